@@ -1,0 +1,49 @@
+/* A template family as the generator sees it: its file, dtypes, entry points, shared memory
+ * and constraints. One family per generator/family_<name>.c, owned with its template. */
+#ifndef FT_GEN_FAMILY_INTERNAL_H
+#define FT_GEN_FAMILY_INTERNAL_H
+
+#include <stddef.h>
+
+/* Every template parameter, in the order they are printed and stored. */
+typedef enum gen_param {
+    GEN_DTYPE,       /* 0 f32, 1 f16, 2 bf16, 3 f64 */
+    GEN_HEAD_DIM,
+    GEN_HEAD_DIM_V,
+    GEN_BLOCK_M,
+    GEN_BLOCK_N,
+    GEN_NUM_WARPS,
+    GEN_NUM_STAGES,
+    GEN_CAUSAL,
+    GEN_CAUSAL_SKIP,
+    GEN_EVEN_M,
+    GEN_EVEN_N,
+    GEN_DQ_MODE,     /* 0 atomic, 1 separate */
+    GEN_PARAM_COUNT
+} gen_param;
+
+#define GEN_BIT(param) (1u << (param))
+
+/* One kernel of a family. */
+typedef struct gen_entry {
+    const char *name;                       /* extern "C" symbol, e.g. "ft_fwd" */
+    int key_major;                          /* 1: grid.x = ceil(seqlen_k / BLOCK_N); 0: seqlen_q / BLOCK_M */
+    size_t (*smem_bytes)(const int *p);     /* dynamic shared memory for this entry */
+    int (*used)(const int *p);              /* NULL: always launched; else 1 when launched for p */
+} gen_entry;
+
+typedef struct gen_family {
+    const char *name;                       /* "fwd_mma" */
+    const char *file;                       /* embedded template file, "fwd_mma.cu" */
+    int backward;                           /* 0 forward (ft_fwd_args), 1 backward (ft_bwd_args) */
+    unsigned dtypes;                        /* bit mask of 1 << DTYPE */
+    unsigned params;                        /* GEN_BIT mask of the parameters that matter here */
+    int defaults[GEN_PARAM_COUNT];          /* a good configuration; also the value of unused params */
+    const gen_entry *entries;
+    int entry_count;
+    /* Family-specific constraints beyond the common ones (dtype, head dims, shared memory).
+     * Returns 0 when p is acceptable, else -1 with the reason in why, naming the parameter. */
+    int (*check)(const int *p, char *why, size_t why_len);
+} gen_family;
+
+#endif
