@@ -8,7 +8,7 @@
 #define FT_DTYPE_BF16 2
 #define FT_DTYPE_F64 3
 
-#define FT_DEVICE static __device__ __forceinline__
+#define FT_DEVICE __device__ __forceinline__
 
 // elem_t is how one element is stored in memory; acc_t is the arithmetic type.
 #if DTYPE == FT_DTYPE_F32
@@ -26,6 +26,8 @@ typedef float acc_t;
 
 #define FT_LOG2E 1.4426950408889634
 #define FT_LN2 0.6931471805599453
+// NVRTC has no math.h, so no INFINITY.
+#define FT_INF_F __int_as_float(0x7f800000)
 
 // ---- conversions --------------------------------------------------------------------------
 FT_DEVICE float half_bits_to_float(unsigned short h)
@@ -170,4 +172,15 @@ template <int COLS> FT_DEVICE int swz(int row, int col)
     const int chunk = col >> 3;
     const int moved = (chunk & ~(SW - 1)) | ((chunk ^ row) & (SW - 1));
     return row * COLS + (moved << 3) + (col & 7);
+}
+
+// Address of a swizzled tile element relative to a lane's precomputed address of (row0, col0),
+// for a compile-time step of chunk_step 16-byte chunks and row_step rows (row_step a multiple
+// of 8, chunk_step not overlapping the bits of col0's chunk). Works because a row's chunk bits
+// sit at address bits 4.. when the tile starts 128-byte aligned: the swizzle becomes one XOR,
+// and the compiler keeps one address per lane instead of one per fragment.
+template <int COLS> FT_DEVICE unsigned swz_step(unsigned lane_addr, int chunk_step, int row_step)
+{
+    constexpr int SW = (COLS % 64 == 0) ? 8 : 4;
+    return (lane_addr ^ ((chunk_step & (SW - 1)) << 4)) + ((chunk_step & ~(SW - 1)) << 4) + row_step * COLS * 2;
 }

@@ -1,0 +1,283 @@
+// fwd_mma.cu: FlashAttention forward on tensor cores (f16/bf16, mma.sync.m16n8k16, sm_80+).
+// One thread block per (query tile, batch*head). Q is read once into registers; K/V tiles
+// stream through a NUM_STAGES-deep cp.async ring in swizzled shared memory; S = Q K^T and
+// O += P V run on mma.sync with fp32 accumulators; the online softmax stays in registers and
+// P never leaves them (the S accumulators are repacked as the A operand of P V).
+
+// ---- traits: tunables come from the generator's #defines --------------------------------
+// Derived constants:
+#define NUM_THREADS (NUM_WARPS * 32)
+#define WARP_ROWS (BLOCK_M / NUM_WARPS)          // query rows each warp owns
+#define ROW_TILES (WARP_ROWS / 16)               // 16-row mma tiles per warp
+#define KEY_TILES (BLOCK_N / 8)                  // 8-key column tiles of S
+#define DK_STEPS (HEAD_DIM / 16)                 // k-steps of Q K^T
+#define DV_TILES (HEAD_DIM_V / 8)                // 8-wide column tiles of O
+#define Q_TILE_ELEMS (BLOCK_M * HEAD_DIM)
+#define K_TILE_ELEMS (BLOCK_N * HEAD_DIM)
+#define V_TILE_ELEMS (BLOCK_N * HEAD_DIM_V)
+#define STAGE_ELEMS (K_TILE_ELEMS + V_TILE_ELEMS)
+// Must equal generator/family_fwd_mma.c's smem_fwd().
+#define SMEM_BYTES ((Q_TILE_ELEMS + NUM_STAGES * STAGE_ELEMS) * 2)
+// Q stays in registers for the whole sweep up to head dim 128; past that its fragments would
+// crowd out the accumulators, so they are re-read from shared memory at each k-step.
+#define Q_IN_REGS (HEAD_DIM <= 128)
+
+static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: fwd_mma takes f16 or bf16");
+static_assert(BLOCK_M % (16 * NUM_WARPS) == 0, "BLOCK_M must be a multiple of 16*NUM_WARPS");
+static_assert(BLOCK_N % 16 == 0, "BLOCK_N must be a multiple of 16");
+static_assert(HEAD_DIM % 32 == 0 && HEAD_DIM_V % 32 == 0, "HEAD_DIM and HEAD_DIM_V must be multiples of 32");
+static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
+
+// Copies a ROWS x COLS tile (row stride `stride` elements, `valid` rows in range) into a
+// swizzled shared tile with 16-byte cp.async; rows past `valid` are zero-filled.
+template <int ROWS, int COLS, bool EVEN>
+FT_DEVICE void load_tile(elem_t *smem, const elem_t *gmem, long long stride, int valid)
+{
+    constexpr int CHUNKS = COLS / 8;
+#pragma unroll
+    for (int it = 0; it < (ROWS * CHUNKS + NUM_THREADS - 1) / NUM_THREADS; it++) {
+        const int i = it * NUM_THREADS + threadIdx.x;
+        if ((ROWS * CHUNKS) % NUM_THREADS != 0 && i >= ROWS * CHUNKS)
+            break;
+        const int row = i / CHUNKS;
+        const int col = (i % CHUNKS) * 8;
+        const bool in = EVEN || row < valid;
+        const elem_t *src = in ? gmem + row * stride + col : gmem;
+        cp_async_16(smem_addr(smem + swz<COLS>(row, col)), src, in ? 16 : 0);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(NUM_THREADS)
+ft_fwd(const ft_fwd_args args)
+{
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    elem_t *q_smem = (elem_t *)smem_raw;
+    elem_t *kv_smem = q_smem + Q_TILE_ELEMS;
+
+    const int m_block = blockIdx.x;
+    const int bh = blockIdx.y;
+    const int b = bh / args.heads;
+    const int h = bh % args.heads;
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    const int group = lane / 4;   // row within an 8-row half of the mma tile
+    const int quad = lane % 4;    // column pair within an 8-column tile
+
+    const int m0 = m_block * BLOCK_M;
+    const elem_t *q = (const elem_t *)args.q + b * args.q_stride[0] + h * args.q_stride[1] + m0 * args.q_stride[2];
+    const elem_t *k = (const elem_t *)args.k + b * args.k_stride[0] + h * args.k_stride[1];
+    const elem_t *v = (const elem_t *)args.v + b * args.v_stride[0] + h * args.v_stride[1];
+    const long long ks = args.k_stride[2], vs = args.v_stride[2];
+    const int seqlen_k = args.seqlen_k;
+
+    // Key tiles to visit: with causal skipping, none past the last row's diagonal.
+    int n_tiles = (seqlen_k + BLOCK_N - 1) / BLOCK_N;
+#if CAUSAL && CAUSAL_SKIP
+    n_tiles = min(n_tiles, (m0 + BLOCK_M + BLOCK_N - 1) / BLOCK_N);
+#endif
+
+    load_tile<BLOCK_M, HEAD_DIM, EVEN_M>(q_smem, q, args.q_stride[2], args.seqlen_q - m0);
+    cp_async_commit();
+    // Prologue: the first NUM_STAGES-1 K/V tiles. A group is committed for every slot, even
+    // an empty one, so that wait_group<NUM_STAGES-2> always means "tile t has landed".
+#pragma unroll
+    for (int s = 0; s < NUM_STAGES - 1; s++) {
+        if (s < n_tiles) {
+            elem_t *stage = kv_smem + s * STAGE_ELEMS;
+            const int n0 = s * BLOCK_N;
+            load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, seqlen_k - n0);
+            load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_TILE_ELEMS, v + n0 * vs, vs, seqlen_k - n0);
+        }
+        cp_async_commit();
+    }
+
+    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    unsigned qf[ROW_TILES][Q_IN_REGS ? DK_STEPS : 1][4];   // Q as A fragments
+    float o[ROW_TILES][DV_TILES][4];
+    float row_max[ROW_TILES][2], row_sum[ROW_TILES][2];   // [.][0]: row group, [.][1]: group+8
+#pragma unroll
+    for (int r = 0; r < ROW_TILES; r++) {
+#pragma unroll
+        for (int j = 0; j < DV_TILES; j++)
+            o[r][j][0] = o[r][j][1] = o[r][j][2] = o[r][j][3] = 0.f;
+        row_max[r][0] = row_max[r][1] = -FT_INF_F;
+        row_sum[r][0] = row_sum[r][1] = 0.f;
+    }
+    const int warp_row0 = warp * WARP_ROWS;      // first row of this warp within the tile
+    // ldmatrix x4 address pattern: lane supplies row (lane % 8) of matrix (lane / 8).
+    const int lm_row = lane % 8, lm_mat = lane / 8;
+    // Per-lane ldmatrix addresses of the first fragment of each operand; the rest are swz_step.
+    // Q (A operand, 16x16 at rows r0, cols d0): matrices (r0,d0) (r0+8,d0) (r0,d0+8) (r0+8,d0+8).
+    const unsigned q_lane = smem_addr(q_smem) +
+        2 * swz<HEAD_DIM>(warp_row0 + (lm_mat & 1) * 8 + lm_row, (lm_mat >> 1) * 8);
+    // K^T (B operand) from K rows without transposition: matrices (keys n,d) (n,d+8) (n+8,d)
+    // (n+8,d+8) give b0,b1 of key tiles n and n+8.
+    const unsigned k_lane = 2 * swz<HEAD_DIM>((lm_mat >> 1) * 8 + lm_row, (lm_mat & 1) * 8);
+    // V (B operand) with ldmatrix.trans: matrices (keys k,d) (k+8,d) (k,d+8) (k+8,d+8) give
+    // b0,b1 of column tiles d and d+8.
+    const unsigned v_lane = 2 * (K_TILE_ELEMS + swz<HEAD_DIM_V>((lm_mat & 1) * 8 + lm_row, (lm_mat >> 1) * 8));
+    const unsigned kv_addr = smem_addr(kv_smem);
+
+    for (int t = 0; t < n_tiles; t++) {
+        if (NUM_STAGES == 1) {
+            __syncthreads();   // everyone is done with the single buffer
+            const int n0 = t * BLOCK_N;
+            load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(kv_smem, k + n0 * ks, ks, seqlen_k - n0);
+            load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(kv_smem + K_TILE_ELEMS, v + n0 * vs, vs, seqlen_k - n0);
+            cp_async_commit();
+            cp_async_wait<0>();
+            __syncthreads();
+        } else {
+            cp_async_wait<(NUM_STAGES > 1 ? NUM_STAGES - 2 : 0)>();
+            __syncthreads();   // tile t visible to all; buffer of tile t-1 free for reuse
+            const int next = t + NUM_STAGES - 1;
+            if (next < n_tiles) {
+                elem_t *stage = kv_smem + (next % NUM_STAGES) * STAGE_ELEMS;
+                const int n0 = next * BLOCK_N;
+                load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, seqlen_k - n0);
+                load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_TILE_ELEMS, v + n0 * vs, vs, seqlen_k - n0);
+            }
+            cp_async_commit();
+        }
+        const unsigned stage_addr = kv_addr + (NUM_STAGES == 1 ? 0 : (t % NUM_STAGES) * STAGE_ELEMS * 2);
+        if (Q_IN_REGS && t == 0) {
+#pragma unroll
+            for (int r = 0; r < ROW_TILES; r++)
+#pragma unroll
+                for (int kk = 0; kk < DK_STEPS; kk++)
+                    ldmatrix_x4(qf[r][kk][0], qf[r][kk][1], qf[r][kk][2], qf[r][kk][3],
+                                swz_step<HEAD_DIM>(q_lane, kk * 2, r * 16));
+        }
+        const int n0 = t * BLOCK_N;
+
+        // S = Q K^T.
+        float s[ROW_TILES][KEY_TILES][4];
+#pragma unroll
+        for (int r = 0; r < ROW_TILES; r++)
+#pragma unroll
+            for (int j = 0; j < KEY_TILES; j++)
+                s[r][j][0] = s[r][j][1] = s[r][j][2] = s[r][j][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < DK_STEPS; kk++) {
+            if (!Q_IN_REGS) {
+#pragma unroll
+                for (int r = 0; r < ROW_TILES; r++)
+                    ldmatrix_x4(qf[r][0][0], qf[r][0][1], qf[r][0][2], qf[r][0][3],
+                                swz_step<HEAD_DIM>(q_lane, kk * 2, r * 16));
+            }
+#pragma unroll
+            for (int j = 0; j < KEY_TILES; j += 2) {
+                unsigned b0, b1, b2, b3;
+                ldmatrix_x4(b0, b1, b2, b3, swz_step<HEAD_DIM>(stage_addr + k_lane, kk * 2, j * 8));
+#pragma unroll
+                for (int r = 0; r < ROW_TILES; r++) {
+                    mma_16816(s[r][j], qf[r][Q_IN_REGS ? kk : 0], b0, b1);
+                    mma_16816(s[r][j + 1], qf[r][Q_IN_REGS ? kk : 0], b2, b3);
+                }
+            }
+        }
+
+        // Mask keys past seqlen_k and, for causal, keys past the row's diagonal. Only tiles
+        // that cross the boundary pay for it when CAUSAL_SKIP is on.
+        const bool tail = !EVEN_N && n0 + BLOCK_N > seqlen_k;
+#if CAUSAL
+        const bool diag = !CAUSAL_SKIP || n0 + BLOCK_N - 1 > m0 + warp_row0;
+#else
+        const bool diag = false;
+#endif
+        if (tail || diag) {
+#pragma unroll
+            for (int r = 0; r < ROW_TILES; r++)
+#pragma unroll
+                for (int j = 0; j < KEY_TILES; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const int key = n0 + j * 8 + quad * 2 + (e & 1);
+                        bool masked = key >= seqlen_k;
+#if CAUSAL
+                        masked = masked || key > m0 + warp_row0 + r * 16 + group + (e >> 1) * 8;
+#endif
+                        if (masked)
+                            s[r][j][e] = -FT_INF_F;
+                    }
+        }
+
+        // Online softmax: rows live in the 4 lanes of a quad; reduce with two xor shuffles.
+#pragma unroll
+        for (int r = 0; r < ROW_TILES; r++) {
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                float mx = row_max[r][half];
+#pragma unroll
+                for (int j = 0; j < KEY_TILES; j++)
+                    mx = fmaxf(mx, fmaxf(s[r][j][half * 2], s[r][j][half * 2 + 1]) * scale_log2);
+                mx = warp_max_xor(warp_max_xor(mx, 1), 2);
+                // A row with every key so far masked keeps max -inf; use 0 so exp2 gives 0, not NaN.
+                const float base = mx == -FT_INF_F ? 0.f : mx;
+                const float correction = fast_exp2(row_max[r][half] - base);
+                row_max[r][half] = mx;
+                float sum = 0.f;
+#pragma unroll
+                for (int j = 0; j < KEY_TILES; j++) {
+                    const float p0 = fast_exp2(s[r][j][half * 2] * scale_log2 - base);
+                    const float p1 = fast_exp2(s[r][j][half * 2 + 1] * scale_log2 - base);
+                    s[r][j][half * 2] = p0;
+                    s[r][j][half * 2 + 1] = p1;
+                    sum += p0 + p1;
+                }
+                row_sum[r][half] = row_sum[r][half] * correction + sum;
+#pragma unroll
+                for (int j = 0; j < DV_TILES; j++) {
+                    o[r][j][half * 2] *= correction;
+                    o[r][j][half * 2 + 1] *= correction;
+                }
+            }
+        }
+
+        // O += P V. P's accumulators for key tiles 2kk, 2kk+1 are exactly the A fragment of a
+        // 16-key step.
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_N / 16; kk++) {
+            unsigned pf[ROW_TILES][4];
+#pragma unroll
+            for (int r = 0; r < ROW_TILES; r++) {
+                pf[r][0] = pack2(s[r][2 * kk][0], s[r][2 * kk][1]);
+                pf[r][1] = pack2(s[r][2 * kk][2], s[r][2 * kk][3]);
+                pf[r][2] = pack2(s[r][2 * kk + 1][0], s[r][2 * kk + 1][1]);
+                pf[r][3] = pack2(s[r][2 * kk + 1][2], s[r][2 * kk + 1][3]);
+            }
+#pragma unroll
+            for (int j = 0; j < DV_TILES; j += 2) {
+                unsigned b0, b1, b2, b3;
+                ldmatrix_x4_trans(b0, b1, b2, b3, swz_step<HEAD_DIM_V>(stage_addr + v_lane, j, kk * 16));
+#pragma unroll
+                for (int r = 0; r < ROW_TILES; r++) {
+                    mma_16816(o[r][j], pf[r], b0, b1);
+                    mma_16816(o[r][j + 1], pf[r], b2, b3);
+                }
+            }
+        }
+    }
+    cp_async_wait<0>();
+
+    // Epilogue: O / rowsum in the input dtype, and L = ln(sum) + max in natural log.
+    elem_t *o_out = (elem_t *)args.o + b * args.o_stride[0] + h * args.o_stride[1];
+    float *lse = (float *)args.lse + (long long)bh * args.seqlen_q;
+#pragma unroll
+    for (int r = 0; r < ROW_TILES; r++) {
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const int row = m0 + warp_row0 + r * 16 + group + half * 8;
+            if (!EVEN_M && row >= args.seqlen_q)
+                continue;
+            const float sum = row_sum[r][half];
+            const float inv = sum > 0.f ? 1.f / sum : 0.f;
+            elem_t *dst = o_out + row * args.o_stride[2];
+#pragma unroll
+            for (int j = 0; j < DV_TILES; j++)
+                *(unsigned *)(dst + j * 8 + quad * 2) = pack2(o[r][j][half * 2] * inv, o[r][j][half * 2 + 1] * inv);
+            if (quad == 0)
+                lse[row] = (row_max[r][half] + __log2f(sum)) * (float)FT_LN2;
+        }
+    }
+}
