@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# On the lent GPU machine: unpack the carried Debian packages (.deps/debs, see shared/GPU.md),
+# build, run the gpu-labelled tests and the kernel benchmark. Logs go to $OUT.
+# Usage: scripts/gpu-check.sh [ctest -R regex]
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+P=/tmp/prefix; mkdir -p $P
+for f in .deps/debs/*.deb; do dpkg -x "$f" $P; done
+export CPATH=$P/usr/include:$P/usr/include/x86_64-linux-gnu
+export LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu LD_LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
+git rev-parse HEAD 2>/dev/null | tee -a "$OUT/device.txt"; date -u | tee -a "$OUT/device.txt"
+cmake -S . -B /tmp/build -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&
+  cmake --build /tmp/build >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+filter=${1:-}
+(cd /tmp/build && ctest --output-on-failure -L gpu ${filter:+-R "$filter"} 2>&1) > "$OUT/gpu-tests.log"
+grep -E "FAIL|rel .*FAIL|build failed|failed|Passed|Failed|tests passed|\[  (PASSED|FAILED) \]" "$OUT/gpu-tests.log" | tail -60
+/tmp/build/bench/bench_kernels 20 2>&1 | tee "$OUT/bench.log"

@@ -1,0 +1,85 @@
+/* GPU test support: a CUDA context through the dlopen'ed driver, generated kernels compiled in
+ * parallel and cached per source, device buffers in any dtype and layout, and launches of a
+ * family's entries in the order templates/README.md gives. Used by test_attn_gpu and bench/. */
+#ifndef FT_GPU_HARNESS_H
+#define FT_GPU_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda_driver_internal.h"
+#include "ft_kernel_args.h"
+#include "gen_internal.h"
+
+/* The return code a GPU test gives ctest when there is no GPU (SKIP_RETURN_CODE). */
+#define GPU_SKIP_CODE 77
+
+typedef struct gpu_session {
+    const cu_driver *cu;
+    CUdevice device;
+    CUcontext context;
+    char arch[16];            /* "sm_90" */
+    char name[128];           /* "NVIDIA H100 80GB HBM3" */
+    int sm_count;
+    int smem_limit;           /* opt-in dynamic shared memory per block, bytes */
+} gpu_session;
+
+/* Opens the driver, the first device and its primary context (made current). Returns 0, or -1
+ * with the reason in why (no driver, no device). */
+int gpu_open(gpu_session *s, char *why, size_t len);
+void gpu_close(gpu_session *s);
+
+/* A compiled configuration, loaded into the session's context. */
+typedef struct gpu_kernel {
+    gen_config config;
+    CUmodule module;
+    gen_binary binary;
+    char error[1024];         /* why it could not be compiled or loaded; empty when fine */
+} gpu_kernel;
+
+/* Compiles (with `threads` threads) and loads every configuration; identical sources are
+ * compiled once. OUT: kernels[i] for configs[i]. Returns the number that failed; each failure
+ * has its reason in kernels[i].error. */
+int gpu_build(gpu_session *s, const gen_config *configs, gpu_kernel **kernels, int count, int threads);
+void gpu_release_all(gpu_session *s);
+
+/* A problem on the device: shapes, layout and the buffers. Strides are in elements. */
+typedef struct gpu_problem {
+    int dtype, batch, heads, seqlen_q, seqlen_k, head_dim, head_dim_v, causal;
+    double softmax_scale;
+    int layout;               /* 0 [B,H,N,D] contiguous; 1 [B,N,H,D] (a transposed view); 2 padded rows */
+    long long q_stride[3], k_stride[3], v_stride[3], o_stride[3];
+    CUdeviceptr q, k, v, o, lse, dout, dq, dk, dv, delta, dq_accum;
+    size_t q_elems, k_elems, v_elems, o_elems;   /* allocation extents in elements */
+} gpu_problem;
+
+size_t gpu_dtype_bytes(int dtype);
+size_t gpu_acc_bytes(int dtype);      /* lse, delta, dq_accum element: 8 for f64, else 4 */
+
+/* Fills strides and extents for the layout, allocates every buffer. Returns 0 or -1 (why). */
+int gpu_problem_alloc(gpu_session *s, gpu_problem *p, char *why, size_t len);
+void gpu_problem_free(gpu_session *s, gpu_problem *p);
+
+/* Uploads host doubles (laid out with the problem's strides, `elems` long) rounded to the
+ * problem's dtype; `rounded` (may be NULL) gets the values as the device holds them. */
+int gpu_upload(gpu_session *s, const gpu_problem *p, CUdeviceptr dst, const double *host, size_t elems,
+               double *rounded);
+/* Downloads `elems` dtype elements (or acc-type elements when acc is 1) as doubles. */
+int gpu_download(gpu_session *s, const gpu_problem *p, CUdeviceptr src, double *host, size_t elems, int acc);
+/* Fills bytes with 0xFF: a NaN in every dtype, so an element no kernel writes is caught. */
+int gpu_poison(gpu_session *s, CUdeviceptr dst, size_t bytes);
+
+/* Runs a forward family (or `ref`'s ft_ref_fwd) writing o and lse. Returns 0, or -1 with the
+ * CUDA error in why. Synchronizes. */
+int gpu_forward(gpu_session *s, const gpu_kernel *k, const gpu_problem *p, CUstream stream, char *why, size_t len);
+/* Runs a backward family (or `ref`'s backward entries) writing dq, dk, dv from o, lse, dout. */
+int gpu_backward(gpu_session *s, const gpu_kernel *k, const gpu_problem *p, CUstream stream, char *why, size_t len);
+
+/* Forward launches only, asynchronously, for timing. */
+int gpu_forward_async(gpu_session *s, const gpu_kernel *k, const gpu_problem *p, CUstream stream);
+int gpu_backward_async(gpu_session *s, const gpu_kernel *k, const gpu_problem *p, CUstream stream);
+
+/* Host-side dtype rounding, exactly as the device stores values (round to nearest even). */
+double gpu_round_to_dtype(int dtype, double x);
+
+#endif

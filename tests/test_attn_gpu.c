@@ -1,0 +1,368 @@
+/* GPU correctness of every template family and dtype: random inputs (fresh per run), outputs
+ * poisoned with NaN first, candidates compared with the GPU reference kernels and, at small
+ * sizes, with the CPU double reference, which also pins the GPU reference itself.
+ * Label "gpu": without a GPU it prints why and exits GPU_SKIP_CODE, which ctest shows as skipped. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "gpu_harness.h"
+#include "ref_attention.h"
+
+typedef struct attn_case {
+    const char *name;
+    int dtype;                 /* 0 f32, 1 f16, 2 bf16, 3 f64 */
+    int head_dim, head_dim_v;
+    int batch, heads, seqlen_q, seqlen_k;
+    int causal, causal_skip, dq_mode, layout;
+    /* Tiles for the forward and backward candidates; 0 keeps the family default (shrunk until
+     * the configuration is valid for the head dims). */
+    int fwd_block_m, fwd_block_n, fwd_warps, fwd_stages;
+    int bwd_block_m, bwd_block_n, bwd_warps, bwd_stages;
+} attn_case;
+
+enum { F32 = 0, F16 = 1, BF16 = 2, F64 = 3 };
+#define DEFAULT_TILES 0, 0, 0, 0, 0, 0, 0, 0
+
+static const attn_case cases[] = {
+    /* name                         dtype hd  hdv  B  H   Nq    Nk  causal skip dq layout  fwd tiles      bwd tiles */
+    { "bf16 N=1",                   BF16, 64, 64,  2, 3,    1,    1, 0, 1, 0, 0, DEFAULT_TILES },
+    { "bf16 N=17 causal",           BF16, 64, 64,  2, 3,   17,   17, 1, 1, 0, 0, DEFAULT_TILES },
+    { "bf16 N=128 even separate",   BF16, 128, 128, 2, 4, 128,  128, 0, 1, 1, 0, DEFAULT_TILES },
+    { "bf16 N=1000 causal noskip",  BF16, 128, 128, 1, 3, 1000, 1000, 1, 0, 0, 1, DEFAULT_TILES },
+    { "bf16 N=4096 causal",         BF16, 64, 64,  1, 2, 4096, 4096, 1, 1, 1, 0, DEFAULT_TILES },
+    { "bf16 Nq<Nk causal padded",   BF16, 128, 128, 2, 2, 100,  300, 1, 1, 0, 2, DEFAULT_TILES },
+    { "bf16 Nq>Nk causal",          BF16, 64, 64,  2, 2,  300,   77, 1, 1, 1, 0, DEFAULT_TILES },
+    { "bf16 D=32",                  BF16, 32, 32,  2, 2,  200,  200, 0, 1, 0, 1, DEFAULT_TILES },
+    { "bf16 D=96 causal",           BF16, 96, 96,  2, 2,  129,  129, 1, 1, 1, 0, DEFAULT_TILES },
+    { "bf16 D=256 causal",          BF16, 256, 256, 1, 2, 150,  150, 1, 1, 0, 0, DEFAULT_TILES },
+    { "bf16 Dv!=D",                 BF16, 64, 128, 2, 2,  130,   70, 0, 1, 1, 0, DEFAULT_TILES },
+    { "bf16 tiles 64x32 1 stage",   BF16, 64, 64,  2, 2,  333,  333, 1, 1, 0, 0, 64, 32, 4, 1, 0, 0, 0, 0 },
+    { "bf16 tiles 64x64 3 stages",  BF16, 128, 128, 1, 2, 777,  777, 0, 1, 0, 1, 64, 64, 4, 3, 0, 0, 0, 0 },
+    { "f16 N=17 causal",            F16, 64, 64,   2, 3,   17,   17, 1, 1, 0, 0, DEFAULT_TILES },
+    { "f16 N=1000",                 F16, 128, 128, 1, 3, 1000, 1000, 0, 1, 1, 1, DEFAULT_TILES },
+    { "f16 N=4096 causal",          F16, 128, 128, 1, 2, 4096, 4096, 1, 1, 0, 0, DEFAULT_TILES },
+    { "f16 D=256",                  F16, 256, 256, 1, 2,  100,  100, 0, 1, 1, 0, DEFAULT_TILES },
+    { "f16 Dv!=D causal",           F16, 128, 64,  2, 2,   90,  200, 1, 0, 0, 2, DEFAULT_TILES },
+    { "f32 N=1",                    F32, 64, 64,   2, 2,    1,    1, 1, 1, 0, 0, DEFAULT_TILES },
+    { "f32 N=17 causal",            F32, 64, 64,   2, 3,   17,   17, 1, 1, 1, 0, DEFAULT_TILES },
+    { "f32 N=128",                  F32, 128, 128, 2, 2,  128,  128, 0, 1, 0, 1, DEFAULT_TILES },
+    { "f32 N=1000 causal noskip",   F32, 128, 128, 1, 2, 1000, 1000, 1, 0, 1, 0, DEFAULT_TILES },
+    { "f32 N=4096 causal",          F32, 64, 64,   1, 1, 4096, 4096, 1, 1, 0, 0, DEFAULT_TILES },
+    { "f32 Nq<Nk causal",           F32, 64, 64,   1, 2,   50,  170, 1, 1, 0, 2, DEFAULT_TILES },
+    { "f32 Nq>Nk causal",           F32, 64, 64,   1, 2,  170,   50, 1, 1, 1, 0, DEFAULT_TILES },
+    { "f32 D=32",                   F32, 32, 32,   2, 2,  100,  100, 0, 1, 0, 0, DEFAULT_TILES },
+    { "f32 D=96 causal",            F32, 96, 96,   1, 2,  100,  100, 1, 1, 1, 0, DEFAULT_TILES },
+    { "f32 D=256",                  F32, 256, 256, 1, 2,  100,  100, 0, 1, 0, 0, DEFAULT_TILES },
+    { "f32 Dv!=D",                  F32, 64, 128,  1, 2,   77,   99, 1, 1, 1, 1, DEFAULT_TILES },
+    { "f64 N=17 causal",            F64, 64, 64,   1, 2,   17,   17, 1, 1, 0, 0, DEFAULT_TILES },
+    { "f64 N=128",                  F64, 128, 128, 1, 2,  128,  128, 0, 1, 1, 0, DEFAULT_TILES },
+    { "f64 N=1000 causal",          F64, 64, 64,   1, 1, 1000, 1000, 1, 1, 0, 1, DEFAULT_TILES },
+    { "f64 Nq>Nk Dv!=D",            F64, 32, 64,   1, 2,  120,   40, 1, 0, 1, 0, DEFAULT_TILES },
+    { "f64 Nq<Nk D=96",             F64, 96, 96,   1, 1,   40,  120, 1, 1, 0, 2, DEFAULT_TILES },
+};
+#define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
+
+/* Relative-error thresholds of DESIGN.md, per dtype. */
+static double threshold(int dtype)
+{
+    switch (dtype) {
+    case F32: return 1e-5;
+    case F16: return 3e-3;
+    case BF16: return 1e-2;
+    default: return 1e-12;
+    }
+}
+
+/* Only small problems are also checked against the O(N^2)-memory CPU reference. */
+static int cpu_checked(const attn_case *c)
+{
+    return (double)c->batch * c->heads * c->seqlen_q * c->seqlen_k <= 4e6;
+}
+
+static gpu_session session;
+static int have_gpu;
+static gpu_kernel *fwd_kernels[CASE_COUNT], *bwd_kernels[CASE_COUNT], *ref_kernels[CASE_COUNT];
+static uint64_t seed;
+
+static int even(int n, int block)
+{
+    return block > 0 && n % block == 0;
+}
+
+/* A candidate of family `name` for the case; tiles from the case or the family defaults,
+ * halved until the configuration is valid on this device. */
+static gen_config make_config(const char *name, const attn_case *c, int backward)
+{
+    static const int no_tiles[4];
+    gen_config g;
+    gen_config_init(&g, gen_family_find(name));
+    const int *tiles = !strcmp(name, "ref") ? no_tiles : backward ? &c->bwd_block_m : &c->fwd_block_m;
+    int fixed[4] = { GEN_BLOCK_M, GEN_BLOCK_N, GEN_NUM_WARPS, GEN_NUM_STAGES };
+    for (int i = 0; i < 4; i++)
+        if (tiles[i] && (g.family->params & GEN_BIT(fixed[i])))
+            g.p[fixed[i]] = tiles[i];
+    g.p[GEN_DTYPE] = c->dtype;
+    g.p[GEN_HEAD_DIM] = c->head_dim;
+    g.p[GEN_HEAD_DIM_V] = c->head_dim_v;
+    if (g.family->params & GEN_BIT(GEN_CAUSAL))
+        g.p[GEN_CAUSAL] = c->causal;
+    if (g.family->params & GEN_BIT(GEN_CAUSAL_SKIP))
+        g.p[GEN_CAUSAL_SKIP] = c->causal_skip;
+    if (g.family->params & GEN_BIT(GEN_DQ_MODE))
+        g.p[GEN_DQ_MODE] = c->dq_mode;
+    char why[512];
+    for (int tries = 0; tries < 12; tries++) {
+        if (g.family->params & GEN_BIT(GEN_EVEN_M))
+            g.p[GEN_EVEN_M] = even(c->seqlen_q, g.p[GEN_BLOCK_M]);
+        if (g.family->params & GEN_BIT(GEN_EVEN_N))
+            g.p[GEN_EVEN_N] = even(c->seqlen_k, g.p[GEN_BLOCK_N]);
+        if (gen_validate(&g, session.smem_limit, why, sizeof why) == 0)
+            break;
+        /* Shrink what the case did not fix: stages, then key tile, then query tile. */
+        if (!tiles[3] && g.p[GEN_NUM_STAGES] > 2)
+            g.p[GEN_NUM_STAGES]--;
+        else if (!tiles[1] && g.p[GEN_BLOCK_N] > 32)
+            g.p[GEN_BLOCK_N] /= 2;
+        else if (!tiles[0] && g.p[GEN_BLOCK_M] > 16 * g.p[GEN_NUM_WARPS])
+            g.p[GEN_BLOCK_M] /= 2;
+        else if (!tiles[2] && g.p[GEN_NUM_WARPS] > 1 && g.p[GEN_BLOCK_M] % (16 * (g.p[GEN_NUM_WARPS] / 2)) == 0)
+            g.p[GEN_NUM_WARPS] /= 2;
+        else
+            break;
+    }
+    return g;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/* Standard normal values (Box-Muller): never zeros, softmax neither flat nor one-hot. */
+static void fill_random(double *x, size_t n, uint64_t *s)
+{
+    for (size_t i = 0; i < n; i++) {
+        double u1 = ((rng_next(s) >> 11) + 1.0) / 9007199254740993.0;
+        double u2 = (rng_next(s) >> 11) / 9007199254740992.0;
+        x[i] = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    }
+}
+
+/* ||got - want|| / ||want|| over the elements of a strided tensor (row = `dim` contiguous
+ * elements every stride[2]); prints the first mismatches. NaN anywhere fails. */
+static double compare(const char *what, const double *got, const double *want, const long long st[3],
+                      int batch, int heads, int seqlen, int dim, double limit)
+{
+    double num = 0, den = 0, max_abs = 0;
+    long long nans = 0;
+    int shown = 0;
+    for (int b = 0; b < batch; b++)
+        for (int h = 0; h < heads; h++)
+            for (int n = 0; n < seqlen; n++)
+                for (int d = 0; d < dim; d++) {
+                    size_t i = (size_t)(b * st[0] + h * st[1] + n * st[2] + d);
+                    double diff = got[i] - want[i];
+                    if (isnan(got[i]) || isinf(got[i]))
+                        nans++;
+                    num += diff * diff;
+                    den += want[i] * want[i];
+                    if (fabs(diff) > max_abs)
+                        max_abs = fabs(diff);
+                    if ((isnan(diff) || fabs(diff) > 10 * limit * (1 + fabs(want[i]))) && shown < 5) {
+                        printf("    %s mismatch at [b=%d h=%d n=%d d=%d]: expected %.9g, got %.9g\n", what, b, h,
+                               n, d, want[i], got[i]);
+                        shown++;
+                    }
+                }
+    double rel = nans ? INFINITY : sqrt(num) / (sqrt(den) > 0 ? sqrt(den) : 1);
+    if (nans)
+        printf("    %s: %lld NaN/Inf elements (never written, or overflow)\n", what, nans);
+    printf("    %-14s rel %.3e  max abs %.3e  %s\n", what, rel, max_abs, rel < limit ? "ok" : "FAIL");
+    return rel;
+}
+
+static void run_case(void **state)
+{
+    const attn_case *c = *state;
+    const int idx = (int)(c - cases);
+    if (!have_gpu)
+        skip();
+    if (fwd_kernels[idx]->error[0] || bwd_kernels[idx]->error[0] || ref_kernels[idx]->error[0]) {
+        printf("  build failed: %s%s%s\n", fwd_kernels[idx]->error, bwd_kernels[idx]->error, ref_kernels[idx]->error);
+        fail();
+    }
+    gpu_problem p = { .dtype = c->dtype, .batch = c->batch, .heads = c->heads, .seqlen_q = c->seqlen_q,
+                      .seqlen_k = c->seqlen_k, .head_dim = c->head_dim, .head_dim_v = c->head_dim_v,
+                      .causal = c->causal, .layout = c->layout };
+    char why[1024];
+    assert_int_equal(gpu_problem_alloc(&session, &p, why, sizeof why), 0);
+    uint64_t rs = seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(idx + 1));
+    size_t rows = (size_t)p.batch * p.heads * p.seqlen_q;
+    double *q = malloc(p.q_elems * sizeof *q), *k = malloc(p.k_elems * sizeof *k);
+    double *v = malloc(p.v_elems * sizeof *v), *dout = malloc(p.o_elems * sizeof *dout);
+    double *o_ref = calloc(p.o_elems, sizeof(double)), *o = calloc(p.o_elems, sizeof(double));
+    double *l_ref = malloc(rows * sizeof(double)), *l = malloc(rows * sizeof(double));
+    double *g_ref[3] = { calloc(p.q_elems, 8), calloc(p.k_elems, 8), calloc(p.v_elems, 8) };
+    double *g[3] = { calloc(p.q_elems, 8), calloc(p.k_elems, 8), calloc(p.v_elems, 8) };
+    fill_random(q, p.q_elems, &rs);
+    fill_random(k, p.k_elems, &rs);
+    fill_random(v, p.v_elems, &rs);
+    fill_random(dout, p.o_elems, &rs);
+    /* The host keeps the values as the device holds them, so the CPU reference sees the same. */
+    assert_int_equal(gpu_upload(&session, &p, p.q, q, p.q_elems, q), 0);
+    assert_int_equal(gpu_upload(&session, &p, p.k, k, p.k_elems, k), 0);
+    assert_int_equal(gpu_upload(&session, &p, p.v, v, p.v_elems, v), 0);
+    assert_int_equal(gpu_upload(&session, &p, p.dout, dout, p.o_elems, dout), 0);
+
+    const double limit = threshold(c->dtype);
+    const size_t eb = gpu_dtype_bytes(c->dtype), ab = gpu_acc_bytes(c->dtype);
+    const long long lse_st[3] = { (long long)p.heads * p.seqlen_q, p.seqlen_q, 1 };
+    int ok = 1;
+    printf("  %s: fwd %s BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d; bwd %s BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d\n",
+           c->name, fwd_kernels[idx]->config.family->name, fwd_kernels[idx]->config.p[GEN_BLOCK_M],
+           fwd_kernels[idx]->config.p[GEN_BLOCK_N], fwd_kernels[idx]->config.p[GEN_NUM_WARPS],
+           fwd_kernels[idx]->config.p[GEN_NUM_STAGES], bwd_kernels[idx]->config.family->name,
+           bwd_kernels[idx]->config.p[GEN_BLOCK_M], bwd_kernels[idx]->config.p[GEN_BLOCK_N],
+           bwd_kernels[idx]->config.p[GEN_NUM_WARPS], bwd_kernels[idx]->config.p[GEN_NUM_STAGES]);
+
+    /* Forward: candidate, then the reference (whose O and L then feed both backward passes). */
+    CUstream st = NULL;
+    assert_int_equal(gpu_poison(&session, p.o, p.o_elems * eb), 0);
+    assert_int_equal(gpu_poison(&session, p.lse, rows * ab), 0);
+    if (gpu_forward(&session, fwd_kernels[idx], &p, st, why, sizeof why) != 0) {
+        printf("    candidate forward: %s\n", why);
+        fail();
+    }
+    assert_int_equal(gpu_download(&session, &p, p.o, o, p.o_elems, 0), 0);
+    assert_int_equal(gpu_download(&session, &p, p.lse, l, rows, 1), 0);
+    assert_int_equal(gpu_poison(&session, p.o, p.o_elems * eb), 0);
+    assert_int_equal(gpu_poison(&session, p.lse, rows * ab), 0);
+    if (gpu_forward(&session, ref_kernels[idx], &p, st, why, sizeof why) != 0) {
+        printf("    reference forward: %s\n", why);
+        fail();
+    }
+    assert_int_equal(gpu_download(&session, &p, p.o, o_ref, p.o_elems, 0), 0);
+    assert_int_equal(gpu_download(&session, &p, p.lse, l_ref, rows, 1), 0);
+    ok &= compare("O vs GPU ref", o, o_ref, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
+    ok &= compare("L vs GPU ref", l, l_ref, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
+
+    /* Backward from the reference's O and L. */
+    CUdeviceptr outs[3] = { p.dq, p.dk, p.dv };
+    size_t counts[3] = { p.q_elems, p.k_elems, p.v_elems };
+    const long long *strides[3] = { p.q_stride, p.k_stride, p.v_stride };
+    int seqs[3] = { p.seqlen_q, p.seqlen_k, p.seqlen_k }, dims[3] = { p.head_dim, p.head_dim, p.head_dim_v };
+    const char *names[3] = { "dQ", "dK", "dV" };
+    for (int pass = 0; pass < 2; pass++) {
+        const gpu_kernel *kern = pass == 0 ? bwd_kernels[idx] : ref_kernels[idx];
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(gpu_poison(&session, outs[i], counts[i] * eb), 0);
+        assert_int_equal(gpu_poison(&session, p.delta, rows * ab), 0);
+        if (gpu_backward(&session, kern, &p, st, why, sizeof why) != 0) {
+            printf("    %s backward: %s\n", pass == 0 ? "candidate" : "reference", why);
+            fail();
+        }
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(gpu_download(&session, &p, outs[i], pass == 0 ? g[i] : g_ref[i], counts[i], 0), 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "%s vs GPU ref", names[i]);
+        ok &= compare(what, g[i], g_ref[i], strides[i], p.batch, p.heads, seqs[i], dims[i], limit) < limit;
+    }
+
+    if (cpu_checked(c)) {
+        /* The CPU double reference on the same (rounded) inputs pins both the candidate and
+         * the GPU reference. */
+        ref_problem rp;
+        ref_problem_init(&rp, p.batch, p.heads, p.seqlen_q, p.seqlen_k, p.head_dim, p.head_dim_v, p.causal, 0);
+        memcpy(rp.q_stride, p.q_stride, sizeof rp.q_stride);
+        memcpy(rp.k_stride, p.k_stride, sizeof rp.k_stride);
+        memcpy(rp.v_stride, p.v_stride, sizeof rp.v_stride);
+        memcpy(rp.o_stride, p.o_stride, sizeof rp.o_stride);
+        double *o_cpu = calloc(p.o_elems, 8), *l_cpu = calloc(rows, 8);
+        double *g_cpu[3] = { calloc(p.q_elems, 8), calloc(p.k_elems, 8), calloc(p.v_elems, 8) };
+        char err[256];
+        assert_int_equal(ref_forward_naive_d(&rp, q, k, v, o_cpu, l_cpu, err, sizeof err), REF_OK);
+        assert_int_equal(ref_backward_naive_d(&rp, q, k, v, dout, g_cpu[0], g_cpu[1], g_cpu[2], err, sizeof err), REF_OK);
+        ok &= compare("O vs CPU", o, o_cpu, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
+        ok &= compare("L vs CPU", l, l_cpu, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
+        ok &= compare("ref O vs CPU", o_ref, o_cpu, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
+        ok &= compare("ref L vs CPU", l_ref, l_cpu, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
+        for (int i = 0; i < 3; i++) {
+            char what[32];
+            snprintf(what, sizeof what, "%s vs CPU", names[i]);
+            ok &= compare(what, g[i], g_cpu[i], strides[i], p.batch, p.heads, seqs[i], dims[i], limit) < limit;
+            snprintf(what, sizeof what, "ref %s vs CPU", names[i]);
+            ok &= compare(what, g_ref[i], g_cpu[i], strides[i], p.batch, p.heads, seqs[i], dims[i], limit) < limit;
+        }
+        free(o_cpu);
+        free(l_cpu);
+        for (int i = 0; i < 3; i++)
+            free(g_cpu[i]);
+    }
+    free(q), free(k), free(v), free(dout), free(o_ref), free(o), free(l_ref), free(l);
+    for (int i = 0; i < 3; i++)
+        free(g[i]), free(g_ref[i]);
+    gpu_problem_free(&session, &p);
+    if (!ok)
+        printf("  FAILED (seed %llu; rerun with FT_TEST_SEED=%llu)\n", (unsigned long long)seed,
+               (unsigned long long)seed);
+    assert_true(ok);
+}
+
+/* Compiles every kernel of every case in parallel before the first check. */
+static int build_all(void)
+{
+    gen_config configs[3 * CASE_COUNT];
+    for (int i = 0; i < CASE_COUNT; i++) {
+        const attn_case *c = &cases[i];
+        int mma = c->dtype == F16 || c->dtype == BF16;
+        configs[3 * i] = make_config(mma ? "fwd_mma" : "fwd_exact", c, 0);
+        configs[3 * i + 1] = make_config(mma ? "bwd_mma" : "bwd_exact", c, 1);
+        configs[3 * i + 2] = make_config("ref", c, 0);
+    }
+    gpu_kernel *built_kernels[3 * CASE_COUNT];
+    int failed = gpu_build(&session, configs, built_kernels, 3 * CASE_COUNT, 16);
+    for (int i = 0; i < CASE_COUNT; i++) {
+        fwd_kernels[i] = built_kernels[3 * i];
+        bwd_kernels[i] = built_kernels[3 * i + 1];
+        ref_kernels[i] = built_kernels[3 * i + 2];
+    }
+    return failed;
+}
+
+int main(void)
+{
+    char why[512];
+    if (gpu_open(&session, why, sizeof why) != 0) {
+        printf("test_attn_gpu: SKIPPED, no GPU here: %s\n", why);
+        return GPU_SKIP_CODE;
+    }
+    have_gpu = 1;
+    const char *fixed = getenv("FT_TEST_SEED");
+    seed = fixed ? strtoull(fixed, NULL, 10) : (uint64_t)time(NULL) * 2654435761u;
+    printf("test_attn_gpu: %s (%s, %d SMs), seed %llu\n", session.name, session.arch, session.sm_count,
+           (unsigned long long)seed);
+    int failed = build_all();
+    if (failed)
+        printf("test_attn_gpu: %d kernels failed to build (their cases fail)\n", failed);
+
+    struct CMUnitTest tests[CASE_COUNT];
+    for (int i = 0; i < CASE_COUNT; i++) {
+        tests[i] = (struct CMUnitTest){ cases[i].name, run_case, NULL, NULL, (void *)&cases[i] };
+    }
+    int rc = _cmocka_run_group_tests("test_attn_gpu", tests, CASE_COUNT, NULL, NULL);
+    gpu_close(&session);
+    return rc;
+}
