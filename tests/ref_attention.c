@@ -1,0 +1,308 @@
+/* CPU reference attention: counted heap, argument checks, and the double and float instances. */
+#include "ref_attention.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- counted heap ---- */
+
+/* Each block carries its size in a header so ref_free can uncount it. */
+typedef union mem_header {
+    size_t bytes;
+    max_align_t align;
+} mem_header;
+
+static atomic_llong mem_current;
+static atomic_llong mem_peak;
+static atomic_llong mem_fail_left = -1;
+
+void *ref_alloc(size_t bytes)
+{
+    long long left = atomic_load(&mem_fail_left);
+    if (left == 0)
+        return NULL;
+    if (left > 0)
+        atomic_fetch_sub(&mem_fail_left, 1);
+    if (bytes > SIZE_MAX - sizeof(mem_header))
+        return NULL;
+    mem_header *h = malloc(sizeof(mem_header) + bytes);
+    if (!h)
+        return NULL;
+    h->bytes = bytes;
+    long long now = atomic_fetch_add(&mem_current, (long long)bytes) + (long long)bytes;
+    long long peak = atomic_load(&mem_peak);
+    while (now > peak && !atomic_compare_exchange_weak(&mem_peak, &peak, now))
+        ;
+    return h + 1;
+}
+
+void ref_free(void *ptr)
+{
+    if (!ptr)
+        return;
+    mem_header *h = (mem_header *)ptr - 1;
+    atomic_fetch_sub(&mem_current, (long long)h->bytes);
+    free(h);
+}
+
+long long ref_mem_current_bytes(void) { return atomic_load(&mem_current); }
+long long ref_mem_peak_bytes(void) { return atomic_load(&mem_peak); }
+void ref_mem_reset_peak(void) { atomic_store(&mem_peak, atomic_load(&mem_current)); }
+void ref_mem_fail_after(long long n) { atomic_store(&mem_fail_left, n < 0 ? -1 : n); }
+
+/* n elements of elem bytes, or NULL when the product does not fit. */
+static void *alloc_array(long long n, size_t elem)
+{
+    if (n < 0 || (unsigned long long)n > SIZE_MAX / elem)
+        return NULL;
+    return ref_alloc((size_t)n * elem);
+}
+
+/* ---- problem helpers ---- */
+
+void ref_strides_contiguous(long long stride[3], int heads, int seqlen, int dim)
+{
+    stride[2] = dim;
+    stride[1] = (long long)seqlen * dim;
+    stride[0] = (long long)heads * seqlen * dim;
+}
+
+void ref_problem_init(ref_problem *p, int batch, int heads, int seqlen_q, int seqlen_k,
+                      int head_dim, int head_dim_v, int causal, double softmax_scale)
+{
+    memset(p, 0, sizeof *p);
+    p->batch = batch;
+    p->heads = heads;
+    p->seqlen_q = seqlen_q;
+    p->seqlen_k = seqlen_k;
+    p->head_dim = head_dim;
+    p->head_dim_v = head_dim_v;
+    p->causal = causal;
+    p->softmax_scale = softmax_scale;
+    ref_strides_contiguous(p->q_stride, heads, seqlen_q, head_dim);
+    ref_strides_contiguous(p->k_stride, heads, seqlen_k, head_dim);
+    ref_strides_contiguous(p->v_stride, heads, seqlen_k, head_dim_v);
+    ref_strides_contiguous(p->o_stride, heads, seqlen_q, head_dim_v);
+}
+
+double ref_problem_scale(const ref_problem *p)
+{
+    return p->softmax_scale != 0.0 ? p->softmax_scale : 1.0 / sqrt((double)p->head_dim);
+}
+
+long long ref_tensor_extent(const long long stride[3], int batch, int heads, int seqlen, int dim)
+{
+    return 1 + (long long)(batch - 1) * stride[0] + (long long)(heads - 1) * stride[1] +
+           (long long)(seqlen - 1) * stride[2] + (dim - 1);
+}
+
+/* Which tensor shape a buffer has; dq/dk/dv/dout borrow the shapes of q/k/v/o. */
+enum arg_shape { SHAPE_Q, SHAPE_K, SHAPE_V, SHAPE_O, SHAPE_LSE };
+
+static long long shape_extent(const ref_problem *p, int shape)
+{
+    if (shape == SHAPE_LSE)
+        return (long long)p->batch * p->heads * p->seqlen_q;
+    int seq = shape == SHAPE_Q || shape == SHAPE_O ? p->seqlen_q : p->seqlen_k;
+    int dim = shape == SHAPE_Q || shape == SHAPE_K ? p->head_dim : p->head_dim_v;
+    const long long *stride = shape == SHAPE_Q ? p->q_stride
+                              : shape == SHAPE_K ? p->k_stride
+                              : shape == SHAPE_V ? p->v_stride : p->o_stride;
+    return ref_tensor_extent(stride, p->batch, p->heads, seq, dim);
+}
+
+long long ref_extent_q(const ref_problem *p) { return shape_extent(p, SHAPE_Q); }
+long long ref_extent_k(const ref_problem *p) { return shape_extent(p, SHAPE_K); }
+long long ref_extent_v(const ref_problem *p) { return shape_extent(p, SHAPE_V); }
+long long ref_extent_o(const ref_problem *p) { return shape_extent(p, SHAPE_O); }
+long long ref_extent_lse(const ref_problem *p) { return shape_extent(p, SHAPE_LSE); }
+
+/* ---- argument checks ---- */
+
+static int fail(int code, char *err, size_t err_len, const char *fn, const char *fmt, ...)
+{
+    if (err && err_len > 0) {
+        int used = snprintf(err, err_len, "%s: ", fn);
+        if (used >= 0 && (size_t)used < err_len) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(err + used, err_len - (size_t)used, fmt, ap);
+            va_end(ap);
+        }
+    }
+    return code;
+}
+
+typedef struct ref_arg {
+    const char *name;
+    const void *ptr;
+    int shape;
+    int output;
+} ref_arg;
+
+/* Strides must give every element of the [b, h, n, d] tensor its own address. Sorting the dims by
+ * stride, each one must step past the whole span of the smaller ones. */
+static int check_strides(const char *fn, const char *name, const long long s[3], int b, int h,
+                         int n, int d, char *err, size_t err_len)
+{
+    static const char *const dim_names[3] = {"batch", "heads", "seqlen"};
+    const long long ext[4] = {b, h, n, d};
+    const long long st[4] = {s[0], s[1], s[2], 1};
+    for (int a = 0; a < 3; a++) {
+        long long need = ext[a] > 1 ? 1 : 0;
+        if (s[a] < need)
+            return fail(REF_ERR_INVALID, err, err_len, fn, "%s[%d]=%lld must be >= %lld (%s=%lld)",
+                        name, a, s[a], need, dim_names[a], ext[a]);
+    }
+    /* The head dim first among equal strides, so the stride blamed is a caller's. */
+    int order[4] = {3, 0, 1, 2};
+    for (int i = 1; i < 4; i++)
+        for (int j = i; j > 0 && st[order[j]] < st[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    long long span = 0;
+    for (int i = 0; i < 4; i++) {
+        int a = order[i];
+        if (ext[a] == 1)
+            continue;
+        if (st[a] <= span)
+            return fail(REF_ERR_INVALID, err, err_len, fn,
+                        "%s[%d]=%lld overlaps other elements: must be >= %lld", name, a, st[a],
+                        span + 1);
+        if (st[a] > (LLONG_MAX / 16 - span) / (ext[a] - 1))
+            return fail(REF_ERR_INVALID, err, err_len, fn,
+                        "%s[%d]=%lld is too large: the tensor's extent overflows", name, a, st[a]);
+        span += st[a] * (ext[a] - 1);
+    }
+    return REF_OK;
+}
+
+static int ranges_overlap(const ref_arg *a, long long ea, const ref_arg *b, long long eb,
+                          size_t elem)
+{
+    uintptr_t alo = (uintptr_t)a->ptr, blo = (uintptr_t)b->ptr;
+    uintptr_t ahi = alo + (uintptr_t)ea * elem, bhi = blo + (uintptr_t)eb * elem;
+    return alo < bhi && blo < ahi;
+}
+
+/* All checks of one call; tiled says whether block_m and block_n are arguments. */
+static int check_call(const char *fn, const ref_problem *p, int tiled, int block_m, int block_n,
+                      const ref_arg *args, int nargs, size_t elem, char *err, size_t err_len)
+{
+    if (!p)
+        return fail(REF_ERR_INVALID, err, err_len, fn, "problem is NULL");
+    const struct { const char *name; int value; } sizes[] = {
+        {"batch", p->batch},       {"heads", p->heads},       {"seqlen_q", p->seqlen_q},
+        {"seqlen_k", p->seqlen_k}, {"head_dim", p->head_dim}, {"head_dim_v", p->head_dim_v},
+        {"block_m", tiled ? block_m : 1}, {"block_n", tiled ? block_n : 1},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i].value < 1)
+            return fail(REF_ERR_INVALID, err, err_len, fn, "%s=%d must be >= 1", sizes[i].name,
+                        sizes[i].value);
+    if (p->causal != 0 && p->causal != 1)
+        return fail(REF_ERR_INVALID, err, err_len, fn, "causal=%d must be 0 (none) or 1 (top-left)",
+                    p->causal);
+    if (!isfinite(p->softmax_scale))
+        return fail(REF_ERR_INVALID, err, err_len, fn, "softmax_scale=%g must be finite",
+                    p->softmax_scale);
+    for (int i = 0; i < nargs; i++)
+        if (!args[i].ptr)
+            return fail(REF_ERR_INVALID, err, err_len, fn, "%s is NULL", args[i].name);
+    int rc;
+    if ((rc = check_strides(fn, "q_stride", p->q_stride, p->batch, p->heads, p->seqlen_q,
+                            p->head_dim, err, err_len)) ||
+        (rc = check_strides(fn, "k_stride", p->k_stride, p->batch, p->heads, p->seqlen_k,
+                            p->head_dim, err, err_len)) ||
+        (rc = check_strides(fn, "v_stride", p->v_stride, p->batch, p->heads, p->seqlen_k,
+                            p->head_dim_v, err, err_len)) ||
+        (rc = check_strides(fn, "o_stride", p->o_stride, p->batch, p->heads, p->seqlen_q,
+                            p->head_dim_v, err, err_len)))
+        return rc;
+    long long ext[16];
+    for (int i = 0; i < nargs; i++) {
+        ext[i] = shape_extent(p, args[i].shape);
+        if ((unsigned long long)ext[i] > SIZE_MAX / elem / 2)
+            return fail(REF_ERR_INVALID, err, err_len, fn, "%s spans %lld elements: too large",
+                        args[i].name, ext[i]);
+    }
+    /* An output over an input would corrupt what is still to be read. Outputs may interleave
+     * (packed dqkv), so among them only a shared start is caught. */
+    for (int i = 0; i < nargs; i++) {
+        if (!args[i].output)
+            continue;
+        for (int j = 0; j < nargs; j++) {
+            if (j == i)
+                continue;
+            if (!args[j].output && ranges_overlap(&args[i], ext[i], &args[j], ext[j], elem))
+                return fail(REF_ERR_INVALID, err, err_len, fn, "%s overlaps input %s",
+                            args[i].name, args[j].name);
+            if (args[j].output && j < i && args[j].ptr == args[i].ptr)
+                return fail(REF_ERR_INVALID, err, err_len, fn, "%s is the same buffer as %s",
+                            args[i].name, args[j].name);
+        }
+    }
+    return REF_OK;
+}
+
+/* The four computations, and the scratch (in elements) each needs for the whole call. */
+enum ref_op { OP_FWD_NAIVE, OP_BWD_NAIVE, OP_FWD_TILED, OP_BWD_TILED };
+
+static long long scratch_elems(int op, const ref_problem *p, int bm, int bn)
+{
+    switch (op) {
+    case OP_FWD_NAIVE: return (long long)p->seqlen_q * p->seqlen_k;             /* P */
+    case OP_BWD_NAIVE: return 2LL * p->seqlen_q * p->seqlen_k;                  /* P, dP */
+    case OP_FWD_TILED: return 2LL * bm + (long long)bm * p->head_dim_v + bn;    /* m, l, acc, S */
+    default: return (long long)bn * (p->head_dim + p->head_dim_v);              /* tile dK, dV */
+    }
+}
+
+static int fail_nomem(const char *fn, char *err, size_t err_len, long long elems, size_t elem)
+{
+    return fail(REF_ERR_NOMEM, err, err_len, fn,
+                "out of memory for %lld scratch elements of %zu bytes", elems, elem);
+}
+
+/* Offset of one (batch, head) slice in a tensor with these strides. */
+static long long slice_offset(const long long stride[3], int b, int h)
+{
+    return (long long)b * stride[0] + (long long)h * stride[1];
+}
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+
+/* ---- the two instances: one body, compiled per precision ---- */
+
+#define REAL double
+#define SFX(name) name##_d
+#define RNAME "d"
+#define EXP exp
+#define LOG log
+#include "ref_attention_impl.h"
+#undef REAL
+#undef SFX
+#undef RNAME
+#undef EXP
+#undef LOG
+
+#define REAL float
+#define SFX(name) name##_f
+#define RNAME "f"
+#define EXP expf
+#define LOG logf
+#include "ref_attention_impl.h"
+#undef REAL
+#undef SFX
+#undef RNAME
+#undef EXP
+#undef LOG

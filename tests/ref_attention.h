@@ -1,0 +1,135 @@
+/* CPU reference attention in double and float: the oracle every GPU kernel is judged against. */
+#ifndef REF_ATTENTION_H
+#define REF_ATTENTION_H
+
+#include <stddef.h>
+
+/* Per (batch, head), with s = softmax_scale (0 means 1/sqrt(head_dim)):
+ *   S = s * Q K^T, causal top-left: key j is masked (-inf) when j > i, so query row i sees keys
+ *       0..min(i, seqlen_k-1); every row sees key 0 and no row is empty.
+ *   P = softmax(S) row-wise, O = P V, L = rowmax(S) + log(rowsum(exp(S - rowmax))) (natural log).
+ *   Backward: D = rowsum(dO * O); dV = P^T dO; dP = dO V^T; dS = P * (dP - D);
+ *             dQ = s * dS K; dK = s * dS^T Q.
+ *
+ * Layouts (all element counts, never bytes):
+ *   q    [batch, heads, seqlen_q, head_dim]     strides q_stride
+ *   k    [batch, heads, seqlen_k, head_dim]     strides k_stride
+ *   v    [batch, heads, seqlen_k, head_dim_v]   strides v_stride
+ *   o    [batch, heads, seqlen_q, head_dim_v]   strides o_stride; dout uses o_stride too
+ *   dq, dk, dv use the strides of q, k, v.
+ *   lse  [batch, heads, seqlen_q] contiguous.
+ * Strides are [0] batch, [1] head, [2] sequence; the head dim is contiguous (stride 1). Elements a
+ * layout never addresses (padding between rows) are neither read nor written.
+ *
+ * Errors: every compute function returns REF_OK (0) or a negative REF_ERR_*; on error it writes a
+ * NUL-terminated message naming the function, the argument and its value into err (for example
+ * "ref_forward_tiled_d: seqlen_k=0 must be >= 1"), truncated to err_len bytes. err may be NULL
+ * (or err_len 0) when no message is wanted. Outputs are unspecified after an error.
+ * Argument checks: problem and every pointer non-NULL; sizes >= 1; causal 0 or 1; softmax_scale
+ * finite; block sizes >= 1; strides >= 1 where the extent is > 1 (>= 0 otherwise) and no two
+ * elements of one tensor at the same address (so seq stride >= head dim in the usual layouts);
+ * no output overlapping an input, and no two outputs starting at the same address (outputs may
+ * interleave, e.g. a packed dqkv buffer).
+ *
+ * Thread safety: the compute functions keep no state except the allocation counters below, which
+ * are atomic; distinct calls on distinct outputs may run concurrently. */
+
+enum {
+    REF_OK = 0,
+    REF_ERR_INVALID = -1,   /* bad argument; message says which */
+    REF_ERR_NOMEM = -2      /* scratch allocation failed (or was made to fail) */
+};
+
+typedef struct ref_problem {
+    int batch, heads, seqlen_q, seqlen_k;
+    int head_dim;           /* Q and K */
+    int head_dim_v;         /* V and O; may differ from head_dim */
+    int causal;             /* 0 none, 1 top-left */
+    double softmax_scale;   /* 0 means 1/sqrt(head_dim) */
+    long long q_stride[3], k_stride[3], v_stride[3], o_stride[3];   /* elements: batch, head, seq */
+} ref_problem;
+
+/* Work counters of the tiled paths, for checking causal block skipping. Each call overwrites them
+ * with totals over all batches and heads. */
+typedef struct ref_stats {
+    long long tiles_visited;   /* (query tile, key tile) pairs whose scores were computed */
+    long long tiles_masked;    /* of those, tiles crossing the diagonal (masked element-wise) */
+} ref_stats;
+
+/* ---- problem helpers ---- */
+
+/* Fills stride (OUT) for a contiguous [batch, heads, seqlen, dim] tensor. */
+void ref_strides_contiguous(long long stride[3], int heads, int seqlen, int dim);
+
+/* Fills *p (OUT) with the sizes given and contiguous [B, H, N, D] strides for all four tensors. */
+void ref_problem_init(ref_problem *p, int batch, int heads, int seqlen_q, int seqlen_k,
+                      int head_dim, int head_dim_v, int causal, double softmax_scale);
+
+/* The scale actually used: softmax_scale, or 1/sqrt(head_dim) when it is 0. */
+double ref_problem_scale(const ref_problem *p);
+
+/* Elements a strided [batch, heads, seqlen, dim] tensor spans from its first element to its last,
+ * inclusive: the size of the buffer to allocate. Assumes valid (non-negative) strides. */
+long long ref_tensor_extent(const long long stride[3], int batch, int heads, int seqlen, int dim);
+
+/* Buffer sizes in elements for each tensor of *p (dq, dk, dv, dout as q, k, v, o). */
+long long ref_extent_q(const ref_problem *p);
+long long ref_extent_k(const ref_problem *p);
+long long ref_extent_v(const ref_problem *p);
+long long ref_extent_o(const ref_problem *p);
+long long ref_extent_lse(const ref_problem *p);
+
+/* ---- naive: materializes the [seqlen_q, seqlen_k] scores per head; obviously correct ---- */
+
+/* Forward. Writes o and lse (OUT). */
+int ref_forward_naive_d(const ref_problem *p, const double *q, const double *k, const double *v,
+                        double *o, double *lse, char *err, size_t err_len);
+int ref_forward_naive_f(const ref_problem *p, const float *q, const float *k, const float *v,
+                        float *o, float *lse, char *err, size_t err_len);
+
+/* Backward from first principles (recomputes P; D as rowsum(P * dP), the textbook softmax
+ * gradient, so it needs neither O nor L). Writes dq, dk, dv (OUT). */
+int ref_backward_naive_d(const ref_problem *p, const double *q, const double *k, const double *v,
+                         const double *dout, double *dq, double *dk, double *dv,
+                         char *err, size_t err_len);
+int ref_backward_naive_f(const ref_problem *p, const float *q, const float *k, const float *v,
+                         const float *dout, float *dq, float *dk, float *dv,
+                         char *err, size_t err_len);
+
+/* ---- tiled: FlashAttention, O(tile) scratch ---- */
+
+/* Forward with block_m query rows and block_n key rows per tile: online softmax with a running
+ * max and sum per row over key tiles; causal runs skip key tiles wholly above the diagonal.
+ * Writes o and lse (OUT); stats (OUT, may be NULL) gets the tile counts. */
+int ref_forward_tiled_d(const ref_problem *p, int block_m, int block_n,
+                        const double *q, const double *k, const double *v, double *o, double *lse,
+                        ref_stats *stats, char *err, size_t err_len);
+int ref_forward_tiled_f(const ref_problem *p, int block_m, int block_n,
+                        const float *q, const float *k, const float *v, float *o, float *lse,
+                        ref_stats *stats, char *err, size_t err_len);
+
+/* Backward, key tiles outer and query tiles inner: P = exp(S - L) recomputed tile by tile from
+ * the forward's o and lse, D = rowsum(dO * O), dK and dV accumulated per key tile, dQ accumulated
+ * in place in dq across key tiles. Writes dq, dk, dv (OUT); stats (OUT, may be NULL). */
+int ref_backward_tiled_d(const ref_problem *p, int block_m, int block_n,
+                         const double *q, const double *k, const double *v,
+                         const double *o, const double *lse, const double *dout,
+                         double *dq, double *dk, double *dv,
+                         ref_stats *stats, char *err, size_t err_len);
+int ref_backward_tiled_f(const ref_problem *p, int block_m, int block_n,
+                         const float *q, const float *k, const float *v,
+                         const float *o, const float *lse, const float *dout,
+                         float *dq, float *dk, float *dv,
+                         ref_stats *stats, char *err, size_t err_len);
+
+/* ---- counted heap: every allocation of the reference goes through these ---- */
+
+void *ref_alloc(size_t bytes);   /* NULL on failure or injected failure; counts bytes */
+void ref_free(void *ptr);        /* NULL is a no-op */
+long long ref_mem_current_bytes(void);
+long long ref_mem_peak_bytes(void);
+void ref_mem_reset_peak(void);   /* peak := current */
+/* Test hook: after n more successful allocations, every ref_alloc fails; n < 0 turns it off. */
+void ref_mem_fail_after(long long n);
+
+#endif

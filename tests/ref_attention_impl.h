@@ -1,0 +1,338 @@
+/* The one body of the reference attention; ref_attention.c includes it once per precision. */
+/* The includer defines REAL (storage and arithmetic type), SFX(name) (appends _d or _f), RNAME
+ * ("d" or "f", for messages), EXP and LOG (the math functions of REAL). No include guard, on
+ * purpose. */
+
+static REAL SFX(dot)(const REAL *a, const REAL *b, int n)
+{
+    REAL s = 0;
+    for (int t = 0; t < n; t++)
+        s += a[t] * b[t];
+    return s;
+}
+
+static void SFX(axpy)(REAL *y, REAL a, const REAL *x, int n)
+{
+    for (int t = 0; t < n; t++)
+        y[t] += a * x[t];
+}
+
+static void SFX(zero)(REAL *y, int n)
+{
+    for (int t = 0; t < n; t++)
+        y[t] = 0;
+}
+
+/* One (batch, head) slice: row r of q is q + r*qs, and so on; lse rows are contiguous. */
+typedef struct SFX(head) {
+    const REAL *q, *k, *v, *o, *lse, *dout;
+    REAL *o_out, *lse_out, *dq, *dk, *dv;
+    long long qs, ks, vs, os;
+    int nq, nk, d, dv_dim, causal;
+    REAL scale;
+} SFX(head);
+
+/* base moved to slice (b, h); NULL pointers (unused by the caller) stay NULL. */
+static SFX(head) SFX(head_seek)(const SFX(head) *base, const ref_problem *p, int b, int h)
+{
+    SFX(head) t = *base;
+    long long qo = slice_offset(p->q_stride, b, h), ko = slice_offset(p->k_stride, b, h);
+    long long vo = slice_offset(p->v_stride, b, h), oo = slice_offset(p->o_stride, b, h);
+    long long lo = ((long long)b * p->heads + h) * p->seqlen_q;
+    if (t.q) t.q += qo;
+    if (t.dq) t.dq += qo;
+    if (t.k) t.k += ko;
+    if (t.dk) t.dk += ko;
+    if (t.v) t.v += vo;
+    if (t.dv) t.dv += vo;
+    if (t.o) t.o += oo;
+    if (t.o_out) t.o_out += oo;
+    if (t.dout) t.dout += oo;
+    if (t.lse) t.lse += lo;
+    if (t.lse_out) t.lse_out += lo;
+    return t;
+}
+
+/* ---- naive ---- */
+
+/* P (OUT, [nq, nk] row-major) = softmax of the masked scaled scores; lse (OUT) when non-NULL.
+ * Key 0 is never masked, so each row max is finite. */
+static void SFX(naive_probs)(const SFX(head) *t, REAL *P, REAL *lse)
+{
+    for (int i = 0; i < t->nq; i++) {
+        REAL *row = P + (long long)i * t->nk;
+        const REAL *q_i = t->q + i * t->qs;
+        for (int j = 0; j < t->nk; j++)
+            row[j] = (t->causal && j > i) ? (REAL)-INFINITY
+                                          : t->scale * SFX(dot)(q_i, t->k + j * t->ks, t->d);
+        REAL m = row[0];
+        for (int j = 1; j < t->nk; j++)
+            m = row[j] > m ? row[j] : m;
+        REAL sum = 0;
+        for (int j = 0; j < t->nk; j++) {
+            row[j] = EXP(row[j] - m);
+            sum += row[j];
+        }
+        for (int j = 0; j < t->nk; j++)
+            row[j] /= sum;
+        if (lse)
+            lse[i] = m + LOG(sum);
+    }
+}
+
+static void SFX(forward_naive_head)(const SFX(head) *t, REAL *P, int bm, int bn, ref_stats *st)
+{
+    (void)bm, (void)bn, (void)st;
+    SFX(naive_probs)(t, P, t->lse_out);
+    for (int i = 0; i < t->nq; i++) {
+        REAL *out = t->o_out + i * t->os;
+        SFX(zero)(out, t->dv_dim);
+        for (int j = 0; j < t->nk; j++)
+            SFX(axpy)(out, P[(long long)i * t->nk + j], t->v + j * t->vs, t->dv_dim);
+    }
+}
+
+/* dV = P^T dO; dP = dO V^T; D = rowsum(P * dP); dS = P * (dP - D); dQ = s dS K; dK = s dS^T Q. */
+static void SFX(backward_naive_head)(const SFX(head) *t, REAL *P, int bm, int bn, ref_stats *st)
+{
+    (void)bm, (void)bn, (void)st;
+    REAL *G = P + (long long)t->nq * t->nk;
+    SFX(naive_probs)(t, P, NULL);
+    for (int j = 0; j < t->nk; j++) {
+        SFX(zero)(t->dk + j * t->ks, t->d);
+        SFX(zero)(t->dv + j * t->vs, t->dv_dim);
+    }
+    for (int i = 0; i < t->nq; i++) {
+        const REAL *p_row = P + (long long)i * t->nk;
+        REAL *g_row = G + (long long)i * t->nk;
+        const REAL *dout_i = t->dout + i * t->os;
+        REAL delta = 0;
+        for (int j = 0; j < t->nk; j++) {
+            SFX(axpy)(t->dv + j * t->vs, p_row[j], dout_i, t->dv_dim);
+            g_row[j] = SFX(dot)(dout_i, t->v + j * t->vs, t->dv_dim);
+            delta += p_row[j] * g_row[j];
+        }
+        REAL *dq_i = t->dq + i * t->qs;
+        SFX(zero)(dq_i, t->d);
+        for (int j = 0; j < t->nk; j++) {
+            REAL ds = p_row[j] * (g_row[j] - delta);
+            SFX(axpy)(dq_i, t->scale * ds, t->k + j * t->ks, t->d);
+            SFX(axpy)(t->dk + j * t->ks, t->scale * ds, t->q + i * t->qs, t->d);
+        }
+    }
+}
+
+/* ---- tiled (FlashAttention) ---- */
+
+/* One query tile [m0, m1) over its key tiles. Per row: running max m, running sum l of
+ * exp(s - m), and acc = sum of exp(s - m) v; a new max rescales l and acc by exp(m_old - m_new).
+ * Causal: key tiles starting past the tile's last row are fully masked and never visited. */
+static void SFX(forward_query_tile)(const SFX(head) *t, int m0, int m1, int bn, REAL *m, REAL *l,
+                                    REAL *acc, REAL *srow, ref_stats *st)
+{
+    for (int r = 0; r < m1 - m0; r++) {
+        m[r] = (REAL)-INFINITY;
+        l[r] = 0;
+        SFX(zero)(acc + (long long)r * t->dv_dim, t->dv_dim);
+    }
+    int key_end = t->causal ? min_int(t->nk, m1) : t->nk;
+    for (int n0 = 0; n0 < key_end; n0 += bn) {
+        int n1 = min_int(n0 + bn, t->nk);
+        int crosses = t->causal && n1 - 1 > m0;   /* some key j > some row i in this tile */
+        st->tiles_visited++;
+        st->tiles_masked += crosses;
+        for (int i = m0; i < m1; i++) {
+            int r = i - m0;
+            const REAL *q_i = t->q + i * t->qs;
+            REAL tile_max = (REAL)-INFINITY;
+            for (int j = n0; j < n1; j++) {
+                REAL s = (crosses && j > i) ? (REAL)-INFINITY
+                                            : t->scale * SFX(dot)(q_i, t->k + j * t->ks, t->d);
+                srow[j - n0] = s;
+                tile_max = s > tile_max ? s : tile_max;
+            }
+            REAL m_new = tile_max > m[r] ? tile_max : m[r];
+            if (m_new == (REAL)-INFINITY)
+                continue;   /* nothing seen yet; cannot happen as tile 0 holds key 0 */
+            REAL alpha = EXP(m[r] - m_new);   /* 0 on the first tile: m[r] is -inf */
+            REAL *acc_r = acc + (long long)r * t->dv_dim;
+            for (int c = 0; c < t->dv_dim; c++)
+                acc_r[c] *= alpha;
+            REAL sum = 0;
+            for (int j = n0; j < n1; j++) {
+                REAL pj = EXP(srow[j - n0] - m_new);
+                sum += pj;
+                SFX(axpy)(acc_r, pj, t->v + j * t->vs, t->dv_dim);
+            }
+            l[r] = alpha * l[r] + sum;
+            m[r] = m_new;
+        }
+    }
+    for (int i = m0; i < m1; i++) {
+        int r = i - m0;
+        REAL *out = t->o_out + i * t->os;
+        const REAL *acc_r = acc + (long long)r * t->dv_dim;
+        for (int c = 0; c < t->dv_dim; c++)
+            out[c] = acc_r[c] / l[r];
+        t->lse_out[i] = m[r] + LOG(l[r]);
+    }
+}
+
+static void SFX(forward_tiled_head)(const SFX(head) *t, REAL *scratch, int bm, int bn,
+                                    ref_stats *st)
+{
+    REAL *m = scratch, *l = m + bm, *acc = l + bm, *srow = acc + (long long)bm * t->dv_dim;
+    for (int m0 = 0; m0 < t->nq; m0 += bm)
+        SFX(forward_query_tile)(t, m0, min_int(m0 + bm, t->nq), bn, m, l, acc, srow, st);
+}
+
+/* One key tile [n0, n1) over its query tiles: dK and dV accumulate in dk_acc and dv_acc, dQ in
+ * place in dq. P = exp(s - L) from the forward's L; D = rowsum(dO * O) from its O, recomputed
+ * per visit so scratch stays O(tile). Causal: query tiles whose last row precedes n0 are
+ * skipped. */
+static void SFX(backward_key_tile)(const SFX(head) *t, int n0, int n1, int bm, REAL *dk_acc,
+                                   REAL *dv_acc, ref_stats *st)
+{
+    int nt = n1 - n0;
+    SFX(zero)(dk_acc, nt * t->d);
+    SFX(zero)(dv_acc, nt * t->dv_dim);
+    int first = t->causal ? (n0 / bm) * bm : 0;
+    for (int m0 = first; m0 < t->nq; m0 += bm) {
+        int m1 = min_int(m0 + bm, t->nq);
+        int crosses = t->causal && n1 - 1 > m0;
+        st->tiles_visited++;
+        st->tiles_masked += crosses;
+        for (int i = m0; i < m1; i++) {
+            const REAL *q_i = t->q + i * t->qs, *dout_i = t->dout + i * t->os;
+            REAL *dq_i = t->dq + i * t->qs;
+            REAL delta = SFX(dot)(dout_i, t->o + i * t->os, t->dv_dim);
+            REAL lse_i = t->lse[i];
+            for (int j = n0; j < n1; j++) {
+                if (crosses && j > i)
+                    continue;   /* P = 0, so dS = 0: no contribution */
+                const REAL *k_j = t->k + j * t->ks;
+                REAL pij = EXP(t->scale * SFX(dot)(q_i, k_j, t->d) - lse_i);
+                SFX(axpy)(dv_acc + (long long)(j - n0) * t->dv_dim, pij, dout_i, t->dv_dim);
+                REAL dp = SFX(dot)(dout_i, t->v + j * t->vs, t->dv_dim);
+                REAL ds = t->scale * pij * (dp - delta);
+                SFX(axpy)(dq_i, ds, k_j, t->d);
+                SFX(axpy)(dk_acc + (long long)(j - n0) * t->d, ds, q_i, t->d);
+            }
+        }
+    }
+    for (int j = n0; j < n1; j++) {
+        memcpy(t->dk + j * t->ks, dk_acc + (long long)(j - n0) * t->d, sizeof(REAL) * t->d);
+        memcpy(t->dv + j * t->vs, dv_acc + (long long)(j - n0) * t->dv_dim,
+               sizeof(REAL) * t->dv_dim);
+    }
+}
+
+static void SFX(backward_tiled_head)(const SFX(head) *t, REAL *scratch, int bm, int bn,
+                                     ref_stats *st)
+{
+    for (int i = 0; i < t->nq; i++)   /* dq is accumulated key tile by key tile */
+        SFX(zero)(t->dq + i * t->qs, t->d);
+    for (int n0 = 0; n0 < t->nk; n0 += bn)
+        SFX(backward_key_tile)(t, n0, min_int(n0 + bn, t->nk), bm, scratch,
+                               scratch + (long long)bn * t->d, st);
+}
+
+/* ---- the driver every entry point shares ---- */
+
+typedef void (*SFX(head_fn))(const SFX(head) *t, REAL *scratch, int bm, int bn, ref_stats *st);
+
+/* Checks the call, allocates the op's scratch once, runs work on every (batch, head) slice of
+ * base (whose pointers the caller set), frees, and reports the tile counts. */
+static int SFX(run)(const char *fn, int op, const ref_problem *p, int block_m, int block_n,
+                    const ref_arg *args, int nargs, SFX(head) base, SFX(head_fn) work,
+                    ref_stats *stats, char *err, size_t err_len)
+{
+    int tiled = op == OP_FWD_TILED || op == OP_BWD_TILED;
+    int rc = check_call(fn, p, tiled, block_m, block_n, args, nargs, sizeof(REAL), err, err_len);
+    if (rc)
+        return rc;
+    /* A tile larger than the sequence is the whole sequence; this keeps scratch O(tile). */
+    int bm = tiled ? min_int(block_m, p->seqlen_q) : 0;
+    int bn = tiled ? min_int(block_n, p->seqlen_k) : 0;
+    long long elems = scratch_elems(op, p, bm, bn);
+    REAL *scratch = alloc_array(elems, sizeof(REAL));
+    if (!scratch)
+        return fail_nomem(fn, err, err_len, elems, sizeof(REAL));
+    base.qs = p->q_stride[2];
+    base.ks = p->k_stride[2];
+    base.vs = p->v_stride[2];
+    base.os = p->o_stride[2];
+    base.nq = p->seqlen_q;
+    base.nk = p->seqlen_k;
+    base.d = p->head_dim;
+    base.dv_dim = p->head_dim_v;
+    base.causal = p->causal;
+    base.scale = (REAL)ref_problem_scale(p);
+    ref_stats st = {0, 0};
+    for (int b = 0; b < p->batch; b++)
+        for (int h = 0; h < p->heads; h++) {
+            SFX(head) t = SFX(head_seek)(&base, p, b, h);
+            work(&t, scratch, bm, bn, &st);
+        }
+    ref_free(scratch);
+    if (stats)
+        *stats = st;
+    return REF_OK;
+}
+
+/* ---- entry points ---- */
+
+int SFX(ref_forward_naive)(const ref_problem *p, const REAL *q, const REAL *k, const REAL *v,
+                           REAL *o, REAL *lse, char *err, size_t err_len)
+{
+    const ref_arg args[] = {
+        {"q", q, SHAPE_Q, 0}, {"k", k, SHAPE_K, 0}, {"v", v, SHAPE_V, 0},
+        {"o", o, SHAPE_O, 1}, {"lse", lse, SHAPE_LSE, 1},
+    };
+    const SFX(head) base = {.q = q, .k = k, .v = v, .o_out = o, .lse_out = lse};
+    return SFX(run)("ref_forward_naive_" RNAME, OP_FWD_NAIVE, p, 0, 0, args, 5, base,
+                    SFX(forward_naive_head), NULL, err, err_len);
+}
+
+int SFX(ref_backward_naive)(const ref_problem *p, const REAL *q, const REAL *k, const REAL *v,
+                            const REAL *dout, REAL *dq, REAL *dk, REAL *dv,
+                            char *err, size_t err_len)
+{
+    const ref_arg args[] = {
+        {"q", q, SHAPE_Q, 0},       {"k", k, SHAPE_K, 0},   {"v", v, SHAPE_V, 0},
+        {"dout", dout, SHAPE_O, 0}, {"dq", dq, SHAPE_Q, 1}, {"dk", dk, SHAPE_K, 1},
+        {"dv", dv, SHAPE_V, 1},
+    };
+    const SFX(head) base = {.q = q, .k = k, .v = v, .dout = dout, .dq = dq, .dk = dk, .dv = dv};
+    return SFX(run)("ref_backward_naive_" RNAME, OP_BWD_NAIVE, p, 0, 0, args, 7, base,
+                    SFX(backward_naive_head), NULL, err, err_len);
+}
+
+int SFX(ref_forward_tiled)(const ref_problem *p, int block_m, int block_n, const REAL *q,
+                           const REAL *k, const REAL *v, REAL *o, REAL *lse, ref_stats *stats,
+                           char *err, size_t err_len)
+{
+    const ref_arg args[] = {
+        {"q", q, SHAPE_Q, 0}, {"k", k, SHAPE_K, 0}, {"v", v, SHAPE_V, 0},
+        {"o", o, SHAPE_O, 1}, {"lse", lse, SHAPE_LSE, 1},
+    };
+    const SFX(head) base = {.q = q, .k = k, .v = v, .o_out = o, .lse_out = lse};
+    return SFX(run)("ref_forward_tiled_" RNAME, OP_FWD_TILED, p, block_m, block_n, args, 5, base,
+                    SFX(forward_tiled_head), stats, err, err_len);
+}
+
+int SFX(ref_backward_tiled)(const ref_problem *p, int block_m, int block_n, const REAL *q,
+                            const REAL *k, const REAL *v, const REAL *o, const REAL *lse,
+                            const REAL *dout, REAL *dq, REAL *dk, REAL *dv, ref_stats *stats,
+                            char *err, size_t err_len)
+{
+    const ref_arg args[] = {
+        {"q", q, SHAPE_Q, 0},   {"k", k, SHAPE_K, 0},       {"v", v, SHAPE_V, 0},
+        {"o", o, SHAPE_O, 0},   {"lse", lse, SHAPE_LSE, 0}, {"dout", dout, SHAPE_O, 0},
+        {"dq", dq, SHAPE_Q, 1}, {"dk", dk, SHAPE_K, 1},     {"dv", dv, SHAPE_V, 1},
+    };
+    const SFX(head) base = {.q = q, .k = k, .v = v, .o = o, .lse = lse, .dout = dout,
+                            .dq = dq, .dk = dk, .dv = dv};
+    return SFX(run)("ref_backward_tiled_" RNAME, OP_BWD_TILED, p, block_m, block_n, args, 9, base,
+                    SFX(backward_tiled_head), stats, err, err_len);
+}

@@ -1,0 +1,952 @@
+/* The CPU reference attention: tiled against naive, gradients against finite differences, memory,
+ * float against double, causal edge cases, block skipping, and argument checks. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ref_attention.h"
+
+/* ---- inputs ---- */
+
+static uint64_t rng_state;
+
+static void rng_seed(uint64_t seed) { rng_state = seed; }
+
+/* splitmix64, mapped to [-1, 1) with 0 replaced: inputs are never zero. */
+static double rng_uniform(void)
+{
+    uint64_t x = (rng_state += 0x9E3779B97F4A7C15ull);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    double u = 2.0 * (double)(x >> 11) * 0x1.0p-53 - 1.0;
+    return u != 0.0 ? u : 0.5;
+}
+
+enum layout { BHND, BNHD, PADDED };
+
+static void layout_strides(int layout, long long s[3], int heads, int seqlen, int dim)
+{
+    if (layout == BNHD) {   /* [B, N, H, D]: heads interleaved within each row */
+        s[1] = dim;
+        s[2] = (long long)heads * dim;
+        s[0] = (long long)seqlen * heads * dim;
+    } else if (layout == PADDED) {   /* gaps after every row, head and batch */
+        s[2] = dim + 3;
+        s[1] = (long long)seqlen * (dim + 3) + 5;
+        s[0] = (long long)heads * s[1] + 7;
+    } else {
+        ref_strides_contiguous(s, heads, seqlen, dim);
+    }
+}
+
+/* A strided [batch, heads, seq, dim] tensor in plain malloc memory (not counted by ref_alloc).
+ * Gaps hold NaN, so a write outside the layout is caught; f mirrors d for float runs. */
+typedef struct tensor {
+    double *d;
+    float *f;
+    long long n;
+    long long stride[3];
+    int batch, heads, seq, dim;
+} tensor;
+
+static tensor tensor_new(const long long stride[3], int batch, int heads, int seq, int dim,
+                         int random)
+{
+    tensor t = {NULL, NULL, 0, {stride[0], stride[1], stride[2]}, batch, heads, seq, dim};
+    t.n = ref_tensor_extent(stride, batch, heads, seq, dim);
+    t.d = malloc(sizeof(double) * (size_t)t.n);
+    assert_non_null(t.d);
+    for (long long i = 0; i < t.n; i++)
+        t.d[i] = NAN;
+    if (random) {
+        long long count = (long long)batch * heads * seq * dim;
+        for (long long i = 0; i < count; i++) {
+            long long r = i / dim, c = i % dim;
+            long long off = (r / seq / heads) * stride[0] + (r / seq % heads) * stride[1] +
+                            (r % seq) * stride[2] + c;
+            t.d[off] = rng_uniform();
+        }
+    }
+    return t;
+}
+
+static void tensor_free(tensor *t)
+{
+    free(t->d);
+    free(t->f);
+    t->d = NULL;
+    t->f = NULL;
+}
+
+static long long tensor_count(const tensor *t)
+{
+    return (long long)t->batch * t->heads * t->seq * t->dim;
+}
+
+/* Offset of logical element idx (row-major over [batch, heads, seq, dim]). */
+static long long tensor_offset(const tensor *t, long long idx)
+{
+    long long r = idx / t->dim, c = idx % t->dim;
+    return (r / t->seq / t->heads) * t->stride[0] + (r / t->seq % t->heads) * t->stride[1] +
+           (r % t->seq) * t->stride[2] + c;
+}
+
+static double *tensor_at(const tensor *t, int b, int h, int i, int c)
+{
+    return t->d + b * t->stride[0] + h * t->stride[1] + i * t->stride[2] + c;
+}
+
+/* Float copies for the float path, and back. */
+static void tensor_to_float(tensor *t)
+{
+    if (!t->f)
+        t->f = malloc(sizeof(float) * (size_t)t->n);
+    assert_non_null(t->f);
+    for (long long i = 0; i < t->n; i++)
+        t->f[i] = (float)t->d[i];
+}
+
+static void tensor_from_float(tensor *t)
+{
+    for (long long i = 0; i < t->n; i++)
+        t->d[i] = t->f[i];
+}
+
+/* ---- checks ---- */
+
+/* Every element of the layout was written (finite) and no gap was (still NaN). */
+static void expect_written(const char *what, const tensor *t)
+{
+    char *in_layout = calloc((size_t)t->n, 1);
+    assert_non_null(in_layout);
+    long long count = tensor_count(t);
+    for (long long i = 0; i < count; i++) {
+        long long off = tensor_offset(t, i);
+        in_layout[off] = 1;
+        if (!isfinite(t->d[off]))
+            fail_msg("%s: element %lld (offset %lld) not written or not finite: %g", what, i, off,
+                     t->d[off]);
+    }
+    for (long long off = 0; off < t->n; off++)
+        if (!in_layout[off] && !isnan(t->d[off]))
+            fail_msg("%s: gap at offset %lld was written: %g", what, off, t->d[off]);
+    free(in_layout);
+}
+
+/* Relative error ||got - ref|| / ||ref|| over the layout's elements. */
+static double rel_error(const tensor *got, const tensor *ref)
+{
+    double num = 0, den = 0;
+    long long count = tensor_count(ref);
+    for (long long i = 0; i < count; i++) {
+        double r = ref->d[tensor_offset(ref, i)], g = got->d[tensor_offset(got, i)];
+        num += (g - r) * (g - r);
+        den += r * r;
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* Prints up to five elements whose error exceeds tol times the rms of ref. */
+static void print_mismatches(const double *got, const double *ref, long long count, double tol)
+{
+    double rms = 0;
+    for (long long i = 0; i < count; i++)
+        rms += ref[i] * ref[i];
+    rms = sqrt(rms / (double)count);
+    int shown = 0;
+    for (long long i = 0; i < count && shown < 5; i++)
+        if (!(fabs(got[i] - ref[i]) <= tol * (rms > 0 ? rms : 1.0))) {
+            print_error("  index %lld: expected %.17g got %.17g\n", i, ref[i], got[i]);
+            shown++;
+        }
+}
+
+static void expect_close(const char *what, const tensor *got, const tensor *ref, double tol)
+{
+    double err = rel_error(got, ref);
+    if (err < tol)
+        return;
+    long long count = tensor_count(ref);
+    double *g = malloc(sizeof(double) * (size_t)count), *r = malloc(sizeof(double) * (size_t)count);
+    assert_true(g && r);
+    for (long long i = 0; i < count; i++) {
+        g[i] = got->d[tensor_offset(got, i)];
+        r[i] = ref->d[tensor_offset(ref, i)];
+    }
+    print_error("%s: relative error %.3g >= %.3g; first mismatches:\n", what, err, tol);
+    print_mismatches(g, r, count, tol);
+    free(g);
+    free(r);
+    fail_msg("%s: relative error %.3g >= %.3g", what, err, tol);
+}
+
+static void expect_ok(int rc, const char *err)
+{
+    if (rc != REF_OK)
+        fail_msg("unexpected error %d: %s", rc, err);
+}
+
+/* ---- problems and their tensors ---- */
+
+typedef struct attn_case {
+    const char *name;
+    int batch, heads, seqlen_q, seqlen_k, head_dim, head_dim_v, causal;
+    double scale;   /* 0: 1/sqrt(head_dim) */
+    int block_m, block_n;
+    int layout;
+} attn_case;
+
+static ref_problem problem_for(const attn_case *c)
+{
+    ref_problem p;
+    ref_problem_init(&p, c->batch, c->heads, c->seqlen_q, c->seqlen_k, c->head_dim, c->head_dim_v,
+                     c->causal, c->scale);
+    layout_strides(c->layout, p.q_stride, c->heads, c->seqlen_q, c->head_dim);
+    layout_strides(c->layout, p.k_stride, c->heads, c->seqlen_k, c->head_dim);
+    layout_strides(c->layout, p.v_stride, c->heads, c->seqlen_k, c->head_dim_v);
+    layout_strides(c->layout, p.o_stride, c->heads, c->seqlen_q, c->head_dim_v);
+    return p;
+}
+
+typedef struct inputs { tensor q, k, v, dout; } inputs;
+typedef struct outputs { tensor o, lse, dq, dk, dv; } outputs;
+
+static inputs inputs_new(const ref_problem *p, uint64_t seed)
+{
+    rng_seed(seed);
+    inputs in;
+    in.q = tensor_new(p->q_stride, p->batch, p->heads, p->seqlen_q, p->head_dim, 1);
+    in.k = tensor_new(p->k_stride, p->batch, p->heads, p->seqlen_k, p->head_dim, 1);
+    in.v = tensor_new(p->v_stride, p->batch, p->heads, p->seqlen_k, p->head_dim_v, 1);
+    in.dout = tensor_new(p->o_stride, p->batch, p->heads, p->seqlen_q, p->head_dim_v, 1);
+    return in;
+}
+
+static outputs outputs_new(const ref_problem *p)
+{
+    long long lse_stride[3];
+    ref_strides_contiguous(lse_stride, p->heads, p->seqlen_q, 1);
+    outputs out;
+    out.o = tensor_new(p->o_stride, p->batch, p->heads, p->seqlen_q, p->head_dim_v, 0);
+    out.lse = tensor_new(lse_stride, p->batch, p->heads, p->seqlen_q, 1, 0);
+    out.dq = tensor_new(p->q_stride, p->batch, p->heads, p->seqlen_q, p->head_dim, 0);
+    out.dk = tensor_new(p->k_stride, p->batch, p->heads, p->seqlen_k, p->head_dim, 0);
+    out.dv = tensor_new(p->v_stride, p->batch, p->heads, p->seqlen_k, p->head_dim_v, 0);
+    return out;
+}
+
+static void inputs_free(inputs *in)
+{
+    tensor_free(&in->q);
+    tensor_free(&in->k);
+    tensor_free(&in->v);
+    tensor_free(&in->dout);
+}
+
+static void outputs_free(outputs *out)
+{
+    tensor_free(&out->o);
+    tensor_free(&out->lse);
+    tensor_free(&out->dq);
+    tensor_free(&out->dk);
+    tensor_free(&out->dv);
+}
+
+static void run_naive_d(const ref_problem *p, const inputs *in, outputs *out)
+{
+    char err[256] = "";
+    expect_ok(ref_forward_naive_d(p, in->q.d, in->k.d, in->v.d, out->o.d, out->lse.d, err,
+                                  sizeof err), err);
+    expect_ok(ref_backward_naive_d(p, in->q.d, in->k.d, in->v.d, in->dout.d, out->dq.d, out->dk.d,
+                                   out->dv.d, err, sizeof err), err);
+}
+
+static void run_tiled_d(const ref_problem *p, int bm, int bn, const inputs *in, outputs *out,
+                        ref_stats *fwd, ref_stats *bwd)
+{
+    char err[256] = "";
+    expect_ok(ref_forward_tiled_d(p, bm, bn, in->q.d, in->k.d, in->v.d, out->o.d, out->lse.d, fwd,
+                                  err, sizeof err), err);
+    expect_ok(ref_backward_tiled_d(p, bm, bn, in->q.d, in->k.d, in->v.d, out->o.d, out->lse.d,
+                                   in->dout.d, out->dq.d, out->dk.d, out->dv.d, bwd, err,
+                                   sizeof err), err);
+}
+
+/* Tiled against naive on all five outputs, and every output fully written, gaps untouched. */
+static void expect_outputs_close(const char *name, const outputs *got, const outputs *ref,
+                                 double tol)
+{
+    const char *names[5] = {"o", "lse", "dq", "dk", "dv"};
+    const tensor *g[5] = {&got->o, &got->lse, &got->dq, &got->dk, &got->dv};
+    const tensor *r[5] = {&ref->o, &ref->lse, &ref->dq, &ref->dk, &ref->dv};
+    char what[128];
+    for (int i = 0; i < 5; i++) {
+        snprintf(what, sizeof what, "%s: %s", name, names[i]);
+        expect_written(what, g[i]);
+        expect_written(what, r[i]);
+        expect_close(what, g[i], r[i], tol);
+    }
+}
+
+/* Runs every case of a table: random inputs (then prepare, may be NULL, edits them), the naive
+ * double reference, then check. */
+typedef void (*case_prepare)(const ref_problem *p, inputs *in);
+typedef void (*case_check)(const attn_case *c, const ref_problem *p, const inputs *in,
+                           const outputs *naive);
+
+static void for_each_case(const attn_case *cases, size_t count, uint64_t seed,
+                          case_prepare prepare, case_check check)
+{
+    for (size_t i = 0; i < count; i++) {
+        ref_problem p = problem_for(&cases[i]);
+        inputs in = inputs_new(&p, seed + i);
+        if (prepare)
+            prepare(&p, &in);
+        outputs naive = outputs_new(&p);
+        run_naive_d(&p, &in, &naive);
+        check(&cases[i], &p, &in, &naive);
+        inputs_free(&in);
+        outputs_free(&naive);
+    }
+}
+
+/* The double tiled outputs of case c, checked against naive; the caller frees them. */
+static outputs tiled_checked(const attn_case *c, const ref_problem *p, const inputs *in,
+                             const outputs *naive)
+{
+    outputs tiled = outputs_new(p);
+    run_tiled_d(p, c->block_m, c->block_n, in, &tiled, NULL, NULL);
+    expect_outputs_close(c->name, &tiled, naive, 1e-10);
+    return tiled;
+}
+
+/* ---- tiled against naive ---- */
+
+static const attn_case tiled_cases[] = {
+    /* name                     B  H   Nq   Nk    D   Dv  causal scale  bm   bn  layout */
+    {"n1",                      1, 1,   1,   1,  16,  16, 0, 0.0,   16,  16, BHND},
+    {"n1_causal_tile1",         2, 1,   1,   1,  32,  32, 1, 0.0,    1,   1, BHND},
+    {"n7_tile1_dv32",           2, 2,   7,   7,  16,  32, 1, 0.0,    1,   1, BHND},
+    {"n16_bnhd",                1, 2,  16,  16,  32,  32, 0, 0.0,   16,  16, BNHD},
+    {"n17_causal_padded",       1, 1,  17,  17,  64,  64, 1, 0.0,   16,  16, PADDED},
+    {"n64_b2h3_rect_tiles",     2, 3,  64,  64,  64,  64, 1, 0.0,   64,  16, BHND},
+    {"n64_bm16_bn64",           1, 1,  64,  64,  32,  48, 1, 0.0,   16,  64, BNHD},
+    {"n100_d72_bnhd",           1, 2, 100, 100,  72,  72, 0, 0.0,   16,  64, BNHD},
+    {"n100_causal_tile_gt_n",   1, 1, 100, 100,  72,  64, 1, 0.0,  128, 128, BHND},
+    {"n256_d128_causal",        1, 1, 256, 256, 128, 128, 1, 0.0,   64,  64, BHND},
+    {"n256_d128_dv64_bnhd",     1, 1, 256, 256, 128,  64, 0, 0.0,   16,  64, BNHD},
+    {"n256_scale_0.3_tile1",    1, 1, 256, 256,  16,  16, 1, 0.3,    1,   1, PADDED},
+    {"q100_k17_causal",         1, 2, 100,  17,  32,  48, 1, 0.0,   16,  16, BHND},
+    {"q17_k100_causal_padded",  1, 1,  17, 100,  64,  64, 1, 0.0,   64,  16, PADDED},
+    {"q256_k7_noncausal",       1, 1, 256,   7,  32,  16, 0, 0.0,   64,   1, BHND},
+    {"q7_k256_causal",          1, 1,   7, 256,  16,  32, 1, 0.0,    1,  64, BNHD},
+    {"q256_k16_causal",         1, 2, 256,  16,  64,  64, 1, 0.0,   64,  16, BHND},
+    {"q64_k100_neg_scale",      2, 1,  64, 100,  72,  16, 0, -0.2, 16, 300, BHND},
+};
+
+static void check_tiled(const attn_case *c, const ref_problem *p, const inputs *in,
+                        const outputs *naive)
+{
+    outputs tiled = tiled_checked(c, p, in, naive);
+    outputs_free(&tiled);
+}
+
+static void tiled_matches_naive(void **state)
+{
+    (void)state;
+    for_each_case(tiled_cases, sizeof tiled_cases / sizeof tiled_cases[0], 1000, NULL,
+                  check_tiled);
+}
+
+/* ---- naive against values computed by hand (Python, double) ---- */
+
+static void naive_matches_hand_values(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        int causal;
+        double o[2], lse[2];
+    } cases[] = {
+        {"full", 0, {0.27298325153580216, 1.1381390682089205},
+         {1.5607855196221858, 2.1003059244055553}},
+        {"causal", 1, {2.0, 1.7853783094212379}, {0.5303300858899106, 1.4000538010265198}},
+    };
+    const double q[] = {1.0, 0.5, -0.5, 2.0};
+    const double k[] = {0.25, 1.0, 1.5, -0.5, -1.0, 0.75};
+    const double v[] = {2.0, -1.0, 0.5};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        ref_problem p;
+        ref_problem_init(&p, 1, 1, 2, 3, 2, 1, cases[c].causal, 0.0);   /* scale 1/sqrt(2) */
+        double o[2], lse[2];
+        char err[256] = "";
+        expect_ok(ref_forward_naive_d(&p, q, k, v, o, lse, err, sizeof err), err);
+        for (int i = 0; i < 2; i++) {
+            if (fabs(o[i] - cases[c].o[i]) > 1e-14 || fabs(lse[i] - cases[c].lse[i]) > 1e-14)
+                fail_msg("%s: row %d: expected o %.17g lse %.17g, got o %.17g lse %.17g",
+                         cases[c].name, i, cases[c].o[i], cases[c].lse[i], o[i], lse[i]);
+        }
+    }
+}
+
+/* ---- finite differences ---- */
+
+/* loss = sum(O * W) through the tiled forward. */
+static double fd_loss(const ref_problem *p, const inputs *in, const tensor *w, outputs *out)
+{
+    char err[256] = "";
+    expect_ok(ref_forward_tiled_d(p, 16, 16, in->q.d, in->k.d, in->v.d, out->o.d, out->lse.d, NULL,
+                                  err, sizeof err), err);
+    double loss = 0;
+    for (long long i = 0; i < tensor_count(w); i++)
+        loss += out->o.d[tensor_offset(&out->o, i)] * w->d[tensor_offset(w, i)];
+    return loss;
+}
+
+/* Central differences of the loss for the listed elements of x against grad. */
+static void expect_fd_matches(const char *what, const ref_problem *p, inputs *in, tensor *x,
+                              const tensor *grad, const long long *idx, long long count,
+                              outputs *scratch)
+{
+    const double eps = 1e-5;
+    double *fd = malloc(sizeof(double) * (size_t)count);
+    double *an = malloc(sizeof(double) * (size_t)count);
+    assert_true(fd && an);
+    double num = 0, den = 0;
+    for (long long n = 0; n < count; n++) {
+        double *e = x->d + tensor_offset(x, idx[n]);
+        double keep = *e;
+        *e = keep + eps;
+        double up = fd_loss(p, in, &in->dout, scratch);
+        *e = keep - eps;
+        double down = fd_loss(p, in, &in->dout, scratch);
+        *e = keep;
+        fd[n] = (up - down) / (2 * eps);
+        an[n] = grad->d[tensor_offset(grad, idx[n])];
+        num += (fd[n] - an[n]) * (fd[n] - an[n]);
+        den += an[n] * an[n];
+    }
+    double rel = sqrt(num / den);
+    print_message("finite differences %s: %lld elements, relative error %.3g\n", what, count, rel);
+    if (!(rel < 1e-5)) {
+        print_error("%s: first mismatches (expected = finite difference, got = analytic):\n", what);
+        print_mismatches(an, fd, count, 1e-5);
+        fail_msg("%s: relative error %.3g >= 1e-5", what, rel);
+    }
+    free(fd);
+    free(an);
+}
+
+static void gradients_match_finite_differences(void **state)
+{
+    (void)state;
+    const attn_case c = {"fd", 1, 1, 64, 64, 32, 32, 1, 0.0, 16, 16, BHND};
+    ref_problem p = problem_for(&c);
+    inputs in = inputs_new(&p, 77);   /* in.dout doubles as W: dO = W for loss = sum(O * W) */
+    outputs grads = outputs_new(&p), scratch = outputs_new(&p);
+    run_tiled_d(&p, 16, 16, &in, &grads, NULL, NULL);
+
+    long long all = tensor_count(&in.v);
+    long long *idx = malloc(sizeof(long long) * (size_t)all);
+    assert_non_null(idx);
+    for (long long i = 0; i < all; i++)
+        idx[i] = i;
+    expect_fd_matches("dv (every element)", &p, &in, &in.v, &grads.dv, idx, all, &scratch);
+    rng_seed(78);
+    for (int i = 0; i < 64; i++)
+        idx[i] = (long long)((rng_uniform() + 1.0) / 2.0 * (double)tensor_count(&in.q));
+    expect_fd_matches("dq (64 elements)", &p, &in, &in.q, &grads.dq, idx, 64, &scratch);
+    for (int i = 0; i < 64; i++)
+        idx[i] = (long long)((rng_uniform() + 1.0) / 2.0 * (double)tensor_count(&in.k));
+    expect_fd_matches("dk (64 elements)", &p, &in, &in.k, &grads.dk, idx, 64, &scratch);
+    free(idx);
+    inputs_free(&in);
+    outputs_free(&grads);
+    outputs_free(&scratch);
+}
+
+/* ---- memory ---- */
+
+static void tiled_scratch_is_o_tile(void **state)
+{
+    (void)state;
+    const int n = 4096;
+    const attn_case c = {"mem", 1, 1, n, n, 64, 64, 1, 0.0, 128, 128, BHND};
+    ref_problem p = problem_for(&c);
+    inputs in = inputs_new(&p, 5);
+    outputs out = outputs_new(&p);
+    long long base = ref_mem_current_bytes();
+    ref_mem_reset_peak();
+    run_tiled_d(&p, 128, 128, &in, &out, NULL, NULL);
+    long long peak = ref_mem_peak_bytes() - base;
+    double nn = (double)n * n * sizeof(double);
+    print_message("tiled N=%d D=64 tile 128 causal: peak scratch %lld bytes = %.3f%% of one "
+                  "N x N double matrix (%.0f bytes)\n", n, peak, 100.0 * peak / nn, nn);
+    assert_true(peak > 0);   /* the counter saw the scratch */
+    assert_true(peak < 0.2 * nn);
+    assert_int_equal(ref_mem_current_bytes(), base);   /* nothing leaked */
+    expect_written("mem: dq", &out.dq);
+    inputs_free(&in);
+    outputs_free(&out);
+}
+
+static void naive_peak_counts_the_score_matrix(void **state)
+{
+    (void)state;
+    const attn_case c = {"naive_mem", 1, 2, 64, 64, 32, 32, 0, 0.0, 16, 16, BHND};
+    ref_problem p = problem_for(&c);
+    inputs in = inputs_new(&p, 6);
+    outputs out = outputs_new(&p);
+    char err[256] = "";
+    long long base = ref_mem_current_bytes(), nn = 64LL * 64 * (long long)sizeof(double);
+    ref_mem_reset_peak();
+    expect_ok(ref_forward_naive_d(&p, in.q.d, in.k.d, in.v.d, out.o.d, out.lse.d, err, sizeof err),
+              err);
+    long long fwd_peak = ref_mem_peak_bytes() - base;
+    ref_mem_reset_peak();
+    expect_ok(ref_backward_naive_d(&p, in.q.d, in.k.d, in.v.d, in.dout.d, out.dq.d, out.dk.d,
+                                   out.dv.d, err, sizeof err), err);
+    long long bwd_peak = ref_mem_peak_bytes() - base;
+    print_message("naive N=64: forward peak %lld bytes, backward %lld (N x N = %lld)\n", fwd_peak,
+                  bwd_peak, nn);
+    assert_true(fwd_peak >= nn);
+    assert_true(bwd_peak >= 2 * nn);
+    assert_int_equal(ref_mem_current_bytes(), base);
+    inputs_free(&in);
+    outputs_free(&out);
+}
+
+/* ---- float against double ---- */
+
+static const attn_case float_cases[] = {
+    {"float_n256_causal", 1, 2, 256, 256, 64, 64, 1, 0.0, 64, 32, BHND},
+    {"float_n256_full_bnhd", 1, 2, 256, 256, 64, 64, 0, 0.0, 64, 32, BNHD},
+};
+
+/* Both sides see the same float-representable inputs, so only arithmetic differs. */
+static void round_inputs_to_float(const ref_problem *p, inputs *in)
+{
+    (void)p;
+    tensor *ins[4] = {&in->q, &in->k, &in->v, &in->dout};
+    for (int t = 0; t < 4; t++) {
+        tensor_to_float(ins[t]);
+        tensor_from_float(ins[t]);
+    }
+}
+
+static void check_float_tiled(const attn_case *c, const ref_problem *p, const inputs *in,
+                              const outputs *naive)
+{
+    outputs got = outputs_new(p);
+    tensor *outs[5] = {&got.o, &got.lse, &got.dq, &got.dk, &got.dv};
+    for (int t = 0; t < 5; t++)
+        tensor_to_float(outs[t]);
+    char err[256] = "";
+    expect_ok(ref_forward_tiled_f(p, c->block_m, c->block_n, in->q.f, in->k.f, in->v.f, got.o.f,
+                                  got.lse.f, NULL, err, sizeof err), err);
+    expect_ok(ref_backward_tiled_f(p, c->block_m, c->block_n, in->q.f, in->k.f, in->v.f, got.o.f,
+                                   got.lse.f, in->dout.f, got.dq.f, got.dk.f, got.dv.f, NULL, err,
+                                   sizeof err), err);
+    for (int t = 0; t < 5; t++)
+        tensor_from_float(outs[t]);
+    print_message("%s: rel err o %.2g lse %.2g dq %.2g dk %.2g dv %.2g\n", c->name,
+                  rel_error(&got.o, &naive->o), rel_error(&got.lse, &naive->lse),
+                  rel_error(&got.dq, &naive->dq), rel_error(&got.dk, &naive->dk),
+                  rel_error(&got.dv, &naive->dv));
+    expect_outputs_close(c->name, &got, naive, 1e-5);
+    outputs_free(&got);
+}
+
+static void float_tiled_matches_double_naive(void **state)
+{
+    (void)state;
+    for_each_case(float_cases, sizeof float_cases / sizeof float_cases[0], 300,
+                  round_inputs_to_float, check_float_tiled);
+}
+
+/* ---- causal with seqlen_q != seqlen_k ---- */
+
+static const attn_case cross_cases[] = {
+    {"cross_q100_k17", 1, 2, 100, 17, 64, 32, 1, 0.0, 16, 16, BHND},
+    {"cross_q17_k100", 1, 2, 17, 100, 64, 32, 1, 0.0, 16, 16, BNHD},
+    {"cross_q64_k2", 2, 1, 64, 2, 32, 8, 1, 0.0, 16, 1, PADDED},
+};
+
+/* V[key][col] = 1e6 while |V| < 1 elsewhere, so O[i][col] = 1e6 P[i][key] + (at most 1): a row
+ * that sees key must move by 1e6 P, one that does not stays within 1. */
+static void expect_spike_seen(const char *name, const ref_problem *p, const inputs *in,
+                              const outputs *out, const outputs *naive, int key, int col)
+{
+    double scale = ref_problem_scale(p);
+    for (int b = 0; b < p->batch; b++)
+        for (int h = 0; h < p->heads; h++)
+            for (int i = 0; i < p->seqlen_q; i++) {
+                double o = *tensor_at(&out->o, b, h, i, col);
+                int sees = key <= i;   /* top-left: row i sees keys 0..min(i, Nk-1) */
+                double expect = 0;
+                if (sees) {
+                    double s = 0;
+                    for (int c = 0; c < p->head_dim; c++)
+                        s += *tensor_at(&in->q, b, h, i, c) * *tensor_at(&in->k, b, h, key, c);
+                    double lse = *tensor_at(&naive->lse, b, h, i, 0);
+                    expect = 1e6 * exp(scale * s - lse);
+                    if (!(expect > 10))
+                        fail_msg("%s: row %d: P[key %d] = %g too small to show", name, i, key,
+                                 expect / 1e6);
+                }
+                if (!(fabs(o - expect) <= 1.0 + 1e-9 * fabs(expect)))
+                    fail_msg("%s: b %d h %d row %d col %d (key %d %s): expected %.6g +- 1, "
+                             "got %.6g", name, b, h, i, col, key, sees ? "visible" : "masked",
+                             expect, o);
+            }
+}
+
+static void spike_v(const ref_problem *p, inputs *in)
+{
+    for (int b = 0; b < p->batch; b++)
+        for (int h = 0; h < p->heads; h++) {
+            *tensor_at(&in->v, b, h, 0, 0) = 1e6;
+            *tensor_at(&in->v, b, h, p->seqlen_k - 1, 1) = 1e6;
+        }
+}
+
+static void check_cross(const attn_case *c, const ref_problem *p, const inputs *in,
+                        const outputs *naive)
+{
+    outputs tiled = tiled_checked(c, p, in, naive);
+    const outputs *both[2] = {naive, &tiled};
+    for (int w = 0; w < 2; w++) {
+        expect_spike_seen(c->name, p, in, both[w], naive, 0, 0);
+        expect_spike_seen(c->name, p, in, both[w], naive, p->seqlen_k - 1, 1);
+    }
+    outputs_free(&tiled);
+}
+
+static void causal_cross_lengths(void **state)
+{
+    (void)state;
+    for_each_case(cross_cases, sizeof cross_cases / sizeof cross_cases[0], 500, spike_v,
+                  check_cross);
+}
+
+/* ---- causal block skipping ---- */
+
+static const struct {
+    const char *name;
+    int batch, heads, seqlen_q, seqlen_k, causal, block_m, block_n;
+    long long visited;   /* worked out by hand */
+} skip_cases[] = {
+    {"n256_64x64_causal", 1, 1, 256, 256, 1, 64, 64, 10},   /* 1+2+3+4 of 16 */
+    {"n256_64x64_full", 1, 1, 256, 256, 0, 64, 64, 16},
+    {"n256_64x64_causal_b2h3", 2, 3, 256, 256, 1, 64, 64, 60},
+    {"n100_16x64_causal", 1, 1, 100, 100, 1, 16, 64, 10},   /* 7 query tiles + 3 past key 64 */
+    {"n100_48x16_causal", 1, 1, 100, 100, 1, 48, 16, 16},   /* 3 + 6 + 7: tiles misaligned */
+    {"q100_k17_16x16_causal", 1, 1, 100, 17, 1, 16, 16, 13},
+    {"q17_k100_16x16_causal", 1, 1, 17, 100, 1, 16, 16, 3},   /* of 14 */
+    {"n7_1x1_causal", 1, 1, 7, 7, 1, 1, 1, 28},
+};
+
+/* Tiles with at least one unmasked (i, j), and those of them holding a masked one, by brute
+ * force over every element. */
+static void count_tiles(int nq, int nk, int causal, int bm, int bn, long long *live,
+                        long long *crossing)
+{
+    *live = *crossing = 0;
+    for (int m0 = 0; m0 < nq; m0 += bm)
+        for (int n0 = 0; n0 < nk; n0 += bn) {
+            int seen = 0, masked = 0;
+            for (int i = m0; i < m0 + bm && i < nq; i++)
+                for (int j = n0; j < n0 + bn && j < nk; j++) {
+                    if (causal && j > i)
+                        masked = 1;
+                    else
+                        seen = 1;
+                }
+            *live += seen;
+            *crossing += seen && masked;
+        }
+}
+
+static void causal_tiles_are_skipped(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < sizeof skip_cases / sizeof skip_cases[0]; c++) {
+        const attn_case ac = {skip_cases[c].name, skip_cases[c].batch, skip_cases[c].heads,
+                              skip_cases[c].seqlen_q, skip_cases[c].seqlen_k, 32, 32,
+                              skip_cases[c].causal, 0.0, skip_cases[c].block_m,
+                              skip_cases[c].block_n, BHND};
+        ref_problem p = problem_for(&ac);
+        long long live, crossing;
+        count_tiles(p.seqlen_q, p.seqlen_k, p.causal, ac.block_m, ac.block_n, &live, &crossing);
+        long long heads = (long long)p.batch * p.heads;
+        assert_int_equal(live * heads, skip_cases[c].visited);
+        inputs in = inputs_new(&p, 900 + c);
+        outputs out = outputs_new(&p);
+        ref_stats fwd = {-1, -1}, bwd = {-1, -1};
+        run_tiled_d(&p, ac.block_m, ac.block_n, &in, &out, &fwd, &bwd);
+        const ref_stats *st[2] = {&fwd, &bwd};
+        for (int w = 0; w < 2; w++)
+            if (st[w]->tiles_visited != skip_cases[c].visited ||
+                st[w]->tiles_masked != crossing * heads)
+                fail_msg("%s %s: visited %lld masked %lld, expected %lld and %lld", ac.name,
+                         w ? "backward" : "forward", st[w]->tiles_visited, st[w]->tiles_masked,
+                         skip_cases[c].visited, crossing * heads);
+        inputs_free(&in);
+        outputs_free(&out);
+    }
+}
+
+/* ---- bad input ---- */
+
+/* One call's arguments, untyped so the same case drives the double and float functions. */
+typedef struct call {
+    ref_problem p;
+    const ref_problem *pp;
+    int bm, bn;
+    const void *q, *k, *v, *o_in, *lse_in, *dout;
+    void *o, *lse, *dq, *dk, *dv;
+} call;
+
+#define CALL_ADAPTERS(S)                                                                          \
+    static int fwd_naive_##S(const call *c, char *e, size_t n)                                    \
+    {                                                                                             \
+        return ref_forward_naive_##S(c->pp, c->q, c->k, c->v, c->o, c->lse, e, n);                \
+    }                                                                                             \
+    static int bwd_naive_##S(const call *c, char *e, size_t n)                                    \
+    {                                                                                             \
+        return ref_backward_naive_##S(c->pp, c->q, c->k, c->v, c->dout, c->dq, c->dk, c->dv, e,  \
+                                      n);                                                         \
+    }                                                                                             \
+    static int fwd_tiled_##S(const call *c, char *e, size_t n)                                    \
+    {                                                                                             \
+        return ref_forward_tiled_##S(c->pp, c->bm, c->bn, c->q, c->k, c->v, c->o, c->lse, NULL,   \
+                                     e, n);                                                       \
+    }                                                                                             \
+    static int bwd_tiled_##S(const call *c, char *e, size_t n)                                    \
+    {                                                                                             \
+        return ref_backward_tiled_##S(c->pp, c->bm, c->bn, c->q, c->k, c->v, c->o_in, c->lse_in,  \
+                                      c->dout, c->dq, c->dk, c->dv, NULL, e, n);                  \
+    }
+CALL_ADAPTERS(d)
+CALL_ADAPTERS(f)
+
+enum { FWD_NAIVE = 1, BWD_NAIVE = 2, FWD_TILED = 4, BWD_TILED = 8, ALL = 15 };
+
+static const struct {
+    const char *name;
+    int (*fn)(const call *c, char *e, size_t n);
+    int kind;
+    int is_float;
+} functions[] = {
+    {"ref_forward_naive_d", fwd_naive_d, FWD_NAIVE, 0},
+    {"ref_backward_naive_d", bwd_naive_d, BWD_NAIVE, 0},
+    {"ref_forward_tiled_d", fwd_tiled_d, FWD_TILED, 0},
+    {"ref_backward_tiled_d", bwd_tiled_d, BWD_TILED, 0},
+    {"ref_forward_naive_f", fwd_naive_f, FWD_NAIVE, 1},
+    {"ref_backward_naive_f", bwd_naive_f, BWD_NAIVE, 1},
+    {"ref_forward_tiled_f", fwd_tiled_f, FWD_TILED, 1},
+    {"ref_backward_tiled_f", bwd_tiled_f, BWD_TILED, 1},
+};
+enum { N_FUNCTIONS = sizeof functions / sizeof functions[0] };
+
+/* Valid buffers for B=2 H=2 N=8 D=16 Dv=8, sized for double so float calls fit too. */
+typedef struct call_buffers { double *t[11]; } call_buffers;
+
+static call make_call(call_buffers *bufs)
+{
+    call c;
+    memset(&c, 0, sizeof c);
+    ref_problem_init(&c.p, 2, 2, 8, 8, 16, 8, 1, 0.0);
+    c.pp = &c.p;
+    c.bm = 4;
+    c.bn = 3;
+    const long long sizes[11] = {
+        ref_extent_q(&c.p), ref_extent_k(&c.p), ref_extent_v(&c.p), ref_extent_o(&c.p),
+        ref_extent_lse(&c.p), ref_extent_o(&c.p), ref_extent_o(&c.p), ref_extent_lse(&c.p),
+        ref_extent_q(&c.p), ref_extent_k(&c.p), ref_extent_v(&c.p),
+    };
+    for (int i = 0; i < 11; i++) {
+        bufs->t[i] = malloc(sizeof(double) * (size_t)sizes[i]);
+        assert_non_null(bufs->t[i]);
+        for (long long e = 0; e < sizes[i]; e++)
+            bufs->t[i][e] = 0.25;   /* finite read as double or as float */
+    }
+    c.q = bufs->t[0];
+    c.k = bufs->t[1];
+    c.v = bufs->t[2];
+    c.o_in = bufs->t[3];
+    c.lse_in = bufs->t[4];
+    c.dout = bufs->t[5];
+    c.o = bufs->t[6];
+    c.lse = bufs->t[7];
+    c.dq = bufs->t[8];
+    c.dk = bufs->t[9];
+    c.dv = bufs->t[10];
+    return c;
+}
+
+static void free_call(call_buffers *bufs)
+{
+    for (int i = 0; i < 11; i++)
+        free(bufs->t[i]);
+}
+
+static void no_problem(call *c) { c->pp = NULL; }
+static void zero_batch(call *c) { c->p.batch = 0; }
+static void negative_heads(call *c) { c->p.heads = -2; }
+static void zero_seqlen_q(call *c) { c->p.seqlen_q = 0; }
+static void zero_seqlen_k(call *c) { c->p.seqlen_k = 0; }
+static void zero_head_dim(call *c) { c->p.head_dim = 0; }
+static void negative_head_dim_v(call *c) { c->p.head_dim_v = -1; }
+static void causal_two(call *c) { c->p.causal = 2; }
+static void infinite_scale(call *c) { c->p.softmax_scale = INFINITY; }
+static void zero_block_m(call *c) { c->bm = 0; }
+static void negative_block_n(call *c) { c->bn = -3; }
+static void null_q(call *c) { c->q = NULL; }
+static void null_k(call *c) { c->k = NULL; }
+static void null_v(call *c) { c->v = NULL; }
+static void null_o(call *c) { c->o = NULL; c->o_in = NULL; }
+static void null_lse(call *c) { c->lse = NULL; c->lse_in = NULL; }
+static void null_dout(call *c) { c->dout = NULL; }
+static void null_dq(call *c) { c->dq = NULL; }
+static void null_dk(call *c) { c->dk = NULL; }
+static void null_dv(call *c) { c->dv = NULL; }
+static void seq_stride_below_head_dim(call *c) { c->p.q_stride[2] = 15; }
+static void head_stride_overlaps_rows(call *c) { c->p.k_stride[1] = 100; }
+static void negative_batch_stride(call *c) { c->p.v_stride[0] = -1; }
+static void zero_seq_stride(call *c) { c->p.o_stride[2] = 0; }
+static void huge_batch_stride(call *c) { c->p.q_stride[0] = LLONG_MAX / 4; }
+static void o_is_q(call *c) { c->o = (void *)c->q; }
+static void dk_is_dq(call *c) { c->dk = c->dq; }
+static void dv_is_dout(call *c) { c->dv = (void *)c->dout; }
+
+static const struct {
+    const char *name;
+    void (*mutate)(call *c);
+    int applies;           /* FWD_NAIVE | ... */
+    const char *expect;    /* in the message, besides the function name */
+} bad_cases[] = {
+    {"problem NULL", no_problem, ALL, "problem is NULL"},
+    {"batch 0", zero_batch, ALL, "batch=0 must be >= 1"},
+    {"heads -2", negative_heads, ALL, "heads=-2"},
+    {"seqlen_q 0", zero_seqlen_q, ALL, "seqlen_q=0"},
+    {"seqlen_k 0", zero_seqlen_k, ALL, "seqlen_k=0 must be >= 1"},
+    {"head_dim 0", zero_head_dim, ALL, "head_dim=0"},
+    {"head_dim_v -1", negative_head_dim_v, ALL, "head_dim_v=-1"},
+    {"causal 2", causal_two, ALL, "causal=2"},
+    {"scale inf", infinite_scale, ALL, "softmax_scale=inf"},
+    {"block_m 0", zero_block_m, FWD_TILED | BWD_TILED, "block_m=0"},
+    {"block_n -3", negative_block_n, FWD_TILED | BWD_TILED, "block_n=-3"},
+    {"q NULL", null_q, ALL, "q is NULL"},
+    {"k NULL", null_k, ALL, "k is NULL"},
+    {"v NULL", null_v, ALL, "v is NULL"},
+    {"o NULL", null_o, FWD_NAIVE | FWD_TILED | BWD_TILED, "o is NULL"},
+    {"lse NULL", null_lse, FWD_NAIVE | FWD_TILED | BWD_TILED, "lse is NULL"},
+    {"dout NULL", null_dout, BWD_NAIVE | BWD_TILED, "dout is NULL"},
+    {"dq NULL", null_dq, BWD_NAIVE | BWD_TILED, "dq is NULL"},
+    {"dk NULL", null_dk, BWD_NAIVE | BWD_TILED, "dk is NULL"},
+    {"dv NULL", null_dv, BWD_NAIVE | BWD_TILED, "dv is NULL"},
+    {"seq stride < head_dim", seq_stride_below_head_dim, ALL, "q_stride[2]=15"},
+    {"head stride overlaps rows", head_stride_overlaps_rows, ALL, "k_stride[1]=100"},
+    {"negative stride", negative_batch_stride, ALL, "v_stride[0]=-1"},
+    {"zero seq stride", zero_seq_stride, ALL, "o_stride[2]=0"},
+    {"stride overflows", huge_batch_stride, ALL, "q_stride[0]="},
+    {"o aliases q", o_is_q, FWD_NAIVE | FWD_TILED, "o overlaps input q"},
+    {"dk aliases dq", dk_is_dq, BWD_NAIVE | BWD_TILED, "dk is the same buffer as dq"},
+    {"dv aliases dout", dv_is_dout, BWD_NAIVE | BWD_TILED, "dv overlaps input dout"},
+};
+
+static void bad_input_is_reported(void **state)
+{
+    (void)state;
+    call_buffers bufs;
+    const call good = make_call(&bufs);
+    char err[256];
+    for (int f = 0; f < N_FUNCTIONS; f++) {   /* the baseline is valid for every function */
+        call c = good;
+        c.pp = &c.p;
+        err[0] = '\0';
+        expect_ok(functions[f].fn(&c, err, sizeof err), err);
+        assert_string_equal(err, "");
+    }
+    for (size_t b = 0; b < sizeof bad_cases / sizeof bad_cases[0]; b++)
+        for (int f = 0; f < N_FUNCTIONS; f++) {
+            if (!(bad_cases[b].applies & functions[f].kind))
+                continue;
+            call c = good;
+            c.pp = &c.p;
+            bad_cases[b].mutate(&c);
+            strcpy(err, "untouched");
+            int rc = functions[f].fn(&c, err, sizeof err);
+            if (rc != REF_ERR_INVALID || !strstr(err, functions[f].name) ||
+                !strstr(err, bad_cases[b].expect))
+                fail_msg("%s via %s: rc %d, message \"%s\"; expected %d and \"%s\"",
+                         bad_cases[b].name, functions[f].name, rc, err, REF_ERR_INVALID,
+                         bad_cases[b].expect);
+        }
+    /* No buffer, or a short one: still an error code, never an overrun. */
+    call c = good;
+    c.pp = &c.p;
+    c.p.seqlen_k = 0;
+    assert_int_equal(fwd_tiled_d(&c, NULL, 0), REF_ERR_INVALID);
+    memset(err, 'x', sizeof err);
+    assert_int_equal(fwd_tiled_d(&c, err, 8), REF_ERR_INVALID);
+    assert_string_equal(err, "ref_for");
+    assert_int_equal(err[8], 'x');
+    free_call(&bufs);
+}
+
+/* Every scratch allocation that fails is reported as REF_ERR_NOMEM and frees what was taken. */
+static void allocation_failure_is_reported(void **state)
+{
+    (void)state;
+    call_buffers bufs;
+    call c = make_call(&bufs);
+    c.pp = &c.p;
+    long long base = ref_mem_current_bytes();
+    for (int f = 0; f < N_FUNCTIONS; f++) {
+        int failures = 0, rc = -1;
+        for (long long n = 0; n < 8 && rc != REF_OK; n++) {
+            char err[256] = "";
+            ref_mem_fail_after(n);
+            rc = functions[f].fn(&c, err, sizeof err);
+            ref_mem_fail_after(-1);
+            assert_int_equal(ref_mem_current_bytes(), base);
+            if (rc == REF_OK)
+                break;
+            failures++;
+            if (rc != REF_ERR_NOMEM || !strstr(err, functions[f].name) ||
+                !strstr(err, "out of memory"))
+                fail_msg("%s, allocation %lld failing: rc %d, message \"%s\"", functions[f].name,
+                         n, rc, err);
+        }
+        assert_int_equal(rc, REF_OK);
+        assert_true(failures >= 1);
+    }
+    free_call(&bufs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(naive_matches_hand_values),
+        cmocka_unit_test(tiled_matches_naive),
+        cmocka_unit_test(gradients_match_finite_differences),
+        cmocka_unit_test(tiled_scratch_is_o_tile),
+        cmocka_unit_test(naive_peak_counts_the_score_matrix),
+        cmocka_unit_test(float_tiled_matches_double_naive),
+        cmocka_unit_test(causal_cross_lengths),
+        cmocka_unit_test(causal_tiles_are_skipped),
+        cmocka_unit_test(bad_input_is_reported),
+        cmocka_unit_test(allocation_failure_is_reported),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
