@@ -268,9 +268,11 @@ ft_fwd(const ft_fwd_args args)
 #pragma unroll
         for (int half = 0; half < 2; half++) {
             const int row = m0 + warp_row0 + r * 16 + group + half * 8;
+            // Each lane summed only its own columns; the row's total is over the quad (all
+            // lanes shuffle before any of them leaves).
+            const float sum = warp_sum_xor(warp_sum_xor(row_sum[r][half], 1), 2);
             if (!EVEN_M && row >= args.seqlen_q)
                 continue;
-            const float sum = row_sum[r][half];
             const float inv = sum > 0.f ? 1.f / sum : 0.f;
             elem_t *dst = o_out + row * args.o_stride[2];
 #pragma unroll

@@ -185,6 +185,9 @@ static double compare(const char *what, const double *got, const double *want, c
                         shown++;
                     }
                 }
+    if (getenv("FT_TEST_VERBOSE"))
+        for (int d = 0; d < dim && d < 16; d++)
+            printf("    %s [0,0,0,%d]: expected %.6g got %.6g\n", what, d, want[d], got[d]);
     double rel = nans ? INFINITY : sqrt(num) / (sqrt(den) > 0 ? sqrt(den) : 1);
     if (nans)
         printf("    %s: %lld NaN/Inf elements (never written, or overflow)\n", what, nans);
@@ -362,6 +365,9 @@ int main(void)
     for (int i = 0; i < CASE_COUNT; i++) {
         tests[i] = (struct CMUnitTest){ cases[i].name, run_case, NULL, NULL, (void *)&cases[i] };
     }
+    /* FT_TEST_FILTER="bf16 N=1*" runs the matching cases only (cmocka's wildcard match). */
+    if (getenv("FT_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("FT_TEST_FILTER"));
     int rc = _cmocka_run_group_tests("test_attn_gpu", tests, CASE_COUNT, NULL, NULL);
     gpu_close(&session);
     return rc;
