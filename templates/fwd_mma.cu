@@ -47,7 +47,9 @@ FT_DEVICE void load_tile(elem_t *smem, const elem_t *gmem, long long stride, int
     }
 }
 
-extern "C" __global__ void __launch_bounds__(NUM_THREADS)
+// One block per SM at least: lets ptxas use up to 255 registers rather than guess an occupancy
+// target and spill (it capped D=64, 8 warps at 128 registers and spilled 4 bytes on sm_90).
+extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
 ft_fwd(const ft_fwd_args args)
 {
     extern __shared__ __align__(128) unsigned char smem_raw[];

@@ -12,9 +12,13 @@ typedef struct command {
 
 static int run_tune(int argc, char **argv);
 static int run_help(int argc, char **argv);
+int cmd_emit(int argc, char **argv);      /* cmd_emit.c */
+int cmd_compile(int argc, char **argv);   /* cmd_compile.c */
 
 static const command commands[] = {
     { "tune", "run a tuning sweep from a Lua search space", run_tune },
+    { "emit", "print the CUDA source of one template configuration", cmd_emit },
+    { "compile", "compile one configuration with NVRTC and report its resources", cmd_compile },
     { "help", "show this help", run_help },
 };
 

@@ -1,0 +1,43 @@
+/* The ref family: the GPU reference kernels the tuner validates against (templates/ref.cu).
+ *
+ * One descriptor for forward and backward: `backward` is 0 because gen_family has one argument
+ * block per family, but only ft_ref_fwd takes ft_fwd_args; ft_ref_bwd_preprocess, ft_ref_bwd_dq
+ * and ft_ref_bwd_dkdv take ft_bwd_args. Callers launch them by name. */
+#include <stdio.h>
+
+#include "gen_family_internal.h"
+
+/* One warp per row and NUM_WARPS rows per block: the tiles are the block's rows. */
+static int check_ref(const int *p, char *why, size_t len)
+{
+    if (p[GEN_BLOCK_M] != p[GEN_NUM_WARPS] || p[GEN_BLOCK_N] != p[GEN_NUM_WARPS]) {
+        snprintf(why, len, "BLOCK_M=%d, BLOCK_N=%d: ref runs one warp per row, so both must equal NUM_WARPS=%d",
+                 p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS]);
+        return -1;
+    }
+    return 0;
+}
+
+static const gen_entry entries[] = {
+    { "ft_ref_fwd", 0, NULL, NULL },
+    { "ft_ref_bwd_preprocess", 0, NULL, NULL },
+    { "ft_ref_bwd_dq", 0, NULL, NULL },
+    { "ft_ref_bwd_dkdv", 1, NULL, NULL },
+};
+
+const gen_family gen_family_ref = {
+    .name = "ref",
+    .file = "ref.cu",
+    .backward = 0,   /* see the note above: the ft_ref_bwd_* entries take ft_bwd_args */
+    .dtypes = 0xfu,
+    .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
+              GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_CAUSAL),
+    .defaults = {
+        [GEN_DTYPE] = 0, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
+        [GEN_BLOCK_M] = 4, [GEN_BLOCK_N] = 4, [GEN_NUM_WARPS] = 4, [GEN_NUM_STAGES] = 1,
+        [GEN_CAUSAL] = 0, [GEN_CAUSAL_SKIP] = 0, [GEN_EVEN_M] = 0, [GEN_EVEN_N] = 0, [GEN_DQ_MODE] = 0,
+    },
+    .entries = entries,
+    .entry_count = 4,
+    .check = check_ref,
+};

@@ -1,0 +1,153 @@
+/* The generator's internal API (prefix gen_): the template catalogue, parameters, validation,
+ * source expansion, content hashes, NVRTC compilation to CUBIN with its resource report, and
+ * launch dimensions. Used by the tuner, the runtime and the tests; never installed.
+ *
+ * Thread safety: every function here may be called from several threads at once; none keeps
+ * global mutable state (NVRTC itself is thread-safe). Strings and tables returned as const
+ * are static. Errors are written to a caller buffer (why/err, len bytes, always
+ * NUL-terminated) and name the parameter and its value. */
+#ifndef FT_GEN_INTERNAL_H
+#define FT_GEN_INTERNAL_H
+
+#include <stddef.h>
+
+#include "gen_family_internal.h"
+
+/* ---- catalogue (gen_catalogue.c) ------------------------------------------------------- */
+
+/* The family of that name ("fwd_mma"), or NULL. */
+const gen_family *gen_family_find(const char *name);
+/* Every family, in a fixed order; OUT: *count, their number. */
+const gen_family *const *gen_family_list(int *count);
+/* The family's embedded template file as a NUL-terminated string, or NULL when this build did
+ * not embed it (the template is not written yet). */
+const char *gen_family_template(const gen_family *f);
+
+/* ---- parameters (gen_params.c) ------------------------------------------------------ */
+
+/* A family and one value per parameter, indexed by gen_param. */
+typedef struct gen_config {
+    const gen_family *family;
+    int p[GEN_PARAM_COUNT];
+} gen_config;
+
+/* "BLOCK_M": the name of the template macro, the Lua space key and the database column.
+ * NULL for a value out of range. */
+const char *gen_param_name(gen_param param);
+/* The gen_param of a name (case-insensitive), or -1. */
+int gen_param_lookup(const char *name);
+/* Parses one value: an integer; DTYPE also takes f32, f16, bf16, f64; DQ_MODE also atomic,
+ * separate. Range checks are gen_validate's job. Returns 0, or -1 with the reason in why. */
+int gen_param_parse(gen_param param, const char *text, int *value /* OUT */, char *why, size_t len);
+/* The symbolic name of a value where there is one ("bf16" for DTYPE 2, "separate" for DQ_MODE
+ * 1), else NULL. */
+const char *gen_param_value_name(gen_param param, int value);
+/* "f32", "f16", "bf16", "f64", or "?". */
+const char *gen_dtype_name(int dtype);
+/* c = the family's defaults (a good configuration; unused parameters hold their only legal
+ * value). */
+void gen_config_init(gen_config *c, const gen_family *f);
+
+/* ---- validation (gen_validate.c) ---------------------------------------------------- */
+
+/* Checks c against the common rules then c->family->check, in this order: DTYPE is one of the
+ * family's; HEAD_DIM and HEAD_DIM_V are multiples of 8 in 8..256 (families narrow this in
+ * their check: the mma families to multiples of 32); then each other parameter in gen_param
+ * order: one the family does not use (not in family->params) equals its default, one it uses
+ * is in range (BLOCK_M and BLOCK_N 1..1024, NUM_WARPS 1..16, NUM_STAGES 1..4, CAUSAL,
+ * CAUSAL_SKIP, EVEN_M, EVEN_N, DQ_MODE 0 or 1); the family's check; every entry the
+ * configuration launches needs at most smem_limit_bytes of dynamic shared memory
+ * (smem_limit_bytes <= 0: not checked). Returns 0 when valid, else -1 with one reason in why,
+ * e.g. "BLOCK_M=48 is not a multiple of 16*NUM_WARPS=64". */
+int gen_validate(const gen_config *c, int smem_limit_bytes, char *why, size_t len);
+/* 1 when the entry is launched for c (its used() says so, or it has none). */
+int gen_entry_used(const gen_config *c, const gen_entry *e);
+/* The most dynamic shared memory a block may opt in to on arch ("sm_80": 166912, "sm_86" and
+ * "sm_89": 101376, "sm_90" and "sm_90a": 232448), or -1 for an arch the generator does not
+ * target. The archs accepted here are exactly those gen_compile accepts. */
+int gen_smem_limit_for_arch(const char *arch);
+
+/* ---- expansion (gen_expand.c) ------------------------------------------------------- */
+
+/* The standalone .cu for c, laid out as templates/README.md says: a header comment naming the
+ * family and listing every parameter ("//   BLOCK_M = 64"), one "#define NAME value" per
+ * parameter, then ft_kernel_args.h, ft_prelude.cuh and the family's file, each after a
+ * "// ---- file: NAME" line. Deterministic: the same c gives byte-identical text. Does not
+ * validate (call gen_validate first). Returns a malloc'ed string the caller frees, or NULL
+ * when a template file is not embedded in this build or memory ran out. */
+char *gen_expand(const gen_config *c);
+
+/* ---- content hashes (gen_hash.c) --------------------------------------------------- */
+
+/* Hashes are 64-bit FNV-1a, printed as 16 lower-case hex digits. No hash library is a
+ * dependency of flashtune and these keys only need to tell sources apart, not resist an
+ * attacker. Multi-part keys hash each part with its length, so parts cannot run together. */
+#define GEN_HASH_LEN 17   /* 16 hex digits and the NUL */
+
+/* The kernel's identity: the hash of its source alone. */
+void gen_source_hash(const char *source, char out[GEN_HASH_LEN]);
+/* The CUBIN cache key: the hash of (source, gen_compile's options, arch, NVRTC version), so a
+ * change of any of them misses the cache. */
+void gen_cache_key(const char *source, const char *arch, char out[GEN_HASH_LEN]);
+
+/* ---- NVRTC compilation (gen_nvrtc.c, gen_ptxas_log.c) ------------------------------ */
+
+#define GEN_MAX_ENTRIES 16
+#define GEN_NAME_LEN 64
+
+/* What ptxas reported for one function. */
+typedef struct gen_resources {
+    char name[GEN_NAME_LEN];     /* the entry's symbol ("ft_fwd"); truncated if longer */
+    int registers;               /* per thread */
+    int spill_store_bytes;
+    int spill_load_bytes;
+    int stack_frame_bytes;
+    int static_smem_bytes;       /* __shared__ arrays; dynamic shared memory comes on top */
+} gen_resources;
+
+typedef struct gen_binary {
+    void *cubin;                 /* the CUBIN image (an ELF file), malloc'ed */
+    size_t cubin_size;           /* bytes */
+    char *log;                   /* NVRTC's full log, including ptxas -v; malloc'ed, never NULL after success */
+    char arch[16];               /* "sm_90" */
+    char nvrtc_version[16];      /* "13.0" */
+    double compile_seconds;      /* wall time of nvrtcCompileProgram */
+    /* The largest value over every function in the log (entries and called functions). */
+    int registers, spill_store_bytes, spill_load_bytes, stack_frame_bytes, static_smem_bytes;
+    gen_resources entries[GEN_MAX_ENTRIES];   /* one per kernel entry, in log order */
+    int entry_count;
+} gen_binary;
+
+/* Options passed to NVRTC besides -arch, in order, for the cache key and reports:
+ * "-std=c++17 --ptxas-options=-v -lineinfo" (no --use_fast_math: f32/f64 must stay exact). */
+const char *gen_compile_options(void);
+/* "13.0": NVRTC's version, major.minor. */
+void gen_nvrtc_version(char *buf, size_t len);
+/* 1 when gen_compile accepts arch ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"). */
+int gen_arch_supported(const char *arch);
+
+/* Compiles source (a standalone .cu from gen_expand, or any kernel source) for arch to CUBIN.
+ * OUT: *out, filled on success (release it with gen_binary_free); zeroed on failure.
+ * Returns 0, or -1 with the reason in err: an unsupported arch, or NVRTC's error and the head
+ * of its log (the first compiler errors). */
+int gen_compile(const char *source, const char *arch, gen_binary *out, char *err, size_t len);
+/* Frees what gen_compile allocated and zeroes *b. NULL or a zeroed binary: nothing to do. */
+void gen_binary_free(gen_binary *b);
+
+/* Parses a ptxas -v log: per-entry resources into entries (at most max, in log order; OUT:
+ * *entry_count) and the maxima over every function into *total (its name is empty). Lines it
+ * does not know are skipped. Returns the number of entries found (may exceed max). */
+int gen_ptxas_parse(const char *log, gen_resources *total, gen_resources *entries, int max,
+                    int *entry_count);
+
+/* ---- launch (gen_launch.c) ---------------------------------------------------------- */
+
+/* Launch shape of entry e of c->family for a problem: block = (NUM_WARPS*32, 1, 1); grid =
+ * (ceil(seqlen_q / BLOCK_M), batch*heads, 1), or ceil(seqlen_k / BLOCK_N) for key-major
+ * entries; OUT: *smem_bytes, the entry's dynamic shared memory. Returns 0, or -1 when a size
+ * is < 1 or the grid exceeds CUDA's limits (grid.y <= 65535). */
+int gen_launch_dims(const gen_config *c, const gen_entry *e, int batch, int heads, int seqlen_q,
+                    int seqlen_k, unsigned grid[3] /* OUT */, unsigned block[3] /* OUT */,
+                    size_t *smem_bytes /* OUT */);
+
+#endif

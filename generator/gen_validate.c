@@ -1,0 +1,140 @@
+/* Validation of a configuration: the rules every family shares, then the family's own check,
+ * then shared memory against the target's limit. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gen_internal.h"
+
+/* Opt-in maximum of dynamic shared memory per block (cudaDevAttrMaxSharedMemoryPerBlockOptin). */
+static const struct {
+    const char *arch;
+    int smem_limit;
+} archs[] = {
+    { "sm_80", 166912 },  /* A100: 163 KiB */
+    { "sm_86", 101376 },  /* GA10x: 99 KiB */
+    { "sm_89", 101376 },  /* AD10x: 99 KiB */
+    { "sm_90", 232448 },  /* H100: 227 KiB */
+    { "sm_90a", 232448 },
+};
+
+int gen_smem_limit_for_arch(const char *arch)
+{
+    for (size_t i = 0; arch && i < sizeof archs / sizeof archs[0]; i++)
+        if (!strcmp(archs[i].arch, arch))
+            return archs[i].smem_limit;
+    return -1;
+}
+
+int gen_arch_supported(const char *arch)
+{
+    return gen_smem_limit_for_arch(arch) > 0;
+}
+
+int gen_entry_used(const gen_config *c, const gen_entry *e)
+{
+    return !e->used || e->used(c->p);
+}
+
+/* "f16, bf16": the dtypes in mask. */
+static void dtype_list(unsigned mask, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int d = 0; d < 4; d++)
+        if (mask & (1u << d)) {
+            size_t used = strlen(buf);
+            snprintf(buf + used, len - used, "%s%s", used ? ", " : "", gen_dtype_name(d));
+        }
+}
+
+static int check_range(const gen_config *c, gen_param param, int lo, int hi, char *why, size_t len)
+{
+    const int v = c->p[param];
+    if (v >= lo && v <= hi)
+        return 0;
+    if (lo == 0 && hi == 1)
+        snprintf(why, len, "%s=%d must be 0 or 1", gen_param_name(param), v);
+    else
+        snprintf(why, len, "%s=%d is out of range (%d..%d)", gen_param_name(param), v, lo, hi);
+    return -1;
+}
+
+static int check_head_dim(const gen_config *c, gen_param param, char *why, size_t len)
+{
+    const int v = c->p[param];
+    if (v >= 8 && v <= 256 && v % 8 == 0)
+        return 0;
+    snprintf(why, len, "%s=%d is not supported (a multiple of 8 in 8..256; 32, 64, 96, 128, 256 "
+             "for every family)", gen_param_name(param), v);
+    return -1;
+}
+
+static int check_common(const gen_config *c, char *why, size_t len)
+{
+    const gen_family *f = c->family;
+    const int dtype = c->p[GEN_DTYPE];
+    if (dtype < 0 || dtype > 3 || !(f->dtypes & (1u << dtype))) {
+        char list[64];
+        dtype_list(f->dtypes, list, sizeof list);
+        snprintf(why, len, "DTYPE=%d (%s) is not supported by %s (%s)", dtype, gen_dtype_name(dtype),
+                 f->name, list);
+        return -1;
+    }
+    if (check_head_dim(c, GEN_HEAD_DIM, why, len) || check_head_dim(c, GEN_HEAD_DIM_V, why, len))
+        return -1;
+    /* Ranges of the tunables; 1024 keeps every derived size far from overflow. */
+    static const struct {
+        gen_param param;
+        int lo, hi;
+    } ranges[] = {
+        { GEN_BLOCK_M, 1, 1024 }, { GEN_BLOCK_N, 1, 1024 }, { GEN_NUM_WARPS, 1, 16 },
+        { GEN_NUM_STAGES, 1, 4 }, { GEN_CAUSAL, 0, 1 },     { GEN_CAUSAL_SKIP, 0, 1 },
+        { GEN_EVEN_M, 0, 1 },     { GEN_EVEN_N, 0, 1 },     { GEN_DQ_MODE, 0, 1 },
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        const gen_param p = ranges[i].param;
+        /* An unused parameter has one legal value, its default, so that one kernel never gets
+         * two identities; its range does not matter. */
+        if (!(f->params & GEN_BIT(p))) {
+            if (c->p[p] != f->defaults[p]) {
+                snprintf(why, len, "%s=%d is not used by %s and must keep its default %d",
+                         gen_param_name(p), c->p[p], f->name, f->defaults[p]);
+                return -1;
+            }
+        } else if (check_range(c, p, ranges[i].lo, ranges[i].hi, why, len)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int gen_validate(const gen_config *c, int smem_limit_bytes, char *why, size_t len)
+{
+    if (!c || !c->family) {
+        snprintf(why, len, "no template family given");
+        return -1;
+    }
+    if (why && len)
+        why[0] = '\0';
+    const gen_family *f = c->family;
+    if (check_common(c, why, len))
+        return -1;
+    if (f->check && f->check(c->p, why, len)) {
+        if (why && len && !why[0])
+            snprintf(why, len, "%s rejects this configuration", f->name);
+        return -1;
+    }
+    for (int i = 0; smem_limit_bytes > 0 && i < f->entry_count; i++) {
+        const gen_entry *e = &f->entries[i];
+        if (!gen_entry_used(c, e) || !e->smem_bytes)
+            continue;
+        const size_t need = e->smem_bytes(c->p);
+        if (need > (size_t)smem_limit_bytes) {
+            snprintf(why, len, "shared memory: %s needs %zu bytes with BLOCK_M=%d, BLOCK_N=%d, "
+                     "NUM_STAGES=%d, HEAD_DIM=%d, HEAD_DIM_V=%d, more than the %d allowed",
+                     e->name, need, c->p[GEN_BLOCK_M], c->p[GEN_BLOCK_N], c->p[GEN_NUM_STAGES],
+                     c->p[GEN_HEAD_DIM], c->p[GEN_HEAD_DIM_V], smem_limit_bytes);
+            return -1;
+        }
+    }
+    return 0;
+}

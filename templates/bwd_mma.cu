@@ -1,0 +1,979 @@
+// bwd_mma.cu: FlashAttention backward on tensor cores (f16/bf16, mma.sync.m16n8k16, ldmatrix,
+// cp.async; sm_80+). Entries: ft_bwd_preprocess (delta = rowsum(dO*O)), ft_bwd_dkdv (one block
+// per key tile: dK, dV, and with DQ_MODE 0 also dQ by fp32 atomics into dq_accum),
+// ft_bwd_dq (DQ_MODE 1: one block per query tile, dQ without atomics) and ft_bwd_dq_convert
+// (DQ_MODE 0: dq = softmax_scale * dq_accum).
+//
+// Design.
+//  ft_bwd_dkdv: K and V of the key tile stay in swizzled shared memory; Q, dO and their rows'
+//   L and delta stream through a NUM_STAGES-deep cp.async ring. Warp w owns KV_ROWS keys
+//   (slab w % KV_WARPS_N) and computes S^T = K Q^T and dP^T = V dO^T for them, so P^T and dS^T
+//   come out of the accumulators already as the A operand of dV += P^T dO and dK += dS^T Q: no
+//   shared-memory round trip for P. When warps outnumber the 16-key slabs, the KV_DSPLIT warps
+//   of a slab each keep 1/KV_DSPLIT of the dK/dV columns (this is what fits head dim 256) and
+//   recompute the same S^T, dP^T. DQ_MODE 0 stages dS^T in shared memory and computes the
+//   tile's dQ = dS K with a query-row x head-dim warp grid, added with fp32 atomics.
+//  ft_bwd_dq: Q and dO stay in shared memory, K/V tiles stream; warp w owns Q_ROWS query rows
+//   (w % Q_WARPS_M) and Q_KEYS keys of each tile (w / Q_WARPS_M); the Q_WARPS_N partial dQs
+//   are summed through shared memory at the end.
+//  dK and dQ are scaled by softmax_scale at the end (dq_accum holds dS K unscaled); exp2 runs
+//   with log2(e) folded into the scale and into L.
+//
+// Layout assumptions (the runtime guarantees them for this family): every row of q, k, v, o,
+// dout, dq, dk, dv starts 16-byte aligned, i.e. 16-byte aligned base pointers and batch, head
+// and sequence strides that are multiples of 8 elements; the head dim is contiguous.
+//
+// mma.sync m16n8k16 fragments (lane = 4*g + qd): A a0..a3 = (row g | g+8, col 2qd..+1 | +8);
+// B b0,b1 = (k 2qd..+1 | +8, n g); C c0..c3 = (row g, col 2qd..+1), (row g+8, col 2qd..+1).
+
+// ---- traits: tunables come from the generator's #defines --------------------------------
+// Derived constants, dK/dV kernel:
+#define NUM_THREADS (NUM_WARPS * 32)
+#define KV_WARPS_N (NUM_WARPS < BLOCK_N / 16 ? NUM_WARPS : BLOCK_N / 16)   // warps along the keys
+#define KV_DSPLIT (NUM_WARPS / KV_WARPS_N)        // warps sharing one key slab (split dK/dV columns)
+#define KV_ROWS (BLOCK_N / KV_WARPS_N)            // keys per warp
+#define KV_DK_COLS (HEAD_DIM / KV_DSPLIT)         // dK columns per warp
+#define KV_DV_COLS (HEAD_DIM_V / KV_DSPLIT)       // dV columns per warp
+// dP^T, dS^T and dK run over query chunks of DP_CHUNK when P^T and a whole tile's dP^T would
+// not fit beside the dK/dV accumulators (ptxas spilled around 190 such registers per thread).
+#define KV_ACC_REGS (KV_ROWS * (KV_DK_COLS + KV_DV_COLS) / 32)   // dK + dV fp32 per thread
+#define KV_S_REGS (KV_ROWS * BLOCK_M / 32)                       // S^T (then P^T) fp32 per thread
+#define DP_CHUNK ((BLOCK_M > 32 && BLOCK_M % 32 == 0 && KV_ACC_REGS + 2 * KV_S_REGS > 176) ? 32 : BLOCK_M)
+// Reductions over the head dim (S, dP) past 128 columns run as a loop over 64-column groups:
+// fully unrolled, ptxas preloads fragments for the whole head dim (head dim 256: 248-250
+// registers against 224-246 grouped, on the edge of spilling).
+#define KD_GROUP(D) ((D) > 128 ? 64 : (D))
+// Query-row x (key | head-dim) warp grid: ft_bwd_dq, and the dQ step of ft_bwd_dkdv.
+#define Q_WARPS_M (NUM_WARPS < BLOCK_M / 16 ? NUM_WARPS : BLOCK_M / 16)    // warps along the queries
+#define Q_WARPS_N (NUM_WARPS / Q_WARPS_M)         // ft_bwd_dq: ... and along the keys
+#define Q_ROWS (BLOCK_M / Q_WARPS_M)              // query rows per warp
+#define Q_KEYS (BLOCK_N / Q_WARPS_N)              // ft_bwd_dq: keys per warp in each key tile
+// ft_bwd_dkdv's dQ step: Q_WARPS_M x DQS_WARPS_N warps, DQS_WARPS_N the largest divisor of
+// HEAD_DIM/16 not above Q_WARPS_N (so any head dim works); the other warps sit it out.
+template <int N, int C> struct bwd_largest_divisor {
+    static constexpr int value = N % C == 0 ? C : bwd_largest_divisor<N, C - 1>::value;
+};
+template <int N> struct bwd_largest_divisor<N, 1> {
+    static constexpr int value = 1;
+};
+#define DQS_WARPS_N (bwd_largest_divisor<HEAD_DIM / 16, Q_WARPS_N>::value)
+#define Q_DCOLS (HEAD_DIM / DQS_WARPS_N)          // dQ columns per warp in the dQ step
+// Shared memory (bytes). Must equal generator/family_bwd_mma.c.
+#define DS_LD (BLOCK_M + 8)                       // dS^T row stride: padding keeps ldmatrix conflict-free
+#define Q_TILE_BYTES (BLOCK_M * HEAD_DIM * 2)
+#define DO_TILE_BYTES (BLOCK_M * HEAD_DIM_V * 2)
+#define K_TILE_BYTES (BLOCK_N * HEAD_DIM * 2)
+#define V_TILE_BYTES (BLOCK_N * HEAD_DIM_V * 2)
+#define DKDV_STAGE_BYTES (Q_TILE_BYTES + DO_TILE_BYTES + BLOCK_M * 4 * 2)   // Q, dO, L, delta
+#define DS_BYTES (DQ_MODE == 0 ? BLOCK_N * DS_LD * 2 : 0)
+#define DKDV_SMEM_BYTES (K_TILE_BYTES + V_TILE_BYTES + NUM_STAGES * DKDV_STAGE_BYTES + DS_BYTES)
+#define DQ_RED_LD (HEAD_DIM + 8)                  // fp32 dQ staging row stride (conflict-free float2)
+#define DQ_RED_BYTES (BLOCK_M * DQ_RED_LD * 4)
+#define DQ_MAIN_BYTES (Q_TILE_BYTES + DO_TILE_BYTES + NUM_STAGES * (K_TILE_BYTES + V_TILE_BYTES))
+#define DQ_SMEM_BYTES (DQ_MAIN_BYTES > DQ_RED_BYTES ? DQ_MAIN_BYTES : DQ_RED_BYTES)
+
+static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_mma takes f16 (1) or bf16 (2)");
+static_assert(HEAD_DIM % 32 == 0 && HEAD_DIM_V % 32 == 0, "HEAD_DIM and HEAD_DIM_V must be multiples of 32");
+static_assert(BLOCK_M % 16 == 0, "BLOCK_M must be a multiple of 16");
+static_assert(BLOCK_N % 16 == 0, "BLOCK_N must be a multiple of 16");
+static_assert(NUM_WARPS >= 1 && NUM_WARPS <= 16, "NUM_WARPS must be 1..16");
+static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 3, "NUM_STAGES must be 1..3");
+static_assert((BLOCK_N / 16) % KV_WARPS_N == 0 && NUM_WARPS % KV_WARPS_N == 0,
+              "NUM_WARPS must divide BLOCK_N/16 or be a multiple of it");
+static_assert(HEAD_DIM % (16 * KV_DSPLIT) == 0 && HEAD_DIM_V % (16 * KV_DSPLIT) == 0,
+              "NUM_WARPS > BLOCK_N/16 splits the head dims: HEAD_DIM, HEAD_DIM_V must be multiples of 16*NUM_WARPS/(BLOCK_N/16)");
+static_assert((BLOCK_M / 16) % Q_WARPS_M == 0 && NUM_WARPS % Q_WARPS_M == 0,
+              "NUM_WARPS must divide BLOCK_M/16 or be a multiple of it");
+static_assert(DQ_MODE == 0 || BLOCK_N % (16 * Q_WARPS_N) == 0,
+              "DQ_MODE 1 with NUM_WARPS > BLOCK_M/16 splits the keys: BLOCK_N must be a multiple of 16*NUM_WARPS/(BLOCK_M/16)");
+static_assert(DKDV_SMEM_BYTES <= 232448 && DQ_SMEM_BYTES <= 232448, "shared memory over 227 KiB: lower BLOCK_M, BLOCK_N or NUM_STAGES");
+
+// ---- helpers local to this family ---------------------------------------------------------
+#define BWD_INF __int_as_float(0x7f800000)
+
+// 4-byte global->shared copy (L and delta rows; their addresses are only 4-byte aligned);
+// src_bytes 0 zero-fills.
+FT_DEVICE void cp_async_4(unsigned dst, const void *src, int src_bytes)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+
+// *p += a, p[1] += b in fp32, without a return value (dQ partials into dq_accum; p 8-byte aligned).
+FT_DEVICE void red_add_f32x2(float *p, float a, float b)
+{
+#if __CUDA_ARCH__ >= 900
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
+#else
+    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(a) : "memory");
+    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p + 1), "f"(b) : "memory");
+#endif
+}
+
+// Two 16-bit elements (lo = lower address) to floats.
+FT_DEVICE void unpack2(unsigned u, float &lo, float &hi)
+{
+#if DTYPE == FT_DTYPE_BF16
+    lo = __uint_as_float(u << 16);
+    hi = __uint_as_float(u & 0xffff0000u);
+#else
+    lo = half_bits_to_float((unsigned short)(u & 0xffffu));
+    hi = half_bits_to_float((unsigned short)(u >> 16));
+#endif
+}
+
+// Byte offset of (row, col) in a swizzled COLS-column 16-bit tile.
+template <int COLS> FT_DEVICE unsigned toff(int row, int col)
+{
+    return 2u * (unsigned)swz<COLS>(row, col);
+}
+
+// cp.async of a ROWS x COLS tile (row stride ld elements, `valid` rows in range) into the
+// swizzled shared tile at dst; rows past `valid` are zero-filled and never read (GUARD). Each
+// thread keeps one column and walks rows with a running pointer: an unrolled loop would make
+// the compiler hold every chunk's 64-bit address across the main loop (it spilled).
+template <int ROWS, int COLS, bool GUARD>
+FT_DEVICE void load_tile_async(unsigned dst, const elem_t *src, long long ld, int valid)
+{
+    constexpr int CPR = COLS / 8;                // 16-byte chunks per row
+    constexpr int RP = NUM_THREADS / CPR;        // rows per pass (COLS <= 256: CPR <= 32)
+    static_assert(RP >= 1, "a warp covers one row");
+    const int t = threadIdx.x;
+    if (RP * CPR != NUM_THREADS && t >= RP * CPR)
+        return;
+    const int col = (t % CPR) * 8;
+    int row = t / CPR;
+    const elem_t *p = src + row * ld + col;
+    const long long step = RP * ld;
+#pragma unroll 1
+    for (; row < ROWS; row += RP, p += step) {
+        const bool in = !GUARD || row < valid;
+        cp_async_16(dst + toff<COLS>(row, col), in ? p : src, in ? 16 : 0);
+    }
+}
+
+// Copies a swizzled ROWS x COLS shared tile to global rows [0, valid) with 16-byte stores.
+template <int ROWS, int COLS, bool GUARD>
+FT_DEVICE void store_tile(elem_t *dst, long long ld, const elem_t *tile, int valid)
+{
+    constexpr int CPR = COLS / 8;
+    constexpr int CHUNKS = ROWS * CPR;
+#pragma unroll
+    for (int it = 0; it < (CHUNKS + NUM_THREADS - 1) / NUM_THREADS; it++) {
+        const int c = it * NUM_THREADS + threadIdx.x;
+        if (CHUNKS % NUM_THREADS != 0 && c >= CHUNKS)
+            break;
+        const int row = c / CPR, col = (c % CPR) * 8;
+        if (!GUARD || row < valid)
+            *(uint4 *)(dst + row * ld + col) = *(const uint4 *)(tile + swz<COLS>(row, col));
+    }
+}
+
+// Writes zeros to rows [0, valid) of a ROWS x COLS global tile.
+template <int ROWS, int COLS, bool GUARD>
+FT_DEVICE void zero_tile(elem_t *dst, long long ld, int valid)
+{
+    constexpr int CPR = COLS / 8;
+    constexpr int CHUNKS = ROWS * CPR;
+#pragma unroll
+    for (int it = 0; it < (CHUNKS + NUM_THREADS - 1) / NUM_THREADS; it++) {
+        const int c = it * NUM_THREADS + threadIdx.x;
+        if (CHUNKS % NUM_THREADS != 0 && c >= CHUNKS)
+            break;
+        const int row = c / CPR, col = (c % CPR) * 8;
+        if (!GUARD || row < valid)
+            *(uint4 *)(dst + row * ld + col) = make_uint4(0u, 0u, 0u, 0u);
+    }
+}
+
+// Keeps the compiler from hoisting address arithmetic on x out of the main loop: hoisted, every
+// unrolled ldmatrix address became a live register and the dK/dV kernel spilled.
+FT_DEVICE unsigned opaque(unsigned x)
+{
+    asm volatile("" : "+r"(x));
+    return x;
+}
+
+// One lane's ldmatrix row address in a swizzled COLS-column tile, for 16x16 blocks at
+// compile-time (r0, c0), r0 a multiple of 8 and c0 of 16. The lane reads row lrow + r0 and
+// column lcol + c0; swz's XOR then depends on c0 only through (c0/16) mod SW/2, so SW/2
+// offsets per lane serve every block. A runtime row base (a multiple of 8 rows) and column base
+// (a multiple of 8*SW columns) go into `base`; other column bases into lcol.
+template <int COLS> struct lm_tile {
+    static constexpr int SW = (COLS % 64 == 0) ? 8 : 4;   // as in swz
+    unsigned base;
+    unsigned off[SW / 2];
+    __device__ __forceinline__ lm_tile(unsigned tile_base, int lrow, int lcol)
+    {
+        base = tile_base;
+#pragma unroll
+        for (int p = 0; p < SW / 2; p++)
+            off[p] = toff<COLS>(lrow, lcol + 16 * p);
+    }
+    __device__ __forceinline__ unsigned at(int r0, int c0) const
+    {
+        return (opaque(base) + off[(c0 / 16) % (SW / 2)]) + 2u * (unsigned)(r0 * COLS + (c0 / (8 * SW)) * 8 * SW);
+    }
+};
+// The lm_tile for a sub-block of a tile whose top-left is (row0, col0), row0 a multiple of 8:
+// col0 goes into the base when the swizzle allows, else into the lane's column.
+template <int COLS>
+FT_DEVICE lm_tile<COLS> lm_sub(unsigned tile_base, int row0, int col0, int lrow, int lcol, bool col0_aligned)
+{
+    return col0_aligned ? lm_tile<COLS>(tile_base + 2u * (unsigned)(row0 * COLS + col0), lrow, lcol)
+                        : lm_tile<COLS>(tile_base + 2u * (unsigned)(row0 * COLS), lrow, lcol + col0);
+}
+#define LM_ALIGNED(COLS, STEP) ((STEP) % (8 * lm_tile<COLS>::SW) == 0)   // column bases k*STEP fold into the base
+
+// A fragment (16 rows x 16 k) from four C tiles: c_lo covers k 0-7, c_hi k 8-15.
+FT_DEVICE void c_to_a(unsigned (&a)[4], const float (&c_lo)[4], const float (&c_hi)[4])
+{
+    a[0] = pack2(c_lo[0], c_lo[1]);   // row g,   k 2qd..+1
+    a[1] = pack2(c_lo[2], c_lo[3]);   // row g+8, k 2qd..+1
+    a[2] = pack2(c_hi[0], c_hi[1]);   // row g,   k 8+2qd..+1
+    a[3] = pack2(c_hi[2], c_hi[3]);   // row g+8, k 8+2qd..+1
+}
+
+// ldmatrix lane -> row address patterns for a 16x16 block at (r0, c0) of a row-major tile:
+//  LM_ROWS16: lane l gives row r0 + (l & 15), col c0 + 8*(l >> 4). As an A operand (non-trans)
+//   the four 8x8 matrices are (rows 0-7,k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) = a0..a3.
+//   As a B operand stored [k][n] (.trans): (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15),
+//   (k 8-15, n 8-15) = b0,b1 of n-tile 0 then b0,b1 of n-tile 1.
+//  LM_ROWS8: lane l gives row r0 + (l & 7) + 8*(l >> 4), col c0 + 8*((l >> 3) & 1). As a B operand
+//   stored [n][k] (non-trans): (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15)
+//   = b0,b1 of n-tile 0 then of n-tile 1. As an A operand stored [k][m] (.trans):
+//   (k 0-7, m 0-7) = a0, (k 0-7, m 8-15) = a1, (k 8-15, m 0-7) = a2, (k 8-15, m 8-15) = a3.
+
+// ---- ft_bwd_preprocess: delta = rowsum(dO * O) ---------------------------------------------
+// Four lanes per row, each summing HEAD_DIM_V/32 16-byte chunks (interleaved for coalescing).
+extern "C" __global__ void __launch_bounds__(NUM_THREADS)
+ft_bwd_preprocess(const ft_bwd_args args)
+{
+    constexpr int TPR = 4;
+    constexpr int CHUNKS_PER_THREAD = HEAD_DIM_V / (8 * TPR);
+    constexpr int ROWS_PER_PASS = NUM_THREADS / TPR;   // a multiple of 8, and 8 divides BLOCK_M
+    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
+    const int m0 = blockIdx.x * BLOCK_M;
+    const int nq = args.seqlen_q;
+    const elem_t *o = (const elem_t *)args.o + b * args.o_stride[0] + h * args.o_stride[1];
+    const elem_t *dout = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1];
+    float *delta = (float *)args.delta + (long long)bh * nq;
+    const int sub = threadIdx.x % TPR;
+
+    for (int r = threadIdx.x / TPR; r < BLOCK_M; r += ROWS_PER_PASS) {   // warp-uniform trip count
+        const int row = m0 + r;
+        const bool in = EVEN_M || row < nq;
+        float acc = 0.f;
+        if (in) {
+            const elem_t *orow = o + row * args.o_stride[2];
+            const elem_t *drow = dout + row * args.do_stride[2];
+#pragma unroll
+            for (int c = 0; c < CHUNKS_PER_THREAD; c++) {
+                const int col = (sub + TPR * c) * 8;
+                const uint4 ov = *(const uint4 *)(orow + col);
+                const uint4 dv = *(const uint4 *)(drow + col);
+                const unsigned ow[4] = { ov.x, ov.y, ov.z, ov.w }, dw[4] = { dv.x, dv.y, dv.z, dv.w };
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    float o0, o1, d0, d1;
+                    unpack2(ow[k], o0, o1);
+                    unpack2(dw[k], d0, d1);
+                    acc = fmaf(o0, d0, fmaf(o1, d1, acc));
+                }
+            }
+        }
+        acc = warp_sum_xor(acc, 1);
+        acc = warp_sum_xor(acc, 2);
+        if (in && sub == 0)
+            delta[row] = acc;
+    }
+}
+
+// ---- ft_bwd_dkdv -----------------------------------------------------------------------------
+extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
+ft_bwd_dkdv(const ft_bwd_args args)
+{
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int g = lane / 4, qd = lane % 4;   // mma fragment row group and column pair
+    const int nq = args.seqlen_q, nk = args.seqlen_k;
+    const int n0 = blockIdx.x * BLOCK_N;
+    const int keys_in = nk - n0;             // keys of this tile in range (may exceed BLOCK_N)
+    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
+
+    const elem_t *k = (const elem_t *)args.k + b * args.k_stride[0] + h * args.k_stride[1] + n0 * args.k_stride[2];
+    const elem_t *v = (const elem_t *)args.v + b * args.v_stride[0] + h * args.v_stride[1] + n0 * args.v_stride[2];
+    const elem_t *q = (const elem_t *)args.q + b * args.q_stride[0] + h * args.q_stride[1];
+    const elem_t *dout = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1];
+    const float *lse = (const float *)args.lse + (long long)bh * nq;
+    const float *delta = (const float *)args.delta + (long long)bh * nq;
+    const long long qs = args.q_stride[2], dos = args.do_stride[2];
+
+    // Query tiles that see this key tile: with causal skipping, from the one holding query n0.
+    const int m_tiles = (nq + BLOCK_M - 1) / BLOCK_M;
+    int mt_begin = 0;
+#if CAUSAL && CAUSAL_SKIP
+    if (n0 >= nq) {   // no query sees these keys (seqlen_k > seqlen_q): dK = dV = 0
+        elem_t *dk = (elem_t *)args.dk + b * args.dk_stride[0] + h * args.dk_stride[1] + n0 * args.dk_stride[2];
+        elem_t *dv = (elem_t *)args.dv + b * args.dv_stride[0] + h * args.dv_stride[1] + n0 * args.dv_stride[2];
+        zero_tile<BLOCK_N, HEAD_DIM, !EVEN_N>(dk, args.dk_stride[2], keys_in);
+        zero_tile<BLOCK_N, HEAD_DIM_V, !EVEN_N>(dv, args.dv_stride[2], keys_in);
+        return;
+    }
+    mt_begin = n0 / BLOCK_M;
+#endif
+
+    // Shared memory: [K][V][NUM_STAGES x (Q, dO, L, delta)][dS^T (DQ_MODE 0)].
+    elem_t *k_smem = (elem_t *)smem_raw;
+    elem_t *v_smem = (elem_t *)(smem_raw + K_TILE_BYTES);
+    unsigned char *stage_smem = smem_raw + K_TILE_BYTES + V_TILE_BYTES;
+    const unsigned k_addr = smem_addr(k_smem), v_addr = smem_addr(v_smem);
+    const unsigned stage_addr = smem_addr(stage_smem);
+#if DQ_MODE == 0
+    elem_t *ds_smem = (elem_t *)(stage_smem + NUM_STAGES * DKDV_STAGE_BYTES);
+    const unsigned ds_addr = smem_addr(ds_smem);
+    float *dq_accum = (float *)args.dq_accum + (long long)bh * nq * HEAD_DIM;
+#endif
+
+    // Q, dO rows and their L, delta for query tile mt into ring slot st. Rows past seqlen_q
+    // get Q = dO = 0, L = +inf (so P = 0) and delta = 0, so they contribute nothing.
+    auto issue_q_tile = [&](int mt, int st) {
+        const int m0 = mt * BLOCK_M;
+        const unsigned base = stage_addr + st * DKDV_STAGE_BYTES;
+        load_tile_async<BLOCK_M, HEAD_DIM, !EVEN_M>(base, q + m0 * qs, qs, nq - m0);
+        load_tile_async<BLOCK_M, HEAD_DIM_V, !EVEN_M>(base + Q_TILE_BYTES, dout + m0 * dos, dos, nq - m0);
+        float *ld_smem = (float *)(stage_smem + st * DKDV_STAGE_BYTES + Q_TILE_BYTES + DO_TILE_BYTES);
+#pragma unroll
+        for (int it = 0; it < (BLOCK_M + NUM_THREADS - 1) / NUM_THREADS; it++) {
+            const int t = it * NUM_THREADS + threadIdx.x;
+            if (BLOCK_M % NUM_THREADS != 0 && t >= BLOCK_M)
+                break;
+            if (EVEN_M || m0 + t < nq) {
+                cp_async_4(smem_addr(ld_smem + t), lse + m0 + t, 4);
+                cp_async_4(smem_addr(ld_smem + BLOCK_M + t), delta + m0 + t, 4);
+            } else {
+                ld_smem[t] = BWD_INF;
+                ld_smem[BLOCK_M + t] = 0.f;
+            }
+        }
+    };
+
+    // Pipeline: group 0 = K, V and the first query tile; then one group per further tile, one
+    // commit per iteration even when nothing is left to load, so wait<NUM_STAGES-2> always
+    // means "the current tile has landed".
+    load_tile_async<BLOCK_N, HEAD_DIM, !EVEN_N>(k_addr, k, args.k_stride[2], keys_in);
+    load_tile_async<BLOCK_N, HEAD_DIM_V, !EVEN_N>(v_addr, v, args.v_stride[2], keys_in);
+    issue_q_tile(mt_begin, 0);
+    cp_async_commit();
+#pragma unroll
+    for (int s = 1; s < NUM_STAGES - 1; s++) {
+        if (mt_begin + s < m_tiles)
+            issue_q_tile(mt_begin + s, s);
+        cp_async_commit();
+    }
+
+    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    const int wn = warp % KV_WARPS_N, wd = warp / KV_WARPS_N;
+    const int kr0 = wn * KV_ROWS;                  // this warp's first key row in the tile
+    const int lr16 = lane & 15, lc16 = 8 * (lane >> 4);                     // LM_ROWS16
+    const int lr8 = (lane & 7) + 8 * (lane >> 4), lc8 = 8 * ((lane >> 3) & 1);  // LM_ROWS8
+    const lm_tile<HEAD_DIM> k_a = lm_sub<HEAD_DIM>(k_addr, kr0, 0, lr16, lc16, true);
+    const lm_tile<HEAD_DIM_V> v_a = lm_sub<HEAD_DIM_V>(v_addr, kr0, 0, lr16, lc16, true);
+
+    float dk_acc[KV_ROWS / 16][KV_DK_COLS / 8][4];
+    float dv_acc[KV_ROWS / 16][KV_DV_COLS / 8][4];
+#pragma unroll
+    for (int i = 0; i < KV_ROWS / 16; i++) {
+#pragma unroll
+        for (int j = 0; j < KV_DK_COLS / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                dk_acc[i][j][e] = 0.f;
+#pragma unroll
+        for (int j = 0; j < KV_DV_COLS / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                dv_acc[i][j][e] = 0.f;
+    }
+
+    int st = 0;   // ring slot of the current tile
+    for (int mt = mt_begin; mt < m_tiles; mt++) {
+        cp_async_wait<(NUM_STAGES > 1 ? NUM_STAGES - 2 : 0)>();
+        __syncthreads();   // tile mt visible to all; every warp is done with tile mt-1's slot
+        if (NUM_STAGES > 1) {
+            if (mt + NUM_STAGES - 1 < m_tiles)
+                issue_q_tile(mt + NUM_STAGES - 1, st == 0 ? NUM_STAGES - 1 : st - 1);
+            cp_async_commit();
+        }
+        const int m0 = mt * BLOCK_M;
+        const unsigned q_addr = stage_addr + st * DKDV_STAGE_BYTES;
+        const unsigned do_addr = q_addr + Q_TILE_BYTES;
+        const float *l_smem = (const float *)(stage_smem + st * DKDV_STAGE_BYTES + Q_TILE_BYTES + DO_TILE_BYTES);
+        const float *d_smem = l_smem + BLOCK_M;
+        const lm_tile<HEAD_DIM> q_b = lm_sub<HEAD_DIM>(q_addr, 0, 0, lr8, lc8, true);
+        const lm_tile<HEAD_DIM> q_t =
+            lm_sub<HEAD_DIM>(q_addr, 0, wd * KV_DK_COLS, lr16, lc16, LM_ALIGNED(HEAD_DIM, KV_DK_COLS));
+        const lm_tile<HEAD_DIM_V> do_b = lm_sub<HEAD_DIM_V>(do_addr, 0, 0, lr8, lc8, true);
+        const lm_tile<HEAD_DIM_V> do_t =
+            lm_sub<HEAD_DIM_V>(do_addr, 0, wd * KV_DV_COLS, lr16, lc16, LM_ALIGNED(HEAD_DIM_V, KV_DV_COLS));
+
+        // S^T = K Q^T (keys x queries). A = K [key][d] non-trans (LM_ROWS16); B = Q^T, stored
+        // [n = query][k = d]: non-trans (LM_ROWS8).
+        float s[KV_ROWS / 16][BLOCK_M / 8][4];
+#pragma unroll
+        for (int i = 0; i < KV_ROWS / 16; i++)
+#pragma unroll
+            for (int j = 0; j < BLOCK_M / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    s[i][j][e] = 0.f;
+#pragma unroll 1
+        for (int kg = 0; kg < HEAD_DIM / KD_GROUP(HEAD_DIM); kg++) {   // a runtime loop past head dim 128
+            const unsigned kgo = 2u * kg * KD_GROUP(HEAD_DIM);   // byte offset of this group of columns
+#pragma unroll
+            for (int kd = 0; kd < KD_GROUP(HEAD_DIM) / 16; kd++) {
+                unsigned a[KV_ROWS / 16][4];
+#pragma unroll
+                for (int i = 0; i < KV_ROWS / 16; i++)
+                    ldmatrix_x4(a[i][0], a[i][1], a[i][2], a[i][3], k_a.at(16 * i, 16 * kd) + kgo);
+#pragma unroll
+                for (int j = 0; j < BLOCK_M / 16; j++) {
+                    unsigned b0, b1, b2, b3;
+                    ldmatrix_x4(b0, b1, b2, b3, q_b.at(16 * j, 16 * kd) + kgo);
+#pragma unroll
+                    for (int i = 0; i < KV_ROWS / 16; i++) {
+                        mma_16816(s[i][2 * j], a[i], b0, b1);
+                        mma_16816(s[i][2 * j + 1], a[i], b2, b3);
+                    }
+                }
+            }
+        }
+
+        // P^T = exp2(S^T * scale*log2e - L*log2e). Element (i, j, e): key kr0+16i+g+8*(e>>1),
+        // query m0+8j+2qd+(e&1). Masked: causal key > query, or key past seqlen_k.
+#pragma unroll
+        for (int j = 0; j < BLOCK_M / 8; j++) {
+            const float2 l2 = *(const float2 *)(l_smem + 8 * j + 2 * qd);
+            const float nl0 = -l2.x * (float)FT_LOG2E, nl1 = -l2.y * (float)FT_LOG2E;
+#pragma unroll
+            for (int i = 0; i < KV_ROWS / 16; i++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    s[i][j][e] = fast_exp2(fmaf(s[i][j][e], scale_log2, (e & 1) ? nl1 : nl0));
+        }
+        const bool diag = CAUSAL && (!CAUSAL_SKIP || m0 < n0 + BLOCK_N - 1);
+        const bool key_edge = !EVEN_N && keys_in < BLOCK_N;
+        if (diag || key_edge) {
+#pragma unroll
+            for (int j = 0; j < BLOCK_M / 8; j++)
+#pragma unroll
+                for (int i = 0; i < KV_ROWS / 16; i++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const int key = kr0 + 16 * i + g + 8 * (e >> 1);
+                        const int query = m0 + 8 * j + 2 * qd + (e & 1);
+                        if ((CAUSAL && n0 + key > query) || (!EVEN_N && key >= keys_in))
+                            s[i][j][e] = 0.f;
+                    }
+        }
+
+        // dV += P^T dO. A = P^T from the accumulators; B = dO stored [k = query][n = dv]:
+        // .trans (LM_ROWS16), this warp's KV_DV_COLS columns.
+#pragma unroll
+        for (int kk = 0; kk < BLOCK_M / 16; kk++) {
+            unsigned a[KV_ROWS / 16][4];
+#pragma unroll
+            for (int i = 0; i < KV_ROWS / 16; i++)
+                c_to_a(a[i], s[i][2 * kk], s[i][2 * kk + 1]);
+#pragma unroll
+            for (int jd = 0; jd < KV_DV_COLS / 16; jd++) {
+                unsigned b0, b1, b2, b3;
+                ldmatrix_x4_trans(b0, b1, b2, b3, do_t.at(16 * kk, 16 * jd));
+#pragma unroll
+                for (int i = 0; i < KV_ROWS / 16; i++) {
+                    mma_16816(dv_acc[i][2 * jd], a[i], b0, b1);
+                    mma_16816(dv_acc[i][2 * jd + 1], a[i], b2, b3);
+                }
+            }
+        }
+
+        // Per query chunk of DP_CHUNK: dP^T = V dO^T, dS^T = P^T * (dP^T - delta), dK += dS^T Q,
+        // and (DQ_MODE 0) dS^T to shared memory.
+#pragma unroll
+        for (int c = 0; c < BLOCK_M / DP_CHUNK; c++) {
+            constexpr int CJ = DP_CHUNK / 8;   // 8-query column tiles per chunk
+            const int cj0 = c * CJ;            // first column tile of this chunk
+
+            // dP^T = V dO^T. A = V [key][dv] non-trans (LM_ROWS16); B = dO^T, stored
+            // [n = query][k = dv]: non-trans (LM_ROWS8).
+            float dp[KV_ROWS / 16][CJ][4];
+#pragma unroll
+            for (int i = 0; i < KV_ROWS / 16; i++)
+#pragma unroll
+                for (int j = 0; j < CJ; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        dp[i][j][e] = 0.f;
+#pragma unroll 1
+            for (int kg = 0; kg < HEAD_DIM_V / KD_GROUP(HEAD_DIM_V); kg++) {   // a runtime loop past head dim 128
+                const unsigned kgo = 2u * kg * KD_GROUP(HEAD_DIM_V);   // byte offset of this group of columns
+#pragma unroll
+                for (int kd = 0; kd < KD_GROUP(HEAD_DIM_V) / 16; kd++) {
+                    unsigned a[KV_ROWS / 16][4];
+#pragma unroll
+                    for (int i = 0; i < KV_ROWS / 16; i++)
+                        ldmatrix_x4(a[i][0], a[i][1], a[i][2], a[i][3], v_a.at(16 * i, 16 * kd) + kgo);
+#pragma unroll
+                    for (int j = 0; j < CJ / 2; j++) {
+                        unsigned b0, b1, b2, b3;
+                        ldmatrix_x4(b0, b1, b2, b3, do_b.at(8 * cj0 + 16 * j, 16 * kd) + kgo);
+#pragma unroll
+                        for (int i = 0; i < KV_ROWS / 16; i++) {
+                            mma_16816(dp[i][2 * j], a[i], b0, b1);
+                            mma_16816(dp[i][2 * j + 1], a[i], b2, b3);
+                        }
+                    }
+                }
+            }
+
+            // dS^T = P^T * (dP^T - delta[query]), in place of dP^T.
+#pragma unroll
+            for (int j = 0; j < CJ; j++) {
+                const float2 d2 = *(const float2 *)(d_smem + 8 * (cj0 + j) + 2 * qd);
+#pragma unroll
+                for (int i = 0; i < KV_ROWS / 16; i++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        dp[i][j][e] = s[i][cj0 + j][e] * (dp[i][j][e] - ((e & 1) ? d2.y : d2.x));
+            }
+
+            // dK += dS^T Q (scaled at the end). B = Q stored [k = query][n = d]: .trans (LM_ROWS16).
+#pragma unroll
+            for (int kk = 0; kk < CJ / 2; kk++) {
+                unsigned a[KV_ROWS / 16][4];
+#pragma unroll
+                for (int i = 0; i < KV_ROWS / 16; i++)
+                    c_to_a(a[i], dp[i][2 * kk], dp[i][2 * kk + 1]);
+#pragma unroll
+                for (int jd = 0; jd < KV_DK_COLS / 16; jd++) {
+                    unsigned b0, b1, b2, b3;
+                    ldmatrix_x4_trans(b0, b1, b2, b3, q_t.at(8 * cj0 + 16 * kk, 16 * jd));
+#pragma unroll
+                    for (int i = 0; i < KV_ROWS / 16; i++) {
+                        mma_16816(dk_acc[i][2 * jd], a[i], b0, b1);
+                        mma_16816(dk_acc[i][2 * jd + 1], a[i], b2, b3);
+                    }
+                }
+            }
+
+#if DQ_MODE == 0
+            // dS^T to shared memory, [key][query] with row stride DS_LD; the KV_DSPLIT warps of
+            // a slab hold the same dS^T and share the stores by 8-query column tile.
+#pragma unroll
+            for (int j = 0; j < CJ; j++) {
+                if (KV_DSPLIT == 1 || (cj0 + j) % KV_DSPLIT == wd) {
+#pragma unroll
+                    for (int i = 0; i < KV_ROWS / 16; i++) {
+                        const int row = kr0 + 16 * i + g, col = 8 * (cj0 + j) + 2 * qd;
+                        *(unsigned *)(ds_smem + row * DS_LD + col) = pack2(dp[i][j][0], dp[i][j][1]);
+                        *(unsigned *)(ds_smem + (row + 8) * DS_LD + col) = pack2(dp[i][j][2], dp[i][j][3]);
+                    }
+                }
+            }
+#endif
+        }
+
+#if DQ_MODE == 0
+        __syncthreads();   // dS^T complete; every warp is done reading Q, dO, L, delta of slot st
+        if (NUM_STAGES == 1) {
+            if (mt + 1 < m_tiles)
+                issue_q_tile(mt + 1, 0);   // overlaps the dQ step
+            cp_async_commit();
+        }
+
+        // dQ (unscaled) = dS K for this query tile: warp (wm, wc) owns Q_ROWS query rows and
+        // Q_DCOLS columns. A = dS stored [k = key][m = query]: .trans (LM_ROWS8); B = K stored
+        // [k = key][n = d]: .trans (LM_ROWS16).
+        if (DQS_WARPS_N * Q_WARPS_M == NUM_WARPS || warp < DQS_WARPS_N * Q_WARPS_M) {
+            const int wm = warp % Q_WARPS_M, wc = warp / Q_WARPS_M;
+            const lm_tile<HEAD_DIM> k_t =
+                lm_sub<HEAD_DIM>(k_addr, 0, wc * Q_DCOLS, lr16, lc16, LM_ALIGNED(HEAD_DIM, Q_DCOLS));
+            const unsigned ds_lane = ds_addr + 2u * (lr8 * DS_LD + wm * Q_ROWS + lc8);
+            float acc[Q_ROWS / 16][Q_DCOLS / 8][4];
+#pragma unroll
+            for (int i = 0; i < Q_ROWS / 16; i++)
+#pragma unroll
+                for (int j = 0; j < Q_DCOLS / 8; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        acc[i][j][e] = 0.f;
+            // Unrolled by 2 only: fully unrolled, ptxas preloads every key step's fragments next
+            // to the dK/dV accumulators and spills (head dim 256).
+#pragma unroll 2
+            for (int kk = 0; kk < BLOCK_N / 16; kk++) {
+                unsigned a[Q_ROWS / 16][4];
+#pragma unroll
+                for (int i = 0; i < Q_ROWS / 16; i++)
+                    ldmatrix_x4_trans(a[i][0], a[i][1], a[i][2], a[i][3],
+                                      opaque(ds_lane) + 2u * (16 * kk * DS_LD + 16 * i));
+#pragma unroll
+                for (int jd = 0; jd < Q_DCOLS / 16; jd++) {
+                    unsigned b0, b1, b2, b3;
+                    ldmatrix_x4_trans(b0, b1, b2, b3, k_t.at(16 * kk, 16 * jd));
+#pragma unroll
+                    for (int i = 0; i < Q_ROWS / 16; i++) {
+                        mma_16816(acc[i][2 * jd], a[i], b0, b1);
+                        mma_16816(acc[i][2 * jd + 1], a[i], b2, b3);
+                    }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < Q_ROWS / 16; i++) {
+                const int row = m0 + wm * Q_ROWS + 16 * i + g;
+#pragma unroll
+                for (int j = 0; j < Q_DCOLS / 8; j++) {
+                    float *p = dq_accum + (long long)row * HEAD_DIM + wc * Q_DCOLS + 8 * j + 2 * qd;
+                    if (EVEN_M || row < nq)
+                        red_add_f32x2(p, acc[i][j][0], acc[i][j][1]);
+                    if (EVEN_M || row + 8 < nq)
+                        red_add_f32x2(p + 8 * HEAD_DIM, acc[i][j][2], acc[i][j][3]);
+                }
+            }
+        }
+#else
+        if (NUM_STAGES == 1) {
+            __syncthreads();   // every warp is done with slot 0 before it is refilled
+            if (mt + 1 < m_tiles)
+                issue_q_tile(mt + 1, 0);
+            cp_async_commit();
+        }
+#endif
+        st = (st + 1 == NUM_STAGES) ? 0 : st + 1;
+    }
+
+    // Epilogue: dK*scale and dV as 16-bit into the K and V tiles (free now), then 16-byte rows
+    // out. Output pointers and scale are formed only here so they are not held across the loop.
+    cp_async_wait<0>();
+    __syncthreads();
+    const float scale = (float)args.softmax_scale;
+#pragma unroll
+    for (int i = 0; i < KV_ROWS / 16; i++) {
+        const int row = kr0 + 16 * i + g;
+#pragma unroll
+        for (int j = 0; j < KV_DK_COLS / 8; j++) {
+            const int col = wd * KV_DK_COLS + 8 * j + 2 * qd;
+            *(unsigned *)(k_smem + swz<HEAD_DIM>(row, col)) = pack2(dk_acc[i][j][0] * scale, dk_acc[i][j][1] * scale);
+            *(unsigned *)(k_smem + swz<HEAD_DIM>(row + 8, col)) = pack2(dk_acc[i][j][2] * scale, dk_acc[i][j][3] * scale);
+        }
+#pragma unroll
+        for (int j = 0; j < KV_DV_COLS / 8; j++) {
+            const int col = wd * KV_DV_COLS + 8 * j + 2 * qd;
+            *(unsigned *)(v_smem + swz<HEAD_DIM_V>(row, col)) = pack2(dv_acc[i][j][0], dv_acc[i][j][1]);
+            *(unsigned *)(v_smem + swz<HEAD_DIM_V>(row + 8, col)) = pack2(dv_acc[i][j][2], dv_acc[i][j][3]);
+        }
+    }
+    __syncthreads();
+    elem_t *dk = (elem_t *)args.dk + blockIdx.y / args.heads * args.dk_stride[0] +
+                 blockIdx.y % args.heads * args.dk_stride[1] + n0 * args.dk_stride[2];
+    elem_t *dv = (elem_t *)args.dv + blockIdx.y / args.heads * args.dv_stride[0] +
+                 blockIdx.y % args.heads * args.dv_stride[1] + n0 * args.dv_stride[2];
+    store_tile<BLOCK_N, HEAD_DIM, !EVEN_N>(dk, args.dk_stride[2], k_smem, keys_in);
+    store_tile<BLOCK_N, HEAD_DIM_V, !EVEN_N>(dv, args.dv_stride[2], v_smem, keys_in);
+}
+
+#if DQ_MODE == 1
+// ---- ft_bwd_dq (DQ_MODE 1): dQ = scale * dS K, one block per query tile, no atomics --------
+extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
+ft_bwd_dq(const ft_bwd_args args)
+{
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int g = lane / 4, qd = lane % 4;
+    const int nq = args.seqlen_q, nk = args.seqlen_k;
+    const int m0 = blockIdx.x * BLOCK_M;
+    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
+
+    const elem_t *q = (const elem_t *)args.q + b * args.q_stride[0] + h * args.q_stride[1] + m0 * args.q_stride[2];
+    const elem_t *dout = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1] + m0 * args.do_stride[2];
+    const elem_t *k = (const elem_t *)args.k + b * args.k_stride[0] + h * args.k_stride[1];
+    const elem_t *v = (const elem_t *)args.v + b * args.v_stride[0] + h * args.v_stride[1];
+    const float *lse = (const float *)args.lse + (long long)bh * nq;
+    const float *delta = (const float *)args.delta + (long long)bh * nq;
+    const long long ks = args.k_stride[2], vs = args.v_stride[2];
+
+    // Shared memory: [Q][dO][NUM_STAGES x (K, V)]; at the end an fp32 [BLOCK_M][DQ_RED_LD] dQ
+    // over all of it.
+    const unsigned q_addr = smem_addr(smem_raw);
+    const unsigned do_addr = q_addr + Q_TILE_BYTES;
+    const unsigned kv_addr = do_addr + DO_TILE_BYTES;
+    float *red_smem = (float *)smem_raw;
+
+    // Key tiles: with causal skipping, none past the tile's last query (m0 + BLOCK_M - 1).
+    int n_end = nk;
+#if CAUSAL && CAUSAL_SKIP
+    n_end = nk < m0 + BLOCK_M ? nk : m0 + BLOCK_M;
+#endif
+    const int n_tiles = (n_end + BLOCK_N - 1) / BLOCK_N;   // >= 1: m0 < seqlen_q and seqlen_k >= 1
+
+    auto issue_kv_tile = [&](int nt, int slot) {
+        const int kn0 = nt * BLOCK_N;
+        const unsigned base = kv_addr + slot * (K_TILE_BYTES + V_TILE_BYTES);
+        load_tile_async<BLOCK_N, HEAD_DIM, !EVEN_N>(base, k + kn0 * ks, ks, nk - kn0);
+        load_tile_async<BLOCK_N, HEAD_DIM_V, !EVEN_N>(base + K_TILE_BYTES, v + kn0 * vs, vs, nk - kn0);
+    };
+
+    // Group 0 = Q, dO and key tile 0; then one group per further tile (see ft_bwd_dkdv).
+    load_tile_async<BLOCK_M, HEAD_DIM, !EVEN_M>(q_addr, q, args.q_stride[2], nq - m0);
+    load_tile_async<BLOCK_M, HEAD_DIM_V, !EVEN_M>(do_addr, dout, args.do_stride[2], nq - m0);
+    issue_kv_tile(0, 0);
+    cp_async_commit();
+#pragma unroll
+    for (int s = 1; s < NUM_STAGES - 1; s++) {
+        if (s < n_tiles)
+            issue_kv_tile(s, s);
+        cp_async_commit();
+    }
+
+    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    const int wm = warp % Q_WARPS_M, wk = warp / Q_WARPS_M;
+    const int qr0 = wm * Q_ROWS;   // this warp's first query row in the tile
+    const int kc0 = wk * Q_KEYS;   // and first key column in each key tile
+    const int lr16 = lane & 15, lc16 = 8 * (lane >> 4);
+    const int lr8 = (lane & 7) + 8 * (lane >> 4), lc8 = 8 * ((lane >> 3) & 1);
+    const lm_tile<HEAD_DIM> q_a = lm_sub<HEAD_DIM>(q_addr, qr0, 0, lr16, lc16, true);
+    const lm_tile<HEAD_DIM_V> do_a = lm_sub<HEAD_DIM_V>(do_addr, qr0, 0, lr16, lc16, true);
+
+    // -L*log2e and delta of this thread's rows qr0+16i+g+8hh; rows past seqlen_q get P = 0.
+    float nl[Q_ROWS / 16][2], dd[Q_ROWS / 16][2];
+#pragma unroll
+    for (int i = 0; i < Q_ROWS / 16; i++)
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++) {
+            const int row = m0 + qr0 + 16 * i + g + 8 * hh;
+            nl[i][hh] = -BWD_INF;
+            dd[i][hh] = 0.f;
+            if (EVEN_M || row < nq) {
+                nl[i][hh] = -lse[row] * (float)FT_LOG2E;
+                dd[i][hh] = delta[row];
+            }
+        }
+
+    float acc[Q_ROWS / 16][HEAD_DIM / 8][4];
+#pragma unroll
+    for (int i = 0; i < Q_ROWS / 16; i++)
+#pragma unroll
+        for (int j = 0; j < HEAD_DIM / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[i][j][e] = 0.f;
+
+    int slot = 0;
+    for (int nt = 0; nt < n_tiles; nt++) {
+        cp_async_wait<(NUM_STAGES > 1 ? NUM_STAGES - 2 : 0)>();
+        __syncthreads();   // tile nt visible; every warp is done with tile nt-1's slot
+        if (NUM_STAGES > 1) {
+            if (nt + NUM_STAGES - 1 < n_tiles)
+                issue_kv_tile(nt + NUM_STAGES - 1, slot == 0 ? NUM_STAGES - 1 : slot - 1);
+            cp_async_commit();
+        }
+        const int kn0 = nt * BLOCK_N;
+        const unsigned k_addr = kv_addr + slot * (K_TILE_BYTES + V_TILE_BYTES);
+        const unsigned v_addr = k_addr + K_TILE_BYTES;
+        const lm_tile<HEAD_DIM> k_b = lm_sub<HEAD_DIM>(k_addr, kc0, 0, lr8, lc8, true);
+        const lm_tile<HEAD_DIM> k_t = lm_sub<HEAD_DIM>(k_addr, kc0, 0, lr16, lc16, true);
+        const lm_tile<HEAD_DIM_V> v_b = lm_sub<HEAD_DIM_V>(v_addr, kc0, 0, lr8, lc8, true);
+
+        // S = Q K^T. A = Q [query][d] non-trans (LM_ROWS16); B = K^T stored [n = key][k = d]:
+        // non-trans (LM_ROWS8).
+        float s[Q_ROWS / 16][Q_KEYS / 8][4];
+#pragma unroll
+        for (int i = 0; i < Q_ROWS / 16; i++)
+#pragma unroll
+            for (int j = 0; j < Q_KEYS / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    s[i][j][e] = 0.f;
+#pragma unroll 1
+        for (int kg = 0; kg < HEAD_DIM / KD_GROUP(HEAD_DIM); kg++) {   // a runtime loop past head dim 128
+            const unsigned kgo = 2u * kg * KD_GROUP(HEAD_DIM);   // byte offset of this group of columns
+#pragma unroll
+            for (int kd = 0; kd < KD_GROUP(HEAD_DIM) / 16; kd++) {
+                unsigned a[Q_ROWS / 16][4];
+#pragma unroll
+                for (int i = 0; i < Q_ROWS / 16; i++)
+                    ldmatrix_x4(a[i][0], a[i][1], a[i][2], a[i][3], q_a.at(16 * i, 16 * kd) + kgo);
+#pragma unroll
+                for (int j = 0; j < Q_KEYS / 16; j++) {
+                    unsigned b0, b1, b2, b3;
+                    ldmatrix_x4(b0, b1, b2, b3, k_b.at(16 * j, 16 * kd) + kgo);
+#pragma unroll
+                    for (int i = 0; i < Q_ROWS / 16; i++) {
+                        mma_16816(s[i][2 * j], a[i], b0, b1);
+                        mma_16816(s[i][2 * j + 1], a[i], b2, b3);
+                    }
+                }
+            }
+        }
+
+        // P = exp2(S * scale*log2e - L*log2e). Element (i, j, e): query qr0+16i+g+8*(e>>1),
+        // key kc0+8j+2qd+(e&1) of the tile. Masked: causal key > query, or key past seqlen_k.
+#pragma unroll
+        for (int i = 0; i < Q_ROWS / 16; i++)
+#pragma unroll
+            for (int j = 0; j < Q_KEYS / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    s[i][j][e] = fast_exp2(fmaf(s[i][j][e], scale_log2, nl[i][e >> 1]));
+        const bool diag = CAUSAL && (!CAUSAL_SKIP || kn0 + BLOCK_N - 1 > m0);
+        const bool key_edge = !EVEN_N && nk - kn0 < BLOCK_N;
+        if (diag || key_edge) {
+#pragma unroll
+            for (int i = 0; i < Q_ROWS / 16; i++)
+#pragma unroll
+                for (int j = 0; j < Q_KEYS / 8; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const int query = m0 + qr0 + 16 * i + g + 8 * (e >> 1);
+                        const int key = kn0 + kc0 + 8 * j + 2 * qd + (e & 1);
+                        if ((CAUSAL && key > query) || (!EVEN_N && key >= nk))
+                            s[i][j][e] = 0.f;
+                    }
+        }
+
+        // dP = dO V^T. A = dO [query][dv] non-trans; B = V^T stored [n = key][k = dv]: non-trans.
+        float dp[Q_ROWS / 16][Q_KEYS / 8][4];
+#pragma unroll
+        for (int i = 0; i < Q_ROWS / 16; i++)
+#pragma unroll
+            for (int j = 0; j < Q_KEYS / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    dp[i][j][e] = 0.f;
+#pragma unroll 1
+        for (int kg = 0; kg < HEAD_DIM_V / KD_GROUP(HEAD_DIM_V); kg++) {   // a runtime loop past head dim 128
+            const unsigned kgo = 2u * kg * KD_GROUP(HEAD_DIM_V);   // byte offset of this group of columns
+#pragma unroll
+            for (int kd = 0; kd < KD_GROUP(HEAD_DIM_V) / 16; kd++) {
+                unsigned a[Q_ROWS / 16][4];
+#pragma unroll
+                for (int i = 0; i < Q_ROWS / 16; i++)
+                    ldmatrix_x4(a[i][0], a[i][1], a[i][2], a[i][3], do_a.at(16 * i, 16 * kd) + kgo);
+#pragma unroll
+                for (int j = 0; j < Q_KEYS / 16; j++) {
+                    unsigned b0, b1, b2, b3;
+                    ldmatrix_x4(b0, b1, b2, b3, v_b.at(16 * j, 16 * kd) + kgo);
+#pragma unroll
+                    for (int i = 0; i < Q_ROWS / 16; i++) {
+                        mma_16816(dp[i][2 * j], a[i], b0, b1);
+                        mma_16816(dp[i][2 * j + 1], a[i], b2, b3);
+                    }
+                }
+            }
+        }
+
+        // dS = P * (dP - delta[query]), in place of dP.
+#pragma unroll
+        for (int i = 0; i < Q_ROWS / 16; i++)
+#pragma unroll
+            for (int j = 0; j < Q_KEYS / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    dp[i][j][e] = s[i][j][e] * (dp[i][j][e] - dd[i][e >> 1]);
+
+        // dQ += dS K. A = dS from the accumulators; B = K stored [k = key][n = d]: .trans (LM_ROWS16).
+#pragma unroll
+        for (int kk = 0; kk < Q_KEYS / 16; kk++) {
+            unsigned a[Q_ROWS / 16][4];
+#pragma unroll
+            for (int i = 0; i < Q_ROWS / 16; i++)
+                c_to_a(a[i], dp[i][2 * kk], dp[i][2 * kk + 1]);
+#pragma unroll
+            for (int jd = 0; jd < HEAD_DIM / 16; jd++) {
+                unsigned b0, b1, b2, b3;
+                ldmatrix_x4_trans(b0, b1, b2, b3, k_t.at(16 * kk, 16 * jd));
+#pragma unroll
+                for (int i = 0; i < Q_ROWS / 16; i++) {
+                    mma_16816(acc[i][2 * jd], a[i], b0, b1);
+                    mma_16816(acc[i][2 * jd + 1], a[i], b2, b3);
+                }
+            }
+        }
+
+        if (NUM_STAGES == 1) {
+            __syncthreads();   // every warp is done with slot 0 before it is refilled
+            if (nt + 1 < n_tiles)
+                issue_kv_tile(nt + 1, 0);
+            cp_async_commit();
+        }
+        slot = (slot + 1 == NUM_STAGES) ? 0 : slot + 1;
+    }
+
+    // Sum the Q_WARPS_N key-split partials in fp32 shared memory, one split at a time, then
+    // write scale * dQ with 16-byte stores.
+    cp_async_wait<0>();
+    __syncthreads();
+#pragma unroll
+    for (int split = 0; split < Q_WARPS_N; split++) {
+        if (wk == split) {
+#pragma unroll
+            for (int i = 0; i < Q_ROWS / 16; i++)
+#pragma unroll
+                for (int j = 0; j < HEAD_DIM / 8; j++)
+#pragma unroll
+                    for (int hh = 0; hh < 2; hh++) {
+                        float2 *p = (float2 *)(red_smem + (qr0 + 16 * i + g + 8 * hh) * DQ_RED_LD + 8 * j + 2 * qd);
+                        float2 x = make_float2(acc[i][j][2 * hh], acc[i][j][2 * hh + 1]);
+                        if (split > 0) {
+                            const float2 y = *p;
+                            x.x += y.x;
+                            x.y += y.y;
+                        }
+                        *p = x;
+                    }
+        }
+        __syncthreads();
+    }
+    const float scale = (float)args.softmax_scale;
+    elem_t *dq = (elem_t *)args.dq + blockIdx.y / args.heads * args.dq_stride[0] +
+                 blockIdx.y % args.heads * args.dq_stride[1] + m0 * args.dq_stride[2];
+    constexpr int CPR = HEAD_DIM / 8;
+#pragma unroll
+    for (int it = 0; it < (BLOCK_M * CPR + NUM_THREADS - 1) / NUM_THREADS; it++) {
+        const int c = it * NUM_THREADS + threadIdx.x;
+        if ((BLOCK_M * CPR) % NUM_THREADS != 0 && c >= BLOCK_M * CPR)
+            break;
+        const int row = c / CPR, col = (c % CPR) * 8;
+        if (EVEN_M || m0 + row < nq) {
+            const float4 x = *(const float4 *)(red_smem + row * DQ_RED_LD + col);
+            const float4 y = *(const float4 *)(red_smem + row * DQ_RED_LD + col + 4);
+            *(uint4 *)(dq + row * args.dq_stride[2] + col) =
+                make_uint4(pack2(x.x * scale, x.y * scale), pack2(x.z * scale, x.w * scale),
+                           pack2(y.x * scale, y.y * scale), pack2(y.z * scale, y.w * scale));
+        }
+    }
+}
+#endif
+
+#if DQ_MODE == 0
+// ---- ft_bwd_dq_convert (DQ_MODE 0): dq = scale * dq_accum in the element type ---------------
+extern "C" __global__ void __launch_bounds__(NUM_THREADS)
+ft_bwd_dq_convert(const ft_bwd_args args)
+{
+    constexpr int CPR = HEAD_DIM / 8;
+    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
+    const int m0 = blockIdx.x * BLOCK_M;
+    const int nq = args.seqlen_q;
+    const float scale = (float)args.softmax_scale;
+    const float *src = (const float *)args.dq_accum + ((long long)bh * nq + m0) * HEAD_DIM;
+    elem_t *dq = (elem_t *)args.dq + b * args.dq_stride[0] + h * args.dq_stride[1] + m0 * args.dq_stride[2];
+    for (int c = threadIdx.x; c < BLOCK_M * CPR; c += NUM_THREADS) {
+        const int row = c / CPR, col = (c % CPR) * 8;
+        if (EVEN_M || m0 + row < nq) {
+            const float4 x = *(const float4 *)(src + row * HEAD_DIM + col);
+            const float4 y = *(const float4 *)(src + row * HEAD_DIM + col + 4);
+            *(uint4 *)(dq + row * args.dq_stride[2] + col) =
+                make_uint4(pack2(x.x * scale, x.y * scale), pack2(x.z * scale, x.w * scale),
+                           pack2(y.x * scale, y.y * scale), pack2(y.z * scale, y.w * scale));
+        }
+    }
+}
+#endif

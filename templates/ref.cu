@@ -1,0 +1,202 @@
+// ref.cu: the GPU reference kernels the tuner validates candidates against, written for
+// clarity, not speed, for every DTYPE. Elements are read with load_acc and written with to_elem;
+// arithmetic is in acc_t (fp32, fp64 for f64) with precise expf/exp. No shared memory and no
+// N x N buffer: each pass recomputes the scores it needs.
+//
+// Launch shape: one warp per row, NUM_WARPS rows per block, so the family fixes
+// BLOCK_M = BLOCK_N = NUM_WARPS (check_ref in generator/family_ref.c). Query-major entries
+// (grid.x = ceil(seqlen_q / BLOCK_M)): ft_ref_fwd (ft_fwd_args), ft_ref_bwd_preprocess and
+// ft_ref_bwd_dq (ft_bwd_args). Key-major (grid.x = ceil(seqlen_k / BLOCK_N)): ft_ref_bwd_dkdv
+// (ft_bwd_args). Backward order: preprocess (writes delta), then dq and dkdv in either order;
+// dq_accum is not used. Lane l holds the head-dim elements l, l + 32, ... of its row.
+
+// ---- helpers ------------------------------------------------------------------------------
+
+constexpr int kDPerLane = (HEAD_DIM + 31) / 32;     // Q/K elements a lane holds
+constexpr int kDvPerLane = (HEAD_DIM_V + 31) / 32;  // V/O elements a lane holds
+
+static_assert(NUM_WARPS >= 1 && NUM_WARPS <= 16, "NUM_WARPS: 1..16");
+static_assert(BLOCK_M == NUM_WARPS && BLOCK_N == NUM_WARPS, "BLOCK_M, BLOCK_N: must equal NUM_WARPS (one warp a row)");
+
+#if DTYPE == FT_DTYPE_F64
+FT_DEVICE acc_t ref_exp(acc_t x) { return exp(x); }
+FT_DEVICE acc_t ref_log(acc_t x) { return log(x); }
+FT_DEVICE acc_t ref_neg_inf() { return __longlong_as_double(0xfff0000000000000ull); }
+#else
+FT_DEVICE acc_t ref_exp(acc_t x) { return expf(x); }
+FT_DEVICE acc_t ref_log(acc_t x) { return logf(x); }
+FT_DEVICE acc_t ref_neg_inf() { return __int_as_float(0xff800000); }
+#endif
+
+FT_DEVICE acc_t ref_warp_sum(acc_t x)
+{
+    for (int o = 16; o > 0; o /= 2)
+        x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+// This lane's elements of a W-wide row (0 past the end).
+template <int W, int N> FT_DEVICE void ref_load(acc_t (&r)[N], const elem_t *row, int lane)
+{
+#pragma unroll
+    for (int t = 0; t < N; ++t)
+        r[t] = lane + 32 * t < W ? load_acc(row + lane + 32 * t) : (acc_t)0;
+}
+
+// Dot product of a row held across the warp with a W-wide row in memory; every lane gets it.
+template <int W, int N> FT_DEVICE acc_t ref_dot(const acc_t (&a)[N], const elem_t *row, int lane)
+{
+    acc_t x = 0;
+#pragma unroll
+    for (int t = 0; t < N; ++t)
+        if (lane + 32 * t < W)
+            x += a[t] * load_acc(row + lane + 32 * t);
+    return ref_warp_sum(x);
+}
+
+// r += c * row.
+template <int W, int N> FT_DEVICE void ref_axpy(acc_t (&r)[N], acc_t c, const elem_t *row, int lane)
+{
+#pragma unroll
+    for (int t = 0; t < N; ++t)
+        if (lane + 32 * t < W)
+            r[t] += c * load_acc(row + lane + 32 * t);
+}
+
+// row = c * r (this lane's elements).
+template <int W, int N> FT_DEVICE void ref_store(elem_t *row, const acc_t (&r)[N], acc_t c, int lane)
+{
+#pragma unroll
+    for (int t = 0; t < N; ++t)
+        if (lane + 32 * t < W)
+            row[lane + 32 * t] = to_elem(r[t] * c);
+}
+
+// ---- forward ------------------------------------------------------------------------------
+
+// O = softmax(scale Q K^T) V and L = logsumexp: pass 1 keeps a running max and sum over the
+// visible keys, pass 2 recomputes each score and accumulates P V.
+extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_fwd(const ft_fwd_args args)
+{
+    const int lane = threadIdx.x % 32, row = blockIdx.x * BLOCK_M + threadIdx.x / 32;
+    if (row >= args.seqlen_q)
+        return;   // the whole warp: no block-wide barrier follows
+    const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
+    const elem_t *const q = (const elem_t *)args.q + b * args.q_stride[0] + h * args.q_stride[1] + row * args.q_stride[2];
+    const elem_t *const k = (const elem_t *)args.k + b * args.k_stride[0] + h * args.k_stride[1];
+    const elem_t *const v = (const elem_t *)args.v + b * args.v_stride[0] + h * args.v_stride[1];
+    const acc_t scale = (acc_t)args.softmax_scale;
+    const int keys = CAUSAL ? min(args.seqlen_k, row + 1) : args.seqlen_k;   // key j is seen when j <= row
+
+    acc_t qr[kDPerLane];
+    ref_load<HEAD_DIM>(qr, q, lane);
+
+    acc_t m = ref_neg_inf(), l = 0;
+    for (int j = 0; j < keys; ++j) {
+        const acc_t s = scale * ref_dot<HEAD_DIM>(qr, k + j * args.k_stride[2], lane);
+        const acc_t m_new = s > m ? s : m;
+        l = l * ref_exp(m - m_new) + ref_exp(s - m_new);
+        m = m_new;
+    }
+
+    acc_t o[kDvPerLane];
+#pragma unroll
+    for (int t = 0; t < kDvPerLane; ++t)
+        o[t] = 0;
+    for (int j = 0; j < keys; ++j) {
+        const acc_t s = scale * ref_dot<HEAD_DIM>(qr, k + j * args.k_stride[2], lane);
+        ref_axpy<HEAD_DIM_V>(o, ref_exp(s - m), v + j * args.v_stride[2], lane);
+    }
+    ref_store<HEAD_DIM_V>((elem_t *)args.o + b * args.o_stride[0] + h * args.o_stride[1] + row * args.o_stride[2],
+                          o, (acc_t)1 / l, lane);
+    if (lane == 0)
+        ((acc_t *)args.lse)[(long long)bh * args.seqlen_q + row] = m + ref_log(l);
+}
+
+// ---- backward -----------------------------------------------------------------------------
+
+// delta = rowsum(dO * O).
+extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_preprocess(const ft_bwd_args args)
+{
+    const int lane = threadIdx.x % 32, row = blockIdx.x * BLOCK_M + threadIdx.x / 32;
+    if (row >= args.seqlen_q)
+        return;
+    const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
+    const elem_t *const o = (const elem_t *)args.o + b * args.o_stride[0] + h * args.o_stride[1] + row * args.o_stride[2];
+    const elem_t *const dout = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1] + row * args.do_stride[2];
+    acc_t dor[kDvPerLane];
+    ref_load<HEAD_DIM_V>(dor, dout, lane);
+    const acc_t delta = ref_dot<HEAD_DIM_V>(dor, o, lane);
+    if (lane == 0)
+        ((acc_t *)args.delta)[(long long)bh * args.seqlen_q + row] = delta;
+}
+
+// dQ_i = scale sum_j dS_ij K_j, with P_ij = exp(scale Q_i.K_j - L_i), dS_ij = P_ij (dO_i.V_j - delta_i).
+extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_dq(const ft_bwd_args args)
+{
+    const int lane = threadIdx.x % 32, row = blockIdx.x * BLOCK_M + threadIdx.x / 32;
+    if (row >= args.seqlen_q)
+        return;
+    const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
+    const elem_t *const q = (const elem_t *)args.q + b * args.q_stride[0] + h * args.q_stride[1] + row * args.q_stride[2];
+    const elem_t *const dout = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1] + row * args.do_stride[2];
+    const elem_t *const k = (const elem_t *)args.k + b * args.k_stride[0] + h * args.k_stride[1];
+    const elem_t *const v = (const elem_t *)args.v + b * args.v_stride[0] + h * args.v_stride[1];
+    const acc_t scale = (acc_t)args.softmax_scale;
+    const acc_t lse = ((const acc_t *)args.lse)[(long long)bh * args.seqlen_q + row];
+    const acc_t delta = ((const acc_t *)args.delta)[(long long)bh * args.seqlen_q + row];
+    const int keys = CAUSAL ? min(args.seqlen_k, row + 1) : args.seqlen_k;
+
+    acc_t qr[kDPerLane], dor[kDvPerLane], dq[kDPerLane];
+    ref_load<HEAD_DIM>(qr, q, lane);
+    ref_load<HEAD_DIM_V>(dor, dout, lane);
+#pragma unroll
+    for (int t = 0; t < kDPerLane; ++t)
+        dq[t] = 0;
+    for (int j = 0; j < keys; ++j) {
+        const acc_t p = ref_exp(scale * ref_dot<HEAD_DIM>(qr, k + j * args.k_stride[2], lane) - lse);
+        const acc_t dp = ref_dot<HEAD_DIM_V>(dor, v + j * args.v_stride[2], lane);
+        ref_axpy<HEAD_DIM>(dq, p * (dp - delta), k + j * args.k_stride[2], lane);
+    }
+    ref_store<HEAD_DIM>((elem_t *)args.dq + b * args.dq_stride[0] + h * args.dq_stride[1] + row * args.dq_stride[2],
+                        dq, scale, lane);
+}
+
+// dV_j = sum_i P_ij dO_i and dK_j = scale sum_i dS_ij Q_i over the queries that see key j
+// (i >= j when causal); a key no query sees gets zeros.
+extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_dkdv(const ft_bwd_args args)
+{
+    const int lane = threadIdx.x % 32, key = blockIdx.x * BLOCK_N + threadIdx.x / 32;
+    if (key >= args.seqlen_k)
+        return;
+    const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
+    const elem_t *const q = (const elem_t *)args.q + b * args.q_stride[0] + h * args.q_stride[1];
+    const elem_t *const dout = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1];
+    const elem_t *const k = (const elem_t *)args.k + b * args.k_stride[0] + h * args.k_stride[1] + key * args.k_stride[2];
+    const elem_t *const v = (const elem_t *)args.v + b * args.v_stride[0] + h * args.v_stride[1] + key * args.v_stride[2];
+    const acc_t *const lse = (const acc_t *)args.lse + (long long)bh * args.seqlen_q;
+    const acc_t *const delta = (const acc_t *)args.delta + (long long)bh * args.seqlen_q;
+    const acc_t scale = (acc_t)args.softmax_scale;
+
+    acc_t kr[kDPerLane], vr[kDvPerLane], dk[kDPerLane], dv[kDvPerLane];
+    ref_load<HEAD_DIM>(kr, k, lane);
+    ref_load<HEAD_DIM_V>(vr, v, lane);
+#pragma unroll
+    for (int t = 0; t < kDPerLane; ++t)
+        dk[t] = 0;
+#pragma unroll
+    for (int t = 0; t < kDvPerLane; ++t)
+        dv[t] = 0;
+    for (int i = CAUSAL ? key : 0; i < args.seqlen_q; ++i) {
+        const elem_t *const qi = q + i * args.q_stride[2];
+        const elem_t *const doi = dout + i * args.do_stride[2];
+        const acc_t p = ref_exp(scale * ref_dot<HEAD_DIM>(kr, qi, lane) - lse[i]);
+        const acc_t dp = ref_dot<HEAD_DIM_V>(vr, doi, lane);
+        ref_axpy<HEAD_DIM_V>(dv, p, doi, lane);
+        ref_axpy<HEAD_DIM>(dk, p * (dp - delta[i]), qi, lane);
+    }
+    ref_store<HEAD_DIM>((elem_t *)args.dk + b * args.dk_stride[0] + h * args.dk_stride[1] + key * args.dk_stride[2],
+                        dk, scale, lane);
+    ref_store<HEAD_DIM_V>((elem_t *)args.dv + b * args.dv_stride[0] + h * args.dv_stride[1] + key * args.dv_stride[2],
+                          dv, (acc_t)1, lane);
+}

@@ -1,0 +1,759 @@
+/* The generator: parameters, validation, expansion, hashes, the ptxas log parser, launch
+ * dimensions, NVRTC, and every family of the catalogue compiled to CUBIN without spills.
+ * `test_gen` runs what CI runs (every family x dtype x head dim for sm_80 and sm_90);
+ * `test_gen full` (ctest test_gen_full, label slow) compiles the whole cross product instead. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "gen_internal.h"
+
+#define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const int head_dims[] = { 32, 64, 96, 128, 256 };
+
+/* ---- parameters ------------------------------------------------------------------------ */
+
+static void param_names_round_trip(void **state)
+{
+    (void)state;
+    for (int i = 0; i < GEN_PARAM_COUNT; i++) {
+        const char *name = gen_param_name((gen_param)i);
+        assert_non_null(name);
+        assert_int_equal(gen_param_lookup(name), i);
+    }
+    assert_int_equal(gen_param_lookup("block_m"), GEN_BLOCK_M);
+    assert_int_equal(gen_param_lookup("BLOK_M"), -1);
+    assert_int_equal(gen_param_lookup(""), -1);
+    assert_null(gen_param_name(GEN_PARAM_COUNT));
+}
+
+static const struct {
+    gen_param param;
+    const char *text;
+    int value;              /* expected when why is NULL */
+    const char *why;        /* expected substring of the reason, NULL: accepted */
+} parse_cases[] = {
+    { GEN_DTYPE, "f32", 0, NULL },
+    { GEN_DTYPE, "f16", 1, NULL },
+    { GEN_DTYPE, "bf16", 2, NULL },
+    { GEN_DTYPE, "F64", 3, NULL },
+    { GEN_DTYPE, "2", 2, NULL },
+    { GEN_DTYPE, "f8", 0, "DTYPE=f8 is not a dtype" },
+    { GEN_DQ_MODE, "atomic", 0, NULL },
+    { GEN_DQ_MODE, "separate", 1, NULL },
+    { GEN_DQ_MODE, "1", 1, NULL },
+    { GEN_DQ_MODE, "later", 0, "DQ_MODE=later" },
+    { GEN_BLOCK_M, "64", 64, NULL },
+    { GEN_BLOCK_M, "-3", -3, NULL },          /* ranges are gen_validate's job */
+    { GEN_BLOCK_M, "6x4", 0, "BLOCK_M=6x4 is not an integer" },
+    { GEN_BLOCK_N, "", 0, "BLOCK_N has an empty value" },
+    { GEN_NUM_WARPS, "99999999999", 0, "NUM_WARPS=99999999999" },
+    { GEN_CAUSAL, "bf16", 0, "CAUSAL=bf16 is not an integer" },
+};
+
+static void param_values_parse(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ARRAY_LEN(parse_cases); i++) {
+        int value = -12345;
+        char why[256] = "";
+        const int rc = gen_param_parse(parse_cases[i].param, parse_cases[i].text, &value, why, sizeof why);
+        if (!parse_cases[i].why) {
+            if (rc != 0 || value != parse_cases[i].value)
+                fail_msg("case %d: %s=%s: expected %d, got rc %d value %d (%s)", i,
+                         gen_param_name(parse_cases[i].param), parse_cases[i].text, parse_cases[i].value,
+                         rc, value, why);
+        } else if (rc != -1 || !strstr(why, parse_cases[i].why)) {
+            fail_msg("case %d: %s=%s: expected rejection '%s', got rc %d reason '%s'", i,
+                     gen_param_name(parse_cases[i].param), parse_cases[i].text, parse_cases[i].why, rc, why);
+        }
+    }
+}
+
+/* ---- catalogue and expansion ----------------------------------------------------------- */
+
+static void catalogue_lists_unique_families(void **state)
+{
+    (void)state;
+    int count = 0;
+    const gen_family *const *all = gen_family_list(&count);
+    assert_int_equal(count, 5);
+    for (int i = 0; i < count; i++) {
+        assert_ptr_equal(gen_family_find(all[i]->name), all[i]);
+        assert_true(all[i]->entry_count >= 1 && all[i]->entry_count <= GEN_MAX_ENTRIES);
+        assert_true(all[i]->dtypes != 0 && (all[i]->dtypes & ~0xfu) == 0);
+    }
+    assert_null(gen_family_find("fwd_wgmma_someday"));
+    assert_null(gen_family_find(NULL));
+}
+
+/* Fails (never skips) when a listed family's template is not in this build. */
+static void every_family_has_its_template(void **state)
+{
+    (void)state;
+    int count, missing = 0;
+    const gen_family *const *all = gen_family_list(&count);
+    for (int i = 0; i < count; i++)
+        if (!gen_family_template(all[i])) {
+            print_error("family %s: template %s is not embedded (not written yet?)\n", all[i]->name,
+                        all[i]->file);
+            missing++;
+        }
+    assert_int_equal(missing, 0);
+}
+
+static int contains_line(const char *text, const char *line)
+{
+    const size_t n = strlen(line);
+    for (const char *p = strstr(text, line); p; p = strstr(p + 1, line))
+        if ((p == text || p[-1] == '\n') && (p[n] == '\n' || p[n] == ' '))
+            return 1;
+    return 0;
+}
+
+static void expansion_is_deterministic_and_complete(void **state)
+{
+    (void)state;
+    int count, failures = 0;
+    const gen_family *const *all = gen_family_list(&count);
+    for (int k = 0; k < count; k++) {
+        const gen_family *f = all[k];
+        gen_config c;
+        gen_config_init(&c, f);
+        char *a = gen_expand(&c), *b = gen_expand(&c);
+        if (!a || !b) {
+            print_error("family %s: gen_expand failed (template %s not embedded?)\n", f->name, f->file);
+            failures++;
+            free(a), free(b);
+            continue;
+        }
+        assert_string_equal(a, b);
+        assert_true(strstr(a, f->name) && strstr(a, f->name) < strchr(a, '\n'));   /* first line */
+        for (int i = 0; i < GEN_PARAM_COUNT; i++) {
+            char line[96];
+            snprintf(line, sizeof line, "//   %s = %d", gen_param_name((gen_param)i), c.p[i]);
+            if (!contains_line(a, line))
+                fail_msg("family %s: header comment lacks '%s'", f->name, line);
+            snprintf(line, sizeof line, "#define %s %d", gen_param_name((gen_param)i), c.p[i]);
+            if (!contains_line(a, line))
+                fail_msg("family %s: source lacks '%s'", f->name, line);
+        }
+        /* The three files, in the contract's order, and no #include (NVRTC has no include path). */
+        char marker[96];
+        snprintf(marker, sizeof marker, "// ---- file: %s\n", f->file);
+        const char *args = strstr(a, "// ---- file: ft_kernel_args.h\n");
+        const char *prelude = strstr(a, "// ---- file: ft_prelude.cuh\n");
+        const char *family = strstr(a, marker);
+        assert_true(args && prelude && family && args < prelude && prelude < family);
+        assert_null(strstr(a, "\n#include"));
+        /* Another value changes the text and its hash. */
+        char h1[GEN_HASH_LEN], h2[GEN_HASH_LEN];
+        gen_source_hash(a, h1);
+        c.p[GEN_BLOCK_M] += 16;
+        char *d = gen_expand(&c);
+        assert_non_null(d);
+        gen_source_hash(d, h2);
+        assert_string_not_equal(a, d);
+        assert_string_not_equal(h1, h2);
+        free(a), free(b), free(d);
+    }
+    assert_int_equal(failures, 0);
+}
+
+/* ---- validation ------------------------------------------------------------------------ */
+
+typedef struct tweak {
+    gen_param param;
+    int value;
+} tweak;
+
+static const struct {
+    const char *family;
+    tweak tweaks[4];
+    int ntweaks;
+    int smem_limit;
+    const char *why;
+} invalid_cases[] = {
+    { "fwd_mma", { { GEN_DTYPE, 0 } }, 1, 232448, "DTYPE=0 (f32) is not supported by fwd_mma (f16, bf16)" },
+    { "fwd_mma", { { GEN_HEAD_DIM, 80 } }, 1, 232448, "HEAD_DIM=80" },
+    { "fwd_mma", { { GEN_HEAD_DIM, 264 } }, 1, 232448, "HEAD_DIM=264 is not supported" },
+    { "fwd_mma", { { GEN_HEAD_DIM_V, 12 } }, 1, 232448, "HEAD_DIM_V=12 is not supported" },
+    { "fwd_mma", { { GEN_BLOCK_M, 48 }, { GEN_NUM_WARPS, 4 } }, 2, 232448,
+      "BLOCK_M=48 is not a multiple of 16*NUM_WARPS=64" },
+    { "fwd_mma", { { GEN_BLOCK_N, 24 } }, 1, 232448, "BLOCK_N=24" },
+    { "fwd_mma", { { GEN_DQ_MODE, 1 } }, 1, 232448, "DQ_MODE=1 is not used by fwd_mma" },
+    { "fwd_mma", { { GEN_HEAD_DIM, 256 }, { GEN_NUM_STAGES, 2 } }, 2, 101376,
+      "shared memory: ft_fwd needs" },
+    { "bwd_mma", { { GEN_HEAD_DIM, 80 } }, 1, 232448, "HEAD_DIM=80" },
+    { "bwd_mma", { { GEN_DTYPE, 3 } }, 1, 232448, "DTYPE=3 (f64) is not supported by bwd_mma" },
+    { "fwd_exact", { { GEN_DTYPE, 1 } }, 1, 232448, "DTYPE=1 (f16) is not supported by fwd_exact" },
+    { "bwd_mma", { { GEN_DQ_MODE, 2 } }, 1, 232448, "DQ_MODE=2 must be 0 or 1" },
+};
+
+/* Cases every family must reject the same way, whatever its own rules. */
+static const struct {
+    tweak t;
+    const char *why;   /* printf format of the expected reason, given the value */
+} common_cases[] = {
+    { { GEN_DTYPE, 7 }, "DTYPE=%d" },
+    { { GEN_HEAD_DIM, 0 }, "HEAD_DIM=%d is not supported" },
+    { { GEN_HEAD_DIM, 300 }, "HEAD_DIM=%d is not supported" },
+    { { GEN_HEAD_DIM_V, 20 }, "HEAD_DIM_V=%d is not supported" },
+    { { GEN_BLOCK_M, 0 }, "BLOCK_M=%d is out of range" },
+    { { GEN_BLOCK_N, -16 }, "BLOCK_N=%d is out of range" },
+    { { GEN_NUM_WARPS, 17 }, "NUM_WARPS=%d is out of range (1..16)" },
+    { { GEN_NUM_WARPS, 0 }, "NUM_WARPS=%d is out of range (1..16)" },
+    { { GEN_NUM_STAGES, 5 }, "NUM_STAGES=%d is out of range (1..4)" },
+    { { GEN_CAUSAL, 2 }, "CAUSAL=%d must be 0 or 1" },
+    { { GEN_EVEN_M, -1 }, "EVEN_M=%d must be 0 or 1" },
+    { { GEN_EVEN_N, 3 }, "EVEN_N=%d must be 0 or 1" },
+    { { GEN_CAUSAL_SKIP, 9 }, "CAUSAL_SKIP=%d must be 0 or 1" },
+};
+
+static void expect_rejected(const gen_config *c, int limit, const char *want, const char *label)
+{
+    char why[512] = "";
+    const int rc = gen_validate(c, limit, why, sizeof why);
+    if (rc != -1 || !strstr(why, want))
+        fail_msg("%s: expected rejection containing '%s', got rc %d, reason '%s'", label, want, rc, why);
+}
+
+static void invalid_sets_are_rejected_with_reason(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ARRAY_LEN(invalid_cases); i++) {
+        gen_config c;
+        gen_config_init(&c, gen_family_find(invalid_cases[i].family));
+        assert_non_null(c.family);
+        for (int t = 0; t < invalid_cases[i].ntweaks; t++)
+            c.p[invalid_cases[i].tweaks[t].param] = invalid_cases[i].tweaks[t].value;
+        char label[64];
+        snprintf(label, sizeof label, "invalid case %d (%s)", i, invalid_cases[i].family);
+        expect_rejected(&c, invalid_cases[i].smem_limit, invalid_cases[i].why, label);
+    }
+    int count;
+    const gen_family *const *all = gen_family_list(&count);
+    for (int k = 0; k < count; k++) {
+        for (int i = 0; i < ARRAY_LEN(common_cases); i++) {
+            gen_config c;
+            gen_config_init(&c, all[k]);
+            c.p[common_cases[i].t.param] = common_cases[i].t.value;
+            char want[128], label[64];
+            const gen_param p = common_cases[i].t.param;
+            if (p == GEN_DTYPE || p == GEN_HEAD_DIM || p == GEN_HEAD_DIM_V || (all[k]->params & GEN_BIT(p)))
+                snprintf(want, sizeof want, common_cases[i].why, common_cases[i].t.value);
+            else   /* a parameter the family ignores only has to keep its default */
+                snprintf(want, sizeof want, "%s=%d is not used by", gen_param_name(p), common_cases[i].t.value);
+            snprintf(label, sizeof label, "%s, common case %d", all[k]->name, i);
+            expect_rejected(&c, 232448, want, label);
+        }
+        /* A parameter the family ignores keeps its default. */
+        for (int p = 0; p < GEN_PARAM_COUNT; p++) {
+            if (all[k]->params & GEN_BIT(p))
+                continue;
+            gen_config c;
+            gen_config_init(&c, all[k]);
+            const int d = c.p[p];   /* another value that passes the common range checks */
+            if (p == GEN_HEAD_DIM || p == GEN_HEAD_DIM_V || p == GEN_BLOCK_M || p == GEN_BLOCK_N)
+                c.p[p] = d == 64 ? 128 : 64;
+            else if (p == GEN_NUM_STAGES || p == GEN_NUM_WARPS)
+                c.p[p] = 1 + d % 4;
+            else
+                c.p[p] = !d;
+            char want[128], label[64];
+            snprintf(want, sizeof want, "%s=%d is not used by %s", gen_param_name((gen_param)p), c.p[p], all[k]->name);
+            snprintf(label, sizeof label, "%s, unused %s", all[k]->name, gen_param_name((gen_param)p));
+            expect_rejected(&c, 232448, want, label);
+        }
+    }
+}
+
+static void defaults_are_valid(void **state)
+{
+    (void)state;
+    int count;
+    const gen_family *const *all = gen_family_list(&count);
+    for (int k = 0; k < count; k++) {
+        gen_config c;
+        gen_config_init(&c, all[k]);
+        char why[512] = "";
+        if (gen_validate(&c, gen_smem_limit_for_arch("sm_80"), why, sizeof why))
+            fail_msg("family %s: defaults rejected on sm_80: %s", all[k]->name, why);
+    }
+}
+
+static const struct {
+    const char *arch;
+    int limit;
+} arch_cases[] = {
+    { "sm_80", 166912 }, { "sm_86", 101376 }, { "sm_89", 101376 }, { "sm_90", 232448 },
+    { "sm_90a", 232448 }, { "sm_70", -1 }, { "sm_100", -1 }, { "", -1 }, { NULL, -1 },
+};
+
+static void smem_limits_per_arch(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ARRAY_LEN(arch_cases); i++) {
+        assert_int_equal(gen_smem_limit_for_arch(arch_cases[i].arch), arch_cases[i].limit);
+        assert_int_equal(gen_arch_supported(arch_cases[i].arch), arch_cases[i].limit > 0);
+    }
+}
+
+/* ---- hashes ---------------------------------------------------------------------------- */
+
+static void hashes_are_fnv1a_and_tell_inputs_apart(void **state)
+{
+    (void)state;
+    char h[GEN_HASH_LEN], k1[GEN_HASH_LEN], k2[GEN_HASH_LEN], k3[GEN_HASH_LEN];
+    gen_source_hash("", h);
+    assert_string_equal(h, "cbf29ce484222325");   /* FNV-1a 64 test vectors */
+    gen_source_hash("a", h);
+    assert_string_equal(h, "af63dc4c8601ec8c");
+    gen_source_hash("foobar", h);
+    assert_string_equal(h, "85944171f73967e8");
+    gen_cache_key("kernel", "sm_80", k1);
+    gen_cache_key("kernel", "sm_90", k2);
+    gen_cache_key("kernel", "sm_80", k3);
+    assert_string_not_equal(k1, k2);
+    assert_string_equal(k1, k3);
+    gen_cache_key("kernelsm_8", "0", k3);   /* parts cannot run together */
+    assert_string_not_equal(k1, k3);
+}
+
+/* ---- ptxas log parser ------------------------------------------------------------------ */
+
+typedef struct expect_res {
+    const char *name;
+    int regs, spill_st, spill_ld, stack, smem;
+} expect_res;
+
+static const struct {
+    const char *label;
+    const char *log;
+    int entries;
+    expect_res total;
+    expect_res entry[2];
+} ptxas_cases[] = {
+    { "two entries and a called function (CUDA 13, sm_90)",
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'k2' for 'sm_90'\n"
+      "ptxas info    : Function properties for k2\n"
+      "ptxas         .     128 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 40 registers, used 0 barriers, 128 bytes cumulative stack size\n"
+      "ptxas info    : Compile time = 16.592 ms\n"
+      "ptxas info    : Function properties for _Z1gPfi\n"
+      "ptxas         .     0 bytes stack frame, 12 bytes spill stores, 8 bytes spill loads\n"
+      "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+      "ptxas info    : Function properties for k\n"
+      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 10 registers, used 1 barriers, 256 bytes smem\n"
+      "ptxas info    : Compile time = 2.108 ms\n",
+      2, { "", 40, 12, 8, 128, 256 }, { { "k2", 40, 0, 0, 128, 0 }, { "k", 10, 0, 0, 0, 256 } } },
+    { "spilling entry, older layout, cmem and no trailing newline",
+      "ptxas info    : Compiling entry function 'ft_fwd' for 'sm_80'\n"
+      "ptxas info    : Function properties for ft_fwd\n"
+      "    24 bytes stack frame, 20 bytes spill stores, 16 bytes spill loads\n"
+      "ptxas warning : Registers are spilled to local memory in function 'ft_fwd', 20 bytes spill stores, 16 bytes spill loads\n"
+      "ptxas info    : Used 255 registers, 49152 bytes smem, 400 bytes cmem[0]",
+      1, { "", 255, 20, 16, 24, 49152 }, { { "ft_fwd", 255, 20, 16, 24, 49152 } } },
+    { "empty log", "", 0, { "", 0, 0, 0, 0, 0 }, { { NULL } } },
+    { "not a ptxas log", "error: expected a ';'\n1 error detected\n", 0, { "", 0, 0, 0, 0, 0 }, { { NULL } } },
+};
+
+static void check_res(const char *label, const gen_resources *got, const expect_res *want)
+{
+    if (strcmp(got->name, want->name) || got->registers != want->regs ||
+        got->spill_store_bytes != want->spill_st || got->spill_load_bytes != want->spill_ld ||
+        got->stack_frame_bytes != want->stack || got->static_smem_bytes != want->smem)
+        fail_msg("%s: expected %s regs %d spills %d/%d stack %d smem %d; got %s regs %d spills %d/%d "
+                 "stack %d smem %d", label, want->name, want->regs, want->spill_st, want->spill_ld,
+                 want->stack, want->smem, got->name, got->registers, got->spill_store_bytes,
+                 got->spill_load_bytes, got->stack_frame_bytes, got->static_smem_bytes);
+}
+
+static void ptxas_log_is_parsed(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ARRAY_LEN(ptxas_cases); i++) {
+        gen_resources total, entries[GEN_MAX_ENTRIES];
+        int count = -1;
+        const int found = gen_ptxas_parse(ptxas_cases[i].log, &total, entries, GEN_MAX_ENTRIES, &count);
+        assert_int_equal(found, ptxas_cases[i].entries);
+        assert_int_equal(count, ptxas_cases[i].entries);
+        check_res(ptxas_cases[i].label, &total, &ptxas_cases[i].total);
+        for (int e = 0; e < count; e++)
+            check_res(ptxas_cases[i].label, &entries[e], &ptxas_cases[i].entry[e]);
+    }
+    /* More entries than room: counted, only max stored. */
+    gen_resources total, one[1];
+    int count;
+    assert_int_equal(gen_ptxas_parse(ptxas_cases[0].log, &total, one, 1, &count), 2);
+    assert_int_equal(count, 1);
+    assert_string_equal(one[0].name, "k2");
+    assert_int_equal(total.static_smem_bytes, 256);
+}
+
+/* ---- launch dimensions ----------------------------------------------------------------- */
+
+static size_t fake_smem(const int *p)
+{
+    return (size_t)p[GEN_BLOCK_M] * 100 + (size_t)p[GEN_BLOCK_N];
+}
+
+static const gen_entry fake_entries[] = {
+    { "fake_q", 0, fake_smem, NULL },
+    { "fake_k", 1, NULL, NULL },
+};
+static const gen_family fake_family = {
+    .name = "fake", .file = "fake.cu", .dtypes = 0xf, .params = 0xfff,
+    .entries = fake_entries, .entry_count = 2,
+};
+
+static const struct {
+    int entry, block_m, block_n, warps, batch, heads, seqlen_q, seqlen_k;
+    int rc;
+    unsigned grid_x, grid_y, block_x;
+    size_t smem;
+} launch_cases[] = {
+    { 0, 128, 64, 4, 2, 3, 1000, 50, 0, 8, 6, 128, 12864 },
+    { 0, 64, 64, 8, 1, 1, 64, 64, 0, 1, 1, 256, 6464 },
+    { 0, 64, 64, 1, 1, 1, 65, 7, 0, 2, 1, 32, 6464 },
+    { 1, 64, 32, 4, 4, 16, 1, 100, 0, 4, 64, 128, 0 },
+    { 1, 64, 64, 16, 1, 1, 8192, 1, 0, 1, 1, 512, 0 },
+    { 0, 64, 64, 4, 256, 256, 64, 64, -1, 0, 0, 0, 0 },   /* grid.y 65536 > 65535 */
+    { 0, 64, 64, 4, 1, 1, 0, 64, -1, 0, 0, 0, 0 },
+    { 1, 64, 64, 4, 1, 0, 64, 64, -1, 0, 0, 0, 0 },
+};
+
+static void launch_dims_follow_the_contract(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ARRAY_LEN(launch_cases); i++) {
+        gen_config c;
+        gen_config_init(&c, &fake_family);
+        c.p[GEN_BLOCK_M] = launch_cases[i].block_m;
+        c.p[GEN_BLOCK_N] = launch_cases[i].block_n;
+        c.p[GEN_NUM_WARPS] = launch_cases[i].warps;
+        unsigned grid[3] = { 0 }, block[3] = { 0 };
+        size_t smem = 99;
+        const int rc = gen_launch_dims(&c, &fake_entries[launch_cases[i].entry], launch_cases[i].batch,
+                                       launch_cases[i].heads, launch_cases[i].seqlen_q,
+                                       launch_cases[i].seqlen_k, grid, block, &smem);
+        if (rc != launch_cases[i].rc)
+            fail_msg("launch case %d: rc %d, expected %d", i, rc, launch_cases[i].rc);
+        if (rc)
+            continue;
+        if (grid[0] != launch_cases[i].grid_x || grid[1] != launch_cases[i].grid_y || grid[2] != 1 ||
+            block[0] != launch_cases[i].block_x || block[1] != 1 || block[2] != 1 || smem != launch_cases[i].smem)
+            fail_msg("launch case %d: got grid (%u,%u,%u) block (%u,%u,%u) smem %zu, expected grid (%u,%u,1) "
+                     "block (%u,1,1) smem %zu", i, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                     smem, launch_cases[i].grid_x, launch_cases[i].grid_y, launch_cases[i].block_x,
+                     launch_cases[i].smem);
+    }
+}
+
+/* ---- NVRTC on a tiny kernel ------------------------------------------------------------ */
+
+static const char tiny_kernel[] =
+    "extern \"C\" __global__ void tiny(float *x, int n)\n"
+    "{\n"
+    "    __shared__ float s[64];\n"
+    "    s[threadIdx.x % 64] = x[threadIdx.x];\n"
+    "    __syncthreads();\n"
+    "    x[threadIdx.x] = s[(threadIdx.x + 1) % 64] * n;\n"
+    "}\n";
+
+static void nvrtc_compiles_a_tiny_kernel(void **state)
+{
+    (void)state;
+    static const char *const archs[] = { "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a" };
+    for (int i = 0; i < ARRAY_LEN(archs); i++) {
+        gen_binary b;
+        char err[4096] = "";
+        if (gen_compile(tiny_kernel, archs[i], &b, err, sizeof err))
+            fail_msg("%s: %s", archs[i], err);
+        assert_true(b.cubin_size > 4);
+        assert_memory_equal(b.cubin, "\x7f" "ELF", 4);
+        assert_non_null(strstr(b.log, "ptxas"));
+        assert_string_equal(b.arch, archs[i]);
+        assert_true(strlen(b.nvrtc_version) >= 3);
+        assert_true(b.compile_seconds > 0);
+        assert_int_equal(b.entry_count, 1);
+        assert_string_equal(b.entries[0].name, "tiny");
+        assert_true(b.entries[0].registers > 0);
+        assert_int_equal(b.entries[0].static_smem_bytes, 256);
+        assert_int_equal(b.static_smem_bytes, 256);
+        assert_int_equal(b.spill_store_bytes + b.spill_load_bytes, 0);
+        gen_binary_free(&b);
+        assert_null(b.cubin);
+        gen_binary_free(&b);   /* twice: harmless */
+    }
+}
+
+static void nvrtc_errors_are_reported(void **state)
+{
+    (void)state;
+    gen_binary b;
+    char err[4096] = "";
+    assert_int_equal(gen_compile("extern \"C\" __global__ void broken( { }\n", "sm_80", &b, err, sizeof err), -1);
+    assert_non_null(strstr(err, "NVRTC_ERROR_COMPILATION"));
+    assert_non_null(strstr(err, "error"));
+    assert_null(b.cubin);
+    assert_int_equal(gen_compile(tiny_kernel, "sm_70", &b, err, sizeof err), -1);
+    assert_non_null(strstr(err, "arch sm_70 is not supported"));
+    assert_int_equal(gen_compile(tiny_kernel, NULL, &b, err, sizeof err), -1);
+}
+
+/* ---- every family compiled to CUBIN ---------------------------------------------------- */
+
+typedef struct compile_job {
+    gen_config config;
+    const char *arch;
+    int done_ok;            /* filled by the worker */
+    char problem[2048];     /* why it failed, empty when fine */
+} compile_job;
+
+typedef struct job_queue {
+    compile_job *jobs;
+    int count, next, progress;   /* progress: print a line every that many jobs (0: never) */
+    pthread_mutex_t lock;
+} job_queue;
+
+static void describe(const compile_job *j, char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "%s %s", j->config.family->name, j->arch);
+    for (int i = 0; i < GEN_PARAM_COUNT && n > 0 && (size_t)n < len; i++)
+        if (j->config.family->params & GEN_BIT(i))
+            n += snprintf(buf + n, len - (size_t)n, " %s=%d", gen_param_name((gen_param)i), j->config.p[i]);
+}
+
+/* Compiles one job; every launched entry must be in the CUBIN and nothing may spill. */
+static void run_job(compile_job *j)
+{
+    char *source = gen_expand(&j->config);
+    if (!source) {
+        snprintf(j->problem, sizeof j->problem, "template %s is not embedded", j->config.family->file);
+        return;
+    }
+    gen_binary b;
+    char err[1800];
+    if (gen_compile(source, j->arch, &b, err, sizeof err)) {
+        snprintf(j->problem, sizeof j->problem, "%s", err);
+        free(source);
+        return;
+    }
+    free(source);
+    const gen_family *f = j->config.family;
+    for (int e = 0; e < f->entry_count; e++) {
+        if (!gen_entry_used(&j->config, &f->entries[e]))
+            continue;
+        int found = 0;
+        for (int r = 0; r < b.entry_count; r++)
+            found |= !strcmp(b.entries[r].name, f->entries[e].name);
+        if (!found)
+            snprintf(j->problem, sizeof j->problem, "entry %s is not in the CUBIN", f->entries[e].name);
+    }
+    for (int r = 0; r < b.entry_count && !j->problem[0]; r++)
+        if (b.entries[r].spill_store_bytes || b.entries[r].spill_load_bytes)
+            snprintf(j->problem, sizeof j->problem, "%s spills %d bytes stored, %d loaded (%d registers)",
+                     b.entries[r].name, b.entries[r].spill_store_bytes, b.entries[r].spill_load_bytes,
+                     b.entries[r].registers);
+    if (!j->problem[0] && (b.spill_store_bytes || b.spill_load_bytes))
+        snprintf(j->problem, sizeof j->problem, "a called function spills %d bytes", b.spill_store_bytes);
+    j->done_ok = !j->problem[0];
+    gen_binary_free(&b);
+}
+
+static void *worker(void *arg)
+{
+    job_queue *q = arg;
+    for (;;) {
+        pthread_mutex_lock(&q->lock);
+        const int i = q->next++;
+        pthread_mutex_unlock(&q->lock);
+        if (i >= q->count)
+            return NULL;
+        if (q->progress && i % q->progress == 0)
+            fprintf(stderr, "test_gen: compiling %d of %d\n", i + 1, q->count);
+        run_job(&q->jobs[i]);
+    }
+}
+
+/* NVRTC is thread-safe: compile on every core, as the tuner will. */
+static void run_jobs(compile_job *jobs, int count, int progress)
+{
+    job_queue q = { jobs, count, 0, progress, PTHREAD_MUTEX_INITIALIZER };
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int nthreads = cores < 1 ? 1 : cores > 16 ? 16 : (int)cores;
+    pthread_t threads[16];
+    for (int t = 0; t < nthreads; t++)
+        assert_int_equal(pthread_create(&threads[t], NULL, worker, &q), 0);
+    for (int t = 0; t < nthreads; t++)
+        pthread_join(threads[t], NULL);
+}
+
+/* The family's defaults moved to the problem's dtype, head dims and flags. When those do not
+ * fit the arch (say head dim 256 on sm_80's shared memory), the nearest smaller tiles that
+ * the family accepts: fewer stages first, then narrower key tiles, then fewer query rows. */
+static int fit_config(gen_config *c, const char *arch, char *why, size_t len)
+{
+    const int limit = gen_smem_limit_for_arch(arch);
+    if (!gen_validate(c, limit, why, len))
+        return 0;
+    const gen_config base = *c;
+    char ignored[512];
+    for (int bm = base.p[GEN_BLOCK_M]; bm >= 1; bm /= 2)
+        for (int bn = base.p[GEN_BLOCK_N]; bn >= 1 && bn * 4 >= base.p[GEN_BLOCK_N]; bn /= 2)
+            for (int st = base.p[GEN_NUM_STAGES]; st >= 1; st--) {
+                *c = base;
+                if (c->family->params & GEN_BIT(GEN_BLOCK_M))
+                    c->p[GEN_BLOCK_M] = bm;
+                if (c->family->params & GEN_BIT(GEN_BLOCK_N))
+                    c->p[GEN_BLOCK_N] = bn;
+                if (c->family->params & GEN_BIT(GEN_NUM_STAGES))
+                    c->p[GEN_NUM_STAGES] = st;
+                if (!gen_validate(c, limit, ignored, sizeof ignored))
+                    return 0;
+            }
+    *c = base;
+    return -1;   /* why still holds the reason the problem's own configuration failed */
+}
+
+/* Adds one job per arch for (family, dtype, head dim, flags); reports a configuration that
+ * cannot be fitted as a failed job. */
+static int add_jobs(compile_job *jobs, int n, const gen_family *f, const int *values, const int *set,
+                    const char *const *archs, int narchs)
+{
+    for (int a = 0; a < narchs; a++) {
+        compile_job *j = &jobs[n++];
+        memset(j, 0, sizeof *j);
+        gen_config_init(&j->config, f);
+        for (int i = 0; i < GEN_PARAM_COUNT; i++)
+            if (set[i] && (f->params & GEN_BIT(i)))
+                j->config.p[i] = values[i];
+        j->arch = archs[a];
+        char why[512];
+        if (fit_config(&j->config, archs[a], why, sizeof why))
+            snprintf(j->problem, sizeof j->problem, "no valid configuration near the defaults: %s", why);
+    }
+    return n;
+}
+
+static int full_mode;
+
+static void every_family_compiles_without_spills(void **state)
+{
+    (void)state;
+    static const char *const ci_archs[] = { "sm_80", "sm_90" };
+    static const char *const full_archs[] = { "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a" };
+    const char *const *archs = full_mode ? full_archs : ci_archs;
+    const int narchs = full_mode ? ARRAY_LEN(full_archs) : ARRAY_LEN(ci_archs);
+    int count;
+    const gen_family *const *all = gen_family_list(&count);
+    const int cap = count * 4 * ARRAY_LEN(head_dims) * 2 * 16 * narchs;
+    compile_job *jobs = calloc((size_t)cap, sizeof *jobs);
+    assert_non_null(jobs);
+    int n = 0;
+    int set[GEN_PARAM_COUNT] = { 0 };
+    set[GEN_DTYPE] = set[GEN_HEAD_DIM] = set[GEN_HEAD_DIM_V] = set[GEN_CAUSAL] = set[GEN_DQ_MODE] = 1;
+    int missing = 0;
+    for (int k = 0; k < count; k++) {
+        const gen_family *f = all[k];
+        int variant = 0;
+        if (!gen_family_template(f)) {
+            print_error("FAIL %s: template %s is not embedded, nothing compiled\n", f->name, f->file);
+            missing++;
+            continue;
+        }
+        for (int d = 0; d < 4; d++) {
+            if (!(f->dtypes & (1u << d)))
+                continue;
+            for (int h = 0; h < ARRAY_LEN(head_dims); h++) {
+                int v[GEN_PARAM_COUNT] = { 0 };
+                v[GEN_DTYPE] = d;
+                v[GEN_HEAD_DIM] = v[GEN_HEAD_DIM_V] = head_dims[h];
+                if (!full_mode) {
+                    /* CI: alternate the flags so both sides of each are compiled somewhere. */
+                    v[GEN_CAUSAL] = variant & 1;
+                    v[GEN_DQ_MODE] = (variant >> 1) & 1;
+                    variant++;
+                    n = add_jobs(jobs, n, f, v, set, archs, narchs);
+                    continue;
+                }
+                /* Full: CAUSAL x CAUSAL_SKIP x EVEN (both or neither) x DQ_MODE. */
+                int full_set[GEN_PARAM_COUNT] = { 0 };
+                full_set[GEN_DTYPE] = full_set[GEN_HEAD_DIM] = full_set[GEN_HEAD_DIM_V] = 1;
+                full_set[GEN_CAUSAL] = full_set[GEN_CAUSAL_SKIP] = full_set[GEN_EVEN_M] = 1;
+                full_set[GEN_EVEN_N] = full_set[GEN_DQ_MODE] = 1;
+                for (int bits = 0; bits < 16; bits++) {
+                    v[GEN_CAUSAL] = bits & 1;
+                    v[GEN_CAUSAL_SKIP] = (bits >> 1) & 1;
+                    v[GEN_EVEN_M] = v[GEN_EVEN_N] = (bits >> 2) & 1;
+                    v[GEN_DQ_MODE] = (bits >> 3) & 1;
+                    /* Skip combinations that only differ in parameters the family ignores. */
+                    if ((!v[GEN_CAUSAL] && v[GEN_CAUSAL_SKIP] != f->defaults[GEN_CAUSAL_SKIP]) ||
+                        (!(f->params & GEN_BIT(GEN_CAUSAL_SKIP)) && ((bits >> 1) & 1)) ||
+                        (!(f->params & GEN_BIT(GEN_EVEN_M)) && ((bits >> 2) & 1)) ||
+                        (!(f->params & GEN_BIT(GEN_DQ_MODE)) && ((bits >> 3) & 1)))
+                        continue;
+                    n = add_jobs(jobs, n, f, v, full_set, archs, narchs);
+                }
+            }
+        }
+    }
+    assert_true(n <= cap);
+    run_jobs(jobs, n, full_mode ? 100 : 0);
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        if (jobs[i].done_ok)
+            continue;
+        char what[512];
+        describe(&jobs[i], what, sizeof what);
+        if (failed++ < 40)
+            print_error("FAIL %s: %s\n", what, jobs[i].problem);
+    }
+    for (int k = 0; k < count; k++) {
+        int tried = 0, bad = 0;
+        for (int i = 0; i < n; i++)
+            if (jobs[i].config.family == all[k])
+                tried++, bad += !jobs[i].done_ok;
+        print_message("  %-10s %4d compiled, %4d failed\n", all[k]->name, tried, bad);
+    }
+    print_message("compiled %d configurations: %d ok, %d failed; %d families without a template\n",
+                  n, n - failed, failed, missing);
+    free(jobs);
+    assert_int_equal(failed + missing, 0);
+}
+
+int main(int argc, char **argv)
+{
+    full_mode = argc > 1 && !strcmp(argv[1], "full");
+    const struct CMUnitTest fast[] = {
+        cmocka_unit_test(param_names_round_trip),
+        cmocka_unit_test(param_values_parse),
+        cmocka_unit_test(catalogue_lists_unique_families),
+        cmocka_unit_test(every_family_has_its_template),
+        cmocka_unit_test(expansion_is_deterministic_and_complete),
+        cmocka_unit_test(invalid_sets_are_rejected_with_reason),
+        cmocka_unit_test(defaults_are_valid),
+        cmocka_unit_test(smem_limits_per_arch),
+        cmocka_unit_test(hashes_are_fnv1a_and_tell_inputs_apart),
+        cmocka_unit_test(ptxas_log_is_parsed),
+        cmocka_unit_test(launch_dims_follow_the_contract),
+        cmocka_unit_test(nvrtc_compiles_a_tiny_kernel),
+        cmocka_unit_test(nvrtc_errors_are_reported),
+        cmocka_unit_test(every_family_compiles_without_spills),
+    };
+    const struct CMUnitTest full[] = {
+        cmocka_unit_test(every_family_compiles_without_spills),
+    };
+    return full_mode ? cmocka_run_group_tests_name("test_gen_full", full, NULL, NULL)
+                     : cmocka_run_group_tests_name("test_gen", fast, NULL, NULL);
+}

@@ -1,0 +1,35 @@
+/* Template parameters on the command line (emit, compile, and later the tuner): the shared
+ * parser of --template NAME, --arch, -o FILE and PARAM=VALUE, and its help text. */
+#ifndef FT_TUNE_PARAMS_H
+#define FT_TUNE_PARAMS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "gen_internal.h"
+
+/* Exit status of a usage error: unknown template, parameter or option, bad value, invalid set. */
+#define TUNE_EXIT_USAGE 2
+
+typedef struct tune_cli {
+    const char *arch;           /* --arch, "sm_90" when not given */
+    const char *output;         /* -o FILE, or NULL */
+    int help;                   /* --help or -h was given: nothing else was checked */
+    int show_log;               /* --log */
+    gen_config config;          /* the family's defaults with every PARAM=VALUE applied, validated */
+} tune_cli;
+
+/* Sets one parameter of c from "NAME=VALUE". Returns 0, or -1 with the reason in err naming
+ * the parameter or the value. */
+int tune_params_set(gen_config *c, const char *assignment, char *err, size_t len);
+
+/* Parses argv[1..argc-1] of sub-command `command` ("emit") into cli: the family, the arch,
+ * the parameters; then validates the set for the arch's shared memory. On error prints
+ * "flashtune COMMAND: reason" to stderr and returns TUNE_EXIT_USAGE; else 0. */
+int tune_cli_parse(tune_cli *cli, const char *command, int argc, char **argv);
+
+/* Lists the families (with their dtypes and entries), the parameters (with each family's
+ * default) and the archs. */
+void tune_params_help(FILE *out);
+
+#endif
