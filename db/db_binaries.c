@@ -1,0 +1,153 @@
+/* The CUBIN cache: compiled kernels stored by cache key, so a rerun or the runtime loads them
+ * instead of compiling again. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_core_internal.h"
+
+#define BINARY_COLUMNS "id, cache_key, arch, nvrtc_version, cubin, registers, spill_store_bytes, " \
+                       "spill_load_bytes, stack_frame_bytes, static_smem_bytes, compile_seconds"
+
+int db_binary_put(db *d, int64_t kernel_id, const db_binary *b, int64_t *id, char *err, size_t len)
+{
+    const char *func = "db_binary_put";
+    if (d && !b)
+        return db_fail(err, len, "%s: b is NULL", func);
+    if (b && (strspn(b->cache_key, "0123456789abcdef") != 16 || b->cache_key[16]))
+        return db_fail(err, len, "%s: cache_key '%.17s' is not 16 lower-case hex digits", func, b->cache_key);
+    if (b && (!b->arch[0] || !b->nvrtc_version[0]))
+        return db_fail(err, len, "%s: %s is empty", func, b->arch[0] ? "nvrtc_version" : "arch");
+    if (b && (!b->cubin || b->cubin_size == 0 || b->cubin_size > (size_t)0x7fffffff))
+        return db_fail(err, len, "%s: cubin_size=%zu (cubin %s): nothing to store", func, b->cubin_size,
+                       b->cubin ? "set" : "NULL");
+    if (db_enter(d, func, 1, err, len) != 0)
+        return -1;
+    sqlite3_stmt *st = NULL;
+    int rc = db_begin(d, func, err, len);
+    /* OR IGNORE: the same key is the same source, options, arch and NVRTC, hence the same bytes;
+     * two tuners compiling one candidate both land here. */
+    if (rc == 0)
+        rc = db_prepare(d, "INSERT OR IGNORE INTO binaries (kernel_id, cache_key, arch, nvrtc_version, cubin, "
+                           "registers, spill_store_bytes, spill_load_bytes, stack_frame_bytes, "
+                           "static_smem_bytes, compile_seconds) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+                           "?10, ?11)", &st, func, err, len);
+    if (rc == 0) {
+        sqlite3_bind_int64(st, 1, kernel_id);
+        sqlite3_bind_text(st, 2, b->cache_key, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, b->arch, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, b->nvrtc_version, -1, SQLITE_STATIC);
+        sqlite3_bind_blob(st, 5, b->cubin, (int)b->cubin_size, SQLITE_STATIC);
+        const int v[] = { b->registers, b->spill_store_bytes, b->spill_load_bytes, b->stack_frame_bytes,
+                          b->static_smem_bytes };
+        for (int i = 0; i < 5; i++)
+            sqlite3_bind_int(st, 6 + i, v[i]);
+        db_bind_real(st, 11, b->compile_seconds);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = sqlite3_extended_errcode(d->sql) == SQLITE_CONSTRAINT_FOREIGNKEY
+                     ? db_fail(err, len, "%s: kernel_id=%lld is not a stored kernel", func, (long long)kernel_id)
+                     : db_fail_sql(d->sql, err, len, func, d->path);
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    if (rc == 0 && id) {
+        rc = db_prepare(d, "SELECT id FROM binaries WHERE cache_key = ?1", &st, func, err, len);
+        if (rc == 0) {
+            sqlite3_bind_text(st, 1, b->cache_key, -1, SQLITE_STATIC);
+            if (sqlite3_step(st) == SQLITE_ROW)
+                *id = sqlite3_column_int64(st, 0);
+            else
+                rc = db_fail_sql(d->sql, err, len, func, d->path);
+            sqlite3_finalize(st);
+        }
+    }
+    if (rc == 0)
+        rc = db_commit(d, func, err, len);
+    else
+        db_rollback(d);
+    db_leave(d);
+    return rc;
+}
+
+/* Runs st (one bound SELECT of BINARY_COLUMNS): 1 with *out filled, 0 no row, -1 error. */
+static int read_binary(db *d, sqlite3_stmt *st, db_binary *out, int64_t *id, const char *func, char *err,
+                       size_t len)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE)
+        return 0;
+    if (rc != SQLITE_ROW)
+        return db_fail_sql(d->sql, err, len, func, d->path);
+    int size = sqlite3_column_bytes(st, 4);
+    const void *blob = sqlite3_column_blob(st, 4);
+    void *copy = malloc(size > 0 ? (size_t)size : 1);
+    if (!copy)
+        return db_fail(err, len, "%s: out of memory for a %d-byte cubin", func, size);
+    if (size > 0)
+        memcpy(copy, blob, (size_t)size);
+    if (id)
+        *id = sqlite3_column_int64(st, 0);
+    db_column_text(st, 1, out->cache_key, sizeof out->cache_key);
+    db_column_text(st, 2, out->arch, sizeof out->arch);
+    db_column_text(st, 3, out->nvrtc_version, sizeof out->nvrtc_version);
+    out->cubin = copy;
+    out->cubin_size = (size_t)size;
+    out->registers = sqlite3_column_int(st, 5);
+    out->spill_store_bytes = sqlite3_column_int(st, 6);
+    out->spill_load_bytes = sqlite3_column_int(st, 7);
+    out->stack_frame_bytes = sqlite3_column_int(st, 8);
+    out->static_smem_bytes = sqlite3_column_int(st, 9);
+    out->compile_seconds = db_column_real(st, 10);
+    return 1;
+}
+
+int db_binary_find(db *d, const char *cache_key, db_binary *out, int64_t *id, char *err, size_t len)
+{
+    const char *func = "db_binary_find";
+    if (d && (!cache_key || !out))
+        return db_fail(err, len, "%s: %s is NULL", func, cache_key ? "out" : "cache_key");
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (db_enter(d, func, 0, err, len) != 0)
+        return -1;
+    sqlite3_stmt *st;
+    int found = -1;
+    if (db_prepare(d, "SELECT " BINARY_COLUMNS " FROM binaries WHERE cache_key = ?1", &st, func, err, len) == 0) {
+        sqlite3_bind_text(st, 1, cache_key, -1, SQLITE_STATIC);
+        found = read_binary(d, st, out, id, func, err, len);
+        sqlite3_finalize(st);
+    }
+    db_leave(d);
+    return found;
+}
+
+int db_binary_find_for_kernel(db *d, int64_t kernel_id, const char *arch, const char *nvrtc_version,
+                              db_binary *out, int64_t *id, char *err, size_t len)
+{
+    const char *func = "db_binary_find_for_kernel";
+    if (d && (!arch || !nvrtc_version || !out))
+        return db_fail(err, len, "%s: %s is NULL", func, !arch ? "arch" : !nvrtc_version ? "nvrtc_version" : "out");
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (db_enter(d, func, 0, err, len) != 0)
+        return -1;
+    sqlite3_stmt *st;
+    int found = -1;
+    if (db_prepare(d, "SELECT " BINARY_COLUMNS " FROM binaries WHERE kernel_id = ?1 AND arch = ?2 AND "
+                      "nvrtc_version = ?3 ORDER BY id DESC LIMIT 1", &st, func, err, len) == 0) {
+        sqlite3_bind_int64(st, 1, kernel_id);
+        sqlite3_bind_text(st, 2, arch, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, nvrtc_version, -1, SQLITE_STATIC);
+        found = read_binary(d, st, out, id, func, err, len);
+        sqlite3_finalize(st);
+    }
+    db_leave(d);
+    return found;
+}
+
+void db_binary_release(db_binary *b)
+{
+    if (!b)
+        return;
+    free(b->cubin);
+    memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,204 @@
+/* The database layer's shared pieces: names of parameters, dtypes, ops and statuses; error
+ * messages; SQL statement and transaction helpers; the handle lock. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_core_internal.h"
+
+/* Must equal the generator's gen_param names and order (test_db checks it): the same name
+ * is the template macro, the Lua key and the column. */
+static const char *const param_names[DB_PARAM_COUNT] = {
+    "DTYPE", "HEAD_DIM", "HEAD_DIM_V", "BLOCK_M", "BLOCK_N", "NUM_WARPS", "NUM_STAGES",
+    "CAUSAL", "CAUSAL_SKIP", "EVEN_M", "EVEN_N", "DQ_MODE",
+};
+static const char *const dtype_names[] = { "f32", "f16", "bf16", "f64" };
+static const char *const dq_mode_names[] = { "atomic", "separate" };
+static const char *const op_names[] = { "fwd", "bwd" };
+static const char *const status_names[DB_STATUS_COUNT] = {
+    "ok", "invalid", "compile_error", "launch_error", "crashed", "timeout", "skipped",
+};
+
+const char *db_param_name(int param)
+{
+    return param >= 0 && param < DB_PARAM_COUNT ? param_names[param] : NULL;
+}
+
+int db_param_lookup(const char *name)
+{
+    for (int i = 0; name && i < DB_PARAM_COUNT; i++)
+        if (!strcmp(param_names[i], name))
+            return i;
+    return -1;
+}
+
+const char *db_dtype_name(int dtype)
+{
+    return dtype >= 0 && dtype < 4 ? dtype_names[dtype] : NULL;
+}
+
+int db_dtype_parse(const char *name)
+{
+    for (int i = 0; name && i < 4; i++)
+        if (!strcmp(dtype_names[i], name))
+            return i;
+    return -1;
+}
+
+const char *db_op_name(int op)
+{
+    return op == DB_OP_FWD || op == DB_OP_BWD ? op_names[op] : NULL;
+}
+
+int db_op_parse(const char *name)
+{
+    for (int i = 0; name && i < 2; i++)
+        if (!strcmp(op_names[i], name))
+            return i;
+    return -1;
+}
+
+const char *db_status_name(db_status s)
+{
+    return (unsigned)s < DB_STATUS_COUNT ? status_names[s] : NULL;
+}
+
+int db_status_parse(const char *name)
+{
+    for (int i = 0; name && i < DB_STATUS_COUNT; i++)
+        if (!strcmp(status_names[i], name))
+            return i;
+    return -1;
+}
+
+const char *db_param_format(int param, int value, char *buf, size_t len)
+{
+    if (param == DB_DTYPE && db_dtype_name(value))
+        snprintf(buf, len, "%s", db_dtype_name(value));
+    else if (param == DB_DQ_MODE && (value == 0 || value == 1))
+        snprintf(buf, len, "%s", dq_mode_names[value]);
+    else
+        snprintf(buf, len, "%d", value);
+    return buf;
+}
+
+int db_param_parse(int param, const char *text, int *value)
+{
+    if (!text || !*text || param < 0 || param >= DB_PARAM_COUNT)
+        return -1;
+    if (param == DB_DTYPE && db_dtype_parse(text) >= 0)
+        return *value = db_dtype_parse(text), 0;
+    for (int i = 0; param == DB_DQ_MODE && i < 2; i++)
+        if (!strcmp(text, dq_mode_names[i]))
+            return *value = i, 0;
+    errno = 0;
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (*end || errno || v < INT_MIN || v > INT_MAX)
+        return -1;
+    *value = (int)v;
+    return 0;
+}
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+int db_fail(char *err, size_t len, const char *fmt, ...)
+{
+    if (err && len) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, len, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+int db_fail_sql(sqlite3 *sql, char *err, size_t len, const char *func, const char *what)
+{
+    return db_fail(err, len, "%s: %s: %s", func, what, sql ? sqlite3_errmsg(sql) : "no connection");
+}
+
+int db_copy(char *dst, size_t len, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= len)
+        return -1;
+    memcpy(dst, src, n + 1);
+    return 0;
+}
+
+/* ---- handle and statements ---------------------------------------------------------- */
+
+int db_enter(db *d, const char *func, int write, char *err, size_t len)
+{
+    if (!d || !d->sql)
+        return db_fail(err, len, "%s: db is NULL", func);
+    if (write && d->readonly)
+        return db_fail(err, len, "%s: %s was opened read-only", func, d->path);
+    pthread_mutex_lock(&d->lock);
+    return 0;
+}
+
+void db_leave(db *d)
+{
+    pthread_mutex_unlock(&d->lock);
+}
+
+int db_exec(db *d, const char *sql, const char *func, char *err, size_t len)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(d->sql, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        db_fail(err, len, "%s: %s: %s", func, d->path, msg ? msg : sqlite3_errmsg(d->sql));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+int db_prepare(db *d, const char *sql, sqlite3_stmt **st, const char *func, char *err, size_t len)
+{
+    if (sqlite3_prepare_v2(d->sql, sql, -1, st, NULL) != SQLITE_OK) {
+        *st = NULL;
+        return db_fail_sql(d->sql, err, len, func, d->path);
+    }
+    return 0;
+}
+
+int db_begin(db *d, const char *func, char *err, size_t len)
+{
+    return db_exec(d, "BEGIN IMMEDIATE", func, err, len);
+}
+
+int db_commit(db *d, const char *func, char *err, size_t len)
+{
+    if (db_exec(d, "COMMIT", func, err, len) != 0) {
+        db_rollback(d);
+        return -1;
+    }
+    return 0;
+}
+
+void db_rollback(db *d)
+{
+    if (!sqlite3_get_autocommit(d->sql))
+        sqlite3_exec(d->sql, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int db_bind_real(sqlite3_stmt *st, int index, double v)
+{
+    return isfinite(v) ? sqlite3_bind_double(st, index, v) : sqlite3_bind_null(st, index);
+}
+
+double db_column_real(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
+void db_column_text(sqlite3_stmt *st, int col, char *buf, size_t len)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    snprintf(buf, len, "%s", t ? (const char *)t : "");
+}

@@ -1,0 +1,157 @@
+/* What the files of db/ share: the handle, error and SQL helpers, the embedded SQL, the
+ * migration list, and the NAME=VALUE field reader. Not for use outside db/ and test_db. */
+#ifndef FT_DB_CORE_INTERNAL_H
+#define FT_DB_CORE_INTERNAL_H
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+
+#include "db_internal.h"
+
+struct db {
+    sqlite3 *sql;
+    char *path;
+    int readonly;
+    pthread_mutex_t lock;   /* held for the whole of each public call */
+};
+
+/* ---- embedded SQL (generated db_sql.c, from db/embed_sql.cmake) ---------------------- */
+
+typedef struct db_sql_file {
+    const char *name;       /* "schema.sql" */
+    const char *text;
+} db_sql_file;
+extern const db_sql_file db_sql_files[];
+extern const size_t db_sql_count;
+
+/* ---- migrations (db_migrate.c) ------------------------------------------------------- */
+
+/* Migration `version` takes a file from version-1 to version; version 1 builds the schema on
+ * an empty file. A list is in increasing version order with no gaps, starting at 1. */
+typedef struct db_migration {
+    int version;
+    const char *name;       /* for errors: "schema.sql" */
+    const char *sql;
+} db_migration;
+
+/* The built-in list. OUT: *count. */
+const db_migration *db_migrations(int *count);
+/* db_open with another migration list: the test fakes a future version with it. */
+int db_open_with(const char *path, int flags, const db_migration *list, int count, db **out,
+                 char *err, size_t len);
+/* Applies list to the open writable connection in one IMMEDIATE transaction, re-reading the
+ * header inside it (another process may have created or migrated the file meanwhile). */
+int db_migrate(sqlite3 *sql, const char *path, const db_migration *list, int count, char *err,
+               size_t len);
+/* Classifies the file behind sql by its header: 0 current or older flashtune (OUT: *version),
+ * 1 empty (no tables, no application_id: may be created), -1 not ours or newer (err says). */
+int db_check_header(sqlite3 *sql, const char *path, int known, int *version, char *err, size_t len);
+
+/* ---- errors and SQL helpers (db_core.c) --------------------------------------------- */
+
+/* Formats into err (err may be NULL) and returns -1. */
+int db_fail(char *err, size_t len, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* "func: what: <SQLite's message>", returns -1. */
+int db_fail_sql(sqlite3 *sql, char *err, size_t len, const char *func, const char *what);
+
+/* Checks d (not NULL, open) and takes its lock; on failure writes "func: db is NULL". A
+ * writing call passes write = 1: a read-only handle is an error. */
+int db_enter(db *d, const char *func, int write, char *err, size_t len);
+void db_leave(db *d);
+
+/* Runs SQL with no result rows. */
+int db_exec(db *d, const char *sql, const char *func, char *err, size_t len);
+/* Prepares one statement; on failure the error names func. */
+int db_prepare(db *d, const char *sql, sqlite3_stmt **st, const char *func, char *err, size_t len);
+/* BEGIN IMMEDIATE (takes the write lock up front: no deadlock between two writers), COMMIT,
+ * ROLLBACK (ignores errors: used on failure paths). */
+int db_begin(db *d, const char *func, char *err, size_t len);
+int db_commit(db *d, const char *func, char *err, size_t len);
+void db_rollback(db *d);
+
+/* Binds a double, or NULL when it is not finite. */
+int db_bind_real(sqlite3_stmt *st, int index, double v);
+/* Column as double, NAN when NULL. */
+double db_column_real(sqlite3_stmt *st, int col);
+/* Copies a text column into buf (len bytes, truncated, NUL-terminated; "" when NULL). */
+void db_column_text(sqlite3_stmt *st, int col, char *buf, size_t len);
+/* Copies src into dst of len bytes; -1 when it does not fit. */
+int db_copy(char *dst, size_t len, const char *src);
+
+/* ---- rows inside a transaction (db_rows.c): the lock and transaction are the caller's --- */
+
+int db_device_upsert_tx(db *d, const db_device *dev, int64_t *id, const char *func, char *err, size_t len);
+int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, const char *func, char *err, size_t len);
+int db_workload_upsert_tx(db *d, const db_workload *w, int64_t *id, const char *func, char *err, size_t len);
+int db_workload_find_tx(db *d, const db_workload *w, int64_t *id, const char *func, char *err, size_t len);
+/* Field checks shared with db_import: 0, or -1 with the field named in err (no prefix). */
+int db_device_check(const db_device *dev, char *err, size_t len);
+int db_kernel_check(const db_kernel *k, char *err, size_t len);
+int db_workload_check(const db_workload *w, char *err, size_t len);
+/* Row readers for a statement whose columns start at col, in the order of the SELECT lists
+ * below (used by db_query.c and db_print.c). */
+#define DB_DEVICE_COLUMNS(t) t ".name, " t ".arch, " t ".cc_major, " t ".cc_minor, " t ".sm_count, " \
+                             t ".driver_version, " t ".nvrtc_version"
+#define DB_WORKLOAD_COLUMNS(t) t ".op, " t ".dtype, " t ".head_dim, " t ".head_dim_v, " t ".causal, " \
+                               t ".batch, " t ".heads, " t ".seqlen_q, " t ".seqlen_k"
+#define DB_KERNEL_COLUMNS(t) t ".family, " t ".source_hash, " t ".DTYPE, " t ".HEAD_DIM, " \
+    t ".HEAD_DIM_V, " t ".BLOCK_M, " t ".BLOCK_N, " t ".NUM_WARPS, " t ".NUM_STAGES, " t ".CAUSAL, " \
+    t ".CAUSAL_SKIP, " t ".EVEN_M, " t ".EVEN_N, " t ".DQ_MODE"
+int db_device_read(sqlite3_stmt *st, int col, db_device *dev);       /* returns col + 7 */
+int db_workload_read(sqlite3_stmt *st, int col, db_workload *w);     /* returns col + 9 */
+int db_kernel_read(sqlite3_stmt *st, int col, db_kernel *k);         /* returns col + 14 */
+/* "fwd"/"bwd", or NULL. */
+const char *db_op_name(int op);
+int db_op_parse(const char *name);
+
+/* ---- NAME=VALUE fields (db_text.c) --------------------------------------------------- */
+
+#define DB_FIELDS_MAX 48
+typedef struct db_fields {
+    int count;
+    char *name[DB_FIELDS_MAX];
+    char *value[DB_FIELDS_MAX];   /* quotes removed, \" and \\ undone */
+    int used[DB_FIELDS_MAX];      /* set by db_field_take: a field nobody took is unknown */
+    char *buf;                    /* owns the strings */
+} db_fields;
+
+/* Splits a line into fields. Values may be double-quoted (with \" and \\). Duplicate names,
+ * a token without '=', an unterminated quote: -1 with the reason. Free with db_fields_free. */
+int db_fields_parse(const char *line, db_fields *f, char *err, size_t len);
+void db_fields_free(db_fields *f);
+/* The value of name (marking it used), or NULL when absent. */
+const char *db_field_take(db_fields *f, const char *name);
+/* The first field nobody took, or NULL. */
+const char *db_fields_unused(const db_fields *f);
+/* Required integer field name in [lo, hi]: 0, or -1 "field 'name': ..." in err. */
+int db_field_int(db_fields *f, const char *name, int lo, int hi, int *out, char *err, size_t len);
+/* Writes value double-quoted with " and \ escaped. */
+void db_write_quoted(FILE *out, const char *value);
+
+/* ---- aligned plain-text tables (db_table.c) ----------------------------------------- */
+
+#define DB_TABLE_MAX_COLS 32
+typedef struct db_table {
+    int cols;
+    const char *head[DB_TABLE_MAX_COLS];
+    char align[DB_TABLE_MAX_COLS];   /* 'l' or 'r' (numbers) */
+    char **cells;                     /* rows * cols strings, malloc'ed */
+    int rows, cap;
+    int failed;                       /* out of memory: db_table_print reports it */
+} db_table;
+
+/* cols headings; align has one 'l' or 'r' per column ("llrr"). */
+void db_table_init(db_table *t, int cols, const char *const *head, const char *align);
+/* Appends a row of cols strings (copied; NULL prints as empty). */
+void db_table_add(db_table *t, const char *const *cells);
+/* Prints headings, a rule and the rows, columns two spaces apart, no trailing blanks.
+ * 0, or -1 when a row could not be stored. */
+int db_table_print(const db_table *t, FILE *out);
+void db_table_free(db_table *t);
+
+#endif

@@ -1,0 +1,261 @@
+/* The database layer's API (prefix db_): open/create/migrate a flashtune SQLite file, store
+ * devices, kernels, CUBINs, workloads, sweeps and results, query winners, print the CLI's
+ * tables, export/import winners as text. Used by the tuner, the runtime and the tests; never
+ * installed. The schema is db/schema.sql (tables, the winners view, what each column means).
+ *
+ * Errors: every fallible call takes err/len (a caller buffer, always NUL-terminated when
+ * len > 0; err may be NULL) and returns -1 with a message that names the function and the
+ * argument or file, e.g. "db_open: /x/t.db is not a flashtune database (application_id
+ * 0x00000000)". 0 is success; lookups return 1 found, 0 not found.
+ *
+ * Durability: every write call is one transaction, committed before it returns (WAL mode,
+ * synchronous=FULL), so a killed process loses only the call in flight. Several processes
+ * may write one file: each waits up to DB_BUSY_TIMEOUT_MS for the others' short
+ * transactions. Never use a handle across fork(); open one in the child.
+ *
+ * Thread safety: calls on one handle are serialized by a mutex inside it, so the tuner's
+ * compile threads may share the handle. Structs returned by value are the caller's. */
+#ifndef FT_DB_INTERNAL_H
+#define FT_DB_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct sqlite3 sqlite3;
+typedef struct db db;
+
+/* PRAGMA application_id of every flashtune database: "FTDB", so a foreign file is recognized. */
+#define DB_APPLICATION_ID 0x46544442
+/* How long a call waits for another process's write lock before it fails. */
+#define DB_BUSY_TIMEOUT_MS 10000
+
+/* ---- names shared with the generator, the Lua spaces and the logs (db_core.c) ---------- */
+
+/* The template parameters, in gen_param order (test_db pins both lists to the generator's). */
+#define DB_PARAM_COUNT 12
+enum { DB_DTYPE, DB_HEAD_DIM, DB_HEAD_DIM_V, DB_BLOCK_M, DB_BLOCK_N, DB_NUM_WARPS, DB_NUM_STAGES,
+       DB_CAUSAL, DB_CAUSAL_SKIP, DB_EVEN_M, DB_EVEN_N, DB_DQ_MODE };
+/* "BLOCK_M" (the column name), or NULL out of range. */
+const char *db_param_name(int param);
+/* The index of a parameter name (exact case), or -1. */
+int db_param_lookup(const char *name);
+/* A parameter value as the export writes it: "bf16" for DTYPE 2, "separate" for DQ_MODE 1,
+ * else the integer. Returns buf. */
+const char *db_param_format(int param, int value, char *buf, size_t len);
+/* Parses what db_param_format writes (and plain integers for DTYPE, DQ_MODE). 0 or -1. */
+int db_param_parse(int param, const char *text, int *value /* OUT */);
+/* "f32", "f16", "bf16", "f64" (codes as ft_dtype and DTYPE), or NULL. */
+const char *db_dtype_name(int dtype);
+int db_dtype_parse(const char *name);   /* the code, or -1 */
+
+/* ---- opening (db_open.c, db_migrate.c) -------------------------------------------------- */
+
+enum {
+    DB_OPEN_READONLY = 1,   /* never writes; the file must be a current flashtune database */
+    DB_OPEN_CREATE = 2,     /* create the file when missing (an empty file is also accepted) */
+};
+
+/* Opens path. A missing or empty file (DB_OPEN_CREATE) gets the schema. A flashtune file of
+ * an older schema is migrated in one transaction (not when read-only: that is an error). Before
+ * anything is written the file is checked through a read-only connection, and these are
+ * errors that leave the file byte for byte untouched: not an SQLite file; an SQLite file that
+ * is not flashtune's ("is not a flashtune database (application_id 0x...)"); a newer schema
+ * ("schema version 7 is newer than this flashtune's 1"). Sets WAL (writable), the busy
+ * timeout and foreign keys. A read-only handle on a WAL file may leave empty -wal and -shm
+ * files beside it (SQLite's way; the next writable close removes them), except in a folder it
+ * cannot write, where the file is read as immutable. OUT: *out, the handle, or NULL. */
+int db_open(const char *path, int flags, db **out, char *err, size_t len);
+/* Closes the handle; NULL does nothing. */
+void db_close(db *d);
+/* The schema version this code creates and reads. */
+int db_schema_version(void);
+/* The underlying connection, for tests and ad-hoc SQL. Writes through it bypass every check. */
+sqlite3 *db_sqlite(db *d);
+
+/* ---- rows (db_rows.c) --------------------------------------------------------------- */
+
+typedef struct db_device {
+    char name[128];            /* "NVIDIA H100 80GB HBM3" */
+    char arch[16];             /* "sm_90" */
+    int cc_major, cc_minor;    /* compute capability 9.0 */
+    int sm_count;
+    char driver_version[16];   /* "13.0" */
+    char nvrtc_version[16];    /* "13.0" */
+} db_device;
+
+typedef struct db_kernel {
+    char family[32];           /* "fwd_mma" */
+    char source_hash[17];      /* 16 lower-case hex digits: gen_source_hash of its source */
+    int p[DB_PARAM_COUNT];     /* indexed by DB_DTYPE..DB_DQ_MODE, as gen_config.p */
+} db_kernel;
+
+enum { DB_OP_FWD = 0, DB_OP_BWD = 1 };
+
+typedef struct db_workload {
+    int op;                    /* DB_OP_FWD or DB_OP_BWD */
+    int dtype;                 /* 0 f32, 1 f16, 2 bf16, 3 f64 */
+    int head_dim, head_dim_v;
+    int causal;                /* 0 none, 1 top-left */
+    int batch, heads, seqlen_q, seqlen_k;
+} db_workload;
+
+/* Each finds the row with the same key (device: name, arch, driver and NVRTC versions; kernel:
+ * source_hash; workload: every field) or inserts it. OUT: *id, the row's id. Idempotent.
+ * A kernel whose hash is stored with another family or parameters is an error (the hash is
+ * the identity). Fields are checked: empty names, dims < 1, a dtype or op out of range. */
+int db_device_upsert(db *d, const db_device *dev, int64_t *id, char *err, size_t len);
+int db_kernel_upsert(db *d, const db_kernel *k, int64_t *id, char *err, size_t len);
+int db_workload_upsert(db *d, const db_workload *w, int64_t *id, char *err, size_t len);
+/* The id of the workload equal to w: 1 found (OUT: *id), 0 not stored, -1 error. */
+int db_workload_find(db *d, const db_workload *w, int64_t *id, char *err, size_t len);
+/* A row by id: 1 found (OUT: *out), 0 no such id, -1 error. */
+int db_kernel_get(db *d, int64_t id, db_kernel *out, char *err, size_t len);
+
+/* ---- the CUBIN cache (db_binaries.c) ------------------------------------------------- */
+
+typedef struct db_binary {
+    char cache_key[17];        /* gen_cache_key: hash of (source, options, arch, NVRTC version) */
+    char arch[16];
+    char nvrtc_version[16];
+    void *cubin;               /* owned by the caller after db_binary_find (db_binary_release) */
+    size_t cubin_size;         /* bytes */
+    int registers, spill_store_bytes, spill_load_bytes, stack_frame_bytes, static_smem_bytes;
+    double compile_seconds;
+} db_binary;
+
+/* Stores b for kernel kernel_id, unless its cache_key is already stored (then that row is kept:
+ * same key, same bytes). b->cubin is copied. OUT: *id (may be NULL). */
+int db_binary_put(db *d, int64_t kernel_id, const db_binary *b, int64_t *id, char *err, size_t len);
+/* The binary of that cache key: 1 found (OUT: *out, its cubin malloc'ed; *id if id not NULL),
+ * 0 not cached, -1 error. */
+int db_binary_find(db *d, const char *cache_key, db_binary *out, int64_t *id, char *err, size_t len);
+/* The newest binary of kernel kernel_id for this arch and NVRTC version (what the runtime may
+ * load without compiling): 1 found, 0 none, -1 error. */
+int db_binary_find_for_kernel(db *d, int64_t kernel_id, const char *arch, const char *nvrtc_version,
+                              db_binary *out, int64_t *id, char *err, size_t len);
+/* Frees out->cubin and zeroes *b. NULL does nothing. */
+void db_binary_release(db_binary *b);
+
+/* ---- sweeps and results (db_results.c) ---------------------------------------------- */
+
+typedef enum db_status {
+    DB_STATUS_OK,              /* validated and timed */
+    DB_STATUS_INVALID,         /* ran, but its output failed validation */
+    DB_STATUS_COMPILE_ERROR,
+    DB_STATUS_LAUNCH_ERROR,
+    DB_STATUS_CRASHED,         /* the worker died (illegal address...) */
+    DB_STATUS_TIMEOUT,         /* the watchdog fired */
+    DB_STATUS_SKIPPED,         /* not run (pruned by the strategy) */
+    DB_STATUS_COUNT
+} db_status;
+/* "ok", "invalid", "compile_error", ... as stored in results.status; NULL out of range. */
+const char *db_status_name(db_status s);
+int db_status_parse(const char *name);   /* the db_status, or -1 */
+
+typedef struct db_result {
+    int64_t sweep_id, device_id, workload_id, kernel_id;
+    int64_t binary_id;         /* 0: none (compile error, imported) */
+    db_status status;          /* DB_STATUS_OK needs median_ms > 0 */
+    /* NAN (or any non-finite value) is stored as NULL: not measured. */
+    double median_ms, min_ms;
+    double spread;             /* (p90 - p10) / median of the repetitions */
+    double tflops;
+    double rel_error, max_abs_error;
+    const char *message;       /* why it failed, or NULL; copied */
+} db_result;
+
+/* A new sweep row (started now). host NULL: this machine's hostname. OUT: *id. */
+int db_sweep_begin(db *d, const char *space_file, const char *space_hash, const char *host,
+                   int64_t *id, char *err, size_t len);
+/* Sets the sweep's finished_at to now. */
+int db_sweep_end(db *d, int64_t sweep_id, char *err, size_t len);
+/* Stores r, committed before it returns; a result already stored for the same (device,
+ * workload, kernel) is replaced (a re-measurement). The kernel's DTYPE, head dims and CAUSAL
+ * must be the workload's (a trigger enforces it). */
+int db_result_put(db *d, const db_result *r, char *err, size_t len);
+/* For resume: 1 when a result of (device, workload, kernel) is stored (OUT: *status, may be
+ * NULL), 0 when not, -1 error. */
+int db_result_get(db *d, int64_t device_id, int64_t workload_id, int64_t kernel_id,
+                  db_status *status, char *err, size_t len);
+
+/* ---- winners (db_query.c) ---------------------------------------------------------------- */
+
+/* How a winner matched the asked device and workload, for ft_describe_choice. */
+enum { DB_MATCH_EXACT = 0, DB_MATCH_NEAREST = 1 };        /* workload */
+enum { DB_MATCH_SAME_GPU = 0, DB_MATCH_SAME_ARCH = 1 };   /* device */
+
+typedef struct db_winner {
+    int64_t device_id, workload_id, kernel_id, result_id;
+    db_device device;
+    db_workload workload;      /* the tuned workload (differs from the asked one when nearest) */
+    db_kernel kernel;
+    double median_ms, tflops;
+    int workload_match;        /* DB_MATCH_EXACT or DB_MATCH_NEAREST */
+    int device_match;          /* DB_MATCH_SAME_GPU or DB_MATCH_SAME_ARCH */
+    double distance;           /* the nearest-workload distance; 0 when exact */
+} db_winner;
+
+/* The best kernel for workload w on a device: name and arch filter the devices (NULL: any).
+ * Order of preference: the same GPU (name and arch) exact workload, then its nearest workload,
+ * then another GPU of the arch, exact then nearest. Nearest: same op, dtype, head dims and
+ * causal; smallest |ln(seqlen_q/q')| + |ln(seqlen_k/k')| + 0.5*|ln(batch*heads/b'h')|, ties to
+ * the lower workload id; among rows of one GPU name, the newest device row (driver/NVRTC).
+ * device_match is DB_MATCH_SAME_GPU only when device_name is given and equal. The caller must
+ * recompute EVEN_M/EVEN_N for its own seqlens when the match is nearest. 1 found (OUT: *out),
+ * 0 none, -1 error. */
+int db_winner_find(db *d, const char *device_name, const char *arch, const db_workload *w,
+                   db_winner *out, char *err, size_t len);
+/* Every winner, in export order (device name, arch, driver, NVRTC, then the workload fields).
+ * OUT: *out (malloc'ed array, free() it; NULL when none), *count. */
+int db_winners_list(db *d, db_winner **out, int *count, char *err, size_t len);
+
+/* ---- text forms (db_text.c) -------------------------------------------------------- */
+
+/* "op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=0 batch=4 heads=16 seqlen_q=4096
+ * seqlen_k=4096". Returns buf. */
+const char *db_workload_format(const db_workload *w, char *buf, size_t len);
+/* Parses space-separated NAME=VALUE fields: op, dtype, head_dim, batch, heads, seqlen_q,
+ * seqlen_k are required; head_dim_v defaults to head_dim, causal to 0; also accepts the short
+ * names d, dv, b, h, sq, sk. For the CLI's workload arguments. */
+int db_workload_parse(const char *text, db_workload *w /* OUT */, char *err, size_t len);
+
+/* ---- export / import of winners (db_export.c, db_import.c) ------------------------------ */
+
+/* The text format version db_export writes and the highest db_import reads. */
+#define DB_TEXT_FORMAT 1
+
+/* Writes every winner as text: the line "flashtune winners format 1", comment lines, then one
+ * line per winner in db_winners_list's order, NAME=VALUE fields: the device (name quoted),
+ * the workload, family, source_hash, every parameter, median_ms and tflops (%.6g). The same
+ * database always gives the same bytes. */
+int db_export(db *d, FILE *out, char *err, size_t len);
+/* Reads text written by db_export (name: shown in errors and stored in the sweep row as
+ * "import:NAME"). Every line is checked first; a bad one rejects the whole text with
+ * "NAME:LINE: reason" and nothing is written. Then one transaction creates the missing
+ * devices, workloads and kernels and a result (status ok) for every (device, workload, kernel)
+ * not stored yet; stored ones are kept, so importing twice changes nothing. OUT (may be NULL):
+ * *added and *kept, the results written and those already present. */
+int db_import_text(db *d, const char *name, const char *text, int *added, int *kept,
+                   char *err, size_t len);
+/* db_import_text on the file's contents; name = path. */
+int db_import_file(db *d, const char *path, int *added, int *kept, char *err, size_t len);
+
+/* ---- the CLI's tables (db_print.c) ------------------------------------------------------ */
+
+/* Columns db_print_results sorts by: "median_ms" (default when sort is NULL), "min_ms",
+ * "spread", "tflops" (largest first), "rel_error", "max_abs_error", "registers", "spills",
+ * "smem", "compile_seconds", "status", "kernel", or a parameter name ("BLOCK_M"). A leading '-'
+ * reverses. Rows with no value sort last. */
+extern const char *const db_sort_columns[];
+/* For each device with results for workload w: a heading, then one aligned row per candidate:
+ * kernel id, family, the searched parameters, status, times, TFLOP/s, errors, resources,
+ * the message; the winner is marked '*'. Unknown column or workload: -1. */
+int db_print_results(db *d, const db_workload *w, const char *sort, FILE *out, char *err, size_t len);
+/* One aligned row per winner: device, workload, family, parameters, time, TFLOP/s, and how
+ * many candidates were ok out of all measured. */
+int db_print_best(db *d, FILE *out, char *err, size_t len);
+/* One row per workload: id, its fields, results ok/total, best time. */
+int db_print_workloads(db *d, FILE *out, char *err, size_t len);
+
+#endif

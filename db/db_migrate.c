@@ -1,0 +1,142 @@
+/* Schema versions: recognizing a flashtune file by its header, and applying the migrations
+ * that bring an empty or older file to the version this code knows. */
+#include <stdio.h>
+#include <string.h>
+
+#include "db_core_internal.h"
+
+/* Name of the embedded file, or NULL. */
+static const char *sql_text(const char *name)
+{
+    for (size_t i = 0; i < db_sql_count; i++)
+        if (!strcmp(db_sql_files[i].name, name))
+            return db_sql_files[i].text;
+    return NULL;
+}
+
+/* Add a row per new version: {2, "migrate_002.sql", NULL}. Never edit a shipped file. */
+static db_migration builtin[] = {
+    { 1, "schema.sql", NULL },
+};
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+
+/* The texts live in the generated db_sql.c; looked up once. */
+static void builtin_resolve(void)
+{
+    for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+        builtin[i].sql = sql_text(builtin[i].name);
+}
+
+const db_migration *db_migrations(int *count)
+{
+    pthread_once(&builtin_once, builtin_resolve);
+    *count = (int)(sizeof builtin / sizeof builtin[0]);
+    return builtin;
+}
+
+int db_schema_version(void)
+{
+    int count;
+    const db_migration *list = db_migrations(&count);
+    return list[count - 1].version;
+}
+
+/* One integer from a PRAGMA or SELECT; -1 with SQLite's message on failure. */
+static int query_int(sqlite3 *sql, const char *query, int *value, int *rc)
+{
+    sqlite3_stmt *st = NULL;
+    *rc = sqlite3_prepare_v2(sql, query, -1, &st, NULL);
+    if (*rc == SQLITE_OK) {
+        *rc = sqlite3_step(st);
+        if (*rc == SQLITE_ROW) {
+            *value = sqlite3_column_int(st, 0);
+            *rc = SQLITE_OK;
+        }
+    }
+    sqlite3_finalize(st);
+    return *rc == SQLITE_OK ? 0 : -1;
+}
+
+int db_check_header(sqlite3 *sql, const char *path, int known, int *version, char *err, size_t len)
+{
+    int app = 0, user = 0, tables = 0, rc = SQLITE_OK;
+    if (query_int(sql, "PRAGMA application_id", &app, &rc) != 0
+        || query_int(sql, "PRAGMA user_version", &user, &rc) != 0
+        || query_int(sql, "SELECT count(*) FROM sqlite_master", &tables, &rc) != 0) {
+        if (rc == SQLITE_NOTADB)
+            return db_fail(err, len, "db_open: %s is not a flashtune database (not an SQLite file)", path);
+        return db_fail_sql(sql, err, len, "db_open", path);
+    }
+    *version = user;
+    if ((unsigned)app == DB_APPLICATION_ID) {
+        if (user > known)
+            return db_fail(err, len,
+                           "db_open: %s has schema version %d, newer than this flashtune's %d: use a newer "
+                           "flashtune (the file was not changed)", path, user, known);
+        if (user < 1)
+            return db_fail(err, len, "db_open: %s is a damaged flashtune database (schema version %d)",
+                           path, user);
+        return 0;
+    }
+    if (app == 0 && tables == 0 && user == 0)
+        return 1;
+    return db_fail(err, len, "db_open: %s is not a flashtune database (application_id 0x%08x)", path,
+                   (unsigned)app);
+}
+
+int db_migrate(sqlite3 *sql, const char *path, const db_migration *list, int count, char *err, size_t len)
+{
+    for (int i = 0; i < count; i++)
+        if (list[i].version != i + 1 || !list[i].sql)
+            return db_fail(err, len, "db_open: migration %d (%s) is missing or out of order", i + 1,
+                           list[i].name ? list[i].name : "?");
+    if (count < 1)
+        return db_fail(err, len, "db_open: no migrations");
+    int known = list[count - 1].version;
+
+    char *msg = NULL;
+    if (sqlite3_exec(sql, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK) {
+        db_fail(err, len, "db_open: %s: %s", path, msg ? msg : sqlite3_errmsg(sql));
+        sqlite3_free(msg);
+        return -1;
+    }
+    int version = 0;
+    int state = db_check_header(sql, path, known, &version, err, len);
+    if (state < 0)
+        goto fail;
+    if (state == 1)
+        version = 0;
+    for (int i = version; i < count; i++) {
+        char record[96];
+        snprintf(record, sizeof record, "INSERT INTO schema_version (version) VALUES (%d)", list[i].version);
+        if (sqlite3_exec(sql, list[i].sql, NULL, NULL, &msg) != SQLITE_OK
+            || sqlite3_exec(sql, record, NULL, NULL, &msg) != SQLITE_OK) {
+            db_fail(err, len, "db_open: %s: migration to schema version %d (%s) failed: %s; the file "
+                    "was not changed", path, list[i].version, list[i].name,
+                    msg ? msg : sqlite3_errmsg(sql));
+            sqlite3_free(msg);
+            goto fail;
+        }
+    }
+    if (version < known) {
+        char pragma[96];
+        snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d; PRAGMA application_id = %d", known,
+                 (int)DB_APPLICATION_ID);
+        if (sqlite3_exec(sql, pragma, NULL, NULL, &msg) != SQLITE_OK) {
+            db_fail(err, len, "db_open: %s: %s", path, msg ? msg : sqlite3_errmsg(sql));
+            sqlite3_free(msg);
+            goto fail;
+        }
+    }
+    if (sqlite3_exec(sql, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+        db_fail(err, len, "db_open: %s: commit of the schema failed: %s", path,
+                msg ? msg : sqlite3_errmsg(sql));
+        sqlite3_free(msg);
+        goto fail;
+    }
+    return 0;
+fail:
+    if (!sqlite3_get_autocommit(sql))
+        sqlite3_exec(sql, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+}

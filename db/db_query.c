@@ -1,0 +1,146 @@
+/* Winners: the best kernel for a device and workload (exact or nearest tuned shape), and the
+ * full list in a stable order for `flashtune best` and the export. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_core_internal.h"
+
+#define WINNER_SELECT \
+    "SELECT w.device_id, w.workload_id, w.kernel_id, w.result_id, w.median_ms, w.tflops, " \
+    DB_DEVICE_COLUMNS("d") ", " DB_WORKLOAD_COLUMNS("l") ", " DB_KERNEL_COLUMNS("k") \
+    " FROM winners w JOIN devices d ON d.id = w.device_id JOIN workloads l ON l.id = w.workload_id" \
+    " JOIN kernels k ON k.id = w.kernel_id"
+
+/* The export order: a total order, so the same database always prints the same text. */
+#define WINNER_ORDER \
+    " ORDER BY d.name, d.arch, d.driver_version, d.nvrtc_version, l.op, l.dtype, l.head_dim, l.head_dim_v," \
+    " l.causal, l.batch, l.heads, l.seqlen_q, l.seqlen_k"
+
+static void read_winner(sqlite3_stmt *st, db_winner *w)
+{
+    memset(w, 0, sizeof *w);
+    w->device_id = sqlite3_column_int64(st, 0);
+    w->workload_id = sqlite3_column_int64(st, 1);
+    w->kernel_id = sqlite3_column_int64(st, 2);
+    w->result_id = sqlite3_column_int64(st, 3);
+    w->median_ms = db_column_real(st, 4);
+    w->tflops = db_column_real(st, 5);
+    int col = db_device_read(st, 6, &w->device);
+    col = db_workload_read(st, col, &w->workload);
+    db_kernel_read(st, col, &w->kernel);
+}
+
+/* |ln(a/b)|: how far apart two sizes are, scale-free. */
+static double log_gap(double a, double b)
+{
+    return fabs(log(a / b));
+}
+
+static double distance(const db_workload *a, const db_workload *b)
+{
+    /* Sequence lengths decide tiles and masking; batch*heads only the grid's fill, so half. */
+    return log_gap(a->seqlen_q, b->seqlen_q) + log_gap(a->seqlen_k, b->seqlen_k)
+         + 0.5 * log_gap((double)a->batch * a->heads, (double)b->batch * b->heads);
+}
+
+/* 1 when candidate c should be preferred over the best so far b. */
+static int better(const db_winner *c, const db_winner *b)
+{
+    if (c->device_match != b->device_match)
+        return c->device_match < b->device_match;
+    if (c->workload_match != b->workload_match)
+        return c->workload_match < b->workload_match;
+    if (c->distance != b->distance)
+        return c->distance < b->distance;
+    if (c->device_id != b->device_id)
+        return c->device_id > b->device_id;   /* the newest driver/NVRTC row of that GPU */
+    return c->workload_id < b->workload_id;
+}
+
+int db_winner_find(db *d, const char *device_name, const char *arch, const db_workload *w, db_winner *out,
+                   char *err, size_t len)
+{
+    const char *func = "db_winner_find";
+    char why[256];
+    if (d && (!w || !out))
+        return db_fail(err, len, "%s: %s is NULL", func, w ? "out" : "w");
+    if (w && db_workload_check(w, why, sizeof why) != 0)
+        return db_fail(err, len, "%s: %s", func, why);
+    if (db_enter(d, func, 0, err, len) != 0)
+        return -1;
+    sqlite3_stmt *st;
+    int found = -1;
+    if (db_prepare(d, WINNER_SELECT " WHERE (?1 IS NULL OR d.arch = ?1) AND l.op = ?2 AND l.dtype = ?3"
+                      " AND l.head_dim = ?4 AND l.head_dim_v = ?5 AND l.causal = ?6", &st, func, err, len) == 0) {
+        if (arch)
+            sqlite3_bind_text(st, 1, arch, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, db_op_name(w->op), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, db_dtype_name(w->dtype), -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 4, w->head_dim);
+        sqlite3_bind_int(st, 5, w->head_dim_v);
+        sqlite3_bind_int(st, 6, w->causal);
+        found = 0;
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            db_winner c;
+            read_winner(st, &c);
+            c.device_match = device_name && !strcmp(c.device.name, device_name) ? DB_MATCH_SAME_GPU
+                                                                                 : DB_MATCH_SAME_ARCH;
+            c.distance = distance(w, &c.workload);
+            int exact = c.workload.batch == w->batch && c.workload.heads == w->heads
+                     && c.workload.seqlen_q == w->seqlen_q && c.workload.seqlen_k == w->seqlen_k;
+            c.workload_match = exact ? DB_MATCH_EXACT : DB_MATCH_NEAREST;
+            if (exact)
+                c.distance = 0;
+            if (!found || better(&c, out))
+                *out = c;
+            found = 1;
+        }
+        if (rc != SQLITE_DONE)
+            found = db_fail_sql(d->sql, err, len, func, d->path);
+        sqlite3_finalize(st);
+    }
+    db_leave(d);
+    return found;
+}
+
+int db_winners_list(db *d, db_winner **out, int *count, char *err, size_t len)
+{
+    const char *func = "db_winners_list";
+    if (d && (!out || !count))
+        return db_fail(err, len, "%s: %s is NULL", func, out ? "count" : "out");
+    if (out)
+        *out = NULL;
+    if (count)
+        *count = 0;
+    if (db_enter(d, func, 0, err, len) != 0)
+        return -1;
+    sqlite3_stmt *st;
+    int rc = db_prepare(d, WINNER_SELECT WINNER_ORDER, &st, func, err, len);
+    db_winner *list = NULL;
+    int n = 0, cap = 0, step = SQLITE_DONE;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            db_winner *grown = realloc(list, (size_t)cap * sizeof *list);
+            if (!grown) {
+                rc = db_fail(err, len, "%s: out of memory for %d winners", func, cap);
+                break;
+            }
+            list = grown;
+        }
+        read_winner(st, &list[n++]);
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = db_fail_sql(d->sql, err, len, func, d->path);
+    sqlite3_finalize(st);
+    db_leave(d);
+    if (rc != 0) {
+        free(list);
+        return -1;
+    }
+    *out = list;
+    *count = n;
+    return 0;
+}

@@ -1,0 +1,318 @@
+/* Devices, kernels and workloads: field checks, find-or-insert by their natural key, and the
+ * row readers the queries share. */
+#include <stdio.h>
+#include <string.h>
+
+#include "db_core_internal.h"
+
+/* 1 when the fixed-size field is a non-empty NUL-terminated string without control
+ * characters (the export writes one line per winner). */
+static int text_ok(const char *s, size_t size)
+{
+    if (!s[0] || !memchr(s, '\0', size))
+        return 0;
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+        if (*c < 0x20 || *c == 0x7f)
+            return 0;
+    return 1;
+}
+
+int db_device_check(const db_device *dev, char *err, size_t len)
+{
+    if (!text_ok(dev->name, sizeof dev->name))
+        return db_fail(err, len, "device name is empty or has control characters");
+    if (!text_ok(dev->arch, sizeof dev->arch))
+        return db_fail(err, len, "device arch is empty or has control characters");
+    if (!text_ok(dev->driver_version, sizeof dev->driver_version))
+        return db_fail(err, len, "device driver_version is empty or has control characters");
+    if (!text_ok(dev->nvrtc_version, sizeof dev->nvrtc_version))
+        return db_fail(err, len, "device nvrtc_version is empty or has control characters");
+    if (dev->cc_major < 1 || dev->cc_minor < 0)
+        return db_fail(err, len, "device compute capability %d.%d is not valid", dev->cc_major, dev->cc_minor);
+    if (dev->sm_count < 1)
+        return db_fail(err, len, "device sm_count=%d is not positive", dev->sm_count);
+    return 0;
+}
+
+int db_kernel_check(const db_kernel *k, char *err, size_t len)
+{
+    if (!text_ok(k->family, sizeof k->family))
+        return db_fail(err, len, "kernel family is empty or has control characters");
+    if (strspn(k->source_hash, "0123456789abcdef") != 16 || k->source_hash[16])
+        return db_fail(err, len, "kernel source_hash '%.17s' is not 16 lower-case hex digits", k->source_hash);
+    if (!db_dtype_name(k->p[DB_DTYPE]))
+        return db_fail(err, len, "kernel DTYPE=%d is not 0..3", k->p[DB_DTYPE]);
+    if (k->p[DB_HEAD_DIM] < 1 || k->p[DB_HEAD_DIM_V] < 1)
+        return db_fail(err, len, "kernel HEAD_DIM=%d HEAD_DIM_V=%d: not positive", k->p[DB_HEAD_DIM],
+                       k->p[DB_HEAD_DIM_V]);
+    return 0;
+}
+
+int db_workload_check(const db_workload *w, char *err, size_t len)
+{
+    if (!db_op_name(w->op))
+        return db_fail(err, len, "workload op=%d is not DB_OP_FWD or DB_OP_BWD", w->op);
+    if (!db_dtype_name(w->dtype))
+        return db_fail(err, len, "workload dtype=%d is not 0..3 (f32, f16, bf16, f64)", w->dtype);
+    if (w->causal != 0 && w->causal != 1)
+        return db_fail(err, len, "workload causal=%d is not 0 or 1", w->causal);
+    const struct { const char *name; int value; } dims[] = {
+        { "head_dim", w->head_dim }, { "head_dim_v", w->head_dim_v }, { "batch", w->batch },
+        { "heads", w->heads }, { "seqlen_q", w->seqlen_q }, { "seqlen_k", w->seqlen_k },
+    };
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        if (dims[i].value < 1)
+            return db_fail(err, len, "workload %s=%d is less than 1", dims[i].name, dims[i].value);
+    return 0;
+}
+
+/* Steps st once: 1 a row, 0 done, -1 error. */
+static int step(db *d, sqlite3_stmt *st, const char *func, char *err, size_t len)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        return 1;
+    if (rc == SQLITE_DONE)
+        return 0;
+    return db_fail_sql(d->sql, err, len, func, d->path);
+}
+
+/* Runs st (bound, no rows) to completion; OUT: *id, the new row's id. */
+static int insert(db *d, sqlite3_stmt *st, int64_t *id, const char *func, char *err, size_t len)
+{
+    if (step(d, st, func, err, len) != 0)
+        return -1;
+    *id = sqlite3_last_insert_rowid(d->sql);
+    return 0;
+}
+
+int db_device_upsert_tx(db *d, const db_device *dev, int64_t *id, const char *func, char *err, size_t len)
+{
+    sqlite3_stmt *st;
+    if (db_prepare(d, "SELECT id FROM devices WHERE name = ?1 AND arch = ?2 AND driver_version = ?3 "
+                      "AND nvrtc_version = ?4", &st, func, err, len) != 0)
+        return -1;
+    sqlite3_bind_text(st, 1, dev->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, dev->arch, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, dev->driver_version, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, dev->nvrtc_version, -1, SQLITE_STATIC);
+    int found = step(d, st, func, err, len);
+    if (found == 1)
+        *id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (found != 0)
+        return found < 0 ? -1 : 0;
+    if (db_prepare(d, "INSERT INTO devices (name, arch, cc_major, cc_minor, sm_count, driver_version, "
+                      "nvrtc_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", &st, func, err, len) != 0)
+        return -1;
+    sqlite3_bind_text(st, 1, dev->name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, dev->arch, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, dev->cc_major);
+    sqlite3_bind_int(st, 4, dev->cc_minor);
+    sqlite3_bind_int(st, 5, dev->sm_count);
+    sqlite3_bind_text(st, 6, dev->driver_version, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 7, dev->nvrtc_version, -1, SQLITE_STATIC);
+    int rc = insert(d, st, id, func, err, len);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, const char *func, char *err, size_t len)
+{
+    sqlite3_stmt *st;
+    if (db_prepare(d, "SELECT id, " DB_KERNEL_COLUMNS("k") " FROM kernels k WHERE source_hash = ?1", &st,
+                   func, err, len) != 0)
+        return -1;
+    sqlite3_bind_text(st, 1, k->source_hash, -1, SQLITE_STATIC);
+    int found = step(d, st, func, err, len);
+    if (found == 1) {
+        db_kernel old;
+        *id = sqlite3_column_int64(st, 0);
+        db_kernel_read(st, 1, &old);
+        sqlite3_finalize(st);
+        if (strcmp(old.family, k->family))
+            return db_fail(err, len, "%s: source_hash %s is stored as kernel %lld of family %s, not %s",
+                           func, k->source_hash, (long long)*id, old.family, k->family);
+        for (int i = 0; i < DB_PARAM_COUNT; i++)
+            if (old.p[i] != k->p[i])
+                return db_fail(err, len, "%s: source_hash %s is stored as kernel %lld with %s=%d, not %d",
+                               func, k->source_hash, (long long)*id, db_param_name(i), old.p[i], k->p[i]);
+        return 0;
+    }
+    sqlite3_finalize(st);
+    if (found < 0)
+        return -1;
+    if (db_prepare(d, "INSERT INTO kernels (family, source_hash, DTYPE, HEAD_DIM, HEAD_DIM_V, BLOCK_M, "
+                      "BLOCK_N, NUM_WARPS, NUM_STAGES, CAUSAL, CAUSAL_SKIP, EVEN_M, EVEN_N, DQ_MODE) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                   &st, func, err, len) != 0)
+        return -1;
+    sqlite3_bind_text(st, 1, k->family, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, k->source_hash, -1, SQLITE_STATIC);
+    for (int i = 0; i < DB_PARAM_COUNT; i++)
+        sqlite3_bind_int(st, 3 + i, k->p[i]);
+    int rc = insert(d, st, id, func, err, len);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Binds the nine workload fields to parameters 1..9. */
+static void bind_workload(sqlite3_stmt *st, const db_workload *w)
+{
+    sqlite3_bind_text(st, 1, db_op_name(w->op), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, db_dtype_name(w->dtype), -1, SQLITE_STATIC);
+    const int v[] = { w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads, w->seqlen_q, w->seqlen_k };
+    for (int i = 0; i < 7; i++)
+        sqlite3_bind_int(st, 3 + i, v[i]);
+}
+
+int db_workload_find_tx(db *d, const db_workload *w, int64_t *id, const char *func, char *err, size_t len)
+{
+    sqlite3_stmt *st;
+    if (db_prepare(d, "SELECT id FROM workloads WHERE op = ?1 AND dtype = ?2 AND head_dim = ?3 AND "
+                      "head_dim_v = ?4 AND causal = ?5 AND batch = ?6 AND heads = ?7 AND seqlen_q = ?8 "
+                      "AND seqlen_k = ?9", &st, func, err, len) != 0)
+        return -1;
+    bind_workload(st, w);
+    int found = step(d, st, func, err, len);
+    if (found == 1)
+        *id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return found;
+}
+
+int db_workload_upsert_tx(db *d, const db_workload *w, int64_t *id, const char *func, char *err, size_t len)
+{
+    int found = db_workload_find_tx(d, w, id, func, err, len);
+    if (found != 0)
+        return found < 0 ? -1 : 0;
+    sqlite3_stmt *st;
+    if (db_prepare(d, "INSERT INTO workloads (op, dtype, head_dim, head_dim_v, causal, batch, heads, "
+                      "seqlen_q, seqlen_k) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &st, func, err, len) != 0)
+        return -1;
+    bind_workload(st, w);
+    int rc = insert(d, st, id, func, err, len);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---- the public calls: check, lock, one transaction ---------------------------------- */
+
+enum { ROW_DEVICE, ROW_KERNEL, ROW_WORKLOAD };
+
+static int upsert(db *d, int kind, const void *row, int64_t *id, const char *func, char *err, size_t len)
+{
+    char why[256];
+    if (!d)
+        return db_fail(err, len, "%s: db is NULL", func);
+    if (!row || !id)
+        return db_fail(err, len, "%s: %s is NULL", func, row ? "id" : "the row");
+    int bad = kind == ROW_DEVICE ? db_device_check(row, why, sizeof why)
+            : kind == ROW_KERNEL ? db_kernel_check(row, why, sizeof why)
+                                 : db_workload_check(row, why, sizeof why);
+    if (bad)
+        return db_fail(err, len, "%s: %s", func, why);
+    if (db_enter(d, func, 1, err, len) != 0)
+        return -1;
+    int rc = db_begin(d, func, err, len);
+    if (rc == 0) {
+        rc = kind == ROW_DEVICE ? db_device_upsert_tx(d, row, id, func, err, len)
+           : kind == ROW_KERNEL ? db_kernel_upsert_tx(d, row, id, func, err, len)
+                                : db_workload_upsert_tx(d, row, id, func, err, len);
+        if (rc != 0)
+            db_rollback(d);
+        else
+            rc = db_commit(d, func, err, len);
+    }
+    db_leave(d);
+    return rc;
+}
+
+int db_device_upsert(db *d, const db_device *dev, int64_t *id, char *err, size_t len)
+{
+    return upsert(d, ROW_DEVICE, dev, id, "db_device_upsert", err, len);
+}
+
+int db_kernel_upsert(db *d, const db_kernel *k, int64_t *id, char *err, size_t len)
+{
+    return upsert(d, ROW_KERNEL, k, id, "db_kernel_upsert", err, len);
+}
+
+int db_workload_upsert(db *d, const db_workload *w, int64_t *id, char *err, size_t len)
+{
+    return upsert(d, ROW_WORKLOAD, w, id, "db_workload_upsert", err, len);
+}
+
+int db_workload_find(db *d, const db_workload *w, int64_t *id, char *err, size_t len)
+{
+    const char *func = "db_workload_find";
+    char why[256];
+    if (d && (!w || !id))
+        return db_fail(err, len, "%s: %s is NULL", func, w ? "id" : "w");
+    if (w && db_workload_check(w, why, sizeof why) != 0)
+        return db_fail(err, len, "%s: %s", func, why);
+    if (db_enter(d, func, 0, err, len) != 0)
+        return -1;
+    int found = db_workload_find_tx(d, w, id, func, err, len);
+    db_leave(d);
+    return found;
+}
+
+int db_kernel_get(db *d, int64_t id, db_kernel *out, char *err, size_t len)
+{
+    const char *func = "db_kernel_get";
+    if (d && !out)
+        return db_fail(err, len, "%s: out is NULL", func);
+    if (db_enter(d, func, 0, err, len) != 0)
+        return -1;
+    sqlite3_stmt *st;
+    int found = -1;
+    if (db_prepare(d, "SELECT " DB_KERNEL_COLUMNS("k") " FROM kernels k WHERE id = ?1", &st, func, err, len) == 0) {
+        sqlite3_bind_int64(st, 1, id);
+        found = step(d, st, func, err, len);
+        if (found == 1)
+            db_kernel_read(st, 0, out);
+        sqlite3_finalize(st);
+    }
+    db_leave(d);
+    return found;
+}
+
+/* ---- row readers ------------------------------------------------------------------ */
+
+int db_device_read(sqlite3_stmt *st, int col, db_device *dev)
+{
+    memset(dev, 0, sizeof *dev);
+    db_column_text(st, col, dev->name, sizeof dev->name);
+    db_column_text(st, col + 1, dev->arch, sizeof dev->arch);
+    dev->cc_major = sqlite3_column_int(st, col + 2);
+    dev->cc_minor = sqlite3_column_int(st, col + 3);
+    dev->sm_count = sqlite3_column_int(st, col + 4);
+    db_column_text(st, col + 5, dev->driver_version, sizeof dev->driver_version);
+    db_column_text(st, col + 6, dev->nvrtc_version, sizeof dev->nvrtc_version);
+    return col + 7;
+}
+
+int db_workload_read(sqlite3_stmt *st, int col, db_workload *w)
+{
+    w->op = db_op_parse((const char *)sqlite3_column_text(st, col));
+    w->dtype = db_dtype_parse((const char *)sqlite3_column_text(st, col + 1));
+    w->head_dim = sqlite3_column_int(st, col + 2);
+    w->head_dim_v = sqlite3_column_int(st, col + 3);
+    w->causal = sqlite3_column_int(st, col + 4);
+    w->batch = sqlite3_column_int(st, col + 5);
+    w->heads = sqlite3_column_int(st, col + 6);
+    w->seqlen_q = sqlite3_column_int(st, col + 7);
+    w->seqlen_k = sqlite3_column_int(st, col + 8);
+    return col + 9;
+}
+
+int db_kernel_read(sqlite3_stmt *st, int col, db_kernel *k)
+{
+    memset(k, 0, sizeof *k);
+    db_column_text(st, col, k->family, sizeof k->family);
+    db_column_text(st, col + 1, k->source_hash, sizeof k->source_hash);
+    for (int i = 0; i < DB_PARAM_COUNT; i++)
+        k->p[i] = sqlite3_column_int(st, col + 2 + i);
+    return col + 2 + DB_PARAM_COUNT;
+}

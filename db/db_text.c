@@ -1,0 +1,238 @@
+/* Text forms: the NAME=VALUE field reader shared by the import and the CLI, and the workload's
+ * one-line form. */
+#include <errno.h>
+#include <stddef.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db_core_internal.h"
+
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static int is_name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+void db_fields_free(db_fields *f)
+{
+    if (!f)
+        return;
+    free(f->buf);
+    memset(f, 0, sizeof *f);
+}
+
+int db_fields_parse(const char *line, db_fields *f, char *err, size_t len)
+{
+    memset(f, 0, sizeof *f);
+    size_t n = strlen(line);
+    f->buf = malloc(n + 1);
+    if (!f->buf)
+        return db_fail(err, len, "out of memory");
+    memcpy(f->buf, line, n + 1);
+    char *r = f->buf;
+    for (;;) {
+        while (is_space(*r))
+            r++;
+        if (!*r)
+            return 0;
+        char *name = r;
+        while (is_name_char(*r))
+            r++;
+        if (*r != '=' || r == name) {
+            char *end = name;
+            while (*end && !is_space(*end))
+                end++;
+            *end = '\0';
+            db_fail(err, len, "'%s' is not NAME=VALUE", name);
+            goto fail;
+        }
+        *r++ = '\0';
+        char *value = r;
+        if (*r == '"') {
+            /* Unescape in place: the write position never passes the read position. */
+            char *w = r++;
+            value = w;
+            for (;; r++) {
+                if (!*r) {
+                    db_fail(err, len, "field '%s': the quoted value is not closed", name);
+                    goto fail;
+                }
+                if (*r == '"')
+                    break;
+                if (*r == '\\') {
+                    if (r[1] != '"' && r[1] != '\\') {
+                        db_fail(err, len, "field '%s': unknown escape '\\%c' (only \\\" and \\\\)", name,
+                                r[1] ? r[1] : ' ');
+                        goto fail;
+                    }
+                    r++;
+                }
+                *w++ = *r;
+            }
+            r++;
+            if (*r && !is_space(*r)) {
+                db_fail(err, len, "field '%s': text after the closing quote", name);
+                goto fail;
+            }
+            *w = '\0';
+            if (*r)
+                r++;
+        } else {
+            while (*r && !is_space(*r))
+                r++;
+            if (*r)
+                *r++ = '\0';
+        }
+        for (int i = 0; i < f->count; i++)
+            if (!strcmp(f->name[i], name)) {
+                db_fail(err, len, "field '%s' appears twice", name);
+                goto fail;
+            }
+        if (f->count == DB_FIELDS_MAX) {
+            db_fail(err, len, "more than %d fields", DB_FIELDS_MAX);
+            goto fail;
+        }
+        f->name[f->count] = name;
+        f->value[f->count] = value;
+        f->used[f->count++] = 0;
+    }
+fail:
+    db_fields_free(f);
+    return -1;
+}
+
+const char *db_field_take(db_fields *f, const char *name)
+{
+    for (int i = 0; i < f->count; i++)
+        if (!strcmp(f->name[i], name)) {
+            f->used[i] = 1;
+            return f->value[i];
+        }
+    return NULL;
+}
+
+const char *db_fields_unused(const db_fields *f)
+{
+    for (int i = 0; i < f->count; i++)
+        if (!f->used[i])
+            return f->name[i];
+    return NULL;
+}
+
+/* Strict decimal integer: 0, or -1. */
+static int parse_int(const char *text, int *out)
+{
+    if (!text || !*text)
+        return -1;
+    errno = 0;
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (*end || errno || v < INT_MIN || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int db_field_int(db_fields *f, const char *name, int lo, int hi, int *out, char *err, size_t len)
+{
+    const char *v = db_field_take(f, name);
+    if (!v)
+        return db_fail(err, len, "missing field '%s'", name);
+    if (parse_int(v, out) != 0)
+        return db_fail(err, len, "field '%s': '%s' is not an integer", name, v);
+    if (*out < lo || *out > hi)
+        return db_fail(err, len, "field '%s': %d is not in %d..%d", name, *out, lo, hi);
+    return 0;
+}
+
+void db_write_quoted(FILE *out, const char *value)
+{
+    fputc('"', out);
+    for (const char *c = value; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            fputc('\\', out);
+        fputc(*c, out);
+    }
+    fputc('"', out);
+}
+
+/* ---- workloads ------------------------------------------------------------------------ */
+
+const char *db_workload_format(const db_workload *w, char *buf, size_t len)
+{
+    const char *op = db_op_name(w->op), *dtype = db_dtype_name(w->dtype);
+    snprintf(buf, len, "op=%s dtype=%s head_dim=%d head_dim_v=%d causal=%d batch=%d heads=%d seqlen_q=%d "
+             "seqlen_k=%d", op ? op : "?", dtype ? dtype : "?", w->head_dim, w->head_dim_v, w->causal,
+             w->batch, w->heads, w->seqlen_q, w->seqlen_k);
+    return buf;
+}
+
+/* The value of the long or the short name; both given is an error (-1), neither gives 0. */
+static int take_either(db_fields *f, const char *name, const char *alias, const char **value, char *err,
+                       size_t len)
+{
+    const char *a = db_field_take(f, name), *b = alias ? db_field_take(f, alias) : NULL;
+    if (a && b)
+        return db_fail(err, len, "both '%s' and '%s' are given", name, alias);
+    *value = a ? a : b;
+    return 0;
+}
+
+int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
+{
+    static const struct { const char *name, *alias; int required; size_t offset; } ints[] = {
+        { "head_dim", "d", 1, offsetof(db_workload, head_dim) },
+        { "head_dim_v", "dv", 0, offsetof(db_workload, head_dim_v) },
+        { "causal", NULL, 0, offsetof(db_workload, causal) },
+        { "batch", "b", 1, offsetof(db_workload, batch) },
+        { "heads", "h", 1, offsetof(db_workload, heads) },
+        { "seqlen_q", "sq", 1, offsetof(db_workload, seqlen_q) },
+        { "seqlen_k", "sk", 1, offsetof(db_workload, seqlen_k) },
+    };
+    char why[256];
+    if (!text || !w)
+        return db_fail(err, len, "db_workload_parse: %s is NULL", text ? "w" : "text");
+    db_fields f;
+    if (db_fields_parse(text, &f, why, sizeof why) != 0)
+        return db_fail(err, len, "db_workload_parse: %s", why);
+    memset(w, 0, sizeof *w);
+    int rc = 0, dv_default = 0;
+    const char *op = db_field_take(&f, "op"), *dtype = db_field_take(&f, "dtype");
+    if (!op)
+        rc = db_fail(why, sizeof why, "missing field 'op'");
+    else if (db_op_parse(op) < 0)
+        rc = db_fail(why, sizeof why, "op=%s is not fwd or bwd", op);
+    else if (!dtype)
+        rc = db_fail(why, sizeof why, "missing field 'dtype'");
+    else if (db_dtype_parse(dtype) < 0)
+        rc = db_fail(why, sizeof why, "dtype=%s is not f32, f16, bf16 or f64", dtype);
+    if (rc == 0) {
+        w->op = db_op_parse(op);
+        w->dtype = db_dtype_parse(dtype);
+    }
+    for (size_t i = 0; rc == 0 && i < sizeof ints / sizeof ints[0]; i++) {
+        const char *v = NULL;
+        int *slot = (int *)((char *)w + ints[i].offset);
+        if ((rc = take_either(&f, ints[i].name, ints[i].alias, &v, why, sizeof why)) != 0)
+            break;
+        if (!v && ints[i].offset == offsetof(db_workload, head_dim_v))
+            dv_default = 1;
+        else if (!v && ints[i].required)
+            rc = db_fail(why, sizeof why, "missing field '%s'", ints[i].name);
+        else if (v && parse_int(v, slot) != 0)
+            rc = db_fail(why, sizeof why, "field '%s': '%s' is not an integer", ints[i].name, v);
+    }
+    if (rc == 0 && db_fields_unused(&f))
+        rc = db_fail(why, sizeof why, "unknown field '%s'", db_fields_unused(&f));
+    if (rc == 0 && dv_default)
+        w->head_dim_v = w->head_dim;
+    if (rc == 0)
+        rc = db_workload_check(w, why, sizeof why);
+    db_fields_free(&f);
+    return rc == 0 ? 0 : db_fail(err, len, "db_workload_parse: %s", why);
+}

@@ -1,0 +1,8 @@
+-- Test fixture: an f32 workload for a tensor-core template (f16 and bf16 only).
+return {
+  space{
+    name = "f32 on mma",
+    template = "fwd_mma",
+    workloads = { { dtype = "f32", head_dim = 128, seqlen = 1024, batch = 2, heads = 4 } },
+  },
+}

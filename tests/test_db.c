@@ -1,0 +1,1457 @@
+/* The database layer: schema creation and checks, foreign/newer files left untouched,
+ * migrations, upserts, winners and nearest lookup, export/import, the CLI tables, and
+ * durability across processes (fork, SIGKILL). No GPU; each case works in its own temp dir. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "db_core_internal.h"
+#include "gen_internal.h"
+
+#define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- fixture: a temp dir per case -------------------------------------------------- */
+
+typedef struct fixture {
+    char dir[64];
+    char path[128];     /* dir/t.db, not created */
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f)
+        return -1;
+    snprintf(f->dir, sizeof f->dir, "/tmp/ft_test_db.XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    snprintf(f->path, sizeof f->path, "%s/t.db", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    DIR *dir = opendir(f->dir);
+    struct dirent *e;
+    while (dir && (e = readdir(dir))) {
+        char p[512];
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(p, sizeof p, "%s/%s", f->dir, e->d_name);
+            unlink(p);
+        }
+    }
+    if (dir)
+        closedir(dir);
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+#define CASE(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+/* ---- helpers ------------------------------------------------------------------------ */
+
+static db *open_ok(const char *path, int flags)
+{
+    db *d = NULL;
+    char err[512] = "";
+    int rc = db_open(path, flags, &d, err, sizeof err);
+    if (rc != 0)
+        print_error("db_open(%s): %s\n", path, err);
+    assert_int_equal(rc, 0);
+    assert_non_null(d);
+    return d;
+}
+
+/* One integer from SQL on the handle. */
+static long long query_int(db *d, const char *sql)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db_sqlite(d), sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    long long v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void query_text(db *d, const char *sql, char *buf, size_t len)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db_sqlite(d), sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    snprintf(buf, len, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+}
+
+static db_device device_of(const char *name, const char *arch, const char *driver)
+{
+    db_device dev;
+    memset(&dev, 0, sizeof dev);
+    snprintf(dev.name, sizeof dev.name, "%s", name);
+    snprintf(dev.arch, sizeof dev.arch, "%s", arch);
+    dev.cc_major = arch[3] - '0';
+    dev.cc_minor = arch[4] - '0';
+    dev.sm_count = 132;
+    snprintf(dev.driver_version, sizeof dev.driver_version, "%s", driver);
+    snprintf(dev.nvrtc_version, sizeof dev.nvrtc_version, "13.0");
+    return dev;
+}
+
+static db_workload workload_of(int op, int dtype, int hd, int causal, int batch, int heads, int sq, int sk)
+{
+    db_workload w = { op, dtype, hd, hd, causal, batch, heads, sq, sk };
+    return w;
+}
+
+/* A kernel for workload w; seed makes the hash, block_m the one searched parameter varied. */
+static db_kernel kernel_of(const db_workload *w, unsigned seed, int block_m)
+{
+    db_kernel k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.family, sizeof k.family, "%s", w->op == DB_OP_FWD ? "fwd_mma" : "bwd_mma");
+    snprintf(k.source_hash, sizeof k.source_hash, "%016llx", (unsigned long long)seed * 0x9e3779b97f4a7c15ull);
+    const int p[DB_PARAM_COUNT] = { w->dtype, w->head_dim, w->head_dim_v, block_m, 64, 4, 2, w->causal, 1, 1, 1,
+                                    w->op == DB_OP_BWD };
+    memcpy(k.p, p, sizeof p);
+    return k;
+}
+
+static db_result result_of(int64_t sweep, int64_t dev, int64_t wl, int64_t kernel, db_status s, double ms)
+{
+    db_result r = { sweep, dev, wl, kernel, 0, s, ms, ms, 0.02, NAN, NAN, NAN, NULL };
+    if (isfinite(ms))
+        r.tflops = 100.0 / ms;
+    return r;
+}
+
+static int64_t upsert_device(db *d, const db_device *dev)
+{
+    int64_t id = 0;
+    char err[512] = "";
+    assert_int_equal(db_device_upsert(d, dev, &id, err, sizeof err), 0);
+    return id;
+}
+
+static int64_t upsert_workload(db *d, const db_workload *w)
+{
+    int64_t id = 0;
+    char err[512] = "";
+    assert_int_equal(db_workload_upsert(d, w, &id, err, sizeof err), 0);
+    return id;
+}
+
+static int64_t upsert_kernel(db *d, const db_kernel *k)
+{
+    int64_t id = 0;
+    char err[512] = "";
+    int rc = db_kernel_upsert(d, k, &id, err, sizeof err);
+    if (rc != 0)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+    return id;
+}
+
+static int64_t begin_sweep(db *d)
+{
+    int64_t id = 0;
+    char err[512] = "";
+    assert_int_equal(db_sweep_begin(d, "tuner/spaces/test.lua", "0123456789abcdef", "testhost", &id, err,
+                                    sizeof err), 0);
+    return id;
+}
+
+static void put(db *d, const db_result *r)
+{
+    char err[512] = "";
+    int rc = db_result_put(d, r, err, sizeof err);
+    if (rc != 0)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+}
+
+/* The whole file, malloc'ed; OUT: *size. */
+static char *slurp(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    *size = (size_t)n;
+    return buf;
+}
+
+/* The sorted names in dir, comma-separated. */
+static void list_dir(const char *dir, char *buf, size_t len)
+{
+    struct dirent **names;
+    int n = scandir(dir, &names, NULL, alphasort);
+    assert_true(n >= 0);
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        strncat(buf, names[i]->d_name, len - strlen(buf) - 2);
+        strncat(buf, ",", len - strlen(buf) - 1);
+        free(names[i]);
+    }
+    free(names);
+}
+
+/* What db_export prints, as a malloc'ed string. */
+static char *capture_export(db *d)
+{
+    char *text = NULL, err[512] = "";
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    assert_non_null(out);
+    int rc = db_export(d, out, err, sizeof err);
+    fclose(out);
+    if (rc != 0)
+        print_error("%s\n", err);
+    assert_int_equal(rc, 0);
+    return text;
+}
+
+/* ---- names are the generator's ------------------------------------------------------ */
+
+static void names_match_generator(void **state)
+{
+    (void)state;
+    assert_int_equal(DB_PARAM_COUNT, GEN_PARAM_COUNT);
+    for (int i = 0; i < DB_PARAM_COUNT; i++) {
+        assert_string_equal(db_param_name(i), gen_param_name((gen_param)i));
+        assert_int_equal(db_param_lookup(db_param_name(i)), i);
+    }
+    assert_null(db_param_name(DB_PARAM_COUNT));
+    for (int v = 0; v < 4; v++) {
+        char buf[16];
+        int back = -1;
+        assert_string_equal(db_dtype_name(v), gen_dtype_name(v));
+        assert_string_equal(db_param_format(DB_DTYPE, v, buf, sizeof buf), gen_param_value_name(GEN_DTYPE, v));
+        assert_int_equal(db_param_parse(DB_DTYPE, buf, &back), 0);
+        assert_int_equal(back, v);
+    }
+    for (int v = 0; v < 2; v++) {
+        char buf[16];
+        int back = -1;
+        assert_string_equal(db_param_format(DB_DQ_MODE, v, buf, sizeof buf), gen_param_value_name(GEN_DQ_MODE, v));
+        assert_int_equal(db_param_parse(DB_DQ_MODE, buf, &back), 0);
+        assert_int_equal(back, v);
+    }
+    for (int s = 0; s < DB_STATUS_COUNT; s++)
+        assert_int_equal(db_status_parse(db_status_name((db_status)s)), s);
+    assert_int_equal(db_status_parse("great"), -1);
+}
+
+/* ---- schema creation, reopening ------------------------------------------------------ */
+
+static void create_and_reopen(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "", text[64];
+    db *d = NULL;
+    assert_int_equal(db_open(f->path, 0, &d, err, sizeof err), -1);
+    assert_null(d);
+    assert_non_null(strstr(err, "does not exist"));
+    assert_int_not_equal(access(f->path, F_OK), 0);
+
+    d = open_ok(f->path, DB_OPEN_CREATE);
+    assert_int_equal(query_int(d, "PRAGMA application_id"), DB_APPLICATION_ID);
+    assert_int_equal(query_int(d, "PRAGMA user_version"), db_schema_version());
+    assert_int_equal(query_int(d, "SELECT max(version) FROM schema_version"), db_schema_version());
+    assert_int_equal(query_int(d, "PRAGMA foreign_keys"), 1);
+    assert_int_equal(query_int(d, "PRAGMA busy_timeout"), DB_BUSY_TIMEOUT_MS);
+    query_text(d, "PRAGMA journal_mode", text, sizeof text);
+    assert_string_equal(text, "wal");
+    static const char *const tables[] = { "devices", "kernels", "binaries", "workloads", "sweeps", "results",
+                                          "winners", "schema_version" };
+    for (int i = 0; i < ARRAY_LEN(tables); i++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM sqlite_master WHERE name = '%s'", tables[i]);
+        assert_int_equal(query_int(d, sql), 1);
+    }
+    db_device gpu = device_of("GPU A", "sm_90", "13.0");
+    int64_t dev = upsert_device(d, &gpu);
+    db_close(d);
+
+    /* Reopened: the same rows, nothing recreated. */
+    d = open_ok(f->path, 0);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM schema_version"), db_schema_version());
+    assert_int_equal(query_int(d, "SELECT id FROM devices"), dev);
+    db_close(d);
+
+    /* Read-only: reads work, writes say why they fail. */
+    d = open_ok(f->path, DB_OPEN_READONLY);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM devices"), 1);
+    int64_t id;
+    db_device other = device_of("GPU B", "sm_80", "13.0");
+    assert_int_equal(db_device_upsert(d, &other, &id, err, sizeof err), -1);
+    assert_non_null(strstr(err, "db_device_upsert"));
+    assert_non_null(strstr(err, "read-only"));
+    db_close(d);
+    db_close(NULL);
+}
+
+/* Characters a URI would read otherwise ('?', '#', '%', spaces) stay part of the path. */
+static void odd_paths_work(void **state)
+{
+    fixture *f = *state;
+    char path[256], listing[1024];
+    snprintf(path, sizeof path, "%s/a b?c#d%%20e.db", f->dir);
+    db *d = open_ok(path, DB_OPEN_CREATE);
+    db_device gpu = device_of("GPU A", "sm_90", "13.0");
+    upsert_device(d, &gpu);
+    db_close(d);
+    /* Read-only first: SQLite may leave -wal and -shm after a read-only connection; the last
+     * writable one removes them. */
+    for (int flags = DB_OPEN_READONLY; flags >= 0; flags--) {
+        d = open_ok(path, flags);
+        assert_int_equal(query_int(d, "SELECT count(*) FROM devices"), 1);
+        db_close(d);
+    }
+    list_dir(f->dir, listing, sizeof listing);
+    assert_string_equal(listing, ".,..,a b?c#d%20e.db,");
+}
+
+/* A zero-byte file (mktemp's) becomes a database; read-only it is refused. */
+static void empty_file_is_created(void **state)
+{
+    fixture *f = *state;
+    FILE *file = fopen(f->path, "wb");
+    assert_non_null(file);
+    fclose(file);
+    char err[512] = "";
+    db *d = NULL;
+    assert_int_equal(db_open(f->path, DB_OPEN_READONLY, &d, err, sizeof err), -1);
+    assert_non_null(strstr(err, "is empty"));
+    d = open_ok(f->path, 0);
+    assert_int_equal(query_int(d, "PRAGMA user_version"), db_schema_version());
+    db_close(d);
+}
+
+/* ---- files that are not ours are refused and left byte for byte ------------------------- */
+
+static void build_random(const char *path)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    unsigned x = 12345;
+    for (int i = 0; i < 8192; i++) {
+        x = x * 1103515245u + 12345u;
+        fputc((int)(x >> 16) & 0xff, f);
+    }
+    fclose(f);
+}
+
+static void build_text(const char *path)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs("device,median_ms\nH100,1.5\n", f);
+    fclose(f);
+}
+
+static void raw_sql(const char *path, const char *sql)
+{
+    sqlite3 *s = NULL;
+    assert_int_equal(sqlite3_open(path, &s), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(s, sql, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_close(s), SQLITE_OK);
+}
+
+static void build_foreign(const char *path)
+{
+    raw_sql(path, "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('x');");
+}
+
+static void build_foreign_wal(const char *path)
+{
+    raw_sql(path, "PRAGMA journal_mode = WAL; CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('x');");
+}
+
+static void build_other_app(const char *path)
+{
+    raw_sql(path, "PRAGMA application_id = 305419896;");
+}
+
+static void build_newer(const char *path)
+{
+    db *d = open_ok(path, DB_OPEN_CREATE);
+    db_close(d);
+    raw_sql(path, "PRAGMA user_version = 99;");
+}
+
+static void rejected_files_are_untouched(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        const char *name;
+        void (*build)(const char *path);
+        const char *expected;
+    } cases[] = {
+        { "random bytes", build_random, "is not a flashtune database (not an SQLite file)" },
+        { "a text file", build_text, "is not a flashtune database (not an SQLite file)" },
+        { "another program's SQLite", build_foreign, "is not a flashtune database (application_id 0x00000000)" },
+        { "another program's SQLite in WAL mode", build_foreign_wal, "(application_id 0x00000000)" },
+        { "another application_id", build_other_app, "(application_id 0x12345678)" },
+        { "a newer schema", build_newer, "has schema version 99, newer than this flashtune's 1" },
+    };
+    static const int modes[] = { 0, DB_OPEN_CREATE, DB_OPEN_READONLY };
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        unlink(f->path);
+        cases[i].build(f->path);
+        size_t before_size, after_size;
+        char *before = slurp(f->path, &before_size), listing[1024], listing_after[1024];
+        list_dir(f->dir, listing, sizeof listing);
+        for (int m = 0; m < ARRAY_LEN(modes); m++) {
+            char err[512] = "";
+            db *d = (db *)0x1;
+            int rc = db_open(f->path, modes[m], &d, err, sizeof err);
+            if (rc != -1 || !strstr(err, cases[i].expected) || !strstr(err, f->path))
+                print_error("case '%s' mode %d: rc %d, expected '%s' in '%s'\n", cases[i].name, modes[m], rc,
+                            cases[i].expected, err);
+            assert_int_equal(rc, -1);
+            assert_null(d);
+            assert_non_null(strstr(err, cases[i].expected));
+            assert_non_null(strstr(err, f->path));
+            char *after = slurp(f->path, &after_size);
+            assert_int_equal(after_size, before_size);
+            assert_memory_equal(after, before, before_size);
+            free(after);
+            list_dir(f->dir, listing_after, sizeof listing_after);
+            assert_string_equal(listing_after, listing);   /* no -wal, -shm or -journal left */
+        }
+        free(before);
+    }
+}
+
+/* ---- migrations ------------------------------------------------------------------------- */
+
+/* The built-in list plus one fake migration to version 2. */
+static int list_with(db_migration *list, int max, const char *name, const char *sql)
+{
+    int count;
+    const db_migration *builtin = db_migrations(&count);
+    assert_true(count + 1 <= max);
+    memcpy(list, builtin, (size_t)count * sizeof *list);
+    list[count] = (db_migration){ count + 1, name, sql };
+    return count + 1;
+}
+
+static void migrations_apply_in_order(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    db_migration list[8], broken[8];
+    int n = list_with(list, 8, "test_v2.sql", "ALTER TABLE sweeps ADD COLUMN note TEXT;");
+    int n_broken = list_with(broken, 8, "test_bad.sql", "ALTER TABLE sweeps ADD COLUMN ok INTEGER; "
+                                                         "ALTER TABLE no_such_table ADD COLUMN x INTEGER;");
+    int v1 = db_schema_version();
+
+    /* A version-1 file with data. */
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    db_device dev = device_of("GPU A", "sm_90", "13.0");
+    upsert_device(d, &dev);
+    db_close(d);
+
+    /* Read-only does not migrate. */
+    d = NULL;
+    assert_int_equal(db_open_with(f->path, DB_OPEN_READONLY, list, n, &d, err, sizeof err), -1);
+    assert_non_null(strstr(err, "older than this flashtune's 2"));
+
+    /* A failing migration rolls back whole: still version 1, no half-added column. */
+    assert_int_equal(db_open_with(f->path, 0, broken, n_broken, &d, err, sizeof err), -1);
+    assert_non_null(strstr(err, "migration to schema version 2 (test_bad.sql) failed"));
+    assert_non_null(strstr(err, "no_such_table"));
+    d = open_ok(f->path, 0);
+    assert_int_equal(query_int(d, "PRAGMA user_version"), v1);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM pragma_table_info('sweeps') WHERE name = 'ok'"), 0);
+    db_close(d);
+
+    /* The good one: version 2, recorded, data kept. */
+    assert_int_equal(db_open_with(f->path, 0, list, n, &d, err, sizeof err), 0);
+    assert_int_equal(query_int(d, "PRAGMA user_version"), 2);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM schema_version"), 2);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM pragma_table_info('sweeps') WHERE name = 'note'"), 1);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM devices"), 1);
+    db_close(d);
+
+    /* This build knows only version 1: the migrated file is newer and stays as it is. */
+    size_t before_size, after_size;
+    char *before = slurp(f->path, &before_size);
+    assert_int_equal(db_open(f->path, 0, &d, err, sizeof err), -1);
+    assert_non_null(strstr(err, "has schema version 2, newer than this flashtune's 1"));
+    char *after = slurp(f->path, &after_size);
+    assert_int_equal(after_size, before_size);
+    assert_memory_equal(after, before, before_size);
+    free(before);
+    free(after);
+
+    /* A new file runs every migration in order. */
+    char fresh[160];
+    snprintf(fresh, sizeof fresh, "%s/fresh.db", f->dir);
+    assert_int_equal(db_open_with(fresh, DB_OPEN_CREATE, list, n, &d, err, sizeof err), 0);
+    assert_int_equal(query_int(d, "PRAGMA user_version"), 2);
+    char versions[32];
+    query_text(d, "SELECT group_concat(version, ',') FROM (SELECT version FROM schema_version ORDER BY version)",
+               versions, sizeof versions);
+    assert_string_equal(versions, "1,2");
+    db_close(d);
+
+    /* A list with a gap is refused before anything is touched. */
+    db_migration gap[2] = { list[0], { 3, "gap.sql", "SELECT 1;" } };
+    assert_int_equal(db_open_with(fresh, 0, gap, 2, &d, err, sizeof err), -1);
+    assert_non_null(strstr(err, "migration 2"));
+}
+
+/* ---- upserts --------------------------------------------------------------------------- */
+
+static void upserts_are_idempotent(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    db_device a = device_of("GPU A", "sm_90", "13.0"), a2 = device_of("GPU A", "sm_90", "13.1");
+    int64_t id_a = upsert_device(d, &a);
+    assert_int_equal(upsert_device(d, &a), id_a);
+    assert_int_not_equal(upsert_device(d, &a2), id_a);   /* a driver update is a new row */
+
+    db_workload w = workload_of(DB_OP_FWD, 1, 128, 0, 4, 16, 4096, 4096);
+    int64_t id_w = upsert_workload(d, &w);
+    assert_int_equal(upsert_workload(d, &w), id_w);
+    int64_t found = 0;
+    assert_int_equal(db_workload_find(d, &w, &found, err, sizeof err), 1);
+    assert_int_equal(found, id_w);
+    db_workload w2 = w;
+    w2.seqlen_k = 2048;
+    assert_int_equal(db_workload_find(d, &w2, &found, err, sizeof err), 0);
+
+    db_kernel k = kernel_of(&w, 1, 64);
+    int64_t id_k = upsert_kernel(d, &k);
+    assert_int_equal(upsert_kernel(d, &k), id_k);
+    db_kernel back;
+    assert_int_equal(db_kernel_get(d, id_k, &back, err, sizeof err), 1);
+    assert_memory_equal(&back, &k, sizeof k);
+    assert_int_equal(db_kernel_get(d, id_k + 100, &back, err, sizeof err), 0);
+    /* The hash is the identity: the same hash with other parameters is a contradiction. */
+    db_kernel clash = k;
+    clash.p[DB_BLOCK_M] = 128;
+    int64_t id;
+    assert_int_equal(db_kernel_upsert(d, &clash, &id, err, sizeof err), -1);
+    assert_non_null(strstr(err, "BLOCK_M=64, not 128"));
+
+    /* Binaries: stored once per cache key, read back byte for byte. */
+    unsigned char bytes[300];
+    for (int i = 0; i < ARRAY_LEN(bytes); i++)
+        bytes[i] = (unsigned char)(i * 7);
+    db_binary b = { "00112233445566ff", "sm_90", "13.0", bytes, sizeof bytes, 96, 0, 0, 16, 0, 1.25 };
+    int64_t id_b = 0, id_b2 = 0;
+    assert_int_equal(db_binary_put(d, id_k, &b, &id_b, err, sizeof err), 0);
+    assert_int_equal(db_binary_put(d, id_k, &b, &id_b2, err, sizeof err), 0);
+    assert_int_equal(id_b, id_b2);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM binaries"), 1);
+    db_binary got;
+    int64_t got_id = 0;
+    assert_int_equal(db_binary_find(d, "00112233445566ff", &got, &got_id, err, sizeof err), 1);
+    assert_int_equal(got_id, id_b);
+    assert_int_equal(got.cubin_size, sizeof bytes);
+    assert_memory_equal(got.cubin, bytes, sizeof bytes);
+    assert_int_equal(got.registers, 96);
+    assert_int_equal(got.stack_frame_bytes, 16);
+    assert_true(got.compile_seconds == 1.25);
+    assert_string_equal(got.arch, "sm_90");
+    db_binary_release(&got);
+    assert_null(got.cubin);
+    db_binary_release(NULL);
+    assert_int_equal(db_binary_find(d, "ffffffffffffffff", &got, NULL, err, sizeof err), 0);
+    assert_int_equal(db_binary_find_for_kernel(d, id_k, "sm_90", "13.0", &got, NULL, err, sizeof err), 1);
+    db_binary_release(&got);
+    assert_int_equal(db_binary_find_for_kernel(d, id_k, "sm_80", "13.0", &got, NULL, err, sizeof err), 0);
+    assert_int_equal(db_binary_find_for_kernel(d, id_k, "sm_90", "12.8", &got, NULL, err, sizeof err), 0);
+    db_binary orphan = b;
+    snprintf(orphan.cache_key, sizeof orphan.cache_key, "0000000000000001");
+    assert_int_equal(db_binary_put(d, 999, &orphan, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "kernel_id=999 is not a stored kernel"));
+    db_close(d);
+}
+
+static void bad_rows_are_named(void **state)
+{
+    fixture *f = *state;
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    db_workload good = workload_of(DB_OP_FWD, 1, 128, 0, 4, 16, 4096, 4096);
+    static const struct {
+        const char *name;
+        int field;                  /* which field to break */
+        const char *expected;
+    } cases[] = {
+        { "device without a name", 0, "db_device_upsert: device name is empty" },
+        { "device with no SMs", 1, "db_device_upsert: device sm_count=0 is not positive" },
+        { "device name with a line break", 9, "db_device_upsert: device name is empty or has control characters" },
+        { "workload op", 2, "db_workload_upsert: workload op=7 is not DB_OP_FWD or DB_OP_BWD" },
+        { "workload dtype", 3, "db_workload_upsert: workload dtype=9 is not 0..3" },
+        { "workload seqlen", 4, "db_workload_upsert: workload seqlen_k=0 is less than 1" },
+        { "workload causal", 5, "db_workload_upsert: workload causal=2 is not 0 or 1" },
+        { "kernel hash", 6, "db_kernel_upsert: kernel source_hash 'XYZ' is not 16 lower-case hex digits" },
+        { "kernel family", 7, "db_kernel_upsert: kernel family is empty" },
+        { "kernel dtype", 8, "db_kernel_upsert: kernel DTYPE=4 is not 0..3" },
+    };
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        db_device dev = device_of("GPU A", "sm_90", "13.0");
+        db_workload w = good;
+        db_kernel k = kernel_of(&good, 3, 64);
+        char err[512] = "";
+        int64_t id;
+        int rc;
+        switch (cases[i].field) {
+        case 0: dev.name[0] = '\0'; rc = db_device_upsert(d, &dev, &id, err, sizeof err); break;
+        case 1: dev.sm_count = 0; rc = db_device_upsert(d, &dev, &id, err, sizeof err); break;
+        case 2: w.op = 7; rc = db_workload_upsert(d, &w, &id, err, sizeof err); break;
+        case 3: w.dtype = 9; rc = db_workload_upsert(d, &w, &id, err, sizeof err); break;
+        case 4: w.seqlen_k = 0; rc = db_workload_upsert(d, &w, &id, err, sizeof err); break;
+        case 5: w.causal = 2; rc = db_workload_upsert(d, &w, &id, err, sizeof err); break;
+        case 6:
+            snprintf(k.source_hash, sizeof k.source_hash, "XYZ");
+            rc = db_kernel_upsert(d, &k, &id, err, sizeof err);
+            break;
+        case 7: k.family[0] = '\0'; rc = db_kernel_upsert(d, &k, &id, err, sizeof err); break;
+        case 9:
+            snprintf(dev.name, sizeof dev.name, "GPU\nA");
+            rc = db_device_upsert(d, &dev, &id, err, sizeof err);
+            break;
+        default: k.p[DB_DTYPE] = 4; rc = db_kernel_upsert(d, &k, &id, err, sizeof err); break;
+        }
+        if (rc != -1 || !strstr(err, cases[i].expected))
+            print_error("case '%s': rc %d, expected '%s', got '%s'\n", cases[i].name, rc, cases[i].expected, err);
+        assert_int_equal(rc, -1);
+        assert_non_null(strstr(err, cases[i].expected));
+    }
+    assert_int_equal(query_int(d, "SELECT (SELECT count(*) FROM devices) + (SELECT count(*) FROM workloads) + "
+                                  "(SELECT count(*) FROM kernels)"), 0);
+    db_close(d);
+}
+
+/* ---- results and winners ---------------------------------------------------------------- */
+
+static void winners_pick_fastest_valid(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    db_device dev = device_of("GPU A", "sm_90", "13.0");
+    db_workload w = workload_of(DB_OP_FWD, 1, 128, 0, 4, 16, 4096, 4096);
+    int64_t sweep = begin_sweep(d), id_d = upsert_device(d, &dev), id_w = upsert_workload(d, &w);
+    int64_t k[7];
+    for (int i = 0; i < 7; i++) {
+        db_kernel kk = kernel_of(&w, 10 + (unsigned)i, 16 * (i + 1));
+        k[i] = upsert_kernel(d, &kk);
+    }
+    /* Each step stores one result, then the winner must be the expected kernel (-1: none). */
+    static const struct {
+        const char *name;
+        int kernel;
+        db_status status;
+        double ms;
+        int winner;
+    } steps[] = {
+        { "a crash has no time and wins nothing", 3, DB_STATUS_CRASHED, NAN, -1 },
+        { "the first valid result wins", 0, DB_STATUS_OK, 2.0, 0 },
+        { "an invalid result never wins, however fast", 1, DB_STATUS_INVALID, 0.5, 0 },
+        { "a faster valid one takes over", 2, DB_STATUS_OK, 1.5, 2 },
+        { "a tie goes to the lower kernel id", 4, DB_STATUS_OK, 1.5, 2 },
+        { "faster again", 5, DB_STATUS_OK, 1.0, 5 },
+        { "a re-measurement that fails validation loses", 5, DB_STATUS_INVALID, 0.9, 2 },
+        { "a timeout is not a winner", 6, DB_STATUS_TIMEOUT, NAN, 2 },
+    };
+    for (int i = 0; i < ARRAY_LEN(steps); i++) {
+        db_result r = result_of(sweep, id_d, id_w, k[steps[i].kernel], steps[i].status, steps[i].ms);
+        r.message = steps[i].status == DB_STATUS_OK ? NULL : "why it failed";
+        put(d, &r);
+        db_winner win;
+        int found = db_winner_find(d, "GPU A", "sm_90", &w, &win, err, sizeof err);
+        int expected = steps[i].winner;
+        if (found != (expected >= 0) || (found == 1 && win.kernel_id != k[expected]))
+            print_error("step '%s': found %d kernel %lld, expected %d\n", steps[i].name, found,
+                        found == 1 ? (long long)win.kernel_id : -1LL, expected);
+        assert_int_equal(found, expected >= 0);
+        if (found == 1) {
+            assert_int_equal(win.kernel_id, k[expected]);
+            assert_int_equal(win.workload_match, DB_MATCH_EXACT);
+            assert_int_equal(win.device_match, DB_MATCH_SAME_GPU);
+            assert_true(win.distance == 0);
+            assert_string_equal(win.device.name, "GPU A");
+            assert_int_equal(win.kernel.p[DB_BLOCK_M], 16 * (expected + 1));
+        }
+    }
+    assert_int_equal(query_int(d, "SELECT count(*) FROM results"), 7);   /* the re-measure replaced */
+    assert_int_equal(query_int(d, "SELECT count(*) FROM winners"), 1);
+
+    /* Resume: what is stored, with its status. */
+    db_status s = DB_STATUS_COUNT;
+    assert_int_equal(db_result_get(d, id_d, id_w, k[5], &s, err, sizeof err), 1);
+    assert_int_equal(s, DB_STATUS_INVALID);
+    assert_int_equal(db_result_get(d, id_d, id_w, k[6] + 1, &s, err, sizeof err), 0);
+
+    /* Rules of a result. */
+    db_result r = result_of(sweep, id_d, id_w, k[6], DB_STATUS_OK, NAN);
+    assert_int_equal(db_result_put(d, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "status ok needs median_ms > 0"));
+    r = result_of(sweep, id_d, id_w, 9999, DB_STATUS_OK, 1.0);
+    assert_int_equal(db_result_put(d, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "is not a stored row"));
+    r = result_of(0, id_d, id_w, k[6], DB_STATUS_OK, 1.0);
+    assert_int_equal(db_result_put(d, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "sweep_id=0 is not a row id"));
+    /* A kernel generated for another head dim cannot be a result of this workload. */
+    db_workload other = workload_of(DB_OP_FWD, 1, 64, 0, 4, 16, 4096, 4096);
+    db_kernel wrong = kernel_of(&other, 99, 64);
+    r = result_of(sweep, id_d, id_w, upsert_kernel(d, &wrong), DB_STATUS_OK, 0.1);
+    assert_int_equal(db_result_put(d, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "differs from the workload"));
+
+    assert_int_equal(db_sweep_end(d, sweep, err, sizeof err), 0);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM sweeps WHERE finished_at IS NOT NULL"), 1);
+    assert_int_equal(db_sweep_end(d, sweep + 5, err, sizeof err), -1);
+    assert_non_null(strstr(err, "is not a stored sweep"));
+    db_close(d);
+}
+
+static void nearest_workload_lookup(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    int64_t sweep = begin_sweep(d);
+    db_device gpu_a = device_of("GPU A", "sm_90", "13.0"), gpu_b = device_of("GPU B", "sm_90", "13.0"),
+              gpu_c = device_of("GPU C", "sm_80", "13.0");
+    int64_t a = upsert_device(d, &gpu_a), b = upsert_device(d, &gpu_b), c = upsert_device(d, &gpu_c);
+    /* Tuned: GPU A at 1024 and 4096 (b4 h16); GPU B at 2048; GPU C a causal one at 1024. */
+    const struct { int64_t dev; int seq, causal; } tuned[] = {
+        { a, 1024, 0 }, { a, 4096, 0 }, { b, 2048, 0 }, { c, 1024, 1 },
+    };
+    for (int i = 0; i < ARRAY_LEN(tuned); i++) {
+        db_workload w = workload_of(DB_OP_FWD, 1, 128, tuned[i].causal, 4, 16, tuned[i].seq, tuned[i].seq);
+        db_kernel k = kernel_of(&w, 50 + (unsigned)i, 64);
+        db_result r = result_of(sweep, tuned[i].dev, upsert_workload(d, &w), upsert_kernel(d, &k), DB_STATUS_OK, 1.0);
+        put(d, &r);
+    }
+    static const struct {
+        const char *name;
+        const char *device, *arch;
+        int seq, batch, causal;
+        int found, seq_got, workload_match, device_match;
+        const char *device_got;
+    } cases[] = {
+        { "exact on the same GPU", "GPU A", "sm_90", 4096, 4, 0, 1, 4096, DB_MATCH_EXACT, DB_MATCH_SAME_GPU, "GPU A" },
+        { "nearest by seqlen ratio", "GPU A", "sm_90", 3000, 4, 0, 1, 4096, DB_MATCH_NEAREST, DB_MATCH_SAME_GPU,
+          "GPU A" },
+        { "nearest below", "GPU A", "sm_90", 1500, 4, 0, 1, 1024, DB_MATCH_NEAREST, DB_MATCH_SAME_GPU, "GPU A" },
+        { "the same GPU beats another GPU's exact", "GPU A", "sm_90", 2048, 4, 0, 1, 1024, DB_MATCH_NEAREST,
+          DB_MATCH_SAME_GPU, "GPU A" },
+        { "batch*heads only when seqlens tie", "GPU A", "sm_90", 4096, 1, 0, 1, 4096, DB_MATCH_NEAREST,
+          DB_MATCH_SAME_GPU, "GPU A" },
+        { "an unknown GPU of the arch takes the exact one", "GPU Z", "sm_90", 2048, 4, 0, 1, 2048, DB_MATCH_EXACT,
+          DB_MATCH_SAME_ARCH, "GPU B" },
+        { "no name: any GPU of the arch", NULL, "sm_90", 2048, 4, 0, 1, 2048, DB_MATCH_EXACT, DB_MATCH_SAME_ARCH,
+          "GPU B" },
+        { "another arch is not used", "GPU A", "sm_80", 4096, 4, 0, 0, 0, 0, 0, NULL },
+        { "causal only matches causal", NULL, "sm_80", 8192, 4, 1, 1, 1024, DB_MATCH_NEAREST, DB_MATCH_SAME_ARCH,
+          "GPU C" },
+        { "causal is never taken for non-causal", "GPU C", "sm_80", 1024, 4, 0, 0, 0, 0, 0, NULL },
+        { "no arch: any device", "GPU C", NULL, 1024, 4, 1, 1, 1024, DB_MATCH_EXACT, DB_MATCH_SAME_GPU, "GPU C" },
+    };
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        db_workload q = workload_of(DB_OP_FWD, 1, 128, cases[i].causal, cases[i].batch, 16, cases[i].seq,
+                                    cases[i].seq);
+        db_winner win;
+        int found = db_winner_find(d, cases[i].device, cases[i].arch, &q, &win, err, sizeof err);
+        if (found != cases[i].found
+            || (found == 1 && (win.workload.seqlen_q != cases[i].seq_got || win.workload_match != cases[i].workload_match
+                               || win.device_match != cases[i].device_match
+                               || strcmp(win.device.name, cases[i].device_got))))
+            print_error("case '%s': found %d seq %d match %d/%d device %s\n", cases[i].name, found,
+                        win.workload.seqlen_q, win.workload_match, win.device_match, win.device.name);
+        assert_int_equal(found, cases[i].found);
+        if (found == 1) {
+            assert_int_equal(win.workload.seqlen_q, cases[i].seq_got);
+            assert_int_equal(win.workload_match, cases[i].workload_match);
+            assert_int_equal(win.device_match, cases[i].device_match);
+            assert_string_equal(win.device.name, cases[i].device_got);
+            assert_true(cases[i].workload_match == DB_MATCH_EXACT ? win.distance == 0 : win.distance > 0);
+        }
+    }
+    /* Another dtype or head dim: nothing, never a wrong kernel. */
+    db_workload q = workload_of(DB_OP_FWD, 2, 128, 0, 4, 16, 4096, 4096);
+    db_winner win;
+    assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &q, &win, err, sizeof err), 0);
+    q = workload_of(DB_OP_BWD, 1, 128, 0, 4, 16, 4096, 4096);
+    assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &q, &win, err, sizeof err), 0);
+    db_close(d);
+}
+
+/* ---- export / import ------------------------------------------------------------------- */
+
+/* A database with winners on two GPUs, one with an awkward name, fwd and bwd, a missing tflops. */
+static void fill_for_export(db *d)
+{
+    int64_t sweep = begin_sweep(d);
+    db_device gpus[] = { device_of("NVIDIA H100 80GB HBM3", "sm_90", "13.0"),
+                         device_of("Lab \"GPU\" \\ 2", "sm_80", "12.8") };
+    for (int g = 0; g < 2; g++) {
+        int64_t dev = upsert_device(d, &gpus[g]);
+        for (int op = 0; op < 2; op++)
+            for (int seq = 512; seq <= 2048; seq *= 2) {
+                db_workload w = workload_of(op, op ? 2 : 1, 64 * (op + 1), seq == 1024, 2, 8, seq, seq / 2);
+                int64_t wl = upsert_workload(d, &w);
+                for (int i = 0; i < 3; i++) {
+                    db_kernel k = kernel_of(&w, (unsigned)(1000 * g + 100 * op + seq + i), 32 * (i + 1));
+                    k.p[DB_DQ_MODE] = op ? (i + 1) % 2 : 0;
+                    db_result r = result_of(sweep, dev, wl, upsert_kernel(d, &k),
+                                            i == 2 ? DB_STATUS_INVALID : DB_STATUS_OK, 0.1 * (i + 1) + seq * 1e-4);
+                    if (g == 1)
+                        r.tflops = NAN;
+                    r.median_ms += 1.0 / 3.0;   /* more digits than the text keeps */
+                    put(d, &r);
+                }
+            }
+    }
+}
+
+static void export_import_round_trip(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "", copy[160], file[160];
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    fill_for_export(d);
+    char *first = capture_export(d);
+    int winners = (int)query_int(d, "SELECT count(*) FROM winners");
+    assert_int_equal(winners, 12);
+    assert_non_null(strstr(first, "flashtune winners format 1\n"));
+    assert_non_null(strstr(first, "device=\"Lab \\\"GPU\\\" \\\\ 2\" arch=sm_80"));
+    assert_non_null(strstr(first, "DQ_MODE=separate"));
+
+    /* Into a fresh database through a file: every winner added, the text the same. */
+    snprintf(file, sizeof file, "%s/winners.txt", f->dir);
+    FILE *out = fopen(file, "w");
+    assert_non_null(out);
+    fputs(first, out);
+    fclose(out);
+    snprintf(copy, sizeof copy, "%s/copy.db", f->dir);
+    db *c = open_ok(copy, DB_OPEN_CREATE);
+    int added = -1, kept = -1;
+    assert_int_equal(db_import_file(c, file, &added, &kept, err, sizeof err), 0);
+    assert_int_equal(added, winners);
+    assert_int_equal(kept, 0);
+    char *second = capture_export(c);
+    assert_string_equal(second, first);
+    char space[256];
+    query_text(c, "SELECT space_file FROM sweeps", space, sizeof space);
+    assert_true(!strncmp(space, "import:", 7) && strstr(space, "winners.txt"));
+
+    /* Importing again changes nothing, not even a sweep row. */
+    long long sweeps = query_int(c, "SELECT count(*) FROM sweeps"), rows = query_int(c, "SELECT count(*) FROM results");
+    assert_int_equal(db_import_text(c, "again.txt", second, &added, &kept, err, sizeof err), 0);
+    assert_int_equal(added, 0);
+    assert_int_equal(kept, winners);
+    assert_int_equal(query_int(c, "SELECT count(*) FROM sweeps"), sweeps);
+    assert_int_equal(query_int(c, "SELECT count(*) FROM results"), rows);
+    char *third = capture_export(c);
+    assert_string_equal(third, first);
+
+    /* Into the database it came from: all there already. */
+    assert_int_equal(db_import_text(d, "self.txt", first, &added, &kept, err, sizeof err), 0);
+    assert_int_equal(added, 0);
+    free(first);
+    free(second);
+    free(third);
+    db_close(c);
+    db_close(d);
+}
+
+/* One winner, for the exact text and for the malformed-line cases. */
+static const char golden_line[] =
+    "device=\"GPU A\" arch=sm_90 cc=9.0 sm_count=132 driver=13.0 nvrtc=13.0 op=fwd dtype=f16 head_dim=128 "
+    "head_dim_v=128 causal=0 batch=2 heads=8 seqlen_q=1024 seqlen_k=1024 family=fwd_mma "
+    "source_hash=00000000000000aa DTYPE=f16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=64 BLOCK_N=64 NUM_WARPS=4 "
+    "NUM_STAGES=2 CAUSAL=0 CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic median_ms=0.5 tflops=123.457";
+
+static void export_text_is_stable(void **state)
+{
+    fixture *f = *state;
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    db_device dev = device_of("GPU A", "sm_90", "13.0");
+    db_workload w = workload_of(DB_OP_FWD, 1, 128, 0, 2, 8, 1024, 1024);
+    db_kernel k = kernel_of(&w, 0, 64);
+    snprintf(k.source_hash, sizeof k.source_hash, "00000000000000aa");
+    db_result r = result_of(begin_sweep(d), upsert_device(d, &dev), upsert_workload(d, &w), upsert_kernel(d, &k),
+                            DB_STATUS_OK, 0.5);
+    r.tflops = 123.456789;
+    put(d, &r);
+    char *text = capture_export(d);
+    char expected[2048];
+    snprintf(expected, sizeof expected,
+             "flashtune winners format 1\n"
+             "# One line per (device, workload): its fastest valid kernel. Written by 'flashtune db export',\n"
+             "# read by 'flashtune db import'. Fields are NAME=VALUE; text with spaces is double-quoted.\n%s\n",
+             golden_line);
+    assert_string_equal(text, expected);
+    free(text);
+    db_close(d);
+}
+
+/* golden_line with the first `find` replaced by `repl`, into buf. */
+static const char *line_with(const char *find, const char *repl, char *buf, size_t len)
+{
+    const char *at = find ? strstr(golden_line, find) : NULL;
+    if (!at) {
+        snprintf(buf, len, "%s", golden_line);
+        return buf;
+    }
+    snprintf(buf, len, "%.*s%s%s", (int)(at - golden_line), golden_line, repl, at + strlen(find));
+    return buf;
+}
+
+static void malformed_import_is_rejected(void **state)
+{
+    fixture *f = *state;
+    static const char H[] = "flashtune winners format 1\n";
+    static const struct {
+        const char *name;
+        const char *before;         /* text before the line */
+        const char *find, *repl;    /* the change to the golden line (NULL: none) */
+        const char *after;          /* text after it */
+        const char *expected;
+    } cases[] = {
+        { "no header", "", NULL, NULL, "\n", "x.txt:1: expected 'flashtune winners format 1' before any winner" },
+        { "a newer format", "flashtune winners format 2\n", NULL, NULL, "\n", "x.txt:1: format 2 is not one this" },
+        { "an empty file", "", "", "", "", "x.txt: no 'flashtune winners format 1' line" },
+        { "a missing field", H, " seqlen_k=1024", "", "\n", "x.txt:2: missing field 'seqlen_k'" },
+        { "an unknown field", H, "tflops", "color=red tflops", "\n", "x.txt:2: unknown field 'color'" },
+        { "a word without =", H, "tflops", "stray tflops", "\n", "x.txt:2: 'stray' is not NAME=VALUE" },
+        { "a bad integer", H, "batch=2", "batch=two", "\n", "x.txt:2: field 'batch': 'two' is not an integer" },
+        { "a zero batch", H, "batch=2", "batch=0", "\n", "x.txt:2: field 'batch': 0 is not in 1.." },
+        { "an unclosed quote", H, "\"GPU A\"", "\"GPU A", "\n",
+          "x.txt:2: field 'device': the quoted value is not closed" },
+        { "a bad escape", H, "\"GPU A\"", "\"GPU\\n A\"", "\n", "x.txt:2: field 'device': unknown escape" },
+        { "a repeated field", H, "tflops", "op=bwd tflops", "\n", "x.txt:2: field 'op' appears twice" },
+        { "an unknown dtype", H, "DTYPE=f16", "DTYPE=f8", "\n", "x.txt:2: field 'DTYPE': 'f8' is not a value of it" },
+        { "a bad op", H, "op=fwd", "op=sideways", "\n", "x.txt:2: field 'op': 'sideways' is not fwd or bwd" },
+        { "a bad compute capability", H, "cc=9.0", "cc=9", "\n", "x.txt:2: field 'cc': '9' is not MAJOR.MINOR" },
+        { "a bad hash", H, "00000000000000aa", "zz", "\n", "x.txt:2: kernel source_hash 'zz' is not 16" },
+        { "a zero time", H, "median_ms=0.5", "median_ms=0", "\n", "x.txt:2: field 'median_ms': 0 is not positive" },
+        { "a negative time", H, "median_ms=0.5", "median_ms=-1", "\n", "x.txt:2: field 'median_ms': '-1' is not" },
+        { "a kernel of another head dim", H, "HEAD_DIM=128", "HEAD_DIM=64", "\n",
+          "x.txt:2: the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V and CAUSAL must be the workload's" },
+        { "comments and blanks still count lines", "# a comment\n\nflashtune winners format 1\n", "batch=2",
+          "batch=x", "\n", "x.txt:4: field 'batch'" },
+        { "a good line, then a duplicate", H, NULL, NULL, "\n" /* + golden again, below */,
+          "x.txt:3: the same device and workload as line 2" },
+        { "a good line, then a bad one: nothing written", H, NULL, NULL, "\nbroken\n", "x.txt:3: 'broken' is not" },
+    };
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        char line[2048], text[8192], err[512] = "";
+        if (cases[i].find && !*cases[i].find)
+            line[0] = '\0';
+        else
+            line_with(cases[i].find, cases[i].repl, line, sizeof line);
+        snprintf(text, sizeof text, "%s%s%s%s", cases[i].before, line, cases[i].after,
+                 strstr(cases[i].name, "duplicate") ? golden_line : "");
+        int added = -1;
+        int rc = db_import_text(d, "x.txt", text, &added, NULL, err, sizeof err);
+        if (rc != -1 || !strstr(err, cases[i].expected))
+            print_error("case '%s': rc %d, expected '%s', got '%s'\n", cases[i].name, rc, cases[i].expected, err);
+        assert_int_equal(rc, -1);
+        assert_non_null(strstr(err, cases[i].expected));
+        assert_int_equal(added, 0);
+        assert_int_equal(query_int(d, "SELECT (SELECT count(*) FROM results) + (SELECT count(*) FROM devices) + "
+                                      "(SELECT count(*) FROM sweeps)"), 0);
+    }
+    /* A kernel hash stored with other parameters: reported with its line, all rolled back. */
+    db_workload w = workload_of(DB_OP_FWD, 1, 128, 0, 2, 8, 1024, 1024);
+    db_kernel k = kernel_of(&w, 0, 32);
+    snprintf(k.source_hash, sizeof k.source_hash, "00000000000000aa");
+    upsert_kernel(d, &k);
+    char text[8192], other[2048], err[512] = "";
+    line_with("batch=2", "batch=3", other, sizeof other);
+    char *swapped = strstr(other, "00000000000000aa");
+    memcpy(swapped, "00000000000000bb", 16);
+    snprintf(text, sizeof text, "%s%s\n%s\n", H, other, golden_line);
+    assert_int_equal(db_import_text(d, "x.txt", text, NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "x.txt:3: db_import: source_hash 00000000000000aa is stored as kernel"));
+    assert_int_equal(query_int(d, "SELECT (SELECT count(*) FROM results) + (SELECT count(*) FROM devices) + "
+                                  "(SELECT count(*) FROM sweeps)"), 0);
+    assert_int_equal(db_import_file(d, "/nonexistent/winners.txt", NULL, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "cannot read /nonexistent/winners.txt"));
+    db_close(d);
+}
+
+/* ---- the CLI's tables -------------------------------------------------------------------- */
+
+/* Kernel ids in the order the rows of a results table list them. */
+static int row_order(const char *text, int64_t *ids, int max)
+{
+    int n = 0;
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *p = line;
+        while (*p == ' ')
+            p++;
+        if (*p == '*')
+            p++;
+        while (*p == ' ')
+            p++;
+        if (isdigit((unsigned char)*p) && n < max)
+            ids[n++] = strtoll(p, NULL, 10);
+    }
+    return n;
+}
+
+static void results_table_sorts(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    db_device dev = device_of("GPU A", "sm_90", "13.0");
+    db_workload w = workload_of(DB_OP_FWD, 1, 128, 0, 4, 16, 4096, 4096);
+    int64_t sweep = begin_sweep(d), id_d = upsert_device(d, &dev), id_w = upsert_workload(d, &w);
+    const struct { int block_m; db_status s; double ms; } rows[] = {
+        { 64, DB_STATUS_OK, 2.0 }, { 32, DB_STATUS_INVALID, 0.5 }, { 128, DB_STATUS_OK, 1.5 },
+        { 16, DB_STATUS_CRASHED, NAN },
+    };
+    int64_t k[4];
+    for (int i = 0; i < 4; i++) {
+        db_kernel kk = kernel_of(&w, 200 + (unsigned)i, rows[i].block_m);
+        k[i] = upsert_kernel(d, &kk);
+        db_result r = result_of(sweep, id_d, id_w, k[i], rows[i].s, rows[i].ms);
+        if (rows[i].s != DB_STATUS_OK)
+            r.tflops = NAN, r.message = "illegal memory access\nat line 3";
+        put(d, &r);
+    }
+    static const struct { const char *sort; int order[4]; } cases[] = {
+        { NULL, { 1, 2, 0, 3 } },
+        { "median_ms", { 1, 2, 0, 3 } },
+        { "-median_ms", { 0, 2, 1, 3 } },
+        { "tflops", { 2, 0, 1, 3 } },
+        { "BLOCK_M", { 3, 1, 0, 2 } },
+        { "-BLOCK_M", { 2, 0, 1, 3 } },
+        { "status", { 3, 1, 0, 2 } },
+        { "kernel", { 0, 1, 2, 3 } },
+        { "registers", { 0, 1, 2, 3 } },   /* no binaries: all missing, by kernel id */
+    };
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        char *text = NULL;
+        size_t size = 0;
+        FILE *out = open_memstream(&text, &size);
+        int printed = db_print_results(d, &w, cases[i].sort, out, err, sizeof err);
+        if (printed != 0)
+            print_error("sort %s: %s\n", cases[i].sort ? cases[i].sort : "NULL", err);
+        assert_int_equal(printed, 0);
+        fclose(out);
+        int64_t ids[8];
+        assert_int_equal(row_order(text, ids, 8), 4);
+        for (int j = 0; j < 4; j++) {
+            if (ids[j] != k[cases[i].order[j]])
+                print_error("sort %s, row %d: expected kernel %lld, got %lld\n%s", cases[i].sort ? cases[i].sort : "NULL",
+                            j, (long long)k[cases[i].order[j]], (long long)ids[j], text);
+            assert_int_equal(ids[j], k[cases[i].order[j]]);
+        }
+        /* The winner is marked, the header names the device and counts, messages stay on one line. */
+        char mark[32];
+        snprintf(mark, sizeof mark, "*  %*lld", 6, (long long)k[2]);
+        assert_non_null(strstr(text, mark));
+        assert_non_null(strstr(text, "GPU A (sm_90, cc 9.0, 132 SMs, driver 13.0, NVRTC 13.0): 4 results, 2 ok"));
+        assert_non_null(strstr(text, "illegal memory access at line 3"));
+        assert_null(strstr(text, " \n"));   /* no trailing blanks */
+        free(text);
+    }
+    FILE *sink = fopen("/dev/null", "w");
+    assert_int_equal(db_print_results(d, &w, "speed", sink, err, sizeof err), -1);
+    assert_non_null(strstr(err, "db_print_results: unknown sort column 'speed' (median_ms, min_ms"));
+    db_workload missing = w;
+    missing.batch = 5;
+    assert_int_equal(db_print_results(d, &missing, NULL, sink, err, sizeof err), -1);
+    assert_non_null(strstr(err, "workload op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=0 batch=5"));
+    fclose(sink);
+
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    assert_int_equal(db_print_best(d, out, err, sizeof err), 0);
+    assert_int_equal(db_print_workloads(d, out, err, sizeof err), 0);
+    fclose(out);
+    assert_non_null(strstr(text, "device"));
+    assert_non_null(strstr(text, "median_ms"));
+    assert_non_null(strstr(text, "1.5000"));
+    assert_non_null(strstr(text, "2/4"));
+    assert_non_null(strstr(text, "best_ms"));
+    assert_null(strstr(text, " \n"));
+    free(text);
+    db_close(d);
+}
+
+static void workload_text_parses(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        db_workload expected;
+        const char *error;          /* NULL: parses */
+    } cases[] = {
+        { "op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=0 batch=4 heads=16 seqlen_q=4096 seqlen_k=4096",
+          { DB_OP_FWD, 1, 128, 128, 0, 4, 16, 4096, 4096 }, NULL },
+        { "op=bwd dtype=bf16 d=64 b=2 h=8 sq=100 sk=300 causal=1", { DB_OP_BWD, 2, 64, 64, 1, 2, 8, 100, 300 }, NULL },
+        { "  sk=7 sq=5 h=1 b=1 dv=32 d=64 dtype=f32 op=fwd ", { DB_OP_FWD, 0, 64, 32, 0, 1, 1, 5, 7 }, NULL },
+        { "op=fwd dtype=f16 d=64 b=2 h=8 sq=100", { 0 }, "missing field 'seqlen_k'" },
+        { "op=fwd dtype=f8 d=64 b=2 h=8 sq=1 sk=1", { 0 }, "dtype=f8 is not f32, f16, bf16 or f64" },
+        { "dtype=f16 d=64 b=2 h=8 sq=1 sk=1", { 0 }, "missing field 'op'" },
+        { "op=fwd dtype=f16 d=64 head_dim=64 b=2 h=8 sq=1 sk=1", { 0 }, "both 'head_dim' and 'd'" },
+        { "op=fwd dtype=f16 d=64 b=2 h=8 sq=1 sk=1 window=4", { 0 }, "unknown field 'window'" },
+        { "op=fwd dtype=f16 d=64 b=2 h=8 sq=0 sk=1", { 0 }, "seqlen_q=0 is less than 1" },
+        { "op=fwd dtype=f16 d=sixty b=2 h=8 sq=1 sk=1", { 0 }, "field 'head_dim': 'sixty' is not an integer" },
+    };
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        db_workload w;
+        char err[512] = "", back[256];
+        int rc = db_workload_parse(cases[i].text, &w, err, sizeof err);
+        if (!cases[i].error) {
+            if (rc != 0)
+                print_error("'%s': %s\n", cases[i].text, err);
+            assert_int_equal(rc, 0);
+            assert_memory_equal(&w, &cases[i].expected, sizeof w);
+            db_workload again;
+            assert_int_equal(db_workload_parse(db_workload_format(&w, back, sizeof back), &again, err, sizeof err), 0);
+            assert_memory_equal(&again, &w, sizeof w);
+        } else {
+            if (rc != -1 || !strstr(err, cases[i].error))
+                print_error("'%s': expected '%s', got '%s'\n", cases[i].text, cases[i].error, err);
+            assert_int_equal(rc, -1);
+            assert_non_null(strstr(err, "db_workload_parse: "));
+            assert_non_null(strstr(err, cases[i].error));
+        }
+    }
+}
+
+/* ---- durability and concurrency --------------------------------------------------------- */
+
+enum { WRITES_PER_CHILD = 60 };
+
+/* A child process: waits for the start signal, opens (maybe creating) the file, writes n
+ * results of its own kernels. Exit status 0 when all went in. */
+static int child_writer(const char *path, int who, int start_fd)
+{
+    char c, err[512] = "";
+    if (read(start_fd, &c, 1) < 0)
+        return 2;
+    db *d = NULL;
+    if (db_open(path, DB_OPEN_CREATE, &d, err, sizeof err) != 0) {
+        fprintf(stderr, "child %d: %s\n", who, err);
+        return 1;
+    }
+    db_device dev = device_of("GPU A", "sm_90", "13.0");
+    db_workload w = workload_of(DB_OP_FWD, 1, 128, 0, 4, 16, 4096, 4096);
+    int64_t id_d, id_w, sweep, id_k;
+    int rc = db_device_upsert(d, &dev, &id_d, err, sizeof err) || db_workload_upsert(d, &w, &id_w, err, sizeof err)
+          || db_sweep_begin(d, "space.lua", "0000000000000000", NULL, &sweep, err, sizeof err);
+    for (int i = 0; !rc && i < WRITES_PER_CHILD; i++) {
+        db_kernel k = kernel_of(&w, (unsigned)(who * 10000 + i), 16 + i);
+        rc = db_kernel_upsert(d, &k, &id_k, err, sizeof err);
+        db_result r = result_of(sweep, id_d, id_w, id_k, DB_STATUS_OK, 1.0 + i);
+        if (!rc)
+            rc = db_result_put(d, &r, err, sizeof err);
+    }
+    if (rc)
+        fprintf(stderr, "child %d: %s\n", who, err);
+    db_close(d);
+    return rc ? 1 : 0;
+}
+
+static void two_processes_write_one_file(void **state)
+{
+    fixture *f = *state;
+    int start[2];
+    assert_int_equal(pipe(start), 0);
+    pid_t pids[2];
+    for (int i = 0; i < 2; i++) {
+        pids[i] = fork();
+        assert_true(pids[i] >= 0);
+        if (pids[i] == 0) {
+            close(start[1]);
+            _exit(child_writer(f->path, i + 1, start[0]));
+        }
+    }
+    /* Both children race from here, creating the file too. */
+    close(start[0]);
+    close(start[1]);
+    for (int i = 0; i < 2; i++) {
+        int status = 0;
+        assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    db *d = open_ok(f->path, 0);
+    char check[64];
+    query_text(d, "PRAGMA integrity_check", check, sizeof check);
+    assert_string_equal(check, "ok");
+    assert_int_equal(query_int(d, "SELECT count(*) FROM results"), 2 * WRITES_PER_CHILD);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM devices"), 1);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM workloads"), 1);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM sweeps"), 2);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM schema_version"), db_schema_version());
+    db_close(d);
+}
+
+static void killed_writer_keeps_committed_results(void **state)
+{
+    fixture *f = *state;
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(ready[0]);
+        char err[512];
+        db *d = NULL;
+        if (db_open(f->path, DB_OPEN_CREATE, &d, err, sizeof err) != 0)
+            _exit(1);
+        db_device dev = device_of("GPU A", "sm_90", "13.0");
+        db_workload w = workload_of(DB_OP_FWD, 1, 128, 0, 4, 16, 4096, 4096);
+        int64_t id_d, id_w, sweep, id_k = 0;
+        if (db_device_upsert(d, &dev, &id_d, err, sizeof err) || db_workload_upsert(d, &w, &id_w, err, sizeof err)
+            || db_sweep_begin(d, "space.lua", "0000000000000000", NULL, &sweep, err, sizeof err))
+            _exit(1);
+        for (int i = 0; i < 6; i++) {
+            db_kernel k = kernel_of(&w, 300 + (unsigned)i, 16 * (i + 1));
+            if (db_kernel_upsert(d, &k, &id_k, err, sizeof err))
+                _exit(1);
+            db_result r = result_of(sweep, id_d, id_w, id_k, DB_STATUS_OK, 1.0 + i);
+            if (i < 5 && db_result_put(d, &r, err, sizeof err))
+                _exit(1);
+        }
+        /* The candidate in flight: written, not committed, when the kill comes. */
+        char sql[256];
+        snprintf(sql, sizeof sql, "BEGIN IMMEDIATE; INSERT INTO results (sweep_id, device_id, workload_id, kernel_id, "
+                 "status, median_ms) VALUES (%lld, %lld, %lld, %lld, 'ok', 0.1);", (long long)sweep, (long long)id_d,
+                 (long long)id_w, (long long)id_k);
+        if (sqlite3_exec(db_sqlite(d), sql, NULL, NULL, NULL) != SQLITE_OK)
+            _exit(1);
+        if (write(ready[1], "r", 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(ready[1]);
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+
+    db *d = open_ok(f->path, 0);
+    char check[64];
+    query_text(d, "PRAGMA integrity_check", check, sizeof check);
+    assert_string_equal(check, "ok");
+    assert_int_equal(query_int(d, "SELECT count(*) FROM results"), 5);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM kernels"), 6);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM results WHERE median_ms < 0.5"), 0);
+    /* The rerun resumes: it sees five done, and can write the sixth at once (no stale lock). */
+    int64_t k6 = query_int(d, "SELECT max(id) FROM kernels");
+    char err[512] = "";
+    assert_int_equal(db_result_get(d, 1, 1, k6, NULL, err, sizeof err), 0);
+    assert_int_equal(db_result_get(d, 1, 1, k6 - 1, NULL, err, sizeof err), 1);
+    db_result r = result_of(1, 1, 1, k6, DB_STATUS_OK, 6.0);
+    put(d, &r);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM results"), 6);
+    db_close(d);
+}
+
+typedef struct thread_arg {
+    db *d;
+    int who;
+    int64_t sweep, dev, wl;
+    int failed;
+} thread_arg;
+
+static void *thread_writer(void *p)
+{
+    thread_arg *a = p;
+    db_workload w = workload_of(DB_OP_FWD, 1, 128, 0, 4, 16, 4096, 4096);
+    for (int i = 0; i < 25 && !a->failed; i++) {
+        char err[512];
+        int64_t id_k;
+        db_kernel k = kernel_of(&w, (unsigned)(a->who * 1000 + i + 7), 16);
+        db_result r;
+        a->failed = db_kernel_upsert(a->d, &k, &id_k, err, sizeof err) != 0;
+        r = result_of(a->sweep, a->dev, a->wl, id_k, DB_STATUS_OK, 1.0 + i);
+        if (!a->failed)
+            a->failed = db_result_put(a->d, &r, err, sizeof err) != 0;
+    }
+    return NULL;
+}
+
+static void threads_share_a_handle(void **state)
+{
+    fixture *f = *state;
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    db_device dev = device_of("GPU A", "sm_90", "13.0");
+    db_workload w = workload_of(DB_OP_FWD, 1, 128, 0, 4, 16, 4096, 4096);
+    thread_arg args[4];
+    pthread_t threads[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (thread_arg){ d, i, 0, 0, 0, 0 };
+        args[i].sweep = begin_sweep(d);
+        args[i].dev = upsert_device(d, &dev);
+        args[i].wl = upsert_workload(d, &w);
+    }
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&threads[i], NULL, thread_writer, &args[i]), 0);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(threads[i], NULL);
+        assert_false(args[i].failed);
+    }
+    assert_int_equal(query_int(d, "SELECT count(*) FROM results"), 100);
+    db_close(d);
+}
+
+/* ---- bad arguments -------------------------------------------------------------------- */
+
+static void bad_arguments_are_named(void **state)
+{
+    fixture *f = *state;
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    db_device dev = device_of("GPU A", "sm_90", "13.0");
+    db_workload w = workload_of(DB_OP_FWD, 1, 128, 0, 4, 16, 4096, 4096);
+    db_kernel k = kernel_of(&w, 1, 64);
+    db_result r = result_of(1, 1, 1, 1, DB_STATUS_OK, 1.0);
+    db_binary b;
+    db_winner win;
+    db_winner *list;
+    int count;
+    int64_t id;
+    char fifo[160];
+    snprintf(fifo, sizeof fifo, "%s/fifo", f->dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    static const char *const expected[] = {
+        "db_open: path is NULL",
+        "db_open: out is NULL",
+        "db_open: flags=3 is not",
+        "db_open: path is empty",
+        "is a directory",
+        "is not a regular file",
+        "db_device_upsert: db is NULL",
+        "db_kernel_upsert: db is NULL",
+        "db_workload_upsert: db is NULL",
+        "db_workload_upsert: id is NULL",
+        "db_binary_find: db is NULL",
+        "db_binary_find: cache_key is NULL",
+        "db_sweep_begin: db is NULL",
+        "db_sweep_begin: space_file is NULL",
+        "db_result_put: db is NULL",
+        "db_result_put: r is NULL",
+        "db_result_put: status=42 is not a db_status",
+        "db_result_get: db is NULL",
+        "db_winner_find: db is NULL",
+        "db_winner_find: w is NULL",
+        "db_winners_list: db is NULL",
+        "db_export: db is NULL",
+        "db_export: out is NULL",
+        "db_import_text: db is NULL",
+        "db_import_file: db is NULL",
+        "db_print_results: db is NULL",
+        "db_print_results: unknown sort column 'fastest'",
+        "db_print_best: db is NULL",
+        "db_print_workloads: db is NULL",
+        "db_workload_parse: text is NULL",
+    };
+    for (int i = 0; i < ARRAY_LEN(expected); i++) {
+        char err[512] = "";
+        db *o = NULL;
+        db_result bad = r;
+        int rc;
+        switch (i) {
+        case 0: rc = db_open(NULL, 0, &o, err, sizeof err); break;
+        case 1: rc = db_open(f->path, 0, NULL, err, sizeof err); break;
+        case 2: rc = db_open(f->path, DB_OPEN_READONLY | DB_OPEN_CREATE, &o, err, sizeof err); break;
+        case 3: rc = db_open("", 0, &o, err, sizeof err); break;
+        case 4: rc = db_open(f->dir, DB_OPEN_CREATE, &o, err, sizeof err); break;
+        case 5: rc = db_open(fifo, DB_OPEN_CREATE, &o, err, sizeof err); break;
+        case 6: rc = db_device_upsert(NULL, &dev, &id, err, sizeof err); break;
+        case 7: rc = db_kernel_upsert(NULL, &k, &id, err, sizeof err); break;
+        case 8: rc = db_workload_upsert(NULL, &w, &id, err, sizeof err); break;
+        case 9: rc = db_workload_upsert(d, &w, NULL, err, sizeof err); break;
+        case 10: rc = db_binary_find(NULL, "00", &b, NULL, err, sizeof err); break;
+        case 11: rc = db_binary_find(d, NULL, &b, NULL, err, sizeof err); break;
+        case 12: rc = db_sweep_begin(NULL, "a", "b", NULL, &id, err, sizeof err); break;
+        case 13: rc = db_sweep_begin(d, NULL, "b", NULL, &id, err, sizeof err); break;
+        case 14: rc = db_result_put(NULL, &r, err, sizeof err); break;
+        case 15: rc = db_result_put(d, NULL, err, sizeof err); break;
+        case 16: bad.status = (db_status)42; rc = db_result_put(d, &bad, err, sizeof err); break;
+        case 17: rc = db_result_get(NULL, 1, 1, 1, NULL, err, sizeof err); break;
+        case 18: rc = db_winner_find(NULL, NULL, NULL, &w, &win, err, sizeof err); break;
+        case 19: rc = db_winner_find(d, NULL, NULL, NULL, &win, err, sizeof err); break;
+        case 20: rc = db_winners_list(NULL, &list, &count, err, sizeof err); break;
+        case 21: rc = db_export(NULL, stdout, err, sizeof err); break;
+        case 22: rc = db_export(d, NULL, err, sizeof err); break;
+        case 23: rc = db_import_text(NULL, "x", "", NULL, NULL, err, sizeof err); break;
+        case 24: rc = db_import_file(NULL, "x", NULL, NULL, err, sizeof err); break;
+        case 25: rc = db_print_results(NULL, &w, NULL, stdout, err, sizeof err); break;
+        case 26: rc = db_print_results(d, &w, "fastest", stdout, err, sizeof err); break;
+        case 27: rc = db_print_best(NULL, stdout, err, sizeof err); break;
+        case 28: rc = db_print_workloads(NULL, stdout, err, sizeof err); break;
+        default: rc = db_workload_parse(NULL, &w, err, sizeof err); break;
+        }
+        if (rc != -1 || !strstr(err, expected[i]))
+            print_error("call %d: rc %d, expected '%s', got '%s'\n", i, rc, expected[i], err);
+        assert_int_equal(rc, -1);
+        assert_non_null(strstr(err, expected[i]));
+        assert_null(o);
+    }
+    /* err may be NULL: still -1, no crash. */
+    assert_int_equal(db_device_upsert(NULL, &dev, &id, NULL, 0), -1);
+    db_close(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(names_match_generator),
+        CASE(create_and_reopen),
+        CASE(empty_file_is_created),
+        CASE(odd_paths_work),
+        CASE(rejected_files_are_untouched),
+        CASE(migrations_apply_in_order),
+        CASE(upserts_are_idempotent),
+        CASE(bad_rows_are_named),
+        CASE(winners_pick_fastest_valid),
+        CASE(nearest_workload_lookup),
+        CASE(export_import_round_trip),
+        CASE(export_text_is_stable),
+        CASE(malformed_import_is_rejected),
+        CASE(results_table_sorts),
+        cmocka_unit_test(workload_text_parses),
+        CASE(two_processes_write_one_file),
+        CASE(killed_writer_keeps_committed_results),
+        CASE(threads_share_a_handle),
+        CASE(bad_arguments_are_named),
+    };
+    return cmocka_run_group_tests_name("test_db", tests, NULL, NULL);
+}

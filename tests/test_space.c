@@ -1,0 +1,446 @@
+/* Search spaces: the shipped space files load and enumerate valid, deterministic candidates;
+ * grid builds the papers' shapes; where() and skip() filter with reasons; the random strategy is
+ * reproducible; the device reaches Lua; every broken fixture (tests/spaces/bad_*.lua) fails with
+ * its file, line and a plain message. No GPU needed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tune_space.h"
+
+#define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* The project root: FT_SOURCE_DIR, or two levels above this file (CMake compiles it by its
+ * absolute path). */
+static void source_path(char *buf, size_t len, const char *rel)
+{
+    const char *root = getenv("FT_SOURCE_DIR");
+    if (root) {
+        snprintf(buf, len, "%s/%s", root, rel);
+        return;
+    }
+    const char *file = __FILE__, *slash = strrchr(file, '/');
+    const int dir_len = slash ? (int)(slash - file) : 1;
+    snprintf(buf, len, "%.*s/../%s", dir_len, slash ? file : ".", rel);
+}
+
+static tune_space_set *load_ok(const char *rel, const tune_device *dev)
+{
+    char path[1024], err[2048];
+    source_path(path, sizeof path, rel);
+    tune_space_set *set = NULL;
+    if (tune_space_load(path, dev, &set, err, sizeof err))
+        fail_msg("%s: expected to load, got: %s", rel, err);
+    return set;
+}
+
+static const tune_space *find_space(const tune_space_set *set, const char *name)
+{
+    for (int i = 0; i < set->space_count; i++)
+        if (!strcmp(set->spaces[i].name, name))
+            return &set->spaces[i];
+    fail_msg("no space named '%s' in %s", name, set->path);
+    return NULL;
+}
+
+/* Every candidate valid for its workload and the set's device, EVEN_M/EVEN_N derived. */
+static void check_candidates(const tune_space_set *set)
+{
+    const int smem = set->device.smem_per_block_optin;
+    for (int i = 0; i < set->space_count; i++) {
+        const tune_space *s = &set->spaces[i];
+        assert_true(s->workload_count > 0);
+        for (int j = 0; j < s->workload_count; j++) {
+            const tune_candidates *c = &s->workloads[j];
+            const tune_workload *w = &c->workload;
+            if (c->count < 1)
+                fail_msg("%s: space '%s' workload %d has no candidate", set->path, s->name, j + 1);
+            assert_int_equal(c->enumerated, c->valid + c->skipped_invalid + c->skipped_where);
+            for (int k = 0; k < c->count; k++) {
+                const gen_config *g = &c->configs[k];
+                char why[512];
+                if (gen_validate(g, smem, why, sizeof why))
+                    fail_msg("%s: space '%s' workload %d candidate %d is invalid: %s", set->path, s->name, j + 1,
+                             k, why);
+                assert_ptr_equal(g->family, s->family);
+                assert_int_equal(g->p[GEN_DTYPE], w->dtype);
+                assert_int_equal(g->p[GEN_HEAD_DIM], w->head_dim);
+                assert_int_equal(g->p[GEN_HEAD_DIM_V], w->head_dim_v);
+                assert_int_equal(g->p[GEN_CAUSAL], w->causal);
+                assert_int_equal(g->p[GEN_EVEN_M], w->seqlen_q % g->p[GEN_BLOCK_M] == 0);
+                assert_int_equal(g->p[GEN_EVEN_N], w->seqlen_k % g->p[GEN_BLOCK_N] == 0);
+            }
+        }
+    }
+}
+
+static void assert_same_sets(const tune_space_set *a, const tune_space_set *b)
+{
+    assert_int_equal(a->space_count, b->space_count);
+    for (int i = 0; i < a->space_count; i++) {
+        assert_string_equal(a->spaces[i].name, b->spaces[i].name);
+        assert_int_equal(a->spaces[i].workload_count, b->spaces[i].workload_count);
+        for (int j = 0; j < a->spaces[i].workload_count; j++) {
+            const tune_candidates *x = &a->spaces[i].workloads[j], *y = &b->spaces[i].workloads[j];
+            assert_int_equal(x->count, y->count);
+            assert_memory_equal(&x->workload, &y->workload, sizeof x->workload);
+            assert_memory_equal(x->configs, y->configs, (size_t)x->count * sizeof *x->configs);
+        }
+    }
+}
+
+/* ---- the shipped spaces ---------------------------------------------------------------- */
+
+static const struct {
+    const char *file;
+    int spaces;          /* on sm_90 */
+    int workloads;       /* over every space, on sm_90 */
+} shipped[] = {
+    { "tuner/spaces/default.lua", 2, 96 },
+    { "tuner/spaces/quick.lua", 2, 4 },
+    { "tuner/spaces/derived.lua", 8, 64 },
+};
+
+/* Each shipped space loads for every arch the generator targets (smaller shared memory than
+ * sm_90's must not leave a workload without candidates). */
+static void shipped_spaces_enumerate(void **state)
+{
+    (void)state;
+    static const char *const archs[] = { "sm_90", "sm_80", "sm_86" };
+    for (int a = 0; a < ARRAY_LEN(archs); a++)
+        for (int i = 0; i < ARRAY_LEN(shipped); i++) {
+            tune_device dev;
+            assert_int_equal(tune_device_default(&dev, archs[a]), 0);
+            tune_space_set *x = load_ok(shipped[i].file, &dev), *y = load_ok(shipped[i].file, &dev);
+            int workloads = 0;
+            for (int k = 0; k < x->space_count; k++)
+                workloads += x->spaces[k].workload_count;
+            if (a == 0) {
+                assert_int_equal(x->space_count, shipped[i].spaces);
+                assert_int_equal(workloads, shipped[i].workloads);
+            }
+            check_candidates(x);
+            assert_same_sets(x, y);
+            print_message("%s on %s: %d spaces, %d workloads, %ld candidates\n", shipped[i].file, archs[a],
+                          x->space_count, workloads, tune_space_set_count(x));
+            tune_space_set_free(x);
+            tune_space_set_free(y);
+        }
+}
+
+/* default.lua is what `make tune` runs: both passes, both dtypes, D 64 and 128, causal and not,
+ * seqlen 512..16384 at 16384 tokens, with a modest number of candidates per workload. */
+static void default_space_covers_the_readme(void **state)
+{
+    (void)state;
+    tune_space_set *set = load_ok("tuner/spaces/default.lua", NULL);
+    assert_string_equal(find_space(set, "fwd")->family->name, "fwd_mma");
+    assert_string_equal(find_space(set, "bwd")->family->name, "bwd_mma");
+    for (int i = 0; i < set->space_count; i++) {
+        const tune_space *s = &set->spaces[i];
+        int seen[4][3][2][15] = { { { { 0 } } } };   /* dtype, head dim / 64, causal, log2 seqlen */
+        for (int j = 0; j < s->workload_count; j++) {
+            const tune_candidates *c = &s->workloads[j];
+            const tune_workload *w = &c->workload;
+            int lg = 0;
+            while ((1 << lg) < w->seqlen_q)
+                lg++;
+            assert_true(lg >= 9 && lg <= 14);
+            assert_int_equal(w->batch * w->seqlen_q, 16384);
+            assert_int_equal(w->heads * w->head_dim, 2048);
+            assert_true(w->head_dim == 64 || w->head_dim == 128);
+            seen[w->dtype][w->head_dim / 64][w->causal][lg]++;
+            if (c->count < 4 || c->count > 24)
+                fail_msg("default.lua '%s' workload %d: %d candidates, outside 4..24", s->name, j + 1, c->count);
+        }
+        for (int dt = 1; dt <= 2; dt++)
+            for (int d = 1; d <= 2; d++)
+                for (int causal = 0; causal < 2; causal++)
+                    for (int lg = 9; lg <= 14; lg++)
+                        assert_int_equal(seen[dt][d][causal][lg], 1);
+    }
+    tune_space_set_free(set);
+}
+
+/* ---- grid -------------------------------------------------------------------------------- */
+
+static const struct {
+    int head_dim, seqlen, batch, heads;
+} paper_shapes[] = {
+    { 128, 512, 32, 16 }, { 128, 1024, 16, 16 }, { 128, 2048, 8, 16 },
+    { 128, 4096, 4, 16 }, { 128, 8192, 2, 16 },  { 128, 16384, 1, 16 },
+    { 64, 512, 32, 32 },  { 64, 16384, 1, 32 },
+};
+
+static void grid_builds_paper_shapes(void **state)
+{
+    (void)state;
+    tune_space_set *set = load_ok("tests/spaces/good_grid.lua", NULL);
+    const tune_space *paper = find_space(set, "paper");
+    assert_int_equal(paper->workload_count, 12);
+    for (int i = 0; i < ARRAY_LEN(paper_shapes); i++) {
+        int found = 0;
+        for (int j = 0; j < paper->workload_count; j++) {
+            const tune_workload *w = &paper->workloads[j].workload;
+            if (w->head_dim != paper_shapes[i].head_dim || w->seqlen_q != paper_shapes[i].seqlen)
+                continue;
+            found++;
+            assert_int_equal(w->dtype, 2);
+            assert_int_equal(w->seqlen_k, w->seqlen_q);
+            assert_int_equal(w->head_dim_v, w->head_dim);
+            assert_int_equal(w->causal, 0);
+            if (w->batch != paper_shapes[i].batch || w->heads != paper_shapes[i].heads)
+                fail_msg("D=%d seqlen %d: expected batch %d heads %d, got %d %d", w->head_dim, w->seqlen_q,
+                         paper_shapes[i].batch, paper_shapes[i].heads, w->batch, w->heads);
+        }
+        assert_int_equal(found, 1);
+    }
+    /* Order: dtype, head_dim, head_dim_v, causal, seqlen_q, seqlen_k, batch, heads (innermost). */
+    const tune_space *cross = find_space(set, "cross");
+    assert_int_equal(cross->workload_count, 16);
+    const tune_workload *first = &cross->workloads[0].workload, *second = &cross->workloads[1].workload,
+                        *last = &cross->workloads[15].workload;
+    assert_int_equal(first->dtype, 1);
+    assert_int_equal(first->head_dim_v, 64);
+    assert_int_equal(first->causal, 0);
+    assert_int_equal(first->seqlen_q, 128);
+    assert_int_equal(first->seqlen_k, 256);
+    assert_int_equal(first->batch, 1);
+    assert_int_equal(second->batch, 2);
+    assert_int_equal(last->head_dim_v, 128);
+    assert_int_equal(last->causal, 1);
+    assert_int_equal(last->seqlen_k, 512);
+    assert_int_equal(last->heads, 3);
+    check_candidates(set);
+    tune_space_set_free(set);
+}
+
+/* ---- where() and skip() ---------------------------------------------------------------------- */
+
+static size_t smem_of(const gen_config *c)
+{
+    size_t most = 0;
+    for (int i = 0; i < c->family->entry_count; i++) {
+        const gen_entry *e = &c->family->entries[i];
+        if (gen_entry_used(c, e) && e->smem_bytes && e->smem_bytes(c->p) > most)
+            most = e->smem_bytes(c->p);
+    }
+    return most;
+}
+
+static long reason_count(const tune_candidates *c, const char *reason)
+{
+    for (int i = 0; i < c->reason_count; i++)
+        if (!strcmp(c->reasons[i].reason, reason))
+            return c->reasons[i].count;
+    return 0;
+}
+
+static void where_filters_with_reasons(void **state)
+{
+    (void)state;
+    tune_space_set *set = load_ok("tests/spaces/good_where.lua", NULL);
+    const tune_candidates *c = &find_space(set, "filtered")->workloads[0];
+    assert_int_equal(c->enumerated, 24);
+    assert_true(c->count > 0);
+    assert_int_equal(c->skipped_where, reason_count(c, "where: no wide key tiles") +
+                                           reason_count(c, "where: over 40000 bytes"));
+    assert_int_equal(reason_count(c, "where: no wide key tiles"), 4);   /* the valid BLOCK_N = 128 ones */
+    assert_true(reason_count(c, "where: over 40000 bytes") > 0);
+    for (int k = 0; k < c->count; k++) {
+        assert_int_not_equal(c->configs[k].p[GEN_BLOCK_N], 128);
+        assert_true(smem_of(&c->configs[k]) <= 40000);
+        assert_int_equal(c->configs[k].p[GEN_EVEN_M], 0);   /* seqlen_q 1000 */
+        assert_int_equal(c->configs[k].p[GEN_EVEN_N], 1);   /* seqlen_k 2048 */
+    }
+    /* Enumeration order: the searched parameters in gen_param order, the last one fastest. */
+    for (int k = 1; k < c->count; k++) {
+        const int *p = c->configs[k - 1].p, *q = c->configs[k].p;
+        const int order[] = { GEN_BLOCK_M, GEN_BLOCK_N, GEN_NUM_WARPS, GEN_NUM_STAGES };
+        int cmp = 0;
+        for (int j = 0; j < 4 && !cmp; j++)
+            cmp = (p[order[j]] > q[order[j]]) - (p[order[j]] < q[order[j]]);
+        assert_true(cmp < 0);
+    }
+    check_candidates(set);
+    tune_space_set_free(set);
+}
+
+/* ---- strategies ----------------------------------------------------------------------------- */
+
+static void random_strategy_is_reproducible(void **state)
+{
+    (void)state;
+    const char *file = "tests/spaces/good_random.lua";
+    tune_space_set *a = load_ok(file, NULL), *b = load_ok(file, NULL);
+    assert_same_sets(a, b);
+    const tune_space *all = find_space(a, "all"), *s3 = find_space(a, "seed 3"), *s4 = find_space(a, "seed 4");
+    assert_int_equal(s3->strategy.kind, TUNE_RANDOM);
+    assert_int_equal(s3->strategy.n, 5);
+    assert_int_equal((int)s3->strategy.seed, 3);
+    int differs = 0;
+    for (int j = 0; j < all->workload_count; j++) {
+        const tune_candidates *full = &all->workloads[j], *x = &s3->workloads[j], *y = &s4->workloads[j];
+        assert_int_equal(x->count, 5);
+        assert_int_equal(x->valid, full->count);
+        /* A sample is a subsequence of the full enumeration. */
+        int at = 0;
+        for (int k = 0; k < x->count; k++) {
+            while (at < full->count && memcmp(&full->configs[at], &x->configs[k], sizeof x->configs[k]))
+                at++;
+            assert_true(at < full->count);
+            at++;
+        }
+        differs |= memcmp(x->configs, y->configs, 5 * sizeof *x->configs) != 0;
+    }
+    assert_true(differs);
+    const tune_space *pruned = find_space(a, "pruned");
+    assert_int_equal(pruned->strategy.kind, TUNE_PRUNE);
+    assert_true(pruned->strategy.keep == 0.5);
+    assert_true(pruned->strategy.first.warmup_ms == 2 && pruned->strategy.first.rep_ms == 8);
+    assert_true(pruned->strategy.first.timeout_s == pruned->bench.timeout_s);
+    assert_int_equal(pruned->workloads[0].count, all->workloads[0].count);
+    assert_true(all->bench.warmup_ms == 25 && all->bench.rep_ms == 100 && all->bench.timeout_s == 10);
+    tune_space_set_free(a);
+    tune_space_set_free(b);
+}
+
+/* ---- the device, declared and plain spaces -------------------------------------------------- */
+
+static void device_reaches_lua(void **state)
+{
+    (void)state;
+    const tune_device dev = {
+        .name = "Test GPU", .arch = "sm_86", .cc_major = 8, .cc_minor = 6, .sm_count = 84,
+        .smem_per_block_optin = 101376, .real = 1,
+    };
+    tune_space_set *set = load_ok("tests/spaces/good_device.lua", &dev);
+    const tune_candidates *c = &set->spaces[0].workloads[0];
+    assert_true(c->count > 0);
+    int refused_smem = 0;
+    for (int i = 0; i < c->reason_count; i++)
+        refused_smem |= strstr(c->reasons[i].reason, "more than the 101376 allowed") != NULL;
+    assert_true(refused_smem);
+    for (int k = 0; k < c->count; k++)
+        assert_true(smem_of(&c->configs[k]) <= 101376);
+    check_candidates(set);
+    tune_space_set_free(set);
+
+    /* Without the device the file's own assert fails, with its line. */
+    char path[1024], err[2048];
+    source_path(path, sizeof path, "tests/spaces/good_device.lua");
+    assert_int_equal(tune_space_load(path, NULL, &set, err, sizeof err), -1);
+    assert_null(set);
+    assert_non_null(strstr(err, "good_device.lua:2: not the test GPU"));
+}
+
+static void declared_and_plain_spaces(void **state)
+{
+    (void)state;
+    tune_space_set *set = load_ok("tests/spaces/good_declared.lua", NULL);
+    assert_int_equal(set->space_count, 2);
+    assert_string_equal(set->spaces[0].name, "declared");
+    assert_string_equal(set->spaces[1].name, "bwd_mma#2");
+    assert_non_null(strstr(set->spaces[1].defined_at, "good_declared.lua:4"));
+    tune_space_set_free(set);
+
+    set = load_ok("tests/spaces/good_plain.lua", NULL);
+    assert_int_equal(set->space_count, 2);
+    assert_string_equal(set->spaces[0].family->name, "fwd_exact");
+    assert_string_equal(set->spaces[1].name, "inner");
+    assert_int_equal(set->spaces[1].workloads[0].configs[0].p[GEN_DQ_MODE], 1);
+    assert_int_equal(set->spaces[0].workloads[0].count, 2);
+    check_candidates(set);
+    tune_space_set_free(set);
+}
+
+static void device_defaults(void **state)
+{
+    (void)state;
+    tune_device d;
+    assert_int_equal(tune_device_default(&d, "sm_90"), 0);
+    assert_string_equal(d.arch, "sm_90");
+    assert_int_equal(d.sm_count, 132);
+    assert_int_equal(d.smem_per_block_optin, 232448);
+    assert_int_equal(d.real, 0);
+    assert_int_equal(tune_device_default(&d, "sm_80"), 0);
+    assert_int_equal(d.smem_per_block_optin, 166912);
+    assert_int_equal(tune_device_default(&d, "sm_70"), -1);
+    assert_string_equal(d.arch, "sm_90");
+    tune_space_set_free(NULL);
+    assert_int_equal(tune_space_set_count(NULL), 0);
+}
+
+/* ---- broken fixtures ------------------------------------------------------------------------ */
+
+static const struct {
+    const char *file;
+    int line;                   /* the message starts "FILE:LINE:" */
+    const char *phrase[2];      /* and contains these */
+} broken[] = {
+    { "bad_syntax.lua", 5, { "'}' expected", "near 'template'" } },
+    { "bad_type.lua", 4, { "space 'typed'", "params.BLOCK_M must be a list of integers, got string" } },
+    { "bad_template.lua", 3, { "unknown template 'fwd_mmx'", "known: fwd_mma, fwd_exact, bwd_mma" } },
+    { "bad_param.lua", 3, { "unknown parameter 'BLOCK_K' in params", "fwd_mma takes BLOCK_M" } },
+    { "bad_value.lua", 3, { "params.BLOCK_N[2]", "BLOCK_N=wide is not an integer" } },
+    { "bad_where_throws.lua", 8, { "attempt to compare", "in where() of space 'thrower', for BLOCK_M=" } },
+    { "bad_where_nil.lua", 7, { "where() of space 'silent' returned nothing", "workload bf16 d=128" } },
+    { "bad_no_workloads.lua", 3, { "space 'idle' has no workloads", NULL } },
+    { "bad_workload_param.lua", 3, { "fixed.DTYPE", "comes from each workload's dtype" } },
+    { "bad_unused_param.lua", 3, { "params.DQ_MODE", "fwd_mma does not use DQ_MODE" } },
+    { "bad_no_candidates.lua", 3, { "has no candidate for workload 1", "first reason:" } },
+    { "bad_grid.lua", 2, { "grid: tokens = 16384 is not a multiple of seqlen_q = 3000", NULL } },
+    { "bad_dtype.lua", 3, { "workloads[1]", "dtype f32 is not supported by fwd_mma" } },
+    { "bad_key.lua", 3, { "space 'key': unknown key 'param'", "known: name, template" } },
+    { "bad_plain.lua", 3, { "space 1: params.NUM_STAGES[2] = 9.5 is not an integer", NULL } },
+    { "bad_duplicate.lua", 5, { "two spaces are named 'twin'", "bad_duplicate.lua:4" } },
+    { "bad_skip_outside.lua", 3, { "skip() may only be called inside where()", "too early" } },
+    { "bad_sandbox.lua", 2, { "global 'io'", NULL } },
+};
+
+static void broken_spaces_fail_with_position(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ARRAY_LEN(broken); i++) {
+        char rel[256], path[1024], err[2048] = "", head[300];
+        snprintf(rel, sizeof rel, "tests/spaces/%s", broken[i].file);
+        source_path(path, sizeof path, rel);
+        tune_space_set sentinel, *set = &sentinel;   /* must become NULL */
+        const int rc = tune_space_load(path, NULL, &set, err, sizeof err);
+        snprintf(head, sizeof head, "%s:%d: ", broken[i].file, broken[i].line);
+        const char *at = strstr(err, head);
+        int ok = rc == -1 && set == NULL && at && (at == err || at[-1] == '/');
+        for (int k = 0; k < 2 && ok; k++)
+            ok = !broken[i].phrase[k] || strstr(err, broken[i].phrase[k]);
+        if (!ok)
+            fail_msg("%s: expected rc -1 and \"%s...\" with \"%s\" and \"%s\"; got rc %d: %s", broken[i].file, head,
+                     broken[i].phrase[0], broken[i].phrase[1] ? broken[i].phrase[1] : "", rc, err);
+    }
+    /* A missing file and a small error buffer. */
+    char err[24];
+    tune_space_set *set = NULL;
+    assert_int_equal(tune_space_load("/nonexistent/space.lua", NULL, &set, err, sizeof err), -1);
+    assert_null(set);
+    assert_true(strlen(err) < sizeof err);
+    assert_int_equal(tune_space_load(NULL, NULL, &set, NULL, 0), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(shipped_spaces_enumerate),
+        cmocka_unit_test(default_space_covers_the_readme),
+        cmocka_unit_test(grid_builds_paper_shapes),
+        cmocka_unit_test(where_filters_with_reasons),
+        cmocka_unit_test(random_strategy_is_reproducible),
+        cmocka_unit_test(device_reaches_lua),
+        cmocka_unit_test(declared_and_plain_spaces),
+        cmocka_unit_test(device_defaults),
+        cmocka_unit_test(broken_spaces_fail_with_position),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,55 @@
+-- The sweep `make tune` runs: forward and backward, bf16 and f16, head dims 64 and 128, causal and
+-- not, sequence lengths 512 to 16384 with 16384 tokens per batch and hidden size 2048 (the
+-- FlashAttention papers' benchmark shapes: batch = 16384 / seqlen, heads = 2048 / head_dim).
+--
+-- Budget on an H100, well under 15 minutes: 48 workloads per pass and 8 to 14 candidates each
+-- (about 1000 timings of 60 ms, bench below, plus validation). Every length is a multiple of
+-- every tile (EVEN_M = EVEN_N = 1), so the six lengths of a shape share their kernels: under 200
+-- distinct kernels to compile, a minute or two on 16 cores.
+
+local shapes = grid{
+  dtype = {"bf16", "f16"}, head_dim = {64, 128}, causal = {0, 1},
+  seqlen = pow2(512, 16384), tokens = 16384, hidden = 2048,
+}
+
+-- Timing: at the largest shape a forward pass takes about 2 ms, so 50 ms gives 25 repetitions.
+local bench = { warmup_ms = 10, rep_ms = 50, timeout_s = 10 }
+
+return {
+  space{
+    name = "fwd",
+    template = "fwd_mma",
+    fixed = { CAUSAL_SKIP = 1 },
+    params = {
+      BLOCK_M = {64, 128},
+      BLOCK_N = {32, 64, 128},
+      NUM_WARPS = {4, 8},
+      NUM_STAGES = {1, 2},
+    },
+    -- Two blocks per SM let one block's loads hide behind the other's math; a tile that leaves
+    -- room for one block only is seldom the fastest at these sizes.
+    where = function(p, dev)
+      if 2 * smem_bytes(p) > dev.smem_per_block then
+        return false, "room for one block per SM only"
+      end
+      return true
+    end,
+    workloads = shapes,
+    bench = bench,
+  },
+  space{
+    name = "bwd",
+    template = "bwd_mma",
+    -- Two stages: the next Q/dO tile loads while this one is used; one stage stalls on every
+    -- load, and a third does not fit beside the K/V tiles at head dim 128.
+    fixed = { CAUSAL_SKIP = 1, NUM_STAGES = 2 },
+    params = {
+      BLOCK_M = {32, 64},
+      BLOCK_N = {64, 128},
+      NUM_WARPS = {4, 8},
+      DQ_MODE = {"atomic", "separate"},
+    },
+    workloads = shapes,
+    bench = bench,
+  },
+}

@@ -1,0 +1,183 @@
+/* Search spaces (prefix tune_): loads a Lua space file, checks it and enumerates every space's
+ * candidate configurations per workload, all before anything is compiled.
+ *
+ * A space file is a Lua script run in a fresh interpreter with only the base (without dofile,
+ * loadfile, load), table, string, math and utf8 libraries: a data language, no files, no
+ * processes. It declares its spaces with space{...} or returns a space or a list of spaces:
+ *
+ *   return {
+ *     space{
+ *       name = "fwd",                        -- optional, unique in the file ("fwd_mma#1" if absent)
+ *       template = "fwd_mma",                -- a generator family
+ *       fixed = { CAUSAL_SKIP = 1 },         -- one value each
+ *       params = { BLOCK_M = {64, 128}, BLOCK_N = pow2(32, 128), NUM_WARPS = {4, 8},
+ *                  NUM_STAGES = {1, 2} },    -- lists; the cross product is searched
+ *       where = function(p, dev, w)          -- optional constraint
+ *         if smem_bytes(p) > dev.smem_per_block / 2 then return false, "two blocks per SM" end
+ *         return true
+ *       end,
+ *       workloads = grid{ dtype = {"bf16", "f16"}, head_dim = {64, 128}, causal = {0, 1},
+ *                         seqlen = pow2(512, 16384), tokens = 16384, hidden = 2048 },
+ *       strategy = "exhaustive",             -- the default; or { kind = "random", n = 20, seed = 1 }
+ *                                            -- or { kind = "prune", keep = 0.25, warmup_ms = 5, rep_ms = 20 }
+ *       bench = { warmup_ms = 25, rep_ms = 100, timeout_s = 10 },
+ *     },
+ *   }
+ *
+ * Parameter names are exactly the template's (BLOCK_M, ...). Values are integers; DTYPE and
+ * DQ_MODE also take their names ("bf16", "separate"), and booleans mean 1 and 0. DTYPE,
+ * HEAD_DIM, HEAD_DIM_V and CAUSAL come from each workload, and EVEN_M/EVEN_N are derived from
+ * it (seqlen_q % BLOCK_M == 0, seqlen_k % BLOCK_N == 0): none of these six may be fixed or
+ * searched. A parameter the template does not use may not be named either.
+ *
+ * A workload is { dtype = "bf16", head_dim = 128, head_dim_v = 128, causal = 0, batch = 4,
+ * heads = 16, seqlen_q = 4096, seqlen_k = 4096 } (head_dim_v defaults to head_dim, seqlen sets
+ * both lengths, seqlen_k defaults to seqlen_q, causal may be a boolean). `workloads` is a list
+ * of them; lists inside it (from grid) are flattened.
+ *
+ * What Lua sees besides the libraries:
+ *   device             { name, arch ("sm_90"), cc (90), cc_major, cc_minor, sm_count,
+ *                        smem_per_block (opt-in bytes), real (false: a described target) }
+ *   space{...}         checks a space at once (errors point at its line) and declares it
+ *   grid{...}          a list of workloads: the cross product of dtype, head_dim, head_dim_v,
+ *                      causal, seqlen (or seqlen_q, seqlen_k) and batch, heads, with
+ *                      batch = tokens / seqlen_q when tokens is given and heads = hidden /
+ *                      head_dim when hidden is given (the FlashAttention papers' shapes)
+ *   range(a, b [, step])  {a, a+step, ..., <= b};   pow2(a, b)  {a, 2a, 4a, ..., <= b}
+ *   smem_bytes(p [, template])  the most dynamic shared memory any kernel launched for the
+ *                      configuration p needs (bytes), then the sum over those kernels; p is a
+ *                      table of parameters (missing ones take the template's defaults) and
+ *                      names its template as p.template unless the second argument does
+ *   skip(reason)       inside where(): drop this configuration, recording the reason
+ * where(p, dev, w) gets p = every parameter by name as the integer the template sees (DTYPE=2),
+ * plus p.template and p.dtype ("bf16"); dev = device; w = the workload (dtype as a name). It
+ * returns true to keep p, or false [, reason] to skip it; anything else is an error.
+ *
+ * Errors (syntax, wrong types, unknown keys, templates or parameters, values that do not parse,
+ * a where() that throws or returns nothing, a workload the template cannot run, a space left
+ * without candidates, a file running away: more than 5*10^8 Lua instructions or 256 MiB) fail
+ * the load with "file:line: plain message". For a space made by space{} the line is its call;
+ * for a plain table, the line where the file's return statement ends; for where(), the line in
+ * where(). Nothing is compiled by a load: the tuner compiles only what a successful load lists.
+ *
+ * Thread safety: each load has its own interpreter and no global state, so loads may run in
+ * parallel; a loaded set is read-only. */
+#ifndef FT_TUNE_SPACE_H
+#define FT_TUNE_SPACE_H
+
+#include <stddef.h>
+
+#include "gen_internal.h"
+
+#define TUNE_NAME_LEN 64
+#define TUNE_POS_LEN 160        /* "tuner/spaces/default.lua:12" */
+#define TUNE_REASON_LEN 256
+#define TUNE_REASONS_KEPT 6     /* distinct skip reasons kept per workload for the report */
+
+/* The GPU the space is tuned for, as Lua sees it in `device`. */
+typedef struct tune_device {
+    char name[TUNE_NAME_LEN];   /* "NVIDIA H100 80GB HBM3" */
+    char arch[16];              /* NVRTC target, "sm_90" */
+    int cc_major, cc_minor;     /* compute capability, 9 and 0 */
+    int sm_count;               /* streaming multiprocessors */
+    int smem_per_block_optin;   /* bytes of dynamic shared memory a block may opt in to; the
+                                 * limit candidates are validated against (<= 0: the arch's) */
+    int real;                   /* 1: read from a GPU; 0: a description of the target */
+} tune_device;
+
+/* Fills dev with a description of a typical GPU of arch ("sm_90": an H100 SXM, 132 SMs, 227 KiB)
+ * for a machine without one; dev->real = 0. Returns 0, or -1 for an arch the generator does not
+ * target (dev then describes sm_90). */
+int tune_device_default(tune_device *dev, const char *arch);
+
+/* One problem shape to tune for. */
+typedef struct tune_workload {
+    int dtype;                  /* DTYPE code: 0 f32, 1 f16, 2 bf16, 3 f64 */
+    int head_dim, head_dim_v;
+    int causal;                 /* 0 none, 1 top-left */
+    int batch, heads;
+    int seqlen_q, seqlen_k;
+} tune_workload;
+
+/* "bf16 d=128 causal b=4 h=16 s=4096" (s=Q/K when the lengths differ; dv= when it differs). */
+void tune_workload_str(const tune_workload *w, char *buf, size_t len);
+
+/* Timing settings of one benchmark pass. */
+typedef struct tune_bench {
+    double warmup_ms;           /* run this long before timing */
+    double rep_ms;              /* then time repetitions for this long */
+    double timeout_s;           /* watchdog: a candidate taking longer is killed and recorded */
+} tune_bench;
+
+typedef enum tune_strategy_kind {
+    TUNE_EXHAUSTIVE,            /* time every candidate */
+    TUNE_RANDOM,                /* time n candidates sampled per workload (all when fewer; the same
+                                 * seed and candidates give the same sample) */
+    TUNE_PRUNE,                 /* time every candidate with `first`, re-time the best `keep` fraction with bench */
+} tune_strategy_kind;
+
+typedef struct tune_strategy {
+    tune_strategy_kind kind;
+    int n;                      /* random: sample size per workload (default 20) */
+    unsigned long long seed;    /* random: seed (default 1) */
+    double keep;                /* prune: fraction in (0, 1] re-timed (default 0.25) */
+    tune_bench first;           /* prune: the short first pass (defaults 5 ms, 20 ms, bench's timeout) */
+} tune_strategy;
+
+/* "exhaustive", "random", "prune". */
+const char *tune_strategy_name(tune_strategy_kind kind);
+
+/* A configuration skipped for this reason, and how many were. */
+typedef struct tune_skip {
+    char reason[TUNE_REASON_LEN];   /* gen_validate's reason, or "where: " and where()'s */
+    long count;
+} tune_skip;
+
+/* A space's candidates for one workload. */
+typedef struct tune_candidates {
+    tune_workload workload;
+    gen_config *configs;        /* the candidates in enumeration order (random: the sample), each
+                                 * valid for the workload and device; malloc'ed, owned by the set */
+    int count;
+    long enumerated;            /* size of the cross product of params */
+    long valid;                 /* passed gen_validate and where() (before random sampling) */
+    long skipped_invalid;       /* refused by gen_validate (including shared memory) */
+    long skipped_where;         /* refused by where() or skip() */
+    tune_skip reasons[TUNE_REASONS_KEPT];   /* the first distinct reasons, in order met */
+    int reason_count;
+} tune_candidates;
+
+/* One space of the file. Enumeration order: the searched parameters in gen_param order, the
+ * first outermost, each list's values in the order written. */
+typedef struct tune_space {
+    char name[TUNE_NAME_LEN];
+    char defined_at[TUNE_POS_LEN];  /* "file:line" of its space{} call, or of the file's return */
+    const gen_family *family;
+    unsigned searched;          /* GEN_BIT mask of the parameters in params */
+    tune_strategy strategy;
+    tune_bench bench;           /* the full timing (defaults 25 ms, 100 ms, 10 s) */
+    tune_candidates *workloads; /* in the order given; malloc'ed */
+    int workload_count;
+} tune_space;
+
+typedef struct tune_space_set {
+    char path[TUNE_POS_LEN];    /* the file, as given */
+    tune_device device;         /* what the spaces were checked against */
+    tune_space *spaces;         /* in file order; malloc'ed */
+    int space_count;
+} tune_space_set;
+
+/* Constructor. Runs the space file at path for dev (NULL: tune_device_default("sm_90")),
+ * checks every space and enumerates every candidate (gen_validate with the device's shared
+ * memory, then where()). OUT: *out, a set to release with tune_space_set_free, NULL on failure.
+ * Returns 0, or -1 with "file:line: message" in err (len bytes, always NUL-terminated). */
+int tune_space_load(const char *path, const tune_device *dev, tune_space_set **out, char *err,
+                    size_t len);
+
+/* Destructor; NULL does nothing. */
+void tune_space_set_free(tune_space_set *set);
+
+/* Candidates over every space and workload of the set. */
+long tune_space_set_count(const tune_space_set *set);
+
+#endif

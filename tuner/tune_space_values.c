@@ -1,0 +1,222 @@
+/* Reading Lua values for a space: integers, numbers, parameter values, tables with known keys,
+ * and workloads, each error naming the key and the value. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <lauxlib.h>
+
+#include "tune_space_internal.h"
+
+/* ---- scalars --------------------------------------------------------------------------------- */
+
+int tune_read_int(lua_State *L, int idx, const char *what, int *out, char *err, size_t len)
+{
+    if (lua_type(L, idx) != LUA_TNUMBER) {
+        snprintf(err, len, "%s must be an integer, got %s", what, luaL_typename(L, idx));
+        return -1;
+    }
+    int is_int = 0;
+    const lua_Integer v = lua_tointegerx(L, idx, &is_int);
+    if (!is_int) {
+        snprintf(err, len, "%s = %g is not an integer", what, (double)lua_tonumber(L, idx));
+        return -1;
+    }
+    if (v < INT_MIN || v > INT_MAX) {
+        snprintf(err, len, "%s = %lld is out of range", what, (long long)v);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+int tune_read_param(lua_State *L, int idx, gen_param param, const char *what, int *out, char *err,
+                    size_t len)
+{
+    char why[256];
+    switch (lua_type(L, idx)) {
+    case LUA_TNUMBER:
+        return tune_read_int(L, idx, what, out, err, len);
+    case LUA_TBOOLEAN:
+        *out = lua_toboolean(L, idx);
+        return 0;
+    case LUA_TSTRING:
+        if (gen_param_parse(param, lua_tostring(L, idx), out, why, sizeof why)) {
+            snprintf(err, len, "%s: %s", what, why);
+            return -1;
+        }
+        return 0;
+    default:
+        snprintf(err, len, "%s must be %s, got %s", what,
+                 param == GEN_DTYPE ? "a dtype name (\"bf16\")" : "an integer", luaL_typename(L, idx));
+        return -1;
+    }
+}
+
+int tune_read_number(lua_State *L, int idx, const char *what, double *out, char *err, size_t len)
+{
+    if (lua_type(L, idx) != LUA_TNUMBER) {
+        snprintf(err, len, "%s must be a number, got %s", what, luaL_typename(L, idx));
+        return -1;
+    }
+    *out = (double)lua_tonumber(L, idx);
+    return 0;
+}
+
+/* "a, b, c": the names of a NULL-terminated list. */
+static void join(const char *const *names, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; names[i]; i++) {
+        const size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", i ? ", " : "", names[i]);
+    }
+}
+
+int tune_check_keys(lua_State *L, int idx, const char *const *known, const char *what, char *err, size_t len)
+{
+    char worst[128] = "";
+    lua_Integer item = 0;
+    idx = lua_absindex(L, idx);
+    for (lua_pushnil(L); lua_next(L, idx); lua_pop(L, 1)) {
+        if (lua_type(L, -2) != LUA_TSTRING) {
+            if (!item)
+                item = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : -1;
+            continue;
+        }
+        const char *key = lua_tostring(L, -2);
+        int found = 0;
+        for (int i = 0; known[i] && !found; i++)
+            found = !strcmp(key, known[i]);
+        if (!found && (!worst[0] || strcmp(key, worst) < 0))
+            snprintf(worst, sizeof worst, "%s", key);
+    }
+    char list[256];
+    join(known, list, sizeof list);
+    if (worst[0]) {
+        snprintf(err, len, "%s: unknown key '%s' (known: %s)", what, worst, list);
+        return -1;
+    }
+    if (item) {
+        snprintf(err, len, "%s: unexpected list item [%lld]; it takes name = value keys (%s)", what,
+                 (long long)item, list);
+        return -1;
+    }
+    return 0;
+}
+
+int tune_field_int(lua_State *L, int idx, const char *what, const char *key, int required, int def, int lo,
+                   int *out, char *err, size_t len)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s.%s", what, key);
+    const int type = lua_getfield(L, idx, key);
+    int rc = 0;
+    if (type == LUA_TNIL) {
+        if (required) {
+            snprintf(err, len, "%s is missing", name);
+            rc = -1;
+        }
+        *out = def;
+    } else if (!(rc = tune_read_int(L, -1, name, out, err, len)) && *out < lo) {
+        snprintf(err, len, "%s = %d must be at least %d", name, *out, lo);
+        rc = -1;
+    }
+    lua_pop(L, 1);
+    return rc;
+}
+
+int tune_field_number(lua_State *L, int idx, const char *what, const char *key, double lo, int lo_ok,
+                      double hi, double *out, char *err, size_t len)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s.%s", what, key);
+    int rc = 0;
+    if (lua_getfield(L, idx, key) != LUA_TNIL && !(rc = tune_read_number(L, -1, name, out, err, len)) &&
+        (*out != *out || *out < lo || (*out == lo && !lo_ok) || *out > hi)) {   /* NaN too */
+        snprintf(err, len, "%s = %g is out of range (%s %g, at most %g)", name, *out, lo_ok ? ">=" : ">", lo, hi);
+        rc = -1;
+    }
+    lua_pop(L, 1);
+    return rc;
+}
+
+/* ---- workloads ------------------------------------------------------------------------------ */
+
+static const char *const workload_keys[] = {
+    "dtype", "head_dim", "head_dim_v", "causal", "batch", "heads", "seqlen", "seqlen_q", "seqlen_k", NULL,
+};
+
+int tune_read_workload(lua_State *L, int idx, const char *what, tune_workload *w, char *err, size_t len)
+{
+    idx = lua_absindex(L, idx);
+    memset(w, 0, sizeof *w);
+    if (!lua_istable(L, idx)) {
+        snprintf(err, len, "%s must be a workload table {dtype = ..., head_dim = ..., ...}, got %s", what,
+                 luaL_typename(L, idx));
+        return -1;
+    }
+    if (tune_check_keys(L, idx, workload_keys, what, err, len))
+        return -1;
+    char name[256];
+    snprintf(name, sizeof name, "%s.dtype", what);
+    if (lua_getfield(L, idx, "dtype") == LUA_TNIL) {
+        snprintf(err, len, "%s is missing", name);
+        return -1;
+    }
+    if (tune_read_param(L, -1, GEN_DTYPE, name, &w->dtype, err, len))
+        return -1;
+    lua_pop(L, 1);
+    if (w->dtype < 0 || w->dtype > 3) {
+        snprintf(err, len, "%s = %d is not a dtype (f32, f16, bf16, f64)", name, w->dtype);
+        return -1;
+    }
+    if (tune_field_int(L, idx, what, "head_dim", 1, 0, 1, &w->head_dim, err, len) ||
+        tune_field_int(L, idx, what, "head_dim_v", 0, w->head_dim, 1, &w->head_dim_v, err, len) ||
+        tune_field_int(L, idx, what, "batch", 1, 0, 1, &w->batch, err, len) ||
+        tune_field_int(L, idx, what, "heads", 1, 0, 1, &w->heads, err, len))
+        return -1;
+    snprintf(name, sizeof name, "%s.causal", what);
+    if (lua_getfield(L, idx, "causal") != LUA_TNIL &&
+        tune_read_param(L, -1, GEN_CAUSAL, name, &w->causal, err, len))
+        return -1;
+    lua_pop(L, 1);
+    if (w->causal != 0 && w->causal != 1) {
+        snprintf(err, len, "%s = %d must be 0 or 1 (or a boolean)", name, w->causal);
+        return -1;
+    }
+    int seqlen = 0;
+    if (tune_field_int(L, idx, what, "seqlen", 0, 0, 1, &seqlen, err, len) ||
+        tune_field_int(L, idx, what, "seqlen_q", !seqlen, seqlen, 1, &w->seqlen_q, err, len) ||
+        tune_field_int(L, idx, what, "seqlen_k", 0, w->seqlen_q, 1, &w->seqlen_k, err, len))
+        return -1;
+    if (seqlen && (w->seqlen_q != seqlen || w->seqlen_k != seqlen)) {
+        snprintf(err, len, "%s: give seqlen, or seqlen_q and seqlen_k, not both", what);
+        return -1;
+    }
+    if ((long)w->batch * w->heads > 65535) {
+        snprintf(err, len, "%s: batch*heads = %ld is more than 65535 (CUDA's limit on grid.y)", what,
+                 (long)w->batch * w->heads);
+        return -1;
+    }
+    return 0;
+}
+
+void tune_push_workload(lua_State *L, const tune_workload *w)
+{
+    lua_createtable(L, 0, 8);
+    lua_pushstring(L, gen_dtype_name(w->dtype));
+    lua_setfield(L, -2, "dtype");
+    const struct {
+        const char *key;
+        int value;
+    } fields[] = {
+        { "head_dim", w->head_dim }, { "head_dim_v", w->head_dim_v }, { "causal", w->causal },
+        { "batch", w->batch },       { "heads", w->heads },           { "seqlen_q", w->seqlen_q },
+        { "seqlen_k", w->seqlen_k },
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        lua_pushinteger(L, fields[i].value);
+        lua_setfield(L, -2, fields[i].key);
+    }
+}
