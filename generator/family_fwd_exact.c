@@ -33,53 +33,71 @@ static int is_pow2(int x)
     return x > 0 && (x & (x - 1)) == 0;
 }
 
-/* 1 when some group of tn = 1, 2, ..., 32 lanes splits the work as ex_pick_tn in the template
- * requires: tn divides BLOCK_N and HEAD_DIM_V in 16-byte chunks, and every thread gets at least
- * one of the BLOCK_M rows. */
-static int has_thread_split(const int *p)
+/* 16-byte chunks of a w-wide row that each of tn lanes owns (ex_chunks_per_lane). */
+static int chunks_per_lane(const int *p, int w, int tn)
+{
+    return (w / vec_elems(p) + tn - 1) / tn;
+}
+
+/* Shared-memory wavefronts of a warp-wide 16-byte load of n distinct addresses (ex_wavefronts). */
+static int wavefronts(int n)
+{
+    return n > 8 ? n / 8 : 1;
+}
+
+/* = ex_pick_tn in templates/fwd_exact.cu (change both together): the lanes per row group for
+ * rows x cols scores over inner dims summing to ksum, then nout products of widths w1, w2, with
+ * the fewest shared-memory wavefronts; 0 when no group divides cols and leaves every thread a row. */
+static int pick_tn(const int *p, int rows, int cols, int ksum, int w1, int w2, int nout)
 {
     const int threads = 32 * p[GEN_NUM_WARPS], vec = vec_elems(p);
-    for (int tn = 1; tn <= 32; tn *= 2)
-        if (p[GEN_BLOCK_M] * tn >= threads && (p[GEN_BLOCK_M] * tn) % threads == 0 &&
-            p[GEN_BLOCK_N] % tn == 0 && p[GEN_HEAD_DIM_V] % (vec * tn) == 0)
-            return 1;
-    return 0;
+    int best = 0;
+    long long best_cost = 0;
+    for (int tn = 1; tn <= 32; tn *= 2) {
+        if (rows * tn < threads || (rows * tn) % threads != 0 || cols % tn != 0)
+            continue;
+        const int rr = rows * tn / threads, wf_row = wavefronts(32 / tn), wf_col = wavefronts(tn);
+        const int chunks = chunks_per_lane(p, w1, tn) + chunks_per_lane(p, w2, tn);
+        const long long cost = (long long)(ksum / vec) * (rr * wf_row + (cols / tn) * wf_col) +
+                               (long long)(cols / vec) * (rr * nout * wf_row + vec * chunks * wf_col);
+        if (best == 0 || cost < best_cost) {
+            best = tn;
+            best_cost = cost;
+        }
+    }
+    return best;
 }
 
 static int check_fwd(const int *p, char *why, size_t len)
 {
-    const int threads = 32 * p[GEN_NUM_WARPS], vec = vec_elems(p);
-    if (!is_pow2(p[GEN_BLOCK_M]) || !is_pow2(p[GEN_BLOCK_N])) {
-        snprintf(why, len, "BLOCK_M=%d, BLOCK_N=%d: fwd_exact needs powers of two", p[GEN_BLOCK_M], p[GEN_BLOCK_N]);
+    const int bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS], vec = vec_elems(p);
+    const int threads = 32 * nw;
+    if (!is_pow2(bm) || !is_pow2(bn)) {
+        snprintf(why, len, "BLOCK_M=%d, BLOCK_N=%d: fwd_exact needs powers of two", bm, bn);
         return -1;
     }
-    if (p[GEN_BLOCK_N] % vec != 0) {
-        snprintf(why, len, "BLOCK_N=%d is not a multiple of %d (P rows are read in 16-byte vectors)",
-                 p[GEN_BLOCK_N], vec);
+    if (bn % vec != 0) {
+        snprintf(why, len, "BLOCK_N=%d is not a multiple of %d (P rows are read in 16-byte vectors)", bn, vec);
         return -1;
     }
-    if (p[GEN_BLOCK_M] * 32 < threads) {
-        snprintf(why, len, "BLOCK_M=%d is smaller than NUM_WARPS=%d: every warp needs a row",
-                 p[GEN_BLOCK_M], p[GEN_NUM_WARPS]);
+    const int tn = pick_tn(p, bm, bn, p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V], 0, 1);
+    if (!tn) {
+        snprintf(why, len, "BLOCK_M=%d, BLOCK_N=%d, NUM_WARPS=%d: no split of the rows over the threads (a lane "
+                 "group of 2^k <= 32 lanes must divide BLOCK_N with BLOCK_M*2^k a multiple of %d threads); use a "
+                 "larger BLOCK_M or fewer NUM_WARPS", bm, bn, nw, threads);
         return -1;
     }
-    if (!has_thread_split(p)) {
-        snprintf(why, len, "BLOCK_M=%d, BLOCK_N=%d, NUM_WARPS=%d, HEAD_DIM_V=%d: no split of the rows over "
-                 "the threads (a lane group of 2^k <= 32 must divide BLOCK_N and HEAD_DIM_V/%d and leave "
-                 "every thread a row); use a larger BLOCK_M or fewer NUM_WARPS",
-                 p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM_V], vec);
-        return -1;
-    }
-    /* Per-thread register arrays: output BLOCK_M*HEAD_DIM_V and scores BLOCK_M*BLOCK_N over the
-     * threads, in 32-bit words. Past these limits ptxas spills (swept for sm_90 with CUDA 13.0:
-     * f32 spills from 144 words, f64 from 128; at 512 threads each has 128 registers). */
-    const int words = (p[GEN_BLOCK_M] * (p[GEN_HEAD_DIM_V] + p[GEN_BLOCK_N]) / threads) * (elem_bytes(p) / 4);
+    /* Per-thread register arrays, in 32-bit words: output rows x chunks and scores. Past these
+     * limits ptxas spills (swept for sm_90 with CUDA 13.0: f32 from 144 words, f64 from 128; at
+     * 512 threads each thread has only 128 registers). */
+    const int rm = bm * tn / threads;
+    const int words = rm * (chunks_per_lane(p, p[GEN_HEAD_DIM_V], tn) * vec + bn / tn) * (elem_bytes(p) / 4);
     const int f64 = p[GEN_DTYPE] == DTYPE_F64;
     const int limit = threads > 256 ? (f64 ? 40 : 56) : (f64 ? 112 : 128);
     if (words > limit) {
         snprintf(why, len, "BLOCK_M=%d, BLOCK_N=%d, NUM_WARPS=%d, HEAD_DIM_V=%d, DTYPE=%d: %d accumulator "
-                 "registers per thread would spill (limit %d)", p[GEN_BLOCK_M], p[GEN_BLOCK_N],
-                 p[GEN_NUM_WARPS], p[GEN_HEAD_DIM_V], p[GEN_DTYPE], words, limit);
+                 "registers per thread would spill (limit %d)", bm, bn, nw, p[GEN_HEAD_DIM_V], p[GEN_DTYPE], words,
+                 limit);
         return -1;
     }
     return 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the lent GPU machine: unpack the carried Debian packages (.deps/debs, see shared/GPU.md),
 # build, run the gpu-labelled tests and the kernel benchmark. Logs go to $OUT.
-# Usage: scripts/gpu-check.sh [ctest -R regex]
+# Usage: [TARGETS="test_attn_gpu bench_kernels"] scripts/gpu-check.sh [ctest -R regex]
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 P=/tmp/prefix; mkdir -p $P
@@ -11,7 +11,7 @@ export LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu LD_LIBRARY_PATH=$P/usr/lib/x86_6
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
 git rev-parse HEAD 2>/dev/null | tee -a "$OUT/device.txt"; date -u | tee -a "$OUT/device.txt"
 cmake -S . -B /tmp/build -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&
-  cmake --build /tmp/build >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+  cmake --build /tmp/build ${TARGETS:+--target $TARGETS} >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 filter=${1:-}
 (cd /tmp/build && ctest --output-on-failure -L gpu ${filter:+-R "$filter"} 2>&1) > "$OUT/gpu-tests.log"
 grep -E "FAIL|rel .*FAIL|build failed|failed|Passed|Failed|tests passed|\[  (PASSED|FAILED) \]" "$OUT/gpu-tests.log" | tail -60

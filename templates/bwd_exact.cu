@@ -13,7 +13,8 @@
 //
 // Work split as in fwd_exact.cu: row groups of kTN consecutive lanes; a group owns interleaved
 // rows, a lane owns the score columns c, c + kTN, ... and output columns in 16-byte chunks
-// c, c + kTN, ... Accumulators live in registers; P and dS go through shared memory.
+// c, c + kTN, ... (a lane's last chunk may lie past the row and is then skipped). Accumulators
+// live in registers; P and dS go through shared memory.
 //   ft_bwd_dkdv: rows = keys (kRK a thread), score columns = queries; S^T = K Q^T and
 //     dP^T = V dO^T, then dV += P^T dO and dK += dS^T Q. DQ_MODE 0 adds a third split (kTN3)
 //     over queries x HEAD_DIM for dQ += dS K, reading dS^T from shared memory.
@@ -72,6 +73,17 @@ FT_DEVICE void ex_lds(acc_t (&r)[kVec], const elem_t *p)
     for (int u = 0; u < kVec; ++u)
         r[u] = x.v[u];
 }
+// The same for a chunk a lane may own past the end of its row (ok = 0): zeros, no load.
+FT_DEVICE void ex_lds_if(acc_t (&r)[kVec], const elem_t *p, bool ok)
+{
+    if (ok) {
+        ex_lds(r, p);
+    } else {
+#pragma unroll
+        for (int u = 0; u < kVec; ++u)
+            r[u] = 0;
+    }
+}
 
 // 1 when every row of a [batch, heads, seqlen, dim] tensor starts on 16 bytes, so rows can be
 // copied with 16-byte cp.async; strides of extent-1 dimensions do not matter.
@@ -110,21 +122,57 @@ FT_DEVICE void ex_stage_rows(elem_t *dst, const elem_t *src, long long gstride, 
     }
 }
 
+// 16-byte chunks of a w-wide row that each of tn lanes owns (lane c: chunks c, c + tn, ...);
+// when tn does not divide the row's chunks, the last one of some lanes falls past the row and
+// they skip it (loads give zeros, stores are dropped).
+__host__ __device__ constexpr int ex_chunks_per_lane(int w, int tn)
+{
+    return (w / kVec + tn - 1) / tn;
+}
+
+// Shared-memory wavefronts (128 bytes each) of one warp-wide 16-byte load that reads n distinct
+// addresses without bank conflicts (the padded rows see to that).
+__host__ __device__ constexpr int ex_wavefronts(int n)
+{
+    return n > 8 ? n / 8 : 1;
+}
+
 // Lanes per row group for a block of R rows that computes R x C scores (inner dims summing to
 // ksum) and then nout products of widths w1, w2 (0: none) over those C columns. Valid when the
-// group divides C and each width in 16-byte chunks and every thread gets at least one row; among
-// those, the one with the fewest 16-byte shared-memory loads per tile. 0 when none is valid
-// (generator/family_*_exact.c rejects such configurations with the same rule).
+// group divides C and every thread gets at least one row; among those, the one whose loads
+// cost the fewest shared-memory wavefronts per warp and tile (row data is read once per row
+// group, 32/tn addresses; column data once per lane, tn addresses). 0 when none is valid.
+// pick_tn() in generator/family_*_exact.c is the same function (change both together).
 __host__ __device__ constexpr int ex_pick_tn(int R, int C, int ksum, int w1, int w2, int nout)
 {
     int best = 0;
     long long best_cost = 0;
     for (int tn = 1; tn <= 32; tn *= 2) {
-        if (R * tn < kThreads || (R * tn) % kThreads != 0 || C % tn != 0 || w1 % (kVec * tn) != 0 ||
-            w2 % (kVec * tn) != 0)
+        if (R * tn < kThreads || (R * tn) % kThreads != 0 || C % tn != 0)
+            continue;
+        const int rr = R * tn / kThreads, wf_row = ex_wavefronts(32 / tn), wf_col = ex_wavefronts(tn);
+        const int chunks = ex_chunks_per_lane(w1, tn) + ex_chunks_per_lane(w2, tn);
+        const long long cost = (long long)(ksum / kVec) * (rr * wf_row + (C / tn) * wf_col) +
+                               (long long)(C / kVec) * (rr * nout * wf_row + kVec * chunks * wf_col);
+        if (best == 0 || cost < best_cost) {
+            best = tn;
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
+// The same for one product of R rows x w columns over an inner dim k whose row operand is read
+// one scalar at a time (ft_bwd_dkdv's dQ += dS K, dS^T being stored key-major).
+__host__ __device__ constexpr int ex_pick_tn_scalar_rows(int R, int k, int w)
+{
+    int best = 0;
+    long long best_cost = 0;
+    for (int tn = 1; tn <= 32; tn *= 2) {
+        if (R * tn < kThreads || (R * tn) % kThreads != 0)
             continue;
         const int rr = R * tn / kThreads;
-        const long long cost = (long long)(rr + C / tn) * ksum + (long long)(rr * nout + (w1 + w2) / tn) * C;
+        const long long cost = (long long)k * (rr + ex_chunks_per_lane(w, tn) * ex_wavefronts(tn));
         if (best == 0 || cost < best_cost) {
             best = tn;
             best_cost = cost;
@@ -147,15 +195,20 @@ constexpr int kTN1 = ex_pick_tn(BLOCK_N, BLOCK_M, HEAD_DIM + HEAD_DIM_V, HEAD_DI
 constexpr int kG1 = kTN1 ? kThreads / kTN1 : 1;            // row groups
 constexpr int kRK = BLOCK_N / kG1;                         // keys per thread
 constexpr int kRQ = kTN1 ? BLOCK_M / kTN1 : 1;             // query columns per thread
-constexpr int kKCh = kTN1 ? HEAD_DIM / (kVec * kTN1) : 1;  // 16-byte dK chunks per thread
-constexpr int kVCh = kTN1 ? HEAD_DIM_V / (kVec * kTN1) : 1;
+constexpr int kKAll = HEAD_DIM / kVec;                     // 16-byte chunks in a Q/K row
+constexpr int kVAll = HEAD_DIM_V / kVec;                   // in a V/dO row
+constexpr int kKCh = kTN1 ? ex_chunks_per_lane(HEAD_DIM, kTN1) : 1;     // dK chunks per thread
+constexpr int kVCh = kTN1 ? ex_chunks_per_lane(HEAD_DIM_V, kTN1) : 1;   // dV chunks per thread
+constexpr bool kKRagged = kTN1 && kKAll % kTN1 != 0;       // some lanes own a chunk past the row
+constexpr bool kVRagged = kTN1 && kVAll % kTN1 != 0;
 #if DQ_MODE == 0
 // dQ += dS K inside ft_bwd_dkdv: rows = queries, columns = HEAD_DIM, inner = keys.
-constexpr int kTN3 = ex_pick_tn(BLOCK_M, BLOCK_N, 0, HEAD_DIM, 0, 1);
+constexpr int kTN3 = ex_pick_tn_scalar_rows(BLOCK_M, BLOCK_N, HEAD_DIM);
 constexpr int kG3 = kTN3 ? kThreads / kTN3 : 1;
 constexpr int kR3 = BLOCK_M / kG3;                         // queries per thread
-constexpr int kCh3 = kTN3 ? HEAD_DIM / (kVec * kTN3) : 1;  // 16-byte dQ chunks per thread
-static_assert(kTN3 > 0, "BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM: no dQ thread split for DQ_MODE 0 (see check_bwd)");
+constexpr int kCh3 = kTN3 ? ex_chunks_per_lane(HEAD_DIM, kTN3) : 1;   // 16-byte dQ chunks per thread
+constexpr bool kRagged3 = kTN3 && kKAll % kTN3 != 0;
+static_assert(kTN3 > 0, "BLOCK_M, BLOCK_N, NUM_WARPS: no dQ thread split for DQ_MODE 0 (see check_bwd)");
 #else
 // ft_bwd_dq
 constexpr int kDsLd = BLOCK_N + kVec;      // row stride of dS (one row per query)
@@ -165,8 +218,9 @@ constexpr int kTNq = ex_pick_tn(BLOCK_M, BLOCK_N, HEAD_DIM + HEAD_DIM_V, HEAD_DI
 constexpr int kGq = kTNq ? kThreads / kTNq : 1;
 constexpr int kRM = BLOCK_M / kGq;                         // queries per thread
 constexpr int kRN = kTNq ? BLOCK_N / kTNq : 1;             // key columns per thread
-constexpr int kQCh = kTNq ? HEAD_DIM / (kVec * kTNq) : 1;  // 16-byte dQ chunks per thread
-static_assert(kTNq > 0, "BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM: no ft_bwd_dq thread split (see check_bwd)");
+constexpr int kQCh = kTNq ? ex_chunks_per_lane(HEAD_DIM, kTNq) : 1;   // 16-byte dQ chunks per thread
+constexpr bool kQRagged = kTNq && kKAll % kTNq != 0;
+static_assert(kTNq > 0, "BLOCK_M, BLOCK_N, NUM_WARPS: no ft_bwd_dq thread split (see check_bwd)");
 static_assert(BLOCK_N % kVec == 0, "BLOCK_N: a multiple of 16 bytes of elements (4 f32, 2 f64) for DQ_MODE 1");
 static_assert(kDqSmemBytes <= 232448, "BLOCK_M, BLOCK_N, NUM_STAGES: ft_bwd_dq shared memory over 227 KiB");
 #endif
@@ -174,7 +228,7 @@ static_assert(kDqSmemBytes <= 232448, "BLOCK_M, BLOCK_N, NUM_STAGES: ft_bwd_dq s
 static_assert(HEAD_DIM % kVec == 0 && HEAD_DIM_V % kVec == 0, "HEAD_DIM, HEAD_DIM_V: whole 16-byte rows");
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES: 1..4");
 static_assert(BLOCK_M % kVec == 0, "BLOCK_M: a multiple of 16 bytes of elements (4 f32, 2 f64)");
-static_assert(kTN1 > 0, "BLOCK_N, BLOCK_M, NUM_WARPS, HEAD_DIM, HEAD_DIM_V: no dK/dV thread split (see check_bwd)");
+static_assert(kTN1 > 0, "BLOCK_N, BLOCK_M, NUM_WARPS: no dK/dV thread split (see check_bwd)");
 static_assert(kRK * kG1 == BLOCK_N && kRQ * kTN1 == BLOCK_M, "dK/dV thread split");
 static_assert(kDkdvSmemBytes <= 232448, "BLOCK_M, BLOCK_N, NUM_STAGES: ft_bwd_dkdv shared memory over 227 KiB");
 
@@ -372,10 +426,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
                 acc_t ov[kVCh][kVec], qv[kKCh][kVec];
 #pragma unroll
                 for (int ch = 0; ch < kVCh; ++ch)
-                    ex_lds(ov[ch], tdo + (m + u) * kVLd + (lane_c + kTN1 * ch) * kVec);
+                    ex_lds_if(ov[ch], tdo + (m + u) * kVLd + (lane_c + kTN1 * ch) * kVec,
+                              !kVRagged || lane_c + kTN1 * ch < kVAll);
 #pragma unroll
                 for (int ch = 0; ch < kKCh; ++ch)
-                    ex_lds(qv[ch], tq + (m + u) * kQkLd + (lane_c + kTN1 * ch) * kVec);
+                    ex_lds_if(qv[ch], tq + (m + u) * kQkLd + (lane_c + kTN1 * ch) * kVec,
+                              !kKRagged || lane_c + kTN1 * ch < kKAll);
 #pragma unroll
                 for (int i = 0; i < kRK; ++i) {
 #pragma unroll
@@ -412,7 +468,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
                     a[i] = sdST[n * kPtLd + g3 + kG3 * i];
 #pragma unroll
                 for (int ch = 0; ch < kCh3; ++ch)
-                    ex_lds(kv[ch], sK + n * kQkLd + (c3 + kTN3 * ch) * kVec);
+                    ex_lds_if(kv[ch], sK + n * kQkLd + (c3 + kTN3 * ch) * kVec, !kRagged3 || c3 + kTN3 * ch < kKAll);
 #pragma unroll
                 for (int i = 0; i < kR3; ++i)
 #pragma unroll
@@ -428,9 +484,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
                     acc_t *const dst = gdqa + (long long)row * HEAD_DIM;
 #pragma unroll
                     for (int ch = 0; ch < kCh3; ++ch)
+                        if (!kRagged3 || c3 + kTN3 * ch < kKAll)
 #pragma unroll
-                        for (int w = 0; w < kVec; ++w)
-                            atomicAdd(dst + (c3 + kTN3 * ch) * kVec + w, dq[i][ch * kVec + w]);
+                            for (int w = 0; w < kVec; ++w)
+                                atomicAdd(dst + (c3 + kTN3 * ch) * kVec + w, dq[i][ch * kVec + w]);
                 }
             }
         }
@@ -449,14 +506,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
             elem_t *const vrow = gdv + key * args.dv_stride[2];
 #pragma unroll
             for (int ch = 0; ch < kKCh; ++ch)
+                if (!kKRagged || lane_c + kTN1 * ch < kKAll)
 #pragma unroll
-                for (int w = 0; w < kVec; ++w)
-                    krow[(lane_c + kTN1 * ch) * kVec + w] = dk[i][ch * kVec + w] * scale;
+                    for (int w = 0; w < kVec; ++w)
+                        krow[(lane_c + kTN1 * ch) * kVec + w] = dk[i][ch * kVec + w] * scale;
 #pragma unroll
             for (int ch = 0; ch < kVCh; ++ch)
+                if (!kVRagged || lane_c + kTN1 * ch < kVAll)
 #pragma unroll
-                for (int w = 0; w < kVec; ++w)
-                    vrow[(lane_c + kTN1 * ch) * kVec + w] = dv[i][ch * kVec + w];
+                    for (int w = 0; w < kVec; ++w)
+                        vrow[(lane_c + kTN1 * ch) * kVec + w] = dv[i][ch * kVec + w];
         }
     }
 }
@@ -610,7 +669,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
                 acc_t kv[kQCh][kVec];
 #pragma unroll
                 for (int ch = 0; ch < kQCh; ++ch)
-                    ex_lds(kv[ch], tk + (n + u) * kQkLd + (lane_c + kTNq * ch) * kVec);
+                    ex_lds_if(kv[ch], tk + (n + u) * kQkLd + (lane_c + kTNq * ch) * kVec,
+                              !kQRagged || lane_c + kTNq * ch < kKAll);
 #pragma unroll
                 for (int i = 0; i < kRM; ++i)
 #pragma unroll
@@ -631,9 +691,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
             elem_t *const qrow = gdq + row * args.dq_stride[2];
 #pragma unroll
             for (int ch = 0; ch < kQCh; ++ch)
+                if (!kQRagged || lane_c + kTNq * ch < kKAll)
 #pragma unroll
-                for (int w = 0; w < kVec; ++w)
-                    qrow[(lane_c + kTNq * ch) * kVec + w] = dq[i][ch * kVec + w] * scale;
+                    for (int w = 0; w < kVec; ++w)
+                        qrow[(lane_c + kTNq * ch) * kVec + w] = dq[i][ch * kVec + w] * scale;
         }
     }
 #endif

@@ -9,10 +9,12 @@
 // reductions are warp shuffles). Row group g owns the tile's query rows g, g + kGroups, ... (kRM
 // rows, interleaved so that the row groups of one warp read different banks); lane c of a group
 // owns the score columns c, c + kTN, ... (kRN of them) and the output columns in 16-byte chunks
-// c, c + kTN, ... (kRO elements). Scores and output stay in registers; P goes through shared
+// c, c + kTN, ... (kRO elements; when kTN does not divide the row's chunks, a lane's last chunk
+// may lie past the row and is skipped). Scores and output stay in registers; P goes through shared
 // memory between the two products. kTN is chosen at compile time (ex_pick_tn) to need the
-// fewest shared-memory loads per FMA; the per-thread register arrays (BLOCK_M*HEAD_DIM_V and
-// BLOCK_M*BLOCK_N elements over the threads) do not depend on it.
+// fewest shared-memory loads per FMA; the per-thread register arrays (about BLOCK_M*HEAD_DIM_V
+// and BLOCK_M*BLOCK_N elements over the threads) hardly depend on it. Registers per thread are
+// bounded in check_fwd so that ptxas does not spill.
 //
 // Shared memory (elements of DTYPE; every row padded by 16 bytes so that rows start on
 // different banks): Q [BLOCK_M][HEAD_DIM+kVec], K [NUM_STAGES][BLOCK_N][HEAD_DIM+kVec],
@@ -65,6 +67,17 @@ FT_DEVICE void ex_lds(acc_t (&r)[kVec], const elem_t *p)
     for (int u = 0; u < kVec; ++u)
         r[u] = x.v[u];
 }
+// The same for a chunk a lane may own past the end of its row (ok = 0): zeros, no load.
+FT_DEVICE void ex_lds_if(acc_t (&r)[kVec], const elem_t *p, bool ok)
+{
+    if (ok) {
+        ex_lds(r, p);
+    } else {
+#pragma unroll
+        for (int u = 0; u < kVec; ++u)
+            r[u] = 0;
+    }
+}
 
 // 1 when every row of a [batch, heads, seqlen, dim] tensor starts on 16 bytes, so rows can be
 // copied with 16-byte cp.async; strides of extent-1 dimensions do not matter.
@@ -103,21 +116,57 @@ FT_DEVICE void ex_stage_rows(elem_t *dst, const elem_t *src, long long gstride, 
     }
 }
 
+// 16-byte chunks of a w-wide row that each of tn lanes owns (lane c: chunks c, c + tn, ...);
+// when tn does not divide the row's chunks, the last one of some lanes falls past the row and
+// they skip it (loads give zeros, stores are dropped).
+__host__ __device__ constexpr int ex_chunks_per_lane(int w, int tn)
+{
+    return (w / kVec + tn - 1) / tn;
+}
+
+// Shared-memory wavefronts (128 bytes each) of one warp-wide 16-byte load that reads n distinct
+// addresses without bank conflicts (the padded rows see to that).
+__host__ __device__ constexpr int ex_wavefronts(int n)
+{
+    return n > 8 ? n / 8 : 1;
+}
+
 // Lanes per row group for a block of R rows that computes R x C scores (inner dims summing to
 // ksum) and then nout products of widths w1, w2 (0: none) over those C columns. Valid when the
-// group divides C and each width in 16-byte chunks and every thread gets at least one row; among
-// those, the one with the fewest 16-byte shared-memory loads per tile. 0 when none is valid
-// (generator/family_*_exact.c rejects such configurations with the same rule).
+// group divides C and every thread gets at least one row; among those, the one whose loads
+// cost the fewest shared-memory wavefronts per warp and tile (row data is read once per row
+// group, 32/tn addresses; column data once per lane, tn addresses). 0 when none is valid.
+// pick_tn() in generator/family_*_exact.c is the same function (change both together).
 __host__ __device__ constexpr int ex_pick_tn(int R, int C, int ksum, int w1, int w2, int nout)
 {
     int best = 0;
     long long best_cost = 0;
     for (int tn = 1; tn <= 32; tn *= 2) {
-        if (R * tn < kThreads || (R * tn) % kThreads != 0 || C % tn != 0 || w1 % (kVec * tn) != 0 ||
-            w2 % (kVec * tn) != 0)
+        if (R * tn < kThreads || (R * tn) % kThreads != 0 || C % tn != 0)
+            continue;
+        const int rr = R * tn / kThreads, wf_row = ex_wavefronts(32 / tn), wf_col = ex_wavefronts(tn);
+        const int chunks = ex_chunks_per_lane(w1, tn) + ex_chunks_per_lane(w2, tn);
+        const long long cost = (long long)(ksum / kVec) * (rr * wf_row + (C / tn) * wf_col) +
+                               (long long)(C / kVec) * (rr * nout * wf_row + kVec * chunks * wf_col);
+        if (best == 0 || cost < best_cost) {
+            best = tn;
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
+// The same for one product of R rows x w columns over an inner dim k whose row operand is read
+// one scalar at a time (ft_bwd_dkdv's dQ += dS K, dS^T being stored key-major).
+__host__ __device__ constexpr int ex_pick_tn_scalar_rows(int R, int k, int w)
+{
+    int best = 0;
+    long long best_cost = 0;
+    for (int tn = 1; tn <= 32; tn *= 2) {
+        if (R * tn < kThreads || (R * tn) % kThreads != 0)
             continue;
         const int rr = R * tn / kThreads;
-        const long long cost = (long long)(rr + C / tn) * ksum + (long long)(rr * nout + (w1 + w2) / tn) * C;
+        const long long cost = (long long)k * (rr + ex_chunks_per_lane(w, tn) * ex_wavefronts(tn));
         if (best == 0 || cost < best_cost) {
             best = tn;
             best_cost = cost;
@@ -137,7 +186,9 @@ constexpr int kTN = ex_pick_tn(BLOCK_M, BLOCK_N, HEAD_DIM, HEAD_DIM_V, 0, 1);   
 constexpr int kGroups = kTN ? kThreads / kTN : 1;                              // row groups
 constexpr int kRM = BLOCK_M / kGroups;                // query rows per thread
 constexpr int kRN = kTN ? BLOCK_N / kTN : 1;          // score columns per thread
-constexpr int kOChunks = kTN ? HEAD_DIM_V / (kVec * kTN) : 1;   // 16-byte output chunks per thread
+constexpr int kOAll = HEAD_DIM_V / kVec;             // 16-byte chunks in an output row
+constexpr int kOChunks = kTN ? ex_chunks_per_lane(HEAD_DIM_V, kTN) : 1;   // of them per thread
+constexpr bool kORagged = kTN && kOAll % kTN != 0;    // some lanes own a chunk past the row
 constexpr int kRO = kOChunks * kVec;                  // output columns per thread
 constexpr int kWaitGroups = NUM_STAGES >= 2 ? NUM_STAGES - 2 : 0;   // cp.async groups left in flight
 
@@ -145,8 +196,8 @@ static_assert(HEAD_DIM % kVec == 0 && HEAD_DIM_V % kVec == 0, "HEAD_DIM, HEAD_DI
 static_assert(BLOCK_N % kVec == 0, "BLOCK_N: a multiple of 16 bytes of elements (4 f32, 2 f64)");
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES: 1..4");
 static_assert(kSmemBytes <= 232448, "BLOCK_M, BLOCK_N, NUM_STAGES: shared memory over the 227 KiB of sm_90");
-static_assert(kTN > 0, "BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM_V: no thread split (see check_fwd)");
-static_assert(kRM * kGroups == BLOCK_M && kRN * kTN == BLOCK_N && kRO * kTN == HEAD_DIM_V, "thread split");
+static_assert(kTN > 0, "BLOCK_M, BLOCK_N, NUM_WARPS: no thread split (see check_fwd)");
+static_assert(kRM * kGroups == BLOCK_M && kRN * kTN == BLOCK_N && kOChunks * kTN >= kOAll, "thread split");
 
 // ---- kernel -----------------------------------------------------------------------------
 
@@ -293,7 +344,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
                 acc_t vv[kOChunks][kVec];
 #pragma unroll
                 for (int ch = 0; ch < kOChunks; ++ch)
-                    ex_lds(vv[ch], tv + (n + u) * kVLd + (lane_c + kTN * ch) * kVec);
+                    ex_lds_if(vv[ch], tv + (n + u) * kVLd + (lane_c + kTN * ch) * kVec,
+                              !kORagged || lane_c + kTN * ch < kOAll);
 #pragma unroll
                 for (int i = 0; i < kRM; ++i)
 #pragma unroll
@@ -314,9 +366,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
             elem_t *const orow = go + row * os;
 #pragma unroll
             for (int ch = 0; ch < kOChunks; ++ch)
+                if (!kORagged || lane_c + kTN * ch < kOAll)
 #pragma unroll
-                for (int w = 0; w < kVec; ++w)
-                    orow[(lane_c + kTN * ch) * kVec + w] = o[i][ch * kVec + w] / li;
+                    for (int w = 0; w < kVec; ++w)
+                        orow[(lane_c + kTN * ch) * kVec + w] = o[i][ch * kVec + w] / li;
             if (lane_c == 0)
                 glse[row] = m[i] + ex_log(li);
         }

@@ -118,26 +118,29 @@ static gen_config make_config(const char *name, const attn_case *c, int backward
         g.p[GEN_CAUSAL_SKIP] = c->causal_skip;
     if (g.family->params & GEN_BIT(GEN_DQ_MODE))
         g.p[GEN_DQ_MODE] = c->dq_mode;
+    /* The family's tiles (or the case's) when valid; else the nearest valid ones: fewer stages,
+     * then smaller key and query tiles, each tried with the default warps, twice and half. */
+    const gen_config base = g;
+    static const int warp_factor[3][2] = { { 1, 1 }, { 2, 1 }, { 1, 2 } };   /* multiply, divide */
     char why[512];
-    for (int tries = 0; tries < 12; tries++) {
-        if (g.family->params & GEN_BIT(GEN_EVEN_M))
-            g.p[GEN_EVEN_M] = even(c->seqlen_q, g.p[GEN_BLOCK_M]);
-        if (g.family->params & GEN_BIT(GEN_EVEN_N))
-            g.p[GEN_EVEN_N] = even(c->seqlen_k, g.p[GEN_BLOCK_N]);
-        if (gen_validate(&g, session.smem_limit, why, sizeof why) == 0)
-            break;
-        /* Shrink what the case did not fix: stages, then key tile, then query tile. */
-        if (!tiles[3] && g.p[GEN_NUM_STAGES] > 2)
-            g.p[GEN_NUM_STAGES]--;
-        else if (!tiles[1] && g.p[GEN_BLOCK_N] > 32)
-            g.p[GEN_BLOCK_N] /= 2;
-        else if (!tiles[0] && g.p[GEN_BLOCK_M] > 16 * g.p[GEN_NUM_WARPS])
-            g.p[GEN_BLOCK_M] /= 2;
-        else if (!tiles[2] && g.p[GEN_NUM_WARPS] > 1 && g.p[GEN_BLOCK_M] % (16 * (g.p[GEN_NUM_WARPS] / 2)) == 0)
-            g.p[GEN_NUM_WARPS] /= 2;
-        else
-            break;
-    }
+    for (int bm = base.p[GEN_BLOCK_M]; bm >= 1; bm = tiles[0] ? 0 : bm / 2)
+        for (int bn = base.p[GEN_BLOCK_N]; bn >= 1; bn = tiles[1] ? 0 : bn / 2)
+            for (int wf = 0; wf < (tiles[2] ? 1 : 3); wf++)
+                for (int st = base.p[GEN_NUM_STAGES]; st >= 1; st = tiles[3] ? 0 : st - 1) {
+                    g = base;
+                    g.p[GEN_BLOCK_M] = bm;
+                    g.p[GEN_BLOCK_N] = bn;
+                    g.p[GEN_NUM_WARPS] = base.p[GEN_NUM_WARPS] * warp_factor[wf][0] / warp_factor[wf][1];
+                    g.p[GEN_NUM_STAGES] = st;
+                    if (g.family->params & GEN_BIT(GEN_EVEN_M))
+                        g.p[GEN_EVEN_M] = even(c->seqlen_q, bm);
+                    if (g.family->params & GEN_BIT(GEN_EVEN_N))
+                        g.p[GEN_EVEN_N] = even(c->seqlen_k, bn);
+                    if (g.p[GEN_NUM_WARPS] >= 1 && gen_validate(&g, session.smem_limit, why, sizeof why) == 0)
+                        return g;
+                }
+    /* Nothing fits: keep the base so the build reports why. */
+    g = base;
     return g;
 }
 
