@@ -18,7 +18,7 @@ int cmd_best(int argc, char **argv);      /* cmd_db.c */
 int cmd_db(int argc, char **argv);        /* cmd_db.c */
 
 static const command commands[] = {
-    { "tune", "load a Lua search space and compile its candidates (timing: issue 4)", cmd_tune },
+    { "tune", "run a tuning sweep from a Lua search space into SQLite", cmd_tune },
     { "emit", "print the CUDA source of one template configuration", cmd_emit },
     { "compile", "compile one configuration with NVRTC and report its resources", cmd_compile },
     { "results", "list a workload's candidates from the database", cmd_results },

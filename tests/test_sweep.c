@@ -1,0 +1,253 @@
+/* The sweep's CPU-checkable parts: timing statistics, the FLOP count, the worker's result
+ * lines, error comparison, the prune count, the default-configuration test, the resume filter
+ * against a database holding some results, and `flashtune tune` without a GPU (compile only,
+ * exit 0, nothing stored). The GPU path itself runs on the GPU machine. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "db_internal.h"
+#include "tune_sweep.h"
+#include "tune_worker.h"
+
+int cmd_tune(int argc, char **argv);   /* tuner/cmd_tune.c */
+
+typedef struct stats_case {
+    const char *name;
+    float ms[8];
+    int n;
+    double median, min, spread;
+} stats_case;
+
+static const stats_case stats_cases[] = {
+    { "one value", { 2 }, 1, 2, 2, 0 },
+    { "constant", { 5, 5, 5, 5 }, 4, 5, 5, 0 },
+    { "odd, sorted", { 1, 2, 3, 4, 5 }, 5, 3, 1, (4.6 - 1.4) / 3 },
+    { "even, shuffled", { 4, 1, 3, 2 }, 4, 2.5, 1, (3.7 - 1.3) / 2.5 },
+    { "outlier", { 1, 1, 1, 1, 1, 1, 1, 100 }, 8, 1, 1, (1 + 0.3 * 99 - 1) / 1 },
+};
+
+static void test_stats(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof stats_cases / sizeof stats_cases[0]; i++) {
+        const stats_case *c = &stats_cases[i];
+        float ms[8];
+        memcpy(ms, c->ms, sizeof ms);
+        double median, min, spread;
+        assert_int_equal(tune_stats(ms, c->n, &median, &min, &spread), 0);
+        if (fabs(median - c->median) > 1e-6 || fabs(min - c->min) > 1e-6 || fabs(spread - c->spread) > 1e-6) {
+            printf("  %s: expected median %g min %g spread %g, got %g %g %g\n", c->name, c->median, c->min, c->spread,
+                   median, min, spread);
+            fail();
+        }
+    }
+    double m, n, s;
+    float none[1];
+    assert_int_equal(tune_stats(none, 0, &m, &n, &s), -1);
+}
+
+typedef struct flops_case {
+    const char *name;
+    tune_workload w;
+    int backward;
+    double flops;
+} flops_case;
+
+static const flops_case flops_cases[] = {
+    /* dtype d dv causal batch heads sq sk */
+    { "fwd 4x16x4096 d128", { 2, 128, 128, 0, 4, 16, 4096, 4096 }, 0, 4.0 * 4 * 16 * 4096 * 4096 * 128 },
+    { "fwd causal halves", { 2, 128, 128, 1, 4, 16, 4096, 4096 }, 0, 2.0 * 4 * 16 * 4096 * 4096 * 128 },
+    { "bwd is 2.5x", { 2, 128, 128, 0, 4, 16, 4096, 4096 }, 1, 2.5 * 4.0 * 4 * 16 * 4096 * 4096 * 128 },
+    { "bwd causal", { 1, 64, 64, 1, 1, 2, 100, 300 }, 1, 2.5 * 2.0 * 2 * 100 * 300 * 64 },
+    { "Dv differs", { 2, 64, 128, 0, 1, 1, 10, 20 }, 0, 2.0 * 10 * 20 * (64 + 128) },
+};
+
+static void test_flops(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof flops_cases / sizeof flops_cases[0]; i++) {
+        const flops_case *c = &flops_cases[i];
+        double got = tune_flops(&c->w, c->backward);
+        if (fabs(got - c->flops) > 1e-9 * c->flops) {
+            printf("  %s: expected %.6g, got %.6g\n", c->name, c->flops, got);
+            fail();
+        }
+    }
+    /* TFLOP/s as the sweep computes it: 549.76 GFLOP in 1 ms is 549.76 TFLOP/s. */
+    double tf = tune_flops(&flops_cases[0].w, 0) / (1.0 * 1e-3) / 1e12;
+    assert_true(fabs(tf - 549.755813888) < 1e-6);
+}
+
+static void test_record_lines(void **state)
+{
+    (void)state;
+    tune_record r, back;
+    char line[1024];
+    tune_record_init(&r, 7);
+    r.median_ms = 1.25, r.min_ms = 1.125, r.spread = 0.03125, r.tflops = 439.8, r.rel_error = 2e-3, r.max_abs_error = 0.0625;
+    tune_record_format(&r, line, sizeof line);
+    assert_int_equal(tune_record_parse(line, &back), 0);
+    assert_int_equal(back.id, 7);
+    assert_int_equal(back.status, DB_STATUS_OK);
+    assert_true(back.median_ms == 1.25 && back.min_ms == 1.125 && back.spread == 0.03125);
+    assert_true(fabs(back.tflops - 439.8) < 1e-9 && fabs(back.rel_error - 2e-3) < 1e-15);
+    assert_string_equal(back.message, "");
+
+    tune_record_init(&r, 3);
+    r.status = DB_STATUS_CRASHED;
+    snprintf(r.message, sizeof r.message, "kernel: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal\nmemory access");
+    tune_record_format(&r, line, sizeof line);
+    assert_non_null(strchr(line, '\n'));
+    assert_ptr_equal(strchr(line, '\n'), line + strlen(line) - 1);   /* one line */
+    assert_int_equal(tune_record_parse(line, &back), 0);
+    assert_int_equal(back.status, DB_STATUS_CRASHED);
+    assert_true(isnan(back.median_ms) && isnan(back.tflops));
+    assert_string_equal(back.message, "kernel: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access");
+
+    assert_int_equal(tune_record_parse("R 1 exploded 1 1 1 1 1 1 -", &back), -1);
+    assert_int_equal(tune_record_parse("B 1", &back), -1);
+    assert_int_equal(tune_record_parse("R 1 ok 1 2", &back), -1);
+}
+
+static void test_compare(void **state)
+{
+    (void)state;
+    const double want[4] = { 1, -2, 3, 4 };
+    double got[4] = { 1, -2, 3, 4 }, rel, mx;
+    assert_int_equal(tune_compare(got, want, 4, &rel, &mx), 0);
+    assert_true(rel == 0 && mx == 0);
+    got[3] = 5;   /* |diff| 1 over ||want|| sqrt(30) */
+    assert_int_equal(tune_compare(got, want, 4, &rel, &mx), 0);
+    assert_true(fabs(rel - 1 / sqrt(30.0)) < 1e-12 && mx == 1);
+    got[1] = NAN;
+    got[2] = INFINITY;
+    assert_int_equal(tune_compare(got, want, 4, &rel, &mx), 2);
+    assert_true(isinf(rel));
+    assert_true(tune_threshold(0) == 1e-5 && tune_threshold(1) == 3e-3 && tune_threshold(2) == 1e-2 &&
+                tune_threshold(3) == 1e-12);
+}
+
+static void test_keep_and_default(void **state)
+{
+    (void)state;
+    static const struct { int timed; double keep; int expected; } keeps[] = {
+        { 0, 0.25, 0 }, { 1, 0.25, 1 }, { 4, 0.25, 1 }, { 5, 0.25, 2 }, { 16, 0.25, 4 }, { 10, 1.0, 10 }, { 3, 0.01, 1 },
+    };
+    for (size_t i = 0; i < sizeof keeps / sizeof keeps[0]; i++)
+        if (tune_sweep_keep_count(keeps[i].timed, keeps[i].keep) != keeps[i].expected) {
+            printf("  keep(%d, %g): expected %d, got %d\n", keeps[i].timed, keeps[i].keep, keeps[i].expected,
+                   tune_sweep_keep_count(keeps[i].timed, keeps[i].keep));
+            fail();
+        }
+    gen_config c;
+    gen_config_init(&c, gen_family_find("fwd_mma"));
+    c.p[GEN_DTYPE] = 1, c.p[GEN_HEAD_DIM] = c.p[GEN_HEAD_DIM_V] = 64, c.p[GEN_CAUSAL] = 1, c.p[GEN_EVEN_M] = 1;
+    assert_int_equal(tune_sweep_is_default(&c), 1);   /* the workload's parameters do not count */
+    c.p[GEN_BLOCK_M] *= 2;
+    assert_int_equal(tune_sweep_is_default(&c), 0);
+}
+
+/* A database with 3 kernels of one workload: kernel 0 ok, kernel 2 pruned, kernel 1 missing. */
+static void test_resume_filter(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/test_sweep_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    char err[1024];
+    db *d;
+    assert_int_equal(db_open(path, DB_OPEN_CREATE, &d, err, sizeof err), 0);
+    db_device dev = { "Test GPU", "sm_90", 9, 0, 132, "13.0", "13.0" };
+    db_workload w = { DB_OP_FWD, 2, 128, 128, 0, 4, 16, 4096, 4096 };
+    int64_t dev_id, w_id, sweep_id, ids[3];
+    assert_int_equal(db_device_upsert(d, &dev, &dev_id, err, sizeof err), 0);
+    assert_int_equal(db_workload_upsert(d, &w, &w_id, err, sizeof err), 0);
+    assert_int_equal(db_sweep_begin(d, "test.lua", "0123456789abcdef", "host", &sweep_id, err, sizeof err), 0);
+    for (int i = 0; i < 3; i++) {
+        db_kernel k = { "fwd_mma", "", { 2, 128, 128, 64 << i, 64, 4, 2, 0, 1, 1, 1, 0 } };
+        snprintf(k.source_hash, sizeof k.source_hash, "00000000000000%02d", i);
+        assert_int_equal(db_kernel_upsert(d, &k, &ids[i], err, sizeof err), 0);
+    }
+    int pending[3], count = -1, pruned = -1;
+    assert_int_equal(tune_sweep_pending(d, dev_id, w_id, ids, 3, pending, &count, &pruned, err, sizeof err), 0);
+    assert_int_equal(count, 3);
+    assert_int_equal(pruned, 0);
+    db_result ok = { .sweep_id = sweep_id, .device_id = dev_id, .workload_id = w_id, .kernel_id = ids[0],
+                     .status = DB_STATUS_OK, .median_ms = 1.5, .min_ms = 1.4, .spread = 0.01, .tflops = 366,
+                     .rel_error = 1e-3, .max_abs_error = 1e-2 };
+    assert_int_equal(db_result_put(d, &ok, err, sizeof err), 0);
+    db_result skipped = ok;
+    skipped.kernel_id = ids[2];
+    skipped.status = DB_STATUS_SKIPPED;
+    skipped.message = "pruned";
+    assert_int_equal(db_result_put(d, &skipped, err, sizeof err), 0);
+    assert_int_equal(tune_sweep_pending(d, dev_id, w_id, ids, 3, pending, &count, &pruned, err, sizeof err), 0);
+    assert_int_equal(count, 1);
+    assert_int_equal(pending[0], 1);
+    assert_int_equal(pruned, 1);
+    /* Another device has nothing stored. */
+    db_device other = { "Other GPU", "sm_80", 8, 0, 108, "13.0", "13.0" };
+    int64_t other_id;
+    assert_int_equal(db_device_upsert(d, &other, &other_id, err, sizeof err), 0);
+    assert_int_equal(tune_sweep_pending(d, other_id, w_id, ids, 3, pending, &count, NULL, err, sizeof err), 0);
+    assert_int_equal(count, 3);
+    db_close(d);
+    char side[sizeof path + 8];
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+    unlink(path);
+}
+
+/* Without a driver, `flashtune tune` compiles only, exits 0 and writes no database. */
+static void test_compile_only(void **state)
+{
+    (void)state;
+    char space[] = "/tmp/test_sweep_space_XXXXXX";
+    int fd = mkstemp(space);
+    assert_true(fd >= 0);
+    const char *text =
+        "return { space{ template = 'fwd_mma', fixed = { CAUSAL_SKIP = 1, NUM_STAGES = 2, BLOCK_N = 64, NUM_WARPS = 4 },\n"
+        "  params = { BLOCK_M = {64} },\n"
+        "  workloads = { { dtype = 'bf16', head_dim = 64, causal = 0, batch = 1, heads = 2, seqlen = 256 } } } }\n";
+    assert_true(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    char dbpath[] = "/tmp/test_sweep_db_XXXXXX";
+    fd = mkstemp(dbpath);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(dbpath);   /* only the name is wanted: the run must not create it */
+    setenv("FLASHTUNE_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
+    char *argv[] = { "tune", "--db", dbpath, "--threads", "1", space, NULL };
+    assert_int_equal(cmd_tune(6, argv), 0);
+    assert_int_equal(access(dbpath, F_OK), -1);
+    char *bad[] = { "tune", "--no-such-option", NULL };
+    assert_int_equal(cmd_tune(2, bad), 2);
+    char *missing[] = { "tune", "/nonexistent/space.lua", NULL };
+    assert_int_equal(cmd_tune(2, missing), 2);
+    unlink(space);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_flops),
+        cmocka_unit_test(test_record_lines),
+        cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_keep_and_default),
+        cmocka_unit_test(test_resume_filter),
+        cmocka_unit_test(test_compile_only),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

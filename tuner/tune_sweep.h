@@ -1,0 +1,47 @@
+/* The tuning sweep (prefix tune_sweep_): compile a loaded space's distinct kernels on a thread
+ * pool (CUBINs cached in the database), then per workload skip what the database already holds
+ * (resume), validate and time the rest in worker processes (tune_worker.h) under a watchdog,
+ * store each result the moment it arrives, show progress and print a report of the winners. */
+#ifndef FT_TUNE_SWEEP_H
+#define FT_TUNE_SWEEP_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "db_internal.h"
+#include "tune_space.h"
+#include "tune_worker.h"
+
+/* Set by SIGINT/SIGTERM during a sweep (and by tests): the sweep stops the worker, closes
+ * its sweep row and returns TUNE_SWEEP_INTERRUPTED. */
+extern volatile sig_atomic_t tune_sweep_interrupted;
+
+#define TUNE_SWEEP_INTERRUPTED 130   /* exit status after Ctrl-C, as shells report SIGINT */
+
+/* Compiles every distinct kernel of the set for arch with `threads` threads and prints each
+ * one's registers, spills and compile time: what `flashtune tune` does without a GPU.
+ * Returns 0 (compile failures are reported, not fatal), 1 when memory ran out. */
+int tune_sweep_compile_only(const tune_space_set *set, const char *arch, int threads);
+
+/* The full sweep on the GPU the probe described: results go to the database at db_path
+ * (created when missing). Returns 0 when every workload was handled (failed candidates are
+ * results too), 1 on a database error or when a workload could not be set up (no reference,
+ * no memory), TUNE_SWEEP_INTERRUPTED after Ctrl-C. Never touches CUDA in this process. */
+int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const char *db_path, int threads);
+
+/* Resume filter: which of the count kernels have no stored result for (device, workload).
+ * OUT: pending[] (indices into kernel_ids, in order; room for count), *pending_count, and
+ * *pruned (may be NULL), how many stored results are 'skipped' (a prune already decided).
+ * Returns 0 or -1 (err). */
+int tune_sweep_pending(db *d, int64_t device_id, int64_t workload_id, const int64_t *kernel_ids, int count,
+                       int *pending, int *pending_count, int *pruned, char *err, size_t len);
+
+/* How many of `timed` first-pass candidates the prune strategy re-times: ceil(keep * timed),
+ * at least 1 when timed > 0. */
+int tune_sweep_keep_count(int timed, double keep);
+
+/* 1 when c holds its family's default for every parameter the space may choose (all but
+ * DTYPE, HEAD_DIM, HEAD_DIM_V, CAUSAL, EVEN_M, EVEN_N, which the workload sets). */
+int tune_sweep_is_default(const gen_config *c);
+
+#endif

@@ -1,0 +1,109 @@
+/* The benchmark worker (prefix tune_): a child process that owns the CUDA context, validates
+ * candidates against the `ref` family and times them; its line protocol over a pipe; the
+ * statistics and FLOP count of a timing. The parent (tune_sweep.c) never initializes CUDA:
+ * CUDA is not fork-safe, so every CUDA call happens in a child made by this file.
+ *
+ * Protocol (one text line each, child to parent):
+ *   "D cc_major cc_minor sm_count smem_optin l2_bytes driver NAME"  probe: the GPU
+ *   "N reason"                          probe: no usable GPU
+ *   "READY"                             worker: context, buffers and reference are ready
+ *   "E reason"                          worker: setup failed (nothing was measured)
+ *   "B i"                               worker: candidate i (index into the task) starts
+ *   "R i status median min spread tflops rel_error max_abs message"   its result */
+#ifndef FT_TUNE_WORKER_H
+#define FT_TUNE_WORKER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "db_internal.h"
+#include "tune_space.h"
+
+/* What the probe child reports of GPU 0. */
+typedef struct tune_gpu_info {
+    tune_device dev;            /* name, arch, cc, sm_count, smem_per_block_optin; real = 1 */
+    char driver_version[16];    /* "13.0" */
+    int l2_bytes;               /* L2 cache size (flushed between timed repetitions) */
+} tune_gpu_info;
+
+/* Forks a short-lived child that opens the driver and describes GPU 0 (the caller's process
+ * never touches CUDA). Returns 1 with *out filled, 0 when there is no usable GPU (reason in
+ * why), -1 when the probe itself failed (fork, pipe, timeout; reason in why). */
+int tune_worker_probe(tune_gpu_info *out, double timeout_s, char *why, size_t len);
+
+/* One candidate handed to the worker. */
+typedef struct tune_worker_item {
+    const gen_config *config;
+    const void *cubin;          /* the compiled image, owned by the caller */
+    int id;                     /* the caller's number, echoed in the results ("R id ...") */
+} tune_worker_item;
+
+/* The work of one worker process: one workload, its reference and the candidates to run. */
+typedef struct tune_worker_task {
+    tune_workload workload;
+    int backward;               /* 0: forward candidates; 1: backward */
+    const void *ref_cubin;      /* the ref family's image for this workload */
+    const gen_config *ref_config;
+    tune_bench bench;           /* warm-up and repetition time */
+    int l2_bytes;               /* flush buffer size / 2 (0: no flush) */
+    unsigned long long seed;    /* random inputs */
+    const tune_worker_item *items;
+    int count;
+} tune_worker_task;
+
+/* A running worker, seen from the parent. */
+typedef struct tune_worker_proc {
+    pid_t pid;
+    int fd;                     /* read end of the pipe */
+    char buf[8192];             /* bytes read but not yet returned as a line */
+    size_t used;
+    int eof;                    /* the pipe reached end of file */
+} tune_worker_proc;
+
+/* Forks a worker that runs task->items[first..count-1] in order. Returns 0 or -1 (why). */
+int tune_worker_start(const tune_worker_task *task, int first, tune_worker_proc *w, char *why, size_t len);
+
+/* Waits until deadline (CLOCK_MONOTONIC seconds, see tune_now) for the next line (without its
+ * newline, NUL-terminated, truncated to len). Returns 1 line, 0 end of file (the worker
+ * exited), -1 deadline passed, -2 interrupted by a signal (the caller checks its flag). */
+int tune_worker_read_line(tune_worker_proc *w, double deadline, char *line, size_t len);
+
+/* Ends the worker (SIGKILL unless it already exited) and reaps it; describes how it ended in
+ * how ("exit status 4", "killed by signal 11 (Segmentation fault)"). Safe to call twice. */
+void tune_worker_stop(tune_worker_proc *w, char *how, size_t len);
+
+/* Monotonic seconds. */
+double tune_now(void);
+
+/* ---- results and statistics (pure functions, tested on the CPU) -------------------------- */
+
+typedef struct tune_record {
+    int id;
+    db_status status;
+    double median_ms, min_ms, spread, tflops, rel_error, max_abs_error;   /* NAN: not measured */
+    char message[512];          /* empty when none */
+} tune_record;
+
+/* Sets every figure to NAN, message empty, status ok. */
+void tune_record_init(tune_record *r, int id);
+/* The "R ..." line for r, newline included (newlines in the message become spaces). */
+void tune_record_format(const tune_record *r, char *line, size_t len);
+/* Parses a line written by tune_record_format (with or without its newline). 0 or -1. */
+int tune_record_parse(const char *line, tune_record *r /* OUT */);
+
+/* Median, min and spread (p90 - p10) / median of n > 0 times (sorted in place); quantiles
+ * interpolate linearly between order statistics. Returns 0, or -1 when n < 1. */
+int tune_stats(float *ms, int n, double *median, double *min, double *spread);
+
+/* FLOPs of a workload by the FlashAttention convention: forward 2*B*H*Nq*Nk*(D + Dv) (that is
+ * 4*B*H*Nq*Nk*D when Dv = D), halved when causal; backward 2.5x the forward. */
+double tune_flops(const tune_workload *w, int backward);
+
+/* Relative-error limit of a dtype: f32 1e-5, f16 3e-3, bf16 1e-2, f64 1e-12. */
+double tune_threshold(int dtype);
+
+/* ||got - want|| / ||want|| over n values (OUT: *rel, *max_abs). Returns the number of NaN or
+ * infinite values in got (then *rel is INFINITY). */
+long tune_compare(const double *got, const double *want, size_t n, double *rel, double *max_abs);
+
+#endif
