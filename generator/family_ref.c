@@ -23,6 +23,10 @@ static const gen_entry entries[] = {
     { "ft_ref_bwd_preprocess", 0, NULL, NULL },
     { "ft_ref_bwd_dq", 0, NULL, NULL },
     { "ft_ref_bwd_dkdv", 1, NULL, NULL },
+    /* The tuner's utilities: any grid (grid-stride loops), launched by name with their own
+     * parameters (templates/ref.cu). */
+    { "ft_ref_fill_normal", 0, NULL, NULL },
+    { "ft_ref_compare", 0, NULL, NULL },
 };
 
 const gen_family gen_family_ref = {
@@ -38,6 +42,6 @@ const gen_family gen_family_ref = {
         [GEN_CAUSAL] = 0, [GEN_CAUSAL_SKIP] = 0, [GEN_EVEN_M] = 0, [GEN_EVEN_N] = 0, [GEN_DQ_MODE] = 0,
     },
     .entries = entries,
-    .entry_count = 4,
+    .entry_count = 6,
     .check = check_ref,
 };

@@ -20,6 +20,20 @@ const gen_family *const *gen_family_list(int *count)
     return families;
 }
 
+/* Families added at run time: test-only templates (a kernel that faults, one that never ends)
+ * that must go through the real sweep without shipping in the catalogue. */
+#define GEN_EXTRA_MAX 8
+static const gen_family *extra[GEN_EXTRA_MAX];
+static int extra_count;
+
+int gen_family_register(const gen_family *f)
+{
+    if (!f || !f->name || !f->source || gen_family_find(f->name) || extra_count == GEN_EXTRA_MAX)
+        return -1;
+    extra[extra_count++] = f;
+    return 0;
+}
+
 const gen_family *gen_family_find(const char *name)
 {
     if (!name)
@@ -27,6 +41,9 @@ const gen_family *gen_family_find(const char *name)
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
         if (!strcmp(families[i]->name, name))
             return families[i];
+    for (int i = 0; i < extra_count; i++)
+        if (!strcmp(extra[i]->name, name))
+            return extra[i];
     return NULL;
 }
 
@@ -40,6 +57,8 @@ const gen_embedded_file *gen_embedded_find(const char *name)
 
 const char *gen_family_template(const gen_family *f)
 {
+    if (f && f->source)
+        return f->source;
     const gen_embedded_file *file = f ? gen_embedded_find(f->file) : NULL;
     return file ? file->data : NULL;
 }

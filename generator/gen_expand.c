@@ -55,16 +55,25 @@ static void appendf(text *t, const char *fmt, ...)
 }
 
 /* One embedded file after its "// ---- file:" line, ending with a newline. */
+static int append_text(text *t, const char *name, const char *data, size_t size)
+{
+    appendf(t, "\n// ---- file: %s\n", name);
+    append(t, data, size);
+    if (size == 0 || data[size - 1] != '\n')
+        append(t, "\n", 1);
+    return 0;
+}
+
 static int append_file(text *t, const char *name)
 {
     const gen_embedded_file *f = gen_embedded_find(name);
-    if (!f)
-        return -1;
-    appendf(t, "\n// ---- file: %s\n", name);
-    append(t, f->data, f->size);
-    if (f->size == 0 || f->data[f->size - 1] != '\n')
-        append(t, "\n", 1);
-    return 0;
+    return f ? append_text(t, name, f->data, f->size) : -1;
+}
+
+/* The family's template: its own text (families registered at run time) or its embedded file. */
+static int append_template(text *t, const gen_family *f)
+{
+    return f->source ? append_text(t, f->file, f->source, strlen(f->source)) : append_file(t, f->file);
 }
 
 char *gen_expand(const gen_config *c)
@@ -88,7 +97,7 @@ char *gen_expand(const gen_config *c)
     for (int i = 0; i < GEN_PARAM_COUNT; i++)
         appendf(&t, "#define %s %d\n", gen_param_name((gen_param)i), c->p[i]);
     if (append_file(&t, "ft_kernel_args.h") || append_file(&t, "ft_prelude.cuh") ||
-        append_file(&t, f->file) || !t.ok) {
+        append_template(&t, f) || !t.ok) {
         free(t.data);
         return NULL;
     }

@@ -44,6 +44,9 @@ typedef struct gen_family {
     /* Family-specific constraints beyond the common ones (dtype, head dims, shared memory).
      * Returns 0 when p is acceptable, else -1 with the reason in why, naming the parameter. */
     int (*check)(const int *p, char *why, size_t why_len);
+    /* The template text itself, for a family registered at run time (gen_family_register);
+     * NULL for the catalogue's families, whose template is the embedded `file`. */
+    const char *source;
 } gen_family;
 
 #endif

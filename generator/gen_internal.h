@@ -17,8 +17,12 @@
 
 /* The family of that name ("fwd_mma"), or NULL. */
 const gen_family *gen_family_find(const char *name);
-/* Every family, in a fixed order; OUT: *count, their number. */
+/* Every family of the catalogue, in a fixed order; OUT: *count, their number. */
 const gen_family *const *gen_family_list(int *count);
+/* Adds a family whose template is its own `source` text, found by gen_family_find from then on
+ * (not listed by gen_family_list). For test-only templates; call before any thread uses the
+ * catalogue. Returns 0, or -1 for a NULL or sourceless family, a taken name, or a full table. */
+int gen_family_register(const gen_family *f);
 /* The family's embedded template file as a NUL-terminated string, or NULL when this build did
  * not embed it (the template is not written yet). */
 const char *gen_family_template(const gen_family *f);

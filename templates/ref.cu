@@ -200,3 +200,71 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_dkdv(con
     ref_store<HEAD_DIM_V>((elem_t *)args.dv + b * args.dv_stride[0] + h * args.dv_stride[1] + key * args.dv_stride[2],
                           dv, (acc_t)1, lane);
 }
+
+// ---- the tuner's inputs and checks, made on the device ------------------------------------
+// Utilities with their own launch shape (any grid, grid-stride loops), used by the tuner's
+// worker: generating tens of millions of inputs and comparing every output on the host took
+// seconds per workload (tuner/tune_worker.c).
+
+// splitmix64's finalizer: a counter-based generator, so element i is the same for any grid.
+FT_DEVICE unsigned long long ref_mix(unsigned long long x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+// dst[i] = a standard normal value (Box-Muller; u1 in (0, 1], so log is finite) for stream seed.
+extern "C" __global__ void ft_ref_fill_normal(elem_t *dst, long long count, unsigned long long seed)
+{
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count; i += step) {
+        const unsigned long long a = ref_mix(seed ^ ref_mix(2 * (unsigned long long)i));
+        const unsigned long long c = ref_mix(seed ^ ref_mix(2 * (unsigned long long)i + 1));
+        const double u1 = ((double)(a >> 11) + 1.0) * 0x1p-53;
+        const double u2 = (double)(c >> 11) * 0x1p-53;
+        dst[i] = to_elem((acc_t)(sqrt(-2.0 * log(u1)) * cospi(2.0 * u2)));
+    }
+}
+
+FT_DEVICE double ref_warp_sum_f64(double x)
+{
+    for (int o = 16; o > 0; o /= 2)
+        x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+// Error figures of got against want, n elements of elem_t (acc = 0) or acc_t (acc = 1, e.g. L),
+// as tune_compare computes them on the host: stats[0] += sum of (got - want)^2 and stats[1] +=
+// sum of want^2 over finite got; stats[2] = max |got - want| (stored as the bits of a
+// non-negative double, which order like the values); stats[3] += count of non-finite got.
+// The caller zeroes stats first.
+extern "C" __global__ void ft_ref_compare(const void *got, const void *want, long long n, int acc, double *stats)
+{
+    double num = 0, den = 0, mx = 0, bad = 0;
+    const long long step = (long long)gridDim.x * blockDim.x;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += step) {
+        const double g = acc ? (double)((const acc_t *)got)[i] : (double)load_acc((const elem_t *)got + i);
+        const double w = acc ? (double)((const acc_t *)want)[i] : (double)load_acc((const elem_t *)want + i);
+        if (!isfinite(g)) {
+            bad += 1;
+            continue;
+        }
+        const double d = g - w;
+        num += d * d;
+        den += w * w;
+        mx = fmax(mx, fabs(d));
+    }
+    num = ref_warp_sum_f64(num);
+    den = ref_warp_sum_f64(den);
+    bad = ref_warp_sum_f64(bad);
+    for (int o = 16; o > 0; o /= 2)
+        mx = fmax(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(&stats[0], num);
+        atomicAdd(&stats[1], den);
+        atomicMax((unsigned long long *)&stats[2], (unsigned long long)__double_as_longlong(mx));
+        atomicAdd(&stats[3], bad);
+    }
+}

@@ -112,24 +112,29 @@ double tune_threshold(int dtype)
     }
 }
 
+long tune_compare_finish(const double stats[4], double *rel, double *max_abs)
+{
+    const long bad = (long)stats[3];
+    *max_abs = bad ? INFINITY : stats[2];
+    *rel = bad ? INFINITY : sqrt(stats[0]) / (stats[1] > 0 ? sqrt(stats[1]) : 1);
+    return bad;
+}
+
 long tune_compare(const double *got, const double *want, size_t n, double *rel, double *max_abs)
 {
-    double num = 0, den = 0, mx = 0;
-    long bad = 0;
+    double stats[4] = { 0, 0, 0, 0 };
     for (size_t i = 0; i < n; i++) {
         if (!isfinite(got[i])) {
-            bad++;
+            stats[3] += 1;
             continue;
         }
         double d = got[i] - want[i];
-        num += d * d;
-        den += want[i] * want[i];
-        if (fabs(d) > mx)
-            mx = fabs(d);
+        stats[0] += d * d;
+        stats[1] += want[i] * want[i];
+        if (fabs(d) > stats[2])
+            stats[2] = fabs(d);
     }
-    *max_abs = bad ? INFINITY : mx;
-    *rel = bad ? INFINITY : sqrt(num) / (den > 0 ? sqrt(den) : 1);
-    return bad;
+    return tune_compare_finish(stats, rel, max_abs);
 }
 
 /* ---- child side ------------------------------------------------------------------------ */
@@ -247,7 +252,9 @@ int tune_worker_probe(tune_gpu_info *out, double timeout_s, char *why, size_t le
     return 1;
 }
 
-/* The worker's state in the child. */
+/* The worker's state in the child. Inputs are made and outputs compared on the device (the
+ * ref module's utilities): the workloads hold tens of millions of elements, and doing either on
+ * the host cost seconds per workload and a third of a second per candidate. */
 typedef struct bench_ctx {
     gpu_session s;
     gpu_problem p;
@@ -256,12 +263,14 @@ typedef struct bench_ctx {
     CUdeviceptr flush;
     size_t flush_bytes;
     int backward;
-    double *ref[3];             /* fwd: O, L; bwd: dQ, dK, dV (doubles, as the device holds them) */
+    CUmodule ref_module;        /* the ref family: reference, input fill and comparison kernels */
+    CUfunction fill, compare;
+    CUdeviceptr want[3];        /* the reference's outputs, same types as out[] */
+    CUdeviceptr stats;          /* ft_ref_compare's four doubles */
     size_t elems[3];
     int acc[3];                 /* 1: accumulator-typed buffer (L) */
     CUdeviceptr out[3];
     int outputs;
-    double *scratch;
 } bench_ctx;
 
 static const char *cu_str(CUresult rc)
@@ -270,32 +279,51 @@ static const char *cu_str(CUresult rc)
     return cu_result_str(rc, buf, sizeof buf);
 }
 
-static uint64_t rng_next(uint64_t *s)
+/* A grid-stride utility launch: enough blocks to fill the GPU a few times over. */
+static CUresult launch_utility(bench_ctx *b, CUfunction fn, void **params)
 {
-    *s ^= *s >> 12;
-    *s ^= *s << 25;
-    *s ^= *s >> 27;
-    return *s * 0x2545F4914F6CDD1DULL;
+    const unsigned blocks = (unsigned)(b->s.sm_count > 0 ? b->s.sm_count * 8 : 1024);
+    return b->s.cu->LaunchKernel(fn, blocks, 1, 1, 256, 1, 1, 0, b->stream, params, NULL);
 }
 
-/* Standard normal values: never zeros, softmax neither flat nor one-hot. */
-static void fill_random(double *x, size_t n, uint64_t *s)
+/* Standard normal values into n elements at dst, from stream `seed`: never zeros, softmax
+ * neither flat nor one-hot. */
+static CUresult fill_normal(bench_ctx *b, CUdeviceptr dst, size_t n, unsigned long long seed)
 {
-    for (size_t i = 0; i < n; i++) {
-        double u1 = ((double)(rng_next(s) >> 11) + 1.0) / 9007199254740993.0;
-        double u2 = (double)(rng_next(s) >> 11) / 9007199254740992.0;
-        x[i] = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-    }
+    long long count = (long long)n;
+    void *params[] = { &dst, &count, &seed };
+    return launch_utility(b, b->fill, params);
+}
+
+/* Compares out[i] with want[i] on the device: the figures tune_compare gives on the host. */
+static CUresult compare_output(bench_ctx *b, int i, double *rel, double *max_abs, long *bad)
+{
+    const cu_driver *cu = b->s.cu;
+    double stats[4];
+    long long n = (long long)b->elems[i];
+    int acc = b->acc[i];
+    void *params[] = { &b->out[i], &b->want[i], &n, &acc, &b->stats };
+    CUresult rc;
+    if ((rc = cu->MemsetD8Async(b->stats, 0, sizeof stats, b->stream)) != CUDA_SUCCESS ||
+        (rc = launch_utility(b, b->compare, params)) != CUDA_SUCCESS ||
+        (rc = cu->StreamSynchronize(b->stream)) != CUDA_SUCCESS ||
+        (rc = cu->MemcpyDtoH(stats, b->stats, sizeof stats)) != CUDA_SUCCESS)
+        return rc;
+    *bad = tune_compare_finish(stats, rel, max_abs);
+    return CUDA_SUCCESS;
+}
+
+static size_t output_bytes(const bench_ctx *b, int i)
+{
+    return b->elems[i] * (b->acc[i] ? gpu_acc_bytes(b->p.dtype) : gpu_dtype_bytes(b->p.dtype));
 }
 
 /* Poisons the outputs (and delta for the backward) with NaN. */
 static int poison_outputs(bench_ctx *b)
 {
-    for (int i = 0; i < b->outputs; i++) {
-        size_t eb = b->acc[i] ? gpu_acc_bytes(b->p.dtype) : gpu_dtype_bytes(b->p.dtype);
-        if (gpu_poison(&b->s, b->out[i], b->elems[i] * eb) != 0)
+    for (int i = 0; i < b->outputs; i++)
+        if (gpu_poison(&b->s, b->out[i], output_bytes(b, i)) != 0)
             return -1;
-    }
     if (b->backward) {
         size_t rows = (size_t)b->p.batch * b->p.heads * b->p.seqlen_q;
         if (gpu_poison(&b->s, b->p.delta, rows * gpu_acc_bytes(b->p.dtype)) != 0)
@@ -337,27 +365,23 @@ static int setup(bench_ctx *b, const tune_worker_task *t, char *why, size_t len)
             return -1;
         }
     }
-    size_t rows = (size_t)b->p.batch * b->p.heads * b->p.seqlen_q;
-    size_t most = b->p.q_elems;
-    size_t sizes[] = { b->p.k_elems, b->p.v_elems, b->p.o_elems, rows };
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        most = sizes[i] > most ? sizes[i] : most;
-    b->scratch = malloc(most * sizeof *b->scratch);
-    if (!b->scratch) {
-        snprintf(why, len, "out of host memory (%zu doubles)", most);
+    if ((rc = cu->ModuleLoadData(&b->ref_module, t->ref_cubin)) != CUDA_SUCCESS ||
+        (rc = cu->ModuleGetFunction(&b->fill, b->ref_module, "ft_ref_fill_normal")) != CUDA_SUCCESS ||
+        (rc = cu->ModuleGetFunction(&b->compare, b->ref_module, "ft_ref_compare")) != CUDA_SUCCESS ||
+        (rc = cu->MemAlloc(&b->stats, 4 * sizeof(double))) != CUDA_SUCCESS) {
+        snprintf(why, len, "loading the ref module: %s", cu_str(rc));
         return -1;
     }
-    uint64_t seed = t->seed ? t->seed : 0x243F6A8885A308D3ULL;
+    const unsigned long long seed = t->seed ? t->seed : 0x243F6A8885A308D3ULL;
     struct { CUdeviceptr dst; size_t n; } in[] = {
         { b->p.q, b->p.q_elems }, { b->p.k, b->p.k_elems }, { b->p.v, b->p.v_elems }, { b->p.dout, b->p.o_elems },
     };
-    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
-        fill_random(b->scratch, in[i].n, &seed);
-        if (gpu_upload(&b->s, &b->p, in[i].dst, b->scratch, in[i].n, NULL) != 0) {
-            snprintf(why, len, "uploading the random inputs failed");
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+        if ((rc = fill_normal(b, in[i].dst, in[i].n, seed + i)) != CUDA_SUCCESS) {
+            snprintf(why, len, "making the random inputs: %s", cu_str(rc));
             return -1;
         }
-    }
+    size_t rows = (size_t)b->p.batch * b->p.heads * b->p.seqlen_q;
     if (b->backward) {
         b->outputs = 3;
         b->out[0] = b->p.dq, b->elems[0] = b->p.q_elems;
@@ -368,34 +392,36 @@ static int setup(bench_ctx *b, const tune_worker_task *t, char *why, size_t len)
         b->out[0] = b->p.o, b->elems[0] = b->p.o_elems;
         b->out[1] = b->p.lse, b->elems[1] = rows, b->acc[1] = 1;
     }
-    for (int i = 0; i < b->outputs; i++)
-        if (!(b->ref[i] = malloc(b->elems[i] * sizeof(double)))) {
-            snprintf(why, len, "out of host memory for the reference");
-            return -1;
-        }
 
     /* The reference: its forward O and L also feed every backward candidate. */
     gpu_kernel ref;
     memset(&ref, 0, sizeof ref);
     ref.config = *t->ref_config;
-    if ((rc = cu->ModuleLoadData(&ref.module, t->ref_cubin)) != CUDA_SUCCESS) {
-        snprintf(why, len, "cuModuleLoadData(ref): %s", cu_str(rc));
-        return -1;
-    }
+    ref.module = b->ref_module;
     char what[512];
-    int bad = gpu_forward(&b->s, &ref, &b->p, b->stream, what, sizeof what) != 0;
+    int bad = poison_outputs(b) != 0 || gpu_forward(&b->s, &ref, &b->p, b->stream, what, sizeof what) != 0;
     if (!bad && b->backward)
         bad = poison_outputs(b) != 0 || gpu_backward(&b->s, &ref, &b->p, b->stream, what, sizeof what) != 0;
-    cu->ModuleUnload(ref.module);
     if (bad) {
         snprintf(why, len, "the ref family failed: %s", what);
         return -1;
     }
-    for (int i = 0; i < b->outputs; i++)
-        if (gpu_download(&b->s, &b->p, b->out[i], b->ref[i], b->elems[i], b->acc[i]) != 0) {
-            snprintf(why, len, "downloading the reference failed");
+    for (int i = 0; i < b->outputs; i++) {
+        const size_t bytes = output_bytes(b, i);
+        if ((rc = cu->MemAlloc(&b->want[i], bytes)) != CUDA_SUCCESS ||
+            (rc = cu->MemcpyDtoD(b->want[i], b->out[i], bytes)) != CUDA_SUCCESS) {
+            snprintf(why, len, "keeping the reference (%zu bytes): %s", bytes, cu_str(rc));
             return -1;
         }
+        /* A reference with NaN (never expected) would make every candidate look wrong. */
+        double rel, mx;
+        long nans;
+        if ((rc = compare_output(b, i, &rel, &mx, &nans)) != CUDA_SUCCESS || nans || rel != 0) {
+            snprintf(why, len, "the reference output %d is not finite (%ld values) or the comparison is broken "
+                     "(self-difference %g): %s", i, nans, rel, cu_str(rc));
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -451,14 +477,14 @@ static int run_candidate(bench_ctx *b, const tune_worker_task *t, const tune_wor
     r->rel_error = 0;
     r->max_abs_error = 0;
     for (int i = 0; i < b->outputs && !fail; i++) {
-        if (gpu_download(&b->s, &b->p, b->out[i], b->scratch, b->elems[i], b->acc[i]) != 0) {
+        double rel, mx;
+        long nans;
+        if ((rc = compare_output(b, i, &rel, &mx, &nans)) != CUDA_SUCCESS) {
             r->status = DB_STATUS_CRASHED;
-            snprintf(r->message, sizeof r->message, "downloading the output failed");
+            snprintf(r->message, sizeof r->message, "comparing the output: %s", cu_str(rc));
             fail = 1;
             break;
         }
-        double rel, mx;
-        long nans = tune_compare(b->scratch, b->ref[i], b->elems[i], &rel, &mx);
         const char *name = b->backward ? bwd_names[i] : fwd_names[i];
         if (rel > r->rel_error || isnan(rel))
             r->rel_error = rel;
@@ -553,8 +579,9 @@ static void worker_child(const tune_worker_task *t, int first, int fd)
     }
     /* Orderly release, so a leak here never hides one elsewhere. */
     for (int i = 0; i < b.outputs; i++)
-        free(b.ref[i]);
-    free(b.scratch);
+        b.s.cu->MemFree(b.want[i]);
+    b.s.cu->MemFree(b.stats);
+    b.s.cu->ModuleUnload(b.ref_module);
     if (b.flush)
         b.s.cu->MemFree(b.flush);
     b.s.cu->EventDestroy(b.start);

@@ -1,0 +1,247 @@
+/* The sweep on a real GPU (label gpu; skips with code 77 without one):
+ *   - a candidate that writes out of bounds is recorded 'crashed', one that never ends is
+ *     recorded 'timeout', and the sweep goes on with a fresh worker to time a good candidate;
+ *   - a sweep killed with SIGKILL mid-way and rerun ends with every candidate measured once:
+ *     nothing lost, nothing duplicated, the results stored before the kill untouched;
+ *   - the device comparison (ft_ref_compare) is what the sweep reports: a candidate that is
+ *     right passes with a small error, and the fault candidates never win.
+ * The broken kernels are test-only families registered here (gen_family_register), so they
+ * go through the real space loader, compiler, worker and watchdog without shipping. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "gen_internal.h"
+#include "gpu_harness.h"
+#include "tune_space.h"
+#include "tune_sweep.h"
+#include "tune_worker.h"
+
+/* Writes a terabyte past O: the launch faults with an illegal address. */
+static const char oob_source[] =
+    "extern \"C\" __global__ void ft_fwd(const ft_fwd_args args)\n"
+    "{\n"
+    "    volatile elem_t *o = (elem_t *)args.o;\n"
+    "    o[(1ll << 40) + threadIdx.x] = to_elem((acc_t)1);\n"
+    "}\n";
+
+/* Spins until O's first element reads 12345, which nothing writes (O is NaN-poisoned). */
+static const char hang_source[] =
+    "extern \"C\" __global__ void ft_fwd(const ft_fwd_args args)\n"
+    "{\n"
+    "    volatile unsigned short *o = (volatile unsigned short *)args.o;\n"
+    "    while (o[0] != 12345)\n"
+    "        ;\n"
+    "}\n";
+
+static const gen_entry fault_entries[] = { { "ft_fwd", 0, NULL, NULL } };
+
+#define FAULT_FAMILY(var, fname, src)                                                                              \
+    static const gen_family var = {                                                                                \
+        .name = fname, .file = fname ".cu", .backward = 0, .dtypes = 1u << 2,                                      \
+        .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |    \
+                  GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_CAUSAL),                             \
+        .defaults = { [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 64, [GEN_HEAD_DIM_V] = 64, [GEN_BLOCK_M] = 64,             \
+                      [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 4, [GEN_NUM_STAGES] = 1 },                             \
+        .entries = fault_entries, .entry_count = 1, .source = src,                                                 \
+    }
+FAULT_FAMILY(fault_oob, "test_fault_oob", oob_source);
+FAULT_FAMILY(fault_hang, "test_fault_hang", hang_source);
+
+/* One odd-length workload: 2 x 4 heads of 1000 rows, head dim 64. */
+static const char fault_space[] =
+    "local w = grid{ dtype = 'bf16', head_dim = 64, causal = {0}, seqlen = 1000, tokens = 2000, hidden = 256 }\n"
+    "local bench = { warmup_ms = 2, rep_ms = 10, timeout_s = 5 }\n"
+    "return {\n"
+    "  space{ name = 'oob', template = 'test_fault_oob', params = { BLOCK_M = {64} }, workloads = w, bench = bench },\n"
+    "  space{ name = 'hang', template = 'test_fault_hang', params = { BLOCK_M = {64} }, workloads = w, bench = bench },\n"
+    "  space{ name = 'good', template = 'fwd_mma', fixed = { NUM_STAGES = 2 },\n"
+    "         params = { BLOCK_M = {64}, BLOCK_N = {64}, NUM_WARPS = {4} }, workloads = w, bench = bench },\n"
+    "}\n";
+
+/* Forward and backward, causal and not, a few tiles each: 24 candidates, long enough to kill. */
+static const char resume_space[] =
+    "local w = grid{ dtype = 'bf16', head_dim = 64, causal = {0, 1}, seqlen = 2048, tokens = 8192, hidden = 1024 }\n"
+    "local bench = { warmup_ms = 5, rep_ms = 40, timeout_s = 10 }\n"
+    "return {\n"
+    "  space{ name = 'fwd', template = 'fwd_mma', fixed = { NUM_STAGES = 2 },\n"
+    "         params = { BLOCK_M = {64, 128}, BLOCK_N = {32, 64}, NUM_WARPS = {4, 8} }, workloads = w, bench = bench },\n"
+    "  space{ name = 'bwd', template = 'bwd_mma', fixed = { NUM_STAGES = 2, NUM_WARPS = 8 },\n"
+    "         params = { BLOCK_M = {32, 64}, BLOCK_N = {64, 128} }, workloads = w, bench = bench },\n"
+    "}\n";
+
+static tune_gpu_info gpu;
+static char tmpdir[] = "/tmp/ft_tune_gpu_XXXXXX";
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+}
+
+static tune_space_set *load_space(const char *name, const char *text)
+{
+    char path[256], err[2048];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    write_file(path, text);
+    tune_space_set *set = NULL;
+    if (tune_space_load(path, &gpu.dev, &set, err, sizeof err) != 0)
+        fail_msg("loading %s: %s", path, err);
+    return set;
+}
+
+/* One integer from a query (-1 on error). */
+static long long query_int(const char *db_path, const char *sql)
+{
+    sqlite3 *d = NULL;
+    long long v = -1;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_open_v2(db_path, &d, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(d, 5000);
+        if (sqlite3_prepare_v2(d, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(d);
+    return v;
+}
+
+/* The status and message of the one result of a family. */
+static void family_result(const char *db_path, const char *family, char *status, char *message, size_t len)
+{
+    sqlite3 *d = NULL;
+    sqlite3_stmt *st = NULL;
+    status[0] = message[0] = '\0';
+    assert_int_equal(sqlite3_open_v2(db_path, &d, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(d,
+                                        "SELECT r.status, coalesce(r.message, '') FROM results r "
+                                        "JOIN kernels k ON k.id = r.kernel_id WHERE k.family = ?1",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_text(st, 1, family, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(status, len, "%s", (const char *)sqlite3_column_text(st, 0));
+        snprintf(message, len, "%s", (const char *)sqlite3_column_text(st, 1));
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(d);
+}
+
+static void faults_are_recorded_and_the_sweep_goes_on(void **state)
+{
+    (void)state;
+    tune_space_set *set = load_space("faults.lua", fault_space);
+    char db_path[256];
+    snprintf(db_path, sizeof db_path, "%s/faults.db", tmpdir);
+    const double t0 = tune_now();
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4), 0);
+    print_message("fault sweep took %.1f s\n", tune_now() - t0);
+    tune_space_set_free(set);
+
+    char status[256], message[1024];
+    family_result(db_path, "test_fault_oob", status, message, sizeof message);
+    print_message("out of bounds: %s (%s)\n", status, message);
+    assert_string_equal(status, "crashed");
+    family_result(db_path, "test_fault_hang", status, message, sizeof message);
+    print_message("never ends: %s (%s)\n", status, message);
+    assert_string_equal(status, "timeout");
+    family_result(db_path, "fwd_mma", status, message, sizeof message);
+    print_message("good candidate: %s %s\n", status, message);
+    assert_string_equal(status, "ok");
+    /* The right candidate was compared on the device and is close; the winner is it. */
+    assert_true(query_int(db_path, "SELECT count(*) FROM results WHERE status = 'ok' AND rel_error > 0 AND "
+                                   "rel_error < 1e-2 AND tflops > 0") == 1);
+    assert_true(query_int(db_path, "SELECT count(*) FROM winners w JOIN kernels k ON k.id = w.kernel_id "
+                                   "WHERE k.family = 'fwd_mma'") == 1);
+}
+
+static void killed_sweep_resumes_without_loss_or_duplicates(void **state)
+{
+    (void)state;
+    tune_space_set *set = load_space("resume.lua", resume_space);
+    const long total = tune_space_set_count(set);
+    assert_true(total >= 16);
+    char db_path[256];
+    snprintf(db_path, sizeof db_path, "%s/resume.db", tmpdir);
+
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int rc = tune_sweep_run(set, &gpu, db_path, 4);
+        _exit(rc);
+    }
+    /* Kill it once some results are in and well before the end. */
+    long long stored = 0;
+    const double deadline = tune_now() + 300;
+    while (tune_now() < deadline) {
+        stored = query_int(db_path, "SELECT count(*) FROM results");
+        if (stored >= 3)
+            break;
+        struct timespec nap = { 0, 50 * 1000 * 1000 };
+        nanosleep(&nap, NULL);
+    }
+    assert_int_equal(kill(pid, SIGKILL), 0);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    /* Its orphaned worker (if any) dies with it (PR_SET_PDEATHSIG); wait until it has. */
+    struct timespec settle = { 0, 500 * 1000 * 1000 };
+    nanosleep(&settle, NULL);
+
+    const long long before = query_int(db_path, "SELECT count(*) FROM results");
+    print_message("killed with %lld of %ld results stored\n", before, total);
+    assert_true(before >= 3 && before < total);
+    const long long sum_before = query_int(db_path, "SELECT sum(id * 7 + CAST(coalesce(median_ms, 0) * 1e6 AS INTEGER)) "
+                                                    "FROM results");
+
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4), 0);
+    tune_space_set_free(set);
+    const long long after = query_int(db_path, "SELECT count(*) FROM results");
+    const long long distinct = query_int(db_path, "SELECT count(*) FROM (SELECT DISTINCT device_id, workload_id, "
+                                                  "kernel_id FROM results)");
+    print_message("after the rerun: %lld results, %lld distinct\n", after, distinct);
+    assert_int_equal(after, total);
+    assert_int_equal(distinct, total);
+    /* The first run's rows are the same rows with the same times. */
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT sum(id * 7 + CAST(coalesce(median_ms, 0) * 1e6 AS INTEGER)) FROM results "
+                              "WHERE id <= %lld", before);
+    assert_true(query_int(db_path, sql) == sum_before);
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM results WHERE status <> 'ok'"), 0);
+}
+
+int main(void)
+{
+    char why[1024] = "";
+    if (tune_worker_probe(&gpu, 120, why, sizeof why) != 1) {
+        printf("no GPU: %s; test_tune_gpu skipped\n", why);
+        return GPU_SKIP_CODE;
+    }
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    if (gen_family_register(&fault_oob) != 0 || gen_family_register(&fault_hang) != 0) {
+        printf("registering the test families failed\n");
+        return 1;
+    }
+    printf("GPU: %s (%s), databases in %s\n", gpu.dev.name, gpu.dev.arch, tmpdir);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(faults_are_recorded_and_the_sweep_goes_on),
+        cmocka_unit_test(killed_sweep_resumes_without_loss_or_duplicates),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
