@@ -1,0 +1,251 @@
+/* The public entry points: open/close, the attention calls (check everything, then a plan
+ * lookup and the launches), the workspace size and ft_describe_choice. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rt_internal.h"
+
+/* 1 when path and its folder are writable (WAL mode creates files beside it). */
+static int writable(const char *path)
+{
+    if (access(path, W_OK) != 0)
+        return 0;
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return access(".", W_OK) == 0;
+    char dir[4096];
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    if (n >= sizeof dir)
+        return 0;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    return access(dir, W_OK) == 0;
+}
+
+ft_status ft_open(const char *db_path, ft_context **out)
+{
+    if (!out)
+        return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "ft_open: ctx is NULL");
+    *out = NULL;
+    if (db_path && !*db_path)
+        return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "ft_open: db_path is empty (NULL opens no database)");
+    struct stat sb;
+    if (db_path && stat(db_path, &sb) != 0)
+        return rt_fail(NULL, FT_ERR_DB, "ft_open: database %s: %s (ft_open never creates one; `flashtune tune` "
+                       "does, or pass NULL for none)", db_path, strerror(errno));
+    ft_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return rt_fail(NULL, FT_ERR_OUT_OF_MEMORY, "ft_open: out of memory");
+    pthread_mutex_init(&ctx->lock, NULL);
+    char err[RT_ERR_LEN];
+    if (db_path) {
+        ctx->user_writable = writable(db_path);
+        if (db_open(db_path, ctx->user_writable ? 0 : DB_OPEN_READONLY, &ctx->user, err, sizeof err) != 0) {
+            ft_close(ctx);
+            return rt_fail(NULL, FT_ERR_DB, "ft_open: %s", err);
+        }
+    }
+    if (rt_shipped_open(&ctx->shipped, err, sizeof err) != 0) {
+        ft_close(ctx);
+        return rt_fail(NULL, FT_ERR_INTERNAL, "ft_open: the shipped winners do not load: %s", err);
+    }
+    *out = ctx;
+    return FT_OK;
+}
+
+void ft_close(ft_context *ctx)
+{
+    if (!ctx)
+        return;
+    const cu_driver *cu = NULL;
+    if (atomic_load(&ctx->contexts) || ctx->workspaces || ctx->primary)
+        cu_driver_open(&cu, NULL, 0);
+    rt_plans_free(ctx);
+    if (cu)
+        rt_workspaces_free(ctx, cu);
+    rt_modules_free(ctx, cu);
+    if (cu && ctx->primary)
+        cu->DevicePrimaryCtxRelease(ctx->primary_device);
+    db_close(ctx->user);
+    db_close(ctx->shipped);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+}
+
+/* Checks the call's descriptor and tensors; OUT: *w. */
+static ft_status check_call(ft_context *ctx, const char *func, const ft_attention_desc *d, int backward,
+                            int reference, const rt_data *p, db_workload *w)
+{
+    char err[RT_ERR_LEN];
+    if (!ctx)
+        return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", func);
+    ft_status s = rt_check_desc(func, d, backward, w, err, sizeof err);
+    if (s != FT_OK)
+        return rt_fail(ctx, s, "%s", err);
+    const int dv = w->head_dim_v;
+    const rt_tensor fwd[] = {
+        { "q", "q_stride", p->q, d->q_stride, w->seqlen_q, w->head_dim },
+        { "k", "k_stride", p->k, d->k_stride, w->seqlen_k, w->head_dim },
+        { "v", "v_stride", p->v, d->v_stride, w->seqlen_k, dv },
+        { "o", "o_stride", p->o_out, d->o_stride, w->seqlen_q, dv },
+        { "lse", NULL, p->lse_out, NULL, 0, 0 },
+    };
+    const rt_tensor bwd[] = {
+        { "q", "q_stride", p->q, d->q_stride, w->seqlen_q, w->head_dim },
+        { "k", "k_stride", p->k, d->k_stride, w->seqlen_k, w->head_dim },
+        { "v", "v_stride", p->v, d->v_stride, w->seqlen_k, dv },
+        { "o", "o_stride", p->o, d->o_stride, w->seqlen_q, dv },
+        { "lse", NULL, p->lse, NULL, 0, 0 },
+        { "dout", "o_stride", p->dout, d->o_stride, w->seqlen_q, dv },
+        { "dq", "q_stride", p->dq, d->q_stride, w->seqlen_q, w->head_dim },
+        { "dk", "k_stride", p->dk, d->k_stride, w->seqlen_k, w->head_dim },
+        { "dv", "v_stride", p->dv, d->v_stride, w->seqlen_k, dv },
+    };
+    const int tensor_cores = !reference && (w->dtype == FT_F16 || w->dtype == FT_BF16);
+    s = backward ? rt_check_tensors(func, w, bwd, 9, tensor_cores, err, sizeof err)
+                 : rt_check_tensors(func, w, fwd, 5, tensor_cores, err, sizeof err);
+    return s == FT_OK ? FT_OK : rt_fail(ctx, s, "%s", err);
+}
+
+/* Every attention call: checks, plan, workspace, launches. ws: the caller's workspace or NULL. */
+static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc *d, int backward, int reference,
+                     const rt_data *p, void *ws, size_t ws_bytes, int caller_ws, void *stream)
+{
+    db_workload w;
+    ft_status s = check_call(ctx, func, d, backward, reference, p, &w);
+    if (s != FT_OK)
+        return s;
+    size_t accum_offset = 0;
+    const size_t need = backward ? rt_workspace_bytes(&w, &accum_offset) : 0;
+    if (caller_ws) {
+        if (!ws)
+            return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: workspace is NULL", func);
+        if ((uintptr_t)ws % 256)
+            return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: workspace=%p is not 256-byte aligned", func, ws);
+        if (ws_bytes < need)
+            return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT,
+                           "%s: workspace_bytes=%zu is less than the %zu this problem needs "
+                           "(ft_attention_backward_workspace_size)", func, ws_bytes, need);
+    }
+    const cu_driver *cu;
+    rt_cuctx *cc;
+    const rt_plan *plan;
+    if ((s = rt_driver(ctx, func, &cu)) != FT_OK || (s = rt_current(ctx, func, cu, &cc)) != FT_OK ||
+        (s = rt_plan_get(ctx, func, cu, cc, &w, reference, &plan)) != FT_OK)
+        return s;
+    rt_workspace *cached = NULL;
+    CUdeviceptr base = (CUdeviceptr)(uintptr_t)ws;
+    if (backward && !caller_ws) {
+        if ((s = rt_workspace_acquire(ctx, func, cu, cc->context, (CUstream)stream, need, &cached)) != FT_OK)
+            return s;
+        base = cached->ptr;
+    }
+    CUresult rc = rt_launch(cu, plan, d, p, base, base ? base + accum_offset : 0, (CUstream)stream);
+    if (cached)
+        rt_workspace_release(ctx, cu, cached);
+    return rc == CUDA_SUCCESS ? FT_OK : rt_fail_cuda(ctx, func, "cuLaunchKernel", rc);
+}
+
+ft_status ft_attention_forward(ft_context *ctx, const ft_attention_desc *d, const void *q, const void *k,
+                               const void *v, void *o, void *lse, void *stream)
+{
+    const rt_data p = { .q = q, .k = k, .v = v, .o_out = o, .lse_out = lse };
+    return run(ctx, "ft_attention_forward", d, 0, 0, &p, NULL, 0, 0, stream);
+}
+
+ft_status ft_attention_forward_reference(ft_context *ctx, const ft_attention_desc *d, const void *q, const void *k,
+                                         const void *v, void *o, void *lse, void *stream)
+{
+    const rt_data p = { .q = q, .k = k, .v = v, .o_out = o, .lse_out = lse };
+    return run(ctx, "ft_attention_forward_reference", d, 0, 1, &p, NULL, 0, 0, stream);
+}
+
+ft_status ft_attention_backward(ft_context *ctx, const ft_attention_desc *d, const void *q, const void *k,
+                                const void *v, const void *o, const void *lse, const void *dout, void *dq, void *dk,
+                                void *dv, void *stream)
+{
+    const rt_data p = { .q = q, .k = k, .v = v, .o = o, .lse = lse, .dout = dout, .dq = dq, .dk = dk, .dv = dv };
+    return run(ctx, "ft_attention_backward", d, 1, 0, &p, NULL, 0, 0, stream);
+}
+
+ft_status ft_attention_backward_ws(ft_context *ctx, const ft_attention_desc *d, const void *q, const void *k,
+                                   const void *v, const void *o, const void *lse, const void *dout, void *dq,
+                                   void *dk, void *dv, void *workspace, size_t workspace_bytes, void *stream)
+{
+    const rt_data p = { .q = q, .k = k, .v = v, .o = o, .lse = lse, .dout = dout, .dq = dq, .dk = dk, .dv = dv };
+    return run(ctx, "ft_attention_backward_ws", d, 1, 0, &p, workspace, workspace_bytes, 1, stream);
+}
+
+ft_status ft_attention_backward_reference(ft_context *ctx, const ft_attention_desc *d, const void *q, const void *k,
+                                          const void *v, const void *o, const void *lse, const void *dout, void *dq,
+                                          void *dk, void *dv, void *stream)
+{
+    const rt_data p = { .q = q, .k = k, .v = v, .o = o, .lse = lse, .dout = dout, .dq = dq, .dk = dk, .dv = dv };
+    return run(ctx, "ft_attention_backward_reference", d, 1, 1, &p, NULL, 0, 0, stream);
+}
+
+ft_status ft_attention_backward_workspace_size(ft_context *ctx, const ft_attention_desc *d, size_t *bytes)
+{
+    const char *func = "ft_attention_backward_workspace_size";
+    char err[RT_ERR_LEN];
+    db_workload w;
+    if (!ctx)
+        return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", func);
+    if (!bytes)
+        return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: bytes is NULL", func);
+    ft_status s = rt_check_desc(func, d, 1, &w, err, sizeof err);
+    if (s != FT_OK)
+        return rt_fail(ctx, s, "%s", err);
+    *bytes = rt_workspace_bytes(&w, NULL);
+    return FT_OK;
+}
+
+/* "BLOCK_M=128 BLOCK_N=64 ...": the parameters c's family uses. */
+static void format_config(const gen_config *c, char *buf, size_t len)
+{
+    size_t used = (size_t)snprintf(buf, len, "%s", c->family->name);
+    for (int i = 0; i < GEN_PARAM_COUNT && used < len; i++) {
+        if (!(c->family->params & GEN_BIT(i)))
+            continue;
+        const char *name = gen_param_value_name((gen_param)i, c->p[i]);
+        used += name ? (size_t)snprintf(buf + used, len - used, " %s=%s", gen_param_name((gen_param)i), name)
+                     : (size_t)snprintf(buf + used, len - used, " %s=%d", gen_param_name((gen_param)i), c->p[i]);
+    }
+}
+
+ft_status ft_describe_choice(ft_context *ctx, const ft_attention_desc *d, int backward, char *buf, size_t len)
+{
+    const char *func = "ft_describe_choice";
+    char err[RT_ERR_LEN];
+    db_workload w;
+    if (!ctx)
+        return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", func);
+    if (!buf || !len)
+        return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: buf is %s", func, buf ? "0 bytes long" : "NULL");
+    buf[0] = '\0';
+    ft_status s = rt_check_desc(func, d, backward != 0, &w, err, sizeof err);
+    if (s != FT_OK)
+        return rt_fail(ctx, s, "%s", err);
+    const cu_driver *cu;
+    rt_cuctx *cc;
+    if ((s = rt_driver(ctx, func, &cu)) != FT_OK || (s = rt_current(ctx, func, cu, &cc)) != FT_OK)
+        return s;
+    const rt_plan *plan = rt_plan_find(ctx, cc->context, &w, 0);
+    rt_choice choice;
+    if (plan) {
+        choice = plan->choice;
+    } else {
+        int db_error;
+        if (rt_choose(ctx->user, ctx->shipped, &cc->info, &w, &choice, &db_error, err, sizeof err) != 0)
+            return rt_fail(ctx, db_error ? FT_ERR_DB : FT_ERR_UNSUPPORTED, "%s: %s", func, err);
+    }
+    char config[512];
+    format_config(&choice.config, config, sizeof config);
+    snprintf(buf, len, "%s; rule: %s; device: %s (%s); cubin: %s", config, choice.why, cc->info.name,
+             cc->info.arch, plan ? plan->module->origin : "not loaded yet");
+    return FT_OK;
+}

@@ -1,0 +1,206 @@
+/* flashtune.h: the public C API of libflashtune, the runtime that runs the best tuned
+ * FlashAttention kernel for a problem on the current GPU.
+ *
+ * Typical use:
+ *
+ *     ft_context *ft;
+ *     if (ft_open("flashtune.db", &ft) != FT_OK)      // or ft_open(NULL, &ft): no database
+ *         fprintf(stderr, "%s\n", ft_last_error(NULL));
+ *     ft_attention_desc d = { .batch = 4, .heads = 16, .seqlen_q = 2048, .seqlen_k = 2048,
+ *                             .head_dim = 128, .head_dim_v = 128, .dtype = FT_BF16, ... strides };
+ *     if (ft_attention_forward(ft, &d, q, k, v, o, lse, stream) != FT_OK)
+ *         fprintf(stderr, "%s\n", ft_last_error(ft));
+ *     ft_close(ft);
+ *
+ * Tensors. Every data pointer is a CUDA device pointer (a CUdeviceptr cast to void *) in the
+ * CUDA context current on the calling thread. Q is [batch, heads, seqlen_q, head_dim], K is
+ * [batch, heads, seqlen_k, head_dim], V is [batch, heads, seqlen_k, head_dim_v] and O is
+ * [batch, heads, seqlen_q, head_dim_v], in any layout the strides describe: strides are in
+ * elements (not bytes), [0] batch, [1] head, [2] sequence position; the head dim is always
+ * contiguous (stride 1). A [B, N, H, D] tensor (heads inside positions) is
+ * { N*H*D, D, H*D }. Backward's dO uses o_stride, dQ q_stride, dK k_stride and dV v_stride.
+ * lse is [batch, heads, seqlen_q], contiguous, of the accumulator type: float for FT_F32,
+ * FT_F16 and FT_BF16, double for FT_F64 (DESIGN.md wrote float *; the f64 kernels keep it in
+ * double, hence void *). Element sizes: f32 4 bytes, f16 and bf16 2, f64 8.
+ *
+ * Requirements beyond the shapes. f16 and bf16 run on tensor cores and need every tensor's
+ * base pointer 16-byte aligned and every stride (of a dimension longer than 1) a multiple of 8
+ * elements; otherwise the call returns FT_ERR_UNSUPPORTED naming the tensor and value. f32 and
+ * f64 take any element-aligned pointer and stride. Head dims: 32, 64, 96, 128, 256 (head_dim_v
+ * may differ from head_dim), except where no kernel configuration fits the GPU, which returns
+ * FT_ERR_UNSUPPORTED saying so: the f16/bf16 forward with head_dim_v = 256 and head_dim 64 to
+ * 128 (registers), and the f64 backward at head dim 256 on GPUs with less than 160 KiB of
+ * shared memory per block (sm_86, sm_89). batch*heads above 65535 (CUDA's grid limit) is split
+ * into several launches; heads alone must be at most 65535.
+ *
+ * Choosing the kernel, in this order: the tuned winner for this exact problem on this GPU in
+ * the database given to ft_open; else the database's winner for the nearest tuned problem with
+ * the same dtype, head dims and causal mode (by sequence lengths, then batch*heads); else the
+ * winners shipped inside the library (tuned by the flashtune authors, looked up the same way);
+ * else a built-in default for the GPU's architecture, dtype and head dims. So a supported
+ * problem always runs. ft_describe_choice says which rule picked the kernel.
+ *
+ * Loading: a kernel's CUBIN is taken from the database when one was compiled for this GPU's
+ * architecture by this library's NVRTC version; otherwise it is compiled with NVRTC (a few
+ * seconds, once per process and kernel) and, when the database file is writable, stored in it
+ * for the next process. The first call for a problem may therefore take seconds; later calls
+ * cost a hash lookup and the launches.
+ *
+ * Errors. Every fallible call returns an ft_status; FT_OK is 0. The message of the last failed
+ * call is kept per thread and per context: ft_last_error(ctx) returns it, naming the function,
+ * the argument and its value (e.g. "ft_attention_forward: head_dim=40 is not supported (32, 64,
+ * 96, 128, 256)"), plus the CUDA error name when there is one. The library never exits or
+ * aborts.
+ *
+ * Threads. One ft_context may be used by several threads at once, also from several CUDA
+ * contexts (each context gets its own loaded modules). ft_open and ft_close are not to race
+ * with other calls on the same context. Launches are asynchronous on the given stream, as
+ * cuLaunchKernel is; the caller synchronizes as usual.
+ *
+ * CUDA contexts. The context current on the calling thread is used (so a library shares
+ * PyTorch's). When none is current, the library retains device 0's primary context, makes it
+ * current on that thread, and releases it in ft_close. Modules loaded into a context stay
+ * loaded until ft_close: close the ft_context before destroying a CUDA context it used.
+ *
+ * No GPU. ft_open works without a GPU or driver (it only opens the database). Calls that need
+ * the GPU check their arguments first, then return FT_ERR_NO_DEVICE with a message saying
+ * what is missing. The CUDA driver is loaded at run time (dlopen), never linked. */
+#ifndef FLASHTUNE_H
+#define FLASHTUNE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define FT_API __attribute__((visibility("default")))
+#else
+#define FT_API
+#endif
+
+#define FT_VERSION_MAJOR 0
+#define FT_VERSION_MINOR 1
+#define FT_VERSION_PATCH 0
+
+/* An open library handle: database, caches, loaded modules. Opaque. */
+typedef struct ft_context ft_context;
+
+typedef enum ft_status {
+    FT_OK = 0,
+    FT_ERR_INVALID_ARGUMENT,   /* a NULL pointer, a size < 1, overlapping strides, ... */
+    FT_ERR_UNSUPPORTED,        /* a valid problem these kernels cannot run (head dim, alignment) */
+    FT_ERR_NO_DEVICE,          /* no CUDA driver, no GPU, or a GPU the generator does not target */
+    FT_ERR_CUDA,               /* a CUDA driver call failed; the message names it */
+    FT_ERR_COMPILE,            /* NVRTC could not compile the kernel; the message has its log head */
+    FT_ERR_DB,                 /* the database file is missing, foreign, corrupt or of a newer schema */
+    FT_ERR_OUT_OF_MEMORY,      /* host or device memory ran out */
+    FT_ERR_INTERNAL            /* a bug in flashtune; please report the message */
+} ft_status;
+
+/* Element types; the codes are the templates' DTYPE values. */
+typedef enum ft_dtype { FT_F32 = 0, FT_F16 = 1, FT_BF16 = 2, FT_F64 = 3 } ft_dtype;
+
+/* One attention problem: shapes, type, masking, scale and layout. */
+typedef struct ft_attention_desc {
+    int batch, heads;            /* >= 1 each */
+    int seqlen_q, seqlen_k;      /* >= 1 each; may differ */
+    int head_dim;                /* of Q and K: 32, 64, 96, 128 or 256 */
+    int head_dim_v;              /* of V and O: same set; 0 means head_dim */
+    ft_dtype dtype;
+    int causal;                  /* 0 none, 1 top-left: query i sees keys j <= i */
+    float softmax_scale;         /* 0 means 1/sqrt(head_dim); must be finite */
+    int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3];   /* elements: batch, head, seq */
+} ft_attention_desc;
+
+/* ---- context ----------------------------------------------------------------------------- */
+
+/* Constructor. Opens the library with the tuning database at db_path (written by `flashtune
+ * tune`), or with none when db_path is NULL (shipped winners and built-in defaults only).
+ * The file is opened read-write when writable (compiled CUBINs are then stored in it), else
+ * read-only; a missing file is an error, never created.
+ * OUT: *ctx, the handle, or NULL on failure.
+ * Returns FT_OK; FT_ERR_INVALID_ARGUMENT (ctx NULL, db_path empty); FT_ERR_DB (missing file,
+ * not a flashtune database, corrupt, newer schema: the message names the file);
+ * FT_ERR_OUT_OF_MEMORY. On failure ft_last_error(NULL) says why. Needs no GPU. */
+FT_API ft_status ft_open(const char *db_path, ft_context **ctx);
+
+/* Destructor. Unloads every module, frees the cached workspaces (after their streams finish),
+ * releases a primary context the library retained, closes the database. NULL does nothing.
+ * No other call on ctx may be running or follow. */
+FT_API void ft_close(ft_context *ctx);
+
+/* The message of the last call on ctx that failed in the calling thread ("" when none); with
+ * ctx NULL, that of the last failed ft_open in this thread. The string belongs to the library
+ * and stays valid until the calling thread's next call on ctx. Never NULL. */
+FT_API const char *ft_last_error(const ft_context *ctx);
+
+/* "FT_ERR_DB: database error"-style static text for a status; never NULL. */
+FT_API const char *ft_status_str(ft_status status);
+
+/* The library's version, "0.1.0" (FT_VERSION_* at build time); a static string. */
+FT_API const char *ft_version(void);
+
+/* ---- attention --------------------------------------------------------------------------- */
+
+/* O = softmax(scale * Q K^T [causal mask]) V, and lse = logsumexp of each scaled score row
+ * (the backward needs it). q, k, v: inputs; o, lse: outputs written in full. stream: a CUstream
+ * (NULL: the legacy default stream). Asynchronous: returns once the kernel is launched.
+ * Returns FT_OK; FT_ERR_INVALID_ARGUMENT (ctx, d or a pointer NULL, a size < 1, a dtype or
+ * causal value out of range, a non-finite scale, strides that are negative, overlap, or leave
+ * rows shorter than the head dim); FT_ERR_UNSUPPORTED (head dim, f16/bf16 alignment, heads >
+ * 65535); FT_ERR_NO_DEVICE; FT_ERR_COMPILE; FT_ERR_CUDA; FT_ERR_OUT_OF_MEMORY. */
+FT_API ft_status ft_attention_forward(ft_context *ctx, const ft_attention_desc *d, const void *q,
+                                      const void *k, const void *v, void *o, void *lse, void *stream);
+
+/* Gradients dQ, dK, dV of the forward above, given its inputs, its o and lse, and dout = dL/dO
+ * (laid out with o_stride). dq, dk, dv are written in full (q_stride, k_stride, v_stride).
+ * The library uses a device workspace (delta, and the fp32/fp64 dQ accumulator) that it keeps
+ * per CUDA context and stream and grows when needed; ft_attention_backward_ws takes one from
+ * the caller instead. Returns as ft_attention_forward; lse NULL is FT_ERR_INVALID_ARGUMENT. */
+FT_API ft_status ft_attention_backward(ft_context *ctx, const ft_attention_desc *d, const void *q,
+                                       const void *k, const void *v, const void *o, const void *lse,
+                                       const void *dout, void *dq, void *dk, void *dv, void *stream);
+
+/* Bytes of device workspace ft_attention_backward_ws needs for d: enough for whichever kernel
+ * the library picks. OUT: *bytes. Needs no GPU. Returns FT_OK or FT_ERR_INVALID_ARGUMENT /
+ * FT_ERR_UNSUPPORTED as the backward would. */
+FT_API ft_status ft_attention_backward_workspace_size(ft_context *ctx, const ft_attention_desc *d,
+                                                      size_t *bytes /* OUT */);
+
+/* ft_attention_backward with a caller-owned workspace: a device pointer, 256-byte aligned, of
+ * at least ft_attention_backward_workspace_size bytes, not used by anything else until this
+ * call's kernels finish on stream. The library neither keeps nor frees it. Also returns
+ * FT_ERR_INVALID_ARGUMENT when workspace is NULL, misaligned or too small. */
+FT_API ft_status ft_attention_backward_ws(ft_context *ctx, const ft_attention_desc *d, const void *q,
+                                          const void *k, const void *v, const void *o, const void *lse,
+                                          const void *dout, void *dq, void *dk, void *dv,
+                                          void *workspace, size_t workspace_bytes, void *stream);
+
+/* The same computations through flashtune's GPU reference kernels (simple, slow, precise:
+ * what the tuner validates against), for checking results. Same arguments, layout rules and
+ * statuses; any alignment is accepted. The backward uses the cached workspace as above. */
+FT_API ft_status ft_attention_forward_reference(ft_context *ctx, const ft_attention_desc *d, const void *q,
+                                                const void *k, const void *v, void *o, void *lse,
+                                                void *stream);
+FT_API ft_status ft_attention_backward_reference(ft_context *ctx, const ft_attention_desc *d, const void *q,
+                                                 const void *k, const void *v, const void *o,
+                                                 const void *lse, const void *dout, void *dq, void *dk,
+                                                 void *dv, void *stream);
+
+/* Which kernel the forward (backward = 0) or backward (1) of d runs on the current GPU, and
+ * why, as one line of text into buf (len bytes, always NUL-terminated when len > 0): the
+ * family and every parameter, the rule that picked it ("database exact", "database nearest
+ * (tuned at ...)", "shipped tuned table ...", "built-in default") and, once loaded, where its
+ * CUBIN came from. Compiles nothing. Returns FT_OK; FT_ERR_INVALID_ARGUMENT (also buf NULL or
+ * len 0); FT_ERR_UNSUPPORTED; FT_ERR_NO_DEVICE; FT_ERR_CUDA; FT_ERR_DB. */
+FT_API ft_status ft_describe_choice(ft_context *ctx, const ft_attention_desc *d, int backward, char *buf,
+                                    size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,185 @@
+/* Argument checks of every call, done before anything is launched: each failure names the
+ * function, the argument and its value. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+/* The head dims every family supports (templates/README.md); others are refused even where
+ * one family would take them, so that every dtype behaves the same. */
+const int rt_head_dims[] = { 32, 64, 96, 128, 256 };
+const int rt_head_dim_count = (int)(sizeof rt_head_dims / sizeof rt_head_dims[0]);
+
+size_t rt_elem_bytes(int dtype)
+{
+    return dtype == FT_F32 ? 4 : dtype == FT_F64 ? 8 : 2;
+}
+
+size_t rt_acc_bytes(int dtype)
+{
+    return dtype == FT_F64 ? 8 : 4;
+}
+
+static int head_dim_ok(int d)
+{
+    for (int i = 0; i < rt_head_dim_count; i++)
+        if (rt_head_dims[i] == d)
+            return 1;
+    return 0;
+}
+
+static ft_status fail(ft_status s, char *err, size_t len, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static ft_status fail(ft_status s, char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backward, db_workload *w, char *err,
+                        size_t len)
+{
+    if (!d)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: desc is NULL", func);
+    const struct { const char *name; int value; } sizes[] = {
+        { "batch", d->batch }, { "heads", d->heads }, { "seqlen_q", d->seqlen_q }, { "seqlen_k", d->seqlen_k },
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i].value < 1)
+            return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s=%d must be at least 1", func, sizes[i].name,
+                        sizes[i].value);
+    if ((int)d->dtype < 0 || (int)d->dtype > 3)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                    "%s: dtype=%d is not an ft_dtype (0 FT_F32, 1 FT_F16, 2 FT_BF16, 3 FT_F64)", func, (int)d->dtype);
+    const int dv = d->head_dim_v ? d->head_dim_v : d->head_dim;
+    if (d->head_dim < 1 || d->head_dim_v < 0)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s=%d must be at least 1", func,
+                    d->head_dim < 1 ? "head_dim" : "head_dim_v", d->head_dim < 1 ? d->head_dim : d->head_dim_v);
+    if (!head_dim_ok(d->head_dim) || !head_dim_ok(dv))
+        return fail(FT_ERR_UNSUPPORTED, err, len, "%s: %s=%d is not supported (32, 64, 96, 128, 256)", func,
+                    head_dim_ok(d->head_dim) ? "head_dim_v" : "head_dim", head_dim_ok(d->head_dim) ? dv : d->head_dim);
+    if (d->causal != 0 && d->causal != 1)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: causal=%d must be 0 (none) or 1 (top-left)", func,
+                    d->causal);
+    if (!isfinite(d->softmax_scale))
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: softmax_scale=%g is not finite", func,
+                    (double)d->softmax_scale);
+    if (d->heads > 65535)
+        return fail(FT_ERR_UNSUPPORTED, err, len,
+                    "%s: heads=%d is more than 65535 (CUDA's grid.y limit; batches are split, heads are not)", func,
+                    d->heads);
+    /* Every buffer's element count must stay far from int64 overflow. */
+    const double rows = (double)d->batch * d->heads * (d->seqlen_q > d->seqlen_k ? d->seqlen_q : d->seqlen_k);
+    if (rows * 256 * 8 > 0x1p62)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                    "%s: batch=%d heads=%d seqlen_q=%d seqlen_k=%d: the tensors would exceed 2^62 bytes", func,
+                    d->batch, d->heads, d->seqlen_q, d->seqlen_k);
+    memset(w, 0, sizeof *w);
+    w->op = backward ? DB_OP_BWD : DB_OP_FWD;
+    w->dtype = (int)d->dtype;
+    w->head_dim = d->head_dim;
+    w->head_dim_v = dv;
+    w->causal = d->causal;
+    w->batch = d->batch;
+    w->heads = d->heads;
+    w->seqlen_q = d->seqlen_q;
+    w->seqlen_k = d->seqlen_k;
+    return FT_OK;
+}
+
+/* One dimension of a tensor for the overlap check. */
+typedef struct dim {
+    int index;
+    int64_t stride, extent;
+} dim;
+
+static ft_status check_one(const char *func, const db_workload *w, const rt_tensor *t, int tensor_cores, char *err,
+                           size_t len)
+{
+    if (!t->ptr)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s is NULL", func, t->name);
+    if (!t->stride) {   /* lse: contiguous [batch, heads, seqlen_q] of the accumulator type */
+        const size_t a = rt_acc_bytes(w->dtype);
+        if ((uintptr_t)t->ptr % a)
+            return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s=%p is not %zu-byte aligned (it holds %s)", func,
+                        t->name, t->ptr, a, a == 8 ? "double" : "float");
+        return FT_OK;
+    }
+    const size_t e = rt_elem_bytes(w->dtype);
+    if ((uintptr_t)t->ptr % e)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s=%p is not %zu-byte aligned (its elements are %s)",
+                    func, t->name, t->ptr, e, gen_dtype_name(w->dtype));
+    dim dims[3] = { { 0, t->stride[0], w->batch }, { 1, t->stride[1], w->heads }, { 2, t->stride[2], t->seqlen } };
+    for (int i = 0; i < 3; i++)
+        if (dims[i].stride < 0)
+            return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s[%d]=%lld is negative", func, t->stride_name, i,
+                        (long long)dims[i].stride);
+    if (tensor_cores) {
+        if ((uintptr_t)t->ptr % 16)
+            return fail(FT_ERR_UNSUPPORTED, err, len,
+                        "%s: %s=%p is not 16-byte aligned (the %s tensor-core kernels load 16-byte rows)", func,
+                        t->name, t->ptr, gen_dtype_name(w->dtype));
+        for (int i = 0; i < 3; i++)
+            if (dims[i].extent > 1 && dims[i].stride % 8)
+                return fail(FT_ERR_UNSUPPORTED, err, len,
+                            "%s: %s[%d]=%lld is not a multiple of 8 elements (the %s tensor-core kernels load "
+                            "16-byte rows)", func, t->stride_name, i, (long long)dims[i].stride,
+                            gen_dtype_name(w->dtype));
+    }
+    /* Sorted by stride, each dimension must step past everything the inner ones span, starting
+     * with the contiguous head dim; dimensions of extent 1 have no say. */
+    for (int i = 1; i < 3; i++)
+        for (int j = i; j > 0 && dims[j].stride < dims[j - 1].stride; j--) {
+            dim tmp = dims[j];
+            dims[j] = dims[j - 1];
+            dims[j - 1] = tmp;
+        }
+    int64_t span = t->dim;
+    for (int i = 0; i < 3; i++) {
+        if (dims[i].extent <= 1)
+            continue;
+        if (dims[i].stride < span) {
+            if (span == t->dim)
+                return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                            "%s: %s[%d]=%lld is less than the %d elements of a row (the head dim is contiguous, "
+                            "so rows would overlap)", func, t->stride_name, dims[i].index,
+                            (long long)dims[i].stride, t->dim);
+            return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                        "%s: %s = { %lld, %lld, %lld } overlap: %s[%d]=%lld is less than the %lld elements the "
+                        "inner dimensions span", func, t->stride_name, (long long)t->stride[0],
+                        (long long)t->stride[1], (long long)t->stride[2], t->stride_name, dims[i].index,
+                        (long long)dims[i].stride, (long long)span);
+        }
+        span += dims[i].stride * (dims[i].extent - 1);
+    }
+    return FT_OK;
+}
+
+ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tensor *t, int n, int tensor_cores,
+                           char *err, size_t len)
+{
+    for (int i = 0; i < n; i++) {
+        ft_status s = check_one(func, w, &t[i], tensor_cores, err, len);
+        if (s != FT_OK)
+            return s;
+    }
+    return FT_OK;
+}
+
+size_t rt_workspace_bytes(const db_workload *w, size_t *accum_offset)
+{
+    const size_t rows = (size_t)w->batch * w->heads * w->seqlen_q, a = rt_acc_bytes(w->dtype);
+    const size_t offset = (rows * a + 255) / 256 * 256;
+    if (accum_offset)
+        *accum_offset = offset;
+    return offset + rows * (size_t)w->head_dim * a;
+}

@@ -1,0 +1,71 @@
+/* Built-in configurations: the family for a dtype, a default that fits every supported head
+ * dim on every targeted GPU, and the GPU reference kernels. */
+#include <stdio.h>
+
+#include "rt_internal.h"
+
+const gen_family *rt_family_for(const db_workload *w)
+{
+    const int mma = w->dtype == FT_F16 || w->dtype == FT_BF16;
+    if (w->op == DB_OP_BWD)
+        return gen_family_find(mma ? "bwd_mma" : "bwd_exact");
+    return gen_family_find(mma ? "fwd_mma" : "fwd_exact");
+}
+
+void rt_config_fit(gen_config *c, const db_workload *w)
+{
+    const unsigned used = c->family->params;
+    if (used & GEN_BIT(GEN_CAUSAL))
+        c->p[GEN_CAUSAL] = w->causal;
+    /* A winner tuned on other lengths may have had even tiles where this problem has not. */
+    if (used & GEN_BIT(GEN_EVEN_M))
+        c->p[GEN_EVEN_M] = w->seqlen_q % c->p[GEN_BLOCK_M] == 0;
+    if (used & GEN_BIT(GEN_EVEN_N))
+        c->p[GEN_EVEN_N] = w->seqlen_k % c->p[GEN_BLOCK_N] == 0;
+}
+
+int rt_default_config(const rt_device *dev, const db_workload *w, gen_config *out, char *why, size_t len)
+{
+    const gen_family *f = rt_family_for(w);
+    if (!f) {
+        snprintf(why, len, "no template family for dtype %s", gen_dtype_name(w->dtype));
+        return -1;
+    }
+    gen_config base;
+    gen_config_init(&base, f);
+    base.p[GEN_DTYPE] = w->dtype;
+    base.p[GEN_HEAD_DIM] = w->head_dim;
+    base.p[GEN_HEAD_DIM_V] = w->head_dim_v;
+    /* The family's tiles when they fit; else, largest first, smaller key then query tiles,
+     * each with the default warps, twice and half as many, and fewer stages: large head dims
+     * need smaller tiles for shared memory and registers. */
+    static const int warps_mul[3] = { 2, 4, 1 }, warps_div = 2;   /* x1, x2, x1/2 */
+    char last[512] = "";
+    for (int bm = base.p[GEN_BLOCK_M]; bm >= 1; bm /= 2)
+        for (int bn = base.p[GEN_BLOCK_N]; bn >= 1; bn /= 2)
+            for (int wi = 0; wi < 3; wi++)
+                for (int st = base.p[GEN_NUM_STAGES]; st >= 1; st--) {
+                    gen_config c = base;
+                    c.p[GEN_BLOCK_M] = bm;
+                    c.p[GEN_BLOCK_N] = bn;
+                    c.p[GEN_NUM_WARPS] = base.p[GEN_NUM_WARPS] * warps_mul[wi] / warps_div;
+                    c.p[GEN_NUM_STAGES] = st;
+                    rt_config_fit(&c, w);
+                    if (c.p[GEN_NUM_WARPS] >= 1 && gen_validate(&c, dev->smem_limit, last, sizeof last) == 0) {
+                        *out = c;
+                        return 0;
+                    }
+                }
+    snprintf(why, len, "no %s configuration fits %s (%s) for head_dim=%d head_dim_v=%d: %s", f->name, dev->name,
+             dev->arch, w->head_dim, w->head_dim_v, last);
+    return -1;
+}
+
+void rt_reference_config(const db_workload *w, gen_config *out)
+{
+    gen_config_init(out, gen_family_find("ref"));
+    out->p[GEN_DTYPE] = w->dtype;
+    out->p[GEN_HEAD_DIM] = w->head_dim;
+    out->p[GEN_HEAD_DIM_V] = w->head_dim_v;
+    out->p[GEN_CAUSAL] = w->causal;
+}

@@ -1,0 +1,223 @@
+/* libflashtune's internals (prefix rt_): argument checks, kernel choice, module and plan
+ * caches, workspaces, launches. Never installed; runtime/include/flashtune.h is the API. */
+#ifndef FT_RT_INTERNAL_H
+#define FT_RT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda_driver_internal.h"
+#include "db_internal.h"
+#include "flashtune.h"
+#include "ft_kernel_args.h"
+#include "gen_internal.h"
+
+#define RT_ERR_LEN 1024
+
+/* ---- errors (ft_error.c) ---------------------------------------------------------------- */
+
+/* Records the message of a failed call for ft_last_error(ctx) in this thread; returns status. */
+ft_status rt_fail(const ft_context *ctx, ft_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- argument checks (rt_check.c) ------------------------------------------------------- */
+
+/* The supported head dims, for messages and the tests. */
+extern const int rt_head_dims[];
+extern const int rt_head_dim_count;
+
+/* Element bytes of a dtype (f32 4, f16/bf16 2, f64 8) and of its accumulator (lse, delta,
+ * dq_accum: 8 for f64, else 4). */
+size_t rt_elem_bytes(int dtype);
+size_t rt_acc_bytes(int dtype);
+
+/* One tensor argument as the checks see it. */
+typedef struct rt_tensor {
+    const char *name;           /* "q" */
+    const char *stride_name;    /* "q_stride" */
+    const void *ptr;
+    const int64_t *stride;      /* 3 strides, elements */
+    int seqlen, dim;
+} rt_tensor;
+
+/* Checks d (sizes, dtype, head dims, causal, scale) and fills *w (op = backward) with the
+ * problem, head_dim_v resolved. On failure writes "func: ..." into err and returns the status. */
+ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backward, db_workload *w,
+                        char *err, size_t len);
+/* Checks n tensors of problem w: non-NULL, strides >= 0 that do not overlap and leave each row
+ * its dim elements; with tensor_cores, 16-byte base pointers and strides a multiple of 8. */
+ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tensor *t, int n, int tensor_cores,
+                           char *err, size_t len);
+/* Workspace bytes of a backward: delta, then (256-byte aligned) the dQ accumulator. OUT:
+ * *accum_offset (may be NULL). */
+size_t rt_workspace_bytes(const db_workload *w, size_t *accum_offset);
+
+/* ---- kernel choice (rt_defaults.c, rt_lookup.c, rt_shipped.c) --------------------------- */
+
+/* The GPU as the lookup sees it. */
+typedef struct rt_device {
+    char name[128];             /* "NVIDIA H100 80GB HBM3" */
+    char arch[16];              /* "sm_90" */
+    int smem_limit;             /* opt-in dynamic shared memory per block, bytes */
+} rt_device;
+
+enum {
+    RT_TIER_DB_EXACT,
+    RT_TIER_DB_NEAREST,
+    RT_TIER_SHIPPED_EXACT,
+    RT_TIER_SHIPPED_NEAREST,
+    RT_TIER_DEFAULT,
+    RT_TIER_REFERENCE,
+};
+
+typedef struct rt_choice {
+    gen_config config;          /* ready to expand: CAUSAL, EVEN_M, EVEN_N set for the problem */
+    int tier;                   /* RT_TIER_* */
+    char why[320];              /* "database nearest (tuned at ...)" */
+} rt_choice;
+
+/* The family that runs w: fwd_mma/bwd_mma for f16/bf16, fwd_exact/bwd_exact for f32/f64. */
+const gen_family *rt_family_for(const db_workload *w);
+/* Sets CAUSAL from w and EVEN_M/EVEN_N from w's lengths and c's tiles (where c's family uses them). */
+void rt_config_fit(gen_config *c, const db_workload *w);
+/* The built-in default for w on dev: the family's defaults, with fewer stages and smaller
+ * tiles where the head dims need it, valid under dev's shared-memory limit. 0, or -1 (why). */
+int rt_default_config(const rt_device *dev, const db_workload *w, gen_config *out, char *why, size_t len);
+/* The GPU reference kernels (family ref) for w. */
+void rt_reference_config(const db_workload *w, gen_config *out);
+/* The kernel for w on dev: user database (exact, nearest), shipped table, built-in default.
+ * user and shipped may be NULL. A stored winner that is not valid on dev is passed over.
+ * Returns 0; -1 when a database fails (FT_ERR_DB) or nothing fits (err says). */
+int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, rt_choice *out, int *is_db_error,
+              char *err, size_t len);
+/* The winners shipped with the library (db/tuned/\*.txt, embedded at build time) in an
+ * in-memory database; NULL when none are embedded. 0, or -1 (err). */
+int rt_shipped_open(db **out, char *err, size_t len);
+/* "h100-sm90.txt": the names of the embedded tables, comma-separated. */
+const char *rt_shipped_names(void);
+
+/* ---- the context (ft_api.c, rt_device.c, rt_loader.c, rt_plan.c, rt_workspace.c) -------- */
+
+#define RT_MAX_STEPS 4
+#define RT_BUCKETS 512
+
+/* A module loaded into one CUDA context. Immutable once published. */
+typedef struct rt_module {
+    char key[GEN_HASH_LEN];     /* gen_cache_key */
+    CUmodule module;
+    char origin[96];            /* "CUBIN from the database", "compiled with NVRTC 13.0 in 2.31 s" */
+    struct rt_module *next;
+} rt_module;
+
+/* One CUDA context the library has worked in. */
+typedef struct rt_cuctx {
+    CUcontext context;
+    CUdevice device;
+    rt_device info;
+    rt_module *modules;         /* under ft_context.lock */
+    struct rt_cuctx *_Atomic next;
+} rt_cuctx;
+
+/* One launch of a plan. grid.y is batch*heads of the launch. */
+typedef struct rt_step {
+    CUfunction fn;
+    unsigned grid_x, block_x, smem;
+} rt_step;
+
+/* Everything a call needs after the first: immutable once published, found lock-free. */
+typedef struct rt_plan {
+    uint64_t hash;
+    CUcontext context;
+    db_workload w;
+    int reference;
+    rt_choice choice;
+    const rt_module *module;
+    rt_step steps[RT_MAX_STEPS];
+    int step_count;
+    int zero_accum_before;      /* >= 0: zero the dQ accumulator before this step (DQ_MODE 0) */
+    int uses_accum;             /* the dQ accumulator is passed */
+    struct rt_plan *_Atomic next;
+} rt_plan;
+
+/* A cached backward workspace of one (CUDA context, stream). */
+typedef struct rt_workspace {
+    CUcontext context;
+    CUstream stream;
+    CUdeviceptr ptr;
+    size_t bytes;
+    int users;                  /* calls between acquire and release */
+    int retired;                /* replaced by a larger one: freed by its last user */
+    struct rt_workspace *next;
+} rt_workspace;
+
+/* A compiled CUBIN kept in memory, so another CUDA context does not compile again. */
+typedef struct rt_cubin {
+    char key[GEN_HASH_LEN];
+    void *image;
+    size_t size;
+    char origin[96];
+    struct rt_cubin *next;
+} rt_cubin;
+
+struct ft_context {
+    db *user;                   /* the database of ft_open, or NULL */
+    int user_writable;
+    db *shipped;                /* the embedded winners, or NULL */
+    pthread_mutex_t lock;       /* the slow paths: lists below, never held during a launch */
+    rt_cuctx *_Atomic contexts;
+    rt_plan *_Atomic buckets[RT_BUCKETS];
+    rt_cubin *cubins;
+    rt_workspace *workspaces;
+    CUcontext primary;          /* device 0's primary context when the library retained it */
+    CUdevice primary_device;
+};
+
+/* The driver, or FT_ERR_NO_DEVICE with the reason recorded for func. */
+ft_status rt_driver(ft_context *ctx, const char *func, const cu_driver **cu);
+/* The CUDA context to work in (the current one, else the retained primary context made
+ * current) and its record (created on first use: device name, arch, shared-memory limit). */
+ft_status rt_current(ft_context *ctx, const char *func, const cu_driver *cu, rt_cuctx **out);
+/* "what failed: CUDA_ERROR_...": records an FT_ERR_CUDA (or FT_ERR_OUT_OF_MEMORY) failure. */
+ft_status rt_fail_cuda(const ft_context *ctx, const char *func, const char *what, CUresult rc);
+
+/* The module of config c in context cc: the loaded one, else a CUBIN from memory, the database
+ * or NVRTC, loaded now. The caller has cc current. */
+ft_status rt_module_get(ft_context *ctx, const char *func, const cu_driver *cu, rt_cuctx *cc, const gen_config *c,
+                        const rt_module **out);
+/* Unloads every module and frees the CUBINs (ft_close). */
+void rt_modules_free(ft_context *ctx, const cu_driver *cu);
+
+/* The plan of (current context, w, reference): found lock-free, or built (choice, module,
+ * launch steps) and published. */
+ft_status rt_plan_get(ft_context *ctx, const char *func, const cu_driver *cu, rt_cuctx *cc, const db_workload *w,
+                      int reference, const rt_plan **out);
+/* The published plan or NULL; no locks, no allocation. */
+const rt_plan *rt_plan_find(ft_context *ctx, CUcontext context, const db_workload *w, int reference);
+void rt_plans_free(ft_context *ctx);
+
+/* A workspace of at least bytes for (context, stream), grown when smaller; release it after
+ * the launches that use it are enqueued. */
+ft_status rt_workspace_acquire(ft_context *ctx, const char *func, const cu_driver *cu, CUcontext context,
+                               CUstream stream, size_t bytes, rt_workspace **out);
+void rt_workspace_release(ft_context *ctx, const cu_driver *cu, rt_workspace *ws);
+void rt_workspaces_free(ft_context *ctx, const cu_driver *cu);
+
+/* ---- launches (rt_launch.c) ------------------------------------------------------------- */
+
+/* The data pointers of one call; backward-only ones are NULL in a forward. */
+typedef struct rt_data {
+    const void *q, *k, *v, *o, *lse, *dout;
+    void *o_out, *lse_out, *dq, *dk, *dv;
+} rt_data;
+
+/* Enqueues plan's launches on stream for d, splitting batches so grid.y <= 65535. delta and
+ * accum: the backward workspace (0 in a forward). Returns CUDA_SUCCESS or the first error. */
+CUresult rt_launch(const cu_driver *cu, const rt_plan *plan, const ft_attention_desc *d, const rt_data *p,
+                   CUdeviceptr delta, CUdeviceptr accum, CUstream stream);
+
+#endif

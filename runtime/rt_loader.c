@@ -1,0 +1,205 @@
+/* Modules: a CUBIN from memory, the database or NVRTC, loaded once per CUDA context. Compiling
+ * happens outside the lock, so other threads keep launching meanwhile. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rt_internal.h"
+
+static rt_module *find_module(rt_cuctx *cc, const char *key)
+{
+    for (rt_module *m = cc->modules; m; m = m->next)
+        if (!strcmp(m->key, key))
+            return m;
+    return NULL;
+}
+
+static rt_cubin *find_cubin(ft_context *ctx, const char *key)
+{
+    for (rt_cubin *b = ctx->cubins; b; b = b->next)
+        if (!strcmp(b->key, key))
+            return b;
+    return NULL;
+}
+
+/* A CUBIN the database holds for key, built for this arch by this NVRTC. 1 found, 0 not. */
+static int from_database(ft_context *ctx, const char *key, const char *arch, rt_cubin *out)
+{
+    db_binary b;
+    char nvrtc[16], err[256];
+    if (!ctx->user || db_binary_find(ctx->user, key, &b, NULL, err, sizeof err) != 1)
+        return 0;
+    gen_nvrtc_version(nvrtc, sizeof nvrtc);
+    if (strcmp(b.arch, arch) || strcmp(b.nvrtc_version, nvrtc)) {
+        db_binary_release(&b);
+        return 0;
+    }
+    out->image = b.cubin;
+    out->size = b.cubin_size;
+    b.cubin = NULL;
+    snprintf(out->origin, sizeof out->origin, "CUBIN from the database (NVRTC %s)", nvrtc);
+    return 1;
+}
+
+/* Keeps a compiled kernel in a writable database for the next process; failures only cost a
+ * compile later, so they are not errors. */
+static void store(ft_context *ctx, const gen_config *c, const char *source, const char *key, const gen_binary *bin)
+{
+    if (!ctx->user || !ctx->user_writable)
+        return;
+    db_kernel k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.family, sizeof k.family, "%s", c->family->name);
+    gen_source_hash(source, k.source_hash);
+    memcpy(k.p, c->p, sizeof k.p);
+    db_binary b;
+    memset(&b, 0, sizeof b);
+    snprintf(b.cache_key, sizeof b.cache_key, "%s", key);
+    snprintf(b.arch, sizeof b.arch, "%s", bin->arch);
+    snprintf(b.nvrtc_version, sizeof b.nvrtc_version, "%s", bin->nvrtc_version);
+    b.cubin = bin->cubin;
+    b.cubin_size = bin->cubin_size;
+    b.registers = bin->registers;
+    b.spill_store_bytes = bin->spill_store_bytes;
+    b.spill_load_bytes = bin->spill_load_bytes;
+    b.stack_frame_bytes = bin->stack_frame_bytes;
+    b.static_smem_bytes = bin->static_smem_bytes;
+    b.compile_seconds = bin->compile_seconds;
+    int64_t kernel_id;
+    char err[512];
+    if (db_kernel_upsert(ctx->user, &k, &kernel_id, err, sizeof err) == 0)
+        db_binary_put(ctx->user, kernel_id, &b, NULL, err, sizeof err);
+}
+
+/* The CUBIN of c for arch: from the database, else compiled. OUT: *out (image malloc'ed). */
+static ft_status obtain(ft_context *ctx, const char *func, const gen_config *c, const char *source, const char *key,
+                        const char *arch, rt_cubin *out)
+{
+    if (from_database(ctx, key, arch, out))
+        return FT_OK;
+    gen_binary bin;
+    char *err = malloc(RT_ERR_LEN);
+    if (!err)
+        return rt_fail(ctx, FT_ERR_OUT_OF_MEMORY, "%s: out of memory", func);
+    if (gen_compile(source, arch, &bin, err, RT_ERR_LEN) != 0) {
+        ft_status s = rt_fail(ctx, FT_ERR_COMPILE, "%s: compiling %s for %s failed: %s", func, c->family->name, arch,
+                              err);
+        free(err);
+        return s;
+    }
+    free(err);
+    store(ctx, c, source, key, &bin);
+    out->image = bin.cubin;
+    out->size = bin.cubin_size;
+    bin.cubin = NULL;
+    snprintf(out->origin, sizeof out->origin, "compiled with NVRTC %s in %.2f s", bin.nvrtc_version,
+             bin.compile_seconds);
+    gen_binary_free(&bin);
+    return FT_OK;
+}
+
+ft_status rt_module_get(ft_context *ctx, const char *func, const cu_driver *cu, rt_cuctx *cc, const gen_config *c,
+                        const rt_module **out)
+{
+    char *source = gen_expand(c);
+    if (!source)
+        return rt_fail(ctx, FT_ERR_INTERNAL, "%s: the %s template is not embedded in this build", func,
+                       c->family->name);
+    char key[GEN_HASH_LEN];
+    gen_cache_key(source, cc->info.arch, key);
+
+    pthread_mutex_lock(&ctx->lock);
+    rt_module *m = find_module(cc, key);
+    rt_cubin cubin = { .image = NULL };
+    const rt_cubin *kept = m ? NULL : find_cubin(ctx, key);
+    if (kept) {   /* compiled for another context of this process: copy, the lock is dropped next */
+        cubin = *kept;
+        cubin.image = malloc(kept->size);
+        if (cubin.image)
+            memcpy(cubin.image, kept->image, kept->size);
+        snprintf(cubin.origin, sizeof cubin.origin, "%.70s, for another context", kept->origin);
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    if (m) {
+        free(source);
+        *out = m;
+        return FT_OK;
+    }
+    if (kept && !cubin.image) {
+        free(source);
+        return rt_fail(ctx, FT_ERR_OUT_OF_MEMORY, "%s: out of memory", func);
+    }
+    ft_status s = kept ? FT_OK : obtain(ctx, func, c, source, key, cc->info.arch, &cubin);
+    free(source);
+    if (s != FT_OK)
+        return s;
+
+    rt_module *fresh = calloc(1, sizeof *fresh);
+    if (!fresh) {
+        free(cubin.image);
+        return rt_fail(ctx, FT_ERR_OUT_OF_MEMORY, "%s: out of memory", func);
+    }
+    CUresult rc = cu->ModuleLoadData(&fresh->module, cubin.image);
+    if (rc != CUDA_SUCCESS) {
+        free(fresh);
+        free(cubin.image);
+        return rt_fail_cuda(ctx, func, "cuModuleLoadData", rc);
+    }
+    memcpy(fresh->key, key, sizeof key);
+    snprintf(fresh->origin, sizeof fresh->origin, "%s", cubin.origin);
+
+    pthread_mutex_lock(&ctx->lock);
+    m = find_module(cc, key);
+    if (!m) {   /* ours is the one: publish it, and keep the CUBIN for other contexts */
+        fresh->next = cc->modules;
+        cc->modules = fresh;
+        m = fresh;
+        fresh = NULL;
+        rt_cubin *b = find_cubin(ctx, key) ? NULL : malloc(sizeof *b);
+        if (b) {
+            *b = cubin;
+            memcpy(b->key, key, sizeof key);
+            b->next = ctx->cubins;
+            ctx->cubins = b;
+            cubin.image = NULL;
+        }
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    if (fresh) {   /* another thread loaded the same module meanwhile */
+        cu->ModuleUnload(fresh->module);
+        free(fresh);
+    }
+    free(cubin.image);
+    *out = m;
+    return FT_OK;
+}
+
+void rt_modules_free(ft_context *ctx, const cu_driver *cu)
+{
+    for (rt_cuctx *c = atomic_load(&ctx->contexts); c;) {
+        rt_cuctx *next = atomic_load(&c->next);
+        int pushed = cu && c->modules && cu->CtxPushCurrent(c->context) == CUDA_SUCCESS;
+        for (rt_module *m = c->modules; m;) {
+            rt_module *mn = m->next;
+            if (pushed)
+                cu->ModuleUnload(m->module);
+            free(m);
+            m = mn;
+        }
+        if (pushed) {
+            CUcontext popped;
+            cu->CtxPopCurrent(&popped);
+        }
+        free(c);
+        c = next;
+    }
+    atomic_store(&ctx->contexts, NULL);
+    for (rt_cubin *b = ctx->cubins; b;) {
+        rt_cubin *next = b->next;
+        free(b->image);
+        free(b);
+        b = next;
+    }
+    ctx->cubins = NULL;
+}

@@ -1,0 +1,89 @@
+/* Which kernel runs a problem: the user's database (exact, then nearest tuned workload), the
+ * winners shipped with the library, then the built-in default. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+/* The winner's configuration fitted to w, when it is a kernel of the right kind and valid on
+ * dev. 0, or -1 with the reason. */
+static int winner_config(const db_winner *win, const rt_device *dev, const db_workload *w, gen_config *c, char *why,
+                         size_t len)
+{
+    const gen_family *f = gen_family_find(win->kernel.family);
+    if (!f || !strcmp(f->name, "ref") || f->backward != (w->op == DB_OP_BWD)) {
+        snprintf(why, len, "family '%s' cannot run this problem", win->kernel.family);
+        return -1;
+    }
+    c->family = f;
+    for (int i = 0; i < GEN_PARAM_COUNT; i++)
+        c->p[i] = win->kernel.p[i];
+    rt_config_fit(c, w);
+    return gen_validate(c, dev->smem_limit, why, len);
+}
+
+/* "batch=4 heads=16 seqlen_q=4096 seqlen_k=4096" */
+static void shape(const db_workload *w, char *buf, size_t len)
+{
+    snprintf(buf, len, "batch=%d heads=%d seqlen_q=%d seqlen_k=%d", w->batch, w->heads, w->seqlen_q, w->seqlen_k);
+}
+
+static void describe(const db_winner *win, int shipped, char *buf, size_t len)
+{
+    char where[140], tuned[100];
+    if (win->device_match == DB_MATCH_SAME_GPU)
+        snprintf(where, sizeof where, "on this GPU model");
+    else
+        snprintf(where, sizeof where, "on %.100s, same arch %s", win->device.name, win->device.arch);
+    shape(&win->workload, tuned, sizeof tuned);
+    const char *source = shipped ? "shipped tuned table " : "database";
+    const char *names = shipped ? rt_shipped_names() : "";
+    if (win->workload_match == DB_MATCH_EXACT)
+        snprintf(buf, len, "%s%s exact (tuned %s, median %.4g ms)", source, names, where, win->median_ms);
+    else
+        snprintf(buf, len, "%s%s nearest (tuned at %s %s, median %.4g ms there)", source, names, tuned, where,
+                 win->median_ms);
+}
+
+int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, rt_choice *out, int *is_db_error,
+              char *err, size_t len)
+{
+    char skipped[400] = "";
+    *is_db_error = 0;
+    db *sources[2] = { user, shipped };
+    for (int s = 0; s < 2; s++) {
+        if (!sources[s])
+            continue;
+        db_winner win;
+        char why[320];
+        int found = db_winner_find(sources[s], dev->name, dev->arch, w, &win, why, sizeof why);
+        if (found < 0) {
+            *is_db_error = 1;
+            snprintf(err, len, "%s", why);
+            return -1;
+        }
+        if (!found)
+            continue;
+        if (winner_config(&win, dev, w, &out->config, why, sizeof why) != 0) {
+            /* Tuned for a GPU with more shared memory, say: remember why, try the next tier. */
+            snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "; %s winner %s passed over: %s",
+                     s ? "shipped" : "database", win.kernel.family, why);
+            continue;
+        }
+        const int exact = win.workload_match == DB_MATCH_EXACT;
+        out->tier = s == 0 ? (exact ? RT_TIER_DB_EXACT : RT_TIER_DB_NEAREST)
+                           : (exact ? RT_TIER_SHIPPED_EXACT : RT_TIER_SHIPPED_NEAREST);
+        describe(&win, s, out->why, sizeof out->why);
+        snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "%s", skipped);
+        return 0;
+    }
+    char why[512];
+    if (rt_default_config(dev, w, &out->config, why, sizeof why) != 0) {
+        snprintf(err, len, "%s", why);
+        return -1;
+    }
+    out->tier = RT_TIER_DEFAULT;
+    snprintf(out->why, sizeof out->why, "built-in default for %s %s head_dim=%d head_dim_v=%d%s", dev->arch,
+             gen_dtype_name(w->dtype), w->head_dim, w->head_dim_v, skipped);
+    return 0;
+}

@@ -1,0 +1,156 @@
+/* Plans: what a call needs after the first (functions, grids, shared memory), keyed by CUDA
+ * context and problem. Readers walk the buckets without a lock; a plan is complete before it
+ * is published with a release store, and never changes or goes away before ft_close. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+static uint64_t plan_hash(CUcontext context, const db_workload *w, int reference)
+{
+    const int fields[] = { w->op, w->dtype, w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads,
+                           w->seqlen_q, w->seqlen_k, reference };
+    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)context;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        h ^= (uint32_t)fields[i];
+        h *= 0x100000001b3ull;
+    }
+    return h ^ (h >> 29);
+}
+
+static int same(const rt_plan *p, uint64_t hash, CUcontext context, const db_workload *w, int reference)
+{
+    return p->hash == hash && p->context == context && p->reference == reference && !memcmp(&p->w, w, sizeof *w);
+}
+
+const rt_plan *rt_plan_find(ft_context *ctx, CUcontext context, const db_workload *w, int reference)
+{
+    const uint64_t h = plan_hash(context, w, reference);
+    for (const rt_plan *p = atomic_load_explicit(&ctx->buckets[h % RT_BUCKETS], memory_order_acquire); p;
+         p = atomic_load_explicit(&p->next, memory_order_acquire))
+        if (same(p, h, context, w, reference))
+            return p;
+    return NULL;
+}
+
+/* The entries a plan launches, in order (templates/README.md). */
+static int entry_names(const rt_plan *p, const char *names[RT_MAX_STEPS])
+{
+    if (p->w.op == DB_OP_FWD) {
+        names[0] = p->reference ? "ft_ref_fwd" : "ft_fwd";
+        return 1;
+    }
+    if (p->reference) {
+        names[0] = "ft_ref_bwd_preprocess";
+        names[1] = "ft_ref_bwd_dq";
+        names[2] = "ft_ref_bwd_dkdv";
+        return 3;
+    }
+    names[0] = "ft_bwd_preprocess";
+    names[1] = "ft_bwd_dkdv";
+    names[2] = p->choice.config.p[GEN_DQ_MODE] == 0 ? "ft_bwd_dq_convert" : "ft_bwd_dq";
+    return 3;
+}
+
+static const gen_entry *find_entry(const gen_family *f, const char *name)
+{
+    for (int i = 0; i < f->entry_count; i++)
+        if (!strcmp(f->entries[i].name, name))
+            return &f->entries[i];
+    return NULL;
+}
+
+/* Resolves each step's function and launch shape (grid.y is set per launch). */
+static ft_status fill_steps(ft_context *ctx, const char *func, const cu_driver *cu, rt_plan *p)
+{
+    const char *names[RT_MAX_STEPS];
+    p->step_count = entry_names(p, names);
+    const gen_config *c = &p->choice.config;
+    const int atomic_dq = p->w.op == DB_OP_BWD && !p->reference && c->p[GEN_DQ_MODE] == 0;
+    p->zero_accum_before = atomic_dq ? 1 : -1;
+    p->uses_accum = atomic_dq;
+    for (int i = 0; i < p->step_count; i++) {
+        const gen_entry *e = find_entry(c->family, names[i]);
+        if (!e)
+            return rt_fail(ctx, FT_ERR_INTERNAL, "%s: family %s has no entry %s", func, c->family->name, names[i]);
+        unsigned grid[3], block[3];
+        size_t smem;
+        if (gen_launch_dims(c, e, 1, 1, p->w.seqlen_q, p->w.seqlen_k, grid, block, &smem) != 0)
+            return rt_fail(ctx, FT_ERR_INTERNAL, "%s: no launch shape for %s", func, names[i]);
+        rt_step *s = &p->steps[i];
+        CUresult rc = cu->ModuleGetFunction(&s->fn, p->module->module, names[i]);
+        if (rc != CUDA_SUCCESS)
+            return rt_fail_cuda(ctx, func, names[i], rc);
+        /* Past 48 KiB a kernel must opt in to dynamic shared memory. */
+        if (smem > 48 * 1024 &&
+            (rc = cu->FuncSetAttribute(s->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem)) !=
+                CUDA_SUCCESS)
+            return rt_fail_cuda(ctx, func, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", rc);
+        s->grid_x = grid[0];
+        s->block_x = block[0];
+        s->smem = (unsigned)smem;
+    }
+    return FT_OK;
+}
+
+ft_status rt_plan_get(ft_context *ctx, const char *func, const cu_driver *cu, rt_cuctx *cc, const db_workload *w,
+                      int reference, const rt_plan **out)
+{
+    const rt_plan *found = rt_plan_find(ctx, cc->context, w, reference);
+    if (found) {
+        *out = found;
+        return FT_OK;
+    }
+    rt_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return rt_fail(ctx, FT_ERR_OUT_OF_MEMORY, "%s: out of memory", func);
+    p->hash = plan_hash(cc->context, w, reference);
+    p->context = cc->context;
+    p->w = *w;
+    p->reference = reference;
+    ft_status s = FT_OK;
+    if (reference) {
+        rt_reference_config(w, &p->choice.config);
+        p->choice.tier = RT_TIER_REFERENCE;
+        snprintf(p->choice.why, sizeof p->choice.why, "GPU reference kernels (templates/ref.cu)");
+    } else {
+        char err[512];
+        int db_error;
+        if (rt_choose(ctx->user, ctx->shipped, &cc->info, w, &p->choice, &db_error, err, sizeof err) != 0)
+            s = rt_fail(ctx, db_error ? FT_ERR_DB : FT_ERR_UNSUPPORTED, "%s: %s", func, err);
+    }
+    if (s == FT_OK)
+        s = rt_module_get(ctx, func, cu, cc, &p->choice.config, &p->module);
+    if (s == FT_OK)
+        s = fill_steps(ctx, func, cu, p);
+    if (s != FT_OK) {
+        free(p);
+        return s;
+    }
+    pthread_mutex_lock(&ctx->lock);
+    _Atomic(rt_plan *) *bucket = &ctx->buckets[p->hash % RT_BUCKETS];
+    found = rt_plan_find(ctx, cc->context, w, reference);
+    if (!found) {
+        atomic_store_explicit(&p->next, atomic_load_explicit(bucket, memory_order_relaxed), memory_order_relaxed);
+        atomic_store_explicit(bucket, p, memory_order_release);
+        found = p;
+        p = NULL;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+    free(p);
+    *out = found;
+    return FT_OK;
+}
+
+void rt_plans_free(ft_context *ctx)
+{
+    for (int i = 0; i < RT_BUCKETS; i++) {
+        for (rt_plan *p = atomic_load(&ctx->buckets[i]); p;) {
+            rt_plan *next = atomic_load(&p->next);
+            free(p);
+            p = next;
+        }
+        atomic_store(&ctx->buckets[i], NULL);
+    }
+}

@@ -1,0 +1,510 @@
+/* libflashtune on the CPU: the lookup tiers on synthetic databases, the built-in defaults,
+ * every invalid argument, bad database files and the no-driver path. The driver is pointed at
+ * a missing file first, so nothing here ever launches, even on a GPU machine. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <sqlite3.h>
+#include <cmocka.h>
+
+#include "rt_internal.h"
+
+static char dir[] = "/tmp/ft_test_runtime_XXXXXX";
+
+static const rt_device h100 = { "NVIDIA H100 80GB HBM3", "sm_90", 232448 };
+static const rt_device test_gpu = { "Test GPU", "sm_90", 232448 };
+static const rt_device ampere = { "Test A100", "sm_80", 166912 };
+static const rt_device ada = { "Test L4", "sm_89", 101376 };
+
+/* A winners text: device, workload, kernel. */
+#define LINE(device, arch, workload, family, hash, params)                                                  \
+    "device=\"" device "\" arch=" arch " cc=9.0 sm_count=132 driver=13.0 nvrtc=13.0 " workload " family=" family \
+    " source_hash=" hash " " params " median_ms=1.5 tflops=100\n"
+#define FWD_BF16_128 "op=fwd dtype=bf16 head_dim=128 head_dim_v=128 causal=0 batch=4 heads=16 seqlen_q=2048 seqlen_k=2048"
+#define P_64x64 "DTYPE=bf16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=64 BLOCK_N=64 NUM_WARPS=4 NUM_STAGES=2 CAUSAL=0 " \
+                "CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic"
+#define FWD_F16_256 "op=fwd dtype=f16 head_dim=256 head_dim_v=256 causal=1 batch=1 heads=8 seqlen_q=1024 seqlen_k=1024"
+#define P_HUGE "DTYPE=f16 HEAD_DIM=256 HEAD_DIM_V=256 BLOCK_M=128 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=4 CAUSAL=1 " \
+               "CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic"
+
+static const char *synthetic =
+    "flashtune winners format 1\n"
+    LINE("Test GPU", "sm_90", FWD_BF16_128, "fwd_mma", "0123456789abcdef", P_64x64)
+    LINE("Test GPU", "sm_90", FWD_F16_256, "fwd_mma", "1123456789abcdef", P_HUGE);
+static const char *other_device =
+    "flashtune winners format 1\n"
+    LINE("Test A100", "sm_80", FWD_BF16_128, "fwd_mma", "0123456789abcdef", P_64x64);
+
+/* A database file in the test folder holding text (NULL: empty, schema only). */
+static db *make_db(const char *name, const char *text)
+{
+    char path[256], err[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    unlink(path);
+    db *d = NULL;
+    if (db_open(path, DB_OPEN_CREATE, &d, err, sizeof err) != 0)
+        fail_msg("db_open: %s", err);
+    if (text && db_import_text(d, name, text, NULL, NULL, err, sizeof err) != 0)
+        fail_msg("db_import_text: %s", err);
+    return d;
+}
+
+static db_workload workload(int op, int dtype, int d, int causal, int batch, int heads, int sq, int sk)
+{
+    db_workload w = { op, dtype, d, d, causal, batch, heads, sq, sk };
+    return w;
+}
+
+/* ---- lookup tiers -------------------------------------------------------------------------- */
+
+typedef struct lookup_case {
+    const char *name;
+    const char *db_text;        /* NULL with use_db: an empty database */
+    int use_db, use_shipped;
+    const rt_device *device;
+    db_workload w;
+    int tier;
+    const char *why;            /* expected in choice.why */
+    int block_m, even_m;        /* expected; block_m 0: not checked */
+} lookup_case;
+
+static void lookup_tiers(void **state)
+{
+    (void)state;
+    const db_workload tuned = workload(DB_OP_FWD, FT_BF16, 128, 0, 4, 16, 2048, 2048);
+    const lookup_case cases[] = {
+        { "exact", "s", 1, 1, &test_gpu, tuned, RT_TIER_DB_EXACT, "database exact", 64, 1 },
+        { "nearest lengths", "s", 1, 1, &test_gpu, workload(DB_OP_FWD, FT_BF16, 128, 0, 4, 16, 1000, 1000),
+          RT_TIER_DB_NEAREST, "tuned at batch=4 heads=16 seqlen_q=2048", 64, 0 },
+        { "nearest batch*heads", "s", 1, 1, &test_gpu, workload(DB_OP_FWD, FT_BF16, 128, 0, 64, 16, 2048, 2048),
+          RT_TIER_DB_NEAREST, "database nearest", 64, 1 },
+        { "same arch, other GPU", "s", 1, 0, &(rt_device){ "Other H100", "sm_90", 232448 }, tuned,
+          RT_TIER_DB_EXACT, "same arch sm_90", 64, 1 },
+        { "causal differs: default", "s", 1, 0, &test_gpu, workload(DB_OP_FWD, FT_BF16, 128, 1, 4, 16, 2048, 2048),
+          RT_TIER_DEFAULT, "built-in default for sm_90 bf16", 0, 0 },
+        { "winner too big: passed over", "s", 1, 0, &test_gpu,
+          workload(DB_OP_FWD, FT_F16, 256, 1, 1, 8, 1024, 1024), RT_TIER_DEFAULT, "passed over", 0, 0 },
+        { "another device's database", "o", 1, 0, &test_gpu, tuned, RT_TIER_DEFAULT, "built-in default", 0, 0 },
+        { "empty database", NULL, 1, 0, &test_gpu, tuned, RT_TIER_DEFAULT, "built-in default", 0, 0 },
+        { "no database", NULL, 0, 0, &test_gpu, tuned, RT_TIER_DEFAULT, "built-in default", 0, 0 },
+        { "no database, shipped exact", NULL, 0, 1, &h100,
+          workload(DB_OP_FWD, FT_BF16, 128, 0, 4, 16, 4096, 4096), RT_TIER_SHIPPED_EXACT, "shipped tuned table", 0, 0 },
+        { "no database, shipped nearest", NULL, 0, 1, &h100,
+          workload(DB_OP_BWD, FT_BF16, 64, 1, 3, 5, 777, 777), RT_TIER_SHIPPED_NEAREST, "nearest (tuned at", 0, 0 },
+        { "database beats shipped", "s", 1, 1, &h100, tuned, RT_TIER_DB_EXACT, "database", 64, 1 },
+        { "shipped table: other arch", NULL, 0, 1, &ampere,
+          workload(DB_OP_FWD, FT_BF16, 128, 0, 4, 16, 4096, 4096), RT_TIER_DEFAULT, "built-in default for sm_80", 0, 0 },
+    };
+    db *shipped = NULL;
+    char err[512];
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    assert_non_null(shipped);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const lookup_case *c = &cases[i];
+        db *user = NULL;
+        if (c->use_db)
+            user = make_db("lookup.db", !c->db_text ? NULL : c->db_text[0] == 's' ? synthetic : other_device);
+        rt_choice choice;
+        int db_error = -1;
+        int rc = rt_choose(user, c->use_shipped ? shipped : NULL, c->device, &c->w, &choice, &db_error, err,
+                           sizeof err);
+        printf("  %-30s -> %s\n", c->name, rc == 0 ? choice.why : err);
+        assert_int_equal(rc, 0);
+        assert_int_equal(db_error, 0);
+        if (choice.tier != c->tier)
+            fail_msg("%s: tier %d, expected %d (%s)", c->name, choice.tier, c->tier, choice.why);
+        if (!strstr(choice.why, c->why))
+            fail_msg("%s: '%s' does not say '%s'", c->name, choice.why, c->why);
+        if (c->block_m) {
+            assert_int_equal(choice.config.p[GEN_BLOCK_M], c->block_m);
+            assert_int_equal(choice.config.p[GEN_EVEN_M], c->even_m);
+        }
+        assert_ptr_equal(choice.config.family, rt_family_for(&c->w));
+        assert_int_equal(choice.config.p[GEN_CAUSAL], c->w.causal);
+        assert_int_equal(gen_validate(&choice.config, c->device->smem_limit, err, sizeof err), 0);
+        db_close(user);
+    }
+    db_close(shipped);
+}
+
+/* ---- built-in defaults ------------------------------------------------------------------- */
+
+/* The head-dim pairs no configuration of the family fits (registers or shared memory):
+ * ft_attention_* returns FT_ERR_UNSUPPORTED for them, as flashtune.h says. */
+static int known_unsupported(const rt_device *dev, const db_workload *w)
+{
+    const int mma = w->dtype == FT_F16 || w->dtype == FT_BF16;
+    if (mma && w->op == DB_OP_FWD && w->head_dim_v == 256 && w->head_dim >= 64 && w->head_dim <= 128)
+        return 1;
+    return w->dtype == FT_F64 && w->op == DB_OP_BWD && w->head_dim == 256 && w->head_dim_v == 256 &&
+           dev->smem_limit < 160 * 1024;
+}
+
+static void defaults_cover_every_supported_problem(void **state)
+{
+    (void)state;
+    const rt_device *devices[] = { &h100, &ampere, &ada };
+    const int lengths[][2] = { { 1, 1 }, { 128, 128 }, { 77, 300 } };
+    int checked = 0, unsupported = 0;
+    for (size_t dev = 0; dev < 3; dev++)
+        for (int op = 0; op < 2; op++)
+            for (int dtype = 0; dtype < 4; dtype++)
+                for (int i = 0; i < rt_head_dim_count; i++)
+                    for (int j = 0; j < rt_head_dim_count; j++)
+                        for (int causal = 0; causal < 2; causal++)
+                            for (size_t l = 0; l < 3; l++) {
+                                db_workload w = workload(op, dtype, rt_head_dims[i], causal, 2, 3, lengths[l][0],
+                                                         lengths[l][1]);
+                                w.head_dim_v = rt_head_dims[j];
+                                gen_config c;
+                                char why[512];
+                                const int ok = rt_default_config(devices[dev], &w, &c, why, sizeof why) == 0;
+                                if (ok == known_unsupported(devices[dev], &w))
+                                    fail_msg("%s %s op=%d D=%d Dv=%d: %s", devices[dev]->arch, gen_dtype_name(dtype),
+                                             op, w.head_dim, w.head_dim_v, ok ? "fits, the list says it does not" : why);
+                                if (!ok) {
+                                    assert_non_null(strstr(why, "no "));
+                                    unsupported++;
+                                    continue;
+                                }
+                                assert_int_equal(c.p[GEN_EVEN_M] && (w.seqlen_q % c.p[GEN_BLOCK_M]), 0);
+                                assert_int_equal(c.p[GEN_EVEN_N] && (w.seqlen_k % c.p[GEN_BLOCK_N]), 0);
+                                checked++;
+                            }
+    printf("  %d default configurations valid, %d known unsupported\n", checked, unsupported);
+}
+
+/* ---- arguments ------------------------------------------------------------------------------- */
+
+/* A valid call's arguments; cases change one thing. */
+typedef struct call {
+    ft_attention_desc d;
+    const void *q, *k, *v, *o, *lse, *dout;
+    void *dq, *dk, *dv;
+} call;
+
+static call valid_call(ft_dtype dtype)
+{
+    call c;
+    memset(&c, 0, sizeof c);
+    c.d = (ft_attention_desc){ .batch = 2, .heads = 4, .seqlen_q = 100, .seqlen_k = 60, .head_dim = 64,
+                               .head_dim_v = 64, .dtype = dtype };
+    const int64_t q_st[3] = { 4 * 100 * 64, 100 * 64, 64 }, k_st[3] = { 4 * 60 * 64, 60 * 64, 64 };
+    memcpy(c.d.q_stride, q_st, sizeof q_st);
+    memcpy(c.d.o_stride, q_st, sizeof q_st);
+    memcpy(c.d.k_stride, k_st, sizeof k_st);
+    memcpy(c.d.v_stride, k_st, sizeof k_st);
+    /* Fake device addresses: never dereferenced, the driver is missing. */
+    c.q = (void *)0x100000;
+    c.k = (void *)0x200000;
+    c.v = (void *)0x300000;
+    c.o = (void *)0x400000;
+    c.lse = (void *)0x500000;
+    c.dout = (void *)0x600000;
+    c.dq = (void *)0x700000;
+    c.dk = (void *)0x800000;
+    c.dv = (void *)0x900000;
+    return c;
+}
+
+typedef struct arg_case {
+    const char *name;
+    ft_dtype dtype;
+    int backward;
+    void (*change)(call *c);
+    ft_status status;
+    const char *message;        /* expected in ft_last_error */
+} arg_case;
+
+static void no_desc(call *c) { (void)c; }
+static void batch0(call *c) { c->d.batch = 0; }
+static void heads_neg(call *c) { c->d.heads = -3; }
+static void seqlen_q0(call *c) { c->d.seqlen_q = 0; }
+static void seqlen_k0(call *c) { c->d.seqlen_k = 0; }
+static void head_dim40(call *c) { c->d.head_dim = 40; }
+static void head_dim0(call *c) { c->d.head_dim = 0; }
+static void head_dim_v48(call *c) { c->d.head_dim_v = 48; }
+static void dtype7(call *c) { c->d.dtype = (ft_dtype)7; }
+static void causal2(call *c) { c->d.causal = 2; }
+static void scale_nan(call *c) { c->d.softmax_scale = NAN; }
+static void heads_huge(call *c) { c->d.heads = 70000; }
+static void q_null(call *c) { c->q = NULL; }
+static void k_null(call *c) { c->k = NULL; }
+static void v_null(call *c) { c->v = NULL; }
+static void o_null(call *c) { c->o = NULL; }
+static void lse_null(call *c) { c->lse = NULL; }
+static void dout_null(call *c) { c->dout = NULL; }
+static void dq_null(call *c) { c->dq = NULL; }
+static void dk_null(call *c) { c->dk = NULL; }
+static void dv_null(call *c) { c->dv = NULL; }
+static void seq_stride_short(call *c) { c->d.q_stride[2] = 32; }
+static void head_overlap(call *c) { c->d.k_stride[1] = 64; }
+static void stride_negative(call *c) { c->d.v_stride[0] = -1; }
+static void batch_overlap(call *c) { c->d.o_stride[0] = 1000; }
+static void q_misaligned(call *c) { c->q = (const char *)c->q + 8; }
+static void q_odd(call *c) { c->q = (const char *)c->q + 1; }
+static void stride_not8(call *c) { c->d.k_stride[2] = 68; c->d.k_stride[1] = 68 * 60; c->d.k_stride[0] = 4 * 68 * 60; }
+static void lse_odd(call *c) { c->lse = (const char *)c->lse + 2; }
+
+static const arg_case arg_cases[] = {
+    { "desc NULL", FT_BF16, 0, no_desc, FT_ERR_INVALID_ARGUMENT, "desc is NULL" },
+    { "batch 0", FT_BF16, 0, batch0, FT_ERR_INVALID_ARGUMENT, "batch=0 must be at least 1" },
+    { "heads -3", FT_F32, 1, heads_neg, FT_ERR_INVALID_ARGUMENT, "heads=-3" },
+    { "seqlen_q 0", FT_F16, 0, seqlen_q0, FT_ERR_INVALID_ARGUMENT, "seqlen_q=0" },
+    { "seqlen_k 0", FT_F64, 1, seqlen_k0, FT_ERR_INVALID_ARGUMENT, "seqlen_k=0" },
+    { "head_dim 40", FT_BF16, 0, head_dim40, FT_ERR_UNSUPPORTED, "head_dim=40 is not supported (32, 64, 96, 128, 256)" },
+    { "head_dim 0", FT_F32, 0, head_dim0, FT_ERR_INVALID_ARGUMENT, "head_dim=0" },
+    { "head_dim_v 48", FT_F64, 1, head_dim_v48, FT_ERR_UNSUPPORTED, "head_dim_v=48 is not supported" },
+    { "dtype 7", FT_BF16, 0, dtype7, FT_ERR_INVALID_ARGUMENT, "dtype=7" },
+    { "causal 2", FT_BF16, 1, causal2, FT_ERR_INVALID_ARGUMENT, "causal=2" },
+    { "scale NaN", FT_F32, 0, scale_nan, FT_ERR_INVALID_ARGUMENT, "softmax_scale=nan" },
+    { "heads 70000", FT_BF16, 0, heads_huge, FT_ERR_UNSUPPORTED, "heads=70000" },
+    { "q NULL", FT_BF16, 0, q_null, FT_ERR_INVALID_ARGUMENT, "ft_attention_forward: q is NULL" },
+    { "k NULL", FT_F32, 1, k_null, FT_ERR_INVALID_ARGUMENT, "ft_attention_backward: k is NULL" },
+    { "v NULL", FT_F64, 0, v_null, FT_ERR_INVALID_ARGUMENT, "v is NULL" },
+    { "o NULL", FT_F16, 1, o_null, FT_ERR_INVALID_ARGUMENT, "o is NULL" },
+    { "lse NULL fwd", FT_BF16, 0, lse_null, FT_ERR_INVALID_ARGUMENT, "lse is NULL" },
+    { "lse NULL bwd", FT_BF16, 1, lse_null, FT_ERR_INVALID_ARGUMENT, "lse is NULL" },
+    { "dout NULL", FT_F32, 1, dout_null, FT_ERR_INVALID_ARGUMENT, "dout is NULL" },
+    { "dq NULL", FT_F32, 1, dq_null, FT_ERR_INVALID_ARGUMENT, "dq is NULL" },
+    { "dk NULL", FT_BF16, 1, dk_null, FT_ERR_INVALID_ARGUMENT, "dk is NULL" },
+    { "dv NULL", FT_F64, 1, dv_null, FT_ERR_INVALID_ARGUMENT, "dv is NULL" },
+    { "rows overlap", FT_F32, 0, seq_stride_short, FT_ERR_INVALID_ARGUMENT, "q_stride[2]=32 is less than the 64" },
+    { "heads overlap", FT_F32, 1, head_overlap, FT_ERR_INVALID_ARGUMENT, "k_stride = { 15360, 64, 64 } overlap" },
+    { "negative stride", FT_F64, 0, stride_negative, FT_ERR_INVALID_ARGUMENT, "v_stride[0]=-1 is negative" },
+    { "batches overlap", FT_F32, 0, batch_overlap, FT_ERR_INVALID_ARGUMENT, "o_stride[0]=1000 is less than" },
+    { "bf16 q not 16-byte aligned", FT_BF16, 0, q_misaligned, FT_ERR_UNSUPPORTED, "not 16-byte aligned" },
+    { "f32 q unaligned element", FT_F32, 0, q_odd, FT_ERR_INVALID_ARGUMENT, "is not 4-byte aligned" },
+    { "f16 stride not multiple of 8", FT_F16, 1, stride_not8, FT_ERR_UNSUPPORTED,
+      "k_stride[2]=68 is not a multiple of 8" },
+    { "f64 lse misaligned", FT_F64, 0, lse_odd, FT_ERR_INVALID_ARGUMENT, "lse=0x500002 is not 8-byte aligned" },
+};
+
+static ft_status call_it(ft_context *ft, const call *c, int backward, int null_desc)
+{
+    const ft_attention_desc *d = null_desc ? NULL : &c->d;
+    if (backward)
+        return ft_attention_backward(ft, d, c->q, c->k, c->v, c->o, c->lse, c->dout, c->dq, c->dk, c->dv, NULL);
+    return ft_attention_forward(ft, d, c->q, c->k, c->v, (void *)c->o, (void *)c->lse, NULL);
+}
+
+static void invalid_arguments_name_the_argument(void **state)
+{
+    (void)state;
+    ft_context *ft;
+    assert_int_equal(ft_open(NULL, &ft), FT_OK);
+    for (size_t i = 0; i < sizeof arg_cases / sizeof arg_cases[0]; i++) {
+        const arg_case *a = &arg_cases[i];
+        call c = valid_call(a->dtype);
+        a->change(&c);
+        ft_status s = call_it(ft, &c, a->backward, a->change == no_desc);
+        const char *msg = ft_last_error(ft);
+        printf("  %-30s %s\n", a->name, msg);
+        if (s != a->status)
+            fail_msg("%s: status %d (%s), expected %d", a->name, s, msg, a->status);
+        if (!strstr(msg, a->message))
+            fail_msg("%s: '%s' does not say '%s'", a->name, msg, a->message);
+    }
+    /* Unaligned f16 pointers are fine for the reference kernels. */
+    call c = valid_call(FT_F16);
+    q_misaligned(&c);
+    assert_int_equal(ft_attention_forward_reference(ft, &c.d, c.q, c.k, c.v, (void *)c.o, (void *)c.lse, NULL),
+                     FT_ERR_NO_DEVICE);
+    /* The caller's workspace. */
+    c = valid_call(FT_BF16);
+    size_t need = 0;
+    assert_int_equal(ft_attention_backward_workspace_size(ft, &c.d, &need), FT_OK);
+    assert_int_equal(need, 3328 + 2 * 4 * 100 * 64 * 4);   /* delta (3200 bytes, 256-aligned), the dQ accumulator */
+    assert_int_equal(ft_attention_backward_ws(ft, &c.d, c.q, c.k, c.v, c.o, c.lse, c.dout, c.dq, c.dk, c.dv,
+                                              (void *)0x1000000, need - 1, NULL), FT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ft_last_error(ft), "workspace_bytes="));
+    assert_int_equal(ft_attention_backward_ws(ft, &c.d, c.q, c.k, c.v, c.o, c.lse, c.dout, c.dq, c.dk, c.dv,
+                                              (void *)0x1000010, need, NULL), FT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ft_last_error(ft), "not 256-byte aligned"));
+    assert_int_equal(ft_attention_backward_ws(ft, &c.d, c.q, c.k, c.v, c.o, c.lse, c.dout, c.dq, c.dk, c.dv, NULL,
+                                              need, NULL), FT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ft_attention_backward_workspace_size(ft, &c.d, NULL), FT_ERR_INVALID_ARGUMENT);
+    char buf[16];
+    assert_int_equal(ft_describe_choice(ft, &c.d, 0, NULL, 10), FT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ft_describe_choice(ft, &c.d, 0, buf, 0), FT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ft_attention_forward(NULL, &c.d, c.q, c.k, c.v, c.dq, (void *)c.lse, NULL),
+                     FT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ft_last_error(NULL), "ctx is NULL"));
+    ft_close(ft);
+}
+
+/* A valid [B, N, H, D] layout (heads inside positions) passes the checks. */
+static void bnhd_layout_is_accepted(void **state)
+{
+    (void)state;
+    ft_context *ft;
+    assert_int_equal(ft_open(NULL, &ft), FT_OK);
+    call c = valid_call(FT_BF16);
+    const int64_t q_st[3] = { 100 * 4 * 64, 64, 4 * 64 }, k_st[3] = { 60 * 4 * 64, 64, 4 * 64 };
+    memcpy(c.d.q_stride, q_st, sizeof q_st);
+    memcpy(c.d.o_stride, q_st, sizeof q_st);
+    memcpy(c.d.k_stride, k_st, sizeof k_st);
+    memcpy(c.d.v_stride, k_st, sizeof k_st);
+    assert_int_equal(call_it(ft, &c, 1, 0), FT_ERR_NO_DEVICE);
+    ft_close(ft);
+}
+
+/* ---- no driver, database files ------------------------------------------------------------- */
+
+static void no_driver_is_no_device(void **state)
+{
+    (void)state;
+    ft_context *ft;
+    assert_int_equal(ft_open(NULL, &ft), FT_OK);
+    call c = valid_call(FT_BF16);
+    assert_int_equal(call_it(ft, &c, 0, 0), FT_ERR_NO_DEVICE);
+    assert_non_null(strstr(ft_last_error(ft), "ft_attention_forward: no CUDA driver"));
+    assert_int_equal(call_it(ft, &c, 1, 0), FT_ERR_NO_DEVICE);
+    char buf[256];
+    assert_int_equal(ft_describe_choice(ft, &c.d, 1, buf, sizeof buf), FT_ERR_NO_DEVICE);
+    assert_non_null(strstr(ft_last_error(ft), "ft_describe_choice: no CUDA driver"));
+    ft_close(ft);
+}
+
+static void write_file(const char *path, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, n, f), n);
+    fclose(f);
+}
+
+typedef struct open_case {
+    const char *name;
+    const char *file;           /* in the test folder */
+    void (*make)(const char *path);
+    ft_status status;
+    const char *message;
+} open_case;
+
+static void make_garbage(const char *path)
+{
+    char junk[4096];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (char)(i * 37 + 11);
+    write_file(path, junk, sizeof junk);
+}
+
+static void make_foreign(const char *path)
+{
+    sqlite3 *s;
+    assert_int_equal(sqlite3_open(path, &s), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(s, "CREATE TABLE t(x); INSERT INTO t VALUES (1)", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(s);
+}
+
+static void make_newer(const char *path)
+{
+    db_close(make_db("newer.db", NULL));
+    sqlite3 *s;
+    assert_int_equal(sqlite3_open(path, &s), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(s, "PRAGMA user_version = 999", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(s);
+}
+
+static void make_truncated(const char *path)
+{
+    db_close(make_db("truncated.db", synthetic));
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), 1000), 0);
+    fclose(f);
+}
+
+static void make_good(const char *path)
+{
+    (void)path;
+    db_close(make_db("good.db", synthetic));
+}
+
+static void make_nothing(const char *path)
+{
+    unlink(path);
+}
+
+static void database_files(void **state)
+{
+    (void)state;
+    const open_case cases[] = {
+        { "missing", "missing.db", make_nothing, FT_ERR_DB, "missing.db: No such file or directory" },
+        { "not SQLite", "garbage.db", make_garbage, FT_ERR_DB, "garbage.db is not a flashtune database" },
+        { "foreign SQLite", "foreign.db", make_foreign, FT_ERR_DB, "foreign.db is not a flashtune database" },
+        { "newer schema", "newer.db", make_newer, FT_ERR_DB, "newer" },
+        { "truncated", "truncated.db", make_truncated, FT_ERR_DB, "truncated.db" },
+        { "good", "good.db", make_good, FT_OK, "" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/%s", dir, cases[i].file);
+        cases[i].make(path);
+        ft_context *ft = (ft_context *)0x1;
+        ft_status s = ft_open(path, &ft);
+        printf("  %-16s %s\n", cases[i].name, s == FT_OK ? "opened" : ft_last_error(NULL));
+        if (s != cases[i].status)
+            fail_msg("%s: status %d (%s), expected %d", cases[i].name, s, ft_last_error(NULL), cases[i].status);
+        if (s != FT_OK) {
+            assert_null(ft);
+            if (!strstr(ft_last_error(NULL), cases[i].message) || !strstr(ft_last_error(NULL), "ft_open"))
+                fail_msg("%s: '%s' does not say '%s'", cases[i].name, ft_last_error(NULL), cases[i].message);
+        }
+        ft_close(ft);
+    }
+    assert_int_equal(ft_open("", &(ft_context *){ NULL }), FT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ft_open(NULL, NULL), FT_ERR_INVALID_ARGUMENT);
+    /* A read-only file opens read-only. */
+    char path[256];
+    snprintf(path, sizeof path, "%s/good.db", dir);
+    chmod(path, 0444);
+    ft_context *ft;
+    assert_int_equal(ft_open(path, &ft), FT_OK);
+    assert_int_equal(ft->user_writable, getuid() == 0);
+    ft_close(ft);
+    ft_close(NULL);
+}
+
+static void names_and_versions(void **state)
+{
+    (void)state;
+    for (int s = FT_OK; s <= FT_ERR_INTERNAL; s++)
+        assert_non_null(strstr(ft_status_str((ft_status)s), "FT_"));
+    assert_string_equal(ft_status_str(FT_ERR_DB), "FT_ERR_DB: database error");
+    assert_string_equal(ft_version(), "0.1.0");
+    assert_non_null(strstr(rt_shipped_names(), ".txt"));
+}
+
+int main(void)
+{
+    /* Never a real driver here: this test must not launch anything. */
+    setenv("FLASHTUNE_CUDA_DRIVER", "/nonexistent/libcuda-for-test.so.1", 1);
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(lookup_tiers),
+        cmocka_unit_test(defaults_cover_every_supported_problem),
+        cmocka_unit_test(invalid_arguments_name_the_argument),
+        cmocka_unit_test(bnhd_layout_is_accepted),
+        cmocka_unit_test(no_driver_is_no_device),
+        cmocka_unit_test(database_files),
+        cmocka_unit_test(names_and_versions),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return failed;
+}
