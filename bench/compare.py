@@ -1,0 +1,235 @@
+"""flashtune against PyTorch's own attention, in one process and one run on the GPU.
+
+Times flashtune.attention and scaled_dot_product_attention's FLASH_ATTENTION (FlashAttention-2),
+CUDNN_ATTENTION, EFFICIENT_ATTENTION and MATH backends on the FlashAttention papers' grid (hidden
+2048, 16384 tokens, N = 512 ... 16384, D = 64 and 128, causal and not, forward and backward) in
+bf16, plus f16 and f32 rows; median of CUDA-event timings after warm-up. FLOPs: forward
+4·B·H·N²·D (halved when causal), backward 2.5× that. Also peak memory of forward + backward
+against the materializing reference. Writes compare.csv, compare.md and compare_*.png (matplotlib,
+when installed) into --out.
+
+Run: FLASHTUNE_LIBRARY=build/runtime/libflashtune.so python3 bench/compare.py --out bench/out"""
+import argparse
+import csv
+import math
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import flashtune  # noqa: E402
+
+PEERS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+         "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+MATH_LIMIT_BYTES = 24 << 30   # MATH materializes B·H·N² scores (and their gradient): skip beyond this
+
+
+def sdpa(backend):
+    def run(q, k, v, is_causal):
+        with sdpa_kernel(backend):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
+    return run
+
+
+def impls():
+    out = {"flashtune": lambda q, k, v, is_causal: flashtune.attention(q, k, v, is_causal=is_causal)}
+    out.update({name: sdpa(b) for name, b in PEERS.items()})
+    return out
+
+
+def flops(b, h, n, d, causal, backward):
+    f = 4.0 * b * h * n * n * d / (2 if causal else 1)
+    return 2.5 * f if backward else f
+
+
+def time_ms(fn, min_reps=5, max_reps=50, budget_s=0.25, warmup=3):
+    """Median (and min) of per-call CUDA-event times after warm-up."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times, start = [], time.perf_counter()
+    while len(times) < max_reps and (len(times) < min_reps or time.perf_counter() - start < budget_s):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times), min(times)
+
+
+def measure(name, fn, dtype, b, h, n, d, causal):
+    """(forward ms, backward ms) of one implementation, or None where it cannot run."""
+    if name == "math" and b * h * n * n * 4 * 3 > MATH_LIMIT_BYTES:
+        return None, "skipped: scores do not fit"
+    g = torch.Generator(device="cuda").manual_seed(n + d)
+    q, k, v = (torch.randn((b, h, n, d), generator=g, device="cuda", dtype=dtype).requires_grad_(True)
+               for _ in range(3))
+    try:
+        o = fn(q, k, v, causal)
+        do = torch.randn_like(o)
+        fwd = time_ms(lambda: fn(q, k, v, causal))
+        bwd = time_ms(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True))
+        return (fwd, bwd), ""
+    except (RuntimeError, ValueError) as e:   # a backend that does not take this problem
+        torch.cuda.synchronize()
+        return None, str(e).splitlines()[0][:120]
+    finally:
+        del q, k, v
+        torch.cuda.empty_cache()
+
+
+def peak_memory(fn, dtype, n, d=128, causal=False, hidden=2048, tokens=16384):
+    b, h = max(1, tokens // n), hidden // d
+    torch.cuda.empty_cache()
+    q, k, v = (torch.randn((b, h, n, d), device="cuda", dtype=dtype).requires_grad_(True) for _ in range(3))
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    try:
+        o = fn(q, k, v, causal)
+        torch.autograd.grad(o, (q, k, v), torch.ones_like(o))
+        torch.cuda.synchronize()
+        return (torch.cuda.max_memory_allocated() - base) / 2**20
+    except torch.cuda.OutOfMemoryError:
+        return float("nan")
+    finally:
+        del q, k, v
+        torch.cuda.empty_cache()
+
+
+def materialize(q, k, v, is_causal):
+    s = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    if is_causal:
+        s = s.masked_fill(~torch.ones(s.shape[-2:], dtype=torch.bool, device=s.device).tril(), float("-inf"))
+    return torch.softmax(s, dim=-1) @ v
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0 and math.isfinite(x)]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="bench/out")
+    ap.add_argument("--dtypes", default="bf16,f16,f32")
+    ap.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
+    ap.add_argument("--head-dims", default="64,128")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    seqlens = [int(x) for x in args.seqlens.split(",")]
+    head_dims = [int(x) for x in args.head_dims.split(",")]
+    dev = torch.cuda.get_device_name()
+    print(f"# {dev}, torch {torch.__version__}, flashtune {flashtune.version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+
+    rows = []
+    for dname in args.dtypes.split(","):
+        dtype = DTYPES[dname]
+        for d in head_dims:
+            for causal in (False, True):
+                for n in seqlens:
+                    b, h = max(1, 16384 // n), 2048 // d
+                    for name, fn in impls().items():
+                        res, why = measure(name, fn, dtype, b, h, n, d, causal)
+                        for p, backward in (("fwd", False), ("bwd", True)):
+                            ms = res[backward][0] if res else float("nan")
+                            tf = flops(b, h, n, d, causal, backward) / (ms * 1e-3) / 1e12 if res else float("nan")
+                            rows.append(dict(dtype=dname, head_dim=d, causal=int(causal), pass_=p, seqlen=n, batch=b,
+                                             heads=h, impl=name, ms=ms, tflops=tf, note=why))
+                        if res:
+                            print(f"{dname} d={d} causal={int(causal)} n={n:5d} {name:>9}: fwd {rows[-2]['tflops']:6.1f} "
+                                  f"bwd {rows[-1]['tflops']:6.1f} TFLOP/s", flush=True)
+                        else:
+                            print(f"{dname} d={d} causal={int(causal)} n={n:5d} {name:>9}: {why}", flush=True)
+
+    with open(os.path.join(args.out, "compare.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+
+    key = lambda r: (r["dtype"], r["head_dim"], r["causal"], r["pass_"], r["seqlen"])   # noqa: E731
+    table = {}
+    for r in rows:
+        table.setdefault(key(r), {})[r["impl"]] = r["tflops"]
+    peers = list(PEERS)
+    md = [f"Device: {dev}; torch {torch.__version__}; TFLOP/s (median), ratio = flashtune / peer.", "",
+          "| dtype | D | causal | pass | N | flashtune | " + " | ".join(peers) + " | " +
+          " | ".join(f"÷{p}" for p in peers) + " |",
+          "| --- | ---: | :---: | --- | ---: | ---: | " + " | ".join(["---:"] * (2 * len(peers))) + " |"]
+    ratios = {}
+    for k in sorted(table):
+        t = table[k]
+        ft = t.get("flashtune", float("nan"))
+        rs = []
+        for p in peers:
+            r = ft / t[p] if t.get(p) and t[p] > 0 and ft > 0 else float("nan")
+            rs.append(r)
+            ratios.setdefault((k[0], k[3], p), []).append((r, k))
+        fmt = lambda x: "–" if not (x and math.isfinite(x)) else f"{x:.1f}"   # noqa: E731
+        md.append(f"| {k[0]} | {k[1]} | {'yes' if k[2] else 'no'} | {k[3]} | {k[4]} | {fmt(ft)} | " +
+                  " | ".join(fmt(t.get(p)) for p in peers) + " | " +
+                  " | ".join("–" if not math.isfinite(r) else f"{r:.2f}" for r in rs) + " |")
+    md += ["", "Geometric mean of flashtune / peer (worst point in brackets):", "",
+           "| dtype | pass | " + " | ".join(peers) + " |", "| --- | --- | " + " | ".join("---" for _ in peers) + " |"]
+    for dname in args.dtypes.split(","):
+        for p in ("fwd", "bwd"):
+            cells = []
+            for peer in peers:
+                vals = [(r, k) for r, k in ratios.get((dname, p, peer), []) if math.isfinite(r)]
+                if not vals:
+                    cells.append("–")
+                    continue
+                worst = min(vals)
+                cells.append(f"{geomean([r for r, _ in vals]):.2f} ({worst[0]:.2f} at D={worst[1][1]} "
+                             f"{'causal' if worst[1][2] else 'non-causal'} N={worst[1][4]})")
+            md.append(f"| {dname} | {p} | " + " | ".join(cells) + " |")
+
+    md += ["", "Peak memory of forward + backward, bf16, D = 128, non-causal, 16384 tokens (MiB above the inputs):",
+           "", "| N | flashtune | materialize |", "| ---: | ---: | ---: |"]
+    for n in (4096, 8192, 16384):
+        ft = peak_memory(impls()["flashtune"], torch.bfloat16, n)
+        mat = peak_memory(materialize, torch.bfloat16, n)
+        md.append(f"| {n} | {ft:.0f} | {mat:.0f} |")
+    text = "\n".join(md) + "\n"
+    with open(os.path.join(args.out, "compare.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no plots")
+        return
+    for dname in args.dtypes.split(","):
+        fig, axes = plt.subplots(len(head_dims) * 2, 2, figsize=(11, 4 * len(head_dims) * 2), squeeze=False)
+        for i, (d, causal) in enumerate((d, c) for d in head_dims for c in (0, 1)):
+            for j, p in enumerate(("fwd", "bwd")):
+                ax = axes[i][j]
+                for name in ["flashtune"] + peers:
+                    ys = [table.get((dname, d, causal, p, n), {}).get(name, float("nan")) for n in seqlens]
+                    if any(math.isfinite(y) for y in ys):
+                        ax.plot(seqlens, ys, marker="o", label=name, linewidth=2.5 if name == "flashtune" else 1)
+                ax.set_xscale("log", base=2)
+                ax.set_title(f"{dname} D={d} {'causal' if causal else 'non-causal'} {p}")
+                ax.set_xlabel("sequence length")
+                ax.set_ylabel("TFLOP/s")
+                ax.grid(alpha=0.3)
+                ax.legend(fontsize=8)
+        fig.suptitle(f"flashtune vs PyTorch SDPA backends, {dev}")
+        fig.tight_layout()
+        fig.savefig(os.path.join(args.out, f"compare_{dname}.png"), dpi=80)
+        plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()

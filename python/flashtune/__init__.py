@@ -1,0 +1,17 @@
+"""flashtune for PyTorch: autotuned FlashAttention kernels through libflashtune (loaded with
+ctypes; nothing to compile). ``flashtune.attention`` is a drop-in for
+``torch.nn.functional.scaled_dot_product_attention`` without mask or dropout.
+
+Environment: FLASHTUNE_LIBRARY names libflashtune.so when it is not found by itself;
+FLASHTUNE_DB names a tuning database (default: the winners shipped inside the library)."""
+from ._attention import attention, describe_choice
+from ._library import FlashtuneError, LibraryNotFound, candidate_paths
+
+__all__ = ["attention", "describe_choice", "FlashtuneError", "LibraryNotFound", "candidate_paths", "version"]
+__version__ = "0.1.0"
+
+
+def version():
+    """The version of the loaded libflashtune (loads it)."""
+    from ._library import library
+    return library().ft_version().decode()

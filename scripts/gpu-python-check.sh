@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# On the lent GPU machine: build libflashtune, run the Python package's GPU tests and the MHA
+# example against PyTorch, then bench/compare.py (all peers, one run). Logs and results in $OUT.
+# Usage: [COMPARE_ARGS="--dtypes bf16"] scripts/gpu-python-check.sh
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+TARGETS="flashtune_shared ${EXTRA_TARGETS:-}" bash scripts/gpu-check.sh '^$' > "$OUT/check.log" 2>&1
+export LD_LIBRARY_PATH=/tmp/prefix/usr/lib/x86_64-linux-gnu   # the carried Lua, SQLite, cmocka
+export FLASHTUNE_LIBRARY=/tmp/build/runtime/libflashtune.so
+python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
+python3 python/tests/test_gpu.py -v > "$OUT/python-gpu.log" 2>&1; echo "python GPU tests rc=$?"
+tail -4 "$OUT/python-gpu.log"
+python3 python/examples/mha.py > "$OUT/mha.log" 2>&1; echo "mha example rc=$?"; tail -3 "$OUT/mha.log"
+[ -n "${SKIP_COMPARE:-}" ] && exit 0
+python3 bench/compare.py --out "$OUT" ${COMPARE_ARGS:-} > "$OUT/compare.log" 2>&1; echo "compare rc=$?"
+sed -n '/Geometric mean/,$p' "$OUT/compare.md"
