@@ -1,0 +1,448 @@
+/* libflashtune on the GPU (label gpu): forward and backward through the public API for every
+ * dtype and head dim, compared with the library's GPU reference path; odd and unequal lengths,
+ * a [B, N, H, D] layout, Dv != D, batches split past grid.y = 65535, non-default and default
+ * streams, threads sharing one context, a thread with no CUDA context, and CUBINs reloaded
+ * from a database. Without a GPU it prints why and exits 77 (ctest: skipped). */
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda_driver_internal.h"
+#include "db_internal.h"
+#include "flashtune.h"
+
+#define SKIP 77
+
+typedef struct gpu_case {
+    const char *name;
+    ft_dtype dtype;
+    int head_dim, head_dim_v, batch, heads, seqlen_q, seqlen_k, causal;
+    int layout;                 /* 0 [B, H, N, D], 1 [B, N, H, D] */
+    int default_stream;
+} gpu_case;
+
+static const gpu_case cases[] = {
+    { "f32 D=32", FT_F32, 32, 32, 2, 3, 129, 129, 0, 0, 0 },
+    { "f32 D=64 causal", FT_F32, 64, 64, 2, 3, 129, 129, 1, 0, 0 },
+    { "f32 D=96", FT_F32, 96, 96, 2, 3, 129, 129, 0, 0, 0 },
+    { "f32 D=128", FT_F32, 128, 128, 2, 3, 129, 129, 0, 0, 0 },
+    { "f32 D=256 causal", FT_F32, 256, 256, 1, 2, 129, 129, 1, 0, 0 },
+    { "f16 D=32", FT_F16, 32, 32, 2, 3, 129, 129, 0, 0, 0 },
+    { "f16 D=64 causal", FT_F16, 64, 64, 2, 3, 129, 129, 1, 0, 0 },
+    { "f16 D=96", FT_F16, 96, 96, 2, 3, 129, 129, 0, 0, 0 },
+    { "f16 D=128", FT_F16, 128, 128, 2, 3, 129, 129, 0, 0, 0 },
+    { "f16 D=256 causal", FT_F16, 256, 256, 1, 2, 129, 129, 1, 0, 0 },
+    { "bf16 D=32", FT_BF16, 32, 32, 2, 3, 129, 129, 0, 0, 0 },
+    { "bf16 D=64 causal", FT_BF16, 64, 64, 2, 3, 129, 129, 1, 0, 0 },
+    { "bf16 D=96", FT_BF16, 96, 96, 2, 3, 129, 129, 0, 0, 0 },
+    { "bf16 D=128", FT_BF16, 128, 128, 2, 3, 129, 129, 0, 0, 0 },
+    { "bf16 D=256 causal", FT_BF16, 256, 256, 1, 2, 129, 129, 1, 0, 0 },
+    { "f64 D=32", FT_F64, 32, 32, 1, 2, 65, 65, 0, 0, 0 },
+    { "f64 D=64 causal", FT_F64, 64, 64, 1, 2, 65, 65, 1, 0, 0 },
+    { "f64 D=96", FT_F64, 96, 96, 1, 2, 65, 65, 0, 0, 0 },
+    { "f64 D=128", FT_F64, 128, 128, 1, 2, 65, 65, 0, 0, 0 },
+    { "f64 D=256 causal", FT_F64, 256, 256, 1, 1, 65, 65, 1, 0, 0 },
+    { "bf16 Nq<Nk causal", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0 },
+    { "f32 Nq>Nk causal", FT_F32, 128, 128, 1, 2, 300, 77, 1, 0, 0 },
+    { "bf16 [B,N,H,D]", FT_BF16, 128, 128, 2, 4, 200, 200, 0, 1, 0 },
+    { "f64 [B,N,H,D] causal", FT_F64, 64, 64, 2, 3, 50, 70, 1, 1, 0 },
+    { "f16 Dv<D default stream", FT_F16, 128, 64, 2, 2, 90, 200, 1, 0, 1 },
+    { "f32 Dv>D [B,N,H,D]", FT_F32, 64, 128, 1, 2, 77, 99, 0, 1, 0 },
+    { "bf16 N=1", FT_BF16, 64, 64, 2, 3, 1, 1, 0, 0, 0 },
+    { "f16 N=4096 causal", FT_F16, 128, 128, 1, 2, 4096, 4096, 1, 0, 0 },
+};
+#define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
+
+static const cu_driver *cu;
+static CUcontext primary;
+static ft_context *shared_ft;
+
+static double limit(ft_dtype t)
+{
+    return t == FT_F32 ? 1e-5 : t == FT_F16 ? 3e-3 : t == FT_BF16 ? 1e-2 : 1e-12;
+}
+
+static size_t esize(ft_dtype t)
+{
+    return t == FT_F32 ? 4 : t == FT_F64 ? 8 : 2;
+}
+
+/* ---- dtype conversions on the host (round to nearest even) ----------------------------- */
+
+static uint16_t to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+static uint16_t to_half(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    const uint32_t sign = (u >> 16) & 0x8000u;
+    const float a = fabsf(f);
+    if (a < 6.103515625e-05f)   /* subnormal halves: multiples of 2^-24 */
+        return (uint16_t)(sign | (uint32_t)nearbyintf(a * 16777216.0f));
+    const uint32_t m = u & 0x7fffffffu, mant = m & 0x7fffffu;
+    uint32_t h = (((m >> 23) - 112) << 10) | (mant >> 13);
+    const uint32_t rest = mant & 0x1fffu;
+    h += rest > 0x1000u || (rest == 0x1000u && (h & 1u));
+    return (uint16_t)(sign | h);
+}
+
+static double from_elem(const unsigned char *buf, ft_dtype t, size_t i)
+{
+    uint16_t h;
+    uint32_t u;
+    float f;
+    switch (t) {
+    case FT_F32: memcpy(&f, buf + 4 * i, 4); return f;
+    case FT_F64: { double d; memcpy(&d, buf + 8 * i, 8); return d; }
+    case FT_BF16: memcpy(&h, buf + 2 * i, 2); u = (uint32_t)h << 16; memcpy(&f, &u, 4); return f;
+    default: {
+        memcpy(&h, buf + 2 * i, 2);
+        const int e = (h >> 10) & 0x1f, mant = h & 0x3ff;
+        double v = e == 0 ? ldexp(mant, -24) : e == 31 ? (mant ? NAN : INFINITY) : ldexp(mant | 0x400, e - 25);
+        return (h & 0x8000) ? -v : v;
+    }
+    }
+}
+
+/* ---- buffers ------------------------------------------------------------------------------ */
+
+static uint64_t rng(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* n random normal-ish values (sum of uniforms) in dtype t, uploaded. */
+static CUdeviceptr upload_random(ft_dtype t, size_t n, uint64_t *seed)
+{
+    unsigned char *h = malloc(n * esize(t));
+    for (size_t i = 0; i < n; i++) {
+        double x = 0;
+        for (int j = 0; j < 4; j++)
+            x += (double)(rng(seed) >> 11) / 9007199254740992.0 - 0.5;
+        x *= 1.7;
+        if (t == FT_F32) { float f = (float)x; memcpy(h + 4 * i, &f, 4); }
+        else if (t == FT_F64) memcpy(h + 8 * i, &x, 8);
+        else { uint16_t v = t == FT_BF16 ? to_bf16((float)x) : to_half((float)x); memcpy(h + 2 * i, &v, 2); }
+    }
+    CUdeviceptr d = 0;
+    if (cu->MemAlloc(&d, n * esize(t)) != CUDA_SUCCESS || cu->MemcpyHtoD(d, h, n * esize(t)) != CUDA_SUCCESS)
+        d = 0;
+    free(h);
+    return d;
+}
+
+/* Bytes filled with 0xFF: NaN in every dtype, so an element never written is caught. */
+static CUdeviceptr alloc_poisoned(size_t bytes)
+{
+    CUdeviceptr d = 0;
+    if (cu->MemAlloc(&d, bytes) != CUDA_SUCCESS)
+        return 0;
+    cu->MemsetD8(d, 0xff, bytes);
+    return d;
+}
+
+/* ||got - want|| / ||want||; NaN anywhere is infinite error. Prints the first mismatch. */
+static double compare(const char *what, CUdeviceptr got, CUdeviceptr want, ft_dtype t, size_t n, char *log,
+                      size_t len)
+{
+    unsigned char *g = malloc(n * esize(t)), *w = malloc(n * esize(t));
+    cu->MemcpyDtoH(g, got, n * esize(t));
+    cu->MemcpyDtoH(w, want, n * esize(t));
+    double num = 0, den = 0;
+    long bad = -1;
+    for (size_t i = 0; i < n; i++) {
+        const double a = from_elem(g, t, i), b = from_elem(w, t, i);
+        if (!isfinite(a) && bad < 0)
+            bad = (long)i;
+        num += (a - b) * (a - b);
+        den += b * b;
+    }
+    double rel = bad >= 0 ? INFINITY : sqrt(num) / (den > 0 ? sqrt(den) : 1);
+    size_t used = strlen(log);
+    snprintf(log + used, len - used, " %s %.2e", what, rel);
+    if (bad >= 0) {
+        used = strlen(log);
+        snprintf(log + used, len - used, " (element %ld: got %g, expected %g)", bad, from_elem(g, t, (size_t)bad),
+                 from_elem(w, t, (size_t)bad));
+    }
+    free(g);
+    free(w);
+    return rel;
+}
+
+static void strides(const gpu_case *c, int seqlen, int dim, int64_t st[3])
+{
+    if (c->layout == 1) {
+        st[0] = (int64_t)seqlen * c->heads * dim;
+        st[1] = dim;
+        st[2] = (int64_t)c->heads * dim;
+    } else {
+        st[0] = (int64_t)c->heads * seqlen * dim;
+        st[1] = (int64_t)seqlen * dim;
+        st[2] = dim;
+    }
+}
+
+/* One case through the library and the reference: 0 pass, 1 fail (log says why). */
+static int run_case(ft_context *ft, const gpu_case *c, uint64_t seed, char *log, size_t len)
+{
+    ft_attention_desc d = { .batch = c->batch, .heads = c->heads, .seqlen_q = c->seqlen_q, .seqlen_k = c->seqlen_k,
+                            .head_dim = c->head_dim, .head_dim_v = c->head_dim_v, .dtype = c->dtype,
+                            .causal = c->causal };
+    strides(c, c->seqlen_q, c->head_dim, d.q_stride);
+    strides(c, c->seqlen_k, c->head_dim, d.k_stride);
+    strides(c, c->seqlen_k, c->head_dim_v, d.v_stride);
+    strides(c, c->seqlen_q, c->head_dim_v, d.o_stride);
+    const size_t bh = (size_t)c->batch * c->heads, acc = c->dtype == FT_F64 ? 8 : 4;
+    const size_t nq = bh * c->seqlen_q * c->head_dim, nk = bh * c->seqlen_k * c->head_dim;
+    const size_t nv = bh * c->seqlen_k * c->head_dim_v, no = bh * c->seqlen_q * c->head_dim_v;
+    const size_t e = esize(c->dtype);
+    CUstream stream = NULL;
+    if (!c->default_stream && cu->StreamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+        snprintf(log, len, "cuStreamCreate failed");
+        return 1;
+    }
+    CUdeviceptr q = upload_random(c->dtype, nq, &seed), k = upload_random(c->dtype, nk, &seed);
+    CUdeviceptr v = upload_random(c->dtype, nv, &seed), dout = upload_random(c->dtype, no, &seed);
+    CUdeviceptr o = alloc_poisoned(no * e), o_ref = alloc_poisoned(no * e);
+    CUdeviceptr lse = alloc_poisoned(bh * c->seqlen_q * acc), lse_ref = alloc_poisoned(bh * c->seqlen_q * acc);
+    CUdeviceptr dq = alloc_poisoned(nq * e), dk = alloc_poisoned(nk * e), dv = alloc_poisoned(nv * e);
+    CUdeviceptr dq_ref = alloc_poisoned(nq * e), dk_ref = alloc_poisoned(nk * e), dv_ref = alloc_poisoned(nv * e);
+#define P(x) ((void *)(uintptr_t)(x))
+    ft_status s = ft_attention_forward(ft, &d, P(q), P(k), P(v), P(o), P(lse), stream);
+    if (s == FT_OK)
+        s = ft_attention_backward(ft, &d, P(q), P(k), P(v), P(o), P(lse), P(dout), P(dq), P(dk), P(dv), stream);
+    if (s == FT_OK)
+        s = ft_attention_forward_reference(ft, &d, P(q), P(k), P(v), P(o_ref), P(lse_ref), stream);
+    if (s == FT_OK)
+        s = ft_attention_backward_reference(ft, &d, P(q), P(k), P(v), P(o_ref), P(lse_ref), P(dout), P(dq_ref),
+                                            P(dk_ref), P(dv_ref), stream);
+    int failed = 1;
+    log[0] = '\0';
+    if (s != FT_OK) {
+        snprintf(log, len, "%s: %s", ft_status_str(s), ft_last_error(ft));
+    } else if (cu->StreamSynchronize(stream) != CUDA_SUCCESS) {
+        snprintf(log, len, "the kernels failed on the GPU");
+    } else {
+        /* Dense buffers (both layouts fill them), so a flat comparison covers every element. */
+        const double lim = limit(c->dtype);
+        failed = !(compare("O", o, o_ref, c->dtype, no, log, len) < lim);
+        failed |= !(compare("lse", lse, lse_ref, c->dtype == FT_F64 ? FT_F64 : FT_F32, bh * c->seqlen_q, log, len)
+                    < (c->dtype == FT_F64 ? 1e-12 : c->dtype == FT_F32 ? 1e-5 : 1e-4));
+        failed |= !(compare("dQ", dq, dq_ref, c->dtype, nq, log, len) < lim);
+        failed |= !(compare("dK", dk, dk_ref, c->dtype, nk, log, len) < lim);
+        failed |= !(compare("dV", dv, dv_ref, c->dtype, nv, log, len) < lim);
+    }
+    CUdeviceptr all[] = { q, k, v, dout, o, o_ref, lse, lse_ref, dq, dk, dv, dq_ref, dk_ref, dv_ref };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        cu->MemFree(all[i]);
+    if (stream)
+        cu->StreamDestroy(stream);
+    return failed;
+}
+
+/* ---- the cases, several threads sharing one ft_context ------------------------------------- */
+
+static atomic_int next_case;
+static int results[CASE_COUNT];
+static char logs[CASE_COUNT][1024];
+
+/* A thread with no CUDA context: the library's first call must make the primary one current
+ * (the test's own uploads need it, so this comes first). 0, or 1 with the reason. */
+static int library_sets_context(char *log, size_t len)
+{
+    char buf[512];
+    ft_attention_desc d = { .batch = 1, .heads = 1, .seqlen_q = 1, .seqlen_k = 1, .head_dim = 32, .head_dim_v = 32,
+                            .dtype = FT_F32, .q_stride = { 32, 32, 32 }, .k_stride = { 32, 32, 32 },
+                            .v_stride = { 32, 32, 32 }, .o_stride = { 32, 32, 32 } };
+    CUcontext cur = NULL;
+    cu->CtxSetCurrent(NULL);
+    ft_status s = ft_describe_choice(shared_ft, &d, 0, buf, sizeof buf);
+    cu->CtxGetCurrent(&cur);
+    if (s == FT_OK && cur == primary)
+        return 0;
+    snprintf(log, len, "thread without a context: %s, current %p, expected the primary context %p",
+             s == FT_OK ? "ok" : ft_last_error(shared_ft), (void *)cur, (void *)primary);
+    return 1;
+}
+
+static void *case_worker(void *arg)
+{
+    const int id = (int)(intptr_t)arg;
+    if (id % 2 == 0)
+        cu->CtxSetCurrent(primary);
+    int i;
+    while ((i = atomic_fetch_add(&next_case, 1)) < CASE_COUNT) {
+        /* Odd workers start every case without a context. */
+        if (id % 2 == 1 && library_sets_context(logs[i], sizeof logs[i])) {
+            results[i] = 1;
+            continue;
+        }
+        results[i] = run_case(shared_ft, &cases[i], 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1), logs[i],
+                              sizeof logs[i]);
+    }
+    return NULL;
+}
+
+/* Two threads run the same problem at once on their own streams, many times. */
+typedef struct same_arg {
+    int failed;
+    char log[1024];
+} same_arg;
+
+static void *same_problem_worker(void *arg)
+{
+    same_arg *a = arg;
+    cu->CtxSetCurrent(primary);
+    for (int rep = 0; rep < 5 && !a->failed; rep++)
+        a->failed = run_case(shared_ft, &cases[13], 42 + (uint64_t)rep, a->log, sizeof a->log);
+    return NULL;
+}
+
+/* batch*heads past 65535: the library splits; compared slice by slice with unsplit runs. */
+static int split_batches(char *log, size_t len)
+{
+    const int batch = 33000, heads = 2, n = 16, dim = 32;
+    const ft_dtype t = FT_BF16;
+    ft_attention_desc d = { .batch = batch, .heads = heads, .seqlen_q = n, .seqlen_k = n, .head_dim = dim,
+                            .head_dim_v = dim, .dtype = t };
+    const int64_t st[3] = { (int64_t)heads * n * dim, (int64_t)n * dim, dim };
+    memcpy(d.q_stride, st, sizeof st), memcpy(d.k_stride, st, sizeof st);
+    memcpy(d.v_stride, st, sizeof st), memcpy(d.o_stride, st, sizeof st);
+    const size_t elems = (size_t)batch * heads * n * dim;
+    uint64_t seed = 7;
+    CUdeviceptr q = upload_random(t, elems, &seed), k = upload_random(t, elems, &seed), v = upload_random(t, elems, &seed);
+    CUdeviceptr o = alloc_poisoned(elems * 2), lse = alloc_poisoned((size_t)batch * heads * n * 4);
+    CUdeviceptr o_ref = alloc_poisoned(elems * 2), lse_ref = alloc_poisoned((size_t)batch * heads * n * 4);
+    ft_status s = ft_attention_forward(shared_ft, &d, P(q), P(k), P(v), P(o), P(lse), NULL);
+    /* The reference in slices of 1000 batches (each one launch), around the split at 32767. */
+    ft_attention_desc part = d;
+    for (int b0 = 0; s == FT_OK && b0 < batch; b0 += 1000) {
+        part.batch = batch - b0 < 1000 ? batch - b0 : 1000;
+        const size_t off = (size_t)b0 * st[0] * 2, loff = (size_t)b0 * heads * n * 4;
+        s = ft_attention_forward_reference(shared_ft, &part, P(q + off), P(k + off), P(v + off), P(o_ref + off),
+                                           P(lse_ref + loff), NULL);
+    }
+    int failed = 1;
+    log[0] = '\0';
+    if (s != FT_OK)
+        snprintf(log, len, "%s: %s", ft_status_str(s), ft_last_error(shared_ft));
+    else if (cu->CtxSynchronize() != CUDA_SUCCESS)
+        snprintf(log, len, "the kernels failed on the GPU");
+    else
+        failed = !(compare("O", o, o_ref, t, elems, log, len) < limit(t)) |
+                 !(compare("lse", lse, lse_ref, FT_F32, (size_t)batch * heads * n, log, len) < 1e-4);
+    CUdeviceptr all[] = { q, k, v, o, lse, o_ref, lse_ref };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        cu->MemFree(all[i]);
+    return failed;
+}
+
+/* A database file: the first context compiles and stores, a second one loads the CUBIN. */
+static int database_reuse(char *log, size_t len)
+{
+    char folder[] = "/tmp/ft_runtime_gpu_XXXXXX", path[64];
+    if (!mkdtemp(folder))
+        return snprintf(log, len, "mkdtemp failed"), 1;
+    snprintf(path, sizeof path, "%s/t.db", folder);
+    db *d;
+    char err[512];
+    if (db_open(path, DB_OPEN_CREATE, &d, err, sizeof err) != 0)
+        return snprintf(log, len, "%s", err), 1;
+    db_close(d);
+    int failed = 1;
+    char desc[1024] = "";
+    ft_context *ft;
+    for (int round = 0; round < 2; round++) {
+        if (ft_open(path, &ft) != FT_OK)
+            return snprintf(log, len, "ft_open: %s", ft_last_error(NULL)), 1;
+        failed = run_case(ft, &cases[8], 5, log, len);
+        const gpu_case *c = &cases[8];
+        ft_attention_desc dd = { .batch = c->batch, .heads = c->heads, .seqlen_q = c->seqlen_q, .seqlen_k = c->seqlen_k,
+                                 .head_dim = c->head_dim, .head_dim_v = c->head_dim_v, .dtype = c->dtype };
+        strides(c, c->seqlen_q, c->head_dim, dd.q_stride);
+        strides(c, c->seqlen_k, c->head_dim, dd.k_stride);
+        strides(c, c->seqlen_k, c->head_dim_v, dd.v_stride);
+        strides(c, c->seqlen_q, c->head_dim_v, dd.o_stride);
+        ft_describe_choice(ft, &dd, 1, desc, sizeof desc);
+        ft_close(ft);
+        if (failed)
+            break;
+    }
+    if (!failed && !strstr(desc, "CUBIN from the database")) {
+        snprintf(log, len, "the second context did not load the stored CUBIN: %s", desc);
+        failed = 1;
+    } else if (!failed) {
+        snprintf(log, len, "%s", desc);
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", folder);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", folder);
+    return failed;
+}
+
+int main(int argc, char **argv)
+{
+    (void)argv;
+    char why[512];
+    if (cu_driver_open(&cu, why, sizeof why) != 0) {
+        printf("no GPU: %s\n", why);
+        return SKIP;
+    }
+    CUdevice dev;
+    if (cu->DeviceGet(&dev, 0) != CUDA_SUCCESS || cu->DevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS) {
+        printf("no GPU: device 0 has no usable context\n");
+        return SKIP;
+    }
+    if (ft_open(NULL, &shared_ft) != FT_OK) {
+        printf("ft_open: %s\n", ft_last_error(NULL));
+        return 1;
+    }
+    int threads = argc > 1 ? atoi(argv[1]) : 8, failed = 0;
+    pthread_t tid[64];
+    if (threads < 1 || threads > 64)
+        threads = 8;
+    for (int i = 0; i < threads; i++)
+        pthread_create(&tid[i], NULL, case_worker, (void *)(intptr_t)i);
+    for (int i = 0; i < threads; i++)
+        pthread_join(tid[i], NULL);
+    for (int i = 0; i < CASE_COUNT; i++) {
+        printf("%-4s %-26s%s\n", results[i] ? "FAIL" : "ok", cases[i].name, logs[i]);
+        failed += results[i];
+    }
+    cu->CtxSetCurrent(primary);
+    same_arg a[2] = { { 0, "" }, { 0, "" } };
+    pthread_create(&tid[0], NULL, same_problem_worker, &a[0]);
+    pthread_create(&tid[1], NULL, same_problem_worker, &a[1]);
+    pthread_join(tid[0], NULL);
+    pthread_join(tid[1], NULL);
+    for (int i = 0; i < 2; i++)
+        printf("%-4s %-26s%s\n", a[i].failed ? "FAIL" : "ok", i ? "two threads, thread 2" : "two threads, thread 1",
+               a[i].log);
+    failed += a[0].failed + a[1].failed;
+    char log[1024];
+    int f = split_batches(log, sizeof log);
+    printf("%-4s %-26s%s\n", f ? "FAIL" : "ok", "batch*heads 66000 (split)", log);
+    failed += f;
+    f = database_reuse(log, sizeof log);
+    printf("%-4s %-26s %s\n", f ? "FAIL" : "ok", "CUBIN reused from database", log);
+    failed += f;
+    ft_close(shared_ft);
+    cu->DevicePrimaryCtxRelease(dev);
+    printf("%s: %d failed\n", failed ? "FAILED" : "PASSED", failed);
+    return failed ? 1 : 0;
+}
