@@ -7,10 +7,12 @@
 
 static void destroy(const cu_driver *cu, rt_workspace *ws)
 {
-    /* Launches still queued may read it: wait for the stream first. */
+    /* Launches still queued may read it: wait for them first. The whole context, not the
+     * stream: the caller may have destroyed the stream since (synchronizing a destroyed stream
+     * crashed inside the driver at ft_close, found by test_runtime_gpu on the H100). */
     CUcontext popped;
     if (cu->CtxPushCurrent(ws->context) == CUDA_SUCCESS) {
-        cu->StreamSynchronize(ws->stream);
+        cu->CtxSynchronize();
         cu->MemFree(ws->ptr);
         cu->CtxPopCurrent(&popped);
     }
