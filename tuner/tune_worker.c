@@ -167,6 +167,36 @@ static void child_init(pid_t parent)
         _exit(6);
 }
 
+/* Forks a child joined to the caller by a pipe. Parent: returns the pid, *fd the read end.
+ * Child: returns 0 after child_init, *fd the write end (the child must _exit). -1 (why) when
+ * the pipe or the fork failed. */
+static pid_t fork_child(int *fd, char *why, size_t len)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        snprintf(why, len, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, len, "fork: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        child_init(parent);
+        *fd = fds[1];
+        return 0;
+    }
+    close(fds[1]);
+    *fd = fds[0];
+    return pid;
+}
+
 static void probe_child(int fd)
 {
     char why[512], line[768];
@@ -207,27 +237,13 @@ static void probe_child(int fd)
 int tune_worker_probe(tune_gpu_info *out, double timeout_s, char *why, size_t len)
 {
     memset(out, 0, sizeof *out);
-    int fds[2];
-    if (pipe(fds) != 0) {
-        snprintf(why, len, "pipe: %s", strerror(errno));
+    int fd;
+    pid_t pid = fork_child(&fd, why, len);
+    if (pid < 0)
         return -1;
-    }
-    fflush(NULL);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(why, len, "fork: %s", strerror(errno));
-        close(fds[0]);
-        close(fds[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        child_init(parent);
-        probe_child(fds[1]);
-    }
-    close(fds[1]);
-    tune_worker_proc w = { .pid = pid, .fd = fds[0] };
+    if (pid == 0)
+        probe_child(fd);
+    tune_worker_proc w = { .pid = pid, .fd = fd };
     char line[768], how[128];
     int got = tune_worker_read_line(&w, tune_now() + timeout_s, line, sizeof line);
     tune_worker_stop(&w, how, sizeof how);
@@ -597,28 +613,14 @@ int tune_worker_start(const tune_worker_task *task, int first, tune_worker_proc 
     memset(w, 0, sizeof *w);
     w->pid = -1;
     w->fd = -1;
-    int fds[2];
-    if (pipe(fds) != 0) {
-        snprintf(why, len, "pipe: %s", strerror(errno));
+    int fd;
+    pid_t pid = fork_child(&fd, why, len);
+    if (pid < 0)
         return -1;
-    }
-    fflush(NULL);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(why, len, "fork: %s", strerror(errno));
-        close(fds[0]);
-        close(fds[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        child_init(parent);
-        worker_child(task, first, fds[1]);
-    }
-    close(fds[1]);
+    if (pid == 0)
+        worker_child(task, first, fd);
     w->pid = pid;
-    w->fd = fds[0];
+    w->fd = fd;
     return 0;
 }
 
