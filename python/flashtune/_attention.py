@@ -1,5 +1,6 @@
 """flashtune.attention: a torch.autograd.Function over libflashtune's forward and backward."""
 import ctypes
+import struct
 
 from . import _library
 from ._checks import check_options, check_tensors
@@ -16,18 +17,41 @@ def _desc(q, k, v, o, dtype, causal, scale):
     return d
 
 
-def _tensor_core_ready(t):
-    """f16/bf16 kernels need 16-byte aligned data and strides that are multiples of 8 elements."""
-    if t.element_size() != 2:
-        return t
-    if t.data_ptr() % 16 == 0 and all(s % 8 == 0 for s, n in zip(t.stride()[:3], t.shape[:3]) if n > 1):
-        return t
-    return t.contiguous()
+def _operand(t, half):
+    """t, its shape, strides and data pointer, each read once. Half (f16/bf16) kernels need
+    16-byte aligned data and strides that are multiples of 8 elements along dimensions longer than
+    1; a half t without both is copied contiguous first."""
+    n, s, p = t.shape, t.stride(), t.data_ptr()
+    if half and not (p % 16 == 0 and (s[0] % 8 == 0 or n[0] <= 1) and (s[1] % 8 == 0 or n[1] <= 1) and
+                     (s[2] % 8 == 0 or n[2] <= 1)):
+        t = t.contiguous()
+        s, p = t.stride(), t.data_ptr()
+    return t, n, s, p
 
 
-def _stream(t):
-    import torch
-    return ctypes.c_void_p(torch.cuda.current_stream(t.device).cuda_stream)
+# Bound when torch is first needed (_Attention.get): the Function's apply, and how a call makes
+# the tensors' device current and finds its stream. With torch >= 2.1 these are the C calls
+# that `with torch.cuda.device(d)` and torch.cuda.current_stream(d).cuda_stream make, without the
+# context manager and the Stream object each of those builds per call.
+_apply = None
+_enter_device = _leave_device = _current_stream = None
+
+
+def _bind_torch(torch):
+    global _enter_device, _leave_device, _current_stream
+    cuda = torch.cuda
+    if hasattr(cuda, "_exchange_device") and hasattr(cuda, "_maybe_exchange_device") and \
+            hasattr(torch._C, "_cuda_getCurrentRawStream"):
+        _enter_device, _leave_device = cuda._exchange_device, cuda._maybe_exchange_device
+        _current_stream = torch._C._cuda_getCurrentRawStream
+    else:   # an older torch: its context manager, entered and left by hand
+        def enter(index):
+            guard = cuda.device(index)
+            guard.__enter__()
+            return guard
+
+        _enter_device, _leave_device = enter, lambda guard: guard.__exit__(None, None, None)
+        _current_stream = lambda index: cuda.current_stream(index).cuda_stream
 
 
 class _Attention:
@@ -36,46 +60,69 @@ class _Attention:
 
     @classmethod
     def get(cls):
+        global _apply
         if cls.cls is None:
             import torch
+            _bind_torch(torch)
 
             class FlashtuneAttention(torch.autograd.Function):
                 @staticmethod
-                def forward(ctx, q, k, v, dtype, causal, scale):
-                    lib, handle = _library.library(), _library.context()
-                    q, k, v = (_tensor_core_ready(t) for t in (q, k, v))
-                    b, h, nq, _ = q.shape
-                    o = torch.empty((b, h, nq, v.shape[3]), dtype=q.dtype, device=q.device)
-                    lse = torch.empty((b, h, nq), dtype=torch.float64 if dtype == 3 else torch.float32,
-                                      device=q.device)
-                    d = _desc(q, k, v, o, dtype, causal, scale)
-                    with torch.cuda.device(q.device):
-                        _library.check(lib.ft_attention_forward(handle, ctypes.byref(d), q.data_ptr(), k.data_ptr(),
-                                                                v.data_ptr(), o.data_ptr(), lse.data_ptr(),
-                                                                _stream(q)), handle)
+                def forward(ctx, q, k, v, options):
+                    dtype, causal, scale = options
+                    handle = _library.handle()
+                    half = dtype == 1 or dtype == 2   # f16, bf16
+                    q, (b, h, nq, d), qs, qp = _operand(q, half)
+                    k, (_, _, nk, _), ks, kp = _operand(k, half)
+                    v, (_, _, _, dv), vs, vp = _operand(v, half)
+                    device = q.device
+                    o = torch.empty((b, h, nq, dv), dtype=q.dtype, device=device)
+                    lse = torch.empty((b, h, nq), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
+                    ost = o.stride()
+                    try:   # the desc in one struct.pack
+                        desc = _library.DESC.pack(b, h, nq, nk, d, dv, dtype, causal,
+                                                  float(scale) if scale is not None else 0.0,
+                                                  qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
+                                                  vs[0], vs[1], vs[2], ost[0], ost[1], ost[2])
+                    except (struct.error, OverflowError):   # a value beyond its C field: as ctypes stores it
+                        desc = bytes(_desc(q, k, v, o, dtype, causal, scale))
+                    index = device.index
+                    prev = _enter_device(index)
+                    try:
+                        status = _library.forward(handle, desc, qp, kp, vp, o.data_ptr(), lse.data_ptr(),
+                                                  _current_stream(index))
+                    finally:
+                        _leave_device(prev)
+                    if status:
+                        _library.check(status, handle)
                     ctx.save_for_backward(q, k, v, o, lse)
-                    ctx.ft = (dtype, causal, scale)
+                    # the desc, which holds the saved tensors' strides, and what allocates the gradients
+                    ctx.ft = desc, device, index, (q.shape, qs), (k.shape, ks), (v.shape, vs), ost
                     return o
 
                 @staticmethod
                 def backward(ctx, do):
-                    lib, handle = _library.library(), _library.context()
+                    handle = _library.handle()
                     q, k, v, o, lse = ctx.saved_tensors
-                    dtype, causal, scale = ctx.ft
-                    if do.stride() != o.stride():   # dO is read with O's strides
+                    desc, device, index, (qn, qs), (kn, ks), (vn, vs), ost = ctx.ft
+                    if do.stride() != ost:   # dO is read with O's strides
                         do = do.contiguous()
-                    dq = torch.empty_strided(q.shape, q.stride(), dtype=q.dtype, device=q.device)
-                    dk = torch.empty_strided(k.shape, k.stride(), dtype=k.dtype, device=k.device)
-                    dv = torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device=v.device)
-                    d = _desc(q, k, v, o, dtype, causal, scale)
-                    with torch.cuda.device(q.device):
-                        _library.check(lib.ft_attention_backward(handle, ctypes.byref(d), q.data_ptr(), k.data_ptr(),
-                                                                 v.data_ptr(), o.data_ptr(), lse.data_ptr(),
-                                                                 do.data_ptr(), dq.data_ptr(), dk.data_ptr(),
-                                                                 dv.data_ptr(), _stream(q)), handle)
-                    return dq, dk, dv, None, None, None
+                    dtype = q.dtype   # k's and v's too (checked)
+                    dq = torch.empty_strided(qn, qs, dtype=dtype, device=device)
+                    dk = torch.empty_strided(kn, ks, dtype=dtype, device=device)
+                    dv = torch.empty_strided(vn, vs, dtype=dtype, device=device)
+                    prev = _enter_device(index)
+                    try:
+                        status = _library.backward(handle, desc, q.data_ptr(), k.data_ptr(), v.data_ptr(),
+                                                   o.data_ptr(), lse.data_ptr(), do.data_ptr(), dq.data_ptr(),
+                                                   dk.data_ptr(), dv.data_ptr(), _current_stream(index))
+                    finally:
+                        _leave_device(prev)
+                    if status:
+                        _library.check(status, handle)
+                    return dq, dk, dv, None
 
             cls.cls = FlashtuneAttention
+            _apply = FlashtuneAttention.apply
         return cls.cls
 
 
@@ -97,7 +144,10 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     FlashtuneError (a failure inside the library, with its status and message)."""
     causal, scale = check_options(attn_mask, dropout_p, is_causal, causal, scale, enable_gqa)
     dtype = check_tensors(query, key, value)
-    return _Attention.get().apply(query, key, value, dtype, causal, scale)
+    if _apply is None:
+        _Attention.get()
+    # the options travel as one argument: apply's Python part costs per argument
+    return _apply(query, key, value, (dtype, causal, scale))
 
 
 def describe_choice(query, key, value, is_causal=False, backward=False):

@@ -8,10 +8,11 @@ HEAD_DIMS = (32, 64, 96, 128, 256)
 # torch dtype name -> ft_dtype code (runtime/include/flashtune.h)
 DTYPES = {"torch.float32": 0, "torch.float16": 1, "torch.bfloat16": 2, "torch.float64": 3}
 NAMES = ("query", "key", "value")
+_ATTRS = ("shape", "stride", "dtype", "device", "data_ptr", "dim")
 
 
 def _is_tensor(x):
-    return all(hasattr(x, a) for a in ("shape", "stride", "dtype", "device", "data_ptr", "dim"))
+    return all(hasattr(x, a) for a in _ATTRS)
 
 
 def check_options(attn_mask, dropout_p, is_causal, causal, scale, enable_gqa):
@@ -37,6 +38,59 @@ def check_options(attn_mask, dropout_p, is_causal, causal, scale, enable_gqa):
 def check_tensors(q, k, v):
     """Types, shapes, dtypes, devices and layout of query, key and value; returns the ft dtype code.
     Raises TypeError for a non-tensor or an unsupported/mixed dtype, ValueError for the rest."""
+    code = _passes(q, k, v)
+    return code if code is not None else _check_each(q, k, v)
+
+
+# Classes whose every instance has the tensor interface (the class itself has each attribute, as
+# torch.Tensor does), and dtype objects already mapped to their code: both learnt on first sight.
+_TENSOR_CLASSES = set()
+_DTYPE_CODES = {}
+
+
+def _tensor_class(cls):
+    if cls not in _TENSOR_CLASSES and all(hasattr(cls, a) for a in _ATTRS):
+        _TENSOR_CLASSES.add(cls)
+    return cls in _TENSOR_CLASSES
+
+
+def _passes(q, k, v):
+    """The dtype code when query, key and value pass every check of _check_each, else None (then
+    _check_each finds and names the problem). The same conditions, each attribute read once and
+    nothing formatted: this runs on every call."""
+    try:
+        tc = _TENSOR_CLASSES
+        if type(q) not in tc or type(k) not in tc or type(v) not in tc:
+            if not (_tensor_class(type(q)) and _tensor_class(type(k)) and _tensor_class(type(v))):
+                return None
+        dtype = q.dtype
+        if k.dtype is not dtype or v.dtype is not dtype:
+            return None
+        code = _DTYPE_CODES.get(dtype)
+        if code is None:
+            code = DTYPES.get(str(dtype))
+            if code is None:
+                return None
+            _DTYPE_CODES[dtype] = code
+        if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+            return None
+        (b, h, nq, d), (bk, hk, nk, dk), (bv, hv, nv, dv) = q.shape, k.shape, v.shape
+        if bk != b or bv != b or hk != h or hv != h or nv != nk or dk != d:
+            return None
+        if d not in HEAD_DIMS or dv not in HEAD_DIMS or 0 in (b, h, nq, nk):
+            return None
+        if q.stride()[3] != 1 or k.stride()[3] != 1 or v.stride()[3] != 1:
+            return None
+        dev_q, dev_k, dev_v = q.device, k.device, v.device
+        if dev_q.type != "cuda" or dev_k.type != "cuda" or dev_v.type != "cuda" or not dev_q == dev_k == dev_v:
+            return None
+        return code
+    except Exception:   # whatever it is, _check_each meets it too and reports it
+        return None
+
+
+def _check_each(q, k, v):
+    """check_tensors one condition at a time, raising with the first failure's message."""
     for name, t in zip(NAMES, (q, k, v)):
         if not _is_tensor(t):
             raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")

@@ -6,6 +6,7 @@ package (an installed copy); the build trees of a source checkout (``build/runti
 import ctypes
 import ctypes.util
 import os
+import struct
 import threading
 
 # ft_status codes (runtime/include/flashtune.h).
@@ -48,6 +49,13 @@ class AttentionDesc(ctypes.Structure):
     ]
 
 
+# The same struct for the per-call path: struct.pack fills it in one C call, where filling an
+# AttentionDesc costs a Python operation per field. Native alignment pads after softmax_scale as
+# the C compiler does. pack raises for values out of the C types' range (ctypes wraps them).
+DESC = struct.Struct("8if12q")
+assert DESC.size == ctypes.sizeof(AttentionDesc)
+
+
 def candidate_paths():
     """Where the library is looked for, in order."""
     paths = []
@@ -86,6 +94,21 @@ def _declare(lib):
     return lib
 
 
+# The per-call entry points: separate function objects (lib[name] makes a new one) that take the
+# desc as DESC-packed bytes and every pointer as a plain int, so a call makes no ctypes objects.
+# Bound when the library is loaded; used after handle(), which loads it.
+forward = None
+backward = None
+
+
+def _bind(lib):
+    global forward, backward
+    p = ctypes.c_void_p
+    forward, backward = lib["ft_attention_forward"], lib["ft_attention_backward"]
+    forward.argtypes, backward.argtypes = [p] * 8, [p] * 12
+    forward.restype = backward.restype = ctypes.c_int
+
+
 _lock = threading.Lock()
 _lib = None
 _contexts = {}
@@ -101,6 +124,7 @@ def library():
                 if not os.path.sep in path or os.path.exists(path):
                     try:
                         _lib = _declare(ctypes.CDLL(path))
+                        _bind(_lib)
                         break
                     except OSError as e:
                         tried.append(f"{path} ({e})")
@@ -119,8 +143,11 @@ def database_path():
 
 def context():
     """The ft_context for the current database setting, opened once per process."""
+    return _open(database_path())
+
+
+def _open(db):
     lib = library()
-    db = database_path()
     with _lock:
         ctx = _contexts.get(db)
         if ctx is None:
@@ -130,6 +157,27 @@ def context():
                 raise FlashtuneError(status, lib.ft_last_error(None).decode(errors="replace"))
             ctx = _contexts[db] = handle
         return ctx
+
+
+# handle() reads $FLASHTUNE_DB from os.environ's own dict: os.environ.get costs ~0.6 us a call
+# (it raises and catches a KeyError when the variable is unset). Setting or deleting through
+# os.environ keeps that dict current, so the value is the one database_path() would read.
+try:
+    _env, _env_key, _env_decode = os.environ._data, os.environ.encodekey("FLASHTUNE_DB"), os.environ.decodevalue
+except AttributeError:   # an os.environ without them: read it the documented way
+    _env, _env_key, _env_decode = None, None, None
+_handles = {}   # raw $FLASHTUNE_DB value (None when unset) -> its ft_context
+
+
+def handle():
+    """context(), for every attention call: a dict lookup once the context is open."""
+    if _env is None:
+        return context()
+    raw = _env.get(_env_key)
+    ctx = _handles.get(raw)
+    if ctx is None:
+        ctx = _handles[raw] = _open(_env_decode(raw) if raw else None)   # unset or empty: no database
+    return ctx
 
 
 def check(status, ctx):

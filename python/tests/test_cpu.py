@@ -1,15 +1,20 @@
 """CPU tests of the Python package (no GPU, no PyTorch needed): it imports, every argument check
-raises the documented error naming the argument, and the library is found or the error says
-where it looked. Run: python3 -m unittest discover -s python/tests -p 'test_cpu.py'."""
+raises the documented error naming the argument, the library is found or the error says where it
+looked, and, with the stand-in torch of fake_torch.py, attention's forward and backward pass the
+C calls the desc, pointers, stream and device that the tensors say.
+Run: python3 -m unittest discover -s python/tests -p 'test_cpu.py'."""
 import ctypes
 import os
 import sys
 import unittest
 from unittest import mock
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
 import flashtune  # noqa: E402  (the import itself is a test: it must not need torch)
-from flashtune import _checks, _library  # noqa: E402
+from flashtune import _attention, _checks, _library  # noqa: E402
+import fake_torch  # noqa: E402
 
 
 class Dev:
@@ -118,6 +123,50 @@ class Checks(unittest.TestCase):
             with self.assertRaises(ValueError):
                 flashtune.attention(*qkv(), dropout_p=0.5)
 
+    def test_quick_path_agrees(self):
+        # check_tensors first tries _passes (tensor classes like torch.Tensor, every attribute read
+        # once); it must accept exactly what _check_each accepts, and leave every error to it.
+        T, cuda0 = fake_torch.Tensor, fake_torch.Device("cuda", 0)
+        bf16 = fake_torch.Dtype("bfloat16", 2)
+
+        def t(shape, dtype=bf16, strides=None, device=cuda0):
+            return T(shape, dtype, device, strides)
+
+        q, k, v = t((2, 4, 100, 64)), t((2, 4, 77, 64)), t((2, 4, 77, 64))
+        good = [(q, k, v), (t((1, 1, 1, 128)), t((1, 1, 5, 128)), t((1, 1, 5, 256))),
+                (t((2, 4, 50, 64), strides=(50 * 4 * 64, 64, 4 * 64, 1)),) * 3]
+        for dtype in (fake_torch.Dtype("float32", 4), fake_torch.Dtype("float16", 2), fake_torch.Dtype("float64", 8)):
+            good.append(tuple(t(x.shape, dtype) for x in (q, k, v)))   # one dtype object, as torch's are
+        bad = [(q, [1], v), (q, k, t(v.shape, fake_torch.Dtype("int8", 1))),
+               (q, t(k.shape, fake_torch.Dtype("float16", 2)), v),
+               (t((4, 100, 64)), k, v), (q, t((3, 4, 77, 64)), v), (q, k, t((2, 2, 77, 64))),
+               (q, k, t((2, 4, 76, 64))), (q, t((2, 4, 77, 128)), v), (t((2, 4, 100, 40)), k, v),
+               (q, k, t((2, 4, 77, 48))), (t((2, 4, 0, 64)), k, v), (t((0, 4, 100, 64)), k, v),
+               (q, t(k.shape, strides=(1, 2, 3, 2)), v), (t(q.shape, strides=(1, 2, 3, 2)), k, v),
+               (q, k, t(v.shape, strides=(1, 2, 3, 2))), (q, k, t(v.shape, device=fake_torch.Device("cpu"))),
+               (q, t(k.shape, device=fake_torch.Device("cpu")), v), (t(q.shape, device=fake_torch.Device("cpu")), k, v),
+               (q, k, t(v.shape, device=fake_torch.Device("cuda", 1))), (q, k, Fake(v.shape))]
+
+        def outcome(fn, args):
+            try:
+                return fn(*args)
+            except Exception as e:
+                return type(e), str(e)
+
+        for args in good:
+            self.assertIsNotNone(_checks._passes(*args), [a.shape for a in args])
+            self.assertEqual(_checks.check_tensors(*args), outcome(_checks._check_each, args))
+        for args in bad:
+            self.assertIsNone(_checks._passes(*args))
+            self.assertEqual(outcome(_checks.check_tensors, args), outcome(_checks._check_each, args))
+            self.assertIsInstance(outcome(_checks.check_tensors, args), tuple)
+
+    def test_instance_attributes_take_the_full_check(self):
+        # Fake's attributes live on the instance: _passes declines it, _check_each accepts it
+        q, k, v = qkv()
+        self.assertIsNone(_checks._passes(q, k, v))
+        self.assertEqual(_checks.check_tensors(q, k, v), 2)
+
 
 class Library(unittest.TestCase):
     def setUp(self):
@@ -146,6 +195,14 @@ class Library(unittest.TestCase):
         self.assertEqual(ctypes.sizeof(_library.AttentionDesc), 136)
         self.assertEqual(_library.AttentionDesc.q_stride.offset, 40)
 
+    def test_packed_desc_is_the_struct(self):
+        d = _library.AttentionDesc(2, 3, 100, 77, 64, 128, 2, 1, 0.1)
+        for field, base in (("q_stride", 10), ("k_stride", 20), ("v_stride", 30), ("o_stride", 1 << 40)):
+            getattr(d, field)[:] = (base, base + 1, base + 2)
+        packed = _library.DESC.pack(2, 3, 100, 77, 64, 128, 2, True, 0.1, 10, 11, 12, 20, 21, 22, 30, 31, 32,
+                                    1 << 40, (1 << 40) + 1, (1 << 40) + 2)
+        self.assertEqual(packed, bytes(d))
+
     @unittest.skipUnless(os.environ.get("FLASHTUNE_LIBRARY"), "FLASHTUNE_LIBRARY not set (ctest sets it)")
     def test_built_library_opens_without_a_gpu(self):
         lib = _library.library()
@@ -156,6 +213,177 @@ class Library(unittest.TestCase):
         status = lib.ft_open(b"/nonexistent/flashtune.db", ctypes.byref(handle))
         self.assertEqual(_library.STATUS_NAMES[status], "FT_ERR_DB")
         self.assertIn("/nonexistent/flashtune.db", lib.ft_last_error(None).decode())
+
+
+class Recorder:
+    """Stands for ft_attention_forward/backward: a C function (CFUNCTYPE, so the arguments are
+    converted as for the real one) that keeps what it got, the desc read back as bytes."""
+
+    def __init__(self, nargs, status=0):
+        self.calls, self.status = [], status
+        proto = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * nargs)
+        self.fn = proto(self.record)
+
+    def record(self, handle, desc, *pointers):
+        self.calls.append((handle, ctypes.string_at(desc, ctypes.sizeof(_library.AttentionDesc)), pointers))
+        return self.status
+
+
+def saved_tensors():
+    """What the last forward saved for the backward."""
+    return fake_torch.Function.last_ctx.saved_tensors
+
+
+class CallPath(unittest.TestCase):
+    """attention() and its backward with fake_torch's torch and recorded C calls."""
+    HANDLE = 0x5eed0
+
+    def setUp(self):
+        self.use_torch(fake_torch.make_torch())
+        self.fwd, self.bwd = Recorder(8), Recorder(12)
+        for name, value in (("handle", lambda: ctypes.c_void_p(self.HANDLE)), ("forward", self.fwd.fn),
+                            ("backward", self.bwd.fn)):
+            patcher = mock.patch.object(_library, name, value)
+            patcher.start()
+            self.addCleanup(patcher.stop)
+
+    def use_torch(self, torch):
+        self.torch = torch
+        patcher = mock.patch.dict(sys.modules, {"torch": torch})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        _attention._Attention.cls = _attention._apply = None   # rebuilt for this torch
+        self.addCleanup(setattr, _attention._Attention, "cls", None)
+        self.addCleanup(setattr, _attention, "_apply", None)
+
+    def tensors(self, shapes, dtype=None, device=None, strides=(None, None, None)):
+        device = device or fake_torch.Device("cuda", 1)
+        return [fake_torch.Tensor(s, dtype or self.torch.bfloat16, device, st) for s, st in zip(shapes, strides)]
+
+    def test_forward_and_backward_pass_what_the_tensors_say(self):
+        torch = self.torch
+        q, k, v = self.tensors([(2, 3, 100, 64), (2, 3, 77, 64), (2, 3, 77, 128)])
+        o = flashtune.attention(q, k, v, is_causal=True, scale=0.5)
+        self.assertEqual((o.shape, o.dtype, o.device), ((2, 3, 100, 128), q.dtype, q.device))
+        (handle, desc, pointers), = self.fwd.calls
+        self.assertEqual(handle, self.HANDLE)
+        self.assertEqual(desc, bytes(_attention._desc(q, k, v, o, 2, True, 0.5)))
+        q_, k_, v_, o_, lse = saved_tensors()
+        self.assertEqual((q_, k_, v_, o_), (q, k, v, o))
+        self.assertEqual((lse.shape, lse.dtype), ((2, 3, 100), torch.float32))
+        stream = torch._C._cuda_getCurrentRawStream(1)
+        self.assertEqual(pointers, tuple(t.data_ptr() for t in (q, k, v, o, lse)) + (stream,))
+        # made cuda:1 current for the call, then put cuda:0 back
+        self.assertEqual(torch.device_log, [("set", 1), ("set", 0)])
+
+        do = fake_torch.Tensor(o.shape, o.dtype, o.device)
+        dq, dk, dv, none = _attention._Attention.get().backward(fake_torch.Function.last_ctx, do)
+        self.assertIsNone(none)
+        (handle, bdesc, bpointers), = self.bwd.calls
+        self.assertEqual((handle, bdesc), (self.HANDLE, desc))
+        for grad, t in ((dq, q), (dk, k), (dv, v)):
+            self.assertEqual((grad.shape, grad.stride(), grad.dtype, grad.device),
+                             (t.shape, t.stride(), t.dtype, t.device))
+        self.assertEqual(bpointers, tuple(t.data_ptr() for t in (q, k, v, o, lse, do, dq, dk, dv)) + (stream,))
+
+        # a dO laid out unlike O is read from a contiguous copy
+        odd = fake_torch.Tensor(o.shape, o.dtype, o.device, (100 * 3 * 128, 128, 3 * 128, 1))
+        _attention._Attention.get().backward(fake_torch.Function.last_ctx, odd)
+        self.assertNotEqual(self.bwd.calls[-1][2][5], odd.data_ptr())
+
+    def test_half_kernels_get_aligned_operands(self):
+        # f16/bf16 operands not 16-byte aligned, or whose strides along a dimension longer than 1
+        # are not multiples of 8 elements, are copied contiguous; f32 ones are passed as they are
+        bnhd = (3 * 10 * 64, 64, 3 * 64, 1)
+        cases = [((2, 3, 10, 64), None, 0, False),
+                 ((2, 3, 10, 64), bnhd, 0, False),
+                 ((2, 3, 10, 64), bnhd, 2, True),                          # misaligned data
+                 ((2, 3, 10, 64), (3 * 10 * 68, 10 * 68, 68, 1), 0, True),   # padded rows
+                 ((2, 2, 10, 64), (1296, 644, 64, 1), 0, True),            # padded heads
+                 ((2, 1, 10, 64), (1296, 644, 64, 1), 0, False),           # ... but only one head
+                 ((2, 3, 10, 64), (1924, 640, 64, 1), 0, True),            # padded batches
+                 ((1, 3, 10, 64), (1924, 640, 64, 1), 0, False)]           # ... but a batch of one
+        for shape, strides, offset, copied in cases:
+            for dtype in (self.torch.bfloat16, self.torch.float16, self.torch.float32):
+                k, v = self.tensors([shape] * 2, dtype)
+                q = fake_torch.Tensor(shape, dtype, k.device, strides, offset)
+                o = flashtune.attention(q, k, v)
+                q_ = saved_tensors()[0]
+                self.assertEqual(q_ is not q, copied and dtype is not self.torch.float32, (shape, strides, dtype))
+                self.assertEqual(self.fwd.calls[-1][1],
+                                 bytes(_attention._desc(q_, k, v, o, _checks.DTYPES[str(dtype)], False, None)))
+                self.assertEqual(self.fwd.calls[-1][2][0], q_.data_ptr())
+
+    def test_values_beyond_the_c_fields_are_stored_as_ctypes_does(self):
+        q, k, v = self.tensors([(1, 1, 4, 32)] * 3, self.torch.float32)
+        o = flashtune.attention(q, k, v, scale=1e300)   # a float32 inf, which the library rejects
+        self.assertEqual(self.fwd.calls[-1][1], bytes(_attention._desc(q, k, v, o, 0, False, 1e300)))
+        big = (1 << 31) + 5   # batch wraps as a c_int
+        q, k, v = self.tensors([(big, 1, 1, 32)] * 3, self.torch.float32, strides=[(32, 32, 32, 1)] * 3)
+        o = flashtune.attention(q, k, v)
+        self.assertEqual(self.fwd.calls[-1][1], bytes(_attention._desc(q, k, v, o, 0, False, None)))
+
+    def test_older_torch_goes_through_its_device_context_manager(self):
+        self.use_torch(fake_torch.make_torch(modern=False))
+        q, k, v = self.tensors([(1, 2, 16, 64)] * 3)
+        flashtune.attention(q, k, v)
+        stream = self.torch.cuda.current_stream(1).cuda_stream
+        self.assertEqual(self.fwd.calls[-1][2][-1], stream)
+        self.assertEqual(self.torch.device_log, [("set", 1), ("set", 0)])
+
+    def test_a_failed_call_raises_after_restoring_the_device(self):
+        self.fwd.status = _library.FT_ERR_INVALID_ARGUMENT
+        with mock.patch.object(_library, "check", side_effect=ValueError("from the library")) as check:
+            with self.assertRaisesRegex(ValueError, "from the library"):
+                flashtune.attention(*self.tensors([(1, 2, 16, 64)] * 3))
+        self.assertEqual(check.call_args[0][0], _library.FT_ERR_INVALID_ARGUMENT)
+        self.assertEqual(self.torch.device_log, [("set", 1), ("set", 0)])
+
+
+@unittest.skipUnless(os.environ.get("FLASHTUNE_LIBRARY"), "FLASHTUNE_LIBRARY not set (ctest sets it)")
+class CallPathToTheLibrary(unittest.TestCase):
+    """The same calls into the real library, which checks the desc and then, with no GPU here,
+    answers FT_ERR_NO_DEVICE: so the packed desc and the pointers reached it intact."""
+
+    def setUp(self):
+        torch = fake_torch.make_torch()
+        patcher = mock.patch.dict(sys.modules, {"torch": torch})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        _attention._Attention.cls = _attention._apply = None
+        self.addCleanup(setattr, _attention._Attention, "cls", None)
+        self.addCleanup(setattr, _attention, "_apply", None)
+        dev = fake_torch.Device("cuda", 0)
+        self.qkv = [fake_torch.Tensor((2, 4, 100, 64), torch.bfloat16, dev) for _ in range(3)]
+
+    def test_forward_reaches_the_gpu_check(self):
+        with self.assertRaises(flashtune.FlashtuneError) as cm:
+            flashtune.attention(*self.qkv, is_causal=True)
+        self.assertEqual(cm.exception.status, "FT_ERR_NO_DEVICE")
+        q, k, v = self.qkv
+        rows_overlap = fake_torch.Tensor(q.shape, q.dtype, q.device, (4 * 100 * 64, 100 * 64, 32, 1))
+        with self.assertRaisesRegex(ValueError, "q_stride.2.=32"):
+            flashtune.attention(rows_overlap, k, v)
+
+    def test_backward_reaches_the_gpu_check(self):
+        ok = Recorder(8)
+        _library.handle()   # loads the library (binding forward/backward) before the swap
+        with mock.patch.object(_library, "forward", ok.fn):
+            o = flashtune.attention(*self.qkv)
+        do = fake_torch.Tensor(o.shape, o.dtype, o.device)
+        with self.assertRaises(flashtune.FlashtuneError) as cm:
+            _attention._Attention.get().backward(fake_torch.Function.last_ctx, do)
+        self.assertEqual(cm.exception.status, "FT_ERR_NO_DEVICE")
+
+    def test_handle_follows_flashtune_db(self):
+        with mock.patch.dict(os.environ, {"FLASHTUNE_DB": "/nonexistent/flashtune.db"}):
+            with self.assertRaisesRegex(flashtune.FlashtuneError, "/nonexistent/flashtune.db"):
+                _library.handle()
+        with mock.patch.dict(os.environ, {"FLASHTUNE_DB": ""}):
+            self.assertIs(_library.handle(), _library.context())
+        with mock.patch.dict(os.environ):
+            os.environ.pop("FLASHTUNE_DB", None)
+            self.assertIs(_library.handle(), _library.context())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,169 @@
+"""A stand-in for the few parts of torch that flashtune.attention calls, so its call path runs (to
+the C call) on a machine without PyTorch or a GPU: tensors with shapes, strides and pointers but no
+data; torch.empty/empty_strided; autograd.Function's Python half; torch.cuda's device switching
+and current stream, as torch 2.x has them (modern=True) or through its context manager only.
+Used by test_cpu.py and python/bench/overhead.py. The costs are Python calls' costs, not torch's."""
+import types
+
+
+class Dtype:
+    def __init__(self, name, size):
+        self.name, self.itemsize = name, size
+
+    def __str__(self):
+        return "torch." + self.name
+
+    __repr__ = __str__
+
+
+class Device:
+    __slots__ = ("type", "index")
+
+    def __init__(self, kind, index=0):
+        self.type, self.index = kind, index
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and self.type == other.type and self.index == other.index
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __repr__(self):
+        return f"{self.type}:{self.index}"
+
+
+def contiguous_strides(shape):
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.insert(0, acc)
+        acc *= max(n, 1)
+    return tuple(strides)
+
+
+class Tensor:
+    """torch.Tensor's interface as flashtune uses it, on the class as torch's is; properties where
+    torch builds an object per read."""
+    __slots__ = ("_shape", "_stride", "_dtype", "_device", "_ptr")
+    _next_ptr = 1 << 32
+
+    def __init__(self, shape, dtype, device, stride=None, offset=0):
+        self._shape, self._dtype, self._device = tuple(shape), dtype, device
+        self._stride = tuple(stride) if stride is not None else contiguous_strides(shape)
+        self._ptr = Tensor._next_ptr + offset
+        Tensor._next_ptr += 1 << 20
+
+    shape = property(lambda self: self._shape)
+    dtype = property(lambda self: self._dtype)
+    device = property(lambda self: self._device)
+
+    def stride(self):
+        return self._stride
+
+    def dim(self):
+        return len(self._shape)
+
+    def data_ptr(self):
+        return self._ptr
+
+    def element_size(self):
+        return self._dtype.itemsize
+
+    def contiguous(self):
+        if self._stride == contiguous_strides(self._shape):
+            return self
+        return Tensor(self._shape, self._dtype, self._device)
+
+
+class FunctionCtx:
+    def save_for_backward(self, *tensors):
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self):
+        return self._saved
+
+
+class Function:
+    """The Python half of torch.autograd.Function.apply (torch 2.x): a pass over the arguments
+    (unwrap_dead_wrappers), then forward on a fresh ctx, kept in last_ctx for a backward call."""
+    last_ctx = None
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args):
+        if cls.setup_context != Function.setup_context:
+            raise NotImplementedError
+        args = tuple(a if isinstance(a, Tensor) else a for a in args)
+        ctx = FunctionCtx()
+        out = cls.forward(ctx, *args)
+        Function.last_ctx = ctx
+        return out
+
+
+def make_torch(modern=True):
+    """A torch module. `torch.device_log` records each device switch as ("set", index)."""
+    torch = types.ModuleType("torch")
+    torch.Tensor = Tensor
+    torch.float32, torch.float64 = Dtype("float32", 4), Dtype("float64", 8)
+    torch.float16, torch.bfloat16 = Dtype("float16", 2), Dtype("bfloat16", 2)
+    torch.device = Device
+    torch.autograd = types.SimpleNamespace(Function=Function)
+    torch.device_log = []
+    state = {"device": 0}
+
+    def empty(size, *, dtype, device):
+        return Tensor(size, dtype, device)
+
+    def empty_strided(size, stride, *, dtype, device):
+        return Tensor(size, dtype, device, stride)
+
+    torch.empty, torch.empty_strided = empty, empty_strided
+
+    def get_device_index(device, optional=False):
+        return device.index if isinstance(device, Device) else device
+
+    def exchange_device(index):   # torch._C._cuda_exchangeDevice
+        prev = state["device"]
+        if index != prev:
+            state["device"] = index
+            torch.device_log.append(("set", index))
+        return prev
+
+    def raw_stream(index):   # torch._C._cuda_getCurrentRawStream
+        return 0x7f0000001000 + 0x100 * index
+
+    class device:   # torch.cuda.device
+        def __init__(self, dev):
+            self.idx = get_device_index(dev, optional=True)
+            self.prev_idx = -1
+
+        def __enter__(self):
+            self.prev_idx = exchange_device(self.idx)
+
+        def __exit__(self, *exc):
+            self.idx = exchange_device(self.prev_idx)
+            return False
+
+    class Stream:
+        def __new__(cls, stream_id=0, device_index=0, device_type=1):
+            s = object.__new__(cls)
+            s.stream_id, s.device_index, s.device_type = stream_id, device_index, device_type
+            return s
+
+        @property
+        def cuda_stream(self):
+            return raw_stream(self.device_index)
+
+    def current_stream(dev=None):
+        return Stream(stream_id=1, device_index=get_device_index(dev, optional=True), device_type=1)
+
+    torch.cuda = types.SimpleNamespace(device=device, current_stream=current_stream, Stream=Stream,
+                                       current_device=lambda: state["device"])
+    torch._C = types.SimpleNamespace()
+    if modern:
+        torch.cuda._exchange_device = torch.cuda._maybe_exchange_device = exchange_device
+        torch._C._cuda_getCurrentRawStream = raw_stream
+    return torch
