@@ -5,12 +5,12 @@
 #include "gen_internal.h"
 
 /* Each is defined in generator/family_<name>.c, beside its template. */
-extern const gen_family gen_family_fwd_mma, gen_family_fwd_exact, gen_family_bwd_mma,
+extern const gen_family gen_family_fwd_mma, gen_family_fwd_wgmma, gen_family_fwd_exact, gen_family_bwd_mma,
     gen_family_bwd_exact, gen_family_ref;
 
 /* Fixed order: tools print and iterate families in this order. */
 static const gen_family *const families[] = {
-    &gen_family_fwd_mma, &gen_family_fwd_exact, &gen_family_bwd_mma, &gen_family_bwd_exact,
+    &gen_family_fwd_mma, &gen_family_fwd_wgmma, &gen_family_fwd_exact, &gen_family_bwd_mma, &gen_family_bwd_exact,
     &gen_family_ref,
 };
 

@@ -47,6 +47,9 @@ typedef struct gen_family {
     /* The template text itself, for a family registered at run time (gen_family_register);
      * NULL for the catalogue's families, whose template is the embedded `file`. */
     const char *source;
+    /* NULL: compiled for the GPU's own arch. Else the arch-specific target the family needs
+     * ("sm_90a" for wgmma); it then runs only on GPUs of that arch ("sm_90"). */
+    const char *target_arch;
 } gen_family;
 
 #endif

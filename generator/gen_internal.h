@@ -71,6 +71,13 @@ int gen_entry_used(const gen_config *c, const gen_entry *e);
  * target. The archs accepted here are exactly those gen_compile accepts. */
 int gen_smem_limit_for_arch(const char *arch);
 
+/* The arch to compile f's kernels for on a GPU of arch device_arch: device_arch itself, or the
+ * family's arch-specific target ("sm_90a" for a wgmma family on an "sm_90" GPU). NULL when f
+ * cannot run on that GPU or device_arch is not a target of the generator. */
+const char *gen_target_arch(const gen_family *f, const char *device_arch);
+/* 0 when f runs on a GPU of arch device_arch, else -1 with the reason in why. */
+int gen_check_arch(const gen_family *f, const char *device_arch, char *why, size_t len);
+
 /* ---- expansion (gen_expand.c) ------------------------------------------------------- */
 
 /* The standalone .cu for c, laid out as templates/README.md says: a header comment naming the

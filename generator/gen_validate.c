@@ -30,6 +30,29 @@ int gen_arch_supported(const char *arch)
     return gen_smem_limit_for_arch(arch) > 0;
 }
 
+const char *gen_target_arch(const gen_family *f, const char *device_arch)
+{
+    if (!f || !device_arch || !gen_arch_supported(device_arch))
+        return NULL;
+    if (!f->target_arch)
+        return device_arch;
+    /* "sm_90a" code runs on an "sm_90" GPU and on nothing else. */
+    size_t n = strlen(device_arch);
+    if (!strcmp(device_arch, f->target_arch) ||
+        (!strncmp(device_arch, f->target_arch, n) && !strcmp(f->target_arch + n, "a")))
+        return f->target_arch;
+    return NULL;
+}
+
+int gen_check_arch(const gen_family *f, const char *device_arch, char *why, size_t len)
+{
+    if (gen_target_arch(f, device_arch))
+        return 0;
+    snprintf(why, len, "family %s needs a GPU of arch %s; this one is %s", f ? f->name : "(none)",
+             f && f->target_arch ? f->target_arch : "(any)", device_arch ? device_arch : "(none)");
+    return -1;
+}
+
 int gen_entry_used(const gen_config *c, const gen_entry *e)
 {
     return !e->used || e->used(c->p);

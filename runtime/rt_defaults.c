@@ -4,12 +4,22 @@
 
 #include "rt_internal.h"
 
-const gen_family *rt_family_for(const db_workload *w)
+/* The families to try for w, best first: on Hopper the warpgroup forward, then mma.sync,
+ * which covers every head dim and GPU. OUT: the families; returns their count. */
+static int families_for(const db_workload *w, const gen_family *out[2])
 {
     const int mma = w->dtype == FT_F16 || w->dtype == FT_BF16;
-    if (w->op == DB_OP_BWD)
-        return gen_family_find(mma ? "bwd_mma" : "bwd_exact");
-    return gen_family_find(mma ? "fwd_mma" : "fwd_exact");
+    if (w->op == DB_OP_BWD) {
+        out[0] = gen_family_find(mma ? "bwd_mma" : "bwd_exact");
+        return 1;
+    }
+    if (!mma) {
+        out[0] = gen_family_find("fwd_exact");
+        return 1;
+    }
+    out[0] = gen_family_find("fwd_wgmma");
+    out[1] = gen_family_find("fwd_mma");
+    return 2;
 }
 
 void rt_config_fit(gen_config *c, const db_workload *w)
@@ -24,23 +34,20 @@ void rt_config_fit(gen_config *c, const db_workload *w)
         c->p[GEN_EVEN_N] = w->seqlen_k % c->p[GEN_BLOCK_N] == 0;
 }
 
-int rt_default_config(const rt_device *dev, const db_workload *w, gen_config *out, char *why, size_t len)
+/* The family's tiles when they fit; else, largest first, smaller key then query tiles, each
+ * with the default warps, twice and half as many, and fewer stages: large head dims need
+ * smaller tiles for shared memory and registers. Returns 0, or -1 with the last reason in last. */
+static int fit_family(const gen_family *f, const rt_device *dev, const db_workload *w, gen_config *out, char *last,
+                      size_t len)
 {
-    const gen_family *f = rt_family_for(w);
-    if (!f) {
-        snprintf(why, len, "no template family for dtype %s", gen_dtype_name(w->dtype));
-        return -1;
-    }
     gen_config base;
     gen_config_init(&base, f);
     base.p[GEN_DTYPE] = w->dtype;
     base.p[GEN_HEAD_DIM] = w->head_dim;
     base.p[GEN_HEAD_DIM_V] = w->head_dim_v;
-    /* The family's tiles when they fit; else, largest first, smaller key then query tiles,
-     * each with the default warps, twice and half as many, and fewer stages: large head dims
-     * need smaller tiles for shared memory and registers. */
+    if (gen_check_arch(f, dev->arch, last, len))
+        return -1;
     static const int warps_mul[3] = { 2, 4, 1 }, warps_div = 2;   /* x1, x2, x1/2 */
-    char last[512] = "";
     for (int bm = base.p[GEN_BLOCK_M]; bm >= 1; bm /= 2)
         for (int bn = base.p[GEN_BLOCK_N]; bn >= 1; bn /= 2)
             for (int wi = 0; wi < 3; wi++)
@@ -51,13 +58,25 @@ int rt_default_config(const rt_device *dev, const db_workload *w, gen_config *ou
                     c.p[GEN_NUM_WARPS] = base.p[GEN_NUM_WARPS] * warps_mul[wi] / warps_div;
                     c.p[GEN_NUM_STAGES] = st;
                     rt_config_fit(&c, w);
-                    if (c.p[GEN_NUM_WARPS] >= 1 && gen_validate(&c, dev->smem_limit, last, sizeof last) == 0) {
+                    if (c.p[GEN_NUM_WARPS] >= 1 && gen_validate(&c, dev->smem_limit, last, len) == 0) {
                         *out = c;
                         return 0;
                     }
                 }
-    snprintf(why, len, "no %s configuration fits %s (%s) for head_dim=%d head_dim_v=%d: %s", f->name, dev->name,
-             dev->arch, w->head_dim, w->head_dim_v, last);
+    return -1;
+}
+
+int rt_default_config(const rt_device *dev, const db_workload *w, gen_config *out, char *why, size_t len)
+{
+    const gen_family *families[2];
+    const int count = families_for(w, families);
+    char last[512] = "";
+    for (int i = 0; i < count; i++)
+        if (families[i] && fit_family(families[i], dev, w, out, last, sizeof last) == 0)
+            return 0;
+    snprintf(why, len, "no %s configuration fits %s (%s) for head_dim=%d head_dim_v=%d: %s",
+             families[count - 1] ? families[count - 1]->name : "(missing)", dev->name, dev->arch, w->head_dim,
+             w->head_dim_v, last);
     return -1;
 }
 

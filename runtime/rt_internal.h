@@ -81,8 +81,6 @@ typedef struct rt_choice {
     char why[320];              /* "database nearest (tuned at ...)" */
 } rt_choice;
 
-/* The family that runs w: fwd_mma/bwd_mma for f16/bf16, fwd_exact/bwd_exact for f32/f64. */
-const gen_family *rt_family_for(const db_workload *w);
 /* Sets CAUSAL from w and EVEN_M/EVEN_N from w's lengths and c's tiles (where c's family uses them). */
 void rt_config_fit(gen_config *c, const db_workload *w);
 /* The built-in default for w on dev: the family's defaults, with fewer stages and smaller

@@ -82,7 +82,7 @@ static ft_status obtain(ft_context *ctx, const char *func, const gen_config *c, 
     char *err = malloc(RT_ERR_LEN);
     if (!err)
         return rt_fail(ctx, FT_ERR_OUT_OF_MEMORY, "%s: out of memory", func);
-    if (gen_compile(source, arch, &bin, err, RT_ERR_LEN) != 0) {
+    if (gen_compile(source, gen_target_arch(c->family, arch), &bin, err, RT_ERR_LEN) != 0) {
         ft_status s = rt_fail(ctx, FT_ERR_COMPILE, "%s: compiling %s for %s failed: %s", func, c->family->name, arch,
                               err);
         free(err);

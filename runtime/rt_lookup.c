@@ -19,7 +19,7 @@ static int winner_config(const db_winner *win, const rt_device *dev, const db_wo
     for (int i = 0; i < GEN_PARAM_COUNT; i++)
         c->p[i] = win->kernel.p[i];
     rt_config_fit(c, w);
-    return gen_validate(c, dev->smem_limit, why, len);
+    return gen_validate(c, dev->smem_limit, why, len) ? -1 : gen_check_arch(f, dev->arch, why, len);
 }
 
 /* "batch=4 heads=16 seqlen_q=4096 seqlen_k=4096" */

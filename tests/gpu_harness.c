@@ -93,7 +93,7 @@ static void *compile_worker(void *arg)
             snprintf(k->error, sizeof k->error, "gen_expand failed for family %s", k->config.family->name);
             continue;
         }
-        gen_compile(src, job->arch, &k->binary, k->error, sizeof k->error);
+        gen_compile(src, gen_target_arch(k->config.family, job->arch), &k->binary, k->error, sizeof k->error);
         free(src);
     }
 }
@@ -117,7 +117,8 @@ int gpu_build(gpu_session *s, const gen_config *configs, gpu_kernel **kernels, i
             continue;
         gpu_kernel *k = calloc(1, sizeof *k);
         k->config = configs[i];
-        if (gen_validate(&configs[i], s->smem_limit, why, sizeof why) != 0)
+        if (gen_validate(&configs[i], s->smem_limit, why, sizeof why) != 0 ||
+            gen_check_arch(configs[i].family, s->arch, why, sizeof why) != 0)
             snprintf(k->error, sizeof k->error, "invalid: %s", why);
         else
             todo[todo_count++] = k;

@@ -144,6 +144,43 @@ static gen_config make_config(const char *name, const attn_case *c, int backward
     return g;
 }
 
+/* fwd_wgmma (Hopper only), checked beside the case's forward where this GPU runs it and the
+ * head dims fit. Its tile shapes rotate over the cases so each meets odd lengths and masks. */
+static gpu_kernel *wg_kernels[CASE_COUNT];
+static const int wg_tiles[][4] = {   /* BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES */
+    { 128, 128, 8, 2 }, { 64, 128, 4, 2 }, { 192, 64, 12, 3 }, { 128, 64, 8, 1 }, { 64, 64, 4, 4 },
+};
+#define WG_TILE_COUNT ((int)(sizeof wg_tiles / sizeof wg_tiles[0]))
+
+static int wg_config(const attn_case *c, int idx, gen_config *out)
+{
+    const gen_family *f = gen_family_find("fwd_wgmma");
+    char why[512];
+    if (!(f->dtypes & (1u << c->dtype)) || gen_check_arch(f, session.arch, why, sizeof why))
+        return -1;
+    for (int t = 0; t < WG_TILE_COUNT; t++) {
+        const int *tile = wg_tiles[(idx + t) % WG_TILE_COUNT];
+        gen_config g;
+        gen_config_init(&g, f);
+        g.p[GEN_DTYPE] = c->dtype;
+        g.p[GEN_HEAD_DIM] = c->head_dim;
+        g.p[GEN_HEAD_DIM_V] = c->head_dim_v;
+        g.p[GEN_CAUSAL] = c->causal;
+        g.p[GEN_CAUSAL_SKIP] = c->causal_skip;
+        g.p[GEN_BLOCK_M] = tile[0];
+        g.p[GEN_BLOCK_N] = tile[1];
+        g.p[GEN_NUM_WARPS] = tile[2];
+        g.p[GEN_NUM_STAGES] = tile[3];
+        g.p[GEN_EVEN_M] = even(c->seqlen_q, tile[0]);
+        g.p[GEN_EVEN_N] = even(c->seqlen_k, tile[1]);
+        if (gen_validate(&g, session.smem_limit, why, sizeof why) == 0) {
+            *out = g;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 static uint64_t rng_next(uint64_t *s)
 {
     *s ^= *s >> 12;
@@ -262,6 +299,28 @@ static void run_case(void **state)
     assert_int_equal(gpu_download(&session, &p, p.lse, l_ref, rows, 1), 0);
     ok &= compare("O vs GPU ref", o, o_ref, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
     ok &= compare("L vs GPU ref", l, l_ref, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
+    if (wg_kernels[idx]) {
+        const gen_config *wc = &wg_kernels[idx]->config;
+        printf("    fwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N],
+               wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES]);
+        if (wg_kernels[idx]->error[0]) {
+            printf("    fwd_wgmma build failed: %s\n", wg_kernels[idx]->error);
+            fail();
+        }
+        double *o_wg = calloc(p.o_elems, sizeof(double)), *l_wg = malloc(rows * sizeof(double));
+        assert_int_equal(gpu_poison(&session, p.o, p.o_elems * eb), 0);
+        assert_int_equal(gpu_poison(&session, p.lse, rows * ab), 0);
+        if (gpu_forward(&session, wg_kernels[idx], &p, st, why, sizeof why) != 0) {
+            printf("    fwd_wgmma forward: %s\n", why);
+            fail();
+        }
+        assert_int_equal(gpu_download(&session, &p, p.o, o_wg, p.o_elems, 0), 0);
+        assert_int_equal(gpu_download(&session, &p, p.lse, l_wg, rows, 1), 0);
+        ok &= compare("wgmma O", o_wg, o_ref, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
+        ok &= compare("wgmma L", l_wg, l_ref, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
+        free(o_wg);
+        free(l_wg);
+    }
 
     /* Backward from the reference's O and L. */
     CUdeviceptr outs[3] = { p.dq, p.dk, p.dv };
@@ -340,6 +399,16 @@ static int build_all(void)
     }
     gpu_kernel *built_kernels[3 * CASE_COUNT];
     int failed = gpu_build(&session, configs, built_kernels, 3 * CASE_COUNT, 16);
+    gen_config wg_configs[CASE_COUNT];
+    int wg_case[CASE_COUNT], wg_count = 0;
+    for (int i = 0; i < CASE_COUNT; i++)
+        if (wg_config(&cases[i], i, &wg_configs[wg_count]) == 0)
+            wg_case[wg_count++] = i;
+    gpu_kernel *wg_built[CASE_COUNT];
+    if (wg_count)
+        failed += gpu_build(&session, wg_configs, wg_built, wg_count, 16);
+    for (int i = 0; i < wg_count; i++)
+        wg_kernels[wg_case[i]] = wg_built[i];
     for (int i = 0; i < CASE_COUNT; i++) {
         fwd_kernels[i] = built_kernels[3 * i];
         bwd_kernels[i] = built_kernels[3 * i + 1];

@@ -100,7 +100,7 @@ static const struct {
     int spaces;          /* on sm_90 */
     int workloads;       /* over every space, on sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 2, 96 },
+    { "tuner/spaces/default.lua", 3, 144 },
     { "tuner/spaces/quick.lua", 2, 4 },
     { "tuner/spaces/derived.lua", 8, 64 },
 };
@@ -384,7 +384,7 @@ static const struct {
 } broken[] = {
     { "bad_syntax.lua", 5, { "'}' expected", "near 'template'" } },
     { "bad_type.lua", 4, { "space 'typed'", "params.BLOCK_M must be a list of integers, got string" } },
-    { "bad_template.lua", 3, { "unknown template 'fwd_mmx'", "known: fwd_mma, fwd_exact, bwd_mma" } },
+    { "bad_template.lua", 3, { "unknown template 'fwd_mmx'", "known: fwd_mma, fwd_wgmma, fwd_exact, bwd_mma" } },
     { "bad_param.lua", 3, { "unknown parameter 'BLOCK_K' in params", "fwd_mma takes BLOCK_M" } },
     { "bad_value.lua", 3, { "params.BLOCK_N[2]", "BLOCK_N=wide is not an integer" } },
     { "bad_where_throws.lua", 8, { "attempt to compare", "in where() of space 'thrower', for BLOCK_M=" } },

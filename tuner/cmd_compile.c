@@ -64,7 +64,7 @@ int cmd_compile(int argc, char **argv)
     }
     gen_binary b;
     char err[8192];
-    if (gen_compile(source, cli.arch, &b, err, sizeof err)) {
+    if (gen_compile(source, gen_target_arch(cli.config.family, cli.arch), &b, err, sizeof err)) {
         fprintf(stderr, "flashtune compile: %s\n", err);
         free(source);
         return 1;

@@ -113,7 +113,8 @@ int tune_cli_parse(tune_cli *cli, const char *command, int argc, char **argv)
     if (!head_dim_v_given)
         cli->config.p[GEN_HEAD_DIM_V] = cli->config.p[GEN_HEAD_DIM];
     char why[768];
-    if (gen_validate(&cli->config, smem_limit, why, sizeof why)) {
+    if (gen_validate(&cli->config, smem_limit, why, sizeof why) ||
+        gen_check_arch(f, cli->arch, why, sizeof why)) {
         snprintf(err, sizeof err, "invalid configuration for %s on %s: %s", f->name, cli->arch, why);
         return usage_error(command, err);
     }

@@ -190,7 +190,8 @@ int tune_spec_enumerate(lua_State *L, int spec_idx, int wi, tune_candidates *out
         if (f->params & GEN_BIT(GEN_EVEN_N))
             c.p[GEN_EVEN_N] = c.p[GEN_BLOCK_N] > 0 && w->seqlen_k % c.p[GEN_BLOCK_N] == 0;
         out->enumerated++;
-        if (gen_validate(&c, smem_limit, why, sizeof why)) {
+        if (gen_validate(&c, smem_limit, why, sizeof why) ||
+            gen_check_arch(f, tune_lua_ctx(L)->device.arch, why, sizeof why)) {
             out->skipped_invalid++;
             record_skip(out, "", why);
         } else {

@@ -94,7 +94,8 @@ static void *compile_thread(void *arg)
         if (i >= q->count || tune_sweep_interrupted)
             return NULL;
         kernel_job *j = q->todo[i];
-        j->failed = gen_compile(j->source, q->arch, &j->binary, j->error, sizeof j->error) != 0;
+        j->failed = gen_compile(j->source, gen_target_arch(j->config.family, q->arch), &j->binary, j->error,
+                                sizeof j->error) != 0;
         j->ready = !j->failed;
     }
 }

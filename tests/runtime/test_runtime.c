@@ -126,7 +126,10 @@ static void lookup_tiers(void **state)
             assert_int_equal(choice.config.p[GEN_BLOCK_M], c->block_m);
             assert_int_equal(choice.config.p[GEN_EVEN_M], c->even_m);
         }
-        assert_ptr_equal(choice.config.family, rt_family_for(&c->w));
+        /* A family for this op and dtype that runs on the device (fwd_wgmma or fwd_mma on sm_90). */
+        assert_int_equal(choice.config.family->backward, c->w.op == DB_OP_BWD);
+        assert_true(choice.config.family->dtypes & (1u << c->w.dtype));
+        assert_int_equal(gen_check_arch(choice.config.family, c->device->arch, err, sizeof err), 0);
         assert_int_equal(choice.config.p[GEN_CAUSAL], c->w.causal);
         assert_int_equal(gen_validate(&choice.config, c->device->smem_limit, err, sizeof err), 0);
         db_close(user);

@@ -15,7 +15,7 @@ local shapes = grid{
 -- Timing: at the largest shape a forward pass takes about 2 ms, so 50 ms gives 25 repetitions.
 local bench = { warmup_ms = 10, rep_ms = 50, timeout_s = 10 }
 
-return {
+local spaces = {
   space{
     name = "fwd",
     template = "fwd_mma",
@@ -53,3 +53,23 @@ return {
     bench = bench,
   },
 }
+
+-- Hopper only (wgmma, compiled for sm_90a): a warpgroup owns 64 query rows, so BLOCK_M follows
+-- NUM_WARPS; the other pairings are refused by the family's check.
+if device.cc == 90 then
+  table.insert(spaces, 2, space{
+    name = "fwd_hopper",
+    template = "fwd_wgmma",
+    fixed = { CAUSAL_SKIP = 1 },
+    params = {
+      BLOCK_M = {64, 128, 192},
+      NUM_WARPS = {4, 8, 12},
+      BLOCK_N = {64, 128},
+      NUM_STAGES = {1, 2},
+    },
+    workloads = shapes,
+    bench = bench,
+  })
+end
+
+return spaces
