@@ -190,51 +190,16 @@ ft_fwd(const ft_fwd_args args)
         if (tail || diag) {
 #pragma unroll
             for (int r = 0; r < ROW_TILES; r++)
-#pragma unroll
-                for (int j = 0; j < KEY_TILES; j++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const int key = n0 + j * 8 + quad * 2 + (e & 1);
-                        bool masked = key >= seqlen_k;
-#if CAUSAL
-                        masked = masked || key > m0 + warp_row0 + r * 16 + group + (e >> 1) * 8;
-#endif
-                        if (masked)
-                            s[r][j][e] = -FT_INF_F;
-                    }
+                mask_scores<KEY_TILES>(&s[r][0][0], n0, seqlen_k, m0 + warp_row0 + r * 16 + group, quad);
         }
 
-        // Online softmax: rows live in the 4 lanes of a quad; reduce with two xor shuffles.
+        // Online softmax, row by row.
 #pragma unroll
-        for (int r = 0; r < ROW_TILES; r++) {
+        for (int r = 0; r < ROW_TILES; r++)
 #pragma unroll
-            for (int half = 0; half < 2; half++) {
-                float mx = row_max[r][half];
-#pragma unroll
-                for (int j = 0; j < KEY_TILES; j++)
-                    mx = fmaxf(mx, fmaxf(s[r][j][half * 2], s[r][j][half * 2 + 1]) * scale_log2);
-                mx = warp_max_xor(warp_max_xor(mx, 1), 2);
-                // A row with every key so far masked keeps max -inf; use 0 so exp2 gives 0, not NaN.
-                const float base = mx == -FT_INF_F ? 0.f : mx;
-                const float correction = fast_exp2(row_max[r][half] - base);
-                row_max[r][half] = mx;
-                float sum = 0.f;
-#pragma unroll
-                for (int j = 0; j < KEY_TILES; j++) {
-                    const float p0 = fast_exp2(s[r][j][half * 2] * scale_log2 - base);
-                    const float p1 = fast_exp2(s[r][j][half * 2 + 1] * scale_log2 - base);
-                    s[r][j][half * 2] = p0;
-                    s[r][j][half * 2 + 1] = p1;
-                    sum += p0 + p1;
-                }
-                row_sum[r][half] = row_sum[r][half] * correction + sum;
-#pragma unroll
-                for (int j = 0; j < DV_TILES; j++) {
-                    o[r][j][half * 2] *= correction;
-                    o[r][j][half * 2 + 1] *= correction;
-                }
-            }
-        }
+            for (int half = 0; half < 2; half++)
+                softmax_step<KEY_TILES, DV_TILES>(&s[r][0][0], &o[r][0][0], row_max[r][half], row_sum[r][half], half,
+                                                  scale_log2);
 
         // O += P V. P's accumulators for key tiles 2kk, 2kk+1 are exactly the A fragment of a
         // 16-key step.
@@ -266,22 +231,11 @@ ft_fwd(const ft_fwd_args args)
     elem_t *o_out = (elem_t *)args.o + b * args.o_stride[0] + h * args.o_stride[1];
     float *lse = (float *)args.lse + (long long)bh * args.seqlen_q;
 #pragma unroll
-    for (int r = 0; r < ROW_TILES; r++) {
+    for (int r = 0; r < ROW_TILES; r++)
 #pragma unroll
         for (int half = 0; half < 2; half++) {
             const int row = m0 + warp_row0 + r * 16 + group + half * 8;
-            // Each lane summed only its own columns; the row's total is over the quad (all
-            // lanes shuffle before any of them leaves).
-            const float sum = warp_sum_xor(warp_sum_xor(row_sum[r][half], 1), 2);
-            if (!EVEN_M && row >= args.seqlen_q)
-                continue;
-            const float inv = sum > 0.f ? 1.f / sum : 0.f;
-            elem_t *dst = o_out + row * args.o_stride[2];
-#pragma unroll
-            for (int j = 0; j < DV_TILES; j++)
-                *(unsigned *)(dst + j * 8 + quad * 2) = pack2(o[r][j][half * 2] * inv, o[r][j][half * 2 + 1] * inv);
-            if (quad == 0)
-                lse[row] = (row_max[r][half] + __log2f(sum)) * (float)FT_LN2;
+            store_row<DV_TILES>(o_out + row * args.o_stride[2], lse + row, &o[r][0][0], row_max[r][half],
+                                row_sum[r][half], half, quad, EVEN_M || row < args.seqlen_q);
         }
-    }
 }

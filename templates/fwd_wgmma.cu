@@ -227,49 +227,11 @@ ft_fwd(const ft_fwd_args args)
 #else
         const bool diag = false;
 #endif
-        if (tail || diag) {
+        if (tail || diag)
+            mask_scores<BLOCK_N / 8>(s, n0, seqlen_k, m0 + warp_row0 + group, quad);
 #pragma unroll
-            for (int j = 0; j < BLOCK_N / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int key = n0 + j * 8 + quad * 2 + (e & 1);
-                    bool masked = key >= seqlen_k;
-#if CAUSAL
-                    masked = masked || key > m0 + warp_row0 + group + (e >> 1) * 8;
-#endif
-                    if (masked)
-                        s[j * 4 + e] = -FT_INF_F;
-                }
-        }
-
-        // Online softmax: a row's columns are spread over the 4 lanes of a quad.
-#pragma unroll
-        for (int half = 0; half < 2; half++) {
-            float mx = row_max[half];
-#pragma unroll
-            for (int j = 0; j < BLOCK_N / 8; j++)
-                mx = fmaxf(mx, fmaxf(s[j * 4 + half * 2], s[j * 4 + half * 2 + 1]) * scale_log2);
-            mx = warp_max_xor(warp_max_xor(mx, 1), 2);
-            // A row with every key so far masked keeps max -inf; use 0 so exp2 gives 0, not NaN.
-            const float base = mx == -FT_INF_F ? 0.f : mx;
-            const float correction = fast_exp2(row_max[half] - base);
-            row_max[half] = mx;
-            float sum = 0.f;
-#pragma unroll
-            for (int j = 0; j < BLOCK_N / 8; j++) {
-                const float p0 = fast_exp2(s[j * 4 + half * 2] * scale_log2 - base);
-                const float p1 = fast_exp2(s[j * 4 + half * 2 + 1] * scale_log2 - base);
-                s[j * 4 + half * 2] = p0;
-                s[j * 4 + half * 2 + 1] = p1;
-                sum += p0 + p1;
-            }
-            row_sum[half] = row_sum[half] * correction + sum;
-#pragma unroll
-            for (int j = 0; j < HEAD_DIM_V / 8; j++) {
-                o[j * 4 + half * 2] *= correction;
-                o[j * 4 + half * 2 + 1] *= correction;
-            }
-        }
+        for (int half = 0; half < 2; half++)
+            softmax_step<BLOCK_N / 8, HEAD_DIM_V / 8>(s, o, row_max[half], row_sum[half], half, scale_log2);
 
         // O += P V. Key tiles 2kk and 2kk+1 of S form the A registers of k-step kk; V is read
         // N-major (transposed): 16 keys per step are 2048 bytes, its 64-column panels are
@@ -298,15 +260,7 @@ ft_fwd(const ft_fwd_args args)
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         const int row = m0 + warp_row0 + group + half * 8;
-        const float sum = warp_sum_xor(warp_sum_xor(row_sum[half], 1), 2);
-        if (!EVEN_M && row >= args.seqlen_q)
-            continue;
-        const float inv = sum > 0.f ? 1.f / sum : 0.f;
-        elem_t *dst = o_out + row * args.o_stride[2];
-#pragma unroll
-        for (int j = 0; j < HEAD_DIM_V / 8; j++)
-            *(unsigned *)(dst + j * 8 + quad * 2) = pack2(o[j * 4 + half * 2] * inv, o[j * 4 + half * 2 + 1] * inv);
-        if (quad == 0)
-            lse[row] = (row_max[half] + __log2f(sum)) * (float)FT_LN2;
+        store_row<HEAD_DIM_V / 8>(o_out + row * args.o_stride[2], lse + row, o, row_max[half], row_sum[half], half,
+                                  quad, EVEN_M || row < args.seqlen_q);
     }
 }
