@@ -235,6 +235,22 @@ static double compare(const char *what, const double *got, const double *want, c
     return rel;
 }
 
+/* Poisons O and L, runs kernel k's forward, downloads O and L into o and l; fails the case,
+ * naming `what`, when the launch fails. */
+static void forward_outputs(const gpu_kernel *k, gpu_problem *p, const char *what, double *o, double *l)
+{
+    const size_t rows = (size_t)p->batch * p->heads * p->seqlen_q;
+    char why[1024];
+    assert_int_equal(gpu_poison(&session, p->o, p->o_elems * gpu_dtype_bytes(p->dtype)), 0);
+    assert_int_equal(gpu_poison(&session, p->lse, rows * gpu_acc_bytes(p->dtype)), 0);
+    if (gpu_forward(&session, k, p, NULL, why, sizeof why) != 0) {
+        printf("    %s forward: %s\n", what, why);
+        fail();
+    }
+    assert_int_equal(gpu_download(&session, p, p->o, o, p->o_elems, 0), 0);
+    assert_int_equal(gpu_download(&session, p, p->lse, l, rows, 1), 0);
+}
+
 static void run_case(void **state)
 {
     const attn_case *c = *state;
@@ -281,22 +297,8 @@ static void run_case(void **state)
 
     /* Forward: candidate, then the reference (whose O and L then feed both backward passes). */
     CUstream st = NULL;
-    assert_int_equal(gpu_poison(&session, p.o, p.o_elems * eb), 0);
-    assert_int_equal(gpu_poison(&session, p.lse, rows * ab), 0);
-    if (gpu_forward(&session, fwd_kernels[idx], &p, st, why, sizeof why) != 0) {
-        printf("    candidate forward: %s\n", why);
-        fail();
-    }
-    assert_int_equal(gpu_download(&session, &p, p.o, o, p.o_elems, 0), 0);
-    assert_int_equal(gpu_download(&session, &p, p.lse, l, rows, 1), 0);
-    assert_int_equal(gpu_poison(&session, p.o, p.o_elems * eb), 0);
-    assert_int_equal(gpu_poison(&session, p.lse, rows * ab), 0);
-    if (gpu_forward(&session, ref_kernels[idx], &p, st, why, sizeof why) != 0) {
-        printf("    reference forward: %s\n", why);
-        fail();
-    }
-    assert_int_equal(gpu_download(&session, &p, p.o, o_ref, p.o_elems, 0), 0);
-    assert_int_equal(gpu_download(&session, &p, p.lse, l_ref, rows, 1), 0);
+    forward_outputs(fwd_kernels[idx], &p, "candidate", o, l);
+    forward_outputs(ref_kernels[idx], &p, "reference", o_ref, l_ref);
     ok &= compare("O vs GPU ref", o, o_ref, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
     ok &= compare("L vs GPU ref", l, l_ref, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
     if (wg_kernels[idx]) {
@@ -308,14 +310,7 @@ static void run_case(void **state)
             fail();
         }
         double *o_wg = calloc(p.o_elems, sizeof(double)), *l_wg = malloc(rows * sizeof(double));
-        assert_int_equal(gpu_poison(&session, p.o, p.o_elems * eb), 0);
-        assert_int_equal(gpu_poison(&session, p.lse, rows * ab), 0);
-        if (gpu_forward(&session, wg_kernels[idx], &p, st, why, sizeof why) != 0) {
-            printf("    fwd_wgmma forward: %s\n", why);
-            fail();
-        }
-        assert_int_equal(gpu_download(&session, &p, p.o, o_wg, p.o_elems, 0), 0);
-        assert_int_equal(gpu_download(&session, &p, p.lse, l_wg, rows, 1), 0);
+        forward_outputs(wg_kernels[idx], &p, "fwd_wgmma", o_wg, l_wg);
         ok &= compare("wgmma O", o_wg, o_ref, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
         ok &= compare("wgmma L", l_wg, l_ref, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
         free(o_wg);
