@@ -96,7 +96,7 @@ char *gen_expand(const gen_config *c)
     append(&t, "\n", 1);
     for (int i = 0; i < GEN_PARAM_COUNT; i++)
         appendf(&t, "#define %s %d\n", gen_param_name((gen_param)i), c->p[i]);
-    if (append_file(&t, "ft_kernel_args.h") || append_file(&t, "ft_prelude.cuh") ||
+    if (append_file(&t, "ft_kernel_args.h") || append_file(&t, "ft_mask.h") || append_file(&t, "ft_prelude.cuh") ||
         append_template(&t, f) || !t.ok) {
         free(t.data);
         return NULL;

@@ -1,5 +1,6 @@
 /* GPU test support: context, parallel compilation, buffers in any dtype/layout, launches. */
 #include "gpu_harness.h"
+#include "ft_mask.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -391,6 +392,7 @@ static void fill_fwd_args(const gpu_problem *p, ft_fwd_args *a)
     a->seqlen_q = p->seqlen_q;
     a->seqlen_k = p->seqlen_k;
     a->softmax_scale = resolved_scale(p);
+    ft_mask_band(p->causal, 0, -1, -1, p->seqlen_q, p->seqlen_k, &a->mask_lo, &a->mask_hi);
 }
 
 static void fill_bwd_args(const gpu_problem *p, ft_bwd_args *a)
@@ -420,6 +422,7 @@ static void fill_bwd_args(const gpu_problem *p, ft_bwd_args *a)
     a->seqlen_q = p->seqlen_q;
     a->seqlen_k = p->seqlen_k;
     a->softmax_scale = resolved_scale(p);
+    ft_mask_band(p->causal, 0, -1, -1, p->seqlen_q, p->seqlen_k, &a->mask_lo, &a->mask_hi);
 }
 
 static int is_ref(const gpu_kernel *k)

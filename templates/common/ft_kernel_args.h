@@ -4,7 +4,7 @@
 #ifndef FT_KERNEL_ARGS_H
 #define FT_KERNEL_ARGS_H
 
-/* Forward: O = softmax(scale * Q K^T [causal mask]) V and L = logsumexp of each scaled row.
+/* Forward: O = softmax(scale * Q K^T [masked]) V and L = logsumexp of each scaled row.
  * Strides are in elements, [0] batch, [1] head, [2] sequence; the head dim is contiguous. */
 typedef struct ft_fwd_args {
     const void *q;              /* [B, H, seqlen_q, HEAD_DIM]   DTYPE */
@@ -15,6 +15,7 @@ typedef struct ft_fwd_args {
     long long q_stride[3], k_stride[3], v_stride[3], o_stride[3];
     int batch, heads, seqlen_q, seqlen_k;
     double softmax_scale;       /* already resolved: never 0 here */
+    int mask_lo, mask_hi;       /* with CAUSAL 1: key j visible to query i iff i+lo <= j <= i+hi (ft_mask.h) */
 } ft_fwd_args;
 
 /* Backward: given dO, computes dQ, dK, dV. delta and dq_accum are workspaces the caller owns:
@@ -31,6 +32,7 @@ typedef struct ft_bwd_args {
     long long dq_stride[3], dk_stride[3], dv_stride[3];
     int batch, heads, seqlen_q, seqlen_k;
     double softmax_scale;
+    int mask_lo, mask_hi;       /* as in ft_fwd_args */
 } ft_bwd_args;
 
 #endif
