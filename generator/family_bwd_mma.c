@@ -1,50 +1,21 @@
-/* The bwd_mma family: tensor-core backward for f16/bf16 (templates/bwd_mma.cu). The warp
- * layouts, shared-memory sizes and rules here mirror the template's traits block. */
+/* The bwd_mma family: tensor-core backward for f16/bf16 (templates/families/bwd_mma.cu); its
+ * warp layouts, shared-memory sizes and rules are traits/bwd_mma.h. */
 #include <stdio.h>
 
 #include "gen_family_internal.h"
+#include "traits/ft_traits.h"
+#include "traits/bwd_mma.h"
 
-/* 227 KiB, the most any supported GPU (sm_90) gives one block; per-arch limits come later. */
-#define BWD_MMA_SMEM_MAX 232448
-
-static int imin(int a, int b)
-{
-    return a < b ? a : b;
-}
-
-/* ft_bwd_dkdv: warps along the keys (KV_WARPS_N) and, past BLOCK_N/16 warps, a split of the
- * dK/dV columns (KV_DSPLIT). */
-static int kv_warps_n(const int *p)
-{
-    return imin(p[GEN_NUM_WARPS], p[GEN_BLOCK_N] / 16);
-}
-
-/* ft_bwd_dq and the dQ step of ft_bwd_dkdv: warps along the queries (Q_WARPS_M). */
-static int q_warps_m(const int *p)
-{
-    return imin(p[GEN_NUM_WARPS], p[GEN_BLOCK_M] / 16);
-}
-
-/* K and V tiles, NUM_STAGES x (Q, dO tiles, L and delta rows), and with DQ_MODE 0 the dS^T
- * tile (row stride BLOCK_M + 8); DKDV_SMEM_BYTES in the template. */
 static size_t smem_dkdv(const int *p)
 {
-    const size_t bm = (size_t)p[GEN_BLOCK_M], bn = (size_t)p[GEN_BLOCK_N];
-    const size_t d = (size_t)p[GEN_HEAD_DIM], dv = (size_t)p[GEN_HEAD_DIM_V];
-    const size_t stage = bm * (d + dv) * 2 + bm * 4 * 2;
-    const size_t ds = p[GEN_DQ_MODE] == 0 ? bn * (bm + 8) * 2 : 0;
-    return bn * (d + dv) * 2 + (size_t)p[GEN_NUM_STAGES] * stage + ds;
+    return (size_t)bwd_mma_dkdv_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
+                                           p[GEN_NUM_STAGES], p[GEN_DQ_MODE]);
 }
 
-/* Q and dO tiles and NUM_STAGES x (K, V tiles); at the end the same memory holds the fp32 dQ
- * tile (row stride HEAD_DIM + 8); DQ_SMEM_BYTES in the template. */
 static size_t smem_dq(const int *p)
 {
-    const size_t bm = (size_t)p[GEN_BLOCK_M], bn = (size_t)p[GEN_BLOCK_N];
-    const size_t d = (size_t)p[GEN_HEAD_DIM], dv = (size_t)p[GEN_HEAD_DIM_V];
-    const size_t main_bytes = bm * (d + dv) * 2 + (size_t)p[GEN_NUM_STAGES] * bn * (d + dv) * 2;
-    const size_t red_bytes = bm * (d + 8) * 4;
-    return main_bytes > red_bytes ? main_bytes : red_bytes;
+    return (size_t)bwd_mma_dq_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
+                                         p[GEN_NUM_STAGES]);
 }
 
 static size_t smem_none(const int *p)
@@ -63,85 +34,54 @@ static int used_dq_convert(const int *p)
     return p[GEN_DQ_MODE] == 0;
 }
 
-/* Per-thread fp32 registers the kernels hold at their peak: ft_bwd_dkdv's dK and dV
- * accumulators, S^T (then P^T) and dP^T, the latter over DP_CHUNK queries at a time (as the
- * template derives it); ft_bwd_dq's dQ accumulators, S and dP. Fragments, addresses and indices
- * take about 90 more: with that margin, head dim 128 at 32 x 128 tiles is spill-free and at
- * 64 x 128 spills (ptxas, CUDA 13.0, sm_80 and sm_90). A block of NUM_WARPS*32 threads gets
- * at most 65536/threads registers each, 255 at most. Only what would obviously spill is
- * refused: near the limit ptxas may still spill a few bytes, which the compile report shows. */
-static int check_registers(const int *p, char *why, size_t len)
-{
-    const int nw = p[GEN_NUM_WARPS], bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N];
-    const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
-    const int kvn = kv_warps_n(p), dsplit = nw / kvn, kv_rows = bn / kvn;
-    const int qm = q_warps_m(p), qn = nw / qm, q_rows = bm / qm;
-    int cap = 65536 / (nw * 32);
-    if (cap > 255)
-        cap = 255;
-    const int acc = kv_rows * (d + dv) / dsplit / 32, s_regs = kv_rows * bm / 32;
-    const int dp_chunk = bm > 32 && bm % 32 == 0 && acc + 2 * s_regs > 176 ? 32 : bm;
-    const int dkdv = acc + s_regs + kv_rows * dp_chunk / 32;
-    const int dq = p[GEN_DQ_MODE] == 1 ? q_rows * d / 32 + 2 * q_rows * (bn / qn) / 32 : 0;
-    const int need = (dkdv > dq ? dkdv : dq) + 90;
-    if (need > cap) {
-        snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d with HEAD_DIM=%d HEAD_DIM_V=%d: about %d "
-                 "registers per thread would spill (at most %d for %d threads)",
-                 bm, bn, nw, d, dv, need, cap, nw * 32);
-        return -1;
-    }
-    return 0;
-}
-
+/* The rules are traits/bwd_mma.h's (the template static_asserts the same); here their messages. */
 static int check_bwd_mma(const int *p, char *why, size_t len)
 {
-    const int nw = p[GEN_NUM_WARPS], bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N];
-    const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
-    if (bm % 16 != 0) {
+    const int nw = p[GEN_NUM_WARPS], bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], stages = p[GEN_NUM_STAGES];
+    const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V], dq_mode = p[GEN_DQ_MODE];
+    const int kvn = bwd_mma_kv_warps_n(nw, bn), qm = bwd_mma_q_warps_m(nw, bm);
+    switch (bwd_mma_rule(bm, bn, nw, stages, d, dv, dq_mode)) {
+    case BWD_MMA_OK:
+        return 0;
+    case BWD_MMA_BAD_BLOCK_M:
         snprintf(why, len, "BLOCK_M=%d is not a multiple of 16 (mma tiles)", bm);
-        return -1;
-    }
-    if (bn % 16 != 0) {
+        break;
+    case BWD_MMA_BAD_BLOCK_N:
         snprintf(why, len, "BLOCK_N=%d is not a multiple of 16 (mma tiles)", bn);
-        return -1;
-    }
-    if (p[GEN_NUM_STAGES] < 1 || p[GEN_NUM_STAGES] > 3) {
-        snprintf(why, len, "NUM_STAGES=%d is out of range for bwd_mma (1..3)", p[GEN_NUM_STAGES]);
-        return -1;
-    }
-    if (d % 32 != 0 || dv % 32 != 0) {
+        break;
+    case BWD_MMA_BAD_STAGES:
+        snprintf(why, len, "NUM_STAGES=%d is out of range for bwd_mma (1..3)", stages);
+        break;
+    case BWD_MMA_BAD_HEAD_DIM:
         snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: bwd_mma needs multiples of 32", d, dv);
-        return -1;
-    }
-    const int kvn = kv_warps_n(p);
-    if ((bn / 16) % kvn != 0 || nw % kvn != 0) {
+        break;
+    case BWD_MMA_BAD_KV_WARPS:
         snprintf(why, len, "NUM_WARPS=%d must divide BLOCK_N/16=%d or be a multiple of it", nw, bn / 16);
-        return -1;
-    }
-    const int dsplit = nw / kvn;
-    if (d % (16 * dsplit) != 0 || dv % (16 * dsplit) != 0) {
+        break;
+    case BWD_MMA_BAD_KV_SPLIT:
         snprintf(why, len, "NUM_WARPS=%d > BLOCK_N/16=%d splits the head dims %d ways: HEAD_DIM=%d and "
-                 "HEAD_DIM_V=%d must be multiples of %d", nw, bn / 16, dsplit, d, dv, 16 * dsplit);
-        return -1;
-    }
-    const int qm = q_warps_m(p);
-    if ((bm / 16) % qm != 0 || nw % qm != 0) {
+                 "HEAD_DIM_V=%d must be multiples of %d", nw, bn / 16, nw / kvn, d, dv, 16 * (nw / kvn));
+        break;
+    case BWD_MMA_BAD_Q_WARPS:
         snprintf(why, len, "NUM_WARPS=%d must divide BLOCK_M/16=%d or be a multiple of it", nw, bm / 16);
-        return -1;
-    }
-    const int qn = nw / qm;
-    if (p[GEN_DQ_MODE] == 1 && bn % (16 * qn) != 0) {
+        break;
+    case BWD_MMA_BAD_DQ_SPLIT:
         snprintf(why, len, "DQ_MODE=1 with NUM_WARPS=%d > BLOCK_M/16=%d splits each key tile %d ways: "
-                 "BLOCK_N=%d must be a multiple of %d", nw, bm / 16, qn, bn, 16 * qn);
-        return -1;
-    }
-    const size_t smem = p[GEN_DQ_MODE] == 1 && smem_dq(p) > smem_dkdv(p) ? smem_dq(p) : smem_dkdv(p);
-    if (smem > BWD_MMA_SMEM_MAX) {
+                 "BLOCK_N=%d must be a multiple of %d", nw, bm / 16, nw / qm, bn, 16 * (nw / qm));
+        break;
+    case BWD_MMA_BAD_SMEM: {
+        const size_t smem = dq_mode == 1 && smem_dq(p) > smem_dkdv(p) ? smem_dq(p) : smem_dkdv(p);
         snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d needs %zu bytes "
-                 "of shared memory (at most %d)", bm, bn, p[GEN_NUM_STAGES], d, dv, smem, BWD_MMA_SMEM_MAX);
-        return -1;
+                 "of shared memory (at most %d)", bm, bn, stages, d, dv, smem, FT_SMEM_MAX_BYTES);
+        break;
     }
-    return check_registers(p, why, len);
+    default:
+        snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d with HEAD_DIM=%d HEAD_DIM_V=%d: about %d "
+                 "registers per thread would spill (at most %d for %d threads)", bm, bn, nw, d, dv,
+                 bwd_mma_regs(bm, bn, nw, d, dv, dq_mode), ft_register_cap(nw * 32), nw * 32);
+        break;
+    }
+    return -1;
 }
 
 static const gen_entry bwd_mma_entries[] = {
@@ -153,7 +93,8 @@ static const gen_entry bwd_mma_entries[] = {
 
 const gen_family gen_family_bwd_mma = {
     .name = "bwd_mma",
-    .file = "bwd_mma.cu",
+    .file = "families/bwd_mma.cu",
+    .parts = FT_PARTS("traits/bwd_mma.h", "arch/sm80.cuh", "common/ft_block.cuh"),
     .backward = 1,
     .dtypes = (1u << 1) | (1u << 2),
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |

@@ -2,43 +2,39 @@
 #include <stdio.h>
 
 #include "gen_family_internal.h"
+#include "traits/ft_traits.h"
+#include "traits/fwd_mma.h"
 
-/* Q tile plus NUM_STAGES K/V tiles, 2 bytes an element; must match SMEM_BYTES in the template. */
 static size_t smem_fwd(const int *p)
 {
-    size_t q_tile = (size_t)p[GEN_BLOCK_M] * p[GEN_HEAD_DIM];
-    size_t kv_stage = (size_t)p[GEN_BLOCK_N] * (p[GEN_HEAD_DIM] + p[GEN_HEAD_DIM_V]);
-    return (q_tile + (size_t)p[GEN_NUM_STAGES] * kv_stage) * 2;
+    return (size_t)fwd_mma_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
+                                      p[GEN_NUM_STAGES]);
 }
 
+/* The rules are traits/fwd_mma.h's (the template static_asserts the same); here their messages. */
 static int check_fwd(const int *p, char *why, size_t len)
 {
-    if (p[GEN_BLOCK_M] % (16 * p[GEN_NUM_WARPS]) != 0) {
+    const int bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS];
+    const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
+    switch (fwd_mma_rule(bm, bn, nw, d, dv, p[GEN_CAUSAL])) {
+    case FWD_MMA_OK:
+        return 0;
+    case FWD_MMA_BAD_BLOCK_M:
         snprintf(why, len, "BLOCK_M=%d is not a multiple of 16*NUM_WARPS=%d (each warp owns whole 16-row mma tiles)",
-                 p[GEN_BLOCK_M], 16 * p[GEN_NUM_WARPS]);
-        return -1;
+                 bm, 16 * nw);
+        break;
+    case FWD_MMA_BAD_BLOCK_N:
+        snprintf(why, len, "BLOCK_N=%d is not a multiple of 16", bn);
+        break;
+    case FWD_MMA_BAD_HEAD_DIM:
+        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: fwd_mma needs multiples of 32", d, dv);
+        break;
+    default:
+        snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d: %d fragment registers per thread would spill (limit %d)",
+                 bm, bn, nw, fwd_mma_fragment_regs(bm, bn, nw, d, dv, p[GEN_CAUSAL]), FWD_MMA_REGISTER_LIMIT);
+        break;
     }
-    if (p[GEN_BLOCK_N] % 16 != 0) {
-        snprintf(why, len, "BLOCK_N=%d is not a multiple of 16", p[GEN_BLOCK_N]);
-        return -1;
-    }
-    if (p[GEN_HEAD_DIM] % 32 != 0 || p[GEN_HEAD_DIM_V] % 32 != 0) {
-        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: fwd_mma needs multiples of 32",
-                 p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V]);
-        return -1;
-    }
-    /* Per-thread fp32 accumulators and fragments: O, S and (up to head dim 128) Q. Past about
-     * 150 of the 255 registers the compiler spills (ptxas for sm_80 and sm_90: head dim 256
-     * with BLOCK_N=64 is 164 and spills; BLOCK_N=32 is 148 and does not). */
-    int row_tiles = p[GEN_BLOCK_M] / (16 * p[GEN_NUM_WARPS]);
-    int q_regs = p[GEN_HEAD_DIM] <= 128 ? p[GEN_HEAD_DIM] / 4 : 4;
-    int frag_regs = row_tiles * (q_regs + p[GEN_BLOCK_N] / 2 + p[GEN_HEAD_DIM_V] / 2);
-    if (frag_regs > 150) {
-        snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d: %d fragment registers per thread would spill (limit 150)",
-                 p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], frag_regs);
-        return -1;
-    }
-    return 0;
+    return -1;
 }
 
 static const gen_entry fwd_entries[] = {
@@ -47,7 +43,8 @@ static const gen_entry fwd_entries[] = {
 
 const gen_family gen_family_fwd_mma = {
     .name = "fwd_mma",
-    .file = "fwd_mma.cu",
+    .file = "families/fwd_mma.cu",
+    .parts = FT_PARTS("traits/fwd_mma.h", "arch/sm80.cuh", "common/ft_block.cuh", "common/ft_softmax.cuh"),
     .backward = 0,
     .dtypes = (1u << 1) | (1u << 2),
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |

@@ -6,16 +6,17 @@
 #include <stdio.h>
 
 #include "gen_family_internal.h"
+#include "traits/ft_traits.h"
+#include "traits/ref.h"
 
-/* One warp per row and NUM_WARPS rows per block: the tiles are the block's rows. */
+/* One warp per row and NUM_WARPS rows per block: the tiles are the block's rows (traits/ref.h). */
 static int check_ref(const int *p, char *why, size_t len)
 {
-    if (p[GEN_BLOCK_M] != p[GEN_NUM_WARPS] || p[GEN_BLOCK_N] != p[GEN_NUM_WARPS]) {
-        snprintf(why, len, "BLOCK_M=%d, BLOCK_N=%d: ref runs one warp per row, so both must equal NUM_WARPS=%d",
-                 p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS]);
-        return -1;
-    }
-    return 0;
+    if (ref_rule(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS]) == REF_OK)
+        return 0;
+    snprintf(why, len, "BLOCK_M=%d, BLOCK_N=%d: ref runs one warp per row, so both must equal NUM_WARPS=%d",
+             p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS]);
+    return -1;
 }
 
 static const gen_entry entries[] = {
@@ -31,7 +32,8 @@ static const gen_entry entries[] = {
 
 const gen_family gen_family_ref = {
     .name = "ref",
-    .file = "ref.cu",
+    .file = "families/ref.cu",
+    .parts = FT_PARTS("traits/ref.h"),
     .backward = 0,   /* see the note above: the ft_ref_bwd_* entries take ft_bwd_args */
     .dtypes = 0xfu,
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-/* One file of templates/: its base name ("fwd_mma.cu"), its bytes (NUL-terminated, so data is
+/* One file of templates/: its path below templates/ ("families/fwd_mma.cu"), its bytes (NUL-terminated, so data is
  * also a C string) and its size in bytes without that NUL. */
 typedef struct gen_embedded_file {
     const char *name;
@@ -15,7 +15,7 @@ typedef struct gen_embedded_file {
 extern const gen_embedded_file gen_embedded_files[];
 extern const size_t gen_embedded_count;
 
-/* The embedded file of that base name, or NULL when the build embedded none. */
+/* The embedded file of that path, or NULL when the build embedded none. */
 const gen_embedded_file *gen_embedded_find(const char *name);
 
 #endif

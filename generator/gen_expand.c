@@ -76,6 +76,11 @@ static int append_template(text *t, const gen_family *f)
     return f->source ? append_text(t, f->file, f->source, strlen(f->source)) : append_file(t, f->file);
 }
 
+/* What every family is assembled with, before its own parts. */
+static const char *const common_parts[] = {
+    "common/ft_kernel_args.h", "common/ft_mask.h", "traits/ft_traits.h", "common/ft_types.cuh",
+};
+
 char *gen_expand(const gen_config *c)
 {
     if (!c || !c->family)
@@ -96,8 +101,18 @@ char *gen_expand(const gen_config *c)
     append(&t, "\n", 1);
     for (int i = 0; i < GEN_PARAM_COUNT; i++)
         appendf(&t, "#define %s %d\n", gen_param_name((gen_param)i), c->p[i]);
-    if (append_file(&t, "ft_kernel_args.h") || append_file(&t, "ft_mask.h") || append_file(&t, "ft_prelude.cuh") ||
-        append_template(&t, f) || !t.ok) {
+    /* The host's shared-memory bytes of each entry: the template static_asserts that its own
+     * layout takes exactly this much, so the traits the host launches with and the kernel's
+     * carve-up cannot drift apart. */
+    for (int i = 0; i < f->entry_count; i++)
+        if (f->entries[i].smem_bytes && gen_entry_used(c, &f->entries[i]))
+            appendf(&t, "#define FT_SMEM_BYTES_%s %zu\n", f->entries[i].name, f->entries[i].smem_bytes(c->p));
+    int failed = 0;
+    for (size_t i = 0; i < sizeof common_parts / sizeof common_parts[0]; i++)
+        failed |= append_file(&t, common_parts[i]);
+    for (const char *const *part = f->parts; part && *part; part++)
+        failed |= append_file(&t, *part);
+    if (failed || append_template(&t, f) || !t.ok) {
         free(t.data);
         return NULL;
     }

@@ -24,6 +24,9 @@ typedef enum gen_param {
 
 #define GEN_BIT(param) (1u << (param))
 
+/* A family's list of parts: FT_PARTS("traits/fwd_mma.h", "arch/sm80.cuh"). */
+#define FT_PARTS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
 /* One kernel of a family. */
 typedef struct gen_entry {
     const char *name;                       /* extern "C" symbol, e.g. "ft_fwd" */
@@ -34,7 +37,11 @@ typedef struct gen_entry {
 
 typedef struct gen_family {
     const char *name;                       /* "fwd_mma" */
-    const char *file;                       /* embedded template file, "fwd_mma.cu" */
+    const char *file;                       /* the mainloop, below templates/: "families/fwd_mma.cu" */
+    /* The parts it is assembled from, below templates/, in order, NULL-terminated (FT_PARTS):
+     * its traits header, arch helpers, common steps. Every family also gets the kernel
+     * argument blocks, the mask, traits/ft_traits.h and common/ft_types.cuh first. */
+    const char *const *parts;
     int backward;                           /* 0 forward (ft_fwd_args), 1 backward (ft_bwd_args) */
     unsigned dtypes;                        /* bit mask of 1 << DTYPE */
     unsigned params;                        /* GEN_BIT mask of the parameters that matter here */

@@ -1,4 +1,4 @@
-// ref.cu: the GPU reference kernels the tuner validates candidates against, written for
+// families/ref.cu: the GPU reference kernels the tuner validates candidates against, written for
 // clarity, not speed, for every DTYPE. Elements are read with load_acc and written with to_elem;
 // arithmetic is in acc_t (fp32, fp64 for f64) with precise expf/exp. No shared memory and no
 // N x N buffer: each pass recomputes the scores it needs.
@@ -16,16 +16,36 @@ constexpr int kDPerLane = (HEAD_DIM + 31) / 32;     // Q/K elements a lane holds
 constexpr int kDvPerLane = (HEAD_DIM_V + 31) / 32;  // V/O elements a lane holds
 
 static_assert(NUM_WARPS >= 1 && NUM_WARPS <= 16, "NUM_WARPS: 1..16");
-static_assert(BLOCK_M == NUM_WARPS && BLOCK_N == NUM_WARPS, "BLOCK_M, BLOCK_N: must equal NUM_WARPS (one warp a row)");
+static_assert(ref_rule(BLOCK_M, BLOCK_N, NUM_WARPS) == REF_OK, "BLOCK_M, BLOCK_N: must equal NUM_WARPS (one warp a row)");
+
+// Keys [k0, k1) query `row` sees (ft_mask.h), and queries [q0, q1) that see `key`.
+FT_DEVICE void ref_keys(const int lo, const int hi, int row, int seqlen_k, int &k0, int &k1)
+{
+    int a = 0, e = seqlen_k;
+    if (CAUSAL)
+        ft_mask_key_range(lo, hi, row, row + 1, seqlen_k, &a, &e);
+    k0 = a;
+    k1 = e;
+}
+FT_DEVICE void ref_queries(const int lo, const int hi, int key, int seqlen_q, int &q0, int &q1)
+{
+    int a = 0, e = seqlen_q;
+    if (CAUSAL)
+        ft_mask_query_range(lo, hi, key, key + 1, seqlen_q, &a, &e);
+    q0 = a;
+    q1 = e;
+}
 
 #if DTYPE == FT_DTYPE_F64
 FT_DEVICE acc_t ref_exp(acc_t x) { return exp(x); }
 FT_DEVICE acc_t ref_log(acc_t x) { return log(x); }
 FT_DEVICE acc_t ref_neg_inf() { return __longlong_as_double(0xfff0000000000000ull); }
+FT_DEVICE acc_t ref_rcp(acc_t x) { return __drcp_rn(x); }
 #else
 FT_DEVICE acc_t ref_exp(acc_t x) { return expf(x); }
 FT_DEVICE acc_t ref_log(acc_t x) { return logf(x); }
 FT_DEVICE acc_t ref_neg_inf() { return __int_as_float(0xff800000); }
+FT_DEVICE acc_t ref_rcp(acc_t x) { return __frcp_rn(x); }
 #endif
 
 FT_DEVICE acc_t ref_warp_sum(acc_t x)
@@ -75,24 +95,26 @@ template <int W, int N> FT_DEVICE void ref_store(elem_t *row, const acc_t (&r)[N
 // ---- forward ------------------------------------------------------------------------------
 
 // O = softmax(scale Q K^T) V and L = logsumexp: pass 1 keeps a running max and sum over the
-// visible keys, pass 2 recomputes each score and accumulates P V.
-extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_fwd(const ft_fwd_args args)
+// visible keys, pass 2 recomputes each score and accumulates P V. A row that sees no key gets
+// O = 0 and L = +inf.
+extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const ft_fwd_args args)
 {
     const int lane = threadIdx.x % 32, row = blockIdx.x * BLOCK_M + threadIdx.x / 32;
     if (row >= args.seqlen_q)
         return;   // the whole warp: no block-wide barrier follows
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
-    const elem_t *const q = (const elem_t *)args.q + b * args.q_stride[0] + h * args.q_stride[1] + row * args.q_stride[2];
-    const elem_t *const k = (const elem_t *)args.k + b * args.k_stride[0] + h * args.k_stride[1];
-    const elem_t *const v = (const elem_t *)args.v + b * args.v_stride[0] + h * args.v_stride[1];
+    const elem_t *const q = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + row * args.q_stride[2];
+    const elem_t *const k = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
+    const elem_t *const v = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
     const acc_t scale = (acc_t)args.softmax_scale;
-    const int keys = CAUSAL ? min(args.seqlen_k, row + 1) : args.seqlen_k;   // key j is seen when j <= row
+    int k0, k1;
+    ref_keys(args.mask_lo, args.mask_hi, row, args.seqlen_k, k0, k1);
 
     acc_t qr[kDPerLane];
     ref_load<HEAD_DIM>(qr, q, lane);
 
     acc_t m = ref_neg_inf(), l = 0;
-    for (int j = 0; j < keys; ++j) {
+    for (int j = k0; j < k1; ++j) {
         const acc_t s = scale * ref_dot<HEAD_DIM>(qr, k + j * args.k_stride[2], lane);
         const acc_t m_new = s > m ? s : m;
         l = l * ref_exp(m - m_new) + ref_exp(s - m_new);
@@ -103,14 +125,18 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_fwd(const ft
 #pragma unroll
     for (int t = 0; t < kDvPerLane; ++t)
         o[t] = 0;
-    for (int j = 0; j < keys; ++j) {
+    for (int j = k0; j < k1; ++j) {
         const acc_t s = scale * ref_dot<HEAD_DIM>(qr, k + j * args.k_stride[2], lane);
         ref_axpy<HEAD_DIM_V>(o, ref_exp(s - m), v + j * args.v_stride[2], lane);
     }
-    ref_store<HEAD_DIM_V>((elem_t *)args.o + b * args.o_stride[0] + h * args.o_stride[1] + row * args.o_stride[2],
-                          o, (acc_t)1 / l, lane);
+    // A row that sees no key (l = 0) gets O = 0 and L = +inf. 1/l correctly rounded, as the
+    // division was. The f64 division and log are calls; with the empty-row selects ptxas spilled
+    // around them at its default register target, hence this entry's minimum of one block.
+    const acc_t inv = ref_rcp(l);
+    ref_store<HEAD_DIM_V>((elem_t *)args.o + head_offset(args.o_stride, b, h) + row * args.o_stride[2], o,
+                          l > 0 ? inv : (acc_t)0, lane);
     if (lane == 0)
-        ((acc_t *)args.lse)[(long long)bh * args.seqlen_q + row] = m + ref_log(l);
+        ((acc_t *)args.lse)[(long long)bh * args.seqlen_q + row] = l > 0 ? m + ref_log(l) : -ref_neg_inf();
 }
 
 // ---- backward -----------------------------------------------------------------------------
@@ -122,8 +148,8 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_preproce
     if (row >= args.seqlen_q)
         return;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
-    const elem_t *const o = (const elem_t *)args.o + b * args.o_stride[0] + h * args.o_stride[1] + row * args.o_stride[2];
-    const elem_t *const dout = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1] + row * args.do_stride[2];
+    const elem_t *const o = (const elem_t *)args.o + head_offset(args.o_stride, b, h) + row * args.o_stride[2];
+    const elem_t *const dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h) + row * args.do_stride[2];
     acc_t dor[kDvPerLane];
     ref_load<HEAD_DIM_V>(dor, dout, lane);
     const acc_t delta = ref_dot<HEAD_DIM_V>(dor, o, lane);
@@ -138,14 +164,15 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_dq(const
     if (row >= args.seqlen_q)
         return;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
-    const elem_t *const q = (const elem_t *)args.q + b * args.q_stride[0] + h * args.q_stride[1] + row * args.q_stride[2];
-    const elem_t *const dout = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1] + row * args.do_stride[2];
-    const elem_t *const k = (const elem_t *)args.k + b * args.k_stride[0] + h * args.k_stride[1];
-    const elem_t *const v = (const elem_t *)args.v + b * args.v_stride[0] + h * args.v_stride[1];
+    const elem_t *const q = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + row * args.q_stride[2];
+    const elem_t *const dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h) + row * args.do_stride[2];
+    const elem_t *const k = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
+    const elem_t *const v = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
     const acc_t scale = (acc_t)args.softmax_scale;
     const acc_t lse = ((const acc_t *)args.lse)[(long long)bh * args.seqlen_q + row];
     const acc_t delta = ((const acc_t *)args.delta)[(long long)bh * args.seqlen_q + row];
-    const int keys = CAUSAL ? min(args.seqlen_k, row + 1) : args.seqlen_k;
+    int k0, k1;
+    ref_keys(args.mask_lo, args.mask_hi, row, args.seqlen_k, k0, k1);
 
     acc_t qr[kDPerLane], dor[kDvPerLane], dq[kDPerLane];
     ref_load<HEAD_DIM>(qr, q, lane);
@@ -153,27 +180,27 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_dq(const
 #pragma unroll
     for (int t = 0; t < kDPerLane; ++t)
         dq[t] = 0;
-    for (int j = 0; j < keys; ++j) {
+    for (int j = k0; j < k1; ++j) {
         const acc_t p = ref_exp(scale * ref_dot<HEAD_DIM>(qr, k + j * args.k_stride[2], lane) - lse);
         const acc_t dp = ref_dot<HEAD_DIM_V>(dor, v + j * args.v_stride[2], lane);
         ref_axpy<HEAD_DIM>(dq, p * (dp - delta), k + j * args.k_stride[2], lane);
     }
-    ref_store<HEAD_DIM>((elem_t *)args.dq + b * args.dq_stride[0] + h * args.dq_stride[1] + row * args.dq_stride[2],
+    ref_store<HEAD_DIM>((elem_t *)args.dq + head_offset(args.dq_stride, b, h) + row * args.dq_stride[2],
                         dq, scale, lane);
 }
 
-// dV_j = sum_i P_ij dO_i and dK_j = scale sum_i dS_ij Q_i over the queries that see key j
-// (i >= j when causal); a key no query sees gets zeros.
+// dV_j = sum_i P_ij dO_i and dK_j = scale sum_i dS_ij Q_i over the queries that see key j; a
+// key no query sees gets zeros.
 extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_dkdv(const ft_bwd_args args)
 {
     const int lane = threadIdx.x % 32, key = blockIdx.x * BLOCK_N + threadIdx.x / 32;
     if (key >= args.seqlen_k)
         return;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
-    const elem_t *const q = (const elem_t *)args.q + b * args.q_stride[0] + h * args.q_stride[1];
-    const elem_t *const dout = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1];
-    const elem_t *const k = (const elem_t *)args.k + b * args.k_stride[0] + h * args.k_stride[1] + key * args.k_stride[2];
-    const elem_t *const v = (const elem_t *)args.v + b * args.v_stride[0] + h * args.v_stride[1] + key * args.v_stride[2];
+    const elem_t *const q = (const elem_t *)args.q + head_offset(args.q_stride, b, h);
+    const elem_t *const dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
+    const elem_t *const k = (const elem_t *)args.k + head_offset(args.k_stride, b, h) + key * args.k_stride[2];
+    const elem_t *const v = (const elem_t *)args.v + head_offset(args.v_stride, b, h) + key * args.v_stride[2];
     const acc_t *const lse = (const acc_t *)args.lse + (long long)bh * args.seqlen_q;
     const acc_t *const delta = (const acc_t *)args.delta + (long long)bh * args.seqlen_q;
     const acc_t scale = (acc_t)args.softmax_scale;
@@ -187,7 +214,9 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_dkdv(con
 #pragma unroll
     for (int t = 0; t < kDvPerLane; ++t)
         dv[t] = 0;
-    for (int i = CAUSAL ? key : 0; i < args.seqlen_q; ++i) {
+    int q0, q1;
+    ref_queries(args.mask_lo, args.mask_hi, key, args.seqlen_q, q0, q1);
+    for (int i = q0; i < q1; ++i) {
         const elem_t *const qi = q + i * args.q_stride[2];
         const elem_t *const doi = dout + i * args.do_stride[2];
         const acc_t p = ref_exp(scale * ref_dot<HEAD_DIM>(kr, qi, lane) - lse[i]);
@@ -195,9 +224,9 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_dkdv(con
         ref_axpy<HEAD_DIM_V>(dv, p, doi, lane);
         ref_axpy<HEAD_DIM>(dk, p * (dp - delta[i]), qi, lane);
     }
-    ref_store<HEAD_DIM>((elem_t *)args.dk + b * args.dk_stride[0] + h * args.dk_stride[1] + key * args.dk_stride[2],
+    ref_store<HEAD_DIM>((elem_t *)args.dk + head_offset(args.dk_stride, b, h) + key * args.dk_stride[2],
                         dk, scale, lane);
-    ref_store<HEAD_DIM_V>((elem_t *)args.dv + b * args.dv_stride[0] + h * args.dv_stride[1] + key * args.dv_stride[2],
+    ref_store<HEAD_DIM_V>((elem_t *)args.dv + head_offset(args.dv_stride, b, h) + key * args.dv_stride[2],
                           dv, (acc_t)1, lane);
 }
 

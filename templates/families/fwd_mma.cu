@@ -1,32 +1,32 @@
-// fwd_mma.cu: FlashAttention forward on tensor cores (f16/bf16, mma.sync.m16n8k16, sm_80+).
+// families/fwd_mma.cu: FlashAttention forward on tensor cores (f16/bf16, mma.sync.m16n8k16, sm_80+).
 // One thread block per (query tile, batch*head). Q is read once into registers; K/V tiles
 // stream through a NUM_STAGES-deep cp.async ring in swizzled shared memory; S = Q K^T and
 // O += P V run on mma.sync with fp32 accumulators; the online softmax stays in registers and
 // P never leaves them (the S accumulators are repacked as the A operand of P V).
 
-// ---- traits: tunables come from the generator's #defines --------------------------------
-// Derived constants:
-#define NUM_THREADS (NUM_WARPS * 32)
-#define WARP_ROWS (BLOCK_M / NUM_WARPS)          // query rows each warp owns
-#define ROW_TILES (WARP_ROWS / 16)               // 16-row mma tiles per warp
-#define KEY_TILES (BLOCK_N / 8)                  // 8-key column tiles of S
-#define DK_STEPS (HEAD_DIM / 16)                 // k-steps of Q K^T
-#define DV_TILES (HEAD_DIM_V / 8)                // 8-wide column tiles of O
-#define Q_TILE_ELEMS (BLOCK_M * HEAD_DIM)
-#define K_TILE_ELEMS (BLOCK_N * HEAD_DIM)
-#define V_TILE_ELEMS (BLOCK_N * HEAD_DIM_V)
-#define STAGE_ELEMS (K_TILE_ELEMS + V_TILE_ELEMS)
-// Must equal generator/family_fwd_mma.c's smem_fwd().
-#define SMEM_BYTES ((Q_TILE_ELEMS + NUM_STAGES * STAGE_ELEMS) * 2)
-// Q stays in registers for the whole sweep up to head dim 128; past that its fragments would
-// crowd out the accumulators, so they are re-read from shared memory at each k-step.
-#define Q_IN_REGS (HEAD_DIM <= 128)
+// ---- traits (traits/fwd_mma.h): tunables come from the generator's #defines ----------------
+constexpr int NUM_THREADS = NUM_WARPS * 32;
+constexpr int WARP_ROWS = BLOCK_M / NUM_WARPS;                    // query rows each warp owns
+constexpr int ROW_TILES = fwd_mma_row_tiles(BLOCK_M, NUM_WARPS);  // 16-row mma tiles per warp
+constexpr int KEY_TILES = BLOCK_N / 8;                            // 8-key column tiles of S
+constexpr int DK_STEPS = HEAD_DIM / 16;                           // k-steps of Q K^T
+constexpr int DV_TILES = HEAD_DIM_V / 8;                          // 8-wide column tiles of O
+constexpr bool Q_IN_REGS = fwd_mma_q_in_regs(HEAD_DIM);
+// Shared memory: the Q tile, then NUM_STAGES x (K tile, V tile), 16-bit elements.
+constexpr int Q_TILE_ELEMS = BLOCK_M * HEAD_DIM;
+constexpr int K_TILE_ELEMS = BLOCK_N * HEAD_DIM;
+constexpr int V_TILE_ELEMS = BLOCK_N * HEAD_DIM_V;
+constexpr int STAGE_ELEMS = K_TILE_ELEMS + V_TILE_ELEMS;
+constexpr int SMEM_END = (Q_TILE_ELEMS + NUM_STAGES * STAGE_ELEMS) * 2;
 
+constexpr int RULE = fwd_mma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, CAUSAL);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: fwd_mma takes f16 or bf16");
-static_assert(BLOCK_M % (16 * NUM_WARPS) == 0, "BLOCK_M must be a multiple of 16*NUM_WARPS");
-static_assert(BLOCK_N % 16 == 0, "BLOCK_N must be a multiple of 16");
-static_assert(HEAD_DIM % 32 == 0 && HEAD_DIM_V % 32 == 0, "HEAD_DIM and HEAD_DIM_V must be multiples of 32");
+static_assert(RULE != FWD_MMA_BAD_BLOCK_M, "BLOCK_M must be a multiple of 16*NUM_WARPS");
+static_assert(RULE != FWD_MMA_BAD_BLOCK_N, "BLOCK_N must be a multiple of 16");
+static_assert(RULE != FWD_MMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be multiples of 32");
+static_assert(RULE != FWD_MMA_BAD_REGISTERS, "BLOCK_M, BLOCK_N, NUM_WARPS: fragments would spill");
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
+static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_mma.h");
 
 // Copies a ROWS x COLS tile (row stride `stride` elements, `valid` rows in range) into a
 // swizzled shared tile with 16-byte cp.async; rows past `valid` are zero-filled.
@@ -66,17 +66,16 @@ ft_fwd(const ft_fwd_args args)
     const int quad = lane % 4;    // column pair within an 8-column tile
 
     const int m0 = m_block * BLOCK_M;
-    const elem_t *q = (const elem_t *)args.q + b * args.q_stride[0] + h * args.q_stride[1] + m0 * args.q_stride[2];
-    const elem_t *k = (const elem_t *)args.k + b * args.k_stride[0] + h * args.k_stride[1];
-    const elem_t *v = (const elem_t *)args.v + b * args.v_stride[0] + h * args.v_stride[1];
+    const elem_t *q = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + m0 * args.q_stride[2];
+    const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
+    const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
     const long long ks = args.k_stride[2], vs = args.v_stride[2];
     const int seqlen_k = args.seqlen_k;
 
-    // Key tiles to visit: with causal skipping, none past the last row's diagonal.
-    int n_tiles = (seqlen_k + BLOCK_N - 1) / BLOCK_N;
-#if CAUSAL && CAUSAL_SKIP
-    n_tiles = min(n_tiles, (m0 + BLOCK_M + BLOCK_N - 1) / BLOCK_N);
-#endif
+    // Key tiles [t_begin, t_end) to visit; with block skipping only those holding a visible key.
+    int t_begin, t_end;
+    key_tiles<BLOCK_M, BLOCK_N>(args.mask_lo, args.mask_hi, m0, args.seqlen_q, seqlen_k, t_begin, t_end);
+    const int n_tiles = t_end - t_begin;
 
     load_tile<BLOCK_M, HEAD_DIM, EVEN_M>(q_smem, q, args.q_stride[2], args.seqlen_q - m0);
     cp_async_commit();
@@ -86,7 +85,7 @@ ft_fwd(const ft_fwd_args args)
     for (int s = 0; s < NUM_STAGES - 1; s++) {
         if (s < n_tiles) {
             elem_t *stage = kv_smem + s * STAGE_ELEMS;
-            const int n0 = s * BLOCK_N;
+            const int n0 = (t_begin + s) * BLOCK_N;
             load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, seqlen_k - n0);
             load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_TILE_ELEMS, v + n0 * vs, vs, seqlen_k - n0);
         }
@@ -123,7 +122,7 @@ ft_fwd(const ft_fwd_args args)
     for (int t = 0; t < n_tiles; t++) {
         if (NUM_STAGES == 1) {
             __syncthreads();   // everyone is done with the single buffer
-            const int n0 = t * BLOCK_N;
+            const int n0 = (t_begin + t) * BLOCK_N;
             load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(kv_smem, k + n0 * ks, ks, seqlen_k - n0);
             load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(kv_smem + K_TILE_ELEMS, v + n0 * vs, vs, seqlen_k - n0);
             cp_async_commit();
@@ -135,7 +134,7 @@ ft_fwd(const ft_fwd_args args)
             const int next = t + NUM_STAGES - 1;
             if (next < n_tiles) {
                 elem_t *stage = kv_smem + (next % NUM_STAGES) * STAGE_ELEMS;
-                const int n0 = next * BLOCK_N;
+                const int n0 = (t_begin + next) * BLOCK_N;
                 load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, seqlen_k - n0);
                 load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_TILE_ELEMS, v + n0 * vs, vs, seqlen_k - n0);
             }
@@ -150,7 +149,7 @@ ft_fwd(const ft_fwd_args args)
                     ldmatrix_x4(qf[r][kk][0], qf[r][kk][1], qf[r][kk][2], qf[r][kk][3],
                                 swz_step<HEAD_DIM>(q_lane, kk * 2, r * 16));
         }
-        const int n0 = t * BLOCK_N;
+        const int n0 = (t_begin + t) * BLOCK_N;
 
         // S = Q K^T.
         float s[ROW_TILES][KEY_TILES][4];
@@ -179,18 +178,16 @@ ft_fwd(const ft_fwd_args args)
             }
         }
 
-        // Mask keys past seqlen_k and, for causal, keys past the row's diagonal. Only tiles
-        // that cross the boundary pay for it when CAUSAL_SKIP is on.
+        // Mask keys past seqlen_k and those the band hides; only tiles that cross a boundary
+        // of the warp's rows pay for it. The band is read from the argument block where it is
+        // used: copied to registers it made head dim 256 spill on sm_80.
         const bool tail = !EVEN_N && n0 + BLOCK_N > seqlen_k;
-#if CAUSAL
-        const bool diag = !CAUSAL_SKIP || n0 + BLOCK_N - 1 > m0 + warp_row0;
-#else
-        const bool diag = false;
-#endif
-        if (tail || diag) {
+        const bool band = tile_needs_mask(args.mask_lo, args.mask_hi, m0 + warp_row0, m0 + warp_row0 + WARP_ROWS, n0, n0 + BLOCK_N);
+        if (tail || band) {
 #pragma unroll
             for (int r = 0; r < ROW_TILES; r++)
-                mask_scores<KEY_TILES>(&s[r][0][0], n0, seqlen_k, m0 + warp_row0 + r * 16 + group, quad);
+                mask_scores<KEY_TILES>(&s[r][0][0], n0, seqlen_k, m0 + warp_row0 + r * 16 + group, quad,
+                                       args.mask_lo, args.mask_hi);
         }
 
         // Online softmax, row by row.
@@ -228,7 +225,7 @@ ft_fwd(const ft_fwd_args args)
     cp_async_wait<0>();
 
     // Epilogue: O / rowsum in the input dtype, and L = ln(sum) + max in natural log.
-    elem_t *o_out = (elem_t *)args.o + b * args.o_stride[0] + h * args.o_stride[1];
+    elem_t *o_out = (elem_t *)args.o + head_offset(args.o_stride, b, h);
     float *lse = (float *)args.lse + (long long)bh * args.seqlen_q;
 #pragma unroll
     for (int r = 0; r < ROW_TILES; r++)

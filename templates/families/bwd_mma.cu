@@ -1,4 +1,4 @@
-// bwd_mma.cu: FlashAttention backward on tensor cores (f16/bf16, mma.sync.m16n8k16, ldmatrix,
+// families/bwd_mma.cu: FlashAttention backward on tensor cores (f16/bf16, mma.sync.m16n8k16, ldmatrix,
 // cp.async; sm_80+). Entries: ft_bwd_preprocess (delta = rowsum(dO*O)), ft_bwd_dkdv (one block
 // per key tile: dK, dV, and with DQ_MODE 0 also dQ by fp32 atomics into dq_accum),
 // ft_bwd_dq (DQ_MODE 1: one block per query tile, dQ without atomics) and ft_bwd_dq_convert
@@ -26,106 +26,57 @@
 // mma.sync m16n8k16 fragments (lane = 4*g + qd): A a0..a3 = (row g | g+8, col 2qd..+1 | +8);
 // B b0,b1 = (k 2qd..+1 | +8, n g); C c0..c3 = (row g, col 2qd..+1), (row g+8, col 2qd..+1).
 
-// ---- traits: tunables come from the generator's #defines --------------------------------
-// Derived constants, dK/dV kernel:
-#define NUM_THREADS (NUM_WARPS * 32)
-#define KV_WARPS_N (NUM_WARPS < BLOCK_N / 16 ? NUM_WARPS : BLOCK_N / 16)   // warps along the keys
-#define KV_DSPLIT (NUM_WARPS / KV_WARPS_N)        // warps sharing one key slab (split dK/dV columns)
-#define KV_ROWS (BLOCK_N / KV_WARPS_N)            // keys per warp
-#define KV_DK_COLS (HEAD_DIM / KV_DSPLIT)         // dK columns per warp
-#define KV_DV_COLS (HEAD_DIM_V / KV_DSPLIT)       // dV columns per warp
-// dP^T, dS^T and dK run over query chunks of DP_CHUNK when P^T and a whole tile's dP^T would
-// not fit beside the dK/dV accumulators (ptxas spilled around 190 such registers per thread).
-#define KV_ACC_REGS (KV_ROWS * (KV_DK_COLS + KV_DV_COLS) / 32)   // dK + dV fp32 per thread
-#define KV_S_REGS (KV_ROWS * BLOCK_M / 32)                       // S^T (then P^T) fp32 per thread
-#define DP_CHUNK ((BLOCK_M > 32 && BLOCK_M % 32 == 0 && KV_ACC_REGS + 2 * KV_S_REGS > 176) ? 32 : BLOCK_M)
-// Reductions over the head dim (S, dP) past 128 columns run as a loop over 64-column groups:
-// fully unrolled, ptxas preloads fragments for the whole head dim (head dim 256: 248-250
-// registers against 224-246 grouped, on the edge of spilling).
-#define KD_GROUP(D) ((D) > 128 ? 64 : (D))
+// ---- traits (traits/bwd_mma.h): tunables come from the generator's #defines ----------------
+// ft_bwd_dkdv:
+constexpr int NUM_THREADS = NUM_WARPS * 32;
+constexpr int KV_WARPS_N = bwd_mma_kv_warps_n(NUM_WARPS, BLOCK_N);   // warps along the keys
+constexpr int KV_DSPLIT = bwd_mma_kv_dsplit(NUM_WARPS, BLOCK_N);     // warps sharing a key slab
+constexpr int KV_ROWS = bwd_mma_kv_rows(NUM_WARPS, BLOCK_N);         // keys per warp
+constexpr int KV_DK_COLS = HEAD_DIM / KV_DSPLIT;                     // dK columns per warp
+constexpr int KV_DV_COLS = HEAD_DIM_V / KV_DSPLIT;                   // dV columns per warp
+constexpr int DP_CHUNK = bwd_mma_dp_chunk(NUM_WARPS, BLOCK_M, BLOCK_N, HEAD_DIM, HEAD_DIM_V);
+#define KD_GROUP(D) bwd_mma_kd_group(D)
 // Query-row x (key | head-dim) warp grid: ft_bwd_dq, and the dQ step of ft_bwd_dkdv.
-#define Q_WARPS_M (NUM_WARPS < BLOCK_M / 16 ? NUM_WARPS : BLOCK_M / 16)    // warps along the queries
-#define Q_WARPS_N (NUM_WARPS / Q_WARPS_M)         // ft_bwd_dq: ... and along the keys
-#define Q_ROWS (BLOCK_M / Q_WARPS_M)              // query rows per warp
-#define Q_KEYS (BLOCK_N / Q_WARPS_N)              // ft_bwd_dq: keys per warp in each key tile
-// ft_bwd_dkdv's dQ step: Q_WARPS_M x DQS_WARPS_N warps, DQS_WARPS_N the largest divisor of
-// HEAD_DIM/16 not above Q_WARPS_N (so any head dim works); the other warps sit it out.
-template <int N, int C> struct bwd_largest_divisor {
-    static constexpr int value = N % C == 0 ? C : bwd_largest_divisor<N, C - 1>::value;
-};
-template <int N> struct bwd_largest_divisor<N, 1> {
-    static constexpr int value = 1;
-};
-#define DQS_WARPS_N (bwd_largest_divisor<HEAD_DIM / 16, Q_WARPS_N>::value)
-#define Q_DCOLS (HEAD_DIM / DQS_WARPS_N)          // dQ columns per warp in the dQ step
-// Shared memory (bytes). Must equal generator/family_bwd_mma.c.
-#define DS_LD (BLOCK_M + 8)                       // dS^T row stride: padding keeps ldmatrix conflict-free
-#define Q_TILE_BYTES (BLOCK_M * HEAD_DIM * 2)
-#define DO_TILE_BYTES (BLOCK_M * HEAD_DIM_V * 2)
-#define K_TILE_BYTES (BLOCK_N * HEAD_DIM * 2)
-#define V_TILE_BYTES (BLOCK_N * HEAD_DIM_V * 2)
-#define DKDV_STAGE_BYTES (Q_TILE_BYTES + DO_TILE_BYTES + BLOCK_M * 4 * 2)   // Q, dO, L, delta
-#define DS_BYTES (DQ_MODE == 0 ? BLOCK_N * DS_LD * 2 : 0)
-#define DKDV_SMEM_BYTES (K_TILE_BYTES + V_TILE_BYTES + NUM_STAGES * DKDV_STAGE_BYTES + DS_BYTES)
-#define DQ_RED_LD (HEAD_DIM + 8)                  // fp32 dQ staging row stride (conflict-free float2)
-#define DQ_RED_BYTES (BLOCK_M * DQ_RED_LD * 4)
-#define DQ_MAIN_BYTES (Q_TILE_BYTES + DO_TILE_BYTES + NUM_STAGES * (K_TILE_BYTES + V_TILE_BYTES))
-#define DQ_SMEM_BYTES (DQ_MAIN_BYTES > DQ_RED_BYTES ? DQ_MAIN_BYTES : DQ_RED_BYTES)
+constexpr int Q_WARPS_M = bwd_mma_q_warps_m(NUM_WARPS, BLOCK_M);     // warps along the queries
+constexpr int Q_WARPS_N = bwd_mma_q_warps_n(NUM_WARPS, BLOCK_M);     // ft_bwd_dq: ... along the keys
+constexpr int Q_ROWS = BLOCK_M / Q_WARPS_M;                          // query rows per warp
+constexpr int Q_KEYS = BLOCK_N / Q_WARPS_N;                          // ft_bwd_dq: keys per warp and tile
+constexpr int DQS_WARPS_N = bwd_mma_dqs_warps_n(NUM_WARPS, BLOCK_M, HEAD_DIM);   // dQ step: warps along d
+constexpr int Q_DCOLS = HEAD_DIM / DQS_WARPS_N;                      // dQ columns per warp in the dQ step
+// Shared memory (bytes).
+constexpr int DS_LD = BLOCK_M + 8;           // dS^T row stride: padding keeps ldmatrix conflict-free
+constexpr int Q_TILE_BYTES = BLOCK_M * HEAD_DIM * 2;
+constexpr int DO_TILE_BYTES = BLOCK_M * HEAD_DIM_V * 2;
+constexpr int K_TILE_BYTES = BLOCK_N * HEAD_DIM * 2;
+constexpr int V_TILE_BYTES = BLOCK_N * HEAD_DIM_V * 2;
+constexpr int DKDV_STAGE_BYTES = Q_TILE_BYTES + DO_TILE_BYTES + BLOCK_M * 4 * 2;   // Q, dO, L, delta
+constexpr int DS_BYTES = DQ_MODE == 0 ? BLOCK_N * DS_LD * 2 : 0;
+constexpr int DKDV_SMEM_END = K_TILE_BYTES + V_TILE_BYTES + NUM_STAGES * DKDV_STAGE_BYTES + DS_BYTES;
+constexpr int DQ_RED_LD = HEAD_DIM + 8;      // fp32 dQ staging row stride (conflict-free float2)
+constexpr int DQ_RED_BYTES = BLOCK_M * DQ_RED_LD * 4;
+constexpr int DQ_MAIN_BYTES = Q_TILE_BYTES + DO_TILE_BYTES + NUM_STAGES * (K_TILE_BYTES + V_TILE_BYTES);
+constexpr int DQ_SMEM_END = DQ_MAIN_BYTES > DQ_RED_BYTES ? DQ_MAIN_BYTES : DQ_RED_BYTES;
 
+constexpr int RULE = bwd_mma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_mma takes f16 (1) or bf16 (2)");
-static_assert(HEAD_DIM % 32 == 0 && HEAD_DIM_V % 32 == 0, "HEAD_DIM and HEAD_DIM_V must be multiples of 32");
-static_assert(BLOCK_M % 16 == 0, "BLOCK_M must be a multiple of 16");
-static_assert(BLOCK_N % 16 == 0, "BLOCK_N must be a multiple of 16");
-static_assert(NUM_WARPS >= 1 && NUM_WARPS <= 16, "NUM_WARPS must be 1..16");
-static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 3, "NUM_STAGES must be 1..3");
-static_assert((BLOCK_N / 16) % KV_WARPS_N == 0 && NUM_WARPS % KV_WARPS_N == 0,
-              "NUM_WARPS must divide BLOCK_N/16 or be a multiple of it");
-static_assert(HEAD_DIM % (16 * KV_DSPLIT) == 0 && HEAD_DIM_V % (16 * KV_DSPLIT) == 0,
+static_assert(RULE != BWD_MMA_BAD_BLOCK_M, "BLOCK_M must be a multiple of 16");
+static_assert(RULE != BWD_MMA_BAD_BLOCK_N, "BLOCK_N must be a multiple of 16");
+static_assert(RULE != BWD_MMA_BAD_STAGES, "NUM_STAGES must be 1..3");
+static_assert(RULE != BWD_MMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be multiples of 32");
+static_assert(RULE != BWD_MMA_BAD_KV_WARPS, "NUM_WARPS must divide BLOCK_N/16 or be a multiple of it");
+static_assert(RULE != BWD_MMA_BAD_KV_SPLIT,
               "NUM_WARPS > BLOCK_N/16 splits the head dims: HEAD_DIM, HEAD_DIM_V must be multiples of 16*NUM_WARPS/(BLOCK_N/16)");
-static_assert((BLOCK_M / 16) % Q_WARPS_M == 0 && NUM_WARPS % Q_WARPS_M == 0,
-              "NUM_WARPS must divide BLOCK_M/16 or be a multiple of it");
-static_assert(DQ_MODE == 0 || BLOCK_N % (16 * Q_WARPS_N) == 0,
+static_assert(RULE != BWD_MMA_BAD_Q_WARPS, "NUM_WARPS must divide BLOCK_M/16 or be a multiple of it");
+static_assert(RULE != BWD_MMA_BAD_DQ_SPLIT,
               "DQ_MODE 1 with NUM_WARPS > BLOCK_M/16 splits the keys: BLOCK_N must be a multiple of 16*NUM_WARPS/(BLOCK_M/16)");
-static_assert(DKDV_SMEM_BYTES <= 232448 && DQ_SMEM_BYTES <= 232448, "shared memory over 227 KiB: lower BLOCK_M, BLOCK_N or NUM_STAGES");
+static_assert(RULE != BWD_MMA_BAD_SMEM, "shared memory over 227 KiB: lower BLOCK_M, BLOCK_N or NUM_STAGES");
+static_assert(RULE != BWD_MMA_BAD_REGISTERS, "BLOCK_M, BLOCK_N, NUM_WARPS, head dims: registers would spill");
+static_assert(DKDV_SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_mma.h");
+#if DQ_MODE == 1
+static_assert(DQ_SMEM_END == FT_SMEM_BYTES_ft_bwd_dq, "shared memory: ft_bwd_dq's layout differs from traits/bwd_mma.h");
+#endif
 
 // ---- helpers local to this family ---------------------------------------------------------
-#define BWD_INF __int_as_float(0x7f800000)
-
-// 4-byte global->shared copy (L and delta rows; their addresses are only 4-byte aligned);
-// src_bytes 0 zero-fills.
-FT_DEVICE void cp_async_4(unsigned dst, const void *src, int src_bytes)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(src_bytes));
-}
-
-// *p += a, p[1] += b in fp32, without a return value (dQ partials into dq_accum; p 8-byte aligned).
-FT_DEVICE void red_add_f32x2(float *p, float a, float b)
-{
-#if __CUDA_ARCH__ >= 900
-    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
-#else
-    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(a) : "memory");
-    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p + 1), "f"(b) : "memory");
-#endif
-}
-
-// Two 16-bit elements (lo = lower address) to floats.
-FT_DEVICE void unpack2(unsigned u, float &lo, float &hi)
-{
-#if DTYPE == FT_DTYPE_BF16
-    lo = __uint_as_float(u << 16);
-    hi = __uint_as_float(u & 0xffff0000u);
-#else
-    lo = half_bits_to_float((unsigned short)(u & 0xffffu));
-    hi = half_bits_to_float((unsigned short)(u >> 16));
-#endif
-}
-
-// Byte offset of (row, col) in a swizzled COLS-column 16-bit tile.
-template <int COLS> FT_DEVICE unsigned toff(int row, int col)
-{
-    return 2u * (unsigned)swz<COLS>(row, col);
-}
 
 // cp.async of a ROWS x COLS tile (row stride ld elements, `valid` rows in range) into the
 // swizzled shared tile at dst; rows past `valid` are zero-filled and never read (GUARD). Each
@@ -185,64 +136,6 @@ FT_DEVICE void zero_tile(elem_t *dst, long long ld, int valid)
     }
 }
 
-// Keeps the compiler from hoisting address arithmetic on x out of the main loop: hoisted, every
-// unrolled ldmatrix address became a live register and the dK/dV kernel spilled.
-FT_DEVICE unsigned opaque(unsigned x)
-{
-    asm volatile("" : "+r"(x));
-    return x;
-}
-
-// One lane's ldmatrix row address in a swizzled COLS-column tile, for 16x16 blocks at
-// compile-time (r0, c0), r0 a multiple of 8 and c0 of 16. The lane reads row lrow + r0 and
-// column lcol + c0; swz's XOR then depends on c0 only through (c0/16) mod SW/2, so SW/2
-// offsets per lane serve every block. A runtime row base (a multiple of 8 rows) and column base
-// (a multiple of 8*SW columns) go into `base`; other column bases into lcol.
-template <int COLS> struct lm_tile {
-    static constexpr int SW = (COLS % 64 == 0) ? 8 : 4;   // as in swz
-    unsigned base;
-    unsigned off[SW / 2];
-    __device__ __forceinline__ lm_tile(unsigned tile_base, int lrow, int lcol)
-    {
-        base = tile_base;
-#pragma unroll
-        for (int p = 0; p < SW / 2; p++)
-            off[p] = toff<COLS>(lrow, lcol + 16 * p);
-    }
-    __device__ __forceinline__ unsigned at(int r0, int c0) const
-    {
-        return (opaque(base) + off[(c0 / 16) % (SW / 2)]) + 2u * (unsigned)(r0 * COLS + (c0 / (8 * SW)) * 8 * SW);
-    }
-};
-// The lm_tile for a sub-block of a tile whose top-left is (row0, col0), row0 a multiple of 8:
-// col0 goes into the base when the swizzle allows, else into the lane's column.
-template <int COLS>
-FT_DEVICE lm_tile<COLS> lm_sub(unsigned tile_base, int row0, int col0, int lrow, int lcol, bool col0_aligned)
-{
-    return col0_aligned ? lm_tile<COLS>(tile_base + 2u * (unsigned)(row0 * COLS + col0), lrow, lcol)
-                        : lm_tile<COLS>(tile_base + 2u * (unsigned)(row0 * COLS), lrow, lcol + col0);
-}
-#define LM_ALIGNED(COLS, STEP) ((STEP) % (8 * lm_tile<COLS>::SW) == 0)   // column bases k*STEP fold into the base
-
-// A fragment (16 rows x 16 k) from four C tiles: c_lo covers k 0-7, c_hi k 8-15.
-FT_DEVICE void c_to_a(unsigned (&a)[4], const float (&c_lo)[4], const float (&c_hi)[4])
-{
-    a[0] = pack2(c_lo[0], c_lo[1]);   // row g,   k 2qd..+1
-    a[1] = pack2(c_lo[2], c_lo[3]);   // row g+8, k 2qd..+1
-    a[2] = pack2(c_hi[0], c_hi[1]);   // row g,   k 8+2qd..+1
-    a[3] = pack2(c_hi[2], c_hi[3]);   // row g+8, k 8+2qd..+1
-}
-
-// ldmatrix lane -> row address patterns for a 16x16 block at (r0, c0) of a row-major tile:
-//  LM_ROWS16: lane l gives row r0 + (l & 15), col c0 + 8*(l >> 4). As an A operand (non-trans)
-//   the four 8x8 matrices are (rows 0-7,k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) = a0..a3.
-//   As a B operand stored [k][n] (.trans): (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15),
-//   (k 8-15, n 8-15) = b0,b1 of n-tile 0 then b0,b1 of n-tile 1.
-//  LM_ROWS8: lane l gives row r0 + (l & 7) + 8*(l >> 4), col c0 + 8*((l >> 3) & 1). As a B operand
-//   stored [n][k] (non-trans): (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15)
-//   = b0,b1 of n-tile 0 then of n-tile 1. As an A operand stored [k][m] (.trans):
-//   (k 0-7, m 0-7) = a0, (k 0-7, m 8-15) = a1, (k 8-15, m 0-7) = a2, (k 8-15, m 8-15) = a3.
-
 // ---- ft_bwd_preprocess: delta = rowsum(dO * O) ---------------------------------------------
 // Four lanes per row, each summing HEAD_DIM_V/32 16-byte chunks (interleaved for coalescing).
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
@@ -254,8 +147,8 @@ ft_bwd_preprocess(const ft_bwd_args args)
     const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
     const int m0 = blockIdx.x * BLOCK_M;
     const int nq = args.seqlen_q;
-    const elem_t *o = (const elem_t *)args.o + b * args.o_stride[0] + h * args.o_stride[1];
-    const elem_t *dout = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1];
+    const elem_t *o = (const elem_t *)args.o + head_offset(args.o_stride, b, h);
+    const elem_t *dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
     float *delta = (float *)args.delta + (long long)bh * nq;
     const int sub = threadIdx.x % TPR;
 
@@ -300,27 +193,25 @@ ft_bwd_dkdv(const ft_bwd_args args)
     const int keys_in = nk - n0;             // keys of this tile in range (may exceed BLOCK_N)
     const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
 
-    const elem_t *k = (const elem_t *)args.k + b * args.k_stride[0] + h * args.k_stride[1] + n0 * args.k_stride[2];
-    const elem_t *v = (const elem_t *)args.v + b * args.v_stride[0] + h * args.v_stride[1] + n0 * args.v_stride[2];
-    const elem_t *q = (const elem_t *)args.q + b * args.q_stride[0] + h * args.q_stride[1];
-    const elem_t *dout = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1];
+    const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, h) + n0 * args.k_stride[2];
+    const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, h) + n0 * args.v_stride[2];
+    const elem_t *q = (const elem_t *)args.q + head_offset(args.q_stride, b, h);
+    const elem_t *dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
     const float *lse = (const float *)args.lse + (long long)bh * nq;
     const float *delta = (const float *)args.delta + (long long)bh * nq;
     const long long qs = args.q_stride[2], dos = args.do_stride[2];
 
-    // Query tiles that see this key tile: with causal skipping, from the one holding query n0.
-    const int m_tiles = (nq + BLOCK_M - 1) / BLOCK_M;
-    int mt_begin = 0;
-#if CAUSAL && CAUSAL_SKIP
-    if (n0 >= nq) {   // no query sees these keys (seqlen_k > seqlen_q): dK = dV = 0
-        elem_t *dk = (elem_t *)args.dk + b * args.dk_stride[0] + h * args.dk_stride[1] + n0 * args.dk_stride[2];
-        elem_t *dv = (elem_t *)args.dv + b * args.dv_stride[0] + h * args.dv_stride[1] + n0 * args.dv_stride[2];
+    // Query tiles [mt_begin, m_tiles) that see this key tile; with block skipping maybe none.
+    const int lo = args.mask_lo, hi = args.mask_hi;
+    int mt_begin, m_tiles;
+    query_tiles<BLOCK_M, BLOCK_N>(lo, hi, n0, nq, nk, mt_begin, m_tiles);
+    if (mt_begin == m_tiles) {   // no query sees these keys: dK = dV = 0 (the whole block leaves)
+        elem_t *dk = (elem_t *)args.dk + head_offset(args.dk_stride, b, h) + n0 * args.dk_stride[2];
+        elem_t *dv = (elem_t *)args.dv + head_offset(args.dv_stride, b, h) + n0 * args.dv_stride[2];
         zero_tile<BLOCK_N, HEAD_DIM, !EVEN_N>(dk, args.dk_stride[2], keys_in);
         zero_tile<BLOCK_N, HEAD_DIM_V, !EVEN_N>(dv, args.dv_stride[2], keys_in);
         return;
     }
-    mt_begin = n0 / BLOCK_M;
-#endif
 
     // Shared memory: [K][V][NUM_STAGES x (Q, dO, L, delta)][dS^T (DQ_MODE 0)].
     elem_t *k_smem = (elem_t *)smem_raw;
@@ -351,7 +242,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
                 cp_async_4(smem_addr(ld_smem + t), lse + m0 + t, 4);
                 cp_async_4(smem_addr(ld_smem + BLOCK_M + t), delta + m0 + t, 4);
             } else {
-                ld_smem[t] = BWD_INF;
+                ld_smem[t] = FT_INF_F;
                 ld_smem[BLOCK_M + t] = 0.f;
             }
         }
@@ -449,7 +340,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
         }
 
         // P^T = exp2(S^T * scale*log2e - L*log2e). Element (i, j, e): key kr0+16i+g+8*(e>>1),
-        // query m0+8j+2qd+(e&1). Masked: causal key > query, or key past seqlen_k.
+        // query m0+8j+2qd+(e&1). Masked: outside the band, or key past seqlen_k.
 #pragma unroll
         for (int j = 0; j < BLOCK_M / 8; j++) {
             const float2 l2 = *(const float2 *)(l_smem + 8 * j + 2 * qd);
@@ -460,7 +351,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
                 for (int e = 0; e < 4; e++)
                     s[i][j][e] = fast_exp2(fmaf(s[i][j][e], scale_log2, (e & 1) ? nl1 : nl0));
         }
-        const bool diag = CAUSAL && (!CAUSAL_SKIP || m0 < n0 + BLOCK_N - 1);
+        const bool diag = tile_needs_mask(lo, hi, m0, m0 + BLOCK_M, n0, n0 + BLOCK_N);
         const bool key_edge = !EVEN_N && keys_in < BLOCK_N;
         if (diag || key_edge) {
 #pragma unroll
@@ -471,7 +362,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
                     for (int e = 0; e < 4; e++) {
                         const int key = kr0 + 16 * i + g + 8 * (e >> 1);
                         const int query = m0 + 8 * j + 2 * qd + (e & 1);
-                        if ((CAUSAL && n0 + key > query) || (!EVEN_N && key >= keys_in))
+                        if ((CAUSAL && !ft_mask_visible(lo, hi, query, n0 + key)) || (!EVEN_N && key >= keys_in))
                             s[i][j][e] = 0.f;
                     }
         }
@@ -692,10 +583,10 @@ ft_bwd_dq(const ft_bwd_args args)
     const int m0 = blockIdx.x * BLOCK_M;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
 
-    const elem_t *q = (const elem_t *)args.q + b * args.q_stride[0] + h * args.q_stride[1] + m0 * args.q_stride[2];
-    const elem_t *dout = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1] + m0 * args.do_stride[2];
-    const elem_t *k = (const elem_t *)args.k + b * args.k_stride[0] + h * args.k_stride[1];
-    const elem_t *v = (const elem_t *)args.v + b * args.v_stride[0] + h * args.v_stride[1];
+    const elem_t *q = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + m0 * args.q_stride[2];
+    const elem_t *dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h) + m0 * args.do_stride[2];
+    const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
+    const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
     const float *lse = (const float *)args.lse + (long long)bh * nq;
     const float *delta = (const float *)args.delta + (long long)bh * nq;
     const long long ks = args.k_stride[2], vs = args.v_stride[2];
@@ -707,15 +598,14 @@ ft_bwd_dq(const ft_bwd_args args)
     const unsigned kv_addr = do_addr + DO_TILE_BYTES;
     float *red_smem = (float *)smem_raw;
 
-    // Key tiles: with causal skipping, none past the tile's last query (m0 + BLOCK_M - 1).
-    int n_end = nk;
-#if CAUSAL && CAUSAL_SKIP
-    n_end = nk < m0 + BLOCK_M ? nk : m0 + BLOCK_M;
-#endif
-    const int n_tiles = (n_end + BLOCK_N - 1) / BLOCK_N;   // >= 1: m0 < seqlen_q and seqlen_k >= 1
+    // Key tiles t_begin + [0, n_tiles); with block skipping maybe none (then dQ = 0).
+    const int lo = args.mask_lo, hi = args.mask_hi;
+    int t_begin, t_end;
+    key_tiles<BLOCK_M, BLOCK_N>(lo, hi, m0, nq, nk, t_begin, t_end);
+    const int n_tiles = t_end - t_begin;
 
-    auto issue_kv_tile = [&](int nt, int slot) {
-        const int kn0 = nt * BLOCK_N;
+    auto issue_kv_tile = [&](int nt, int slot) {   // nt counts from t_begin
+        const int kn0 = (t_begin + nt) * BLOCK_N;
         const unsigned base = kv_addr + slot * (K_TILE_BYTES + V_TILE_BYTES);
         load_tile_async<BLOCK_N, HEAD_DIM, !EVEN_N>(base, k + kn0 * ks, ks, nk - kn0);
         load_tile_async<BLOCK_N, HEAD_DIM_V, !EVEN_N>(base + K_TILE_BYTES, v + kn0 * vs, vs, nk - kn0);
@@ -724,7 +614,8 @@ ft_bwd_dq(const ft_bwd_args args)
     // Group 0 = Q, dO and key tile 0; then one group per further tile (see ft_bwd_dkdv).
     load_tile_async<BLOCK_M, HEAD_DIM, !EVEN_M>(q_addr, q, args.q_stride[2], nq - m0);
     load_tile_async<BLOCK_M, HEAD_DIM_V, !EVEN_M>(do_addr, dout, args.do_stride[2], nq - m0);
-    issue_kv_tile(0, 0);
+    if (n_tiles > 0)
+        issue_kv_tile(0, 0);
     cp_async_commit();
 #pragma unroll
     for (int s = 1; s < NUM_STAGES - 1; s++) {
@@ -749,7 +640,7 @@ ft_bwd_dq(const ft_bwd_args args)
 #pragma unroll
         for (int hh = 0; hh < 2; hh++) {
             const int row = m0 + qr0 + 16 * i + g + 8 * hh;
-            nl[i][hh] = -BWD_INF;
+            nl[i][hh] = -FT_INF_F;
             dd[i][hh] = 0.f;
             if (EVEN_M || row < nq) {
                 nl[i][hh] = -lse[row] * (float)FT_LOG2E;
@@ -775,7 +666,7 @@ ft_bwd_dq(const ft_bwd_args args)
                 issue_kv_tile(nt + NUM_STAGES - 1, slot == 0 ? NUM_STAGES - 1 : slot - 1);
             cp_async_commit();
         }
-        const int kn0 = nt * BLOCK_N;
+        const int kn0 = (t_begin + nt) * BLOCK_N;
         const unsigned k_addr = kv_addr + slot * (K_TILE_BYTES + V_TILE_BYTES);
         const unsigned v_addr = k_addr + K_TILE_BYTES;
         const lm_tile<HEAD_DIM> k_b = lm_sub<HEAD_DIM>(k_addr, kc0, 0, lr8, lc8, true);
@@ -815,7 +706,7 @@ ft_bwd_dq(const ft_bwd_args args)
         }
 
         // P = exp2(S * scale*log2e - L*log2e). Element (i, j, e): query qr0+16i+g+8*(e>>1),
-        // key kc0+8j+2qd+(e&1) of the tile. Masked: causal key > query, or key past seqlen_k.
+        // key kc0+8j+2qd+(e&1) of the tile. Masked: outside the band, or key past seqlen_k.
 #pragma unroll
         for (int i = 0; i < Q_ROWS / 16; i++)
 #pragma unroll
@@ -823,7 +714,7 @@ ft_bwd_dq(const ft_bwd_args args)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
                     s[i][j][e] = fast_exp2(fmaf(s[i][j][e], scale_log2, nl[i][e >> 1]));
-        const bool diag = CAUSAL && (!CAUSAL_SKIP || kn0 + BLOCK_N - 1 > m0);
+        const bool diag = tile_needs_mask(lo, hi, m0, m0 + BLOCK_M, kn0, kn0 + BLOCK_N);
         const bool key_edge = !EVEN_N && nk - kn0 < BLOCK_N;
         if (diag || key_edge) {
 #pragma unroll
@@ -834,7 +725,7 @@ ft_bwd_dq(const ft_bwd_args args)
                     for (int e = 0; e < 4; e++) {
                         const int query = m0 + qr0 + 16 * i + g + 8 * (e >> 1);
                         const int key = kn0 + kc0 + 8 * j + 2 * qd + (e & 1);
-                        if ((CAUSAL && key > query) || (!EVEN_N && key >= nk))
+                        if ((CAUSAL && !ft_mask_visible(lo, hi, query, key)) || (!EVEN_N && key >= nk))
                             s[i][j][e] = 0.f;
                     }
         }
@@ -964,7 +855,7 @@ ft_bwd_dq_convert(const ft_bwd_args args)
     const int nq = args.seqlen_q;
     const float scale = (float)args.softmax_scale;
     const float *src = (const float *)args.dq_accum + ((long long)bh * nq + m0) * HEAD_DIM;
-    elem_t *dq = (elem_t *)args.dq + b * args.dq_stride[0] + h * args.dq_stride[1] + m0 * args.dq_stride[2];
+    elem_t *dq = (elem_t *)args.dq + head_offset(args.dq_stride, b, h) + m0 * args.dq_stride[2];
     for (int c = threadIdx.x; c < BLOCK_M * CPR; c += NUM_THREADS) {
         const int row = c / CPR, col = (c % CPR) * 8;
         if (EVEN_M || m0 + row < nq) {

@@ -1,4 +1,4 @@
-// bwd_exact.cu: backward attention in exact f32/f64 arithmetic on CUDA cores (no tensor cores,
+// families/bwd_exact.cu: backward attention in exact f32/f64 arithmetic on CUDA cores (no tensor cores,
 // no TF32, precise expf/exp). Entries, launched in this order (templates/README.md):
 //   ft_bwd_preprocess  (query-major) delta = rowsum(dO * O), one warp per row;
 //   ft_bwd_dkdv        (key-major)   dK, dV for BLOCK_N keys over all query tiles; with DQ_MODE 0
@@ -8,8 +8,8 @@
 //   ft_bwd_dq_convert  (query-major) DQ_MODE 0 only: dq = softmax_scale * dq_accum.
 // The entry a DQ_MODE does not launch compiles to an empty kernel, so every symbol exists.
 // Threads NUM_WARPS*32; dynamic shared memory kDkdvSmemBytes (ft_bwd_dkdv) and kDqSmemBytes
-// (ft_bwd_dq), the same formulas as smem_dkdv() and smem_dq() in generator/family_bwd_exact.c
-// (change both together); the other two entries use none.
+// (ft_bwd_dq), checked against traits/exact.h, which the generator launches with; the other two
+// entries use none.
 //
 // Work split as in fwd_exact.cu: row groups of kTN consecutive lanes; a group owns interleaved
 // rows, a lane owns the score columns c, c + kTN, ... and output columns in 16-byte chunks
@@ -26,160 +26,6 @@
 //   ft_bwd_dq: Q [BLOCK_M][HEAD_DIM+kVec], dO [BLOCK_M][HEAD_DIM_V+kVec], dS [BLOCK_M][BLOCK_N+kVec],
 //     then per stage K [BLOCK_N][HEAD_DIM+kVec], V [BLOCK_N][HEAD_DIM_V+kVec].
 
-#if DTYPE != FT_DTYPE_F32 && DTYPE != FT_DTYPE_F64
-#error "bwd_exact: DTYPE must be 0 (f32) or 3 (f64)"
-#endif
-
-// ---- helpers of the exact families (the same text opens bwd_exact.cu) ----------------------
-
-constexpr int kThreads = NUM_WARPS * 32;
-constexpr int kVec = 16 / (int)sizeof(elem_t);   // elements in one 16-byte vector
-
-#if DTYPE == FT_DTYPE_F64
-FT_DEVICE acc_t ex_exp(acc_t x) { return exp(x); }
-FT_DEVICE acc_t ex_log(acc_t x) { return log(x); }
-FT_DEVICE acc_t ex_neg_inf() { return __longlong_as_double(0xfff0000000000000ull); }
-#else
-FT_DEVICE acc_t ex_exp(acc_t x) { return expf(x); }
-FT_DEVICE acc_t ex_log(acc_t x) { return logf(x); }
-FT_DEVICE acc_t ex_neg_inf() { return __int_as_float(0xff800000); }
-#endif
-FT_DEVICE acc_t ex_max(acc_t a, acc_t b) { return a > b ? a : b; }
-
-// Reductions over the TN consecutive lanes of a row group (every lane gets the result).
-template <int TN> FT_DEVICE acc_t ex_group_max(acc_t x)
-{
-#pragma unroll
-    for (int o = TN / 2; o > 0; o /= 2)
-        x = ex_max(x, __shfl_xor_sync(0xffffffffu, x, o));
-    return x;
-}
-template <int TN> FT_DEVICE acc_t ex_group_sum(acc_t x)
-{
-#pragma unroll
-    for (int o = TN / 2; o > 0; o /= 2)
-        x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
-}
-
-// One 16-byte shared-memory load (p 16-byte aligned) into kVec registers.
-struct __align__(16) ex_vec {
-    elem_t v[kVec];
-};
-FT_DEVICE void ex_lds(acc_t (&r)[kVec], const elem_t *p)
-{
-    const ex_vec x = *reinterpret_cast<const ex_vec *>(p);
-#pragma unroll
-    for (int u = 0; u < kVec; ++u)
-        r[u] = x.v[u];
-}
-// The same for a chunk a lane may own past the end of its row (ok = 0): zeros, no load.
-FT_DEVICE void ex_lds_if(acc_t (&r)[kVec], const elem_t *p, bool ok)
-{
-    if (ok) {
-        ex_lds(r, p);
-    } else {
-#pragma unroll
-        for (int u = 0; u < kVec; ++u)
-            r[u] = 0;
-    }
-}
-
-// 1 when every row of a [batch, heads, seqlen, dim] tensor starts on 16 bytes, so rows can be
-// copied with 16-byte cp.async; strides of extent-1 dimensions do not matter.
-FT_DEVICE bool ex_aligned16(const void *p, long long sb, long long sh, long long ss, int batch,
-                            int heads, int seqlen)
-{
-    const long long e = (long long)sizeof(elem_t);
-    return ((unsigned long long)p & 15) == 0 && (batch == 1 || (sb * e) % 16 == 0) &&
-           (heads == 1 || (sh * e) % 16 == 0) && (seqlen == 1 || (ss * e) % 16 == 0);
-}
-
-// Starts copying rows [0, ROWS) of a W-wide row-major matrix (global row stride gstride elements)
-// to shared memory with row stride LD; rows at or past nvalid become zeros (unless EVEN). vec16:
-// asynchronous 16-byte copies (the caller commits and waits); else plain loads, for tensors that
-// are not 16-byte aligned, complete on return.
-template <int ROWS, int W, int LD, bool EVEN>
-FT_DEVICE void ex_stage_rows(elem_t *dst, const elem_t *src, long long gstride, int nvalid, bool vec16)
-{
-    if (vec16) {
-        constexpr int kChunks = W / kVec, kTotal = ROWS * kChunks;
-#pragma unroll
-        for (int it = 0; it < (kTotal + kThreads - 1) / kThreads; ++it) {
-            const int x = (int)threadIdx.x + it * kThreads;
-            if (kTotal % kThreads == 0 || x < kTotal) {
-                const int r = x / kChunks, ch = x - r * kChunks;
-                const bool ok = EVEN || r < nvalid;
-                const elem_t *g = ok ? src + r * gstride + ch * kVec : src;
-                cp_async_16(smem_addr(dst + r * LD + ch * kVec), g, ok ? 16 : 0);
-            }
-        }
-    } else {
-        for (int x = (int)threadIdx.x; x < ROWS * W; x += kThreads) {
-            const int r = x / W, c = x - r * W;
-            dst[r * LD + c] = (EVEN || r < nvalid) ? src[r * gstride + c] : (elem_t)0;
-        }
-    }
-}
-
-// 16-byte chunks of a w-wide row that each of tn lanes owns (lane c: chunks c, c + tn, ...);
-// when tn does not divide the row's chunks, the last one of some lanes falls past the row and
-// they skip it (loads give zeros, stores are dropped).
-__host__ __device__ constexpr int ex_chunks_per_lane(int w, int tn)
-{
-    return (w / kVec + tn - 1) / tn;
-}
-
-// Shared-memory wavefronts (128 bytes each) of one warp-wide 16-byte load that reads n distinct
-// addresses without bank conflicts (the padded rows see to that).
-__host__ __device__ constexpr int ex_wavefronts(int n)
-{
-    return n > 8 ? n / 8 : 1;
-}
-
-// Lanes per row group for a block of R rows that computes R x C scores (inner dims summing to
-// ksum) and then nout products of widths w1, w2 (0: none) over those C columns. Valid when the
-// group divides C and every thread gets at least one row; among those, the one whose loads
-// cost the fewest shared-memory wavefronts per warp and tile (row data is read once per row
-// group, 32/tn addresses; column data once per lane, tn addresses). 0 when none is valid.
-// pick_tn() in generator/family_*_exact.c is the same function (change both together).
-__host__ __device__ constexpr int ex_pick_tn(int R, int C, int ksum, int w1, int w2, int nout)
-{
-    int best = 0;
-    long long best_cost = 0;
-    for (int tn = 1; tn <= 32; tn *= 2) {
-        if (R * tn < kThreads || (R * tn) % kThreads != 0 || C % tn != 0)
-            continue;
-        const int rr = R * tn / kThreads, wf_row = ex_wavefronts(32 / tn), wf_col = ex_wavefronts(tn);
-        const int chunks = ex_chunks_per_lane(w1, tn) + ex_chunks_per_lane(w2, tn);
-        const long long cost = (long long)(ksum / kVec) * (rr * wf_row + (C / tn) * wf_col) +
-                               (long long)(C / kVec) * (rr * nout * wf_row + kVec * chunks * wf_col);
-        if (best == 0 || cost < best_cost) {
-            best = tn;
-            best_cost = cost;
-        }
-    }
-    return best;
-}
-
-// The same for one product of R rows x w columns over an inner dim k whose row operand is read
-// one scalar at a time (ft_bwd_dkdv's dQ += dS K, dS^T being stored key-major).
-__host__ __device__ constexpr int ex_pick_tn_scalar_rows(int R, int k, int w)
-{
-    int best = 0;
-    long long best_cost = 0;
-    for (int tn = 1; tn <= 32; tn *= 2) {
-        if (R * tn < kThreads || (R * tn) % kThreads != 0)
-            continue;
-        const int rr = R * tn / kThreads;
-        const long long cost = (long long)k * (rr + ex_chunks_per_lane(w, tn) * ex_wavefronts(tn));
-        if (best == 0 || cost < best_cost) {
-            best = tn;
-            best_cost = cost;
-        }
-    }
-    return best;
-}
 
 // ---- traits -----------------------------------------------------------------------------
 
@@ -190,39 +36,39 @@ constexpr int kWaitGroups = NUM_STAGES >= 2 ? NUM_STAGES - 2 : 0;   // cp.async 
 // ft_bwd_dkdv
 constexpr int kPtLd = BLOCK_M + kVec;      // row stride of P^T and dS^T (one row per key)
 constexpr int kDkdvSmemElems = BLOCK_N * (kQkLd + kVLd + 2 * kPtLd) + NUM_STAGES * BLOCK_M * (kQkLd + kVLd + 2);
-constexpr int kDkdvSmemBytes = kDkdvSmemElems * (int)sizeof(elem_t);   // = smem_dkdv() in family_bwd_exact.c
-constexpr int kTN1 = ex_pick_tn(BLOCK_N, BLOCK_M, HEAD_DIM + HEAD_DIM_V, HEAD_DIM, HEAD_DIM_V, 2);
+constexpr int kDkdvSmemBytes = kDkdvSmemElems * (int)sizeof(elem_t);
+constexpr int kTN1 = bwd_exact_tn1(DTYPE, BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V);
 constexpr int kG1 = kTN1 ? kThreads / kTN1 : 1;            // row groups
 constexpr int kRK = BLOCK_N / kG1;                         // keys per thread
 constexpr int kRQ = kTN1 ? BLOCK_M / kTN1 : 1;             // query columns per thread
 constexpr int kKAll = HEAD_DIM / kVec;                     // 16-byte chunks in a Q/K row
 constexpr int kVAll = HEAD_DIM_V / kVec;                   // in a V/dO row
-constexpr int kKCh = kTN1 ? ex_chunks_per_lane(HEAD_DIM, kTN1) : 1;     // dK chunks per thread
-constexpr int kVCh = kTN1 ? ex_chunks_per_lane(HEAD_DIM_V, kTN1) : 1;   // dV chunks per thread
+constexpr int kKCh = kTN1 ? exact_chunks_per_lane(HEAD_DIM, kTN1, kVec) : 1;     // dK chunks per thread
+constexpr int kVCh = kTN1 ? exact_chunks_per_lane(HEAD_DIM_V, kTN1, kVec) : 1;   // dV chunks per thread
 constexpr bool kKRagged = kTN1 && kKAll % kTN1 != 0;       // some lanes own a chunk past the row
 constexpr bool kVRagged = kTN1 && kVAll % kTN1 != 0;
 #if DQ_MODE == 0
 // dQ += dS K inside ft_bwd_dkdv: rows = queries, columns = HEAD_DIM, inner = keys.
-constexpr int kTN3 = ex_pick_tn_scalar_rows(BLOCK_M, BLOCK_N, HEAD_DIM);
+constexpr int kTN3 = bwd_exact_tn_dq(DTYPE, BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, 0);
 constexpr int kG3 = kTN3 ? kThreads / kTN3 : 1;
 constexpr int kR3 = BLOCK_M / kG3;                         // queries per thread
-constexpr int kCh3 = kTN3 ? ex_chunks_per_lane(HEAD_DIM, kTN3) : 1;   // 16-byte dQ chunks per thread
+constexpr int kCh3 = kTN3 ? exact_chunks_per_lane(HEAD_DIM, kTN3, kVec) : 1;   // 16-byte dQ chunks per thread
 constexpr bool kRagged3 = kTN3 && kKAll % kTN3 != 0;
 static_assert(kTN3 > 0, "BLOCK_M, BLOCK_N, NUM_WARPS: no dQ thread split for DQ_MODE 0 (see check_bwd)");
 #else
 // ft_bwd_dq
 constexpr int kDsLd = BLOCK_N + kVec;      // row stride of dS (one row per query)
 constexpr int kDqSmemElems = BLOCK_M * (kQkLd + kVLd + kDsLd) + NUM_STAGES * BLOCK_N * (kQkLd + kVLd);
-constexpr int kDqSmemBytes = kDqSmemElems * (int)sizeof(elem_t);   // = smem_dq() in family_bwd_exact.c
-constexpr int kTNq = ex_pick_tn(BLOCK_M, BLOCK_N, HEAD_DIM + HEAD_DIM_V, HEAD_DIM, 0, 1);
+constexpr int kDqSmemBytes = kDqSmemElems * (int)sizeof(elem_t);
+constexpr int kTNq = bwd_exact_tn_dq(DTYPE, BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, 1);
 constexpr int kGq = kTNq ? kThreads / kTNq : 1;
 constexpr int kRM = BLOCK_M / kGq;                         // queries per thread
 constexpr int kRN = kTNq ? BLOCK_N / kTNq : 1;             // key columns per thread
-constexpr int kQCh = kTNq ? ex_chunks_per_lane(HEAD_DIM, kTNq) : 1;   // 16-byte dQ chunks per thread
+constexpr int kQCh = kTNq ? exact_chunks_per_lane(HEAD_DIM, kTNq, kVec) : 1;   // 16-byte dQ chunks per thread
 constexpr bool kQRagged = kTNq && kKAll % kTNq != 0;
 static_assert(kTNq > 0, "BLOCK_M, BLOCK_N, NUM_WARPS: no ft_bwd_dq thread split (see check_bwd)");
 static_assert(BLOCK_N % kVec == 0, "BLOCK_N: a multiple of 16 bytes of elements (4 f32, 2 f64) for DQ_MODE 1");
-static_assert(kDqSmemBytes <= 232448, "BLOCK_M, BLOCK_N, NUM_STAGES: ft_bwd_dq shared memory over 227 KiB");
+static_assert(kDqSmemBytes == FT_SMEM_BYTES_ft_bwd_dq, "shared memory: ft_bwd_dq's layout differs from traits/exact.h");
 #endif
 
 static_assert(HEAD_DIM % kVec == 0 && HEAD_DIM_V % kVec == 0, "HEAD_DIM, HEAD_DIM_V: whole 16-byte rows");
@@ -230,7 +76,13 @@ static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES: 1..4");
 static_assert(BLOCK_M % kVec == 0, "BLOCK_M: a multiple of 16 bytes of elements (4 f32, 2 f64)");
 static_assert(kTN1 > 0, "BLOCK_N, BLOCK_M, NUM_WARPS: no dK/dV thread split (see check_bwd)");
 static_assert(kRK * kG1 == BLOCK_N && kRQ * kTN1 == BLOCK_M, "dK/dV thread split");
-static_assert(kDkdvSmemBytes <= 232448, "BLOCK_M, BLOCK_N, NUM_STAGES: ft_bwd_dkdv shared memory over 227 KiB");
+static_assert(kDkdvSmemBytes == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/exact.h");
+constexpr int kRule = bwd_exact_rule(DTYPE, BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE);
+static_assert(kRule != EXACT_BAD_TILES, "BLOCK_M, BLOCK_N: powers of two");
+static_assert(kRule != EXACT_BAD_SMEM, "BLOCK_M, BLOCK_N, NUM_STAGES: shared memory over the 227 KiB of sm_90");
+static_assert(kRule != EXACT_BAD_REGISTERS && kRule != EXACT_BAD_REGISTERS_DQ,
+              "BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V: accumulators would spill");
+static_assert(kRule == EXACT_OK, "bwd_exact: a rule of traits/exact.h");
 
 // ---- ft_bwd_preprocess: delta = rowsum(dO * O) ---------------------------------------------
 
@@ -238,8 +90,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_preprocess(cons
 {
     const int nq = args.seqlen_q;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
-    const elem_t *const go = (const elem_t *)args.o + b * args.o_stride[0] + h * args.o_stride[1];
-    const elem_t *const gdo = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1];
+    const elem_t *const go = (const elem_t *)args.o + head_offset(args.o_stride, b, h);
+    const elem_t *const gdo = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
     acc_t *const gdelta = (acc_t *)args.delta + (long long)bh * nq;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int r = warp; r < BLOCK_M; r += NUM_WARPS) {
@@ -275,10 +127,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
     const int n0 = blockIdx.x * BLOCK_N;
     const long long qs = args.q_stride[2], dos = args.do_stride[2];
-    const elem_t *const gq = (const elem_t *)args.q + b * args.q_stride[0] + h * args.q_stride[1];
-    const elem_t *const gdo = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1];
-    const elem_t *const gk = (const elem_t *)args.k + b * args.k_stride[0] + h * args.k_stride[1] + n0 * args.k_stride[2];
-    const elem_t *const gv = (const elem_t *)args.v + b * args.v_stride[0] + h * args.v_stride[1] + n0 * args.v_stride[2];
+    const elem_t *const gq = (const elem_t *)args.q + head_offset(args.q_stride, b, h);
+    const elem_t *const gdo = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
+    const elem_t *const gk = (const elem_t *)args.k + head_offset(args.k_stride, b, h) + n0 * args.k_stride[2];
+    const elem_t *const gv = (const elem_t *)args.v + head_offset(args.v_stride, b, h) + n0 * args.v_stride[2];
     const acc_t *const glse = (const acc_t *)args.lse + (long long)bh * nq;
     const acc_t *const gdelta = (const acc_t *)args.delta + (long long)bh * nq;
 #if DQ_MODE == 0
@@ -291,10 +143,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
     const bool kv_vec = ex_aligned16(args.k, args.k_stride[0], args.k_stride[1], args.k_stride[2], args.batch, args.heads, nk) &&
                         ex_aligned16(args.v, args.v_stride[0], args.v_stride[1], args.v_stride[2], args.batch, args.heads, nk);
 
-    // Query tiles to visit: all, or with CAUSAL_SKIP those holding a query >= the first key.
-    const int m_tiles = (nq + BLOCK_M - 1) / BLOCK_M;
-    const int t_first = (CAUSAL && CAUSAL_SKIP) ? min(n0 / BLOCK_M, m_tiles) : 0;
-    const int count = m_tiles - t_first;
+    // Query tiles [t_first, t_end) to visit; with block skipping only those that see a key here.
+    const int lo = args.mask_lo, hi = args.mask_hi;
+    int t_first, t_end;
+    query_tiles<BLOCK_M, BLOCK_N>(lo, hi, n0, nq, nk, t_first, t_end);
+    const int count = t_end - t_first;
 
     // Query tile t into stage st: Q and dO rows (past seqlen_q zero-filled), L and delta (0 there).
     auto load_q = [&](int t, int st) {
@@ -396,7 +249,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
 
         // P^T = exp(scale S^T - L) (0 where masked), dS^T = P^T (dP^T - delta): to shared memory.
         const bool need_mask = (!EVEN_M && m0 + BLOCK_M > nq) || (!EVEN_N && n0 + BLOCK_N > nk) ||
-                               (CAUSAL && m0 < n0 + BLOCK_N - 1);
+                               tile_needs_mask(lo, hi, m0, m0 + BLOCK_M, n0, n0 + BLOCK_N);
 #pragma unroll
         for (int i = 0; i < kRK; ++i) {
             const int r = group + kG1 * i, key = n0 + r;
@@ -404,7 +257,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
             for (int j = 0; j < kRQ; ++j) {
                 const int c = lane_c + kTN1 * j, row = m0 + c;
                 acc_t p = ex_exp(s[i][j] * scale - tl[c]);
-                if (need_mask && ((!EVEN_M && row >= nq) || (!EVEN_N && key >= nk) || (CAUSAL && row < key)))
+                if (need_mask && ((!EVEN_M && row >= nq) || (!EVEN_N && key >= nk) || (CAUSAL && !ft_mask_visible(lo, hi, row, key))))
                     p = 0;
                 sPT[r * kPtLd + c] = p;
                 sdST[r * kPtLd + c] = p * (dp[i][j] - tdl[c]);
@@ -496,26 +349,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
     cp_async_wait<0>();   // nothing in flight at exit, even when no query tile was visited
 
     // dK = scale dS^T Q and dV; keys that no query sees get zeros.
-    elem_t *const gdk = (elem_t *)args.dk + b * args.dk_stride[0] + h * args.dk_stride[1];
-    elem_t *const gdv = (elem_t *)args.dv + b * args.dv_stride[0] + h * args.dv_stride[1];
+    elem_t *const gdk = (elem_t *)args.dk + head_offset(args.dk_stride, b, h);
+    elem_t *const gdv = (elem_t *)args.dv + head_offset(args.dv_stride, b, h);
 #pragma unroll
     for (int i = 0; i < kRK; ++i) {
         const int key = n0 + group + kG1 * i;
         if (EVEN_N || key < nk) {
-            elem_t *const krow = gdk + key * args.dk_stride[2];
-            elem_t *const vrow = gdv + key * args.dv_stride[2];
-#pragma unroll
-            for (int ch = 0; ch < kKCh; ++ch)
-                if (!kKRagged || lane_c + kTN1 * ch < kKAll)
-#pragma unroll
-                    for (int w = 0; w < kVec; ++w)
-                        krow[(lane_c + kTN1 * ch) * kVec + w] = dk[i][ch * kVec + w] * scale;
-#pragma unroll
-            for (int ch = 0; ch < kVCh; ++ch)
-                if (!kVRagged || lane_c + kTN1 * ch < kVAll)
-#pragma unroll
-                    for (int w = 0; w < kVec; ++w)
-                        vrow[(lane_c + kTN1 * ch) * kVec + w] = dv[i][ch * kVec + w];
+            ex_store_chunks<kTN1, kKCh, kKRagged>(gdk + key * args.dk_stride[2], dk[i], lane_c, kKAll, scale);
+            ex_store_chunks<kTN1, kVCh, kVRagged>(gdv + key * args.dv_stride[2], dv[i], lane_c, kVAll, (acc_t)1);
         }
     }
 }
@@ -536,10 +377,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
     const int q0 = blockIdx.x * BLOCK_M;
     const long long ks = args.k_stride[2], vs = args.v_stride[2];
-    const elem_t *const gq = (const elem_t *)args.q + b * args.q_stride[0] + h * args.q_stride[1] + q0 * args.q_stride[2];
-    const elem_t *const gdo = (const elem_t *)args.dout + b * args.do_stride[0] + h * args.do_stride[1] + q0 * args.do_stride[2];
-    const elem_t *const gk = (const elem_t *)args.k + b * args.k_stride[0] + h * args.k_stride[1];
-    const elem_t *const gv = (const elem_t *)args.v + b * args.v_stride[0] + h * args.v_stride[1];
+    const elem_t *const gq = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + q0 * args.q_stride[2];
+    const elem_t *const gdo = (const elem_t *)args.dout + head_offset(args.do_stride, b, h) + q0 * args.do_stride[2];
+    const elem_t *const gk = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
+    const elem_t *const gv = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
     const acc_t *const glse = (const acc_t *)args.lse + (long long)bh * nq;
     const acc_t *const gdelta = (const acc_t *)args.delta + (long long)bh * nq;
     const acc_t scale = (acc_t)args.softmax_scale;
@@ -549,9 +390,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
     const bool kv_vec = ex_aligned16(args.k, args.k_stride[0], args.k_stride[1], ks, args.batch, args.heads, nk) &&
                         ex_aligned16(args.v, args.v_stride[0], args.v_stride[1], vs, args.batch, args.heads, nk);
 
-    int n_tiles = (nk + BLOCK_N - 1) / BLOCK_N;
-    if (CAUSAL && CAUSAL_SKIP)
-        n_tiles = min(n_tiles, (min(q0 + BLOCK_M, nq) - 1) / BLOCK_N + 1);
+    const int lo = args.mask_lo, hi = args.mask_hi;
+    int t_begin, t_end;
+    key_tiles<BLOCK_M, BLOCK_N>(lo, hi, q0, nq, nk, t_begin, t_end);
+    const int n_tiles = t_end - t_begin;
 
     auto load_kv = [&](int t, int st) {
         const int k0 = t * BLOCK_N;
@@ -564,7 +406,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
     ex_stage_rows<BLOCK_M, HEAD_DIM_V, kVLd, EVEN_M>(sdO, gdo, args.do_stride[2], nq - q0, qdo_vec);
     for (int s = 0; s < NUM_STAGES - 1; ++s) {
         if (s < n_tiles)
-            load_kv(s, s);
+            load_kv(t_begin + s, s);
         cp_async_commit();
     }
 
@@ -581,8 +423,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
             dq[i][c] = 0;
     }
 
-    for (int t = 0; t < n_tiles; ++t) {
-        const int st = t % NUM_STAGES, k0 = t * BLOCK_N;
+    for (int it = 0; it < n_tiles; ++it) {
+        const int t = t_begin + it, st = it % NUM_STAGES, k0 = t * BLOCK_N;
         if (NUM_STAGES == 1) {
             __syncthreads();   // the previous tile's dS K is done with stage 0 and dS
             load_kv(t, 0);
@@ -591,9 +433,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
         cp_async_wait<kWaitGroups>();
         __syncthreads();   // tile t visible; everyone is past tile t-1
         if (NUM_STAGES > 1) {
-            const int tn = t + NUM_STAGES - 1;
+            const int tn = it + NUM_STAGES - 1;
             if (tn < n_tiles)
-                load_kv(tn, tn % NUM_STAGES);
+                load_kv(t_begin + tn, tn % NUM_STAGES);
             cp_async_commit();
         }
         const elem_t *const tk = sK + st * BLOCK_N * kQkLd;
@@ -642,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
         }
 
         // dS = P (dP - delta), P = exp(scale S - L) and 0 where masked: to shared memory.
-        const bool need_mask = (!EVEN_N && k0 + BLOCK_N > nk) || (CAUSAL && k0 + BLOCK_N - 1 > q0);
+        const bool need_mask = (!EVEN_N && k0 + BLOCK_N > nk) || tile_needs_mask(lo, hi, q0, q0 + BLOCK_M, k0, k0 + BLOCK_N);
 #pragma unroll
         for (int i = 0; i < kRM; ++i) {
             const int r = group + kGq * i, row = q0 + r;
@@ -650,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
             for (int j = 0; j < kRN; ++j) {
                 const int col = k0 + lane_c + kTNq * j;
                 acc_t p = ex_exp(s[i][j] * scale - lrow[i]);
-                if (need_mask && ((!EVEN_N && col >= nk) || (CAUSAL && col > row)))
+                if (need_mask && ((!EVEN_N && col >= nk) || (CAUSAL && !ft_mask_visible(lo, hi, row, col))))
                     p = 0;
                 sdS[r * kDsLd + lane_c + kTNq * j] = p * (dp[i][j] - drow[i]);
             }
@@ -682,20 +524,15 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
         }
     }
 
+    cp_async_wait<0>();   // nothing in flight at exit, even when no key tile was visited
+
     // dQ = scale dS K for the rows that exist.
-    elem_t *const gdq = (elem_t *)args.dq + b * args.dq_stride[0] + h * args.dq_stride[1];
+    elem_t *const gdq = (elem_t *)args.dq + head_offset(args.dq_stride, b, h);
 #pragma unroll
     for (int i = 0; i < kRM; ++i) {
         const int row = q0 + group + kGq * i;
-        if (EVEN_M || row < nq) {
-            elem_t *const qrow = gdq + row * args.dq_stride[2];
-#pragma unroll
-            for (int ch = 0; ch < kQCh; ++ch)
-                if (!kQRagged || lane_c + kTNq * ch < kKAll)
-#pragma unroll
-                    for (int w = 0; w < kVec; ++w)
-                        qrow[(lane_c + kTNq * ch) * kVec + w] = dq[i][ch * kVec + w] * scale;
-        }
+        if (EVEN_M || row < nq)
+            ex_store_chunks<kTNq, kQCh, kQRagged>(gdq + row * args.dq_stride[2], dq[i], lane_c, kKAll, scale);
     }
 #endif
 }
@@ -709,7 +546,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq_convert(cons
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
     const int q0 = blockIdx.x * BLOCK_M;
     const acc_t *const gdqa = (const acc_t *)args.dq_accum + ((long long)bh * nq + q0) * HEAD_DIM;
-    elem_t *const gdq = (elem_t *)args.dq + b * args.dq_stride[0] + h * args.dq_stride[1] + q0 * args.dq_stride[2];
+    elem_t *const gdq = (elem_t *)args.dq + head_offset(args.dq_stride, b, h) + q0 * args.dq_stride[2];
     const acc_t scale = (acc_t)args.softmax_scale;
     const int rows = EVEN_M ? BLOCK_M : min(BLOCK_M, nq - q0);
     for (int x = threadIdx.x; x < rows * HEAD_DIM; x += kThreads) {

@@ -1,0 +1,161 @@
+// sm80.cuh: the sm_80+ instructions the mma.sync families use: cp.async copies, ldmatrix,
+// mma.sync.m16n8k16 and its fragment conversions, fp32 reductions to global memory, and the
+// one swizzle of 16-bit shared-memory tiles (with ldmatrix addressing over it).
+
+// 16-byte global->shared copy; src_bytes < 16 zero-fills the rest (0 for rows out of range).
+FT_DEVICE void cp_async_16(unsigned dst, const void *src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+FT_DEVICE void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;");
+}
+template <int N> FT_DEVICE void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;" ::"n"(N));
+}
+
+// 4-byte global->shared copy (rows of L and delta, only 4-byte aligned); src_bytes 0 zero-fills.
+FT_DEVICE void cp_async_4(unsigned dst, const void *src, int src_bytes)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(src_bytes));
+}
+
+// *p += a, p[1] += b in fp32, without a return value (p 8-byte aligned).
+FT_DEVICE void red_add_f32x2(float *p, float a, float b)
+{
+#if __CUDA_ARCH__ >= 900
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
+#else
+    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(a) : "memory");
+    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p + 1), "f"(b) : "memory");
+#endif
+}
+
+// ---- tensor cores (f16/bf16 only) --------------------------------------------------------
+#if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16
+FT_DEVICE void ldmatrix_x4(unsigned &r0, unsigned &r1, unsigned &r2, unsigned &r3, unsigned addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+FT_DEVICE void ldmatrix_x4_trans(unsigned &r0, unsigned &r1, unsigned &r2, unsigned &r3, unsigned addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
+}
+FT_DEVICE void ldmatrix_x2(unsigned &r0, unsigned &r1, unsigned addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];" : "=r"(r0), "=r"(r1) : "r"(addr));
+}
+FT_DEVICE void ldmatrix_x2_trans(unsigned &r0, unsigned &r1, unsigned addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];" : "=r"(r0), "=r"(r1) : "r"(addr));
+}
+// D (16x8, f32) += A (16x16, row) * B (16x8, col). Fragment layout per PTX ISA m16n8k16:
+// lane = 4*group + quad; A regs a0..a3 hold rows {group, group+8} x cols {2quad, 2quad+1,
+// +8}; B regs b0,b1 hold k {2quad,2quad+1, +8} of column group; C/D c0..c3 hold
+// rows {group, group+8} x cols {2quad, 2quad+1}.
+FT_DEVICE void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1)
+{
+#if DTYPE == FT_DTYPE_BF16
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+#else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+#endif
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+
+// A fragment (16 rows x 16 k) from four C tiles: c_lo covers k 0-7, c_hi k 8-15.
+FT_DEVICE void c_to_a(unsigned (&a)[4], const float (&c_lo)[4], const float (&c_hi)[4])
+{
+    a[0] = pack2(c_lo[0], c_lo[1]);   // row g,   k 2qd..+1
+    a[1] = pack2(c_lo[2], c_lo[3]);   // row g+8, k 2qd..+1
+    a[2] = pack2(c_hi[0], c_hi[1]);   // row g,   k 8+2qd..+1
+    a[3] = pack2(c_hi[2], c_hi[3]);   // row g+8, k 8+2qd..+1
+}
+#endif
+
+// Swizzled shared-memory tile of 16-bit elements with COLS columns (a multiple of 32): the
+// 16-byte chunk c of row r moves to c ^ (r mod SW) within its group of SW chunks (SW = 8 when
+// COLS is a multiple of 64, else 4), so ldmatrix's eight row addresses and cp.async's stores
+// spread over the banks without padding.
+template <int COLS> FT_DEVICE int swz(int row, int col)
+{
+    constexpr int SW = (COLS % 64 == 0) ? 8 : 4;
+    static_assert(COLS % 32 == 0, "swizzled tiles need a multiple of 32 columns");
+    const int chunk = col >> 3;
+    const int moved = (chunk & ~(SW - 1)) | ((chunk ^ row) & (SW - 1));
+    return row * COLS + (moved << 3) + (col & 7);
+}
+
+// Address of a swizzled tile element relative to a lane's precomputed address of (row0, col0),
+// for a compile-time step of chunk_step 16-byte chunks and row_step rows (row_step a multiple
+// of 8, chunk_step not overlapping the bits of col0's chunk). Works because a row's chunk bits
+// sit at address bits 4.. when the tile starts 128-byte aligned: the swizzle becomes one XOR,
+// and the compiler keeps one address per lane instead of one per fragment.
+template <int COLS> FT_DEVICE unsigned swz_step(unsigned lane_addr, int chunk_step, int row_step)
+{
+    constexpr int SW = (COLS % 64 == 0) ? 8 : 4;
+    return (lane_addr ^ ((chunk_step & (SW - 1)) << 4)) + ((chunk_step & ~(SW - 1)) << 4) + row_step * COLS * 2;
+}
+
+// Byte offset of (row, col) in a swizzled COLS-column 16-bit tile.
+template <int COLS> FT_DEVICE unsigned toff(int row, int col)
+{
+    return 2u * (unsigned)swz<COLS>(row, col);
+}
+
+// Keeps the compiler from hoisting address arithmetic on x out of the main loop: hoisted, every
+// unrolled ldmatrix address became a live register and the dK/dV kernel spilled.
+FT_DEVICE unsigned opaque(unsigned x)
+{
+    asm volatile("" : "+r"(x));
+    return x;
+}
+
+// One lane's ldmatrix row address in a swizzled COLS-column tile, for 16x16 blocks at
+// compile-time (r0, c0), r0 a multiple of 8 and c0 of 16. The lane reads row lrow + r0 and
+// column lcol + c0; swz's XOR then depends on c0 only through (c0/16) mod SW/2, so SW/2
+// offsets per lane serve every block. A runtime row base (a multiple of 8 rows) and column base
+// (a multiple of 8*SW columns) go into `base`; other column bases into lcol.
+template <int COLS> struct lm_tile {
+    static constexpr int SW = (COLS % 64 == 0) ? 8 : 4;   // as in swz
+    unsigned base;
+    unsigned off[SW / 2];
+    __device__ __forceinline__ lm_tile(unsigned tile_base, int lrow, int lcol)
+    {
+        base = tile_base;
+#pragma unroll
+        for (int p = 0; p < SW / 2; p++)
+            off[p] = toff<COLS>(lrow, lcol + 16 * p);
+    }
+    __device__ __forceinline__ unsigned at(int r0, int c0) const
+    {
+        return (opaque(base) + off[(c0 / 16) % (SW / 2)]) + 2u * (unsigned)(r0 * COLS + (c0 / (8 * SW)) * 8 * SW);
+    }
+};
+// The lm_tile for a sub-block of a tile whose top-left is (row0, col0), row0 a multiple of 8:
+// col0 goes into the base when the swizzle allows, else into the lane's column.
+template <int COLS>
+FT_DEVICE lm_tile<COLS> lm_sub(unsigned tile_base, int row0, int col0, int lrow, int lcol, bool col0_aligned)
+{
+    return col0_aligned ? lm_tile<COLS>(tile_base + 2u * (unsigned)(row0 * COLS + col0), lrow, lcol)
+                        : lm_tile<COLS>(tile_base + 2u * (unsigned)(row0 * COLS), lrow, lcol + col0);
+}
+#define LM_ALIGNED(COLS, STEP) ((STEP) % (8 * lm_tile<COLS>::SW) == 0)   // column bases k*STEP fold into the base
+
+// ldmatrix lane -> row address patterns for a 16x16 block at (r0, c0) of a row-major tile:
+//  LM_ROWS16: lane l gives row r0 + (l & 15), col c0 + 8*(l >> 4). As an A operand (non-trans)
+//   the four 8x8 matrices are (rows 0-7,k 0-7), (8-15, 0-7), (0-7, 8-15), (8-15, 8-15) = a0..a3.
+//   As a B operand stored [k][n] (.trans): (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15),
+//   (k 8-15, n 8-15) = b0,b1 of n-tile 0 then b0,b1 of n-tile 1.
+//  LM_ROWS8: lane l gives row r0 + (l & 7) + 8*(l >> 4), col c0 + 8*((l >> 3) & 1). As a B operand
+//   stored [n][k] (non-trans): (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15)
+//   = b0,b1 of n-tile 0 then of n-tile 1. As an A operand stored [k][m] (.trans):
+//   (k 0-7, m 0-7) = a0, (k 0-7, m 8-15) = a1, (k 8-15, m 0-7) = a2, (k 8-15, m 8-15) = a3.
+

@@ -1,0 +1,86 @@
+// sm90.cuh: Hopper's warpgroup tensor cores for the sm_90a families: shared-memory matrix
+// descriptors, wgmma.mma_async wrappers (SS and RS forms, N = 64 and 128), the fences and
+// waits around them, and the 128-byte-swizzled panel layout the descriptors read. A family
+// that includes this part must name target_arch "sm_90a" (wgmma does not assemble elsewhere).
+#if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16
+#if DTYPE == FT_DTYPE_BF16
+#define FT_WG_TYPES ".f32.bf16.bf16"
+#else
+#define FT_WG_TYPES ".f32.f16.f16"
+#endif
+#define FT_WG_ACC_32 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}"
+#define FT_WG_ACC_64 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}"
+#define FT_ACC8(d, i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), \
+                      "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define FT_ACC16(d, i) FT_ACC8(d, i), FT_ACC8(d, i + 8)
+#define FT_ACC32(d, i) FT_ACC16(d, i), FT_ACC16(d, i + 16)
+#define FT_ACC64(d, i) FT_ACC32(d, i), FT_ACC32(d, i + 32)
+
+// A shared-memory matrix descriptor: start address, leading and stride byte offsets, 128-byte
+// swizzle (mode 1 in bits 62-63). Addresses and offsets are stored divided by 16.
+FT_DEVICE unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo)
+{
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
+           ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
+}
+
+// D (64xN, f32) (+)= A (64x16, shared, K-major) * B (16xN, shared; K-major, or N-major when
+// TRANS_B). accumulate = 0 overwrites D. The operand numbers after the R accumulators are
+// passed as literals (OA, OB: descriptors; OF: the accumulate flag; OT: TRANS_B).
+template <int N, int TRANS_B> struct wg_ss;
+template <int N, int TRANS_B> struct wg_rs;
+#define FT_WG_SS(N, R, LIST, ACC, OA, OB, OF, OT)                                                \
+    template <int TRANS_B> struct wg_ss<N, TRANS_B> {                                           \
+        static FT_DEVICE void run(float (&d)[R], unsigned long long a, unsigned long long b,     \
+                                  int accumulate)                                                \
+        {                                                                                        \
+            asm volatile("{ .reg .pred p; setp.ne.b32 p, " OF ", 0;\n"                            \
+                         "wgmma.mma_async.sync.aligned.m64n" #N "k16" FT_WG_TYPES " " LIST ", "  \
+                         OA ", " OB ", p, 1, 1, 0, " OT "; }"                                     \
+                         : ACC(d, 0) : "l"(a), "l"(b), "r"(accumulate), "n"(TRANS_B));          \
+        }                                                                                        \
+    };
+// The same with A (64x16) from registers, in the layout of a 64x16 accumulator tile packed
+// to 16-bit pairs: a[0] row g cols 2q, 2q+1; a[1] row g+8; a[2] cols +8; a[3] both (g: lane/4
+// plus 16 per warp, q: lane%4). OA0..OA3: A registers; OB, OF, OT as above.
+#define FT_WG_RS(N, R, LIST, ACC, OA0, OA1, OA2, OA3, OB, OF, OT)                                \
+    template <int TRANS_B> struct wg_rs<N, TRANS_B> {                                           \
+        static FT_DEVICE void run(float (&d)[R], const unsigned (&a)[4], unsigned long long b,   \
+                                  int accumulate)                                                \
+        {                                                                                        \
+            asm volatile("{ .reg .pred p; setp.ne.b32 p, " OF ", 0;\n"                            \
+                         "wgmma.mma_async.sync.aligned.m64n" #N "k16" FT_WG_TYPES " " LIST ", {"  \
+                         OA0 "," OA1 "," OA2 "," OA3 "}, " OB ", p, 1, 1, " OT "; }"              \
+                         : ACC(d, 0)                                                              \
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate),   \
+                           "n"(TRANS_B));                                                         \
+        }                                                                                        \
+    };
+FT_WG_SS(64, 32, FT_WG_ACC_32, FT_ACC32, "%32", "%33", "%34", "%35")
+FT_WG_SS(128, 64, FT_WG_ACC_64, FT_ACC64, "%64", "%65", "%66", "%67")
+FT_WG_RS(64, 32, FT_WG_ACC_32, FT_ACC32, "%32", "%33", "%34", "%35", "%36", "%37", "%38")
+FT_WG_RS(128, 64, FT_WG_ACC_64, FT_ACC64, "%64", "%65", "%66", "%67", "%68", "%69", "%70")
+
+FT_DEVICE void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+FT_DEVICE void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+FT_DEVICE void wg_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+// The compiler sees an accumulator as written when the wgmma is issued, not when it lands:
+// pin each register behind the wait so no read of it moves above the wait.
+template <int R> FT_DEVICE void wg_pin(float (&d)[R])
+{
+#pragma unroll
+    for (int i = 0; i < R; i++)
+        asm volatile("" : "+f"(d[i])::"memory");
+}
+// cp.async writes through the generic proxy; wgmma reads through the async proxy.
+FT_DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// Byte offset of 16-byte chunk `chunk` of row `row` in a tile of ROWS rows stored as panels of
+// 64 columns (128 bytes a row): panel chunk/8 starts at (chunk/8)*ROWS*128, and within a panel
+// the chunk moves to (chunk%8) ^ (row%8), wgmma's 128-byte swizzle. The tile must start
+// 1024-byte aligned (the swizzle is a function of address bits 4-9).
+template <int ROWS> FT_DEVICE unsigned panel_offset(int row, int chunk)
+{
+    return (chunk / 8) * (ROWS * 128) + row * 128 + (((chunk & 7) ^ (row & 7)) << 4);
+}
+#endif

@@ -1,0 +1,45 @@
+// ft_block.cuh: which tiles a block visits under the mask (FlashAttention-2's block_info, for
+// every family): the key tiles of a query tile and the query tiles of a key tile, with causal /
+// window block skipping (CAUSAL_SKIP), and whether a tile needs the per-element mask. All
+// from the band of ft_mask.h, so a new mask kind changes ft_mask.h and nothing here.
+
+// Key tiles [t0, t1) that query rows [m0, min(m0 + BM, seqlen_q)) visit: every tile, or with
+// CAUSAL && CAUSAL_SKIP only those holding a visible key (possibly none: t0 == t1).
+template <int BM, int BN>
+FT_DEVICE void key_tiles(int lo, int hi, int m0, int seqlen_q, int seqlen_k, int &t0, int &t1)
+{
+    t0 = 0;
+    t1 = (seqlen_k + BN - 1) / BN;
+#if CAUSAL && CAUSAL_SKIP
+    int k0, k1;
+    ft_mask_key_range(lo, hi, m0, min(m0 + BM, seqlen_q), seqlen_k, &k0, &k1);
+    t0 = k0 / BN;
+    t1 = k0 < k1 ? (k1 + BN - 1) / BN : t0;
+#endif
+}
+
+// Query tiles [t0, t1) that keys [n0, min(n0 + BN, seqlen_k)) are seen by (the key-major
+// kernels' loop), as key_tiles.
+template <int BM, int BN>
+FT_DEVICE void query_tiles(int lo, int hi, int n0, int seqlen_q, int seqlen_k, int &t0, int &t1)
+{
+    t0 = 0;
+    t1 = (seqlen_q + BM - 1) / BM;
+#if CAUSAL && CAUSAL_SKIP
+    int q0, q1;
+    ft_mask_query_range(lo, hi, n0, min(n0 + BN, seqlen_k), seqlen_q, &q0, &q1);
+    t0 = q0 / BM;
+    t1 = q0 < q1 ? (q1 + BM - 1) / BM : t0;
+#endif
+}
+
+// 1 when some (query, key) of rows [r0, r1) x keys [n0, n1) may be hidden by the mask, so the
+// tile needs the per-element test; always 0 without CAUSAL.
+FT_DEVICE bool tile_needs_mask(int lo, int hi, int r0, int r1, int n0, int n1)
+{
+#if CAUSAL
+    return !ft_mask_tile_full(lo, hi, r0, r1, n0, n1);
+#else
+    return false;
+#endif
+}

@@ -1,0 +1,83 @@
+// ft_softmax.cuh: the forward's per-row steps on 16-row accumulator tiles (fwd_mma, fwd_wgmma):
+// the mask, one online-softmax step, and the epilogue. f16/bf16 families only.
+#if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16
+// Lane 4g+q holds, for each 8-column tile j, elements s[4j+e]: row g + 8*(e/2), column
+// 8j + 2q + e%2 (the m16n8 C layout, and a warp's share of a wgmma 64xN accumulator). A row's
+// columns are spread over the 4 lanes of a quad. `half` picks row g (0) or g+8 (1).
+
+// Sets to -inf the scores of keys >= seqlen_k and, when CAUSAL, of keys past the row's
+// diagonal; n0: the tile's first key, row0: the query row of g.
+// Sets to -inf the scores of keys >= seqlen_k and, when CAUSAL, of keys outside the row's band
+// (ft_mask.h: key j visible to query i iff i + lo <= j <= i + hi); n0: the tile's first key,
+// row0: the query row of g.
+template <int TILES>
+FT_DEVICE void mask_scores(float *s, int n0, int seqlen_k, int row0, int quad, int lo, int hi)
+{
+#pragma unroll
+    for (int j = 0; j < TILES; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int key = n0 + j * 8 + quad * 2 + (e & 1);
+            bool masked = key >= seqlen_k;
+#if CAUSAL
+            masked = masked || !ft_mask_visible(lo, hi, row0 + (e >> 1) * 8, key);
+#endif
+            if (masked)
+                s[j * 4 + e] = -FT_INF_F;
+        }
+}
+
+// One online-softmax step for one row: S (TILES 8-column tiles, raw scores) becomes
+// P = exp2(S*scale_log2 - max), the running max and sum move on, and the row's O accumulators
+// (O_TILES tiles) are rescaled by exp2(old max - new max).
+template <int TILES, int O_TILES>
+FT_DEVICE void softmax_step(float *s, float *o, float &row_max, float &row_sum, int half, float scale_log2)
+{
+    float mx = row_max;
+#pragma unroll
+    for (int j = 0; j < TILES; j++)
+        mx = fmaxf(mx, fmaxf(s[j * 4 + half * 2], s[j * 4 + half * 2 + 1]) * scale_log2);
+    mx = warp_max_xor(warp_max_xor(mx, 1), 2);
+    // A row with every key so far masked keeps max -inf; use 0 so exp2 gives 0, not NaN.
+    const float base = mx == -FT_INF_F ? 0.f : mx;
+    const float correction = fast_exp2(row_max - base);
+    row_max = mx;
+    float sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < TILES; j++) {
+        const float p0 = fast_exp2(s[j * 4 + half * 2] * scale_log2 - base);
+        const float p1 = fast_exp2(s[j * 4 + half * 2 + 1] * scale_log2 - base);
+        s[j * 4 + half * 2] = p0;
+        s[j * 4 + half * 2 + 1] = p1;
+        sum += p0 + p1;
+    }
+    row_sum = row_sum * correction + sum;
+#pragma unroll
+    for (int j = 0; j < O_TILES; j++) {
+        o[j * 4 + half * 2] *= correction;
+        o[j * 4 + half * 2 + 1] *= correction;
+    }
+}
+
+// Epilogue for one row: O / rowsum in the input dtype at dst (the row's first element), and
+// from lane q = 0, L = ln(sum) + max (natural log) at *lse. row_sum is this lane's partial sum;
+// every lane of the quad must call this (it shuffles) before any of them skips its row.
+// Epilogue for one row: O / rowsum in the input dtype at dst (the row's first element), and
+// from lane q = 0, L = ln(sum) + max (natural log) at *lse; a row that saw no key gets O = 0 and
+// L = +inf, so that the backward's exp(S - L) is 0 there. row_sum is this lane's partial sum;
+// every lane of the quad must call this (it shuffles) before any of them skips its row.
+template <int O_TILES>
+FT_DEVICE void store_row(elem_t *dst, float *lse, const float *o, float row_max, float row_sum, int half,
+                         int quad, bool in_range)
+{
+    const float sum = warp_sum_xor(warp_sum_xor(row_sum, 1), 2);
+    if (!in_range)
+        return;
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+#pragma unroll
+    for (int j = 0; j < O_TILES; j++)
+        *(unsigned *)(dst + j * 8 + quad * 2) = pack2(o[j * 4 + half * 2] * inv, o[j * 4 + half * 2 + 1] * inv);
+    if (quad == 0)
+        *lse = sum > 0.f ? (row_max + __log2f(sum)) * (float)FT_LN2 : FT_INF_F;
+}
+#endif

@@ -1,0 +1,130 @@
+// ft_types.cuh: what every kernel shares: the element and accumulator types for DTYPE,
+// conversions, fast math and warp reductions, shared-memory addresses. Written against PTX
+// only, so NVRTC needs no headers. Expects DTYPE (and the other parameters) defined before it.
+
+#define FT_DTYPE_F32 0
+#define FT_DTYPE_F16 1
+#define FT_DTYPE_BF16 2
+#define FT_DTYPE_F64 3
+
+#define FT_DEVICE __device__ __forceinline__
+
+// elem_t is how one element is stored in memory; acc_t is the arithmetic type.
+#if DTYPE == FT_DTYPE_F32
+typedef float elem_t;
+typedef float acc_t;
+#elif DTYPE == FT_DTYPE_F64
+typedef double elem_t;
+typedef double acc_t;
+#elif DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16
+typedef unsigned short elem_t;   // raw 16-bit pattern; converted with cvt below
+typedef float acc_t;
+#else
+#error "DTYPE must be 0 (f32), 1 (f16), 2 (bf16) or 3 (f64)"
+#endif
+
+#define FT_LOG2E 1.4426950408889634
+#define FT_LN2 0.6931471805599453
+// NVRTC has no math.h, so no INFINITY.
+#define FT_INF_F __int_as_float(0x7f800000)
+
+// ---- conversions --------------------------------------------------------------------------
+FT_DEVICE float half_bits_to_float(unsigned short h)
+{
+    float f;
+    asm("{ .reg .b16 t; mov.b16 t, %1; cvt.f32.f16 %0, t; }" : "=f"(f) : "h"(h));
+    return f;
+}
+FT_DEVICE unsigned short float_to_half_bits(float f)
+{
+    unsigned short h;
+    asm("{ .reg .b16 t; cvt.rn.f16.f32 t, %1; mov.b16 %0, t; }" : "=h"(h) : "f"(f));
+    return h;
+}
+FT_DEVICE float bf16_bits_to_float(unsigned short h)
+{
+    return __uint_as_float(((unsigned)h) << 16);
+}
+FT_DEVICE unsigned short float_to_bf16_bits(float f)
+{
+    unsigned short h;
+    asm("{ .reg .b16 t; cvt.rn.bf16.f32 t, %1; mov.b16 %0, t; }" : "=h"(h) : "f"(f));
+    return h;
+}
+
+FT_DEVICE acc_t load_acc(const elem_t *p)
+{
+#if DTYPE == FT_DTYPE_F16
+    return half_bits_to_float(*p);
+#elif DTYPE == FT_DTYPE_BF16
+    return bf16_bits_to_float(*p);
+#else
+    return *p;
+#endif
+}
+FT_DEVICE elem_t to_elem(acc_t x)
+{
+#if DTYPE == FT_DTYPE_F16
+    return float_to_half_bits(x);
+#elif DTYPE == FT_DTYPE_BF16
+    return float_to_bf16_bits(x);
+#else
+    return x;
+#endif
+}
+
+// Two floats into one 32-bit register of 16-bit elements: lo in bits 0-15, hi in 16-31,
+// the order mma.sync expects for consecutive columns.
+FT_DEVICE unsigned pack2(float lo, float hi)
+{
+    unsigned r;
+#if DTYPE == FT_DTYPE_BF16
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+    return r;
+}
+
+// ---- math ---------------------------------------------------------------------------------
+FT_DEVICE float fast_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+FT_DEVICE float warp_max_xor(float x, int lane_mask)
+{
+    return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, lane_mask));
+}
+FT_DEVICE float warp_sum_xor(float x, int lane_mask)
+{
+    return x + __shfl_xor_sync(0xffffffffu, x, lane_mask);
+}
+
+// ---- shared memory and asynchronous copies -----------------------------------------------
+FT_DEVICE unsigned smem_addr(const void *p)
+{
+    unsigned long long a;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+    return (unsigned)a;
+}
+
+// Two 16-bit elements (lo = lower address) to floats.
+FT_DEVICE void unpack2(unsigned u, float &lo, float &hi)
+{
+#if DTYPE == FT_DTYPE_BF16
+    lo = __uint_as_float(u << 16);
+    hi = __uint_as_float(u & 0xffff0000u);
+#else
+    lo = half_bits_to_float((unsigned short)(u & 0xffffu));
+    hi = half_bits_to_float((unsigned short)(u >> 16));
+#endif
+}
+
+// Global offset of the (batch b, head h) slice of a [batch, heads, seq, dim] tensor whose
+// strides (in elements) are s[0..2].
+FT_DEVICE long long head_offset(const long long *s, int b, int h)
+{
+    return b * s[0] + h * s[1];
+}

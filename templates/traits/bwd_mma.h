@@ -1,0 +1,149 @@
+/* bwd_mma traits (templates/families/bwd_mma.cu, generator/family_bwd_mma.c): the warp layouts
+ * of ft_bwd_dkdv (warps along the keys, past BLOCK_N/16 warps a split of the dK/dV columns) and
+ * of ft_bwd_dq and the dQ step (warps along the queries, then along the keys or head dim), the
+ * query chunking that keeps dP^T beside the accumulators, and shared memory. */
+#ifndef FT_TRAITS_BWD_MMA_H
+#define FT_TRAITS_BWD_MMA_H
+
+enum bwd_mma_rule {
+    BWD_MMA_OK,
+    BWD_MMA_BAD_BLOCK_M,       /* BLOCK_M % 16 != 0 */
+    BWD_MMA_BAD_BLOCK_N,       /* BLOCK_N % 16 != 0 */
+    BWD_MMA_BAD_STAGES,        /* NUM_STAGES outside 1..3 */
+    BWD_MMA_BAD_HEAD_DIM,      /* HEAD_DIM or HEAD_DIM_V not a multiple of 32 */
+    BWD_MMA_BAD_KV_WARPS,      /* NUM_WARPS neither divides BLOCK_N/16 nor is a multiple of it */
+    BWD_MMA_BAD_KV_SPLIT,      /* the dK/dV column split does not divide the head dims */
+    BWD_MMA_BAD_Q_WARPS,       /* NUM_WARPS neither divides BLOCK_M/16 nor is a multiple of it */
+    BWD_MMA_BAD_DQ_SPLIT,      /* DQ_MODE 1: the key split does not divide BLOCK_N */
+    BWD_MMA_BAD_SMEM,          /* over FT_SMEM_MAX_BYTES */
+    BWD_MMA_BAD_REGISTERS,     /* would spill */
+};
+
+/* ft_bwd_dkdv: warps along the keys, warps sharing one 16-key slab (each keeps 1/KV_DSPLIT of
+ * the dK/dV columns), keys per warp. */
+FT_TRAIT int bwd_mma_kv_warps_n(int num_warps, int block_n)
+{
+    return ft_imin(num_warps, block_n / 16);
+}
+FT_TRAIT int bwd_mma_kv_dsplit(int num_warps, int block_n)
+{
+    return num_warps / bwd_mma_kv_warps_n(num_warps, block_n);
+}
+FT_TRAIT int bwd_mma_kv_rows(int num_warps, int block_n)
+{
+    return block_n / bwd_mma_kv_warps_n(num_warps, block_n);
+}
+/* fp32 dK + dV accumulators, and S^T (then P^T), per thread. */
+FT_TRAIT int bwd_mma_kv_acc_regs(int num_warps, int block_n, int head_dim, int head_dim_v)
+{
+    return bwd_mma_kv_rows(num_warps, block_n) * (head_dim + head_dim_v) / bwd_mma_kv_dsplit(num_warps, block_n) / 32;
+}
+FT_TRAIT int bwd_mma_kv_s_regs(int num_warps, int block_m, int block_n)
+{
+    return bwd_mma_kv_rows(num_warps, block_n) * block_m / 32;
+}
+/* dP^T, dS^T and dK run over query chunks of DP_CHUNK when P^T and a whole tile's dP^T would
+ * not fit beside the dK/dV accumulators (ptxas spilled around 190 such registers a thread). */
+FT_TRAIT int bwd_mma_dp_chunk(int num_warps, int block_m, int block_n, int head_dim, int head_dim_v)
+{
+    return block_m > 32 && block_m % 32 == 0 &&
+                   bwd_mma_kv_acc_regs(num_warps, block_n, head_dim, head_dim_v) +
+                           2 * bwd_mma_kv_s_regs(num_warps, block_m, block_n) > 176
+               ? 32
+               : block_m;
+}
+/* Reductions over the head dim (S, dP) past 128 columns run as a loop over 64-column groups:
+ * fully unrolled, ptxas preloads fragments for the whole head dim (head dim 256: 248-250
+ * registers against 224-246 grouped, on the edge of spilling). */
+FT_TRAIT int bwd_mma_kd_group(int dim)
+{
+    return dim > 128 ? 64 : dim;
+}
+/* ft_bwd_dq and the dQ step of ft_bwd_dkdv: warps along the queries, then along the keys of
+ * each tile (ft_bwd_dq), rows and keys per warp. */
+FT_TRAIT int bwd_mma_q_warps_m(int num_warps, int block_m)
+{
+    return ft_imin(num_warps, block_m / 16);
+}
+FT_TRAIT int bwd_mma_q_warps_n(int num_warps, int block_m)
+{
+    return num_warps / bwd_mma_q_warps_m(num_warps, block_m);
+}
+/* ft_bwd_dkdv's dQ step: Q_WARPS_M x DQS_WARPS_N warps, DQS_WARPS_N the largest divisor of
+ * HEAD_DIM/16 not above Q_WARPS_N (so any head dim works); the other warps sit it out. */
+FT_TRAIT int bwd_mma_dqs_warps_n(int num_warps, int block_m, int head_dim)
+{
+    int c = bwd_mma_q_warps_n(num_warps, block_m);
+    while (c > 1 && (head_dim / 16) % c != 0)
+        c--;
+    return c;
+}
+
+/* Shared memory of ft_bwd_dkdv: K and V tiles, NUM_STAGES x (Q, dO tiles, L and delta rows),
+ * and with DQ_MODE 0 the dS^T tile (row stride BLOCK_M + 8). */
+FT_TRAIT long long bwd_mma_dkdv_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages,
+                                           int dq_mode)
+{
+    const long long stage = (long long)block_m * (head_dim + head_dim_v) * 2 + (long long)block_m * 4 * 2;
+    const long long ds = dq_mode == 0 ? (long long)block_n * (block_m + 8) * 2 : 0;
+    return (long long)block_n * (head_dim + head_dim_v) * 2 + num_stages * stage + ds;
+}
+/* Of ft_bwd_dq: Q and dO tiles and NUM_STAGES x (K, V tiles); at the end the same memory holds
+ * the fp32 dQ tile (row stride HEAD_DIM + 8). */
+FT_TRAIT long long bwd_mma_dq_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages)
+{
+    const long long main_bytes = (long long)block_m * (head_dim + head_dim_v) * 2 +
+                                 (long long)num_stages * block_n * (head_dim + head_dim_v) * 2;
+    const long long red_bytes = (long long)block_m * (head_dim + 8) * 4;
+    return main_bytes > red_bytes ? main_bytes : red_bytes;
+}
+
+/* Per-thread fp32 registers the kernels hold at their peak: ft_bwd_dkdv's dK and dV
+ * accumulators, S^T (then P^T) and dP^T over DP_CHUNK queries; ft_bwd_dq's dQ accumulators, S
+ * and dP. Fragments, addresses and indices take about 90 more: with that margin, head dim 128
+ * at 32 x 128 tiles is spill-free and at 64 x 128 spills (ptxas, CUDA 13.0, sm_80 and sm_90).
+ * Only what would obviously spill is refused: near the limit ptxas may still spill a few bytes,
+ * which the compile report shows. */
+FT_TRAIT int bwd_mma_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int dq_mode)
+{
+    const int kv_rows = bwd_mma_kv_rows(num_warps, block_n);
+    const int q_rows = block_m / bwd_mma_q_warps_m(num_warps, block_m);
+    const int qn = bwd_mma_q_warps_n(num_warps, block_m);
+    const int dkdv = bwd_mma_kv_acc_regs(num_warps, block_n, head_dim, head_dim_v) +
+                     bwd_mma_kv_s_regs(num_warps, block_m, block_n) +
+                     kv_rows * bwd_mma_dp_chunk(num_warps, block_m, block_n, head_dim, head_dim_v) / 32;
+    const int dq = dq_mode == 1 ? q_rows * head_dim / 32 + 2 * q_rows * (block_n / qn) / 32 : 0;
+    return (dkdv > dq ? dkdv : dq) + 90;
+}
+
+FT_TRAIT int bwd_mma_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim, int head_dim_v,
+                          int dq_mode)
+{
+    if (block_m % 16 != 0)
+        return BWD_MMA_BAD_BLOCK_M;
+    if (block_n % 16 != 0)
+        return BWD_MMA_BAD_BLOCK_N;
+    if (num_stages < 1 || num_stages > 3)
+        return BWD_MMA_BAD_STAGES;
+    if (head_dim % 32 != 0 || head_dim_v % 32 != 0)
+        return BWD_MMA_BAD_HEAD_DIM;
+    const int kvn = bwd_mma_kv_warps_n(num_warps, block_n);
+    if ((block_n / 16) % kvn != 0 || num_warps % kvn != 0)
+        return BWD_MMA_BAD_KV_WARPS;
+    const int dsplit = num_warps / kvn;
+    if (head_dim % (16 * dsplit) != 0 || head_dim_v % (16 * dsplit) != 0)
+        return BWD_MMA_BAD_KV_SPLIT;
+    const int qm = bwd_mma_q_warps_m(num_warps, block_m);
+    if ((block_m / 16) % qm != 0 || num_warps % qm != 0)
+        return BWD_MMA_BAD_Q_WARPS;
+    if (dq_mode == 1 && block_n % (16 * (num_warps / qm)) != 0)
+        return BWD_MMA_BAD_DQ_SPLIT;
+    if (bwd_mma_dkdv_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, dq_mode) > FT_SMEM_MAX_BYTES ||
+        (dq_mode == 1 && bwd_mma_dq_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages) > FT_SMEM_MAX_BYTES))
+        return BWD_MMA_BAD_SMEM;
+    if (bwd_mma_regs(block_m, block_n, num_warps, head_dim, head_dim_v, dq_mode) > ft_register_cap(num_warps * 32))
+        return BWD_MMA_BAD_REGISTERS;
+    return BWD_MMA_OK;
+}
+
+#endif

@@ -1,0 +1,39 @@
+/* ft_traits.h: how a family's traits are written once for both compilers. A traits header
+ * (traits/<family>.h) holds the family's derived constants, shared-memory bytes, register
+ * estimate and rules as functions in the common subset of C11 and C++17: the host's generator
+ * calls them to validate and launch (generator/family_<family>.c), and the template computes
+ * its constants and static_asserts from the same functions, so the two cannot disagree.
+ * A rule function returns 0 when the parameters are acceptable, else the number of the first
+ * rule they break; the host turns that number into a message, the template has one
+ * static_assert per rule. No includes: it is part of every expanded source. */
+#ifndef FT_TRAITS_H
+#define FT_TRAITS_H
+
+#ifdef __CUDACC_RTC__
+#define FT_TRAIT static constexpr __host__ __device__
+#else
+#define FT_TRAIT static inline
+#endif
+
+/* The most dynamic shared memory any supported GPU gives one block (sm_90: 227 KiB); the
+ * generator checks each arch's own limit (gen_smem_limit_for_arch). */
+#define FT_SMEM_MAX_BYTES 232448
+
+FT_TRAIT int ft_imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+FT_TRAIT int ft_is_pow2(int x)
+{
+    return x > 0 && (x & (x - 1)) == 0;
+}
+
+/* Registers each of `threads` threads may hold with one block per SM: 65536 / threads, at most
+ * 255. */
+FT_TRAIT int ft_register_cap(int threads)
+{
+    return 65536 / threads > 255 ? 255 : 65536 / threads;
+}
+
+#endif

@@ -1,0 +1,60 @@
+/* fwd_mma traits (templates/families/fwd_mma.cu, generator/family_fwd_mma.c): warps own whole
+ * 16-row mma tiles of the query block; Q in registers up to head dim 128; K/V in a NUM_STAGES
+ * ring of swizzled tiles. */
+#ifndef FT_TRAITS_FWD_MMA_H
+#define FT_TRAITS_FWD_MMA_H
+
+enum fwd_mma_rule {
+    FWD_MMA_OK,
+    FWD_MMA_BAD_BLOCK_M,     /* BLOCK_M % (16 * NUM_WARPS) != 0 */
+    FWD_MMA_BAD_BLOCK_N,     /* BLOCK_N % 16 != 0 */
+    FWD_MMA_BAD_HEAD_DIM,    /* HEAD_DIM or HEAD_DIM_V not a multiple of 32 */
+    FWD_MMA_BAD_REGISTERS,   /* fragments would spill */
+};
+
+/* 16-row mma tiles each warp owns. */
+FT_TRAIT int fwd_mma_row_tiles(int block_m, int num_warps)
+{
+    return block_m / (16 * num_warps);
+}
+
+/* Q stays in registers for the whole sweep up to head dim 128; past that its fragments would
+ * crowd out the accumulators, so they are re-read from shared memory at each k-step. */
+FT_TRAIT int fwd_mma_q_in_regs(int head_dim)
+{
+    return head_dim <= 128;
+}
+
+/* Q tile plus NUM_STAGES K/V tiles, 2 bytes an element. */
+FT_TRAIT long long fwd_mma_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages)
+{
+    return ((long long)block_m * head_dim + (long long)num_stages * block_n * (head_dim + head_dim_v)) * 2;
+}
+
+/* Per-thread fp32 accumulators and fragments: O, S and (up to head dim 128) Q, plus 2 for the
+ * masked variant (its key-tile range and band stay live). Past about 150 of the 255 registers
+ * the compiler spills (ptxas for sm_80 and sm_90: head dim 256 with BLOCK_N=64 is 164 and
+ * spills; BLOCK_N=32 is 148 and does not, and 150 with the mask spills 8 bytes on sm_80). */
+#define FWD_MMA_REGISTER_LIMIT 149
+FT_TRAIT int fwd_mma_fragment_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
+                                   int causal)
+{
+    return fwd_mma_row_tiles(block_m, num_warps) *
+               ((fwd_mma_q_in_regs(head_dim) ? head_dim / 4 : 4) + block_n / 2 + head_dim_v / 2) +
+           (causal ? 2 : 0);
+}
+
+FT_TRAIT int fwd_mma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int causal)
+{
+    if (block_m % (16 * num_warps) != 0)
+        return FWD_MMA_BAD_BLOCK_M;
+    if (block_n % 16 != 0)
+        return FWD_MMA_BAD_BLOCK_N;
+    if (head_dim % 32 != 0 || head_dim_v % 32 != 0)
+        return FWD_MMA_BAD_HEAD_DIM;
+    if (fwd_mma_fragment_regs(block_m, block_n, num_warps, head_dim, head_dim_v, causal) > FWD_MMA_REGISTER_LIMIT)
+        return FWD_MMA_BAD_REGISTERS;
+    return FWD_MMA_OK;
+}
+
+#endif
