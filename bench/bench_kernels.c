@@ -1,13 +1,17 @@
 /* bench_kernels: times hand-picked configurations of the generated kernels on the GPU.
  * CUDA events around each launch, warm-up first, median of the repetitions (min kept too),
  * random inputs; FLOPs by the FlashAttention convention: forward 4*B*H*Nq*Nk*D (halved when
- * causal), backward 2.5x forward. Usage: bench_kernels [reps]. Prints one line per row. */
+ * causal), backward 2.5x forward. Usage: bench_kernels [reps]. Prints one line per row.
+ * Launches go through the launch module, as the runtime's and the tuner's do. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_harness.h"
+#include "ft_mask.h"
+#include "ln_internal.h"
+
+#define SKIP_CODE 77   /* no GPU: ctest's SKIP_RETURN_CODE */
 
 typedef struct bench_row {
     const char *family;
@@ -47,14 +51,81 @@ static int cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The row's problem, contiguous, default scale, top-left causal band when causal. */
+static void row_problem(const bench_row *r, ln_problem *p)
+{
+    *p = (ln_problem){ .dtype = r->dtype, .batch = r->batch, .heads = r->heads, .seqlen_q = r->seqlen,
+                       .seqlen_k = r->seqlen, .head_dim = r->head_dim, .head_dim_v = r->head_dim,
+                       .softmax_scale = ln_softmax_scale(0, r->head_dim), .causal = r->causal };
+    ft_mask_band(r->causal, 0, -1, -1, r->seqlen, r->seqlen, &p->mask_lo, &p->mask_hi);
+    ln_contiguous_strides(r->heads, r->seqlen, r->head_dim, p->q_stride);
+    memcpy(p->k_stride, p->q_stride, sizeof p->k_stride);
+    memcpy(p->v_stride, p->q_stride, sizeof p->v_stride);
+    memcpy(p->o_stride, p->q_stride, sizeof p->o_stride);
+}
+
+/* Uniform values in [-1, 1) into every input, from a seed per row. */
+static int upload_inputs(const cu_driver *cu, const ln_problem *p, int row)
+{
+    ln_extents x;
+    ln_problem_extents(p, &x);
+    size_t n = x.q > x.o ? x.q : x.o;
+    n = n > x.k ? n : x.k;
+    double *host = malloc(n * sizeof *host);
+    if (!host)
+        return -1;
+    unsigned long long st = 0x1234567ULL + (unsigned long long)row;
+    for (size_t j = 0; j < n; j++) {
+        st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+        host[j] = ((double)(st >> 11) / 9007199254740992.0) * 2 - 1;
+    }
+    int bad = ln_upload(cu, p->dtype, p->q, host, x.q, NULL) || ln_upload(cu, p->dtype, p->k, host, x.k, NULL) ||
+              ln_upload(cu, p->dtype, p->v, host, x.v, NULL) || ln_upload(cu, p->dtype, p->dout, host, x.o, NULL);
+    free(host);
+    return bad ? -1 : 0;
+}
+
+/* Times reps launches of plan after 3 warm-up runs. OUT: ms[reps], sorted. 0, or -1 (why). */
+static int time_plan(const cu_driver *cu, const ln_plan *plan, const ln_problem *p, int reps, float *ms, char *why,
+                     size_t len)
+{
+    CUevent start, stop;
+    char buf[256];
+    CUresult rc;
+    if ((rc = cu->EventCreate(&start, 0)) != CUDA_SUCCESS || (rc = cu->EventCreate(&stop, 0)) != CUDA_SUCCESS) {
+        snprintf(why, len, "cuEventCreate: %s", cu_result_str(rc, buf, sizeof buf));
+        return -1;
+    }
+    for (int w = 0; w < 3 && rc == CUDA_SUCCESS; w++)
+        if ((rc = ln_launch(cu, plan, p, NULL)) == CUDA_SUCCESS)
+            rc = cu->StreamSynchronize(NULL);
+    for (int rep = 0; rep < reps && rc == CUDA_SUCCESS; rep++) {
+        cu->EventRecord(start, NULL);
+        rc = ln_launch(cu, plan, p, NULL);
+        cu->EventRecord(stop, NULL);
+        cu->EventSynchronize(stop);
+        cu->EventElapsedTime(&ms[rep], start, stop);
+    }
+    cu->EventDestroy(start);
+    cu->EventDestroy(stop);
+    if (rc != CUDA_SUCCESS) {
+        snprintf(why, len, "launch or kernel failed: %s", cu_result_str(rc, buf, sizeof buf));
+        return -1;
+    }
+    qsort(ms, (size_t)reps, sizeof *ms, cmp_float);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int reps = argc > 1 ? atoi(argv[1]) : 30;
-    gpu_session s;
+    if (reps < 1)
+        reps = 1;
+    ln_session s;
     char why[1024];
-    if (gpu_open(&s, why, sizeof why) != 0) {
+    if (ln_session_open(&s, why, sizeof why) != 0) {
         printf("bench_kernels: no GPU: %s\n", why);
-        return GPU_SKIP_CODE;
+        return SKIP_CODE;
     }
     gen_config configs[ROW_COUNT];
     for (int i = 0; i < ROW_COUNT; i++) {
@@ -78,65 +149,48 @@ int main(int argc, char **argv)
             p[GEN_EVEN_N] = r->seqlen % p[GEN_BLOCK_N] == 0;
         }
     }
-    gpu_kernel *kernels[ROW_COUNT];
-    gpu_build(&s, configs, kernels, ROW_COUNT, 16);
+    ln_build_cache cache = { 0 };
+    ln_built *kernels[ROW_COUNT];
+    ln_build(&s, &cache, configs, kernels, ROW_COUNT, 16);
     printf("bench_kernels: %s (%s, %d SMs), median of %d reps after warm-up\n", s.name, s.arch, s.sm_count, reps);
     printf("%-10s %-5s %4s %3s %3s %6s %6s %4s %4s %3s %3s %3s %5s %9s %9s %9s\n", "family", "dtype", "D", "B",
            "H", "N", "causal", "BM", "BN", "W", "S", "DQ", "regs", "med_ms", "min_ms", "TFLOP/s");
-    CUevent start, stop;
-    s.cu->EventCreate(&start, 0);
-    s.cu->EventCreate(&stop, 0);
-    for (int i = 0; i < ROW_COUNT; i++) {
+    float *ms = malloc((size_t)reps * sizeof *ms);
+    for (int i = 0; i < ROW_COUNT && ms; i++) {
         const bench_row *r = &rows[i];
-        const gpu_kernel *k = kernels[i];
-        const int *p = k->config.p;
-        if (k->error[0]) {
-            printf("%-10s skipped: %s\n", r->family, k->error);
+        const ln_built *k = kernels[i];
+        if (!k || k->error[0]) {
+            printf("%-10s skipped: %s\n", r->family, k ? k->error : "out of memory");
             continue;
         }
-        gpu_problem pr = { .dtype = r->dtype, .batch = r->batch, .heads = r->heads, .seqlen_q = r->seqlen,
-                           .seqlen_k = r->seqlen, .head_dim = r->head_dim, .head_dim_v = r->head_dim,
-                           .causal = r->causal };
-        if (gpu_problem_alloc(&s, &pr, why, sizeof why) != 0) {
+        const int *p = k->config.p;
+        const int backward = k->config.family->backward;
+        ln_problem pr;
+        ln_plan plan;
+        row_problem(r, &pr);
+        if (ln_plan_make(&k->config, backward ? LN_BACKWARD : LN_FORWARD, r->seqlen, r->seqlen, &plan, why,
+                         sizeof why) != 0 ||
+            ln_plan_bind(s.cu, &plan, k->module, NULL) != CUDA_SUCCESS) {
+            printf("%-10s failed: no plan: %s\n", r->family, why);
+            continue;
+        }
+        if (ln_buffers_alloc(s.cu, &pr, why, sizeof why) != 0) {
             printf("alloc failed: %s\n", why);
             return 1;
         }
-        size_t n = pr.q_elems > pr.o_elems ? pr.q_elems : pr.o_elems;
-        n = n > pr.k_elems ? n : pr.k_elems;
-        double *host = malloc(n * sizeof *host);
-        unsigned long long st = 0x1234567ULL + (unsigned long long)i;
-        for (size_t j = 0; j < n; j++) {
-            st = st * 6364136223846793005ULL + 1442695040888963407ULL;
-            host[j] = ((double)(st >> 11) / 9007199254740992.0) * 2 - 1;
+        if (upload_inputs(s.cu, &pr, i) != 0) {
+            printf("upload failed\n");
+            return 1;
         }
-        gpu_upload(&s, &pr, pr.q, host, pr.q_elems, NULL);
-        gpu_upload(&s, &pr, pr.k, host, pr.k_elems, NULL);
-        gpu_upload(&s, &pr, pr.v, host, pr.v_elems, NULL);
-        gpu_upload(&s, &pr, pr.dout, host, pr.o_elems, NULL);
-        free(host);
-        const int backward = k->config.family->backward;
         /* The backward needs a real O and L: one forward of the matching exact/mma family is not
          * at hand here, so lse is filled by a forward-shaped guess of 0 (timing only). */
         if (backward)
-            s.cu->MemsetD8(pr.lse, 0, (size_t)pr.batch * pr.heads * pr.seqlen_q * gpu_acc_bytes(pr.dtype));
-        float *ms = malloc((size_t)reps * sizeof *ms);
-        int bad = 0;
-        for (int w = 0; w < 3 && !bad; w++)
-            bad = backward ? gpu_backward(&s, k, &pr, NULL, why, sizeof why) : gpu_forward(&s, k, &pr, NULL, why, sizeof why);
-        for (int rep = 0; rep < reps && !bad; rep++) {
-            s.cu->EventRecord(start, NULL);
-            bad = backward ? gpu_backward_async(&s, k, &pr, NULL) : gpu_forward_async(&s, k, &pr, NULL);
-            s.cu->EventRecord(stop, NULL);
-            s.cu->EventSynchronize(stop);
-            s.cu->EventElapsedTime(&ms[rep], start, stop);
-        }
-        if (bad) {
+            s.cu->MemsetD8(pr.lse, 0, (size_t)pr.batch * pr.heads * pr.seqlen_q * ln_acc_bytes(pr.dtype));
+        if (time_plan(s.cu, &plan, &pr, reps, ms, why, sizeof why) != 0) {
             printf("%-10s failed: %s\n", r->family, why);
-            free(ms);
-            gpu_problem_free(&s, &pr);
+            ln_buffers_free(s.cu, &pr);
             continue;
         }
-        qsort(ms, (size_t)reps, sizeof *ms, cmp_float);
         double flops = 4.0 * r->batch * r->heads * (double)r->seqlen * r->seqlen * r->head_dim;
         if (r->causal)
             flops /= 2;
@@ -147,9 +201,10 @@ int main(int argc, char **argv)
                gen_dtype_name(r->dtype), r->head_dim, r->batch, r->heads, r->seqlen, r->causal, p[GEN_BLOCK_M],
                p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_NUM_STAGES], p[GEN_DQ_MODE], k->binary.registers, med,
                ms[0], flops / (med * 1e-3) / 1e12);
-        free(ms);
-        gpu_problem_free(&s, &pr);
+        ln_buffers_free(s.cu, &pr);
     }
-    gpu_close(&s);
+    free(ms);
+    ln_build_cache_free(&s, &cache);
+    ln_session_close(&s);
     return 0;
 }

@@ -1,6 +1,7 @@
 /* The generator's internal API (prefix gen_): the template catalogue, parameters, validation,
- * source expansion, content hashes, NVRTC compilation to CUBIN with its resource report, and
- * launch dimensions. Used by the tuner, the runtime and the tests; never installed.
+ * source expansion, content hashes, NVRTC compilation to CUBIN with its resource report. Launch
+ * shapes are the launch module's (launch/ln_internal.h). Used by the tuner, the runtime, the
+ * launch module and the tests; never installed.
  *
  * Thread safety: every function here may be called from several threads at once; none keeps
  * global mutable state (NVRTC itself is thread-safe). Strings and tables returned as const
@@ -150,15 +151,5 @@ void gen_binary_free(gen_binary *b);
  * does not know are skipped. Returns the number of entries found (may exceed max). */
 int gen_ptxas_parse(const char *log, gen_resources *total, gen_resources *entries, int max,
                     int *entry_count);
-
-/* ---- launch (gen_launch.c) ---------------------------------------------------------- */
-
-/* Launch shape of entry e of c->family for a problem: block = (NUM_WARPS*32, 1, 1); grid =
- * (ceil(seqlen_q / BLOCK_M), batch*heads, 1), or ceil(seqlen_k / BLOCK_N) for key-major
- * entries; OUT: *smem_bytes, the entry's dynamic shared memory. Returns 0, or -1 when a size
- * is < 1 or the grid exceeds CUDA's limits (grid.y <= 65535). */
-int gen_launch_dims(const gen_config *c, const gen_entry *e, int batch, int heads, int seqlen_q,
-                    int seqlen_k, unsigned grid[3] /* OUT */, unsigned block[3] /* OUT */,
-                    size_t *smem_bytes /* OUT */);
 
 #endif

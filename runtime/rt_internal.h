@@ -13,6 +13,7 @@
 #include "flashtune.h"
 #include "ft_kernel_args.h"
 #include "gen_internal.h"
+#include "ln_internal.h"
 
 #define RT_ERR_LEN 1024
 
@@ -101,7 +102,6 @@ const char *rt_shipped_names(void);
 
 /* ---- the context (ft_api.c, rt_device.c, rt_loader.c, rt_plan.c, rt_workspace.c) -------- */
 
-#define RT_MAX_STEPS 4
 #define RT_BUCKETS 512
 
 /* A module loaded into one CUDA context. Immutable once published. */
@@ -121,12 +121,6 @@ typedef struct rt_cuctx {
     struct rt_cuctx *_Atomic next;
 } rt_cuctx;
 
-/* One launch of a plan. grid.y is batch*heads of the launch. */
-typedef struct rt_step {
-    CUfunction fn;
-    unsigned grid_x, block_x, smem;
-} rt_step;
-
 /* Everything a call needs after the first: immutable once published, found lock-free. */
 typedef struct rt_plan {
     uint64_t hash;
@@ -135,10 +129,7 @@ typedef struct rt_plan {
     int reference;
     rt_choice choice;
     const rt_module *module;
-    rt_step steps[RT_MAX_STEPS];
-    int step_count;
-    int zero_accum_before;      /* >= 0: zero the dQ accumulator before this step (DQ_MODE 0) */
-    int uses_accum;             /* the dQ accumulator is passed */
+    ln_plan launches;           /* the family's steps, functions bound (launch/ln_internal.h) */
     struct rt_plan *_Atomic next;
 } rt_plan;
 
@@ -213,8 +204,9 @@ typedef struct rt_data {
     void *o_out, *lse_out, *dq, *dk, *dv;
 } rt_data;
 
-/* Enqueues plan's launches on stream for d, splitting batches so grid.y <= 65535. delta and
- * accum: the backward workspace (0 in a forward). Returns CUDA_SUCCESS or the first error. */
+/* Enqueues plan's launches on stream for d through the launch module (ln_launch: batches split
+ * so grid.y <= 65535, dq_accum zeroed where DQ_MODE atomic needs it). delta and accum: the
+ * backward workspace (0 in a forward). Returns CUDA_SUCCESS or the first error. */
 CUresult rt_launch(const cu_driver *cu, const rt_plan *plan, const ft_attention_desc *d, const rt_data *p,
                    CUdeviceptr delta, CUdeviceptr accum, CUstream stream);
 

@@ -140,11 +140,12 @@ ft_status rt_module_get(ft_context *ctx, const char *func, const cu_driver *cu, 
         free(cubin.image);
         return rt_fail(ctx, FT_ERR_OUT_OF_MEMORY, "%s: out of memory", func);
     }
-    CUresult rc = cu->ModuleLoadData(&fresh->module, cubin.image);
+    const char *what;
+    CUresult rc = ln_module_load(cu, c, cubin.image, &fresh->module, &what);
     if (rc != CUDA_SUCCESS) {
         free(fresh);
         free(cubin.image);
-        return rt_fail_cuda(ctx, func, "cuModuleLoadData", rc);
+        return rt_fail_cuda(ctx, func, what, rc);
     }
     memcpy(fresh->key, key, sizeof key);
     snprintf(fresh->origin, sizeof fresh->origin, "%s", cubin.origin);

@@ -1,6 +1,7 @@
-/* Plans: what a call needs after the first (functions, grids, shared memory), keyed by CUDA
- * context and problem. Readers walk the buckets without a lock; a plan is complete before it
- * is published with a release store, and never changes or goes away before ft_close. */
+/* Plans: what a call needs after the first (the choice, its module and the launch module's
+ * steps: functions, grids, shared memory), keyed by CUDA context and problem. Readers walk the
+ * buckets without a lock; a plan is complete before it is published with a release store, and
+ * never changes or goes away before ft_close. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,64 +35,17 @@ const rt_plan *rt_plan_find(ft_context *ctx, CUcontext context, const db_workloa
     return NULL;
 }
 
-/* The entries a plan launches, in order (templates/README.md). */
-static int entry_names(const rt_plan *p, const char *names[RT_MAX_STEPS])
-{
-    if (p->w.op == DB_OP_FWD) {
-        names[0] = p->reference ? "ft_ref_fwd" : "ft_fwd";
-        return 1;
-    }
-    if (p->reference) {
-        names[0] = "ft_ref_bwd_preprocess";
-        names[1] = "ft_ref_bwd_dq";
-        names[2] = "ft_ref_bwd_dkdv";
-        return 3;
-    }
-    names[0] = "ft_bwd_preprocess";
-    names[1] = "ft_bwd_dkdv";
-    names[2] = p->choice.config.p[GEN_DQ_MODE] == 0 ? "ft_bwd_dq_convert" : "ft_bwd_dq";
-    return 3;
-}
-
-static const gen_entry *find_entry(const gen_family *f, const char *name)
-{
-    for (int i = 0; i < f->entry_count; i++)
-        if (!strcmp(f->entries[i].name, name))
-            return &f->entries[i];
-    return NULL;
-}
-
-/* Resolves each step's function and launch shape (grid.y is set per launch). */
+/* The family's steps for the plan's problem, from the launch module (the shared-memory opt-in
+ * was set when the module was loaded). */
 static ft_status fill_steps(ft_context *ctx, const char *func, const cu_driver *cu, rt_plan *p)
 {
-    const char *names[RT_MAX_STEPS];
-    p->step_count = entry_names(p, names);
-    const gen_config *c = &p->choice.config;
-    const int atomic_dq = p->w.op == DB_OP_BWD && !p->reference && c->p[GEN_DQ_MODE] == 0;
-    p->zero_accum_before = atomic_dq ? 1 : -1;
-    p->uses_accum = atomic_dq;
-    for (int i = 0; i < p->step_count; i++) {
-        const gen_entry *e = find_entry(c->family, names[i]);
-        if (!e)
-            return rt_fail(ctx, FT_ERR_INTERNAL, "%s: family %s has no entry %s", func, c->family->name, names[i]);
-        unsigned grid[3], block[3];
-        size_t smem;
-        if (gen_launch_dims(c, e, 1, 1, p->w.seqlen_q, p->w.seqlen_k, grid, block, &smem) != 0)
-            return rt_fail(ctx, FT_ERR_INTERNAL, "%s: no launch shape for %s", func, names[i]);
-        rt_step *s = &p->steps[i];
-        CUresult rc = cu->ModuleGetFunction(&s->fn, p->module->module, names[i]);
-        if (rc != CUDA_SUCCESS)
-            return rt_fail_cuda(ctx, func, names[i], rc);
-        /* Past 48 KiB a kernel must opt in to dynamic shared memory. */
-        if (smem > 48 * 1024 &&
-            (rc = cu->FuncSetAttribute(s->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem)) !=
-                CUDA_SUCCESS)
-            return rt_fail_cuda(ctx, func, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", rc);
-        s->grid_x = grid[0];
-        s->block_x = block[0];
-        s->smem = (unsigned)smem;
-    }
-    return FT_OK;
+    char err[512];
+    const ln_op op = p->w.op == DB_OP_BWD ? LN_BACKWARD : LN_FORWARD;
+    if (ln_plan_make(&p->choice.config, op, p->w.seqlen_q, p->w.seqlen_k, &p->launches, err, sizeof err) != 0)
+        return rt_fail(ctx, FT_ERR_INTERNAL, "%s: %s", func, err);
+    const char *missing = NULL;
+    const CUresult rc = ln_plan_bind(cu, &p->launches, p->module->module, &missing);
+    return rc == CUDA_SUCCESS ? FT_OK : rt_fail_cuda(ctx, func, missing, rc);
 }
 
 ft_status rt_plan_get(ft_context *ctx, const char *func, const cu_driver *cu, rt_cuctx *cc, const db_workload *w,

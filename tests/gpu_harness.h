@@ -1,6 +1,7 @@
-/* GPU test support: a CUDA context through the dlopen'ed driver, generated kernels compiled in
- * parallel and cached per source, device buffers in any dtype and layout, and launches of a
- * family's entries in the order templates/README.md gives. Used by test_attn_gpu and bench/. */
+/* GPU test support over the launch module (launch/ln_internal.h): a session on device 0,
+ * configurations compiled in parallel and cached per source, device buffers in any dtype and
+ * layout, and a family's launches exactly as the runtime and the tuner make them (ln_launch).
+ * Used by test_attn_gpu; nothing outside tests/ links it. */
 #ifndef FT_GPU_HARNESS_H
 #define FT_GPU_HARNESS_H
 
@@ -10,32 +11,22 @@
 #include "cuda_driver_internal.h"
 #include "ft_kernel_args.h"
 #include "gen_internal.h"
+#include "ln_internal.h"
 
 /* The return code a GPU test gives ctest when there is no GPU (SKIP_RETURN_CODE). */
 #define GPU_SKIP_CODE 77
 
-typedef struct gpu_session {
-    const cu_driver *cu;
-    CUdevice device;
-    CUcontext context;
-    char arch[16];            /* "sm_90" */
-    char name[128];           /* "NVIDIA H100 80GB HBM3" */
-    int sm_count;
-    int smem_limit;           /* opt-in dynamic shared memory per block, bytes */
-} gpu_session;
+/* cu, device, context, arch ("sm_90"), name, sm_count, smem_limit (opt-in bytes per block). */
+typedef ln_session gpu_session;
 
 /* Opens the driver, the first device and its primary context (made current). Returns 0, or -1
  * with the reason in why (no driver, no device). */
 int gpu_open(gpu_session *s, char *why, size_t len);
 void gpu_close(gpu_session *s);
 
-/* A compiled configuration, loaded into the session's context. */
-typedef struct gpu_kernel {
-    gen_config config;
-    CUmodule module;
-    gen_binary binary;
-    char error[1024];         /* why it could not be compiled or loaded; empty when fine */
-} gpu_kernel;
+/* A compiled configuration, loaded into the session's context: config, module, binary, and
+ * error (why it could not be compiled or loaded; empty when fine). */
+typedef ln_built gpu_kernel;
 
 /* Compiles (with `threads` threads) and loads every configuration; identical sources are
  * compiled once. OUT: kernels[i] for configs[i]. Returns the number that failed; each failure
@@ -43,7 +34,9 @@ typedef struct gpu_kernel {
 int gpu_build(gpu_session *s, const gen_config *configs, gpu_kernel **kernels, int count, int threads);
 void gpu_release_all(gpu_session *s);
 
-/* A problem on the device: shapes, layout and the buffers. Strides are in elements. */
+/* A problem on the device: shapes, layout and the buffers. Strides are in elements. delta and
+ * dq_accum lie in one workspace (ln_workspace_bytes), delta at its start. The mask is the
+ * top-left causal band when causal is 1 (ft_mask.h). */
 typedef struct gpu_problem {
     int dtype, batch, heads, seqlen_q, seqlen_k, head_dim, head_dim_v, causal;
     double softmax_scale;
@@ -75,7 +68,7 @@ int gpu_forward(gpu_session *s, const gpu_kernel *k, const gpu_problem *p, CUstr
 /* Runs a backward family (or `ref`'s backward entries) writing dq, dk, dv from o, lse, dout. */
 int gpu_backward(gpu_session *s, const gpu_kernel *k, const gpu_problem *p, CUstream stream, char *why, size_t len);
 
-/* Forward launches only, asynchronously, for timing. */
+/* Forward launches only, asynchronously, for timing. Return a CUresult. */
 int gpu_forward_async(gpu_session *s, const gpu_kernel *k, const gpu_problem *p, CUstream stream);
 int gpu_backward_async(gpu_session *s, const gpu_kernel *k, const gpu_problem *p, CUstream stream);
 

@@ -1,5 +1,5 @@
-/* The generator: parameters, validation, expansion, hashes, the ptxas log parser, launch
- * dimensions, NVRTC, and every family of the catalogue compiled to CUBIN without spills.
+/* The generator: parameters, validation, expansion, hashes, the ptxas log parser, NVRTC, and
+ * every family of the catalogue compiled to CUBIN without spills (launch shapes: test_launch).
  * `test_gen` runs what CI runs (every family x dtype x head dim for sm_80 and sm_90);
  * `test_gen full` (ctest test_gen_full, label slow) compiles the whole cross product instead. */
 #include <setjmp.h>
@@ -416,65 +416,6 @@ static void ptxas_log_is_parsed(void **state)
     assert_int_equal(total.static_smem_bytes, 256);
 }
 
-/* ---- launch dimensions ----------------------------------------------------------------- */
-
-static size_t fake_smem(const int *p)
-{
-    return (size_t)p[GEN_BLOCK_M] * 100 + (size_t)p[GEN_BLOCK_N];
-}
-
-static const gen_entry fake_entries[] = {
-    { "fake_q", 0, fake_smem, NULL },
-    { "fake_k", 1, NULL, NULL },
-};
-static const gen_family fake_family = {
-    .name = "fake", .file = "fake.cu", .dtypes = 0xf, .params = 0xfff,
-    .entries = fake_entries, .entry_count = 2,
-};
-
-static const struct {
-    int entry, block_m, block_n, warps, batch, heads, seqlen_q, seqlen_k;
-    int rc;
-    unsigned grid_x, grid_y, block_x;
-    size_t smem;
-} launch_cases[] = {
-    { 0, 128, 64, 4, 2, 3, 1000, 50, 0, 8, 6, 128, 12864 },
-    { 0, 64, 64, 8, 1, 1, 64, 64, 0, 1, 1, 256, 6464 },
-    { 0, 64, 64, 1, 1, 1, 65, 7, 0, 2, 1, 32, 6464 },
-    { 1, 64, 32, 4, 4, 16, 1, 100, 0, 4, 64, 128, 0 },
-    { 1, 64, 64, 16, 1, 1, 8192, 1, 0, 1, 1, 512, 0 },
-    { 0, 64, 64, 4, 256, 256, 64, 64, -1, 0, 0, 0, 0 },   /* grid.y 65536 > 65535 */
-    { 0, 64, 64, 4, 1, 1, 0, 64, -1, 0, 0, 0, 0 },
-    { 1, 64, 64, 4, 1, 0, 64, 64, -1, 0, 0, 0, 0 },
-};
-
-static void launch_dims_follow_the_contract(void **state)
-{
-    (void)state;
-    for (int i = 0; i < ARRAY_LEN(launch_cases); i++) {
-        gen_config c;
-        gen_config_init(&c, &fake_family);
-        c.p[GEN_BLOCK_M] = launch_cases[i].block_m;
-        c.p[GEN_BLOCK_N] = launch_cases[i].block_n;
-        c.p[GEN_NUM_WARPS] = launch_cases[i].warps;
-        unsigned grid[3] = { 0 }, block[3] = { 0 };
-        size_t smem = 99;
-        const int rc = gen_launch_dims(&c, &fake_entries[launch_cases[i].entry], launch_cases[i].batch,
-                                       launch_cases[i].heads, launch_cases[i].seqlen_q,
-                                       launch_cases[i].seqlen_k, grid, block, &smem);
-        if (rc != launch_cases[i].rc)
-            fail_msg("launch case %d: rc %d, expected %d", i, rc, launch_cases[i].rc);
-        if (rc)
-            continue;
-        if (grid[0] != launch_cases[i].grid_x || grid[1] != launch_cases[i].grid_y || grid[2] != 1 ||
-            block[0] != launch_cases[i].block_x || block[1] != 1 || block[2] != 1 || smem != launch_cases[i].smem)
-            fail_msg("launch case %d: got grid (%u,%u,%u) block (%u,%u,%u) smem %zu, expected grid (%u,%u,1) "
-                     "block (%u,1,1) smem %zu", i, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                     smem, launch_cases[i].grid_x, launch_cases[i].grid_y, launch_cases[i].block_x,
-                     launch_cases[i].smem);
-    }
-}
-
 /* ---- NVRTC on a tiny kernel ------------------------------------------------------------ */
 
 static const char tiny_kernel[] =
@@ -767,7 +708,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(smem_limits_per_arch),
         cmocka_unit_test(hashes_are_fnv1a_and_tell_inputs_apart),
         cmocka_unit_test(ptxas_log_is_parsed),
-        cmocka_unit_test(launch_dims_follow_the_contract),
         cmocka_unit_test(nvrtc_compiles_a_tiny_kernel),
         cmocka_unit_test(nvrtc_errors_are_reported),
         cmocka_unit_test(every_family_compiles_without_spills),

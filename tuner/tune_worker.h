@@ -1,7 +1,9 @@
 /* The benchmark worker (prefix tune_): a child process that owns the CUDA context, validates
  * candidates against the `ref` family and times them; its line protocol over a pipe; the
  * statistics and FLOP count of a timing. The parent (tune_sweep.c) never initializes CUDA:
- * CUDA is not fork-safe, so every CUDA call happens in a child made by this file.
+ * CUDA is not fork-safe, so every CUDA call happens in a child made by tune_worker.c (the
+ * process and the pipe), which measures with tune_measure.c; tune_record.c writes and parses
+ * the result lines, tune_stats.c holds the figures.
  *
  * Protocol (one text line each, child to parent):
  *   "D cc_major cc_minor sm_count smem_optin l2_bytes driver NAME"  probe: the GPU

@@ -1,0 +1,222 @@
+/* The launch module (prefix ln_): the one path from a problem to cuLaunchKernel, used by the
+ * runtime, the tuner's worker, the GPU tests and the benchmarks, so that what the tuner
+ * validates is launched exactly as the runtime ships it. A problem (ln_problem) and a loaded
+ * kernel (a generated configuration's module) give the family's steps in order (ln_plan), each
+ * step's grid, block and dynamic shared memory, the argument blocks, the backward workspace and
+ * the batch split that keeps grid.y within CUDA's 65535.
+ *
+ * Part two (ft_launch_gpu, same prefix) is GPU support for the tuner, the tests and the
+ * benchmarks: a session on device 0, a problem's device buffers, host/device transfers in any
+ * dtype, and parallel compilation. The runtime links only part one.
+ *
+ * Thread safety: every function may be called from several threads at once on distinct
+ * objects; none keeps global mutable state. Plans are immutable once made. Errors go to a
+ * caller buffer (err, len bytes) and name the argument and its value, or are returned as a
+ * CUresult. Never installed. */
+#ifndef FT_LN_INTERNAL_H
+#define FT_LN_INTERNAL_H
+
+#include <stddef.h>
+
+#include "cuda_driver_internal.h"
+#include "ft_kernel_args.h"
+#include "gen_internal.h"
+
+#define LN_GRID_Y_MAX 65535       /* CUDA's limit on grid.y, where batch*heads goes */
+#define LN_MAX_STEPS 4            /* the most launches one operation makes (a backward: 3) */
+#define LN_SMEM_DEFAULT 49152     /* past 48 KiB a kernel must opt in to dynamic shared memory */
+
+/* ---- the problem (ln_problem.c) -------------------------------------------------------- */
+
+/* A problem on the device: sizes, layout, mask and pointers. Strides are in elements, [0]
+ * batch, [1] head, [2] sequence, the head dim contiguous; dout has o's strides, dq, dk and dv
+ * those of q, k and v. */
+typedef struct ln_problem {
+    int dtype;                  /* DTYPE: 0 f32, 1 f16, 2 bf16, 3 f64 (= ft_dtype) */
+    int batch, heads, seqlen_q, seqlen_k, head_dim, head_dim_v;
+    double softmax_scale;       /* resolved (ln_softmax_scale): never 0 */
+    int causal;                 /* the CAUSAL template flag: 1 when the band below applies */
+    int mask_lo, mask_hi;       /* the band (ft_mask.h): query i sees key j iff i+lo <= j <= i+hi */
+    long long q_stride[3], k_stride[3], v_stride[3], o_stride[3];
+    CUdeviceptr q, k, v;
+    CUdeviceptr o, lse;         /* written by a forward, read by a backward; lse is [B, H, seqlen_q] */
+    CUdeviceptr dout, dq, dk, dv;   /* backward only */
+    CUdeviceptr delta, dq_accum;    /* backward workspace (ln_workspace_bytes gives the layout) */
+} ln_problem;
+
+/* Bytes of an element of dtype (f32 4, f16 and bf16 2, f64 8) and of its accumulator type
+ * (lse, delta, dq_accum: 8 for f64, else 4). */
+size_t ln_elem_bytes(int dtype);
+size_t ln_acc_bytes(int dtype);
+/* scale, or 1/sqrt(head_dim) when scale is 0. */
+double ln_softmax_scale(double scale, int head_dim);
+/* Strides of a contiguous [batch, heads, seqlen, dim] tensor. */
+void ln_contiguous_strides(int heads, int seqlen, int dim, long long stride[3] /* OUT */);
+/* Elements a tensor of those strides and sizes spans, from its first element to its last. */
+size_t ln_tensor_elems(const long long stride[3], int batch, int heads, int seqlen, int dim);
+
+/* The backward workspace: delta [B, H, seqlen_q] at offset 0, then (256-byte aligned) the dQ
+ * accumulator [B, H, seqlen_q, head_dim], both of the accumulator type. Returns its bytes;
+ * OUT: *accum_offset, bytes from the start to dq_accum (may be NULL). */
+size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim, size_t *accum_offset);
+
+/* ---- argument blocks (ln_args.c) --------------------------------------------------------- */
+
+/* The argument blocks of batches [b0, b0 + nb) of p: pointers moved to batch b0 (lse, delta
+ * and dq_accum by whole [heads, seqlen_q] rows), batch = nb, everything else as p says.
+ * accum: 1 passes p->dq_accum, 0 passes NULL (kernels without DQ_MODE atomic never read it). */
+void ln_fwd_args(const ln_problem *p, int b0, int nb, ft_fwd_args *a /* OUT */);
+void ln_bwd_args(const ln_problem *p, int accum, int b0, int nb, ft_bwd_args *a /* OUT */);
+
+/* ---- steps and their shapes (ln_dims.c, ln_plan.c) -------------------------------------- */
+
+/* Launch shape of entry e of c for a problem of those lengths: grid.x = ceil(seqlen_q /
+ * BLOCK_M), or ceil(seqlen_k / BLOCK_N) for a key-major entry; block.x = NUM_WARPS*32; OUT:
+ * *smem, the entry's dynamic shared memory (bytes). grid.y (batch*heads of a launch), grid.z,
+ * block.y and block.z are the launcher's (1 except grid.y). Returns 0, or -1 when a size or a
+ * tile is < 1. */
+int ln_entry_dims(const gen_config *c, const gen_entry *e, int seqlen_q, int seqlen_k, unsigned *grid_x /* OUT */,
+                  unsigned *block_x /* OUT */, size_t *smem /* OUT */);
+
+/* The operations an entry serves. */
+typedef enum ln_op { LN_FORWARD, LN_BACKWARD, LN_UTILITY } ln_op;
+/* Which one entry e of f serves: the family's (`backward`), except in the `ref` family whose
+ * table mixes the forward, the backward and the tuner's utilities (family_ref.c). */
+ln_op ln_entry_op(const gen_family *f, const gen_entry *e);
+
+/* One launch: an entry, its function in the loaded module and its shape for a problem's
+ * lengths. grid.y is batch*heads of each launch. */
+typedef struct ln_step {
+    const gen_entry *entry;
+    CUfunction fn;
+    unsigned grid_x, block_x, smem;
+} ln_step;
+
+/* Every launch of one operation of a kernel for one pair of lengths, in order: the family's
+ * entries for that operation in table order, those whose used() says so. Immutable once made;
+ * reused for any batch, heads, pointers, strides, scale and mask of those lengths. */
+typedef struct ln_plan {
+    int backward;               /* argument block: 1 ft_bwd_args, 0 ft_fwd_args */
+    int accum;                  /* DQ_MODE atomic: dq_accum passed, zeroed before the first step */
+    int seqlen_q, seqlen_k;     /* the lengths the grids are for */
+    ln_step steps[LN_MAX_STEPS];
+    int count;
+} ln_plan;
+
+/* The plan of operation op (LN_FORWARD or LN_BACKWARD) of c for those lengths, its functions
+ * not looked up yet (ln_plan_bind). Needs no GPU. Returns 0, or -1 (err): a family without
+ * that operation, a length or tile < 1, more than LN_MAX_STEPS steps. */
+int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_plan *out /* OUT */, char *err,
+                 size_t len);
+/* Looks each step's function up in module (c's, loaded with ln_module_load). CUDA_SUCCESS or
+ * the error; OUT: *missing (may be NULL), the entry that failed. */
+CUresult ln_plan_bind(const cu_driver *cu, ln_plan *plan, CUmodule module, const char **missing);
+
+/* Loads image (a CUBIN of configuration c) and opts each entry it launches in to the dynamic
+ * shared memory it needs past 48 KiB: once per module, so launches never set attributes.
+ * OUT: *module (0 on failure). Returns CUDA_SUCCESS, or the error with *what naming the call
+ * that failed ("cuModuleLoadData"). */
+CUresult ln_module_load(const cu_driver *cu, const gen_config *c, const void *image, CUmodule *module,
+                        const char **what /* OUT */);
+
+/* ---- launches (ln_launch.c, ln_utility.c) ------------------------------------------------- */
+
+/* The lowest-level call, the only cuLaunchKernel of the project: fn on grid (grid_x, grid_y, 1)
+ * of blocks (block_x, 1, 1) with smem bytes of dynamic shared memory and one parameter list. */
+CUresult ln_launch_one(const cu_driver *cu, CUfunction fn, unsigned grid_x, unsigned grid_y, unsigned block_x,
+                       unsigned smem, CUstream stream, void **params);
+
+/* Enqueues plan's launches for p on stream: dq_accum zeroed first when plan->accum, then per
+ * batch slice of at most 65535/heads batches, each step in order with that slice's argument
+ * block. No allocation, no locks, no synchronization. Returns CUDA_SUCCESS or the first error
+ * (CUDA_ERROR_INVALID_VALUE when p's lengths are not the plan's or heads > 65535). */
+CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p, CUstream stream);
+
+/* The tuner's utilities in the `ref` module (templates/ref.cu), launched on a grid-stride grid
+ * of sm_count*8 blocks of 256 threads (1024 blocks when sm_count is unknown). */
+typedef struct ln_utilities {
+    CUfunction fill_normal, compare;
+    int sm_count;
+} ln_utilities;
+
+/* Looks both up in ref_module. CUDA_SUCCESS or the error. */
+CUresult ln_utilities_load(const cu_driver *cu, CUmodule ref_module, int sm_count, ln_utilities *out);
+/* n standard normal values of the module's dtype into dst, from stream seed. */
+CUresult ln_fill_normal(const cu_driver *cu, const ln_utilities *u, CUdeviceptr dst, size_t n,
+                        unsigned long long seed, CUstream stream);
+/* Adds the error figures of got against want (n elements of the dtype, or of the accumulator
+ * type when acc is 1) into stats (4 doubles the caller zeroed; see tune_compare_finish). */
+CUresult ln_compare(const cu_driver *cu, const ln_utilities *u, CUdeviceptr got, CUdeviceptr want, size_t n, int acc,
+                    CUdeviceptr stats, CUstream stream);
+
+/* ==== part two (ft_launch_gpu): GPU support for the tuner, the tests and the benchmarks ==== */
+
+/* ---- a session on device 0 (ln_session.c) ----------------------------------------------- */
+
+typedef struct ln_session {
+    const cu_driver *cu;
+    CUdevice device;
+    CUcontext context;
+    char arch[16];            /* "sm_90" */
+    char name[128];           /* "NVIDIA H100 80GB HBM3" */
+    int sm_count;
+    int smem_limit;           /* opt-in dynamic shared memory per block, bytes */
+} ln_session;
+
+/* Opens the driver, device 0 and its primary context (made current). Returns 0, or -1 with the
+ * reason in why (no driver, no device, an arch the generator does not target). */
+int ln_session_open(ln_session *s, char *why, size_t len);
+/* Releases the primary context; a session that never opened: nothing to do. */
+void ln_session_close(ln_session *s);
+
+/* ---- a problem's device buffers (ln_buffers.c) ------------------------------------------ */
+
+/* Element counts of p's tensors (from their strides), and rows = batch*heads*seqlen_q. */
+typedef struct ln_extents {
+    size_t q, k, v, o, rows;
+} ln_extents;
+
+void ln_problem_extents(const ln_problem *p, ln_extents *out /* OUT */);
+/* Allocates q, k, v, o, dout, dq, dk, dv, lse and the workspace (delta at its start, dq_accum
+ * after it) for p's sizes and strides. On failure frees what it allocated. 0 or -1 (why). */
+int ln_buffers_alloc(const cu_driver *cu, ln_problem *p, char *why, size_t len);
+/* Frees what ln_buffers_alloc allocated and zeroes the pointers. */
+void ln_buffers_free(const cu_driver *cu, ln_problem *p);
+/* Fills bytes with 0xFF: a NaN in every dtype, so an element no kernel writes is caught. */
+CUresult ln_poison(const cu_driver *cu, CUdeviceptr dst, size_t bytes);
+
+/* ---- host values in a dtype (ln_convert.c) ----------------------------------------------- */
+
+/* x rounded to dtype exactly as the device stores it (round to nearest even). */
+double ln_round_to_dtype(int dtype, double x);
+/* Uploads n host doubles rounded to dtype (acc 0) to dst; rounded (may be NULL) gets the values
+ * as the device holds them. 0 or -1. */
+int ln_upload(const cu_driver *cu, int dtype, CUdeviceptr dst, const double *host, size_t n, double *rounded);
+/* Downloads n elements of dtype (or of its accumulator type when acc is 1) as doubles. 0 or -1. */
+int ln_download(const cu_driver *cu, int dtype, CUdeviceptr src, double *host, size_t n, int acc);
+
+/* ---- parallel compilation (ln_build.c) --------------------------------------------------- */
+
+/* A configuration compiled and loaded (ln_module_load) into the session's context. */
+typedef struct ln_built {
+    gen_config config;
+    CUmodule module;
+    gen_binary binary;
+    char error[1024];         /* why it could not be validated, compiled or loaded; empty when fine */
+} ln_built;
+
+/* Configurations built so far, so identical sources compile once. Zero-initialized = empty. */
+typedef struct ln_build_cache {
+    struct ln_cached *entries;
+    int count;
+} ln_build_cache;
+
+/* Validates (for the session's GPU), compiles with `threads` threads and loads every
+ * configuration not in the cache. OUT: built[i] for configs[i], owned by the cache. Returns the
+ * number that failed; each has its reason in built[i]->error. */
+int ln_build(ln_session *s, ln_build_cache *cache, const gen_config *configs, ln_built **built, int count,
+             int threads);
+/* Unloads and frees everything in the cache; it is empty afterwards. */
+void ln_build_cache_free(ln_session *s, ln_build_cache *cache);
+
+#endif

@@ -1,0 +1,45 @@
+/* The launches: the project's only cuLaunchKernel, and a plan's launches for a problem with
+ * the batch split so grid.y (batch*heads) stays within 65535. The runtime's hot path: no
+ * locks, no allocation. */
+#include "ln_internal.h"
+
+CUresult ln_launch_one(const cu_driver *cu, CUfunction fn, unsigned grid_x, unsigned grid_y, unsigned block_x,
+                       unsigned smem, CUstream stream, void **params)
+{
+    return cu->LaunchKernel(fn, grid_x, grid_y, 1, block_x, 1, 1, smem, stream, params, NULL);
+}
+
+CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p, CUstream stream)
+{
+    if (p->batch < 1 || p->heads < 1 || p->heads > LN_GRID_Y_MAX || p->seqlen_q != plan->seqlen_q ||
+        p->seqlen_k != plan->seqlen_k)
+        return CUDA_ERROR_INVALID_VALUE;
+    const int per_launch = LN_GRID_Y_MAX / p->heads;
+    CUresult rc;
+    /* Once for every slice: the accumulator covers the whole batch. */
+    if (plan->accum) {
+        const size_t bytes = (size_t)p->batch * p->heads * p->seqlen_q * p->head_dim * ln_acc_bytes(p->dtype);
+        if ((rc = cu->MemsetD8Async(p->dq_accum, 0, bytes, stream)) != CUDA_SUCCESS)
+            return rc;
+    }
+    for (int b0 = 0; b0 < p->batch; b0 += per_launch) {
+        const int nb = p->batch - b0 < per_launch ? p->batch - b0 : per_launch;
+        ft_fwd_args fa;
+        ft_bwd_args ba;
+        void *params[1];
+        if (plan->backward) {
+            ln_bwd_args(p, plan->accum, b0, nb, &ba);
+            params[0] = &ba;
+        } else {
+            ln_fwd_args(p, b0, nb, &fa);
+            params[0] = &fa;
+        }
+        for (int i = 0; i < plan->count; i++) {
+            const ln_step *s = &plan->steps[i];
+            if ((rc = ln_launch_one(cu, s->fn, s->grid_x, (unsigned)(nb * p->heads), s->block_x, s->smem, stream,
+                                    params)) != CUDA_SUCCESS)
+                return rc;
+        }
+    }
+    return CUDA_SUCCESS;
+}

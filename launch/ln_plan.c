@@ -1,0 +1,85 @@
+/* A family's steps for one operation: its entries in table order (table order is launch
+ * order), those its used() launches, each with its function and shape; and which entries
+ * serve which operation. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ln_internal.h"
+
+/* The `ref` family serves the forward, the backward and the tuner's utilities with one table
+ * (family_ref.c); its entry names say which. Every other family serves the one operation of
+ * its `backward` flag. (A gen_entry field naming the operation would replace this.) */
+ln_op ln_entry_op(const gen_family *f, const gen_entry *e)
+{
+    if (strcmp(f->name, "ref") != 0)
+        return f->backward ? LN_BACKWARD : LN_FORWARD;
+    if (!strcmp(e->name, "ft_ref_fwd"))
+        return LN_FORWARD;
+    if (!strncmp(e->name, "ft_ref_bwd_", strlen("ft_ref_bwd_")))
+        return LN_BACKWARD;
+    return LN_UTILITY;
+}
+
+/* DQ_MODE 0 (atomic): dkdv adds dQ into dq_accum, which must start at zero
+ * (templates/README.md, "Backward order"). */
+static int uses_accum(const gen_config *c, ln_op op)
+{
+    return op == LN_BACKWARD && (c->family->params & GEN_BIT(GEN_DQ_MODE)) && c->p[GEN_DQ_MODE] == 0;
+}
+
+int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_plan *out, char *err, size_t len)
+{
+    memset(out, 0, sizeof *out);
+    if (!c || !c->family) {
+        snprintf(err, len, "ln_plan_make: config=%p has no family", (const void *)c);
+        return -1;
+    }
+    const gen_family *f = c->family;
+    if (op != LN_FORWARD && op != LN_BACKWARD) {
+        snprintf(err, len, "ln_plan_make: op=%d is neither the forward nor the backward", (int)op);
+        return -1;
+    }
+    out->backward = op == LN_BACKWARD;
+    out->accum = uses_accum(c, op);
+    out->seqlen_q = seqlen_q;
+    out->seqlen_k = seqlen_k;
+    for (int i = 0; i < f->entry_count; i++) {
+        const gen_entry *e = &f->entries[i];
+        if (ln_entry_op(f, e) != op || !gen_entry_used(c, e))
+            continue;
+        if (out->count == LN_MAX_STEPS) {
+            snprintf(err, len, "ln_plan_make: family %s launches more than %d entries", f->name, LN_MAX_STEPS);
+            return -1;
+        }
+        ln_step *s = &out->steps[out->count];
+        size_t smem;
+        if (ln_entry_dims(c, e, seqlen_q, seqlen_k, &s->grid_x, &s->block_x, &smem) != 0) {
+            snprintf(err, len, "ln_plan_make: no launch shape for %s of %s with seqlen_q=%d seqlen_k=%d BLOCK_M=%d "
+                     "BLOCK_N=%d NUM_WARPS=%d", e->name, f->name, seqlen_q, seqlen_k, c->p[GEN_BLOCK_M],
+                     c->p[GEN_BLOCK_N], c->p[GEN_NUM_WARPS]);
+            return -1;
+        }
+        s->smem = (unsigned)smem;
+        s->entry = e;
+        out->count++;
+    }
+    if (out->count == 0) {
+        snprintf(err, len, "ln_plan_make: family %s has no %s entry", f->name,
+                 op == LN_BACKWARD ? "backward" : "forward");
+        return -1;
+    }
+    return 0;
+}
+
+CUresult ln_plan_bind(const cu_driver *cu, ln_plan *plan, CUmodule module, const char **missing)
+{
+    for (int i = 0; i < plan->count; i++) {
+        const CUresult rc = cu->ModuleGetFunction(&plan->steps[i].fn, module, plan->steps[i].entry->name);
+        if (rc != CUDA_SUCCESS) {
+            if (missing)
+                *missing = plan->steps[i].entry->name;
+            return rc;
+        }
+    }
+    return CUDA_SUCCESS;
+}

@@ -1,0 +1,41 @@
+/* A problem's sizes: element bytes, the resolved scale, contiguous strides, extents and the
+ * backward workspace's layout (one definition for every caller's allocation). */
+#include <math.h>
+
+#include "ln_internal.h"
+
+size_t ln_elem_bytes(int dtype)
+{
+    return dtype == 0 ? 4 : dtype == 3 ? 8 : 2;
+}
+
+size_t ln_acc_bytes(int dtype)
+{
+    return dtype == 3 ? 8 : 4;
+}
+
+double ln_softmax_scale(double scale, int head_dim)
+{
+    return scale != 0 ? scale : 1.0 / sqrt((double)head_dim);
+}
+
+void ln_contiguous_strides(int heads, int seqlen, int dim, long long stride[3])
+{
+    stride[2] = dim;
+    stride[1] = (long long)seqlen * dim;
+    stride[0] = stride[1] * heads;
+}
+
+size_t ln_tensor_elems(const long long stride[3], int batch, int heads, int seqlen, int dim)
+{
+    return (size_t)((batch - 1) * stride[0] + (heads - 1) * stride[1] + (seqlen - 1) * stride[2] + dim);
+}
+
+size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim, size_t *accum_offset)
+{
+    const size_t rows = (size_t)batch * heads * seqlen_q, a = ln_acc_bytes(dtype);
+    const size_t offset = (rows * a + 255) / 256 * 256;
+    if (accum_offset)
+        *accum_offset = offset;
+    return offset + rows * (size_t)head_dim * a;
+}

@@ -1,0 +1,742 @@
+/* The launch module on the CPU: entry shapes, each family's steps in order for DQ_MODE 0 and 1,
+ * the shared-memory opt-in at module load, the workspace layout, the argument blocks filled
+ * from a problem, the utilities, and batch splitting (grid.y <= 65535, every batch once, the
+ * right pointers), all through a fake driver table that records instead of launching. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ln_internal.h"
+
+#define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- the fake driver ---------------------------------------------------------------------- */
+
+#define MAX_CALLS 64
+#define FAKE_MODULE ((CUmodule)0x1000)
+
+typedef struct call {
+    char what[16];              /* "launch", "memset", "attr", "getfn", "load", "unload" */
+    char name[64];              /* getfn: the entry; launch and attr: the function's entry */
+    unsigned gx, gy, gz, bx, by, bz, smem;
+    CUstream stream;
+    size_t bytes;               /* memset: count; attr: the value */
+    CUdeviceptr ptr;            /* memset: dst */
+    int backward;               /* launch: which block was copied */
+    ft_fwd_args fwd;
+    ft_bwd_args bwd;
+    unsigned char raw[64];      /* utility launches: their parameters, packed */
+} call;
+
+static call calls[MAX_CALLS];
+static int ncalls, overflow;
+static int block_is_backward;   /* the argument block the next launches take */
+static const char *fail_getfn;  /* entry whose lookup fails */
+static CUresult fail_attr, fail_launch_at_call = CUDA_SUCCESS;
+static int fail_launch_index = -1;
+
+/* Functions are names: the fake hands out pointers to interned entry names. */
+static char names[32][64];
+static int nnames;
+
+static CUfunction fn_of(const char *name)
+{
+    for (int i = 0; i < nnames; i++)
+        if (!strcmp(names[i], name))
+            return (CUfunction)names[i];
+    snprintf(names[nnames], sizeof names[nnames], "%s", name);
+    return (CUfunction)names[nnames++];
+}
+
+static call *record(const char *what)
+{
+    if (ncalls == MAX_CALLS) {
+        overflow = 1;
+        return &calls[MAX_CALLS - 1];
+    }
+    call *c = &calls[ncalls++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->what, sizeof c->what, "%s", what);
+    return c;
+}
+
+static CUresult fake_load(CUmodule *m, const void *image)
+{
+    (void)image;
+    record("load");
+    *m = FAKE_MODULE;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_unload(CUmodule m)
+{
+    (void)m;
+    record("unload");
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_getfn(CUfunction *fn, CUmodule m, const char *name)
+{
+    call *c = record("getfn");
+    snprintf(c->name, sizeof c->name, "%s", name);
+    if (m != FAKE_MODULE || (fail_getfn && !strcmp(name, fail_getfn)))
+        return CUDA_ERROR_NOT_FOUND;
+    *fn = fn_of(name);
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_attr(CUfunction fn, CUfunction_attribute attrib, int value)
+{
+    call *c = record("attr");
+    snprintf(c->name, sizeof c->name, "%s", (const char *)fn);
+    c->bytes = attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? (size_t)value : 0;
+    return fail_attr;
+}
+
+static CUresult fake_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                            unsigned bz, unsigned smem, CUstream stream, void **params, void **extra)
+{
+    (void)extra;
+    const int index = ncalls;
+    call *c = record("launch");
+    snprintf(c->name, sizeof c->name, "%s", (const char *)fn);
+    c->gx = gx, c->gy = gy, c->gz = gz, c->bx = bx, c->by = by, c->bz = bz, c->smem = smem, c->stream = stream;
+    c->backward = block_is_backward;
+    if (block_is_backward == 1)
+        memcpy(&c->bwd, params[0], sizeof c->bwd);
+    else if (block_is_backward == 0)
+        memcpy(&c->fwd, params[0], sizeof c->fwd);
+    return index == fail_launch_index ? fail_launch_at_call : CUDA_SUCCESS;
+}
+
+static CUresult fake_memset(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream)
+{
+    call *c = record("memset");
+    c->ptr = dst;
+    c->bytes = value == 0 ? count : (size_t)-1;
+    c->stream = stream;
+    return CUDA_SUCCESS;
+}
+
+static cu_driver fake = {
+    .ModuleLoadData = fake_load, .ModuleUnload = fake_unload, .ModuleGetFunction = fake_getfn,
+    .FuncSetAttribute = fake_attr, .LaunchKernel = fake_launch, .MemsetD8Async = fake_memset,
+};
+
+static int reset(void **state)
+{
+    (void)state;
+    ncalls = overflow = 0;
+    block_is_backward = 0;
+    fail_getfn = NULL;
+    fail_attr = CUDA_SUCCESS;
+    fail_launch_index = -1;
+    return 0;
+}
+
+static int count_calls(const char *what)
+{
+    int n = 0;
+    for (int i = 0; i < ncalls; i++)
+        n += !strcmp(calls[i].what, what);
+    return n;
+}
+
+static gen_config family_config(const char *family, int dtype, int dq_mode)
+{
+    gen_config c;
+    const gen_family *f = gen_family_find(family);
+    assert_non_null(f);
+    gen_config_init(&c, f);
+    c.p[GEN_DTYPE] = dtype;
+    if (f->params & GEN_BIT(GEN_DQ_MODE))
+        c.p[GEN_DQ_MODE] = dq_mode;
+    return c;
+}
+
+/* ---- entry shapes (moved from test_gen with the function) ---------------------------------- */
+
+static size_t fake_smem(const int *p)
+{
+    return (size_t)p[GEN_BLOCK_M] * 100 + (size_t)p[GEN_BLOCK_N];
+}
+
+static const gen_entry fake_entries[] = {
+    { "fake_q", 0, fake_smem, NULL },
+    { "fake_k", 1, NULL, NULL },
+};
+static const gen_family fake_family = {
+    .name = "fake", .file = "fake.cu", .dtypes = 0xf, .params = 0xfff,
+    .entries = fake_entries, .entry_count = 2,
+};
+
+static const struct {
+    int entry, block_m, block_n, warps, seqlen_q, seqlen_k;
+    int rc;
+    unsigned grid_x, block_x;
+    size_t smem;
+} dims_cases[] = {
+    { 0, 128, 64, 4, 1000, 50, 0, 8, 128, 12864 },
+    { 0, 64, 64, 8, 64, 64, 0, 1, 256, 6464 },
+    { 0, 64, 64, 1, 65, 7, 0, 2, 32, 6464 },
+    { 1, 64, 32, 4, 1, 100, 0, 4, 128, 0 },
+    { 1, 64, 64, 16, 8192, 1, 0, 1, 512, 0 },
+    { 0, 64, 64, 4, 0, 64, -1, 0, 0, 0 },
+    { 1, 64, 64, 4, 64, 0, -1, 0, 0, 0 },
+    { 0, 0, 64, 4, 64, 64, -1, 0, 0, 0 },
+    { 1, 64, 64, 0, 64, 64, -1, 0, 0, 0 },
+};
+
+static void entry_dims_follow_the_contract(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ARRAY_LEN(dims_cases); i++) {
+        gen_config c;
+        gen_config_init(&c, &fake_family);
+        c.p[GEN_BLOCK_M] = dims_cases[i].block_m;
+        c.p[GEN_BLOCK_N] = dims_cases[i].block_n;
+        c.p[GEN_NUM_WARPS] = dims_cases[i].warps;
+        unsigned grid_x = 0, block_x = 0;
+        size_t smem = 99;
+        const int rc = ln_entry_dims(&c, &fake_entries[dims_cases[i].entry], dims_cases[i].seqlen_q,
+                                     dims_cases[i].seqlen_k, &grid_x, &block_x, &smem);
+        if (rc != dims_cases[i].rc)
+            fail_msg("dims case %d: rc %d, expected %d", i, rc, dims_cases[i].rc);
+        if (rc)
+            continue;
+        if (grid_x != dims_cases[i].grid_x || block_x != dims_cases[i].block_x || smem != dims_cases[i].smem)
+            fail_msg("dims case %d: got grid.x %u block.x %u smem %zu, expected %u %u %zu", i, grid_x, block_x, smem,
+                     dims_cases[i].grid_x, dims_cases[i].block_x, dims_cases[i].smem);
+    }
+}
+
+/* ---- each family's steps ------------------------------------------------------------------- */
+
+typedef struct step_want {
+    const char *name;
+    unsigned grid_x, block_x, smem;
+} step_want;
+
+/* Defaults of each family, seqlen_q 1000 and seqlen_k 300; shared memory worked out by hand from
+ * the family's formula (generator/family_*.c). */
+static const struct {
+    const char *family;
+    int dtype, dq_mode;
+    ln_op op;
+    int rc, accum;
+    step_want steps[LN_MAX_STEPS];
+} plan_cases[] = {
+    /* fwd_mma: 128 x 64 tiles, 8 warps, 2 stages, D 128: (128*128 + 2*64*256) * 2 bytes. */
+    { "fwd_mma", 2, 0, LN_FORWARD, 0, 0, { { "ft_fwd", 8, 256, 98304 } } },
+    { "fwd_mma", 2, 0, LN_BACKWARD, -1, 0, { { NULL } } },
+    /* fwd_wgmma: 128 x 128, 8 warps: 1024 + (128*128 + 2*128*256) * 2. */
+    { "fwd_wgmma", 1, 0, LN_FORWARD, 0, 0, { { "ft_fwd", 8, 256, 164864 } } },
+    /* fwd_exact f32: 64 x 32, 4 warps: (64*132 + 2*32*264 + 64*36) * 4. */
+    { "fwd_exact", 0, 0, LN_FORWARD, 0, 0, { { "ft_fwd", 16, 128, 110592 } } },
+    /* bwd_mma: 32 x 128, 8 warps, 2 stages, D 128. dkdv: K, V + 2 stages (+ dS^T with DQ_MODE 0). */
+    { "bwd_mma", 2, 0, LN_BACKWARD, 0, 1,
+      { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 3, 256, 109056 }, { "ft_bwd_dq_convert", 32, 256, 0 } } },
+    { "bwd_mma", 2, 1, LN_BACKWARD, 0, 0,
+      { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 3, 256, 98816 }, { "ft_bwd_dq", 32, 256, 147456 } } },
+    { "bwd_mma", 2, 1, LN_FORWARD, -1, 0, { { NULL } } },
+    /* bwd_exact: 32 x 64, 8 warps, 2 stages, D 128; f32 rows padded by 4 elements, f64 by 2. */
+    { "bwd_exact", 0, 0, LN_BACKWARD, 0, 1,
+      { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 5, 256, 154112 }, { "ft_bwd_dq_convert", 32, 256, 0 } } },
+    { "bwd_exact", 3, 1, LN_BACKWARD, 0, 0,
+      { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 5, 256, 302080 }, { "ft_bwd_dq", 32, 256, 349696 } } },
+    /* ref: one warp per row, 4 rows a block; its backward order is preprocess, dq, dkdv. */
+    { "ref", 0, 0, LN_FORWARD, 0, 0, { { "ft_ref_fwd", 250, 128, 0 } } },
+    { "ref", 3, 0, LN_BACKWARD, 0, 0,
+      { { "ft_ref_bwd_preprocess", 250, 128, 0 }, { "ft_ref_bwd_dq", 250, 128, 0 },
+        { "ft_ref_bwd_dkdv", 75, 128, 0 } } },
+    { "ref", 0, 0, LN_UTILITY, -1, 0, { { NULL } } },
+};
+
+static void steps_follow_each_family(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ARRAY_LEN(plan_cases); i++) {
+        const gen_config c = family_config(plan_cases[i].family, plan_cases[i].dtype, plan_cases[i].dq_mode);
+        ln_plan plan;
+        char err[512] = "";
+        const int rc = ln_plan_make(&c, plan_cases[i].op, 1000, 300, &plan, err, sizeof err);
+        if (rc != plan_cases[i].rc)
+            fail_msg("plan case %d (%s): rc %d, expected %d: %s", i, plan_cases[i].family, rc, plan_cases[i].rc, err);
+        if (rc) {
+            assert_non_null(strstr(err, "ln_plan_make: "));
+            continue;
+        }
+        int want = 0;
+        while (want < LN_MAX_STEPS && plan_cases[i].steps[want].name)
+            want++;
+        if (plan.count != want)
+            fail_msg("plan case %d (%s): %d steps, expected %d", i, plan_cases[i].family, plan.count, want);
+        assert_int_equal(plan.accum, plan_cases[i].accum);
+        assert_int_equal(plan.backward, plan_cases[i].op == LN_BACKWARD);
+        for (int s = 0; s < want; s++) {
+            const ln_step *got = &plan.steps[s];
+            const step_want *w = &plan_cases[i].steps[s];
+            if (strcmp(got->entry->name, w->name) || got->grid_x != w->grid_x || got->block_x != w->block_x ||
+                got->smem != w->smem || got->fn != NULL)
+                fail_msg("plan case %d (%s) step %d: got %s grid.x %u block.x %u smem %u, expected %s %u %u %u", i,
+                         plan_cases[i].family, s, got->entry->name, got->grid_x, got->block_x, got->smem, w->name,
+                         w->grid_x, w->block_x, w->smem);
+        }
+    }
+}
+
+/* Every entry of every catalogue family serves exactly one operation, and a family's steps for
+ * an operation are that operation's used entries in table order. */
+static void every_family_has_its_steps(void **state)
+{
+    (void)state;
+    int count;
+    const gen_family *const *list = gen_family_list(&count);
+    for (int i = 0; i < count; i++) {
+        const gen_family *f = list[i];
+        for (int dq = 0; dq < 2; dq++) {
+            int dtype = 0;
+            while (!(f->dtypes & (1u << dtype)))
+                dtype++;
+            gen_config c = family_config(f->name, dtype, dq);
+            for (int op = LN_FORWARD; op <= LN_BACKWARD; op++) {
+                ln_plan plan;
+                char err[256];
+                const int rc = ln_plan_make(&c, (ln_op)op, 77, 77, &plan, err, sizeof err);
+                int expect = 0;
+                for (int e = 0; e < f->entry_count; e++)
+                    if (ln_entry_op(f, &f->entries[e]) == (ln_op)op && gen_entry_used(&c, &f->entries[e])) {
+                        assert_int_equal(rc, 0);
+                        assert_ptr_equal(plan.steps[expect].entry, &f->entries[e]);
+                        expect++;
+                    }
+                if (expect == 0)
+                    assert_int_equal(rc, -1);
+                else
+                    assert_int_equal(plan.count, expect);
+            }
+        }
+    }
+}
+
+/* ---- module load: the shared-memory opt-in, once ------------------------------------------ */
+
+static const struct {
+    const char *family;
+    int dtype, dq_mode;
+    const char *attr[3];        /* entries opted in, in table order */
+    size_t bytes[3];
+} load_cases[] = {
+    { "fwd_mma", 2, 0, { "ft_fwd" }, { 98304 } },
+    { "bwd_mma", 2, 0, { "ft_bwd_dkdv" }, { 109056 } },
+    { "bwd_mma", 2, 1, { "ft_bwd_dkdv", "ft_bwd_dq" }, { 98816, 147456 } },
+    { "ref", 0, 0, { NULL }, { 0 } },
+};
+
+static void module_load_opts_in_once(void **state)
+{
+    for (int i = 0; i < ARRAY_LEN(load_cases); i++) {
+        reset(state);
+        const gen_config c = family_config(load_cases[i].family, load_cases[i].dtype, load_cases[i].dq_mode);
+        CUmodule m = NULL;
+        const char *what = "unset";
+        assert_int_equal(ln_module_load(&fake, &c, "image", &m, &what), CUDA_SUCCESS);
+        assert_ptr_equal(m, FAKE_MODULE);
+        assert_null(what);
+        int n = 0;
+        for (int k = 0; k < ncalls; k++) {
+            if (!strcmp(calls[k].what, "getfn")) {
+                /* Only what the configuration launches is in the module. */
+                const gen_entry *e = NULL;
+                for (int j = 0; j < c.family->entry_count; j++)
+                    if (!strcmp(c.family->entries[j].name, calls[k].name))
+                        e = &c.family->entries[j];
+                assert_non_null(e);
+                assert_true(gen_entry_used(&c, e));
+            }
+            if (strcmp(calls[k].what, "attr"))
+                continue;
+            assert_true(n < 3 && load_cases[i].attr[n]);
+            assert_string_equal(calls[k].name, load_cases[i].attr[n]);
+            assert_int_equal(calls[k].bytes, load_cases[i].bytes[n]);
+            n++;
+        }
+        assert_true(n == 3 || !load_cases[i].attr[n]);
+        /* Launches never set an attribute: a plan bound to the module launches without one. */
+        ln_plan plan;
+        char err[256];
+        const int bwd = c.family->backward || !strcmp(c.family->name, "ref");
+        assert_int_equal(ln_plan_make(&c, bwd ? LN_BACKWARD : LN_FORWARD, 64, 64, &plan, err, sizeof err), 0);
+        assert_int_equal(ln_plan_bind(&fake, &plan, m, NULL), CUDA_SUCCESS);
+        const int attrs = count_calls("attr");
+        ln_problem p = { .dtype = c.p[GEN_DTYPE], .batch = 1, .heads = 1, .seqlen_q = 64, .seqlen_k = 64,
+                         .head_dim = 128, .head_dim_v = 128, .dq_accum = 0x100000 };
+        block_is_backward = plan.backward;
+        assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
+        assert_int_equal(count_calls("attr"), attrs);
+        assert_int_equal(count_calls("launch"), plan.count);
+    }
+}
+
+static void module_load_failure_names_the_call(void **state)
+{
+    const gen_config c = family_config("bwd_mma", 2, 1);
+    CUmodule m = FAKE_MODULE;
+    const char *what = NULL;
+    fail_attr = CUDA_ERROR_INVALID_VALUE;
+    assert_int_equal(ln_module_load(&fake, &c, "image", &m, &what), CUDA_ERROR_INVALID_VALUE);
+    assert_null(m);
+    assert_string_equal(what, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    assert_int_equal(count_calls("unload"), 1);
+    reset(state);
+    fail_getfn = "ft_bwd_dq";
+    assert_int_equal(ln_module_load(&fake, &c, "image", &m, &what), CUDA_ERROR_NOT_FOUND);
+    assert_string_equal(what, "cuModuleGetFunction");
+    assert_int_equal(count_calls("unload"), 1);
+    /* A plan that cannot find its function says which. */
+    reset(state);
+    ln_plan plan;
+    char err[256];
+    const char *missing = NULL;
+    assert_int_equal(ln_plan_make(&c, LN_BACKWARD, 10, 10, &plan, err, sizeof err), 0);
+    fail_getfn = "ft_bwd_dkdv";
+    assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, &missing), CUDA_ERROR_NOT_FOUND);
+    assert_string_equal(missing, "ft_bwd_dkdv");
+}
+
+/* ---- workspace, argument blocks ------------------------------------------------------------ */
+
+static const struct {
+    int dtype, batch, heads, seqlen_q, head_dim;
+    size_t accum_offset, bytes;
+} ws_cases[] = {
+    { 0, 2, 3, 100, 64, 2560, 2560 + 600 * 64 * 4 },        /* 600 rows of 4 bytes, rounded up to 256 */
+    { 2, 2, 3, 100, 64, 2560, 2560 + 600 * 64 * 4 },        /* bf16 accumulates in fp32 */
+    { 3, 2, 3, 100, 64, 4864, 4864 + 600 * 64 * 8 },        /* f64 in double */
+    { 1, 1, 1, 64, 128, 256, 256 + 64 * 128 * 4 },          /* already aligned */
+};
+
+static void workspace_layout(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ARRAY_LEN(ws_cases); i++) {
+        size_t offset = 0;
+        const size_t bytes = ln_workspace_bytes(ws_cases[i].dtype, ws_cases[i].batch, ws_cases[i].heads,
+                                                ws_cases[i].seqlen_q, ws_cases[i].head_dim, &offset);
+        if (bytes != ws_cases[i].bytes || offset != ws_cases[i].accum_offset)
+            fail_msg("workspace case %d: %zu bytes, accum at %zu; expected %zu, %zu", i, bytes, offset,
+                     ws_cases[i].bytes, ws_cases[i].accum_offset);
+        assert_int_equal(ln_workspace_bytes(ws_cases[i].dtype, ws_cases[i].batch, ws_cases[i].heads,
+                                            ws_cases[i].seqlen_q, ws_cases[i].head_dim, NULL), bytes);
+    }
+}
+
+/* A problem whose every field differs: f16, strides of a [B, N, H, D] view and padded rows. */
+static ln_problem sample_problem(int batch, int heads)
+{
+    ln_problem p = {
+        .dtype = 1, .batch = batch, .heads = heads, .seqlen_q = 40, .seqlen_k = 24, .head_dim = 64, .head_dim_v = 32,
+        .softmax_scale = 0.3, .causal = 1, .mask_lo = -7, .mask_hi = 3,
+        .q_stride = { 100000, 72, 72 * 5 }, .k_stride = { 200000, 64, 640 }, .v_stride = { 300000, 40, 400 },
+        .o_stride = { 400000, 32, 320 },
+        .q = 0x10000000, .k = 0x20000000, .v = 0x30000000, .o = 0x40000000, .lse = 0x50000000, .dout = 0x60000000,
+        .dq = 0x70000000, .dk = 0x80000000, .dv = 0x90000000, .delta = 0xa0000000, .dq_accum = 0xb0000000,
+    };
+    return p;
+}
+
+static void check_strides(const long long got[3], const long long want[3])
+{
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(got[i], want[i]);
+}
+
+static uintptr_t addr(const void *p)
+{
+    return (uintptr_t)p;
+}
+
+static void forward_args_from_a_problem(void **state)
+{
+    (void)state;
+    const ln_problem p = sample_problem(9, 5);
+    ft_fwd_args a;
+    memset(&a, 0x5a, sizeof a);
+    ln_fwd_args(&p, 2, 3, &a);
+    assert_int_equal(addr(a.q), 0x10000000 + 2 * 100000 * 2);
+    assert_int_equal(addr(a.k), 0x20000000 + 2 * 200000 * 2);
+    assert_int_equal(addr(a.v), 0x30000000 + 2 * 300000 * 2);
+    assert_int_equal(addr(a.o), 0x40000000 + 2 * 400000 * 2);
+    assert_int_equal(addr(a.lse), 0x50000000 + 2 * 5 * 40 * 4);   /* whole [heads, seqlen_q] rows, fp32 */
+    check_strides(a.q_stride, p.q_stride);
+    check_strides(a.k_stride, p.k_stride);
+    check_strides(a.v_stride, p.v_stride);
+    check_strides(a.o_stride, p.o_stride);
+    assert_int_equal(a.batch, 3);
+    assert_int_equal(a.heads, 5);
+    assert_int_equal(a.seqlen_q, 40);
+    assert_int_equal(a.seqlen_k, 24);
+    assert_true(a.softmax_scale == 0.3);
+    assert_int_equal(a.mask_lo, -7);
+    assert_int_equal(a.mask_hi, 3);
+}
+
+static void backward_args_from_a_problem(void **state)
+{
+    (void)state;
+    ln_problem p = sample_problem(9, 5);
+    p.dtype = 3;   /* f64: 8-byte elements and accumulators */
+    for (int accum = 0; accum < 2; accum++) {
+        ft_bwd_args a;
+        memset(&a, 0x5a, sizeof a);
+        ln_bwd_args(&p, accum, 4, 5, &a);
+        const uintptr_t rows = 4 * 5 * 40;
+        assert_int_equal(addr(a.q), 0x10000000 + 4 * 100000 * 8);
+        assert_int_equal(addr(a.k), 0x20000000 + 4 * 200000 * 8);
+        assert_int_equal(addr(a.v), 0x30000000 + 4 * 300000 * 8);
+        assert_int_equal(addr(a.o), 0x40000000 + 4 * 400000 * 8);
+        assert_int_equal(addr(a.dout), 0x60000000 + 4 * 400000 * 8);   /* dout has o's strides */
+        assert_int_equal(addr(a.lse), 0x50000000 + rows * 8);
+        assert_int_equal(addr(a.dq), 0x70000000 + 4 * 100000 * 8);
+        assert_int_equal(addr(a.dk), 0x80000000 + 4 * 200000 * 8);
+        assert_int_equal(addr(a.dv), 0x90000000 + 4 * 300000 * 8);
+        assert_int_equal(addr(a.delta), 0xa0000000 + rows * 8);
+        if (accum)
+            assert_int_equal(addr(a.dq_accum), 0xb0000000 + rows * 64 * 8);
+        else
+            assert_null(a.dq_accum);
+        check_strides(a.q_stride, p.q_stride);
+        check_strides(a.k_stride, p.k_stride);
+        check_strides(a.v_stride, p.v_stride);
+        check_strides(a.o_stride, p.o_stride);
+        check_strides(a.do_stride, p.o_stride);
+        check_strides(a.dq_stride, p.q_stride);
+        check_strides(a.dk_stride, p.k_stride);
+        check_strides(a.dv_stride, p.v_stride);
+        assert_int_equal(a.batch, 5);
+        assert_int_equal(a.heads, 5);
+        assert_int_equal(a.seqlen_q, 40);
+        assert_int_equal(a.seqlen_k, 24);
+        assert_true(a.softmax_scale == 0.3);
+        assert_int_equal(a.mask_lo, -7);
+        assert_int_equal(a.mask_hi, 3);
+    }
+    /* Null pointers stay null (a forward's problem has no dout). */
+    p.dout = 0;
+    ft_bwd_args a;
+    ln_bwd_args(&p, 0, 3, 1, &a);
+    assert_null(a.dout);
+    assert_true(ln_softmax_scale(0, 64) == 0.125);
+    assert_true(ln_softmax_scale(0.5, 64) == 0.5);
+}
+
+/* ---- launches and batch splitting ---------------------------------------------------------- */
+
+static const struct {
+    int batch, heads;
+    int slices;                 /* launches of each step */
+} split_cases[] = {
+    { 200000, 1, 4 },           /* batch*heads 200000: 65535 + 65535 + 65535 + 3395 */
+    { 50000, 4, 4 },            /* 16383 batches (65532 rows of the grid) a launch */
+    { 3, 30000, 2 },            /* 2 batches, then 1 */
+    { 7, 65535, 7 },            /* one batch a launch */
+    { 16, 4096, 2 },            /* 65536, one more than fits: 15 batches, then 1 */
+    { 15, 4369, 1 },            /* 65535 exactly: one launch */
+};
+
+static void batches_split_under_the_grid_limit(void **state)
+{
+    const gen_config c = family_config("bwd_mma", 2, 0);
+    for (int i = 0; i < ARRAY_LEN(split_cases); i++) {
+        reset(state);
+        ln_plan plan;
+        char err[256];
+        assert_int_equal(ln_plan_make(&c, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
+        assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+        ncalls = 0;
+        ln_problem p = sample_problem(split_cases[i].batch, split_cases[i].heads);
+        block_is_backward = 1;
+        CUstream stream = (CUstream)0x77;
+        assert_int_equal(ln_launch(&fake, &plan, &p, stream), CUDA_SUCCESS);
+        assert_false(overflow);
+        /* DQ_MODE 0: the accumulator of the whole batch is zeroed once, before any launch. */
+        assert_string_equal(calls[0].what, "memset");
+        assert_int_equal(calls[0].ptr, p.dq_accum);
+        assert_int_equal(calls[0].bytes, (size_t)p.batch * p.heads * 40 * 64 * 4);
+        assert_ptr_equal(calls[0].stream, stream);
+        int slices = (ncalls - 1) / plan.count;
+        const int want = split_cases[i].batch * split_cases[i].heads > 65535 ? split_cases[i].slices : 1;
+        if (slices != want || (ncalls - 1) % plan.count)
+            fail_msg("split case %d: %d calls for %d steps, expected %d slices", i, ncalls, plan.count, want);
+        long long next = 0;   /* the first batch the next slice must start at */
+        for (int s = 0; s < slices; s++) {
+            for (int k = 0; k < plan.count; k++) {
+                const call *l = &calls[1 + s * plan.count + k];
+                assert_string_equal(l->what, "launch");
+                assert_string_equal(l->name, plan.steps[k].entry->name);
+                assert_int_equal(l->gx, plan.steps[k].grid_x);
+                assert_int_equal(l->bx, plan.steps[k].block_x);
+                assert_int_equal(l->smem, plan.steps[k].smem);
+                assert_int_equal(l->gz, 1);
+                assert_int_equal(l->by, 1);
+                assert_int_equal(l->bz, 1);
+                assert_ptr_equal(l->stream, stream);
+                assert_true(l->gy >= 1 && l->gy <= 65535);
+                assert_int_equal(l->gy, (unsigned)(l->bwd.batch * p.heads));
+                /* The slice's block: batch b0 = next, every pointer moved there. */
+                const ft_bwd_args *a = &l->bwd;
+                const long long rows = next * p.heads * 40;
+                assert_int_equal(addr(a->q), p.q + next * p.q_stride[0] * 2);
+                assert_int_equal(addr(a->dout), p.dout + next * p.o_stride[0] * 2);
+                assert_int_equal(addr(a->dv), p.dv + next * p.v_stride[0] * 2);
+                assert_int_equal(addr(a->lse), p.lse + rows * 4);
+                assert_int_equal(addr(a->delta), p.delta + rows * 4);
+                assert_int_equal(addr(a->dq_accum), p.dq_accum + rows * 64 * 4);
+                if (k > 0)   /* every step of a slice takes the same block */
+                    assert_memory_equal(a, &calls[1 + s * plan.count].bwd, sizeof *a);
+            }
+            next += calls[1 + s * plan.count].bwd.batch;
+        }
+        assert_int_equal(next, split_cases[i].batch);   /* every batch exactly once */
+    }
+}
+
+static void launch_rejects_what_cannot_run(void **state)
+{
+    (void)state;
+    const gen_config c = family_config("fwd_mma", 2, 0);
+    ln_plan plan;
+    char err[256];
+    assert_int_equal(ln_plan_make(&c, LN_FORWARD, 40, 24, &plan, err, sizeof err), 0);
+    ln_problem p = sample_problem(2, 65536);
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);   /* heads alone > grid.y */
+    p = sample_problem(2, 0);
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
+    p = sample_problem(0, 2);
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
+    p = sample_problem(2, 2);
+    p.seqlen_k = 25;   /* not the lengths the plan's grids are for */
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(ncalls, 0);
+    /* The first failing launch stops the rest and is returned. */
+    const gen_config b = family_config("bwd_mma", 2, 1);
+    assert_int_equal(ln_plan_make(&b, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+    ncalls = 0;
+    p = sample_problem(2, 2);
+    block_is_backward = 1;
+    fail_launch_index = 1;
+    fail_launch_at_call = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    assert_int_equal(count_calls("launch"), 2);
+    assert_int_equal(count_calls("memset"), 0);   /* DQ_MODE 1 has no accumulator */
+    assert_null(calls[0].bwd.dq_accum);
+}
+
+static void forward_launch_takes_the_forward_block(void **state)
+{
+    (void)state;
+    const gen_config c = family_config("ref", 1, 0);
+    ln_plan plan;
+    char err[256];
+    assert_int_equal(ln_plan_make(&c, LN_FORWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+    ncalls = 0;
+    ln_problem p = sample_problem(3, 5);
+    block_is_backward = 0;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
+    assert_int_equal(ncalls, 1);
+    assert_string_equal(calls[0].name, "ft_ref_fwd");
+    assert_int_equal(calls[0].gx, 10);
+    assert_int_equal(calls[0].gy, 15);
+    assert_int_equal(calls[0].bx, 128);
+    ft_fwd_args want;
+    ln_fwd_args(&p, 0, 3, &want);
+    assert_memory_equal(&calls[0].fwd, &want, sizeof want);
+}
+
+/* ---- the tuner's utilities ----------------------------------------------------------------- */
+
+static CUresult launch_params(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                              unsigned bz, unsigned smem, CUstream stream, void **params, void **extra)
+{
+    CUresult rc = fake_launch(fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
+    call *c = &calls[ncalls - 1];
+    if (!strcmp(c->name, "ft_ref_fill_normal")) {
+        memcpy(c->raw, params[0], 8);
+        memcpy(c->raw + 8, params[1], 8);
+        memcpy(c->raw + 16, params[2], 8);
+    } else {
+        memcpy(c->raw, params[0], 8);
+        memcpy(c->raw + 8, params[1], 8);
+        memcpy(c->raw + 16, params[2], 8);
+        memcpy(c->raw + 24, params[3], 4);
+        memcpy(c->raw + 28, params[4], 8);
+    }
+    return rc;
+}
+
+static void utilities_launch_grid_stride(void **state)
+{
+    (void)state;
+    cu_driver d = fake;
+    d.LaunchKernel = launch_params;
+    block_is_backward = -1;
+    for (int sm = 0; sm <= 132; sm += 132) {
+        reset(state);
+        block_is_backward = -1;
+        ln_utilities u;
+        assert_int_equal(ln_utilities_load(&d, FAKE_MODULE, sm, &u), CUDA_SUCCESS);
+        assert_int_equal(ln_fill_normal(&d, &u, 0x1234, 1000, 99, (CUstream)0x5), CUDA_SUCCESS);
+        assert_int_equal(ln_compare(&d, &u, 0x1000, 0x2000, 777, 1, 0x3000, (CUstream)0x5), CUDA_SUCCESS);
+        const call *fill = &calls[2], *cmp = &calls[3];
+        assert_string_equal(fill->name, "ft_ref_fill_normal");
+        assert_string_equal(cmp->name, "ft_ref_compare");
+        const unsigned blocks = sm ? 132 * 8 : 1024;
+        for (const call *l = fill; l <= cmp; l++) {
+            assert_int_equal(l->gx, blocks);
+            assert_int_equal(l->gy, 1);
+            assert_int_equal(l->bx, 256);
+            assert_int_equal(l->smem, 0);
+            assert_ptr_equal(l->stream, (CUstream)0x5);
+        }
+        CUdeviceptr dst, got, want, stats;
+        long long n;
+        unsigned long long seed;
+        int acc;
+        memcpy(&dst, fill->raw, 8), memcpy(&n, fill->raw + 8, 8), memcpy(&seed, fill->raw + 16, 8);
+        assert_int_equal(dst, 0x1234);
+        assert_int_equal(n, 1000);
+        assert_int_equal(seed, 99);
+        memcpy(&got, cmp->raw, 8), memcpy(&want, cmp->raw + 8, 8), memcpy(&n, cmp->raw + 16, 8);
+        memcpy(&acc, cmp->raw + 24, 4), memcpy(&stats, cmp->raw + 28, 8);
+        assert_int_equal(got, 0x1000);
+        assert_int_equal(want, 0x2000);
+        assert_int_equal(n, 777);
+        assert_int_equal(acc, 1);
+        assert_int_equal(stats, 0x3000);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(entry_dims_follow_the_contract, reset),
+        cmocka_unit_test_setup(steps_follow_each_family, reset),
+        cmocka_unit_test_setup(every_family_has_its_steps, reset),
+        cmocka_unit_test_setup(module_load_opts_in_once, reset),
+        cmocka_unit_test_setup(module_load_failure_names_the_call, reset),
+        cmocka_unit_test_setup(workspace_layout, reset),
+        cmocka_unit_test_setup(forward_args_from_a_problem, reset),
+        cmocka_unit_test_setup(backward_args_from_a_problem, reset),
+        cmocka_unit_test_setup(batches_split_under_the_grid_limit, reset),
+        cmocka_unit_test_setup(launch_rejects_what_cannot_run, reset),
+        cmocka_unit_test_setup(forward_launch_takes_the_forward_block, reset),
+        cmocka_unit_test_setup(utilities_launch_grid_stride, reset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

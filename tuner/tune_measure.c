@@ -1,0 +1,386 @@
+/* The measurement of candidates in the worker process: the workload's buffers, random inputs
+ * and the reference's outputs, made once; then per candidate NaN-poisoned outputs, one run
+ * compared with the reference, and CUDA-event timings. Inputs are made and outputs compared on
+ * the device (the ref module's utilities): the workloads hold tens of millions of elements, and
+ * doing either on the host cost seconds per workload and a third of a second per candidate.
+ * Every launch goes through the launch module, as the runtime's do. */
+#include "tune_measure.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ft_mask.h"
+#include "ln_internal.h"
+
+struct tune_measure {
+    ln_session s;
+    ln_problem p;
+    ln_extents x;
+    CUstream stream;
+    CUevent start, stop;
+    CUdeviceptr flush;
+    size_t flush_bytes;
+    int backward;
+    CUmodule ref_module;        /* the ref family: reference, input fill and comparison kernels */
+    ln_utilities util;
+    CUdeviceptr want[3];        /* the reference's outputs, same types as out[] */
+    CUdeviceptr stats;          /* ft_ref_compare's four doubles */
+    size_t elems[3];
+    int acc[3];                 /* 1: accumulator-typed buffer (L) */
+    CUdeviceptr out[3];
+    int outputs;
+};
+
+static const char *cu_str(CUresult rc)
+{
+    static char buf[256];
+    return cu_result_str(rc, buf, sizeof buf);
+}
+
+/* Compares out[i] with want[i] on the device: the figures tune_compare gives on the host. */
+static CUresult compare_output(tune_measure *m, int i, double *rel, double *max_abs, long *bad)
+{
+    const cu_driver *cu = m->s.cu;
+    double stats[4];
+    CUresult rc;
+    if ((rc = cu->MemsetD8Async(m->stats, 0, sizeof stats, m->stream)) != CUDA_SUCCESS ||
+        (rc = ln_compare(cu, &m->util, m->out[i], m->want[i], m->elems[i], m->acc[i], m->stats, m->stream)) !=
+            CUDA_SUCCESS ||
+        (rc = cu->StreamSynchronize(m->stream)) != CUDA_SUCCESS ||
+        (rc = cu->MemcpyDtoH(stats, m->stats, sizeof stats)) != CUDA_SUCCESS)
+        return rc;
+    *bad = tune_compare_finish(stats, rel, max_abs);
+    return CUDA_SUCCESS;
+}
+
+static size_t output_bytes(const tune_measure *m, int i)
+{
+    return m->elems[i] * (m->acc[i] ? ln_acc_bytes(m->p.dtype) : ln_elem_bytes(m->p.dtype));
+}
+
+/* Poisons the outputs (and delta for the backward) with NaN. */
+static int poison_outputs(tune_measure *m)
+{
+    for (int i = 0; i < m->outputs; i++)
+        if (ln_poison(m->s.cu, m->out[i], output_bytes(m, i)) != CUDA_SUCCESS)
+            return -1;
+    if (m->backward && ln_poison(m->s.cu, m->p.delta, m->x.rows * ln_acc_bytes(m->p.dtype)) != CUDA_SUCCESS)
+        return -1;
+    return 0;
+}
+
+/* The steps of operation op of config in module, for the workload. 0, or -1 (why). */
+static int plan_for(tune_measure *m, const gen_config *config, CUmodule module, ln_op op, ln_plan *plan, char *why,
+                    size_t len)
+{
+    if (ln_plan_make(config, op, m->p.seqlen_q, m->p.seqlen_k, plan, why, len) != 0)
+        return -1;
+    const char *missing = "?";
+    const CUresult rc = ln_plan_bind(m->s.cu, plan, module, &missing);
+    if (rc != CUDA_SUCCESS) {
+        snprintf(why, len, "cuModuleGetFunction(%s): %s", missing, cu_str(rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* One reference operation, poisoned outputs first, waited for. 0, or -1 (why). */
+static int run_reference(tune_measure *m, const gen_config *ref, ln_op op, char *why, size_t len)
+{
+    ln_plan plan;
+    if (plan_for(m, ref, m->ref_module, op, &plan, why, len) != 0)
+        return -1;
+    if (poison_outputs(m) != 0) {
+        snprintf(why, len, "poisoning the outputs failed");
+        return -1;
+    }
+    CUresult rc = ln_launch(m->s.cu, &plan, &m->p, m->stream);
+    if (rc != CUDA_SUCCESS) {
+        snprintf(why, len, "launch failed: %s", cu_str(rc));
+        return -1;
+    }
+    if ((rc = m->s.cu->StreamSynchronize(m->stream)) != CUDA_SUCCESS) {
+        snprintf(why, len, "kernel failed: %s", cu_str(rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* The workload as the launch module's problem: contiguous [B, H, N, D], the default scale,
+ * the top-left causal band when causal. */
+static void workload_problem(const tune_workload *w, ln_problem *p)
+{
+    *p = (ln_problem){ .dtype = w->dtype, .batch = w->batch, .heads = w->heads, .seqlen_q = w->seqlen_q,
+                       .seqlen_k = w->seqlen_k, .head_dim = w->head_dim, .head_dim_v = w->head_dim_v,
+                       .softmax_scale = ln_softmax_scale(0, w->head_dim), .causal = w->causal };
+    ft_mask_band(w->causal, 0, -1, -1, w->seqlen_q, w->seqlen_k, &p->mask_lo, &p->mask_hi);
+    ln_contiguous_strides(w->heads, w->seqlen_q, w->head_dim, p->q_stride);
+    ln_contiguous_strides(w->heads, w->seqlen_k, w->head_dim, p->k_stride);
+    ln_contiguous_strides(w->heads, w->seqlen_k, w->head_dim_v, p->v_stride);
+    ln_contiguous_strides(w->heads, w->seqlen_q, w->head_dim_v, p->o_stride);
+}
+
+/* Sets up context, buffers, inputs and the reference outputs. 0 or -1 (why). */
+static int setup(tune_measure *m, const tune_worker_task *t, char *why, size_t len)
+{
+    if (ln_session_open(&m->s, why, len) != 0)
+        return -1;
+    const cu_driver *cu = m->s.cu;
+    m->backward = t->backward;
+    workload_problem(&t->workload, &m->p);
+    ln_problem_extents(&m->p, &m->x);
+    if (ln_buffers_alloc(cu, &m->p, why, len) != 0)
+        return -1;
+    CUresult rc;
+    if ((rc = cu->StreamCreate(&m->stream, 0)) != CUDA_SUCCESS ||
+        (rc = cu->EventCreate(&m->start, 0)) != CUDA_SUCCESS || (rc = cu->EventCreate(&m->stop, 0)) != CUDA_SUCCESS) {
+        snprintf(why, len, "cuStreamCreate/cuEventCreate: %s", cu_str(rc));
+        return -1;
+    }
+    if (t->l2_bytes > 0) {
+        m->flush_bytes = 2 * (size_t)t->l2_bytes;
+        if ((rc = cu->MemAlloc(&m->flush, m->flush_bytes)) != CUDA_SUCCESS) {
+            snprintf(why, len, "cuMemAlloc(%zu bytes of L2 flush buffer): %s", m->flush_bytes, cu_str(rc));
+            return -1;
+        }
+    }
+    const char *what;
+    if ((rc = ln_module_load(cu, t->ref_config, t->ref_cubin, &m->ref_module, &what)) != CUDA_SUCCESS ||
+        (rc = ln_utilities_load(cu, m->ref_module, m->s.sm_count, &m->util)) != CUDA_SUCCESS ||
+        (rc = cu->MemAlloc(&m->stats, 4 * sizeof(double))) != CUDA_SUCCESS) {
+        snprintf(why, len, "loading the ref module: %s", cu_str(rc));
+        return -1;
+    }
+    const unsigned long long seed = t->seed ? t->seed : 0x243F6A8885A308D3ULL;
+    struct { CUdeviceptr dst; size_t n; } in[] = {
+        { m->p.q, m->x.q }, { m->p.k, m->x.k }, { m->p.v, m->x.v }, { m->p.dout, m->x.o },
+    };
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+        if ((rc = ln_fill_normal(cu, &m->util, in[i].dst, in[i].n, seed + i, m->stream)) != CUDA_SUCCESS) {
+            snprintf(why, len, "making the random inputs: %s", cu_str(rc));
+            return -1;
+        }
+    if (m->backward) {
+        m->outputs = 3;
+        m->out[0] = m->p.dq, m->elems[0] = m->x.q;
+        m->out[1] = m->p.dk, m->elems[1] = m->x.k;
+        m->out[2] = m->p.dv, m->elems[2] = m->x.v;
+    } else {
+        m->outputs = 2;
+        m->out[0] = m->p.o, m->elems[0] = m->x.o;
+        m->out[1] = m->p.lse, m->elems[1] = m->x.rows, m->acc[1] = 1;
+    }
+
+    /* The reference: its forward O and L also feed every backward candidate. */
+    char what_failed[512];
+    if (run_reference(m, t->ref_config, LN_FORWARD, what_failed, sizeof what_failed) != 0 ||
+        (m->backward && run_reference(m, t->ref_config, LN_BACKWARD, what_failed, sizeof what_failed) != 0)) {
+        snprintf(why, len, "the ref family failed: %s", what_failed);
+        return -1;
+    }
+    for (int i = 0; i < m->outputs; i++) {
+        const size_t bytes = output_bytes(m, i);
+        if ((rc = cu->MemAlloc(&m->want[i], bytes)) != CUDA_SUCCESS ||
+            (rc = cu->MemcpyDtoD(m->want[i], m->out[i], bytes)) != CUDA_SUCCESS) {
+            snprintf(why, len, "keeping the reference (%zu bytes): %s", bytes, cu_str(rc));
+            return -1;
+        }
+        /* A reference with NaN (never expected) would make every candidate look wrong. */
+        double rel, mx;
+        long nans;
+        if ((rc = compare_output(m, i, &rel, &mx, &nans)) != CUDA_SUCCESS || nans || rel != 0) {
+            snprintf(why, len, "the reference output %d is not finite (%ld values) or the comparison is broken "
+                     "(self-difference %g): %s", i, nans, rel, cu_str(rc));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int tune_measure_open(const tune_worker_task *t, tune_measure **out, char *why, size_t len)
+{
+    *out = NULL;
+    tune_measure *m = calloc(1, sizeof *m);
+    if (!m) {
+        snprintf(why, len, "out of host memory");
+        return -1;
+    }
+    if (setup(m, t, why, len) != 0) {
+        tune_measure_close(m);
+        return -1;
+    }
+    *out = m;
+    return 0;
+}
+
+/* One iteration: flush, launch, then wait (warm-up) or time it with events. */
+static CUresult iterate(tune_measure *m, const ln_plan *plan, int timed, float *ms)
+{
+    const cu_driver *cu = m->s.cu;
+    CUresult rc;
+    if (m->flush &&
+        (rc = cu->MemsetD8Async(m->flush, (unsigned char)(rand() & 0xff), m->flush_bytes, m->stream)) != CUDA_SUCCESS)
+        return rc;
+    if (timed && (rc = cu->EventRecord(m->start, m->stream)) != CUDA_SUCCESS)
+        return rc;
+    if ((rc = ln_launch(cu, plan, &m->p, m->stream)) != CUDA_SUCCESS)
+        return rc;
+    if (!timed)
+        return cu->StreamSynchronize(m->stream);
+    if ((rc = cu->EventRecord(m->stop, m->stream)) != CUDA_SUCCESS ||
+        (rc = cu->EventSynchronize(m->stop)) != CUDA_SUCCESS)
+        return rc;
+    return cu->EventElapsedTime(ms, m->start, m->stop);
+}
+
+/* Validation: NaN-poisoned outputs, one run, every output compared with the reference. Fills
+ * r's errors and status. Returns 0, or -1 after a CUDA error (r says which). */
+static int validate(tune_measure *m, const ln_plan *plan, tune_record *r)
+{
+    const cu_driver *cu = m->s.cu;
+    CUresult rc;
+    if (poison_outputs(m) != 0) {
+        r->status = DB_STATUS_CRASHED;
+        snprintf(r->message, sizeof r->message, "poisoning the outputs failed");
+        return -1;
+    }
+    if ((rc = ln_launch(cu, plan, &m->p, m->stream)) != CUDA_SUCCESS) {
+        r->status = DB_STATUS_LAUNCH_ERROR;
+        snprintf(r->message, sizeof r->message, "launch: %s", cu_str(rc));
+        return -1;
+    }
+    if ((rc = cu->StreamSynchronize(m->stream)) != CUDA_SUCCESS) {
+        r->status = DB_STATUS_CRASHED;
+        snprintf(r->message, sizeof r->message, "kernel: %s", cu_str(rc));
+        return -1;
+    }
+    static const char *const fwd_names[] = { "O", "L" }, *const bwd_names[] = { "dQ", "dK", "dV" };
+    const double limit = tune_threshold(m->p.dtype);
+    r->rel_error = 0;
+    r->max_abs_error = 0;
+    for (int i = 0; i < m->outputs; i++) {
+        double rel, mx;
+        long nans;
+        if ((rc = compare_output(m, i, &rel, &mx, &nans)) != CUDA_SUCCESS) {
+            r->status = DB_STATUS_CRASHED;
+            snprintf(r->message, sizeof r->message, "comparing the output: %s", cu_str(rc));
+            return -1;
+        }
+        const char *name = m->backward ? bwd_names[i] : fwd_names[i];
+        if (rel > r->rel_error || isnan(rel))
+            r->rel_error = rel;
+        if (mx > r->max_abs_error || isnan(mx))
+            r->max_abs_error = mx;
+        if (r->status == DB_STATUS_OK && (nans || !(rel < limit))) {
+            r->status = DB_STATUS_INVALID;
+            if (nans)
+                snprintf(r->message, sizeof r->message, "%s: %ld NaN/Inf values (unwritten or overflow)", name, nans);
+            else
+                snprintf(r->message, sizeof r->message, "%s: relative error %.3e over the %s limit %.0e", name, rel,
+                         gen_dtype_name(m->p.dtype), limit);
+        }
+    }
+    return 0;
+}
+
+/* Timing: warm-up for warmup_ms, then enough repetitions to fill rep_ms. Fills r's times.
+ * Returns 0, or -1 after a CUDA error or without host memory (r says which). */
+static int time_candidate(tune_measure *m, const tune_worker_task *t, const ln_plan *plan, tune_record *r)
+{
+    CUresult rc;
+    double t0 = tune_now(), elapsed = 0;
+    int warm = 0;
+    do {
+        if ((rc = iterate(m, plan, 0, NULL)) != CUDA_SUCCESS)
+            break;
+        warm++;
+        elapsed = tune_now() - t0;
+    } while (elapsed * 1e3 < t->bench.warmup_ms || warm < 2);
+    float *ms = NULL;
+    int reps = 0;
+    if (rc == CUDA_SUCCESS) {
+        double per = elapsed / warm * 1e3;
+        double want = per > 0 ? ceil(t->bench.rep_ms / per) : 1000;
+        reps = want < 5 ? 5 : want > 100000 ? 100000 : (int)want;
+        ms = malloc((size_t)reps * sizeof *ms);
+        if (!ms)
+            reps = 0;
+        for (int i = 0; i < reps; i++)
+            if ((rc = iterate(m, plan, 1, &ms[i])) != CUDA_SUCCESS)
+                break;
+    }
+    if (rc != CUDA_SUCCESS) {
+        r->status = DB_STATUS_CRASHED;
+        snprintf(r->message, sizeof r->message, "while timing: %s", cu_str(rc));
+        free(ms);
+        return -1;
+    }
+    if (!ms) {
+        r->status = DB_STATUS_CRASHED;
+        snprintf(r->message, sizeof r->message, "out of host memory for %d timings", reps);
+        return -1;
+    }
+    tune_stats(ms, reps, &r->median_ms, &r->min_ms, &r->spread);
+    free(ms);
+    r->tflops = r->median_ms > 0 ? tune_flops(&t->workload, m->backward) / (r->median_ms * 1e-3) / 1e12 : NAN;
+    if (!(r->median_ms > 0) && r->status == DB_STATUS_OK) {
+        r->status = DB_STATUS_INVALID;
+        snprintf(r->message, sizeof r->message, "median time %g ms is not positive", r->median_ms);
+    }
+    return 0;
+}
+
+int tune_measure_run(tune_measure *m, const tune_worker_task *t, const tune_worker_item *it, tune_record *r)
+{
+    const cu_driver *cu = m->s.cu;
+    CUmodule module;
+    const char *what;
+    CUresult rc = ln_module_load(cu, it->config, it->cubin, &module, &what);
+    if (rc != CUDA_SUCCESS) {
+        r->status = DB_STATUS_LAUNCH_ERROR;
+        snprintf(r->message, sizeof r->message, "%s: %s", what, cu_str(rc));
+        return -1;
+    }
+    ln_plan plan;
+    char why[400];
+    int result;
+    if (plan_for(m, it->config, module, m->backward ? LN_BACKWARD : LN_FORWARD, &plan, why, sizeof why) != 0) {
+        r->status = DB_STATUS_LAUNCH_ERROR;
+        snprintf(r->message, sizeof r->message, "launch: %s", why);
+        result = -1;
+    } else if ((result = validate(m, &plan, r)) == 0 && r->status == DB_STATUS_OK) {
+        result = time_candidate(m, t, &plan, r);
+    }
+    /* Wrong results (status not ok after validation) are not worth timing. */
+    cu->ModuleUnload(module);
+    return result;
+}
+
+void tune_measure_close(tune_measure *m)
+{
+    if (!m)
+        return;
+    const cu_driver *cu = m->s.cu;
+    if (cu) {   /* orderly release, so a leak here never hides one elsewhere */
+        for (int i = 0; i < m->outputs; i++)
+            if (m->want[i])
+                cu->MemFree(m->want[i]);
+        if (m->stats)
+            cu->MemFree(m->stats);
+        if (m->ref_module)
+            cu->ModuleUnload(m->ref_module);
+        if (m->flush)
+            cu->MemFree(m->flush);
+        if (m->start)
+            cu->EventDestroy(m->start);
+        if (m->stop)
+            cu->EventDestroy(m->stop);
+        if (m->stream)
+            cu->StreamDestroy(m->stream);
+        ln_buffers_free(cu, &m->p);
+        ln_session_close(&m->s);
+    }
+    free(m);
+}

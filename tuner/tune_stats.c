@@ -1,0 +1,75 @@
+/* The figures of a measurement: timing statistics, the FLOP count, the error limits and the
+ * comparison with the reference (pure functions, tested on the CPU). */
+#include "tune_worker.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(const float *sorted, int n, double q)
+{
+    double pos = q * (n - 1);
+    int lo = (int)floor(pos);
+    int hi = lo + 1 < n ? lo + 1 : lo;
+    double frac = pos - lo;
+    return sorted[lo] + frac * (sorted[hi] - sorted[lo]);
+}
+
+int tune_stats(float *ms, int n, double *median, double *min, double *spread)
+{
+    if (n < 1)
+        return -1;
+    qsort(ms, (size_t)n, sizeof *ms, cmp_float);
+    *median = quantile(ms, n, 0.5);
+    *min = ms[0];
+    *spread = *median > 0 ? (quantile(ms, n, 0.9) - quantile(ms, n, 0.1)) / *median : NAN;
+    return 0;
+}
+
+double tune_flops(const tune_workload *w, int backward)
+{
+    double f = 2.0 * w->batch * w->heads * (double)w->seqlen_q * w->seqlen_k * (w->head_dim + w->head_dim_v);
+    if (w->causal)
+        f /= 2;
+    return backward ? 2.5 * f : f;
+}
+
+double tune_threshold(int dtype)
+{
+    switch (dtype) {
+    case 0: return 1e-5;
+    case 1: return 3e-3;
+    case 2: return 1e-2;
+    default: return 1e-12;
+    }
+}
+
+long tune_compare_finish(const double stats[4], double *rel, double *max_abs)
+{
+    const long bad = (long)stats[3];
+    *max_abs = bad ? INFINITY : stats[2];
+    *rel = bad ? INFINITY : sqrt(stats[0]) / (stats[1] > 0 ? sqrt(stats[1]) : 1);
+    return bad;
+}
+
+long tune_compare(const double *got, const double *want, size_t n, double *rel, double *max_abs)
+{
+    double stats[4] = { 0, 0, 0, 0 };
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(got[i])) {
+            stats[3] += 1;
+            continue;
+        }
+        double d = got[i] - want[i];
+        stats[0] += d * d;
+        stats[1] += want[i] * want[i];
+        if (fabs(d) > stats[2])
+            stats[2] = fabs(d);
+    }
+    return tune_compare_finish(stats, rel, max_abs);
+}
