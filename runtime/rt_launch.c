@@ -45,7 +45,7 @@ static void fwd_args(const ft_attention_desc *d, const rt_data *p, int b0, int n
     a->seqlen_q = d->seqlen_q;
     a->seqlen_k = d->seqlen_k;
     a->softmax_scale = scale_of(d);
-    ft_mask_band(d->causal, 0, -1, -1, d->seqlen_q, d->seqlen_k, &a->mask_lo, &a->mask_hi);
+    rt_mask_band(d, &a->mask_lo, &a->mask_hi);
 }
 
 static void bwd_args(const ft_attention_desc *d, const rt_data *p, CUdeviceptr delta, CUdeviceptr accum, int b0,
@@ -78,7 +78,7 @@ static void bwd_args(const ft_attention_desc *d, const rt_data *p, CUdeviceptr d
     a->seqlen_q = d->seqlen_q;
     a->seqlen_k = d->seqlen_k;
     a->softmax_scale = scale_of(d);
-    ft_mask_band(d->causal, 0, -1, -1, d->seqlen_q, d->seqlen_k, &a->mask_lo, &a->mask_hi);
+    rt_mask_band(d, &a->mask_lo, &a->mask_hi);
 }
 
 CUresult rt_launch(const cu_driver *cu, const rt_plan *plan, const ft_attention_desc *d, const rt_data *p,
