@@ -76,15 +76,23 @@ void ft_close(ft_context *ctx)
     free(ctx);
 }
 
-/* Checks the call's descriptor (user, copied into *d: nothing after this reads user) and
- * tensors. OUT: *d, *w. */
+/* The caller's desc copied (the ABI rule) and checked: every entry point reads *d, never user.
+ * OUT: *d, *w. */
+static ft_status take_desc(const char *func, const ft_attention_desc *user, int backward, ft_attention_desc *d,
+                           db_workload *w, char *err, size_t len)
+{
+    ft_status s = rt_desc_copy(func, user, d, err, len);
+    return s != FT_OK ? s : rt_check_desc(func, d, backward, w, err, len);
+}
+
+/* Checks the call's descriptor (copied into *d) and tensors. OUT: *d, *w. */
 static ft_status check_call(ft_context *ctx, const char *func, const ft_attention_desc *user, int backward,
                             int reference, const rt_data *p, ft_attention_desc *d, db_workload *w)
 {
     char err[RT_ERR_LEN];
     if (!ctx)
         return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", func);
-    ft_status s = rt_check_desc(func, user, backward, d, w, err, sizeof err);
+    ft_status s = take_desc(func, user, backward, d, w, err, sizeof err);
     if (s != FT_OK)
         return rt_fail(ctx, s, "%s", err);
     const int dv = w->head_dim_v;
@@ -200,7 +208,7 @@ ft_status ft_attention_backward_workspace_size(ft_context *ctx, const ft_attenti
         return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", func);
     if (!bytes)
         return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: bytes is NULL", func);
-    ft_status s = rt_check_desc(func, d, 1, &copy, &w, err, sizeof err);
+    ft_status s = take_desc(func, d, 1, &copy, &w, err, sizeof err);
     if (s != FT_OK)
         return rt_fail(ctx, s, "%s", err);
     *bytes = rt_workspace_bytes(&w, NULL);
@@ -231,7 +239,7 @@ ft_status ft_describe_choice(ft_context *ctx, const ft_attention_desc *d, int ba
     if (!buf || !len)
         return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: buf is %s", func, buf ? "0 bytes long" : "NULL");
     buf[0] = '\0';
-    ft_status s = rt_check_desc(func, d, backward != 0, &copy, &w, err, sizeof err);
+    ft_status s = take_desc(func, d, backward != 0, &copy, &w, err, sizeof err);
     if (s != FT_OK)
         return rt_fail(ctx, s, "%s", err);
     const cu_driver *cu;

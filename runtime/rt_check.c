@@ -51,10 +51,10 @@ static ft_status fail(ft_status s, char *err, size_t len, const char *fmt, ...)
 #define DESC_KNOWN_END (offsetof(ft_attention_desc, window_right) + sizeof(int))
 _Static_assert(DESC_KNOWN_END == sizeof(ft_attention_desc), "DESC_KNOWN_END: a field was appended to ft_attention_desc");
 
-/* The ABI rule of flashtune.h: the caller's desc, of its struct_size, into a full-size copy. */
-static ft_status copy_desc(const char *func, const ft_attention_desc *user, ft_attention_desc *d, char *err,
-                           size_t len)
+ft_status rt_desc_copy(const char *func, const ft_attention_desc *user, ft_attention_desc *d, char *err, size_t len)
 {
+    if (!user)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: desc is NULL", func);
     const size_t size = user->struct_size;
     if (size < FT_ATTENTION_DESC_SIZE_V1 || size > FT_ATTENTION_DESC_SIZE_MAX)
         return fail(FT_ERR_INVALID_ARGUMENT, err, len,
@@ -123,14 +123,11 @@ void rt_mask_band(const ft_attention_desc *d, int *lo, int *hi)
                  d->window ? d->window_right : -1, d->seqlen_q, d->seqlen_k, lo, hi);
 }
 
-ft_status rt_check_desc(const char *func, const ft_attention_desc *user, int backward, ft_attention_desc *d,
-                        db_workload *w, char *err, size_t len)
+ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backward, db_workload *w, char *err,
+                        size_t len)
 {
-    if (!user)
+    if (!d)
         return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: desc is NULL", func);
-    ft_status s = copy_desc(func, user, d, err, len);
-    if (s != FT_OK)
-        return s;
     const struct { const char *name; int value; } sizes[] = {
         { "batch", d->batch }, { "heads", d->heads }, { "seqlen_q", d->seqlen_q }, { "seqlen_k", d->seqlen_k },
     };
@@ -148,7 +145,8 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *user, int bac
     if (!head_dim_ok(d->head_dim) || !head_dim_ok(dv))
         return fail(FT_ERR_UNSUPPORTED, err, len, "%s: %s=%d is not supported (32, 64, 96, 128, 256)", func,
                     head_dim_ok(d->head_dim) ? "head_dim_v" : "head_dim", head_dim_ok(d->head_dim) ? dv : d->head_dim);
-    if ((s = check_mask(func, d, err, len)) != FT_OK)
+    const ft_status s = check_mask(func, d, err, len);
+    if (s != FT_OK)
         return s;
     if (!isfinite(d->softmax_scale))
         return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: softmax_scale=%g is not finite", func,

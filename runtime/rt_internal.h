@@ -45,13 +45,16 @@ typedef struct rt_tensor {
     int seqlen, dim;
 } rt_tensor;
 
-/* Copies the caller's desc (user, of its struct_size: the ABI rule of flashtune.h) into *d, a
- * full-size copy that everything downstream reads, checks it (sizes, dtype, head dims, mask,
- * scale) and fills *w (op = backward) with the problem, head_dim_v resolved and causal the
- * active-mask flag (rt_mask_active). On failure writes "func: ..." into err and returns the
- * status. OUT: *d, *w. */
-ft_status rt_check_desc(const char *func, const ft_attention_desc *user, int backward, ft_attention_desc *d,
-                        db_workload *w, char *err, size_t len);
+/* The ABI rule of flashtune.h: copies the caller's desc (user, of its struct_size; the rest
+ * zero) into *d, the full-size copy that everything after it reads. A struct_size out of
+ * [FT_ATTENTION_DESC_SIZE_V1, FT_ATTENTION_DESC_SIZE_MAX] is FT_ERR_INVALID_ARGUMENT, one past
+ * this library's sizeof with a nonzero byte beyond its fields FT_ERR_UNSUPPORTED. OUT: *d. */
+ft_status rt_desc_copy(const char *func, const ft_attention_desc *user, ft_attention_desc *d, char *err, size_t len);
+/* Checks d, a full-size desc (rt_desc_copy's), for sizes, dtype, head dims, mask and scale, and
+ * fills *w (op = backward) with the problem, head_dim_v resolved and causal the active-mask
+ * flag (rt_mask_active). On failure writes "func: ..." into err and returns the status. */
+ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backward, db_workload *w, char *err,
+                        size_t len);
 /* 1 when d (checked) needs a mask: the kernels' CAUSAL flag, the lookup's causal mode. */
 int rt_mask_active(const ft_attention_desc *d);
 /* The band of d (checked): key j visible to query i iff i + *lo <= j <= i + *hi (ft_mask.h);

@@ -509,7 +509,7 @@ static void masks_reach_flag_and_band(void **state)
         ft_attention_desc d;
         db_workload w;
         char err[RT_ERR_LEN];
-        if (rt_check_desc("test", &c.d, 0, &d, &w, err, sizeof err) != FT_OK)
+        if (rt_desc_copy("test", &c.d, &d, err, sizeof err) != FT_OK || rt_check_desc("test", &d, 0, &w, err, sizeof err))
             fail_msg("%s: %s", m->name, err);
         int lo, hi;
         rt_mask_band(&d, &lo, &hi);
