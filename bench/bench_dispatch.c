@@ -45,7 +45,7 @@ int main(int argc, char **argv)
         return 1;
     }
     const int n = 64, dim = 64;   /* one tile: the kernel itself is a few microseconds */
-    ft_attention_desc d = { .batch = 1, .heads = 1, .seqlen_q = n, .seqlen_k = n, .head_dim = dim,
+    ft_attention_desc d = { .struct_size = sizeof(ft_attention_desc), .batch = 1, .heads = 1, .seqlen_q = n, .seqlen_k = n, .head_dim = dim,
                             .head_dim_v = dim, .dtype = FT_BF16 };
     const int64_t st[3] = { (int64_t)n * dim, (int64_t)n * dim, dim };
     memcpy(d.q_stride, st, sizeof st), memcpy(d.k_stride, st, sizeof st);

@@ -76,14 +76,23 @@ void ft_close(ft_context *ctx)
     free(ctx);
 }
 
-/* Checks the call's descriptor and tensors; OUT: *w. */
-static ft_status check_call(ft_context *ctx, const char *func, const ft_attention_desc *d, int backward,
-                            int reference, const rt_data *p, db_workload *w)
+/* The caller's desc copied (the ABI rule) and checked: every entry point reads *d, never user.
+ * OUT: *d, *w. */
+static ft_status take_desc(const char *func, const ft_attention_desc *user, int backward, ft_attention_desc *d,
+                           db_workload *w, char *err, size_t len)
+{
+    ft_status s = rt_desc_copy(func, user, d, err, len);
+    return s != FT_OK ? s : rt_check_desc(func, d, backward, w, err, len);
+}
+
+/* Checks the call's descriptor (copied into *d) and tensors. OUT: *d, *w. */
+static ft_status check_call(ft_context *ctx, const char *func, const ft_attention_desc *user, int backward,
+                            int reference, const rt_data *p, ft_attention_desc *d, db_workload *w)
 {
     char err[RT_ERR_LEN];
     if (!ctx)
         return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", func);
-    ft_status s = rt_check_desc(func, d, backward, w, err, sizeof err);
+    ft_status s = take_desc(func, user, backward, d, w, err, sizeof err);
     if (s != FT_OK)
         return rt_fail(ctx, s, "%s", err);
     const int dv = w->head_dim_v;
@@ -112,11 +121,12 @@ static ft_status check_call(ft_context *ctx, const char *func, const ft_attentio
 }
 
 /* Every attention call: checks, plan, workspace, launches. ws: the caller's workspace or NULL. */
-static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc *d, int backward, int reference,
-                     const rt_data *p, void *ws, size_t ws_bytes, int caller_ws, void *stream)
+static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc *user, int backward,
+                     int reference, const rt_data *p, void *ws, size_t ws_bytes, int caller_ws, void *stream)
 {
+    ft_attention_desc d;
     db_workload w;
-    ft_status s = check_call(ctx, func, d, backward, reference, p, &w);
+    ft_status s = check_call(ctx, func, user, backward, reference, p, &d, &w);
     if (s != FT_OK)
         return s;
     size_t accum_offset = 0;
@@ -144,7 +154,7 @@ static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc 
             return s;
         base = cached->ptr;
     }
-    CUresult rc = rt_launch(cu, plan, d, p, base, base ? base + accum_offset : 0, (CUstream)stream);
+    CUresult rc = rt_launch(cu, plan, &d, p, base, base ? base + accum_offset : 0, (CUstream)stream);
     if (cached)
         rt_workspace_release(ctx, cu, cached);
     return rc == CUDA_SUCCESS ? FT_OK : rt_fail_cuda(ctx, func, "cuLaunchKernel", rc);
@@ -192,12 +202,13 @@ ft_status ft_attention_backward_workspace_size(ft_context *ctx, const ft_attenti
 {
     const char *func = "ft_attention_backward_workspace_size";
     char err[RT_ERR_LEN];
+    ft_attention_desc copy;
     db_workload w;
     if (!ctx)
         return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", func);
     if (!bytes)
         return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: bytes is NULL", func);
-    ft_status s = rt_check_desc(func, d, 1, &w, err, sizeof err);
+    ft_status s = take_desc(func, d, 1, &copy, &w, err, sizeof err);
     if (s != FT_OK)
         return rt_fail(ctx, s, "%s", err);
     *bytes = rt_workspace_bytes(&w, NULL);
@@ -221,13 +232,14 @@ ft_status ft_describe_choice(ft_context *ctx, const ft_attention_desc *d, int ba
 {
     const char *func = "ft_describe_choice";
     char err[RT_ERR_LEN];
+    ft_attention_desc copy;
     db_workload w;
     if (!ctx)
         return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", func);
     if (!buf || !len)
         return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: buf is %s", func, buf ? "0 bytes long" : "NULL");
     buf[0] = '\0';
-    ft_status s = rt_check_desc(func, d, backward != 0, &w, err, sizeof err);
+    ft_status s = take_desc(func, d, backward != 0, &copy, &w, err, sizeof err);
     if (s != FT_OK)
         return rt_fail(ctx, s, "%s", err);
     const cu_driver *cu;

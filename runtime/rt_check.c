@@ -1,10 +1,12 @@
 /* Argument checks of every call, done before anything is launched: each failure names the
  * function, the argument and its value. */
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ft_mask.h"
 #include "rt_internal.h"
 
 /* The head dims every family supports (templates/README.md); others are refused even where
@@ -45,6 +47,82 @@ static ft_status fail(ft_status s, char *err, size_t len, const char *fmt, ...)
     return s;
 }
 
+/* The last field this library knows ends here; appending a field means updating this. */
+#define DESC_KNOWN_END (offsetof(ft_attention_desc, window_right) + sizeof(int))
+_Static_assert(DESC_KNOWN_END == sizeof(ft_attention_desc), "DESC_KNOWN_END: a field was appended to ft_attention_desc");
+
+ft_status rt_desc_copy(const char *func, const ft_attention_desc *user, ft_attention_desc *d, char *err, size_t len)
+{
+    if (!user)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: desc is NULL", func);
+    const size_t size = user->struct_size;
+    if (size < FT_ATTENTION_DESC_SIZE_V1 || size > FT_ATTENTION_DESC_SIZE_MAX)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                    "%s: struct_size=%zu is not the size of an ft_attention_desc (%zu to %zu; this library's is "
+                    "%zu): set it to sizeof(ft_attention_desc) (FT_ATTENTION_DESC_INIT); a program built "
+                    "against flashtune 0.1, whose desc had no struct_size, must be rebuilt", func, size,
+                    (size_t)FT_ATTENTION_DESC_SIZE_V1, FT_ATTENTION_DESC_SIZE_MAX, sizeof *d);
+    const unsigned char *bytes = (const unsigned char *)user;
+    for (size_t i = DESC_KNOWN_END; i < size; i++)
+        if (bytes[i])
+            return fail(FT_ERR_UNSUPPORTED, err, len,
+                        "%s: struct_size=%zu is larger than this library's ft_attention_desc (%zu bytes, "
+                        "flashtune %s) and byte %zu past its fields is set: the caller asks for a field this "
+                        "version does not know", func, size, sizeof *d, ft_version(), i);
+    memset(d, 0, sizeof *d);
+    memcpy(d, user, size < sizeof *d ? size : sizeof *d);
+    d->struct_size = sizeof *d;
+    return FT_OK;
+}
+
+/* causal_align, window, window_left, window_right. */
+static ft_status check_mask(const char *func, const ft_attention_desc *d, char *err, size_t len)
+{
+    if (d->causal != 0 && d->causal != 1)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: causal=%d must be 0 (none) or 1 (causal)", func,
+                    d->causal);
+    if (d->causal_align != FT_ALIGN_TOP_LEFT && d->causal_align != FT_ALIGN_BOTTOM_RIGHT)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                    "%s: causal_align=%d must be 0 (FT_ALIGN_TOP_LEFT) or 1 (FT_ALIGN_BOTTOM_RIGHT)", func,
+                    d->causal_align);
+    if (d->window != 0 && d->window != 1)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                    "%s: window=%d must be 0 (none) or 1 (window_left and window_right apply)", func, d->window);
+    const struct { const char *name; int value; } sides[] = {
+        { "window_left", d->window_left }, { "window_right", d->window_right },
+    };
+    for (int i = 0; i < 2; i++) {
+        if (!d->window && sides[i].value != 0)
+            return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                        "%s: %s=%d with window=0: set window=1 for a local window (or leave %s 0)", func,
+                        sides[i].name, sides[i].value, sides[i].name);
+        if (sides[i].value < -1)
+            return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s=%d must be >= 0, or -1 for no limit", func,
+                        sides[i].name, sides[i].value);
+    }
+    if (d->causal && d->window && d->window_right != 0 && d->window_right != -1)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                    "%s: window_right=%d with causal=1: a causal mask has window_right 0 or -1", func,
+                    d->window_right);
+    /* The kernels form i + lo and i + hi in int (ft_mask.h). */
+    if (rt_mask_active(d) && (long long)d->seqlen_q + d->seqlen_k >= 0x80000000LL)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                    "%s: seqlen_q=%d + seqlen_k=%d must be below 2^31 with a mask", func, d->seqlen_q,
+                    d->seqlen_k);
+    return FT_OK;
+}
+
+int rt_mask_active(const ft_attention_desc *d)
+{
+    return ft_mask_active(d->causal, d->window ? d->window_left : -1, d->window ? d->window_right : -1);
+}
+
+void rt_mask_band(const ft_attention_desc *d, int *lo, int *hi)
+{
+    ft_mask_band(d->causal, d->causal_align == FT_ALIGN_BOTTOM_RIGHT, d->window ? d->window_left : -1,
+                 d->window ? d->window_right : -1, d->seqlen_q, d->seqlen_k, lo, hi);
+}
+
 ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backward, db_workload *w, char *err,
                         size_t len)
 {
@@ -67,9 +145,9 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
     if (!head_dim_ok(d->head_dim) || !head_dim_ok(dv))
         return fail(FT_ERR_UNSUPPORTED, err, len, "%s: %s=%d is not supported (32, 64, 96, 128, 256)", func,
                     head_dim_ok(d->head_dim) ? "head_dim_v" : "head_dim", head_dim_ok(d->head_dim) ? dv : d->head_dim);
-    if (d->causal != 0 && d->causal != 1)
-        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: causal=%d must be 0 (none) or 1 (top-left)", func,
-                    d->causal);
+    const ft_status s = check_mask(func, d, err, len);
+    if (s != FT_OK)
+        return s;
     if (!isfinite(d->softmax_scale))
         return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: softmax_scale=%g is not finite", func,
                     (double)d->softmax_scale);
@@ -88,7 +166,7 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
     w->dtype = (int)d->dtype;
     w->head_dim = d->head_dim;
     w->head_dim_v = dv;
-    w->causal = d->causal;
+    w->causal = rt_mask_active(d);   /* every mask runs the causal kernels, the band is an argument */
     w->batch = d->batch;
     w->heads = d->heads;
     w->seqlen_q = d->seqlen_q;
@@ -177,9 +255,5 @@ ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tens
 
 size_t rt_workspace_bytes(const db_workload *w, size_t *accum_offset)
 {
-    const size_t rows = (size_t)w->batch * w->heads * w->seqlen_q, a = rt_acc_bytes(w->dtype);
-    const size_t offset = (rows * a + 255) / 256 * 256;
-    if (accum_offset)
-        *accum_offset = offset;
-    return offset + rows * (size_t)w->head_dim * a;
+    return ln_workspace_bytes(w->dtype, w->batch, w->heads, w->seqlen_q, w->head_dim, accum_offset);
 }

@@ -46,10 +46,21 @@ typedef struct rt_tensor {
     int seqlen, dim;
 } rt_tensor;
 
-/* Checks d (sizes, dtype, head dims, causal, scale) and fills *w (op = backward) with the
- * problem, head_dim_v resolved. On failure writes "func: ..." into err and returns the status. */
-ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backward, db_workload *w,
-                        char *err, size_t len);
+/* The ABI rule of flashtune.h: copies the caller's desc (user, of its struct_size; the rest
+ * zero) into *d, the full-size copy that everything after it reads. A struct_size out of
+ * [FT_ATTENTION_DESC_SIZE_V1, FT_ATTENTION_DESC_SIZE_MAX] is FT_ERR_INVALID_ARGUMENT, one past
+ * this library's sizeof with a nonzero byte beyond its fields FT_ERR_UNSUPPORTED. OUT: *d. */
+ft_status rt_desc_copy(const char *func, const ft_attention_desc *user, ft_attention_desc *d, char *err, size_t len);
+/* Checks d, a full-size desc (rt_desc_copy's), for sizes, dtype, head dims, mask and scale, and
+ * fills *w (op = backward) with the problem, head_dim_v resolved and causal the active-mask
+ * flag (rt_mask_active). On failure writes "func: ..." into err and returns the status. */
+ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backward, db_workload *w, char *err,
+                        size_t len);
+/* 1 when d (checked) needs a mask: the kernels' CAUSAL flag, the lookup's causal mode. */
+int rt_mask_active(const ft_attention_desc *d);
+/* The band of d (checked): key j visible to query i iff i + *lo <= j <= i + *hi (ft_mask.h);
+ * what the kernels get as mask_lo, mask_hi. OUT: *lo, *hi. */
+void rt_mask_band(const ft_attention_desc *d, int *lo /* OUT */, int *hi /* OUT */);
 /* Checks n tensors of problem w: non-NULL, strides >= 0 that do not overlap and leave each row
  * its dim elements; with tensor_cores, 16-byte base pointers and strides a multiple of 8. */
 ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tensor *t, int n, int tensor_cores,

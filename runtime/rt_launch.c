@@ -4,7 +4,6 @@
  * allocation. */
 #include <stdint.h>
 
-#include "ft_mask.h"
 #include "rt_internal.h"
 
 static CUdeviceptr dev(const void *p)
@@ -25,12 +24,12 @@ CUresult rt_launch(const cu_driver *cu, const rt_plan *plan, const ft_attention_
     ln_problem lp = {
         .dtype = d->dtype, .batch = d->batch, .heads = d->heads, .seqlen_q = d->seqlen_q, .seqlen_k = d->seqlen_k,
         .head_dim = d->head_dim, .head_dim_v = plan->w.head_dim_v,
-        .softmax_scale = ln_softmax_scale((double)d->softmax_scale, d->head_dim), .causal = d->causal,
+        .softmax_scale = ln_softmax_scale((double)d->softmax_scale, d->head_dim), .causal = rt_mask_active(d),
         .q = dev(p->q), .k = dev(p->k), .v = dev(p->v),
         .o = backward ? dev(p->o) : dev(p->o_out), .lse = backward ? dev(p->lse) : dev(p->lse_out),
         .dout = dev(p->dout), .dq = dev(p->dq), .dk = dev(p->dk), .dv = dev(p->dv), .delta = delta, .dq_accum = accum,
     };
-    ft_mask_band(d->causal, 0, -1, -1, d->seqlen_q, d->seqlen_k, &lp.mask_lo, &lp.mask_hi);
+    rt_mask_band(d, &lp.mask_lo, &lp.mask_hi);
     copy_strides(lp.q_stride, d->q_stride);
     copy_strides(lp.k_stride, d->k_stride);
     copy_strides(lp.v_stride, d->v_stride);

@@ -61,17 +61,24 @@ static void layout_strides(const gpu_problem *p, int seqlen, int dim, long long 
     }
 }
 
-/* The launch module's view of p: the top-left causal band when causal, the scale resolved. */
+/* The kernels' CAUSAL flag for p: 1 when any mask applies. */
+int gpu_problem_masked(const gpu_problem *g)
+{
+    return ft_mask_active(g->causal, g->window ? g->window_left : -1, g->window ? g->window_right : -1);
+}
+
+/* The launch module's view of p: its band, the scale resolved. */
 static void to_problem(const gpu_problem *g, ln_problem *p)
 {
     *p = (ln_problem){
         .dtype = g->dtype, .batch = g->batch, .heads = g->heads, .seqlen_q = g->seqlen_q, .seqlen_k = g->seqlen_k,
         .head_dim = g->head_dim, .head_dim_v = g->head_dim_v,
-        .softmax_scale = ln_softmax_scale(g->softmax_scale, g->head_dim), .causal = g->causal,
+        .softmax_scale = ln_softmax_scale(g->softmax_scale, g->head_dim), .causal = gpu_problem_masked(g),
         .q = g->q, .k = g->k, .v = g->v, .o = g->o, .lse = g->lse, .dout = g->dout, .dq = g->dq, .dk = g->dk,
         .dv = g->dv, .delta = g->delta, .dq_accum = g->dq_accum,
     };
-    ft_mask_band(g->causal, 0, -1, -1, g->seqlen_q, g->seqlen_k, &p->mask_lo, &p->mask_hi);
+    ft_mask_band(g->causal, g->causal_align, g->window ? g->window_left : -1, g->window ? g->window_right : -1,
+                 g->seqlen_q, g->seqlen_k, &p->mask_lo, &p->mask_hi);
     memcpy(p->q_stride, g->q_stride, sizeof p->q_stride);
     memcpy(p->k_stride, g->k_stride, sizeof p->k_stride);
     memcpy(p->v_stride, g->v_stride, sizeof p->v_stride);

@@ -35,16 +35,21 @@ int gpu_build(gpu_session *s, const gen_config *configs, gpu_kernel **kernels, i
 void gpu_release_all(gpu_session *s);
 
 /* A problem on the device: shapes, layout and the buffers. Strides are in elements. delta and
- * dq_accum lie in one workspace (ln_workspace_bytes), delta at its start. The mask is the
- * top-left causal band when causal is 1 (ft_mask.h). */
+ * dq_accum lie in one workspace (ln_workspace_bytes), delta at its start. The mask is the band
+ * of ft_mask.h: causal, aligned top-left or (causal_align 1) bottom-right, and with window 1 a
+ * local window of window_left / window_right keys (-1: unlimited); all 0: no mask. */
 typedef struct gpu_problem {
     int dtype, batch, heads, seqlen_q, seqlen_k, head_dim, head_dim_v, causal;
+    int causal_align, window, window_left, window_right;
     double softmax_scale;
     int layout;               /* 0 [B,H,N,D] contiguous; 1 [B,N,H,D] (a transposed view); 2 padded rows */
     long long q_stride[3], k_stride[3], v_stride[3], o_stride[3];
     CUdeviceptr q, k, v, o, lse, dout, dq, dk, dv, delta, dq_accum;
     size_t q_elems, k_elems, v_elems, o_elems;   /* allocation extents in elements */
 } gpu_problem;
+
+/* The kernels' CAUSAL template flag for the problem: 1 when any mask applies. */
+int gpu_problem_masked(const gpu_problem *p);
 
 size_t gpu_dtype_bytes(int dtype);
 size_t gpu_acc_bytes(int dtype);      /* lse, delta, dq_accum element: 8 for f64, else 4 */

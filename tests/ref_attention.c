@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ft_mask.h"
+
 /* ---- counted heap ---- */
 
 /* Each block carries its size in a header so ref_free can uncount it. */
@@ -194,6 +196,47 @@ static int ranges_overlap(const ref_arg *a, long long ea, const ref_arg *b, long
     return alo < bhi && blo < ahi;
 }
 
+/* The band of p: key j visible to query i iff i + *lo <= j <= i + *hi; returns 1 when any mask
+ * applies (the kernels' CAUSAL). */
+static int problem_band(const ref_problem *p, int *lo, int *hi)
+{
+    const int left = p->window ? p->window_left : -1, right = p->window ? p->window_right : -1;
+    ft_mask_band(p->causal, p->causal_align, left, right, p->seqlen_q, p->seqlen_k, lo, hi);
+    return ft_mask_active(p->causal, left, right);
+}
+
+/* causal, causal_align, window, window_left, window_right: the rules of flashtune.h. */
+static int check_mask(const char *fn, const ref_problem *p, char *err, size_t err_len)
+{
+    const struct { const char *name; int value; } flags[] = {
+        {"causal", p->causal}, {"causal_align", p->causal_align}, {"window", p->window},
+    };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        if (flags[i].value != 0 && flags[i].value != 1)
+            return fail(REF_ERR_INVALID, err, err_len, fn, "%s=%d must be 0 or 1", flags[i].name,
+                        flags[i].value);
+    const struct { const char *name; int value; } sides[] = {
+        {"window_left", p->window_left}, {"window_right", p->window_right},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        if (!p->window && sides[i].value != 0)
+            return fail(REF_ERR_INVALID, err, err_len, fn, "%s=%d with window=0 must be 0",
+                        sides[i].name, sides[i].value);
+        if (sides[i].value < -1)
+            return fail(REF_ERR_INVALID, err, err_len, fn, "%s=%d must be >= -1 (-1: unlimited)",
+                        sides[i].name, sides[i].value);
+    }
+    if (p->causal && p->window && p->window_right != 0 && p->window_right != -1)
+        return fail(REF_ERR_INVALID, err, err_len, fn,
+                    "window_right=%d with causal=1 must be 0 or -1", p->window_right);
+    int lo, hi;
+    if (problem_band(p, &lo, &hi) && (long long)p->seqlen_q + p->seqlen_k >= 0x80000000LL)
+        return fail(REF_ERR_INVALID, err, err_len, fn,
+                    "seqlen_q=%d + seqlen_k=%d must be < 2^31 with a mask", p->seqlen_q,
+                    p->seqlen_k);
+    return REF_OK;
+}
+
 /* All checks of one call; tiled says whether block_m and block_n are arguments. */
 static int check_call(const char *fn, const ref_problem *p, int tiled, int block_m, int block_n,
                       const ref_arg *args, int nargs, size_t elem, char *err, size_t err_len)
@@ -209,16 +252,15 @@ static int check_call(const char *fn, const ref_problem *p, int tiled, int block
         if (sizes[i].value < 1)
             return fail(REF_ERR_INVALID, err, err_len, fn, "%s=%d must be >= 1", sizes[i].name,
                         sizes[i].value);
-    if (p->causal != 0 && p->causal != 1)
-        return fail(REF_ERR_INVALID, err, err_len, fn, "causal=%d must be 0 (none) or 1 (top-left)",
-                    p->causal);
+    int rc = check_mask(fn, p, err, err_len);
+    if (rc)
+        return rc;
     if (!isfinite(p->softmax_scale))
         return fail(REF_ERR_INVALID, err, err_len, fn, "softmax_scale=%g must be finite",
                     p->softmax_scale);
     for (int i = 0; i < nargs; i++)
         if (!args[i].ptr)
             return fail(REF_ERR_INVALID, err, err_len, fn, "%s is NULL", args[i].name);
-    int rc;
     if ((rc = check_strides(fn, "q_stride", p->q_stride, p->batch, p->heads, p->seqlen_q,
                             p->head_dim, err, err_len)) ||
         (rc = check_strides(fn, "k_stride", p->k_stride, p->batch, p->heads, p->seqlen_k,

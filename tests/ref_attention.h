@@ -5,9 +5,14 @@
 #include <stddef.h>
 
 /* Per (batch, head), with s = softmax_scale (0 means 1/sqrt(head_dim)):
- *   S = s * Q K^T, causal top-left: key j is masked (-inf) when j > i, so query row i sees keys
- *       0..min(i, seqlen_k-1); every row sees key 0 and no row is empty.
+ *   S = s * Q K^T, masked (-inf) outside the band of templates/common/ft_mask.h: key j is
+ *       visible to query i iff i + lo <= j <= i + hi, (lo, hi) = ft_mask_band(causal,
+ *       causal_align, window ? window_left : -1, window ? window_right : -1, seqlen_q, seqlen_k).
+ *       Causal top-left: query i sees keys 0..i; bottom-right: keys 0..i + seqlen_k - seqlen_q;
+ *       a window (left, right) keeps keys diag - left .. diag + right, -1 unlimited.
  *   P = softmax(S) row-wise, O = P V, L = rowmax(S) + log(rowsum(exp(S - rowmax))) (natural log).
+ *   A row that sees no key (bottom-right with seqlen_q > seqlen_k, windows) has P = 0: O = 0,
+ *   L = +inf (so exp(S - L) = 0 in a backward), dQ = 0. A key no row sees gets dK = dV = 0.
  *   Backward: D = rowsum(dO * O); dV = P^T dO; dP = dO V^T; dS = P * (dP - D);
  *             dQ = s * dS K; dK = s * dS^T Q.
  *
@@ -25,7 +30,9 @@
  * NUL-terminated message naming the function, the argument and its value into err (for example
  * "ref_forward_tiled_d: seqlen_k=0 must be >= 1"), truncated to err_len bytes. err may be NULL
  * (or err_len 0) when no message is wanted. Outputs are unspecified after an error.
- * Argument checks: problem and every pointer non-NULL; sizes >= 1; causal 0 or 1; softmax_scale
+ * Argument checks: problem and every pointer non-NULL; sizes >= 1; causal, causal_align and
+ * window 0 or 1; with window, window_left and window_right >= -1 (without, both 0); with causal
+ * and window, window_right 0 or -1; with a mask, seqlen_q + seqlen_k < 2^31; softmax_scale
  * finite; block sizes >= 1; strides >= 1 where the extent is > 1 (>= 0 otherwise) and no two
  * elements of one tensor at the same address (so seq stride >= head dim in the usual layouts);
  * no output overlapping an input, and no two outputs starting at the same address (outputs may
@@ -44,16 +51,21 @@ typedef struct ref_problem {
     int batch, heads, seqlen_q, seqlen_k;
     int head_dim;           /* Q and K */
     int head_dim_v;         /* V and O; may differ from head_dim */
-    int causal;             /* 0 none, 1 top-left */
+    int causal;             /* 0 none, 1 causal (the diagonal where causal_align says) */
     double softmax_scale;   /* 0 means 1/sqrt(head_dim) */
     long long q_stride[3], k_stride[3], v_stride[3], o_stride[3];   /* elements: batch, head, seq */
+    /* As in ft_attention_desc (flashtune.h); ref_problem_init zeroes them: top-left, no window. */
+    int causal_align;       /* 0 top-left; 1 bottom-right: query i's diagonal is key
+                             * i + seqlen_k - seqlen_q */
+    int window;             /* 0 none; 1 window_left, window_right apply */
+    int window_left, window_right;   /* keys visible left / right of the diagonal; -1 unlimited */
 } ref_problem;
 
-/* Work counters of the tiled paths, for checking causal block skipping. Each call overwrites them
+/* Work counters of the tiled paths, for checking masked block skipping. Each call overwrites them
  * with totals over all batches and heads. */
 typedef struct ref_stats {
     long long tiles_visited;   /* (query tile, key tile) pairs whose scores were computed */
-    long long tiles_masked;    /* of those, tiles crossing the diagonal (masked element-wise) */
+    long long tiles_masked;    /* of those, tiles not wholly inside the band (masked per element) */
 } ref_stats;
 
 /* ---- problem helpers ---- */
@@ -99,7 +111,8 @@ int ref_backward_naive_f(const ref_problem *p, const float *q, const float *k, c
 /* ---- tiled: FlashAttention, O(tile) scratch ---- */
 
 /* Forward with block_m query rows and block_n key rows per tile: online softmax with a running
- * max and sum per row over key tiles; causal runs skip key tiles wholly above the diagonal.
+ * max and sum per row over key tiles; masked runs visit only the key tiles that hold a key of the
+ * query tile's band (ft_mask_key_range), as the kernels do.
  * Writes o and lse (OUT); stats (OUT, may be NULL) gets the tile counts. */
 int ref_forward_tiled_d(const ref_problem *p, int block_m, int block_n,
                         const double *q, const double *k, const double *v, double *o, double *lse,
@@ -110,7 +123,8 @@ int ref_forward_tiled_f(const ref_problem *p, int block_m, int block_n,
 
 /* Backward, key tiles outer and query tiles inner: P = exp(S - L) recomputed tile by tile from
  * the forward's o and lse, D = rowsum(dO * O), dK and dV accumulated per key tile, dQ accumulated
- * in place in dq across key tiles. Writes dq, dk, dv (OUT); stats (OUT, may be NULL). */
+ * in place in dq across key tiles; masked runs visit only the query tiles that see the key tile
+ * (ft_mask_query_range). Writes dq, dk, dv (OUT); stats (OUT, may be NULL). */
 int ref_backward_tiled_d(const ref_problem *p, int block_m, int block_n,
                          const double *q, const double *k, const double *v,
                          const double *o, const double *lse, const double *dout,

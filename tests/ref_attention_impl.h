@@ -28,7 +28,8 @@ typedef struct SFX(head) {
     const REAL *q, *k, *v, *o, *lse, *dout;
     REAL *o_out, *lse_out, *dq, *dk, *dv;
     long long qs, ks, vs, os;
-    int nq, nk, d, dv_dim, causal;
+    int nq, nk, d, dv_dim;
+    int masked, lo, hi;   /* masked: key j visible to query i iff i + lo <= j <= i + hi */
     REAL scale;
 } SFX(head);
 
@@ -55,19 +56,31 @@ static SFX(head) SFX(head_seek)(const SFX(head) *base, const ref_problem *p, int
 
 /* ---- naive ---- */
 
+/* 1 when the scores of query i and key j are hidden. */
+static int SFX(hidden)(const SFX(head) *t, int i, int j)
+{
+    return t->masked && !ft_mask_visible(t->lo, t->hi, i, j);
+}
+
 /* P (OUT, [nq, nk] row-major) = softmax of the masked scaled scores; lse (OUT) when non-NULL.
- * Key 0 is never masked, so each row max is finite. */
+ * A row that sees no key gets P = 0 and lse = +inf. */
 static void SFX(naive_probs)(const SFX(head) *t, REAL *P, REAL *lse)
 {
     for (int i = 0; i < t->nq; i++) {
         REAL *row = P + (long long)i * t->nk;
         const REAL *q_i = t->q + i * t->qs;
         for (int j = 0; j < t->nk; j++)
-            row[j] = (t->causal && j > i) ? (REAL)-INFINITY
+            row[j] = SFX(hidden)(t, i, j) ? (REAL)-INFINITY
                                           : t->scale * SFX(dot)(q_i, t->k + j * t->ks, t->d);
         REAL m = row[0];
         for (int j = 1; j < t->nk; j++)
             m = row[j] > m ? row[j] : m;
+        if (m == (REAL)-INFINITY) {   /* sees no key */
+            SFX(zero)(row, t->nk);
+            if (lse)
+                lse[i] = (REAL)INFINITY;
+            continue;
+        }
         REAL sum = 0;
         for (int j = 0; j < t->nk; j++) {
             row[j] = EXP(row[j] - m);
@@ -126,7 +139,8 @@ static void SFX(backward_naive_head)(const SFX(head) *t, REAL *P, int bm, int bn
 
 /* One query tile [m0, m1) over its key tiles. Per row: running max m, running sum l of
  * exp(s - m), and acc = sum of exp(s - m) v; a new max rescales l and acc by exp(m_old - m_new).
- * Causal: key tiles starting past the tile's last row are fully masked and never visited. */
+ * Masked: only the key tiles holding a key of the tile's band are visited (the kernels' block
+ * skipping), and only tiles not wholly inside the band are masked element by element. */
 static void SFX(forward_query_tile)(const SFX(head) *t, int m0, int m1, int bn, REAL *m, REAL *l,
                                     REAL *acc, REAL *srow, ref_stats *st)
 {
@@ -135,10 +149,15 @@ static void SFX(forward_query_tile)(const SFX(head) *t, int m0, int m1, int bn, 
         l[r] = 0;
         SFX(zero)(acc + (long long)r * t->dv_dim, t->dv_dim);
     }
-    int key_end = t->causal ? min_int(t->nk, m1) : t->nk;
-    for (int n0 = 0; n0 < key_end; n0 += bn) {
+    int key_begin = 0, key_end = t->nk;
+    if (t->masked) {
+        ft_mask_key_range(t->lo, t->hi, m0, m1, t->nk, &key_begin, &key_end);
+        if (key_begin >= key_end)
+            key_begin = key_end = 0;   /* no row of the tile sees a key: visit nothing */
+    }
+    for (int n0 = key_begin / bn * bn; n0 < key_end; n0 += bn) {   /* tiles stay bn-aligned */
         int n1 = min_int(n0 + bn, t->nk);
-        int crosses = t->causal && n1 - 1 > m0;   /* some key j > some row i in this tile */
+        int crosses = t->masked && !ft_mask_tile_full(t->lo, t->hi, m0, m1, n0, n1);
         st->tiles_visited++;
         st->tiles_masked += crosses;
         for (int i = m0; i < m1; i++) {
@@ -146,14 +165,15 @@ static void SFX(forward_query_tile)(const SFX(head) *t, int m0, int m1, int bn, 
             const REAL *q_i = t->q + i * t->qs;
             REAL tile_max = (REAL)-INFINITY;
             for (int j = n0; j < n1; j++) {
-                REAL s = (crosses && j > i) ? (REAL)-INFINITY
-                                            : t->scale * SFX(dot)(q_i, t->k + j * t->ks, t->d);
+                REAL s = (crosses && SFX(hidden)(t, i, j))
+                             ? (REAL)-INFINITY
+                             : t->scale * SFX(dot)(q_i, t->k + j * t->ks, t->d);
                 srow[j - n0] = s;
                 tile_max = s > tile_max ? s : tile_max;
             }
             REAL m_new = tile_max > m[r] ? tile_max : m[r];
             if (m_new == (REAL)-INFINITY)
-                continue;   /* nothing seen yet; cannot happen as tile 0 holds key 0 */
+                continue;   /* the row has seen no key yet */
             REAL alpha = EXP(m[r] - m_new);   /* 0 on the first tile: m[r] is -inf */
             REAL *acc_r = acc + (long long)r * t->dv_dim;
             for (int c = 0; c < t->dv_dim; c++)
@@ -172,6 +192,11 @@ static void SFX(forward_query_tile)(const SFX(head) *t, int m0, int m1, int bn, 
         int r = i - m0;
         REAL *out = t->o_out + i * t->os;
         const REAL *acc_r = acc + (long long)r * t->dv_dim;
+        if (l[r] == 0) {   /* saw no key: O = 0, L = +inf */
+            SFX(zero)(out, t->dv_dim);
+            t->lse_out[i] = (REAL)INFINITY;
+            continue;
+        }
         for (int c = 0; c < t->dv_dim; c++)
             out[c] = acc_r[c] / l[r];
         t->lse_out[i] = m[r] + LOG(l[r]);
@@ -188,18 +213,23 @@ static void SFX(forward_tiled_head)(const SFX(head) *t, REAL *scratch, int bm, i
 
 /* One key tile [n0, n1) over its query tiles: dK and dV accumulate in dk_acc and dv_acc, dQ in
  * place in dq. P = exp(s - L) from the forward's L; D = rowsum(dO * O) from its O, recomputed
- * per visit so scratch stays O(tile). Causal: query tiles whose last row precedes n0 are
- * skipped. */
+ * per visit so scratch stays O(tile). Masked: only the query tiles that see a key of the tile
+ * are visited (ft_mask_query_range); rows that see no key have L = +inf, so P = 0. */
 static void SFX(backward_key_tile)(const SFX(head) *t, int n0, int n1, int bm, REAL *dk_acc,
                                    REAL *dv_acc, ref_stats *st)
 {
     int nt = n1 - n0;
     SFX(zero)(dk_acc, nt * t->d);
     SFX(zero)(dv_acc, nt * t->dv_dim);
-    int first = t->causal ? (n0 / bm) * bm : 0;
-    for (int m0 = first; m0 < t->nq; m0 += bm) {
+    int query_begin = 0, query_end = t->nq;
+    if (t->masked) {
+        ft_mask_query_range(t->lo, t->hi, n0, n1, t->nq, &query_begin, &query_end);
+        if (query_begin >= query_end)
+            query_begin = query_end = 0;   /* no row sees a key of the tile: dK = dV = 0 */
+    }
+    for (int m0 = query_begin / bm * bm; m0 < query_end; m0 += bm) {   /* tiles stay bm-aligned */
         int m1 = min_int(m0 + bm, t->nq);
-        int crosses = t->causal && n1 - 1 > m0;
+        int crosses = t->masked && !ft_mask_tile_full(t->lo, t->hi, m0, m1, n0, n1);
         st->tiles_visited++;
         st->tiles_masked += crosses;
         for (int i = m0; i < m1; i++) {
@@ -208,7 +238,7 @@ static void SFX(backward_key_tile)(const SFX(head) *t, int n0, int n1, int bm, R
             REAL delta = SFX(dot)(dout_i, t->o + i * t->os, t->dv_dim);
             REAL lse_i = t->lse[i];
             for (int j = n0; j < n1; j++) {
-                if (crosses && j > i)
+                if (crosses && SFX(hidden)(t, i, j))
                     continue;   /* P = 0, so dS = 0: no contribution */
                 const REAL *k_j = t->k + j * t->ks;
                 REAL pij = EXP(t->scale * SFX(dot)(q_i, k_j, t->d) - lse_i);
@@ -266,7 +296,7 @@ static int SFX(run)(const char *fn, int op, const ref_problem *p, int block_m, i
     base.nk = p->seqlen_k;
     base.d = p->head_dim;
     base.dv_dim = p->head_dim_v;
-    base.causal = p->causal;
+    base.masked = problem_band(p, &base.lo, &base.hi);
     base.scale = (REAL)ref_problem_scale(p);
     ref_stats st = {0, 0};
     for (int b = 0; b < p->batch; b++)

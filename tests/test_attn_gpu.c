@@ -13,6 +13,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "ft_mask.h"
 #include "gpu_harness.h"
 #include "ref_attention.h"
 
@@ -26,10 +27,15 @@ typedef struct attn_case {
      * the configuration is valid for the head dims). */
     int fwd_block_m, fwd_block_n, fwd_warps, fwd_stages;
     int bwd_block_m, bwd_block_n, bwd_warps, bwd_stages;
+    /* The rest of the mask (ft_mask.h); all 0 for none: bottom-right alignment of the diagonal,
+     * and a local window of wl keys left and wr right of it (-1 unlimited) when window is 1. */
+    int bottom_right, window, wl, wr;
 } attn_case;
 
 enum { F32 = 0, F16 = 1, BF16 = 2, F64 = 3 };
 #define DEFAULT_TILES 0, 0, 0, 0, 0, 0, 0, 0
+#define BR 1, 0, 0, 0                    /* bottom-right causal */
+#define WIN(br, l, r) (br), 1, (l), (r)  /* window (left, right) keys, top-left or bottom-right */
 
 static const attn_case cases[] = {
     /* name                         dtype hd  hdv  B  H   Nq    Nk  causal skip dq layout  fwd tiles      bwd tiles */
@@ -67,6 +73,21 @@ static const attn_case cases[] = {
     { "f64 N=1000 causal",          F64, 64, 64,   1, 1, 1000, 1000, 1, 1, 0, 1, DEFAULT_TILES },
     { "f64 Nq>Nk Dv!=D",            F64, 32, 64,   1, 2,  120,   40, 1, 0, 1, 0, DEFAULT_TILES },
     { "f64 Nq<Nk D=96",             F64, 96, 96,   1, 1,   40,  120, 1, 1, 0, 2, DEFAULT_TILES },
+    /* Masks beyond top-left causal: bottom-right causal (rows above the diagonal's start see no
+     * key when Nq > Nk), windows of either or both sides, with and without block skipping. */
+    { "bf16 Nq<Nk causal BR",       BF16, 64, 64,  2, 2,  100,  300, 1, 1, 0, 0, DEFAULT_TILES, BR },
+    { "bf16 Nq>Nk causal BR",       BF16, 128, 128, 1, 2, 300,   77, 1, 1, 1, 0, DEFAULT_TILES, BR },
+    { "bf16 causal window 64",      BF16, 64, 64,  1, 2,  333,  333, 1, 1, 0, 1, DEFAULT_TILES, WIN(0, 64, -1) },
+    { "bf16 window 32,17 BR",       BF16, 128, 128, 1, 2, 500,  450, 0, 1, 1, 0, DEFAULT_TILES, WIN(1, 32, 17) },
+    { "bf16 window left 50",        BF16, 64, 64,  2, 1,  300,  300, 0, 1, 0, 0, DEFAULT_TILES, WIN(0, 50, -1) },
+    { "bf16 window 0,0 noskip",     BF16, 64, 64,  1, 2,  129,  129, 0, 0, 0, 0, DEFAULT_TILES, WIN(0, 0, 0) },
+    { "f16 window right 20 noskip", F16, 128, 64,  1, 2,  200,  260, 0, 0, 1, 2, DEFAULT_TILES, WIN(0, -1, 20) },
+    { "f16 Nq>Nk causal BR win 40", F16, 64, 64,   1, 2,  250,  120, 1, 1, 0, 0, DEFAULT_TILES, WIN(1, 40, -1) },
+    { "f32 Nq>Nk causal BR",        F32, 64, 64,   1, 2,  170,   50, 1, 1, 1, 0, DEFAULT_TILES, BR },
+    { "f32 window 40,40 BR",        F32, 64, 64,   1, 2,  260,  300, 0, 1, 0, 0, DEFAULT_TILES, WIN(1, 40, 40) },
+    { "f32 causal window 16 noskip", F32, 32, 32,  1, 1,  100,  100, 1, 0, 1, 0, DEFAULT_TILES, WIN(0, 16, -1) },
+    { "f64 causal window 16",       F64, 64, 64,   1, 2,  100,  100, 1, 1, 0, 0, DEFAULT_TILES, WIN(0, 16, 0) },
+    { "f64 Nq<Nk causal BR",        F64, 96, 96,   1, 1,   40,  120, 1, 1, 1, 0, DEFAULT_TILES, BR },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
@@ -113,7 +134,7 @@ static gen_config make_config(const char *name, const attn_case *c, int backward
     g.p[GEN_HEAD_DIM] = c->head_dim;
     g.p[GEN_HEAD_DIM_V] = c->head_dim_v;
     if (g.family->params & GEN_BIT(GEN_CAUSAL))
-        g.p[GEN_CAUSAL] = c->causal;
+        g.p[GEN_CAUSAL] = ft_mask_active(c->causal, c->window ? c->wl : -1, c->window ? c->wr : -1);
     if (g.family->params & GEN_BIT(GEN_CAUSAL_SKIP))
         g.p[GEN_CAUSAL_SKIP] = c->causal_skip;
     if (g.family->params & GEN_BIT(GEN_DQ_MODE))
@@ -165,7 +186,7 @@ static int wg_config(const attn_case *c, int idx, gen_config *out)
         g.p[GEN_DTYPE] = c->dtype;
         g.p[GEN_HEAD_DIM] = c->head_dim;
         g.p[GEN_HEAD_DIM_V] = c->head_dim_v;
-        g.p[GEN_CAUSAL] = c->causal;
+        g.p[GEN_CAUSAL] = ft_mask_active(c->causal, c->window ? c->wl : -1, c->window ? c->wr : -1);
         g.p[GEN_CAUSAL_SKIP] = c->causal_skip;
         g.p[GEN_BLOCK_M] = tile[0];
         g.p[GEN_BLOCK_N] = tile[1];
@@ -212,6 +233,8 @@ static double compare(const char *what, const double *got, const double *want, c
             for (int n = 0; n < seqlen; n++)
                 for (int d = 0; d < dim; d++) {
                     size_t i = (size_t)(b * st[0] + h * st[1] + n * st[2] + d);
+                    if (isinf(want[i]) && got[i] == want[i])
+                        continue;   /* L of a row that sees no key: +inf on both sides */
                     double diff = got[i] - want[i];
                     if (isnan(got[i]) || isinf(got[i]))
                         nans++;
@@ -263,7 +286,8 @@ static void run_case(void **state)
     }
     gpu_problem p = { .dtype = c->dtype, .batch = c->batch, .heads = c->heads, .seqlen_q = c->seqlen_q,
                       .seqlen_k = c->seqlen_k, .head_dim = c->head_dim, .head_dim_v = c->head_dim_v,
-                      .causal = c->causal, .layout = c->layout };
+                      .causal = c->causal, .layout = c->layout, .causal_align = c->bottom_right,
+                      .window = c->window, .window_left = c->wl, .window_right = c->wr };
     char why[1024];
     assert_int_equal(gpu_problem_alloc(&session, &p, why, sizeof why), 0);
     uint64_t rs = seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(idx + 1));
@@ -346,6 +370,10 @@ static void run_case(void **state)
          * the GPU reference. */
         ref_problem rp;
         ref_problem_init(&rp, p.batch, p.heads, p.seqlen_q, p.seqlen_k, p.head_dim, p.head_dim_v, p.causal, 0);
+        rp.causal_align = c->bottom_right;
+        rp.window = c->window;
+        rp.window_left = c->window ? c->wl : 0;
+        rp.window_right = c->window ? c->wr : 0;
         memcpy(rp.q_stride, p.q_stride, sizeof rp.q_stride);
         memcpy(rp.k_stride, p.k_stride, sizeof rp.k_stride);
         memcpy(rp.v_stride, p.v_stride, sizeof rp.v_stride);

@@ -445,32 +445,50 @@ static void expect_fd_matches(const char *what, const ref_problem *p, inputs *in
     free(an);
 }
 
-static void gradients_match_finite_differences(void **state)
+/* dV in full, 64 elements each of dQ and dK, of problem p against finite differences. */
+static void expect_gradients_match_fd(const char *name, const ref_problem *p)
 {
-    (void)state;
-    const attn_case c = {"fd", 1, 1, 64, 64, 32, 32, 1, 0.0, 16, 16, BHND};
-    ref_problem p = problem_for(&c);
-    inputs in = inputs_new(&p, 77);   /* in.dout doubles as W: dO = W for loss = sum(O * W) */
-    outputs grads = outputs_new(&p), scratch = outputs_new(&p);
-    run_tiled_d(&p, 16, 16, &in, &grads, NULL, NULL);
+    print_message("%s:\n", name);
+    inputs in = inputs_new(p, 77);   /* in.dout doubles as W: dO = W for loss = sum(O * W) */
+    outputs grads = outputs_new(p), scratch = outputs_new(p);
+    run_tiled_d(p, 16, 16, &in, &grads, NULL, NULL);
 
     long long all = tensor_count(&in.v);
     long long *idx = malloc(sizeof(long long) * (size_t)all);
     assert_non_null(idx);
     for (long long i = 0; i < all; i++)
         idx[i] = i;
-    expect_fd_matches("dv (every element)", &p, &in, &in.v, &grads.dv, idx, all, &scratch);
+    expect_fd_matches("dv (every element)", p, &in, &in.v, &grads.dv, idx, all, &scratch);
     rng_seed(78);
     for (int i = 0; i < 64; i++)
         idx[i] = (long long)((rng_uniform() + 1.0) / 2.0 * (double)tensor_count(&in.q));
-    expect_fd_matches("dq (64 elements)", &p, &in, &in.q, &grads.dq, idx, 64, &scratch);
+    expect_fd_matches("dq (64 elements)", p, &in, &in.q, &grads.dq, idx, 64, &scratch);
     for (int i = 0; i < 64; i++)
         idx[i] = (long long)((rng_uniform() + 1.0) / 2.0 * (double)tensor_count(&in.k));
-    expect_fd_matches("dk (64 elements)", &p, &in, &in.k, &grads.dk, idx, 64, &scratch);
+    expect_fd_matches("dk (64 elements)", p, &in, &in.k, &grads.dk, idx, 64, &scratch);
     free(idx);
     inputs_free(&in);
     outputs_free(&grads);
     outputs_free(&scratch);
+}
+
+static void gradients_match_finite_differences(void **state)
+{
+    (void)state;
+    const attn_case c = {"fd", 1, 1, 64, 64, 32, 32, 1, 0.0, 16, 16, BHND};
+    ref_problem p = problem_for(&c);
+    expect_gradients_match_fd("causal top-left 64 x 64", &p);
+    /* A window crossing tiles on both sides. */
+    p.causal = 0;
+    p.window = 1;
+    p.window_left = 10;
+    p.window_right = 3;
+    expect_gradients_match_fd("window (10, 3) 64 x 64", &p);
+    /* Bottom-right with seqlen_q > seqlen_k: rows 0..23 see no key, their dQ is 0. */
+    const attn_case br = {"fd_br", 1, 1, 64, 40, 32, 32, 1, 0.0, 16, 16, BHND};
+    p = problem_for(&br);
+    p.causal_align = 1;
+    expect_gradients_match_fd("causal bottom-right 64 x 40", &p);
 }
 
 /* ---- memory ---- */
@@ -542,21 +560,35 @@ static void round_inputs_to_float(const ref_problem *p, inputs *in)
     }
 }
 
-static void check_float_tiled(const attn_case *c, const ref_problem *p, const inputs *in,
-                              const outputs *naive)
+/* The float path (tiled with c's tiles, or naive) on in's float copies; the caller frees. */
+static outputs float_outputs(const attn_case *c, const ref_problem *p, const inputs *in, int tiled)
 {
     outputs got = outputs_new(p);
     tensor *outs[5] = {&got.o, &got.lse, &got.dq, &got.dk, &got.dv};
     for (int t = 0; t < 5; t++)
         tensor_to_float(outs[t]);
     char err[256] = "";
-    expect_ok(ref_forward_tiled_f(p, c->block_m, c->block_n, in->q.f, in->k.f, in->v.f, got.o.f,
-                                  got.lse.f, NULL, err, sizeof err), err);
-    expect_ok(ref_backward_tiled_f(p, c->block_m, c->block_n, in->q.f, in->k.f, in->v.f, got.o.f,
-                                   got.lse.f, in->dout.f, got.dq.f, got.dk.f, got.dv.f, NULL, err,
-                                   sizeof err), err);
+    if (tiled) {
+        expect_ok(ref_forward_tiled_f(p, c->block_m, c->block_n, in->q.f, in->k.f, in->v.f,
+                                      got.o.f, got.lse.f, NULL, err, sizeof err), err);
+        expect_ok(ref_backward_tiled_f(p, c->block_m, c->block_n, in->q.f, in->k.f, in->v.f,
+                                       got.o.f, got.lse.f, in->dout.f, got.dq.f, got.dk.f,
+                                       got.dv.f, NULL, err, sizeof err), err);
+    } else {
+        expect_ok(ref_forward_naive_f(p, in->q.f, in->k.f, in->v.f, got.o.f, got.lse.f, err,
+                                      sizeof err), err);
+        expect_ok(ref_backward_naive_f(p, in->q.f, in->k.f, in->v.f, in->dout.f, got.dq.f,
+                                       got.dk.f, got.dv.f, err, sizeof err), err);
+    }
     for (int t = 0; t < 5; t++)
         tensor_from_float(outs[t]);
+    return got;
+}
+
+static void check_float_tiled(const attn_case *c, const ref_problem *p, const inputs *in,
+                              const outputs *naive)
+{
+    outputs got = float_outputs(c, p, in, 1);
     print_message("%s: rel err o %.2g lse %.2g dq %.2g dk %.2g dv %.2g\n", c->name,
                   rel_error(&got.o, &naive->o), rel_error(&got.lse, &naive->lse),
                   rel_error(&got.dq, &naive->dq), rel_error(&got.dk, &naive->dk),
@@ -643,32 +675,57 @@ static const struct {
     const char *name;
     int batch, heads, seqlen_q, seqlen_k, causal, block_m, block_n;
     long long visited;   /* worked out by hand */
+    int align, window, left, right;
 } skip_cases[] = {
-    {"n256_64x64_causal", 1, 1, 256, 256, 1, 64, 64, 10},   /* 1+2+3+4 of 16 */
-    {"n256_64x64_full", 1, 1, 256, 256, 0, 64, 64, 16},
-    {"n256_64x64_causal_b2h3", 2, 3, 256, 256, 1, 64, 64, 60},
-    {"n100_16x64_causal", 1, 1, 100, 100, 1, 16, 64, 10},   /* 7 query tiles + 3 past key 64 */
-    {"n100_48x16_causal", 1, 1, 100, 100, 1, 48, 16, 16},   /* 3 + 6 + 7: tiles misaligned */
-    {"q100_k17_16x16_causal", 1, 1, 100, 17, 1, 16, 16, 13},
-    {"q17_k100_16x16_causal", 1, 1, 17, 100, 1, 16, 16, 3},   /* of 14 */
-    {"n7_1x1_causal", 1, 1, 7, 7, 1, 1, 1, 28},
+    {"n256_64x64_causal", 1, 1, 256, 256, 1, 64, 64, 10, 0, 0, 0, 0},   /* 1+2+3+4 of 16 */
+    {"n256_64x64_full", 1, 1, 256, 256, 0, 64, 64, 16, 0, 0, 0, 0},
+    {"n256_64x64_causal_b2h3", 2, 3, 256, 256, 1, 64, 64, 60, 0, 0, 0, 0},
+    /* 7 query tiles + 3 past key 64 */
+    {"n100_16x64_causal", 1, 1, 100, 100, 1, 16, 64, 10, 0, 0, 0, 0},
+    {"n100_48x16_causal", 1, 1, 100, 100, 1, 48, 16, 16, 0, 0, 0, 0},   /* 3 + 6 + 7: misaligned */
+    {"q100_k17_16x16_causal", 1, 1, 100, 17, 1, 16, 16, 13, 0, 0, 0, 0},
+    {"q17_k100_16x16_causal", 1, 1, 17, 100, 1, 16, 16, 3, 0, 0, 0, 0},   /* of 14 */
+    {"n7_1x1_causal", 1, 1, 7, 7, 1, 1, 1, 28, 0, 0, 0, 0},
+    /* Windows and bottom-right: the band's tiles only. Query tile t of 64 sees keys
+     * [64t - 64, 64t + 63]: tiles t-1 and t. */
+    {"n256_64x64_window_64_0", 1, 1, 256, 256, 0, 64, 64, 7, 0, 1, 64, 0},
+    /* rows see keys [i + 160, i + 192]: key tiles 2 and 3 of 4 */
+    {"q64_k256_64x64_br_window_32", 1, 1, 64, 256, 1, 64, 64, 2, 1, 1, 32, 0},
+    /* rows 0..191 see nothing: only query tile 3, with its 4 key tiles */
+    {"q256_k64_64x16_br_causal", 1, 1, 256, 64, 1, 64, 16, 4, 1, 0, 0, 0},
+    {"n100_16x16_window_0_0", 1, 1, 100, 100, 0, 16, 16, 7, 0, 1, 0, 0},   /* the diagonal */
+    /* tile 0 sees all 7 key tiles, tile t >= 1 tiles t-1..6 */
+    {"n100_16x16_window_left_10", 1, 1, 100, 100, 0, 16, 16, 34, 0, 1, 10, -1},
 };
+
+/* Key j visible to query i, written from the conventions of flashtune.h (diagonal, causal,
+ * window sides) rather than through ft_mask.h's band, so that each checks the other. */
+static int visible(const ref_problem *p, int i, int j)
+{
+    long long diag = i + (p->causal_align ? (long long)p->seqlen_k - p->seqlen_q : 0);
+    if (p->causal && j > diag)
+        return 0;
+    if (p->window && p->window_left >= 0 && j < diag - p->window_left)
+        return 0;
+    if (p->window && p->window_right >= 0 && j > diag + p->window_right)
+        return 0;
+    return 1;
+}
 
 /* Tiles with at least one unmasked (i, j), and those of them holding a masked one, by brute
  * force over every element. */
-static void count_tiles(int nq, int nk, int causal, int bm, int bn, long long *live,
-                        long long *crossing)
+static void count_tiles(const ref_problem *p, int bm, int bn, long long *live, long long *crossing)
 {
     *live = *crossing = 0;
-    for (int m0 = 0; m0 < nq; m0 += bm)
-        for (int n0 = 0; n0 < nk; n0 += bn) {
+    for (int m0 = 0; m0 < p->seqlen_q; m0 += bm)
+        for (int n0 = 0; n0 < p->seqlen_k; n0 += bn) {
             int seen = 0, masked = 0;
-            for (int i = m0; i < m0 + bm && i < nq; i++)
-                for (int j = n0; j < n0 + bn && j < nk; j++) {
-                    if (causal && j > i)
-                        masked = 1;
-                    else
+            for (int i = m0; i < m0 + bm && i < p->seqlen_q; i++)
+                for (int j = n0; j < n0 + bn && j < p->seqlen_k; j++) {
+                    if (visible(p, i, j))
                         seen = 1;
+                    else
+                        masked = 1;
                 }
             *live += seen;
             *crossing += seen && masked;
@@ -684,8 +741,12 @@ static void causal_tiles_are_skipped(void **state)
                               skip_cases[c].causal, 0.0, skip_cases[c].block_m,
                               skip_cases[c].block_n, BHND};
         ref_problem p = problem_for(&ac);
+        p.causal_align = skip_cases[c].align;
+        p.window = skip_cases[c].window;
+        p.window_left = skip_cases[c].left;
+        p.window_right = skip_cases[c].right;
         long long live, crossing;
-        count_tiles(p.seqlen_q, p.seqlen_k, p.causal, ac.block_m, ac.block_n, &live, &crossing);
+        count_tiles(&p, ac.block_m, ac.block_n, &live, &crossing);
         long long heads = (long long)p.batch * p.heads;
         assert_int_equal(live * heads, skip_cases[c].visited);
         inputs in = inputs_new(&p, 900 + c);
@@ -701,6 +762,207 @@ static void causal_tiles_are_skipped(void **state)
                          skip_cases[c].visited, crossing * heads);
         inputs_free(&in);
         outputs_free(&out);
+    }
+}
+
+/* ---- bottom-right causal and local windows ---- */
+
+typedef struct mask_case {
+    attn_case c;
+    int align, window, left, right;   /* causal_align, window, window_left, window_right */
+    int empty_rows, unseen_keys;      /* per (batch, head), worked out by hand */
+} mask_case;
+
+static const mask_case mask_cases[] = {
+    /* {name, B, H, Nq, Nk, D, Dv, causal, scale, bm, bn, layout},
+     *  align, window, left, right, empty rows, unseen keys */
+    {{"br_causal_q17_k100", 1, 2, 17, 100, 32, 32, 1, 0.0, 16, 16, BHND}, 1, 0, 0, 0, 0, 0},
+    /* row i sees keys 0..i - 83 */
+    {{"br_causal_q100_k17", 1, 2, 100, 17, 32, 48, 1, 0.0, 16, 16, BHND}, 1, 0, 0, 0, 83, 0},
+    {{"window_left_10_n100", 1, 1, 100, 100, 32, 32, 0, 0.0, 16, 16, BHND}, 0, 1, 10, -1, 0, 0},
+    /* row i sees keys 0..i + 7: keys 57..76 by no row */
+    {{"window_right_7_q50_k77", 1, 1, 50, 77, 32, 16, 0, 0.0, 16, 8, BNHD}, 0, 1, -1, 7, 0, 20},
+    {{"window_20_5_n129_bnhd", 2, 2, 129, 129, 64, 64, 0, 0.0, 32, 16, BNHD}, 0, 1, 20, 5, 0, 0},
+    {{"window_0_0_n40", 1, 2, 40, 40, 16, 16, 0, 0.0, 8, 8, BHND}, 0, 1, 0, 0, 0, 0},
+    /* row i sees keys i + 150..i + 200 */
+    {{"br_causal_window_50_q100_k300", 1, 1, 100, 300, 32, 32, 1, 0.0, 16, 32, PADDED},
+     1, 1, 50, 0, 0, 150},
+    /* row i sees keys i - 253..i - 248: rows 0..247 none */
+    {{"br_window_3_2_q300_k50", 1, 1, 300, 50, 16, 16, 0, 0.0, 32, 16, BHND}, 1, 1, 3, 2, 248, 0},
+    {{"window_4_4_q50_k300", 1, 1, 50, 300, 16, 16, 0, 0.3, 16, 64, BHND}, 0, 1, 4, 4, 0, 246},
+    /* row i sees keys i + 4..i + 6 */
+    {{"br_causal_window_2_q7_k13_tile1", 2, 1, 7, 13, 16, 16, 1, 0.0, 1, 1, BHND},
+     1, 1, 2, -1, 0, 4},
+    {{"window_right_0_tile_gt_n", 1, 1, 33, 65, 32, 32, 0, 0.0, 128, 128, BHND},
+     0, 1, -1, 0, 0, 32},
+    /* row i sees keys i..29: rows 30..39 none, and their tile's keys start in a live key tile */
+    {{"window_left_0_q40_k30", 1, 1, 40, 30, 32, 32, 0, 0.0, 10, 16, PADDED}, 0, 1, 0, -1, 10, 0},
+};
+
+static ref_problem mask_problem(const mask_case *m)
+{
+    ref_problem p = problem_for(&m->c);
+    p.causal_align = m->align;
+    p.window = m->window;
+    p.window_left = m->left;
+    p.window_right = m->right;
+    return p;
+}
+
+/* 1 when row (query i, or key j with is_key) sees some key (is seen by some query). */
+static int in_band(const ref_problem *p, int row, int is_key)
+{
+    const int n = is_key ? p->seqlen_q : p->seqlen_k;
+    for (int x = 0; x < n; x++)
+        if (is_key ? visible(p, x, row) : visible(p, row, x))
+            return 1;
+    return 0;
+}
+
+/* Row r of t in slice (b, h) is all exact zeros. */
+static void expect_zero_row(const char *name, const char *what, const tensor *t, int b, int h,
+                            int r)
+{
+    for (int c = 0; c < t->dim; c++)
+        if (*tensor_at(t, b, h, r, c) != 0)
+            fail_msg("%s: %s %d: %g at column %d, expected 0", name, what, r,
+                     *tensor_at(t, b, h, r, c), c);
+}
+
+/* Rows that see no key have O = 0, L = +inf and dQ = 0; keys no row sees have dK = dV = 0, all
+ * exactly. Checks the counts against the case's (per batch and head). */
+static void expect_empty_rows_and_keys(const char *name, const mask_case *m, const ref_problem *p,
+                                       const outputs *out)
+{
+    long long empty = 0, unseen = 0;
+    for (int b = 0; b < p->batch; b++)
+        for (int h = 0; h < p->heads; h++) {
+            for (int i = 0; i < p->seqlen_q; i++) {
+                if (in_band(p, i, 0))
+                    continue;
+                empty++;
+                if (!(*tensor_at(&out->lse, b, h, i, 0) == INFINITY))
+                    fail_msg("%s: row %d sees no key: lse %g, expected +inf", name, i,
+                             *tensor_at(&out->lse, b, h, i, 0));
+                expect_zero_row(name, "o of empty row", &out->o, b, h, i);
+                expect_zero_row(name, "dq of empty row", &out->dq, b, h, i);
+            }
+            for (int j = 0; j < p->seqlen_k; j++) {
+                if (in_band(p, j, 1))
+                    continue;
+                unseen++;
+                expect_zero_row(name, "dk of unseen key", &out->dk, b, h, j);
+                expect_zero_row(name, "dv of unseen key", &out->dv, b, h, j);
+            }
+        }
+    const long long heads = (long long)p->batch * p->heads;
+    if (empty != m->empty_rows * heads || unseen != m->unseen_keys * heads)
+        fail_msg("%s: %lld empty rows and %lld unseen keys, expected %lld and %lld", name, empty,
+                 unseen, m->empty_rows * heads, m->unseen_keys * heads);
+}
+
+/* The forward from first principles: the full score matrix with -inf where !visible, a row
+ * softmax (an all -inf row: P = 0, L = +inf), O = P V; against the naive reference. */
+static void expect_brute_force(const char *name, const ref_problem *p, const inputs *in,
+                               const outputs *naive)
+{
+    const double scale = ref_problem_scale(p);
+    double *s = malloc(sizeof(double) * (size_t)p->seqlen_k);
+    assert_non_null(s);
+    for (int b = 0; b < p->batch; b++)
+        for (int h = 0; h < p->heads; h++)
+            for (int i = 0; i < p->seqlen_q; i++) {
+                double mx = -INFINITY;
+                for (int j = 0; j < p->seqlen_k; j++) {
+                    double dot = 0;
+                    for (int c = 0; c < p->head_dim; c++)
+                        dot += *tensor_at(&in->q, b, h, i, c) * *tensor_at(&in->k, b, h, j, c);
+                    s[j] = visible(p, i, j) ? scale * dot : -INFINITY;
+                    mx = s[j] > mx ? s[j] : mx;
+                }
+                double sum = 0;
+                for (int j = 0; j < p->seqlen_k; j++)
+                    sum += mx == -INFINITY ? 0 : exp(s[j] - mx);
+                const double lse = mx == -INFINITY ? INFINITY : mx + log(sum);
+                const double got_lse = *tensor_at(&naive->lse, b, h, i, 0);
+                if (!(got_lse == lse || fabs(got_lse - lse) <= 1e-12 * (1 + fabs(lse))))
+                    fail_msg("%s: b %d h %d row %d: lse expected %.17g got %.17g", name, b, h, i,
+                             lse, got_lse);
+                for (int c = 0; c < p->head_dim_v; c++) {
+                    double o = 0;
+                    for (int j = 0; j < p->seqlen_k && mx != -INFINITY; j++)
+                        o += exp(s[j] - mx) / sum * *tensor_at(&in->v, b, h, j, c);
+                    const double got = *tensor_at(&naive->o, b, h, i, c);
+                    if (!(fabs(got - o) <= 1e-12 * (1 + fabs(o))))
+                        fail_msg("%s: b %d h %d row %d o[%d]: expected %.17g got %.17g", name, b,
+                                 h, i, c, o, got);
+                }
+            }
+    free(s);
+}
+
+/* got against ref as expect_outputs_close does, rows that see no key included: their lse is
+ * +inf in both (else a failure), compared as equal. */
+static void expect_masked_outputs_close(const char *name, outputs *got, outputs *ref, double tol)
+{
+    const long long count = tensor_count(&ref->lse);   /* lse is contiguous: index = offset */
+    char *inf = calloc((size_t)count, 1);
+    assert_non_null(inf);
+    for (long long i = 0; i < count; i++) {
+        if (!isinf(got->lse.d[i]) && !isinf(ref->lse.d[i]))
+            continue;
+        if (!(got->lse.d[i] == INFINITY && ref->lse.d[i] == INFINITY))
+            fail_msg("%s: lse[%lld]: expected %g got %g", name, i, ref->lse.d[i], got->lse.d[i]);
+        inf[i] = 1;
+        got->lse.d[i] = ref->lse.d[i] = 0;   /* until the comparison is done */
+    }
+    expect_outputs_close(name, got, ref, tol);
+    for (long long i = 0; i < count; i++)
+        if (inf[i])
+            got->lse.d[i] = ref->lse.d[i] = INFINITY;
+    free(inf);
+}
+
+/* Per case: naive against the brute force and the empty-row rules, then tiled (double) and both
+ * float paths against naive. Inputs are float-representable so the float paths differ only in
+ * arithmetic. */
+static void masks_bottom_right_and_windows(void **state)
+{
+    (void)state;
+    for (size_t n = 0; n < sizeof mask_cases / sizeof mask_cases[0]; n++) {
+        const mask_case *m = &mask_cases[n];
+        const char *name = m->c.name;
+        ref_problem p = mask_problem(m);
+        inputs in = inputs_new(&p, 4000 + n);
+        round_inputs_to_float(&p, &in);
+        outputs naive = outputs_new(&p);
+        run_naive_d(&p, &in, &naive);
+        expect_brute_force(name, &p, &in, &naive);
+        expect_empty_rows_and_keys(name, m, &p, &naive);
+
+        outputs tiled = outputs_new(&p);
+        ref_stats fwd, bwd;
+        run_tiled_d(&p, m->c.block_m, m->c.block_n, &in, &tiled, &fwd, &bwd);
+        expect_empty_rows_and_keys(name, m, &p, &tiled);
+        expect_masked_outputs_close(name, &tiled, &naive, 1e-10);
+        for (int tiled_f = 0; tiled_f < 2; tiled_f++) {
+            outputs f = float_outputs(&m->c, &p, &in, tiled_f);
+            expect_empty_rows_and_keys(name, m, &p, &f);
+            expect_masked_outputs_close(name, &f, &naive, 1e-5);
+            outputs_free(&f);
+        }
+        long long live, crossing;
+        count_tiles(&p, m->c.block_m, m->c.block_n, &live, &crossing);
+        const long long heads = (long long)p.batch * p.heads;
+        print_message("%-32s tiles visited %lld (%lld masked), %d empty rows, %d unseen keys\n",
+                      name, fwd.tiles_visited, fwd.tiles_masked, m->empty_rows, m->unseen_keys);
+        assert_int_equal(fwd.tiles_visited, live * heads);
+        assert_int_equal(bwd.tiles_visited, live * heads);
+        assert_int_equal(fwd.tiles_masked, crossing * heads);
+        assert_int_equal(bwd.tiles_masked, crossing * heads);
+        inputs_free(&in);
+        outputs_free(&naive);
+        outputs_free(&tiled);
     }
 }
 
@@ -827,6 +1089,15 @@ static void huge_batch_stride(call *c) { c->p.q_stride[0] = LLONG_MAX / 4; }
 static void o_is_q(call *c) { c->o = (void *)c->q; }
 static void dk_is_dq(call *c) { c->dk = c->dq; }
 static void dv_is_dout(call *c) { c->dv = (void *)c->dout; }
+static void align_two(call *c) { c->p.causal_align = 2; }
+static void window_minus1(call *c) { c->p.window = -1; }
+static void left_minus3(call *c) { c->p.window = 1, c->p.window_left = -3; }
+static void right_without_window(call *c) { c->p.window_right = 4; }
+static void causal_right_two(call *c)
+{
+    c->p.window = 1, c->p.window_left = -1, c->p.window_right = 2;
+}
+static void masked_lengths_2_31(call *c) { c->p.seqlen_q = INT_MAX; }
 
 static const struct {
     const char *name;
@@ -862,6 +1133,12 @@ static const struct {
     {"o aliases q", o_is_q, FWD_NAIVE | FWD_TILED, "o overlaps input q"},
     {"dk aliases dq", dk_is_dq, BWD_NAIVE | BWD_TILED, "dk is the same buffer as dq"},
     {"dv aliases dout", dv_is_dout, BWD_NAIVE | BWD_TILED, "dv overlaps input dout"},
+    {"causal_align 2", align_two, ALL, "causal_align=2 must be 0 or 1"},
+    {"window -1", window_minus1, ALL, "window=-1 must be 0 or 1"},
+    {"window_left -3", left_minus3, ALL, "window_left=-3 must be >= -1"},
+    {"window_right without window", right_without_window, ALL, "window_right=4 with window=0"},
+    {"causal window_right 2", causal_right_two, ALL, "window_right=2 with causal=1 must be 0"},
+    {"masked lengths 2^31", masked_lengths_2_31, ALL, "seqlen_q=2147483647 + seqlen_k=8 must be <"},
 };
 
 static void bad_input_is_reported(void **state)
@@ -945,6 +1222,7 @@ int main(void)
         cmocka_unit_test(float_tiled_matches_double_naive),
         cmocka_unit_test(causal_cross_lengths),
         cmocka_unit_test(causal_tiles_are_skipped),
+        cmocka_unit_test(masks_bottom_right_and_windows),
         cmocka_unit_test(bad_input_is_reported),
         cmocka_unit_test(allocation_failure_is_reported),
     };

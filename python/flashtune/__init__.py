@@ -8,7 +8,7 @@ from ._attention import attention, describe_choice
 from ._library import FlashtuneError, LibraryNotFound, candidate_paths
 
 __all__ = ["attention", "describe_choice", "FlashtuneError", "LibraryNotFound", "candidate_paths", "version"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def version():

@@ -3,10 +3,11 @@ import ctypes
 import struct
 
 from . import _library
-from ._checks import check_options, check_tensors
+from ._checks import NO_MASK, check_mask, check_options, check_tensors
 
 
-def _desc(q, k, v, o, dtype, causal, scale):
+def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK):
+    """The AttentionDesc of a call; mask: (causal_align, window, window_left, window_right)."""
     d = _library.AttentionDesc()
     d.batch, d.heads, d.seqlen_q, d.head_dim = q.shape
     d.seqlen_k, d.head_dim_v = k.shape[2], v.shape[3]
@@ -14,6 +15,7 @@ def _desc(q, k, v, o, dtype, causal, scale):
     d.softmax_scale = float(scale) if scale is not None else 0.0
     for field, t in (("q_stride", q), ("k_stride", k), ("v_stride", v), ("o_stride", o)):
         getattr(d, field)[:] = t.stride()[:3]
+    d.causal_align, d.window, d.window_left, d.window_right = mask
     return d
 
 
@@ -68,7 +70,7 @@ class _Attention:
             class FlashtuneAttention(torch.autograd.Function):
                 @staticmethod
                 def forward(ctx, q, k, v, options):
-                    dtype, causal, scale = options
+                    dtype, causal, scale, mask = options
                     handle = _library.handle()
                     half = dtype == 1 or dtype == 2   # f16, bf16
                     q, (b, h, nq, d), qs, qp = _operand(q, half)
@@ -79,12 +81,12 @@ class _Attention:
                     lse = torch.empty((b, h, nq), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
                     ost = o.stride()
                     try:   # the desc in one struct.pack
-                        desc = _library.DESC.pack(b, h, nq, nk, d, dv, dtype, causal,
+                        desc = _library.DESC.pack(_library.DESC_SIZE, b, h, nq, nk, d, dv, dtype, causal,
                                                   float(scale) if scale is not None else 0.0,
                                                   qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
-                                                  vs[0], vs[1], vs[2], ost[0], ost[1], ost[2])
+                                                  vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask)
                     except (struct.error, OverflowError):   # a value beyond its C field: as ctypes stores it
-                        desc = bytes(_desc(q, k, v, o, dtype, causal, scale))
+                        desc = bytes(_desc(q, k, v, o, dtype, causal, scale, mask))
                     index = device.index
                     prev = _enter_device(index)
                     try:
@@ -127,36 +129,49 @@ class _Attention:
 
 
 def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, *,
-              causal=None):
+              causal=None, causal_align="top_left", window_size=None):
     """Scaled dot-product attention with flashtune's tuned kernels, differentiable.
 
     The arguments mean what they mean in ``torch.nn.functional.scaled_dot_product_attention``, so
     switching is one line: query [B, H, Nq, D], key [B, H, Nk, D], value [B, H, Nk, Dv], or any
     strided view whose last dimension is contiguous (e.g. a [B, N, H, D] tensor transposed);
     float64, float32, float16 or bfloat16, all on the same CUDA device; runs on the current
-    stream. ``is_causal`` (or its alias ``causal``) masks keys after the query's position (top
-    left); ``scale`` defaults to 1/sqrt(D). Returns O [B, H, Nq, Dv]. Head dims: 32, 64, 96, 128,
-    256. Not supported: ``attn_mask``, ``dropout_p`` > 0, ``enable_gqa``.
+    stream. ``is_causal`` (or its alias ``causal``) masks keys after the query's position;
+    ``scale`` defaults to 1/sqrt(D). Returns O [B, H, Nq, Dv]. Head dims: 32, 64, 96, 128, 256.
+    Not supported: ``attn_mask``, ``dropout_p`` > 0, ``enable_gqa``.
 
-    Raises TypeError (not a tensor, unsupported or mixed dtypes, a non-number scale), ValueError
-    (shapes, head dims, layout, devices, unsupported options: checked before the GPU is
-    touched), LibraryNotFound (libflashtune not found: the message lists where it looked) and
+    Masks beyond SDPA's (keywords only, as FlashAttention names them):
+    ``causal_align``: where query i's diagonal sits: "top_left" (key i, PyTorch's is_causal) or
+    "bottom_right" (key i + Nk - Nq: the last query meets the last key, as with a KV cache).
+    ``window_size``: (left, right), a local window: query i sees the keys from left before its
+    diagonal to right after it, -1 for no limit on that side (None: no window). With is_causal
+    the right side must be 0 or -1. A query that sees no key at all (bottom-right with Nq > Nk,
+    or a window) gets O = 0 and a zero gradient.
+
+    Raises TypeError (not a tensor, unsupported or mixed dtypes, a non-number scale, a
+    causal_align or window_size of the wrong type), ValueError (shapes, head dims, layout,
+    devices, unsupported options or values: checked before the GPU is touched),
+    LibraryNotFound (libflashtune not found: the message lists where it looked) and
     FlashtuneError (a failure inside the library, with its status and message)."""
     causal, scale = check_options(attn_mask, dropout_p, is_causal, causal, scale, enable_gqa)
+    mask = check_mask(causal, causal_align, window_size)
     dtype = check_tensors(query, key, value)
     if _apply is None:
         _Attention.get()
     # the options travel as one argument: apply's Python part costs per argument
-    return _apply(query, key, value, (dtype, causal, scale))
+    return _apply(query, key, value, (dtype, causal, scale, mask))
 
 
-def describe_choice(query, key, value, is_causal=False, backward=False):
-    """The kernel libflashtune runs for these tensors and the rule that picked it, as text."""
+def describe_choice(query, key, value, is_causal=False, backward=False, *, causal_align="top_left",
+                    window_size=None):
+    """The kernel libflashtune runs for these tensors and the rule that picked it, as text; the
+    keywords as for attention()."""
+    mask = check_mask(bool(is_causal), causal_align, window_size)
     dtype = check_tensors(query, key, value)
     import torch
     b, h, nq, _ = query.shape
     o = torch.empty((b, h, nq, value.shape[3]), dtype=query.dtype, device="meta")
-    d = _desc(query, key, value, o, dtype, is_causal, None)
+    d = _desc(query, key, value, o, dtype, is_causal, None, mask)
     lib, handle = _library.library(), _library.context()
     buf = ctypes.create_string_buffer(1024)
     _library.check(lib.ft_describe_choice(handle, ctypes.byref(d), int(backward), buf, len(buf)), handle)

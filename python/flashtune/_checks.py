@@ -3,6 +3,7 @@
 Written against the tensor interface only (``dim()``, ``shape``, ``stride()``, ``dtype``,
 ``device``), so they run, and are tested, on a machine without a GPU or without PyTorch."""
 import math
+import operator
 
 HEAD_DIMS = (32, 64, 96, 128, 256)
 # torch dtype name -> ft_dtype code (runtime/include/flashtune.h)
@@ -33,6 +34,48 @@ def check_options(attn_mask, dropout_p, is_causal, causal, scale, enable_gqa):
         if not math.isfinite(scale) or scale <= 0:
             raise ValueError(f"scale={scale!r}: must be a finite number > 0 (None means 1/sqrt(head_dim))")
     return causal, scale
+
+
+# causal_align keyword -> ft_attention_desc.causal_align (FT_ALIGN_TOP_LEFT, FT_ALIGN_BOTTOM_RIGHT)
+ALIGNS = {"top_left": 0, "bottom_right": 1}
+# (causal_align, window, window_left, window_right) of the desc when no keyword asks for more
+NO_MASK = (0, 0, 0, 0)
+_INT_MAX = 2 ** 31 - 1
+
+
+def check_mask(causal, causal_align, window_size):
+    """causal_align and window_size (causal already resolved); returns the desc's (causal_align,
+    window, window_left, window_right). Raises TypeError/ValueError naming the argument."""
+    if causal_align == "top_left" and window_size is None:   # the common call: nothing to check
+        return NO_MASK
+    if not isinstance(causal_align, str):
+        raise TypeError(f"causal_align: expected 'top_left' or 'bottom_right', got {type(causal_align).__name__}")
+    align = ALIGNS.get(causal_align)
+    if align is None:
+        raise ValueError(f"causal_align={causal_align!r}: expected 'top_left' or 'bottom_right'")
+    if window_size is None:
+        return align, 0, 0, 0
+    if isinstance(window_size, (str, bytes)) or not hasattr(window_size, "__len__") or len(window_size) != 2:
+        raise TypeError(f"window_size: expected a pair (left, right) of ints, -1 for unlimited, or None; got "
+                        f"{window_size!r}")
+    sides = []
+    for name, x in zip(("left", "right"), window_size):
+        if isinstance(x, bool):
+            raise TypeError(f"window_size: {name} side {x!r} is a bool; expected an int >= -1")
+        try:
+            x = operator.index(x)
+        except TypeError:
+            raise TypeError(f"window_size: {name} side {x!r} is a {type(x).__name__}; expected an int >= -1") \
+                from None
+        if x < -1 or x > _INT_MAX:
+            raise ValueError(f"window_size={tuple(window_size)!r}: the {name} side must be >= 0, or -1 for no "
+                             f"limit (and below 2^31)")
+        sides.append(x)
+    left, right = sides
+    if causal and right not in (0, -1):
+        raise ValueError(f"window_size={tuple(window_size)!r} with is_causal=True: a causal mask hides every key "
+                         "right of the diagonal, so the right side must be 0 or -1")
+    return align, 1, left, right
 
 
 def check_tensors(q, k, v):

@@ -14,6 +14,8 @@ FT_OK = 0
 FT_ERR_INVALID_ARGUMENT = 1
 FT_ERR_UNSUPPORTED = 2
 FT_ERR_NO_DEVICE = 3
+FT_ALIGN_TOP_LEFT = 0
+FT_ALIGN_BOTTOM_RIGHT = 1
 STATUS_NAMES = ["FT_OK", "FT_ERR_INVALID_ARGUMENT", "FT_ERR_UNSUPPORTED", "FT_ERR_NO_DEVICE", "FT_ERR_CUDA",
                 "FT_ERR_COMPILE", "FT_ERR_DB", "FT_ERR_OUT_OF_MEMORY", "FT_ERR_INTERNAL"]
 
@@ -37,8 +39,10 @@ class LibraryNotFound(FlashtuneError):
 
 
 class AttentionDesc(ctypes.Structure):
-    """ft_attention_desc: the same field order and types as the C struct."""
+    """ft_attention_desc: the same field order and types as the C struct. struct_size is set to this
+    struct's size on construction (the ABI rule of flashtune.h: the library reads that many bytes)."""
     _fields_ = [
+        ("struct_size", ctypes.c_size_t),
         ("batch", ctypes.c_int), ("heads", ctypes.c_int),
         ("seqlen_q", ctypes.c_int), ("seqlen_k", ctypes.c_int),
         ("head_dim", ctypes.c_int), ("head_dim_v", ctypes.c_int),
@@ -46,14 +50,25 @@ class AttentionDesc(ctypes.Structure):
         ("softmax_scale", ctypes.c_float),
         ("q_stride", ctypes.c_int64 * 3), ("k_stride", ctypes.c_int64 * 3),
         ("v_stride", ctypes.c_int64 * 3), ("o_stride", ctypes.c_int64 * 3),
+        # version 2 (flashtune 0.2.0)
+        ("causal_align", ctypes.c_int), ("window", ctypes.c_int),
+        ("window_left", ctypes.c_int), ("window_right", ctypes.c_int),
     ]
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        if not args and "struct_size" not in kw:
+            self.struct_size = ctypes.sizeof(AttentionDesc)
 
 
 # The same struct for the per-call path: struct.pack fills it in one C call, where filling an
-# AttentionDesc costs a Python operation per field. Native alignment pads after softmax_scale as
-# the C compiler does. pack raises for values out of the C types' range (ctypes wraps them).
-DESC = struct.Struct("8if12q")
-assert DESC.size == ctypes.sizeof(AttentionDesc)
+# AttentionDesc costs a Python operation per field. Fields: struct_size, batch .. causal,
+# softmax_scale, the four strides, causal_align .. window_right. Native alignment pads after
+# softmax_scale as the C compiler does. pack raises for values out of the C types' range (ctypes
+# wraps them).
+DESC = struct.Struct("N8if12q4i")
+DESC_SIZE = DESC.size
+assert DESC_SIZE == ctypes.sizeof(AttentionDesc)
 
 
 def candidate_paths():

@@ -52,6 +52,16 @@ class Fake:
         return 0
 
 
+class IntLike:
+    """An int that is not an int, as numpy's are: has __index__."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+
 def qkv(b=2, h=4, nq=100, nk=77, d=64, dv=64, **kw):
     return Fake((b, h, nq, d), **kw), Fake((b, h, nk, d), **kw), Fake((b, h, nk, dv), **kw)
 
@@ -115,6 +125,35 @@ class Checks(unittest.TestCase):
                 _checks.check_options(*args)
             self.assertIn(fragment, str(cm.exception))
 
+    def test_mask_keywords(self):
+        check = _checks.check_mask
+        self.assertIs(check(False, "top_left", None), _checks.NO_MASK)
+        good = [((True, "bottom_right", None), (1, 0, 0, 0)),
+                ((False, "top_left", (128, 0)), (0, 1, 128, 0)),
+                ((False, "bottom_right", (-1, 5)), (1, 1, -1, 5)),
+                ((True, "top_left", (64, -1)), (0, 1, 64, -1)),
+                ((True, "bottom_right", [0, 0]), (1, 1, 0, 0)),
+                ((False, "top_left", (-1, -1)), (0, 1, -1, -1)),
+                ((False, "top_left", (IntLike(3), 2)), (0, 1, 3, 2))]   # any int-like (numpy's too)
+        for args, want in good:
+            self.assertEqual(check(*args), want, args)
+        bad = [((False, "bottom-right", None), ValueError, "causal_align='bottom-right': expected 'top_left' or"),
+               ((False, 1, None), TypeError, "causal_align: expected 'top_left' or 'bottom_right', got int"),
+               ((False, None, None), TypeError, "causal_align: expected"),
+               ((False, "top_left", 128), TypeError, "window_size: expected a pair (left, right)"),
+               ((False, "top_left", (1, 2, 3)), TypeError, "window_size: expected a pair"),
+               ((False, "top_left", "ab"), TypeError, "window_size: expected a pair"),
+               ((False, "top_left", (1.5, 0)), TypeError, "window_size: left side 1.5 is a float"),
+               ((False, "top_left", (1, True)), TypeError, "window_size: right side True is a bool"),
+               ((False, "top_left", (-2, 0)), ValueError, "window_size=(-2, 0): the left side must be >= 0, or -1"),
+               ((False, "top_left", (0, 2 ** 31)), ValueError, "the right side must be >= 0"),
+               ((True, "top_left", (16, 3)), ValueError, "window_size=(16, 3) with is_causal=True"),
+               ((True, "bottom_right", (-1, 1)), ValueError, "right side must be 0 or -1")]
+        for args, exc, fragment in bad:
+            with self.assertRaises(exc, msg=args) as cm:
+                check(*args)
+            self.assertIn(fragment, str(cm.exception))
+
     def test_attention_checks_before_the_gpu(self):
         # The checks run before torch or the library is touched: errors come without either.
         with mock.patch.object(_library, "library", side_effect=AssertionError("library touched")):
@@ -122,6 +161,12 @@ class Checks(unittest.TestCase):
                 flashtune.attention(*qkv(d=40))
             with self.assertRaises(ValueError):
                 flashtune.attention(*qkv(), dropout_p=0.5)
+            with self.assertRaisesRegex(ValueError, "causal_align"):
+                flashtune.attention(*qkv(), causal_align="bottom")
+            with self.assertRaisesRegex(ValueError, "window_size"):
+                flashtune.attention(*qkv(), is_causal=True, window_size=(8, 8))
+            with self.assertRaisesRegex(TypeError, "window_size"):
+                flashtune.describe_choice(*qkv(), window_size=8)
 
     def test_quick_path_agrees(self):
         # check_tensors first tries _passes (tensor classes like torch.Tensor, every attribute read
@@ -191,22 +236,29 @@ class Library(unittest.TestCase):
             self.assertEqual(_library.candidate_paths()[0], "/x/libflashtune.so")
 
     def test_desc_matches_the_c_layout(self):
-        # int x 8, float, then int64 arrays aligned to 8: 40 + 4 * 24 bytes
-        self.assertEqual(ctypes.sizeof(_library.AttentionDesc), 136)
-        self.assertEqual(_library.AttentionDesc.q_stride.offset, 40)
+        # size_t struct_size, int x 8, float, int64 arrays aligned to 8 (FT_ATTENTION_DESC_SIZE_V1 =
+        # 144 ends o_stride), then int x 4; test_runtime pins the C side to the same numbers
+        D = _library.AttentionDesc
+        self.assertEqual(ctypes.sizeof(D), 160)
+        offsets = {"struct_size": 0, "batch": 8, "causal": 36, "softmax_scale": 40, "q_stride": 48,
+                   "o_stride": 120, "causal_align": 144, "window": 148, "window_left": 152, "window_right": 156}
+        self.assertEqual({name: getattr(D, name).offset for name in offsets}, offsets)
+        self.assertEqual([f[0] for f in D._fields_][-4:], ["causal_align", "window", "window_left", "window_right"])
+        self.assertEqual(D().struct_size, 160)   # set on construction, as FT_ATTENTION_DESC_INIT does
 
     def test_packed_desc_is_the_struct(self):
-        d = _library.AttentionDesc(2, 3, 100, 77, 64, 128, 2, 1, 0.1)
+        d = _library.AttentionDesc(160, 2, 3, 100, 77, 64, 128, 2, 1, 0.1)
         for field, base in (("q_stride", 10), ("k_stride", 20), ("v_stride", 30), ("o_stride", 1 << 40)):
             getattr(d, field)[:] = (base, base + 1, base + 2)
-        packed = _library.DESC.pack(2, 3, 100, 77, 64, 128, 2, True, 0.1, 10, 11, 12, 20, 21, 22, 30, 31, 32,
-                                    1 << 40, (1 << 40) + 1, (1 << 40) + 2)
+        d.causal_align, d.window, d.window_left, d.window_right = 1, 1, 256, -1
+        packed = _library.DESC.pack(160, 2, 3, 100, 77, 64, 128, 2, True, 0.1, 10, 11, 12, 20, 21, 22, 30, 31, 32,
+                                    1 << 40, (1 << 40) + 1, (1 << 40) + 2, 1, 1, 256, -1)
         self.assertEqual(packed, bytes(d))
 
     @unittest.skipUnless(os.environ.get("FLASHTUNE_LIBRARY"), "FLASHTUNE_LIBRARY not set (ctest sets it)")
     def test_built_library_opens_without_a_gpu(self):
         lib = _library.library()
-        self.assertRegex(lib.ft_version().decode(), r"^\d+\.\d+\.\d+$")
+        self.assertEqual(lib.ft_version().decode(), flashtune.__version__)
         handle = ctypes.c_void_p()
         self.assertEqual(lib.ft_open(None, ctypes.byref(handle)), 0)
         lib.ft_close(handle)
@@ -291,6 +343,24 @@ class CallPath(unittest.TestCase):
         _attention._Attention.get().backward(fake_torch.Function.last_ctx, odd)
         self.assertNotEqual(self.bwd.calls[-1][2][5], odd.data_ptr())
 
+    def test_mask_keywords_reach_the_desc(self):
+        q, k, v = self.tensors([(1, 2, 300, 64), (1, 2, 77, 64), (1, 2, 77, 64)])
+        cases = [({}, (0, 0, 0, 0, 0)),
+                 ({"is_causal": True, "causal_align": "bottom_right"}, (1, 1, 0, 0, 0)),
+                 ({"window_size": (16, 4)}, (0, 0, 1, 16, 4)),
+                 ({"is_causal": True, "causal_align": "bottom_right", "window_size": (32, -1)}, (1, 1, 1, 32, -1))]
+        for kw, (causal, align, window, left, right) in cases:
+            o = flashtune.attention(q, k, v, **kw)
+            desc = self.fwd.calls[-1][1]
+            d = _library.AttentionDesc.from_buffer_copy(desc)
+            self.assertEqual((d.struct_size, d.causal, d.causal_align, d.window, d.window_left, d.window_right),
+                             (160, causal, align, window, left, right), kw)
+            self.assertEqual(desc, bytes(_attention._desc(q, k, v, o, 2, causal, None, (align, window, left, right))))
+            # the backward gets the same desc
+            _attention._Attention.get().backward(fake_torch.Function.last_ctx, fake_torch.Tensor(o.shape, o.dtype,
+                                                                                               o.device))
+            self.assertEqual(self.bwd.calls[-1][1], desc)
+
     def test_half_kernels_get_aligned_operands(self):
         # f16/bf16 operands not 16-byte aligned, or whose strides along a dimension longer than 1
         # are not multiples of 8 elements, are copied contiguous; f32 ones are passed as they are
@@ -373,6 +443,32 @@ class CallPathToTheLibrary(unittest.TestCase):
         do = fake_torch.Tensor(o.shape, o.dtype, o.device)
         with self.assertRaises(flashtune.FlashtuneError) as cm:
             _attention._Attention.get().backward(fake_torch.Function.last_ctx, do)
+        self.assertEqual(cm.exception.status, "FT_ERR_NO_DEVICE")
+
+    def test_mask_fields_land_where_the_library_reads_them(self):
+        # descs the Python checks would refuse, built by hand: the library's own message names the
+        # field, so each value sat at that field's offset in the C struct
+        lib, handle = _library.library(), _library.context()
+        q, k, v = self.qkv
+        buf = ctypes.create_string_buffer(256)
+        for field, value, fragment in (("causal_align", 7, "causal_align=7"), ("window", 3, "window=3"),
+                                       ("window_left", -5, "window_left=-5 with window=0"),
+                                       ("window_right", 9, "window_right=9 with window=0")):
+            d = _attention._desc(q, k, v, q, 2, False, None)
+            setattr(d, field, value)
+            self.assertEqual(lib.ft_describe_choice(handle, ctypes.byref(d), 0, buf, len(buf)),
+                             _library.FT_ERR_INVALID_ARGUMENT, field)
+            self.assertIn(fragment, lib.ft_last_error(handle).decode())
+        d = _attention._desc(q, k, v, q, 2, True, None, (1, 1, 64, 0))
+        self.assertEqual(lib.ft_describe_choice(handle, ctypes.byref(d), 0, buf, len(buf)), _library.FT_ERR_NO_DEVICE)
+        d.struct_size = 0
+        self.assertEqual(lib.ft_describe_choice(handle, ctypes.byref(d), 0, buf, len(buf)),
+                         _library.FT_ERR_INVALID_ARGUMENT)
+        self.assertIn("struct_size=0", lib.ft_last_error(handle).decode())
+
+    def test_masked_forward_reaches_the_gpu_check(self):
+        with self.assertRaises(flashtune.FlashtuneError) as cm:
+            flashtune.attention(*self.qkv, is_causal=True, causal_align="bottom_right", window_size=(16, 0))
         self.assertEqual(cm.exception.status, "FT_ERR_NO_DEVICE")
 
     def test_handle_follows_flashtune_db(self):

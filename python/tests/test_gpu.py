@@ -1,7 +1,8 @@
 """GPU tests of flashtune.attention against PyTorch (needs torch with CUDA; exits 77, ctest's
 skip code, without them): gradcheck in float64; forward and all three gradients against
 scaled_dot_product_attention's math backend in float32 (atol 1e-5) and, for float16/bfloat16,
-at the dtype's tolerance; odd lengths, seqlen_q != seqlen_k, strided inputs, causal on and off.
+at the dtype's tolerance; odd lengths, seqlen_q != seqlen_k, strided inputs, causal on and off;
+bottom-right causal and local windows against the math backend with an explicit boolean mask.
 Run: FLASHTUNE_LIBRARY=build/runtime/libflashtune.so python3 python/tests/test_gpu.py"""
 import os
 import sys
@@ -50,6 +51,48 @@ def reference(q, k, v, causal, dtype_out):
     return o, (qr, kr, vr)
 
 
+def band(nq, nk, causal, causal_align, window_size):
+    """The boolean [nq, nk] mask of flashtune's conventions (flashtune.h), True = visible."""
+    i = torch.arange(nq, device="cuda")[:, None]
+    j = torch.arange(nk, device="cuda")[None, :]
+    diag = i + (nk - nq if causal_align == "bottom_right" else 0)
+    visible = torch.ones((nq, nk), dtype=torch.bool, device="cuda")
+    if causal:
+        visible &= j <= diag
+    if window_size is not None:
+        left, right = window_size
+        if left >= 0:
+            visible &= j >= diag - left
+        if right >= 0:
+            visible &= j <= diag + right
+    return visible
+
+
+def masked_reference(q, k, v, visible):
+    """The math backend with attn_mask=visible in float32 (float64 for float64). A row that sees no
+    key would be NaN there: it attends to every key instead and is then multiplied by 0, which
+    gives flashtune's O = 0 and zero gradients through that row."""
+    work = torch.float64 if q.dtype == torch.float64 else torch.float32
+    qr, kr, vr = (t.detach().to(work).requires_grad_(True) for t in (q, k, v))
+    sees = visible.any(dim=1)
+    with sdpa_kernel(SDPBackend.MATH):
+        o = F.scaled_dot_product_attention(qr, kr, vr, attn_mask=visible | ~sees[:, None])
+    return o * sees[:, None].to(work), (qr, kr, vr)
+
+
+# (shape, is_causal, causal_align, window_size): seqlen_q above and below seqlen_k, odd lengths,
+# rows that see no key (bottom-right with Nq > Nk, windows), keys no row sees
+MASKS = [((2, 3, 100, 300, 64, 64), True, "bottom_right", None),
+         ((1, 2, 300, 77, 64, 64), True, "bottom_right", None),
+         ((1, 2, 129, 129, 128, 128), False, "top_left", (32, 0)),
+         ((2, 2, 257, 200, 64, 64), False, "top_left", (-1, 17)),
+         ((1, 3, 333, 333, 96, 96), False, "top_left", (100, -1)),
+         ((1, 2, 77, 301, 64, 128), True, "bottom_right", (50, 0)),
+         ((1, 2, 400, 50, 32, 32), False, "bottom_right", (3, 2)),
+         ((2, 1, 50, 400, 64, 64), False, "top_left", (4, 4)),
+         ((1, 1, 65, 65, 64, 64), False, "top_left", (0, 0))]
+
+
 @unittest.skipUnless(HAVE_GPU, "no CUDA GPU or no torch")
 class AgainstPyTorch(unittest.TestCase):
     def compare(self, shape, dtype, causal, layout="bhnd", seed=0):
@@ -66,6 +109,43 @@ class AgainstPyTorch(unittest.TestCase):
             scale = 1.0 if dtype == torch.float32 else max(1.0, want.abs().max().item())
             torch.testing.assert_close(got.to(want.dtype), want, atol=atol * scale, rtol=rtol,
                                        msg=lambda m: f"{label} {name}: {m}")
+
+    def compare_masked(self, shape, dtype, causal, causal_align, window_size, seed=0):
+        q, k, v = make(shape, dtype, "bhnd", seed)
+        o = flashtune.attention(q, k, v, is_causal=causal, causal_align=causal_align, window_size=window_size)
+        do = torch.randn_like(o)
+        dq, dk, dv = torch.autograd.grad(o, (q, k, v), do)
+        visible = band(shape[2], shape[3], causal, causal_align, window_size)
+        ro, rin = masked_reference(q, k, v, visible)
+        rdq, rdk, rdv = torch.autograd.grad(ro, rin, do.to(ro.dtype))
+        atol, rtol = TOL[dtype]
+        label = f"{shape} {dtype} causal={causal} {causal_align} window={window_size}"
+        empty = ~visible.any(dim=1)
+        if empty.any():   # exactly 0, not merely close
+            self.assertEqual(o[:, :, empty].abs().max().item(), 0.0, label)
+            self.assertEqual(dq[:, :, empty].abs().max().item(), 0.0, label)
+        unseen = ~visible.any(dim=0)
+        if unseen.any():
+            self.assertEqual(dk[:, :, unseen].abs().max().item(), 0.0, label)
+            self.assertEqual(dv[:, :, unseen].abs().max().item(), 0.0, label)
+        for name, got, want in (("O", o, ro), ("dQ", dq, rdq), ("dK", dk, rdk), ("dV", dv, rdv)):
+            scale = 1.0 if dtype == torch.float32 else max(1.0, want.abs().max().item())
+            torch.testing.assert_close(got.to(want.dtype), want, atol=atol * scale, rtol=rtol,
+                                       msg=lambda m: f"{label} {name}: {m}")
+
+    def test_masks(self):
+        for dtype in (torch.float32, torch.bfloat16, torch.float16):
+            for shape, causal, align, window in MASKS:
+                self.compare_masked(shape, dtype, causal, align, window)
+
+    def test_masks_gradcheck_float64(self):
+        for shape, causal, align, window in [((1, 2, 9, 5, 32, 32), True, "bottom_right", None),
+                                             ((1, 1, 11, 13, 32, 32), False, "top_left", (2, 1)),
+                                             ((1, 1, 7, 12, 64, 32), True, "bottom_right", (3, 0))]:
+            q, k, v = make(shape, torch.float64, "bhnd", 3)
+            self.assertTrue(torch.autograd.gradcheck(
+                lambda a, b, c: flashtune.attention(a, b, c, is_causal=causal, causal_align=align,
+                                                    window_size=window), (q, k, v), eps=1e-6, atol=1e-6))
 
     def test_float32(self):
         for shape in SHAPES:
@@ -97,6 +177,9 @@ class AgainstPyTorch(unittest.TestCase):
             flashtune.attention(q.cpu(), k, v)
         text = flashtune.describe_choice(q, k, v)
         self.assertIn("fwd_exact", text)
+        # a window runs the causal kernel (CAUSAL=1), with the band as an argument
+        self.assertIn("CAUSAL=1", flashtune.describe_choice(q, k, v, window_size=(4, 0)))
+        self.assertIn("CAUSAL=0", text)
 
 
 if __name__ == "__main__":

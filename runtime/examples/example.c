@@ -148,8 +148,9 @@ static double rel_error(devptr a, devptr b, ft_dtype t, size_t n)
 /* One problem: forward and backward through the library and the reference, compared. */
 static int run(ft_context *ft, ft_dtype t, int batch, int heads, int n, int dim, int causal, double limit)
 {
-    ft_attention_desc d = { .batch = batch, .heads = heads, .seqlen_q = n, .seqlen_k = n, .head_dim = dim,
-                            .head_dim_v = dim, .dtype = t, .causal = causal };
+    ft_attention_desc d = { .struct_size = sizeof(ft_attention_desc), .batch = batch, .heads = heads,
+                            .seqlen_q = n, .seqlen_k = n, .head_dim = dim, .head_dim_v = dim, .dtype = t,
+                            .causal = causal };
     const int64_t st[3] = { (int64_t)heads * n * dim, (int64_t)n * dim, dim };   /* [B, H, N, D] */
     memcpy(d.q_stride, st, sizeof st);
     memcpy(d.k_stride, st, sizeof st);

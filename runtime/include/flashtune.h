@@ -6,8 +6,9 @@
  *     ft_context *ft;
  *     if (ft_open("flashtune.db", &ft) != FT_OK)      // or ft_open(NULL, &ft): no database
  *         fprintf(stderr, "%s\n", ft_last_error(NULL));
- *     ft_attention_desc d = { .batch = 4, .heads = 16, .seqlen_q = 2048, .seqlen_k = 2048,
- *                             .head_dim = 128, .head_dim_v = 128, .dtype = FT_BF16, ... strides };
+ *     ft_attention_desc d = { .struct_size = sizeof(ft_attention_desc), .batch = 4, .heads = 16,
+ *                             .seqlen_q = 2048, .seqlen_k = 2048, .head_dim = 128,
+ *                             .head_dim_v = 128, .dtype = FT_BF16, ... strides };
  *     if (ft_attention_forward(ft, &d, q, k, v, o, lse, stream) != FT_OK)
  *         fprintf(stderr, "%s\n", ft_last_error(ft));
  *     ft_close(ft);
@@ -38,7 +39,9 @@
  * the same dtype, head dims and causal mode (by sequence lengths, then batch*heads); else the
  * winners shipped inside the library (tuned by the flashtune authors, looked up the same way);
  * else a built-in default for the GPU's architecture, dtype and head dims. So a supported
- * problem always runs. ft_describe_choice says which rule picked the kernel.
+ * problem always runs. ft_describe_choice says which rule picked the kernel. Every masked
+ * problem (causal either way aligned, a window) counts as causal here and runs the causal
+ * winners: the kernel is the same, the band is an argument of its launch.
  *
  * Loading: a kernel's CUBIN is taken from the database when one was compiled for this GPU's
  * architecture by this library's NVRTC version; otherwise it is compiled with NVRTC (a few
@@ -82,7 +85,7 @@ extern "C" {
 #endif
 
 #define FT_VERSION_MAJOR 0
-#define FT_VERSION_MINOR 1
+#define FT_VERSION_MINOR 2
 #define FT_VERSION_PATCH 0
 
 /* An open library handle: database, caches, loaded modules. Opaque. */
@@ -103,17 +106,74 @@ typedef enum ft_status {
 /* Element types; the codes are the templates' DTYPE values. */
 typedef enum ft_dtype { FT_F32 = 0, FT_F16 = 1, FT_BF16 = 2, FT_F64 = 3 } ft_dtype;
 
-/* One attention problem: shapes, type, masking, scale and layout. */
+/* Where the diagonal of a causal mask or a window sits (ft_attention_desc.causal_align). */
+enum {
+    FT_ALIGN_TOP_LEFT = 0,       /* query i's diagonal is key i (PyTorch's is_causal) */
+    FT_ALIGN_BOTTOM_RIGHT = 1    /* query i's diagonal is key i + seqlen_k - seqlen_q: the last query
+                                  * meets the last key (a KV cache; FlashAttention 2.1+) */
+};
+
+/* One attention problem: shapes, type, masking, scale and layout.
+ *
+ * Masks. Every mask is a band around a diagonal: query i sees key j when
+ *     diag(i) - window_left <= j <= diag(i) + right
+ * where diag(i) is i (top-left) or i + seqlen_k - seqlen_q (bottom-right, causal_align), right is
+ * 0 when causal is 1 and window_right otherwise, and a side of -1 (or a side without window) is
+ * unlimited. causal = 1 alone is the usual causal mask; window = 1 with causal = 0 is a local
+ * (sliding) window, (left, -1) or (-1, right) a one-sided one. A query row that sees no key at
+ * all (possible with bottom-right alignment when seqlen_q > seqlen_k, or with a window) gets
+ * O = 0 and lse = +inf, and its dQ is 0; a key no query sees gets dK = dV = 0.
+ *
+ * Growing (the ABI rule). Fields are only ever appended, never removed, reordered or resized,
+ * and a zero in a new field always means the behaviour from before the field existed. Set
+ * struct_size to sizeof(ft_attention_desc) (FT_ATTENTION_DESC_INIT or ft_attention_desc_init
+ * do): the library reads min(struct_size, its own sizeof) bytes and treats fields past that as
+ * zero, so a program built against an older header keeps working with a newer library. A
+ * struct_size larger than the library's (a program built against a newer header) is accepted
+ * only when every byte past the fields the library knows is zero, else the call returns
+ * FT_ERR_UNSUPPORTED naming struct_size (the program asks for something this library cannot
+ * do). A struct_size below FT_ATTENTION_DESC_SIZE_V1 or above FT_ATTENTION_DESC_SIZE_MAX is
+ * FT_ERR_INVALID_ARGUMENT: 0 (not set), or a program built against flashtune 0.1, whose desc
+ * began with batch and heads, must be rebuilt. Added in 0.2.0: struct_size; causal_align,
+ * window, window_left, window_right. */
 typedef struct ft_attention_desc {
+    size_t struct_size;          /* sizeof(ft_attention_desc) as the caller compiled it */
     int batch, heads;            /* >= 1 each */
     int seqlen_q, seqlen_k;      /* >= 1 each; may differ */
     int head_dim;                /* of Q and K: 32, 64, 96, 128 or 256 */
     int head_dim_v;              /* of V and O: same set; 0 means head_dim */
     ft_dtype dtype;
-    int causal;                  /* 0 none, 1 top-left: query i sees keys j <= i */
+    int causal;                  /* 0 none, 1 causal: keys right of the diagonal are hidden */
     float softmax_scale;         /* 0 means 1/sqrt(head_dim); must be finite */
     int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3];   /* elements: batch, head, seq */
+    /* ---- end of version 1 (FT_ATTENTION_DESC_SIZE_V1) ---- */
+    int causal_align;            /* FT_ALIGN_TOP_LEFT (0) or FT_ALIGN_BOTTOM_RIGHT (1); for causal and window */
+    int window;                  /* 0 none (window_left and window_right must be 0); 1 a local window */
+    int window_left;             /* with window: keys visible left of the diagonal, >= 0; -1 unlimited */
+    int window_right;            /* with window: keys visible right of it, >= 0; -1 unlimited; with
+                                  * causal 1 it must be 0 or -1 */
 } ft_attention_desc;
+
+/* The smallest struct_size accepted: struct_size and the fields through o_stride. */
+#define FT_ATTENTION_DESC_SIZE_V1 offsetof(ft_attention_desc, causal_align)
+/* The largest struct_size accepted: more means struct_size was never set (see above). */
+#define FT_ATTENTION_DESC_SIZE_MAX ((size_t)4096)
+
+/* An initializer: struct_size set, every other field zero (no mask, scale 1/sqrt(head_dim)).
+ *     ft_attention_desc d = FT_ATTENTION_DESC_INIT;
+ * or, naming more fields, { .struct_size = sizeof(ft_attention_desc), .batch = ..., ... }.
+ * (C++: designated initializers need C++20, and g++ -Wextra warns about the fields left out;
+ * ft_attention_desc_init has neither problem.) */
+#define FT_ATTENTION_DESC_INIT { .struct_size = sizeof(ft_attention_desc) }
+
+/* The same for an existing desc: every byte zero, then struct_size set. */
+static inline void ft_attention_desc_init(ft_attention_desc *d /* OUT */)
+{
+    unsigned char *p = (unsigned char *)d;
+    for (size_t i = 0; i < sizeof *d; i++)
+        p[i] = 0;
+    d->struct_size = sizeof *d;
+}
 
 /* ---- context ----------------------------------------------------------------------------- */
 
@@ -140,18 +200,20 @@ FT_API const char *ft_last_error(const ft_context *ctx);
 /* "FT_ERR_DB: database error"-style static text for a status; never NULL. */
 FT_API const char *ft_status_str(ft_status status);
 
-/* The library's version, "0.1.0" (FT_VERSION_* at build time); a static string. */
+/* The library's version, "0.2.0" (FT_VERSION_* at build time); a static string. */
 FT_API const char *ft_version(void);
 
 /* ---- attention --------------------------------------------------------------------------- */
 
-/* O = softmax(scale * Q K^T [causal mask]) V, and lse = logsumexp of each scaled score row
- * (the backward needs it). q, k, v: inputs; o, lse: outputs written in full. stream: a CUstream
+/* O = softmax(scale * Q K^T [mask]) V, and lse = logsumexp of each scaled score row (the
+ * backward needs it; +inf for a row that sees no key, whose O is 0). q, k, v: inputs; o, lse: outputs written in full. stream: a CUstream
  * (NULL: the legacy default stream). Asynchronous: returns once the kernel is launched.
  * Returns FT_OK; FT_ERR_INVALID_ARGUMENT (ctx, d or a pointer NULL, a size < 1, a dtype or
- * causal value out of range, a non-finite scale, strides that are negative, overlap, or leave
- * rows shorter than the head dim); FT_ERR_UNSUPPORTED (head dim, f16/bf16 alignment, heads >
- * 65535); FT_ERR_NO_DEVICE; FT_ERR_COMPILE; FT_ERR_CUDA; FT_ERR_OUT_OF_MEMORY. */
+ * causal, causal_align, window or window_left/right value out of range, window_right other than 0
+ * or -1 with causal 1, seqlen_q + seqlen_k >= 2^31 with a mask, a struct_size out of range, a
+ * non-finite scale, strides that are negative, overlap, or leave rows shorter than the head
+ * dim); FT_ERR_UNSUPPORTED (head dim, f16/bf16 alignment, heads > 65535, a struct_size larger
+ * than the library's with fields it does not know set); FT_ERR_NO_DEVICE; FT_ERR_COMPILE; FT_ERR_CUDA; FT_ERR_OUT_OF_MEMORY. */
 FT_API ft_status ft_attention_forward(ft_context *ctx, const ft_attention_desc *d, const void *q,
                                       const void *k, const void *v, void *o, void *lse, void *stream);
 

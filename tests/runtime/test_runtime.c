@@ -197,8 +197,8 @@ static call valid_call(ft_dtype dtype)
 {
     call c;
     memset(&c, 0, sizeof c);
-    c.d = (ft_attention_desc){ .batch = 2, .heads = 4, .seqlen_q = 100, .seqlen_k = 60, .head_dim = 64,
-                               .head_dim_v = 64, .dtype = dtype };
+    c.d = (ft_attention_desc){ .struct_size = sizeof(ft_attention_desc), .batch = 2, .heads = 4, .seqlen_q = 100,
+                               .seqlen_k = 60, .head_dim = 64, .head_dim_v = 64, .dtype = dtype };
     const int64_t q_st[3] = { 4 * 100 * 64, 100 * 64, 64 }, k_st[3] = { 4 * 60 * 64, 60 * 64, 64 };
     memcpy(c.d.q_stride, q_st, sizeof q_st);
     memcpy(c.d.o_stride, q_st, sizeof q_st);
@@ -255,6 +255,22 @@ static void q_misaligned(call *c) { c->q = (const char *)c->q + 8; }
 static void q_odd(call *c) { c->q = (const char *)c->q + 1; }
 static void stride_not8(call *c) { c->d.k_stride[2] = 68; c->d.k_stride[1] = 68 * 60; c->d.k_stride[0] = 4 * 68 * 60; }
 static void lse_odd(call *c) { c->lse = (const char *)c->lse + 2; }
+static void align2(call *c) { c->d.causal_align = 2; }
+static void align_neg(call *c) { c->d.causal = 1, c->d.causal_align = -1; }
+static void window2(call *c) { c->d.window = 2; }
+static void left_neg2(call *c) { c->d.window = 1, c->d.window_left = -2; }
+static void right_neg5(call *c) { c->d.window = 1, c->d.window_left = 16, c->d.window_right = -5; }
+static void causal_right3(call *c) { c->d.causal = 1, c->d.window = 1, c->d.window_left = -1, c->d.window_right = 3; }
+static void left_no_window(call *c) { c->d.window_left = 128; }
+static void right_no_window(call *c) { c->d.window_right = -1; }
+static void lengths_2_31(call *c) { c->d.causal = 1, c->d.seqlen_q = 1 << 30, c->d.seqlen_k = 1 << 30; }
+static void window_lengths_2_31(call *c) { c->d.window = 1, c->d.window_left = 8, c->d.window_right = -1,
+                                           c->d.seqlen_q = 0x7fffffff, c->d.seqlen_k = 1; }
+static void size0(call *c) { c->d.struct_size = 0; }
+static void size_short(call *c) { c->d.struct_size = FT_ATTENTION_DESC_SIZE_V1 - 1; }
+/* A program built against 0.1, whose desc began with int batch, int heads: struct_size reads
+ * as heads << 32 | batch (little-endian), far past FT_ATTENTION_DESC_SIZE_MAX. */
+static void size_v01(call *c) { c->d.struct_size = (size_t)4 << 32 | 2; }
 
 static const arg_case arg_cases[] = {
     { "desc NULL", FT_BF16, 0, no_desc, FT_ERR_INVALID_ARGUMENT, "desc is NULL" },
@@ -288,6 +304,26 @@ static const arg_case arg_cases[] = {
     { "f16 stride not multiple of 8", FT_F16, 1, stride_not8, FT_ERR_UNSUPPORTED,
       "k_stride[2]=68 is not a multiple of 8" },
     { "f64 lse misaligned", FT_F64, 0, lse_odd, FT_ERR_INVALID_ARGUMENT, "lse=0x500002 is not 8-byte aligned" },
+    { "causal_align 2", FT_BF16, 0, align2, FT_ERR_INVALID_ARGUMENT,
+      "ft_attention_forward: causal_align=2 must be 0 (FT_ALIGN_TOP_LEFT) or 1 (FT_ALIGN_BOTTOM_RIGHT)" },
+    { "causal_align -1", FT_F32, 1, align_neg, FT_ERR_INVALID_ARGUMENT, "ft_attention_backward: causal_align=-1" },
+    { "window 2", FT_F16, 0, window2, FT_ERR_INVALID_ARGUMENT, "window=2 must be 0 (none) or 1" },
+    { "window_left -2", FT_F64, 1, left_neg2, FT_ERR_INVALID_ARGUMENT, "window_left=-2 must be >= 0, or -1 for no" },
+    { "window_right -5", FT_BF16, 0, right_neg5, FT_ERR_INVALID_ARGUMENT, "window_right=-5 must be >= 0, or -1" },
+    { "causal with window_right 3", FT_BF16, 0, causal_right3, FT_ERR_INVALID_ARGUMENT,
+      "ft_attention_forward: window_right=3 with causal=1: a causal mask has window_right 0 or -1" },
+    { "window_left without window", FT_F32, 0, left_no_window, FT_ERR_INVALID_ARGUMENT,
+      "window_left=128 with window=0: set window=1" },
+    { "window_right without window", FT_F32, 1, right_no_window, FT_ERR_INVALID_ARGUMENT,
+      "window_right=-1 with window=0" },
+    { "causal lengths 2^31", FT_BF16, 0, lengths_2_31, FT_ERR_INVALID_ARGUMENT,
+      "seqlen_q=1073741824 + seqlen_k=1073741824 must be below 2^31 with a mask" },
+    { "window lengths 2^31", FT_F32, 1, window_lengths_2_31, FT_ERR_INVALID_ARGUMENT,
+      "seqlen_q=2147483647 + seqlen_k=1 must be below 2^31" },
+    { "struct_size 0", FT_BF16, 0, size0, FT_ERR_INVALID_ARGUMENT,
+      "ft_attention_forward: struct_size=0 is not the size of an ft_attention_desc" },
+    { "struct_size short", FT_F32, 1, size_short, FT_ERR_INVALID_ARGUMENT, "struct_size=143 is not the size" },
+    { "struct_size of a 0.1 desc", FT_BF16, 0, size_v01, FT_ERR_INVALID_ARGUMENT, "flashtune 0.1" },
 };
 
 static ft_status call_it(ft_context *ft, const call *c, int backward, int null_desc)
@@ -296,6 +332,17 @@ static ft_status call_it(ft_context *ft, const call *c, int backward, int null_d
     if (backward)
         return ft_attention_backward(ft, d, c->q, c->k, c->v, c->o, c->lse, c->dout, c->dq, c->dk, c->dv, NULL);
     return ft_attention_forward(ft, d, c->q, c->k, c->v, (void *)c->o, (void *)c->lse, NULL);
+}
+
+/* A case's outcome: status s and ft_last_error(ft) as expected. */
+static void expect_status(ft_context *ft, const char *name, ft_status s, ft_status status, const char *message)
+{
+    const char *msg = ft_last_error(ft);
+    printf("  %-36s %s\n", name, msg);
+    if (s != status)
+        fail_msg("%s: status %d (%s), expected %d", name, s, msg, status);
+    if (!strstr(msg, message))
+        fail_msg("%s: '%s' does not say '%s'", name, msg, message);
 }
 
 static void invalid_arguments_name_the_argument(void **state)
@@ -307,13 +354,7 @@ static void invalid_arguments_name_the_argument(void **state)
         const arg_case *a = &arg_cases[i];
         call c = valid_call(a->dtype);
         a->change(&c);
-        ft_status s = call_it(ft, &c, a->backward, a->change == no_desc);
-        const char *msg = ft_last_error(ft);
-        printf("  %-30s %s\n", a->name, msg);
-        if (s != a->status)
-            fail_msg("%s: status %d (%s), expected %d", a->name, s, msg, a->status);
-        if (!strstr(msg, a->message))
-            fail_msg("%s: '%s' does not say '%s'", a->name, msg, a->message);
+        expect_status(ft, a->name, call_it(ft, &c, a->backward, a->change == no_desc), a->status, a->message);
     }
     /* Unaligned f16 pointers are fine for the reference kernels. */
     call c = valid_call(FT_F16);
@@ -357,6 +398,128 @@ static void bnhd_layout_is_accepted(void **state)
     memcpy(c.d.v_stride, k_st, sizeof k_st);
     assert_int_equal(call_it(ft, &c, 1, 0), FT_ERR_NO_DEVICE);
     ft_close(ft);
+}
+
+/* ---- the growing descriptor ----------------------------------------------------------------- */
+
+/* The caller's desc with room past this library's: a newer header's struct. */
+typedef struct bigger_desc {
+    ft_attention_desc d;
+    unsigned char newer[40];
+} bigger_desc;
+
+typedef struct size_case {
+    const char *name;
+    size_t size;                /* struct_size */
+    int set_byte;               /* >= 0: this byte of the caller's struct is set to 1 */
+    ft_status status;           /* FT_ERR_NO_DEVICE: accepted (the driver is missing) */
+    const char *message;
+} size_case;
+
+static void struct_size_rules(void **state)
+{
+    (void)state;
+    const size_t v1 = FT_ATTENTION_DESC_SIZE_V1, full = sizeof(ft_attention_desc);
+    const size_case cases[] = {
+        { "this library's size", full, -1, FT_ERR_NO_DEVICE, "no CUDA driver" },
+        /* Version 1 ends before causal_align: a set window byte past it is not read. */
+        { "version 1, bytes past it ignored", v1, (int)offsetof(ft_attention_desc, window), FT_ERR_NO_DEVICE,
+          "no CUDA driver" },
+        { "larger, zero tail", full + 40, -1, FT_ERR_NO_DEVICE, "no CUDA driver" },
+        { "larger, a set byte past the fields", full + 40, (int)full + 39, FT_ERR_UNSUPPORTED,
+          "ft_attention_forward: struct_size=200 is larger than this library's ft_attention_desc (160 bytes" },
+        { "larger, its first new byte set", full + 8, (int)full, FT_ERR_UNSUPPORTED, "byte 160 past its fields" },
+        { "larger, set byte beyond struct_size", full + 8, (int)full + 8, FT_ERR_NO_DEVICE, "no CUDA driver" },
+        { "0", 0, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=0 is not the size of an ft_attention_desc (144 to 4096" },
+        { "one short of version 1", v1 - 1, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=143" },
+        { "past the maximum", FT_ATTENTION_DESC_SIZE_MAX + 1, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=4097" },
+    };
+    assert_int_equal(v1, 144);   /* struct_size, 8 ints, a float and its padding, 12 int64 */
+    assert_int_equal(full, 160);
+    ft_context *ft;
+    assert_int_equal(ft_open(NULL, &ft), FT_OK);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const size_case *a = &cases[i];
+        bigger_desc big;
+        memset(&big, 0, sizeof big);
+        big.d = valid_call(FT_BF16).d;
+        big.d.struct_size = a->size;
+        if (a->set_byte >= 0)
+            ((unsigned char *)&big)[a->set_byte] = 1;
+        const call c = valid_call(FT_BF16);
+        expect_status(ft, a->name, ft_attention_forward(ft, &big.d, c.q, c.k, c.v, (void *)c.o, (void *)c.lse, NULL),
+                      a->status, a->message);
+    }
+    /* Every entry point takes the desc through the same copy. */
+    call c = valid_call(FT_BF16);
+    c.d.struct_size = 0;
+    size_t bytes;
+    char buf[64];
+    assert_int_equal(ft_attention_backward_workspace_size(ft, &c.d, &bytes), FT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ft_last_error(ft), "ft_attention_backward_workspace_size: struct_size=0"));
+    assert_int_equal(ft_describe_choice(ft, &c.d, 1, buf, sizeof buf), FT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ft_last_error(ft), "ft_describe_choice: struct_size=0"));
+    assert_int_equal(ft_attention_forward_reference(ft, &c.d, c.q, c.k, c.v, (void *)c.o, (void *)c.lse, NULL),
+                     FT_ERR_INVALID_ARGUMENT);
+    /* The initializers set struct_size and nothing else. */
+    const ft_attention_desc init = FT_ATTENTION_DESC_INIT;
+    ft_attention_desc by_call;
+    memset(&by_call, 0xab, sizeof by_call);
+    ft_attention_desc_init(&by_call);
+    assert_int_equal(init.struct_size, sizeof(ft_attention_desc));
+    assert_memory_equal(&init, &by_call, sizeof init);
+    assert_int_equal(init.batch | init.causal | init.causal_align | init.window | init.window_left, 0);
+    ft_close(ft);
+}
+
+typedef struct mask_case {
+    const char *name;
+    int causal, align, window, left, right, seqlen_q, seqlen_k;
+    int flag, lo, hi;           /* the workload's causal (kernel CAUSAL) and the band */
+} mask_case;
+
+/* Every desc field reaches the workload flag the lookup keys on, and the band the kernels get. */
+static void masks_reach_flag_and_band(void **state)
+{
+    (void)state;
+    const mask_case cases[] = {
+        { "none (all new fields zero)", 0, 0, 0, 0, 0, 100, 60, 0, -100, 60 },
+        { "causal top-left", 1, 0, 0, 0, 0, 100, 60, 1, -100, 0 },
+        { "causal bottom-right, q > k", 1, 1, 0, 0, 0, 100, 60, 1, -100, -40 },
+        { "causal bottom-right, q < k", 1, 1, 0, 0, 0, 60, 100, 1, -60, 40 },
+        { "bottom-right alone: no mask", 0, 1, 0, 0, 0, 100, 60, 0, -100, 60 },
+        { "window unlimited both sides: no mask", 0, 0, 1, -1, -1, 100, 60, 0, -100, 60 },
+        { "window left only", 0, 0, 1, 16, -1, 100, 60, 1, -16, 60 },
+        { "window right only", 0, 0, 1, -1, 5, 100, 60, 1, -100, 5 },
+        { "window both, bottom-right", 0, 1, 1, 8, 3, 60, 100, 1, 32, 43 },
+        { "window 0 wide", 0, 0, 1, 0, 0, 100, 60, 1, 0, 0 },
+        { "causal window", 1, 0, 1, 32, 0, 100, 60, 1, -32, 0 },
+        { "causal window right -1", 1, 1, 1, 32, -1, 100, 100, 1, -32, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const mask_case *m = &cases[i];
+        call c = valid_call(FT_F32);
+        c.d.causal = m->causal;
+        c.d.causal_align = m->align;
+        c.d.window = m->window;
+        c.d.window_left = m->left;
+        c.d.window_right = m->right;
+        c.d.seqlen_q = m->seqlen_q;
+        c.d.seqlen_k = m->seqlen_k;
+        ft_attention_desc d;
+        db_workload w;
+        char err[RT_ERR_LEN];
+        if (rt_desc_copy("test", &c.d, &d, err, sizeof err) != FT_OK ||
+            rt_check_desc("test", &d, 0, &w, err, sizeof err) != FT_OK)
+            fail_msg("%s: %s", m->name, err);
+        int lo, hi;
+        rt_mask_band(&d, &lo, &hi);
+        printf("  %-38s causal=%d band [%d, %d]\n", m->name, w.causal, lo, hi);
+        if (w.causal != m->flag || lo != m->lo || hi != m->hi)
+            fail_msg("%s: causal=%d band [%d, %d], expected %d [%d, %d]", m->name, w.causal, lo, hi, m->flag, m->lo,
+                     m->hi);
+        assert_int_equal(d.struct_size, sizeof d);
+    }
 }
 
 /* ---- no driver, database files ------------------------------------------------------------- */
@@ -483,7 +646,8 @@ static void names_and_versions(void **state)
     for (int s = FT_OK; s <= FT_ERR_INTERNAL; s++)
         assert_non_null(strstr(ft_status_str((ft_status)s), "FT_"));
     assert_string_equal(ft_status_str(FT_ERR_DB), "FT_ERR_DB: database error");
-    assert_string_equal(ft_version(), "0.1.0");
+    assert_string_equal(ft_version(), "0.2.0");
+    assert_string_equal(ft_version(), FT_PROJECT_VERSION);   /* flashtune.h agrees with CMakeLists.txt */
     assert_non_null(strstr(rt_shipped_names(), ".txt"));
 }
 
@@ -500,6 +664,8 @@ int main(void)
         cmocka_unit_test(defaults_cover_every_supported_problem),
         cmocka_unit_test(invalid_arguments_name_the_argument),
         cmocka_unit_test(bnhd_layout_is_accepted),
+        cmocka_unit_test(struct_size_rules),
+        cmocka_unit_test(masks_reach_flag_and_band),
         cmocka_unit_test(no_driver_is_no_device),
         cmocka_unit_test(database_files),
         cmocka_unit_test(names_and_versions),

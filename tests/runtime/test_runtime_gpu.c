@@ -1,6 +1,7 @@
 /* libflashtune on the GPU (label gpu): forward and backward through the public API for every
  * dtype and head dim, compared with the library's GPU reference path; odd and unequal lengths,
- * a [B, N, H, D] layout, Dv != D, batches split past grid.y = 65535, non-default and default
+ * a [B, N, H, D] layout, Dv != D, bottom-right causal and local windows (with rows that see no
+ * key and keys no row sees), batches split past grid.y = 65535, non-default and default
  * streams, threads sharing one context, a thread with no CUDA context, and CUBINs reloaded
  * from a database. Without a GPU it prints why and exits 77 (ctest: skipped). */
 #include <math.h>
@@ -24,37 +25,49 @@ typedef struct gpu_case {
     int head_dim, head_dim_v, batch, heads, seqlen_q, seqlen_k, causal;
     int layout;                 /* 0 [B, H, N, D], 1 [B, N, H, D] */
     int default_stream;
+    int align, window, left, right;   /* causal_align, window, window_left, window_right */
 } gpu_case;
 
 static const gpu_case cases[] = {
-    { "f32 D=32", FT_F32, 32, 32, 2, 3, 129, 129, 0, 0, 0 },
-    { "f32 D=64 causal", FT_F32, 64, 64, 2, 3, 129, 129, 1, 0, 0 },
-    { "f32 D=96", FT_F32, 96, 96, 2, 3, 129, 129, 0, 0, 0 },
-    { "f32 D=128", FT_F32, 128, 128, 2, 3, 129, 129, 0, 0, 0 },
-    { "f32 D=256 causal", FT_F32, 256, 256, 1, 2, 129, 129, 1, 0, 0 },
-    { "f16 D=32", FT_F16, 32, 32, 2, 3, 129, 129, 0, 0, 0 },
-    { "f16 D=64 causal", FT_F16, 64, 64, 2, 3, 129, 129, 1, 0, 0 },
-    { "f16 D=96", FT_F16, 96, 96, 2, 3, 129, 129, 0, 0, 0 },
-    { "f16 D=128", FT_F16, 128, 128, 2, 3, 129, 129, 0, 0, 0 },
-    { "f16 D=256 causal", FT_F16, 256, 256, 1, 2, 129, 129, 1, 0, 0 },
-    { "bf16 D=32", FT_BF16, 32, 32, 2, 3, 129, 129, 0, 0, 0 },
-    { "bf16 D=64 causal", FT_BF16, 64, 64, 2, 3, 129, 129, 1, 0, 0 },
-    { "bf16 D=96", FT_BF16, 96, 96, 2, 3, 129, 129, 0, 0, 0 },
-    { "bf16 D=128", FT_BF16, 128, 128, 2, 3, 129, 129, 0, 0, 0 },
-    { "bf16 D=256 causal", FT_BF16, 256, 256, 1, 2, 129, 129, 1, 0, 0 },
-    { "f64 D=32", FT_F64, 32, 32, 1, 2, 65, 65, 0, 0, 0 },
-    { "f64 D=64 causal", FT_F64, 64, 64, 1, 2, 65, 65, 1, 0, 0 },
-    { "f64 D=96", FT_F64, 96, 96, 1, 2, 65, 65, 0, 0, 0 },
-    { "f64 D=128", FT_F64, 128, 128, 1, 2, 65, 65, 0, 0, 0 },
-    { "f64 D=256 causal", FT_F64, 256, 256, 1, 1, 65, 65, 1, 0, 0 },
-    { "bf16 Nq<Nk causal", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0 },
-    { "f32 Nq>Nk causal", FT_F32, 128, 128, 1, 2, 300, 77, 1, 0, 0 },
-    { "bf16 [B,N,H,D]", FT_BF16, 128, 128, 2, 4, 200, 200, 0, 1, 0 },
-    { "f64 [B,N,H,D] causal", FT_F64, 64, 64, 2, 3, 50, 70, 1, 1, 0 },
-    { "f16 Dv<D default stream", FT_F16, 128, 64, 2, 2, 90, 200, 1, 0, 1 },
-    { "f32 Dv>D [B,N,H,D]", FT_F32, 64, 128, 1, 2, 77, 99, 0, 1, 0 },
-    { "bf16 N=1", FT_BF16, 64, 64, 2, 3, 1, 1, 0, 0, 0 },
-    { "f16 N=4096 causal", FT_F16, 128, 128, 1, 2, 4096, 4096, 1, 0, 0 },
+    { "f32 D=32", FT_F32, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=64 causal", FT_F32, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=96", FT_F32, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=128", FT_F32, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=256 causal", FT_F32, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=32", FT_F16, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=64 causal", FT_F16, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=96", FT_F16, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=128", FT_F16, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=256 causal", FT_F16, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=32", FT_BF16, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=64 causal", FT_BF16, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=96", FT_BF16, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=128", FT_BF16, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=256 causal", FT_BF16, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=32", FT_F64, 32, 32, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=64 causal", FT_F64, 64, 64, 1, 2, 65, 65, 1, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=96", FT_F64, 96, 96, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=128", FT_F64, 128, 128, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=256 causal", FT_F64, 256, 256, 1, 1, 65, 65, 1, 0, 0, 0, 0, 0, 0 },
+    { "bf16 Nq<Nk causal", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0, 0, 0, 0, 0 },
+    { "f32 Nq>Nk causal", FT_F32, 128, 128, 1, 2, 300, 77, 1, 0, 0, 0, 0, 0, 0 },
+    { "bf16 [B,N,H,D]", FT_BF16, 128, 128, 2, 4, 200, 200, 0, 1, 0, 0, 0, 0, 0 },
+    { "f64 [B,N,H,D] causal", FT_F64, 64, 64, 2, 3, 50, 70, 1, 1, 0, 0, 0, 0, 0 },
+    { "f16 Dv<D default stream", FT_F16, 128, 64, 2, 2, 90, 200, 1, 0, 1, 0, 0, 0, 0 },
+    { "f32 Dv>D [B,N,H,D]", FT_F32, 64, 128, 1, 2, 77, 99, 0, 1, 0, 0, 0, 0, 0 },
+    { "bf16 N=1", FT_BF16, 64, 64, 2, 3, 1, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 N=4096 causal", FT_F16, 128, 128, 1, 2, 4096, 4096, 1, 0, 0, 0, 0, 0, 0 },
+    /* Masks beyond top-left causal (FT_ALIGN_BOTTOM_RIGHT, windows): Nq > Nk bottom-right and
+     * narrow windows leave rows that see no key (O 0, lse +inf, dQ 0) and keys no row sees. */
+    { "bf16 Nq<Nk bottom-right", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0, 1, 0, 0, 0 },
+    { "f32 Nq>Nk bottom-right", FT_F32, 64, 64, 1, 2, 300, 77, 1, 0, 0, 1, 0, 0, 0 },
+    { "f16 window (64, 0) bottom-right", FT_F16, 128, 128, 1, 2, 257, 300, 0, 0, 0, 1, 1, 64, 0 },
+    { "f64 window (17, 9) [B,N,H,D]", FT_F64, 64, 64, 1, 2, 70, 65, 0, 1, 0, 0, 1, 17, 9 },
+    { "bf16 window left only", FT_BF16, 128, 128, 1, 3, 333, 333, 0, 0, 0, 0, 1, 100, -1 },
+    { "f32 window right only", FT_F32, 32, 32, 2, 2, 129, 129, 0, 0, 0, 0, 1, -1, 20 },
+    { "f16 causal window (0, 0)", FT_F16, 64, 64, 1, 2, 150, 90, 1, 0, 0, 1, 1, 0, 0 },
+    { "bf16 window Nq>Nk empty rows", FT_BF16, 96, 96, 1, 2, 400, 50, 0, 0, 0, 1, 1, 3, 2 },
+    { "bf16 window Nq<Nk unseen keys", FT_BF16, 96, 96, 1, 2, 50, 400, 0, 0, 0, 0, 1, 3, 2 },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
@@ -165,6 +178,8 @@ static double compare(const char *what, CUdeviceptr got, CUdeviceptr want, ft_dt
     long bad = -1;
     for (size_t i = 0; i < n; i++) {
         const double a = from_elem(g, t, i), b = from_elem(w, t, i);
+        if (isinf(a) && a == b)
+            continue;   /* lse +inf of a row that sees no key, on both sides */
         if (!isfinite(a) && bad < 0)
             bad = (long)i;
         num += (a - b) * (a - b);
@@ -199,9 +214,11 @@ static void strides(const gpu_case *c, int seqlen, int dim, int64_t st[3])
 /* One case through the library and the reference: 0 pass, 1 fail (log says why). */
 static int run_case(ft_context *ft, const gpu_case *c, uint64_t seed, char *log, size_t len)
 {
-    ft_attention_desc d = { .batch = c->batch, .heads = c->heads, .seqlen_q = c->seqlen_q, .seqlen_k = c->seqlen_k,
-                            .head_dim = c->head_dim, .head_dim_v = c->head_dim_v, .dtype = c->dtype,
-                            .causal = c->causal };
+    ft_attention_desc d = { .struct_size = sizeof(ft_attention_desc), .batch = c->batch, .heads = c->heads,
+                            .seqlen_q = c->seqlen_q, .seqlen_k = c->seqlen_k, .head_dim = c->head_dim,
+                            .head_dim_v = c->head_dim_v, .dtype = c->dtype, .causal = c->causal,
+                            .causal_align = c->align, .window = c->window, .window_left = c->left,
+                            .window_right = c->right };
     strides(c, c->seqlen_q, c->head_dim, d.q_stride);
     strides(c, c->seqlen_k, c->head_dim, d.k_stride);
     strides(c, c->seqlen_k, c->head_dim_v, d.v_stride);
@@ -265,8 +282,8 @@ static char logs[CASE_COUNT][1024];
 static int library_sets_context(char *log, size_t len)
 {
     char buf[512];
-    ft_attention_desc d = { .batch = 1, .heads = 1, .seqlen_q = 1, .seqlen_k = 1, .head_dim = 32, .head_dim_v = 32,
-                            .dtype = FT_F32, .q_stride = { 32, 32, 32 }, .k_stride = { 32, 32, 32 },
+    ft_attention_desc d = { .struct_size = sizeof(ft_attention_desc), .batch = 1, .heads = 1, .seqlen_q = 1,
+                            .seqlen_k = 1, .head_dim = 32, .head_dim_v = 32, .dtype = FT_F32, .q_stride = { 32, 32, 32 }, .k_stride = { 32, 32, 32 },
                             .v_stride = { 32, 32, 32 }, .o_stride = { 32, 32, 32 } };
     CUcontext cur = NULL;
     cu->CtxSetCurrent(NULL);
@@ -317,8 +334,8 @@ static int split_batches(char *log, size_t len)
 {
     const int batch = 33000, heads = 2, n = 16, dim = 32;
     const ft_dtype t = FT_BF16;
-    ft_attention_desc d = { .batch = batch, .heads = heads, .seqlen_q = n, .seqlen_k = n, .head_dim = dim,
-                            .head_dim_v = dim, .dtype = t };
+    ft_attention_desc d = { .struct_size = sizeof(ft_attention_desc), .batch = batch, .heads = heads,
+                            .seqlen_q = n, .seqlen_k = n, .head_dim = dim, .head_dim_v = dim, .dtype = t };
     const int64_t st[3] = { (int64_t)heads * n * dim, (int64_t)n * dim, dim };
     memcpy(d.q_stride, st, sizeof st), memcpy(d.k_stride, st, sizeof st);
     memcpy(d.v_stride, st, sizeof st), memcpy(d.o_stride, st, sizeof st);
@@ -371,8 +388,9 @@ static int database_reuse(char *log, size_t len)
             return snprintf(log, len, "ft_open: %s", ft_last_error(NULL)), 1;
         failed = run_case(ft, &cases[8], 5, log, len);
         const gpu_case *c = &cases[8];
-        ft_attention_desc dd = { .batch = c->batch, .heads = c->heads, .seqlen_q = c->seqlen_q, .seqlen_k = c->seqlen_k,
-                                 .head_dim = c->head_dim, .head_dim_v = c->head_dim_v, .dtype = c->dtype };
+        ft_attention_desc dd = { .struct_size = sizeof(ft_attention_desc), .batch = c->batch, .heads = c->heads,
+                                 .seqlen_q = c->seqlen_q, .seqlen_k = c->seqlen_k, .head_dim = c->head_dim,
+                                 .head_dim_v = c->head_dim_v, .dtype = c->dtype };
         strides(c, c->seqlen_q, c->head_dim, dd.q_stride);
         strides(c, c->seqlen_k, c->head_dim, dd.k_stride);
         strides(c, c->seqlen_k, c->head_dim_v, dd.v_stride);
