@@ -1,4 +1,4 @@
-/* The database layer's shared pieces: names of parameters, dtypes, ops and statuses; error
+/* The database layer's shared pieces: names of dtypes, ops and statuses; error
  * messages; SQL statement and transaction helpers; the handle lock. */
 #include <errno.h>
 #include <limits.h>
@@ -9,41 +9,21 @@
 
 #include "db_core_internal.h"
 
-/* Must equal the generator's gen_param names and order (test_db checks it): the same name
- * is the template macro, the Lua key and the column. */
-static const char *const param_names[DB_PARAM_COUNT] = {
-    "DTYPE", "HEAD_DIM", "HEAD_DIM_V", "BLOCK_M", "BLOCK_N", "NUM_WARPS", "NUM_STAGES",
-    "CAUSAL", "CAUSAL_SKIP", "EVEN_M", "EVEN_N", "DQ_MODE",
-};
-static const char *const dtype_names[] = { "f32", "f16", "bf16", "f64" };
-static const char *const dq_mode_names[] = { "atomic", "separate" };
 static const char *const op_names[] = { "fwd", "bwd" };
 static const char *const status_names[DB_STATUS_COUNT] = {
     "ok", "invalid", "compile_error", "launch_error", "crashed", "timeout", "skipped",
 };
 
-const char *db_param_name(int param)
-{
-    return param >= 0 && param < DB_PARAM_COUNT ? param_names[param] : NULL;
-}
-
-int db_param_lookup(const char *name)
-{
-    for (int i = 0; name && i < DB_PARAM_COUNT; i++)
-        if (!strcmp(param_names[i], name))
-            return i;
-    return -1;
-}
-
 const char *db_dtype_name(int dtype)
 {
-    return dtype >= 0 && dtype < 4 ? dtype_names[dtype] : NULL;
+    return gen_param_value_name(GEN_DTYPE, dtype);
 }
 
 int db_dtype_parse(const char *name)
 {
-    for (int i = 0; name && i < 4; i++)
-        if (!strcmp(dtype_names[i], name))
+    const char *const *names = gen_param_get(GEN_DTYPE)->values;
+    for (int i = 0; name && names[i]; i++)
+        if (!strcmp(names[i], name))
             return i;
     return -1;
 }
@@ -72,35 +52,6 @@ int db_status_parse(const char *name)
         if (!strcmp(status_names[i], name))
             return i;
     return -1;
-}
-
-const char *db_param_format(int param, int value, char *buf, size_t len)
-{
-    if (param == DB_DTYPE && db_dtype_name(value))
-        snprintf(buf, len, "%s", db_dtype_name(value));
-    else if (param == DB_DQ_MODE && (value == 0 || value == 1))
-        snprintf(buf, len, "%s", dq_mode_names[value]);
-    else
-        snprintf(buf, len, "%d", value);
-    return buf;
-}
-
-int db_param_parse(int param, const char *text, int *value)
-{
-    if (!text || !*text || param < 0 || param >= DB_PARAM_COUNT)
-        return -1;
-    if (param == DB_DTYPE && db_dtype_parse(text) >= 0)
-        return *value = db_dtype_parse(text), 0;
-    for (int i = 0; param == DB_DQ_MODE && i < 2; i++)
-        if (!strcmp(text, dq_mode_names[i]))
-            return *value = i, 0;
-    errno = 0;
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*end || errno || v < INT_MIN || v > INT_MAX)
-        return -1;
-    *value = (int)v;
-    return 0;
 }
 
 /* ---- errors ---------------------------------------------------------------------------- */

@@ -19,6 +19,7 @@
 
 #include "db_core_internal.h"
 #include "gen_internal.h"
+#include "tune_print.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -124,8 +125,11 @@ static db_kernel kernel_of(const db_workload *w, unsigned seed, int block_m)
     memset(&k, 0, sizeof k);
     snprintf(k.family, sizeof k.family, "%s", w->op == DB_OP_FWD ? "fwd_mma" : "bwd_mma");
     snprintf(k.source_hash, sizeof k.source_hash, "%016llx", (unsigned long long)seed * 0x9e3779b97f4a7c15ull);
-    const int p[DB_PARAM_COUNT] = { w->dtype, w->head_dim, w->head_dim_v, block_m, 64, 4, 2, w->causal, 1, 1, 1,
-                                    w->op == DB_OP_BWD };
+    const int p[GEN_PARAM_COUNT] = {
+        [GEN_DTYPE] = w->dtype, [GEN_HEAD_DIM] = w->head_dim, [GEN_HEAD_DIM_V] = w->head_dim_v, [GEN_BLOCK_M] = block_m,
+        [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 4, [GEN_NUM_STAGES] = 2, [GEN_CAUSAL] = w->causal, [GEN_CAUSAL_SKIP] = 1,
+        [GEN_EVEN_M] = 1, [GEN_EVEN_N] = 1, [GEN_DQ_MODE] = w->op == DB_OP_BWD,
+    };
     memcpy(k.p, p, sizeof p);
     return k;
 }
@@ -235,27 +239,12 @@ static char *capture_export(db *d)
 static void names_match_generator(void **state)
 {
     (void)state;
-    assert_int_equal(DB_PARAM_COUNT, GEN_PARAM_COUNT);
-    for (int i = 0; i < DB_PARAM_COUNT; i++) {
-        assert_string_equal(db_param_name(i), gen_param_name((gen_param)i));
-        assert_int_equal(db_param_lookup(db_param_name(i)), i);
-    }
-    assert_null(db_param_name(DB_PARAM_COUNT));
     for (int v = 0; v < 4; v++) {
-        char buf[16];
-        int back = -1;
         assert_string_equal(db_dtype_name(v), gen_dtype_name(v));
-        assert_string_equal(db_param_format(DB_DTYPE, v, buf, sizeof buf), gen_param_value_name(GEN_DTYPE, v));
-        assert_int_equal(db_param_parse(DB_DTYPE, buf, &back), 0);
-        assert_int_equal(back, v);
+        assert_int_equal(db_dtype_parse(db_dtype_name(v)), v);
     }
-    for (int v = 0; v < 2; v++) {
-        char buf[16];
-        int back = -1;
-        assert_string_equal(db_param_format(DB_DQ_MODE, v, buf, sizeof buf), gen_param_value_name(GEN_DQ_MODE, v));
-        assert_int_equal(db_param_parse(DB_DQ_MODE, buf, &back), 0);
-        assert_int_equal(back, v);
-    }
+    assert_null(db_dtype_name(4));
+    assert_int_equal(db_dtype_parse("f8"), -1);
     for (int s = 0; s < DB_STATUS_COUNT; s++)
         assert_int_equal(db_status_parse(db_status_name((db_status)s)), s);
     assert_int_equal(db_status_parse("great"), -1);
@@ -412,7 +401,7 @@ static void rejected_files_are_untouched(void **state)
         { "another program's SQLite", build_foreign, "is not a flashtune database (application_id 0x00000000)" },
         { "another program's SQLite in WAL mode", build_foreign_wal, "(application_id 0x00000000)" },
         { "another application_id", build_other_app, "(application_id 0x12345678)" },
-        { "a newer schema", build_newer, "has schema version 99, newer than this flashtune's 1" },
+        { "a newer schema", build_newer, "has schema version 99, newer than this flashtune's" },
     };
     static const int modes[] = { 0, DB_OPEN_CREATE, DB_OPEN_READONLY };
     for (int i = 0; i < ARRAY_LEN(cases); i++) {
@@ -445,7 +434,7 @@ static void rejected_files_are_untouched(void **state)
 
 /* ---- migrations ------------------------------------------------------------------------- */
 
-/* The built-in list plus one fake migration to version 2. */
+/* The built-in list plus one fake migration to the next version. */
 static int list_with(db_migration *list, int max, const char *name, const char *sql)
 {
     int count;
@@ -464,9 +453,11 @@ static void migrations_apply_in_order(void **state)
     int n = list_with(list, 8, "test_v2.sql", "ALTER TABLE sweeps ADD COLUMN note TEXT;");
     int n_broken = list_with(broken, 8, "test_bad.sql", "ALTER TABLE sweeps ADD COLUMN ok INTEGER; "
                                                          "ALTER TABLE no_such_table ADD COLUMN x INTEGER;");
-    int v1 = db_schema_version();
+    /* v1: this build's current version; the fake migration brings files to v1 + 1. */
+    const int v1 = db_schema_version(), v2 = v1 + 1;
+    char want[160];
 
-    /* A version-1 file with data. */
+    /* A current file with data. */
     db *d = open_ok(f->path, DB_OPEN_CREATE);
     db_device dev = device_of("GPU A", "sm_90", "13.0");
     upsert_device(d, &dev);
@@ -475,30 +466,33 @@ static void migrations_apply_in_order(void **state)
     /* Read-only does not migrate. */
     d = NULL;
     assert_int_equal(db_open_with(f->path, DB_OPEN_READONLY, list, n, &d, err, sizeof err), -1);
-    assert_non_null(strstr(err, "older than this flashtune's 2"));
+    snprintf(want, sizeof want, "older than this flashtune's %d", v2);
+    assert_non_null(strstr(err, want));
 
-    /* A failing migration rolls back whole: still version 1, no half-added column. */
+    /* A failing migration rolls back whole: still version v1, no half-added column. */
     assert_int_equal(db_open_with(f->path, 0, broken, n_broken, &d, err, sizeof err), -1);
-    assert_non_null(strstr(err, "migration to schema version 2 (test_bad.sql) failed"));
+    snprintf(want, sizeof want, "migration to schema version %d (test_bad.sql) failed", v2);
+    assert_non_null(strstr(err, want));
     assert_non_null(strstr(err, "no_such_table"));
     d = open_ok(f->path, 0);
     assert_int_equal(query_int(d, "PRAGMA user_version"), v1);
     assert_int_equal(query_int(d, "SELECT count(*) FROM pragma_table_info('sweeps') WHERE name = 'ok'"), 0);
     db_close(d);
 
-    /* The good one: version 2, recorded, data kept. */
+    /* The good one: version v2, recorded, data kept. */
     assert_int_equal(db_open_with(f->path, 0, list, n, &d, err, sizeof err), 0);
-    assert_int_equal(query_int(d, "PRAGMA user_version"), 2);
-    assert_int_equal(query_int(d, "SELECT count(*) FROM schema_version"), 2);
+    assert_int_equal(query_int(d, "PRAGMA user_version"), v2);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM schema_version"), v2);
     assert_int_equal(query_int(d, "SELECT count(*) FROM pragma_table_info('sweeps') WHERE name = 'note'"), 1);
     assert_int_equal(query_int(d, "SELECT count(*) FROM devices"), 1);
     db_close(d);
 
-    /* This build knows only version 1: the migrated file is newer and stays as it is. */
+    /* This build knows only version v1: the migrated file is newer and stays as it is. */
     size_t before_size, after_size;
     char *before = slurp(f->path, &before_size);
     assert_int_equal(db_open(f->path, 0, &d, err, sizeof err), -1);
-    assert_non_null(strstr(err, "has schema version 2, newer than this flashtune's 1"));
+    snprintf(want, sizeof want, "has schema version %d, newer than this flashtune's %d", v2, v1);
+    assert_non_null(strstr(err, want));
     char *after = slurp(f->path, &after_size);
     assert_int_equal(after_size, before_size);
     assert_memory_equal(after, before, before_size);
@@ -509,11 +503,14 @@ static void migrations_apply_in_order(void **state)
     char fresh[160];
     snprintf(fresh, sizeof fresh, "%s/fresh.db", f->dir);
     assert_int_equal(db_open_with(fresh, DB_OPEN_CREATE, list, n, &d, err, sizeof err), 0);
-    assert_int_equal(query_int(d, "PRAGMA user_version"), 2);
-    char versions[32];
+    assert_int_equal(query_int(d, "PRAGMA user_version"), v2);
+    char versions[64];
     query_text(d, "SELECT group_concat(version, ',') FROM (SELECT version FROM schema_version ORDER BY version)",
                versions, sizeof versions);
-    assert_string_equal(versions, "1,2");
+    want[0] = '\0';
+    for (int v = 1; v <= v2; v++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s%d", v > 1 ? "," : "", v);
+    assert_string_equal(versions, want);
     db_close(d);
 
     /* A list with a gap is refused before anything is touched. */
@@ -553,7 +550,7 @@ static void upserts_are_idempotent(void **state)
     assert_int_equal(db_kernel_get(d, id_k + 100, &back, err, sizeof err), 0);
     /* The hash is the identity: the same hash with other parameters is a contradiction. */
     db_kernel clash = k;
-    clash.p[DB_BLOCK_M] = 128;
+    clash.p[GEN_BLOCK_M] = 128;
     int64_t id;
     assert_int_equal(db_kernel_upsert(d, &clash, &id, err, sizeof err), -1);
     assert_non_null(strstr(err, "BLOCK_M=64, not 128"));
@@ -637,7 +634,7 @@ static void bad_rows_are_named(void **state)
             snprintf(dev.name, sizeof dev.name, "GPU\nA");
             rc = db_device_upsert(d, &dev, &id, err, sizeof err);
             break;
-        default: k.p[DB_DTYPE] = 4; rc = db_kernel_upsert(d, &k, &id, err, sizeof err); break;
+        default: k.p[GEN_DTYPE] = 4; rc = db_kernel_upsert(d, &k, &id, err, sizeof err); break;
         }
         if (rc != -1 || !strstr(err, cases[i].expected))
             print_error("case '%s': rc %d, expected '%s', got '%s'\n", cases[i].name, rc, cases[i].expected, err);
@@ -698,7 +695,7 @@ static void winners_pick_fastest_valid(void **state)
             assert_int_equal(win.device_match, DB_MATCH_SAME_GPU);
             assert_true(win.distance == 0);
             assert_string_equal(win.device.name, "GPU A");
-            assert_int_equal(win.kernel.p[DB_BLOCK_M], 16 * (expected + 1));
+            assert_int_equal(win.kernel.p[GEN_BLOCK_M], 16 * (expected + 1));
         }
     }
     assert_int_equal(query_int(d, "SELECT count(*) FROM results"), 7);   /* the re-measure replaced */
@@ -823,7 +820,7 @@ static void fill_for_export(db *d)
                 int64_t wl = upsert_workload(d, &w);
                 for (int i = 0; i < 3; i++) {
                     db_kernel k = kernel_of(&w, (unsigned)(1000 * g + 100 * op + seq + i), 32 * (i + 1));
-                    k.p[DB_DQ_MODE] = op ? (i + 1) % 2 : 0;
+                    k.p[GEN_DQ_MODE] = op ? (i + 1) % 2 : 0;
                     db_result r = result_of(sweep, dev, wl, upsert_kernel(d, &k),
                                             i == 2 ? DB_STATUS_INVALID : DB_STATUS_OK, 0.1 * (i + 1) + seq * 1e-4);
                     if (g == 1)
@@ -1060,7 +1057,7 @@ static void results_table_sorts(void **state)
         char *text = NULL;
         size_t size = 0;
         FILE *out = open_memstream(&text, &size);
-        int printed = db_print_results(d, &w, cases[i].sort, out, err, sizeof err);
+        int printed = tune_print_results(d, &w, cases[i].sort, out, err, sizeof err);
         if (printed != 0)
             print_error("sort %s: %s\n", cases[i].sort ? cases[i].sort : "NULL", err);
         assert_int_equal(printed, 0);
@@ -1083,19 +1080,19 @@ static void results_table_sorts(void **state)
         free(text);
     }
     FILE *sink = fopen("/dev/null", "w");
-    assert_int_equal(db_print_results(d, &w, "speed", sink, err, sizeof err), -1);
-    assert_non_null(strstr(err, "db_print_results: unknown sort column 'speed' (median_ms, min_ms"));
+    assert_int_equal(tune_print_results(d, &w, "speed", sink, err, sizeof err), -1);
+    assert_non_null(strstr(err, "db_results_list: unknown sort column 'speed' (median_ms, min_ms"));
     db_workload missing = w;
     missing.batch = 5;
-    assert_int_equal(db_print_results(d, &missing, NULL, sink, err, sizeof err), -1);
+    assert_int_equal(tune_print_results(d, &missing, NULL, sink, err, sizeof err), -1);
     assert_non_null(strstr(err, "workload op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=0 batch=5"));
     fclose(sink);
 
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
-    assert_int_equal(db_print_best(d, out, err, sizeof err), 0);
-    assert_int_equal(db_print_workloads(d, out, err, sizeof err), 0);
+    assert_int_equal(tune_print_best(d, out, err, sizeof err), 0);
+    assert_int_equal(tune_print_workloads(d, out, err, sizeof err), 0);
     fclose(out);
     assert_non_null(strstr(text, "device"));
     assert_non_null(strstr(text, "median_ms"));
@@ -1376,10 +1373,10 @@ static void bad_arguments_are_named(void **state)
         "db_export: out is NULL",
         "db_import_text: db is NULL",
         "db_import_file: db is NULL",
-        "db_print_results: db is NULL",
-        "db_print_results: unknown sort column 'fastest'",
-        "db_print_best: db is NULL",
-        "db_print_workloads: db is NULL",
+        "db_results_list: db is NULL",
+        "db_results_list: unknown sort column 'fastest'",
+        "tune_print_best: db is NULL",
+        "db_workloads_list: db is NULL",
         "db_workload_parse: text is NULL",
     };
     for (int i = 0; i < ARRAY_LEN(expected); i++) {
@@ -1413,10 +1410,10 @@ static void bad_arguments_are_named(void **state)
         case 22: rc = db_export(d, NULL, err, sizeof err); break;
         case 23: rc = db_import_text(NULL, "x", "", NULL, NULL, err, sizeof err); break;
         case 24: rc = db_import_file(NULL, "x", NULL, NULL, err, sizeof err); break;
-        case 25: rc = db_print_results(NULL, &w, NULL, stdout, err, sizeof err); break;
-        case 26: rc = db_print_results(d, &w, "fastest", stdout, err, sizeof err); break;
-        case 27: rc = db_print_best(NULL, stdout, err, sizeof err); break;
-        case 28: rc = db_print_workloads(NULL, stdout, err, sizeof err); break;
+        case 25: rc = tune_print_results(NULL, &w, NULL, stdout, err, sizeof err); break;
+        case 26: rc = tune_print_results(d, &w, "fastest", stdout, err, sizeof err); break;
+        case 27: rc = tune_print_best(NULL, stdout, err, sizeof err); break;
+        case 28: rc = tune_print_workloads(NULL, stdout, err, sizeof err); break;
         default: rc = db_workload_parse(NULL, &w, err, sizeof err); break;
         }
         if (rc != -1 || !strstr(err, expected[i]))
