@@ -72,6 +72,48 @@ int db_fail_sql(sqlite3 *sql, char *err, size_t len, const char *func, const cha
     return db_fail(err, len, "%s: %s: %s", func, what, sql ? sqlite3_errmsg(sql) : "no connection");
 }
 
+void *db_grow(void **list, int n, int *cap, size_t size)
+{
+    if (n == *cap) {
+        int want = *cap ? 2 * *cap : 16;
+        void *grown = realloc(*list, (size_t)want * size);
+        if (!grown)
+            return NULL;
+        *list = grown;
+        *cap = want;
+    }
+    char *slot = (char *)*list + (size_t)n * size;
+    memset(slot, 0, size);
+    return slot;
+}
+
+int db_list_start(db *d, void *out, int *count, const char *func, char *err, size_t len)
+{
+    if (d && (!out || !count))
+        return db_fail(err, len, "%s: %s is NULL", func, out ? "count" : "out");
+    if (out)
+        memset(out, 0, sizeof(void *));
+    if (count)
+        *count = 0;
+    return db_enter(d, func, 0, err, len);
+}
+
+int db_list_finish(db *d, sqlite3_stmt *st, int rc, int step, void *list, int n, void *out, int *count,
+                   const char *func, char *err, size_t len)
+{
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = db_fail_sql(d->sql, err, len, func, d->path);
+    sqlite3_finalize(st);
+    db_leave(d);
+    if (rc != 0) {
+        free(list);
+        return -1;
+    }
+    memcpy(out, &list, sizeof list);   /* out is a T ** for the caller's element type T */
+    *count = n;
+    return 0;
+}
+
 int db_copy(char *dst, size_t len, const char *src)
 {
     size_t n = strlen(src);

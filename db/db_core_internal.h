@@ -80,6 +80,16 @@ int db_bind_real(sqlite3_stmt *st, int index, double v);
 double db_column_real(sqlite3_stmt *st, int col);
 /* Copies a text column into buf (len bytes, truncated, NUL-terminated; "" when NULL). */
 void db_column_text(sqlite3_stmt *st, int col, char *buf, size_t len);
+/* Makes room for element n of *list (*cap allocated, doubling) and returns it zeroed; NULL when
+ * out of memory (*list is kept). */
+void *db_grow(void **list, int n, int *cap, size_t size);
+/* Starts a call that reads rows into a list: out (a T **) and count must not be NULL; both are
+ * cleared; then db_enter for reading. 0, or -1 with err. */
+int db_list_start(db *d, void *out, int *count, const char *func, char *err, size_t len);
+/* Ends a call that read rows into a list: an SQL error if the last step was not SQLITE_DONE,
+ * finalizes st, unlocks d; then hands list and n out (rc 0) or frees list. Returns rc or -1. */
+int db_list_finish(db *d, sqlite3_stmt *st, int rc, int step, void *list, int n, void *out, int *count,
+                   const char *func, char *err, size_t len);
 /* Copies src into dst of len bytes; -1 when it does not fit. */
 int db_copy(char *dst, size_t len, const char *src);
 

@@ -66,22 +66,6 @@ static long long int_or_none(sqlite3_stmt *st, int col)
     return sqlite3_column_type(st, col) == SQLITE_NULL ? -1 : (long long)sqlite3_column_int64(st, col);
 }
 
-/* Appends a zeroed element to *list (n used, *cap allocated); NULL when out of memory. */
-static void *grow(void **list, int n, int *cap, size_t size)
-{
-    if (n == *cap) {
-        int want = *cap ? 2 * *cap : 16;
-        void *grown = realloc(*list, (size_t)want * size);
-        if (!grown)
-            return NULL;
-        *list = grown;
-        *cap = want;
-    }
-    char *slot = (char *)*list + (size_t)n * size;
-    memset(slot, 0, size);
-    return slot;
-}
-
 int db_results_list(db *d, const db_workload *w, const char *sort, db_result_row **out, int *count, char *err,
                     size_t len)
 {
@@ -123,10 +107,10 @@ int db_results_list(db *d, const db_workload *w, const char *sort, db_result_row
     }
     sqlite3_bind_int64(st, 1, workload_id);
     db_result_row *list = NULL;
-    int n = 0, cap = 0, step;
+    int n = 0, cap = 0, step = SQLITE_DONE;
     rc = 0;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        db_result_row *row = grow((void **)&list, n, &cap, sizeof *row);
+        db_result_row *row = db_grow((void **)&list, n, &cap, sizeof *row);
         if (!row) {
             rc = db_fail(err, len, "%s: out of memory", func);
             break;
@@ -149,29 +133,13 @@ int db_results_list(db *d, const db_workload *w, const char *sort, db_result_row
             rc = db_fail(err, len, "%s: %s", func, why);
         n++;
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = db_fail_sql(d->sql, err, len, func, d->path);
-    sqlite3_finalize(st);
-    db_leave(d);
-    if (rc != 0) {
-        free(list);
-        return -1;
-    }
-    *out = list;
-    *count = n;
-    return 0;
+    return db_list_finish(d, st, rc, step, list, n, out, count, func, err, len);
 }
 
 int db_workloads_list(db *d, db_workload_row **out, int *count, char *err, size_t len)
 {
     const char *func = "db_workloads_list";
-    if (d && (!out || !count))
-        return db_fail(err, len, "%s: %s is NULL", func, out ? "count" : "out");
-    if (out)
-        *out = NULL;
-    if (count)
-        *count = 0;
-    if (db_enter(d, func, 0, err, len) != 0)
+    if (db_list_start(d, out, count, func, err, len) != 0)
         return -1;
     sqlite3_stmt *st;
     if (db_prepare(d, "SELECT l.id, " DB_WORKLOAD_COLUMNS("l") ", count(r.id), total(r.status = 'ok'), "
@@ -182,9 +150,9 @@ int db_workloads_list(db *d, db_workload_row **out, int *count, char *err, size_
         return -1;
     }
     db_workload_row *list = NULL;
-    int n = 0, cap = 0, step, rc = 0;
+    int n = 0, cap = 0, step = SQLITE_DONE, rc = 0;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        db_workload_row *row = grow((void **)&list, n, &cap, sizeof *row);
+        db_workload_row *row = db_grow((void **)&list, n, &cap, sizeof *row);
         if (!row) {
             rc = db_fail(err, len, "%s: out of memory", func);
             break;
@@ -196,17 +164,7 @@ int db_workloads_list(db *d, db_workload_row **out, int *count, char *err, size_
         row->best_ms = db_column_real(st, 12);
         n++;
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = db_fail_sql(d->sql, err, len, func, d->path);
-    sqlite3_finalize(st);
-    db_leave(d);
-    if (rc != 0) {
-        free(list);
-        return -1;
-    }
-    *out = list;
-    *count = n;
-    return 0;
+    return db_list_finish(d, st, rc, step, list, n, out, count, func, err, len);
 }
 
 int db_result_counts(db *d, int64_t device_id, int64_t workload_id, int *total, int *ok, char *err, size_t len)

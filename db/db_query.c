@@ -112,43 +112,22 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
 int db_winners_list(db *d, db_winner **out, int *count, char *err, size_t len)
 {
     const char *func = "db_winners_list";
-    if (d && (!out || !count))
-        return db_fail(err, len, "%s: %s is NULL", func, out ? "count" : "out");
-    if (out)
-        *out = NULL;
-    if (count)
-        *count = 0;
-    if (db_enter(d, func, 0, err, len) != 0)
+    if (db_list_start(d, out, count, func, err, len) != 0)
         return -1;
     sqlite3_stmt *st;
     int rc = db_prepare(d, WINNER_SELECT WINNER_ORDER, &st, func, err, len);
     db_winner *list = NULL;
     int n = 0, cap = 0, step = SQLITE_DONE;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            db_winner *grown = realloc(list, (size_t)cap * sizeof *list);
-            if (!grown) {
-                rc = db_fail(err, len, "%s: out of memory for %d winners", func, cap);
-                break;
-            }
-            list = grown;
-        }
-        char why[256];
-        if (read_winner(st, &list[n++], why, sizeof why) != 0) {
-            rc = db_fail(err, len, "%s: %s", func, why);
+        db_winner *row = db_grow((void **)&list, n, &cap, sizeof *row);
+        if (!row) {
+            rc = db_fail(err, len, "%s: out of memory for %d winners", func, n + 1);
             break;
         }
+        char why[256];
+        n++;
+        if (read_winner(st, row, why, sizeof why) != 0)
+            rc = db_fail(err, len, "%s: %s", func, why);
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = db_fail_sql(d->sql, err, len, func, d->path);
-    sqlite3_finalize(st);
-    db_leave(d);
-    if (rc != 0) {
-        free(list);
-        return -1;
-    }
-    *out = list;
-    *count = n;
-    return 0;
+    return db_list_finish(d, st, rc, step, list, n, out, count, func, err, len);
 }
