@@ -1,4 +1,4 @@
-/* The database layer's shared pieces: names of parameters, dtypes, ops and statuses; error
+/* The database layer's shared pieces: names of dtypes, ops and statuses; error
  * messages; SQL statement and transaction helpers; the handle lock. */
 #include <errno.h>
 #include <limits.h>
@@ -9,41 +9,21 @@
 
 #include "db_core_internal.h"
 
-/* Must equal the generator's gen_param names and order (test_db checks it): the same name
- * is the template macro, the Lua key and the column. */
-static const char *const param_names[DB_PARAM_COUNT] = {
-    "DTYPE", "HEAD_DIM", "HEAD_DIM_V", "BLOCK_M", "BLOCK_N", "NUM_WARPS", "NUM_STAGES",
-    "CAUSAL", "CAUSAL_SKIP", "EVEN_M", "EVEN_N", "DQ_MODE",
-};
-static const char *const dtype_names[] = { "f32", "f16", "bf16", "f64" };
-static const char *const dq_mode_names[] = { "atomic", "separate" };
 static const char *const op_names[] = { "fwd", "bwd" };
 static const char *const status_names[DB_STATUS_COUNT] = {
     "ok", "invalid", "compile_error", "launch_error", "crashed", "timeout", "skipped",
 };
 
-const char *db_param_name(int param)
-{
-    return param >= 0 && param < DB_PARAM_COUNT ? param_names[param] : NULL;
-}
-
-int db_param_lookup(const char *name)
-{
-    for (int i = 0; name && i < DB_PARAM_COUNT; i++)
-        if (!strcmp(param_names[i], name))
-            return i;
-    return -1;
-}
-
 const char *db_dtype_name(int dtype)
 {
-    return dtype >= 0 && dtype < 4 ? dtype_names[dtype] : NULL;
+    return gen_param_value_name(GEN_DTYPE, dtype);
 }
 
 int db_dtype_parse(const char *name)
 {
-    for (int i = 0; name && i < 4; i++)
-        if (!strcmp(dtype_names[i], name))
+    const char *const *names = gen_param_get(GEN_DTYPE)->values;
+    for (int i = 0; name && names[i]; i++)
+        if (!strcmp(names[i], name))
             return i;
     return -1;
 }
@@ -74,35 +54,6 @@ int db_status_parse(const char *name)
     return -1;
 }
 
-const char *db_param_format(int param, int value, char *buf, size_t len)
-{
-    if (param == DB_DTYPE && db_dtype_name(value))
-        snprintf(buf, len, "%s", db_dtype_name(value));
-    else if (param == DB_DQ_MODE && (value == 0 || value == 1))
-        snprintf(buf, len, "%s", dq_mode_names[value]);
-    else
-        snprintf(buf, len, "%d", value);
-    return buf;
-}
-
-int db_param_parse(int param, const char *text, int *value)
-{
-    if (!text || !*text || param < 0 || param >= DB_PARAM_COUNT)
-        return -1;
-    if (param == DB_DTYPE && db_dtype_parse(text) >= 0)
-        return *value = db_dtype_parse(text), 0;
-    for (int i = 0; param == DB_DQ_MODE && i < 2; i++)
-        if (!strcmp(text, dq_mode_names[i]))
-            return *value = i, 0;
-    errno = 0;
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*end || errno || v < INT_MIN || v > INT_MAX)
-        return -1;
-    *value = (int)v;
-    return 0;
-}
-
 /* ---- errors ---------------------------------------------------------------------------- */
 
 int db_fail(char *err, size_t len, const char *fmt, ...)
@@ -119,6 +70,48 @@ int db_fail(char *err, size_t len, const char *fmt, ...)
 int db_fail_sql(sqlite3 *sql, char *err, size_t len, const char *func, const char *what)
 {
     return db_fail(err, len, "%s: %s: %s", func, what, sql ? sqlite3_errmsg(sql) : "no connection");
+}
+
+void *db_grow(void **list, int n, int *cap, size_t size)
+{
+    if (n == *cap) {
+        int want = *cap ? 2 * *cap : 16;
+        void *grown = realloc(*list, (size_t)want * size);
+        if (!grown)
+            return NULL;
+        *list = grown;
+        *cap = want;
+    }
+    char *slot = (char *)*list + (size_t)n * size;
+    memset(slot, 0, size);
+    return slot;
+}
+
+int db_list_start(db *d, void *out, int *count, const char *func, char *err, size_t len)
+{
+    if (d && (!out || !count))
+        return db_fail(err, len, "%s: %s is NULL", func, out ? "count" : "out");
+    if (out)
+        memset(out, 0, sizeof(void *));
+    if (count)
+        *count = 0;
+    return db_enter(d, func, 0, err, len);
+}
+
+int db_list_finish(db *d, sqlite3_stmt *st, int rc, int step, void *list, int n, void *out, int *count,
+                   const char *func, char *err, size_t len)
+{
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = db_fail_sql(d->sql, err, len, func, d->path);
+    sqlite3_finalize(st);
+    db_leave(d);
+    if (rc != 0) {
+        free(list);
+        return -1;
+    }
+    memcpy(out, &list, sizeof list);   /* out is a T ** for the caller's element type T */
+    *count = n;
+    return 0;
 }
 
 int db_copy(char *dst, size_t len, const char *src)

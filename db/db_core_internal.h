@@ -80,6 +80,16 @@ int db_bind_real(sqlite3_stmt *st, int index, double v);
 double db_column_real(sqlite3_stmt *st, int col);
 /* Copies a text column into buf (len bytes, truncated, NUL-terminated; "" when NULL). */
 void db_column_text(sqlite3_stmt *st, int col, char *buf, size_t len);
+/* Makes room for element n of *list (*cap allocated, doubling) and returns it zeroed; NULL when
+ * out of memory (*list is kept). */
+void *db_grow(void **list, int n, int *cap, size_t size);
+/* Starts a call that reads rows into a list: out (a T **) and count must not be NULL; both are
+ * cleared; then db_enter for reading. 0, or -1 with err. */
+int db_list_start(db *d, void *out, int *count, const char *func, char *err, size_t len);
+/* Ends a call that read rows into a list: an SQL error if the last step was not SQLITE_DONE,
+ * finalizes st, unlocks d; then hands list and n out (rc 0) or frees list. Returns rc or -1. */
+int db_list_finish(db *d, sqlite3_stmt *st, int rc, int step, void *list, int n, void *out, int *count,
+                   const char *func, char *err, size_t len);
 /* Copies src into dst of len bytes; -1 when it does not fit. */
 int db_copy(char *dst, size_t len, const char *src);
 
@@ -94,20 +104,21 @@ int db_device_check(const db_device *dev, char *err, size_t len);
 int db_kernel_check(const db_kernel *k, char *err, size_t len);
 int db_workload_check(const db_workload *w, char *err, size_t len);
 /* Row readers for a statement whose columns start at col, in the order of the SELECT lists
- * below (used by db_query.c and db_print.c). */
+ * below (used by db_query.c and db_listing.c). */
 #define DB_DEVICE_COLUMNS(t) t ".name, " t ".arch, " t ".cc_major, " t ".cc_minor, " t ".sm_count, " \
                              t ".driver_version, " t ".nvrtc_version"
 #define DB_WORKLOAD_COLUMNS(t) t ".op, " t ".dtype, " t ".head_dim, " t ".head_dim_v, " t ".causal, " \
                                t ".batch, " t ".heads, " t ".seqlen_q, " t ".seqlen_k"
-#define DB_KERNEL_COLUMNS(t) t ".family, " t ".source_hash, " t ".DTYPE, " t ".HEAD_DIM, " \
-    t ".HEAD_DIM_V, " t ".BLOCK_M, " t ".BLOCK_N, " t ".NUM_WARPS, " t ".NUM_STAGES, " t ".CAUSAL, " \
-    t ".CAUSAL_SKIP, " t ".EVEN_M, " t ".EVEN_N, " t ".DQ_MODE"
+/* A kernel is its family, hash and "NAME=VALUE NAME=VALUE ..." from kernel_params (t.id must
+ * be selectable), 3 columns. */
+#define DB_KERNEL_COLUMNS(t) t ".family, " t ".source_hash, (SELECT group_concat(kp.name || '=' || kp.value, ' ')" \
+    " FROM kernel_params kp WHERE kp.kernel_id = " t ".id)"
+#define DB_KERNEL_COLUMN_COUNT 3
 int db_device_read(sqlite3_stmt *st, int col, db_device *dev);       /* returns col + 7 */
 int db_workload_read(sqlite3_stmt *st, int col, db_workload *w);     /* returns col + 9 */
-int db_kernel_read(sqlite3_stmt *st, int col, db_kernel *k);         /* returns col + 14 */
-/* "fwd"/"bwd", or NULL. */
-const char *db_op_name(int op);
-int db_op_parse(const char *name);
+/* Reads DB_KERNEL_COLUMNS at col: 0, or -1 when a parameter name is unknown to this build or
+ * a value is not an integer (err names the kernel's hash and the parameter; no prefix). */
+int db_kernel_read(sqlite3_stmt *st, int col, db_kernel *k, char *err, size_t len);
 
 /* ---- NAME=VALUE fields (db_text.c) --------------------------------------------------- */
 
@@ -132,26 +143,5 @@ const char *db_fields_unused(const db_fields *f);
 int db_field_int(db_fields *f, const char *name, int lo, int hi, int *out, char *err, size_t len);
 /* Writes value double-quoted with " and \ escaped. */
 void db_write_quoted(FILE *out, const char *value);
-
-/* ---- aligned plain-text tables (db_table.c) ----------------------------------------- */
-
-#define DB_TABLE_MAX_COLS 32
-typedef struct db_table {
-    int cols;
-    const char *head[DB_TABLE_MAX_COLS];
-    char align[DB_TABLE_MAX_COLS];   /* 'l' or 'r' (numbers) */
-    char **cells;                     /* rows * cols strings, malloc'ed */
-    int rows, cap;
-    int failed;                       /* out of memory: db_table_print reports it */
-} db_table;
-
-/* cols headings; align has one 'l' or 'r' per column ("llrr"). */
-void db_table_init(db_table *t, int cols, const char *const *head, const char *align);
-/* Appends a row of cols strings (copied; NULL prints as empty). */
-void db_table_add(db_table *t, const char *const *cells);
-/* Prints headings, a rule and the rows, columns two spaces apart, no trailing blanks.
- * 0, or -1 when a row could not be stored. */
-int db_table_print(const db_table *t, FILE *out);
-void db_table_free(db_table *t);
 
 #endif

@@ -42,8 +42,9 @@ int db_export(db *d, FILE *out, char *err, size_t len)
         fprintf(out, " %s family=", db_workload_format(&w->workload, wl, sizeof wl));
         write_text(out, w->kernel.family);
         fprintf(out, " source_hash=%s", w->kernel.source_hash);
-        for (int p = 0; p < DB_PARAM_COUNT; p++)
-            fprintf(out, " %s=%s", db_param_name(p), db_param_format(p, w->kernel.p[p], buf, sizeof buf));
+        for (int p = 0; p < GEN_PARAM_COUNT; p++)
+            fprintf(out, " %s=%s", gen_param_name((gen_param)p), gen_param_format((gen_param)p, w->kernel.p[p], buf,
+                                                                                   sizeof buf));
         fprintf(out, " median_ms=%.6g", w->median_ms);
         if (isfinite(w->tflops))
             fprintf(out, " tflops=%.6g", w->tflops);

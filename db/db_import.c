@@ -90,16 +90,17 @@ static int parse_line(const char *line, entry *e, char *err, size_t len)
             rc = -1;
     }
 
-    /* The kernel: family, hash, every parameter by its template name. */
+    /* The kernel: family, hash, every parameter of the table by its name; one the text lacks
+     * (written before the parameter existed) takes the table's default. */
     if (rc == 0 && (take_text(&f, "family", e->kernel.family, sizeof e->kernel.family, err, len)
                     || take_text(&f, "source_hash", e->kernel.source_hash, sizeof e->kernel.source_hash, err, len)))
         rc = -1;
-    for (int p = 0; rc == 0 && p < DB_PARAM_COUNT; p++) {
-        const char *v = db_field_take(&f, db_param_name(p));
+    for (int p = 0; rc == 0 && p < GEN_PARAM_COUNT; p++) {
+        const char *name = gen_param_name((gen_param)p), *v = db_field_take(&f, name);
         if (!v)
-            rc = db_fail(err, len, "missing field '%s'", db_param_name(p));
-        else if (db_param_parse(p, v, &e->kernel.p[p]) != 0)
-            rc = db_fail(err, len, "field '%s': '%s' is not a value of it", db_param_name(p), v);
+            e->kernel.p[p] = gen_param_get((gen_param)p)->def;
+        else if (gen_param_parse((gen_param)p, v, &e->kernel.p[p], NULL, 0) != 0)
+            rc = db_fail(err, len, "field '%s': '%s' is not a value of it", name, v);
     }
     if (rc == 0 && (take_real(&f, "median_ms", 1, &e->median_ms, err, len)
                     || take_real(&f, "tflops", 0, &e->tflops, err, len)))
@@ -113,8 +114,8 @@ static int parse_line(const char *line, entry *e, char *err, size_t len)
     if (rc == 0) {
         const db_workload *w = &e->workload;
         const int *p = e->kernel.p;
-        if (p[DB_DTYPE] != w->dtype || p[DB_HEAD_DIM] != w->head_dim || p[DB_HEAD_DIM_V] != w->head_dim_v
-            || p[DB_CAUSAL] != w->causal)
+        if (p[GEN_DTYPE] != w->dtype || p[GEN_HEAD_DIM] != w->head_dim || p[GEN_HEAD_DIM_V] != w->head_dim_v
+            || p[GEN_CAUSAL] != w->causal)
             rc = db_fail(err, len, "the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V and CAUSAL must be the workload's "
                          "dtype, head_dim, head_dim_v and causal");
     }

@@ -1,6 +1,6 @@
 /* The database layer's API (prefix db_): open/create/migrate a flashtune SQLite file, store
- * devices, kernels, CUBINs, workloads, sweeps and results, query winners, print the CLI's
- * tables, export/import winners as text. Used by the tuner, the runtime and the tests; never
+ * devices, kernels, CUBINs, workloads, sweeps and results, query winners and the rows behind the
+ * CLI's tables (the tuner prints them: tune_print.c), export/import winners as text. Used by the tuner, the runtime and the tests; never
  * installed. The schema is db/schema.sql (tables, the winners view, what each column means).
  *
  * Errors: every fallible call takes err/len (a caller buffer, always NUL-terminated when
@@ -32,22 +32,21 @@ typedef struct db db;
 
 /* ---- names shared with the generator, the Lua spaces and the logs (db_core.c) ---------- */
 
-/* The template parameters, in gen_param order (test_db pins both lists to the generator's). */
-#define DB_PARAM_COUNT 12
-enum { DB_DTYPE, DB_HEAD_DIM, DB_HEAD_DIM_V, DB_BLOCK_M, DB_BLOCK_N, DB_NUM_WARPS, DB_NUM_STAGES,
-       DB_CAUSAL, DB_CAUSAL_SKIP, DB_EVEN_M, DB_EVEN_N, DB_DQ_MODE };
-/* "BLOCK_M" (the column name), or NULL out of range. */
-const char *db_param_name(int param);
-/* The index of a parameter name (exact case), or -1. */
-int db_param_lookup(const char *name);
-/* A parameter value as the export writes it: "bf16" for DTYPE 2, "separate" for DQ_MODE 1,
- * else the integer. Returns buf. */
-const char *db_param_format(int param, int value, char *buf, size_t len);
-/* Parses what db_param_format writes (and plain integers for DTYPE, DQ_MODE). 0 or -1. */
-int db_param_parse(int param, const char *text, int *value /* OUT */);
+/* The template parameters are the generator's table (gen_param_table.h; db links ft_params,
+ * not the generator): db_kernel.p is indexed by gen_param, and each parameter is stored as a
+ * row (kernel_id, name, value) of kernel_params, so a new parameter needs no schema change.
+ * Reading a kernel: a parameter the row lacks (written before the parameter existed) reads as
+ * the table's default; a name this build does not know (written by a newer flashtune) is an
+ * error naming the kernel and the parameter, never silently dropped: the kernel it describes
+ * is not one this build can generate. */
+#include "gen_param_table.h"
+
 /* "f32", "f16", "bf16", "f64" (codes as ft_dtype and DTYPE), or NULL. */
 const char *db_dtype_name(int dtype);
 int db_dtype_parse(const char *name);   /* the code, or -1 */
+/* "fwd"/"bwd" (DB_OP_FWD, DB_OP_BWD), or NULL. */
+const char *db_op_name(int op);
+int db_op_parse(const char *name);      /* the op, or -1 */
 
 /* ---- opening (db_open.c, db_migrate.c) -------------------------------------------------- */
 
@@ -87,7 +86,7 @@ typedef struct db_device {
 typedef struct db_kernel {
     char family[32];           /* "fwd_mma" */
     char source_hash[17];      /* 16 lower-case hex digits: gen_source_hash of its source */
-    int p[DB_PARAM_COUNT];     /* indexed by DB_DTYPE..DB_DQ_MODE, as gen_config.p */
+    int p[GEN_PARAM_COUNT];    /* indexed by gen_param, as gen_config.p */
 } db_kernel;
 
 enum { DB_OP_FWD = 0, DB_OP_BWD = 1 };
@@ -241,21 +240,46 @@ int db_import_text(db *d, const char *name, const char *text, int *added, int *k
 /* db_import_text on the file's contents; name = path. */
 int db_import_file(db *d, const char *path, int *added, int *kept, char *err, size_t len);
 
-/* ---- the CLI's tables (db_print.c) ------------------------------------------------------ */
+/* ---- the rows behind the CLI's tables (db_listing.c; printed by tuner/tune_print.c) ---- */
 
-/* Columns db_print_results sorts by: "median_ms" (default when sort is NULL), "min_ms",
+/* Columns db_results_list sorts by: "median_ms" (default when sort is NULL), "min_ms",
  * "spread", "tflops" (largest first), "rel_error", "max_abs_error", "registers", "spills",
  * "smem", "compile_seconds", "status", "kernel", or a parameter name ("BLOCK_M"). A leading '-'
  * reverses. Rows with no value sort last. */
 extern const char *const db_sort_columns[];
-/* For each device with results for workload w: a heading, then one aligned row per candidate:
- * kernel id, family, the searched parameters, status, times, TFLOP/s, errors, resources,
- * the message; the winner is marked '*'. Unknown column or workload: -1. */
-int db_print_results(db *d, const db_workload *w, const char *sort, FILE *out, char *err, size_t len);
-/* One aligned row per winner: device, workload, family, parameters, time, TFLOP/s, and how
- * many candidates were ok out of all measured. */
-int db_print_best(db *d, FILE *out, char *err, size_t len);
-/* One row per workload: id, its fields, results ok/total, best time. */
-int db_print_workloads(db *d, FILE *out, char *err, size_t len);
+
+/* One stored result of a workload, with its device, kernel and binary. */
+typedef struct db_result_row {
+    int64_t device_id, kernel_id;
+    db_device device;
+    db_kernel kernel;
+    int winner;                       /* 1: the winners view picks this result */
+    db_status status;
+    double median_ms, min_ms, spread, tflops, rel_error;   /* NAN: not measured */
+    long long registers, spills, smem;   /* from the binary; -1: no binary stored */
+    char message[256];                /* why it failed ("" when none), truncated */
+} db_result_row;
+
+/* Every result of workload w, grouped by device (name, arch, driver, NVRTC), each device's rows
+ * in the order sort asks. OUT: *out (malloc'ed, free() it; NULL when none), *count. An unknown
+ * sort column or workload: -1. */
+int db_results_list(db *d, const db_workload *w, const char *sort, db_result_row **out, int *count,
+                    char *err, size_t len);
+
+/* One stored workload with how many results it has, how many are ok, and the best time. */
+typedef struct db_workload_row {
+    int64_t id;
+    db_workload workload;
+    int results, ok;
+    double best_ms;                   /* NAN: no valid result */
+} db_workload_row;
+
+/* Every workload in order of its fields. OUT: *out (malloc'ed, free() it), *count. */
+int db_workloads_list(db *d, db_workload_row **out, int *count, char *err, size_t len);
+/* How many results (device, workload) has, and how many of them are ok. OUT: *total, *ok. */
+int db_result_counts(db *d, int64_t device_id, int64_t workload_id, int *total, int *ok, char *err,
+                     size_t len);
+/* The path the handle was opened with (for messages); NULL for NULL. */
+const char *db_file_path(db *d);
 
 #endif

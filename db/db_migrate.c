@@ -17,6 +17,7 @@ static const char *sql_text(const char *name)
 /* Add a row per new version: {2, "migrate_002.sql", NULL}. Never edit a shipped file. */
 static db_migration builtin[] = {
     { 1, "schema.sql", NULL },
+    { 2, "migrate_002.sql", NULL },   /* kernel parameters as rows of kernel_params */
 };
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 

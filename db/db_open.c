@@ -245,3 +245,8 @@ sqlite3 *db_sqlite(db *d)
 {
     return d ? d->sql : NULL;
 }
+
+const char *db_file_path(db *d)
+{
+    return d ? d->path : NULL;
+}

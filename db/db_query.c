@@ -17,7 +17,8 @@
     " ORDER BY d.name, d.arch, d.driver_version, d.nvrtc_version, l.op, l.dtype, l.head_dim, l.head_dim_v," \
     " l.causal, l.batch, l.heads, l.seqlen_q, l.seqlen_k"
 
-static void read_winner(sqlite3_stmt *st, db_winner *w)
+/* 0, or -1 with err when the kernel's parameters cannot be read (db_kernel_read). */
+static int read_winner(sqlite3_stmt *st, db_winner *w, char *err, size_t len)
 {
     memset(w, 0, sizeof *w);
     w->device_id = sqlite3_column_int64(st, 0);
@@ -28,7 +29,7 @@ static void read_winner(sqlite3_stmt *st, db_winner *w)
     w->tflops = db_column_real(st, 5);
     int col = db_device_read(st, 6, &w->device);
     col = db_workload_read(st, col, &w->workload);
-    db_kernel_read(st, col, &w->kernel);
+    return db_kernel_read(st, col, &w->kernel, err, len);
 }
 
 /* |ln(a/b)|: how far apart two sizes are, scale-free. */
@@ -84,7 +85,10 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
         int rc;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             db_winner c;
-            read_winner(st, &c);
+            if (read_winner(st, &c, why, sizeof why) != 0) {
+                found = db_fail(err, len, "%s: %s", func, why);
+                break;
+            }
             c.device_match = device_name && !strcmp(c.device.name, device_name) ? DB_MATCH_SAME_GPU
                                                                                  : DB_MATCH_SAME_ARCH;
             c.distance = distance(w, &c.workload);
@@ -97,7 +101,7 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
                 *out = c;
             found = 1;
         }
-        if (rc != SQLITE_DONE)
+        if (rc != SQLITE_DONE && found >= 0)
             found = db_fail_sql(d->sql, err, len, func, d->path);
         sqlite3_finalize(st);
     }
@@ -108,39 +112,22 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
 int db_winners_list(db *d, db_winner **out, int *count, char *err, size_t len)
 {
     const char *func = "db_winners_list";
-    if (d && (!out || !count))
-        return db_fail(err, len, "%s: %s is NULL", func, out ? "count" : "out");
-    if (out)
-        *out = NULL;
-    if (count)
-        *count = 0;
-    if (db_enter(d, func, 0, err, len) != 0)
+    if (db_list_start(d, out, count, func, err, len) != 0)
         return -1;
     sqlite3_stmt *st;
     int rc = db_prepare(d, WINNER_SELECT WINNER_ORDER, &st, func, err, len);
     db_winner *list = NULL;
     int n = 0, cap = 0, step = SQLITE_DONE;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            db_winner *grown = realloc(list, (size_t)cap * sizeof *list);
-            if (!grown) {
-                rc = db_fail(err, len, "%s: out of memory for %d winners", func, cap);
-                break;
-            }
-            list = grown;
+        db_winner *row = db_grow((void **)&list, n, &cap, sizeof *row);
+        if (!row) {
+            rc = db_fail(err, len, "%s: out of memory for %d winners", func, n + 1);
+            break;
         }
-        read_winner(st, &list[n++]);
+        char why[256];
+        n++;
+        if (read_winner(st, row, why, sizeof why) != 0)
+            rc = db_fail(err, len, "%s: %s", func, why);
     }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = db_fail_sql(d->sql, err, len, func, d->path);
-    sqlite3_finalize(st);
-    db_leave(d);
-    if (rc != 0) {
-        free(list);
-        return -1;
-    }
-    *out = list;
-    *count = n;
-    return 0;
+    return db_list_finish(d, st, rc, step, list, n, out, count, func, err, len);
 }

@@ -1,6 +1,8 @@
 /* Devices, kernels and workloads: field checks, find-or-insert by their natural key, and the
  * row readers the queries share. */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "db_core_internal.h"
@@ -40,11 +42,11 @@ int db_kernel_check(const db_kernel *k, char *err, size_t len)
         return db_fail(err, len, "kernel family is empty or has control characters");
     if (strspn(k->source_hash, "0123456789abcdef") != 16 || k->source_hash[16])
         return db_fail(err, len, "kernel source_hash '%.17s' is not 16 lower-case hex digits", k->source_hash);
-    if (!db_dtype_name(k->p[DB_DTYPE]))
-        return db_fail(err, len, "kernel DTYPE=%d is not 0..3", k->p[DB_DTYPE]);
-    if (k->p[DB_HEAD_DIM] < 1 || k->p[DB_HEAD_DIM_V] < 1)
-        return db_fail(err, len, "kernel HEAD_DIM=%d HEAD_DIM_V=%d: not positive", k->p[DB_HEAD_DIM],
-                       k->p[DB_HEAD_DIM_V]);
+    if (!db_dtype_name(k->p[GEN_DTYPE]))
+        return db_fail(err, len, "kernel DTYPE=%d is not 0..3", k->p[GEN_DTYPE]);
+    if (k->p[GEN_HEAD_DIM] < 1 || k->p[GEN_HEAD_DIM_V] < 1)
+        return db_fail(err, len, "kernel HEAD_DIM=%d HEAD_DIM_V=%d: not positive", k->p[GEN_HEAD_DIM],
+                       k->p[GEN_HEAD_DIM_V]);
     return 0;
 }
 
@@ -120,6 +122,7 @@ int db_device_upsert_tx(db *d, const db_device *dev, int64_t *id, const char *fu
 int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, const char *func, char *err, size_t len)
 {
     sqlite3_stmt *st;
+    char why[256];
     if (db_prepare(d, "SELECT id, " DB_KERNEL_COLUMNS("k") " FROM kernels k WHERE source_hash = ?1", &st,
                    func, err, len) != 0)
         return -1;
@@ -128,30 +131,40 @@ int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, const char *func
     if (found == 1) {
         db_kernel old;
         *id = sqlite3_column_int64(st, 0);
-        db_kernel_read(st, 1, &old);
+        const int bad = db_kernel_read(st, 1, &old, why, sizeof why);
         sqlite3_finalize(st);
+        if (bad)
+            return db_fail(err, len, "%s: %s", func, why);
         if (strcmp(old.family, k->family))
             return db_fail(err, len, "%s: source_hash %s is stored as kernel %lld of family %s, not %s",
                            func, k->source_hash, (long long)*id, old.family, k->family);
-        for (int i = 0; i < DB_PARAM_COUNT; i++)
+        for (int i = 0; i < GEN_PARAM_COUNT; i++)
             if (old.p[i] != k->p[i])
                 return db_fail(err, len, "%s: source_hash %s is stored as kernel %lld with %s=%d, not %d",
-                               func, k->source_hash, (long long)*id, db_param_name(i), old.p[i], k->p[i]);
+                               func, k->source_hash, (long long)*id, gen_param_name((gen_param)i), old.p[i], k->p[i]);
         return 0;
     }
     sqlite3_finalize(st);
     if (found < 0)
         return -1;
-    if (db_prepare(d, "INSERT INTO kernels (family, source_hash, DTYPE, HEAD_DIM, HEAD_DIM_V, BLOCK_M, "
-                      "BLOCK_N, NUM_WARPS, NUM_STAGES, CAUSAL, CAUSAL_SKIP, EVEN_M, EVEN_N, DQ_MODE) "
-                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-                   &st, func, err, len) != 0)
+    if (db_prepare(d, "INSERT INTO kernels (family, source_hash) VALUES (?1, ?2)", &st, func, err, len) != 0)
         return -1;
     sqlite3_bind_text(st, 1, k->family, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, k->source_hash, -1, SQLITE_STATIC);
-    for (int i = 0; i < DB_PARAM_COUNT; i++)
-        sqlite3_bind_int(st, 3 + i, k->p[i]);
     int rc = insert(d, st, id, func, err, len);
+    sqlite3_finalize(st);
+    /* Every parameter of the table, by name: a new one needs no column. */
+    if (rc != 0 || db_prepare(d, "INSERT INTO kernel_params (kernel_id, name, value) VALUES (?1, ?2, ?3)", &st,
+                              func, err, len) != 0)
+        return -1;
+    for (int i = 0; rc == 0 && i < GEN_PARAM_COUNT; i++) {
+        int64_t unused;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, *id);
+        sqlite3_bind_text(st, 2, gen_param_name((gen_param)i), -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 3, k->p[i]);
+        rc = insert(d, st, &unused, func, err, len);
+    }
     sqlite3_finalize(st);
     return rc;
 }
@@ -268,10 +281,11 @@ int db_kernel_get(db *d, int64_t id, db_kernel *out, char *err, size_t len)
     sqlite3_stmt *st;
     int found = -1;
     if (db_prepare(d, "SELECT " DB_KERNEL_COLUMNS("k") " FROM kernels k WHERE id = ?1", &st, func, err, len) == 0) {
+        char why[256];
         sqlite3_bind_int64(st, 1, id);
         found = step(d, st, func, err, len);
-        if (found == 1)
-            db_kernel_read(st, 0, out);
+        if (found == 1 && db_kernel_read(st, 0, out, why, sizeof why) != 0)
+            found = db_fail(err, len, "%s: %s", func, why);
         sqlite3_finalize(st);
     }
     db_leave(d);
@@ -307,12 +321,31 @@ int db_workload_read(sqlite3_stmt *st, int col, db_workload *w)
     return col + 9;
 }
 
-int db_kernel_read(sqlite3_stmt *st, int col, db_kernel *k)
+int db_kernel_read(sqlite3_stmt *st, int col, db_kernel *k, char *err, size_t len)
 {
     memset(k, 0, sizeof *k);
     db_column_text(st, col, k->family, sizeof k->family);
     db_column_text(st, col + 1, k->source_hash, sizeof k->source_hash);
-    for (int i = 0; i < DB_PARAM_COUNT; i++)
-        k->p[i] = sqlite3_column_int(st, col + 2 + i);
-    return col + 2 + DB_PARAM_COUNT;
+    for (int i = 0; i < GEN_PARAM_COUNT; i++)
+        k->p[i] = gen_param_get((gen_param)i)->def;
+    const char *text = (const char *)sqlite3_column_text(st, col + 2);
+    /* "NAME=VALUE NAME=VALUE": names and integers as kernel_params holds them. */
+    for (const char *s = text ? text : ""; *s;) {
+        const size_t n = strcspn(s, " ");
+        const char *eq = memchr(s, '=', n);
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - s) : (int)n, s);
+        const int param = gen_param_lookup(name);
+        if (param < 0 || strcmp(name, gen_param_name((gen_param)param)))
+            return db_fail(err, len, "kernel %s (%s) has parameter '%s', unknown to this flashtune (a newer one "
+                           "wrote it?): use a newer flashtune", k->source_hash, k->family, name);
+        char *end;
+        const long v = eq ? strtol(eq + 1, &end, 10) : 0;
+        if (!eq || end != s + n || v < INT_MIN || v > INT_MAX)
+            return db_fail(err, len, "kernel %s (%s): parameter %.*s is not an integer", k->source_hash, k->family,
+                           (int)n, s);
+        k->p[param] = (int)v;
+        s += n + (s[n] == ' ');
+    }
+    return 0;
 }

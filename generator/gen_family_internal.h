@@ -5,22 +5,9 @@
 
 #include <stddef.h>
 
-/* Every template parameter, in the order they are printed and stored. */
-typedef enum gen_param {
-    GEN_DTYPE,       /* 0 f32, 1 f16, 2 bf16, 3 f64 */
-    GEN_HEAD_DIM,
-    GEN_HEAD_DIM_V,
-    GEN_BLOCK_M,
-    GEN_BLOCK_N,
-    GEN_NUM_WARPS,
-    GEN_NUM_STAGES,
-    GEN_CAUSAL,
-    GEN_CAUSAL_SKIP,
-    GEN_EVEN_M,
-    GEN_EVEN_N,
-    GEN_DQ_MODE,     /* 0 atomic, 1 separate */
-    GEN_PARAM_COUNT
-} gen_param;
+/* Every template parameter (enum gen_param, GEN_DTYPE ... GEN_DQ_MODE, GEN_PARAM_COUNT), generated
+ * from the one parameter table. */
+#include "gen_param_table.h"
 
 #define GEN_BIT(param) (1u << (param))
 

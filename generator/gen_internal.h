@@ -28,7 +28,7 @@ int gen_family_register(const gen_family *f);
  * not embed it (the template is not written yet). */
 const char *gen_family_template(const gen_family *f);
 
-/* ---- parameters (gen_params.c) ------------------------------------------------------ */
+/* ---- parameters (gen_params.c; the table and its names: gen_param_table.h) ------------- */
 
 /* A family and one value per parameter, indexed by gen_param. */
 typedef struct gen_config {
@@ -36,31 +36,31 @@ typedef struct gen_config {
     int p[GEN_PARAM_COUNT];
 } gen_config;
 
-/* "BLOCK_M": the name of the template macro, the Lua space key and the database column.
- * NULL for a value out of range. */
-const char *gen_param_name(gen_param param);
-/* The gen_param of a name (case-insensitive), or -1. */
-int gen_param_lookup(const char *name);
-/* Parses one value: an integer; DTYPE also takes f32, f16, bf16, f64; DQ_MODE also atomic,
- * separate. Range checks are gen_validate's job. Returns 0, or -1 with the reason in why. */
-int gen_param_parse(gen_param param, const char *text, int *value /* OUT */, char *why, size_t len);
-/* The symbolic name of a value where there is one ("bf16" for DTYPE 2, "separate" for DQ_MODE
- * 1), else NULL. */
-const char *gen_param_value_name(gen_param param, int value);
-/* "f32", "f16", "bf16", "f64", or "?". */
-const char *gen_dtype_name(int dtype);
 /* c = the family's defaults (a good configuration; unused parameters hold their only legal
- * value). */
+ * value); f NULL: the table's defaults. */
 void gen_config_init(gen_config *c, const gen_family *f);
+
+/* What gen_config_format writes. */
+enum {
+    GEN_FORMAT_FAMILY = 1,      /* the family's name first: "fwd_mma BLOCK_M=128 ..." */
+    GEN_FORMAT_TUNABLES = 2,    /* only the tunables (not what the problem decides) */
+};
+/* The one text form of a configuration: "BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 ...", the
+ * parameters c's family uses (every one when c->family is NULL) in table order, symbolic values
+ * by name ("DQ_MODE=atomic"), space-separated, truncated to len. Returns buf. */
+const char *gen_config_format(const gen_config *c, unsigned flags, char *buf, size_t len);
+/* Applies space-separated NAME=VALUE assignments (names case-insensitive, values as
+ * gen_param_parse takes them) to c; what gen_config_format writes parses back. Returns 0, or -1
+ * with the reason in why naming the assignment (an unknown name lists the parameters). */
+int gen_config_parse(gen_config *c, const char *text, char *why, size_t len);
 
 /* ---- validation (gen_validate.c) ---------------------------------------------------- */
 
-/* Checks c against the common rules then c->family->check, in this order: DTYPE is one of the
- * family's; HEAD_DIM and HEAD_DIM_V are multiples of 8 in 8..256 (families narrow this in
- * their check: the mma families to multiples of 32); then each other parameter in gen_param
- * order: one the family does not use (not in family->params) equals its default, one it uses
- * is in range (BLOCK_M and BLOCK_N 1..1024, NUM_WARPS 1..16, NUM_STAGES 1..4, CAUSAL,
- * CAUSAL_SKIP, EVEN_M, EVEN_N, DQ_MODE 0 or 1); the family's check; every entry the
+/* Checks c against the common rules then c->family->check, in this order: each parameter in
+ * table order: one the family does not use (not in family->params) equals its default, one it
+ * uses is in the table's range (gen_param_check: HEAD_DIM and HEAD_DIM_V multiples of 8 in
+ * 8..256, which families narrow in their check; BLOCK_M 1..1024, NUM_STAGES 1..4, ...), and
+ * DTYPE is one of the family's; then the family's check; every entry the
  * configuration launches needs at most smem_limit_bytes of dynamic shared memory
  * (smem_limit_bytes <= 0: not checked). Returns 0 when valid, else -1 with one reason in why,
  * e.g. "BLOCK_M=48 is not a multiple of 16*NUM_WARPS=64". */
@@ -83,7 +83,7 @@ int gen_check_arch(const gen_family *f, const char *device_arch, char *why, size
 
 /* The standalone .cu for c, laid out as templates/README.md says: a header comment naming the
  * family and listing every parameter ("//   BLOCK_M = 64"), one "#define NAME value" per
- * parameter, then ft_kernel_args.h, ft_prelude.cuh and the family's file, each after a
+ * parameter, then the common parts, the family's parts and its mainloop, each after a
  * "// ---- file: NAME" line. Deterministic: the same c gives byte-identical text. Does not
  * validate (call gen_validate first). Returns a malloc'ed string the caller frees, or NULL
  * when a template file is not embedded in this build or memory ran out. */

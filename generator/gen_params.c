@@ -1,4 +1,5 @@
-/* Template parameters: names, value parsing and symbolic value names, family defaults. */
+/* Template parameters: the table's rows (gen_param_table.h), names, value parsing, range checks
+ * and symbolic value names; a configuration's defaults and its "NAME=VALUE ..." text form. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -8,93 +9,191 @@
 
 #include "gen_internal.h"
 
-/* Indexed by gen_param; the macro names the templates see. */
-static const char *const param_names[GEN_PARAM_COUNT] = {
-    [GEN_DTYPE] = "DTYPE",         [GEN_HEAD_DIM] = "HEAD_DIM",   [GEN_HEAD_DIM_V] = "HEAD_DIM_V",
-    [GEN_BLOCK_M] = "BLOCK_M",     [GEN_BLOCK_N] = "BLOCK_N",     [GEN_NUM_WARPS] = "NUM_WARPS",
-    [GEN_NUM_STAGES] = "NUM_STAGES", [GEN_CAUSAL] = "CAUSAL",     [GEN_CAUSAL_SKIP] = "CAUSAL_SKIP",
-    [GEN_EVEN_M] = "EVEN_M",       [GEN_EVEN_N] = "EVEN_N",       [GEN_DQ_MODE] = "DQ_MODE",
+static const gen_param_info table[GEN_PARAM_COUNT] = {
+#define ROW(name, role, def, lo, hi, step, values, help) { #name, role, def, lo, hi, step, values, help },
+    GEN_PARAM_TABLE(ROW)
+#undef ROW
 };
 
-/* Codes as ft_dtype in flashtune.h. */
-static const char *const dtype_names[] = { "f32", "f16", "bf16", "f64" };
-static const char *const dq_mode_names[] = { "atomic", "separate" };
+const gen_param_info *gen_param_get(gen_param param)
+{
+    return (unsigned)param < GEN_PARAM_COUNT ? &table[param] : NULL;
+}
 
 const char *gen_param_name(gen_param param)
 {
-    return (unsigned)param < GEN_PARAM_COUNT ? param_names[param] : NULL;
+    return (unsigned)param < GEN_PARAM_COUNT ? table[param].name : NULL;
 }
 
 int gen_param_lookup(const char *name)
 {
     for (int i = 0; name && i < GEN_PARAM_COUNT; i++)
-        if (!strcasecmp(param_names[i], name))
+        if (!strcasecmp(table[i].name, name))
             return i;
     return -1;
+}
+
+unsigned gen_param_mask(gen_param_role role)
+{
+    unsigned mask = 0;
+    for (int i = 0; i < GEN_PARAM_COUNT; i++)
+        if (table[i].role == role)
+            mask |= GEN_BIT(i);
+    return mask;
 }
 
 const char *gen_dtype_name(int dtype)
 {
-    return dtype >= 0 && dtype < 4 ? dtype_names[dtype] : "?";
+    const char *name = gen_param_value_name(GEN_DTYPE, dtype);
+    return name ? name : "?";
 }
 
 const char *gen_param_value_name(gen_param param, int value)
 {
-    if (param == GEN_DTYPE && value >= 0 && value < 4)
-        return dtype_names[value];
-    if (param == GEN_DQ_MODE && value >= 0 && value < 2)
-        return dq_mode_names[value];
+    const gen_param_info *info = gen_param_get(param);
+    if (!info || !info->values || value < 0)
+        return NULL;
+    for (int i = 0; info->values[i]; i++)
+        if (i == value)
+            return info->values[i];
     return NULL;
 }
 
-/* Index of text in names (case-insensitive), or -1. */
-static int find_name(const char *const *names, int count, const char *text)
+const char *gen_param_format(gen_param param, int value, char *buf, size_t len)
 {
-    for (int i = 0; i < count; i++)
-        if (!strcasecmp(names[i], text))
-            return i;
-    return -1;
+    const char *name = gen_param_value_name(param, value);
+    if (name)
+        snprintf(buf, len, "%s", name);
+    else
+        snprintf(buf, len, "%d", value);
+    return buf;
+}
+
+/* "f32, f16, bf16, f64": the row's value names. */
+static void value_list(const gen_param_info *info, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; info->values && info->values[i]; i++) {
+        const size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", i ? ", " : "", info->values[i]);
+    }
 }
 
 int gen_param_parse(gen_param param, const char *text, int *value, char *why, size_t len)
 {
-    const char *name = gen_param_name(param);
-    if (!name) {
+    const gen_param_info *info = gen_param_get(param);
+    char scratch[8];
+    if (!why)
+        why = scratch, len = sizeof scratch;
+    if (!info) {
         snprintf(why, len, "parameter index %d is out of range", (int)param);
         return -1;
     }
     if (!text || !*text) {
-        snprintf(why, len, "%s has an empty value", name);
+        snprintf(why, len, "%s has an empty value", info->name);
         return -1;
     }
-    int symbolic = -1;
-    if (param == GEN_DTYPE)
-        symbolic = find_name(dtype_names, 4, text);
-    else if (param == GEN_DQ_MODE)
-        symbolic = find_name(dq_mode_names, 2, text);
-    if (symbolic >= 0) {
-        *value = symbolic;
-        return 0;
-    }
+    for (int i = 0; info->values && info->values[i]; i++)
+        if (!strcasecmp(info->values[i], text)) {
+            *value = i;
+            return 0;
+        }
     errno = 0;
     char *end;
     long v = strtol(text, &end, 10);
     if (*end || errno || v < INT_MIN || v > INT_MAX) {
-        if (param == GEN_DTYPE)
-            snprintf(why, len, "DTYPE=%s is not a dtype (f32, f16, bf16, f64 or 0..3)", text);
-        else if (param == GEN_DQ_MODE)
-            snprintf(why, len, "DQ_MODE=%s is not a dQ mode (atomic, separate or 0, 1)", text);
+        char names[128];
+        value_list(info, names, sizeof names);
+        if (names[0])
+            snprintf(why, len, "%s=%s is not %s or an integer %d..%d", info->name, text, names, info->min, info->max);
         else
-            snprintf(why, len, "%s=%s is not an integer", name, text);
+            snprintf(why, len, "%s=%s is not an integer", info->name, text);
         return -1;
     }
     *value = (int)v;
     return 0;
 }
 
+int gen_param_check(gen_param param, int value, char *why, size_t len)
+{
+    const gen_param_info *info = gen_param_get(param);
+    if (!info) {
+        snprintf(why, len, "parameter index %d is out of range", (int)param);
+        return -1;
+    }
+    if (value >= info->min && value <= info->max && value % info->step == 0)
+        return 0;
+    if (info->step > 1)
+        snprintf(why, len, "%s=%d is not supported (a multiple of %d in %d..%d)", info->name, value, info->step,
+                 info->min, info->max);
+    else if (info->min == 0 && info->max == 1)
+        snprintf(why, len, "%s=%d must be 0 or 1", info->name, value);
+    else
+        snprintf(why, len, "%s=%d is out of range (%d..%d)", info->name, value, info->min, info->max);
+    return -1;
+}
+
+/* ---- configurations ----------------------------------------------------------------- */
+
 void gen_config_init(gen_config *c, const gen_family *f)
 {
     c->family = f;
     for (int i = 0; i < GEN_PARAM_COUNT; i++)
-        c->p[i] = f ? f->defaults[i] : 0;
+        c->p[i] = f ? f->defaults[i] : table[i].def;
+}
+
+const char *gen_config_format(const gen_config *c, unsigned flags, char *buf, size_t len)
+{
+    const gen_family *f = c->family;
+    const unsigned skip = flags & GEN_FORMAT_TUNABLES ? gen_param_mask(GEN_ROLE_PROBLEM) : 0;
+    size_t used = 0;
+    if (len)
+        buf[0] = '\0';
+    if ((flags & GEN_FORMAT_FAMILY) && f && len)
+        used = (size_t)snprintf(buf, len, "%s", f->name);
+    for (int i = 0; i < GEN_PARAM_COUNT && used < len; i++) {
+        if ((f && !(f->params & GEN_BIT(i))) || (skip & GEN_BIT(i)))
+            continue;
+        char value[32];
+        used += (size_t)snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "", table[i].name,
+                                 gen_param_format((gen_param)i, c->p[i], value, sizeof value));
+    }
+    return buf;
+}
+
+int gen_config_parse(gen_config *c, const char *text, char *why, size_t len)
+{
+    for (const char *s = text ? text : ""; *s;) {
+        if (*s == ' ' || *s == '\t') {
+            s++;
+            continue;
+        }
+        const size_t n = strcspn(s, " \t");
+        const char *eq = memchr(s, '=', n);
+        if (!eq || eq == s) {
+            snprintf(why, len, "'%.*s' is not PARAM=VALUE", (int)n, s);
+            return -1;
+        }
+        char name[64], value[64];
+        if ((size_t)(eq - s) >= sizeof name || (size_t)(s + n - eq - 1) >= sizeof value) {
+            snprintf(why, len, "'%.*s' is too long", (int)n, s);
+            return -1;
+        }
+        snprintf(name, sizeof name, "%.*s", (int)(eq - s), s);
+        snprintf(value, sizeof value, "%.*s", (int)(s + n - eq - 1), eq + 1);
+        const int param = gen_param_lookup(name);
+        if (param < 0) {
+            char list[256] = "";
+            for (int i = 0; i < GEN_PARAM_COUNT; i++) {
+                const size_t used = strlen(list);
+                snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", table[i].name);
+            }
+            snprintf(why, len, "unknown parameter '%s' in '%.*s' (parameters: %s)", name, (int)n, s, list);
+            return -1;
+        }
+        if (gen_param_parse((gen_param)param, value, &c->p[param], why, len))
+            return -1;
+        s += n;
+    }
+    return 0;
 }

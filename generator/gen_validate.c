@@ -62,70 +62,39 @@ int gen_entry_used(const gen_config *c, const gen_entry *e)
 static void dtype_list(unsigned mask, char *buf, size_t len)
 {
     buf[0] = '\0';
-    for (int d = 0; d < 4; d++)
+    for (int d = 0; d <= gen_param_get(GEN_DTYPE)->max; d++)
         if (mask & (1u << d)) {
             size_t used = strlen(buf);
             snprintf(buf + used, len - used, "%s%s", used ? ", " : "", gen_dtype_name(d));
         }
 }
 
-static int check_range(const gen_config *c, gen_param param, int lo, int hi, char *why, size_t len)
-{
-    const int v = c->p[param];
-    if (v >= lo && v <= hi)
-        return 0;
-    if (lo == 0 && hi == 1)
-        snprintf(why, len, "%s=%d must be 0 or 1", gen_param_name(param), v);
-    else
-        snprintf(why, len, "%s=%d is out of range (%d..%d)", gen_param_name(param), v, lo, hi);
-    return -1;
-}
-
-static int check_head_dim(const gen_config *c, gen_param param, char *why, size_t len)
-{
-    const int v = c->p[param];
-    if (v >= 8 && v <= 256 && v % 8 == 0)
-        return 0;
-    snprintf(why, len, "%s=%d is not supported (a multiple of 8 in 8..256; 32, 64, 96, 128, 256 "
-             "for every family)", gen_param_name(param), v);
-    return -1;
-}
-
+/* The rules every family shares, from the parameter table: a parameter the family does not use
+ * keeps its default (so that one kernel never gets two identities; its range does not matter),
+ * one it uses is in the table's range; DTYPE is also one of the family's. */
 static int check_common(const gen_config *c, char *why, size_t len)
 {
     const gen_family *f = c->family;
-    const int dtype = c->p[GEN_DTYPE];
-    if (dtype < 0 || dtype > 3 || !(f->dtypes & (1u << dtype))) {
-        char list[64];
-        dtype_list(f->dtypes, list, sizeof list);
-        snprintf(why, len, "DTYPE=%d (%s) is not supported by %s (%s)", dtype, gen_dtype_name(dtype),
-                 f->name, list);
-        return -1;
-    }
-    if (check_head_dim(c, GEN_HEAD_DIM, why, len) || check_head_dim(c, GEN_HEAD_DIM_V, why, len))
-        return -1;
-    /* Ranges of the tunables; 1024 keeps every derived size far from overflow. */
-    static const struct {
-        gen_param param;
-        int lo, hi;
-    } ranges[] = {
-        { GEN_BLOCK_M, 1, 1024 }, { GEN_BLOCK_N, 1, 1024 }, { GEN_NUM_WARPS, 1, 16 },
-        { GEN_NUM_STAGES, 1, 4 }, { GEN_CAUSAL, 0, 1 },     { GEN_CAUSAL_SKIP, 0, 1 },
-        { GEN_EVEN_M, 0, 1 },     { GEN_EVEN_N, 0, 1 },     { GEN_DQ_MODE, 0, 1 },
-    };
-    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
-        const gen_param p = ranges[i].param;
-        /* An unused parameter has one legal value, its default, so that one kernel never gets
-         * two identities; its range does not matter. */
+    for (int i = 0; i < GEN_PARAM_COUNT; i++) {
+        const gen_param p = (gen_param)i;
         if (!(f->params & GEN_BIT(p))) {
             if (c->p[p] != f->defaults[p]) {
                 snprintf(why, len, "%s=%d is not used by %s and must keep its default %d",
                          gen_param_name(p), c->p[p], f->name, f->defaults[p]);
                 return -1;
             }
-        } else if (check_range(c, p, ranges[i].lo, ranges[i].hi, why, len)) {
+            continue;
+        }
+        const int dtype = c->p[GEN_DTYPE];
+        if (p == GEN_DTYPE && (dtype < 0 || dtype > 31 || !(f->dtypes & (1u << dtype)))) {
+            char list[64];
+            dtype_list(f->dtypes, list, sizeof list);
+            snprintf(why, len, "DTYPE=%d (%s) is not supported by %s (%s)", dtype, gen_dtype_name(dtype),
+                     f->name, list);
             return -1;
         }
+        if (gen_param_check(p, c->p[p], why, len))
+            return -1;
     }
     return 0;
 }

@@ -215,17 +215,10 @@ ft_status ft_attention_backward_workspace_size(ft_context *ctx, const ft_attenti
     return FT_OK;
 }
 
-/* "BLOCK_M=128 BLOCK_N=64 ...": the parameters c's family uses. */
+/* "fwd_mma BLOCK_M=128 BLOCK_N=64 ...": the parameters c's family uses. */
 static void format_config(const gen_config *c, char *buf, size_t len)
 {
-    size_t used = (size_t)snprintf(buf, len, "%s", c->family->name);
-    for (int i = 0; i < GEN_PARAM_COUNT && used < len; i++) {
-        if (!(c->family->params & GEN_BIT(i)))
-            continue;
-        const char *name = gen_param_value_name((gen_param)i, c->p[i]);
-        used += name ? (size_t)snprintf(buf + used, len - used, " %s=%s", gen_param_name((gen_param)i), name)
-                     : (size_t)snprintf(buf + used, len - used, " %s=%d", gen_param_name((gen_param)i), c->p[i]);
-    }
+    gen_config_format(c, GEN_FORMAT_FAMILY, buf, len);
 }
 
 ft_status ft_describe_choice(ft_context *ctx, const ft_attention_desc *d, int backward, char *buf, size_t len)

@@ -19,6 +19,7 @@
 
 #include "db_core_internal.h"
 #include "gen_internal.h"
+#include "tune_print.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -124,8 +125,11 @@ static db_kernel kernel_of(const db_workload *w, unsigned seed, int block_m)
     memset(&k, 0, sizeof k);
     snprintf(k.family, sizeof k.family, "%s", w->op == DB_OP_FWD ? "fwd_mma" : "bwd_mma");
     snprintf(k.source_hash, sizeof k.source_hash, "%016llx", (unsigned long long)seed * 0x9e3779b97f4a7c15ull);
-    const int p[DB_PARAM_COUNT] = { w->dtype, w->head_dim, w->head_dim_v, block_m, 64, 4, 2, w->causal, 1, 1, 1,
-                                    w->op == DB_OP_BWD };
+    const int p[GEN_PARAM_COUNT] = {
+        [GEN_DTYPE] = w->dtype, [GEN_HEAD_DIM] = w->head_dim, [GEN_HEAD_DIM_V] = w->head_dim_v, [GEN_BLOCK_M] = block_m,
+        [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 4, [GEN_NUM_STAGES] = 2, [GEN_CAUSAL] = w->causal, [GEN_CAUSAL_SKIP] = 1,
+        [GEN_EVEN_M] = 1, [GEN_EVEN_N] = 1, [GEN_DQ_MODE] = w->op == DB_OP_BWD,
+    };
     memcpy(k.p, p, sizeof p);
     return k;
 }
@@ -235,27 +239,12 @@ static char *capture_export(db *d)
 static void names_match_generator(void **state)
 {
     (void)state;
-    assert_int_equal(DB_PARAM_COUNT, GEN_PARAM_COUNT);
-    for (int i = 0; i < DB_PARAM_COUNT; i++) {
-        assert_string_equal(db_param_name(i), gen_param_name((gen_param)i));
-        assert_int_equal(db_param_lookup(db_param_name(i)), i);
-    }
-    assert_null(db_param_name(DB_PARAM_COUNT));
     for (int v = 0; v < 4; v++) {
-        char buf[16];
-        int back = -1;
         assert_string_equal(db_dtype_name(v), gen_dtype_name(v));
-        assert_string_equal(db_param_format(DB_DTYPE, v, buf, sizeof buf), gen_param_value_name(GEN_DTYPE, v));
-        assert_int_equal(db_param_parse(DB_DTYPE, buf, &back), 0);
-        assert_int_equal(back, v);
+        assert_int_equal(db_dtype_parse(db_dtype_name(v)), v);
     }
-    for (int v = 0; v < 2; v++) {
-        char buf[16];
-        int back = -1;
-        assert_string_equal(db_param_format(DB_DQ_MODE, v, buf, sizeof buf), gen_param_value_name(GEN_DQ_MODE, v));
-        assert_int_equal(db_param_parse(DB_DQ_MODE, buf, &back), 0);
-        assert_int_equal(back, v);
-    }
+    assert_null(db_dtype_name(4));
+    assert_int_equal(db_dtype_parse("f8"), -1);
     for (int s = 0; s < DB_STATUS_COUNT; s++)
         assert_int_equal(db_status_parse(db_status_name((db_status)s)), s);
     assert_int_equal(db_status_parse("great"), -1);
@@ -412,7 +401,7 @@ static void rejected_files_are_untouched(void **state)
         { "another program's SQLite", build_foreign, "is not a flashtune database (application_id 0x00000000)" },
         { "another program's SQLite in WAL mode", build_foreign_wal, "(application_id 0x00000000)" },
         { "another application_id", build_other_app, "(application_id 0x12345678)" },
-        { "a newer schema", build_newer, "has schema version 99, newer than this flashtune's 1" },
+        { "a newer schema", build_newer, "has schema version 99, newer than this flashtune's" },
     };
     static const int modes[] = { 0, DB_OPEN_CREATE, DB_OPEN_READONLY };
     for (int i = 0; i < ARRAY_LEN(cases); i++) {
@@ -445,7 +434,7 @@ static void rejected_files_are_untouched(void **state)
 
 /* ---- migrations ------------------------------------------------------------------------- */
 
-/* The built-in list plus one fake migration to version 2. */
+/* The built-in list plus one fake migration to the next version. */
 static int list_with(db_migration *list, int max, const char *name, const char *sql)
 {
     int count;
@@ -464,9 +453,11 @@ static void migrations_apply_in_order(void **state)
     int n = list_with(list, 8, "test_v2.sql", "ALTER TABLE sweeps ADD COLUMN note TEXT;");
     int n_broken = list_with(broken, 8, "test_bad.sql", "ALTER TABLE sweeps ADD COLUMN ok INTEGER; "
                                                          "ALTER TABLE no_such_table ADD COLUMN x INTEGER;");
-    int v1 = db_schema_version();
+    /* v1: this build's current version; the fake migration brings files to v1 + 1. */
+    const int v1 = db_schema_version(), v2 = v1 + 1;
+    char want[160];
 
-    /* A version-1 file with data. */
+    /* A current file with data. */
     db *d = open_ok(f->path, DB_OPEN_CREATE);
     db_device dev = device_of("GPU A", "sm_90", "13.0");
     upsert_device(d, &dev);
@@ -475,30 +466,33 @@ static void migrations_apply_in_order(void **state)
     /* Read-only does not migrate. */
     d = NULL;
     assert_int_equal(db_open_with(f->path, DB_OPEN_READONLY, list, n, &d, err, sizeof err), -1);
-    assert_non_null(strstr(err, "older than this flashtune's 2"));
+    snprintf(want, sizeof want, "older than this flashtune's %d", v2);
+    assert_non_null(strstr(err, want));
 
-    /* A failing migration rolls back whole: still version 1, no half-added column. */
+    /* A failing migration rolls back whole: still version v1, no half-added column. */
     assert_int_equal(db_open_with(f->path, 0, broken, n_broken, &d, err, sizeof err), -1);
-    assert_non_null(strstr(err, "migration to schema version 2 (test_bad.sql) failed"));
+    snprintf(want, sizeof want, "migration to schema version %d (test_bad.sql) failed", v2);
+    assert_non_null(strstr(err, want));
     assert_non_null(strstr(err, "no_such_table"));
     d = open_ok(f->path, 0);
     assert_int_equal(query_int(d, "PRAGMA user_version"), v1);
     assert_int_equal(query_int(d, "SELECT count(*) FROM pragma_table_info('sweeps') WHERE name = 'ok'"), 0);
     db_close(d);
 
-    /* The good one: version 2, recorded, data kept. */
+    /* The good one: version v2, recorded, data kept. */
     assert_int_equal(db_open_with(f->path, 0, list, n, &d, err, sizeof err), 0);
-    assert_int_equal(query_int(d, "PRAGMA user_version"), 2);
-    assert_int_equal(query_int(d, "SELECT count(*) FROM schema_version"), 2);
+    assert_int_equal(query_int(d, "PRAGMA user_version"), v2);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM schema_version"), v2);
     assert_int_equal(query_int(d, "SELECT count(*) FROM pragma_table_info('sweeps') WHERE name = 'note'"), 1);
     assert_int_equal(query_int(d, "SELECT count(*) FROM devices"), 1);
     db_close(d);
 
-    /* This build knows only version 1: the migrated file is newer and stays as it is. */
+    /* This build knows only version v1: the migrated file is newer and stays as it is. */
     size_t before_size, after_size;
     char *before = slurp(f->path, &before_size);
     assert_int_equal(db_open(f->path, 0, &d, err, sizeof err), -1);
-    assert_non_null(strstr(err, "has schema version 2, newer than this flashtune's 1"));
+    snprintf(want, sizeof want, "has schema version %d, newer than this flashtune's %d", v2, v1);
+    assert_non_null(strstr(err, want));
     char *after = slurp(f->path, &after_size);
     assert_int_equal(after_size, before_size);
     assert_memory_equal(after, before, before_size);
@@ -509,11 +503,14 @@ static void migrations_apply_in_order(void **state)
     char fresh[160];
     snprintf(fresh, sizeof fresh, "%s/fresh.db", f->dir);
     assert_int_equal(db_open_with(fresh, DB_OPEN_CREATE, list, n, &d, err, sizeof err), 0);
-    assert_int_equal(query_int(d, "PRAGMA user_version"), 2);
-    char versions[32];
+    assert_int_equal(query_int(d, "PRAGMA user_version"), v2);
+    char versions[64];
     query_text(d, "SELECT group_concat(version, ',') FROM (SELECT version FROM schema_version ORDER BY version)",
                versions, sizeof versions);
-    assert_string_equal(versions, "1,2");
+    want[0] = '\0';
+    for (int v = 1; v <= v2; v++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s%d", v > 1 ? "," : "", v);
+    assert_string_equal(versions, want);
     db_close(d);
 
     /* A list with a gap is refused before anything is touched. */
@@ -553,7 +550,7 @@ static void upserts_are_idempotent(void **state)
     assert_int_equal(db_kernel_get(d, id_k + 100, &back, err, sizeof err), 0);
     /* The hash is the identity: the same hash with other parameters is a contradiction. */
     db_kernel clash = k;
-    clash.p[DB_BLOCK_M] = 128;
+    clash.p[GEN_BLOCK_M] = 128;
     int64_t id;
     assert_int_equal(db_kernel_upsert(d, &clash, &id, err, sizeof err), -1);
     assert_non_null(strstr(err, "BLOCK_M=64, not 128"));
@@ -637,7 +634,7 @@ static void bad_rows_are_named(void **state)
             snprintf(dev.name, sizeof dev.name, "GPU\nA");
             rc = db_device_upsert(d, &dev, &id, err, sizeof err);
             break;
-        default: k.p[DB_DTYPE] = 4; rc = db_kernel_upsert(d, &k, &id, err, sizeof err); break;
+        default: k.p[GEN_DTYPE] = 4; rc = db_kernel_upsert(d, &k, &id, err, sizeof err); break;
         }
         if (rc != -1 || !strstr(err, cases[i].expected))
             print_error("case '%s': rc %d, expected '%s', got '%s'\n", cases[i].name, rc, cases[i].expected, err);
@@ -698,7 +695,7 @@ static void winners_pick_fastest_valid(void **state)
             assert_int_equal(win.device_match, DB_MATCH_SAME_GPU);
             assert_true(win.distance == 0);
             assert_string_equal(win.device.name, "GPU A");
-            assert_int_equal(win.kernel.p[DB_BLOCK_M], 16 * (expected + 1));
+            assert_int_equal(win.kernel.p[GEN_BLOCK_M], 16 * (expected + 1));
         }
     }
     assert_int_equal(query_int(d, "SELECT count(*) FROM results"), 7);   /* the re-measure replaced */
@@ -823,7 +820,7 @@ static void fill_for_export(db *d)
                 int64_t wl = upsert_workload(d, &w);
                 for (int i = 0; i < 3; i++) {
                     db_kernel k = kernel_of(&w, (unsigned)(1000 * g + 100 * op + seq + i), 32 * (i + 1));
-                    k.p[DB_DQ_MODE] = op ? (i + 1) % 2 : 0;
+                    k.p[GEN_DQ_MODE] = op ? (i + 1) % 2 : 0;
                     db_result r = result_of(sweep, dev, wl, upsert_kernel(d, &k),
                                             i == 2 ? DB_STATUS_INVALID : DB_STATUS_OK, 0.1 * (i + 1) + seq * 1e-4);
                     if (g == 1)
@@ -1060,7 +1057,7 @@ static void results_table_sorts(void **state)
         char *text = NULL;
         size_t size = 0;
         FILE *out = open_memstream(&text, &size);
-        int printed = db_print_results(d, &w, cases[i].sort, out, err, sizeof err);
+        int printed = tune_print_results(d, &w, cases[i].sort, out, err, sizeof err);
         if (printed != 0)
             print_error("sort %s: %s\n", cases[i].sort ? cases[i].sort : "NULL", err);
         assert_int_equal(printed, 0);
@@ -1083,19 +1080,19 @@ static void results_table_sorts(void **state)
         free(text);
     }
     FILE *sink = fopen("/dev/null", "w");
-    assert_int_equal(db_print_results(d, &w, "speed", sink, err, sizeof err), -1);
-    assert_non_null(strstr(err, "db_print_results: unknown sort column 'speed' (median_ms, min_ms"));
+    assert_int_equal(tune_print_results(d, &w, "speed", sink, err, sizeof err), -1);
+    assert_non_null(strstr(err, "db_results_list: unknown sort column 'speed' (median_ms, min_ms"));
     db_workload missing = w;
     missing.batch = 5;
-    assert_int_equal(db_print_results(d, &missing, NULL, sink, err, sizeof err), -1);
+    assert_int_equal(tune_print_results(d, &missing, NULL, sink, err, sizeof err), -1);
     assert_non_null(strstr(err, "workload op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=0 batch=5"));
     fclose(sink);
 
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
-    assert_int_equal(db_print_best(d, out, err, sizeof err), 0);
-    assert_int_equal(db_print_workloads(d, out, err, sizeof err), 0);
+    assert_int_equal(tune_print_best(d, out, err, sizeof err), 0);
+    assert_int_equal(tune_print_workloads(d, out, err, sizeof err), 0);
     fclose(out);
     assert_non_null(strstr(text, "device"));
     assert_non_null(strstr(text, "median_ms"));
@@ -1103,6 +1100,287 @@ static void results_table_sorts(void **state)
     assert_non_null(strstr(text, "2/4"));
     assert_non_null(strstr(text, "best_ms"));
     assert_null(strstr(text, " \n"));
+    free(text);
+    db_close(d);
+}
+
+/* ---- parameters as rows: migration 2, unknown names, every row of the table ---------------- */
+
+/* Everything the CLI and the export show for the workloads ws, as one text. */
+static char *print_all(db *d, const db_workload *ws, int nw)
+{
+    char *text = NULL, err[512] = "";
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    assert_int_equal(db_export(d, out, err, sizeof err), 0);
+    assert_int_equal(tune_print_best(d, out, err, sizeof err), 0);
+    assert_int_equal(tune_print_workloads(d, out, err, sizeof err), 0);
+    static const char *const sorts[] = { NULL, "-BLOCK_M", "DQ_MODE", "registers", "status" };
+    for (int i = 0; i < nw; i++)
+        for (int k = 0; k < ARRAY_LEN(sorts); k++)
+            if (tune_print_results(d, &ws[i], sorts[k], out, err, sizeof err) != 0)
+                fail_msg("results, sort %s: %s", sorts[k] ? sorts[k] : "NULL", err);
+    fclose(out);
+    return text;
+}
+
+/* A version-1 file (the old twelve kernel columns) filled by SQL, migrated on open, must hold
+ * every value and answer every query exactly as a file written through this build's API with
+ * the same rows. */
+static void migration_2_keeps_every_value(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "", v1_path[160], ref_path[160];
+    snprintf(v1_path, sizeof v1_path, "%s/v1.db", f->dir);
+    snprintf(ref_path, sizeof ref_path, "%s/ref.db", f->dir);
+    const db_device dev = device_of("GPU A", "sm_90", "13.0");
+    const db_workload ws[2] = { workload_of(DB_OP_FWD, 1, 64, 0, 2, 4, 512, 512),
+                                workload_of(DB_OP_BWD, 2, 128, 1, 1, 8, 1024, 1000) };
+    db_kernel ks[6];
+    for (int i = 0; i < 6; i++) {
+        ks[i] = kernel_of(&ws[i / 3], 300 + (unsigned)i, 16 << (i % 3));
+        ks[i].p[GEN_EVEN_N] = i % 2;
+        ks[i].p[GEN_NUM_STAGES] = 1 + i % 3;
+        if (ws[i / 3].op == DB_OP_BWD)
+            ks[i].p[GEN_DQ_MODE] = i % 2;
+    }
+    static const unsigned char cubin[] = { 0x7f, 'E', 'L', 'F', 2, 1 };
+    const db_binary bin = { "00112233445566aa", "sm_90", "13.0", (void *)cubin, sizeof cubin, 168, 4, 8, 16, 1024, 2.5 };
+    const struct { int kernel; db_status s; double ms; } rs[] = {
+        { 0, DB_STATUS_OK, 2.0 }, { 1, DB_STATUS_OK, 1.0 }, { 2, DB_STATUS_CRASHED, NAN },
+        { 3, DB_STATUS_INVALID, 0.5 }, { 4, DB_STATUS_OK, 3.0 }, { 5, DB_STATUS_OK, 3.5 },
+    };
+
+    /* The reference: this build's API. */
+    db *ref = open_ok(ref_path, DB_OPEN_CREATE);
+    int64_t sweep = begin_sweep(ref), id_d = upsert_device(ref, &dev), id_w[2], id_k[6], id_b;
+    for (int i = 0; i < 2; i++)
+        id_w[i] = upsert_workload(ref, &ws[i]);
+    for (int i = 0; i < 6; i++)
+        id_k[i] = upsert_kernel(ref, &ks[i]);
+    assert_int_equal(db_binary_put(ref, id_k[1], &bin, &id_b, err, sizeof err), 0);
+    for (int i = 0; i < ARRAY_LEN(rs); i++) {
+        db_result r = result_of(sweep, id_d, id_w[rs[i].kernel / 3], id_k[rs[i].kernel], rs[i].s, rs[i].ms);
+        r.binary_id = rs[i].kernel == 1 ? id_b : 0;
+        if (rs[i].s != DB_STATUS_OK)
+            r.message = "failed\nhere";
+        put(ref, &r);
+    }
+
+    /* The same rows in a version-1 file, by SQL in the old layout (ids as above). */
+    int count;
+    const db_migration *list = db_migrations(&count);
+    assert_true(count >= 2 && list[0].version == 1);
+    db *old = NULL;
+    assert_int_equal(db_open_with(v1_path, DB_OPEN_CREATE, list, 1, &old, err, sizeof err), 0);
+    assert_int_equal(query_int(old, "PRAGMA user_version"), 1);
+    sqlite3 *sql = db_sqlite(old);
+    char *q = sqlite3_mprintf(
+        "INSERT INTO sweeps (space_file, space_hash, host) VALUES ('test.lua', '00', 'host');"
+        "INSERT INTO devices (name, arch, cc_major, cc_minor, sm_count, driver_version, nvrtc_version) "
+        "VALUES (%Q, %Q, %d, %d, %d, %Q, %Q);", dev.name, dev.arch, dev.cc_major, dev.cc_minor, dev.sm_count,
+        dev.driver_version, dev.nvrtc_version);
+    assert_int_equal(sqlite3_exec(sql, q, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_free(q);
+    for (int i = 0; i < 2; i++) {
+        const db_workload *w = &ws[i];
+        q = sqlite3_mprintf("INSERT INTO workloads (op, dtype, head_dim, head_dim_v, causal, batch, heads, seqlen_q, "
+                            "seqlen_k) VALUES (%Q, %Q, %d, %d, %d, %d, %d, %d, %d)", db_op_name(w->op),
+                            db_dtype_name(w->dtype), w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads,
+                            w->seqlen_q, w->seqlen_k);
+        assert_int_equal(sqlite3_exec(sql, q, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_free(q);
+    }
+    for (int i = 0; i < 6; i++) {
+        const int *p = ks[i].p;
+        q = sqlite3_mprintf("INSERT INTO kernels (family, source_hash, DTYPE, HEAD_DIM, HEAD_DIM_V, BLOCK_M, BLOCK_N, "
+                            "NUM_WARPS, NUM_STAGES, CAUSAL, CAUSAL_SKIP, EVEN_M, EVEN_N, DQ_MODE) VALUES (%Q, %Q, "
+                            "%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d)", ks[i].family, ks[i].source_hash,
+                            p[GEN_DTYPE], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V], p[GEN_BLOCK_M], p[GEN_BLOCK_N],
+                            p[GEN_NUM_WARPS], p[GEN_NUM_STAGES], p[GEN_CAUSAL], p[GEN_CAUSAL_SKIP], p[GEN_EVEN_M],
+                            p[GEN_EVEN_N], p[GEN_DQ_MODE]);
+        assert_int_equal(sqlite3_exec(sql, q, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_free(q);
+    }
+    q = sqlite3_mprintf("INSERT INTO binaries (kernel_id, cache_key, arch, nvrtc_version, cubin, registers, "
+                        "spill_store_bytes, spill_load_bytes, stack_frame_bytes, static_smem_bytes, compile_seconds) "
+                        "VALUES (2, %Q, %Q, %Q, x'7f454c460201', %d, %d, %d, %d, %d, %.17g)", bin.cache_key, bin.arch,
+                        bin.nvrtc_version, bin.registers, bin.spill_store_bytes, bin.spill_load_bytes,
+                        bin.stack_frame_bytes, bin.static_smem_bytes, bin.compile_seconds);
+    assert_int_equal(sqlite3_exec(sql, q, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_free(q);
+    for (int i = 0; i < ARRAY_LEN(rs); i++) {
+        const int ok = rs[i].s == DB_STATUS_OK || rs[i].s == DB_STATUS_INVALID;
+        char ms[32] = "NULL", tflops[32] = "NULL";
+        if (ok) {
+            snprintf(ms, sizeof ms, "%.17g", rs[i].ms);
+            snprintf(tflops, sizeof tflops, "%.17g", 100.0 / rs[i].ms);
+        }
+        q = sqlite3_mprintf("INSERT INTO results (sweep_id, device_id, workload_id, kernel_id, binary_id, status, "
+                            "median_ms, min_ms, spread, tflops, message) VALUES (1, 1, %d, %d, %s, %Q, %s, %s, %s, %s, %Q)",
+                            rs[i].kernel / 3 + 1, rs[i].kernel + 1, rs[i].kernel == 1 ? "1" : "NULL",
+                            db_status_name(rs[i].s), ms, ms, "0.02", tflops,
+                            rs[i].s == DB_STATUS_OK ? NULL : "failed\nhere");
+        assert_int_equal(sqlite3_exec(sql, q, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_free(q);
+    }
+    db_close(old);
+
+    /* Opening migrates: the columns are gone, each value is a row, and nothing was lost. */
+    db *d = open_ok(v1_path, 0);
+    assert_int_equal(query_int(d, "PRAGMA user_version"), db_schema_version());
+    assert_int_equal(query_int(d, "SELECT count(*) FROM pragma_table_info('kernels')"), 3);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM kernel_params"), 6 * 12);
+    for (int i = 0; i < 6; i++) {
+        db_kernel got, want;
+        assert_int_equal(db_kernel_get(d, i + 1, &got, err, sizeof err), 1);
+        assert_int_equal(db_kernel_get(ref, id_k[i], &want, err, sizeof err), 1);
+        assert_memory_equal(&got, &ks[i], sizeof got);
+        assert_memory_equal(&want, &ks[i], sizeof want);
+    }
+    db_binary b;
+    assert_int_equal(db_binary_find(d, bin.cache_key, &b, NULL, err, sizeof err), 1);
+    assert_int_equal(b.registers, 168);
+    assert_int_equal(b.cubin_size, sizeof cubin);
+    assert_memory_equal(b.cubin, cubin, sizeof cubin);
+    db_binary_release(&b);
+    db_winner a, c;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(db_winner_find(d, dev.name, dev.arch, &ws[i], &a, err, sizeof err), 1);
+        assert_int_equal(db_winner_find(ref, dev.name, dev.arch, &ws[i], &c, err, sizeof err), 1);
+        assert_int_equal(a.kernel_id, c.kernel_id);
+        assert_memory_equal(&a.kernel, &c.kernel, sizeof a.kernel);
+        assert_true(a.median_ms == c.median_ms);
+    }
+    char *got = print_all(d, ws, 2), *want = print_all(ref, ws, 2);
+    if (strcmp(got, want)) {
+        size_t at = 0;
+        while (got[at] == want[at])
+            at++;
+        fail_msg("the migrated file answers differently at byte %zu:\n%.300s\n---- expected:\n%.300s", at,
+                 got + (at > 100 ? at - 100 : 0), want + (at > 100 ? at - 100 : 0));
+    }
+    assert_non_null(strstr(got, "  separate  invalid"));   /* kernel 3's row */
+    free(got);
+    free(want);
+
+    /* The rebuilt triggers still tie a kernel to its workload. */
+    db_result bad = result_of(1, 1, 1, 4, DB_STATUS_OK, 1.0);
+    assert_int_equal(db_result_put(d, &bad, err, sizeof err), -1);
+    assert_non_null(strstr(err, "differs from the workload"));
+    db_close(d);
+    db_close(ref);
+}
+
+/* A parameter this build does not know (a newer flashtune wrote it) is an error naming it; one
+ * the row lacks (written before the parameter existed) reads as the table's default. */
+static void unknown_parameter_names_are_refused(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    db_device dev = device_of("GPU A", "sm_90", "13.0");
+    db_workload w = workload_of(DB_OP_FWD, 1, 64, 0, 2, 4, 512, 512);
+    db_kernel k = kernel_of(&w, 77, 64);
+    k.p[GEN_CAUSAL_SKIP] = 0;
+    int64_t sweep = begin_sweep(d), id_d = upsert_device(d, &dev), id_w = upsert_workload(d, &w);
+    int64_t id_k = upsert_kernel(d, &k);
+    db_result r = result_of(sweep, id_d, id_w, id_k, DB_STATUS_OK, 1.0);
+    put(d, &r);
+
+    /* Missing: the default. */
+    assert_int_equal(sqlite3_exec(db_sqlite(d), "DELETE FROM kernel_params WHERE name = 'CAUSAL_SKIP'", NULL, NULL,
+                                  NULL), SQLITE_OK);
+    db_kernel got;
+    assert_int_equal(db_kernel_get(d, id_k, &got, err, sizeof err), 1);
+    assert_int_equal(got.p[GEN_CAUSAL_SKIP], gen_param_get(GEN_CAUSAL_SKIP)->def);
+    assert_int_equal(got.p[GEN_BLOCK_M], 64);
+
+    /* Unknown: every reader refuses, naming the kernel and the parameter. */
+    char *q = sqlite3_mprintf("INSERT INTO kernel_params (kernel_id, name, value) VALUES (%lld, 'BLOCK_K', 32)",
+                              (long long)id_k);
+    assert_int_equal(sqlite3_exec(db_sqlite(d), q, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_free(q);
+    char want[160];
+    snprintf(want, sizeof want, "kernel %s (fwd_mma) has parameter 'BLOCK_K', unknown to this flashtune", k.source_hash);
+    db_winner win;
+    db_winner *list;
+    int count;
+    FILE *sink = fopen("/dev/null", "w");
+    for (int i = 0; i < 5; i++) {
+        int rc;
+        err[0] = '\0';
+        switch (i) {
+        case 0: rc = db_kernel_get(d, id_k, &got, err, sizeof err); break;
+        case 1: rc = db_winner_find(d, dev.name, dev.arch, &w, &win, err, sizeof err); break;
+        case 2: rc = db_winners_list(d, &list, &count, err, sizeof err); break;
+        case 3: rc = db_export(d, sink, err, sizeof err); break;
+        default: rc = tune_print_results(d, &w, NULL, sink, err, sizeof err); break;
+        }
+        if (rc != -1 || !strstr(err, want))
+            fail_msg("reader %d: rc %d, expected '%s', got '%s'", i, rc, want, err);
+    }
+    /* An upsert of the same hash refuses too, instead of taking the row as equal. */
+    assert_int_equal(db_kernel_upsert(d, &k, &id_k, err, sizeof err), -1);
+    assert_non_null(strstr(err, "'BLOCK_K'"));
+    fclose(sink);
+    db_close(d);
+}
+
+/* Each row of the parameter table is stored and read back through kernel_params and the text
+ * export: a new parameter needs no schema or db/ change. */
+static void every_parameter_row_is_stored(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    db_workload w = workload_of(DB_OP_BWD, 2, 64, 1, 2, 4, 512, 512);
+    for (int i = 0; i < GEN_PARAM_COUNT; i++) {
+        const gen_param_info *info = gen_param_get((gen_param)i);
+        db_kernel k = kernel_of(&w, 500 + (unsigned)i, 64);
+        const int problem = i == GEN_DTYPE || i == GEN_HEAD_DIM || i == GEN_HEAD_DIM_V || i == GEN_CAUSAL;
+        if (!problem)   /* the largest value the table allows, unlike kernel_of's */
+            k.p[i] = info->max;
+        int64_t id;
+        assert_int_equal(db_kernel_upsert(d, &k, &id, err, sizeof err), 0);
+        char sql[160];
+        snprintf(sql, sizeof sql, "SELECT value FROM kernel_params WHERE kernel_id = %lld AND name = '%s'",
+                 (long long)id, info->name);
+        assert_int_equal(query_int(d, sql), k.p[i]);
+        db_kernel got;
+        assert_int_equal(db_kernel_get(d, id, &got, err, sizeof err), 1);
+        assert_memory_equal(&got, &k, sizeof k);
+    }
+    /* The export names every parameter, and what it writes imports back to the same kernel. */
+    db_device dev = device_of("GPU A", "sm_90", "13.0");
+    int64_t sweep = begin_sweep(d), id_d = upsert_device(d, &dev), id_w = upsert_workload(d, &w);
+    db_kernel k = kernel_of(&w, 999, 32);
+    k.p[GEN_DQ_MODE] = 1;
+    int64_t id_k = upsert_kernel(d, &k);
+    db_result r = result_of(sweep, id_d, id_w, id_k, DB_STATUS_OK, 1.0);
+    put(d, &r);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    assert_int_equal(db_export(d, out, err, sizeof err), 0);
+    fclose(out);
+    for (int i = 0; i < GEN_PARAM_COUNT; i++) {
+        char field[64], value[32];
+        snprintf(field, sizeof field, " %s=%s ", gen_param_name((gen_param)i),
+                 gen_param_format((gen_param)i, k.p[i], value, sizeof value));
+        if (!strstr(text, field))
+            fail_msg("export lacks '%s':\n%s", field, text);
+    }
+    db_close(d);
+    char fresh[160];
+    snprintf(fresh, sizeof fresh, "%s/fresh.db", f->dir);
+    d = open_ok(fresh, DB_OPEN_CREATE);
+    int added = 0;
+    assert_int_equal(db_import_text(d, "x.txt", text, &added, NULL, err, sizeof err), 0);
+    assert_int_equal(added, 1);
+    db_winner win;
+    assert_int_equal(db_winner_find(d, dev.name, dev.arch, &w, &win, err, sizeof err), 1);
+    assert_memory_equal(&win.kernel, &k, sizeof k);
     free(text);
     db_close(d);
 }
@@ -1376,10 +1654,10 @@ static void bad_arguments_are_named(void **state)
         "db_export: out is NULL",
         "db_import_text: db is NULL",
         "db_import_file: db is NULL",
-        "db_print_results: db is NULL",
-        "db_print_results: unknown sort column 'fastest'",
-        "db_print_best: db is NULL",
-        "db_print_workloads: db is NULL",
+        "db_results_list: db is NULL",
+        "db_results_list: unknown sort column 'fastest'",
+        "tune_print_best: db is NULL",
+        "db_workloads_list: db is NULL",
         "db_workload_parse: text is NULL",
     };
     for (int i = 0; i < ARRAY_LEN(expected); i++) {
@@ -1413,10 +1691,10 @@ static void bad_arguments_are_named(void **state)
         case 22: rc = db_export(d, NULL, err, sizeof err); break;
         case 23: rc = db_import_text(NULL, "x", "", NULL, NULL, err, sizeof err); break;
         case 24: rc = db_import_file(NULL, "x", NULL, NULL, err, sizeof err); break;
-        case 25: rc = db_print_results(NULL, &w, NULL, stdout, err, sizeof err); break;
-        case 26: rc = db_print_results(d, &w, "fastest", stdout, err, sizeof err); break;
-        case 27: rc = db_print_best(NULL, stdout, err, sizeof err); break;
-        case 28: rc = db_print_workloads(NULL, stdout, err, sizeof err); break;
+        case 25: rc = tune_print_results(NULL, &w, NULL, stdout, err, sizeof err); break;
+        case 26: rc = tune_print_results(d, &w, "fastest", stdout, err, sizeof err); break;
+        case 27: rc = tune_print_best(NULL, stdout, err, sizeof err); break;
+        case 28: rc = tune_print_workloads(NULL, stdout, err, sizeof err); break;
         default: rc = db_workload_parse(NULL, &w, err, sizeof err); break;
         }
         if (rc != -1 || !strstr(err, expected[i]))
@@ -1447,6 +1725,9 @@ int main(void)
         CASE(export_text_is_stable),
         CASE(malformed_import_is_rejected),
         CASE(results_table_sorts),
+        CASE(migration_2_keeps_every_value),
+        CASE(unknown_parameter_names_are_refused),
+        CASE(every_parameter_row_is_stored),
         cmocka_unit_test(workload_text_parses),
         CASE(two_processes_write_one_file),
         CASE(killed_writer_keeps_committed_results),

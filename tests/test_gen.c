@@ -45,11 +45,11 @@ static const struct {
     { GEN_DTYPE, "bf16", 2, NULL },
     { GEN_DTYPE, "F64", 3, NULL },
     { GEN_DTYPE, "2", 2, NULL },
-    { GEN_DTYPE, "f8", 0, "DTYPE=f8 is not a dtype" },
+    { GEN_DTYPE, "f8", 0, "DTYPE=f8 is not f32, f16, bf16, f64 or an integer 0..3" },
     { GEN_DQ_MODE, "atomic", 0, NULL },
     { GEN_DQ_MODE, "separate", 1, NULL },
     { GEN_DQ_MODE, "1", 1, NULL },
-    { GEN_DQ_MODE, "later", 0, "DQ_MODE=later" },
+    { GEN_DQ_MODE, "later", 0, "DQ_MODE=later is not atomic, separate or an integer 0..1" },
     { GEN_BLOCK_M, "64", 64, NULL },
     { GEN_BLOCK_M, "-3", -3, NULL },          /* ranges are gen_validate's job */
     { GEN_BLOCK_M, "6x4", 0, "BLOCK_M=6x4 is not an integer" },
@@ -75,6 +75,105 @@ static void param_values_parse(void **state)
                      gen_param_name(parse_cases[i].param), parse_cases[i].text, parse_cases[i].why, rc, why);
         }
     }
+}
+
+/* Every row of the parameter table round-trips: name and lookup, each value in its range
+ * through format and parse, each symbolic name, and the range check at both ends. */
+static void param_table_rows_round_trip(void **state)
+{
+    (void)state;
+    unsigned problem = gen_param_mask(GEN_ROLE_PROBLEM), tunable = gen_param_mask(GEN_ROLE_TUNABLE);
+    assert_int_equal(problem & tunable, 0);
+    assert_int_equal(problem | tunable, (1u << GEN_PARAM_COUNT) - 1);
+    assert_null(gen_param_get(GEN_PARAM_COUNT));
+    for (int i = 0; i < GEN_PARAM_COUNT; i++) {
+        const gen_param p = (gen_param)i;
+        const gen_param_info *info = gen_param_get(p);
+        assert_non_null(info);
+        assert_string_equal(info->name, gen_param_name(p));
+        assert_non_null(info->help);
+        /* The name is the template macro: upper case, digits and '_'. */
+        assert_int_equal(strspn(info->name, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"), strlen(info->name));
+        char lower[64], why[256], buf[32];
+        for (size_t k = 0; k <= strlen(info->name); k++)
+            lower[k] = (char)(info->name[k] >= 'A' && info->name[k] <= 'Z' ? info->name[k] + 32 : info->name[k]);
+        assert_int_equal(gen_param_lookup(info->name), i);
+        assert_int_equal(gen_param_lookup(lower), i);
+        assert_true(info->min <= info->def && info->def <= info->max && info->step >= 1);
+        assert_int_equal(gen_param_check(p, info->def, why, sizeof why), 0);
+        for (int v = info->min; v <= info->max; v += info->step) {
+            int back = -12345;
+            assert_int_equal(gen_param_check(p, v, why, sizeof why), 0);
+            assert_int_equal(gen_param_parse(p, gen_param_format(p, v, buf, sizeof buf), &back, why, sizeof why), 0);
+            assert_int_equal(back, v);
+        }
+        const int outside[] = { info->min - 1, info->max + 1 };
+        for (int k = 0; k < 2; k++) {
+            char want[64];
+            snprintf(want, sizeof want, "%s=%d ", info->name, outside[k]);
+            assert_int_equal(gen_param_check(p, outside[k], why, sizeof why), -1);
+            if (!strstr(why, want))
+                fail_msg("%s: expected '%s' in '%s'", info->name, want, why);
+        }
+        for (int v = 0; info->values && info->values[v]; v++) {
+            int back = -1;
+            assert_string_equal(gen_param_value_name(p, v), info->values[v]);
+            assert_int_equal(gen_param_parse(p, info->values[v], &back, why, sizeof why), 0);
+            assert_int_equal(back, v);
+            assert_true(v >= info->min && v <= info->max);
+        }
+        if (!info->values)
+            assert_null(gen_param_value_name(p, info->def));
+    }
+    assert_string_equal(gen_dtype_name(2), "bf16");
+    assert_string_equal(gen_dtype_name(9), "?");
+}
+
+/* The one text form of a configuration: exact for a known family, and parsed back for all. */
+static void config_text_round_trips(void **state)
+{
+    (void)state;
+    char buf[512], why[512];
+    gen_config c;
+    gen_config_init(&c, gen_family_find("bwd_mma"));
+    assert_string_equal(gen_config_format(&c, GEN_FORMAT_FAMILY | GEN_FORMAT_TUNABLES, buf, sizeof buf),
+                        "bwd_mma BLOCK_M=32 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1 DQ_MODE=atomic");
+    gen_config_init(&c, gen_family_find("fwd_mma"));
+    assert_string_equal(gen_config_format(&c, GEN_FORMAT_TUNABLES, buf, sizeof buf),
+                        "BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1");
+    assert_string_equal(gen_config_format(&c, 0, buf, sizeof buf),
+                        "DTYPE=bf16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 "
+                        "CAUSAL=0 CAUSAL_SKIP=1 EVEN_M=0 EVEN_N=0");
+    int count;
+    const gen_family *const *all = gen_family_list(&count);
+    for (int k = 0; k < count; k++) {
+        gen_config want, got;
+        gen_config_init(&want, all[k]);
+        want.p[GEN_BLOCK_M] += 16;
+        gen_config_format(&want, 0, buf, sizeof buf);
+        memset(&got, 0, sizeof got);
+        got.family = all[k];
+        if (gen_config_parse(&got, buf, why, sizeof why))
+            fail_msg("%s: '%s' does not parse back: %s", all[k]->name, buf, why);
+        for (int i = 0; i < GEN_PARAM_COUNT; i++)
+            if (all[k]->params & GEN_BIT(i))
+                assert_int_equal(got.p[i], want.p[i]);
+    }
+    static const struct { const char *text, *why; } bad[] = {
+        { "BLOCK_Q=64", "unknown parameter 'BLOCK_Q' in 'BLOCK_Q=64' (parameters: DTYPE, HEAD_DIM" },
+        { "BLOCK_M=64 NUM_WARPS", "'NUM_WARPS' is not PARAM=VALUE" },
+        { "=4", "'=4' is not PARAM=VALUE" },
+        { "DTYPE=f8", "DTYPE=f8 is not f32, f16, bf16, f64" },
+        { "BLOCK_N=", "BLOCK_N has an empty value" },
+    };
+    for (int i = 0; i < ARRAY_LEN(bad); i++) {
+        gen_config_init(&c, all[0]);
+        if (gen_config_parse(&c, bad[i].text, why, sizeof why) != -1 || !strstr(why, bad[i].why))
+            fail_msg("'%s': expected '%s', got '%s'", bad[i].text, bad[i].why, why);
+    }
+    assert_int_equal(gen_config_parse(&c, "  block_m=16\tdq_mode=separate ", why, sizeof why), 0);
+    assert_int_equal(c.p[GEN_BLOCK_M], 16);
+    assert_int_equal(c.p[GEN_DQ_MODE], 1);
 }
 
 /* ---- catalogue and expansion ----------------------------------------------------------- */
@@ -700,6 +799,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest fast[] = {
         cmocka_unit_test(param_names_round_trip),
         cmocka_unit_test(param_values_parse),
+        cmocka_unit_test(param_table_rows_round_trip),
+        cmocka_unit_test(config_text_round_trips),
         cmocka_unit_test(catalogue_lists_unique_families),
         cmocka_unit_test(every_family_has_its_template),
         cmocka_unit_test(expansion_is_deterministic_and_complete),

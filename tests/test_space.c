@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "tune_space.h"
@@ -377,6 +378,74 @@ static void device_defaults(void **state)
 
 /* ---- broken fixtures ------------------------------------------------------------------------ */
 
+/* Loads a space file written to a temp path; returns the set, or NULL with err. */
+static tune_space_set *load_text(const char *text, char *err, size_t len)
+{
+    char path[] = "/tmp/ft_test_space_XXXXXX";
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    tune_space_set *set = NULL;
+    tune_space_load(path, NULL, &set, err, len);
+    unlink(path);
+    return set;
+}
+
+/* Every row of the parameter table reaches the space loader: a tunable may be fixed (and its
+ * value lands in the candidates), a value out of the table's range is refused naming it, and a
+ * problem parameter is refused as coming from the workload. */
+static void table_rows_reach_the_space_loader(void **state)
+{
+    (void)state;
+    int count;
+    const gen_family *const *all = gen_family_list(&count);
+    for (int i = 0; i < GEN_PARAM_COUNT; i++) {
+        const gen_param_info *info = gen_param_get((gen_param)i);
+        const gen_family *f = NULL;
+        for (int k = 0; k < count && !f; k++)
+            if (all[k]->params & GEN_BIT(i))
+                f = all[k];
+        assert_non_null(f);
+        int dtype = 0;
+        while (!(f->dtypes & (1u << dtype)))
+            dtype++;
+        const int values[2] = { f->defaults[i], info->max + 1 };
+        for (int v = 0; v < 2; v++) {
+            char text[1024], value[32], err[2048] = "", want[128];
+            const char *sym = gen_param_value_name((gen_param)i, values[v]);
+            if (sym)
+                snprintf(value, sizeof value, "\"%s\"", sym);
+            else
+                snprintf(value, sizeof value, "%d", values[v]);
+            snprintf(text, sizeof text,
+                     "return { space{ name = 'row', template = '%s', fixed = { %s = %s },\n"
+                     "  workloads = { { dtype = '%s', head_dim = 64, seqlen = 256, batch = 1, heads = 1 } } } }\n",
+                     f->name, info->name, value, gen_dtype_name(dtype));
+            tune_space_set *set = load_text(text, err, sizeof err);
+            if (info->role == GEN_ROLE_PROBLEM) {
+                snprintf(want, sizeof want, "fixed.%s: %s comes from", info->name, info->name);
+                if (set || !strstr(err, want))
+                    fail_msg("%s: expected '%s', got '%s'", info->name, want, err);
+                continue;
+            }
+            if (v == 0) {
+                if (!set)
+                    fail_msg("%s=%s in %s: %s", info->name, value, f->name, err);
+                assert_true(set->spaces[0].workload_count == 1 && set->spaces[0].workloads[0].count >= 1);
+                assert_int_equal(set->spaces[0].workloads[0].configs[0].p[i], values[v]);
+                tune_space_set_free(set);
+            } else {
+                snprintf(want, sizeof want, "fixed.%s: %s=%d ", info->name, info->name, values[v]);
+                if (set || !strstr(err, want))
+                    fail_msg("%s: expected '%s', got '%s'", info->name, want, err);
+            }
+        }
+    }
+}
+
 static const struct {
     const char *file;
     int line;                   /* the message starts "FILE:LINE:" */
@@ -441,6 +510,7 @@ int main(void)
         cmocka_unit_test(declared_and_plain_spaces),
         cmocka_unit_test(device_defaults),
         cmocka_unit_test(broken_spaces_fail_with_position),
+        cmocka_unit_test(table_rows_reach_the_space_loader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db_internal.h"
+#include "tune_print.h"
 
 #define DEFAULT_DB "flashtune.db"
 
@@ -53,12 +53,12 @@ int cmd_results(int argc, char **argv)
     char err[1024];
     int rc;
     if (!workload) {
-        rc = db_print_workloads(d, stdout, err, sizeof err);
+        rc = tune_print_workloads(d, stdout, err, sizeof err);
     } else {
         db_workload w;
         rc = db_workload_parse(workload, &w, err, sizeof err);
         if (rc == 0)
-            rc = db_print_results(d, &w, sort, stdout, err, sizeof err);
+            rc = tune_print_results(d, &w, sort, stdout, err, sizeof err);
     }
     if (rc != 0)
         fprintf(stderr, "flashtune results: %s\n", err);
@@ -77,7 +77,7 @@ int cmd_best(int argc, char **argv)
     if (open_or_report("best", path, DB_OPEN_READONLY, &d))
         return 1;
     char err[1024];
-    int rc = db_print_best(d, stdout, err, sizeof err);
+    int rc = tune_print_best(d, stdout, err, sizeof err);
     if (rc != 0)
         fprintf(stderr, "flashtune best: %s\n", err);
     db_close(d);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tune_params.h"
 
 typedef struct command {
     const char *name;
@@ -34,6 +35,8 @@ static int run_help(int argc, char **argv)
     printf("usage: flashtune <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         printf("  %-10s %s\n", commands[i].name, commands[i].summary);
+    printf("\ntemplate parameters (PARAM=VALUE for emit and compile; the keys of a search space):\n");
+    tune_params_table(stdout);
     printf("\n'flashtune <command> --help' describes one command.\n");
     return 0;
 }

@@ -7,21 +7,11 @@
 
 int tune_params_set(gen_config *c, const char *assignment, char *err, size_t len)
 {
-    const char *eq = strchr(assignment, '=');
-    if (!eq || eq == assignment) {
+    if (strpbrk(assignment, " \t")) {
         snprintf(err, len, "'%s' is not PARAM=VALUE", assignment);
         return -1;
     }
-    char name[64];
-    snprintf(name, sizeof name, "%.*s", (int)(eq - assignment), assignment);
-    const int param = gen_param_lookup(name);
-    if (param < 0) {
-        snprintf(err, len, "unknown parameter '%s' in '%s' (parameters: DTYPE, HEAD_DIM, HEAD_DIM_V, "
-                 "BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, CAUSAL, CAUSAL_SKIP, EVEN_M, EVEN_N, DQ_MODE)",
-                 name, assignment);
-        return -1;
-    }
-    return gen_param_parse((gen_param)param, eq + 1, &c->p[param], err, len);
+    return gen_config_parse(c, assignment, err, len);
 }
 
 /* The value of option `opt` at argv[*i]: "--opt=VALUE" or "--opt VALUE" (advancing *i).
@@ -156,8 +146,25 @@ void tune_params_help(FILE *out)
         }
         fprintf(out, "\n");
     }
-    fprintf(out, "\n  HEAD_DIM_V follows HEAD_DIM unless given.\n");
-    fprintf(out, "  DTYPE takes f32, f16, bf16, f64 (or 0..3); DQ_MODE atomic, separate (or 0, 1);\n"
-                 "  CAUSAL, CAUSAL_SKIP, EVEN_M, EVEN_N take 0 or 1.\n"
-                 "\narchs (--arch, default sm_90): sm_80, sm_86, sm_89, sm_90, sm_90a\n");
+    fprintf(out, "\n  HEAD_DIM_V follows HEAD_DIM unless given.\n\n");
+    tune_params_table(out);
+    fprintf(out, "\narchs (--arch, default sm_90): sm_80, sm_86, sm_89, sm_90, sm_90a\n");
+}
+
+void tune_params_table(FILE *out)
+{
+    fprintf(out, "  %-11s %-8s %-14s %s\n", "parameter", "role", "range", "meaning");
+    for (int i = 0; i < GEN_PARAM_COUNT; i++) {
+        const gen_param_info *info = gen_param_get((gen_param)i);
+        char range[96];
+        int n = snprintf(range, sizeof range, "%d..%d", info->min, info->max);
+        if (info->step > 1)
+            snprintf(range + n, sizeof range - (size_t)n, " step %d", info->step);
+        fprintf(out, "  %-11s %-8s %-14s %s", info->name, info->role == GEN_ROLE_TUNABLE ? "tunable" : "problem",
+                range, info->help);
+        for (int v = 0; info->values && info->values[v]; v++)
+            fprintf(out, "%s%d %s", v ? ", " : " (", v, info->values[v]);
+        fprintf(out, "%s\n", info->values ? ")" : "");
+    }
+    fprintf(out, "  A tunable is fixed or searched by a search space; the problem decides the rest.\n");
 }

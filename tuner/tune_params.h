@@ -19,7 +19,7 @@ typedef struct tune_cli {
     gen_config config;          /* the family's defaults with every PARAM=VALUE applied, validated */
 } tune_cli;
 
-/* Sets one parameter of c from "NAME=VALUE". Returns 0, or -1 with the reason in err naming
+/* Sets one parameter of c from "NAME=VALUE" (gen_config_parse). Returns 0, or -1 with the reason in err naming
  * the parameter or the value. */
 int tune_params_set(gen_config *c, const char *assignment, char *err, size_t len);
 
@@ -29,7 +29,10 @@ int tune_params_set(gen_config *c, const char *assignment, char *err, size_t len
 int tune_cli_parse(tune_cli *cli, const char *command, int argc, char **argv);
 
 /* Lists the families (with their dtypes and entries), the parameters (with each family's
- * default) and the archs. */
+ * default, then tune_params_table) and the archs. */
 void tune_params_help(FILE *out);
+/* One line per parameter of the table: name, role (problem or tunable), range, meaning and
+ * symbolic values. For `flashtune help`. */
+void tune_params_table(FILE *out);
 
 #endif

@@ -13,17 +13,7 @@
 /* "BLOCK_M=64 BLOCK_N=32 NUM_WARPS=4": the parameters of c the workload does not set. */
 static void describe(const gen_config *c, char *buf, size_t len)
 {
-    buf[0] = '\0';
-    for (int i = 0; i < GEN_PARAM_COUNT; i++) {
-        if (!(c->family->params & GEN_BIT(i)) || (TUNE_WORKLOAD_PARAMS & GEN_BIT(i)))
-            continue;
-        const size_t used = strlen(buf);
-        const char *sym = gen_param_value_name((gen_param)i, c->p[i]);
-        if (sym)
-            snprintf(buf + used, len - used, "%s%s=%s", used ? " " : "", gen_param_name((gen_param)i), sym);
-        else
-            snprintf(buf + used, len - used, "%s%s=%d", used ? " " : "", gen_param_name((gen_param)i), c->p[i]);
-    }
+    gen_config_format(c, GEN_FORMAT_TUNABLES, buf, len);
 }
 
 /* Counts a skipped configuration under its reason; the first distinct reasons are kept. */

@@ -30,10 +30,8 @@ typedef struct tune_spec {
     int workload_count;
 } tune_spec;
 
-/* Parameters a workload decides; a space may neither fix nor search them. */
-#define TUNE_WORKLOAD_PARAMS                                                                        \
-    (GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_CAUSAL) |  \
-     GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N))
+/* Parameters a workload decides (the table's problem role); a space may neither fix nor search them. */
+#define TUNE_WORKLOAD_PARAMS gen_param_mask(GEN_ROLE_PROBLEM)
 
 /* ---- the interpreter (tune_space_lua.c) ------------------------------------------------- */
 

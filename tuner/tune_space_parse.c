@@ -152,7 +152,7 @@ static int read_list(lua_State *L, gen_param p, const char *label, tune_spec *s,
     const char *name = gen_param_name(p);
     if (!lua_istable(L, -1)) {
         snprintf(err, len, "%s: params.%s must be a list of %s, got %s%s", label, name,
-                 p == GEN_DQ_MODE ? "values" : "integers", luaL_typename(L, -1),
+                 gen_param_get(p)->values ? "values" : "integers", luaL_typename(L, -1),
                  lua_type(L, -1) == LUA_TNUMBER ? " (put a single value in fixed)" : "");
         return -1;
     }

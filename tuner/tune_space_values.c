@@ -36,21 +36,30 @@ int tune_read_param(lua_State *L, int idx, gen_param param, const char *what, in
     char why[256];
     switch (lua_type(L, idx)) {
     case LUA_TNUMBER:
-        return tune_read_int(L, idx, what, out, err, len);
+        if (tune_read_int(L, idx, what, out, err, len))
+            return -1;
+        break;
     case LUA_TBOOLEAN:
         *out = lua_toboolean(L, idx);
-        return 0;
+        break;
     case LUA_TSTRING:
         if (gen_param_parse(param, lua_tostring(L, idx), out, why, sizeof why)) {
             snprintf(err, len, "%s: %s", what, why);
             return -1;
         }
-        return 0;
+        break;
     default:
         snprintf(err, len, "%s must be %s, got %s", what,
-                 param == GEN_DTYPE ? "a dtype name (\"bf16\")" : "an integer", luaL_typename(L, idx));
+                 gen_param_get(param)->values ? "an integer or a value's name" : "an integer",
+                 luaL_typename(L, idx));
         return -1;
     }
+    /* The table's range: a value no template can take is a mistake in the file, not a skip. */
+    if (gen_param_check(param, *out, why, sizeof why)) {
+        snprintf(err, len, "%s: %s", what, why);
+        return -1;
+    }
+    return 0;
 }
 
 int tune_read_number(lua_State *L, int idx, const char *what, double *out, char *err, size_t len)

@@ -228,30 +228,17 @@ static double compile_isolated(kernel_job **todo, int count, const char *arch, i
     return tune_now() - t0;
 }
 
-/* The parameters a space may choose, as "BLOCK_M=128 BLOCK_N=64 ...". */
+/* The parameters a space may choose, as "fwd_mma BLOCK_M=128 BLOCK_N=64 ...". */
 static const char *config_str(const gen_config *c, char *buf, size_t len)
 {
-    const unsigned workload_bits = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) |
-                                   GEN_BIT(GEN_CAUSAL) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N);
-    size_t used = (size_t)snprintf(buf, len, "%s", c->family->name);
-    for (int p = 0; p < GEN_PARAM_COUNT && used < len; p++) {
-        if (!(c->family->params & GEN_BIT(p)) || (workload_bits & GEN_BIT(p)))
-            continue;
-        const char *named = gen_param_value_name((gen_param)p, c->p[p]);
-        if (named)
-            used += (size_t)snprintf(buf + used, len - used, " %s=%s", gen_param_name((gen_param)p), named);
-        else
-            used += (size_t)snprintf(buf + used, len - used, " %s=%d", gen_param_name((gen_param)p), c->p[p]);
-    }
-    return buf;
+    return gen_config_format(c, GEN_FORMAT_FAMILY | GEN_FORMAT_TUNABLES, buf, len);
 }
 
 int tune_sweep_is_default(const gen_config *c)
 {
-    const unsigned workload_bits = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) |
-                                   GEN_BIT(GEN_CAUSAL) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N);
+    const unsigned tunables = gen_param_mask(GEN_ROLE_TUNABLE);
     for (int p = 0; p < GEN_PARAM_COUNT; p++)
-        if ((c->family->params & GEN_BIT(p)) && !(workload_bits & GEN_BIT(p)) && c->p[p] != c->family->defaults[p])
+        if ((c->family->params & tunables & GEN_BIT(p)) && c->p[p] != c->family->defaults[p])
             return 0;
     return 1;
 }
@@ -266,13 +253,10 @@ int tune_sweep_keep_count(int timed, double keep)
 
 /* ---- compile only (no GPU) ------------------------------------------------------------- */
 
+/* "fwd_mma DTYPE=bf16 HEAD_DIM=128 ...": every parameter the family uses. */
 static void describe(const gen_config *c, char *buf, size_t len)
 {
-    const int *p = c->p;
-    snprintf(buf, len, "%-9s %-4s D=%-3d Dv=%-3d BM=%-3d BN=%-3d W=%-2d S=%d causal=%d skip=%d even=%d%d dq=%d",
-             c->family->name, gen_dtype_name(p[GEN_DTYPE]), p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V], p[GEN_BLOCK_M],
-             p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_NUM_STAGES], p[GEN_CAUSAL], p[GEN_CAUSAL_SKIP], p[GEN_EVEN_M],
-             p[GEN_EVEN_N], p[GEN_DQ_MODE]);
+    gen_config_format(c, GEN_FORMAT_FAMILY, buf, len);
 }
 
 int tune_sweep_compile_only(const tune_space_set *set, const char *arch, int threads)
@@ -302,19 +286,19 @@ int tune_sweep_compile_only(const tune_space_set *set, const char *arch, int thr
     free(todo);
 
     int failed = 0, spilling = 0;
-    printf("\n%-92s %5s %6s %7s\n", "kernel", "regs", "spills", "compile");
+    printf("\n%-140s %5s %6s %7s\n", "kernel", "regs", "spills", "compile");
     for (int i = 0; i < ks.count; i++) {
-        char what[160];
+        char what[256];
         describe(&ks.jobs[i].config, what, sizeof what);
         if (!ks.jobs[i].ready) {
             failed++;
-            printf("%-92s FAILED: %.200s\n", what, ks.jobs[i].failed ? ks.jobs[i].error : "not compiled (interrupted)");
+            printf("%-140s FAILED: %.200s\n", what, ks.jobs[i].failed ? ks.jobs[i].error : "not compiled (interrupted)");
             continue;
         }
         const gen_binary *b = &ks.jobs[i].binary;
         int spills = b->spill_store_bytes + b->spill_load_bytes;
         spilling += spills > 0;
-        printf("%-92s %5d %6d %6.2fs\n", what, b->registers, spills, b->compile_seconds);
+        printf("%-140s %5d %6d %6.2fs\n", what, b->registers, spills, b->compile_seconds);
     }
     printf("\nflashtune tune: %d kernels compiled for %s in %.1f s: %d failed, %d spill registers to local memory\n",
            ks.count - failed, arch, wall, failed, spilling);

@@ -2,19 +2,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db_core_internal.h"
+#include "tune_table.h"
 
-void db_table_init(db_table *t, int cols, const char *const *head, const char *align)
+void tune_table_init(tune_table *t, int cols, const char *const *head, const char *align)
 {
     memset(t, 0, sizeof *t);
-    t->cols = cols > DB_TABLE_MAX_COLS ? DB_TABLE_MAX_COLS : cols;
+    t->cols = cols > TUNE_TABLE_MAX_COLS ? TUNE_TABLE_MAX_COLS : cols;
     for (int c = 0; c < t->cols; c++) {
         t->head[c] = head[c];
         t->align[c] = align && align[c] == 'r' ? 'r' : 'l';
     }
 }
 
-void db_table_add(db_table *t, const char *const *cells)
+void tune_table_add(tune_table *t, const char *const *cells)
 {
     if (t->failed)
         return;
@@ -44,7 +44,7 @@ void db_table_add(db_table *t, const char *const *cells)
 }
 
 /* One line, cells padded to width; trailing blanks trimmed (an empty last cell leaves none). */
-static void print_row(const db_table *t, const int *width, const char *const *cells, FILE *out)
+static void print_row(const tune_table *t, const int *width, const char *const *cells, FILE *out)
 {
     size_t size = 1;
     for (int c = 0; c < t->cols; c++)
@@ -68,9 +68,9 @@ static void print_row(const db_table *t, const int *width, const char *const *ce
     free(line);
 }
 
-int db_table_print(const db_table *t, FILE *out)
+int tune_table_print(const tune_table *t, FILE *out)
 {
-    int width[DB_TABLE_MAX_COLS];
+    int width[TUNE_TABLE_MAX_COLS];
     for (int c = 0; c < t->cols; c++) {
         width[c] = (int)strlen(t->head[c]);
         for (int r = 0; r < t->rows; r++) {
@@ -80,7 +80,7 @@ int db_table_print(const db_table *t, FILE *out)
         }
     }
     print_row(t, width, t->head, out);
-    const char *rule[DB_TABLE_MAX_COLS];
+    const char *rule[TUNE_TABLE_MAX_COLS];
     char *dashes = malloc(4096);
     if (dashes) {
         memset(dashes, '-', 4095);
@@ -95,7 +95,7 @@ int db_table_print(const db_table *t, FILE *out)
     return t->failed ? -1 : 0;
 }
 
-void db_table_free(db_table *t)
+void tune_table_free(tune_table *t)
 {
     for (size_t i = 0; i < (size_t)t->rows * (size_t)t->cols; i++)
         free(t->cells[i]);

@@ -1,0 +1,92 @@
+/* The template parameters: ONE table, and everything that is derived from it. Each row gives a
+ * parameter's name (the template macro, the Lua space key, the database's kernel_params.name and
+ * the text export's field), its role, its default, its range, a one-line meaning and, where they
+ * exist, symbolic names of its values. The gen_param enum, the name and value tables, the common
+ * range checks of gen_validate, `flashtune help`, the Lua space's checks and the database all
+ * come from here, so adding a parameter is one row below (plus its use in templates and
+ * families). Rows keep their order: it is the order in which parameters are printed, emitted
+ * and exported, and the families index their defaults by the enum.
+ *
+ * Included by the generator and by db/ (the names and values only; db links ft_params, which is
+ * gen_params.c alone, no NVRTC). */
+#ifndef FT_GEN_PARAM_TABLE_H
+#define FT_GEN_PARAM_TABLE_H
+
+#include <stddef.h>
+
+/* Who chooses a parameter's value. */
+typedef enum gen_param_role {
+    GEN_ROLE_PROBLEM,   /* the problem decides it (dtype, head dims, mask, divisibility) */
+    GEN_ROLE_TUNABLE,   /* a search space may fix or search it; changes speed, never results */
+} gen_param_role;
+
+/* Symbolic value names, indexed by value from 0; NULL-terminated. */
+#define GEN_VALUES(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define GEN_NO_VALUES NULL
+
+/* X(NAME, role, default, min, max, step, value names, meaning). A value is valid when it is in
+ * min..max and a multiple of step. 1024 bounds the tiles so that every derived size stays far
+ * from overflow. DTYPE's codes are ft_dtype's in flashtune.h. */
+#define GEN_PARAM_TABLE(X)                                                                                \
+    X(DTYPE, GEN_ROLE_PROBLEM, 1, 0, 3, 1, GEN_VALUES("f32", "f16", "bf16", "f64"),                       \
+      "element type of Q, K, V, O and their gradients")                                                   \
+    X(HEAD_DIM, GEN_ROLE_PROBLEM, 64, 8, 256, 8, GEN_NO_VALUES, "head dimension of Q and K")              \
+    X(HEAD_DIM_V, GEN_ROLE_PROBLEM, 64, 8, 256, 8, GEN_NO_VALUES, "head dimension of V and O")            \
+    X(BLOCK_M, GEN_ROLE_TUNABLE, 64, 1, 1024, 1, GEN_NO_VALUES, "query rows per thread block")            \
+    X(BLOCK_N, GEN_ROLE_TUNABLE, 64, 1, 1024, 1, GEN_NO_VALUES, "key rows per tile of the main loop")     \
+    X(NUM_WARPS, GEN_ROLE_TUNABLE, 4, 1, 16, 1, GEN_NO_VALUES, "warps per thread block")                 \
+    X(NUM_STAGES, GEN_ROLE_TUNABLE, 1, 1, 4, 1, GEN_NO_VALUES, "K/V tiles in flight (pipeline depth)")    \
+    X(CAUSAL, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES, "1: causal mask (top-left aligned)")           \
+    X(CAUSAL_SKIP, GEN_ROLE_TUNABLE, 1, 0, 1, 1, GEN_NO_VALUES, "1: skip key tiles the mask hides")       \
+    X(EVEN_M, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES, "1: seqlen_q is a multiple of BLOCK_M")        \
+    X(EVEN_N, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES, "1: seqlen_k is a multiple of BLOCK_N")        \
+    X(DQ_MODE, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_VALUES("atomic", "separate"),                            \
+      "backward dQ: fp32 atomics then a convert kernel, or its own kernel")
+
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_DQ_MODE. */
+typedef enum gen_param {
+#define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
+    GEN_PARAM_TABLE(GEN_PARAM_ENUM_)
+#undef GEN_PARAM_ENUM_
+    GEN_PARAM_COUNT
+} gen_param;
+
+/* One row of the table. */
+typedef struct gen_param_info {
+    const char *name;            /* "BLOCK_M" */
+    gen_param_role role;
+    int def;                     /* the value when nothing else says (a database row or text
+                                  * written before the parameter existed reads as this) */
+    int min, max, step;          /* valid: min..max, a multiple of step */
+    const char *const *values;   /* symbolic names by value ("f32", ...), NULL-terminated; or NULL */
+    const char *help;            /* one line: what it controls */
+} gen_param_info;
+
+/* ---- gen_params.c ---------------------------------------------------------------------- */
+
+/* The row of param, or NULL out of range. */
+const gen_param_info *gen_param_get(gen_param param);
+/* "BLOCK_M": the name of the template macro, the Lua space key and the database's parameter
+ * name. NULL for a value out of range. */
+const char *gen_param_name(gen_param param);
+/* The gen_param of a name (case-insensitive), or -1. */
+int gen_param_lookup(const char *name);
+/* GEN_BIT mask of the parameters of that role. */
+unsigned gen_param_mask(gen_param_role role);
+/* Parses one value: an integer, or one of the row's symbolic names (case-insensitive: "bf16"
+ * for DTYPE, "separate" for DQ_MODE). Range checks are gen_param_check's. Returns 0, or -1 with
+ * the reason in why (may be NULL). */
+int gen_param_parse(gen_param param, const char *text, int *value /* OUT */, char *why, size_t len);
+/* 0 when value is in the row's range and a multiple of its step, else -1 with the reason in
+ * why: "NUM_STAGES=5 is out of range (1..4)", "CAUSAL=2 must be 0 or 1", "HEAD_DIM=12 is not
+ * supported (a multiple of 8 in 8..256)". */
+int gen_param_check(gen_param param, int value, char *why, size_t len);
+/* The symbolic name of a value where there is one ("bf16" for DTYPE 2, "separate" for DQ_MODE
+ * 1), else NULL. */
+const char *gen_param_value_name(gen_param param, int value);
+/* The value as text: its symbolic name, else the integer. Returns buf. */
+const char *gen_param_format(gen_param param, int value, char *buf, size_t len);
+/* "f32", "f16", "bf16", "f64", or "?". */
+const char *gen_dtype_name(int dtype);
+
+#endif

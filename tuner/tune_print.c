@@ -1,0 +1,237 @@
+/* The CLI's tables: `flashtune results` (a workload's candidates, or the list of workloads) and
+ * `flashtune best` (the winners), printed from the rows db/ returns. Which parameters appear
+ * comes from the parameter table and the family catalogue, so a new one needs no edit here. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen_internal.h"
+#include "tune_print.h"
+#include "tune_table.h"
+
+/* What the workload line states already: the kernel's copy of these is the workload's. */
+static int stated_by_workload(gen_param p)
+{
+    return p == GEN_DTYPE || p == GEN_HEAD_DIM || p == GEN_HEAD_DIM_V || p == GEN_CAUSAL;
+}
+
+/* 1 when some family of the catalogue for op (DB_OP_FWD, DB_OP_BWD) uses p. */
+static int op_uses(int op, gen_param p)
+{
+    int count;
+    const gen_family *const *all = gen_family_list(&count);
+    for (int k = 0; k < count; k++)
+        if (all[k]->backward == (op == DB_OP_BWD) && (all[k]->params & GEN_BIT(p)))
+            return 1;
+    return 0;
+}
+
+/* Cell text of a real value, "-" when not measured. */
+static const char *real_cell(double v, const char *fmt, char *buf, size_t size)
+{
+    if (isnan(v))
+        return "-";
+    snprintf(buf, size, fmt, v);
+    return buf;
+}
+
+static const char *int_cell(long long v, char *buf, size_t size)
+{
+    if (v < 0)
+        return "-";
+    snprintf(buf, size, "%lld", v);
+    return buf;
+}
+
+static void flush_device(tune_table *t, const db_device *dev, int total, int ok, FILE *out)
+{
+    fprintf(out, "\n%s (%s, cc %d.%d, %d SMs, driver %s, NVRTC %s): %d results, %d ok\n", dev->name, dev->arch,
+            dev->cc_major, dev->cc_minor, dev->sm_count, dev->driver_version, dev->nvrtc_version, total, ok);
+    tune_table_print(t, out);
+}
+
+int tune_print_results(db *d, const db_workload *w, const char *sort, FILE *out, char *err, size_t len)
+{
+    char wl[256];
+    db_result_row *rows;
+    int count;
+    if (d && !out)
+        return snprintf(err, len, "tune_print_results: out is NULL"), -1;
+    if (db_results_list(d, w, sort, &rows, &count, err, len) != 0)
+        return -1;
+
+    gen_param shown[GEN_PARAM_COUNT];
+    int nshown = 0;
+    for (int i = 0; i < GEN_PARAM_COUNT; i++)
+        if (!stated_by_workload((gen_param)i) && op_uses(w->op, (gen_param)i))
+            shown[nshown++] = (gen_param)i;
+    const char *head[3 + GEN_PARAM_COUNT + 10];
+    char align[sizeof head / sizeof head[0] + 1];
+    int cols = 0;
+    head[cols] = "", align[cols++] = 'l';
+    head[cols] = "kernel", align[cols++] = 'r';
+    head[cols] = "family", align[cols++] = 'l';
+    for (int i = 0; i < nshown; i++)
+        head[cols] = gen_param_name(shown[i]), align[cols++] = 'r';
+    const char *rest[] = { "status", "median_ms", "min_ms", "spread", "TFLOP/s", "rel_error", "regs", "spills",
+                           "smem", "message" };
+    for (int i = 0; i < 10; i++)
+        head[cols] = rest[i], align[cols++] = i == 0 || i == 9 ? 'l' : 'r';
+    align[cols] = '\0';
+
+    fprintf(out, "workload %s\n", db_workload_format(w, wl, sizeof wl));
+    tune_table t;
+    tune_table_init(&t, cols, head, align);
+    int total = 0, ok = 0;
+    for (int r = 0; r < count; r++) {
+        const db_result_row *row = &rows[r];
+        if (r == 0 || row->device_id != rows[r - 1].device_id) {
+            if (r > 0)
+                flush_device(&t, &rows[r - 1].device, total, ok, out);
+            tune_table_free(&t);
+            tune_table_init(&t, cols, head, align);
+            total = ok = 0;
+        }
+        char buf[GEN_PARAM_COUNT + 10][48], message[61];
+        const char *cell[sizeof head / sizeof head[0]];
+        int c = 0, b = 0;
+        cell[c++] = row->winner ? "*" : "";
+        cell[c++] = int_cell(row->kernel_id, buf[b++], sizeof buf[0]);
+        cell[c++] = row->kernel.family;
+        for (int i = 0; i < nshown; i++)
+            cell[c++] = gen_param_format(shown[i], row->kernel.p[shown[i]], buf[b++], sizeof buf[0]);
+        total++;
+        ok += row->status == DB_STATUS_OK;
+        cell[c++] = db_status_name(row->status);
+        cell[c++] = real_cell(row->median_ms, "%.4f", buf[b++], sizeof buf[0]);
+        cell[c++] = real_cell(row->min_ms, "%.4f", buf[b++], sizeof buf[0]);
+        cell[c++] = real_cell(row->spread, "%.3f", buf[b++], sizeof buf[0]);
+        cell[c++] = real_cell(row->tflops, "%.1f", buf[b++], sizeof buf[0]);
+        cell[c++] = real_cell(row->rel_error, "%.1e", buf[b++], sizeof buf[0]);
+        cell[c++] = int_cell(row->registers, buf[b++], sizeof buf[0]);
+        cell[c++] = int_cell(row->spills, buf[b++], sizeof buf[0]);
+        cell[c++] = int_cell(row->smem, buf[b++], sizeof buf[0]);
+        /* One line per row: the first 60 characters of the message, line breaks as spaces. */
+        snprintf(message, sizeof message, "%.60s", row->message);
+        for (char *m = message; *m; m++)
+            if (*m == '\n' || *m == '\r' || *m == '\t')
+                *m = ' ';
+        cell[c++] = message;
+        tune_table_add(&t, cell);
+    }
+    if (count == 0)
+        fprintf(out, "no results\n");
+    else
+        flush_device(&t, &rows[count - 1].device, total, ok, out);
+    int rc = t.failed ? (snprintf(err, len, "tune_print_results: out of memory"), -1) : 0;
+    tune_table_free(&t);
+    free(rows);
+    return rc;
+}
+
+int tune_print_best(db *d, FILE *out, char *err, size_t len)
+{
+    if (!d || !out)
+        return snprintf(err, len, "tune_print_best: %s is NULL", d ? "out" : "db"), -1;
+    db_winner *list;
+    int count;
+    if (db_winners_list(d, &list, &count, err, len) != 0)
+        return -1;
+    if (count == 0) {
+        fprintf(out, "no winners: %s holds no valid result yet\n", db_file_path(d));
+        return 0;
+    }
+    gen_param shown[GEN_PARAM_COUNT];
+    int nshown = 0;
+    for (int i = 0; i < GEN_PARAM_COUNT; i++)
+        if (gen_param_get((gen_param)i)->role == GEN_ROLE_TUNABLE)
+            shown[nshown++] = (gen_param)i;
+    static const char *const fields[] = { "device", "arch", "op", "dtype", "head_dim", "head_dim_v", "causal",
+                                          "batch", "heads", "seqlen_q", "seqlen_k", "kernel", "family" };
+    const char *head[13 + GEN_PARAM_COUNT + 3];
+    char align[sizeof head / sizeof head[0] + 1];
+    int cols = 0;
+    for (int i = 0; i < 13; i++)
+        head[cols] = fields[i], align[cols++] = i < 4 || i == 12 ? 'l' : 'r';
+    for (int i = 0; i < nshown; i++)
+        head[cols] = gen_param_name(shown[i]), align[cols++] = 'r';
+    head[cols] = "median_ms", align[cols++] = 'r';
+    head[cols] = "TFLOP/s", align[cols++] = 'r';
+    head[cols] = "ok/total", align[cols++] = 'r';
+    align[cols] = '\0';
+    tune_table t;
+    tune_table_init(&t, cols, head, align);
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < count; i++) {
+        const db_winner *w = &list[i];
+        char num[sizeof head / sizeof head[0]][32];
+        const char *cell[sizeof head / sizeof head[0]];
+        int c = 0, n = 0;
+        cell[c++] = w->device.name;
+        cell[c++] = w->device.arch;
+        cell[c++] = db_op_name(w->workload.op);
+        cell[c++] = db_dtype_name(w->workload.dtype);
+        const int v[] = { w->workload.head_dim, w->workload.head_dim_v, w->workload.causal, w->workload.batch,
+                          w->workload.heads, w->workload.seqlen_q, w->workload.seqlen_k };
+        for (int j = 0; j < 7; j++)
+            snprintf(num[n], sizeof num[0], "%d", v[j]), cell[c++] = num[n++];
+        snprintf(num[n], sizeof num[0], "%lld", (long long)w->kernel_id), cell[c++] = num[n++];
+        cell[c++] = w->kernel.family;
+        for (int j = 0; j < nshown; j++)
+            cell[c++] = op_uses(w->workload.op, shown[j])
+                            ? gen_param_format(shown[j], w->kernel.p[shown[j]], num[n++], sizeof num[0]) : "-";
+        snprintf(num[n], sizeof num[0], "%.4f", w->median_ms), cell[c++] = num[n++];
+        if (isnan(w->tflops))
+            cell[c++] = "-";
+        else
+            snprintf(num[n], sizeof num[0], "%.1f", w->tflops), cell[c++] = num[n++];
+        int total = 0, ok = 0;
+        rc = db_result_counts(d, w->device_id, w->workload_id, &total, &ok, err, len);
+        snprintf(num[n], sizeof num[0], "%d/%d", ok, total), cell[c++] = num[n++];
+        tune_table_add(&t, cell);
+    }
+    free(list);
+    if (rc == 0 && tune_table_print(&t, out) != 0)
+        rc = (snprintf(err, len, "tune_print_best: out of memory"), -1);
+    tune_table_free(&t);
+    return rc;
+}
+
+int tune_print_workloads(db *d, FILE *out, char *err, size_t len)
+{
+    if (d && !out)
+        return snprintf(err, len, "tune_print_workloads: out is NULL"), -1;
+    db_workload_row *rows;
+    int count;
+    if (db_workloads_list(d, &rows, &count, err, len) != 0)
+        return -1;
+    static const char *const head[] = { "id", "op", "dtype", "head_dim", "head_dim_v", "causal", "batch", "heads",
+                                        "seqlen_q", "seqlen_k", "results", "ok", "best_ms" };
+    tune_table t;
+    tune_table_init(&t, 13, head, "rllrrrrrrrrrr");
+    for (int r = 0; r < count; r++) {
+        const db_workload_row *row = &rows[r];
+        const db_workload *w = &row->workload;
+        char num[13][32];
+        const char *cell[13];
+        for (int c = 0; c < 13; c++)
+            cell[c] = num[c];
+        snprintf(num[0], sizeof num[0], "%lld", (long long)row->id);
+        snprintf(num[1], sizeof num[1], "%s", db_op_name(w->op) ? db_op_name(w->op) : "");
+        snprintf(num[2], sizeof num[2], "%s", db_dtype_name(w->dtype) ? db_dtype_name(w->dtype) : "");
+        const int v[] = { w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads, w->seqlen_q, w->seqlen_k,
+                          row->results, row->ok };
+        for (int c = 3; c < 12; c++)
+            snprintf(num[c], sizeof num[0], "%d", v[c - 3]);
+        cell[12] = real_cell(row->best_ms, "%.4f", num[12], sizeof num[12]);
+        tune_table_add(&t, cell);
+    }
+    free(rows);
+    int rc = 0;
+    if (count == 0)
+        fprintf(out, "no workloads: nothing was tuned yet\n");
+    else if (tune_table_print(&t, out) != 0)
+        rc = (snprintf(err, len, "tune_print_workloads: out of memory"), -1);
+    tune_table_free(&t);
+    return rc;
+}

@@ -1,0 +1,23 @@
+/* The CLI's tables over a database: `flashtune results` (the workloads, or one workload's
+ * candidates, sortable) and `flashtune best` (the winners). db/ reads the rows; this prints them.
+ * Errors: -1 with a message in err naming the function, as db/ does. */
+#ifndef FT_TUNE_PRINT_H
+#define FT_TUNE_PRINT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "db_internal.h"
+
+/* For each device with results for workload w: a heading, then one aligned row per candidate:
+ * kernel id, family, the parameters the workload does not state (those no family of w's op uses
+ * left out), status, times, TFLOP/s, errors, resources, the message's first 60 characters; the
+ * winner is marked '*'. sort as db_results_list takes it. Unknown column or workload: -1. */
+int tune_print_results(db *d, const db_workload *w, const char *sort, FILE *out, char *err, size_t len);
+/* One aligned row per winner: device, workload, family, the tunables ('-' where no family of
+ * the op uses one), time, TFLOP/s, and how many candidates were ok out of all measured. */
+int tune_print_best(db *d, FILE *out, char *err, size_t len);
+/* One row per workload: id, its fields, results ok/total, best time. */
+int tune_print_workloads(db *d, FILE *out, char *err, size_t len);
+
+#endif
