@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# On the lent GPU machine: bench/compare.py for an earlier commit and for this tree, one after
+# the other in one call, so a restructuring can be checked for lost speed. The earlier tree is
+# unpacked beside this one first (git archive REV | tar -x -C .base; carry .base and .deps).
+# Usage: scripts/gpu-compare-base.sh [compare.py arguments]; results in $OUT/base and $OUT/head.
+set -uo pipefail
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/base" "$OUT/head" /tmp/logs
+P=/tmp/prefix; mkdir -p $P
+for f in .deps/debs/*.deb; do dpkg -x "$f" $P; done
+export CPATH=$P/usr/include:$P/usr/include/x86_64-linux-gnu
+export LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu LD_LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu
+build() {   # build SRC DIR: just the library
+  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > /tmp/logs/build-$(basename "$2").log 2>&1 &&
+    cmake --build "$2" --target flashtune_shared >> /tmp/logs/build-$(basename "$2").log 2>&1
+}
+[ -d /tmp/build ] || build . /tmp/build || { tail -30 /tmp/logs/build-build.log; exit 1; }
+build .base /tmp/build-base || { tail -30 /tmp/logs/build-build-base.log; exit 1; }
+for side in base head; do
+  src=$([ $side = base ] && echo .base || echo .); lib=$([ $side = base ] && echo /tmp/build-base || echo /tmp/build)
+  FLASHTUNE_LIBRARY=$lib/runtime/libflashtune.so PYTHONPATH=$src/python \
+    python3 $src/bench/compare.py --out "$OUT/$side" "$@" > /tmp/logs/compare-$side.log 2>&1
+  echo "== $side: compare rc=$?"
+  sed -n '/Geometric mean/,$p' "$OUT/$side/compare.md" | head -20
+done
