@@ -42,10 +42,13 @@ FT_HD int ft_mask_active(int causal, int window_left, int window_right)
     return causal || window_left >= 0 || window_right >= 0;
 }
 
-/* Key j visible to query i. */
+/* Key j visible to query i: j - (i + lo) in [0, hi - lo], as one subtraction and one unsigned
+ * compare (hi >= lo always; no overflow while seqlen_q + seqlen_k < 2^31). The kernels test it
+ * per element on the tiles the band crosses: two signed compares there cost the causal
+ * forward 8% at N = 512-2048 on the H100 (2026-11-24). */
 FT_HD int ft_mask_visible(int lo, int hi, int i, int j)
 {
-    return i + lo <= j && j <= i + hi;
+    return (unsigned)(j - i - lo) <= (unsigned)(hi - lo);
 }
 
 /* Keys [*k0, *k1) that some query of rows [m0, m1) sees, within [0, seqlen_k); empty when
