@@ -1,5 +1,6 @@
 /* Loading a space file: run it, collect its spaces, read and enumerate each one; and the small
- * helpers of tune_space.h (target descriptions, workload names, the set's destructor). */
+ * helpers of tune_space.h (target descriptions, the set's destructor). The top of the loader:
+ * tune_space.c -> enum -> lua (the sandbox) -> parse, grid -> values, never back up. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +8,9 @@
 
 #include <lauxlib.h>
 
-#include "tune_space_internal.h"
+#include "tune_space_enum_internal.h"
+#include "tune_space_lua_internal.h"
+#include "tune_space_parse_internal.h"
 
 /* ---- targets and names ------------------------------------------------------------------- */
 
@@ -40,19 +43,6 @@ int tune_device_default(tune_device *dev, const char *arch)
     dev->smem_per_block_optin = gen_smem_limit_for_arch(targets[i].arch);
     dev->real = 0;
     return found ? 0 : -1;
-}
-
-void tune_workload_str(const tune_workload *w, char *buf, size_t len)
-{
-    char dv[24] = "", s[32];
-    if (w->head_dim_v != w->head_dim)
-        snprintf(dv, sizeof dv, " dv=%d", w->head_dim_v);
-    if (w->seqlen_q == w->seqlen_k)
-        snprintf(s, sizeof s, "%d", w->seqlen_q);
-    else
-        snprintf(s, sizeof s, "%d/%d", w->seqlen_q, w->seqlen_k);
-    snprintf(buf, len, "%s d=%d%s %s b=%d h=%d s=%s", gen_dtype_name(w->dtype), w->head_dim, dv,
-             w->causal ? "causal" : "noncausal", w->batch, w->heads, s);
 }
 
 long tune_space_set_count(const tune_space_set *set)

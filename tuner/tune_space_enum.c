@@ -8,7 +8,9 @@
 
 #include <lauxlib.h>
 
-#include "tune_space_internal.h"
+#include "tune_space_enum_internal.h"
+#include "tune_space_lua_internal.h"
+#include "tune_space_values_internal.h"
 
 /* "BLOCK_M=64 BLOCK_N=32 NUM_WARPS=4": the parameters of c the workload does not set. */
 static void describe(const gen_config *c, char *buf, size_t len)

@@ -5,7 +5,8 @@
 
 #include <lauxlib.h>
 
-#include "tune_space_internal.h"
+#include "tune_space_grid_internal.h"
+#include "tune_space_values_internal.h"
 
 #define GRID_MAX 64         /* values per grid key */
 #define GRID_TOTAL 10000    /* workloads per grid, as per space */

@@ -7,7 +7,10 @@
 #include <lauxlib.h>
 #include <lualib.h>
 
-#include "tune_space_internal.h"
+#include "tune_space_grid_internal.h"
+#include "tune_space_lua_internal.h"
+#include "tune_space_parse_internal.h"
+#include "tune_space_values_internal.h"
 
 #define MEM_LIMIT ((size_t)256 << 20)   /* bytes; a space is a few kilobytes of tables */
 #define HOOK_EVERY 1000                 /* instructions between count-hook events */
@@ -144,28 +147,6 @@ static int l_pow2(lua_State *L)
 }
 
 /* ---- smem_bytes(p [, template]) --------------------------------------------------------- */
-
-void tune_family_names(char *buf, size_t len)
-{
-    int count = 0;
-    const gen_family *const *list = gen_family_list(&count);
-    buf[0] = '\0';
-    for (int i = 0; i < count; i++) {
-        size_t used = strlen(buf);
-        snprintf(buf + used, len - used, "%s%s", i ? ", " : "", list[i]->name);
-    }
-}
-
-const gen_family *tune_family_find(const char *name, char *err, size_t len)
-{
-    const gen_family *f = gen_family_find(name);
-    if (!f) {
-        char known[256];
-        tune_family_names(known, sizeof known);
-        snprintf(err, len, "unknown template '%s' (known: %s)", name, known);
-    }
-    return f;
-}
 
 static int l_smem_bytes(lua_State *L)
 {

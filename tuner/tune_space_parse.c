@@ -1,5 +1,6 @@
 /* Reading a space from Lua into a spec: every key checked for its type and meaning, with messages
- * that name the key and the value (the caller puts the file and line in front). */
+ * that name the key and the value (the caller puts the file and line in front); and the names of
+ * the templates a space may use. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,11 +8,36 @@
 
 #include <lauxlib.h>
 
-#include "tune_space_internal.h"
+#include "tune_space_parse_internal.h"
+#include "tune_space_values_internal.h"
 
 #define PRODUCT_MAX 1000000L   /* configurations per workload; more is a mistake, not a space */
 #define WORKLOADS_MAX 10000    /* per space; keeps the duplicate check quadratic but quick */
 #define SPEC_META "flashtune.spec"
+
+/* ---- templates ------------------------------------------------------------------------------- */
+
+void tune_family_names(char *buf, size_t len)
+{
+    int count = 0;
+    const gen_family *const *list = gen_family_list(&count);
+    buf[0] = '\0';
+    for (int i = 0; i < count; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", i ? ", " : "", list[i]->name);
+    }
+}
+
+const gen_family *tune_family_find(const char *name, char *err, size_t len)
+{
+    const gen_family *f = gen_family_find(name);
+    if (!f) {
+        char known[256];
+        tune_family_names(known, sizeof known);
+        snprintf(err, len, "unknown template '%s' (known: %s)", name, known);
+    }
+    return f;
+}
 
 /* ---- the spec userdata ---------------------------------------------------------------------- */
 

@@ -1,12 +1,12 @@
 /* Reading Lua values for a space: integers, numbers, parameter values, tables with known keys,
- * and workloads, each error naming the key and the value. */
+ * and workloads (and their names, tune_workload_str), each error naming the key and the value. */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <lauxlib.h>
 
-#include "tune_space_internal.h"
+#include "tune_space_values_internal.h"
 
 /* ---- scalars --------------------------------------------------------------------------------- */
 
@@ -151,6 +151,19 @@ int tune_field_number(lua_State *L, int idx, const char *what, const char *key, 
 }
 
 /* ---- workloads ------------------------------------------------------------------------------ */
+
+void tune_workload_str(const tune_workload *w, char *buf, size_t len)
+{
+    char dv[24] = "", s[32];
+    if (w->head_dim_v != w->head_dim)
+        snprintf(dv, sizeof dv, " dv=%d", w->head_dim_v);
+    if (w->seqlen_q == w->seqlen_k)
+        snprintf(s, sizeof s, "%d", w->seqlen_q);
+    else
+        snprintf(s, sizeof s, "%d/%d", w->seqlen_q, w->seqlen_k);
+    snprintf(buf, len, "%s d=%d%s %s b=%d h=%d s=%s", gen_dtype_name(w->dtype), w->head_dim, dv,
+             w->causal ? "causal" : "noncausal", w->batch, w->heads, s);
+}
 
 static const char *const workload_keys[] = {
     "dtype", "head_dim", "head_dim_v", "causal", "batch", "heads", "seqlen", "seqlen_q", "seqlen_k", NULL,

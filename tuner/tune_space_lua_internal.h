@@ -1,0 +1,39 @@
+/* The interpreter a space file runs in (tune_space_lua.c): the load's state, the sandbox and
+ * the helpers Lua sees; built on tune_space_parse.c (space{}), tune_space_grid.c and
+ * tune_space_values.c. Used only by tuner/tune_space*.c. */
+#ifndef FT_TUNE_SPACE_LUA_INTERNAL_H
+#define FT_TUNE_SPACE_LUA_INTERNAL_H
+
+#include <stddef.h>
+
+#include <lua.h>
+
+#include "tune_space.h"
+
+/* One load's state; the Lua allocator's user data, so every helper can reach it. */
+typedef struct tune_ctx {
+    tune_device device;
+    int smem_limit;             /* bytes, for gen_validate */
+    size_t mem_used, mem_limit; /* bytes the interpreter holds, and its cap */
+    long ticks_left;            /* instruction-count hook events left before "ran too long" */
+    int track_lines;            /* 1 while the chunk runs: remember where it returns */
+    int chunk_line;             /* the line the main chunk returned from (0: it did not) */
+    char chunk_src[TUNE_POS_LEN - 24];   /* the chunk's short source name, as in Lua's messages */
+} tune_ctx;
+
+/* A fresh interpreter for ctx: the data libraries, the helpers and `device`; NULL when out of
+ * memory. Close it with lua_close. */
+lua_State *tune_lua_open(tune_ctx *ctx);
+tune_ctx *tune_lua_ctx(lua_State *L);
+/* on: count instructions and remember the line the main chunk returns from; off: count only. */
+void tune_lua_track_lines(lua_State *L, int on);
+/* Pushes the `device` table made at open. */
+void tune_lua_push_device(lua_State *L);
+/* 1 when the value at idx is what skip() throws; *reason, its reason (valid while it is). */
+int tune_lua_is_skip(lua_State *L, int idx, const char **reason);
+/* "file:line" recorded by space{} for the table at idx, or NULL when space{} did not make it. */
+const char *tune_lua_space_pos(lua_State *L, int idx);
+/* Pushes the list of tables space{} declared, in call order. */
+void tune_lua_push_declared(lua_State *L);
+
+#endif

@@ -1,0 +1,79 @@
+/* What the sweep's files share: the sweep's state, its units (one per space and workload), and
+ * the steps the driver (tune_sweep.c) ties together: plan, measurement, strategies, progress and
+ * report. Used only by tuner/tune_sweep*.c. */
+#ifndef FT_TUNE_SWEEP_INTERNAL_H
+#define FT_TUNE_SWEEP_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tune_sweep.h"
+#include "tune_sweep_compile_internal.h"
+
+/* One (space, workload): its candidates, their kernels and what is left to measure. */
+typedef struct tune_unit {
+    const tune_space *space;
+    const tune_candidates *cands;
+    int backward;
+    int *job;                   /* per candidate: index into the kernel set */
+    int ref_job;
+    gen_config ref_config;
+    int64_t workload_id;
+    int *pending;               /* candidate indices without a stored result */
+    int pending_count;
+    int pruned_before;          /* 'skipped' results already stored: a prune was decided */
+    double best_tflops;         /* best of this run, for the progress line */
+    char best[160];
+    char failure[1024];         /* why the workload could not be measured; empty when fine */
+} tune_unit;
+
+typedef struct tune_sweep {
+    db *d;
+    const tune_gpu_info *gpu;
+    tune_kernel_set ks;
+    tune_unit *units;
+    int unit_count;
+    int64_t device_id, sweep_id;
+    long total, done;           /* timings planned and finished, for progress and ETA */
+    double timing_start;
+    int tty;
+    char err[1024];
+} tune_sweep;
+
+/* What a measurement step returns. */
+enum { TUNE_PHASE_OK = 0, TUNE_PHASE_SETUP_FAILED = -1, TUNE_PHASE_DB_ERROR = -2, TUNE_PHASE_INTERRUPTED = 1 };
+
+/* ---- the plan (tune_sweep_plan.c) ---------------------------------------------------------- */
+
+/* Builds the units, stores devices, workloads and kernels, and finds what is pending. 0 or -1
+ * (s->err). */
+int tune_sweep_plan(tune_sweep *s, const tune_space_set *set);
+
+/* ---- measurement (tune_sweep_measure.c) ---------------------------------------------------- */
+
+/* Stores one result of candidate c of u. 0 or -1 (s->err). */
+int tune_sweep_store(tune_sweep *s, const tune_unit *u, int c, const tune_record *r);
+/* Runs candidates cands[0..n-1] of u (candidate indices) in workers with bench. Each result
+ * goes to out[i] (may be NULL) and, unless it is ok and defer_ok is set, to the database at
+ * once. Returns a TUNE_PHASE_* code. */
+int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, const tune_bench *bench,
+                         int defer_ok, tune_record *out, const char *pass);
+/* Records compile errors for the pending candidates whose kernel failed; drops them from
+ * pending. 0 or -1 (s->err). */
+int tune_sweep_record_compile_errors(tune_sweep *s, tune_unit *u);
+
+/* ---- strategies (tune_sweep_strategy.c) ---------------------------------------------------- */
+
+/* Measures the pending candidates of u with its space's strategy. Returns a TUNE_PHASE_* code. */
+int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u);
+
+/* ---- progress and report (tune_sweep_report.c) --------------------------------------------- */
+
+/* "fwd bf16 d=128 causal b=4 h=16 s=4096". */
+void tune_sweep_unit_label(const tune_unit *u, char *buf, size_t len);
+/* Progress after one timing: a live line on a terminal, one plain line otherwise. */
+void tune_sweep_progress(tune_sweep *s, tune_unit *u, int c, const tune_record *r, const char *pass);
+/* The winner of every workload, from the database (this run's and earlier results). */
+void tune_sweep_report(tune_sweep *s, const char *db_path);
+
+#endif

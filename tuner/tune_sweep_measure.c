@@ -1,0 +1,156 @@
+/* Measurement: hands a unit's candidates to benchmark workers (tune_worker.h) under a watchdog,
+ * restarts a worker that crashed or hung, and stores each result the moment it arrives. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune_sweep_internal.h"
+
+int tune_sweep_store(tune_sweep *s, const tune_unit *u, int c, const tune_record *r)
+{
+    const tune_kernel_job *j = &s->ks.jobs[u->job[c]];
+    db_result res = {
+        .sweep_id = s->sweep_id, .device_id = s->device_id, .workload_id = u->workload_id,
+        .kernel_id = j->kernel_id, .binary_id = j->binary_id, .status = r->status,
+        .median_ms = r->median_ms, .min_ms = r->min_ms, .spread = r->spread, .tflops = r->tflops,
+        .rel_error = r->rel_error, .max_abs_error = r->max_abs_error,
+        .message = r->message[0] ? r->message : NULL,
+    };
+    return db_result_put(s->d, &res, s->err, sizeof s->err);
+}
+
+/* Seeds the random inputs from the workload, so a rerun sees the same data. */
+static unsigned long long workload_seed(const tune_workload *w)
+{
+    int f[] = { w->dtype, w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads, w->seqlen_q, w->seqlen_k };
+    unsigned long long h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        h = (h ^ (unsigned)f[i]) * 0x100000001b3ull;
+    return h ? h : 1;
+}
+
+int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, const tune_bench *bench, int defer_ok,
+                     tune_record *out, const char *pass)
+{
+    if (n == 0)
+        return TUNE_PHASE_OK;
+    tune_worker_item *items = malloc((size_t)n * sizeof *items);
+    if (!items) {
+        snprintf(u->failure, sizeof u->failure, "out of memory");
+        return TUNE_PHASE_SETUP_FAILED;
+    }
+    for (int i = 0; i < n; i++)
+        items[i] = (tune_worker_item){ &u->cands->configs[cands[i]], s->ks.jobs[u->job[cands[i]]].binary.cubin, i };
+    tune_worker_task task = {
+        .workload = u->cands->workload, .backward = u->backward, .ref_cubin = s->ks.jobs[u->ref_job].binary.cubin,
+        .ref_config = &u->ref_config, .bench = *bench, .l2_bytes = s->gpu->l2_bytes,
+        .seed = workload_seed(&u->cands->workload), .items = items, .count = n,
+    };
+    const double setup_s = bench->timeout_s * 10 > 300 ? bench->timeout_s * 10 : 300;
+    int next = 0, stalls = 0, rc = TUNE_PHASE_OK;
+    while (next < n && rc == TUNE_PHASE_OK) {
+        tune_worker_proc w;
+        char why[1024] = "", line[2048], how[160];
+        if (tune_worker_start(&task, next, &w, why, sizeof why) != 0) {
+            snprintf(u->failure, sizeof u->failure, "starting a worker: %s", why);
+            rc = TUNE_PHASE_SETUP_FAILED;
+            break;
+        }
+        int ready = 0, inflight = -1, progressed = 0;
+        double deadline = tune_now() + setup_s;
+        for (;;) {
+            int got = tune_worker_read_line(&w, deadline, line, sizeof line);
+            if (tune_sweep_interrupted) {
+                tune_worker_stop(&w, NULL, 0);
+                rc = TUNE_PHASE_INTERRUPTED;
+                break;
+            }
+            if (got == -2)
+                continue;
+            if (got == 1) {
+                tune_record r;
+                int id;
+                if (!strcmp(line, "READY")) {
+                    ready = 1;
+                    deadline = tune_now() + bench->timeout_s;
+                } else if (line[0] == 'E' && line[1] == ' ') {
+                    snprintf(why, sizeof why, "%.1000s", line + 2);
+                } else if (sscanf(line, "B %d", &id) == 1 && id >= next && id < n) {
+                    inflight = id;
+                    deadline = tune_now() + bench->timeout_s;
+                } else if (line[0] == 'R' && tune_record_parse(line, &r) == 0 && r.id >= next && r.id < n) {
+                    int c = cands[r.id];
+                    if (out)
+                        out[r.id] = r;
+                    if (!(defer_ok && r.status == DB_STATUS_OK) && tune_sweep_store(s, u, c, &r) != 0) {
+                        tune_worker_stop(&w, NULL, 0);
+                        rc = TUNE_PHASE_DB_ERROR;
+                        break;
+                    }
+                    tune_sweep_progress(s, u, c, &r, pass);
+                    next = r.id + 1;
+                    inflight = -1;
+                    progressed = 1;
+                    deadline = tune_now() + bench->timeout_s;
+                } else {
+                    snprintf(why, sizeof why, "unexpected line from the worker: '%.200s'", line);
+                }
+                continue;
+            }
+            /* The worker ended (got == 0) or the watchdog fired (got == -1). */
+            int timed_out = got == -1;
+            tune_worker_stop(&w, how, sizeof how);
+            if (inflight >= 0) {
+                tune_record r;
+                tune_record_init(&r, inflight);
+                r.status = timed_out ? DB_STATUS_TIMEOUT : DB_STATUS_CRASHED;
+                if (timed_out)
+                    snprintf(r.message, sizeof r.message, "no result within timeout_s=%g s; worker killed", bench->timeout_s);
+                else
+                    snprintf(r.message, sizeof r.message, "the worker died during this candidate (%s)", how);
+                if (out)
+                    out[inflight] = r;
+                if (tune_sweep_store(s, u, cands[inflight], &r) != 0) {
+                    rc = TUNE_PHASE_DB_ERROR;
+                    break;
+                }
+                tune_sweep_progress(s, u, cands[inflight], &r, pass);
+                next = inflight + 1;
+                progressed = 1;
+            } else if (!ready) {
+                snprintf(u->failure, sizeof u->failure, "worker setup %s: %s", timed_out ? "timed out" : "failed",
+                         why[0] ? why : how);
+                rc = TUNE_PHASE_SETUP_FAILED;
+            } else if (next < n && !progressed && ++stalls >= 2) {
+                snprintf(u->failure, sizeof u->failure, "the worker keeps ending without a result (%s)", how);
+                rc = TUNE_PHASE_SETUP_FAILED;
+            }
+            break;
+        }
+    }
+    free(items);
+    return rc;
+}
+
+int tune_sweep_record_compile_errors(tune_sweep *s, tune_unit *u)
+{
+    int kept = 0;
+    for (int i = 0; i < u->pending_count; i++) {
+        int c = u->pending[i];
+        tune_kernel_job *j = &s->ks.jobs[u->job[c]];
+        if (j->ready) {
+            u->pending[kept++] = c;
+            continue;
+        }
+        if (!j->failed)   /* not compiled because of Ctrl-C: left for the rerun */
+            continue;
+        tune_record r;
+        tune_record_init(&r, c);
+        r.status = DB_STATUS_COMPILE_ERROR;
+        snprintf(r.message, sizeof r.message, "%.500s", j->error[0] ? j->error : "not compiled");
+        if (tune_sweep_store(s, u, c, &r) != 0)
+            return -1;
+    }
+    u->pending_count = kept;
+    return 0;
+}

@@ -1,0 +1,93 @@
+/* The sweep's plan: one unit per (space, workload) with its kernels and database rows, and the
+ * resume filter that leaves out what the database already holds. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune_sweep_internal.h"
+
+/* ---- resume ------------------------------------------------------------------------------ */
+
+int tune_sweep_pending(db *d, int64_t device_id, int64_t workload_id, const int64_t *kernel_ids, int count,
+                       int *pending, int *pending_count, int *pruned, char *err, size_t len)
+{
+    *pending_count = 0;
+    if (pruned)
+        *pruned = 0;
+    for (int i = 0; i < count; i++) {
+        db_status st;
+        int found = db_result_get(d, device_id, workload_id, kernel_ids[i], &st, err, len);
+        if (found < 0)
+            return -1;
+        if (!found)
+            pending[(*pending_count)++] = i;
+        else if (pruned && st == DB_STATUS_SKIPPED)
+            (*pruned)++;
+    }
+    return 0;
+}
+
+/* ---- units ------------------------------------------------------------------------------- */
+
+int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
+{
+    int count = 0;
+    for (int i = 0; i < set->space_count; i++)
+        count += set->spaces[i].workload_count;
+    s->units = calloc((size_t)(count ? count : 1), sizeof *s->units);
+    if (!s->units)
+        return snprintf(s->err, sizeof s->err, "out of memory"), -1;
+    for (int i = 0; i < set->space_count; i++)
+        for (int w = 0; w < set->spaces[i].workload_count; w++) {
+            tune_unit *u = &s->units[s->unit_count++];
+            u->space = &set->spaces[i];
+            u->cands = &set->spaces[i].workloads[w];
+            u->backward = u->space->family->backward;
+            const tune_workload *tw = &u->cands->workload;
+            db_workload dw = { u->backward ? DB_OP_BWD : DB_OP_FWD, tw->dtype, tw->head_dim, tw->head_dim_v, tw->causal,
+                               tw->batch, tw->heads, tw->seqlen_q, tw->seqlen_k };
+            if (db_workload_upsert(s->d, &dw, &u->workload_id, s->err, sizeof s->err) != 0)
+                return -1;
+            gen_config_init(&u->ref_config, gen_family_find("ref"));
+            u->ref_config.p[GEN_DTYPE] = tw->dtype;
+            u->ref_config.p[GEN_HEAD_DIM] = tw->head_dim;
+            u->ref_config.p[GEN_HEAD_DIM_V] = tw->head_dim_v;
+            u->ref_config.p[GEN_CAUSAL] = tw->causal;
+            u->job = malloc((size_t)(u->cands->count ? u->cands->count : 1) * sizeof *u->job);
+            u->pending = malloc((size_t)(u->cands->count ? u->cands->count : 1) * sizeof *u->pending);
+            int64_t *ids = malloc((size_t)(u->cands->count ? u->cands->count : 1) * sizeof *ids);
+            if (!u->job || !u->pending || !ids || (u->ref_job = tune_kernels_add(&s->ks, &u->ref_config)) < 0) {
+                free(ids);
+                return snprintf(s->err, sizeof s->err, "out of memory, or a template missing from this build"), -1;
+            }
+            for (int c = 0; c < u->cands->count; c++)
+                if ((u->job[c] = tune_kernels_add(&s->ks, &u->cands->configs[c])) < 0) {
+                    free(ids);
+                    return snprintf(s->err, sizeof s->err, "out of memory, or a template missing from this build"), -1;
+                }
+            /* Kernels get their rows now: the resume filter needs their ids. */
+            int rc = 0;
+            for (int c = 0; c < u->cands->count && rc == 0; c++) {
+                tune_kernel_job *j = &s->ks.jobs[u->job[c]];
+                if (!j->kernel_id) {
+                    db_kernel k = { .p = { 0 } };
+                    snprintf(k.family, sizeof k.family, "%s", j->config.family->name);
+                    memcpy(k.source_hash, j->hash, sizeof k.source_hash);
+                    memcpy(k.p, j->config.p, sizeof k.p);
+                    rc = db_kernel_upsert(s->d, &k, &j->kernel_id, s->err, sizeof s->err);
+                }
+                ids[c] = j->kernel_id;
+            }
+            if (rc == 0)
+                rc = tune_sweep_pending(s->d, s->device_id, u->workload_id, ids, u->cands->count, u->pending,
+                                        &u->pending_count, &u->pruned_before, s->err, sizeof s->err);
+            free(ids);
+            if (rc != 0)
+                return -1;
+            for (int c = 0; c < u->pending_count; c++)
+                s->ks.jobs[u->job[u->pending[c]]].needed = 1;
+            if (u->pending_count)
+                s->ks.jobs[u->ref_job].needed = 1;
+        }
+    return 0;
+}
