@@ -10,7 +10,7 @@
 #ifndef FT_MASK_H
 #define FT_MASK_H
 
-#ifdef __CUDACC_RTC__
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)   /* NVRTC, or nvcc on an emitted .cu */
 #define FT_HD static __host__ __device__ __forceinline__
 #else
 #define FT_HD static inline

@@ -19,6 +19,7 @@ constexpr int K_BYTES = BLOCK_N * HEAD_DIM * 2;
 constexpr int V_BYTES = BLOCK_N * HEAD_DIM_V * 2;
 constexpr int STAGE_BYTES = K_BYTES + V_BYTES;
 constexpr int SMEM_END = 1024 + Q_BYTES + NUM_STAGES * STAGE_BYTES;
+constexpr int MIN_BLOCKS = fwd_wgmma_min_blocks(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES);
 
 constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: fwd_wgmma takes f16 or bf16");
@@ -49,8 +50,9 @@ FT_DEVICE void load_panels(unsigned smem, const elem_t *gmem, long long stride, 
     }
 }
 
-// One block per SM at least: lets ptxas use up to 255 registers per thread (2 warpgroups).
-extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
+// Compiled for the occupancy the traits expect (MIN_BLOCKS): up to 255 registers a thread for
+// two or three warpgroups, within 128 for one warpgroup on 64x64 tiles of head dim 64.
+extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
 ft_fwd(const ft_fwd_args args)
 {
     extern __shared__ __align__(1024) unsigned char smem_raw[];

@@ -9,7 +9,7 @@
 #ifndef FT_TRAITS_H
 #define FT_TRAITS_H
 
-#ifdef __CUDACC_RTC__
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)   /* NVRTC, or nvcc on an emitted .cu */
 #define FT_TRAIT static constexpr __host__ __device__
 #else
 #define FT_TRAIT static inline

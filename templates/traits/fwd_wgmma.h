@@ -26,6 +26,21 @@ FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v)
     return block_n / 2 + head_dim_v / 2 + block_n / 4 + 40;
 }
 
+/* Blocks per SM the kernel is compiled for (__launch_bounds__'s second argument): as many as the
+ * register estimate and shared memory allow, so that ptxas keeps within that occupancy. Left at
+ * 1, ptxas took 167 registers for 64x64 tiles of head dim 64 once the band mask came in (3
+ * blocks an SM) where 126 suffice (4): the causal forward lost ~15% at head dim 64 on the H100
+ * (compare.py, 2026-11-24). */
+FT_TRAIT int fwd_wgmma_min_blocks(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
+                                  int num_stages)
+{
+    const int by_regs = 65536 / (num_warps * 32 * fwd_wgmma_regs(block_n, head_dim_v));
+    const long long by_smem =
+        FT_SMEM_MAX_BYTES / fwd_wgmma_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages);
+    const int blocks = by_regs < by_smem ? by_regs : (int)by_smem;
+    return blocks < 1 ? 1 : blocks;
+}
+
 FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v)
 {
     if (num_warps % 4 != 0 || num_warps > 12)
