@@ -603,12 +603,17 @@ ft_bwd_dq(const ft_bwd_args args)
     int t_begin, t_end;
     key_tiles<BLOCK_M, BLOCK_N>(lo, hi, m0, nq, nk, t_begin, t_end);
     const int n_tiles = t_end - t_begin;
+    // k and v point at the first visited tile, so the loads' addresses advance by a constant
+    // (as in fwd_wgmma); the mask takes absolute keys.
+    const int n_begin = t_begin * BLOCK_N, keys = nk - n_begin;
+    k += (long long)n_begin * ks;
+    v += (long long)n_begin * vs;
 
     auto issue_kv_tile = [&](int nt, int slot) {   // nt counts from t_begin
-        const int kn0 = (t_begin + nt) * BLOCK_N;
+        const int kn0 = nt * BLOCK_N;
         const unsigned base = kv_addr + slot * (K_TILE_BYTES + V_TILE_BYTES);
-        load_tile_async<BLOCK_N, HEAD_DIM, !EVEN_N>(base, k + kn0 * ks, ks, nk - kn0);
-        load_tile_async<BLOCK_N, HEAD_DIM_V, !EVEN_N>(base + K_TILE_BYTES, v + kn0 * vs, vs, nk - kn0);
+        load_tile_async<BLOCK_N, HEAD_DIM, !EVEN_N>(base, k + kn0 * ks, ks, keys - kn0);
+        load_tile_async<BLOCK_N, HEAD_DIM_V, !EVEN_N>(base + K_TILE_BYTES, v + kn0 * vs, vs, keys - kn0);
     };
 
     // Group 0 = Q, dO and key tile 0; then one group per further tile (see ft_bwd_dkdv).
@@ -666,7 +671,7 @@ ft_bwd_dq(const ft_bwd_args args)
                 issue_kv_tile(nt + NUM_STAGES - 1, slot == 0 ? NUM_STAGES - 1 : slot - 1);
             cp_async_commit();
         }
-        const int kn0 = (t_begin + nt) * BLOCK_N;
+        const int kn0 = n_begin + nt * BLOCK_N;   // absolute: the mask's keys
         const unsigned k_addr = kv_addr + slot * (K_TILE_BYTES + V_TILE_BYTES);
         const unsigned v_addr = k_addr + K_TILE_BYTES;
         const lm_tile<HEAD_DIM> k_b = lm_sub<HEAD_DIM>(k_addr, kc0, 0, lr8, lc8, true);

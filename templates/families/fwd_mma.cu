@@ -76,6 +76,13 @@ ft_fwd(const ft_fwd_args args)
     int t_begin, t_end;
     key_tiles<BLOCK_M, BLOCK_N>(args.mask_lo, args.mask_hi, m0, args.seqlen_q, seqlen_k, t_begin, t_end);
     const int n_tiles = t_end - t_begin;
+    // From here on k and v point at the first visited tile and key offsets in the loads count
+    // from it, so each tile's addresses advance by a constant; with t_begin inside them ptxas
+    // recomputed every row's 64-bit address each tile (fwd_wgmma's loop: 466 instructions
+    // against 401). The mask takes absolute keys: n_begin + n0.
+    const int n_begin = t_begin * BLOCK_N, keys = seqlen_k - n_begin;
+    k += (long long)n_begin * ks;
+    v += (long long)n_begin * vs;
 
     load_tile<BLOCK_M, HEAD_DIM, EVEN_M>(q_smem, q, args.q_stride[2], args.seqlen_q - m0);
     cp_async_commit();
@@ -85,9 +92,9 @@ ft_fwd(const ft_fwd_args args)
     for (int s = 0; s < NUM_STAGES - 1; s++) {
         if (s < n_tiles) {
             elem_t *stage = kv_smem + s * STAGE_ELEMS;
-            const int n0 = (t_begin + s) * BLOCK_N;
-            load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, seqlen_k - n0);
-            load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_TILE_ELEMS, v + n0 * vs, vs, seqlen_k - n0);
+            const int n0 = s * BLOCK_N;
+            load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, keys - n0);
+            load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_TILE_ELEMS, v + n0 * vs, vs, keys - n0);
         }
         cp_async_commit();
     }
@@ -122,9 +129,9 @@ ft_fwd(const ft_fwd_args args)
     for (int t = 0; t < n_tiles; t++) {
         if (NUM_STAGES == 1) {
             __syncthreads();   // everyone is done with the single buffer
-            const int n0 = (t_begin + t) * BLOCK_N;
-            load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(kv_smem, k + n0 * ks, ks, seqlen_k - n0);
-            load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(kv_smem + K_TILE_ELEMS, v + n0 * vs, vs, seqlen_k - n0);
+            const int n0 = t * BLOCK_N;
+            load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(kv_smem, k + n0 * ks, ks, keys - n0);
+            load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(kv_smem + K_TILE_ELEMS, v + n0 * vs, vs, keys - n0);
             cp_async_commit();
             cp_async_wait<0>();
             __syncthreads();
@@ -134,9 +141,9 @@ ft_fwd(const ft_fwd_args args)
             const int next = t + NUM_STAGES - 1;
             if (next < n_tiles) {
                 elem_t *stage = kv_smem + (next % NUM_STAGES) * STAGE_ELEMS;
-                const int n0 = (t_begin + next) * BLOCK_N;
-                load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, seqlen_k - n0);
-                load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_TILE_ELEMS, v + n0 * vs, vs, seqlen_k - n0);
+                const int n0 = next * BLOCK_N;
+                load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, keys - n0);
+                load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_TILE_ELEMS, v + n0 * vs, vs, keys - n0);
             }
             cp_async_commit();
         }
@@ -149,7 +156,7 @@ ft_fwd(const ft_fwd_args args)
                     ldmatrix_x4(qf[r][kk][0], qf[r][kk][1], qf[r][kk][2], qf[r][kk][3],
                                 swz_step<HEAD_DIM>(q_lane, kk * 2, r * 16));
         }
-        const int n0 = (t_begin + t) * BLOCK_N;
+        const int n0 = t * BLOCK_N;
 
         // S = Q K^T.
         float s[ROW_TILES][KEY_TILES][4];
@@ -181,12 +188,13 @@ ft_fwd(const ft_fwd_args args)
         // Mask keys past seqlen_k and those the band hides; only tiles that cross a boundary
         // of the warp's rows pay for it. The band is read from the argument block where it is
         // used: copied to registers it made head dim 256 spill on sm_80.
-        const bool tail = !EVEN_N && n0 + BLOCK_N > seqlen_k;
-        const bool band = tile_needs_mask(args.mask_lo, args.mask_hi, m0 + warp_row0, m0 + warp_row0 + WARP_ROWS, n0, n0 + BLOCK_N);
+        const bool tail = !EVEN_N && n0 + BLOCK_N > keys;
+        const bool band = tile_needs_mask(args.mask_lo, args.mask_hi, m0 + warp_row0, m0 + warp_row0 + WARP_ROWS,
+                                          n_begin + n0, n_begin + n0 + BLOCK_N);
         if (tail || band) {
 #pragma unroll
             for (int r = 0; r < ROW_TILES; r++)
-                mask_scores<KEY_TILES>(&s[r][0][0], n0, seqlen_k, m0 + warp_row0 + r * 16 + group, quad,
+                mask_scores<KEY_TILES>(&s[r][0][0], n_begin + n0, seqlen_k, m0 + warp_row0 + r * 16 + group, quad,
                                        args.mask_lo, args.mask_hi);
         }
 

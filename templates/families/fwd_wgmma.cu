@@ -82,6 +82,13 @@ ft_fwd(const ft_fwd_args args)
     int t_begin, t_end;
     key_tiles<BLOCK_M, BLOCK_N>(lo, hi, m0, args.seqlen_q, seqlen_k, t_begin, t_end);
     const int n_tiles = t_end - t_begin;
+    // From here on k and v point at the first visited tile and key offsets in the loads count
+    // from it, so each tile's addresses advance by a constant; with t_begin inside them ptxas
+    // recomputed every row's 64-bit address each tile (fwd_wgmma's loop: 466 instructions
+    // against 401). The mask takes absolute keys: n_begin + n0.
+    const int n_begin = t_begin * BLOCK_N, keys = seqlen_k - n_begin;
+    k += (long long)n_begin * ks;
+    v += (long long)n_begin * vs;
 
     load_panels<BLOCK_M, HEAD_DIM, EVEN_M>(q_smem, q, args.q_stride[2], args.seqlen_q - m0);
     cp_async_commit();
@@ -91,9 +98,9 @@ ft_fwd(const ft_fwd_args args)
     for (int s = 0; s < NUM_STAGES - 1; s++) {
         if (s < n_tiles) {
             const unsigned stage = kv_smem + s * STAGE_BYTES;
-            const int n0 = (t_begin + s) * BLOCK_N;
-            load_panels<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, seqlen_k - n0);
-            load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_BYTES, v + n0 * vs, vs, seqlen_k - n0);
+            const int n0 = s * BLOCK_N;
+            load_panels<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, keys - n0);
+            load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_BYTES, v + n0 * vs, vs, keys - n0);
         }
         cp_async_commit();
     }
@@ -110,9 +117,9 @@ ft_fwd(const ft_fwd_args args)
     for (int t = 0; t < n_tiles; t++) {
         if (NUM_STAGES == 1) {
             __syncthreads();   // everyone is done with the single buffer
-            const int n0 = (t_begin + t) * BLOCK_N;
-            load_panels<BLOCK_N, HEAD_DIM, EVEN_N>(kv_smem, k + n0 * ks, ks, seqlen_k - n0);
-            load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N>(kv_smem + K_BYTES, v + n0 * vs, vs, seqlen_k - n0);
+            const int n0 = t * BLOCK_N;
+            load_panels<BLOCK_N, HEAD_DIM, EVEN_N>(kv_smem, k + n0 * ks, ks, keys - n0);
+            load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N>(kv_smem + K_BYTES, v + n0 * vs, vs, keys - n0);
             cp_async_commit();
             cp_async_wait<0>();
             fence_proxy_async();
@@ -124,15 +131,15 @@ ft_fwd(const ft_fwd_args args)
             const int next = t + NUM_STAGES - 1;
             if (next < n_tiles) {
                 const unsigned stage = kv_smem + (next % NUM_STAGES) * STAGE_BYTES;
-                const int n0 = (t_begin + next) * BLOCK_N;
-                load_panels<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, seqlen_k - n0);
-                load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_BYTES, v + n0 * vs, vs, seqlen_k - n0);
+                const int n0 = next * BLOCK_N;
+                load_panels<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, keys - n0);
+                load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_BYTES, v + n0 * vs, vs, keys - n0);
             }
             cp_async_commit();
         }
         const unsigned k_tile = kv_smem + (NUM_STAGES == 1 ? 0 : (t % NUM_STAGES) * STAGE_BYTES);
         const unsigned v_tile = k_tile + K_BYTES;
-        const int n0 = (t_begin + t) * BLOCK_N;
+        const int n0 = t * BLOCK_N;
 
         // S = Q K^T: 16 columns of the head dim per step; a 64-column panel is 4 steps of 32 bytes.
         float s[S_REGS];
@@ -150,10 +157,10 @@ ft_fwd(const ft_fwd_args args)
 
         // Mask keys past seqlen_k and those the band hides. S element s[4j+e] is row
         // g + 8*(e/2), key 8j + 2q + e%2 of the tile.
-        const bool tail = !EVEN_N && n0 + BLOCK_N > seqlen_k;
-        const bool band = tile_needs_mask(lo, hi, m0 + warp_row0, m0 + warp_row0 + 16, n0, n0 + BLOCK_N);
+        const bool tail = !EVEN_N && n0 + BLOCK_N > keys;
+        const bool band = tile_needs_mask(lo, hi, m0 + warp_row0, m0 + warp_row0 + 16, n_begin + n0, n_begin + n0 + BLOCK_N);
         if (tail || band)
-            mask_scores<BLOCK_N / 8>(s, n0, seqlen_k, m0 + warp_row0 + group, quad, lo, hi);
+            mask_scores<BLOCK_N / 8>(s, n_begin + n0, seqlen_k, m0 + warp_row0 + group, quad, lo, hi);
 #pragma unroll
         for (int half = 0; half < 2; half++)
             softmax_step<BLOCK_N / 8, HEAD_DIM_V / 8>(s, o, row_max[half], row_sum[half], half, scale_log2);
