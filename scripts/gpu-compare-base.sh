@@ -2,9 +2,10 @@
 # On the lent GPU machine: bench/compare.py for an earlier commit and for this tree, one after
 # the other in one call, so a restructuring can be checked for lost speed. The earlier tree is
 # unpacked beside this one first (git archive REV | tar -x -C .base; carry .base and .deps).
-# Usage: scripts/gpu-compare-base.sh [compare.py arguments]; results in $OUT/base and $OUT/head.
+# Usage: scripts/gpu-compare-base.sh [compare.py arguments]; $OUT gets base.csv, base.md,
+# head.csv and head.md (the plots stay in /tmp/compare: the lease brings back few files).
 set -uo pipefail
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT/base" "$OUT/head" /tmp/logs
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/compare/base /tmp/compare/head /tmp/logs
 P=/tmp/prefix; mkdir -p $P
 for f in .deps/debs/*.deb; do dpkg -x "$f" $P; done
 export CPATH=$P/usr/include:$P/usr/include/x86_64-linux-gnu
@@ -18,7 +19,8 @@ build .base /tmp/build-base || { tail -30 /tmp/logs/build-build-base.log; exit 1
 for side in base head; do
   src=$([ $side = base ] && echo .base || echo .); lib=$([ $side = base ] && echo /tmp/build-base || echo /tmp/build)
   FLASHTUNE_LIBRARY=$lib/runtime/libflashtune.so PYTHONPATH=$src/python \
-    python3 $src/bench/compare.py --out "$OUT/$side" "$@" > /tmp/logs/compare-$side.log 2>&1
+    python3 $src/bench/compare.py --out /tmp/compare/$side "$@" > /tmp/logs/compare-$side.log 2>&1
   echo "== $side: compare rc=$?"
-  sed -n '/Geometric mean/,$p' "$OUT/$side/compare.md" | head -20
+  cp /tmp/compare/$side/compare.csv "$OUT/$side.csv"; cp /tmp/compare/$side/compare.md "$OUT/$side.md"
+  sed -n '/Geometric mean/,$p' "$OUT/$side.md" | head -20
 done
