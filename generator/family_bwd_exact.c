@@ -36,7 +36,7 @@ static int check_bwd(const int *p, char *why, size_t len)
     const int dt = p[GEN_DTYPE], bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V], dq_mode = p[GEN_DQ_MODE], threads = 32 * nw;
     const int atomic = dq_mode == DQ_ATOMIC;
-    switch (bwd_exact_rule(dt, bm, bn, nw, p[GEN_NUM_STAGES], d, dv, dq_mode)) {
+    switch (bwd_exact_rule(dt, bm, bn, nw, p[GEN_NUM_STAGES], d, dv, dq_mode, p[GEN_CAUSAL])) {
     case EXACT_OK:
         return 0;
     case EXACT_BAD_TILES:
@@ -70,12 +70,12 @@ static int check_bwd(const int *p, char *why, size_t len)
     case EXACT_BAD_REGISTERS:
         snprintf(why, len, "BLOCK_M=%d, BLOCK_N=%d, NUM_WARPS=%d, HEAD_DIM=%d, HEAD_DIM_V=%d, DTYPE=%d: ft_bwd_dkdv "
                  "would hold %d accumulator registers per thread and spill (limit %d)", bm, bn, nw, d, dv, dt,
-                 bwd_exact_dkdv_words(dt, bm, bn, nw, d, dv, dq_mode), bwd_exact_word_limit(nw));
+                 bwd_exact_dkdv_words(dt, bm, bn, nw, d, dv, dq_mode), bwd_exact_word_limit(dt, nw, p[GEN_CAUSAL]));
         break;
     default:
         snprintf(why, len, "BLOCK_M=%d, BLOCK_N=%d, NUM_WARPS=%d, HEAD_DIM=%d, DTYPE=%d: ft_bwd_dq would hold %d "
                  "accumulator registers per thread and spill (limit %d)", bm, bn, nw, d, dt,
-                 bwd_exact_dq_words(dt, bm, bn, nw, d, dv), bwd_exact_word_limit(nw));
+                 bwd_exact_dq_words(dt, bm, bn, nw, d, dv), bwd_exact_word_limit(dt, nw, p[GEN_CAUSAL]));
         break;
     }
     return -1;

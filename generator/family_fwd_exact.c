@@ -41,7 +41,7 @@ static int check_fwd(const int *p, char *why, size_t len)
     default:
         snprintf(why, len, "BLOCK_M=%d, BLOCK_N=%d, NUM_WARPS=%d, HEAD_DIM_V=%d, DTYPE=%d: %d accumulator "
                  "registers per thread would spill (limit %d)", bm, bn, nw, dv, dt,
-                 fwd_exact_words(dt, bm, bn, nw, d, dv), fwd_exact_word_limit(dt, nw));
+                 fwd_exact_words(dt, bm, bn, nw, d, dv), fwd_exact_word_limit(dt, nw, dv));
         break;
     }
     return -1;

@@ -573,7 +573,8 @@ typedef struct compile_job {
     gen_config config;
     const char *arch;
     int done_ok;            /* filled by the worker */
-    char problem[2048];     /* why it failed, empty when fine */
+    int unsupported;        /* no valid configuration near the defaults: nothing to compile */
+    char problem[2048];     /* why it failed (or is unsupported), empty when fine */
 } compile_job;
 
 typedef struct job_queue {
@@ -638,7 +639,8 @@ static void *worker(void *arg)
             return NULL;
         if (q->progress && i % q->progress == 0)
             fprintf(stderr, "test_gen: compiling %d of %d\n", i + 1, q->count);
-        run_job(&q->jobs[i]);
+        if (!q->jobs[i].unsupported)
+            run_job(&q->jobs[i]);
     }
 }
 
@@ -657,7 +659,8 @@ static void run_jobs(compile_job *jobs, int count, int progress)
 
 /* The family's defaults moved to the problem's dtype, head dims and flags. When those do not
  * fit the arch (say head dim 256 on sm_80's shared memory), the nearest smaller tiles that
- * the family accepts: fewer stages first, then narrower key tiles, then fewer query rows. */
+ * the family accepts: fewer stages first, then narrower key tiles, then fewer query rows, each
+ * with the default warps, then half and a quarter of them (as the runtime's defaults search). */
 static int fit_config(gen_config *c, const char *arch, char *why, size_t len)
 {
     const int limit = gen_smem_limit_for_arch(arch);
@@ -665,10 +668,18 @@ static int fit_config(gen_config *c, const char *arch, char *why, size_t len)
         return 0;
     const gen_config base = *c;
     char ignored[512];
+    for (int wd = 1; wd <= 4; wd *= 2)
     for (int bm = base.p[GEN_BLOCK_M]; bm >= 1; bm /= 2)
         for (int bn = base.p[GEN_BLOCK_N]; bn >= 1 && bn * 4 >= base.p[GEN_BLOCK_N]; bn /= 2)
             for (int st = base.p[GEN_NUM_STAGES]; st >= 1; st--) {
                 *c = base;
+                if (c->family->params & GEN_BIT(GEN_NUM_WARPS)) {
+                    if (base.p[GEN_NUM_WARPS] % wd)
+                        continue;
+                    c->p[GEN_NUM_WARPS] = base.p[GEN_NUM_WARPS] / wd;
+                } else if (wd > 1) {
+                    continue;
+                }
                 if (c->family->params & GEN_BIT(GEN_BLOCK_M))
                     c->p[GEN_BLOCK_M] = bm;
                 if (c->family->params & GEN_BIT(GEN_BLOCK_N))
@@ -698,8 +709,12 @@ static int add_jobs(compile_job *jobs, int n, const gen_family *f, const int *va
             if (set[i] && (f->params & GEN_BIT(i)))
                 j->config.p[i] = values[i];
         j->arch = archs[a];
-        if (fit_config(&j->config, archs[a], why, sizeof why))
+        if (fit_config(&j->config, archs[a], why, sizeof why)) {
+            /* gen_validate refuses every candidate, so nothing of this kind is ever compiled or
+             * launched (the runtime reports it unsupported); listed, not failed. */
+            j->unsupported = 1;
             snprintf(j->problem, sizeof j->problem, "no valid configuration near the defaults: %s", why);
+        }
     }
     return n;
 }
@@ -771,24 +786,32 @@ static void every_family_compiles_without_spills(void **state)
     }
     assert_true(n <= cap);
     run_jobs(jobs, n, full_mode ? 100 : 0);
-    int failed = 0;
+    int failed = 0, unsupported = 0;
     for (int i = 0; i < n; i++) {
         if (jobs[i].done_ok)
             continue;
         char what[512];
         describe(&jobs[i], what, sizeof what);
-        if (failed++ < 40)
+        if (jobs[i].unsupported) {
+            if (unsupported++ < 40)
+                print_message("unsupported %s: %s\n", what, jobs[i].problem);
+        } else if (failed++ < 40) {
             print_error("FAIL %s: %s\n", what, jobs[i].problem);
+        }
     }
     for (int k = 0; k < count; k++) {
-        int tried = 0, bad = 0;
+        int tried = 0, bad = 0, none = 0;
         for (int i = 0; i < n; i++)
-            if (jobs[i].config.family == all[k])
-                tried++, bad += !jobs[i].done_ok;
-        print_message("  %-10s %4d compiled, %4d failed\n", all[k]->name, tried, bad);
+            if (jobs[i].config.family == all[k]) {
+                none += jobs[i].unsupported;
+                tried += !jobs[i].unsupported;
+                bad += !jobs[i].unsupported && !jobs[i].done_ok;
+            }
+        print_message("  %-10s %4d compiled, %4d failed, %3d without a valid configuration\n", all[k]->name, tried,
+                      bad, none);
     }
-    print_message("compiled %d configurations: %d ok, %d failed; %d families without a template\n",
-                  n, n - failed, failed, missing);
+    print_message("compiled %d configurations: %d ok, %d failed; %d without a valid configuration; %d families "
+                  "without a template\n", n - unsupported, n - unsupported - failed, failed, unsupported, missing);
     free(jobs);
     assert_int_equal(failed + missing, 0);
 }

@@ -77,7 +77,7 @@ static_assert(BLOCK_M % kVec == 0, "BLOCK_M: a multiple of 16 bytes of elements 
 static_assert(kTN1 > 0, "BLOCK_N, BLOCK_M, NUM_WARPS: no dK/dV thread split (see check_bwd)");
 static_assert(kRK * kG1 == BLOCK_N && kRQ * kTN1 == BLOCK_M, "dK/dV thread split");
 static_assert(kDkdvSmemBytes == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/exact.h");
-constexpr int kRule = bwd_exact_rule(DTYPE, BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE);
+constexpr int kRule = bwd_exact_rule(DTYPE, BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, CAUSAL);
 static_assert(kRule != EXACT_BAD_TILES, "BLOCK_M, BLOCK_N: powers of two");
 static_assert(kRule != EXACT_BAD_SMEM, "BLOCK_M, BLOCK_N, NUM_STAGES: shared memory over the 227 KiB of sm_90");
 static_assert(kRule != EXACT_BAD_REGISTERS && kRule != EXACT_BAD_REGISTERS_DQ,

@@ -142,7 +142,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const
 // ---- backward -----------------------------------------------------------------------------
 
 // delta = rowsum(dO * O).
-extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_preprocess(const ft_bwd_args args)
+extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_preprocess(const ft_bwd_args args)
 {
     const int lane = threadIdx.x % 32, row = blockIdx.x * BLOCK_M + threadIdx.x / 32;
     if (row >= args.seqlen_q)
@@ -158,7 +158,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_preproce
 }
 
 // dQ_i = scale sum_j dS_ij K_j, with P_ij = exp(scale Q_i.K_j - L_i), dS_ij = P_ij (dO_i.V_j - delta_i).
-extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_dq(const ft_bwd_args args)
+extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dq(const ft_bwd_args args)
 {
     const int lane = threadIdx.x % 32, row = blockIdx.x * BLOCK_M + threadIdx.x / 32;
     if (row >= args.seqlen_q)
@@ -191,7 +191,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_dq(const
 
 // dV_j = sum_i P_ij dO_i and dK_j = scale sum_i dS_ij Q_i over the queries that see key j; a
 // key no query sees gets zeros.
-extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_ref_bwd_dkdv(const ft_bwd_args args)
+extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dkdv(const ft_bwd_args args)
 {
     const int lane = threadIdx.x % 32, key = blockIdx.x * BLOCK_N + threadIdx.x / 32;
     if (key >= args.seqlen_k)

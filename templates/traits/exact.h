@@ -106,8 +106,12 @@ FT_TRAIT int fwd_exact_words(int dtype, int block_m, int block_n, int num_warps,
     return tn ? block_m * tn / threads * (exact_chunks_per_lane(head_dim_v, tn, vec) * vec + block_n / tn) * (4 / vec)
               : 0;
 }
-FT_TRAIT int fwd_exact_word_limit(int dtype, int num_warps)
+FT_TRAIT int fwd_exact_word_limit(int dtype, int num_warps, int head_dim_v)
 {
+    /* f64 at head dim 256 spills earlier: its operand loads are as wide as the accumulators
+     * (test_gen_full, sm_90: 72 words at 16x32 tiles spilled 16 bytes, 68 at 16x16 did not). */
+    if (dtype == 3 && head_dim_v >= 256 && 32 * num_warps <= 256)
+        return 70;
     return 32 * num_warps > 256 ? (dtype == 3 ? 40 : 56) : (dtype == 3 ? 112 : 128);
 }
 
@@ -122,7 +126,8 @@ FT_TRAIT int fwd_exact_rule(int dtype, int block_m, int block_n, int num_warps, 
         return EXACT_BAD_SPLIT;
     if (fwd_exact_smem_bytes(dtype, block_m, block_n, head_dim, head_dim_v, num_stages) > FT_SMEM_MAX_BYTES)
         return EXACT_BAD_SMEM;
-    if (fwd_exact_words(dtype, block_m, block_n, num_warps, head_dim, head_dim_v) > fwd_exact_word_limit(dtype, num_warps))
+    if (fwd_exact_words(dtype, block_m, block_n, num_warps, head_dim, head_dim_v) >
+        fwd_exact_word_limit(dtype, num_warps, head_dim_v))
         return EXACT_BAD_REGISTERS;
     return EXACT_OK;
 }
@@ -168,8 +173,12 @@ FT_TRAIT int bwd_exact_tn_dq(int dtype, int block_m, int block_n, int num_warps,
  * (DQ_MODE 0, not at the same time) the dQ tile; ft_bwd_dq: dQ, S and dP. Past the limit ptxas
  * spills (swept over 145 configurations for sm_90 with CUDA 13.0: from 160 words at up to 256
  * threads, from 64 at 512 threads, where each thread has only 128 registers). */
-FT_TRAIT int bwd_exact_word_limit(int num_warps)
+FT_TRAIT int bwd_exact_word_limit(int dtype, int num_warps, int causal)
 {
+    /* The band mask's bounds stay live in ft_bwd_dkdv: f64 spilled 12 bytes at 128 words with it
+     * (test_gen_full, sm_90: head dim 96, 32x64 tiles, 8 warps). */
+    if (dtype == 3 && causal && 32 * num_warps <= 256)
+        return 120;
     return 32 * num_warps > 256 ? 48 : 144;
 }
 FT_TRAIT int bwd_exact_dkdv_words(int dtype, int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
@@ -200,7 +209,7 @@ FT_TRAIT int bwd_exact_dq_words(int dtype, int block_m, int block_n, int num_war
 }
 
 FT_TRAIT int bwd_exact_rule(int dtype, int block_m, int block_n, int num_warps, int num_stages, int head_dim,
-                            int head_dim_v, int dq_mode)
+                            int head_dim_v, int dq_mode, int causal)
 {
     const int vec = exact_vec(dtype);
     if (!ft_is_pow2(block_m) || !ft_is_pow2(block_n))
@@ -218,10 +227,11 @@ FT_TRAIT int bwd_exact_rule(int dtype, int block_m, int block_n, int num_warps, 
          bwd_exact_dq_smem_bytes(dtype, block_m, block_n, head_dim, head_dim_v, num_stages) > FT_SMEM_MAX_BYTES))
         return EXACT_BAD_SMEM;
     if (bwd_exact_dkdv_words(dtype, block_m, block_n, num_warps, head_dim, head_dim_v, dq_mode) >
-        bwd_exact_word_limit(num_warps))
+        bwd_exact_word_limit(dtype, num_warps, causal))
         return EXACT_BAD_REGISTERS;
     if (dq_mode == 1 &&
-        bwd_exact_dq_words(dtype, block_m, block_n, num_warps, head_dim, head_dim_v) > bwd_exact_word_limit(num_warps))
+        bwd_exact_dq_words(dtype, block_m, block_n, num_warps, head_dim, head_dim_v) >
+            bwd_exact_word_limit(dtype, num_warps, causal))
         return EXACT_BAD_REGISTERS_DQ;
     return EXACT_OK;
 }
