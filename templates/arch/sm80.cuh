@@ -159,3 +159,43 @@ FT_DEVICE lm_tile<COLS> lm_sub(unsigned tile_base, int row0, int col0, int lrow,
 //   = b0,b1 of n-tile 0 then of n-tile 1. As an A operand stored [k][m] (.trans):
 //   (k 0-7, m 0-7) = a0, (k 0-7, m 8-15) = a1, (k 8-15, m 0-7) = a2, (k 8-15, m 8-15) = a3.
 
+#if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16
+// acc (ROWS x COLS fp32 C tiles) = A B^T, A's ROWS rows and B's COLS rows (from b_row0, a
+// compile-time multiple of 8 once unrolled) being rows of swizzled DIM-column tiles read with
+// ldmatrix (A in the LM_ROWS16 lane pattern, B in LM_ROWS8). Past 128 columns the reduction runs
+// as a loop over KD-column groups: fully unrolled, ptxas preloads fragments for the whole head
+// dim (bwd_mma at head dim 256: 248-250 registers against 224-246 grouped).
+template <int ROWS, int COLS, int DIM, int KD>
+FT_DEVICE void mma_abt(float (&acc)[ROWS / 16][COLS / 8][4], const lm_tile<DIM> &a, const lm_tile<DIM> &b,
+                       int b_row0)
+{
+#pragma unroll
+    for (int i = 0; i < ROWS / 16; i++)
+#pragma unroll
+        for (int j = 0; j < COLS / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[i][j][e] = 0.f;
+#pragma unroll 1
+    for (int kg = 0; kg < DIM / KD; kg++) {   // a runtime loop past head dim 128
+        const unsigned kgo = 2u * kg * KD;     // byte offset of this group of columns
+#pragma unroll
+        for (int kd = 0; kd < KD / 16; kd++) {
+            unsigned af[ROWS / 16][4];
+#pragma unroll
+            for (int i = 0; i < ROWS / 16; i++)
+                ldmatrix_x4(af[i][0], af[i][1], af[i][2], af[i][3], a.at(16 * i, 16 * kd) + kgo);
+#pragma unroll
+            for (int j = 0; j < COLS / 16; j++) {
+                unsigned b0, b1, b2, b3;
+                ldmatrix_x4(b0, b1, b2, b3, b.at(b_row0 + 16 * j, 16 * kd) + kgo);
+#pragma unroll
+                for (int i = 0; i < ROWS / 16; i++) {
+                    mma_16816(acc[i][2 * j], af[i], b0, b1);
+                    mma_16816(acc[i][2 * j + 1], af[i], b2, b3);
+                }
+            }
+        }
+    }
+}
+#endif

@@ -108,3 +108,58 @@ FT_DEVICE void ex_store_chunks(elem_t *row, const acc_t *vals, int lane_c, int a
             for (int w = 0; w < kVec; ++w)
                 row[(lane_c + TN * ch) * kVec + w] = vals[ch * kVec + w] * scale;
 }
+
+// acc[i][j] += row_i . col_j over W elements: this thread's R rows of a row tile (rows group +
+// G*i, row stride LDR) against its C rows of a column tile (rows lane_c + TN*j, stride LDC),
+// both in shared memory, read as 16-byte vectors. S = Q K^T, dP = dO V^T and their transposes.
+template <int R, int C, int W, int LDR, int LDC, int G, int TN>
+FT_DEVICE void ex_dot_rows(acc_t (&acc)[R][C], const elem_t *rows, const elem_t *cols, int group, int lane_c)
+{
+#pragma unroll 2
+    for (int d = 0; d < W; d += kVec) {
+        acc_t rv[R][kVec], cv[C][kVec];
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+            ex_lds(rv[i], rows + (group + G * i) * LDR + d);
+#pragma unroll
+        for (int j = 0; j < C; ++j)
+            ex_lds(cv[j], cols + (lane_c + TN * j) * LDC + d);
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+#pragma unroll
+            for (int j = 0; j < C; ++j)
+#pragma unroll
+                for (int u = 0; u < kVec; ++u)
+                    acc[i][j] += rv[i][u] * cv[j][u];
+    }
+}
+
+// acc[i] += p_i B: this thread's R rows of a K-wide tile p (rows group + G*i, stride LDP) times
+// a K x (ALL 16-byte chunks) tile b (stride LDB), into its CH output chunks (lane c: chunks c,
+// c + TN, ...; with RAGGED, chunks past ALL are skipped). O += P V, dQ += dS K.
+template <int R, int CH, int K, int LDP, int LDB, int G, int TN, bool RAGGED>
+FT_DEVICE void ex_rows_times(acc_t (&acc)[R][CH * kVec], const elem_t *p, const elem_t *b, int group, int lane_c,
+                             int all)
+{
+#pragma unroll 2
+    for (int n = 0; n < K; n += kVec) {
+        acc_t pv[R][kVec];
+#pragma unroll
+        for (int i = 0; i < R; ++i)
+            ex_lds(pv[i], p + (group + G * i) * LDP + n);
+#pragma unroll
+        for (int u = 0; u < kVec; ++u) {
+            acc_t bv[CH][kVec];
+#pragma unroll
+            for (int ch = 0; ch < CH; ++ch)
+                ex_lds_if(bv[ch], b + (n + u) * LDB + (lane_c + TN * ch) * kVec, !RAGGED || lane_c + TN * ch < all);
+#pragma unroll
+            for (int i = 0; i < R; ++i)
+#pragma unroll
+                for (int ch = 0; ch < CH; ++ch)
+#pragma unroll
+                    for (int w = 0; w < kVec; ++w)
+                        acc[i][ch * kVec + w] += pv[i][u] * bv[ch][w];
+        }
+    }
+}

@@ -212,40 +212,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
 #pragma unroll
             for (int j = 0; j < kRQ; ++j)
                 s[i][j] = dp[i][j] = 0;
-#pragma unroll 2
-        for (int d = 0; d < HEAD_DIM; d += kVec) {
-            acc_t kv[kRK][kVec], qv[kRQ][kVec];
-#pragma unroll
-            for (int i = 0; i < kRK; ++i)
-                ex_lds(kv[i], sK + (group + kG1 * i) * kQkLd + d);
-#pragma unroll
-            for (int j = 0; j < kRQ; ++j)
-                ex_lds(qv[j], tq + (lane_c + kTN1 * j) * kQkLd + d);
-#pragma unroll
-            for (int i = 0; i < kRK; ++i)
-#pragma unroll
-                for (int j = 0; j < kRQ; ++j)
-#pragma unroll
-                    for (int u = 0; u < kVec; ++u)
-                        s[i][j] += kv[i][u] * qv[j][u];
-        }
-#pragma unroll 2
-        for (int d = 0; d < HEAD_DIM_V; d += kVec) {
-            acc_t vv[kRK][kVec], ov[kRQ][kVec];
-#pragma unroll
-            for (int i = 0; i < kRK; ++i)
-                ex_lds(vv[i], sV + (group + kG1 * i) * kVLd + d);
-#pragma unroll
-            for (int j = 0; j < kRQ; ++j)
-                ex_lds(ov[j], tdo + (lane_c + kTN1 * j) * kVLd + d);
-#pragma unroll
-            for (int i = 0; i < kRK; ++i)
-#pragma unroll
-                for (int j = 0; j < kRQ; ++j)
-#pragma unroll
-                    for (int u = 0; u < kVec; ++u)
-                        dp[i][j] += vv[i][u] * ov[j][u];
-        }
+        ex_dot_rows<kRK, kRQ, HEAD_DIM, kQkLd, kQkLd, kG1, kTN1>(s, sK, tq, group, lane_c);
+        ex_dot_rows<kRK, kRQ, HEAD_DIM_V, kVLd, kVLd, kG1, kTN1>(dp, sV, tdo, group, lane_c);
 
         // P^T = exp(scale S^T - L) (0 where masked), dS^T = P^T (dP^T - delta): to shared memory.
         const bool need_mask = (!EVEN_M && m0 + BLOCK_M > nq) || (!EVEN_N && n0 + BLOCK_N > nk) ||
@@ -448,40 +416,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
 #pragma unroll
             for (int j = 0; j < kRN; ++j)
                 s[i][j] = dp[i][j] = 0;
-#pragma unroll 2
-        for (int d = 0; d < HEAD_DIM; d += kVec) {
-            acc_t qv[kRM][kVec], kv[kRN][kVec];
-#pragma unroll
-            for (int i = 0; i < kRM; ++i)
-                ex_lds(qv[i], sQ + (group + kGq * i) * kQkLd + d);
-#pragma unroll
-            for (int j = 0; j < kRN; ++j)
-                ex_lds(kv[j], tk + (lane_c + kTNq * j) * kQkLd + d);
-#pragma unroll
-            for (int i = 0; i < kRM; ++i)
-#pragma unroll
-                for (int j = 0; j < kRN; ++j)
-#pragma unroll
-                    for (int u = 0; u < kVec; ++u)
-                        s[i][j] += qv[i][u] * kv[j][u];
-        }
-#pragma unroll 2
-        for (int d = 0; d < HEAD_DIM_V; d += kVec) {
-            acc_t ov[kRM][kVec], vv[kRN][kVec];
-#pragma unroll
-            for (int i = 0; i < kRM; ++i)
-                ex_lds(ov[i], sdO + (group + kGq * i) * kVLd + d);
-#pragma unroll
-            for (int j = 0; j < kRN; ++j)
-                ex_lds(vv[j], tv + (lane_c + kTNq * j) * kVLd + d);
-#pragma unroll
-            for (int i = 0; i < kRM; ++i)
-#pragma unroll
-                for (int j = 0; j < kRN; ++j)
-#pragma unroll
-                    for (int u = 0; u < kVec; ++u)
-                        dp[i][j] += ov[i][u] * vv[j][u];
-        }
+        ex_dot_rows<kRM, kRN, HEAD_DIM, kQkLd, kQkLd, kGq, kTNq>(s, sQ, tk, group, lane_c);
+        ex_dot_rows<kRM, kRN, HEAD_DIM_V, kVLd, kVLd, kGq, kTNq>(dp, sdO, tv, group, lane_c);
 
         // dS = P (dP - delta), P = exp(scale S - L) and 0 where masked: to shared memory.
         const bool need_mask = (!EVEN_N && k0 + BLOCK_N > nk) || tile_needs_mask(lo, hi, q0, q0 + BLOCK_M, k0, k0 + BLOCK_N);
@@ -500,28 +436,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
         __syncthreads();   // dS complete
 
         // dQ += dS K.
-#pragma unroll 2
-        for (int n = 0; n < BLOCK_N; n += kVec) {
-            acc_t dsv[kRM][kVec];
-#pragma unroll
-            for (int i = 0; i < kRM; ++i)
-                ex_lds(dsv[i], sdS + (group + kGq * i) * kDsLd + n);
-#pragma unroll
-            for (int u = 0; u < kVec; ++u) {
-                acc_t kv[kQCh][kVec];
-#pragma unroll
-                for (int ch = 0; ch < kQCh; ++ch)
-                    ex_lds_if(kv[ch], tk + (n + u) * kQkLd + (lane_c + kTNq * ch) * kVec,
-                              !kQRagged || lane_c + kTNq * ch < kKAll);
-#pragma unroll
-                for (int i = 0; i < kRM; ++i)
-#pragma unroll
-                    for (int ch = 0; ch < kQCh; ++ch)
-#pragma unroll
-                        for (int w = 0; w < kVec; ++w)
-                            dq[i][ch * kVec + w] += dsv[i][u] * kv[ch][w];
-            }
-        }
+        ex_rows_times<kRM, kQCh, BLOCK_N, kDsLd, kQkLd, kGq, kTNq, kQRagged>(dq, sdS, tk, group, lane_c, kKAll);
     }
 
     cp_async_wait<0>();   // nothing in flight at exit, even when no key tile was visited

@@ -310,34 +310,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
         // S^T = K Q^T (keys x queries). A = K [key][d] non-trans (LM_ROWS16); B = Q^T, stored
         // [n = query][k = d]: non-trans (LM_ROWS8).
         float s[KV_ROWS / 16][BLOCK_M / 8][4];
-#pragma unroll
-        for (int i = 0; i < KV_ROWS / 16; i++)
-#pragma unroll
-            for (int j = 0; j < BLOCK_M / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    s[i][j][e] = 0.f;
-#pragma unroll 1
-        for (int kg = 0; kg < HEAD_DIM / KD_GROUP(HEAD_DIM); kg++) {   // a runtime loop past head dim 128
-            const unsigned kgo = 2u * kg * KD_GROUP(HEAD_DIM);   // byte offset of this group of columns
-#pragma unroll
-            for (int kd = 0; kd < KD_GROUP(HEAD_DIM) / 16; kd++) {
-                unsigned a[KV_ROWS / 16][4];
-#pragma unroll
-                for (int i = 0; i < KV_ROWS / 16; i++)
-                    ldmatrix_x4(a[i][0], a[i][1], a[i][2], a[i][3], k_a.at(16 * i, 16 * kd) + kgo);
-#pragma unroll
-                for (int j = 0; j < BLOCK_M / 16; j++) {
-                    unsigned b0, b1, b2, b3;
-                    ldmatrix_x4(b0, b1, b2, b3, q_b.at(16 * j, 16 * kd) + kgo);
-#pragma unroll
-                    for (int i = 0; i < KV_ROWS / 16; i++) {
-                        mma_16816(s[i][2 * j], a[i], b0, b1);
-                        mma_16816(s[i][2 * j + 1], a[i], b2, b3);
-                    }
-                }
-            }
-        }
+        mma_abt<KV_ROWS, BLOCK_M, HEAD_DIM, KD_GROUP(HEAD_DIM)>(s, k_a, q_b, 0);
 
         // P^T = exp2(S^T * scale*log2e - L*log2e). Element (i, j, e): key kr0+16i+g+8*(e>>1),
         // query m0+8j+2qd+(e&1). Masked: outside the band, or key past seqlen_k.
@@ -397,34 +370,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
             // dP^T = V dO^T. A = V [key][dv] non-trans (LM_ROWS16); B = dO^T, stored
             // [n = query][k = dv]: non-trans (LM_ROWS8).
             float dp[KV_ROWS / 16][CJ][4];
-#pragma unroll
-            for (int i = 0; i < KV_ROWS / 16; i++)
-#pragma unroll
-                for (int j = 0; j < CJ; j++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        dp[i][j][e] = 0.f;
-#pragma unroll 1
-            for (int kg = 0; kg < HEAD_DIM_V / KD_GROUP(HEAD_DIM_V); kg++) {   // a runtime loop past head dim 128
-                const unsigned kgo = 2u * kg * KD_GROUP(HEAD_DIM_V);   // byte offset of this group of columns
-#pragma unroll
-                for (int kd = 0; kd < KD_GROUP(HEAD_DIM_V) / 16; kd++) {
-                    unsigned a[KV_ROWS / 16][4];
-#pragma unroll
-                    for (int i = 0; i < KV_ROWS / 16; i++)
-                        ldmatrix_x4(a[i][0], a[i][1], a[i][2], a[i][3], v_a.at(16 * i, 16 * kd) + kgo);
-#pragma unroll
-                    for (int j = 0; j < CJ / 2; j++) {
-                        unsigned b0, b1, b2, b3;
-                        ldmatrix_x4(b0, b1, b2, b3, do_b.at(8 * cj0 + 16 * j, 16 * kd) + kgo);
-#pragma unroll
-                        for (int i = 0; i < KV_ROWS / 16; i++) {
-                            mma_16816(dp[i][2 * j], a[i], b0, b1);
-                            mma_16816(dp[i][2 * j + 1], a[i], b2, b3);
-                        }
-                    }
-                }
-            }
+            mma_abt<KV_ROWS, DP_CHUNK, HEAD_DIM_V, KD_GROUP(HEAD_DIM_V)>(dp, v_a, do_b, 8 * cj0);
 
             // dS^T = P^T * (dP^T - delta[query]), in place of dP^T.
 #pragma unroll
@@ -681,34 +627,7 @@ ft_bwd_dq(const ft_bwd_args args)
         // S = Q K^T. A = Q [query][d] non-trans (LM_ROWS16); B = K^T stored [n = key][k = d]:
         // non-trans (LM_ROWS8).
         float s[Q_ROWS / 16][Q_KEYS / 8][4];
-#pragma unroll
-        for (int i = 0; i < Q_ROWS / 16; i++)
-#pragma unroll
-            for (int j = 0; j < Q_KEYS / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    s[i][j][e] = 0.f;
-#pragma unroll 1
-        for (int kg = 0; kg < HEAD_DIM / KD_GROUP(HEAD_DIM); kg++) {   // a runtime loop past head dim 128
-            const unsigned kgo = 2u * kg * KD_GROUP(HEAD_DIM);   // byte offset of this group of columns
-#pragma unroll
-            for (int kd = 0; kd < KD_GROUP(HEAD_DIM) / 16; kd++) {
-                unsigned a[Q_ROWS / 16][4];
-#pragma unroll
-                for (int i = 0; i < Q_ROWS / 16; i++)
-                    ldmatrix_x4(a[i][0], a[i][1], a[i][2], a[i][3], q_a.at(16 * i, 16 * kd) + kgo);
-#pragma unroll
-                for (int j = 0; j < Q_KEYS / 16; j++) {
-                    unsigned b0, b1, b2, b3;
-                    ldmatrix_x4(b0, b1, b2, b3, k_b.at(16 * j, 16 * kd) + kgo);
-#pragma unroll
-                    for (int i = 0; i < Q_ROWS / 16; i++) {
-                        mma_16816(s[i][2 * j], a[i], b0, b1);
-                        mma_16816(s[i][2 * j + 1], a[i], b2, b3);
-                    }
-                }
-            }
-        }
+        mma_abt<Q_ROWS, Q_KEYS, HEAD_DIM, KD_GROUP(HEAD_DIM)>(s, q_a, k_b, 0);
 
         // P = exp2(S * scale*log2e - L*log2e). Element (i, j, e): query qr0+16i+g+8*(e>>1),
         // key kc0+8j+2qd+(e&1) of the tile. Masked: outside the band, or key past seqlen_k.
@@ -737,34 +656,7 @@ ft_bwd_dq(const ft_bwd_args args)
 
         // dP = dO V^T. A = dO [query][dv] non-trans; B = V^T stored [n = key][k = dv]: non-trans.
         float dp[Q_ROWS / 16][Q_KEYS / 8][4];
-#pragma unroll
-        for (int i = 0; i < Q_ROWS / 16; i++)
-#pragma unroll
-            for (int j = 0; j < Q_KEYS / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    dp[i][j][e] = 0.f;
-#pragma unroll 1
-        for (int kg = 0; kg < HEAD_DIM_V / KD_GROUP(HEAD_DIM_V); kg++) {   // a runtime loop past head dim 128
-            const unsigned kgo = 2u * kg * KD_GROUP(HEAD_DIM_V);   // byte offset of this group of columns
-#pragma unroll
-            for (int kd = 0; kd < KD_GROUP(HEAD_DIM_V) / 16; kd++) {
-                unsigned a[Q_ROWS / 16][4];
-#pragma unroll
-                for (int i = 0; i < Q_ROWS / 16; i++)
-                    ldmatrix_x4(a[i][0], a[i][1], a[i][2], a[i][3], do_a.at(16 * i, 16 * kd) + kgo);
-#pragma unroll
-                for (int j = 0; j < Q_KEYS / 16; j++) {
-                    unsigned b0, b1, b2, b3;
-                    ldmatrix_x4(b0, b1, b2, b3, v_b.at(16 * j, 16 * kd) + kgo);
-#pragma unroll
-                    for (int i = 0; i < Q_ROWS / 16; i++) {
-                        mma_16816(dp[i][2 * j], a[i], b0, b1);
-                        mma_16816(dp[i][2 * j + 1], a[i], b2, b3);
-                    }
-                }
-            }
-        }
+        mma_abt<Q_ROWS, Q_KEYS, HEAD_DIM_V, KD_GROUP(HEAD_DIM_V)>(dp, do_a, v_b, 0);
 
         // dS = P * (dP - delta[query]), in place of dP.
 #pragma unroll

@@ -132,23 +132,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
 #pragma unroll
             for (int j = 0; j < kRN; ++j)
                 s[i][j] = 0;
-#pragma unroll 2
-        for (int d = 0; d < HEAD_DIM; d += kVec) {
-            acc_t qv[kRM][kVec], kv[kRN][kVec];
-#pragma unroll
-            for (int i = 0; i < kRM; ++i)
-                ex_lds(qv[i], sQ + (group + kGroups * i) * kQkLd + d);
-#pragma unroll
-            for (int j = 0; j < kRN; ++j)
-                ex_lds(kv[j], tk + (lane_c + kTN * j) * kQkLd + d);
-#pragma unroll
-            for (int i = 0; i < kRM; ++i)
-#pragma unroll
-                for (int j = 0; j < kRN; ++j)
-#pragma unroll
-                    for (int u = 0; u < kVec; ++u)
-                        s[i][j] += qv[i][u] * kv[j][u];
-        }
+        ex_dot_rows<kRM, kRN, HEAD_DIM, kQkLd, kQkLd, kGroups, kTN>(s, sQ, tk, group, lane_c);
 
         // Scale, mask, online softmax; P to shared memory.
         const bool need_mask = (!EVEN_N && k0 + BLOCK_N > nk) || tile_needs_mask(lo, hi, q0, q0 + BLOCK_M, k0, k0 + BLOCK_N);
@@ -185,28 +169,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
         __syncthreads();   // P complete
 
         // O += P V.
-#pragma unroll 2
-        for (int n = 0; n < BLOCK_N; n += kVec) {
-            acc_t pv[kRM][kVec];
-#pragma unroll
-            for (int i = 0; i < kRM; ++i)
-                ex_lds(pv[i], sP + (group + kGroups * i) * kPLd + n);
-#pragma unroll
-            for (int u = 0; u < kVec; ++u) {
-                acc_t vv[kOChunks][kVec];
-#pragma unroll
-                for (int ch = 0; ch < kOChunks; ++ch)
-                    ex_lds_if(vv[ch], tv + (n + u) * kVLd + (lane_c + kTN * ch) * kVec,
-                              !kORagged || lane_c + kTN * ch < kOAll);
-#pragma unroll
-                for (int i = 0; i < kRM; ++i)
-#pragma unroll
-                    for (int ch = 0; ch < kOChunks; ++ch)
-#pragma unroll
-                        for (int w = 0; w < kVec; ++w)
-                            o[i][ch * kVec + w] += pv[i][u] * vv[ch][w];
-            }
-        }
+        ex_rows_times<kRM, kOChunks, BLOCK_N, kPLd, kVLd, kGroups, kTN, kORagged>(o, sP, tv, group, lane_c, kOAll);
     }
 
     cp_async_wait<0>();   // nothing in flight at exit, even when no key tile was visited
