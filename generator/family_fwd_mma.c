@@ -38,7 +38,7 @@ static int check_fwd(const int *p, char *why, size_t len)
 }
 
 static const gen_entry fwd_entries[] = {
-    { "ft_fwd", 0, smem_fwd, NULL },
+    { "ft_fwd", 0, smem_fwd, NULL, GEN_OP_FAMILY },
 };
 
 const gen_family gen_family_fwd_mma = {

@@ -14,12 +14,18 @@
 /* A family's list of parts: FT_PARTS("traits/fwd_mma.h", "arch/sm80.cuh"). */
 #define FT_PARTS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
+/* The operation an entry belongs to. GEN_OP_FAMILY (0, what an initializer that leaves it out
+ * gets): the family's direction (its `backward` flag). The ref family, which holds both
+ * directions and the tuner's utilities, names each entry's. */
+typedef enum gen_entry_op { GEN_OP_FAMILY, GEN_OP_FORWARD, GEN_OP_BACKWARD, GEN_OP_UTILITY } gen_entry_op;
+
 /* One kernel of a family. */
 typedef struct gen_entry {
     const char *name;                       /* extern "C" symbol, e.g. "ft_fwd" */
     int key_major;                          /* 1: grid.x = ceil(seqlen_k / BLOCK_N); 0: seqlen_q / BLOCK_M */
     size_t (*smem_bytes)(const int *p);     /* dynamic shared memory for this entry */
     int (*used)(const int *p);              /* NULL: always launched; else 1 when launched for p */
+    gen_entry_op op;                        /* which operation launches it (0: the family's own) */
 } gen_entry;
 
 typedef struct gen_family {

@@ -11,13 +11,16 @@
  * its `backward` flag. (A gen_entry field naming the operation would replace this.) */
 ln_op ln_entry_op(const gen_family *f, const gen_entry *e)
 {
-    if (strcmp(f->name, "ref") != 0)
-        return f->backward ? LN_BACKWARD : LN_FORWARD;
-    if (!strcmp(e->name, "ft_ref_fwd"))
+    switch (e->op) {
+    case GEN_OP_FORWARD:
         return LN_FORWARD;
-    if (!strncmp(e->name, "ft_ref_bwd_", strlen("ft_ref_bwd_")))
+    case GEN_OP_BACKWARD:
         return LN_BACKWARD;
-    return LN_UTILITY;
+    case GEN_OP_UTILITY:
+        return LN_UTILITY;
+    default:
+        return f->backward ? LN_BACKWARD : LN_FORWARD;
+    }
 }
 
 /* DQ_MODE 0 (atomic): dkdv adds dQ into dq_accum, which must start at zero

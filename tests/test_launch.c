@@ -166,8 +166,8 @@ static size_t fake_smem(const int *p)
 }
 
 static const gen_entry fake_entries[] = {
-    { "fake_q", 0, fake_smem, NULL },
-    { "fake_k", 1, NULL, NULL },
+    { "fake_q", 0, fake_smem, NULL, GEN_OP_FAMILY },
+    { "fake_k", 1, NULL, NULL, GEN_OP_FAMILY },
 };
 static const gen_family fake_family = {
     .name = "fake", .file = "fake.cu", .dtypes = 0xf, .params = 0xfff,
