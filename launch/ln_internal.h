@@ -80,8 +80,8 @@ int ln_entry_dims(const gen_config *c, const gen_entry *e, int seqlen_q, int seq
 
 /* The operations an entry serves. */
 typedef enum ln_op { LN_FORWARD, LN_BACKWARD, LN_UTILITY } ln_op;
-/* Which one entry e of f serves: the family's (`backward`), except in the `ref` family whose
- * table mixes the forward, the backward and the tuner's utilities (family_ref.c). */
+/* Which one entry e of f serves: its descriptor's `op`, or for GEN_OP_FAMILY the family's
+ * direction (`backward`). */
 ln_op ln_entry_op(const gen_family *f, const gen_entry *e);
 
 /* One launch: an entry, its function in the loaded module and its shape for a problem's
