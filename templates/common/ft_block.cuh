@@ -18,6 +18,27 @@ FT_DEVICE void key_tiles(int lo, int hi, int m0, int seqlen_q, int seqlen_k, int
 #endif
 }
 
+// The key tiles a query-major block walks (key_tiles), counted from the first: k and v are
+// moved to it, so that each tile's load addresses advance by a constant. With the first tile
+// inside every tile's offset ptxas recomputed each row's 64-bit address per tile (fwd_wgmma's
+// 64x64 loop: 466 instructions against 401). The mask still takes absolute keys, n_begin + n0.
+struct key_walk {
+    int n_tiles;   // tiles to visit
+    int n_begin;   // the first visited key
+    int keys;      // keys from n_begin to seqlen_k
+};
+template <int BM, int BN, typename T>
+FT_DEVICE key_walk walk_keys(int lo, int hi, int m0, int seqlen_q, int seqlen_k, const T *&k, long long ks,
+                             const T *&v, long long vs)
+{
+    int t0, t1;
+    key_tiles<BM, BN>(lo, hi, m0, seqlen_q, seqlen_k, t0, t1);
+    const key_walk w = { t1 - t0, t0 * BN, seqlen_k - t0 * BN };
+    k += (long long)w.n_begin * ks;
+    v += (long long)w.n_begin * vs;
+    return w;
+}
+
 // Query tiles [t0, t1) that keys [n0, min(n0 + BN, seqlen_k)) are seen by (the key-major
 // kernels' loop), as key_tiles.
 template <int BM, int BN>

@@ -544,18 +544,12 @@ ft_bwd_dq(const ft_bwd_args args)
     const unsigned kv_addr = do_addr + DO_TILE_BYTES;
     float *red_smem = (float *)smem_raw;
 
-    // Key tiles t_begin + [0, n_tiles); with block skipping maybe none (then dQ = 0).
+    // Key tiles to visit, counted from the first (maybe none: then dQ = 0); k and v point at it.
     const int lo = args.mask_lo, hi = args.mask_hi;
-    int t_begin, t_end;
-    key_tiles<BLOCK_M, BLOCK_N>(lo, hi, m0, nq, nk, t_begin, t_end);
-    const int n_tiles = t_end - t_begin;
-    // k and v point at the first visited tile, so the loads' addresses advance by a constant
-    // (as in fwd_wgmma); the mask takes absolute keys.
-    const int n_begin = t_begin * BLOCK_N, keys = nk - n_begin;
-    k += (long long)n_begin * ks;
-    v += (long long)n_begin * vs;
+    const key_walk kw = walk_keys<BLOCK_M, BLOCK_N>(lo, hi, m0, nq, nk, k, ks, v, vs);
+    const int n_tiles = kw.n_tiles, n_begin = kw.n_begin, keys = kw.keys;
 
-    auto issue_kv_tile = [&](int nt, int slot) {   // nt counts from t_begin
+    auto issue_kv_tile = [&](int nt, int slot) {   // nt counts from the first visited tile
         const int kn0 = nt * BLOCK_N;
         const unsigned base = kv_addr + slot * (K_TILE_BYTES + V_TILE_BYTES);
         load_tile_async<BLOCK_N, HEAD_DIM, !EVEN_N>(base, k + kn0 * ks, ks, keys - kn0);

@@ -78,17 +78,9 @@ ft_fwd(const ft_fwd_args args)
     const int seqlen_k = args.seqlen_k;
     const int lo = args.mask_lo, hi = args.mask_hi;
 
-    // Key tiles [t_begin, t_end) to visit; with block skipping only those holding a visible key.
-    int t_begin, t_end;
-    key_tiles<BLOCK_M, BLOCK_N>(lo, hi, m0, args.seqlen_q, seqlen_k, t_begin, t_end);
-    const int n_tiles = t_end - t_begin;
-    // From here on k and v point at the first visited tile and key offsets in the loads count
-    // from it, so each tile's addresses advance by a constant; with t_begin inside them ptxas
-    // recomputed every row's 64-bit address each tile (fwd_wgmma's loop at 64x64 tiles: 466
-    // instructions against 401 without the range). The mask takes absolute keys: n_begin + n0.
-    const int n_begin = t_begin * BLOCK_N, keys = seqlen_k - n_begin;
-    k += (long long)n_begin * ks;
-    v += (long long)n_begin * vs;
+    // Key tiles to visit, counted from the first; k and v point at it (walk_keys).
+    const key_walk kw = walk_keys<BLOCK_M, BLOCK_N>(lo, hi, m0, args.seqlen_q, seqlen_k, k, ks, v, vs);
+    const int n_tiles = kw.n_tiles, n_begin = kw.n_begin, keys = kw.keys;
 
     load_panels<BLOCK_M, HEAD_DIM, EVEN_M>(q_smem, q, args.q_stride[2], args.seqlen_q - m0);
     cp_async_commit();
