@@ -1,7 +1,7 @@
 /* The generator: parameters, validation, expansion, hashes, the ptxas log parser, NVRTC, and
  * every family of the catalogue compiled to CUBIN without spills (launch shapes: test_launch).
  * `test_gen` runs what CI runs (every family x dtype x head dim for sm_80 and sm_90);
- * `test_gen full` (ctest test_gen_full, label slow) compiles the whole cross product instead. */
+ * `test_gen full` (ctest test_gen_full, part of every run) compiles the whole cross product instead. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
