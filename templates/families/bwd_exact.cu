@@ -347,8 +347,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
     const long long ks = args.k_stride[2], vs = args.v_stride[2];
     const elem_t *const gq = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + q0 * args.q_stride[2];
     const elem_t *const gdo = (const elem_t *)args.dout + head_offset(args.do_stride, b, h) + q0 * args.do_stride[2];
-    const elem_t *const gk = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
-    const elem_t *const gv = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
+    const elem_t *gk = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
+    const elem_t *gv = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
     const acc_t *const glse = (const acc_t *)args.lse + (long long)bh * nq;
     const acc_t *const gdelta = (const acc_t *)args.delta + (long long)bh * nq;
     const acc_t scale = (acc_t)args.softmax_scale;
@@ -359,14 +359,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
                         ex_aligned16(args.v, args.v_stride[0], args.v_stride[1], vs, args.batch, args.heads, nk);
 
     const int lo = args.mask_lo, hi = args.mask_hi;
-    int t_begin, t_end;
-    key_tiles<BLOCK_M, BLOCK_N>(lo, hi, q0, nq, nk, t_begin, t_end);
-    const int n_tiles = t_end - t_begin;
+    const key_walk kw = walk_keys<BLOCK_M, BLOCK_N>(lo, hi, q0, nq, nk, gk, ks, gv, vs);   // gk, gv: its first tile
+    const int n_tiles = kw.n_tiles;
 
-    auto load_kv = [&](int t, int st) {
+    auto load_kv = [&](int t, int st) {   // t counts from the first visited tile
         const int k0 = t * BLOCK_N;
-        ex_stage_rows<BLOCK_N, HEAD_DIM, kQkLd, EVEN_N>(sK + st * BLOCK_N * kQkLd, gk + k0 * ks, ks, nk - k0, kv_vec);
-        ex_stage_rows<BLOCK_N, HEAD_DIM_V, kVLd, EVEN_N>(sV + st * BLOCK_N * kVLd, gv + k0 * vs, vs, nk - k0, kv_vec);
+        ex_stage_rows<BLOCK_N, HEAD_DIM, kQkLd, EVEN_N>(sK + st * BLOCK_N * kQkLd, gk + k0 * ks, ks, kw.keys - k0, kv_vec);
+        ex_stage_rows<BLOCK_N, HEAD_DIM_V, kVLd, EVEN_N>(sV + st * BLOCK_N * kVLd, gv + k0 * vs, vs, kw.keys - k0, kv_vec);
     };
 
     // Q and dO stay for the whole block and join the first cp.async group.
@@ -374,7 +373,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
     ex_stage_rows<BLOCK_M, HEAD_DIM_V, kVLd, EVEN_M>(sdO, gdo, args.do_stride[2], nq - q0, qdo_vec);
     for (int s = 0; s < NUM_STAGES - 1; ++s) {
         if (s < n_tiles)
-            load_kv(t_begin + s, s);
+            load_kv(s, s);
         cp_async_commit();
     }
 
@@ -392,10 +391,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
     }
 
     for (int it = 0; it < n_tiles; ++it) {
-        const int t = t_begin + it, st = it % NUM_STAGES, k0 = t * BLOCK_N;
+        const int st = it % NUM_STAGES, k0 = kw.n_begin + it * BLOCK_N;   // k0: absolute, for the mask
         if (NUM_STAGES == 1) {
             __syncthreads();   // the previous tile's dS K is done with stage 0 and dS
-            load_kv(t, 0);
+            load_kv(it, 0);
             cp_async_commit();
         }
         cp_async_wait<kWaitGroups>();
@@ -403,7 +402,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
         if (NUM_STAGES > 1) {
             const int tn = it + NUM_STAGES - 1;
             if (tn < n_tiles)
-                load_kv(t_begin + tn, tn % NUM_STAGES);
+                load_kv(tn, tn % NUM_STAGES);
             cp_async_commit();
         }
         const elem_t *const tk = sK + st * BLOCK_N * kQkLd;

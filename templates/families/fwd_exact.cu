@@ -64,8 +64,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
     const int q0 = blockIdx.x * BLOCK_M;
     const elem_t *const gq = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + q0 * args.q_stride[2];
-    const elem_t *const gk = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
-    const elem_t *const gv = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
+    const elem_t *gk = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
+    const elem_t *gv = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
     elem_t *const go = (elem_t *)args.o + head_offset(args.o_stride, b, h);
     acc_t *const glse = (acc_t *)args.lse + (long long)bh * nq;
     const long long ks = args.k_stride[2], vs = args.v_stride[2], os = args.o_stride[2];
@@ -77,22 +77,21 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
 
     // Key tiles [t_begin, t_end) to visit; with block skipping only those holding a visible key.
     const int lo = args.mask_lo, hi = args.mask_hi;
-    int t_begin, t_end;
-    key_tiles<BLOCK_M, BLOCK_N>(lo, hi, q0, nq, nk, t_begin, t_end);
-    const int n_tiles = t_end - t_begin;
+    const key_walk kw = walk_keys<BLOCK_M, BLOCK_N>(lo, hi, q0, nq, nk, gk, ks, gv, vs);   // gk, gv: its first tile
+    const int n_tiles = kw.n_tiles;
 
     // K/V tile t into pipeline stage st (rows past seqlen_k zero-filled, so that 0 * P stays 0).
-    auto load_kv = [&](int t, int st) {
+    auto load_kv = [&](int t, int st) {   // t counts from the first visited tile
         const int k0 = t * BLOCK_N;
-        ex_stage_rows<BLOCK_N, HEAD_DIM, kQkLd, EVEN_N>(sK + st * BLOCK_N * kQkLd, gk + k0 * ks, ks, nk - k0, kv_vec);
-        ex_stage_rows<BLOCK_N, HEAD_DIM_V, kVLd, EVEN_N>(sV + st * BLOCK_N * kVLd, gv + k0 * vs, vs, nk - k0, kv_vec);
+        ex_stage_rows<BLOCK_N, HEAD_DIM, kQkLd, EVEN_N>(sK + st * BLOCK_N * kQkLd, gk + k0 * ks, ks, kw.keys - k0, kv_vec);
+        ex_stage_rows<BLOCK_N, HEAD_DIM_V, kVLd, EVEN_N>(sV + st * BLOCK_N * kVLd, gv + k0 * vs, vs, kw.keys - k0, kv_vec);
     };
 
     // Q joins the first cp.async group (with tile 0 when NUM_STAGES > 1).
     ex_stage_rows<BLOCK_M, HEAD_DIM, kQkLd, EVEN_M>(sQ, gq, args.q_stride[2], nq - q0, q_vec);
     for (int s = 0; s < NUM_STAGES - 1; ++s) {
         if (s < n_tiles)
-            load_kv(t_begin + s, s);
+            load_kv(s, s);
         cp_async_commit();   // always, so that group i holds tile i
     }
 
@@ -108,10 +107,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
     }
 
     for (int it = 0; it < n_tiles; ++it) {
-        const int t = t_begin + it, st = it % NUM_STAGES, k0 = t * BLOCK_N;
+        const int st = it % NUM_STAGES, k0 = kw.n_begin + it * BLOCK_N;   // k0: absolute, for the mask
         if (NUM_STAGES == 1) {
             __syncthreads();   // the previous tile's P V is done with stage 0 and P
-            load_kv(t, 0);
+            load_kv(it, 0);
             cp_async_commit();
         }
         cp_async_wait<kWaitGroups>();
@@ -119,7 +118,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
         if (NUM_STAGES > 1) {
             const int tn = it + NUM_STAGES - 1;   // refills the stage that tile t-1 used
             if (tn < n_tiles)
-                load_kv(t_begin + tn, tn % NUM_STAGES);
+                load_kv(tn, tn % NUM_STAGES);
             cp_async_commit();
         }
         const elem_t *const tk = sK + st * BLOCK_N * kQkLd;
