@@ -1,4 +1,5 @@
 /* flashtune: the command-line front end. Each sub-command is one row of the table below. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,7 +42,7 @@ static int run_help(int argc, char **argv)
     return 0;
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
     if (argc < 2)
         return run_help(0, NULL), 2;
@@ -50,6 +51,24 @@ int main(int argc, char **argv)
             return commands[i].run(argc - 1, argv + 1);
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
         return run_help(0, NULL);
+    if (!strcmp(argv[1], "--version")) {
+        printf("flashtune %s\n", FT_VERSION_STRING);
+        return 0;
+    }
     fprintf(stderr, "flashtune: unknown command '%s' (try 'flashtune help')\n", argv[1]);
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    int status = dispatch(argc, argv);
+    /* Output that never arrived (a full disk, a closed pipe, /dev/full) is a failure, whatever
+     * the command thought: stdio reports it only here, at the final flush. */
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "flashtune: writing standard output failed: %s\n", errno ? strerror(errno) : "I/O error");
+        if (status == 0)
+            status = 1;
+    }
+    return status;
 }

@@ -7,9 +7,8 @@
 #include <stdio.h>
 
 #include "gen_internal.h"
+#include "tune_options.h"
 
-/* Exit status of a usage error: unknown template, parameter or option, bad value, invalid set. */
-#define TUNE_EXIT_USAGE 2
 
 typedef struct tune_cli {
     const char *arch;           /* --arch, "sm_90" when not given */
