@@ -124,15 +124,11 @@ const char *db_fields_unused(const db_fields *f)
     return NULL;
 }
 
-/* Strict decimal integer: 0, or -1. */
+/* Strict decimal integer (gen_parse_long: no blanks, no '+'): 0, or -1. */
 static int parse_int(const char *text, int *out)
 {
-    if (!text || !*text)
-        return -1;
-    errno = 0;
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*end || errno || v < INT_MIN || v > INT_MAX)
+    long v;
+    if (gen_parse_long(text, INT_MIN, INT_MAX, &v))
         return -1;
     *out = (int)v;
     return 0;

@@ -88,5 +88,9 @@ const char *gen_param_value_name(gen_param param, int value);
 const char *gen_param_format(gen_param param, int value, char *buf, size_t len);
 /* "f32", "f16", "bf16", "f64", or "?". */
 const char *gen_dtype_name(int dtype);
+/* The one integer syntax of every flashtune input (PARAM=VALUE, workload text, CLI options):
+ * decimal digits with an optional leading '-', nothing else (no blanks, no '+', no "0x").
+ * Returns 0 with *out set when text is such an integer in lo..hi, else -1. */
+int gen_parse_long(const char *text, long lo, long hi, long *out /* OUT */);
 
 #endif

@@ -79,6 +79,24 @@ static void value_list(const gen_param_info *info, char *buf, size_t len)
     }
 }
 
+int gen_parse_long(const char *text, long lo, long hi, long *out)
+{
+    if (!text)
+        return -1;
+    const char *p = text + (text[0] == '-');
+    if (!*p)
+        return -1;
+    for (const char *d = p; *d; d++)
+        if (*d < '0' || *d > '9')
+            return -1;
+    errno = 0;
+    const long v = strtol(text, NULL, 10);
+    if (errno == ERANGE || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 int gen_param_parse(gen_param param, const char *text, int *value, char *why, size_t len)
 {
     const gen_param_info *info = gen_param_get(param);
@@ -98,10 +116,8 @@ int gen_param_parse(gen_param param, const char *text, int *value, char *why, si
             *value = i;
             return 0;
         }
-    errno = 0;
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*end || errno || v < INT_MIN || v > INT_MAX) {
+    long v;
+    if (gen_parse_long(text, INT_MIN, INT_MAX, &v)) {
         char names[128];
         value_list(info, names, sizeof names);
         if (names[0])

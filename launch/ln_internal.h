@@ -151,7 +151,7 @@ CUresult ln_compare(const cu_driver *cu, const ln_utilities *u, CUdeviceptr got,
 
 /* ==== part two (ft_launch_gpu): GPU support for the tuner, the tests and the benchmarks ==== */
 
-/* ---- a session on device 0 (ln_session.c) ----------------------------------------------- */
+/* ---- a session on one device (ln_session.c) --------------------------------------------- */
 
 typedef struct ln_session {
     const cu_driver *cu;
@@ -163,8 +163,11 @@ typedef struct ln_session {
     int smem_limit;           /* opt-in dynamic shared memory per block, bytes */
 } ln_session;
 
-/* Opens the driver, device 0 and its primary context (made current). Returns 0, or -1 with the
- * reason in why (no driver, no device, an arch the generator does not target). */
+/* Opens the driver, CUDA device `ordinal` and its primary context (made current). Returns 0, or
+ * -1 with the reason in why, naming the device (no driver, no such device, an arch the generator
+ * does not target). */
+int ln_session_open_device(ln_session *s, int ordinal, char *why, size_t len);
+/* ln_session_open_device on device 0: the GPU tests and the benchmarks. */
 int ln_session_open(ln_session *s, char *why, size_t len);
 /* Releases the primary context; a session that never opened: nothing to do. */
 void ln_session_close(ln_session *s);

@@ -1,5 +1,6 @@
-/* A session on device 0 for the tuner's worker, the GPU tests and the benchmarks: the driver,
- * the device's primary context (made current) and what the generator needs to know of it. */
+/* A session on one device for the tuner's worker (tune --device N), the GPU tests and the
+ * benchmarks (device 0): the driver, the device's primary context (made current) and what the
+ * generator needs to know of it. */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,23 +8,29 @@
 
 int ln_session_open(ln_session *s, char *why, size_t len)
 {
+    return ln_session_open_device(s, 0, why, len);
+}
+
+int ln_session_open_device(ln_session *s, int ordinal, char *why, size_t len)
+{
     memset(s, 0, sizeof *s);
     if (cu_driver_open(&s->cu, why, len) != 0)
         return -1;
     const cu_driver *cu = s->cu;
     char buf[256];
     CUresult rc;
-    if ((rc = cu->DeviceGet(&s->device, 0)) != CUDA_SUCCESS) {
-        snprintf(why, len, "cuDeviceGet(0) failed: %s", cu_result_str(rc, buf, sizeof buf));
+    if ((rc = cu->DeviceGet(&s->device, ordinal)) != CUDA_SUCCESS) {
+        snprintf(why, len, "device %d: cuDeviceGet failed: %s", ordinal, cu_result_str(rc, buf, sizeof buf));
         return -1;
     }
     if ((rc = cu->DevicePrimaryCtxRetain(&s->context, s->device)) != CUDA_SUCCESS) {
         s->context = NULL;
-        snprintf(why, len, "cuDevicePrimaryCtxRetain failed: %s", cu_result_str(rc, buf, sizeof buf));
+        snprintf(why, len, "device %d: cuDevicePrimaryCtxRetain failed: %s", ordinal,
+                 cu_result_str(rc, buf, sizeof buf));
         return -1;
     }
     if ((rc = cu->CtxSetCurrent(s->context)) != CUDA_SUCCESS) {
-        snprintf(why, len, "cuCtxSetCurrent failed: %s", cu_result_str(rc, buf, sizeof buf));
+        snprintf(why, len, "device %d: cuCtxSetCurrent failed: %s", ordinal, cu_result_str(rc, buf, sizeof buf));
         return -1;
     }
     int major = 0, minor = 0;
@@ -34,7 +41,8 @@ int ln_session_open(ln_session *s, char *why, size_t len)
     cu->DeviceGetName(s->name, sizeof s->name, s->device);
     snprintf(s->arch, sizeof s->arch, "sm_%d%d", major, minor);
     if (!gen_arch_supported(s->arch)) {
-        snprintf(why, len, "device %s is %s, which the generator does not target", s->name, s->arch);
+        snprintf(why, len, "device %d (%s) is %s, which the generator does not target", ordinal, s->name,
+                 s->arch);
         return -1;
     }
     return 0;

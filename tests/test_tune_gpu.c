@@ -226,7 +226,7 @@ static void killed_sweep_resumes_without_loss_or_duplicates(void **state)
 int main(void)
 {
     char why[1024] = "";
-    if (tune_worker_probe(&gpu, 120, why, sizeof why) != 1) {
+    if (tune_worker_probe(0, &gpu, 120, why, sizeof why) != 1) {
         printf("no GPU: %s; test_tune_gpu skipped\n", why);
         return GPU_SKIP_CODE;
     }

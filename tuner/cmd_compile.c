@@ -74,15 +74,9 @@ int cmd_compile(int argc, char **argv)
     report(&cli, source, &b);
     int status = 0;
     if (cli.output) {
-        FILE *out = fopen(cli.output, "wb");
-        int failed = !out || fwrite(b.cubin, 1, b.cubin_size, out) != b.cubin_size;
-        failed |= out && fclose(out) != 0;
-        if (failed) {
-            fprintf(stderr, "flashtune compile: writing %s failed\n", cli.output);
-            status = 1;
-        } else {
+        status = tune_cli_write("compile", cli.output, b.cubin, b.cubin_size);
+        if (status == 0)
             printf("cubin written to %s\n", cli.output);
-        }
     }
     gen_binary_free(&b);
     free(source);

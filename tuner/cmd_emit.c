@@ -1,6 +1,7 @@
 /* flashtune emit: print the standalone CUDA source of one template configuration. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tune_params.h"
 
@@ -24,18 +25,7 @@ int cmd_emit(int argc, char **argv)
                 cli.config.family->file);
         return 1;
     }
-    FILE *out = cli.output ? fopen(cli.output, "w") : stdout;
-    if (!out) {
-        perror(cli.output);
-        free(source);
-        return 1;
-    }
-    int failed = fputs(source, out) < 0;
-    failed |= cli.output ? fclose(out) != 0 : fflush(out) != 0;
+    const int status = tune_cli_write("emit", cli.output, source, strlen(source));
     free(source);
-    if (failed) {
-        fprintf(stderr, "flashtune emit: writing %s failed\n", cli.output ? cli.output : "stdout");
-        return 1;
-    }
-    return 0;
+    return status;
 }

@@ -1,91 +1,113 @@
 /* flashtune tune: load a Lua search space, then either sweep it on the GPU (compile, validate,
  * time, store every result in SQLite: tune_sweep.c) or, without a GPU (or --compile-only),
  * compile every distinct candidate and report its resources. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "tune_options.h"
 #include "tune_space.h"
 #include "tune_sweep.h"
 #include "tune_worker.h"
 
 static void help(void)
 {
-    printf("usage: flashtune tune [--db FILE] [--arch ARCH] [--threads N] [--compile-only] [SPACE.lua]\n\n"
+    printf("usage: flashtune tune [--db FILE] [--device N] [--arch ARCH] [--threads N] [--compile-only] [SPACE.lua]\n\n"
            "Loads the search space (default tuner/spaces/default.lua) and checks it. With a GPU: compiles\n"
            "every distinct candidate with NVRTC on all cores (CUBINs cached in the database), validates\n"
-           "each candidate against the ref kernels and times it in a worker process, storing each result\n"
-           "at once in FILE (default flashtune.db, or $FLASHTUNE_DB); a rerun skips what is stored\n"
-           "(resume), Ctrl-C stops cleanly. Ends with the winner of every workload.\n"
-           "Without a GPU, or with --compile-only: compiles for the GPU or --arch (default sm_90) and\n"
-           "prints registers, spills and compile time; nothing is stored.\n"
+           "each candidate against the ref kernels and times it in a worker process on GPU N (--device,\n"
+           "default 0), storing each result at once in FILE (default flashtune.db, or $FLASHTUNE_DB); a\n"
+           "rerun skips what is stored (resume), Ctrl-C stops cleanly. Ends with the winner of every\n"
+           "workload.\n"
+           "Without a GPU, or with --compile-only: a compile-only run. Every distinct candidate is\n"
+           "compiled for the GPU or --arch (default sm_90) to check it, with progress, then registers,\n"
+           "spills and compile time are printed; nothing is timed or stored. --device N names a GPU\n"
+           "that must exist.\n"
+           "Options take their value as --name VALUE or --name=VALUE.\n"
            "Exit status: 0 done (failed candidates are results, not errors); 1 a database error or a\n"
-           "workload that could not be set up; 2 a bad space or option; 130 interrupted.\n");
+           "workload that could not be set up; 2 a bad space or option (or no GPU N); 130 interrupted.\n");
+}
+
+/* The driver shim's message ends with advice for library users ("...; a GPU and its driver are
+ * needed for this"); here the run goes on without a GPU, so the advice would mislead. */
+static void drop_advice(char *why)
+{
+    char *advice = strstr(why, "; a GPU and its driver are needed");
+    if (advice)
+        *advice = '\0';
 }
 
 int cmd_tune(int argc, char **argv)
 {
-    const char *space = "tuner/spaces/default.lua", *arch = "sm_90";
-    const char *db_path = getenv("FLASHTUNE_DB") ? getenv("FLASHTUNE_DB") : "flashtune.db";
-    int compile_only = 0;
-    long threads = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *space = "tuner/spaces/default.lua", *arch = NULL, *given_db = NULL, *threads_text = NULL,
+               *device_text = NULL, *db_path;
+    int compile_only = 0, help_wanted, first;
+    const tune_option options[] = {
+        { "db", 0, &given_db, NULL },         { "arch", 0, &arch, NULL },
+        { "threads", 0, &threads_text, NULL }, { "device", 0, &device_text, NULL },
+        { "compile-only", 0, NULL, &compile_only },
+    };
+    int rc = tune_options_parse("tune", argc, argv, options, 5, &help_wanted, &first);
+    if (rc || help_wanted)
+        return help_wanted ? (help(), 0) : rc;
+    if (argc - first > 1)
+        return tune_usage_error("tune", "one SPACE.lua expected, got '%s' and '%s'", argv[first], argv[first + 1]);
+    if (first < argc)
+        space = argv[first];
+    long threads = sysconf(_SC_NPROCESSORS_ONLN), device = 0;
     if (threads < 1)
         threads = 1;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-            return help(), 0;
-        if (!strcmp(argv[i], "--arch") && i + 1 < argc)
-            arch = argv[++i];
-        else if (!strcmp(argv[i], "--db") && i + 1 < argc)
-            db_path = argv[++i];
-        else if (!strcmp(argv[i], "--compile-only"))
-            compile_only = 1;
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
-            char *end;
-            threads = strtol(argv[++i], &end, 10);
-            if (*end || threads < 1 || threads > 256) {
-                fprintf(stderr, "flashtune tune: --threads=%s must be an integer in 1..256\n", argv[i]);
-                return 2;
-            }
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "flashtune tune: unknown option '%s' (try --help)\n", argv[i]);
-            return 2;
-        } else
-            space = argv[i];
-    }
+    if ((threads_text && tune_parse_int("tune", "--threads", threads_text, 1, 256, &threads)) ||
+        (device_text && tune_parse_int("tune", "--device", device_text, 0, INT_MAX, &device)) ||
+        tune_db_path("tune", given_db, &db_path))
+        return TUNE_EXIT_USAGE;
+    tune_device dev;
+    if (tune_device_default(&dev, arch ? arch : "sm_90") != 0)
+        return tune_usage_error("tune", "--arch=%s is not a target of the generator (sm_80, sm_86, sm_89, sm_90, "
+                                "sm_90a)", arch);
 
     /* The GPU is described by a child process: this one must not initialize CUDA before it
      * forks the benchmark workers. */
     tune_gpu_info gpu;
     char why[1024] = "";
-    int have_gpu = tune_worker_probe(&gpu, 120, why, sizeof why) == 1;
+    int have_gpu = tune_worker_probe((int)device, &gpu, 120, why, sizeof why) == 1;
+    if (!have_gpu && device_text) {
+        fprintf(stderr, "flashtune tune: --device %ld: %s\n", device, why);
+        return TUNE_EXIT_USAGE;
+    }
     if (have_gpu && !gen_arch_supported(gpu.dev.arch)) {
-        snprintf(why, sizeof why, "%s is %s, which the generator does not target", gpu.dev.name, gpu.dev.arch);
+        snprintf(why, sizeof why, "GPU %ld (%s) is %s, which the generator does not target", device, gpu.dev.name,
+                 gpu.dev.arch);
         have_gpu = 0;
     }
-    tune_device dev;
     if (have_gpu)
         dev = gpu.dev;
-    else if (tune_device_default(&dev, arch) != 0) {
-        fprintf(stderr, "flashtune tune: --arch=%s is not a target of the generator (sm_80, sm_86, sm_89, sm_90, sm_90a)\n", arch);
-        return 2;
+    if (have_gpu && !compile_only) {
+        printf("flashtune tune: %s on GPU %ld, %s (%s)\n", space, device, dev.name, dev.arch);
+    } else {
+        drop_advice(why);
+        if (have_gpu)
+            printf("flashtune tune: --compile-only: GPU %ld, %s, is not used\n", device, dev.name);
+        else
+            printf("flashtune tune: %s\n", why);
+        printf("flashtune tune: so this is a compile-only run: every distinct kernel of %s is compiled for %s\n"
+               "  (%s) to check it and report its registers and spills; nothing is timed or stored\n", space, dev.arch,
+               dev.name);
     }
-    printf("flashtune tune: %s on %s (%s)%s\n", space, dev.name, dev.arch, have_gpu ? "" : ", described: no GPU here");
-    if (!have_gpu)
-        printf("flashtune tune: %s\n", why);
+    fflush(stdout);
 
     tune_space_set *set = NULL;
     if (tune_space_load(space, &dev, &set, why, sizeof why) != 0) {
         fprintf(stderr, "flashtune tune: %s\n", why);
         return 2;
     }
-    int rc;
     if (have_gpu && !compile_only) {
         rc = tune_sweep_run(set, &gpu, db_path, (int)threads);
     } else {
         rc = tune_sweep_compile_only(set, dev.arch, (int)threads);
-        printf("flashtune tune: compile only (%s); nothing was timed or stored\n",
+        printf("flashtune tune: compile-only run done (%s); nothing was timed or stored\n",
                have_gpu ? "--compile-only" : "no GPU here");
     }
     tune_space_set_free(set);

@@ -15,8 +15,8 @@ static int run_help(int argc, char **argv);
 int cmd_emit(int argc, char **argv);      /* cmd_emit.c */
 int cmd_compile(int argc, char **argv);   /* cmd_compile.c */
 int cmd_tune(int argc, char **argv);      /* cmd_tune.c */
-int cmd_results(int argc, char **argv);   /* cmd_db.c */
-int cmd_best(int argc, char **argv);      /* cmd_db.c */
+int cmd_results(int argc, char **argv);   /* cmd_results.c */
+int cmd_best(int argc, char **argv);      /* cmd_results.c */
 int cmd_db(int argc, char **argv);        /* cmd_db.c */
 
 static const command commands[] = {
@@ -65,10 +65,9 @@ int main(int argc, char **argv)
     /* Output that never arrived (a full disk, a closed pipe, /dev/full) is a failure, whatever
      * the command thought: stdio reports it only here, at the final flush. */
     errno = 0;
-    if (fflush(stdout) != 0 || ferror(stdout)) {
+    if ((fflush(stdout) != 0 || ferror(stdout)) && status == 0) {   /* else the command said why */
         fprintf(stderr, "flashtune: writing standard output failed: %s\n", errno ? strerror(errno) : "I/O error");
-        if (status == 0)
-            status = 1;
+        status = 1;
     }
     return status;
 }

@@ -125,7 +125,7 @@ static void workload_problem(const tune_workload *w, ln_problem *p)
 /* Sets up context, buffers, inputs and the reference outputs. 0 or -1 (why). */
 static int setup(tune_measure *m, const tune_worker_task *t, char *why, size_t len)
 {
-    if (ln_session_open(&m->s, why, len) != 0)
+    if (ln_session_open_device(&m->s, t->device, why, len) != 0)
         return -1;
     const cu_driver *cu = m->s.cu;
     m->backward = t->backward;

@@ -1,11 +1,11 @@
 /* The flashtune command's option conventions (tune_options.h), over getopt_long. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gen_param_table.h"
 #include "tune_options.h"
 
 #define MAX_OPTIONS 32
@@ -102,15 +102,8 @@ int tune_options_parse(const char *command, int argc, char **argv, const tune_op
 
 int tune_parse_int(const char *command, const char *option, const char *text, long lo, long hi, long *out)
 {
-    const char *p = text + (text[0] == '-');
-    int digits = *p != '\0';
-    for (; *p; p++)
-        digits &= *p >= '0' && *p <= '9';
-    errno = 0;
-    long v = digits ? strtol(text, NULL, 10) : 0;
-    if (!digits || errno == ERANGE || v < lo || v > hi)
+    if (gen_parse_long(text, lo, hi, out))
         return tune_usage_error(command, "%s='%s' must be an integer in %ld..%ld", option, text, lo, hi);
-    *out = v;
     return 0;
 }
 

@@ -1,7 +1,8 @@
-/* Template parameters on the command line: --template, --arch, -o, --log, PARAM=VALUE. */
+/* Template parameters on the command line: --template, --arch, -o, --log (tune_options_parse),
+ * then the PARAM=VALUE operands. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "tune_params.h"
 
@@ -14,63 +15,49 @@ int tune_params_set(gen_config *c, const char *assignment, char *err, size_t len
     return gen_config_parse(c, assignment, err, len);
 }
 
-/* The value of option `opt` at argv[*i]: "--opt=VALUE" or "--opt VALUE" (advancing *i).
- * NULL when argv[*i] is not that option; sets *missing when the value is absent. */
-static const char *option_value(const char *opt, int argc, char **argv, int *i, int *missing)
+/* Applies the PARAM=VALUE operands to c in order; a parameter given twice is refused, naming
+ * both values. Returns 0, or the usage error. *dv_given: HEAD_DIM_V was among them. */
+static int apply_assignments(gen_config *c, const char *command, int count, char **args, int *dv_given)
 {
-    const size_t n = strlen(opt);
-    if (strncmp(argv[*i], opt, n))
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n])
-        return NULL;
-    if (*i + 1 >= argc) {
-        *missing = 1;
-        return NULL;
+    const char *given[GEN_PARAM_COUNT] = { 0 };
+    char err[1024], name[64];
+    *dv_given = 0;
+    for (int i = 0; i < count; i++) {
+        const char *eq = strchr(args[i], '=');
+        if (!eq || eq == args[i] || args[i][0] == '-')
+            return tune_usage_error(command, "'%s' is not PARAM=VALUE", args[i]);
+        snprintf(name, sizeof name, "%.*s", (int)(eq - args[i]), args[i]);
+        const int p = gen_param_lookup(name);
+        if (p >= 0 && given[p])
+            return tune_usage_error(command, "parameter %s given twice ('%s', then '%s')", gen_param_name((gen_param)p),
+                                    strchr(given[p], '=') + 1, eq + 1);
+        if (tune_params_set(c, args[i], err, sizeof err))
+            return tune_usage_error(command, "%s", err);
+        if (p >= 0)
+            given[p] = args[i];
+        *dv_given |= p == GEN_HEAD_DIM_V;
     }
-    return argv[++*i];
-}
-
-static int usage_error(const char *command, const char *reason)
-{
-    fprintf(stderr, "flashtune %s: %s\n(see 'flashtune %s --help')\n", command, reason, command);
-    return TUNE_EXIT_USAGE;
+    return 0;
 }
 
 int tune_cli_parse(tune_cli *cli, const char *command, int argc, char **argv)
 {
     memset(cli, 0, sizeof *cli);
-    cli->arch = "sm_90";
-    const char *family_name = NULL;
-    char err[1024];
-    /* First pass: options; the family must be known before PARAM=VALUE can apply to its defaults. */
-    for (int i = 1; i < argc; i++) {
-        int missing = 0;
-        const char *v;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            cli->help = 1;
-            return 0;
-        } else if ((v = option_value("--template", argc, argv, &i, &missing))) {
-            family_name = v;
-        } else if ((v = option_value("--arch", argc, argv, &i, &missing))) {
-            cli->arch = v;
-        } else if ((v = option_value("-o", argc, argv, &i, &missing))) {
-            cli->output = v;
-        } else if (!strcmp(argv[i], "--log")) {
-            cli->show_log = 1;
-        } else if (missing) {
-            snprintf(err, sizeof err, "option %s needs a value", argv[i]);
-            return usage_error(command, err);
-        } else if (argv[i][0] == '-' || !strchr(argv[i], '=')) {
-            snprintf(err, sizeof err, "unknown argument '%s'", argv[i]);
-            return usage_error(command, err);
-        }
-    }
+    const char *family_name = NULL, *arch = NULL;
+    const tune_option options[] = {
+        { "template", 0, &family_name, NULL }, { "arch", 0, &arch, NULL },
+        { "output", 'o', &cli->output, NULL }, { "log", 0, NULL, &cli->show_log },
+    };
+    int first;
+    int rc = tune_options_parse(command, argc, argv, options, 4, &cli->help, &first);
+    if (rc || cli->help)
+        return rc;
+    cli->arch = arch ? arch : "sm_90";
     if (!family_name)
-        return usage_error(command, "missing --template NAME");
+        return tune_usage_error(command, "missing --template NAME");
     const gen_family *f = gen_family_find(family_name);
     if (!f) {
+        char err[1024];
         int count;
         const gen_family *const *all = gen_family_list(&count);
         int n = snprintf(err, sizeof err, "unknown template '%s' (families:", family_name);
@@ -78,35 +65,35 @@ int tune_cli_parse(tune_cli *cli, const char *command, int argc, char **argv)
             n += snprintf(err + n, sizeof err - (size_t)n, " %s", all[k]->name);
         if (n > 0 && (size_t)n < sizeof err - 1)
             snprintf(err + n, sizeof err - (size_t)n, ")");
-        return usage_error(command, err);
+        return tune_usage_error(command, "%s", err);
     }
     const int smem_limit = gen_smem_limit_for_arch(cli->arch);
-    if (smem_limit < 0) {
-        snprintf(err, sizeof err, "unknown arch '%s' (sm_80, sm_86, sm_89, sm_90, sm_90a)", cli->arch);
-        return usage_error(command, err);
-    }
+    if (smem_limit < 0)
+        return tune_usage_error(command, "unknown arch '%s' (sm_80, sm_86, sm_89, sm_90, sm_90a)", cli->arch);
     gen_config_init(&cli->config, f);
-    int head_dim_v_given = 0;
-    for (int i = 1; i < argc; i++) {
-        /* Skip option values; what is left with '=' and no leading '-' is an assignment. */
-        if (!strcmp(argv[i], "--template") || !strcmp(argv[i], "--arch") || !strcmp(argv[i], "-o")) {
-            i++;
-            continue;
-        }
-        if (argv[i][0] == '-')
-            continue;
-        if (tune_params_set(&cli->config, argv[i], err, sizeof err))
-            return usage_error(command, err);
-        head_dim_v_given |= !strncasecmp(argv[i], "HEAD_DIM_V=", 11);
-    }
+    int head_dim_v_given;
+    if ((rc = apply_assignments(&cli->config, command, argc - first, argv + first, &head_dim_v_given)) != 0)
+        return rc;
     /* V usually has Q's head dim: HEAD_DIM=64 alone means both. */
     if (!head_dim_v_given)
         cli->config.p[GEN_HEAD_DIM_V] = cli->config.p[GEN_HEAD_DIM];
     char why[768];
-    if (gen_validate(&cli->config, smem_limit, why, sizeof why) ||
-        gen_check_arch(f, cli->arch, why, sizeof why)) {
-        snprintf(err, sizeof err, "invalid configuration for %s on %s: %s", f->name, cli->arch, why);
-        return usage_error(command, err);
+    if (gen_validate(&cli->config, smem_limit, why, sizeof why) || gen_check_arch(f, cli->arch, why, sizeof why))
+        return tune_usage_error(command, "invalid configuration for %s on %s: %s", f->name, cli->arch, why);
+    return 0;
+}
+
+int tune_cli_write(const char *command, const char *path, const void *data, size_t size)
+{
+    FILE *out = path ? fopen(path, "wb") : stdout;
+    int failed = !out || fwrite(data, 1, size, out) != size;
+    int err = failed ? errno : 0;
+    if (out && (path ? fclose(out) : fflush(out)) != 0 && !failed)
+        failed = 1, err = errno;
+    if (failed) {
+        fprintf(stderr, "flashtune %s: writing %s failed: %s\n", command, path ? path : "standard output",
+                err ? strerror(err) : "I/O error");
+        return 1;
     }
     return 0;
 }

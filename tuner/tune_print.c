@@ -1,6 +1,7 @@
 /* The CLI's tables: `flashtune results` (a workload's candidates, or the list of workloads) and
  * `flashtune best` (the winners), printed from the rows db/ returns. Which parameters appear
  * comes from the parameter table and the family catalogue, so a new one needs no edit here. */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +27,12 @@ static int op_uses(int op, gen_param p)
     return 0;
 }
 
-/* Cell text of a real value, "-" when not measured. */
-static const char *real_cell(double v, const char *fmt, char *buf, size_t size)
+/* Cell text of a real value, "-" when not measured; machine formats keep 10 digits. */
+static const char *real_cell(double v, const char *fmt, tune_format f, char *buf, size_t size)
 {
     if (isnan(v))
         return "-";
-    snprintf(buf, size, fmt, v);
+    snprintf(buf, size, f == TUNE_FORMAT_TEXT ? fmt : "%.10g", v);
     return buf;
 }
 
@@ -43,14 +44,34 @@ static const char *int_cell(long long v, char *buf, size_t size)
     return buf;
 }
 
-static void flush_device(tune_table *t, const db_device *dev, int total, int ok, FILE *out)
+/* Text only: a device's heading and its table. 0 or -1 (err). */
+static int flush_device(tune_table *t, const db_device *dev, int total, int ok, FILE *out, char *err, size_t len)
 {
     fprintf(out, "\n%s (%s, cc %d.%d, %d SMs, driver %s, NVRTC %s): %d results, %d ok\n", dev->name, dev->arch,
             dev->cc_major, dev->cc_minor, dev->sm_count, dev->driver_version, dev->nvrtc_version, total, ok);
-    tune_table_print(t, out);
+    return tune_table_write(t, TUNE_FORMAT_TEXT, out, err, len);
 }
 
-int tune_print_results(db *d, const db_workload *w, const char *sort, FILE *out, char *err, size_t len)
+/* Prefixes err (tune_table_write's reason) with the function's name; returns -1. */
+static int failed_in(const char *function, char *err, size_t len)
+{
+    char why[256];
+    snprintf(why, sizeof why, "%s", err);
+    snprintf(err, len, "%s: %s", function, why);
+    return -1;
+}
+
+/* After a line printed outside a table: 0, or -1 with the reason when out refused it. */
+static int check_written(const char *function, FILE *out, char *err, size_t len)
+{
+    if (!ferror(out))
+        return 0;
+    snprintf(err, len, "%s: writing the output failed: %s", function, errno ? strerror(errno) : "I/O error");
+    return -1;
+}
+
+int tune_print_results_as(db *d, const db_workload *w, const char *sort, tune_format f, FILE *out, char *err,
+                          size_t len)
 {
     char wl[256];
     db_result_row *rows;
@@ -60,34 +81,40 @@ int tune_print_results(db *d, const db_workload *w, const char *sort, FILE *out,
     if (db_results_list(d, w, sort, &rows, &count, err, len) != 0)
         return -1;
 
+    const int text = f == TUNE_FORMAT_TEXT;
     gen_param shown[GEN_PARAM_COUNT];
     int nshown = 0;
     for (int i = 0; i < GEN_PARAM_COUNT; i++)
         if (!stated_by_workload((gen_param)i) && op_uses(w->op, (gen_param)i))
             shown[nshown++] = (gen_param)i;
-    const char *head[3 + GEN_PARAM_COUNT + 10];
+    const char *head[5 + GEN_PARAM_COUNT + 10];
     char align[sizeof head / sizeof head[0] + 1];
     int cols = 0;
-    head[cols] = "", align[cols++] = 'l';
+    if (!text) {
+        head[cols] = "device", align[cols++] = 'l';
+        head[cols] = "arch", align[cols++] = 'l';
+    }
+    head[cols] = text ? "" : "winner", align[cols++] = text ? 'l' : 'b';
     head[cols] = "kernel", align[cols++] = 'r';
     head[cols] = "family", align[cols++] = 'l';
     for (int i = 0; i < nshown; i++)
         head[cols] = gen_param_name(shown[i]), align[cols++] = 'r';
-    const char *rest[] = { "status", "median_ms", "min_ms", "spread", "TFLOP/s", "rel_error", "regs", "spills",
-                           "smem", "message" };
+    const char *rest[] = { "status", "median_ms", "min_ms", "spread", text ? "TFLOP/s" : "tflops", "rel_error",
+                           text ? "regs" : "registers", "spills", "smem", "message" };
     for (int i = 0; i < 10; i++)
         head[cols] = rest[i], align[cols++] = i == 0 || i == 9 ? 'l' : 'r';
     align[cols] = '\0';
 
-    fprintf(out, "workload %s\n", db_workload_format(w, wl, sizeof wl));
+    if (text)
+        fprintf(out, "workload %s\n", db_workload_format(w, wl, sizeof wl));
     tune_table t;
     tune_table_init(&t, cols, head, align);
-    int total = 0, ok = 0;
-    for (int r = 0; r < count; r++) {
+    int total = 0, ok = 0, rc = 0;
+    for (int r = 0; r < count && rc == 0; r++) {
         const db_result_row *row = &rows[r];
-        if (r == 0 || row->device_id != rows[r - 1].device_id) {
+        if (text && (r == 0 || row->device_id != rows[r - 1].device_id)) {
             if (r > 0)
-                flush_device(&t, &rows[r - 1].device, total, ok, out);
+                rc = flush_device(&t, &rows[r - 1].device, total, ok, out, err, len);
             tune_table_free(&t);
             tune_table_init(&t, cols, head, align);
             total = ok = 0;
@@ -95,6 +122,10 @@ int tune_print_results(db *d, const db_workload *w, const char *sort, FILE *out,
         char buf[GEN_PARAM_COUNT + 10][48], message[61];
         const char *cell[sizeof head / sizeof head[0]];
         int c = 0, b = 0;
+        if (!text) {
+            cell[c++] = row->device.name;
+            cell[c++] = row->device.arch;
+        }
         cell[c++] = row->winner ? "*" : "";
         cell[c++] = int_cell(row->kernel_id, buf[b++], sizeof buf[0]);
         cell[c++] = row->kernel.family;
@@ -103,33 +134,36 @@ int tune_print_results(db *d, const db_workload *w, const char *sort, FILE *out,
         total++;
         ok += row->status == DB_STATUS_OK;
         cell[c++] = db_status_name(row->status);
-        cell[c++] = real_cell(row->median_ms, "%.4f", buf[b++], sizeof buf[0]);
-        cell[c++] = real_cell(row->min_ms, "%.4f", buf[b++], sizeof buf[0]);
-        cell[c++] = real_cell(row->spread, "%.3f", buf[b++], sizeof buf[0]);
-        cell[c++] = real_cell(row->tflops, "%.1f", buf[b++], sizeof buf[0]);
-        cell[c++] = real_cell(row->rel_error, "%.1e", buf[b++], sizeof buf[0]);
+        cell[c++] = real_cell(row->median_ms, "%.4f", f, buf[b++], sizeof buf[0]);
+        cell[c++] = real_cell(row->min_ms, "%.4f", f, buf[b++], sizeof buf[0]);
+        cell[c++] = real_cell(row->spread, "%.3f", f, buf[b++], sizeof buf[0]);
+        cell[c++] = real_cell(row->tflops, "%.1f", f, buf[b++], sizeof buf[0]);
+        cell[c++] = real_cell(row->rel_error, "%.1e", f, buf[b++], sizeof buf[0]);
         cell[c++] = int_cell(row->registers, buf[b++], sizeof buf[0]);
         cell[c++] = int_cell(row->spills, buf[b++], sizeof buf[0]);
         cell[c++] = int_cell(row->smem, buf[b++], sizeof buf[0]);
-        /* One line per row: the first 60 characters of the message, line breaks as spaces. */
+        /* Text: one line per row, the first 60 characters of the message, line breaks as spaces. */
         snprintf(message, sizeof message, "%.60s", row->message);
         for (char *m = message; *m; m++)
             if (*m == '\n' || *m == '\r' || *m == '\t')
                 *m = ' ';
-        cell[c++] = message;
+        cell[c++] = text ? message : row->message;
         tune_table_add(&t, cell);
     }
-    if (count == 0)
+    if (rc == 0 && !text)
+        rc = tune_table_write(&t, f, out, err, len);
+    else if (rc == 0 && count == 0)
         fprintf(out, "no results\n");
-    else
-        flush_device(&t, &rows[count - 1].device, total, ok, out);
-    int rc = t.failed ? (snprintf(err, len, "tune_print_results: out of memory"), -1) : 0;
+    else if (rc == 0)
+        rc = flush_device(&t, &rows[count - 1].device, total, ok, out, err, len);
     tune_table_free(&t);
     free(rows);
-    return rc;
+    if (rc)
+        return failed_in("tune_print_results", err, len);
+    return check_written("tune_print_results", out, err, len);
 }
 
-int tune_print_best(db *d, FILE *out, char *err, size_t len)
+int tune_print_best_as(db *d, tune_format f, FILE *out, char *err, size_t len)
 {
     if (!d || !out)
         return snprintf(err, len, "tune_print_best: %s is NULL", d ? "out" : "db"), -1;
@@ -137,9 +171,11 @@ int tune_print_best(db *d, FILE *out, char *err, size_t len)
     int count;
     if (db_winners_list(d, &list, &count, err, len) != 0)
         return -1;
-    if (count == 0) {
+    const int text = f == TUNE_FORMAT_TEXT;
+    if (count == 0 && text) {
+        free(list);
         fprintf(out, "no winners: %s holds no valid result yet\n", db_file_path(d));
-        return 0;
+        return check_written("tune_print_best", out, err, len);
     }
     gen_param shown[GEN_PARAM_COUNT];
     int nshown = 0;
@@ -148,7 +184,7 @@ int tune_print_best(db *d, FILE *out, char *err, size_t len)
             shown[nshown++] = (gen_param)i;
     static const char *const fields[] = { "device", "arch", "op", "dtype", "head_dim", "head_dim_v", "causal",
                                           "batch", "heads", "seqlen_q", "seqlen_k", "kernel", "family" };
-    const char *head[13 + GEN_PARAM_COUNT + 3];
+    const char *head[13 + GEN_PARAM_COUNT + 4];
     char align[sizeof head / sizeof head[0] + 1];
     int cols = 0;
     for (int i = 0; i < 13; i++)
@@ -156,8 +192,13 @@ int tune_print_best(db *d, FILE *out, char *err, size_t len)
     for (int i = 0; i < nshown; i++)
         head[cols] = gen_param_name(shown[i]), align[cols++] = 'r';
     head[cols] = "median_ms", align[cols++] = 'r';
-    head[cols] = "TFLOP/s", align[cols++] = 'r';
-    head[cols] = "ok/total", align[cols++] = 'r';
+    head[cols] = text ? "TFLOP/s" : "tflops", align[cols++] = 'r';
+    if (text) {
+        head[cols] = "ok/total", align[cols++] = 'r';
+    } else {
+        head[cols] = "ok", align[cols++] = 'r';
+        head[cols] = "total", align[cols++] = 'r';
+    }
     align[cols] = '\0';
     tune_table t;
     tune_table_init(&t, cols, head, align);
@@ -180,24 +221,26 @@ int tune_print_best(db *d, FILE *out, char *err, size_t len)
         for (int j = 0; j < nshown; j++)
             cell[c++] = op_uses(w->workload.op, shown[j])
                             ? gen_param_format(shown[j], w->kernel.p[shown[j]], num[n++], sizeof num[0]) : "-";
-        snprintf(num[n], sizeof num[0], "%.4f", w->median_ms), cell[c++] = num[n++];
-        if (isnan(w->tflops))
-            cell[c++] = "-";
-        else
-            snprintf(num[n], sizeof num[0], "%.1f", w->tflops), cell[c++] = num[n++];
+        cell[c++] = real_cell(w->median_ms, "%.4f", f, num[n++], sizeof num[0]);
+        cell[c++] = real_cell(w->tflops, "%.1f", f, num[n++], sizeof num[0]);
         int total = 0, ok = 0;
         rc = db_result_counts(d, w->device_id, w->workload_id, &total, &ok, err, len);
-        snprintf(num[n], sizeof num[0], "%d/%d", ok, total), cell[c++] = num[n++];
+        if (text) {
+            snprintf(num[n], sizeof num[0], "%d/%d", ok, total), cell[c++] = num[n++];
+        } else {
+            snprintf(num[n], sizeof num[0], "%d", ok), cell[c++] = num[n++];
+            snprintf(num[n], sizeof num[0], "%d", total), cell[c++] = num[n++];
+        }
         tune_table_add(&t, cell);
     }
     free(list);
-    if (rc == 0 && tune_table_print(&t, out) != 0)
-        rc = (snprintf(err, len, "tune_print_best: out of memory"), -1);
+    if (rc == 0 && tune_table_write(&t, f, out, err, len) != 0)
+        rc = failed_in("tune_print_best", err, len);
     tune_table_free(&t);
     return rc;
 }
 
-int tune_print_workloads(db *d, FILE *out, char *err, size_t len)
+int tune_print_workloads_as(db *d, tune_format f, FILE *out, char *err, size_t len)
 {
     if (d && !out)
         return snprintf(err, len, "tune_print_workloads: out is NULL"), -1;
@@ -223,15 +266,32 @@ int tune_print_workloads(db *d, FILE *out, char *err, size_t len)
                           row->results, row->ok };
         for (int c = 3; c < 12; c++)
             snprintf(num[c], sizeof num[0], "%d", v[c - 3]);
-        cell[12] = real_cell(row->best_ms, "%.4f", num[12], sizeof num[12]);
+        cell[12] = real_cell(row->best_ms, "%.4f", f, num[12], sizeof num[12]);
         tune_table_add(&t, cell);
     }
     free(rows);
     int rc = 0;
-    if (count == 0)
+    if (count == 0 && f == TUNE_FORMAT_TEXT) {
         fprintf(out, "no workloads: nothing was tuned yet\n");
-    else if (tune_table_print(&t, out) != 0)
-        rc = (snprintf(err, len, "tune_print_workloads: out of memory"), -1);
+        rc = check_written("tune_print_workloads", out, err, len);
+    } else if (tune_table_write(&t, f, out, err, len) != 0) {
+        rc = failed_in("tune_print_workloads", err, len);
+    }
     tune_table_free(&t);
     return rc;
+}
+
+int tune_print_results(db *d, const db_workload *w, const char *sort, FILE *out, char *err, size_t len)
+{
+    return tune_print_results_as(d, w, sort, TUNE_FORMAT_TEXT, out, err, len);
+}
+
+int tune_print_best(db *d, FILE *out, char *err, size_t len)
+{
+    return tune_print_best_as(d, TUNE_FORMAT_TEXT, out, err, len);
+}
+
+int tune_print_workloads(db *d, FILE *out, char *err, size_t len)
+{
+    return tune_print_workloads_as(d, TUNE_FORMAT_TEXT, out, err, len);
 }

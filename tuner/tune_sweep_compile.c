@@ -56,10 +56,15 @@ void tune_kernels_free(tune_kernel_set *ks)
 
 /* ---- the compile pool ---------------------------------------------------------------------- */
 
+/* Seconds between two progress lines: a few hundred kernels take minutes, and a run that
+ * prints nothing that long looks hung. */
+#define PROGRESS_EVERY_S 5.0
+
 typedef struct compile_queue {
     tune_kernel_job **todo;
-    int count, next;
+    int count, next, done;
     const char *arch;
+    double start, last_report;
     pthread_mutex_t lock;
 } compile_queue;
 
@@ -76,13 +81,24 @@ static void *compile_thread(void *arg)
         j->failed = gen_compile(j->source, gen_target_arch(j->config.family, q->arch), &j->binary, j->error,
                                 sizeof j->error) != 0;
         j->ready = !j->failed;
+        /* A plain line, terminal or not: logs of a long run show how far it got. */
+        pthread_mutex_lock(&q->lock);
+        const double now = tune_now();
+        if (++q->done == q->count || now - q->last_report >= PROGRESS_EVERY_S) {
+            q->last_report = now;
+            printf("flashtune tune: compiling for %s: %d/%d kernels done (%.0f s)\n", q->arch, q->done, q->count,
+                   now - q->start);
+            fflush(stdout);
+        }
+        pthread_mutex_unlock(&q->lock);
     }
 }
 
 double tune_compile_all(tune_kernel_job **todo, int count, const char *arch, int threads)
 {
     double t0 = tune_now();
-    compile_queue q = { todo, count, 0, arch, PTHREAD_MUTEX_INITIALIZER };
+    compile_queue q = { .todo = todo, .count = count, .arch = arch, .start = t0, .last_report = t0,
+                        .lock = PTHREAD_MUTEX_INITIALIZER };
     pthread_t tid[256];
     int started = 0;
     for (; started < threads && started < 256 && started < count; started++)

@@ -33,8 +33,9 @@ int tune_kernels_add(tune_kernel_set *ks, const gen_config *c);
 /* Frees every job's source and binary and the list; ks is empty afterwards. */
 void tune_kernels_free(tune_kernel_set *ks);
 
-/* Compiles the count jobs of todo on up to `threads` threads, in this process. Returns the wall
- * time (s). */
+/* Compiles the count jobs of todo on up to `threads` threads, in this process, printing a
+ * progress line ("N/M kernels done") every few seconds and when the last is done. Returns the
+ * wall time (s). */
 double tune_compile_all(tune_kernel_job **todo, int count, const char *arch, int threads);
 
 /* For the jobs of ks that are needed: stores the rows of reference kernels, takes the CUBINs

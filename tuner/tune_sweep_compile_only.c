@@ -1,5 +1,6 @@
-/* `flashtune tune` without a GPU: compiles every distinct kernel of a loaded space and prints
- * each one's registers, spills and compile time; nothing is timed or stored. */
+/* `flashtune tune` without a GPU: compiles every distinct kernel of a loaded space (progress
+ * every few seconds) and prints each one's registers, spills and compile time, then how many
+ * failed and how many spill; nothing is timed or stored. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -53,8 +54,13 @@ int tune_sweep_compile_only(const tune_space_set *set, const char *arch, int thr
         spilling += spills > 0;
         printf("%-140s %5d %6d %6.2fs\n", what, b->registers, spills, b->compile_seconds);
     }
-    printf("\nflashtune tune: %d kernels compiled for %s in %.1f s: %d failed, %d spill registers to local memory\n",
-           ks.count - failed, arch, wall, failed, spilling);
+    printf("\nflashtune tune: %d of %d kernels compiled for %s in %.1f s, %d failed\n", ks.count - failed, ks.count, arch,
+           wall, failed);
+    if (spilling)
+        printf("flashtune tune: %d of %d kernels spill registers to local memory (the spills column: bytes "
+               "stored + loaded)\n", spilling, ks.count - failed);
+    else if (ks.count > failed)
+        printf("flashtune tune: no kernel spills registers to local memory\n");
     tune_kernels_free(&ks);
     return 0;
 }

@@ -43,7 +43,7 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
         items[i] = (tune_worker_item){ &u->cands->configs[cands[i]], s->ks.jobs[u->job[cands[i]]].binary.cubin, i };
     tune_worker_task task = {
         .workload = u->cands->workload, .backward = u->backward, .ref_cubin = s->ks.jobs[u->ref_job].binary.cubin,
-        .ref_config = &u->ref_config, .bench = *bench, .l2_bytes = s->gpu->l2_bytes,
+        .ref_config = &u->ref_config, .bench = *bench, .l2_bytes = s->gpu->l2_bytes, .device = s->gpu->ordinal,
         .seed = workload_seed(&u->cands->workload), .items = items, .count = n,
     };
     const double setup_s = bench->timeout_s * 10 > 300 ? bench->timeout_s * 10 : 300;

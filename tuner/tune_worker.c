@@ -84,22 +84,46 @@ static pid_t fork_child(int *fd, char *why, size_t len)
     return pid;
 }
 
-static void probe_child(int fd)
+int tune_device_check(int ordinal, int count, char *why, size_t len)
+{
+    if (count < 1) {
+        snprintf(why, len, "no GPU here (the CUDA driver reports %d devices)", count);
+        return -1;
+    }
+    if (ordinal >= 0 && ordinal < count)
+        return 0;
+    if (count == 1)
+        snprintf(why, len, "this machine has 1 GPU (0)");
+    else
+        snprintf(why, len, "this machine has %d GPUs (0..%d)", count, count - 1);
+    return -1;
+}
+
+static void probe_child(int fd, int ordinal)
 {
     char why[512], line[768];
     const cu_driver *cu;
     if (cu_driver_open(&cu, why, sizeof why) != 0) {
-        snprintf(line, sizeof line, "N %s\n", why);
+        snprintf(line, sizeof line, "N no GPU here: %s\n", why);
         put(fd, line);
         _exit(0);
     }
     CUdevice d;
     int count = 0;
     CUresult rc = cu->DeviceGetCount(&count);
-    if (rc != CUDA_SUCCESS || count < 1 || cu->DeviceGet(&d, 0) != CUDA_SUCCESS) {
-        char buf[256];
-        snprintf(line, sizeof line, "N no CUDA device (cuDeviceGetCount: %s, %d devices)\n",
-                 cu_result_str(rc, buf, sizeof buf), count);
+    char buf[256];
+    if (rc != CUDA_SUCCESS) {
+        snprintf(line, sizeof line, "N no GPU here: cuDeviceGetCount: %s\n", cu_result_str(rc, buf, sizeof buf));
+        put(fd, line);
+        _exit(0);
+    }
+    if (tune_device_check(ordinal, count, why, sizeof why) != 0) {
+        snprintf(line, sizeof line, "N %s\n", why);
+        put(fd, line);
+        _exit(0);
+    }
+    if ((rc = cu->DeviceGet(&d, ordinal)) != CUDA_SUCCESS) {
+        snprintf(line, sizeof line, "N cuDeviceGet(%d): %s\n", ordinal, cu_result_str(rc, buf, sizeof buf));
         put(fd, line);
         _exit(0);
     }
@@ -112,7 +136,9 @@ static void probe_child(int fd)
         cu->DeviceGetAttribute(&smem, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, d) != CUDA_SUCCESS ||
         cu->DeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, d) != CUDA_SUCCESS ||
         cu->DriverGetVersion(&version) != CUDA_SUCCESS) {
-        put(fd, "N cuDeviceGetName/cuDeviceGetAttribute/cuDriverGetVersion failed on device 0\n");
+        snprintf(line, sizeof line, "N cuDeviceGetName/cuDeviceGetAttribute/cuDriverGetVersion failed on device %d\n",
+                 ordinal);
+        put(fd, line);
         _exit(0);
     }
     snprintf(line, sizeof line, "D %d %d %d %d %d %d.%d %s\n", major, minor, sms, smem, l2, version / 1000,
@@ -121,15 +147,16 @@ static void probe_child(int fd)
     _exit(0);
 }
 
-int tune_worker_probe(tune_gpu_info *out, double timeout_s, char *why, size_t len)
+int tune_worker_probe(int ordinal, tune_gpu_info *out, double timeout_s, char *why, size_t len)
 {
     memset(out, 0, sizeof *out);
+    out->ordinal = ordinal;
     int fd;
     pid_t pid = fork_child(&fd, why, len);
     if (pid < 0)
         return -1;
     if (pid == 0)
-        probe_child(fd);
+        probe_child(fd, ordinal);
     tune_worker_proc w = { .pid = pid, .fd = fd };
     char line[768], how[128];
     int got = tune_worker_read_line(&w, tune_now() + timeout_s, line, sizeof line);

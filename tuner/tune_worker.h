@@ -21,17 +21,23 @@
 #include "db_internal.h"
 #include "tune_space.h"
 
-/* What the probe child reports of GPU 0. */
+/* What the probe child reports of one GPU. */
 typedef struct tune_gpu_info {
     tune_device dev;            /* name, arch, cc, sm_count, smem_per_block_optin; real = 1 */
     char driver_version[16];    /* "13.0" */
     int l2_bytes;               /* L2 cache size (flushed between timed repetitions) */
+    int ordinal;                /* its CUDA device number (tune --device), which the workers open */
 } tune_gpu_info;
 
-/* Forks a short-lived child that opens the driver and describes GPU 0 (the caller's process
- * never touches CUDA). Returns 1 with *out filled, 0 when there is no usable GPU (reason in
- * why), -1 when the probe itself failed (fork, pipe, timeout; reason in why). */
-int tune_worker_probe(tune_gpu_info *out, double timeout_s, char *why, size_t len);
+/* Forks a short-lived child that opens the driver and describes GPU number `ordinal` (the
+ * caller's process never touches CUDA). Returns 1 with *out filled, 0 when there is no usable
+ * GPU of that number (why: "no GPU here: REASON", or tune_device_check's), -1 when the probe
+ * itself failed (fork, pipe, timeout; reason in why). */
+int tune_worker_probe(int ordinal, tune_gpu_info *out, double timeout_s, char *why, size_t len);
+
+/* 0 when GPU number `ordinal` is one of the `count` the driver reports; else -1 with why naming
+ * the count: "this machine has 2 GPUs (0..1)", or "no GPU here" when count is 0. */
+int tune_device_check(int ordinal, int count, char *why, size_t len);
 
 /* One candidate handed to the worker. */
 typedef struct tune_worker_item {
@@ -44,6 +50,7 @@ typedef struct tune_worker_item {
 typedef struct tune_worker_task {
     tune_workload workload;
     int backward;               /* 0: forward candidates; 1: backward */
+    int device;                 /* the CUDA device number to run on (tune_gpu_info.ordinal) */
     const void *ref_cubin;      /* the ref family's image for this workload */
     const gen_config *ref_config;
     tune_bench bench;           /* warm-up and repetition time */
