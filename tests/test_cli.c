@@ -79,6 +79,13 @@ static char *write_table(const tune_table *t, tune_format f)
     return text;
 }
 
+static void expect_text(const char *what, const char *got, const char *want)
+{
+    if (strcmp(got, want))
+        printf("  %s: expected\n%s\n  got\n%s\n", what, want, got);
+    assert_string_equal(got, want);
+}
+
 static void test_table_formats(void **state)
 {
     (void)state;
@@ -99,9 +106,7 @@ static void test_table_formats(void **state)
                            "\"line\nbreak\",,false,\"\xff bad byte, tab\t, \xc3\xa9\"\r\n"
                            "x,3/5,true,\r\n"
                            "y,1.5e-03,false,\r\n";
-    if (strcmp(csv, want_csv))
-        printf("  CSV: expected\n%s\n  got\n%s\n", want_csv, csv);
-    assert_string_equal(csv, want_csv);
+    expect_text("CSV", csv, want_csv);
     char *json = write_table(&t, TUNE_FORMAT_JSON);
     const char *want_json = "[\n"
                             "  {\"name\": \"a,b\", \"n\": 12, \"flag\": true, \"note\": \"say \\\"hi\\\"\"},\n"
@@ -110,9 +115,7 @@ static void test_table_formats(void **state)
                             "  {\"name\": \"x\", \"n\": \"3/5\", \"flag\": true, \"note\": null},\n"
                             "  {\"name\": \"y\", \"n\": 1.5e-03, \"flag\": false, \"note\": null}\n"
                             "]\n";
-    if (strcmp(json, want_json))
-        printf("  JSON: expected\n%s\n  got\n%s\n", want_json, json);
-    assert_string_equal(json, want_json);
+    expect_text("JSON", json, want_json);
     free(csv);
     free(json);
     tune_table_free(&t);

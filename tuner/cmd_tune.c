@@ -93,8 +93,8 @@ int cmd_tune(int argc, char **argv)
         else
             printf("flashtune tune: %s\n", why);
         printf("flashtune tune: so this is a compile-only run: every distinct kernel of %s is compiled for %s\n"
-               "  (%s) to check it and report its registers and spills; nothing is timed or stored\n", space, dev.arch,
-               dev.name);
+               "  (as for %s) to check it and report its registers and spills; nothing is timed or stored\n", space,
+               dev.arch, dev.name);
     }
     fflush(stdout);
 
