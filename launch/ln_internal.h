@@ -6,7 +6,7 @@
  * the batch split that keeps grid.y within CUDA's 65535.
  *
  * Part two (ft_launch_gpu, same prefix) is GPU support for the tuner, the tests and the
- * benchmarks: a session on device 0, a problem's device buffers, host/device transfers in any
+ * benchmarks: a session on one device, a problem's device buffers, host/device transfers in any
  * dtype, and parallel compilation. The runtime links only part one.
  *
  * Thread safety: every function may be called from several threads at once on distinct

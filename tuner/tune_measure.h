@@ -10,8 +10,8 @@
 
 typedef struct tune_measure tune_measure;
 
-/* Opens a session on GPU 0, allocates t's workload with random inputs and runs the ref family
- * on it (its outputs are kept to compare candidates with). OUT: *out. Returns 0, or -1 with the
+/* Opens a session on GPU t->device, allocates t's workload with random inputs and runs the ref
+ * family on it (its outputs are kept to compare candidates with). OUT: *out. Returns 0, or -1 with the
  * reason in why (nothing was measured; *out is NULL). */
 int tune_measure_open(const tune_worker_task *t, tune_measure **out, char *why, size_t len);
 
