@@ -257,7 +257,7 @@ FT_API ft_status ft_attention_backward_reference(ft_context *ctx, const ft_atten
  * family and every parameter, the rule that picked it ("database exact", "database nearest
  * (tuned at ...)", "shipped tuned table ...", "built-in default") and, once loaded, where its
  * CUBIN came from. Compiles nothing. Returns FT_OK; FT_ERR_INVALID_ARGUMENT (also buf NULL or
- * len 0); FT_ERR_UNSUPPORTED; FT_ERR_NO_DEVICE; FT_ERR_CUDA; FT_ERR_DB. */
+ * len 0, backward other than 0 or 1); FT_ERR_UNSUPPORTED; FT_ERR_NO_DEVICE; FT_ERR_CUDA; FT_ERR_DB. */
 FT_API ft_status ft_describe_choice(ft_context *ctx, const ft_attention_desc *d, int backward, char *buf,
                                     size_t len);
 

@@ -396,6 +396,14 @@ static void invalid_arguments_name_the_argument(void **state)
     char buf[16];
     assert_int_equal(ft_describe_choice(ft, &c.d, 0, NULL, 10), FT_ERR_INVALID_ARGUMENT);
     assert_int_equal(ft_describe_choice(ft, &c.d, 0, buf, 0), FT_ERR_INVALID_ARGUMENT);
+    /* backward is a flag: anything but 0 or 1 is a mistake, not "backward". */
+    const int flags[] = { 7, -1, 2 };
+    for (int i = 0; i < 3; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "ft_describe_choice: backward=%d must be 0 (forward) or 1", flags[i]);
+        expect_status(ft, want, ft_describe_choice(ft, &c.d, flags[i], buf, sizeof buf), FT_ERR_INVALID_ARGUMENT,
+                      want);
+    }
     assert_int_equal(ft_attention_forward(NULL, &c.d, c.q, c.k, c.v, c.dq, (void *)c.lse, NULL),
                      FT_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(ft_last_error(NULL), "ctx is NULL"));
