@@ -332,23 +332,30 @@ static void loader_refuses_a_forged_row(void **state)
     free(source);
 }
 
+/* The group's folder: made before the first case, removed after the last. */
+static int make_folder(void **state)
+{
+    (void)state;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int remove_folder(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
 int main(void)
 {
+    /* Nothing is launched: no driver, even on a GPU machine. */
     setenv("FLASHTUNE_CUDA_DRIVER", "/nonexistent/libcuda-for-test.so.1", 1);
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(forged_rows_are_not_used),
         cmocka_unit_test(rows_from_before_the_inputs_are_replaced),
         cmocka_unit_test(loader_and_tuner_find_what_the_loader_stored),
         cmocka_unit_test(loader_refuses_a_forged_row),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
-    return failed;
+    return cmocka_run_group_tests(tests, make_folder, remove_folder);
 }
