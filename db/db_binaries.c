@@ -1,5 +1,7 @@
-/* The CUBIN cache: compiled kernels stored by cache key, so a rerun or the runtime loads them
- * instead of compiling again. */
+/* The CUBIN cache: compiled kernels stored by cache key with everything they were compiled
+ * from, so a rerun or the runtime loads them instead of compiling again, and only when all of
+ * it matches (the key is a 64-bit hash). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,12 +10,29 @@
 #define BINARY_COLUMNS "id, cache_key, arch, nvrtc_version, cubin, registers, spill_store_bytes, " \
                        "spill_load_bytes, stack_frame_bytes, static_smem_bytes, compile_seconds"
 
+/* A cache key as gen_cache_key prints it. */
+static int key_ok(const char *key)
+{
+    return strspn(key, "0123456789abcdef") == 16 && !key[16];
+}
+
+void db_binary_init(db_binary *b, const char *cache_key, const char *arch, const char *nvrtc_version,
+                    const char *compile_options, const char *source)
+{
+    memset(b, 0, sizeof *b);
+    snprintf(b->cache_key, sizeof b->cache_key, "%s", cache_key);
+    snprintf(b->arch, sizeof b->arch, "%s", arch);
+    snprintf(b->nvrtc_version, sizeof b->nvrtc_version, "%s", nvrtc_version);
+    b->compile_options = compile_options;
+    b->source = source;
+}
+
 int db_binary_put(db *d, int64_t kernel_id, const db_binary *b, int64_t *id, char *err, size_t len)
 {
     const char *func = "db_binary_put";
     if (d && !b)
         return db_fail(err, len, "%s: b is NULL", func);
-    if (b && (strspn(b->cache_key, "0123456789abcdef") != 16 || b->cache_key[16]))
+    if (b && !key_ok(b->cache_key))
         return db_fail(err, len, "%s: cache_key '%.17s' is not 16 lower-case hex digits", func, b->cache_key);
     if (b && (!b->arch[0] || !b->nvrtc_version[0]))
         return db_fail(err, len, "%s: %s is empty", func, b->arch[0] ? "nvrtc_version" : "arch");
@@ -24,13 +43,25 @@ int db_binary_put(db *d, int64_t kernel_id, const db_binary *b, int64_t *id, cha
         return -1;
     sqlite3_stmt *st = NULL;
     int rc = db_begin(d, func, err, len);
-    /* OR IGNORE: the same key is the same source, options, arch and NVRTC, hence the same bytes;
-     * two tuners compiling one candidate both land here. */
+    /* The same key and inputs are the same bytes: two tuners compiling one candidate both land
+     * here, and the row stays. Other inputs under the key (a row stored before schema 3 without
+     * them, or a collision) would never be found by db_binary_lookup: this binary replaces it. */
     if (rc == 0)
-        rc = db_prepare(d, "INSERT OR IGNORE INTO binaries (kernel_id, cache_key, arch, nvrtc_version, cubin, "
-                           "registers, spill_store_bytes, spill_load_bytes, stack_frame_bytes, "
-                           "static_smem_bytes, compile_seconds) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-                           "?10, ?11)", &st, func, err, len);
+        rc = db_prepare(d, "INSERT INTO binaries (kernel_id, cache_key, arch, nvrtc_version, cubin, registers, "
+                           "spill_store_bytes, spill_load_bytes, stack_frame_bytes, static_smem_bytes, "
+                           "compile_seconds, compile_options, source) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+                           "?9, ?10, ?11, ?12, ?13) "
+                           "ON CONFLICT (cache_key) DO UPDATE SET kernel_id = excluded.kernel_id, "
+                           "arch = excluded.arch, nvrtc_version = excluded.nvrtc_version, cubin = excluded.cubin, "
+                           "registers = excluded.registers, spill_store_bytes = excluded.spill_store_bytes, "
+                           "spill_load_bytes = excluded.spill_load_bytes, "
+                           "stack_frame_bytes = excluded.stack_frame_bytes, "
+                           "static_smem_bytes = excluded.static_smem_bytes, "
+                           "compile_seconds = excluded.compile_seconds, compile_options = excluded.compile_options, "
+                           "source = excluded.source, created_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') "
+                           "WHERE NOT (arch IS excluded.arch AND nvrtc_version IS excluded.nvrtc_version AND "
+                           "compile_options IS excluded.compile_options AND source IS excluded.source)",
+                        &st, func, err, len);
     if (rc == 0) {
         sqlite3_bind_int64(st, 1, kernel_id);
         sqlite3_bind_text(st, 2, b->cache_key, -1, SQLITE_STATIC);
@@ -42,6 +73,8 @@ int db_binary_put(db *d, int64_t kernel_id, const db_binary *b, int64_t *id, cha
         for (int i = 0; i < 5; i++)
             sqlite3_bind_int(st, 6 + i, v[i]);
         db_bind_real(st, 11, b->compile_seconds);
+        sqlite3_bind_text(st, 12, b->compile_options, -1, SQLITE_STATIC);   /* NULL binds NULL */
+        sqlite3_bind_text(st, 13, b->source, -1, SQLITE_STATIC);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = sqlite3_extended_errcode(d->sql) == SQLITE_CONSTRAINT_FOREIGNKEY
                      ? db_fail(err, len, "%s: kernel_id=%lld is not a stored kernel", func, (long long)kernel_id)
@@ -100,24 +133,49 @@ static int read_binary(db *d, sqlite3_stmt *st, db_binary *out, int64_t *id, con
     return 1;
 }
 
-int db_binary_find(db *d, const char *cache_key, db_binary *out, int64_t *id, char *err, size_t len)
+/* The row of sql (a SELECT of BINARY_COLUMNS), with texts bound to ?1, ?2, ... in order. */
+static int find_where(db *d, const char *func, const char *sql, const char *const *texts, int n, db_binary *out,
+                      int64_t *id, char *err, size_t len)
 {
-    const char *func = "db_binary_find";
-    if (d && (!cache_key || !out))
-        return db_fail(err, len, "%s: %s is NULL", func, cache_key ? "out" : "cache_key");
     if (out)
         memset(out, 0, sizeof *out);
     if (db_enter(d, func, 0, err, len) != 0)
         return -1;
     sqlite3_stmt *st;
     int found = -1;
-    if (db_prepare(d, "SELECT " BINARY_COLUMNS " FROM binaries WHERE cache_key = ?1", &st, func, err, len) == 0) {
-        sqlite3_bind_text(st, 1, cache_key, -1, SQLITE_STATIC);
+    if (db_prepare(d, sql, &st, func, err, len) == 0) {
+        for (int i = 0; i < n; i++)
+            sqlite3_bind_text(st, i + 1, texts[i], -1, SQLITE_STATIC);
         found = read_binary(d, st, out, id, func, err, len);
         sqlite3_finalize(st);
     }
     db_leave(d);
     return found;
+}
+
+int db_binary_find(db *d, const char *cache_key, db_binary *out, int64_t *id, char *err, size_t len)
+{
+    const char *func = "db_binary_find";
+    if (d && (!cache_key || !out))
+        return db_fail(err, len, "%s: %s is NULL", func, cache_key ? "out" : "cache_key");
+    return find_where(d, func, "SELECT " BINARY_COLUMNS " FROM binaries WHERE cache_key = ?1", &cache_key, 1, out, id, err, len);
+}
+
+int db_binary_lookup(db *d, const db_binary *want, db_binary *out, int64_t *id, char *err, size_t len)
+{
+    const char *func = "db_binary_lookup";
+    if (!d || !want || !out)
+        return db_fail(err, len, "%s: %s is NULL", func, !d ? "db" : want ? "out" : "want");
+    if (!key_ok(want->cache_key))
+        return db_fail(err, len, "%s: cache_key '%.17s' is not 16 lower-case hex digits", func, want->cache_key);
+    if (!want->arch[0] || !want->nvrtc_version[0] || !want->compile_options || !want->source)
+        return db_fail(err, len, "%s: want's %s is not set: a lookup compares every input", func,
+                       !want->arch[0] ? "arch" : !want->nvrtc_version[0] ? "nvrtc_version"
+                       : !want->compile_options ? "compile_options" : "source");
+    const char *const texts[] = { want->cache_key, want->arch, want->nvrtc_version, want->compile_options,
+                                  want->source };
+    return find_where(d, func, "SELECT " BINARY_COLUMNS " FROM binaries WHERE cache_key = ?1 AND arch = ?2 AND "
+                      "nvrtc_version = ?3 AND compile_options = ?4 AND source = ?5", texts, 5, out, id, err, len);
 }
 
 int db_binary_find_for_kernel(db *d, int64_t kernel_id, const char *arch, const char *nvrtc_version,

@@ -115,20 +115,36 @@ int db_kernel_get(db *d, int64_t id, db_kernel *out, char *err, size_t len);
 
 typedef struct db_binary {
     char cache_key[17];        /* gen_cache_key: hash of (source, options, arch, NVRTC version) */
-    char arch[16];
+    char arch[16];             /* the compile target ("sm_90a") */
     char nvrtc_version[16];
     void *cubin;               /* owned by the caller after db_binary_find (db_binary_release) */
     size_t cubin_size;         /* bytes */
     int registers, spill_store_bytes, spill_load_bytes, stack_frame_bytes, static_smem_bytes;
     double compile_seconds;
+    /* The rest of what the key hashes (gen_cache_id), stored so that a lookup compares them;
+     * the caller's strings, never read back (NULL after a find). */
+    const char *compile_options;
+    const char *source;
 } db_binary;
 
-/* Stores b for kernel kernel_id, unless its cache_key is already stored (then that row is kept:
- * same key, same bytes). b->cubin is copied. OUT: *id (may be NULL). */
+/* Zeroes *b and sets what a CUBIN is compiled from (a gen_cache_id's fields; the strings are
+ * the caller's): the key of db_binary_lookup, or of db_binary_put with the CUBIN added. */
+void db_binary_init(db_binary *b, const char *cache_key, const char *arch, const char *nvrtc_version,
+                    const char *compile_options, const char *source);
+/* Stores b for kernel kernel_id. When its cache_key is stored with the same arch, NVRTC version,
+ * options and source, that row is kept (same inputs, same bytes); with other inputs (a row
+ * from before schema 3, or a collision) the row is replaced in place. b->cubin and the strings
+ * are copied. OUT: *id (may be NULL). */
 int db_binary_put(db *d, int64_t kernel_id, const db_binary *b, int64_t *id, char *err, size_t len);
-/* The binary of that cache key: 1 found (OUT: *out, its cubin malloc'ed; *id if id not NULL),
- * 0 not cached, -1 error. */
+/* The binary of that cache key, whatever it was compiled from (listings, tests; a cache uses
+ * db_binary_lookup): 1 found (OUT: *out, its cubin malloc'ed; *id if id not NULL), 0 not
+ * cached, -1 error. */
 int db_binary_find(db *d, const char *cache_key, db_binary *out, int64_t *id, char *err, size_t len);
+/* The binary of want's cache key only when it was compiled from want's arch, NVRTC version,
+ * options and source, byte for byte (all four required): 1 found (OUT as db_binary_find), 0
+ * not cached or the key stored for other inputs (a collision, a forged or pre-schema-3 row), -1
+ * error. */
+int db_binary_lookup(db *d, const db_binary *want, db_binary *out, int64_t *id, char *err, size_t len);
 /* The newest binary of kernel kernel_id for this arch and NVRTC version (what the runtime may
  * load without compiling): 1 found, 0 none, -1 error. */
 int db_binary_find_for_kernel(db *d, int64_t kernel_id, const char *arch, const char *nvrtc_version,

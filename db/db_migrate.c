@@ -18,6 +18,7 @@ static const char *sql_text(const char *name)
 static db_migration builtin[] = {
     { 1, "schema.sql", NULL },
     { 2, "migrate_002.sql", NULL },   /* kernel parameters as rows of kernel_params */
+    { 3, "migrate_003.sql", NULL },   /* the CUBIN cache stores what it compared: options, source */
 };
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 

@@ -1,4 +1,5 @@
-/* Content hashes: a kernel's identity (its source) and the CUBIN cache key (64-bit FNV-1a). */
+/* Content hashes: a kernel's identity (its source) and the CUBIN cache key (64-bit FNV-1a), and
+ * the cache identity that the key indexes. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,4 +51,20 @@ void gen_cache_key(const char *source, const char *arch, char out[GEN_HASH_LEN])
     h = fnv_part(h, arch);
     h = fnv_part(h, version);
     to_hex(h, out);
+}
+
+int gen_cache_id_init(const gen_family *f, const char *source, const char *device_arch, gen_cache_id *out)
+{
+    memset(out, 0, sizeof *out);
+    /* The arch NVRTC compiles for, not the device's: one name in the key, the stored row and the
+     * lookup (fwd_wgmma on an sm_90 GPU is sm_90a code). */
+    const char *arch = gen_target_arch(f, device_arch);
+    if (!arch || !source)
+        return -1;
+    snprintf(out->arch, sizeof out->arch, "%s", arch);
+    gen_nvrtc_version(out->nvrtc_version, sizeof out->nvrtc_version);
+    out->options = gen_compile_options();
+    out->source = source;
+    gen_cache_key(source, arch, out->key);
+    return 0;
 }

@@ -92,8 +92,9 @@ char *gen_expand(const gen_config *c);
 /* ---- content hashes (gen_hash.c) --------------------------------------------------- */
 
 /* Hashes are 64-bit FNV-1a, printed as 16 lower-case hex digits. No hash library is a
- * dependency of flashtune and these keys only need to tell sources apart, not resist an
- * attacker. Multi-part keys hash each part with its length, so parts cannot run together. */
+ * dependency of flashtune; these hashes index, and where a collision would matter (the CUBIN
+ * cache) the full inputs are compared too. Multi-part keys hash each part with its length, so
+ * parts cannot run together. */
 #define GEN_HASH_LEN 17   /* 16 hex digits and the NUL */
 
 /* The kernel's identity: the hash of its source alone. */
@@ -101,6 +102,20 @@ void gen_source_hash(const char *source, char out[GEN_HASH_LEN]);
 /* The CUBIN cache key: the hash of (source, gen_compile's options, arch, NVRTC version), so a
  * change of any of them misses the cache. */
 void gen_cache_key(const char *source, const char *arch, char out[GEN_HASH_LEN]);
+
+/* Everything a CUBIN is compiled from, which the CUBIN cache stores beside it and compares on
+ * lookup: the 64-bit key only finds the row, so a collision cannot load another kernel. */
+typedef struct gen_cache_id {
+    char key[GEN_HASH_LEN];      /* gen_cache_key(source, arch) */
+    char arch[16];               /* the compile target (gen_target_arch): "sm_90a" for fwd_wgmma on sm_90 */
+    char nvrtc_version[16];      /* "13.0" */
+    const char *options;         /* gen_compile_options() */
+    const char *source;          /* the caller's source, not copied */
+} gen_cache_id;
+
+/* The cache identity of source (an expansion of family f) compiled for a GPU of device_arch.
+ * OUT: *out (valid while source is). 0, or -1 when f does not run on device_arch. */
+int gen_cache_id_init(const gen_family *f, const char *source, const char *device_arch, gen_cache_id *out);
 
 /* ---- NVRTC compilation (gen_nvrtc.c, gen_ptxas_log.c) ------------------------------ */
 

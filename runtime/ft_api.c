@@ -232,7 +232,10 @@ ft_status ft_describe_choice(ft_context *ctx, const ft_attention_desc *d, int ba
     if (!buf || !len)
         return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: buf is %s", func, buf ? "0 bytes long" : "NULL");
     buf[0] = '\0';
-    ft_status s = take_desc(func, d, backward != 0, &copy, &w, err, sizeof err);
+    if (backward != 0 && backward != 1)
+        return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: backward=%d must be 0 (forward) or 1 (backward)", func,
+                       backward);
+    ft_status s = take_desc(func, d, backward, &copy, &w, err, sizeof err);
     if (s != FT_OK)
         return rt_fail(ctx, s, "%s", err);
     const cu_driver *cu;

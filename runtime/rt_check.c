@@ -174,6 +174,20 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
     return FT_OK;
 }
 
+/* The largest tensor a call may describe, in bytes: far below where int64 element offsets or a
+ * pointer plus an offset wrap, and beyond any GPU's memory. */
+#define TENSOR_BYTES_MAX ((int64_t)1 << 62)
+
+/* a + b * c for a, b, c >= 0, or -1 when it is not representable in int64: the only arithmetic
+ * on caller-given strides, so a hostile stride cannot overflow (undefined behaviour). */
+static int64_t add_mul(int64_t a, int64_t b, int64_t c)
+{
+    int64_t r;
+    if (__builtin_mul_overflow(b, c, &r) || __builtin_add_overflow(a, r, &r))
+        return -1;
+    return r;
+}
+
 /* One dimension of a tensor for the overlap check. */
 typedef struct dim {
     int index;
@@ -237,7 +251,13 @@ static ft_status check_one(const char *func, const db_workload *w, const rt_tens
                         (long long)t->stride[1], (long long)t->stride[2], t->stride_name, dims[i].index,
                         (long long)dims[i].stride, (long long)span);
         }
-        span += dims[i].stride * (dims[i].extent - 1);
+        span = add_mul(span, dims[i].stride, dims[i].extent - 1);
+        const int64_t bytes = span < 0 ? -1 : add_mul(0, span, (int64_t)e);
+        if (bytes < 0 || bytes > TENSOR_BYTES_MAX)
+            return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                        "%s: %s = { %lld, %lld, %lld } with batch=%d heads=%d seqlen=%d spans more than 2^62 "
+                        "bytes", func, t->stride_name, (long long)t->stride[0], (long long)t->stride[1],
+                        (long long)t->stride[2], w->batch, w->heads, t->seqlen);
     }
     return FT_OK;
 }

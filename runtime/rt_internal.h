@@ -115,9 +115,16 @@ const char *rt_shipped_names(void);
 
 #define RT_BUCKETS 512
 
+/* A kernel in the in-memory caches: found by key, proven by configuration and target. */
+typedef struct rt_kernel {
+    char key[GEN_HASH_LEN];     /* gen_cache_id's key */
+    char arch[16];              /* the compile target (gen_target_arch) */
+    gen_config config;
+} rt_kernel;
+
 /* A module loaded into one CUDA context. Immutable once published. */
 typedef struct rt_module {
-    char key[GEN_HASH_LEN];     /* gen_cache_key */
+    rt_kernel kernel;
     CUmodule module;
     char origin[96];            /* "CUBIN from the database", "compiled with NVRTC 13.0 in 2.31 s" */
     struct rt_module *next;
@@ -157,7 +164,7 @@ typedef struct rt_workspace {
 
 /* A compiled CUBIN kept in memory, so another CUDA context does not compile again. */
 typedef struct rt_cubin {
-    char key[GEN_HASH_LEN];
+    rt_kernel kernel;
     void *image;
     size_t size;
     char origin[96];
@@ -189,6 +196,15 @@ ft_status rt_fail_cuda(const ft_context *ctx, const char *func, const char *what
  * or NVRTC, loaded now. The caller has cc current. */
 ft_status rt_module_get(ft_context *ctx, const char *func, const cu_driver *cu, rt_cuctx *cc, const gen_config *c,
                         const rt_module **out);
+/* The CUBIN cache in the user's database (rt_module_get's steps, apart so that the tests reach
+ * them without a GPU). rt_cubin_load: the CUBIN of c, whose expansion is source, for a GPU of
+ * device_arch, stored in ctx's database and compiled from exactly this source, options, target
+ * arch and NVRTC version: 1 (OUT: out->image malloc'ed, out->size, out->origin), else 0.
+ * rt_cubin_store: keeps bin, compiled from source for a GPU of device_arch, in ctx's database
+ * when it is writable; a failure only costs a compile later, so it is not reported. */
+int rt_cubin_load(ft_context *ctx, const gen_config *c, const char *source, const char *device_arch, rt_cubin *out);
+void rt_cubin_store(ft_context *ctx, const gen_config *c, const char *source, const char *device_arch,
+                    const gen_binary *bin);
 /* Unloads every module and frees the CUBINs (ft_close). */
 void rt_modules_free(ft_context *ctx, const cu_driver *cu);
 

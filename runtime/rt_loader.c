@@ -1,5 +1,6 @@
 /* Modules: a CUBIN from memory, the database or NVRTC, loaded once per CUDA context. Compiling
- * happens outside the lock, so other threads keep launching meanwhile. */
+ * happens outside the lock, so other threads keep launching meanwhile. Every cache is found by a
+ * 64-bit key and used only when what the CUBIN was compiled from matches too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,46 +8,51 @@
 
 #include "rt_internal.h"
 
-static rt_module *find_module(rt_cuctx *cc, const char *key)
+/* The in-memory caches: the 64-bit key finds a kernel, its configuration and compile target
+ * prove it (in one process a configuration always expands to the same source). */
+static int same_kernel(const rt_kernel *a, const rt_kernel *b)
+{
+    return !strcmp(a->key, b->key) && !strcmp(a->arch, b->arch) && a->config.family == b->config.family &&
+           !memcmp(a->config.p, b->config.p, sizeof a->config.p);
+}
+
+static rt_module *find_module(rt_cuctx *cc, const rt_kernel *k)
 {
     for (rt_module *m = cc->modules; m; m = m->next)
-        if (!strcmp(m->key, key))
+        if (same_kernel(&m->kernel, k))
             return m;
     return NULL;
 }
 
-static rt_cubin *find_cubin(ft_context *ctx, const char *key)
+static rt_cubin *find_cubin(ft_context *ctx, const rt_kernel *k)
 {
     for (rt_cubin *b = ctx->cubins; b; b = b->next)
-        if (!strcmp(b->key, key))
+        if (same_kernel(&b->kernel, k))
             return b;
     return NULL;
 }
 
-/* A CUBIN the database holds for key, built for this arch by this NVRTC. 1 found, 0 not. */
-static int from_database(ft_context *ctx, const char *key, const char *arch, rt_cubin *out)
+int rt_cubin_load(ft_context *ctx, const gen_config *c, const char *source, const char *device_arch, rt_cubin *out)
 {
-    db_binary b;
-    char nvrtc[16], err[256];
-    if (!ctx->user || db_binary_find(ctx->user, key, &b, NULL, err, sizeof err) != 1)
+    gen_cache_id id;
+    if (!ctx->user || gen_cache_id_init(c->family, source, device_arch, &id) != 0)
         return 0;
-    gen_nvrtc_version(nvrtc, sizeof nvrtc);
-    if (strcmp(b.arch, arch) || strcmp(b.nvrtc_version, nvrtc)) {
-        db_binary_release(&b);
+    db_binary want, b;
+    db_binary_init(&want, id.key, id.arch, id.nvrtc_version, id.options, id.source);
+    char err[256];
+    if (db_binary_lookup(ctx->user, &want, &b, NULL, err, sizeof err) != 1)
         return 0;
-    }
     out->image = b.cubin;
     out->size = b.cubin_size;
-    b.cubin = NULL;
-    snprintf(out->origin, sizeof out->origin, "CUBIN from the database (NVRTC %s)", nvrtc);
+    snprintf(out->origin, sizeof out->origin, "CUBIN from the database (NVRTC %s)", b.nvrtc_version);
     return 1;
 }
 
-/* Keeps a compiled kernel in a writable database for the next process; failures only cost a
- * compile later, so they are not errors. */
-static void store(ft_context *ctx, const gen_config *c, const char *source, const char *key, const gen_binary *bin)
+void rt_cubin_store(ft_context *ctx, const gen_config *c, const char *source, const char *device_arch,
+                    const gen_binary *bin)
 {
-    if (!ctx->user || !ctx->user_writable)
+    gen_cache_id id;
+    if (!ctx->user || !ctx->user_writable || gen_cache_id_init(c->family, source, device_arch, &id) != 0)
         return;
     db_kernel k;
     memset(&k, 0, sizeof k);
@@ -54,10 +60,7 @@ static void store(ft_context *ctx, const gen_config *c, const char *source, cons
     gen_source_hash(source, k.source_hash);
     memcpy(k.p, c->p, sizeof k.p);
     db_binary b;
-    memset(&b, 0, sizeof b);
-    snprintf(b.cache_key, sizeof b.cache_key, "%s", key);
-    snprintf(b.arch, sizeof b.arch, "%s", bin->arch);
-    snprintf(b.nvrtc_version, sizeof b.nvrtc_version, "%s", bin->nvrtc_version);
+    db_binary_init(&b, id.key, id.arch, id.nvrtc_version, id.options, id.source);
     b.cubin = bin->cubin;
     b.cubin_size = bin->cubin_size;
     b.registers = bin->registers;
@@ -72,24 +75,25 @@ static void store(ft_context *ctx, const gen_config *c, const char *source, cons
         db_binary_put(ctx->user, kernel_id, &b, NULL, err, sizeof err);
 }
 
-/* The CUBIN of c for arch: from the database, else compiled. OUT: *out (image malloc'ed). */
-static ft_status obtain(ft_context *ctx, const char *func, const gen_config *c, const char *source, const char *key,
-                        const char *arch, rt_cubin *out)
+/* The CUBIN of c (kernel k) for a GPU of device_arch: from the database, else compiled for k's
+ * target. OUT: *out (image malloc'ed). */
+static ft_status obtain(ft_context *ctx, const char *func, const gen_config *c, const char *source,
+                        const rt_kernel *k, const char *device_arch, rt_cubin *out)
 {
-    if (from_database(ctx, key, arch, out))
+    if (rt_cubin_load(ctx, c, source, device_arch, out))
         return FT_OK;
     gen_binary bin;
     char *err = malloc(RT_ERR_LEN);
     if (!err)
         return rt_fail(ctx, FT_ERR_OUT_OF_MEMORY, "%s: out of memory", func);
-    if (gen_compile(source, gen_target_arch(c->family, arch), &bin, err, RT_ERR_LEN) != 0) {
-        ft_status s = rt_fail(ctx, FT_ERR_COMPILE, "%s: compiling %s for %s failed: %s", func, c->family->name, arch,
-                              err);
+    if (gen_compile(source, k->arch, &bin, err, RT_ERR_LEN) != 0) {
+        ft_status s = rt_fail(ctx, FT_ERR_COMPILE, "%s: compiling %s for %s failed: %s", func, c->family->name,
+                              device_arch, err);
         free(err);
         return s;
     }
     free(err);
-    store(ctx, c, source, key, &bin);
+    rt_cubin_store(ctx, c, source, device_arch, &bin);
     out->image = bin.cubin;
     out->size = bin.cubin_size;
     bin.cubin = NULL;
@@ -106,13 +110,20 @@ ft_status rt_module_get(ft_context *ctx, const char *func, const cu_driver *cu, 
     if (!source)
         return rt_fail(ctx, FT_ERR_INTERNAL, "%s: the %s template is not embedded in this build", func,
                        c->family->name);
-    char key[GEN_HASH_LEN];
-    gen_cache_key(source, cc->info.arch, key);
+    gen_cache_id id;
+    if (gen_cache_id_init(c->family, source, cc->info.arch, &id) != 0) {
+        free(source);
+        return rt_fail(ctx, FT_ERR_INTERNAL, "%s: family %s does not run on %s", func, c->family->name,
+                       cc->info.arch);
+    }
+    rt_kernel k = { .config = *c };
+    memcpy(k.key, id.key, sizeof k.key);
+    memcpy(k.arch, id.arch, sizeof k.arch);
 
     pthread_mutex_lock(&ctx->lock);
-    rt_module *m = find_module(cc, key);
+    rt_module *m = find_module(cc, &k);
     rt_cubin cubin = { .image = NULL };
-    const rt_cubin *kept = m ? NULL : find_cubin(ctx, key);
+    const rt_cubin *kept = m ? NULL : find_cubin(ctx, &k);
     if (kept) {   /* compiled for another context of this process: copy, the lock is dropped next */
         cubin = *kept;
         cubin.image = malloc(kept->size);
@@ -130,7 +141,7 @@ ft_status rt_module_get(ft_context *ctx, const char *func, const cu_driver *cu, 
         free(source);
         return rt_fail(ctx, FT_ERR_OUT_OF_MEMORY, "%s: out of memory", func);
     }
-    ft_status s = kept ? FT_OK : obtain(ctx, func, c, source, key, cc->info.arch, &cubin);
+    ft_status s = kept ? FT_OK : obtain(ctx, func, c, source, &k, cc->info.arch, &cubin);
     free(source);
     if (s != FT_OK)
         return s;
@@ -147,20 +158,20 @@ ft_status rt_module_get(ft_context *ctx, const char *func, const cu_driver *cu, 
         free(cubin.image);
         return rt_fail_cuda(ctx, func, what, rc);
     }
-    memcpy(fresh->key, key, sizeof key);
+    fresh->kernel = k;
     snprintf(fresh->origin, sizeof fresh->origin, "%s", cubin.origin);
 
     pthread_mutex_lock(&ctx->lock);
-    m = find_module(cc, key);
+    m = find_module(cc, &k);
     if (!m) {   /* ours is the one: publish it, and keep the CUBIN for other contexts */
         fresh->next = cc->modules;
         cc->modules = fresh;
         m = fresh;
         fresh = NULL;
-        rt_cubin *b = find_cubin(ctx, key) ? NULL : malloc(sizeof *b);
+        rt_cubin *b = find_cubin(ctx, &k) ? NULL : malloc(sizeof *b);
         if (b) {
             *b = cubin;
-            memcpy(b->key, key, sizeof key);
+            b->kernel = k;
             b->next = ctx->cubins;
             ctx->cubins = b;
             cubin.image = NULL;

@@ -514,7 +514,7 @@ static void migrations_apply_in_order(void **state)
     db_close(d);
 
     /* A list with a gap is refused before anything is touched. */
-    db_migration gap[2] = { list[0], { 3, "gap.sql", "SELECT 1;" } };
+    db_migration gap[2] = { list[0], { v2 + 1, "gap.sql", "SELECT 1;" } };
     assert_int_equal(db_open_with(fresh, 0, gap, 2, &d, err, sizeof err), -1);
     assert_non_null(strstr(err, "migration 2"));
 }
@@ -559,7 +559,7 @@ static void upserts_are_idempotent(void **state)
     unsigned char bytes[300];
     for (int i = 0; i < ARRAY_LEN(bytes); i++)
         bytes[i] = (unsigned char)(i * 7);
-    db_binary b = { "00112233445566ff", "sm_90", "13.0", bytes, sizeof bytes, 96, 0, 0, 16, 0, 1.25 };
+    db_binary b = { "00112233445566ff", "sm_90", "13.0", bytes, sizeof bytes, 96, 0, 0, 16, 0, 1.25, NULL, NULL };
     int64_t id_b = 0, id_b2 = 0;
     assert_int_equal(db_binary_put(d, id_k, &b, &id_b, err, sizeof err), 0);
     assert_int_equal(db_binary_put(d, id_k, &b, &id_b2, err, sizeof err), 0);
@@ -1145,7 +1145,8 @@ static void migration_2_keeps_every_value(void **state)
             ks[i].p[GEN_DQ_MODE] = i % 2;
     }
     static const unsigned char cubin[] = { 0x7f, 'E', 'L', 'F', 2, 1 };
-    const db_binary bin = { "00112233445566aa", "sm_90", "13.0", (void *)cubin, sizeof cubin, 168, 4, 8, 16, 1024, 2.5 };
+    const db_binary bin = { "00112233445566aa", "sm_90", "13.0", (void *)cubin, sizeof cubin, 168, 4, 8, 16, 1024, 2.5,
+                            NULL, NULL };
     const struct { int kernel; db_status s; double ms; } rs[] = {
         { 0, DB_STATUS_OK, 2.0 }, { 1, DB_STATUS_OK, 1.0 }, { 2, DB_STATUS_CRASHED, NAN },
         { 3, DB_STATUS_INVALID, 0.5 }, { 4, DB_STATUS_OK, 3.0 }, { 5, DB_STATUS_OK, 3.5 },

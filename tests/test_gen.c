@@ -442,6 +442,36 @@ static void hashes_are_fnv1a_and_tell_inputs_apart(void **state)
     assert_string_not_equal(k1, k3);
 }
 
+/* The CUBIN cache's identity names the arch NVRTC compiles for, in the key and the row alike:
+ * fwd_wgmma on an sm_90 GPU is sm_90a code (stored as sm_90 by one path and looked up as
+ * sm_90a by another, it was never found again). */
+static void cache_id_names_the_compile_target(void **state)
+{
+    (void)state;
+    const struct { const char *family, *device, *target; } cases[] = {
+        { "fwd_wgmma", "sm_90", "sm_90a" }, { "fwd_mma", "sm_90", "sm_90" }, { "bwd_mma", "sm_80", "sm_80" },
+        { "fwd_exact", "sm_89", "sm_89" }, { "fwd_wgmma", "sm_80", NULL }, { "fwd_mma", "sm_70", NULL },
+    };
+    const char *source = "__global__ void k() {}";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gen_cache_id id;
+        const int rc = gen_cache_id_init(gen_family_find(cases[i].family), source, cases[i].device, &id);
+        if (!cases[i].target) {
+            assert_int_equal(rc, -1);
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_string_equal(id.arch, cases[i].target);
+        char key[GEN_HASH_LEN], version[16];
+        gen_cache_key(source, cases[i].target, key);
+        assert_string_equal(id.key, key);
+        gen_nvrtc_version(version, sizeof version);
+        assert_string_equal(id.nvrtc_version, version);
+        assert_string_equal(id.options, gen_compile_options());
+        assert_ptr_equal(id.source, source);
+    }
+}
+
 /* ---- ptxas log parser ------------------------------------------------------------------ */
 
 typedef struct expect_res {
@@ -831,6 +861,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(defaults_are_valid),
         cmocka_unit_test(smem_limits_per_arch),
         cmocka_unit_test(hashes_are_fnv1a_and_tell_inputs_apart),
+        cmocka_unit_test(cache_id_names_the_compile_target),
         cmocka_unit_test(ptxas_log_is_parsed),
         cmocka_unit_test(nvrtc_compiles_a_tiny_kernel),
         cmocka_unit_test(nvrtc_errors_are_reported),

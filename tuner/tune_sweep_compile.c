@@ -224,6 +224,18 @@ static double compile_isolated(tune_kernel_job **todo, int count, const char *ar
 
 /* ---- the CUBIN cache ----------------------------------------------------------------------- */
 
+/* The cache's row of j on a GPU of arch, as the runtime's loader stores and finds it: keyed
+ * and compared on everything j is compiled from (gen_cache_id). OUT: *b, nothing but that set.
+ * -1 when j's family does not run on arch: not cached, and its compile fails saying so. */
+static int cache_row(const tune_kernel_job *j, const char *arch, db_binary *b)
+{
+    gen_cache_id id;
+    if (gen_cache_id_init(j->config.family, j->source, arch, &id) != 0)
+        return -1;
+    db_binary_init(b, id.key, id.arch, id.nvrtc_version, id.options, id.source);
+    return 0;
+}
+
 int tune_kernels_build(tune_kernel_set *ks, db *d, const char *arch, int threads, char *err, size_t len)
 {
     tune_kernel_job **todo = malloc((size_t)(ks->count ? ks->count : 1) * sizeof *todo);
@@ -242,10 +254,8 @@ int tune_kernels_build(tune_kernel_set *ks, db *d, const char *arch, int threads
             if (db_kernel_upsert(d, &k, &j->kernel_id, err, len) != 0)
                 return free(todo), -1;
         }
-        char key[GEN_HASH_LEN];
-        gen_cache_key(j->source, arch, key);
-        db_binary b;
-        int found = db_binary_find(d, key, &b, &j->binary_id, err, len);
+        db_binary b, want;
+        int found = cache_row(j, arch, &want) == 0 ? db_binary_lookup(d, &want, &b, &j->binary_id, err, len) : 0;
         if (found < 0)
             return free(todo), -1;
         if (found) {
@@ -274,13 +284,17 @@ int tune_kernels_build(tune_kernel_set *ks, db *d, const char *arch, int threads
             failed += j->failed;
             continue;
         }
-        db_binary b = { .cubin = j->binary.cubin, .cubin_size = j->binary.cubin_size,
-                        .registers = j->binary.registers, .spill_store_bytes = j->binary.spill_store_bytes,
-                        .spill_load_bytes = j->binary.spill_load_bytes, .stack_frame_bytes = j->binary.stack_frame_bytes,
-                        .static_smem_bytes = j->binary.static_smem_bytes, .compile_seconds = j->binary.compile_seconds };
-        gen_cache_key(j->source, arch, b.cache_key);
-        snprintf(b.arch, sizeof b.arch, "%s", arch);
-        snprintf(b.nvrtc_version, sizeof b.nvrtc_version, "%s", j->binary.nvrtc_version);
+        db_binary b;
+        if (cache_row(j, arch, &b) != 0)
+            continue;
+        b.cubin = j->binary.cubin;
+        b.cubin_size = j->binary.cubin_size;
+        b.registers = j->binary.registers;
+        b.spill_store_bytes = j->binary.spill_store_bytes;
+        b.spill_load_bytes = j->binary.spill_load_bytes;
+        b.stack_frame_bytes = j->binary.stack_frame_bytes;
+        b.static_smem_bytes = j->binary.static_smem_bytes;
+        b.compile_seconds = j->binary.compile_seconds;
         if (db_binary_put(d, j->kernel_id, &b, &j->binary_id, err, len) != 0)
             return free(todo), -1;
     }

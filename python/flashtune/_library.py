@@ -1,6 +1,7 @@
 """Finding and loading libflashtune with ctypes, and the C API's types.
 
-The library is looked for, in order: the file named by $FLASHTUNE_LIBRARY; ``lib/`` next to this
+The library is the file named by $FLASHTUNE_LIBRARY when it is set (a missing or wrong file there
+is an error, never passed over); otherwise it is looked for, in order: ``lib/`` next to this
 package (an installed copy); the build trees of a source checkout (``build/runtime``,
 ``build-rt/runtime``); the system's library path. Nothing is compiled at install time."""
 import ctypes
@@ -72,11 +73,11 @@ assert DESC_SIZE == ctypes.sizeof(AttentionDesc)
 
 
 def candidate_paths():
-    """Where the library is looked for, in order."""
-    paths = []
+    """Where the library is looked for, in order: $FLASHTUNE_LIBRARY alone when it is set."""
     env = os.environ.get("FLASHTUNE_LIBRARY")
     if env:
-        paths.append(env)
+        return [env]
+    paths = []
     here = os.path.dirname(os.path.abspath(__file__))
     paths.append(os.path.join(here, "lib", _LIB_NAME))
     repo = os.path.dirname(os.path.dirname(here))   # python/flashtune -> the checkout's root
@@ -129,22 +130,37 @@ _lib = None
 _contexts = {}
 
 
+def _load(path):
+    """libflashtune at path (a name without a slash: on the library path), declared and bound; the
+    reason in words when path is missing, not a shared library, or another library."""
+    if os.path.sep in path and not os.path.exists(path):
+        return None, "no such file"
+    try:
+        lib = _declare(ctypes.CDLL(path))
+    except OSError as e:
+        return None, f"cannot be loaded: {e}"
+    except AttributeError as e:   # loaded, but without ft_open & co.: another library
+        return None, f"is not libflashtune: {e}"
+    _bind(lib)
+    return lib, None
+
+
 def library():
-    """The loaded library (loaded once); raises LibraryNotFound saying where it looked."""
+    """The loaded library (loaded once); raises LibraryNotFound saying where it looked, or naming
+    $FLASHTUNE_LIBRARY and its file when that is set and wrong."""
     global _lib
     with _lock:
         if _lib is None:
+            env = os.environ.get("FLASHTUNE_LIBRARY")
             tried = []
             for path in candidate_paths():
-                if not os.path.sep in path or os.path.exists(path):
-                    try:
-                        _lib = _declare(ctypes.CDLL(path))
-                        _bind(_lib)
-                        break
-                    except OSError as e:
-                        tried.append(f"{path} ({e})")
-                else:
-                    tried.append(f"{path} (no such file)")
+                _lib, why = _load(path)
+                if _lib is not None:
+                    break
+                if env:
+                    raise LibraryNotFound(f"FLASHTUNE_LIBRARY={env}: {why}. Point it at libflashtune.so "
+                                          "(build/runtime/ in a build tree) or unset it to search the usual places.")
+                tried.append(f"{path} ({why})")
             if _lib is None:
                 raise LibraryNotFound("libflashtune not found; looked at: " + "; ".join(tried) +
                                       ". Build it (cmake --build build) or set FLASHTUNE_LIBRARY to its path.")

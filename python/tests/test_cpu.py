@@ -4,7 +4,10 @@ looked, and, with the stand-in torch of fake_torch.py, attention's forward and b
 C calls the desc, pointers, stream and device that the tensors say.
 Run: python3 -m unittest discover -s python/tests -p 'test_cpu.py'."""
 import ctypes
+import ctypes.util
 import os
+import shutil
+import subprocess
 import sys
 import unittest
 from unittest import mock
@@ -213,6 +216,10 @@ class Checks(unittest.TestCase):
         self.assertEqual(_checks.check_tensors(q, k, v), 2)
 
 
+# A shared library that is not libflashtune, loadable everywhere.
+LIBC = ctypes.util.find_library("c") or "libc.so.6"
+
+
 class Library(unittest.TestCase):
     def setUp(self):
         _library._lib = None
@@ -221,19 +228,39 @@ class Library(unittest.TestCase):
         _library._lib = None
 
     def test_not_found_says_where_it_looked(self):
-        with mock.patch.dict(os.environ, {"FLASHTUNE_LIBRARY": "/nonexistent/libflashtune.so"}), \
+        with mock.patch.dict(os.environ), \
                 mock.patch.object(_library, "candidate_paths", return_value=["/nonexistent/libflashtune.so",
-                                                                             "/also/missing/libflashtune.so"]):
+                                                                             "/also/missing/libflashtune.so",
+                                                                             LIBC]):
+            os.environ.pop("FLASHTUNE_LIBRARY", None)
             with self.assertRaises(flashtune.LibraryNotFound) as cm:
                 _library.library()
         text = str(cm.exception)
         self.assertIn("/nonexistent/libflashtune.so (no such file)", text)
         self.assertIn("/also/missing/libflashtune.so", text)
+        self.assertIn(f"{LIBC} (is not libflashtune: ", text)   # another library is passed over, said why
         self.assertIn("FLASHTUNE_LIBRARY", text)
 
     def test_environment_variable_comes_first(self):
         with mock.patch.dict(os.environ, {"FLASHTUNE_LIBRARY": "/x/libflashtune.so"}):
             self.assertEqual(_library.candidate_paths()[0], "/x/libflashtune.so")
+
+    def test_wrong_environment_variable_is_an_error(self):
+        # Set, it is the only place: a missing file, a file that is no shared library and another
+        # library each raise the package's error naming the variable and the file, even when a
+        # good library sits in the usual places (the build tree beside this checkout).
+        cases = [("/nonexistent/libflashtune.so", "no such file"),
+                 (os.path.abspath(__file__), "cannot be loaded: "),
+                 (LIBC, "is not libflashtune: "),
+                 (LIBC, "undefined symbol: ft_open")]
+        for path, why in cases:
+            with self.subTest(path=path), mock.patch.dict(os.environ, {"FLASHTUNE_LIBRARY": path}):
+                _library._lib = None
+                with self.assertRaises(flashtune.LibraryNotFound) as cm:
+                    _library.library()
+                self.assertIsInstance(cm.exception, flashtune.FlashtuneError)
+                self.assertIn(f"FLASHTUNE_LIBRARY={path}: ", str(cm.exception))
+                self.assertIn(why, str(cm.exception))
 
     def test_desc_matches_the_c_layout(self):
         # size_t struct_size, int x 8, float, int64 arrays aligned to 8 (FT_ATTENTION_DESC_SIZE_V1 =
@@ -480,6 +507,21 @@ class CallPathToTheLibrary(unittest.TestCase):
         with mock.patch.dict(os.environ):
             os.environ.pop("FLASHTUNE_DB", None)
             self.assertIs(_library.handle(), _library.context())
+
+
+class Checkout(unittest.TestCase):
+    ROOT = os.path.dirname(os.path.dirname(HERE))
+
+    @unittest.skipUnless(shutil.which("git") and os.path.exists(os.path.join(ROOT, ".git")), "not a git checkout")
+    def test_pip_install_leftovers_are_ignored(self):
+        # `pip install ./python` builds in place: python/build/ and python/flashtune.egg-info/
+        left = ["python/build/lib/flashtune/__init__.py", "python/flashtune.egg-info/PKG-INFO"]
+        r = subprocess.run(["git", "-C", self.ROOT, "check-ignore", "--no-index", *left], capture_output=True,
+                           text=True)
+        self.assertEqual(r.stdout.split(), left, r.stderr)
+        kept = subprocess.run(["git", "-C", self.ROOT, "check-ignore", "--no-index", "python/flashtune/_library.py"],
+                              capture_output=True, text=True)
+        self.assertEqual(kept.stdout, "")   # the package itself is not ignored
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import flashtune  # noqa: E402
 # (batch, heads, seqlen_q, seqlen_k, head_dim, head_dim_v)
 SHAPES = [(1, 1, 1, 1, 64, 64), (2, 3, 17, 17, 64, 64), (1, 2, 100, 37, 128, 128), (2, 2, 33, 129, 32, 64),
           (1, 4, 257, 257, 96, 96), (1, 1, 64, 200, 256, 256)]
-# float32 follows the issue (atol 1e-5, rtol 1e-4); the 16-bit types get their rounding's scale
+# float32 runs the exact kernels (atol 1e-5, rtol 1e-4); the 16-bit types get their rounding's scale
 TOL = {torch.float32: (1e-5, 1e-4), torch.float16: (4e-3, 4e-3), torch.bfloat16: (2.5e-2, 2.5e-2)} if HAVE_GPU else {}
 
 

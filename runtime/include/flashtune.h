@@ -21,8 +21,8 @@
  * contiguous (stride 1). A [B, N, H, D] tensor (heads inside positions) is
  * { N*H*D, D, H*D }. Backward's dO uses o_stride, dQ q_stride, dK k_stride and dV v_stride.
  * lse is [batch, heads, seqlen_q], contiguous, of the accumulator type: float for FT_F32,
- * FT_F16 and FT_BF16, double for FT_F64 (DESIGN.md wrote float *; the f64 kernels keep it in
- * double, hence void *). Element sizes: f32 4 bytes, f16 and bf16 2, f64 8.
+ * FT_F16 and FT_BF16, double for FT_F64 (hence void *: the f64 kernels keep it in double).
+ * Element sizes: f32 4 bytes, f16 and bf16 2, f64 8.
  *
  * Requirements beyond the shapes. f16 and bf16 run on tensor cores and need every tensor's
  * base pointer 16-byte aligned and every stride (of a dimension longer than 1) a multiple of 8
@@ -43,10 +43,11 @@
  * problem (causal either way aligned, a window) counts as causal here and runs the causal
  * winners: the kernel is the same, the band is an argument of its launch.
  *
- * Loading: a kernel's CUBIN is taken from the database when one was compiled for this GPU's
- * architecture by this library's NVRTC version; otherwise it is compiled with NVRTC (a few
- * seconds, once per process and kernel) and, when the database file is writable, stored in it
- * for the next process. The first call for a problem may therefore take seconds; later calls
+ * Loading: a kernel's CUBIN is taken from the database when one was compiled from the same
+ * source, with the same options, for this GPU's architecture by this library's NVRTC version
+ * (all compared, not only their hash); otherwise it is compiled with NVRTC (a few seconds,
+ * once per process and kernel) and, when the database file is writable, stored in it for the
+ * next process. The first call for a problem may therefore take seconds; later calls
  * cost a hash lookup and the launches.
  *
  * Errors. Every fallible call returns an ft_status; FT_OK is 0. The message of the last failed
@@ -257,7 +258,7 @@ FT_API ft_status ft_attention_backward_reference(ft_context *ctx, const ft_atten
  * family and every parameter, the rule that picked it ("database exact", "database nearest
  * (tuned at ...)", "shipped tuned table ...", "built-in default") and, once loaded, where its
  * CUBIN came from. Compiles nothing. Returns FT_OK; FT_ERR_INVALID_ARGUMENT (also buf NULL or
- * len 0); FT_ERR_UNSUPPORTED; FT_ERR_NO_DEVICE; FT_ERR_CUDA; FT_ERR_DB. */
+ * len 0, backward other than 0 or 1); FT_ERR_UNSUPPORTED; FT_ERR_NO_DEVICE; FT_ERR_CUDA; FT_ERR_DB. */
 FT_API ft_status ft_describe_choice(ft_context *ctx, const ft_attention_desc *d, int backward, char *buf,
                                     size_t len);
 

@@ -266,6 +266,16 @@ static void right_no_window(call *c) { c->d.window_right = -1; }
 static void lengths_2_31(call *c) { c->d.causal = 1, c->d.seqlen_q = 1 << 30, c->d.seqlen_k = 1 << 30; }
 static void window_lengths_2_31(call *c) { c->d.window = 1, c->d.window_left = 8, c->d.window_right = -1,
                                            c->d.seqlen_q = 0x7fffffff, c->d.seqlen_k = 1; }
+/* Strides whose span overflows int64 (once undefined behaviour that reached the device) or
+ * passes 2^62 bytes; and a large span below it, accepted. */
+static void stride_overflow(call *c)
+{
+    c->d.batch = 3, c->d.heads = 2;
+    c->d.q_stride[0] = INT64_MAX, c->d.q_stride[1] = (int64_t)1 << 62, c->d.q_stride[2] = 64;
+}
+static void stride_2_62_elements(call *c) { c->d.o_stride[0] = (int64_t)1 << 62; }   /* batch 2: 2^62 + ... */
+static void stride_2_63_bytes(call *c) { c->d.v_stride[0] = (int64_t)1 << 61; }     /* f32: 2^63 bytes */
+static void stride_2_60_bytes(call *c) { c->d.v_stride[0] = (int64_t)1 << 58; }     /* f32: 2^60 bytes */
 static void size0(call *c) { c->d.struct_size = 0; }
 static void size_short(call *c) { c->d.struct_size = FT_ATTENTION_DESC_SIZE_V1 - 1; }
 /* A program built against 0.1, whose desc began with int batch, int heads: struct_size reads
@@ -320,6 +330,14 @@ static const arg_case arg_cases[] = {
       "seqlen_q=1073741824 + seqlen_k=1073741824 must be below 2^31 with a mask" },
     { "window lengths 2^31", FT_F32, 1, window_lengths_2_31, FT_ERR_INVALID_ARGUMENT,
       "seqlen_q=2147483647 + seqlen_k=1 must be below 2^31" },
+    { "strides overflow int64", FT_F32, 0, stride_overflow, FT_ERR_INVALID_ARGUMENT,
+      "ft_attention_forward: q_stride = { 9223372036854775807, 4611686018427387904, 64 } with batch=3 heads=2 "
+      "seqlen=100 spans more than 2^62 bytes" },
+    { "2^62 elements", FT_F64, 1, stride_2_62_elements, FT_ERR_INVALID_ARGUMENT,
+      "o_stride = { 4611686018427387904, 6400, 64 } with batch=2 heads=4 seqlen=100 spans more than 2^62 bytes" },
+    { "2^63 bytes", FT_F32, 0, stride_2_63_bytes, FT_ERR_INVALID_ARGUMENT,
+      "v_stride = { 2305843009213693952, 3840, 64 } with batch=2 heads=4 seqlen=60 spans more than 2^62" },
+    { "2^60 bytes: accepted", FT_F32, 0, stride_2_60_bytes, FT_ERR_NO_DEVICE, "no CUDA driver" },
     { "struct_size 0", FT_BF16, 0, size0, FT_ERR_INVALID_ARGUMENT,
       "ft_attention_forward: struct_size=0 is not the size of an ft_attention_desc" },
     { "struct_size short", FT_F32, 1, size_short, FT_ERR_INVALID_ARGUMENT, "struct_size=143 is not the size" },
@@ -378,6 +396,14 @@ static void invalid_arguments_name_the_argument(void **state)
     char buf[16];
     assert_int_equal(ft_describe_choice(ft, &c.d, 0, NULL, 10), FT_ERR_INVALID_ARGUMENT);
     assert_int_equal(ft_describe_choice(ft, &c.d, 0, buf, 0), FT_ERR_INVALID_ARGUMENT);
+    /* backward is a flag: anything but 0 or 1 is a mistake, not "backward". */
+    const int flags[] = { 7, -1, 2 };
+    for (int i = 0; i < 3; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "ft_describe_choice: backward=%d must be 0 (forward) or 1", flags[i]);
+        expect_status(ft, want, ft_describe_choice(ft, &c.d, flags[i], buf, sizeof buf), FT_ERR_INVALID_ARGUMENT,
+                      want);
+    }
     assert_int_equal(ft_attention_forward(NULL, &c.d, c.q, c.k, c.v, c.dq, (void *)c.lse, NULL),
                      FT_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(ft_last_error(NULL), "ctx is NULL"));

@@ -1,0 +1,361 @@
+/* The CUBIN cache as its three users see it, on the CPU: the database (db_binary_put and
+ * db_binary_lookup), the runtime's loader (rt_cubin_store and rt_cubin_load, the steps of
+ * rt_module_get before a module is loaded) and the tuner's compile step (tune_kernels_build).
+ * The CUBINs are a few fake bytes but one, which NVRTC compiles (no GPU needed); nothing is
+ * loaded. A row found by its 64-bit key must be used only when everything it was compiled from
+ * matches. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sqlite3.h>
+#include <cmocka.h>
+
+#include "db_core_internal.h"
+#include "rt_internal.h"
+#include "tune_sweep_compile_internal.h"
+
+static char dir[] = "/tmp/ft_test_cubin_cache_XXXXXX";
+
+/* dir/name, removed first, with its WAL files. */
+static void fresh_path(const char *name, char *path, size_t len)
+{
+    char side[300];
+    snprintf(path, len, "%s/%s", dir, name);
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+}
+
+static db *open_db(const char *path)
+{
+    db *d = NULL;
+    char err[512];
+    if (db_open(path, DB_OPEN_CREATE, &d, err, sizeof err) != 0)
+        fail_msg("db_open: %s", err);
+    return d;
+}
+
+/* One statement on the file through a second connection: what a forger (or an old flashtune)
+ * writes. */
+static void raw_sql(const char *path, const char *sql)
+{
+    sqlite3 *s;
+    assert_int_equal(sqlite3_open(path, &s), SQLITE_OK);
+    sqlite3_busy_timeout(s, 5000);
+    char *msg = NULL;
+    if (sqlite3_exec(s, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(s);
+}
+
+static int64_t some_kernel(db *d)
+{
+    db_kernel k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.family, sizeof k.family, "fwd_mma");
+    snprintf(k.source_hash, sizeof k.source_hash, "0123456789abcdef");
+    gen_config c;
+    gen_config_init(&c, gen_family_find("fwd_mma"));
+    memcpy(k.p, c.p, sizeof k.p);
+    int64_t id;
+    char err[512];
+    if (db_kernel_upsert(d, &k, &id, err, sizeof err) != 0)
+        fail_msg("db_kernel_upsert: %s", err);
+    return id;
+}
+
+#define KEY "00112233445566ff"
+#define OPTIONS "-std=c++17 --ptxas-options=-v -lineinfo"
+#define SOURCE "// a kernel\n__global__ void ft_fwd() {}\n"
+
+/* The cached CUBIN for the standard inputs: 1 with its first byte in *first, 0, or -1. */
+static int lookup(db *d, char *first)
+{
+    db_binary want, got;
+    char err[512];
+    db_binary_init(&want, KEY, "sm_90a", "13.0", OPTIONS, SOURCE);
+    int found = db_binary_lookup(d, &want, &got, NULL, err, sizeof err);
+    if (found < 0)
+        fail_msg("db_binary_lookup: %s", err);
+    if (found)
+        *first = *(const char *)got.cubin;
+    db_binary_release(&got);
+    return found;
+}
+
+/* Stores the standard inputs with a one-byte CUBIN. OUT: the row's id. */
+static int64_t put(db *d, int64_t kernel_id, char byte)
+{
+    db_binary b;
+    db_binary_init(&b, KEY, "sm_90a", "13.0", OPTIONS, SOURCE);
+    b.cubin = &byte;
+    b.cubin_size = 1;
+    int64_t id = 0;
+    char err[512];
+    if (db_binary_put(d, kernel_id, &b, &id, err, sizeof err) != 0)
+        fail_msg("db_binary_put: %s", err);
+    return id;
+}
+
+typedef struct forge_case {
+    const char *name;
+    const char *set;            /* SQL assignments that make the row's inputs differ */
+} forge_case;
+
+/* The key matches, one input does not: the row is never used, and the next put replaces it. */
+static void forged_rows_are_not_used(void **state)
+{
+    (void)state;
+    const forge_case cases[] = {
+        { "source, one byte", "source = replace(source, 'ft_fwd', 'ft_fwe')" },
+        { "source, longer", "source = source || ' '" },
+        { "source, empty", "source = ''" },
+        { "source, NULL (stored before schema 3)", "source = NULL" },
+        { "options", "compile_options = '-std=c++17 --use_fast_math'" },
+        { "options, NULL", "compile_options = NULL" },
+        { "arch", "arch = 'sm_90'" },
+        { "NVRTC version", "nvrtc_version = '12.8'" },
+    };
+    char path[256], sql[512], first = 0;
+    fresh_path("forged.db", path, sizeof path);
+    db *d = open_db(path);
+    const int64_t kernel = some_kernel(d);
+    const int64_t id = put(d, kernel, 'A');
+    assert_int_equal(lookup(d, &first), 1);
+    assert_int_equal(first, 'A');
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(sql, sizeof sql, "UPDATE binaries SET %s, cubin = x'46' WHERE cache_key = '" KEY "'",
+                 cases[i].set);
+        raw_sql(path, sql);
+        const int found = lookup(d, &first);
+        printf("  %-40s %s\n", cases[i].name, found ? "USED" : "not used");
+        if (found)
+            fail_msg("%s: a row whose inputs differ was used (CUBIN '%c')", cases[i].name, first);
+        /* What the loader or the tuner does next: compile and store; the row is replaced in place. */
+        assert_int_equal(put(d, kernel, 'B'), id);
+        assert_int_equal(lookup(d, &first), 1);
+        assert_int_equal(first, 'B');
+    }
+    /* Same key, same inputs: kept (two tuners compiling one kernel). */
+    assert_int_equal(put(d, kernel, 'C'), id);
+    assert_int_equal(lookup(d, &first), 1);
+    assert_int_equal(first, 'B');
+
+    /* A lookup compares every input, so each must be given. */
+    db_binary want, got;
+    char err[512];
+    db_binary_init(&want, KEY, "sm_90a", "13.0", OPTIONS, NULL);
+    assert_int_equal(db_binary_lookup(d, &want, &got, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "db_binary_lookup: want's source is not set"));
+    db_binary_init(&want, KEY, "", "13.0", OPTIONS, SOURCE);
+    assert_int_equal(db_binary_lookup(d, &want, &got, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "want's arch is not set"));
+    db_binary_init(&want, "0011", "sm_90a", "13.0", OPTIONS, SOURCE);
+    assert_int_equal(db_binary_lookup(d, &want, &got, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "cache_key '0011' is not 16 lower-case hex digits"));
+    assert_int_equal(db_binary_lookup(NULL, &want, &got, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "db_binary_lookup: db is NULL"));
+    db_close(d);
+}
+
+/* A file of the schema before the inputs were stored: its rows survive the migration, are never
+ * used, and are replaced by the next compile. */
+static void rows_from_before_the_inputs_are_replaced(void **state)
+{
+    (void)state;
+    int count, before = 0;
+    const db_migration *all = db_migrations(&count);
+    while (before < count && !strstr(all[before].sql, "ADD COLUMN source"))
+        before++;
+    assert_true(before < count);
+    char path[256], err[512], first = 0;
+    fresh_path("old.db", path, sizeof path);
+    db *d = NULL;
+    if (db_open_with(path, DB_OPEN_CREATE, all, before, &d, err, sizeof err) != 0)
+        fail_msg("db_open_with: %s", err);
+    const int64_t kernel = some_kernel(d);
+    db_close(d);
+    char sql[512];
+    snprintf(sql, sizeof sql, "INSERT INTO binaries (id, kernel_id, cache_key, arch, nvrtc_version, cubin) VALUES "
+             "(7, %lld, '" KEY "', 'sm_90a', '13.0', x'4f')", (long long)kernel);
+    raw_sql(path, sql);
+
+    d = open_db(path);   /* migrates */
+    db_binary got;
+    assert_int_equal(db_binary_find(d, KEY, &got, NULL, err, sizeof err), 1);   /* kept */
+    db_binary_release(&got);
+    assert_int_equal(lookup(d, &first), 0);
+    assert_int_equal(put(d, kernel, 'N'), 7);
+    assert_int_equal(lookup(d, &first), 1);
+    assert_int_equal(first, 'N');
+    db_close(d);
+}
+
+/* ---- the runtime's loader and the tuner ------------------------------------------------------ */
+
+typedef struct store_case {
+    const char *family, *device_arch, *target;    /* target: the arch stored */
+} store_case;
+
+/* A fake CUBIN as gen_compile returns it: its arch is the compile target. */
+static gen_binary fake_binary(const char *target, const char *bytes)
+{
+    gen_binary b;
+    memset(&b, 0, sizeof b);
+    b.cubin = (void *)bytes;
+    b.cubin_size = strlen(bytes) + 1;
+    snprintf(b.arch, sizeof b.arch, "%s", target);
+    gen_nvrtc_version(b.nvrtc_version, sizeof b.nvrtc_version);
+    b.registers = 96;
+    return b;
+}
+
+/* What the loader stores, the loader of a later process finds, for every family on the arch it
+ * targets (fwd_wgmma on sm_90 is compiled for sm_90a, and was never found again); and so does
+ * the tuner's compile step. */
+static void loader_and_tuner_find_what_the_loader_stored(void **state)
+{
+    (void)state;
+    const store_case cases[] = {
+        { "fwd_wgmma", "sm_90", "sm_90a" },
+        { "fwd_mma", "sm_90", "sm_90" },
+        { "bwd_mma", "sm_90", "sm_90" },
+        { "fwd_mma", "sm_80", "sm_80" },
+        { "fwd_exact", "sm_89", "sm_89" },
+    };
+    char path[256], err[512];
+    fresh_path("loader.db", path, sizeof path);
+    db_close(open_db(path));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const store_case *t = &cases[i];
+        gen_config c;
+        gen_config_init(&c, gen_family_find(t->family));
+        char *source = gen_expand(&c);
+        assert_non_null(source);
+        char bytes[64];
+        snprintf(bytes, sizeof bytes, "CUBIN of %s for %s", t->family, t->target);
+        const gen_binary bin = fake_binary(t->target, bytes);
+
+        ft_context *ft;
+        assert_int_equal(ft_open(path, &ft), FT_OK);
+        assert_true(ft->user_writable);
+        rt_cubin_store(ft, &c, source, t->device_arch, &bin);
+        ft_close(ft);
+
+        /* A new process with the same database. */
+        assert_int_equal(ft_open(path, &ft), FT_OK);
+        rt_cubin cubin;
+        memset(&cubin, 0, sizeof cubin);
+        const int found = rt_cubin_load(ft, &c, source, t->device_arch, &cubin);
+        printf("  %-10s on %-6s -> %s\n", t->family, t->device_arch, found ? cubin.origin : "not found");
+        if (!found)
+            fail_msg("%s on %s: the loader does not find the CUBIN it stored", t->family, t->device_arch);
+        assert_string_equal(cubin.image, bytes);
+        assert_non_null(strstr(cubin.origin, "CUBIN from the database"));
+        free(cubin.image);
+
+        /* The row says what the CUBIN is: the compile target. */
+        gen_cache_id id;
+        assert_int_equal(gen_cache_id_init(c.family, source, t->device_arch, &id), 0);
+        assert_string_equal(id.arch, t->target);
+        db_binary row;
+        assert_int_equal(db_binary_find(ft->user, id.key, &row, NULL, err, sizeof err), 1);
+        assert_string_equal(row.arch, t->target);
+        db_binary_release(&row);
+
+        /* The tuner takes it from the cache instead of compiling. */
+        tune_kernel_set ks = { 0 };
+        assert_int_equal(tune_kernels_add(&ks, &c), 0);
+        ks.jobs[0].needed = 1;
+        if (tune_kernels_build(&ks, ft->user, t->device_arch, 1, err, sizeof err) != 0)
+            fail_msg("tune_kernels_build: %s", err);
+        assert_int_equal(ks.jobs[0].cached, 1);
+        assert_int_equal(ks.jobs[0].binary.cubin_size, strlen(bytes) + 1);
+        assert_memory_equal(ks.jobs[0].binary.cubin, bytes, strlen(bytes) + 1);
+        tune_kernels_free(&ks);
+        ft_close(ft);
+        free(source);
+    }
+}
+
+/* A forged row under the key of a kernel the loader wants: not loaded, so the loader compiles. */
+static void loader_refuses_a_forged_row(void **state)
+{
+    (void)state;
+    char path[256];
+    fresh_path("forged_loader.db", path, sizeof path);
+    db_close(open_db(path));
+    gen_config c;
+    gen_config_init(&c, gen_family_find("fwd_mma"));
+    char *source = gen_expand(&c);
+    assert_non_null(source);
+    const gen_binary bin = fake_binary("sm_90", "the real CUBIN");
+    ft_context *ft;
+    assert_int_equal(ft_open(path, &ft), FT_OK);
+    rt_cubin_store(ft, &c, source, "sm_90", &bin);
+    rt_cubin cubin;
+    assert_int_equal(rt_cubin_load(ft, &c, source, "sm_90", &cubin), 1);
+    free(cubin.image);
+    ft_close(ft);
+
+    /* Another kernel's CUBIN under this key, as a 64-bit collision would store it. */
+    raw_sql(path, "UPDATE binaries SET source = 'another kernel', cubin = CAST('a forged CUBIN' AS BLOB)");
+    assert_int_equal(ft_open(path, &ft), FT_OK);
+    memset(&cubin, 0, sizeof cubin);
+    assert_int_equal(rt_cubin_load(ft, &c, source, "sm_90", &cubin), 0);
+    assert_null(cubin.image);
+    /* The tuner does not take it either: it compiles the kernel (NVRTC, no GPU needed) and
+     * stores the real CUBIN in the row's place, which the loader then finds. */
+    tune_kernel_set ks = { 0 };
+    assert_int_equal(tune_kernels_add(&ks, &c), 0);
+    ks.jobs[0].needed = 1;
+    char err[512];
+    assert_int_equal(tune_kernels_build(&ks, ft->user, "sm_90", 1, err, sizeof err), 0);
+    assert_int_equal(ks.jobs[0].cached, 0);
+    if (!ks.jobs[0].ready)
+        fail_msg("compiling fwd_mma for sm_90: %s", ks.jobs[0].error);
+    assert_memory_equal(ks.jobs[0].binary.cubin, "\177ELF", 4);
+    memset(&cubin, 0, sizeof cubin);
+    assert_int_equal(rt_cubin_load(ft, &c, source, "sm_90", &cubin), 1);
+    assert_int_equal(cubin.size, ks.jobs[0].binary.cubin_size);
+    assert_memory_equal(cubin.image, ks.jobs[0].binary.cubin, cubin.size);
+    free(cubin.image);
+    tune_kernels_free(&ks);
+    ft_close(ft);
+    free(source);
+}
+
+/* The group's folder: made before the first case, removed after the last. */
+static int make_folder(void **state)
+{
+    (void)state;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int remove_folder(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    /* Nothing is launched: no driver, even on a GPU machine. */
+    setenv("FLASHTUNE_CUDA_DRIVER", "/nonexistent/libcuda-for-test.so.1", 1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(forged_rows_are_not_used),
+        cmocka_unit_test(rows_from_before_the_inputs_are_replaced),
+        cmocka_unit_test(loader_and_tuner_find_what_the_loader_stored),
+        cmocka_unit_test(loader_refuses_a_forged_row),
+    };
+    return cmocka_run_group_tests(tests, make_folder, remove_folder);
+}
