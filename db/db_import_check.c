@@ -42,12 +42,12 @@ static int check_device(const db_device *dev, char *why, size_t len)
 {
     if (!gen_arch_supported(dev->arch))
         return refuse(why, len, "field 'arch': '%s' is not an arch this flashtune compiles for (sm_80, sm_86, "
-                        "sm_89, sm_90)", dev->arch);
+                      "sm_89, sm_90)", dev->arch);
     char arch[32];
     snprintf(arch, sizeof arch, "sm_%d%d", dev->cc_major, dev->cc_minor);
     if (strcmp(arch, dev->arch))
         return refuse(why, len, "field 'arch': '%s' is not the arch of cc=%d.%d (%s)", dev->arch, dev->cc_major,
-                        dev->cc_minor, arch);
+                      dev->cc_minor, arch);
     return 0;
 }
 
@@ -63,7 +63,7 @@ int db_import_check_generated(const db_device *dev, const db_workload *w, const 
     }
     if (f->backward != (w->op == DB_OP_BWD))
         return refuse(why, len, "field 'family': %s is a %s family, but op=%s", f->name,
-                        f->backward ? "backward" : "forward", db_op_name(w->op));
+                      f->backward ? "backward" : "forward", db_op_name(w->op));
     char reason[512];
     if (gen_check_arch(f, dev->arch, reason, sizeof reason))
         return refuse(why, len, "field 'family': %s", reason);
@@ -74,25 +74,28 @@ int db_import_check_generated(const db_device *dev, const db_workload *w, const 
     memcpy(c.p, k->p, sizeof c.p);
     if (gen_validate(&c, gen_smem_limit_for_arch(dev->arch), reason, sizeof reason))
         return refuse(why, len, "kernel %s on %s: %s", f->name, dev->arch, reason);
+    /* EVEN_M and EVEN_N follow from the lengths, as the space loader derives them. */
     gen_config fit = c;
     gen_config_fit_lengths(&fit, w->seqlen_q, w->seqlen_k);
-    for (int p = GEN_EVEN_M; p <= GEN_EVEN_N; p++)
-        if (fit.p[p] != c.p[p])
-            return refuse(why, len, "field '%s': %d, but seqlen_%c=%d and %s=%d give %d", gen_param_name((gen_param)p), c.p[p],
-                            p == GEN_EVEN_M ? 'q' : 'k', p == GEN_EVEN_M ? w->seqlen_q : w->seqlen_k,
-                            p == GEN_EVEN_M ? "BLOCK_M" : "BLOCK_N", c.p[p == GEN_EVEN_M ? GEN_BLOCK_M : GEN_BLOCK_N],
-                            fit.p[p]);
+    const struct { gen_param even, block; char side; int seqlen; } evens[] = {
+        { GEN_EVEN_M, GEN_BLOCK_M, 'q', w->seqlen_q }, { GEN_EVEN_N, GEN_BLOCK_N, 'k', w->seqlen_k },
+    };
+    for (int i = 0; i < 2; i++)
+        if (fit.p[evens[i].even] != c.p[evens[i].even])
+            return refuse(why, len, "field '%s': %d, but seqlen_%c=%d and %s=%d give %d",
+                          gen_param_name(evens[i].even), c.p[evens[i].even], evens[i].side, evens[i].seqlen,
+                          gen_param_name(evens[i].block), c.p[evens[i].block], fit.p[evens[i].even]);
 
     char *source = gen_expand(&c);
     if (!source)
         return refuse(why, len, "kernel %s: its source cannot be generated (template missing or out of memory)",
-                        f->name);
+                      f->name);
     char hash[GEN_HASH_LEN];
     gen_source_hash(source, hash);
     free(source);
     if (strcmp(hash, k->source_hash))
         return refuse(why, len, "field 'source_hash': %s is not the hash of the source this flashtune generates "
-                        "for this family and these parameters (%s): tuned with other templates, or edited",
-                        k->source_hash, hash);
+                      "for this family and these parameters (%s): tuned with other templates, or edited",
+                      k->source_hash, hash);
     return 0;
 }
