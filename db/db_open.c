@@ -112,6 +112,17 @@ static char *immutable_uri(const char *path)
     return uri;
 }
 
+/* A read-only connection to path that reads the file as immutable (no -wal, -shm). */
+static int open_immutable(const char *path, sqlite3 **sql, char *err, size_t len)
+{
+    char *uri = immutable_uri(path);
+    if (!uri)
+        return db_fail(err, len, "db_open: out of memory");
+    int rc = open_connection(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, sql, err, len);
+    free(uri);
+    return rc;
+}
+
 /* fsync of a file or folder by name; errors are ignored (durability, not correctness). */
 static void sync_path(const char *path, int flags)
 {
@@ -225,17 +236,8 @@ int db_open_with(const char *path, int flags, const db_migration *list, int coun
     if (sniff(path, &wal, err, len) != 0)
         return -1;
     idle_wal = wal && !sidecar_exists(path, "-wal") && !sidecar_exists(path, "-shm");
-    if (idle_wal) {
-        char *uri = immutable_uri(path);
-        if (!uri)
-            return db_fail(err, len, "db_open: out of memory");
-        int rc = open_connection(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &sql, err, len);
-        free(uri);
-        if (rc != 0)
-            return -1;
-    } else if (open_connection(path, SQLITE_OPEN_READONLY, &sql, err, len) != 0) {
+    if (idle_wal ? open_immutable(path, &sql, err, len) : open_connection(path, SQLITE_OPEN_READONLY, &sql, err, len))
         return -1;
-    }
     int version = 0;
     int state = db_check_header(sql, path, known, &version, err, len);
     sqlite3_close(sql);
@@ -251,19 +253,11 @@ int db_open_with(const char *path, int flags, const db_migration *list, int coun
 
     /* The file exists by now: SQLite never creates one here. */
     int sqlite_flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
-    if (readonly && idle_wal && !dir_writable(path)) {
-        /* A shipped database in a read-only folder: SQLite could not create -shm and -wal,
-         * and nobody can be writing the file there. */
-        char *uri = immutable_uri(path);
-        if (!uri)
-            return db_fail(err, len, "db_open: out of memory");
-        int rc = open_connection(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &sql, err, len);
-        free(uri);
-        if (rc != 0)
-            return -1;
-    } else if (open_connection(path, sqlite_flags, &sql, err, len) != 0) {
+    /* A shipped database in a read-only folder: SQLite could not create -shm and -wal, and
+     * nobody can be writing the file there. */
+    if (readonly && idle_wal && !dir_writable(path) ? open_immutable(path, &sql, err, len)
+                                                    : open_connection(path, sqlite_flags, &sql, err, len))
         return -1;
-    }
     if (pragma_expect(sql, path, "PRAGMA foreign_keys = ON", NULL, err, len) != 0)
         goto fail;
     if (!readonly) {

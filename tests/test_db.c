@@ -19,51 +19,15 @@
 #include <cmocka.h>
 
 #include "db_core_internal.h"
+#include "db_fixture.h"
 #include "gen_internal.h"
 #include "tune_print.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* ---- fixture: a temp dir per case -------------------------------------------------- */
+/* ---- fixture: a temp dir per case (db_fixture.c) ---------------------------------- */
 
-typedef struct fixture {
-    char dir[64];
-    char path[128];     /* dir/t.db, not created */
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f)
-        return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/ft_test_db.XXXXXX");
-    if (!mkdtemp(f->dir))
-        return -1;
-    snprintf(f->path, sizeof f->path, "%s/t.db", f->dir);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    DIR *dir = opendir(f->dir);
-    struct dirent *e;
-    while (dir && (e = readdir(dir))) {
-        char p[512];
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(p, sizeof p, "%s/%s", f->dir, e->d_name);
-            unlink(p);
-        }
-    }
-    if (dir)
-        closedir(dir);
-    rmdir(f->dir);
-    free(f);
-    return 0;
-}
-
-#define CASE(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define CASE(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
@@ -218,21 +182,6 @@ static void list_dir(const char *dir, char *buf, size_t len)
         free(names[i]);
     }
     free(names);
-}
-
-/* What db_export prints, as a malloc'ed string. */
-static char *capture_export(db *d)
-{
-    char *text = NULL, err[512] = "";
-    size_t size = 0;
-    FILE *out = open_memstream(&text, &size);
-    assert_non_null(out);
-    int rc = db_export(d, out, err, sizeof err);
-    fclose(out);
-    if (rc != 0)
-        print_error("%s\n", err);
-    assert_int_equal(rc, 0);
-    return text;
 }
 
 /* ---- names are the generator's ------------------------------------------------------ */
@@ -902,7 +851,7 @@ static void export_import_round_trip(void **state)
     char err[512] = "", copy[160], file[160];
     db *d = open_ok(f->path, DB_OPEN_CREATE);
     fill_for_export(d);
-    char *first = capture_export(d);
+    char *first = fixture_export(d);
     int winners = (int)query_int(d, "SELECT count(*) FROM winners");
     assert_int_equal(winners, 12);
     assert_non_null(strstr(first, "flashtune winners format 1\n"));
@@ -922,7 +871,7 @@ static void export_import_round_trip(void **state)
     assert_int_equal(n.added, winners);
     assert_int_equal(n.kept, 0);
     assert_int_equal(n.replaced, 0);
-    char *second = capture_export(c);
+    char *second = fixture_export(c);
     assert_string_equal(second, first);
     char space[256];
     query_text(c, "SELECT space_file FROM sweeps", space, sizeof space);
@@ -936,7 +885,7 @@ static void export_import_round_trip(void **state)
     assert_int_equal(n.replaced, 0);
     assert_int_equal(query_int(c, "SELECT count(*) FROM sweeps"), sweeps);
     assert_int_equal(query_int(c, "SELECT count(*) FROM results"), rows);
-    char *third = capture_export(c);
+    char *third = fixture_export(c);
     assert_string_equal(third, first);
 
     /* Into the database it came from: all there already. */
@@ -968,7 +917,7 @@ static void export_text_is_stable(void **state)
                             DB_STATUS_OK, 0.5);
     r.tflops = 123.456789;
     put(d, &r);
-    char *text = capture_export(d);
+    char *text = fixture_export(d);
     char expected[2048];
     snprintf(expected, sizeof expected,
              "flashtune winners format 1\n"

@@ -217,7 +217,7 @@ void fuzz_winners_text(void **state)
     char **texts = shipped_texts(&shipped);
     db *d = NULL;
     assert_int_equal(db_open(base, DB_OPEN_READONLY, &d, err, sizeof err), 0);
-    char *exported = export_text(d);
+    char *exported = fixture_export(d);
     db_close(d);
     text seeds[8] = { { 0 } };
     int n_seeds = 0;
@@ -258,13 +258,13 @@ void fuzz_winners_text(void **state)
             free(bytes);
         } else {
             accepted++;
-            char *out = export_text(d);
+            char *out = fixture_export(d);
             db *e = NULL;
             unlink(again);
             assert_int_equal(db_open(again, DB_OPEN_CREATE, &e, err, sizeof err), 0);
             if (db_import_text(e, "again.txt", out, &checked, &n, err, sizeof err) != 0)
                 fail_msg("case %d: accepted, but its export does not import: %s\n%s", c, err, t.s);
-            char *out2 = export_text(e);
+            char *out2 = fixture_export(e);
             assert_string_equal(out2, out);
             db_close(e);
             /* Into an empty database first, the text must not keep the shipped winners out

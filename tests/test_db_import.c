@@ -24,40 +24,7 @@ int cmd_db(int argc, char **argv);   /* tuner/cmd_db.c, compiled into this test 
 
 const db_import_options checked = { .keep = 0, .check = db_import_check_generated };
 
-/* ---- fixture and helpers -------------------------------------------------------------- */
-
-int fixture_setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f)
-        return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/ft_test_db_import.XXXXXX");
-    if (!mkdtemp(f->dir))
-        return -1;
-    snprintf(f->path, sizeof f->path, "%s/t.db", f->dir);
-    *state = f;
-    return 0;
-}
-
-int fixture_teardown(void **state)
-{
-    fixture *f = *state;
-    DIR *dir = opendir(f->dir);
-    struct dirent *e;
-    while (dir && (e = readdir(dir))) {
-        char p[512];
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(p, sizeof p, "%s/%s", f->dir, e->d_name);
-            if (unlink(p) != 0)
-                rmdir(p);
-        }
-    }
-    if (dir)
-        closedir(dir);
-    rmdir(f->dir);
-    free(f);
-    return 0;
-}
+/* ---- helpers -------------------------------------------------------------- */
 
 #define CASE(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
 
@@ -136,19 +103,6 @@ void create_shipped_db(const char *path)
     }
     db_close(d);
     free_texts(texts, count);
-}
-
-char *export_text(db *d)
-{
-    char *text = NULL, err[512] = "";
-    size_t size = 0;
-    FILE *out = open_memstream(&text, &size);
-    assert_non_null(out);
-    int rc = db_export(d, out, err, sizeof err);
-    fclose(out);
-    if (rc != 0)
-        fail_msg("db_export: %s", err);
-    return text;
 }
 
 static long long count_rows(db *d)
@@ -404,7 +358,7 @@ static void faster_winner_replaces_unless_keep(void **state)
     db *d = open_ok(f->path, 0);
     char bwd[4096], slower[4096], faster[4096], other[4096], err[1024] = "";
     shipped_line("op=bwd", bwd, sizeof bwd);
-    char *before = export_text(d);
+    char *before = fixture_export(d);
     /* The same workload with another kernel (one stage), slower, then faster than stored. */
     other_kernel(bwd, "NUM_STAGES=2", "NUM_STAGES=1", other, sizeof other);
     const double stored = strtod(strstr(bwd, "median_ms=") + 10, NULL);
@@ -434,7 +388,7 @@ static void faster_winner_replaces_unless_keep(void **state)
         if (n.added != steps[i].added || n.replaced != steps[i].replaced || n.kept != steps[i].kept)
             fail_msg("step '%s': added %d replaced %d kept %d, expected %d %d %d", steps[i].name, n.added, n.replaced,
                      n.kept, steps[i].added, steps[i].replaced, steps[i].kept);
-        char *now = export_text(d);
+        char *now = fixture_export(d);
         assert_int_equal(strcmp(now, before) != 0, steps[i].changed);
         if (steps[i].changed)
             assert_non_null(strstr(now, faster));
