@@ -1,11 +1,14 @@
 /* `flashtune db import`: reads the winners text of db_export. Every line is checked before
- * anything is written; then one transaction adds what is missing, so an import is all or
- * nothing and importing the same text twice changes nothing. */
+ * anything is written (its form here, what the generator would build through the caller's
+ * check); then one transaction adds what is missing and replaces slower winners, so an import
+ * is all or nothing and importing the same text twice changes nothing. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "db_core_internal.h"
@@ -28,6 +31,18 @@ static int take_text(db_fields *f, const char *name, char *dst, size_t size, cha
         return db_fail(err, len, "field '%s' is empty", name);
     if (db_copy(dst, size, v) != 0)
         return db_fail(err, len, "field '%s' is longer than %zu characters", name, size - 1);
+    return 0;
+}
+
+/* A version field: MAJOR.MINOR in decimal digits, as the tuner writes the driver's and NVRTC's. */
+static int take_version(db_fields *f, const char *name, char *dst, size_t size, char *err, size_t len)
+{
+    if (take_text(f, name, dst, size, err, len) != 0)
+        return -1;
+    size_t major = strspn(dst, "0123456789");
+    if (major == 0 || dst[major] != '.' || strspn(dst + major + 1, "0123456789") == 0
+        || dst[major + 1 + strspn(dst + major + 1, "0123456789")])
+        return db_fail(err, len, "field '%s': '%s' is not MAJOR.MINOR", name, dst);
     return 0;
 }
 
@@ -64,8 +79,8 @@ static int parse_line(const char *line, entry *e, char *err, size_t len)
     else if (sscanf(cc, "%d.%d%c", &e->device.cc_major, &e->device.cc_minor, &tail) != 2)
         rc = db_fail(err, len, "field 'cc': '%s' is not MAJOR.MINOR", cc);
     else if (db_field_int(&f, "sm_count", 1, 1 << 20, &e->device.sm_count, err, len)
-             || take_text(&f, "driver", e->device.driver_version, sizeof e->device.driver_version, err, len)
-             || take_text(&f, "nvrtc", e->device.nvrtc_version, sizeof e->device.nvrtc_version, err, len))
+             || take_version(&f, "driver", e->device.driver_version, sizeof e->device.driver_version, err, len)
+             || take_version(&f, "nvrtc", e->device.nvrtc_version, sizeof e->device.nvrtc_version, err, len))
         rc = -1;
 
     /* The workload: the same fields as db_workload_format, all required here. */
@@ -131,8 +146,9 @@ static int same_key(const entry *a, const entry *b)
         && !memcmp(&a->workload, &b->workload, sizeof a->workload);
 }
 
-/* Splits text into entries. OUT: *list (malloc'ed), *count. */
-static int parse_text(const char *name, const char *text, entry **list, int *count, char *err, size_t len)
+/* Splits text into entries, each checked by check (may be NULL). OUT: *list (malloc'ed), *count. */
+static int parse_text(const char *name, const char *text, db_import_check_fn check, entry **list, int *count,
+                      char *err, size_t len)
 {
     *list = NULL;
     *count = 0;
@@ -184,7 +200,8 @@ static int parse_text(const char *name, const char *text, entry **list, int *cou
             *list = grown;
         }
         entry *e = &(*list)[*count];
-        if (parse_line(s, e, why, sizeof why) != 0) {
+        if (parse_line(s, e, why, sizeof why) != 0
+            || (check && check(&e->device, &e->workload, &e->kernel, why, sizeof why) != 0)) {
             db_fail(err, len, "%s:%d: %s", name, line_no, why);
             goto fail;
         }
@@ -222,92 +239,164 @@ static void text_hash(const char *text, char out[17])
     snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
-/* Inserts one entry's rows (the lock and transaction are held). *sweep_id is created on the
- * first result added. OUT: *added, 1 when a result was written. */
-static int store(db *d, const char *name, const char *text, const entry *e, int64_t *sweep_id, int *added,
-                 char *err, size_t len)
+/* One row of a single-row query with up to three int64 parameters and a text one: 1 found
+ * (OUT: *id from column 0, *ms from column 1 when ms is not NULL; *ok 1 when column 2 is 'ok'),
+ * 0 none, -1 error. */
+static int query_row(db *d, const char *sql, const int64_t *args, int nargs, const char *text_arg, int64_t *id,
+                     double *ms, int *ok, char *err, size_t len)
 {
-    const char *func = "db_import";
-    char why[512];
-    int64_t device_id, workload_id, kernel_id;
-    *added = 0;
-    if (db_device_upsert_tx(d, &e->device, &device_id, func, why, sizeof why)
-        || db_workload_upsert_tx(d, &e->workload, &workload_id, func, why, sizeof why)
-        || db_kernel_upsert_tx(d, &e->kernel, &kernel_id, func, why, sizeof why))
-        return db_fail(err, len, "%s:%d: %s", name, e->line, why);
     sqlite3_stmt *st;
-    if (db_prepare(d, "SELECT 1 FROM results WHERE device_id = ?1 AND workload_id = ?2 AND kernel_id = ?3", &st,
-                   func, err, len) != 0)
+    if (db_prepare(d, sql, &st, "db_import", err, len) != 0)
         return -1;
-    sqlite3_bind_int64(st, 1, device_id);
-    sqlite3_bind_int64(st, 2, workload_id);
-    sqlite3_bind_int64(st, 3, kernel_id);
+    for (int i = 0; i < nargs; i++)
+        sqlite3_bind_int64(st, i + 1, args[i]);
+    if (text_arg)
+        sqlite3_bind_text(st, nargs + 1, text_arg, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(st, 0);
+        if (ms)
+            *ms = db_column_real(st, 1);
+        if (ok)
+            *ok = sqlite3_column_type(st, 2) == SQLITE_TEXT && !strcmp((const char *)sqlite3_column_text(st, 2), "ok");
+    }
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW)
-        return 0;
-    if (rc != SQLITE_DONE)
-        return db_fail_sql(d->sql, err, len, func, d->path);
+        return 1;
+    return rc == SQLITE_DONE ? 0 : db_fail_sql(d->sql, err, len, "db_import", d->path);
+}
 
-    if (!*sweep_id) {
-        char space[1100], hash[17], host[256] = "unknown";
-        snprintf(space, sizeof space, "import:%s", name);
-        text_hash(text, hash);
-        if (gethostname(host, sizeof host - 1) != 0 || !host[0])
-            snprintf(host, sizeof host, "unknown");
-        host[sizeof host - 1] = '\0';
-        if (db_prepare(d, "INSERT INTO sweeps (space_file, space_hash, host, finished_at) VALUES "
-                          "(?1, ?2, ?3, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))", &st, func, err, len) != 0)
-            return -1;
-        sqlite3_bind_text(st, 1, space, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, hash, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 3, host, -1, SQLITE_STATIC);
-        rc = sqlite3_step(st);
-        sqlite3_finalize(st);
-        if (rc != SQLITE_DONE)
-            return db_fail_sql(d->sql, err, len, func, d->path);
-        *sweep_id = sqlite3_last_insert_rowid(d->sql);
-    }
-    if (db_prepare(d, "INSERT INTO results (sweep_id, device_id, workload_id, kernel_id, status, median_ms, "
-                      "tflops) VALUES (?1, ?2, ?3, ?4, 'ok', ?5, ?6)", &st, func, err, len) != 0)
+/* The import's sweep row, created before the first result it writes. */
+static int import_sweep(db *d, const char *name, const char *text, int64_t *sweep_id, char *err, size_t len)
+{
+    if (*sweep_id)
+        return 0;
+    char space[1100], hash[17], host[256] = "unknown";
+    snprintf(space, sizeof space, "import:%s", name);
+    text_hash(text, hash);
+    if (gethostname(host, sizeof host - 1) != 0 || !host[0])
+        snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    sqlite3_stmt *st;
+    if (db_prepare(d, "INSERT INTO sweeps (space_file, space_hash, host, finished_at) VALUES "
+                      "(?1, ?2, ?3, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))", &st, "db_import", err, len) != 0)
         return -1;
-    sqlite3_bind_int64(st, 1, *sweep_id);
-    sqlite3_bind_int64(st, 2, device_id);
-    sqlite3_bind_int64(st, 3, workload_id);
-    sqlite3_bind_int64(st, 4, kernel_id);
-    db_bind_real(st, 5, e->median_ms);
-    db_bind_real(st, 6, e->tflops);
-    rc = sqlite3_step(st);
+    sqlite3_bind_text(st, 1, space, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, hash, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, host, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
-        return db_fail(err, len, "%s:%d: %s", name, e->line, sqlite3_errmsg(d->sql));
-    *added = 1;
+        return db_fail_sql(d->sql, err, len, "db_import", d->path);
+    *sweep_id = sqlite3_last_insert_rowid(d->sql);
     return 0;
 }
 
-int db_import_text(db *d, const char *name, const char *text, int *added, int *kept, char *err, size_t len)
+enum { ADDED, REPLACED, KEPT };
+
+/* Stores one entry (the lock and transaction are held). Its (device, workload) without a
+ * winner gets its result; with one, a faster line becomes the winner unless keep. A result of
+ * the same kernel that failed on this device is never overwritten. OUT: *what, ADDED, REPLACED
+ * or KEPT. */
+static int store(db *d, const char *name, const char *text, const entry *e, int keep, int64_t *sweep_id,
+                 int *what, char *err, size_t len)
+{
+    const char *func = "db_import";
+    char why[512];
+    int64_t device_id, workload_id, kernel_id = 0, winner_kernel = 0, result_id = 0;
+    double winner_ms = NAN;
+    int result_ok = 0;
+    *what = KEPT;
+    if (db_device_upsert_tx(d, &e->device, &device_id, func, why, sizeof why)
+        || db_workload_upsert_tx(d, &e->workload, &workload_id, func, why, sizeof why))
+        return db_fail(err, len, "%s:%d: %s", name, e->line, why);
+    const int64_t key[2] = { device_id, workload_id };
+    int has_winner = query_row(d, "SELECT kernel_id, median_ms FROM winners WHERE device_id = ?1 AND workload_id = ?2",
+                               key, 2, NULL, &winner_kernel, &winner_ms, NULL, err, len);
+    int has_kernel = has_winner < 0 ? -1
+                   : query_row(d, "SELECT id FROM kernels WHERE source_hash = ?1", NULL, 0, e->kernel.source_hash,
+                               &kernel_id, NULL, NULL, err, len);
+    if (has_kernel < 0)
+        return -1;
+    if (has_winner && (keep || (has_kernel && kernel_id == winner_kernel) || !(e->median_ms < winner_ms)))
+        return 0;
+    if (db_kernel_upsert_tx(d, &e->kernel, &kernel_id, func, why, sizeof why))
+        return db_fail(err, len, "%s:%d: %s", name, e->line, why);
+    const int64_t row[3] = { device_id, workload_id, kernel_id };
+    int has_result = query_row(d, "SELECT id, median_ms, status FROM results WHERE device_id = ?1 AND workload_id = ?2 "
+                                  "AND kernel_id = ?3", row, 3, NULL, &result_id, NULL, &result_ok, err, len);
+    if (has_result < 0)
+        return -1;
+    if (has_result && !result_ok)
+        return 0;
+    if (import_sweep(d, name, text, sweep_id, err, len) != 0)
+        return -1;
+    sqlite3_stmt *st;
+    const char *sql = has_result
+        ? "UPDATE results SET sweep_id = ?1, median_ms = ?5, tflops = ?6, min_ms = NULL, spread = NULL, "
+          "rel_error = NULL, max_abs_error = NULL, message = NULL, "
+          "measured_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?7"
+        : "INSERT INTO results (sweep_id, device_id, workload_id, kernel_id, status, median_ms, tflops) "
+          "VALUES (?1, ?2, ?3, ?4, 'ok', ?5, ?6)";
+    if (db_prepare(d, sql, &st, func, err, len) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, *sweep_id);
+    if (!has_result) {
+        sqlite3_bind_int64(st, 2, device_id);
+        sqlite3_bind_int64(st, 3, workload_id);
+        sqlite3_bind_int64(st, 4, kernel_id);
+    }
+    db_bind_real(st, 5, e->median_ms);
+    db_bind_real(st, 6, e->tflops);
+    if (has_result)
+        sqlite3_bind_int64(st, 7, result_id);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return db_fail(err, len, "%s:%d: %s", name, e->line, sqlite3_errmsg(d->sql));
+    *what = has_winner ? REPLACED : ADDED;
+    return 0;
+}
+
+int db_import_check(const char *name, const char *text, const db_import_options *opt, int *count, char *err,
+                    size_t len)
+{
+    if (count)
+        *count = 0;
+    if (!name || !text)
+        return db_fail(err, len, "db_import_check: %s is NULL", name ? "text" : "name");
+    entry *list;
+    int n;
+    if (parse_text(name, text, opt ? opt->check : NULL, &list, &n, err, len) != 0)
+        return -1;
+    free(list);
+    if (count)
+        *count = n;
+    return 0;
+}
+
+int db_import_text(db *d, const char *name, const char *text, const db_import_options *opt,
+                   db_import_counts *counts, char *err, size_t len)
 {
     const char *func = "db_import_text";
-    if (added)
-        *added = 0;
-    if (kept)
-        *kept = 0;
+    if (counts)
+        memset(counts, 0, sizeof *counts);
     if (d && (!name || !text))
         return db_fail(err, len, "%s: %s is NULL", func, name ? "text" : "name");
     if (db_enter(d, func, 1, err, len) != 0)
         return -1;
     entry *list;
     int count;
-    if (parse_text(name, text, &list, &count, err, len) != 0) {
+    if (parse_text(name, text, opt ? opt->check : NULL, &list, &count, err, len) != 0) {
         db_leave(d);
         return -1;
     }
     int64_t sweep_id = 0;
-    int n_added = 0, rc = db_begin(d, func, err, len);
+    int n[3] = { 0, 0, 0 }, rc = db_begin(d, func, err, len);
     for (int i = 0; rc == 0 && i < count; i++) {
-        int one;
-        rc = store(d, name, text, &list[i], &sweep_id, &one, err, len);
-        n_added += one;
+        int what;
+        rc = store(d, name, text, &list[i], opt && opt->keep, &sweep_id, &what, err, len);
+        n[what]++;
     }
     if (rc == 0)
         rc = db_commit(d, func, err, len);
@@ -315,59 +404,88 @@ int db_import_text(db *d, const char *name, const char *text, int *added, int *k
         db_rollback(d);
     db_leave(d);
     free(list);
-    if (rc == 0) {
-        if (added)
-            *added = n_added;
-        if (kept)
-            *kept = count - n_added;
+    if (rc == 0 && counts) {
+        counts->added = n[ADDED];
+        counts->replaced = n[REPLACED];
+        counts->kept = n[KEPT];
     }
     return rc;
 }
 
-int db_import_file(db *d, const char *path, int *added, int *kept, char *err, size_t len)
+int db_import_read(const char *path, char **text, char *err, size_t len)
+{
+    const char *func = "db_import_read";
+    if (text)
+        *text = NULL;
+    if (!path || !text)
+        return db_fail(err, len, "%s: %s is NULL", func, path ? "text" : "path");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return db_fail(err, len, "%s: cannot read %s: %s", func, path, strerror(errno));
+    struct stat sb;
+    int e = fstat(fd, &sb) != 0 ? errno : S_ISDIR(sb.st_mode) ? EISDIR : 0;
+    if (e) {
+        close(fd);
+        return db_fail(err, len, "%s: cannot read %s: %s", func, path, strerror(e));
+    }
+    /* Read in steps, never more than the cap: a device or pipe may have no end. */
+    char *buf = NULL;
+    size_t size = 0, cap = 0;
+    int rc = 0;
+    for (;;) {
+        if (size == cap) {
+            size_t want = cap ? 2 * cap : 65536;
+            if (want > (size_t)DB_IMPORT_MAX_BYTES + 1)
+                want = (size_t)DB_IMPORT_MAX_BYTES + 1;
+            char *grown = want > cap ? realloc(buf, want + 1) : NULL;
+            if (!grown) {
+                rc = want > cap ? db_fail(err, len, "%s: out of memory reading %s", func, path)
+                                : db_fail(err, len, "%s: cannot read %s: it is larger than %d MiB, the most a "
+                                          "winners file may have", func, path, DB_IMPORT_MAX_BYTES >> 20);
+                break;
+            }
+            buf = grown;
+            cap = want;
+        }
+        ssize_t got = read(fd, buf + size, cap - size);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            rc = db_fail(err, len, "%s: cannot read %s: %s", func, path, strerror(errno));
+            break;
+        }
+        if (got == 0)
+            break;
+        size += (size_t)got;
+    }
+    close(fd);
+    if (rc == 0 && memchr(buf ? buf : "", '\0', size))
+        rc = db_fail(err, len, "%s: %s is not a text file (it holds NUL bytes)", func, path);
+    if (rc != 0) {
+        free(buf);
+        return -1;
+    }
+    if (!buf && !(buf = malloc(1)))
+        return db_fail(err, len, "%s: out of memory reading %s", func, path);
+    buf[size] = '\0';
+    *text = buf;
+    return 0;
+}
+
+int db_import_file(db *d, const char *path, const db_import_options *opt, db_import_counts *counts, char *err,
+                   size_t len)
 {
     const char *func = "db_import_file";
-    if (added)
-        *added = 0;
-    if (kept)
-        *kept = 0;
+    if (counts)
+        memset(counts, 0, sizeof *counts);
     if (!path)
         return db_fail(err, len, "%s: path is NULL", func);
     if (!d)
         return db_fail(err, len, "%s: db is NULL", func);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return db_fail(err, len, "%s: cannot read %s: %s", func, path, strerror(errno));
-    char *text = NULL;
-    size_t size = 0, cap = 0;
-    for (;;) {
-        if (cap - size < 65536) {
-            cap = cap ? 2 * cap : 65536 + 1;
-            char *grown = realloc(text, cap);
-            if (!grown) {
-                free(text);
-                fclose(f);
-                return db_fail(err, len, "%s: out of memory reading %s", func, path);
-            }
-            text = grown;
-        }
-        size_t got = fread(text + size, 1, cap - size - 1, f);
-        size += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(text);
-        return db_fail(err, len, "%s: cannot read %s", func, path);
-    }
-    text[size] = '\0';
-    if (memchr(text, '\0', size)) {
-        free(text);
-        return db_fail(err, len, "%s: %s is not a text file (it holds NUL bytes)", func, path);
-    }
-    int rc = db_import_text(d, path, text, added, kept, err, len);
+    char *text;
+    if (db_import_read(path, &text, err, len) != 0)
+        return -1;
+    int rc = db_import_text(d, path, text, opt, counts, err, len);
     free(text);
     return rc;
 }

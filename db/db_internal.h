@@ -52,15 +52,20 @@ int db_op_parse(const char *name);      /* the op, or -1 */
 
 enum {
     DB_OPEN_READONLY = 1,   /* never writes; the file must be a current flashtune database */
-    DB_OPEN_CREATE = 2,     /* create the file when missing (an empty file is also accepted) */
+    /* Create the file when missing: built complete under a temporary name beside it, then
+     * linked into place, so no reader sees a half-made file and of two processes creating it
+     * at once one creates it and the other opens it. An existing empty file (mktemp's) is
+     * given the schema. Without this flag an empty file is refused, never written. */
+    DB_OPEN_CREATE = 2,
 };
 
-/* Opens path. A missing or empty file (DB_OPEN_CREATE) gets the schema. A flashtune file of
- * an older schema is migrated in one transaction (not when read-only: that is an error). Before
- * anything is written the file is checked through a read-only connection, and these are
- * errors that leave the file byte for byte untouched: not an SQLite file; an SQLite file that
- * is not flashtune's ("is not a flashtune database (application_id 0x...)"); a newer schema
- * ("schema version 7 is newer than this flashtune's 1"). Sets WAL (writable), the busy
+/* Opens path. A missing or empty file gets the schema with DB_OPEN_CREATE, else is an error.
+ * A flashtune file of an older schema is migrated in one transaction (not when read-only:
+ * that is an error). Before anything is written the file is checked through a read-only
+ * connection, and these are errors that leave the file byte for byte untouched: not an SQLite
+ * file; an SQLite file that is not flashtune's ("is not a flashtune database (application_id
+ * 0x...)"); a newer schema ("schema version 7 is newer than this flashtune's 1"); an empty
+ * file without DB_OPEN_CREATE. Sets WAL (writable), the busy
  * timeout and foreign keys. A read-only handle on a WAL file may leave empty -wal and -shm
  * files beside it (SQLite's way; the next writable close removes them), except in a folder it
  * cannot write, where the file is read as immutable. OUT: *out, the handle, or NULL. */
@@ -239,22 +244,58 @@ int db_workload_parse(const char *text, db_workload *w /* OUT */, char *err, siz
 
 /* The text format version db_export writes and the highest db_import reads. */
 #define DB_TEXT_FORMAT 1
+/* The largest winners file db_import_read reads: far above any real one (the shipped H100 file
+ * is 50 KB), so that /dev/zero or a wrong file fails at once rather than after gigabytes. */
+#define DB_IMPORT_MAX_BYTES (64 << 20)
 
 /* Writes every winner as text: the line "flashtune winners format 1", comment lines, then one
  * line per winner in db_winners_list's order, NAME=VALUE fields: the device (name quoted),
  * the workload, family, source_hash, every parameter, median_ms and tflops (%.6g). The same
  * database always gives the same bytes. */
 int db_export(db *d, FILE *out, char *err, size_t len);
+
+/* Checks one parsed winner beyond the form of its text: whether this build generates that
+ * kernel for that workload on that device. db/ links only the generator's parameter table (no
+ * NVRTC, no templates), so the check is the caller's: db_import_check_generated (ft_db_check,
+ * db_import_check.c) asks the generator. 0, or -1 with the reason in why (no line prefix). */
+typedef int (*db_import_check_fn)(const db_device *dev, const db_workload *w, const db_kernel *k, char *why,
+                                  size_t len);
+
+typedef struct db_import_options {
+    /* 0: a winner faster than the stored one of its (device, workload) replaces it; 1: a stored
+     * winner is never replaced (its line is counted as kept). */
+    int keep;
+    db_import_check_fn check;   /* NULL: only the text's form and the rows' field checks */
+} db_import_options;
+
+/* What an import did, one count per winner line. */
+typedef struct db_import_counts {
+    int added;       /* no winner was stored for its device and workload */
+    int replaced;    /* it was faster than the stored winner, which it replaced */
+    int kept;        /* the stored winner stays: the same, faster, or keep was asked */
+} db_import_counts;
+
 /* Reads text written by db_export (name: shown in errors and stored in the sweep row as
- * "import:NAME"). Every line is checked first; a bad one rejects the whole text with
- * "NAME:LINE: reason" and nothing is written. Then one transaction creates the missing
- * devices, workloads and kernels and a result (status ok) for every (device, workload, kernel)
- * not stored yet; stored ones are kept, so importing twice changes nothing. OUT (may be NULL):
- * *added and *kept, the results written and those already present. */
-int db_import_text(db *d, const char *name, const char *text, int *added, int *kept,
-                   char *err, size_t len);
-/* db_import_text on the file's contents; name = path. */
-int db_import_file(db *d, const char *path, int *added, int *kept, char *err, size_t len);
+ * "import:NAME"). Every line is parsed and checked first (opt->check too); a bad one rejects
+ * the whole text with "NAME:LINE: reason" naming the field and value, and nothing is written.
+ * Then one transaction creates the missing devices, workloads and kernels, and per line:
+ * a result (status ok) when its (device, workload) has no winner; when it has one, the line's
+ * kernel and time become the winner if faster (unless opt->keep), else nothing changes. So
+ * importing the same text twice changes nothing. opt NULL: the defaults (replace, no check).
+ * OUT (may be NULL): *counts. */
+int db_import_text(db *d, const char *name, const char *text, const db_import_options *opt,
+                   db_import_counts *counts, char *err, size_t len);
+/* The first steps of db_import_text without a database: parse and check every line. For a
+ * caller that creates a database only for good text. OUT (may be NULL): *count, the winners. */
+int db_import_check(const char *name, const char *text, const db_import_options *opt, int *count, char *err,
+                    size_t len);
+/* Reads the file at path into *text (malloc'ed, NUL-terminated; the caller frees it): a
+ * regular file or a stream of at most DB_IMPORT_MAX_BYTES, without NUL bytes. Errors name the
+ * path and the reason ("is a directory", strerror, the size limit). */
+int db_import_read(const char *path, char **text, char *err, size_t len);
+/* db_import_read, then db_import_text with name = path. */
+int db_import_file(db *d, const char *path, const db_import_options *opt, db_import_counts *counts, char *err,
+                   size_t len);
 
 /* ---- the rows behind the CLI's tables (db_listing.c; printed by tuner/tune_print.c) ---- */
 

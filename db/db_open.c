@@ -1,7 +1,9 @@
 /* Opening a database: check the file through a read-only connection before anything may write
- * to it, then open for real, create or migrate the schema, and set WAL and the busy timeout. */
+ * to it, then open for real, create or migrate the schema, and set WAL and the busy timeout.
+ * A new file is built whole under a temporary name and linked into place. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +112,86 @@ static char *immutable_uri(const char *path)
     return uri;
 }
 
+/* A read-only connection to path that reads the file as immutable (no -wal, -shm). */
+static int open_immutable(const char *path, sqlite3 **sql, char *err, size_t len)
+{
+    char *uri = immutable_uri(path);
+    if (!uri)
+        return db_fail(err, len, "db_open: out of memory");
+    int rc = open_connection(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, sql, err, len);
+    free(uri);
+    return rc;
+}
+
+/* fsync of a file or folder by name; errors are ignored (durability, not correctness). */
+static void sync_path(const char *path, int flags)
+{
+    int fd = open(path, flags | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+/* The folder of path, for the fsync that makes a new name durable. */
+static void sync_dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if ((size_t)(slash - path) < sizeof dir)
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    else
+        return;
+    sync_path(dir, O_RDONLY | O_DIRECTORY);
+}
+
+/* Creates a database at path: the schema (list) and WAL mode are written to a new file beside
+ * it ("PATH.new-PID-N"), which is then hard-linked to path and unlinked. link(2) never replaces:
+ * when another process linked its file first (EEXIST), that one is kept and this call still
+ * succeeds; the caller opens whatever is at path. So no process ever sees a half-made file. */
+static int create_file(const char *path, const db_migration *list, int count, char *err, size_t len)
+{
+    static atomic_uint serial;   /* names of one process's threads differ */
+    const size_t size = strlen(path) + 48;
+    char *tmp = malloc(size);
+    if (!tmp)
+        return db_fail(err, len, "db_open: out of memory");
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 100; tries++) {
+        snprintf(tmp, size, "%s.new-%ld-%u", path, (long)getpid(), atomic_fetch_add(&serial, 1));
+        fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        db_fail(err, len, "db_open: cannot create %s: %s", path, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    close(fd);
+    sqlite3 *sql = NULL;
+    int rc = open_connection(tmp, SQLITE_OPEN_READWRITE, &sql, err, len);
+    if (rc == 0)
+        rc = db_migrate(sql, tmp, list, count, err, len);
+    if (rc == 0)
+        rc = pragma_expect(sql, tmp, "PRAGMA journal_mode = WAL", "wal", err, len);
+    /* The last connection's close checkpoints and removes tmp-wal and tmp-shm. */
+    if (sql && sqlite3_close(sql) != SQLITE_OK && rc == 0)
+        rc = db_fail(err, len, "db_open: closing the new %s failed", tmp);
+    if (rc == 0) {
+        sync_path(tmp, O_RDONLY);
+        if (link(tmp, path) == 0)
+            sync_dir_of(path);
+        else if (errno != EEXIST)
+            rc = db_fail(err, len, "db_open: cannot create %s: link from %s: %s", path, tmp, strerror(errno));
+    }
+    unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
 int db_open_with(const char *path, int flags, const db_migration *list, int count, db **out,
                  char *err, size_t len)
 {
@@ -135,60 +217,47 @@ int db_open_with(const char *path, int flags, const db_migration *list, int coun
         return db_fail(err, len, "db_open: cannot open %s: %s", path, strerror(errno));
     if (!exists && !(flags & DB_OPEN_CREATE))
         return db_fail(err, len, "db_open: %s does not exist", path);
-    if (exists && S_ISDIR(sb.st_mode))
+    if (!exists) {
+        if (create_file(path, list, count, err, len) != 0)
+            return -1;
+        if (stat(path, &sb) != 0)
+            return db_fail(err, len, "db_open: cannot open %s: %s", path, strerror(errno));
+    }
+    if (S_ISDIR(sb.st_mode))
         return db_fail(err, len, "db_open: %s is a directory", path);
-    if (exists && !S_ISREG(sb.st_mode))
+    if (!S_ISREG(sb.st_mode))
         return db_fail(err, len, "db_open: %s is not a regular file", path);
 
     sqlite3 *sql = NULL;
     int wal = 0, idle_wal = 0;
-    if (exists) {
-        /* Read-only first: a foreign or newer file must never be written, not even by the
-         * journal-mode switch or a checkpoint at close. A WAL file nobody has open (no -wal,
-         * no -shm) is read as immutable, else SQLite would leave those two files beside it. */
-        if (sniff(path, &wal, err, len) != 0)
-            return -1;
-        idle_wal = wal && !sidecar_exists(path, "-wal") && !sidecar_exists(path, "-shm");
-        if (idle_wal) {
-            char *uri = immutable_uri(path);
-            if (!uri)
-                return db_fail(err, len, "db_open: out of memory");
-            int rc = open_connection(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &sql, err, len);
-            free(uri);
-            if (rc != 0)
-                return -1;
-        } else if (open_connection(path, SQLITE_OPEN_READONLY, &sql, err, len) != 0) {
-            return -1;
-        }
-        int version = 0;
-        int state = db_check_header(sql, path, known, &version, err, len);
-        sqlite3_close(sql);
-        sql = NULL;
-        if (state < 0)
-            return -1;
-        if (readonly && state == 1)
-            return db_fail(err, len, "db_open: %s is empty, not a flashtune database", path);
-        if (readonly && version < known)
-            return db_fail(err, len,
-                           "db_open: %s has schema version %d, older than this flashtune's %d: open it "
-                           "writable once to migrate it", path, version, known);
-    }
-
-    int sqlite_flags = readonly ? SQLITE_OPEN_READONLY
-                                : SQLITE_OPEN_READWRITE | (flags & DB_OPEN_CREATE ? SQLITE_OPEN_CREATE : 0);
-    if (readonly && idle_wal && !dir_writable(path)) {
-        /* A shipped database in a read-only folder: SQLite could not create -shm and -wal,
-         * and nobody can be writing the file there. */
-        char *uri = immutable_uri(path);
-        if (!uri)
-            return db_fail(err, len, "db_open: out of memory");
-        int rc = open_connection(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &sql, err, len);
-        free(uri);
-        if (rc != 0)
-            return -1;
-    } else if (open_connection(path, sqlite_flags, &sql, err, len) != 0) {
+    /* Read-only first: a foreign or newer file must never be written, not even by the
+     * journal-mode switch or a checkpoint at close. A WAL file nobody has open (no -wal,
+     * no -shm) is read as immutable, else SQLite would leave those two files beside it. */
+    if (sniff(path, &wal, err, len) != 0)
         return -1;
-    }
+    idle_wal = wal && !sidecar_exists(path, "-wal") && !sidecar_exists(path, "-shm");
+    if (idle_wal ? open_immutable(path, &sql, err, len) : open_connection(path, SQLITE_OPEN_READONLY, &sql, err, len))
+        return -1;
+    int version = 0;
+    int state = db_check_header(sql, path, known, &version, err, len);
+    sqlite3_close(sql);
+    sql = NULL;
+    if (state < 0)
+        return -1;
+    if (state == 1 && !(flags & DB_OPEN_CREATE))
+        return db_fail(err, len, "db_open: %s is empty, not a flashtune database (left unchanged)", path);
+    if (readonly && version < known)
+        return db_fail(err, len,
+                       "db_open: %s has schema version %d, older than this flashtune's %d: open it "
+                       "writable once to migrate it", path, version, known);
+
+    /* The file exists by now: SQLite never creates one here. */
+    int sqlite_flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+    /* A shipped database in a read-only folder: SQLite could not create -shm and -wal, and
+     * nobody can be writing the file there. */
+    if (readonly && idle_wal && !dir_writable(path) ? open_immutable(path, &sql, err, len)
+                                                    : open_connection(path, sqlite_flags, &sql, err, len))
+        return -1;
     if (pragma_expect(sql, path, "PRAGMA foreign_keys = ON", NULL, err, len) != 0)
         goto fail;
     if (!readonly) {

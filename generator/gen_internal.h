@@ -79,6 +79,15 @@ const char *gen_target_arch(const gen_family *f, const char *device_arch);
 /* 0 when f runs on a GPU of arch device_arch, else -1 with the reason in why. */
 int gen_check_arch(const gen_family *f, const char *device_arch, char *why, size_t len);
 
+/* The sizes of a problem the tuner takes (the space loader's rules; db import checks winners
+ * with them too): each at least 1, batch*heads at most 65535 (grid.y), seqlen_q + seqlen_k
+ * below 2^31. Returns 0, or -1 with the reason naming the size ("batch*heads = 70000 is more
+ * than 65535 ..."). */
+int gen_check_problem_sizes(int batch, int heads, int seqlen_q, int seqlen_k, char *why, size_t len);
+/* Sets what c's parameters take from the problem's lengths, where c's family uses them:
+ * EVEN_M = (seqlen_q % BLOCK_M == 0), EVEN_N = (seqlen_k % BLOCK_N == 0). */
+void gen_config_fit_lengths(gen_config *c, int seqlen_q, int seqlen_k);
+
 /* ---- expansion (gen_expand.c) ------------------------------------------------------- */
 
 /* The standalone .cu for c, laid out as templates/README.md says: a header comment naming the

@@ -130,3 +130,38 @@ int gen_validate(const gen_config *c, int smem_limit_bytes, char *why, size_t le
     }
     return 0;
 }
+
+/* ---- what a problem's sizes decide (the space loader's rules, shared with db import) -------- */
+
+int gen_check_problem_sizes(int batch, int heads, int seqlen_q, int seqlen_k, char *why, size_t len)
+{
+    const struct { const char *name; int value; } sizes[] = {
+        { "batch", batch }, { "heads", heads }, { "seqlen_q", seqlen_q }, { "seqlen_k", seqlen_k },
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i].value < 1) {
+            snprintf(why, len, "%s = %d must be at least 1", sizes[i].name, sizes[i].value);
+            return -1;
+        }
+    if ((long long)batch * heads > 65535) {
+        snprintf(why, len, "batch*heads = %lld is more than 65535 (CUDA's limit on grid.y)", (long long)batch * heads);
+        return -1;
+    }
+    /* The kernels form row + mask offset in int (ft_mask.h). */
+    if ((long long)seqlen_q + seqlen_k >= 0x80000000LL) {
+        snprintf(why, len, "seqlen_q + seqlen_k = %lld must be below 2^31 (the kernels index rows in int)",
+                 (long long)seqlen_q + seqlen_k);
+        return -1;
+    }
+    return 0;
+}
+
+void gen_config_fit_lengths(gen_config *c, int seqlen_q, int seqlen_k)
+{
+    /* A tile < 1 is refused by gen_validate; it must not divide here. */
+    const unsigned used = c->family ? c->family->params : 0;
+    if (used & GEN_BIT(GEN_EVEN_M))
+        c->p[GEN_EVEN_M] = c->p[GEN_BLOCK_M] > 0 && seqlen_q % c->p[GEN_BLOCK_M] == 0;
+    if (used & GEN_BIT(GEN_EVEN_N))
+        c->p[GEN_EVEN_N] = c->p[GEN_BLOCK_N] > 0 && seqlen_k % c->p[GEN_BLOCK_N] == 0;
+}

@@ -14,55 +14,20 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "db_core_internal.h"
+#include "db_fixture.h"
 #include "gen_internal.h"
 #include "tune_print.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* ---- fixture: a temp dir per case -------------------------------------------------- */
+/* ---- fixture: a temp dir per case (db_fixture.c) ---------------------------------- */
 
-typedef struct fixture {
-    char dir[64];
-    char path[128];     /* dir/t.db, not created */
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f)
-        return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/ft_test_db.XXXXXX");
-    if (!mkdtemp(f->dir))
-        return -1;
-    snprintf(f->path, sizeof f->path, "%s/t.db", f->dir);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    DIR *dir = opendir(f->dir);
-    struct dirent *e;
-    while (dir && (e = readdir(dir))) {
-        char p[512];
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(p, sizeof p, "%s/%s", f->dir, e->d_name);
-            unlink(p);
-        }
-    }
-    if (dir)
-        closedir(dir);
-    rmdir(f->dir);
-    free(f);
-    return 0;
-}
-
-#define CASE(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define CASE(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
@@ -219,21 +184,6 @@ static void list_dir(const char *dir, char *buf, size_t len)
     free(names);
 }
 
-/* What db_export prints, as a malloc'ed string. */
-static char *capture_export(db *d)
-{
-    char *text = NULL, err[512] = "";
-    size_t size = 0;
-    FILE *out = open_memstream(&text, &size);
-    assert_non_null(out);
-    int rc = db_export(d, out, err, sizeof err);
-    fclose(out);
-    if (rc != 0)
-        print_error("%s\n", err);
-    assert_int_equal(rc, 0);
-    return text;
-}
-
 /* ---- names are the generator's ------------------------------------------------------ */
 
 static void names_match_generator(void **state)
@@ -320,7 +270,8 @@ static void odd_paths_work(void **state)
     assert_string_equal(listing, ".,..,a b?c#d%20e.db,");
 }
 
-/* A zero-byte file (mktemp's) becomes a database; read-only it is refused. */
+/* A zero-byte file (mktemp's) becomes a database only when creating was asked (DB_OPEN_CREATE);
+ * read-only or writable without it, it is refused and stays empty: ft_open never creates one. */
 static void empty_file_is_created(void **state)
 {
     fixture *f = *state;
@@ -329,11 +280,73 @@ static void empty_file_is_created(void **state)
     fclose(file);
     char err[512] = "";
     db *d = NULL;
-    assert_int_equal(db_open(f->path, DB_OPEN_READONLY, &d, err, sizeof err), -1);
-    assert_non_null(strstr(err, "is empty"));
-    d = open_ok(f->path, 0);
+    for (int flags = DB_OPEN_READONLY; flags >= 0; flags--) {
+        assert_int_equal(db_open(f->path, flags, &d, err, sizeof err), -1);
+        assert_non_null(strstr(err, "is empty"));
+        assert_null(d);
+        struct stat sb;
+        assert_int_equal(stat(f->path, &sb), 0);
+        assert_int_equal(sb.st_size, 0);
+    }
+    d = open_ok(f->path, DB_OPEN_CREATE);
     assert_int_equal(query_int(d, "PRAGMA user_version"), db_schema_version());
     db_close(d);
+}
+
+/* Creators racing for one new file: each opens it (created by exactly one of them, complete
+ * before anyone sees it) in every round. A reader racing them sees no file or a whole one. */
+static void concurrent_creators_agree(void **state)
+{
+    fixture *f = *state;
+    enum { ROUNDS = 25, CREATORS = 4 };
+    for (int round = 0; round < ROUNDS; round++) {
+        char path[160];
+        snprintf(path, sizeof path, "%s/race%d.db", f->dir, round);
+        int start[2];
+        assert_int_equal(pipe(start), 0);
+        pid_t pids[CREATORS + 1];
+        for (int i = 0; i <= CREATORS; i++) {
+            pids[i] = fork();
+            assert_true(pids[i] >= 0);
+            if (pids[i] == 0) {
+                char c, err[512] = "";
+                close(start[1]);
+                if (read(start[0], &c, 1) < 0)
+                    _exit(2);
+                db *d = NULL;
+                int rc = 0;
+                if (i < CREATORS) {
+                    rc = db_open(path, DB_OPEN_CREATE, &d, err, sizeof err);
+                } else {
+                    /* The reader: until the file exists, then it must open read-only. */
+                    const struct timespec pause = { 0, 50000 };
+                    for (int tries = 0; tries < 20000 && access(path, F_OK) != 0; tries++)
+                        nanosleep(&pause, NULL);
+                    rc = db_open(path, DB_OPEN_READONLY, &d, err, sizeof err);
+                }
+                if (rc)
+                    fprintf(stderr, "round %d, process %d: %s\n", round, i, err);
+                db_close(d);
+                _exit(rc ? 1 : 0);
+            }
+        }
+        close(start[0]);
+        close(start[1]);
+        for (int i = 0; i <= CREATORS; i++) {
+            int status = 0;
+            assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+            assert_true(WIFEXITED(status));
+            assert_int_equal(WEXITSTATUS(status), 0);
+        }
+        db *d = open_ok(path, DB_OPEN_READONLY);
+        assert_int_equal(query_int(d, "SELECT count(*) FROM schema_version"), db_schema_version());
+        db_close(d);
+    }
+    /* Nothing left behind but the databases. */
+    char listing[4096];
+    list_dir(f->dir, listing, sizeof listing);
+    assert_null(strstr(listing, "tmp"));
+    assert_null(strstr(listing, "new"));
 }
 
 /* ---- files that are not ours are refused and left byte for byte ------------------------- */
@@ -838,7 +851,7 @@ static void export_import_round_trip(void **state)
     char err[512] = "", copy[160], file[160];
     db *d = open_ok(f->path, DB_OPEN_CREATE);
     fill_for_export(d);
-    char *first = capture_export(d);
+    char *first = fixture_export(d);
     int winners = (int)query_int(d, "SELECT count(*) FROM winners");
     assert_int_equal(winners, 12);
     assert_non_null(strstr(first, "flashtune winners format 1\n"));
@@ -853,11 +866,12 @@ static void export_import_round_trip(void **state)
     fclose(out);
     snprintf(copy, sizeof copy, "%s/copy.db", f->dir);
     db *c = open_ok(copy, DB_OPEN_CREATE);
-    int added = -1, kept = -1;
-    assert_int_equal(db_import_file(c, file, &added, &kept, err, sizeof err), 0);
-    assert_int_equal(added, winners);
-    assert_int_equal(kept, 0);
-    char *second = capture_export(c);
+    db_import_counts n = { -1, -1, -1 };
+    assert_int_equal(db_import_file(c, file, NULL, &n, err, sizeof err), 0);
+    assert_int_equal(n.added, winners);
+    assert_int_equal(n.kept, 0);
+    assert_int_equal(n.replaced, 0);
+    char *second = fixture_export(c);
     assert_string_equal(second, first);
     char space[256];
     query_text(c, "SELECT space_file FROM sweeps", space, sizeof space);
@@ -865,17 +879,18 @@ static void export_import_round_trip(void **state)
 
     /* Importing again changes nothing, not even a sweep row. */
     long long sweeps = query_int(c, "SELECT count(*) FROM sweeps"), rows = query_int(c, "SELECT count(*) FROM results");
-    assert_int_equal(db_import_text(c, "again.txt", second, &added, &kept, err, sizeof err), 0);
-    assert_int_equal(added, 0);
-    assert_int_equal(kept, winners);
+    assert_int_equal(db_import_text(c, "again.txt", second, NULL, &n, err, sizeof err), 0);
+    assert_int_equal(n.added, 0);
+    assert_int_equal(n.kept, winners);
+    assert_int_equal(n.replaced, 0);
     assert_int_equal(query_int(c, "SELECT count(*) FROM sweeps"), sweeps);
     assert_int_equal(query_int(c, "SELECT count(*) FROM results"), rows);
-    char *third = capture_export(c);
+    char *third = fixture_export(c);
     assert_string_equal(third, first);
 
     /* Into the database it came from: all there already. */
-    assert_int_equal(db_import_text(d, "self.txt", first, &added, &kept, err, sizeof err), 0);
-    assert_int_equal(added, 0);
+    assert_int_equal(db_import_text(d, "self.txt", first, NULL, &n, err, sizeof err), 0);
+    assert_int_equal(n.added, 0);
     free(first);
     free(second);
     free(third);
@@ -902,7 +917,7 @@ static void export_text_is_stable(void **state)
                             DB_STATUS_OK, 0.5);
     r.tflops = 123.456789;
     put(d, &r);
-    char *text = capture_export(d);
+    char *text = fixture_export(d);
     char expected[2048];
     snprintf(expected, sizeof expected,
              "flashtune winners format 1\n"
@@ -972,13 +987,13 @@ static void malformed_import_is_rejected(void **state)
             line_with(cases[i].find, cases[i].repl, line, sizeof line);
         snprintf(text, sizeof text, "%s%s%s%s", cases[i].before, line, cases[i].after,
                  strstr(cases[i].name, "duplicate") ? golden_line : "");
-        int added = -1;
-        int rc = db_import_text(d, "x.txt", text, &added, NULL, err, sizeof err);
+        db_import_counts n = { -1, -1, -1 };
+        int rc = db_import_text(d, "x.txt", text, NULL, &n, err, sizeof err);
         if (rc != -1 || !strstr(err, cases[i].expected))
             print_error("case '%s': rc %d, expected '%s', got '%s'\n", cases[i].name, rc, cases[i].expected, err);
         assert_int_equal(rc, -1);
         assert_non_null(strstr(err, cases[i].expected));
-        assert_int_equal(added, 0);
+        assert_int_equal(n.added, 0);
         assert_int_equal(query_int(d, "SELECT (SELECT count(*) FROM results) + (SELECT count(*) FROM devices) + "
                                       "(SELECT count(*) FROM sweeps)"), 0);
     }
@@ -1376,9 +1391,9 @@ static void every_parameter_row_is_stored(void **state)
     char fresh[160];
     snprintf(fresh, sizeof fresh, "%s/fresh.db", f->dir);
     d = open_ok(fresh, DB_OPEN_CREATE);
-    int added = 0;
-    assert_int_equal(db_import_text(d, "x.txt", text, &added, NULL, err, sizeof err), 0);
-    assert_int_equal(added, 1);
+    db_import_counts n;
+    assert_int_equal(db_import_text(d, "x.txt", text, NULL, &n, err, sizeof err), 0);
+    assert_int_equal(n.added, 1);
     db_winner win;
     assert_int_equal(db_winner_find(d, dev.name, dev.arch, &w, &win, err, sizeof err), 1);
     assert_memory_equal(&win.kernel, &k, sizeof k);
@@ -1715,6 +1730,7 @@ int main(void)
         cmocka_unit_test(names_match_generator),
         CASE(create_and_reopen),
         CASE(empty_file_is_created),
+        CASE(concurrent_creators_agree),
         CASE(odd_paths_work),
         CASE(rejected_files_are_untouched),
         CASE(migrations_apply_in_order),

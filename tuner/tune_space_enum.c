@@ -176,11 +176,7 @@ int tune_spec_enumerate(lua_State *L, int spec_idx, int wi, tune_candidates *out
         gen_config c = base;
         for (int j = 0; j < k; j++)
             c.p[searched[j]] = s->values[searched[j]][digit[j]];
-        /* A tile < 1 is refused by gen_validate below; it must not divide here. */
-        if (f->params & GEN_BIT(GEN_EVEN_M))
-            c.p[GEN_EVEN_M] = c.p[GEN_BLOCK_M] > 0 && w->seqlen_q % c.p[GEN_BLOCK_M] == 0;
-        if (f->params & GEN_BIT(GEN_EVEN_N))
-            c.p[GEN_EVEN_N] = c.p[GEN_BLOCK_N] > 0 && w->seqlen_k % c.p[GEN_BLOCK_N] == 0;
+        gen_config_fit_lengths(&c, w->seqlen_q, w->seqlen_k);
         out->enumerated++;
         if (gen_validate(&c, smem_limit, why, sizeof why) ||
             gen_check_arch(f, tune_lua_ctx(L)->device.arch, why, sizeof why)) {

@@ -216,9 +216,9 @@ int tune_read_workload(lua_State *L, int idx, const char *what, tune_workload *w
         snprintf(err, len, "%s: give seqlen, or seqlen_q and seqlen_k, not both", what);
         return -1;
     }
-    if ((long)w->batch * w->heads > 65535) {
-        snprintf(err, len, "%s: batch*heads = %ld is more than 65535 (CUDA's limit on grid.y)", what,
-                 (long)w->batch * w->heads);
+    char why[160];
+    if (gen_check_problem_sizes(w->batch, w->heads, w->seqlen_q, w->seqlen_k, why, sizeof why)) {
+        snprintf(err, len, "%s: %s", what, why);
         return -1;
     }
     return 0;
