@@ -1,13 +1,15 @@
 /* Search spaces: the shipped space files load and enumerate valid, deterministic candidates;
  * grid builds the papers' shapes; where() and skip() filter with reasons; the random strategy is
  * reproducible; the device reaches Lua; every broken fixture (tests/spaces/bad_*.lua) fails with
- * its file, line and a plain message. No GPU needed. */
+ * its file, line and a plain message, runaway ones within seconds (limits pcall cannot swallow,
+ * no __gc, a wall-clock bound). No GPU needed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -498,6 +500,121 @@ static void broken_spaces_fail_with_position(void **state)
     assert_int_equal(tune_space_load(NULL, NULL, &set, NULL, 0), -1);
 }
 
+/* ---- runaway files ------------------------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Small budgets, so each case ends in well under a second; the wall clock only where the hook
+ * cannot see the work (a generous one elsewhere, so a slow machine still meets the count). */
+static const struct {
+    const char *file;
+    int line;                   /* the message starts "FILE:LINE: " */
+    double timeout_s;
+    const char *phrase;
+} runaway[] = {
+    { "bad_loop.lua", 3, 30, "the space file ran more than 20 million Lua instructions (an endless loop?)" },
+    { "bad_pcall_loop.lua", 3, 30, "the space file ran more than 20 million Lua instructions" },
+    { "bad_pcall_memory.lua", 4, 30, "the space file needs more than 32 MiB of memory" },
+    { "bad_pcall_return.lua", 3, 30, "the space file needs more than 32 MiB of memory" },
+    { "bad_gc.lua", 3, 30, "setmetatable: a metatable with __gc is not allowed in a space file" },
+    { "bad_pattern.lua", 4, 1, "the space file did not finish within 1 s (a string pattern that backtracks" },
+    { "bad_where_pattern.lua", 8, 1, "did not finish within 1 s" },
+};
+
+/* Expects the fixture rel to fail with "REL_BASENAME:LINE: ...phrase..." within timeout + 5 s. */
+static void expect_runaway(const char *file, int line, const tune_space_limits *lim, const char *phrase)
+{
+    char rel[256], path[1024], err[2048] = "", head[300];
+    snprintf(rel, sizeof rel, "tests/spaces/%s", file);
+    source_path(path, sizeof path, rel);
+    tune_space_set sentinel, *set = &sentinel;
+    const double start = now_s();
+    const int rc = tune_space_load_limited(path, NULL, lim, &set, err, sizeof err);
+    const double took = now_s() - start;
+    snprintf(head, sizeof head, "%s:%d: ", file, line);
+    const char *at = strstr(err, head);
+    if (rc != -1 || set || !at || (at != err && at[-1] != '/') || !strstr(err, phrase))
+        fail_msg("%s: expected rc -1 and \"%s...%s\"; got rc %d: %s", file, head, phrase, rc, err);
+    if (took > (lim->timeout_s > 0 ? lim->timeout_s : 0) + 5)
+        fail_msg("%s: took %.1f s", file, took);
+    print_message("%s: %.2f s: %s\n", file, took, err);
+}
+
+static void runaway_spaces_stop(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ARRAY_LEN(runaway); i++) {
+        const tune_space_limits lim = { .instructions = 20000000, .memory = (size_t)32 << 20,
+                                        .timeout_s = runaway[i].timeout_s };
+        expect_runaway(runaway[i].file, runaway[i].line, &lim, runaway[i].phrase);
+    }
+}
+
+/* FLASHTUNE_SPACE_TIMEOUT sets the wall-clock bound of tune_space_load; a bad value is refused
+ * naming the variable; 0 loads in-process. */
+static void space_timeout_from_environment(void **state)
+{
+    (void)state;
+    tune_space_limits lim;
+    char err[512] = "";
+    assert_int_equal(setenv("FLASHTUNE_SPACE_TIMEOUT", "0.5", 1), 0);
+    assert_int_equal(tune_space_limits_default(&lim, err, sizeof err), 0);
+    assert_true(lim.timeout_s == 0.5 && lim.instructions == 500000000 && lim.memory == (size_t)256 << 20);
+    expect_runaway("bad_pattern.lua", 4, &lim, "did not finish within 0.5 s");
+
+    static const char *const refused[] = { "abc", "", "-1", "1e9", "5s", "nan" };
+    for (int i = 0; i < ARRAY_LEN(refused); i++) {
+        char want[128];
+        tune_space_set *set = NULL;
+        assert_int_equal(setenv("FLASHTUNE_SPACE_TIMEOUT", refused[i], 1), 0);
+        snprintf(want, sizeof want, "FLASHTUNE_SPACE_TIMEOUT='%s' is not a number of seconds", refused[i]);
+        assert_int_equal(tune_space_load("unused.lua", NULL, &set, err, sizeof err), -1);
+        if (!strstr(err, want))
+            fail_msg("expected '%s', got '%s'", want, err);
+    }
+
+    assert_int_equal(setenv("FLASHTUNE_SPACE_TIMEOUT", "0", 1), 0);
+    tune_space_set *here = load_ok("tests/spaces/good_where.lua", NULL);
+    assert_int_equal(unsetenv("FLASHTUNE_SPACE_TIMEOUT"), 0);
+    tune_space_set *child = load_ok("tests/spaces/good_where.lua", NULL);
+    assert_same_sets(here, child);
+    tune_space_set_free(here);
+    tune_space_set_free(child);
+}
+
+/* A load in a child process gives what a load in-process gives, math.random included (seeded
+ * with 1 in every interpreter), and the same again next time. */
+static void child_and_in_process_loads_agree(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ARRAY_LEN(shipped) + 1; i++) {
+        const char *rel = i < ARRAY_LEN(shipped) ? shipped[i].file : "tests/spaces/good_lua_random.lua";
+        char path[1024], err[2048];
+        source_path(path, sizeof path, rel);
+        const tune_space_limits in_process = { .instructions = 500000000, .memory = (size_t)256 << 20 };
+        tune_space_set *sets[3] = { NULL, NULL, NULL };
+        for (int k = 0; k < 3; k++) {
+            tune_space_limits lim = in_process;
+            lim.timeout_s = k ? 30 : 0;
+            if (tune_space_load_limited(path, NULL, &lim, &sets[k], err, sizeof err))
+                fail_msg("%s: %s", rel, err);
+        }
+        assert_same_sets(sets[0], sets[1]);
+        assert_same_sets(sets[1], sets[2]);
+        assert_string_equal(sets[0]->path, sets[1]->path);
+        assert_memory_equal(&sets[0]->device, &sets[1]->device, sizeof sets[0]->device);
+        assert_string_equal(sets[0]->spaces[0].defined_at, sets[1]->spaces[0].defined_at);
+        assert_int_equal(tune_space_set_count(sets[0]), tune_space_set_count(sets[1]));
+        for (int k = 0; k < 3; k++)
+            tune_space_set_free(sets[k]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -511,6 +628,9 @@ int main(void)
         cmocka_unit_test(device_defaults),
         cmocka_unit_test(broken_spaces_fail_with_position),
         cmocka_unit_test(table_rows_reach_the_space_loader),
+        cmocka_unit_test(runaway_spaces_stop),
+        cmocka_unit_test(space_timeout_from_environment),
+        cmocka_unit_test(child_and_in_process_loads_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
