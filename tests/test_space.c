@@ -169,6 +169,82 @@ static void default_space_covers_the_readme(void **state)
     tune_space_set_free(set);
 }
 
+/* The shipped files' comments state no counts of candidates, kernels or timings: written by
+ * hand they drift from what runs (default.lua said 264 kernels while 256 compiled, quick.lua four
+ * candidates while fourteen ran); `flashtune tune` prints the real ones. */
+static int is_count(const char *word)
+{
+    static const char *const words[] = { "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                         "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+                                         "twenty", "thirty", "forty", "fifty", "hundred", "dozen", "dozens" };
+    if (*word >= '0' && *word <= '9')
+        return 1;
+    for (int i = 0; i < ARRAY_LEN(words); i++)
+        if (!strcmp(word, words[i]))
+            return 1;
+    return 0;
+}
+
+static void shipped_comments_state_no_counts(void **state)
+{
+    (void)state;
+    static const char *const counted[] = { "candidate", "kernel", "timing" };
+    for (int i = 0; i < ARRAY_LEN(shipped); i++) {
+        char path[1024], line[1024];
+        source_path(path, sizeof path, shipped[i].file);
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        for (int number = 1; fgets(line, sizeof line, f); number++) {
+            const char *comment = strstr(line, "--");
+            if (!comment)
+                continue;
+            /* Words of the comment, lower case; a count followed within three words by a counted noun. */
+            char words[64][32];
+            int n = 0;
+            for (const char *p = comment; *p && n < 64;) {
+                while (*p && !(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9'))
+                    p++;
+                int k = 0;
+                while (((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) && k < 31)
+                    words[n][k++] = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p), p++;
+                words[n][k] = '\0';
+                n += k > 0;
+            }
+            for (int w = 0; w < n; w++)
+                for (int a = w + 1; is_count(words[w]) && a <= w + 3 && a < n; a++)
+                    for (int c = 0; c < ARRAY_LEN(counted); c++)
+                        if (!strncmp(words[a], counted[c], strlen(counted[c])))
+                            fail_msg("%s:%d states a count (\"%s ... %s\"): let `flashtune tune` print it\n  %s",
+                                     shipped[i].file, number, words[w], words[a], line);
+        }
+        fclose(f);
+    }
+
+    /* What derived.lua's comments say of its spaces: no backward space at head dim 256 where a
+     * block's shared memory is small (sm_86, sm_89), and samples of eight in f32. */
+    static const struct {
+        const char *arch;
+        int has_bwd_d256;
+    } archs[] = { { "sm_90", 1 }, { "sm_80", 1 }, { "sm_86", 0 }, { "sm_89", 0 } };
+    for (int a = 0; a < ARRAY_LEN(archs); a++) {
+        tune_device dev;
+        assert_int_equal(tune_device_default(&dev, archs[a].arch), 0);
+        tune_space_set *set = load_ok("tuner/spaces/derived.lua", &dev);
+        int found = 0;
+        for (int i = 0; i < set->space_count; i++) {
+            const tune_space *s = &set->spaces[i];
+            found |= !strcmp(s->name, "bwd bf16 d256");
+        }
+        assert_int_equal(found, archs[a].has_bwd_d256);
+        for (int k = 0; k < 2; k++) {
+            const tune_space *s = find_space(set, k ? "bwd f32" : "fwd f32");
+            for (int j = 0; j < s->workload_count; j++)
+                assert_int_equal(s->workloads[j].count, 8);
+        }
+        tune_space_set_free(set);
+    }
+}
+
 /* ---- grid -------------------------------------------------------------------------------- */
 
 static const struct {
@@ -620,6 +696,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shipped_spaces_enumerate),
         cmocka_unit_test(default_space_covers_the_readme),
+        cmocka_unit_test(shipped_comments_state_no_counts),
         cmocka_unit_test(grid_builds_paper_shapes),
         cmocka_unit_test(where_filters_with_reasons),
         cmocka_unit_test(random_strategy_is_reproducible),
