@@ -5,6 +5,7 @@
  * parent the last line the child's hooks saw, for the message. */
 #define _DEFAULT_SOURCE   /* MAP_ANONYMOUS (Linux and the BSDs have it; POSIX only since 2024) */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -92,12 +93,12 @@ static int send_result(int fd, int rc, const tune_space_set *set, const char *er
 
 /* Runs in the child: signals back to their defaults (a test harness's crash handler must not run
  * in the child), an alarm in case the parent is gone, the load, the result; never returns. */
-static void child(int fd, const char *path, const tune_device *dev, const tune_space_limits *lim, tune_seen *seen)
+_Noreturn static void child(int fd, const char *path, const tune_device *dev, const tune_space_limits *lim, tune_seen *seen)
 {
     static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM, SIGPIPE };
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         signal(sigs[i], SIG_DFL);
-    alarm((unsigned)ceil(lim->timeout_s) + 5);
+    alarm((unsigned)ceil(lim->timeout_s < TIMEOUT_MAX_S ? lim->timeout_s : TIMEOUT_MAX_S) + 5);
     char err[4096];
     tune_space_set *set = NULL;
     const int rc = tune_space_load_here(path, dev, lim, seen, &set, err, sizeof err);
@@ -129,7 +130,7 @@ static int read_all(reader *r, void *buf, size_t n)
         if (left <= 0)
             return r->timed_out = 1, -1;
         struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
-        const int ready = poll(&pfd, 1, (int)ceil(left * 1000));
+        const int ready = poll(&pfd, 1, left < 60 ? (int)ceil(left * 1000) : 60000);
         if (ready < 0 && errno == EINTR)
             continue;
         if (ready < 0)
@@ -234,6 +235,9 @@ static int load_bounded(const char *path, const tune_device *dev, const tune_spa
         munmap(seen, sizeof *seen);
         return -1;
     }
+    /* A program another thread starts must not hold the pipe open: a dead child is seen at once. */
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
     fflush(stdout);   /* else the child's print() would write the parent's buffered output again */
     fflush(stderr);
     const pid_t pid = fork();
@@ -268,8 +272,10 @@ static int load_bounded(const char *path, const tune_device *dev, const tune_spa
         snprintf(err, len, "%s: the space file did not finish within %g s (a string pattern that backtracks, or a "
                  "loop inside a library function?); %s sets the seconds", where, lim->timeout_s, ENV_TIMEOUT);
     } else if (WIFSIGNALED(status)) {
-        snprintf(err, len, "%s: loading the space file crashed its process (signal %d, %s): a bug in flashtune",
-                 src, WTERMSIG(status), strsignal(WTERMSIG(status)));
+        const int sig = WTERMSIG(status);
+        const int crash = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT;
+        snprintf(err, len, "%s: the process loading the space file %s (signal %d, %s)%s", src,
+                 crash ? "crashed" : "was killed", sig, strsignal(sig), crash ? ": a bug in flashtune" : "");
     } else {
         snprintf(err, len, "%s: the process loading the space file ended without a result (exit status %d)", src,
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
@@ -294,7 +300,7 @@ int tune_space_load_limited(const char *path, const tune_device *dev, const tune
             return -1;
         lim = &defaults;
     }
-    if (!path || lim->timeout_s <= 0)
+    if (!path || !(lim->timeout_s > 0))
         return tune_space_load_here(path, dev, lim, NULL, out, err, len);
     return load_bounded(path, dev, lim, out, err, len);
 }
