@@ -13,28 +13,15 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "source_path.h"
 #include "tune_space.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* The project root: FT_SOURCE_DIR, or two levels above this file (CMake compiles it by its
- * absolute path). */
-static void source_path(char *buf, size_t len, const char *rel)
-{
-    const char *root = getenv("FT_SOURCE_DIR");
-    if (root) {
-        snprintf(buf, len, "%s/%s", root, rel);
-        return;
-    }
-    const char *file = __FILE__, *slash = strrchr(file, '/');
-    const int dir_len = slash ? (int)(slash - file) : 1;
-    snprintf(buf, len, "%.*s/../%s", dir_len, slash ? file : ".", rel);
-}
-
 static tune_space_set *load_ok(const char *rel, const tune_device *dev)
 {
     char path[1024], err[2048];
-    source_path(path, sizeof path, rel);
+    test_source_path(path, sizeof path, rel);
     tune_space_set *set = NULL;
     if (tune_space_load(path, dev, &set, err, sizeof err))
         fail_msg("%s: expected to load, got: %s", rel, err);
@@ -191,7 +178,7 @@ static void shipped_comments_state_no_counts(void **state)
     static const char *const counted[] = { "candidate", "kernel", "timing" };
     for (int i = 0; i < ARRAY_LEN(shipped); i++) {
         char path[1024], line[1024];
-        source_path(path, sizeof path, shipped[i].file);
+        test_source_path(path, sizeof path, shipped[i].file);
         FILE *f = fopen(path, "r");
         assert_non_null(f);
         for (int number = 1; fgets(line, sizeof line, f); number++) {
@@ -411,7 +398,7 @@ static void device_reaches_lua(void **state)
 
     /* Without the device the file's own assert fails, with its line. */
     char path[1024], err[2048];
-    source_path(path, sizeof path, "tests/spaces/good_device.lua");
+    test_source_path(path, sizeof path, "tests/spaces/good_device.lua");
     assert_int_equal(tune_space_load(path, NULL, &set, err, sizeof err), -1);
     assert_null(set);
     assert_non_null(strstr(err, "good_device.lua:2: not the test GPU"));
@@ -555,7 +542,7 @@ static void broken_spaces_fail_with_position(void **state)
     for (int i = 0; i < ARRAY_LEN(broken); i++) {
         char rel[256], path[1024], err[2048] = "", head[300];
         snprintf(rel, sizeof rel, "tests/spaces/%s", broken[i].file);
-        source_path(path, sizeof path, rel);
+        test_source_path(path, sizeof path, rel);
         tune_space_set sentinel, *set = &sentinel;   /* must become NULL */
         const int rc = tune_space_load(path, NULL, &set, err, sizeof err);
         snprintf(head, sizeof head, "%s:%d: ", broken[i].file, broken[i].line);
@@ -607,7 +594,7 @@ static void expect_runaway(const char *file, int line, const tune_space_limits *
 {
     char rel[256], path[1024], err[2048] = "", head[300];
     snprintf(rel, sizeof rel, "tests/spaces/%s", file);
-    source_path(path, sizeof path, rel);
+    test_source_path(path, sizeof path, rel);
     tune_space_set sentinel, *set = &sentinel;
     const double start = now_s();
     const int rc = tune_space_load_limited(path, NULL, lim, &set, err, sizeof err);
@@ -671,7 +658,7 @@ static void child_and_in_process_loads_agree(void **state)
     for (int i = 0; i < ARRAY_LEN(shipped) + 1; i++) {
         const char *rel = i < ARRAY_LEN(shipped) ? shipped[i].file : "tests/spaces/good_lua_random.lua";
         char path[1024], err[2048];
-        source_path(path, sizeof path, rel);
+        test_source_path(path, sizeof path, rel);
         const tune_space_limits in_process = { .instructions = 500000000, .memory = (size_t)256 << 20 };
         tune_space_set *sets[3] = { NULL, NULL, NULL };
         for (int k = 0; k < 3; k++) {

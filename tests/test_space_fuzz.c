@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "source_path.h"
 #include "tune_space.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -181,18 +182,6 @@ static void mutate(uint64_t *rng, text *t)
 
 /* ---- seeds ------------------------------------------------------------------------------- */
 
-static void source_path(char *buf, size_t len, const char *rel)
-{
-    const char *root = getenv("FT_SOURCE_DIR");
-    if (root) {
-        snprintf(buf, len, "%s/%s", root, rel);
-        return;
-    }
-    const char *file = __FILE__, *slash = strrchr(file, '/');
-    const int dir_len = slash ? (int)(slash - file) : 1;
-    snprintf(buf, len, "%.*s/../%s", dir_len, slash ? file : ".", rel);
-}
-
 static char *read_text(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -225,11 +214,11 @@ static void load_seeds(seeds *s)
                                            "tuner/spaces/derived.lua" };
     char path[1024];
     for (int i = 0; i < ARRAY_LEN(shipped); i++) {
-        source_path(path, sizeof path, shipped[i]);
+        test_source_path(path, sizeof path, shipped[i]);
         s->text[s->count] = read_text(path, &s->len[s->count]);
         snprintf(s->name[s->count++], sizeof s->name[0], "%s", shipped[i]);
     }
-    source_path(path, sizeof path, "tests/spaces");
+    test_source_path(path, sizeof path, "tests/spaces");
     DIR *d = opendir(path);
     assert_non_null(d);
     char *names[64];
@@ -244,7 +233,7 @@ static void load_seeds(seeds *s)
     for (int i = 0; i < n && s->count < ARRAY_LEN(s->text); i++) {
         char rel[160];
         snprintf(rel, sizeof rel, "tests/spaces/%.120s", names[i]);
-        source_path(path, sizeof path, rel);
+        test_source_path(path, sizeof path, rel);
         s->text[s->count] = read_text(path, &s->len[s->count]);
         snprintf(s->name[s->count++], sizeof s->name[0], "%s", rel);
         free(names[i]);

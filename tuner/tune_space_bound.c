@@ -294,13 +294,17 @@ int tune_space_load_limited(const char *path, const tune_device *dev, const tune
     }
     err[0] = '\0';
     *out = NULL;
+    if (!path) {
+        snprintf(err, len, "tune_space_load: no space file given");
+        return -1;
+    }
     tune_space_limits defaults;
     if (!lim) {
         if (tune_space_limits_default(&defaults, err, len))
             return -1;
         lim = &defaults;
     }
-    if (!path || !(lim->timeout_s > 0))
+    if (!(lim->timeout_s > 0))
         return tune_space_load_here(path, dev, lim, NULL, out, err, len);
     return load_bounded(path, dev, lim, out, err, len);
 }
