@@ -1,38 +1,27 @@
 /* Search spaces: the shipped space files load and enumerate valid, deterministic candidates;
  * grid builds the papers' shapes; where() and skip() filter with reasons; the random strategy is
  * reproducible; the device reaches Lua; every broken fixture (tests/spaces/bad_*.lua) fails with
- * its file, line and a plain message. No GPU needed. */
+ * its file, line and a plain message, runaway ones within seconds (limits pcall cannot swallow,
+ * no __gc, a wall-clock bound). No GPU needed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "source_path.h"
 #include "tune_space.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-/* The project root: FT_SOURCE_DIR, or two levels above this file (CMake compiles it by its
- * absolute path). */
-static void source_path(char *buf, size_t len, const char *rel)
-{
-    const char *root = getenv("FT_SOURCE_DIR");
-    if (root) {
-        snprintf(buf, len, "%s/%s", root, rel);
-        return;
-    }
-    const char *file = __FILE__, *slash = strrchr(file, '/');
-    const int dir_len = slash ? (int)(slash - file) : 1;
-    snprintf(buf, len, "%.*s/../%s", dir_len, slash ? file : ".", rel);
-}
-
 static tune_space_set *load_ok(const char *rel, const tune_device *dev)
 {
     char path[1024], err[2048];
-    source_path(path, sizeof path, rel);
+    test_source_path(path, sizeof path, rel);
     tune_space_set *set = NULL;
     if (tune_space_load(path, dev, &set, err, sizeof err))
         fail_msg("%s: expected to load, got: %s", rel, err);
@@ -165,6 +154,82 @@ static void default_space_covers_the_readme(void **state)
                         assert_int_equal(seen[dt][d][causal][lg], 1);
     }
     tune_space_set_free(set);
+}
+
+/* The shipped files' comments state no counts of candidates, kernels or timings: written by
+ * hand they drift from what runs (default.lua said 264 kernels while 256 compiled, quick.lua four
+ * candidates while fourteen ran); `flashtune tune` prints the real ones. */
+static int is_count(const char *word)
+{
+    static const char *const words[] = { "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                         "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+                                         "twenty", "thirty", "forty", "fifty", "hundred", "dozen", "dozens" };
+    if (*word >= '0' && *word <= '9')
+        return 1;
+    for (int i = 0; i < ARRAY_LEN(words); i++)
+        if (!strcmp(word, words[i]))
+            return 1;
+    return 0;
+}
+
+static void shipped_comments_state_no_counts(void **state)
+{
+    (void)state;
+    static const char *const counted[] = { "candidate", "kernel", "timing" };
+    for (int i = 0; i < ARRAY_LEN(shipped); i++) {
+        char path[1024], line[1024];
+        test_source_path(path, sizeof path, shipped[i].file);
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        for (int number = 1; fgets(line, sizeof line, f); number++) {
+            const char *comment = strstr(line, "--");
+            if (!comment)
+                continue;
+            /* Words of the comment, lower case; a count followed within three words by a counted noun. */
+            char words[64][32];
+            int n = 0;
+            for (const char *p = comment; *p && n < 64;) {
+                while (*p && !(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9'))
+                    p++;
+                int k = 0;
+                while (((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) && k < 31)
+                    words[n][k++] = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p), p++;
+                words[n][k] = '\0';
+                n += k > 0;
+            }
+            for (int w = 0; w < n; w++)
+                for (int a = w + 1; is_count(words[w]) && a <= w + 3 && a < n; a++)
+                    for (int c = 0; c < ARRAY_LEN(counted); c++)
+                        if (!strncmp(words[a], counted[c], strlen(counted[c])))
+                            fail_msg("%s:%d states a count (\"%s ... %s\"): let `flashtune tune` print it\n  %s",
+                                     shipped[i].file, number, words[w], words[a], line);
+        }
+        fclose(f);
+    }
+
+    /* What derived.lua's comments say of its spaces: no backward space at head dim 256 where a
+     * block's shared memory is small (sm_86, sm_89), and samples of eight in f32. */
+    static const struct {
+        const char *arch;
+        int has_bwd_d256;
+    } archs[] = { { "sm_90", 1 }, { "sm_80", 1 }, { "sm_86", 0 }, { "sm_89", 0 } };
+    for (int a = 0; a < ARRAY_LEN(archs); a++) {
+        tune_device dev;
+        assert_int_equal(tune_device_default(&dev, archs[a].arch), 0);
+        tune_space_set *set = load_ok("tuner/spaces/derived.lua", &dev);
+        int found = 0;
+        for (int i = 0; i < set->space_count; i++) {
+            const tune_space *s = &set->spaces[i];
+            found |= !strcmp(s->name, "bwd bf16 d256");
+        }
+        assert_int_equal(found, archs[a].has_bwd_d256);
+        for (int k = 0; k < 2; k++) {
+            const tune_space *s = find_space(set, k ? "bwd f32" : "fwd f32");
+            for (int j = 0; j < s->workload_count; j++)
+                assert_int_equal(s->workloads[j].count, 8);
+        }
+        tune_space_set_free(set);
+    }
 }
 
 /* ---- grid -------------------------------------------------------------------------------- */
@@ -333,7 +398,7 @@ static void device_reaches_lua(void **state)
 
     /* Without the device the file's own assert fails, with its line. */
     char path[1024], err[2048];
-    source_path(path, sizeof path, "tests/spaces/good_device.lua");
+    test_source_path(path, sizeof path, "tests/spaces/good_device.lua");
     assert_int_equal(tune_space_load(path, NULL, &set, err, sizeof err), -1);
     assert_null(set);
     assert_non_null(strstr(err, "good_device.lua:2: not the test GPU"));
@@ -477,7 +542,7 @@ static void broken_spaces_fail_with_position(void **state)
     for (int i = 0; i < ARRAY_LEN(broken); i++) {
         char rel[256], path[1024], err[2048] = "", head[300];
         snprintf(rel, sizeof rel, "tests/spaces/%s", broken[i].file);
-        source_path(path, sizeof path, rel);
+        test_source_path(path, sizeof path, rel);
         tune_space_set sentinel, *set = &sentinel;   /* must become NULL */
         const int rc = tune_space_load(path, NULL, &set, err, sizeof err);
         snprintf(head, sizeof head, "%s:%d: ", broken[i].file, broken[i].line);
@@ -498,11 +563,127 @@ static void broken_spaces_fail_with_position(void **state)
     assert_int_equal(tune_space_load(NULL, NULL, &set, NULL, 0), -1);
 }
 
+/* ---- runaway files ------------------------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Small budgets, so each case ends in well under a second; the wall clock only where the hook
+ * cannot see the work (a generous one elsewhere, so a slow machine still meets the count). */
+static const struct {
+    const char *file;
+    int line;                   /* the message starts "FILE:LINE: " */
+    double timeout_s;
+    const char *phrase;
+} runaway[] = {
+    { "bad_loop.lua", 3, 30, "the space file ran more than 20 million Lua instructions (an endless loop?)" },
+    { "bad_pcall_loop.lua", 3, 30, "the space file ran more than 20 million Lua instructions" },
+    { "bad_pcall_memory.lua", 4, 30, "the space file needs more than 32 MiB of memory" },
+    { "bad_pcall_return.lua", 3, 30, "the space file needs more than 32 MiB of memory" },
+    { "bad_gc.lua", 3, 30, "setmetatable: a metatable with __gc is not allowed in a space file" },
+    { "bad_pattern.lua", 4, 1, "the space file did not finish within 1 s (a string pattern that backtracks" },
+    { "bad_where_pattern.lua", 8, 1, "did not finish within 1 s" },
+};
+
+/* Expects the fixture rel to fail with "REL_BASENAME:LINE: ...phrase..." within timeout + 5 s. */
+static void expect_runaway(const char *file, int line, const tune_space_limits *lim, const char *phrase)
+{
+    char rel[256], path[1024], err[2048] = "", head[300];
+    snprintf(rel, sizeof rel, "tests/spaces/%s", file);
+    test_source_path(path, sizeof path, rel);
+    tune_space_set sentinel, *set = &sentinel;
+    const double start = now_s();
+    const int rc = tune_space_load_limited(path, NULL, lim, &set, err, sizeof err);
+    const double took = now_s() - start;
+    snprintf(head, sizeof head, "%s:%d: ", file, line);
+    const char *at = strstr(err, head);
+    if (rc != -1 || set || !at || (at != err && at[-1] != '/') || !strstr(err, phrase))
+        fail_msg("%s: expected rc -1 and \"%s...%s\"; got rc %d: %s", file, head, phrase, rc, err);
+    if (took > (lim->timeout_s > 0 ? lim->timeout_s : 0) + 5)
+        fail_msg("%s: took %.1f s", file, took);
+    print_message("%s: %.2f s: %s\n", file, took, err);
+}
+
+static void runaway_spaces_stop(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ARRAY_LEN(runaway); i++) {
+        const tune_space_limits lim = { .instructions = 20000000, .memory = (size_t)32 << 20,
+                                        .timeout_s = runaway[i].timeout_s };
+        expect_runaway(runaway[i].file, runaway[i].line, &lim, runaway[i].phrase);
+    }
+}
+
+/* FLASHTUNE_SPACE_TIMEOUT sets the wall-clock bound of tune_space_load; a bad value is refused
+ * naming the variable; 0 loads in-process. */
+static void space_timeout_from_environment(void **state)
+{
+    (void)state;
+    tune_space_limits lim;
+    char err[512] = "";
+    assert_int_equal(setenv("FLASHTUNE_SPACE_TIMEOUT", "0.5", 1), 0);
+    assert_int_equal(tune_space_limits_default(&lim, err, sizeof err), 0);
+    assert_true(lim.timeout_s == 0.5 && lim.instructions == 500000000 && lim.memory == (size_t)256 << 20);
+    expect_runaway("bad_pattern.lua", 4, &lim, "did not finish within 0.5 s");
+
+    static const char *const refused[] = { "abc", "", "-1", "1e9", "5s", "nan" };
+    for (int i = 0; i < ARRAY_LEN(refused); i++) {
+        char want[128];
+        tune_space_set *set = NULL;
+        assert_int_equal(setenv("FLASHTUNE_SPACE_TIMEOUT", refused[i], 1), 0);
+        snprintf(want, sizeof want, "FLASHTUNE_SPACE_TIMEOUT='%s' is not a number of seconds", refused[i]);
+        assert_int_equal(tune_space_load("unused.lua", NULL, &set, err, sizeof err), -1);
+        if (!strstr(err, want))
+            fail_msg("expected '%s', got '%s'", want, err);
+    }
+
+    assert_int_equal(setenv("FLASHTUNE_SPACE_TIMEOUT", "0", 1), 0);
+    tune_space_set *here = load_ok("tests/spaces/good_where.lua", NULL);
+    assert_int_equal(unsetenv("FLASHTUNE_SPACE_TIMEOUT"), 0);
+    tune_space_set *child = load_ok("tests/spaces/good_where.lua", NULL);
+    assert_same_sets(here, child);
+    tune_space_set_free(here);
+    tune_space_set_free(child);
+}
+
+/* A load in a child process gives what a load in-process gives, math.random included (seeded
+ * with 1 in every interpreter), and the same again next time. */
+static void child_and_in_process_loads_agree(void **state)
+{
+    (void)state;
+    for (int i = 0; i < ARRAY_LEN(shipped) + 1; i++) {
+        const char *rel = i < ARRAY_LEN(shipped) ? shipped[i].file : "tests/spaces/good_lua_random.lua";
+        char path[1024], err[2048];
+        test_source_path(path, sizeof path, rel);
+        const tune_space_limits in_process = { .instructions = 500000000, .memory = (size_t)256 << 20 };
+        tune_space_set *sets[3] = { NULL, NULL, NULL };
+        for (int k = 0; k < 3; k++) {
+            tune_space_limits lim = in_process;
+            lim.timeout_s = k ? 30 : 0;
+            if (tune_space_load_limited(path, NULL, &lim, &sets[k], err, sizeof err))
+                fail_msg("%s: %s", rel, err);
+        }
+        assert_same_sets(sets[0], sets[1]);
+        assert_same_sets(sets[1], sets[2]);
+        assert_string_equal(sets[0]->path, sets[1]->path);
+        assert_memory_equal(&sets[0]->device, &sets[1]->device, sizeof sets[0]->device);
+        assert_string_equal(sets[0]->spaces[0].defined_at, sets[1]->spaces[0].defined_at);
+        assert_int_equal(tune_space_set_count(sets[0]), tune_space_set_count(sets[1]));
+        for (int k = 0; k < 3; k++)
+            tune_space_set_free(sets[k]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shipped_spaces_enumerate),
         cmocka_unit_test(default_space_covers_the_readme),
+        cmocka_unit_test(shipped_comments_state_no_counts),
         cmocka_unit_test(grid_builds_paper_shapes),
         cmocka_unit_test(where_filters_with_reasons),
         cmocka_unit_test(random_strategy_is_reproducible),
@@ -511,6 +692,9 @@ int main(void)
         cmocka_unit_test(device_defaults),
         cmocka_unit_test(broken_spaces_fail_with_position),
         cmocka_unit_test(table_rows_reach_the_space_loader),
+        cmocka_unit_test(runaway_spaces_stop),
+        cmocka_unit_test(space_timeout_from_environment),
+        cmocka_unit_test(child_and_in_process_loads_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
-/* Loading a space file: run it, collect its spaces, read and enumerate each one; and the small
- * helpers of tune_space.h (target descriptions, the set's destructor). The top of the loader:
- * tune_space.c -> enum -> lua (the sandbox) -> parse, grid -> values, never back up. */
+/* Loading a space file in this process: run it, collect its spaces, read and enumerate each one;
+ * and the small helpers of tune_space.h (target descriptions, the set's destructor). The loader's
+ * layers: tune_space_bound.c (the public entry, a child process with a deadline) -> tune_space.c
+ * -> enum -> lua (the sandbox) -> parse, grid -> values, never back up. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <lauxlib.h>
 
 #include "tune_space_enum_internal.h"
+#include "tune_space_load_internal.h"
 #include "tune_space_lua_internal.h"
 #include "tune_space_parse_internal.h"
 
@@ -208,21 +210,23 @@ static int collect(lua_State *L)
     return 0;
 }
 
-int tune_space_load(const char *path, const tune_device *dev, tune_space_set **out, char *err, size_t len)
+/* "file:line: " of the last line the hooks saw, or "file: " before the first. */
+static void seen_where(const tune_ctx *ctx, char *buf, size_t len)
 {
-    char spare[8];
-    if (!err || !len) {
-        err = spare;
-        len = sizeof spare;
-    }
+    if (ctx->seen->line > 0)
+        snprintf(buf, len, "%s:%d: ", ctx->chunk_src, ctx->seen->line);
+    else
+        snprintf(buf, len, "%s: ", ctx->chunk_src);
+}
+
+int tune_space_load_here(const char *path, const tune_device *dev, const tune_space_limits *lim, tune_seen *seen,
+                         tune_space_set **out, char *err, size_t len)
+{
     err[0] = '\0';
     *out = NULL;
-    if (!path) {
-        snprintf(err, len, "tune_space_load: no space file given");
-        return -1;
-    }
     tune_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
+    ctx.seen = seen;
     if (dev)
         ctx.device = *dev;
     else
@@ -230,7 +234,7 @@ int tune_space_load(const char *path, const tune_device *dev, tune_space_set **o
     ctx.smem_limit = ctx.device.smem_per_block_optin > 0 ? ctx.device.smem_per_block_optin
                                                           : gen_smem_limit_for_arch(ctx.device.arch);
     tune_space_set *set = calloc(1, sizeof *set);
-    lua_State *L = set ? tune_lua_open(&ctx) : NULL;
+    lua_State *L = set ? tune_lua_open(&ctx, lim) : NULL;
     if (!L) {
         free(set);
         snprintf(err, len, "%s: out of memory", path);
@@ -240,14 +244,20 @@ int tune_space_load(const char *path, const tune_device *dev, tune_space_set **o
     set->device = ctx.device;
     load_job job = { .set = set, .err = err, .len = len };
 
+    snprintf(ctx.chunk_src, sizeof ctx.chunk_src, "%s", path);
     int rc = luaL_loadfilex(L, path, "t");
     if (rc == LUA_OK) {
+        /* Lua's name of the file, as in its messages, for ours (and a parent waiting on a child). */
+        lua_Debug ar;
+        lua_pushvalue(L, -1);
+        if (lua_getinfo(L, ">S", &ar))
+            snprintf(ctx.chunk_src, sizeof ctx.chunk_src, "%s", ar.short_src);
+        memcpy(ctx.seen->src, ctx.chunk_src, sizeof ctx.seen->src);
         tune_lua_track_lines(L, 1);
         rc = lua_pcall(L, 0, 1, 0);
         tune_lua_track_lines(L, 0);
     }
-    if (!ctx.chunk_src[0])
-        snprintf(ctx.chunk_src, sizeof ctx.chunk_src, "%s", path);
+    char where[TUNE_POS_LEN + 8], spent[128];
     if (rc != LUA_OK) {
         const char *reason;
         if (tune_lua_is_skip(L, -1, &reason)) {
@@ -255,7 +265,8 @@ int tune_space_load(const char *path, const tune_device *dev, tune_space_set **o
             fail(&job, "%sskip() may only be called inside where() (reason given: %s)", lua_tostring(L, -1),
                  reason);
         } else if (rc == LUA_ERRMEM) {
-            fail(&job, "%s: the space file needs more than %zu MiB of memory", ctx.chunk_src, ctx.mem_limit >> 20);
+            seen_where(&ctx, where, sizeof where);
+            fail(&job, "%sthe space file needs more than %zu MiB of memory", where, ctx.mem_limit >> 20);
         } else if (lua_type(L, -1) == LUA_TSTRING) {
             fail(&job, "%s", lua_tostring(L, -1));
         } else {
@@ -267,10 +278,17 @@ int tune_space_load(const char *path, const tune_device *dev, tune_space_set **o
         lua_pushlightuserdata(L, &job);
         lua_rotate(L, -3, 2);   /* collect, job, result */
         rc = lua_pcall(L, 2, 0, 0);
-        if (rc != LUA_OK && !job.failed)
-            fail(&job, "%s: %s", ctx.chunk_src,
-                 rc == LUA_ERRMEM ? "out of memory while enumerating (more than 256 MiB)"
-                                  : lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error");
+        if (rc == LUA_ERRMEM && !job.failed) {
+            seen_where(&ctx, where, sizeof where);
+            fail(&job, "%sout of memory while enumerating (more than %zu MiB)", where, ctx.mem_limit >> 20);
+        } else if (rc != LUA_OK && !job.failed) {
+            fail(&job, "%s: %s", ctx.chunk_src, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error");
+        }
+    }
+    /* A budget spent is a failure even when the file caught the error and returned at once. */
+    if (!job.failed && tune_lua_spent(&ctx, spent, sizeof spent)) {
+        seen_where(&ctx, where, sizeof where);
+        fail(&job, "%s%s", where, spent);
     }
     lua_close(L);
     if (job.failed) {

@@ -55,13 +55,25 @@
  *
  * Errors (syntax, wrong types, unknown keys, templates or parameters, values that do not parse,
  * a where() that throws or returns nothing, a workload the template cannot run, a space left
- * without candidates, a file running away: more than 5*10^8 Lua instructions or 256 MiB) fail
- * the load with "file:line: plain message". For a space made by space{} the line is its call;
- * for a plain table, the line where the file's return statement ends; for where(), the line in
- * where(). Nothing is compiled by a load: the tuner compiles only what a successful load lists.
+ * without candidates, a file running away) fail the load with "file:line: plain message". For a
+ * space made by space{} the line is its call; for a plain table, the line where the file's
+ * return statement ends; for where(), the line in where(). Nothing is compiled by a load: the
+ * tuner compiles only what a successful load lists.
+ *
+ * Limits (tune_space_limits; a file never hangs the tool):
+ *   - 5*10^8 Lua instructions and 256 MiB of Lua memory. Both are sticky: once spent, every
+ *     further instruction fails, so pcall cannot swallow the error and loop on.
+ *   - setmetatable refuses a metatable with __gc: Lua runs finalizers outside the limits.
+ *   - the wall clock: work done inside C (a string pattern that backtracks, a huge gsub) escapes
+ *     the instruction count, so the whole load (file and enumeration) runs in a child process
+ *     given 10 s; then it is killed and the load fails naming the last line it ran. The
+ *     environment variable FLASHTUNE_SPACE_TIMEOUT sets the seconds (a decimal number; 0 loads
+ *     in-process without the bound, for a debugger). The child gets the same result as an
+ *     in-process load: math.random is seeded with 1 in every interpreter.
  *
  * Thread safety: each load has its own interpreter and no global state, so loads may run in
- * parallel; a loaded set is read-only. */
+ * parallel; a loaded set is read-only. A load forks; call it before starting threads that hold
+ * locks the loader needs (malloc's are safe). */
 #ifndef FT_TUNE_SPACE_H
 #define FT_TUNE_SPACE_H
 
@@ -167,12 +179,28 @@ typedef struct tune_space_set {
     int space_count;
 } tune_space_set;
 
-/* Constructor. Runs the space file at path for dev (NULL: tune_device_default("sm_90")),
- * checks every space and enumerates every candidate (gen_validate with the device's shared
- * memory, then where()). OUT: *out, a set to release with tune_space_set_free, NULL on failure.
+/* What a load may spend. */
+typedef struct tune_space_limits {
+    long instructions;          /* Lua instructions, counted in steps of 1000 */
+    size_t memory;              /* bytes the interpreter may hold */
+    double timeout_s;           /* wall-clock seconds of the whole load, in a child process;
+                                 * <= 0: in-process, no wall bound */
+} tune_space_limits;
+
+/* OUT: *lim, the defaults (5*10^8 instructions, 256 MiB, 10 s) with FLASHTUNE_SPACE_TIMEOUT
+ * applied. Returns 0, or -1 with a message naming the variable and its value in err. */
+int tune_space_limits_default(tune_space_limits *lim, char *err, size_t len);
+
+/* Constructor. Runs the space file at path for dev (NULL: tune_device_default("sm_90")) under
+ * the default limits (tune_space_limits_default), checks every space and enumerates every
+ * candidate (gen_validate with the device's shared memory, then where()). OUT: *out, a set to release with tune_space_set_free, NULL on failure.
  * Returns 0, or -1 with "file:line: message" in err (len bytes, always NUL-terminated). */
 int tune_space_load(const char *path, const tune_device *dev, tune_space_set **out, char *err,
                     size_t len);
+
+/* tune_space_load under the limits lim (NULL: tune_space_limits_default's). */
+int tune_space_load_limited(const char *path, const tune_device *dev, const tune_space_limits *lim,
+                            tune_space_set **out, char *err, size_t len);
 
 /* Destructor; NULL does nothing. */
 void tune_space_set_free(tune_space_set *set);

@@ -1,6 +1,6 @@
 /* The interpreter a space file runs in: the data libraries only, limits on memory and
- * instructions, and the helpers spaces use (device, space, range, pow2, smem_bytes, skip; grid is in
- * tune_space_grid.c). */
+ * instructions (sticky, so pcall cannot swallow them), setmetatable without __gc, and the helpers
+ * spaces use (device, space, range, pow2, smem_bytes, skip; grid is in tune_space_grid.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,9 +12,7 @@
 #include "tune_space_parse_internal.h"
 #include "tune_space_values_internal.h"
 
-#define MEM_LIMIT ((size_t)256 << 20)   /* bytes; a space is a few kilobytes of tables */
 #define HOOK_EVERY 1000                 /* instructions between count-hook events */
-#define TICKS 500000L                   /* 5*10^8 instructions: seconds of Lua, never a real space */
 #define LIST_MAX 1000000                /* items range() and pow2() may build */
 
 /* Registry keys. */
@@ -30,7 +28,8 @@ tune_ctx *tune_lua_ctx(lua_State *L)
     return ud;
 }
 
-/* Lua's allocator with a cap, so a runaway file fails with "not enough memory", not the machine. */
+/* Lua's allocator with a cap, so a runaway file fails with "not enough memory", not the machine.
+ * A refusal is remembered: the hook then fails every event, so pcall cannot catch it and retry. */
 static void *ctx_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
     tune_ctx *ctx = ud;
@@ -41,27 +40,70 @@ static void *ctx_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
         ctx->mem_used -= osize;
         return NULL;
     }
-    if (nsize > osize && ctx->mem_used - osize + nsize > ctx->mem_limit)
+    if (nsize > osize && ctx->mem_used - osize + nsize > ctx->mem_limit) {
+        ctx->mem_spent = 1;
         return NULL;
+    }
     void *p = realloc(ptr, nsize);
     if (p)
         ctx->mem_used = ctx->mem_used - osize + nsize;
     return p;
 }
 
-/* Counts instructions (an endless loop ends the load) and, while the chunk runs, remembers the
- * line the main chunk returns from: errors about tables it returned point there. A return hook,
- * not a line hook, so tight loops run at full speed. */
+int tune_lua_spent(const tune_ctx *ctx, char *msg, size_t len)
+{
+    if (ctx->mem_spent)
+        snprintf(msg, len, "the space file needs more than %zu MiB of memory", ctx->mem_limit >> 20);
+    else if (ctx->ticks_left <= 0)
+        snprintf(msg, len, "the space file ran more than %ld%s Lua instructions (an endless loop?)",
+                 ctx->instructions >= 1000000 ? ctx->instructions / 1000000 : ctx->instructions,
+                 ctx->instructions >= 1000000 ? " million" : "");
+    else
+        return 0;
+    return 1;
+}
+
+/* Remembers the line running now (level 0) or of its caller (level 1), for the messages of limits
+ * that strike inside C: a refused allocation, the wall clock. Once a budget is spent the line
+ * stays where it was spent, whatever the file runs after catching the error. */
+static void see_line(lua_State *L, tune_ctx *ctx, int level)
+{
+    lua_Debug ar;
+    char msg[8];
+    if (!tune_lua_spent(ctx, msg, sizeof msg) && lua_getstack(L, level, &ar) && lua_getinfo(L, "l", &ar) &&
+        ar.currentline > 0)
+        ctx->seen->line = ar.currentline;
+}
+
+/* Counts instructions (an endless loop ends the load), notes the line running at each count and
+ * call event, and, while the chunk runs, remembers the line the main chunk returns from: errors
+ * about tables it returned point there. Count, call and return hooks, not a line hook, so tight
+ * loops run at full speed. Once a budget is spent the hook fires at every instruction and fails
+ * each time, naming the line where it was spent: an error caught by pcall is raised again at the
+ * next instruction. */
 static void hook(lua_State *L, lua_Debug *ar)
 {
     tune_ctx *ctx = tune_lua_ctx(L);
     if (ar->event == LUA_HOOKCOUNT) {
-        if (--ctx->ticks_left < 0) {
-            luaL_where(L, 0);
-            lua_pushfstring(L, "%sthe space file ran more than %d million Lua instructions (an endless loop?)",
-                            lua_tostring(L, -1), (int)(TICKS * HOOK_EVERY / 1000000));
+        see_line(L, ctx, 0);
+        if (ctx->ticks_left > 0)
+            ctx->ticks_left--;
+        char msg[128];
+        if (tune_lua_spent(ctx, msg, sizeof msg)) {
+            lua_sethook(L, hook, lua_gethookmask(L), 1);
+            if (ctx->seen->line > 0)
+                lua_pushfstring(L, "%s:%d: %s", ctx->chunk_src, ctx->seen->line, msg);
+            else {
+                luaL_where(L, 0);
+                lua_pushstring(L, msg);
+                lua_concat(L, 2);
+            }
             lua_error(L);
         }
+        return;
+    }
+    if (ar->event == LUA_HOOKCALL) {
+        see_line(L, ctx, 1);   /* the caller's line: a C function has none */
         return;
     }
     /* The main chunk is the outermost function: nothing above it on the stack. */
@@ -71,6 +113,24 @@ static void hook(lua_State *L, lua_Debug *ar)
         ctx->chunk_line = ar->currentline;
         snprintf(ctx->chunk_src, sizeof ctx->chunk_src, "%s", ar->short_src);
     }
+}
+
+/* setmetatable without __gc: Lua runs finalizers with hooks off, out of reach of the limits (an
+ * endless loop in one would hang the load, or lua_close). The base function, upvalue 1, does
+ * the rest. */
+static int l_setmetatable(lua_State *L)
+{
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        lua_pushliteral(L, "__gc");
+        if (lua_rawget(L, 2) != LUA_TNIL)
+            return luaL_error(L, "setmetatable: a metatable with __gc is not allowed in a space file (Lua runs "
+                              "finalizers outside the instruction limit)");
+        lua_pop(L, 1);
+    }
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
 }
 
 /* ---- skip(reason) ----------------------------------------------------------------------- */
@@ -281,6 +341,9 @@ static int open_protected(lua_State *L)
         lua_pushnil(L);
         lua_setglobal(L, removed[i]);
     }
+    lua_getglobal(L, "setmetatable");
+    lua_pushcclosure(L, l_setmetatable, 1);
+    lua_setglobal(L, "setmetatable");
     /* Lua 5.4 seeds math.random from the clock; a space must enumerate the same way every run. */
     lua_getglobal(L, LUA_MATHLIBNAME);
     lua_getfield(L, -1, "randomseed");
@@ -312,14 +375,20 @@ static int open_protected(lua_State *L)
 
 void tune_lua_track_lines(lua_State *L, int on)
 {
-    tune_lua_ctx(L)->track_lines = on;
-    lua_sethook(L, hook, LUA_MASKCOUNT | (on ? LUA_MASKRET : 0), HOOK_EVERY);
+    tune_ctx *ctx = tune_lua_ctx(L);
+    char msg[8];
+    ctx->track_lines = on;
+    lua_sethook(L, hook, LUA_MASKCOUNT | LUA_MASKCALL | (on ? LUA_MASKRET : 0),
+                tune_lua_spent(ctx, msg, sizeof msg) ? 1 : HOOK_EVERY);
 }
 
-lua_State *tune_lua_open(tune_ctx *ctx)
+lua_State *tune_lua_open(tune_ctx *ctx, const tune_space_limits *lim)
 {
-    ctx->mem_limit = MEM_LIMIT;
-    ctx->ticks_left = TICKS;
+    ctx->mem_limit = lim->memory;
+    ctx->instructions = lim->instructions;
+    ctx->ticks_left = lim->instructions / HOOK_EVERY > 0 ? lim->instructions / HOOK_EVERY : 1;
+    if (!ctx->seen)
+        ctx->seen = &ctx->own_seen;
     lua_State *L = lua_newstate(ctx_alloc, ctx);
     if (!L)
         return NULL;

@@ -1,5 +1,5 @@
 -- A sweep of a few minutes, to try the tuner end to end: one shape, causal and not, forward and
--- backward, four candidates each (16 timings, 16 kernels to compile).
+-- backward, a few candidates each (`flashtune tune` prints how many before it times them).
 
 local shapes = grid{
   dtype = "bf16", head_dim = 128, causal = {0, 1},
