@@ -9,8 +9,10 @@ src=$1 build=$2
 tmp=$(mktemp -d /tmp/ft_make_test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# The test target's recipe, from the line that enters the build folder to its end.
-make -s -n -C "$src" test BUILD="$tmp/b" JOBS=1 > "$tmp/recipe.all"
+# The test target's recipe, from the line that enters the build folder to its end; without the
+# variables of a make that may be running this test (make test CTEST_ARGS=... passes them down).
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -n -C "$src" test BUILD="$tmp/b" JOBS=1 CTEST_ARGS= \
+    > "$tmp/recipe.all"
 sed -n "\|^cd $tmp/b |,\$p" "$tmp/recipe.all" > "$tmp/recipe.sh"
 [ -s "$tmp/recipe.sh" ] || { cat "$tmp/recipe.all"; echo "FAIL: no 'cd BUILD' step in make test's recipe"; exit 1; }
 ctest_line=$(grep -o 'ctest [^;]*' "$tmp/recipe.sh") || { echo "FAIL: make test runs no ctest"; exit 1; }
