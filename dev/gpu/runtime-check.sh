@@ -6,11 +6,7 @@
 # Usage: dev/gpu/runtime-check.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-P=/tmp/prefix; mkdir -p $P
-for f in .deps/debs/*.deb; do [ -e "$f" ] && dpkg -x "$f" $P; done
-export CPATH=$P/usr/include:$P/usr/include/x86_64-linux-gnu
-export LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu LD_LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu
-export PKG_CONFIG_PATH=$P/usr/lib/x86_64-linux-gnu/pkgconfig
+source dev/gpu/debs.sh
 B=/tmp/build-rt I=/tmp/ft-install E=/tmp/ft-example
 declare -A result
 
