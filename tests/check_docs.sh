@@ -5,6 +5,7 @@
 # no path outside the repository (shared/...), no words only the team knows (the lent H100, a
 # lease name, "issue 12"), every *.md named exists, and every repository path named exists
 # (outside the dated records: bench/RESULTS.md and CHANGELOG.md may name files of their day).
+# And there is a LICENSE, named in the README, and a CHANGELOG.md with an Unreleased section.
 # Usage: check_docs.sh SOURCE_DIR
 set -euo pipefail
 cd "$1"
@@ -60,5 +61,9 @@ for f in "${current[@]}"; do
         [ -e "$path" ] || fail "$f:$line: names $path, which is not in the tree"
     done < <(find_in -noE "(^|[^A-Za-z0-9_./-])$top/[A-Za-z0-9_./-]*[*<{]?" "$f" | sed -E 's/^([0-9]+):[^a-z]?/\1:/')
 done
+# A library others link says under which terms, and what changed between versions.
+[ -s LICENSE ] || fail "no LICENSE"
+grep -q '^## License' README.md && grep -q '`LICENSE`' README.md || fail "README.md has no License section naming LICENSE"
+grep -q '^## Unreleased' CHANGELOG.md 2>/dev/null || fail "no CHANGELOG.md with an Unreleased section"
 [ $bad -eq 0 ] || exit 1
 echo "documentation: ${#docs[@]} Markdown files, links and references ok"
