@@ -1,6 +1,7 @@
 # Thin wrapper over CMake: the README's two commands.
 #   make tune   installs what is missing, builds, and runs the default tuning sweep
-#   make test   installs what is missing, builds, and runs the tests (GPU tests skip without a GPU)
+#   make test   installs what is missing, builds, and runs every test (test_gen_full included);
+#               GPU tests skip without a GPU, and the summary ends with why each skipped
 BUILD ?= build
 SPACE ?= tuner/spaces/default.lua
 JOBS ?= $(shell nproc)
@@ -17,8 +18,12 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS)
 
+# ctest's summary says only "(Skipped)": scripts/ctest-skips.sh prints each skipped test's reason
+# from ctest's JUnit file. The exit status stays ctest's.
+JUNIT = $(abspath $(BUILD))/Testing/ctest-junit.xml
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	cd $(BUILD) && { ctest --output-on-failure -j $(JOBS) --output-junit $(JUNIT) $(CTEST_ARGS); rc=$$?; \
+	  $(CURDIR)/scripts/ctest-skips.sh $(JUNIT); exit $$rc; }
 
 tune: build
 	$(BUILD)/tuner/flashtune tune $(SPACE)

@@ -5,15 +5,18 @@ CUDNN_ATTENTION, EFFICIENT_ATTENTION and MATH backends on the FlashAttention pap
 2048, 16384 tokens, N = 512 ... 16384, D = 64 and 128, causal and not, forward and backward) in
 bf16, plus f16 and f32 rows; median of CUDA-event timings after warm-up. FLOPs: forward
 4·B·H·N²·D (halved when causal), backward 2.5× that. Also peak memory of forward + backward
-against the materializing reference. Writes compare.csv, compare.md and compare_*.png (matplotlib,
-when installed) into --out.
+against the materializing reference. Writes into --out: compare.csv (every point),
+compare.json (the run's facts: device, driver, date, commit, versions, shapes, command),
+compare.md (the tables), and the figures of bench/plot.py (when matplotlib is installed).
 
 Run: FLASHTUNE_LIBRARY=build/runtime/libflashtune.so python3 bench/compare.py --out bench/out"""
 import argparse
 import csv
+import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -21,8 +24,10 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import flashtune  # noqa: E402
+from plot import geomean, plot_all  # noqa: E402   (bench/plot.py; matplotlib only when drawing)
 
 PEERS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
          "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
@@ -111,9 +116,35 @@ def materialize(q, k, v, is_causal):
     return torch.softmax(s, dim=-1) @ v
 
 
-def geomean(xs):
-    xs = [x for x in xs if x and x > 0 and math.isfinite(x)]
-    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+def command_output(*cmd):
+    """A command's first line of output, or None where it cannot run."""
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=HERE)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def run_facts(args, started):
+    """What the figures need to say where and how they were measured."""
+    commit = command_output("git", "rev-parse", "--short", "HEAD")
+    if commit and command_output("git", "status", "--porcelain", "--untracked-files=no"):
+        commit += " (with uncommitted changes)"
+    return {
+        "device": torch.cuda.get_device_name(),
+        "driver": command_output("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": torch.backends.cudnn.version(),
+        "flashtune": flashtune.version(),
+        "commit": commit,
+        "date": f"{started} to {time.strftime('%H:%M UTC', time.gmtime())}",
+        "command": "python3 bench/compare.py " + " ".join(sys.argv[1:]),
+        "shapes": "hidden 2048 (heads = 2048 / D), 16384 tokens (batch = 16384 / N)",
+        "timing": "median of CUDA-event timings after 3 warm-up calls; "
+                  "TFLOP/s: forward 4·B·H·N²·D (halved when causal), backward 2.5× forward",
+        "dtypes": args.dtypes, "seqlens": args.seqlens, "head_dims": args.head_dims,
+    }
 
 
 def main():
@@ -128,7 +159,8 @@ def main():
     seqlens = [int(x) for x in args.seqlens.split(",")]
     head_dims = [int(x) for x in args.head_dims.split(",")]
     dev = torch.cuda.get_device_name()
-    print(f"# {dev}, torch {torch.__version__}, flashtune {flashtune.version()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    started = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
+    print(f"# {dev}, torch {torch.__version__}, flashtune {flashtune.version()}, {started}")
 
     rows = []
     for dname in args.dtypes.split(","):
@@ -154,6 +186,9 @@ def main():
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         w.writeheader()
         w.writerows(rows)
+    with open(os.path.join(args.out, "compare.json"), "w") as f:
+        json.dump(run_facts(args, started), f, indent=2, ensure_ascii=False)
+        f.write("\n")
 
     key = lambda r: (r["dtype"], r["head_dim"], r["causal"], r["pass_"], r["seqlen"])   # noqa: E731
     table = {}
@@ -204,31 +239,10 @@ def main():
     print(text)
 
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        for path in plot_all(os.path.join(args.out, "compare.csv"), args.out):
+            print("wrote", path)
     except ImportError:
-        print("matplotlib is not installed: no plots")
-        return
-    for dname in args.dtypes.split(","):
-        fig, axes = plt.subplots(len(head_dims) * 2, 2, figsize=(11, 4 * len(head_dims) * 2), squeeze=False)
-        for i, (d, causal) in enumerate((d, c) for d in head_dims for c in (0, 1)):
-            for j, p in enumerate(("fwd", "bwd")):
-                ax = axes[i][j]
-                for name in ["flashtune"] + peers:
-                    ys = [table.get((dname, d, causal, p, n), {}).get(name, float("nan")) for n in seqlens]
-                    if any(math.isfinite(y) for y in ys):
-                        ax.plot(seqlens, ys, marker="o", label=name, linewidth=2.5 if name == "flashtune" else 1)
-                ax.set_xscale("log", base=2)
-                ax.set_title(f"{dname} D={d} {'causal' if causal else 'non-causal'} {p}")
-                ax.set_xlabel("sequence length")
-                ax.set_ylabel("TFLOP/s")
-                ax.grid(alpha=0.3)
-                ax.legend(fontsize=8)
-        fig.suptitle(f"flashtune vs PyTorch SDPA backends, {dev}")
-        fig.tight_layout()
-        fig.savefig(os.path.join(args.out, f"compare_{dname}.png"), dpi=80)
-        plt.close(fig)
+        print("matplotlib is not installed: no plots (bench/plot.py draws them later from compare.csv)")
 
 
 if __name__ == "__main__":

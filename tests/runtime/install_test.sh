@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The installed package as a consumer sees it: cmake --install into a fresh prefix, then the
-# example built against it with pkg-config and with find_package(flashtune), shared and static,
-# and run (exit 77, "no GPU", is fine on a machine without one).
+# The installed package as a consumer sees it: cmake --install into a fresh prefix; the installed
+# flashtune command runs; the example built against it with the README's pkg-config line as
+# written, with pkg-config for the static library and with find_package(flashtune), shared and
+# static, and run (exit 77, "no GPU", is fine on a machine without one); the installed CMake files
+# name no path of this machine; the library alone configures and builds without Lua or cmocka.
 # Usage: install_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1 build=$2
@@ -9,7 +11,10 @@ tmp=$(mktemp -d /tmp/ft_install_test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 cmake --install "$build" --prefix "$prefix" > "$tmp/install.log"
-for f in include/flashtune.h; do [ -f "$prefix/$f" ] || { echo "FAIL: $f not installed"; exit 1; }; done
+for f in include/flashtune.h bin/flashtune; do [ -f "$prefix/$f" ] || { echo "FAIL: $f not installed"; exit 1; }; done
+version=$("$prefix/bin/flashtune" --version) && [[ $version == "flashtune "[0-9]* ]] ||
+    { echo "FAIL: bin/flashtune --version printed '${version:-}'"; exit 1; }
+echo "installed command: $version"
 pc=$(find "$prefix" -name flashtune.pc)
 libdir=$(dirname "$(dirname "$pc")")
 ls "$libdir"/libflashtune.so "$libdir"/libflashtune.a > /dev/null
@@ -26,17 +31,33 @@ run() {   # run EXE: 0 passes, 77 is "no GPU"
     fi
 }
 
-# pkg-config, as a Makefile would.
+# The README's pkg-config line, word for word, with the example as app.c and this prefix for
+# /opt/flashtune (the README installs there).
+readme_line=$(grep -E '^cc app\.c .*pkg-config' "$src/README.md") || { echo "FAIL: no 'cc app.c' line in README.md"; exit 1; }
+grep -q '^cmake --install build --prefix /opt/flashtune$' "$src/README.md" ||
+    { echo "FAIL: README.md no longer installs into /opt/flashtune"; exit 1; }
+mkdir "$tmp/readme"
+cp "$src/runtime/examples/example.c" "$tmp/readme/app.c"
+echo "README: $readme_line"
+(cd "$tmp/readme" && eval "${readme_line//\/opt\/flashtune/$prefix}") || { echo "FAIL: the README's pkg-config line"; exit 1; }
+cp "$tmp/readme/a.out" "$tmp/example_pc"
+
+# pkg-config for the static library, as a Makefile would.
 export PKG_CONFIG_PATH=$(dirname "$pc")
 cc_flags=$(pkg-config --cflags flashtune)
-${CC:-cc} -std=c11 -Wall -Werror $cc_flags -o "$tmp/example_pc" "$src/runtime/examples/example.c" \
-    $(pkg-config --libs flashtune) -Wl,-rpath,"$(pkg-config --variable=libdir flashtune)" -ldl -lm
 ${CC:-cc} -std=c11 $cc_flags -o "$tmp/example_pc_static" "$src/runtime/examples/example.c" \
     "$(pkg-config --variable=libdir flashtune)/libflashtune.a" \
     $(pkg-config --static --libs-only-L --libs-only-l flashtune | sed 's/-lflashtune//') -ldl -lm
 echo "pkg-config build: ok"
-run "$tmp/example_pc"
+LD_LIBRARY_PATH=$libdir run "$tmp/example_pc"
 run "$tmp/example_pc_static"
+
+# The CMake package finds its dependencies on the consumer's machine: no library path of this one.
+cuda_root=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")")
+if grep -nE "libnvrtc|libsqlite3|\.so[\";]|$cuda_root|$(readlink -f "$build")|$(readlink -f "$src")" \
+        "$libdir"/cmake/flashtune/*.cmake; then
+    echo "FAIL: the installed CMake package names paths of the machine that built it"; exit 1
+fi
 
 # find_package, as a CMake project would.
 cmake -S "$src/runtime/examples" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$prefix" > "$tmp/cmake.log" 2>&1 ||
@@ -45,4 +66,20 @@ cmake --build "$tmp/cmake" > "$tmp/cmake-build.log" 2>&1 || { cat "$tmp/cmake-bu
 echo "find_package build: ok"
 run "$tmp/cmake/ft_example"
 run "$tmp/cmake/ft_example_static"
+
+# The library alone: neither Lua nor cmocka may be looked for, the shipped winners still embedded.
+lib_only=(-DFLASHTUNE_BUILD_TOOLS=OFF -DFLASHTUNE_BUILD_TESTS=OFF -DCMAKE_DISABLE_FIND_PACKAGE_Lua=ON
+          -DCMAKE_BUILD_TYPE=Release)
+cmake -S "$src" -B "$tmp/lib-only" "${lib_only[@]}" > "$tmp/lib-only.log" 2>&1 ||
+    { cat "$tmp/lib-only.log"; echo "FAIL: library-only configure"; exit 1; }
+if grep -E '^(CMOCKA|LUA)_' "$tmp/lib-only/CMakeCache.txt"; then
+    echo "FAIL: the library-only configure looked for Lua or cmocka"; exit 1
+fi
+cmake --build "$tmp/lib-only" --parallel "$(nproc)" > "$tmp/lib-only-build.log" 2>&1 ||
+    { tail -30 "$tmp/lib-only-build.log"; echo "FAIL: library-only build"; exit 1; }
+nm "$tmp/lib-only/runtime/libflashtune.a" > "$tmp/lib-only.nm"
+grep -q ' R rt_tuned_count$' "$tmp/lib-only.nm" ||
+    { echo "FAIL: the library-only build lacks the shipped winners"; exit 1; }
+[ ! -e "$tmp/lib-only/tuner" ] || { echo "FAIL: the library-only build made the tools"; exit 1; }
+echo "library-only build: ok"
 echo "install test: ok"

@@ -1,13 +1,10 @@
 #!/usr/bin/env bash
-# On the lent GPU machine: unpack the carried Debian packages (.deps/debs, see shared/GPU.md),
+# On a GPU machine (README.md here): unpack the Debian packages in .deps/debs when there are any,
 # build, run the gpu-labelled tests and the kernel benchmark. Logs go to $OUT.
-# Usage: [TARGETS="test_attn_gpu bench_kernels"] scripts/gpu-check.sh [ctest -R regex]
+# Usage: [TARGETS="test_attn_gpu bench_kernels"] dev/gpu/check.sh [ctest -R regex]
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-P=/tmp/prefix; mkdir -p $P
-for f in .deps/debs/*.deb; do dpkg -x "$f" $P; done
-export CPATH=$P/usr/include:$P/usr/include/x86_64-linux-gnu
-export LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu LD_LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu
+source dev/gpu/debs.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
 git rev-parse HEAD 2>/dev/null | tee -a "$OUT/device.txt"; date -u | tee -a "$OUT/device.txt"
 cmake -S . -B /tmp/build -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&

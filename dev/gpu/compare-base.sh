@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
-# On the lent GPU machine: bench/compare.py for an earlier commit and for this tree, one after
-# the other in one call, so a restructuring can be checked for lost speed. The earlier tree is
-# unpacked beside this one first (git archive REV | tar -x -C .base; carry .base and .deps).
-# Usage: scripts/gpu-compare-base.sh [compare.py arguments]; $OUT gets base.csv, base.md,
-# head.csv and head.md (the plots stay in /tmp/compare: the lease brings back few files).
+# On a GPU machine (README.md here): bench/compare.py for an earlier commit and for this tree, one
+# after the other in one call, so a restructuring can be checked for lost speed. The earlier tree
+# is unpacked beside this one first (git archive REV | tar -x -C .base).
+# Usage: dev/gpu/compare-base.sh [compare.py arguments]; $OUT gets base.csv, base.md,
+# head.csv and head.md (the plots stay in /tmp/compare).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/compare/base /tmp/compare/head /tmp/logs
-P=/tmp/prefix; mkdir -p $P
-for f in .deps/debs/*.deb; do dpkg -x "$f" $P; done
-export CPATH=$P/usr/include:$P/usr/include/x86_64-linux-gnu
-export LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu LD_LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu
+source dev/gpu/debs.sh
 build() {   # build SRC DIR: just the library
   cmake -S "$1" -B "$2" -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > /tmp/logs/build-$(basename "$2").log 2>&1 &&
     cmake --build "$2" --target flashtune_shared >> /tmp/logs/build-$(basename "$2").log 2>&1

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# On the lent GPU machine: build libflashtune, run the Python package's GPU tests and the MHA
-# example against PyTorch, then bench/compare.py (all peers, one run). Logs and results in $OUT.
-# Usage: [COMPARE_ARGS="--dtypes bf16"] scripts/gpu-python-check.sh
+# On a GPU machine (README.md here): build libflashtune, run the Python package's GPU tests and
+# the MHA example against PyTorch, then bench/compare.py (all peers, one run). Logs and results
+# in $OUT.
+# Usage: [COMPARE_ARGS="--dtypes bf16"] dev/gpu/python-check.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-TARGETS="flashtune_shared ${EXTRA_TARGETS:-}" bash scripts/gpu-check.sh '^$' > "$OUT/check.log" 2>&1
+TARGETS="flashtune_shared ${EXTRA_TARGETS:-}" bash dev/gpu/check.sh '^$' > "$OUT/check.log" 2>&1
 export LD_LIBRARY_PATH=/tmp/prefix/usr/lib/x86_64-linux-gnu   # the carried Lua, SQLite, cmocka
 export FLASHTUNE_LIBRARY=/tmp/build/runtime/libflashtune.so
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"

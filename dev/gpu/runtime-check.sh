@@ -1,16 +1,12 @@
 #!/usr/bin/env bash
-# On the lent GPU machine: libflashtune end to end. Unpacks the carried Debian packages
-# (.deps/debs, see shared/GPU.md), builds into /tmp/build-rt, installs to /tmp/ft-install,
-# builds runtime/examples against the install with pkg-config and with find_package, runs the
-# example, test_runtime_gpu and bench_dispatch. Logs go to $OUT; a summary is printed last.
-# Usage: scripts/gpu-runtime-check.sh
+# On a GPU machine (README.md here): libflashtune end to end. Unpacks the Debian packages in
+# .deps/debs, builds into /tmp/build-rt, installs to /tmp/ft-install, builds runtime/examples
+# against the install with pkg-config and with find_package, runs the example, test_runtime_gpu
+# and bench_dispatch. Logs go to $OUT; a summary is printed last.
+# Usage: dev/gpu/runtime-check.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-P=/tmp/prefix; mkdir -p $P
-for f in .deps/debs/*.deb; do dpkg -x "$f" $P; done
-export CPATH=$P/usr/include:$P/usr/include/x86_64-linux-gnu
-export LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu LD_LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu
-export PKG_CONFIG_PATH=$P/usr/lib/x86_64-linux-gnu/pkgconfig
+source dev/gpu/debs.sh
 B=/tmp/build-rt I=/tmp/ft-install E=/tmp/ft-example
 declare -A result
 

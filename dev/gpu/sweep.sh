@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# On the lent GPU machine: build the tuner and run a full sweep from a fresh database, timed;
-# the log, the winners in text form and the database come back in $OUT.
-# Usage: scripts/gpu-sweep.sh [SPACE.lua]   (default tuner/spaces/default.lua)
+# On a GPU machine (README.md here): build the tuner and run a full sweep from a fresh database,
+# timed; the log, the winners in text form and the database come back in $OUT.
+# Usage: dev/gpu/sweep.sh [SPACE.lua]   (default tuner/spaces/default.lua)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 SPACE=${1:-tuner/spaces/default.lua}
-TARGETS="flashtune ${EXTRA_TARGETS:-}" bash scripts/gpu-check.sh '^$' > "$OUT/check.log" 2>&1
+TARGETS="flashtune ${EXTRA_TARGETS:-}" bash dev/gpu/check.sh '^$' > "$OUT/check.log" 2>&1
 export LD_LIBRARY_PATH=/tmp/prefix/usr/lib/x86_64-linux-gnu   # the carried Lua, SQLite, cmocka
 [ -n "${RESUME_DB:-}" ] && cp "$RESUME_DB" /tmp/sweep.db || rm -f /tmp/sweep.db*
 start=$(date +%s)
