@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The flashtune command as a user runs it (issue 14): --version, options as --name=VALUE and
+# The flashtune command as a user runs it: --version, options as --name=VALUE and
 # --name VALUE, missing values and repeated options named, one integer syntax, --format csv|json
 # parsed back with python3, lost output (/dev/full) failing, write errors with their reason,
 # tune --device N (no GPU; a stand-in driver with two GPUs), and the compile-only run's report.
@@ -69,6 +69,15 @@ expect 2 "option --template given twice ('fwd_mma', then 'bwd_mma')" -- \
 expect 2 "option --arch given twice" -- "$ft" compile --template fwd_mma --arch=sm_80 --arch=sm_90
 expect 2 "parameter BLOCK_M given twice ('64', then '128')" -- "$ft" emit --template fwd_mma BLOCK_M=64 block_m=128
 expect 0 "#define BLOCK_M 64" -- "$ft" emit --template=fwd_mma --arch=sm_80 BLOCK_M=64 NUM_WARPS=4
+# emit --hash: the source_hash a winners line carries (the first shipped line's, recomputed);
+# --hash and --log each belong to one command.
+line=$(grep -m1 '^device=' "$src"/db/tuned/h100-sm90.txt)
+params=$(printf '%s\n' $line | grep -E '^[A-Z_]+=' | tr '\n' ' ')
+family=$(printf '%s\n' $line | sed -n 's/^family=//p')
+shipped=$(printf '%s\n' $line | sed -n 's/^source_hash=//p')
+expect 0 "$shipped" -- "$ft" emit --hash --template "$family" $params
+expect 2 "--hash belongs to 'flashtune emit'" -- "$ft" compile --hash --template fwd_mma
+expect 2 "--log belongs to 'flashtune compile'" -- "$ft" emit --log --template fwd_mma
 
 # ---- one integer syntax: no blanks, no '+' ----
 expect 2 "--threads='+1' must be an integer" -- "$ft" tune --threads=+1 tiny.lua

@@ -7,8 +7,10 @@
 
 static void help(void)
 {
-    printf("usage: flashtune emit --template NAME [--arch ARCH] [-o FILE] [PARAM=VALUE ...]\n\n"
-           "Prints the CUDA source that NVRTC compiles for this configuration (to FILE with -o).\n"
+    printf("usage: flashtune emit --template NAME [--arch ARCH] [-o FILE] [--hash] [PARAM=VALUE ...]\n\n"
+           "Prints the CUDA source that NVRTC compiles for this configuration (to FILE with -o);\n"
+           "with --hash, its source_hash instead: the kernel's identity in the database and in\n"
+           "winners files.\n"
            "The set is validated first, shared memory against ARCH's limit.\n\n");
     tune_params_help(stdout);
 }
@@ -25,7 +27,13 @@ int cmd_emit(int argc, char **argv)
                 cli.config.family->file);
         return 1;
     }
-    const int status = tune_cli_write("emit", cli.output, source, strlen(source));
+    char hash[GEN_HASH_LEN + 1];
+    if (cli.show_hash) {
+        gen_source_hash(source, hash);
+        strcat(hash, "\n");
+    }
+    const char *text = cli.show_hash ? hash : source;
+    const int status = tune_cli_write("emit", cli.output, text, strlen(text));
     free(source);
     return status;
 }

@@ -47,11 +47,17 @@ int tune_cli_parse(tune_cli *cli, const char *command, int argc, char **argv)
     const tune_option options[] = {
         { "template", 0, &family_name, NULL }, { "arch", 0, &arch, NULL },
         { "output", 'o', &cli->output, NULL }, { "log", 0, NULL, &cli->show_log },
+        { "hash", 0, NULL, &cli->show_hash },
     };
     int first;
-    int rc = tune_options_parse(command, argc, argv, options, 4, &cli->help, &first);
+    int rc = tune_options_parse(command, argc, argv, options, 5, &cli->help, &first);
     if (rc || cli->help)
         return rc;
+    /* --log is compile's (NVRTC's log), --hash is emit's (the source's identity). */
+    if (cli->show_log && strcmp(command, "compile"))
+        return tune_usage_error(command, "--log belongs to 'flashtune compile'");
+    if (cli->show_hash && strcmp(command, "emit"))
+        return tune_usage_error(command, "--hash belongs to 'flashtune emit'");
     cli->arch = arch ? arch : "sm_90";
     if (!family_name)
         return tune_usage_error(command, "missing --template NAME");

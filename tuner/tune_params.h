@@ -14,7 +14,8 @@ typedef struct tune_cli {
     const char *arch;           /* --arch, "sm_90" when not given */
     const char *output;         /* -o FILE (--output), or NULL */
     int help;                   /* --help or -h was given: nothing else was checked */
-    int show_log;               /* --log */
+    int show_log;               /* --log (compile) */
+    int show_hash;              /* --hash (emit) */
     gen_config config;          /* the family's defaults with every PARAM=VALUE applied, validated */
 } tune_cli;
 
