@@ -14,7 +14,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv | tee "$OUT/device.txt"
 git rev-parse HEAD 2>/dev/null | tee -a "$OUT/device.txt"
 gen=(); command -v ninja > /dev/null && gen=(-G Ninja)
 if cmake -S . -B $B "${gen[@]}" -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&
-   cmake --build $B -j "$(nproc)" --target flashtune_shared flashtune_static test_runtime test_runtime_gpu \
+   cmake --build $B -j "$(nproc)" --target flashtune flashtune_shared flashtune_static test_runtime test_runtime_gpu \
          bench_dispatch ft_example >> "$OUT/build.log" 2>&1; then
     result[build]=ok
 else
