@@ -127,9 +127,13 @@ def command_output(*cmd):
 
 def run_facts(args, started):
     """What the figures need to say where and how they were measured."""
-    commit = command_output("git", "rev-parse", "--short", "HEAD")
-    if commit and command_output("git", "status", "--porcelain", "--untracked-files=no"):
-        commit += " (with uncommitted changes)"
+    # A copy of the tree without its own history (a GPU machine's) names its commit in
+    # FLASHTUNE_COMMIT; git's answer there would be the copy's, not the code's.
+    commit = os.environ.get("FLASHTUNE_COMMIT")
+    if not commit:
+        commit = command_output("git", "rev-parse", "--short", "HEAD")
+        if commit and command_output("git", "status", "--porcelain", "--untracked-files=no"):
+            commit += " (with uncommitted changes)"
     return {
         "device": torch.cuda.get_device_name(),
         "driver": command_output("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"),
