@@ -626,6 +626,13 @@ static void make_nothing(const char *path)
     unlink(path);
 }
 
+static void make_empty(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fclose(f);
+}
+
 static void database_files(void **state)
 {
     (void)state;
@@ -635,6 +642,7 @@ static void database_files(void **state)
         { "foreign SQLite", "foreign.db", make_foreign, FT_ERR_DB, "foreign.db is not a flashtune database" },
         { "newer schema", "newer.db", make_newer, FT_ERR_DB, "newer" },
         { "truncated", "truncated.db", make_truncated, FT_ERR_DB, "truncated.db" },
+        { "zero-length", "empty.db", make_empty, FT_ERR_DB, "empty.db" },
         { "good", "good.db", make_good, FT_OK, "" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -653,6 +661,12 @@ static void database_files(void **state)
         }
         ft_close(ft);
     }
+    /* ft_open never creates a database: the writable zero-length file is left as it was. */
+    struct stat st;
+    char empty[256];
+    snprintf(empty, sizeof empty, "%s/empty.db", dir);
+    assert_int_equal(stat(empty, &st), 0);
+    assert_int_equal(st.st_size, 0);
     assert_int_equal(ft_open("", &(ft_context *){ NULL }), FT_ERR_INVALID_ARGUMENT);
     assert_int_equal(ft_open(NULL, NULL), FT_ERR_INVALID_ARGUMENT);
     /* A read-only file opens read-only. */
