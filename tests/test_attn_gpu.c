@@ -166,22 +166,27 @@ static gen_config make_config(const char *name, const attn_case *c, int backward
     return g;
 }
 
-/* fwd_wgmma (Hopper only), checked beside the case's forward where this GPU runs it and the
- * head dims fit. Its tile shapes rotate over the cases so each meets odd lengths and masks. */
-static gpu_kernel *wg_kernels[CASE_COUNT];
+/* The Hopper families (sm_90a only), checked beside the case's forward and backward where this
+ * GPU runs them and the head dims fit: fwd_wgmma and bwd_wgmma. Their tile shapes rotate over
+ * the cases so each meets odd lengths and masks. */
+static gpu_kernel *wg_kernels[CASE_COUNT], *wgb_kernels[CASE_COUNT];
 static const int wg_tiles[][4] = {   /* BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES */
     { 128, 128, 8, 2 }, { 64, 128, 4, 2 }, { 192, 64, 12, 3 }, { 128, 64, 8, 1 }, { 64, 64, 4, 4 },
 };
-#define WG_TILE_COUNT ((int)(sizeof wg_tiles / sizeof wg_tiles[0]))
+static const int wgb_tiles[][4] = {
+    { 64, 128, 8, 2 }, { 64, 64, 4, 2 }, { 64, 128, 8, 3 }, { 64, 64, 4, 1 }, { 64, 128, 8, 1 }, { 64, 64, 4, 3 },
+};
+#define TILE_COUNT(t) ((int)(sizeof t / sizeof t[0]))
 
-static int wg_config(const attn_case *c, int idx, gen_config *out)
+static int hopper_config(const char *family, const int (*tiles)[4], int count, const attn_case *c, int idx,
+                         gen_config *out)
 {
-    const gen_family *f = gen_family_find("fwd_wgmma");
+    const gen_family *f = gen_family_find(family);
     char why[512];
     if (!(f->dtypes & (1u << c->dtype)) || gen_check_arch(f, session.arch, why, sizeof why))
         return -1;
-    for (int t = 0; t < WG_TILE_COUNT; t++) {
-        const int *tile = wg_tiles[(idx + t) % WG_TILE_COUNT];
+    for (int t = 0; t < count; t++) {
+        const int *tile = tiles[(idx + t) % count];
         gen_config g;
         gen_config_init(&g, f);
         g.p[GEN_DTYPE] = c->dtype;
@@ -366,6 +371,28 @@ static void run_case(void **state)
         ok &= compare(what, g[i], g_ref[i], strides[i], p.batch, p.heads, seqs[i], dims[i], limit) < limit;
     }
 
+    if (wgb_kernels[idx]) {
+        /* bwd_wgmma from the same O and L, outputs poisoned again, against the GPU reference. */
+        const gen_config *wc = &wgb_kernels[idx]->config;
+        printf("    bwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N],
+               wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES]);
+        double *g_wg[3] = { calloc(p.q_elems, 8), calloc(p.k_elems, 8), calloc(p.v_elems, 8) };
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(gpu_poison(&session, outs[i], counts[i] * eb), 0);
+        assert_int_equal(gpu_poison(&session, p.delta, rows * ab), 0);
+        if (wgb_kernels[idx]->error[0] || gpu_backward(&session, wgb_kernels[idx], &p, st, why, sizeof why) != 0) {
+            printf("    bwd_wgmma: %s\n", wgb_kernels[idx]->error[0] ? wgb_kernels[idx]->error : why);
+            fail();
+        }
+        for (int i = 0; i < 3; i++) {
+            char what[32];
+            assert_int_equal(gpu_download(&session, &p, outs[i], g_wg[i], counts[i], 0), 0);
+            snprintf(what, sizeof what, "wgmma %s", names[i]);
+            ok &= compare(what, g_wg[i], g_ref[i], strides[i], p.batch, p.heads, seqs[i], dims[i], limit) < limit;
+            free(g_wg[i]);
+        }
+    }
+
     if (cpu_checked(c)) {
         /* The CPU double reference on the same (rounded) inputs pins both the candidate and
          * the GPU reference. */
@@ -423,16 +450,21 @@ static int build_all(void)
     }
     gpu_kernel *built_kernels[3 * CASE_COUNT];
     int failed = gpu_build(&session, configs, built_kernels, 3 * CASE_COUNT, 16);
-    gen_config wg_configs[CASE_COUNT];
-    int wg_case[CASE_COUNT], wg_count = 0;
-    for (int i = 0; i < CASE_COUNT; i++)
-        if (wg_config(&cases[i], i, &wg_configs[wg_count]) == 0)
-            wg_case[wg_count++] = i;
-    gpu_kernel *wg_built[CASE_COUNT];
+    /* The Hopper families: forward and backward configurations of the cases they fit. */
+    gen_config wg_configs[2 * CASE_COUNT];
+    gpu_kernel **wg_slot[2 * CASE_COUNT];
+    int wg_count = 0;
+    for (int i = 0; i < CASE_COUNT; i++) {
+        if (hopper_config("fwd_wgmma", wg_tiles, TILE_COUNT(wg_tiles), &cases[i], i, &wg_configs[wg_count]) == 0)
+            wg_slot[wg_count++] = &wg_kernels[i];
+        if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), &cases[i], i, &wg_configs[wg_count]) == 0)
+            wg_slot[wg_count++] = &wgb_kernels[i];
+    }
+    gpu_kernel *wg_built[2 * CASE_COUNT];
     if (wg_count)
         failed += gpu_build(&session, wg_configs, wg_built, wg_count, 16);
     for (int i = 0; i < wg_count; i++)
-        wg_kernels[wg_case[i]] = wg_built[i];
+        *wg_slot[i] = wg_built[i];
     for (int i = 0; i < CASE_COUNT; i++) {
         fwd_kernels[i] = built_kernels[3 * i];
         bwd_kernels[i] = built_kernels[3 * i + 1];

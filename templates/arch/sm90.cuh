@@ -1,7 +1,8 @@
 // sm90.cuh: Hopper's warpgroup tensor cores for the sm_90a families: shared-memory matrix
 // descriptors, wgmma.mma_async wrappers (SS and RS forms, N = 64 and 128), the fences and
-// waits around them, and the 128-byte-swizzled panel layout the descriptors read. A family
-// that includes this part must name target_arch "sm_90a" (wgmma does not assemble elsewhere).
+// waits around them, and the 128-byte-swizzled panel layout the descriptors read (with its
+// cp.async loader). A family that includes this part must name target_arch "sm_90a" (wgmma
+// does not assemble elsewhere).
 #if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16
 #if DTYPE == FT_DTYPE_BF16
 #define FT_WG_TYPES ".f32.bf16.bf16"
@@ -24,20 +25,22 @@ FT_DEVICE unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo)
            ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
 }
 
-// D (64xN, f32) (+)= A (64x16, shared, K-major) * B (16xN, shared; K-major, or N-major when
-// TRANS_B). accumulate = 0 overwrites D. The operand numbers after the R accumulators are
-// passed as literals (OA, OB: descriptors; OF: the accumulate flag; OT: TRANS_B).
-template <int N, int TRANS_B> struct wg_ss;
+// D (64xN, f32) (+)= A (64x16, shared; K-major, or M-major when TRANS_A) * B (16xN, shared;
+// K-major, or N-major when TRANS_B). accumulate = 0 overwrites D. The operand numbers after the
+// R accumulators are passed as literals (OA, OB: descriptors; OF: the accumulate flag; OT:
+// TRANS_B; OTA: TRANS_A).
+template <int N, int TRANS_B, int TRANS_A = 0> struct wg_ss;
 template <int N, int TRANS_B> struct wg_rs;
-#define FT_WG_SS(N, R, LIST, ACC, OA, OB, OF, OT)                                                \
-    template <int TRANS_B> struct wg_ss<N, TRANS_B> {                                           \
+#define FT_WG_SS(N, R, LIST, ACC, OA, OB, OF, OT, OTA)                                           \
+    template <int TRANS_B, int TRANS_A> struct wg_ss<N, TRANS_B, TRANS_A> {                     \
         static FT_DEVICE void run(float (&d)[R], unsigned long long a, unsigned long long b,     \
                                   int accumulate)                                                \
         {                                                                                        \
             asm volatile("{ .reg .pred p; setp.ne.b32 p, " OF ", 0;\n"                            \
                          "wgmma.mma_async.sync.aligned.m64n" #N "k16" FT_WG_TYPES " " LIST ", "  \
-                         OA ", " OB ", p, 1, 1, 0, " OT "; }"                                     \
-                         : ACC(d, 0) : "l"(a), "l"(b), "r"(accumulate), "n"(TRANS_B));          \
+                         OA ", " OB ", p, 1, 1, " OTA ", " OT "; }"                               \
+                         : ACC(d, 0)                                                              \
+                         : "l"(a), "l"(b), "r"(accumulate), "n"(TRANS_B), "n"(TRANS_A));         \
         }                                                                                        \
     };
 // The same with A (64x16) from registers, in the layout of a 64x16 accumulator tile packed
@@ -56,14 +59,19 @@ template <int N, int TRANS_B> struct wg_rs;
                            "n"(TRANS_B));                                                         \
         }                                                                                        \
     };
-FT_WG_SS(64, 32, FT_WG_ACC_32, FT_ACC32, "%32", "%33", "%34", "%35")
-FT_WG_SS(128, 64, FT_WG_ACC_64, FT_ACC64, "%64", "%65", "%66", "%67")
+FT_WG_SS(64, 32, FT_WG_ACC_32, FT_ACC32, "%32", "%33", "%34", "%35", "%36")
+FT_WG_SS(128, 64, FT_WG_ACC_64, FT_ACC64, "%64", "%65", "%66", "%67", "%68")
 FT_WG_RS(64, 32, FT_WG_ACC_32, FT_ACC32, "%32", "%33", "%34", "%35", "%36", "%37", "%38")
 FT_WG_RS(128, 64, FT_WG_ACC_64, FT_ACC64, "%64", "%65", "%66", "%67", "%68", "%69", "%70")
 
 FT_DEVICE void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 FT_DEVICE void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 FT_DEVICE void wg_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+// Waits until at most PENDING committed groups are still in flight (the older ones have landed).
+template <int PENDING> FT_DEVICE void wg_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(PENDING) : "memory");
+}
 // The compiler sees an accumulator as written when the wgmma is issued, not when it lands:
 // pin each register behind the wait so no read of it moves above the wait.
 template <int R> FT_DEVICE void wg_pin(float (&d)[R])
@@ -82,5 +90,24 @@ FT_DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta
 template <int ROWS> FT_DEVICE unsigned panel_offset(int row, int chunk)
 {
     return (chunk / 8) * (ROWS * 128) + row * 128 + (((chunk & 7) ^ (row & 7)) << 4);
+}
+
+// Copies a ROWS x COLS tile (row stride `stride` elements, `valid` rows in range) into the
+// panel layout with 16-byte cp.async by THREADS threads; rows past `valid` are zero-filled.
+template <int ROWS, int COLS, bool EVEN, int THREADS>
+FT_DEVICE void load_panels(unsigned smem, const elem_t *gmem, long long stride, int valid)
+{
+    constexpr int CHUNKS = COLS / 8;
+#pragma unroll
+    for (int it = 0; it < (ROWS * CHUNKS + THREADS - 1) / THREADS; it++) {
+        const int i = it * THREADS + threadIdx.x;
+        if ((ROWS * CHUNKS) % THREADS != 0 && i >= ROWS * CHUNKS)
+            break;
+        const int row = i / CHUNKS;
+        const int chunk = i % CHUNKS;
+        const bool in = EVEN || row < valid;
+        const elem_t *src = in ? gmem + row * stride + chunk * 8 : gmem;
+        cp_async_16(smem + panel_offset<ROWS>(row, chunk), src, in ? 16 : 0);
+    }
 }
 #endif

@@ -136,49 +136,11 @@ FT_DEVICE void zero_tile(elem_t *dst, long long ld, int valid)
     }
 }
 
-// ---- ft_bwd_preprocess: delta = rowsum(dO * O) ---------------------------------------------
-// Four lanes per row, each summing HEAD_DIM_V/32 16-byte chunks (interleaved for coalescing).
+// ---- ft_bwd_preprocess: delta = rowsum(dO * O) (common/ft_bwd_steps.cuh) -------------------
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
 ft_bwd_preprocess(const ft_bwd_args args)
 {
-    constexpr int TPR = 4;
-    constexpr int CHUNKS_PER_THREAD = HEAD_DIM_V / (8 * TPR);
-    constexpr int ROWS_PER_PASS = NUM_THREADS / TPR;   // a multiple of 8, and 8 divides BLOCK_M
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
-    const int m0 = blockIdx.x * BLOCK_M;
-    const int nq = args.seqlen_q;
-    const elem_t *o = (const elem_t *)args.o + head_offset(args.o_stride, b, h);
-    const elem_t *dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
-    float *delta = (float *)args.delta + (long long)bh * nq;
-    const int sub = threadIdx.x % TPR;
-
-    for (int r = threadIdx.x / TPR; r < BLOCK_M; r += ROWS_PER_PASS) {   // warp-uniform trip count
-        const int row = m0 + r;
-        const bool in = EVEN_M || row < nq;
-        float acc = 0.f;
-        if (in) {
-            const elem_t *orow = o + row * args.o_stride[2];
-            const elem_t *drow = dout + row * args.do_stride[2];
-#pragma unroll
-            for (int c = 0; c < CHUNKS_PER_THREAD; c++) {
-                const int col = (sub + TPR * c) * 8;
-                const uint4 ov = *(const uint4 *)(orow + col);
-                const uint4 dv = *(const uint4 *)(drow + col);
-                const unsigned ow[4] = { ov.x, ov.y, ov.z, ov.w }, dw[4] = { dv.x, dv.y, dv.z, dv.w };
-#pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    float o0, o1, d0, d1;
-                    unpack2(ow[k], o0, o1);
-                    unpack2(dw[k], d0, d1);
-                    acc = fmaf(o0, d0, fmaf(o1, d1, acc));
-                }
-            }
-        }
-        acc = warp_sum_xor(acc, 1);
-        acc = warp_sum_xor(acc, 2);
-        if (in && sub == 0)
-            delta[row] = acc;
-    }
+    bwd_preprocess_rows<NUM_THREADS, BLOCK_M, HEAD_DIM_V, EVEN_M>(args);
 }
 
 // ---- ft_bwd_dkdv -----------------------------------------------------------------------------
@@ -736,26 +698,10 @@ ft_bwd_dq(const ft_bwd_args args)
 #endif
 
 #if DQ_MODE == 0
-// ---- ft_bwd_dq_convert (DQ_MODE 0): dq = scale * dq_accum in the element type ---------------
+// ---- ft_bwd_dq_convert (DQ_MODE 0): dq = scale * dq_accum (common/ft_bwd_steps.cuh) ---------
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
 ft_bwd_dq_convert(const ft_bwd_args args)
 {
-    constexpr int CPR = HEAD_DIM / 8;
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
-    const int m0 = blockIdx.x * BLOCK_M;
-    const int nq = args.seqlen_q;
-    const float scale = (float)args.softmax_scale;
-    const float *src = (const float *)args.dq_accum + ((long long)bh * nq + m0) * HEAD_DIM;
-    elem_t *dq = (elem_t *)args.dq + head_offset(args.dq_stride, b, h) + m0 * args.dq_stride[2];
-    for (int c = threadIdx.x; c < BLOCK_M * CPR; c += NUM_THREADS) {
-        const int row = c / CPR, col = (c % CPR) * 8;
-        if (EVEN_M || m0 + row < nq) {
-            const float4 x = *(const float4 *)(src + row * HEAD_DIM + col);
-            const float4 y = *(const float4 *)(src + row * HEAD_DIM + col + 4);
-            *(uint4 *)(dq + row * args.dq_stride[2] + col) =
-                make_uint4(pack2(x.x * scale, x.y * scale), pack2(x.z * scale, x.w * scale),
-                           pack2(y.x * scale, y.y * scale), pack2(y.z * scale, y.w * scale));
-        }
-    }
+    bwd_dq_convert_rows<NUM_THREADS, BLOCK_M, HEAD_DIM, EVEN_M>(args);
 }
 #endif

@@ -31,25 +31,6 @@ static_assert(RULE != FWD_WGMMA_BAD_REGISTERS, "BLOCK_N, HEAD_DIM_V, NUM_WARPS: 
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_wgmma.h");
 
-// Copies a ROWS x COLS tile (row stride `stride` elements, `valid` rows in range) into the
-// panel layout with 16-byte cp.async; rows past `valid` are zero-filled.
-template <int ROWS, int COLS, bool EVEN>
-FT_DEVICE void load_panels(unsigned smem, const elem_t *gmem, long long stride, int valid)
-{
-    constexpr int CHUNKS = COLS / 8;
-#pragma unroll
-    for (int it = 0; it < (ROWS * CHUNKS + NUM_THREADS - 1) / NUM_THREADS; it++) {
-        const int i = it * NUM_THREADS + threadIdx.x;
-        if ((ROWS * CHUNKS) % NUM_THREADS != 0 && i >= ROWS * CHUNKS)
-            break;
-        const int row = i / CHUNKS;
-        const int chunk = i % CHUNKS;
-        const bool in = EVEN || row < valid;
-        const elem_t *src = in ? gmem + row * stride + chunk * 8 : gmem;
-        cp_async_16(smem + panel_offset<ROWS>(row, chunk), src, in ? 16 : 0);
-    }
-}
-
 // Compiled for the occupancy the traits expect (MIN_BLOCKS): up to 255 registers a thread for
 // two or three warpgroups, within 128 for one warpgroup on 64x64 tiles of head dim 64.
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
@@ -82,7 +63,7 @@ ft_fwd(const ft_fwd_args args)
     const key_walk kw = walk_keys<BLOCK_M, BLOCK_N>(lo, hi, m0, args.seqlen_q, seqlen_k, k, ks, v, vs);
     const int n_tiles = kw.n_tiles, n_begin = kw.n_begin, keys = kw.keys;
 
-    load_panels<BLOCK_M, HEAD_DIM, EVEN_M>(q_smem, q, args.q_stride[2], args.seqlen_q - m0);
+    load_panels<BLOCK_M, HEAD_DIM, EVEN_M, NUM_THREADS>(q_smem, q, args.q_stride[2], args.seqlen_q - m0);
     cp_async_commit();
     // Prologue: the first NUM_STAGES-1 K/V tiles; a group per slot, even an empty one, so that
     // wait_group<NUM_STAGES-2> always means "tile t has landed".
@@ -91,8 +72,8 @@ ft_fwd(const ft_fwd_args args)
         if (s < n_tiles) {
             const unsigned stage = kv_smem + s * STAGE_BYTES;
             const int n0 = s * BLOCK_N;
-            load_panels<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, keys - n0);
-            load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_BYTES, v + n0 * vs, vs, keys - n0);
+            load_panels<BLOCK_N, HEAD_DIM, EVEN_N, NUM_THREADS>(stage, k + n0 * ks, ks, keys - n0);
+            load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N, NUM_THREADS>(stage + K_BYTES, v + n0 * vs, vs, keys - n0);
         }
         cp_async_commit();
     }
@@ -110,8 +91,8 @@ ft_fwd(const ft_fwd_args args)
         if (NUM_STAGES == 1) {
             __syncthreads();   // everyone is done with the single buffer
             const int n0 = t * BLOCK_N;
-            load_panels<BLOCK_N, HEAD_DIM, EVEN_N>(kv_smem, k + n0 * ks, ks, keys - n0);
-            load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N>(kv_smem + K_BYTES, v + n0 * vs, vs, keys - n0);
+            load_panels<BLOCK_N, HEAD_DIM, EVEN_N, NUM_THREADS>(kv_smem, k + n0 * ks, ks, keys - n0);
+            load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N, NUM_THREADS>(kv_smem + K_BYTES, v + n0 * vs, vs, keys - n0);
             cp_async_commit();
             cp_async_wait<0>();
             fence_proxy_async();
@@ -124,8 +105,8 @@ ft_fwd(const ft_fwd_args args)
             if (next < n_tiles) {
                 const unsigned stage = kv_smem + (next % NUM_STAGES) * STAGE_BYTES;
                 const int n0 = next * BLOCK_N;
-                load_panels<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, keys - n0);
-                load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_BYTES, v + n0 * vs, vs, keys - n0);
+                load_panels<BLOCK_N, HEAD_DIM, EVEN_N, NUM_THREADS>(stage, k + n0 * ks, ks, keys - n0);
+                load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N, NUM_THREADS>(stage + K_BYTES, v + n0 * vs, vs, keys - n0);
             }
             cp_async_commit();
         }

@@ -1,0 +1,85 @@
+/* The bwd_wgmma family: Hopper warpgroup backward for f16/bf16 (templates/families/bwd_wgmma.cu);
+ * its layout, shared-memory size and rules are traits/bwd_wgmma.h. */
+#include <stdio.h>
+
+#include "gen_family_internal.h"
+#include "traits/ft_traits.h"
+#include "traits/bwd_wgmma.h"
+
+static size_t smem_dkdv(const int *p)
+{
+    return (size_t)bwd_wgmma_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
+                                        p[GEN_NUM_STAGES]);
+}
+
+static size_t smem_none(const int *p)
+{
+    (void)p;
+    return 0;
+}
+
+/* The rules are traits/bwd_wgmma.h's (the template static_asserts the same); here their messages. */
+static int check_bwd_wgmma(const int *p, char *why, size_t len)
+{
+    const int nw = p[GEN_NUM_WARPS], bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], stages = p[GEN_NUM_STAGES];
+    const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
+    switch (bwd_wgmma_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE])) {
+    case BWD_WGMMA_OK:
+        return 0;
+    case BWD_WGMMA_BAD_WARPS:
+        snprintf(why, len, "NUM_WARPS=%d: bwd_wgmma runs one or two warpgroups (4 or 8)", nw);
+        break;
+    case BWD_WGMMA_BAD_BLOCK_M:
+        snprintf(why, len, "BLOCK_M=%d: bwd_wgmma streams query tiles of 64", bm);
+        break;
+    case BWD_WGMMA_BAD_BLOCK_N:
+        snprintf(why, len, "BLOCK_N=%d must be 16*NUM_WARPS=%d (64 keys a warpgroup)", bn, 16 * nw);
+        break;
+    case BWD_WGMMA_BAD_HEAD_DIM:
+        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d with NUM_WARPS=%d: bwd_wgmma takes equal head dims of 64 "
+                 "or 128 whose dQ columns split into 64 or 128 per warpgroup", d, dv, nw);
+        break;
+    case BWD_WGMMA_BAD_STAGES:
+        snprintf(why, len, "NUM_STAGES=%d is out of range for bwd_wgmma (1..3)", stages);
+        break;
+    case BWD_WGMMA_BAD_DQ_MODE:
+        snprintf(why, len, "DQ_MODE=%d: bwd_wgmma adds dQ with atomics (DQ_MODE=0)", p[GEN_DQ_MODE]);
+        break;
+    case BWD_WGMMA_BAD_SMEM:
+        snprintf(why, len, "BLOCK_N=%d NUM_STAGES=%d with HEAD_DIM=%d needs %zu bytes of shared memory (at most %d)",
+                 bn, stages, d, smem_dkdv(p), FT_SMEM_MAX_BYTES);
+        break;
+    default:
+        snprintf(why, len, "HEAD_DIM=%d HEAD_DIM_V=%d: about %d registers per thread would spill (at most %d)", d, dv,
+                 bwd_wgmma_regs(bm, d, dv), ft_register_cap(nw * 32));
+        break;
+    }
+    return -1;
+}
+
+static const gen_entry bwd_wgmma_entries[] = {
+    { "ft_bwd_preprocess", 0, smem_none, NULL, GEN_OP_FAMILY },
+    { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY },
+    { "ft_bwd_dq_convert", 0, smem_none, NULL, GEN_OP_FAMILY },
+};
+
+const gen_family gen_family_bwd_wgmma = {
+    .name = "bwd_wgmma",
+    .file = "families/bwd_wgmma.cu",
+    .parts = FT_PARTS("traits/bwd_wgmma.h", "arch/sm80.cuh", "arch/sm90.cuh", "common/ft_block.cuh",
+                      "common/ft_bwd_steps.cuh"),
+    .backward = 1,
+    .dtypes = (1u << 1) | (1u << 2),
+    .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
+              GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
+              GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE),
+    .defaults = {
+        [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
+        [GEN_BLOCK_M] = 64, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,
+        [GEN_CAUSAL] = 0, [GEN_CAUSAL_SKIP] = 1, [GEN_EVEN_M] = 0, [GEN_EVEN_N] = 0, [GEN_DQ_MODE] = 0,
+    },
+    .entries = bwd_wgmma_entries,
+    .entry_count = 3,
+    .check = check_bwd_wgmma,
+    .target_arch = "sm_90a",
+};

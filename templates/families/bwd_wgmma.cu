@@ -1,0 +1,320 @@
+// families/bwd_wgmma.cu: FlashAttention backward on Hopper's warpgroup tensor cores (f16/bf16,
+// wgmma.mma_async, sm_90a only). Entries: ft_bwd_preprocess (delta = rowsum(dO*O)), ft_bwd_dkdv
+// (one block per key tile: dK, dV, and dQ added into dq_accum with fp32 atomics) and
+// ft_bwd_dq_convert (dq = softmax_scale * dq_accum).
+//
+// Design (ft_bwd_dkdv). K and V of the key tile stay in shared memory as 128-byte-swizzled
+// panels (arch/sm90.cuh); Q, dO, L and delta of each 64-row query tile stream through a
+// NUM_STAGES-deep cp.async ring. Warpgroup w owns keys 64w..64w+63 of the tile and, per query
+// tile:
+//   S^T = K_w Q^T, dP^T = V_w dO^T      SS-wgmma, M = 64 keys, N = 64 queries, both issued
+//                                       before either is waited on
+//   P^T = exp(S^T scale - L)            in registers (L in natural log, folded into exp2)
+//   dS^T = P^T (dP^T - delta)
+//   dV_w += P^T dO, dK_w += dS^T Q      RS-wgmma: a 64xN accumulator is, packed to 16-bit
+//                                       pairs, the A registers of the next product
+//   dS^T to shared memory, then dQ[:, slice w] = dS K[:, slice w]: SS-wgmma reading dS^T as an
+//                                       M-major (transposed) A and K as an N-major B, added to
+//                                       dq_accum with fp32 atomics (dS K unscaled)
+// dK is scaled by softmax_scale at the end. Queries past seqlen_q load as zeros with L = +inf,
+// so P = 0 there; keys past seqlen_k and outside the band get P = 0 by the per-element mask.
+
+// ---- traits (traits/bwd_wgmma.h): tunables come from the generator's #defines ---------------
+constexpr int NUM_THREADS = NUM_WARPS * 32;
+constexpr int NUM_WG = NUM_WARPS / 4;           // warpgroups, each owning 64 keys of the tile
+constexpr int DQ_COLS = HEAD_DIM / NUM_WG;      // dQ columns per warpgroup
+constexpr int S_REGS = BLOCK_M / 2;             // fp32 S^T (and dP^T) accumulators per thread
+constexpr int DK_REGS = HEAD_DIM / 2;
+constexpr int DV_REGS = HEAD_DIM_V / 2;
+constexpr int DQ_REGS = DQ_COLS / 2;
+constexpr int M_STEPS = BLOCK_M / 16;           // k-steps over the queries (dV, dK)
+constexpr int N_STEPS = BLOCK_N / 16;           // k-steps over the keys (dQ)
+// Shared memory: 1024 bytes of alignment slack, K and V, NUM_STAGES x (Q, dO, L and delta in
+// 1024 bytes), dS^T (BLOCK_N rows of BLOCK_M queries: one 128-byte panel).
+constexpr int Q_BYTES = BLOCK_M * HEAD_DIM * 2;
+constexpr int DO_BYTES = BLOCK_M * HEAD_DIM_V * 2;
+constexpr int K_BYTES = BLOCK_N * HEAD_DIM * 2;
+constexpr int V_BYTES = BLOCK_N * HEAD_DIM_V * 2;
+constexpr int LD_BYTES = 1024;
+constexpr int STAGE_BYTES = Q_BYTES + DO_BYTES + LD_BYTES;
+constexpr int DS_BYTES = BLOCK_N * BLOCK_M * 2;
+constexpr int SMEM_END = 1024 + K_BYTES + V_BYTES + NUM_STAGES * STAGE_BYTES + DS_BYTES;
+
+constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE);
+static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma takes f16 or bf16");
+static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be 4 or 8 (one or two warpgroups)");
+static_assert(RULE != BWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64");
+static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 16*NUM_WARPS (64 keys a warpgroup)");
+static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM = HEAD_DIM_V must be 64 or 128, 64 or 128 dQ columns a warpgroup");
+static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
+static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be 0 (atomic dQ)");
+static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");
+static_assert(RULE != BWD_WGMMA_BAD_REGISTERS, "head dims: accumulators would spill");
+static_assert(BLOCK_M * 8 <= LD_BYTES, "L and delta of a query tile fit their 1024 bytes");
+static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_wgmma.h");
+
+// ---- ft_bwd_preprocess: delta = rowsum(dO * O) (common/ft_bwd_steps.cuh) -------------------
+extern "C" __global__ void __launch_bounds__(NUM_THREADS)
+ft_bwd_preprocess(const ft_bwd_args args)
+{
+    bwd_preprocess_rows<NUM_THREADS, BLOCK_M, HEAD_DIM_V, EVEN_M>(args);
+}
+
+// ---- ft_bwd_dkdv -----------------------------------------------------------------------------
+// Packs accumulator columns 16kk..16kk+15 of a 64xBLOCK_M tile into the A registers of k-step kk.
+FT_DEVICE void pack_a(unsigned (&a)[M_STEPS][4], const float (&c)[S_REGS])
+{
+#pragma unroll
+    for (int kk = 0; kk < M_STEPS; kk++) {
+        a[kk][0] = pack2(c[kk * 8 + 0], c[kk * 8 + 1]);
+        a[kk][1] = pack2(c[kk * 8 + 2], c[kk * 8 + 3]);
+        a[kk][2] = pack2(c[kk * 8 + 4], c[kk * 8 + 5]);
+        a[kk][3] = pack2(c[kk * 8 + 6], c[kk * 8 + 7]);
+    }
+}
+
+// Writes a 64-key slab's accumulators (rows `row`, `row` + 8 of the thread; COLS columns) as
+// 16-bit pairs times `scale` to global rows past which `valid` keys stop.
+template <int COLS>
+FT_DEVICE void store_slab(elem_t *dst, long long ld, const float (&c)[COLS / 2], int row, int quad, int valid,
+                          float scale)
+{
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const int r = row + 8 * half;
+        if (!EVEN_N && r >= valid)
+            continue;
+#pragma unroll
+        for (int j = 0; j < COLS / 8; j++)
+            *(unsigned *)(dst + r * ld + 8 * j + 2 * quad) =
+                pack2(c[4 * j + 2 * half] * scale, c[4 * j + 2 * half + 1] * scale);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
+ft_bwd_dkdv(const ft_bwd_args args)
+{
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    const unsigned k_smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
+    const unsigned v_smem = k_smem + K_BYTES;
+    const unsigned ring = v_smem + V_BYTES;
+    const unsigned ds_smem = ring + NUM_STAGES * STAGE_BYTES;
+    unsigned char *base = smem_raw + (k_smem - smem_addr(smem_raw));   // generic view of k_smem
+
+    const int wg = threadIdx.x / 128;
+    const int warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32, g = lane / 4, qd = lane % 4;
+    const int wrow = 16 * (warp % 4) + g;   // the thread's first accumulator row (of 64)
+    const int krow = 64 * wg + wrow;        // ... as a key of the tile
+    const int nq = args.seqlen_q, nk = args.seqlen_k;
+    const int n0 = blockIdx.x * BLOCK_N;
+    const int keys_in = nk - n0;            // keys of this tile in range (may exceed BLOCK_N)
+    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
+
+    const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, h) + n0 * args.k_stride[2];
+    const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, h) + n0 * args.v_stride[2];
+    const elem_t *q = (const elem_t *)args.q + head_offset(args.q_stride, b, h);
+    const elem_t *dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
+    const float *lse = (const float *)args.lse + (long long)bh * nq;
+    const float *delta = (const float *)args.delta + (long long)bh * nq;
+    float *dq_accum = (float *)args.dq_accum + (long long)bh * nq * HEAD_DIM;
+    const long long qs = args.q_stride[2], dos = args.do_stride[2];
+
+    // Query tiles [mt_begin, m_tiles) that see this key tile; with block skipping maybe none,
+    // and then dK = dV = 0 come out of the untouched accumulators.
+    const int lo = args.mask_lo, hi = args.mask_hi;
+    int mt_begin, m_tiles;
+    query_tiles<BLOCK_M, BLOCK_N>(lo, hi, n0, nq, nk, mt_begin, m_tiles);
+
+    // Q, dO rows and their L, delta for query tile mt into ring slot st. Rows past seqlen_q
+    // get Q = dO = 0, L = +inf (so P = 0) and delta = 0.
+    auto issue_q_tile = [&](int mt, int st) {
+        const int m0 = mt * BLOCK_M;
+        const unsigned stage = ring + st * STAGE_BYTES;
+        load_panels<BLOCK_M, HEAD_DIM, EVEN_M, NUM_THREADS>(stage, q + m0 * qs, qs, nq - m0);
+        load_panels<BLOCK_M, HEAD_DIM_V, EVEN_M, NUM_THREADS>(stage + Q_BYTES, dout + m0 * dos, dos, nq - m0);
+        float *ld = (float *)(base + (stage - k_smem) + Q_BYTES + DO_BYTES);
+        const int t = threadIdx.x;
+        if (t < BLOCK_M) {
+            if (EVEN_M || m0 + t < nq) {
+                cp_async_4(smem_addr(ld + t), lse + m0 + t, 4);
+                cp_async_4(smem_addr(ld + BLOCK_M + t), delta + m0 + t, 4);
+            } else {
+                ld[t] = FT_INF_F;
+                ld[BLOCK_M + t] = 0.f;
+            }
+        }
+    };
+
+    // Pipeline: group 0 = K, V and the first query tile; then one group per further tile, one
+    // commit per iteration even when nothing is left to load, so wait<NUM_STAGES-2> always
+    // means "the current tile has landed".
+    load_panels<BLOCK_N, HEAD_DIM, EVEN_N, NUM_THREADS>(k_smem, k, args.k_stride[2], keys_in);
+    load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N, NUM_THREADS>(v_smem, v, args.v_stride[2], keys_in);
+    if (mt_begin < m_tiles)
+        issue_q_tile(mt_begin, 0);
+    cp_async_commit();
+#pragma unroll
+    for (int s = 1; s < NUM_STAGES - 1; s++) {
+        if (mt_begin + s < m_tiles)
+            issue_q_tile(mt_begin + s, s);
+        cp_async_commit();
+    }
+
+    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    // This warpgroup's 64 keys: within each panel of K and V they start at row 64*wg.
+    const unsigned k_wg = k_smem + wg * 64 * 128, v_wg = v_smem + wg * 64 * 128;
+    // Its dQ columns: DQ_COLS / 64 whole panels of K from panel wg * DQ_COLS / 64.
+    const unsigned k_dq = k_smem + wg * (DQ_COLS / 64) * (BLOCK_N * 128);
+    float dk[DK_REGS], dv[DV_REGS];
+#pragma unroll
+    for (int i = 0; i < DK_REGS; i++)
+        dk[i] = 0.f;
+#pragma unroll
+    for (int i = 0; i < DV_REGS; i++)
+        dv[i] = 0.f;
+
+    int st = 0;   // ring slot of the current tile
+    for (int mt = mt_begin; mt < m_tiles; mt++) {
+        cp_async_wait<(NUM_STAGES > 1 ? NUM_STAGES - 2 : 0)>();
+        fence_proxy_async();   // cp.async wrote through the generic proxy; wgmma reads the async one
+        __syncthreads();       // tile mt visible to all; every warp is done with tile mt-1
+        if (NUM_STAGES > 1) {
+            if (mt + NUM_STAGES - 1 < m_tiles)
+                issue_q_tile(mt + NUM_STAGES - 1, st == 0 ? NUM_STAGES - 1 : st - 1);
+            cp_async_commit();
+        }
+        const int m0 = mt * BLOCK_M;
+        const unsigned q_tile = ring + st * STAGE_BYTES, do_tile = q_tile + Q_BYTES;
+        const float *l_smem = (const float *)(base + (q_tile - k_smem) + Q_BYTES + DO_BYTES);
+        const float *d_smem = l_smem + BLOCK_M;
+
+        // S^T = K_w Q^T and dP^T = V_w dO^T: 16 head-dim columns a step, 4 steps a 64-column
+        // panel (32 bytes of its rows each); Q and dO are the K-major B operands.
+        float s[S_REGS], dp[S_REGS];
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < HEAD_DIM / 16; kk++) {
+            const unsigned col = (kk % 4) * 32;
+            wg_ss<BLOCK_M, 0>::run(s, wg_desc(k_wg + (kk / 4) * (BLOCK_N * 128) + col, 16, 1024),
+                                   wg_desc(q_tile + (kk / 4) * (BLOCK_M * 128) + col, 16, 1024), kk > 0);
+        }
+        wg_commit();
+#pragma unroll
+        for (int kk = 0; kk < HEAD_DIM_V / 16; kk++) {
+            const unsigned col = (kk % 4) * 32;
+            wg_ss<BLOCK_M, 0>::run(dp, wg_desc(v_wg + (kk / 4) * (BLOCK_N * 128) + col, 16, 1024),
+                                   wg_desc(do_tile + (kk / 4) * (BLOCK_M * 128) + col, 16, 1024), kk > 0);
+        }
+        wg_commit();
+        wg_wait<1>();   // S^T has landed; dP^T may still be in flight
+        wg_pin(s);
+
+        // P^T = exp2(S^T * scale*log2e - L*log2e). Element s[4j+e]: key krow + 8*(e/2) of the
+        // tile, query m0 + 8j + 2qd + e%2. Masked: outside the band, or key past seqlen_k.
+#pragma unroll
+        for (int j = 0; j < BLOCK_M / 8; j++) {
+            const float2 l2 = *(const float2 *)(l_smem + 8 * j + 2 * qd);
+            const float nl0 = -l2.x * (float)FT_LOG2E, nl1 = -l2.y * (float)FT_LOG2E;
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                s[4 * j + e] = fast_exp2(fmaf(s[4 * j + e], scale_log2, (e & 1) ? nl1 : nl0));
+        }
+        const bool diag = tile_needs_mask(lo, hi, m0, m0 + BLOCK_M, n0, n0 + BLOCK_N);
+        const bool key_edge = !EVEN_N && keys_in < BLOCK_N;
+        if (diag || key_edge) {
+#pragma unroll
+            for (int j = 0; j < BLOCK_M / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int key = krow + 8 * (e >> 1);
+                    const int query = m0 + 8 * j + 2 * qd + (e & 1);
+                    if ((CAUSAL && !ft_mask_visible(lo, hi, query, n0 + key)) || (!EVEN_N && key >= keys_in))
+                        s[4 * j + e] = 0.f;
+                }
+        }
+        unsigned pa[M_STEPS][4];
+        pack_a(pa, s);
+
+        // dS^T = P^T * (dP^T - delta[query]), in place of dP^T.
+        wg_wait<0>();
+        wg_pin(dp);
+#pragma unroll
+        for (int j = 0; j < BLOCK_M / 8; j++) {
+            const float2 d2 = *(const float2 *)(d_smem + 8 * j + 2 * qd);
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                dp[4 * j + e] = s[4 * j + e] * (dp[4 * j + e] - ((e & 1) ? d2.y : d2.x));
+        }
+        unsigned dsa[M_STEPS][4];
+        pack_a(dsa, dp);
+
+        // dV += P^T dO and dK += dS^T Q: dO and Q read N-major (transposed), 16 query rows
+        // (2048 bytes) a step, their 64-column panels BLOCK_M*128 bytes apart.
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < M_STEPS; kk++)
+            wg_rs<HEAD_DIM_V, 1>::run(dv, pa[kk], wg_desc(do_tile + kk * 2048, BLOCK_M * 128, 1024), 1);
+#pragma unroll
+        for (int kk = 0; kk < M_STEPS; kk++)
+            wg_rs<HEAD_DIM, 1>::run(dk, dsa[kk], wg_desc(q_tile + kk * 2048, BLOCK_M * 128, 1024), 1);
+        wg_commit();
+
+        // Meanwhile dS^T to shared memory as 16-bit pairs: row = key of the tile, one panel of
+        // BLOCK_M queries.
+#pragma unroll
+        for (int j = 0; j < BLOCK_M / 8; j++)
+#pragma unroll
+            for (int half = 0; half < 2; half++)
+                *(unsigned *)(base + (ds_smem - k_smem) + panel_offset<BLOCK_N>(krow + 8 * half, j) + 4 * qd) =
+                    pack2(dp[4 * j + 2 * half], dp[4 * j + 2 * half + 1]);
+        fence_proxy_async();   // the stores above, before wgmma reads them
+        wg_wait<0>();          // dV, dK done: their A registers and slot st are free
+        wg_pin(dv);
+        wg_pin(dk);
+        __syncthreads();       // every warpgroup's dS^T is in place; slot st is no longer read
+        if (NUM_STAGES == 1) {
+            if (mt + 1 < m_tiles)
+                issue_q_tile(mt + 1, 0);   // overlaps the dQ step
+            cp_async_commit();
+        }
+
+        // dQ (unscaled) = dS K for this warpgroup's DQ_COLS columns: dS^T read M-major (16 keys,
+        // 2048 bytes, a step), K read N-major.
+        float dq[DQ_REGS];
+        wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < N_STEPS; kk++)
+            wg_ss<DQ_COLS, 1, 1>::run(dq, wg_desc(ds_smem + kk * 2048, BLOCK_N * 128, 1024),
+                                      wg_desc(k_dq + kk * 2048, BLOCK_N * 128, 1024), kk > 0);
+        wg_commit();
+        wg_wait<0>();
+        wg_pin(dq);
+        // Element dq[4j+e]: query m0 + wrow + 8*(e/2), column wg*DQ_COLS + 8j + 2qd + e%2.
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const int row = m0 + wrow + 8 * half;
+            if (!EVEN_M && row >= nq)
+                continue;
+            float *p = dq_accum + (long long)row * HEAD_DIM + wg * DQ_COLS + 2 * qd;
+#pragma unroll
+            for (int j = 0; j < DQ_COLS / 8; j++)
+                red_add_f32x2(p + 8 * j, dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
+        }
+        st = (st + 1 == NUM_STAGES) ? 0 : st + 1;
+    }
+    cp_async_wait<0>();
+
+    // Epilogue: dK * scale and dV, 16-bit pairs straight from the accumulators.
+    elem_t *dk_out = (elem_t *)args.dk + head_offset(args.dk_stride, b, h) + n0 * args.dk_stride[2];
+    elem_t *dv_out = (elem_t *)args.dv + head_offset(args.dv_stride, b, h) + n0 * args.dv_stride[2];
+    store_slab<HEAD_DIM>(dk_out, args.dk_stride[2], dk, krow, qd, keys_in, (float)args.softmax_scale);
+    store_slab<HEAD_DIM_V>(dv_out, args.dv_stride[2], dv, krow, qd, keys_in, 1.f);
+}
+
+// ---- ft_bwd_dq_convert: dq = scale * dq_accum (common/ft_bwd_steps.cuh) ---------------------
+extern "C" __global__ void __launch_bounds__(NUM_THREADS)
+ft_bwd_dq_convert(const ft_bwd_args args)
+{
+    bwd_dq_convert_rows<NUM_THREADS, BLOCK_M, HEAD_DIM, EVEN_M>(args);
+}

@@ -1,0 +1,68 @@
+/* bwd_wgmma traits (templates/families/bwd_wgmma.cu, generator/family_bwd_wgmma.c): the Hopper
+ * backward. One block per key tile of BLOCK_N keys; each warpgroup (4 warps) owns 64 of them and
+ * keeps their dK, dV in registers; query tiles of BLOCK_M = 64 rows stream through a cp.async
+ * ring; dQ is added into fp32 dq_accum with atomics, each warpgroup owning HEAD_DIM / warpgroups
+ * of its columns. */
+#ifndef FT_TRAITS_BWD_WGMMA_H
+#define FT_TRAITS_BWD_WGMMA_H
+
+enum bwd_wgmma_rule {
+    BWD_WGMMA_OK,
+    BWD_WGMMA_BAD_WARPS,       /* NUM_WARPS not 4 or 8 (one or two warpgroups) */
+    BWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M != 64 (one wgmma M per query tile) */
+    BWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N != 16 * NUM_WARPS (64 keys a warpgroup) */
+    BWD_WGMMA_BAD_HEAD_DIM,    /* head dims not 64 or 128, not equal, or a dQ slice not 64 or 128 wide */
+    BWD_WGMMA_BAD_STAGES,      /* NUM_STAGES outside 1..3 */
+    BWD_WGMMA_BAD_DQ_MODE,     /* only atomic dQ (DQ_MODE 0) */
+    BWD_WGMMA_BAD_SMEM,        /* over the shared-memory limit */
+    BWD_WGMMA_BAD_REGISTERS,   /* accumulators would spill */
+};
+
+/* The bytes of one ring stage: the Q and dO tiles, then L and delta of its rows, padded so the
+ * next stage's tiles start 1024-aligned (the swizzle is a function of address bits 4-9). */
+FT_TRAIT long long bwd_wgmma_stage_bytes(int block_m, int head_dim, int head_dim_v)
+{
+    const long long tiles = (long long)block_m * (head_dim + head_dim_v) * 2;
+    return tiles + (block_m * 8 + 1023) / 1024 * 1024;
+}
+
+/* 1024 bytes of alignment slack, K and V of the key tile, the ring, and dS^T (BLOCK_N x BLOCK_M,
+ * 2 bytes an element) for dQ = dS K. */
+FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages)
+{
+    return 1024 + (long long)block_n * (head_dim + head_dim_v) * 2 +
+           num_stages * bwd_wgmma_stage_bytes(block_m, head_dim, head_dim_v) + (long long)block_n * block_m * 2;
+}
+
+/* Per thread: dK and dV of 64 keys (head_dim/2 + head_dim_v/2 fp32), S^T and dP^T (block_m/2
+ * each), P^T packed (block_m/4; dS^T packed takes dP^T's place), and ~40 of addresses and
+ * indices. dQ's accumulators (head_dim / warpgroups / 2) live only once S^T and dP^T are dead. */
+FT_TRAIT int bwd_wgmma_regs(int block_m, int head_dim, int head_dim_v)
+{
+    return head_dim / 2 + head_dim_v / 2 + block_m + block_m / 4 + 40;
+}
+
+FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim,
+                            int head_dim_v, int dq_mode)
+{
+    if (num_warps != 4 && num_warps != 8)
+        return BWD_WGMMA_BAD_WARPS;
+    if (block_m != 64)
+        return BWD_WGMMA_BAD_BLOCK_M;
+    if (block_n != 16 * num_warps)
+        return BWD_WGMMA_BAD_BLOCK_N;
+    const int dq_cols = head_dim / (num_warps / 4);
+    if ((head_dim != 64 && head_dim != 128) || head_dim_v != head_dim || (dq_cols != 64 && dq_cols != 128))
+        return BWD_WGMMA_BAD_HEAD_DIM;
+    if (num_stages < 1 || num_stages > 3)
+        return BWD_WGMMA_BAD_STAGES;
+    if (dq_mode != 0)
+        return BWD_WGMMA_BAD_DQ_MODE;
+    if (bwd_wgmma_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages) > FT_SMEM_MAX_BYTES)
+        return BWD_WGMMA_BAD_SMEM;
+    if (bwd_wgmma_regs(block_m, head_dim, head_dim_v) > ft_register_cap(num_warps * 32))
+        return BWD_WGMMA_BAD_REGISTERS;
+    return BWD_WGMMA_OK;
+}
+
+#endif
