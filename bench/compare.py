@@ -1,7 +1,8 @@
 """flashtune against PyTorch's own attention, in one process and one run on the GPU.
 
-Times flashtune.attention and scaled_dot_product_attention's FLASH_ATTENTION (FlashAttention-2),
-CUDNN_ATTENTION, EFFICIENT_ATTENTION and MATH backends on the FlashAttention papers' grid (hidden
+Times flashtune.attention, scaled_dot_product_attention's FLASH_ATTENTION (FlashAttention-2),
+CUDNN_ATTENTION, EFFICIENT_ATTENTION and MATH backends, and FlexAttention (flex_attention under
+torch.compile; causal through a block mask) on the FlashAttention papers' grid (hidden
 2048, 16384 tokens, N = 512 ... 16384, D = 64 and 128, causal and not, forward and backward) in
 bf16, plus f16 and f32 rows; median of CUDA-event timings after warm-up. FLOPs: forward
 4·B·H·N²·D (halved when causal), backward 2.5× that. Also peak memory of forward + backward
@@ -27,10 +28,10 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import flashtune  # noqa: E402
-from plot import geomean, plot_all  # noqa: E402   (bench/plot.py; matplotlib only when drawing)
+from plot import PEERS, geomean, plot_all  # noqa: E402   (bench/plot.py; matplotlib only when drawing)
 
-PEERS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
-         "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
+SDPA = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+        "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 MATH_LIMIT_BYTES = 24 << 30   # MATH materializes B·H·N² scores (and their gradient): skip beyond this
 
@@ -42,9 +43,63 @@ def sdpa(backend):
     return run
 
 
-def impls():
+def first_line(e):
+    return (str(e).strip().splitlines() or [type(e).__name__])[0][:120]
+
+
+def causal_mask(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+
+
+def load_flex():
+    """(make, why): make() gives a fresh FlexAttention run; None and the reason where this torch has none."""
+    try:
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    except ImportError as e:
+        return None, f"no FlexAttention in torch {torch.__version__} ({e})"
+
+    def make():
+        # One point's graphs at a time: no recompile limit reached (past it dynamo would silently run
+        # flex_attention eagerly), and one guard set to check per call. dynamic=False: static shapes.
+        torch._dynamo.reset()
+        compiled = torch.compile(flex_attention, dynamic=False)
+        masks = {}
+
+        def run(q, k, v, is_causal):
+            if not is_causal:
+                return compiled(q, k, v)
+            lens = (q.shape[-2], k.shape[-2])
+            if lens not in masks:   # built on the first, untimed call of a point
+                masks[lens] = create_block_mask(causal_mask, None, None, *lens, device=q.device)
+            return compiled(q, k, v, block_mask=masks[lens])
+        return run
+
+    try:
+        check_flex(make())
+    except Exception as e:   # compile failures come as many types (dynamo, inductor, Triton)
+        return None, f"FlexAttention does not run here: {first_line(e)}"
+    return make, ""
+
+
+def check_flex(run):
+    """A small causal problem forward and backward, the output against SDPA's math backend in f32;
+    raises where it fails."""
+    q, k, v = (torch.randn((1, 2, 256, 64), device="cuda", dtype=torch.bfloat16).requires_grad_(True)
+               for _ in range(3))
+    o = run(q, k, v, True)
+    torch.autograd.grad(o.sum(), (q, k, v))
+    with torch.no_grad(), sdpa_kernel(SDPBackend.MATH):
+        ref = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=True)
+        err = (o.float() - ref).abs().max().item()
+    if not err < 0.05:   # bf16 output: about 0.01 at most
+        raise ValueError(f"causal output differs from SDPA math by {err:.3g}")
+
+
+def impls(flex_make=None):
+    """The backends by name; "flex" maps to None where FlexAttention cannot run."""
     out = {"flashtune": lambda q, k, v, is_causal: flashtune.attention(q, k, v, is_causal=is_causal)}
-    out.update({name: sdpa(b) for name, b in PEERS.items()})
+    out.update({name: sdpa(b) for name, b in SDPA.items()})
+    out["flex"] = flex_make() if flex_make else None
     return out
 
 
@@ -71,6 +126,8 @@ def time_ms(fn, min_reps=5, max_reps=50, budget_s=0.25, warmup=3):
 
 def measure(name, fn, dtype, b, h, n, d, causal):
     """(forward ms, backward ms) of one implementation, or None where it cannot run."""
+    if fn is None:
+        return None, "n/a"
     if name == "math" and b * h * n * n * 4 * 3 > MATH_LIMIT_BYTES:
         return None, "skipped: scores do not fit"
     g = torch.Generator(device="cuda").manual_seed(n + d)
@@ -82,9 +139,10 @@ def measure(name, fn, dtype, b, h, n, d, causal):
         fwd = time_ms(lambda: fn(q, k, v, causal))
         bwd = time_ms(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True))
         return (fwd, bwd), ""
-    except (RuntimeError, ValueError) as e:   # a backend that does not take this problem
+    # A backend that does not take this problem; FlexAttention's compile errors come in many types.
+    except (Exception if name == "flex" else (RuntimeError, ValueError)) as e:
         torch.cuda.synchronize()
-        return None, str(e).splitlines()[0][:120]
+        return None, first_line(e)
     finally:
         del q, k, v
         torch.cuda.empty_cache()
@@ -125,7 +183,7 @@ def command_output(*cmd):
         return None
 
 
-def run_facts(args, started):
+def run_facts(args, started, flex_why):
     """What the figures need to say where and how they were measured."""
     # A copy of the tree without its own history (a GPU machine's) names its commit in
     # FLASHTUNE_COMMIT; git's answer there would be the copy's, not the code's.
@@ -148,6 +206,8 @@ def run_facts(args, started):
         "timing": "median of CUDA-event timings after 3 warm-up calls; "
                   "TFLOP/s: forward 4·B·H·N²·D (halved when causal), backward 2.5× forward",
         "dtypes": args.dtypes, "seqlens": args.seqlens, "head_dims": args.head_dims,
+        "flex": flex_why or "torch.compile(flex_attention, dynamic=False), compiled and its causal block "
+                            "mask built in untimed calls; non-causal without a block mask",
     }
 
 
@@ -165,6 +225,9 @@ def main():
     dev = torch.cuda.get_device_name()
     started = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
     print(f"# {dev}, torch {torch.__version__}, flashtune {flashtune.version()}, {started}")
+    flex_make, flex_why = load_flex()
+    if flex_why:
+        print(f"# flex: n/a, {flex_why}")
 
     rows = []
     for dname in args.dtypes.split(","):
@@ -173,7 +236,7 @@ def main():
             for causal in (False, True):
                 for n in seqlens:
                     b, h = max(1, 16384 // n), 2048 // d
-                    for name, fn in impls().items():
+                    for name, fn in impls(flex_make).items():
                         res, why = measure(name, fn, dtype, b, h, n, d, causal)
                         for p, backward in (("fwd", False), ("bwd", True)):
                             ms = res[backward][0] if res else float("nan")
@@ -191,15 +254,16 @@ def main():
         w.writeheader()
         w.writerows(rows)
     with open(os.path.join(args.out, "compare.json"), "w") as f:
-        json.dump(run_facts(args, started), f, indent=2, ensure_ascii=False)
+        json.dump(run_facts(args, started, flex_why), f, indent=2, ensure_ascii=False)
         f.write("\n")
 
     key = lambda r: (r["dtype"], r["head_dim"], r["causal"], r["pass_"], r["seqlen"])   # noqa: E731
     table = {}
     for r in rows:
         table.setdefault(key(r), {})[r["impl"]] = r["tflops"]
-    peers = list(PEERS)
-    md = [f"Device: {dev}; torch {torch.__version__}; TFLOP/s (median), ratio = flashtune / peer.", "",
+    peers = list(PEERS)   # plot.py's order, flex among them
+    md = [f"Device: {dev}; torch {torch.__version__}; TFLOP/s (median), ratio = flashtune / peer." +
+          (f" flex: n/a, {flex_why}." if flex_why else ""), "",
           "| dtype | D | causal | pass | N | flashtune | " + " | ".join(peers) + " | " +
           " | ".join(f"÷{p}" for p in peers) + " |",
           "| --- | ---: | :---: | --- | ---: | ---: | " + " | ".join(["---:"] * (2 * len(peers))) + " |"]

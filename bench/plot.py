@@ -22,6 +22,7 @@ BACKENDS = {
     "flashtune": ("flashtune", "#d62728", "o"),
     "flash": ("FlashAttention-2 (SDPA flash)", "#1f77b4", "s"),
     "cudnn": ("cuDNN (SDPA cudnn)", "#2ca02c", "^"),
+    "flex": ("FlexAttention (torch.compile)", "#9467bd", "P"),
     "efficient": ("SDPA efficient", "#ff7f0e", "D"),
     "math": ("SDPA math (unfused)", "#7f7f7f", "v"),
 }

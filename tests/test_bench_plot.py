@@ -3,10 +3,15 @@
 The figures' facts come from compare.json beside the CSV and name device, date, commit, versions
 and shapes; every backend has one colour of its own; the README's bf16 table holds exactly the
 geometric means and worst points that the CSV gives; the figures the README and docs show exist.
+FlexAttention ("flex", added after the committed run) has its own label and colour, enters the
+geometric means and the ratio panels, and is drawn from a CSV that holds it (with matplotlib).
 Usage: python3 tests/test_bench_plot.py SOURCE_DIR"""
+import csv
+import importlib.util
 import os
 import re
 import sys
+import tempfile
 import unittest
 
 SRC = os.path.abspath(sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
@@ -30,9 +35,13 @@ class PlotFacts(unittest.TestCase):
         self.assertIn("N = 512, 1024, 2048, 4096, 8192, 16384", text)
 
     def test_one_colour_per_backend(self):
-        colours = [c for _, c, _ in plot.BACKENDS.values()]
-        self.assertEqual(len(colours), len(set(colours)))
-        self.assertEqual(set(plot.BACKENDS), {r["impl"] for r in self.rows})
+        for i, what in enumerate(("label", "colour", "marker")):
+            values = [v[i] for v in plot.BACKENDS.values()]
+            self.assertEqual(len(values), len(set(values)), what)
+        self.assertLessEqual({r["impl"] for r in self.rows}, set(plot.BACKENDS))
+        self.assertEqual(plot.BACKENDS["flex"][:2], ("FlexAttention (torch.compile)", "#9467bd"))
+        self.assertIn("flex", plot.PEERS)
+        self.assertIn("flex", plot.RATIO_DRAWN)
 
     def test_readme_table_is_the_csv(self):
         s = plot.summary(self.rows, "bf16")
@@ -42,8 +51,9 @@ class PlotFacts(unittest.TestCase):
             line = re.search(rf"^\| {name} \|(.*)\|$", readme, re.M)
             self.assertIsNotNone(line, f"README has no '| {name} |' row")
             cells = [c.strip().replace("*", "") for c in line.group(1).split("|")]
-            self.assertEqual(len(cells), len(plot.PEERS))
-            for cell, peer in zip(cells, plot.PEERS):
+            peers = [q for q in plot.PEERS if (p, q) in s]   # the committed run predates flex
+            self.assertEqual(len(cells), len(peers))
+            for cell, peer in zip(cells, peers):
                 mean, worst, _ = s[(p, peer)]
                 digits = 1 if mean >= 10 else 2
                 self.assertEqual(cell, f"{mean:.{digits}f} ({worst:.{digits}f})", f"{name} {peer}")
@@ -52,6 +62,36 @@ class PlotFacts(unittest.TestCase):
         for dtype in sorted({r["dtype"] for r in self.rows}):
             self.assertTrue(os.path.exists(os.path.join(RESULTS, f"compare_{dtype}.png")), dtype)
         self.assertTrue(os.path.exists(os.path.join(RESULTS, "summary_bf16.png")))
+
+
+def with_flex(rows, speedup=1.25):
+    """The rows plus a flex backend at `speedup` times the flash backend's TFLOP/s at every point."""
+    flex = [dict(r, impl="flex", tflops=r["tflops"] * speedup) for r in rows if r["impl"] == "flash"]
+    return rows + flex
+
+
+class PlotFlex(unittest.TestCase):
+    def setUp(self):
+        self.rows = with_flex(plot.load_rows(os.path.join(RESULTS, "compare.csv")))
+
+    def test_flex_in_the_geometric_means(self):
+        s = plot.summary(self.rows, "bf16")
+        for p, _ in plot.PASSES:
+            self.assertAlmostEqual(s[(p, "flex")][0], s[(p, "flash")][0] / 1.25, places=9)
+            self.assertAlmostEqual(s[(p, "flex")][1], s[(p, "flash")][1] / 1.25, places=9)
+
+    @unittest.skipUnless(importlib.util.find_spec("matplotlib"), "matplotlib is not installed")
+    def test_figures_with_flex(self):
+        with tempfile.TemporaryDirectory() as out:
+            path = os.path.join(out, "compare.csv")
+            with open(path, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(self.rows[0].keys()))
+                w.writeheader()
+                w.writerows(r for r in self.rows if r["dtype"] == "bf16")
+            written = plot.plot_all(path, out, os.path.join(RESULTS, "compare.json"))
+            self.assertEqual([os.path.basename(x) for x in written], ["compare_bf16.png", "summary_bf16.png"])
+            for x in written:
+                self.assertGreater(os.path.getsize(x), 10000, x)
 
 
 if __name__ == "__main__":
