@@ -4,21 +4,19 @@
 
 #include "rt_internal.h"
 
-/* The families to try for w, best first: on Hopper the warpgroup forward, then mma.sync,
- * which covers every head dim and GPU. OUT: the families; returns their count. */
+/* The families to try for w, best first: on Hopper the warpgroup families (head dims 64 and
+ * 128), then mma.sync, which covers every head dim and GPU. OUT: the families; returns their
+ * count. */
 static int families_for(const db_workload *w, const gen_family *out[2])
 {
     const int mma = w->dtype == FT_F16 || w->dtype == FT_BF16;
-    if (w->op == DB_OP_BWD) {
-        out[0] = gen_family_find(mma ? "bwd_mma" : "bwd_exact");
-        return 1;
-    }
+    const int bwd = w->op == DB_OP_BWD;
     if (!mma) {
-        out[0] = gen_family_find("fwd_exact");
+        out[0] = gen_family_find(bwd ? "bwd_exact" : "fwd_exact");
         return 1;
     }
-    out[0] = gen_family_find("fwd_wgmma");
-    out[1] = gen_family_find("fwd_mma");
+    out[0] = gen_family_find(bwd ? "bwd_wgmma" : "fwd_wgmma");
+    out[1] = gen_family_find(bwd ? "bwd_mma" : "fwd_mma");
     return 2;
 }
 

@@ -90,7 +90,7 @@ static const struct {
     int spaces;          /* on sm_90 */
     int workloads;       /* over every space, on sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 3, 144 },
+    { "tuner/spaces/default.lua", 4, 192 },
     { "tuner/spaces/quick.lua", 2, 4 },
     { "tuner/spaces/derived.lua", 8, 64 },
 };
@@ -144,8 +144,9 @@ static void default_space_covers_the_readme(void **state)
             assert_int_equal(w->heads * w->head_dim, 2048);
             assert_true(w->head_dim == 64 || w->head_dim == 128);
             seen[w->dtype][w->head_dim / 64][w->causal][lg]++;
-            if (c->count < 4 || c->count > 24)
-                fail_msg("default.lua '%s' workload %d: %d candidates, outside 4..24", s->name, j + 1, c->count);
+            /* bwd_wgmma at head dim 64 has 3 configurations (one warpgroup, 1..3 stages). */
+            if (c->count < 3 || c->count > 24)
+                fail_msg("default.lua '%s' workload %d: %d candidates, outside 3..24", s->name, j + 1, c->count);
         }
         for (int dt = 1; dt <= 2; dt++)
             for (int d = 1; d <= 2; d++)

@@ -3,7 +3,7 @@
 -- FlashAttention papers' benchmark shapes: batch = 16384 / seqlen, heads = 2048 / head_dim).
 --
 -- Budget: a handful of candidates per workload (the constraints below) timed briefly (bench
--- below), so an H100 runs the whole sweep in minutes (214 s, measured 2026-11-23). The lengths
+-- below), so an H100 runs the whole sweep in minutes (272 s, measured 2026-11-24). The lengths
 -- are powers of two, so the lengths of a shape share most of their kernels. The counts are
 -- printed, not written here: `flashtune tune --compile-only` gives the spaces, workloads,
 -- candidates and distinct kernels, then compiles them without timing.
@@ -55,8 +55,8 @@ local spaces = {
   },
 }
 
--- Hopper only (wgmma, compiled for sm_90a): a warpgroup owns 64 query rows, so BLOCK_M follows
--- NUM_WARPS; the other pairings are refused by the family's check.
+-- Hopper only (wgmma, compiled for sm_90a). The forward: a warpgroup owns 64 query rows, so
+-- BLOCK_M follows NUM_WARPS; the other pairings are refused by the family's check.
 if device.cc == 90 then
   table.insert(spaces, 2, space{
     name = "fwd_hopper",
@@ -67,6 +67,20 @@ if device.cc == 90 then
       NUM_WARPS = {4, 8, 12},
       BLOCK_N = {64, 128},
       NUM_STAGES = {1, 2},
+    },
+    workloads = shapes,
+    bench = bench,
+  })
+  -- The Hopper backward: a warpgroup owns 64 keys, so BLOCK_N follows NUM_WARPS (4 warps at head
+  -- dim 64, where 8 would leave each warpgroup 32 dQ columns); query tiles of 64 rows.
+  table.insert(spaces, space{
+    name = "bwd_hopper",
+    template = "bwd_wgmma",
+    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 64, DQ_MODE = "atomic" },
+    params = {
+      NUM_WARPS = {4, 8},
+      BLOCK_N = {64, 128},
+      NUM_STAGES = {1, 2, 3},
     },
     workloads = shapes,
     bench = bench,
