@@ -82,4 +82,5 @@ const gen_family gen_family_bwd_wgmma = {
     .entry_count = 3,
     .check = check_bwd_wgmma,
     .target_arch = "sm_90a",
+    .tensor_maps = 1,
 };

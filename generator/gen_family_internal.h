@@ -50,6 +50,9 @@ typedef struct gen_family {
     /* NULL: compiled for the GPU's own arch. Else the arch-specific target the family needs
      * ("sm_90a" for wgmma); it then runs only on GPUs of that arch ("sm_90"). */
     const char *target_arch;
+    /* 1: its backward loads Q and dO through the tensor maps of ft_bwd_args (q_map, do_map),
+     * which the launcher encodes for each launch with boxes of 64 columns by BLOCK_M rows. */
+    int tensor_maps;
 } gen_family;
 
 #endif

@@ -56,3 +56,35 @@ void ln_bwd_args(const ln_problem *p, int accum, int b0, int nb, ft_bwd_args *a)
     memcpy(a->dk_stride, p->k_stride, sizeof a->dk_stride);
     memcpy(a->dv_stride, p->v_stride, sizeof a->dv_stride);
 }
+
+/* One [batch][heads][rows][cols] tensor at base with element strides st (batch, head, row) as a
+ * 4-D map, boxes of 64 columns by box_rows rows, 128-byte swizzle, out-of-range rows as zeros.
+ * A dimension of extent 1 gets a stride of its inner neighbour's span (the copy engine wants
+ * every stride a multiple of 16 bytes, whatever the caller passed for an unused one). */
+static CUresult encode_map(const cu_driver *cu, CUtensorMapDataType type, const void *base, const long long st[3],
+                           int batch, int heads, int rows, int cols, int box_rows, size_t e, ft_tensor_map *out)
+{
+    const cuuint64_t dims[4] = { (cuuint64_t)cols, (cuuint64_t)rows, (cuuint64_t)heads, (cuuint64_t)batch };
+    cuuint64_t strides[3] = { (cuuint64_t)st[2] * e, (cuuint64_t)st[1] * e, (cuuint64_t)st[0] * e };
+    for (int d = 1; d < 4; d++)
+        if (dims[d] == 1)
+            strides[d - 1] = d == 1 ? (cuuint64_t)cols * e : strides[d - 2] * dims[d - 1];
+    const cuuint32_t box[4] = { 64, (cuuint32_t)box_rows, 1, 1 }, unit[4] = { 1, 1, 1, 1 };
+    return cu->TensorMapEncodeTiled((CUtensorMap *)out, type, 4, (void *)base, dims, strides, box, unit,
+                                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                    CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, ft_bwd_args *a)
+{
+    if (p->dtype != 1 && p->dtype != 2)   /* the 16-bit types only (ft_dtype: 1 f16, 2 bf16) */
+        return CUDA_ERROR_INVALID_VALUE;
+    const CUtensorMapDataType type = p->dtype == 1 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    const size_t e = ln_elem_bytes(p->dtype);
+    CUresult rc = encode_map(cu, type, a->q, a->q_stride, a->batch, a->heads, a->seqlen_q, p->head_dim, box_rows, e,
+                             &a->q_map);
+    if (rc == CUDA_SUCCESS)
+        rc = encode_map(cu, type, a->dout, a->do_stride, a->batch, a->heads, a->seqlen_q, p->head_dim_v, box_rows, e,
+                        &a->do_map);
+    return rc;
+}

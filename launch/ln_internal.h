@@ -67,6 +67,10 @@ size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int hea
  * accum: 1 passes p->dq_accum, 0 passes NULL (kernels without DQ_MODE atomic never read it). */
 void ln_fwd_args(const ln_problem *p, int b0, int nb, ft_fwd_args *a /* OUT */);
 void ln_bwd_args(const ln_problem *p, int accum, int b0, int nb, ft_bwd_args *a /* OUT */);
+/* Encodes a's q_map and do_map (ft_kernel_args.h) for a's slice, boxes of 64 columns by box_rows
+ * rows. CUDA_SUCCESS, or the driver's error (CUDA_ERROR_INVALID_VALUE for a dtype other than
+ * f16/bf16, or pointers and strides the copy engine refuses: they need 16-byte alignment). */
+CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, ft_bwd_args *a /* IN/OUT */);
 
 /* ---- steps and their shapes (ln_dims.c, ln_plan.c) -------------------------------------- */
 
@@ -98,6 +102,7 @@ typedef struct ln_step {
 typedef struct ln_plan {
     int backward;               /* argument block: 1 ft_bwd_args, 0 ft_fwd_args */
     int accum;                  /* DQ_MODE atomic: dq_accum passed, zeroed before the first step */
+    int map_rows;               /* > 0: Q and dO go as tensor maps of boxes 64 x map_rows (gen_family.tensor_maps) */
     int seqlen_q, seqlen_k;     /* the lengths the grids are for */
     ln_step steps[LN_MAX_STEPS];
     int count;

@@ -29,6 +29,8 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
         void *params[1];
         if (plan->backward) {
             ln_bwd_args(p, plan->accum, b0, nb, &ba);
+            if (plan->map_rows && (rc = ln_bwd_tensor_maps(cu, p, plan->map_rows, &ba)) != CUDA_SUCCESS)
+                return rc;
             params[0] = &ba;
         } else {
             ln_fwd_args(p, b0, nb, &fa);

@@ -74,6 +74,7 @@ static void open_driver(void)
     RESOLVE(EventSynchronize, "cuEventSynchronize");
     RESOLVE(EventElapsedTime, "cuEventElapsedTime");
     RESOLVE(EventDestroy, "cuEventDestroy_v2");
+    RESOLVE(TensorMapEncodeTiled, "cuTensorMapEncodeTiled");
 
     CUresult rc = table.Init(0);
     if (rc != CUDA_SUCCESS) {

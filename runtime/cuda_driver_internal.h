@@ -48,6 +48,11 @@ typedef struct cu_driver {
     CUresult (*EventSynchronize)(CUevent event);
     CUresult (*EventElapsedTime)(float *ms, CUevent start, CUevent end);
     CUresult (*EventDestroy)(CUevent event);
+    CUresult (*TensorMapEncodeTiled)(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *address,
+                                     const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+                                     const cuuint32_t *element_strides, CUtensorMapInterleave interleave,
+                                     CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion,
+                                     CUtensorMapFloatOOBfill fill);
 } cu_driver;
 
 /* Opens the driver once per process (thread-safe) and calls cuInit(0).

@@ -122,15 +122,48 @@ static CUresult fake_memset(CUdeviceptr dst, unsigned char value, size_t count, 
     return CUDA_SUCCESS;
 }
 
+/* The copy engine's maps: what a stand-in cuTensorMapEncodeTiled was asked, per call. */
+static struct {
+    int calls, fail;
+    CUtensorMapDataType type[2];
+    cuuint32_t rank[2];
+    uintptr_t address[2];
+    cuuint64_t dims[2][4], strides[2][3];
+    cuuint32_t box[2][4];
+    CUtensorMapSwizzle swizzle[2];
+} encoded;
+
+static CUresult fake_encode(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *address,
+                            const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+                            const cuuint32_t *element_strides, CUtensorMapInterleave interleave,
+                            CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion, CUtensorMapFloatOOBfill fill)
+{
+    (void)element_strides, (void)interleave, (void)promotion, (void)fill;
+    if (encoded.fail)
+        return CUDA_ERROR_INVALID_VALUE;
+    const int i = encoded.calls++;
+    if (i >= 2)
+        return CUDA_SUCCESS;   /* records the first two */
+    encoded.type[i] = type, encoded.rank[i] = rank, encoded.address[i] = (uintptr_t)address;
+    memcpy(encoded.dims[i], dims, sizeof encoded.dims[i]);
+    memcpy(encoded.strides[i], strides, sizeof encoded.strides[i]);
+    memcpy(encoded.box[i], box, sizeof encoded.box[i]);
+    encoded.swizzle[i] = swizzle;
+    memset(map, 0x11 * (i + 1), sizeof *map);
+    return CUDA_SUCCESS;
+}
+
 static cu_driver fake = {
     .ModuleLoadData = fake_load, .ModuleUnload = fake_unload, .ModuleGetFunction = fake_getfn,
     .FuncSetAttribute = fake_attr, .LaunchKernel = fake_launch, .MemsetD8Async = fake_memset,
+    .TensorMapEncodeTiled = fake_encode,
 };
 
 static int reset(void **state)
 {
     (void)state;
     ncalls = overflow = 0;
+    memset(&encoded, 0, sizeof encoded);
     block_is_backward = 0;
     fail_getfn = NULL;
     fail_attr = CUDA_SUCCESS;
@@ -243,6 +276,10 @@ static const struct {
     { "bwd_mma", 2, 1, LN_BACKWARD, 0, 0,
       { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 3, 256, 98816 }, { "ft_bwd_dq", 32, 256, 147456 } } },
     { "bwd_mma", 2, 1, LN_FORWARD, -1, 0, { { NULL } } },
+    /* bwd_wgmma: 64 x 128, 8 warps, 2 stages, D 128: 1024 + K, V 128*256*2 + 2 * (64*256*2 + 1024)
+     * + dS^T 128*64*2 + two fp32 dQ tiles 2*64*128*4. */
+    { "bwd_wgmma", 2, 0, LN_BACKWARD, 0, 1,
+      { { "ft_bwd_preprocess", 16, 256, 0 }, { "ft_bwd_dkdv", 3, 256, 216064 }, { "ft_bwd_dq_convert", 16, 256, 0 } } },
     /* bwd_exact: 32 x 64, 8 warps, 2 stages, D 128; f32 rows padded by 4 elements, f64 by 2. */
     { "bwd_exact", 0, 0, LN_BACKWARD, 0, 1,
       { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 5, 256, 154112 }, { "ft_bwd_dq_convert", 32, 256, 0 } } },
@@ -277,6 +314,8 @@ static void steps_follow_each_family(void **state)
             fail_msg("plan case %d (%s): %d steps, expected %d", i, plan_cases[i].family, plan.count, want);
         assert_int_equal(plan.accum, plan_cases[i].accum);
         assert_int_equal(plan.backward, plan_cases[i].op == LN_BACKWARD);
+        /* Tensor maps: the backward of a family that loads through them, boxes of BLOCK_M rows. */
+        assert_int_equal(plan.map_rows, plan_cases[i].op == LN_BACKWARD && c.family->tensor_maps ? c.p[GEN_BLOCK_M] : 0);
         for (int s = 0; s < want; s++) {
             const ln_step *got = &plan.steps[s];
             const step_want *w = &plan_cases[i].steps[s];
@@ -534,6 +573,64 @@ static void backward_args_from_a_problem(void **state)
     assert_true(ln_softmax_scale(0.5, 64) == 0.5);
 }
 
+static void tensor_maps_describe_the_slice(void **state)
+{
+    (void)state;
+    ln_problem p = sample_problem(9, 5);
+    p.dtype = 2;   /* bf16 */
+    const cu_driver d = fake;
+    ft_bwd_args a;
+    ln_bwd_args(&p, 1, 4, 5, &a);
+    memset(&encoded, 0, sizeof encoded);
+    assert_int_equal(ln_bwd_tensor_maps(&d, &p, 64, &a), CUDA_SUCCESS);
+    assert_int_equal(encoded.calls, 2);
+    /* Q then dO (o's strides), each [nb][heads][seqlen_q][dim] from the slice's base. */
+    const uintptr_t base[2] = { 0x10000000 + 4 * 100000 * 2, 0x60000000 + 4 * 400000 * 2 };
+    const long long *st[2] = { p.q_stride, p.o_stride };
+    const int dim[2] = { 64, 32 };
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(encoded.type[i], CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+        assert_int_equal(encoded.rank[i], 4);
+        assert_int_equal(encoded.address[i], base[i]);
+        assert_int_equal(encoded.dims[i][0], dim[i]);
+        assert_int_equal(encoded.dims[i][1], 40);
+        assert_int_equal(encoded.dims[i][2], 5);
+        assert_int_equal(encoded.dims[i][3], 5);
+        assert_int_equal(encoded.strides[i][0], st[i][2] * 2);
+        assert_int_equal(encoded.strides[i][1], st[i][1] * 2);
+        assert_int_equal(encoded.strides[i][2], st[i][0] * 2);
+        assert_int_equal(encoded.box[i][0], 64);
+        assert_int_equal(encoded.box[i][1], 64);
+        assert_int_equal(encoded.box[i][2], 1);
+        assert_int_equal(encoded.swizzle[i], CU_TENSOR_MAP_SWIZZLE_128B);
+    }
+    unsigned char want[sizeof a.q_map];
+    memset(want, 0x11, sizeof want);
+    assert_memory_equal(&a.q_map, want, sizeof want);
+    memset(want, 0x22, sizeof want);
+    assert_memory_equal(&a.do_map, want, sizeof want);
+
+    /* One batch and one head: their strides, unused, become spans the engine accepts. */
+    ln_problem one = sample_problem(1, 1);
+    one.dtype = 1;
+    one.q_stride[0] = one.q_stride[1] = 3;
+    ln_bwd_args(&one, 1, 0, 1, &a);
+    memset(&encoded, 0, sizeof encoded);
+    assert_int_equal(ln_bwd_tensor_maps(&d, &one, 64, &a), CUDA_SUCCESS);
+    assert_int_equal(encoded.type[0], CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
+    assert_int_equal(encoded.strides[0][0], 72 * 5 * 2);
+    assert_int_equal(encoded.strides[0][1], 72 * 5 * 2 * 40);
+    assert_int_equal(encoded.strides[0][2], 72 * 5 * 2 * 40);
+
+    /* f32 has no 16-bit map; the driver's refusal comes back. */
+    one.dtype = 0;
+    assert_int_equal(ln_bwd_tensor_maps(&d, &one, 64, &a), CUDA_ERROR_INVALID_VALUE);
+    one.dtype = 2;
+    encoded.fail = 1;
+    assert_int_equal(ln_bwd_tensor_maps(&d, &one, 64, &a), CUDA_ERROR_INVALID_VALUE);
+    encoded.fail = 0;
+}
+
 /* ---- launches and batch splitting ---------------------------------------------------------- */
 
 static const struct {
@@ -733,6 +830,7 @@ int main(void)
         cmocka_unit_test_setup(workspace_layout, reset),
         cmocka_unit_test_setup(forward_args_from_a_problem, reset),
         cmocka_unit_test_setup(backward_args_from_a_problem, reset),
+        cmocka_unit_test_setup(tensor_maps_describe_the_slice, reset),
         cmocka_unit_test_setup(batches_split_under_the_grid_limit, reset),
         cmocka_unit_test_setup(launch_rejects_what_cannot_run, reset),
         cmocka_unit_test_setup(forward_launch_takes_the_forward_block, reset),

@@ -1,8 +1,8 @@
 // sm90.cuh: Hopper's warpgroup tensor cores for the sm_90a families: shared-memory matrix
 // descriptors, wgmma.mma_async wrappers (SS and RS forms, N = 64 and 128), the fences and
-// waits around them, and the 128-byte-swizzled panel layout the descriptors read (with its
-// cp.async loader). A family that includes this part must name target_arch "sm_90a" (wgmma
-// does not assemble elsewhere).
+// waits around them, the 128-byte-swizzled panel layout the descriptors read (with its
+// cp.async loader), and the copy engine's bulk reduction into global memory. A family that
+// includes this part must name target_arch "sm_90a" (wgmma does not assemble elsewhere).
 #if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16
 #if DTYPE == FT_DTYPE_BF16
 #define FT_WG_TYPES ".f32.bf16.bf16"
@@ -80,8 +80,63 @@ template <int R> FT_DEVICE void wg_pin(float (&d)[R])
     for (int i = 0; i < R; i++)
         asm volatile("" : "+f"(d[i])::"memory");
 }
-// cp.async writes through the generic proxy; wgmma reads through the async proxy.
+// cp.async and plain stores write through the generic proxy; wgmma and the bulk copies read
+// through the async proxy.
 FT_DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// ---- the copy engine (TMA) ------------------------------------------------------------------
+// An mbarrier in shared memory (8 bytes) that completes a phase when `count` threads have
+// arrived and every byte they announced has landed. Initialise before any use, then
+// mbar_init_fence so the copy engine sees it, then a block barrier before others wait on it.
+FT_DEVICE void mbar_init(unsigned bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+FT_DEVICE void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+// Arrives once and announces `bytes` more to land before the current phase completes.
+FT_DEVICE void mbar_arrive_expect(unsigned bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+// Waits until the phase of parity `parity` (0 for the first, 1 for the second, ...) completes.
+FT_DEVICE void mbar_wait(unsigned bar, unsigned parity)
+{
+    asm volatile("{\n"
+                 ".reg .pred done;\n"
+                 "WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra WAIT;\n"
+                 "}\n" ::"r"(bar), "r"(parity) : "memory");
+}
+// Copies the box at (c0, c1, c2, c3) of the tensor `map` describes (a __grid_constant__ kernel
+// argument) to dst, in the map's swizzle; the bytes complete on mbarrier `bar`.
+FT_DEVICE void tma_load_4d(unsigned dst, const ft_tensor_map *map, unsigned bar, int c0, int c1, int c2, int c3)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%3, %4, %5, %6}], [%2];"
+                 ::"r"(dst), "l"((unsigned long long)map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
+}
+
+// Bulk reduction by the copy engine: dst[i] += src[i] in fp32 over `bytes` (a multiple of 16,
+// both ends 16-byte aligned), each element added atomically. One thread issues it; it joins the
+// thread's open bulk group, and bulk_commit closes the group.
+FT_DEVICE void bulk_reduce_add_f32(float *dst, unsigned src, unsigned bytes)
+{
+    asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;"
+                 ::"l"(__cvta_generic_to_global(dst)), "r"(src), "r"(bytes) : "memory");
+}
+FT_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+// Waits until at most PENDING of the thread's bulk groups still read their shared-memory
+// source (the source may then be overwritten).
+template <int PENDING> FT_DEVICE void bulk_wait_read()
+{
+    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(PENDING) : "memory");
+}
+// Waits until at most PENDING of the thread's bulk groups are still incomplete.
+template <int PENDING> FT_DEVICE void bulk_wait()
+{
+    asm volatile("cp.async.bulk.wait_group %0;" ::"n"(PENDING) : "memory");
+}
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a tile of ROWS rows stored as panels of
 // 64 columns (128 bytes a row): panel chunk/8 starts at (chunk/8)*ROWS*128, and within a panel

@@ -4,6 +4,18 @@
 #ifndef FT_KERNEL_ARGS_H
 #define FT_KERNEL_ARGS_H
 
+#ifdef __cplusplus
+#define FT_ALIGNAS(n) alignas(n)
+#else
+#define FT_ALIGNAS(n) _Alignas(n)
+#endif
+
+/* A tensor map: the copy engine's (TMA) descriptor of a tile of a tensor in global memory, as
+ * cuTensorMapEncodeTiled writes it (CUtensorMap: 128 bytes, 64-byte aligned). */
+typedef struct ft_tensor_map {
+    FT_ALIGNAS(64) unsigned long long opaque[16];
+} ft_tensor_map;
+
 /* Forward: O = softmax(scale * Q K^T [masked]) V and L = logsumexp of each scaled row.
  * Strides are in elements, [0] batch, [1] head, [2] sequence; the head dim is contiguous. */
 typedef struct ft_fwd_args {
@@ -21,7 +33,8 @@ typedef struct ft_fwd_args {
 /* Backward: given dO, computes dQ, dK, dV. delta and dq_accum are workspaces the caller owns:
  * delta [B, H, seqlen_q] (float, double for f64) holds rowsum(dO * O);
  * dq_accum [B, H, seqlen_q, HEAD_DIM] (float, double for f64) is used by DQ_MODE atomic and
- * must be zeroed before the launch of ft_bwd_dkdv. */
+ * must be zeroed before the launch of ft_bwd_dkdv; the order of the elements inside each
+ * head's block is the family's own (its ft_bwd_dq_convert reads what its ft_bwd_dkdv wrote). */
 typedef struct ft_bwd_args {
     const void *q, *k, *v, *o, *dout;
     const void *lse;            /* as written by the forward */
@@ -33,6 +46,10 @@ typedef struct ft_bwd_args {
     int batch, heads, seqlen_q, seqlen_k;
     double softmax_scale;
     int mask_lo, mask_hi;       /* as in ft_fwd_args */
+    /* For the families that load Q and dO with the copy engine (gen_family.tensor_maps): their
+     * maps over [batch][heads][seqlen_q][head dim], boxes of 64 columns by BLOCK_M rows in the
+     * 128-byte swizzle, rows past seqlen_q read as zeros. The launcher encodes them; else zero. */
+    ft_tensor_map q_map, do_map;
 } ft_bwd_args;
 
 #endif

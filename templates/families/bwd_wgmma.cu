@@ -1,12 +1,13 @@
 // families/bwd_wgmma.cu: FlashAttention backward on Hopper's warpgroup tensor cores (f16/bf16,
 // wgmma.mma_async, sm_90a only). Entries: ft_bwd_preprocess (delta = rowsum(dO*O)), ft_bwd_dkdv
-// (one block per key tile: dK, dV, and dQ added into dq_accum with fp32 atomics) and
-// ft_bwd_dq_convert (dq = softmax_scale * dq_accum).
+// (one block per key tile: dK, dV, and dQ added into dq_accum) and ft_bwd_dq_convert
+// (dq = softmax_scale * dq_accum).
 //
 // Design (ft_bwd_dkdv). K and V of the key tile stay in shared memory as 128-byte-swizzled
 // panels (arch/sm90.cuh); Q, dO, L and delta of each 64-row query tile stream through a
-// NUM_STAGES-deep cp.async ring. Warpgroup w owns keys 64w..64w+63 of the tile and, per query
-// tile:
+// NUM_STAGES-deep ring: Q and dO by the copy engine (TMA, one thread issuing, the tensor maps
+// the launcher encodes in ft_bwd_args, landing swizzled, completing on the slot's mbarrier),
+// L and delta by cp.async. Warpgroup w owns keys 64w..64w+63 of the tile and, per query tile:
 //   S^T = K_w Q^T, dP^T = V_w dO^T      SS-wgmma, M = 64 keys, N = 64 queries, both issued
 //                                       before either is waited on
 //   P^T = exp(S^T scale - L)            in registers (L in natural log, folded into exp2)
@@ -14,8 +15,16 @@
 //   dV_w += P^T dO, dK_w += dS^T Q      RS-wgmma: a 64xN accumulator is, packed to 16-bit
 //                                       pairs, the A registers of the next product
 //   dS^T to shared memory, then dQ[:, slice w] = dS K[:, slice w]: SS-wgmma reading dS^T as an
-//                                       M-major (transposed) A and K as an N-major B, added to
-//                                       dq_accum with fp32 atomics (dS K unscaled)
+//                                       M-major (transposed) A and K as an N-major B (dS K
+//                                       unscaled)
+//   dQ into dq_accum                    the accumulators go to a shared-memory tile in the
+//                                       order the threads hold them (16 bytes a thread, so no
+//                                       bank conflicts), and at the next tile's barrier one
+//                                       thread hands the whole tile to the copy engine's bulk
+//                                       fp32 reduce-add (two tiles alternate). dq_accum's full
+//                                       query tiles are thus in thread order (ft_bwd_dq_convert
+//                                       undoes it); a last partial tile is added row-major with
+//                                       per-thread atomics, its rows past seqlen_q not existing.
 // dK is scaled by softmax_scale at the end. Queries past seqlen_q load as zeros with L = +inf,
 // so P = 0 there; keys past seqlen_k and outside the band get P = 0 by the per-element mask.
 
@@ -29,8 +38,8 @@ constexpr int DV_REGS = HEAD_DIM_V / 2;
 constexpr int DQ_REGS = DQ_COLS / 2;
 constexpr int M_STEPS = BLOCK_M / 16;           // k-steps over the queries (dV, dK)
 constexpr int N_STEPS = BLOCK_N / 16;           // k-steps over the keys (dQ)
-// Shared memory: 1024 bytes of alignment slack, K and V, NUM_STAGES x (Q, dO, L and delta in
-// 1024 bytes), dS^T (BLOCK_N rows of BLOCK_M queries: one 128-byte panel).
+// Shared memory: 1024 bytes of alignment slack, K and V, NUM_STAGES x (Q, dO, then L, delta and
+// the slot's mbarrier in 1024 bytes), dS^T (BLOCK_N rows of BLOCK_M queries: one 128-byte panel), two fp32 dQ tiles.
 constexpr int Q_BYTES = BLOCK_M * HEAD_DIM * 2;
 constexpr int DO_BYTES = BLOCK_M * HEAD_DIM_V * 2;
 constexpr int K_BYTES = BLOCK_N * HEAD_DIM * 2;
@@ -38,7 +47,8 @@ constexpr int V_BYTES = BLOCK_N * HEAD_DIM_V * 2;
 constexpr int LD_BYTES = 1024;
 constexpr int STAGE_BYTES = Q_BYTES + DO_BYTES + LD_BYTES;
 constexpr int DS_BYTES = BLOCK_N * BLOCK_M * 2;
-constexpr int SMEM_END = 1024 + K_BYTES + V_BYTES + NUM_STAGES * STAGE_BYTES + DS_BYTES;
+constexpr int DQ_TILE_BYTES = BLOCK_M * HEAD_DIM * 4;
+constexpr int SMEM_END = 1024 + K_BYTES + V_BYTES + NUM_STAGES * STAGE_BYTES + DS_BYTES + 2 * DQ_TILE_BYTES;
 
 constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma takes f16 or bf16");
@@ -50,7 +60,8 @@ static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be 0 (atomic dQ)");
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");
 static_assert(RULE != BWD_WGMMA_BAD_REGISTERS, "head dims: accumulators would spill");
-static_assert(BLOCK_M * 8 <= LD_BYTES, "L and delta of a query tile fit their 1024 bytes");
+static_assert(BLOCK_M * 8 + 8 <= LD_BYTES, "L, delta and the slot's mbarrier fit their 1024 bytes");
+static_assert(DQ_TILE_BYTES == NUM_THREADS * DQ_REGS * 4, "a dQ tile is every thread's accumulators");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_wgmma.h");
 
 // ---- ft_bwd_preprocess: delta = rowsum(dO * O) (common/ft_bwd_steps.cuh) -------------------
@@ -91,14 +102,16 @@ FT_DEVICE void store_slab(elem_t *dst, long long ld, const float (&c)[COLS / 2],
     }
 }
 
+// args is __grid_constant__: the copy engine reads the tensor maps in it where they lie.
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
-ft_bwd_dkdv(const ft_bwd_args args)
+ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
 {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     const unsigned k_smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
     const unsigned v_smem = k_smem + K_BYTES;
     const unsigned ring = v_smem + V_BYTES;
     const unsigned ds_smem = ring + NUM_STAGES * STAGE_BYTES;
+    const unsigned dq_smem = ds_smem + DS_BYTES;   // two fp32 dQ tiles, used in turn
     unsigned char *base = smem_raw + (k_smem - smem_addr(smem_raw));   // generic view of k_smem
 
     const int wg = threadIdx.x / 128;
@@ -113,12 +126,9 @@ ft_bwd_dkdv(const ft_bwd_args args)
 
     const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, h) + n0 * args.k_stride[2];
     const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, h) + n0 * args.v_stride[2];
-    const elem_t *q = (const elem_t *)args.q + head_offset(args.q_stride, b, h);
-    const elem_t *dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
     const float *lse = (const float *)args.lse + (long long)bh * nq;
     const float *delta = (const float *)args.delta + (long long)bh * nq;
     float *dq_accum = (float *)args.dq_accum + (long long)bh * nq * HEAD_DIM;
-    const long long qs = args.q_stride[2], dos = args.do_stride[2];
 
     // Query tiles [mt_begin, m_tiles) that see this key tile; with block skipping maybe none,
     // and then dK = dV = 0 come out of the untouched accumulators.
@@ -126,15 +136,33 @@ ft_bwd_dkdv(const ft_bwd_args args)
     int mt_begin, m_tiles;
     query_tiles<BLOCK_M, BLOCK_N>(lo, hi, n0, nq, nk, mt_begin, m_tiles);
 
-    // Q, dO rows and their L, delta for query tile mt into ring slot st. Rows past seqlen_q
-    // get Q = dO = 0, L = +inf (so P = 0) and delta = 0.
+    // Ring slot st's mbarrier: in its L/delta block, past the 2 * BLOCK_M floats.
+    auto slot_bar = [&](int st) { return ring + st * STAGE_BYTES + Q_BYTES + DO_BYTES + BLOCK_M * 8; };
+    if (threadIdx.x == 0) {
+        for (int st = 0; st < NUM_STAGES; st++)
+            mbar_init(slot_bar(st), 1);
+        mbar_init_fence();
+    }
+    __syncthreads();   // the barriers exist before anyone waits on them
+
+    // Query tile mt into ring slot st: Q and dO by the copy engine (one thread; a 64-column
+    // panel a box, completing on the slot's mbarrier; rows past seqlen_q arrive as zeros), and
+    // L, delta by cp.async. Rows past seqlen_q get L = +inf (so P = 0) and delta = 0.
     auto issue_q_tile = [&](int mt, int st) {
         const int m0 = mt * BLOCK_M;
         const unsigned stage = ring + st * STAGE_BYTES;
-        load_panels<BLOCK_M, HEAD_DIM, EVEN_M, NUM_THREADS>(stage, q + m0 * qs, qs, nq - m0);
-        load_panels<BLOCK_M, HEAD_DIM_V, EVEN_M, NUM_THREADS>(stage + Q_BYTES, dout + m0 * dos, dos, nq - m0);
-        float *ld = (float *)(base + (stage - k_smem) + Q_BYTES + DO_BYTES);
         const int t = threadIdx.x;
+        if (t == 0) {
+            const unsigned bar = slot_bar(st);
+            mbar_arrive_expect(bar, Q_BYTES + DO_BYTES);
+#pragma unroll
+            for (int p = 0; p < HEAD_DIM / 64; p++)
+                tma_load_4d(stage + p * (BLOCK_M * 128), &args.q_map, bar, 64 * p, m0, h, b);
+#pragma unroll
+            for (int p = 0; p < HEAD_DIM_V / 64; p++)
+                tma_load_4d(stage + Q_BYTES + p * (BLOCK_M * 128), &args.do_map, bar, 64 * p, m0, h, b);
+        }
+        float *ld = (float *)(base + (stage - k_smem) + Q_BYTES + DO_BYTES);
         if (t < BLOCK_M) {
             if (EVEN_M || m0 + t < nq) {
                 cp_async_4(smem_addr(ld + t), lse + m0 + t, 4);
@@ -174,11 +202,23 @@ ft_bwd_dkdv(const ft_bwd_args args)
     for (int i = 0; i < DV_REGS; i++)
         dv[i] = 0.f;
 
-    int st = 0;   // ring slot of the current tile
+    int st = 0;          // ring slot of the current tile
+    int dq_buf = 0;      // the dQ tile this query tile writes
+    int dq_rows = -1;    // the first query row of a dQ tile written and not yet handed on
     for (int mt = mt_begin; mt < m_tiles; mt++) {
         cp_async_wait<(NUM_STAGES > 1 ? NUM_STAGES - 2 : 0)>();
-        fence_proxy_async();   // cp.async wrote through the generic proxy; wgmma reads the async one
+        mbar_wait(slot_bar(st), ((mt - mt_begin) / NUM_STAGES) & 1);   // Q, dO of tile mt landed
+        if (threadIdx.x == 0)
+            bulk_wait_read<0>();   // the reduce issued a tile ago is done reading dQ tile dq_buf
+        fence_proxy_async();   // cp.async and the dQ stores wrote through the generic proxy;
+                               // wgmma and the bulk reduce read through the async one
         __syncthreads();       // tile mt visible to all; every warp is done with tile mt-1
+        if (threadIdx.x == 0 && dq_rows >= 0) {
+            bulk_reduce_add_f32(dq_accum + (long long)dq_rows * HEAD_DIM, dq_smem + (dq_buf ^ 1) * DQ_TILE_BYTES,
+                                DQ_TILE_BYTES);
+            bulk_commit();
+        }
+        dq_rows = -1;
         if (NUM_STAGES > 1) {
             if (mt + NUM_STAGES - 1 < m_tiles)
                 issue_q_tile(mt + NUM_STAGES - 1, st == 0 ? NUM_STAGES - 1 : st - 1);
@@ -269,9 +309,11 @@ ft_bwd_dkdv(const ft_bwd_args args)
                 *(unsigned *)(base + (ds_smem - k_smem) + panel_offset<BLOCK_N>(krow + 8 * half, j) + 4 * qd) =
                     pack2(dp[4 * j + 2 * half], dp[4 * j + 2 * half + 1]);
         fence_proxy_async();   // the stores above, before wgmma reads them
-        wg_wait<0>();          // dV, dK done: their A registers and slot st are free
-        wg_pin(dv);
-        wg_pin(dk);
+        if (NUM_STAGES == 1) {
+            wg_wait<0>();      // dV, dK done: slot 0 is free for the refill below
+            wg_pin(dv);
+            wg_pin(dk);
+        }                      // (else they run on behind the barrier, up to dQ's wait)
         __syncthreads();       // every warpgroup's dS^T is in place; slot st is no longer read
         if (NUM_STAGES == 1) {
             if (mt + 1 < m_tiles)
@@ -290,20 +332,46 @@ ft_bwd_dkdv(const ft_bwd_args args)
         wg_commit();
         wg_wait<0>();
         wg_pin(dq);
-        // Element dq[4j+e]: query m0 + wrow + 8*(e/2), column wg*DQ_COLS + 8j + 2qd + e%2.
+        wg_pin(dv);
+        wg_pin(dk);
+        if (EVEN_M || m0 + BLOCK_M <= nq) {
+            // To dQ tile dq_buf in thread order (16-byte chunk c*NUM_THREADS + thread), for the
+            // bulk reduce at the next barrier.
+            float4 *tile = (float4 *)(base + (dq_smem - k_smem) + dq_buf * DQ_TILE_BYTES);
 #pragma unroll
-        for (int half = 0; half < 2; half++) {
-            const int row = m0 + wrow + 8 * half;
-            if (!EVEN_M && row >= nq)
-                continue;
-            float *p = dq_accum + (long long)row * HEAD_DIM + wg * DQ_COLS + 2 * qd;
+            for (int c = 0; c < DQ_REGS / 4; c++)
+                tile[c * NUM_THREADS + threadIdx.x] = make_float4(dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]);
+            dq_rows = m0;
+        } else {
+            // The last, partial tile: row-major atomics. Element dq[4j+e]: query
+            // m0 + wrow + 8*(e/2), column wg*DQ_COLS + 8j + 2qd + e%2.
 #pragma unroll
-            for (int j = 0; j < DQ_COLS / 8; j++)
-                red_add_f32x2(p + 8 * j, dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
+            for (int half = 0; half < 2; half++) {
+                const int row = m0 + wrow + 8 * half;
+                if (row >= nq)
+                    continue;
+                float *p = dq_accum + (long long)row * HEAD_DIM + wg * DQ_COLS + 2 * qd;
+#pragma unroll
+                for (int j = 0; j < DQ_COLS / 8; j++)
+                    red_add_f32x2(p + 8 * j, dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
+            }
         }
+        dq_buf ^= 1;
         st = (st + 1 == NUM_STAGES) ? 0 : st + 1;
     }
     cp_async_wait<0>();
+    // The last full dQ tile, then every reduce complete before the block's shared memory goes.
+    if (dq_rows >= 0) {
+        fence_proxy_async();
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            bulk_reduce_add_f32(dq_accum + (long long)dq_rows * HEAD_DIM, dq_smem + (dq_buf ^ 1) * DQ_TILE_BYTES,
+                                DQ_TILE_BYTES);
+            bulk_commit();
+        }
+    }
+    if (threadIdx.x == 0)
+        bulk_wait<0>();
 
     // Epilogue: dK * scale and dV, 16-bit pairs straight from the accumulators.
     elem_t *dk_out = (elem_t *)args.dk + head_offset(args.dk_stride, b, h) + n0 * args.dk_stride[2];
@@ -312,9 +380,30 @@ ft_bwd_dkdv(const ft_bwd_args args)
     store_slab<HEAD_DIM_V>(dv_out, args.dv_stride[2], dv, krow, qd, keys_in, 1.f);
 }
 
-// ---- ft_bwd_dq_convert: dq = scale * dq_accum (common/ft_bwd_steps.cuh) ---------------------
+// ---- ft_bwd_dq_convert: dq = scale * dq_accum ------------------------------------------------
+// A full query tile of dq_accum holds ft_bwd_dkdv's accumulators in thread order (dq_tile_slot):
+// 16-byte chunk c*NUM_THREADS + t is registers 4c..4c+3 of thread t. A last partial tile is
+// row-major (common/ft_bwd_steps.cuh converts it).
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
 ft_bwd_dq_convert(const ft_bwd_args args)
 {
-    bwd_dq_convert_rows<NUM_THREADS, BLOCK_M, HEAD_DIM, EVEN_M>(args);
+    const int m0 = blockIdx.x * BLOCK_M;
+    if (!EVEN_M && m0 + BLOCK_M > args.seqlen_q) {
+        bwd_dq_convert_rows<NUM_THREADS, BLOCK_M, HEAD_DIM, EVEN_M>(args);
+        return;
+    }
+    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
+    const float scale = (float)args.softmax_scale;
+    const float4 *src = (const float4 *)((const float *)args.dq_accum + ((long long)bh * args.seqlen_q + m0) * HEAD_DIM);
+    elem_t *dq = (elem_t *)args.dq + head_offset(args.dq_stride, b, h) + m0 * args.dq_stride[2];
+    const long long ld = args.dq_stride[2];
+    for (int i = threadIdx.x; i < DQ_TILE_BYTES / 16; i += NUM_THREADS) {
+        // Chunk c of thread t: registers 4c..4c+3, i.e. rows r and r + 8, columns col, col + 1.
+        const int c = i / NUM_THREADS, t = i % NUM_THREADS;
+        const int lane = t % 32, r = 16 * ((t / 32) % 4) + lane / 4;
+        const int col = (t / 128) * DQ_COLS + 8 * c + 2 * (lane % 4);
+        const float4 x = src[i];
+        *(unsigned *)(dq + r * ld + col) = pack2(x.x * scale, x.y * scale);
+        *(unsigned *)(dq + (r + 8) * ld + col) = pack2(x.z * scale, x.w * scale);
+    }
 }

@@ -1,8 +1,8 @@
 /* bwd_wgmma traits (templates/families/bwd_wgmma.cu, generator/family_bwd_wgmma.c): the Hopper
  * backward. One block per key tile of BLOCK_N keys; each warpgroup (4 warps) owns 64 of them and
  * keeps their dK, dV in registers; query tiles of BLOCK_M = 64 rows stream through a cp.async
- * ring; dQ is added into fp32 dq_accum with atomics, each warpgroup owning HEAD_DIM / warpgroups
- * of its columns. */
+ * ring; dQ goes through shared memory into fp32 dq_accum by the copy engine's bulk reduce-add,
+ * each warpgroup owning HEAD_DIM / warpgroups of its columns. */
 #ifndef FT_TRAITS_BWD_WGMMA_H
 #define FT_TRAITS_BWD_WGMMA_H
 
@@ -26,12 +26,14 @@ FT_TRAIT long long bwd_wgmma_stage_bytes(int block_m, int head_dim, int head_dim
     return tiles + (block_m * 8 + 1023) / 1024 * 1024;
 }
 
-/* 1024 bytes of alignment slack, K and V of the key tile, the ring, and dS^T (BLOCK_N x BLOCK_M,
- * 2 bytes an element) for dQ = dS K. */
+/* 1024 bytes of alignment slack, K and V of the key tile, the ring, dS^T (BLOCK_N x BLOCK_M,
+ * 2 bytes an element) for dQ = dS K, and two fp32 dQ tiles (BLOCK_M x HEAD_DIM) that the copy
+ * engine adds into dq_accum in turn. */
 FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages)
 {
     return 1024 + (long long)block_n * (head_dim + head_dim_v) * 2 +
-           num_stages * bwd_wgmma_stage_bytes(block_m, head_dim, head_dim_v) + (long long)block_n * block_m * 2;
+           num_stages * bwd_wgmma_stage_bytes(block_m, head_dim, head_dim_v) + (long long)block_n * block_m * 2 +
+           2LL * block_m * head_dim * 4;
 }
 
 /* Per thread: dK and dV of 64 keys (head_dim/2 + head_dim_v/2 fp32), S^T and dP^T (block_m/2
