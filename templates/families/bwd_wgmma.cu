@@ -397,13 +397,23 @@ ft_bwd_dq_convert(const ft_bwd_args args)
     const float4 *src = (const float4 *)((const float *)args.dq_accum + ((long long)bh * args.seqlen_q + m0) * HEAD_DIM);
     elem_t *dq = (elem_t *)args.dq + head_offset(args.dq_stride, b, h) + m0 * args.dq_stride[2];
     const long long ld = args.dq_stride[2];
-    for (int i = threadIdx.x; i < DQ_TILE_BYTES / 16; i += NUM_THREADS) {
-        // Chunk c of thread t: registers 4c..4c+3, i.e. rows r and r + 8, columns col, col + 1.
-        const int c = i / NUM_THREADS, t = i % NUM_THREADS;
-        const int lane = t % 32, r = 16 * ((t / 32) % 4) + lane / 4;
-        const int col = (t / 128) * DQ_COLS + 8 * c + 2 * (lane % 4);
-        const float4 x = src[i];
-        *(unsigned *)(dq + r * ld + col) = pack2(x.x * scale, x.y * scale);
-        *(unsigned *)(dq + (r + 8) * ld + col) = pack2(x.z * scale, x.w * scale);
+    // Chunk c of thread t holds rows r and r + 8, columns col0 + 8c + 2(t%4) and the next: the
+    // four threads t0..t0+3 of a lane quad together hold 8 whole columns of both rows. So each
+    // converting thread takes one (quad, c): 64 contiguous bytes in, two 16-byte rows out;
+    // consecutive threads take consecutive c, so a warp writes whole 128-byte row segments.
+    constexpr int CHUNKS = DQ_REGS / 4;   // chunks per dkdv thread
+    for (int i = threadIdx.x; i < DQ_TILE_BYTES / 64; i += NUM_THREADS) {
+        const int c = i % CHUNKS, t0 = 4 * (i / CHUNKS);
+        const int r = 16 * ((t0 / 32) % 4) + (t0 % 32) / 4, col = (t0 / 128) * DQ_COLS + 8 * c;
+        float4 x[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            x[k] = src[c * NUM_THREADS + t0 + k];
+        *(uint4 *)(dq + r * ld + col) =
+            make_uint4(pack2(x[0].x * scale, x[0].y * scale), pack2(x[1].x * scale, x[1].y * scale),
+                       pack2(x[2].x * scale, x[2].y * scale), pack2(x[3].x * scale, x[3].y * scale));
+        *(uint4 *)(dq + (r + 8) * ld + col) =
+            make_uint4(pack2(x[0].z * scale, x[0].w * scale), pack2(x[1].z * scale, x[1].w * scale),
+                       pack2(x[2].z * scale, x[2].w * scale), pack2(x[3].z * scale, x[3].w * scale));
     }
 }
