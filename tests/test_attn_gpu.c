@@ -89,6 +89,9 @@ static const attn_case cases[] = {
     { "f32 causal window 16 noskip", F32, 32, 32,  1, 1,  100,  100, 1, 0, 1, 0, DEFAULT_TILES, WIN(0, 16, -1) },
     { "f64 causal window 16",       F64, 64, 64,   1, 2,  100,  100, 1, 1, 0, 0, DEFAULT_TILES, WIN(0, 16, 0) },
     { "f64 Nq<Nk causal BR",        F64, 96, 96,   1, 1,   40,  120, 1, 1, 1, 0, DEFAULT_TILES, BR },
+    /* Dv < D: bwd_wgmma's tile rotation gives these one and two warpgroups (keep them last). */
+    { "f16 Dv<D causal BR",         F16, 128, 64,  2, 2,  130,  190, 1, 1, 0, 0, DEFAULT_TILES, BR },
+    { "bf16 Dv<D",                  BF16, 128, 64, 1, 3,  200,  333, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 

@@ -55,7 +55,7 @@ static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma
 static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be 4 or 8 (one or two warpgroups)");
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64");
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 16*NUM_WARPS (64 keys a warpgroup)");
-static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM = HEAD_DIM_V must be 64 or 128, 64 or 128 dQ columns a warpgroup");
+static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64 or 128, 64 or 128 dQ columns a warpgroup");
 static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be 0 (atomic dQ)");
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");

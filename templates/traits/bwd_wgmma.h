@@ -11,7 +11,7 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_WARPS,       /* NUM_WARPS not 4 or 8 (one or two warpgroups) */
     BWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M != 64 (one wgmma M per query tile) */
     BWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N != 16 * NUM_WARPS (64 keys a warpgroup) */
-    BWD_WGMMA_BAD_HEAD_DIM,    /* head dims not 64 or 128, not equal, or a dQ slice not 64 or 128 wide */
+    BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64 or 128, or a dQ slice not 64 or 128 wide */
     BWD_WGMMA_BAD_STAGES,      /* NUM_STAGES outside 1..3 */
     BWD_WGMMA_BAD_DQ_MODE,     /* only atomic dQ (DQ_MODE 0) */
     BWD_WGMMA_BAD_SMEM,        /* over the shared-memory limit */
@@ -54,7 +54,8 @@ FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_sta
     if (block_n != 16 * num_warps)
         return BWD_WGMMA_BAD_BLOCK_N;
     const int dq_cols = head_dim / (num_warps / 4);
-    if ((head_dim != 64 && head_dim != 128) || head_dim_v != head_dim || (dq_cols != 64 && dq_cols != 128))
+    if ((head_dim != 64 && head_dim != 128) || (head_dim_v != 64 && head_dim_v != 128) ||
+        (dq_cols != 64 && dq_cols != 128))
         return BWD_WGMMA_BAD_HEAD_DIM;
     if (num_stages < 1 || num_stages > 3)
         return BWD_WGMMA_BAD_STAGES;
