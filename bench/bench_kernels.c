@@ -51,6 +51,8 @@ static const bench_row rows[] = {
     /* Short sequences, the backward's weakest points against the peers. */
     { "bwd_wgmma", 2, 128, 32, 16, 512, 0, 64, 128, 8, 2, 0 },
     { "bwd_wgmma", 2, 128, 32, 16, 512, 1, 64, 128, 8, 2, 0 },
+    { "bwd_wgmma", 2, 128, 32, 16, 512, 1, 64, 64, 4, 1, 0 },
+    { "bwd_wgmma", 2, 128, 4, 16, 4096, 0, 64, 128, 8, 3, 0 },
     { "bwd_exact", 0, 128, 4, 16, 4096, 1, 0, 0, 0, 0, 0 },
 };
 #define ROW_COUNT ((int)(sizeof rows / sizeof rows[0]))

@@ -21,7 +21,7 @@
 //                                       order the threads hold them (16 bytes a thread, so no
 //                                       bank conflicts), and at the next tile's barrier one
 //                                       thread hands the whole tile to the copy engine's bulk
-//                                       fp32 reduce-add (two tiles alternate). dq_accum's full
+//                                       fp32 reduce-add, which has read it by the dS barrier. dq_accum's full
 //                                       query tiles are thus in thread order (ft_bwd_dq_convert
 //                                       undoes it); a last partial tile is added row-major with
 //                                       per-thread atomics, its rows past seqlen_q not existing.
@@ -39,7 +39,8 @@ constexpr int DQ_REGS = DQ_COLS / 2;
 constexpr int M_STEPS = BLOCK_M / 16;           // k-steps over the queries (dV, dK)
 constexpr int N_STEPS = BLOCK_N / 16;           // k-steps over the keys (dQ)
 // Shared memory: 1024 bytes of alignment slack, K and V, NUM_STAGES x (Q, dO, then L, delta and
-// the slot's mbarrier in 1024 bytes), dS^T (BLOCK_N rows of BLOCK_M queries: one 128-byte panel), two fp32 dQ tiles.
+// the slot's mbarrier in 1024 bytes), dS^T (BLOCK_N rows of BLOCK_M queries: one 128-byte panel),
+// the fp32 dQ tile.
 constexpr int Q_BYTES = BLOCK_M * HEAD_DIM * 2;
 constexpr int DO_BYTES = BLOCK_M * HEAD_DIM_V * 2;
 constexpr int K_BYTES = BLOCK_N * HEAD_DIM * 2;
@@ -48,7 +49,7 @@ constexpr int LD_BYTES = 1024;
 constexpr int STAGE_BYTES = Q_BYTES + DO_BYTES + LD_BYTES;
 constexpr int DS_BYTES = BLOCK_N * BLOCK_M * 2;
 constexpr int DQ_TILE_BYTES = BLOCK_M * HEAD_DIM * 4;
-constexpr int SMEM_END = 1024 + K_BYTES + V_BYTES + NUM_STAGES * STAGE_BYTES + DS_BYTES + 2 * DQ_TILE_BYTES;
+constexpr int SMEM_END = 1024 + K_BYTES + V_BYTES + NUM_STAGES * STAGE_BYTES + DS_BYTES + DQ_TILE_BYTES;
 
 constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma takes f16 or bf16");
@@ -111,7 +112,7 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     const unsigned v_smem = k_smem + K_BYTES;
     const unsigned ring = v_smem + V_BYTES;
     const unsigned ds_smem = ring + NUM_STAGES * STAGE_BYTES;
-    const unsigned dq_smem = ds_smem + DS_BYTES;   // two fp32 dQ tiles, used in turn
+    const unsigned dq_smem = ds_smem + DS_BYTES;   // the fp32 dQ tile
     unsigned char *base = smem_raw + (k_smem - smem_addr(smem_raw));   // generic view of k_smem
 
     const int wg = threadIdx.x / 128;
@@ -203,19 +204,15 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
         dv[i] = 0.f;
 
     int st = 0;          // ring slot of the current tile
-    int dq_buf = 0;      // the dQ tile this query tile writes
     int dq_rows = -1;    // the first query row of a dQ tile written and not yet handed on
     for (int mt = mt_begin; mt < m_tiles; mt++) {
         cp_async_wait<(NUM_STAGES > 1 ? NUM_STAGES - 2 : 0)>();
         mbar_wait(slot_bar(st), ((mt - mt_begin) / NUM_STAGES) & 1);   // Q, dO of tile mt landed
-        if (threadIdx.x == 0)
-            bulk_wait_read<0>();   // the reduce issued a tile ago is done reading dQ tile dq_buf
         fence_proxy_async();   // cp.async and the dQ stores wrote through the generic proxy;
                                // wgmma and the bulk reduce read through the async one
         __syncthreads();       // tile mt visible to all; every warp is done with tile mt-1
         if (threadIdx.x == 0 && dq_rows >= 0) {
-            bulk_reduce_add_f32(dq_accum + (long long)dq_rows * HEAD_DIM, dq_smem + (dq_buf ^ 1) * DQ_TILE_BYTES,
-                                DQ_TILE_BYTES);
+            bulk_reduce_add_f32(dq_accum + (long long)dq_rows * HEAD_DIM, dq_smem, DQ_TILE_BYTES);
             bulk_commit();
         }
         dq_rows = -1;
@@ -314,6 +311,9 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
             wg_pin(dv);
             wg_pin(dk);
         }                      // (else they run on behind the barrier, up to dQ's wait)
+        if (threadIdx.x == 0)
+            bulk_wait_read<0>();   // the reduce issued at this tile's start is done reading the dQ
+                                   // tile (half a tile ago: seldom a wait), so it may be rewritten
         __syncthreads();       // every warpgroup's dS^T is in place; slot st is no longer read
         if (NUM_STAGES == 1) {
             if (mt + 1 < m_tiles)
@@ -335,9 +335,9 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
         wg_pin(dv);
         wg_pin(dk);
         if (EVEN_M || m0 + BLOCK_M <= nq) {
-            // To dQ tile dq_buf in thread order (16-byte chunk c*NUM_THREADS + thread), for the
-            // bulk reduce at the next barrier.
-            float4 *tile = (float4 *)(base + (dq_smem - k_smem) + dq_buf * DQ_TILE_BYTES);
+            // To the dQ tile in thread order (16-byte chunk c*NUM_THREADS + thread), for the bulk
+            // reduce at the next barrier.
+            float4 *tile = (float4 *)(base + (dq_smem - k_smem));
 #pragma unroll
             for (int c = 0; c < DQ_REGS / 4; c++)
                 tile[c * NUM_THREADS + threadIdx.x] = make_float4(dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]);
@@ -356,7 +356,6 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
                     red_add_f32x2(p + 8 * j, dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
             }
         }
-        dq_buf ^= 1;
         st = (st + 1 == NUM_STAGES) ? 0 : st + 1;
     }
     cp_async_wait<0>();
@@ -365,8 +364,7 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
         fence_proxy_async();
         __syncthreads();
         if (threadIdx.x == 0) {
-            bulk_reduce_add_f32(dq_accum + (long long)dq_rows * HEAD_DIM, dq_smem + (dq_buf ^ 1) * DQ_TILE_BYTES,
-                                DQ_TILE_BYTES);
+            bulk_reduce_add_f32(dq_accum + (long long)dq_rows * HEAD_DIM, dq_smem, DQ_TILE_BYTES);
             bulk_commit();
         }
     }

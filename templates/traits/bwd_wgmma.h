@@ -27,13 +27,13 @@ FT_TRAIT long long bwd_wgmma_stage_bytes(int block_m, int head_dim, int head_dim
 }
 
 /* 1024 bytes of alignment slack, K and V of the key tile, the ring, dS^T (BLOCK_N x BLOCK_M,
- * 2 bytes an element) for dQ = dS K, and two fp32 dQ tiles (BLOCK_M x HEAD_DIM) that the copy
- * engine adds into dq_accum in turn. */
+ * 2 bytes an element) for dQ = dS K, and the fp32 dQ tile (BLOCK_M x HEAD_DIM) that the copy
+ * engine adds into dq_accum. */
 FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages)
 {
     return 1024 + (long long)block_n * (head_dim + head_dim_v) * 2 +
            num_stages * bwd_wgmma_stage_bytes(block_m, head_dim, head_dim_v) + (long long)block_n * block_m * 2 +
-           2LL * block_m * head_dim * 4;
+           (long long)block_m * head_dim * 4;
 }
 
 /* Per thread: dK and dV of 64 keys (head_dim/2 + head_dim_v/2 fp32), S^T and dP^T (block_m/2
