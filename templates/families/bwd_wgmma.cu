@@ -21,10 +21,11 @@
 //                                       order the threads hold them (16 bytes a thread, so no
 //                                       bank conflicts), and at the next tile's barrier one
 //                                       thread hands the whole tile to the copy engine's bulk
-//                                       fp32 reduce-add, which has read it by the dS barrier. dq_accum's full
-//                                       query tiles are thus in thread order (ft_bwd_dq_convert
-//                                       undoes it); a last partial tile is added row-major with
-//                                       per-thread atomics, its rows past seqlen_q not existing.
+//                                       fp32 reduce-add, which has read it by the dS barrier.
+//                                       dq_accum's full query tiles are thus in thread order
+//                                       (ft_bwd_dq_convert undoes it); a last partial tile is
+//                                       added row-major with per-thread atomics, its rows past
+//                                       seqlen_q not existing.
 // dK is scaled by softmax_scale at the end. Queries past seqlen_q load as zeros with L = +inf,
 // so P = 0 there; keys past seqlen_k and outside the band get P = 0 by the per-element mask.
 
@@ -56,7 +57,8 @@ static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma
 static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be 4 or 8 (one or two warpgroups)");
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64");
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 16*NUM_WARPS (64 keys a warpgroup)");
-static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64 or 128, 64 or 128 dQ columns a warpgroup");
+static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM,
+              "HEAD_DIM and HEAD_DIM_V must be 64 or 128, 64 or 128 dQ columns a warpgroup");
 static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be 0 (atomic dQ)");
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");
@@ -340,7 +342,8 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
             float4 *tile = (float4 *)(base + (dq_smem - k_smem));
 #pragma unroll
             for (int c = 0; c < DQ_REGS / 4; c++)
-                tile[c * NUM_THREADS + threadIdx.x] = make_float4(dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]);
+                tile[c * NUM_THREADS + threadIdx.x] =
+                    make_float4(dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]);
             dq_rows = m0;
         } else {
             // The last, partial tile: row-major atomics. Element dq[4j+e]: query
@@ -379,8 +382,8 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
 }
 
 // ---- ft_bwd_dq_convert: dq = scale * dq_accum ------------------------------------------------
-// A full query tile of dq_accum holds ft_bwd_dkdv's accumulators in thread order (dq_tile_slot):
-// 16-byte chunk c*NUM_THREADS + t is registers 4c..4c+3 of thread t. A last partial tile is
+// A full query tile of dq_accum holds ft_bwd_dkdv's accumulators in thread order (as its dQ
+// store writes them): 16-byte chunk c*NUM_THREADS + t is registers 4c..4c+3 of thread t. A last partial tile is
 // row-major (common/ft_bwd_steps.cuh converts it).
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
 ft_bwd_dq_convert(const ft_bwd_args args)
@@ -392,7 +395,8 @@ ft_bwd_dq_convert(const ft_bwd_args args)
     }
     const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
     const float scale = (float)args.softmax_scale;
-    const float4 *src = (const float4 *)((const float *)args.dq_accum + ((long long)bh * args.seqlen_q + m0) * HEAD_DIM);
+    const float *rows = (const float *)args.dq_accum + ((long long)bh * args.seqlen_q + m0) * HEAD_DIM;
+    const float4 *src = (const float4 *)rows;
     elem_t *dq = (elem_t *)args.dq + head_offset(args.dq_stride, b, h) + m0 * args.dq_stride[2];
     const long long ld = args.dq_stride[2];
     // Chunk c of thread t holds rows r and r + 8, columns col0 + 8c + 2(t%4) and the next: the
