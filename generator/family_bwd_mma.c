@@ -18,12 +18,6 @@ static size_t smem_dq(const int *p)
                                          p[GEN_NUM_STAGES]);
 }
 
-static size_t smem_none(const int *p)
-{
-    (void)p;
-    return 0;
-}
-
 static int used_dq(const int *p)
 {
     return p[GEN_DQ_MODE] == 1;
@@ -85,10 +79,10 @@ static int check_bwd_mma(const int *p, char *why, size_t len)
 }
 
 static const gen_entry bwd_mma_entries[] = {
-    { "ft_bwd_preprocess", 0, smem_none, NULL, GEN_OP_FAMILY },
+    { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY },
     { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY },
     { "ft_bwd_dq", 0, smem_dq, used_dq, GEN_OP_FAMILY },
-    { "ft_bwd_dq_convert", 0, smem_none, used_dq_convert, GEN_OP_FAMILY },
+    { "ft_bwd_dq_convert", 0, NULL, used_dq_convert, GEN_OP_FAMILY },
 };
 
 const gen_family gen_family_bwd_mma = {

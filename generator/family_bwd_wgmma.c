@@ -12,12 +12,6 @@ static size_t smem_dkdv(const int *p)
                                         p[GEN_NUM_STAGES]);
 }
 
-static size_t smem_none(const int *p)
-{
-    (void)p;
-    return 0;
-}
-
 /* The rules are traits/bwd_wgmma.h's (the template static_asserts the same); here their messages. */
 static int check_bwd_wgmma(const int *p, char *why, size_t len)
 {
@@ -58,9 +52,9 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
 }
 
 static const gen_entry bwd_wgmma_entries[] = {
-    { "ft_bwd_preprocess", 0, smem_none, NULL, GEN_OP_FAMILY },
+    { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY },
     { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY },
-    { "ft_bwd_dq_convert", 0, smem_none, NULL, GEN_OP_FAMILY },
+    { "ft_bwd_dq_convert", 0, NULL, NULL, GEN_OP_FAMILY },
 };
 
 const gen_family gen_family_bwd_wgmma = {

@@ -72,6 +72,18 @@ template <int PENDING> FT_DEVICE void wg_wait()
 {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(PENDING) : "memory");
 }
+// A 64xN fp32 accumulator tile as the A registers of the next product (the RS form): its
+// columns 16kk..16kk+15, packed to 16-bit pairs, are exactly the A operand of k-step kk.
+template <int STEPS> FT_DEVICE void wg_acc_to_a(unsigned (&a)[STEPS][4], const float (&c)[STEPS * 8])
+{
+#pragma unroll
+    for (int kk = 0; kk < STEPS; kk++) {
+        a[kk][0] = pack2(c[kk * 8 + 0], c[kk * 8 + 1]);
+        a[kk][1] = pack2(c[kk * 8 + 2], c[kk * 8 + 3]);
+        a[kk][2] = pack2(c[kk * 8 + 4], c[kk * 8 + 5]);
+        a[kk][3] = pack2(c[kk * 8 + 6], c[kk * 8 + 7]);
+    }
+}
 // The compiler sees an accumulator as written when the wgmma is issued, not when it lands:
 // pin each register behind the wait so no read of it moves above the wait.
 template <int R> FT_DEVICE void wg_pin(float (&d)[R])

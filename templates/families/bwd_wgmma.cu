@@ -75,18 +75,6 @@ ft_bwd_preprocess(const ft_bwd_args args)
 }
 
 // ---- ft_bwd_dkdv -----------------------------------------------------------------------------
-// Packs accumulator columns 16kk..16kk+15 of a 64xBLOCK_M tile into the A registers of k-step kk.
-FT_DEVICE void pack_a(unsigned (&a)[M_STEPS][4], const float (&c)[S_REGS])
-{
-#pragma unroll
-    for (int kk = 0; kk < M_STEPS; kk++) {
-        a[kk][0] = pack2(c[kk * 8 + 0], c[kk * 8 + 1]);
-        a[kk][1] = pack2(c[kk * 8 + 2], c[kk * 8 + 3]);
-        a[kk][2] = pack2(c[kk * 8 + 4], c[kk * 8 + 5]);
-        a[kk][3] = pack2(c[kk * 8 + 6], c[kk * 8 + 7]);
-    }
-}
-
 // Writes a 64-key slab's accumulators (rows `row`, `row` + 8 of the thread; COLS columns) as
 // 16-bit pairs times `scale` to global rows past which `valid` keys stop.
 template <int COLS>
@@ -273,7 +261,7 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
                 }
         }
         unsigned pa[M_STEPS][4];
-        pack_a(pa, s);
+        wg_acc_to_a(pa, s);
 
         // dS^T = P^T * (dP^T - delta[query]), in place of dP^T.
         wg_wait<0>();
@@ -286,7 +274,7 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
                 dp[4 * j + e] = s[4 * j + e] * (dp[4 * j + e] - ((e & 1) ? d2.y : d2.x));
         }
         unsigned dsa[M_STEPS][4];
-        pack_a(dsa, dp);
+        wg_acc_to_a(dsa, dp);
 
         // dV += P^T dO and dK += dS^T Q: dO and Q read N-major (transposed), 16 query rows
         // (2048 bytes) a step, their 64-column panels BLOCK_M*128 bytes apart.

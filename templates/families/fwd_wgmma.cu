@@ -142,13 +142,7 @@ ft_fwd(const ft_fwd_args args)
         // N-major (transposed): 16 keys per step are 2048 bytes, its 64-column panels are
         // BLOCK_N*128 bytes apart.
         unsigned pf[P_STEPS][4];
-#pragma unroll
-        for (int kk = 0; kk < P_STEPS; kk++) {
-            pf[kk][0] = pack2(s[kk * 8 + 0], s[kk * 8 + 1]);
-            pf[kk][1] = pack2(s[kk * 8 + 2], s[kk * 8 + 3]);
-            pf[kk][2] = pack2(s[kk * 8 + 4], s[kk * 8 + 5]);
-            pf[kk][3] = pack2(s[kk * 8 + 6], s[kk * 8 + 7]);
-        }
+        wg_acc_to_a(pf, s);
         wg_fence();
 #pragma unroll
         for (int kk = 0; kk < P_STEPS; kk++)
