@@ -1,6 +1,7 @@
 /* Argument blocks passed by value to every generated kernel. Shared word for word by the host C
  * code (generator, tuner, runtime, tests) and the CUDA templates, so it uses only C types that
- * both sides lay out the same way (pointers, long long, int, double). */
+ * both sides lay out the same way (pointers, long long, int, double, and the 64-byte aligned
+ * ft_tensor_map, aligned by FT_ALIGNAS on both sides). */
 #ifndef FT_KERNEL_ARGS_H
 #define FT_KERNEL_ARGS_H
 
