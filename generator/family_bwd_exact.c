@@ -6,8 +6,6 @@
 #include "traits/exact.h"
 
 #define DTYPE_F64 3
-#define DQ_ATOMIC 0
-#define DQ_SEPARATE 1
 
 static size_t smem_dkdv(const int *p)
 {
@@ -23,11 +21,11 @@ static size_t smem_dq(const int *p)
 
 static int used_dq(const int *p)
 {
-    return p[GEN_DQ_MODE] == DQ_SEPARATE;
+    return p[GEN_DQ_MODE] == FT_DQ_SEPARATE;
 }
 static int used_dq_convert(const int *p)
 {
-    return p[GEN_DQ_MODE] == DQ_ATOMIC;
+    return p[GEN_DQ_MODE] == FT_DQ_ATOMIC;
 }
 
 /* The rules are traits/exact.h's (the template static_asserts the same); here their messages. */
@@ -35,10 +33,14 @@ static int check_bwd(const int *p, char *why, size_t len)
 {
     const int dt = p[GEN_DTYPE], bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V], dq_mode = p[GEN_DQ_MODE], threads = 32 * nw;
-    const int atomic = dq_mode == DQ_ATOMIC;
+    const int atomic = dq_mode == FT_DQ_ATOMIC;
     switch (bwd_exact_rule(dt, bm, bn, nw, p[GEN_NUM_STAGES], d, dv, dq_mode, p[GEN_CAUSAL])) {
     case EXACT_OK:
         return 0;
+    case EXACT_BAD_DQ_MODE:
+        snprintf(why, len, "DQ_MODE=%d: bwd_exact makes dQ with atomics (0) or in its own kernel (1, separate)",
+                 dq_mode);
+        break;
     case EXACT_BAD_TILES:
         snprintf(why, len, "BLOCK_M=%d, BLOCK_N=%d: bwd_exact needs powers of two", bm, bn);
         break;

@@ -63,6 +63,10 @@ static int check_bwd_mma(const int *p, char *why, size_t len)
         snprintf(why, len, "DQ_MODE=1 with NUM_WARPS=%d > BLOCK_M/16=%d splits each key tile %d ways: "
                  "BLOCK_N=%d must be a multiple of %d", nw, bm / 16, nw / qm, bn, 16 * (nw / qm));
         break;
+    case BWD_MMA_BAD_DQ_MODE:
+        snprintf(why, len, "DQ_MODE=%d: bwd_mma makes dQ with atomics (0) or in its own kernel (1, separate)",
+                 dq_mode);
+        break;
     case BWD_MMA_BAD_SMEM: {
         const size_t smem = dq_mode == 1 && smem_dq(p) > smem_dkdv(p) ? smem_dq(p) : smem_dkdv(p);
         snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d needs %zu bytes "

@@ -37,7 +37,8 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
         snprintf(why, len, "NUM_STAGES=%d is out of range for bwd_wgmma (1..3)", stages);
         break;
     case BWD_WGMMA_BAD_DQ_MODE:
-        snprintf(why, len, "DQ_MODE=%d: bwd_wgmma adds dQ with atomics (DQ_MODE=0)", p[GEN_DQ_MODE]);
+        snprintf(why, len, "DQ_MODE=%d: bwd_wgmma adds dQ with the copy engine, in any order (0, atomic) or in "
+                 "a fixed one (2, ordered)", p[GEN_DQ_MODE]);
         break;
     case BWD_WGMMA_BAD_SMEM:
         snprintf(why, len, "BLOCK_N=%d NUM_STAGES=%d with HEAD_DIM=%d needs %zu bytes of shared memory (at most %d)",

@@ -40,8 +40,8 @@ typedef enum gen_param_role {
     X(CAUSAL_SKIP, GEN_ROLE_TUNABLE, 1, 0, 1, 1, GEN_NO_VALUES, "1: skip key tiles the mask hides")       \
     X(EVEN_M, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES, "1: seqlen_q is a multiple of BLOCK_M")        \
     X(EVEN_N, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES, "1: seqlen_k is a multiple of BLOCK_N")        \
-    X(DQ_MODE, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_VALUES("atomic", "separate"),                            \
-      "backward dQ: fp32 atomics then a convert kernel, or its own kernel")
+    X(DQ_MODE, GEN_ROLE_TUNABLE, 0, 0, 2, 1, GEN_VALUES("atomic", "separate", "ordered"),                 \
+      "backward dQ: fp32 atomics then a convert kernel, its own kernel, or atomics in a fixed order")
 
 /* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_DQ_MODE. */
 typedef enum gen_param {

@@ -51,6 +51,12 @@ void ln_bwd_args(const ln_problem *p, int accum, int b0, int nb, ft_bwd_args *a)
     a->dv = at(p->dv, b0 * p->v_stride[0], e);
     a->delta = at(p->delta, b0 * rows, acc);
     a->dq_accum = accum ? at(p->dq_accum, b0 * rows * p->head_dim, acc) : NULL;
+    if (accum) {   /* the dQ order area past the whole accumulator (ln_workspace_bytes) */
+        const CUdeviceptr order = p->dq_accum + (CUdeviceptr)((long long)p->batch * rows * p->head_dim * acc);
+        const long long sems_per_batch = (long long)p->heads * ((p->seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS);
+        a->dq_ticket = at(order, b0, sizeof(int));
+        a->dq_sems = at(order, p->batch + b0 * sems_per_batch, sizeof(int));
+    }
     memcpy(a->do_stride, p->o_stride, sizeof a->do_stride);
     memcpy(a->dq_stride, p->q_stride, sizeof a->dq_stride);
     memcpy(a->dk_stride, p->k_stride, sizeof a->dk_stride);

@@ -56,15 +56,22 @@ void ln_contiguous_strides(int heads, int seqlen, int dim, long long stride[3] /
 size_t ln_tensor_elems(const long long stride[3], int batch, int heads, int seqlen, int dim);
 
 /* The backward workspace: delta [B, H, seqlen_q] at offset 0, then (256-byte aligned) the dQ
- * accumulator [B, H, seqlen_q, head_dim], both of the accumulator type. Returns its bytes;
- * OUT: *accum_offset, bytes from the start to dq_accum (may be NULL). */
+ * accumulator [B, H, seqlen_q, head_dim], both of the accumulator type, then the dQ order area
+ * of DQ_MODE ordered (ft_kernel_args.h): ints, a ticket per batch index (a launch slice uses its
+ * first batch's), then the semaphores [B, H, ceil(seqlen_q / FT_DQ_SEM_ROWS)]. Returns its
+ * bytes; OUT: *accum_offset, bytes from the start to dq_accum (may be NULL). */
 size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim, size_t *accum_offset);
+/* Ints in the dQ order area, and the bytes from dq_accum to the workspace's end (the accumulator
+ * and the order area: what is zeroed before an atomic or ordered backward). */
+size_t ln_dq_order_ints(int batch, int heads, int seqlen_q);
+size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim);
 
 /* ---- argument blocks (ln_args.c) --------------------------------------------------------- */
 
 /* The argument blocks of batches [b0, b0 + nb) of p: pointers moved to batch b0 (lse, delta
  * and dq_accum by whole [heads, seqlen_q] rows), batch = nb, everything else as p says.
- * accum: 1 passes p->dq_accum, 0 passes NULL (kernels without DQ_MODE atomic never read it). */
+ * accum: 1 passes p->dq_accum and the dQ order area's ticket and semaphores, 0 passes NULL
+ * (kernels without DQ_MODE atomic or ordered never read them). */
 void ln_fwd_args(const ln_problem *p, int b0, int nb, ft_fwd_args *a /* OUT */);
 void ln_bwd_args(const ln_problem *p, int accum, int b0, int nb, ft_bwd_args *a /* OUT */);
 /* Encodes a's q_map and do_map (ft_kernel_args.h) for a's slice, boxes of 64 columns by box_rows
@@ -101,7 +108,8 @@ typedef struct ln_step {
  * reused for any batch, heads, pointers, strides, scale and mask of those lengths. */
 typedef struct ln_plan {
     int backward;               /* argument block: 1 ft_bwd_args, 0 ft_fwd_args */
-    int accum;                  /* DQ_MODE atomic: dq_accum passed, zeroed before the first step */
+    int accum;                  /* DQ_MODE atomic or ordered: dq_accum and the order area passed,
+                                 * zeroed before the first step */
     int map_rows;               /* > 0: Q and dO go as tensor maps of boxes 64 x map_rows (gen_family.tensor_maps) */
     int seqlen_q, seqlen_k;     /* the lengths the grids are for */
     ln_step steps[LN_MAX_STEPS];
@@ -131,7 +139,8 @@ CUresult ln_module_load(const cu_driver *cu, const gen_config *c, const void *im
 CUresult ln_launch_one(const cu_driver *cu, CUfunction fn, unsigned grid_x, unsigned grid_y, unsigned block_x,
                        unsigned smem, CUstream stream, void **params);
 
-/* Enqueues plan's launches for p on stream: dq_accum zeroed first when plan->accum, then per
+/* Enqueues plan's launches for p on stream: dq_accum and the dQ order area zeroed first when
+ * plan->accum, then per
  * batch slice of at most 65535/heads batches, each step in order with that slice's argument
  * block. No allocation, no locks, no synchronization. Returns CUDA_SUCCESS or the first error
  * (CUDA_ERROR_INVALID_VALUE when p's lengths are not the plan's or heads > 65535). */

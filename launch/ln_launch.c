@@ -16,9 +16,9 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
         return CUDA_ERROR_INVALID_VALUE;
     const int per_launch = LN_GRID_Y_MAX / p->heads;
     CUresult rc;
-    /* Once for every slice: the accumulator covers the whole batch. */
+    /* Once for every slice: the accumulator and the order area cover the whole batch. */
     if (plan->accum) {
-        const size_t bytes = (size_t)p->batch * p->heads * p->seqlen_q * p->head_dim * ln_acc_bytes(p->dtype);
+        const size_t bytes = ln_accum_bytes(p->dtype, p->batch, p->heads, p->seqlen_q, p->head_dim);
         if ((rc = cu->MemsetD8Async(p->dq_accum, 0, bytes, stream)) != CUDA_SUCCESS)
             return rc;
     }

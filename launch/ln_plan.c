@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ln_internal.h"
+#include "traits/ft_traits.h"
 
 /* The `ref` family serves the forward, the backward and the tuner's utilities with one table
  * (family_ref.c); its entry names say which. Every other family serves the one operation of
@@ -23,11 +24,12 @@ ln_op ln_entry_op(const gen_family *f, const gen_entry *e)
     }
 }
 
-/* DQ_MODE 0 (atomic): dkdv adds dQ into dq_accum, which must start at zero
- * (templates/README.md, "Backward order"). */
+/* DQ_MODE atomic and ordered: dkdv adds dQ into dq_accum, which (and the order area of ordered)
+ * must start at zero (templates/README.md, "Backward order"). */
 static int uses_accum(const gen_config *c, ln_op op)
 {
-    return op == LN_BACKWARD && (c->family->params & GEN_BIT(GEN_DQ_MODE)) && c->p[GEN_DQ_MODE] == 0;
+    return op == LN_BACKWARD && (c->family->params & GEN_BIT(GEN_DQ_MODE)) &&
+           (c->p[GEN_DQ_MODE] == FT_DQ_ATOMIC || c->p[GEN_DQ_MODE] == FT_DQ_ORDERED);
 }
 
 int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_plan *out, char *err, size_t len)

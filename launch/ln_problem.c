@@ -31,11 +31,22 @@ size_t ln_tensor_elems(const long long stride[3], int batch, int heads, int seql
     return (size_t)((batch - 1) * stride[0] + (heads - 1) * stride[1] + (seqlen - 1) * stride[2] + dim);
 }
 
+size_t ln_dq_order_ints(int batch, int heads, int seqlen_q)
+{
+    return (size_t)batch + (size_t)batch * heads * ((seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS);
+}
+
+size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim)
+{
+    return (size_t)batch * heads * seqlen_q * (size_t)head_dim * ln_acc_bytes(dtype) +
+           ln_dq_order_ints(batch, heads, seqlen_q) * sizeof(int);
+}
+
 size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim, size_t *accum_offset)
 {
     const size_t rows = (size_t)batch * heads * seqlen_q, a = ln_acc_bytes(dtype);
     const size_t offset = (rows * a + 255) / 256 * 256;
     if (accum_offset)
         *accum_offset = offset;
-    return offset + rows * (size_t)head_dim * a;
+    return offset + ln_accum_bytes(dtype, batch, heads, seqlen_q, head_dim);
 }

@@ -120,6 +120,12 @@ static ft_status check_call(ft_context *ctx, const char *func, const ft_attentio
     return s == FT_OK ? FT_OK : rt_fail(ctx, s, "%s", err);
 }
 
+/* The kernel a call of desc d (checked) wants; the forward is deterministic as it is. */
+static rt_variant variant_of(const ft_attention_desc *d, int backward, int reference)
+{
+    return reference ? RT_REFERENCE : backward && d->deterministic ? RT_DETERMINISTIC : RT_TUNED;
+}
+
 /* Every attention call: checks, plan, workspace, launches. ws: the caller's workspace or NULL. */
 static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc *user, int backward,
                      int reference, const rt_data *p, void *ws, size_t ws_bytes, int caller_ws, void *stream)
@@ -145,7 +151,7 @@ static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc 
     rt_cuctx *cc;
     const rt_plan *plan;
     if ((s = rt_driver(ctx, func, &cu)) != FT_OK || (s = rt_current(ctx, func, cu, &cc)) != FT_OK ||
-        (s = rt_plan_get(ctx, func, cu, cc, &w, reference, &plan)) != FT_OK)
+        (s = rt_plan_get(ctx, func, cu, cc, &w, variant_of(&d, backward, reference), &plan)) != FT_OK)
         return s;
     rt_workspace *cached = NULL;
     CUdeviceptr base = (CUdeviceptr)(uintptr_t)ws;
@@ -242,13 +248,15 @@ ft_status ft_describe_choice(ft_context *ctx, const ft_attention_desc *d, int ba
     rt_cuctx *cc;
     if ((s = rt_driver(ctx, func, &cu)) != FT_OK || (s = rt_current(ctx, func, cu, &cc)) != FT_OK)
         return s;
-    const rt_plan *plan = rt_plan_find(ctx, cc->context, &w, 0);
+    const rt_variant variant = variant_of(&copy, backward, 0);
+    const rt_plan *plan = rt_plan_find(ctx, cc->context, &w, variant);
     rt_choice choice;
     if (plan) {
         choice = plan->choice;
     } else {
         int db_error;
-        if (rt_choose(ctx->user, ctx->shipped, &cc->info, &w, &choice, &db_error, err, sizeof err) != 0)
+        if (rt_choose(ctx->user, ctx->shipped, &cc->info, &w, variant == RT_DETERMINISTIC, &choice, &db_error, err,
+                      sizeof err) != 0)
             return rt_fail(ctx, db_error ? FT_ERR_DB : FT_ERR_UNSUPPORTED, "%s: %s", func, err);
     }
     char config[512];

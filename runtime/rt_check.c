@@ -48,7 +48,7 @@ static ft_status fail(ft_status s, char *err, size_t len, const char *fmt, ...)
 }
 
 /* The last field this library knows ends here; appending a field means updating this. */
-#define DESC_KNOWN_END (offsetof(ft_attention_desc, window_right) + sizeof(int))
+#define DESC_KNOWN_END (offsetof(ft_attention_desc, reserved) + sizeof(int))
 _Static_assert(DESC_KNOWN_END == sizeof(ft_attention_desc), "DESC_KNOWN_END: a field was appended to ft_attention_desc");
 
 ft_status rt_desc_copy(const char *func, const ft_attention_desc *user, ft_attention_desc *d, char *err, size_t len)
@@ -75,7 +75,7 @@ ft_status rt_desc_copy(const char *func, const ft_attention_desc *user, ft_atten
     return FT_OK;
 }
 
-/* causal_align, window, window_left, window_right. */
+/* causal_align, window, window_left, window_right (and deterministic, the other flag). */
 static ft_status check_mask(const char *func, const ft_attention_desc *d, char *err, size_t len)
 {
     if (d->causal != 0 && d->causal != 1)
@@ -88,6 +88,12 @@ static ft_status check_mask(const char *func, const ft_attention_desc *d, char *
     if (d->window != 0 && d->window != 1)
         return fail(FT_ERR_INVALID_ARGUMENT, err, len,
                     "%s: window=%d must be 0 (none) or 1 (window_left and window_right apply)", func, d->window);
+    if (d->deterministic != 0 && d->deterministic != 1)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                    "%s: deterministic=%d must be 0 (fastest) or 1 (bitwise repeatable backward)", func,
+                    d->deterministic);
+    if (d->reserved != 0)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: reserved=%d must be 0", func, d->reserved);
     const struct { const char *name; int value; } sides[] = {
         { "window_left", d->window_left }, { "window_right", d->window_right },
     };

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "rt_internal.h"
+#include "traits/ft_traits.h"
 
 /* The families to try for w, best first: on Hopper the warpgroup families (head dims 64 and
  * 128), then mma.sync, which covers every head dim and GPU. OUT: the families; returns their
@@ -34,10 +35,13 @@ void rt_config_fit(gen_config *c, const db_workload *w)
 
 /* The family's tiles when they fit; else, largest first, smaller key then query tiles, each
  * with the default warps, twice and half as many, and fewer stages: large head dims need
- * smaller tiles for shared memory and registers. Returns 0, or -1 with the last reason in last. */
-static int fit_family(const gen_family *f, const rt_device *dev, const db_workload *w, gen_config *out, char *last,
-                      size_t len)
+ * smaller tiles for shared memory and registers. deterministic: each with a repeatable dQ mode
+ * (ordered, then separate) instead of the family's default. Returns 0, or -1 with the last
+ * reason in last. */
+static int fit_family(const gen_family *f, const rt_device *dev, const db_workload *w, int deterministic,
+                      gen_config *out, char *last, size_t len)
 {
+    static const int repeatable[] = { FT_DQ_ORDERED, FT_DQ_SEPARATE };
     gen_config base;
     gen_config_init(&base, f);
     base.p[GEN_DTYPE] = w->dtype;
@@ -45,36 +49,46 @@ static int fit_family(const gen_family *f, const rt_device *dev, const db_worklo
     base.p[GEN_HEAD_DIM_V] = w->head_dim_v;
     if (gen_check_arch(f, dev->arch, last, len))
         return -1;
+    const int *modes = deterministic ? repeatable : &base.p[GEN_DQ_MODE];
+    const int mode_count = deterministic ? 2 : 1;
+    if (deterministic && !(f->params & GEN_BIT(GEN_DQ_MODE))) {
+        snprintf(last, len, "family %s has no DQ_MODE", f->name);
+        return -1;
+    }
     static const int warps_mul[3] = { 2, 4, 1 }, warps_div = 2;   /* x1, x2, x1/2 */
     for (int bm = base.p[GEN_BLOCK_M]; bm >= 1; bm /= 2)
         for (int bn = base.p[GEN_BLOCK_N]; bn >= 1; bn /= 2)
             for (int wi = 0; wi < 3; wi++)
-                for (int st = base.p[GEN_NUM_STAGES]; st >= 1; st--) {
-                    gen_config c = base;
-                    c.p[GEN_BLOCK_M] = bm;
-                    c.p[GEN_BLOCK_N] = bn;
-                    c.p[GEN_NUM_WARPS] = base.p[GEN_NUM_WARPS] * warps_mul[wi] / warps_div;
-                    c.p[GEN_NUM_STAGES] = st;
-                    rt_config_fit(&c, w);
-                    if (c.p[GEN_NUM_WARPS] >= 1 && gen_validate(&c, dev->smem_limit, last, len) == 0) {
-                        *out = c;
-                        return 0;
+                for (int st = base.p[GEN_NUM_STAGES]; st >= 1; st--)
+                    for (int m = 0; m < mode_count; m++) {
+                        gen_config c = base;
+                        c.p[GEN_BLOCK_M] = bm;
+                        c.p[GEN_BLOCK_N] = bn;
+                        c.p[GEN_NUM_WARPS] = base.p[GEN_NUM_WARPS] * warps_mul[wi] / warps_div;
+                        c.p[GEN_NUM_STAGES] = st;
+                        c.p[GEN_DQ_MODE] = modes[m];
+                        rt_config_fit(&c, w);
+                        if (c.p[GEN_NUM_WARPS] >= 1 && gen_validate(&c, dev->smem_limit, last, len) == 0) {
+                            *out = c;
+                            return 0;
+                        }
                     }
-                }
     return -1;
 }
 
-int rt_default_config(const rt_device *dev, const db_workload *w, gen_config *out, char *why, size_t len)
+int rt_default_config(const rt_device *dev, const db_workload *w, int deterministic, gen_config *out, char *why,
+                      size_t len)
 {
+    deterministic = deterministic && w->op == DB_OP_BWD;
     const gen_family *families[2];
     const int count = families_for(w, families);
     char last[512] = "";
     for (int i = 0; i < count; i++)
-        if (families[i] && fit_family(families[i], dev, w, out, last, sizeof last) == 0)
+        if (families[i] && fit_family(families[i], dev, w, deterministic, out, last, sizeof last) == 0)
             return 0;
-    snprintf(why, len, "no %s configuration fits %s (%s) for head_dim=%d head_dim_v=%d: %s",
-             families[count - 1] ? families[count - 1]->name : "(missing)", dev->name, dev->arch, w->head_dim,
-             w->head_dim_v, last);
+    snprintf(why, len, "no %s%s configuration fits %s (%s) for head_dim=%d head_dim_v=%d: %s",
+             deterministic ? "deterministic " : "", families[count - 1] ? families[count - 1]->name : "(missing)",
+             dev->name, dev->arch, w->head_dim, w->head_dim_v, last);
     return -1;
 }
 

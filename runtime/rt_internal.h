@@ -96,15 +96,20 @@ typedef struct rt_choice {
 /* Sets CAUSAL from w and EVEN_M/EVEN_N from w's lengths and c's tiles (where c's family uses them). */
 void rt_config_fit(gen_config *c, const db_workload *w);
 /* The built-in default for w on dev: the family's defaults, with fewer stages and smaller
- * tiles where the head dims need it, valid under dev's shared-memory limit. 0, or -1 (why). */
-int rt_default_config(const rt_device *dev, const db_workload *w, gen_config *out, char *why, size_t len);
+ * tiles where the head dims need it, valid under dev's shared-memory limit; with deterministic (a
+ * backward), a repeatable dQ mode (DQ_MODE ordered or separate). 0, or -1 (why). */
+int rt_default_config(const rt_device *dev, const db_workload *w, int deterministic, gen_config *out, char *why,
+                      size_t len);
 /* The GPU reference kernels (family ref) for w. */
 void rt_reference_config(const db_workload *w, gen_config *out);
 /* The kernel for w on dev: user database (exact, nearest), shipped table, built-in default.
- * user and shipped may be NULL. A stored winner that is not valid on dev is passed over.
+ * user and shipped may be NULL. A stored winner that is not valid on dev is passed over. With
+ * deterministic (a backward), the kernel is made bitwise repeatable: the winner's dQ mode
+ * becomes one that adds dQ in a fixed order (DQ_MODE ordered) or computes it in its own kernel
+ * (separate), whichever its family takes with its tiles, else the deterministic built-in default.
  * Returns 0; -1 when a database fails (FT_ERR_DB) or nothing fits (err says). */
-int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, rt_choice *out, int *is_db_error,
-              char *err, size_t len);
+int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic, rt_choice *out,
+              int *is_db_error, char *err, size_t len);
 /* The winners shipped with the library (db/tuned/\*.txt, embedded at build time) in an
  * in-memory database; NULL when none are embedded. 0, or -1 (err). */
 int rt_shipped_open(db **out, char *err, size_t len);
@@ -139,12 +144,19 @@ typedef struct rt_cuctx {
     struct rt_cuctx *_Atomic next;
 } rt_cuctx;
 
+/* Which kernel a call wants for its problem. */
+typedef enum rt_variant {
+    RT_TUNED,           /* the fastest: rt_choose */
+    RT_REFERENCE,       /* the GPU reference kernels */
+    RT_DETERMINISTIC,   /* a backward with desc.deterministic: rt_choose made bitwise repeatable */
+} rt_variant;
+
 /* Everything a call needs after the first: immutable once published, found lock-free. */
 typedef struct rt_plan {
     uint64_t hash;
     CUcontext context;
     db_workload w;
-    int reference;
+    rt_variant variant;
     rt_choice choice;
     const rt_module *module;
     ln_plan launches;           /* the family's steps, functions bound (launch/ln_internal.h) */
@@ -208,12 +220,12 @@ void rt_cubin_store(ft_context *ctx, const gen_config *c, const char *source, co
 /* Unloads every module and frees the CUBINs (ft_close). */
 void rt_modules_free(ft_context *ctx, const cu_driver *cu);
 
-/* The plan of (current context, w, reference): found lock-free, or built (choice, module,
+/* The plan of (current context, w, variant): found lock-free, or built (choice, module,
  * launch steps) and published. */
 ft_status rt_plan_get(ft_context *ctx, const char *func, const cu_driver *cu, rt_cuctx *cc, const db_workload *w,
-                      int reference, const rt_plan **out);
+                      rt_variant variant, const rt_plan **out);
 /* The published plan or NULL; no locks, no allocation. */
-const rt_plan *rt_plan_find(ft_context *ctx, CUcontext context, const db_workload *w, int reference);
+const rt_plan *rt_plan_find(ft_context *ctx, CUcontext context, const db_workload *w, rt_variant variant);
 void rt_plans_free(ft_context *ctx);
 
 /* A workspace of at least bytes for (context, stream), grown when smaller; release it after

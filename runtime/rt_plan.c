@@ -8,10 +8,10 @@
 
 #include "rt_internal.h"
 
-static uint64_t plan_hash(CUcontext context, const db_workload *w, int reference)
+static uint64_t plan_hash(CUcontext context, const db_workload *w, rt_variant variant)
 {
     const int fields[] = { w->op, w->dtype, w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads,
-                           w->seqlen_q, w->seqlen_k, reference };
+                           w->seqlen_q, w->seqlen_k, (int)variant };
     uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)context;
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         h ^= (uint32_t)fields[i];
@@ -20,17 +20,17 @@ static uint64_t plan_hash(CUcontext context, const db_workload *w, int reference
     return h ^ (h >> 29);
 }
 
-static int same(const rt_plan *p, uint64_t hash, CUcontext context, const db_workload *w, int reference)
+static int same(const rt_plan *p, uint64_t hash, CUcontext context, const db_workload *w, rt_variant variant)
 {
-    return p->hash == hash && p->context == context && p->reference == reference && !memcmp(&p->w, w, sizeof *w);
+    return p->hash == hash && p->context == context && p->variant == variant && !memcmp(&p->w, w, sizeof *w);
 }
 
-const rt_plan *rt_plan_find(ft_context *ctx, CUcontext context, const db_workload *w, int reference)
+const rt_plan *rt_plan_find(ft_context *ctx, CUcontext context, const db_workload *w, rt_variant variant)
 {
-    const uint64_t h = plan_hash(context, w, reference);
+    const uint64_t h = plan_hash(context, w, variant);
     for (const rt_plan *p = atomic_load_explicit(&ctx->buckets[h % RT_BUCKETS], memory_order_acquire); p;
          p = atomic_load_explicit(&p->next, memory_order_acquire))
-        if (same(p, h, context, w, reference))
+        if (same(p, h, context, w, variant))
             return p;
     return NULL;
 }
@@ -49,9 +49,9 @@ static ft_status fill_steps(ft_context *ctx, const char *func, const cu_driver *
 }
 
 ft_status rt_plan_get(ft_context *ctx, const char *func, const cu_driver *cu, rt_cuctx *cc, const db_workload *w,
-                      int reference, const rt_plan **out)
+                      rt_variant variant, const rt_plan **out)
 {
-    const rt_plan *found = rt_plan_find(ctx, cc->context, w, reference);
+    const rt_plan *found = rt_plan_find(ctx, cc->context, w, variant);
     if (found) {
         *out = found;
         return FT_OK;
@@ -59,19 +59,20 @@ ft_status rt_plan_get(ft_context *ctx, const char *func, const cu_driver *cu, rt
     rt_plan *p = calloc(1, sizeof *p);
     if (!p)
         return rt_fail(ctx, FT_ERR_OUT_OF_MEMORY, "%s: out of memory", func);
-    p->hash = plan_hash(cc->context, w, reference);
+    p->hash = plan_hash(cc->context, w, variant);
     p->context = cc->context;
     p->w = *w;
-    p->reference = reference;
+    p->variant = variant;
     ft_status s = FT_OK;
-    if (reference) {
+    if (variant == RT_REFERENCE) {
         rt_reference_config(w, &p->choice.config);
         p->choice.tier = RT_TIER_REFERENCE;
         snprintf(p->choice.why, sizeof p->choice.why, "GPU reference kernels (templates/ref.cu)");
     } else {
         char err[512];
         int db_error;
-        if (rt_choose(ctx->user, ctx->shipped, &cc->info, w, &p->choice, &db_error, err, sizeof err) != 0)
+        if (rt_choose(ctx->user, ctx->shipped, &cc->info, w, variant == RT_DETERMINISTIC, &p->choice, &db_error, err,
+                      sizeof err) != 0)
             s = rt_fail(ctx, db_error ? FT_ERR_DB : FT_ERR_UNSUPPORTED, "%s: %s", func, err);
     }
     if (s == FT_OK)
@@ -84,7 +85,7 @@ ft_status rt_plan_get(ft_context *ctx, const char *func, const cu_driver *cu, rt
     }
     pthread_mutex_lock(&ctx->lock);
     _Atomic(rt_plan *) *bucket = &ctx->buckets[p->hash % RT_BUCKETS];
-    found = rt_plan_find(ctx, cc->context, w, reference);
+    found = rt_plan_find(ctx, cc->context, w, variant);
     if (!found) {
         atomic_store_explicit(&p->next, atomic_load_explicit(bucket, memory_order_relaxed), memory_order_relaxed);
         atomic_store_explicit(bucket, p, memory_order_release);

@@ -1,6 +1,7 @@
 /* GPU correctness of every template family and dtype: random inputs (fresh per run), outputs
  * poisoned with NaN first, candidates compared with the GPU reference kernels and, at small
- * sizes, with the CPU double reference, which also pins the GPU reference itself.
+ * sizes, with the CPU double reference, which also pins the GPU reference itself. Then the
+ * deterministic backward modes: bitwise the same dQ, dK, dV over 10 runs, and right.
  * Label "gpu": without a GPU it prints why and exits GPU_SKIP_CODE, which ctest shows as skipped. */
 #include <math.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 #include "ft_mask.h"
 #include "gpu_harness.h"
 #include "ref_attention.h"
+#include "traits/ft_traits.h"
 
 typedef struct attn_case {
     const char *name;
@@ -171,7 +173,8 @@ static gen_config make_config(const char *name, const attn_case *c, int backward
 
 /* The Hopper families (sm_90a only), checked beside the case's forward and backward where this
  * GPU runs them and the head dims fit: fwd_wgmma and bwd_wgmma. Their tile shapes rotate over
- * the cases so each meets odd lengths and masks. */
+ * the cases so each meets odd lengths and masks; bwd_wgmma adds dQ in a fixed order (DQ_MODE
+ * ordered) in the cases whose dq column asks for a separate (deterministic) dQ. */
 static gpu_kernel *wg_kernels[CASE_COUNT], *wgb_kernels[CASE_COUNT];
 static const int wg_tiles[][4] = {   /* BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES */
     { 128, 128, 8, 2 }, { 64, 128, 4, 2 }, { 192, 64, 12, 3 }, { 128, 64, 8, 1 }, { 64, 64, 4, 4 },
@@ -203,6 +206,8 @@ static int hopper_config(const char *family, const int (*tiles)[4], int count, c
         g.p[GEN_NUM_STAGES] = tile[3];
         g.p[GEN_EVEN_M] = even(c->seqlen_q, tile[0]);
         g.p[GEN_EVEN_N] = even(c->seqlen_k, tile[1]);
+        if (f->backward)
+            g.p[GEN_DQ_MODE] = c->dq_mode == FT_DQ_SEPARATE ? FT_DQ_ORDERED : FT_DQ_ATOMIC;
         if (gen_validate(&g, session.smem_limit, why, sizeof why) == 0) {
             *out = g;
             return 0;
@@ -377,8 +382,9 @@ static void run_case(void **state)
     if (wgb_kernels[idx]) {
         /* bwd_wgmma from the same O and L, outputs poisoned again, against the GPU reference. */
         const gen_config *wc = &wgb_kernels[idx]->config;
-        printf("    bwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N],
-               wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES]);
+        printf("    bwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d DQ_MODE=%s\n", wc->p[GEN_BLOCK_M],
+               wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES],
+               gen_param_value_name(GEN_DQ_MODE, wc->p[GEN_DQ_MODE]));
         double *g_wg[3] = { calloc(p.q_elems, 8), calloc(p.k_elems, 8), calloc(p.v_elems, 8) };
         for (int i = 0; i < 3; i++)
             assert_int_equal(gpu_poison(&session, outs[i], counts[i] * eb), 0);
@@ -440,6 +446,147 @@ static void run_case(void **state)
     assert_true(ok);
 }
 
+/* ---- deterministic backward: bitwise the same dQ, dK, dV over DET_RUNS runs ------------------ */
+
+#define DET_RUNS 10
+
+typedef struct det_case {
+    attn_case shape;            /* dq_mode: the deterministic mode */
+    const char *family;
+    int tiles[4];               /* BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES; 0: the family's (fitted) */
+} det_case;
+
+/* Long enough that many key tiles add into each query tile, at odd lengths and with masks. */
+static const det_case det_cases[] = {
+    { { "bwd_wgmma ordered bf16 D128 causal", BF16, 128, 128, 2, 4, 1999, 1999, 1, 1, FT_DQ_ORDERED, 0,
+        DEFAULT_TILES, NO_MASK }, "bwd_wgmma", { 64, 128, 8, 2 } },
+    { { "bwd_wgmma ordered f16 D64 Nq>Nk", F16, 64, 64, 2, 3, 1500, 1100, 0, 1, FT_DQ_ORDERED, 0,
+        DEFAULT_TILES, NO_MASK }, "bwd_wgmma", { 64, 64, 4, 3 } },
+    { { "bwd_wgmma ordered bf16 Dv<D window", BF16, 128, 64, 1, 4, 2048, 2048, 0, 1, FT_DQ_ORDERED, 0,
+        DEFAULT_TILES, WIN(1, 700, 300) }, "bwd_wgmma", { 64, 128, 8, 1 } },
+    { { "bwd_mma separate bf16 causal", BF16, 128, 128, 2, 2, 1000, 1000, 1, 1, FT_DQ_SEPARATE, 0,
+        DEFAULT_TILES, NO_MASK }, "bwd_mma", { 0 } },
+    { { "bwd_exact separate f32", F32, 64, 64, 1, 2, 700, 700, 1, 1, FT_DQ_SEPARATE, 0, DEFAULT_TILES, NO_MASK },
+      "bwd_exact", { 0 } },
+};
+#define DET_COUNT ((int)(sizeof det_cases / sizeof det_cases[0]))
+static gpu_kernel *det_kernels[DET_COUNT], *det_refs[DET_COUNT];
+
+static gen_config det_config(const det_case *d)
+{
+    gen_config g;
+    if (!d->tiles[0]) {
+        g = make_config(d->family, &d->shape, 1);
+    } else {
+        gen_config_init(&g, gen_family_find(d->family));
+        const attn_case *c = &d->shape;
+        g.p[GEN_DTYPE] = c->dtype;
+        g.p[GEN_HEAD_DIM] = c->head_dim;
+        g.p[GEN_HEAD_DIM_V] = c->head_dim_v;
+        g.p[GEN_CAUSAL] = ft_mask_active(c->causal, c->window ? c->wl : -1, c->window ? c->wr : -1);
+        g.p[GEN_CAUSAL_SKIP] = c->causal_skip;
+        g.p[GEN_BLOCK_M] = d->tiles[0];
+        g.p[GEN_BLOCK_N] = d->tiles[1];
+        g.p[GEN_NUM_WARPS] = d->tiles[2];
+        g.p[GEN_NUM_STAGES] = d->tiles[3];
+        g.p[GEN_EVEN_M] = even(c->seqlen_q, d->tiles[0]);
+        g.p[GEN_EVEN_N] = even(c->seqlen_k, d->tiles[1]);
+    }
+    g.p[GEN_DQ_MODE] = d->shape.dq_mode;
+    return g;
+}
+
+static void run_deterministic(void **state)
+{
+    const det_case *d = *state;
+    const int idx = (int)(d - det_cases);
+    const attn_case *c = &d->shape;
+    if (!have_gpu)
+        skip();
+    if (!det_kernels[idx]) {   /* an sm_90a family on another GPU */
+        printf("  %s: not run, %s does not run on %s\n", c->name, d->family, session.arch);
+        return;
+    }
+    if (det_kernels[idx]->error[0] || det_refs[idx]->error[0]) {
+        printf("  build failed: %s%s\n", det_kernels[idx]->error, det_refs[idx]->error);
+        fail();
+    }
+    gpu_problem p = { .dtype = c->dtype, .batch = c->batch, .heads = c->heads, .seqlen_q = c->seqlen_q,
+                      .seqlen_k = c->seqlen_k, .head_dim = c->head_dim, .head_dim_v = c->head_dim_v,
+                      .causal = c->causal, .layout = c->layout, .causal_align = c->bottom_right,
+                      .window = c->window, .window_left = c->wl, .window_right = c->wr };
+    char why[1024];
+    assert_int_equal(gpu_problem_alloc(&session, &p, why, sizeof why), 0);
+    uint64_t rs = seed ^ (0xD1B54A32D192ED03ULL * (uint64_t)(idx + 1));
+    const size_t rows = (size_t)p.batch * p.heads * p.seqlen_q;
+    double *in[4] = { malloc(p.q_elems * 8), malloc(p.k_elems * 8), malloc(p.v_elems * 8), malloc(p.o_elems * 8) };
+    const CUdeviceptr in_dev[4] = { p.q, p.k, p.v, p.dout };
+    const size_t in_n[4] = { p.q_elems, p.k_elems, p.v_elems, p.o_elems };
+    for (int i = 0; i < 4; i++) {
+        fill_random(in[i], in_n[i], &rs);
+        assert_int_equal(gpu_upload(&session, &p, in_dev[i], in[i], in_n[i], in[i]), 0);
+    }
+    double *o = calloc(p.o_elems, 8), *l = malloc(rows * 8);
+    forward_outputs(det_refs[idx], &p, "reference", o, l);
+
+    const CUdeviceptr outs[3] = { p.dq, p.dk, p.dv };
+    const size_t counts[3] = { p.q_elems, p.k_elems, p.v_elems };
+    const long long *strides[3] = { p.q_stride, p.k_stride, p.v_stride };
+    const int seqs[3] = { p.seqlen_q, p.seqlen_k, p.seqlen_k }, dims[3] = { p.head_dim, p.head_dim, p.head_dim_v };
+    const char *names[3] = { "dQ", "dK", "dV" };
+    double *first[3], *now[3];
+    for (int i = 0; i < 3; i++)
+        first[i] = malloc(counts[i] * 8), now[i] = malloc(counts[i] * 8);
+    const size_t eb = gpu_dtype_bytes(c->dtype), ab = gpu_acc_bytes(c->dtype);
+    int ok = 1, differing = 0;
+    for (int run = 0; run < DET_RUNS + 1; run++) {
+        /* Runs 0..DET_RUNS-1: the deterministic kernel; the last: the GPU reference. */
+        const gpu_kernel *k = run < DET_RUNS ? det_kernels[idx] : det_refs[idx];
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(gpu_poison(&session, outs[i], counts[i] * eb), 0);
+        assert_int_equal(gpu_poison(&session, p.delta, rows * ab), 0);
+        if (gpu_backward(&session, k, &p, NULL, why, sizeof why) != 0) {
+            printf("    run %d backward: %s\n", run, why);
+            fail();
+        }
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(gpu_download(&session, &p, outs[i], run ? now[i] : first[i], counts[i], 0), 0);
+        if (run == 0 || run == DET_RUNS)
+            continue;
+        int same = 1;
+        for (int i = 0; i < 3; i++)
+            for (size_t e = 0; e < counts[i]; e++)
+                if (memcmp(&now[i][e], &first[i][e], sizeof(double)) != 0) {
+                    if (same)
+                        printf("    run %d: %s element %zu is %.9g, run 0 gave %.9g\n", run, names[i], e, now[i][e],
+                               first[i][e]);
+                    same = 0;
+                    break;
+                }
+        differing += !same;
+    }
+    printf("  %s: %s BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d DQ_MODE=%s: %d of %d runs differ from the "
+           "first\n", c->name, d->family, det_kernels[idx]->config.p[GEN_BLOCK_M],
+           det_kernels[idx]->config.p[GEN_BLOCK_N], det_kernels[idx]->config.p[GEN_NUM_WARPS],
+           det_kernels[idx]->config.p[GEN_NUM_STAGES],
+           gen_param_value_name(GEN_DQ_MODE, det_kernels[idx]->config.p[GEN_DQ_MODE]), differing, DET_RUNS - 1);
+    ok &= differing == 0;
+    /* And right: run 0 against the reference (in now[] after the last run). */
+    const double limit = threshold(c->dtype);
+    for (int i = 0; i < 3; i++)
+        ok &= compare(names[i], first[i], now[i], strides[i], p.batch, p.heads, seqs[i], dims[i], limit) < limit;
+    for (int i = 0; i < 4; i++)
+        free(in[i]);
+    for (int i = 0; i < 3; i++)
+        free(first[i]), free(now[i]);
+    free(o), free(l);
+    gpu_problem_free(&session, &p);
+    if (!ok)
+        printf("  FAILED (seed %llu; rerun with FT_TEST_SEED=%llu)\n", (unsigned long long)seed,
+               (unsigned long long)seed);
+    assert_true(ok);
+}
+
 /* Compiles every kernel of every case in parallel before the first check. */
 static int build_all(void)
 {
@@ -468,6 +615,25 @@ static int build_all(void)
         failed += gpu_build(&session, wg_configs, wg_built, wg_count, 16);
     for (int i = 0; i < wg_count; i++)
         *wg_slot[i] = wg_built[i];
+    /* The deterministic cases: each kernel (where its family runs here) and the reference. */
+    gen_config det_configs[2 * DET_COUNT];
+    gpu_kernel **det_slot[2 * DET_COUNT];
+    int det_count = 0;
+    char why[512];
+    for (int i = 0; i < DET_COUNT; i++) {
+        const gen_config g = det_config(&det_cases[i]);
+        if (gen_check_arch(g.family, session.arch, why, sizeof why) != 0)
+            continue;
+        det_configs[det_count] = g;
+        det_slot[det_count++] = &det_kernels[i];
+        det_configs[det_count] = make_config("ref", &det_cases[i].shape, 0);
+        det_slot[det_count++] = &det_refs[i];
+    }
+    gpu_kernel *det_built[2 * DET_COUNT];
+    if (det_count)
+        failed += gpu_build(&session, det_configs, det_built, det_count, 16);
+    for (int i = 0; i < det_count; i++)
+        *det_slot[i] = det_built[i];
     for (int i = 0; i < CASE_COUNT; i++) {
         fwd_kernels[i] = built_kernels[3 * i];
         bwd_kernels[i] = built_kernels[3 * i + 1];
@@ -492,14 +658,17 @@ int main(void)
     if (failed)
         printf("test_attn_gpu: %d kernels failed to build (their cases fail)\n", failed);
 
-    struct CMUnitTest tests[CASE_COUNT];
+    struct CMUnitTest tests[CASE_COUNT + DET_COUNT];
     for (int i = 0; i < CASE_COUNT; i++) {
         tests[i] = (struct CMUnitTest){ cases[i].name, run_case, NULL, NULL, (void *)&cases[i] };
     }
+    for (int i = 0; i < DET_COUNT; i++)
+        tests[CASE_COUNT + i] = (struct CMUnitTest){ det_cases[i].shape.name, run_deterministic, NULL, NULL,
+                                                     (void *)&det_cases[i] };
     /* FT_TEST_FILTER="bf16 N=1*" runs the matching cases only (cmocka's wildcard match). */
     if (getenv("FT_TEST_FILTER"))
         cmocka_set_test_filter(getenv("FT_TEST_FILTER"));
-    int rc = _cmocka_run_group_tests("test_attn_gpu", tests, CASE_COUNT, NULL, NULL);
+    int rc = _cmocka_run_group_tests("test_attn_gpu", tests, CASE_COUNT + DET_COUNT, NULL, NULL);
     gpu_close(&session);
     return rc;
 }

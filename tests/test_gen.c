@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "gen_internal.h"
+#include "traits/ft_traits.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -49,7 +50,8 @@ static const struct {
     { GEN_DQ_MODE, "atomic", 0, NULL },
     { GEN_DQ_MODE, "separate", 1, NULL },
     { GEN_DQ_MODE, "1", 1, NULL },
-    { GEN_DQ_MODE, "later", 0, "DQ_MODE=later is not atomic, separate or an integer 0..1" },
+    { GEN_DQ_MODE, "ordered", 2, NULL },
+    { GEN_DQ_MODE, "later", 0, "DQ_MODE=later is not atomic, separate, ordered or an integer 0..2" },
     { GEN_BLOCK_M, "64", 64, NULL },
     { GEN_BLOCK_M, "-3", -3, NULL },          /* ranges are gen_validate's job */
     { GEN_BLOCK_M, "6x4", 0, "BLOCK_M=6x4 is not an integer" },
@@ -309,7 +311,10 @@ static const struct {
     { "bwd_mma", { { GEN_HEAD_DIM, 80 } }, 1, 232448, "HEAD_DIM=80" },
     { "bwd_mma", { { GEN_DTYPE, 3 } }, 1, 232448, "DTYPE=3 (f64) is not supported by bwd_mma" },
     { "fwd_exact", { { GEN_DTYPE, 1 } }, 1, 232448, "DTYPE=1 (f16) is not supported by fwd_exact" },
-    { "bwd_mma", { { GEN_DQ_MODE, 2 } }, 1, 232448, "DQ_MODE=2 must be 0 or 1" },
+    { "bwd_mma", { { GEN_DQ_MODE, 3 } }, 1, 232448, "DQ_MODE=3 is out of range (0..2)" },
+    { "bwd_mma", { { GEN_DQ_MODE, 2 } }, 1, 232448, "DQ_MODE=2: bwd_mma makes dQ with atomics (0) or in its own" },
+    { "bwd_exact", { { GEN_DTYPE, 0 }, { GEN_DQ_MODE, 2 } }, 2, 232448, "DQ_MODE=2: bwd_exact makes dQ" },
+    { "bwd_wgmma", { { GEN_DQ_MODE, 1 } }, 1, 232448, "DQ_MODE=1: bwd_wgmma adds dQ with the copy engine" },
 };
 
 /* Cases every family must reject the same way, whatever its own rules. */
@@ -781,9 +786,11 @@ static void every_family_compiles_without_spills(void **state)
             if (!(f->dtypes & (1u << d)))
                 continue;
             for (int h = 0; h < ARRAY_LEN(head_dims); h++) {
-                /* The wgmma families cover head dims 64 and 128 only (bwd_wgmma with atomic dQ
-                 * only); the runtime uses the mma families for the rest. */
+                /* The wgmma families cover head dims 64 and 128 only; the runtime uses the mma
+                 * families for the rest. A backward's other dQ mode: ordered for bwd_wgmma,
+                 * separate for the others. */
                 const int hopper = !strcmp(f->name, "fwd_wgmma") || !strcmp(f->name, "bwd_wgmma");
+                const int other_dq = !strcmp(f->name, "bwd_wgmma") ? FT_DQ_ORDERED : FT_DQ_SEPARATE;
                 if (hopper && head_dims[h] != 64 && head_dims[h] != 128)
                     continue;
                 int v[GEN_PARAM_COUNT] = { 0 };
@@ -792,7 +799,7 @@ static void every_family_compiles_without_spills(void **state)
                 if (!full_mode) {
                     /* CI: alternate the flags so both sides of each are compiled somewhere. */
                     v[GEN_CAUSAL] = variant & 1;
-                    v[GEN_DQ_MODE] = hopper ? 0 : (variant >> 1) & 1;
+                    v[GEN_DQ_MODE] = (f->params & GEN_BIT(GEN_DQ_MODE)) && ((variant >> 1) & 1) ? other_dq : 0;
                     variant++;
                     n = add_jobs(jobs, n, f, v, set, archs, narchs);
                     continue;
@@ -806,13 +813,12 @@ static void every_family_compiles_without_spills(void **state)
                     v[GEN_CAUSAL] = bits & 1;
                     v[GEN_CAUSAL_SKIP] = (bits >> 1) & 1;
                     v[GEN_EVEN_M] = v[GEN_EVEN_N] = (bits >> 2) & 1;
-                    v[GEN_DQ_MODE] = (bits >> 3) & 1;
+                    v[GEN_DQ_MODE] = (bits >> 3) & 1 ? other_dq : 0;
                     /* Skip combinations that only differ in parameters the family ignores. */
                     if ((!v[GEN_CAUSAL] && v[GEN_CAUSAL_SKIP] != f->defaults[GEN_CAUSAL_SKIP]) ||
                         (!(f->params & GEN_BIT(GEN_CAUSAL_SKIP)) && ((bits >> 1) & 1)) ||
                         (!(f->params & GEN_BIT(GEN_EVEN_M)) && ((bits >> 2) & 1)) ||
-                        (!(f->params & GEN_BIT(GEN_DQ_MODE)) && ((bits >> 3) & 1)) ||
-                        (!strcmp(f->name, "bwd_wgmma") && ((bits >> 3) & 1)))
+                        (!(f->params & GEN_BIT(GEN_DQ_MODE)) && ((bits >> 3) & 1)))
                         continue;
                     n = add_jobs(jobs, n, f, v, full_set, archs, narchs);
                 }

@@ -453,10 +453,12 @@ static const struct {
     int dtype, batch, heads, seqlen_q, head_dim;
     size_t accum_offset, bytes;
 } ws_cases[] = {
-    { 0, 2, 3, 100, 64, 2560, 2560 + 600 * 64 * 4 },        /* 600 rows of 4 bytes, rounded up to 256 */
-    { 2, 2, 3, 100, 64, 2560, 2560 + 600 * 64 * 4 },        /* bf16 accumulates in fp32 */
-    { 3, 2, 3, 100, 64, 4864, 4864 + 600 * 64 * 8 },        /* f64 in double */
-    { 1, 1, 1, 64, 128, 256, 256 + 64 * 128 * 4 },          /* already aligned */
+    /* delta: 600 rows of 4 bytes, rounded up to 256; the accumulator; the dQ order area: 2
+     * tickets and 2 * 3 * ceil(100 / 16) semaphores */
+    { 0, 2, 3, 100, 64, 2560, 2560 + 600 * 64 * 4 + (2 + 6 * 7) * 4 },
+    { 2, 2, 3, 100, 64, 2560, 2560 + 600 * 64 * 4 + (2 + 6 * 7) * 4 },   /* bf16 accumulates in fp32 */
+    { 3, 2, 3, 100, 64, 4864, 4864 + 600 * 64 * 8 + (2 + 6 * 7) * 4 },   /* f64 in double */
+    { 1, 1, 1, 64, 128, 256, 256 + 64 * 128 * 4 + (1 + 4) * 4 },         /* already aligned */
 };
 
 static void workspace_layout(void **state)
@@ -660,10 +662,12 @@ static void batches_split_under_the_grid_limit(void **state)
         CUstream stream = (CUstream)0x77;
         assert_int_equal(ln_launch(&fake, &plan, &p, stream), CUDA_SUCCESS);
         assert_false(overflow);
-        /* DQ_MODE 0: the accumulator of the whole batch is zeroed once, before any launch. */
+        /* DQ_MODE 0: the accumulator of the whole batch and the dQ order area after it (a ticket
+         * per batch, ceil(40 / 16) semaphores per head) are zeroed once, before any launch. */
+        const size_t accum_bytes = (size_t)p.batch * p.heads * 40 * 64 * 4;
         assert_string_equal(calls[0].what, "memset");
         assert_int_equal(calls[0].ptr, p.dq_accum);
-        assert_int_equal(calls[0].bytes, (size_t)p.batch * p.heads * 40 * 64 * 4);
+        assert_int_equal(calls[0].bytes, accum_bytes + ((size_t)p.batch + (size_t)p.batch * p.heads * 3) * 4);
         assert_ptr_equal(calls[0].stream, stream);
         int slices = (ncalls - 1) / plan.count;
         const int want = split_cases[i].batch * split_cases[i].heads > 65535 ? split_cases[i].slices : 1;
@@ -693,6 +697,9 @@ static void batches_split_under_the_grid_limit(void **state)
                 assert_int_equal(addr(a->lse), p.lse + rows * 4);
                 assert_int_equal(addr(a->delta), p.delta + rows * 4);
                 assert_int_equal(addr(a->dq_accum), p.dq_accum + rows * 64 * 4);
+                /* The slice's ticket and semaphores: its first batch's. */
+                assert_int_equal(addr(a->dq_ticket), p.dq_accum + accum_bytes + next * 4);
+                assert_int_equal(addr(a->dq_sems), p.dq_accum + accum_bytes + (p.batch + next * p.heads * 3) * 4);
                 if (k > 0)   /* every step of a slice takes the same block */
                     assert_memory_equal(a, &calls[1 + s * plan.count].bwd, sizeof *a);
             }

@@ -70,7 +70,7 @@ class _Attention:
             class FlashtuneAttention(torch.autograd.Function):
                 @staticmethod
                 def forward(ctx, q, k, v, options):
-                    dtype, causal, scale, mask = options
+                    dtype, causal, scale, mask, deterministic = options
                     handle = _library.handle()
                     half = dtype == 1 or dtype == 2   # f16, bf16
                     q, (b, h, nq, d), qs, qp = _operand(q, half)
@@ -84,7 +84,7 @@ class _Attention:
                         desc = _library.DESC.pack(_library.DESC_SIZE, b, h, nq, nk, d, dv, dtype, causal,
                                                   float(scale) if scale is not None else 0.0,
                                                   qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
-                                                  vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask)
+                                                  vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, 0)
                     except (struct.error, OverflowError):   # a value beyond its C field: as ctypes stores it
                         desc = bytes(_desc(q, k, v, o, dtype, causal, scale, mask))
                     index = device.index
@@ -99,6 +99,7 @@ class _Attention:
                     ctx.save_for_backward(q, k, v, o, lse)
                     # the desc, which holds the saved tensors' strides, and what allocates the gradients
                     ctx.ft = desc, device, index, (q.shape, qs), (k.shape, ks), (v.shape, vs), ost
+                    ctx.deterministic = deterministic
                     return o
 
                 @staticmethod
@@ -106,6 +107,11 @@ class _Attention:
                     handle = _library.handle()
                     q, k, v, o, lse = ctx.saved_tensors
                     desc, device, index, (qn, qs), (kn, ks), (vn, vs), ost = ctx.ft
+                    deterministic = ctx.deterministic
+                    if deterministic is None:   # as torch.use_deterministic_algorithms says now
+                        deterministic = torch.are_deterministic_algorithms_enabled()
+                    if deterministic:
+                        desc = _library.with_deterministic(desc)
                     if do.stride() != ost:   # dO is read with O's strides
                         do = do.contiguous()
                     dtype = q.dtype   # k's and v's too (checked)
@@ -129,7 +135,7 @@ class _Attention:
 
 
 def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, *,
-              causal=None, causal_align="top_left", window_size=None):
+              causal=None, causal_align="top_left", window_size=None, deterministic=None):
     """Scaled dot-product attention with flashtune's tuned kernels, differentiable.
 
     The arguments mean what they mean in ``torch.nn.functional.scaled_dot_product_attention``, so
@@ -148,30 +154,38 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     the right side must be 0 or -1. A query that sees no key at all (bottom-right with Nq > Nk,
     or a window) gets O = 0 and a zero gradient.
 
+    ``deterministic``: True makes the backward bitwise repeatable run to run (its dQ is added in a
+    fixed order, at some cost in speed); False takes the fastest kernel, whose dQ may differ in
+    the last bits; None (the default) follows ``torch.use_deterministic_algorithms`` at the time
+    the backward runs. The forward is always deterministic.
+
     Raises TypeError (not a tensor, unsupported or mixed dtypes, a non-number scale, a
-    causal_align or window_size of the wrong type), ValueError (shapes, head dims, layout,
+    causal_align, window_size or deterministic of the wrong type), ValueError (shapes, head dims, layout,
     devices, unsupported options or values: checked before the GPU is touched),
     LibraryNotFound (libflashtune not found: the message lists where it looked) and
     FlashtuneError (a failure inside the library, with its status and message)."""
     causal, scale = check_options(attn_mask, dropout_p, is_causal, causal, scale, enable_gqa)
     mask = check_mask(causal, causal_align, window_size)
+    if deterministic is not None and not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic: expected True, False or None, got {type(deterministic).__name__}")
     dtype = check_tensors(query, key, value)
     if _apply is None:
         _Attention.get()
     # the options travel as one argument: apply's Python part costs per argument
-    return _apply(query, key, value, (dtype, causal, scale, mask))
+    return _apply(query, key, value, (dtype, causal, scale, mask, deterministic))
 
 
 def describe_choice(query, key, value, is_causal=False, backward=False, *, causal_align="top_left",
-                    window_size=None):
+                    window_size=None, deterministic=False):
     """The kernel libflashtune runs for these tensors and the rule that picked it, as text; the
-    keywords as for attention()."""
+    keywords as for attention() (deterministic: True or False here)."""
     mask = check_mask(bool(is_causal), causal_align, window_size)
     dtype = check_tensors(query, key, value)
     import torch
     b, h, nq, _ = query.shape
     o = torch.empty((b, h, nq, value.shape[3]), dtype=query.dtype, device="meta")
     d = _desc(query, key, value, o, dtype, is_causal, None, mask)
+    d.deterministic = int(bool(deterministic))
     lib, handle = _library.library(), _library.context()
     buf = ctypes.create_string_buffer(1024)
     _library.check(lib.ft_describe_choice(handle, ctypes.byref(d), int(backward), buf, len(buf)), handle)

@@ -54,6 +54,8 @@ class AttentionDesc(ctypes.Structure):
         # version 2 (flashtune 0.2.0)
         ("causal_align", ctypes.c_int), ("window", ctypes.c_int),
         ("window_left", ctypes.c_int), ("window_right", ctypes.c_int),
+        # after 0.2.0
+        ("deterministic", ctypes.c_int), ("reserved", ctypes.c_int),
     ]
 
     def __init__(self, *args, **kw):
@@ -64,12 +66,18 @@ class AttentionDesc(ctypes.Structure):
 
 # The same struct for the per-call path: struct.pack fills it in one C call, where filling an
 # AttentionDesc costs a Python operation per field. Fields: struct_size, batch .. causal,
-# softmax_scale, the four strides, causal_align .. window_right. Native alignment pads after
-# softmax_scale as the C compiler does. pack raises for values out of the C types' range (ctypes
-# wraps them).
-DESC = struct.Struct("N8if12q4i")
+# softmax_scale, the four strides, causal_align .. window_right, deterministic, reserved. Native
+# alignment pads after softmax_scale as the C compiler does. pack raises for values out of the C
+# types' range (ctypes wraps them).
+DESC = struct.Struct("N8if12q6i")
 DESC_SIZE = DESC.size
 assert DESC_SIZE == ctypes.sizeof(AttentionDesc)
+# A packed desc with deterministic set (the backward sets it on the forward's desc).
+DETERMINISTIC_AT = AttentionDesc.deterministic.offset
+
+
+def with_deterministic(desc):
+    return desc[:DETERMINISTIC_AT] + b"\x01\x00\x00\x00" + desc[DETERMINISTIC_AT + 4:]
 
 
 def candidate_paths():

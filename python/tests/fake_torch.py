@@ -113,6 +113,9 @@ def make_torch(modern=True):
     torch.autograd = types.SimpleNamespace(Function=Function)
     torch.device_log = []
     state = {"device": 0}
+    # torch.use_deterministic_algorithms's flag, set by the tests through torch.deterministic
+    torch.deterministic = False
+    torch.are_deterministic_algorithms_enabled = lambda: torch.deterministic
 
     def empty(size, *, dtype, device):
         return Tensor(size, dtype, device)

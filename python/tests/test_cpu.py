@@ -264,22 +264,24 @@ class Library(unittest.TestCase):
 
     def test_desc_matches_the_c_layout(self):
         # size_t struct_size, int x 8, float, int64 arrays aligned to 8 (FT_ATTENTION_DESC_SIZE_V1 =
-        # 144 ends o_stride), then int x 4; test_runtime pins the C side to the same numbers
+        # 144 ends o_stride), then int x 6; test_runtime pins the C side to the same numbers
         D = _library.AttentionDesc
-        self.assertEqual(ctypes.sizeof(D), 160)
+        self.assertEqual(ctypes.sizeof(D), 168)
         offsets = {"struct_size": 0, "batch": 8, "causal": 36, "softmax_scale": 40, "q_stride": 48,
-                   "o_stride": 120, "causal_align": 144, "window": 148, "window_left": 152, "window_right": 156}
+                   "o_stride": 120, "causal_align": 144, "window": 148, "window_left": 152, "window_right": 156,
+                   "deterministic": 160, "reserved": 164}
         self.assertEqual({name: getattr(D, name).offset for name in offsets}, offsets)
-        self.assertEqual([f[0] for f in D._fields_][-4:], ["causal_align", "window", "window_left", "window_right"])
-        self.assertEqual(D().struct_size, 160)   # set on construction, as FT_ATTENTION_DESC_INIT does
+        self.assertEqual([f[0] for f in D._fields_][-6:], ["causal_align", "window", "window_left", "window_right",
+                                                           "deterministic", "reserved"])
+        self.assertEqual(D().struct_size, 168)   # set on construction, as FT_ATTENTION_DESC_INIT does
 
     def test_packed_desc_is_the_struct(self):
-        d = _library.AttentionDesc(160, 2, 3, 100, 77, 64, 128, 2, 1, 0.1)
+        d = _library.AttentionDesc(168, 2, 3, 100, 77, 64, 128, 2, 1, 0.1)
         for field, base in (("q_stride", 10), ("k_stride", 20), ("v_stride", 30), ("o_stride", 1 << 40)):
             getattr(d, field)[:] = (base, base + 1, base + 2)
-        d.causal_align, d.window, d.window_left, d.window_right = 1, 1, 256, -1
-        packed = _library.DESC.pack(160, 2, 3, 100, 77, 64, 128, 2, True, 0.1, 10, 11, 12, 20, 21, 22, 30, 31, 32,
-                                    1 << 40, (1 << 40) + 1, (1 << 40) + 2, 1, 1, 256, -1)
+        d.causal_align, d.window, d.window_left, d.window_right, d.deterministic = 1, 1, 256, -1, 1
+        packed = _library.DESC.pack(168, 2, 3, 100, 77, 64, 128, 2, True, 0.1, 10, 11, 12, 20, 21, 22, 30, 31, 32,
+                                    1 << 40, (1 << 40) + 1, (1 << 40) + 2, 1, 1, 256, -1, 1, 0)
         self.assertEqual(packed, bytes(d))
 
     @unittest.skipUnless(os.environ.get("FLASHTUNE_LIBRARY"), "FLASHTUNE_LIBRARY not set (ctest sets it)")
@@ -381,12 +383,32 @@ class CallPath(unittest.TestCase):
             desc = self.fwd.calls[-1][1]
             d = _library.AttentionDesc.from_buffer_copy(desc)
             self.assertEqual((d.struct_size, d.causal, d.causal_align, d.window, d.window_left, d.window_right),
-                             (160, causal, align, window, left, right), kw)
+                             (168, causal, align, window, left, right), kw)
             self.assertEqual(desc, bytes(_attention._desc(q, k, v, o, 2, causal, None, (align, window, left, right))))
             # the backward gets the same desc
             _attention._Attention.get().backward(fake_torch.Function.last_ctx, fake_torch.Tensor(o.shape, o.dtype,
                                                                                                o.device))
             self.assertEqual(self.bwd.calls[-1][1], desc)
+
+    def test_deterministic_reaches_the_backward_desc(self):
+        # the forward's desc never asks (the forward is deterministic); the backward's does when
+        # deterministic=True, or with None when torch.use_deterministic_algorithms is on as it runs
+        q, k, v = self.tensors([(1, 2, 50, 64)] * 3)
+        for keyword, torch_flag, want in ((None, False, 0), (None, True, 1), (True, False, 1), (False, True, 0)):
+            self.torch.deterministic = False
+            o = flashtune.attention(q, k, v, deterministic=keyword)
+            fwd = _library.AttentionDesc.from_buffer_copy(self.fwd.calls[-1][1])
+            self.assertEqual((fwd.deterministic, fwd.reserved), (0, 0))
+            self.torch.deterministic = torch_flag
+            _attention._Attention.get().backward(fake_torch.Function.last_ctx,
+                                                 fake_torch.Tensor(o.shape, o.dtype, o.device))
+            bwd = _library.AttentionDesc.from_buffer_copy(self.bwd.calls[-1][1])
+            self.assertEqual((bwd.deterministic, bwd.reserved), (want, 0), (keyword, torch_flag))
+            # every other byte as the forward's
+            fwd.deterministic = want
+            self.assertEqual(bytes(fwd), self.bwd.calls[-1][1])
+        with self.assertRaisesRegex(TypeError, "deterministic: expected True, False or None, got int"):
+            flashtune.attention(q, k, v, deterministic=1)
 
     def test_half_kernels_get_aligned_operands(self):
         # f16/bf16 operands not 16-byte aligned, or whose strides along a dimension longer than 1

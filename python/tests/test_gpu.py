@@ -171,6 +171,39 @@ class AgainstPyTorch(unittest.TestCase):
                 self.assertTrue(torch.autograd.gradcheck(
                     lambda a, b, c: flashtune.attention(a, b, c, is_causal=causal), (q, k, v), eps=1e-6, atol=1e-6))
 
+    def test_deterministic_backward_repeats_bitwise(self):
+        # deterministic=True, and None under torch.use_deterministic_algorithms(True): the same
+        # gradients to the bit, run after run, and right
+        for dtype, shape, causal in ((torch.bfloat16, (2, 4, 1000, 1000, 128, 128), True),
+                                     (torch.float16, (1, 3, 700, 900, 64, 64), False)):
+            q, k, v = make(shape, dtype, "bhnd", 5)
+            do = torch.randn(q.shape[:3] + (v.shape[3],), device="cuda", dtype=dtype)
+            grads = []
+            for run in range(4):
+                if run < 2:
+                    o = flashtune.attention(q, k, v, is_causal=causal, deterministic=True)
+                else:
+                    torch.use_deterministic_algorithms(True)
+                    try:
+                        o = flashtune.attention(q, k, v, is_causal=causal)
+                        grads.append(torch.autograd.grad(o, (q, k, v), do))
+                    finally:
+                        torch.use_deterministic_algorithms(False)
+                    continue
+                grads.append(torch.autograd.grad(o, (q, k, v), do))
+            for run in range(1, 4):
+                for name, a, b in zip(("dQ", "dK", "dV"), grads[0], grads[run]):
+                    self.assertTrue(torch.equal(a, b), f"{dtype} run {run}: {name} differs from run 0")
+            ro, rin = reference(q, k, v, causal, dtype)
+            want = torch.autograd.grad(ro, rin, do.to(ro.dtype))
+            atol, rtol = TOL[dtype]
+            for name, got, w in zip(("dQ", "dK", "dV"), grads[0], want):
+                scale = max(1.0, w.abs().max().item())
+                torch.testing.assert_close(got.to(w.dtype), w, atol=atol * scale, rtol=rtol,
+                                           msg=lambda m: f"{dtype} {name}: {m}")
+        self.assertIn("deterministic (DQ_MODE=", flashtune.describe_choice(q, k, v, backward=True,
+                                                                          deterministic=True))
+
     def test_errors_from_the_gpu_path(self):
         q, k, v = make((1, 1, 8, 8, 64, 64), torch.float32, "bhnd", 2)
         with self.assertRaises(ValueError):

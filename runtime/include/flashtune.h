@@ -136,7 +136,14 @@ enum {
  * do). A struct_size below FT_ATTENTION_DESC_SIZE_V1 or above FT_ATTENTION_DESC_SIZE_MAX is
  * FT_ERR_INVALID_ARGUMENT: 0 (not set), or a program built against flashtune 0.1, whose desc
  * began with batch and heads, must be rebuilt. Added in 0.2.0: struct_size; causal_align,
- * window, window_left, window_right. */
+ * window, window_left, window_right. Added after 0.2.0: deterministic (and reserved).
+ *
+ * Determinism. The forward, and a backward with deterministic = 1, give bitwise identical
+ * results for identical inputs on the same GPU and library version, run after run. A backward
+ * with deterministic = 0 may differ in the last bits from run to run: the fastest kernels add
+ * each query's dQ over the key tiles in whatever order the GPU runs them. With deterministic = 1
+ * the chosen kernel adds them in a fixed order instead (or computes dQ in a kernel of its own),
+ * at some cost in speed (docs/PERFORMANCE.md). */
 typedef struct ft_attention_desc {
     size_t struct_size;          /* sizeof(ft_attention_desc) as the caller compiled it */
     int batch, heads;            /* >= 1 each */
@@ -153,6 +160,10 @@ typedef struct ft_attention_desc {
     int window_left;             /* with window: keys visible left of the diagonal, >= 0; -1 unlimited */
     int window_right;            /* with window: keys visible right of it, >= 0; -1 unlimited; with
                                   * causal 1 it must be 0 or -1 */
+    int deterministic;           /* backward: 0 fastest (dQ may differ in its last bits run to run),
+                                  * 1 bitwise repeatable; the forward always is */
+    int reserved;                /* must be 0; keeps every byte of the struct a field (no tail
+                                  * padding), so the struct_size rule above sees every byte */
 } ft_attention_desc;
 
 /* The smallest struct_size accepted: struct_size and the fields through o_stride. */

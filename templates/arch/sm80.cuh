@@ -1,6 +1,7 @@
 // sm80.cuh: the sm_80+ instructions the mma.sync families use: cp.async copies, ldmatrix,
 // mma.sync.m16n8k16 and its fragment conversions, fp32 reductions to global memory, and the
-// one swizzle of 16-bit shared-memory tiles (with ldmatrix addressing over it).
+// one swizzle of 16-bit shared-memory tiles (with ldmatrix addressing over it), and the
+// acquire/release pair of a semaphore in global memory that orders blocks.
 
 // 16-byte global->shared copy; src_bytes < 16 zero-fills the rest (0 for rows out of range).
 FT_DEVICE void cp_async_16(unsigned dst, const void *src, int src_bytes)
@@ -199,3 +200,19 @@ FT_DEVICE void mma_abt(float (&acc)[ROWS / 16][COLS / 8][4], const lm_tile<DIM> 
     }
 }
 #endif
+
+// A semaphore in global memory between blocks: spin until *sem holds `value`, then see every
+// write the block that stored it made before (acquire, GPU scope).
+FT_DEVICE void sem_wait_value(const int *sem, int value)
+{
+    int now;
+    do
+        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(now) : "l"(sem) : "memory");
+    while (now != value);
+}
+// Stores `value` after every write of this thread so far, and of the block's threads that
+// fenced (__threadfence) before a block barrier this thread passed since (release, GPU scope).
+FT_DEVICE void sem_release_value(int *sem, int value)
+{
+    asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(sem), "r"(value) : "memory");
+}

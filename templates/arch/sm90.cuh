@@ -95,6 +95,10 @@ template <int R> FT_DEVICE void wg_pin(float (&d)[R])
 // cp.async and plain stores write through the generic proxy; wgmma and the bulk copies read
 // through the async proxy.
 FT_DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+// The same for global memory: orders the copy engine's bulk reductions against this thread's
+// plain loads and stores there (a semaphore's acquire before a reduce, a finished reduce before
+// the release).
+FT_DEVICE void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;" ::: "memory"); }
 
 // ---- the copy engine (TMA) ------------------------------------------------------------------
 // An mbarrier in shared memory (8 bytes) that completes a phase when `count` threads have

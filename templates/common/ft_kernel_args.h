@@ -34,14 +34,19 @@ typedef struct ft_fwd_args {
 /* Backward: given dO, computes dQ, dK, dV. delta and dq_accum are workspaces the caller owns:
  * delta [B, H, seqlen_q] (float, double for f64) holds rowsum(dO * O);
  * dq_accum [B, H, seqlen_q, HEAD_DIM] (float, double for f64) is used by DQ_MODE atomic and
- * must be zeroed before the launch of ft_bwd_dkdv; the order of the elements inside each
- * head's block is the family's own (its ft_bwd_dq_convert reads what its ft_bwd_dkdv wrote). */
+ * ordered and must be zeroed before the launch of ft_bwd_dkdv; the order of the elements inside
+ * each head's block is the family's own (its ft_bwd_dq_convert reads what its ft_bwd_dkdv wrote).
+ * DQ_MODE ordered also takes dq_ticket, one int the launch's blocks count off to learn their
+ * order of start, and dq_sems [B, H, ceil(seqlen_q / FT_DQ_SEM_ROWS)] ints, the turn of each
+ * query tile; both zeroed with dq_accum. */
+#define FT_DQ_SEM_ROWS 16
 typedef struct ft_bwd_args {
     const void *q, *k, *v, *o, *dout;
     const void *lse;            /* as written by the forward */
     void *dq, *dk, *dv;         /* same shapes as q, k, v; DTYPE */
     void *delta;
     void *dq_accum;
+    int *dq_ticket, *dq_sems;   /* DQ_MODE ordered; else NULL */
     long long q_stride[3], k_stride[3], v_stride[3], o_stride[3], do_stride[3];
     long long dq_stride[3], dk_stride[3], dv_stride[3];
     int batch, heads, seqlen_q, seqlen_k;

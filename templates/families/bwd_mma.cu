@@ -69,6 +69,7 @@ static_assert(RULE != BWD_MMA_BAD_KV_SPLIT,
 static_assert(RULE != BWD_MMA_BAD_Q_WARPS, "NUM_WARPS must divide BLOCK_M/16 or be a multiple of it");
 static_assert(RULE != BWD_MMA_BAD_DQ_SPLIT,
               "DQ_MODE 1 with NUM_WARPS > BLOCK_M/16 splits the keys: BLOCK_N must be a multiple of 16*NUM_WARPS/(BLOCK_M/16)");
+static_assert(RULE != BWD_MMA_BAD_DQ_MODE, "DQ_MODE must be atomic or separate");
 static_assert(RULE != BWD_MMA_BAD_SMEM, "shared memory over 227 KiB: lower BLOCK_M, BLOCK_N or NUM_STAGES");
 static_assert(RULE != BWD_MMA_BAD_REGISTERS, "BLOCK_M, BLOCK_N, NUM_WARPS, head dims: registers would spill");
 static_assert(DKDV_SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_mma.h");

@@ -31,6 +31,7 @@
 
 // ---- traits (traits/bwd_wgmma.h): tunables come from the generator's #defines ---------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
+constexpr bool ORDERED = DQ_MODE == FT_DQ_ORDERED;   // dQ added in a fixed order (bitwise repeatable)
 constexpr int NUM_WG = NUM_WARPS / 4;           // warpgroups, each owning 64 keys of the tile
 constexpr int DQ_COLS = HEAD_DIM / NUM_WG;      // dQ columns per warpgroup
 constexpr int S_REGS = BLOCK_M / 2;             // fp32 S^T (and dP^T) accumulators per thread
@@ -60,10 +61,10 @@ static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 16*NUM_WARPS (64 k
 static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM,
               "HEAD_DIM and HEAD_DIM_V must be 64 or 128, 64 or 128 dQ columns a warpgroup");
 static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
-static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be 0 (atomic dQ)");
+static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be atomic or ordered");
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");
 static_assert(RULE != BWD_WGMMA_BAD_REGISTERS, "head dims: accumulators would spill");
-static_assert(BLOCK_M * 8 + 8 <= LD_BYTES, "L, delta and the slot's mbarrier fit their 1024 bytes");
+static_assert(BLOCK_M * 8 + 16 <= LD_BYTES, "L, delta, the slot's mbarrier and slot 0's ticket fit 1024 bytes");
 static_assert(DQ_TILE_BYTES == NUM_THREADS * DQ_REGS * 4, "a dQ tile is every thread's accumulators");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_wgmma.h");
 
@@ -105,15 +106,35 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     const unsigned dq_smem = ds_smem + DS_BYTES;   // the fp32 dQ tile
     unsigned char *base = smem_raw + (k_smem - smem_addr(smem_raw));   // generic view of k_smem
 
+    // Ring slot st's mbarrier: in its L/delta block, past the 2 * BLOCK_M floats; slot 0's
+    // block also holds the ticket (DQ_MODE ordered) past its mbarrier.
+    auto slot_bar = [&](int st) { return ring + st * STAGE_BYTES + Q_BYTES + DO_BYTES + BLOCK_M * 8; };
+    int *const ticket_smem = (int *)(base + (slot_bar(0) + 8 - k_smem));
+    if (threadIdx.x == 0) {
+        for (int st = 0; st < NUM_STAGES; st++)
+            mbar_init(slot_bar(st), 1);
+        mbar_init_fence();
+        if (ORDERED)
+            *ticket_smem = atomicAdd(args.dq_ticket, 1);
+    }
+    __syncthreads();   // the barriers exist before anyone waits on them; the ticket is known
+
+    // The key tile and head: the block's own; or, DQ_MODE ordered, taken in the order the blocks
+    // started (the ticket), key tiles descending within a head. A block then only ever waits
+    // for the next key tile up (see await_turn), which started before it: no block can wait on
+    // one that is not running.
+    const int ticket = ORDERED ? *ticket_smem : 0;
+    const int key_tile = ORDERED ? (int)gridDim.x - 1 - ticket % (int)gridDim.x : (int)blockIdx.x;
+    const int bh = ORDERED ? ticket / (int)gridDim.x : (int)blockIdx.y;
     const int wg = threadIdx.x / 128;
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32, g = lane / 4, qd = lane % 4;
     const int wrow = 16 * (warp % 4) + g;   // the thread's first accumulator row (of 64)
     const int krow = 64 * wg + wrow;        // ... as a key of the tile
     const int nq = args.seqlen_q, nk = args.seqlen_k;
-    const int n0 = blockIdx.x * BLOCK_N;
+    const int n0 = key_tile * BLOCK_N;
     const int keys_in = nk - n0;            // keys of this tile in range (may exceed BLOCK_N)
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
+    const int b = bh / args.heads, h = bh % args.heads;
 
     const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, h) + n0 * args.k_stride[2];
     const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, h) + n0 * args.v_stride[2];
@@ -127,14 +148,22 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     int mt_begin, m_tiles;
     query_tiles<BLOCK_M, BLOCK_N>(lo, hi, n0, nq, nk, mt_begin, m_tiles);
 
-    // Ring slot st's mbarrier: in its L/delta block, past the 2 * BLOCK_M floats.
-    auto slot_bar = [&](int st) { return ring + st * STAGE_BYTES + Q_BYTES + DO_BYTES + BLOCK_M * 8; };
-    if (threadIdx.x == 0) {
-        for (int st = 0; st < NUM_STAGES; st++)
-            mbar_init(slot_bar(st), 1);
-        mbar_init_fence();
-    }
-    __syncthreads();   // the barriers exist before anyone waits on them
+    // DQ_MODE ordered: the key tiles that see a query tile are consecutive (the mask is a band),
+    // and they add its dQ from the highest down. Its semaphore holds 1 + the key tile that added
+    // last (0: none yet); this block's turn comes when it holds 1 + the next key tile up if that
+    // one sees the query tile, else 0 (this is the highest). Thread 0 waits and passes the turn.
+    int up_begin = 0, up_end = 0;   // the query tiles the next key tile up sees
+    if (ORDERED && key_tile + 1 < (int)gridDim.x)
+        query_tiles<BLOCK_M, BLOCK_N>(lo, hi, n0 + BLOCK_N, nq, nk, up_begin, up_end);
+    int *const sems = ORDERED ? args.dq_sems + (long long)bh * ((nq + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS) : nullptr;
+    auto await_turn = [&](int mt) {
+        sem_wait_value(sems + mt, up_begin <= mt && mt < up_end ? key_tile + 2 : 0);
+        fence_proxy_async_global();   // the adds before ours, then our bulk reduce
+    };
+    auto pass_turn = [&](int mt) {    // after our adds to tile mt are complete
+        fence_proxy_async_global();
+        sem_release_value(sems + mt, key_tile + 1);
+    };
 
     // Query tile mt into ring slot st: Q and dO by the copy engine (one thread; a 64-column
     // panel a box, completing on the slot's mbarrier; rows past seqlen_q arrive as zeros), and
@@ -195,6 +224,7 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
 
     int st = 0;          // ring slot of the current tile
     int dq_rows = -1;    // the first query row of a dQ tile written and not yet handed on
+    int passing = -1;    // DQ_MODE ordered: the query tile whose reduce is in flight (thread 0)
     for (int mt = mt_begin; mt < m_tiles; mt++) {
         cp_async_wait<(NUM_STAGES > 1 ? NUM_STAGES - 2 : 0)>();
         mbar_wait(slot_bar(st), ((mt - mt_begin) / NUM_STAGES) & 1);   // Q, dO of tile mt landed
@@ -202,8 +232,11 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
                                // wgmma and the bulk reduce read through the async one
         __syncthreads();       // tile mt visible to all; every warp is done with tile mt-1
         if (threadIdx.x == 0 && dq_rows >= 0) {
+            if (ORDERED)
+                await_turn(dq_rows / BLOCK_M);
             bulk_reduce_add_f32(dq_accum + (long long)dq_rows * HEAD_DIM, dq_smem, DQ_TILE_BYTES);
             bulk_commit();
+            passing = dq_rows / BLOCK_M;
         }
         dq_rows = -1;
         if (NUM_STAGES > 1) {
@@ -301,9 +334,16 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
             wg_pin(dv);
             wg_pin(dk);
         }                      // (else they run on behind the barrier, up to dQ's wait)
-        if (threadIdx.x == 0)
-            bulk_wait_read<0>();   // the reduce issued at this tile's start is done reading the dQ
-                                   // tile (half a tile ago: seldom a wait), so it may be rewritten
+        if (threadIdx.x == 0) {
+            if (!ORDERED) {
+                bulk_wait_read<0>();   // the reduce issued at this tile's start is done reading the
+                                       // dQ tile (half a tile ago: seldom a wait): it may be rewritten
+            } else if (passing >= 0) {
+                bulk_wait<0>();        // ordered: done adding, too, so the next key tile down may
+                pass_turn(passing);
+                passing = -1;
+            }
+        }
         __syncthreads();       // every warpgroup's dS^T is in place; slot st is no longer read
         if (NUM_STAGES == 1) {
             if (mt + 1 < m_tiles)
@@ -335,7 +375,12 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
             dq_rows = m0;
         } else {
             // The last, partial tile: row-major atomics. Element dq[4j+e]: query
-            // m0 + wrow + 8*(e/2), column wg*DQ_COLS + 8j + 2qd + e%2.
+            // m0 + wrow + 8*(e/2), column wg*DQ_COLS + 8j + 2qd + e%2. Ordered: all in our turn.
+            if (ORDERED) {
+                if (threadIdx.x == 0)
+                    await_turn(mt);
+                __syncthreads();
+            }
 #pragma unroll
             for (int half = 0; half < 2; half++) {
                 const int row = m0 + wrow + 8 * half;
@@ -346,6 +391,12 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
                 for (int j = 0; j < DQ_COLS / 8; j++)
                     red_add_f32x2(p + 8 * j, dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
             }
+            if (ORDERED) {
+                __threadfence();   // every thread's adds, before thread 0 passes the turn
+                __syncthreads();
+                if (threadIdx.x == 0)
+                    sem_release_value(sems + mt, key_tile + 1);
+            }
         }
         st = (st + 1 == NUM_STAGES) ? 0 : st + 1;
     }
@@ -355,12 +406,17 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
         fence_proxy_async();
         __syncthreads();
         if (threadIdx.x == 0) {
+            if (ORDERED)
+                await_turn(dq_rows / BLOCK_M);
             bulk_reduce_add_f32(dq_accum + (long long)dq_rows * HEAD_DIM, dq_smem, DQ_TILE_BYTES);
             bulk_commit();
         }
     }
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
         bulk_wait<0>();
+        if (ORDERED && dq_rows >= 0)
+            pass_turn(dq_rows / BLOCK_M);
+    }
 
     // Epilogue: dK * scale and dV, 16-bit pairs straight from the accumulators.
     elem_t *dk_out = (elem_t *)args.dk + head_offset(args.dk_stride, b, h) + n0 * args.dk_stride[2];

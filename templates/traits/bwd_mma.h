@@ -15,6 +15,7 @@ enum bwd_mma_rule {
     BWD_MMA_BAD_KV_SPLIT,      /* the dK/dV column split does not divide the head dims */
     BWD_MMA_BAD_Q_WARPS,       /* NUM_WARPS neither divides BLOCK_M/16 nor is a multiple of it */
     BWD_MMA_BAD_DQ_SPLIT,      /* DQ_MODE 1: the key split does not divide BLOCK_N */
+    BWD_MMA_BAD_DQ_MODE,       /* DQ_MODE ordered (bwd_mma is atomic or separate) */
     BWD_MMA_BAD_SMEM,          /* over FT_SMEM_MAX_BYTES */
     BWD_MMA_BAD_REGISTERS,     /* would spill */
 };
@@ -138,6 +139,8 @@ FT_TRAIT int bwd_mma_rule(int block_m, int block_n, int num_warps, int num_stage
         return BWD_MMA_BAD_Q_WARPS;
     if (dq_mode == 1 && block_n % (16 * (num_warps / qm)) != 0)
         return BWD_MMA_BAD_DQ_SPLIT;
+    if (dq_mode != FT_DQ_ATOMIC && dq_mode != FT_DQ_SEPARATE)
+        return BWD_MMA_BAD_DQ_MODE;
     if (bwd_mma_dkdv_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, dq_mode) > FT_SMEM_MAX_BYTES ||
         (dq_mode == 1 && bwd_mma_dq_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages) > FT_SMEM_MAX_BYTES))
         return BWD_MMA_BAD_SMEM;

@@ -2,7 +2,8 @@
  * backward. One block per key tile of BLOCK_N keys; each warpgroup (4 warps) owns 64 of them and
  * keeps their dK, dV in registers; query tiles of BLOCK_M = 64 rows stream through a cp.async
  * ring; dQ goes through shared memory into fp32 dq_accum by the copy engine's bulk reduce-add,
- * each warpgroup owning HEAD_DIM / warpgroups of its columns. */
+ * each warpgroup owning HEAD_DIM / warpgroups of its columns. DQ_MODE ordered adds each query
+ * tile's dQ in descending order of key tiles (bitwise repeatable). */
 #ifndef FT_TRAITS_BWD_WGMMA_H
 #define FT_TRAITS_BWD_WGMMA_H
 
@@ -13,7 +14,7 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N != 16 * NUM_WARPS (64 keys a warpgroup) */
     BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64 or 128, or a dQ slice not 64 or 128 wide */
     BWD_WGMMA_BAD_STAGES,      /* NUM_STAGES outside 1..3 */
-    BWD_WGMMA_BAD_DQ_MODE,     /* only atomic dQ (DQ_MODE 0) */
+    BWD_WGMMA_BAD_DQ_MODE,     /* DQ_MODE separate (bwd_wgmma is atomic or ordered) */
     BWD_WGMMA_BAD_SMEM,        /* over the shared-memory limit */
     BWD_WGMMA_BAD_REGISTERS,   /* accumulators would spill */
 };
@@ -59,7 +60,7 @@ FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_sta
         return BWD_WGMMA_BAD_HEAD_DIM;
     if (num_stages < 1 || num_stages > 3)
         return BWD_WGMMA_BAD_STAGES;
-    if (dq_mode != 0)
+    if (dq_mode != FT_DQ_ATOMIC && dq_mode != FT_DQ_ORDERED)
         return BWD_WGMMA_BAD_DQ_MODE;
     if (bwd_wgmma_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages) > FT_SMEM_MAX_BYTES)
         return BWD_WGMMA_BAD_SMEM;

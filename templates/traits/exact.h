@@ -15,6 +15,7 @@ enum exact_rule {
     EXACT_BAD_SMEM,         /* over FT_SMEM_MAX_BYTES */
     EXACT_BAD_REGISTERS,    /* accumulators would spill */
     EXACT_BAD_REGISTERS_DQ, /* ft_bwd_dq's accumulators would spill */
+    EXACT_BAD_DQ_MODE,      /* bwd: DQ_MODE ordered (bwd_exact is atomic or separate) */
 };
 
 FT_TRAIT int exact_vec(int dtype)
@@ -213,6 +214,8 @@ FT_TRAIT int bwd_exact_rule(int dtype, int block_m, int block_n, int num_warps, 
                             int head_dim_v, int dq_mode, int causal)
 {
     const int vec = exact_vec(dtype);
+    if (dq_mode != FT_DQ_ATOMIC && dq_mode != FT_DQ_SEPARATE)
+        return EXACT_BAD_DQ_MODE;
     if (!ft_is_pow2(block_m) || !ft_is_pow2(block_n))
         return EXACT_BAD_TILES;
     if (block_m % vec != 0)

@@ -19,6 +19,14 @@
  * generator checks each arch's own limit (gen_smem_limit_for_arch). */
 #define FT_SMEM_MAX_BYTES 232448
 
+/* DQ_MODE's values (generator/gen_param_table.h): how a backward adds up dQ over the key tiles.
+ * Atomic: every key tile adds its share into fp32 dq_accum as it comes, in whatever order the
+ * blocks run (fastest; the sums may differ in the last bits run to run). Separate: a second
+ * kernel computes dQ per query tile, no accumulation across blocks. Ordered: as atomic, but each
+ * query tile's shares are added in a fixed order of key tiles. Separate and ordered give bitwise
+ * identical results on every run. */
+enum ft_dq_mode { FT_DQ_ATOMIC = 0, FT_DQ_SEPARATE = 1, FT_DQ_ORDERED = 2 };
+
 FT_TRAIT int ft_imin(int a, int b)
 {
     return a < b ? a : b;

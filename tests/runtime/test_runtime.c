@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "rt_internal.h"
+#include "traits/ft_traits.h"
 
 static char dir[] = "/tmp/ft_test_runtime_XXXXXX";
 
@@ -113,7 +114,7 @@ static void lookup_tiers(void **state)
             user = make_db("lookup.db", !c->db_text ? NULL : c->db_text[0] == 's' ? synthetic : other_device);
         rt_choice choice;
         int db_error = -1;
-        int rc = rt_choose(user, c->use_shipped ? shipped : NULL, c->device, &c->w, &choice, &db_error, err,
+        int rc = rt_choose(user, c->use_shipped ? shipped : NULL, c->device, &c->w, 0, &choice, &db_error, err,
                            sizeof err);
         printf("  %-30s -> %s\n", c->name, rc == 0 ? choice.why : err);
         assert_int_equal(rc, 0);
@@ -168,7 +169,7 @@ static void defaults_cover_every_supported_problem(void **state)
                                 w.head_dim_v = rt_head_dims[j];
                                 gen_config c;
                                 char why[512];
-                                const int ok = rt_default_config(devices[dev], &w, &c, why, sizeof why) == 0;
+                                const int ok = rt_default_config(devices[dev], &w, 0, &c, why, sizeof why) == 0;
                                 if (ok == known_unsupported(devices[dev], &w))
                                     fail_msg("%s %s op=%d D=%d Dv=%d: %s", devices[dev]->arch, gen_dtype_name(dtype),
                                              op, w.head_dim, w.head_dim_v, ok ? "fits, the list says it does not" : why);
@@ -182,6 +183,62 @@ static void defaults_cover_every_supported_problem(void **state)
                                 checked++;
                             }
     printf("  %d default configurations valid, %d known unsupported\n", checked, unsupported);
+}
+
+/* deterministic = 1: every supported backward gets a kernel whose dQ mode is repeatable (ordered
+ * or separate), valid on the device; from the shipped H100 table, the tuned tiles are kept; the
+ * forward is left as it is. */
+static void deterministic_choices(void **state)
+{
+    (void)state;
+    const rt_device *devices[] = { &h100, &ampere, &ada };
+    db *shipped = NULL;
+    char err[512];
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    int checked = 0, ordered = 0;
+    for (size_t dev = 0; dev < 3; dev++)
+        for (int dtype = 0; dtype < 4; dtype++)
+            for (int i = 0; i < rt_head_dim_count; i++)
+                for (int j = 0; j < rt_head_dim_count; j++)
+                    for (int causal = 0; causal < 2; causal++) {
+                        db_workload w = workload(DB_OP_BWD, dtype, rt_head_dims[i], causal, 2, 16, 4096, 4096);
+                        w.head_dim_v = rt_head_dims[j];
+                        if (known_unsupported(devices[dev], &w))
+                            continue;
+                        rt_choice fast, fixed;
+                        int db_error;
+                        assert_int_equal(rt_choose(NULL, shipped, devices[dev], &w, 0, &fast, &db_error, err,
+                                                   sizeof err), 0);
+                        if (rt_choose(NULL, shipped, devices[dev], &w, 1, &fixed, &db_error, err, sizeof err) != 0)
+                            fail_msg("%s %s D=%d Dv=%d causal=%d: %s", devices[dev]->arch, gen_dtype_name(dtype),
+                                     w.head_dim, w.head_dim_v, causal, err);
+                        const int mode = fixed.config.p[GEN_DQ_MODE];
+                        if (mode != FT_DQ_ORDERED && mode != FT_DQ_SEPARATE)
+                            fail_msg("%s: DQ_MODE=%d is not deterministic", fixed.why, mode);
+                        assert_int_equal(gen_validate(&fixed.config, devices[dev]->smem_limit, err, sizeof err), 0);
+                        assert_non_null(strstr(fixed.why, "; deterministic (DQ_MODE="));
+                        assert_int_equal(fixed.tier, fast.tier);
+                        if (fast.tier == RT_TIER_SHIPPED_EXACT || fast.tier == RT_TIER_SHIPPED_NEAREST) {
+                            /* bwd_wgmma's tuned tiles take DQ_MODE ordered as they are. */
+                            assert_string_equal(fixed.config.family->name, fast.config.family->name);
+                            assert_int_equal(fixed.config.p[GEN_BLOCK_N], fast.config.p[GEN_BLOCK_N]);
+                            assert_int_equal(fixed.config.p[GEN_NUM_STAGES], fast.config.p[GEN_NUM_STAGES]);
+                            assert_int_equal(mode, FT_DQ_ORDERED);
+                            ordered++;
+                        }
+                        checked++;
+                    }
+    /* The forward does not change. */
+    const db_workload fwd = workload(DB_OP_FWD, FT_BF16, 128, 1, 2, 16, 4096, 4096);
+    rt_choice a, b;
+    int db_error;
+    assert_int_equal(rt_choose(NULL, shipped, &h100, &fwd, 0, &a, &db_error, err, sizeof err), 0);
+    assert_int_equal(rt_choose(NULL, shipped, &h100, &fwd, 1, &b, &db_error, err, sizeof err), 0);
+    assert_memory_equal(a.config.p, b.config.p, sizeof a.config.p);
+    assert_string_equal(a.why, b.why);
+    assert_true(ordered >= 4);   /* the shipped table's bf16/f16 D64/D128 workloads */
+    printf("  %d deterministic backward choices, %d of them tuned bwd_wgmma tiles made ordered\n", checked, ordered);
+    db_close(shipped);
 }
 
 /* ---- arguments ------------------------------------------------------------------------------- */
@@ -258,6 +315,8 @@ static void lse_odd(call *c) { c->lse = (const char *)c->lse + 2; }
 static void align2(call *c) { c->d.causal_align = 2; }
 static void align_neg(call *c) { c->d.causal = 1, c->d.causal_align = -1; }
 static void window2(call *c) { c->d.window = 2; }
+static void deterministic3(call *c) { c->d.deterministic = 3; }
+static void reserved1(call *c) { c->d.reserved = 1; }
 static void left_neg2(call *c) { c->d.window = 1, c->d.window_left = -2; }
 static void right_neg5(call *c) { c->d.window = 1, c->d.window_left = 16, c->d.window_right = -5; }
 static void causal_right3(call *c) { c->d.causal = 1, c->d.window = 1, c->d.window_left = -1, c->d.window_right = 3; }
@@ -318,6 +377,9 @@ static const arg_case arg_cases[] = {
       "ft_attention_forward: causal_align=2 must be 0 (FT_ALIGN_TOP_LEFT) or 1 (FT_ALIGN_BOTTOM_RIGHT)" },
     { "causal_align -1", FT_F32, 1, align_neg, FT_ERR_INVALID_ARGUMENT, "ft_attention_backward: causal_align=-1" },
     { "window 2", FT_F16, 0, window2, FT_ERR_INVALID_ARGUMENT, "window=2 must be 0 (none) or 1" },
+    { "deterministic 3", FT_BF16, 1, deterministic3, FT_ERR_INVALID_ARGUMENT,
+      "ft_attention_backward: deterministic=3 must be 0 (fastest) or 1 (bitwise repeatable backward)" },
+    { "reserved 1", FT_BF16, 0, reserved1, FT_ERR_INVALID_ARGUMENT, "ft_attention_forward: reserved=1 must be 0" },
     { "window_left -2", FT_F64, 1, left_neg2, FT_ERR_INVALID_ARGUMENT, "window_left=-2 must be >= 0, or -1 for no" },
     { "window_right -5", FT_BF16, 0, right_neg5, FT_ERR_INVALID_ARGUMENT, "window_right=-5 must be >= 0, or -1" },
     { "causal with window_right 3", FT_BF16, 0, causal_right3, FT_ERR_INVALID_ARGUMENT,
@@ -383,7 +445,9 @@ static void invalid_arguments_name_the_argument(void **state)
     c = valid_call(FT_BF16);
     size_t need = 0;
     assert_int_equal(ft_attention_backward_workspace_size(ft, &c.d, &need), FT_OK);
-    assert_int_equal(need, 3328 + 2 * 4 * 100 * 64 * 4);   /* delta (3200 bytes, 256-aligned), the dQ accumulator */
+    /* delta (3200 bytes, 256-aligned), the dQ accumulator, the dQ order area: 2 tickets and
+     * 2 * 4 * ceil(100 / 16) semaphores */
+    assert_int_equal(need, 3328 + 2 * 4 * 100 * 64 * 4 + (2 + 2 * 4 * 7) * 4);
     assert_int_equal(ft_attention_backward_ws(ft, &c.d, c.q, c.k, c.v, c.o, c.lse, c.dout, c.dq, c.dk, c.dv,
                                               (void *)0x1000000, need - 1, NULL), FT_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(ft_last_error(ft), "workspace_bytes="));
@@ -453,15 +517,15 @@ static void struct_size_rules(void **state)
           "no CUDA driver" },
         { "larger, zero tail", full + 40, -1, FT_ERR_NO_DEVICE, "no CUDA driver" },
         { "larger, a set byte past the fields", full + 40, (int)full + 39, FT_ERR_UNSUPPORTED,
-          "ft_attention_forward: struct_size=200 is larger than this library's ft_attention_desc (160 bytes" },
-        { "larger, its first new byte set", full + 8, (int)full, FT_ERR_UNSUPPORTED, "byte 160 past its fields" },
+          "ft_attention_forward: struct_size=208 is larger than this library's ft_attention_desc (168 bytes" },
+        { "larger, its first new byte set", full + 8, (int)full, FT_ERR_UNSUPPORTED, "byte 168 past its fields" },
         { "larger, set byte beyond struct_size", full + 8, (int)full + 8, FT_ERR_NO_DEVICE, "no CUDA driver" },
         { "0", 0, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=0 is not the size of an ft_attention_desc (144 to 4096" },
         { "one short of version 1", v1 - 1, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=143" },
         { "past the maximum", FT_ATTENTION_DESC_SIZE_MAX + 1, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=4097" },
     };
     assert_int_equal(v1, 144);   /* struct_size, 8 ints, a float and its padding, 12 int64 */
-    assert_int_equal(full, 160);
+    assert_int_equal(full, 168);   /* ... then 4 mask ints, deterministic, reserved: no padding */
     ft_context *ft;
     assert_int_equal(ft_open(NULL, &ft), FT_OK);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -702,6 +766,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lookup_tiers),
         cmocka_unit_test(defaults_cover_every_supported_problem),
+        cmocka_unit_test(deterministic_choices),
         cmocka_unit_test(invalid_arguments_name_the_argument),
         cmocka_unit_test(bnhd_layout_is_accepted),
         cmocka_unit_test(struct_size_rules),

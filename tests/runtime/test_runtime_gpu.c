@@ -26,48 +26,55 @@ typedef struct gpu_case {
     int layout;                 /* 0 [B, H, N, D], 1 [B, N, H, D] */
     int default_stream;
     int align, window, left, right;   /* causal_align, window, window_left, window_right */
+    int deterministic;          /* desc.deterministic: then a second backward must be bitwise the same */
 } gpu_case;
 
 static const gpu_case cases[] = {
-    { "f32 D=32", FT_F32, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
-    { "f32 D=64 causal", FT_F32, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0 },
-    { "f32 D=96", FT_F32, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
-    { "f32 D=128", FT_F32, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
-    { "f32 D=256 causal", FT_F32, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=32", FT_F16, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=64 causal", FT_F16, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=96", FT_F16, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=128", FT_F16, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=256 causal", FT_F16, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=32", FT_BF16, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=64 causal", FT_BF16, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=96", FT_BF16, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=128", FT_BF16, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=256 causal", FT_BF16, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=32", FT_F64, 32, 32, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=64 causal", FT_F64, 64, 64, 1, 2, 65, 65, 1, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=96", FT_F64, 96, 96, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=128", FT_F64, 128, 128, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=256 causal", FT_F64, 256, 256, 1, 1, 65, 65, 1, 0, 0, 0, 0, 0, 0 },
-    { "bf16 Nq<Nk causal", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0, 0, 0, 0, 0 },
-    { "f32 Nq>Nk causal", FT_F32, 128, 128, 1, 2, 300, 77, 1, 0, 0, 0, 0, 0, 0 },
-    { "bf16 [B,N,H,D]", FT_BF16, 128, 128, 2, 4, 200, 200, 0, 1, 0, 0, 0, 0, 0 },
-    { "f64 [B,N,H,D] causal", FT_F64, 64, 64, 2, 3, 50, 70, 1, 1, 0, 0, 0, 0, 0 },
-    { "f16 Dv<D default stream", FT_F16, 128, 64, 2, 2, 90, 200, 1, 0, 1, 0, 0, 0, 0 },
-    { "f32 Dv>D [B,N,H,D]", FT_F32, 64, 128, 1, 2, 77, 99, 0, 1, 0, 0, 0, 0, 0 },
-    { "bf16 N=1", FT_BF16, 64, 64, 2, 3, 1, 1, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 N=4096 causal", FT_F16, 128, 128, 1, 2, 4096, 4096, 1, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=32", FT_F32, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=64 causal", FT_F32, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=96", FT_F32, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=128", FT_F32, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=256 causal", FT_F32, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=32", FT_F16, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=64 causal", FT_F16, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=96", FT_F16, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=128", FT_F16, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=256 causal", FT_F16, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=32", FT_BF16, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=64 causal", FT_BF16, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=96", FT_BF16, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=128", FT_BF16, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=256 causal", FT_BF16, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=32", FT_F64, 32, 32, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=64 causal", FT_F64, 64, 64, 1, 2, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=96", FT_F64, 96, 96, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=128", FT_F64, 128, 128, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=256 causal", FT_F64, 256, 256, 1, 1, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 Nq<Nk causal", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 Nq>Nk causal", FT_F32, 128, 128, 1, 2, 300, 77, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 [B,N,H,D]", FT_BF16, 128, 128, 2, 4, 200, 200, 0, 1, 0, 0, 0, 0, 0, 0 },
+    { "f64 [B,N,H,D] causal", FT_F64, 64, 64, 2, 3, 50, 70, 1, 1, 0, 0, 0, 0, 0, 0 },
+    { "f16 Dv<D default stream", FT_F16, 128, 64, 2, 2, 90, 200, 1, 0, 1, 0, 0, 0, 0, 0 },
+    { "f32 Dv>D [B,N,H,D]", FT_F32, 64, 128, 1, 2, 77, 99, 0, 1, 0, 0, 0, 0, 0, 0 },
+    { "bf16 N=1", FT_BF16, 64, 64, 2, 3, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 N=4096 causal", FT_F16, 128, 128, 1, 2, 4096, 4096, 1, 0, 0, 0, 0, 0, 0, 0 },
     /* Masks beyond top-left causal (FT_ALIGN_BOTTOM_RIGHT, windows): Nq > Nk bottom-right and
      * narrow windows leave rows that see no key (O 0, lse +inf, dQ 0) and keys no row sees. */
-    { "bf16 Nq<Nk bottom-right", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0, 1, 0, 0, 0 },
-    { "f32 Nq>Nk bottom-right", FT_F32, 64, 64, 1, 2, 300, 77, 1, 0, 0, 1, 0, 0, 0 },
-    { "f16 window (64, 0) bottom-right", FT_F16, 128, 128, 1, 2, 257, 300, 0, 0, 0, 1, 1, 64, 0 },
-    { "f64 window (17, 9) [B,N,H,D]", FT_F64, 64, 64, 1, 2, 70, 65, 0, 1, 0, 0, 1, 17, 9 },
-    { "bf16 window left only", FT_BF16, 128, 128, 1, 3, 333, 333, 0, 0, 0, 0, 1, 100, -1 },
-    { "f32 window right only", FT_F32, 32, 32, 2, 2, 129, 129, 0, 0, 0, 0, 1, -1, 20 },
-    { "f16 causal window (0, 0)", FT_F16, 64, 64, 1, 2, 150, 90, 1, 0, 0, 1, 1, 0, 0 },
-    { "bf16 window Nq>Nk empty rows", FT_BF16, 96, 96, 1, 2, 400, 50, 0, 0, 0, 1, 1, 3, 2 },
-    { "bf16 window Nq<Nk unseen keys", FT_BF16, 96, 96, 1, 2, 50, 400, 0, 0, 0, 0, 1, 3, 2 },
+    { "bf16 Nq<Nk bottom-right", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0, 1, 0, 0, 0, 0 },
+    { "f32 Nq>Nk bottom-right", FT_F32, 64, 64, 1, 2, 300, 77, 1, 0, 0, 1, 0, 0, 0, 0 },
+    { "f16 window (64, 0) bottom-right", FT_F16, 128, 128, 1, 2, 257, 300, 0, 0, 0, 1, 1, 64, 0, 0 },
+    { "f64 window (17, 9) [B,N,H,D]", FT_F64, 64, 64, 1, 2, 70, 65, 0, 1, 0, 0, 1, 17, 9, 0 },
+    { "bf16 window left only", FT_BF16, 128, 128, 1, 3, 333, 333, 0, 0, 0, 0, 1, 100, -1, 0 },
+    { "f32 window right only", FT_F32, 32, 32, 2, 2, 129, 129, 0, 0, 0, 0, 1, -1, 20, 0 },
+    { "f16 causal window (0, 0)", FT_F16, 64, 64, 1, 2, 150, 90, 1, 0, 0, 1, 1, 0, 0, 0 },
+    { "bf16 window Nq>Nk empty rows", FT_BF16, 96, 96, 1, 2, 400, 50, 0, 0, 0, 1, 1, 3, 2, 0 },
+    { "bf16 window Nq<Nk unseen keys", FT_BF16, 96, 96, 1, 2, 50, 400, 0, 0, 0, 0, 1, 3, 2, 0 },
+    /* deterministic = 1 in every family the runtime picks (bwd_wgmma ordered on sm_90, bwd_mma
+     * and bwd_exact separate), long enough that many key tiles add into each query tile. */
+    { "bf16 D=128 causal deterministic", FT_BF16, 128, 128, 2, 4, 1500, 1500, 1, 0, 0, 0, 0, 0, 0, 1 },
+    { "f16 D=64 Nq>Nk deterministic", FT_F16, 64, 64, 1, 4, 1300, 900, 0, 1, 0, 0, 0, 0, 0, 1 },
+    { "bf16 D=96 deterministic", FT_BF16, 96, 96, 1, 3, 800, 800, 1, 0, 0, 0, 0, 0, 0, 1 },
+    { "f32 D=64 window deterministic", FT_F32, 64, 64, 1, 2, 600, 600, 0, 0, 0, 1, 1, 200, 50, 1 },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
@@ -218,7 +225,7 @@ static int run_case(ft_context *ft, const gpu_case *c, uint64_t seed, char *log,
                             .seqlen_q = c->seqlen_q, .seqlen_k = c->seqlen_k, .head_dim = c->head_dim,
                             .head_dim_v = c->head_dim_v, .dtype = c->dtype, .causal = c->causal,
                             .causal_align = c->align, .window = c->window, .window_left = c->left,
-                            .window_right = c->right };
+                            .window_right = c->right, .deterministic = c->deterministic };
     strides(c, c->seqlen_q, c->head_dim, d.q_stride);
     strides(c, c->seqlen_k, c->head_dim, d.k_stride);
     strides(c, c->seqlen_k, c->head_dim_v, d.v_stride);
@@ -242,6 +249,13 @@ static int run_case(ft_context *ft, const gpu_case *c, uint64_t seed, char *log,
     ft_status s = ft_attention_forward(ft, &d, P(q), P(k), P(v), P(o), P(lse), stream);
     if (s == FT_OK)
         s = ft_attention_backward(ft, &d, P(q), P(k), P(v), P(o), P(lse), P(dout), P(dq), P(dk), P(dv), stream);
+    /* deterministic: the backward again, into fresh poisoned buffers. */
+    CUdeviceptr again[3] = { 0, 0, 0 };
+    if (s == FT_OK && c->deterministic) {
+        again[0] = alloc_poisoned(nq * e), again[1] = alloc_poisoned(nk * e), again[2] = alloc_poisoned(nv * e);
+        s = ft_attention_backward(ft, &d, P(q), P(k), P(v), P(o), P(lse), P(dout), P(again[0]), P(again[1]),
+                                  P(again[2]), stream);
+    }
     if (s == FT_OK)
         s = ft_attention_forward_reference(ft, &d, P(q), P(k), P(v), P(o_ref), P(lse_ref), stream);
     if (s == FT_OK)
@@ -262,7 +276,27 @@ static int run_case(ft_context *ft, const gpu_case *c, uint64_t seed, char *log,
         failed |= !(compare("dQ", dq, dq_ref, c->dtype, nq, log, len) < lim);
         failed |= !(compare("dK", dk, dk_ref, c->dtype, nk, log, len) < lim);
         failed |= !(compare("dV", dv, dv_ref, c->dtype, nv, log, len) < lim);
+        if (c->deterministic) {
+            const CUdeviceptr first[3] = { dq, dk, dv };
+            const size_t n[3] = { nq, nk, nv };
+            const char *names[3] = { "dQ", "dK", "dV" };
+            for (int i = 0; i < 3; i++) {
+                unsigned char *a = malloc(n[i] * e), *b = malloc(n[i] * e);
+                cu->MemcpyDtoH(a, first[i], n[i] * e);
+                cu->MemcpyDtoH(b, again[i], n[i] * e);
+                if (memcmp(a, b, n[i] * e) != 0) {
+                    const size_t used = strlen(log);
+                    snprintf(log + used, len - used, " %s differs between two deterministic runs", names[i]);
+                    failed = 1;
+                }
+                free(a);
+                free(b);
+            }
+        }
     }
+    for (int i = 0; i < 3; i++)
+        if (again[i])
+            cu->MemFree(again[i]);
     CUdeviceptr all[] = { q, k, v, dout, o, o_ref, lse, lse_ref, dq, dk, dv, dq_ref, dk_ref, dv_ref };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         cu->MemFree(all[i]);
