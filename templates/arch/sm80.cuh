@@ -202,13 +202,15 @@ FT_DEVICE void mma_abt(float (&acc)[ROWS / 16][COLS / 8][4], const lm_tile<DIM> 
 #endif
 
 // A semaphore in global memory between blocks: spin until *sem holds `value`, then see every
-// write the block that stored it made before (acquire, GPU scope).
+// write the block that stored it made before (acquire, GPU scope). The spin reads relaxed, and
+// one acquiring read follows: an acquire invalidates the L1 each time, which a spin need not.
 FT_DEVICE void sem_wait_value(const int *sem, int value)
 {
     int now;
     do
-        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(now) : "l"(sem) : "memory");
+        asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(now) : "l"(sem) : "memory");
     while (now != value);
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(now) : "l"(sem) : "memory");
 }
 // Stores `value` after every write of this thread so far, and of the block's threads that
 // fenced (__threadfence) before a block barrier this thread passed since (release, GPU scope).

@@ -182,14 +182,17 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
             for (int p = 0; p < HEAD_DIM_V / 64; p++)
                 tma_load_4d(stage + Q_BYTES + p * (BLOCK_M * 128), &args.do_map, bar, 64 * p, m0, h, b);
         }
+        // L and delta by the last BLOCK_M threads: not thread 0, whose semaphore release
+        // (DQ_MODE ordered) would otherwise wait for these loads too.
         float *ld = (float *)(base + (stage - k_smem) + Q_BYTES + DO_BYTES);
-        if (t < BLOCK_M) {
-            if (EVEN_M || m0 + t < nq) {
-                cp_async_4(smem_addr(ld + t), lse + m0 + t, 4);
-                cp_async_4(smem_addr(ld + BLOCK_M + t), delta + m0 + t, 4);
+        const int r = t - (NUM_THREADS - BLOCK_M);
+        if (r >= 0) {
+            if (EVEN_M || m0 + r < nq) {
+                cp_async_4(smem_addr(ld + r), lse + m0 + r, 4);
+                cp_async_4(smem_addr(ld + BLOCK_M + r), delta + m0 + r, 4);
             } else {
-                ld[t] = FT_INF_F;
-                ld[BLOCK_M + t] = 0.f;
+                ld[r] = FT_INF_F;
+                ld[BLOCK_M + r] = 0.f;
             }
         }
     };
