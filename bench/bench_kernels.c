@@ -62,6 +62,12 @@ static const bench_row rows[] = {
     { "bwd_wgmma", 2, 128, 1, 16, 16384, 0, 64, 128, 8, 2, 2 },
     { "bwd_wgmma", 2, 128, 1, 16, 16384, 1, 64, 128, 8, 2, 0 },
     { "bwd_wgmma", 2, 128, 1, 16, 16384, 1, 64, 128, 8, 2, 2 },
+    /* Head dim 96: one warpgroup (a 48-column dQ slice a warpgroup is no wgmma shape). */
+    { "bwd_wgmma", 2, 96, 4, 21, 4096, 0, 64, 64, 4, 2, 0 },
+    { "bwd_wgmma", 2, 96, 4, 21, 4096, 0, 64, 64, 4, 3, 0 },
+    { "bwd_wgmma", 2, 96, 4, 21, 4096, 1, 64, 64, 4, 2, 0 },
+    { "bwd_wgmma", 2, 96, 4, 21, 4096, 0, 64, 64, 4, 2, 2 },
+    { "bwd_mma", 2, 96, 4, 21, 4096, 0, 0, 0, 0, 0, 0 },
     { "bwd_exact", 0, 128, 4, 16, 4096, 1, 0, 0, 0, 0, 0 },
 };
 #define ROW_COUNT ((int)(sizeof rows / sizeof rows[0]))

@@ -30,8 +30,8 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
         snprintf(why, len, "BLOCK_N=%d must be 16*NUM_WARPS=%d (64 keys a warpgroup)", bn, 16 * nw);
         break;
     case BWD_WGMMA_BAD_HEAD_DIM:
-        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d with NUM_WARPS=%d: bwd_wgmma takes head dims of 64 or 128, "
-                 "HEAD_DIM's dQ columns split into 64 or 128 per warpgroup", d, dv, nw);
+        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d with NUM_WARPS=%d: bwd_wgmma takes head dims of 64, 96 or "
+                 "128, HEAD_DIM's dQ columns split into 64, 96 or 128 per warpgroup", d, dv, nw);
         break;
     case BWD_WGMMA_BAD_STAGES:
         snprintf(why, len, "NUM_STAGES=%d is out of range for bwd_wgmma (1..3)", stages);

@@ -94,6 +94,12 @@ static const attn_case cases[] = {
     /* Dv < D: bwd_wgmma's tile rotation gives these one and two warpgroups (keep them last). */
     { "f16 Dv<D causal BR",         F16, 128, 64,  2, 2,  130,  190, 1, 1, 0, 0, DEFAULT_TILES, BR },
     { "bf16 Dv<D",                  BF16, 128, 64, 1, 3,  200,  333, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK },
+    /* Head dim 96 (bwd_wgmma: two 64-column panels, the second half used) with the others. */
+    { "bf16 D=96 N=777 [B,N,H,D]",  BF16, 96, 96,  1, 3,  777,  777, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK },
+    { "f16 D=96 Nq>Nk causal",      F16, 96, 96,   2, 2,  300,  190, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK },
+    { "bf16 D=128 Dv=96 window",    BF16, 128, 96, 1, 2,  400,  350, 0, 1, 0, 2, DEFAULT_TILES, WIN(0, 100, 30) },
+    { "f16 D=96 Dv=64 causal BR",   F16, 96, 64,   2, 2,  150,  260, 1, 1, 1, 0, DEFAULT_TILES, BR },
+    { "bf16 D=64 Dv=96",            BF16, 64, 96,  1, 2,  333,  200, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 

@@ -786,12 +786,13 @@ static void every_family_compiles_without_spills(void **state)
             if (!(f->dtypes & (1u << d)))
                 continue;
             for (int h = 0; h < ARRAY_LEN(head_dims); h++) {
-                /* The wgmma families cover head dims 64 and 128 only; the runtime uses the mma
-                 * families for the rest. A backward's other dQ mode: ordered for bwd_wgmma,
-                 * separate for the others. */
+                /* The wgmma families cover head dims 64 and 128 (bwd_wgmma 96 too); the runtime
+                 * uses the mma families for the rest. A backward's other dQ mode: ordered for
+                 * bwd_wgmma, separate for the others. */
                 const int hopper = !strcmp(f->name, "fwd_wgmma") || !strcmp(f->name, "bwd_wgmma");
                 const int other_dq = !strcmp(f->name, "bwd_wgmma") ? FT_DQ_ORDERED : FT_DQ_SEPARATE;
-                if (hopper && head_dims[h] != 64 && head_dims[h] != 128)
+                if (hopper && head_dims[h] != 64 && head_dims[h] != 128 &&
+                    !(head_dims[h] == 96 && !strcmp(f->name, "bwd_wgmma")))
                     continue;
                 int v[GEN_PARAM_COUNT] = { 0 };
                 v[GEN_DTYPE] = d;

@@ -43,10 +43,14 @@ constexpr int N_STEPS = BLOCK_N / 16;           // k-steps over the keys (dQ)
 // Shared memory: 1024 bytes of alignment slack, K and V, NUM_STAGES x (Q, dO, then L, delta and
 // the slot's mbarrier in 1024 bytes), dS^T (BLOCK_N rows of BLOCK_M queries: one 128-byte panel),
 // the fp32 dQ tile.
-constexpr int Q_BYTES = BLOCK_M * HEAD_DIM * 2;
-constexpr int DO_BYTES = BLOCK_M * HEAD_DIM_V * 2;
-constexpr int K_BYTES = BLOCK_N * HEAD_DIM * 2;
-constexpr int V_BYTES = BLOCK_N * HEAD_DIM_V * 2;
+// Tiles take whole 64-column panels: at head dim 96 the second panel's last 32 columns hold
+// zeros (Q, dO: the copy engine fills what lies past the tensor) or nothing (K, V), and no
+// product reads them: the k-steps stop at the head dim, and N = 96 products end there.
+constexpr int D_PANELS = bwd_wgmma_panel_cols(HEAD_DIM) / 64, DV_PANELS = bwd_wgmma_panel_cols(HEAD_DIM_V) / 64;
+constexpr int Q_BYTES = BLOCK_M * D_PANELS * 128;
+constexpr int DO_BYTES = BLOCK_M * DV_PANELS * 128;
+constexpr int K_BYTES = BLOCK_N * D_PANELS * 128;
+constexpr int V_BYTES = BLOCK_N * DV_PANELS * 128;
 constexpr int LD_BYTES = 1024;
 constexpr int STAGE_BYTES = Q_BYTES + DO_BYTES + LD_BYTES;
 constexpr int DS_BYTES = BLOCK_N * BLOCK_M * 2;
@@ -59,7 +63,7 @@ static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be 4 or 8 (one or two
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64");
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 16*NUM_WARPS (64 keys a warpgroup)");
 static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM,
-              "HEAD_DIM and HEAD_DIM_V must be 64 or 128, 64 or 128 dQ columns a warpgroup");
+              "HEAD_DIM and HEAD_DIM_V must be 64, 96 or 128, 64, 96 or 128 dQ columns a warpgroup");
 static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be atomic or ordered");
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");
@@ -176,10 +180,10 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
             const unsigned bar = slot_bar(st);
             mbar_arrive_expect(bar, Q_BYTES + DO_BYTES);
 #pragma unroll
-            for (int p = 0; p < HEAD_DIM / 64; p++)
+            for (int p = 0; p < D_PANELS; p++)
                 tma_load_4d(stage + p * (BLOCK_M * 128), &args.q_map, bar, 64 * p, m0, h, b);
 #pragma unroll
-            for (int p = 0; p < HEAD_DIM_V / 64; p++)
+            for (int p = 0; p < DV_PANELS; p++)
                 tma_load_4d(stage + Q_BYTES + p * (BLOCK_M * 128), &args.do_map, bar, 64 * p, m0, h, b);
         }
         // L and delta by the last BLOCK_M threads: not thread 0, whose semaphore release

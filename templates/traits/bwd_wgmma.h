@@ -12,18 +12,25 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_WARPS,       /* NUM_WARPS not 4 or 8 (one or two warpgroups) */
     BWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M != 64 (one wgmma M per query tile) */
     BWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N != 16 * NUM_WARPS (64 keys a warpgroup) */
-    BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64 or 128, or a dQ slice not 64 or 128 wide */
+    BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96 or 128, or a dQ slice not 64, 96 or 128 wide */
     BWD_WGMMA_BAD_STAGES,      /* NUM_STAGES outside 1..3 */
     BWD_WGMMA_BAD_DQ_MODE,     /* DQ_MODE separate (bwd_wgmma is atomic or ordered) */
     BWD_WGMMA_BAD_SMEM,        /* over the shared-memory limit */
     BWD_WGMMA_BAD_REGISTERS,   /* accumulators would spill */
 };
 
+/* Columns a tile of `cols` takes in shared memory: whole 64-column panels of the 128-byte
+ * swizzle (head dim 96: two panels, the second half used). */
+FT_TRAIT int bwd_wgmma_panel_cols(int cols)
+{
+    return (cols + 63) / 64 * 64;
+}
+
 /* The bytes of one ring stage: the Q and dO tiles, then L and delta of its rows, padded so the
  * next stage's tiles start 1024-aligned (the swizzle is a function of address bits 4-9). */
 FT_TRAIT long long bwd_wgmma_stage_bytes(int block_m, int head_dim, int head_dim_v)
 {
-    const long long tiles = (long long)block_m * (head_dim + head_dim_v) * 2;
+    const long long tiles = (long long)block_m * (bwd_wgmma_panel_cols(head_dim) + bwd_wgmma_panel_cols(head_dim_v)) * 2;
     return tiles + (block_m * 8 + 1023) / 1024 * 1024;
 }
 
@@ -32,7 +39,7 @@ FT_TRAIT long long bwd_wgmma_stage_bytes(int block_m, int head_dim, int head_dim
  * engine adds into dq_accum. */
 FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages)
 {
-    return 1024 + (long long)block_n * (head_dim + head_dim_v) * 2 +
+    return 1024 + (long long)block_n * (bwd_wgmma_panel_cols(head_dim) + bwd_wgmma_panel_cols(head_dim_v)) * 2 +
            num_stages * bwd_wgmma_stage_bytes(block_m, head_dim, head_dim_v) + (long long)block_n * block_m * 2 +
            (long long)block_m * head_dim * 4;
 }
@@ -55,8 +62,9 @@ FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_sta
     if (block_n != 16 * num_warps)
         return BWD_WGMMA_BAD_BLOCK_N;
     const int dq_cols = head_dim / (num_warps / 4);
-    if ((head_dim != 64 && head_dim != 128) || (head_dim_v != 64 && head_dim_v != 128) ||
-        (dq_cols != 64 && dq_cols != 128))
+    if ((head_dim != 64 && head_dim != 96 && head_dim != 128) ||
+        (head_dim_v != 64 && head_dim_v != 96 && head_dim_v != 128) ||
+        (dq_cols != 64 && dq_cols != 96 && dq_cols != 128))
         return BWD_WGMMA_BAD_HEAD_DIM;
     if (num_stages < 1 || num_stages > 3)
         return BWD_WGMMA_BAD_STAGES;
