@@ -31,7 +31,8 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
         break;
     case BWD_WGMMA_BAD_HEAD_DIM:
         snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d with NUM_WARPS=%d: bwd_wgmma takes head dims of 64, 96 or "
-                 "128, HEAD_DIM's dQ columns split into 64, 96 or 128 per warpgroup", d, dv, nw);
+                 "128, and two warpgroups need HEAD_DIM 96 or 128 (the second takes dQ's columns past 64)", d, dv,
+                 nw);
         break;
     case BWD_WGMMA_BAD_STAGES:
         snprintf(why, len, "NUM_STAGES=%d is out of range for bwd_wgmma (1..3)", stages);

@@ -33,11 +33,14 @@
 constexpr int NUM_THREADS = NUM_WARPS * 32;
 constexpr bool ORDERED = DQ_MODE == FT_DQ_ORDERED;   // dQ added in a fixed order (bitwise repeatable)
 constexpr int NUM_WG = NUM_WARPS / 4;           // warpgroups, each owning 64 keys of the tile
-constexpr int DQ_COLS = HEAD_DIM / NUM_WG;      // dQ columns per warpgroup
+// dQ columns of warpgroup 0 (from column 0) and of the last (from column 64 when there are two).
+// Both compute DQ_N: at head dim 96 the second's last 32 columns read K's unused panel half
+// and are dropped (the product takes as long as the first warpgroup's, which it waits for anyway).
+constexpr int DQ_COLS0 = bwd_wgmma_dq_cols(HEAD_DIM, NUM_WG, 0), DQ_COLS1 = bwd_wgmma_dq_cols(HEAD_DIM, NUM_WG, NUM_WG - 1);
+constexpr int DQ_N = DQ_COLS0;
 constexpr int S_REGS = BLOCK_M / 2;             // fp32 S^T (and dP^T) accumulators per thread
 constexpr int DK_REGS = HEAD_DIM / 2;
 constexpr int DV_REGS = HEAD_DIM_V / 2;
-constexpr int DQ_REGS = DQ_COLS / 2;
 constexpr int M_STEPS = BLOCK_M / 16;           // k-steps over the queries (dV, dK)
 constexpr int N_STEPS = BLOCK_N / 16;           // k-steps over the keys (dQ)
 // Shared memory: 1024 bytes of alignment slack, K and V, NUM_STAGES x (Q, dO, then L, delta and
@@ -69,7 +72,9 @@ static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be atomic or ordered"
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");
 static_assert(RULE != BWD_WGMMA_BAD_REGISTERS, "head dims: accumulators would spill");
 static_assert(BLOCK_M * 8 + 16 <= LD_BYTES, "L, delta, the slot's mbarrier and slot 0's ticket fit 1024 bytes");
-static_assert(DQ_TILE_BYTES == NUM_THREADS * DQ_REGS * 4, "a dQ tile is every thread's accumulators");
+static_assert(DQ_TILE_BYTES == 128 * 4 * (DQ_COLS0 + (NUM_WG == 2 ? DQ_COLS1 : 0)) / 2,
+              "a dQ tile is every thread's accumulators");
+
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_wgmma.h");
 
 // ---- ft_bwd_preprocess: delta = rowsum(dO * O) (common/ft_bwd_steps.cuh) -------------------
@@ -219,8 +224,6 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
     // This warpgroup's 64 keys: within each panel of K and V they start at row 64*wg.
     const unsigned k_wg = k_smem + wg * 64 * 128, v_wg = v_smem + wg * 64 * 128;
-    // Its dQ columns: DQ_COLS / 64 whole panels of K from panel wg * DQ_COLS / 64.
-    const unsigned k_dq = k_smem + wg * (DQ_COLS / 64) * (BLOCK_N * 128);
     float dk[DK_REGS], dv[DV_REGS];
 #pragma unroll
     for (int i = 0; i < DK_REGS; i++)
@@ -358,52 +361,59 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
             cp_async_commit();
         }
 
-        // dQ (unscaled) = dS K for this warpgroup's DQ_COLS columns: dS^T read M-major (16 keys,
-        // 2048 bytes, a step), K read N-major.
-        float dq[DQ_REGS];
+        // dQ (unscaled) = dS K for this warpgroup's columns from col0: dS^T read M-major (16 keys,
+        // 2048 bytes, a step), K read N-major from the panel of col0.
+        const bool full_tile = EVEN_M || m0 + BLOCK_M <= nq;
+        if (ORDERED && !full_tile) {   // the last, partial tile's atomics wait their turn
+            if (threadIdx.x == 0)
+                await_turn(mt);
+            __syncthreads();
+        }
+        const int col0 = 64 * wg, cols = wg == 0 ? DQ_COLS0 : DQ_COLS1;   // this warpgroup's
+        float dq[DQ_N / 2];
+        const unsigned k_dq = k_smem + wg * (BLOCK_N * 128);
         wg_fence();
 #pragma unroll
         for (int kk = 0; kk < N_STEPS; kk++)
-            wg_ss<DQ_COLS, 1, 1>::run(dq, wg_desc(ds_smem + kk * 2048, BLOCK_N * 128, 1024),
-                                      wg_desc(k_dq + kk * 2048, BLOCK_N * 128, 1024), kk > 0);
+            wg_ss<DQ_N, 1, 1>::run(dq, wg_desc(ds_smem + kk * 2048, BLOCK_N * 128, 1024),
+                                   wg_desc(k_dq + kk * 2048, BLOCK_N * 128, 1024), kk > 0);
         wg_commit();
         wg_wait<0>();
         wg_pin(dq);
         wg_pin(dv);
         wg_pin(dk);
-        if (EVEN_M || m0 + BLOCK_M <= nq) {
-            // To the dQ tile in thread order (16-byte chunk c*NUM_THREADS + thread), for the bulk
-            // reduce at the next barrier.
-            float4 *tile = (float4 *)(base + (dq_smem - k_smem));
+        if (full_tile) {
+            // To the dQ tile in thread order, for the bulk reduce at the next barrier: the
+            // warpgroup's region (warpgroup 1's after warpgroup 0's 128 * DQ_COLS0 / 8 chunks),
+            // 16-byte chunk c * 128 + its thread.
+            float4 *tile = (float4 *)(base + (dq_smem - k_smem)) + 128 * (col0 / 8);
 #pragma unroll
-            for (int c = 0; c < DQ_REGS / 4; c++)
-                tile[c * NUM_THREADS + threadIdx.x] =
-                    make_float4(dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]);
-            dq_rows = m0;
+            for (int c = 0; c < DQ_N / 8; c++)
+                if (c < cols / 8)
+                    tile[c * 128 + threadIdx.x % 128] =
+                        make_float4(dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]);
         } else {
             // The last, partial tile: row-major atomics. Element dq[4j+e]: query
-            // m0 + wrow + 8*(e/2), column wg*DQ_COLS + 8j + 2qd + e%2. Ordered: all in our turn.
-            if (ORDERED) {
-                if (threadIdx.x == 0)
-                    await_turn(mt);
-                __syncthreads();
-            }
+            // m0 + wrow + 8*(e/2), column col0 + 8j + 2qd + e%2.
 #pragma unroll
             for (int half = 0; half < 2; half++) {
                 const int row = m0 + wrow + 8 * half;
                 if (row >= nq)
                     continue;
-                float *p = dq_accum + (long long)row * HEAD_DIM + wg * DQ_COLS + 2 * qd;
+                float *p = dq_accum + (long long)row * HEAD_DIM + col0 + 2 * qd;
 #pragma unroll
-                for (int j = 0; j < DQ_COLS / 8; j++)
-                    red_add_f32x2(p + 8 * j, dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
+                for (int j = 0; j < DQ_N / 8; j++)
+                    if (j < cols / 8)
+                        red_add_f32x2(p + 8 * j, dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
             }
-            if (ORDERED) {
-                __threadfence();   // every thread's adds, before thread 0 passes the turn
-                __syncthreads();
-                if (threadIdx.x == 0)
-                    sem_release_value(sems + mt, key_tile + 1);
-            }
+        }
+        if (full_tile) {
+            dq_rows = m0;
+        } else if (ORDERED) {
+            __threadfence();   // every thread's adds, before thread 0 passes the turn
+            __syncthreads();
+            if (threadIdx.x == 0)
+                sem_release_value(sems + mt, key_tile + 1);
         }
         st = (st + 1 == NUM_STAGES) ? 0 : st + 1;
     }
@@ -434,8 +444,9 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
 
 // ---- ft_bwd_dq_convert: dq = scale * dq_accum ------------------------------------------------
 // A full query tile of dq_accum holds ft_bwd_dkdv's accumulators in thread order (as its dQ
-// store writes them): 16-byte chunk c*NUM_THREADS + t is registers 4c..4c+3 of thread t. A last partial tile is
-// row-major (common/ft_bwd_steps.cuh converts it).
+// store writes them): warpgroup 0's region, then warpgroup 1's (its DQ_COLS1 columns from 64);
+// in a region, 16-byte chunk c*128 + t is registers 4c..4c+3 of the warpgroup's thread t. A last
+// partial tile is row-major (common/ft_bwd_steps.cuh converts it).
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
 ft_bwd_dq_convert(const ft_bwd_args args)
 {
@@ -454,14 +465,18 @@ ft_bwd_dq_convert(const ft_bwd_args args)
     // four threads t0..t0+3 of a lane quad together hold 8 whole columns of both rows. So each
     // converting thread takes one (quad, c): 64 contiguous bytes in, two 16-byte rows out;
     // consecutive threads take consecutive c, so a warp writes whole 128-byte row segments.
-    constexpr int CHUNKS = DQ_REGS / 4;   // chunks per dkdv thread
+    constexpr int C0 = DQ_COLS0 / 8, C1 = DQ_COLS1 / 8;   // chunks per dkdv thread of each warpgroup
+    constexpr int UNITS0 = 32 * C0;                       // (quad, chunk) units of warpgroup 0
     for (int i = threadIdx.x; i < DQ_TILE_BYTES / 64; i += NUM_THREADS) {
-        const int c = i % CHUNKS, t0 = 4 * (i / CHUNKS);
-        const int r = 16 * ((t0 / 32) % 4) + (t0 % 32) / 4, col = (t0 / 128) * DQ_COLS + 8 * c;
+        const bool second = NUM_WG == 2 && i >= UNITS0;
+        const int u = second ? i - UNITS0 : i, chunks = second ? C1 : C0;
+        const int c = u % chunks, t0 = 4 * (u / chunks);
+        const int r = 16 * ((t0 / 32) % 4) + (t0 % 32) / 4, col = (second ? 64 : 0) + 8 * c;
+        const float4 *region = src + (second ? 128 * C0 : 0);
         float4 x[4];
 #pragma unroll
         for (int k = 0; k < 4; k++)
-            x[k] = src[c * NUM_THREADS + t0 + k];
+            x[k] = region[c * 128 + t0 + k];
         *(uint4 *)(dq + r * ld + col) =
             make_uint4(pack2(x[0].x * scale, x[0].y * scale), pack2(x[1].x * scale, x[1].y * scale),
                        pack2(x[2].x * scale, x[2].y * scale), pack2(x[3].x * scale, x[3].y * scale));
