@@ -229,6 +229,13 @@ def main():
     if flex_why:
         print(f"# flex: n/a, {flex_why}")
 
+    # One untimed pass over the first shape with every implementation: the first measurement of a
+    # process otherwise runs on a GPU not yet at its clocks (seen: flashtune's first backward at
+    # 0.65x of its rerun), and flashtune compiles or loads its kernels on first use.
+    d0, n0 = head_dims[0], seqlens[0]
+    for fn in impls(flex_make).values():
+        measure("warm-up", fn, DTYPES[args.dtypes.split(",")[0]], max(1, 16384 // n0), 2048 // d0, n0, d0, False)
+
     rows = []
     for dname in args.dtypes.split(","):
         dtype = DTYPES[dname]
