@@ -6,8 +6,8 @@
 #include "traits/ft_traits.h"
 
 /* The families to try for w, best first: on Hopper the warpgroup families (head dims 64 and
- * 128), then mma.sync, which covers every head dim and GPU. OUT: the families; returns their
- * count. */
+ * 128; the backward 96 too), then mma.sync, which covers every head dim and GPU. OUT: the
+ * families; returns their count. */
 static int families_for(const db_workload *w, const gen_family *out[2])
 {
     const int mma = w->dtype == FT_F16 || w->dtype == FT_BF16;
