@@ -294,6 +294,19 @@ static void forward_outputs(const gpu_kernel *k, gpu_problem *p, const char *wha
     assert_int_equal(gpu_download(&session, p, p->lse, l, rows, 1), 0);
 }
 
+/* The case's problem on the device, its buffers allocated (gpu_problem_free frees them). */
+static gpu_problem case_problem(const attn_case *c)
+{
+    gpu_problem p = { .dtype = c->dtype, .batch = c->batch, .heads = c->heads, .seqlen_q = c->seqlen_q,
+                      .seqlen_k = c->seqlen_k, .head_dim = c->head_dim, .head_dim_v = c->head_dim_v,
+                      .causal = c->causal, .layout = c->layout, .causal_align = c->bottom_right,
+                      .window = c->window, .window_left = c->wl, .window_right = c->wr };
+    char why[1024];
+    if (gpu_problem_alloc(&session, &p, why, sizeof why) != 0)
+        fail_msg("%s: %s", c->name, why);
+    return p;
+}
+
 static void run_case(void **state)
 {
     const attn_case *c = *state;
@@ -304,12 +317,8 @@ static void run_case(void **state)
         printf("  build failed: %s%s%s\n", fwd_kernels[idx]->error, bwd_kernels[idx]->error, ref_kernels[idx]->error);
         fail();
     }
-    gpu_problem p = { .dtype = c->dtype, .batch = c->batch, .heads = c->heads, .seqlen_q = c->seqlen_q,
-                      .seqlen_k = c->seqlen_k, .head_dim = c->head_dim, .head_dim_v = c->head_dim_v,
-                      .causal = c->causal, .layout = c->layout, .causal_align = c->bottom_right,
-                      .window = c->window, .window_left = c->wl, .window_right = c->wr };
+    gpu_problem p = case_problem(c);
     char why[1024];
-    assert_int_equal(gpu_problem_alloc(&session, &p, why, sizeof why), 0);
     uint64_t rs = seed ^ (0x9E3779B97F4A7C15ULL * (uint64_t)(idx + 1));
     size_t rows = (size_t)p.batch * p.heads * p.seqlen_q;
     double *q = malloc(p.q_elems * sizeof *q), *k = malloc(p.k_elems * sizeof *k);
@@ -510,19 +519,15 @@ static void run_deterministic(void **state)
     if (!have_gpu)
         skip();
     if (!det_kernels[idx]) {   /* an sm_90a family on another GPU */
-        printf("  %s: not run, %s does not run on %s\n", c->name, d->family, session.arch);
-        return;
+        printf("  %s: skipped, %s does not run on %s\n", c->name, d->family, session.arch);
+        skip();
     }
     if (det_kernels[idx]->error[0] || det_refs[idx]->error[0]) {
         printf("  build failed: %s%s\n", det_kernels[idx]->error, det_refs[idx]->error);
         fail();
     }
-    gpu_problem p = { .dtype = c->dtype, .batch = c->batch, .heads = c->heads, .seqlen_q = c->seqlen_q,
-                      .seqlen_k = c->seqlen_k, .head_dim = c->head_dim, .head_dim_v = c->head_dim_v,
-                      .causal = c->causal, .layout = c->layout, .causal_align = c->bottom_right,
-                      .window = c->window, .window_left = c->wl, .window_right = c->wr };
+    gpu_problem p = case_problem(c);
     char why[1024];
-    assert_int_equal(gpu_problem_alloc(&session, &p, why, sizeof why), 0);
     uint64_t rs = seed ^ (0xD1B54A32D192ED03ULL * (uint64_t)(idx + 1));
     const size_t rows = (size_t)p.batch * p.heads * p.seqlen_q;
     double *in[4] = { malloc(p.q_elems * 8), malloc(p.k_elems * 8), malloc(p.v_elems * 8), malloc(p.o_elems * 8) };
