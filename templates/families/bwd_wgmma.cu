@@ -14,7 +14,7 @@
 //   dS^T = P^T (dP^T - delta)
 //   dV_w += P^T dO, dK_w += dS^T Q      RS-wgmma: a 64xN accumulator is, packed to 16-bit
 //                                       pairs, the A registers of the next product
-//   dS^T to shared memory, then dQ[:, slice w] = dS K[:, slice w]: SS-wgmma reading dS^T as an
+//   dS^T to shared memory, then dQ[:, cols w] = dS K[:, cols w]: SS-wgmma reading dS^T as an
 //                                       M-major (transposed) A and K as an N-major B (dS K
 //                                       unscaled)
 //   dQ into dq_accum                    the accumulators go to a shared-memory tile in the
@@ -28,6 +28,8 @@
 //                                       seqlen_q not existing.
 // dK is scaled by softmax_scale at the end. Queries past seqlen_q load as zeros with L = +inf,
 // so P = 0 there; keys past seqlen_k and outside the band get P = 0 by the per-element mask.
+// DQ_MODE ordered (bitwise repeatable): each query tile's reduce waits its turn, key tiles from
+// the highest down (await_turn, pass_turn below).
 
 // ---- traits (traits/bwd_wgmma.h): tunables come from the generator's #defines ---------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
