@@ -53,7 +53,7 @@ void ln_bwd_args(const ln_problem *p, int accum, int b0, int nb, ft_bwd_args *a)
     a->dq_accum = accum ? at(p->dq_accum, b0 * rows * p->head_dim, acc) : NULL;
     if (accum) {   /* the dQ order area past the whole accumulator (ln_workspace_bytes) */
         const CUdeviceptr order = p->dq_accum + (CUdeviceptr)((long long)p->batch * rows * p->head_dim * acc);
-        const long long sems_per_batch = (long long)p->heads * ((p->seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS);
+        const long long sems_per_batch = (long long)p->heads * (long long)ln_dq_sems_per_head(p->seqlen_q);
         a->dq_ticket = at(order, b0, sizeof(int));
         a->dq_sems = at(order, p->batch + b0 * sems_per_batch, sizeof(int));
     }

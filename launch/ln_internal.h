@@ -61,8 +61,10 @@ size_t ln_tensor_elems(const long long stride[3], int batch, int heads, int seql
  * first batch's), then the semaphores [B, H, ceil(seqlen_q / FT_DQ_SEM_ROWS)]. Returns its
  * bytes; OUT: *accum_offset, bytes from the start to dq_accum (may be NULL). */
 size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim, size_t *accum_offset);
-/* Ints in the dQ order area, and the bytes from dq_accum to the workspace's end (the accumulator
- * and the order area: what is zeroed before an atomic or ordered backward). */
+/* Semaphores a head has in the dQ order area, ints in the whole area, and the bytes from
+ * dq_accum to the workspace's end (the accumulator and the order area: what is zeroed before an
+ * atomic or ordered backward). */
+size_t ln_dq_sems_per_head(int seqlen_q);
 size_t ln_dq_order_ints(int batch, int heads, int seqlen_q);
 size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim);
 

@@ -31,9 +31,14 @@ size_t ln_tensor_elems(const long long stride[3], int batch, int heads, int seql
     return (size_t)((batch - 1) * stride[0] + (heads - 1) * stride[1] + (seqlen - 1) * stride[2] + dim);
 }
 
+size_t ln_dq_sems_per_head(int seqlen_q)
+{
+    return ((size_t)seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS;
+}
+
 size_t ln_dq_order_ints(int batch, int heads, int seqlen_q)
 {
-    return (size_t)batch + (size_t)batch * heads * ((seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS);
+    return (size_t)batch + (size_t)batch * heads * ln_dq_sems_per_head(seqlen_q);
 }
 
 size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim)

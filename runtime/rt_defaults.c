@@ -33,15 +33,33 @@ void rt_config_fit(gen_config *c, const db_workload *w)
         c->p[GEN_EVEN_N] = w->seqlen_k % c->p[GEN_BLOCK_N] == 0;
 }
 
+int rt_repeatable_config(const rt_device *dev, gen_config *c, char *why, size_t len)
+{
+    static const int modes[] = { FT_DQ_ORDERED, FT_DQ_SEPARATE };   /* preferred first */
+    if (!(c->family->params & GEN_BIT(GEN_DQ_MODE))) {
+        snprintf(why, len, "family %s has no DQ_MODE", c->family->name);
+        return -1;
+    }
+    if (c->p[GEN_DQ_MODE] != FT_DQ_ATOMIC)
+        return gen_validate(c, dev->smem_limit, why, len);
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        gen_config d = *c;
+        d.p[GEN_DQ_MODE] = modes[i];
+        if (gen_validate(&d, dev->smem_limit, why, len) == 0) {
+            *c = d;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 /* The family's tiles when they fit; else, largest first, smaller key then query tiles, each
  * with the default warps, twice and half as many, and fewer stages: large head dims need
- * smaller tiles for shared memory and registers. deterministic: each with a repeatable dQ mode
- * (ordered, then separate) instead of the family's default. Returns 0, or -1 with the last
- * reason in last. */
+ * smaller tiles for shared memory and registers. deterministic: each made repeatable
+ * (rt_repeatable_config). Returns 0, or -1 with the last reason in last. */
 static int fit_family(const gen_family *f, const rt_device *dev, const db_workload *w, int deterministic,
                       gen_config *out, char *last, size_t len)
 {
-    static const int repeatable[] = { FT_DQ_ORDERED, FT_DQ_SEPARATE };
     gen_config base;
     gen_config_init(&base, f);
     base.p[GEN_DTYPE] = w->dtype;
@@ -49,30 +67,25 @@ static int fit_family(const gen_family *f, const rt_device *dev, const db_worklo
     base.p[GEN_HEAD_DIM_V] = w->head_dim_v;
     if (gen_check_arch(f, dev->arch, last, len))
         return -1;
-    const int *modes = deterministic ? repeatable : &base.p[GEN_DQ_MODE];
-    const int mode_count = deterministic ? 2 : 1;
-    if (deterministic && !(f->params & GEN_BIT(GEN_DQ_MODE))) {
-        snprintf(last, len, "family %s has no DQ_MODE", f->name);
-        return -1;
-    }
     static const int warps_mul[3] = { 2, 4, 1 }, warps_div = 2;   /* x1, x2, x1/2 */
     for (int bm = base.p[GEN_BLOCK_M]; bm >= 1; bm /= 2)
         for (int bn = base.p[GEN_BLOCK_N]; bn >= 1; bn /= 2)
             for (int wi = 0; wi < 3; wi++)
-                for (int st = base.p[GEN_NUM_STAGES]; st >= 1; st--)
-                    for (int m = 0; m < mode_count; m++) {
-                        gen_config c = base;
-                        c.p[GEN_BLOCK_M] = bm;
-                        c.p[GEN_BLOCK_N] = bn;
-                        c.p[GEN_NUM_WARPS] = base.p[GEN_NUM_WARPS] * warps_mul[wi] / warps_div;
-                        c.p[GEN_NUM_STAGES] = st;
-                        c.p[GEN_DQ_MODE] = modes[m];
-                        rt_config_fit(&c, w);
-                        if (c.p[GEN_NUM_WARPS] >= 1 && gen_validate(&c, dev->smem_limit, last, len) == 0) {
-                            *out = c;
-                            return 0;
-                        }
+                for (int st = base.p[GEN_NUM_STAGES]; st >= 1; st--) {
+                    gen_config c = base;
+                    c.p[GEN_BLOCK_M] = bm;
+                    c.p[GEN_BLOCK_N] = bn;
+                    c.p[GEN_NUM_WARPS] = base.p[GEN_NUM_WARPS] * warps_mul[wi] / warps_div;
+                    c.p[GEN_NUM_STAGES] = st;
+                    rt_config_fit(&c, w);
+                    if (c.p[GEN_NUM_WARPS] < 1)
+                        continue;
+                    if ((deterministic ? rt_repeatable_config(dev, &c, last, len)
+                                       : gen_validate(&c, dev->smem_limit, last, len)) == 0) {
+                        *out = c;
+                        return 0;
                     }
+                }
     return -1;
 }
 

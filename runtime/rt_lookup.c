@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "rt_internal.h"
-#include "traits/ft_traits.h"
 
 /* The winner's configuration fitted to w, when it is a kernel of the right kind and valid on
  * dev. 0, or -1 with the reason. */
@@ -46,36 +45,15 @@ static void describe(const db_winner *win, int shipped, char *buf, size_t len)
                  win->median_ms);
 }
 
-/* c with a deterministic dQ mode its family takes (ordered, then separate), valid on dev:
- * 0, or -1 when none is. */
-static int deterministic_config(const rt_device *dev, gen_config *c, char *why, size_t len)
-{
-    static const int modes[] = { FT_DQ_ORDERED, FT_DQ_SEPARATE };
-    if (!(c->family->params & GEN_BIT(GEN_DQ_MODE))) {
-        snprintf(why, len, "family %s has no DQ_MODE", c->family->name);
-        return -1;
-    }
-    if (c->p[GEN_DQ_MODE] != FT_DQ_ATOMIC)
-        return 0;
-    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
-        gen_config d = *c;
-        d.p[GEN_DQ_MODE] = modes[i];
-        if (gen_validate(&d, dev->smem_limit, why, len) == 0) {
-            *c = d;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-/* The tuned choice out made bitwise repeatable (rt_choose's deterministic); out->why says so. 0, or
- * -1 (why) when no kernel for w on dev is deterministic. */
+/* The choice out made bitwise repeatable (rt_choose's deterministic): its tiles with a repeatable
+ * dQ mode, else the deterministic built-in default; out->why says so. 0, or -1 (why) when no
+ * kernel for w on dev is deterministic. */
 static int make_deterministic(const rt_device *dev, const db_workload *w, rt_choice *out, char *why, size_t len)
 {
     char first[256], second[256];
     gen_config c = out->config;
     const char *from = "";
-    if (deterministic_config(dev, &c, first, sizeof first) != 0) {
+    if (rt_repeatable_config(dev, &c, first, sizeof first) != 0) {
         /* The tuned tiles take no deterministic mode (bwd_mma's separate dQ splits keys
          * differently, say): the built-in default's, made deterministic. */
         if (rt_default_config(dev, w, 1, &c, second, sizeof second) != 0) {
@@ -133,8 +111,5 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
     out->tier = RT_TIER_DEFAULT;
     snprintf(out->why, sizeof out->why, "built-in default for %s %s head_dim=%d head_dim_v=%d%s", dev->arch,
              gen_dtype_name(w->dtype), w->head_dim, w->head_dim_v, skipped);
-    if (want_fixed_order)
-        snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; deterministic (DQ_MODE=%s)",
-                 gen_param_value_name(GEN_DQ_MODE, out->config.p[GEN_DQ_MODE]));
-    return 0;
+    return want_fixed_order ? make_deterministic(dev, w, out, err, len) : 0;
 }

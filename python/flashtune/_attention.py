@@ -3,7 +3,7 @@ import ctypes
 import struct
 
 from . import _library
-from ._checks import NO_MASK, check_mask, check_options, check_tensors
+from ._checks import NO_MASK, check_deterministic, check_mask, check_options, check_tensors
 
 
 def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK):
@@ -166,8 +166,7 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     FlashtuneError (a failure inside the library, with its status and message)."""
     causal, scale = check_options(attn_mask, dropout_p, is_causal, causal, scale, enable_gqa)
     mask = check_mask(causal, causal_align, window_size)
-    if deterministic is not None and not isinstance(deterministic, bool):
-        raise TypeError(f"deterministic: expected True, False or None, got {type(deterministic).__name__}")
+    deterministic = check_deterministic(deterministic)
     dtype = check_tensors(query, key, value)
     if _apply is None:
         _Attention.get()
@@ -178,14 +177,14 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
 def describe_choice(query, key, value, is_causal=False, backward=False, *, causal_align="top_left",
                     window_size=None, deterministic=False):
     """The kernel libflashtune runs for these tensors and the rule that picked it, as text; the
-    keywords as for attention() (deterministic: True or False here)."""
+    keywords as for attention() (deterministic: None counts as False here)."""
     mask = check_mask(bool(is_causal), causal_align, window_size)
     dtype = check_tensors(query, key, value)
     import torch
     b, h, nq, _ = query.shape
     o = torch.empty((b, h, nq, value.shape[3]), dtype=query.dtype, device="meta")
     d = _desc(query, key, value, o, dtype, is_causal, None, mask)
-    d.deterministic = int(bool(deterministic))
+    d.deterministic = int(bool(check_deterministic(deterministic)))
     lib, handle = _library.library(), _library.context()
     buf = ctypes.create_string_buffer(1024)
     _library.check(lib.ft_describe_choice(handle, ctypes.byref(d), int(backward), buf, len(buf)), handle)

@@ -78,6 +78,13 @@ def check_mask(causal, causal_align, window_size):
     return align, 1, left, right
 
 
+def check_deterministic(deterministic):
+    """deterministic as given: True, False or None (follow torch.use_deterministic_algorithms)."""
+    if deterministic is not None and not isinstance(deterministic, bool):
+        raise TypeError(f"deterministic: expected True, False or None, got {type(deterministic).__name__}")
+    return deterministic
+
+
 def check_tensors(q, k, v):
     """Types, shapes, dtypes, devices and layout of query, key and value; returns the ft dtype code.
     Raises TypeError for a non-tensor or an unsupported/mixed dtype, ValueError for the rest."""

@@ -68,7 +68,7 @@ static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be 4 or 8 (one or two
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64");
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 16*NUM_WARPS (64 keys a warpgroup)");
 static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM,
-              "HEAD_DIM and HEAD_DIM_V must be 64, 96 or 128, 64, 96 or 128 dQ columns a warpgroup");
+              "HEAD_DIM and HEAD_DIM_V must be 64, 96 or 128, and two warpgroups need HEAD_DIM 96 or 128");
 static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be atomic or ordered");
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");
