@@ -8,8 +8,8 @@
 
 static size_t smem_dkdv(const int *p)
 {
-    return (size_t)bwd_wgmma_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
-                                        p[GEN_NUM_STAGES]);
+    return (size_t)bwd_wgmma_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM],
+                                        p[GEN_HEAD_DIM_V], p[GEN_NUM_STAGES]);
 }
 
 /* The rules are traits/bwd_wgmma.h's (the template static_asserts the same); here their messages. */
@@ -21,18 +21,17 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
     case BWD_WGMMA_OK:
         return 0;
     case BWD_WGMMA_BAD_WARPS:
-        snprintf(why, len, "NUM_WARPS=%d: bwd_wgmma runs one or two warpgroups (4 or 8)", nw);
+        snprintf(why, len, "NUM_WARPS=%d with BLOCK_N=%d: bwd_wgmma runs a consumer warpgroup per 64 keys (%d warps), "
+                 "and may add a producer warpgroup (%d)", nw, bn, bn / 16, bn / 16 + 4);
         break;
     case BWD_WGMMA_BAD_BLOCK_M:
         snprintf(why, len, "BLOCK_M=%d: bwd_wgmma streams query tiles of 64", bm);
         break;
     case BWD_WGMMA_BAD_BLOCK_N:
-        snprintf(why, len, "BLOCK_N=%d must be 16*NUM_WARPS=%d (64 keys a warpgroup)", bn, 16 * nw);
+        snprintf(why, len, "BLOCK_N=%d: bwd_wgmma takes key tiles of 64 or 128 (64 keys a consumer warpgroup)", bn);
         break;
     case BWD_WGMMA_BAD_HEAD_DIM:
-        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d with NUM_WARPS=%d: bwd_wgmma takes head dims of 64, 96 or "
-                 "128, and two warpgroups need HEAD_DIM 96 or 128 (the second takes dQ's columns past 64)", d, dv,
-                 nw);
+        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: bwd_wgmma takes head dims of 64, 96 or 128", d, dv);
         break;
     case BWD_WGMMA_BAD_STAGES:
         snprintf(why, len, "NUM_STAGES=%d is out of range for bwd_wgmma (1..3)", stages);
@@ -42,12 +41,12 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
                  "a fixed one (2, ordered)", p[GEN_DQ_MODE]);
         break;
     case BWD_WGMMA_BAD_SMEM:
-        snprintf(why, len, "BLOCK_N=%d NUM_STAGES=%d with HEAD_DIM=%d needs %zu bytes of shared memory (at most %d)",
-                 bn, stages, d, smem_dkdv(p), FT_SMEM_MAX_BYTES);
+        snprintf(why, len, "BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d with HEAD_DIM=%d needs %zu bytes of shared memory "
+                 "(at most %d)", bn, nw, stages, d, smem_dkdv(p), FT_SMEM_MAX_BYTES);
         break;
     default:
         snprintf(why, len, "HEAD_DIM=%d HEAD_DIM_V=%d: about %d registers per thread would spill (at most %d)", d, dv,
-                 bwd_wgmma_regs(bm, d, dv), ft_register_cap(nw * 32));
+                 bwd_wgmma_regs(bm, bn, nw, d, dv), bwd_wgmma_consumer_regs(bn, nw));
         break;
     }
     return -1;
@@ -71,7 +70,7 @@ const gen_family gen_family_bwd_wgmma = {
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
-        [GEN_BLOCK_M] = 64, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,
+        [GEN_BLOCK_M] = 64, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 12, [GEN_NUM_STAGES] = 2,
         [GEN_CAUSAL] = 0, [GEN_CAUSAL_SKIP] = 1, [GEN_EVEN_M] = 0, [GEN_EVEN_N] = 0, [GEN_DQ_MODE] = 0,
     },
     .entries = bwd_wgmma_entries,

@@ -185,8 +185,11 @@ static gpu_kernel *wg_kernels[CASE_COUNT], *wgb_kernels[CASE_COUNT];
 static const int wg_tiles[][4] = {   /* BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES */
     { 128, 128, 8, 2 }, { 64, 128, 4, 2 }, { 192, 64, 12, 3 }, { 128, 64, 8, 1 }, { 64, 64, 4, 4 },
 };
+/* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
+ * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers. */
 static const int wgb_tiles[][4] = {
-    { 64, 128, 8, 2 }, { 64, 64, 4, 2 }, { 64, 128, 8, 3 }, { 64, 64, 4, 1 }, { 64, 128, 8, 1 }, { 64, 64, 4, 3 },
+    { 64, 128, 12, 2 }, { 64, 64, 4, 2 }, { 64, 128, 8, 3 }, { 64, 64, 8, 1 }, { 64, 128, 12, 1 },
+    { 64, 64, 4, 1 },   { 64, 128, 8, 1 }, { 64, 64, 8, 3 }, { 64, 128, 8, 2 }, { 64, 64, 8, 2 },
 };
 #define TILE_COUNT(t) ((int)(sizeof t / sizeof t[0]))
 
@@ -479,6 +482,12 @@ static const det_case det_cases[] = {
         DEFAULT_TILES, NO_MASK }, "bwd_wgmma", { 64, 64, 4, 3 } },
     { { "bwd_wgmma ordered bf16 Dv<D window", BF16, 128, 64, 1, 4, 2048, 2048, 0, 1, FT_DQ_ORDERED, 0,
         DEFAULT_TILES, WIN(1, 700, 300) }, "bwd_wgmma", { 64, 128, 8, 1 } },
+    { { "bwd_wgmma ordered producer bf16 D128 causal", BF16, 128, 128, 2, 3, 1777, 1777, 1, 1, FT_DQ_ORDERED, 0,
+        DEFAULT_TILES, NO_MASK }, "bwd_wgmma", { 64, 128, 12, 2 } },
+    { { "bwd_wgmma ordered producer f16 D64 Nq<Nk window", F16, 64, 64, 2, 2, 1100, 1500, 0, 1, FT_DQ_ORDERED, 0,
+        DEFAULT_TILES, WIN(1, 300, 500) }, "bwd_wgmma", { 64, 64, 8, 3 } },
+    { { "bwd_wgmma ordered split keys bf16 D64 causal", BF16, 64, 64, 2, 3, 1333, 1333, 1, 1, FT_DQ_ORDERED, 0,
+        DEFAULT_TILES, NO_MASK }, "bwd_wgmma", { 64, 128, 12, 2 } },
     { { "bwd_mma separate bf16 causal", BF16, 128, 128, 2, 2, 1000, 1000, 1, 1, FT_DQ_SEPARATE, 0,
         DEFAULT_TILES, NO_MASK }, "bwd_mma", { 0 } },
     { { "bwd_exact separate f32", F32, 64, 64, 1, 2, 700, 700, 1, 1, FT_DQ_SEPARATE, 0, DEFAULT_TILES, NO_MASK },

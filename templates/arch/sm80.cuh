@@ -201,6 +201,21 @@ FT_DEVICE void mma_abt(float (&acc)[ROWS / 16][COLS / 8][4], const lm_tile<DIM> 
 }
 #endif
 
+// Stores 16 bytes to shared memory at a 32-bit shared address (16-byte aligned): a constant
+// offset from one base then folds into the instruction, where a generic pointer may not.
+FT_DEVICE void st_shared_f32x4(unsigned addr, float a, float b, float c, float d)
+{
+    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+}
+
+// Loads 16 bytes from shared memory at a 32-bit shared address (16-byte aligned).
+FT_DEVICE float4 ld_shared_f32x4(unsigned addr)
+{
+    float4 v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr) : "memory");
+    return v;
+}
+
 // A semaphore in global memory between blocks: spin until *sem holds `value`, then see every
 // write the block that stored it made before (acquire, GPU scope). The spin reads relaxed, and
 // one acquiring read follows: an acquire invalidates the L1 each time, which a spin need not.

@@ -104,6 +104,25 @@ FT_DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta
 // the release).
 FT_DEVICE void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;" ::: "memory"); }
 
+// ---- warp specialization ----------------------------------------------------------------
+// A barrier among `threads` threads (a multiple of 32) of the block, by name (1..15; 0 is
+// __syncthreads'), so a subset of the warps can meet while the others go on.
+FT_DEVICE void named_barrier_sync(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+// Moves registers between warpgroups: every warp of a warpgroup executes one of these, the
+// givers (dec) before the takers (inc) can proceed. The kernel needs __launch_bounds__ with a
+// minimum of one block so ptxas knows the count at entry.
+template <int REGS> FT_DEVICE void setmaxnreg_dec()
+{
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(REGS));
+}
+template <int REGS> FT_DEVICE void setmaxnreg_inc()
+{
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(REGS));
+}
+
 // ---- the copy engine (TMA) ------------------------------------------------------------------
 // An mbarrier in shared memory (8 bytes) that completes a phase when `count` threads have
 // arrived and every byte they announced has landed. Initialise before any use, then
@@ -117,6 +136,11 @@ FT_DEVICE void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.clu
 FT_DEVICE void mbar_arrive_expect(unsigned bar, unsigned bytes)
 {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+// Arrives once (release: this thread's writes before it are seen by whoever waits on the phase).
+FT_DEVICE void mbar_arrive(unsigned bar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 // Waits until the phase of parity `parity` (0 for the first, 1 for the second, ...) completes.
 FT_DEVICE void mbar_wait(unsigned bar, unsigned parity)
@@ -168,15 +192,16 @@ template <int ROWS> FT_DEVICE unsigned panel_offset(int row, int chunk)
 }
 
 // Copies a ROWS x COLS tile (row stride `stride` elements, `valid` rows in range) into the
-// panel layout with 16-byte cp.async by THREADS threads; rows past `valid` are zero-filled. A
-// COLS that is not a multiple of 64 leaves the rest of its last panel unwritten.
+// panel layout with 16-byte cp.async by THREADS threads (t: this one's index, 0..THREADS-1);
+// rows past `valid` are zero-filled. A COLS that is not a multiple of 64 leaves the rest of
+// its last panel unwritten.
 template <int ROWS, int COLS, bool EVEN, int THREADS>
-FT_DEVICE void load_panels(unsigned smem, const elem_t *gmem, long long stride, int valid)
+FT_DEVICE void load_panels(unsigned smem, const elem_t *gmem, long long stride, int valid, int t = threadIdx.x)
 {
     constexpr int CHUNKS = COLS / 8;
 #pragma unroll
     for (int it = 0; it < (ROWS * CHUNKS + THREADS - 1) / THREADS; it++) {
-        const int i = it * THREADS + threadIdx.x;
+        const int i = it * THREADS + t;
         if ((ROWS * CHUNKS) % THREADS != 0 && i >= ROWS * CHUNKS)
             break;
         const int row = i / CHUNKS;

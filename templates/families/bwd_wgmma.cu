@@ -6,8 +6,8 @@
 // Design (ft_bwd_dkdv). K and V of the key tile stay in shared memory as 128-byte-swizzled
 // panels (arch/sm90.cuh); Q, dO, L and delta of each 64-row query tile stream through a
 // NUM_STAGES-deep ring: Q and dO by the copy engine (TMA, one thread issuing, the tensor maps
-// the launcher encodes in ft_bwd_args, landing swizzled, completing on the slot's mbarrier),
-// L and delta by cp.async. Warpgroup w owns keys 64w..64w+63 of the tile and, per query tile:
+// the launcher encodes in ft_bwd_args, landing swizzled, completing on the slot's mbarrier).
+// Consumer warpgroup w owns keys 64w..64w+63 of the tile and, per query tile:
 //   S^T = K_w Q^T, dP^T = V_w dO^T      SS-wgmma, M = 64 keys, N = 64 queries, both issued
 //                                       before either is waited on
 //   P^T = exp(S^T scale - L)            in registers (L in natural log, folded into exp2)
@@ -19,13 +19,21 @@
 //                                       unscaled)
 //   dQ into dq_accum                    the accumulators go to a shared-memory tile in the
 //                                       order the threads hold them (16 bytes a thread, so no
-//                                       bank conflicts), and at the next tile's barrier one
-//                                       thread hands the whole tile to the copy engine's bulk
-//                                       fp32 reduce-add, which has read it by the dS barrier.
-//                                       dq_accum's full query tiles are thus in thread order
+//                                       bank conflicts), and one thread hands the whole tile to
+//                                       the copy engine's bulk fp32 reduce-add. dq_accum's full
+//                                       query tiles are thus in thread order
 //                                       (ft_bwd_dq_convert undoes it); a last partial tile is
-//                                       added row-major with per-thread atomics, its rows past
-//                                       seqlen_q not existing.
+//                                       row-major, its rows past seqlen_q not existing.
+// Two pipelines, chosen by NUM_WARPS (traits/bwd_wgmma.h):
+//   inline (NUM_WARPS = BLOCK_N / 16): the consumers load too. Thread 0 issues the TMA and the
+//     dQ reduce between the tile's block barriers; L and delta come by cp.async; the partial
+//     tile's dQ is added by atomics.
+//   producer (one more warpgroup, warpgroup 0): its warp 0 fills the ring (TMA for Q and dO, L
+//     and delta by its lanes) as slots come free (each slot's empty mbarrier), and its warp 1
+//     adds each dQ tile (every tile by bulk reduce, the partial one too) from two shared-memory
+//     dQ tiles, so neither the loads nor the hand-off of dQ (or its turn, DQ_MODE ordered) ever
+//     stops a consumer; dS^T is double-buffered, and the consumers meet once a tile, at the dS^T
+//     exchange. The registers move to the consumers (setmaxnreg: the producer keeps 24).
 // dK is scaled by softmax_scale at the end. Queries past seqlen_q load as zeros with L = +inf,
 // so P = 0 there; keys past seqlen_k and outside the band get P = 0 by the per-element mask.
 // DQ_MODE ordered (bitwise repeatable): each query tile's reduce waits its turn, key tiles from
@@ -34,20 +42,27 @@
 // ---- traits (traits/bwd_wgmma.h): tunables come from the generator's #defines ---------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
 constexpr bool ORDERED = DQ_MODE == FT_DQ_ORDERED;   // dQ added in a fixed order (bitwise repeatable)
-constexpr int NUM_WG = NUM_WARPS / 4;           // warpgroups, each owning 64 keys of the tile
+constexpr int NUM_WG = bwd_wgmma_consumers(BLOCK_N);  // consumer warpgroups, each owning 64 keys of the tile
+constexpr bool PRODUCER = bwd_wgmma_has_producer(BLOCK_N, NUM_WARPS);   // warpgroup 0 loads and adds dQ
+constexpr int CONSUMER_THREADS = NUM_WG * 128;
+constexpr int BUFFERS = bwd_wgmma_buffers(BLOCK_N, NUM_WARPS);          // dS^T and dQ tiles
 // dQ columns of warpgroup 0 (from column 0) and of the last (from column 64 when there are two).
 // Both compute DQ_N: at head dim 96 the second's last 32 columns read K's unused panel half
 // and are dropped (the product takes as long as the first warpgroup's, which it waits for anyway).
 constexpr int DQ_COLS0 = bwd_wgmma_dq_cols(HEAD_DIM, NUM_WG, 0), DQ_COLS1 = bwd_wgmma_dq_cols(HEAD_DIM, NUM_WG, NUM_WG - 1);
 constexpr int DQ_N = DQ_COLS0;
+// Head dim 64 with two warpgroups: each makes all of dQ over its own 64 keys, and the second's
+// half goes through shared memory to the first, which adds it and writes the tile alone.
+constexpr bool DQ_SPLIT_KEYS = bwd_wgmma_dq_split_keys(HEAD_DIM, NUM_WG);
+constexpr int DQ_REGIONS = DQ_SPLIT_KEYS ? 1 : NUM_WG;   // warpgroups writing (columns of) a dQ tile
+constexpr int DQ_STEPS = DQ_SPLIT_KEYS ? 4 : BLOCK_N / 16;   // k-steps of dQ = dS K over keys
 constexpr int S_REGS = BLOCK_M / 2;             // fp32 S^T (and dP^T) accumulators per thread
 constexpr int DK_REGS = HEAD_DIM / 2;
 constexpr int DV_REGS = HEAD_DIM_V / 2;
 constexpr int M_STEPS = BLOCK_M / 16;           // k-steps over the queries (dV, dK)
-constexpr int N_STEPS = BLOCK_N / 16;           // k-steps over the keys (dQ)
 // Shared memory: 1024 bytes of alignment slack, K and V, NUM_STAGES x (Q, dO, then L, delta and
-// the slot's mbarrier in 1024 bytes), dS^T (BLOCK_N rows of BLOCK_M queries: one 128-byte panel),
-// the fp32 dQ tile.
+// the slot's mbarriers in 1024 bytes), BUFFERS x dS^T (BLOCK_N rows of BLOCK_M queries: one
+// 128-byte panel), BUFFERS x the fp32 dQ tile, and (DQ_SPLIT_KEYS) the second warpgroup's dQ half.
 // Tiles take whole 64-column panels: at head dim 96 the second panel's last 32 columns hold
 // zeros (Q, dO: the copy engine fills what lies past the tensor) or nothing (K, V), and no
 // product reads them: the k-steps stop at the head dim, and N = 96 products end there.
@@ -60,22 +75,31 @@ constexpr int LD_BYTES = 1024;
 constexpr int STAGE_BYTES = Q_BYTES + DO_BYTES + LD_BYTES;
 constexpr int DS_BYTES = BLOCK_N * BLOCK_M * 2;
 constexpr int DQ_TILE_BYTES = BLOCK_M * HEAD_DIM * 4;
-constexpr int SMEM_END = 1024 + K_BYTES + V_BYTES + NUM_STAGES * STAGE_BYTES + DS_BYTES + DQ_TILE_BYTES;
+constexpr int SMEM_END = 1024 + K_BYTES + V_BYTES + NUM_STAGES * STAGE_BYTES + BUFFERS * (DS_BYTES + DQ_TILE_BYTES) +
+                         (DQ_SPLIT_KEYS ? DQ_TILE_BYTES : 0);
+// In a slot's L/delta block, past L and delta: the slot's full and empty mbarriers; slot 0's
+// block also holds the ticket (DQ_MODE ordered) and the dQ tiles' full and empty mbarriers.
+constexpr int BAR_FULL = BLOCK_M * 8, BAR_EMPTY = BAR_FULL + 8, TICKET = BAR_FULL + 16, BAR_DQ = BAR_FULL + 24;
+// With a producer the registers move to the consumers (setmaxnreg): the producer keeps 24 and
+// the consumers take what traits/bwd_wgmma.h gives them, with MIN_BLOCKS blocks an SM.
+constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS);
+constexpr int MIN_BLOCKS = bwd_wgmma_min_blocks(BLOCK_N, NUM_WARPS);
 
 constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma takes f16 or bf16");
-static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be 4 or 8 (one or two warpgroups)");
+static_assert(RULE != BWD_WGMMA_BAD_WARPS,
+              "NUM_WARPS must be BLOCK_N/16 (consumers only) or BLOCK_N/16 + 4 (and a producer warpgroup)");
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64");
-static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 16*NUM_WARPS (64 keys a warpgroup)");
-static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM,
-              "HEAD_DIM and HEAD_DIM_V must be 64, 96 or 128, and two warpgroups need HEAD_DIM 96 or 128");
+static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 64 or 128 (64 keys a consumer warpgroup)");
+static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, 96 or 128");
 static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be atomic or ordered");
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");
 static_assert(RULE != BWD_WGMMA_BAD_REGISTERS, "head dims: accumulators would spill");
-static_assert(BLOCK_M * 8 + 16 <= LD_BYTES, "L, delta, the slot's mbarrier and slot 0's ticket fit 1024 bytes");
-static_assert(DQ_TILE_BYTES == 128 * 4 * (DQ_COLS0 + (NUM_WG == 2 ? DQ_COLS1 : 0)) / 2,
+static_assert(BAR_DQ + 8 * 4 <= LD_BYTES, "L, delta, the mbarriers and the ticket fit 1024 bytes");
+static_assert(DQ_TILE_BYTES == 128 * 4 * (DQ_COLS0 + (DQ_REGIONS == 2 ? DQ_COLS1 : 0)) / 2,
               "a dQ tile is every thread's accumulators");
+static_assert(NUM_THREADS == CONSUMER_THREADS + (PRODUCER ? 128 : 0), "warps: consumers and the producer");
 
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_wgmma.h");
 
@@ -87,6 +111,329 @@ ft_bwd_preprocess(const ft_bwd_args args)
 }
 
 // ---- ft_bwd_dkdv -----------------------------------------------------------------------------
+// What a block works on and where its shared memory lies (both pipelines). Only what the block
+// chose lives here; whatever follows from the arguments is read from them where it is needed
+// (they stay in the constant bank: no registers for them across the loop).
+struct dkdv_block {
+    unsigned k_smem;          // K, then V, the ring, the dS^T tiles, the dQ tiles (SMEM_END)
+    unsigned char *base;      // the generic address of k_smem
+    int key_tile, bh, b, h;
+    int n0, keys_in;          // the tile's first key; keys of it in range (may exceed BLOCK_N)
+    int mt_begin, m_tiles;    // the query tiles that see this key tile (maybe none)
+    int up_begin, up_end;     // DQ_MODE ordered: the query tiles the next key tile up sees
+
+    FT_DEVICE unsigned v_smem() const { return k_smem + K_BYTES; }
+    FT_DEVICE unsigned slot(int st) const { return k_smem + K_BYTES + V_BYTES + st * STAGE_BYTES; }
+    FT_DEVICE unsigned ds_smem(int buf) const { return slot(NUM_STAGES) + buf * DS_BYTES; }
+    FT_DEVICE unsigned dq_smem(int buf) const { return ds_smem(BUFFERS) + buf * DQ_TILE_BYTES; }
+    FT_DEVICE unsigned dq_half() const { return dq_smem(BUFFERS); }   // DQ_SPLIT_KEYS
+    FT_DEVICE unsigned char *generic(unsigned smem) const { return base + (smem - k_smem); }
+    FT_DEVICE unsigned ld_block(int st) const { return slot(st) + Q_BYTES + DO_BYTES; }
+    FT_DEVICE float *ld(int st) const { return (float *)generic(ld_block(st)); }   // L, then delta
+    FT_DEVICE unsigned full_bar(int st) const { return ld_block(st) + BAR_FULL; }
+    FT_DEVICE unsigned empty_bar(int st) const { return ld_block(st) + BAR_EMPTY; }
+    FT_DEVICE int *ticket() const { return (int *)generic(ld_block(0) + TICKET); }
+    FT_DEVICE unsigned dq_full_bar(int buf) const { return ld_block(0) + BAR_DQ + 8 * buf; }
+    FT_DEVICE unsigned dq_empty_bar(int buf) const { return ld_block(0) + BAR_DQ + 16 + 8 * buf; }
+
+    // This head's rows of L, delta and dq_accum, and (DQ_MODE ordered) its query tiles' turns.
+    FT_DEVICE const float *lse(const ft_bwd_args &a) const { return (const float *)a.lse + (long long)bh * a.seqlen_q; }
+    FT_DEVICE const float *delta(const ft_bwd_args &a) const { return (const float *)a.delta + (long long)bh * a.seqlen_q; }
+    FT_DEVICE float *dq_accum(const ft_bwd_args &a) const
+    {
+        return (float *)a.dq_accum + (long long)bh * a.seqlen_q * HEAD_DIM;
+    }
+    FT_DEVICE int *sems(const ft_bwd_args &a) const
+    {
+        return a.dq_sems + (long long)bh * ((a.seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS);
+    }
+};
+
+// The thread's place in its consumer warpgroup cw: accumulator rows wrow, wrow + 8 (of 64;
+// keys krow, krow + 8 of the tile), lane quad qd.
+struct dkdv_thread {
+    int cw, t, wrow, krow, qd;   // t: the thread's index among the consumers
+};
+FT_DEVICE dkdv_thread consumer_thread(int t)
+{
+    const int lane = t % 32;
+    dkdv_thread th;
+    th.cw = t / 128;
+    th.t = t;
+    th.wrow = 16 * ((t / 32) % 4) + lane / 4;
+    th.krow = 64 * th.cw + th.wrow;
+    th.qd = lane % 4;
+    return th;
+}
+
+// DQ_MODE ordered: the key tiles that see a query tile are consecutive (the mask is a band),
+// and they add its dQ from the highest down. Its semaphore holds 1 + the key tile that added
+// last (0: none yet); this block's turn comes when it holds 1 + the next key tile up if that
+// one sees the query tile, else 0 (this is the highest).
+FT_DEVICE void await_turn(const ft_bwd_args &args, const dkdv_block &blk, int mt)
+{
+    sem_wait_value(blk.sems(args) + mt, blk.up_begin <= mt && mt < blk.up_end ? blk.key_tile + 2 : 0);
+    fence_proxy_async_global();   // the adds before ours, then our bulk reduce
+}
+FT_DEVICE void pass_turn(const ft_bwd_args &args, const dkdv_block &blk, int mt)   // after our adds to tile mt
+{
+    fence_proxy_async_global();
+    sem_release_value(blk.sems(args) + mt, blk.key_tile + 1);
+}
+
+// The mbarriers and (DQ_MODE ordered) the ticket, by thread 0; the caller's block barrier then
+// makes them known. Inline: one full barrier a slot, armed by thread 0. Producer: a slot is full
+// when its TMA bytes have landed and the 32 lanes loading L and delta (one of them also arming
+// it) have arrived, and empty when every consumer thread has; a dQ tile is full when every
+// consumer thread has written it, and empty when the thread adding it has read it.
+FT_DEVICE void init_barriers(const dkdv_block &blk, int *dq_ticket)
+{
+    for (int st = 0; st < NUM_STAGES; st++) {
+        mbar_init(blk.full_bar(st), PRODUCER ? 33 : 1);
+        if (PRODUCER)
+            mbar_init(blk.empty_bar(st), CONSUMER_THREADS);
+    }
+    if (PRODUCER)
+        for (int buf = 0; buf < 2; buf++) {
+            mbar_init(blk.dq_full_bar(buf), CONSUMER_THREADS);
+            mbar_init(blk.dq_empty_bar(buf), 1);
+        }
+    mbar_init_fence();
+    if (ORDERED)
+        *blk.ticket() = atomicAdd(dq_ticket, 1);
+}
+
+// The rest of the block's description, once the ticket is known. The key tile and head: the
+// block's own; or, DQ_MODE ordered, taken in the order the blocks started (the ticket), key
+// tiles descending within a head. A block then only ever waits for the next key tile up (see
+// await_turn), which started before it: no block can wait on one that is not running.
+FT_DEVICE void describe_block(dkdv_block &blk, const ft_bwd_args &args)
+{
+    const int ticket = ORDERED ? *blk.ticket() : 0;
+    blk.key_tile = ORDERED ? (int)gridDim.x - 1 - ticket % (int)gridDim.x : (int)blockIdx.x;
+    blk.bh = ORDERED ? ticket / (int)gridDim.x : (int)blockIdx.y;
+    blk.b = blk.bh / args.heads;
+    blk.h = blk.bh % args.heads;
+    blk.n0 = blk.key_tile * BLOCK_N;
+    blk.keys_in = args.seqlen_k - blk.n0;
+    const int lo = args.mask_lo, hi = args.mask_hi, nq = args.seqlen_q;
+    query_tiles<BLOCK_M, BLOCK_N>(lo, hi, blk.n0, nq, args.seqlen_k, blk.mt_begin, blk.m_tiles);
+    blk.up_begin = blk.up_end = 0;
+    if (ORDERED && blk.key_tile + 1 < (int)gridDim.x)
+        query_tiles<BLOCK_M, BLOCK_N>(lo, hi, blk.n0 + BLOCK_N, nq, args.seqlen_k, blk.up_begin, blk.up_end);
+}
+
+// K and V of the key tile into shared memory by `threads` threads (t: this one's index), with
+// cp.async (committed; the caller waits).
+template <int THREADS>
+FT_DEVICE void load_key_tile(const ft_bwd_args &args, const dkdv_block &blk, int t)
+{
+    const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, blk.b, blk.h) + blk.n0 * args.k_stride[2];
+    const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, blk.b, blk.h) + blk.n0 * args.v_stride[2];
+    load_panels<BLOCK_N, HEAD_DIM, EVEN_N, THREADS>(blk.k_smem, k, args.k_stride[2], blk.keys_in, t);
+    load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N, THREADS>(blk.v_smem(), v, args.v_stride[2], blk.keys_in, t);
+    cp_async_commit();
+}
+
+// Q and dO of query tile mt into ring slot st by the copy engine (call from one thread): a
+// 64-column panel a box, completing on the slot's full mbarrier, rows past seqlen_q as zeros.
+FT_DEVICE void issue_q_do(const ft_bwd_args &args, const dkdv_block &blk, int mt, int st)
+{
+    const unsigned stage = blk.slot(st), bar = blk.full_bar(st);
+    const int m0 = mt * BLOCK_M;
+    mbar_arrive_expect(bar, Q_BYTES + DO_BYTES);
+#pragma unroll
+    for (int p = 0; p < D_PANELS; p++)
+        tma_load_4d(stage + p * (BLOCK_M * 128), &args.q_map, bar, 64 * p, m0, blk.h, blk.b);
+#pragma unroll
+    for (int p = 0; p < DV_PANELS; p++)
+        tma_load_4d(stage + Q_BYTES + p * (BLOCK_M * 128), &args.do_map, bar, 64 * p, m0, blk.h, blk.b);
+}
+
+// One query tile's gradients for the warpgroup's 64 keys: S^T, dP^T, P^T and dS^T; issues
+// dV += P^T dO and dK += dS^T Q (committed, left in flight) and leaves dS^T (fp32) in ds.
+FT_DEVICE void tile_gradients(float (&ds)[S_REGS], float (&dk)[DK_REGS], float (&dv)[DV_REGS], const ft_bwd_args &args,
+                              const dkdv_block &blk, const dkdv_thread &th, int st, int m0, float scale_log2)
+{
+    const unsigned q_tile = blk.slot(st), do_tile = q_tile + Q_BYTES;
+    const float *l_smem = blk.ld(st), *d_smem = l_smem + BLOCK_M;
+    // This warpgroup's 64 keys: within each panel of K and V they start at row 64*cw.
+    const unsigned k_wg = blk.k_smem + th.cw * 64 * 128, v_wg = blk.v_smem() + th.cw * 64 * 128;
+    const int lo = args.mask_lo, hi = args.mask_hi;
+    const int qd = th.qd;
+
+    // S^T = K_w Q^T and dP^T = V_w dO^T: 16 head-dim columns a step, 4 steps a 64-column
+    // panel (32 bytes of its rows each); Q and dO are the K-major B operands.
+    float s[S_REGS];
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < HEAD_DIM / 16; kk++) {
+        const unsigned col = (kk % 4) * 32;
+        wg_ss<BLOCK_M, 0>::run(s, wg_desc(k_wg + (kk / 4) * (BLOCK_N * 128) + col, 16, 1024),
+                               wg_desc(q_tile + (kk / 4) * (BLOCK_M * 128) + col, 16, 1024), kk > 0);
+    }
+    wg_commit();
+#pragma unroll
+    for (int kk = 0; kk < HEAD_DIM_V / 16; kk++) {
+        const unsigned col = (kk % 4) * 32;
+        wg_ss<BLOCK_M, 0>::run(ds, wg_desc(v_wg + (kk / 4) * (BLOCK_N * 128) + col, 16, 1024),
+                               wg_desc(do_tile + (kk / 4) * (BLOCK_M * 128) + col, 16, 1024), kk > 0);
+    }
+    wg_commit();
+    wg_wait<1>();   // S^T has landed; dP^T may still be in flight
+    wg_pin(s);
+
+    // P^T = exp2(S^T * scale*log2e - L*log2e). Element s[4j+e]: key krow + 8*(e/2) of the
+    // tile, query m0 + 8j + 2qd + e%2. Masked: outside the band, or key past seqlen_k.
+#pragma unroll
+    for (int j = 0; j < BLOCK_M / 8; j++) {
+        const float2 l2 = *(const float2 *)(l_smem + 8 * j + 2 * qd);
+        const float nl0 = -l2.x * (float)FT_LOG2E, nl1 = -l2.y * (float)FT_LOG2E;
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            s[4 * j + e] = fast_exp2(fmaf(s[4 * j + e], scale_log2, (e & 1) ? nl1 : nl0));
+    }
+    const bool diag = tile_needs_mask(lo, hi, m0, m0 + BLOCK_M, blk.n0, blk.n0 + BLOCK_N);
+    const bool key_edge = !EVEN_N && blk.keys_in < BLOCK_N;
+    if (diag || key_edge) {
+#pragma unroll
+        for (int j = 0; j < BLOCK_M / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int key = th.krow + 8 * (e >> 1);
+                const int query = m0 + 8 * j + 2 * qd + (e & 1);
+                if ((CAUSAL && !ft_mask_visible(lo, hi, query, blk.n0 + key)) ||
+                    (!EVEN_N && key >= blk.keys_in))
+                    s[4 * j + e] = 0.f;
+            }
+    }
+    unsigned pa[M_STEPS][4];
+    wg_acc_to_a(pa, s);
+
+    // dS^T = P^T * (dP^T - delta[query]), in place of dP^T.
+    wg_wait<0>();
+    wg_pin(ds);
+#pragma unroll
+    for (int j = 0; j < BLOCK_M / 8; j++) {
+        const float2 d2 = *(const float2 *)(d_smem + 8 * j + 2 * qd);
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            ds[4 * j + e] = s[4 * j + e] * (ds[4 * j + e] - ((e & 1) ? d2.y : d2.x));
+    }
+    unsigned dsa[M_STEPS][4];
+    wg_acc_to_a(dsa, ds);
+
+    // dV += P^T dO and dK += dS^T Q: dO and Q read N-major (transposed), 16 query rows
+    // (2048 bytes) a step, their 64-column panels BLOCK_M*128 bytes apart.
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < M_STEPS; kk++)
+        wg_rs<HEAD_DIM_V, 1>::run(dv, pa[kk], wg_desc(do_tile + kk * 2048, BLOCK_M * 128, 1024), 1);
+#pragma unroll
+    for (int kk = 0; kk < M_STEPS; kk++)
+        wg_rs<HEAD_DIM, 1>::run(dk, dsa[kk], wg_desc(q_tile + kk * 2048, BLOCK_M * 128, 1024), 1);
+    wg_commit();
+}
+
+// dS^T to the shared tile at ds_tile (generic address) as 16-bit pairs: row = key of the tile,
+// one panel of BLOCK_M queries.
+FT_DEVICE void store_ds(unsigned char *ds_tile, const float (&ds)[S_REGS], const dkdv_thread &th)
+{
+#pragma unroll
+    for (int j = 0; j < BLOCK_M / 8; j++)
+#pragma unroll
+        for (int half = 0; half < 2; half++)
+            *(unsigned *)(ds_tile + panel_offset<BLOCK_N>(th.krow + 8 * half, j) + 4 * th.qd) =
+                pack2(ds[4 * j + 2 * half], ds[4 * j + 2 * half + 1]);
+}
+
+// dQ (unscaled) = dS K for this warpgroup's columns from 64*cw over all the keys, or
+// (DQ_SPLIT_KEYS) all columns over its own 64 keys: dS^T read M-major (16 keys, 2048 bytes, a
+// step), K read N-major. Waits for it (and for dV, dK).
+FT_DEVICE void dq_product(float (&dq)[DQ_N / 2], float (&dk)[DK_REGS], float (&dv)[DV_REGS], const dkdv_block &blk,
+                          unsigned ds_tile, int cw)
+{
+    const unsigned key0 = DQ_SPLIT_KEYS ? cw * 64 * 128 : 0;               // first key row, in bytes
+    const unsigned k_dq = blk.k_smem + (DQ_SPLIT_KEYS ? key0 : cw * (BLOCK_N * 128));   // + the panel
+    wg_fence();
+#pragma unroll
+    for (int kk = 0; kk < DQ_STEPS; kk++)
+        wg_ss<DQ_N, 1, 1>::run(dq, wg_desc(ds_tile + key0 + kk * 2048, BLOCK_N * 128, 1024),
+                               wg_desc(k_dq + kk * 2048, BLOCK_N * 128, 1024), kk > 0);
+    wg_commit();
+    wg_wait<0>();
+    wg_pin(dq);
+    wg_pin(dv);
+    wg_pin(dk);
+}
+
+// DQ_SPLIT_KEYS: the second warpgroup hands its half of dQ to the first through shared memory
+// (same thread order, so thread t adds thread t's); the first adds it. Returns 1 in the
+// warpgroup that then holds the sum and writes the tile. Both meet at the hand-off (a bar.arrive
+// would spare the second the wait, but racecheck does not follow it; the two run in step anyway);
+// the half is rewritten only after the next tile's dS^T meeting, which the first warpgroup
+// reaches after reading it.
+FT_DEVICE bool add_dq_halves(float (&dq)[DQ_N / 2], const dkdv_block &blk, const dkdv_thread &th)
+{
+    if (!DQ_SPLIT_KEYS)
+        return true;
+    const unsigned mine = blk.dq_half() + 16 * (th.t % 128);
+    if (th.cw == 1) {
+#pragma unroll
+        for (int c = 0; c < DQ_N / 8; c++)
+            st_shared_f32x4(mine + c * 2048, dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]);
+        named_barrier_sync(2, CONSUMER_THREADS);
+        return false;
+    }
+    named_barrier_sync(2, CONSUMER_THREADS);
+#pragma unroll
+    for (int c = 0; c < DQ_N / 8; c++) {
+        const float4 x = ld_shared_f32x4(mine + c * 2048);
+        dq[4 * c] += x.x;
+        dq[4 * c + 1] += x.y;
+        dq[4 * c + 2] += x.z;
+        dq[4 * c + 3] += x.w;
+    }
+    return true;
+}
+
+// A full dQ tile in shared memory, in thread order for the bulk reduce: the warpgroup's region
+// (warpgroup 1's after warpgroup 0's 128 * DQ_COLS0 / 8 chunks), 16-byte chunk c * 128 + its
+// thread.
+FT_DEVICE void dq_to_tile(unsigned dq_tile, const float (&dq)[DQ_N / 2], const dkdv_thread &th)
+{
+    const int cols = th.cw == 0 ? DQ_COLS0 : DQ_COLS1;
+    const unsigned mine = dq_tile + 16 * (128 * (th.cw * DQ_COLS0 / 8) + th.t % 128);
+#pragma unroll
+    for (int c = 0; c < DQ_N / 8; c++)
+        if (c < cols / 8)
+            st_shared_f32x4(mine + c * 2048, dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]);
+}
+
+// The last, partial dQ tile, row-major (HEAD_DIM floats a row): element dq[4j+e] is query row
+// wrow + 8*(e/2) of the tile, column 64*cw + 8j + 2qd + e%2. Into dq_accum by atomics, rows past
+// seqlen_q left out (inline), or to a shared tile the producer adds (rows past it not added).
+template <bool ATOMIC>
+FT_DEVICE void dq_rows(float *dst, const float (&dq)[DQ_N / 2], const dkdv_thread &th, int valid_rows)
+{
+    const int cols = th.cw == 0 ? DQ_COLS0 : DQ_COLS1;
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const int row = th.wrow + 8 * half;
+        if (ATOMIC && row >= valid_rows)
+            continue;
+        float *p = dst + row * HEAD_DIM + 64 * th.cw + 2 * th.qd;
+#pragma unroll
+        for (int j = 0; j < DQ_N / 8; j++)
+            if (j < cols / 8) {
+                if (ATOMIC)
+                    red_add_f32x2(p + 8 * j, dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
+                else
+                    *(float2 *)(p + 8 * j) = make_float2(dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
+            }
+    }
+}
+
 // Writes a 64-key slab's accumulators (rows `row`, `row` + 8 of the thread; COLS columns) as
 // 16-bit pairs times `scale` to global rows past which `valid` keys stop.
 template <int COLS>
@@ -105,102 +452,44 @@ FT_DEVICE void store_slab(elem_t *dst, long long ld, const float (&c)[COLS / 2],
     }
 }
 
-// args is __grid_constant__: the copy engine reads the tensor maps in it where they lie.
-extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
-ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
+// Epilogue: dK * scale and dV, 16-bit pairs straight from the accumulators.
+FT_DEVICE void store_dk_dv(const ft_bwd_args &args, const dkdv_block &blk, const dkdv_thread &th,
+                           const float (&dk)[DK_REGS], const float (&dv)[DV_REGS])
 {
-    extern __shared__ __align__(1024) unsigned char smem_raw[];
-    const unsigned k_smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
-    const unsigned v_smem = k_smem + K_BYTES;
-    const unsigned ring = v_smem + V_BYTES;
-    const unsigned ds_smem = ring + NUM_STAGES * STAGE_BYTES;
-    const unsigned dq_smem = ds_smem + DS_BYTES;   // the fp32 dQ tile
-    unsigned char *base = smem_raw + (k_smem - smem_addr(smem_raw));   // generic view of k_smem
+    elem_t *dk_out = (elem_t *)args.dk + head_offset(args.dk_stride, blk.b, blk.h) + blk.n0 * args.dk_stride[2];
+    elem_t *dv_out = (elem_t *)args.dv + head_offset(args.dv_stride, blk.b, blk.h) + blk.n0 * args.dv_stride[2];
+    store_slab<HEAD_DIM>(dk_out, args.dk_stride[2], dk, th.krow, th.qd, blk.keys_in, (float)args.softmax_scale);
+    store_slab<HEAD_DIM_V>(dv_out, args.dv_stride[2], dv, th.krow, th.qd, blk.keys_in, 1.f);
+}
 
-    // Ring slot st's mbarrier: in its L/delta block, past the 2 * BLOCK_M floats; slot 0's
-    // block also holds the ticket (DQ_MODE ordered) past its mbarrier.
-    auto slot_bar = [&](int st) { return ring + st * STAGE_BYTES + Q_BYTES + DO_BYTES + BLOCK_M * 8; };
-    int *const ticket_smem = (int *)(base + (slot_bar(0) + 8 - k_smem));
-    if (threadIdx.x == 0) {
-        for (int st = 0; st < NUM_STAGES; st++)
-            mbar_init(slot_bar(st), 1);
-        mbar_init_fence();
-        if (ORDERED)
-            *ticket_smem = atomicAdd(args.dq_ticket, 1);
-    }
-    __syncthreads();   // the barriers exist before anyone waits on them; the ticket is known
+template <int R> FT_DEVICE void zero(float (&x)[R])
+{
+#pragma unroll
+    for (int i = 0; i < R; i++)
+        x[i] = 0.f;
+}
 
-    // The key tile and head: the block's own; or, DQ_MODE ordered, taken in the order the blocks
-    // started (the ticket), key tiles descending within a head. A block then only ever waits
-    // for the next key tile up (see await_turn), which started before it: no block can wait on
-    // one that is not running.
-    const int ticket = ORDERED ? *ticket_smem : 0;
-    const int key_tile = ORDERED ? (int)gridDim.x - 1 - ticket % (int)gridDim.x : (int)blockIdx.x;
-    const int bh = ORDERED ? ticket / (int)gridDim.x : (int)blockIdx.y;
-    const int wg = threadIdx.x / 128;
-    const int warp = threadIdx.x / 32;
-    const int lane = threadIdx.x % 32, g = lane / 4, qd = lane % 4;
-    const int wrow = 16 * (warp % 4) + g;   // the thread's first accumulator row (of 64)
-    const int krow = 64 * wg + wrow;        // ... as a key of the tile
-    const int nq = args.seqlen_q, nk = args.seqlen_k;
-    const int n0 = key_tile * BLOCK_N;
-    const int keys_in = nk - n0;            // keys of this tile in range (may exceed BLOCK_N)
-    const int b = bh / args.heads, h = bh % args.heads;
+// ---- the inline pipeline: every thread computes; thread 0 also issues the loads and the dQ
+// reduces between the block barriers of each tile.
+FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
+{
+    const dkdv_thread th = consumer_thread(threadIdx.x);
+    const int mt_begin = blk.mt_begin, m_tiles = blk.m_tiles;
 
-    const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, h) + n0 * args.k_stride[2];
-    const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, h) + n0 * args.v_stride[2];
-    const float *lse = (const float *)args.lse + (long long)bh * nq;
-    const float *delta = (const float *)args.delta + (long long)bh * nq;
-    float *dq_accum = (float *)args.dq_accum + (long long)bh * nq * HEAD_DIM;
-
-    // Query tiles [mt_begin, m_tiles) that see this key tile; with block skipping maybe none,
-    // and then dK = dV = 0 come out of the untouched accumulators.
-    const int lo = args.mask_lo, hi = args.mask_hi;
-    int mt_begin, m_tiles;
-    query_tiles<BLOCK_M, BLOCK_N>(lo, hi, n0, nq, nk, mt_begin, m_tiles);
-
-    // DQ_MODE ordered: the key tiles that see a query tile are consecutive (the mask is a band),
-    // and they add its dQ from the highest down. Its semaphore holds 1 + the key tile that added
-    // last (0: none yet); this block's turn comes when it holds 1 + the next key tile up if that
-    // one sees the query tile, else 0 (this is the highest). Thread 0 waits and passes the turn.
-    int up_begin = 0, up_end = 0;   // the query tiles the next key tile up sees
-    if (ORDERED && key_tile + 1 < (int)gridDim.x)
-        query_tiles<BLOCK_M, BLOCK_N>(lo, hi, n0 + BLOCK_N, nq, nk, up_begin, up_end);
-    int *const sems = ORDERED ? args.dq_sems + (long long)bh * ((nq + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS) : nullptr;
-    auto await_turn = [&](int mt) {
-        sem_wait_value(sems + mt, up_begin <= mt && mt < up_end ? key_tile + 2 : 0);
-        fence_proxy_async_global();   // the adds before ours, then our bulk reduce
-    };
-    auto pass_turn = [&](int mt) {    // after our adds to tile mt are complete
-        fence_proxy_async_global();
-        sem_release_value(sems + mt, key_tile + 1);
-    };
-
-    // Query tile mt into ring slot st: Q and dO by the copy engine (one thread; a 64-column
-    // panel a box, completing on the slot's mbarrier; rows past seqlen_q arrive as zeros), and
-    // L, delta by cp.async. Rows past seqlen_q get L = +inf (so P = 0) and delta = 0.
+    // Query tile mt into ring slot st: Q and dO by the copy engine (thread 0), L and delta by
+    // cp.async from the last BLOCK_M threads (not thread 0, whose semaphore release, DQ_MODE
+    // ordered, would otherwise wait for these loads too). Rows past seqlen_q get L = +inf (so
+    // P = 0) and delta = 0.
     auto issue_q_tile = [&](int mt, int st) {
+        if (threadIdx.x == 0)
+            issue_q_do(args, blk, mt, st);
         const int m0 = mt * BLOCK_M;
-        const unsigned stage = ring + st * STAGE_BYTES;
-        const int t = threadIdx.x;
-        if (t == 0) {
-            const unsigned bar = slot_bar(st);
-            mbar_arrive_expect(bar, Q_BYTES + DO_BYTES);
-#pragma unroll
-            for (int p = 0; p < D_PANELS; p++)
-                tma_load_4d(stage + p * (BLOCK_M * 128), &args.q_map, bar, 64 * p, m0, h, b);
-#pragma unroll
-            for (int p = 0; p < DV_PANELS; p++)
-                tma_load_4d(stage + Q_BYTES + p * (BLOCK_M * 128), &args.do_map, bar, 64 * p, m0, h, b);
-        }
-        // L and delta by the last BLOCK_M threads: not thread 0, whose semaphore release
-        // (DQ_MODE ordered) would otherwise wait for these loads too.
-        float *ld = (float *)(base + (stage - k_smem) + Q_BYTES + DO_BYTES);
-        const int r = t - (NUM_THREADS - BLOCK_M);
+        float *ld = blk.ld(st);
+        const int r = threadIdx.x - (NUM_THREADS - BLOCK_M);
         if (r >= 0) {
-            if (EVEN_M || m0 + r < nq) {
-                cp_async_4(smem_addr(ld + r), lse + m0 + r, 4);
-                cp_async_4(smem_addr(ld + BLOCK_M + r), delta + m0 + r, 4);
+            if (EVEN_M || m0 + r < args.seqlen_q) {
+                cp_async_4(smem_addr(ld + r), blk.lse(args) + m0 + r, 4);
+                cp_async_4(smem_addr(ld + BLOCK_M + r), blk.delta(args) + m0 + r, 4);
             } else {
                 ld[r] = FT_INF_F;
                 ld[BLOCK_M + r] = 0.f;
@@ -211,8 +500,7 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     // Pipeline: group 0 = K, V and the first query tile; then one group per further tile, one
     // commit per iteration even when nothing is left to load, so wait<NUM_STAGES-2> always
     // means "the current tile has landed".
-    load_panels<BLOCK_N, HEAD_DIM, EVEN_N, NUM_THREADS>(k_smem, k, args.k_stride[2], keys_in);
-    load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N, NUM_THREADS>(v_smem, v, args.v_stride[2], keys_in);
+    load_key_tile<NUM_THREADS>(args, blk, threadIdx.x);
     if (mt_begin < m_tiles)
         issue_q_tile(mt_begin, 0);
     cp_async_commit();
@@ -224,122 +512,36 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     }
 
     const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
-    // This warpgroup's 64 keys: within each panel of K and V they start at row 64*wg.
-    const unsigned k_wg = k_smem + wg * 64 * 128, v_wg = v_smem + wg * 64 * 128;
     float dk[DK_REGS], dv[DV_REGS];
-#pragma unroll
-    for (int i = 0; i < DK_REGS; i++)
-        dk[i] = 0.f;
-#pragma unroll
-    for (int i = 0; i < DV_REGS; i++)
-        dv[i] = 0.f;
+    zero(dk);
+    zero(dv);
 
     int st = 0;          // ring slot of the current tile
-    int dq_rows = -1;    // the first query row of a dQ tile written and not yet handed on
+    int dq_rows_m0 = -1; // the first query row of a dQ tile written and not yet handed on
     int passing = -1;    // DQ_MODE ordered: the query tile whose reduce is in flight (thread 0)
     for (int mt = mt_begin; mt < m_tiles; mt++) {
         cp_async_wait<(NUM_STAGES > 1 ? NUM_STAGES - 2 : 0)>();
-        mbar_wait(slot_bar(st), ((mt - mt_begin) / NUM_STAGES) & 1);   // Q, dO of tile mt landed
+        mbar_wait(blk.full_bar(st), ((mt - mt_begin) / NUM_STAGES) & 1);   // Q, dO of tile mt landed
         fence_proxy_async();   // cp.async and the dQ stores wrote through the generic proxy;
                                // wgmma and the bulk reduce read through the async one
         __syncthreads();       // tile mt visible to all; every warp is done with tile mt-1
-        if (threadIdx.x == 0 && dq_rows >= 0) {
+        if (threadIdx.x == 0 && dq_rows_m0 >= 0) {
             if (ORDERED)
-                await_turn(dq_rows / BLOCK_M);
-            bulk_reduce_add_f32(dq_accum + (long long)dq_rows * HEAD_DIM, dq_smem, DQ_TILE_BYTES);
+                await_turn(args, blk, dq_rows_m0 / BLOCK_M);
+            bulk_reduce_add_f32(blk.dq_accum(args) + (long long)dq_rows_m0 * HEAD_DIM, blk.dq_smem(0), DQ_TILE_BYTES);
             bulk_commit();
-            passing = dq_rows / BLOCK_M;
+            passing = dq_rows_m0 / BLOCK_M;
         }
-        dq_rows = -1;
+        dq_rows_m0 = -1;
         if (NUM_STAGES > 1) {
             if (mt + NUM_STAGES - 1 < m_tiles)
                 issue_q_tile(mt + NUM_STAGES - 1, st == 0 ? NUM_STAGES - 1 : st - 1);
             cp_async_commit();
         }
         const int m0 = mt * BLOCK_M;
-        const unsigned q_tile = ring + st * STAGE_BYTES, do_tile = q_tile + Q_BYTES;
-        const float *l_smem = (const float *)(base + (q_tile - k_smem) + Q_BYTES + DO_BYTES);
-        const float *d_smem = l_smem + BLOCK_M;
-
-        // S^T = K_w Q^T and dP^T = V_w dO^T: 16 head-dim columns a step, 4 steps a 64-column
-        // panel (32 bytes of its rows each); Q and dO are the K-major B operands.
-        float s[S_REGS], dp[S_REGS];
-        wg_fence();
-#pragma unroll
-        for (int kk = 0; kk < HEAD_DIM / 16; kk++) {
-            const unsigned col = (kk % 4) * 32;
-            wg_ss<BLOCK_M, 0>::run(s, wg_desc(k_wg + (kk / 4) * (BLOCK_N * 128) + col, 16, 1024),
-                                   wg_desc(q_tile + (kk / 4) * (BLOCK_M * 128) + col, 16, 1024), kk > 0);
-        }
-        wg_commit();
-#pragma unroll
-        for (int kk = 0; kk < HEAD_DIM_V / 16; kk++) {
-            const unsigned col = (kk % 4) * 32;
-            wg_ss<BLOCK_M, 0>::run(dp, wg_desc(v_wg + (kk / 4) * (BLOCK_N * 128) + col, 16, 1024),
-                                   wg_desc(do_tile + (kk / 4) * (BLOCK_M * 128) + col, 16, 1024), kk > 0);
-        }
-        wg_commit();
-        wg_wait<1>();   // S^T has landed; dP^T may still be in flight
-        wg_pin(s);
-
-        // P^T = exp2(S^T * scale*log2e - L*log2e). Element s[4j+e]: key krow + 8*(e/2) of the
-        // tile, query m0 + 8j + 2qd + e%2. Masked: outside the band, or key past seqlen_k.
-#pragma unroll
-        for (int j = 0; j < BLOCK_M / 8; j++) {
-            const float2 l2 = *(const float2 *)(l_smem + 8 * j + 2 * qd);
-            const float nl0 = -l2.x * (float)FT_LOG2E, nl1 = -l2.y * (float)FT_LOG2E;
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                s[4 * j + e] = fast_exp2(fmaf(s[4 * j + e], scale_log2, (e & 1) ? nl1 : nl0));
-        }
-        const bool diag = tile_needs_mask(lo, hi, m0, m0 + BLOCK_M, n0, n0 + BLOCK_N);
-        const bool key_edge = !EVEN_N && keys_in < BLOCK_N;
-        if (diag || key_edge) {
-#pragma unroll
-            for (int j = 0; j < BLOCK_M / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int key = krow + 8 * (e >> 1);
-                    const int query = m0 + 8 * j + 2 * qd + (e & 1);
-                    if ((CAUSAL && !ft_mask_visible(lo, hi, query, n0 + key)) || (!EVEN_N && key >= keys_in))
-                        s[4 * j + e] = 0.f;
-                }
-        }
-        unsigned pa[M_STEPS][4];
-        wg_acc_to_a(pa, s);
-
-        // dS^T = P^T * (dP^T - delta[query]), in place of dP^T.
-        wg_wait<0>();
-        wg_pin(dp);
-#pragma unroll
-        for (int j = 0; j < BLOCK_M / 8; j++) {
-            const float2 d2 = *(const float2 *)(d_smem + 8 * j + 2 * qd);
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                dp[4 * j + e] = s[4 * j + e] * (dp[4 * j + e] - ((e & 1) ? d2.y : d2.x));
-        }
-        unsigned dsa[M_STEPS][4];
-        wg_acc_to_a(dsa, dp);
-
-        // dV += P^T dO and dK += dS^T Q: dO and Q read N-major (transposed), 16 query rows
-        // (2048 bytes) a step, their 64-column panels BLOCK_M*128 bytes apart.
-        wg_fence();
-#pragma unroll
-        for (int kk = 0; kk < M_STEPS; kk++)
-            wg_rs<HEAD_DIM_V, 1>::run(dv, pa[kk], wg_desc(do_tile + kk * 2048, BLOCK_M * 128, 1024), 1);
-#pragma unroll
-        for (int kk = 0; kk < M_STEPS; kk++)
-            wg_rs<HEAD_DIM, 1>::run(dk, dsa[kk], wg_desc(q_tile + kk * 2048, BLOCK_M * 128, 1024), 1);
-        wg_commit();
-
-        // Meanwhile dS^T to shared memory as 16-bit pairs: row = key of the tile, one panel of
-        // BLOCK_M queries.
-#pragma unroll
-        for (int j = 0; j < BLOCK_M / 8; j++)
-#pragma unroll
-            for (int half = 0; half < 2; half++)
-                *(unsigned *)(base + (ds_smem - k_smem) + panel_offset<BLOCK_N>(krow + 8 * half, j) + 4 * qd) =
-                    pack2(dp[4 * j + 2 * half], dp[4 * j + 2 * half + 1]);
+        float ds[S_REGS];
+        tile_gradients(ds, dk, dv, args, blk, th, st, m0, scale_log2);
+        store_ds(blk.generic(blk.ds_smem(0)), ds, th);   // meanwhile
         fence_proxy_async();   // the stores above, before wgmma reads them
         if (NUM_STAGES == 1) {
             wg_wait<0>();      // dV, dK done: slot 0 is free for the refill below
@@ -352,7 +554,7 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
                                        // dQ tile (half a tile ago: seldom a wait): it may be rewritten
             } else if (passing >= 0) {
                 bulk_wait<0>();        // ordered: done adding, too, so the next key tile down may
-                pass_turn(passing);
+                pass_turn(args, blk, passing);
                 passing = -1;
             }
         }
@@ -363,90 +565,164 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
             cp_async_commit();
         }
 
-        // dQ (unscaled) = dS K for this warpgroup's columns from col0: dS^T read M-major (16 keys,
-        // 2048 bytes, a step), K read N-major from the panel of col0.
-        const bool full_tile = EVEN_M || m0 + BLOCK_M <= nq;
+        const bool full_tile = EVEN_M || m0 + BLOCK_M <= args.seqlen_q;
         if (ORDERED && !full_tile) {   // the last, partial tile's atomics wait their turn
             if (threadIdx.x == 0)
-                await_turn(mt);
+                await_turn(args, blk, mt);
             __syncthreads();
         }
-        const int col0 = 64 * wg, cols = wg == 0 ? DQ_COLS0 : DQ_COLS1;   // this warpgroup's
         float dq[DQ_N / 2];
-        const unsigned k_dq = k_smem + wg * (BLOCK_N * 128);
-        wg_fence();
-#pragma unroll
-        for (int kk = 0; kk < N_STEPS; kk++)
-            wg_ss<DQ_N, 1, 1>::run(dq, wg_desc(ds_smem + kk * 2048, BLOCK_N * 128, 1024),
-                                   wg_desc(k_dq + kk * 2048, BLOCK_N * 128, 1024), kk > 0);
-        wg_commit();
-        wg_wait<0>();
-        wg_pin(dq);
-        wg_pin(dv);
-        wg_pin(dk);
+        dq_product(dq, dk, dv, blk, blk.ds_smem(0), th.cw);
+        const bool writes = add_dq_halves(dq, blk, th);
         if (full_tile) {
-            // To the dQ tile in thread order, for the bulk reduce at the next barrier: the
-            // warpgroup's region (warpgroup 1's after warpgroup 0's 128 * DQ_COLS0 / 8 chunks),
-            // 16-byte chunk c * 128 + its thread.
-            float4 *tile = (float4 *)(base + (dq_smem - k_smem)) + 128 * (col0 / 8);
-#pragma unroll
-            for (int c = 0; c < DQ_N / 8; c++)
-                if (c < cols / 8)
-                    tile[c * 128 + threadIdx.x % 128] =
-                        make_float4(dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]);
+            if (writes)
+                dq_to_tile(blk.dq_smem(0), dq, th);   // added at the next barrier
+            dq_rows_m0 = m0;
         } else {
-            // The last, partial tile: row-major atomics. Element dq[4j+e]: query
-            // m0 + wrow + 8*(e/2), column col0 + 8j + 2qd + e%2.
-#pragma unroll
-            for (int half = 0; half < 2; half++) {
-                const int row = m0 + wrow + 8 * half;
-                if (row >= nq)
-                    continue;
-                float *p = dq_accum + (long long)row * HEAD_DIM + col0 + 2 * qd;
-#pragma unroll
-                for (int j = 0; j < DQ_N / 8; j++)
-                    if (j < cols / 8)
-                        red_add_f32x2(p + 8 * j, dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
+            if (writes)
+                dq_rows<true>(blk.dq_accum(args) + (long long)m0 * HEAD_DIM, dq, th, args.seqlen_q - m0);
+            if (ORDERED) {
+                __threadfence();   // every thread's adds, before thread 0 passes the turn
+                __syncthreads();
+                if (threadIdx.x == 0)
+                    sem_release_value(blk.sems(args) + mt, blk.key_tile + 1);
             }
-        }
-        if (full_tile) {
-            dq_rows = m0;
-        } else if (ORDERED) {
-            __threadfence();   // every thread's adds, before thread 0 passes the turn
-            __syncthreads();
-            if (threadIdx.x == 0)
-                sem_release_value(sems + mt, key_tile + 1);
         }
         st = (st + 1 == NUM_STAGES) ? 0 : st + 1;
     }
     cp_async_wait<0>();
     // The last full dQ tile, then every reduce complete before the block's shared memory goes.
-    if (dq_rows >= 0) {
+    if (dq_rows_m0 >= 0) {
         fence_proxy_async();
         __syncthreads();
         if (threadIdx.x == 0) {
             if (ORDERED)
-                await_turn(dq_rows / BLOCK_M);
-            bulk_reduce_add_f32(dq_accum + (long long)dq_rows * HEAD_DIM, dq_smem, DQ_TILE_BYTES);
+                await_turn(args, blk, dq_rows_m0 / BLOCK_M);
+            bulk_reduce_add_f32(blk.dq_accum(args) + (long long)dq_rows_m0 * HEAD_DIM, blk.dq_smem(0), DQ_TILE_BYTES);
             bulk_commit();
         }
     }
     if (threadIdx.x == 0) {
         bulk_wait<0>();
-        if (ORDERED && dq_rows >= 0)
-            pass_turn(dq_rows / BLOCK_M);
+        if (ORDERED && dq_rows_m0 >= 0)
+            pass_turn(args, blk, dq_rows_m0 / BLOCK_M);
     }
+    store_dk_dv(args, blk, th, dk, dv);
+}
 
-    // Epilogue: dK * scale and dV, 16-bit pairs straight from the accumulators.
-    elem_t *dk_out = (elem_t *)args.dk + head_offset(args.dk_stride, b, h) + n0 * args.dk_stride[2];
-    elem_t *dv_out = (elem_t *)args.dv + head_offset(args.dv_stride, b, h) + n0 * args.dv_stride[2];
-    store_slab<HEAD_DIM>(dk_out, args.dk_stride[2], dk, krow, qd, keys_in, (float)args.softmax_scale);
-    store_slab<HEAD_DIM_V>(dv_out, args.dv_stride[2], dv, krow, qd, keys_in, 1.f);
+// ---- the producer pipeline: warpgroup 0 loads and adds dQ, the consumers only compute.
+FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
+{
+    setmaxnreg_dec<PRODUCER_REGS>();
+    describe_block(blk, args);   // after the split, so that nothing is carried across it
+    const int n_tiles = blk.m_tiles - blk.mt_begin;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (warp == 0) {
+        // The ring: tile i into slot i % NUM_STAGES once the consumers are done with the tile
+        // before it there (the first pass finds every slot empty: parity 1 of a fresh barrier).
+        for (int i = 0; i < n_tiles; i++) {
+            const int st = i % NUM_STAGES, mt = blk.mt_begin + i, m0 = mt * BLOCK_M;
+            mbar_wait(blk.empty_bar(st), ((i / NUM_STAGES) & 1) ^ 1);
+            if (lane == 0)
+                issue_q_do(args, blk, mt, st);
+            float *ld = blk.ld(st);
+#pragma unroll
+            for (int r = lane; r < BLOCK_M; r += 32) {
+                const bool in = EVEN_M || m0 + r < args.seqlen_q;
+                ld[r] = in ? blk.lse(args)[m0 + r] : FT_INF_F;
+                ld[BLOCK_M + r] = in ? blk.delta(args)[m0 + r] : 0.f;
+            }
+            mbar_arrive(blk.full_bar(st));   // releases the stores above
+        }
+    } else if (warp == 1 && lane == 0) {
+        // dQ: tile i from buffer i % 2 into dq_accum (the partial tile's valid rows only), in
+        // its turn (DQ_MODE ordered); the buffer is free again once the copy engine has read it.
+        for (int i = 0; i < n_tiles; i++) {
+            const int buf = i & 1, mt = blk.mt_begin + i, m0 = mt * BLOCK_M;
+            const int rows = EVEN_M ? BLOCK_M : min(BLOCK_M, args.seqlen_q - m0);
+            mbar_wait(blk.dq_full_bar(buf), (i / 2) & 1);
+            if (ORDERED)
+                await_turn(args, blk, mt);
+            bulk_reduce_add_f32(blk.dq_accum(args) + (long long)m0 * HEAD_DIM, blk.dq_smem(buf),
+                                rows * HEAD_DIM * 4);
+            bulk_commit();
+            if (ORDERED) {
+                bulk_wait<0>();   // added, so the next key tile down may
+                pass_turn(args, blk, mt);
+            } else {
+                bulk_wait_read<0>();
+            }
+            mbar_arrive(blk.dq_empty_bar(buf));
+        }
+        bulk_wait<0>();
+    }
+}
+
+FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
+{
+    setmaxnreg_inc<CONSUMER_REGS>();
+    describe_block(blk, args);
+    const dkdv_thread th = consumer_thread(threadIdx.x - 128);
+    load_key_tile<CONSUMER_THREADS>(args, blk, th.t);
+    cp_async_wait<0>();
+    fence_proxy_async();   // K and V came through the generic proxy; wgmma reads them
+    named_barrier_sync(1, CONSUMER_THREADS);
+
+    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    float dk[DK_REGS], dv[DV_REGS];
+    zero(dk);
+    zero(dv);
+    for (int i = 0; i < blk.m_tiles - blk.mt_begin; i++) {
+        const int st = i % NUM_STAGES, buf = i & 1, m0 = (blk.mt_begin + i) * BLOCK_M;
+        mbar_wait(blk.full_bar(st), (i / NUM_STAGES) & 1);   // Q, dO, L, delta of the tile
+        float ds[S_REGS];
+        tile_gradients(ds, dk, dv, args, blk, th, st, m0, scale_log2);
+        const unsigned ds_tile = blk.ds_smem(buf);
+        store_ds(blk.generic(ds_tile), ds, th);
+        fence_proxy_async();   // the stores above, before wgmma reads them
+        // Every warpgroup's dS^T is in place. Buffer buf was last read by tile i-2's dQ
+        // products, which every warpgroup waited for before tile i-1's meeting here.
+        named_barrier_sync(1, CONSUMER_THREADS);
+        float dq[DQ_N / 2];
+        dq_product(dq, dk, dv, blk, ds_tile, th.cw);
+        mbar_arrive(blk.empty_bar(st));   // Q, dO, L, delta of slot st read for the last time
+        if (add_dq_halves(dq, blk, th)) {
+            mbar_wait(blk.dq_empty_bar(buf), ((i / 2) & 1) ^ 1);
+            if (EVEN_M || m0 + BLOCK_M <= args.seqlen_q)
+                dq_to_tile(blk.dq_smem(buf), dq, th);
+            else
+                dq_rows<false>((float *)blk.generic(blk.dq_smem(buf)), dq, th, args.seqlen_q - m0);
+            fence_proxy_async();   // the copy engine reads the tile
+        }
+        mbar_arrive(blk.dq_full_bar(buf));
+    }
+    describe_block(blk, args);   // again: cheaper than holding the epilogue's indices across the loop
+    store_dk_dv(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);
+}
+
+// args is __grid_constant__: the copy engine reads the tensor maps in it where they lie.
+extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
+ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
+{
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    dkdv_block blk;
+    blk.k_smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
+    blk.base = smem_raw + (blk.k_smem - smem_addr(smem_raw));
+    if (threadIdx.x == 0)
+        init_barriers(blk, args.dq_ticket);
+    __syncthreads();   // the barriers exist before anyone waits on them; the ticket is known
+    if (!PRODUCER) {
+        describe_block(blk, args);
+        dkdv_inline(args, blk);
+    } else if (threadIdx.x < 128)
+        dkdv_producer(args, blk);
+    else
+        dkdv_consumer(args, blk);
 }
 
 // ---- ft_bwd_dq_convert: dq = scale * dq_accum ------------------------------------------------
 // A full query tile of dq_accum holds ft_bwd_dkdv's accumulators in thread order (as its dQ
-// store writes them): warpgroup 0's region, then warpgroup 1's (its DQ_COLS1 columns from 64);
+// store writes them): warpgroup 0's region, then (DQ_REGIONS 2) warpgroup 1's, its DQ_COLS1 columns from 64;
 // in a region, 16-byte chunk c*128 + t is registers 4c..4c+3 of the warpgroup's thread t. A last
 // partial tile is row-major (common/ft_bwd_steps.cuh converts it).
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
@@ -470,7 +746,7 @@ ft_bwd_dq_convert(const ft_bwd_args args)
     constexpr int C0 = DQ_COLS0 / 8, C1 = DQ_COLS1 / 8;   // chunks per dkdv thread of each warpgroup
     constexpr int UNITS0 = 32 * C0;                       // (quad, chunk) units of warpgroup 0
     for (int i = threadIdx.x; i < DQ_TILE_BYTES / 64; i += NUM_THREADS) {
-        const bool second = NUM_WG == 2 && i >= UNITS0;
+        const bool second = DQ_REGIONS == 2 && i >= UNITS0;
         const int u = second ? i - UNITS0 : i, chunks = second ? C1 : C0;
         const int c = u % chunks, t0 = 4 * (u / chunks);
         const int r = 16 * ((t0 / 32) % 4) + (t0 % 32) / 4, col = (second ? 64 : 0) + 8 * c;

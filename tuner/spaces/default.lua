@@ -71,14 +71,15 @@ if device.cc == 90 then
     workloads = shapes,
     bench = bench,
   })
-  -- The Hopper backward: a warpgroup owns 64 keys, so BLOCK_N follows NUM_WARPS (4 warps at head
-  -- dim 64, where 8 would leave each warpgroup 32 dQ columns); query tiles of 64 rows.
+  -- The Hopper backward: a consumer warpgroup owns 64 keys, so BLOCK_N gives the consumers (one
+  -- at head dim 64, where two would leave each 32 dQ columns) and NUM_WARPS whether a producer
+  -- warpgroup loads for them (BLOCK_N/16 + 4) or not (BLOCK_N/16); query tiles of 64 rows.
   table.insert(spaces, space{
     name = "bwd_hopper",
     template = "bwd_wgmma",
     fixed = { CAUSAL_SKIP = 1, BLOCK_M = 64, DQ_MODE = "atomic" },
     params = {
-      NUM_WARPS = {4, 8},
+      NUM_WARPS = {4, 8, 12},
       BLOCK_N = {64, 128},
       NUM_STAGES = {1, 2, 3},
     },
