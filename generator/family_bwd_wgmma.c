@@ -52,6 +52,11 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
     return -1;
 }
 
+static void repeatable_bwd_wgmma(int *p)
+{
+    bwd_wgmma_repeatable_tiles(&p[GEN_BLOCK_N], &p[GEN_NUM_WARPS], &p[GEN_NUM_STAGES]);
+}
+
 static const gen_entry bwd_wgmma_entries[] = {
     { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY },
     { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY },
@@ -78,4 +83,5 @@ const gen_family gen_family_bwd_wgmma = {
     .check = check_bwd_wgmma,
     .target_arch = "sm_90a",
     .tensor_maps = 1,
+    .repeatable = repeatable_bwd_wgmma,
 };

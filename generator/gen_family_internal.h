@@ -53,6 +53,10 @@ typedef struct gen_family {
     /* 1: its backward loads Q and dO through the tensor maps of ft_bwd_args (q_map, do_map),
      * which the launcher encodes for each launch with boxes of 64 columns by BLOCK_M rows. */
     int tensor_maps;
+    /* NULL: a deterministic dQ mode keeps the configuration's tiles. Else, given p with DQ_MODE
+     * ordered, moves it to the tiles the family adds dQ in order fastest with (the caller then
+     * refits EVEN_M/EVEN_N and validates). */
+    void (*repeatable)(int *p);
 } gen_family;
 
 #endif

@@ -33,7 +33,7 @@ void rt_config_fit(gen_config *c, const db_workload *w)
         c->p[GEN_EVEN_N] = w->seqlen_k % c->p[GEN_BLOCK_N] == 0;
 }
 
-int rt_repeatable_config(const rt_device *dev, gen_config *c, char *why, size_t len)
+int rt_repeatable_config(const rt_device *dev, const db_workload *w, gen_config *c, char *why, size_t len)
 {
     static const int modes[] = { FT_DQ_ORDERED, FT_DQ_SEPARATE };   /* preferred first */
     if (!(c->family->params & GEN_BIT(GEN_DQ_MODE))) {
@@ -45,6 +45,16 @@ int rt_repeatable_config(const rt_device *dev, gen_config *c, char *why, size_t 
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
         gen_config d = *c;
         d.p[GEN_DQ_MODE] = modes[i];
+        if (modes[i] == FT_DQ_ORDERED && c->family->repeatable) {
+            /* The family's tiles for a fixed order, else the configuration's own. */
+            gen_config e = d;
+            c->family->repeatable(e.p);
+            rt_config_fit(&e, w);
+            if (gen_validate(&e, dev->smem_limit, why, len) == 0) {
+                *c = e;
+                return 0;
+            }
+        }
         if (gen_validate(&d, dev->smem_limit, why, len) == 0) {
             *c = d;
             return 0;
@@ -80,7 +90,7 @@ static int fit_family(const gen_family *f, const rt_device *dev, const db_worklo
                     rt_config_fit(&c, w);
                     if (c.p[GEN_NUM_WARPS] < 1)
                         continue;
-                    if ((deterministic ? rt_repeatable_config(dev, &c, last, len)
+                    if ((deterministic ? rt_repeatable_config(dev, w, &c, last, len)
                                        : gen_validate(&c, dev->smem_limit, last, len)) == 0) {
                         *out = c;
                         return 0;

@@ -100,10 +100,11 @@ void rt_config_fit(gen_config *c, const db_workload *w);
  * backward), a repeatable dQ mode (DQ_MODE ordered or separate). 0, or -1 (why). */
 int rt_default_config(const rt_device *dev, const db_workload *w, int deterministic, gen_config *out, char *why,
                       size_t len);
-/* c (a backward configuration) with a dQ mode that repeats bitwise: its own when it does, else
- * ordered (dQ added in a fixed order), else separate (dQ in a kernel of its own), whichever its
- * family takes with its tiles; valid on dev. 0, or -1 (why) when none is. */
-int rt_repeatable_config(const rt_device *dev, gen_config *c, char *why, size_t len);
+/* c (a backward configuration for w) with a dQ mode that repeats bitwise: its own when it does,
+ * else ordered (dQ added in a fixed order: on the family's tiles for it where it names them,
+ * gen_family.repeatable, else on c's), else separate (dQ in a kernel of its own), whichever its
+ * family takes; valid on dev. 0, or -1 (why) when none is. */
+int rt_repeatable_config(const rt_device *dev, const db_workload *w, gen_config *c, char *why, size_t len);
 /* The GPU reference kernels (family ref) for w. */
 void rt_reference_config(const db_workload *w, gen_config *out);
 /* The kernel for w on dev: user database (exact, nearest), shipped table, built-in default.

@@ -53,7 +53,7 @@ static int make_deterministic(const rt_device *dev, const db_workload *w, rt_cho
     char first[256], second[256];
     gen_config c = out->config;
     const char *from = "";
-    if (rt_repeatable_config(dev, &c, first, sizeof first) != 0) {
+    if (rt_repeatable_config(dev, w, &c, first, sizeof first) != 0) {
         /* The tuned tiles take no deterministic mode (bwd_mma's separate dQ splits keys
          * differently, say): the built-in default's, made deterministic. */
         if (rt_default_config(dev, w, 1, &c, second, sizeof second) != 0) {

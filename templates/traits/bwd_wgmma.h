@@ -112,6 +112,19 @@ FT_TRAIT int bwd_wgmma_consumer_regs(int block_n, int num_warps)
     return bwd_wgmma_consumers(block_n) == 2 ? 240 : 232;
 }
 
+/* The tiles DQ_MODE ordered runs fastest with: two consumers beside a producer warpgroup,
+ * whose dQ warp waits for the turns off the consumers' path, at most two stages (shared
+ * memory). H100, 2026-11-25, N 4096 (notes/kernels.md): ordered reaches 0.93x the fastest
+ * atomic kernel at head dim 128, 0.91x at 96 and 0.82x at 64 (the keys split), against 0.72,
+ * 0.70 and 0.53 with the consumers alone. */
+FT_TRAIT void bwd_wgmma_repeatable_tiles(int *block_n, int *num_warps, int *num_stages)
+{
+    *block_n = 128;
+    *num_warps = 12;
+    if (*num_stages > 2)
+        *num_stages = 2;
+}
+
 FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim,
                             int head_dim_v, int dq_mode)
 {

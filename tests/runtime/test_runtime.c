@@ -186,8 +186,8 @@ static void defaults_cover_every_supported_problem(void **state)
 }
 
 /* deterministic = 1: every supported backward gets a kernel whose dQ mode is repeatable (ordered
- * or separate), valid on the device; from the shipped H100 table, the tuned tiles are kept; the
- * forward is left as it is. */
+ * or separate), valid on the device; from the shipped H100 table, bwd_wgmma's winners move to the
+ * family's tiles for an ordered dQ; the forward is left as it is. */
 static void deterministic_choices(void **state)
 {
     (void)state;
@@ -219,10 +219,14 @@ static void deterministic_choices(void **state)
                         assert_non_null(strstr(fixed.why, "; deterministic (DQ_MODE="));
                         assert_int_equal(fixed.tier, fast.tier);
                         if (fast.tier == RT_TIER_SHIPPED_EXACT || fast.tier == RT_TIER_SHIPPED_NEAREST) {
-                            /* bwd_wgmma's tuned tiles take DQ_MODE ordered as they are. */
+                            /* bwd_wgmma's tuned winners become ordered on the family's tiles for it:
+                             * two consumers and a producer warpgroup, the tuned stages where they fit. */
                             assert_string_equal(fixed.config.family->name, fast.config.family->name);
-                            assert_int_equal(fixed.config.p[GEN_BLOCK_N], fast.config.p[GEN_BLOCK_N]);
-                            assert_int_equal(fixed.config.p[GEN_NUM_STAGES], fast.config.p[GEN_NUM_STAGES]);
+                            assert_int_equal(fixed.config.p[GEN_BLOCK_N], 128);
+                            assert_int_equal(fixed.config.p[GEN_NUM_WARPS], 12);
+                            const int stages = fast.config.p[GEN_NUM_STAGES] > 2 ? 2 : fast.config.p[GEN_NUM_STAGES];
+                            assert_int_equal(fixed.config.p[GEN_NUM_STAGES], stages);
+                            assert_int_equal(fixed.config.p[GEN_EVEN_N], w.seqlen_k % 128 == 0);
                             assert_int_equal(mode, FT_DQ_ORDERED);
                             ordered++;
                         }
@@ -237,7 +241,7 @@ static void deterministic_choices(void **state)
     assert_memory_equal(a.config.p, b.config.p, sizeof a.config.p);
     assert_string_equal(a.why, b.why);
     assert_true(ordered >= 4);   /* the shipped table's bf16/f16 D64/D128 workloads */
-    printf("  %d deterministic backward choices, %d of them tuned bwd_wgmma tiles made ordered\n", checked, ordered);
+    printf("  %d deterministic backward choices, %d of them tuned bwd_wgmma winners made ordered\n", checked, ordered);
     db_close(shipped);
 }
 
