@@ -203,15 +203,29 @@ FT_DEVICE void init_barriers(const dkdv_block &blk, int *dq_ticket)
         *blk.ticket() = atomicAdd(dq_ticket, 1);
 }
 
+// DQ_MODE ordered: tickets go to ORDER_HEADS heads in turn (the same key tile of each), then to
+// the next key tile down. A key tile of a head then starts some blocks after the one above it,
+// which has mostly added its dQ tiles by the time this one needs them; taken head by head, a
+// head's key tiles would start together and each wait for all those above it.
+constexpr int ORDER_HEADS = 8;
+
 // The rest of the block's description, once the ticket is known. The key tile and head: the
 // block's own; or, DQ_MODE ordered, taken in the order the blocks started (the ticket), key
 // tiles descending within a head. A block then only ever waits for the next key tile up (see
 // await_turn), which started before it: no block can wait on one that is not running.
 FT_DEVICE void describe_block(dkdv_block &blk, const ft_bwd_args &args)
 {
-    const int ticket = ORDERED ? *blk.ticket() : 0;
-    blk.key_tile = ORDERED ? (int)gridDim.x - 1 - ticket % (int)gridDim.x : (int)blockIdx.x;
-    blk.bh = ORDERED ? ticket / (int)gridDim.x : (int)blockIdx.y;
+    if (ORDERED) {
+        const int ticket = *blk.ticket(), key_tiles = (int)gridDim.x, heads = (int)gridDim.y;
+        const int first = ticket / (ORDER_HEADS * key_tiles) * ORDER_HEADS;   // the group's first head
+        const int size = min(ORDER_HEADS, heads - first);
+        const int r = ticket - first * key_tiles;
+        blk.key_tile = key_tiles - 1 - r / size;
+        blk.bh = first + r % size;
+    } else {
+        blk.key_tile = (int)blockIdx.x;
+        blk.bh = (int)blockIdx.y;
+    }
     blk.b = blk.bh / args.heads;
     blk.h = blk.bh % args.heads;
     blk.n0 = blk.key_tile * BLOCK_N;
