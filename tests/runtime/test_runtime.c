@@ -245,6 +245,30 @@ static void deterministic_choices(void **state)
     db_close(shipped);
 }
 
+/* The deterministic choice moves bwd_wgmma's winner to 128-key tiles (gen_family.repeatable) and
+ * refits the divisibility flags to the problem: a length that 64-key tiles divide and 128-key
+ * tiles do not must come out with EVEN_N = 0. */
+static void deterministic_tiles_refit_even(void **state)
+{
+    (void)state;
+    db *shipped = NULL;
+    char err[512];
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    const db_workload w = workload(DB_OP_BWD, FT_BF16, 64, 0, 2, 16, 4160, 4160);
+    rt_choice fast, fixed;
+    int db_error;
+    assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 0, &fast, &db_error, err, sizeof err), 0);
+    assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 1, &fixed, &db_error, err, sizeof err), 0);
+    assert_string_equal(fixed.config.family->name, "bwd_wgmma");
+    assert_int_equal(fast.config.p[GEN_EVEN_N], 4160 % fast.config.p[GEN_BLOCK_N] == 0);
+    assert_int_equal(fixed.config.p[GEN_BLOCK_N], 128);
+    assert_int_equal(fixed.config.p[GEN_NUM_WARPS], 12);
+    assert_int_equal(fixed.config.p[GEN_EVEN_N], 0);
+    assert_int_equal(fixed.config.p[GEN_EVEN_M], 1);
+    assert_int_equal(fixed.config.p[GEN_DQ_MODE], FT_DQ_ORDERED);
+    db_close(shipped);
+}
+
 /* ---- arguments ------------------------------------------------------------------------------- */
 
 /* A valid call's arguments; cases change one thing. */
@@ -771,6 +795,7 @@ int main(void)
         cmocka_unit_test(lookup_tiers),
         cmocka_unit_test(defaults_cover_every_supported_problem),
         cmocka_unit_test(deterministic_choices),
+        cmocka_unit_test(deterministic_tiles_refit_even),
         cmocka_unit_test(invalid_arguments_name_the_argument),
         cmocka_unit_test(bnhd_layout_is_accepted),
         cmocka_unit_test(struct_size_rules),
