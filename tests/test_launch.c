@@ -276,10 +276,10 @@ static const struct {
     { "bwd_mma", 2, 1, LN_BACKWARD, 0, 0,
       { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 3, 256, 98816 }, { "ft_bwd_dq", 32, 256, 147456 } } },
     { "bwd_mma", 2, 1, LN_FORWARD, -1, 0, { { NULL } } },
-    /* bwd_wgmma: 64 x 128, 12 warps (a producer warpgroup), 2 stages, D 128: 1024 + K, V
-     * 128*256*2 + 2 * (64*256*2 + 1024) + 2 x (dS^T 128*64*2 + the fp32 dQ tile 64*128*4). */
+    /* bwd_wgmma: 64 x 128, 8 warps, 2 stages, D 128: 1024 + K, V 128*256*2 + 2 * (64*256*2 + 1024)
+     * + dS^T 128*64*2 + the fp32 dQ tile 64*128*4. */
     { "bwd_wgmma", 2, 0, LN_BACKWARD, 0, 1,
-      { { "ft_bwd_preprocess", 16, 384, 0 }, { "ft_bwd_dkdv", 3, 384, 232448 }, { "ft_bwd_dq_convert", 16, 384, 0 } } },
+      { { "ft_bwd_preprocess", 16, 256, 0 }, { "ft_bwd_dkdv", 3, 256, 183296 }, { "ft_bwd_dq_convert", 16, 256, 0 } } },
     /* bwd_exact: 32 x 64, 8 warps, 2 stages, D 128; f32 rows padded by 4 elements, f64 by 2. */
     { "bwd_exact", 0, 0, LN_BACKWARD, 0, 1,
       { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 5, 256, 154112 }, { "ft_bwd_dq_convert", 32, 256, 0 } } },
