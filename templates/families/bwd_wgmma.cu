@@ -96,7 +96,7 @@ static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be atomic or ordered");
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");
 static_assert(RULE != BWD_WGMMA_BAD_REGISTERS, "head dims: accumulators would spill");
-static_assert(BAR_DQ + 8 * 4 <= LD_BYTES, "L, delta, the mbarriers and the ticket fit 1024 bytes");
+static_assert(BAR_DQ + 16 * BUFFERS <= LD_BYTES, "L, delta, the mbarriers and the ticket fit 1024 bytes");
 static_assert(DQ_TILE_BYTES == 128 * 4 * (DQ_COLS0 + (DQ_REGIONS == 2 ? DQ_COLS1 : 0)) / 2,
               "a dQ tile is every thread's accumulators");
 static_assert(NUM_THREADS == CONSUMER_THREADS + (PRODUCER ? 128 : 0), "warps: consumers and the producer");
@@ -134,7 +134,7 @@ struct dkdv_block {
     FT_DEVICE unsigned empty_bar(int st) const { return ld_block(st) + BAR_EMPTY; }
     FT_DEVICE int *ticket() const { return (int *)generic(ld_block(0) + TICKET); }
     FT_DEVICE unsigned dq_full_bar(int buf) const { return ld_block(0) + BAR_DQ + 8 * buf; }
-    FT_DEVICE unsigned dq_empty_bar(int buf) const { return ld_block(0) + BAR_DQ + 16 + 8 * buf; }
+    FT_DEVICE unsigned dq_empty_bar(int buf) const { return ld_block(0) + BAR_DQ + 8 * BUFFERS + 8 * buf; }
 
     // This head's rows of L, delta and dq_accum, and (DQ_MODE ordered) its query tiles' turns.
     FT_DEVICE const float *lse(const ft_bwd_args &a) const { return (const float *)a.lse + (long long)bh * a.seqlen_q; }
@@ -194,7 +194,7 @@ FT_DEVICE void init_barriers(const dkdv_block &blk, int *dq_ticket)
             mbar_init(blk.empty_bar(st), CONSUMER_THREADS);
     }
     if (PRODUCER)
-        for (int buf = 0; buf < 2; buf++) {
+        for (int buf = 0; buf < BUFFERS; buf++) {
             mbar_init(blk.dq_full_bar(buf), CONSUMER_THREADS);
             mbar_init(blk.dq_empty_bar(buf), 1);
         }
@@ -209,7 +209,7 @@ FT_DEVICE void init_barriers(const dkdv_block &blk, int *dq_ticket)
 // head's key tiles would start together and each wait for all those above it (bf16 D = 64,
 // N = 4096: 0.81x the atomic kernel's speed head by head, 0.94x with 8 heads). The group is as
 // many heads (at most 8) as keep the Q and dO that all their key tiles stream within 16 MB of
-// L2: 8 heads at N = 16384, D = 128 (64 MB) ran 5% slower than one.
+// L2: 8 heads at N = 16384, D = 128 (64 MB) ran 5% slower than one, 30% causal.
 FT_DEVICE int order_heads(const ft_bwd_args &args)
 {
     const long long per_head = (long long)args.seqlen_q * (HEAD_DIM + HEAD_DIM_V) * 2;
@@ -658,12 +658,12 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
             mbar_arrive(blk.full_bar(st));   // releases the stores above
         }
     } else if (warp == 1 && lane == 0) {
-        // dQ: tile i from buffer i % 2 into dq_accum (the partial tile's valid rows only), in
-        // its turn (DQ_MODE ordered); the buffer is free again once the copy engine has read it.
+        // dQ: tile i from buffer i % BUFFERS into dq_accum (the partial tile's valid rows only),
+        // in its turn (DQ_MODE ordered); the buffer is free again once the copy engine has read it.
         for (int i = 0; i < n_tiles; i++) {
-            const int buf = i & 1, mt = blk.mt_begin + i, m0 = mt * BLOCK_M;
+            const int buf = i % BUFFERS, mt = blk.mt_begin + i, m0 = mt * BLOCK_M;
             const int rows = EVEN_M ? BLOCK_M : min(BLOCK_M, args.seqlen_q - m0);
-            mbar_wait(blk.dq_full_bar(buf), (i / 2) & 1);
+            mbar_wait(blk.dq_full_bar(buf), (i / BUFFERS) & 1);
             if (ORDERED)
                 await_turn(args, blk, mt);
             bulk_reduce_add_f32(blk.dq_accum(args) + (long long)m0 * HEAD_DIM, blk.dq_smem(buf),
@@ -696,7 +696,7 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
     zero(dk);
     zero(dv);
     for (int i = 0; i < blk.m_tiles - blk.mt_begin; i++) {
-        const int st = i % NUM_STAGES, buf = i & 1, m0 = (blk.mt_begin + i) * BLOCK_M;
+        const int st = i % NUM_STAGES, buf = i % BUFFERS, m0 = (blk.mt_begin + i) * BLOCK_M;
         mbar_wait(blk.full_bar(st), (i / NUM_STAGES) & 1);   // Q, dO, L, delta of the tile
         float ds[S_REGS];
         tile_gradients(ds, dk, dv, args, blk, th, st, m0, scale_log2);
@@ -710,7 +710,7 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
         dq_product(dq, dk, dv, blk, ds_tile, th.cw);
         mbar_arrive(blk.empty_bar(st));   // Q, dO, L, delta of slot st read for the last time
         if (add_dq_halves(dq, blk, th)) {
-            mbar_wait(blk.dq_empty_bar(buf), ((i / 2) & 1) ^ 1);
+            mbar_wait(blk.dq_empty_bar(buf), ((i / BUFFERS) & 1) ^ 1);
             if (EVEN_M || m0 + BLOCK_M <= args.seqlen_q)
                 dq_to_tile(blk.dq_smem(buf), dq, th);
             else
