@@ -102,6 +102,14 @@ static const bench_row rows[] = {
     { "bwd_wgmma", 2, 96, 4, 21, 4096, 0, 64, 128, 12, 2, 2 },
     { "bwd_wgmma", 2, 96, 4, 21, 4096, 0, 64, 64, 8, 3, 0 },
     { "bwd_mma", 2, 96, 4, 21, 4096, 0, 0, 0, 0, 0, 0 },
+    /* Head dim 256: two consumers split the columns of a 64-key tile (bwd_wgmma), against bwd_mma. */
+    { "bwd_wgmma", 2, 256, 4, 8, 4096, 0, 64, 64, 12, 2, 0 },
+    { "bwd_wgmma", 2, 256, 4, 8, 4096, 1, 64, 64, 12, 2, 0 },
+    { "bwd_wgmma", 2, 256, 4, 8, 4096, 0, 64, 64, 12, 1, 0 },
+    { "bwd_wgmma", 2, 256, 4, 8, 4096, 0, 64, 64, 12, 2, 2 },
+    { "bwd_wgmma", 2, 256, 1, 8, 16384, 0, 64, 64, 12, 2, 0 },
+    { "bwd_mma", 2, 256, 4, 8, 4096, 0, 0, 0, 0, 0, 0 },
+    { "bwd_mma", 2, 256, 4, 8, 4096, 1, 0, 0, 0, 0, 0 },
     { "bwd_exact", 0, 128, 4, 16, 4096, 1, 0, 0, 0, 0, 0 },
 };
 #define ROW_COUNT ((int)(sizeof rows / sizeof rows[0]))

@@ -21,17 +21,23 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
     case BWD_WGMMA_OK:
         return 0;
     case BWD_WGMMA_BAD_WARPS:
-        snprintf(why, len, "NUM_WARPS=%d with BLOCK_N=%d: bwd_wgmma runs a consumer warpgroup per 64 keys (%d warps), "
-                 "and may add a producer warpgroup (%d)", nw, bn, bn / 16, bn / 16 + 4);
+        if (bwd_wgmma_split_cols(d))
+            snprintf(why, len, "NUM_WARPS=%d with HEAD_DIM=%d: bwd_wgmma splits the columns between two consumer "
+                     "warpgroups beside a producer (12 warps)", nw, d);
+        else
+            snprintf(why, len, "NUM_WARPS=%d with BLOCK_N=%d: bwd_wgmma runs a consumer warpgroup per 64 keys (%d "
+                     "warps), and may add a producer warpgroup (%d)", nw, bn, bn / 16, bn / 16 + 4);
         break;
     case BWD_WGMMA_BAD_BLOCK_M:
         snprintf(why, len, "BLOCK_M=%d: bwd_wgmma streams query tiles of 64", bm);
         break;
     case BWD_WGMMA_BAD_BLOCK_N:
-        snprintf(why, len, "BLOCK_N=%d: bwd_wgmma takes key tiles of 64 or 128 (64 keys a consumer warpgroup)", bn);
+        snprintf(why, len, "BLOCK_N=%d: bwd_wgmma takes key tiles of 64 or 128 (64 keys a consumer warpgroup; 64 at "
+                 "head dim 256)", bn);
         break;
     case BWD_WGMMA_BAD_HEAD_DIM:
-        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: bwd_wgmma takes head dims of 64, 96 or 128", d, dv);
+        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: bwd_wgmma takes head dims of 64, 96 or 128 (any "
+                 "pair), or 256 for both", d, dv);
         break;
     case BWD_WGMMA_BAD_STAGES:
         snprintf(why, len, "NUM_STAGES=%d is out of range for bwd_wgmma (1..3)", stages);
@@ -46,7 +52,7 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
         break;
     default:
         snprintf(why, len, "HEAD_DIM=%d HEAD_DIM_V=%d: about %d registers per thread would spill (at most %d)", d, dv,
-                 bwd_wgmma_regs(bm, bn, nw, d, dv), bwd_wgmma_consumer_regs(bn, nw));
+                 bwd_wgmma_regs(bm, bn, nw, d, dv), bwd_wgmma_consumer_regs(bn, nw, d));
         break;
     }
     return -1;
@@ -54,7 +60,12 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
 
 static void repeatable_bwd_wgmma(int *p)
 {
-    bwd_wgmma_repeatable_tiles(&p[GEN_BLOCK_N], &p[GEN_NUM_WARPS], &p[GEN_NUM_STAGES]);
+    bwd_wgmma_repeatable_tiles(p[GEN_HEAD_DIM], &p[GEN_BLOCK_N], &p[GEN_NUM_WARPS], &p[GEN_NUM_STAGES]);
+}
+
+static void head_dim_tiles_bwd_wgmma(int *p)
+{
+    bwd_wgmma_head_dim_tiles(p[GEN_HEAD_DIM], &p[GEN_BLOCK_N], &p[GEN_NUM_WARPS], &p[GEN_NUM_STAGES]);
 }
 
 static const gen_entry bwd_wgmma_entries[] = {
@@ -84,4 +95,5 @@ const gen_family gen_family_bwd_wgmma = {
     .target_arch = "sm_90a",
     .tensor_maps = 1,
     .repeatable = repeatable_bwd_wgmma,
+    .head_dim_tiles = head_dim_tiles_bwd_wgmma,
 };

@@ -57,6 +57,10 @@ typedef struct gen_family {
      * ordered, moves it to the tiles the family adds dQ in order fastest with (the caller then
      * refits EVEN_M/EVEN_N and validates). */
     void (*repeatable)(int *p);
+    /* NULL: the defaults' tiles suit every head dim the family takes (a caller that finds them
+     * too large for an arch searches smaller ones). Else, given p with the problem's head dims,
+     * moves the tiles to the family's defaults for those head dims. */
+    void (*head_dim_tiles)(int *p);
 } gen_family;
 
 #endif

@@ -40,6 +40,10 @@ typedef struct gen_config {
  * value); f NULL: the table's defaults. */
 void gen_config_init(gen_config *c, const gen_family *f);
 
+/* After the problem's head dims are set in c: the family's default tiles for them (its
+ * head_dim_tiles hook), where they differ from its defaults. */
+void gen_config_head_dim_tiles(gen_config *c);
+
 /* What gen_config_format writes. */
 enum {
     GEN_FORMAT_FAMILY = 1,      /* the family's name first: "fwd_mma BLOCK_M=128 ..." */

@@ -158,6 +158,12 @@ void gen_config_init(gen_config *c, const gen_family *f)
         c->p[i] = f ? f->defaults[i] : table[i].def;
 }
 
+void gen_config_head_dim_tiles(gen_config *c)
+{
+    if (c->family && c->family->head_dim_tiles)
+        c->family->head_dim_tiles(c->p);
+}
+
 const char *gen_config_format(const gen_config *c, unsigned flags, char *buf, size_t len)
 {
     const gen_family *f = c->family;

@@ -6,7 +6,7 @@
 #include "traits/ft_traits.h"
 
 /* The families to try for w, best first: on Hopper the warpgroup families (head dims 64 and
- * 128; the backward 96 too), then mma.sync, which covers every head dim and GPU. OUT: the
+ * 128; the backward 96 and 256 too), then mma.sync, which covers every head dim and GPU. OUT: the
  * families; returns their count. */
 static int families_for(const db_workload *w, const gen_family *out[2])
 {
@@ -75,6 +75,7 @@ static int fit_family(const gen_family *f, const rt_device *dev, const db_worklo
     base.p[GEN_DTYPE] = w->dtype;
     base.p[GEN_HEAD_DIM] = w->head_dim;
     base.p[GEN_HEAD_DIM_V] = w->head_dim_v;
+    gen_config_head_dim_tiles(&base);
     if (gen_check_arch(f, dev->arch, last, len))
         return -1;
     static const int warps_mul[3] = { 2, 4, 1 }, warps_div = 2;   /* x1, x2, x1/2 */

@@ -100,6 +100,12 @@ static const attn_case cases[] = {
     { "bf16 D=128 Dv=96 window",    BF16, 128, 96, 1, 2,  400,  350, 0, 1, 0, 2, DEFAULT_TILES, WIN(0, 100, 30) },
     { "f16 D=96 Dv=64 causal BR",   F16, 96, 64,   2, 2,  150,  260, 1, 1, 1, 0, DEFAULT_TILES, BR },
     { "bf16 D=64 Dv=96",            BF16, 64, 96,  1, 2,  333,  200, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
+    /* Head dim 256 (bwd_wgmma: two consumers split the columns of one 64-key tile), odd and
+     * whole tiles, both dQ modes, masks. */
+    { "bf16 D=256 Nq>Nk causal BR", BF16, 256, 256, 2, 2, 333,  200, 1, 1, 0, 1, DEFAULT_TILES, BR },
+    { "bf16 D=256 window",          BF16, 256, 256, 1, 2, 1000, 1000, 0, 1, 1, 2, DEFAULT_TILES, WIN(0, 300, 100) },
+    { "f16 D=256 N=640 causal",     F16, 256, 256, 1, 3,  640,  640, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK },
+    { "bf16 D=256 Nq<Nk",           BF16, 256, 256, 2, 1, 130,  450, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
@@ -186,10 +192,12 @@ static const int wg_tiles[][4] = {   /* BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES 
     { 128, 128, 8, 2 }, { 64, 128, 4, 2 }, { 192, 64, 12, 3 }, { 128, 64, 8, 1 }, { 64, 64, 4, 4 },
 };
 /* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
- * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers. */
+ * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers; at 256 only 64 x 64 with 12
+ * warps (two consumers splitting the columns) is valid. */
 static const int wgb_tiles[][4] = {
     { 64, 128, 12, 2 }, { 64, 64, 4, 2 }, { 64, 128, 8, 3 }, { 64, 64, 8, 1 }, { 64, 128, 12, 1 },
-    { 64, 64, 4, 1 },   { 64, 128, 8, 1 }, { 64, 64, 8, 3 }, { 64, 128, 8, 2 }, { 64, 64, 8, 2 },
+    { 64, 64, 12, 1 },  { 64, 64, 4, 1 },  { 64, 128, 8, 1 }, { 64, 64, 8, 3 }, { 64, 128, 8, 2 },
+    { 64, 64, 8, 2 },   { 64, 64, 12, 2 },
 };
 #define TILE_COUNT(t) ((int)(sizeof t / sizeof t[0]))
 
@@ -488,6 +496,8 @@ static const det_case det_cases[] = {
         DEFAULT_TILES, WIN(1, 300, 500) }, "bwd_wgmma", { 64, 64, 8, 3 } },
     { { "bwd_wgmma ordered split keys bf16 D64 causal", BF16, 64, 64, 2, 3, 1333, 1333, 1, 1, FT_DQ_ORDERED, 0,
         DEFAULT_TILES, NO_MASK }, "bwd_wgmma", { 64, 128, 12, 2 } },
+    { { "bwd_wgmma ordered split columns bf16 D256 causal", BF16, 256, 256, 1, 3, 1100, 1100, 1, 1, FT_DQ_ORDERED,
+        0, DEFAULT_TILES, NO_MASK }, "bwd_wgmma", { 64, 64, 12, 2 } },
     { { "bwd_mma separate bf16 causal", BF16, 128, 128, 2, 2, 1000, 1000, 1, 1, FT_DQ_SEPARATE, 0,
         DEFAULT_TILES, NO_MASK }, "bwd_mma", { 0 } },
     { { "bwd_exact separate f32", F32, 64, 64, 1, 2, 700, 700, 1, 1, FT_DQ_SEPARATE, 0, DEFAULT_TILES, NO_MASK },

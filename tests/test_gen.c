@@ -746,6 +746,7 @@ static int add_jobs(compile_job *jobs, int n, const gen_family *f, const int *va
             if (set[i] && (f->params & GEN_BIT(i)))
                 j->config.p[i] = values[i];
         j->arch = archs[a];
+        gen_config_head_dim_tiles(&j->config);
         if (fit_config(&j->config, archs[a], why, sizeof why)) {
             /* gen_validate refuses every candidate, so nothing of this kind is ever compiled or
              * launched (the runtime reports it unsupported); listed, not failed. */
@@ -786,13 +787,13 @@ static void every_family_compiles_without_spills(void **state)
             if (!(f->dtypes & (1u << d)))
                 continue;
             for (int h = 0; h < ARRAY_LEN(head_dims); h++) {
-                /* The wgmma families cover head dims 64 and 128 (bwd_wgmma 96 too); the runtime
-                 * uses the mma families for the rest. A backward's other dQ mode: ordered for
-                 * bwd_wgmma, separate for the others. */
+                /* The wgmma families cover head dims 64 and 128 (bwd_wgmma 96 and 256 too); the
+                 * runtime uses the mma families for the rest. A backward's other dQ mode: ordered
+                 * for bwd_wgmma, separate for the others. */
                 const int hopper = !strcmp(f->name, "fwd_wgmma") || !strcmp(f->name, "bwd_wgmma");
                 const int other_dq = !strcmp(f->name, "bwd_wgmma") ? FT_DQ_ORDERED : FT_DQ_SEPARATE;
                 if (hopper && head_dims[h] != 64 && head_dims[h] != 128 &&
-                    !(head_dims[h] == 96 && !strcmp(f->name, "bwd_wgmma")))
+                    !((head_dims[h] == 96 || head_dims[h] == 256) && !strcmp(f->name, "bwd_wgmma")))
                     continue;
                 int v[GEN_PARAM_COUNT] = { 0 };
                 v[GEN_DTYPE] = d;

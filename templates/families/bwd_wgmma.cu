@@ -42,10 +42,16 @@
 // ---- traits (traits/bwd_wgmma.h): tunables come from the generator's #defines ---------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
 constexpr bool ORDERED = DQ_MODE == FT_DQ_ORDERED;   // dQ added in a fixed order (bitwise repeatable)
-constexpr int NUM_WG = bwd_wgmma_consumers(BLOCK_N);  // consumer warpgroups, each owning 64 keys of the tile
-constexpr bool PRODUCER = bwd_wgmma_has_producer(BLOCK_N, NUM_WARPS);   // warpgroup 0 loads and adds dQ
+// Head dim 256: two consumers share the tile's 64 keys and split the columns (see dkdv_split).
+constexpr bool SPLIT_COLS = bwd_wgmma_split_cols(HEAD_DIM);
+constexpr int NUM_WG = bwd_wgmma_consumers(BLOCK_N, HEAD_DIM);  // consumer warpgroups: 64 keys each, or the columns split
+constexpr bool PRODUCER = bwd_wgmma_has_producer(BLOCK_N, NUM_WARPS, HEAD_DIM);   // warpgroup 0 loads and adds dQ
 constexpr int CONSUMER_THREADS = NUM_WG * 128;
-constexpr int BUFFERS = bwd_wgmma_buffers(BLOCK_N, NUM_WARPS);          // dS^T and dQ tiles
+constexpr int BUFFERS = bwd_wgmma_buffers(BLOCK_N, NUM_WARPS, HEAD_DIM);          // dS^T (and dQ) tiles
+// dQ tiles in shared memory, and the tiles the dQ warp adds from: with the columns split, the
+// ring slots themselves (a tile's dQ replaces its Q and dO), else BUFFERS tiles of their own.
+constexpr int DQ_TILES = SPLIT_COLS ? 0 : BUFFERS;
+constexpr int DQ_SOURCES = SPLIT_COLS ? NUM_STAGES : BUFFERS;
 // dQ columns of warpgroup 0 (from column 0) and of the last (from column 64 when there are two).
 // Both compute DQ_N: at head dim 96 the second's last 32 columns read K's unused panel half
 // and are dropped (the product takes as long as the first warpgroup's, which it waits for anyway).
@@ -57,12 +63,15 @@ constexpr bool DQ_SPLIT_KEYS = bwd_wgmma_dq_split_keys(HEAD_DIM, NUM_WG);
 constexpr int DQ_REGIONS = DQ_SPLIT_KEYS ? 1 : NUM_WG;   // warpgroups writing (columns of) a dQ tile
 constexpr int DQ_STEPS = DQ_SPLIT_KEYS ? 4 : BLOCK_N / 16;   // k-steps of dQ = dS K over keys
 constexpr int S_REGS = BLOCK_M / 2;             // fp32 S^T (and dP^T) accumulators per thread
-constexpr int DK_REGS = HEAD_DIM / 2;
-constexpr int DV_REGS = HEAD_DIM_V / 2;
+constexpr int DK_COLS = SPLIT_COLS ? HEAD_DIM / 2 : HEAD_DIM;   // dK and dV columns of a consumer
+constexpr int DV_COLS = SPLIT_COLS ? HEAD_DIM_V / 2 : HEAD_DIM_V;
+constexpr int DK_REGS = DK_COLS / 2;
+constexpr int DV_REGS = DV_COLS / 2;
 constexpr int M_STEPS = BLOCK_M / 16;           // k-steps over the queries (dV, dK)
 // Shared memory: 1024 bytes of alignment slack, K and V, NUM_STAGES x (Q, dO, then L, delta and
 // the slot's mbarriers in 1024 bytes), BUFFERS x dS^T (BLOCK_N rows of BLOCK_M queries: one
-// 128-byte panel), BUFFERS x the fp32 dQ tile, and (DQ_SPLIT_KEYS) the second warpgroup's dQ half.
+// 128-byte panel), DQ_TILES x the fp32 dQ tile, and (DQ_SPLIT_KEYS) the second warpgroup's dQ
+// half or (SPLIT_COLS) the fp32 P^T tile on its way to the second warpgroup.
 // Tiles take whole 64-column panels: at head dim 96 the second panel's last 32 columns hold
 // zeros (Q, dO: the copy engine fills what lies past the tensor) or nothing (K, V), and no
 // product reads them: the k-steps stop at the head dim, and N = 96 products end there.
@@ -75,28 +84,43 @@ constexpr int LD_BYTES = 1024;
 constexpr int STAGE_BYTES = Q_BYTES + DO_BYTES + LD_BYTES;
 constexpr int DS_BYTES = BLOCK_N * BLOCK_M * 2;
 constexpr int DQ_TILE_BYTES = BLOCK_M * HEAD_DIM * 4;
-constexpr int SMEM_END = 1024 + K_BYTES + V_BYTES + NUM_STAGES * STAGE_BYTES + BUFFERS * (DS_BYTES + DQ_TILE_BYTES) +
-                         (DQ_SPLIT_KEYS ? DQ_TILE_BYTES : 0);
+constexpr int P_TILE_BYTES = SPLIT_COLS ? BLOCK_N * BLOCK_M * 4 : 0;
+constexpr int SMEM_END = 1024 + K_BYTES + V_BYTES + NUM_STAGES * STAGE_BYTES + BUFFERS * DS_BYTES +
+                         DQ_TILES * DQ_TILE_BYTES + (DQ_SPLIT_KEYS ? DQ_TILE_BYTES : 0) + P_TILE_BYTES;
+// A stage's panels: Q's, then dO's; with the columns split, consumer w's halves together (Q's
+// panels 2w, 2w+1, then dO's), so that its dQ region (thread order, DQ_TILE_BYTES / 2) can
+// replace exactly the panels only it reads once S^T and dP^T are done.
+constexpr int PANEL_BYTES = BLOCK_M * 128;
+FT_DEVICE constexpr unsigned q_panel(int p)
+{
+    return SPLIT_COLS ? (p / 2) * 4 * PANEL_BYTES + (p % 2) * PANEL_BYTES : p * PANEL_BYTES;
+}
+FT_DEVICE constexpr unsigned do_panel(int p)
+{
+    return SPLIT_COLS ? (p / 2) * 4 * PANEL_BYTES + (2 + p % 2) * PANEL_BYTES : Q_BYTES + p * PANEL_BYTES;
+}
 // In a slot's L/delta block, past L and delta: the slot's full and empty mbarriers; slot 0's
-// block also holds the ticket (DQ_MODE ordered) and the dQ tiles' full and empty mbarriers.
+// block also holds the ticket (DQ_MODE ordered), the dQ sources' full and the dQ tiles' empty
+// mbarriers, and (SPLIT_COLS) those of the P^T and dS^T hand-offs.
 constexpr int BAR_FULL = BLOCK_M * 8, BAR_EMPTY = BAR_FULL + 8, TICKET = BAR_FULL + 16, BAR_DQ = BAR_FULL + 24;
+constexpr int BAR_P = BAR_DQ + 8 * (DQ_SOURCES + DQ_TILES), BAR_DS = BAR_P + 8;
 // With a producer the registers move to the consumers (setmaxnreg): the producer keeps 24 and
 // the consumers take what traits/bwd_wgmma.h gives them, with MIN_BLOCKS blocks an SM.
-constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS);
-constexpr int MIN_BLOCKS = bwd_wgmma_min_blocks(BLOCK_N, NUM_WARPS);
+constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS, HEAD_DIM);
+constexpr int MIN_BLOCKS = bwd_wgmma_min_blocks(BLOCK_N, NUM_WARPS, HEAD_DIM);
 
 constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma takes f16 or bf16");
-static_assert(RULE != BWD_WGMMA_BAD_WARPS,
-              "NUM_WARPS must be BLOCK_N/16 (consumers only) or BLOCK_N/16 + 4 (and a producer warpgroup)");
+static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_N/16 (consumers only) or BLOCK_N/16 + 4 (and a "
+                                          "producer warpgroup); 12 at head dim 256");
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64");
-static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 64 or 128 (64 keys a consumer warpgroup)");
-static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, 96 or 128");
+static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 64 or 128 (64 keys a consumer warpgroup); 64 at head dim 256");
+static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, 96 or 128, or both 256");
 static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be atomic or ordered");
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");
 static_assert(RULE != BWD_WGMMA_BAD_REGISTERS, "head dims: accumulators would spill");
-static_assert(BAR_DQ + 16 * BUFFERS <= LD_BYTES, "L, delta, the mbarriers and the ticket fit 1024 bytes");
+static_assert(BAR_DS + 8 <= LD_BYTES, "L, delta, the mbarriers and the ticket fit 1024 bytes");
 static_assert(DQ_TILE_BYTES == 128 * 4 * (DQ_COLS0 + (DQ_REGIONS == 2 ? DQ_COLS1 : 0)) / 2,
               "a dQ tile is every thread's accumulators");
 static_assert(NUM_THREADS == CONSUMER_THREADS + (PRODUCER ? 128 : 0), "warps: consumers and the producer");
@@ -126,15 +150,20 @@ struct dkdv_block {
     FT_DEVICE unsigned slot(int st) const { return k_smem + K_BYTES + V_BYTES + st * STAGE_BYTES; }
     FT_DEVICE unsigned ds_smem(int buf) const { return slot(NUM_STAGES) + buf * DS_BYTES; }
     FT_DEVICE unsigned dq_smem(int buf) const { return ds_smem(BUFFERS) + buf * DQ_TILE_BYTES; }
-    FT_DEVICE unsigned dq_half() const { return dq_smem(BUFFERS); }   // DQ_SPLIT_KEYS
+    FT_DEVICE unsigned dq_half() const { return dq_smem(DQ_TILES); }   // DQ_SPLIT_KEYS
+    FT_DEVICE unsigned p_tile() const { return dq_smem(DQ_TILES); }    // SPLIT_COLS
+    // The tile the dQ warp adds from for query tile i of the block: its own, or its ring slot.
+    FT_DEVICE unsigned dq_source(int i) const { return SPLIT_COLS ? slot(i % NUM_STAGES) : dq_smem(i % BUFFERS); }
     FT_DEVICE unsigned char *generic(unsigned smem) const { return base + (smem - k_smem); }
     FT_DEVICE unsigned ld_block(int st) const { return slot(st) + Q_BYTES + DO_BYTES; }
     FT_DEVICE float *ld(int st) const { return (float *)generic(ld_block(st)); }   // L, then delta
     FT_DEVICE unsigned full_bar(int st) const { return ld_block(st) + BAR_FULL; }
     FT_DEVICE unsigned empty_bar(int st) const { return ld_block(st) + BAR_EMPTY; }
     FT_DEVICE int *ticket() const { return (int *)generic(ld_block(0) + TICKET); }
-    FT_DEVICE unsigned dq_full_bar(int buf) const { return ld_block(0) + BAR_DQ + 8 * buf; }
-    FT_DEVICE unsigned dq_empty_bar(int buf) const { return ld_block(0) + BAR_DQ + 8 * BUFFERS + 8 * buf; }
+    FT_DEVICE unsigned dq_full_bar(int src) const { return ld_block(0) + BAR_DQ + 8 * src; }
+    FT_DEVICE unsigned dq_empty_bar(int buf) const { return ld_block(0) + BAR_DQ + 8 * DQ_SOURCES + 8 * buf; }
+    FT_DEVICE unsigned p_full_bar() const { return ld_block(0) + BAR_P; }
+    FT_DEVICE unsigned ds_full_bar() const { return ld_block(0) + BAR_DS; }
 
     // This head's rows of L, delta and dq_accum, and (DQ_MODE ordered) its query tiles' turns.
     FT_DEVICE const float *lse(const ft_bwd_args &a) const { return (const float *)a.lse + (long long)bh * a.seqlen_q; }
@@ -161,7 +190,7 @@ FT_DEVICE dkdv_thread consumer_thread(int t)
     th.cw = t / 128;
     th.t = t;
     th.wrow = 16 * ((t / 32) % 4) + lane / 4;
-    th.krow = 64 * th.cw + th.wrow;
+    th.krow = (SPLIT_COLS ? 0 : 64 * th.cw) + th.wrow;
     th.qd = lane % 4;
     return th;
 }
@@ -184,20 +213,27 @@ FT_DEVICE void pass_turn(const ft_bwd_args &args, const dkdv_block &blk, int mt)
 // The mbarriers and (DQ_MODE ordered) the ticket, by thread 0; the caller's block barrier then
 // makes them known. Inline: one full barrier a slot, armed by thread 0. Producer: a slot is full
 // when its TMA bytes have landed and the 32 lanes loading L and delta (one of them also arming
-// it) have arrived, and empty when every consumer thread has; a dQ tile is full when every
-// consumer thread has written it, and empty when the thread adding it has read it.
+// it) have arrived, and empty when every consumer thread has (SPLIT_COLS: when the thread adding
+// the dQ written over it has read it); a dQ tile is full when every consumer thread has written
+// it, and empty when the thread adding it has read it. SPLIT_COLS: P^T (dS^T) is in place when
+// the first (second) consumer's 128 threads have arrived.
 FT_DEVICE void init_barriers(const dkdv_block &blk, int *dq_ticket)
 {
     for (int st = 0; st < NUM_STAGES; st++) {
         mbar_init(blk.full_bar(st), PRODUCER ? 33 : 1);
         if (PRODUCER)
-            mbar_init(blk.empty_bar(st), CONSUMER_THREADS);
+            mbar_init(blk.empty_bar(st), SPLIT_COLS ? 1 : CONSUMER_THREADS);
     }
-    if (PRODUCER)
-        for (int buf = 0; buf < BUFFERS; buf++) {
-            mbar_init(blk.dq_full_bar(buf), CONSUMER_THREADS);
+    if (PRODUCER) {
+        for (int src = 0; src < DQ_SOURCES; src++)
+            mbar_init(blk.dq_full_bar(src), CONSUMER_THREADS);
+        for (int buf = 0; buf < DQ_TILES; buf++)
             mbar_init(blk.dq_empty_bar(buf), 1);
-        }
+    }
+    if (SPLIT_COLS) {
+        mbar_init(blk.p_full_bar(), 128);
+        mbar_init(blk.ds_full_bar(), 128);
+    }
     mbar_init_fence();
     if (ORDERED)
         *blk.ticket() = atomicAdd(dq_ticket, 1);
@@ -267,50 +303,35 @@ FT_DEVICE void issue_q_do(const ft_bwd_args &args, const dkdv_block &blk, int mt
     mbar_arrive_expect(bar, Q_BYTES + DO_BYTES);
 #pragma unroll
     for (int p = 0; p < D_PANELS; p++)
-        tma_load_4d(stage + p * (BLOCK_M * 128), &args.q_map, bar, 64 * p, m0, blk.h, blk.b);
+        tma_load_4d(stage + q_panel(p), &args.q_map, bar, 64 * p, m0, blk.h, blk.b);
 #pragma unroll
     for (int p = 0; p < DV_PANELS; p++)
-        tma_load_4d(stage + Q_BYTES + p * (BLOCK_M * 128), &args.do_map, bar, 64 * p, m0, blk.h, blk.b);
+        tma_load_4d(stage + do_panel(p), &args.do_map, bar, 64 * p, m0, blk.h, blk.b);
 }
 
-// One query tile's gradients for the warpgroup's 64 keys: S^T, dP^T, P^T and dS^T; issues
-// dV += P^T dO and dK += dS^T Q (committed, left in flight) and leaves dS^T (fp32) in ds.
-FT_DEVICE void tile_gradients(float (&ds)[S_REGS], float (&dk)[DK_REGS], float (&dv)[DV_REGS], const ft_bwd_args &args,
-                              const dkdv_block &blk, const dkdv_thread &th, int st, int m0, float scale_log2)
+// S^T = K Q^T (or, DO, dP^T = V dO^T) for the 64 keys at kv: 16 head-dim columns a step, 4 steps a
+// 64-column panel (32 bytes of its rows each); Q and dO are the K-major B operands. Issued only
+// (the caller fences, commits and waits).
+template <int COLS, bool DO>
+FT_DEVICE void transposed_scores(float (&acc)[S_REGS], unsigned kv, unsigned stage)
 {
-    const unsigned q_tile = blk.slot(st), do_tile = q_tile + Q_BYTES;
-    const float *l_smem = blk.ld(st), *d_smem = l_smem + BLOCK_M;
-    // This warpgroup's 64 keys: within each panel of K and V they start at row 64*cw.
-    const unsigned k_wg = blk.k_smem + th.cw * 64 * 128, v_wg = blk.v_smem() + th.cw * 64 * 128;
+#pragma unroll
+    for (int kk = 0; kk < COLS / 16; kk++) {
+        const unsigned col = (kk % 4) * 32, panel = DO ? do_panel(kk / 4) : q_panel(kk / 4);
+        wg_ss<BLOCK_M, 0>::run(acc, wg_desc(kv + (kk / 4) * (BLOCK_N * 128) + col, 16, 1024),
+                               wg_desc(stage + panel + col, 16, 1024), kk > 0);
+    }
+}
+
+// P^T = exp2(S^T * scale*log2e - L*log2e), in place. Element s[4j+e]: key krow + 8*(e/2) of the
+// tile, query m0 + 8j + 2qd + e%2. Masked: outside the band, or key past seqlen_k.
+FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, const ft_bwd_args &args, const dkdv_block &blk,
+                           const dkdv_thread &th, int m0, float scale_log2)
+{
     const int lo = args.mask_lo, hi = args.mask_hi;
-    const int qd = th.qd;
-
-    // S^T = K_w Q^T and dP^T = V_w dO^T: 16 head-dim columns a step, 4 steps a 64-column
-    // panel (32 bytes of its rows each); Q and dO are the K-major B operands.
-    float s[S_REGS];
-    wg_fence();
-#pragma unroll
-    for (int kk = 0; kk < HEAD_DIM / 16; kk++) {
-        const unsigned col = (kk % 4) * 32;
-        wg_ss<BLOCK_M, 0>::run(s, wg_desc(k_wg + (kk / 4) * (BLOCK_N * 128) + col, 16, 1024),
-                               wg_desc(q_tile + (kk / 4) * (BLOCK_M * 128) + col, 16, 1024), kk > 0);
-    }
-    wg_commit();
-#pragma unroll
-    for (int kk = 0; kk < HEAD_DIM_V / 16; kk++) {
-        const unsigned col = (kk % 4) * 32;
-        wg_ss<BLOCK_M, 0>::run(ds, wg_desc(v_wg + (kk / 4) * (BLOCK_N * 128) + col, 16, 1024),
-                               wg_desc(do_tile + (kk / 4) * (BLOCK_M * 128) + col, 16, 1024), kk > 0);
-    }
-    wg_commit();
-    wg_wait<1>();   // S^T has landed; dP^T may still be in flight
-    wg_pin(s);
-
-    // P^T = exp2(S^T * scale*log2e - L*log2e). Element s[4j+e]: key krow + 8*(e/2) of the
-    // tile, query m0 + 8j + 2qd + e%2. Masked: outside the band, or key past seqlen_k.
 #pragma unroll
     for (int j = 0; j < BLOCK_M / 8; j++) {
-        const float2 l2 = *(const float2 *)(l_smem + 8 * j + 2 * qd);
+        const float2 l2 = *(const float2 *)(l_smem + 8 * j + 2 * th.qd);
         const float nl0 = -l2.x * (float)FT_LOG2E, nl1 = -l2.y * (float)FT_LOG2E;
 #pragma unroll
         for (int e = 0; e < 4; e++)
@@ -324,38 +345,73 @@ FT_DEVICE void tile_gradients(float (&ds)[S_REGS], float (&dk)[DK_REGS], float (
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 const int key = th.krow + 8 * (e >> 1);
-                const int query = m0 + 8 * j + 2 * qd + (e & 1);
+                const int query = m0 + 8 * j + 2 * th.qd + (e & 1);
                 if ((CAUSAL && !ft_mask_visible(lo, hi, query, blk.n0 + key)) ||
                     (!EVEN_N && key >= blk.keys_in))
                     s[4 * j + e] = 0.f;
             }
     }
-    unsigned pa[M_STEPS][4];
-    wg_acc_to_a(pa, s);
+}
 
-    // dS^T = P^T * (dP^T - delta[query]), in place of dP^T.
-    wg_wait<0>();
-    wg_pin(ds);
+// dS^T = P^T * (dP^T - delta[query]), in place of dP^T.
+FT_DEVICE void dp_to_ds(float (&ds)[S_REGS], const float (&p)[S_REGS], const float *d_smem, int qd)
+{
 #pragma unroll
     for (int j = 0; j < BLOCK_M / 8; j++) {
         const float2 d2 = *(const float2 *)(d_smem + 8 * j + 2 * qd);
 #pragma unroll
         for (int e = 0; e < 4; e++)
-            ds[4 * j + e] = s[4 * j + e] * (ds[4 * j + e] - ((e & 1) ? d2.y : d2.x));
+            ds[4 * j + e] = p[4 * j + e] * (ds[4 * j + e] - ((e & 1) ? d2.y : d2.x));
     }
-    unsigned dsa[M_STEPS][4];
-    wg_acc_to_a(dsa, ds);
+}
 
-    // dV += P^T dO and dK += dS^T Q: dO and Q read N-major (transposed), 16 query rows
-    // (2048 bytes) a step, their 64-column panels BLOCK_M*128 bytes apart.
+// dV += P^T dO and dK += dS^T Q for the consumer's columns (from panel 2cw when they are split):
+// dO and Q read N-major (transposed), 16 query rows (2048 bytes) a step, a column's two panels
+// PANEL_BYTES apart. Committed, left in flight.
+FT_DEVICE void issue_dv_dk(float (&dk)[DK_REGS], float (&dv)[DV_REGS], const unsigned (&pa)[M_STEPS][4],
+                           const unsigned (&dsa)[M_STEPS][4], unsigned stage, int cw)
+{
+    const int panel0 = SPLIT_COLS ? 2 * cw : 0;
+    const unsigned do_cols = stage + do_panel(panel0), q_cols = stage + q_panel(panel0);
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < M_STEPS; kk++)
-        wg_rs<HEAD_DIM_V, 1>::run(dv, pa[kk], wg_desc(do_tile + kk * 2048, BLOCK_M * 128, 1024), 1);
+        wg_rs<DV_COLS, 1>::run(dv, pa[kk], wg_desc(do_cols + kk * 2048, PANEL_BYTES, 1024), 1);
 #pragma unroll
     for (int kk = 0; kk < M_STEPS; kk++)
-        wg_rs<HEAD_DIM, 1>::run(dk, dsa[kk], wg_desc(q_tile + kk * 2048, BLOCK_M * 128, 1024), 1);
+        wg_rs<DK_COLS, 1>::run(dk, dsa[kk], wg_desc(q_cols + kk * 2048, PANEL_BYTES, 1024), 1);
     wg_commit();
+}
+
+// One query tile's gradients for the warpgroup's 64 keys: S^T, dP^T, P^T and dS^T; issues
+// dV += P^T dO and dK += dS^T Q (committed, left in flight) and leaves dS^T (fp32) in ds.
+FT_DEVICE void tile_gradients(float (&ds)[S_REGS], float (&dk)[DK_REGS], float (&dv)[DV_REGS], const ft_bwd_args &args,
+                              const dkdv_block &blk, const dkdv_thread &th, int st, int m0, float scale_log2)
+{
+    const unsigned stage = blk.slot(st);
+    const float *l_smem = blk.ld(st), *d_smem = l_smem + BLOCK_M;
+    // This warpgroup's 64 keys: within each panel of K and V they start at row 64*cw.
+    const unsigned k_wg = blk.k_smem + th.cw * 64 * 128, v_wg = blk.v_smem() + th.cw * 64 * 128;
+
+    // S^T and dP^T, both issued before either is waited on.
+    float s[S_REGS];
+    wg_fence();
+    transposed_scores<HEAD_DIM, false>(s, k_wg, stage);
+    wg_commit();
+    transposed_scores<HEAD_DIM_V, true>(ds, v_wg, stage);
+    wg_commit();
+    wg_wait<1>();   // S^T has landed; dP^T may still be in flight
+    wg_pin(s);
+    scores_to_p(s, l_smem, args, blk, th, m0, scale_log2);
+    unsigned pa[M_STEPS][4];
+    wg_acc_to_a(pa, s);
+
+    wg_wait<0>();
+    wg_pin(ds);
+    dp_to_ds(ds, s, d_smem, th.qd);
+    unsigned dsa[M_STEPS][4];
+    wg_acc_to_a(dsa, ds);
+    issue_dv_dk(dk, dv, pa, dsa, stage, th.cw);
 }
 
 // dS^T to the shared tile at ds_tile (generic address) as 16-bit pairs: row = key of the tile,
@@ -370,6 +426,72 @@ FT_DEVICE void store_ds(unsigned char *ds_tile, const float (&ds)[S_REGS], const
                 pack2(ds[4 * j + 2 * half], ds[4 * j + 2 * half + 1]);
 }
 
+// SPLIT_COLS: the 16-bit pairs store_ds wrote, back as the A registers of dK += dS^T Q (the pair
+// of row krow + 8*half, chunk j is register (j%2)*2 + half of k-step j/2: wg_acc_to_a's order).
+FT_DEVICE void load_ds(unsigned (&dsa)[M_STEPS][4], const unsigned char *ds_tile, const dkdv_thread &th)
+{
+#pragma unroll
+    for (int j = 0; j < BLOCK_M / 8; j++)
+#pragma unroll
+        for (int half = 0; half < 2; half++)
+            dsa[j / 2][(j % 2) * 2 + half] =
+                *(const unsigned *)(ds_tile + panel_offset<BLOCK_N>(th.krow + 8 * half, j) + 4 * th.qd);
+}
+
+// SPLIT_COLS: one query tile's gradients, the 64 keys shared and the columns split. The first
+// consumer computes S^T and P^T, the second dP^T, each over all the columns (the same work);
+// P^T goes to the second (fp32, in thread order: both hold a tile's elements alike), which makes
+// dS^T, stores it for dQ = dS K and hands it back; the first reads its pairs from there. Each
+// then issues dV and dK for its half of the columns (committed, left in flight). Tile i's
+// hand-offs are phase i & 1 of their mbarriers: a consumer reaches phase i + 1 of either only
+// after the other has passed phase i of both, so neither tile is overwritten while read.
+FT_DEVICE void split_gradients(float (&dk)[DK_REGS], float (&dv)[DV_REGS], const ft_bwd_args &args,
+                               const dkdv_block &blk, const dkdv_thread &th, int i, int st, int m0, float scale_log2)
+{
+    const unsigned stage = blk.slot(st), parity = i & 1;
+    const unsigned p_mine = blk.p_tile() + 16 * (th.t % 128);   // 16-byte chunk c at + c * 2048
+    const float *l_smem = blk.ld(st), *d_smem = l_smem + BLOCK_M;
+    float x[S_REGS];   // S^T then P^T (first), dP^T then dS^T (second)
+    wg_fence();
+    if (th.cw == 0)
+        transposed_scores<HEAD_DIM, false>(x, blk.k_smem, stage);
+    else
+        transposed_scores<HEAD_DIM_V, true>(x, blk.v_smem(), stage);
+    wg_commit();
+    wg_wait<0>();
+    wg_pin(x);
+    unsigned pa[M_STEPS][4], dsa[M_STEPS][4];
+    if (th.cw == 0) {
+        scores_to_p(x, l_smem, args, blk, th, m0, scale_log2);
+#pragma unroll
+        for (int c = 0; c < S_REGS / 4; c++)
+            st_shared_f32x4(p_mine + c * 2048, x[4 * c], x[4 * c + 1], x[4 * c + 2], x[4 * c + 3]);
+        mbar_arrive(blk.p_full_bar());   // releases the stores above
+        wg_acc_to_a(pa, x);
+        mbar_wait(blk.ds_full_bar(), parity);
+        load_ds(dsa, blk.generic(blk.ds_smem(0)), th);
+    } else {
+        float p[S_REGS];
+        mbar_wait(blk.p_full_bar(), parity);
+#pragma unroll
+        for (int c = 0; c < S_REGS / 4; c++) {
+            const float4 v = ld_shared_f32x4(p_mine + c * 2048);
+            p[4 * c] = v.x;
+            p[4 * c + 1] = v.y;
+            p[4 * c + 2] = v.z;
+            p[4 * c + 3] = v.w;
+        }
+        dp_to_ds(x, p, d_smem, th.qd);
+        wg_acc_to_a(pa, p);
+        wg_acc_to_a(dsa, x);
+        store_ds(blk.generic(blk.ds_smem(0)), x, th);
+        fence_proxy_async();               // the stores above, before wgmma reads them
+        mbar_arrive(blk.ds_full_bar());
+        mbar_wait(blk.ds_full_bar(), parity);   // all of this warpgroup's rows, before its dQ product reads them
+    }
+    issue_dv_dk(dk, dv, pa, dsa, stage, th.cw);
+}
+
 // dQ (unscaled) = dS K for this warpgroup's columns from 64*cw over all the keys, or
 // (DQ_SPLIT_KEYS) all columns over its own 64 keys: dS^T read M-major (16 keys, 2048 bytes, a
 // step), K read N-major. Waits for it (and for dV, dK).
@@ -377,7 +499,7 @@ FT_DEVICE void dq_product(float (&dq)[DQ_N / 2], float (&dk)[DK_REGS], float (&d
                           unsigned ds_tile, int cw)
 {
     const unsigned key0 = DQ_SPLIT_KEYS ? cw * 64 * 128 : 0;               // first key row, in bytes
-    const unsigned k_dq = blk.k_smem + (DQ_SPLIT_KEYS ? key0 : cw * (BLOCK_N * 128));   // + the panel
+    const unsigned k_dq = blk.k_smem + (DQ_SPLIT_KEYS ? key0 : cw * (DQ_COLS0 / 64) * (BLOCK_N * 128));   // + the panel
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < DQ_STEPS; kk++)
@@ -434,7 +556,7 @@ FT_DEVICE void dq_to_tile(unsigned dq_tile, const float (&dq)[DQ_N / 2], const d
 }
 
 // The last, partial dQ tile, row-major (HEAD_DIM floats a row): element dq[4j+e] is query row
-// wrow + 8*(e/2) of the tile, column 64*cw + 8j + 2qd + e%2. Into dq_accum by atomics, rows past
+// wrow + 8*(e/2) of the tile, column DQ_COLS0*cw + 8j + 2qd + e%2. Into dq_accum by atomics, rows past
 // seqlen_q left out (inline), or to a shared tile the producer adds (rows past it not added).
 template <bool ATOMIC>
 FT_DEVICE void dq_rows(float *dst, const float (&dq)[DQ_N / 2], const dkdv_thread &th, int valid_rows)
@@ -445,7 +567,7 @@ FT_DEVICE void dq_rows(float *dst, const float (&dq)[DQ_N / 2], const dkdv_threa
         const int row = th.wrow + 8 * half;
         if (ATOMIC && row >= valid_rows)
             continue;
-        float *p = dst + row * HEAD_DIM + 64 * th.cw + 2 * th.qd;
+        float *p = dst + row * HEAD_DIM + DQ_COLS0 * th.cw + 2 * th.qd;
 #pragma unroll
         for (int j = 0; j < DQ_N / 8; j++)
             if (j < cols / 8) {
@@ -475,14 +597,16 @@ FT_DEVICE void store_slab(elem_t *dst, long long ld, const float (&c)[COLS / 2],
     }
 }
 
-// Epilogue: dK * scale and dV, 16-bit pairs straight from the accumulators.
+// Epilogue: dK * scale and dV, 16-bit pairs straight from the accumulators (the consumer's half
+// of the columns when they are split).
 FT_DEVICE void store_dk_dv(const ft_bwd_args &args, const dkdv_block &blk, const dkdv_thread &th,
                            const float (&dk)[DK_REGS], const float (&dv)[DV_REGS])
 {
-    elem_t *dk_out = (elem_t *)args.dk + head_offset(args.dk_stride, blk.b, blk.h) + blk.n0 * args.dk_stride[2];
-    elem_t *dv_out = (elem_t *)args.dv + head_offset(args.dv_stride, blk.b, blk.h) + blk.n0 * args.dv_stride[2];
-    store_slab<HEAD_DIM>(dk_out, args.dk_stride[2], dk, th.krow, th.qd, blk.keys_in, (float)args.softmax_scale);
-    store_slab<HEAD_DIM_V>(dv_out, args.dv_stride[2], dv, th.krow, th.qd, blk.keys_in, 1.f);
+    const int k_col = SPLIT_COLS ? th.cw * DK_COLS : 0, v_col = SPLIT_COLS ? th.cw * DV_COLS : 0;
+    elem_t *dk_out = (elem_t *)args.dk + head_offset(args.dk_stride, blk.b, blk.h) + blk.n0 * args.dk_stride[2] + k_col;
+    elem_t *dv_out = (elem_t *)args.dv + head_offset(args.dv_stride, blk.b, blk.h) + blk.n0 * args.dv_stride[2] + v_col;
+    store_slab<DK_COLS>(dk_out, args.dk_stride[2], dk, th.krow, th.qd, blk.keys_in, (float)args.softmax_scale);
+    store_slab<DV_COLS>(dv_out, args.dv_stride[2], dv, th.krow, th.qd, blk.keys_in, 1.f);
 }
 
 template <int R> FT_DEVICE void zero(float (&x)[R])
@@ -658,15 +782,16 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
             mbar_arrive(blk.full_bar(st));   // releases the stores above
         }
     } else if (warp == 1 && lane == 0) {
-        // dQ: tile i from buffer i % BUFFERS into dq_accum (the partial tile's valid rows only),
-        // in its turn (DQ_MODE ordered); the buffer is free again once the copy engine has read it.
+        // dQ: tile i from source i % DQ_SOURCES (a dQ tile, or with the columns split the ring
+        // slot) into dq_accum (the partial tile's valid rows only), in its turn (DQ_MODE
+        // ordered); the source is free again once the copy engine has read it.
         for (int i = 0; i < n_tiles; i++) {
-            const int buf = i % BUFFERS, mt = blk.mt_begin + i, m0 = mt * BLOCK_M;
+            const int src = i % DQ_SOURCES, mt = blk.mt_begin + i, m0 = mt * BLOCK_M;
             const int rows = EVEN_M ? BLOCK_M : min(BLOCK_M, args.seqlen_q - m0);
-            mbar_wait(blk.dq_full_bar(buf), (i / BUFFERS) & 1);
+            mbar_wait(blk.dq_full_bar(src), (i / DQ_SOURCES) & 1);
             if (ORDERED)
                 await_turn(args, blk, mt);
-            bulk_reduce_add_f32(blk.dq_accum(args) + (long long)m0 * HEAD_DIM, blk.dq_smem(buf),
+            bulk_reduce_add_f32(blk.dq_accum(args) + (long long)m0 * HEAD_DIM, blk.dq_source(i),
                                 rows * HEAD_DIM * 4);
             bulk_commit();
             if (ORDERED) {
@@ -675,7 +800,7 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
             } else {
                 bulk_wait_read<0>();
             }
-            mbar_arrive(blk.dq_empty_bar(buf));
+            mbar_arrive(SPLIT_COLS ? blk.empty_bar(src) : blk.dq_empty_bar(src));
         }
         bulk_wait<0>();
     }
@@ -723,6 +848,44 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
     store_dk_dv(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);
 }
 
+// The consumers with the columns split (SPLIT_COLS: head dim 256; split_gradients). A tile's dQ
+// goes into its ring slot: its Q and dO are no longer read once this warpgroup's products are
+// done and the other's S^T or dP^T was (before the hand-off waited for), and the slot's region
+// of a consumer (thread order, as dq_to_tile writes) is the panels only it reads (q_panel). The
+// dQ warp adds it from there and only then frees the slot for the producer.
+FT_DEVICE void dkdv_split(const ft_bwd_args &args, dkdv_block blk)
+{
+    setmaxnreg_inc<CONSUMER_REGS>();
+    describe_block(blk, args);
+    const dkdv_thread th = consumer_thread(threadIdx.x - 128);
+    load_key_tile<CONSUMER_THREADS>(args, blk, th.t);
+    cp_async_wait<0>();
+    fence_proxy_async();   // K and V came through the generic proxy; wgmma reads them
+    named_barrier_sync(1, CONSUMER_THREADS);
+
+    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    float dk[DK_REGS], dv[DV_REGS];
+    zero(dk);
+    zero(dv);
+    for (int i = 0; i < blk.m_tiles - blk.mt_begin; i++) {
+        const int st = i % NUM_STAGES, m0 = (blk.mt_begin + i) * BLOCK_M;
+        mbar_wait(blk.full_bar(st), (i / NUM_STAGES) & 1);   // Q, dO, L, delta of the tile
+        split_gradients(dk, dv, args, blk, th, i, st, m0, scale_log2);
+        float dq[DQ_N / 2];
+        dq_product(dq, dk, dv, blk, blk.ds_smem(0), th.cw);
+        if (EVEN_M || m0 + BLOCK_M <= args.seqlen_q) {
+            dq_to_tile(blk.slot(st), dq, th);
+        } else {   // row-major rows cross both regions: both warpgroups' products must be done
+            named_barrier_sync(2, CONSUMER_THREADS);
+            dq_rows<false>((float *)blk.generic(blk.slot(st)), dq, th, args.seqlen_q - m0);
+        }
+        fence_proxy_async();   // the copy engine reads the tile
+        mbar_arrive(blk.dq_full_bar(st));
+    }
+    describe_block(blk, args);
+    store_dk_dv(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);
+}
+
 // args is __grid_constant__: the copy engine reads the tensor maps in it where they lie.
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
 ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
@@ -734,18 +897,22 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     if (threadIdx.x == 0)
         init_barriers(blk, args.dq_ticket);
     __syncthreads();   // the barriers exist before anyone waits on them; the ticket is known
-    if (!PRODUCER) {
+    if constexpr (!PRODUCER) {
         describe_block(blk, args);
         dkdv_inline(args, blk);
-    } else if (threadIdx.x < 128)
+    } else if (threadIdx.x < 128) {
         dkdv_producer(args, blk);
-    else
-        dkdv_consumer(args, blk);
+    } else {
+        if constexpr (SPLIT_COLS)
+            dkdv_split(args, blk);
+        else
+            dkdv_consumer(args, blk);
+    }
 }
 
 // ---- ft_bwd_dq_convert: dq = scale * dq_accum ------------------------------------------------
 // A full query tile of dq_accum holds ft_bwd_dkdv's accumulators in thread order (as its dQ
-// store writes them): warpgroup 0's region, then (DQ_REGIONS 2) warpgroup 1's, its DQ_COLS1 columns from 64;
+// store writes them): warpgroup 0's region, then (DQ_REGIONS 2) warpgroup 1's, its DQ_COLS1 columns from DQ_COLS0;
 // in a region, 16-byte chunk c*128 + t is registers 4c..4c+3 of the warpgroup's thread t. A last
 // partial tile is row-major (common/ft_bwd_steps.cuh converts it).
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
@@ -772,7 +939,7 @@ ft_bwd_dq_convert(const ft_bwd_args args)
         const bool second = DQ_REGIONS == 2 && i >= UNITS0;
         const int u = second ? i - UNITS0 : i, chunks = second ? C1 : C0;
         const int c = u % chunks, t0 = 4 * (u / chunks);
-        const int r = 16 * ((t0 / 32) % 4) + (t0 % 32) / 4, col = (second ? 64 : 0) + 8 * c;
+        const int r = 16 * ((t0 / 32) % 4) + (t0 % 32) / 4, col = (second ? DQ_COLS0 : 0) + 8 * c;
         const float4 *region = src + (second ? 128 * C0 : 0);
         float4 x[4];
 #pragma unroll

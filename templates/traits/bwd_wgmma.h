@@ -4,17 +4,19 @@
  * TMA ring; dQ goes through shared memory into fp32 dq_accum by the copy engine's bulk
  * reduce-add, each warpgroup owning the columns bwd_wgmma_dq_cols gives it. NUM_WARPS says
  * whether a producer warpgroup loads and adds dQ for the consumers (BLOCK_N / 16 + 4) or they
- * do it themselves (BLOCK_N / 16). DQ_MODE ordered adds each query tile's dQ in descending
- * order of key tiles (bitwise repeatable). */
+ * do it themselves (BLOCK_N / 16). Head dim 256 splits columns instead of keys: two consumers
+ * share one 64-key tile, each owning half of dK's and dV's columns (bwd_wgmma_split_cols), beside
+ * a producer (12 warps). DQ_MODE ordered adds each query tile's dQ in descending order of key
+ * tiles (bitwise repeatable). */
 #ifndef FT_TRAITS_BWD_WGMMA_H
 #define FT_TRAITS_BWD_WGMMA_H
 
 enum bwd_wgmma_rule {
     BWD_WGMMA_OK,
-    BWD_WGMMA_BAD_WARPS,       /* NUM_WARPS neither BLOCK_N / 16 nor that + 4 (a producer) */
+    BWD_WGMMA_BAD_WARPS,       /* NUM_WARPS neither BLOCK_N / 16 nor that + 4 (a producer); 12 at head dim 256 */
     BWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M != 64 (one wgmma M per query tile) */
-    BWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 (64 keys a consumer warpgroup) */
-    BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96 or 128 */
+    BWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 (64 keys a consumer warpgroup); 64 at head dim 256 */
+    BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96 or 128, or not both 256 */
     BWD_WGMMA_BAD_STAGES,      /* NUM_STAGES outside 1..3 */
     BWD_WGMMA_BAD_DQ_MODE,     /* DQ_MODE separate (bwd_wgmma is atomic or ordered) */
     BWD_WGMMA_BAD_SMEM,        /* over the shared-memory limit */
@@ -36,23 +38,34 @@ FT_TRAIT long long bwd_wgmma_stage_bytes(int block_m, int head_dim, int head_dim
     return tiles + (block_m * 8 + 1023) / 1024 * 1024;
 }
 
-/* Consumer warpgroups (4 warps each, 64 keys of the tile). */
-FT_TRAIT int bwd_wgmma_consumers(int block_n)
+/* 1 when two consumer warpgroups share the 64 keys of the tile and split the head dim's columns
+ * (head dim 256: dK and dV of 64 keys over 256 columns are 256 fp32 a thread for one warpgroup).
+ * The first computes S^T, the second dP^T, each over all the columns; P^T and dS^T pass between
+ * them through shared memory; each then makes dV, dK and dQ for its half of the columns. */
+FT_TRAIT int bwd_wgmma_split_cols(int head_dim)
 {
-    return block_n / 64;
+    return head_dim > 128;
 }
 
-/* 1 when the block has a producer warpgroup besides its consumers (NUM_WARPS = BLOCK_N/16 + 4). */
-FT_TRAIT int bwd_wgmma_has_producer(int block_n, int num_warps)
+/* Consumer warpgroups (4 warps each): one per 64 keys of the tile, or two splitting columns. */
+FT_TRAIT int bwd_wgmma_consumers(int block_n, int head_dim)
 {
-    return num_warps == 4 * bwd_wgmma_consumers(block_n) + 4;
+    return bwd_wgmma_split_cols(head_dim) ? 2 : block_n / 64;
+}
+
+/* 1 when the block has a producer warpgroup besides its consumers (NUM_WARPS = 4 x consumers + 4). */
+FT_TRAIT int bwd_wgmma_has_producer(int block_n, int num_warps, int head_dim)
+{
+    return num_warps == 4 * bwd_wgmma_consumers(block_n, head_dim) + 4;
 }
 
 /* dS^T and dQ tiles in shared memory: two with a producer (the consumers write one while the
- * other is still read), else one. */
-FT_TRAIT int bwd_wgmma_buffers(int block_n, int num_warps)
+ * other is still read), else one. With the columns split, one dS^T tile (the consumers' P^T and
+ * dS^T hand-offs order its reuse) and no dQ tile: each tile's dQ goes into its ring slot, whose
+ * Q and dO are no longer read by then. */
+FT_TRAIT int bwd_wgmma_buffers(int block_n, int num_warps, int head_dim)
 {
-    return bwd_wgmma_has_producer(block_n, num_warps) ? 2 : 1;
+    return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_split_cols(head_dim) ? 2 : 1;
 }
 
 /* 1 when two consumer warpgroups each make dQ over their own 64 keys, all its columns, and the
@@ -65,51 +78,59 @@ FT_TRAIT int bwd_wgmma_dq_split_keys(int head_dim, int num_wg)
 
 /* The dQ columns of warpgroup w of num_wg: one warpgroup takes them all, and so does each of two
  * that split the keys; else of two, the first takes 64 and the second the rest (64 at head dim
- * 128, 32 at 96). */
+ * 128, 32 at 96), or with the columns split half each. */
 FT_TRAIT int bwd_wgmma_dq_cols(int head_dim, int num_wg, int w)
 {
-    return num_wg == 1 || bwd_wgmma_dq_split_keys(head_dim, num_wg) ? head_dim : w == 0 ? 64 : head_dim - 64;
+    const int first = bwd_wgmma_split_cols(head_dim) ? head_dim / 2 : 64;
+    return num_wg == 1 || bwd_wgmma_dq_split_keys(head_dim, num_wg) ? head_dim : w == 0 ? first : head_dim - first;
 }
 
-/* 1024 bytes of alignment slack, K and V of the key tile, the ring, bwd_wgmma_buffers x (dS^T
- * (BLOCK_N x BLOCK_M, 2 bytes an element) for dQ = dS K, and the fp32 dQ tile (BLOCK_M x
- * HEAD_DIM) that the copy engine adds into dq_accum), and with the keys split one more fp32 dQ
- * tile, the second warpgroup's half on its way to the first. */
+/* 1024 bytes of alignment slack, K and V of the key tile, the ring, bwd_wgmma_buffers x dS^T
+ * (BLOCK_N x BLOCK_M, 2 bytes an element) for dQ = dS K, as many fp32 dQ tiles (BLOCK_M x
+ * HEAD_DIM) that the copy engine adds into dq_accum (none with the columns split), and with the
+ * keys split one more fp32 dQ tile, the second warpgroup's half on its way to the first; with
+ * the columns split, the fp32 P^T tile on its way from the first consumer to the second. */
 FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
                                         int num_stages)
 {
     const long long dq_tile = (long long)block_m * head_dim * 4;
+    const int split = bwd_wgmma_split_cols(head_dim), buffers = bwd_wgmma_buffers(block_n, num_warps, head_dim);
     return 1024 + (long long)block_n * (bwd_wgmma_panel_cols(head_dim) + bwd_wgmma_panel_cols(head_dim_v)) * 2 +
            num_stages * bwd_wgmma_stage_bytes(block_m, head_dim, head_dim_v) +
-           bwd_wgmma_buffers(block_n, num_warps) * ((long long)block_n * block_m * 2 + dq_tile) +
-           (bwd_wgmma_dq_split_keys(head_dim, bwd_wgmma_consumers(block_n)) ? dq_tile : 0);
+           buffers * ((long long)block_n * block_m * 2 + (split ? 0 : dq_tile)) +
+           (bwd_wgmma_dq_split_keys(head_dim, bwd_wgmma_consumers(block_n, head_dim)) ? dq_tile : 0) +
+           (split ? (long long)block_n * block_m * 4 : 0);
 }
 
-/* Per consumer thread: dK and dV of 64 keys (head_dim/2 + head_dim_v/2 fp32), S^T and dP^T
- * (block_m/2 each), P^T packed (block_m/4; dS^T packed takes dP^T's place), and ~32 of
+/* Per consumer thread: dK and dV of 64 keys (head_dim/2 + head_dim_v/2 fp32; half that with the
+ * columns split), S^T and dP^T (block_m/2 each; with the columns split one of them, and P^T and
+ * dS^T packed beside it), P^T packed (block_m/4; dS^T packed takes dP^T's place), and ~32 of
  * addresses and indices (40 when the consumers also load). dQ's accumulators
  * (bwd_wgmma_dq_cols / 2) live only once S^T and dP^T are dead. */
 FT_TRAIT int bwd_wgmma_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v)
 {
-    return head_dim / 2 + head_dim_v / 2 + block_m + block_m / 4 + (bwd_wgmma_has_producer(block_n, num_warps) ? 32 : 40);
+    const int loads = bwd_wgmma_has_producer(block_n, num_warps, head_dim) ? 32 : 40;
+    if (bwd_wgmma_split_cols(head_dim))
+        return head_dim / 4 + head_dim_v / 4 + block_m / 2 + block_m / 2 + loads;
+    return head_dim / 2 + head_dim_v / 2 + block_m + block_m / 4 + loads;
 }
 
 /* Blocks a producer-pipeline kernel asks to fit on an SM (__launch_bounds__): one with two
  * consumers; two with one, so an SM still runs two consumer warpgroups (as the inline pipeline
  * does with two blocks of one). */
-FT_TRAIT int bwd_wgmma_min_blocks(int block_n, int num_warps)
+FT_TRAIT int bwd_wgmma_min_blocks(int block_n, int num_warps, int head_dim)
 {
-    return bwd_wgmma_has_producer(block_n, num_warps) && bwd_wgmma_consumers(block_n) == 1 ? 2 : 1;
+    return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && bwd_wgmma_consumers(block_n, head_dim) == 1 ? 2 : 1;
 }
 
 /* The registers a consumer thread may hold: with a producer, what setmaxnreg moves to the
  * consumers when the producer keeps 24 (two consumers: 384 x 168 at entry = 128 x 24 + 256 x 240;
  * one, two blocks an SM: 256 x 128 = 128 x 24 + 128 x 232); else the cap of one block per SM. */
-FT_TRAIT int bwd_wgmma_consumer_regs(int block_n, int num_warps)
+FT_TRAIT int bwd_wgmma_consumer_regs(int block_n, int num_warps, int head_dim)
 {
-    if (!bwd_wgmma_has_producer(block_n, num_warps))
+    if (!bwd_wgmma_has_producer(block_n, num_warps, head_dim))
         return ft_register_cap(num_warps * 32);
-    return bwd_wgmma_consumers(block_n) == 2 ? 240 : 232;
+    return bwd_wgmma_consumers(block_n, head_dim) == 2 ? 240 : 232;
 }
 
 /* The tiles DQ_MODE ordered runs fastest with: two consumers beside a producer warpgroup,
@@ -117,9 +138,22 @@ FT_TRAIT int bwd_wgmma_consumer_regs(int block_n, int num_warps)
  * memory). H100, 2026-11-25, N 4096 (notes/kernels.md): ordered reaches 0.93x the fastest
  * atomic kernel at head dim 128, 0.91x at 96 and 0.82x at 64 (the keys split), against 0.72,
  * 0.70 and 0.53 with the consumers alone. */
-FT_TRAIT void bwd_wgmma_repeatable_tiles(int *block_n, int *num_warps, int *num_stages)
+FT_TRAIT void bwd_wgmma_repeatable_tiles(int head_dim, int *block_n, int *num_warps, int *num_stages)
 {
-    *block_n = 128;
+    *block_n = bwd_wgmma_split_cols(head_dim) ? 64 : 128;
+    *num_warps = 12;
+    if (*num_stages > 2)
+        *num_stages = 2;
+}
+
+/* The default tiles for a head dim: the family's defaults (64 x 128, 8 warps) suit 64 to 128;
+ * head dim 256 takes its only shape, 64 keys and two consumers splitting the columns beside a
+ * producer, with two stages (what fits). */
+FT_TRAIT void bwd_wgmma_head_dim_tiles(int head_dim, int *block_n, int *num_warps, int *num_stages)
+{
+    if (!bwd_wgmma_split_cols(head_dim))
+        return;
+    *block_n = 64;
     *num_warps = 12;
     if (*num_stages > 2)
         *num_stages = 2;
@@ -130,19 +164,23 @@ FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_sta
 {
     if (block_m != 64)
         return BWD_WGMMA_BAD_BLOCK_M;
-    if (block_n != 64 && block_n != 128)
-        return BWD_WGMMA_BAD_BLOCK_N;
-    if (num_warps != block_n / 16 && !bwd_wgmma_has_producer(block_n, num_warps))
-        return BWD_WGMMA_BAD_WARPS;
-    if ((head_dim != 64 && head_dim != 96 && head_dim != 128) || (head_dim_v != 64 && head_dim_v != 96 && head_dim_v != 128))
+    const int split = bwd_wgmma_split_cols(head_dim);
+    if (split ? head_dim != 256 || head_dim_v != 256
+              : (head_dim != 64 && head_dim != 96 && head_dim != 128) ||
+                    (head_dim_v != 64 && head_dim_v != 96 && head_dim_v != 128))
         return BWD_WGMMA_BAD_HEAD_DIM;
+    if (block_n != 64 && (split || block_n != 128))
+        return BWD_WGMMA_BAD_BLOCK_N;
+    const int producer = bwd_wgmma_has_producer(block_n, num_warps, head_dim);
+    if (split ? !producer : num_warps != block_n / 16 && !producer)
+        return BWD_WGMMA_BAD_WARPS;
     if (num_stages < 1 || num_stages > 3)
         return BWD_WGMMA_BAD_STAGES;
     if (dq_mode != FT_DQ_ATOMIC && dq_mode != FT_DQ_ORDERED)
         return BWD_WGMMA_BAD_DQ_MODE;
     if (bwd_wgmma_smem_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages) > FT_SMEM_MAX_BYTES)
         return BWD_WGMMA_BAD_SMEM;
-    if (bwd_wgmma_regs(block_m, block_n, num_warps, head_dim, head_dim_v) > bwd_wgmma_consumer_regs(block_n, num_warps))
+    if (bwd_wgmma_regs(block_m, block_n, num_warps, head_dim, head_dim_v) > bwd_wgmma_consumer_regs(block_n, num_warps, head_dim))
         return BWD_WGMMA_BAD_REGISTERS;
     return BWD_WGMMA_OK;
 }
