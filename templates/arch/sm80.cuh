@@ -208,6 +208,20 @@ FT_DEVICE void st_shared_f32x4(unsigned addr, float a, float b, float c, float d
     asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
 }
 
+// Stores 4 bytes to shared memory at a 32-bit shared address (4-byte aligned).
+FT_DEVICE void st_shared_b32(unsigned addr, unsigned x)
+{
+    asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(x) : "memory");
+}
+
+// Loads 4 bytes from shared memory at a 32-bit shared address (4-byte aligned).
+FT_DEVICE unsigned ld_shared_b32(unsigned addr)
+{
+    unsigned x;
+    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(x) : "r"(addr) : "memory");
+    return x;
+}
+
 // Loads 16 bytes from shared memory at a 32-bit shared address (16-byte aligned).
 FT_DEVICE float4 ld_shared_f32x4(unsigned addr)
 {

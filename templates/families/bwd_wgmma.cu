@@ -414,28 +414,38 @@ FT_DEVICE void tile_gradients(float (&ds)[S_REGS], float (&dk)[DK_REGS], float (
     issue_dv_dk(dk, dv, pa, dsa, stage, th.cw);
 }
 
-// dS^T to the shared tile at ds_tile (generic address) as 16-bit pairs: row = key of the tile,
-// one panel of BLOCK_M queries.
-FT_DEVICE void store_ds(unsigned char *ds_tile, const float (&ds)[S_REGS], const dkdv_thread &th)
+// The shared address of the thread's 4 bytes in chunk 0 of row krow of a one-panel tile of
+// BLOCK_N rows at `tile` (1024-aligned) with the 128-byte swizzle applied: chunk j is then at
+// (this ^ (j << 4)) and row krow + 8 at + 1024. Bits 4-6 of tile + krow*128 + 4qd are clear, so
+// one XOR places the row's swizzle there. The base is opaque: the compiler would otherwise hoist
+// all 16 offsets into registers across the loop.
+FT_DEVICE unsigned ds_row_base(unsigned tile, const dkdv_thread &th)
 {
+    return opaque(tile + th.krow * 128 + 4 * th.qd) ^ ((th.krow & 7) << 4);
+}
+
+// dS^T to the shared tile at ds_tile as 16-bit pairs: row = key of the tile, one panel of
+// BLOCK_M queries (panel_offset's layout).
+FT_DEVICE void store_ds(unsigned ds_tile, const float (&ds)[S_REGS], const dkdv_thread &th)
+{
+    const unsigned base = ds_row_base(ds_tile, th);
 #pragma unroll
     for (int j = 0; j < BLOCK_M / 8; j++)
 #pragma unroll
         for (int half = 0; half < 2; half++)
-            *(unsigned *)(ds_tile + panel_offset<BLOCK_N>(th.krow + 8 * half, j) + 4 * th.qd) =
-                pack2(ds[4 * j + 2 * half], ds[4 * j + 2 * half + 1]);
+            st_shared_b32((base ^ (j << 4)) + 1024 * half, pack2(ds[4 * j + 2 * half], ds[4 * j + 2 * half + 1]));
 }
 
 // SPLIT_COLS: the 16-bit pairs store_ds wrote, back as the A registers of dK += dS^T Q (the pair
 // of row krow + 8*half, chunk j is register (j%2)*2 + half of k-step j/2: wg_acc_to_a's order).
-FT_DEVICE void load_ds(unsigned (&dsa)[M_STEPS][4], const unsigned char *ds_tile, const dkdv_thread &th)
+FT_DEVICE void load_ds(unsigned (&dsa)[M_STEPS][4], unsigned ds_tile, const dkdv_thread &th)
 {
+    const unsigned base = ds_row_base(ds_tile, th);
 #pragma unroll
     for (int j = 0; j < BLOCK_M / 8; j++)
 #pragma unroll
         for (int half = 0; half < 2; half++)
-            dsa[j / 2][(j % 2) * 2 + half] =
-                *(const unsigned *)(ds_tile + panel_offset<BLOCK_N>(th.krow + 8 * half, j) + 4 * th.qd);
+            dsa[j / 2][(j % 2) * 2 + half] = ld_shared_b32((base ^ (j << 4)) + 1024 * half);
 }
 
 // SPLIT_COLS: one query tile's gradients, the 64 keys shared and the columns split. The first
@@ -469,7 +479,7 @@ FT_DEVICE void split_gradients(float (&dk)[DK_REGS], float (&dv)[DV_REGS], const
         mbar_arrive(blk.p_full_bar());   // releases the stores above
         wg_acc_to_a(pa, x);
         mbar_wait(blk.ds_full_bar(), parity);
-        load_ds(dsa, blk.generic(blk.ds_smem(0)), th);
+        load_ds(dsa, blk.ds_smem(0), th);
     } else {
         float p[S_REGS];
         mbar_wait(blk.p_full_bar(), parity);
@@ -484,7 +494,7 @@ FT_DEVICE void split_gradients(float (&dk)[DK_REGS], float (&dv)[DV_REGS], const
         dp_to_ds(x, p, d_smem, th.qd);
         wg_acc_to_a(pa, p);
         wg_acc_to_a(dsa, x);
-        store_ds(blk.generic(blk.ds_smem(0)), x, th);
+        store_ds(blk.ds_smem(0), x, th);
         fence_proxy_async();               // the stores above, before wgmma reads them
         mbar_arrive(blk.ds_full_bar());
         mbar_wait(blk.ds_full_bar(), parity);   // all of this warpgroup's rows, before its dQ product reads them
@@ -688,7 +698,7 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
         const int m0 = mt * BLOCK_M;
         float ds[S_REGS];
         tile_gradients(ds, dk, dv, args, blk, th, st, m0, scale_log2);
-        store_ds(blk.generic(blk.ds_smem(0)), ds, th);   // meanwhile
+        store_ds(blk.ds_smem(0), ds, th);   // meanwhile
         fence_proxy_async();   // the stores above, before wgmma reads them
         if (NUM_STAGES == 1) {
             wg_wait<0>();      // dV, dK done: slot 0 is free for the refill below
@@ -826,7 +836,7 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
         float ds[S_REGS];
         tile_gradients(ds, dk, dv, args, blk, th, st, m0, scale_log2);
         const unsigned ds_tile = blk.ds_smem(buf);
-        store_ds(blk.generic(ds_tile), ds, th);
+        store_ds(ds_tile, ds, th);
         fence_proxy_async();   // the stores above, before wgmma reads them
         // Every warpgroup's dS^T is in place. Buffer buf was last read by tile i-2's dQ
         // products, which every warpgroup waited for before tile i-1's meeting here.
