@@ -202,7 +202,7 @@ static void generator_refuses_what_it_would_not_build(void **state)
         { "a family of the other direction", 1, "family=bwd_wgmma", "family=fwd_mma",
           "field 'family': fwd_mma is a forward family, but op=bwd" },
         { "BLOCK_M=7", 1, "BLOCK_M=64", "BLOCK_M=7", "x.txt:2: kernel bwd_wgmma on sm_90: BLOCK_M=7" },
-        { "NUM_WARPS=-1", 1, "NUM_WARPS=12", "NUM_WARPS=-1", "x.txt:2: kernel bwd_wgmma on sm_90: NUM_WARPS=-1" },
+        { "NUM_WARPS=-1", 1, "NUM_WARPS=4", "NUM_WARPS=-1", "x.txt:2: kernel bwd_wgmma on sm_90: NUM_WARPS=-1" },
         { "NUM_STAGES=2147483647", 1, "NUM_STAGES=2", "NUM_STAGES=2147483647",
           "x.txt:2: kernel bwd_wgmma on sm_90: NUM_STAGES=2147483647" },
         { "a hash of other parameters", 1, "source_hash=", "source_hash=0123456789abcdef",
@@ -223,7 +223,7 @@ static void generator_refuses_what_it_would_not_build(void **state)
         { "seqlen_q=2147483647", 1, "seqlen_q=16384", "seqlen_q=2147483647",
           "x.txt:2: workload: seqlen_q + seqlen_k = 2147500031 must be below 2^31" },
         { "EVEN_N=1 for a seqlen_k no tile divides", 1, "seqlen_k=16384", "seqlen_k=16010",
-          "x.txt:2: field 'EVEN_N': 1, but seqlen_k=16010 and BLOCK_N=128 give 0" },
+          "x.txt:2: field 'EVEN_N': 1, but seqlen_k=16010 and BLOCK_N=64 give 0" },
     };
     db *d = open_ok(f->path, DB_OPEN_CREATE);
     int shipped;
