@@ -65,7 +65,7 @@ static void repeatable_bwd_wgmma(int *p)
 
 static void head_dim_tiles_bwd_wgmma(int *p)
 {
-    bwd_wgmma_head_dim_tiles(p[GEN_HEAD_DIM], &p[GEN_BLOCK_N], &p[GEN_NUM_WARPS], &p[GEN_NUM_STAGES]);
+    bwd_wgmma_head_dim_tiles(p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V], &p[GEN_BLOCK_N], &p[GEN_NUM_WARPS], &p[GEN_NUM_STAGES]);
 }
 
 static const gen_entry bwd_wgmma_entries[] = {

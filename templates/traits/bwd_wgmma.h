@@ -146,14 +146,18 @@ FT_TRAIT void bwd_wgmma_repeatable_tiles(int head_dim, int *block_n, int *num_wa
         *num_stages = 2;
 }
 
-/* The default tiles for a head dim: the family's defaults (64 x 128, 8 warps) suit 64 to 128;
+/* The default tiles for the head dims: the family's defaults (64 x 128, 8 warps, the consumers
+ * alone) at 64 and 128; head dim 96 beside 96 or 128 adds a producer (12 warps: bf16 N 4096, 495
+ * TFLOP/s against 461; with 64, and at 128 alone, ptxas spills a few bytes in some variants);
  * head dim 256 takes its only shape, 64 keys and two consumers splitting the columns beside a
- * producer, with two stages (what fits). */
-FT_TRAIT void bwd_wgmma_head_dim_tiles(int head_dim, int *block_n, int *num_warps, int *num_stages)
+ * producer. Both with two stages (what fits). */
+FT_TRAIT void bwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int *block_n, int *num_warps, int *num_stages)
 {
-    if (!bwd_wgmma_split_cols(head_dim))
+    const int split = bwd_wgmma_split_cols(head_dim);
+    const int d96 = (head_dim == 96 || head_dim_v == 96) && head_dim != 64 && head_dim_v != 64;
+    if (!split && !d96)
         return;
-    *block_n = 64;
+    *block_n = split ? 64 : 128;
     *num_warps = 12;
     if (*num_stages > 2)
         *num_stages = 2;
