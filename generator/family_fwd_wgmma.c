@@ -7,8 +7,8 @@
 
 static size_t smem_fwd(const int *p)
 {
-    return (size_t)fwd_wgmma_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
-                                        p[GEN_NUM_STAGES]);
+    return (size_t)fwd_wgmma_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM],
+                                        p[GEN_HEAD_DIM_V], p[GEN_NUM_STAGES]);
 }
 
 /* The rules are traits/fwd_wgmma.h's (the template static_asserts the same); here their messages. */
@@ -20,10 +20,11 @@ static int check_fwd(const int *p, char *why, size_t len)
     case FWD_WGMMA_OK:
         return 0;
     case FWD_WGMMA_BAD_WARPS:
-        snprintf(why, len, "NUM_WARPS=%d: fwd_wgmma runs whole warpgroups of 4 warps (4, 8 or 12)", nw);
+        snprintf(why, len, "NUM_WARPS=%d with BLOCK_M=%d: fwd_wgmma runs a consumer warpgroup per 64 rows (%d "
+                 "warps), and with one or two of them may add a producer warpgroup (%d)", nw, bm, bm / 16, bm / 16 + 4);
         break;
     case FWD_WGMMA_BAD_BLOCK_M:
-        snprintf(why, len, "BLOCK_M=%d must be 64 rows per warpgroup, 16*NUM_WARPS=%d", bm, 16 * nw);
+        snprintf(why, len, "BLOCK_M=%d: fwd_wgmma takes 64, 128 or 192 (64 rows a consumer warpgroup)", bm);
         break;
     case FWD_WGMMA_BAD_BLOCK_N:
         snprintf(why, len, "BLOCK_N=%d: fwd_wgmma takes 64 or 128", bn);
@@ -33,7 +34,7 @@ static int check_fwd(const int *p, char *why, size_t len)
         break;
     default:
         snprintf(why, len, "BLOCK_N=%d HEAD_DIM_V=%d NUM_WARPS=%d: ~%d registers per thread, %d available", bn, dv, nw,
-                 fwd_wgmma_regs(bn, dv), ft_register_cap(nw * 32));
+                 fwd_wgmma_regs(bn, dv), fwd_wgmma_consumer_regs(bm, nw));
         break;
     }
     return -1;

@@ -188,8 +188,10 @@ static gen_config make_config(const char *name, const attn_case *c, int backward
  * the cases so each meets odd lengths and masks; bwd_wgmma adds dQ in a fixed order (DQ_MODE
  * ordered) in the cases whose dq column asks for a separate (deterministic) dQ. */
 static gpu_kernel *wg_kernels[CASE_COUNT], *wgb_kernels[CASE_COUNT];
+/* fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and with a producer warpgroup (+4). */
 static const int wg_tiles[][4] = {   /* BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES */
-    { 128, 128, 8, 2 }, { 64, 128, 4, 2 }, { 192, 64, 12, 3 }, { 128, 64, 8, 1 }, { 64, 64, 4, 4 },
+    { 128, 128, 12, 2 }, { 128, 128, 8, 2 }, { 64, 128, 8, 2 }, { 64, 128, 4, 2 }, { 128, 64, 12, 1 },
+    { 192, 64, 12, 3 },  { 128, 64, 8, 1 },  { 64, 64, 8, 3 },  { 64, 64, 4, 4 },
 };
 /* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
  * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers; at 256 only 64 x 64 with 12

@@ -1,22 +1,40 @@
-/* fwd_wgmma traits (templates/families/fwd_wgmma.cu, generator/family_fwd_wgmma.c): one
- * warpgroup (4 warps) per 64 query rows; Q and K/V tiles as 128-byte-swizzled panels. */
+/* fwd_wgmma traits (templates/families/fwd_wgmma.cu, generator/family_fwd_wgmma.c): one consumer
+ * warpgroup (4 warps) per 64 query rows; Q and K/V tiles as 128-byte-swizzled panels. NUM_WARPS
+ * says whether a producer warpgroup loads K and V for the consumers (BLOCK_M / 16 + 4; they then
+ * wait only for their data, through mbarriers, not for each other) or every warp loads and
+ * computes (BLOCK_M / 16). */
 #ifndef FT_TRAITS_FWD_WGMMA_H
 #define FT_TRAITS_FWD_WGMMA_H
 
 enum fwd_wgmma_rule {
     FWD_WGMMA_OK,
-    FWD_WGMMA_BAD_WARPS,       /* NUM_WARPS not 4, 8 or 12 */
-    FWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M != 16 * NUM_WARPS */
+    FWD_WGMMA_BAD_WARPS,       /* NUM_WARPS neither BLOCK_M / 16 nor that + 4 (a producer, 1 or 2 consumers) */
+    FWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M not 64, 128 or 192 (64 rows a consumer warpgroup) */
     FWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 */
     FWD_WGMMA_BAD_HEAD_DIM,    /* head dims other than 64 and 128 */
     FWD_WGMMA_BAD_REGISTERS,   /* accumulators would spill */
 };
 
-/* 1024 bytes of slack to align the tiles to 1024 (the swizzle is a function of address bits
- * 4-9), the Q tile and NUM_STAGES K/V tiles, 2 bytes an element. */
-FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages)
+/* Consumer warpgroups: 64 query rows each. */
+FT_TRAIT int fwd_wgmma_consumers(int block_m)
 {
-    return 1024 + ((long long)block_m * head_dim + (long long)num_stages * block_n * (head_dim + head_dim_v)) * 2;
+    return block_m / 64;
+}
+
+/* 1 when a producer warpgroup loads K and V for the consumers (NUM_WARPS = BLOCK_M / 16 + 4). */
+FT_TRAIT int fwd_wgmma_has_producer(int block_m, int num_warps)
+{
+    return num_warps == block_m / 16 + 4;
+}
+
+/* 1024 bytes of slack to align the tiles to 1024 (the swizzle is a function of address bits
+ * 4-9), the Q tile and NUM_STAGES K/V tiles, 2 bytes an element; with a producer, 1024 more for
+ * the ring's mbarriers. */
+FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
+                                        int num_stages)
+{
+    return 1024 + ((long long)block_m * head_dim + (long long)num_stages * block_n * (head_dim + head_dim_v)) * 2 +
+           (fwd_wgmma_has_producer(block_m, num_warps) ? 1024 : 0);
 }
 
 /* fp32 S and O accumulators, P as packed pairs, and ~40 registers of addresses and softmax
@@ -30,29 +48,50 @@ FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v)
  * register estimate and shared memory allow, so that ptxas keeps within that occupancy. Left at
  * 1, ptxas took 167 registers for 64x64 tiles of head dim 64 once the band mask came in (3
  * blocks an SM) where 126 suffice (4): the causal forward lost ~15% at head dim 64 on the H100
- * (compare.py, 2026-11-24). */
+ * (compare.py, 2026-11-24). With a producer: two blocks for one consumer (an SM then runs two
+ * consumer warpgroups where shared memory allows; the bound also fixes the registers at entry,
+ * from which setmaxnreg moves them), else one. */
 FT_TRAIT int fwd_wgmma_min_blocks(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
                                   int num_stages)
 {
-    const int by_regs = 65536 / (num_warps * 32 * fwd_wgmma_regs(block_n, head_dim_v));
     const long long by_smem =
-        FT_SMEM_MAX_BYTES / fwd_wgmma_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages);
+        FT_SMEM_MAX_BYTES / fwd_wgmma_smem_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages);
+    if (fwd_wgmma_has_producer(block_m, num_warps))
+        return fwd_wgmma_consumers(block_m) == 1 ? 2 : 1;
+    const int by_regs = 65536 / (num_warps * 32 * fwd_wgmma_regs(block_n, head_dim_v));
     const int blocks = by_regs < by_smem ? by_regs : (int)by_smem;
     return blocks < 1 ? 1 : blocks;
 }
 
+/* The registers the producer warpgroup keeps (setmaxnreg; its cp.async addresses: 40 spilled at
+ * 64-key tiles of head dim 128), and those a consumer thread may hold: with a producer, what
+ * setmaxnreg moves to the consumers (two consumers: 384 x 168 at entry = 128 x 48 + 256 x 224;
+ * one: 256 x 128 = 128 x 48 + 128 x 208); else the cap of the block's occupancy. */
+FT_TRAIT int fwd_wgmma_producer_regs(void)
+{
+    return 48;
+}
+FT_TRAIT int fwd_wgmma_consumer_regs(int block_m, int num_warps)
+{
+    if (!fwd_wgmma_has_producer(block_m, num_warps))
+        return ft_register_cap(num_warps * 32);
+    return fwd_wgmma_consumers(block_m) == 2 ? 224 : 208;
+}
+
 FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v)
 {
-    if (num_warps % 4 != 0 || num_warps > 12)
-        return FWD_WGMMA_BAD_WARPS;
-    if (block_m != 16 * num_warps)
+    if (block_m != 64 && block_m != 128 && block_m != 192)
         return FWD_WGMMA_BAD_BLOCK_M;
+    const int producer = fwd_wgmma_has_producer(block_m, num_warps);
+    if ((num_warps != block_m / 16 && !producer) || (producer && fwd_wgmma_consumers(block_m) > 2))
+        return FWD_WGMMA_BAD_WARPS;
     if (block_n != 64 && block_n != 128)
         return FWD_WGMMA_BAD_BLOCK_N;
     /* The template takes any multiple of 64 for HEAD_DIM; only 64 and 128 have run on a GPU. */
     if ((head_dim != 64 && head_dim != 128) || (head_dim_v != 64 && head_dim_v != 128))
         return FWD_WGMMA_BAD_HEAD_DIM;
-    if (fwd_wgmma_regs(block_n, head_dim_v) > ft_register_cap(num_warps * 32))
+    if (fwd_wgmma_regs(block_n, head_dim_v) >
+        fwd_wgmma_consumer_regs(block_m, num_warps))
         return FWD_WGMMA_BAD_REGISTERS;
     return FWD_WGMMA_OK;
 }
