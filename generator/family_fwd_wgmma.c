@@ -56,7 +56,7 @@ const gen_family gen_family_fwd_wgmma = {
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
-        [GEN_BLOCK_M] = 128, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,
+        [GEN_BLOCK_M] = 128, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 12, [GEN_NUM_STAGES] = 2,
         [GEN_CAUSAL] = 0, [GEN_CAUSAL_SKIP] = 1, [GEN_EVEN_M] = 0, [GEN_EVEN_N] = 0, [GEN_DQ_MODE] = 0,
     },
     .entries = fwd_entries,

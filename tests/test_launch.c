@@ -266,8 +266,8 @@ static const struct {
     /* fwd_mma: 128 x 64 tiles, 8 warps, 2 stages, D 128: (128*128 + 2*64*256) * 2 bytes. */
     { "fwd_mma", 2, 0, LN_FORWARD, 0, 0, { { "ft_fwd", 8, 256, 98304 } } },
     { "fwd_mma", 2, 0, LN_BACKWARD, -1, 0, { { NULL } } },
-    /* fwd_wgmma: 128 x 128, 8 warps: 1024 + (128*128 + 2*128*256) * 2. */
-    { "fwd_wgmma", 1, 0, LN_FORWARD, 0, 0, { { "ft_fwd", 8, 256, 164864 } } },
+    /* fwd_wgmma: 128 x 128, 12 warps (a producer): 1024 + (128*128 + 2*128*256) * 2 + 1024 of mbarriers. */
+    { "fwd_wgmma", 1, 0, LN_FORWARD, 0, 0, { { "ft_fwd", 8, 384, 165888 } } },
     /* fwd_exact f32: 64 x 32, 4 warps: (64*132 + 2*32*264 + 64*36) * 4. */
     { "fwd_exact", 0, 0, LN_FORWARD, 0, 0, { { "ft_fwd", 16, 128, 110592 } } },
     /* bwd_mma: 32 x 128, 8 warps, 2 stages, D 128. dkdv: K, V + 2 stages (+ dS^T with DQ_MODE 0). */

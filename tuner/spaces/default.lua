@@ -3,7 +3,7 @@
 -- FlashAttention papers' benchmark shapes: batch = 16384 / seqlen, heads = 2048 / head_dim).
 --
 -- Budget: a handful of candidates per workload (the constraints below) timed briefly (bench
--- below), so an H100 runs the whole sweep in minutes (272 s, measured 2026-11-24). The lengths
+-- below), so an H100 runs the whole sweep in minutes (about 330 s, measured in two halves 2026-11-25). The lengths
 -- are powers of two, so the lengths of a shape share most of their kernels. The counts are
 -- printed, not written here: `flashtune tune --compile-only` gives the spaces, workloads,
 -- candidates and distinct kernels, then compiles them without timing.
@@ -55,8 +55,9 @@ local spaces = {
   },
 }
 
--- Hopper only (wgmma, compiled for sm_90a). The forward: a warpgroup owns 64 query rows, so
--- BLOCK_M follows NUM_WARPS; the other pairings are refused by the family's check.
+-- Hopper only (wgmma, compiled for sm_90a). The forward: a consumer warpgroup owns 64 query rows,
+-- so NUM_WARPS is BLOCK_M/16, or that + 4 where a producer warpgroup loads K and V for one or two
+-- consumers; the other pairings are refused by the family's check.
 if device.cc == 90 then
   table.insert(spaces, 2, space{
     name = "fwd_hopper",
