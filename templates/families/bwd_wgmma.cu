@@ -816,7 +816,9 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
     }
 }
 
-FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
+// A consumer's start (both kinds): its registers, the block's description, K and V of the key
+// tile loaded by all the consumer threads, and their one meeting before the loop.
+FT_DEVICE dkdv_thread consumer_start(const ft_bwd_args &args, dkdv_block &blk)
 {
     setmaxnreg_inc<CONSUMER_REGS>();
     describe_block(blk, args);
@@ -825,6 +827,12 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
     cp_async_wait<0>();
     fence_proxy_async();   // K and V came through the generic proxy; wgmma reads them
     named_barrier_sync(1, CONSUMER_THREADS);
+    return th;
+}
+
+FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
+{
+    const dkdv_thread th = consumer_start(args, blk);
 
     const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
     float dk[DK_REGS], dv[DV_REGS];
@@ -865,13 +873,7 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
 // dQ warp adds it from there and only then frees the slot for the producer.
 FT_DEVICE void dkdv_split(const ft_bwd_args &args, dkdv_block blk)
 {
-    setmaxnreg_inc<CONSUMER_REGS>();
-    describe_block(blk, args);
-    const dkdv_thread th = consumer_thread(threadIdx.x - 128);
-    load_key_tile<CONSUMER_THREADS>(args, blk, th.t);
-    cp_async_wait<0>();
-    fence_proxy_async();   // K and V came through the generic proxy; wgmma reads them
-    named_barrier_sync(1, CONSUMER_THREADS);
+    const dkdv_thread th = consumer_start(args, blk);
 
     const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
     float dk[DK_REGS], dv[DV_REGS];
