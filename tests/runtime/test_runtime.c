@@ -185,6 +185,38 @@ static void defaults_cover_every_supported_problem(void **state)
     printf("  %d default configurations valid, %d known unsupported\n", checked, unsupported);
 }
 
+/* On the H100 the built-in defaults take the Hopper families where the family's tiles for the
+ * head dims fit (gen_family.head_dim_tiles): the backward at head dim 256 on its only shape (64
+ * keys, two consumers splitting the columns beside a producer), at 96 with a producer, and the
+ * forward with a producer; the same at 256 when deterministic, dQ then ordered. */
+static void builtin_defaults_take_the_hopper_families(void **state)
+{
+    (void)state;
+    static const struct {
+        int op, d, deterministic;
+        const char *family;
+        int block_n, warps;
+    } cases[] = {
+        { DB_OP_BWD, 256, 0, "bwd_wgmma", 64, 12 },  { DB_OP_BWD, 256, 1, "bwd_wgmma", 64, 12 },
+        { DB_OP_BWD, 96, 0, "bwd_wgmma", 128, 12 },  { DB_OP_BWD, 128, 0, "bwd_wgmma", 128, 8 },
+        { DB_OP_FWD, 128, 0, "fwd_wgmma", 128, 12 }, { DB_OP_FWD, 256, 0, "fwd_mma", 0, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const db_workload w = workload(cases[i].op, FT_BF16, cases[i].d, 1, 2, 8, 1000, 1000);
+        gen_config c;
+        char why[512];
+        if (rt_default_config(&h100, &w, cases[i].deterministic, &c, why, sizeof why) != 0)
+            fail_msg("op=%d D=%d: %s", cases[i].op, cases[i].d, why);
+        assert_string_equal(c.family->name, cases[i].family);
+        if (cases[i].block_n) {
+            assert_int_equal(c.p[GEN_BLOCK_N], cases[i].block_n);
+            assert_int_equal(c.p[GEN_NUM_WARPS], cases[i].warps);
+        }
+        if (cases[i].deterministic)
+            assert_int_equal(c.p[GEN_DQ_MODE], FT_DQ_ORDERED);
+    }
+}
+
 /* deterministic = 1: every supported backward gets a kernel whose dQ mode is repeatable (ordered
  * or separate), valid on the device; from the shipped H100 table, bwd_wgmma's winners move to the
  * family's tiles for an ordered dQ; the forward is left as it is. */
@@ -794,6 +826,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lookup_tiers),
         cmocka_unit_test(defaults_cover_every_supported_problem),
+        cmocka_unit_test(builtin_defaults_take_the_hopper_families),
         cmocka_unit_test(deterministic_choices),
         cmocka_unit_test(deterministic_tiles_refit_even),
         cmocka_unit_test(invalid_arguments_name_the_argument),
