@@ -68,6 +68,12 @@ static void head_dim_tiles_bwd_wgmma(int *p)
     bwd_wgmma_head_dim_tiles(p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V], &p[GEN_BLOCK_N], &p[GEN_NUM_WARPS], &p[GEN_NUM_STAGES]);
 }
 
+/* ft_bwd_dkdv reads Q and dO by the copy engine, a query tile a box. */
+static int map_rows_bwd(const int *p)
+{
+    return p[GEN_BLOCK_M];
+}
+
 static const gen_entry bwd_wgmma_entries[] = {
     { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY },
     { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY },
@@ -93,7 +99,7 @@ const gen_family gen_family_bwd_wgmma = {
     .entry_count = 3,
     .check = check_bwd_wgmma,
     .target_arch = "sm_90a",
-    .tensor_maps = 1,
+    .map_rows = map_rows_bwd,
     .repeatable = repeatable_bwd_wgmma,
     .head_dim_tiles = head_dim_tiles_bwd_wgmma,
 };

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-/* Every template parameter (enum gen_param, GEN_DTYPE ... GEN_DQ_MODE, GEN_PARAM_COUNT), generated
+/* Every template parameter (enum gen_param, GEN_DTYPE ... GEN_PINGPONG, GEN_PARAM_COUNT), generated
  * from the one parameter table. */
 #include "gen_param_table.h"
 
@@ -50,16 +50,19 @@ typedef struct gen_family {
     /* NULL: compiled for the GPU's own arch. Else the arch-specific target the family needs
      * ("sm_90a" for wgmma); it then runs only on GPUs of that arch ("sm_90"). */
     const char *target_arch;
-    /* 1: its backward loads Q and dO through the tensor maps of ft_bwd_args (q_map, do_map),
-     * which the launcher encodes for each launch with boxes of 64 columns by BLOCK_M rows. */
-    int tensor_maps;
+    /* NULL: its kernels read no tensor maps. Else, given p, the rows of the boxes of the maps
+     * its main kernel reads through the copy engine, which the launcher encodes for each launch
+     * (64 columns a box), or 0 where p reads none: a backward's Q and dO (ft_bwd_args q_map,
+     * do_map), a forward's K and V (ft_fwd_args k_map, v_map). */
+    int (*map_rows)(const int *p);
     /* NULL: a deterministic dQ mode keeps the configuration's tiles. Else, given p with DQ_MODE
      * ordered, moves it to the tiles the family adds dQ in order fastest with (the caller then
      * refits EVEN_M/EVEN_N and validates). */
     void (*repeatable)(int *p);
     /* NULL: the defaults' tiles suit every head dim the family takes (a caller that finds them
      * too large for an arch searches smaller ones). Else, given p with the problem's head dims,
-     * moves the tiles to the family's defaults for those head dims. */
+     * moves the tiles (and tunables that only suit those tiles) to the family's default
+     * configuration for those head dims. */
     void (*head_dim_tiles)(int *p);
 } gen_family;
 

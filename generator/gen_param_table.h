@@ -41,9 +41,13 @@ typedef enum gen_param_role {
     X(EVEN_M, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES, "1: seqlen_q is a multiple of BLOCK_M")        \
     X(EVEN_N, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES, "1: seqlen_k is a multiple of BLOCK_N")        \
     X(DQ_MODE, GEN_ROLE_TUNABLE, 0, 0, 2, 1, GEN_VALUES("atomic", "separate", "ordered"),                 \
-      "backward dQ: fp32 atomics then a convert kernel, its own kernel, or atomics in a fixed order")
+      "backward dQ: fp32 atomics then a convert kernel, its own kernel, or atomics in a fixed order")     \
+    X(OVERLAP, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
+      "1: a key tile's softmax runs under the previous tile's P V product (two score tiles in registers)") \
+    X(PINGPONG, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                              \
+      "1: two consumer warpgroups take turns at the tensor cores, one's softmax under the other's products")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_DQ_MODE. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_PINGPONG. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

@@ -80,6 +80,8 @@ void ln_bwd_args(const ln_problem *p, int accum, int b0, int nb, ft_bwd_args *a 
  * rows. CUDA_SUCCESS, or the driver's error (CUDA_ERROR_INVALID_VALUE for a dtype other than
  * f16/bf16, or pointers and strides the copy engine refuses: they need 16-byte alignment). */
 CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, ft_bwd_args *a /* IN/OUT */);
+/* The same for the forward: a's k_map and v_map (keys past seqlen_k read as zeros). */
+CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, ft_fwd_args *a /* IN/OUT */);
 
 /* ---- steps and their shapes (ln_dims.c, ln_plan.c) -------------------------------------- */
 
@@ -112,7 +114,8 @@ typedef struct ln_plan {
     int backward;               /* argument block: 1 ft_bwd_args, 0 ft_fwd_args */
     int accum;                  /* DQ_MODE atomic or ordered: dq_accum and the order area passed,
                                  * zeroed before the first step */
-    int map_rows;               /* > 0: Q and dO go as tensor maps of boxes 64 x map_rows (gen_family.tensor_maps) */
+    int map_rows;               /* > 0: the maps the kernel reads (the backward's Q and dO, the
+                                 * forward's K and V) go with boxes 64 x map_rows (gen_family.map_rows) */
     int seqlen_q, seqlen_k;     /* the lengths the grids are for */
     ln_step steps[LN_MAX_STEPS];
     int count;

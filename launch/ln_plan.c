@@ -46,7 +46,7 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
     }
     out->backward = op == LN_BACKWARD;
     out->accum = uses_accum(c, op);
-    out->map_rows = op == LN_BACKWARD && f->tensor_maps ? c->p[GEN_BLOCK_M] : 0;
+    out->map_rows = f->map_rows ? f->map_rows(c->p) : 0;
     out->seqlen_q = seqlen_q;
     out->seqlen_k = seqlen_k;
     for (int i = 0; i < f->entry_count; i++) {

@@ -188,22 +188,26 @@ static gen_config make_config(const char *name, const attn_case *c, int backward
  * the cases so each meets odd lengths and masks; bwd_wgmma adds dQ in a fixed order (DQ_MODE
  * ordered) in the cases whose dq column asks for a separate (deterministic) dQ. */
 static gpu_kernel *wg_kernels[CASE_COUNT], *wgb_kernels[CASE_COUNT];
-/* fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and with a producer warpgroup (+4). */
-static const int wg_tiles[][4] = {   /* BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES */
-    { 128, 128, 12, 2 }, { 128, 128, 8, 2 }, { 64, 128, 8, 2 }, { 64, 128, 4, 2 }, { 128, 64, 12, 1 },
-    { 192, 64, 12, 3 },  { 128, 64, 8, 1 },  { 64, 64, 8, 3 },  { 64, 64, 4, 4 },
+/* Tiles as BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, OVERLAP, PINGPONG (the last two for the
+ * families that take them). fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and with a
+ * producer warpgroup (+4) in every schedule: OVERLAP and PINGPONG on and off, one stage to three. */
+static const int wg_tiles[][6] = {
+    { 128, 128, 12, 2, 1, 1 }, { 128, 128, 8, 2, 0, 0 }, { 64, 128, 8, 2, 1, 0 }, { 64, 128, 4, 2, 0, 0 },
+    { 128, 64, 12, 1, 0, 1 },  { 192, 64, 12, 3, 0, 0 }, { 128, 64, 8, 1, 0, 0 }, { 64, 64, 8, 3, 0, 0 },
+    { 64, 64, 4, 4, 0, 0 },    { 128, 64, 12, 1, 1, 1 }, { 128, 128, 12, 3, 1, 0 }, { 64, 64, 8, 1, 1, 0 },
+    { 128, 64, 12, 2, 0, 0 },
 };
 /* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
  * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers; at 256 only 64 x 64 with 12
  * warps (two consumers splitting the columns) is valid. */
-static const int wgb_tiles[][4] = {
+static const int wgb_tiles[][6] = {
     { 64, 128, 12, 2 }, { 64, 64, 4, 2 }, { 64, 128, 8, 3 }, { 64, 64, 8, 1 }, { 64, 128, 12, 1 },
     { 64, 64, 12, 1 },  { 64, 64, 4, 1 },  { 64, 128, 8, 1 }, { 64, 64, 8, 3 }, { 64, 128, 8, 2 },
     { 64, 64, 8, 2 },   { 64, 64, 12, 2 },
 };
 #define TILE_COUNT(t) ((int)(sizeof t / sizeof t[0]))
 
-static int hopper_config(const char *family, const int (*tiles)[4], int count, const attn_case *c, int idx,
+static int hopper_config(const char *family, const int (*tiles)[6], int count, const attn_case *c, int idx,
                          gen_config *out)
 {
     const gen_family *f = gen_family_find(family);
@@ -223,6 +227,10 @@ static int hopper_config(const char *family, const int (*tiles)[4], int count, c
         g.p[GEN_BLOCK_N] = tile[1];
         g.p[GEN_NUM_WARPS] = tile[2];
         g.p[GEN_NUM_STAGES] = tile[3];
+        if (f->params & GEN_BIT(GEN_OVERLAP))
+            g.p[GEN_OVERLAP] = tile[4];
+        if (f->params & GEN_BIT(GEN_PINGPONG))
+            g.p[GEN_PINGPONG] = tile[5];
         g.p[GEN_EVEN_M] = even(c->seqlen_q, tile[0]);
         g.p[GEN_EVEN_N] = even(c->seqlen_k, tile[1]);
         if (f->backward)
@@ -369,8 +377,9 @@ static void run_case(void **state)
     ok &= compare("L vs GPU ref", l, l_ref, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
     if (wg_kernels[idx]) {
         const gen_config *wc = &wg_kernels[idx]->config;
-        printf("    fwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N],
-               wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES]);
+        printf("    fwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d OVERLAP=%d PINGPONG=%d\n",
+               wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES],
+               wc->p[GEN_OVERLAP], wc->p[GEN_PINGPONG]);
         if (wg_kernels[idx]->error[0]) {
             printf("    fwd_wgmma build failed: %s\n", wg_kernels[idx]->error);
             fail();

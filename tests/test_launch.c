@@ -260,37 +260,38 @@ static const struct {
     const char *family;
     int dtype, dq_mode;
     ln_op op;
-    int rc, accum;
+    int rc, accum, map_rows;   /* map_rows: the tensor maps' box rows (0: none) */
     step_want steps[LN_MAX_STEPS];
 } plan_cases[] = {
     /* fwd_mma: 128 x 64 tiles, 8 warps, 2 stages, D 128: (128*128 + 2*64*256) * 2 bytes. */
-    { "fwd_mma", 2, 0, LN_FORWARD, 0, 0, { { "ft_fwd", 8, 256, 98304 } } },
-    { "fwd_mma", 2, 0, LN_BACKWARD, -1, 0, { { NULL } } },
-    /* fwd_wgmma: 128 x 128, 12 warps (a producer): 1024 + (128*128 + 2*128*256) * 2 + 1024 of mbarriers. */
-    { "fwd_wgmma", 1, 0, LN_FORWARD, 0, 0, { { "ft_fwd", 8, 384, 165888 } } },
+    { "fwd_mma", 2, 0, LN_FORWARD, 0, 0, 0, { { "ft_fwd", 8, 256, 98304 } } },
+    { "fwd_mma", 2, 0, LN_BACKWARD, -1, 0, 0, { { NULL } } },
+    /* fwd_wgmma: 128 x 128, 12 warps (a producer, loading K and V by tensor maps of 128-key boxes):
+     * 1024 + (128*128 + 2*128*256) * 2 + 1024 of mbarriers. */
+    { "fwd_wgmma", 1, 0, LN_FORWARD, 0, 0, 128, { { "ft_fwd", 8, 384, 165888 } } },
     /* fwd_exact f32: 64 x 32, 4 warps: (64*132 + 2*32*264 + 64*36) * 4. */
-    { "fwd_exact", 0, 0, LN_FORWARD, 0, 0, { { "ft_fwd", 16, 128, 110592 } } },
+    { "fwd_exact", 0, 0, LN_FORWARD, 0, 0, 0, { { "ft_fwd", 16, 128, 110592 } } },
     /* bwd_mma: 32 x 128, 8 warps, 2 stages, D 128. dkdv: K, V + 2 stages (+ dS^T with DQ_MODE 0). */
-    { "bwd_mma", 2, 0, LN_BACKWARD, 0, 1,
+    { "bwd_mma", 2, 0, LN_BACKWARD, 0, 1, 0,
       { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 3, 256, 109056 }, { "ft_bwd_dq_convert", 32, 256, 0 } } },
-    { "bwd_mma", 2, 1, LN_BACKWARD, 0, 0,
+    { "bwd_mma", 2, 1, LN_BACKWARD, 0, 0, 0,
       { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 3, 256, 98816 }, { "ft_bwd_dq", 32, 256, 147456 } } },
-    { "bwd_mma", 2, 1, LN_FORWARD, -1, 0, { { NULL } } },
+    { "bwd_mma", 2, 1, LN_FORWARD, -1, 0, 0, { { NULL } } },
     /* bwd_wgmma: 64 x 128, 8 warps, 2 stages, D 128: 1024 + K, V 128*256*2 + 2 * (64*256*2 + 1024)
-     * + dS^T 128*64*2 + the fp32 dQ tile 64*128*4. */
-    { "bwd_wgmma", 2, 0, LN_BACKWARD, 0, 1,
+     * + dS^T 128*64*2 + the fp32 dQ tile 64*128*4; Q and dO by tensor maps of 64-row boxes. */
+    { "bwd_wgmma", 2, 0, LN_BACKWARD, 0, 1, 64,
       { { "ft_bwd_preprocess", 16, 256, 0 }, { "ft_bwd_dkdv", 3, 256, 183296 }, { "ft_bwd_dq_convert", 16, 256, 0 } } },
     /* bwd_exact: 32 x 64, 8 warps, 2 stages, D 128; f32 rows padded by 4 elements, f64 by 2. */
-    { "bwd_exact", 0, 0, LN_BACKWARD, 0, 1,
+    { "bwd_exact", 0, 0, LN_BACKWARD, 0, 1, 0,
       { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 5, 256, 154112 }, { "ft_bwd_dq_convert", 32, 256, 0 } } },
-    { "bwd_exact", 3, 1, LN_BACKWARD, 0, 0,
+    { "bwd_exact", 3, 1, LN_BACKWARD, 0, 0, 0,
       { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 5, 256, 302080 }, { "ft_bwd_dq", 32, 256, 349696 } } },
     /* ref: one warp per row, 4 rows a block; its backward order is preprocess, dq, dkdv. */
-    { "ref", 0, 0, LN_FORWARD, 0, 0, { { "ft_ref_fwd", 250, 128, 0 } } },
-    { "ref", 3, 0, LN_BACKWARD, 0, 0,
+    { "ref", 0, 0, LN_FORWARD, 0, 0, 0, { { "ft_ref_fwd", 250, 128, 0 } } },
+    { "ref", 3, 0, LN_BACKWARD, 0, 0, 0,
       { { "ft_ref_bwd_preprocess", 250, 128, 0 }, { "ft_ref_bwd_dq", 250, 128, 0 },
         { "ft_ref_bwd_dkdv", 75, 128, 0 } } },
-    { "ref", 0, 0, LN_UTILITY, -1, 0, { { NULL } } },
+    { "ref", 0, 0, LN_UTILITY, -1, 0, 0, { { NULL } } },
 };
 
 static void steps_follow_each_family(void **state)
@@ -314,8 +315,7 @@ static void steps_follow_each_family(void **state)
             fail_msg("plan case %d (%s): %d steps, expected %d", i, plan_cases[i].family, plan.count, want);
         assert_int_equal(plan.accum, plan_cases[i].accum);
         assert_int_equal(plan.backward, plan_cases[i].op == LN_BACKWARD);
-        /* Tensor maps: the backward of a family that loads through them, boxes of BLOCK_M rows. */
-        assert_int_equal(plan.map_rows, plan_cases[i].op == LN_BACKWARD && c.family->tensor_maps ? c.p[GEN_BLOCK_M] : 0);
+        assert_int_equal(plan.map_rows, plan_cases[i].map_rows);
         for (int s = 0; s < want; s++) {
             const ln_step *got = &plan.steps[s];
             const step_want *w = &plan_cases[i].steps[s];

@@ -111,6 +111,12 @@ FT_DEVICE void named_barrier_sync(int id, int threads)
 {
     asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
+// Arrives at named barrier `id` without waiting: with `threads` counting the waiters too, a
+// group of warps lets another group, waiting there with bar.sync, go on.
+FT_DEVICE void named_barrier_arrive(int id, int threads)
+{
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
 // Moves registers between warpgroups: every warp of a warpgroup executes one of these, the
 // givers (dec) before the takers (inc) can proceed. The kernel needs __launch_bounds__ with a
 // minimum of one block so ptxas knows the count at entry.

@@ -5,8 +5,6 @@
 // 8j + 2q + e%2 (the m16n8 C layout, and a warp's share of a wgmma 64xN accumulator). A row's
 // columns are spread over the 4 lanes of a quad. `half` picks row g (0) or g+8 (1).
 
-// Sets to -inf the scores of keys >= seqlen_k and, when CAUSAL, of keys past the row's
-// diagonal; n0: the tile's first key, row0: the query row of g.
 // Sets to -inf the scores of keys >= seqlen_k and, when CAUSAL, of keys outside the row's band
 // (ft_mask.h: key j visible to query i iff i + lo <= j <= i + hi); n0: the tile's first key,
 // row0: the query row of g.
@@ -27,11 +25,12 @@ FT_DEVICE void mask_scores(float *s, int n0, int seqlen_k, int row0, int quad, i
         }
 }
 
-// One online-softmax step for one row: S (TILES 8-column tiles, raw scores) becomes
-// P = exp2(S*scale_log2 - max), the running max and sum move on, and the row's O accumulators
-// (O_TILES tiles) are rescaled by exp2(old max - new max).
-template <int TILES, int O_TILES>
-FT_DEVICE void softmax_step(float *s, float *o, float &row_max, float &row_sum, int half, float scale_log2)
+// One online-softmax step for one row, its scores only: S (TILES 8-column tiles, raw scores)
+// becomes P = exp2(S*scale_log2 - max) and the running max and sum move on. Returns the factor
+// exp2(old max - new max) the row's O accumulators must be scaled by (rescale_row), which a
+// caller whose P V product is still in flight applies once it has landed.
+template <int TILES>
+FT_DEVICE float softmax_scores(float *s, float &row_max, float &row_sum, int half, float scale_log2)
 {
     float mx = row_max;
 #pragma unroll
@@ -52,6 +51,12 @@ FT_DEVICE void softmax_step(float *s, float *o, float &row_max, float &row_sum, 
         sum += p0 + p1;
     }
     row_sum = row_sum * correction + sum;
+    return correction;
+}
+
+// Scales one row's O accumulators (O_TILES 8-column tiles) by `correction`.
+template <int O_TILES> FT_DEVICE void rescale_row(float *o, int half, float correction)
+{
 #pragma unroll
     for (int j = 0; j < O_TILES; j++) {
         o[j * 4 + half * 2] *= correction;
@@ -59,9 +64,13 @@ FT_DEVICE void softmax_step(float *s, float *o, float &row_max, float &row_sum, 
     }
 }
 
-// Epilogue for one row: O / rowsum in the input dtype at dst (the row's first element), and
-// from lane q = 0, L = ln(sum) + max (natural log) at *lse. row_sum is this lane's partial sum;
-// every lane of the quad must call this (it shuffles) before any of them skips its row.
+// One online-softmax step for one row: softmax_scores, then the row's O rescaled at once.
+template <int TILES, int O_TILES>
+FT_DEVICE void softmax_step(float *s, float *o, float &row_max, float &row_sum, int half, float scale_log2)
+{
+    rescale_row<O_TILES>(o, half, softmax_scores<TILES>(s, row_max, row_sum, half, scale_log2));
+}
+
 // Epilogue for one row: O / rowsum in the input dtype at dst (the row's first element), and
 // from lane q = 0, L = ln(sum) + max (natural log) at *lse; a row that saw no key gets O = 0 and
 // L = +inf, so that the backward's exp(S - L) is 0 there. row_sum is this lane's partial sum;

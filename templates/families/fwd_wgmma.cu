@@ -8,11 +8,15 @@
 // Two pipelines, chosen by NUM_WARPS (traits/fwd_wgmma.h):
 //   inline (NUM_WARPS = BLOCK_M / 16): every warp loads K/V tiles by cp.async into the ring and
 //     computes; a block barrier a tile guards the ring (both warpgroups in step).
-//   producer (one more warpgroup, warpgroup 0): its threads load the ring by cp.async, each
-//     slot's full mbarrier saying the tile landed (the loaders fence their writes for wgmma's
-//     proxy before arriving) and its empty mbarrier that every consumer is done with it. The
-//     consumers never meet after Q is in: each warpgroup waits only for its data, so one's
-//     softmax may run under the other's products. Registers move to the consumers (setmaxnreg).
+//   producer (one more warpgroup, warpgroup 0): one of its threads loads the ring by the copy
+//     engine (TMA), K and V of a slot each with a full mbarrier (the bytes landed) and an empty
+//     one (every consumer is done with them). The consumers never meet after Q is in: each
+//     waits only for its data. Registers move to the consumers (setmaxnreg). Two tunables shape
+//     the consumers' schedule:
+//     OVERLAP 1: tile t's S = Q K^T is issued with tile t-1's O += P V, and t's softmax runs
+//       while that P V is in flight (two score tiles live: S of t, P of t-1).
+//     PINGPONG 1: the two consumers issue their products in turns (named barriers), so that
+//       one's softmax runs under the other's products rather than both at once.
 
 // ---- traits (traits/fwd_wgmma.h): tunables come from the generator's #defines --------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
@@ -25,18 +29,19 @@ constexpr int P_STEPS = BLOCK_N / 16;      // k-steps of P V
 constexpr int QK_STEPS = HEAD_DIM / 16;    // k-steps of Q K^T
 // Shared memory: 1024 bytes of alignment slack, the Q tile, NUM_STAGES x (K tile, V tile), each
 // stored as 64-column panels (panel_offset in arch/sm90.cuh); with a producer, 1024 bytes of
-// mbarriers (a full and an empty one a slot).
+// mbarriers (K full, V full, K empty, V empty a slot).
 constexpr int Q_BYTES = BLOCK_M * HEAD_DIM * 2;
 constexpr int K_BYTES = BLOCK_N * HEAD_DIM * 2;
 constexpr int V_BYTES = BLOCK_N * HEAD_DIM_V * 2;
 constexpr int STAGE_BYTES = K_BYTES + V_BYTES;
+constexpr int PANEL_BYTES = BLOCK_N * 128;   // 64 columns of a K or V tile: one copy-engine box
 constexpr int BAR_BYTES = PRODUCER ? 1024 : 0;
 constexpr int SMEM_END = 1024 + Q_BYTES + NUM_STAGES * STAGE_BYTES + BAR_BYTES;
 constexpr int MIN_BLOCKS = fwd_wgmma_min_blocks(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES);
 constexpr int PRODUCER_REGS = fwd_wgmma_producer_regs();
 constexpr int CONSUMER_REGS = fwd_wgmma_consumer_regs(BLOCK_M, NUM_WARPS);
 
-constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V);
+constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, OVERLAP, PINGPONG);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: fwd_wgmma takes f16 or bf16");
 static_assert(RULE != FWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_M/16 (consumers only) or, with one or two "
                                            "consumers, BLOCK_M/16 + 4 (and a producer warpgroup)");
@@ -44,6 +49,8 @@ static_assert(RULE != FWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64, 128 or 192 (64
 static_assert(RULE != FWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 64 or 128");
 static_assert(RULE != FWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64 or 128");
 static_assert(RULE != FWD_WGMMA_BAD_REGISTERS, "BLOCK_N, HEAD_DIM_V, NUM_WARPS: accumulators would spill");
+static_assert(RULE != FWD_WGMMA_BAD_OVERLAP, "OVERLAP needs a producer warpgroup");
+static_assert(RULE != FWD_WGMMA_BAD_PINGPONG, "PINGPONG needs a producer warpgroup and two consumers");
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_wgmma.h");
 
@@ -99,52 +106,212 @@ FT_DEVICE fwd_thread consumer_thread(int t)
     return th;
 }
 
-// One K/V tile for the warpgroup's 64 rows: S = Q K^T, the mask, the online softmax and
-// O += P V, both products waited for (the tile's K and V are no longer read on return).
-FT_DEVICE void attend_tile(float (&o)[O_REGS], float (&row_max)[2], float (&row_sum)[2], const ft_fwd_args &args,
-                           const fwd_block &fb, const fwd_thread &th, unsigned q_wg, unsigned k_tile, int t,
-                           float scale_log2)
+// S = Q K^T for the warpgroup's 64 rows, issued (the caller fences before and commits after):
+// 16 columns of the head dim per step; a 64-column panel is 4 steps of 32 bytes.
+FT_DEVICE void issue_scores(float (&s)[S_REGS], unsigned q_wg, unsigned k_tile)
 {
-    const unsigned v_tile = k_tile + K_BYTES;
-    const int n0 = t * BLOCK_N;
-
-    // S = Q K^T: 16 columns of the head dim per step; a 64-column panel is 4 steps of 32 bytes.
-    float s[S_REGS];
-    wg_fence();
 #pragma unroll
     for (int kk = 0; kk < QK_STEPS; kk++) {
         const unsigned col = (kk % 4) * 32;   // byte offset within the panel row
         const unsigned long long qd = wg_desc(q_wg + (kk / 4) * (BLOCK_M * 128) + col, 16, 1024);
-        const unsigned long long kd = wg_desc(k_tile + (kk / 4) * (BLOCK_N * 128) + col, 16, 1024);
+        const unsigned long long kd = wg_desc(k_tile + (kk / 4) * PANEL_BYTES + col, 16, 1024);
         wg_ss<BLOCK_N, 0>::run(s, qd, kd, kk > 0);
     }
-    wg_commit();
-    wg_wait_all();
-    wg_pin(s);
+}
 
-    // Mask keys past seqlen_k and those the band hides. S element s[4j+e] is row
-    // g + 8*(e/2), key 8j + 2q + e%2 of the tile.
+// O += P V, issued. Key tiles 2kk and 2kk+1 of S form the A registers of k-step kk; V is read
+// N-major (transposed): 16 keys per step are 2048 bytes, its 64-column panels PANEL_BYTES apart.
+FT_DEVICE void issue_pv(float (&o)[O_REGS], const unsigned (&pf)[P_STEPS][4], unsigned v_tile)
+{
+#pragma unroll
+    for (int kk = 0; kk < P_STEPS; kk++)
+        wg_rs<HEAD_DIM_V, 1>::run(o, pf[kk], wg_desc(v_tile + kk * 2048, PANEL_BYTES, 1024), 1);
+}
+
+// Keeps P's registers live (and unmoved) until here: an RS product reads them while in flight.
+FT_DEVICE void pin_a(unsigned (&pf)[P_STEPS][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < P_STEPS; kk++)
+        asm volatile("" : "+r"(pf[kk][0]), "+r"(pf[kk][1]), "+r"(pf[kk][2]), "+r"(pf[kk][3])::"memory");
+}
+
+// Masks keys past seqlen_k and those the band hides in tile t's scores. S element s[4j+e] is
+// row g + 8*(e/2), key 8j + 2q + e%2 of the tile.
+FT_DEVICE void mask_tile(float (&s)[S_REGS], const ft_fwd_args &args, const fwd_block &fb, const fwd_thread &th,
+                         int t)
+{
+    const int n0 = t * BLOCK_N;
     const int lo = args.mask_lo, hi = args.mask_hi, r0 = fb.m0 + th.row0;
     const bool tail = !EVEN_N && n0 + BLOCK_N > fb.keys;
     const bool band = tile_needs_mask(lo, hi, r0, r0 + 16, fb.n_begin + n0, fb.n_begin + n0 + BLOCK_N);
     if (tail || band)
         mask_scores<BLOCK_N / 8>(s, fb.n_begin + n0, args.seqlen_k, r0 + th.group, th.quad, lo, hi);
+}
+
+// Where a consumer finds tile t's K and V, how it waits for them, and how it gives them back:
+// inline_ring for the inline pipeline (the block barrier of its loop does all of that),
+// producer_ring for the producer's mbarriers, with the PINGPONG turns.
+struct inline_ring {
+    unsigned kv_smem;
+    FT_DEVICE unsigned k_tile(int t) const { return kv_smem + (NUM_STAGES == 1 ? 0 : (t % NUM_STAGES) * STAGE_BYTES); }
+    FT_DEVICE unsigned v_tile(int t) const { return k_tile(t) + K_BYTES; }
+    FT_DEVICE void wait_k(int) const {}
+    FT_DEVICE void wait_v(int) const {}
+    FT_DEVICE void free_k(int) const {}
+    FT_DEVICE void free_v(int) const {}
+    FT_DEVICE void take_turn() const {}
+    FT_DEVICE void pass_turn() {}
+};
+
+// The producer's ring: a slot's mbarriers are K full, V full, K empty, V empty, 8 bytes each.
+FT_DEVICE unsigned ring_bar(unsigned bars, int st, int which) { return bars + 32 * st + 8 * which; }
+enum { FULL_K, FULL_V, EMPTY_K, EMPTY_V };
+
+// PINGPONG: consumer w waits at named barrier 2 + w for its turn to issue products and, having
+// issued them, arrives at the other's, so issues alternate. Consumer 1 opens with an arrival for
+// consumer 0 and leaves out its last one, so that each barrier sees as many arrivals as waits.
+struct producer_ring {
+    unsigned kv_smem, bars;
+    int wg, turns_left;   // this consumer's turns not yet passed (PINGPONG)
+    FT_DEVICE unsigned k_tile(int t) const { return kv_smem + (t % NUM_STAGES) * STAGE_BYTES; }
+    FT_DEVICE unsigned v_tile(int t) const { return k_tile(t) + K_BYTES; }
+    FT_DEVICE void wait_k(int t) const { mbar_wait(ring_bar(bars, t % NUM_STAGES, FULL_K), (t / NUM_STAGES) & 1); }
+    FT_DEVICE void wait_v(int t) const { mbar_wait(ring_bar(bars, t % NUM_STAGES, FULL_V), (t / NUM_STAGES) & 1); }
+    FT_DEVICE void free_k(int t) const { mbar_arrive(ring_bar(bars, t % NUM_STAGES, EMPTY_K)); }
+    FT_DEVICE void free_v(int t) const { mbar_arrive(ring_bar(bars, t % NUM_STAGES, EMPTY_V)); }
+    FT_DEVICE void start_turns(int turns)
+    {
+        turns_left = turns;
+        if (PINGPONG && wg == 1 && turns > 0)
+            named_barrier_arrive(2, 256);
+    }
+    FT_DEVICE void take_turn() const
+    {
+        if (PINGPONG)
+            named_barrier_sync(2 + wg, 256);
+    }
+    FT_DEVICE void pass_turn()
+    {
+        if (PINGPONG) {
+            turns_left--;
+            if (wg == 0 || turns_left > 0)
+                named_barrier_arrive(2 + (wg ^ 1), 256);
+        }
+    }
+};
+
+// Turns a consumer takes over the block's tiles: two a tile (S, then P V) one after the other;
+// with OVERLAP one a tile plus one (tile t's S goes with tile t-1's P V).
+FT_DEVICE int consumer_turns(int n_tiles)
+{
+    return n_tiles == 0 ? 0 : OVERLAP ? n_tiles + 1 : 2 * n_tiles;
+}
+
+// One K/V tile for the warpgroup's 64 rows, step by step: S = Q K^T, the mask, the online
+// softmax and O += P V, each product waited for (the tile's K and V are given back on return).
+template <class Ring>
+FT_DEVICE void attend_tile(float (&o)[O_REGS], float (&row_max)[2], float (&row_sum)[2], const ft_fwd_args &args,
+                           const fwd_block &fb, const fwd_thread &th, unsigned q_wg, Ring &ring, int t,
+                           float scale_log2)
+{
+    float s[S_REGS];
+    ring.wait_k(t);
+    ring.take_turn();
+    wg_fence();
+    issue_scores(s, q_wg, ring.k_tile(t));
+    wg_commit();
+    ring.pass_turn();
+    wg_wait_all();
+    wg_pin(s);
+    ring.free_k(t);
+
+    mask_tile(s, args, fb, th, t);
 #pragma unroll
     for (int half = 0; half < 2; half++)
         softmax_step<BLOCK_N / 8, HEAD_DIM_V / 8>(s, o, row_max[half], row_sum[half], half, scale_log2);
 
-    // O += P V. Key tiles 2kk and 2kk+1 of S form the A registers of k-step kk; V is read
-    // N-major (transposed): 16 keys per step are 2048 bytes, its 64-column panels are
-    // BLOCK_N*128 bytes apart.
     unsigned pf[P_STEPS][4];
     wg_acc_to_a(pf, s);
+    ring.wait_v(t);
+    ring.take_turn();
     wg_fence();
-#pragma unroll
-    for (int kk = 0; kk < P_STEPS; kk++)
-        wg_rs<HEAD_DIM_V, 1>::run(o, pf[kk], wg_desc(v_tile + kk * 2048, BLOCK_N * 128, 1024), 1);
+    issue_pv(o, pf, ring.v_tile(t));
     wg_commit();
+    ring.pass_turn();
     wg_wait_all();
     wg_pin(o);
+    pin_a(pf);
+    ring.free_v(t);
+}
+
+// Every tile of the block with OVERLAP: tile t's S = Q K^T and tile t-1's O += P V are issued
+// together; t's mask and softmax run once S has landed, while P V is still in flight, and only
+// the rescale of O waits for it. Two score tiles are live at once (S of t in fp32, P of t-1
+// packed).
+template <class Ring>
+FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float (&row_sum)[2],
+                                 const ft_fwd_args &args, const fwd_block &fb, const fwd_thread &th, unsigned q_wg,
+                                 Ring &ring, float scale_log2)
+{
+    const int n = fb.n_tiles;
+    if (n == 0)
+        return;
+    float s[S_REGS];
+    unsigned pf[P_STEPS][4];
+    ring.wait_k(0);
+    ring.take_turn();
+    wg_fence();
+    issue_scores(s, q_wg, ring.k_tile(0));
+    wg_commit();
+    ring.pass_turn();
+    wg_wait_all();
+    wg_pin(s);
+    ring.free_k(0);
+    mask_tile(s, args, fb, th, 0);
+#pragma unroll
+    for (int half = 0; half < 2; half++)   // O is still zero: nothing to rescale
+        softmax_scores<BLOCK_N / 8>(s, row_max[half], row_sum[half], half, scale_log2);
+    wg_acc_to_a(pf, s);
+
+    for (int t = 1; t < n; t++) {
+        ring.wait_k(t);
+        ring.wait_v(t - 1);
+        ring.take_turn();
+        wg_fence();
+        issue_scores(s, q_wg, ring.k_tile(t));
+        wg_commit();
+        issue_pv(o, pf, ring.v_tile(t - 1));
+        wg_commit();
+        ring.pass_turn();
+        wg_wait<1>();   // S of tile t has landed; P V of t-1 may still run
+        wg_pin(s);
+        ring.free_k(t);
+        mask_tile(s, args, fb, th, t);
+        float correction[2];
+#pragma unroll
+        for (int half = 0; half < 2; half++)
+            correction[half] = softmax_scores<BLOCK_N / 8>(s, row_max[half], row_sum[half], half, scale_log2);
+        wg_wait<0>();
+        wg_pin(o);
+        pin_a(pf);
+        ring.free_v(t - 1);
+#pragma unroll
+        for (int half = 0; half < 2; half++)
+            rescale_row<HEAD_DIM_V / 8>(o, half, correction[half]);
+        wg_acc_to_a(pf, s);
+    }
+
+    ring.wait_v(n - 1);
+    ring.take_turn();
+    wg_fence();
+    issue_pv(o, pf, ring.v_tile(n - 1));
+    wg_commit();
+    ring.pass_turn();
+    wg_wait_all();
+    wg_pin(o);
+    pin_a(pf);
+    ring.free_v(n - 1);
 }
 
 // Epilogue: O / rowsum in the input dtype, and L = ln(sum) + max in natural log.
@@ -193,6 +360,7 @@ FT_DEVICE void fwd_inline(const ft_fwd_args &args, unsigned q_smem, unsigned kv_
     float row_max[2] = { -FT_INF_F, -FT_INF_F }, row_sum[2] = { 0.f, 0.f };   // rows g, g+8
     // This warpgroup's 64 rows of Q: within a panel they start at row 64*wg.
     const unsigned q_wg = q_smem + th.wg * 64 * 128;
+    inline_ring ring = { kv_smem };
 
     for (int t = 0; t < fb.n_tiles; t++) {
         if (NUM_STAGES == 1) {
@@ -211,63 +379,39 @@ FT_DEVICE void fwd_inline(const ft_fwd_args &args, unsigned q_smem, unsigned kv_
                 load_kv<NUM_THREADS>(kv_smem + (next % NUM_STAGES) * STAGE_BYTES, fb, next, threadIdx.x);
             cp_async_commit();
         }
-        const unsigned k_tile = kv_smem + (NUM_STAGES == 1 ? 0 : (t % NUM_STAGES) * STAGE_BYTES);
-        attend_tile(o, row_max, row_sum, args, fb, th, q_wg, k_tile, t, scale_log2);
+        attend_tile(o, row_max, row_sum, args, fb, th, q_wg, ring, t, scale_log2);
     }
     cp_async_wait<0>();
     store_o(args, fb, th, o, row_max, row_sum);
 }
 
 // ---- the producer pipeline: warpgroup 0 fills the ring, the consumers only compute.
-// A slot is full when the 128 loaders have arrived, each after its copies of the tile landed
-// and were fenced for the async proxy (wgmma reads them), and empty when every consumer thread
-// has arrived after the tile's products. The loaders announce a tile as soon as it has landed:
-// announcing tile t only once tile t+1's copies were issued (so that they overlap the wait)
-// held it back until the consumers freed t+1's slot, and cost 2-stage rings a quarter of their
-// speed (D 128 N 4096: 439 TFLOP/s against 577 with 3 stages).
-FT_DEVICE unsigned full_bar(unsigned bars, int st) { return bars + 16 * st; }
-FT_DEVICE unsigned empty_bar(unsigned bars, int st) { return bars + 16 * st + 8; }
-
-// A ROWS x COLS tile (COLS a multiple of 64) into the panel layout by the producer's 128 threads:
-// thread t takes 16-byte chunk t % 8 of rows t / 8, t / 8 + 16, ...; row % 8, and so the chunk's
-// swizzled place in a row, is the same for all of them, so each copy only advances two
-// addresses (load_panels' general indexing costs more registers than the producer keeps).
-// Rows past `valid` are zero-filled.
-template <int ROWS, int COLS>
-FT_DEVICE void producer_copy(unsigned smem, const elem_t *gmem, long long stride, int valid, int t)
-{
-    const int r = t / 8, c = t % 8;
-    const unsigned dst0 = smem + r * 128 + ((c ^ (r & 7)) << 4);
-#pragma unroll
-    for (int p = 0; p < COLS / 64; p++) {
-        const elem_t *src = gmem + r * stride + p * 64 + c * 8;
-        unsigned dst = dst0 + p * (ROWS * 128);
-#pragma unroll
-        for (int i = 0; i < ROWS / 16; i++) {
-            const bool in = EVEN_N || r + 16 * i < valid;
-            cp_async_16(dst, in ? src : gmem, in ? 16 : 0);
-            src += 16 * stride;
-            dst += 16 * 128;
-        }
-    }
-}
-
+// One thread of the producer issues each K and V tile to the copy engine as soon as the
+// consumers have given its slot back: a box of BLOCK_N keys by 64 columns a panel, completing
+// on the slot's full mbarrier (keys past seqlen_k read as zeros). K and V have barriers of their
+// own so that K of the next tile can land while V of this one is still being read.
 FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned kv_smem, unsigned bars)
 {
     setmaxnreg_dec<PRODUCER_REGS>();
+    if (threadIdx.x != 0)
+        return;
     const fwd_block fb = describe_block(args);
-    const int thread = threadIdx.x;
     for (int t = 0; t < fb.n_tiles; t++) {
         const int st = t % NUM_STAGES;
-        mbar_wait(empty_bar(bars, st), ((t / NUM_STAGES) & 1) ^ 1);   // a fresh slot passes at once
+        const unsigned free_parity = ((t / NUM_STAGES) & 1) ^ 1;   // a fresh slot passes at once
         const unsigned stage = kv_smem + st * STAGE_BYTES;
-        const int n0 = t * BLOCK_N;
-        producer_copy<BLOCK_N, HEAD_DIM>(stage, fb.k + n0 * fb.ks, fb.ks, fb.keys - n0, thread);
-        producer_copy<BLOCK_N, HEAD_DIM_V>(stage + K_BYTES, fb.v + n0 * fb.vs, fb.vs, fb.keys - n0, thread);
-        cp_async_commit();
-        cp_async_wait<0>();
-        fence_proxy_async();
-        mbar_arrive(full_bar(bars, st));
+        const int key = fb.n_begin + t * BLOCK_N;
+        mbar_wait(ring_bar(bars, st, EMPTY_K), free_parity);
+        mbar_arrive_expect(ring_bar(bars, st, FULL_K), K_BYTES);
+#pragma unroll
+        for (int p = 0; p < HEAD_DIM / 64; p++)
+            tma_load_4d(stage + p * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), 64 * p, key, fb.h, fb.b);
+        mbar_wait(ring_bar(bars, st, EMPTY_V), free_parity);
+        mbar_arrive_expect(ring_bar(bars, st, FULL_V), V_BYTES);
+#pragma unroll
+        for (int p = 0; p < HEAD_DIM_V / 64; p++)
+            tma_load_4d(stage + K_BYTES + p * PANEL_BYTES, &args.v_map, ring_bar(bars, st, FULL_V), 64 * p, key,
+                        fb.h, fb.b);
     }
 }
 
@@ -289,19 +433,22 @@ FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned k
         o[i] = 0.f;
     float row_max[2] = { -FT_INF_F, -FT_INF_F }, row_sum[2] = { 0.f, 0.f };
     const unsigned q_wg = q_smem + th.wg * 64 * 128;
-    for (int i = 0; i < fb.n_tiles; i++) {
-        const int st = i % NUM_STAGES;
-        mbar_wait(full_bar(bars, st), (i / NUM_STAGES) & 1);
-        attend_tile(o, row_max, row_sum, args, fb, th, q_wg, kv_smem + st * STAGE_BYTES, i, scale_log2);
-        mbar_arrive(empty_bar(bars, st));
+    producer_ring ring = { kv_smem, bars, th.wg, 0 };
+    ring.start_turns(consumer_turns(fb.n_tiles));
+    if (OVERLAP) {
+        attend_overlapped(o, row_max, row_sum, args, fb, th, q_wg, ring, scale_log2);
+    } else {
+        for (int i = 0; i < fb.n_tiles; i++)
+            attend_tile(o, row_max, row_sum, args, fb, th, q_wg, ring, i, scale_log2);
     }
     store_o(args, fb, th, o, row_max, row_sum);
 }
 
 // Compiled for the occupancy the traits expect (MIN_BLOCKS): up to 255 registers a thread for
-// two or three warpgroups, within 128 for one warpgroup on 64x64 tiles of head dim 64.
+// two or three warpgroups, within 128 for one warpgroup on 64x64 tiles of head dim 64. args is
+// __grid_constant__: the copy engine reads the tensor maps in it where they lie.
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
-ft_fwd(const ft_fwd_args args)
+ft_fwd(const __grid_constant__ ft_fwd_args args)
 {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     const unsigned q_smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
@@ -312,8 +459,10 @@ ft_fwd(const ft_fwd_args args)
         const unsigned bars = kv_smem + NUM_STAGES * STAGE_BYTES;
         if (threadIdx.x == 0) {
             for (int st = 0; st < NUM_STAGES; st++) {
-                mbar_init(full_bar(bars, st), 128);
-                mbar_init(empty_bar(bars, st), CONSUMER_THREADS);
+                mbar_init(ring_bar(bars, st, FULL_K), 1);
+                mbar_init(ring_bar(bars, st, FULL_V), 1);
+                mbar_init(ring_bar(bars, st, EMPTY_K), CONSUMER_THREADS);
+                mbar_init(ring_bar(bars, st, EMPTY_V), CONSUMER_THREADS);
             }
             mbar_init_fence();
         }

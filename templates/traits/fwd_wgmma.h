@@ -1,8 +1,10 @@
 /* fwd_wgmma traits (templates/families/fwd_wgmma.cu, generator/family_fwd_wgmma.c): one consumer
  * warpgroup (4 warps) per 64 query rows; Q and K/V tiles as 128-byte-swizzled panels. NUM_WARPS
- * says whether a producer warpgroup loads K and V for the consumers (BLOCK_M / 16 + 4; they then
- * wait only for their data, through mbarriers, not for each other) or every warp loads and
- * computes (BLOCK_M / 16). */
+ * says whether a producer warpgroup loads K and V for the consumers by the copy engine
+ * (BLOCK_M / 16 + 4; they then wait only for their data, through mbarriers, not for each other)
+ * or every warp loads and computes (BLOCK_M / 16). With a producer, OVERLAP runs a tile's
+ * softmax under the previous tile's P V product and PINGPONG (two consumers) makes the consumers
+ * take turns at the tensor cores. */
 #ifndef FT_TRAITS_FWD_WGMMA_H
 #define FT_TRAITS_FWD_WGMMA_H
 
@@ -13,6 +15,8 @@ enum fwd_wgmma_rule {
     FWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 */
     FWD_WGMMA_BAD_HEAD_DIM,    /* head dims other than 64 and 128 */
     FWD_WGMMA_BAD_REGISTERS,   /* accumulators would spill */
+    FWD_WGMMA_BAD_OVERLAP,     /* OVERLAP without a producer */
+    FWD_WGMMA_BAD_PINGPONG,    /* PINGPONG without a producer and two consumers */
 };
 
 /* Consumer warpgroups: 64 query rows each. */
@@ -29,7 +33,7 @@ FT_TRAIT int fwd_wgmma_has_producer(int block_m, int num_warps)
 
 /* 1024 bytes of slack to align the tiles to 1024 (the swizzle is a function of address bits
  * 4-9), the Q tile and NUM_STAGES K/V tiles, 2 bytes an element; with a producer, 1024 more for
- * the ring's mbarriers. */
+ * the ring's mbarriers (four a slot: K and V full and empty). */
 FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
                                         int num_stages)
 {
@@ -63,22 +67,30 @@ FT_TRAIT int fwd_wgmma_min_blocks(int block_m, int block_n, int num_warps, int h
     return blocks < 1 ? 1 : blocks;
 }
 
-/* The registers the producer warpgroup keeps (setmaxnreg; its cp.async addresses: 40 spilled at
- * 64-key tiles of head dim 128), and those a consumer thread may hold: with a producer, what
- * setmaxnreg moves to the consumers (two consumers: 384 x 168 at entry = 128 x 48 + 256 x 224;
- * one: 256 x 128 = 128 x 48 + 128 x 208); else the cap of the block's occupancy. */
+/* The registers the producer warpgroup keeps (setmaxnreg's least: one thread issues the copy
+ * engine's loads), and those a consumer thread may hold: with a producer, what setmaxnreg moves
+ * to the consumers (two consumers: 384 x 168 at entry = 128 x 24 + 256 x 240; one: 256 x 128 =
+ * 128 x 24 + 128 x 232); else the cap of the block's occupancy. */
 FT_TRAIT int fwd_wgmma_producer_regs(void)
 {
-    return 48;
+    return 24;
 }
 FT_TRAIT int fwd_wgmma_consumer_regs(int block_m, int num_warps)
 {
     if (!fwd_wgmma_has_producer(block_m, num_warps))
         return ft_register_cap(num_warps * 32);
-    return fwd_wgmma_consumers(block_m) == 2 ? 224 : 208;
+    return fwd_wgmma_consumers(block_m) == 2 ? 240 : 232;
 }
 
-FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v)
+/* The rows of the copy engine's K and V boxes (a key tile), or 0 where every warp loads by
+ * cp.async (no producer). */
+FT_TRAIT int fwd_wgmma_map_rows(int block_m, int block_n, int num_warps)
+{
+    return fwd_wgmma_has_producer(block_m, num_warps) ? block_n : 0;
+}
+
+FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int overlap,
+                            int pingpong)
 {
     if (block_m != 64 && block_m != 128 && block_m != 192)
         return FWD_WGMMA_BAD_BLOCK_M;
@@ -93,6 +105,10 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
     if (fwd_wgmma_regs(block_n, head_dim_v) >
         fwd_wgmma_consumer_regs(block_m, num_warps))
         return FWD_WGMMA_BAD_REGISTERS;
+    if (overlap && !producer)
+        return FWD_WGMMA_BAD_OVERLAP;
+    if (pingpong && !(producer && fwd_wgmma_consumers(block_m) == 2))
+        return FWD_WGMMA_BAD_PINGPONG;
     return FWD_WGMMA_OK;
 }
 

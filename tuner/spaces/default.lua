@@ -57,7 +57,9 @@ local spaces = {
 
 -- Hopper only (wgmma, compiled for sm_90a). The forward: a consumer warpgroup owns 64 query rows,
 -- so NUM_WARPS is BLOCK_M/16, or that + 4 where a producer warpgroup loads K and V for one or two
--- consumers; the other pairings are refused by the family's check.
+-- consumers; with a producer, OVERLAP (softmax under the previous tile's P V) and, for two
+-- consumers, PINGPONG (turns at the tensor cores); the other pairings are refused by the family's
+-- check.
 if device.cc == 90 then
   table.insert(spaces, 2, space{
     name = "fwd_hopper",
@@ -68,7 +70,24 @@ if device.cc == 90 then
       NUM_WARPS = {4, 8, 12},
       BLOCK_N = {64, 128},
       NUM_STAGES = {1, 2},
+      OVERLAP = {0, 1},
+      PINGPONG = {0, 1},
     },
+    -- The inline pipeline won only with one or two warpgroups (64 or 128 rows, short or causal
+    -- sequences); a producer's ring wants its two stages. The family's check refuses the rest.
+    where = function(p, dev)
+      local producer = p.NUM_WARPS == p.BLOCK_M / 16 + 4
+      if not producer and p.BLOCK_M == 192 then
+        return false, "three inline warpgroups: never the fastest"
+      end
+      if not producer and p.BLOCK_M == 128 and (p.BLOCK_N ~= 64 or p.NUM_STAGES ~= 2) then
+        return false, "two inline warpgroups: 64-key tiles in two stages only"
+      end
+      if producer and p.NUM_STAGES ~= 2 then
+        return false, "a producer's ring of one stage"
+      end
+      return true
+    end,
     workloads = shapes,
     bench = bench,
   })
