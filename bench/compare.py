@@ -109,7 +109,17 @@ def flops(b, h, n, d, causal, backward):
 
 
 def time_ms(fn, min_reps=5, max_reps=50, budget_s=0.25, warmup=3):
-    """Median (and min) of per-call CUDA-event times after warm-up."""
+    """Median (and min) of per-call CUDA-event times after warm-up: triton.testing.do_bench where
+    Triton is installed (the peers' published method: calls queued back to back, L2 flushed
+    before each, so the host's time per call shows only where it exceeds the GPU's), else one
+    synchronized call at a time (which adds each call's host time before its launch)."""
+    try:
+        from triton.testing import do_bench
+    except ImportError:
+        do_bench = None
+    if do_bench is not None:
+        times = do_bench(fn, warmup=25, rep=100, return_mode="all")
+        return statistics.median(times), min(times)
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -124,15 +134,15 @@ def time_ms(fn, min_reps=5, max_reps=50, budget_s=0.25, warmup=3):
     return statistics.median(times), min(times)
 
 
-def measure(name, fn, dtype, b, h, n, d, causal):
+def measure(name, fn, dtype, b, h, n, d, causal, dv=None):
     """(forward ms, backward ms) of one implementation, or None where it cannot run."""
     if fn is None:
         return None, "n/a"
     if name == "math" and b * h * n * n * 4 * 3 > MATH_LIMIT_BYTES:
         return None, "skipped: scores do not fit"
     g = torch.Generator(device="cuda").manual_seed(n + d)
-    q, k, v = (torch.randn((b, h, n, d), generator=g, device="cuda", dtype=dtype).requires_grad_(True)
-               for _ in range(3))
+    q, k, v = (torch.randn((b, h, n, e), generator=g, device="cuda", dtype=dtype).requires_grad_(True)
+               for e in (d, d, dv or d))
     try:
         o = fn(q, k, v, causal)
         do = torch.randn_like(o)
@@ -211,12 +221,63 @@ def run_facts(args, started, flex_why):
     }
 
 
+def extra_points(spec, flex_make, out):
+    """The points beyond the grid (--extra), bf16, causal and not: their rows into
+    compare-extra.csv, their table (TFLOP/s, flashtune over each peer and over the best peer) as
+    markdown lines. FLOPs: forward 2·B·H·N²·(D + Dv), halved when causal; backward 2.5× that."""
+    points = [tuple(int(x) for x in p.split(":")) for p in spec.split(",") if p.strip()]
+    if not points:
+        return []
+    rows = []
+    for pt in points:
+        b, h, n, d = pt[:4]
+        dv = pt[4] if len(pt) > 4 else d
+        for causal in (False, True):
+            for name, fn in impls(flex_make).items():
+                if name in ("efficient", "math"):   # far behind on the grid; left out to save time
+                    continue
+                res, why = measure(name, fn, torch.bfloat16, b, h, n, d, causal, dv)
+                for p, backward in (("fwd", False), ("bwd", True)):
+                    f = 2.0 * b * h * n * n * (d + dv) / (2 if causal else 1) * (2.5 if backward else 1)
+                    ms = res[backward][0] if res else float("nan")
+                    rows.append(dict(batch=b, heads=h, seqlen=n, head_dim=d, head_dim_v=dv, causal=int(causal),
+                                     pass_=p, impl=name, ms=ms, tflops=f / (ms * 1e-3) / 1e12 if res else float("nan"),
+                                     note=why))
+                print(f"extra B={b} H={h} N={n} D={d}/{dv} causal={int(causal)} {name:>9}: " +
+                      (f"fwd {rows[-2]['tflops']:6.1f} bwd {rows[-1]['tflops']:6.1f} TFLOP/s" if res else why), flush=True)
+    with open(os.path.join(out, "compare-extra.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    peers = list(PEERS)
+    md = ["", "Beyond the grid, bf16 (TFLOP/s; ratio = flashtune / peer; best = the fastest peer that ran):", "",
+          "| B | H | N | D/Dv | causal | pass | flashtune | " + " | ".join(peers) + " | " +
+          " | ".join(f"÷{p}" for p in peers) + " | ÷best |",
+          "| ---: | ---: | ---: | --- | :---: | --- | ---: | " + " | ".join(["---:"] * (2 * len(peers) + 1)) + " |"]
+    table = {}
+    for r in rows:
+        table.setdefault((r["batch"], r["heads"], r["seqlen"], r["head_dim"], r["head_dim_v"], r["causal"],
+                          r["pass_"]), {})[r["impl"]] = r["tflops"]
+    fmt = lambda x: "–" if not (x and math.isfinite(x)) else f"{x:.1f}"   # noqa: E731
+    ratio = lambda a, b: f"{a / b:.2f}" if a and b and math.isfinite(a) and math.isfinite(b) else "–"   # noqa: E731
+    for k, t in table.items():
+        ft = t.get("flashtune", float("nan"))
+        ran = [t[p] for p in peers if t.get(p) and math.isfinite(t[p])]
+        md.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]}/{k[4]} | {'yes' if k[5] else 'no'} | {k[6]} | {fmt(ft)} | " +
+                  " | ".join(fmt(t.get(p)) for p in peers) + " | " + " | ".join(ratio(ft, t.get(p)) for p in peers) +
+                  f" | {ratio(ft, max(ran)) if ran else '–'} |")
+    return md
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="bench/out")
     ap.add_argument("--dtypes", default="bf16,f16,f32")
     ap.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
     ap.add_argument("--head-dims", default="64,128")
+    ap.add_argument("--extra", default="1:16:512:128,4:16:4096:96,4:16:4096:192:128,4:16:4096:256",
+                    help="points beyond the grid, causal and not, bf16: B:H:N:D[:DV] separated by commas "
+                         "('' for none); reported apart, outside the geometric means")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -302,6 +363,7 @@ def main():
                              f"{'causal' if worst[1][2] else 'non-causal'} N={worst[1][4]})")
             md.append(f"| {dname} | {p} | " + " | ".join(cells) + " |")
 
+    md += extra_points(args.extra, flex_make, args.out)
     md += ["", "Peak memory of forward + backward, bf16, D = 128, non-causal, 16384 tokens (MiB above the inputs):",
            "", "| N | flashtune | materialize |", "| ---: | ---: | ---: |"]
     for n in (4096, 8192, 16384):

@@ -30,7 +30,7 @@ static int check_fwd(const int *p, char *why, size_t len)
         snprintf(why, len, "BLOCK_N=%d: fwd_wgmma takes 64 or 128", bn);
         break;
     case FWD_WGMMA_BAD_HEAD_DIM:
-        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: fwd_wgmma takes head dims 64 and 128", d, dv);
+        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: fwd_wgmma takes head dims 64, 96, 128, 192 and 256", d, dv);
         break;
     case FWD_WGMMA_BAD_OVERLAP:
         snprintf(why, len, "OVERLAP=1 with NUM_WARPS=%d and BLOCK_M=%d: fwd_wgmma overlaps the softmax with the "
@@ -54,13 +54,14 @@ static int map_rows_fwd(const int *p)
     return fwd_wgmma_map_rows(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS]);
 }
 
-/* The default configuration keeps the table's tiles (128 x 128, a producer and two consumers)
- * and turns OVERLAP on (H100, head dim 128, N 4096: 660 TFLOP/s against 569 without; PINGPONG
- * beside it 647, better only when causal). OVERLAP is not among the family's defaults: without a
- * producer it is refused, and a configuration that names its tiles should not have to turn it
- * off. */
+/* The default configuration keeps the table's tiles (128 x 128, a producer and two consumers;
+ * 64 keys for the large head dims, traits/fwd_wgmma.h) and turns OVERLAP on (H100, head dim 128,
+ * N 4096: 660 TFLOP/s against 569 without; PINGPONG beside it 647, better only when causal).
+ * OVERLAP is not among the family's defaults: without a producer it is refused, and a
+ * configuration that names its tiles should not have to turn it off. */
 static void head_dim_tiles_fwd(int *p)
 {
+    fwd_wgmma_head_dim_tiles(p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V], &p[GEN_BLOCK_N]);
     p[GEN_OVERLAP] = 1;
 }
 

@@ -11,7 +11,7 @@
 
 /* The head dims every family supports (templates/README.md); others are refused even where
  * one family would take them, so that every dtype behaves the same. */
-const int rt_head_dims[] = { 32, 64, 96, 128, 256 };
+const int rt_head_dims[] = { 32, 64, 96, 128, 192, 256 };
 const int rt_head_dim_count = (int)(sizeof rt_head_dims / sizeof rt_head_dims[0]);
 
 size_t rt_elem_bytes(int dtype)
@@ -148,9 +148,14 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
     if (d->head_dim < 1 || d->head_dim_v < 0)
         return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s=%d must be at least 1", func,
                     d->head_dim < 1 ? "head_dim" : "head_dim_v", d->head_dim < 1 ? d->head_dim : d->head_dim_v);
-    if (!head_dim_ok(d->head_dim) || !head_dim_ok(dv))
-        return fail(FT_ERR_UNSUPPORTED, err, len, "%s: %s=%d is not supported (32, 64, 96, 128, 256)", func,
-                    head_dim_ok(d->head_dim) ? "head_dim_v" : "head_dim", head_dim_ok(d->head_dim) ? dv : d->head_dim);
+    if (!head_dim_ok(d->head_dim) || !head_dim_ok(dv)) {
+        char list[64] = "";
+        for (int i = 0, at = 0; i < rt_head_dim_count && at < (int)sizeof list; i++)
+            at += snprintf(list + at, sizeof list - at, "%s%d", i ? ", " : "", rt_head_dims[i]);
+        return fail(FT_ERR_UNSUPPORTED, err, len, "%s: %s=%d is not supported (%s)", func,
+                    head_dim_ok(d->head_dim) ? "head_dim_v" : "head_dim", head_dim_ok(d->head_dim) ? dv : d->head_dim,
+                    list);
+    }
     const ft_status s = check_mask(func, d, err, len);
     if (s != FT_OK)
         return s;

@@ -106,6 +106,13 @@ static const attn_case cases[] = {
     { "bf16 D=256 window",          BF16, 256, 256, 1, 2, 1000, 1000, 0, 1, 1, 2, DEFAULT_TILES, WIN(0, 300, 100) },
     { "f16 D=256 N=640 causal",     F16, 256, 256, 1, 3,  640,  640, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK },
     { "bf16 D=256 Nq<Nk",           BF16, 256, 256, 2, 1, 130,  450, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
+    /* Head dim 192 over 128 (DeepSeek's MLA; fwd_wgmma: three panels of Q/K beside two of V) and
+     * 192 throughout (fwd_wgmma on 64 keys). */
+    { "bf16 D=192 Dv=128 causal",   BF16, 192, 128, 2, 2, 333,  333, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK },
+    { "f16 D=192 Dv=128 Nq<Nk BR",  F16, 192, 128,  1, 3, 200,  517, 1, 1, 1, 1, DEFAULT_TILES, BR },
+    { "bf16 D=192 Dv=128 window",   BF16, 192, 128, 1, 2, 700,  700, 0, 1, 0, 0, DEFAULT_TILES, WIN(0, 200, 64) },
+    { "bf16 D=192 N=256",           BF16, 192, 192, 2, 2, 256,  256, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
+    { "f16 D=96 Dv=192 causal",     F16, 96, 192,   1, 2, 190,  190, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 

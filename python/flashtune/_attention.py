@@ -143,7 +143,7 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     strided view whose last dimension is contiguous (e.g. a [B, N, H, D] tensor transposed);
     float64, float32, float16 or bfloat16, all on the same CUDA device; runs on the current
     stream. ``is_causal`` (or its alias ``causal``) masks keys after the query's position;
-    ``scale`` defaults to 1/sqrt(D). Returns O [B, H, Nq, Dv]. Head dims: 32, 64, 96, 128, 256.
+    ``scale`` defaults to 1/sqrt(D). Returns O [B, H, Nq, Dv]. Head dims: 32, 64, 96, 128, 192, 256.
     Not supported: ``attn_mask``, ``dropout_p`` > 0, ``enable_gqa``.
 
     Masks beyond SDPA's (keywords only, as FlashAttention names them):

@@ -5,7 +5,7 @@ Written against the tensor interface only (``dim()``, ``shape``, ``stride()``, `
 import math
 import operator
 
-HEAD_DIMS = (32, 64, 96, 128, 256)
+HEAD_DIMS = (32, 64, 96, 128, 192, 256)
 # torch dtype name -> ft_dtype code (runtime/include/flashtune.h)
 DTYPES = {"torch.float32": 0, "torch.float16": 1, "torch.bfloat16": 2, "torch.float64": 3}
 NAMES = ("query", "key", "value")

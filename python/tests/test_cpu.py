@@ -98,7 +98,7 @@ class Checks(unittest.TestCase):
         self.expect(ValueError, "heads: query has 4, key 4, value 2", q, k, Fake((2, 2, 77, 64)))
         self.expect(ValueError, "value: seqlen 76 differs from key's 77", q, k, Fake((2, 4, 76, 64)))
         self.expect(ValueError, "key: head_dim 128 differs from query's 64", q, Fake((2, 4, 77, 128)), v)
-        self.expect(ValueError, "query: head_dim=40 is not supported (32, 64, 96, 128, 256)",
+        self.expect(ValueError, "query: head_dim=40 is not supported (32, 64, 96, 128, 192, 256)",
                     *qkv(d=40))
         self.expect(ValueError, "value: head_dim=48 is not supported", *qkv(dv=48))
         self.expect(ValueError, "query: empty tensor", Fake((2, 4, 0, 64)), k, v)

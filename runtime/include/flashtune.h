@@ -27,10 +27,10 @@
  * Requirements beyond the shapes. f16 and bf16 run on tensor cores and need every tensor's
  * base pointer 16-byte aligned and every stride (of a dimension longer than 1) a multiple of 8
  * elements; otherwise the call returns FT_ERR_UNSUPPORTED naming the tensor and value. f32 and
- * f64 take any element-aligned pointer and stride. Head dims: 32, 64, 96, 128, 256 (head_dim_v
+ * f64 take any element-aligned pointer and stride. Head dims: 32, 64, 96, 128, 192, 256 (head_dim_v
  * may differ from head_dim), except where no kernel configuration fits the GPU, which returns
  * FT_ERR_UNSUPPORTED saying so: the f16/bf16 forward with head_dim_v = 256 and head_dim 64 to
- * 128 (registers), and the f64 backward at head dim 256 on GPUs with less than 160 KiB of
+ * 128 on GPUs before sm_90 (registers), and the f64 backward at head dim 256 on GPUs with less than 160 KiB of
  * shared memory per block (sm_86, sm_89). batch*heads above 65535 (CUDA's grid limit) is split
  * into several launches; heads alone must be at most 65535.
  *

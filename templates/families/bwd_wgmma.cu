@@ -75,7 +75,7 @@ constexpr int M_STEPS = BLOCK_M / 16;           // k-steps over the queries (dV,
 // Tiles take whole 64-column panels: at head dim 96 the second panel's last 32 columns hold
 // zeros (Q, dO: the copy engine fills what lies past the tensor) or nothing (K, V), and no
 // product reads them: the k-steps stop at the head dim, and N = 96 products end there.
-constexpr int D_PANELS = bwd_wgmma_panel_cols(HEAD_DIM) / 64, DV_PANELS = bwd_wgmma_panel_cols(HEAD_DIM_V) / 64;
+constexpr int D_PANELS = ft_panel_cols(HEAD_DIM) / 64, DV_PANELS = ft_panel_cols(HEAD_DIM_V) / 64;
 constexpr int Q_BYTES = BLOCK_M * D_PANELS * 128;
 constexpr int DO_BYTES = BLOCK_M * DV_PANELS * 128;
 constexpr int K_BYTES = BLOCK_N * D_PANELS * 128;

@@ -29,10 +29,13 @@ constexpr int P_STEPS = BLOCK_N / 16;      // k-steps of P V
 constexpr int QK_STEPS = HEAD_DIM / 16;    // k-steps of Q K^T
 // Shared memory: 1024 bytes of alignment slack, the Q tile, NUM_STAGES x (K tile, V tile), each
 // stored as 64-column panels (panel_offset in arch/sm90.cuh); with a producer, 1024 bytes of
-// mbarriers (K full, V full, K empty, V empty a slot).
-constexpr int Q_BYTES = BLOCK_M * HEAD_DIM * 2;
-constexpr int K_BYTES = BLOCK_N * HEAD_DIM * 2;
-constexpr int V_BYTES = BLOCK_N * HEAD_DIM_V * 2;
+// mbarriers (K full, V full, K empty, V empty a slot). Head dim 96 takes two panels, the second
+// half unused: cp.async leaves it unwritten, the copy engine fills it with zeros (its box runs
+// past the tensor), and no product reads it (Q K^T's k-steps and P V's columns stop at 96).
+constexpr int D_PANELS = ft_panel_cols(HEAD_DIM) / 64, DV_PANELS = ft_panel_cols(HEAD_DIM_V) / 64;
+constexpr int Q_BYTES = BLOCK_M * D_PANELS * 128;
+constexpr int K_BYTES = BLOCK_N * D_PANELS * 128;
+constexpr int V_BYTES = BLOCK_N * DV_PANELS * 128;
 constexpr int STAGE_BYTES = K_BYTES + V_BYTES;
 constexpr int PANEL_BYTES = BLOCK_N * 128;   // 64 columns of a K or V tile: one copy-engine box
 constexpr int BAR_BYTES = PRODUCER ? 1024 : 0;
@@ -47,7 +50,7 @@ static_assert(RULE != FWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_M/16 (consum
                                            "consumers, BLOCK_M/16 + 4 (and a producer warpgroup)");
 static_assert(RULE != FWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64, 128 or 192 (64 rows a consumer warpgroup)");
 static_assert(RULE != FWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 64 or 128");
-static_assert(RULE != FWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64 or 128");
+static_assert(RULE != FWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, 96, 128, 192 or 256");
 static_assert(RULE != FWD_WGMMA_BAD_REGISTERS, "BLOCK_N, HEAD_DIM_V, NUM_WARPS: accumulators would spill");
 static_assert(RULE != FWD_WGMMA_BAD_OVERLAP, "OVERLAP needs a producer warpgroup");
 static_assert(RULE != FWD_WGMMA_BAD_PINGPONG, "PINGPONG needs a producer warpgroup and two consumers");
@@ -55,7 +58,9 @@ static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_wgmma.h");
 
 // What a block works on: its query tile, head, and the key tiles it visits, counted from the
-// first (walk_keys: k and v point at it).
+// first (walk_keys: k and v point at it). Under a mask the query tiles run last-first: the
+// later rows see more keys, and the blocks that start first should be the longest, so that the
+// last wave is made of short ones.
 struct fwd_block {
     int m0, b, h, bh;
     const elem_t *k, *v;
@@ -65,7 +70,7 @@ struct fwd_block {
 FT_DEVICE fwd_block describe_block(const ft_fwd_args &args)
 {
     fwd_block fb;
-    fb.m0 = (int)blockIdx.x * BLOCK_M;
+    fb.m0 = (int)(CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * BLOCK_M;
     fb.bh = (int)blockIdx.y;
     fb.b = fb.bh / args.heads;
     fb.h = fb.bh % args.heads;
@@ -121,12 +126,25 @@ FT_DEVICE void issue_scores(float (&s)[S_REGS], unsigned q_wg, unsigned k_tile)
 
 // O += P V, issued. Key tiles 2kk and 2kk+1 of S form the A registers of k-step kk; V is read
 // N-major (transposed): 16 keys per step are 2048 bytes, its 64-column panels PANEL_BYTES apart.
-FT_DEVICE void issue_pv(float (&o)[O_REGS], const unsigned (&pf)[P_STEPS][4], unsigned v_tile)
+// Past 128 columns of V (192, 256) the product is issued in chunks of 128 columns (two panels),
+// each into its own run of O's registers (columns 128c.. are registers 64c..).
+constexpr int PV_CHUNK = HEAD_DIM_V > 128 ? 128 : HEAD_DIM_V;
+constexpr int PV_CHUNKS = (HEAD_DIM_V + 127) / 128;
+template <int C> FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const unsigned (&pf)[P_STEPS][4], unsigned v_tile)
 {
+    constexpr int N = HEAD_DIM_V - C * 128 < PV_CHUNK ? HEAD_DIM_V - C * 128 : PV_CHUNK;
+    float(&oc)[N / 2] = *reinterpret_cast<float(*)[N / 2]>(&o[C * 64]);
 #pragma unroll
     for (int kk = 0; kk < P_STEPS; kk++)
-        wg_rs<HEAD_DIM_V, 1>::run(o, pf[kk], wg_desc(v_tile + kk * 2048, PANEL_BYTES, 1024), 1);
+        wg_rs<N, 1>::run(oc, pf[kk], wg_desc(v_tile + C * 2 * PANEL_BYTES + kk * 2048, PANEL_BYTES, 1024), 1);
 }
+FT_DEVICE void issue_pv(float (&o)[O_REGS], const unsigned (&pf)[P_STEPS][4], unsigned v_tile)
+{
+    issue_pv_chunk<0>(o, pf, v_tile);
+    if constexpr (PV_CHUNKS > 1)
+        issue_pv_chunk<1>(o, pf, v_tile);
+}
+static_assert(PV_CHUNKS <= 2, "HEAD_DIM_V: P V in at most two chunks of 128 columns");
 
 // Keeps P's registers live (and unmoved) until here: an RS product reads them while in flight.
 FT_DEVICE void pin_a(unsigned (&pf)[P_STEPS][4])
@@ -404,12 +422,12 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned kv_smem, unsigned 
         mbar_wait(ring_bar(bars, st, EMPTY_K), free_parity);
         mbar_arrive_expect(ring_bar(bars, st, FULL_K), K_BYTES);
 #pragma unroll
-        for (int p = 0; p < HEAD_DIM / 64; p++)
+        for (int p = 0; p < D_PANELS; p++)
             tma_load_4d(stage + p * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), 64 * p, key, fb.h, fb.b);
         mbar_wait(ring_bar(bars, st, EMPTY_V), free_parity);
         mbar_arrive_expect(ring_bar(bars, st, FULL_V), V_BYTES);
 #pragma unroll
-        for (int p = 0; p < HEAD_DIM_V / 64; p++)
+        for (int p = 0; p < DV_PANELS; p++)
             tma_load_4d(stage + K_BYTES + p * PANEL_BYTES, &args.v_map, ring_bar(bars, st, FULL_V), 64 * p, key,
                         fb.h, fb.b);
     }

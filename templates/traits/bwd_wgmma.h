@@ -23,18 +23,11 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_REGISTERS,   /* accumulators would spill */
 };
 
-/* Columns a tile of `cols` takes in shared memory: whole 64-column panels of the 128-byte
- * swizzle (head dim 96: two panels, the second half used). */
-FT_TRAIT int bwd_wgmma_panel_cols(int cols)
-{
-    return (cols + 63) / 64 * 64;
-}
-
 /* The bytes of one ring stage: the Q and dO tiles, then L and delta of its rows, padded so the
  * next stage's tiles start 1024-aligned (the swizzle is a function of address bits 4-9). */
 FT_TRAIT long long bwd_wgmma_stage_bytes(int block_m, int head_dim, int head_dim_v)
 {
-    const long long tiles = (long long)block_m * (bwd_wgmma_panel_cols(head_dim) + bwd_wgmma_panel_cols(head_dim_v)) * 2;
+    const long long tiles = (long long)block_m * (ft_panel_cols(head_dim) + ft_panel_cols(head_dim_v)) * 2;
     return tiles + (block_m * 8 + 1023) / 1024 * 1024;
 }
 
@@ -95,7 +88,7 @@ FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
 {
     const long long dq_tile = (long long)block_m * head_dim * 4;
     const int split = bwd_wgmma_split_cols(head_dim), buffers = bwd_wgmma_buffers(block_n, num_warps, head_dim);
-    return 1024 + (long long)block_n * (bwd_wgmma_panel_cols(head_dim) + bwd_wgmma_panel_cols(head_dim_v)) * 2 +
+    return 1024 + (long long)block_n * (ft_panel_cols(head_dim) + ft_panel_cols(head_dim_v)) * 2 +
            num_stages * bwd_wgmma_stage_bytes(block_m, head_dim, head_dim_v) +
            buffers * ((long long)block_n * block_m * 2 + (split ? 0 : dq_tile)) +
            (bwd_wgmma_dq_split_keys(head_dim, bwd_wgmma_consumers(block_n, head_dim)) ? dq_tile : 0) +

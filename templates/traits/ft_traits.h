@@ -37,6 +37,14 @@ FT_TRAIT int ft_is_pow2(int x)
     return x > 0 && (x & (x - 1)) == 0;
 }
 
+/* Columns a tile of `cols` takes in shared memory in the Hopper families: whole 64-column panels
+ * of the 128-byte swizzle (head dim 96: two panels, the second half unused; the copy engine
+ * fills what lies past the tensor with zeros, and no product reads it). */
+FT_TRAIT int ft_panel_cols(int cols)
+{
+    return (cols + 63) / 64 * 64;
+}
+
 /* Registers each of `threads` threads may hold with one block per SM: 65536 / threads, at most
  * 255. */
 FT_TRAIT int ft_register_cap(int threads)

@@ -13,7 +13,7 @@ enum fwd_wgmma_rule {
     FWD_WGMMA_BAD_WARPS,       /* NUM_WARPS neither BLOCK_M / 16 nor that + 4 (a producer, 1 or 2 consumers) */
     FWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M not 64, 128 or 192 (64 rows a consumer warpgroup) */
     FWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 */
-    FWD_WGMMA_BAD_HEAD_DIM,    /* head dims other than 64 and 128 */
+    FWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96, 128, 192 or 256 */
     FWD_WGMMA_BAD_REGISTERS,   /* accumulators would spill */
     FWD_WGMMA_BAD_OVERLAP,     /* OVERLAP without a producer */
     FWD_WGMMA_BAD_PINGPONG,    /* PINGPONG without a producer and two consumers */
@@ -31,13 +31,22 @@ FT_TRAIT int fwd_wgmma_has_producer(int block_m, int num_warps)
     return num_warps == block_m / 16 + 4;
 }
 
+/* Head dims of Q/K and of V, each one of these (96 takes two 64-column panels, the second half
+ * unused; 192 and 256 whole panels). */
+FT_TRAIT int fwd_wgmma_head_dim_ok(int head_dim)
+{
+    return head_dim == 64 || head_dim == 96 || head_dim == 128 || head_dim == 192 || head_dim == 256;
+}
+
 /* 1024 bytes of slack to align the tiles to 1024 (the swizzle is a function of address bits
- * 4-9), the Q tile and NUM_STAGES K/V tiles, 2 bytes an element; with a producer, 1024 more for
- * the ring's mbarriers (four a slot: K and V full and empty). */
+ * 4-9), the Q tile and NUM_STAGES K/V tiles in whole 64-column panels (ft_panel_cols), 2 bytes
+ * an element; with a producer, 1024 more for the ring's mbarriers (four a slot: K and V full and
+ * empty). */
 FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
                                         int num_stages)
 {
-    return 1024 + ((long long)block_m * head_dim + (long long)num_stages * block_n * (head_dim + head_dim_v)) * 2 +
+    const long long d = ft_panel_cols(head_dim), dv = ft_panel_cols(head_dim_v);
+    return 1024 + (block_m * d + (long long)num_stages * block_n * (d + dv)) * 2 +
            (fwd_wgmma_has_producer(block_m, num_warps) ? 1024 : 0);
 }
 
@@ -89,6 +98,17 @@ FT_TRAIT int fwd_wgmma_map_rows(int block_m, int block_n, int num_warps)
     return fwd_wgmma_has_producer(block_m, num_warps) ? block_n : 0;
 }
 
+/* The family's default tiles for a head dim pair (gen_family.head_dim_tiles): the table's 128 x 128
+ * beside a producer where a K/V stage of 128 keys fits twice beside Q (Q/K and V panels up to
+ * 320 columns together: 192/128 takes 210 KB), else 64 keys (256, 192/192: 128 x 256 x 2 of Q
+ * and two 64-key stages, 194 KB at 256; O's 128 registers a thread at V's 256 leave no room for
+ * 128-key scores either). */
+FT_TRAIT void fwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int *block_n)
+{
+    if (ft_panel_cols(head_dim) + ft_panel_cols(head_dim_v) > 320)
+        *block_n = 64;
+}
+
 FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int overlap,
                             int pingpong)
 {
@@ -99,8 +119,7 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
         return FWD_WGMMA_BAD_WARPS;
     if (block_n != 64 && block_n != 128)
         return FWD_WGMMA_BAD_BLOCK_N;
-    /* The template takes any multiple of 64 for HEAD_DIM; only 64 and 128 have run on a GPU. */
-    if ((head_dim != 64 && head_dim != 128) || (head_dim_v != 64 && head_dim_v != 128))
+    if (!fwd_wgmma_head_dim_ok(head_dim) || !fwd_wgmma_head_dim_ok(head_dim_v))
         return FWD_WGMMA_BAD_HEAD_DIM;
     if (fwd_wgmma_regs(block_n, head_dim_v) >
         fwd_wgmma_consumer_regs(block_m, num_warps))

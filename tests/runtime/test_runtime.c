@@ -145,7 +145,8 @@ static void lookup_tiers(void **state)
 static int known_unsupported(const rt_device *dev, const db_workload *w)
 {
     const int mma = w->dtype == FT_F16 || w->dtype == FT_BF16;
-    if (mma && w->op == DB_OP_FWD && w->head_dim_v == 256 && w->head_dim >= 64 && w->head_dim <= 128)
+    if (mma && w->op == DB_OP_FWD && w->head_dim_v == 256 && w->head_dim >= 64 && w->head_dim <= 128 &&
+        strcmp(dev->arch, "sm_90") != 0)   /* fwd_wgmma takes them on Hopper */
         return 1;
     return w->dtype == FT_F64 && w->op == DB_OP_BWD && w->head_dim == 256 && w->head_dim_v == 256 &&
            dev->smem_limit < 160 * 1024;
@@ -188,25 +189,29 @@ static void defaults_cover_every_supported_problem(void **state)
 /* On the H100 the built-in defaults take the Hopper families where the family's tiles for the
  * head dims fit (gen_family.head_dim_tiles): the backward at head dim 256 on its only shape (64
  * keys, two consumers splitting the columns beside a producer), at 96 with a producer, and the
- * forward with a producer; the same at 256 when deterministic, dQ then ordered. */
+ * forward with a producer, on 64 keys where Q/K and V take more than 320 columns together; the
+ * same at 256 when deterministic, dQ then ordered. The backward has no Hopper kernel at 192. */
 static void builtin_defaults_take_the_hopper_families(void **state)
 {
     (void)state;
     static const struct {
-        int op, d, deterministic;
+        int op, d, dv, deterministic;
         const char *family;
         int block_n, warps;
     } cases[] = {
-        { DB_OP_BWD, 256, 0, "bwd_wgmma", 64, 12 },  { DB_OP_BWD, 256, 1, "bwd_wgmma", 64, 12 },
-        { DB_OP_BWD, 96, 0, "bwd_wgmma", 128, 12 },  { DB_OP_BWD, 128, 0, "bwd_wgmma", 128, 8 },
-        { DB_OP_FWD, 128, 0, "fwd_wgmma", 128, 12 }, { DB_OP_FWD, 256, 0, "fwd_mma", 0, 0 },
+        { DB_OP_BWD, 256, 256, 0, "bwd_wgmma", 64, 12 },  { DB_OP_BWD, 256, 256, 1, "bwd_wgmma", 64, 12 },
+        { DB_OP_BWD, 96, 96, 0, "bwd_wgmma", 128, 12 },   { DB_OP_BWD, 128, 128, 0, "bwd_wgmma", 128, 8 },
+        { DB_OP_BWD, 192, 128, 0, "bwd_mma", 0, 0 },      { DB_OP_FWD, 128, 128, 0, "fwd_wgmma", 128, 12 },
+        { DB_OP_FWD, 96, 96, 0, "fwd_wgmma", 128, 12 },   { DB_OP_FWD, 192, 128, 0, "fwd_wgmma", 128, 12 },
+        { DB_OP_FWD, 256, 256, 0, "fwd_wgmma", 64, 12 },  { DB_OP_FWD, 192, 192, 0, "fwd_wgmma", 64, 12 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const db_workload w = workload(cases[i].op, FT_BF16, cases[i].d, 1, 2, 8, 1000, 1000);
+        db_workload w = workload(cases[i].op, FT_BF16, cases[i].d, 1, 2, 8, 1000, 1000);
+        w.head_dim_v = cases[i].dv;
         gen_config c;
         char why[512];
         if (rt_default_config(&h100, &w, cases[i].deterministic, &c, why, sizeof why) != 0)
-            fail_msg("op=%d D=%d: %s", cases[i].op, cases[i].d, why);
+            fail_msg("op=%d D=%d Dv=%d: %s", cases[i].op, cases[i].d, cases[i].dv, why);
         assert_string_equal(c.family->name, cases[i].family);
         if (cases[i].block_n) {
             assert_int_equal(c.p[GEN_BLOCK_N], cases[i].block_n);
@@ -407,7 +412,7 @@ static const arg_case arg_cases[] = {
     { "heads -3", FT_F32, 1, heads_neg, FT_ERR_INVALID_ARGUMENT, "heads=-3" },
     { "seqlen_q 0", FT_F16, 0, seqlen_q0, FT_ERR_INVALID_ARGUMENT, "seqlen_q=0" },
     { "seqlen_k 0", FT_F64, 1, seqlen_k0, FT_ERR_INVALID_ARGUMENT, "seqlen_k=0" },
-    { "head_dim 40", FT_BF16, 0, head_dim40, FT_ERR_UNSUPPORTED, "head_dim=40 is not supported (32, 64, 96, 128, 256)" },
+    { "head_dim 40", FT_BF16, 0, head_dim40, FT_ERR_UNSUPPORTED, "head_dim=40 is not supported (32, 64, 96, 128, 192, 256)" },
     { "head_dim 0", FT_F32, 0, head_dim0, FT_ERR_INVALID_ARGUMENT, "head_dim=0" },
     { "head_dim_v 48", FT_F64, 1, head_dim_v48, FT_ERR_UNSUPPORTED, "head_dim_v=48 is not supported" },
     { "dtype 7", FT_BF16, 0, dtype7, FT_ERR_INVALID_ARGUMENT, "dtype=7" },
