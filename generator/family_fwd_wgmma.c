@@ -8,7 +8,7 @@
 static size_t smem_fwd(const int *p)
 {
     return (size_t)fwd_wgmma_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM],
-                                        p[GEN_HEAD_DIM_V], p[GEN_NUM_STAGES]);
+                                        p[GEN_HEAD_DIM_V], p[GEN_NUM_STAGES], p[GEN_PERSISTENT]);
 }
 
 /* The rules are traits/fwd_wgmma.h's (the template static_asserts the same); here their messages. */
@@ -16,7 +16,7 @@ static int check_fwd(const int *p, char *why, size_t len)
 {
     const int bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
-    switch (fwd_wgmma_rule(bm, bn, nw, d, dv, p[GEN_OVERLAP], p[GEN_PINGPONG])) {
+    switch (fwd_wgmma_rule(bm, bn, nw, d, dv, p[GEN_OVERLAP], p[GEN_PINGPONG], p[GEN_PERSISTENT])) {
     case FWD_WGMMA_OK:
         return 0;
     case FWD_WGMMA_BAD_WARPS:
@@ -36,6 +36,10 @@ static int check_fwd(const int *p, char *why, size_t len)
         snprintf(why, len, "OVERLAP=1 with NUM_WARPS=%d and BLOCK_M=%d: fwd_wgmma overlaps the softmax with the "
                  "products only with a producer warpgroup (NUM_WARPS=%d)", nw, bm, bm / 16 + 4);
         break;
+    case FWD_WGMMA_BAD_PERSISTENT:
+        snprintf(why, len, "PERSISTENT=1 with NUM_WARPS=%d and BLOCK_M=%d: fwd_wgmma keeps its blocks resident only "
+                 "with a producer warpgroup (NUM_WARPS=%d)", nw, bm, bm / 16 + 4);
+        break;
     case FWD_WGMMA_BAD_PINGPONG:
         snprintf(why, len, "PINGPONG=1 with NUM_WARPS=%d and BLOCK_M=%d: fwd_wgmma takes turns between two consumer "
                  "warpgroups fed by a producer (BLOCK_M=128, NUM_WARPS=12)", nw, bm);
@@ -48,10 +52,20 @@ static int check_fwd(const int *p, char *why, size_t len)
     return -1;
 }
 
-/* With a producer, K and V come by the copy engine, a key tile a box. */
+/* With a producer, K and V come by the copy engine, a key tile a box, and Q a query tile a box. */
 static int map_rows_fwd(const int *p)
 {
     return fwd_wgmma_map_rows(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS]);
+}
+
+static int q_map_rows_fwd(const int *p)
+{
+    return fwd_wgmma_has_producer(p[GEN_BLOCK_M], p[GEN_NUM_WARPS]) ? p[GEN_BLOCK_M] : 0;
+}
+
+static int persistent_fwd(const int *p)
+{
+    return p[GEN_PERSISTENT];
 }
 
 /* The default configuration keeps the table's tiles (128 x 128, a producer and two consumers;
@@ -79,17 +93,19 @@ const gen_family gen_family_fwd_wgmma = {
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_OVERLAP) |
-              GEN_BIT(GEN_PINGPONG),
+              GEN_BIT(GEN_PINGPONG) | GEN_BIT(GEN_PERSISTENT),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 128, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 12, [GEN_NUM_STAGES] = 2,
         [GEN_CAUSAL] = 0, [GEN_CAUSAL_SKIP] = 1, [GEN_EVEN_M] = 0, [GEN_EVEN_N] = 0, [GEN_DQ_MODE] = 0,
-        [GEN_OVERLAP] = 0, [GEN_PINGPONG] = 0,
+        [GEN_OVERLAP] = 0, [GEN_PINGPONG] = 0, [GEN_PERSISTENT] = 0,
     },
     .entries = fwd_entries,
     .entry_count = 1,
     .check = check_fwd,
     .target_arch = "sm_90a",
     .map_rows = map_rows_fwd,
+    .q_map_rows = q_map_rows_fwd,
+    .persistent = persistent_fwd,
     .head_dim_tiles = head_dim_tiles_fwd,
 };

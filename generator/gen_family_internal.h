@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-/* Every template parameter (enum gen_param, GEN_DTYPE ... GEN_PINGPONG, GEN_PARAM_COUNT), generated
+/* Every template parameter (enum gen_param, GEN_DTYPE ... GEN_PERSISTENT, GEN_PARAM_COUNT), generated
  * from the one parameter table. */
 #include "gen_param_table.h"
 
@@ -55,6 +55,15 @@ typedef struct gen_family {
      * (64 columns a box), or 0 where p reads none: a backward's Q and dO (ft_bwd_args q_map,
      * do_map), a forward's K and V (ft_fwd_args k_map, v_map). */
     int (*map_rows)(const int *p);
+    /* NULL: its forward reads Q as plain loads. Else, given p, the rows of the box of the map of
+     * Q (ft_fwd_args q_map, 64 columns a box) its forward reads through the copy engine, or 0
+     * where p reads none. */
+    int (*q_map_rows)(const int *p);
+    /* NULL: one block per tile (grid.x the tiles of a head, grid.y batch*heads). Else, given p,
+     * 1 where the operation's kernels are persistent: the launcher starts as many blocks as fit
+     * the GPU at once (cuOccupancyMaxActiveBlocksPerMultiprocessor x SMs), at most one per tile,
+     * in grid.x alone, and each block loops over tiles gridDim.x apart. */
+    int (*persistent)(const int *p);
     /* NULL: a deterministic dQ mode keeps the configuration's tiles. Else, given p with DQ_MODE
      * ordered, moves it to the tiles the family adds dQ in order fastest with (the caller then
      * refits EVEN_M/EVEN_N and validates). */

@@ -81,18 +81,24 @@ static CUresult encode_map(const cu_driver *cu, CUtensorMapDataType type, const 
                                     CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
-/* Two tensors of rows x (cols_a, cols_b) of p's dtype as maps (encode_map), boxes of box_rows;
- * the 16-bit types only (ft_dtype: 1 f16, 2 bf16). */
-static CUresult encode_pair(const cu_driver *cu, const ln_problem *p, int batch, int heads, int rows, int box_rows,
-                            const void *a, const long long sa[3], int cols_a, ft_tensor_map *ma, const void *b,
-                            const long long sb[3], int cols_b, ft_tensor_map *mb)
+/* One tensor of rows x cols of p's dtype as a map (encode_map), boxes of box_rows; the 16-bit
+ * types only (ft_dtype: 1 f16, 2 bf16). */
+static CUresult encode_one(const cu_driver *cu, const ln_problem *p, int batch, int heads, int rows, int box_rows,
+                           const void *base, const long long st[3], int cols, ft_tensor_map *out)
 {
     if (p->dtype != 1 && p->dtype != 2)
         return CUDA_ERROR_INVALID_VALUE;
     const CUtensorMapDataType type = p->dtype == 1 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    const size_t e = ln_elem_bytes(p->dtype);
-    CUresult rc = encode_map(cu, type, a, sa, batch, heads, rows, cols_a, box_rows, e, ma);
-    return rc == CUDA_SUCCESS ? encode_map(cu, type, b, sb, batch, heads, rows, cols_b, box_rows, e, mb) : rc;
+    return encode_map(cu, type, base, st, batch, heads, rows, cols, box_rows, ln_elem_bytes(p->dtype), out);
+}
+
+/* Two tensors of rows x (cols_a, cols_b) as maps (encode_one), boxes of box_rows. */
+static CUresult encode_pair(const cu_driver *cu, const ln_problem *p, int batch, int heads, int rows, int box_rows,
+                            const void *a, const long long sa[3], int cols_a, ft_tensor_map *ma, const void *b,
+                            const long long sb[3], int cols_b, ft_tensor_map *mb)
+{
+    CUresult rc = encode_one(cu, p, batch, heads, rows, box_rows, a, sa, cols_a, ma);
+    return rc == CUDA_SUCCESS ? encode_one(cu, p, batch, heads, rows, box_rows, b, sb, cols_b, mb) : rc;
 }
 
 CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, ft_bwd_args *a)
@@ -101,8 +107,11 @@ CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_ro
                        a->dout, a->do_stride, p->head_dim_v, &a->do_map);
 }
 
-CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, ft_fwd_args *a)
+CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, int q_box_rows, ft_fwd_args *a)
 {
-    return encode_pair(cu, p, a->batch, a->heads, a->seqlen_k, box_rows, a->k, a->k_stride, p->head_dim, &a->k_map,
-                       a->v, a->v_stride, p->head_dim_v, &a->v_map);
+    const CUresult rc = encode_pair(cu, p, a->batch, a->heads, a->seqlen_k, box_rows, a->k, a->k_stride, p->head_dim,
+                                    &a->k_map, a->v, a->v_stride, p->head_dim_v, &a->v_map);
+    if (rc != CUDA_SUCCESS || q_box_rows <= 0)
+        return rc;
+    return encode_one(cu, p, a->batch, a->heads, a->seqlen_q, q_box_rows, a->q, a->q_stride, p->head_dim, &a->q_map);
 }

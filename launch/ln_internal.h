@@ -80,8 +80,10 @@ void ln_bwd_args(const ln_problem *p, int accum, int b0, int nb, ft_bwd_args *a 
  * rows. CUDA_SUCCESS, or the driver's error (CUDA_ERROR_INVALID_VALUE for a dtype other than
  * f16/bf16, or pointers and strides the copy engine refuses: they need 16-byte alignment). */
 CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, ft_bwd_args *a /* IN/OUT */);
-/* The same for the forward: a's k_map and v_map (keys past seqlen_k read as zeros). */
-CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, ft_fwd_args *a /* IN/OUT */);
+/* The same for the forward: a's k_map and v_map (keys past seqlen_k read as zeros), and where
+ * q_box_rows > 0 its q_map, boxes of q_box_rows (rows past seqlen_q read as zeros). */
+CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, int q_box_rows,
+                            ft_fwd_args *a /* IN/OUT */);
 
 /* ---- steps and their shapes (ln_dims.c, ln_plan.c) -------------------------------------- */
 
@@ -105,6 +107,9 @@ typedef struct ln_step {
     const gen_entry *entry;
     CUfunction fn;
     unsigned grid_x, block_x, smem;
+    int persistent;             /* 1: the kernel loops over its grid_x * batch*heads tiles on at most
+                                 * `resident` blocks, all in grid.x (gen_family.persistent) */
+    unsigned resident;          /* persistent: the blocks that fit the GPU at once (ln_plan_bind) */
 } ln_step;
 
 /* Every launch of one operation of a kernel for one pair of lengths, in order: the family's
@@ -116,6 +121,7 @@ typedef struct ln_plan {
                                  * zeroed before the first step */
     int map_rows;               /* > 0: the maps the kernel reads (the backward's Q and dO, the
                                  * forward's K and V) go with boxes 64 x map_rows (gen_family.map_rows) */
+    int q_map_rows;             /* > 0: the forward's Q map goes too, boxes 64 x q_map_rows */
     int seqlen_q, seqlen_k;     /* the lengths the grids are for */
     ln_step steps[LN_MAX_STEPS];
     int count;
@@ -126,8 +132,9 @@ typedef struct ln_plan {
  * that operation, a length or tile < 1, more than LN_MAX_STEPS steps. */
 int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_plan *out /* OUT */, char *err,
                  size_t len);
-/* Looks each step's function up in module (c's, loaded with ln_module_load). CUDA_SUCCESS or
- * the error; OUT: *missing (may be NULL), the entry that failed. */
+/* Looks each step's function up in module (c's, loaded with ln_module_load) and, for a
+ * persistent step, counts the blocks that fit the current context's GPU at once (occupancy per
+ * SM x SMs). CUDA_SUCCESS or the error; OUT: *missing (may be NULL), the entry that failed. */
 CUresult ln_plan_bind(const cu_driver *cu, ln_plan *plan, CUmodule module, const char **missing);
 
 /* Loads image (a CUBIN of configuration c) and opts each entry it launches in to the dynamic

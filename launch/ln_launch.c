@@ -34,14 +34,20 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
             params[0] = &ba;
         } else {
             ln_fwd_args(p, b0, nb, &fa);
-            if (plan->map_rows && (rc = ln_fwd_tensor_maps(cu, p, plan->map_rows, &fa)) != CUDA_SUCCESS)
+            if (plan->map_rows &&
+                (rc = ln_fwd_tensor_maps(cu, p, plan->map_rows, plan->q_map_rows, &fa)) != CUDA_SUCCESS)
                 return rc;
             params[0] = &fa;
         }
         for (int i = 0; i < plan->count; i++) {
             const ln_step *s = &plan->steps[i];
-            if ((rc = ln_launch_one(cu, s->fn, s->grid_x, (unsigned)(nb * p->heads), s->block_x, s->smem, stream,
-                                    params)) != CUDA_SUCCESS)
+            unsigned gx = s->grid_x, gy = (unsigned)(nb * p->heads);
+            if (s->persistent) {   /* every tile of the slice in grid.x, at most the resident blocks */
+                const unsigned long long tiles = (unsigned long long)gx * gy;
+                gx = (unsigned)(tiles < s->resident ? tiles : s->resident);
+                gy = 1;
+            }
+            if ((rc = ln_launch_one(cu, s->fn, gx, gy, s->block_x, s->smem, stream, params)) != CUDA_SUCCESS)
                 return rc;
         }
     }

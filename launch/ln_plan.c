@@ -47,6 +47,8 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
     out->backward = op == LN_BACKWARD;
     out->accum = uses_accum(c, op);
     out->map_rows = f->map_rows ? f->map_rows(c->p) : 0;
+    out->q_map_rows = f->q_map_rows ? f->q_map_rows(c->p) : 0;
+    const int persistent = f->persistent ? f->persistent(c->p) : 0;
     out->seqlen_q = seqlen_q;
     out->seqlen_k = seqlen_k;
     for (int i = 0; i < f->entry_count; i++) {
@@ -67,6 +69,7 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
         }
         s->smem = (unsigned)smem;
         s->entry = e;
+        s->persistent = persistent;
         out->count++;
     }
     if (out->count == 0) {
@@ -77,13 +80,33 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
     return 0;
 }
 
+/* The blocks of step s that fit the current context's GPU at once: its occupancy per SM (its
+ * registers, block size and dynamic shared memory) times the SMs. */
+static CUresult resident_blocks(const cu_driver *cu, ln_step *s)
+{
+    CUdevice dev;
+    int per_sm = 0, sms = 0;
+    CUresult rc = cu->OccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, s->fn, (int)s->block_x, s->smem);
+    if (rc == CUDA_SUCCESS)
+        rc = cu->CtxGetDevice(&dev);
+    if (rc == CUDA_SUCCESS)
+        rc = cu->DeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+    if (rc == CUDA_SUCCESS && (per_sm < 1 || sms < 1))
+        rc = CUDA_ERROR_INVALID_VALUE;   /* a kernel that cannot run here at all */
+    s->resident = rc == CUDA_SUCCESS ? (unsigned)(per_sm * sms) : 0;
+    return rc;
+}
+
 CUresult ln_plan_bind(const cu_driver *cu, ln_plan *plan, CUmodule module, const char **missing)
 {
     for (int i = 0; i < plan->count; i++) {
-        const CUresult rc = cu->ModuleGetFunction(&plan->steps[i].fn, module, plan->steps[i].entry->name);
+        ln_step *s = &plan->steps[i];
+        CUresult rc = cu->ModuleGetFunction(&s->fn, module, s->entry->name);
+        if (rc == CUDA_SUCCESS && s->persistent)
+            rc = resident_blocks(cu, s);
         if (rc != CUDA_SUCCESS) {
             if (missing)
-                *missing = plan->steps[i].entry->name;
+                *missing = s->entry->name;
             return rc;
         }
     }

@@ -57,6 +57,7 @@ static void open_driver(void)
     RESOLVE(ModuleGetFunction, "cuModuleGetFunction");
     RESOLVE(FuncSetAttribute, "cuFuncSetAttribute");
     RESOLVE(FuncGetAttribute, "cuFuncGetAttribute");
+    RESOLVE(OccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
     RESOLVE(LaunchKernel, "cuLaunchKernel");
     RESOLVE(MemAlloc, "cuMemAlloc_v2");
     RESOLVE(MemFree, "cuMemFree_v2");

@@ -29,6 +29,8 @@ typedef struct cu_driver {
     CUresult (*ModuleGetFunction)(CUfunction *fn, CUmodule module, const char *name);
     CUresult (*FuncSetAttribute)(CUfunction fn, CUfunction_attribute attrib, int value);
     CUresult (*FuncGetAttribute)(int *value, CUfunction_attribute attrib, CUfunction fn);
+    CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int *blocks, CUfunction fn, int block_size,
+                                                          size_t smem_bytes);
     CUresult (*LaunchKernel)(CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz,
                              unsigned int bx, unsigned int by, unsigned int bz,
                              unsigned int smem_bytes, CUstream stream, void **params, void **extra);

@@ -113,6 +113,12 @@ static const attn_case cases[] = {
     { "bf16 D=192 Dv=128 window",   BF16, 192, 128, 1, 2, 700,  700, 0, 1, 0, 0, DEFAULT_TILES, WIN(0, 200, 64) },
     { "bf16 D=192 N=256",           BF16, 192, 192, 2, 2, 256,  256, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
     { "f16 D=96 Dv=192 causal",     F16, 96, 192,   1, 2, 190,  190, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK },
+    /* More query tiles than the GPU holds blocks: fwd_wgmma's persistent blocks loop over
+     * several, its ring and Q tiles running on across them (one Q tile at 192/128, two at 128). */
+    { "bf16 persistent causal BR",  BF16, 128, 128, 3, 48, 700, 900, 1, 1, 0, 0, DEFAULT_TILES, BR },
+    { "f16 persistent D=192 Dv=128", F16, 192, 128, 2, 40, 333, 333, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK },
+    { "bf16 persistent D=256 win",  BF16, 256, 256, 2, 36, 257, 300, 0, 1, 0, 0, DEFAULT_TILES, WIN(0, 90, 20) },
+    { "f16 persistent D=64 causal", F16, 64, 64,    4, 32, 300, 300, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
@@ -195,26 +201,34 @@ static gen_config make_config(const char *name, const attn_case *c, int backward
  * the cases so each meets odd lengths and masks; bwd_wgmma adds dQ in a fixed order (DQ_MODE
  * ordered) in the cases whose dq column asks for a separate (deterministic) dQ. */
 static gpu_kernel *wg_kernels[CASE_COUNT], *wgb_kernels[CASE_COUNT];
-/* Tiles as BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, OVERLAP, PINGPONG (the last two for the
- * families that take them). fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and with a
- * producer warpgroup (+4) in every schedule: OVERLAP and PINGPONG on and off, one stage to three. */
-static const int wg_tiles[][6] = {
-    { 128, 128, 12, 2, 1, 1 }, { 128, 128, 8, 2, 0, 0 }, { 64, 128, 8, 2, 1, 0 }, { 64, 128, 4, 2, 0, 0 },
-    { 128, 64, 12, 1, 0, 1 },  { 192, 64, 12, 3, 0, 0 }, { 128, 64, 8, 1, 0, 0 }, { 64, 64, 8, 3, 0, 0 },
-    { 64, 64, 4, 4, 0, 0 },    { 128, 64, 12, 1, 1, 1 }, { 128, 128, 12, 3, 1, 0 }, { 64, 64, 8, 1, 1, 0 },
-    { 128, 64, 12, 2, 0, 0 },
+/* Tiles as BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, OVERLAP, PINGPONG, PERSISTENT (the last three
+ * for the families that take them). fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and with
+ * a producer warpgroup (+4) in every schedule: OVERLAP, PINGPONG and PERSISTENT on and off, one
+ * stage to four. */
+static const int wg_tiles[][7] = {
+    { 128, 128, 12, 2, 1, 1, 1 }, { 128, 128, 8, 2, 0, 0, 0 }, { 64, 128, 8, 2, 1, 0, 1 }, { 64, 128, 4, 2, 0, 0, 0 },
+    { 128, 64, 12, 1, 0, 1, 1 },  { 192, 64, 12, 3, 0, 0, 0 }, { 128, 64, 8, 1, 0, 0, 0 }, { 64, 64, 8, 3, 0, 0, 1 },
+    { 64, 64, 4, 4, 0, 0, 0 },    { 128, 64, 12, 1, 1, 1, 0 }, { 128, 128, 12, 3, 1, 0, 1 }, { 64, 64, 8, 1, 1, 0, 0 },
+    { 128, 64, 12, 2, 0, 0, 1 },
 };
 /* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
  * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers; at 256 only 64 x 64 with 12
  * warps (two consumers splitting the columns) is valid. */
-static const int wgb_tiles[][6] = {
+static const int wgb_tiles[][7] = {
     { 64, 128, 12, 2 }, { 64, 64, 4, 2 }, { 64, 128, 8, 3 }, { 64, 64, 8, 1 }, { 64, 128, 12, 1 },
     { 64, 64, 12, 1 },  { 64, 64, 4, 1 },  { 64, 128, 8, 1 }, { 64, 64, 8, 3 }, { 64, 128, 8, 2 },
     { 64, 64, 8, 2 },   { 64, 64, 12, 2 },
 };
 #define TILE_COUNT(t) ((int)(sizeof t / sizeof t[0]))
 
-static int hopper_config(const char *family, const int (*tiles)[6], int count, const attn_case *c, int idx,
+/* A problem with more query tiles than an H100 holds blocks at once (264) goes to a persistent
+ * configuration where the family has one, so that its blocks loop over several tiles. */
+static int wants_persistent(const gen_family *f, const attn_case *c)
+{
+    return (f->params & GEN_BIT(GEN_PERSISTENT)) && (long long)c->batch * c->heads * ((c->seqlen_q + 63) / 64) > 264;
+}
+
+static int hopper_config(const char *family, const int (*tiles)[7], int count, const attn_case *c, int idx,
                          gen_config *out)
 {
     const gen_family *f = gen_family_find(family);
@@ -223,6 +237,8 @@ static int hopper_config(const char *family, const int (*tiles)[6], int count, c
         return -1;
     for (int t = 0; t < count; t++) {
         const int *tile = tiles[(idx + t) % count];
+        if (wants_persistent(f, c) && !tile[6])
+            continue;
         gen_config g;
         gen_config_init(&g, f);
         g.p[GEN_DTYPE] = c->dtype;
@@ -238,6 +254,8 @@ static int hopper_config(const char *family, const int (*tiles)[6], int count, c
             g.p[GEN_OVERLAP] = tile[4];
         if (f->params & GEN_BIT(GEN_PINGPONG))
             g.p[GEN_PINGPONG] = tile[5];
+        if (f->params & GEN_BIT(GEN_PERSISTENT))
+            g.p[GEN_PERSISTENT] = tile[6];
         g.p[GEN_EVEN_M] = even(c->seqlen_q, tile[0]);
         g.p[GEN_EVEN_N] = even(c->seqlen_k, tile[1]);
         if (f->backward)
@@ -384,9 +402,9 @@ static void run_case(void **state)
     ok &= compare("L vs GPU ref", l, l_ref, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
     if (wg_kernels[idx]) {
         const gen_config *wc = &wg_kernels[idx]->config;
-        printf("    fwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d OVERLAP=%d PINGPONG=%d\n",
+        printf("    fwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d OVERLAP=%d PINGPONG=%d PERSISTENT=%d\n",
                wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES],
-               wc->p[GEN_OVERLAP], wc->p[GEN_PINGPONG]);
+               wc->p[GEN_OVERLAP], wc->p[GEN_PINGPONG], wc->p[GEN_PERSISTENT]);
         if (wg_kernels[idx]->error[0]) {
             printf("    fwd_wgmma build failed: %s\n", wg_kernels[idx]->error);
             fail();

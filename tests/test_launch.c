@@ -125,12 +125,12 @@ static CUresult fake_memset(CUdeviceptr dst, unsigned char value, size_t count, 
 /* The copy engine's maps: what a stand-in cuTensorMapEncodeTiled was asked, per call. */
 static struct {
     int calls, fail;
-    CUtensorMapDataType type[2];
-    cuuint32_t rank[2];
-    uintptr_t address[2];
-    cuuint64_t dims[2][4], strides[2][3];
-    cuuint32_t box[2][4];
-    CUtensorMapSwizzle swizzle[2];
+    CUtensorMapDataType type[3];
+    cuuint32_t rank[3];
+    uintptr_t address[3];
+    cuuint64_t dims[3][4], strides[3][3];
+    cuuint32_t box[3][4];
+    CUtensorMapSwizzle swizzle[3];
 } encoded;
 
 static CUresult fake_encode(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *address,
@@ -142,8 +142,8 @@ static CUresult fake_encode(CUtensorMap *map, CUtensorMapDataType type, cuuint32
     if (encoded.fail)
         return CUDA_ERROR_INVALID_VALUE;
     const int i = encoded.calls++;
-    if (i >= 2)
-        return CUDA_SUCCESS;   /* records the first two */
+    if (i >= 3)
+        return CUDA_SUCCESS;   /* records the first three */
     encoded.type[i] = type, encoded.rank[i] = rank, encoded.address[i] = (uintptr_t)address;
     memcpy(encoded.dims[i], dims, sizeof encoded.dims[i]);
     memcpy(encoded.strides[i], strides, sizeof encoded.strides[i]);
@@ -153,10 +153,33 @@ static CUresult fake_encode(CUtensorMap *map, CUtensorMapDataType type, cuuint32
     return CUDA_SUCCESS;
 }
 
+/* A persistent step's occupancy: fake_blocks_per_sm blocks of any kernel an SM, 132 SMs. */
+static int fake_blocks_per_sm = 2;
+static CUresult fake_occupancy(int *blocks, CUfunction fn, int block_size, size_t smem)
+{
+    (void)fn, (void)block_size, (void)smem;
+    *blocks = fake_blocks_per_sm;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_ctx_device(CUdevice *dev)
+{
+    *dev = 0;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_device_attr(int *value, CUdevice_attribute attrib, CUdevice dev)
+{
+    (void)dev;
+    *value = attrib == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ? 132 : 0;
+    return CUDA_SUCCESS;
+}
+
 static cu_driver fake = {
     .ModuleLoadData = fake_load, .ModuleUnload = fake_unload, .ModuleGetFunction = fake_getfn,
     .FuncSetAttribute = fake_attr, .LaunchKernel = fake_launch, .MemsetD8Async = fake_memset,
-    .TensorMapEncodeTiled = fake_encode,
+    .TensorMapEncodeTiled = fake_encode, .OccupancyMaxActiveBlocksPerMultiprocessor = fake_occupancy,
+    .CtxGetDevice = fake_ctx_device, .DeviceGetAttribute = fake_device_attr,
 };
 
 static int reset(void **state)
@@ -165,6 +188,7 @@ static int reset(void **state)
     ncalls = overflow = 0;
     memset(&encoded, 0, sizeof encoded);
     block_is_backward = 0;
+    fake_blocks_per_sm = 2;
     fail_getfn = NULL;
     fail_attr = CUDA_SUCCESS;
     fail_launch_index = -1;
@@ -633,6 +657,62 @@ static void tensor_maps_describe_the_slice(void **state)
     encoded.fail = 0;
 }
 
+/* fwd_wgmma with a producer reads Q, K and V by the copy engine: K and V boxes of BLOCK_N keys,
+ * Q boxes of BLOCK_M rows over seqlen_q. PERSISTENT: grid.x is the blocks that fit at once (2 an
+ * SM x 132 here), or the tiles where there are fewer; grid.y 1. */
+static void hopper_forward_maps_and_persistent_grid(void **state)
+{
+    (void)state;
+    gen_config c = family_config("fwd_wgmma", 2, 0);
+    c.p[GEN_HEAD_DIM] = c.p[GEN_HEAD_DIM_V] = 64;
+    static const struct {
+        int persistent, batch, heads;
+        unsigned gx, gy;
+    } cases[] = {
+        { 0, 3, 5, 1, 15 },     /* one block a tile: 40 rows in one 128-row tile, 15 heads */
+        { 1, 3, 5, 15, 1 },     /* fewer tiles than resident blocks: one each */
+        { 1, 40, 9, 264, 1 },   /* 360 tiles on 264 blocks */
+    };
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        reset(state);
+        c.p[GEN_PERSISTENT] = cases[i].persistent;
+        ln_plan plan;
+        char err[256];
+        assert_int_equal(ln_plan_make(&c, LN_FORWARD, 40, 24, &plan, err, sizeof err), 0);
+        assert_int_equal(plan.map_rows, 128);
+        assert_int_equal(plan.q_map_rows, 128);
+        assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+        assert_int_equal(plan.steps[0].resident, cases[i].persistent ? 264u : 0u);
+        ncalls = 0;
+        ln_problem p = sample_problem(cases[i].batch, cases[i].heads);
+        p.dtype = 2;
+        p.head_dim = p.head_dim_v = 64;
+        p.v_stride[2] = p.o_stride[2] = 64;
+        assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
+        assert_int_equal(ncalls, 1);
+        assert_int_equal(calls[0].gx, cases[i].gx);
+        assert_int_equal(calls[0].gy, cases[i].gy);
+        assert_int_equal(encoded.calls, 3);
+        /* K, V: keys; Q: queries, from q's base. */
+        const int rows[3] = { 24, 24, 40 }, box[3] = { 128, 128, 128 };
+        const uintptr_t base[3] = { 0x20000000, 0x30000000, 0x10000000 };
+        for (int m = 0; m < 3; m++) {
+            assert_int_equal(encoded.address[m], base[m]);
+            assert_int_equal(encoded.dims[m][0], 64);
+            assert_int_equal(encoded.dims[m][1], rows[m]);
+            assert_int_equal(encoded.box[m][1], box[m]);
+        }
+    }
+    /* No room for one block: binding says so rather than launching nothing. */
+    reset(state);
+    c.p[GEN_PERSISTENT] = 1;
+    fake_blocks_per_sm = 0;
+    ln_plan plan;
+    char err[256];
+    assert_int_equal(ln_plan_make(&c, LN_FORWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_not_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+}
+
 /* ---- launches and batch splitting ---------------------------------------------------------- */
 
 static const struct {
@@ -838,6 +918,7 @@ int main(void)
         cmocka_unit_test_setup(forward_args_from_a_problem, reset),
         cmocka_unit_test_setup(backward_args_from_a_problem, reset),
         cmocka_unit_test_setup(tensor_maps_describe_the_slice, reset),
+        cmocka_unit_test_setup(hopper_forward_maps_and_persistent_grid, reset),
         cmocka_unit_test_setup(batches_split_under_the_grid_limit, reset),
         cmocka_unit_test_setup(launch_rejects_what_cannot_run, reset),
         cmocka_unit_test_setup(forward_launch_takes_the_forward_block, reset),

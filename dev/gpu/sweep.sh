@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # On a GPU machine (README.md here): build the tuner and run a full sweep from a fresh database,
 # timed; the log, the winners in text form and the database come back in $OUT.
-# Usage: dev/gpu/sweep.sh [SPACE.lua]   (default tuner/spaces/default.lua)
+# Usage: [PART=fwd|bwd] dev/gpu/sweep.sh [SPACE.lua]   (default tuner/spaces/default.lua)
+#   PART: only the spaces of that direction (their template's prefix), e.g. after a change to
+#   one direction's kernels; merge the exported winners with the other direction's.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 SPACE=${1:-tuner/spaces/default.lua}
-TARGETS="flashtune ${EXTRA_TARGETS:-}" bash dev/gpu/check.sh '^$' > "$OUT/check.log" 2>&1
-export LD_LIBRARY_PATH=/tmp/prefix/usr/lib/x86_64-linux-gnu   # the carried Lua, SQLite, cmocka
+source dev/gpu/debs.sh
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/device.txt"; date -u >> "$OUT/device.txt"
+cmake -S . -B /tmp/build -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&
+  cmake --build /tmp/build --target flashtune ${EXTRA_TARGETS:-} >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+if [ -n "${PART:-}" ]; then   # the same file, returning only that direction's spaces
+  sed "s/^return spaces\$/local part = {}\nfor _, s in ipairs(spaces) do\n  if s.template:sub(1, 3) == \"$PART\" then part[#part + 1] = s end\nend\nreturn part/" \
+    "$SPACE" > /tmp/space-part.lua
+  grep -q "local part" /tmp/space-part.lua || { echo "PART: $SPACE does not end with 'return spaces'"; exit 1; }
+  SPACE=/tmp/space-part.lua
+fi
 [ -n "${RESUME_DB:-}" ] && cp "$RESUME_DB" /tmp/sweep.db || rm -f /tmp/sweep.db*
 start=$(date +%s)
 timeout ${SWEEP_LIMIT_S:-540} /tmp/build/tuner/flashtune tune --db /tmp/sweep.db "$SPACE" > "$OUT/tune.log" 2>&1; rc=$?
 echo "tune rc=$rc after $(( $(date +%s) - start )) s"
 /tmp/build/tuner/flashtune db export --db /tmp/sweep.db > "$OUT/winners.txt"; echo "export rc=$?"
 cp /tmp/sweep.db "$OUT/sweep.db" 2>/dev/null
-grep -v "^\[" "$OUT/tune.log" | tail -120
+grep -v "^\[" "$OUT/tune.log" | tail -${TAIL:-60}

@@ -31,8 +31,10 @@ typedef struct ft_fwd_args {
     int mask_lo, mask_hi;       /* with CAUSAL 1: key j visible to query i iff i+lo <= j <= i+hi (ft_mask.h) */
     /* For the configurations that load K and V with the copy engine (gen_family.map_rows): their
      * maps over [batch][heads][seqlen_k][head dim], boxes of 64 columns by BLOCK_N rows in the
-     * 128-byte swizzle, keys past seqlen_k read as zeros. The launcher encodes them; else zero. */
-    ft_tensor_map k_map, v_map;
+     * 128-byte swizzle, keys past seqlen_k read as zeros; and where Q comes the same way
+     * (gen_family.q_map_rows), its map, boxes of BLOCK_M rows, rows past seqlen_q as zeros. The
+     * launcher encodes them; else zero. */
+    ft_tensor_map k_map, v_map, q_map;
 } ft_fwd_args;
 
 /* Backward: given dO, computes dQ, dK, dV. delta and dq_accum are workspaces the caller owns:

@@ -17,6 +17,10 @@
 //       while that P V is in flight (two score tiles live: S of t, P of t-1).
 //     PINGPONG 1: the two consumers issue their products in turns (named barriers), so that
 //       one's softmax runs under the other's products rather than both at once.
+//     Q comes by the copy engine too, on mbarriers of its own. PERSISTENT 1: the launcher
+//       starts only the blocks that fit the GPU at once and each loops over query tiles
+//       gridDim.x apart (tile_schedule), the producer loading the next tile's Q, K and V while
+//       the consumers finish this one; the ring's slots and phases run on across tiles.
 
 // ---- traits (traits/fwd_wgmma.h): tunables come from the generator's #defines --------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
@@ -39,12 +43,14 @@ constexpr int V_BYTES = BLOCK_N * DV_PANELS * 128;
 constexpr int STAGE_BYTES = K_BYTES + V_BYTES;
 constexpr int PANEL_BYTES = BLOCK_N * 128;   // 64 columns of a K or V tile: one copy-engine box
 constexpr int BAR_BYTES = PRODUCER ? 1024 : 0;
-constexpr int SMEM_END = 1024 + Q_BYTES + NUM_STAGES * STAGE_BYTES + BAR_BYTES;
+// Q tiles: two where a persistent block's next Q fits beside this one's (traits), else one.
+constexpr int Q_TILES = fwd_wgmma_q_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT);
+constexpr int SMEM_END = 1024 + Q_TILES * Q_BYTES + NUM_STAGES * STAGE_BYTES + BAR_BYTES;
 constexpr int MIN_BLOCKS = fwd_wgmma_min_blocks(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES);
 constexpr int PRODUCER_REGS = fwd_wgmma_producer_regs();
 constexpr int CONSUMER_REGS = fwd_wgmma_consumer_regs(BLOCK_M, NUM_WARPS);
 
-constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, OVERLAP, PINGPONG);
+constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, OVERLAP, PINGPONG, PERSISTENT);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: fwd_wgmma takes f16 or bf16");
 static_assert(RULE != FWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_M/16 (consumers only) or, with one or two "
                                            "consumers, BLOCK_M/16 + 4 (and a producer warpgroup)");
@@ -54,24 +60,65 @@ static_assert(RULE != FWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 6
 static_assert(RULE != FWD_WGMMA_BAD_REGISTERS, "BLOCK_N, HEAD_DIM_V, NUM_WARPS: accumulators would spill");
 static_assert(RULE != FWD_WGMMA_BAD_OVERLAP, "OVERLAP needs a producer warpgroup");
 static_assert(RULE != FWD_WGMMA_BAD_PINGPONG, "PINGPONG needs a producer warpgroup and two consumers");
+static_assert(RULE != FWD_WGMMA_BAD_PERSISTENT, "PERSISTENT needs a producer warpgroup");
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_wgmma.h");
 
-// What a block works on: its query tile, head, and the key tiles it visits, counted from the
-// first (walk_keys: k and v point at it). Under a mask the query tiles run last-first: the
-// later rows see more keys, and the blocks that start first should be the longest, so that the
-// last wave is made of short ones.
+// The query tiles a block works on, one after the other: one (grid.x the tiles of a head,
+// grid.y batch*heads), or PERSISTENT every gridDim.x-th of all batch*heads*m_tiles. Under a mask
+// the query tiles run last-first: the later rows see more keys, and the longest tiles should
+// start first so that the last ones to finish are short. PERSISTENT walks groups of heads whose
+// K and V fit in 16 MB of L2 together (at most 8), a query tile of every head of the group
+// before the next query tile: the blocks at work at once share a few heads' K and V in L2, and
+// with a mask each block's tiles cycle through long and short ones (walking one head's tiles in
+// a row, 132 blocks over 4 query tiles a head gave each block the same length every time: the
+// causal forward at N 512 ran 0.87x the one-tile kernel, H100 2026-11-26).
+struct tile_schedule {
+    int m_tiles, total, next, group, bh_count;
+    FT_DEVICE tile_schedule(const ft_fwd_args &args)
+    {
+        m_tiles = PERSISTENT ? (args.seqlen_q + BLOCK_M - 1) / BLOCK_M : (int)gridDim.x;
+        bh_count = args.batch * args.heads;
+        total = PERSISTENT ? m_tiles * bh_count : 1;
+        next = PERSISTENT ? (int)blockIdx.x : 0;
+        const long long kv_bytes = (long long)args.seqlen_k * (HEAD_DIM + HEAD_DIM_V) * 2;
+        const long long fit = (16ll << 20) / (kv_bytes > 0 ? kv_bytes : 1);
+        group = fit < 1 ? 1 : fit > 8 ? 8 : (int)fit;
+    }
+    // Tile `next` as (query tile, batch*head), or false when the block is done.
+    FT_DEVICE bool take(int &m_tile, int &bh)
+    {
+        if (next >= total)
+            return false;
+        int m;
+        if (PERSISTENT) {
+            const int g = next / (group * m_tiles), r = next % (group * m_tiles);
+            const int heads = min(group, bh_count - g * group);   // the last group may be short
+            m = r / heads;
+            bh = g * group + r % heads;
+        } else {
+            m = (int)blockIdx.x;
+            bh = (int)blockIdx.y;
+        }
+        m_tile = CAUSAL ? m_tiles - 1 - m : m;
+        next += PERSISTENT ? (int)gridDim.x : 1;
+        return true;
+    }
+};
+
+// What a block works on for one query tile: the tile, head, and the key tiles it visits,
+// counted from the first (walk_keys: k and v point at it).
 struct fwd_block {
     int m0, b, h, bh;
     const elem_t *k, *v;
     long long ks, vs;
     int n_tiles, n_begin, keys;
 };
-FT_DEVICE fwd_block describe_block(const ft_fwd_args &args)
+FT_DEVICE fwd_block describe_block(const ft_fwd_args &args, int m_tile, int bh)
 {
     fwd_block fb;
-    fb.m0 = (int)(CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * BLOCK_M;
-    fb.bh = (int)blockIdx.y;
+    fb.m0 = m_tile * BLOCK_M;
+    fb.bh = bh;
     fb.b = fb.bh / args.heads;
     fb.h = fb.bh % args.heads;
     fb.k = (const elem_t *)args.k + head_offset(args.k_stride, fb.b, fb.h);
@@ -182,22 +229,50 @@ struct inline_ring {
     FT_DEVICE void pass_turn() {}
 };
 
-// The producer's ring: a slot's mbarriers are K full, V full, K empty, V empty, 8 bytes each.
+// The producer's mbarriers: a ring slot's are K full, V full, K empty, V empty, 8 bytes each
+// (at most 4 slots: 128 bytes); from byte 512, a Q tile's full and empty.
 FT_DEVICE unsigned ring_bar(unsigned bars, int st, int which) { return bars + 32 * st + 8 * which; }
 enum { FULL_K, FULL_V, EMPTY_K, EMPTY_V };
+FT_DEVICE unsigned q_full_bar(unsigned bars, int qt) { return bars + 512 + 16 * qt; }
+FT_DEVICE unsigned q_empty_bar(unsigned bars, int qt) { return bars + 520 + 16 * qt; }
+
+// Where the producer and the consumers are in their common sequence: the query tiles the block
+// has taken (Q tile `tiles % Q_TILES`, phase (tiles / Q_TILES) & 1) and the key tiles loaded
+// for them (ring slot `keys % NUM_STAGES`, phase (keys / NUM_STAGES) & 1), both running on
+// across the block's tiles.
+struct ring_position {
+    int tiles = 0, keys = 0;
+    FT_DEVICE int q_tile() const { return tiles % Q_TILES; }
+    FT_DEVICE unsigned q_phase() const { return (tiles / Q_TILES) & 1; }
+};
 
 // PINGPONG: consumer w waits at named barrier 2 + w for its turn to issue products and, having
-// issued them, arrives at the other's, so issues alternate. Consumer 1 opens with an arrival for
-// consumer 0 and leaves out its last one, so that each barrier sees as many arrivals as waits.
+// issued them, arrives at the other's, so issues alternate. Consumer 1 opens each query tile
+// with an arrival for consumer 0 and leaves out its last one, so that each barrier sees as many
+// arrivals as waits in every tile. Tile t of the walk is ring entry kv0 + t; once the scores of
+// the tile's last key tile have landed, a persistent block gives Q back too (the producer may
+// load the next).
 struct producer_ring {
     unsigned kv_smem, bars;
     int wg, turns_left;   // this consumer's turns not yet passed (PINGPONG)
-    FT_DEVICE unsigned k_tile(int t) const { return kv_smem + (t % NUM_STAGES) * STAGE_BYTES; }
+    int kv0, last;        // the query tile's first ring entry, and its last key tile
+    unsigned q_empty;     // the query tile's Q empty mbarrier
+    // Ring entry of tile t: a block of one query tile starts the ring at 0 (which ptxas then
+    // folds into the tile loop's indexing; a run-time kv0 cost the head-dim-256 kernel a spill).
+    FT_DEVICE int entry(int t) const { return (PERSISTENT ? kv0 : 0) + t; }
+    FT_DEVICE unsigned k_tile(int t) const { return kv_smem + (entry(t) % NUM_STAGES) * STAGE_BYTES; }
     FT_DEVICE unsigned v_tile(int t) const { return k_tile(t) + K_BYTES; }
-    FT_DEVICE void wait_k(int t) const { mbar_wait(ring_bar(bars, t % NUM_STAGES, FULL_K), (t / NUM_STAGES) & 1); }
-    FT_DEVICE void wait_v(int t) const { mbar_wait(ring_bar(bars, t % NUM_STAGES, FULL_V), (t / NUM_STAGES) & 1); }
-    FT_DEVICE void free_k(int t) const { mbar_arrive(ring_bar(bars, t % NUM_STAGES, EMPTY_K)); }
-    FT_DEVICE void free_v(int t) const { mbar_arrive(ring_bar(bars, t % NUM_STAGES, EMPTY_V)); }
+    FT_DEVICE unsigned slot_bar(int t, int which) const { return ring_bar(bars, entry(t) % NUM_STAGES, which); }
+    FT_DEVICE unsigned phase(int t) const { return (entry(t) / NUM_STAGES) & 1; }
+    FT_DEVICE void wait_k(int t) const { mbar_wait(slot_bar(t, FULL_K), phase(t)); }
+    FT_DEVICE void wait_v(int t) const { mbar_wait(slot_bar(t, FULL_V), phase(t)); }
+    FT_DEVICE void free_k(int t) const
+    {
+        mbar_arrive(slot_bar(t, EMPTY_K));
+        if (PERSISTENT && t == last)   // a block of one tile never loads another Q
+            mbar_arrive(q_empty);
+    }
+    FT_DEVICE void free_v(int t) const { mbar_arrive(slot_bar(t, EMPTY_V)); }
     FT_DEVICE void start_turns(int turns)
     {
         turns_left = turns;
@@ -358,7 +433,10 @@ FT_DEVICE void load_q(unsigned q_smem, const ft_fwd_args &args, const fwd_block 
 // ---- the inline pipeline: every warp loads and computes; a block barrier a tile.
 FT_DEVICE void fwd_inline(const ft_fwd_args &args, unsigned q_smem, unsigned kv_smem)
 {
-    const fwd_block fb = describe_block(args);
+    tile_schedule sched(args);
+    int m_tile, bh;
+    sched.take(m_tile, bh);   // one tile (PERSISTENT needs a producer)
+    const fwd_block fb = describe_block(args, m_tile, bh);
     const fwd_thread th = consumer_thread(threadIdx.x);
     load_q<NUM_THREADS>(q_smem, args, fb, threadIdx.x);
     // Prologue: the first NUM_STAGES-1 K/V tiles; a group per slot, even an empty one, so that
@@ -404,54 +482,79 @@ FT_DEVICE void fwd_inline(const ft_fwd_args &args, unsigned q_smem, unsigned kv_
 }
 
 // ---- the producer pipeline: warpgroup 0 fills the ring, the consumers only compute.
-// One thread of the producer issues each K and V tile to the copy engine as soon as the
-// consumers have given its slot back: a box of BLOCK_N keys by 64 columns a panel, completing
-// on the slot's full mbarrier (keys past seqlen_k read as zeros). K and V have barriers of their
-// own so that K of the next tile can land while V of this one is still being read.
-FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned kv_smem, unsigned bars)
+// One thread of the producer issues each tile to the copy engine as soon as the consumers have
+// given its place back, completing on the place's full mbarrier: for each query tile its Q (a
+// box of BLOCK_M rows by 64 columns a panel, rows past seqlen_q read as zeros), then its K and
+// V tiles (boxes of BLOCK_N keys, keys past seqlen_k read as zeros). K and V have barriers of
+// their own so that K of the next tile can land while V of this one is still being read. A
+// fresh place passes its first wait at once (parity 1 of a new mbarrier).
+FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned kv_smem, unsigned bars)
 {
     setmaxnreg_dec<PRODUCER_REGS>();
     if (threadIdx.x != 0)
         return;
-    const fwd_block fb = describe_block(args);
-    for (int t = 0; t < fb.n_tiles; t++) {
-        const int st = t % NUM_STAGES;
-        const unsigned free_parity = ((t / NUM_STAGES) & 1) ^ 1;   // a fresh slot passes at once
-        const unsigned stage = kv_smem + st * STAGE_BYTES;
-        const int key = fb.n_begin + t * BLOCK_N;
-        mbar_wait(ring_bar(bars, st, EMPTY_K), free_parity);
-        mbar_arrive_expect(ring_bar(bars, st, FULL_K), K_BYTES);
+    tile_schedule sched(args);
+    ring_position pos;
+    int m_tile, bh;
+    while (sched.take(m_tile, bh)) {
+        // Only what the copy engine needs (the producer keeps 24 registers): no pointers.
+        const int m0 = m_tile * BLOCK_M, b = bh / args.heads, h = bh % args.heads;
+        int t0, t1;
+        key_tiles<BLOCK_M, BLOCK_N>(args.mask_lo, args.mask_hi, m0, args.seqlen_q, args.seqlen_k, t0, t1);
+        // Q goes first (the first scores need it), except in a persistent block with one Q tile:
+        // there its place frees only with the last scores of the block's previous query tile,
+        // later than the first key tile's ring slot, so Q goes after that key tile.
+        const int qt = pos.q_tile();
+        const int q_at = PERSISTENT && Q_TILES == 1 ? 1 : 0;   // key tiles issued before Q
+        const auto load_q = [&]() {
+            mbar_wait(q_empty_bar(bars, qt), pos.q_phase() ^ 1);
+            mbar_arrive_expect(q_full_bar(bars, qt), Q_BYTES);
 #pragma unroll
-        for (int p = 0; p < D_PANELS; p++)
-            tma_load_4d(stage + p * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), 64 * p, key, fb.h, fb.b);
-        mbar_wait(ring_bar(bars, st, EMPTY_V), free_parity);
-        mbar_arrive_expect(ring_bar(bars, st, FULL_V), V_BYTES);
+            for (int p = 0; p < D_PANELS; p++)
+                tma_load_4d(q_smem + qt * Q_BYTES + p * (BLOCK_M * 128), &args.q_map, q_full_bar(bars, qt), 64 * p,
+                            m0, h, b);
+        };
+        const int n = t1 - t0;
+        for (int t = 0; t < n; t++) {
+            if (t == q_at)
+                load_q();
+            const int i = pos.keys + t, st = i % NUM_STAGES;
+            const unsigned free_parity = ((i / NUM_STAGES) & 1) ^ 1;
+            const unsigned stage = kv_smem + st * STAGE_BYTES;
+            const int key = (t0 + t) * BLOCK_N;
+            mbar_wait(ring_bar(bars, st, EMPTY_K), free_parity);
+            mbar_arrive_expect(ring_bar(bars, st, FULL_K), K_BYTES);
 #pragma unroll
-        for (int p = 0; p < DV_PANELS; p++)
-            tma_load_4d(stage + K_BYTES + p * PANEL_BYTES, &args.v_map, ring_bar(bars, st, FULL_V), 64 * p, key,
-                        fb.h, fb.b);
+            for (int p = 0; p < D_PANELS; p++)
+                tma_load_4d(stage + p * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), 64 * p, key, h, b);
+            mbar_wait(ring_bar(bars, st, EMPTY_V), free_parity);
+            mbar_arrive_expect(ring_bar(bars, st, FULL_V), V_BYTES);
+#pragma unroll
+            for (int p = 0; p < DV_PANELS; p++)
+                tma_load_4d(stage + K_BYTES + p * PANEL_BYTES, &args.v_map, ring_bar(bars, st, FULL_V), 64 * p, key,
+                            h, b);
+        }
+        if (n <= q_at)
+            load_q();
+        pos.tiles++;
+        pos.keys += n;
     }
 }
 
-FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned kv_smem, unsigned bars)
+// One query tile for a consumer warpgroup, its Q in place: walk its key tiles, write O and L.
+FT_DEVICE void consume_tile(const ft_fwd_args &args, const fwd_block &fb, const fwd_thread &th, unsigned q_tile,
+                            unsigned kv_smem, unsigned bars, const ring_position &pos, float scale_log2)
 {
-    setmaxnreg_inc<CONSUMER_REGS>();
-    const fwd_block fb = describe_block(args);
-    const int t = threadIdx.x - 128;
-    const fwd_thread th = consumer_thread(t);
-    load_q<CONSUMER_THREADS>(q_smem, args, fb, t);
-    cp_async_wait<0>();
-    fence_proxy_async();   // Q came through the generic proxy; wgmma reads it
-    named_barrier_sync(1, CONSUMER_THREADS);
-
-    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
     float o[O_REGS];
 #pragma unroll
     for (int i = 0; i < O_REGS; i++)
         o[i] = 0.f;
     float row_max[2] = { -FT_INF_F, -FT_INF_F }, row_sum[2] = { 0.f, 0.f };
-    const unsigned q_wg = q_smem + th.wg * 64 * 128;
-    producer_ring ring = { kv_smem, bars, th.wg, 0 };
+    // This warpgroup's 64 rows of the Q tile: within a panel they start at row 64*wg.
+    const unsigned q_wg = q_tile + th.wg * 64 * 128;
+    producer_ring ring = { kv_smem, bars, th.wg, 0, pos.keys, fb.n_tiles - 1, q_empty_bar(bars, pos.q_tile()) };
+    if (PERSISTENT && fb.n_tiles == 0)
+        mbar_arrive(ring.q_empty);
     ring.start_turns(consumer_turns(fb.n_tiles));
     if (OVERLAP) {
         attend_overlapped(o, row_max, row_sum, args, fb, th, q_wg, ring, scale_log2);
@@ -462,6 +565,27 @@ FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned k
     store_o(args, fb, th, o, row_max, row_sum);
 }
 
+// The consumers: for each query tile of the schedule, wait for its Q, walk its key tiles (Q is
+// given back with the last key tile's scores, K and V as they are done), write O and L. A tile
+// with no visible key reads no Q and gives it back at once.
+FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned kv_smem, unsigned bars)
+{
+    setmaxnreg_inc<CONSUMER_REGS>();
+    const fwd_thread th = consumer_thread(threadIdx.x - 128);
+    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    tile_schedule sched(args);
+    ring_position pos;
+    int m_tile, bh;
+    while (sched.take(m_tile, bh)) {
+        const fwd_block fb = describe_block(args, m_tile, bh);
+        const int qt = pos.q_tile();
+        mbar_wait(q_full_bar(bars, qt), pos.q_phase());
+        consume_tile(args, fb, th, q_smem + qt * Q_BYTES, kv_smem, bars, pos, scale_log2);
+        pos.tiles++;
+        pos.keys += fb.n_tiles;
+    }
+}
+
 // Compiled for the occupancy the traits expect (MIN_BLOCKS): up to 255 registers a thread for
 // two or three warpgroups, within 128 for one warpgroup on 64x64 tiles of head dim 64. args is
 // __grid_constant__: the copy engine reads the tensor maps in it where they lie.
@@ -470,7 +594,7 @@ ft_fwd(const __grid_constant__ ft_fwd_args args)
 {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     const unsigned q_smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
-    const unsigned kv_smem = q_smem + Q_BYTES;
+    const unsigned kv_smem = q_smem + Q_TILES * Q_BYTES;
     if constexpr (!PRODUCER) {
         fwd_inline(args, q_smem, kv_smem);
     } else {
@@ -482,11 +606,15 @@ ft_fwd(const __grid_constant__ ft_fwd_args args)
                 mbar_init(ring_bar(bars, st, EMPTY_K), CONSUMER_THREADS);
                 mbar_init(ring_bar(bars, st, EMPTY_V), CONSUMER_THREADS);
             }
+            for (int qt = 0; qt < Q_TILES; qt++) {
+                mbar_init(q_full_bar(bars, qt), 1);
+                mbar_init(q_empty_bar(bars, qt), CONSUMER_THREADS);
+            }
             mbar_init_fence();
         }
         __syncthreads();   // the barriers exist before anyone waits on them
         if (threadIdx.x < 128)
-            fwd_producer(args, kv_smem, bars);
+            fwd_producer(args, q_smem, kv_smem, bars);
         else
             fwd_consumer(args, q_smem, kv_smem, bars);
     }

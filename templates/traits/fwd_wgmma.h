@@ -3,8 +3,9 @@
  * says whether a producer warpgroup loads K and V for the consumers by the copy engine
  * (BLOCK_M / 16 + 4; they then wait only for their data, through mbarriers, not for each other)
  * or every warp loads and computes (BLOCK_M / 16). With a producer, OVERLAP runs a tile's
- * softmax under the previous tile's P V product and PINGPONG (two consumers) makes the consumers
- * take turns at the tensor cores. */
+ * softmax under the previous tile's P V product, PINGPONG (two consumers) makes the consumers
+ * take turns at the tensor cores, and PERSISTENT keeps the blocks resident, each looping over
+ * query tiles while the producer loads the next tile's Q, K and V under this one. */
 #ifndef FT_TRAITS_FWD_WGMMA_H
 #define FT_TRAITS_FWD_WGMMA_H
 
@@ -17,6 +18,7 @@ enum fwd_wgmma_rule {
     FWD_WGMMA_BAD_REGISTERS,   /* accumulators would spill */
     FWD_WGMMA_BAD_OVERLAP,     /* OVERLAP without a producer */
     FWD_WGMMA_BAD_PINGPONG,    /* PINGPONG without a producer and two consumers */
+    FWD_WGMMA_BAD_PERSISTENT,  /* PERSISTENT without a producer */
 };
 
 /* Consumer warpgroups: 64 query rows each. */
@@ -39,15 +41,33 @@ FT_TRAIT int fwd_wgmma_head_dim_ok(int head_dim)
 }
 
 /* 1024 bytes of slack to align the tiles to 1024 (the swizzle is a function of address bits
- * 4-9), the Q tile and NUM_STAGES K/V tiles in whole 64-column panels (ft_panel_cols), 2 bytes
- * an element; with a producer, 1024 more for the ring's mbarriers (four a slot: K and V full and
- * empty). */
-FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
-                                        int num_stages)
+ * 4-9), q_tiles Q tiles and NUM_STAGES K/V tiles in whole 64-column panels (ft_panel_cols), 2
+ * bytes an element; with a producer, 1024 more for the mbarriers (four a ring slot: K and V full
+ * and empty; two a Q tile). */
+FT_TRAIT long long fwd_wgmma_layout_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
+                                          int num_stages, int q_tiles)
 {
     const long long d = ft_panel_cols(head_dim), dv = ft_panel_cols(head_dim_v);
-    return 1024 + (block_m * d + (long long)num_stages * block_n * (d + dv)) * 2 +
+    return 1024 + ((long long)q_tiles * block_m * d + (long long)num_stages * block_n * (d + dv)) * 2 +
            (fwd_wgmma_has_producer(block_m, num_warps) ? 1024 : 0);
+}
+
+/* Q tiles in shared memory: two where a persistent block's producer can load the next tile's Q
+ * while the consumers still read this one's and both fit, else one (the producer then waits
+ * for the consumers' last Q K^T of a tile before loading the next tile's Q). */
+FT_TRAIT int fwd_wgmma_q_tiles(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
+                               int persistent)
+{
+    return persistent && fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, 2) <=
+                             FT_SMEM_MAX_BYTES ? 2 : 1;
+}
+
+FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
+                                        int num_stages, int persistent)
+{
+    return fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages,
+                                  fwd_wgmma_q_tiles(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages,
+                                                    persistent));
 }
 
 /* fp32 S and O accumulators, P as packed pairs, and ~40 registers of addresses and softmax
@@ -68,7 +88,7 @@ FT_TRAIT int fwd_wgmma_min_blocks(int block_m, int block_n, int num_warps, int h
                                   int num_stages)
 {
     const long long by_smem =
-        FT_SMEM_MAX_BYTES / fwd_wgmma_smem_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages);
+        FT_SMEM_MAX_BYTES / fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, 1);
     if (fwd_wgmma_has_producer(block_m, num_warps))
         return fwd_wgmma_consumers(block_m) == 1 ? 2 : 1;
     const int by_regs = 65536 / (num_warps * 32 * fwd_wgmma_regs(block_n, head_dim_v));
@@ -92,7 +112,8 @@ FT_TRAIT int fwd_wgmma_consumer_regs(int block_m, int num_warps)
 }
 
 /* The rows of the copy engine's K and V boxes (a key tile), or 0 where every warp loads by
- * cp.async (no producer). */
+ * cp.async (no producer). With a producer, Q comes by the copy engine too, a box of BLOCK_M
+ * rows. */
 FT_TRAIT int fwd_wgmma_map_rows(int block_m, int block_n, int num_warps)
 {
     return fwd_wgmma_has_producer(block_m, num_warps) ? block_n : 0;
@@ -110,7 +131,7 @@ FT_TRAIT void fwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int *block_
 }
 
 FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int overlap,
-                            int pingpong)
+                            int pingpong, int persistent)
 {
     if (block_m != 64 && block_m != 128 && block_m != 192)
         return FWD_WGMMA_BAD_BLOCK_M;
@@ -128,6 +149,8 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
         return FWD_WGMMA_BAD_OVERLAP;
     if (pingpong && !(producer && fwd_wgmma_consumers(block_m) == 2))
         return FWD_WGMMA_BAD_PINGPONG;
+    if (persistent && !producer)
+        return FWD_WGMMA_BAD_PERSISTENT;
     return FWD_WGMMA_OK;
 }
 
