@@ -63,6 +63,13 @@ static int q_map_rows_fwd(const int *p)
     return fwd_wgmma_has_producer(p[GEN_BLOCK_M], p[GEN_NUM_WARPS]) ? p[GEN_BLOCK_M] : 0;
 }
 
+/* A persistent block with two Q tiles writes O by the copy engine, a consumer's 64 rows a box. */
+static int o_map_rows_fwd(const int *p)
+{
+    return fwd_wgmma_async_o(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
+                             p[GEN_NUM_STAGES], p[GEN_PERSISTENT]) ? 64 : 0;
+}
+
 static int persistent_fwd(const int *p)
 {
     return p[GEN_PERSISTENT];
@@ -106,6 +113,7 @@ const gen_family gen_family_fwd_wgmma = {
     .target_arch = "sm_90a",
     .map_rows = map_rows_fwd,
     .q_map_rows = q_map_rows_fwd,
+    .o_map_rows = o_map_rows_fwd,
     .persistent = persistent_fwd,
     .head_dim_tiles = head_dim_tiles_fwd,
 };

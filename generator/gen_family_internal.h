@@ -59,6 +59,9 @@ typedef struct gen_family {
      * Q (ft_fwd_args q_map, 64 columns a box) its forward reads through the copy engine, or 0
      * where p reads none. */
     int (*q_map_rows)(const int *p);
+    /* NULL: its forward writes O with plain stores. Else, given p, the rows of the box of the
+     * map of O (ft_fwd_args o_map) its forward writes through the copy engine, or 0. */
+    int (*o_map_rows)(const int *p);
     /* NULL: one block per tile (grid.x the tiles of a head, grid.y batch*heads). Else, given p,
      * 1 where the operation's kernels are persistent: the launcher starts as many blocks as fit
      * the GPU at once (cuOccupancyMaxActiveBlocksPerMultiprocessor x SMs), at most one per tile,

@@ -107,11 +107,16 @@ CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_ro
                        a->dout, a->do_stride, p->head_dim_v, &a->do_map);
 }
 
-CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, int q_box_rows, ft_fwd_args *a)
+CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, int q_box_rows, int o_box_rows,
+                            ft_fwd_args *a)
 {
-    const CUresult rc = encode_pair(cu, p, a->batch, a->heads, a->seqlen_k, box_rows, a->k, a->k_stride, p->head_dim,
-                                    &a->k_map, a->v, a->v_stride, p->head_dim_v, &a->v_map);
-    if (rc != CUDA_SUCCESS || q_box_rows <= 0)
-        return rc;
-    return encode_one(cu, p, a->batch, a->heads, a->seqlen_q, q_box_rows, a->q, a->q_stride, p->head_dim, &a->q_map);
+    CUresult rc = encode_pair(cu, p, a->batch, a->heads, a->seqlen_k, box_rows, a->k, a->k_stride, p->head_dim,
+                              &a->k_map, a->v, a->v_stride, p->head_dim_v, &a->v_map);
+    if (rc == CUDA_SUCCESS && q_box_rows > 0)
+        rc = encode_one(cu, p, a->batch, a->heads, a->seqlen_q, q_box_rows, a->q, a->q_stride, p->head_dim,
+                        &a->q_map);
+    if (rc == CUDA_SUCCESS && o_box_rows > 0)
+        rc = encode_one(cu, p, a->batch, a->heads, a->seqlen_q, o_box_rows, a->o, a->o_stride, p->head_dim_v,
+                        &a->o_map);
+    return rc;
 }

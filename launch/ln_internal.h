@@ -80,9 +80,10 @@ void ln_bwd_args(const ln_problem *p, int accum, int b0, int nb, ft_bwd_args *a 
  * rows. CUDA_SUCCESS, or the driver's error (CUDA_ERROR_INVALID_VALUE for a dtype other than
  * f16/bf16, or pointers and strides the copy engine refuses: they need 16-byte alignment). */
 CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, ft_bwd_args *a /* IN/OUT */);
-/* The same for the forward: a's k_map and v_map (keys past seqlen_k read as zeros), and where
- * q_box_rows > 0 its q_map, boxes of q_box_rows (rows past seqlen_q read as zeros). */
-CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, int q_box_rows,
+/* The same for the forward: a's k_map and v_map (keys past seqlen_k read as zeros), where
+ * q_box_rows > 0 its q_map, boxes of q_box_rows (rows past seqlen_q read as zeros), and where
+ * o_box_rows > 0 its o_map (rows past seqlen_q are not written). */
+CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, int q_box_rows, int o_box_rows,
                             ft_fwd_args *a /* IN/OUT */);
 
 /* ---- steps and their shapes (ln_dims.c, ln_plan.c) -------------------------------------- */
@@ -122,6 +123,7 @@ typedef struct ln_plan {
     int map_rows;               /* > 0: the maps the kernel reads (the backward's Q and dO, the
                                  * forward's K and V) go with boxes 64 x map_rows (gen_family.map_rows) */
     int q_map_rows;             /* > 0: the forward's Q map goes too, boxes 64 x q_map_rows */
+    int o_map_rows;             /* > 0: and O's, boxes 64 x o_map_rows */
     int seqlen_q, seqlen_k;     /* the lengths the grids are for */
     ln_step steps[LN_MAX_STEPS];
     int count;

@@ -35,7 +35,8 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
         } else {
             ln_fwd_args(p, b0, nb, &fa);
             if (plan->map_rows &&
-                (rc = ln_fwd_tensor_maps(cu, p, plan->map_rows, plan->q_map_rows, &fa)) != CUDA_SUCCESS)
+                (rc = ln_fwd_tensor_maps(cu, p, plan->map_rows, plan->q_map_rows, plan->o_map_rows, &fa)) !=
+                    CUDA_SUCCESS)
                 return rc;
             params[0] = &fa;
         }

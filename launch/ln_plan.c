@@ -48,6 +48,7 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
     out->accum = uses_accum(c, op);
     out->map_rows = f->map_rows ? f->map_rows(c->p) : 0;
     out->q_map_rows = f->q_map_rows ? f->q_map_rows(c->p) : 0;
+    out->o_map_rows = f->o_map_rows ? f->o_map_rows(c->p) : 0;
     const int persistent = f->persistent ? f->persistent(c->p) : 0;
     out->seqlen_q = seqlen_q;
     out->seqlen_k = seqlen_k;

@@ -125,12 +125,12 @@ static CUresult fake_memset(CUdeviceptr dst, unsigned char value, size_t count, 
 /* The copy engine's maps: what a stand-in cuTensorMapEncodeTiled was asked, per call. */
 static struct {
     int calls, fail;
-    CUtensorMapDataType type[3];
-    cuuint32_t rank[3];
-    uintptr_t address[3];
-    cuuint64_t dims[3][4], strides[3][3];
-    cuuint32_t box[3][4];
-    CUtensorMapSwizzle swizzle[3];
+    CUtensorMapDataType type[4];
+    cuuint32_t rank[4];
+    uintptr_t address[4];
+    cuuint64_t dims[4][4], strides[4][3];
+    cuuint32_t box[4][4];
+    CUtensorMapSwizzle swizzle[4];
 } encoded;
 
 static CUresult fake_encode(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *address,
@@ -142,8 +142,8 @@ static CUresult fake_encode(CUtensorMap *map, CUtensorMapDataType type, cuuint32
     if (encoded.fail)
         return CUDA_ERROR_INVALID_VALUE;
     const int i = encoded.calls++;
-    if (i >= 3)
-        return CUDA_SUCCESS;   /* records the first three */
+    if (i >= 4)
+        return CUDA_SUCCESS;   /* records the first four */
     encoded.type[i] = type, encoded.rank[i] = rank, encoded.address[i] = (uintptr_t)address;
     memcpy(encoded.dims[i], dims, sizeof encoded.dims[i]);
     memcpy(encoded.strides[i], strides, sizeof encoded.strides[i]);
@@ -659,7 +659,8 @@ static void tensor_maps_describe_the_slice(void **state)
 
 /* fwd_wgmma with a producer reads Q, K and V by the copy engine: K and V boxes of BLOCK_N keys,
  * Q boxes of BLOCK_M rows over seqlen_q. PERSISTENT: grid.x is the blocks that fit at once (2 an
- * SM x 132 here), or the tiles where there are fewer; grid.y 1. */
+ * SM x 132 here), or the tiles where there are fewer; grid.y 1; and (two Q tiles fit at head dim
+ * 64) O leaves by the copy engine too, boxes of 64 rows. */
 static void hopper_forward_maps_and_persistent_grid(void **state)
 {
     (void)state;
@@ -681,6 +682,7 @@ static void hopper_forward_maps_and_persistent_grid(void **state)
         assert_int_equal(ln_plan_make(&c, LN_FORWARD, 40, 24, &plan, err, sizeof err), 0);
         assert_int_equal(plan.map_rows, 128);
         assert_int_equal(plan.q_map_rows, 128);
+        assert_int_equal(plan.o_map_rows, cases[i].persistent ? 64 : 0);
         assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
         assert_int_equal(plan.steps[0].resident, cases[i].persistent ? 264u : 0u);
         ncalls = 0;
@@ -692,11 +694,12 @@ static void hopper_forward_maps_and_persistent_grid(void **state)
         assert_int_equal(ncalls, 1);
         assert_int_equal(calls[0].gx, cases[i].gx);
         assert_int_equal(calls[0].gy, cases[i].gy);
-        assert_int_equal(encoded.calls, 3);
-        /* K, V: keys; Q: queries, from q's base. */
-        const int rows[3] = { 24, 24, 40 }, box[3] = { 128, 128, 128 };
-        const uintptr_t base[3] = { 0x20000000, 0x30000000, 0x10000000 };
-        for (int m = 0; m < 3; m++) {
+        const int maps = cases[i].persistent ? 4 : 3;
+        assert_int_equal(encoded.calls, maps);
+        /* K, V: keys; Q: queries, from q's base; O: queries, from o's base. */
+        const int rows[4] = { 24, 24, 40, 40 }, box[4] = { 128, 128, 128, 64 };
+        const uintptr_t base[4] = { 0x20000000, 0x30000000, 0x10000000, 0x40000000 };
+        for (int m = 0; m < maps; m++) {
             assert_int_equal(encoded.address[m], base[m]);
             assert_int_equal(encoded.dims[m][0], 64);
             assert_int_equal(encoded.dims[m][1], rows[m]);

@@ -167,6 +167,16 @@ FT_DEVICE void tma_load_4d(unsigned dst, const ft_tensor_map *map, unsigned bar,
                  ::"r"(dst), "l"((unsigned long long)map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
 }
 
+// Copies src (in the map's swizzle) to the box at (c0, c1, c2, c3) of the tensor `map` describes
+// (a __grid_constant__ kernel argument), leaving out what lies past the tensor. One thread
+// issues it; it joins the thread's open bulk group (bulk_commit, then bulk_wait_read before
+// src is written again).
+FT_DEVICE void tma_store_4d(const ft_tensor_map *map, unsigned src, int c0, int c1, int c2, int c3)
+{
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];"
+                 ::"l"((unsigned long long)map), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
+}
+
 // Bulk reduction by the copy engine: dst[i] += src[i] in fp32 over `bytes` (a multiple of 16,
 // both ends 16-byte aligned), each element added atomically. One thread issues it; it joins the
 // thread's open bulk group, and bulk_commit closes the group.

@@ -32,9 +32,10 @@ typedef struct ft_fwd_args {
     /* For the configurations that load K and V with the copy engine (gen_family.map_rows): their
      * maps over [batch][heads][seqlen_k][head dim], boxes of 64 columns by BLOCK_N rows in the
      * 128-byte swizzle, keys past seqlen_k read as zeros; and where Q comes the same way
-     * (gen_family.q_map_rows), its map, boxes of BLOCK_M rows, rows past seqlen_q as zeros. The
-     * launcher encodes them; else zero. */
-    ft_tensor_map k_map, v_map, q_map;
+     * (gen_family.q_map_rows), its map, boxes of BLOCK_M rows, rows past seqlen_q as zeros; and
+     * where O leaves the same way (gen_family.o_map_rows), O's map, rows past seqlen_q left out.
+     * The launcher encodes them; else zero. */
+    ft_tensor_map k_map, v_map, q_map, o_map;
 } ft_fwd_args;
 
 /* Backward: given dO, computes dQ, dK, dV. delta and dq_accum are workspaces the caller owns:

@@ -71,22 +71,29 @@ FT_DEVICE void softmax_step(float *s, float *o, float &row_max, float &row_sum, 
     rescale_row<O_TILES>(o, half, softmax_scores<TILES>(s, row_max, row_sum, half, scale_log2));
 }
 
-// Epilogue for one row: O / rowsum in the input dtype at dst (the row's first element), and
-// from lane q = 0, L = ln(sum) + max (natural log) at *lse; a row that saw no key gets O = 0 and
-// L = +inf, so that the backward's exp(S - L) is 0 there. row_sum is this lane's partial sum;
-// every lane of the quad must call this (it shuffles) before any of them skips its row.
+// The end of one row: from lane q = 0 of an in-range row, L = ln(sum) + max (natural log) at
+// *lse; returns 1 / sum, what O is scaled by. A row that saw no key gets O = 0 and L = +inf, so
+// that the backward's exp(S - L) is 0 there. row_sum is this lane's partial sum; every lane of
+// the quad must call this (it shuffles) before any of them skips its row.
+FT_DEVICE float finish_row(float *lse, float row_max, float row_sum, int quad, bool in_range)
+{
+    const float sum = warp_sum_xor(warp_sum_xor(row_sum, 1), 2);
+    if (in_range && quad == 0)
+        *lse = sum > 0.f ? (row_max + __log2f(sum)) * (float)FT_LN2 : FT_INF_F;
+    return sum > 0.f ? 1.f / sum : 0.f;
+}
+
+// Epilogue for one row: finish_row, and O / rowsum in the input dtype at dst (the row's first
+// element).
 template <int O_TILES>
 FT_DEVICE void store_row(elem_t *dst, float *lse, const float *o, float row_max, float row_sum, int half,
                          int quad, bool in_range)
 {
-    const float sum = warp_sum_xor(warp_sum_xor(row_sum, 1), 2);
+    const float inv = finish_row(lse, row_max, row_sum, quad, in_range);
     if (!in_range)
         return;
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
 #pragma unroll
     for (int j = 0; j < O_TILES; j++)
         *(unsigned *)(dst + j * 8 + quad * 2) = pack2(o[j * 4 + half * 2] * inv, o[j * 4 + half * 2 + 1] * inv);
-    if (quad == 0)
-        *lse = sum > 0.f ? (row_max + __log2f(sum)) * (float)FT_LN2 : FT_INF_F;
 }
 #endif

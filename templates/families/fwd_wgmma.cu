@@ -20,7 +20,9 @@
 //     Q comes by the copy engine too, on mbarriers of its own. PERSISTENT 1: the launcher
 //       starts only the blocks that fit the GPU at once and each loops over query tiles
 //       gridDim.x apart (tile_schedule), the producer loading the next tile's Q, K and V while
-//       the consumers finish this one; the ring's slots and phases run on across tiles.
+//       the consumers finish this one; the ring's slots and phases run on across tiles. With
+//       two Q tiles, O leaves by the copy engine from its tile's Q place (ASYNC_O), so the
+//       consumers start the next tile while it is written.
 
 // ---- traits (traits/fwd_wgmma.h): tunables come from the generator's #defines --------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
@@ -46,6 +48,11 @@ constexpr int BAR_BYTES = PRODUCER ? 1024 : 0;
 // Q tiles: two where a persistent block's next Q fits beside this one's (traits), else one.
 constexpr int Q_TILES = fwd_wgmma_q_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT);
 constexpr int SMEM_END = 1024 + Q_TILES * Q_BYTES + NUM_STAGES * STAGE_BYTES + BAR_BYTES;
+// O staged in the tile's Q place and written by the copy engine (traits): then one thread of each
+// consumer warpgroup gives the Q place back, once the engine has read it; else every consumer
+// thread does, with the tile's last scores.
+constexpr bool ASYNC_O = fwd_wgmma_async_o(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT);
+constexpr int Q_EMPTY_COUNT = ASYNC_O ? NUM_WG : CONSUMER_THREADS;
 constexpr int MIN_BLOCKS = fwd_wgmma_min_blocks(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES);
 constexpr int PRODUCER_REGS = fwd_wgmma_producer_regs();
 constexpr int CONSUMER_REGS = fwd_wgmma_consumer_regs(BLOCK_M, NUM_WARPS);
@@ -242,6 +249,7 @@ FT_DEVICE unsigned q_empty_bar(unsigned bars, int qt) { return bars + 520 + 16 *
 // across the block's tiles.
 struct ring_position {
     int tiles = 0, keys = 0;
+    unsigned o_pending = 0;   // ASYNC_O: the Q empty mbarrier of the place the last O left from
     FT_DEVICE int q_tile() const { return tiles % Q_TILES; }
     FT_DEVICE unsigned q_phase() const { return (tiles / Q_TILES) & 1; }
 };
@@ -251,12 +259,16 @@ struct ring_position {
 // with an arrival for consumer 0 and leaves out its last one, so that each barrier sees as many
 // arrivals as waits in every tile. Tile t of the walk is ring entry kv0 + t; once the scores of
 // the tile's last key tile have landed, a persistent block gives Q back too (the producer may
-// load the next).
+// load the next). With ASYNC_O the place holds O until the copy engine has read it: its
+// warpgroup's first thread gives the previous tile's place back once this tile's first scores
+// are in (by then the engine is long done; it waits for it all the same).
 struct producer_ring {
     unsigned kv_smem, bars;
     int wg, turns_left;   // this consumer's turns not yet passed (PINGPONG)
     int kv0, last;        // the query tile's first ring entry, and its last key tile
     unsigned q_empty;     // the query tile's Q empty mbarrier
+    unsigned o_pending;   // ASYNC_O: the previous tile's Q empty mbarrier, or 0
+    bool o_issuer;        // ASYNC_O: this thread issued its warpgroup's O stores
     // Ring entry of tile t: a block of one query tile starts the ring at 0 (which ptxas then
     // folds into the tile loop's indexing; a run-time kv0 cost the head-dim-256 kernel a spill).
     FT_DEVICE int entry(int t) const { return (PERSISTENT ? kv0 : 0) + t; }
@@ -269,8 +281,17 @@ struct producer_ring {
     FT_DEVICE void free_k(int t) const
     {
         mbar_arrive(slot_bar(t, EMPTY_K));
-        if (PERSISTENT && t == last)   // a block of one tile never loads another Q
+        if (PERSISTENT && !ASYNC_O && t == last)   // a block of one tile never loads another Q
             mbar_arrive(q_empty);
+        if (ASYNC_O && t == 0)
+            release_o();
+    }
+    FT_DEVICE void release_o() const
+    {
+        if (o_pending && o_issuer) {
+            bulk_wait_read<0>();
+            mbar_arrive(o_pending);
+        }
     }
     FT_DEVICE void free_v(int t) const { mbar_arrive(slot_bar(t, EMPTY_V)); }
     FT_DEVICE void start_turns(int turns)
@@ -421,6 +442,38 @@ FT_DEVICE void store_o(const ft_fwd_args &args, const fwd_block &fb, const fwd_t
     }
 }
 
+// ASYNC_O epilogue: O / rowsum of the warpgroup's 64 rows into its rows of the tile's Q place
+// (q_tile; the rows' last scores are in, so no product reads them), in the layout of the copy
+// engine's boxes (64-column panels of BLOCK_M rows, 128-byte swizzle: 4-byte stores, the 8 rows
+// of a store on 8 different chunks), then one thread of the warpgroup sends them to O, a box of
+// 64 rows a panel, rows past seqlen_q left out. L as store_o.
+FT_DEVICE void store_o_async(const ft_fwd_args &args, const fwd_block &fb, const fwd_thread &th, const float (&o)[O_REGS],
+                             const float (&row_max)[2], const float (&row_sum)[2], unsigned q_tile, bool issuer)
+{
+    float *lse = (float *)args.lse + (long long)fb.bh * args.seqlen_q;
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        const int r = th.row0 + th.group + half * 8;   // row of the tile
+        const float inv = finish_row(lse + fb.m0 + r, row_max[half], row_sum[half], th.quad,
+                                     EVEN_M || fb.m0 + r < args.seqlen_q);
+#pragma unroll
+        for (int j = 0; j < HEAD_DIM_V / 8; j++) {
+            const unsigned at = q_tile + (j / 8) * (BLOCK_M * 128) + r * 128 + (((j % 8) ^ (r % 8)) << 4) + th.quad * 4;
+            asm volatile("st.shared.b32 [%0], %1;" ::"r"(at),
+                         "r"(pack2(o[j * 4 + half * 2] * inv, o[j * 4 + half * 2 + 1] * inv)) : "memory");
+        }
+    }
+    fence_proxy_async();   // plain stores, read next by the copy engine
+    named_barrier_sync(4 + th.wg, 128);
+    if (issuer) {
+#pragma unroll
+        for (int p = 0; p < DV_PANELS; p++)
+            tma_store_4d(&args.o_map, q_tile + p * (BLOCK_M * 128) + th.wg * 64 * 128, 64 * p, fb.m0 + th.wg * 64,
+                         fb.h, fb.b);
+        bulk_commit();
+    }
+}
+
 // Q of the block's tile into shared memory by `THREADS` threads (t: this one's index), committed.
 template <int THREADS>
 FT_DEVICE void load_q(unsigned q_smem, const ft_fwd_args &args, const fwd_block &fb, int t)
@@ -543,7 +596,7 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
 
 // One query tile for a consumer warpgroup, its Q in place: walk its key tiles, write O and L.
 FT_DEVICE void consume_tile(const ft_fwd_args &args, const fwd_block &fb, const fwd_thread &th, unsigned q_tile,
-                            unsigned kv_smem, unsigned bars, const ring_position &pos, float scale_log2)
+                            unsigned kv_smem, unsigned bars, ring_position &pos, float scale_log2, bool issuer)
 {
     float o[O_REGS];
 #pragma unroll
@@ -552,9 +605,12 @@ FT_DEVICE void consume_tile(const ft_fwd_args &args, const fwd_block &fb, const 
     float row_max[2] = { -FT_INF_F, -FT_INF_F }, row_sum[2] = { 0.f, 0.f };
     // This warpgroup's 64 rows of the Q tile: within a panel they start at row 64*wg.
     const unsigned q_wg = q_tile + th.wg * 64 * 128;
-    producer_ring ring = { kv_smem, bars, th.wg, 0, pos.keys, fb.n_tiles - 1, q_empty_bar(bars, pos.q_tile()) };
-    if (PERSISTENT && fb.n_tiles == 0)
+    producer_ring ring = { kv_smem, bars, th.wg, 0, pos.keys, fb.n_tiles - 1, q_empty_bar(bars, pos.q_tile()),
+                           pos.o_pending, issuer };
+    if (PERSISTENT && !ASYNC_O && fb.n_tiles == 0)
         mbar_arrive(ring.q_empty);
+    if (ASYNC_O && fb.n_tiles == 0)
+        ring.release_o();
     ring.start_turns(consumer_turns(fb.n_tiles));
     if (OVERLAP) {
         attend_overlapped(o, row_max, row_sum, args, fb, th, q_wg, ring, scale_log2);
@@ -562,7 +618,12 @@ FT_DEVICE void consume_tile(const ft_fwd_args &args, const fwd_block &fb, const 
         for (int i = 0; i < fb.n_tiles; i++)
             attend_tile(o, row_max, row_sum, args, fb, th, q_wg, ring, i, scale_log2);
     }
-    store_o(args, fb, th, o, row_max, row_sum);
+    if constexpr (ASYNC_O) {
+        store_o_async(args, fb, th, o, row_max, row_sum, q_tile, issuer);
+        pos.o_pending = ring.q_empty;
+    } else {
+        store_o(args, fb, th, o, row_max, row_sum);
+    }
 }
 
 // The consumers: for each query tile of the schedule, wait for its Q, walk its key tiles (Q is
@@ -573,6 +634,7 @@ FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned k
     setmaxnreg_inc<CONSUMER_REGS>();
     const fwd_thread th = consumer_thread(threadIdx.x - 128);
     const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    const bool issuer = (threadIdx.x - 128) % 128 == 0;   // ASYNC_O: the warpgroup's first thread
     tile_schedule sched(args);
     ring_position pos;
     int m_tile, bh;
@@ -580,10 +642,12 @@ FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned k
         const fwd_block fb = describe_block(args, m_tile, bh);
         const int qt = pos.q_tile();
         mbar_wait(q_full_bar(bars, qt), pos.q_phase());
-        consume_tile(args, fb, th, q_smem + qt * Q_BYTES, kv_smem, bars, pos, scale_log2);
+        consume_tile(args, fb, th, q_smem + qt * Q_BYTES, kv_smem, bars, pos, scale_log2, issuer);
         pos.tiles++;
         pos.keys += fb.n_tiles;
     }
+    if (ASYNC_O && issuer)
+        bulk_wait<0>();   // the last O written before the block's shared memory goes
 }
 
 // Compiled for the occupancy the traits expect (MIN_BLOCKS): up to 255 registers a thread for
@@ -608,7 +672,7 @@ ft_fwd(const __grid_constant__ ft_fwd_args args)
             }
             for (int qt = 0; qt < Q_TILES; qt++) {
                 mbar_init(q_full_bar(bars, qt), 1);
-                mbar_init(q_empty_bar(bars, qt), CONSUMER_THREADS);
+                mbar_init(q_empty_bar(bars, qt), Q_EMPTY_COUNT);
             }
             mbar_init_fence();
         }

@@ -62,6 +62,16 @@ FT_TRAIT int fwd_wgmma_q_tiles(int block_m, int block_n, int num_warps, int head
                              FT_SMEM_MAX_BYTES ? 2 : 1;
 }
 
+/* 1 where a persistent block writes O through the copy engine, from its Q tile's place once the
+ * tile's last scores are in (the consumers go on to the next tile while it is written): with
+ * two Q tiles (the producer loads into the other meanwhile) and O no wider than Q. */
+FT_TRAIT int fwd_wgmma_async_o(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
+                               int persistent)
+{
+    return fwd_wgmma_q_tiles(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, persistent) == 2 &&
+           ft_panel_cols(head_dim_v) <= ft_panel_cols(head_dim);
+}
+
 FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
                                         int num_stages, int persistent)
 {
