@@ -108,15 +108,21 @@ def flops(b, h, n, d, causal, backward):
     return 2.5 * f if backward else f
 
 
+def triton_timer():
+    """triton.testing.do_bench, or None where Triton is not installed."""
+    try:
+        from triton.testing import do_bench
+        return do_bench
+    except ImportError:
+        return None
+
+
 def time_ms(fn, min_reps=5, max_reps=50, budget_s=0.25, warmup=3):
     """Median (and min) of per-call CUDA-event times after warm-up: triton.testing.do_bench where
     Triton is installed (the peers' published method: calls queued back to back, L2 flushed
     before each, so the host's time per call shows only where it exceeds the GPU's), else one
     synchronized call at a time (which adds each call's host time before its launch)."""
-    try:
-        from triton.testing import do_bench
-    except ImportError:
-        do_bench = None
+    do_bench = triton_timer()
     if do_bench is not None:
         times = do_bench(fn, warmup=25, rep=100, return_mode="all")
         return statistics.median(times), min(times)
@@ -213,8 +219,9 @@ def run_facts(args, started, flex_why):
         "date": f"{started} to {time.strftime('%H:%M UTC', time.gmtime())}",
         "command": "python3 bench/compare.py " + " ".join(sys.argv[1:]),
         "shapes": "hidden 2048 (heads = 2048 / D), 16384 tokens (batch = 16384 / N)",
-        "timing": "median of CUDA-event timings after 3 warm-up calls; "
-                  "TFLOP/s: forward 4·B·H·N²·D (halved when causal), backward 2.5× forward",
+        "timing": ("triton.testing.do_bench (warm-up 25 ms, 100 ms of calls, L2 flushed before each), median"
+                   if triton_timer() else "median of synchronized CUDA-event timings after 3 warm-up calls") +
+                  "; TFLOP/s: forward 4·B·H·N²·D (halved when causal), backward 2.5× forward",
         "dtypes": args.dtypes, "seqlens": args.seqlens, "head_dims": args.head_dims,
         "flex": flex_why or "torch.compile(flex_attention, dynamic=False), compiled and its causal block "
                             "mask built in untimed calls; non-causal without a block mask",

@@ -114,7 +114,8 @@ static const attn_case cases[] = {
     { "bf16 D=192 N=256",           BF16, 192, 192, 2, 2, 256,  256, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
     { "f16 D=96 Dv=192 causal",     F16, 96, 192,   1, 2, 190,  190, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK },
     /* More query tiles than the GPU holds blocks: fwd_wgmma's persistent blocks loop over
-     * several, its ring and Q tiles running on across them (one Q tile at 192/128, two at 128). */
+     * several, its ring and Q tiles running on across them (one Q tile at 192/128 and 256; two,
+     * and O by the copy engine, at 64 and 128). */
     { "bf16 persistent causal BR",  BF16, 128, 128, 3, 48, 700, 900, 1, 1, 0, 0, DEFAULT_TILES, BR },
     { "f16 persistent D=192 Dv=128", F16, 192, 128, 2, 40, 333, 333, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK },
     { "bf16 persistent D=256 win",  BF16, 256, 256, 2, 36, 257, 300, 0, 1, 0, 0, DEFAULT_TILES, WIN(0, 90, 20) },
