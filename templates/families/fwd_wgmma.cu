@@ -269,8 +269,7 @@ struct producer_ring {
     unsigned q_empty;     // the query tile's Q empty mbarrier
     unsigned o_pending;   // ASYNC_O: the previous tile's Q empty mbarrier, or 0
     bool o_issuer;        // ASYNC_O: this thread issued its warpgroup's O stores
-    // Ring entry of tile t: a block of one query tile starts the ring at 0 (which ptxas then
-    // folds into the tile loop's indexing; a run-time kv0 cost the head-dim-256 kernel a spill).
+    // Ring entry of tile t: a block of one query tile starts the ring at 0, a constant.
     FT_DEVICE int entry(int t) const { return (PERSISTENT ? kv0 : 0) + t; }
     FT_DEVICE unsigned k_tile(int t) const { return kv_smem + (entry(t) % NUM_STAGES) * STAGE_BYTES; }
     FT_DEVICE unsigned v_tile(int t) const { return k_tile(t) + K_BYTES; }
