@@ -30,6 +30,11 @@ static const sample samples[] = {
     { "fwd_mma", "DTYPE=f16 HEAD_DIM=64 HEAD_DIM_V=96 BLOCK_M=64 BLOCK_N=32 NUM_WARPS=4 NUM_STAGES=3" },
     { "fwd_wgmma", "DTYPE=bf16 HEAD_DIM=128" },
     { "fwd_wgmma", "DTYPE=f16 HEAD_DIM=64 BLOCK_M=64 BLOCK_N=64 NUM_WARPS=4 NUM_STAGES=1" },
+    /* Persistent with two Q tiles (O leaves from them), with one (192 over 128), and head dim 96
+     * in whole panels beside a producer. */
+    { "fwd_wgmma", "DTYPE=bf16 HEAD_DIM=128 OVERLAP=1 PERSISTENT=1" },
+    { "fwd_wgmma", "DTYPE=f16 HEAD_DIM=192 HEAD_DIM_V=128 OVERLAP=1 PERSISTENT=1" },
+    { "fwd_wgmma", "DTYPE=bf16 HEAD_DIM=96 HEAD_DIM_V=96 BLOCK_M=64 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=2" },
     { "fwd_exact", "DTYPE=f32 HEAD_DIM=64" },
     { "fwd_exact", "DTYPE=f64 HEAD_DIM=32 HEAD_DIM_V=64 BLOCK_M=32 BLOCK_N=16 NUM_STAGES=1" },
     { "bwd_mma", "DTYPE=bf16 HEAD_DIM=128 DQ_MODE=atomic" },
