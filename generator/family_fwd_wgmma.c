@@ -60,7 +60,7 @@ static int map_rows_fwd(const int *p)
 
 static int q_map_rows_fwd(const int *p)
 {
-    return fwd_wgmma_has_producer(p[GEN_BLOCK_M], p[GEN_NUM_WARPS]) ? p[GEN_BLOCK_M] : 0;
+    return fwd_wgmma_q_map_rows(p[GEN_BLOCK_M], p[GEN_NUM_WARPS]);
 }
 
 /* A persistent block with two Q tiles writes O by the copy engine, a consumer's 64 rows a box. */

@@ -54,6 +54,25 @@ FT_DEVICE void query_tiles(int lo, int hi, int n0, int seqlen_q, int seqlen_k, i
 #endif
 }
 
+// Heads that take their tiles together, so that the bytes each one streams through all its tiles
+// (per_head) stay within 16 MB of L2 between them: at least 1, at most 8.
+FT_DEVICE int l2_head_group(long long per_head)
+{
+    const long long heads = (16ll << 20) / (per_head > 0 ? per_head : 1);
+    return heads < 1 ? 1 : heads > 8 ? 8 : (int)heads;
+}
+
+// Step i of a walk over bh_count heads x tiles tiles, heads in groups of `group` (the last group
+// may be short): within a group, tile 0 of each head, then tile 1 of each, ... OUT: tile, bh.
+FT_DEVICE void grouped_walk(int i, int group, int tiles, int bh_count, int &tile, int &bh)
+{
+    const int first = i / (group * tiles) * group;   // the group's first head
+    const int size = min(group, bh_count - first);
+    const int r = i - first * tiles;
+    tile = r / size;
+    bh = first + r % size;
+}
+
 // 1 when some (query, key) of rows [r0, r1) x keys [n0, n1) may be hidden by the mask, so the
 // tile needs the per-element test; always 0 without CAUSAL.
 FT_DEVICE bool tile_needs_mask(int lo, int hi, int r0, int r1, int n0, int n1)

@@ -248,9 +248,7 @@ FT_DEVICE void init_barriers(const dkdv_block &blk, int *dq_ticket)
 // L2: 8 heads at N = 16384, D = 128 (64 MB) ran 5% slower than one, 30% causal.
 FT_DEVICE int order_heads(const ft_bwd_args &args)
 {
-    const long long per_head = (long long)args.seqlen_q * (HEAD_DIM + HEAD_DIM_V) * 2;
-    const long long heads = (16ll << 20) / per_head;
-    return heads < 1 ? 1 : heads > 8 ? 8 : (int)heads;
+    return l2_head_group((long long)args.seqlen_q * (HEAD_DIM + HEAD_DIM_V) * 2);
 }
 
 // The rest of the block's description, once the ticket is known. The key tile and head: the
@@ -260,13 +258,10 @@ FT_DEVICE int order_heads(const ft_bwd_args &args)
 FT_DEVICE void describe_block(dkdv_block &blk, const ft_bwd_args &args)
 {
     if (ORDERED) {
-        const int ticket = *blk.ticket(), key_tiles = (int)gridDim.x, heads = (int)gridDim.y;
-        const int group = order_heads(args);
-        const int first = ticket / (group * key_tiles) * group;   // the group's first head
-        const int size = min(group, heads - first);
-        const int r = ticket - first * key_tiles;
-        blk.key_tile = key_tiles - 1 - r / size;
-        blk.bh = first + r % size;
+        const int key_tiles = (int)gridDim.x;
+        int step;
+        grouped_walk(*blk.ticket(), order_heads(args), key_tiles, (int)gridDim.y, step, blk.bh);
+        blk.key_tile = key_tiles - 1 - step;
     } else {
         blk.key_tile = (int)blockIdx.x;
         blk.bh = (int)blockIdx.y;

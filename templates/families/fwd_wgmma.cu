@@ -88,9 +88,7 @@ struct tile_schedule {
         bh_count = args.batch * args.heads;
         total = PERSISTENT ? m_tiles * bh_count : 1;
         next = PERSISTENT ? (int)blockIdx.x : 0;
-        const long long kv_bytes = (long long)args.seqlen_k * (HEAD_DIM + HEAD_DIM_V) * 2;
-        const long long fit = (16ll << 20) / (kv_bytes > 0 ? kv_bytes : 1);
-        group = fit < 1 ? 1 : fit > 8 ? 8 : (int)fit;
+        group = l2_head_group((long long)args.seqlen_k * (HEAD_DIM + HEAD_DIM_V) * 2);   // K and V
     }
     // Tile `next` as (query tile, batch*head), or false when the block is done.
     FT_DEVICE bool take(int &m_tile, int &bh)
@@ -99,10 +97,7 @@ struct tile_schedule {
             return false;
         int m;
         if (PERSISTENT) {
-            const int g = next / (group * m_tiles), r = next % (group * m_tiles);
-            const int heads = min(group, bh_count - g * group);   // the last group may be short
-            m = r / heads;
-            bh = g * group + r % heads;
+            grouped_walk(next, group, m_tiles, bh_count, m, bh);
         } else {
             m = (int)blockIdx.x;
             bh = (int)blockIdx.y;

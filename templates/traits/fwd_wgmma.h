@@ -122,11 +122,14 @@ FT_TRAIT int fwd_wgmma_consumer_regs(int block_m, int num_warps)
 }
 
 /* The rows of the copy engine's K and V boxes (a key tile), or 0 where every warp loads by
- * cp.async (no producer). With a producer, Q comes by the copy engine too, a box of BLOCK_M
- * rows. */
+ * cp.async (no producer); and of its Q box (a query tile), likewise. */
 FT_TRAIT int fwd_wgmma_map_rows(int block_m, int block_n, int num_warps)
 {
     return fwd_wgmma_has_producer(block_m, num_warps) ? block_n : 0;
+}
+FT_TRAIT int fwd_wgmma_q_map_rows(int block_m, int num_warps)
+{
+    return fwd_wgmma_has_producer(block_m, num_warps) ? block_m : 0;
 }
 
 /* The family's default tiles for a head dim pair (gen_family.head_dim_tiles): the table's 128 x 128
