@@ -228,11 +228,22 @@ def run_facts(args, started, flex_why):
     }
 
 
-def extra_points(spec, flex_make, out):
+def parse_points(spec):
+    """--extra's value as (B, H, N, D[, DV]) tuples; refused at once, before anything is timed."""
+    points = []
+    for p in (p.strip() for p in spec.split(",")):
+        fields = p.split(":") if p else []
+        if p and (len(fields) not in (4, 5) or not all(f.isdigit() and int(f) > 0 for f in fields)):
+            raise argparse.ArgumentTypeError(f"point '{p}' is not B:H:N:D or B:H:N:D:DV (positive integers)")
+        if p:
+            points.append(tuple(int(f) for f in fields))
+    return points
+
+
+def extra_points(points, flex_make, out):
     """The points beyond the grid (--extra), bf16, causal and not: their rows into
     compare-extra.csv, their table (TFLOP/s, flashtune over each peer and over the best peer) as
     markdown lines. FLOPs: forward 2·B·H·N²·(D + Dv), halved when causal; backward 2.5× that."""
-    points = [tuple(int(x) for x in p.split(":")) for p in spec.split(",") if p.strip()]
     if not points:
         return []
     rows = []
@@ -282,7 +293,7 @@ def main():
     ap.add_argument("--dtypes", default="bf16,f16,f32")
     ap.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
     ap.add_argument("--head-dims", default="64,128")
-    ap.add_argument("--extra", default="1:16:512:128,4:16:4096:96,4:16:4096:192:128,4:16:4096:256",
+    ap.add_argument("--extra", type=parse_points, default="1:16:512:128,4:16:4096:96,4:16:4096:192:128,4:16:4096:256",
                     help="points beyond the grid, causal and not, bf16: B:H:N:D[:DV] separated by commas "
                          "('' for none); reported apart, outside the geometric means")
     args = ap.parse_args()
