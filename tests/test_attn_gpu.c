@@ -116,6 +116,7 @@ static const attn_case cases[] = {
     /* More query tiles than the GPU holds blocks: fwd_wgmma's persistent blocks loop over
      * several, its ring and Q tiles running on across them (one Q tile at 192/128 and 256; two,
      * and O by the copy engine, at 64 and 128). */
+    { "bf16 persistent Nq>Nk BR",   BF16, 128, 128, 2, 40, 900, 300, 1, 1, 0, 0, DEFAULT_TILES, BR },
     { "bf16 persistent causal BR",  BF16, 128, 128, 3, 48, 700, 900, 1, 1, 0, 0, DEFAULT_TILES, BR },
     { "f16 persistent D=192 Dv=128", F16, 192, 128, 2, 40, 333, 333, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK },
     { "bf16 persistent D=256 win",  BF16, 256, 256, 2, 36, 257, 300, 0, 1, 0, 0, DEFAULT_TILES, WIN(0, 90, 20) },
@@ -210,7 +211,7 @@ static const int wg_tiles[][7] = {
     { 128, 128, 12, 2, 1, 1, 1 }, { 128, 128, 8, 2, 0, 0, 0 }, { 64, 128, 8, 2, 1, 0, 1 }, { 64, 128, 4, 2, 0, 0, 0 },
     { 128, 64, 12, 1, 0, 1, 1 },  { 192, 64, 12, 3, 0, 0, 0 }, { 128, 64, 8, 1, 0, 0, 0 }, { 64, 64, 8, 3, 0, 0, 1 },
     { 64, 64, 4, 4, 0, 0, 0 },    { 128, 64, 12, 1, 1, 1, 0 }, { 128, 128, 12, 3, 1, 0, 1 }, { 64, 64, 8, 1, 1, 0, 0 },
-    { 128, 64, 12, 2, 0, 0, 1 },
+    { 128, 64, 12, 2, 1, 1, 1 },
 };
 /* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
  * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers; at 256 only 64 x 64 with 12

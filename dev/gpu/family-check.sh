@@ -3,7 +3,8 @@
 # compute-sanitizer racecheck and memcheck on chosen test_attn_gpu cases, and the family's
 # bench_kernels rows. Logs in $OUT; a short summary printed last.
 # Usage: dev/gpu/family-check.sh FAMILY ['case filter' ...]   (filters: FT_TEST_FILTER patterns)
-# Env: TESTS (ctest -R regex, default "test_attn_gpu|test_runtime_gpu"), REPS (bench, default 10).
+# Env: TESTS (ctest -R regex, default "test_attn_gpu|test_runtime_gpu"), REPS (bench, default 10),
+# BENCH_TIMEOUT (seconds, default 150).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 family=${1:?usage: family-check.sh FAMILY [filter ...]}; shift
@@ -13,7 +14,7 @@ cmake -S . -B /tmp/build -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=
   cmake --build /tmp/build >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 (cd /tmp/build && timeout 300 ctest --output-on-failure -L gpu -R "${TESTS:-test_attn_gpu|test_runtime_gpu}" 2>&1) \
   > "$OUT/gpu-tests.log"; tests_rc=$?
-timeout 150 /tmp/build/bench/bench_kernels "${REPS:-10}" "$family" > "$OUT/bench.log" 2>&1
+timeout "${BENCH_TIMEOUT:-150}" /tmp/build/bench/bench_kernels "${REPS:-10}" "$family" > "$OUT/bench.log" 2>&1
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
 : > "$OUT/sanitizer.log"
 sanitized=()

@@ -76,34 +76,49 @@ static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout diffe
 // the query tiles run last-first: the later rows see more keys, and the longest tiles should
 // start first so that the last ones to finish are short. PERSISTENT walks groups of heads whose
 // K and V fit in 16 MB of L2 together (at most 8), a query tile of every head of the group
-// before the next query tile: the blocks at work at once share a few heads' K and V in L2, and
-// with a mask each block's tiles cycle through long and short ones (walking one head's tiles in
-// a row, 132 blocks over 4 query tiles a head gave each block the same length every time: the
-// causal forward at N 512 ran 0.87x the one-tile kernel, H100 2026-11-26).
+// before the next query tile, so that the blocks at work at once share a few heads' K and V in
+// L2. Under a mask a persistent block takes its tiles in pairs of one head, the last query tile
+// with the first, the second last with the second, ...: a causal pair sees the same number of
+// keys whichever it is, so blocks dealt pairs in turn finish together. Dealt single tiles in
+// turn, the most loaded of 132 blocks had 1.27-1.49x the mean at head dim 128, N 2048-16384 (a
+// simulation of the key tiles visited), and the causal forward lost to one block a tile there.
+// Only the position lives in registers (the consumers have none to spare: sizes kept in the
+// struct spilled 88 bytes at head dim 128); the rest is recomputed from args at each take.
 struct tile_schedule {
-    int m_tiles, total, next, group, bh_count;
-    FT_DEVICE tile_schedule(const ft_fwd_args &args)
+    int next;      // the unit (a tile, or under a mask a pair) to take next
+    bool second;   // under a mask: the short tile of the pair taken last comes next
+    FT_DEVICE tile_schedule() : next(PERSISTENT ? (int)blockIdx.x : 0), second(false) {}
+    // The next tile as (query tile, batch*head), or false when the block is done.
+    FT_DEVICE bool take(const ft_fwd_args &args, int &m_tile, int &bh)
     {
-        m_tiles = PERSISTENT ? (args.seqlen_q + BLOCK_M - 1) / BLOCK_M : (int)gridDim.x;
-        bh_count = args.batch * args.heads;
-        total = PERSISTENT ? m_tiles * bh_count : 1;
-        next = PERSISTENT ? (int)blockIdx.x : 0;
-        group = l2_head_group((long long)args.seqlen_k * (HEAD_DIM + HEAD_DIM_V) * 2);   // K and V
-    }
-    // Tile `next` as (query tile, batch*head), or false when the block is done.
-    FT_DEVICE bool take(int &m_tile, int &bh)
-    {
-        if (next >= total)
-            return false;
-        int m;
-        if (PERSISTENT) {
-            grouped_walk(next, group, m_tiles, bh_count, m, bh);
-        } else {
-            m = (int)blockIdx.x;
+        const int m_tiles = PERSISTENT ? (args.seqlen_q + BLOCK_M - 1) / BLOCK_M : (int)gridDim.x;
+        const int units = PERSISTENT && CAUSAL ? (m_tiles + 1) / 2 : m_tiles;   // pairs, or tiles
+        const int bh_count = args.batch * args.heads;
+        const int taken = second ? next - (int)gridDim.x : next;   // the unit of this tile
+        if (!PERSISTENT) {
+            if (next > 0)
+                return false;
             bh = (int)blockIdx.y;
+            m_tile = CAUSAL ? m_tiles - 1 - (int)blockIdx.x : (int)blockIdx.x;
+            next = 1;
+            return true;
         }
-        m_tile = CAUSAL ? m_tiles - 1 - m : m;
-        next += PERSISTENT ? (int)gridDim.x : 1;
+        if (!second && taken >= units * bh_count)
+            return false;
+        int u;
+        const int group = l2_head_group((long long)args.seqlen_k * (HEAD_DIM + HEAD_DIM_V) * 2);   // K and V
+        grouped_walk(taken, group, units, bh_count, u, bh);
+        if (!CAUSAL) {
+            m_tile = u;
+            next += (int)gridDim.x;
+        } else if (second) {   // the pair's short tile
+            m_tile = u;
+            second = false;
+        } else {
+            m_tile = m_tiles - 1 - u;
+            next += (int)gridDim.x;
+            second = u < m_tile;   // a pair, not the middle tile of an odd count
+        }
         return true;
     }
 };
@@ -228,7 +243,7 @@ struct inline_ring {
     FT_DEVICE void free_k(int) const {}
     FT_DEVICE void free_v(int) const {}
     FT_DEVICE void take_turn() const {}
-    FT_DEVICE void pass_turn() {}
+    FT_DEVICE void pass_turn() const {}
 };
 
 // The producer's mbarriers: a ring slot's are K full, V full, K empty, V empty, 8 bytes each
@@ -250,16 +265,19 @@ struct ring_position {
 };
 
 // PINGPONG: consumer w waits at named barrier 2 + w for its turn to issue products and, having
-// issued them, arrives at the other's, so issues alternate. Consumer 1 opens each query tile
-// with an arrival for consumer 0 and leaves out its last one, so that each barrier sees as many
-// arrivals as waits in every tile. Tile t of the walk is ring entry kv0 + t; once the scores of
+// issued them, arrives at the other's, so issues alternate. The turns run on across the block's
+// query tiles: consumer 1 opens the block with an arrival for consumer 0 and consumer 0 closes it
+// with a last wait (fwd_consumer), so each barrier sees as many arrivals as waits, and one
+// consumer's epilogue and next first scores run under the other's last products. (Turns opened
+// afresh each tile made the two meet at every tile's start, the tensor cores idle through both
+// epilogues.) Tile t of the walk is ring entry kv0 + t; once the scores of
 // the tile's last key tile have landed, a persistent block gives Q back too (the producer may
 // load the next). With ASYNC_O the place holds O until the copy engine has read it: its
 // warpgroup's first thread gives the previous tile's place back once this tile's first scores
 // are in (by then the engine is long done; it waits for it all the same).
 struct producer_ring {
     unsigned kv_smem, bars;
-    int wg, turns_left;   // this consumer's turns not yet passed (PINGPONG)
+    int wg;
     int kv0, last;        // the query tile's first ring entry, and its last key tile
     unsigned q_empty;     // the query tile's Q empty mbarrier
     unsigned o_pending;   // ASYNC_O: the previous tile's Q empty mbarrier, or 0
@@ -288,33 +306,17 @@ struct producer_ring {
         }
     }
     FT_DEVICE void free_v(int t) const { mbar_arrive(slot_bar(t, EMPTY_V)); }
-    FT_DEVICE void start_turns(int turns)
-    {
-        turns_left = turns;
-        if (PINGPONG && wg == 1 && turns > 0)
-            named_barrier_arrive(2, 256);
-    }
     FT_DEVICE void take_turn() const
     {
         if (PINGPONG)
             named_barrier_sync(2 + wg, 256);
     }
-    FT_DEVICE void pass_turn()
+    FT_DEVICE void pass_turn() const
     {
-        if (PINGPONG) {
-            turns_left--;
-            if (wg == 0 || turns_left > 0)
-                named_barrier_arrive(2 + (wg ^ 1), 256);
-        }
+        if (PINGPONG)
+            named_barrier_arrive(2 + (wg ^ 1), 256);
     }
 };
-
-// Turns a consumer takes over the block's tiles: two a tile (S, then P V) one after the other;
-// with OVERLAP one a tile plus one (tile t's S goes with tile t-1's P V).
-FT_DEVICE int consumer_turns(int n_tiles)
-{
-    return n_tiles == 0 ? 0 : OVERLAP ? n_tiles + 1 : 2 * n_tiles;
-}
 
 // One K/V tile for the warpgroup's 64 rows, step by step: S = Q K^T, the mask, the online
 // softmax and O += P V, each product waited for (the tile's K and V are given back on return).
@@ -480,9 +482,9 @@ FT_DEVICE void load_q(unsigned q_smem, const ft_fwd_args &args, const fwd_block 
 // ---- the inline pipeline: every warp loads and computes; a block barrier a tile.
 FT_DEVICE void fwd_inline(const ft_fwd_args &args, unsigned q_smem, unsigned kv_smem)
 {
-    tile_schedule sched(args);
+    tile_schedule sched;
     int m_tile, bh;
-    sched.take(m_tile, bh);   // one tile (PERSISTENT needs a producer)
+    sched.take(args, m_tile, bh);   // one tile (PERSISTENT needs a producer)
     const fwd_block fb = describe_block(args, m_tile, bh);
     const fwd_thread th = consumer_thread(threadIdx.x);
     load_q<NUM_THREADS>(q_smem, args, fb, threadIdx.x);
@@ -540,10 +542,10 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
     setmaxnreg_dec<PRODUCER_REGS>();
     if (threadIdx.x != 0)
         return;
-    tile_schedule sched(args);
+    tile_schedule sched;
     ring_position pos;
     int m_tile, bh;
-    while (sched.take(m_tile, bh)) {
+    while (sched.take(args, m_tile, bh)) {
         // Only what the copy engine needs (the producer keeps 24 registers): no pointers.
         const int m0 = m_tile * BLOCK_M, b = bh / args.heads, h = bh % args.heads;
         int t0, t1;
@@ -599,13 +601,12 @@ FT_DEVICE void consume_tile(const ft_fwd_args &args, const fwd_block &fb, const 
     float row_max[2] = { -FT_INF_F, -FT_INF_F }, row_sum[2] = { 0.f, 0.f };
     // This warpgroup's 64 rows of the Q tile: within a panel they start at row 64*wg.
     const unsigned q_wg = q_tile + th.wg * 64 * 128;
-    producer_ring ring = { kv_smem, bars, th.wg, 0, pos.keys, fb.n_tiles - 1, q_empty_bar(bars, pos.q_tile()),
+    producer_ring ring = { kv_smem, bars, th.wg, pos.keys, fb.n_tiles - 1, q_empty_bar(bars, pos.q_tile()),
                            pos.o_pending, issuer };
     if (PERSISTENT && !ASYNC_O && fb.n_tiles == 0)
         mbar_arrive(ring.q_empty);
     if (ASYNC_O && fb.n_tiles == 0)
         ring.release_o();
-    ring.start_turns(consumer_turns(fb.n_tiles));
     if (OVERLAP) {
         attend_overlapped(o, row_max, row_sum, args, fb, th, q_wg, ring, scale_log2);
     } else {
@@ -629,10 +630,12 @@ FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned k
     const fwd_thread th = consumer_thread(threadIdx.x - 128);
     const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
     const bool issuer = (threadIdx.x - 128) % 128 == 0;   // ASYNC_O: the warpgroup's first thread
-    tile_schedule sched(args);
+    tile_schedule sched;
     ring_position pos;
     int m_tile, bh;
-    while (sched.take(m_tile, bh)) {
+    if (PINGPONG && th.wg == 1)   // the block's turns open (producer_ring)
+        named_barrier_arrive(2, 256);
+    while (sched.take(args, m_tile, bh)) {
         const fwd_block fb = describe_block(args, m_tile, bh);
         const int qt = pos.q_tile();
         mbar_wait(q_full_bar(bars, qt), pos.q_phase());
@@ -640,6 +643,8 @@ FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned k
         pos.tiles++;
         pos.keys += fb.n_tiles;
     }
+    if (PINGPONG && th.wg == 0)   // and close: consumer 1's last arrival
+        named_barrier_sync(2, 256);
     if (ASYNC_O && issuer)
         bulk_wait<0>();   // the last O written before the block's shared memory goes
 }
