@@ -21,7 +21,7 @@ static int check_fwd(const int *p, char *why, size_t len)
         return 0;
     case FWD_WGMMA_BAD_WARPS:
         snprintf(why, len, "NUM_WARPS=%d with BLOCK_M=%d: fwd_wgmma runs a consumer warpgroup per 64 rows (%d "
-                 "warps), and with one or two of them may add a producer warpgroup (%d)", nw, bm, bm / 16, bm / 16 + 4);
+                 "warps), and may add a producer warpgroup (%d)", nw, bm, bm / 16, bm / 16 + 4);
         break;
     case FWD_WGMMA_BAD_BLOCK_M:
         snprintf(why, len, "BLOCK_M=%d: fwd_wgmma takes 64, 128 or 192 (64 rows a consumer warpgroup)", bm);
@@ -41,12 +41,12 @@ static int check_fwd(const int *p, char *why, size_t len)
                  "with a producer warpgroup (NUM_WARPS=%d)", nw, bm, bm / 16 + 4);
         break;
     case FWD_WGMMA_BAD_PINGPONG:
-        snprintf(why, len, "PINGPONG=1 with NUM_WARPS=%d and BLOCK_M=%d: fwd_wgmma takes turns between two consumer "
-                 "warpgroups fed by a producer (BLOCK_M=128, NUM_WARPS=12)", nw, bm);
+        snprintf(why, len, "PINGPONG=1 with NUM_WARPS=%d and BLOCK_M=%d: fwd_wgmma takes turns between two or three "
+                 "consumer warpgroups fed by a producer (BLOCK_M=128, NUM_WARPS=12; BLOCK_M=192, NUM_WARPS=16)", nw, bm);
         break;
     default:
         snprintf(why, len, "BLOCK_N=%d HEAD_DIM_V=%d NUM_WARPS=%d: ~%d registers per thread, %d available", bn, dv, nw,
-                 fwd_wgmma_regs(bn, dv), fwd_wgmma_consumer_regs(bm, nw));
+                 fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw)), fwd_wgmma_consumer_regs(bm, nw));
         break;
     }
     return -1;

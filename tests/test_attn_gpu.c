@@ -115,12 +115,17 @@ static const attn_case cases[] = {
     { "f16 D=96 Dv=192 causal",     F16, 96, 192,   1, 2, 190,  190, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK },
     /* More query tiles than the GPU holds blocks: fwd_wgmma's persistent blocks loop over
      * several, its ring and Q tiles running on across them (one Q tile at 192/128 and 256; two,
-     * and O by the copy engine, at 64 and 128). */
+     * and O by the copy engine, at 64 and 128), under a mask in pairs of a long and a short tile
+     * (odd counts of query tiles; rows that see no key at Nq>Nk), the PINGPONG turns running on
+     * across tiles. Each takes the next persistent tile shape (hopper_config): the last, three
+     * consumers in turns on 192 rows. */
     { "bf16 persistent Nq>Nk BR",   BF16, 128, 128, 2, 40, 900, 300, 1, 1, 0, 0, DEFAULT_TILES, BR },
     { "bf16 persistent causal BR",  BF16, 128, 128, 3, 48, 700, 900, 1, 1, 0, 0, DEFAULT_TILES, BR },
     { "f16 persistent D=192 Dv=128", F16, 192, 128, 2, 40, 333, 333, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK },
     { "bf16 persistent D=256 win",  BF16, 256, 256, 2, 36, 257, 300, 0, 1, 0, 0, DEFAULT_TILES, WIN(0, 90, 20) },
     { "f16 persistent D=64 causal", F16, 64, 64,    4, 32, 300, 300, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK },
+    { "bf16 persistent N=777",      BF16, 128, 128, 2, 24, 777, 777, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
+    { "f16 persistent D=64 Nq>Nk BR", F16, 64, 64,  3, 40, 700, 500, 1, 1, 0, 0, DEFAULT_TILES, BR },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
@@ -206,12 +211,12 @@ static gpu_kernel *wg_kernels[CASE_COUNT], *wgb_kernels[CASE_COUNT];
 /* Tiles as BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, OVERLAP, PINGPONG, PERSISTENT (the last three
  * for the families that take them). fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and with
  * a producer warpgroup (+4) in every schedule: OVERLAP, PINGPONG and PERSISTENT on and off, one
- * stage to four. */
+ * stage to four, one to three consumers (the last two: three taking turns). */
 static const int wg_tiles[][7] = {
     { 128, 128, 12, 2, 1, 1, 1 }, { 128, 128, 8, 2, 0, 0, 0 }, { 64, 128, 8, 2, 1, 0, 1 }, { 64, 128, 4, 2, 0, 0, 0 },
     { 128, 64, 12, 1, 0, 1, 1 },  { 192, 64, 12, 3, 0, 0, 0 }, { 128, 64, 8, 1, 0, 0, 0 }, { 64, 64, 8, 3, 0, 0, 1 },
     { 64, 64, 4, 4, 0, 0, 0 },    { 128, 64, 12, 1, 1, 1, 0 }, { 128, 128, 12, 3, 1, 0, 1 }, { 64, 64, 8, 1, 1, 0, 0 },
-    { 128, 64, 12, 2, 1, 1, 1 },
+    { 128, 64, 12, 2, 1, 1, 1 },  { 192, 128, 16, 2, 1, 1, 1 }, { 192, 64, 16, 2, 0, 1, 0 },
 };
 /* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
  * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers; at 256 only 64 x 64 with 12
@@ -237,9 +242,23 @@ static int hopper_config(const char *family, const int (*tiles)[7], int count, c
     char why[512];
     if (!(f->dtypes & (1u << c->dtype)) || gen_check_arch(f, session.arch, why, sizeof why))
         return -1;
+    /* A persistent case starts at the persistent tiles in turn, counted over the persistent cases
+     * alone, so that each persistent schedule meets a case of its own. */
+    const int persistent = wants_persistent(f, c);
+    int start = idx;
+    if (persistent) {
+        int nth = 0, tiles_persistent = 0;
+        for (int i = 0; i < idx; i++)
+            nth += wants_persistent(f, &cases[i]);
+        for (int t = 0; t < count; t++)
+            tiles_persistent += tiles[t][6] != 0;
+        for (int t = 0, seen = 0; t < count; t++)
+            if (tiles[t][6] && seen++ == nth % (tiles_persistent ? tiles_persistent : 1))
+                start = t;
+    }
     for (int t = 0; t < count; t++) {
-        const int *tile = tiles[(idx + t) % count];
-        if (wants_persistent(f, c) && !tile[6])
+        const int *tile = tiles[(start + t) % count];
+        if (persistent && !tile[6])
             continue;
         gen_config g;
         gen_config_init(&g, f);

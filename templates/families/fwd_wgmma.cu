@@ -15,8 +15,9 @@
 //     the consumers' schedule:
 //     OVERLAP 1: tile t's S = Q K^T is issued with tile t-1's O += P V, and t's softmax runs
 //       while that P V is in flight (two score tiles live: S of t, P of t-1).
-//     PINGPONG 1: the two consumers issue their products in turns (named barriers), so that
-//       one's softmax runs under the other's products rather than both at once.
+//     PINGPONG 1: the consumers (two, or three at BLOCK_M 192) issue their products in turns
+//       (named barriers), so that one's softmax runs under the others' products rather than
+//       all at once.
 //     Q comes by the copy engine too, on mbarriers of its own. PERSISTENT 1: the launcher
 //       starts only the blocks that fit the GPU at once and each loops over query tiles
 //       gridDim.x apart (tile_schedule), the producer loading the next tile's Q, K and V while
@@ -59,14 +60,17 @@ constexpr int CONSUMER_REGS = fwd_wgmma_consumer_regs(BLOCK_M, NUM_WARPS);
 
 constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, OVERLAP, PINGPONG, PERSISTENT);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: fwd_wgmma takes f16 or bf16");
-static_assert(RULE != FWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_M/16 (consumers only) or, with one or two "
-                                           "consumers, BLOCK_M/16 + 4 (and a producer warpgroup)");
+static_assert(RULE != FWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_M/16 (consumers only) or BLOCK_M/16 + 4 (and a "
+                                           "producer warpgroup)");
 static_assert(RULE != FWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64, 128 or 192 (64 rows a consumer warpgroup)");
 static_assert(RULE != FWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 64 or 128");
 static_assert(RULE != FWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, 96, 128, 192 or 256");
 static_assert(RULE != FWD_WGMMA_BAD_REGISTERS, "BLOCK_N, HEAD_DIM_V, NUM_WARPS: accumulators would spill");
 static_assert(RULE != FWD_WGMMA_BAD_OVERLAP, "OVERLAP needs a producer warpgroup");
-static_assert(RULE != FWD_WGMMA_BAD_PINGPONG, "PINGPONG needs a producer warpgroup and two consumers");
+static_assert(RULE != FWD_WGMMA_BAD_PINGPONG, "PINGPONG needs a producer warpgroup and two or three consumers");
+// Named barriers beside the block's (0): the PINGPONG turns, one a consumer, then each consumer's
+// ASYNC_O store (its 128 threads).
+constexpr int TURN_BARRIER = 2, O_BARRIER = TURN_BARRIER + NUM_WG;
 static_assert(RULE != FWD_WGMMA_BAD_PERSISTENT, "PERSISTENT needs a producer warpgroup");
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_wgmma.h");
@@ -264,13 +268,15 @@ struct ring_position {
     FT_DEVICE unsigned q_phase() const { return (tiles / Q_TILES) & 1; }
 };
 
-// PINGPONG: consumer w waits at named barrier 2 + w for its turn to issue products and, having
-// issued them, arrives at the other's, so issues alternate. The turns run on across the block's
-// query tiles: consumer 1 opens the block with an arrival for consumer 0 and consumer 0 closes it
-// with a last wait (fwd_consumer), so each barrier sees as many arrivals as waits, and one
-// consumer's epilogue and next first scores run under the other's last products. (Turns opened
-// afresh each tile made the two meet at every tile's start, the tensor cores idle through both
-// epilogues.) Tile t of the walk is ring entry kv0 + t; once the scores of
+// PINGPONG: consumer w waits at named barrier TURN_BARRIER + w for its turn to issue products
+// and, having issued them, arrives at the next one's (w + 1, the last at consumer 0's), so issues
+// go round. The turns run on across the block's query tiles: the last consumer opens the block
+// with an arrival for consumer 0 and consumer 0 closes it with a last wait (fwd_consumer), so
+// each barrier sees as many arrivals as waits, and one consumer's epilogue and next first scores
+// run under the others' last products. (Turns opened afresh each tile made the consumers meet at
+// every tile's start, the tensor cores idle through the epilogues.) A barrier hears only from the
+// consumer before it, which cannot arrive twice before it is waited for: its next arrival needs
+// its next turn, which needs the turn of this barrier's consumer. Tile t of the walk is ring entry kv0 + t; once the scores of
 // the tile's last key tile have landed, a persistent block gives Q back too (the producer may
 // load the next). With ASYNC_O the place holds O until the copy engine has read it: its
 // warpgroup's first thread gives the previous tile's place back once this tile's first scores
@@ -309,12 +315,12 @@ struct producer_ring {
     FT_DEVICE void take_turn() const
     {
         if (PINGPONG)
-            named_barrier_sync(2 + wg, 256);
+            named_barrier_sync(TURN_BARRIER + wg, 256);
     }
     FT_DEVICE void pass_turn() const
     {
         if (PINGPONG)
-            named_barrier_arrive(2 + (wg ^ 1), 256);
+            named_barrier_arrive(TURN_BARRIER + (wg + 1) % NUM_WG, 256);
     }
 };
 
@@ -460,7 +466,7 @@ FT_DEVICE void store_o_async(const ft_fwd_args &args, const fwd_block &fb, const
         }
     }
     fence_proxy_async();   // plain stores, read next by the copy engine
-    named_barrier_sync(4 + th.wg, 128);
+    named_barrier_sync(O_BARRIER + th.wg, 128);
     if (issuer) {
 #pragma unroll
         for (int p = 0; p < DV_PANELS; p++)
@@ -633,8 +639,8 @@ FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned k
     tile_schedule sched;
     ring_position pos;
     int m_tile, bh;
-    if (PINGPONG && th.wg == 1)   // the block's turns open (producer_ring)
-        named_barrier_arrive(2, 256);
+    if (PINGPONG && th.wg == NUM_WG - 1)   // the block's turns open (producer_ring)
+        named_barrier_arrive(TURN_BARRIER, 256);
     while (sched.take(args, m_tile, bh)) {
         const fwd_block fb = describe_block(args, m_tile, bh);
         const int qt = pos.q_tile();
@@ -643,8 +649,8 @@ FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned k
         pos.tiles++;
         pos.keys += fb.n_tiles;
     }
-    if (PINGPONG && th.wg == 0)   // and close: consumer 1's last arrival
-        named_barrier_sync(2, 256);
+    if (PINGPONG && th.wg == 0)   // and close: the last consumer's last arrival
+        named_barrier_sync(TURN_BARRIER, 256);
     if (ASYNC_O && issuer)
         bulk_wait<0>();   // the last O written before the block's shared memory goes
 }

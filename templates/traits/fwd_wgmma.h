@@ -3,7 +3,7 @@
  * says whether a producer warpgroup loads K and V for the consumers by the copy engine
  * (BLOCK_M / 16 + 4; they then wait only for their data, through mbarriers, not for each other)
  * or every warp loads and computes (BLOCK_M / 16). With a producer, OVERLAP runs a tile's
- * softmax under the previous tile's P V product, PINGPONG (two consumers) makes the consumers
+ * softmax under the previous tile's P V product, PINGPONG (two or three consumers) makes them
  * take turns at the tensor cores, and PERSISTENT keeps the blocks resident, each looping over
  * query tiles while the producer loads the next tile's Q, K and V under this one. */
 #ifndef FT_TRAITS_FWD_WGMMA_H
@@ -11,13 +11,13 @@
 
 enum fwd_wgmma_rule {
     FWD_WGMMA_OK,
-    FWD_WGMMA_BAD_WARPS,       /* NUM_WARPS neither BLOCK_M / 16 nor that + 4 (a producer, 1 or 2 consumers) */
+    FWD_WGMMA_BAD_WARPS,       /* NUM_WARPS neither BLOCK_M / 16 nor that + 4 (a producer) */
     FWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M not 64, 128 or 192 (64 rows a consumer warpgroup) */
     FWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 */
     FWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96, 128, 192 or 256 */
     FWD_WGMMA_BAD_REGISTERS,   /* accumulators would spill */
     FWD_WGMMA_BAD_OVERLAP,     /* OVERLAP without a producer */
-    FWD_WGMMA_BAD_PINGPONG,    /* PINGPONG without a producer and two consumers */
+    FWD_WGMMA_BAD_PINGPONG,    /* PINGPONG without a producer and two or three consumers */
     FWD_WGMMA_BAD_PERSISTENT,  /* PERSISTENT without a producer */
 };
 
@@ -81,10 +81,11 @@ FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
 }
 
 /* fp32 S and O accumulators, P as packed pairs, and ~40 registers of addresses and softmax
- * state per thread. */
-FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v)
+ * state per thread; 32 where a producer loads K and V (a consumer keeps no load addresses:
+ * 192 x 128 tiles of head dim 64 compile in 160 without a spill, at OVERLAP and PINGPONG). */
+FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v, int producer)
 {
-    return block_n / 2 + head_dim_v / 2 + block_n / 4 + 40;
+    return block_n / 2 + head_dim_v / 2 + block_n / 4 + (producer ? 32 : 40);
 }
 
 /* Blocks per SM the kernel is compiled for (__launch_bounds__'s second argument): as many as the
@@ -101,15 +102,16 @@ FT_TRAIT int fwd_wgmma_min_blocks(int block_m, int block_n, int num_warps, int h
         FT_SMEM_MAX_BYTES / fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, 1);
     if (fwd_wgmma_has_producer(block_m, num_warps))
         return fwd_wgmma_consumers(block_m) == 1 ? 2 : 1;
-    const int by_regs = 65536 / (num_warps * 32 * fwd_wgmma_regs(block_n, head_dim_v));
+    const int by_regs = 65536 / (num_warps * 32 * fwd_wgmma_regs(block_n, head_dim_v, 0));
     const int blocks = by_regs < by_smem ? by_regs : (int)by_smem;
     return blocks < 1 ? 1 : blocks;
 }
 
 /* The registers the producer warpgroup keeps (setmaxnreg's least: one thread issues the copy
  * engine's loads), and those a consumer thread may hold: with a producer, what setmaxnreg moves
- * to the consumers (two consumers: 384 x 168 at entry = 128 x 24 + 256 x 240; one: 256 x 128 =
- * 128 x 24 + 128 x 232); else the cap of the block's occupancy. */
+ * to the consumers (three consumers: 512 x 128 at entry >= 128 x 24 + 384 x 160; two: 384 x 168
+ * = 128 x 24 + 256 x 240; one: 256 x 128 = 128 x 24 + 128 x 232); else the cap of the block's
+ * occupancy. */
 FT_TRAIT int fwd_wgmma_producer_regs(void)
 {
     return 24;
@@ -118,7 +120,8 @@ FT_TRAIT int fwd_wgmma_consumer_regs(int block_m, int num_warps)
 {
     if (!fwd_wgmma_has_producer(block_m, num_warps))
         return ft_register_cap(num_warps * 32);
-    return fwd_wgmma_consumers(block_m) == 2 ? 240 : 232;
+    const int consumers = fwd_wgmma_consumers(block_m);
+    return consumers == 3 ? 160 : consumers == 2 ? 240 : 232;
 }
 
 /* The rows of the copy engine's K and V boxes (a key tile), or 0 where every warp loads by
@@ -149,18 +152,18 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
     if (block_m != 64 && block_m != 128 && block_m != 192)
         return FWD_WGMMA_BAD_BLOCK_M;
     const int producer = fwd_wgmma_has_producer(block_m, num_warps);
-    if ((num_warps != block_m / 16 && !producer) || (producer && fwd_wgmma_consumers(block_m) > 2))
+    if (num_warps != block_m / 16 && !producer)
         return FWD_WGMMA_BAD_WARPS;
     if (block_n != 64 && block_n != 128)
         return FWD_WGMMA_BAD_BLOCK_N;
     if (!fwd_wgmma_head_dim_ok(head_dim) || !fwd_wgmma_head_dim_ok(head_dim_v))
         return FWD_WGMMA_BAD_HEAD_DIM;
-    if (fwd_wgmma_regs(block_n, head_dim_v) >
+    if (fwd_wgmma_regs(block_n, head_dim_v, producer) >
         fwd_wgmma_consumer_regs(block_m, num_warps))
         return FWD_WGMMA_BAD_REGISTERS;
     if (overlap && !producer)
         return FWD_WGMMA_BAD_OVERLAP;
-    if (pingpong && !(producer && fwd_wgmma_consumers(block_m) == 2))
+    if (pingpong && !(producer && fwd_wgmma_consumers(block_m) >= 2))
         return FWD_WGMMA_BAD_PINGPONG;
     if (persistent && !producer)
         return FWD_WGMMA_BAD_PERSISTENT;

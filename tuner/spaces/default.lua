@@ -68,10 +68,11 @@ local spaces = {
 }
 
 -- Hopper only (wgmma, compiled for sm_90a). The forward: a consumer warpgroup owns 64 query rows,
--- so NUM_WARPS is BLOCK_M/16, or that + 4 where a producer warpgroup loads Q, K and V for one or
--- two consumers; with a producer, OVERLAP (softmax under the previous tile's P V), for two
--- consumers PINGPONG (turns at the tensor cores), and PERSISTENT (resident blocks looping over
--- the tiles); the other pairings are refused by the family's check.
+-- so NUM_WARPS is BLOCK_M/16, or that + 4 where a producer warpgroup loads Q, K and V for one to
+-- three consumers; with a producer, OVERLAP (softmax under the previous tile's P V), for two or
+-- three consumers PINGPONG (turns at the tensor cores), and PERSISTENT (resident blocks looping
+-- over the tiles); the other pairings are refused by the family's check (three consumers have
+-- 160 registers a thread: 128-key tiles only at head dim 64).
 if device.cc == 90 then
   table.insert(spaces, 2, space{
     name = "fwd_hopper",
@@ -79,7 +80,7 @@ if device.cc == 90 then
     fixed = { CAUSAL_SKIP = 1 },
     params = {
       BLOCK_M = {64, 128, 192},
-      NUM_WARPS = {4, 8, 12},
+      NUM_WARPS = {4, 8, 12, 16},
       BLOCK_N = {64, 128},
       NUM_STAGES = {1, 2},
       OVERLAP = {0, 1},
@@ -103,6 +104,9 @@ if device.cc == 90 then
       end
       if producer and p.OVERLAP == 0 and (p.PINGPONG == 1 or p.PERSISTENT == 1) then
         return false, "a producer without OVERLAP: plain only"
+      end
+      if producer and p.BLOCK_M == 192 and p.OVERLAP == 0 then
+        return false, "three consumers: with OVERLAP only"
       end
       return true
     end,
