@@ -45,7 +45,7 @@ typedef enum gen_param_role {
     X(OVERLAP, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
       "1: a key tile's softmax runs under the previous tile's P V product (two score tiles in registers)") \
     X(PINGPONG, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                              \
-      "1: two consumer warpgroups take turns at the tensor cores, one's softmax under the other's products") \
+      "1: the consumer warpgroups take turns at the tensor cores, one's softmax under the others' products") \
     X(PERSISTENT, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                            \
       "1: as many blocks as fit the GPU at once loop over the tiles (the next tile loads under this one)")
 
