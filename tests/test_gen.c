@@ -315,6 +315,12 @@ static const struct {
     { "bwd_mma", { { GEN_DQ_MODE, 2 } }, 1, 232448, "DQ_MODE=2: bwd_mma makes dQ with atomics (0) or in its own" },
     { "bwd_exact", { { GEN_DTYPE, 0 }, { GEN_DQ_MODE, 2 } }, 2, 232448, "DQ_MODE=2: bwd_exact makes dQ" },
     { "bwd_wgmma", { { GEN_DQ_MODE, 1 } }, 1, 232448, "DQ_MODE=1: bwd_wgmma adds dQ with the copy engine" },
+    /* fwd_wgmma: turns need two or three consumers; three have 160 registers a thread. */
+    { "fwd_wgmma", { { GEN_BLOCK_M, 64 }, { GEN_NUM_WARPS, 8 }, { GEN_OVERLAP, 1 }, { GEN_PINGPONG, 1 } }, 4, 232448,
+      "PINGPONG=1 with NUM_WARPS=8 and BLOCK_M=64: fwd_wgmma takes turns between two or three" },
+    { "fwd_wgmma", { { GEN_BLOCK_M, 192 }, { GEN_NUM_WARPS, 16 } }, 2, 232448,
+      "BLOCK_N=128 HEAD_DIM_V=128 NUM_WARPS=16: ~192 registers per thread, 160 available" },
+    { "fwd_wgmma", { { GEN_BLOCK_M, 192 }, { GEN_NUM_WARPS, 14 } }, 2, 232448, "NUM_WARPS=14 with BLOCK_M=192" },
 };
 
 /* Cases every family must reject the same way, whatever its own rules. */
