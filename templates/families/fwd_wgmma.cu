@@ -68,12 +68,12 @@ static_assert(RULE != FWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 6
 static_assert(RULE != FWD_WGMMA_BAD_REGISTERS, "BLOCK_N, HEAD_DIM_V, NUM_WARPS: accumulators would spill");
 static_assert(RULE != FWD_WGMMA_BAD_OVERLAP, "OVERLAP needs a producer warpgroup");
 static_assert(RULE != FWD_WGMMA_BAD_PINGPONG, "PINGPONG needs a producer warpgroup and two or three consumers");
-// Named barriers beside the block's (0): the PINGPONG turns, one a consumer, then each consumer's
-// ASYNC_O store (its 128 threads).
-constexpr int TURN_BARRIER = 2, O_BARRIER = TURN_BARRIER + NUM_WG;
 static_assert(RULE != FWD_WGMMA_BAD_PERSISTENT, "PERSISTENT needs a producer warpgroup");
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_wgmma.h");
+// Named barriers beside the block's (0): the PINGPONG turns, one a consumer, then each consumer's
+// ASYNC_O store (its 128 threads).
+constexpr int TURN_BARRIER = 2, O_BARRIER = TURN_BARRIER + NUM_WG;
 
 // The query tiles a block works on, one after the other: one (grid.x the tiles of a head,
 // grid.y batch*heads), or PERSISTENT every gridDim.x-th of all batch*heads*m_tiles. Under a mask
@@ -276,11 +276,12 @@ struct ring_position {
 // run under the others' last products. (Turns opened afresh each tile made the consumers meet at
 // every tile's start, the tensor cores idle through the epilogues.) A barrier hears only from the
 // consumer before it, which cannot arrive twice before it is waited for: its next arrival needs
-// its next turn, which needs the turn of this barrier's consumer. Tile t of the walk is ring entry kv0 + t; once the scores of
-// the tile's last key tile have landed, a persistent block gives Q back too (the producer may
-// load the next). With ASYNC_O the place holds O until the copy engine has read it: its
-// warpgroup's first thread gives the previous tile's place back once this tile's first scores
-// are in (by then the engine is long done; it waits for it all the same).
+// its next turn, which needs the turn of this barrier's consumer.
+// Tile t of the walk is ring entry kv0 + t; once the scores of the tile's last key tile have
+// landed, a persistent block gives Q back too (the producer may load the next). With ASYNC_O the
+// place holds O until the copy engine has read it: its warpgroup's first thread gives the
+// previous tile's place back once this tile's first scores are in (by then the engine is long
+// done; it waits for it all the same).
 struct producer_ring {
     unsigned kv_smem, bars;
     int wg;
