@@ -20,7 +20,7 @@ import heapq
 
 
 def l2_group(seqlen, head_dim):
-    """Heads whose K and V (bf16) fit in 16 MB together, 1 to 8."""
+    """Heads whose K and V (bf16) fit in 16 MB together, 1 to 8 (l2_head_group in ft_block.cuh)."""
     per_head = seqlen * 2 * head_dim * 2
     return max(1, min(8, (16 << 20) // per_head))
 
