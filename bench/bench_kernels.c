@@ -217,6 +217,13 @@ static const bench_row rows[] = {
     { "bwd_mma", 2, 256, 4, 8, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
     { "bwd_mma", 2, 256, 4, 8, 4096, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
     { "bwd_exact", 0, 128, 4, 16, 4096, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    /* Short causal problems, where the diagonal tiles' mask weighs most: the sweep's winners. */
+    { "fwd_wgmma", 2, 64, 32, 32, 512, 1, 128, 128, 12, 2, 0, 1, 1, 0, 1 },
+    { "fwd_wgmma", 2, 64, 32, 32, 512, 1, 64, 64, 4, 2, 0, 0, 0, 0, 0 },
+    { "fwd_wgmma", 2, 64, 8, 32, 2048, 1, 128, 128, 12, 2, 0, 1, 1, 0, 1 },
+    { "fwd_wgmma", 2, 128, 32, 16, 512, 1, 128, 128, 12, 2, 0, 1, 1, 0, 1 },
+    { "bwd_wgmma", 2, 64, 16, 32, 1024, 1, 64, 64, 4, 1, 0, 0, 0, 0, 0 },
+    { "bwd_wgmma", 2, 64, 32, 32, 512, 1, 64, 64, 4, 3, 0, 0, 0, 0, 0 },
 };
 #define ROW_COUNT ((int)(sizeof rows / sizeof rows[0]))
 

@@ -83,3 +83,39 @@ FT_DEVICE bool tile_needs_mask(int lo, int hi, int r0, int r1, int n0, int n1)
     return false;
 #endif
 }
+
+// The per-element mask on one row of an accumulator tile in the m16n8 C layout (element
+// s[4j + 2*half + e], e in {0, 1}, is column 8j + 2q + e of row `half`, q the lane's quad
+// place): the elements outside the row's visible columns [first, end), counted from the lane's
+// first column (2q), become `fill`. A column is a constant once unrolled, so an element costs a
+// compare and a select where one end of the range lies outside the tile, as the band of a
+// causal mask does on a diagonal tile; two compares only where a window crosses a row at both
+// ends. (The band test per element, ft_mask_visible on its query and key, took 4-5 instructions
+// an element: as long as the softmax of a diagonal tile at head dim 64.)
+template <int TILES>
+FT_DEVICE void mask_columns(float *s, int half, int first, int end, float fill)
+{
+    constexpr int LAST = 8 * (TILES - 1) + 1;   // the lane's last column
+    if (first <= 0) {
+#pragma unroll
+        for (int j = 0; j < TILES; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++)
+                if (8 * j + e >= end)
+                    s[4 * j + 2 * half + e] = fill;
+    } else if (end > LAST) {
+#pragma unroll
+        for (int j = 0; j < TILES; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++)
+                if (8 * j + e < first)
+                    s[4 * j + 2 * half + e] = fill;
+    } else {
+#pragma unroll
+        for (int j = 0; j < TILES; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++)
+                if (8 * j + e < first || 8 * j + e >= end)
+                    s[4 * j + 2 * half + e] = fill;
+    }
+}

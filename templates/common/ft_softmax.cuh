@@ -6,23 +6,18 @@
 // columns are spread over the 4 lanes of a quad. `half` picks row g (0) or g+8 (1).
 
 // Sets to -inf the scores of keys >= seqlen_k and, when CAUSAL, of keys outside the row's band
-// (ft_mask.h: key j visible to query i iff i + lo <= j <= i + hi); n0: the tile's first key,
-// row0: the query row of g.
+// (ft_mask.h); n0: the tile's first key, row0: the query row of g (row g + 8 is row0 + 8).
 template <int TILES>
 FT_DEVICE void mask_scores(float *s, int n0, int seqlen_k, int row0, int quad, int lo, int hi)
 {
 #pragma unroll
-    for (int j = 0; j < TILES; j++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int key = n0 + j * 8 + quad * 2 + (e & 1);
-            bool masked = key >= seqlen_k;
+    for (int half = 0; half < 2; half++) {
+        int k0 = 0, k1 = seqlen_k;   // the keys the row sees
 #if CAUSAL
-            masked = masked || !ft_mask_visible(lo, hi, row0 + (e >> 1) * 8, key);
+        ft_mask_key_range(lo, hi, row0 + half * 8, row0 + half * 8 + 1, seqlen_k, &k0, &k1);
 #endif
-            if (masked)
-                s[j * 4 + e] = -FT_INF_F;
-        }
+        mask_columns<TILES>(s, half, k0 - n0 - quad * 2, k1 - n0 - quad * 2, -FT_INF_F);
+    }
 }
 
 // One online-softmax step for one row, its scores only: S (TILES 8-column tiles, raw scores)

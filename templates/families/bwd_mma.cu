@@ -291,16 +291,18 @@ ft_bwd_dkdv(const ft_bwd_args args)
         const bool key_edge = !EVEN_N && keys_in < BLOCK_N;
         if (diag || key_edge) {
 #pragma unroll
-            for (int j = 0; j < BLOCK_M / 8; j++)
+            for (int i = 0; i < KV_ROWS / 16; i++)
 #pragma unroll
-                for (int i = 0; i < KV_ROWS / 16; i++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const int key = kr0 + 16 * i + g + 8 * (e >> 1);
-                        const int query = m0 + 8 * j + 2 * qd + (e & 1);
-                        if ((CAUSAL && !ft_mask_visible(lo, hi, query, n0 + key)) || (!EVEN_N && key >= keys_in))
-                            s[i][j][e] = 0.f;
-                    }
+                for (int half = 0; half < 2; half++) {
+                    const int key = kr0 + 16 * i + g + 8 * half;
+                    int q0 = 0, q1 = m0 + BLOCK_M;   // the queries that see the key
+#if CAUSAL
+                    ft_mask_query_range(lo, hi, n0 + key, n0 + key + 1, nq, &q0, &q1);
+#endif
+                    if (!EVEN_N && key >= keys_in)
+                        q1 = q0;
+                    mask_columns<BLOCK_M / 8>(&s[i][0][0], half, q0 - m0 - 2 * qd, q1 - m0 - 2 * qd, 0.f);
+                }
         }
 
         // dV += P^T dO. A = P^T from the accumulators; B = dO stored [k = query][n = dv]:
@@ -601,14 +603,15 @@ ft_bwd_dq(const ft_bwd_args args)
 #pragma unroll
             for (int i = 0; i < Q_ROWS / 16; i++)
 #pragma unroll
-                for (int j = 0; j < Q_KEYS / 8; j++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const int query = m0 + qr0 + 16 * i + g + 8 * (e >> 1);
-                        const int key = kn0 + kc0 + 8 * j + 2 * qd + (e & 1);
-                        if ((CAUSAL && !ft_mask_visible(lo, hi, query, key)) || (!EVEN_N && key >= nk))
-                            s[i][j][e] = 0.f;
-                    }
+                for (int half = 0; half < 2; half++) {
+                    const int query = m0 + qr0 + 16 * i + g + 8 * half;
+                    int k0 = 0, k1 = nk;   // the keys the query sees
+#if CAUSAL
+                    ft_mask_key_range(lo, hi, query, query + 1, nk, &k0, &k1);
+#endif
+                    const int col0 = kn0 + kc0 + 2 * qd;
+                    mask_columns<Q_KEYS / 8>(&s[i][0][0], half, k0 - col0, k1 - col0, 0.f);
+                }
         }
 
         // dP = dO V^T. A = dO [query][dv] non-trans; B = V^T stored [n = key][k = dv]: non-trans.

@@ -336,15 +336,16 @@ FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, const ft_bwd
     const bool key_edge = !EVEN_N && blk.keys_in < BLOCK_N;
     if (diag || key_edge) {
 #pragma unroll
-        for (int j = 0; j < BLOCK_M / 8; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int key = th.krow + 8 * (e >> 1);
-                const int query = m0 + 8 * j + 2 * th.qd + (e & 1);
-                if ((CAUSAL && !ft_mask_visible(lo, hi, query, blk.n0 + key)) ||
-                    (!EVEN_N && key >= blk.keys_in))
-                    s[4 * j + e] = 0.f;
-            }
+        for (int half = 0; half < 2; half++) {
+            const int key = th.krow + 8 * half;
+            int q0 = 0, q1 = m0 + BLOCK_M;   // the queries that see the key
+#if CAUSAL
+            ft_mask_query_range(lo, hi, blk.n0 + key, blk.n0 + key + 1, args.seqlen_q, &q0, &q1);
+#endif
+            if (!EVEN_N && key >= blk.keys_in)
+                q1 = q0;
+            mask_columns<BLOCK_M / 8>(s, half, q0 - m0 - 2 * th.qd, q1 - m0 - 2 * th.qd, 0.f);
+        }
     }
 }
 
