@@ -99,6 +99,11 @@ double ref_problem_scale(const ref_problem *p)
     return p->softmax_scale != 0.0 ? p->softmax_scale : 1.0 / sqrt((double)p->head_dim);
 }
 
+int ref_problem_heads_k(const ref_problem *p)
+{
+    return p->heads_k != 0 ? p->heads_k : p->heads;
+}
+
 long long ref_tensor_extent(const long long stride[3], int batch, int heads, int seqlen, int dim)
 {
     return 1 + (long long)(batch - 1) * stride[0] + (long long)(heads - 1) * stride[1] +
@@ -117,7 +122,8 @@ static long long shape_extent(const ref_problem *p, int shape)
     const long long *stride = shape == SHAPE_Q ? p->q_stride
                               : shape == SHAPE_K ? p->k_stride
                               : shape == SHAPE_V ? p->v_stride : p->o_stride;
-    return ref_tensor_extent(stride, p->batch, p->heads, seq, dim);
+    int heads = shape == SHAPE_K || shape == SHAPE_V ? ref_problem_heads_k(p) : p->heads;
+    return ref_tensor_extent(stride, p->batch, heads, seq, dim);
 }
 
 long long ref_extent_q(const ref_problem *p) { return shape_extent(p, SHAPE_Q); }
@@ -258,15 +264,21 @@ static int check_call(const char *fn, const ref_problem *p, int tiled, int block
     if (!isfinite(p->softmax_scale))
         return fail(REF_ERR_INVALID, err, err_len, fn, "softmax_scale=%g must be finite",
                     p->softmax_scale);
+    if (!(isfinite(p->softcap) && p->softcap >= 0))
+        return fail(REF_ERR_INVALID, err, err_len, fn, "softcap=%g must be finite and >= 0 (0: none)",
+                    p->softcap);
+    if (p->heads_k < 0 || (p->heads_k > 0 && p->heads % p->heads_k != 0))
+        return fail(REF_ERR_INVALID, err, err_len, fn,
+                    "heads_k=%d must divide heads=%d (0: heads_k = heads)", p->heads_k, p->heads);
     for (int i = 0; i < nargs; i++)
         if (!args[i].ptr)
             return fail(REF_ERR_INVALID, err, err_len, fn, "%s is NULL", args[i].name);
     if ((rc = check_strides(fn, "q_stride", p->q_stride, p->batch, p->heads, p->seqlen_q,
                             p->head_dim, err, err_len)) ||
-        (rc = check_strides(fn, "k_stride", p->k_stride, p->batch, p->heads, p->seqlen_k,
-                            p->head_dim, err, err_len)) ||
-        (rc = check_strides(fn, "v_stride", p->v_stride, p->batch, p->heads, p->seqlen_k,
-                            p->head_dim_v, err, err_len)) ||
+        (rc = check_strides(fn, "k_stride", p->k_stride, p->batch, ref_problem_heads_k(p),
+                            p->seqlen_k, p->head_dim, err, err_len)) ||
+        (rc = check_strides(fn, "v_stride", p->v_stride, p->batch, ref_problem_heads_k(p),
+                            p->seqlen_k, p->head_dim_v, err, err_len)) ||
         (rc = check_strides(fn, "o_stride", p->o_stride, p->batch, p->heads, p->seqlen_q,
                             p->head_dim_v, err, err_len)))
         return rc;
@@ -330,21 +342,25 @@ static int min_int(int a, int b) { return a < b ? a : b; }
 #define RNAME "d"
 #define EXP exp
 #define LOG log
+#define TANH tanh
 #include "ref_attention_impl.h"
 #undef REAL
 #undef SFX
 #undef RNAME
 #undef EXP
 #undef LOG
+#undef TANH
 
 #define REAL float
 #define SFX(name) name##_f
 #define RNAME "f"
 #define EXP expf
 #define LOG logf
+#define TANH tanhf
 #include "ref_attention_impl.h"
 #undef REAL
 #undef SFX
 #undef RNAME
 #undef EXP
 #undef LOG
+#undef TANH

@@ -5,7 +5,8 @@
 #include <stddef.h>
 
 /* Per (batch, head), with s = softmax_scale (0 means 1/sqrt(head_dim)):
- *   S = s * Q K^T, masked (-inf) outside the band of templates/common/ft_mask.h: key j is
+ *   S = s * Q K^T, capped to c * tanh(S / c) when softcap c > 0 (Gemma 2's logit softcap),
+ *       then masked (-inf) outside the band of templates/common/ft_mask.h: key j is
  *       visible to query i iff i + lo <= j <= i + hi, (lo, hi) = ft_mask_band(causal,
  *       causal_align, window ? window_left : -1, window ? window_right : -1, seqlen_q, seqlen_k).
  *       Causal top-left: query i sees keys 0..i; bottom-right: keys 0..i + seqlen_k - seqlen_q;
@@ -13,13 +14,15 @@
  *   P = softmax(S) row-wise, O = P V, L = rowmax(S) + log(rowsum(exp(S - rowmax))) (natural log).
  *   A row that sees no key (bottom-right with seqlen_q > seqlen_k, windows) has P = 0: O = 0,
  *   L = +inf (so exp(S - L) = 0 in a backward), dQ = 0. A key no row sees gets dK = dV = 0.
- *   Backward: D = rowsum(dO * O); dV = P^T dO; dP = dO V^T; dS = P * (dP - D);
- *             dQ = s * dS K; dK = s * dS^T Q.
+ *   Backward: D = rowsum(dO * O); dV = P^T dO; dP = dO V^T; dS = P * (dP - D), times
+ *             1 - tanh^2(S / c) with a softcap; dQ = s * dS K; dK = s * dS^T Q.
+ *   Grouped-query attention (heads_k < heads): query head h reads K and V head h / (heads /
+ *   heads_k), and dK, dV of a K/V head are the sums over the query heads that read it.
  *
  * Layouts (all element counts, never bytes):
  *   q    [batch, heads, seqlen_q, head_dim]     strides q_stride
- *   k    [batch, heads, seqlen_k, head_dim]     strides k_stride
- *   v    [batch, heads, seqlen_k, head_dim_v]   strides v_stride
+ *   k    [batch, heads_k, seqlen_k, head_dim]   strides k_stride (heads_k: heads when 0)
+ *   v    [batch, heads_k, seqlen_k, head_dim_v] strides v_stride
  *   o    [batch, heads, seqlen_q, head_dim_v]   strides o_stride; dout uses o_stride too
  *   dq, dk, dv use the strides of q, k, v.
  *   lse  [batch, heads, seqlen_q] contiguous.
@@ -31,9 +34,9 @@
  * "ref_forward_tiled_d: seqlen_k=0 must be >= 1"), truncated to err_len bytes. err may be NULL
  * (or err_len 0) when no message is wanted. Outputs are unspecified after an error.
  * Argument checks: problem and every pointer non-NULL; sizes >= 1; causal, causal_align and
- * window 0 or 1; with window, window_left and window_right >= -1 (without, both 0); with causal
- * and window, window_right 0 or -1; with a mask, seqlen_q + seqlen_k < 2^31; softmax_scale
- * finite; block sizes >= 1; strides >= 1 where the extent is > 1 (>= 0 otherwise) and no two
+ * window 0 or 1; heads_k >= 0 and dividing heads; softcap finite and >= 0; with window,
+ * window_left and window_right >= -1 (without, both 0); with causal and window, window_right 0
+ * or -1; with a mask, seqlen_q + seqlen_k < 2^31; softmax_scale finite; block sizes >= 1; strides >= 1 where the extent is > 1 (>= 0 otherwise) and no two
  * elements of one tensor at the same address (so seq stride >= head dim in the usual layouts);
  * no output overlapping an input, and no two outputs starting at the same address (outputs may
  * interleave, e.g. a packed dqkv buffer).
@@ -59,6 +62,8 @@ typedef struct ref_problem {
                              * i + seqlen_k - seqlen_q */
     int window;             /* 0 none; 1 window_left, window_right apply */
     int window_left, window_right;   /* keys visible left / right of the diagonal; -1 unlimited */
+    int heads_k;            /* heads of K and V; 0 means heads; must divide heads */
+    double softcap;         /* 0 none; c > 0: scores become c * tanh(S / c) */
 } ref_problem;
 
 /* Work counters of the tiled paths, for checking masked block skipping. Each call overwrites them
@@ -79,6 +84,9 @@ void ref_problem_init(ref_problem *p, int batch, int heads, int seqlen_q, int se
 
 /* The scale actually used: softmax_scale, or 1/sqrt(head_dim) when it is 0. */
 double ref_problem_scale(const ref_problem *p);
+
+/* The heads of K and V: heads_k, or heads when it is 0. */
+int ref_problem_heads_k(const ref_problem *p);
 
 /* Elements a strided [batch, heads, seqlen, dim] tensor spans from its first element to its last,
  * inclusive: the size of the buffer to allocate. Assumes valid (non-negative) strides. */

@@ -1,6 +1,6 @@
 /* The one body of the reference attention; ref_attention.c includes it once per precision. */
 /* The includer defines REAL (storage and arithmetic type), SFX(name) (appends _d or _f), RNAME
- * ("d" or "f", for messages), EXP and LOG (the math functions of REAL). No include guard, on
+ * ("d" or "f", for messages), EXP, LOG and TANH (the math functions of REAL). No include guard, on
  * purpose. */
 
 static REAL SFX(dot)(const REAL *a, const REAL *b, int n)
@@ -31,14 +31,16 @@ typedef struct SFX(head) {
     int nq, nk, d, dv_dim;
     int masked, lo, hi;   /* masked: key j visible to query i iff i + lo <= j <= i + hi */
     REAL scale;
+    REAL cap;             /* softcap: 0 none */
 } SFX(head);
 
-/* base moved to slice (b, h); NULL pointers (unused by the caller) stay NULL. */
-static SFX(head) SFX(head_seek)(const SFX(head) *base, const ref_problem *p, int b, int h)
+/* base moved to slice (b, h), whose K and V are those of head hk; NULL pointers (unused by the
+ * caller) stay NULL. */
+static SFX(head) SFX(head_seek)(const SFX(head) *base, const ref_problem *p, int b, int h, int hk)
 {
     SFX(head) t = *base;
-    long long qo = slice_offset(p->q_stride, b, h), ko = slice_offset(p->k_stride, b, h);
-    long long vo = slice_offset(p->v_stride, b, h), oo = slice_offset(p->o_stride, b, h);
+    long long qo = slice_offset(p->q_stride, b, h), ko = slice_offset(p->k_stride, b, hk);
+    long long vo = slice_offset(p->v_stride, b, hk), oo = slice_offset(p->o_stride, b, h);
     long long lo = ((long long)b * p->heads + h) * p->seqlen_q;
     if (t.q) t.q += qo;
     if (t.dq) t.dq += qo;
@@ -52,6 +54,19 @@ static SFX(head) SFX(head_seek)(const SFX(head) *base, const ref_problem *p, int
     if (t.lse) t.lse += lo;
     if (t.lse_out) t.lse_out += lo;
     return t;
+}
+
+/* The score of query row q_i and key j: scaled, then capped when there is a softcap. */
+static REAL SFX(score)(const SFX(head) *t, const REAL *q_i, int j)
+{
+    REAL s = t->scale * SFX(dot)(q_i, t->k + j * t->ks, t->d);
+    return t->cap != 0 ? t->cap * TANH(s / t->cap) : s;
+}
+
+/* d(capped score) / d(scaled score) at capped score s: 1 - tanh^2; 1 without a softcap. */
+static REAL SFX(cap_slope)(const SFX(head) *t, REAL s)
+{
+    return t->cap != 0 ? 1 - (s / t->cap) * (s / t->cap) : 1;
 }
 
 /* ---- naive ---- */
@@ -70,8 +85,7 @@ static void SFX(naive_probs)(const SFX(head) *t, REAL *P, REAL *lse)
         REAL *row = P + (long long)i * t->nk;
         const REAL *q_i = t->q + i * t->qs;
         for (int j = 0; j < t->nk; j++)
-            row[j] = SFX(hidden)(t, i, j) ? (REAL)-INFINITY
-                                          : t->scale * SFX(dot)(q_i, t->k + j * t->ks, t->d);
+            row[j] = SFX(hidden)(t, i, j) ? (REAL)-INFINITY : SFX(score)(t, q_i, j);
         REAL m = row[0];
         for (int j = 1; j < t->nk; j++)
             m = row[j] > m ? row[j] : m;
@@ -105,16 +119,14 @@ static void SFX(forward_naive_head)(const SFX(head) *t, REAL *P, int bm, int bn,
     }
 }
 
-/* dV = P^T dO; dP = dO V^T; D = rowsum(P * dP); dS = P * (dP - D); dQ = s dS K; dK = s dS^T Q. */
+/* dV = P^T dO; dP = dO V^T; D = rowsum(P * dP); dS = P * (dP - D) (times the softcap's slope);
+ * dQ = s dS K; dK = s dS^T Q. dK and dV are added to (the driver zeroes them once for all the
+ * query heads that share a K/V head). */
 static void SFX(backward_naive_head)(const SFX(head) *t, REAL *P, int bm, int bn, ref_stats *st)
 {
     (void)bm, (void)bn, (void)st;
     REAL *G = P + (long long)t->nq * t->nk;
     SFX(naive_probs)(t, P, NULL);
-    for (int j = 0; j < t->nk; j++) {
-        SFX(zero)(t->dk + j * t->ks, t->d);
-        SFX(zero)(t->dv + j * t->vs, t->dv_dim);
-    }
     for (int i = 0; i < t->nq; i++) {
         const REAL *p_row = P + (long long)i * t->nk;
         REAL *g_row = G + (long long)i * t->nk;
@@ -129,6 +141,8 @@ static void SFX(backward_naive_head)(const SFX(head) *t, REAL *P, int bm, int bn
         SFX(zero)(dq_i, t->d);
         for (int j = 0; j < t->nk; j++) {
             REAL ds = p_row[j] * (g_row[j] - delta);
+            if (t->cap != 0 && p_row[j] != 0)
+                ds *= SFX(cap_slope)(t, SFX(score)(t, t->q + i * t->qs, j));
             SFX(axpy)(dq_i, t->scale * ds, t->k + j * t->ks, t->d);
             SFX(axpy)(t->dk + j * t->ks, t->scale * ds, t->q + i * t->qs, t->d);
         }
@@ -165,9 +179,7 @@ static void SFX(forward_query_tile)(const SFX(head) *t, int m0, int m1, int bn, 
             const REAL *q_i = t->q + i * t->qs;
             REAL tile_max = (REAL)-INFINITY;
             for (int j = n0; j < n1; j++) {
-                REAL s = (crosses && SFX(hidden)(t, i, j))
-                             ? (REAL)-INFINITY
-                             : t->scale * SFX(dot)(q_i, t->k + j * t->ks, t->d);
+                REAL s = (crosses && SFX(hidden)(t, i, j)) ? (REAL)-INFINITY : SFX(score)(t, q_i, j);
                 srow[j - n0] = s;
                 tile_max = s > tile_max ? s : tile_max;
             }
@@ -211,8 +223,8 @@ static void SFX(forward_tiled_head)(const SFX(head) *t, REAL *scratch, int bm, i
         SFX(forward_query_tile)(t, m0, min_int(m0 + bm, t->nq), bn, m, l, acc, srow, st);
 }
 
-/* One key tile [n0, n1) over its query tiles: dK and dV accumulate in dk_acc and dv_acc, dQ in
- * place in dq. P = exp(s - L) from the forward's L; D = rowsum(dO * O) from its O, recomputed
+/* One key tile [n0, n1) over its query tiles: dK and dV accumulate in dk_acc and dv_acc, then
+ * are added to dk and dv (zeroed by the driver once per K/V head), dQ in place in dq. P = exp(s - L) from the forward's L; D = rowsum(dO * O) from its O, recomputed
  * per visit so scratch stays O(tile). Masked: only the query tiles that see a key of the tile
  * are visited (ft_mask_query_range); rows that see no key have L = +inf, so P = 0. */
 static void SFX(backward_key_tile)(const SFX(head) *t, int n0, int n1, int bm, REAL *dk_acc,
@@ -241,19 +253,19 @@ static void SFX(backward_key_tile)(const SFX(head) *t, int n0, int n1, int bm, R
                 if (crosses && SFX(hidden)(t, i, j))
                     continue;   /* P = 0, so dS = 0: no contribution */
                 const REAL *k_j = t->k + j * t->ks;
-                REAL pij = EXP(t->scale * SFX(dot)(q_i, k_j, t->d) - lse_i);
+                REAL s = SFX(score)(t, q_i, j);
+                REAL pij = EXP(s - lse_i);
                 SFX(axpy)(dv_acc + (long long)(j - n0) * t->dv_dim, pij, dout_i, t->dv_dim);
                 REAL dp = SFX(dot)(dout_i, t->v + j * t->vs, t->dv_dim);
-                REAL ds = t->scale * pij * (dp - delta);
+                REAL ds = t->scale * pij * (dp - delta) * SFX(cap_slope)(t, s);
                 SFX(axpy)(dq_i, ds, k_j, t->d);
                 SFX(axpy)(dk_acc + (long long)(j - n0) * t->d, ds, q_i, t->d);
             }
         }
     }
     for (int j = n0; j < n1; j++) {
-        memcpy(t->dk + j * t->ks, dk_acc + (long long)(j - n0) * t->d, sizeof(REAL) * t->d);
-        memcpy(t->dv + j * t->vs, dv_acc + (long long)(j - n0) * t->dv_dim,
-               sizeof(REAL) * t->dv_dim);
+        SFX(axpy)(t->dk + j * t->ks, 1, dk_acc + (long long)(j - n0) * t->d, t->d);
+        SFX(axpy)(t->dv + j * t->vs, 1, dv_acc + (long long)(j - n0) * t->dv_dim, t->dv_dim);
     }
 }
 
@@ -298,11 +310,21 @@ static int SFX(run)(const char *fn, int op, const ref_problem *p, int block_m, i
     base.dv_dim = p->head_dim_v;
     base.masked = problem_band(p, &base.lo, &base.hi);
     base.scale = (REAL)ref_problem_scale(p);
+    base.cap = (REAL)p->softcap;
+    const int heads_k = ref_problem_heads_k(p), group = p->heads / heads_k;
     ref_stats st = {0, 0};
     for (int b = 0; b < p->batch; b++)
-        for (int h = 0; h < p->heads; h++) {
-            SFX(head) t = SFX(head_seek)(&base, p, b, h);
-            work(&t, scratch, bm, bn, &st);
+        for (int hk = 0; hk < heads_k; hk++) {
+            /* The backward adds each query head's dK and dV into its K/V head's. */
+            SFX(head) kv = SFX(head_seek)(&base, p, b, hk * group, hk);
+            for (int j = 0; kv.dk && j < kv.nk; j++) {
+                SFX(zero)(kv.dk + j * kv.ks, kv.d);
+                SFX(zero)(kv.dv + j * kv.vs, kv.dv_dim);
+            }
+            for (int h = hk * group; h < (hk + 1) * group; h++) {
+                SFX(head) t = SFX(head_seek)(&base, p, b, h, hk);
+                work(&t, scratch, bm, bn, &st);
+            }
         }
     ref_free(scratch);
     if (stats)

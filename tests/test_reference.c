@@ -224,8 +224,8 @@ static inputs inputs_new(const ref_problem *p, uint64_t seed)
     rng_seed(seed);
     inputs in;
     in.q = tensor_new(p->q_stride, p->batch, p->heads, p->seqlen_q, p->head_dim, 1);
-    in.k = tensor_new(p->k_stride, p->batch, p->heads, p->seqlen_k, p->head_dim, 1);
-    in.v = tensor_new(p->v_stride, p->batch, p->heads, p->seqlen_k, p->head_dim_v, 1);
+    in.k = tensor_new(p->k_stride, p->batch, ref_problem_heads_k(p), p->seqlen_k, p->head_dim, 1);
+    in.v = tensor_new(p->v_stride, p->batch, ref_problem_heads_k(p), p->seqlen_k, p->head_dim_v, 1);
     in.dout = tensor_new(p->o_stride, p->batch, p->heads, p->seqlen_q, p->head_dim_v, 1);
     return in;
 }
@@ -238,8 +238,8 @@ static outputs outputs_new(const ref_problem *p)
     out.o = tensor_new(p->o_stride, p->batch, p->heads, p->seqlen_q, p->head_dim_v, 0);
     out.lse = tensor_new(lse_stride, p->batch, p->heads, p->seqlen_q, 1, 0);
     out.dq = tensor_new(p->q_stride, p->batch, p->heads, p->seqlen_q, p->head_dim, 0);
-    out.dk = tensor_new(p->k_stride, p->batch, p->heads, p->seqlen_k, p->head_dim, 0);
-    out.dv = tensor_new(p->v_stride, p->batch, p->heads, p->seqlen_k, p->head_dim_v, 0);
+    out.dk = tensor_new(p->k_stride, p->batch, ref_problem_heads_k(p), p->seqlen_k, p->head_dim, 0);
+    out.dv = tensor_new(p->v_stride, p->batch, ref_problem_heads_k(p), p->seqlen_k, p->head_dim_v, 0);
     return out;
 }
 
@@ -861,12 +861,14 @@ static void expect_empty_rows_and_keys(const char *name, const mask_case *m, con
                  unseen, m->empty_rows * heads, m->unseen_keys * heads);
 }
 
-/* The forward from first principles: the full score matrix with -inf where !visible, a row
+/* The forward from first principles: the full score matrix (capped by tanh with a softcap, K
+ * and V of query head h from head h / (heads / heads_k)) with -inf where !visible, a row
  * softmax (an all -inf row: P = 0, L = +inf), O = P V; against the naive reference. */
 static void expect_brute_force(const char *name, const ref_problem *p, const inputs *in,
                                const outputs *naive)
 {
     const double scale = ref_problem_scale(p);
+    const int group = p->heads / ref_problem_heads_k(p);
     double *s = malloc(sizeof(double) * (size_t)p->seqlen_k);
     assert_non_null(s);
     for (int b = 0; b < p->batch; b++)
@@ -876,8 +878,10 @@ static void expect_brute_force(const char *name, const ref_problem *p, const inp
                 for (int j = 0; j < p->seqlen_k; j++) {
                     double dot = 0;
                     for (int c = 0; c < p->head_dim; c++)
-                        dot += *tensor_at(&in->q, b, h, i, c) * *tensor_at(&in->k, b, h, j, c);
-                    s[j] = visible(p, i, j) ? scale * dot : -INFINITY;
+                        dot += *tensor_at(&in->q, b, h, i, c) * *tensor_at(&in->k, b, h / group, j, c);
+                    const double capped = p->softcap > 0 ? p->softcap * tanh(scale * dot / p->softcap)
+                                                         : scale * dot;
+                    s[j] = visible(p, i, j) ? capped : -INFINITY;
                     mx = s[j] > mx ? s[j] : mx;
                 }
                 double sum = 0;
@@ -891,7 +895,7 @@ static void expect_brute_force(const char *name, const ref_problem *p, const inp
                 for (int c = 0; c < p->head_dim_v; c++) {
                     double o = 0;
                     for (int j = 0; j < p->seqlen_k && mx != -INFINITY; j++)
-                        o += exp(s[j] - mx) / sum * *tensor_at(&in->v, b, h, j, c);
+                        o += exp(s[j] - mx) / sum * *tensor_at(&in->v, b, h / group, j, c);
                     const double got = *tensor_at(&naive->o, b, h, i, c);
                     if (!(fabs(got - o) <= 1e-12 * (1 + fabs(o))))
                         fail_msg("%s: b %d h %d row %d o[%d]: expected %.17g got %.17g", name, b,
@@ -964,6 +968,131 @@ static void masks_bottom_right_and_windows(void **state)
         outputs_free(&naive);
         outputs_free(&tiled);
     }
+}
+
+/* ---- grouped-query heads and the softcap ---- */
+
+typedef struct gqa_case {
+    attn_case c;   /* c.heads: query heads */
+    int heads_k;
+    double softcap;
+    int causal_align, window, window_left, window_right;
+} gqa_case;
+
+static const gqa_case gqa_cases[] = {
+    {{"gqa 6/3", 2, 6, 37, 29, 16, 8, 0, 0.0, 8, 16, BHND}, 3, 0.0, 0, 0, 0, 0},
+    {{"gqa 6/2 causal", 1, 6, 33, 33, 16, 16, 1, 0.0, 16, 8, BNHD}, 2, 0.0, 0, 0, 0, 0},
+    {{"mqa 4/1 bottom-right", 2, 4, 19, 45, 8, 16, 1, 0.0, 8, 8, PADDED}, 1, 0.0, 1, 0, 0, 0},
+    {{"softcap 0.5", 2, 2, 31, 40, 32, 16, 0, 0.0, 16, 16, BHND}, 0, 0.5, 0, 0, 0, 0},
+    {{"softcap 0.3 causal", 1, 3, 40, 40, 16, 16, 1, 0.7, 8, 16, BNHD}, 0, 0.3, 0, 0, 0, 0},
+    {{"softcap 2 window", 1, 2, 45, 30, 16, 8, 0, 0.0, 16, 8, PADDED}, 0, 2.0, 1, 1, 7, 2},
+    {{"gqa 4/2 softcap 0.4 causal", 2, 4, 26, 34, 16, 16, 1, 0.0, 8, 16, BHND}, 2, 0.4, 1, 0, 0, 0},
+};
+
+static ref_problem gqa_problem(const gqa_case *g)
+{
+    ref_problem p = problem_for(&g->c);
+    const int heads_k = g->heads_k ? g->heads_k : g->c.heads;
+    layout_strides(g->c.layout, p.k_stride, heads_k, g->c.seqlen_k, g->c.head_dim);
+    layout_strides(g->c.layout, p.v_stride, heads_k, g->c.seqlen_k, g->c.head_dim_v);
+    p.heads_k = g->heads_k;
+    p.softcap = g->softcap;
+    p.causal_align = g->causal_align;
+    p.window = g->window;
+    p.window_left = g->window_left;
+    p.window_right = g->window_right;
+    return p;
+}
+
+/* A grouped problem against the same problem with every query head given its own copy of its
+ * K/V head: O, L and dQ equal, dK and dV of a K/V head the sums over its group's copies. */
+static void expect_same_as_repeated_heads(const char *name, const ref_problem *p, const inputs *in,
+                                          const outputs *got)
+{
+    ref_problem r = *p;
+    r.heads_k = 0;
+    ref_strides_contiguous(r.k_stride, r.heads, r.seqlen_k, r.head_dim);
+    ref_strides_contiguous(r.v_stride, r.heads, r.seqlen_k, r.head_dim_v);
+    inputs rin = inputs_new(&r, 1);
+    const int group = p->heads / ref_problem_heads_k(p);
+    for (int b = 0; b < r.batch; b++)
+        for (int h = 0; h < r.heads; h++)
+            for (int j = 0; j < r.seqlen_k; j++) {
+                for (int c = 0; c < r.head_dim; c++)
+                    *tensor_at(&rin.k, b, h, j, c) = *tensor_at(&in->k, b, h / group, j, c);
+                for (int c = 0; c < r.head_dim_v; c++)
+                    *tensor_at(&rin.v, b, h, j, c) = *tensor_at(&in->v, b, h / group, j, c);
+            }
+    tensor_free(&rin.q);
+    tensor_free(&rin.dout);
+    rin.q = in->q;        /* the same layouts as p's: borrowed, not freed here */
+    rin.dout = in->dout;
+    outputs want = outputs_new(&r);
+    run_naive_d(&r, &rin, &want);
+    char what[128];
+    const tensor *g3[3] = {&got->o, &got->lse, &got->dq}, *w3[3] = {&want.o, &want.lse, &want.dq};
+    const char *n3[3] = {"o", "lse", "dq"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(what, sizeof what, "%s: %s against repeated heads", name, n3[i]);
+        for (long long e = 0; e < tensor_count(w3[i]); e++) {
+            double a = g3[i]->d[tensor_offset(g3[i], e)], w = w3[i]->d[tensor_offset(w3[i], e)];
+            if (!(a == w || fabs(a - w) <= 1e-12 * (1 + fabs(w))))
+                fail_msg("%s: element %lld expected %.17g got %.17g", what, e, w, a);
+        }
+    }
+    const tensor *gk[2] = {&got->dk, &got->dv}, *wk[2] = {&want.dk, &want.dv};
+    for (int t = 0; t < 2; t++)
+        for (int b = 0; b < p->batch; b++)
+            for (int hk = 0; hk < ref_problem_heads_k(p); hk++)
+                for (int j = 0; j < p->seqlen_k; j++)
+                    for (int c = 0; c < gk[t]->dim; c++) {
+                        double sum = 0;
+                        for (int h = hk * group; h < (hk + 1) * group; h++)
+                            sum += *tensor_at(wk[t], b, h, j, c);
+                        const double a = *tensor_at(gk[t], b, hk, j, c);
+                        if (!(fabs(a - sum) <= 1e-12 * (1 + fabs(sum))))
+                            fail_msg("%s: %s[%d, %d, %d, %d] expected the group's sum %.17g got %.17g",
+                                     name, t ? "dv" : "dk", b, hk, j, c, sum, a);
+                    }
+    rin.q.d = rin.dout.d = NULL;
+    rin.q.f = rin.dout.f = NULL;
+    inputs_free(&rin);
+    outputs_free(&want);
+}
+
+/* Per case: naive against the brute force, against the same problem with repeated K/V heads
+ * where heads are grouped, tiled (double) and both float paths against naive; then the
+ * gradients of a grouped, capped, causal problem against finite differences. */
+static void grouped_heads_and_softcap(void **state)
+{
+    (void)state;
+    for (size_t n = 0; n < sizeof gqa_cases / sizeof gqa_cases[0]; n++) {
+        const gqa_case *g = &gqa_cases[n];
+        const char *name = g->c.name;
+        ref_problem p = gqa_problem(g);
+        inputs in = inputs_new(&p, 5000 + n);
+        round_inputs_to_float(&p, &in);
+        outputs naive = outputs_new(&p);
+        run_naive_d(&p, &in, &naive);
+        expect_brute_force(name, &p, &in, &naive);
+        if (ref_problem_heads_k(&p) != p.heads)
+            expect_same_as_repeated_heads(name, &p, &in, &naive);
+        outputs tiled = outputs_new(&p);
+        run_tiled_d(&p, g->c.block_m, g->c.block_n, &in, &tiled, NULL, NULL);
+        expect_masked_outputs_close(name, &tiled, &naive, 1e-10);
+        for (int tiled_f = 0; tiled_f < 2; tiled_f++) {
+            outputs f = float_outputs(&g->c, &p, &in, tiled_f);
+            expect_masked_outputs_close(name, &f, &naive, 1e-5);
+            outputs_free(&f);
+        }
+        print_message("%-32s naive, tiled and float agree\n", name);
+        inputs_free(&in);
+        outputs_free(&naive);
+        outputs_free(&tiled);
+    }
+    const gqa_case fd = {{"fd", 1, 4, 48, 40, 16, 16, 1, 0.0, 16, 16, BHND}, 2, 0.4, 1, 0, 0, 0};
+    ref_problem p = gqa_problem(&fd);
+    expect_gradients_match_fd("heads 4 over 2, softcap 0.4, causal bottom-right 48 x 40", &p);
 }
 
 /* ---- bad input ---- */
@@ -1098,6 +1227,10 @@ static void causal_right_two(call *c)
     c->p.window = 1, c->p.window_left = -1, c->p.window_right = 2;
 }
 static void masked_lengths_2_31(call *c) { c->p.seqlen_q = INT_MAX; }
+static void heads_k_three(call *c) { c->p.heads_k = 3; }
+static void heads_k_negative(call *c) { c->p.heads_k = -1; }
+static void softcap_negative(call *c) { c->p.softcap = -1; }
+static void softcap_nan(call *c) { c->p.softcap = NAN; }
 
 static const struct {
     const char *name;
@@ -1139,6 +1272,10 @@ static const struct {
     {"window_right without window", right_without_window, ALL, "window_right=4 with window=0"},
     {"causal window_right 2", causal_right_two, ALL, "window_right=2 with causal=1 must be 0"},
     {"masked lengths 2^31", masked_lengths_2_31, ALL, "seqlen_q=2147483647 + seqlen_k=8 must be <"},
+    {"heads_k 3 of 2", heads_k_three, ALL, "heads_k=3 must divide heads=2"},
+    {"heads_k -1", heads_k_negative, ALL, "heads_k=-1 must divide heads=2"},
+    {"softcap -1", softcap_negative, ALL, "softcap=-1 must be finite and >= 0"},
+    {"softcap nan", softcap_nan, ALL, "softcap=nan must be finite"},
 };
 
 static void bad_input_is_reported(void **state)
@@ -1223,6 +1360,7 @@ int main(void)
         cmocka_unit_test(causal_cross_lengths),
         cmocka_unit_test(causal_tiles_are_skipped),
         cmocka_unit_test(masks_bottom_right_and_windows),
+        cmocka_unit_test(grouped_heads_and_softcap),
         cmocka_unit_test(bad_input_is_reported),
         cmocka_unit_test(allocation_failure_is_reported),
     };
