@@ -46,4 +46,5 @@ const gen_family gen_family_ref = {
     .entries = entries,
     .entry_count = 6,
     .check = check_ref,
+    .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP,
 };

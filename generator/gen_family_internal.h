@@ -28,6 +28,12 @@ typedef struct gen_entry {
     gen_entry_op op;                        /* which operation launches it (0: the family's own) */
 } gen_entry;
 
+/* Features of a problem beyond plain attention, which a family's kernels take or not
+ * (gen_family.features): grouped K/V heads (heads_k < heads in the argument blocks) and a
+ * softcap. The launcher refuses a problem needing one its family does not take. */
+#define GEN_FEATURE_GROUPS 1u
+#define GEN_FEATURE_SOFTCAP 2u
+
 typedef struct gen_family {
     const char *name;                       /* "fwd_mma" */
     const char *file;                       /* the mainloop, below templates/: "families/fwd_mma.cu" */
@@ -76,6 +82,9 @@ typedef struct gen_family {
      * moves the tiles (and tunables that only suit those tiles) to the family's default
      * configuration for those head dims. */
     void (*head_dim_tiles)(int *p);
+    /* GEN_FEATURE_* bits: the problem features its kernels take (0: none). A family that takes
+     * grouped heads launches its key-major entries over the K/V heads (grid.y batch*heads_k). */
+    unsigned features;
 } gen_family;
 
 #endif

@@ -31,6 +31,8 @@ static void *at(CUdeviceptr ptr, long long elems, size_t bytes)
         (a)->softmax_scale = (p)->softmax_scale;                                               \
         (a)->mask_lo = (p)->mask_lo;                                                           \
         (a)->mask_hi = (p)->mask_hi;                                                           \
+        (a)->heads_k = ln_heads_k(p);                                                          \
+        (a)->softcap = (p)->softcap;                                                           \
     } while (0)
 
 void ln_fwd_args(const ln_problem *p, int b0, int nb, ft_fwd_args *a)
@@ -110,7 +112,7 @@ CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_ro
 CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, int q_box_rows, int o_box_rows,
                             ft_fwd_args *a)
 {
-    CUresult rc = encode_pair(cu, p, a->batch, a->heads, a->seqlen_k, box_rows, a->k, a->k_stride, p->head_dim,
+    CUresult rc = encode_pair(cu, p, a->batch, a->heads_k, a->seqlen_k, box_rows, a->k, a->k_stride, p->head_dim,
                               &a->k_map, a->v, a->v_stride, p->head_dim_v, &a->v_map);
     if (rc == CUDA_SUCCESS && q_box_rows > 0)
         rc = encode_one(cu, p, a->batch, a->heads, a->seqlen_q, q_box_rows, a->q, a->q_stride, p->head_dim,

@@ -8,8 +8,8 @@
 void ln_problem_extents(const ln_problem *p, ln_extents *out)
 {
     out->q = ln_tensor_elems(p->q_stride, p->batch, p->heads, p->seqlen_q, p->head_dim);
-    out->k = ln_tensor_elems(p->k_stride, p->batch, p->heads, p->seqlen_k, p->head_dim);
-    out->v = ln_tensor_elems(p->v_stride, p->batch, p->heads, p->seqlen_k, p->head_dim_v);
+    out->k = ln_tensor_elems(p->k_stride, p->batch, ln_heads_k(p), p->seqlen_k, p->head_dim);
+    out->v = ln_tensor_elems(p->v_stride, p->batch, ln_heads_k(p), p->seqlen_k, p->head_dim_v);
     out->o = ln_tensor_elems(p->o_stride, p->batch, p->heads, p->seqlen_q, p->head_dim_v);
     out->rows = (size_t)p->batch * p->heads * p->seqlen_q;
 }

@@ -37,6 +37,8 @@ typedef struct ln_problem {
     double softmax_scale;       /* resolved (ln_softmax_scale): never 0 */
     int causal;                 /* the CAUSAL template flag: 1 when the band below applies */
     int mask_lo, mask_hi;       /* the band (ft_mask.h): query i sees key j iff i+lo <= j <= i+hi */
+    int heads_k;                /* heads of K and V (grouped-query attention); 0 means heads */
+    double softcap;             /* 0 none; c > 0: scores c * tanh(S / c) */
     long long q_stride[3], k_stride[3], v_stride[3], o_stride[3];
     CUdeviceptr q, k, v;
     CUdeviceptr o, lse;         /* written by a forward, read by a backward; lse is [B, H, seqlen_q] */
@@ -50,6 +52,11 @@ size_t ln_elem_bytes(int dtype);
 size_t ln_acc_bytes(int dtype);
 /* scale, or 1/sqrt(head_dim) when scale is 0. */
 double ln_softmax_scale(double scale, int head_dim);
+/* The heads of p's K and V: heads_k, or heads when it is 0. */
+int ln_heads_k(const ln_problem *p);
+/* The problem features beyond plain attention that p needs (GEN_FEATURE_*: grouped K/V heads,
+ * a softcap); a plan launches p only when its family takes all of them. */
+unsigned ln_problem_features(const ln_problem *p);
 /* Strides of a contiguous [batch, heads, seqlen, dim] tensor. */
 void ln_contiguous_strides(int heads, int seqlen, int dim, long long stride[3] /* OUT */);
 /* Elements a tensor of those strides and sizes spans, from its first element to its last. */
@@ -111,6 +118,7 @@ typedef struct ln_step {
     int persistent;             /* 1: the kernel loops over its grid_x * batch*heads tiles on at most
                                  * `resident` blocks, all in grid.x (gen_family.persistent) */
     unsigned resident;          /* persistent: the blocks that fit the GPU at once (ln_plan_bind) */
+    int key_major;              /* 1: grid.y counts K/V heads (batch*heads_k), not query heads */
 } ln_step;
 
 /* Every launch of one operation of a kernel for one pair of lengths, in order: the family's
@@ -125,6 +133,7 @@ typedef struct ln_plan {
     int q_map_rows;             /* > 0: the forward's Q map goes too, boxes 64 x q_map_rows */
     int o_map_rows;             /* > 0: and O's, boxes 64 x o_map_rows */
     int seqlen_q, seqlen_k;     /* the lengths the grids are for */
+    unsigned features;          /* GEN_FEATURE_* the family takes; ln_launch refuses a problem needing more */
     ln_step steps[LN_MAX_STEPS];
     int count;
 } ln_plan;
@@ -154,10 +163,11 @@ CUresult ln_launch_one(const cu_driver *cu, CUfunction fn, unsigned grid_x, unsi
                        unsigned smem, CUstream stream, void **params);
 
 /* Enqueues plan's launches for p on stream: dq_accum and the dQ order area zeroed first when
- * plan->accum, then per
- * batch slice of at most 65535/heads batches, each step in order with that slice's argument
- * block. No allocation, no locks, no synchronization. Returns CUDA_SUCCESS or the first error
- * (CUDA_ERROR_INVALID_VALUE when p's lengths are not the plan's or heads > 65535). */
+ * plan->accum, then per batch slice of at most 65535/heads batches, each step in order with
+ * that slice's argument block (grid.y: the slice's batch*heads, batch*heads_k for a key-major
+ * step). No allocation, no locks, no synchronization. Returns CUDA_SUCCESS or the first error
+ * (CUDA_ERROR_INVALID_VALUE when p's lengths are not the plan's, heads > 65535, heads_k does not
+ * divide heads, or p needs a feature the plan's family does not take). */
 CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p, CUstream stream);
 
 /* The tuner's utilities in the `ref` module (templates/ref.cu), launched on a grid-stride grid

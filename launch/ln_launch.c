@@ -11,8 +11,10 @@ CUresult ln_launch_one(const cu_driver *cu, CUfunction fn, unsigned grid_x, unsi
 
 CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p, CUstream stream)
 {
+    const int heads_k = ln_heads_k(p);
     if (p->batch < 1 || p->heads < 1 || p->heads > LN_GRID_Y_MAX || p->seqlen_q != plan->seqlen_q ||
-        p->seqlen_k != plan->seqlen_k)
+        p->seqlen_k != plan->seqlen_k || heads_k < 1 || p->heads % heads_k != 0 ||
+        (ln_problem_features(p) & ~plan->features) != 0)
         return CUDA_ERROR_INVALID_VALUE;
     const int per_launch = LN_GRID_Y_MAX / p->heads;
     CUresult rc;
@@ -42,7 +44,7 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
         }
         for (int i = 0; i < plan->count; i++) {
             const ln_step *s = &plan->steps[i];
-            unsigned gx = s->grid_x, gy = (unsigned)(nb * p->heads);
+            unsigned gx = s->grid_x, gy = (unsigned)(nb * (s->key_major ? heads_k : p->heads));
             if (s->persistent) {   /* every tile of the slice in grid.x, at most the resident blocks */
                 const unsigned long long tiles = (unsigned long long)gx * gy;
                 gx = (unsigned)(tiles < s->resident ? tiles : s->resident);

@@ -52,6 +52,7 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
     const int persistent = f->persistent ? f->persistent(c->p) : 0;
     out->seqlen_q = seqlen_q;
     out->seqlen_k = seqlen_k;
+    out->features = f->features;
     for (int i = 0; i < f->entry_count; i++) {
         const gen_entry *e = &f->entries[i];
         if (ln_entry_op(f, e) != op || !gen_entry_used(c, e))
@@ -71,6 +72,7 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
         s->smem = (unsigned)smem;
         s->entry = e;
         s->persistent = persistent;
+        s->key_major = e->key_major;
         out->count++;
     }
     if (out->count == 0) {

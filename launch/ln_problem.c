@@ -26,6 +26,16 @@ void ln_contiguous_strides(int heads, int seqlen, int dim, long long stride[3])
     stride[0] = stride[1] * heads;
 }
 
+int ln_heads_k(const ln_problem *p)
+{
+    return p->heads_k != 0 ? p->heads_k : p->heads;
+}
+
+unsigned ln_problem_features(const ln_problem *p)
+{
+    return (ln_heads_k(p) != p->heads ? GEN_FEATURE_GROUPS : 0u) | (p->softcap != 0 ? GEN_FEATURE_SOFTCAP : 0u);
+}
+
 size_t ln_tensor_elems(const long long stride[3], int batch, int heads, int seqlen, int dim)
 {
     return (size_t)((batch - 1) * stride[0] + (heads - 1) * stride[1] + (seqlen - 1) * stride[2] + dim);

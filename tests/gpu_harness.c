@@ -42,22 +42,22 @@ size_t gpu_acc_bytes(int dtype)
     return ln_acc_bytes(dtype);
 }
 
-/* Strides for one tensor of head dim `dim` in the problem's layout. */
-static void layout_strides(const gpu_problem *p, int seqlen, int dim, long long st[3])
+/* Strides for one tensor of `heads` heads of head dim `dim` in the problem's layout. */
+static void layout_strides(const gpu_problem *p, int heads, int seqlen, int dim, long long st[3])
 {
     switch (p->layout) {
     case 1: /* [B, N, H, D] */
-        st[2] = (long long)p->heads * dim;
+        st[2] = (long long)heads * dim;
         st[1] = dim;
-        st[0] = (long long)seqlen * p->heads * dim;
+        st[0] = (long long)seqlen * heads * dim;
         break;
     case 2: /* rows padded by 8 elements: the seq stride is not the head dim */
         st[2] = dim + 8;
         st[1] = (long long)seqlen * (dim + 8);
-        st[0] = st[1] * p->heads;
+        st[0] = st[1] * heads;
         break;
     default:
-        ln_contiguous_strides(p->heads, seqlen, dim, st);
+        ln_contiguous_strides(heads, seqlen, dim, st);
     }
 }
 
@@ -75,7 +75,7 @@ static void to_problem(const gpu_problem *g, ln_problem *p)
         .head_dim = g->head_dim, .head_dim_v = g->head_dim_v,
         .softmax_scale = ln_softmax_scale(g->softmax_scale, g->head_dim), .causal = gpu_problem_masked(g),
         .q = g->q, .k = g->k, .v = g->v, .o = g->o, .lse = g->lse, .dout = g->dout, .dq = g->dq, .dk = g->dk,
-        .dv = g->dv, .delta = g->delta, .dq_accum = g->dq_accum,
+        .dv = g->dv, .delta = g->delta, .dq_accum = g->dq_accum, .heads_k = g->heads_k, .softcap = g->softcap,
     };
     ft_mask_band(g->causal, g->causal_align, g->window ? g->window_left : -1, g->window ? g->window_right : -1,
                  g->seqlen_q, g->seqlen_k, &p->mask_lo, &p->mask_hi);
@@ -93,10 +93,11 @@ static void take_pointers(gpu_problem *g, const ln_problem *p)
 
 int gpu_problem_alloc(gpu_session *s, gpu_problem *p, char *why, size_t len)
 {
-    layout_strides(p, p->seqlen_q, p->head_dim, p->q_stride);
-    layout_strides(p, p->seqlen_k, p->head_dim, p->k_stride);
-    layout_strides(p, p->seqlen_k, p->head_dim_v, p->v_stride);
-    layout_strides(p, p->seqlen_q, p->head_dim_v, p->o_stride);
+    const int heads_k = p->heads_k ? p->heads_k : p->heads;
+    layout_strides(p, p->heads, p->seqlen_q, p->head_dim, p->q_stride);
+    layout_strides(p, heads_k, p->seqlen_k, p->head_dim, p->k_stride);
+    layout_strides(p, heads_k, p->seqlen_k, p->head_dim_v, p->v_stride);
+    layout_strides(p, p->heads, p->seqlen_q, p->head_dim_v, p->o_stride);
     ln_problem lp;
     ln_extents x;
     to_problem(p, &lp);

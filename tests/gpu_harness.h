@@ -41,6 +41,8 @@ void gpu_release_all(gpu_session *s);
 typedef struct gpu_problem {
     int dtype, batch, heads, seqlen_q, seqlen_k, head_dim, head_dim_v, causal;
     int causal_align, window, window_left, window_right;
+    int heads_k;              /* K/V heads (grouped-query attention); 0 means heads */
+    double softcap;           /* 0 none */
     double softmax_scale;
     int layout;               /* 0 [B,H,N,D] contiguous; 1 [B,N,H,D] (a transposed view); 2 padded rows */
     long long q_stride[3], k_stride[3], v_stride[3], o_stride[3];

@@ -361,6 +361,40 @@ static void forward_outputs(const gpu_kernel *k, gpu_problem *p, const char *wha
     assert_int_equal(gpu_download(&session, p, p->lse, l, rows, 1), 0);
 }
 
+/* The CPU reference's description of the device problem p: sizes, mask, strides, grouped
+ * heads and softcap. */
+static ref_problem cpu_problem(const gpu_problem *p)
+{
+    ref_problem rp;
+    ref_problem_init(&rp, p->batch, p->heads, p->seqlen_q, p->seqlen_k, p->head_dim, p->head_dim_v, p->causal,
+                     p->softmax_scale);
+    rp.causal_align = p->causal_align;
+    rp.window = p->window;
+    rp.window_left = p->window ? p->window_left : 0;
+    rp.window_right = p->window ? p->window_right : 0;
+    rp.heads_k = p->heads_k;
+    rp.softcap = p->softcap;
+    memcpy(rp.q_stride, p->q_stride, sizeof rp.q_stride);
+    memcpy(rp.k_stride, p->k_stride, sizeof rp.k_stride);
+    memcpy(rp.v_stride, p->v_stride, sizeof rp.v_stride);
+    memcpy(rp.o_stride, p->o_stride, sizeof rp.o_stride);
+    return rp;
+}
+
+/* Random Q, K, V and dO (in[0..3], malloc'ed; the caller frees) uploaded to p, the host keeping
+ * the values as the device holds them, so the CPU reference sees the same. */
+static void upload_random_inputs(const gpu_problem *p, uint64_t *rs, double *in[4])
+{
+    const CUdeviceptr dev[4] = { p->q, p->k, p->v, p->dout };
+    const size_t n[4] = { p->q_elems, p->k_elems, p->v_elems, p->o_elems };
+    for (int i = 0; i < 4; i++) {
+        in[i] = malloc(n[i] * sizeof(double));
+        assert_non_null(in[i]);
+        fill_random(in[i], n[i], rs);
+        assert_int_equal(gpu_upload(&session, p, dev[i], in[i], n[i], in[i]), 0);
+    }
+}
+
 /* The case's problem on the device, its buffers allocated (gpu_problem_free frees them). */
 static gpu_problem case_problem(const attn_case *c)
 {
@@ -488,16 +522,7 @@ static void run_case(void **state)
     if (cpu_checked(c)) {
         /* The CPU double reference on the same (rounded) inputs pins both the candidate and
          * the GPU reference. */
-        ref_problem rp;
-        ref_problem_init(&rp, p.batch, p.heads, p.seqlen_q, p.seqlen_k, p.head_dim, p.head_dim_v, p.causal, 0);
-        rp.causal_align = c->bottom_right;
-        rp.window = c->window;
-        rp.window_left = c->window ? c->wl : 0;
-        rp.window_right = c->window ? c->wr : 0;
-        memcpy(rp.q_stride, p.q_stride, sizeof rp.q_stride);
-        memcpy(rp.k_stride, p.k_stride, sizeof rp.k_stride);
-        memcpy(rp.v_stride, p.v_stride, sizeof rp.v_stride);
-        memcpy(rp.o_stride, p.o_stride, sizeof rp.o_stride);
+        const ref_problem rp = cpu_problem(&p);
         double *o_cpu = calloc(p.o_elems, 8), *l_cpu = calloc(rows, 8);
         double *g_cpu[3] = { calloc(p.q_elems, 8), calloc(p.k_elems, 8), calloc(p.v_elems, 8) };
         char err[256];
@@ -606,13 +631,8 @@ static void run_deterministic(void **state)
     char why[1024];
     uint64_t rs = seed ^ (0xD1B54A32D192ED03ULL * (uint64_t)(idx + 1));
     const size_t rows = (size_t)p.batch * p.heads * p.seqlen_q;
-    double *in[4] = { malloc(p.q_elems * 8), malloc(p.k_elems * 8), malloc(p.v_elems * 8), malloc(p.o_elems * 8) };
-    const CUdeviceptr in_dev[4] = { p.q, p.k, p.v, p.dout };
-    const size_t in_n[4] = { p.q_elems, p.k_elems, p.v_elems, p.o_elems };
-    for (int i = 0; i < 4; i++) {
-        fill_random(in[i], in_n[i], &rs);
-        assert_int_equal(gpu_upload(&session, &p, in_dev[i], in[i], in_n[i], in[i]), 0);
-    }
+    double *in[4];
+    upload_random_inputs(&p, &rs, in);
     double *o = calloc(p.o_elems, 8), *l = malloc(rows * 8);
     forward_outputs(det_refs[idx], &p, "reference", o, l);
 
@@ -674,6 +694,95 @@ static void run_deterministic(void **state)
     assert_true(ok);
 }
 
+/* ---- grouped K/V heads and the softcap: the GPU reference against the CPU one ------------
+ * No fused family takes them yet; the reference does first, checked here against the CPU
+ * double reference (tests/ref_attention.c) on the inputs as the device holds them, every
+ * output poisoned before its launch. */
+typedef struct feature_case {
+    attn_case shape;   /* its heads are the query heads */
+    int heads_k;
+    double softcap;
+} feature_case;
+
+static const feature_case feature_cases[] = {
+    { { "ref f32 gqa 6/2 causal",        F32,  64, 32, 2, 6,  37, 53, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 2, 0 },
+    { { "ref f64 mqa 4/1 Nq>Nk BR",      F64,  32, 64, 2, 4,  45, 30, 1, 1, 0, 2, DEFAULT_TILES, BR }, 1, 0 },
+    { { "ref bf16 softcap 1.5",          BF16, 64, 64, 2, 3,  61, 61, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 0, 1.5 },
+    { { "ref f16 gqa 4/2 softcap window", F16, 128, 128, 1, 4, 50, 70, 0, 1, 0, 1, DEFAULT_TILES, WIN(1, 10, 3) }, 2, 2.0 },
+    { { "ref f32 softcap 0.8 causal",    F32,  96, 96, 1, 2,  33, 33, 1, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0.8 },
+};
+#define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
+static gpu_kernel *feature_refs[FEATURE_COUNT];
+
+static void run_feature_case(void **state)
+{
+    const feature_case *fc = *state;
+    const attn_case *c = &fc->shape;
+    const gpu_kernel *ref = feature_refs[fc - feature_cases];
+    if (!have_gpu)
+        skip();
+    if (ref->error[0]) {
+        printf("  build failed: %s\n", ref->error);
+        fail();
+    }
+    gpu_problem p = { .dtype = c->dtype, .batch = c->batch, .heads = c->heads, .seqlen_q = c->seqlen_q,
+                      .seqlen_k = c->seqlen_k, .head_dim = c->head_dim, .head_dim_v = c->head_dim_v,
+                      .causal = c->causal, .layout = c->layout, .causal_align = c->bottom_right,
+                      .window = c->window, .window_left = c->wl, .window_right = c->wr,
+                      .heads_k = fc->heads_k, .softcap = fc->softcap };
+    char why[1024];
+    if (gpu_problem_alloc(&session, &p, why, sizeof why) != 0)
+        fail_msg("%s: %s", c->name, why);
+    const int heads_k = fc->heads_k ? fc->heads_k : c->heads;
+    uint64_t rs = seed ^ (0xD1B54A32D192ED03ULL * (uint64_t)(fc - feature_cases + 1));
+    const size_t rows = (size_t)p.batch * p.heads * p.seqlen_q;
+    double *in[4];
+    upload_random_inputs(&p, &rs, in);
+    double *o = calloc(p.o_elems, 8), *l = calloc(rows, 8);
+    double *g[3] = { calloc(p.q_elems, 8), calloc(p.k_elems, 8), calloc(p.v_elems, 8) };
+    forward_outputs(ref, &p, "reference", o, l);
+    const CUdeviceptr outs[3] = { p.dq, p.dk, p.dv };
+    const size_t counts[3] = { p.q_elems, p.k_elems, p.v_elems };
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(gpu_poison(&session, outs[i], counts[i] * gpu_dtype_bytes(p.dtype)), 0);
+    assert_int_equal(gpu_poison(&session, p.delta, rows * gpu_acc_bytes(p.dtype)), 0);
+    if (gpu_backward(&session, ref, &p, NULL, why, sizeof why) != 0) {
+        printf("    reference backward: %s\n", why);
+        fail();
+    }
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(gpu_download(&session, &p, outs[i], g[i], counts[i], 0), 0);
+
+    const ref_problem rp = cpu_problem(&p);
+    double *o_cpu = calloc(p.o_elems, 8), *l_cpu = calloc(rows, 8);
+    double *g_cpu[3] = { calloc(p.q_elems, 8), calloc(p.k_elems, 8), calloc(p.v_elems, 8) };
+    char err[256];
+    assert_int_equal(ref_forward_naive_d(&rp, in[0], in[1], in[2], o_cpu, l_cpu, err, sizeof err), REF_OK);
+    assert_int_equal(ref_backward_naive_d(&rp, in[0], in[1], in[2], in[3], g_cpu[0], g_cpu[1], g_cpu[2], err,
+                                          sizeof err), REF_OK);
+    const double limit = threshold(c->dtype);
+    const long long lse_st[3] = { (long long)p.heads * p.seqlen_q, p.seqlen_q, 1 };
+    const long long *strides[3] = { p.q_stride, p.k_stride, p.v_stride };
+    const int heads[3] = { p.heads, heads_k, heads_k }, seqs[3] = { p.seqlen_q, p.seqlen_k, p.seqlen_k };
+    const int dims[3] = { p.head_dim, p.head_dim, p.head_dim_v };
+    const char *names[3] = { "ref dQ vs CPU", "ref dK vs CPU", "ref dV vs CPU" };
+    printf("  %s: heads %d over %d K/V heads, softcap %g\n", c->name, p.heads, heads_k, fc->softcap);
+    int ok = compare("ref O vs CPU", o, o_cpu, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
+    ok &= compare("ref L vs CPU", l, l_cpu, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
+    for (int i = 0; i < 3; i++)
+        ok &= compare(names[i], g[i], g_cpu[i], strides[i], p.batch, heads[i], seqs[i], dims[i], limit) < limit;
+    for (int i = 0; i < 4; i++)
+        free(in[i]);
+    for (int i = 0; i < 3; i++)
+        free(g[i]), free(g_cpu[i]);
+    free(o), free(l), free(o_cpu), free(l_cpu);
+    gpu_problem_free(&session, &p);
+    if (!ok)
+        printf("  FAILED (seed %llu; rerun with FT_TEST_SEED=%llu)\n", (unsigned long long)seed,
+               (unsigned long long)seed);
+    assert_true(ok);
+}
+
 /* Compiles every kernel of every case in parallel before the first check. */
 static int build_all(void)
 {
@@ -721,6 +830,10 @@ static int build_all(void)
         failed += gpu_build(&session, det_configs, det_built, det_count, 16);
     for (int i = 0; i < det_count; i++)
         *det_slot[i] = det_built[i];
+    gen_config feature_configs[FEATURE_COUNT];
+    for (int i = 0; i < FEATURE_COUNT; i++)
+        feature_configs[i] = make_config("ref", &feature_cases[i].shape, 0);
+    failed += gpu_build(&session, feature_configs, feature_refs, FEATURE_COUNT, 16);
     for (int i = 0; i < CASE_COUNT; i++) {
         fwd_kernels[i] = built_kernels[3 * i];
         bwd_kernels[i] = built_kernels[3 * i + 1];
@@ -745,17 +858,20 @@ int main(void)
     if (failed)
         printf("test_attn_gpu: %d kernels failed to build (their cases fail)\n", failed);
 
-    struct CMUnitTest tests[CASE_COUNT + DET_COUNT];
+    struct CMUnitTest tests[CASE_COUNT + DET_COUNT + FEATURE_COUNT];
     for (int i = 0; i < CASE_COUNT; i++) {
         tests[i] = (struct CMUnitTest){ cases[i].name, run_case, NULL, NULL, (void *)&cases[i] };
     }
     for (int i = 0; i < DET_COUNT; i++)
         tests[CASE_COUNT + i] = (struct CMUnitTest){ det_cases[i].shape.name, run_deterministic, NULL, NULL,
                                                      (void *)&det_cases[i] };
+    for (int i = 0; i < FEATURE_COUNT; i++)
+        tests[CASE_COUNT + DET_COUNT + i] = (struct CMUnitTest){ feature_cases[i].shape.name, run_feature_case, NULL,
+                                                                 NULL, (void *)&feature_cases[i] };
     /* FT_TEST_FILTER="bf16 N=1*" runs the matching cases only (cmocka's wildcard match). */
     if (getenv("FT_TEST_FILTER"))
         cmocka_set_test_filter(getenv("FT_TEST_FILTER"));
-    int rc = _cmocka_run_group_tests("test_attn_gpu", tests, CASE_COUNT + DET_COUNT, NULL, NULL);
+    int rc = _cmocka_run_group_tests("test_attn_gpu", tests, CASE_COUNT + DET_COUNT + FEATURE_COUNT, NULL, NULL);
     gpu_close(&session);
     return rc;
 }

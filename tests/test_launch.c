@@ -548,6 +548,8 @@ static void forward_args_from_a_problem(void **state)
     assert_true(a.softmax_scale == 0.3);
     assert_int_equal(a.mask_lo, -7);
     assert_int_equal(a.mask_hi, 3);
+    assert_int_equal(a.heads_k, 5);   /* 0 in the problem: every query head has its own K/V head */
+    assert_true(a.softcap == 0);
 }
 
 static void backward_args_from_a_problem(void **state)
@@ -824,6 +826,57 @@ static void launch_rejects_what_cannot_run(void **state)
     assert_null(calls[0].bwd.dq_accum);
 }
 
+/* Grouped K/V heads and a softcap reach the argument blocks; a key-major step (the reference's
+ * dK/dV) runs over the K/V heads, the others over the query heads; a family that does not take
+ * a feature refuses the problem before launching anything, as does a heads_k not dividing heads. */
+static void grouped_heads_and_softcap_launch(void **state)
+{
+    (void)state;
+    ln_problem p = sample_problem(3, 6);
+    p.heads_k = 2;
+    p.softcap = 1.5;
+    ft_bwd_args a;
+    ln_bwd_args(&p, 0, 0, 3, &a);
+    assert_int_equal(a.heads, 6);
+    assert_int_equal(a.heads_k, 2);
+    assert_true(a.softcap == 1.5);
+    const gen_config r = family_config("ref", 1, 0);
+    ln_plan plan;
+    char err[256];
+    assert_int_equal(ln_plan_make(&r, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+    ncalls = 0;
+    block_is_backward = 1;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
+    assert_int_equal(ncalls, plan.count);
+    for (int i = 0; i < ncalls; i++) {
+        const int key_major = !strcmp(calls[i].name, "ft_ref_bwd_dkdv");
+        assert_int_equal(calls[i].gy, key_major ? 3 * 2 : 3 * 6);
+        assert_int_equal(calls[i].bwd.heads_k, 2);
+        assert_true(calls[i].bwd.softcap == 1.5);
+    }
+    /* 4 K/V heads do not divide 6 query heads, even for the reference. */
+    p.heads_k = 4;
+    ncalls = 0;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
+    /* A family without the features: each one alone is refused. */
+    const gen_config m = family_config("bwd_mma", 2, 1);
+    assert_int_equal(ln_plan_make(&m, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+    ncalls = 0;
+    p.heads_k = 2;
+    p.softcap = 0;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
+    p.heads_k = 0;
+    p.softcap = 1.5;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
+    p.heads_k = 6;   /* heads_k = heads is no grouping: launched */
+    p.softcap = 0;
+    assert_int_equal(ncalls, 0);
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
+    assert_true(ncalls > 0);
+}
+
 static void forward_launch_takes_the_forward_block(void **state)
 {
     (void)state;
@@ -924,6 +977,7 @@ int main(void)
         cmocka_unit_test_setup(hopper_forward_maps_and_persistent_grid, reset),
         cmocka_unit_test_setup(batches_split_under_the_grid_limit, reset),
         cmocka_unit_test_setup(launch_rejects_what_cannot_run, reset),
+        cmocka_unit_test_setup(grouped_heads_and_softcap_launch, reset),
         cmocka_unit_test_setup(forward_launch_takes_the_forward_block, reset),
         cmocka_unit_test_setup(utilities_launch_grid_stride, reset),
     };

@@ -21,14 +21,18 @@ typedef struct ft_tensor_map {
  * Strides are in elements, [0] batch, [1] head, [2] sequence; the head dim is contiguous. */
 typedef struct ft_fwd_args {
     const void *q;              /* [B, H, seqlen_q, HEAD_DIM]   DTYPE */
-    const void *k;              /* [B, H, seqlen_k, HEAD_DIM]   DTYPE */
-    const void *v;              /* [B, H, seqlen_k, HEAD_DIM_V] DTYPE */
+    const void *k;              /* [B, heads_k, seqlen_k, HEAD_DIM]   DTYPE */
+    const void *v;              /* [B, heads_k, seqlen_k, HEAD_DIM_V] DTYPE */
     void *o;                    /* [B, H, seqlen_q, HEAD_DIM_V] DTYPE */
     void *lse;                  /* [B, H, seqlen_q] contiguous; float, or double when DTYPE is f64 */
     long long q_stride[3], k_stride[3], v_stride[3], o_stride[3];
     int batch, heads, seqlen_q, seqlen_k;
     double softmax_scale;       /* already resolved: never 0 here */
     int mask_lo, mask_hi;       /* with CAUSAL 1: key j visible to query i iff i+lo <= j <= i+hi (ft_mask.h) */
+    int heads_k;                /* heads of K and V: heads, or fewer dividing it (grouped-query attention:
+                                 * query head h reads K/V head h / (heads / heads_k)) where the family
+                                 * takes it (gen_family.features) */
+    double softcap;             /* 0 none; c > 0: scores become c * tanh(S / c) where the family takes it */
     /* For the configurations that load K and V with the copy engine (gen_family.map_rows): their
      * maps over [batch][heads][seqlen_k][head dim], boxes of 64 columns by BLOCK_N rows in the
      * 128-byte swizzle, keys past seqlen_k read as zeros; and where Q comes the same way
@@ -59,6 +63,9 @@ typedef struct ft_bwd_args {
     int batch, heads, seqlen_q, seqlen_k;
     double softmax_scale;
     int mask_lo, mask_hi;       /* as in ft_fwd_args */
+    int heads_k;                /* as in ft_fwd_args; dk, dv are [B, heads_k, seqlen_k, .], each the sum
+                                 * over the query heads that read that K/V head */
+    double softcap;             /* as in ft_fwd_args */
     /* For the families that load Q and dO with the copy engine (gen_family.tensor_maps): their
      * maps over [batch][heads][seqlen_q][head dim], boxes of 64 columns by BLOCK_M rows in the
      * 128-byte swizzle, rows past seqlen_q read as zeros. The launcher encodes them; else zero. */

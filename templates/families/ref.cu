@@ -6,9 +6,12 @@
 // Launch shape: one warp per row, NUM_WARPS rows per block, so the family fixes
 // BLOCK_M = BLOCK_N = NUM_WARPS (check_ref in generator/family_ref.c). Query-major entries
 // (grid.x = ceil(seqlen_q / BLOCK_M)): ft_ref_fwd (ft_fwd_args), ft_ref_bwd_preprocess and
-// ft_ref_bwd_dq (ft_bwd_args). Key-major (grid.x = ceil(seqlen_k / BLOCK_N)): ft_ref_bwd_dkdv
-// (ft_bwd_args). Backward order: preprocess (writes delta), then dq and dkdv in either order;
-// dq_accum is not used. Lane l holds the head-dim elements l, l + 32, ... of its row.
+// ft_ref_bwd_dq (ft_bwd_args). Key-major (grid.x = ceil(seqlen_k / BLOCK_N), grid.y
+// batch * heads_k): ft_ref_bwd_dkdv (ft_bwd_args). Backward order: preprocess (writes delta),
+// then dq and dkdv in either order; dq_accum is not used. Lane l holds the head-dim elements l,
+// l + 32, ... of its row. Grouped K/V heads (args.heads_k < args.heads) and the softcap
+// (args.softcap) are taken: query head h reads K/V head h / (heads / heads_k), and dkdv sums a
+// K/V head's dK and dV over its query heads.
 
 // ---- helpers ------------------------------------------------------------------------------
 
@@ -37,16 +40,25 @@ FT_DEVICE void ref_queries(const int lo, const int hi, int key, int seqlen_q, in
 }
 
 #if DTYPE == FT_DTYPE_F64
+FT_DEVICE acc_t ref_tanh(acc_t x) { return tanh(x); }
 FT_DEVICE acc_t ref_exp(acc_t x) { return exp(x); }
 FT_DEVICE acc_t ref_log(acc_t x) { return log(x); }
 FT_DEVICE acc_t ref_neg_inf() { return __longlong_as_double(0xfff0000000000000ull); }
 FT_DEVICE acc_t ref_rcp(acc_t x) { return __drcp_rn(x); }
 #else
+FT_DEVICE acc_t ref_tanh(acc_t x) { return tanhf(x); }
 FT_DEVICE acc_t ref_exp(acc_t x) { return expf(x); }
 FT_DEVICE acc_t ref_log(acc_t x) { return logf(x); }
 FT_DEVICE acc_t ref_neg_inf() { return __int_as_float(0xff800000); }
 FT_DEVICE acc_t ref_rcp(acc_t x) { return __frcp_rn(x); }
 #endif
+
+// A score from scale * Q.K: capped to c tanh(s / c) with a softcap c (0: none).
+FT_DEVICE acc_t ref_cap(acc_t s, acc_t cap) { return cap != 0 ? cap * ref_tanh(s / cap) : s; }
+// d(capped score) / d(scale * Q.K) at capped score s: 1 - tanh^2, 1 without a softcap.
+FT_DEVICE acc_t ref_cap_slope(acc_t s, acc_t cap) { return cap != 0 ? 1 - (s / cap) * (s / cap) : (acc_t)1; }
+// The K/V head query head h reads.
+FT_DEVICE int ref_kv_head(int heads, int heads_k, int h) { return h / (heads / heads_k); }
 
 FT_DEVICE acc_t ref_warp_sum(acc_t x)
 {
@@ -94,7 +106,7 @@ template <int W, int N> FT_DEVICE void ref_store(elem_t *row, const acc_t (&r)[N
 
 // ---- forward ------------------------------------------------------------------------------
 
-// O = softmax(scale Q K^T) V and L = logsumexp: pass 1 keeps a running max and sum over the
+// O = softmax(cap(scale Q K^T)) V and L = logsumexp: pass 1 keeps a running max and sum over the
 // visible keys, pass 2 recomputes each score and accumulates P V. A row that sees no key gets
 // O = 0 and L = +inf.
 extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const ft_fwd_args args)
@@ -103,10 +115,11 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const
     if (row >= args.seqlen_q)
         return;   // the whole warp: no block-wide barrier follows
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
+    const int hk = ref_kv_head(args.heads, args.heads_k, h);
     const elem_t *const q = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + row * args.q_stride[2];
-    const elem_t *const k = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
-    const elem_t *const v = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
-    const acc_t scale = (acc_t)args.softmax_scale;
+    const elem_t *const k = (const elem_t *)args.k + head_offset(args.k_stride, b, hk);
+    const elem_t *const v = (const elem_t *)args.v + head_offset(args.v_stride, b, hk);
+    const acc_t scale = (acc_t)args.softmax_scale, cap = (acc_t)args.softcap;
     int k0, k1;
     ref_keys(args.mask_lo, args.mask_hi, row, args.seqlen_k, k0, k1);
 
@@ -115,7 +128,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const
 
     acc_t m = ref_neg_inf(), l = 0;
     for (int j = k0; j < k1; ++j) {
-        const acc_t s = scale * ref_dot<HEAD_DIM>(qr, k + j * args.k_stride[2], lane);
+        const acc_t s = ref_cap(scale * ref_dot<HEAD_DIM>(qr, k + j * args.k_stride[2], lane), cap);
         const acc_t m_new = s > m ? s : m;
         l = l * ref_exp(m - m_new) + ref_exp(s - m_new);
         m = m_new;
@@ -126,7 +139,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const
     for (int t = 0; t < kDvPerLane; ++t)
         o[t] = 0;
     for (int j = k0; j < k1; ++j) {
-        const acc_t s = scale * ref_dot<HEAD_DIM>(qr, k + j * args.k_stride[2], lane);
+        const acc_t s = ref_cap(scale * ref_dot<HEAD_DIM>(qr, k + j * args.k_stride[2], lane), cap);
         ref_axpy<HEAD_DIM_V>(o, ref_exp(s - m), v + j * args.v_stride[2], lane);
     }
     // A row that sees no key (l = 0) gets O = 0 and L = +inf. 1/l correctly rounded, as the
@@ -157,18 +170,20 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_prepr
         ((acc_t *)args.delta)[(long long)bh * args.seqlen_q + row] = delta;
 }
 
-// dQ_i = scale sum_j dS_ij K_j, with P_ij = exp(scale Q_i.K_j - L_i), dS_ij = P_ij (dO_i.V_j - delta_i).
+// dQ_i = scale sum_j dS_ij K_j, with S_ij = cap(scale Q_i.K_j), P_ij = exp(S_ij - L_i),
+// dS_ij = P_ij (dO_i.V_j - delta_i) times the cap's slope at S_ij.
 extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dq(const ft_bwd_args args)
 {
     const int lane = threadIdx.x % 32, row = blockIdx.x * BLOCK_M + threadIdx.x / 32;
     if (row >= args.seqlen_q)
         return;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
+    const int hk = ref_kv_head(args.heads, args.heads_k, h);
     const elem_t *const q = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + row * args.q_stride[2];
     const elem_t *const dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h) + row * args.do_stride[2];
-    const elem_t *const k = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
-    const elem_t *const v = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
-    const acc_t scale = (acc_t)args.softmax_scale;
+    const elem_t *const k = (const elem_t *)args.k + head_offset(args.k_stride, b, hk);
+    const elem_t *const v = (const elem_t *)args.v + head_offset(args.v_stride, b, hk);
+    const acc_t scale = (acc_t)args.softmax_scale, cap = (acc_t)args.softcap;
     const acc_t lse = ((const acc_t *)args.lse)[(long long)bh * args.seqlen_q + row];
     const acc_t delta = ((const acc_t *)args.delta)[(long long)bh * args.seqlen_q + row];
     int k0, k1;
@@ -181,29 +196,28 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dq(co
     for (int t = 0; t < kDPerLane; ++t)
         dq[t] = 0;
     for (int j = k0; j < k1; ++j) {
-        const acc_t p = ref_exp(scale * ref_dot<HEAD_DIM>(qr, k + j * args.k_stride[2], lane) - lse);
+        const acc_t s = ref_cap(scale * ref_dot<HEAD_DIM>(qr, k + j * args.k_stride[2], lane), cap);
+        const acc_t p = ref_exp(s - lse);
         const acc_t dp = ref_dot<HEAD_DIM_V>(dor, v + j * args.v_stride[2], lane);
-        ref_axpy<HEAD_DIM>(dq, p * (dp - delta), k + j * args.k_stride[2], lane);
+        ref_axpy<HEAD_DIM>(dq, p * (dp - delta) * ref_cap_slope(s, cap), k + j * args.k_stride[2], lane);
     }
     ref_store<HEAD_DIM>((elem_t *)args.dq + head_offset(args.dq_stride, b, h) + row * args.dq_stride[2],
                         dq, scale, lane);
 }
 
-// dV_j = sum_i P_ij dO_i and dK_j = scale sum_i dS_ij Q_i over the queries that see key j; a
-// key no query sees gets zeros.
+// dV_j = sum_i P_ij dO_i and dK_j = scale sum_i dS_ij Q_i over the queries that see key j, of
+// every query head that reads this K/V head (grid.y: batch * heads_k); a key no query sees gets
+// zeros.
 extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dkdv(const ft_bwd_args args)
 {
     const int lane = threadIdx.x % 32, key = blockIdx.x * BLOCK_N + threadIdx.x / 32;
     if (key >= args.seqlen_k)
         return;
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
-    const elem_t *const q = (const elem_t *)args.q + head_offset(args.q_stride, b, h);
-    const elem_t *const dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
-    const elem_t *const k = (const elem_t *)args.k + head_offset(args.k_stride, b, h) + key * args.k_stride[2];
-    const elem_t *const v = (const elem_t *)args.v + head_offset(args.v_stride, b, h) + key * args.v_stride[2];
-    const acc_t *const lse = (const acc_t *)args.lse + (long long)bh * args.seqlen_q;
-    const acc_t *const delta = (const acc_t *)args.delta + (long long)bh * args.seqlen_q;
-    const acc_t scale = (acc_t)args.softmax_scale;
+    const int bhk = blockIdx.y, b = bhk / args.heads_k, hk = bhk - b * args.heads_k;
+    const int group = args.heads / args.heads_k;
+    const elem_t *const k = (const elem_t *)args.k + head_offset(args.k_stride, b, hk) + key * args.k_stride[2];
+    const elem_t *const v = (const elem_t *)args.v + head_offset(args.v_stride, b, hk) + key * args.v_stride[2];
+    const acc_t scale = (acc_t)args.softmax_scale, cap = (acc_t)args.softcap;
 
     acc_t kr[kDPerLane], vr[kDvPerLane], dk[kDPerLane], dv[kDvPerLane];
     ref_load<HEAD_DIM>(kr, k, lane);
@@ -216,17 +230,25 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dkdv(
         dv[t] = 0;
     int q0, q1;
     ref_queries(args.mask_lo, args.mask_hi, key, args.seqlen_q, q0, q1);
-    for (int i = q0; i < q1; ++i) {
-        const elem_t *const qi = q + i * args.q_stride[2];
-        const elem_t *const doi = dout + i * args.do_stride[2];
-        const acc_t p = ref_exp(scale * ref_dot<HEAD_DIM>(kr, qi, lane) - lse[i]);
-        const acc_t dp = ref_dot<HEAD_DIM_V>(vr, doi, lane);
-        ref_axpy<HEAD_DIM_V>(dv, p, doi, lane);
-        ref_axpy<HEAD_DIM>(dk, p * (dp - delta[i]), qi, lane);
+    for (int h = hk * group; h < (hk + 1) * group; ++h) {
+        const long long bh = (long long)b * args.heads + h;
+        const elem_t *const q = (const elem_t *)args.q + head_offset(args.q_stride, b, h);
+        const elem_t *const dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
+        const acc_t *const lse = (const acc_t *)args.lse + bh * args.seqlen_q;
+        const acc_t *const delta = (const acc_t *)args.delta + bh * args.seqlen_q;
+        for (int i = q0; i < q1; ++i) {
+            const elem_t *const qi = q + i * args.q_stride[2];
+            const elem_t *const doi = dout + i * args.do_stride[2];
+            const acc_t s = ref_cap(scale * ref_dot<HEAD_DIM>(kr, qi, lane), cap);
+            const acc_t p = ref_exp(s - lse[i]);
+            const acc_t dp = ref_dot<HEAD_DIM_V>(vr, doi, lane);
+            ref_axpy<HEAD_DIM_V>(dv, p, doi, lane);
+            ref_axpy<HEAD_DIM>(dk, p * (dp - delta[i]) * ref_cap_slope(s, cap), qi, lane);
+        }
     }
-    ref_store<HEAD_DIM>((elem_t *)args.dk + head_offset(args.dk_stride, b, h) + key * args.dk_stride[2],
+    ref_store<HEAD_DIM>((elem_t *)args.dk + head_offset(args.dk_stride, b, hk) + key * args.dk_stride[2],
                         dk, scale, lane);
-    ref_store<HEAD_DIM_V>((elem_t *)args.dv + head_offset(args.dv_stride, b, h) + key * args.dv_stride[2],
+    ref_store<HEAD_DIM_V>((elem_t *)args.dv + head_offset(args.dv_stride, b, hk) + key * args.dv_stride[2],
                           dv, (acc_t)1, lane);
 }
 
