@@ -68,4 +68,5 @@ const gen_family gen_family_fwd_exact = {
     .entries = entries,
     .entry_count = 1,
     .check = check_fwd,
+    .features = GEN_FEATURE_GROUPS,
 };

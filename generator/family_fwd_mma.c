@@ -58,4 +58,5 @@ const gen_family gen_family_fwd_mma = {
     .entries = fwd_entries,
     .entry_count = 1,
     .check = check_fwd,
+    .features = GEN_FEATURE_GROUPS,
 };

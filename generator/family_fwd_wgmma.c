@@ -116,4 +116,5 @@ const gen_family gen_family_fwd_wgmma = {
     .o_map_rows = o_map_rows_fwd,
     .persistent = persistent_fwd,
     .head_dim_tiles = head_dim_tiles_fwd,
+    .features = GEN_FEATURE_GROUPS,
 };

@@ -695,9 +695,11 @@ static void run_deterministic(void **state)
 }
 
 /* ---- grouped K/V heads and the softcap: the GPU reference against the CPU one ------------
- * No fused family takes them yet; the reference does first, checked here against the CPU
- * double reference (tests/ref_attention.c) on the inputs as the device holds them, every
- * output poisoned before its launch. */
+ * The reference takes both, checked here against the CPU double reference
+ * (tests/ref_attention.c) on the inputs as the device holds them, every output poisoned before
+ * its launch. The forward families take grouped heads: where a case has no softcap, the case's
+ * forward family (fwd_mma or fwd_exact) and fwd_wgmma (where it runs) are checked against the
+ * GPU reference too. */
 typedef struct feature_case {
     attn_case shape;   /* its heads are the query heads */
     int heads_k;
@@ -710,9 +712,11 @@ static const feature_case feature_cases[] = {
     { { "ref bf16 softcap 1.5",          BF16, 64, 64, 2, 3,  61, 61, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 0, 1.5 },
     { { "ref f16 gqa 4/2 softcap window", F16, 128, 128, 1, 4, 50, 70, 0, 1, 0, 1, DEFAULT_TILES, WIN(1, 10, 3) }, 2, 2.0 },
     { { "ref f32 softcap 0.8 causal",    F32,  96, 96, 1, 2,  33, 33, 1, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0.8 },
+    { { "ref bf16 gqa 32/8 persistent causal", BF16, 128, 128, 3, 32, 200, 200, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 8, 0 },
+    { { "ref f16 gqa 8/2 D=64 Nq<Nk",    F16,  64, 64, 2, 8, 100, 260, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0 },
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
-static gpu_kernel *feature_refs[FEATURE_COUNT];
+static gpu_kernel *feature_refs[FEATURE_COUNT], *feature_fwd[FEATURE_COUNT], *feature_wg[FEATURE_COUNT];
 
 static void run_feature_case(void **state)
 {
@@ -741,6 +745,28 @@ static void run_feature_case(void **state)
     double *o = calloc(p.o_elems, 8), *l = calloc(rows, 8);
     double *g[3] = { calloc(p.q_elems, 8), calloc(p.k_elems, 8), calloc(p.v_elems, 8) };
     forward_outputs(ref, &p, "reference", o, l);
+    const double limit = threshold(c->dtype);
+    const long long lse_st[3] = { (long long)p.heads * p.seqlen_q, p.seqlen_q, 1 };
+    printf("  %s: heads %d over %d K/V heads, softcap %g\n", c->name, p.heads, heads_k, fc->softcap);
+    int ok = 1;
+    const gpu_kernel *fused[2] = { feature_fwd[fc - feature_cases], feature_wg[fc - feature_cases] };
+    for (int i = 0; i < 2; i++) {
+        if (!fused[i])
+            continue;
+        const gen_config *fc_cfg = &fused[i]->config;
+        printf("    %s BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d PERSISTENT=%d\n", fc_cfg->family->name,
+               fc_cfg->p[GEN_BLOCK_M], fc_cfg->p[GEN_BLOCK_N], fc_cfg->p[GEN_NUM_WARPS], fc_cfg->p[GEN_NUM_STAGES],
+               fc_cfg->p[GEN_PERSISTENT]);
+        if (fused[i]->error[0]) {
+            printf("    build failed: %s\n", fused[i]->error);
+            fail();
+        }
+        double *o_f = calloc(p.o_elems, 8), *l_f = calloc(rows, 8);
+        forward_outputs(fused[i], &p, fc_cfg->family->name, o_f, l_f);
+        ok &= compare("O vs GPU ref", o_f, o, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
+        ok &= compare("L vs GPU ref", l_f, l, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
+        free(o_f), free(l_f);
+    }
     const CUdeviceptr outs[3] = { p.dq, p.dk, p.dv };
     const size_t counts[3] = { p.q_elems, p.k_elems, p.v_elems };
     for (int i = 0; i < 3; i++)
@@ -760,14 +786,11 @@ static void run_feature_case(void **state)
     assert_int_equal(ref_forward_naive_d(&rp, in[0], in[1], in[2], o_cpu, l_cpu, err, sizeof err), REF_OK);
     assert_int_equal(ref_backward_naive_d(&rp, in[0], in[1], in[2], in[3], g_cpu[0], g_cpu[1], g_cpu[2], err,
                                           sizeof err), REF_OK);
-    const double limit = threshold(c->dtype);
-    const long long lse_st[3] = { (long long)p.heads * p.seqlen_q, p.seqlen_q, 1 };
     const long long *strides[3] = { p.q_stride, p.k_stride, p.v_stride };
     const int heads[3] = { p.heads, heads_k, heads_k }, seqs[3] = { p.seqlen_q, p.seqlen_k, p.seqlen_k };
     const int dims[3] = { p.head_dim, p.head_dim, p.head_dim_v };
     const char *names[3] = { "ref dQ vs CPU", "ref dK vs CPU", "ref dV vs CPU" };
-    printf("  %s: heads %d over %d K/V heads, softcap %g\n", c->name, p.heads, heads_k, fc->softcap);
-    int ok = compare("ref O vs CPU", o, o_cpu, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
+    ok &= compare("ref O vs CPU", o, o_cpu, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
     ok &= compare("ref L vs CPU", l, l_cpu, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
     for (int i = 0; i < 3; i++)
         ok &= compare(names[i], g[i], g_cpu[i], strides[i], p.batch, heads[i], seqs[i], dims[i], limit) < limit;
@@ -830,10 +853,25 @@ static int build_all(void)
         failed += gpu_build(&session, det_configs, det_built, det_count, 16);
     for (int i = 0; i < det_count; i++)
         *det_slot[i] = det_built[i];
-    gen_config feature_configs[FEATURE_COUNT];
-    for (int i = 0; i < FEATURE_COUNT; i++)
-        feature_configs[i] = make_config("ref", &feature_cases[i].shape, 0);
-    failed += gpu_build(&session, feature_configs, feature_refs, FEATURE_COUNT, 16);
+    /* The feature cases: the reference, and for grouped heads without a softcap the forwards. */
+    gen_config feature_configs[3 * FEATURE_COUNT];
+    gpu_kernel **feature_slot[3 * FEATURE_COUNT];
+    int feature_count = 0;
+    for (int i = 0; i < FEATURE_COUNT; i++) {
+        const attn_case *c = &feature_cases[i].shape;
+        feature_configs[feature_count] = make_config("ref", c, 0);
+        feature_slot[feature_count++] = &feature_refs[i];
+        if (feature_cases[i].softcap != 0)
+            continue;
+        feature_configs[feature_count] = make_config(c->dtype == F16 || c->dtype == BF16 ? "fwd_mma" : "fwd_exact", c, 0);
+        feature_slot[feature_count++] = &feature_fwd[i];
+        if (hopper_config("fwd_wgmma", wg_tiles, TILE_COUNT(wg_tiles), c, i, &feature_configs[feature_count]) == 0)
+            feature_slot[feature_count++] = &feature_wg[i];
+    }
+    gpu_kernel *feature_built[3 * FEATURE_COUNT];
+    failed += gpu_build(&session, feature_configs, feature_built, feature_count, 16);
+    for (int i = 0; i < feature_count; i++)
+        *feature_slot[i] = feature_built[i];
     for (int i = 0; i < CASE_COUNT; i++) {
         fwd_kernels[i] = built_kernels[3 * i];
         bwd_kernels[i] = built_kernels[3 * i + 1];

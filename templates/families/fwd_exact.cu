@@ -64,16 +64,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
     const int q0 = blockIdx.x * BLOCK_M;
     const elem_t *const gq = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + q0 * args.q_stride[2];
-    const elem_t *gk = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
-    const elem_t *gv = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
+    const elem_t *gk = (const elem_t *)args.k + head_offset(args.k_stride, b, kv_head(args, h));
+    const elem_t *gv = (const elem_t *)args.v + head_offset(args.v_stride, b, kv_head(args, h));
     elem_t *const go = (elem_t *)args.o + head_offset(args.o_stride, b, h);
     acc_t *const glse = (acc_t *)args.lse + (long long)bh * nq;
     const long long ks = args.k_stride[2], vs = args.v_stride[2], os = args.o_stride[2];
     const acc_t scale = (acc_t)args.softmax_scale;
 
     const bool q_vec = ex_aligned16(args.q, args.q_stride[0], args.q_stride[1], args.q_stride[2], args.batch, args.heads, nq);
-    const bool kv_vec = ex_aligned16(args.k, args.k_stride[0], args.k_stride[1], ks, args.batch, args.heads, nk) &&
-                        ex_aligned16(args.v, args.v_stride[0], args.v_stride[1], vs, args.batch, args.heads, nk);
+    const bool kv_vec = ex_aligned16(args.k, args.k_stride[0], args.k_stride[1], ks, args.batch, args.heads_k, nk) &&
+                        ex_aligned16(args.v, args.v_stride[0], args.v_stride[1], vs, args.batch, args.heads_k, nk);
 
     // Key tiles [t_begin, t_end) to visit; with block skipping only those holding a visible key.
     const int lo = args.mask_lo, hi = args.mask_hi;

@@ -67,8 +67,8 @@ ft_fwd(const ft_fwd_args args)
 
     const int m0 = m_block * BLOCK_M;
     const elem_t *q = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + m0 * args.q_stride[2];
-    const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
-    const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
+    const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, kv_head(args, h));
+    const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, kv_head(args, h));
     const long long ks = args.k_stride[2], vs = args.v_stride[2];
     const int seqlen_k = args.seqlen_k;
 

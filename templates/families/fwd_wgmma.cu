@@ -142,8 +142,8 @@ FT_DEVICE fwd_block describe_block(const ft_fwd_args &args, int m_tile, int bh)
     fb.bh = bh;
     fb.b = fb.bh / args.heads;
     fb.h = fb.bh % args.heads;
-    fb.k = (const elem_t *)args.k + head_offset(args.k_stride, fb.b, fb.h);
-    fb.v = (const elem_t *)args.v + head_offset(args.v_stride, fb.b, fb.h);
+    fb.k = (const elem_t *)args.k + head_offset(args.k_stride, fb.b, kv_head(args, fb.h));
+    fb.v = (const elem_t *)args.v + head_offset(args.v_stride, fb.b, kv_head(args, fb.h));
     fb.ks = args.k_stride[2];
     fb.vs = args.v_stride[2];
     const key_walk kw = walk_keys<BLOCK_M, BLOCK_N>(args.mask_lo, args.mask_hi, fb.m0, args.seqlen_q, args.seqlen_k,
@@ -554,7 +554,7 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
     int m_tile, bh;
     while (sched.take(args, m_tile, bh)) {
         // Only what the copy engine needs (the producer keeps 24 registers): no pointers.
-        const int m0 = m_tile * BLOCK_M, b = bh / args.heads, h = bh % args.heads;
+        const int m0 = m_tile * BLOCK_M, b = bh / args.heads, h = bh % args.heads, hk = kv_head(args, h);
         int t0, t1;
         key_tiles<BLOCK_M, BLOCK_N>(args.mask_lo, args.mask_hi, m0, args.seqlen_q, args.seqlen_k, t0, t1);
         // Q goes first (the first scores need it), except in a persistent block with one Q tile:
@@ -582,13 +582,13 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
             mbar_arrive_expect(ring_bar(bars, st, FULL_K), K_BYTES);
 #pragma unroll
             for (int p = 0; p < D_PANELS; p++)
-                tma_load_4d(stage + p * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), 64 * p, key, h, b);
+                tma_load_4d(stage + p * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), 64 * p, key, hk, b);
             mbar_wait(ring_bar(bars, st, EMPTY_V), free_parity);
             mbar_arrive_expect(ring_bar(bars, st, FULL_V), V_BYTES);
 #pragma unroll
             for (int p = 0; p < DV_PANELS; p++)
                 tma_load_4d(stage + K_BYTES + p * PANEL_BYTES, &args.v_map, ring_bar(bars, st, FULL_V), 64 * p, key,
-                            h, b);
+                            hk, b);
         }
         if (n <= q_at)
             load_q();

@@ -57,8 +57,6 @@ FT_DEVICE acc_t ref_rcp(acc_t x) { return __frcp_rn(x); }
 FT_DEVICE acc_t ref_cap(acc_t s, acc_t cap) { return cap != 0 ? cap * ref_tanh(s / cap) : s; }
 // d(capped score) / d(scale * Q.K) at capped score s: 1 - tanh^2, 1 without a softcap.
 FT_DEVICE acc_t ref_cap_slope(acc_t s, acc_t cap) { return cap != 0 ? 1 - (s / cap) * (s / cap) : (acc_t)1; }
-// The K/V head query head h reads.
-FT_DEVICE int ref_kv_head(int heads, int heads_k, int h) { return h / (heads / heads_k); }
 
 FT_DEVICE acc_t ref_warp_sum(acc_t x)
 {
@@ -115,7 +113,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const
     if (row >= args.seqlen_q)
         return;   // the whole warp: no block-wide barrier follows
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
-    const int hk = ref_kv_head(args.heads, args.heads_k, h);
+    const int hk = kv_head(args, h);
     const elem_t *const q = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + row * args.q_stride[2];
     const elem_t *const k = (const elem_t *)args.k + head_offset(args.k_stride, b, hk);
     const elem_t *const v = (const elem_t *)args.v + head_offset(args.v_stride, b, hk);
@@ -178,7 +176,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dq(co
     if (row >= args.seqlen_q)
         return;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
-    const int hk = ref_kv_head(args.heads, args.heads_k, h);
+    const int hk = kv_head(args, h);
     const elem_t *const q = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + row * args.q_stride[2];
     const elem_t *const dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h) + row * args.do_stride[2];
     const elem_t *const k = (const elem_t *)args.k + head_offset(args.k_stride, b, hk);
