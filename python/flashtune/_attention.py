@@ -3,7 +3,7 @@ import ctypes
 import struct
 
 from . import _library
-from ._checks import NO_MASK, check_deterministic, check_mask, check_options, check_tensors
+from ._checks import NO_MASK, check_deterministic, check_mask, check_options, check_tensors, leading_dims
 
 
 def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK):
@@ -17,6 +17,27 @@ def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK):
         getattr(d, field)[:] = t.stride()[:3]
     d.causal_align, d.window, d.window_left, d.window_right = mask
     return d
+
+
+def _four_dims(q, k, v):
+    """1 when query, key and value are all [B, H, N, D] (the kernels' shape), or when something is
+    not a tensor at all (check_tensors then says what)."""
+    try:
+        return q.dim() == 4 and k.dim() == 4 and v.dim() == 4
+    except Exception:
+        return True
+
+
+def _as_4d(t):
+    """t [..., N, D] seen as [B, H, N, D]: rank 2 as one batch of one head, rank 3 [B, N, D] as one
+    head each, rank 5 and more with the dimensions before the heads as the batch (a view where
+    the strides allow, else a copy; gradients flow back through either)."""
+    rank = t.dim()
+    if rank == 3:
+        return t.unsqueeze(1)
+    if rank == 2:
+        return t.unsqueeze(0).unsqueeze(0)
+    return t.reshape((-1,) + tuple(t.shape[-3:]))
 
 
 def _operand(t, half):
@@ -140,10 +161,12 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
 
     The arguments mean what they mean in ``torch.nn.functional.scaled_dot_product_attention``, so
     switching is one line: query [B, H, Nq, D], key [B, H, Nk, D], value [B, H, Nk, Dv], or any
-    strided view whose last dimension is contiguous (e.g. a [B, N, H, D] tensor transposed);
+    strided view whose last dimension is contiguous (e.g. a [B, N, H, D] tensor transposed); or,
+    as SDPA takes them, [..., Nq, D], [..., Nk, D], [..., Nk, Dv] of any rank >= 2 with the same
+    leading dimensions (a [B, N, D] tensor has one head), the output shaped [..., Nq, Dv];
     float64, float32, float16 or bfloat16, all on the same CUDA device; runs on the current
     stream. ``is_causal`` (or its alias ``causal``) masks keys after the query's position;
-    ``scale`` defaults to 1/sqrt(D). Returns O [B, H, Nq, Dv]. Head dims: 32, 64, 96, 128, 192, 256.
+    ``scale`` defaults to 1/sqrt(D). Returns O [B, H, Nq, Dv] (or [..., Nq, Dv]). Head dims: 32, 64, 96, 128, 192, 256.
     Not supported: ``attn_mask``, ``dropout_p`` > 0, ``enable_gqa``.
 
     Masks beyond SDPA's (keywords only, as FlashAttention names them):
@@ -164,6 +187,12 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     devices, unsupported options or values: checked before the GPU is touched),
     LibraryNotFound (libflashtune not found: the message lists where it looked) and
     FlashtuneError (a failure inside the library, with its status and message)."""
+    if not _four_dims(query, key, value):   # [..., N, D]: through [B, H, N, D] views, back to the shape
+        lead = leading_dims(query, key, value)
+        o = attention(_as_4d(query), _as_4d(key), _as_4d(value), attn_mask, dropout_p, is_causal, scale,
+                      enable_gqa, causal=causal, causal_align=causal_align, window_size=window_size,
+                      deterministic=deterministic)
+        return o.reshape(lead + tuple(o.shape[-2:]))
     causal, scale = check_options(attn_mask, dropout_p, is_causal, causal, scale, enable_gqa)
     mask = check_mask(causal, causal_align, window_size)
     deterministic = check_deterministic(deterministic)
@@ -179,6 +208,9 @@ def describe_choice(query, key, value, is_causal=False, backward=False, *, causa
     """The kernel libflashtune runs for these tensors and the rule that picked it, as text; the
     keywords as for attention() (deterministic: None counts as False here)."""
     mask = check_mask(bool(is_causal), causal_align, window_size)
+    if not _four_dims(query, key, value):
+        leading_dims(query, key, value)
+        query, key, value = _as_4d(query), _as_4d(key), _as_4d(value)
     dtype = check_tensors(query, key, value)
     import torch
     b, h, nq, _ = query.shape

@@ -85,6 +85,25 @@ def check_deterministic(deterministic):
     return deterministic
 
 
+def leading_dims(q, k, v):
+    """The dimensions before [seqlen, head_dim] that query, key and value share (SDPA's
+    [..., N, D] tensors). Raises TypeError for a non-tensor, ValueError for a rank below 2 or
+    leading dimensions that differ."""
+    for name, t in zip(NAMES, (q, k, v)):
+        if not _is_tensor(t):
+            raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+    for name, t in zip(NAMES, (q, k, v)):
+        if t.dim() < 2:
+            raise ValueError(f"{name}: expected at least 2 dimensions [..., seqlen, head_dim], got shape "
+                             f"{tuple(t.shape)}")
+    lead = tuple(q.shape[:-2])
+    for name, t in zip(NAMES[1:], (k, v)):
+        if tuple(t.shape[:-2]) != lead:
+            raise ValueError(f"{name}: leading dimensions {tuple(t.shape[:-2])} differ from query's {lead} "
+                             f"(shapes {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)})")
+    return lead
+
+
 def check_tensors(q, k, v):
     """Types, shapes, dtypes, devices and layout of query, key and value; returns the ft dtype code.
     Raises TypeError for a non-tensor or an unsupported/mixed dtype, ValueError for the rest."""

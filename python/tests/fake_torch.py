@@ -73,6 +73,32 @@ class Tensor:
             return self
         return Tensor(self._shape, self._dtype, self._device)
 
+    def _view(self, shape, stride):
+        t = Tensor(shape, self._dtype, self._device, stride)
+        t._ptr = self._ptr
+        return t
+
+    def unsqueeze(self, dim):
+        """A view with a dimension of 1 inserted at dim (0 <= dim <= rank)."""
+        inner = self._stride[dim] * self._shape[dim] if dim < len(self._shape) else 1
+        return self._view(self._shape[:dim] + (1,) + self._shape[dim:],
+                          self._stride[:dim] + (inner,) + self._stride[dim:])
+
+    def reshape(self, shape):
+        """A view of a contiguous tensor, else a contiguous copy (a new pointer); one -1 allowed."""
+        shape = tuple(shape)
+        if -1 in shape:
+            known = 1
+            for n in shape:
+                known *= n if n != -1 else 1
+            total = 1
+            for n in self._shape:
+                total *= n
+            shape = tuple(total // known if n == -1 else n for n in shape)
+        if self._stride == contiguous_strides(self._shape):
+            return self._view(shape, contiguous_strides(shape))
+        return Tensor(shape, self._dtype, self._device)
+
 
 class FunctionCtx:
     def save_for_backward(self, *tensors):

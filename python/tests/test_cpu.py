@@ -372,6 +372,38 @@ class CallPath(unittest.TestCase):
         _attention._Attention.get().backward(fake_torch.Function.last_ctx, odd)
         self.assertNotEqual(self.bwd.calls[-1][2][5], odd.data_ptr())
 
+    def test_any_rank_goes_through_four_dimensional_views(self):
+        # SDPA's [..., N, D]: rank 3 is one head each, rank 2 one batch of one head, rank 5 the
+        # dimensions before the heads as the batch; views (the same pointers), O back in the shape
+        for shapes, batch_heads in (([(2, 100, 64), (2, 77, 64), (2, 77, 128)], (2, 1)),
+                                    ([(100, 64), (77, 64), (77, 64)], (1, 1)),
+                                    ([(2, 3, 4, 100, 64), (2, 3, 4, 77, 64), (2, 3, 4, 77, 32)], (6, 4))):
+            q, k, v = self.tensors(shapes)
+            o = flashtune.attention(q, k, v, is_causal=True)
+            self.assertEqual(o.shape, shapes[0][:-1] + (shapes[2][-1],))
+            _, desc, pointers = self.fwd.calls[-1]
+            fields = _library.DESC.unpack_from(desc)
+            self.assertEqual(fields[1:7], batch_heads + (shapes[0][-2], shapes[1][-2], 64, shapes[2][-1]))
+            self.assertEqual(pointers[:3], (q.data_ptr(), k.data_ptr(), v.data_ptr()))
+        # a rank-5 tensor whose leading dimensions cannot merge goes through a copy
+        q, k, v = self.tensors([(2, 3, 4, 100, 64)] * 3, strides=[(3 * 4 * 100 * 128, 4 * 100 * 128, 100 * 128, 128, 1)] * 3)
+        o = flashtune.attention(q, k, v)
+        self.assertEqual(o.shape, (2, 3, 4, 100, 64))
+        self.assertNotEqual(self.fwd.calls[-1][2][0], q.data_ptr())
+
+    def test_any_rank_errors_name_the_tensors(self):
+        q, k, v = self.tensors([(2, 100, 64), (3, 77, 64), (3, 77, 64)])
+        with self.assertRaisesRegex(ValueError, r"key: leading dimensions \(3,\) differ from query's \(2,\)"):
+            flashtune.attention(q, k, v)
+        q, k, v = self.tensors([(64,), (77, 64), (77, 64)])
+        with self.assertRaisesRegex(ValueError, r"query: expected at least 2 dimensions \[..., seqlen, head_dim\], "
+                                                r"got shape \(64,\)"):
+            flashtune.attention(q, k, v)
+        q, k, v = self.tensors([(2, 100, 64), (2, 77, 64), (2, 77, 64)])
+        with self.assertRaisesRegex(TypeError, "value: expected a torch.Tensor, got list"):
+            flashtune.attention(q, k, [1])
+        self.assertEqual(self.fwd.calls, [])
+
     def test_mask_keywords_reach_the_desc(self):
         q, k, v = self.tensors([(1, 2, 300, 64), (1, 2, 77, 64), (1, 2, 77, 64)])
         cases = [({}, (0, 0, 0, 0, 0)),

@@ -164,6 +164,27 @@ class AgainstPyTorch(unittest.TestCase):
                 self.compare((2, 3, 65, 47, 64, 64), dtype, True, layout)
                 self.compare((1, 2, 128, 128, 128, 128), dtype, False, layout)
 
+    def test_any_rank(self):
+        # [B, N, D] (one head), [N, D] and [A, B, H, N, D] against SDPA on the same tensors, which
+        # takes them as they are; O in their shape, gradients through the views
+        for shape in ((3, 70, 64), (90, 128), (2, 3, 4, 33, 64)):
+            for dtype in (torch.float32, torch.bfloat16):
+                g = torch.Generator(device="cuda").manual_seed(len(shape))
+                q, k, v = (torch.randn(shape, generator=g, device="cuda", dtype=torch.float64).to(dtype)
+                           .requires_grad_(True) for _ in range(3))
+                o = flashtune.attention(q, k, v, is_causal=True)
+                self.assertEqual(o.shape, q.shape)
+                do = torch.randn_like(o)
+                grads = torch.autograd.grad(o, (q, k, v), do)
+                ro, rin = reference(q, k, v, True, dtype)
+                rgrads = torch.autograd.grad(ro, rin, do.to(ro.dtype))
+                atol, rtol = TOL[dtype]
+                for name, got, want in zip(("O", "dQ", "dK", "dV"), (o,) + grads, (ro,) + rgrads):
+                    self.assertEqual(got.shape, want.shape)
+                    scale = 1.0 if dtype == torch.float32 else max(1.0, want.abs().max().item())
+                    torch.testing.assert_close(got.to(want.dtype), want, atol=atol * scale, rtol=rtol,
+                                               msg=lambda m: f"{shape} {dtype} {name}: {m}")
+
     def test_gradcheck_float64(self):
         for shape in [(1, 2, 5, 7, 32, 32), (2, 1, 9, 4, 64, 32)]:
             for causal in (False, True):
