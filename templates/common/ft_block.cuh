@@ -73,6 +73,26 @@ FT_DEVICE void grouped_walk(int i, int group, int tiles, int bh_count, int &tile
     bh = first + r % size;
 }
 
+// Keys [k0, k1) query `row` sees: [0, seqlen_k), under CAUSAL only its band's (ft_mask.h).
+FT_DEVICE void row_keys(int lo, int hi, int row, int seqlen_k, int &k0, int &k1)
+{
+    k0 = 0;
+    k1 = seqlen_k;
+#if CAUSAL
+    ft_mask_key_range(lo, hi, row, row + 1, seqlen_k, &k0, &k1);
+#endif
+}
+
+// Queries [q0, q1) that see `key`: [0, seqlen_q), under CAUSAL only its band's.
+FT_DEVICE void key_queries(int lo, int hi, int key, int seqlen_q, int &q0, int &q1)
+{
+    q0 = 0;
+    q1 = seqlen_q;
+#if CAUSAL
+    ft_mask_query_range(lo, hi, key, key + 1, seqlen_q, &q0, &q1);
+#endif
+}
+
 // 1 when some (query, key) of rows [r0, r1) x keys [n0, n1) may be hidden by the mask, so the
 // tile needs the per-element test; always 0 without CAUSAL.
 FT_DEVICE bool tile_needs_mask(int lo, int hi, int r0, int r1, int n0, int n1)

@@ -43,9 +43,9 @@ FT_HD int ft_mask_active(int causal, int window_left, int window_right)
 }
 
 /* Key j visible to query i: j - (i + lo) in [0, hi - lo], as one subtraction and one unsigned
- * compare (hi >= lo always; no overflow while seqlen_q + seqlen_k < 2^31). The kernels test it
- * per element on the tiles the band crosses: two signed compares there cost the causal
- * forward 8% at N = 512-2048 on the H100 (2026-11-24). */
+ * compare (hi >= lo always; no overflow while seqlen_q + seqlen_k < 2^31). The exact families
+ * and the CPU reference test it per element; the tensor-core families turn a row's band into a
+ * range of its columns once instead (mask_columns in common/ft_block.cuh). */
 FT_HD int ft_mask_visible(int lo, int hi, int i, int j)
 {
     return (unsigned)(j - i - lo) <= (unsigned)(hi - lo);

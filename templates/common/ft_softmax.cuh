@@ -12,10 +12,8 @@ FT_DEVICE void mask_scores(float *s, int n0, int seqlen_k, int row0, int quad, i
 {
 #pragma unroll
     for (int half = 0; half < 2; half++) {
-        int k0 = 0, k1 = seqlen_k;   // the keys the row sees
-#if CAUSAL
-        ft_mask_key_range(lo, hi, row0 + half * 8, row0 + half * 8 + 1, seqlen_k, &k0, &k1);
-#endif
+        int k0, k1;
+        row_keys(lo, hi, row0 + half * 8, seqlen_k, k0, k1);
         mask_columns<TILES>(s, half, k0 - n0 - quad * 2, k1 - n0 - quad * 2, -FT_INF_F);
     }
 }

@@ -605,10 +605,8 @@ ft_bwd_dq(const ft_bwd_args args)
 #pragma unroll
                 for (int half = 0; half < 2; half++) {
                     const int query = m0 + qr0 + 16 * i + g + 8 * half;
-                    int k0 = 0, k1 = nk;   // the keys the query sees
-#if CAUSAL
-                    ft_mask_key_range(lo, hi, query, query + 1, nk, &k0, &k1);
-#endif
+                    int k0, k1;
+                    row_keys(lo, hi, query, nk, k0, k1);
                     const int col0 = kn0 + kc0 + 2 * qd;
                     mask_columns<Q_KEYS / 8>(&s[i][0][0], half, k0 - col0, k1 - col0, 0.f);
                 }

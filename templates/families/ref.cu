@@ -21,24 +21,6 @@ constexpr int kDvPerLane = (HEAD_DIM_V + 31) / 32;  // V/O elements a lane holds
 static_assert(NUM_WARPS >= 1 && NUM_WARPS <= 16, "NUM_WARPS: 1..16");
 static_assert(ref_rule(BLOCK_M, BLOCK_N, NUM_WARPS) == REF_OK, "BLOCK_M, BLOCK_N: must equal NUM_WARPS (one warp a row)");
 
-// Keys [k0, k1) query `row` sees (ft_mask.h), and queries [q0, q1) that see `key`.
-FT_DEVICE void ref_keys(const int lo, const int hi, int row, int seqlen_k, int &k0, int &k1)
-{
-    int a = 0, e = seqlen_k;
-    if (CAUSAL)
-        ft_mask_key_range(lo, hi, row, row + 1, seqlen_k, &a, &e);
-    k0 = a;
-    k1 = e;
-}
-FT_DEVICE void ref_queries(const int lo, const int hi, int key, int seqlen_q, int &q0, int &q1)
-{
-    int a = 0, e = seqlen_q;
-    if (CAUSAL)
-        ft_mask_query_range(lo, hi, key, key + 1, seqlen_q, &a, &e);
-    q0 = a;
-    q1 = e;
-}
-
 #if DTYPE == FT_DTYPE_F64
 FT_DEVICE acc_t ref_tanh(acc_t x) { return tanh(x); }
 FT_DEVICE acc_t ref_exp(acc_t x) { return exp(x); }
@@ -119,7 +101,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const
     const elem_t *const v = (const elem_t *)args.v + head_offset(args.v_stride, b, hk);
     const acc_t scale = (acc_t)args.softmax_scale, cap = (acc_t)args.softcap;
     int k0, k1;
-    ref_keys(args.mask_lo, args.mask_hi, row, args.seqlen_k, k0, k1);
+    row_keys(args.mask_lo, args.mask_hi, row, args.seqlen_k, k0, k1);
 
     acc_t qr[kDPerLane];
     ref_load<HEAD_DIM>(qr, q, lane);
@@ -185,7 +167,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dq(co
     const acc_t lse = ((const acc_t *)args.lse)[(long long)bh * args.seqlen_q + row];
     const acc_t delta = ((const acc_t *)args.delta)[(long long)bh * args.seqlen_q + row];
     int k0, k1;
-    ref_keys(args.mask_lo, args.mask_hi, row, args.seqlen_k, k0, k1);
+    row_keys(args.mask_lo, args.mask_hi, row, args.seqlen_k, k0, k1);
 
     acc_t qr[kDPerLane], dor[kDvPerLane], dq[kDPerLane];
     ref_load<HEAD_DIM>(qr, q, lane);
@@ -227,7 +209,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dkdv(
     for (int t = 0; t < kDvPerLane; ++t)
         dv[t] = 0;
     int q0, q1;
-    ref_queries(args.mask_lo, args.mask_hi, key, args.seqlen_q, q0, q1);
+    key_queries(args.mask_lo, args.mask_hi, key, args.seqlen_q, q0, q1);
     for (int h = hk * group; h < (hk + 1) * group; ++h) {
         const long long bh = (long long)b * args.heads + h;
         const elem_t *const q = (const elem_t *)args.q + head_offset(args.q_stride, b, h);
