@@ -107,4 +107,5 @@ const gen_family gen_family_bwd_exact = {
     .entries = entries,
     .entry_count = 4,
     .check = check_bwd,
+    .features = GEN_FEATURE_GROUPS,
 };

@@ -109,4 +109,5 @@ const gen_family gen_family_bwd_mma = {
     .entries = bwd_mma_entries,
     .entry_count = 4,
     .check = check_bwd_mma,
+    .features = GEN_FEATURE_GROUPS,
 };

@@ -102,4 +102,5 @@ const gen_family gen_family_bwd_wgmma = {
     .map_rows = map_rows_bwd,
     .repeatable = repeatable_bwd_wgmma,
     .head_dim_tiles = head_dim_tiles_bwd_wgmma,
+    .features = GEN_FEATURE_GROUPS,
 };

@@ -95,24 +95,24 @@ static ft_status check_call(ft_context *ctx, const char *func, const ft_attentio
     ft_status s = take_desc(func, user, backward, d, w, err, sizeof err);
     if (s != FT_OK)
         return rt_fail(ctx, s, "%s", err);
-    const int dv = w->head_dim_v;
+    const int dv = w->head_dim_v, h = d->heads, hk = d->heads_k ? d->heads_k : d->heads;
     const rt_tensor fwd[] = {
-        { "q", "q_stride", p->q, d->q_stride, w->seqlen_q, w->head_dim },
-        { "k", "k_stride", p->k, d->k_stride, w->seqlen_k, w->head_dim },
-        { "v", "v_stride", p->v, d->v_stride, w->seqlen_k, dv },
-        { "o", "o_stride", p->o_out, d->o_stride, w->seqlen_q, dv },
-        { "lse", NULL, p->lse_out, NULL, 0, 0 },
+        { "q", "q_stride", p->q, d->q_stride, h, w->seqlen_q, w->head_dim },
+        { "k", "k_stride", p->k, d->k_stride, hk, w->seqlen_k, w->head_dim },
+        { "v", "v_stride", p->v, d->v_stride, hk, w->seqlen_k, dv },
+        { "o", "o_stride", p->o_out, d->o_stride, h, w->seqlen_q, dv },
+        { "lse", NULL, p->lse_out, NULL, h, 0, 0 },
     };
     const rt_tensor bwd[] = {
-        { "q", "q_stride", p->q, d->q_stride, w->seqlen_q, w->head_dim },
-        { "k", "k_stride", p->k, d->k_stride, w->seqlen_k, w->head_dim },
-        { "v", "v_stride", p->v, d->v_stride, w->seqlen_k, dv },
-        { "o", "o_stride", p->o, d->o_stride, w->seqlen_q, dv },
-        { "lse", NULL, p->lse, NULL, 0, 0 },
-        { "dout", "o_stride", p->dout, d->o_stride, w->seqlen_q, dv },
-        { "dq", "q_stride", p->dq, d->q_stride, w->seqlen_q, w->head_dim },
-        { "dk", "k_stride", p->dk, d->k_stride, w->seqlen_k, w->head_dim },
-        { "dv", "v_stride", p->dv, d->v_stride, w->seqlen_k, dv },
+        { "q", "q_stride", p->q, d->q_stride, h, w->seqlen_q, w->head_dim },
+        { "k", "k_stride", p->k, d->k_stride, hk, w->seqlen_k, w->head_dim },
+        { "v", "v_stride", p->v, d->v_stride, hk, w->seqlen_k, dv },
+        { "o", "o_stride", p->o, d->o_stride, h, w->seqlen_q, dv },
+        { "lse", NULL, p->lse, NULL, h, 0, 0 },
+        { "dout", "o_stride", p->dout, d->o_stride, h, w->seqlen_q, dv },
+        { "dq", "q_stride", p->dq, d->q_stride, h, w->seqlen_q, w->head_dim },
+        { "dk", "k_stride", p->dk, d->k_stride, hk, w->seqlen_k, w->head_dim },
+        { "dv", "v_stride", p->dv, d->v_stride, hk, w->seqlen_k, dv },
     };
     const int tensor_cores = !reference && (w->dtype == FT_F16 || w->dtype == FT_BF16);
     s = backward ? rt_check_tensors(func, w, bwd, 9, tensor_cores, err, sizeof err)

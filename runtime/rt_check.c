@@ -48,7 +48,7 @@ static ft_status fail(ft_status s, char *err, size_t len, const char *fmt, ...)
 }
 
 /* The last field this library knows ends here; appending a field means updating this. */
-#define DESC_KNOWN_END (offsetof(ft_attention_desc, reserved) + sizeof(int))
+#define DESC_KNOWN_END (offsetof(ft_attention_desc, heads_k) + sizeof(int))
 _Static_assert(DESC_KNOWN_END == sizeof(ft_attention_desc), "DESC_KNOWN_END: a field was appended to ft_attention_desc");
 
 ft_status rt_desc_copy(const char *func, const ft_attention_desc *user, ft_attention_desc *d, char *err, size_t len)
@@ -92,8 +92,6 @@ static ft_status check_mask(const char *func, const ft_attention_desc *d, char *
         return fail(FT_ERR_INVALID_ARGUMENT, err, len,
                     "%s: deterministic=%d must be 0 (fastest) or 1 (bitwise repeatable backward)", func,
                     d->deterministic);
-    if (d->reserved != 0)
-        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: reserved=%d must be 0", func, d->reserved);
     const struct { const char *name; int value; } sides[] = {
         { "window_left", d->window_left }, { "window_right", d->window_right },
     };
@@ -162,6 +160,10 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
     if (!isfinite(d->softmax_scale))
         return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: softmax_scale=%g is not finite", func,
                     (double)d->softmax_scale);
+    if (d->heads_k < 0 || d->heads_k > d->heads || (d->heads_k && d->heads % d->heads_k))
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                    "%s: heads_k=%d must divide heads=%d (the K/V heads of grouped-query attention; 0 means "
+                    "heads)", func, d->heads_k, d->heads);
     if (d->heads > 65535)
         return fail(FT_ERR_UNSUPPORTED, err, len,
                     "%s: heads=%d is more than 65535 (CUDA's grid.y limit; batches are split, heads are not)", func,
@@ -221,7 +223,7 @@ static ft_status check_one(const char *func, const db_workload *w, const rt_tens
     if ((uintptr_t)t->ptr % e)
         return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s=%p is not %zu-byte aligned (its elements are %s)",
                     func, t->name, t->ptr, e, gen_dtype_name(w->dtype));
-    dim dims[3] = { { 0, t->stride[0], w->batch }, { 1, t->stride[1], w->heads }, { 2, t->stride[2], t->seqlen } };
+    dim dims[3] = { { 0, t->stride[0], w->batch }, { 1, t->stride[1], t->heads }, { 2, t->stride[2], t->seqlen } };
     for (int i = 0; i < 3; i++)
         if (dims[i].stride < 0)
             return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s[%d]=%lld is negative", func, t->stride_name, i,
@@ -268,7 +270,7 @@ static ft_status check_one(const char *func, const db_workload *w, const rt_tens
             return fail(FT_ERR_INVALID_ARGUMENT, err, len,
                         "%s: %s = { %lld, %lld, %lld } with batch=%d heads=%d seqlen=%d spans more than 2^62 "
                         "bytes", func, t->stride_name, (long long)t->stride[0], (long long)t->stride[1],
-                        (long long)t->stride[2], w->batch, w->heads, t->seqlen);
+                        (long long)t->stride[2], w->batch, t->heads, t->seqlen);
     }
     return FT_OK;
 }

@@ -43,7 +43,7 @@ typedef struct rt_tensor {
     const char *stride_name;    /* "q_stride" */
     const void *ptr;
     const int64_t *stride;      /* 3 strides, elements */
-    int seqlen, dim;
+    int heads, seqlen, dim;     /* k, v, dk, dv have the desc's K/V heads (heads_k) */
 } rt_tensor;
 
 /* The ABI rule of flashtune.h: copies the caller's desc (user, of its struct_size; the rest

@@ -22,7 +22,8 @@ CUresult rt_launch(const cu_driver *cu, const rt_plan *plan, const ft_attention_
 {
     const int backward = plan->w.op == DB_OP_BWD;
     ln_problem lp = {
-        .dtype = d->dtype, .batch = d->batch, .heads = d->heads, .seqlen_q = d->seqlen_q, .seqlen_k = d->seqlen_k,
+        .dtype = d->dtype, .batch = d->batch, .heads = d->heads, .heads_k = d->heads_k, .seqlen_q = d->seqlen_q,
+        .seqlen_k = d->seqlen_k,
         .head_dim = d->head_dim, .head_dim_v = plan->w.head_dim_v,
         .softmax_scale = ln_softmax_scale((double)d->softmax_scale, d->head_dim), .causal = rt_mask_active(d),
         .q = dev(p->q), .k = dev(p->k), .v = dev(p->v),

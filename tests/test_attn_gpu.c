@@ -697,9 +697,11 @@ static void run_deterministic(void **state)
 /* ---- grouped K/V heads and the softcap: the GPU reference against the CPU one ------------
  * The reference takes both, checked here against the CPU double reference
  * (tests/ref_attention.c) on the inputs as the device holds them, every output poisoned before
- * its launch. The forward families take grouped heads: where a case has no softcap, the case's
- * forward family (fwd_mma or fwd_exact) and fwd_wgmma (where it runs) are checked against the
- * GPU reference too. */
+ * its launch. The fused families take grouped heads: where a case has no softcap, the case's
+ * families (fwd_mma and bwd_mma, or fwd_exact and bwd_exact) and the Hopper ones (where they
+ * run) are checked against the GPU reference too, both directions; a backward that adds dQ in a
+ * fixed order (dq_mode 1: bwd_mma and bwd_exact separate, bwd_wgmma ordered) must also give the
+ * same bits on every run. */
 typedef struct feature_case {
     attn_case shape;   /* its heads are the query heads */
     int heads_k;
@@ -714,9 +716,82 @@ static const feature_case feature_cases[] = {
     { { "ref f32 softcap 0.8 causal",    F32,  96, 96, 1, 2,  33, 33, 1, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0.8 },
     { { "ref bf16 gqa 32/8 persistent causal", BF16, 128, 128, 3, 32, 200, 200, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 8, 0 },
     { { "ref f16 gqa 8/2 D=64 Nq<Nk",    F16,  64, 64, 2, 8, 100, 260, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0 },
+    { { "ref bf16 mqa 4/1 separate window", BF16, 128, 128, 2, 4, 300, 300, 0, 1, 1, 0, DEFAULT_TILES, WIN(0, 90, 40) }, 1, 0 },
+    { { "ref f32 gqa 6/3 separate BR",   F32,  64, 32, 1, 6,  70, 90, 1, 1, 1, 1, DEFAULT_TILES, BR }, 3, 0 },
+    { { "ref bf16 gqa 6/2 D=256 causal", BF16, 256, 256, 1, 6, 150, 150, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0 },
+    { { "ref f16 gqa 8/2 D=96/64 separate causal", F16, 96, 64, 2, 8, 129, 129, 1, 1, 1, 2, DEFAULT_TILES, NO_MASK }, 2, 0 },
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
-static gpu_kernel *feature_refs[FEATURE_COUNT], *feature_fwd[FEATURE_COUNT], *feature_wg[FEATURE_COUNT];
+/* Per case: the reference, and the fused kernels checked against it (NULL where none). */
+enum { FUSED_FWD, FUSED_FWD_WG, FUSED_BWD, FUSED_BWD_WG, FUSED_KINDS };
+static gpu_kernel *feature_refs[FEATURE_COUNT], *feature_fused[FEATURE_COUNT][FUSED_KINDS];
+
+static void print_config(const gen_config *g)
+{
+    printf("    %s BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d", g->family->name, g->p[GEN_BLOCK_M],
+           g->p[GEN_BLOCK_N], g->p[GEN_NUM_WARPS], g->p[GEN_NUM_STAGES]);
+    if (g->family->params & GEN_BIT(GEN_PERSISTENT))
+        printf(" PERSISTENT=%d", g->p[GEN_PERSISTENT]);
+    if (g->family->backward)
+        printf(" DQ_MODE=%s", gen_param_value_name(GEN_DQ_MODE, g->p[GEN_DQ_MODE]));
+    printf("\n");
+}
+
+/* The case's fused backwards against the GPU reference's gradients g (over the problem's
+ * device O and L); one adding dQ in a fixed order runs three times and must repeat its bits. */
+static int fused_backwards_match(gpu_kernel *const *fused, const gpu_problem *p, double *const g[3],
+                                 const long long *const strides[3], const int heads[3], const int seqs[3],
+                                 const int dims[3], double limit)
+{
+    const CUdeviceptr outs[3] = { p->dq, p->dk, p->dv };
+    const size_t counts[3] = { p->q_elems, p->k_elems, p->v_elems };
+    const size_t rows = (size_t)p->batch * p->heads * p->seqlen_q;
+    const char *names[3] = { "dQ vs GPU ref", "dK vs GPU ref", "dV vs GPU ref" };
+    int ok = 1;
+    char why[1024];
+    for (int i = FUSED_BWD; i <= FUSED_BWD_WG; i++) {
+        const gpu_kernel *k = fused[i];
+        if (!k)
+            continue;
+        print_config(&k->config);
+        if (k->error[0]) {
+            printf("    build failed: %s\n", k->error);
+            return 0;
+        }
+        const int runs = k->config.p[GEN_DQ_MODE] == FT_DQ_ATOMIC ? 1 : 3;
+        double *first[3], *now[3];
+        for (int t = 0; t < 3; t++)
+            first[t] = calloc(counts[t], 8), now[t] = calloc(counts[t], 8);
+        for (int run = 0; run < runs && ok; run++) {
+            for (int t = 0; t < 3; t++)
+                assert_int_equal(gpu_poison(&session, outs[t], counts[t] * gpu_dtype_bytes(p->dtype)), 0);
+            assert_int_equal(gpu_poison(&session, p->delta, rows * gpu_acc_bytes(p->dtype)), 0);
+            if (gpu_backward(&session, k, p, NULL, why, sizeof why) != 0) {
+                printf("    backward: %s\n", why);
+                ok = 0;
+                break;
+            }
+            for (int t = 0; t < 3; t++)
+                assert_int_equal(gpu_download(&session, p, outs[t], run ? now[t] : first[t], counts[t], 0), 0);
+            if (run == 0) {
+                for (int t = 0; t < 3; t++)
+                    ok &= compare(names[t], first[t], g[t], strides[t], p->batch, heads[t], seqs[t], dims[t], limit) <
+                          limit;
+                continue;
+            }
+            for (int t = 0; t < 3; t++)
+                if (memcmp(now[t], first[t], counts[t] * 8) != 0) {
+                    printf("    run %d: %s differs bitwise from run 0\n", run, names[t]);
+                    ok = 0;
+                }
+        }
+        if (runs > 1 && ok)
+            printf("    %d runs, the same bits\n", runs);
+        for (int t = 0; t < 3; t++)
+            free(first[t]), free(now[t]);
+    }
+    return ok;
+}
 
 static void run_feature_case(void **state)
 {
@@ -749,20 +824,17 @@ static void run_feature_case(void **state)
     const long long lse_st[3] = { (long long)p.heads * p.seqlen_q, p.seqlen_q, 1 };
     printf("  %s: heads %d over %d K/V heads, softcap %g\n", c->name, p.heads, heads_k, fc->softcap);
     int ok = 1;
-    const gpu_kernel *fused[2] = { feature_fwd[fc - feature_cases], feature_wg[fc - feature_cases] };
-    for (int i = 0; i < 2; i++) {
+    gpu_kernel *const *fused = feature_fused[fc - feature_cases];
+    for (int i = FUSED_FWD; i <= FUSED_FWD_WG; i++) {
         if (!fused[i])
             continue;
-        const gen_config *fc_cfg = &fused[i]->config;
-        printf("    %s BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d PERSISTENT=%d\n", fc_cfg->family->name,
-               fc_cfg->p[GEN_BLOCK_M], fc_cfg->p[GEN_BLOCK_N], fc_cfg->p[GEN_NUM_WARPS], fc_cfg->p[GEN_NUM_STAGES],
-               fc_cfg->p[GEN_PERSISTENT]);
+        print_config(&fused[i]->config);
         if (fused[i]->error[0]) {
             printf("    build failed: %s\n", fused[i]->error);
             fail();
         }
         double *o_f = calloc(p.o_elems, 8), *l_f = calloc(rows, 8);
-        forward_outputs(fused[i], &p, fc_cfg->family->name, o_f, l_f);
+        forward_outputs(fused[i], &p, fused[i]->config.family->name, o_f, l_f);
         ok &= compare("O vs GPU ref", o_f, o, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
         ok &= compare("L vs GPU ref", l_f, l, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
         free(o_f), free(l_f);
@@ -778,6 +850,10 @@ static void run_feature_case(void **state)
     }
     for (int i = 0; i < 3; i++)
         assert_int_equal(gpu_download(&session, &p, outs[i], g[i], counts[i], 0), 0);
+    const long long *strides[3] = { p.q_stride, p.k_stride, p.v_stride };
+    const int heads[3] = { p.heads, heads_k, heads_k }, seqs[3] = { p.seqlen_q, p.seqlen_k, p.seqlen_k };
+    const int dims[3] = { p.head_dim, p.head_dim, p.head_dim_v };
+    ok &= fused_backwards_match(fused, &p, g, strides, heads, seqs, dims, limit);
 
     const ref_problem rp = cpu_problem(&p);
     double *o_cpu = calloc(p.o_elems, 8), *l_cpu = calloc(rows, 8);
@@ -786,9 +862,6 @@ static void run_feature_case(void **state)
     assert_int_equal(ref_forward_naive_d(&rp, in[0], in[1], in[2], o_cpu, l_cpu, err, sizeof err), REF_OK);
     assert_int_equal(ref_backward_naive_d(&rp, in[0], in[1], in[2], in[3], g_cpu[0], g_cpu[1], g_cpu[2], err,
                                           sizeof err), REF_OK);
-    const long long *strides[3] = { p.q_stride, p.k_stride, p.v_stride };
-    const int heads[3] = { p.heads, heads_k, heads_k }, seqs[3] = { p.seqlen_q, p.seqlen_k, p.seqlen_k };
-    const int dims[3] = { p.head_dim, p.head_dim, p.head_dim_v };
     const char *names[3] = { "ref dQ vs CPU", "ref dK vs CPU", "ref dV vs CPU" };
     ok &= compare("ref O vs CPU", o, o_cpu, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
     ok &= compare("ref L vs CPU", l, l_cpu, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
@@ -853,22 +926,27 @@ static int build_all(void)
         failed += gpu_build(&session, det_configs, det_built, det_count, 16);
     for (int i = 0; i < det_count; i++)
         *det_slot[i] = det_built[i];
-    /* The feature cases: the reference, and for grouped heads without a softcap the forwards. */
-    gen_config feature_configs[3 * FEATURE_COUNT];
-    gpu_kernel **feature_slot[3 * FEATURE_COUNT];
+    /* The feature cases: the reference, and for grouped heads without a softcap the fused kernels. */
+    gen_config feature_configs[(1 + FUSED_KINDS) * FEATURE_COUNT];
+    gpu_kernel **feature_slot[(1 + FUSED_KINDS) * FEATURE_COUNT];
     int feature_count = 0;
     for (int i = 0; i < FEATURE_COUNT; i++) {
         const attn_case *c = &feature_cases[i].shape;
+        const int mma = c->dtype == F16 || c->dtype == BF16;
         feature_configs[feature_count] = make_config("ref", c, 0);
         feature_slot[feature_count++] = &feature_refs[i];
         if (feature_cases[i].softcap != 0)
             continue;
-        feature_configs[feature_count] = make_config(c->dtype == F16 || c->dtype == BF16 ? "fwd_mma" : "fwd_exact", c, 0);
-        feature_slot[feature_count++] = &feature_fwd[i];
+        feature_configs[feature_count] = make_config(mma ? "fwd_mma" : "fwd_exact", c, 0);
+        feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD];
+        feature_configs[feature_count] = make_config(mma ? "bwd_mma" : "bwd_exact", c, 1);
+        feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD];
         if (hopper_config("fwd_wgmma", wg_tiles, TILE_COUNT(wg_tiles), c, i, &feature_configs[feature_count]) == 0)
-            feature_slot[feature_count++] = &feature_wg[i];
+            feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD_WG];
+        if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), c, i, &feature_configs[feature_count]) == 0)
+            feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_WG];
     }
-    gpu_kernel *feature_built[3 * FEATURE_COUNT];
+    gpu_kernel *feature_built[(1 + FUSED_KINDS) * FEATURE_COUNT];
     failed += gpu_build(&session, feature_configs, feature_built, feature_count, 16);
     for (int i = 0; i < feature_count; i++)
         *feature_slot[i] = feature_built[i];

@@ -826,9 +826,9 @@ static void launch_rejects_what_cannot_run(void **state)
     assert_null(calls[0].bwd.dq_accum);
 }
 
-/* Grouped K/V heads and a softcap reach the argument blocks; a key-major step (the reference's
- * dK/dV) runs over the K/V heads, the others over the query heads; a family that does not take
- * a feature refuses the problem before launching anything, as does a heads_k not dividing heads. */
+/* Grouped K/V heads and a softcap reach the argument blocks; a key-major step (a dK/dV step)
+ * runs over the K/V heads, the others over the query heads; a family that does not take a
+ * feature refuses the problem before launching anything, as does a heads_k not dividing heads. */
 static void grouped_heads_and_softcap_launch(void **state)
 {
     (void)state;
@@ -859,22 +859,28 @@ static void grouped_heads_and_softcap_launch(void **state)
     p.heads_k = 4;
     ncalls = 0;
     assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
-    /* A family without the features: each one alone is refused. */
+    /* A fused backward takes grouped heads (its dK/dV step over the K/V heads) but no softcap,
+     * which is refused alone or with grouping. */
     const gen_config m = family_config("bwd_mma", 2, 1);
     assert_int_equal(ln_plan_make(&m, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
     assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
     ncalls = 0;
-    p.heads_k = 2;
-    p.softcap = 0;
-    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
     p.heads_k = 0;
     p.softcap = 1.5;
     assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
-    p.heads_k = 6;   /* heads_k = heads is no grouping: launched */
-    p.softcap = 0;
+    p.heads_k = 2;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
     assert_int_equal(ncalls, 0);
+    p.softcap = 0;
     assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
-    assert_true(ncalls > 0);
+    assert_int_equal(ncalls, plan.count);
+    for (int i = 0; i < ncalls; i++)
+        assert_int_equal(calls[i].gy, !strcmp(calls[i].name, "ft_bwd_dkdv") ? 3 * 2 : 3 * 6);
+    ncalls = 0;
+    p.heads_k = 6;   /* heads_k = heads is no grouping */
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
+    for (int i = 0; i < ncalls; i++)
+        assert_int_equal(calls[i].gy, 3 * 6);
 }
 
 static void forward_launch_takes_the_forward_block(void **state)

@@ -16,6 +16,7 @@ def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK):
     for field, t in (("q_stride", q), ("k_stride", k), ("v_stride", v), ("o_stride", o)):
         getattr(d, field)[:] = t.stride()[:3]
     d.causal_align, d.window, d.window_left, d.window_right = mask
+    d.heads_k = k.shape[1]
     return d
 
 
@@ -28,13 +29,14 @@ def _four_dims(q, k, v):
         return True
 
 
-def _as_4d(t):
+def _as_4d(t, enable_gqa=False):
     """t [..., N, D] seen as [B, H, N, D]: rank 2 as one batch of one head, rank 3 [B, N, D] as one
-    head each, rank 5 and more with the dimensions before the heads as the batch (a view where
-    the strides allow, else a copy; gradients flow back through either)."""
+    head each (with enable_gqa as one batch of B heads: SDPA groups the heads along dimension -3),
+    rank 5 and more with the dimensions before the heads as the batch (a view where the strides
+    allow, else a copy; gradients flow back through either)."""
     rank = t.dim()
     if rank == 3:
-        return t.unsqueeze(1)
+        return t.unsqueeze(0) if enable_gqa else t.unsqueeze(1)
     if rank == 2:
         return t.unsqueeze(0).unsqueeze(0)
     return t.reshape((-1,) + tuple(t.shape[-3:]))
@@ -95,7 +97,7 @@ class _Attention:
                     handle = _library.handle()
                     half = dtype == 1 or dtype == 2   # f16, bf16
                     q, (b, h, nq, d), qs, qp = _operand(q, half)
-                    k, (_, _, nk, _), ks, kp = _operand(k, half)
+                    k, (_, hk, nk, _), ks, kp = _operand(k, half)
                     v, (_, _, _, dv), vs, vp = _operand(v, half)
                     device = q.device
                     o = torch.empty((b, h, nq, dv), dtype=q.dtype, device=device)
@@ -105,7 +107,7 @@ class _Attention:
                         desc = _library.DESC.pack(_library.DESC_SIZE, b, h, nq, nk, d, dv, dtype, causal,
                                                   float(scale) if scale is not None else 0.0,
                                                   qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
-                                                  vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, 0)
+                                                  vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk)
                     except (struct.error, OverflowError):   # a value beyond its C field: as ctypes stores it
                         desc = bytes(_desc(q, k, v, o, dtype, causal, scale, mask))
                     index = device.index
@@ -167,7 +169,10 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     float64, float32, float16 or bfloat16, all on the same CUDA device; runs on the current
     stream. ``is_causal`` (or its alias ``causal``) masks keys after the query's position;
     ``scale`` defaults to 1/sqrt(D). Returns O [B, H, Nq, Dv] (or [..., Nq, Dv]). Head dims: 32, 64, 96, 128, 192, 256.
-    Not supported: ``attn_mask``, ``dropout_p`` > 0, ``enable_gqa``.
+    ``enable_gqa``: key and value may have fewer heads Hk than query, H a multiple of Hk
+    (grouped-query attention; multi-query with Hk = 1): query head h reads key/value head
+    h // (H // Hk), as SDPA's enable_gqa, without repeating them; their gradients sum over the
+    query heads that read them. Not supported: ``attn_mask``, ``dropout_p`` > 0.
 
     Masks beyond SDPA's (keywords only, as FlashAttention names them):
     ``causal_align``: where query i's diagonal sits: "top_left" (key i, PyTorch's is_causal) or
@@ -188,15 +193,15 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     LibraryNotFound (libflashtune not found: the message lists where it looked) and
     FlashtuneError (a failure inside the library, with its status and message)."""
     if not _four_dims(query, key, value):   # [..., N, D]: through [B, H, N, D] views, back to the shape
-        lead = leading_dims(query, key, value)
-        o = attention(_as_4d(query), _as_4d(key), _as_4d(value), attn_mask, dropout_p, is_causal, scale,
-                      enable_gqa, causal=causal, causal_align=causal_align, window_size=window_size,
-                      deterministic=deterministic)
+        lead = leading_dims(query, key, value, enable_gqa)
+        o = attention(_as_4d(query, enable_gqa), _as_4d(key, enable_gqa), _as_4d(value, enable_gqa), attn_mask,
+                      dropout_p, is_causal, scale, enable_gqa, causal=causal, causal_align=causal_align,
+                      window_size=window_size, deterministic=deterministic)
         return o.reshape(lead + tuple(o.shape[-2:]))
     causal, scale = check_options(attn_mask, dropout_p, is_causal, causal, scale, enable_gqa)
     mask = check_mask(causal, causal_align, window_size)
     deterministic = check_deterministic(deterministic)
-    dtype = check_tensors(query, key, value)
+    dtype = check_tensors(query, key, value, enable_gqa)
     if _apply is None:
         _Attention.get()
     # the options travel as one argument: apply's Python part costs per argument
@@ -204,14 +209,14 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
 
 
 def describe_choice(query, key, value, is_causal=False, backward=False, *, causal_align="top_left",
-                    window_size=None, deterministic=False):
+                    window_size=None, deterministic=False, enable_gqa=False):
     """The kernel libflashtune runs for these tensors and the rule that picked it, as text; the
     keywords as for attention() (deterministic: None counts as False here)."""
     mask = check_mask(bool(is_causal), causal_align, window_size)
     if not _four_dims(query, key, value):
-        leading_dims(query, key, value)
-        query, key, value = _as_4d(query), _as_4d(key), _as_4d(value)
-    dtype = check_tensors(query, key, value)
+        leading_dims(query, key, value, enable_gqa)
+        query, key, value = _as_4d(query, enable_gqa), _as_4d(key, enable_gqa), _as_4d(value, enable_gqa)
+    dtype = check_tensors(query, key, value, enable_gqa)
     import torch
     b, h, nq, _ = query.shape
     o = torch.empty((b, h, nq, value.shape[3]), dtype=query.dtype, device="meta")

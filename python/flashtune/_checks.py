@@ -23,8 +23,6 @@ def check_options(attn_mask, dropout_p, is_causal, causal, scale, enable_gqa):
                          f"got a {type(attn_mask).__name__}")
     if dropout_p != 0.0:
         raise ValueError(f"dropout_p={dropout_p!r}: flashtune does not implement dropout; pass 0.0")
-    if enable_gqa:
-        raise ValueError("enable_gqa=True: grouped-query attention is not supported; repeat key/value heads first")
     if causal is not None and bool(causal) != bool(is_causal) and is_causal:
         raise ValueError(f"causal={causal!r} and is_causal={is_causal!r} disagree; give one of them")
     causal = bool(is_causal) if causal is None else bool(causal)
@@ -85,9 +83,10 @@ def check_deterministic(deterministic):
     return deterministic
 
 
-def leading_dims(q, k, v):
+def leading_dims(q, k, v, enable_gqa=False):
     """The dimensions before [seqlen, head_dim] that query, key and value share (SDPA's
-    [..., N, D] tensors). Raises TypeError for a non-tensor, ValueError for a rank below 2 or
+    [..., N, D] tensors), query's; with enable_gqa the heads (dimension -3) may differ, and
+    _check_each checks them. Raises TypeError for a non-tensor, ValueError for a rank below 2 or
     leading dimensions that differ."""
     for name, t in zip(NAMES, (q, k, v)):
         if not _is_tensor(t):
@@ -97,18 +96,21 @@ def leading_dims(q, k, v):
             raise ValueError(f"{name}: expected at least 2 dimensions [..., seqlen, head_dim], got shape "
                              f"{tuple(t.shape)}")
     lead = tuple(q.shape[:-2])
+    skip = 3 if enable_gqa else 2   # the dimensions at the end that may differ
     for name, t in zip(NAMES[1:], (k, v)):
-        if tuple(t.shape[:-2]) != lead:
+        if t.dim() != q.dim() or tuple(t.shape[:-skip]) != tuple(q.shape[:-skip]):
             raise ValueError(f"{name}: leading dimensions {tuple(t.shape[:-2])} differ from query's {lead} "
                              f"(shapes {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)})")
     return lead
 
 
-def check_tensors(q, k, v):
+def check_tensors(q, k, v, enable_gqa=False):
     """Types, shapes, dtypes, devices and layout of query, key and value; returns the ft dtype code.
-    Raises TypeError for a non-tensor or an unsupported/mixed dtype, ValueError for the rest."""
-    code = _passes(q, k, v)
-    return code if code is not None else _check_each(q, k, v)
+    With enable_gqa, key and value may have fewer heads than query, dividing them (grouped-query
+    attention). Raises TypeError for a non-tensor or an unsupported/mixed dtype, ValueError for
+    the rest."""
+    code = _passes(q, k, v, enable_gqa)
+    return code if code is not None else _check_each(q, k, v, enable_gqa)
 
 
 # Classes whose every instance has the tensor interface (the class itself has each attribute, as
@@ -123,7 +125,7 @@ def _tensor_class(cls):
     return cls in _TENSOR_CLASSES
 
 
-def _passes(q, k, v):
+def _passes(q, k, v, enable_gqa):
     """The dtype code when query, key and value pass every check of _check_each, else None (then
     _check_each finds and names the problem). The same conditions, each attribute read once and
     nothing formatted: this runs on every call."""
@@ -144,7 +146,9 @@ def _passes(q, k, v):
         if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
             return None
         (b, h, nq, d), (bk, hk, nk, dk), (bv, hv, nv, dv) = q.shape, k.shape, v.shape
-        if bk != b or bv != b or hk != h or hv != h or nv != nk or dk != d:
+        if bk != b or bv != b or hv != hk or nv != nk or dk != d:
+            return None
+        if hk != h and not (enable_gqa and hk and h % hk == 0):
             return None
         if d not in HEAD_DIMS or dv not in HEAD_DIMS or 0 in (b, h, nq, nk):
             return None
@@ -158,7 +162,7 @@ def _passes(q, k, v):
         return None
 
 
-def _check_each(q, k, v):
+def _check_each(q, k, v, enable_gqa):
     """check_tensors one condition at a time, raising with the first failure's message."""
     for name, t in zip(NAMES, (q, k, v)):
         if not _is_tensor(t):
@@ -175,8 +179,14 @@ def _check_each(q, k, v):
     (b, h, nq, d), (bk, hk, nk, dk), (bv, hv, nv, dv) = (tuple(t.shape) for t in (q, k, v))
     if (bk, bv) != (b, b):
         raise ValueError(f"batch: query has {b}, key {bk}, value {bv}; they must match")
-    if (hk, hv) != (h, h):
-        raise ValueError(f"heads: query has {h}, key {hk}, value {hv}; they must match (no grouped-query attention)")
+    if hv != hk:
+        raise ValueError(f"heads: key has {hk}, value {hv}; they must match")
+    if hk != h and not enable_gqa:
+        raise ValueError(f"heads: query has {h}, key and value {hk}; they must match, or pass enable_gqa=True for "
+                         "grouped-query attention")
+    if hk != h and (hk == 0 or h % hk):
+        raise ValueError(f"heads: query has {h}, key and value {hk}; with enable_gqa the query heads must be a "
+                         "multiple of the key/value heads")
     if nv != nk:
         raise ValueError(f"value: seqlen {nv} differs from key's {nk}")
     if dk != d:

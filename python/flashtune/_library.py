@@ -55,7 +55,7 @@ class AttentionDesc(ctypes.Structure):
         ("causal_align", ctypes.c_int), ("window", ctypes.c_int),
         ("window_left", ctypes.c_int), ("window_right", ctypes.c_int),
         # after 0.2.0
-        ("deterministic", ctypes.c_int), ("reserved", ctypes.c_int),
+        ("deterministic", ctypes.c_int), ("heads_k", ctypes.c_int),
     ]
 
     def __init__(self, *args, **kw):
@@ -66,7 +66,7 @@ class AttentionDesc(ctypes.Structure):
 
 # The same struct for the per-call path: struct.pack fills it in one C call, where filling an
 # AttentionDesc costs a Python operation per field. Fields: struct_size, batch .. causal,
-# softmax_scale, the four strides, causal_align .. window_right, deterministic, reserved. Native
+# softmax_scale, the four strides, causal_align .. window_right, deterministic, heads_k. Native
 # alignment pads after softmax_scale as the C compiler does. pack raises for values out of the C
 # types' range (ctypes wraps them).
 DESC = struct.Struct("N8if12q6i")

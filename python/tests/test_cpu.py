@@ -95,13 +95,27 @@ class Checks(unittest.TestCase):
         q, k, v = qkv()
         self.expect(ValueError, "query: expected 4 dimensions", Fake((4, 100, 64)), k, v)
         self.expect(ValueError, "batch: query has 2, key 3", q, Fake((3, 4, 77, 64)), v)
-        self.expect(ValueError, "heads: query has 4, key 4, value 2", q, k, Fake((2, 2, 77, 64)))
+        self.expect(ValueError, "heads: key has 4, value 2; they must match", q, k, Fake((2, 2, 77, 64)))
+        self.expect(ValueError, "heads: query has 4, key and value 2; they must match, or pass enable_gqa=True",
+                    q, Fake((2, 2, 77, 64)), Fake((2, 2, 77, 64)))
         self.expect(ValueError, "value: seqlen 76 differs from key's 77", q, k, Fake((2, 4, 76, 64)))
         self.expect(ValueError, "key: head_dim 128 differs from query's 64", q, Fake((2, 4, 77, 128)), v)
         self.expect(ValueError, "query: head_dim=40 is not supported (32, 64, 96, 128, 192, 256)",
                     *qkv(d=40))
         self.expect(ValueError, "value: head_dim=48 is not supported", *qkv(dv=48))
         self.expect(ValueError, "query: empty tensor", Fake((2, 4, 0, 64)), k, v)
+
+    def test_grouped_heads(self):
+        q, k, v = qkv(h=8)
+        for hk in (8, 4, 2, 1):
+            kv = Fake((2, hk, 77, 64)), Fake((2, hk, 77, 64))
+            self.assertEqual(_checks.check_tensors(q, *kv, enable_gqa=True), 2)
+        kv = Fake((2, 3, 77, 64)), Fake((2, 3, 77, 64))
+        with self.assertRaisesRegex(ValueError, "heads: query has 8, key and value 3; with enable_gqa the query "
+                                                "heads must be a multiple of the key/value heads"):
+            _checks.check_tensors(q, *kv, enable_gqa=True)
+        with self.assertRaisesRegex(ValueError, "heads: key has 2, value 4"):
+            _checks.check_tensors(q, Fake((2, 2, 77, 64)), Fake((2, 4, 77, 64)), enable_gqa=True)
 
     def test_layout_and_device(self):
         q, k, v = qkv()
@@ -117,7 +131,6 @@ class Checks(unittest.TestCase):
         cases = [
             ((object(), 0.0, False, None, None, False), ValueError, "attn_mask"),
             ((None, 0.1, False, None, None, False), ValueError, "dropout_p=0.1"),
-            ((None, 0.0, False, None, None, True), ValueError, "enable_gqa=True"),
             ((None, 0.0, True, False, None, False), ValueError, "disagree"),
             ((None, 0.0, False, None, "2", False), TypeError, "scale: expected a float"),
             ((None, 0.0, False, None, float("nan"), False), ValueError, "scale=nan"),
@@ -194,6 +207,9 @@ class Checks(unittest.TestCase):
                (q, k, t(v.shape, strides=(1, 2, 3, 2))), (q, k, t(v.shape, device=fake_torch.Device("cpu"))),
                (q, t(k.shape, device=fake_torch.Device("cpu")), v), (t(q.shape, device=fake_torch.Device("cpu")), k, v),
                (q, k, t(v.shape, device=fake_torch.Device("cuda", 1))), (q, k, Fake(v.shape))]
+        grouped = (t((2, 8, 100, 64)), t((2, 2, 77, 64)), t((2, 2, 77, 64)))
+        bad_gqa = [(t((2, 8, 100, 64)), t((2, 3, 77, 64)), t((2, 3, 77, 64))),
+                   (t((2, 8, 100, 64)), t((2, 2, 77, 64)), t((2, 4, 77, 64)))]
 
         def outcome(fn, args):
             try:
@@ -201,18 +217,21 @@ class Checks(unittest.TestCase):
             except Exception as e:
                 return type(e), str(e)
 
-        for args in good:
-            self.assertIsNotNone(_checks._passes(*args), [a.shape for a in args])
-            self.assertEqual(_checks.check_tensors(*args), outcome(_checks._check_each, args))
-        for args in bad:
-            self.assertIsNone(_checks._passes(*args))
-            self.assertEqual(outcome(_checks.check_tensors, args), outcome(_checks._check_each, args))
-            self.assertIsInstance(outcome(_checks.check_tensors, args), tuple)
+        # grouped heads pass with enable_gqa alone; heads that do not divide never
+        for gqa, goods, bads in ((False, good, bad + [grouped]), (True, good + [grouped], bad + bad_gqa)):
+            for args in goods:
+                self.assertIsNotNone(_checks._passes(*args, gqa), [a.shape for a in args])
+                self.assertEqual(_checks.check_tensors(*args, gqa), outcome(_checks._check_each, args + (gqa,)))
+            for args in bads:
+                self.assertIsNone(_checks._passes(*args, gqa))
+                self.assertEqual(outcome(_checks.check_tensors, args + (gqa,)),
+                                 outcome(_checks._check_each, args + (gqa,)))
+                self.assertIsInstance(outcome(_checks.check_tensors, args + (gqa,)), tuple)
 
     def test_instance_attributes_take_the_full_check(self):
         # Fake's attributes live on the instance: _passes declines it, _check_each accepts it
         q, k, v = qkv()
-        self.assertIsNone(_checks._passes(q, k, v))
+        self.assertIsNone(_checks._passes(q, k, v, False))
         self.assertEqual(_checks.check_tensors(q, k, v), 2)
 
 
@@ -269,10 +288,10 @@ class Library(unittest.TestCase):
         self.assertEqual(ctypes.sizeof(D), 168)
         offsets = {"struct_size": 0, "batch": 8, "causal": 36, "softmax_scale": 40, "q_stride": 48,
                    "o_stride": 120, "causal_align": 144, "window": 148, "window_left": 152, "window_right": 156,
-                   "deterministic": 160, "reserved": 164}
+                   "deterministic": 160, "heads_k": 164}
         self.assertEqual({name: getattr(D, name).offset for name in offsets}, offsets)
         self.assertEqual([f[0] for f in D._fields_][-6:], ["causal_align", "window", "window_left", "window_right",
-                                                           "deterministic", "reserved"])
+                                                           "deterministic", "heads_k"])
         self.assertEqual(D().struct_size, 168)   # set on construction, as FT_ATTENTION_DESC_INIT does
 
     def test_packed_desc_is_the_struct(self):
@@ -391,6 +410,30 @@ class CallPath(unittest.TestCase):
         self.assertEqual(o.shape, (2, 3, 4, 100, 64))
         self.assertNotEqual(self.fwd.calls[-1][2][0], q.data_ptr())
 
+    def test_grouped_heads_reach_the_desc(self):
+        # enable_gqa: key/value heads reach heads_k, without copies; their gradients take their
+        # shape; rank 3 groups along dimension -3 (one batch); rank 5 keeps the dims before the heads
+        for shapes, fields in (([(2, 8, 100, 64), (2, 2, 77, 64), (2, 2, 77, 128)], (2, 8, 2)),
+                               ([(6, 100, 64), (3, 77, 64), (3, 77, 64)], (1, 6, 3)),
+                               ([(2, 3, 4, 100, 64), (2, 3, 1, 77, 64), (2, 3, 1, 77, 64)], (6, 4, 1))):
+            q, k, v = self.tensors(shapes)
+            o = flashtune.attention(q, k, v, is_causal=True, enable_gqa=True)
+            self.assertEqual(o.shape, shapes[0][:-1] + (shapes[2][-1],))
+            _, desc, pointers = self.fwd.calls[-1]
+            d = _library.AttentionDesc.from_buffer_copy(desc)
+            self.assertEqual((d.batch, d.heads, d.heads_k), fields)
+            self.assertEqual(pointers[:3], (q.data_ptr(), k.data_ptr(), v.data_ptr()))
+        q, k, v = self.tensors([(2, 8, 100, 64), (2, 2, 77, 64), (2, 2, 77, 64)])
+        o = flashtune.attention(q, k, v, enable_gqa=True)
+        _, dk, dv, _ = _attention._Attention.get().backward(fake_torch.Function.last_ctx,
+                                                            fake_torch.Tensor(o.shape, o.dtype, o.device))
+        self.assertEqual((dk.shape, dv.shape), (k.shape, v.shape))
+        with self.assertRaisesRegex(ValueError, "pass enable_gqa=True"):
+            flashtune.attention(q, k, v)
+        q, k, v = self.tensors([(2, 3, 4, 100, 64), (2, 2, 1, 77, 64), (2, 2, 1, 77, 64)])
+        with self.assertRaisesRegex(ValueError, r"key: leading dimensions \(2, 2, 1\) differ from query's"):
+            flashtune.attention(q, k, v, enable_gqa=True)
+
     def test_any_rank_errors_name_the_tensors(self):
         q, k, v = self.tensors([(2, 100, 64), (3, 77, 64), (3, 77, 64)])
         with self.assertRaisesRegex(ValueError, r"key: leading dimensions \(3,\) differ from query's \(2,\)"):
@@ -430,12 +473,12 @@ class CallPath(unittest.TestCase):
             self.torch.deterministic = False
             o = flashtune.attention(q, k, v, deterministic=keyword)
             fwd = _library.AttentionDesc.from_buffer_copy(self.fwd.calls[-1][1])
-            self.assertEqual((fwd.deterministic, fwd.reserved), (0, 0))
+            self.assertEqual((fwd.deterministic, fwd.heads_k), (0, 2))
             self.torch.deterministic = torch_flag
             _attention._Attention.get().backward(fake_torch.Function.last_ctx,
                                                  fake_torch.Tensor(o.shape, o.dtype, o.device))
             bwd = _library.AttentionDesc.from_buffer_copy(self.bwd.calls[-1][1])
-            self.assertEqual((bwd.deterministic, bwd.reserved), (want, 0), (keyword, torch_flag))
+            self.assertEqual((bwd.deterministic, bwd.heads_k), (want, 2), (keyword, torch_flag))
             # every other byte as the forward's
             fwd.deterministic = want
             self.assertEqual(bytes(fwd), self.bwd.calls[-1][1])

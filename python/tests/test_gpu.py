@@ -42,12 +42,12 @@ def make(shape, dtype, layout, seed):
     return one(nq, d), one(nk, d), one(nk, dv)
 
 
-def reference(q, k, v, causal, dtype_out):
+def reference(q, k, v, causal, dtype_out, enable_gqa=False):
     """SDPA's math backend in float32 (float64 for float64 inputs), on copies of the inputs."""
     work = torch.float64 if q.dtype == torch.float64 else torch.float32
     qr, kr, vr = (t.detach().to(work).requires_grad_(True) for t in (q, k, v))
     with sdpa_kernel(SDPBackend.MATH):
-        o = F.scaled_dot_product_attention(qr, kr, vr, is_causal=causal)
+        o = F.scaled_dot_product_attention(qr, kr, vr, is_causal=causal, enable_gqa=enable_gqa)
     return o, (qr, kr, vr)
 
 
@@ -184,6 +184,34 @@ class AgainstPyTorch(unittest.TestCase):
                     scale = 1.0 if dtype == torch.float32 else max(1.0, want.abs().max().item())
                     torch.testing.assert_close(got.to(want.dtype), want, atol=atol * scale, rtol=rtol,
                                                msg=lambda m: f"{shape} {dtype} {name}: {m}")
+
+    def test_grouped_query_attention(self):
+        # enable_gqa: 8 query heads over 2 and over 1 key/value heads, [B, H, N, D] and [B, N, D]
+        # (heads along dimension -3), every dtype, against SDPA's enable_gqa; the gradients of
+        # key and value in their own shapes, summed over each group
+        shapes = (((2, 8, 150, 64), (2, 2, 190, 64)), ((2, 8, 129, 128), (2, 1, 129, 128)), ((6, 77, 64), (3, 77, 64)))
+        for qshape, kshape in shapes:
+            for dtype in (torch.float64, torch.float32, torch.float16, torch.bfloat16):
+                g = torch.Generator(device="cuda").manual_seed(len(qshape) + kshape[-3])
+                q, k, v = (torch.randn(shape, generator=g, device="cuda", dtype=torch.float64).to(dtype)
+                           .requires_grad_(True) for shape in (qshape, kshape, kshape))
+                for causal in (False, True):
+                    o = flashtune.attention(q, k, v, is_causal=causal, enable_gqa=True)
+                    do = torch.randn_like(o)
+                    grads = torch.autograd.grad(o, (q, k, v), do)
+                    ro, rin = reference(q, k, v, causal, dtype, enable_gqa=True)
+                    rgrads = torch.autograd.grad(ro, rin, do.to(ro.dtype))
+                    atol, rtol = TOL.get(dtype, (1e-10, 1e-9))
+                    for name, got, want in zip(("O", "dQ", "dK", "dV"), (o,) + grads, (ro,) + rgrads):
+                        self.assertEqual(got.shape, want.shape)
+                        scale = 1.0 if dtype in (torch.float32, torch.float64) else max(1.0, want.abs().max().item())
+                        torch.testing.assert_close(got.to(want.dtype), want, atol=atol * scale, rtol=rtol,
+                                                   msg=lambda m: f"{qshape} {kshape} {dtype} {name}: {m}")
+        q, k, v = make((1, 4, 9, 7, 32, 32), torch.float64, "bhnd", 3)
+        k, v = (t.detach()[:, :2].clone().requires_grad_(True) for t in (k, v))
+        self.assertTrue(torch.autograd.gradcheck(
+            lambda a, b, c: flashtune.attention(a, b, c, is_causal=True, enable_gqa=True), (q, k, v), eps=1e-6,
+            atol=1e-6))
 
     def test_gradcheck_float64(self):
         for shape in [(1, 2, 5, 7, 32, 32), (2, 1, 9, 4, 64, 32)]:

@@ -54,6 +54,28 @@ FT_DEVICE void query_tiles(int lo, int hi, int n0, int seqlen_q, int seqlen_k, i
 #endif
 }
 
+// A key-major block's walk with grouped K/V heads: the block holds one K/V head and visits the
+// query tiles [t0, t0 + per_head) (query_tiles) of each query head that reads it, the group's
+// heads one after another, so that dK and dV sum over the group in registers, in a fixed order.
+// Step i of the walk: the group's query head `head` (0 the first), query tile mt.
+// Step by step (next: the step after, for tiles [t0, t1)), or step i at once (walk_group); the
+// first costs no division, which matters where registers are few (a producer warp).
+struct group_step {
+    int head, mt;
+    FT_DEVICE void next(int t0, int t1)
+    {
+        if (++mt == t1) {
+            mt = t0;
+            ++head;
+        }
+    }
+};
+FT_DEVICE group_step walk_group(int i, int t0, int per_head)   // per_head > 0 where a step i exists
+{
+    const int head = i / per_head;
+    return { head, t0 + i - head * per_head };
+}
+
 // Heads that take their tiles together, so that the bytes each one streams through all its tiles
 // (per_head) stay within 16 MB of L2 between them: at least 1, at most 8.
 FT_DEVICE int l2_head_group(long long per_head)

@@ -129,9 +129,14 @@ FT_DEVICE long long head_offset(const long long *s, int b, int h)
     return b * s[0] + h * s[1];
 }
 
-// The K/V head query head h reads (ft_fwd_args / ft_bwd_args heads_k): with grouped-query
-// attention heads / heads_k consecutive query heads share one; h itself when heads_k = heads.
+// Grouped-query attention (ft_fwd_args / ft_bwd_args heads_k): the query heads per K/V head
+// (kv_group: heads / heads_k consecutive ones share one) and the K/V head query head h reads
+// (kv_head: h itself when heads_k = heads).
+template <class Args> FT_DEVICE int kv_group(const Args &args)
+{
+    return args.heads / args.heads_k;
+}
 template <class Args> FT_DEVICE int kv_head(const Args &args, int h)
 {
-    return h / (args.heads / args.heads_k);
+    return h / kv_group(args);
 }

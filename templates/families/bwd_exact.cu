@@ -1,8 +1,9 @@
 // families/bwd_exact.cu: backward attention in exact f32/f64 arithmetic on CUDA cores (no tensor cores,
 // no TF32, precise expf/exp). Entries, launched in this order (templates/README.md):
 //   ft_bwd_preprocess  (query-major) delta = rowsum(dO * O), one warp per row;
-//   ft_bwd_dkdv        (key-major)   dK, dV for BLOCK_N keys over all query tiles; with DQ_MODE 0
-//                                    also adds dS K into dq_accum with atomics;
+//   ft_bwd_dkdv        (key-major)   dK, dV for BLOCK_N keys of a K/V head over all query tiles
+//                                    of the query heads that read it; with DQ_MODE 0 also adds
+//                                    dS K into dq_accum with atomics;
 //   ft_bwd_dq          (query-major) DQ_MODE 1 only: dQ for BLOCK_M queries over all key tiles,
 //                                    deterministic;
 //   ft_bwd_dq_convert  (query-major) DQ_MODE 0 only: dq = softmax_scale * dq_accum.
@@ -123,41 +124,49 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
     acc_t *const sL = sdO + NUM_STAGES * BLOCK_M * kVLd;    // [NUM_STAGES][BLOCK_M]
     acc_t *const sDl = sL + NUM_STAGES * BLOCK_M;           // [NUM_STAGES][BLOCK_M]
 
+    // The block's K/V head (blockIdx.y counts batch * heads_k) and the group of query heads that
+    // read it, from query head h0 (batch * heads row bh0) on.
     const int nq = args.seqlen_q, nk = args.seqlen_k;
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
+    const int group_heads = kv_group(args);
+    const int bh = blockIdx.y, b = bh / args.heads_k, h = bh - b * args.heads_k;
+    const int bh0 = bh * group_heads, h0 = h * group_heads;
     const int n0 = blockIdx.x * BLOCK_N;
     const long long qs = args.q_stride[2], dos = args.do_stride[2];
-    const elem_t *const gq = (const elem_t *)args.q + head_offset(args.q_stride, b, h);
-    const elem_t *const gdo = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
+    const elem_t *const gq = (const elem_t *)args.q + head_offset(args.q_stride, b, h0);
+    const elem_t *const gdo = (const elem_t *)args.dout + head_offset(args.do_stride, b, h0);
     const elem_t *const gk = (const elem_t *)args.k + head_offset(args.k_stride, b, h) + n0 * args.k_stride[2];
     const elem_t *const gv = (const elem_t *)args.v + head_offset(args.v_stride, b, h) + n0 * args.v_stride[2];
-    const acc_t *const glse = (const acc_t *)args.lse + (long long)bh * nq;
-    const acc_t *const gdelta = (const acc_t *)args.delta + (long long)bh * nq;
+    const acc_t *const glse = (const acc_t *)args.lse + (long long)bh0 * nq;
+    const acc_t *const gdelta = (const acc_t *)args.delta + (long long)bh0 * nq;
 #if DQ_MODE == 0
-    acc_t *const gdqa = (acc_t *)args.dq_accum + (long long)bh * nq * HEAD_DIM;
+    acc_t *const gdqa = (acc_t *)args.dq_accum + (long long)bh0 * nq * HEAD_DIM;
 #endif
     const acc_t scale = (acc_t)args.softmax_scale;
 
     const bool qdo_vec = ex_aligned16(args.q, args.q_stride[0], args.q_stride[1], qs, args.batch, args.heads, nq) &&
                          ex_aligned16(args.dout, args.do_stride[0], args.do_stride[1], dos, args.batch, args.heads, nq);
-    const bool kv_vec = ex_aligned16(args.k, args.k_stride[0], args.k_stride[1], args.k_stride[2], args.batch, args.heads, nk) &&
-                        ex_aligned16(args.v, args.v_stride[0], args.v_stride[1], args.v_stride[2], args.batch, args.heads, nk);
+    const bool kv_vec = ex_aligned16(args.k, args.k_stride[0], args.k_stride[1], args.k_stride[2], args.batch, args.heads_k, nk) &&
+                        ex_aligned16(args.v, args.v_stride[0], args.v_stride[1], args.v_stride[2], args.batch, args.heads_k, nk);
 
-    // Query tiles [t_first, t_end) to visit; with block skipping only those that see a key here.
+    // Query tiles [t_first, t_end) to visit in each head of the group (walk_group); with block
+    // skipping only those that see a key here.
     const int lo = args.mask_lo, hi = args.mask_hi;
     int t_first, t_end;
     query_tiles<BLOCK_M, BLOCK_N>(lo, hi, n0, nq, nk, t_first, t_end);
-    const int count = t_end - t_first;
+    const int per_head = t_end - t_first, count = per_head * group_heads;
 
-    // Query tile t into stage st: Q and dO rows (past seqlen_q zero-filled), L and delta (0 there).
+    // Step t of the walk into stage st: Q and dO rows (past seqlen_q zero-filled), L and delta (0 there).
     auto load_q = [&](int t, int st) {
-        const int m0 = t * BLOCK_M;
-        ex_stage_rows<BLOCK_M, HEAD_DIM, kQkLd, EVEN_M>(sQ + st * BLOCK_M * kQkLd, gq + m0 * qs, qs, nq - m0, qdo_vec);
-        ex_stage_rows<BLOCK_M, HEAD_DIM_V, kVLd, EVEN_M>(sdO + st * BLOCK_M * kVLd, gdo + m0 * dos, dos, nq - m0, qdo_vec);
+        const group_step w = walk_group(t, t_first, per_head);
+        const int m0 = w.mt * BLOCK_M;
+        const elem_t *const q = gq + w.head * args.q_stride[1], *const dout = gdo + w.head * args.do_stride[1];
+        const long long l0 = (long long)w.head * nq + m0;
+        ex_stage_rows<BLOCK_M, HEAD_DIM, kQkLd, EVEN_M>(sQ + st * BLOCK_M * kQkLd, q + m0 * qs, qs, nq - m0, qdo_vec);
+        ex_stage_rows<BLOCK_M, HEAD_DIM_V, kVLd, EVEN_M>(sdO + st * BLOCK_M * kVLd, dout + m0 * dos, dos, nq - m0, qdo_vec);
         for (int x = threadIdx.x; x < BLOCK_M; x += kThreads) {
             const bool ok = EVEN_M || m0 + x < nq;
-            sL[st * BLOCK_M + x] = ok ? glse[m0 + x] : (acc_t)0;
-            sDl[st * BLOCK_M + x] = ok ? gdelta[m0 + x] : (acc_t)0;
+            sL[st * BLOCK_M + x] = ok ? glse[l0 + x] : (acc_t)0;
+            sDl[st * BLOCK_M + x] = ok ? gdelta[l0 + x] : (acc_t)0;
         }
     };
 
@@ -169,8 +178,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
     cp_async_commit();
     for (int s = 0; s < NUM_STAGES - 1; ++s) {
         if (s < count)
-            load_q(t_first + s, s);
-        cp_async_commit();   // always, so that group 1 + i holds query tile i
+            load_q(s, s);
+        cp_async_commit();   // always, so that group 1 + i holds step i
     }
 
     const int tid = threadIdx.x, lane_c = tid % kTN1, group = tid / kTN1;
@@ -185,11 +194,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
             dv[i][c] = 0;
     }
 
-    for (int it = 0; it < count; ++it) {
-        const int st = it % NUM_STAGES, m0 = (t_first + it) * BLOCK_M;
+    group_step w = { 0, t_first };   // step it of the walk
+    for (int it = 0; it < count; ++it, w.next(t_first, t_end)) {
+        const int st = it % NUM_STAGES, m0 = w.mt * BLOCK_M;
         if (NUM_STAGES == 1) {
             __syncthreads();   // the previous tile's products are done with stage 0, P^T and dS^T
-            load_q(t_first + it, 0);
+            load_q(it, 0);
             cp_async_commit();
         }
         cp_async_wait<kWaitGroups>();
@@ -197,7 +207,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
         if (NUM_STAGES > 1) {
             const int nx = it + NUM_STAGES - 1;   // refills the stage that tile it-1 used
             if (nx < count)
-                load_q(t_first + nx, nx % NUM_STAGES);
+                load_q(nx, nx % NUM_STAGES);
             cp_async_commit();
         }
         const elem_t *const tq = sQ + st * BLOCK_M * kQkLd;
@@ -302,7 +312,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
             for (int i = 0; i < kR3; ++i) {
                 const int row = m0 + g3 + kG3 * i;
                 if (EVEN_M || row < nq) {
-                    acc_t *const dst = gdqa + (long long)row * HEAD_DIM;
+                    acc_t *const dst = gdqa + ((long long)w.head * nq + row) * HEAD_DIM;
 #pragma unroll
                     for (int ch = 0; ch < kCh3; ++ch)
                         if (!kRagged3 || c3 + kTN3 * ch < kKAll)
@@ -347,16 +357,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
     const long long ks = args.k_stride[2], vs = args.v_stride[2];
     const elem_t *const gq = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + q0 * args.q_stride[2];
     const elem_t *const gdo = (const elem_t *)args.dout + head_offset(args.do_stride, b, h) + q0 * args.do_stride[2];
-    const elem_t *gk = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
-    const elem_t *gv = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
+    const elem_t *gk = (const elem_t *)args.k + head_offset(args.k_stride, b, kv_head(args, h));
+    const elem_t *gv = (const elem_t *)args.v + head_offset(args.v_stride, b, kv_head(args, h));
     const acc_t *const glse = (const acc_t *)args.lse + (long long)bh * nq;
     const acc_t *const gdelta = (const acc_t *)args.delta + (long long)bh * nq;
     const acc_t scale = (acc_t)args.softmax_scale;
 
     const bool qdo_vec = ex_aligned16(args.q, args.q_stride[0], args.q_stride[1], args.q_stride[2], args.batch, args.heads, nq) &&
                          ex_aligned16(args.dout, args.do_stride[0], args.do_stride[1], args.do_stride[2], args.batch, args.heads, nq);
-    const bool kv_vec = ex_aligned16(args.k, args.k_stride[0], args.k_stride[1], ks, args.batch, args.heads, nk) &&
-                        ex_aligned16(args.v, args.v_stride[0], args.v_stride[1], vs, args.batch, args.heads, nk);
+    const bool kv_vec = ex_aligned16(args.k, args.k_stride[0], args.k_stride[1], ks, args.batch, args.heads_k, nk) &&
+                        ex_aligned16(args.v, args.v_stride[0], args.v_stride[1], vs, args.batch, args.heads_k, nk);
 
     const int lo = args.mask_lo, hi = args.mask_hi;
     const key_walk kw = walk_keys<BLOCK_M, BLOCK_N>(lo, hi, q0, nq, nk, gk, ks, gv, vs);   // gk, gv: its first tile

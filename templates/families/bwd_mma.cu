@@ -1,6 +1,7 @@
 // families/bwd_mma.cu: FlashAttention backward on tensor cores (f16/bf16, mma.sync.m16n8k16, ldmatrix,
 // cp.async; sm_80+). Entries: ft_bwd_preprocess (delta = rowsum(dO*O)), ft_bwd_dkdv (one block
-// per key tile: dK, dV, and with DQ_MODE 0 also dQ by fp32 atomics into dq_accum),
+// per key tile of a K/V head: dK, dV over the query heads that read it, and with DQ_MODE 0 also
+// dQ by fp32 atomics into dq_accum),
 // ft_bwd_dq (DQ_MODE 1: one block per query tile, dQ without atomics) and ft_bwd_dq_convert
 // (DQ_MODE 0: dq = softmax_scale * dq_accum).
 //
@@ -154,20 +155,26 @@ ft_bwd_dkdv(const ft_bwd_args args)
     const int nq = args.seqlen_q, nk = args.seqlen_k;
     const int n0 = blockIdx.x * BLOCK_N;
     const int keys_in = nk - n0;             // keys of this tile in range (may exceed BLOCK_N)
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
+    // The block's K/V head (blockIdx.y counts batch * heads_k) and the group of query heads that
+    // read it, from query head h0 (batch * heads row bh0) on.
+    const int group = kv_group(args);
+    const int bh = blockIdx.y, b = bh / args.heads_k, h = bh % args.heads_k;
+    const int bh0 = bh * group, h0 = h * group;
 
     const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, h) + n0 * args.k_stride[2];
     const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, h) + n0 * args.v_stride[2];
-    const elem_t *q = (const elem_t *)args.q + head_offset(args.q_stride, b, h);
-    const elem_t *dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
-    const float *lse = (const float *)args.lse + (long long)bh * nq;
-    const float *delta = (const float *)args.delta + (long long)bh * nq;
+    const elem_t *q = (const elem_t *)args.q + head_offset(args.q_stride, b, h0);
+    const elem_t *dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h0);
+    const float *lse = (const float *)args.lse + (long long)bh0 * nq;
+    const float *delta = (const float *)args.delta + (long long)bh0 * nq;
     const long long qs = args.q_stride[2], dos = args.do_stride[2];
 
-    // Query tiles [mt_begin, m_tiles) that see this key tile; with block skipping maybe none.
+    // Query tiles [mt_begin, m_tiles) that see this key tile, in each head of the group
+    // (walk_group); with block skipping maybe none.
     const int lo = args.mask_lo, hi = args.mask_hi;
     int mt_begin, m_tiles;
     query_tiles<BLOCK_M, BLOCK_N>(lo, hi, n0, nq, nk, mt_begin, m_tiles);
+    const int per_head = m_tiles - mt_begin, steps = per_head * group;
     if (mt_begin == m_tiles) {   // no query sees these keys: dK = dV = 0 (the whole block leaves)
         elem_t *dk = (elem_t *)args.dk + head_offset(args.dk_stride, b, h) + n0 * args.dk_stride[2];
         elem_t *dv = (elem_t *)args.dv + head_offset(args.dv_stride, b, h) + n0 * args.dv_stride[2];
@@ -185,16 +192,19 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #if DQ_MODE == 0
     elem_t *ds_smem = (elem_t *)(stage_smem + NUM_STAGES * DKDV_STAGE_BYTES);
     const unsigned ds_addr = smem_addr(ds_smem);
-    float *dq_accum = (float *)args.dq_accum + (long long)bh * nq * HEAD_DIM;
+    float *dq_accum = (float *)args.dq_accum + (long long)bh0 * nq * HEAD_DIM;
 #endif
 
-    // Q, dO rows and their L, delta for query tile mt into ring slot st. Rows past seqlen_q
+    // Q, dO rows and their L, delta for step i of the walk into ring slot st. Rows past seqlen_q
     // get Q = dO = 0, L = +inf (so P = 0) and delta = 0, so they contribute nothing.
-    auto issue_q_tile = [&](int mt, int st) {
-        const int m0 = mt * BLOCK_M;
+    auto issue_q_tile = [&](int i, int st) {
+        const group_step w = walk_group(i, mt_begin, per_head);
+        const int m0 = w.mt * BLOCK_M;
         const unsigned base = stage_addr + st * DKDV_STAGE_BYTES;
-        load_tile_async<BLOCK_M, HEAD_DIM, !EVEN_M>(base, q + m0 * qs, qs, nq - m0);
-        load_tile_async<BLOCK_M, HEAD_DIM_V, !EVEN_M>(base + Q_TILE_BYTES, dout + m0 * dos, dos, nq - m0);
+        load_tile_async<BLOCK_M, HEAD_DIM, !EVEN_M>(base, q + w.head * args.q_stride[1] + m0 * qs, qs, nq - m0);
+        load_tile_async<BLOCK_M, HEAD_DIM_V, !EVEN_M>(base + Q_TILE_BYTES, dout + w.head * args.do_stride[1] + m0 * dos,
+                                                      dos, nq - m0);
+        const long long l0 = (long long)w.head * nq + m0;
         float *ld_smem = (float *)(stage_smem + st * DKDV_STAGE_BYTES + Q_TILE_BYTES + DO_TILE_BYTES);
 #pragma unroll
         for (int it = 0; it < (BLOCK_M + NUM_THREADS - 1) / NUM_THREADS; it++) {
@@ -202,8 +212,8 @@ ft_bwd_dkdv(const ft_bwd_args args)
             if (BLOCK_M % NUM_THREADS != 0 && t >= BLOCK_M)
                 break;
             if (EVEN_M || m0 + t < nq) {
-                cp_async_4(smem_addr(ld_smem + t), lse + m0 + t, 4);
-                cp_async_4(smem_addr(ld_smem + BLOCK_M + t), delta + m0 + t, 4);
+                cp_async_4(smem_addr(ld_smem + t), lse + l0 + t, 4);
+                cp_async_4(smem_addr(ld_smem + BLOCK_M + t), delta + l0 + t, 4);
             } else {
                 ld_smem[t] = FT_INF_F;
                 ld_smem[BLOCK_M + t] = 0.f;
@@ -216,12 +226,12 @@ ft_bwd_dkdv(const ft_bwd_args args)
     // means "the current tile has landed".
     load_tile_async<BLOCK_N, HEAD_DIM, !EVEN_N>(k_addr, k, args.k_stride[2], keys_in);
     load_tile_async<BLOCK_N, HEAD_DIM_V, !EVEN_N>(v_addr, v, args.v_stride[2], keys_in);
-    issue_q_tile(mt_begin, 0);
+    issue_q_tile(0, 0);
     cp_async_commit();
 #pragma unroll
     for (int s = 1; s < NUM_STAGES - 1; s++) {
-        if (mt_begin + s < m_tiles)
-            issue_q_tile(mt_begin + s, s);
+        if (s < steps)
+            issue_q_tile(s, s);
         cp_async_commit();
     }
 
@@ -250,15 +260,16 @@ ft_bwd_dkdv(const ft_bwd_args args)
     }
 
     int st = 0;   // ring slot of the current tile
-    for (int mt = mt_begin; mt < m_tiles; mt++) {
+    for (int i = 0; i < steps; i++) {
         cp_async_wait<(NUM_STAGES > 1 ? NUM_STAGES - 2 : 0)>();
-        __syncthreads();   // tile mt visible to all; every warp is done with tile mt-1's slot
+        __syncthreads();   // step i visible to all; every warp is done with step i-1's slot
         if (NUM_STAGES > 1) {
-            if (mt + NUM_STAGES - 1 < m_tiles)
-                issue_q_tile(mt + NUM_STAGES - 1, st == 0 ? NUM_STAGES - 1 : st - 1);
+            if (i + NUM_STAGES - 1 < steps)
+                issue_q_tile(i + NUM_STAGES - 1, st == 0 ? NUM_STAGES - 1 : st - 1);
             cp_async_commit();
         }
-        const int m0 = mt * BLOCK_M;
+        const group_step w = walk_group(i, mt_begin, per_head);
+        const int m0 = w.mt * BLOCK_M;
         const unsigned q_addr = stage_addr + st * DKDV_STAGE_BYTES;
         const unsigned do_addr = q_addr + Q_TILE_BYTES;
         const float *l_smem = (const float *)(stage_smem + st * DKDV_STAGE_BYTES + Q_TILE_BYTES + DO_TILE_BYTES);
@@ -387,8 +398,8 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #if DQ_MODE == 0
         __syncthreads();   // dS^T complete; every warp is done reading Q, dO, L, delta of slot st
         if (NUM_STAGES == 1) {
-            if (mt + 1 < m_tiles)
-                issue_q_tile(mt + 1, 0);   // overlaps the dQ step
+            if (i + 1 < steps)
+                issue_q_tile(i + 1, 0);   // overlaps the dQ step
             cp_async_commit();
         }
 
@@ -433,7 +444,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
                 const int row = m0 + wm * Q_ROWS + 16 * i + g;
 #pragma unroll
                 for (int j = 0; j < Q_DCOLS / 8; j++) {
-                    float *p = dq_accum + (long long)row * HEAD_DIM + wc * Q_DCOLS + 8 * j + 2 * qd;
+                    float *p = dq_accum + ((long long)w.head * nq + row) * HEAD_DIM + wc * Q_DCOLS + 8 * j + 2 * qd;
                     if (EVEN_M || row < nq)
                         red_add_f32x2(p, acc[i][j][0], acc[i][j][1]);
                     if (EVEN_M || row + 8 < nq)
@@ -444,8 +455,8 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #else
         if (NUM_STAGES == 1) {
             __syncthreads();   // every warp is done with slot 0 before it is refilled
-            if (mt + 1 < m_tiles)
-                issue_q_tile(mt + 1, 0);
+            if (i + 1 < steps)
+                issue_q_tile(i + 1, 0);
             cp_async_commit();
         }
 #endif
@@ -474,10 +485,10 @@ ft_bwd_dkdv(const ft_bwd_args args)
         }
     }
     __syncthreads();
-    elem_t *dk = (elem_t *)args.dk + blockIdx.y / args.heads * args.dk_stride[0] +
-                 blockIdx.y % args.heads * args.dk_stride[1] + n0 * args.dk_stride[2];
-    elem_t *dv = (elem_t *)args.dv + blockIdx.y / args.heads * args.dv_stride[0] +
-                 blockIdx.y % args.heads * args.dv_stride[1] + n0 * args.dv_stride[2];
+    elem_t *dk = (elem_t *)args.dk + blockIdx.y / args.heads_k * args.dk_stride[0] +
+                 blockIdx.y % args.heads_k * args.dk_stride[1] + n0 * args.dk_stride[2];
+    elem_t *dv = (elem_t *)args.dv + blockIdx.y / args.heads_k * args.dv_stride[0] +
+                 blockIdx.y % args.heads_k * args.dv_stride[1] + n0 * args.dv_stride[2];
     store_tile<BLOCK_N, HEAD_DIM, !EVEN_N>(dk, args.dk_stride[2], k_smem, keys_in);
     store_tile<BLOCK_N, HEAD_DIM_V, !EVEN_N>(dv, args.dv_stride[2], v_smem, keys_in);
 }
@@ -496,8 +507,8 @@ ft_bwd_dq(const ft_bwd_args args)
 
     const elem_t *q = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + m0 * args.q_stride[2];
     const elem_t *dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h) + m0 * args.do_stride[2];
-    const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, h);
-    const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, h);
+    const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, kv_head(args, h));
+    const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, kv_head(args, h));
     const float *lse = (const float *)args.lse + (long long)bh * nq;
     const float *delta = (const float *)args.delta + (long long)bh * nq;
     const long long ks = args.k_stride[2], vs = args.v_stride[2];

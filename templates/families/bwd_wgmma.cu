@@ -1,7 +1,8 @@
 // families/bwd_wgmma.cu: FlashAttention backward on Hopper's warpgroup tensor cores (f16/bf16,
 // wgmma.mma_async, sm_90a only). Entries: ft_bwd_preprocess (delta = rowsum(dO*O)), ft_bwd_dkdv
-// (one block per key tile: dK, dV, and dQ added into dq_accum) and ft_bwd_dq_convert
-// (dq = softmax_scale * dq_accum).
+// (one block per key tile of a K/V head: dK, dV over the query heads that read it, one head
+// after another, and dQ added into dq_accum) and ft_bwd_dq_convert (dq = softmax_scale *
+// dq_accum).
 //
 // Design (ft_bwd_dkdv). K and V of the key tile stay in shared memory as 128-byte-swizzled
 // panels (arch/sm90.cuh); Q, dO, L and delta of each 64-row query tile stream through a
@@ -141,9 +142,10 @@ ft_bwd_preprocess(const ft_bwd_args args)
 struct dkdv_block {
     unsigned k_smem;          // K, then V, the ring, the dS^T tiles, the dQ tiles (SMEM_END)
     unsigned char *base;      // the generic address of k_smem
-    int key_tile, bh, b, h;
+    int key_tile, bh, b, h;   // bh counts batch * heads_k: h is a K/V head
+    int group;                // query heads that read it (kv_group), from query head h * group on
     int n0, keys_in;          // the tile's first key; keys of it in range (may exceed BLOCK_N)
-    int mt_begin, m_tiles;    // the query tiles that see this key tile (maybe none)
+    int mt_begin, m_tiles;    // the query tiles that see this key tile (maybe none), in each head
     int up_begin, up_end;     // DQ_MODE ordered: the query tiles the next key tile up sees
 
     FT_DEVICE unsigned v_smem() const { return k_smem + K_BYTES; }
@@ -165,16 +167,26 @@ struct dkdv_block {
     FT_DEVICE unsigned p_full_bar() const { return ld_block(0) + BAR_P; }
     FT_DEVICE unsigned ds_full_bar() const { return ld_block(0) + BAR_DS; }
 
-    // This head's rows of L, delta and dq_accum, and (DQ_MODE ordered) its query tiles' turns.
-    FT_DEVICE const float *lse(const ft_bwd_args &a) const { return (const float *)a.lse + (long long)bh * a.seqlen_q; }
-    FT_DEVICE const float *delta(const ft_bwd_args &a) const { return (const float *)a.delta + (long long)bh * a.seqlen_q; }
-    FT_DEVICE float *dq_accum(const ft_bwd_args &a) const
+    // The walk: every query tile of the range in each query head of the group (group_step), from
+    // the first step on.
+    FT_DEVICE int steps() const { return (m_tiles - mt_begin) * group; }
+    FT_DEVICE group_step first_step() const { return { 0, mt_begin }; }
+    FT_DEVICE void advance(group_step &s) const { s.next(mt_begin, m_tiles); }
+    // The group's query head `head`: its rows of L, delta and dq_accum, and (DQ_MODE ordered) its
+    // query tiles' turns.
+    FT_DEVICE long long q_row(int head) const { return (long long)bh * group + head; }   // of batch * heads
+    FT_DEVICE const float *lse(const ft_bwd_args &a, int head) const { return (const float *)a.lse + q_row(head) * a.seqlen_q; }
+    FT_DEVICE const float *delta(const ft_bwd_args &a, int head) const
     {
-        return (float *)a.dq_accum + (long long)bh * a.seqlen_q * HEAD_DIM;
+        return (const float *)a.delta + q_row(head) * a.seqlen_q;
     }
-    FT_DEVICE int *sems(const ft_bwd_args &a) const
+    FT_DEVICE float *dq_accum(const ft_bwd_args &a, int head) const
     {
-        return a.dq_sems + (long long)bh * ((a.seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS);
+        return (float *)a.dq_accum + q_row(head) * a.seqlen_q * HEAD_DIM;
+    }
+    FT_DEVICE int *sems(const ft_bwd_args &a, int head) const
+    {
+        return a.dq_sems + q_row(head) * ((a.seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS);
     }
 };
 
@@ -199,15 +211,26 @@ FT_DEVICE dkdv_thread consumer_thread(int t)
 // and they add its dQ from the highest down. Its semaphore holds 1 + the key tile that added
 // last (0: none yet); this block's turn comes when it holds 1 + the next key tile up if that
 // one sees the query tile, else 0 (this is the highest).
-FT_DEVICE void await_turn(const ft_bwd_args &args, const dkdv_block &blk, int mt)
+// With grouped heads, every key tile of a K/V head walks the group's query heads in the same
+// order, and a query tile's turns involve the key tiles of its own K/V head only.
+// sems: the semaphores of the step's query head (dkdv_block::sems).
+FT_DEVICE void await_turn(const dkdv_block &blk, int *sems, int mt)
 {
-    sem_wait_value(blk.sems(args) + mt, blk.up_begin <= mt && mt < blk.up_end ? blk.key_tile + 2 : 0);
+    sem_wait_value(sems + mt, blk.up_begin <= mt && mt < blk.up_end ? blk.key_tile + 2 : 0);
     fence_proxy_async_global();   // the adds before ours, then our bulk reduce
 }
-FT_DEVICE void pass_turn(const ft_bwd_args &args, const dkdv_block &blk, int mt)   // after our adds to tile mt
+FT_DEVICE void pass_turn(const dkdv_block &blk, int *sems, int mt)   // after our adds to query tile mt
 {
     fence_proxy_async_global();
-    sem_release_value(blk.sems(args) + mt, blk.key_tile + 1);
+    sem_release_value(sems + mt, blk.key_tile + 1);
+}
+FT_DEVICE void await_turn(const ft_bwd_args &args, const dkdv_block &blk, group_step s)
+{
+    await_turn(blk, blk.sems(args, s.head), s.mt);
+}
+FT_DEVICE void pass_turn(const ft_bwd_args &args, const dkdv_block &blk, group_step s)
+{
+    pass_turn(blk, blk.sems(args, s.head), s.mt);
 }
 
 // The mbarriers and (DQ_MODE ordered) the ticket, by thread 0; the caller's block barrier then
@@ -248,7 +271,7 @@ FT_DEVICE void init_barriers(const dkdv_block &blk, int *dq_ticket)
 // L2: 8 heads at N = 16384, D = 128 (64 MB) ran 5% slower than one, 30% causal.
 FT_DEVICE int order_heads(const ft_bwd_args &args)
 {
-    return l2_head_group((long long)args.seqlen_q * (HEAD_DIM + HEAD_DIM_V) * 2);
+    return l2_head_group((long long)args.seqlen_q * (HEAD_DIM + HEAD_DIM_V) * 2 * kv_group(args));
 }
 
 // The rest of the block's description, once the ticket is known. The key tile and head: the
@@ -266,8 +289,9 @@ FT_DEVICE void describe_block(dkdv_block &blk, const ft_bwd_args &args)
         blk.key_tile = (int)blockIdx.x;
         blk.bh = (int)blockIdx.y;
     }
-    blk.b = blk.bh / args.heads;
-    blk.h = blk.bh % args.heads;
+    blk.b = blk.bh / args.heads_k;
+    blk.h = blk.bh % args.heads_k;
+    blk.group = kv_group(args);
     blk.n0 = blk.key_tile * BLOCK_N;
     blk.keys_in = args.seqlen_k - blk.n0;
     const int lo = args.mask_lo, hi = args.mask_hi, nq = args.seqlen_q;
@@ -289,19 +313,19 @@ FT_DEVICE void load_key_tile(const ft_bwd_args &args, const dkdv_block &blk, int
     cp_async_commit();
 }
 
-// Q and dO of query tile mt into ring slot st by the copy engine (call from one thread): a
-// 64-column panel a box, completing on the slot's full mbarrier, rows past seqlen_q as zeros.
-FT_DEVICE void issue_q_do(const ft_bwd_args &args, const dkdv_block &blk, int mt, int st)
+// Q and dO of step s's query tile into ring slot st by the copy engine (call from one thread):
+// a 64-column panel a box, completing on the slot's full mbarrier, rows past seqlen_q as zeros.
+FT_DEVICE void issue_q_do(const ft_bwd_args &args, const dkdv_block &blk, group_step s, int st)
 {
     const unsigned stage = blk.slot(st), bar = blk.full_bar(st);
-    const int m0 = mt * BLOCK_M;
+    const int m0 = s.mt * BLOCK_M, h = blk.h * blk.group + s.head;
     mbar_arrive_expect(bar, Q_BYTES + DO_BYTES);
 #pragma unroll
     for (int p = 0; p < D_PANELS; p++)
-        tma_load_4d(stage + q_panel(p), &args.q_map, bar, 64 * p, m0, blk.h, blk.b);
+        tma_load_4d(stage + q_panel(p), &args.q_map, bar, 64 * p, m0, h, blk.b);
 #pragma unroll
     for (int p = 0; p < DV_PANELS; p++)
-        tma_load_4d(stage + do_panel(p), &args.do_map, bar, 64 * p, m0, blk.h, blk.b);
+        tma_load_4d(stage + do_panel(p), &args.do_map, bar, 64 * p, m0, h, blk.b);
 }
 
 // S^T = K Q^T (or, DO, dP^T = V dO^T) for the 64 keys at kv: 16 head-dim columns a step, 4 steps a
@@ -627,22 +651,25 @@ template <int R> FT_DEVICE void zero(float (&x)[R])
 FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
 {
     const dkdv_thread th = consumer_thread(threadIdx.x);
-    const int mt_begin = blk.mt_begin, m_tiles = blk.m_tiles;
+    const int steps = blk.steps();
+    group_step load = blk.first_step();   // the next step to load
 
-    // Query tile mt into ring slot st: Q and dO by the copy engine (thread 0), L and delta by
+    // That step's query tile into ring slot st: Q and dO by the copy engine (thread 0), L and delta by
     // cp.async from the last BLOCK_M threads (not thread 0, whose semaphore release, DQ_MODE
     // ordered, would otherwise wait for these loads too). Rows past seqlen_q get L = +inf (so
     // P = 0) and delta = 0.
-    auto issue_q_tile = [&](int mt, int st) {
+    auto issue_q_tile = [&](int st) {
+        const group_step s = load;
+        blk.advance(load);
         if (threadIdx.x == 0)
-            issue_q_do(args, blk, mt, st);
-        const int m0 = mt * BLOCK_M;
+            issue_q_do(args, blk, s, st);
+        const int m0 = s.mt * BLOCK_M;
         float *ld = blk.ld(st);
         const int r = threadIdx.x - (NUM_THREADS - BLOCK_M);
         if (r >= 0) {
             if (EVEN_M || m0 + r < args.seqlen_q) {
-                cp_async_4(smem_addr(ld + r), blk.lse(args) + m0 + r, 4);
-                cp_async_4(smem_addr(ld + BLOCK_M + r), blk.delta(args) + m0 + r, 4);
+                cp_async_4(smem_addr(ld + r), blk.lse(args, s.head) + m0 + r, 4);
+                cp_async_4(smem_addr(ld + BLOCK_M + r), blk.delta(args, s.head) + m0 + r, 4);
             } else {
                 ld[r] = FT_INF_F;
                 ld[BLOCK_M + r] = 0.f;
@@ -654,13 +681,13 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
     // commit per iteration even when nothing is left to load, so wait<NUM_STAGES-2> always
     // means "the current tile has landed".
     load_key_tile<NUM_THREADS>(args, blk, threadIdx.x);
-    if (mt_begin < m_tiles)
-        issue_q_tile(mt_begin, 0);
+    if (steps > 0)
+        issue_q_tile(0);
     cp_async_commit();
 #pragma unroll
     for (int s = 1; s < NUM_STAGES - 1; s++) {
-        if (mt_begin + s < m_tiles)
-            issue_q_tile(mt_begin + s, s);
+        if (s < steps)
+            issue_q_tile(s);
         cp_async_commit();
     }
 
@@ -669,29 +696,31 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
     zero(dk);
     zero(dv);
 
-    int st = 0;          // ring slot of the current tile
-    int dq_rows_m0 = -1; // the first query row of a dQ tile written and not yet handed on
-    int passing = -1;    // DQ_MODE ordered: the query tile whose reduce is in flight (thread 0)
-    for (int mt = mt_begin; mt < m_tiles; mt++) {
+    int st = 0;                           // ring slot of the current tile
+    group_step cur = blk.first_step();    // the current step
+    group_step pending = { -1, 0 };       // the step whose full dQ tile is written and not yet handed on (head -1: none)
+    group_step passing = { -1, 0 };       // DQ_MODE ordered: the step whose reduce is in flight (thread 0)
+    for (int i = 0; i < steps; i++, blk.advance(cur)) {
         cp_async_wait<(NUM_STAGES > 1 ? NUM_STAGES - 2 : 0)>();
-        mbar_wait(blk.full_bar(st), ((mt - mt_begin) / NUM_STAGES) & 1);   // Q, dO of tile mt landed
+        mbar_wait(blk.full_bar(st), (i / NUM_STAGES) & 1);   // Q, dO of step i landed
         fence_proxy_async();   // cp.async and the dQ stores wrote through the generic proxy;
                                // wgmma and the bulk reduce read through the async one
-        __syncthreads();       // tile mt visible to all; every warp is done with tile mt-1
-        if (threadIdx.x == 0 && dq_rows_m0 >= 0) {
+        __syncthreads();       // step i visible to all; every warp is done with step i-1
+        if (threadIdx.x == 0 && pending.head >= 0) {
             if (ORDERED)
-                await_turn(args, blk, dq_rows_m0 / BLOCK_M);
-            bulk_reduce_add_f32(blk.dq_accum(args) + (long long)dq_rows_m0 * HEAD_DIM, blk.dq_smem(0), DQ_TILE_BYTES);
+                await_turn(args, blk, pending);
+            bulk_reduce_add_f32(blk.dq_accum(args, pending.head) + (long long)pending.mt * BLOCK_M * HEAD_DIM,
+                                blk.dq_smem(0), DQ_TILE_BYTES);
             bulk_commit();
-            passing = dq_rows_m0 / BLOCK_M;
+            passing = pending;
         }
-        dq_rows_m0 = -1;
+        pending.head = -1;
         if (NUM_STAGES > 1) {
-            if (mt + NUM_STAGES - 1 < m_tiles)
-                issue_q_tile(mt + NUM_STAGES - 1, st == 0 ? NUM_STAGES - 1 : st - 1);
+            if (i + NUM_STAGES - 1 < steps)
+                issue_q_tile(st == 0 ? NUM_STAGES - 1 : st - 1);
             cp_async_commit();
         }
-        const int m0 = mt * BLOCK_M;
+        const int m0 = cur.mt * BLOCK_M;
         float ds[S_REGS];
         tile_gradients(ds, dk, dv, args, blk, th, st, m0, scale_log2);
         store_ds(blk.ds_smem(0), ds, th);   // meanwhile
@@ -705,23 +734,23 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
             if (!ORDERED) {
                 bulk_wait_read<0>();   // the reduce issued at this tile's start is done reading the
                                        // dQ tile (half a tile ago: seldom a wait): it may be rewritten
-            } else if (passing >= 0) {
+            } else if (passing.head >= 0) {
                 bulk_wait<0>();        // ordered: done adding, too, so the next key tile down may
                 pass_turn(args, blk, passing);
-                passing = -1;
+                passing.head = -1;
             }
         }
         __syncthreads();       // every warpgroup's dS^T is in place; slot st is no longer read
         if (NUM_STAGES == 1) {
-            if (mt + 1 < m_tiles)
-                issue_q_tile(mt + 1, 0);   // overlaps the dQ step
+            if (i + 1 < steps)
+                issue_q_tile(0);   // overlaps the dQ step
             cp_async_commit();
         }
 
         const bool full_tile = EVEN_M || m0 + BLOCK_M <= args.seqlen_q;
         if (ORDERED && !full_tile) {   // the last, partial tile's atomics wait their turn
             if (threadIdx.x == 0)
-                await_turn(args, blk, mt);
+                await_turn(args, blk, cur);
             __syncthreads();
         }
         float dq[DQ_N / 2];
@@ -730,35 +759,36 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
         if (full_tile) {
             if (writes)
                 dq_to_tile(blk.dq_smem(0), dq, th);   // added at the next barrier
-            dq_rows_m0 = m0;
+            pending = cur;
         } else {
             if (writes)
-                dq_rows<true>(blk.dq_accum(args) + (long long)m0 * HEAD_DIM, dq, th, args.seqlen_q - m0);
+                dq_rows<true>(blk.dq_accum(args, cur.head) + (long long)m0 * HEAD_DIM, dq, th, args.seqlen_q - m0);
             if (ORDERED) {
                 __threadfence();   // every thread's adds, before thread 0 passes the turn
                 __syncthreads();
                 if (threadIdx.x == 0)
-                    sem_release_value(blk.sems(args) + mt, blk.key_tile + 1);
+                    sem_release_value(blk.sems(args, cur.head) + cur.mt, blk.key_tile + 1);
             }
         }
         st = (st + 1 == NUM_STAGES) ? 0 : st + 1;
     }
     cp_async_wait<0>();
     // The last full dQ tile, then every reduce complete before the block's shared memory goes.
-    if (dq_rows_m0 >= 0) {
+    if (pending.head >= 0) {
         fence_proxy_async();
         __syncthreads();
         if (threadIdx.x == 0) {
             if (ORDERED)
-                await_turn(args, blk, dq_rows_m0 / BLOCK_M);
-            bulk_reduce_add_f32(blk.dq_accum(args) + (long long)dq_rows_m0 * HEAD_DIM, blk.dq_smem(0), DQ_TILE_BYTES);
+                await_turn(args, blk, pending);
+            bulk_reduce_add_f32(blk.dq_accum(args, pending.head) + (long long)pending.mt * BLOCK_M * HEAD_DIM,
+                                blk.dq_smem(0), DQ_TILE_BYTES);
             bulk_commit();
         }
     }
     if (threadIdx.x == 0) {
         bulk_wait<0>();
-        if (ORDERED && dq_rows_m0 >= 0)
-            pass_turn(args, blk, dq_rows_m0 / BLOCK_M);
+        if (ORDERED && pending.head >= 0)
+            pass_turn(args, blk, pending);
     }
     store_dk_dv(args, blk, th, dk, dv);
 }
@@ -768,45 +798,63 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
 {
     setmaxnreg_dec<PRODUCER_REGS>();
     describe_block(blk, args);   // after the split, so that nothing is carried across it
-    const int n_tiles = blk.m_tiles - blk.mt_begin;
+    const int n_tiles = blk.steps();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (warp == 0) {
         // The ring: tile i into slot i % NUM_STAGES once the consumers are done with the tile
         // before it there (the first pass finds every slot empty: parity 1 of a fresh barrier).
+        // The rows of L and delta move to the next head's as the walk does: 24 registers hold
+        // no 64-bit products a step.
+        group_step s = blk.first_step();
+        const float *lse = blk.lse(args, 0), *delta = blk.delta(args, 0);
         for (int i = 0; i < n_tiles; i++) {
-            const int st = i % NUM_STAGES, mt = blk.mt_begin + i, m0 = mt * BLOCK_M;
+            const int st = i % NUM_STAGES, m0 = s.mt * BLOCK_M;
             mbar_wait(blk.empty_bar(st), ((i / NUM_STAGES) & 1) ^ 1);
             if (lane == 0)
-                issue_q_do(args, blk, mt, st);
+                issue_q_do(args, blk, s, st);
             float *ld = blk.ld(st);
 #pragma unroll
             for (int r = lane; r < BLOCK_M; r += 32) {
                 const bool in = EVEN_M || m0 + r < args.seqlen_q;
-                ld[r] = in ? blk.lse(args)[m0 + r] : FT_INF_F;
-                ld[BLOCK_M + r] = in ? blk.delta(args)[m0 + r] : 0.f;
+                ld[r] = in ? lse[m0 + r] : FT_INF_F;
+                ld[BLOCK_M + r] = in ? delta[m0 + r] : 0.f;
             }
             mbar_arrive(blk.full_bar(st));   // releases the stores above
+            blk.advance(s);
+            if (s.mt == blk.mt_begin) {   // a new head
+                lse += args.seqlen_q;
+                delta += args.seqlen_q;
+            }
         }
     } else if (warp == 1 && lane == 0) {
         // dQ: tile i from source i % DQ_SOURCES (a dQ tile, or with the columns split the ring
         // slot) into dq_accum (the partial tile's valid rows only), in its turn (DQ_MODE
         // ordered); the source is free again once the copy engine has read it.
+        // The head's rows of dq_accum and its semaphores move on as in warp 0.
+        float *dq_rows = blk.dq_accum(args, 0);
+        int *sems = ORDERED ? blk.sems(args, 0) : nullptr;
+        int mt = blk.mt_begin;
         for (int i = 0; i < n_tiles; i++) {
-            const int src = i % DQ_SOURCES, mt = blk.mt_begin + i, m0 = mt * BLOCK_M;
+            const int src = i % DQ_SOURCES, m0 = mt * BLOCK_M;
             const int rows = EVEN_M ? BLOCK_M : min(BLOCK_M, args.seqlen_q - m0);
             mbar_wait(blk.dq_full_bar(src), (i / DQ_SOURCES) & 1);
             if (ORDERED)
-                await_turn(args, blk, mt);
-            bulk_reduce_add_f32(blk.dq_accum(args) + (long long)m0 * HEAD_DIM, blk.dq_source(i),
-                                rows * HEAD_DIM * 4);
+                await_turn(blk, sems, mt);
+            bulk_reduce_add_f32(dq_rows + (long long)m0 * HEAD_DIM, blk.dq_source(i), rows * HEAD_DIM * 4);
             bulk_commit();
             if (ORDERED) {
                 bulk_wait<0>();   // added, so the next key tile down may
-                pass_turn(args, blk, mt);
+                pass_turn(blk, sems, mt);
             } else {
                 bulk_wait_read<0>();
             }
             mbar_arrive(SPLIT_COLS ? blk.empty_bar(src) : blk.dq_empty_bar(src));
+            if (++mt == blk.m_tiles) {   // a new head
+                mt = blk.mt_begin;
+                dq_rows += (long long)args.seqlen_q * HEAD_DIM;
+                if (ORDERED)
+                    sems += (args.seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS;
+            }
         }
         bulk_wait<0>();
     }
@@ -834,8 +882,9 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
     float dk[DK_REGS], dv[DV_REGS];
     zero(dk);
     zero(dv);
-    for (int i = 0; i < blk.m_tiles - blk.mt_begin; i++) {
-        const int st = i % NUM_STAGES, buf = i % BUFFERS, m0 = (blk.mt_begin + i) * BLOCK_M;
+    group_step s = blk.first_step();
+    for (int i = 0; i < blk.steps(); i++, blk.advance(s)) {
+        const int st = i % NUM_STAGES, buf = i % BUFFERS, m0 = s.mt * BLOCK_M;
         mbar_wait(blk.full_bar(st), (i / NUM_STAGES) & 1);   // Q, dO, L, delta of the tile
         float ds[S_REGS];
         tile_gradients(ds, dk, dv, args, blk, th, st, m0, scale_log2);
@@ -875,8 +924,9 @@ FT_DEVICE void dkdv_split(const ft_bwd_args &args, dkdv_block blk)
     float dk[DK_REGS], dv[DV_REGS];
     zero(dk);
     zero(dv);
-    for (int i = 0; i < blk.m_tiles - blk.mt_begin; i++) {
-        const int st = i % NUM_STAGES, m0 = (blk.mt_begin + i) * BLOCK_M;
+    group_step s = blk.first_step();
+    for (int i = 0; i < blk.steps(); i++, blk.advance(s)) {
+        const int st = i % NUM_STAGES, m0 = s.mt * BLOCK_M;
         mbar_wait(blk.full_bar(st), (i / NUM_STAGES) & 1);   // Q, dO, L, delta of the tile
         split_gradients(dk, dv, args, blk, th, i, st, m0, scale_log2);
         float dq[DQ_N / 2];

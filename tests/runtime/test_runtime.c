@@ -381,7 +381,19 @@ static void align2(call *c) { c->d.causal_align = 2; }
 static void align_neg(call *c) { c->d.causal = 1, c->d.causal_align = -1; }
 static void window2(call *c) { c->d.window = 2; }
 static void deterministic3(call *c) { c->d.deterministic = 3; }
-static void reserved1(call *c) { c->d.reserved = 1; }
+static void heads_k_neg(call *c) { c->d.heads_k = -1; }
+static void heads_k3(call *c) { c->d.heads_k = 3; }   /* of 4 query heads */
+static void heads_k8(call *c) { c->d.heads_k = 8; }
+/* Grouped heads: k and v have heads_k heads, and their strides are checked over those. */
+static void grouped2(call *c)
+{
+    c->d.heads_k = 2;
+    const int64_t st[3] = { 2 * 60 * 64, 60 * 64, 64 };
+    memcpy(c->d.k_stride, st, sizeof st);
+    memcpy(c->d.v_stride, st, sizeof st);
+}
+static void grouped2_overlap(call *c) { grouped2(c); c->d.v_stride[0] = 60 * 64; }
+static void multi_query(call *c) { c->d.heads_k = 1; c->d.k_stride[0] = c->d.v_stride[0] = 60 * 64; }
 static void left_neg2(call *c) { c->d.window = 1, c->d.window_left = -2; }
 static void right_neg5(call *c) { c->d.window = 1, c->d.window_left = 16, c->d.window_right = -5; }
 static void causal_right3(call *c) { c->d.causal = 1, c->d.window = 1, c->d.window_left = -1, c->d.window_right = 3; }
@@ -444,7 +456,14 @@ static const arg_case arg_cases[] = {
     { "window 2", FT_F16, 0, window2, FT_ERR_INVALID_ARGUMENT, "window=2 must be 0 (none) or 1" },
     { "deterministic 3", FT_BF16, 1, deterministic3, FT_ERR_INVALID_ARGUMENT,
       "ft_attention_backward: deterministic=3 must be 0 (fastest) or 1 (bitwise repeatable backward)" },
-    { "reserved 1", FT_BF16, 0, reserved1, FT_ERR_INVALID_ARGUMENT, "ft_attention_forward: reserved=1 must be 0" },
+    { "heads_k -1", FT_BF16, 0, heads_k_neg, FT_ERR_INVALID_ARGUMENT,
+      "ft_attention_forward: heads_k=-1 must divide heads=4 (the K/V heads of grouped-query attention; 0 means heads)" },
+    { "heads_k 3 of 4", FT_F32, 1, heads_k3, FT_ERR_INVALID_ARGUMENT, "ft_attention_backward: heads_k=3 must divide heads=4" },
+    { "heads_k 8 of 4", FT_F16, 0, heads_k8, FT_ERR_INVALID_ARGUMENT, "heads_k=8 must divide heads=4" },
+    { "grouped heads 4/2", FT_BF16, 1, grouped2, FT_ERR_NO_DEVICE, "no CUDA driver" },
+    { "grouped heads, v's batches overlap", FT_BF16, 1, grouped2_overlap, FT_ERR_INVALID_ARGUMENT,
+      "v_stride = { 3840, 3840, 64 } overlap: v_stride[1]=3840 is less than the 7680 elements" },
+    { "multi-query, one K/V head a batch", FT_F32, 0, multi_query, FT_ERR_NO_DEVICE, "no CUDA driver" },
     { "window_left -2", FT_F64, 1, left_neg2, FT_ERR_INVALID_ARGUMENT, "window_left=-2 must be >= 0, or -1 for no" },
     { "window_right -5", FT_BF16, 0, right_neg5, FT_ERR_INVALID_ARGUMENT, "window_right=-5 must be >= 0, or -1" },
     { "causal with window_right 3", FT_BF16, 0, causal_right3, FT_ERR_INVALID_ARGUMENT,
@@ -590,7 +609,7 @@ static void struct_size_rules(void **state)
         { "past the maximum", FT_ATTENTION_DESC_SIZE_MAX + 1, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=4097" },
     };
     assert_int_equal(v1, 144);   /* struct_size, 8 ints, a float and its padding, 12 int64 */
-    assert_int_equal(full, 168);   /* ... then 4 mask ints, deterministic, reserved: no padding */
+    assert_int_equal(full, 168);   /* ... then 4 mask ints, deterministic, heads_k: no padding */
     ft_context *ft;
     assert_int_equal(ft_open(NULL, &ft), FT_OK);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

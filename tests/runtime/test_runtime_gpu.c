@@ -27,54 +27,63 @@ typedef struct gpu_case {
     int default_stream;
     int align, window, left, right;   /* causal_align, window, window_left, window_right */
     int deterministic;          /* desc.deterministic: then a second backward must be bitwise the same */
+    int heads_k;                /* desc.heads_k: 0, or the K/V heads of grouped-query attention */
 } gpu_case;
 
 static const gpu_case cases[] = {
-    { "f32 D=32", FT_F32, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f32 D=64 causal", FT_F32, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0 },
-    { "f32 D=96", FT_F32, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f32 D=128", FT_F32, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f32 D=256 causal", FT_F32, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=32", FT_F16, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=64 causal", FT_F16, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=96", FT_F16, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=128", FT_F16, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=256 causal", FT_F16, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=32", FT_BF16, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=64 causal", FT_BF16, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=96", FT_BF16, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=128", FT_BF16, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=256 causal", FT_BF16, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=32", FT_F64, 32, 32, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=64 causal", FT_F64, 64, 64, 1, 2, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=96", FT_F64, 96, 96, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=128", FT_F64, 128, 128, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=256 causal", FT_F64, 256, 256, 1, 1, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 Nq<Nk causal", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0, 0, 0, 0, 0, 0 },
-    { "f32 Nq>Nk causal", FT_F32, 128, 128, 1, 2, 300, 77, 1, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 [B,N,H,D]", FT_BF16, 128, 128, 2, 4, 200, 200, 0, 1, 0, 0, 0, 0, 0, 0 },
-    { "f64 [B,N,H,D] causal", FT_F64, 64, 64, 2, 3, 50, 70, 1, 1, 0, 0, 0, 0, 0, 0 },
-    { "f16 Dv<D default stream", FT_F16, 128, 64, 2, 2, 90, 200, 1, 0, 1, 0, 0, 0, 0, 0 },
-    { "f32 Dv>D [B,N,H,D]", FT_F32, 64, 128, 1, 2, 77, 99, 0, 1, 0, 0, 0, 0, 0, 0 },
-    { "bf16 N=1", FT_BF16, 64, 64, 2, 3, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 N=4096 causal", FT_F16, 128, 128, 1, 2, 4096, 4096, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=32", FT_F32, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=64 causal", FT_F32, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=96", FT_F32, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=128", FT_F32, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=256 causal", FT_F32, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=32", FT_F16, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=64 causal", FT_F16, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=96", FT_F16, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=128", FT_F16, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=256 causal", FT_F16, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=32", FT_BF16, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=64 causal", FT_BF16, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=96", FT_BF16, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=128", FT_BF16, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=256 causal", FT_BF16, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=32", FT_F64, 32, 32, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=64 causal", FT_F64, 64, 64, 1, 2, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=96", FT_F64, 96, 96, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=128", FT_F64, 128, 128, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f64 D=256 causal", FT_F64, 256, 256, 1, 1, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 Nq<Nk causal", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 Nq>Nk causal", FT_F32, 128, 128, 1, 2, 300, 77, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 [B,N,H,D]", FT_BF16, 128, 128, 2, 4, 200, 200, 0, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "f64 [B,N,H,D] causal", FT_F64, 64, 64, 2, 3, 50, 70, 1, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 Dv<D default stream", FT_F16, 128, 64, 2, 2, 90, 200, 1, 0, 1, 0, 0, 0, 0, 0, 0 },
+    { "f32 Dv>D [B,N,H,D]", FT_F32, 64, 128, 1, 2, 77, 99, 0, 1, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 N=1", FT_BF16, 64, 64, 2, 3, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 N=4096 causal", FT_F16, 128, 128, 1, 2, 4096, 4096, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
     /* Masks beyond top-left causal (FT_ALIGN_BOTTOM_RIGHT, windows): Nq > Nk bottom-right and
      * narrow windows leave rows that see no key (O 0, lse +inf, dQ 0) and keys no row sees. */
-    { "bf16 Nq<Nk bottom-right", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0, 1, 0, 0, 0, 0 },
-    { "f32 Nq>Nk bottom-right", FT_F32, 64, 64, 1, 2, 300, 77, 1, 0, 0, 1, 0, 0, 0, 0 },
-    { "f16 window (64, 0) bottom-right", FT_F16, 128, 128, 1, 2, 257, 300, 0, 0, 0, 1, 1, 64, 0, 0 },
-    { "f64 window (17, 9) [B,N,H,D]", FT_F64, 64, 64, 1, 2, 70, 65, 0, 1, 0, 0, 1, 17, 9, 0 },
-    { "bf16 window left only", FT_BF16, 128, 128, 1, 3, 333, 333, 0, 0, 0, 0, 1, 100, -1, 0 },
-    { "f32 window right only", FT_F32, 32, 32, 2, 2, 129, 129, 0, 0, 0, 0, 1, -1, 20, 0 },
-    { "f16 causal window (0, 0)", FT_F16, 64, 64, 1, 2, 150, 90, 1, 0, 0, 1, 1, 0, 0, 0 },
-    { "bf16 window Nq>Nk empty rows", FT_BF16, 96, 96, 1, 2, 400, 50, 0, 0, 0, 1, 1, 3, 2, 0 },
-    { "bf16 window Nq<Nk unseen keys", FT_BF16, 96, 96, 1, 2, 50, 400, 0, 0, 0, 0, 1, 3, 2, 0 },
+    { "bf16 Nq<Nk bottom-right", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0, 1, 0, 0, 0, 0, 0 },
+    { "f32 Nq>Nk bottom-right", FT_F32, 64, 64, 1, 2, 300, 77, 1, 0, 0, 1, 0, 0, 0, 0, 0 },
+    { "f16 window (64, 0) bottom-right", FT_F16, 128, 128, 1, 2, 257, 300, 0, 0, 0, 1, 1, 64, 0, 0, 0 },
+    { "f64 window (17, 9) [B,N,H,D]", FT_F64, 64, 64, 1, 2, 70, 65, 0, 1, 0, 0, 1, 17, 9, 0, 0 },
+    { "bf16 window left only", FT_BF16, 128, 128, 1, 3, 333, 333, 0, 0, 0, 0, 1, 100, -1, 0, 0 },
+    { "f32 window right only", FT_F32, 32, 32, 2, 2, 129, 129, 0, 0, 0, 0, 1, -1, 20, 0, 0 },
+    { "f16 causal window (0, 0)", FT_F16, 64, 64, 1, 2, 150, 90, 1, 0, 0, 1, 1, 0, 0, 0, 0 },
+    { "bf16 window Nq>Nk empty rows", FT_BF16, 96, 96, 1, 2, 400, 50, 0, 0, 0, 1, 1, 3, 2, 0, 0 },
+    { "bf16 window Nq<Nk unseen keys", FT_BF16, 96, 96, 1, 2, 50, 400, 0, 0, 0, 0, 1, 3, 2, 0, 0 },
     /* deterministic = 1 in every family the runtime picks (bwd_wgmma ordered on sm_90, bwd_mma
      * and bwd_exact separate), long enough that many key tiles add into each query tile. */
-    { "bf16 D=128 causal deterministic", FT_BF16, 128, 128, 2, 4, 1500, 1500, 1, 0, 0, 0, 0, 0, 0, 1 },
-    { "f16 D=64 Nq>Nk deterministic", FT_F16, 64, 64, 1, 4, 1300, 900, 0, 1, 0, 0, 0, 0, 0, 1 },
-    { "bf16 D=96 deterministic", FT_BF16, 96, 96, 1, 3, 800, 800, 1, 0, 0, 0, 0, 0, 0, 1 },
-    { "f32 D=64 window deterministic", FT_F32, 64, 64, 1, 2, 600, 600, 0, 0, 0, 1, 1, 200, 50, 1 },
+    { "bf16 D=128 causal deterministic", FT_BF16, 128, 128, 2, 4, 1500, 1500, 1, 0, 0, 0, 0, 0, 0, 1, 0 },
+    { "f16 D=64 Nq>Nk deterministic", FT_F16, 64, 64, 1, 4, 1300, 900, 0, 1, 0, 0, 0, 0, 0, 1, 0 },
+    /* Grouped K/V heads (heads_k): every family the runtime picks, both layouts, a mask, and the
+     * deterministic backward, whose key tiles walk the group's query heads. */
+    { "bf16 D=128 gqa 8/2 causal", FT_BF16, 128, 128, 2, 8, 500, 500, 1, 0, 0, 0, 0, 0, 0, 0, 2 },
+    { "f16 D=64 mqa 6/1 [B,N,H,D]", FT_F16, 64, 64, 2, 6, 200, 333, 0, 1, 0, 0, 0, 0, 0, 0, 1 },
+    { "f32 D=64 gqa 4/2 window", FT_F32, 64, 64, 1, 4, 150, 150, 0, 0, 0, 0, 1, 30, 10, 0, 2 },
+    { "f64 D=32 gqa 4/2 causal", FT_F64, 32, 32, 1, 4, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0, 2 },
+    { "bf16 D=256 gqa 4/2 causal", FT_BF16, 256, 256, 1, 4, 300, 300, 1, 0, 0, 0, 0, 0, 0, 0, 2 },
+    { "bf16 D=128 gqa 8/2 causal deterministic", FT_BF16, 128, 128, 2, 8, 1500, 1500, 1, 0, 0, 0, 0, 0, 0, 1, 2 },
+    { "bf16 D=96 deterministic", FT_BF16, 96, 96, 1, 3, 800, 800, 1, 0, 0, 0, 0, 0, 0, 1, 0 },
+    { "f32 D=64 window deterministic", FT_F32, 64, 64, 1, 2, 600, 600, 0, 0, 0, 1, 1, 200, 50, 1, 0 },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
@@ -205,14 +214,14 @@ static double compare(const char *what, CUdeviceptr got, CUdeviceptr want, ft_dt
     return rel;
 }
 
-static void strides(const gpu_case *c, int seqlen, int dim, int64_t st[3])
+static void strides(const gpu_case *c, int heads, int seqlen, int dim, int64_t st[3])
 {
     if (c->layout == 1) {
-        st[0] = (int64_t)seqlen * c->heads * dim;
+        st[0] = (int64_t)seqlen * heads * dim;
         st[1] = dim;
-        st[2] = (int64_t)c->heads * dim;
+        st[2] = (int64_t)heads * dim;
     } else {
-        st[0] = (int64_t)c->heads * seqlen * dim;
+        st[0] = (int64_t)heads * seqlen * dim;
         st[1] = (int64_t)seqlen * dim;
         st[2] = dim;
     }
@@ -225,14 +234,15 @@ static int run_case(ft_context *ft, const gpu_case *c, uint64_t seed, char *log,
                             .seqlen_q = c->seqlen_q, .seqlen_k = c->seqlen_k, .head_dim = c->head_dim,
                             .head_dim_v = c->head_dim_v, .dtype = c->dtype, .causal = c->causal,
                             .causal_align = c->align, .window = c->window, .window_left = c->left,
-                            .window_right = c->right, .deterministic = c->deterministic };
-    strides(c, c->seqlen_q, c->head_dim, d.q_stride);
-    strides(c, c->seqlen_k, c->head_dim, d.k_stride);
-    strides(c, c->seqlen_k, c->head_dim_v, d.v_stride);
-    strides(c, c->seqlen_q, c->head_dim_v, d.o_stride);
-    const size_t bh = (size_t)c->batch * c->heads, acc = c->dtype == FT_F64 ? 8 : 4;
-    const size_t nq = bh * c->seqlen_q * c->head_dim, nk = bh * c->seqlen_k * c->head_dim;
-    const size_t nv = bh * c->seqlen_k * c->head_dim_v, no = bh * c->seqlen_q * c->head_dim_v;
+                            .window_right = c->right, .deterministic = c->deterministic, .heads_k = c->heads_k };
+    const int heads_k = c->heads_k ? c->heads_k : c->heads;
+    strides(c, c->heads, c->seqlen_q, c->head_dim, d.q_stride);
+    strides(c, heads_k, c->seqlen_k, c->head_dim, d.k_stride);
+    strides(c, heads_k, c->seqlen_k, c->head_dim_v, d.v_stride);
+    strides(c, c->heads, c->seqlen_q, c->head_dim_v, d.o_stride);
+    const size_t bh = (size_t)c->batch * c->heads, bhk = (size_t)c->batch * heads_k, acc = c->dtype == FT_F64 ? 8 : 4;
+    const size_t nq = bh * c->seqlen_q * c->head_dim, nk = bhk * c->seqlen_k * c->head_dim;
+    const size_t nv = bhk * c->seqlen_k * c->head_dim_v, no = bh * c->seqlen_q * c->head_dim_v;
     const size_t e = esize(c->dtype);
     CUstream stream = NULL;
     if (!c->default_stream && cu->StreamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
@@ -425,10 +435,10 @@ static int database_reuse(char *log, size_t len)
         ft_attention_desc dd = { .struct_size = sizeof(ft_attention_desc), .batch = c->batch, .heads = c->heads,
                                  .seqlen_q = c->seqlen_q, .seqlen_k = c->seqlen_k, .head_dim = c->head_dim,
                                  .head_dim_v = c->head_dim_v, .dtype = c->dtype };
-        strides(c, c->seqlen_q, c->head_dim, dd.q_stride);
-        strides(c, c->seqlen_k, c->head_dim, dd.k_stride);
-        strides(c, c->seqlen_k, c->head_dim_v, dd.v_stride);
-        strides(c, c->seqlen_q, c->head_dim_v, dd.o_stride);
+        strides(c, c->heads, c->seqlen_q, c->head_dim, dd.q_stride);
+        strides(c, c->heads, c->seqlen_k, c->head_dim, dd.k_stride);
+        strides(c, c->heads, c->seqlen_k, c->head_dim_v, dd.v_stride);
+        strides(c, c->heads, c->seqlen_q, c->head_dim_v, dd.o_stride);
         ft_describe_choice(ft, &dd, 1, desc, sizeof desc);
         ft_close(ft);
         if (failed)
