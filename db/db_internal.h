@@ -102,6 +102,8 @@ typedef struct db_workload {
     int head_dim, head_dim_v;
     int causal;                /* 0 none, 1 top-left */
     int batch, heads, seqlen_q, seqlen_k;
+    int softcap;               /* the runtime's: 1 when the problem has a logit softcap (its kernel is the
+                                * same problem's with SOFTCAP 1); never stored, 0 in every row read */
 } db_workload;
 
 /* Each finds the row with the same key (device: name, arch, driver and NVRTC versions; kernel:

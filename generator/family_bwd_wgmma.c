@@ -84,12 +84,13 @@ const gen_family gen_family_bwd_wgmma = {
     .name = "bwd_wgmma",
     .file = "families/bwd_wgmma.cu",
     .parts = FT_PARTS("traits/bwd_wgmma.h", "arch/sm80.cuh", "arch/sm90.cuh", "common/ft_block.cuh",
-                      "common/ft_bwd_steps.cuh"),
+                      "common/ft_softcap.cuh", "common/ft_bwd_steps.cuh"),
     .backward = 1,
     .dtypes = (1u << 1) | (1u << 2),
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
-              GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE),
+              GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
+              GEN_BIT(GEN_SOFTCAP),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 64, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,
@@ -102,5 +103,5 @@ const gen_family gen_family_bwd_wgmma = {
     .map_rows = map_rows_bwd,
     .repeatable = repeatable_bwd_wgmma,
     .head_dim_tiles = head_dim_tiles_bwd_wgmma,
-    .features = GEN_FEATURE_GROUPS,
+    .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP,
 };

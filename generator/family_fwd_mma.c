@@ -44,12 +44,13 @@ static const gen_entry fwd_entries[] = {
 const gen_family gen_family_fwd_mma = {
     .name = "fwd_mma",
     .file = "families/fwd_mma.cu",
-    .parts = FT_PARTS("traits/fwd_mma.h", "arch/sm80.cuh", "common/ft_block.cuh", "common/ft_softmax.cuh"),
+    .parts = FT_PARTS("traits/fwd_mma.h", "arch/sm80.cuh", "common/ft_block.cuh", "common/ft_softcap.cuh", "common/ft_softmax.cuh"),
     .backward = 0,
     .dtypes = (1u << 1) | (1u << 2),
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
-              GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N),
+              GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) |
+              GEN_BIT(GEN_SOFTCAP),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 128, [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,
@@ -58,5 +59,5 @@ const gen_family gen_family_fwd_mma = {
     .entries = fwd_entries,
     .entry_count = 1,
     .check = check_fwd,
-    .features = GEN_FEATURE_GROUPS,
+    .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP,
 };

@@ -94,13 +94,14 @@ const gen_family gen_family_fwd_wgmma = {
     .name = "fwd_wgmma",
     .file = "families/fwd_wgmma.cu",
     .parts = FT_PARTS("traits/fwd_wgmma.h", "arch/sm80.cuh", "arch/sm90.cuh", "common/ft_block.cuh",
-                      "common/ft_softmax.cuh"),
+                      "common/ft_softcap.cuh", "common/ft_softmax.cuh"),
     .backward = 0,
     .dtypes = (1u << 1) | (1u << 2),
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_OVERLAP) |
-              GEN_BIT(GEN_PINGPONG) | GEN_BIT(GEN_PERSISTENT),
+              GEN_BIT(GEN_PINGPONG) | GEN_BIT(GEN_PERSISTENT) |
+              GEN_BIT(GEN_SOFTCAP),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 128, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 12, [GEN_NUM_STAGES] = 2,
@@ -116,5 +117,5 @@ const gen_family gen_family_fwd_wgmma = {
     .o_map_rows = o_map_rows_fwd,
     .persistent = persistent_fwd,
     .head_dim_tiles = head_dim_tiles_fwd,
-    .features = GEN_FEATURE_GROUPS,
+    .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP,
 };

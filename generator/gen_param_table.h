@@ -47,9 +47,11 @@ typedef enum gen_param_role {
     X(PINGPONG, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                              \
       "1: the consumer warpgroups take turns at the tensor cores, one's softmax under the others' products") \
     X(PERSISTENT, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                            \
-      "1: as many blocks as fit the GPU at once loop over the tiles (the next tile loads under this one)")
+      "1: as many blocks as fit the GPU at once loop over the tiles (the next tile loads under this one)") \
+    X(SOFTCAP, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
+      "1: scores capped to c tanh(S / c) before the softmax (c: the arguments' softcap)")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_PERSISTENT. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_SOFTCAP. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

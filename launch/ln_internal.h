@@ -133,7 +133,9 @@ typedef struct ln_plan {
     int q_map_rows;             /* > 0: the forward's Q map goes too, boxes 64 x q_map_rows */
     int o_map_rows;             /* > 0: and O's, boxes 64 x o_map_rows */
     int seqlen_q, seqlen_k;     /* the lengths the grids are for */
-    unsigned features;          /* GEN_FEATURE_* the family takes; ln_launch refuses a problem needing more */
+    unsigned features;          /* GEN_FEATURE_* the kernels take; ln_launch refuses a problem needing more */
+    unsigned required;          /* GEN_FEATURE_* the kernels were compiled for (SOFTCAP 1): ln_launch refuses a
+                                 * problem without them */
     ln_step steps[LN_MAX_STEPS];
     int count;
 } ln_plan;

@@ -53,6 +53,13 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
     out->seqlen_q = seqlen_q;
     out->seqlen_k = seqlen_k;
     out->features = f->features;
+    out->required = 0;
+    if (f->params & GEN_BIT(GEN_SOFTCAP)) {   /* compiled in: such a kernel caps iff SOFTCAP is 1 */
+        if (c->p[GEN_SOFTCAP])
+            out->required |= GEN_FEATURE_SOFTCAP;
+        else
+            out->features &= ~GEN_FEATURE_SOFTCAP;
+    }
     for (int i = 0; i < f->entry_count; i++) {
         const gen_entry *e = &f->entries[i];
         if (ln_entry_op(f, e) != op || !gen_entry_used(c, e))

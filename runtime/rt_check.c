@@ -48,7 +48,7 @@ static ft_status fail(ft_status s, char *err, size_t len, const char *fmt, ...)
 }
 
 /* The last field this library knows ends here; appending a field means updating this. */
-#define DESC_KNOWN_END (offsetof(ft_attention_desc, heads_k) + sizeof(int))
+#define DESC_KNOWN_END (offsetof(ft_attention_desc, reserved) + sizeof(int))
 _Static_assert(DESC_KNOWN_END == sizeof(ft_attention_desc), "DESC_KNOWN_END: a field was appended to ft_attention_desc");
 
 ft_status rt_desc_copy(const char *func, const ft_attention_desc *user, ft_attention_desc *d, char *err, size_t len)
@@ -164,6 +164,12 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
         return fail(FT_ERR_INVALID_ARGUMENT, err, len,
                     "%s: heads_k=%d must divide heads=%d (the K/V heads of grouped-query attention; 0 means "
                     "heads)", func, d->heads_k, d->heads);
+    if (!isfinite(d->softcap) || d->softcap < 0)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                    "%s: softcap=%g must be a finite number >= 0 (0: none; c > 0 caps scores to c tanh(S / c))", func,
+                    (double)d->softcap);
+    if (d->reserved != 0)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: reserved=%d must be 0", func, d->reserved);
     if (d->heads > 65535)
         return fail(FT_ERR_UNSUPPORTED, err, len,
                     "%s: heads=%d is more than 65535 (CUDA's grid.y limit; batches are split, heads are not)", func,
@@ -184,6 +190,7 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
     w->heads = d->heads;
     w->seqlen_q = d->seqlen_q;
     w->seqlen_k = d->seqlen_k;
+    w->softcap = d->softcap != 0;
     return FT_OK;
 }
 

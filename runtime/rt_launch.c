@@ -26,6 +26,7 @@ CUresult rt_launch(const cu_driver *cu, const rt_plan *plan, const ft_attention_
         .seqlen_k = d->seqlen_k,
         .head_dim = d->head_dim, .head_dim_v = plan->w.head_dim_v,
         .softmax_scale = ln_softmax_scale((double)d->softmax_scale, d->head_dim), .causal = rt_mask_active(d),
+        .softcap = (double)d->softcap,
         .q = dev(p->q), .k = dev(p->k), .v = dev(p->v),
         .o = backward ? dev(p->o) : dev(p->o_out), .lse = backward ? dev(p->lse) : dev(p->lse_out),
         .dout = dev(p->dout), .dq = dev(p->dq), .dk = dev(p->dk), .dv = dev(p->dv), .delta = delta, .dq_accum = accum,

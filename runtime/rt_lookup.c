@@ -70,8 +70,27 @@ static int make_deterministic(const rt_device *dev, const db_workload *w, rt_cho
     return 0;
 }
 
+/* A softcapped problem runs its choice compiled with SOFTCAP 1 (the database keys no softcap). */
+static int with_softcap(const db_workload *w, rt_choice *out)
+{
+    if (w->softcap && (out->config.family->params & GEN_BIT(GEN_SOFTCAP))) {
+        out->config.p[GEN_SOFTCAP] = 1;
+        snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; with the softcap (SOFTCAP=1)");
+    }
+    return 0;
+}
+
+static int choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic,
+                  rt_choice *out, int *is_db_error, char *err, size_t len);
+
 int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic, rt_choice *out,
               int *is_db_error, char *err, size_t len)
+{
+    return choose(user, shipped, dev, w, deterministic, out, is_db_error, err, len) != 0 ? -1 : with_softcap(w, out);
+}
+
+static int choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic,
+                  rt_choice *out, int *is_db_error, char *err, size_t len)
 {
     const int want_fixed_order = deterministic && w->op == DB_OP_BWD;
     char skipped[400] = "";

@@ -11,7 +11,7 @@
 static uint64_t plan_hash(CUcontext context, const db_workload *w, rt_variant variant)
 {
     const int fields[] = { w->op, w->dtype, w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads,
-                           w->seqlen_q, w->seqlen_k, (int)variant };
+                           w->seqlen_q, w->seqlen_k, w->softcap, (int)variant };
     uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)context;
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         h ^= (uint32_t)fields[i];
@@ -65,7 +65,7 @@ ft_status rt_plan_get(ft_context *ctx, const char *func, const cu_driver *cu, rt
     p->variant = variant;
     ft_status s = FT_OK;
     if (variant == RT_REFERENCE) {
-        rt_reference_config(w, &p->choice.config);
+        rt_reference_config(w, &p->choice.config);   /* the reference takes a softcap as it comes */
         p->choice.tier = RT_TIER_REFERENCE;
         snprintf(p->choice.why, sizeof p->choice.why, "GPU reference kernels (templates/ref.cu)");
     } else {

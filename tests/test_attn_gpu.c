@@ -697,7 +697,7 @@ static void run_deterministic(void **state)
 /* ---- grouped K/V heads and the softcap: the GPU reference against the CPU one ------------
  * The reference takes both, checked here against the CPU double reference
  * (tests/ref_attention.c) on the inputs as the device holds them, every output poisoned before
- * its launch. The fused families take grouped heads: where a case has no softcap, the case's
+ * its launch. The fused families take both (a softcap compiled in, SOFTCAP 1): the case's
  * families (fwd_mma and bwd_mma, or fwd_exact and bwd_exact) and the Hopper ones (where they
  * run) are checked against the GPU reference too, both directions; a backward that adds dQ in a
  * fixed order (dq_mode 1: bwd_mma and bwd_exact separate, bwd_wgmma ordered) must also give the
@@ -720,6 +720,10 @@ static const feature_case feature_cases[] = {
     { { "ref f32 gqa 6/3 separate BR",   F32,  64, 32, 1, 6,  70, 90, 1, 1, 1, 1, DEFAULT_TILES, BR }, 3, 0 },
     { { "ref bf16 gqa 6/2 D=256 causal", BF16, 256, 256, 1, 6, 150, 150, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0 },
     { { "ref f16 gqa 8/2 D=96/64 separate causal", F16, 96, 64, 2, 8, 129, 129, 1, 1, 1, 2, DEFAULT_TILES, NO_MASK }, 2, 0 },
+    { { "ref bf16 softcap 30 D=128 separate causal", BF16, 128, 128, 2, 4, 300, 300, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 30 },
+    { { "ref f16 softcap 5 D=64 Nq>Nk BR", F16, 64, 64, 2, 3, 170, 90, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 5 },
+    { { "ref bf16 mqa 6/1 softcap 2 D=256", BF16, 256, 256, 1, 6, 140, 140, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 1, 2 },
+    { { "ref f64 gqa 4/2 softcap 1 separate", F64, 64, 64, 1, 4, 50, 70, 0, 1, 1, 0, DEFAULT_TILES, WIN(0, 20, 5) }, 2, 1 },
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
 /* Per case: the reference, and the fused kernels checked against it (NULL where none). */
@@ -734,7 +738,7 @@ static void print_config(const gen_config *g)
         printf(" PERSISTENT=%d", g->p[GEN_PERSISTENT]);
     if (g->family->backward)
         printf(" DQ_MODE=%s", gen_param_value_name(GEN_DQ_MODE, g->p[GEN_DQ_MODE]));
-    printf("\n");
+    printf(" SOFTCAP=%d\n", g->p[GEN_SOFTCAP]);
 }
 
 /* The case's fused backwards against the GPU reference's gradients g (over the problem's
@@ -926,7 +930,7 @@ static int build_all(void)
         failed += gpu_build(&session, det_configs, det_built, det_count, 16);
     for (int i = 0; i < det_count; i++)
         *det_slot[i] = det_built[i];
-    /* The feature cases: the reference, and for grouped heads without a softcap the fused kernels. */
+    /* The feature cases: the reference and the fused kernels, compiled with the case's softcap. */
     gen_config feature_configs[(1 + FUSED_KINDS) * FEATURE_COUNT];
     gpu_kernel **feature_slot[(1 + FUSED_KINDS) * FEATURE_COUNT];
     int feature_count = 0;
@@ -935,8 +939,7 @@ static int build_all(void)
         const int mma = c->dtype == F16 || c->dtype == BF16;
         feature_configs[feature_count] = make_config("ref", c, 0);
         feature_slot[feature_count++] = &feature_refs[i];
-        if (feature_cases[i].softcap != 0)
-            continue;
+        const int first_fused = feature_count;
         feature_configs[feature_count] = make_config(mma ? "fwd_mma" : "fwd_exact", c, 0);
         feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD];
         feature_configs[feature_count] = make_config(mma ? "bwd_mma" : "bwd_exact", c, 1);
@@ -945,6 +948,8 @@ static int build_all(void)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD_WG];
         if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), c, i, &feature_configs[feature_count]) == 0)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_WG];
+        for (int k = first_fused; k < feature_count; k++)
+            feature_configs[k].p[GEN_SOFTCAP] = feature_cases[i].softcap != 0;
     }
     gpu_kernel *feature_built[(1 + FUSED_KINDS) * FEATURE_COUNT];
     failed += gpu_build(&session, feature_configs, feature_built, feature_count, 16);

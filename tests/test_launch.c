@@ -859,9 +859,9 @@ static void grouped_heads_and_softcap_launch(void **state)
     p.heads_k = 4;
     ncalls = 0;
     assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
-    /* A fused backward takes grouped heads (its dK/dV step over the K/V heads) but no softcap,
-     * which is refused alone or with grouping. */
-    const gen_config m = family_config("bwd_mma", 2, 1);
+    /* A fused backward takes grouped heads (its dK/dV step over the K/V heads); compiled without
+     * the softcap (SOFTCAP 0) it refuses one, alone or with grouping. */
+    gen_config m = family_config("bwd_mma", 2, 1);
     assert_int_equal(ln_plan_make(&m, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
     assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
     ncalls = 0;
@@ -881,6 +881,19 @@ static void grouped_heads_and_softcap_launch(void **state)
     assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
     for (int i = 0; i < ncalls; i++)
         assert_int_equal(calls[i].gy, 3 * 6);
+    /* Compiled with it (SOFTCAP 1), the same family takes a softcap and refuses a problem without. */
+    m.p[GEN_SOFTCAP] = 1;
+    assert_int_equal(ln_plan_make(&m, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+    ncalls = 0;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(ncalls, 0);
+    p.softcap = 30;
+    p.heads_k = 2;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
+    assert_int_equal(ncalls, plan.count);
+    for (int i = 0; i < ncalls; i++)
+        assert_true(calls[i].bwd.softcap == 30);
 }
 
 static void forward_launch_takes_the_forward_block(void **state)

@@ -10,10 +10,11 @@
 #include "tune_print.h"
 #include "tune_table.h"
 
-/* What the workload line states already: the kernel's copy of these is the workload's. */
+/* What the workload line states already: the kernel's copy of these is the workload's (SOFTCAP:
+ * a tuned workload has no softcap, so its kernels have SOFTCAP 0). */
 static int stated_by_workload(gen_param p)
 {
-    return p == GEN_DTYPE || p == GEN_HEAD_DIM || p == GEN_HEAD_DIM_V || p == GEN_CAUSAL;
+    return p == GEN_DTYPE || p == GEN_HEAD_DIM || p == GEN_HEAD_DIM_V || p == GEN_CAUSAL || p == GEN_SOFTCAP;
 }
 
 /* 1 when some family of the catalogue for op (DB_OP_FWD, DB_OP_BWD) uses p. */

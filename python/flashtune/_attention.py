@@ -3,10 +3,11 @@ import ctypes
 import struct
 
 from . import _library
-from ._checks import NO_MASK, check_deterministic, check_mask, check_options, check_tensors, leading_dims
+from ._checks import (NO_MASK, check_deterministic, check_mask, check_options, check_softcap, check_tensors,
+                      leading_dims)
 
 
-def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK):
+def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK, softcap=0.0):
     """The AttentionDesc of a call; mask: (causal_align, window, window_left, window_right)."""
     d = _library.AttentionDesc()
     d.batch, d.heads, d.seqlen_q, d.head_dim = q.shape
@@ -17,6 +18,7 @@ def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK):
         getattr(d, field)[:] = t.stride()[:3]
     d.causal_align, d.window, d.window_left, d.window_right = mask
     d.heads_k = k.shape[1]
+    d.softcap = softcap
     return d
 
 
@@ -93,7 +95,7 @@ class _Attention:
             class FlashtuneAttention(torch.autograd.Function):
                 @staticmethod
                 def forward(ctx, q, k, v, options):
-                    dtype, causal, scale, mask, deterministic = options
+                    dtype, causal, scale, mask, deterministic, softcap = options
                     handle = _library.handle()
                     half = dtype == 1 or dtype == 2   # f16, bf16
                     q, (b, h, nq, d), qs, qp = _operand(q, half)
@@ -107,9 +109,10 @@ class _Attention:
                         desc = _library.DESC.pack(_library.DESC_SIZE, b, h, nq, nk, d, dv, dtype, causal,
                                                   float(scale) if scale is not None else 0.0,
                                                   qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
-                                                  vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk)
+                                                  vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk,
+                                                  softcap, 0)
                     except (struct.error, OverflowError):   # a value beyond its C field: as ctypes stores it
-                        desc = bytes(_desc(q, k, v, o, dtype, causal, scale, mask))
+                        desc = bytes(_desc(q, k, v, o, dtype, causal, scale, mask, softcap))
                     index = device.index
                     prev = _enter_device(index)
                     try:
@@ -158,7 +161,7 @@ class _Attention:
 
 
 def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, *,
-              causal=None, causal_align="top_left", window_size=None, deterministic=None):
+              causal=None, causal_align="top_left", window_size=None, deterministic=None, softcap=0.0):
     """Scaled dot-product attention with flashtune's tuned kernels, differentiable.
 
     The arguments mean what they mean in ``torch.nn.functional.scaled_dot_product_attention``, so
@@ -182,12 +185,15 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     the right side must be 0 or -1. A query that sees no key at all (bottom-right with Nq > Nk,
     or a window) gets O = 0 and a zero gradient.
 
+    ``softcap``: c > 0 caps each score S (already scaled) to c * tanh(S / c) before the softmax,
+    as Gemma 2 does (FlashAttention's softcap); 0 (the default) leaves the scores as they are.
+
     ``deterministic``: True makes the backward bitwise repeatable run to run (its dQ is added in a
     fixed order, at some cost in speed); False takes the fastest kernel, whose dQ may differ in
     the last bits; None (the default) follows ``torch.use_deterministic_algorithms`` at the time
     the backward runs. The forward is always deterministic.
 
-    Raises TypeError (not a tensor, unsupported or mixed dtypes, a non-number scale, a
+    Raises TypeError (not a tensor, unsupported or mixed dtypes, a non-number scale or softcap, a
     causal_align, window_size or deterministic of the wrong type), ValueError (shapes, head dims, layout,
     devices, unsupported options or values: checked before the GPU is touched),
     LibraryNotFound (libflashtune not found: the message lists where it looked) and
@@ -196,20 +202,21 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
         lead = leading_dims(query, key, value, enable_gqa)
         o = attention(_as_4d(query, enable_gqa), _as_4d(key, enable_gqa), _as_4d(value, enable_gqa), attn_mask,
                       dropout_p, is_causal, scale, enable_gqa, causal=causal, causal_align=causal_align,
-                      window_size=window_size, deterministic=deterministic)
+                      window_size=window_size, deterministic=deterministic, softcap=softcap)
         return o.reshape(lead + tuple(o.shape[-2:]))
     causal, scale = check_options(attn_mask, dropout_p, is_causal, causal, scale, enable_gqa)
     mask = check_mask(causal, causal_align, window_size)
     deterministic = check_deterministic(deterministic)
+    softcap = check_softcap(softcap) if softcap else 0.0
     dtype = check_tensors(query, key, value, enable_gqa)
     if _apply is None:
         _Attention.get()
     # the options travel as one argument: apply's Python part costs per argument
-    return _apply(query, key, value, (dtype, causal, scale, mask, deterministic))
+    return _apply(query, key, value, (dtype, causal, scale, mask, deterministic, softcap))
 
 
 def describe_choice(query, key, value, is_causal=False, backward=False, *, causal_align="top_left",
-                    window_size=None, deterministic=False, enable_gqa=False):
+                    window_size=None, deterministic=False, enable_gqa=False, softcap=0.0):
     """The kernel libflashtune runs for these tensors and the rule that picked it, as text; the
     keywords as for attention() (deterministic: None counts as False here)."""
     mask = check_mask(bool(is_causal), causal_align, window_size)
@@ -220,7 +227,7 @@ def describe_choice(query, key, value, is_causal=False, backward=False, *, causa
     import torch
     b, h, nq, _ = query.shape
     o = torch.empty((b, h, nq, value.shape[3]), dtype=query.dtype, device="meta")
-    d = _desc(query, key, value, o, dtype, is_causal, None, mask)
+    d = _desc(query, key, value, o, dtype, is_causal, None, mask, check_softcap(softcap))
     d.deterministic = int(bool(check_deterministic(deterministic)))
     lib, handle = _library.library(), _library.context()
     buf = ctypes.create_string_buffer(1024)

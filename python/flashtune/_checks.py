@@ -83,6 +83,16 @@ def check_deterministic(deterministic):
     return deterministic
 
 
+def check_softcap(softcap):
+    """The softcap keyword: 0 (none) or a finite c > 0; returns it as a float."""
+    if isinstance(softcap, bool) or not isinstance(softcap, (int, float)):
+        raise TypeError(f"softcap: expected a float, got {type(softcap).__name__}")
+    if not math.isfinite(softcap) or softcap < 0:
+        raise ValueError(f"softcap={softcap!r}: must be a finite number >= 0 (0: none; c > 0 caps each score "
+                         "to c * tanh(score / c))")
+    return float(softcap)
+
+
 def leading_dims(q, k, v, enable_gqa=False):
     """The dimensions before [seqlen, head_dim] that query, key and value share (SDPA's
     [..., N, D] tensors), query's; with enable_gqa the heads (dimension -3) may differ, and

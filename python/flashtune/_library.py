@@ -56,6 +56,7 @@ class AttentionDesc(ctypes.Structure):
         ("window_left", ctypes.c_int), ("window_right", ctypes.c_int),
         # after 0.2.0
         ("deterministic", ctypes.c_int), ("heads_k", ctypes.c_int),
+        ("softcap", ctypes.c_float), ("reserved", ctypes.c_int),
     ]
 
     def __init__(self, *args, **kw):
@@ -66,10 +67,11 @@ class AttentionDesc(ctypes.Structure):
 
 # The same struct for the per-call path: struct.pack fills it in one C call, where filling an
 # AttentionDesc costs a Python operation per field. Fields: struct_size, batch .. causal,
-# softmax_scale, the four strides, causal_align .. window_right, deterministic, heads_k. Native
+# softmax_scale, the four strides, causal_align .. window_right, deterministic, heads_k, softcap,
+# reserved. Native
 # alignment pads after softmax_scale as the C compiler does. pack raises for values out of the C
 # types' range (ctypes wraps them).
-DESC = struct.Struct("N8if12q6i")
+DESC = struct.Struct("N8if12q6ifi")
 DESC_SIZE = DESC.size
 assert DESC_SIZE == ctypes.sizeof(AttentionDesc)
 # A packed desc with deterministic set (the backward sets it on the forward's desc).

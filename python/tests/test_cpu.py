@@ -283,24 +283,26 @@ class Library(unittest.TestCase):
 
     def test_desc_matches_the_c_layout(self):
         # size_t struct_size, int x 8, float, int64 arrays aligned to 8 (FT_ATTENTION_DESC_SIZE_V1 =
-        # 144 ends o_stride), then int x 6; test_runtime pins the C side to the same numbers
+        # 144 ends o_stride), then int x 6, a float and an int; test_runtime pins the C side to the
+        # same numbers
         D = _library.AttentionDesc
-        self.assertEqual(ctypes.sizeof(D), 168)
+        self.assertEqual(ctypes.sizeof(D), 176)
         offsets = {"struct_size": 0, "batch": 8, "causal": 36, "softmax_scale": 40, "q_stride": 48,
                    "o_stride": 120, "causal_align": 144, "window": 148, "window_left": 152, "window_right": 156,
-                   "deterministic": 160, "heads_k": 164}
+                   "deterministic": 160, "heads_k": 164, "softcap": 168, "reserved": 172}
         self.assertEqual({name: getattr(D, name).offset for name in offsets}, offsets)
-        self.assertEqual([f[0] for f in D._fields_][-6:], ["causal_align", "window", "window_left", "window_right",
-                                                           "deterministic", "heads_k"])
-        self.assertEqual(D().struct_size, 168)   # set on construction, as FT_ATTENTION_DESC_INIT does
+        self.assertEqual([f[0] for f in D._fields_][-8:], ["causal_align", "window", "window_left", "window_right",
+                                                           "deterministic", "heads_k", "softcap", "reserved"])
+        self.assertEqual(D().struct_size, 176)   # set on construction, as FT_ATTENTION_DESC_INIT does
 
     def test_packed_desc_is_the_struct(self):
-        d = _library.AttentionDesc(168, 2, 3, 100, 77, 64, 128, 2, 1, 0.1)
+        d = _library.AttentionDesc(176, 2, 3, 100, 77, 64, 128, 2, 1, 0.1)
         for field, base in (("q_stride", 10), ("k_stride", 20), ("v_stride", 30), ("o_stride", 1 << 40)):
             getattr(d, field)[:] = (base, base + 1, base + 2)
         d.causal_align, d.window, d.window_left, d.window_right, d.deterministic = 1, 1, 256, -1, 1
-        packed = _library.DESC.pack(168, 2, 3, 100, 77, 64, 128, 2, True, 0.1, 10, 11, 12, 20, 21, 22, 30, 31, 32,
-                                    1 << 40, (1 << 40) + 1, (1 << 40) + 2, 1, 1, 256, -1, 1, 0)
+        d.heads_k, d.softcap = 3, 30.0
+        packed = _library.DESC.pack(176, 2, 3, 100, 77, 64, 128, 2, True, 0.1, 10, 11, 12, 20, 21, 22, 30, 31, 32,
+                                    1 << 40, (1 << 40) + 1, (1 << 40) + 2, 1, 1, 256, -1, 1, 3, 30.0, 0)
         self.assertEqual(packed, bytes(d))
 
     @unittest.skipUnless(os.environ.get("FLASHTUNE_LIBRARY"), "FLASHTUNE_LIBRARY not set (ctest sets it)")
@@ -410,6 +412,23 @@ class CallPath(unittest.TestCase):
         self.assertEqual(o.shape, (2, 3, 4, 100, 64))
         self.assertNotEqual(self.fwd.calls[-1][2][0], q.data_ptr())
 
+    def test_softcap_reaches_the_desc(self):
+        q, k, v = self.tensors([(1, 2, 50, 64)] * 3)
+        o = flashtune.attention(q, k, v, softcap=30)
+        d = _library.AttentionDesc.from_buffer_copy(self.fwd.calls[-1][1])
+        self.assertEqual((d.softcap, d.reserved), (30.0, 0))
+        self.assertEqual(self.fwd.calls[-1][1], bytes(_attention._desc(q, k, v, o, 2, False, None, softcap=30.0)))
+        _attention._Attention.get().backward(fake_torch.Function.last_ctx, fake_torch.Tensor(o.shape, o.dtype, o.device))
+        self.assertEqual(self.bwd.calls[-1][1], self.fwd.calls[-1][1])
+        flashtune.attention(q, k, v)
+        self.assertEqual(_library.AttentionDesc.from_buffer_copy(self.fwd.calls[-1][1]).softcap, 0.0)
+        n = len(self.fwd.calls)
+        for bad, exc, text in ((-1.0, ValueError, "softcap=-1.0: must be a finite number >= 0"),
+                               (float("inf"), ValueError, "softcap=inf"), ("30", TypeError, "softcap: expected a float")):
+            with self.assertRaisesRegex(exc, text):
+                flashtune.attention(q, k, v, softcap=bad)
+        self.assertEqual(len(self.fwd.calls), n)   # refused before the library is called
+
     def test_grouped_heads_reach_the_desc(self):
         # enable_gqa: key/value heads reach heads_k, without copies; their gradients take their
         # shape; rank 3 groups along dimension -3 (one batch); rank 5 keeps the dims before the heads
@@ -458,7 +477,7 @@ class CallPath(unittest.TestCase):
             desc = self.fwd.calls[-1][1]
             d = _library.AttentionDesc.from_buffer_copy(desc)
             self.assertEqual((d.struct_size, d.causal, d.causal_align, d.window, d.window_left, d.window_right),
-                             (168, causal, align, window, left, right), kw)
+                             (176, causal, align, window, left, right), kw)
             self.assertEqual(desc, bytes(_attention._desc(q, k, v, o, 2, causal, None, (align, window, left, right))))
             # the backward gets the same desc
             _attention._Attention.get().backward(fake_torch.Function.last_ctx, fake_torch.Tensor(o.shape, o.dtype,

@@ -4,6 +4,7 @@ scaled_dot_product_attention's math backend in float32 (atol 1e-5) and, for floa
 at the dtype's tolerance; odd lengths, seqlen_q != seqlen_k, strided inputs, causal on and off;
 bottom-right causal and local windows against the math backend with an explicit boolean mask.
 Run: FLASHTUNE_LIBRARY=build/runtime/libflashtune.so python3 python/tests/test_gpu.py"""
+import math
 import os
 import sys
 import unittest
@@ -212,6 +213,36 @@ class AgainstPyTorch(unittest.TestCase):
         self.assertTrue(torch.autograd.gradcheck(
             lambda a, b, c: flashtune.attention(a, b, c, is_causal=True, enable_gqa=True), (q, k, v), eps=1e-6,
             atol=1e-6))
+
+    def test_softcap(self):
+        # softcap=c: each scaled score S becomes c tanh(S / c); against that written out in
+        # PyTorch (float32, float64 for float64), every dtype, both directions, and gradcheck
+        def capped_reference(q, k, v, causal, cap):
+            work = torch.float64 if q.dtype == torch.float64 else torch.float32
+            qr, kr, vr = (t.detach().to(work).requires_grad_(True) for t in (q, k, v))
+            s = qr @ kr.transpose(-1, -2) / math.sqrt(q.shape[-1])
+            s = cap * torch.tanh(s / cap)
+            if causal:
+                nq, nk = s.shape[-2:]
+                s = s.masked_fill(torch.ones(nq, nk, dtype=torch.bool, device="cuda").triu(1), float("-inf"))
+            return torch.softmax(s, dim=-1) @ vr, (qr, kr, vr)
+
+        for dtype in (torch.float64, torch.float32, torch.float16, torch.bfloat16):
+            for shape, cap, causal in (((2, 3, 150, 190, 64, 64), 5.0, False), ((1, 4, 257, 257, 128, 128), 30.0, True)):
+                q, k, v = make(shape, dtype, "bhnd", 7)
+                o = flashtune.attention(q, k, v, is_causal=causal, softcap=cap)
+                do = torch.randn_like(o)
+                grads = torch.autograd.grad(o, (q, k, v), do)
+                ro, rin = capped_reference(q, k, v, causal, cap)
+                rgrads = torch.autograd.grad(ro, rin, do.to(ro.dtype))
+                atol, rtol = TOL.get(dtype, (1e-10, 1e-9))
+                for name, got, want in zip(("O", "dQ", "dK", "dV"), (o,) + grads, (ro,) + rgrads):
+                    scale = 1.0 if dtype in (torch.float32, torch.float64) else max(1.0, want.abs().max().item())
+                    torch.testing.assert_close(got.to(want.dtype), want, atol=atol * scale, rtol=rtol,
+                                               msg=lambda m: f"{shape} softcap {cap} {dtype} {name}: {m}")
+        q, k, v = make((1, 2, 9, 7, 32, 32), torch.float64, "bhnd", 4)
+        self.assertTrue(torch.autograd.gradcheck(
+            lambda a, b, c: flashtune.attention(a, b, c, is_causal=True, softcap=0.7), (q, k, v), eps=1e-6, atol=1e-6))
 
     def test_gradcheck_float64(self):
         for shape in [(1, 2, 5, 7, 32, 32), (2, 1, 9, 4, 64, 32)]:

@@ -136,7 +136,8 @@ enum {
  * do). A struct_size below FT_ATTENTION_DESC_SIZE_V1 or above FT_ATTENTION_DESC_SIZE_MAX is
  * FT_ERR_INVALID_ARGUMENT: 0 (not set), or a program built against flashtune 0.1, whose desc
  * began with batch and heads, must be rebuilt. Added in 0.2.0: struct_size; causal_align,
- * window, window_left, window_right. Added after 0.2.0: deterministic, heads_k.
+ * window, window_left, window_right. Added after 0.2.0: deterministic, heads_k, softcap (and
+ * reserved).
  *
  * Determinism. The forward, and a backward with deterministic = 1, give bitwise identical
  * results for identical inputs on the same GPU and library version, run after run. A backward
@@ -165,9 +166,12 @@ typedef struct ft_attention_desc {
     int heads_k;                 /* heads of k, v (and dk, dv): 0 means heads; else it must divide
                                   * heads (grouped-query attention, multi-query with 1): query head
                                   * h reads K/V head h / (heads / heads_k), and dk, dv sum over the
-                                  * heads / heads_k query heads that read each K/V head. Its int
-                                  * ends the struct on 8 bytes: no tail padding, so the struct_size
-                                  * rule above sees every byte */
+                                  * heads / heads_k query heads that read each K/V head */
+    float softcap;               /* 0 none; c > 0: the logit softcap (Gemma 2), each score S =
+                                  * softmax_scale * Q.K becomes c * tanh(S / c) before the softmax;
+                                  * must be finite and >= 0 */
+    int reserved;                /* must be 0; keeps every byte of the struct a field (no tail
+                                  * padding), so the struct_size rule above sees every byte */
 } ft_attention_desc;
 
 /* The smallest struct_size accepted: struct_size and the fields through o_stride. */

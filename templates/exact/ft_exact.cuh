@@ -12,13 +12,35 @@ constexpr int kVec = 16 / (int)sizeof(elem_t);   // elements in one 16-byte vect
 #if DTYPE == FT_DTYPE_F64
 FT_DEVICE acc_t ex_exp(acc_t x) { return exp(x); }
 FT_DEVICE acc_t ex_log(acc_t x) { return log(x); }
+FT_DEVICE acc_t ex_tanh(acc_t x) { return tanh(x); }
 FT_DEVICE acc_t ex_neg_inf() { return __longlong_as_double(0xfff0000000000000ull); }
 #else
 FT_DEVICE acc_t ex_exp(acc_t x) { return expf(x); }
 FT_DEVICE acc_t ex_log(acc_t x) { return logf(x); }
+FT_DEVICE acc_t ex_tanh(acc_t x) { return tanhf(x); }
 FT_DEVICE acc_t ex_neg_inf() { return __int_as_float(0xff800000); }
 #endif
 FT_DEVICE acc_t ex_max(acc_t a, acc_t b) { return a > b ? a : b; }
+
+// The score of raw = Q.K: scale raw, or with SOFTCAP c tanh(scale raw / c) (ft_types.cuh), and
+// its slope d(score) / d(scale raw): 1, or 1 - tanh^2 (the backward's factor on dS).
+struct ex_scorer {
+    acc_t scale, cap, cap_in;
+    template <class Args> FT_DEVICE explicit ex_scorer(const Args &args)
+        : scale((acc_t)args.softmax_scale), cap((acc_t)args.softcap),
+          cap_in(SOFTCAP ? (acc_t)(args.softmax_scale / args.softcap) : (acc_t)0) {}
+    FT_DEVICE acc_t operator()(acc_t raw) const { return SOFTCAP ? cap * ex_tanh(raw * cap_in) : raw * scale; }
+    FT_DEVICE acc_t operator()(acc_t raw, acc_t &slope) const
+    {
+        if (!SOFTCAP) {
+            slope = 1;
+            return raw * scale;
+        }
+        const acc_t t = ex_tanh(raw * cap_in);
+        slope = 1 - t * t;
+        return cap * t;
+    }
+};
 
 // Reductions over the TN consecutive lanes of a row group (every lane gets the result).
 template <int TN> FT_DEVICE acc_t ex_group_max(acc_t x)

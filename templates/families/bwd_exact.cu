@@ -142,13 +142,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
     acc_t *const gdqa = (acc_t *)args.dq_accum + (long long)bh0 * nq * HEAD_DIM;
 #endif
     const acc_t scale = (acc_t)args.softmax_scale;
+    const ex_scorer score(args);
 
     const bool qdo_vec = ex_aligned16(args.q, args.q_stride[0], args.q_stride[1], qs, args.batch, args.heads, nq) &&
                          ex_aligned16(args.dout, args.do_stride[0], args.do_stride[1], dos, args.batch, args.heads, nq);
     const bool kv_vec = ex_aligned16(args.k, args.k_stride[0], args.k_stride[1], args.k_stride[2], args.batch, args.heads_k, nk) &&
                         ex_aligned16(args.v, args.v_stride[0], args.v_stride[1], args.v_stride[2], args.batch, args.heads_k, nk);
 
-    // Query tiles [t_first, t_end) to visit in each head of the group (walk_group); with block
+    // Query tiles [t_first, t_end) to visit in each head of the group (group_step); with block
     // skipping only those that see a key here.
     const int lo = args.mask_lo, hi = args.mask_hi;
     int t_first, t_end;
@@ -194,9 +195,10 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
             dv[i][c] = 0;
     }
 
-    group_step w = { 0, t_first };   // step it of the walk
-    for (int it = 0; it < count; ++it, w.next(t_first, t_end)) {
-        const int st = it % NUM_STAGES, m0 = w.mt * BLOCK_M;
+    for (int it = 0; it < count; ++it) {
+        // Step it's query tile; its head is asked for only where dQ is added (no register held
+        // across the products: f64 at head dim 192 has none to spare).
+        const int st = it % NUM_STAGES, m0 = walk_group(it, t_first, per_head).mt * BLOCK_M;
         if (NUM_STAGES == 1) {
             __syncthreads();   // the previous tile's products are done with stage 0, P^T and dS^T
             load_q(it, 0);
@@ -234,11 +236,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
 #pragma unroll
             for (int j = 0; j < kRQ; ++j) {
                 const int c = lane_c + kTN1 * j, row = m0 + c;
-                acc_t p = ex_exp(s[i][j] * scale - tl[c]);
+                acc_t slope;
+                acc_t p = ex_exp(score(s[i][j], slope) - tl[c]);
                 if (need_mask && ((!EVEN_M && row >= nq) || (!EVEN_N && key >= nk) || (CAUSAL && !ft_mask_visible(lo, hi, row, key))))
                     p = 0;
                 sPT[r * kPtLd + c] = p;
-                sdST[r * kPtLd + c] = p * (dp[i][j] - tdl[c]);
+                sdST[r * kPtLd + c] = p * (dp[i][j] - tdl[c]) * slope;
             }
         }
         __syncthreads();   // P^T and dS^T complete
@@ -312,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
             for (int i = 0; i < kR3; ++i) {
                 const int row = m0 + g3 + kG3 * i;
                 if (EVEN_M || row < nq) {
-                    acc_t *const dst = gdqa + ((long long)w.head * nq + row) * HEAD_DIM;
+                    acc_t *const dst = gdqa + ((long long)(it / per_head) * nq + row) * HEAD_DIM;
 #pragma unroll
                     for (int ch = 0; ch < kCh3; ++ch)
                         if (!kRagged3 || c3 + kTN3 * ch < kKAll)
@@ -362,6 +365,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
     const acc_t *const glse = (const acc_t *)args.lse + (long long)bh * nq;
     const acc_t *const gdelta = (const acc_t *)args.delta + (long long)bh * nq;
     const acc_t scale = (acc_t)args.softmax_scale;
+    const ex_scorer score(args);
 
     const bool qdo_vec = ex_aligned16(args.q, args.q_stride[0], args.q_stride[1], args.q_stride[2], args.batch, args.heads, nq) &&
                          ex_aligned16(args.dout, args.do_stride[0], args.do_stride[1], args.do_stride[2], args.batch, args.heads, nq);
@@ -436,10 +440,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
 #pragma unroll
             for (int j = 0; j < kRN; ++j) {
                 const int col = k0 + lane_c + kTNq * j;
-                acc_t p = ex_exp(s[i][j] * scale - lrow[i]);
+                acc_t slope;
+                acc_t p = ex_exp(score(s[i][j], slope) - lrow[i]);
                 if (need_mask && ((!EVEN_N && col >= nk) || (CAUSAL && !ft_mask_visible(lo, hi, row, col))))
                     p = 0;
-                sdS[r * kDsLd + lane_c + kTNq * j] = p * (dp[i][j] - drow[i]);
+                sdS[r * kDsLd + lane_c + kTNq * j] = p * (dp[i][j] - drow[i]) * slope;
             }
         }
         __syncthreads();   // dS complete

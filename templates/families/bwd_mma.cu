@@ -235,7 +235,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
         cp_async_commit();
     }
 
-    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    const float scale_log2 = softmax_log2_scale(args);
     const int wn = warp % KV_WARPS_N, wd = warp / KV_WARPS_N;
     const int kr0 = wn * KV_ROWS;                  // this warp's first key row in the tile
     const int lr16 = lane & 15, lc16 = 8 * (lane >> 4);                     // LM_ROWS16
@@ -286,8 +286,12 @@ ft_bwd_dkdv(const ft_bwd_args args)
         float s[KV_ROWS / 16][BLOCK_M / 8][4];
         mma_abt<KV_ROWS, BLOCK_M, HEAD_DIM, KD_GROUP(HEAD_DIM)>(s, k_a, q_b, 0);
 
-        // P^T = exp2(S^T * scale*log2e - L*log2e). Element (i, j, e): key kr0+16i+g+8*(e>>1),
-        // query m0+8j+2qd+(e&1). Masked: outside the band, or key past seqlen_k.
+        // P^T = exp2(S^T * scale*log2e - L*log2e) (SOFTCAP: of the capped scores, cap_scores).
+        // Element (i, j, e): key kr0+16i+g+8*(e>>1), query m0+8j+2qd+(e&1). Masked: outside the
+        // band, or key past seqlen_k.
+#if SOFTCAP
+        cap_scores<KV_ROWS / 16 * BLOCK_M / 8 * 4>(&s[0][0][0], args);
+#endif
 #pragma unroll
         for (int j = 0; j < BLOCK_M / 8; j++) {
             const float2 l2 = *(const float2 *)(l_smem + 8 * j + 2 * qd);
@@ -348,7 +352,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
             float dp[KV_ROWS / 16][CJ][4];
             mma_abt<KV_ROWS, DP_CHUNK, HEAD_DIM_V, KD_GROUP(HEAD_DIM_V)>(dp, v_a, do_b, 8 * cj0);
 
-            // dS^T = P^T * (dP^T - delta[query]), in place of dP^T.
+            // dS^T = P^T * (dP^T - delta[query]) (SOFTCAP: times the cap's slope), in place of dP^T.
 #pragma unroll
             for (int j = 0; j < CJ; j++) {
                 const float2 d2 = *(const float2 *)(d_smem + 8 * (cj0 + j) + 2 * qd);
@@ -357,6 +361,15 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #pragma unroll
                     for (int e = 0; e < 4; e++)
                         dp[i][j][e] = s[i][cj0 + j][e] * (dp[i][j][e] - ((e & 1) ? d2.y : d2.x));
+#if SOFTCAP
+                const float2 l2 = *(const float2 *)(l_smem + 8 * (cj0 + j) + 2 * qd);
+                const float nl[2] = { -l2.x * (float)FT_LOG2E, -l2.y * (float)FT_LOG2E };
+#pragma unroll
+                for (int i = 0; i < KV_ROWS / 16; i++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        dp[i][j][e] *= cap_slope(s[i][cj0 + j][e], nl[e & 1], 1.f / scale_log2);
+#endif
             }
 
             // dK += dS^T Q (scaled at the end). B = Q stored [k = query][n = d]: .trans (LM_ROWS16).
@@ -545,7 +558,7 @@ ft_bwd_dq(const ft_bwd_args args)
         cp_async_commit();
     }
 
-    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    const float scale_log2 = softmax_log2_scale(args);
     const int wm = warp % Q_WARPS_M, wk = warp / Q_WARPS_M;
     const int qr0 = wm * Q_ROWS;   // this warp's first query row in the tile
     const int kc0 = wk * Q_KEYS;   // and first key column in each key tile
@@ -599,8 +612,12 @@ ft_bwd_dq(const ft_bwd_args args)
         float s[Q_ROWS / 16][Q_KEYS / 8][4];
         mma_abt<Q_ROWS, Q_KEYS, HEAD_DIM, KD_GROUP(HEAD_DIM)>(s, q_a, k_b, 0);
 
-        // P = exp2(S * scale*log2e - L*log2e). Element (i, j, e): query qr0+16i+g+8*(e>>1),
-        // key kc0+8j+2qd+(e&1) of the tile. Masked: outside the band, or key past seqlen_k.
+        // P = exp2(S * scale*log2e - L*log2e) (SOFTCAP: of the capped scores). Element (i, j, e):
+        // query qr0+16i+g+8*(e>>1), key kc0+8j+2qd+(e&1) of the tile. Masked: outside the band,
+        // or key past seqlen_k.
+#if SOFTCAP
+        cap_scores<Q_ROWS / 16 * Q_KEYS / 8 * 4>(&s[0][0][0], args);
+#endif
 #pragma unroll
         for (int i = 0; i < Q_ROWS / 16; i++)
 #pragma unroll
@@ -627,14 +644,17 @@ ft_bwd_dq(const ft_bwd_args args)
         float dp[Q_ROWS / 16][Q_KEYS / 8][4];
         mma_abt<Q_ROWS, Q_KEYS, HEAD_DIM_V, KD_GROUP(HEAD_DIM_V)>(dp, do_a, v_b, 0);
 
-        // dS = P * (dP - delta[query]), in place of dP.
+        // dS = P * (dP - delta[query]) (SOFTCAP: times the cap's slope), in place of dP.
 #pragma unroll
         for (int i = 0; i < Q_ROWS / 16; i++)
 #pragma unroll
             for (int j = 0; j < Q_KEYS / 8; j++)
 #pragma unroll
-                for (int e = 0; e < 4; e++)
+                for (int e = 0; e < 4; e++) {
                     dp[i][j][e] = s[i][j][e] * (dp[i][j][e] - dd[i][e >> 1]);
+                    if (SOFTCAP)
+                        dp[i][j][e] *= cap_slope(s[i][j][e], nl[i][e >> 1], 1.f / scale_log2);
+                }
 
         // dQ += dS K. A = dS from the accumulators; B = K stored [k = key][n = d]: .trans (LM_ROWS16).
 #pragma unroll

@@ -348,6 +348,9 @@ FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, const ft_bwd
                            const dkdv_thread &th, int m0, float scale_log2)
 {
     const int lo = args.mask_lo, hi = args.mask_hi;
+#if SOFTCAP
+    cap_scores<S_REGS>(s, args);
+#endif
 #pragma unroll
     for (int j = 0; j < BLOCK_M / 8; j++) {
         const float2 l2 = *(const float2 *)(l_smem + 8 * j + 2 * th.qd);
@@ -373,8 +376,9 @@ FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, const ft_bwd
     }
 }
 
-// dS^T = P^T * (dP^T - delta[query]), in place of dP^T.
-FT_DEVICE void dp_to_ds(float (&ds)[S_REGS], const float (&p)[S_REGS], const float *d_smem, int qd)
+// dS^T = P^T * (dP^T - delta[query]) (SOFTCAP: times the cap's slope, from P and L just before
+// delta in the slot), in place of dP^T.
+FT_DEVICE void dp_to_ds(float (&ds)[S_REGS], const float (&p)[S_REGS], const float *d_smem, int qd, float scale_log2)
 {
 #pragma unroll
     for (int j = 0; j < BLOCK_M / 8; j++) {
@@ -382,6 +386,13 @@ FT_DEVICE void dp_to_ds(float (&ds)[S_REGS], const float (&p)[S_REGS], const flo
 #pragma unroll
         for (int e = 0; e < 4; e++)
             ds[4 * j + e] = p[4 * j + e] * (ds[4 * j + e] - ((e & 1) ? d2.y : d2.x));
+#if SOFTCAP
+        const float2 l2 = *(const float2 *)(d_smem - BLOCK_M + 8 * j + 2 * qd);
+        const float nl0 = -l2.x * (float)FT_LOG2E, nl1 = -l2.y * (float)FT_LOG2E;
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            ds[4 * j + e] *= cap_slope(p[4 * j + e], (e & 1) ? nl1 : nl0, 1.f / scale_log2);
+#endif
     }
 }
 
@@ -428,7 +439,7 @@ FT_DEVICE void tile_gradients(float (&ds)[S_REGS], float (&dk)[DK_REGS], float (
 
     wg_wait<0>();
     wg_pin(ds);
-    dp_to_ds(ds, s, d_smem, th.qd);
+    dp_to_ds(ds, s, d_smem, th.qd, scale_log2);
     unsigned dsa[M_STEPS][4];
     wg_acc_to_a(dsa, ds);
     issue_dv_dk(dk, dv, pa, dsa, stage, th.cw);
@@ -511,7 +522,7 @@ FT_DEVICE void split_gradients(float (&dk)[DK_REGS], float (&dv)[DV_REGS], const
             p[4 * c + 2] = v.z;
             p[4 * c + 3] = v.w;
         }
-        dp_to_ds(x, p, d_smem, th.qd);
+        dp_to_ds(x, p, d_smem, th.qd, scale_log2);
         wg_acc_to_a(pa, p);
         wg_acc_to_a(dsa, x);
         store_ds(blk.ds_smem(0), x, th);
@@ -691,7 +702,7 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
         cp_async_commit();
     }
 
-    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    const float scale_log2 = softmax_log2_scale(args);
     float dk[DK_REGS], dv[DV_REGS];
     zero(dk);
     zero(dv);
@@ -878,7 +889,7 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
 {
     const dkdv_thread th = consumer_start(args, blk);
 
-    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    const float scale_log2 = softmax_log2_scale(args);
     float dk[DK_REGS], dv[DV_REGS];
     zero(dk);
     zero(dv);
@@ -920,7 +931,7 @@ FT_DEVICE void dkdv_split(const ft_bwd_args &args, dkdv_block blk)
 {
     const dkdv_thread th = consumer_start(args, blk);
 
-    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    const float scale_log2 = softmax_log2_scale(args);
     float dk[DK_REGS], dv[DV_REGS];
     zero(dk);
     zero(dv);

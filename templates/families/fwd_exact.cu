@@ -69,7 +69,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
     elem_t *const go = (elem_t *)args.o + head_offset(args.o_stride, b, h);
     acc_t *const glse = (acc_t *)args.lse + (long long)bh * nq;
     const long long ks = args.k_stride[2], vs = args.v_stride[2], os = args.o_stride[2];
-    const acc_t scale = (acc_t)args.softmax_scale;
+    const ex_scorer score(args);
 
     const bool q_vec = ex_aligned16(args.q, args.q_stride[0], args.q_stride[1], args.q_stride[2], args.batch, args.heads, nq);
     const bool kv_vec = ex_aligned16(args.k, args.k_stride[0], args.k_stride[1], ks, args.batch, args.heads_k, nk) &&
@@ -142,7 +142,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
 #pragma unroll
             for (int j = 0; j < kRN; ++j) {
                 const int col = k0 + lane_c + kTN * j;
-                acc_t x = s[i][j] * scale;
+                acc_t x = score(s[i][j]);
                 if (need_mask && ((!EVEN_N && col >= nk) || (CAUSAL && !ft_mask_visible(lo, hi, row, col))))
                     x = ex_neg_inf();
                 s[i][j] = x;

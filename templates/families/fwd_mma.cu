@@ -91,7 +91,7 @@ ft_fwd(const ft_fwd_args args)
         cp_async_commit();
     }
 
-    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    const float scale_log2 = softmax_log2_scale(args);
     unsigned qf[ROW_TILES][Q_IN_REGS ? DK_STEPS : 1][4];   // Q as A fragments
     float o[ROW_TILES][DV_TILES][4];
     float row_max[ROW_TILES][2], row_sum[ROW_TILES][2];   // [.][0]: row group, [.][1]: group+8
@@ -177,6 +177,11 @@ ft_fwd(const ft_fwd_args args)
             }
         }
 
+#if SOFTCAP
+#pragma unroll
+        for (int r = 0; r < ROW_TILES; r++)
+            cap_scores<KEY_TILES * 4>(&s[r][0][0], args);
+#endif
         // Mask keys past seqlen_k and those the band hides; only tiles that cross a boundary
         // of the warp's rows pay for it. The band is read from the argument block where it is
         // used: copied to registers it made head dim 256 spill on sm_80.

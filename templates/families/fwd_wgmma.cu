@@ -222,11 +222,14 @@ FT_DEVICE void pin_a(unsigned (&pf)[P_STEPS][4])
         asm volatile("" : "+r"(pf[kk][0]), "+r"(pf[kk][1]), "+r"(pf[kk][2]), "+r"(pf[kk][3])::"memory");
 }
 
-// Masks keys past seqlen_k and those the band hides in tile t's scores. S element s[4j+e] is
-// row g + 8*(e/2), key 8j + 2q + e%2 of the tile.
+// Tile t's scores as the softmax takes them: capped (SOFTCAP), then the keys past seqlen_k and
+// those the band hides masked. S element s[4j+e] is row g + 8*(e/2), key 8j + 2q + e%2 of the tile.
 FT_DEVICE void mask_tile(float (&s)[S_REGS], const ft_fwd_args &args, const fwd_block &fb, const fwd_thread &th,
                          int t)
 {
+#if SOFTCAP
+    cap_scores<S_REGS>(s, args);
+#endif
     const int n0 = t * BLOCK_N;
     const int lo = args.mask_lo, hi = args.mask_hi, r0 = fb.m0 + th.row0;
     const bool tail = !EVEN_N && n0 + BLOCK_N > fb.keys;
@@ -504,7 +507,7 @@ FT_DEVICE void fwd_inline(const ft_fwd_args &args, unsigned q_smem, unsigned kv_
         cp_async_commit();
     }
 
-    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    const float scale_log2 = softmax_log2_scale(args);
     float o[O_REGS];
 #pragma unroll
     for (int i = 0; i < O_REGS; i++)
@@ -635,7 +638,7 @@ FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned k
 {
     setmaxnreg_inc<CONSUMER_REGS>();
     const fwd_thread th = consumer_thread(threadIdx.x - 128);
-    const float scale_log2 = (float)(args.softmax_scale * FT_LOG2E);
+    const float scale_log2 = softmax_log2_scale(args);
     const bool issuer = (threadIdx.x - 128) % 128 == 0;   // ASYNC_O: the warpgroup's first thread
     tile_schedule sched;
     ring_position pos;

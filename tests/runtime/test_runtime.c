@@ -59,7 +59,7 @@ static db *make_db(const char *name, const char *text)
 
 static db_workload workload(int op, int dtype, int d, int causal, int batch, int heads, int sq, int sk)
 {
-    db_workload w = { op, dtype, d, d, causal, batch, heads, sq, sk };
+    db_workload w = { op, dtype, d, d, causal, batch, heads, sq, sk, 0 };
     return w;
 }
 
@@ -382,6 +382,10 @@ static void align_neg(call *c) { c->d.causal = 1, c->d.causal_align = -1; }
 static void window2(call *c) { c->d.window = 2; }
 static void deterministic3(call *c) { c->d.deterministic = 3; }
 static void heads_k_neg(call *c) { c->d.heads_k = -1; }
+static void softcap_neg(call *c) { c->d.softcap = -0.5f; }
+static void softcap_inf(call *c) { c->d.softcap = INFINITY; }
+static void softcap_30(call *c) { c->d.softcap = 30.f; }
+static void reserved1(call *c) { c->d.reserved = 1; }
 static void heads_k3(call *c) { c->d.heads_k = 3; }   /* of 4 query heads */
 static void heads_k8(call *c) { c->d.heads_k = 8; }
 /* Grouped heads: k and v have heads_k heads, and their strides are checked over those. */
@@ -464,6 +468,11 @@ static const arg_case arg_cases[] = {
     { "grouped heads, v's batches overlap", FT_BF16, 1, grouped2_overlap, FT_ERR_INVALID_ARGUMENT,
       "v_stride = { 3840, 3840, 64 } overlap: v_stride[1]=3840 is less than the 7680 elements" },
     { "multi-query, one K/V head a batch", FT_F32, 0, multi_query, FT_ERR_NO_DEVICE, "no CUDA driver" },
+    { "softcap -0.5", FT_BF16, 1, softcap_neg, FT_ERR_INVALID_ARGUMENT,
+      "ft_attention_backward: softcap=-0.5 must be a finite number >= 0 (0: none; c > 0 caps scores to c tanh(S / c))" },
+    { "softcap inf", FT_F16, 0, softcap_inf, FT_ERR_INVALID_ARGUMENT, "softcap=inf must be a finite number >= 0" },
+    { "softcap 30", FT_F64, 1, softcap_30, FT_ERR_NO_DEVICE, "no CUDA driver" },
+    { "reserved 1", FT_BF16, 0, reserved1, FT_ERR_INVALID_ARGUMENT, "ft_attention_forward: reserved=1 must be 0" },
     { "window_left -2", FT_F64, 1, left_neg2, FT_ERR_INVALID_ARGUMENT, "window_left=-2 must be >= 0, or -1 for no" },
     { "window_right -5", FT_BF16, 0, right_neg5, FT_ERR_INVALID_ARGUMENT, "window_right=-5 must be >= 0, or -1" },
     { "causal with window_right 3", FT_BF16, 0, causal_right3, FT_ERR_INVALID_ARGUMENT,
@@ -601,15 +610,15 @@ static void struct_size_rules(void **state)
           "no CUDA driver" },
         { "larger, zero tail", full + 40, -1, FT_ERR_NO_DEVICE, "no CUDA driver" },
         { "larger, a set byte past the fields", full + 40, (int)full + 39, FT_ERR_UNSUPPORTED,
-          "ft_attention_forward: struct_size=208 is larger than this library's ft_attention_desc (168 bytes" },
-        { "larger, its first new byte set", full + 8, (int)full, FT_ERR_UNSUPPORTED, "byte 168 past its fields" },
+          "ft_attention_forward: struct_size=216 is larger than this library's ft_attention_desc (176 bytes" },
+        { "larger, its first new byte set", full + 8, (int)full, FT_ERR_UNSUPPORTED, "byte 176 past its fields" },
         { "larger, set byte beyond struct_size", full + 8, (int)full + 8, FT_ERR_NO_DEVICE, "no CUDA driver" },
         { "0", 0, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=0 is not the size of an ft_attention_desc (144 to 4096" },
         { "one short of version 1", v1 - 1, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=143" },
         { "past the maximum", FT_ATTENTION_DESC_SIZE_MAX + 1, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=4097" },
     };
     assert_int_equal(v1, 144);   /* struct_size, 8 ints, a float and its padding, 12 int64 */
-    assert_int_equal(full, 168);   /* ... then 4 mask ints, deterministic, heads_k: no padding */
+    assert_int_equal(full, 176);   /* ... then 4 mask ints, deterministic, heads_k, softcap, reserved: no padding */
     ft_context *ft;
     assert_int_equal(ft_open(NULL, &ft), FT_OK);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
