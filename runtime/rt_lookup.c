@@ -70,25 +70,7 @@ static int make_deterministic(const rt_device *dev, const db_workload *w, rt_cho
     return 0;
 }
 
-/* A softcapped problem runs its choice compiled with SOFTCAP 1 (the database keys no softcap). */
-static int with_softcap(const db_workload *w, rt_choice *out)
-{
-    if (w->softcap && (out->config.family->params & GEN_BIT(GEN_SOFTCAP))) {
-        out->config.p[GEN_SOFTCAP] = 1;
-        snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; with the softcap (SOFTCAP=1)");
-    }
-    return 0;
-}
-
-static int choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic,
-                  rt_choice *out, int *is_db_error, char *err, size_t len);
-
-int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic, rt_choice *out,
-              int *is_db_error, char *err, size_t len)
-{
-    return choose(user, shipped, dev, w, deterministic, out, is_db_error, err, len) != 0 ? -1 : with_softcap(w, out);
-}
-
+/* The choice before the softcap: the tiers of rt_choose. */
 static int choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic,
                   rt_choice *out, int *is_db_error, char *err, size_t len)
 {
@@ -131,4 +113,17 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
     snprintf(out->why, sizeof out->why, "built-in default for %s %s head_dim=%d head_dim_v=%d%s", dev->arch,
              gen_dtype_name(w->dtype), w->head_dim, w->head_dim_v, skipped);
     return want_fixed_order ? make_deterministic(dev, w, out, err, len) : 0;
+}
+
+/* A softcapped problem runs its choice compiled with SOFTCAP 1 (the database keys no softcap). */
+int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic, rt_choice *out,
+              int *is_db_error, char *err, size_t len)
+{
+    if (choose(user, shipped, dev, w, deterministic, out, is_db_error, err, len) != 0)
+        return -1;
+    if (w->softcap && (out->config.family->params & GEN_BIT(GEN_SOFTCAP))) {
+        out->config.p[GEN_SOFTCAP] = 1;
+        snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; with the softcap (SOFTCAP=1)");
+    }
+    return 0;
 }

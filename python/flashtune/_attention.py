@@ -186,7 +186,8 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     or a window) gets O = 0 and a zero gradient.
 
     ``softcap``: c > 0 caps each score S (already scaled) to c * tanh(S / c) before the softmax,
-    as Gemma 2 does (FlashAttention's softcap); 0 (the default) leaves the scores as they are.
+    as Gemma 2 does (FlashAttention's softcap); 0 (the default) or None leaves the scores as they
+    are.
 
     ``deterministic``: True makes the backward bitwise repeatable run to run (its dQ is added in a
     fixed order, at some cost in speed); False takes the fastest kernel, whose dQ may differ in
@@ -227,7 +228,7 @@ def describe_choice(query, key, value, is_causal=False, backward=False, *, causa
     import torch
     b, h, nq, _ = query.shape
     o = torch.empty((b, h, nq, value.shape[3]), dtype=query.dtype, device="meta")
-    d = _desc(query, key, value, o, dtype, is_causal, None, mask, check_softcap(softcap))
+    d = _desc(query, key, value, o, dtype, is_causal, None, mask, check_softcap(softcap) if softcap else 0.0)
     d.deterministic = int(bool(check_deterministic(deterministic)))
     lib, handle = _library.library(), _library.context()
     buf = ctypes.create_string_buffer(1024)

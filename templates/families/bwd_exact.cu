@@ -198,6 +198,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
     for (int it = 0; it < count; ++it) {
         // Step it's query tile; its head is asked for only where dQ is added (no register held
         // across the products: f64 at head dim 192 has none to spare).
+        // Step it's query tile; its head is derived again where dQ is added: nothing of the walk
+        // is held across the products (f64 at head dim 192 has no register to spare).
         const int st = it % NUM_STAGES, m0 = walk_group(it, t_first, per_head).mt * BLOCK_M;
         if (NUM_STAGES == 1) {
             __syncthreads();   // the previous tile's products are done with stage 0, P^T and dS^T
