@@ -24,6 +24,10 @@ static int check_fwd(const int *p, char *why, size_t len)
     case EXACT_BAD_TILES:
         snprintf(why, len, "BLOCK_M=%d, BLOCK_N=%d: fwd_exact needs powers of two", bm, bn);
         break;
+    case EXACT_BAD_HEAD_DIM:
+        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: fwd_exact takes multiples of 8 (a smaller head dim runs "
+                 "padded to one, DATA_DIM)", p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V]);
+        break;
     case EXACT_BAD_VEC_N:
         snprintf(why, len, "BLOCK_N=%d is not a multiple of %d (P rows are read in 16-byte vectors)", bn,
                  exact_vec(dt));
@@ -60,7 +64,7 @@ const gen_family gen_family_fwd_exact = {
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) |
-              GEN_BIT(GEN_SOFTCAP),
+              GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V),
     .defaults = {
         [GEN_DTYPE] = 0, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 64, [GEN_BLOCK_N] = 32, [GEN_NUM_WARPS] = 4, [GEN_NUM_STAGES] = 2,

@@ -101,7 +101,7 @@ const gen_family gen_family_fwd_wgmma = {
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_OVERLAP) |
               GEN_BIT(GEN_PINGPONG) | GEN_BIT(GEN_PERSISTENT) |
-              GEN_BIT(GEN_SOFTCAP),
+              GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 128, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 12, [GEN_NUM_STAGES] = 2,

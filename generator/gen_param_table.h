@@ -30,8 +30,8 @@ typedef enum gen_param_role {
 #define GEN_PARAM_TABLE(X)                                                                                \
     X(DTYPE, GEN_ROLE_PROBLEM, 1, 0, 3, 1, GEN_VALUES("f32", "f16", "bf16", "f64"),                       \
       "element type of Q, K, V, O and their gradients")                                                   \
-    X(HEAD_DIM, GEN_ROLE_PROBLEM, 64, 8, 256, 8, GEN_NO_VALUES, "head dimension of Q and K")              \
-    X(HEAD_DIM_V, GEN_ROLE_PROBLEM, 64, 8, 256, 8, GEN_NO_VALUES, "head dimension of V and O")            \
+    X(HEAD_DIM, GEN_ROLE_PROBLEM, 64, 1, 256, 1, GEN_NO_VALUES, "head dimension of Q and K")              \
+    X(HEAD_DIM_V, GEN_ROLE_PROBLEM, 64, 1, 256, 1, GEN_NO_VALUES, "head dimension of V and O")            \
     X(BLOCK_M, GEN_ROLE_TUNABLE, 64, 1, 1024, 1, GEN_NO_VALUES, "query rows per thread block")            \
     X(BLOCK_N, GEN_ROLE_TUNABLE, 64, 1, 1024, 1, GEN_NO_VALUES, "key rows per tile of the main loop")     \
     X(NUM_WARPS, GEN_ROLE_TUNABLE, 4, 1, 16, 1, GEN_NO_VALUES, "warps per thread block")                 \
@@ -49,9 +49,13 @@ typedef enum gen_param_role {
     X(PERSISTENT, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                            \
       "1: as many blocks as fit the GPU at once loop over the tiles (the next tile loads under this one)") \
     X(SOFTCAP, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
-      "1: scores capped to c tanh(S / c) before the softmax (c: the arguments' softcap)")
+      "1: scores capped to c tanh(S / c) before the softmax (c: the arguments' softcap)")                 \
+    X(DATA_DIM, GEN_ROLE_PROBLEM, 0, 0, 256, 1, GEN_NO_VALUES,                                            \
+      "a head dim of Q and K below HEAD_DIM, padded to it: columns past it read as zeros (0: none)")     \
+    X(DATA_DIM_V, GEN_ROLE_PROBLEM, 0, 0, 256, 1, GEN_NO_VALUES,                                          \
+      "a head dim of V and O below HEAD_DIM_V, padded to it: columns past it never stored (0: none)")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_SOFTCAP. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_DATA_DIM_V. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)
@@ -86,8 +90,8 @@ unsigned gen_param_mask(gen_param_role role);
  * the reason in why (may be NULL). */
 int gen_param_parse(gen_param param, const char *text, int *value /* OUT */, char *why, size_t len);
 /* 0 when value is in the row's range and a multiple of its step, else -1 with the reason in
- * why: "NUM_STAGES=5 is out of range (1..4)", "CAUSAL=2 must be 0 or 1", "HEAD_DIM=12 is not
- * supported (a multiple of 8 in 8..256)". */
+ * why: "NUM_STAGES=5 is out of range (1..4)", "CAUSAL=2 must be 0 or 1", "HEAD_DIM=300 is out
+ * of range (1..256)". */
 int gen_param_check(gen_param param, int value, char *why, size_t len);
 /* The symbolic name of a value where there is one ("bf16" for DTYPE 2, "separate" for DQ_MODE
  * 1), else NULL. */

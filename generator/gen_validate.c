@@ -99,6 +99,32 @@ static int check_common(const gen_config *c, char *why, size_t len)
     return 0;
 }
 
+/* DATA_DIM and DATA_DIM_V, where the family takes them: 0, or a head dim below HEAD_DIM (and
+ * HEAD_DIM_V) that the kernel pads to it. Equal would give one kernel two identities. In f16 and
+ * bf16 a multiple of 8: the tensor-core families copy rows in 16-byte pieces. */
+static int check_data_dims(const gen_config *c, char *why, size_t len)
+{
+    static const gen_param pairs[2][2] = { { GEN_DATA_DIM, GEN_HEAD_DIM }, { GEN_DATA_DIM_V, GEN_HEAD_DIM_V } };
+    const int dtype = c->p[GEN_DTYPE];
+    for (int i = 0; i < 2; i++) {
+        const gen_param data = pairs[i][0], head = pairs[i][1];
+        const int d = c->p[data], h = c->p[head];
+        if (!(c->family->params & GEN_BIT(data)) || d == 0)
+            continue;
+        if (d >= h) {
+            snprintf(why, len, "%s=%d must be below %s=%d (0 when the data fills the head dim)", gen_param_name(data),
+                     d, gen_param_name(head), h);
+            return -1;
+        }
+        if ((dtype == 1 || dtype == 2) && d % 8 != 0) {
+            snprintf(why, len, "%s=%d in %s must be a multiple of 8 (rows are copied in 16-byte pieces)",
+                     gen_param_name(data), d, gen_dtype_name(dtype));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int gen_validate(const gen_config *c, int smem_limit_bytes, char *why, size_t len)
 {
     if (!c || !c->family) {
@@ -108,7 +134,7 @@ int gen_validate(const gen_config *c, int smem_limit_bytes, char *why, size_t le
     if (why && len)
         why[0] = '\0';
     const gen_family *f = c->family;
-    if (check_common(c, why, len))
+    if (check_common(c, why, len) || check_data_dims(c, why, len))
         return -1;
     if (f->check && f->check(c->p, why, len)) {
         if (why && len && !why[0])

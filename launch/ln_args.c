@@ -41,10 +41,11 @@ void ln_fwd_args(const ln_problem *p, int b0, int nb, ft_fwd_args *a)
     FILL_SHARED(a, p, b0, nb);
 }
 
-void ln_bwd_args(const ln_problem *p, int accum, int b0, int nb, ft_bwd_args *a)
+void ln_bwd_args(const ln_problem *p, int accum_cols, int b0, int nb, ft_bwd_args *a)
 {
     const size_t e = ln_elem_bytes(p->dtype), acc = ln_acc_bytes(p->dtype);
     const long long rows = (long long)p->heads * p->seqlen_q;
+    const int accum = accum_cols > 0;
     memset(a, 0, sizeof *a);
     FILL_SHARED(a, p, b0, nb);
     a->dout = at(p->dout, b0 * p->o_stride[0], e);
@@ -52,9 +53,10 @@ void ln_bwd_args(const ln_problem *p, int accum, int b0, int nb, ft_bwd_args *a)
     a->dk = at(p->dk, b0 * p->k_stride[0], e);
     a->dv = at(p->dv, b0 * p->v_stride[0], e);
     a->delta = at(p->delta, b0 * rows, acc);
-    a->dq_accum = accum ? at(p->dq_accum, b0 * rows * p->head_dim, acc) : NULL;
+    a->dq_accum = accum ? at(p->dq_accum, b0 * rows * accum_cols, acc) : NULL;
     if (accum) {   /* the dQ order area past the whole accumulator (ln_workspace_bytes) */
-        const CUdeviceptr order = p->dq_accum + (CUdeviceptr)((long long)p->batch * rows * p->head_dim * acc);
+        const CUdeviceptr order =
+            p->dq_accum + (CUdeviceptr)((long long)p->batch * rows * ln_padded_head_dim(p->head_dim) * acc);
         const long long sems_per_batch = (long long)p->heads * (long long)ln_dq_sems_per_head(p->seqlen_q);
         a->dq_ticket = at(order, b0, sizeof(int));
         a->dq_sems = at(order, p->batch + b0 * sems_per_batch, sizeof(int));

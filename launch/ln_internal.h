@@ -62,8 +62,16 @@ void ln_contiguous_strides(int heads, int seqlen, int dim, long long stride[3] /
 /* Elements a tensor of those strides and sizes spans, from its first element to its last. */
 size_t ln_tensor_elems(const long long stride[3], int batch, int heads, int seqlen, int dim);
 
+/* The head dims the runtime compiles, ascending: 32, 64, 96, 128, 192, 256. */
+extern const int ln_head_dims[];
+extern const int ln_head_dim_count;
+/* The head dim a problem of head dim d runs at: the smallest of ln_head_dims at least d, or d
+ * itself past them. The runtime's kernels take that HEAD_DIM, padding d with DATA_DIM where they
+ * differ, and the backward workspace's dQ accumulator is that wide. */
+int ln_padded_head_dim(int d);
 /* The backward workspace: delta [B, H, seqlen_q] at offset 0, then (256-byte aligned) the dQ
- * accumulator [B, H, seqlen_q, head_dim], both of the accumulator type, then the dQ order area
+ * accumulator [B, H, seqlen_q, ln_padded_head_dim(head_dim)] (a kernel of a smaller HEAD_DIM
+ * uses the start of it), both of the accumulator type, then the dQ order area
  * of DQ_MODE ordered (ft_kernel_args.h): ints, a ticket per batch index (a launch slice uses its
  * first batch's), then the semaphores [B, H, ceil(seqlen_q / FT_DQ_SEM_ROWS)]. Returns its
  * bytes; OUT: *accum_offset, bytes from the start to dq_accum (may be NULL). */
@@ -73,16 +81,17 @@ size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int hea
  * atomic or ordered backward). */
 size_t ln_dq_sems_per_head(int seqlen_q);
 size_t ln_dq_order_ints(int batch, int heads, int seqlen_q);
-size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim);
+size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim);   /* head_dim padded as above */
 
 /* ---- argument blocks (ln_args.c) --------------------------------------------------------- */
 
 /* The argument blocks of batches [b0, b0 + nb) of p: pointers moved to batch b0 (lse, delta
- * and dq_accum by whole [heads, seqlen_q] rows), batch = nb, everything else as p says.
- * accum: 1 passes p->dq_accum and the dQ order area's ticket and semaphores, 0 passes NULL
- * (kernels without DQ_MODE atomic or ordered never read them). */
+ * and dq_accum by whole [heads, seqlen_q] rows, of accum_cols columns for dq_accum), batch = nb,
+ * everything else as p says. accum_cols > 0 (the kernels' HEAD_DIM) passes p->dq_accum and the
+ * dQ order area's ticket and semaphores, 0 passes NULL (kernels without DQ_MODE atomic or
+ * ordered never read them). */
 void ln_fwd_args(const ln_problem *p, int b0, int nb, ft_fwd_args *a /* OUT */);
-void ln_bwd_args(const ln_problem *p, int accum, int b0, int nb, ft_bwd_args *a /* OUT */);
+void ln_bwd_args(const ln_problem *p, int accum_cols, int b0, int nb, ft_bwd_args *a /* OUT */);
 /* Encodes a's q_map and do_map (ft_kernel_args.h) for a's slice, boxes of 64 columns by box_rows
  * rows. CUDA_SUCCESS, or the driver's error (CUDA_ERROR_INVALID_VALUE for a dtype other than
  * f16/bf16, or pointers and strides the copy engine refuses: they need 16-byte alignment). */
@@ -136,6 +145,9 @@ typedef struct ln_plan {
     unsigned features;          /* GEN_FEATURE_* the kernels take; ln_launch refuses a problem needing more */
     unsigned required;          /* GEN_FEATURE_* the kernels were compiled for (SOFTCAP 1): ln_launch refuses a
                                  * problem without them */
+    int head_dim, head_dim_v;   /* the data's head dims the kernels were compiled for (DATA_DIM, DATA_DIM_V
+                                 * where they pad, else HEAD_DIM, HEAD_DIM_V): ln_launch refuses others */
+    int accum_cols;             /* columns of a dQ accumulator row: the kernels' HEAD_DIM */
     ln_step steps[LN_MAX_STEPS];
     int count;
 } ln_plan;
@@ -168,8 +180,8 @@ CUresult ln_launch_one(const cu_driver *cu, CUfunction fn, unsigned grid_x, unsi
  * plan->accum, then per batch slice of at most 65535/heads batches, each step in order with
  * that slice's argument block (grid.y: the slice's batch*heads, batch*heads_k for a key-major
  * step). No allocation, no locks, no synchronization. Returns CUDA_SUCCESS or the first error
- * (CUDA_ERROR_INVALID_VALUE when p's lengths are not the plan's, heads > 65535, heads_k does not
- * divide heads, or p needs a feature the plan's family does not take). */
+ * (CUDA_ERROR_INVALID_VALUE when p's lengths or head dims are not the plan's, heads > 65535,
+ * heads_k does not divide heads, or p needs a feature the plan's family does not take). */
 CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p, CUstream stream);
 
 /* The tuner's utilities in the `ref` module (templates/ref.cu), launched on a grid-stride grid

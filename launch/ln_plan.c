@@ -60,6 +60,10 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
         else
             out->features &= ~GEN_FEATURE_SOFTCAP;
     }
+    const int pads = (f->params & GEN_BIT(GEN_DATA_DIM)) != 0;
+    out->head_dim = pads && c->p[GEN_DATA_DIM] ? c->p[GEN_DATA_DIM] : c->p[GEN_HEAD_DIM];
+    out->head_dim_v = pads && c->p[GEN_DATA_DIM_V] ? c->p[GEN_DATA_DIM_V] : c->p[GEN_HEAD_DIM_V];
+    out->accum_cols = out->accum ? c->p[GEN_HEAD_DIM] : 0;
     for (int i = 0; i < f->entry_count; i++) {
         const gen_entry *e = &f->entries[i];
         if (ln_entry_op(f, e) != op || !gen_entry_used(c, e))

@@ -51,9 +51,20 @@ size_t ln_dq_order_ints(int batch, int heads, int seqlen_q)
     return (size_t)batch + (size_t)batch * heads * ln_dq_sems_per_head(seqlen_q);
 }
 
+const int ln_head_dims[] = { 32, 64, 96, 128, 192, 256 };
+const int ln_head_dim_count = (int)(sizeof ln_head_dims / sizeof ln_head_dims[0]);
+
+int ln_padded_head_dim(int d)
+{
+    for (int i = 0; i < ln_head_dim_count; i++)
+        if (d <= ln_head_dims[i])
+            return ln_head_dims[i];
+    return d;
+}
+
 size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim)
 {
-    return (size_t)batch * heads * seqlen_q * (size_t)head_dim * ln_acc_bytes(dtype) +
+    return (size_t)batch * heads * seqlen_q * (size_t)ln_padded_head_dim(head_dim) * ln_acc_bytes(dtype) +
            ln_dq_order_ints(batch, heads, seqlen_q) * sizeof(int);
 }
 

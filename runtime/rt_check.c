@@ -11,8 +11,6 @@
 
 /* The head dims every family supports (templates/README.md); others are refused even where
  * one family would take them, so that every dtype behaves the same. */
-const int rt_head_dims[] = { 32, 64, 96, 128, 192, 256 };
-const int rt_head_dim_count = (int)(sizeof rt_head_dims / sizeof rt_head_dims[0]);
 
 size_t rt_elem_bytes(int dtype)
 {
@@ -22,14 +20,6 @@ size_t rt_elem_bytes(int dtype)
 size_t rt_acc_bytes(int dtype)
 {
     return dtype == FT_F64 ? 8 : 4;
-}
-
-static int head_dim_ok(int d)
-{
-    for (int i = 0; i < rt_head_dim_count; i++)
-        if (rt_head_dims[i] == d)
-            return 1;
-    return 0;
 }
 
 static ft_status fail(ft_status s, char *err, size_t len, const char *fmt, ...)
@@ -146,13 +136,19 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
     if (d->head_dim < 1 || d->head_dim_v < 0)
         return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s=%d must be at least 1", func,
                     d->head_dim < 1 ? "head_dim" : "head_dim_v", d->head_dim < 1 ? d->head_dim : d->head_dim_v);
-    if (!head_dim_ok(d->head_dim) || !head_dim_ok(dv)) {
-        char list[64] = "";
-        for (int i = 0, at = 0; i < rt_head_dim_count && at < (int)sizeof list; i++)
-            at += snprintf(list + at, sizeof list - at, "%s%d", i ? ", " : "", rt_head_dims[i]);
-        return fail(FT_ERR_UNSUPPORTED, err, len, "%s: %s=%d is not supported (%s)", func,
-                    head_dim_ok(d->head_dim) ? "head_dim_v" : "head_dim", head_dim_ok(d->head_dim) ? dv : d->head_dim,
-                    list);
+    const char *const dim_names[2] = { "head_dim", "head_dim_v" };
+    const int dims[2] = { d->head_dim, dv };
+    for (int i = 0; i < 2; i++) {
+        if (dims[i] > RT_HEAD_DIM_MAX)
+            return fail(FT_ERR_UNSUPPORTED, err, len, "%s: %s=%d is not supported (1 to %d)", func, dim_names[i],
+                        dims[i], RT_HEAD_DIM_MAX);
+        /* The tensor-core kernels copy rows in 16-byte pieces; the padding to the compiled head
+         * dim is theirs, but a row's last piece must be whole. */
+        if ((d->dtype == FT_F16 || d->dtype == FT_BF16) && dims[i] % 8 != 0)
+            return fail(FT_ERR_UNSUPPORTED, err, len,
+                        "%s: %s=%d is not supported in %s, which takes multiples of 8 (pad the tensors with zeros to "
+                        "%d and pass softmax_scale)", func, dim_names[i], dims[i], d->dtype == FT_F16 ? "f16" : "bf16",
+                        (dims[i] + 7) / 8 * 8);
     }
     const ft_status s = check_mask(func, d, err, len);
     if (s != FT_OK)

@@ -28,9 +28,8 @@ ft_status rt_fail(const ft_context *ctx, ft_status status, const char *fmt, ...)
 
 /* ---- argument checks (rt_check.c) ------------------------------------------------------- */
 
-/* The supported head dims, for messages and the tests. */
-extern const int rt_head_dims[];
-extern const int rt_head_dim_count;
+/* Head dims run from 1 to this; each runs at ln_padded_head_dim's compiled one. */
+#define RT_HEAD_DIM_MAX 256
 
 /* Element bytes of a dtype (f32 4, f16/bf16 2, f64 8) and of its accumulator (lse, delta,
  * dq_accum: 8 for f64, else 4). */
@@ -112,6 +111,7 @@ void rt_reference_config(const db_workload *w, gen_config *out);
  * deterministic (a backward), the kernel is made bitwise repeatable: the winner's dQ mode
  * becomes one that adds dQ in a fixed order (DQ_MODE ordered) or computes it in its own kernel
  * (separate), whichever its family takes with its tiles, else the deterministic built-in default.
+ * Head dims are looked up as ln_padded_head_dim's, and a smaller one runs padded (DATA_DIM).
  * Returns 0; -1 when a database fails (FT_ERR_DB) or nothing fits (err says). */
 int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic, rt_choice *out,
               int *is_db_error, char *err, size_t len);

@@ -51,9 +51,10 @@ static void layout_strides(const gpu_problem *p, int heads, int seqlen, int dim,
         st[1] = dim;
         st[0] = (long long)seqlen * heads * dim;
         break;
-    case 2: /* rows padded by 8 elements: the seq stride is not the head dim */
-        st[2] = dim + 8;
-        st[1] = (long long)seqlen * (dim + 8);
+    case 2: /* rows padded by 8 elements past a multiple of 8: the seq stride is not the head dim,
+             * and a row of any head dim starts 16-byte aligned */
+        st[2] = (dim + 7) / 8 * 8 + 8;
+        st[1] = (long long)seqlen * st[2];
         st[0] = st[1] * heads;
         break;
     default:

@@ -158,6 +158,21 @@ static int even(int n, int block)
 
 /* A candidate of family `name` for the case; tiles from the case or the family defaults,
  * halved until the configuration is valid on this device. */
+/* g's head dims for c: the case's own for the reference; for a fused family the compiled ones
+ * the runtime runs c at (ln_padded_head_dim), padding c's with DATA_DIM where they differ. */
+static void set_head_dims(gen_config *g, const attn_case *c)
+{
+    const int pads = (g->family->params & GEN_BIT(GEN_DATA_DIM)) != 0;
+    const int d = pads ? ln_padded_head_dim(c->head_dim) : c->head_dim;
+    const int dv = pads ? ln_padded_head_dim(c->head_dim_v) : c->head_dim_v;
+    g->p[GEN_HEAD_DIM] = d;
+    g->p[GEN_HEAD_DIM_V] = dv;
+    if (pads) {
+        g->p[GEN_DATA_DIM] = d != c->head_dim ? c->head_dim : 0;
+        g->p[GEN_DATA_DIM_V] = dv != c->head_dim_v ? c->head_dim_v : 0;
+    }
+}
+
 static gen_config make_config(const char *name, const attn_case *c, int backward)
 {
     static const int no_tiles[4];
@@ -169,8 +184,7 @@ static gen_config make_config(const char *name, const attn_case *c, int backward
         if (tiles[i] && (g.family->params & GEN_BIT(fixed[i])))
             g.p[fixed[i]] = tiles[i];
     g.p[GEN_DTYPE] = c->dtype;
-    g.p[GEN_HEAD_DIM] = c->head_dim;
-    g.p[GEN_HEAD_DIM_V] = c->head_dim_v;
+    set_head_dims(&g, c);
     if (g.family->params & GEN_BIT(GEN_CAUSAL))
         g.p[GEN_CAUSAL] = ft_mask_active(c->causal, c->window ? c->wl : -1, c->window ? c->wr : -1);
     if (g.family->params & GEN_BIT(GEN_CAUSAL_SKIP))
@@ -263,8 +277,7 @@ static int hopper_config(const char *family, const int (*tiles)[7], int count, c
         gen_config g;
         gen_config_init(&g, f);
         g.p[GEN_DTYPE] = c->dtype;
-        g.p[GEN_HEAD_DIM] = c->head_dim;
-        g.p[GEN_HEAD_DIM_V] = c->head_dim_v;
+        set_head_dims(&g, c);
         g.p[GEN_CAUSAL] = ft_mask_active(c->causal, c->window ? c->wl : -1, c->window ? c->wr : -1);
         g.p[GEN_CAUSAL_SKIP] = c->causal_skip;
         g.p[GEN_BLOCK_M] = tile[0];
@@ -597,8 +610,7 @@ static gen_config det_config(const det_case *d)
         gen_config_init(&g, gen_family_find(d->family));
         const attn_case *c = &d->shape;
         g.p[GEN_DTYPE] = c->dtype;
-        g.p[GEN_HEAD_DIM] = c->head_dim;
-        g.p[GEN_HEAD_DIM_V] = c->head_dim_v;
+        set_head_dims(&g, c);
         g.p[GEN_CAUSAL] = ft_mask_active(c->causal, c->window ? c->wl : -1, c->window ? c->wr : -1);
         g.p[GEN_CAUSAL_SKIP] = c->causal_skip;
         g.p[GEN_BLOCK_M] = d->tiles[0];
@@ -701,7 +713,7 @@ static void run_deterministic(void **state)
  * families (fwd_mma and bwd_mma, or fwd_exact and bwd_exact) and the Hopper ones (where they
  * run) are checked against the GPU reference too, both directions; a backward that adds dQ in a
  * fixed order (dq_mode 1: bwd_mma and bwd_exact separate, bwd_wgmma ordered) must also give the
- * same bits on every run. */
+ * same bits on every run. Head dims that no family compiles run the same way, padded. */
 typedef struct feature_case {
     attn_case shape;   /* its heads are the query heads */
     int heads_k;
@@ -724,6 +736,16 @@ static const feature_case feature_cases[] = {
     { { "ref f16 softcap 5 D=64 Nq>Nk BR", F16, 64, 64, 2, 3, 170, 90, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 5 },
     { { "ref bf16 mqa 6/1 softcap 2 D=256", BF16, 256, 256, 1, 6, 140, 140, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 1, 2 },
     { { "ref f64 gqa 4/2 softcap 1 separate", F64, 64, 64, 1, 4, 50, 70, 0, 1, 1, 0, DEFAULT_TILES, WIN(0, 20, 5) }, 2, 1 },
+    /* Head dims no family compiles, run padded to the next compiled one (set_head_dims). */
+    { { "pad f16 D=40 gqa 4/2 causal",   F16,  40, 40, 2, 4,  77, 77, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0 },
+    { { "pad bf16 D=80 BNHD Nq<Nk BR",   BF16, 80, 80, 1, 3, 130, 200, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0 },
+    { { "pad bf16 D=16/24 window softcap 3 separate", BF16, 16, 24, 2, 2, 64, 90, 0, 1, 1, 2, DEFAULT_TILES, WIN(0, 30, 10) }, 0, 3 },
+    { { "pad f16 D=120/72 separate causal", F16, 120, 72, 2, 2, 100, 100, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 0 },
+    { { "pad bf16 D=8 padded rows",      BF16,  8,  8, 1, 2,  50, 50, 0, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0 },
+    { { "pad f32 D=13/7 causal padded rows", F32, 13, 7, 2, 3, 45, 61, 1, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0 },
+    { { "pad f64 D=1/3 softcap 1 separate", F64, 1, 3, 1, 2, 30, 30, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 1 },
+    { { "pad f32 D=200 BNHD separate",   F32, 200, 200, 1, 2, 40, 33, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 0 },
+    { { "pad f64 D=70/130 mqa 4/1 window", F64, 70, 130, 1, 4, 37, 41, 0, 1, 0, 0, DEFAULT_TILES, WIN(1, 8, 4) }, 1, 0 },
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
 /* Per case: the reference, and the fused kernels checked against it (NULL where none). */
@@ -738,7 +760,11 @@ static void print_config(const gen_config *g)
         printf(" PERSISTENT=%d", g->p[GEN_PERSISTENT]);
     if (g->family->backward)
         printf(" DQ_MODE=%s", gen_param_value_name(GEN_DQ_MODE, g->p[GEN_DQ_MODE]));
-    printf(" SOFTCAP=%d\n", g->p[GEN_SOFTCAP]);
+    printf(" SOFTCAP=%d", g->p[GEN_SOFTCAP]);
+    if (g->p[GEN_DATA_DIM] || g->p[GEN_DATA_DIM_V])
+        printf(" HEAD_DIM=%d/%d DATA_DIM=%d/%d", g->p[GEN_HEAD_DIM], g->p[GEN_HEAD_DIM_V], g->p[GEN_DATA_DIM],
+               g->p[GEN_DATA_DIM_V]);
+    printf("\n");
 }
 
 /* The case's fused backwards against the GPU reference's gradients g (over the problem's

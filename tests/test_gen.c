@@ -145,7 +145,7 @@ static void config_text_round_trips(void **state)
                         "BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1");
     assert_string_equal(gen_config_format(&c, 0, buf, sizeof buf),
                         "DTYPE=bf16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 "
-                        "CAUSAL=0 CAUSAL_SKIP=1 EVEN_M=0 EVEN_N=0 SOFTCAP=0");
+                        "CAUSAL=0 CAUSAL_SKIP=1 EVEN_M=0 EVEN_N=0 SOFTCAP=0 DATA_DIM=0 DATA_DIM_V=0");
     int count;
     const gen_family *const *all = gen_family_list(&count);
     for (int k = 0; k < count; k++) {
@@ -300,8 +300,18 @@ static const struct {
 } invalid_cases[] = {
     { "fwd_mma", { { GEN_DTYPE, 0 } }, 1, 232448, "DTYPE=0 (f32) is not supported by fwd_mma (f16, bf16)" },
     { "fwd_mma", { { GEN_HEAD_DIM, 80 } }, 1, 232448, "HEAD_DIM=80" },
-    { "fwd_mma", { { GEN_HEAD_DIM, 264 } }, 1, 232448, "HEAD_DIM=264 is not supported" },
-    { "fwd_mma", { { GEN_HEAD_DIM_V, 12 } }, 1, 232448, "HEAD_DIM_V=12 is not supported" },
+    { "fwd_mma", { { GEN_HEAD_DIM, 264 } }, 1, 232448, "HEAD_DIM=264 is out of range (1..256)" },
+    { "fwd_mma", { { GEN_HEAD_DIM_V, 12 } }, 1, 232448, "HEAD_DIM_V=12: fwd_mma needs multiples of 32" },
+    { "fwd_wgmma", { { GEN_HEAD_DIM_V, 20 } }, 1, 232448, "HEAD_DIM_V=20" },
+    { "fwd_exact", { { GEN_DTYPE, 0 }, { GEN_HEAD_DIM, 20 } }, 2, 232448,
+      "HEAD_DIM=20, HEAD_DIM_V=128: fwd_exact takes multiples of 8" },
+    { "bwd_exact", { { GEN_DTYPE, 3 }, { GEN_HEAD_DIM_V, 12 } }, 2, 232448,
+      "HEAD_DIM=128, HEAD_DIM_V=12: bwd_exact takes multiples of 8" },
+    /* A padded head dim: below the compiled one, whole 16-byte pieces in 16-bit dtypes. */
+    { "fwd_mma", { { GEN_DATA_DIM, 128 } }, 1, 232448, "DATA_DIM=128 must be below HEAD_DIM=128" },
+    { "bwd_wgmma", { { GEN_DATA_DIM_V, 200 } }, 1, 232448, "DATA_DIM_V=200 must be below HEAD_DIM_V=128" },
+    { "bwd_mma", { { GEN_DATA_DIM, 36 } }, 1, 232448, "DATA_DIM=36 in bf16 must be a multiple of 8" },
+    { "fwd_wgmma", { { GEN_DATA_DIM, 257 } }, 1, 232448, "DATA_DIM=257 is out of range (0..256)" },
     { "fwd_mma", { { GEN_BLOCK_M, 48 }, { GEN_NUM_WARPS, 4 } }, 2, 232448,
       "BLOCK_M=48 is not a multiple of 16*NUM_WARPS=64" },
     { "fwd_mma", { { GEN_BLOCK_N, 24 } }, 1, 232448, "BLOCK_N=24" },
@@ -329,9 +339,9 @@ static const struct {
     const char *why;   /* printf format of the expected reason, given the value */
 } common_cases[] = {
     { { GEN_DTYPE, 7 }, "DTYPE=%d" },
-    { { GEN_HEAD_DIM, 0 }, "HEAD_DIM=%d is not supported" },
-    { { GEN_HEAD_DIM, 300 }, "HEAD_DIM=%d is not supported" },
-    { { GEN_HEAD_DIM_V, 20 }, "HEAD_DIM_V=%d is not supported" },
+    { { GEN_HEAD_DIM, 0 }, "HEAD_DIM=%d is out of range (1..256)" },
+    { { GEN_HEAD_DIM, 300 }, "HEAD_DIM=%d is out of range (1..256)" },
+    { { GEN_HEAD_DIM_V, -8 }, "HEAD_DIM_V=%d is out of range (1..256)" },
     { { GEN_BLOCK_M, 0 }, "BLOCK_M=%d is out of range" },
     { { GEN_BLOCK_N, -16 }, "BLOCK_N=%d is out of range" },
     { { GEN_NUM_WARPS, 17 }, "NUM_WARPS=%d is out of range (1..16)" },

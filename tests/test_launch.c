@@ -437,7 +437,7 @@ static void module_load_opts_in_once(void **state)
         assert_int_equal(ln_plan_bind(&fake, &plan, m, NULL), CUDA_SUCCESS);
         const int attrs = count_calls("attr");
         ln_problem p = { .dtype = c.p[GEN_DTYPE], .batch = 1, .heads = 1, .seqlen_q = 64, .seqlen_k = 64,
-                         .head_dim = 128, .head_dim_v = 128, .dq_accum = 0x100000 };
+                         .head_dim = plan.head_dim, .head_dim_v = plan.head_dim_v, .dq_accum = 0x100000 };
         block_is_backward = plan.backward;
         assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
         assert_int_equal(count_calls("attr"), attrs);
@@ -514,6 +514,15 @@ static ln_problem sample_problem(int batch, int heads)
     return p;
 }
 
+/* family_config for sample_problem's head dims (64, 32): a plan launches only its own. */
+static gen_config sample_config(const char *family, int dtype, int dq_mode)
+{
+    gen_config c = family_config(family, dtype, dq_mode);
+    c.p[GEN_HEAD_DIM] = 64;
+    c.p[GEN_HEAD_DIM_V] = 32;
+    return c;
+}
+
 static void check_strides(const long long got[3], const long long want[3])
 {
     for (int i = 0; i < 3; i++)
@@ -560,7 +569,7 @@ static void backward_args_from_a_problem(void **state)
     for (int accum = 0; accum < 2; accum++) {
         ft_bwd_args a;
         memset(&a, 0x5a, sizeof a);
-        ln_bwd_args(&p, accum, 4, 5, &a);
+        ln_bwd_args(&p, accum ? 64 : 0, 4, 5, &a);
         const uintptr_t rows = 4 * 5 * 40;
         assert_int_equal(addr(a.q), 0x10000000 + 4 * 100000 * 8);
         assert_int_equal(addr(a.k), 0x20000000 + 4 * 200000 * 8);
@@ -608,7 +617,7 @@ static void tensor_maps_describe_the_slice(void **state)
     p.dtype = 2;   /* bf16 */
     const cu_driver d = fake;
     ft_bwd_args a;
-    ln_bwd_args(&p, 1, 4, 5, &a);
+    ln_bwd_args(&p, 64, 4, 5, &a);
     memset(&encoded, 0, sizeof encoded);
     assert_int_equal(ln_bwd_tensor_maps(&d, &p, 64, &a), CUDA_SUCCESS);
     assert_int_equal(encoded.calls, 2);
@@ -642,7 +651,7 @@ static void tensor_maps_describe_the_slice(void **state)
     ln_problem one = sample_problem(1, 1);
     one.dtype = 1;
     one.q_stride[0] = one.q_stride[1] = 3;
-    ln_bwd_args(&one, 1, 0, 1, &a);
+    ln_bwd_args(&one, 64, 0, 1, &a);
     memset(&encoded, 0, sizeof encoded);
     assert_int_equal(ln_bwd_tensor_maps(&d, &one, 64, &a), CUDA_SUCCESS);
     assert_int_equal(encoded.type[0], CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
@@ -734,7 +743,7 @@ static const struct {
 
 static void batches_split_under_the_grid_limit(void **state)
 {
-    const gen_config c = family_config("bwd_mma", 2, 0);
+    const gen_config c = sample_config("bwd_mma", 2, 0);
     for (int i = 0; i < ARRAY_LEN(split_cases); i++) {
         reset(state);
         ln_plan plan;
@@ -797,7 +806,7 @@ static void batches_split_under_the_grid_limit(void **state)
 static void launch_rejects_what_cannot_run(void **state)
 {
     (void)state;
-    const gen_config c = family_config("fwd_mma", 2, 0);
+    const gen_config c = sample_config("fwd_mma", 2, 0);
     ln_plan plan;
     char err[256];
     assert_int_equal(ln_plan_make(&c, LN_FORWARD, 40, 24, &plan, err, sizeof err), 0);
@@ -812,7 +821,7 @@ static void launch_rejects_what_cannot_run(void **state)
     assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
     assert_int_equal(ncalls, 0);
     /* The first failing launch stops the rest and is returned. */
-    const gen_config b = family_config("bwd_mma", 2, 1);
+    const gen_config b = sample_config("bwd_mma", 2, 1);
     assert_int_equal(ln_plan_make(&b, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
     assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
     ncalls = 0;
@@ -840,7 +849,7 @@ static void grouped_heads_and_softcap_launch(void **state)
     assert_int_equal(a.heads, 6);
     assert_int_equal(a.heads_k, 2);
     assert_true(a.softcap == 1.5);
-    const gen_config r = family_config("ref", 1, 0);
+    const gen_config r = sample_config("ref", 1, 0);
     ln_plan plan;
     char err[256];
     assert_int_equal(ln_plan_make(&r, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
@@ -861,7 +870,7 @@ static void grouped_heads_and_softcap_launch(void **state)
     assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
     /* A fused backward takes grouped heads (its dK/dV step over the K/V heads); compiled without
      * the softcap (SOFTCAP 0) it refuses one, alone or with grouping. */
-    gen_config m = family_config("bwd_mma", 2, 1);
+    gen_config m = sample_config("bwd_mma", 2, 1);
     assert_int_equal(ln_plan_make(&m, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
     assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
     ncalls = 0;
@@ -896,10 +905,51 @@ static void grouped_heads_and_softcap_launch(void **state)
         assert_true(calls[i].bwd.softcap == 30);
 }
 
+/* A head dim the runtime does not compile runs padded: ln_padded_head_dim names the compiled one,
+ * the workspace's dQ accumulator is that wide, a plan records the data's dims its kernels were
+ * compiled for (DATA_DIM) and launches nothing for other dims. */
+static void padded_head_dims_launch(void **state)
+{
+    (void)state;
+    const int dims[][2] = { { 1, 32 }, { 16, 32 }, { 32, 32 }, { 33, 64 }, { 40, 64 }, { 80, 96 },
+                            { 129, 192 }, { 200, 256 }, { 256, 256 }, { 300, 300 } };
+    for (int i = 0; i < ARRAY_LEN(dims); i++)
+        assert_int_equal(ln_padded_head_dim(dims[i][0]), dims[i][1]);
+    assert_int_equal(ln_workspace_bytes(1, 3, 5, 40, 40, NULL), ln_workspace_bytes(1, 3, 5, 40, 64, NULL));
+
+    gen_config c = sample_config("bwd_mma", 2, 0);   /* DQ_MODE atomic: an accumulator */
+    c.p[GEN_DATA_DIM] = 40;
+    c.p[GEN_DATA_DIM_V] = 24;
+    ln_plan plan;
+    char err[256];
+    assert_int_equal(ln_plan_make(&c, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_equal(plan.head_dim, 40);
+    assert_int_equal(plan.head_dim_v, 24);
+    assert_int_equal(plan.accum_cols, 64);
+    assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+    ln_problem p = sample_problem(3, 5);
+    block_is_backward = 1;
+    ncalls = 0;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);   /* 64, 32: not the data's */
+    assert_int_equal(ncalls, 0);
+    p.head_dim = 40;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);   /* 40, 32 */
+    p.head_dim_v = 24;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
+    assert_string_equal(calls[0].what, "memset");   /* the accumulator, 64 columns wide, and the order area */
+    assert_int_equal(calls[0].bytes, (size_t)3 * 5 * 40 * 64 * 4 + ((size_t)3 + (size_t)3 * 5 * 3) * 4);
+    assert_int_equal(ncalls, 1 + plan.count);
+    /* Without DATA_DIM the plan takes the compiled dims. */
+    c.p[GEN_DATA_DIM] = c.p[GEN_DATA_DIM_V] = 0;
+    assert_int_equal(ln_plan_make(&c, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_equal(plan.head_dim, 64);
+    assert_int_equal(plan.head_dim_v, 32);
+}
+
 static void forward_launch_takes_the_forward_block(void **state)
 {
     (void)state;
-    const gen_config c = family_config("ref", 1, 0);
+    const gen_config c = sample_config("ref", 1, 0);
     ln_plan plan;
     char err[256];
     assert_int_equal(ln_plan_make(&c, LN_FORWARD, 40, 24, &plan, err, sizeof err), 0);
@@ -997,6 +1047,7 @@ int main(void)
         cmocka_unit_test_setup(batches_split_under_the_grid_limit, reset),
         cmocka_unit_test_setup(launch_rejects_what_cannot_run, reset),
         cmocka_unit_test_setup(grouped_heads_and_softcap_launch, reset),
+        cmocka_unit_test_setup(padded_head_dims_launch, reset),
         cmocka_unit_test_setup(forward_launch_takes_the_forward_block, reset),
         cmocka_unit_test_setup(utilities_launch_grid_stride, reset),
     };

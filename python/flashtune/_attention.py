@@ -44,6 +44,20 @@ def _as_4d(t, enable_gqa=False):
     return t.reshape((-1,) + tuple(t.shape[-3:]))
 
 
+def _padded_to_8(q, k, v, dtype):
+    """f16 and bf16 kernels read rows in 16-byte pieces, so their head dims are multiples of 8:
+    query, key and value with theirs padded with zeros to the next one (torch pads and, backward,
+    cuts the gradients back), or None when they are already. Zero columns add nothing to Q K^T and
+    make zero columns of O."""
+    d, dv = q.shape[3], v.shape[3]
+    if dtype not in (1, 2) or (d % 8 == 0 and dv % 8 == 0):
+        return None
+    import torch
+    F = torch.nn.functional
+    pd, pdv = -d % 8, -dv % 8
+    return F.pad(q, (0, pd)), F.pad(k, (0, pd)), F.pad(v, (0, pdv))
+
+
 def _operand(t, half):
     """t, its shape, strides and data pointer, each read once. Half (f16/bf16) kernels need
     16-byte aligned data and strides that are multiples of 8 elements along dimensions longer than
@@ -171,7 +185,10 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     leading dimensions (a [B, N, D] tensor has one head), the output shaped [..., Nq, Dv];
     float64, float32, float16 or bfloat16, all on the same CUDA device; runs on the current
     stream. ``is_causal`` (or its alias ``causal``) masks keys after the query's position;
-    ``scale`` defaults to 1/sqrt(D). Returns O [B, H, Nq, Dv] (or [..., Nq, Dv]). Head dims: 32, 64, 96, 128, 192, 256.
+    ``scale`` defaults to 1/sqrt(D). Returns O [B, H, Nq, Dv] (or [..., Nq, Dv]). Head dims D and Dv:
+    any from 1 to 256 (each runs on the kernels of the next compiled size, 32, 64, 96, 128, 192 or
+    256, its padding never read from memory; in float16 and bfloat16 a head dim that is not a
+    multiple of 8 is first copied padded with zeros to one).
     ``enable_gqa``: key and value may have fewer heads Hk than query, H a multiple of Hk
     (grouped-query attention; multi-query with Hk = 1): query head h reads key/value head
     h // (H // Hk), as SDPA's enable_gqa, without repeating them; their gradients sum over the
@@ -210,6 +227,12 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     deterministic = check_deterministic(deterministic)
     softcap = check_softcap(softcap) if softcap else 0.0
     dtype = check_tensors(query, key, value, enable_gqa)
+    padded = _padded_to_8(query, key, value, dtype)
+    if padded is not None:   # the scale stays the head dim's own; O is cut back to value's head dim
+        scale = scale if scale is not None else 1.0 / query.shape[3] ** 0.5
+        o = attention(*padded, None, 0.0, causal, scale, enable_gqa, causal_align=causal_align,
+                      window_size=window_size, deterministic=deterministic, softcap=softcap)
+        return o[..., :value.shape[3]]
     if _apply is None:
         _Attention.get()
     # the options travel as one argument: apply's Python part costs per argument
@@ -225,10 +248,15 @@ def describe_choice(query, key, value, is_causal=False, backward=False, *, causa
         leading_dims(query, key, value, enable_gqa)
         query, key, value = _as_4d(query, enable_gqa), _as_4d(key, enable_gqa), _as_4d(value, enable_gqa)
     dtype = check_tensors(query, key, value, enable_gqa)
+    padded = _padded_to_8(query, key, value, dtype)
+    scale = None
+    if padded is not None:   # what attention() runs
+        scale = 1.0 / query.shape[3] ** 0.5
+        query, key, value = padded
     import torch
     b, h, nq, _ = query.shape
     o = torch.empty((b, h, nq, value.shape[3]), dtype=query.dtype, device="meta")
-    d = _desc(query, key, value, o, dtype, is_causal, None, mask, check_softcap(softcap) if softcap else 0.0)
+    d = _desc(query, key, value, o, dtype, is_causal, scale, mask, check_softcap(softcap) if softcap else 0.0)
     d.deterministic = int(bool(check_deterministic(deterministic)))
     lib, handle = _library.library(), _library.context()
     buf = ctypes.create_string_buffer(1024)

@@ -5,7 +5,7 @@ Written against the tensor interface only (``dim()``, ``shape``, ``stride()``, `
 import math
 import operator
 
-HEAD_DIMS = (32, 64, 96, 128, 192, 256)
+HEAD_DIM_MAX = 256   # head dims 1..256; libflashtune pads each to the next size it compiles
 # torch dtype name -> ft_dtype code (runtime/include/flashtune.h)
 DTYPES = {"torch.float32": 0, "torch.float16": 1, "torch.bfloat16": 2, "torch.float64": 3}
 NAMES = ("query", "key", "value")
@@ -160,7 +160,7 @@ def _passes(q, k, v, enable_gqa):
             return None
         if hk != h and not (enable_gqa and hk and h % hk == 0):
             return None
-        if d not in HEAD_DIMS or dv not in HEAD_DIMS or 0 in (b, h, nq, nk):
+        if not (0 < d <= HEAD_DIM_MAX and 0 < dv <= HEAD_DIM_MAX) or 0 in (b, h, nq, nk):
             return None
         if q.stride()[3] != 1 or k.stride()[3] != 1 or v.stride()[3] != 1:
             return None
@@ -202,8 +202,8 @@ def _check_each(q, k, v, enable_gqa):
     if dk != d:
         raise ValueError(f"key: head_dim {dk} differs from query's {d}")
     for name, dim in (("query", d), ("value", dv)):
-        if dim not in HEAD_DIMS:
-            raise ValueError(f"{name}: head_dim={dim} is not supported ({', '.join(map(str, HEAD_DIMS))})")
+        if dim > HEAD_DIM_MAX:
+            raise ValueError(f"{name}: head_dim={dim} is not supported (1 to {HEAD_DIM_MAX})")
     for name, t in zip(NAMES, (q, k, v)):
         if 0 in tuple(t.shape):
             raise ValueError(f"{name}: empty tensor of shape {tuple(t.shape)}")

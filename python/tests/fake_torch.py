@@ -84,6 +84,11 @@ class Tensor:
         return self._view(self._shape[:dim] + (1,) + self._shape[dim:],
                           self._stride[:dim] + (inner,) + self._stride[dim:])
 
+    def __getitem__(self, key):
+        """t[..., :n] only: a view of the first n elements of the last dimension."""
+        assert isinstance(key, tuple) and key[0] is Ellipsis and key[1].start is None and key[1].step is None
+        return self._view(self._shape[:-1] + (key[1].stop,), self._stride)
+
     def reshape(self, shape):
         """A view of a contiguous tensor, else a contiguous copy (a new pointer); one -1 allowed."""
         shape = tuple(shape)
@@ -150,6 +155,12 @@ def make_torch(modern=True):
         return Tensor(size, dtype, device, stride)
 
     torch.empty, torch.empty_strided = empty, empty_strided
+
+    def pad(t, widths):   # torch.nn.functional.pad of the last dimension, (0, n) only: a new tensor
+        assert len(widths) == 2 and widths[0] == 0
+        return Tensor(t.shape[:-1] + (t.shape[-1] + widths[1],), t.dtype, t.device)
+
+    torch.nn = types.SimpleNamespace(functional=types.SimpleNamespace(pad=pad))
 
     def get_device_index(device, optional=False):
         return device.index if isinstance(device, Device) else device

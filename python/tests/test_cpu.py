@@ -80,6 +80,9 @@ class Checks(unittest.TestCase):
             self.assertEqual(_checks.check_tensors(*qkv(dtype=dtype)), code)
         q, k, v = qkv(d=128, dv=256)
         self.assertEqual(_checks.check_tensors(q, k, v), 2)
+        for d, dv in ((1, 1), (13, 40), (80, 24), (200, 256)):   # any head dims up to 256
+            for dtype, code in _checks.DTYPES.items():
+                self.assertEqual(_checks.check_tensors(*qkv(d=d, dv=dv, dtype=dtype)), code)
         # a [B, N, H, D] tensor seen as [B, H, N, D]: strides (N*H*D, D, H*D, 1)
         b, n, h, d = 2, 50, 4, 64
         t = Fake((b, h, n, d), strides=(n * h * d, d, h * d, 1))
@@ -100,9 +103,8 @@ class Checks(unittest.TestCase):
                     q, Fake((2, 2, 77, 64)), Fake((2, 2, 77, 64)))
         self.expect(ValueError, "value: seqlen 76 differs from key's 77", q, k, Fake((2, 4, 76, 64)))
         self.expect(ValueError, "key: head_dim 128 differs from query's 64", q, Fake((2, 4, 77, 128)), v)
-        self.expect(ValueError, "query: head_dim=40 is not supported (32, 64, 96, 128, 192, 256)",
-                    *qkv(d=40))
-        self.expect(ValueError, "value: head_dim=48 is not supported", *qkv(dv=48))
+        self.expect(ValueError, "query: head_dim=257 is not supported (1 to 256)", *qkv(d=257))
+        self.expect(ValueError, "value: head_dim=300 is not supported (1 to 256)", *qkv(dv=300))
         self.expect(ValueError, "query: empty tensor", Fake((2, 4, 0, 64)), k, v)
 
     def test_grouped_heads(self):
@@ -174,7 +176,7 @@ class Checks(unittest.TestCase):
         # The checks run before torch or the library is touched: errors come without either.
         with mock.patch.object(_library, "library", side_effect=AssertionError("library touched")):
             with self.assertRaises(ValueError):
-                flashtune.attention(*qkv(d=40))
+                flashtune.attention(*qkv(d=300))
             with self.assertRaises(ValueError):
                 flashtune.attention(*qkv(), dropout_p=0.5)
             with self.assertRaisesRegex(ValueError, "causal_align"):
@@ -195,14 +197,15 @@ class Checks(unittest.TestCase):
 
         q, k, v = t((2, 4, 100, 64)), t((2, 4, 77, 64)), t((2, 4, 77, 64))
         good = [(q, k, v), (t((1, 1, 1, 128)), t((1, 1, 5, 128)), t((1, 1, 5, 256))),
-                (t((2, 4, 50, 64), strides=(50 * 4 * 64, 64, 4 * 64, 1)),) * 3]
+                (t((2, 4, 50, 64), strides=(50 * 4 * 64, 64, 4 * 64, 1)),) * 3,
+                (t((2, 4, 100, 40)), t((2, 4, 77, 40)), t((2, 4, 77, 13)))]
         for dtype in (fake_torch.Dtype("float32", 4), fake_torch.Dtype("float16", 2), fake_torch.Dtype("float64", 8)):
             good.append(tuple(t(x.shape, dtype) for x in (q, k, v)))   # one dtype object, as torch's are
         bad = [(q, [1], v), (q, k, t(v.shape, fake_torch.Dtype("int8", 1))),
                (q, t(k.shape, fake_torch.Dtype("float16", 2)), v),
                (t((4, 100, 64)), k, v), (q, t((3, 4, 77, 64)), v), (q, k, t((2, 2, 77, 64))),
-               (q, k, t((2, 4, 76, 64))), (q, t((2, 4, 77, 128)), v), (t((2, 4, 100, 40)), k, v),
-               (q, k, t((2, 4, 77, 48))), (t((2, 4, 0, 64)), k, v), (t((0, 4, 100, 64)), k, v),
+               (q, k, t((2, 4, 76, 64))), (q, t((2, 4, 77, 128)), v), (t((2, 4, 100, 264)), t((2, 4, 77, 264)), v),
+               (q, k, t((2, 4, 77, 257))), (t((2, 4, 0, 64)), k, v), (t((0, 4, 100, 64)), k, v),
                (q, t(k.shape, strides=(1, 2, 3, 2)), v), (t(q.shape, strides=(1, 2, 3, 2)), k, v),
                (q, k, t(v.shape, strides=(1, 2, 3, 2))), (q, k, t(v.shape, device=fake_torch.Device("cpu"))),
                (q, t(k.shape, device=fake_torch.Device("cpu")), v), (t(q.shape, device=fake_torch.Device("cpu")), k, v),
@@ -411,6 +414,29 @@ class CallPath(unittest.TestCase):
         o = flashtune.attention(q, k, v)
         self.assertEqual(o.shape, (2, 3, 4, 100, 64))
         self.assertNotEqual(self.fwd.calls[-1][2][0], q.data_ptr())
+
+    def test_head_dims_the_kernels_do_not_compile(self):
+        # any head dim reaches the library as it is (it pads to the compiled sizes), except in
+        # float16 and bfloat16 off a multiple of 8: padded with zeros to one first, the scale
+        # the head dim's own, O cut back to value's head dim (a view of the padded result)
+        for dtype in (self.torch.float32, self.torch.bfloat16):
+            q, k, v = self.tensors([(2, 3, 100, 40), (2, 3, 77, 40), (2, 3, 77, 24)], dtype=dtype)
+            o = flashtune.attention(q, k, v)
+            self.assertEqual(o.shape, (2, 3, 100, 24))
+            d = _library.AttentionDesc.from_buffer_copy(self.fwd.calls[-1][1])
+            self.assertEqual((d.head_dim, d.head_dim_v, d.softmax_scale), (40, 24, 0.0))
+            self.assertEqual(self.fwd.calls[-1][2][:3], (q.data_ptr(), k.data_ptr(), v.data_ptr()))
+        for dtype, padded in ((self.torch.float64, False), (self.torch.float16, True)):
+            q, k, v = self.tensors([(1, 2, 50, 13), (1, 2, 60, 13), (1, 2, 60, 3)], dtype=dtype)
+            o = flashtune.attention(q, k, v, is_causal=True)
+            self.assertEqual(o.shape, (1, 2, 50, 3))
+            d = _library.AttentionDesc.from_buffer_copy(self.fwd.calls[-1][1])
+            self.assertEqual((d.head_dim, d.head_dim_v), (16, 8) if padded else (13, 3))
+            self.assertAlmostEqual(d.softmax_scale, 13 ** -0.5 if padded else 0.0)
+            self.assertEqual(self.fwd.calls[-1][2][0] != q.data_ptr(), padded)   # the padded copy
+        q, k, v = self.tensors([(1, 2, 50, 13), (1, 2, 60, 13), (1, 2, 60, 3)], dtype=self.torch.float16)
+        flashtune.attention(q, k, v, scale=0.25)
+        self.assertEqual(_library.AttentionDesc.from_buffer_copy(self.fwd.calls[-1][1]).softmax_scale, 0.25)
 
     def test_softcap_reaches_the_desc(self):
         q, k, v = self.tensors([(1, 2, 50, 64)] * 3)

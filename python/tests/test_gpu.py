@@ -244,6 +244,37 @@ class AgainstPyTorch(unittest.TestCase):
         self.assertTrue(torch.autograd.gradcheck(
             lambda a, b, c: flashtune.attention(a, b, c, is_causal=True, softcap=0.7), (q, k, v), eps=1e-6, atol=1e-6))
 
+    def test_head_dims_the_kernels_do_not_compile(self):
+        # head dims 1 to 256 that no kernel compiles run padded to the next compiled one (in
+        # float16/bfloat16 off a multiple of 8 after a zero-padded copy): every dtype, both
+        # directions, against SDPA; [B, H, N, D], a [B, N, H, D] view and rows longer than the
+        # head dim; and gradcheck in float64
+        shapes = [(2, 3, 100, 77, 40, 40), (1, 2, 130, 200, 80, 80), (2, 2, 64, 90, 16, 24),
+                  (1, 2, 50, 61, 13, 7), (1, 1, 33, 33, 1, 3), (1, 2, 70, 40, 200, 136)]
+        for shape in shapes:
+            for dtype in (torch.float64, torch.float32, torch.float16, torch.bfloat16):
+                for layout, causal in (("bhnd", False), ("bnhd", True), ("padded", True)):
+                    if dtype == torch.float64:
+                        self.compare_exact(shape, causal, layout, seed=shape[4])
+                    else:
+                        self.compare(shape, dtype, causal, layout, seed=shape[4])
+        for shape in [(1, 2, 5, 7, 13, 5), (2, 1, 9, 4, 1, 40)]:
+            q, k, v = make(shape, torch.float64, "bhnd", 2)
+            self.assertTrue(torch.autograd.gradcheck(
+                lambda a, b, c: flashtune.attention(a, b, c, is_causal=True), (q, k, v), eps=1e-6, atol=1e-6))
+
+    def compare_exact(self, shape, causal, layout, seed):
+        """compare in float64, to float64's rounding."""
+        q, k, v = make(shape, torch.float64, layout, seed)
+        o = flashtune.attention(q, k, v, is_causal=causal)
+        do = torch.randn_like(o)
+        grads = torch.autograd.grad(o, (q, k, v), do)
+        ro, rin = reference(q, k, v, causal, torch.float64)
+        rgrads = torch.autograd.grad(ro, rin, do)
+        for name, got, want in zip(("O", "dQ", "dK", "dV"), (o,) + grads, (ro,) + rgrads):
+            torch.testing.assert_close(got, want, atol=1e-10, rtol=1e-9,
+                                       msg=lambda m: f"{shape} float64 causal={causal} {layout} {name}: {m}")
+
     def test_gradcheck_float64(self):
         for shape in [(1, 2, 5, 7, 32, 32), (2, 1, 9, 4, 64, 32)]:
             for causal in (False, True):

@@ -27,11 +27,15 @@
  * Requirements beyond the shapes. f16 and bf16 run on tensor cores and need every tensor's
  * base pointer 16-byte aligned and every stride (of a dimension longer than 1) a multiple of 8
  * elements; otherwise the call returns FT_ERR_UNSUPPORTED naming the tensor and value. f32 and
- * f64 take any element-aligned pointer and stride. Head dims: 32, 64, 96, 128, 192, 256 (head_dim_v
- * may differ from head_dim), except where no kernel configuration fits the GPU, which returns
- * FT_ERR_UNSUPPORTED saying so: the f16/bf16 forward with head_dim_v = 256 and head_dim 64 to
- * 128 on GPUs before sm_90 (registers), and the f64 backward at head dim 256 on GPUs with less than 160 KiB of
- * shared memory per block (sm_86, sm_89). batch*heads above 65535 (CUDA's grid limit) is split
+ * f64 take any element-aligned pointer and stride. Head dims: any from 1 to 256, head_dim_v
+ * independently of head_dim; in f16 and bf16 multiples of 8 (rows are read in 16-byte pieces:
+ * pad a tensor with zero columns and pass softmax_scale for others). A head dim runs on the
+ * kernels of the next compiled one (32, 64, 96, 128, 192, 256), the padding columns never read
+ * from memory nor written; ft_describe_choice says so. Except where no kernel configuration fits
+ * the GPU, which returns FT_ERR_UNSUPPORTED saying so: the f16/bf16 forward with head_dim_v
+ * above 192 and head_dim 33 to 128 on GPUs before sm_90 (registers), and the f64 backward with
+ * both head dims above 192 on GPUs with less than 160 KiB of shared memory per block (sm_86,
+ * sm_89). batch*heads above 65535 (CUDA's grid limit) is split
  * into several launches; heads alone must be at most 65535.
  *
  * Choosing the kernel, in this order: the tuned winner for this exact problem on this GPU in
@@ -52,8 +56,8 @@
  *
  * Errors. Every fallible call returns an ft_status; FT_OK is 0. The message of the last failed
  * call is kept per thread and per context: ft_last_error(ctx) returns it, naming the function,
- * the argument and its value (e.g. "ft_attention_forward: head_dim=40 is not supported (32, 64,
- * 96, 128, 256)"), plus the CUDA error name when there is one. The library never exits or
+ * the argument and its value (e.g. "ft_attention_forward: head_dim=300 is not supported (1 to
+ * 256)"), plus the CUDA error name when there is one. The library never exits or
  * aborts.
  *
  * Threads. One ft_context may be used by several threads at once, also from several CUDA
@@ -149,8 +153,8 @@ typedef struct ft_attention_desc {
     size_t struct_size;          /* sizeof(ft_attention_desc) as the caller compiled it */
     int batch, heads;            /* >= 1 each */
     int seqlen_q, seqlen_k;      /* >= 1 each; may differ */
-    int head_dim;                /* of Q and K: 32, 64, 96, 128 or 256 */
-    int head_dim_v;              /* of V and O: same set; 0 means head_dim */
+    int head_dim;                /* of Q and K: 1 to 256 (f16, bf16: multiples of 8) */
+    int head_dim_v;              /* of V and O: the same; 0 means head_dim */
     ft_dtype dtype;
     int causal;                  /* 0 none, 1 causal: keys right of the diagonal are hidden */
     float softmax_scale;         /* 0 means 1/sqrt(head_dim); must be finite */

@@ -209,9 +209,9 @@ template <int ROWS> FT_DEVICE unsigned panel_offset(int row, int chunk)
 
 // Copies a ROWS x COLS tile (row stride `stride` elements, `valid` rows in range) into the
 // panel layout with 16-byte cp.async by THREADS threads (t: this one's index, 0..THREADS-1);
-// rows past `valid` are zero-filled. A COLS that is not a multiple of 64 leaves the rest of
-// its last panel unwritten.
-template <int ROWS, int COLS, bool EVEN, int THREADS>
+// rows past `valid` and columns past DATA (the data's head dim) are zero-filled. A COLS that is
+// not a multiple of 64 leaves the rest of its last panel unwritten.
+template <int ROWS, int COLS, int DATA, bool EVEN, int THREADS>
 FT_DEVICE void load_panels(unsigned smem, const elem_t *gmem, long long stride, int valid, int t = threadIdx.x)
 {
     constexpr int CHUNKS = COLS / 8;
@@ -222,7 +222,7 @@ FT_DEVICE void load_panels(unsigned smem, const elem_t *gmem, long long stride, 
             break;
         const int row = i / CHUNKS;
         const int chunk = i % CHUNKS;
-        const bool in = EVEN || row < valid;
+        const bool in = (EVEN || row < valid) && (DATA == COLS || chunk * 8 < DATA);
         const elem_t *src = in ? gmem + row * stride + chunk * 8 : gmem;
         cp_async_16(smem + panel_offset<ROWS>(row, chunk), src, in ? 16 : 0);
     }

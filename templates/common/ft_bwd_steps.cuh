@@ -4,8 +4,8 @@
 // dq = softmax_scale * dq_accum in the element type after it.
 
 // delta for the query rows [BM * blockIdx.x, + BM): four lanes per row, each summing DV/32
-// 16-byte chunks (interleaved for coalescing).
-template <int THREADS, int BM, int DV, bool EVEN>
+// 16-byte chunks (interleaved for coalescing), those of the DATA columns of data.
+template <int THREADS, int BM, int DV, int DATA, bool EVEN>
 FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
 {
     constexpr int TPR = 4;
@@ -29,6 +29,8 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
 #pragma unroll
             for (int c = 0; c < CHUNKS_PER_THREAD; c++) {
                 const int col = (sub + TPR * c) * 8;
+                if (DATA < DV && col >= DATA)
+                    break;
                 const uint4 ov = *(const uint4 *)(orow + col);
                 const uint4 dv = *(const uint4 *)(drow + col);
                 const unsigned ow[4] = { ov.x, ov.y, ov.z, ov.w }, dw[4] = { dv.x, dv.y, dv.z, dv.w };
@@ -49,8 +51,8 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
 }
 
 // dq = scale * dq_accum for the query rows [BM * blockIdx.x, + BM); dq_accum is fp32,
-// [batch * heads][seqlen_q][D], and holds dS K unscaled.
-template <int THREADS, int BM, int D, bool EVEN>
+// [batch * heads][seqlen_q][D], and holds dS K unscaled; dq gets its first DATA columns.
+template <int THREADS, int BM, int D, int DATA, bool EVEN>
 FT_DEVICE void bwd_dq_convert_rows(const ft_bwd_args args)
 {
     constexpr int CPR = D / 8;
@@ -62,7 +64,7 @@ FT_DEVICE void bwd_dq_convert_rows(const ft_bwd_args args)
     elem_t *dq = (elem_t *)args.dq + head_offset(args.dq_stride, b, h) + m0 * args.dq_stride[2];
     for (int c = threadIdx.x; c < BM * CPR; c += THREADS) {
         const int row = c / CPR, col = (c % CPR) * 8;
-        if (EVEN || m0 + row < nq) {
+        if ((EVEN || m0 + row < nq) && (DATA == D || col < DATA)) {
             const float4 x = *(const float4 *)(src + row * D + col);
             const float4 y = *(const float4 *)(src + row * D + col + 4);
             *(uint4 *)(dq + row * args.dq_stride[2] + col) =

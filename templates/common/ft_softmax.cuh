@@ -77,8 +77,8 @@ FT_DEVICE float finish_row(float *lse, float row_max, float row_sum, int quad, b
 }
 
 // Epilogue for one row: finish_row, and O / rowsum in the input dtype at dst (the row's first
-// element).
-template <int O_TILES>
+// element), its first DATA columns (a multiple of 8).
+template <int O_TILES, int DATA = O_TILES * 8>
 FT_DEVICE void store_row(elem_t *dst, float *lse, const float *o, float row_max, float row_sum, int half,
                          int quad, bool in_range)
 {
@@ -86,7 +86,7 @@ FT_DEVICE void store_row(elem_t *dst, float *lse, const float *o, float row_max,
     if (!in_range)
         return;
 #pragma unroll
-    for (int j = 0; j < O_TILES; j++)
+    for (int j = 0; j < O_TILES && j * 8 < DATA; j++)
         *(unsigned *)(dst + j * 8 + quad * 2) = pack2(o[j * 4 + half * 2] * inv, o[j * 4 + half * 2 + 1] * inv);
 }
 #endif

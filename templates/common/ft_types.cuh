@@ -23,6 +23,12 @@ typedef float acc_t;
 #error "DTYPE must be 0 (f32), 1 (f16), 2 (bf16) or 3 (f64)"
 #endif
 
+// The head dims of the data: the compiled HEAD_DIM and HEAD_DIM_V, or smaller ones that the kernel
+// pads to them (DATA_DIM, DATA_DIM_V). Columns past the data are loaded as zeros (never read from
+// memory), add zeros to every product, and are never stored.
+constexpr int QK_DATA = DATA_DIM ? DATA_DIM : HEAD_DIM;
+constexpr int V_DATA = DATA_DIM_V ? DATA_DIM_V : HEAD_DIM_V;
+
 #define FT_LOG2E 1.4426950408889634
 #define FT_LN2 0.6931471805599453
 // NVRTC has no math.h, so no INFINITY.

@@ -91,11 +91,12 @@ FT_DEVICE bool ex_aligned16(const void *p, long long sb, long long sh, long long
            (heads == 1 || (sh * e) % 16 == 0) && (seqlen == 1 || (ss * e) % 16 == 0);
 }
 
-// Starts copying rows [0, ROWS) of a W-wide row-major matrix (global row stride gstride elements)
-// to shared memory with row stride LD; rows at or past nvalid become zeros (unless EVEN). vec16:
-// asynchronous 16-byte copies (the caller commits and waits); else plain loads, for tensors that
-// are not 16-byte aligned, complete on return.
-template <int ROWS, int W, int LD, bool EVEN>
+// Starts copying rows [0, ROWS) of a W-wide row-major matrix (global row stride gstride elements,
+// the first DATA columns data) to shared memory with row stride LD; rows at or past nvalid (unless
+// EVEN) and columns past DATA become zeros. vec16: asynchronous 16-byte copies (the caller
+// commits and waits); else plain loads, for tensors that are not 16-byte aligned, complete on
+// return.
+template <int ROWS, int W, int DATA, int LD, bool EVEN>
 FT_DEVICE void ex_stage_rows(elem_t *dst, const elem_t *src, long long gstride, int nvalid, bool vec16)
 {
     if (vec16) {
@@ -106,21 +107,33 @@ FT_DEVICE void ex_stage_rows(elem_t *dst, const elem_t *src, long long gstride, 
             if (kTotal % kThreads == 0 || x < kTotal) {
                 const int r = x / kChunks, ch = x - r * kChunks;
                 const bool ok = EVEN || r < nvalid;
-                const elem_t *g = ok ? src + r * gstride + ch * kVec : src;
-                cp_async_16(smem_addr(dst + r * LD + ch * kVec), g, ok ? 16 : 0);
+                if constexpr (DATA >= W) {
+                    const elem_t *g = ok ? src + r * gstride + ch * kVec : src;
+                    cp_async_16(smem_addr(dst + r * LD + ch * kVec), g, ok ? 16 : 0);
+                } else if ((ch + 1) * kVec <= DATA || ch * kVec >= DATA) {   // data, or padding (zeros)
+                    const bool in = ok && ch * kVec < DATA;
+                    cp_async_16(smem_addr(dst + r * LD + ch * kVec), in ? src + r * gstride + ch * kVec : src,
+                                in ? 16 : 0);
+                } else {   // the chunk the data ends in, element by element: 16 bytes could pass the tensor's end
+#pragma unroll
+                    for (int w = 0; w < kVec; ++w)
+                        dst[r * LD + ch * kVec + w] =
+                            ok && ch * kVec + w < DATA ? src[r * gstride + ch * kVec + w] : (elem_t)0;
+                }
             }
         }
     } else {
         for (int x = (int)threadIdx.x; x < ROWS * W; x += kThreads) {
             const int r = x / W, c = x - r * W;
-            dst[r * LD + c] = (EVEN || r < nvalid) ? src[r * gstride + c] : (elem_t)0;
+            dst[r * LD + c] = (EVEN || r < nvalid) && (DATA >= W || c < DATA) ? src[r * gstride + c] : (elem_t)0;
         }
     }
 }
 
 // Stores scale times this lane's CH 16-byte chunks of a row (lane c: chunks c, c + TN, ...);
-// with RAGGED, chunks past the row's `all` chunks are skipped.
-template <int TN, int CH, bool RAGGED>
+// with RAGGED, chunks past the row's `all` chunks are skipped, and elements past the row's DATA
+// columns of data always are.
+template <int TN, int CH, bool RAGGED, int DATA>
 FT_DEVICE void ex_store_chunks(elem_t *row, const acc_t *vals, int lane_c, int all, acc_t scale)
 {
 #pragma unroll
@@ -128,7 +141,8 @@ FT_DEVICE void ex_store_chunks(elem_t *row, const acc_t *vals, int lane_c, int a
         if (!RAGGED || lane_c + TN * ch < all)
 #pragma unroll
             for (int w = 0; w < kVec; ++w)
-                row[(lane_c + TN * ch) * kVec + w] = vals[ch * kVec + w] * scale;
+                if ((lane_c + TN * ch) * kVec + w < DATA)
+                    row[(lane_c + TN * ch) * kVec + w] = vals[ch * kVec + w] * scale;
 }
 
 // acc[i][j] += row_i . col_j over W elements: this thread's R rows of a row tile (rows group +

@@ -102,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_preprocess(cons
         const elem_t *const orow = go + row * args.o_stride[2];
         const elem_t *const dorow = gdo + row * args.do_stride[2];
         acc_t acc = 0;
-        for (int d = lane; d < HEAD_DIM_V; d += 32)
+        for (int d = lane; d < V_DATA; d += 32)
             acc += orow[d] * dorow[d];
         acc = ex_group_sum<32>(acc);
         if (lane == 0)
@@ -162,8 +162,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
         const int m0 = w.mt * BLOCK_M;
         const elem_t *const q = gq + w.head * args.q_stride[1], *const dout = gdo + w.head * args.do_stride[1];
         const long long l0 = (long long)w.head * nq + m0;
-        ex_stage_rows<BLOCK_M, HEAD_DIM, kQkLd, EVEN_M>(sQ + st * BLOCK_M * kQkLd, q + m0 * qs, qs, nq - m0, qdo_vec);
-        ex_stage_rows<BLOCK_M, HEAD_DIM_V, kVLd, EVEN_M>(sdO + st * BLOCK_M * kVLd, dout + m0 * dos, dos, nq - m0, qdo_vec);
+        ex_stage_rows<BLOCK_M, HEAD_DIM, QK_DATA, kQkLd, EVEN_M>(sQ + st * BLOCK_M * kQkLd, q + m0 * qs, qs, nq - m0, qdo_vec);
+        ex_stage_rows<BLOCK_M, HEAD_DIM_V, V_DATA, kVLd, EVEN_M>(sdO + st * BLOCK_M * kVLd, dout + m0 * dos, dos, nq - m0, qdo_vec);
         for (int x = threadIdx.x; x < BLOCK_M; x += kThreads) {
             const bool ok = EVEN_M || m0 + x < nq;
             sL[st * BLOCK_M + x] = ok ? glse[l0 + x] : (acc_t)0;
@@ -173,8 +173,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
 
     // K and V stay for the whole block: their own cp.async group, ahead of the query tiles.
     if (count > 0) {
-        ex_stage_rows<BLOCK_N, HEAD_DIM, kQkLd, EVEN_N>(sK, gk, args.k_stride[2], nk - n0, kv_vec);
-        ex_stage_rows<BLOCK_N, HEAD_DIM_V, kVLd, EVEN_N>(sV, gv, args.v_stride[2], nk - n0, kv_vec);
+        ex_stage_rows<BLOCK_N, HEAD_DIM, QK_DATA, kQkLd, EVEN_N>(sK, gk, args.k_stride[2], nk - n0, kv_vec);
+        ex_stage_rows<BLOCK_N, HEAD_DIM_V, V_DATA, kVLd, EVEN_N>(sV, gv, args.v_stride[2], nk - n0, kv_vec);
     }
     cp_async_commit();
     for (int s = 0; s < NUM_STAGES - 1; ++s) {
@@ -338,8 +338,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
     for (int i = 0; i < kRK; ++i) {
         const int key = n0 + group + kG1 * i;
         if (EVEN_N || key < nk) {
-            ex_store_chunks<kTN1, kKCh, kKRagged>(gdk + key * args.dk_stride[2], dk[i], lane_c, kKAll, scale);
-            ex_store_chunks<kTN1, kVCh, kVRagged>(gdv + key * args.dv_stride[2], dv[i], lane_c, kVAll, (acc_t)1);
+            ex_store_chunks<kTN1, kKCh, kKRagged, QK_DATA>(gdk + key * args.dk_stride[2], dk[i], lane_c, kKAll, scale);
+            ex_store_chunks<kTN1, kVCh, kVRagged, V_DATA>(gdv + key * args.dv_stride[2], dv[i], lane_c, kVAll, (acc_t)1);
         }
     }
 }
@@ -380,13 +380,13 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
 
     auto load_kv = [&](int t, int st) {   // t counts from the first visited tile
         const int k0 = t * BLOCK_N;
-        ex_stage_rows<BLOCK_N, HEAD_DIM, kQkLd, EVEN_N>(sK + st * BLOCK_N * kQkLd, gk + k0 * ks, ks, kw.keys - k0, kv_vec);
-        ex_stage_rows<BLOCK_N, HEAD_DIM_V, kVLd, EVEN_N>(sV + st * BLOCK_N * kVLd, gv + k0 * vs, vs, kw.keys - k0, kv_vec);
+        ex_stage_rows<BLOCK_N, HEAD_DIM, QK_DATA, kQkLd, EVEN_N>(sK + st * BLOCK_N * kQkLd, gk + k0 * ks, ks, kw.keys - k0, kv_vec);
+        ex_stage_rows<BLOCK_N, HEAD_DIM_V, V_DATA, kVLd, EVEN_N>(sV + st * BLOCK_N * kVLd, gv + k0 * vs, vs, kw.keys - k0, kv_vec);
     };
 
     // Q and dO stay for the whole block and join the first cp.async group.
-    ex_stage_rows<BLOCK_M, HEAD_DIM, kQkLd, EVEN_M>(sQ, gq, args.q_stride[2], nq - q0, qdo_vec);
-    ex_stage_rows<BLOCK_M, HEAD_DIM_V, kVLd, EVEN_M>(sdO, gdo, args.do_stride[2], nq - q0, qdo_vec);
+    ex_stage_rows<BLOCK_M, HEAD_DIM, QK_DATA, kQkLd, EVEN_M>(sQ, gq, args.q_stride[2], nq - q0, qdo_vec);
+    ex_stage_rows<BLOCK_M, HEAD_DIM_V, V_DATA, kVLd, EVEN_M>(sdO, gdo, args.do_stride[2], nq - q0, qdo_vec);
     for (int s = 0; s < NUM_STAGES - 1; ++s) {
         if (s < n_tiles)
             load_kv(s, s);
@@ -463,7 +463,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
     for (int i = 0; i < kRM; ++i) {
         const int row = q0 + group + kGq * i;
         if (EVEN_M || row < nq)
-            ex_store_chunks<kTNq, kQCh, kQRagged>(gdq + row * args.dq_stride[2], dq[i], lane_c, kKAll, scale);
+            ex_store_chunks<kTNq, kQCh, kQRagged, QK_DATA>(gdq + row * args.dq_stride[2], dq[i], lane_c, kKAll, scale);
     }
 #endif
 }
@@ -482,7 +482,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq_convert(cons
     const int rows = EVEN_M ? BLOCK_M : min(BLOCK_M, nq - q0);
     for (int x = threadIdx.x; x < rows * HEAD_DIM; x += kThreads) {
         const int r = x / HEAD_DIM, d = x - r * HEAD_DIM;
-        gdq[r * args.dq_stride[2] + d] = gdqa[x] * scale;
+        if (QK_DATA == HEAD_DIM || d < QK_DATA)
+            gdq[r * args.dq_stride[2] + d] = gdqa[x] * scale;
     }
 #endif
 }

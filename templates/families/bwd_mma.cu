@@ -80,11 +80,12 @@ static_assert(DQ_SMEM_END == FT_SMEM_BYTES_ft_bwd_dq, "shared memory: ft_bwd_dq'
 
 // ---- helpers local to this family ---------------------------------------------------------
 
-// cp.async of a ROWS x COLS tile (row stride ld elements, `valid` rows in range) into the
-// swizzled shared tile at dst; rows past `valid` are zero-filled and never read (GUARD). Each
+// cp.async of a ROWS x COLS tile (row stride ld elements, `valid` rows in range, DATA columns of
+// data) into the swizzled shared tile at dst; rows past `valid` (GUARD) and columns past DATA
+// are zero-filled, and never read from memory. Each
 // thread keeps one column and walks rows with a running pointer: an unrolled loop would make
 // the compiler hold every chunk's 64-bit address across the main loop (it spilled).
-template <int ROWS, int COLS, bool GUARD>
+template <int ROWS, int COLS, int DATA, bool GUARD>
 FT_DEVICE void load_tile_async(unsigned dst, const elem_t *src, long long ld, int valid)
 {
     constexpr int CPR = COLS / 8;                // 16-byte chunks per row
@@ -94,18 +95,20 @@ FT_DEVICE void load_tile_async(unsigned dst, const elem_t *src, long long ld, in
     if (RP * CPR != NUM_THREADS && t >= RP * CPR)
         return;
     const int col = (t % CPR) * 8;
+    const bool col_in = DATA == COLS || col < DATA;
     int row = t / CPR;
     const elem_t *p = src + row * ld + col;
     const long long step = RP * ld;
 #pragma unroll 1
     for (; row < ROWS; row += RP, p += step) {
-        const bool in = !GUARD || row < valid;
+        const bool in = (!GUARD || row < valid) && col_in;
         cp_async_16(dst + toff<COLS>(row, col), in ? p : src, in ? 16 : 0);
     }
 }
 
-// Copies a swizzled ROWS x COLS shared tile to global rows [0, valid) with 16-byte stores.
-template <int ROWS, int COLS, bool GUARD>
+// Copies a swizzled ROWS x COLS shared tile to global rows [0, valid), their first DATA
+// columns, with 16-byte stores.
+template <int ROWS, int COLS, int DATA, bool GUARD>
 FT_DEVICE void store_tile(elem_t *dst, long long ld, const elem_t *tile, int valid)
 {
     constexpr int CPR = COLS / 8;
@@ -116,13 +119,13 @@ FT_DEVICE void store_tile(elem_t *dst, long long ld, const elem_t *tile, int val
         if (CHUNKS % NUM_THREADS != 0 && c >= CHUNKS)
             break;
         const int row = c / CPR, col = (c % CPR) * 8;
-        if (!GUARD || row < valid)
+        if ((!GUARD || row < valid) && (DATA == COLS || col < DATA))
             *(uint4 *)(dst + row * ld + col) = *(const uint4 *)(tile + swz<COLS>(row, col));
     }
 }
 
-// Writes zeros to rows [0, valid) of a ROWS x COLS global tile.
-template <int ROWS, int COLS, bool GUARD>
+// Writes zeros to rows [0, valid) of a ROWS x COLS global tile, their first DATA columns.
+template <int ROWS, int COLS, int DATA, bool GUARD>
 FT_DEVICE void zero_tile(elem_t *dst, long long ld, int valid)
 {
     constexpr int CPR = COLS / 8;
@@ -133,7 +136,7 @@ FT_DEVICE void zero_tile(elem_t *dst, long long ld, int valid)
         if (CHUNKS % NUM_THREADS != 0 && c >= CHUNKS)
             break;
         const int row = c / CPR, col = (c % CPR) * 8;
-        if (!GUARD || row < valid)
+        if ((!GUARD || row < valid) && (DATA == COLS || col < DATA))
             *(uint4 *)(dst + row * ld + col) = make_uint4(0u, 0u, 0u, 0u);
     }
 }
@@ -142,7 +145,7 @@ FT_DEVICE void zero_tile(elem_t *dst, long long ld, int valid)
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
 ft_bwd_preprocess(const ft_bwd_args args)
 {
-    bwd_preprocess_rows<NUM_THREADS, BLOCK_M, HEAD_DIM_V, EVEN_M>(args);
+    bwd_preprocess_rows<NUM_THREADS, BLOCK_M, HEAD_DIM_V, V_DATA, EVEN_M>(args);
 }
 
 // ---- ft_bwd_dkdv -----------------------------------------------------------------------------
@@ -178,8 +181,8 @@ ft_bwd_dkdv(const ft_bwd_args args)
     if (mt_begin == m_tiles) {   // no query sees these keys: dK = dV = 0 (the whole block leaves)
         elem_t *dk = (elem_t *)args.dk + head_offset(args.dk_stride, b, h) + n0 * args.dk_stride[2];
         elem_t *dv = (elem_t *)args.dv + head_offset(args.dv_stride, b, h) + n0 * args.dv_stride[2];
-        zero_tile<BLOCK_N, HEAD_DIM, !EVEN_N>(dk, args.dk_stride[2], keys_in);
-        zero_tile<BLOCK_N, HEAD_DIM_V, !EVEN_N>(dv, args.dv_stride[2], keys_in);
+        zero_tile<BLOCK_N, HEAD_DIM, QK_DATA, !EVEN_N>(dk, args.dk_stride[2], keys_in);
+        zero_tile<BLOCK_N, HEAD_DIM_V, V_DATA, !EVEN_N>(dv, args.dv_stride[2], keys_in);
         return;
     }
 
@@ -201,8 +204,8 @@ ft_bwd_dkdv(const ft_bwd_args args)
         const group_step w = walk_group(i, mt_begin, per_head);
         const int m0 = w.mt * BLOCK_M;
         const unsigned base = stage_addr + st * DKDV_STAGE_BYTES;
-        load_tile_async<BLOCK_M, HEAD_DIM, !EVEN_M>(base, q + w.head * args.q_stride[1] + m0 * qs, qs, nq - m0);
-        load_tile_async<BLOCK_M, HEAD_DIM_V, !EVEN_M>(base + Q_TILE_BYTES, dout + w.head * args.do_stride[1] + m0 * dos,
+        load_tile_async<BLOCK_M, HEAD_DIM, QK_DATA, !EVEN_M>(base, q + w.head * args.q_stride[1] + m0 * qs, qs, nq - m0);
+        load_tile_async<BLOCK_M, HEAD_DIM_V, V_DATA, !EVEN_M>(base + Q_TILE_BYTES, dout + w.head * args.do_stride[1] + m0 * dos,
                                                       dos, nq - m0);
         const long long l0 = (long long)w.head * nq + m0;
         float *ld_smem = (float *)(stage_smem + st * DKDV_STAGE_BYTES + Q_TILE_BYTES + DO_TILE_BYTES);
@@ -224,8 +227,8 @@ ft_bwd_dkdv(const ft_bwd_args args)
     // Pipeline: group 0 = K, V and the first query tile; then one group per further tile, one
     // commit per iteration even when nothing is left to load, so wait<NUM_STAGES-2> always
     // means "the current tile has landed".
-    load_tile_async<BLOCK_N, HEAD_DIM, !EVEN_N>(k_addr, k, args.k_stride[2], keys_in);
-    load_tile_async<BLOCK_N, HEAD_DIM_V, !EVEN_N>(v_addr, v, args.v_stride[2], keys_in);
+    load_tile_async<BLOCK_N, HEAD_DIM, QK_DATA, !EVEN_N>(k_addr, k, args.k_stride[2], keys_in);
+    load_tile_async<BLOCK_N, HEAD_DIM_V, V_DATA, !EVEN_N>(v_addr, v, args.v_stride[2], keys_in);
     issue_q_tile(0, 0);
     cp_async_commit();
 #pragma unroll
@@ -502,8 +505,8 @@ ft_bwd_dkdv(const ft_bwd_args args)
                  blockIdx.y % args.heads_k * args.dk_stride[1] + n0 * args.dk_stride[2];
     elem_t *dv = (elem_t *)args.dv + blockIdx.y / args.heads_k * args.dv_stride[0] +
                  blockIdx.y % args.heads_k * args.dv_stride[1] + n0 * args.dv_stride[2];
-    store_tile<BLOCK_N, HEAD_DIM, !EVEN_N>(dk, args.dk_stride[2], k_smem, keys_in);
-    store_tile<BLOCK_N, HEAD_DIM_V, !EVEN_N>(dv, args.dv_stride[2], v_smem, keys_in);
+    store_tile<BLOCK_N, HEAD_DIM, QK_DATA, !EVEN_N>(dk, args.dk_stride[2], k_smem, keys_in);
+    store_tile<BLOCK_N, HEAD_DIM_V, V_DATA, !EVEN_N>(dv, args.dv_stride[2], v_smem, keys_in);
 }
 
 #if DQ_MODE == 1
@@ -541,13 +544,13 @@ ft_bwd_dq(const ft_bwd_args args)
     auto issue_kv_tile = [&](int nt, int slot) {   // nt counts from the first visited tile
         const int kn0 = nt * BLOCK_N;
         const unsigned base = kv_addr + slot * (K_TILE_BYTES + V_TILE_BYTES);
-        load_tile_async<BLOCK_N, HEAD_DIM, !EVEN_N>(base, k + kn0 * ks, ks, keys - kn0);
-        load_tile_async<BLOCK_N, HEAD_DIM_V, !EVEN_N>(base + K_TILE_BYTES, v + kn0 * vs, vs, keys - kn0);
+        load_tile_async<BLOCK_N, HEAD_DIM, QK_DATA, !EVEN_N>(base, k + kn0 * ks, ks, keys - kn0);
+        load_tile_async<BLOCK_N, HEAD_DIM_V, V_DATA, !EVEN_N>(base + K_TILE_BYTES, v + kn0 * vs, vs, keys - kn0);
     };
 
     // Group 0 = Q, dO and key tile 0; then one group per further tile (see ft_bwd_dkdv).
-    load_tile_async<BLOCK_M, HEAD_DIM, !EVEN_M>(q_addr, q, args.q_stride[2], nq - m0);
-    load_tile_async<BLOCK_M, HEAD_DIM_V, !EVEN_M>(do_addr, dout, args.do_stride[2], nq - m0);
+    load_tile_async<BLOCK_M, HEAD_DIM, QK_DATA, !EVEN_M>(q_addr, q, args.q_stride[2], nq - m0);
+    load_tile_async<BLOCK_M, HEAD_DIM_V, V_DATA, !EVEN_M>(do_addr, dout, args.do_stride[2], nq - m0);
     if (n_tiles > 0)
         issue_kv_tile(0, 0);
     cp_async_commit();
@@ -719,7 +722,7 @@ ft_bwd_dq(const ft_bwd_args args)
         if ((BLOCK_M * CPR) % NUM_THREADS != 0 && c >= BLOCK_M * CPR)
             break;
         const int row = c / CPR, col = (c % CPR) * 8;
-        if (EVEN_M || m0 + row < nq) {
+        if ((EVEN_M || m0 + row < nq) && (QK_DATA == HEAD_DIM || col < QK_DATA)) {
             const float4 x = *(const float4 *)(red_smem + row * DQ_RED_LD + col);
             const float4 y = *(const float4 *)(red_smem + row * DQ_RED_LD + col + 4);
             *(uint4 *)(dq + row * args.dq_stride[2] + col) =
@@ -735,6 +738,6 @@ ft_bwd_dq(const ft_bwd_args args)
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
 ft_bwd_dq_convert(const ft_bwd_args args)
 {
-    bwd_dq_convert_rows<NUM_THREADS, BLOCK_M, HEAD_DIM, EVEN_M>(args);
+    bwd_dq_convert_rows<NUM_THREADS, BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M>(args);
 }
 #endif

@@ -132,7 +132,7 @@ static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
 ft_bwd_preprocess(const ft_bwd_args args)
 {
-    bwd_preprocess_rows<NUM_THREADS, BLOCK_M, HEAD_DIM_V, EVEN_M>(args);
+    bwd_preprocess_rows<NUM_THREADS, BLOCK_M, HEAD_DIM_V, V_DATA, EVEN_M>(args);
 }
 
 // ---- ft_bwd_dkdv -----------------------------------------------------------------------------
@@ -308,8 +308,8 @@ FT_DEVICE void load_key_tile(const ft_bwd_args &args, const dkdv_block &blk, int
 {
     const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, blk.b, blk.h) + blk.n0 * args.k_stride[2];
     const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, blk.b, blk.h) + blk.n0 * args.v_stride[2];
-    load_panels<BLOCK_N, HEAD_DIM, EVEN_N, THREADS>(blk.k_smem, k, args.k_stride[2], blk.keys_in, t);
-    load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N, THREADS>(blk.v_smem(), v, args.v_stride[2], blk.keys_in, t);
+    load_panels<BLOCK_N, HEAD_DIM, QK_DATA, EVEN_N, THREADS>(blk.k_smem, k, args.k_stride[2], blk.keys_in, t);
+    load_panels<BLOCK_N, HEAD_DIM_V, V_DATA, EVEN_N, THREADS>(blk.v_smem(), v, args.v_stride[2], blk.keys_in, t);
     cp_async_commit();
 }
 
@@ -621,10 +621,11 @@ FT_DEVICE void dq_rows(float *dst, const float (&dq)[DQ_N / 2], const dkdv_threa
 }
 
 // Writes a 64-key slab's accumulators (rows `row`, `row` + 8 of the thread; COLS columns) as
-// 16-bit pairs times `scale` to global rows past which `valid` keys stop.
-template <int COLS>
+// 16-bit pairs times `scale` to global rows past which `valid` keys stop. With PADDED, only the
+// first `data` columns (a multiple of 8; the head dim's data left from dst's column).
+template <int COLS, bool PADDED>
 FT_DEVICE void store_slab(elem_t *dst, long long ld, const float (&c)[COLS / 2], int row, int quad, int valid,
-                          float scale)
+                          float scale, int data)
 {
 #pragma unroll
     for (int half = 0; half < 2; half++) {
@@ -633,8 +634,9 @@ FT_DEVICE void store_slab(elem_t *dst, long long ld, const float (&c)[COLS / 2],
             continue;
 #pragma unroll
         for (int j = 0; j < COLS / 8; j++)
-            *(unsigned *)(dst + r * ld + 8 * j + 2 * quad) =
-                pack2(c[4 * j + 2 * half] * scale, c[4 * j + 2 * half + 1] * scale);
+            if (!PADDED || 8 * j < data)
+                *(unsigned *)(dst + r * ld + 8 * j + 2 * quad) =
+                    pack2(c[4 * j + 2 * half] * scale, c[4 * j + 2 * half + 1] * scale);
     }
 }
 
@@ -646,8 +648,10 @@ FT_DEVICE void store_dk_dv(const ft_bwd_args &args, const dkdv_block &blk, const
     const int k_col = SPLIT_COLS ? th.cw * DK_COLS : 0, v_col = SPLIT_COLS ? th.cw * DV_COLS : 0;
     elem_t *dk_out = (elem_t *)args.dk + head_offset(args.dk_stride, blk.b, blk.h) + blk.n0 * args.dk_stride[2] + k_col;
     elem_t *dv_out = (elem_t *)args.dv + head_offset(args.dv_stride, blk.b, blk.h) + blk.n0 * args.dv_stride[2] + v_col;
-    store_slab<DK_COLS>(dk_out, args.dk_stride[2], dk, th.krow, th.qd, blk.keys_in, (float)args.softmax_scale);
-    store_slab<DV_COLS>(dv_out, args.dv_stride[2], dv, th.krow, th.qd, blk.keys_in, 1.f);
+    store_slab<DK_COLS, QK_DATA < HEAD_DIM>(dk_out, args.dk_stride[2], dk, th.krow, th.qd, blk.keys_in,
+                                            (float)args.softmax_scale, QK_DATA - k_col);
+    store_slab<DV_COLS, V_DATA < HEAD_DIM_V>(dv_out, args.dv_stride[2], dv, th.krow, th.qd, blk.keys_in, 1.f,
+                                             V_DATA - v_col);
 }
 
 template <int R> FT_DEVICE void zero(float (&x)[R])
@@ -989,7 +993,7 @@ ft_bwd_dq_convert(const ft_bwd_args args)
 {
     const int m0 = blockIdx.x * BLOCK_M;
     if (!EVEN_M && m0 + BLOCK_M > args.seqlen_q) {
-        bwd_dq_convert_rows<NUM_THREADS, BLOCK_M, HEAD_DIM, EVEN_M>(args);
+        bwd_dq_convert_rows<NUM_THREADS, BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M>(args);
         return;
     }
     const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
@@ -1009,6 +1013,8 @@ ft_bwd_dq_convert(const ft_bwd_args args)
         const int u = second ? i - UNITS0 : i, chunks = second ? C1 : C0;
         const int c = u % chunks, t0 = 4 * (u / chunks);
         const int r = 16 * ((t0 / 32) % 4) + (t0 % 32) / 4, col = (second ? DQ_COLS0 : 0) + 8 * c;
+        if (QK_DATA < HEAD_DIM && col >= QK_DATA)
+            continue;   // padding past the head dim's data
         const float4 *region = src + (second ? 128 * C0 : 0);
         float4 x[4];
 #pragma unroll

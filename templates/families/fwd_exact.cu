@@ -83,12 +83,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
     // K/V tile t into pipeline stage st (rows past seqlen_k zero-filled, so that 0 * P stays 0).
     auto load_kv = [&](int t, int st) {   // t counts from the first visited tile
         const int k0 = t * BLOCK_N;
-        ex_stage_rows<BLOCK_N, HEAD_DIM, kQkLd, EVEN_N>(sK + st * BLOCK_N * kQkLd, gk + k0 * ks, ks, kw.keys - k0, kv_vec);
-        ex_stage_rows<BLOCK_N, HEAD_DIM_V, kVLd, EVEN_N>(sV + st * BLOCK_N * kVLd, gv + k0 * vs, vs, kw.keys - k0, kv_vec);
+        ex_stage_rows<BLOCK_N, HEAD_DIM, QK_DATA, kQkLd, EVEN_N>(sK + st * BLOCK_N * kQkLd, gk + k0 * ks, ks, kw.keys - k0, kv_vec);
+        ex_stage_rows<BLOCK_N, HEAD_DIM_V, V_DATA, kVLd, EVEN_N>(sV + st * BLOCK_N * kVLd, gv + k0 * vs, vs, kw.keys - k0, kv_vec);
     };
 
     // Q joins the first cp.async group (with tile 0 when NUM_STAGES > 1).
-    ex_stage_rows<BLOCK_M, HEAD_DIM, kQkLd, EVEN_M>(sQ, gq, args.q_stride[2], nq - q0, q_vec);
+    ex_stage_rows<BLOCK_M, HEAD_DIM, QK_DATA, kQkLd, EVEN_M>(sQ, gq, args.q_stride[2], nq - q0, q_vec);
     for (int s = 0; s < NUM_STAGES - 1; ++s) {
         if (s < n_tiles)
             load_kv(s, s);
@@ -186,7 +186,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
                 if (!kORagged || lane_c + kTN * ch < kOAll)
 #pragma unroll
                     for (int w = 0; w < kVec; ++w)
-                        orow[(lane_c + kTN * ch) * kVec + w] = li > 0 ? o[i][ch * kVec + w] / li : (acc_t)0;
+                        if ((lane_c + kTN * ch) * kVec + w < V_DATA)
+                            orow[(lane_c + kTN * ch) * kVec + w] = li > 0 ? o[i][ch * kVec + w] / li : (acc_t)0;
             if (lane_c == 0)
                 glse[row] = li > 0 ? m[i] + ex_log(li) : -ex_neg_inf();
         }

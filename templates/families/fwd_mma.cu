@@ -9,8 +9,8 @@ constexpr int NUM_THREADS = NUM_WARPS * 32;
 constexpr int WARP_ROWS = BLOCK_M / NUM_WARPS;                    // query rows each warp owns
 constexpr int ROW_TILES = fwd_mma_row_tiles(BLOCK_M, NUM_WARPS);  // 16-row mma tiles per warp
 constexpr int KEY_TILES = BLOCK_N / 8;                            // 8-key column tiles of S
-constexpr int DK_STEPS = HEAD_DIM / 16;                           // k-steps of Q K^T
-constexpr int DV_TILES = HEAD_DIM_V / 8;                          // 8-wide column tiles of O
+constexpr int DK_STEPS = (QK_DATA + 15) / 16;                     // k-steps of Q K^T (padding past the data skipped)
+constexpr int DV_TILES = (V_DATA + 15) / 16 * 2;                  // 8-wide column tiles of O (the same)
 constexpr bool Q_IN_REGS = fwd_mma_q_in_regs(HEAD_DIM);
 // Shared memory: the Q tile, then NUM_STAGES x (K tile, V tile), 16-bit elements.
 constexpr int Q_TILE_ELEMS = BLOCK_M * HEAD_DIM;
@@ -28,9 +28,10 @@ static_assert(RULE != FWD_MMA_BAD_REGISTERS, "BLOCK_M, BLOCK_N, NUM_WARPS: fragm
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_mma.h");
 
-// Copies a ROWS x COLS tile (row stride `stride` elements, `valid` rows in range) into a
-// swizzled shared tile with 16-byte cp.async; rows past `valid` are zero-filled.
-template <int ROWS, int COLS, bool EVEN>
+// Copies a ROWS x COLS tile (row stride `stride` elements, `valid` rows in range, DATA columns
+// of data) into a swizzled shared tile with 16-byte cp.async; rows past `valid` and columns
+// past DATA are zero-filled.
+template <int ROWS, int COLS, int DATA, bool EVEN>
 FT_DEVICE void load_tile(elem_t *smem, const elem_t *gmem, long long stride, int valid)
 {
     constexpr int CHUNKS = COLS / 8;
@@ -41,7 +42,7 @@ FT_DEVICE void load_tile(elem_t *smem, const elem_t *gmem, long long stride, int
             break;
         const int row = i / CHUNKS;
         const int col = (i % CHUNKS) * 8;
-        const bool in = EVEN || row < valid;
+        const bool in = (EVEN || row < valid) && (DATA == COLS || col < DATA);
         const elem_t *src = in ? gmem + row * stride + col : gmem;
         cp_async_16(smem_addr(smem + swz<COLS>(row, col)), src, in ? 16 : 0);
     }
@@ -76,7 +77,7 @@ ft_fwd(const ft_fwd_args args)
     const key_walk kw = walk_keys<BLOCK_M, BLOCK_N>(args.mask_lo, args.mask_hi, m0, args.seqlen_q, seqlen_k, k, ks, v, vs);
     const int n_tiles = kw.n_tiles, n_begin = kw.n_begin, keys = kw.keys;
 
-    load_tile<BLOCK_M, HEAD_DIM, EVEN_M>(q_smem, q, args.q_stride[2], args.seqlen_q - m0);
+    load_tile<BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M>(q_smem, q, args.q_stride[2], args.seqlen_q - m0);
     cp_async_commit();
     // Prologue: the first NUM_STAGES-1 K/V tiles. A group is committed for every slot, even
     // an empty one, so that wait_group<NUM_STAGES-2> always means "tile t has landed".
@@ -85,8 +86,8 @@ ft_fwd(const ft_fwd_args args)
         if (s < n_tiles) {
             elem_t *stage = kv_smem + s * STAGE_ELEMS;
             const int n0 = s * BLOCK_N;
-            load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, keys - n0);
-            load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_TILE_ELEMS, v + n0 * vs, vs, keys - n0);
+            load_tile<BLOCK_N, HEAD_DIM, QK_DATA, EVEN_N>(stage, k + n0 * ks, ks, keys - n0);
+            load_tile<BLOCK_N, HEAD_DIM_V, V_DATA, EVEN_N>(stage + K_TILE_ELEMS, v + n0 * vs, vs, keys - n0);
         }
         cp_async_commit();
     }
@@ -122,8 +123,8 @@ ft_fwd(const ft_fwd_args args)
         if (NUM_STAGES == 1) {
             __syncthreads();   // everyone is done with the single buffer
             const int n0 = t * BLOCK_N;
-            load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(kv_smem, k + n0 * ks, ks, keys - n0);
-            load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(kv_smem + K_TILE_ELEMS, v + n0 * vs, vs, keys - n0);
+            load_tile<BLOCK_N, HEAD_DIM, QK_DATA, EVEN_N>(kv_smem, k + n0 * ks, ks, keys - n0);
+            load_tile<BLOCK_N, HEAD_DIM_V, V_DATA, EVEN_N>(kv_smem + K_TILE_ELEMS, v + n0 * vs, vs, keys - n0);
             cp_async_commit();
             cp_async_wait<0>();
             __syncthreads();
@@ -134,8 +135,8 @@ ft_fwd(const ft_fwd_args args)
             if (next < n_tiles) {
                 elem_t *stage = kv_smem + (next % NUM_STAGES) * STAGE_ELEMS;
                 const int n0 = next * BLOCK_N;
-                load_tile<BLOCK_N, HEAD_DIM, EVEN_N>(stage, k + n0 * ks, ks, keys - n0);
-                load_tile<BLOCK_N, HEAD_DIM_V, EVEN_N>(stage + K_TILE_ELEMS, v + n0 * vs, vs, keys - n0);
+                load_tile<BLOCK_N, HEAD_DIM, QK_DATA, EVEN_N>(stage, k + n0 * ks, ks, keys - n0);
+                load_tile<BLOCK_N, HEAD_DIM_V, V_DATA, EVEN_N>(stage + K_TILE_ELEMS, v + n0 * vs, vs, keys - n0);
             }
             cp_async_commit();
         }
@@ -237,7 +238,7 @@ ft_fwd(const ft_fwd_args args)
 #pragma unroll
         for (int half = 0; half < 2; half++) {
             const int row = m0 + warp_row0 + r * 16 + group + half * 8;
-            store_row<DV_TILES>(o_out + row * args.o_stride[2], lse + row, &o[r][0][0], row_max[r][half],
+            store_row<DV_TILES, V_DATA>(o_out + row * args.o_stride[2], lse + row, &o[r][0][0], row_max[r][half],
                                 row_sum[r][half], half, quad, EVEN_M || row < args.seqlen_q);
         }
 }

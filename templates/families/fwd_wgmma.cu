@@ -33,12 +33,13 @@ constexpr int CONSUMER_THREADS = NUM_WG * 128;
 constexpr int S_REGS = BLOCK_N / 2;        // fp32 S accumulators per thread (64 x BLOCK_N / 128)
 constexpr int O_REGS = HEAD_DIM_V / 2;     // fp32 O accumulators per thread
 constexpr int P_STEPS = BLOCK_N / 16;      // k-steps of P V
-constexpr int QK_STEPS = HEAD_DIM / 16;    // k-steps of Q K^T
+constexpr int QK_STEPS = (QK_DATA + 15) / 16;   // k-steps of Q K^T (padding past the data skipped)
 // Shared memory: 1024 bytes of alignment slack, the Q tile, NUM_STAGES x (K tile, V tile), each
 // stored as 64-column panels (panel_offset in arch/sm90.cuh); with a producer, 1024 bytes of
 // mbarriers (K full, V full, K empty, V empty a slot). Head dim 96 takes two panels, the second
 // half unused: cp.async leaves it unwritten, the copy engine fills it with zeros (its box runs
 // past the tensor), and no product reads it (Q K^T's k-steps and P V's columns stop at 96).
+// Columns past a padded head dim's data (DATA_DIM) get zeros both ways.
 constexpr int D_PANELS = ft_panel_cols(HEAD_DIM) / 64, DV_PANELS = ft_panel_cols(HEAD_DIM_V) / 64;
 constexpr int Q_BYTES = BLOCK_M * D_PANELS * 128;
 constexpr int K_BYTES = BLOCK_N * D_PANELS * 128;
@@ -160,8 +161,8 @@ template <int THREADS>
 FT_DEVICE void load_kv(unsigned stage, const fwd_block &fb, int t, int thread)
 {
     const int n0 = t * BLOCK_N;
-    load_panels<BLOCK_N, HEAD_DIM, EVEN_N, THREADS>(stage, fb.k + n0 * fb.ks, fb.ks, fb.keys - n0, thread);
-    load_panels<BLOCK_N, HEAD_DIM_V, EVEN_N, THREADS>(stage + K_BYTES, fb.v + n0 * fb.vs, fb.vs, fb.keys - n0, thread);
+    load_panels<BLOCK_N, HEAD_DIM, QK_DATA, EVEN_N, THREADS>(stage, fb.k + n0 * fb.ks, fb.ks, fb.keys - n0, thread);
+    load_panels<BLOCK_N, HEAD_DIM_V, V_DATA, EVEN_N, THREADS>(stage + K_BYTES, fb.v + n0 * fb.vs, fb.vs, fb.keys - n0, thread);
 }
 
 // The thread's place in its consumer warpgroup: warp w of the consumers owns rows 16w..16w+15 of
@@ -443,7 +444,7 @@ FT_DEVICE void store_o(const ft_fwd_args &args, const fwd_block &fb, const fwd_t
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         const int row = fb.m0 + th.row0 + th.group + half * 8;
-        store_row<HEAD_DIM_V / 8>(o_out + row * args.o_stride[2], lse + row, o, row_max[half], row_sum[half], half,
+        store_row<HEAD_DIM_V / 8, V_DATA>(o_out + row * args.o_stride[2], lse + row, o, row_max[half], row_sum[half], half,
                                   th.quad, EVEN_M || row < args.seqlen_q);
     }
 }
@@ -485,7 +486,7 @@ template <int THREADS>
 FT_DEVICE void load_q(unsigned q_smem, const ft_fwd_args &args, const fwd_block &fb, int t)
 {
     const elem_t *q = (const elem_t *)args.q + head_offset(args.q_stride, fb.b, fb.h) + fb.m0 * args.q_stride[2];
-    load_panels<BLOCK_M, HEAD_DIM, EVEN_M, THREADS>(q_smem, q, args.q_stride[2], args.seqlen_q - fb.m0, t);
+    load_panels<BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M, THREADS>(q_smem, q, args.q_stride[2], args.seqlen_q - fb.m0, t);
     cp_async_commit();
 }
 

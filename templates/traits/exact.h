@@ -8,6 +8,7 @@
 enum exact_rule {
     EXACT_OK,
     EXACT_BAD_TILES,        /* BLOCK_M or BLOCK_N not a power of two */
+    EXACT_BAD_HEAD_DIM,     /* HEAD_DIM or HEAD_DIM_V not a multiple of 8 (other dims run padded: DATA_DIM) */
     EXACT_BAD_VEC_M,        /* BLOCK_M not a multiple of vec (bwd: P^T rows are 16-byte vectors) */
     EXACT_BAD_VEC_N,        /* BLOCK_N not a multiple of vec (P / dS rows are 16-byte vectors) */
     EXACT_BAD_SPLIT,        /* no split of the rows over the threads (fwd, ft_bwd_dkdv) */
@@ -122,6 +123,8 @@ FT_TRAIT int fwd_exact_rule(int dtype, int block_m, int block_n, int num_warps, 
 {
     if (!ft_is_pow2(block_m) || !ft_is_pow2(block_n))
         return EXACT_BAD_TILES;
+    if (head_dim % 8 != 0 || head_dim_v % 8 != 0)
+        return EXACT_BAD_HEAD_DIM;
     if (block_n % exact_vec(dtype) != 0)
         return EXACT_BAD_VEC_N;
     if (!fwd_exact_tn(dtype, block_m, block_n, num_warps, head_dim, head_dim_v))
@@ -222,6 +225,8 @@ FT_TRAIT int bwd_exact_rule(int dtype, int block_m, int block_n, int num_warps, 
         return EXACT_BAD_DQ_MODE;
     if (!ft_is_pow2(block_m) || !ft_is_pow2(block_n))
         return EXACT_BAD_TILES;
+    if (head_dim % 8 != 0 || head_dim_v % 8 != 0)
+        return EXACT_BAD_HEAD_DIM;
     if (block_m % vec != 0)
         return EXACT_BAD_VEC_M;
     if (dq_mode == 1 && block_n % vec != 0)

@@ -161,13 +161,13 @@ static void defaults_cover_every_supported_problem(void **state)
     for (size_t dev = 0; dev < 3; dev++)
         for (int op = 0; op < 2; op++)
             for (int dtype = 0; dtype < 4; dtype++)
-                for (int i = 0; i < rt_head_dim_count; i++)
-                    for (int j = 0; j < rt_head_dim_count; j++)
+                for (int i = 0; i < ln_head_dim_count; i++)
+                    for (int j = 0; j < ln_head_dim_count; j++)
                         for (int causal = 0; causal < 2; causal++)
                             for (size_t l = 0; l < 3; l++) {
-                                db_workload w = workload(op, dtype, rt_head_dims[i], causal, 2, 3, lengths[l][0],
+                                db_workload w = workload(op, dtype, ln_head_dims[i], causal, 2, 3, lengths[l][0],
                                                          lengths[l][1]);
-                                w.head_dim_v = rt_head_dims[j];
+                                w.head_dim_v = ln_head_dims[j];
                                 gen_config c;
                                 char why[512];
                                 const int ok = rt_default_config(devices[dev], &w, 0, &c, why, sizeof why) == 0;
@@ -222,6 +222,58 @@ static void builtin_defaults_take_the_hopper_families(void **state)
     }
 }
 
+/* Every head dim from 1 to 256 (multiples of 8 in f16 and bf16) runs: rt_choose looks up the
+ * compiled head dims at or above it (ln_padded_head_dim) and compiles the choice padded to them,
+ * DATA_DIM and DATA_DIM_V the problem's own where they differ; the choice is valid on the
+ * device, says so, and is the compiled problem's choice otherwise. */
+static void padded_head_dims_choose_the_compiled_ones(void **state)
+{
+    (void)state;
+    db *shipped = NULL;
+    char err[512];
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    const rt_device *devices[] = { &h100, &ampere };
+    int checked = 0;
+    for (size_t dev = 0; dev < 2; dev++)
+        for (int op = 0; op < 2; op++)
+            for (int dtype = 0; dtype < 4; dtype++)
+                for (int d = 1; d <= 256; d += dtype == FT_F16 || dtype == FT_BF16 ? 8 : 7)
+                    for (int deterministic = 0; deterministic < 1 + op; deterministic++) {
+                        const int dim = (dtype == FT_F16 || dtype == FT_BF16) && d % 8 ? d + 7 : d;
+                        db_workload w = workload(op, dtype, dim, dim % 2, 2, 16, 1000, 1000);
+                        w.head_dim_v = dim > 16 ? (dim / 2 + 7) / 8 * 8 : dim;
+                        db_workload at = w;
+                        at.head_dim = ln_padded_head_dim(w.head_dim);
+                        at.head_dim_v = ln_padded_head_dim(w.head_dim_v);
+                        if (known_unsupported(devices[dev], &at))
+                            continue;
+                        rt_choice got, plain;
+                        int db_error;
+                        if (rt_choose(NULL, shipped, devices[dev], &w, deterministic, &got, &db_error, err,
+                                      sizeof err) != 0)
+                            fail_msg("%s %s op=%d D=%d Dv=%d: %s", devices[dev]->arch, gen_dtype_name(dtype), op,
+                                     w.head_dim, w.head_dim_v, err);
+                        assert_int_equal(rt_choose(NULL, shipped, devices[dev], &at, deterministic, &plain, &db_error,
+                                                   err, sizeof err), 0);
+                        const gen_config *c = &got.config;
+                        assert_int_equal(c->p[GEN_HEAD_DIM], at.head_dim);
+                        assert_int_equal(c->p[GEN_HEAD_DIM_V], at.head_dim_v);
+                        assert_int_equal(c->p[GEN_DATA_DIM], at.head_dim != w.head_dim ? w.head_dim : 0);
+                        assert_int_equal(c->p[GEN_DATA_DIM_V], at.head_dim_v != w.head_dim_v ? w.head_dim_v : 0);
+                        if (gen_validate(c, devices[dev]->smem_limit, err, sizeof err) != 0)
+                            fail_msg("%s op=%d D=%d Dv=%d: %s", got.why, op, w.head_dim, w.head_dim_v, err);
+                        gen_config unpadded = *c;
+                        unpadded.p[GEN_DATA_DIM] = unpadded.p[GEN_DATA_DIM_V] = 0;
+                        assert_memory_equal(unpadded.p, plain.config.p, sizeof unpadded.p);
+                        assert_string_equal(c->family->name, plain.config.family->name);
+                        const int padded = at.head_dim != w.head_dim || at.head_dim_v != w.head_dim_v;
+                        assert_int_equal(strstr(got.why, "padded to") != NULL, padded);
+                        checked++;
+                    }
+    printf("  %d choices for head dims 1 to 256\n", checked);
+    db_close(shipped);
+}
+
 /* deterministic = 1: every supported backward gets a kernel whose dQ mode is repeatable (ordered
  * or separate), valid on the device; from the shipped H100 table, bwd_wgmma's winners move to the
  * family's tiles for an ordered dQ; the forward is left as it is. */
@@ -235,11 +287,11 @@ static void deterministic_choices(void **state)
     int checked = 0, ordered = 0;
     for (size_t dev = 0; dev < 3; dev++)
         for (int dtype = 0; dtype < 4; dtype++)
-            for (int i = 0; i < rt_head_dim_count; i++)
-                for (int j = 0; j < rt_head_dim_count; j++)
+            for (int i = 0; i < ln_head_dim_count; i++)
+                for (int j = 0; j < ln_head_dim_count; j++)
                     for (int causal = 0; causal < 2; causal++) {
-                        db_workload w = workload(DB_OP_BWD, dtype, rt_head_dims[i], causal, 2, 16, 4096, 4096);
-                        w.head_dim_v = rt_head_dims[j];
+                        db_workload w = workload(DB_OP_BWD, dtype, ln_head_dims[i], causal, 2, 16, 4096, 4096);
+                        w.head_dim_v = ln_head_dims[j];
                         if (known_unsupported(devices[dev], &w))
                             continue;
                         rt_choice fast, fixed;
@@ -353,9 +405,11 @@ static void batch0(call *c) { c->d.batch = 0; }
 static void heads_neg(call *c) { c->d.heads = -3; }
 static void seqlen_q0(call *c) { c->d.seqlen_q = 0; }
 static void seqlen_k0(call *c) { c->d.seqlen_k = 0; }
-static void head_dim40(call *c) { c->d.head_dim = 40; }
+static void head_dim300(call *c) { c->d.head_dim = 300; }
 static void head_dim0(call *c) { c->d.head_dim = 0; }
-static void head_dim_v48(call *c) { c->d.head_dim_v = 48; }
+static void head_dim_v257(call *c) { c->d.head_dim_v = 257; }
+static void head_dim13(call *c) { c->d.head_dim = 13; }
+static void head_dim_v20(call *c) { c->d.head_dim_v = 20; }
 static void dtype7(call *c) { c->d.dtype = (ft_dtype)7; }
 static void causal2(call *c) { c->d.causal = 2; }
 static void scale_nan(call *c) { c->d.softmax_scale = NAN; }
@@ -428,9 +482,12 @@ static const arg_case arg_cases[] = {
     { "heads -3", FT_F32, 1, heads_neg, FT_ERR_INVALID_ARGUMENT, "heads=-3" },
     { "seqlen_q 0", FT_F16, 0, seqlen_q0, FT_ERR_INVALID_ARGUMENT, "seqlen_q=0" },
     { "seqlen_k 0", FT_F64, 1, seqlen_k0, FT_ERR_INVALID_ARGUMENT, "seqlen_k=0" },
-    { "head_dim 40", FT_BF16, 0, head_dim40, FT_ERR_UNSUPPORTED, "head_dim=40 is not supported (32, 64, 96, 128, 192, 256)" },
+    { "head_dim 300", FT_BF16, 0, head_dim300, FT_ERR_UNSUPPORTED, "head_dim=300 is not supported (1 to 256)" },
     { "head_dim 0", FT_F32, 0, head_dim0, FT_ERR_INVALID_ARGUMENT, "head_dim=0" },
-    { "head_dim_v 48", FT_F64, 1, head_dim_v48, FT_ERR_UNSUPPORTED, "head_dim_v=48 is not supported" },
+    { "head_dim_v 257", FT_F64, 1, head_dim_v257, FT_ERR_UNSUPPORTED, "head_dim_v=257 is not supported (1 to 256)" },
+    { "head_dim 13 bf16", FT_BF16, 1, head_dim13, FT_ERR_UNSUPPORTED,
+      "head_dim=13 is not supported in bf16, which takes multiples of 8 (pad the tensors with zeros to 16" },
+    { "head_dim_v 20 f16", FT_F16, 0, head_dim_v20, FT_ERR_UNSUPPORTED, "head_dim_v=20 is not supported in f16" },
     { "dtype 7", FT_BF16, 0, dtype7, FT_ERR_INVALID_ARGUMENT, "dtype=7" },
     { "causal 2", FT_BF16, 1, causal2, FT_ERR_INVALID_ARGUMENT, "causal=2" },
     { "scale NaN", FT_F32, 0, scale_nan, FT_ERR_INVALID_ARGUMENT, "softmax_scale=nan" },
@@ -860,6 +917,7 @@ int main(void)
         cmocka_unit_test(lookup_tiers),
         cmocka_unit_test(defaults_cover_every_supported_problem),
         cmocka_unit_test(builtin_defaults_take_the_hopper_families),
+        cmocka_unit_test(padded_head_dims_choose_the_compiled_ones),
         cmocka_unit_test(deterministic_choices),
         cmocka_unit_test(deterministic_tiles_refit_even),
         cmocka_unit_test(invalid_arguments_name_the_argument),

@@ -91,6 +91,13 @@ static const gpu_case cases[] = {
     { "bf16 D=128 softcap 20 deterministic", FT_BF16, 128, 128, 1, 4, 1200, 1200, 1, 0, 0, 0, 0, 0, 0, 1, 0, 20 },
     { "bf16 D=96 deterministic", FT_BF16, 96, 96, 1, 3, 800, 800, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0 },
     { "f32 D=64 window deterministic", FT_F32, 64, 64, 1, 2, 600, 600, 0, 0, 0, 1, 1, 200, 50, 1, 0, 0 },
+    /* Head dims no kernel compiles: the runtime runs them padded to the next compiled one. */
+    { "bf16 D=40 causal (padded to 64)", FT_BF16, 40, 40, 2, 4, 700, 700, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f16 D=80 gqa 6/2 [B,N,H,D] (to 96)", FT_F16, 80, 80, 2, 6, 300, 450, 0, 1, 0, 0, 0, 0, 0, 0, 2, 0 },
+    { "bf16 D=16/24 softcap 10 (to 32)", FT_BF16, 16, 24, 2, 3, 257, 257, 1, 0, 0, 0, 0, 0, 0, 0, 0, 10 },
+    { "bf16 D=80 deterministic (to 96)", FT_BF16, 80, 80, 1, 4, 900, 900, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0 },
+    { "f32 D=13/200 window (to 32/256)", FT_F32, 13, 200, 1, 2, 99, 150, 0, 0, 0, 1, 1, 20, 5, 0, 0, 0 },
+    { "f64 D=1 causal (to 32)", FT_F64, 1, 1, 2, 2, 70, 70, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
