@@ -103,5 +103,7 @@ const gen_family gen_family_bwd_wgmma = {
     .map_rows = map_rows_bwd,
     .repeatable = repeatable_bwd_wgmma,
     .head_dim_tiles = head_dim_tiles_bwd_wgmma,
+    .min_head_dim = 64,
+    .pad_from = 1,   /* 1.6x mma.sync at 32 from head dim 16 up (bf16 N 4096) */
     .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP,
 };

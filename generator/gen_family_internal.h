@@ -82,6 +82,12 @@ typedef struct gen_family {
      * moves the tiles (and tunables that only suit those tiles) to the family's default
      * configuration for those head dims. */
     void (*head_dim_tiles)(int *p);
+    /* 0: it compiles head dims as small as the runtime's (32). Else its smallest HEAD_DIM (and
+     * HEAD_DIM_V): the runtime's built-in default runs a problem of smaller head dims on it padded
+     * to this (DATA_DIM) where it is faster than a family that compiles them, that is where the
+     * larger of the problem's head dims is at least pad_from (the Hopper families at 64 against
+     * mma.sync at 32: notes/kernels.md, "Head dims no kernel compiles"). */
+    int min_head_dim, pad_from;
     /* GEN_FEATURE_* bits: the problem features its kernels take (0: none). A family that takes
      * grouped heads launches its key-major entries over the K/V heads (grid.y batch*heads_k). */
     unsigned features;

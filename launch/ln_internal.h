@@ -65,12 +65,15 @@ size_t ln_tensor_elems(const long long stride[3], int batch, int heads, int seql
 /* The head dims the runtime compiles, ascending: 32, 64, 96, 128, 192, 256. */
 extern const int ln_head_dims[];
 extern const int ln_head_dim_count;
-/* The head dim a problem of head dim d runs at: the smallest of ln_head_dims at least d, or d
- * itself past them. The runtime's kernels take that HEAD_DIM, padding d with DATA_DIM where they
- * differ, and the backward workspace's dQ accumulator is that wide. */
+/* The head dim a problem of head dim d is looked up at: the smallest of ln_head_dims at least
+ * d, or d itself past them. The runtime's kernels take that HEAD_DIM (or a family's larger
+ * min_head_dim), padding d with DATA_DIM where they differ. */
 int ln_padded_head_dim(int d);
+/* The widest HEAD_DIM the runtime runs a problem of head dim d at: ln_padded_head_dim(d), or a
+ * family's min_head_dim above it. The backward workspace's dQ accumulator is that wide. */
+int ln_accum_head_dim(int d);
 /* The backward workspace: delta [B, H, seqlen_q] at offset 0, then (256-byte aligned) the dQ
- * accumulator [B, H, seqlen_q, ln_padded_head_dim(head_dim)] (a kernel of a smaller HEAD_DIM
+ * accumulator [B, H, seqlen_q, ln_accum_head_dim(head_dim)] (a kernel of a smaller HEAD_DIM
  * uses the start of it), both of the accumulator type, then the dQ order area
  * of DQ_MODE ordered (ft_kernel_args.h): ints, a ticket per batch index (a launch slice uses its
  * first batch's), then the semaphores [B, H, ceil(seqlen_q / FT_DQ_SEM_ROWS)]. Returns its
@@ -81,7 +84,7 @@ size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int hea
  * atomic or ordered backward). */
 size_t ln_dq_sems_per_head(int seqlen_q);
 size_t ln_dq_order_ints(int batch, int heads, int seqlen_q);
-size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim);   /* head_dim padded as above */
+size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim);   /* as wide as above */
 
 /* ---- argument blocks (ln_args.c) --------------------------------------------------------- */
 

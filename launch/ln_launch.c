@@ -14,7 +14,7 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
     const int heads_k = ln_heads_k(p);
     if (p->batch < 1 || p->heads < 1 || p->heads > LN_GRID_Y_MAX || p->seqlen_q != plan->seqlen_q ||
         p->seqlen_k != plan->seqlen_k || p->head_dim != plan->head_dim || p->head_dim_v != plan->head_dim_v ||
-        plan->accum_cols > ln_padded_head_dim(p->head_dim) || heads_k < 1 || p->heads % heads_k != 0 ||
+        plan->accum_cols > ln_accum_head_dim(p->head_dim) || heads_k < 1 || p->heads % heads_k != 0 ||
         (ln_problem_features(p) & ~plan->features) != 0 || (plan->required & ~ln_problem_features(p)) != 0)
         return CUDA_ERROR_INVALID_VALUE;
     const int per_launch = LN_GRID_Y_MAX / p->heads;

@@ -62,9 +62,19 @@ int ln_padded_head_dim(int d)
     return d;
 }
 
+int ln_accum_head_dim(int d)
+{
+    int widest = ln_padded_head_dim(d), count;
+    const gen_family *const *all = gen_family_list(&count);
+    for (int i = 0; i < count; i++)
+        if (all[i]->min_head_dim > widest)
+            widest = all[i]->min_head_dim;
+    return widest;
+}
+
 size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim)
 {
-    return (size_t)batch * heads * seqlen_q * (size_t)ln_padded_head_dim(head_dim) * ln_acc_bytes(dtype) +
+    return (size_t)batch * heads * seqlen_q * (size_t)ln_accum_head_dim(head_dim) * ln_acc_bytes(dtype) +
            ln_dq_order_ints(batch, heads, seqlen_q) * sizeof(int);
 }
 

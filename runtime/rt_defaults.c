@@ -5,8 +5,8 @@
 #include "rt_internal.h"
 #include "traits/ft_traits.h"
 
-/* The families to try for w, best first: on Hopper the warpgroup families (head dims 64 and
- * 128; the backward 96 and 256 too), then mma.sync, which covers every head dim and GPU. OUT: the
+/* The families to try for w, best first: on Hopper the warpgroup families (head dims 64 to 256,
+ * smaller ones padded to 64), then mma.sync, which covers every head dim and GPU. OUT: the
  * families; returns their count. */
 static int families_for(const db_workload *w, const gen_family *out[2])
 {
@@ -70,11 +70,19 @@ int rt_repeatable_config(const rt_device *dev, const db_workload *w, gen_config 
 static int fit_family(const gen_family *f, const rt_device *dev, const db_workload *w, int deterministic,
                       gen_config *out, char *last, size_t len)
 {
+    const int larger = w->head_dim > w->head_dim_v ? w->head_dim : w->head_dim_v;
+    if (larger < f->min_head_dim && larger < f->pad_from) {
+        snprintf(last, len, "%s pads head dims below %d only from %d", f->name, f->min_head_dim, f->pad_from);
+        return -1;
+    }
     gen_config base;
     gen_config_init(&base, f);
     base.p[GEN_DTYPE] = w->dtype;
-    base.p[GEN_HEAD_DIM] = w->head_dim;
-    base.p[GEN_HEAD_DIM_V] = w->head_dim_v;
+    /* The compiled head dims: the next of ln_head_dims, at least the family's smallest (rt_choose
+     * then sets DATA_DIM to the problem's). */
+    const int d = ln_padded_head_dim(w->head_dim), dv = ln_padded_head_dim(w->head_dim_v);
+    base.p[GEN_HEAD_DIM] = d > f->min_head_dim ? d : f->min_head_dim;
+    base.p[GEN_HEAD_DIM_V] = dv > f->min_head_dim ? dv : f->min_head_dim;
     gen_config_head_dim_tiles(&base);
     if (gen_check_arch(f, dev->arch, last, len))
         return -1;

@@ -75,6 +75,9 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
                   rt_choice *out, int *is_db_error, char *err, size_t len)
 {
     const int want_fixed_order = deterministic && w->op == DB_OP_BWD;
+    db_workload key = *w;   /* the database knows the compiled head dims */
+    key.head_dim = ln_padded_head_dim(w->head_dim);
+    key.head_dim_v = ln_padded_head_dim(w->head_dim_v);
     char skipped[400] = "";
     *is_db_error = 0;
     db *sources[2] = { user, shipped };
@@ -83,7 +86,7 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
             continue;
         db_winner win;
         char why[320];
-        int found = db_winner_find(sources[s], dev->name, dev->arch, w, &win, why, sizeof why);
+        int found = db_winner_find(sources[s], dev->name, dev->arch, &key, &win, why, sizeof why);
         if (found < 0) {
             *is_db_error = 1;
             snprintf(err, len, "%s", why);
@@ -115,29 +118,28 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
     return want_fixed_order ? make_deterministic(dev, w, out, err, len) : 0;
 }
 
-/* The choice for w's head dims padded to the compiled ones (ln_padded_head_dim: the database and
- * the defaults know those), then compiled for the dims of the data (DATA_DIM, DATA_DIM_V) and
- * with SOFTCAP 1 for a softcapped problem (the database keys no softcap). */
+/* The choice for w, its head dims looked up padded to the compiled ones (ln_padded_head_dim; a
+ * built-in default may pad further, to its family's min_head_dim), then compiled for the dims
+ * of the data (DATA_DIM, DATA_DIM_V) and with SOFTCAP 1 for a softcapped problem (the database
+ * keys no softcap). */
 int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic, rt_choice *out,
               int *is_db_error, char *err, size_t len)
 {
-    db_workload padded = *w;
-    padded.head_dim = ln_padded_head_dim(w->head_dim);
-    padded.head_dim_v = ln_padded_head_dim(w->head_dim_v);
-    if (choose(user, shipped, dev, &padded, deterministic, out, is_db_error, err, len) != 0)
+    if (choose(user, shipped, dev, w, deterministic, out, is_db_error, err, len) != 0)
         return -1;
     gen_config *c = &out->config;
-    if (padded.head_dim != w->head_dim || padded.head_dim_v != w->head_dim_v) {
+    const int d = c->p[GEN_HEAD_DIM], dv = c->p[GEN_HEAD_DIM_V];   /* padded, or a family's smallest */
+    if (d != w->head_dim || dv != w->head_dim_v) {
         if (!(c->family->params & GEN_BIT(GEN_DATA_DIM))) {   /* every family the runtime picks takes it */
             snprintf(err, len, "family %s cannot pad head_dim=%d head_dim_v=%d to %d, %d", c->family->name,
-                     w->head_dim, w->head_dim_v, padded.head_dim, padded.head_dim_v);
+                     w->head_dim, w->head_dim_v, d, dv);
             return -1;
         }
-        c->p[GEN_DATA_DIM] = padded.head_dim != w->head_dim ? w->head_dim : 0;
-        c->p[GEN_DATA_DIM_V] = padded.head_dim_v != w->head_dim_v ? w->head_dim_v : 0;
+        c->p[GEN_DATA_DIM] = d != w->head_dim ? w->head_dim : 0;
+        c->p[GEN_DATA_DIM_V] = dv != w->head_dim_v ? w->head_dim_v : 0;
         snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
-                 "; head dims %d, %d padded to %d, %d (DATA_DIM=%d DATA_DIM_V=%d)", w->head_dim, w->head_dim_v,
-                 padded.head_dim, padded.head_dim_v, c->p[GEN_DATA_DIM], c->p[GEN_DATA_DIM_V]);
+                 "; head dims %d, %d padded to %d, %d (DATA_DIM=%d DATA_DIM_V=%d)", w->head_dim, w->head_dim_v, d,
+                 dv, c->p[GEN_DATA_DIM], c->p[GEN_DATA_DIM_V]);
     }
     if (w->softcap && (c->family->params & GEN_BIT(GEN_SOFTCAP))) {
         c->p[GEN_SOFTCAP] = 1;

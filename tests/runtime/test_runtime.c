@@ -223,9 +223,10 @@ static void builtin_defaults_take_the_hopper_families(void **state)
 }
 
 /* Every head dim from 1 to 256 (multiples of 8 in f16 and bf16) runs: rt_choose looks up the
- * compiled head dims at or above it (ln_padded_head_dim) and compiles the choice padded to them,
- * DATA_DIM and DATA_DIM_V the problem's own where they differ; the choice is valid on the
- * device, says so, and is the compiled problem's choice otherwise. */
+ * compiled head dims at or above it (ln_padded_head_dim) and compiles the choice padded to them
+ * (a Hopper family's default to its 64 at least), DATA_DIM and DATA_DIM_V the problem's own where
+ * they differ; the choice is valid on the device, fits the workspace, says so, and a tuned one
+ * is the compiled problem's choice otherwise. */
 static void padded_head_dims_choose_the_compiled_ones(void **state)
 {
     (void)state;
@@ -233,7 +234,7 @@ static void padded_head_dims_choose_the_compiled_ones(void **state)
     char err[512];
     assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
     const rt_device *devices[] = { &h100, &ampere };
-    int checked = 0;
+    int checked = 0, small_on_hopper = 0;
     for (size_t dev = 0; dev < 2; dev++)
         for (int op = 0; op < 2; op++)
             for (int dtype = 0; dtype < 4; dtype++)
@@ -256,21 +257,46 @@ static void padded_head_dims_choose_the_compiled_ones(void **state)
                         assert_int_equal(rt_choose(NULL, shipped, devices[dev], &at, deterministic, &plain, &db_error,
                                                    err, sizeof err), 0);
                         const gen_config *c = &got.config;
-                        assert_int_equal(c->p[GEN_HEAD_DIM], at.head_dim);
-                        assert_int_equal(c->p[GEN_HEAD_DIM_V], at.head_dim_v);
-                        assert_int_equal(c->p[GEN_DATA_DIM], at.head_dim != w.head_dim ? w.head_dim : 0);
-                        assert_int_equal(c->p[GEN_DATA_DIM_V], at.head_dim_v != w.head_dim_v ? w.head_dim_v : 0);
+                        const int least = c->family->min_head_dim;   /* the Hopper families pad to 64 */
+                        const int hd = at.head_dim > least ? at.head_dim : least;
+                        const int hdv = at.head_dim_v > least ? at.head_dim_v : least;
+                        assert_int_equal(c->p[GEN_HEAD_DIM], hd);
+                        assert_int_equal(c->p[GEN_HEAD_DIM_V], hdv);
+                        assert_int_equal(c->p[GEN_DATA_DIM], hd != w.head_dim ? w.head_dim : 0);
+                        assert_int_equal(c->p[GEN_DATA_DIM_V], hdv != w.head_dim_v ? w.head_dim_v : 0);
+                        assert_true(hd <= ln_accum_head_dim(w.head_dim) && hdv <= ln_accum_head_dim(w.head_dim_v));
                         if (gen_validate(c, devices[dev]->smem_limit, err, sizeof err) != 0)
                             fail_msg("%s op=%d D=%d Dv=%d: %s", got.why, op, w.head_dim, w.head_dim_v, err);
-                        gen_config unpadded = *c;
-                        unpadded.p[GEN_DATA_DIM] = unpadded.p[GEN_DATA_DIM_V] = 0;
-                        assert_memory_equal(unpadded.p, plain.config.p, sizeof unpadded.p);
-                        assert_string_equal(c->family->name, plain.config.family->name);
-                        const int padded = at.head_dim != w.head_dim || at.head_dim_v != w.head_dim_v;
+                        if (got.tier != RT_TIER_DEFAULT) {   /* a default may also weigh the data's dims (pad_from) */
+                            gen_config unpadded = *c, plain_unpadded = plain.config;
+                            unpadded.p[GEN_DATA_DIM] = unpadded.p[GEN_DATA_DIM_V] = 0;
+                            plain_unpadded.p[GEN_DATA_DIM] = plain_unpadded.p[GEN_DATA_DIM_V] = 0;
+                            assert_memory_equal(unpadded.p, plain_unpadded.p, sizeof unpadded.p);
+                            assert_string_equal(c->family->name, plain.config.family->name);
+                        }
+                        const int padded = hd != w.head_dim || hdv != w.head_dim_v;
                         assert_int_equal(strstr(got.why, "padded to") != NULL, padded);
+                        small_on_hopper += padded && least > at.head_dim;
                         checked++;
                     }
-    printf("  %d choices for head dims 1 to 256\n", checked);
+    assert_true(small_on_hopper > 0);   /* head dims up to 32 take the Hopper families at 64 on the H100 */
+    /* Which: the backward from head dim 1, the forward from 24 (gen_family.pad_from). */
+    static const struct { int op, d, dv; const char *family; int head_dim; } small[] = {
+        { DB_OP_FWD, 16, 16, "fwd_mma", 32 },   { DB_OP_FWD, 16, 24, "fwd_wgmma", 64 },
+        { DB_OP_FWD, 32, 32, "fwd_wgmma", 64 }, { DB_OP_BWD, 8, 8, "bwd_wgmma", 64 },
+        { DB_OP_BWD, 32, 16, "bwd_wgmma", 64 }, { DB_OP_FWD, 40, 40, "fwd_wgmma", 64 },
+    };
+    for (int i = 0; i < (int)(sizeof small / sizeof small[0]); i++) {
+        db_workload w = workload(small[i].op, FT_BF16, small[i].d, 0, 2, 16, 4096, 4096);
+        w.head_dim_v = small[i].dv;
+        rt_choice got;
+        int db_error;
+        assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
+        assert_string_equal(got.config.family->name, small[i].family);
+        assert_int_equal(got.config.p[GEN_HEAD_DIM], small[i].head_dim);
+        assert_int_equal(got.config.p[GEN_DATA_DIM], small[i].d < small[i].head_dim ? small[i].d : 0);
+    }
+    printf("  %d choices for head dims 1 to 256, %d of them below 64 on a Hopper family\n", checked, small_on_hopper);
     db_close(shipped);
 }
 
