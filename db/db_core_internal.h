@@ -108,14 +108,14 @@ int db_workload_check(const db_workload *w, char *err, size_t len);
 #define DB_DEVICE_COLUMNS(t) t ".name, " t ".arch, " t ".cc_major, " t ".cc_minor, " t ".sm_count, " \
                              t ".driver_version, " t ".nvrtc_version"
 #define DB_WORKLOAD_COLUMNS(t) t ".op, " t ".dtype, " t ".head_dim, " t ".head_dim_v, " t ".causal, " \
-                               t ".batch, " t ".heads, " t ".seqlen_q, " t ".seqlen_k"
+                               t ".batch, " t ".heads, " t ".seqlen_q, " t ".seqlen_k, " t ".heads_k, " t ".softcap"
 /* A kernel is its family, hash and "NAME=VALUE NAME=VALUE ..." from kernel_params (t.id must
  * be selectable), 3 columns. */
 #define DB_KERNEL_COLUMNS(t) t ".family, " t ".source_hash, (SELECT group_concat(kp.name || '=' || kp.value, ' ')" \
     " FROM kernel_params kp WHERE kp.kernel_id = " t ".id)"
 #define DB_KERNEL_COLUMN_COUNT 3
 int db_device_read(sqlite3_stmt *st, int col, db_device *dev);       /* returns col + 7 */
-int db_workload_read(sqlite3_stmt *st, int col, db_workload *w);     /* returns col + 9 */
+int db_workload_read(sqlite3_stmt *st, int col, db_workload *w);     /* returns col + 11 */
 /* Reads DB_KERNEL_COLUMNS at col: 0, or -1 when a parameter name is unknown to this build or
  * a value is not an integer (err names the kernel's hash and the parameter; no prefix). */
 int db_kernel_read(sqlite3_stmt *st, int col, db_kernel *k, char *err, size_t len);
@@ -141,6 +141,9 @@ const char *db_field_take(db_fields *f, const char *name);
 const char *db_fields_unused(const db_fields *f);
 /* Required integer field name in [lo, hi]: 0, or -1 "field 'name': ..." in err. */
 int db_field_int(db_fields *f, const char *name, int lo, int hi, int *out, char *err, size_t len);
+/* The same; with required 0 an absent field gives absent. */
+int db_field_int_or(db_fields *f, const char *name, int lo, int hi, int absent, int required, int *out, char *err,
+                    size_t len);
 /* Writes value double-quoted with " and \ escaped. */
 void db_write_quoted(FILE *out, const char *value);
 

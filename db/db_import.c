@@ -103,6 +103,12 @@ static int parse_line(const char *line, entry *e, char *err, size_t len)
             || db_field_int(&f, "seqlen_q", 1, INT32_MAX, &w->seqlen_q, err, len)
             || db_field_int(&f, "seqlen_k", 1, INT32_MAX, &w->seqlen_k, err, len))
             rc = -1;
+        /* The features, which a plain workload's line leaves out (db_workload_format). */
+        if (rc == 0 && (db_field_int_or(&f, "heads_k", 0, INT32_MAX, 0, 0, &w->heads_k, err, len)
+                        || db_field_int_or(&f, "softcap", 0, 1, 0, 0, &w->softcap, err, len)))
+            rc = -1;
+        if (rc == 0 && db_workload_check(w, err, len))
+            rc = -1;
     }
 
     /* The kernel: family, hash, every parameter of the table by its name; one the text lacks
@@ -130,9 +136,12 @@ static int parse_line(const char *line, entry *e, char *err, size_t len)
         const db_workload *w = &e->workload;
         const int *p = e->kernel.p;
         if (p[GEN_DTYPE] != w->dtype || p[GEN_HEAD_DIM] != w->head_dim || p[GEN_HEAD_DIM_V] != w->head_dim_v
-            || p[GEN_CAUSAL] != w->causal)
-            rc = db_fail(err, len, "the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V and CAUSAL must be the workload's "
-                         "dtype, head_dim, head_dim_v and causal");
+            || p[GEN_CAUSAL] != w->causal || p[GEN_SOFTCAP] != w->softcap)
+            rc = db_fail(err, len, "the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V, CAUSAL and SOFTCAP must be the "
+                         "workload's dtype, head_dim, head_dim_v, causal and softcap");
+        else if (p[GEN_DATA_DIM] || p[GEN_DATA_DIM_V])
+            rc = db_fail(err, len, "the kernel pads its head dims (DATA_DIM=%d DATA_DIM_V=%d): a tuned kernel's are "
+                         "the workload's", p[GEN_DATA_DIM], p[GEN_DATA_DIM_V]);
     }
     db_fields_free(&f);
     return rc;

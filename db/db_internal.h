@@ -102,8 +102,9 @@ typedef struct db_workload {
     int head_dim, head_dim_v;
     int causal;                /* 0 none, 1 top-left */
     int batch, heads, seqlen_q, seqlen_k;
-    int softcap;               /* the runtime's: 1 when the problem has a logit softcap (its kernel is the
-                                * same problem's with SOFTCAP 1); never stored, 0 in every row read */
+    int heads_k;               /* key/value heads of grouped-query attention: 0 none (as many as heads),
+                                * else fewer, dividing heads */
+    int softcap;               /* 1: scores capped (c tanh(S / c); its kernels have SOFTCAP 1), else 0 */
 } db_workload;
 
 /* Each finds the row with the same key (device: name, arch, driver and NVRTC versions; kernel:
@@ -215,14 +216,17 @@ typedef struct db_winner {
     double median_ms, tflops;
     int workload_match;        /* DB_MATCH_EXACT or DB_MATCH_NEAREST */
     int device_match;          /* DB_MATCH_SAME_GPU or DB_MATCH_SAME_ARCH */
+    double kind_gap;           /* 0: the asked workload's kind (group ratio, softcap); else how far */
     double distance;           /* the nearest-workload distance; 0 when exact */
 } db_winner;
 
 /* The best kernel for workload w on a device: name and arch filter the devices (NULL: any).
- * Order of preference: the same GPU (name and arch) exact workload, then its nearest workload,
- * then another GPU of the arch, exact then nearest. Nearest: same op, dtype, head dims and
- * causal; smallest |ln(seqlen_q/q')| + |ln(seqlen_k/k')| + 0.5*|ln(batch*heads/b'h')|, ties to
- * the lower workload id; among rows of one GPU name, the newest device row (driver/NVRTC).
+ * Order of preference: the same GPU (name and arch), then another GPU of the arch; within
+ * those, the workloads of w's kind first (the same group ratio heads / heads_k and softcap; else
+ * the nearest kind: |ln(ratio/ratio')|, plus 1 for a softcap that differs), then the exact
+ * workload, then the nearest. Nearest: same op, dtype, head dims and causal; smallest
+ * |ln(seqlen_q/q')| + |ln(seqlen_k/k')| + 0.5*|ln(batch*heads/b'h')|, ties to the lower
+ * workload id; among rows of one GPU name, the newest device row (driver/NVRTC).
  * device_match is DB_MATCH_SAME_GPU only when device_name is given and equal. The caller must
  * recompute EVEN_M/EVEN_N for its own seqlens when the match is nearest. 1 found (OUT: *out),
  * 0 none, -1 error. */

@@ -145,7 +145,8 @@ int db_workloads_list(db *d, db_workload_row **out, int *count, char *err, size_
     if (db_prepare(d, "SELECT l.id, " DB_WORKLOAD_COLUMNS("l") ", count(r.id), total(r.status = 'ok'), "
                       "min(CASE WHEN r.status = 'ok' THEN r.median_ms END) FROM workloads l LEFT JOIN results r "
                       "ON r.workload_id = l.id GROUP BY l.id ORDER BY l.op, l.dtype, l.head_dim, l.head_dim_v, "
-                      "l.causal, l.batch, l.heads, l.seqlen_q, l.seqlen_k", &st, func, err, len) != 0) {
+                      "l.causal, l.heads_k, l.softcap, l.batch, l.heads, l.seqlen_q, l.seqlen_k", &st, func, err,
+                   len) != 0) {
         db_leave(d);
         return -1;
     }
@@ -158,10 +159,10 @@ int db_workloads_list(db *d, db_workload_row **out, int *count, char *err, size_
             break;
         }
         row->id = sqlite3_column_int64(st, 0);
-        db_workload_read(st, 1, &row->workload);
-        row->results = sqlite3_column_int(st, 10);
-        row->ok = (int)sqlite3_column_double(st, 11);
-        row->best_ms = db_column_real(st, 12);
+        const int col = db_workload_read(st, 1, &row->workload);
+        row->results = sqlite3_column_int(st, col);
+        row->ok = (int)sqlite3_column_double(st, col + 1);
+        row->best_ms = db_column_real(st, col + 2);
         n++;
     }
     return db_list_finish(d, st, rc, step, list, n, out, count, func, err, len);

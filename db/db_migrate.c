@@ -19,6 +19,7 @@ static db_migration builtin[] = {
     { 1, "schema.sql", NULL },
     { 2, "migrate_002.sql", NULL },   /* kernel parameters as rows of kernel_params */
     { 3, "migrate_003.sql", NULL },   /* the CUBIN cache stores what it compared: options, source */
+    { 4, "migrate_004.sql", NULL },   /* workloads keyed by heads_k and softcap too */
 };
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 

@@ -15,7 +15,7 @@
 /* The export order: a total order, so the same database always prints the same text. */
 #define WINNER_ORDER \
     " ORDER BY d.name, d.arch, d.driver_version, d.nvrtc_version, l.op, l.dtype, l.head_dim, l.head_dim_v," \
-    " l.causal, l.batch, l.heads, l.seqlen_q, l.seqlen_k"
+    " l.causal, l.heads_k, l.softcap, l.batch, l.heads, l.seqlen_q, l.seqlen_k"
 
 /* 0, or -1 with err when the kernel's parameters cannot be read (db_kernel_read). */
 static int read_winner(sqlite3_stmt *st, db_winner *w, char *err, size_t len)
@@ -45,11 +45,25 @@ static double distance(const db_workload *a, const db_workload *b)
          + 0.5 * log_gap((double)a->batch * a->heads, (double)b->batch * b->heads);
 }
 
+/* Query heads per key/value head: 1 without grouping. */
+static double group_ratio(const db_workload *w)
+{
+    return w->heads_k ? (double)w->heads / w->heads_k : 1.0;
+}
+
+/* How far the kinds of two workloads are apart: 0 the same (group ratio, softcap). */
+static double kind_gap(const db_workload *a, const db_workload *b)
+{
+    return log_gap(group_ratio(a), group_ratio(b)) + (a->softcap != b->softcap);
+}
+
 /* 1 when candidate c should be preferred over the best so far b. */
 static int better(const db_winner *c, const db_winner *b)
 {
     if (c->device_match != b->device_match)
         return c->device_match < b->device_match;
+    if (c->kind_gap != b->kind_gap)
+        return c->kind_gap < b->kind_gap;
     if (c->workload_match != b->workload_match)
         return c->workload_match < b->workload_match;
     if (c->distance != b->distance)
@@ -92,8 +106,10 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
             c.device_match = device_name && !strcmp(c.device.name, device_name) ? DB_MATCH_SAME_GPU
                                                                                  : DB_MATCH_SAME_ARCH;
             c.distance = distance(w, &c.workload);
+            c.kind_gap = kind_gap(w, &c.workload);
             int exact = c.workload.batch == w->batch && c.workload.heads == w->heads
-                     && c.workload.seqlen_q == w->seqlen_q && c.workload.seqlen_k == w->seqlen_k;
+                     && c.workload.seqlen_q == w->seqlen_q && c.workload.seqlen_k == w->seqlen_k
+                     && c.workload.heads_k == w->heads_k && c.workload.softcap == w->softcap;
             c.workload_match = exact ? DB_MATCH_EXACT : DB_MATCH_NEAREST;
             if (exact)
                 c.distance = 0;

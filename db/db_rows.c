@@ -65,6 +65,11 @@ int db_workload_check(const db_workload *w, char *err, size_t len)
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
         if (dims[i].value < 1)
             return db_fail(err, len, "workload %s=%d is less than 1", dims[i].name, dims[i].value);
+    if (w->heads_k != 0 && (w->heads_k < 1 || w->heads_k >= w->heads || w->heads % w->heads_k != 0))
+        return db_fail(err, len, "workload heads_k=%d must be 0 (no grouping) or fewer than heads=%d and divide it",
+                       w->heads_k, w->heads);
+    if (w->softcap != 0 && w->softcap != 1)
+        return db_fail(err, len, "workload softcap=%d is not 0 or 1", w->softcap);
     return 0;
 }
 
@@ -169,13 +174,14 @@ int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, const char *func
     return rc;
 }
 
-/* Binds the nine workload fields to parameters 1..9. */
+/* Binds the eleven workload fields to parameters 1..11. */
 static void bind_workload(sqlite3_stmt *st, const db_workload *w)
 {
     sqlite3_bind_text(st, 1, db_op_name(w->op), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, db_dtype_name(w->dtype), -1, SQLITE_STATIC);
-    const int v[] = { w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads, w->seqlen_q, w->seqlen_k };
-    for (int i = 0; i < 7; i++)
+    const int v[] = { w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads, w->seqlen_q, w->seqlen_k,
+                      w->heads_k, w->softcap };
+    for (int i = 0; i < 9; i++)
         sqlite3_bind_int(st, 3 + i, v[i]);
 }
 
@@ -184,7 +190,7 @@ int db_workload_find_tx(db *d, const db_workload *w, int64_t *id, const char *fu
     sqlite3_stmt *st;
     if (db_prepare(d, "SELECT id FROM workloads WHERE op = ?1 AND dtype = ?2 AND head_dim = ?3 AND "
                       "head_dim_v = ?4 AND causal = ?5 AND batch = ?6 AND heads = ?7 AND seqlen_q = ?8 "
-                      "AND seqlen_k = ?9", &st, func, err, len) != 0)
+                      "AND seqlen_k = ?9 AND heads_k = ?10 AND softcap = ?11", &st, func, err, len) != 0)
         return -1;
     bind_workload(st, w);
     int found = step(d, st, func, err, len);
@@ -201,7 +207,8 @@ int db_workload_upsert_tx(db *d, const db_workload *w, int64_t *id, const char *
         return found < 0 ? -1 : 0;
     sqlite3_stmt *st;
     if (db_prepare(d, "INSERT INTO workloads (op, dtype, head_dim, head_dim_v, causal, batch, heads, "
-                      "seqlen_q, seqlen_k) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &st, func, err, len) != 0)
+                      "seqlen_q, seqlen_k, heads_k, softcap) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                   &st, func, err, len) != 0)
         return -1;
     bind_workload(st, w);
     int rc = insert(d, st, id, func, err, len);
@@ -318,7 +325,9 @@ int db_workload_read(sqlite3_stmt *st, int col, db_workload *w)
     w->heads = sqlite3_column_int(st, col + 6);
     w->seqlen_q = sqlite3_column_int(st, col + 7);
     w->seqlen_k = sqlite3_column_int(st, col + 8);
-    return col + 9;
+    w->heads_k = sqlite3_column_int(st, col + 9);
+    w->softcap = sqlite3_column_int(st, col + 10);
+    return col + 11;
 }
 
 int db_kernel_read(sqlite3_stmt *st, int col, db_kernel *k, char *err, size_t len)

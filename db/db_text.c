@@ -136,7 +136,17 @@ static int parse_int(const char *text, int *out)
 
 int db_field_int(db_fields *f, const char *name, int lo, int hi, int *out, char *err, size_t len)
 {
+    return db_field_int_or(f, name, lo, hi, 0, 1, out, err, len);
+}
+
+int db_field_int_or(db_fields *f, const char *name, int lo, int hi, int absent, int required, int *out, char *err,
+                    size_t len)
+{
     const char *v = db_field_take(f, name);
+    if (!v && !required) {
+        *out = absent;
+        return 0;
+    }
     if (!v)
         return db_fail(err, len, "missing field '%s'", name);
     if (parse_int(v, out) != 0)
@@ -162,9 +172,14 @@ void db_write_quoted(FILE *out, const char *value)
 const char *db_workload_format(const db_workload *w, char *buf, size_t len)
 {
     const char *op = db_op_name(w->op), *dtype = db_dtype_name(w->dtype);
-    snprintf(buf, len, "op=%s dtype=%s head_dim=%d head_dim_v=%d causal=%d batch=%d heads=%d seqlen_q=%d "
-             "seqlen_k=%d", op ? op : "?", dtype ? dtype : "?", w->head_dim, w->head_dim_v, w->causal,
-             w->batch, w->heads, w->seqlen_q, w->seqlen_k);
+    int at = snprintf(buf, len, "op=%s dtype=%s head_dim=%d head_dim_v=%d causal=%d batch=%d heads=%d "
+                      "seqlen_q=%d seqlen_k=%d", op ? op : "?", dtype ? dtype : "?", w->head_dim, w->head_dim_v,
+                      w->causal, w->batch, w->heads, w->seqlen_q, w->seqlen_k);
+    /* The features only where a workload has them: a plain workload's text is as it always was. */
+    if (w->heads_k && at >= 0 && (size_t)at < len)
+        at += snprintf(buf + at, len - at, " heads_k=%d", w->heads_k);
+    if (w->softcap && at >= 0 && (size_t)at < len)
+        snprintf(buf + at, len - at, " softcap=%d", w->softcap);
     return buf;
 }
 
@@ -189,6 +204,8 @@ int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
         { "heads", "h", 1, offsetof(db_workload, heads) },
         { "seqlen_q", "sq", 1, offsetof(db_workload, seqlen_q) },
         { "seqlen_k", "sk", 1, offsetof(db_workload, seqlen_k) },
+        { "heads_k", "hk", 0, offsetof(db_workload, heads_k) },
+        { "softcap", NULL, 0, offsetof(db_workload, softcap) },
     };
     char why[256];
     if (!text || !w)

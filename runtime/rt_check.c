@@ -186,6 +186,7 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
     w->heads = d->heads;
     w->seqlen_q = d->seqlen_q;
     w->seqlen_k = d->seqlen_k;
+    w->heads_k = d->heads_k && d->heads_k != d->heads ? d->heads_k : 0;   /* the database's key: 0 ungrouped */
     w->softcap = d->softcap != 0;
     return FT_OK;
 }

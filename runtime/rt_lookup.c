@@ -25,7 +25,12 @@ static int winner_config(const db_winner *win, const rt_device *dev, const db_wo
 /* "batch=4 heads=16 seqlen_q=4096 seqlen_k=4096" */
 static void shape(const db_workload *w, char *buf, size_t len)
 {
-    snprintf(buf, len, "batch=%d heads=%d seqlen_q=%d seqlen_k=%d", w->batch, w->heads, w->seqlen_q, w->seqlen_k);
+    int at = snprintf(buf, len, "batch=%d heads=%d seqlen_q=%d seqlen_k=%d", w->batch, w->heads, w->seqlen_q,
+                      w->seqlen_k);
+    if (w->heads_k && at >= 0 && (size_t)at < len)
+        at += snprintf(buf + at, len - at, " heads_k=%d", w->heads_k);
+    if (w->softcap && at >= 0 && (size_t)at < len)
+        snprintf(buf + at, len - at, " softcap");
 }
 
 static void describe(const db_winner *win, int shipped, char *buf, size_t len)
@@ -120,8 +125,8 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
 
 /* The choice for w, its head dims looked up padded to the compiled ones (ln_padded_head_dim; a
  * built-in default may pad further, to its family's min_head_dim), then compiled for the dims
- * of the data (DATA_DIM, DATA_DIM_V) and with SOFTCAP 1 for a softcapped problem (the database
- * keys no softcap). */
+ * of the data (DATA_DIM, DATA_DIM_V) and w's softcap (SOFTCAP), whatever kind of workload the
+ * winner was tuned for. */
 int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic, rt_choice *out,
               int *is_db_error, char *err, size_t len)
 {
@@ -141,9 +146,11 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
                  "; head dims %d, %d padded to %d, %d (DATA_DIM=%d DATA_DIM_V=%d)", w->head_dim, w->head_dim_v, d,
                  dv, c->p[GEN_DATA_DIM], c->p[GEN_DATA_DIM_V]);
     }
-    if (w->softcap && (c->family->params & GEN_BIT(GEN_SOFTCAP))) {
-        c->p[GEN_SOFTCAP] = 1;
-        snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; with the softcap (SOFTCAP=1)");
+    /* A winner of another kind (tuned with or without the softcap) is compiled for this one's. */
+    if ((c->family->params & GEN_BIT(GEN_SOFTCAP)) && c->p[GEN_SOFTCAP] != w->softcap) {
+        c->p[GEN_SOFTCAP] = w->softcap;
+        snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; %s the softcap (SOFTCAP=%d)",
+                 w->softcap ? "with" : "without", w->softcap);
     }
     return 0;
 }

@@ -79,7 +79,7 @@ static db_device device_of(const char *name, const char *arch, const char *drive
 
 static db_workload workload_of(int op, int dtype, int hd, int causal, int batch, int heads, int sq, int sk)
 {
-    db_workload w = { op, dtype, hd, hd, causal, batch, heads, sq, sk, 0 };
+    db_workload w = { op, dtype, hd, hd, causal, batch, heads, sq, sk, 0, 0 };
     return w;
 }
 
@@ -93,7 +93,7 @@ static db_kernel kernel_of(const db_workload *w, unsigned seed, int block_m)
     const int p[GEN_PARAM_COUNT] = {
         [GEN_DTYPE] = w->dtype, [GEN_HEAD_DIM] = w->head_dim, [GEN_HEAD_DIM_V] = w->head_dim_v, [GEN_BLOCK_M] = block_m,
         [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 4, [GEN_NUM_STAGES] = 2, [GEN_CAUSAL] = w->causal, [GEN_CAUSAL_SKIP] = 1,
-        [GEN_EVEN_M] = 1, [GEN_EVEN_N] = 1, [GEN_DQ_MODE] = w->op == DB_OP_BWD,
+        [GEN_EVEN_M] = 1, [GEN_EVEN_N] = 1, [GEN_DQ_MODE] = w->op == DB_OP_BWD, [GEN_SOFTCAP] = w->softcap,
     };
     memcpy(k.p, p, sizeof p);
     return k;
@@ -744,6 +744,79 @@ static void winners_pick_fastest_valid(void **state)
     db_close(d);
 }
 
+/* Grouped heads and the softcap are part of a workload's key: the same shape with and without
+ * them is three rows; lookup prefers the asked kind (group ratio, softcap), exact first, then the
+ * nearest kind (the group ratio by its log, a softcap that differs as 1), and says how far. */
+static void workload_kinds_are_keyed_and_preferred(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    int64_t sweep = begin_sweep(d), dev_id;
+    const db_device gpu = device_of("GPU A", "sm_90", "13.0");
+    dev_id = upsert_device(d, &gpu);
+    /* Tuned at N 4096, 16 query heads: plain, 4 K/V heads (ratio 4), softcapped. */
+    const struct { int heads_k, softcap; } tuned[] = { { 0, 0 }, { 4, 0 }, { 0, 1 } };
+    int64_t ids[3];
+    for (int i = 0; i < 3; i++) {
+        db_workload w = workload_of(DB_OP_BWD, 2, 128, 1, 4, 16, 4096, 4096);
+        w.heads_k = tuned[i].heads_k;
+        w.softcap = tuned[i].softcap;
+        db_kernel k = kernel_of(&w, 700 + (unsigned)i, 64);
+        ids[i] = upsert_workload(d, &w);
+        db_result r = result_of(sweep, dev_id, ids[i], upsert_kernel(d, &k), DB_STATUS_OK, 1.0 + i);
+        put(d, &r);
+    }
+    assert_true(ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2]);
+    static const struct {
+        const char *name;
+        int heads_k, softcap, seq;
+        int want;            /* index into tuned */
+        int exact;
+        double kind_gap;
+    } cases[] = {
+        { "plain, exact", 0, 0, 4096, 0, 1, 0 },
+        { "ratio 4, exact", 4, 0, 4096, 1, 1, 0 },
+        { "ratio 4 at another length: the same kind before the exact plain one", 4, 0, 2048, 1, 0, 0 },
+        { "ratio 8: the nearest ratio (4)", 2, 0, 4096, 1, 0, 0.6931471805599453 },
+        { "ratio 2: 4 and 1 are as near; the first by ratio, then distance", 8, 0, 4096, 0, 0, 0.6931471805599453 },
+        { "softcap, exact", 0, 1, 4096, 2, 1, 0 },
+        { "softcap and ratio 4: grouped without the softcap is nearer", 4, 1, 4096, 1, 0, 1 },
+    };
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        db_workload q = workload_of(DB_OP_BWD, 2, 128, 1, 4, 16, cases[i].seq, cases[i].seq);
+        q.heads_k = cases[i].heads_k;
+        q.softcap = cases[i].softcap;
+        db_winner w;
+        if (db_winner_find(d, "GPU A", "sm_90", &q, &w, err, sizeof err) != 1)
+            fail_msg("case '%s': %s", cases[i].name, err);
+        if (w.workload_id != ids[cases[i].want] || (w.workload_match == DB_MATCH_EXACT) != cases[i].exact ||
+            fabs(w.kind_gap - cases[i].kind_gap) > 1e-12)
+            fail_msg("case '%s': workload %lld (heads_k %d softcap %d), %s, kind gap %g", cases[i].name,
+                     (long long)w.workload_id, w.workload.heads_k, w.workload.softcap,
+                     w.workload_match == DB_MATCH_EXACT ? "exact" : "nearest", w.kind_gap);
+        assert_int_equal(w.workload.heads_k, tuned[cases[i].want].heads_k);
+        assert_int_equal(w.kernel.p[GEN_SOFTCAP], tuned[cases[i].want].softcap);
+    }
+    /* The text form names the features only where a workload has them, and reads them back. */
+    db_workload g = workload_of(DB_OP_FWD, 1, 64, 0, 2, 8, 100, 300), back;
+    g.heads_k = 2;
+    g.softcap = 1;
+    char text[256];
+    db_workload_format(&g, text, sizeof text);
+    assert_non_null(strstr(text, " heads_k=2 softcap=1"));
+    assert_int_equal(db_workload_parse(text, &back, err, sizeof err), 0);
+    assert_memory_equal(&back, &g, sizeof g);
+    g.heads_k = g.softcap = 0;
+    db_workload_format(&g, text, sizeof text);
+    assert_null(strstr(text, "heads_k"));
+    assert_null(strstr(text, "softcap"));
+    g.heads_k = 3;
+    assert_int_not_equal(db_workload_upsert(d, &g, &dev_id, err, sizeof err), 0);
+    assert_non_null(strstr(err, "heads_k=3 must be 0 (no grouping) or fewer than heads=8 and divide it"));
+    db_close(d);
+}
+
 static void nearest_workload_lookup(void **state)
 {
     fixture *f = *state;
@@ -972,7 +1045,16 @@ static void malformed_import_is_rejected(void **state)
         { "a zero time", H, "median_ms=0.5", "median_ms=0", "\n", "x.txt:2: field 'median_ms': 0 is not positive" },
         { "a negative time", H, "median_ms=0.5", "median_ms=-1", "\n", "x.txt:2: field 'median_ms': '-1' is not" },
         { "a kernel of another head dim", H, "HEAD_DIM=128", "HEAD_DIM=64", "\n",
-          "x.txt:2: the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V and CAUSAL must be the workload's" },
+          "x.txt:2: the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V, CAUSAL and SOFTCAP must be the workload's" },
+        { "a softcapped kernel for a plain workload", H, "SOFTCAP=0", "SOFTCAP=1", "\n",
+          "x.txt:2: the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V, CAUSAL and SOFTCAP must be the workload's" },
+        { "a plain kernel for a softcapped workload", H, "seqlen_k=1024", "seqlen_k=1024 softcap=1", "\n",
+          "x.txt:2: the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V, CAUSAL and SOFTCAP must be the workload's" },
+        { "a padded kernel", H, "DATA_DIM=0", "DATA_DIM=40", "\n", "x.txt:2: the kernel pads its head dims" },
+        { "heads_k not dividing heads", H, "seqlen_k=1024", "seqlen_k=1024 heads_k=3", "\n",
+          "x.txt:2: workload heads_k=3 must be 0 (no grouping) or fewer than heads=8 and divide it" },
+        { "heads_k equal to heads", H, "seqlen_k=1024", "seqlen_k=1024 heads_k=8", "\n", "workload heads_k=8" },
+        { "a softcap of 2", H, "seqlen_k=1024", "seqlen_k=1024 softcap=2", "\n", "field 'softcap': 2 is not in 0..1" },
         { "comments and blanks still count lines", "# a comment\n\nflashtune winners format 1\n", "batch=2",
           "batch=x", "\n", "x.txt:4: field 'batch'" },
         { "a good line, then a duplicate", H, NULL, NULL, "\n" /* + golden again, below */,
@@ -1411,9 +1493,9 @@ static void workload_text_parses(void **state)
         const char *error;          /* NULL: parses */
     } cases[] = {
         { "op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=0 batch=4 heads=16 seqlen_q=4096 seqlen_k=4096",
-          { DB_OP_FWD, 1, 128, 128, 0, 4, 16, 4096, 4096, 0 }, NULL },
-        { "op=bwd dtype=bf16 d=64 b=2 h=8 sq=100 sk=300 causal=1", { DB_OP_BWD, 2, 64, 64, 1, 2, 8, 100, 300, 0 }, NULL },
-        { "  sk=7 sq=5 h=1 b=1 dv=32 d=64 dtype=f32 op=fwd ", { DB_OP_FWD, 0, 64, 32, 0, 1, 1, 5, 7, 0 }, NULL },
+          { DB_OP_FWD, 1, 128, 128, 0, 4, 16, 4096, 4096, 0, 0 }, NULL },
+        { "op=bwd dtype=bf16 d=64 b=2 h=8 sq=100 sk=300 causal=1", { DB_OP_BWD, 2, 64, 64, 1, 2, 8, 100, 300, 0, 0 }, NULL },
+        { "  sk=7 sq=5 h=1 b=1 dv=32 d=64 dtype=f32 op=fwd ", { DB_OP_FWD, 0, 64, 32, 0, 1, 1, 5, 7, 0, 0 }, NULL },
         { "op=fwd dtype=f16 d=64 b=2 h=8 sq=100", { 0 }, "missing field 'seqlen_k'" },
         { "op=fwd dtype=f8 d=64 b=2 h=8 sq=1 sk=1", { 0 }, "dtype=f8 is not f32, f16, bf16 or f64" },
         { "dtype=f16 d=64 b=2 h=8 sq=1 sk=1", { 0 }, "missing field 'op'" },
@@ -1739,6 +1821,7 @@ int main(void)
         CASE(bad_rows_are_named),
         CASE(winners_pick_fastest_valid),
         CASE(nearest_workload_lookup),
+        CASE(workload_kinds_are_keyed_and_preferred),
         CASE(export_import_round_trip),
         CASE(export_text_is_stable),
         CASE(malformed_import_is_rejected),

@@ -61,6 +61,7 @@ static void check_candidates(const tune_space_set *set)
                 assert_int_equal(g->p[GEN_HEAD_DIM], w->head_dim);
                 assert_int_equal(g->p[GEN_HEAD_DIM_V], w->head_dim_v);
                 assert_int_equal(g->p[GEN_CAUSAL], w->causal);
+                assert_int_equal(g->p[GEN_SOFTCAP], w->softcap);
                 assert_int_equal(g->p[GEN_EVEN_M], w->seqlen_q % g->p[GEN_BLOCK_M] == 0);
                 assert_int_equal(g->p[GEN_EVEN_N], w->seqlen_k % g->p[GEN_BLOCK_N] == 0);
             }
@@ -307,6 +308,19 @@ static void grid_builds_paper_shapes(void **state)
     assert_int_equal(last->causal, 1);
     assert_int_equal(last->seqlen_k, 512);
     assert_int_equal(last->heads, 3);
+    /* Grouped heads and the softcap: heads_k as many as heads is no grouping (0); softcap turns
+     * inside causal, heads_k inside heads; a workload table takes both too. */
+    const tune_space *features = find_space(set, "features");
+    assert_int_equal(features->workload_count, 5);
+    static const int want[5][2] = { { 2, 0 }, { 0, 0 }, { 2, 1 }, { 0, 1 }, { 1, 1 } };
+    for (int i = 0; i < 5; i++) {
+        const tune_workload *w = &features->workloads[i].workload;
+        assert_int_equal(w->heads_k, want[i][0]);
+        assert_int_equal(w->softcap, want[i][1]);
+    }
+    char text[128];
+    tune_workload_str(&features->workloads[4].workload, text, sizeof text);
+    assert_string_equal(text, "f16 d=64 noncausal b=1 h=6 hk=1 s=128 softcap");
     check_candidates(set);
     tune_space_set_free(set);
 }
@@ -552,6 +566,7 @@ static const struct {
     { "bad_where_nil.lua", 7, { "where() of space 'silent' returned nothing", "workload bf16 d=128" } },
     { "bad_no_workloads.lua", 3, { "space 'idle' has no workloads", NULL } },
     { "bad_workload_param.lua", 3, { "fixed.DTYPE", "comes from each workload's dtype" } },
+    { "bad_heads_k.lua", 3, { "workloads[1].heads_k = 3 must divide heads = 8 (0 or heads: no grouping)", NULL } },
     { "bad_unused_param.lua", 3, { "params.DQ_MODE", "fwd_mma does not use DQ_MODE" } },
     { "bad_no_candidates.lua", 3, { "has no candidate for workload 1", "first reason:" } },
     { "bad_grid.lua", 2, { "grid: tokens = 16384 is not a multiple of seqlen_q = 3000", NULL } },

@@ -62,12 +62,14 @@ typedef struct flops_case {
 } flops_case;
 
 static const flops_case flops_cases[] = {
-    /* dtype d dv causal batch heads sq sk */
-    { "fwd 4x16x4096 d128", { 2, 128, 128, 0, 4, 16, 4096, 4096 }, 0, 4.0 * 4 * 16 * 4096 * 4096 * 128 },
-    { "fwd causal halves", { 2, 128, 128, 1, 4, 16, 4096, 4096 }, 0, 2.0 * 4 * 16 * 4096 * 4096 * 128 },
-    { "bwd is 2.5x", { 2, 128, 128, 0, 4, 16, 4096, 4096 }, 1, 2.5 * 4.0 * 4 * 16 * 4096 * 4096 * 128 },
-    { "bwd causal", { 1, 64, 64, 1, 1, 2, 100, 300 }, 1, 2.5 * 2.0 * 2 * 100 * 300 * 64 },
-    { "Dv differs", { 2, 64, 128, 0, 1, 1, 10, 20 }, 0, 2.0 * 10 * 20 * (64 + 128) },
+    /* dtype d dv causal batch heads sq sk heads_k softcap */
+    { "fwd 4x16x4096 d128", { 2, 128, 128, 0, 4, 16, 4096, 4096, 0, 0 }, 0, 4.0 * 4 * 16 * 4096 * 4096 * 128 },
+    { "fwd causal halves", { 2, 128, 128, 1, 4, 16, 4096, 4096, 0, 0 }, 0, 2.0 * 4 * 16 * 4096 * 4096 * 128 },
+    { "bwd is 2.5x", { 2, 128, 128, 0, 4, 16, 4096, 4096, 0, 0 }, 1, 2.5 * 4.0 * 4 * 16 * 4096 * 4096 * 128 },
+    { "bwd causal", { 1, 64, 64, 1, 1, 2, 100, 300, 0, 0 }, 1, 2.5 * 2.0 * 2 * 100 * 300 * 64 },
+    { "Dv differs", { 2, 64, 128, 0, 1, 1, 10, 20, 0, 0 }, 0, 2.0 * 10 * 20 * (64 + 128) },
+    { "grouped heads and a softcap do not change the FLOPs", { 2, 128, 128, 0, 4, 16, 4096, 4096, 2, 1 }, 0,
+      4.0 * 4 * 16 * 4096 * 4096 * 128 },
 };
 
 static void test_flops(void **state)
@@ -167,7 +169,7 @@ static void test_resume_filter(void **state)
     db *d;
     assert_int_equal(db_open(path, DB_OPEN_CREATE, &d, err, sizeof err), 0);
     db_device dev = { "Test GPU", "sm_90", 9, 0, 132, "13.0", "13.0" };
-    db_workload w = { DB_OP_FWD, 2, 128, 128, 0, 4, 16, 4096, 4096, 0 };
+    db_workload w = { DB_OP_FWD, 2, 128, 128, 0, 4, 16, 4096, 4096, 0, 0 };
     int64_t dev_id, w_id, sweep_id, ids[3];
     assert_int_equal(db_device_upsert(d, &dev, &dev_id, err, sizeof err), 0);
     assert_int_equal(db_workload_upsert(d, &w, &w_id, err, sizeof err), 0);

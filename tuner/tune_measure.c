@@ -108,17 +108,23 @@ static int run_reference(tune_measure *m, const gen_config *ref, ln_op op, char 
     return 0;
 }
 
-/* The workload as the launch module's problem: contiguous [B, H, N, D], the default scale,
- * the top-left causal band when causal. */
+/* The softcap a softcapped workload is measured with (Gemma 2's): the value costs nothing more or
+ * less than another, and validation checks it against the reference all the same. */
+#define TUNE_SOFTCAP 30.0
+
+/* The workload as the launch module's problem: contiguous [B, H, N, D] (K and V over heads_k
+ * heads), the default scale, the top-left causal band when causal, the softcap when it has one. */
 static void workload_problem(const tune_workload *w, ln_problem *p)
 {
+    const int heads_k = w->heads_k ? w->heads_k : w->heads;
     *p = (ln_problem){ .dtype = w->dtype, .batch = w->batch, .heads = w->heads, .seqlen_q = w->seqlen_q,
                        .seqlen_k = w->seqlen_k, .head_dim = w->head_dim, .head_dim_v = w->head_dim_v,
-                       .softmax_scale = ln_softmax_scale(0, w->head_dim), .causal = w->causal };
+                       .softmax_scale = ln_softmax_scale(0, w->head_dim), .causal = w->causal,
+                       .heads_k = heads_k, .softcap = w->softcap ? TUNE_SOFTCAP : 0 };
     ft_mask_band(w->causal, 0, -1, -1, w->seqlen_q, w->seqlen_k, &p->mask_lo, &p->mask_hi);
     ln_contiguous_strides(w->heads, w->seqlen_q, w->head_dim, p->q_stride);
-    ln_contiguous_strides(w->heads, w->seqlen_k, w->head_dim, p->k_stride);
-    ln_contiguous_strides(w->heads, w->seqlen_k, w->head_dim_v, p->v_stride);
+    ln_contiguous_strides(heads_k, w->seqlen_k, w->head_dim, p->k_stride);
+    ln_contiguous_strides(heads_k, w->seqlen_k, w->head_dim_v, p->v_stride);
     ln_contiguous_strides(w->heads, w->seqlen_q, w->head_dim_v, p->o_stride);
 }
 

@@ -186,12 +186,14 @@ int tune_print_best_as(db *d, tune_format f, FILE *out, char *err, size_t len)
         if (gen_param_get((gen_param)i)->role == GEN_ROLE_TUNABLE)
             shown[nshown++] = (gen_param)i;
     static const char *const fields[] = { "device", "arch", "op", "dtype", "head_dim", "head_dim_v", "causal",
-                                          "batch", "heads", "seqlen_q", "seqlen_k", "kernel", "family" };
-    const char *head[13 + GEN_PARAM_COUNT + 4];
+                                          "batch", "heads", "heads_k", "softcap", "seqlen_q", "seqlen_k", "kernel",
+                                          "family" };
+    enum { FIELDS = sizeof fields / sizeof fields[0] };
+    const char *head[FIELDS + GEN_PARAM_COUNT + 4];
     char align[sizeof head / sizeof head[0] + 1];
     int cols = 0;
-    for (int i = 0; i < 13; i++)
-        head[cols] = fields[i], align[cols++] = i < 4 || i == 12 ? 'l' : 'r';
+    for (int i = 0; i < FIELDS; i++)
+        head[cols] = fields[i], align[cols++] = i < 4 || i == FIELDS - 1 ? 'l' : 'r';
     for (int i = 0; i < nshown; i++)
         head[cols] = gen_param_name(shown[i]), align[cols++] = 'r';
     head[cols] = "median_ms", align[cols++] = 'r';
@@ -216,8 +218,9 @@ int tune_print_best_as(db *d, tune_format f, FILE *out, char *err, size_t len)
         cell[c++] = db_op_name(w->workload.op);
         cell[c++] = db_dtype_name(w->workload.dtype);
         const int v[] = { w->workload.head_dim, w->workload.head_dim_v, w->workload.causal, w->workload.batch,
-                          w->workload.heads, w->workload.seqlen_q, w->workload.seqlen_k };
-        for (int j = 0; j < 7; j++)
+                          w->workload.heads, w->workload.heads_k, w->workload.softcap, w->workload.seqlen_q,
+                          w->workload.seqlen_k };
+        for (int j = 0; j < 9; j++)
             snprintf(num[n], sizeof num[0], "%d", v[j]), cell[c++] = num[n++];
         snprintf(num[n], sizeof num[0], "%lld", (long long)w->kernel_id), cell[c++] = num[n++];
         cell[c++] = w->kernel.family;
@@ -252,24 +255,25 @@ int tune_print_workloads_as(db *d, tune_format f, FILE *out, char *err, size_t l
     if (db_workloads_list(d, &rows, &count, err, len) != 0)
         return -1;
     static const char *const head[] = { "id", "op", "dtype", "head_dim", "head_dim_v", "causal", "batch", "heads",
-                                        "seqlen_q", "seqlen_k", "results", "ok", "best_ms" };
+                                        "heads_k", "softcap", "seqlen_q", "seqlen_k", "results", "ok", "best_ms" };
+    enum { COLS = sizeof head / sizeof head[0] };
     tune_table t;
-    tune_table_init(&t, 13, head, "rllrrrrrrrrrr");
+    tune_table_init(&t, COLS, head, "rllrrrrrrrrrrrr");
     for (int r = 0; r < count; r++) {
         const db_workload_row *row = &rows[r];
         const db_workload *w = &row->workload;
-        char num[13][32];
-        const char *cell[13];
-        for (int c = 0; c < 13; c++)
+        char num[COLS][32];
+        const char *cell[COLS];
+        for (int c = 0; c < COLS; c++)
             cell[c] = num[c];
         snprintf(num[0], sizeof num[0], "%lld", (long long)row->id);
         snprintf(num[1], sizeof num[1], "%s", db_op_name(w->op) ? db_op_name(w->op) : "");
         snprintf(num[2], sizeof num[2], "%s", db_dtype_name(w->dtype) ? db_dtype_name(w->dtype) : "");
-        const int v[] = { w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads, w->seqlen_q, w->seqlen_k,
-                          row->results, row->ok };
-        for (int c = 3; c < 12; c++)
+        const int v[] = { w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads, w->heads_k, w->softcap,
+                          w->seqlen_q, w->seqlen_k, row->results, row->ok };
+        for (int c = 3; c < COLS - 1; c++)
             snprintf(num[c], sizeof num[0], "%d", v[c - 3]);
-        cell[12] = real_cell(row->best_ms, "%.4f", f, num[12], sizeof num[12]);
+        cell[COLS - 1] = real_cell(row->best_ms, "%.4f", f, num[COLS - 1], sizeof num[COLS - 1]);
         tune_table_add(&t, cell);
     }
     free(rows);

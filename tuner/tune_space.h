@@ -32,15 +32,18 @@
  *
  * A workload is { dtype = "bf16", head_dim = 128, head_dim_v = 128, causal = 0, batch = 4,
  * heads = 16, seqlen_q = 4096, seqlen_k = 4096 } (head_dim_v defaults to head_dim, seqlen sets
- * both lengths, seqlen_k defaults to seqlen_q, causal may be a boolean). `workloads` is a list
- * of them; lists inside it (from grid) are flattened.
+ * both lengths, seqlen_k defaults to seqlen_q, causal may be a boolean), with heads_k = 4 for
+ * grouped-query attention (key/value heads dividing heads; absent, 0 or heads: none) and
+ * softcap = true for capped scores (timed with c = 30; the value costs nothing). `workloads` is
+ * a list of them; lists inside it (from grid) are flattened.
  *
  * What Lua sees besides the libraries:
  *   device             { name, arch ("sm_90"), cc (90), cc_major, cc_minor, sm_count,
  *                        smem_per_block (opt-in bytes), real (false: a described target) }
  *   space{...}         checks a space at once (errors point at its line) and declares it
  *   grid{...}          a list of workloads: the cross product of dtype, head_dim, head_dim_v,
- *                      causal, seqlen (or seqlen_q, seqlen_k) and batch, heads, with
+ *                      causal, softcap, seqlen (or seqlen_q, seqlen_k) and batch, heads,
+ *                      heads_k, with
  *                      batch = tokens / seqlen_q when tokens is given and heads = hidden /
  *                      head_dim when hidden is given (the FlashAttention papers' shapes)
  *   range(a, b [, step])  {a, a+step, ..., <= b};   pow2(a, b)  {a, 2a, 4a, ..., <= b}
@@ -109,9 +112,12 @@ typedef struct tune_workload {
     int causal;                 /* 0 none, 1 top-left */
     int batch, heads;
     int seqlen_q, seqlen_k;
+    int heads_k;                /* key/value heads of grouped-query attention; 0: as many as heads */
+    int softcap;                /* 1: scores capped (the kernels compiled with SOFTCAP 1) */
 } tune_workload;
 
-/* "bf16 d=128 causal b=4 h=16 s=4096" (s=Q/K when the lengths differ; dv= when it differs). */
+/* "bf16 d=128 causal b=4 h=16 s=4096" (s=Q/K when the lengths differ; dv= when it differs;
+ * hk= and softcap where the workload has them). */
 void tune_workload_str(const tune_workload *w, char *buf, size_t len);
 
 /* Timing settings of one benchmark pass. */

@@ -159,6 +159,8 @@ int tune_spec_enumerate(lua_State *L, int spec_idx, int wi, tune_candidates *out
     base.p[GEN_HEAD_DIM_V] = w->head_dim_v;
     if (f->params & GEN_BIT(GEN_CAUSAL))
         base.p[GEN_CAUSAL] = w->causal;
+    if (f->params & GEN_BIT(GEN_SOFTCAP))
+        base.p[GEN_SOFTCAP] = w->softcap;
 
     /* An odometer over the searched parameters, the last one turning fastest. */
     int searched[GEN_PARAM_COUNT], digit[GEN_PARAM_COUNT] = { 0 }, k = 0;

@@ -161,13 +161,33 @@ void tune_workload_str(const tune_workload *w, char *buf, size_t len)
         snprintf(s, sizeof s, "%d", w->seqlen_q);
     else
         snprintf(s, sizeof s, "%d/%d", w->seqlen_q, w->seqlen_k);
-    snprintf(buf, len, "%s d=%d%s %s b=%d h=%d s=%s", gen_dtype_name(w->dtype), w->head_dim, dv,
-             w->causal ? "causal" : "noncausal", w->batch, w->heads, s);
+    char hk[24] = "";
+    if (w->heads_k)
+        snprintf(hk, sizeof hk, " hk=%d", w->heads_k);
+    snprintf(buf, len, "%s d=%d%s %s b=%d h=%d%s s=%s%s", gen_dtype_name(w->dtype), w->head_dim, dv,
+             w->causal ? "causal" : "noncausal", w->batch, w->heads, hk, s, w->softcap ? " softcap" : "");
 }
 
 static const char *const workload_keys[] = {
-    "dtype", "head_dim", "head_dim_v", "causal", "batch", "heads", "seqlen", "seqlen_q", "seqlen_k", NULL,
+    "dtype", "head_dim", "head_dim_v", "causal", "batch", "heads", "seqlen", "seqlen_q", "seqlen_k", "heads_k",
+    "softcap", NULL,
 };
+
+/* An optional 0/1 field of a workload (a boolean too), read as param's values: 0 when absent. */
+static int read_flag(lua_State *L, int idx, const char *what, const char *key, gen_param param, int *out,
+                     char *err, size_t len)
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s.%s", what, key);
+    if (lua_getfield(L, idx, key) != LUA_TNIL && tune_read_param(L, -1, param, name, out, err, len))
+        return -1;
+    lua_pop(L, 1);
+    if (*out != 0 && *out != 1) {
+        snprintf(err, len, "%s = %d must be 0 or 1 (or a boolean)", name, *out);
+        return -1;
+    }
+    return 0;
+}
 
 int tune_read_workload(lua_State *L, int idx, const char *what, tune_workload *w, char *err, size_t len)
 {
@@ -198,15 +218,19 @@ int tune_read_workload(lua_State *L, int idx, const char *what, tune_workload *w
         tune_field_int(L, idx, what, "batch", 1, 0, 1, &w->batch, err, len) ||
         tune_field_int(L, idx, what, "heads", 1, 0, 1, &w->heads, err, len))
         return -1;
-    snprintf(name, sizeof name, "%s.causal", what);
-    if (lua_getfield(L, idx, "causal") != LUA_TNIL &&
-        tune_read_param(L, -1, GEN_CAUSAL, name, &w->causal, err, len))
+    if (read_flag(L, idx, what, "causal", GEN_CAUSAL, &w->causal, err, len) ||
+        read_flag(L, idx, what, "softcap", GEN_SOFTCAP, &w->softcap, err, len))
         return -1;
-    lua_pop(L, 1);
-    if (w->causal != 0 && w->causal != 1) {
-        snprintf(err, len, "%s = %d must be 0 or 1 (or a boolean)", name, w->causal);
+    /* Grouped-query attention: heads_k key/value heads dividing heads (as many: none, stored 0). */
+    if (tune_field_int(L, idx, what, "heads_k", 0, 0, 0, &w->heads_k, err, len))
+        return -1;
+    if (w->heads_k < 0 || w->heads_k > w->heads || (w->heads_k && w->heads % w->heads_k)) {
+        snprintf(err, len, "%s.heads_k = %d must divide heads = %d (0 or heads: no grouping)", what, w->heads_k,
+                 w->heads);
         return -1;
     }
+    if (w->heads_k == w->heads)
+        w->heads_k = 0;
     int seqlen = 0;
     if (tune_field_int(L, idx, what, "seqlen", 0, 0, 1, &seqlen, err, len) ||
         tune_field_int(L, idx, what, "seqlen_q", !seqlen, seqlen, 1, &w->seqlen_q, err, len) ||
@@ -226,7 +250,7 @@ int tune_read_workload(lua_State *L, int idx, const char *what, tune_workload *w
 
 void tune_push_workload(lua_State *L, const tune_workload *w)
 {
-    lua_createtable(L, 0, 8);
+    lua_createtable(L, 0, 10);
     lua_pushstring(L, gen_dtype_name(w->dtype));
     lua_setfield(L, -2, "dtype");
     const struct {
@@ -235,7 +259,7 @@ void tune_push_workload(lua_State *L, const tune_workload *w)
     } fields[] = {
         { "head_dim", w->head_dim }, { "head_dim_v", w->head_dim_v }, { "causal", w->causal },
         { "batch", w->batch },       { "heads", w->heads },           { "seqlen_q", w->seqlen_q },
-        { "seqlen_k", w->seqlen_k },
+        { "seqlen_k", w->seqlen_k }, { "heads_k", w->heads_k },       { "softcap", w->softcap },
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         lua_pushinteger(L, fields[i].value);

@@ -22,10 +22,12 @@ int tune_sweep_store(tune_sweep *s, const tune_unit *u, int c, const tune_record
 /* Seeds the random inputs from the workload, so a rerun sees the same data. */
 static unsigned long long workload_seed(const tune_workload *w)
 {
-    int f[] = { w->dtype, w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads, w->seqlen_q, w->seqlen_k };
+    int f[] = { w->dtype, w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads, w->seqlen_q, w->seqlen_k,
+                w->heads_k, w->softcap };
     unsigned long long h = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        h = (h ^ (unsigned)f[i]) * 0x100000001b3ull;
+        if (i < 8 || f[i])   /* the features only where set: a plain workload keeps its seed */
+            h = (h ^ (unsigned)f[i]) * 0x100000001b3ull;
     return h ? h : 1;
 }
 

@@ -40,7 +40,8 @@
  *
  * Choosing the kernel, in this order: the tuned winner for this exact problem on this GPU in
  * the database given to ft_open; else the database's winner for the nearest tuned problem with
- * the same dtype, head dims and causal mode (by sequence lengths, then batch*heads); else the
+ * the same dtype, head dims and causal mode (of the same kind first: the same query heads per
+ * K/V head and softcap or not; then by sequence lengths, then batch*heads); else the
  * winners shipped inside the library (tuned by the flashtune authors, looked up the same way);
  * else a built-in default for the GPU's architecture, dtype and head dims. So a supported
  * problem always runs. ft_describe_choice says which rule picked the kernel. Every masked

@@ -35,10 +35,14 @@ static const rt_device ada = { "Test L4", "sm_89", 101376 };
 #define P_HUGE "DTYPE=f16 HEAD_DIM=256 HEAD_DIM_V=256 BLOCK_M=128 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=4 CAUSAL=1 " \
                "CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic"
 
+#define P_128x64_CAPPED "DTYPE=bf16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 " \
+                        "CAUSAL=0 CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic SOFTCAP=1"
+
 static const char *synthetic =
     "flashtune winners format 1\n"
     LINE("Test GPU", "sm_90", FWD_BF16_128, "fwd_mma", "0123456789abcdef", P_64x64)
-    LINE("Test GPU", "sm_90", FWD_F16_256, "fwd_mma", "1123456789abcdef", P_HUGE);
+    LINE("Test GPU", "sm_90", FWD_F16_256, "fwd_mma", "1123456789abcdef", P_HUGE)
+    LINE("Test GPU", "sm_90", FWD_BF16_128 " heads_k=4 softcap=1", "fwd_mma", "2123456789abcdef", P_128x64_CAPPED);
 static const char *other_device =
     "flashtune winners format 1\n"
     LINE("Test A100", "sm_80", FWD_BF16_128, "fwd_mma", "0123456789abcdef", P_64x64);
@@ -59,7 +63,7 @@ static db *make_db(const char *name, const char *text)
 
 static db_workload workload(int op, int dtype, int d, int causal, int batch, int heads, int sq, int sk)
 {
-    db_workload w = { op, dtype, d, d, causal, batch, heads, sq, sk, 0 };
+    db_workload w = { op, dtype, d, d, causal, batch, heads, sq, sk, 0, 0 };
     return w;
 }
 
@@ -75,6 +79,14 @@ typedef struct lookup_case {
     const char *why;            /* expected in choice.why */
     int block_m, even_m;        /* expected; block_m 0: not checked */
 } lookup_case;
+
+/* w with grouped heads and a softcap. */
+static db_workload featured(db_workload w, int heads_k, int softcap)
+{
+    w.heads_k = heads_k;
+    w.softcap = softcap;
+    return w;
+}
 
 static void lookup_tiers(void **state)
 {
@@ -100,6 +112,16 @@ static void lookup_tiers(void **state)
         { "no database, shipped nearest", NULL, 0, 1, &h100,
           workload(DB_OP_BWD, FT_BF16, 64, 1, 3, 5, 777, 777), RT_TIER_SHIPPED_NEAREST, "nearest (tuned at", 0, 0 },
         { "database beats shipped", "s", 1, 1, &h100, tuned, RT_TIER_DB_EXACT, "database", 64, 1 },
+        /* Workloads of another kind (grouped heads, the softcap): the same kind first, else the
+         * nearest kind, compiled with the problem's own SOFTCAP. */
+        { "grouped and capped, exact", "s", 1, 0, &test_gpu, featured(tuned, 4, 1), RT_TIER_DB_EXACT,
+          "database exact", 128, 1 },
+        { "capped alone: the plain one is nearer", "s", 1, 0, &test_gpu, featured(tuned, 0, 1), RT_TIER_DB_NEAREST,
+          "tuned at batch=4 heads=16 seqlen_q=2048 seqlen_k=2048 on this GPU model, median 1.5 ms there); with the "
+          "softcap (SOFTCAP=1)", 64, 1 },
+        { "grouped alone: the grouped capped one is nearer", "s", 1, 0, &test_gpu, featured(tuned, 4, 0),
+          RT_TIER_DB_NEAREST, "heads_k=4 softcap on this GPU model, median 1.5 ms there); without the softcap "
+          "(SOFTCAP=0)", 128, 1 },
         { "shipped table: other arch", NULL, 0, 1, &ampere,
           workload(DB_OP_FWD, FT_BF16, 128, 0, 4, 16, 4096, 4096), RT_TIER_DEFAULT, "built-in default for sm_80", 0, 0 },
     };
@@ -132,6 +154,7 @@ static void lookup_tiers(void **state)
         assert_true(choice.config.family->dtypes & (1u << c->w.dtype));
         assert_int_equal(gen_check_arch(choice.config.family, c->device->arch, err, sizeof err), 0);
         assert_int_equal(choice.config.p[GEN_CAUSAL], c->w.causal);
+        assert_int_equal(choice.config.p[GEN_SOFTCAP], c->w.softcap);
         assert_int_equal(gen_validate(&choice.config, c->device->smem_limit, err, sizeof err), 0);
         db_close(user);
     }

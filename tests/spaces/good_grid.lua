@@ -1,4 +1,5 @@
--- Test fixture: grid{} building the FlashAttention papers' shapes, and one with every option.
+-- Test fixture: grid{} building the FlashAttention papers' shapes, one with every option, and
+-- grouped heads and the softcap, by grid and by a workload table.
 local paper = grid{
   dtype = "bf16", head_dim = {64, 128}, causal = 0,
   seqlen = pow2(512, 16384), tokens = 16384, hidden = 2048,
@@ -7,7 +8,13 @@ local cross = grid{
   dtype = {"f16"}, head_dim = 64, head_dim_v = {64, 128}, causal = {false, true},
   seqlen_q = 128, seqlen_k = {256, 512}, batch = {1, 2}, heads = 3,
 }
+local features = grid{
+  dtype = "bf16", head_dim = 64, seqlen = 256, batch = 2, heads = 8, heads_k = {2, 8}, softcap = {false, true},
+}
 return {
   space{ name = "paper", template = "fwd_mma", workloads = paper },
   space{ name = "cross", template = "fwd_mma", workloads = { cross } },
+  space{ name = "features", template = "bwd_mma",
+         workloads = { features, { dtype = "f16", head_dim = 64, seqlen = 128, batch = 1, heads = 6, heads_k = 1,
+                                   softcap = 1 } } },
 }
