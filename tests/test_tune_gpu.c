@@ -80,6 +80,18 @@ static const char resume_space[] =
     "         params = { BLOCK_M = {32, 64}, BLOCK_N = {64, 128} }, workloads = w, bench = bench },\n"
     "}\n";
 
+/* Grouped heads and the softcap, tuned: 8 query heads over 2, capped, forward and backward. */
+static const char features_space[] =
+    "local w = grid{ dtype = 'bf16', head_dim = 64, causal = {0, 1}, seqlen = 300, batch = 2, heads = 8,\n"
+    "                heads_k = 2, softcap = true }\n"
+    "local bench = { warmup_ms = 2, rep_ms = 10, timeout_s = 10 }\n"
+    "return {\n"
+    "  space{ name = 'fwd', template = 'fwd_mma', fixed = { NUM_STAGES = 2 },\n"
+    "         params = { BLOCK_M = {64}, BLOCK_N = {64}, NUM_WARPS = {4} }, workloads = w, bench = bench },\n"
+    "  space{ name = 'bwd', template = 'bwd_mma', fixed = { NUM_STAGES = 2, NUM_WARPS = 8 },\n"
+    "         params = { BLOCK_M = {32}, BLOCK_N = {64, 128} }, workloads = w, bench = bench },\n"
+    "}\n";
+
 static tune_gpu_info gpu;
 static char tmpdir[] = "/tmp/ft_tune_gpu_XXXXXX";
 
@@ -167,6 +179,30 @@ static void faults_are_recorded_and_the_sweep_goes_on(void **state)
                                    "WHERE k.family = 'fwd_mma'") == 1);
 }
 
+/* Workloads of grouped heads with a softcap are measured as such (K/V over heads_k heads, the
+ * kernels compiled with SOFTCAP 1), validated against the reference that takes both, and stored
+ * under their own key. */
+static void grouped_capped_workloads_are_tuned(void **state)
+{
+    (void)state;
+    tune_space_set *set = load_space("features.lua", features_space);
+    char db_path[256];
+    snprintf(db_path, sizeof db_path, "%s/features.db", tmpdir);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2), 0);
+    tune_space_set_free(set);
+    const long long total = query_int(db_path, "SELECT count(*) FROM results");
+    const long long ok = query_int(db_path, "SELECT count(*) FROM results WHERE status = 'ok' AND rel_error < 1e-2");
+    print_message("%lld results, %lld valid\n", total, ok);
+    assert_int_equal(total, 6);   /* 2 masks x (1 forward + 2 backward candidates) */
+    assert_int_equal(ok, total);
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM workloads WHERE heads_k = 2 AND softcap = 1"), 4);
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM workloads"), 4);
+    /* Every measured kernel has SOFTCAP 1 (the reference's kernels, stored beside them, take the softcap as
+     * an argument). */
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM kernel_params WHERE name = 'SOFTCAP' AND value = 1"),
+                     query_int(db_path, "SELECT count(DISTINCT kernel_id) FROM results"));
+}
+
 static void killed_sweep_resumes_without_loss_or_duplicates(void **state)
 {
     (void)state;
@@ -242,6 +278,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(faults_are_recorded_and_the_sweep_goes_on),
         cmocka_unit_test(killed_sweep_resumes_without_loss_or_duplicates),
+        cmocka_unit_test(grouped_capped_workloads_are_tuned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
