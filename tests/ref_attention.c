@@ -110,20 +110,40 @@ long long ref_tensor_extent(const long long stride[3], int batch, int heads, int
            (long long)(seqlen - 1) * stride[2] + (dim - 1);
 }
 
+int ref_problem_varlen(const ref_problem *p)
+{
+    return p->cu_seqlens_q != NULL;
+}
+
+int ref_problem_total_q(const ref_problem *p)
+{
+    return p->cu_seqlens_q ? p->cu_seqlens_q[p->batch] : 0;
+}
+
+int ref_problem_total_k(const ref_problem *p)
+{
+    return p->cu_seqlens_k ? p->cu_seqlens_k[p->batch] : 0;
+}
+
 /* Which tensor shape a buffer has; dq/dk/dv/dout borrow the shapes of q/k/v/o. */
 enum arg_shape { SHAPE_Q, SHAPE_K, SHAPE_V, SHAPE_O, SHAPE_LSE };
 
+/* A variable-length batch's tensors are one batch of total rows; an empty one spans nothing. */
 static long long shape_extent(const ref_problem *p, int shape)
 {
+    const int varlen = ref_problem_varlen(p);
     if (shape == SHAPE_LSE)
-        return (long long)p->batch * p->heads * p->seqlen_q;
-    int seq = shape == SHAPE_Q || shape == SHAPE_O ? p->seqlen_q : p->seqlen_k;
+        return varlen ? (long long)p->heads * ref_problem_total_q(p) : (long long)p->batch * p->heads * p->seqlen_q;
+    int seq = shape == SHAPE_Q || shape == SHAPE_O ? (varlen ? ref_problem_total_q(p) : p->seqlen_q)
+                                                   : (varlen ? ref_problem_total_k(p) : p->seqlen_k);
+    if (seq == 0)
+        return 0;
     int dim = shape == SHAPE_Q || shape == SHAPE_K ? p->head_dim : p->head_dim_v;
     const long long *stride = shape == SHAPE_Q ? p->q_stride
                               : shape == SHAPE_K ? p->k_stride
                               : shape == SHAPE_V ? p->v_stride : p->o_stride;
     int heads = shape == SHAPE_K || shape == SHAPE_V ? ref_problem_heads_k(p) : p->heads;
-    return ref_tensor_extent(stride, p->batch, heads, seq, dim);
+    return ref_tensor_extent(stride, varlen ? 1 : p->batch, heads, seq, dim);
 }
 
 long long ref_extent_q(const ref_problem *p) { return shape_extent(p, SHAPE_Q); }
@@ -133,6 +153,8 @@ long long ref_extent_o(const ref_problem *p) { return shape_extent(p, SHAPE_O); 
 long long ref_extent_lse(const ref_problem *p) { return shape_extent(p, SHAPE_LSE); }
 
 /* ---- argument checks ---- */
+
+static int max_int(int a, int b) { return a > b ? a : b; }
 
 static int fail(int code, char *err, size_t err_len, const char *fn, const char *fmt, ...)
 {
@@ -243,6 +265,36 @@ static int check_mask(const char *fn, const ref_problem *p, char *err, size_t er
     return REF_OK;
 }
 
+/* cu_seqlens_q and cu_seqlens_k: both or neither; from 0, never decreasing, no sequence longer
+ * than seqlen_q (seqlen_k). */
+static int check_varlen(const char *fn, const ref_problem *p, char *err, size_t err_len)
+{
+    if (!p->cu_seqlens_q != !p->cu_seqlens_k)
+        return fail(REF_ERR_INVALID, err, err_len, fn, "%s is NULL while %s is not (give both or neither)",
+                    p->cu_seqlens_q ? "cu_seqlens_k" : "cu_seqlens_q", p->cu_seqlens_q ? "cu_seqlens_q" : "cu_seqlens_k");
+    if (!p->cu_seqlens_q)
+        return REF_OK;
+    const struct { const char *name, *longest_name; const int *cu; int longest; } sides[2] = {
+        {"cu_seqlens_q", "seqlen_q", p->cu_seqlens_q, p->seqlen_q},
+        {"cu_seqlens_k", "seqlen_k", p->cu_seqlens_k, p->seqlen_k},
+    };
+    for (int i = 0; i < 2; i++) {
+        const int *cu = sides[i].cu;
+        if (cu[0] != 0)
+            return fail(REF_ERR_INVALID, err, err_len, fn, "%s[0]=%d must be 0", sides[i].name, cu[0]);
+        for (int b = 0; b < p->batch; b++) {
+            if (cu[b + 1] < cu[b])
+                return fail(REF_ERR_INVALID, err, err_len, fn,
+                            "%s[%d]=%d is less than %s[%d]=%d (prefix sums never decrease)", sides[i].name, b + 1,
+                            cu[b + 1], sides[i].name, b, cu[b]);
+            if (cu[b + 1] - cu[b] > sides[i].longest)
+                return fail(REF_ERR_INVALID, err, err_len, fn, "sequence %d has %d rows (%s), more than %s=%d",
+                            b, cu[b + 1] - cu[b], sides[i].name, sides[i].longest_name, sides[i].longest);
+        }
+    }
+    return REF_OK;
+}
+
 /* All checks of one call; tiled says whether block_m and block_n are arguments. */
 static int check_call(const char *fn, const ref_problem *p, int tiled, int block_m, int block_n,
                       const ref_arg *args, int nargs, size_t elem, char *err, size_t err_len)
@@ -273,14 +325,18 @@ static int check_call(const char *fn, const ref_problem *p, int tiled, int block
     for (int i = 0; i < nargs; i++)
         if (!args[i].ptr)
             return fail(REF_ERR_INVALID, err, err_len, fn, "%s is NULL", args[i].name);
-    if ((rc = check_strides(fn, "q_stride", p->q_stride, p->batch, p->heads, p->seqlen_q,
-                            p->head_dim, err, err_len)) ||
-        (rc = check_strides(fn, "k_stride", p->k_stride, p->batch, ref_problem_heads_k(p),
-                            p->seqlen_k, p->head_dim, err, err_len)) ||
-        (rc = check_strides(fn, "v_stride", p->v_stride, p->batch, ref_problem_heads_k(p),
-                            p->seqlen_k, p->head_dim_v, err, err_len)) ||
-        (rc = check_strides(fn, "o_stride", p->o_stride, p->batch, p->heads, p->seqlen_q,
-                            p->head_dim_v, err, err_len)))
+    if ((rc = check_varlen(fn, p, err, err_len)))
+        return rc;
+    /* A variable-length batch's tensors: one batch of its total rows (at least one, to check). */
+    const int varlen = ref_problem_varlen(p), batch = varlen ? 1 : p->batch;
+    const int nq = varlen ? max_int(ref_problem_total_q(p), 1) : p->seqlen_q;
+    const int nk = varlen ? max_int(ref_problem_total_k(p), 1) : p->seqlen_k;
+    if ((rc = check_strides(fn, "q_stride", p->q_stride, batch, p->heads, nq, p->head_dim, err, err_len)) ||
+        (rc = check_strides(fn, "k_stride", p->k_stride, batch, ref_problem_heads_k(p), nk, p->head_dim, err,
+                            err_len)) ||
+        (rc = check_strides(fn, "v_stride", p->v_stride, batch, ref_problem_heads_k(p), nk, p->head_dim_v, err,
+                            err_len)) ||
+        (rc = check_strides(fn, "o_stride", p->o_stride, batch, p->heads, nq, p->head_dim_v, err, err_len)))
         return rc;
     long long ext[16];
     for (int i = 0; i < nargs; i++) {

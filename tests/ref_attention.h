@@ -27,7 +27,8 @@
  *   dq, dk, dv use the strides of q, k, v.
  *   lse  [batch, heads, seqlen_q] contiguous.
  * Strides are [0] batch, [1] head, [2] sequence; the head dim is contiguous (stride 1). Elements a
- * layout never addresses (padding between rows) are neither read nor written.
+ * layout never addresses (padding between rows) are neither read nor written. Variable-length
+ * batches (cu_seqlens_q, cu_seqlens_k below) pack the sequences' rows instead.
  *
  * Errors: every compute function returns REF_OK (0) or a negative REF_ERR_*; on error it writes a
  * NUL-terminated message naming the function, the argument and its value into err (for example
@@ -64,6 +65,14 @@ typedef struct ref_problem {
     int window_left, window_right;   /* keys visible left / right of the diagonal; -1 unlimited */
     int heads_k;            /* heads of K and V; 0 means heads; must divide heads */
     double softcap;         /* 0 none; c > 0: scores become c * tanh(S / c) */
+    /* Variable-length batches: both NULL for none (ref_problem_init's). Else each holds batch + 1
+     * prefix sums of the sequences' lengths, from 0 and never decreasing: sequence b's queries
+     * are rows cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1 of packed tensors [total_q, heads,
+     * head_dim], addressed by the strides' [1] (head) and [2] (row) alone, its keys the same rows
+     * of cu_seqlens_k in K and V; a sequence may be empty. seqlen_q and seqlen_k are then the
+     * longest lengths (none may be longer), and lse is [heads, total_q]. Each sequence is its own
+     * problem: the mask's diagonal (bottom-right) is placed by its own lengths. */
+    const int *cu_seqlens_q, *cu_seqlens_k;
 } ref_problem;
 
 /* Work counters of the tiled paths, for checking masked block skipping. Each call overwrites them
@@ -87,6 +96,11 @@ double ref_problem_scale(const ref_problem *p);
 
 /* The heads of K and V: heads_k, or heads when it is 0. */
 int ref_problem_heads_k(const ref_problem *p);
+
+/* 1 when p is a variable-length batch; its packed tensors' total rows (0 for a dense one). */
+int ref_problem_varlen(const ref_problem *p);
+int ref_problem_total_q(const ref_problem *p);
+int ref_problem_total_k(const ref_problem *p);
 
 /* Elements a strided [batch, heads, seqlen, dim] tensor spans from its first element to its last,
  * inclusive: the size of the buffer to allocate. Assumes valid (non-negative) strides. */

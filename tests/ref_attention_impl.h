@@ -35,13 +35,26 @@ typedef struct SFX(head) {
 } SFX(head);
 
 /* base moved to slice (b, h), whose K and V are those of head hk; NULL pointers (unused by the
- * caller) stay NULL. */
+ * caller) stay NULL. In a variable-length batch the slice is sequence b's rows of head h, with
+ * its own lengths and band. */
 static SFX(head) SFX(head_seek)(const SFX(head) *base, const ref_problem *p, int b, int h, int hk)
 {
     SFX(head) t = *base;
     long long qo = slice_offset(p->q_stride, b, h), ko = slice_offset(p->k_stride, b, hk);
     long long vo = slice_offset(p->v_stride, b, hk), oo = slice_offset(p->o_stride, b, h);
     long long lo = ((long long)b * p->heads + h) * p->seqlen_q;
+    if (ref_problem_varlen(p)) {
+        const int q0 = p->cu_seqlens_q[b], k0 = p->cu_seqlens_k[b];
+        qo = q0 * p->q_stride[2] + h * p->q_stride[1];
+        ko = k0 * p->k_stride[2] + hk * p->k_stride[1];
+        vo = k0 * p->v_stride[2] + hk * p->v_stride[1];
+        oo = q0 * p->o_stride[2] + h * p->o_stride[1];
+        lo = (long long)h * ref_problem_total_q(p) + q0;
+        t.nq = p->cu_seqlens_q[b + 1] - q0;
+        t.nk = p->cu_seqlens_k[b + 1] - k0;
+        const int left = p->window ? p->window_left : -1, right = p->window ? p->window_right : -1;
+        ft_mask_band(p->causal, p->causal_align, left, right, t.nq, t.nk, &t.lo, &t.hi);
+    }
     if (t.q) t.q += qo;
     if (t.dq) t.dq += qo;
     if (t.k) t.k += ko;
@@ -86,8 +99,8 @@ static void SFX(naive_probs)(const SFX(head) *t, REAL *P, REAL *lse)
         const REAL *q_i = t->q + i * t->qs;
         for (int j = 0; j < t->nk; j++)
             row[j] = SFX(hidden)(t, i, j) ? (REAL)-INFINITY : SFX(score)(t, q_i, j);
-        REAL m = row[0];
-        for (int j = 1; j < t->nk; j++)
+        REAL m = (REAL)-INFINITY;   /* an empty sequence's keys: none */
+        for (int j = 0; j < t->nk; j++)
             m = row[j] > m ? row[j] : m;
         if (m == (REAL)-INFINITY) {   /* sees no key */
             SFX(zero)(row, t->nk);

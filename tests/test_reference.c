@@ -1348,6 +1348,167 @@ static void allocation_failure_is_reported(void **state)
     free_call(&bufs);
 }
 
+/* ---- variable-length batches ---- */
+
+#define VL_B 5
+#define VL_H 4
+#define VL_HK 2
+#define VL_D 8
+#define VL_DV 6
+
+static double *vl_random(long long n)
+{
+    double *x = malloc((size_t)n * sizeof *x);
+    assert_non_null(x);
+    for (long long i = 0; i < n; i++)
+        x[i] = rng_uniform();
+    return x;
+}
+
+static double *vl_poisoned(long long n)
+{
+    double *x = malloc((size_t)(n ? n : 1) * sizeof *x);
+    assert_non_null(x);
+    for (long long i = 0; i < n; i++)
+        x[i] = NAN;
+    return x;
+}
+
+/* Bitwise the same, or fail naming the element. */
+static void vl_same(const char *what, int seq, const double *got, const double *want, long long n)
+{
+    for (long long i = 0; i < n; i++)
+        if (memcmp(&got[i], &want[i], sizeof got[i]) != 0)
+            fail_msg("%s, sequence %d, element %lld: %.17g, alone %.17g", what, seq, i, got[i], want[i]);
+}
+
+/* A variable-length batch is its sequences run one by one: packed [total, heads, dim] tensors
+ * through cu_seqlens (an empty sequence of queries, one of keys; grouped heads; masks placed by
+ * each sequence's own lengths; a softcap) give, naive and tiled, forward and backward, the bits of
+ * each sequence as a dense problem of its own, pointing into the same packed rows. */
+static void varlen_is_each_sequence_alone(void **state)
+{
+    (void)state;
+    static const int lq[VL_B] = { 5, 0, 17, 9, 2 }, lk[VL_B] = { 7, 3, 17, 1, 0 };
+    int cuq[VL_B + 1] = { 0 }, cuk[VL_B + 1] = { 0 };
+    for (int b = 0; b < VL_B; b++)
+        cuq[b + 1] = cuq[b] + lq[b], cuk[b + 1] = cuk[b] + lk[b];
+    const int tq = cuq[VL_B], tk = cuk[VL_B];
+    static const struct { int causal, align, window, left, right; double cap; } masks[] = {
+        { 0, 0, 0, 0, 0, 0 }, { 1, 1, 0, 0, 0, 1.5 }, { 1, 0, 0, 0, 0, 0 }, { 0, 1, 1, 3, 1, 0 },
+    };
+    rng_seed(77);
+    for (size_t m = 0; m < sizeof masks / sizeof masks[0]; m++) {
+        ref_problem p;
+        ref_problem_init(&p, VL_B, VL_H, 17, 17, VL_D, VL_DV, masks[m].causal, 0);
+        p.heads_k = VL_HK;
+        p.causal_align = masks[m].align;
+        p.window = masks[m].window;
+        p.window_left = masks[m].left;
+        p.window_right = masks[m].right;
+        p.softcap = masks[m].cap;
+        const long long qs[3] = { 0, VL_D, VL_H * VL_D }, ks[3] = { 0, VL_D, VL_HK * VL_D };
+        const long long vs[3] = { 0, VL_DV, VL_HK * VL_DV }, os[3] = { 0, VL_DV, VL_H * VL_DV };
+        memcpy(p.q_stride, qs, sizeof qs), memcpy(p.k_stride, ks, sizeof ks);
+        memcpy(p.v_stride, vs, sizeof vs), memcpy(p.o_stride, os, sizeof os);
+        p.cu_seqlens_q = cuq;
+        p.cu_seqlens_k = cuk;
+        const long long nq = (long long)tq * VL_H * VL_D, nk = (long long)tk * VL_HK * VL_D;
+        const long long nv = (long long)tk * VL_HK * VL_DV, no = (long long)tq * VL_H * VL_DV;
+        assert_int_equal(ref_extent_q(&p), nq);
+        assert_int_equal(ref_extent_lse(&p), (long long)VL_H * tq);
+        double *q = vl_random(nq), *k = vl_random(nk), *v = vl_random(nv), *dout = vl_random(no);
+        char err[256] = "";
+        for (int tiled = 0; tiled < 2; tiled++) {
+            double *o = vl_poisoned(no), *lse = vl_poisoned((long long)VL_H * tq);
+            double *dq = vl_poisoned(nq), *dk = vl_poisoned(nk), *dv = vl_poisoned(nv);
+            if (tiled) {
+                expect_ok(ref_forward_tiled_d(&p, 4, 8, q, k, v, o, lse, NULL, err, sizeof err), err);
+                expect_ok(ref_backward_tiled_d(&p, 4, 8, q, k, v, o, lse, dout, dq, dk, dv, NULL, err, sizeof err),
+                          err);
+            } else {
+                expect_ok(ref_forward_naive_d(&p, q, k, v, o, lse, err, sizeof err), err);
+                expect_ok(ref_backward_naive_d(&p, q, k, v, dout, dq, dk, dv, err, sizeof err), err);
+            }
+            for (int b = 0; b < VL_B; b++) {
+                if (lq[b] == 0) {   /* no queries: its keys get dK = dV = 0 */
+                    for (long long i = 0; i < (long long)lk[b] * VL_HK * VL_D; i++)
+                        assert_true(dk[(long long)cuk[b] * VL_HK * VL_D + i] == 0);
+                    continue;
+                }
+                if (lk[b] == 0) {   /* no keys: O = 0, L = +inf, dQ = 0 */
+                    for (long long i = 0; i < (long long)lq[b] * VL_H * VL_DV; i++)
+                        assert_true(o[(long long)cuq[b] * VL_H * VL_DV + i] == 0);
+                    for (int h = 0; h < VL_H; h++)
+                        for (int i = 0; i < lq[b]; i++)
+                            assert_true(isinf(lse[(long long)h * tq + cuq[b] + i]));
+                    for (long long i = 0; i < (long long)lq[b] * VL_H * VL_D; i++)
+                        assert_true(dq[(long long)cuq[b] * VL_H * VL_D + i] == 0);
+                    continue;
+                }
+                ref_problem a = p;   /* the sequence alone: one batch of its lengths, the same rows */
+                a.batch = 1;
+                a.seqlen_q = lq[b];
+                a.seqlen_k = lk[b];
+                a.cu_seqlens_q = a.cu_seqlens_k = NULL;
+                const long long q0 = (long long)cuq[b] * VL_H, k0 = (long long)cuk[b] * VL_HK;
+                const long long aq = (long long)lq[b] * VL_H * VL_D, ak = (long long)lk[b] * VL_HK * VL_D;
+                const long long av = (long long)lk[b] * VL_HK * VL_DV, ao = (long long)lq[b] * VL_H * VL_DV;
+                double *o1 = vl_poisoned(ao), *l1 = vl_poisoned((long long)VL_H * lq[b]);
+                double *dq1 = vl_poisoned(aq), *dk1 = vl_poisoned(ak), *dv1 = vl_poisoned(av);
+                const double *qb = q + q0 * VL_D, *kb = k + k0 * VL_D, *vb = v + k0 * VL_DV, *dob = dout + q0 * VL_DV;
+                if (tiled) {
+                    expect_ok(ref_forward_tiled_d(&a, 4, 8, qb, kb, vb, o1, l1, NULL, err, sizeof err), err);
+                    expect_ok(ref_backward_tiled_d(&a, 4, 8, qb, kb, vb, o1, l1, dob, dq1, dk1, dv1, NULL, err,
+                                                   sizeof err), err);
+                } else {
+                    expect_ok(ref_forward_naive_d(&a, qb, kb, vb, o1, l1, err, sizeof err), err);
+                    expect_ok(ref_backward_naive_d(&a, qb, kb, vb, dob, dq1, dk1, dv1, err, sizeof err), err);
+                }
+                vl_same("O", b, o + q0 * VL_DV, o1, ao);
+                for (int h = 0; h < VL_H; h++)
+                    vl_same("L", b, lse + (long long)h * tq + cuq[b], l1 + (long long)h * lq[b], lq[b]);
+                vl_same("dQ", b, dq + q0 * VL_D, dq1, aq);
+                vl_same("dK", b, dk + k0 * VL_D, dk1, ak);
+                vl_same("dV", b, dv + k0 * VL_DV, dv1, av);
+                free(o1), free(l1), free(dq1), free(dk1), free(dv1);
+            }
+            free(o), free(lse), free(dq), free(dk), free(dv);
+        }
+        free(q), free(k), free(v), free(dout);
+    }
+}
+
+/* Bad prefix sums are refused, naming the array, the index and the values. */
+static void varlen_bad_prefix_sums(void **state)
+{
+    (void)state;
+    static const int good[3] = { 0, 4, 8 }, decreasing[3] = { 0, 6, 5 }, offset[3] = { 1, 4, 9 }, longer[3] = { 0, 2, 12 };
+    const struct { const int *q, *k; const char *expected; } cases[] = {
+        { decreasing, good, "cu_seqlens_q[2]=5 is less than cu_seqlens_q[1]=6 (prefix sums never decrease)" },
+        { good, offset, "cu_seqlens_k[0]=1 must be 0" },
+        { good, longer, "sequence 1 has 10 rows (cu_seqlens_k), more than seqlen_k=8" },
+        { good, NULL, "cu_seqlens_k is NULL while cu_seqlens_q is not (give both or neither)" },
+    };
+    double buf[1024];
+    for (int i = 0; i < 1024; i++)
+        buf[i] = 0.25;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        ref_problem p;
+        ref_problem_init(&p, 2, 1, 8, 8, 4, 4, 0, 0);
+        const long long st[3] = { 0, 4, 4 };
+        memcpy(p.q_stride, st, sizeof st), memcpy(p.k_stride, st, sizeof st);
+        memcpy(p.v_stride, st, sizeof st), memcpy(p.o_stride, st, sizeof st);
+        p.cu_seqlens_q = cases[c].q;
+        p.cu_seqlens_k = cases[c].k;
+        double o[64], lse[16];
+        char err[256] = "";
+        assert_int_equal(ref_forward_naive_d(&p, buf, buf + 100, buf + 200, o, lse, err, sizeof err), REF_ERR_INVALID);
+        if (!strstr(err, cases[c].expected))
+            fail_msg("case %zu: '%s' does not say '%s'", c, err, cases[c].expected);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1361,6 +1522,8 @@ int main(void)
         cmocka_unit_test(causal_tiles_are_skipped),
         cmocka_unit_test(masks_bottom_right_and_windows),
         cmocka_unit_test(grouped_heads_and_softcap),
+        cmocka_unit_test(varlen_is_each_sequence_alone),
+        cmocka_unit_test(varlen_bad_prefix_sums),
         cmocka_unit_test(bad_input_is_reported),
         cmocka_unit_test(allocation_failure_is_reported),
     };
