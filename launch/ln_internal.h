@@ -69,8 +69,10 @@ extern const int ln_head_dim_count;
  * d, or d itself past them. The runtime's kernels take that HEAD_DIM (or a family's larger
  * min_head_dim), padding d with DATA_DIM where they differ. */
 int ln_padded_head_dim(int d);
-/* The widest HEAD_DIM the runtime runs a problem of head dim d at: ln_padded_head_dim(d), or a
- * family's min_head_dim above it. The backward workspace's dQ accumulator is that wide. */
+/* The HEAD_DIM family f runs a problem of head dim d at: ln_padded_head_dim(d), or the family's
+ * min_head_dim above it (gen_family.min_head_dim; DATA_DIM pads d to it). */
+int ln_family_head_dim(const gen_family *f, int d);
+/* The widest of those over the catalogue: the backward workspace's dQ accumulator is that wide. */
 int ln_accum_head_dim(int d);
 /* The backward workspace: delta [B, H, seqlen_q] at offset 0, then (256-byte aligned) the dQ
  * accumulator [B, H, seqlen_q, ln_accum_head_dim(head_dim)] (a kernel of a smaller HEAD_DIM

@@ -62,13 +62,19 @@ int ln_padded_head_dim(int d)
     return d;
 }
 
+int ln_family_head_dim(const gen_family *f, int d)
+{
+    const int padded = ln_padded_head_dim(d);
+    return padded > f->min_head_dim ? padded : f->min_head_dim;
+}
+
 int ln_accum_head_dim(int d)
 {
     int widest = ln_padded_head_dim(d), count;
     const gen_family *const *all = gen_family_list(&count);
     for (int i = 0; i < count; i++)
-        if (all[i]->min_head_dim > widest)
-            widest = all[i]->min_head_dim;
+        if (ln_family_head_dim(all[i], d) > widest)
+            widest = ln_family_head_dim(all[i], d);
     return widest;
 }
 

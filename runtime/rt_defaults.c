@@ -78,11 +78,9 @@ static int fit_family(const gen_family *f, const rt_device *dev, const db_worklo
     gen_config base;
     gen_config_init(&base, f);
     base.p[GEN_DTYPE] = w->dtype;
-    /* The compiled head dims: the next of ln_head_dims, at least the family's smallest (rt_choose
-     * then sets DATA_DIM to the problem's). */
-    const int d = ln_padded_head_dim(w->head_dim), dv = ln_padded_head_dim(w->head_dim_v);
-    base.p[GEN_HEAD_DIM] = d > f->min_head_dim ? d : f->min_head_dim;
-    base.p[GEN_HEAD_DIM_V] = dv > f->min_head_dim ? dv : f->min_head_dim;
+    /* The compiled head dims (rt_choose then sets DATA_DIM to the problem's). */
+    base.p[GEN_HEAD_DIM] = ln_family_head_dim(f, w->head_dim);
+    base.p[GEN_HEAD_DIM_V] = ln_family_head_dim(f, w->head_dim_v);
     gen_config_head_dim_tiles(&base);
     if (gen_check_arch(f, dev->arch, last, len))
         return -1;

@@ -97,7 +97,7 @@ void rt_config_fit(gen_config *c, const db_workload *w);
 /* The built-in default for w on dev: the family's defaults, with fewer stages and smaller
  * tiles where the head dims need it, valid under dev's shared-memory limit; with deterministic (a
  * backward), a repeatable dQ mode (DQ_MODE ordered or separate). Its HEAD_DIM and HEAD_DIM_V are
- * w's padded (ln_padded_head_dim, at least the family's min_head_dim); DATA_DIM is the caller's.
+ * w's as the family runs them (ln_family_head_dim); DATA_DIM is the caller's.
  * 0, or -1 (why). */
 int rt_default_config(const rt_device *dev, const db_workload *w, int deterministic, gen_config *out, char *why,
                       size_t len);

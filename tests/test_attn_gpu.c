@@ -156,22 +156,13 @@ static int even(int n, int block)
     return block > 0 && n % block == 0;
 }
 
-/* A candidate of family `name` for the case; tiles from the case or the family defaults,
- * halved until the configuration is valid on this device. */
 /* g's head dims for c: the case's own for the reference; for a fused family the compiled ones
- * the runtime runs c at (ln_padded_head_dim, at least the family's min_head_dim), padding c's
- * with DATA_DIM where they differ. */
-static int compiled_head_dim(const gen_family *f, int d)
-{
-    const int padded = ln_padded_head_dim(d);
-    return padded > f->min_head_dim ? padded : f->min_head_dim;
-}
-
+ * the runtime runs c at (ln_family_head_dim), padding c's with DATA_DIM where they differ. */
 static void set_head_dims(gen_config *g, const attn_case *c)
 {
     const int pads = (g->family->params & GEN_BIT(GEN_DATA_DIM)) != 0;
-    const int d = pads ? compiled_head_dim(g->family, c->head_dim) : c->head_dim;
-    const int dv = pads ? compiled_head_dim(g->family, c->head_dim_v) : c->head_dim_v;
+    const int d = pads ? ln_family_head_dim(g->family, c->head_dim) : c->head_dim;
+    const int dv = pads ? ln_family_head_dim(g->family, c->head_dim_v) : c->head_dim_v;
     g->p[GEN_HEAD_DIM] = d;
     g->p[GEN_HEAD_DIM_V] = dv;
     if (pads) {
@@ -180,6 +171,8 @@ static void set_head_dims(gen_config *g, const attn_case *c)
     }
 }
 
+/* A candidate of family `name` for the case; tiles from the case or the family defaults,
+ * halved until the configuration is valid on this device. */
 static gen_config make_config(const char *name, const attn_case *c, int backward)
 {
     static const int no_tiles[4];
