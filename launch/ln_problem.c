@@ -72,9 +72,10 @@ int ln_accum_head_dim(int d)
 {
     int widest = ln_padded_head_dim(d), count;
     const gen_family *const *all = gen_family_list(&count);
-    for (int i = 0; i < count; i++)
-        if (ln_family_head_dim(all[i], d) > widest)
-            widest = ln_family_head_dim(all[i], d);
+    for (int i = 0; i < count; i++) {
+        const int h = ln_family_head_dim(all[i], d);
+        widest = h > widest ? h : widest;
+    }
     return widest;
 }
 
