@@ -142,6 +142,9 @@ static int parse_line(const char *line, entry *e, char *err, size_t len)
         else if (p[GEN_DATA_DIM] || p[GEN_DATA_DIM_V])
             rc = db_fail(err, len, "the kernel pads its head dims (DATA_DIM=%d DATA_DIM_V=%d): a tuned kernel's are "
                          "the workload's", p[GEN_DATA_DIM], p[GEN_DATA_DIM_V]);
+        else if (p[GEN_VARLEN])
+            rc = db_fail(err, len, "the kernel is compiled for a variable-length batch (VARLEN=1): a tuned kernel is "
+                         "compiled for the workload's dense one");
     }
     db_fields_free(&f);
     return rc;

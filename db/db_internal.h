@@ -105,6 +105,9 @@ typedef struct db_workload {
     int heads_k;               /* key/value heads of grouped-query attention: 0 none (as many as heads),
                                 * else fewer, dividing heads */
     int softcap;               /* 1: scores capped (c tanh(S / c); its kernels have SOFTCAP 1), else 0 */
+    int varlen;                /* 1: a variable-length batch of these longest lengths (its kernels have VARLEN
+                                * 1). The runtime's key only: the database stores dense workloads, and a
+                                * variable-length batch is looked up as the dense one (0 there, always) */
 } db_workload;
 
 /* Each finds the row with the same key (device: name, arch, driver and NVRTC versions; kernel:

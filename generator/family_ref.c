@@ -37,7 +37,7 @@ const gen_family gen_family_ref = {
     .backward = 0,   /* see the note above: the ft_ref_bwd_* entries take ft_bwd_args */
     .dtypes = 0xfu,
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
-              GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_CAUSAL),
+              GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_CAUSAL) | GEN_BIT(GEN_VARLEN),
     .defaults = {
         [GEN_DTYPE] = 0, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 4, [GEN_BLOCK_N] = 4, [GEN_NUM_WARPS] = 4, [GEN_NUM_STAGES] = 1,
@@ -46,5 +46,5 @@ const gen_family gen_family_ref = {
     .entries = entries,
     .entry_count = 6,
     .check = check_ref,
-    .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP,
+    .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN,
 };

@@ -33,6 +33,7 @@ typedef struct gen_entry {
  * softcap. The launcher refuses a problem needing one its family does not take. */
 #define GEN_FEATURE_GROUPS 1u
 #define GEN_FEATURE_SOFTCAP 2u
+#define GEN_FEATURE_VARLEN 4u   /* a variable-length batch (cu_seqlens_q, cu_seqlens_k; VARLEN 1) */
 
 typedef struct gen_family {
     const char *name;                       /* "fwd_mma" */

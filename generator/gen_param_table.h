@@ -53,9 +53,11 @@ typedef enum gen_param_role {
     X(DATA_DIM, GEN_ROLE_PROBLEM, 0, 0, 256, 1, GEN_NO_VALUES,                                            \
       "a head dim of Q and K below HEAD_DIM, padded to it: columns past it read as zeros (0: none)")     \
     X(DATA_DIM_V, GEN_ROLE_PROBLEM, 0, 0, 256, 1, GEN_NO_VALUES,                                          \
-      "a head dim of V and O below HEAD_DIM_V, padded to it: columns past it never stored (0: none)")
+      "a head dim of V and O below HEAD_DIM_V, padded to it: columns past it never stored (0: none)")     \
+    X(VARLEN, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES,                                                \
+      "1: a variable-length batch, each sequence's rows and lengths from the arguments' prefix sums")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_DATA_DIM_V. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_VARLEN. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

@@ -125,6 +125,22 @@ static int check_data_dims(const gen_config *c, char *why, size_t len)
     return 0;
 }
 
+/* VARLEN 1: every sequence has its own lengths, so neither may be declared a multiple of a tile. */
+static int check_varlen(const gen_config *c, char *why, size_t len)
+{
+    if (!(c->family->params & GEN_BIT(GEN_VARLEN)) || !c->p[GEN_VARLEN])
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        const gen_param even = i ? GEN_EVEN_N : GEN_EVEN_M;
+        if ((c->family->params & GEN_BIT(even)) && c->p[even]) {
+            snprintf(why, len, "%s=1 with VARLEN=1: a variable-length batch's sequences have their own lengths "
+                     "(%s must be 0)", gen_param_name(even), gen_param_name(even));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int gen_validate(const gen_config *c, int smem_limit_bytes, char *why, size_t len)
 {
     if (!c || !c->family) {
@@ -134,7 +150,7 @@ int gen_validate(const gen_config *c, int smem_limit_bytes, char *why, size_t le
     if (why && len)
         why[0] = '\0';
     const gen_family *f = c->family;
-    if (check_common(c, why, len) || check_data_dims(c, why, len))
+    if (check_common(c, why, len) || check_data_dims(c, why, len) || check_varlen(c, why, len))
         return -1;
     if (f->check && f->check(c->p, why, len)) {
         if (why && len && !why[0])
@@ -186,8 +202,9 @@ void gen_config_fit_lengths(gen_config *c, int seqlen_q, int seqlen_k)
 {
     /* A tile < 1 is refused by gen_validate; it must not divide here. */
     const unsigned used = c->family ? c->family->params : 0;
+    const int dense = !(used & GEN_BIT(GEN_VARLEN)) || !c->p[GEN_VARLEN];   /* else no length is known */
     if (used & GEN_BIT(GEN_EVEN_M))
-        c->p[GEN_EVEN_M] = c->p[GEN_BLOCK_M] > 0 && seqlen_q % c->p[GEN_BLOCK_M] == 0;
+        c->p[GEN_EVEN_M] = dense && c->p[GEN_BLOCK_M] > 0 && seqlen_q % c->p[GEN_BLOCK_M] == 0;
     if (used & GEN_BIT(GEN_EVEN_N))
-        c->p[GEN_EVEN_N] = c->p[GEN_BLOCK_N] > 0 && seqlen_k % c->p[GEN_BLOCK_N] == 0;
+        c->p[GEN_EVEN_N] = dense && c->p[GEN_BLOCK_N] > 0 && seqlen_k % c->p[GEN_BLOCK_N] == 0;
 }

@@ -10,16 +10,24 @@ static void *at(CUdeviceptr ptr, long long elems, size_t bytes)
     return ptr ? (void *)(uintptr_t)(ptr + (CUdeviceptr)(elems * (long long)bytes)) : NULL;
 }
 
+/* Batch b0 of a tensor of batch stride s, as an offset in elements: 0 for a variable-length
+ * batch, whose sequences the prefix sums place. */
+static long long batch_at(const ln_problem *p, int b0, long long s)
+{
+    return ln_varlen(p) ? 0 : b0 * s;
+}
+
 /* The fields ft_fwd_args and ft_bwd_args share, by name: q, k, v, o and lse moved to batch b0,
- * their strides, the sizes (batch = nb), the scale and the band. */
+ * their strides, the sizes (batch = nb), the scale and the band, and a variable-length batch's
+ * prefix sums from sequence b0 on, its total rows and its per-sequence band. */
 #define FILL_SHARED(a, p, b0, nb)                                                              \
     do {                                                                                       \
         const size_t e_ = ln_elem_bytes((p)->dtype), acc_ = ln_acc_bytes((p)->dtype);          \
-        (a)->q = at((p)->q, (b0) * (p)->q_stride[0], e_);                                      \
-        (a)->k = at((p)->k, (b0) * (p)->k_stride[0], e_);                                      \
-        (a)->v = at((p)->v, (b0) * (p)->v_stride[0], e_);                                      \
-        (a)->o = at((p)->o, (b0) * (p)->o_stride[0], e_);                                      \
-        (a)->lse = at((p)->lse, (b0) * (long long)(p)->heads * (p)->seqlen_q, acc_);           \
+        (a)->q = at((p)->q, batch_at(p, b0, (p)->q_stride[0]), e_);                            \
+        (a)->k = at((p)->k, batch_at(p, b0, (p)->k_stride[0]), e_);                            \
+        (a)->v = at((p)->v, batch_at(p, b0, (p)->v_stride[0]), e_);                            \
+        (a)->o = at((p)->o, batch_at(p, b0, (p)->o_stride[0]), e_);                            \
+        (a)->lse = at((p)->lse, batch_at(p, b0, (long long)(p)->heads * (p)->seqlen_q), acc_); \
         memcpy((a)->q_stride, (p)->q_stride, sizeof (a)->q_stride);                            \
         memcpy((a)->k_stride, (p)->k_stride, sizeof (a)->k_stride);                            \
         memcpy((a)->v_stride, (p)->v_stride, sizeof (a)->v_stride);                            \
@@ -33,6 +41,12 @@ static void *at(CUdeviceptr ptr, long long elems, size_t bytes)
         (a)->mask_hi = (p)->mask_hi;                                                           \
         (a)->heads_k = ln_heads_k(p);                                                          \
         (a)->softcap = (p)->softcap;                                                           \
+        (a)->cu_seqlens_q = (const int *)at((p)->cu_seqlens_q, b0, sizeof(int));               \
+        (a)->cu_seqlens_k = (const int *)at((p)->cu_seqlens_k, b0, sizeof(int));               \
+        (a)->total_q = (p)->total_q;                                                           \
+        (a)->mask_left = (p)->mask_left;                                                       \
+        (a)->mask_right = (p)->mask_right;                                                     \
+        (a)->mask_bottom_right = (p)->mask_bottom_right;                                       \
     } while (0)
 
 void ln_fwd_args(const ln_problem *p, int b0, int nb, ft_fwd_args *a)
@@ -48,15 +62,15 @@ void ln_bwd_args(const ln_problem *p, int accum_cols, int b0, int nb, ft_bwd_arg
     const int accum = accum_cols > 0;
     memset(a, 0, sizeof *a);
     FILL_SHARED(a, p, b0, nb);
-    a->dout = at(p->dout, b0 * p->o_stride[0], e);
-    a->dq = at(p->dq, b0 * p->q_stride[0], e);
-    a->dk = at(p->dk, b0 * p->k_stride[0], e);
-    a->dv = at(p->dv, b0 * p->v_stride[0], e);
-    a->delta = at(p->delta, b0 * rows, acc);
-    a->dq_accum = accum ? at(p->dq_accum, b0 * rows * accum_cols, acc) : NULL;
+    a->dout = at(p->dout, batch_at(p, b0, p->o_stride[0]), e);
+    a->dq = at(p->dq, batch_at(p, b0, p->q_stride[0]), e);
+    a->dk = at(p->dk, batch_at(p, b0, p->k_stride[0]), e);
+    a->dv = at(p->dv, batch_at(p, b0, p->v_stride[0]), e);
+    a->delta = at(p->delta, batch_at(p, b0, rows), acc);
+    a->dq_accum = accum ? at(p->dq_accum, batch_at(p, b0, rows * accum_cols), acc) : NULL;
     if (accum) {   /* the dQ order area past the whole accumulator (ln_workspace_bytes) */
         const CUdeviceptr order =
-            p->dq_accum + (CUdeviceptr)((long long)p->batch * rows * ln_accum_head_dim(p->head_dim) * acc);
+            p->dq_accum + (CUdeviceptr)((long long)ln_lse_rows(p) * ln_accum_head_dim(p->head_dim) * acc);
         const long long sems_per_batch = (long long)p->heads * (long long)ln_dq_sems_per_head(p->seqlen_q);
         a->dq_ticket = at(order, b0, sizeof(int));
         a->dq_sems = at(order, p->batch + b0 * sems_per_batch, sizeof(int));
@@ -105,22 +119,30 @@ static CUresult encode_pair(const cu_driver *cu, const ln_problem *p, int batch,
     return rc == CUDA_SUCCESS ? encode_one(cu, p, batch, heads, rows, box_rows, b, sb, cols_b, mb) : rc;
 }
 
+/* The maps' batch and row extents: a's slice, or for a variable-length batch one packed
+ * sequence of all the rows (ft_kernel_args.h). */
+static int map_batch(const ln_problem *p, int slice_batch)
+{
+    return ln_varlen(p) ? 1 : slice_batch;
+}
+
 CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, ft_bwd_args *a)
 {
-    return encode_pair(cu, p, a->batch, a->heads, a->seqlen_q, box_rows, a->q, a->q_stride, p->head_dim, &a->q_map,
-                       a->dout, a->do_stride, p->head_dim_v, &a->do_map);
+    const int rows = ln_varlen(p) ? p->total_q : a->seqlen_q;
+    return encode_pair(cu, p, map_batch(p, a->batch), a->heads, rows, box_rows, a->q, a->q_stride, p->head_dim,
+                       &a->q_map, a->dout, a->do_stride, p->head_dim_v, &a->do_map);
 }
 
 CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, int q_box_rows, int o_box_rows,
                             ft_fwd_args *a)
 {
-    CUresult rc = encode_pair(cu, p, a->batch, a->heads_k, a->seqlen_k, box_rows, a->k, a->k_stride, p->head_dim,
-                              &a->k_map, a->v, a->v_stride, p->head_dim_v, &a->v_map);
+    const int batch = map_batch(p, a->batch);
+    const int rows_q = ln_varlen(p) ? p->total_q : a->seqlen_q, rows_k = ln_varlen(p) ? p->total_k : a->seqlen_k;
+    CUresult rc = encode_pair(cu, p, batch, a->heads_k, rows_k, box_rows, a->k, a->k_stride, p->head_dim, &a->k_map,
+                              a->v, a->v_stride, p->head_dim_v, &a->v_map);
     if (rc == CUDA_SUCCESS && q_box_rows > 0)
-        rc = encode_one(cu, p, a->batch, a->heads, a->seqlen_q, q_box_rows, a->q, a->q_stride, p->head_dim,
-                        &a->q_map);
+        rc = encode_one(cu, p, batch, a->heads, rows_q, q_box_rows, a->q, a->q_stride, p->head_dim, &a->q_map);
     if (rc == CUDA_SUCCESS && o_box_rows > 0)
-        rc = encode_one(cu, p, a->batch, a->heads, a->seqlen_q, o_box_rows, a->o, a->o_stride, p->head_dim_v,
-                        &a->o_map);
+        rc = encode_one(cu, p, batch, a->heads, rows_q, o_box_rows, a->o, a->o_stride, p->head_dim_v, &a->o_map);
     return rc;
 }

@@ -7,11 +7,14 @@
 
 void ln_problem_extents(const ln_problem *p, ln_extents *out)
 {
-    out->q = ln_tensor_elems(p->q_stride, p->batch, p->heads, p->seqlen_q, p->head_dim);
-    out->k = ln_tensor_elems(p->k_stride, p->batch, ln_heads_k(p), p->seqlen_k, p->head_dim);
-    out->v = ln_tensor_elems(p->v_stride, p->batch, ln_heads_k(p), p->seqlen_k, p->head_dim_v);
-    out->o = ln_tensor_elems(p->o_stride, p->batch, p->heads, p->seqlen_q, p->head_dim_v);
-    out->rows = (size_t)p->batch * p->heads * p->seqlen_q;
+    /* A variable-length batch is one packed sequence of total rows. */
+    const int varlen = ln_varlen(p), batch = varlen ? 1 : p->batch;
+    const int rows_q = varlen ? p->total_q : p->seqlen_q, rows_k = varlen ? p->total_k : p->seqlen_k;
+    out->q = ln_tensor_elems(p->q_stride, batch, p->heads, rows_q, p->head_dim);
+    out->k = ln_tensor_elems(p->k_stride, batch, ln_heads_k(p), rows_k, p->head_dim);
+    out->v = ln_tensor_elems(p->v_stride, batch, ln_heads_k(p), rows_k, p->head_dim_v);
+    out->o = ln_tensor_elems(p->o_stride, batch, p->heads, rows_q, p->head_dim_v);
+    out->rows = ln_lse_rows(p);
 }
 
 int ln_buffers_alloc(const cu_driver *cu, ln_problem *p, char *why, size_t len)
@@ -20,7 +23,8 @@ int ln_buffers_alloc(const cu_driver *cu, ln_problem *p, char *why, size_t len)
     ln_problem_extents(p, &x);
     const size_t e = ln_elem_bytes(p->dtype), a = ln_acc_bytes(p->dtype);
     size_t accum_offset;
-    const size_t ws = ln_workspace_bytes(p->dtype, p->batch, p->heads, p->seqlen_q, p->head_dim, &accum_offset);
+    const size_t ws = ln_workspace_bytes(p->dtype, p->batch, p->heads, p->seqlen_q, ln_varlen(p) ? p->total_q : 0,
+                                         p->head_dim, &accum_offset);
     struct { CUdeviceptr *ptr; size_t bytes; const char *name; } bufs[] = {
         { &p->q, x.q * e, "q" },   { &p->k, x.k * e, "k" },   { &p->v, x.v * e, "v" },
         { &p->o, x.o * e, "o" },   { &p->dout, x.o * e, "dout" }, { &p->dq, x.q * e, "dq" },

@@ -44,6 +44,15 @@ typedef struct ln_problem {
     CUdeviceptr o, lse;         /* written by a forward, read by a backward; lse is [B, H, seqlen_q] */
     CUdeviceptr dout, dq, dk, dv;   /* backward only */
     CUdeviceptr delta, dq_accum;    /* backward workspace (ln_workspace_bytes gives the layout) */
+    /* A variable-length batch (ft_kernel_args.h): batch + 1 prefix sums each on the device, 0 for
+     * a dense batch. seqlen_q, seqlen_k are then the longest lengths, total_q, total_k the packed
+     * rows (the last prefix sums), the tensors [total, heads, dim] by strides [1] and [2], lse
+     * [heads, total_q]; the mask is each sequence's band: mask_left, mask_right (-1 no limit; 0 the
+     * right of a causal mask), mask_bottom_right as ft_mask_band takes them (mask_lo, mask_hi
+     * unused). */
+    CUdeviceptr cu_seqlens_q, cu_seqlens_k;
+    int total_q, total_k;
+    int mask_left, mask_right, mask_bottom_right;
 } ln_problem;
 
 /* Bytes of an element of dtype (f32 4, f16 and bf16 2, f64 8) and of its accumulator type
@@ -55,8 +64,12 @@ double ln_softmax_scale(double scale, int head_dim);
 /* The heads of p's K and V: heads_k, or heads when it is 0. */
 int ln_heads_k(const ln_problem *p);
 /* The problem features beyond plain attention that p needs (GEN_FEATURE_*: grouped K/V heads,
- * a softcap); a plan launches p only when its family takes all of them. */
+ * a softcap, a variable-length batch); a plan launches p only when its family takes all of them. */
 unsigned ln_problem_features(const ln_problem *p);
+/* 1 when p is a variable-length batch (cu_seqlens_q set). */
+int ln_varlen(const ln_problem *p);
+/* Rows of p's lse, delta and dQ accumulator: batch*heads*seqlen_q, or heads*total_q. */
+size_t ln_lse_rows(const ln_problem *p);
 /* Strides of a contiguous [batch, heads, seqlen, dim] tensor. */
 void ln_contiguous_strides(int heads, int seqlen, int dim, long long stride[3] /* OUT */);
 /* Elements a tensor of those strides and sizes spans, from its first element to its last. */
@@ -78,20 +91,24 @@ int ln_accum_head_dim(int d);
  * accumulator [B, H, seqlen_q, ln_accum_head_dim(head_dim)] (a kernel of a smaller HEAD_DIM
  * uses the start of it), both of the accumulator type, then the dQ order area
  * of DQ_MODE ordered (ft_kernel_args.h): ints, a ticket per batch index (a launch slice uses its
- * first batch's), then the semaphores [B, H, ceil(seqlen_q / FT_DQ_SEM_ROWS)]. Returns its
- * bytes; OUT: *accum_offset, bytes from the start to dq_accum (may be NULL). */
-size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim, size_t *accum_offset);
+ * first batch's), then the semaphores [B, H, ceil(seqlen_q / FT_DQ_SEM_ROWS)]. A variable-length
+ * batch (total_q > 0: its packed query rows; seqlen_q its longest) has delta [H, total_q] and the
+ * accumulator [H, total_q, .], the order area as above. Returns its bytes; OUT: *accum_offset,
+ * bytes from the start to dq_accum (may be NULL). */
+size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int total_q, int head_dim,
+                          size_t *accum_offset);
 /* Semaphores a head has in the dQ order area, ints in the whole area, and the bytes from
  * dq_accum to the workspace's end (the accumulator and the order area: what is zeroed before an
  * atomic or ordered backward). */
 size_t ln_dq_sems_per_head(int seqlen_q);
 size_t ln_dq_order_ints(int batch, int heads, int seqlen_q);
-size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim);   /* as wide as above */
+size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int total_q, int head_dim);   /* as above */
 
 /* ---- argument blocks (ln_args.c) --------------------------------------------------------- */
 
 /* The argument blocks of batches [b0, b0 + nb) of p: pointers moved to batch b0 (lse, delta
- * and dq_accum by whole [heads, seqlen_q] rows, of accum_cols columns for dq_accum), batch = nb,
+ * and dq_accum by whole [heads, seqlen_q] rows, of accum_cols columns for dq_accum; for a
+ * variable-length batch only the prefix sums move, the rest is addressed by them), batch = nb,
  * everything else as p says. accum_cols > 0 (the kernels' HEAD_DIM) passes p->dq_accum and the
  * dQ order area's ticket and semaphores, 0 passes NULL (kernels without DQ_MODE atomic or
  * ordered never read them). */
@@ -148,7 +165,7 @@ typedef struct ln_plan {
     int o_map_rows;             /* > 0: and O's, boxes 64 x o_map_rows */
     int seqlen_q, seqlen_k;     /* the lengths the grids are for */
     unsigned features;          /* GEN_FEATURE_* the kernels take; ln_launch refuses a problem needing more */
-    unsigned required;          /* GEN_FEATURE_* the kernels were compiled for (SOFTCAP 1): ln_launch refuses a
+    unsigned required;          /* GEN_FEATURE_* the kernels were compiled for (SOFTCAP 1, VARLEN 1): ln_launch refuses a
                                  * problem without them */
     int head_dim, head_dim_v;   /* the data's head dims the kernels were compiled for (DATA_DIM, DATA_DIM_V
                                  * where they pad, else HEAD_DIM, HEAD_DIM_V): ln_launch refuses others */
@@ -231,7 +248,7 @@ void ln_session_close(ln_session *s);
 
 /* ---- a problem's device buffers (ln_buffers.c) ------------------------------------------ */
 
-/* Element counts of p's tensors (from their strides), and rows = batch*heads*seqlen_q. */
+/* Element counts of p's tensors (from their strides), and rows = ln_lse_rows(p). */
 typedef struct ln_extents {
     size_t q, k, v, o, rows;
 } ln_extents;

@@ -21,7 +21,7 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
     CUresult rc;
     /* Once for every slice: the accumulator and the order area cover the whole batch. */
     if (plan->accum) {
-        const size_t bytes = ln_accum_bytes(p->dtype, p->batch, p->heads, p->seqlen_q, p->head_dim);
+        const size_t bytes = ln_accum_bytes(p->dtype, p->batch, p->heads, p->seqlen_q, p->total_q, p->head_dim);
         if ((rc = cu->MemsetD8Async(p->dq_accum, 0, bytes, stream)) != CUDA_SUCCESS)
             return rc;
     }

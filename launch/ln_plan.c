@@ -60,6 +60,12 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
         else
             out->features &= ~GEN_FEATURE_SOFTCAP;
     }
+    if (f->params & GEN_BIT(GEN_VARLEN)) {   /* the same: VARLEN 1 kernels take only variable-length batches */
+        if (c->p[GEN_VARLEN])
+            out->required |= GEN_FEATURE_VARLEN;
+        else
+            out->features &= ~GEN_FEATURE_VARLEN;
+    }
     const int pads = (f->params & GEN_BIT(GEN_DATA_DIM)) != 0;
     out->head_dim = pads && c->p[GEN_DATA_DIM] ? c->p[GEN_DATA_DIM] : c->p[GEN_HEAD_DIM];
     out->head_dim_v = pads && c->p[GEN_DATA_DIM_V] ? c->p[GEN_DATA_DIM_V] : c->p[GEN_HEAD_DIM_V];

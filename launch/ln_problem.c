@@ -33,7 +33,18 @@ int ln_heads_k(const ln_problem *p)
 
 unsigned ln_problem_features(const ln_problem *p)
 {
-    return (ln_heads_k(p) != p->heads ? GEN_FEATURE_GROUPS : 0u) | (p->softcap != 0 ? GEN_FEATURE_SOFTCAP : 0u);
+    return (ln_heads_k(p) != p->heads ? GEN_FEATURE_GROUPS : 0u) | (p->softcap != 0 ? GEN_FEATURE_SOFTCAP : 0u) |
+           (ln_varlen(p) ? GEN_FEATURE_VARLEN : 0u);
+}
+
+int ln_varlen(const ln_problem *p)
+{
+    return p->cu_seqlens_q != 0;
+}
+
+size_t ln_lse_rows(const ln_problem *p)
+{
+    return ln_varlen(p) ? (size_t)p->heads * p->total_q : (size_t)p->batch * p->heads * p->seqlen_q;
 }
 
 size_t ln_tensor_elems(const long long stride[3], int batch, int heads, int seqlen, int dim)
@@ -79,17 +90,24 @@ int ln_accum_head_dim(int d)
     return widest;
 }
 
-size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim)
+/* Rows of delta and of the dQ accumulator. */
+static size_t query_rows(int batch, int heads, int seqlen_q, int total_q)
 {
-    return (size_t)batch * heads * seqlen_q * (size_t)ln_accum_head_dim(head_dim) * ln_acc_bytes(dtype) +
+    return total_q > 0 ? (size_t)heads * total_q : (size_t)batch * heads * seqlen_q;
+}
+
+size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int total_q, int head_dim)
+{
+    return query_rows(batch, heads, seqlen_q, total_q) * (size_t)ln_accum_head_dim(head_dim) * ln_acc_bytes(dtype) +
            ln_dq_order_ints(batch, heads, seqlen_q) * sizeof(int);
 }
 
-size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int head_dim, size_t *accum_offset)
+size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int total_q, int head_dim,
+                          size_t *accum_offset)
 {
-    const size_t rows = (size_t)batch * heads * seqlen_q, a = ln_acc_bytes(dtype);
+    const size_t rows = query_rows(batch, heads, seqlen_q, total_q), a = ln_acc_bytes(dtype);
     const size_t offset = (rows * a + 255) / 256 * 256;
     if (accum_offset)
         *accum_offset = offset;
-    return offset + ln_accum_bytes(dtype, batch, heads, seqlen_q, head_dim);
+    return offset + ln_accum_bytes(dtype, batch, heads, seqlen_q, total_q, head_dim);
 }

@@ -96,23 +96,25 @@ static ft_status check_call(ft_context *ctx, const char *func, const ft_attentio
     if (s != FT_OK)
         return rt_fail(ctx, s, "%s", err);
     const int dv = w->head_dim_v, h = d->heads, hk = d->heads_k ? d->heads_k : d->heads;
+    /* A variable-length batch's tensors are one packed sequence of all its rows. */
+    const int nq = w->varlen ? d->total_q : w->seqlen_q, nk = w->varlen ? d->total_k : w->seqlen_k;
     const rt_tensor fwd[] = {
-        { "q", "q_stride", p->q, d->q_stride, h, w->seqlen_q, w->head_dim },
-        { "k", "k_stride", p->k, d->k_stride, hk, w->seqlen_k, w->head_dim },
-        { "v", "v_stride", p->v, d->v_stride, hk, w->seqlen_k, dv },
-        { "o", "o_stride", p->o_out, d->o_stride, h, w->seqlen_q, dv },
+        { "q", "q_stride", p->q, d->q_stride, h, nq, w->head_dim },
+        { "k", "k_stride", p->k, d->k_stride, hk, nk, w->head_dim },
+        { "v", "v_stride", p->v, d->v_stride, hk, nk, dv },
+        { "o", "o_stride", p->o_out, d->o_stride, h, nq, dv },
         { "lse", NULL, p->lse_out, NULL, h, 0, 0 },
     };
     const rt_tensor bwd[] = {
-        { "q", "q_stride", p->q, d->q_stride, h, w->seqlen_q, w->head_dim },
-        { "k", "k_stride", p->k, d->k_stride, hk, w->seqlen_k, w->head_dim },
-        { "v", "v_stride", p->v, d->v_stride, hk, w->seqlen_k, dv },
-        { "o", "o_stride", p->o, d->o_stride, h, w->seqlen_q, dv },
+        { "q", "q_stride", p->q, d->q_stride, h, nq, w->head_dim },
+        { "k", "k_stride", p->k, d->k_stride, hk, nk, w->head_dim },
+        { "v", "v_stride", p->v, d->v_stride, hk, nk, dv },
+        { "o", "o_stride", p->o, d->o_stride, h, nq, dv },
         { "lse", NULL, p->lse, NULL, h, 0, 0 },
-        { "dout", "o_stride", p->dout, d->o_stride, h, w->seqlen_q, dv },
-        { "dq", "q_stride", p->dq, d->q_stride, h, w->seqlen_q, w->head_dim },
-        { "dk", "k_stride", p->dk, d->k_stride, hk, w->seqlen_k, w->head_dim },
-        { "dv", "v_stride", p->dv, d->v_stride, hk, w->seqlen_k, dv },
+        { "dout", "o_stride", p->dout, d->o_stride, h, nq, dv },
+        { "dq", "q_stride", p->dq, d->q_stride, h, nq, w->head_dim },
+        { "dk", "k_stride", p->dk, d->k_stride, hk, nk, w->head_dim },
+        { "dv", "v_stride", p->dv, d->v_stride, hk, nk, dv },
     };
     const int tensor_cores = !reference && (w->dtype == FT_F16 || w->dtype == FT_BF16);
     s = backward ? rt_check_tensors(func, w, bwd, 9, tensor_cores, err, sizeof err)
@@ -136,7 +138,7 @@ static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc 
     if (s != FT_OK)
         return s;
     size_t accum_offset = 0;
-    const size_t need = backward ? rt_workspace_bytes(&w, &accum_offset) : 0;
+    const size_t need = backward ? rt_workspace_bytes(&w, d.total_q, &accum_offset) : 0;
     if (caller_ws) {
         if (!ws)
             return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: workspace is NULL", func);
@@ -153,6 +155,9 @@ static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc 
     if ((s = rt_driver(ctx, func, &cu)) != FT_OK || (s = rt_current(ctx, func, cu, &cc)) != FT_OK ||
         (s = rt_plan_get(ctx, func, cu, cc, &w, variant_of(&d, backward, reference), &plan)) != FT_OK)
         return s;
+    char err[RT_ERR_LEN];
+    if ((s = rt_check_prefix_sums(func, cu, &d, (CUstream)stream, err, sizeof err)) != FT_OK)
+        return rt_fail(ctx, s, "%s", err);
     rt_workspace *cached = NULL;
     CUdeviceptr base = (CUdeviceptr)(uintptr_t)ws;
     if (backward && !caller_ws) {
@@ -217,7 +222,7 @@ ft_status ft_attention_backward_workspace_size(ft_context *ctx, const ft_attenti
     ft_status s = take_desc(func, d, 1, &copy, &w, err, sizeof err);
     if (s != FT_OK)
         return rt_fail(ctx, s, "%s", err);
-    *bytes = rt_workspace_bytes(&w, NULL);
+    *bytes = rt_workspace_bytes(&w, copy.total_q, NULL);
     return FT_OK;
 }
 

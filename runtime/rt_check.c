@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ft_mask.h"
@@ -38,7 +39,7 @@ static ft_status fail(ft_status s, char *err, size_t len, const char *fmt, ...)
 }
 
 /* The last field this library knows ends here; appending a field means updating this. */
-#define DESC_KNOWN_END (offsetof(ft_attention_desc, reserved) + sizeof(int))
+#define DESC_KNOWN_END (offsetof(ft_attention_desc, total_k) + sizeof(int))
 _Static_assert(DESC_KNOWN_END == sizeof(ft_attention_desc), "DESC_KNOWN_END: a field was appended to ft_attention_desc");
 
 ft_status rt_desc_copy(const char *func, const ft_attention_desc *user, ft_attention_desc *d, char *err, size_t len)
@@ -117,6 +118,28 @@ void rt_mask_band(const ft_attention_desc *d, int *lo, int *hi)
                  d->window ? d->window_right : -1, d->seqlen_q, d->seqlen_k, lo, hi);
 }
 
+/* The variable-length fields as far as the host sees them (the sums are checked at the call,
+ * rt_check_prefix_sums): both pointers or neither, totals >= 1 with them and 0 without. */
+static ft_status check_varlen_fields(const char *func, const ft_attention_desc *d, char *err, size_t len)
+{
+    if (!d->cu_seqlens_q != !d->cu_seqlens_k)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                    "%s: cu_seqlens_q=%p and cu_seqlens_k=%p: a variable-length batch sets both, a dense one neither",
+                    func, (const void *)d->cu_seqlens_q, (const void *)d->cu_seqlens_k);
+    const struct { const char *name; int value; } totals[] = { { "total_q", d->total_q }, { "total_k", d->total_k } };
+    for (int i = 0; i < 2; i++) {
+        if (d->cu_seqlens_q && totals[i].value < 1)
+            return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                        "%s: %s=%d must be at least 1 in a variable-length batch (the packed rows)", func,
+                        totals[i].name, totals[i].value);
+        if (!d->cu_seqlens_q && totals[i].value != 0)
+            return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                        "%s: %s=%d without cu_seqlens_q: a dense batch leaves it 0", func, totals[i].name,
+                        totals[i].value);
+    }
+    return FT_OK;
+}
+
 ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backward, db_workload *w, char *err,
                         size_t len)
 {
@@ -166,6 +189,9 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
                     (double)d->softcap);
     if (d->reserved != 0)
         return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: reserved=%d must be 0", func, d->reserved);
+    const ft_status v = check_varlen_fields(func, d, err, len);
+    if (v != FT_OK)
+        return v;
     if (d->heads > 65535)
         return fail(FT_ERR_UNSUPPORTED, err, len,
                     "%s: heads=%d is more than 65535 (CUDA's grid.y limit; batches are split, heads are not)", func,
@@ -188,7 +214,57 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
     w->seqlen_k = d->seqlen_k;
     w->heads_k = d->heads_k && d->heads_k != d->heads ? d->heads_k : 0;   /* the database's key: 0 ungrouped */
     w->softcap = d->softcap != 0;
+    w->varlen = d->cu_seqlens_q != NULL;
     return FT_OK;
+}
+
+ft_status rt_check_prefix_sums(const char *func, const cu_driver *cu, const ft_attention_desc *d, CUstream stream,
+                               char *err, size_t len)
+{
+    if (!d->cu_seqlens_q)
+        return FT_OK;
+    const size_t n = (size_t)d->batch + 1;
+    int32_t *host = malloc(2 * n * sizeof *host);
+    if (!host)
+        return fail(FT_ERR_OUT_OF_MEMORY, err, len, "%s: out of memory", func);
+    /* The sums may be written by work queued before this call on stream. */
+    CUresult rc = cu->StreamSynchronize(stream);
+    if (rc == CUDA_SUCCESS)
+        rc = cu->MemcpyDtoH(host, (CUdeviceptr)(uintptr_t)d->cu_seqlens_q, n * sizeof *host);
+    if (rc == CUDA_SUCCESS)
+        rc = cu->MemcpyDtoH(host + n, (CUdeviceptr)(uintptr_t)d->cu_seqlens_k, n * sizeof *host);
+    ft_status s = FT_OK;
+    if (rc != CUDA_SUCCESS) {
+        char buf[256];
+        s = fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: cu_seqlens_q=%p, cu_seqlens_k=%p: reading them failed (%s); "
+                 "they must be device memory of batch + 1 = %zu ints each", func, (const void *)d->cu_seqlens_q,
+                 (const void *)d->cu_seqlens_k, cu_result_str(rc, buf, sizeof buf), n);
+    }
+    const char *const names[2] = { "cu_seqlens_q", "cu_seqlens_k" };
+    const int totals[2] = { d->total_q, d->total_k }, longest[2] = { d->seqlen_q, d->seqlen_k };
+    const char *const longest_names[2] = { "seqlen_q", "seqlen_k" }, *const total_names[2] = { "total_q", "total_k" };
+    for (int t = 0; t < 2 && s == FT_OK; t++) {
+        const int32_t *c = host + t * n;
+        if (c[0] != 0)
+            s = fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s[0]=%d must be 0 (prefix sums start at 0)", func,
+                     names[t], c[0]);
+        for (size_t b = 0; b + 1 < n && s == FT_OK; b++) {
+            const long long length = (long long)c[b + 1] - c[b];
+            if (length < 0)
+                s = fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                         "%s: %s[%zu]=%d is less than %s[%zu]=%d (prefix sums never decrease)", func, names[t], b + 1,
+                         c[b + 1], names[t], b, c[b]);
+            else if (length > longest[t])
+                s = fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                         "%s: sequence %zu is %lld rows long (%s[%zu] - %s[%zu]), more than %s=%d, the longest", func,
+                         b, length, names[t], b + 1, names[t], b, longest_names[t], longest[t]);
+        }
+        if (s == FT_OK && c[n - 1] != totals[t])
+            s = fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s[batch=%d]=%d must equal %s=%d", func, names[t],
+                     d->batch, c[n - 1], total_names[t], totals[t]);
+    }
+    free(host);
+    return s;
 }
 
 /* The largest tensor a call may describe, in bytes: far below where int64 element offsets or a
@@ -227,7 +303,9 @@ static ft_status check_one(const char *func, const db_workload *w, const rt_tens
     if ((uintptr_t)t->ptr % e)
         return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s=%p is not %zu-byte aligned (its elements are %s)",
                     func, t->name, t->ptr, e, gen_dtype_name(w->dtype));
-    dim dims[3] = { { 0, t->stride[0], w->batch }, { 1, t->stride[1], t->heads }, { 2, t->stride[2], t->seqlen } };
+    /* A variable-length batch is one packed sequence: its batch stride is not read. */
+    dim dims[3] = { { 0, t->stride[0], w->varlen ? 1 : w->batch }, { 1, t->stride[1], t->heads },
+                    { 2, t->stride[2], t->seqlen } };
     for (int i = 0; i < 3; i++)
         if (dims[i].stride < 0)
             return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s[%d]=%lld is negative", func, t->stride_name, i,
@@ -290,7 +368,8 @@ ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tens
     return FT_OK;
 }
 
-size_t rt_workspace_bytes(const db_workload *w, size_t *accum_offset)
+size_t rt_workspace_bytes(const db_workload *w, int total_q, size_t *accum_offset)
 {
-    return ln_workspace_bytes(w->dtype, w->batch, w->heads, w->seqlen_q, w->head_dim, accum_offset);
+    return ln_workspace_bytes(w->dtype, w->batch, w->heads, w->seqlen_q, w->varlen ? total_q : 0, w->head_dim,
+                              accum_offset);
 }

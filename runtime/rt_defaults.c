@@ -129,4 +129,5 @@ void rt_reference_config(const db_workload *w, gen_config *out)
     out->p[GEN_HEAD_DIM] = w->head_dim;
     out->p[GEN_HEAD_DIM_V] = w->head_dim_v;
     out->p[GEN_CAUSAL] = w->causal;
+    out->p[GEN_VARLEN] = w->varlen;
 }

@@ -64,9 +64,16 @@ void rt_mask_band(const ft_attention_desc *d, int *lo /* OUT */, int *hi /* OUT 
  * its dim elements; with tensor_cores, 16-byte base pointers and strides a multiple of 8. */
 ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tensor *t, int n, int tensor_cores,
                            char *err, size_t len);
-/* Workspace bytes of a backward: delta, then (256-byte aligned) the dQ accumulator. OUT:
- * *accum_offset (may be NULL). */
-size_t rt_workspace_bytes(const db_workload *w, size_t *accum_offset);
+/* Workspace bytes of a backward: delta, then (256-byte aligned) the dQ accumulator; total_q the
+ * packed query rows of a variable-length batch (unused for a dense one). OUT: *accum_offset (may
+ * be NULL). */
+size_t rt_workspace_bytes(const db_workload *w, int total_q, size_t *accum_offset);
+/* A variable-length batch's prefix sums (d checked), copied to the host once stream's earlier
+ * work is done: each from 0, never decreasing, no sequence longer than seqlen_q (seqlen_k), the
+ * last equal to total_q (total_k). FT_OK for a dense batch. On failure "func: ..." in err, naming
+ * the argument, the index and the value. */
+ft_status rt_check_prefix_sums(const char *func, const cu_driver *cu, const ft_attention_desc *d, CUstream stream,
+                               char *err, size_t len);
 
 /* ---- kernel choice (rt_defaults.c, rt_lookup.c, rt_shipped.c) --------------------------- */
 

@@ -80,9 +80,10 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
                   rt_choice *out, int *is_db_error, char *err, size_t len)
 {
     const int want_fixed_order = deterministic && w->op == DB_OP_BWD;
-    db_workload key = *w;   /* the database knows the compiled head dims */
+    db_workload key = *w;   /* the database knows the compiled head dims, and dense batches */
     key.head_dim = ln_padded_head_dim(w->head_dim);
     key.head_dim_v = ln_padded_head_dim(w->head_dim_v);
+    key.varlen = 0;
     char skipped[400] = "";
     *is_db_error = 0;
     db *sources[2] = { user, shipped };
@@ -125,8 +126,8 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
 
 /* The choice for w, its head dims looked up padded to the compiled ones (ln_padded_head_dim; a
  * built-in default may pad further, to its family's min_head_dim), then compiled for the dims
- * of the data (DATA_DIM, DATA_DIM_V) and w's softcap (SOFTCAP), whatever kind of workload the
- * winner was tuned for. */
+ * of the data (DATA_DIM, DATA_DIM_V), w's softcap (SOFTCAP) and a variable-length batch (VARLEN),
+ * whatever kind of workload the winner was tuned for. */
 int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic, rt_choice *out,
               int *is_db_error, char *err, size_t len)
 {
@@ -151,6 +152,17 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
         c->p[GEN_SOFTCAP] = w->softcap;
         snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; %s the softcap (SOFTCAP=%d)",
                  w->softcap ? "with" : "without", w->softcap);
+    }
+    /* A variable-length batch runs the dense choice of its longest lengths, compiled for it. */
+    if (w->varlen) {
+        if (!(c->family->params & GEN_BIT(GEN_VARLEN))) {
+            snprintf(err, len, "family %s takes no variable-length batch", c->family->name);
+            return -1;
+        }
+        c->p[GEN_VARLEN] = 1;
+        gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);   /* no length is a tile multiple */
+        snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
+                 "; for a variable-length batch (VARLEN=1)");
     }
     return 0;
 }

@@ -68,18 +68,21 @@ int gpu_problem_masked(const gpu_problem *g)
     return ft_mask_active(g->causal, g->window ? g->window_left : -1, g->window ? g->window_right : -1);
 }
 
-/* The launch module's view of p: its band, the scale resolved. */
+/* The launch module's view of p: its band (a variable-length batch's sides), the scale resolved. */
 static void to_problem(const gpu_problem *g, ln_problem *p)
 {
+    const int left = g->window ? g->window_left : -1, right = g->window ? g->window_right : -1;
     *p = (ln_problem){
         .dtype = g->dtype, .batch = g->batch, .heads = g->heads, .seqlen_q = g->seqlen_q, .seqlen_k = g->seqlen_k,
         .head_dim = g->head_dim, .head_dim_v = g->head_dim_v,
         .softmax_scale = ln_softmax_scale(g->softmax_scale, g->head_dim), .causal = gpu_problem_masked(g),
         .q = g->q, .k = g->k, .v = g->v, .o = g->o, .lse = g->lse, .dout = g->dout, .dq = g->dq, .dk = g->dk,
         .dv = g->dv, .delta = g->delta, .dq_accum = g->dq_accum, .heads_k = g->heads_k, .softcap = g->softcap,
+        .cu_seqlens_q = g->dev_cu_seqlens_q, .cu_seqlens_k = g->dev_cu_seqlens_k, .total_q = g->total_q,
+        .total_k = g->total_k, .mask_left = left, .mask_right = g->causal ? 0 : right,
+        .mask_bottom_right = g->causal_align,
     };
-    ft_mask_band(g->causal, g->causal_align, g->window ? g->window_left : -1, g->window ? g->window_right : -1,
-                 g->seqlen_q, g->seqlen_k, &p->mask_lo, &p->mask_hi);
+    ft_mask_band(g->causal, g->causal_align, left, right, g->seqlen_q, g->seqlen_k, &p->mask_lo, &p->mask_hi);
     memcpy(p->q_stride, g->q_stride, sizeof p->q_stride);
     memcpy(p->k_stride, g->k_stride, sizeof p->k_stride);
     memcpy(p->v_stride, g->v_stride, sizeof p->v_stride);
@@ -92,13 +95,47 @@ static void take_pointers(gpu_problem *g, const ln_problem *p)
     g->dq = p->dq, g->dk = p->dk, g->dv = p->dv, g->delta = p->delta, g->dq_accum = p->dq_accum;
 }
 
+size_t gpu_lse_rows(const gpu_problem *p)
+{
+    return p->cu_seqlens_q ? (size_t)p->heads * p->total_q : (size_t)p->batch * p->heads * p->seqlen_q;
+}
+
+/* A variable-length batch's prefix sums on the device (batch + 1 ints each). */
+static int upload_prefix_sums(gpu_session *s, gpu_problem *p, char *why, size_t len)
+{
+    const size_t bytes = ((size_t)p->batch + 1) * sizeof(int);
+    const int *host[2] = { p->cu_seqlens_q, p->cu_seqlens_k };
+    CUdeviceptr *dev[2] = { &p->dev_cu_seqlens_q, &p->dev_cu_seqlens_k };
+    for (int i = 0; i < 2; i++) {
+        CUresult rc = s->cu->MemAlloc(dev[i], bytes);
+        if (rc == CUDA_SUCCESS)
+            rc = s->cu->MemcpyHtoD(*dev[i], host[i], bytes);
+        if (rc != CUDA_SUCCESS) {
+            char buf[256];
+            snprintf(why, len, "prefix sums to the device: %s", cu_result_str(rc, buf, sizeof buf));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int gpu_problem_alloc(gpu_session *s, gpu_problem *p, char *why, size_t len)
 {
     const int heads_k = p->heads_k ? p->heads_k : p->heads;
-    layout_strides(p, p->heads, p->seqlen_q, p->head_dim, p->q_stride);
-    layout_strides(p, heads_k, p->seqlen_k, p->head_dim, p->k_stride);
-    layout_strides(p, heads_k, p->seqlen_k, p->head_dim_v, p->v_stride);
-    layout_strides(p, p->heads, p->seqlen_q, p->head_dim_v, p->o_stride);
+    const int varlen = p->cu_seqlens_q != NULL;
+    p->total_q = varlen ? p->cu_seqlens_q[p->batch] : 0;
+    p->total_k = varlen ? p->cu_seqlens_k[p->batch] : 0;
+    /* A variable-length batch is one packed sequence of all the rows. */
+    const int rows_q = varlen ? p->total_q : p->seqlen_q, rows_k = varlen ? p->total_k : p->seqlen_k;
+    layout_strides(p, p->heads, rows_q, p->head_dim, p->q_stride);
+    layout_strides(p, heads_k, rows_k, p->head_dim, p->k_stride);
+    layout_strides(p, heads_k, rows_k, p->head_dim_v, p->v_stride);
+    layout_strides(p, p->heads, rows_q, p->head_dim_v, p->o_stride);
+    p->dev_cu_seqlens_q = p->dev_cu_seqlens_k = 0;
+    if (varlen && upload_prefix_sums(s, p, why, len) != 0) {
+        gpu_problem_free(s, p);
+        return -1;
+    }
     ln_problem lp;
     ln_extents x;
     to_problem(p, &lp);
@@ -115,6 +152,12 @@ void gpu_problem_free(gpu_session *s, gpu_problem *p)
     to_problem(p, &lp);
     ln_buffers_free(s->cu, &lp);
     take_pointers(p, &lp);
+    CUdeviceptr *sums[2] = { &p->dev_cu_seqlens_q, &p->dev_cu_seqlens_k };
+    for (int i = 0; i < 2; i++) {
+        if (*sums[i])
+            s->cu->MemFree(*sums[i]);
+        *sums[i] = 0;
+    }
 }
 
 double gpu_round_to_dtype(int dtype, double x)

@@ -48,6 +48,13 @@ typedef struct gpu_problem {
     long long q_stride[3], k_stride[3], v_stride[3], o_stride[3];
     CUdeviceptr q, k, v, o, lse, dout, dq, dk, dv, delta, dq_accum;
     size_t q_elems, k_elems, v_elems, o_elems;   /* allocation extents in elements */
+    /* A variable-length batch: batch + 1 prefix sums each (host memory, the caller's), or NULL
+     * for a dense one. seqlen_q, seqlen_k are then the longest lengths, the tensors one packed
+     * sequence of total_q (total_k) rows in the layout (1: [total, H, D], FlashAttention's), lse
+     * [H, total_q]. gpu_problem_alloc sets total_q, total_k and copies the sums to the device. */
+    const int *cu_seqlens_q, *cu_seqlens_k;
+    int total_q, total_k;
+    CUdeviceptr dev_cu_seqlens_q, dev_cu_seqlens_k;
 } gpu_problem;
 
 /* The kernels' CAUSAL template flag for the problem: 1 when any mask applies. */
@@ -55,6 +62,8 @@ int gpu_problem_masked(const gpu_problem *p);
 
 size_t gpu_dtype_bytes(int dtype);
 size_t gpu_acc_bytes(int dtype);      /* lse, delta, dq_accum element: 8 for f64, else 4 */
+/* Rows of lse and delta: batch*heads*seqlen_q, or heads*total_q for a variable-length batch. */
+size_t gpu_lse_rows(const gpu_problem *p);
 
 /* Fills strides and extents for the layout, allocates every buffer. Returns 0 or -1 (why). */
 int gpu_problem_alloc(gpu_session *s, gpu_problem *p, char *why, size_t len);

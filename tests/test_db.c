@@ -79,7 +79,7 @@ static db_device device_of(const char *name, const char *arch, const char *drive
 
 static db_workload workload_of(int op, int dtype, int hd, int causal, int batch, int heads, int sq, int sk)
 {
-    db_workload w = { op, dtype, hd, hd, causal, batch, heads, sq, sk, 0, 0 };
+    db_workload w = { op, dtype, hd, hd, causal, batch, heads, sq, sk, 0, 0, 0 };
     return w;
 }
 
@@ -977,7 +977,7 @@ static const char golden_line[] =
     "head_dim_v=128 causal=0 batch=2 heads=8 seqlen_q=1024 seqlen_k=1024 family=fwd_mma "
     "source_hash=00000000000000aa DTYPE=f16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=64 BLOCK_N=64 NUM_WARPS=4 "
     "NUM_STAGES=2 CAUSAL=0 CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic OVERLAP=0 PINGPONG=0 PERSISTENT=0 "
-    "SOFTCAP=0 DATA_DIM=0 DATA_DIM_V=0 median_ms=0.5 tflops=123.457";
+    "SOFTCAP=0 DATA_DIM=0 DATA_DIM_V=0 VARLEN=0 median_ms=0.5 tflops=123.457";
 
 static void export_text_is_stable(void **state)
 {
@@ -1493,9 +1493,9 @@ static void workload_text_parses(void **state)
         const char *error;          /* NULL: parses */
     } cases[] = {
         { "op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=0 batch=4 heads=16 seqlen_q=4096 seqlen_k=4096",
-          { DB_OP_FWD, 1, 128, 128, 0, 4, 16, 4096, 4096, 0, 0 }, NULL },
-        { "op=bwd dtype=bf16 d=64 b=2 h=8 sq=100 sk=300 causal=1", { DB_OP_BWD, 2, 64, 64, 1, 2, 8, 100, 300, 0, 0 }, NULL },
-        { "  sk=7 sq=5 h=1 b=1 dv=32 d=64 dtype=f32 op=fwd ", { DB_OP_FWD, 0, 64, 32, 0, 1, 1, 5, 7, 0, 0 }, NULL },
+          { DB_OP_FWD, 1, 128, 128, 0, 4, 16, 4096, 4096, 0, 0, 0 }, NULL },
+        { "op=bwd dtype=bf16 d=64 b=2 h=8 sq=100 sk=300 causal=1", { DB_OP_BWD, 2, 64, 64, 1, 2, 8, 100, 300, 0, 0, 0 }, NULL },
+        { "  sk=7 sq=5 h=1 b=1 dv=32 d=64 dtype=f32 op=fwd ", { DB_OP_FWD, 0, 64, 32, 0, 1, 1, 5, 7, 0, 0, 0 }, NULL },
         { "op=fwd dtype=f16 d=64 b=2 h=8 sq=100", { 0 }, "missing field 'seqlen_k'" },
         { "op=fwd dtype=f8 d=64 b=2 h=8 sq=1 sk=1", { 0 }, "dtype=f8 is not f32, f16, bf16 or f64" },
         { "dtype=f16 d=64 b=2 h=8 sq=1 sk=1", { 0 }, "missing field 'op'" },

@@ -474,15 +474,18 @@ static void module_load_failure_names_the_call(void **state)
 /* ---- workspace, argument blocks ------------------------------------------------------------ */
 
 static const struct {
-    int dtype, batch, heads, seqlen_q, head_dim;
+    int dtype, batch, heads, seqlen_q, total_q, head_dim;
     size_t accum_offset, bytes;
 } ws_cases[] = {
     /* delta: 600 rows of 4 bytes, rounded up to 256; the accumulator; the dQ order area: 2
      * tickets and 2 * 3 * ceil(100 / 16) semaphores */
-    { 0, 2, 3, 100, 64, 2560, 2560 + 600 * 64 * 4 + (2 + 6 * 7) * 4 },
-    { 2, 2, 3, 100, 64, 2560, 2560 + 600 * 64 * 4 + (2 + 6 * 7) * 4 },   /* bf16 accumulates in fp32 */
-    { 3, 2, 3, 100, 64, 4864, 4864 + 600 * 64 * 8 + (2 + 6 * 7) * 4 },   /* f64 in double */
-    { 1, 1, 1, 64, 128, 256, 256 + 64 * 128 * 4 + (1 + 4) * 4 },         /* already aligned */
+    { 0, 2, 3, 100, 0, 64, 2560, 2560 + 600 * 64 * 4 + (2 + 6 * 7) * 4 },
+    { 2, 2, 3, 100, 0, 64, 2560, 2560 + 600 * 64 * 4 + (2 + 6 * 7) * 4 },   /* bf16 accumulates in fp32 */
+    { 3, 2, 3, 100, 0, 64, 4864, 4864 + 600 * 64 * 8 + (2 + 6 * 7) * 4 },   /* f64 in double */
+    { 1, 1, 1, 64, 0, 128, 256, 256 + 64 * 128 * 4 + (1 + 4) * 4 },         /* already aligned */
+    /* variable-length: 3 heads over 130 packed rows (the longest 100): 390 rows of delta and
+     * accumulator; the order area as the dense batch of the longest length */
+    { 2, 2, 3, 100, 130, 64, 1792, 1792 + 390 * 64 * 4 + (2 + 6 * 7) * 4 },
 };
 
 static void workspace_layout(void **state)
@@ -491,12 +494,14 @@ static void workspace_layout(void **state)
     for (int i = 0; i < ARRAY_LEN(ws_cases); i++) {
         size_t offset = 0;
         const size_t bytes = ln_workspace_bytes(ws_cases[i].dtype, ws_cases[i].batch, ws_cases[i].heads,
-                                                ws_cases[i].seqlen_q, ws_cases[i].head_dim, &offset);
+                                                ws_cases[i].seqlen_q, ws_cases[i].total_q, ws_cases[i].head_dim,
+                                                &offset);
         if (bytes != ws_cases[i].bytes || offset != ws_cases[i].accum_offset)
             fail_msg("workspace case %d: %zu bytes, accum at %zu; expected %zu, %zu", i, bytes, offset,
                      ws_cases[i].bytes, ws_cases[i].accum_offset);
         assert_int_equal(ln_workspace_bytes(ws_cases[i].dtype, ws_cases[i].batch, ws_cases[i].heads,
-                                            ws_cases[i].seqlen_q, ws_cases[i].head_dim, NULL), bytes);
+                                            ws_cases[i].seqlen_q, ws_cases[i].total_q, ws_cases[i].head_dim, NULL),
+                         bytes);
     }
 }
 
@@ -915,7 +920,7 @@ static void padded_head_dims_launch(void **state)
                             { 129, 192 }, { 200, 256 }, { 256, 256 }, { 300, 300 } };
     for (int i = 0; i < ARRAY_LEN(dims); i++)
         assert_int_equal(ln_padded_head_dim(dims[i][0]), dims[i][1]);
-    assert_int_equal(ln_workspace_bytes(1, 3, 5, 40, 40, NULL), ln_workspace_bytes(1, 3, 5, 40, 64, NULL));
+    assert_int_equal(ln_workspace_bytes(1, 3, 5, 40, 0, 40, NULL), ln_workspace_bytes(1, 3, 5, 40, 0, 64, NULL));
 
     gen_config c = sample_config("bwd_mma", 2, 0);   /* DQ_MODE atomic: an accumulator */
     c.p[GEN_DATA_DIM] = 40;

@@ -169,7 +169,7 @@ static void test_resume_filter(void **state)
     db *d;
     assert_int_equal(db_open(path, DB_OPEN_CREATE, &d, err, sizeof err), 0);
     db_device dev = { "Test GPU", "sm_90", 9, 0, 132, "13.0", "13.0" };
-    db_workload w = { DB_OP_FWD, 2, 128, 128, 0, 4, 16, 4096, 4096, 0, 0 };
+    db_workload w = { DB_OP_FWD, 2, 128, 128, 0, 4, 16, 4096, 4096, 0, 0, 0 };
     int64_t dev_id, w_id, sweep_id, ids[3];
     assert_int_equal(db_device_upsert(d, &dev, &dev_id, err, sizeof err), 0);
     assert_int_equal(db_workload_upsert(d, &w, &w_id, err, sizeof err), 0);

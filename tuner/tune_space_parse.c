@@ -82,6 +82,7 @@ static const char *workload_source(gen_param param)
     case GEN_DATA_DIM_V: return "each workload's head dims (a tuned kernel pads none)";
     case GEN_EVEN_M: return "each workload (seqlen_q % BLOCK_M == 0)";
     case GEN_EVEN_N: return "each workload (seqlen_k % BLOCK_N == 0)";
+    case GEN_VARLEN: return "each workload (a tuned kernel is compiled for a dense batch)";
     default: return "the workload";
     }
 }

@@ -45,7 +45,7 @@ int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
             u->backward = u->space->family->backward;
             const tune_workload *tw = &u->cands->workload;
             db_workload dw = { u->backward ? DB_OP_BWD : DB_OP_FWD, tw->dtype, tw->head_dim, tw->head_dim_v, tw->causal,
-                               tw->batch, tw->heads, tw->seqlen_q, tw->seqlen_k, tw->heads_k, tw->softcap };
+                               tw->batch, tw->heads, tw->seqlen_q, tw->seqlen_k, tw->heads_k, tw->softcap, 0 };
             if (db_workload_upsert(s->d, &dw, &u->workload_id, s->err, sizeof s->err) != 0)
                 return -1;
             gen_config_init(&u->ref_config, gen_family_find("ref"));

@@ -142,7 +142,7 @@ enum {
  * FT_ERR_INVALID_ARGUMENT: 0 (not set), or a program built against flashtune 0.1, whose desc
  * began with batch and heads, must be rebuilt. Added in 0.2.0: struct_size; causal_align,
  * window, window_left, window_right. Added after 0.2.0: deterministic, heads_k, softcap (and
- * reserved).
+ * reserved); cu_seqlens_q, cu_seqlens_k, total_q, total_k.
  *
  * Determinism. The forward, and a backward with deterministic = 1, give bitwise identical
  * results for identical inputs on the same GPU and library version, run after run. A backward
@@ -177,6 +177,20 @@ typedef struct ft_attention_desc {
                                   * must be finite and >= 0 */
     int reserved;                /* must be 0; keeps every byte of the struct a field (no tail
                                   * padding), so the struct_size rule above sees every byte */
+    /* A variable-length batch (FlashAttention's varlen): NULL for a dense one. Else batch
+     * sequences of their own lengths packed one after another: cu_seqlens_q and cu_seqlens_k
+     * are device memory, batch + 1 int32 prefix sums each (from 0, never decreasing; sequence
+     * b's queries are rows cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1, its keys those rows of
+     * cu_seqlens_k; a sequence may be empty); seqlen_q and seqlen_k are the longest lengths (the
+     * kernels' grids take them; none may be longer); total_q and total_k the packed rows
+     * (cu_seqlens_q[batch], cu_seqlens_k[batch]). q, o [total_q, heads, .] and k, v [total_k,
+     * heads_k, .] are addressed by the strides [1] (head) and [2] (row) alone ([0] is not read);
+     * lse is [heads, total_q]. Each sequence is its own problem: a mask's bottom-right diagonal
+     * is placed by its own lengths. The call copies the prefix sums to the host to check them,
+     * which waits for the work queued on stream before it. Both pointers or neither. */
+    const int32_t *cu_seqlens_q;
+    const int32_t *cu_seqlens_k;
+    int total_q, total_k;        /* with cu_seqlens_q: >= 1 each; else 0 */
 } ft_attention_desc;
 
 /* The smallest struct_size accepted: struct_size and the fields through o_stride. */

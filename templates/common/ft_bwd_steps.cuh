@@ -1,7 +1,26 @@
 // ft_bwd_steps.cuh: the backward's steps around its main kernel, shared by the tensor-core
 // backward families (each wraps them in its own entry, with its tile and thread counts):
 // delta = rowsum(dO * O) per query row before it, and, where dQ is added in fp32 atomics,
-// dq = softmax_scale * dq_accum in the element type after it.
+// dq = softmax_scale * dq_accum in the element type after it. Both are query-major and take
+// their sequence from seq_of (VARLEN: a tile past its sequence's end returns at once). The row
+// helpers (bwd_head_rows, bwd_seq_row) serve every backward family, the exact one included.
+
+// Rows between one query head's and the next one's in lse, delta and (times the head dim)
+// dq_accum: the sequence's seqlen_q dense, total_q under VARLEN ([heads, total_q]). A key-major
+// block walking the heads of its group steps by this from seq_row of the group's first head.
+template <class Args> FT_DEVICE int bwd_head_rows(const Args &a, const ft_seq &s)
+{
+    return VARLEN ? a.total_q : s.seqlen_q;
+}
+
+// seq_row(a, s, b, h) (the first row of (b, h) in lse, delta, and times the head dim dq_accum),
+// given also bh = b * heads + h: dense, bh * seqlen_q as before VARLEN, because the compiler
+// does not fold seq_row's (b * heads + h) back into bh (b and h come from a division of bh)
+// and the dense kernels' SASS would change.
+template <class Args> FT_DEVICE long long bwd_seq_row(const Args &a, const ft_seq &s, int b, int h, int bh)
+{
+    return VARLEN ? seq_row(a, s, b, h) : (long long)bh * s.seqlen_q;
+}
 
 // delta for the query rows [BM * blockIdx.x, + BM): four lanes per row, each summing DV/32
 // 16-byte chunks (interleaved for coalescing), those of the DATA columns of data.
@@ -13,10 +32,13 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
     constexpr int ROWS_PER_PASS = THREADS / TPR;   // a multiple of 8, and 8 divides BM
     const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
     const int m0 = blockIdx.x * BM;
-    const int nq = args.seqlen_q;
-    const elem_t *o = (const elem_t *)args.o + head_offset(args.o_stride, b, h);
-    const elem_t *dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
-    float *delta = (float *)args.delta + (long long)bh * nq;
+    const ft_seq sq = seq_of(args, b);
+    const int nq = sq.seqlen_q;
+    if (VARLEN && m0 >= nq)
+        return;
+    const elem_t *o = (const elem_t *)args.o + seq_offset(args.o_stride, b, h, sq.q0);
+    const elem_t *dout = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0);
+    float *delta = (float *)args.delta + bwd_seq_row(args, sq, b, h, bh);
     const int sub = threadIdx.x % TPR;
 
     for (int r = threadIdx.x / TPR; r < BM; r += ROWS_PER_PASS) {   // warp-uniform trip count
@@ -51,17 +73,21 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
 }
 
 // dq = scale * dq_accum for the query rows [BM * blockIdx.x, + BM); dq_accum is fp32,
-// [batch * heads][seqlen_q][D], and holds dS K unscaled; dq gets its first DATA columns.
+// [batch * heads][seqlen_q][D] (VARLEN: [heads][total_q][D], seq_row), and holds dS K
+// unscaled; dq gets its first DATA columns.
 template <int THREADS, int BM, int D, int DATA, bool EVEN>
 FT_DEVICE void bwd_dq_convert_rows(const ft_bwd_args args)
 {
     constexpr int CPR = D / 8;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
     const int m0 = blockIdx.x * BM;
-    const int nq = args.seqlen_q;
+    const ft_seq sq = seq_of(args, b);
+    const int nq = sq.seqlen_q;
+    if (VARLEN && m0 >= nq)
+        return;
     const float scale = (float)args.softmax_scale;
-    const float *src = (const float *)args.dq_accum + ((long long)bh * nq + m0) * D;
-    elem_t *dq = (elem_t *)args.dq + head_offset(args.dq_stride, b, h) + m0 * args.dq_stride[2];
+    const float *src = (const float *)args.dq_accum + (bwd_seq_row(args, sq, b, h, bh) + m0) * D;
+    elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, b, h, sq.q0) + m0 * args.dq_stride[2];
     for (int c = threadIdx.x; c < BM * CPR; c += THREADS) {
         const int row = c / CPR, col = (c % CPR) * 8;
         if ((EVEN || m0 + row < nq) && (DATA == D || col < DATA)) {

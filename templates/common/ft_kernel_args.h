@@ -40,6 +40,19 @@ typedef struct ft_fwd_args {
      * where O leaves the same way (gen_family.o_map_rows), O's map, rows past seqlen_q left out.
      * The launcher encodes them; else zero. */
     ft_tensor_map k_map, v_map, q_map, o_map;
+    /* Variable-length batches (VARLEN 1; else NULL and 0): batch + 1 prefix sums each (device
+     * ints, from 0, never decreasing), sequence b's queries rows cu_seqlens_q[b] ..
+     * cu_seqlens_q[b + 1] - 1 of packed tensors (strides [1] head and [2] row; [0] unused), its
+     * keys those rows of cu_seqlens_k in K and V; seqlen_q and seqlen_k are the longest lengths
+     * (the grid's), each sequence's mask band placed by its own lengths. lse is [heads, total_q]
+     * (total_q = cu_seqlens_q[batch of the whole problem]), row cu_seqlens_q[b] + i of head h.
+     * The copy engine's maps are over [1][heads][total rows][head dim]. With CAUSAL the band is
+     * each sequence's own (ft_mask_band of its lengths): mask_left, mask_right keys visible left
+     * and right of its diagonal (-1: no limit; a causal mask's right is 0), mask_bottom_right 1
+     * where the diagonal ends at its last query and key; mask_lo and mask_hi are then unused. */
+    const int *cu_seqlens_q, *cu_seqlens_k;
+    int total_q;
+    int mask_left, mask_right, mask_bottom_right;
 } ft_fwd_args;
 
 /* Backward: given dO, computes dQ, dK, dV. delta and dq_accum are workspaces the caller owns:
@@ -70,6 +83,12 @@ typedef struct ft_bwd_args {
      * maps over [batch][heads][seqlen_q][head dim], boxes of 64 columns by BLOCK_M rows in the
      * 128-byte swizzle, rows past seqlen_q read as zeros. The launcher encodes them; else zero. */
     ft_tensor_map q_map, do_map;
+    /* Variable-length batches: as in ft_fwd_args. delta is [heads, total_q] like lse, dq_accum
+     * [heads, total_q, HEAD_DIM] (the rows of a sequence's head contiguous, as a dense head's);
+     * dq_sems stays [B, H, ceil(seqlen_q / FT_DQ_SEM_ROWS)] over the longest length. */
+    const int *cu_seqlens_q, *cu_seqlens_k;
+    int total_q;
+    int mask_left, mask_right, mask_bottom_right;
 } ft_bwd_args;
 
 #endif

@@ -135,6 +135,61 @@ FT_DEVICE long long head_offset(const long long *s, int b, int h)
     return b * s[0] + h * s[1];
 }
 
+// ---- the sequence a block works on --------------------------------------------------------
+// A dense batch's sequences all have the argument block's lengths and band, and the batch index
+// places them through the strides. A variable-length one (VARLEN 1, ft_kernel_args.h) packs
+// them: sequence b's lengths and first rows come from the prefix sums, its band from its own
+// lengths. Every family takes its sizes, band and rows from here, so that VARLEN 0 compiles to
+// what the argument block alone gave.
+struct ft_seq {
+    int seqlen_q, seqlen_k;   // this sequence's lengths
+    int q0, k0;               // its first row in the packed Q/O and K/V tensors (0: dense)
+    int lo, hi;               // its band (ft_mask.h; used with CAUSAL)
+};
+template <class Args> FT_DEVICE ft_seq seq_of(const Args &a, int b)
+{
+#if VARLEN
+    ft_seq s;
+    s.q0 = a.cu_seqlens_q[b];
+    s.k0 = a.cu_seqlens_k[b];
+    s.seqlen_q = a.cu_seqlens_q[b + 1] - s.q0;
+    s.seqlen_k = a.cu_seqlens_k[b + 1] - s.k0;
+    ft_mask_band(0, a.mask_bottom_right, a.mask_left, a.mask_right, s.seqlen_q, s.seqlen_k, &s.lo, &s.hi);
+    return s;
+#else
+    return { a.seqlen_q, a.seqlen_k, 0, 0, a.mask_lo, a.mask_hi };
+#endif
+}
+
+// Offset of row `row0` of (sequence b, head h) in a tensor of strides s (row0: the sequence's
+// q0 or k0): a variable-length batch has no batch stride.
+FT_DEVICE long long seq_offset(const long long *s, int b, int h, int row0)
+{
+#if VARLEN
+    return h * s[1] + (long long)row0 * s[2];
+#else
+    return head_offset(s, b, h);
+#endif
+}
+
+// Index of the first row of (sequence b, head h) in lse, delta and (times HEAD_DIM) dq_accum:
+// [batch, heads, seqlen_q] dense, [heads, total_q] variable-length.
+template <class Args> FT_DEVICE long long seq_row(const Args &a, const ft_seq &s, int b, int h)
+{
+#if VARLEN
+    return (long long)h * a.total_q + s.q0;
+#else
+    return ((long long)b * a.heads + h) * a.seqlen_q;
+#endif
+}
+
+// The batch coordinate of a copy-engine map (ft_kernel_args.h): a variable-length batch's
+// maps have one, its rows placed by the sequence's q0 or k0.
+FT_DEVICE int map_batch(int b)
+{
+    return VARLEN ? 0 : b;
+}
+
 // Grouped-query attention (ft_fwd_args / ft_bwd_args heads_k): the query heads per K/V head
 // (kv_group: heads / heads_k consecutive ones share one) and the K/V head query head h reads
 // (kv_head: h itself when heads_k = heads).

@@ -8,6 +8,10 @@
 //                                    deterministic;
 //   ft_bwd_dq_convert  (query-major) DQ_MODE 0 only: dq = softmax_scale * dq_accum.
 // The entry a DQ_MODE does not launch compiles to an empty kernel, so every symbol exists.
+// Variable-length batches (VARLEN): each block takes its sequence's lengths, first rows and band
+// from seq_of and returns at once when its tile starts past the sequence's end; rows past the
+// end load as zeros and get P = 0 (never the next sequence's rows, L or delta), and nothing is
+// stored past it. A key tile of a sequence without queries writes dK = dV = 0.
 // Threads NUM_WARPS*32; dynamic shared memory kDkdvSmemBytes (ft_bwd_dkdv) and kDqSmemBytes
 // (ft_bwd_dq), checked against traits/exact.h, which the generator launches with; the other two
 // entries use none.
@@ -85,15 +89,26 @@ static_assert(kRule != EXACT_BAD_REGISTERS && kRule != EXACT_BAD_REGISTERS_DQ,
               "BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V: accumulators would spill");
 static_assert(kRule == EXACT_OK, "bwd_exact: a rule of traits/exact.h");
 
+// ex_aligned16 of one of Q, dO, K, V: a variable-length batch has no batch stride (sb unused) and
+// its sequences start at any row, so there the row stride must keep 16 bytes whatever the lengths.
+FT_DEVICE bool rows_aligned16(const void *p, long long sb, long long sh, long long ss, int batch, int heads,
+                              int seqlen)
+{
+    return VARLEN ? ex_aligned16(p, 0, sh, ss, 1, heads, 0) : ex_aligned16(p, sb, sh, ss, batch, heads, seqlen);
+}
+
 // ---- ft_bwd_preprocess: delta = rowsum(dO * O) ---------------------------------------------
 
 extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_preprocess(const ft_bwd_args args)
 {
-    const int nq = args.seqlen_q;
+    const ft_seq sq = seq_of(args, blockIdx.y / args.heads);
+    const int nq = sq.seqlen_q;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
-    const elem_t *const go = (const elem_t *)args.o + head_offset(args.o_stride, b, h);
-    const elem_t *const gdo = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
-    acc_t *const gdelta = (acc_t *)args.delta + (long long)bh * nq;
+    if (VARLEN && (int)blockIdx.x * BLOCK_M >= nq)   // past this sequence's queries
+        return;
+    const elem_t *const go = (const elem_t *)args.o + seq_offset(args.o_stride, b, h, sq.q0);
+    const elem_t *const gdo = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0);
+    acc_t *const gdelta = (acc_t *)args.delta + bwd_seq_row(args, sq, b, h, bh);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int r = warp; r < BLOCK_M; r += NUM_WARPS) {
         const int row = blockIdx.x * BLOCK_M + r;
@@ -125,43 +140,51 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
     acc_t *const sDl = sL + NUM_STAGES * BLOCK_M;           // [NUM_STAGES][BLOCK_M]
 
     // The block's K/V head (blockIdx.y counts batch * heads_k) and the group of query heads that
-    // read it, from query head h0 (batch * heads row bh0) on.
-    const int nq = args.seqlen_q, nk = args.seqlen_k;
+    // read it, from query head h0 (batch * heads row bh0) on; its sequence's lengths, rows, band.
+    const ft_seq sq = seq_of(args, blockIdx.y / args.heads_k);
+    const int nq = sq.seqlen_q, nk = sq.seqlen_k;
     const int group_heads = kv_group(args);
     const int bh = blockIdx.y, b = bh / args.heads_k, h = bh - b * args.heads_k;
     const int bh0 = bh * group_heads, h0 = h * group_heads;
     const int n0 = blockIdx.x * BLOCK_N;
+    if (VARLEN && n0 >= nk)   // past this sequence's keys (the grid is sized by the longest)
+        return;
     const long long qs = args.q_stride[2], dos = args.do_stride[2];
-    const elem_t *const gq = (const elem_t *)args.q + head_offset(args.q_stride, b, h0);
-    const elem_t *const gdo = (const elem_t *)args.dout + head_offset(args.do_stride, b, h0);
-    const elem_t *const gk = (const elem_t *)args.k + head_offset(args.k_stride, b, h) + n0 * args.k_stride[2];
-    const elem_t *const gv = (const elem_t *)args.v + head_offset(args.v_stride, b, h) + n0 * args.v_stride[2];
-    const acc_t *const glse = (const acc_t *)args.lse + (long long)bh0 * nq;
-    const acc_t *const gdelta = (const acc_t *)args.delta + (long long)bh0 * nq;
+    const elem_t *const gq = (const elem_t *)args.q + seq_offset(args.q_stride, b, h0, sq.q0);
+    const elem_t *const gdo = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h0, sq.q0);
+    const elem_t *const gk = (const elem_t *)args.k + seq_offset(args.k_stride, b, h, sq.k0) + n0 * args.k_stride[2];
+    const elem_t *const gv = (const elem_t *)args.v + seq_offset(args.v_stride, b, h, sq.k0) + n0 * args.v_stride[2];
+    const acc_t *const glse = (const acc_t *)args.lse + bwd_seq_row(args, sq, b, h0, bh0);
+    const acc_t *const gdelta = (const acc_t *)args.delta + bwd_seq_row(args, sq, b, h0, bh0);
+    const int l_rows = bwd_head_rows(args, sq);   // lse / delta / dq_accum rows from a head to the next
 #if DQ_MODE == 0
-    acc_t *const gdqa = (acc_t *)args.dq_accum + (long long)bh0 * nq * HEAD_DIM;
+    acc_t *const gdqa = (acc_t *)args.dq_accum + bwd_seq_row(args, sq, b, h0, bh0) * HEAD_DIM;
 #endif
     const acc_t scale = (acc_t)args.softmax_scale;
     const ex_scorer score(args);
 
-    const bool qdo_vec = ex_aligned16(args.q, args.q_stride[0], args.q_stride[1], qs, args.batch, args.heads, nq) &&
-                         ex_aligned16(args.dout, args.do_stride[0], args.do_stride[1], dos, args.batch, args.heads, nq);
-    const bool kv_vec = ex_aligned16(args.k, args.k_stride[0], args.k_stride[1], args.k_stride[2], args.batch, args.heads_k, nk) &&
-                        ex_aligned16(args.v, args.v_stride[0], args.v_stride[1], args.v_stride[2], args.batch, args.heads_k, nk);
+    const bool qdo_vec = rows_aligned16(args.q, args.q_stride[0], args.q_stride[1], qs, args.batch, args.heads, nq) &&
+                         rows_aligned16(args.dout, args.do_stride[0], args.do_stride[1], dos, args.batch, args.heads, nq);
+    const bool kv_vec = rows_aligned16(args.k, args.k_stride[0], args.k_stride[1], args.k_stride[2], args.batch, args.heads_k, nk) &&
+                        rows_aligned16(args.v, args.v_stride[0], args.v_stride[1], args.v_stride[2], args.batch, args.heads_k, nk);
 
     // Query tiles [t_first, t_end) to visit in each head of the group (group_step); with block
-    // skipping only those that see a key here.
-    const int lo = args.mask_lo, hi = args.mask_hi;
+    // skipping, or for a sequence without queries, only those that see a key here (maybe none:
+    // then dK = dV = 0 for the keys).
+    // The band: the sequence's; dense, read from the argument block here as before seq_of (where
+    // the loads sit changes ptxas's schedule, and the dense SASS stays the same).
+    const int lo = VARLEN ? sq.lo : args.mask_lo, hi = VARLEN ? sq.hi : args.mask_hi;
     int t_first, t_end;
     query_tiles<BLOCK_M, BLOCK_N>(lo, hi, n0, nq, nk, t_first, t_end);
     const int per_head = t_end - t_first, count = per_head * group_heads;
 
-    // Step t of the walk into stage st: Q and dO rows (past seqlen_q zero-filled), L and delta (0 there).
+    // Step t of the walk into stage st: Q and dO rows (past the sequence's queries zero-filled,
+    // never read from the next sequence), L and delta (0 there; such rows get P = 0 below).
     auto load_q = [&](int t, int st) {
         const group_step w = walk_group(t, t_first, per_head);
         const int m0 = w.mt * BLOCK_M;
         const elem_t *const q = gq + w.head * args.q_stride[1], *const dout = gdo + w.head * args.do_stride[1];
-        const long long l0 = (long long)w.head * nq + m0;
+        const long long l0 = (long long)w.head * l_rows + m0;
         ex_stage_rows<BLOCK_M, HEAD_DIM, QK_DATA, kQkLd, EVEN_M>(sQ + st * BLOCK_M * kQkLd, q + m0 * qs, qs, nq - m0, qdo_vec);
         ex_stage_rows<BLOCK_M, HEAD_DIM_V, V_DATA, kVLd, EVEN_M>(sdO + st * BLOCK_M * kVLd, dout + m0 * dos, dos, nq - m0, qdo_vec);
         for (int x = threadIdx.x; x < BLOCK_M; x += kThreads) {
@@ -317,7 +340,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
             for (int i = 0; i < kR3; ++i) {
                 const int row = m0 + g3 + kG3 * i;
                 if (EVEN_M || row < nq) {
-                    acc_t *const dst = gdqa + ((long long)(it / per_head) * nq + row) * HEAD_DIM;
+                    acc_t *const dst = gdqa + ((long long)(it / per_head) * l_rows + row) * HEAD_DIM;
 #pragma unroll
                     for (int ch = 0; ch < kCh3; ++ch)
                         if (!kRagged3 || c3 + kTN3 * ch < kKAll)
@@ -332,8 +355,9 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
     cp_async_wait<0>();   // nothing in flight at exit, even when no query tile was visited
 
     // dK = scale dS^T Q and dV; keys that no query sees get zeros.
-    elem_t *const gdk = (elem_t *)args.dk + head_offset(args.dk_stride, b, h);
-    elem_t *const gdv = (elem_t *)args.dv + head_offset(args.dv_stride, b, h);
+    // (VARLEN: the sequence's first key row read again rather than held across the loop.)
+    elem_t *const gdk = (elem_t *)args.dk + seq_offset(args.dk_stride, b, h, VARLEN ? args.cu_seqlens_k[b] : 0);
+    elem_t *const gdv = (elem_t *)args.dv + seq_offset(args.dv_stride, b, h, VARLEN ? args.cu_seqlens_k[b] : 0);
 #pragma unroll
     for (int i = 0; i < kRK; ++i) {
         const int key = n0 + group + kG1 * i;
@@ -356,25 +380,30 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
     elem_t *const sK = sdS + BLOCK_M * kDsLd;               // [NUM_STAGES][BLOCK_N][kQkLd]
     elem_t *const sV = sK + NUM_STAGES * BLOCK_N * kQkLd;   // [NUM_STAGES][BLOCK_N][kVLd]
 
-    const int nq = args.seqlen_q, nk = args.seqlen_k;
+    const ft_seq sq = seq_of(args, blockIdx.y / args.heads);
+    const int nq = sq.seqlen_q, nk = sq.seqlen_k;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
     const int q0 = blockIdx.x * BLOCK_M;
+    if (VARLEN && q0 >= nq)   // past this sequence's queries (the grid is sized by the longest)
+        return;
     const long long ks = args.k_stride[2], vs = args.v_stride[2];
-    const elem_t *const gq = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + q0 * args.q_stride[2];
-    const elem_t *const gdo = (const elem_t *)args.dout + head_offset(args.do_stride, b, h) + q0 * args.do_stride[2];
-    const elem_t *gk = (const elem_t *)args.k + head_offset(args.k_stride, b, kv_head(args, h));
-    const elem_t *gv = (const elem_t *)args.v + head_offset(args.v_stride, b, kv_head(args, h));
-    const acc_t *const glse = (const acc_t *)args.lse + (long long)bh * nq;
-    const acc_t *const gdelta = (const acc_t *)args.delta + (long long)bh * nq;
+    const elem_t *const gq = (const elem_t *)args.q + seq_offset(args.q_stride, b, h, sq.q0) + q0 * args.q_stride[2];
+    const elem_t *const gdo = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0) + q0 * args.do_stride[2];
+    const elem_t *gk = (const elem_t *)args.k + seq_offset(args.k_stride, b, kv_head(args, h), sq.k0);
+    const elem_t *gv = (const elem_t *)args.v + seq_offset(args.v_stride, b, kv_head(args, h), sq.k0);
+    const acc_t *const glse = (const acc_t *)args.lse + bwd_seq_row(args, sq, b, h, bh);
+    const acc_t *const gdelta = (const acc_t *)args.delta + bwd_seq_row(args, sq, b, h, bh);
     const acc_t scale = (acc_t)args.softmax_scale;
     const ex_scorer score(args);
 
-    const bool qdo_vec = ex_aligned16(args.q, args.q_stride[0], args.q_stride[1], args.q_stride[2], args.batch, args.heads, nq) &&
-                         ex_aligned16(args.dout, args.do_stride[0], args.do_stride[1], args.do_stride[2], args.batch, args.heads, nq);
-    const bool kv_vec = ex_aligned16(args.k, args.k_stride[0], args.k_stride[1], ks, args.batch, args.heads_k, nk) &&
-                        ex_aligned16(args.v, args.v_stride[0], args.v_stride[1], vs, args.batch, args.heads_k, nk);
+    const bool qdo_vec = rows_aligned16(args.q, args.q_stride[0], args.q_stride[1], args.q_stride[2], args.batch, args.heads, nq) &&
+                         rows_aligned16(args.dout, args.do_stride[0], args.do_stride[1], args.do_stride[2], args.batch, args.heads, nq);
+    const bool kv_vec = rows_aligned16(args.k, args.k_stride[0], args.k_stride[1], ks, args.batch, args.heads_k, nk) &&
+                        rows_aligned16(args.v, args.v_stride[0], args.v_stride[1], vs, args.batch, args.heads_k, nk);
 
-    const int lo = args.mask_lo, hi = args.mask_hi;
+    // Key tiles to visit (maybe none, as for a sequence without keys: then dQ = 0). The band: the
+    // sequence's; dense, read from the argument block here as before seq_of (SASS unchanged).
+    const int lo = VARLEN ? sq.lo : args.mask_lo, hi = VARLEN ? sq.hi : args.mask_hi;
     const key_walk kw = walk_keys<BLOCK_M, BLOCK_N>(lo, hi, q0, nq, nk, gk, ks, gv, vs);   // gk, gv: its first tile
     const int n_tiles = kw.n_tiles;
 
@@ -458,7 +487,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
     cp_async_wait<0>();   // nothing in flight at exit, even when no key tile was visited
 
     // dQ = scale dS K for the rows that exist.
-    elem_t *const gdq = (elem_t *)args.dq + head_offset(args.dq_stride, b, h);
+    elem_t *const gdq = (elem_t *)args.dq + seq_offset(args.dq_stride, b, h, VARLEN ? args.cu_seqlens_q[b] : 0);
 #pragma unroll
     for (int i = 0; i < kRM; ++i) {
         const int row = q0 + group + kGq * i;
@@ -473,11 +502,14 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
 extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq_convert(const ft_bwd_args args)
 {
 #if DQ_MODE == 0
-    const int nq = args.seqlen_q;
+    const ft_seq sq = seq_of(args, blockIdx.y / args.heads);
+    const int nq = sq.seqlen_q;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
     const int q0 = blockIdx.x * BLOCK_M;
-    const acc_t *const gdqa = (const acc_t *)args.dq_accum + ((long long)bh * nq + q0) * HEAD_DIM;
-    elem_t *const gdq = (elem_t *)args.dq + head_offset(args.dq_stride, b, h) + q0 * args.dq_stride[2];
+    if (VARLEN && q0 >= nq)   // past this sequence's queries
+        return;
+    const acc_t *const gdqa = (const acc_t *)args.dq_accum + (bwd_seq_row(args, sq, b, h, bh) + q0) * HEAD_DIM;
+    elem_t *const gdq = (elem_t *)args.dq + seq_offset(args.dq_stride, b, h, sq.q0) + q0 * args.dq_stride[2];
     const acc_t scale = (acc_t)args.softmax_scale;
     const int rows = EVEN_M ? BLOCK_M : min(BLOCK_M, nq - q0);
     for (int x = threadIdx.x; x < rows * HEAD_DIM; x += kThreads) {

@@ -19,6 +19,10 @@
 //   are summed through shared memory at the end.
 //  dK and dQ are scaled by softmax_scale at the end (dq_accum holds dS K unscaled); exp2 runs
 //   with log2(e) folded into the scale and into L.
+//  Variable-length batches (VARLEN): each block takes its sequence's lengths, first rows and
+//   band from seq_of and returns at once when its tile starts past the sequence's end; rows
+//   past the end load as zeros with L = +inf and delta = 0 (never the next sequence's), and
+//   nothing is stored past it. A key tile of a sequence without queries writes dK = dV = 0.
 //
 // Layout assumptions (the runtime guarantees them for this family): every row of q, k, v, o,
 // dout, dq, dk, dv starts 16-byte aligned, i.e. 16-byte aligned base pointers and batch, head
@@ -155,8 +159,11 @@ ft_bwd_dkdv(const ft_bwd_args args)
     extern __shared__ __align__(128) unsigned char smem_raw[];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int g = lane / 4, qd = lane % 4;   // mma fragment row group and column pair
-    const int nq = args.seqlen_q, nk = args.seqlen_k;
+    const ft_seq sq = seq_of(args, blockIdx.y / args.heads_k);   // the block's sequence: lengths, rows, band
+    const int nq = sq.seqlen_q, nk = sq.seqlen_k;
     const int n0 = blockIdx.x * BLOCK_N;
+    if (VARLEN && n0 >= nk)   // past this sequence's keys (the grid is sized by the longest)
+        return;
     const int keys_in = nk - n0;             // keys of this tile in range (may exceed BLOCK_N)
     // The block's K/V head (blockIdx.y counts batch * heads_k) and the group of query heads that
     // read it, from query head h0 (batch * heads row bh0) on.
@@ -164,23 +171,26 @@ ft_bwd_dkdv(const ft_bwd_args args)
     const int bh = blockIdx.y, b = bh / args.heads_k, h = bh % args.heads_k;
     const int bh0 = bh * group, h0 = h * group;
 
-    const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, h) + n0 * args.k_stride[2];
-    const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, h) + n0 * args.v_stride[2];
-    const elem_t *q = (const elem_t *)args.q + head_offset(args.q_stride, b, h0);
-    const elem_t *dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h0);
-    const float *lse = (const float *)args.lse + (long long)bh0 * nq;
-    const float *delta = (const float *)args.delta + (long long)bh0 * nq;
+    const elem_t *k = (const elem_t *)args.k + seq_offset(args.k_stride, b, h, sq.k0) + n0 * args.k_stride[2];
+    const elem_t *v = (const elem_t *)args.v + seq_offset(args.v_stride, b, h, sq.k0) + n0 * args.v_stride[2];
+    const elem_t *q = (const elem_t *)args.q + seq_offset(args.q_stride, b, h0, sq.q0);
+    const elem_t *dout = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h0, sq.q0);
+    const float *lse = (const float *)args.lse + bwd_seq_row(args, sq, b, h0, bh0);
+    const float *delta = (const float *)args.delta + bwd_seq_row(args, sq, b, h0, bh0);
+    const int l_rows = bwd_head_rows(args, sq);   // lse / delta / dq_accum rows from a head to the next
     const long long qs = args.q_stride[2], dos = args.do_stride[2];
 
     // Query tiles [mt_begin, m_tiles) that see this key tile, in each head of the group
-    // (walk_group); with block skipping maybe none.
-    const int lo = args.mask_lo, hi = args.mask_hi;
+    // (walk_group); with block skipping, or a sequence without queries, maybe none.
+    // The band: the sequence's; dense, read from the argument block here as before seq_of (where
+    // the loads sit changes ptxas's schedule, and the dense SASS stays the same).
+    const int lo = VARLEN ? sq.lo : args.mask_lo, hi = VARLEN ? sq.hi : args.mask_hi;
     int mt_begin, m_tiles;
     query_tiles<BLOCK_M, BLOCK_N>(lo, hi, n0, nq, nk, mt_begin, m_tiles);
     const int per_head = m_tiles - mt_begin, steps = per_head * group;
     if (mt_begin == m_tiles) {   // no query sees these keys: dK = dV = 0 (the whole block leaves)
-        elem_t *dk = (elem_t *)args.dk + head_offset(args.dk_stride, b, h) + n0 * args.dk_stride[2];
-        elem_t *dv = (elem_t *)args.dv + head_offset(args.dv_stride, b, h) + n0 * args.dv_stride[2];
+        elem_t *dk = (elem_t *)args.dk + seq_offset(args.dk_stride, b, h, sq.k0) + n0 * args.dk_stride[2];
+        elem_t *dv = (elem_t *)args.dv + seq_offset(args.dv_stride, b, h, sq.k0) + n0 * args.dv_stride[2];
         zero_tile<BLOCK_N, HEAD_DIM, QK_DATA, !EVEN_N>(dk, args.dk_stride[2], keys_in);
         zero_tile<BLOCK_N, HEAD_DIM_V, V_DATA, !EVEN_N>(dv, args.dv_stride[2], keys_in);
         return;
@@ -195,11 +205,12 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #if DQ_MODE == 0
     elem_t *ds_smem = (elem_t *)(stage_smem + NUM_STAGES * DKDV_STAGE_BYTES);
     const unsigned ds_addr = smem_addr(ds_smem);
-    float *dq_accum = (float *)args.dq_accum + (long long)bh0 * nq * HEAD_DIM;
+    float *dq_accum = (float *)args.dq_accum + bwd_seq_row(args, sq, b, h0, bh0) * HEAD_DIM;
 #endif
 
-    // Q, dO rows and their L, delta for step i of the walk into ring slot st. Rows past seqlen_q
-    // get Q = dO = 0, L = +inf (so P = 0) and delta = 0, so they contribute nothing.
+    // Q, dO rows and their L, delta for step i of the walk into ring slot st. Rows past the
+    // sequence's queries get Q = dO = 0, L = +inf (so P = 0) and delta = 0, so they contribute
+    // nothing (VARLEN: never read from the next sequence).
     auto issue_q_tile = [&](int i, int st) {
         const group_step w = walk_group(i, mt_begin, per_head);
         const int m0 = w.mt * BLOCK_M;
@@ -207,7 +218,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
         load_tile_async<BLOCK_M, HEAD_DIM, QK_DATA, !EVEN_M>(base, q + w.head * args.q_stride[1] + m0 * qs, qs, nq - m0);
         load_tile_async<BLOCK_M, HEAD_DIM_V, V_DATA, !EVEN_M>(base + Q_TILE_BYTES, dout + w.head * args.do_stride[1] + m0 * dos,
                                                       dos, nq - m0);
-        const long long l0 = (long long)w.head * nq + m0;
+        const long long l0 = (long long)w.head * l_rows + m0;
         float *ld_smem = (float *)(stage_smem + st * DKDV_STAGE_BYTES + Q_TILE_BYTES + DO_TILE_BYTES);
 #pragma unroll
         for (int it = 0; it < (BLOCK_M + NUM_THREADS - 1) / NUM_THREADS; it++) {
@@ -460,7 +471,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
                 const int row = m0 + wm * Q_ROWS + 16 * i + g;
 #pragma unroll
                 for (int j = 0; j < Q_DCOLS / 8; j++) {
-                    float *p = dq_accum + ((long long)w.head * nq + row) * HEAD_DIM + wc * Q_DCOLS + 8 * j + 2 * qd;
+                    float *p = dq_accum + ((long long)w.head * l_rows + row) * HEAD_DIM + wc * Q_DCOLS + 8 * j + 2 * qd;
                     if (EVEN_M || row < nq)
                         red_add_f32x2(p, acc[i][j][0], acc[i][j][1]);
                     if (EVEN_M || row + 8 < nq)
@@ -501,10 +512,17 @@ ft_bwd_dkdv(const ft_bwd_args args)
         }
     }
     __syncthreads();
+#if VARLEN
+    // No batch stride: the sequence's first key row, read again rather than held (sq.k0).
+    const int be = blockIdx.y / args.heads_k, he = blockIdx.y % args.heads_k, k_row0 = args.cu_seqlens_k[be];
+    elem_t *dk = (elem_t *)args.dk + seq_offset(args.dk_stride, be, he, k_row0) + n0 * args.dk_stride[2];
+    elem_t *dv = (elem_t *)args.dv + seq_offset(args.dv_stride, be, he, k_row0) + n0 * args.dv_stride[2];
+#else
     elem_t *dk = (elem_t *)args.dk + blockIdx.y / args.heads_k * args.dk_stride[0] +
                  blockIdx.y % args.heads_k * args.dk_stride[1] + n0 * args.dk_stride[2];
     elem_t *dv = (elem_t *)args.dv + blockIdx.y / args.heads_k * args.dv_stride[0] +
                  blockIdx.y % args.heads_k * args.dv_stride[1] + n0 * args.dv_stride[2];
+#endif
     store_tile<BLOCK_N, HEAD_DIM, QK_DATA, !EVEN_N>(dk, args.dk_stride[2], k_smem, keys_in);
     store_tile<BLOCK_N, HEAD_DIM_V, V_DATA, !EVEN_N>(dv, args.dv_stride[2], v_smem, keys_in);
 }
@@ -517,16 +535,19 @@ ft_bwd_dq(const ft_bwd_args args)
     extern __shared__ __align__(128) unsigned char smem_raw[];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int g = lane / 4, qd = lane % 4;
-    const int nq = args.seqlen_q, nk = args.seqlen_k;
     const int m0 = blockIdx.x * BLOCK_M;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
+    const ft_seq sq = seq_of(args, b);
+    const int nq = sq.seqlen_q, nk = sq.seqlen_k;
+    if (VARLEN && m0 >= nq)   // past this sequence's queries (the grid is sized by the longest)
+        return;
 
-    const elem_t *q = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + m0 * args.q_stride[2];
-    const elem_t *dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h) + m0 * args.do_stride[2];
-    const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, kv_head(args, h));
-    const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, kv_head(args, h));
-    const float *lse = (const float *)args.lse + (long long)bh * nq;
-    const float *delta = (const float *)args.delta + (long long)bh * nq;
+    const elem_t *q = (const elem_t *)args.q + seq_offset(args.q_stride, b, h, sq.q0) + m0 * args.q_stride[2];
+    const elem_t *dout = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0) + m0 * args.do_stride[2];
+    const elem_t *k = (const elem_t *)args.k + seq_offset(args.k_stride, b, kv_head(args, h), sq.k0);
+    const elem_t *v = (const elem_t *)args.v + seq_offset(args.v_stride, b, kv_head(args, h), sq.k0);
+    const float *lse = (const float *)args.lse + bwd_seq_row(args, sq, b, h, bh);
+    const float *delta = (const float *)args.delta + bwd_seq_row(args, sq, b, h, bh);
     const long long ks = args.k_stride[2], vs = args.v_stride[2];
 
     // Shared memory: [Q][dO][NUM_STAGES x (K, V)]; at the end an fp32 [BLOCK_M][DQ_RED_LD] dQ
@@ -536,8 +557,11 @@ ft_bwd_dq(const ft_bwd_args args)
     const unsigned kv_addr = do_addr + DO_TILE_BYTES;
     float *red_smem = (float *)smem_raw;
 
-    // Key tiles to visit, counted from the first (maybe none: then dQ = 0); k and v point at it.
-    const int lo = args.mask_lo, hi = args.mask_hi;
+    // Key tiles to visit, counted from the first (maybe none, as for a sequence without keys:
+    // then dQ = 0); k and v point at it.
+    // The band: the sequence's; dense, read from the argument block here as before seq_of (where
+    // the loads sit changes ptxas's schedule, and the dense SASS stays the same).
+    const int lo = VARLEN ? sq.lo : args.mask_lo, hi = VARLEN ? sq.hi : args.mask_hi;
     const key_walk kw = walk_keys<BLOCK_M, BLOCK_N>(lo, hi, m0, nq, nk, k, ks, v, vs);
     const int n_tiles = kw.n_tiles, n_begin = kw.n_begin, keys = kw.keys;
 
@@ -713,8 +737,14 @@ ft_bwd_dq(const ft_bwd_args args)
         __syncthreads();
     }
     const float scale = (float)args.softmax_scale;
+#if VARLEN
+    // No batch stride: the sequence's first query row, read again rather than held (sq.q0).
+    const int be = blockIdx.y / args.heads, he = blockIdx.y % args.heads, q_row0 = args.cu_seqlens_q[be];
+    elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, be, he, q_row0) + m0 * args.dq_stride[2];
+#else
     elem_t *dq = (elem_t *)args.dq + blockIdx.y / args.heads * args.dq_stride[0] +
                  blockIdx.y % args.heads * args.dq_stride[1] + m0 * args.dq_stride[2];
+#endif
     constexpr int CPR = HEAD_DIM / 8;
 #pragma unroll
     for (int it = 0; it < (BLOCK_M * CPR + NUM_THREADS - 1) / NUM_THREADS; it++) {

@@ -37,6 +37,11 @@
 //     exchange. The registers move to the consumers (setmaxnreg: the producer keeps 24).
 // dK is scaled by softmax_scale at the end. Queries past seqlen_q load as zeros with L = +inf,
 // so P = 0 there; keys past seqlen_k and outside the band get P = 0 by the per-element mask.
+// Variable-length batches (VARLEN): the block's sequence (seq_of) gives its lengths, band and
+// first rows; a key tile past its sequence's keys returns at once. Q and dO rows past the
+// sequence's end load as the next sequence's (the maps span the packed rows), and still count
+// for nothing: their L reads as +inf and delta as 0, as past seqlen_q, so P = dS = 0; only query
+// tiles wholly inside the sequence take the full-tile bulk reduce. No TMA store is used.
 // DQ_MODE ordered (bitwise repeatable): each query tile's reduce waits its turn, key tiles from
 // the highest down (await_turn, pass_turn below).
 
@@ -147,6 +152,28 @@ struct dkdv_block {
     int n0, keys_in;          // the tile's first key; keys of it in range (may exceed BLOCK_N)
     int mt_begin, m_tiles;    // the query tiles that see this key tile (maybe none), in each head
     int up_begin, up_end;     // DQ_MODE ordered: the query tiles the next key tile up sees
+#if VARLEN
+    ft_seq sq;                // the sequence (seq_of): its prefix sums lie in global memory
+#endif
+
+    // The sequence's lengths, band and first rows of Q (dO) and K (V): the held ones (VARLEN),
+    // else the argument block's, read where used as before (seq_of's dense values; built whole
+    // there, an ft_seq changed the dense SASS).
+#if VARLEN
+    FT_DEVICE int seqlen_q(const ft_bwd_args &) const { return sq.seqlen_q; }
+    FT_DEVICE int seqlen_k(const ft_bwd_args &) const { return sq.seqlen_k; }
+    FT_DEVICE int lo(const ft_bwd_args &) const { return sq.lo; }
+    FT_DEVICE int hi(const ft_bwd_args &) const { return sq.hi; }
+    FT_DEVICE int q0() const { return sq.q0; }
+    FT_DEVICE int k0() const { return sq.k0; }
+#else
+    FT_DEVICE int seqlen_q(const ft_bwd_args &a) const { return a.seqlen_q; }
+    FT_DEVICE int seqlen_k(const ft_bwd_args &a) const { return a.seqlen_k; }
+    FT_DEVICE int lo(const ft_bwd_args &a) const { return a.mask_lo; }
+    FT_DEVICE int hi(const ft_bwd_args &a) const { return a.mask_hi; }
+    FT_DEVICE int q0() const { return 0; }
+    FT_DEVICE int k0() const { return 0; }
+#endif
 
     FT_DEVICE unsigned v_smem() const { return k_smem + K_BYTES; }
     FT_DEVICE unsigned slot(int st) const { return k_smem + K_BYTES + V_BYTES + st * STAGE_BYTES; }
@@ -175,14 +202,27 @@ struct dkdv_block {
     // The group's query head `head`: its rows of L, delta and dq_accum, and (DQ_MODE ordered) its
     // query tiles' turns.
     FT_DEVICE long long q_row(int head) const { return (long long)bh * group + head; }   // of batch * heads
-    FT_DEVICE const float *lse(const ft_bwd_args &a, int head) const { return (const float *)a.lse + q_row(head) * a.seqlen_q; }
+    FT_DEVICE long long first_row(const ft_bwd_args &a, int head) const   // seq_row's (dense: as it was spelled)
+    {
+#if VARLEN
+        return seq_row(a, sq, b, h * group + head);
+#else
+        return q_row(head) * a.seqlen_q;
+#endif
+    }
+    // From one query head's rows of L, delta (and times HEAD_DIM dq_accum) to the next head's.
+    FT_DEVICE int head_rows(const ft_bwd_args &a) const { return VARLEN ? a.total_q : a.seqlen_q; }
+    FT_DEVICE const float *lse(const ft_bwd_args &a, int head) const
+    {
+        return (const float *)a.lse + first_row(a, head);
+    }
     FT_DEVICE const float *delta(const ft_bwd_args &a, int head) const
     {
-        return (const float *)a.delta + q_row(head) * a.seqlen_q;
+        return (const float *)a.delta + first_row(a, head);
     }
     FT_DEVICE float *dq_accum(const ft_bwd_args &a, int head) const
     {
-        return (float *)a.dq_accum + q_row(head) * a.seqlen_q * HEAD_DIM;
+        return (float *)a.dq_accum + first_row(a, head) * HEAD_DIM;
     }
     FT_DEVICE int *sems(const ft_bwd_args &a, int head) const
     {
@@ -278,27 +318,44 @@ FT_DEVICE int order_heads(const ft_bwd_args &args)
 // block's own; or, DQ_MODE ordered, taken in the order the blocks started (the ticket), key
 // tiles descending within a head. A block then only ever waits for the next key tile up (see
 // await_turn), which started before it: no block can wait on one that is not running.
-FT_DEVICE void describe_block(dkdv_block &blk, const ft_bwd_args &args)
+FT_DEVICE void block_tile(const dkdv_block &blk, const ft_bwd_args &args, int &key_tile, int &bh)
 {
     if (ORDERED) {
         const int key_tiles = (int)gridDim.x;
         int step;
-        grouped_walk(*blk.ticket(), order_heads(args), key_tiles, (int)gridDim.y, step, blk.bh);
-        blk.key_tile = key_tiles - 1 - step;
+        grouped_walk(*blk.ticket(), order_heads(args), key_tiles, (int)gridDim.y, step, bh);
+        key_tile = key_tiles - 1 - step;
     } else {
-        blk.key_tile = (int)blockIdx.x;
-        blk.bh = (int)blockIdx.y;
+        key_tile = (int)blockIdx.x;
+        bh = (int)blockIdx.y;
     }
+}
+// Then its sequence (VARLEN), its keys and the query tiles that see them.
+FT_DEVICE void describe_block(dkdv_block &blk, const ft_bwd_args &args)
+{
+    block_tile(blk, args, blk.key_tile, blk.bh);
     blk.b = blk.bh / args.heads_k;
     blk.h = blk.bh % args.heads_k;
+#if VARLEN
+    blk.sq = seq_of(args, blk.b);
+#endif
     blk.group = kv_group(args);
     blk.n0 = blk.key_tile * BLOCK_N;
-    blk.keys_in = args.seqlen_k - blk.n0;
-    const int lo = args.mask_lo, hi = args.mask_hi, nq = args.seqlen_q;
-    query_tiles<BLOCK_M, BLOCK_N>(lo, hi, blk.n0, nq, args.seqlen_k, blk.mt_begin, blk.m_tiles);
+    blk.keys_in = blk.seqlen_k(args) - blk.n0;
+    const int lo = blk.lo(args), hi = blk.hi(args), nq = blk.seqlen_q(args), nk = blk.seqlen_k(args);
+    query_tiles<BLOCK_M, BLOCK_N>(lo, hi, blk.n0, nq, nk, blk.mt_begin, blk.m_tiles);
     blk.up_begin = blk.up_end = 0;
-    if (ORDERED && blk.key_tile + 1 < (int)gridDim.x)
-        query_tiles<BLOCK_M, BLOCK_N>(lo, hi, blk.n0 + BLOCK_N, nq, args.seqlen_k, blk.up_begin, blk.up_end);
+    // The next key tile up exists (VARLEN: within the sequence's keys; the grid's are the longest's).
+    if (ORDERED && (VARLEN ? blk.n0 + BLOCK_N < nk : blk.key_tile + 1 < (int)gridDim.x))
+        query_tiles<BLOCK_M, BLOCK_N>(lo, hi, blk.n0 + BLOCK_N, nq, nk, blk.up_begin, blk.up_end);
+}
+
+// VARLEN: 1 when the block's key tile starts past its sequence's keys (the grid is sized by the
+// longest sequence's). Such a block does nothing, and no other waits for it (describe_block).
+FT_DEVICE bool past_keys(const ft_bwd_args &args, int key_tile, int bh)
+{
+    const int b = bh / args.heads_k;
+    return key_tile * BLOCK_N >= args.cu_seqlens_k[b + 1] - args.cu_seqlens_k[b];
 }
 
 // K and V of the key tile into shared memory by `threads` threads (t: this one's index), with
@@ -306,26 +363,29 @@ FT_DEVICE void describe_block(dkdv_block &blk, const ft_bwd_args &args)
 template <int THREADS>
 FT_DEVICE void load_key_tile(const ft_bwd_args &args, const dkdv_block &blk, int t)
 {
-    const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, blk.b, blk.h) + blk.n0 * args.k_stride[2];
-    const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, blk.b, blk.h) + blk.n0 * args.v_stride[2];
+    const int k0 = blk.k0();
+    const elem_t *k = (const elem_t *)args.k + seq_offset(args.k_stride, blk.b, blk.h, k0) + blk.n0 * args.k_stride[2];
+    const elem_t *v = (const elem_t *)args.v + seq_offset(args.v_stride, blk.b, blk.h, k0) + blk.n0 * args.v_stride[2];
     load_panels<BLOCK_N, HEAD_DIM, QK_DATA, EVEN_N, THREADS>(blk.k_smem, k, args.k_stride[2], blk.keys_in, t);
     load_panels<BLOCK_N, HEAD_DIM_V, V_DATA, EVEN_N, THREADS>(blk.v_smem(), v, args.v_stride[2], blk.keys_in, t);
     cp_async_commit();
 }
 
 // Q and dO of step s's query tile into ring slot st by the copy engine (call from one thread):
-// a 64-column panel a box, completing on the slot's full mbarrier, rows past seqlen_q as zeros.
+// a 64-column panel a box, completing on the slot's full mbarrier, rows past seqlen_q as zeros
+// (VARLEN: as the next sequence's rows, which L = +inf keeps out).
 FT_DEVICE void issue_q_do(const ft_bwd_args &args, const dkdv_block &blk, group_step s, int st)
 {
     const unsigned stage = blk.slot(st), bar = blk.full_bar(st);
-    const int m0 = s.mt * BLOCK_M, h = blk.h * blk.group + s.head;
+    // (VARLEN ?: a call of q0() even returning 0 changed the dense SASS)
+    const int m0 = s.mt * BLOCK_M + (VARLEN ? blk.q0() : 0), h = blk.h * blk.group + s.head, b = map_batch(blk.b);
     mbar_arrive_expect(bar, Q_BYTES + DO_BYTES);
 #pragma unroll
     for (int p = 0; p < D_PANELS; p++)
-        tma_load_4d(stage + q_panel(p), &args.q_map, bar, 64 * p, m0, h, blk.b);
+        tma_load_4d(stage + q_panel(p), &args.q_map, bar, 64 * p, m0, h, b);
 #pragma unroll
     for (int p = 0; p < DV_PANELS; p++)
-        tma_load_4d(stage + do_panel(p), &args.do_map, bar, 64 * p, m0, h, blk.b);
+        tma_load_4d(stage + do_panel(p), &args.do_map, bar, 64 * p, m0, h, b);
 }
 
 // S^T = K Q^T (or, DO, dP^T = V dO^T) for the 64 keys at kv: 16 head-dim columns a step, 4 steps a
@@ -347,7 +407,7 @@ FT_DEVICE void transposed_scores(float (&acc)[S_REGS], unsigned kv, unsigned sta
 FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, const ft_bwd_args &args, const dkdv_block &blk,
                            const dkdv_thread &th, int m0, float scale_log2)
 {
-    const int lo = args.mask_lo, hi = args.mask_hi;
+    const int lo = blk.lo(args), hi = blk.hi(args);
 #if SOFTCAP
     cap_scores<S_REGS>(s, args);
 #endif
@@ -367,7 +427,7 @@ FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, const ft_bwd
             const int key = th.krow + 8 * half;
             int q0 = 0, q1 = m0 + BLOCK_M;   // the queries that see the key
 #if CAUSAL
-            ft_mask_query_range(lo, hi, blk.n0 + key, blk.n0 + key + 1, args.seqlen_q, &q0, &q1);
+            ft_mask_query_range(lo, hi, blk.n0 + key, blk.n0 + key + 1, blk.seqlen_q(args), &q0, &q1);
 #endif
             if (!EVEN_N && key >= blk.keys_in)
                 q1 = q0;
@@ -646,8 +706,11 @@ FT_DEVICE void store_dk_dv(const ft_bwd_args &args, const dkdv_block &blk, const
                            const float (&dk)[DK_REGS], const float (&dv)[DV_REGS])
 {
     const int k_col = SPLIT_COLS ? th.cw * DK_COLS : 0, v_col = SPLIT_COLS ? th.cw * DV_COLS : 0;
-    elem_t *dk_out = (elem_t *)args.dk + head_offset(args.dk_stride, blk.b, blk.h) + blk.n0 * args.dk_stride[2] + k_col;
-    elem_t *dv_out = (elem_t *)args.dv + head_offset(args.dv_stride, blk.b, blk.h) + blk.n0 * args.dv_stride[2] + v_col;
+    const int k0 = blk.k0();
+    elem_t *dk_out =
+        (elem_t *)args.dk + seq_offset(args.dk_stride, blk.b, blk.h, k0) + blk.n0 * args.dk_stride[2] + k_col;
+    elem_t *dv_out =
+        (elem_t *)args.dv + seq_offset(args.dv_stride, blk.b, blk.h, k0) + blk.n0 * args.dv_stride[2] + v_col;
     store_slab<DK_COLS, QK_DATA < HEAD_DIM>(dk_out, args.dk_stride[2], dk, th.krow, th.qd, blk.keys_in,
                                             (float)args.softmax_scale, QK_DATA - k_col);
     store_slab<DV_COLS, V_DATA < HEAD_DIM_V>(dv_out, args.dv_stride[2], dv, th.krow, th.qd, blk.keys_in, 1.f,
@@ -682,7 +745,7 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
         float *ld = blk.ld(st);
         const int r = threadIdx.x - (NUM_THREADS - BLOCK_M);
         if (r >= 0) {
-            if (EVEN_M || m0 + r < args.seqlen_q) {
+            if (EVEN_M || m0 + r < blk.seqlen_q(args)) {
                 cp_async_4(smem_addr(ld + r), blk.lse(args, s.head) + m0 + r, 4);
                 cp_async_4(smem_addr(ld + BLOCK_M + r), blk.delta(args, s.head) + m0 + r, 4);
             } else {
@@ -762,7 +825,7 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
             cp_async_commit();
         }
 
-        const bool full_tile = EVEN_M || m0 + BLOCK_M <= args.seqlen_q;
+        const bool full_tile = EVEN_M || m0 + BLOCK_M <= blk.seqlen_q(args);
         if (ORDERED && !full_tile) {   // the last, partial tile's atomics wait their turn
             if (threadIdx.x == 0)
                 await_turn(args, blk, cur);
@@ -777,7 +840,7 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
             pending = cur;
         } else {
             if (writes)
-                dq_rows<true>(blk.dq_accum(args, cur.head) + (long long)m0 * HEAD_DIM, dq, th, args.seqlen_q - m0);
+                dq_rows<true>(blk.dq_accum(args, cur.head) + (long long)m0 * HEAD_DIM, dq, th, blk.seqlen_q(args) - m0);
             if (ORDERED) {
                 __threadfence();   // every thread's adds, before thread 0 passes the turn
                 __syncthreads();
@@ -830,15 +893,15 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
             float *ld = blk.ld(st);
 #pragma unroll
             for (int r = lane; r < BLOCK_M; r += 32) {
-                const bool in = EVEN_M || m0 + r < args.seqlen_q;
+                const bool in = EVEN_M || m0 + r < blk.seqlen_q(args);
                 ld[r] = in ? lse[m0 + r] : FT_INF_F;
                 ld[BLOCK_M + r] = in ? delta[m0 + r] : 0.f;
             }
             mbar_arrive(blk.full_bar(st));   // releases the stores above
             blk.advance(s);
             if (s.mt == blk.mt_begin) {   // a new head
-                lse += args.seqlen_q;
-                delta += args.seqlen_q;
+                lse += blk.head_rows(args);
+                delta += blk.head_rows(args);
             }
         }
     } else if (warp == 1 && lane == 0) {
@@ -851,7 +914,7 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
         int mt = blk.mt_begin;
         for (int i = 0; i < n_tiles; i++) {
             const int src = i % DQ_SOURCES, m0 = mt * BLOCK_M;
-            const int rows = EVEN_M ? BLOCK_M : min(BLOCK_M, args.seqlen_q - m0);
+            const int rows = EVEN_M ? BLOCK_M : min(BLOCK_M, blk.seqlen_q(args) - m0);
             mbar_wait(blk.dq_full_bar(src), (i / DQ_SOURCES) & 1);
             if (ORDERED)
                 await_turn(blk, sems, mt);
@@ -866,7 +929,7 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
             mbar_arrive(SPLIT_COLS ? blk.empty_bar(src) : blk.dq_empty_bar(src));
             if (++mt == blk.m_tiles) {   // a new head
                 mt = blk.mt_begin;
-                dq_rows += (long long)args.seqlen_q * HEAD_DIM;
+                dq_rows += (long long)blk.head_rows(args) * HEAD_DIM;
                 if (ORDERED)
                     sems += (args.seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS;
             }
@@ -914,10 +977,10 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
         mbar_arrive(blk.empty_bar(st));   // Q, dO, L, delta of slot st read for the last time
         if (add_dq_halves(dq, blk, th)) {
             mbar_wait(blk.dq_empty_bar(buf), ((i / BUFFERS) & 1) ^ 1);
-            if (EVEN_M || m0 + BLOCK_M <= args.seqlen_q)
+            if (EVEN_M || m0 + BLOCK_M <= blk.seqlen_q(args))
                 dq_to_tile(blk.dq_smem(buf), dq, th);
             else
-                dq_rows<false>((float *)blk.generic(blk.dq_smem(buf)), dq, th, args.seqlen_q - m0);
+                dq_rows<false>((float *)blk.generic(blk.dq_smem(buf)), dq, th, blk.seqlen_q(args) - m0);
             fence_proxy_async();   // the copy engine reads the tile
         }
         mbar_arrive(blk.dq_full_bar(buf));
@@ -946,11 +1009,11 @@ FT_DEVICE void dkdv_split(const ft_bwd_args &args, dkdv_block blk)
         split_gradients(dk, dv, args, blk, th, i, st, m0, scale_log2);
         float dq[DQ_N / 2];
         dq_product(dq, dk, dv, blk, blk.ds_smem(0), th.cw);
-        if (EVEN_M || m0 + BLOCK_M <= args.seqlen_q) {
+        if (EVEN_M || m0 + BLOCK_M <= blk.seqlen_q(args)) {
             dq_to_tile(blk.slot(st), dq, th);
         } else {   // row-major rows cross both regions: both warpgroups' products must be done
             named_barrier_sync(2, CONSUMER_THREADS);
-            dq_rows<false>((float *)blk.generic(blk.slot(st)), dq, th, args.seqlen_q - m0);
+            dq_rows<false>((float *)blk.generic(blk.slot(st)), dq, th, blk.seqlen_q(args) - m0);
         }
         fence_proxy_async();   // the copy engine reads the tile
         mbar_arrive(blk.dq_full_bar(st));
@@ -967,9 +1030,17 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     dkdv_block blk;
     blk.k_smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
     blk.base = smem_raw + (blk.k_smem - smem_addr(smem_raw));
+    if (VARLEN && !ORDERED && past_keys(args, (int)blockIdx.x, (int)blockIdx.y))
+        return;   // the whole block, before any barrier
     if (threadIdx.x == 0)
         init_barriers(blk, args.dq_ticket);
     __syncthreads();   // the barriers exist before anyone waits on them; the ticket is known
+    if (VARLEN && ORDERED) {   // the tile is known only now: the whole block leaves, nothing in flight
+        int key_tile, bh;
+        block_tile(blk, args, key_tile, bh);
+        if (past_keys(args, key_tile, bh))
+            return;
+    }
     if constexpr (!PRODUCER) {
         describe_block(blk, args);
         dkdv_inline(args, blk);
@@ -987,20 +1058,26 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
 // A full query tile of dq_accum holds ft_bwd_dkdv's accumulators in thread order (as its dQ
 // store writes them): warpgroup 0's region, then (DQ_REGIONS 2) warpgroup 1's, its DQ_COLS1 columns from DQ_COLS0;
 // in a region, 16-byte chunk c*128 + t is registers 4c..4c+3 of the warpgroup's thread t. A last
-// partial tile is row-major (common/ft_bwd_steps.cuh converts it).
+// partial tile is row-major (common/ft_bwd_steps.cuh converts it). VARLEN: full and partial are
+// the sequence's (dkdv's choice), its rows at seq_row.
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
 ft_bwd_dq_convert(const ft_bwd_args args)
 {
     const int m0 = blockIdx.x * BLOCK_M;
-    if (!EVEN_M && m0 + BLOCK_M > args.seqlen_q) {
+    const ft_seq sq = seq_of(args, (int)blockIdx.y / args.heads);
+    if (VARLEN && m0 >= sq.seqlen_q)
+        return;   // past the sequence's queries (the grid is sized by the longest)
+    if (!EVEN_M && m0 + BLOCK_M > sq.seqlen_q) {
         bwd_dq_convert_rows<NUM_THREADS, BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M>(args);
         return;
     }
     const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
     const float scale = (float)args.softmax_scale;
-    const float *rows = (const float *)args.dq_accum + ((long long)bh * args.seqlen_q + m0) * HEAD_DIM;
+    // seq_row; dense, bh * seqlen_q as before (seq_row's b * heads + h changed the SASS).
+    const long long row0 = VARLEN ? seq_row(args, sq, b, h) : (long long)bh * args.seqlen_q;
+    const float *rows = (const float *)args.dq_accum + (row0 + m0) * HEAD_DIM;
     const float4 *src = (const float4 *)rows;
-    elem_t *dq = (elem_t *)args.dq + head_offset(args.dq_stride, b, h) + m0 * args.dq_stride[2];
+    elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, b, h, sq.q0) + m0 * args.dq_stride[2];
     const long long ld = args.dq_stride[2];
     // Chunk c of thread t holds rows r and r + 8, columns col0 + 8c + 2(t%4) and the next: the
     // four threads t0..t0+3 of a lane quad together hold 8 whole columns of both rows. So each

@@ -19,6 +19,10 @@
 // Shared memory (elements of DTYPE; every row padded by 16 bytes so that rows start on
 // different banks): Q [BLOCK_M][HEAD_DIM+kVec], K [NUM_STAGES][BLOCK_N][HEAD_DIM+kVec],
 // V [NUM_STAGES][BLOCK_N][HEAD_DIM_V+kVec], P [BLOCK_M][BLOCK_N+kVec].
+//
+// Variable-length batches (VARLEN): the block takes its sequence's lengths, rows and band from
+// seq_of; a tile past its sequence's end returns at once, and rows and keys past it are masked
+// as a dense tail tile's (loads zero-filled, scores -inf, rows not stored).
 
 
 // ---- traits -----------------------------------------------------------------------------
@@ -60,23 +64,38 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
     elem_t *const sV = sK + NUM_STAGES * BLOCK_N * kQkLd;
     elem_t *const sP = sV + NUM_STAGES * BLOCK_N * kVLd;
 
-    const int nq = args.seqlen_q, nk = args.seqlen_k;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
+    const ft_seq sq = seq_of(args, b);
+    const int nq = sq.seqlen_q, nk = sq.seqlen_k;
     const int q0 = blockIdx.x * BLOCK_M;
-    const elem_t *const gq = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + q0 * args.q_stride[2];
-    const elem_t *gk = (const elem_t *)args.k + head_offset(args.k_stride, b, kv_head(args, h));
-    const elem_t *gv = (const elem_t *)args.v + head_offset(args.v_stride, b, kv_head(args, h));
-    elem_t *const go = (elem_t *)args.o + head_offset(args.o_stride, b, h);
-    acc_t *const glse = (acc_t *)args.lse + (long long)bh * nq;
+    if (VARLEN && q0 >= nq)
+        return;   // the grid covers the longest sequence; before any barrier
+    const elem_t *const gq_seq = (const elem_t *)args.q + seq_offset(args.q_stride, b, h, sq.q0);
+    const elem_t *const gq = gq_seq + q0 * args.q_stride[2];
+    const elem_t *gk = (const elem_t *)args.k + seq_offset(args.k_stride, b, kv_head(args, h), sq.k0);
+    const elem_t *gv = (const elem_t *)args.v + seq_offset(args.v_stride, b, kv_head(args, h), sq.k0);
+    elem_t *const go = (elem_t *)args.o + seq_offset(args.o_stride, b, h, sq.q0);
+    // seq_row; a dense batch's as it was: ptxas does not see that seq_row's (b * heads + h) * seqlen_q
+    // is bh * seqlen_q and spends instructions on it.
+    acc_t *const glse = (acc_t *)args.lse + (VARLEN ? seq_row(args, sq, b, h) : (long long)bh * nq);
     const long long ks = args.k_stride[2], vs = args.v_stride[2], os = args.o_stride[2];
     const ex_scorer score(args);
 
+    // 16-byte copies where every row read is aligned: over the whole tensor (dense), or the rows
+    // of this block's (sequence, head) (variable-length: the packed tensor has no batch stride).
+#if VARLEN
+    const bool q_vec = ex_aligned16(gq_seq, 0, 0, args.q_stride[2], 1, 1, nq);
+    const bool kv_vec = ex_aligned16(gk, 0, 0, ks, 1, 1, nk) && ex_aligned16(gv, 0, 0, vs, 1, 1, nk);
+#else
     const bool q_vec = ex_aligned16(args.q, args.q_stride[0], args.q_stride[1], args.q_stride[2], args.batch, args.heads, nq);
     const bool kv_vec = ex_aligned16(args.k, args.k_stride[0], args.k_stride[1], ks, args.batch, args.heads_k, nk) &&
                         ex_aligned16(args.v, args.v_stride[0], args.v_stride[1], vs, args.batch, args.heads_k, nk);
+#endif
 
     // Key tiles [t_begin, t_end) to visit; with block skipping only those holding a visible key.
-    const int lo = args.mask_lo, hi = args.mask_hi;
+    // A dense batch's band is read here, not with the lengths at the top: the earlier load gave
+    // other SASS (one more integer division, CAUSAL 1).
+    const int lo = VARLEN ? sq.lo : args.mask_lo, hi = VARLEN ? sq.hi : args.mask_hi;
     const key_walk kw = walk_keys<BLOCK_M, BLOCK_N>(lo, hi, q0, nq, nk, gk, ks, gv, vs);   // gk, gv: its first tile
     const int n_tiles = kw.n_tiles;
 

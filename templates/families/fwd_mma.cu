@@ -3,6 +3,9 @@
 // stream through a NUM_STAGES-deep cp.async ring in swizzled shared memory; S = Q K^T and
 // O += P V run on mma.sync with fp32 accumulators; the online softmax stays in registers and
 // P never leaves them (the S accumulators are repacked as the A operand of P V).
+// Variable-length batches (VARLEN): the block takes its sequence's lengths, rows and band from
+// seq_of; a tile past its sequence's end returns at once, and rows and keys past it are masked
+// as a dense tail tile's (loads zero-filled, scores -inf, rows not stored).
 
 // ---- traits (traits/fwd_mma.h): tunables come from the generator's #defines ----------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
@@ -48,6 +51,18 @@ FT_DEVICE void load_tile(elem_t *smem, const elem_t *gmem, long long stride, int
     }
 }
 
+// The band of the block's sequence (CAUSAL): a variable-length batch's from seq_of; a dense
+// batch's read from the argument block where it is used, as before seq_of: copied to registers
+// it made head dim 256 spill on sm_80.
+FT_DEVICE int band_lo(const ft_fwd_args &args, const ft_seq &sq)
+{
+    return VARLEN ? sq.lo : args.mask_lo;
+}
+FT_DEVICE int band_hi(const ft_fwd_args &args, const ft_seq &sq)
+{
+    return VARLEN ? sq.hi : args.mask_hi;
+}
+
 // One block per SM at least: lets ptxas use up to 255 registers rather than guess an occupancy
 // target and spill (it capped D=64, 8 warps at 128 registers and spilled 4 bytes on sm_90).
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
@@ -67,17 +82,21 @@ ft_fwd(const ft_fwd_args args)
     const int quad = lane % 4;    // column pair within an 8-column tile
 
     const int m0 = m_block * BLOCK_M;
-    const elem_t *q = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + m0 * args.q_stride[2];
-    const elem_t *k = (const elem_t *)args.k + head_offset(args.k_stride, b, kv_head(args, h));
-    const elem_t *v = (const elem_t *)args.v + head_offset(args.v_stride, b, kv_head(args, h));
+    const ft_seq sq = seq_of(args, b);
+    if (VARLEN && m0 >= sq.seqlen_q)
+        return;   // the grid covers the longest sequence; before any barrier
+    const elem_t *q = (const elem_t *)args.q + seq_offset(args.q_stride, b, h, sq.q0) + m0 * args.q_stride[2];
+    const elem_t *k = (const elem_t *)args.k + seq_offset(args.k_stride, b, kv_head(args, h), sq.k0);
+    const elem_t *v = (const elem_t *)args.v + seq_offset(args.v_stride, b, kv_head(args, h), sq.k0);
     const long long ks = args.k_stride[2], vs = args.v_stride[2];
-    const int seqlen_k = args.seqlen_k;
+    const int seqlen_k = sq.seqlen_k;
 
     // Key tiles to visit, counted from the first; k and v point at it (walk_keys).
-    const key_walk kw = walk_keys<BLOCK_M, BLOCK_N>(args.mask_lo, args.mask_hi, m0, args.seqlen_q, seqlen_k, k, ks, v, vs);
+    const key_walk kw =
+        walk_keys<BLOCK_M, BLOCK_N>(band_lo(args, sq), band_hi(args, sq), m0, sq.seqlen_q, seqlen_k, k, ks, v, vs);
     const int n_tiles = kw.n_tiles, n_begin = kw.n_begin, keys = kw.keys;
 
-    load_tile<BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M>(q_smem, q, args.q_stride[2], args.seqlen_q - m0);
+    load_tile<BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M>(q_smem, q, args.q_stride[2], sq.seqlen_q - m0);
     cp_async_commit();
     // Prologue: the first NUM_STAGES-1 K/V tiles. A group is committed for every slot, even
     // an empty one, so that wait_group<NUM_STAGES-2> always means "tile t has landed".
@@ -184,16 +203,15 @@ ft_fwd(const ft_fwd_args args)
             cap_scores<KEY_TILES * 4>(&s[r][0][0], args);
 #endif
         // Mask keys past seqlen_k and those the band hides; only tiles that cross a boundary
-        // of the warp's rows pay for it. The band is read from the argument block where it is
-        // used: copied to registers it made head dim 256 spill on sm_80.
+        // of the warp's rows pay for it (band_lo, band_hi: where the band is read).
         const bool tail = !EVEN_N && n0 + BLOCK_N > keys;
-        const bool band = tile_needs_mask(args.mask_lo, args.mask_hi, m0 + warp_row0, m0 + warp_row0 + WARP_ROWS,
-                                          n_begin + n0, n_begin + n0 + BLOCK_N);
+        const bool band = tile_needs_mask(band_lo(args, sq), band_hi(args, sq), m0 + warp_row0,
+                                          m0 + warp_row0 + WARP_ROWS, n_begin + n0, n_begin + n0 + BLOCK_N);
         if (tail || band) {
 #pragma unroll
             for (int r = 0; r < ROW_TILES; r++)
                 mask_scores<KEY_TILES>(&s[r][0][0], n_begin + n0, seqlen_k, m0 + warp_row0 + r * 16 + group, quad,
-                                       args.mask_lo, args.mask_hi);
+                                       band_lo(args, sq), band_hi(args, sq));
         }
 
         // Online softmax, row by row.
@@ -230,15 +248,20 @@ ft_fwd(const ft_fwd_args args)
     }
     cp_async_wait<0>();
 
-    // Epilogue: O / rowsum in the input dtype, and L = ln(sum) + max in natural log.
-    elem_t *o_out = (elem_t *)args.o + head_offset(args.o_stride, b, h);
-    float *lse = (float *)args.lse + (long long)bh * args.seqlen_q;
+    // Epilogue: O / rowsum in the input dtype, and L = ln(sum) + max in natural log. The
+    // sequence is read again: a variable-length one's rows kept in registers across the loop
+    // made head dim 256 spill (sm_90).
+    const ft_seq se = seq_of(args, b);
+    elem_t *o_out = (elem_t *)args.o + seq_offset(args.o_stride, b, h, se.q0);
+    // seq_row; a dense batch's as it was: ptxas does not see that seq_row's (b * heads + h) *
+    // seqlen_q is bh * seqlen_q and spends instructions on it.
+    float *lse = (float *)args.lse + (VARLEN ? seq_row(args, se, b, h) : (long long)bh * args.seqlen_q);
 #pragma unroll
     for (int r = 0; r < ROW_TILES; r++)
 #pragma unroll
         for (int half = 0; half < 2; half++) {
             const int row = m0 + warp_row0 + r * 16 + group + half * 8;
             store_row<DV_TILES, V_DATA>(o_out + row * args.o_stride[2], lse + row, &o[r][0][0], row_max[r][half],
-                                row_sum[r][half], half, quad, EVEN_M || row < args.seqlen_q);
+                                row_sum[r][half], half, quad, EVEN_M || row < se.seqlen_q);
         }
 }

@@ -24,6 +24,13 @@
 //       the consumers finish this one; the ring's slots and phases run on across tiles. With
 //       two Q tiles, O leaves by the copy engine from its tile's Q place (ASYNC_O), so the
 //       consumers start the next tile while it is written.
+// Variable-length batches (VARLEN 1): a tile's sequence (seq_of) gives its lengths, band and
+// first rows; the copy engine's maps are one packed sequence, so its boxes are placed at the
+// sequence's first row (map_batch). A query tile past its sequence's end is no tile at all:
+// tile_schedule skips it, for every role alike (a non-persistent block returns at once). Boxes
+// may read past a sequence's end into the next one's rows, which are masked (keys) or never
+// stored (queries) as rows past seqlen are in a dense batch; an O box never crosses the end
+// (store_o_async).
 
 // ---- traits (traits/fwd_wgmma.h): tunables come from the generator's #defines --------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
@@ -72,6 +79,7 @@ static_assert(RULE != FWD_WGMMA_BAD_PINGPONG, "PINGPONG needs a producer warpgro
 static_assert(RULE != FWD_WGMMA_BAD_PERSISTENT, "PERSISTENT needs a producer warpgroup");
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_wgmma.h");
+static_assert(!VARLEN || (!EVEN_M && !EVEN_N), "EVEN_M, EVEN_N: a variable-length batch's tails are masked");
 // Named barriers beside the block's (0): the PINGPONG turns, one a consumer, then each consumer's
 // ASYNC_O store (its 128 threads).
 constexpr int TURN_BARRIER = 2, O_BARRIER = TURN_BARRIER + NUM_WG;
@@ -89,12 +97,32 @@ constexpr int TURN_BARRIER = 2, O_BARRIER = TURN_BARRIER + NUM_WG;
 // simulation of the key tiles visited), and the causal forward lost to one block a tile there.
 // Only the position lives in registers (the consumers have none to spare: sizes kept in the
 // struct spilled 88 bytes at head dim 128); the rest is recomputed from args at each take.
+// VARLEN: the walk is over the longest sequence's query tiles (args.seqlen_q), and a sequence's
+// own tiles are reversed and paired by its own count (seq_tiles), so that its longest start
+// first and its pairs balance; a tile or unit past its count is no tile and take goes on to the
+// next. The producer and the consumers take the same tiles: each skip is decided here alone.
 struct tile_schedule {
     int next;      // the unit (a tile, or under a mask a pair) to take next
     bool second;   // under a mask: the short tile of the pair taken last comes next
     FT_DEVICE tile_schedule() : next(PERSISTENT ? (int)blockIdx.x : 0), second(false) {}
-    // The next tile as (query tile, batch*head), or false when the block is done.
-    FT_DEVICE bool take(const ft_fwd_args &args, int &m_tile, int &bh)
+    // The query tiles of sequence b: a dense batch's all have m_tiles.
+    FT_DEVICE static int seq_tiles(const ft_fwd_args &args, int b, int m_tiles)
+    {
+#if VARLEN
+        return (args.cu_seqlens_q[b + 1] - args.cu_seqlens_q[b] + BLOCK_M - 1) / BLOCK_M;
+#else
+        return m_tiles;
+#endif
+    }
+    // VARLEN, one tile a block: whether the block's is one (else the block does nothing).
+    FT_DEVICE static bool block_has_tile(const ft_fwd_args &args)
+    {
+        return (int)blockIdx.x < seq_tiles(args, (int)blockIdx.y / args.heads, (int)gridDim.x);
+    }
+    // The next unit's tile as (query tile, batch*head), or false when the block is done; live:
+    // whether it is a tile of its sequence (VARLEN: unit u of a sequence of mt tiles is one where
+    // u < mt, under a mask a pair where u <= mt - 1 - u, the pair's second tile u then one too).
+    FT_DEVICE bool step(const ft_fwd_args &args, int &m_tile, int &bh, bool &live)
     {
         const int m_tiles = PERSISTENT ? (args.seqlen_q + BLOCK_M - 1) / BLOCK_M : (int)gridDim.x;
         const int units = PERSISTENT && CAUSAL ? (m_tiles + 1) / 2 : m_tiles;   // pairs, or tiles
@@ -104,8 +132,9 @@ struct tile_schedule {
             if (next > 0)
                 return false;
             bh = (int)blockIdx.y;
-            m_tile = CAUSAL ? m_tiles - 1 - (int)blockIdx.x : (int)blockIdx.x;
+            m_tile = CAUSAL ? seq_tiles(args, bh / args.heads, m_tiles) - 1 - (int)blockIdx.x : (int)blockIdx.x;
             next = 1;
+            live = true;   // VARLEN: ft_fwd returned where it is none (block_has_tile)
             return true;
         }
         if (!second && taken >= units * bh_count)
@@ -113,6 +142,7 @@ struct tile_schedule {
         int u;
         const int group = l2_head_group((long long)args.seqlen_k * (HEAD_DIM + HEAD_DIM_V) * 2);   // K and V
         grouped_walk(taken, group, units, bh_count, u, bh);
+        const int mt = seq_tiles(args, bh / args.heads, m_tiles);
         if (!CAUSAL) {
             m_tile = u;
             next += (int)gridDim.x;
@@ -120,21 +150,41 @@ struct tile_schedule {
             m_tile = u;
             second = false;
         } else {
-            m_tile = m_tiles - 1 - u;
+            m_tile = mt - 1 - u;
             next += (int)gridDim.x;
             second = u < m_tile;   // a pair, not the middle tile of an odd count
         }
+        live = u < mt && u <= m_tile;
         return true;
+    }
+    // The next tile as (query tile, batch*head), or false when the block is done.
+    FT_DEVICE bool take(const ft_fwd_args &args, int &m_tile, int &bh)
+    {
+        bool live;
+#if VARLEN
+        while (step(args, m_tile, bh, live))
+            if (live)
+                return true;
+        return false;
+#else
+        return step(args, m_tile, bh, live);
+#endif
     }
 };
 
 // What a block works on for one query tile: the tile, head, and the key tiles it visits,
 // counted from the first (walk_keys: k and v point at it).
+// Of its sequence (seq_of) a consumer keeps only what each key tile needs, its band (VARLEN;
+// a dense batch's is the argument block's) and its last key (n_begin + keys); the rest is read
+// again from the argument block where used (kept whole, it spilled 160-register consumers).
 struct fwd_block {
     int m0, b, h, bh;
     const elem_t *k, *v;
     long long ks, vs;
     int n_tiles, n_begin, keys;
+#if VARLEN
+    int lo, hi;
+#endif
 };
 FT_DEVICE fwd_block describe_block(const ft_fwd_args &args, int m_tile, int bh)
 {
@@ -143,12 +193,17 @@ FT_DEVICE fwd_block describe_block(const ft_fwd_args &args, int m_tile, int bh)
     fb.bh = bh;
     fb.b = fb.bh / args.heads;
     fb.h = fb.bh % args.heads;
-    fb.k = (const elem_t *)args.k + head_offset(args.k_stride, fb.b, kv_head(args, fb.h));
-    fb.v = (const elem_t *)args.v + head_offset(args.v_stride, fb.b, kv_head(args, fb.h));
+    const ft_seq sq = seq_of(args, fb.b);
+#if VARLEN
+    fb.lo = sq.lo;
+    fb.hi = sq.hi;
+#endif
+    fb.k = (const elem_t *)args.k + seq_offset(args.k_stride, fb.b, kv_head(args, fb.h), sq.k0);
+    fb.v = (const elem_t *)args.v + seq_offset(args.v_stride, fb.b, kv_head(args, fb.h), sq.k0);
     fb.ks = args.k_stride[2];
     fb.vs = args.v_stride[2];
-    const key_walk kw = walk_keys<BLOCK_M, BLOCK_N>(args.mask_lo, args.mask_hi, fb.m0, args.seqlen_q, args.seqlen_k,
-                                                    fb.k, fb.ks, fb.v, fb.vs);
+    const key_walk kw = walk_keys<BLOCK_M, BLOCK_N>(sq.lo, sq.hi, fb.m0, sq.seqlen_q, sq.seqlen_k, fb.k, fb.ks, fb.v,
+                                                    fb.vs);
     fb.n_tiles = kw.n_tiles;
     fb.n_begin = kw.n_begin;
     fb.keys = kw.keys;
@@ -156,7 +211,7 @@ FT_DEVICE fwd_block describe_block(const ft_fwd_args &args, int m_tile, int bh)
 }
 
 // K/V tile t (of those the block visits) into the stage at `stage` by THREADS threads (t: this
-// one's index), with cp.async (the caller commits); keys past seqlen_k are zero-filled.
+// one's index), with cp.async (the caller commits); keys past the sequence's are zero-filled.
 template <int THREADS>
 FT_DEVICE void load_kv(unsigned stage, const fwd_block &fb, int t, int thread)
 {
@@ -223,8 +278,10 @@ FT_DEVICE void pin_a(unsigned (&pf)[P_STEPS][4])
         asm volatile("" : "+r"(pf[kk][0]), "+r"(pf[kk][1]), "+r"(pf[kk][2]), "+r"(pf[kk][3])::"memory");
 }
 
-// Tile t's scores as the softmax takes them: capped (SOFTCAP), then the keys past seqlen_k and
-// those the band hides masked. S element s[4j+e] is row g + 8*(e/2), key 8j + 2q + e%2 of the tile.
+// Tile t's scores as the softmax takes them: capped (SOFTCAP), then the keys past the
+// sequence's and those the band hides masked (VARLEN: the keys past them are the next
+// sequence's, read by the copy engine's boxes). S element s[4j+e] is row g + 8*(e/2), key
+// 8j + 2q + e%2 of the tile.
 FT_DEVICE void mask_tile(float (&s)[S_REGS], const ft_fwd_args &args, const fwd_block &fb, const fwd_thread &th,
                          int t)
 {
@@ -232,11 +289,15 @@ FT_DEVICE void mask_tile(float (&s)[S_REGS], const ft_fwd_args &args, const fwd_
     cap_scores<S_REGS>(s, args);
 #endif
     const int n0 = t * BLOCK_N;
-    const int lo = args.mask_lo, hi = args.mask_hi, r0 = fb.m0 + th.row0;
+#if VARLEN
+    const int lo = fb.lo, hi = fb.hi, seqlen_k = fb.n_begin + fb.keys, r0 = fb.m0 + th.row0;
+#else
+    const int lo = args.mask_lo, hi = args.mask_hi, seqlen_k = args.seqlen_k, r0 = fb.m0 + th.row0;
+#endif
     const bool tail = !EVEN_N && n0 + BLOCK_N > fb.keys;
     const bool band = tile_needs_mask(lo, hi, r0, r0 + 16, fb.n_begin + n0, fb.n_begin + n0 + BLOCK_N);
     if (tail || band)
-        mask_scores<BLOCK_N / 8>(s, fb.n_begin + n0, args.seqlen_k, r0 + th.group, th.quad, lo, hi);
+        mask_scores<BLOCK_N / 8>(s, fb.n_begin + n0, seqlen_k, r0 + th.group, th.quad, lo, hi);
 }
 
 // Where a consumer finds tile t's K and V, how it waits for them, and how it gives them back:
@@ -435,17 +496,29 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
     ring.free_v(n - 1);
 }
 
+// L of the block's first row: seq_row's, or in a dense batch the same index as bh * seqlen_q
+// (seq_row's (b * heads + h) * seqlen_q compiles to more instructions).
+FT_DEVICE float *block_lse(const ft_fwd_args &args, const fwd_block &fb)
+{
+#if VARLEN
+    return (float *)args.lse + seq_row(args, seq_of(args, fb.b), fb.b, fb.h);
+#else
+    return (float *)args.lse + (long long)fb.bh * args.seqlen_q;
+#endif
+}
+
 // Epilogue: O / rowsum in the input dtype, and L = ln(sum) + max in natural log.
 FT_DEVICE void store_o(const ft_fwd_args &args, const fwd_block &fb, const fwd_thread &th, const float (&o)[O_REGS],
                        const float (&row_max)[2], const float (&row_sum)[2])
 {
-    elem_t *o_out = (elem_t *)args.o + head_offset(args.o_stride, fb.b, fb.h);
-    float *lse = (float *)args.lse + (long long)fb.bh * args.seqlen_q;
+    const ft_seq sq = seq_of(args, fb.b);
+    elem_t *o_out = (elem_t *)args.o + seq_offset(args.o_stride, fb.b, fb.h, sq.q0);
+    float *lse = block_lse(args, fb);
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         const int row = fb.m0 + th.row0 + th.group + half * 8;
         store_row<HEAD_DIM_V / 8, V_DATA>(o_out + row * args.o_stride[2], lse + row, o, row_max[half], row_sum[half], half,
-                                  th.quad, EVEN_M || row < args.seqlen_q);
+                                  th.quad, EVEN_M || row < sq.seqlen_q);
     }
 }
 
@@ -454,15 +527,24 @@ FT_DEVICE void store_o(const ft_fwd_args &args, const fwd_block &fb, const fwd_t
 // engine's boxes (64-column panels of BLOCK_M rows, 128-byte swizzle: 4-byte stores, the 8 rows
 // of a store on 8 different chunks), then one thread of the warpgroup sends them to O, a box of
 // 64 rows a panel, rows past seqlen_q left out. L as store_o.
+// VARLEN: the map's rows run on into the next sequence's, so a warpgroup whose 64 rows cross its
+// sequence's end writes them by plain stores instead (store_o, rows past the end left out); it
+// still meets at its O barrier, so that its issuer gives the Q place back only once all its
+// threads are past the tile, as after a box.
 FT_DEVICE void store_o_async(const ft_fwd_args &args, const fwd_block &fb, const fwd_thread &th, const float (&o)[O_REGS],
                              const float (&row_max)[2], const float (&row_sum)[2], unsigned q_tile, bool issuer)
 {
-    float *lse = (float *)args.lse + (long long)fb.bh * args.seqlen_q;
+    if (VARLEN && fb.m0 + th.wg * 64 + 64 > seq_of(args, fb.b).seqlen_q) {
+        store_o(args, fb, th, o, row_max, row_sum);
+        named_barrier_sync(O_BARRIER + th.wg, 128);
+        return;
+    }
+    float *lse = block_lse(args, fb);
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         const int r = th.row0 + th.group + half * 8;   // row of the tile
         const float inv = finish_row(lse + fb.m0 + r, row_max[half], row_sum[half], th.quad,
-                                     EVEN_M || fb.m0 + r < args.seqlen_q);
+                                     EVEN_M || fb.m0 + r < seq_of(args, fb.b).seqlen_q);
 #pragma unroll
         for (int j = 0; j < HEAD_DIM_V / 8; j++) {
             const unsigned at = q_tile + (j / 8) * (BLOCK_M * 128) + r * 128 + (((j % 8) ^ (r % 8)) << 4) + th.quad * 4;
@@ -475,8 +557,8 @@ FT_DEVICE void store_o_async(const ft_fwd_args &args, const fwd_block &fb, const
     if (issuer) {
 #pragma unroll
         for (int p = 0; p < DV_PANELS; p++)
-            tma_store_4d(&args.o_map, q_tile + p * (BLOCK_M * 128) + th.wg * 64 * 128, 64 * p, fb.m0 + th.wg * 64,
-                         fb.h, fb.b);
+            tma_store_4d(&args.o_map, q_tile + p * (BLOCK_M * 128) + th.wg * 64 * 128, 64 * p,
+                         seq_of(args, fb.b).q0 + fb.m0 + th.wg * 64, fb.h, map_batch(fb.b));
         bulk_commit();
     }
 }
@@ -485,8 +567,9 @@ FT_DEVICE void store_o_async(const ft_fwd_args &args, const fwd_block &fb, const
 template <int THREADS>
 FT_DEVICE void load_q(unsigned q_smem, const ft_fwd_args &args, const fwd_block &fb, int t)
 {
-    const elem_t *q = (const elem_t *)args.q + head_offset(args.q_stride, fb.b, fb.h) + fb.m0 * args.q_stride[2];
-    load_panels<BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M, THREADS>(q_smem, q, args.q_stride[2], args.seqlen_q - fb.m0, t);
+    const ft_seq sq = seq_of(args, fb.b);
+    const elem_t *q = (const elem_t *)args.q + seq_offset(args.q_stride, fb.b, fb.h, sq.q0) + fb.m0 * args.q_stride[2];
+    load_panels<BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M, THREADS>(q_smem, q, args.q_stride[2], sq.seqlen_q - fb.m0, t);
     cp_async_commit();
 }
 
@@ -495,7 +578,7 @@ FT_DEVICE void fwd_inline(const ft_fwd_args &args, unsigned q_smem, unsigned kv_
 {
     tile_schedule sched;
     int m_tile, bh;
-    sched.take(args, m_tile, bh);   // one tile (PERSISTENT needs a producer)
+    sched.take(args, m_tile, bh);   // one tile (PERSISTENT needs a producer; ft_fwd returned if none)
     const fwd_block fb = describe_block(args, m_tile, bh);
     const fwd_thread th = consumer_thread(threadIdx.x);
     load_q<NUM_THREADS>(q_smem, args, fb, threadIdx.x);
@@ -559,12 +642,19 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
     while (sched.take(args, m_tile, bh)) {
         // Only what the copy engine needs (the producer keeps 24 registers): no pointers.
         const int m0 = m_tile * BLOCK_M, b = bh / args.heads, h = bh % args.heads, hk = kv_head(args, h);
+        const ft_seq sq = seq_of(args, b);
         int t0, t1;
-        key_tiles<BLOCK_M, BLOCK_N>(args.mask_lo, args.mask_hi, m0, args.seqlen_q, args.seqlen_k, t0, t1);
+        key_tiles<BLOCK_M, BLOCK_N>(sq.lo, sq.hi, m0, sq.seqlen_q, sq.seqlen_k, t0, t1);
         // Q goes first (the first scores need it), except in a persistent block with one Q tile:
         // there its place frees only with the last scores of the block's previous query tile,
         // later than the first key tile's ring slot, so Q goes after that key tile.
         const int qt = pos.q_tile();
+#if VARLEN
+        // The Q box's first row in the packed map, computed once: with sq.q0 + m0 at each load both
+        // stayed live and the producer's 24 registers spilled. (A dense batch's load keeps that
+        // form, with which its SASS is unchanged; a hoisted row, even m0, reorders it.)
+        const int q_row = sq.q0 + m0;
+#endif
         const int q_at = PERSISTENT && Q_TILES == 1 ? 1 : 0;   // key tiles issued before Q
         const auto load_q = [&]() {
             mbar_wait(q_empty_bar(bars, qt), pos.q_phase() ^ 1);
@@ -572,27 +662,35 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
 #pragma unroll
             for (int p = 0; p < D_PANELS; p++)
                 tma_load_4d(q_smem + qt * Q_BYTES + p * (BLOCK_M * 128), &args.q_map, q_full_bar(bars, qt), 64 * p,
-                            m0, h, b);
+#if VARLEN
+                            q_row, h, map_batch(b));
+#else
+                            sq.q0 + m0, h, map_batch(b));
+#endif
         };
         const int n = t1 - t0;
+#if VARLEN
+#pragma unroll 1   // unrolled twice, the packed rows spilled the producer's 24 registers (68 bytes)
+#endif
         for (int t = 0; t < n; t++) {
             if (t == q_at)
                 load_q();
             const int i = pos.keys + t, st = i % NUM_STAGES;
             const unsigned free_parity = ((i / NUM_STAGES) & 1) ^ 1;
             const unsigned stage = kv_smem + st * STAGE_BYTES;
-            const int key = (t0 + t) * BLOCK_N;
+            const int key = sq.k0 + (t0 + t) * BLOCK_N;   // the box's first row in the map (VARLEN: packed)
             mbar_wait(ring_bar(bars, st, EMPTY_K), free_parity);
             mbar_arrive_expect(ring_bar(bars, st, FULL_K), K_BYTES);
 #pragma unroll
             for (int p = 0; p < D_PANELS; p++)
-                tma_load_4d(stage + p * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), 64 * p, key, hk, b);
+                tma_load_4d(stage + p * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), 64 * p, key, hk,
+                            map_batch(b));
             mbar_wait(ring_bar(bars, st, EMPTY_V), free_parity);
             mbar_arrive_expect(ring_bar(bars, st, FULL_V), V_BYTES);
 #pragma unroll
             for (int p = 0; p < DV_PANELS; p++)
                 tma_load_4d(stage + K_BYTES + p * PANEL_BYTES, &args.v_map, ring_bar(bars, st, FULL_V), 64 * p, key,
-                            hk, b);
+                            hk, map_batch(b));
         }
         if (n <= q_at)
             load_q();
@@ -666,6 +764,8 @@ FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned k
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
 ft_fwd(const __grid_constant__ ft_fwd_args args)
 {
+    if (VARLEN && !PERSISTENT && !tile_schedule::block_has_tile(args))
+        return;   // a tile past its sequence's end: nothing to do
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     const unsigned q_smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
     const unsigned kv_smem = q_smem + Q_TILES * Q_BYTES;

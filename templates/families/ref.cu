@@ -11,7 +11,9 @@
 // then dq and dkdv in either order; dq_accum is not used. Lane l holds the head-dim elements l,
 // l + 32, ... of its row. Grouped K/V heads (args.heads_k < args.heads) and the softcap
 // (args.softcap) are taken: query head h reads K/V head h / (heads / heads_k), and dkdv sums a
-// K/V head's dK and dV over its query heads.
+// K/V head's dK and dV over its query heads. So are variable-length batches (VARLEN): each
+// block takes its sequence's lengths, rows and band from seq_of, and rows past its sequence's
+// end return at once.
 
 // ---- helpers ------------------------------------------------------------------------------
 
@@ -92,16 +94,17 @@ template <int W, int N> FT_DEVICE void ref_store(elem_t *row, const acc_t (&r)[N
 extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const ft_fwd_args args)
 {
     const int lane = threadIdx.x % 32, row = blockIdx.x * BLOCK_M + threadIdx.x / 32;
-    if (row >= args.seqlen_q)
-        return;   // the whole warp: no block-wide barrier follows
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
+    const ft_seq sq = seq_of(args, b);
+    if (row >= sq.seqlen_q)
+        return;   // the whole warp: no block-wide barrier follows
     const int hk = kv_head(args, h);
-    const elem_t *const q = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + row * args.q_stride[2];
-    const elem_t *const k = (const elem_t *)args.k + head_offset(args.k_stride, b, hk);
-    const elem_t *const v = (const elem_t *)args.v + head_offset(args.v_stride, b, hk);
+    const elem_t *const q = (const elem_t *)args.q + seq_offset(args.q_stride, b, h, sq.q0) + row * args.q_stride[2];
+    const elem_t *const k = (const elem_t *)args.k + seq_offset(args.k_stride, b, hk, sq.k0);
+    const elem_t *const v = (const elem_t *)args.v + seq_offset(args.v_stride, b, hk, sq.k0);
     const acc_t scale = (acc_t)args.softmax_scale, cap = (acc_t)args.softcap;
     int k0, k1;
-    row_keys(args.mask_lo, args.mask_hi, row, args.seqlen_k, k0, k1);
+    row_keys(sq.lo, sq.hi, row, sq.seqlen_k, k0, k1);
 
     acc_t qr[kDPerLane];
     ref_load<HEAD_DIM>(qr, q, lane);
@@ -126,10 +129,10 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const
     // division was. The f64 division and log are calls; with the empty-row selects ptxas spilled
     // around them at its default register target, hence this entry's minimum of one block.
     const acc_t inv = ref_rcp(l);
-    ref_store<HEAD_DIM_V>((elem_t *)args.o + head_offset(args.o_stride, b, h) + row * args.o_stride[2], o,
+    ref_store<HEAD_DIM_V>((elem_t *)args.o + seq_offset(args.o_stride, b, h, sq.q0) + row * args.o_stride[2], o,
                           l > 0 ? inv : (acc_t)0, lane);
     if (lane == 0)
-        ((acc_t *)args.lse)[(long long)bh * args.seqlen_q + row] = l > 0 ? m + ref_log(l) : -ref_neg_inf();
+        ((acc_t *)args.lse)[seq_row(args, sq, b, h) + row] = l > 0 ? m + ref_log(l) : -ref_neg_inf();
 }
 
 // ---- backward -----------------------------------------------------------------------------
@@ -138,16 +141,17 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const
 extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_preprocess(const ft_bwd_args args)
 {
     const int lane = threadIdx.x % 32, row = blockIdx.x * BLOCK_M + threadIdx.x / 32;
-    if (row >= args.seqlen_q)
-        return;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
-    const elem_t *const o = (const elem_t *)args.o + head_offset(args.o_stride, b, h) + row * args.o_stride[2];
-    const elem_t *const dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h) + row * args.do_stride[2];
+    const ft_seq sq = seq_of(args, b);
+    if (row >= sq.seqlen_q)
+        return;
+    const elem_t *const o = (const elem_t *)args.o + seq_offset(args.o_stride, b, h, sq.q0) + row * args.o_stride[2];
+    const elem_t *const dout = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0) + row * args.do_stride[2];
     acc_t dor[kDvPerLane];
     ref_load<HEAD_DIM_V>(dor, dout, lane);
     const acc_t delta = ref_dot<HEAD_DIM_V>(dor, o, lane);
     if (lane == 0)
-        ((acc_t *)args.delta)[(long long)bh * args.seqlen_q + row] = delta;
+        ((acc_t *)args.delta)[seq_row(args, sq, b, h) + row] = delta;
 }
 
 // dQ_i = scale sum_j dS_ij K_j, with S_ij = cap(scale Q_i.K_j), P_ij = exp(S_ij - L_i),
@@ -155,19 +159,20 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_prepr
 extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dq(const ft_bwd_args args)
 {
     const int lane = threadIdx.x % 32, row = blockIdx.x * BLOCK_M + threadIdx.x / 32;
-    if (row >= args.seqlen_q)
-        return;
     const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
+    const ft_seq sq = seq_of(args, b);
+    if (row >= sq.seqlen_q)
+        return;
     const int hk = kv_head(args, h);
-    const elem_t *const q = (const elem_t *)args.q + head_offset(args.q_stride, b, h) + row * args.q_stride[2];
-    const elem_t *const dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h) + row * args.do_stride[2];
-    const elem_t *const k = (const elem_t *)args.k + head_offset(args.k_stride, b, hk);
-    const elem_t *const v = (const elem_t *)args.v + head_offset(args.v_stride, b, hk);
+    const elem_t *const q = (const elem_t *)args.q + seq_offset(args.q_stride, b, h, sq.q0) + row * args.q_stride[2];
+    const elem_t *const dout = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0) + row * args.do_stride[2];
+    const elem_t *const k = (const elem_t *)args.k + seq_offset(args.k_stride, b, hk, sq.k0);
+    const elem_t *const v = (const elem_t *)args.v + seq_offset(args.v_stride, b, hk, sq.k0);
     const acc_t scale = (acc_t)args.softmax_scale, cap = (acc_t)args.softcap;
-    const acc_t lse = ((const acc_t *)args.lse)[(long long)bh * args.seqlen_q + row];
-    const acc_t delta = ((const acc_t *)args.delta)[(long long)bh * args.seqlen_q + row];
+    const acc_t lse = ((const acc_t *)args.lse)[seq_row(args, sq, b, h) + row];
+    const acc_t delta = ((const acc_t *)args.delta)[seq_row(args, sq, b, h) + row];
     int k0, k1;
-    row_keys(args.mask_lo, args.mask_hi, row, args.seqlen_k, k0, k1);
+    row_keys(sq.lo, sq.hi, row, sq.seqlen_k, k0, k1);
 
     acc_t qr[kDPerLane], dor[kDvPerLane], dq[kDPerLane];
     ref_load<HEAD_DIM>(qr, q, lane);
@@ -181,7 +186,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dq(co
         const acc_t dp = ref_dot<HEAD_DIM_V>(dor, v + j * args.v_stride[2], lane);
         ref_axpy<HEAD_DIM>(dq, p * (dp - delta) * ref_cap_slope(s, cap), k + j * args.k_stride[2], lane);
     }
-    ref_store<HEAD_DIM>((elem_t *)args.dq + head_offset(args.dq_stride, b, h) + row * args.dq_stride[2],
+    ref_store<HEAD_DIM>((elem_t *)args.dq + seq_offset(args.dq_stride, b, h, sq.q0) + row * args.dq_stride[2],
                         dq, scale, lane);
 }
 
@@ -191,12 +196,13 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dq(co
 extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dkdv(const ft_bwd_args args)
 {
     const int lane = threadIdx.x % 32, key = blockIdx.x * BLOCK_N + threadIdx.x / 32;
-    if (key >= args.seqlen_k)
-        return;
     const int bhk = blockIdx.y, b = bhk / args.heads_k, hk = bhk - b * args.heads_k;
+    const ft_seq sq = seq_of(args, b);
+    if (key >= sq.seqlen_k)
+        return;
     const int group = args.heads / args.heads_k;
-    const elem_t *const k = (const elem_t *)args.k + head_offset(args.k_stride, b, hk) + key * args.k_stride[2];
-    const elem_t *const v = (const elem_t *)args.v + head_offset(args.v_stride, b, hk) + key * args.v_stride[2];
+    const elem_t *const k = (const elem_t *)args.k + seq_offset(args.k_stride, b, hk, sq.k0) + key * args.k_stride[2];
+    const elem_t *const v = (const elem_t *)args.v + seq_offset(args.v_stride, b, hk, sq.k0) + key * args.v_stride[2];
     const acc_t scale = (acc_t)args.softmax_scale, cap = (acc_t)args.softcap;
 
     acc_t kr[kDPerLane], vr[kDvPerLane], dk[kDPerLane], dv[kDvPerLane];
@@ -209,13 +215,12 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dkdv(
     for (int t = 0; t < kDvPerLane; ++t)
         dv[t] = 0;
     int q0, q1;
-    key_queries(args.mask_lo, args.mask_hi, key, args.seqlen_q, q0, q1);
+    key_queries(sq.lo, sq.hi, key, sq.seqlen_q, q0, q1);
     for (int h = hk * group; h < (hk + 1) * group; ++h) {
-        const long long bh = (long long)b * args.heads + h;
-        const elem_t *const q = (const elem_t *)args.q + head_offset(args.q_stride, b, h);
-        const elem_t *const dout = (const elem_t *)args.dout + head_offset(args.do_stride, b, h);
-        const acc_t *const lse = (const acc_t *)args.lse + bh * args.seqlen_q;
-        const acc_t *const delta = (const acc_t *)args.delta + bh * args.seqlen_q;
+        const elem_t *const q = (const elem_t *)args.q + seq_offset(args.q_stride, b, h, sq.q0);
+        const elem_t *const dout = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0);
+        const acc_t *const lse = (const acc_t *)args.lse + seq_row(args, sq, b, h);
+        const acc_t *const delta = (const acc_t *)args.delta + seq_row(args, sq, b, h);
         for (int i = q0; i < q1; ++i) {
             const elem_t *const qi = q + i * args.q_stride[2];
             const elem_t *const doi = dout + i * args.do_stride[2];
@@ -226,9 +231,9 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dkdv(
             ref_axpy<HEAD_DIM>(dk, p * (dp - delta[i]) * ref_cap_slope(s, cap), qi, lane);
         }
     }
-    ref_store<HEAD_DIM>((elem_t *)args.dk + head_offset(args.dk_stride, b, hk) + key * args.dk_stride[2],
+    ref_store<HEAD_DIM>((elem_t *)args.dk + seq_offset(args.dk_stride, b, hk, sq.k0) + key * args.dk_stride[2],
                         dk, scale, lane);
-    ref_store<HEAD_DIM_V>((elem_t *)args.dv + head_offset(args.dv_stride, b, hk) + key * args.dv_stride[2],
+    ref_store<HEAD_DIM_V>((elem_t *)args.dv + seq_offset(args.dv_stride, b, hk, sq.k0) + key * args.dv_stride[2],
                           dv, (acc_t)1, lane);
 }
 

@@ -63,7 +63,7 @@ static db *make_db(const char *name, const char *text)
 
 static db_workload workload(int op, int dtype, int d, int causal, int batch, int heads, int sq, int sk)
 {
-    db_workload w = { op, dtype, d, d, causal, batch, heads, sq, sk, 0, 0 };
+    db_workload w = { op, dtype, d, d, causal, batch, heads, sq, sk, 0, 0, 0 };
     return w;
 }
 
@@ -489,6 +489,23 @@ static void softcap_neg(call *c) { c->d.softcap = -0.5f; }
 static void softcap_inf(call *c) { c->d.softcap = INFINITY; }
 static void softcap_30(call *c) { c->d.softcap = 30.f; }
 static void reserved1(call *c) { c->d.reserved = 1; }
+/* A variable-length batch of 2 sequences packed [total, H, D]: 150 query rows, 90 key rows. */
+static void varlen_packed(call *c)
+{
+    c->d.cu_seqlens_q = (const int32_t *)0xa00000;
+    c->d.cu_seqlens_k = (const int32_t *)0xb00000;
+    c->d.total_q = 150;
+    c->d.total_k = 90;
+    const int64_t q_st[3] = { 0, 64, 4 * 64 };
+    memcpy(c->d.q_stride, q_st, sizeof q_st);
+    memcpy(c->d.o_stride, q_st, sizeof q_st);
+    memcpy(c->d.k_stride, q_st, sizeof q_st);
+    memcpy(c->d.v_stride, q_st, sizeof q_st);
+}
+static void varlen_only_q(call *c) { varlen_packed(c); c->d.cu_seqlens_k = NULL; }
+static void varlen_total_0(call *c) { varlen_packed(c); c->d.total_k = 0; }
+static void total_without_varlen(call *c) { c->d.total_q = 100; }
+static void varlen_rows_overlap(call *c) { varlen_packed(c); c->d.q_stride[2] = 128; }
 static void heads_k3(call *c) { c->d.heads_k = 3; }   /* of 4 query heads */
 static void heads_k8(call *c) { c->d.heads_k = 8; }
 /* Grouped heads: k and v have heads_k heads, and their strides are checked over those. */
@@ -579,6 +596,15 @@ static const arg_case arg_cases[] = {
     { "softcap inf", FT_F16, 0, softcap_inf, FT_ERR_INVALID_ARGUMENT, "softcap=inf must be a finite number >= 0" },
     { "softcap 30", FT_F64, 1, softcap_30, FT_ERR_NO_DEVICE, "no CUDA driver" },
     { "reserved 1", FT_BF16, 0, reserved1, FT_ERR_INVALID_ARGUMENT, "ft_attention_forward: reserved=1 must be 0" },
+    { "variable-length, packed", FT_BF16, 1, varlen_packed, FT_ERR_NO_DEVICE, "no CUDA driver" },
+    { "variable-length, cu_seqlens_k NULL", FT_F16, 0, varlen_only_q, FT_ERR_INVALID_ARGUMENT,
+      "ft_attention_forward: cu_seqlens_q=0xa00000 and cu_seqlens_k=(nil): a variable-length batch sets both" },
+    { "variable-length, total_k 0", FT_F32, 1, varlen_total_0, FT_ERR_INVALID_ARGUMENT,
+      "ft_attention_backward: total_k=0 must be at least 1 in a variable-length batch" },
+    { "total_q without cu_seqlens", FT_F64, 0, total_without_varlen, FT_ERR_INVALID_ARGUMENT,
+      "total_q=100 without cu_seqlens_q: a dense batch leaves it 0" },
+    { "variable-length rows overlap", FT_F32, 0, varlen_rows_overlap, FT_ERR_INVALID_ARGUMENT,
+      "q_stride = { 0, 64, 128 } overlap: q_stride[2]=128 is less than the 256 elements" },
     { "window_left -2", FT_F64, 1, left_neg2, FT_ERR_INVALID_ARGUMENT, "window_left=-2 must be >= 0, or -1 for no" },
     { "window_right -5", FT_BF16, 0, right_neg5, FT_ERR_INVALID_ARGUMENT, "window_right=-5 must be >= 0, or -1" },
     { "causal with window_right 3", FT_BF16, 0, causal_right3, FT_ERR_INVALID_ARGUMENT,
@@ -716,15 +742,16 @@ static void struct_size_rules(void **state)
           "no CUDA driver" },
         { "larger, zero tail", full + 40, -1, FT_ERR_NO_DEVICE, "no CUDA driver" },
         { "larger, a set byte past the fields", full + 40, (int)full + 39, FT_ERR_UNSUPPORTED,
-          "ft_attention_forward: struct_size=216 is larger than this library's ft_attention_desc (176 bytes" },
-        { "larger, its first new byte set", full + 8, (int)full, FT_ERR_UNSUPPORTED, "byte 176 past its fields" },
+          "ft_attention_forward: struct_size=240 is larger than this library's ft_attention_desc (200 bytes" },
+        { "larger, its first new byte set", full + 8, (int)full, FT_ERR_UNSUPPORTED, "byte 200 past its fields" },
         { "larger, set byte beyond struct_size", full + 8, (int)full + 8, FT_ERR_NO_DEVICE, "no CUDA driver" },
         { "0", 0, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=0 is not the size of an ft_attention_desc (144 to 4096" },
         { "one short of version 1", v1 - 1, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=143" },
         { "past the maximum", FT_ATTENTION_DESC_SIZE_MAX + 1, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=4097" },
     };
     assert_int_equal(v1, 144);   /* struct_size, 8 ints, a float and its padding, 12 int64 */
-    assert_int_equal(full, 176);   /* ... then 4 mask ints, deterministic, heads_k, softcap, reserved: no padding */
+    assert_int_equal(full, 200);   /* ... then 4 mask ints, deterministic, heads_k, softcap, reserved, 2 pointers,
+                                    * 2 totals: no padding */
     ft_context *ft;
     assert_int_equal(ft_open(NULL, &ft), FT_OK);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

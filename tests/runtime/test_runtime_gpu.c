@@ -29,75 +29,90 @@ typedef struct gpu_case {
     int deterministic;          /* desc.deterministic: then a second backward must be bitwise the same */
     int heads_k;                /* desc.heads_k: 0, or the K/V heads of grouped-query attention */
     float softcap;              /* desc.softcap */
+    const int *cu_q, *cu_k;     /* a variable-length batch's prefix sums (batch + 1 each; seqlens the
+                                 * longest; the layout [total, H, D]), or NULL */
 } gpu_case;
 
+/* Variable-length batches: odd lengths, an empty sequence, one without keys, one of one row. */
+static const int cu_q5[] = { 0, 300, 301, 301, 512, 600 }, cu_k5[] = { 0, 300, 420, 500, 500, 777 };
+static const int cu_q3[] = { 0, 1000, 1257, 1600 }, cu_k3[] = { 0, 1000, 1257, 1600 };
+#define DENSE NULL, NULL   /* a dense batch */
+
 static const gpu_case cases[] = {
-    { "f32 D=32", FT_F32, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f32 D=64 causal", FT_F32, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f32 D=96", FT_F32, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f32 D=128", FT_F32, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f32 D=256 causal", FT_F32, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=32", FT_F16, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=64 causal", FT_F16, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=96", FT_F16, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=128", FT_F16, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=256 causal", FT_F16, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=32", FT_BF16, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=64 causal", FT_BF16, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=96", FT_BF16, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=128", FT_BF16, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 D=256 causal", FT_BF16, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=32", FT_F64, 32, 32, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=64 causal", FT_F64, 64, 64, 1, 2, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=96", FT_F64, 96, 96, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=128", FT_F64, 128, 128, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f64 D=256 causal", FT_F64, 256, 256, 1, 1, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 Nq<Nk causal", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f32 Nq>Nk causal", FT_F32, 128, 128, 1, 2, 300, 77, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 [B,N,H,D]", FT_BF16, 128, 128, 2, 4, 200, 200, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f64 [B,N,H,D] causal", FT_F64, 64, 64, 2, 3, 50, 70, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 Dv<D default stream", FT_F16, 128, 64, 2, 2, 90, 200, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0 },
-    { "f32 Dv>D [B,N,H,D]", FT_F32, 64, 128, 1, 2, 77, 99, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "bf16 N=1", FT_BF16, 64, 64, 2, 3, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 N=4096 causal", FT_F16, 128, 128, 1, 2, 4096, 4096, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "f32 D=32", FT_F32, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f32 D=64 causal", FT_F32, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f32 D=96", FT_F32, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f32 D=128", FT_F32, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f32 D=256 causal", FT_F32, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f16 D=32", FT_F16, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f16 D=64 causal", FT_F16, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f16 D=96", FT_F16, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f16 D=128", FT_F16, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f16 D=256 causal", FT_F16, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "bf16 D=32", FT_BF16, 32, 32, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "bf16 D=64 causal", FT_BF16, 64, 64, 2, 3, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "bf16 D=96", FT_BF16, 96, 96, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "bf16 D=128", FT_BF16, 128, 128, 2, 3, 129, 129, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "bf16 D=256 causal", FT_BF16, 256, 256, 1, 2, 129, 129, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f64 D=32", FT_F64, 32, 32, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f64 D=64 causal", FT_F64, 64, 64, 1, 2, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f64 D=96", FT_F64, 96, 96, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f64 D=128", FT_F64, 128, 128, 1, 2, 65, 65, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f64 D=256 causal", FT_F64, 256, 256, 1, 1, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "bf16 Nq<Nk causal", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f32 Nq>Nk causal", FT_F32, 128, 128, 1, 2, 300, 77, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "bf16 [B,N,H,D]", FT_BF16, 128, 128, 2, 4, 200, 200, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f64 [B,N,H,D] causal", FT_F64, 64, 64, 2, 3, 50, 70, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f16 Dv<D default stream", FT_F16, 128, 64, 2, 2, 90, 200, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f32 Dv>D [B,N,H,D]", FT_F32, 64, 128, 1, 2, 77, 99, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "bf16 N=1", FT_BF16, 64, 64, 2, 3, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f16 N=4096 causal", FT_F16, 128, 128, 1, 2, 4096, 4096, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
     /* Masks beyond top-left causal (FT_ALIGN_BOTTOM_RIGHT, windows): Nq > Nk bottom-right and
      * narrow windows leave rows that see no key (O 0, lse +inf, dQ 0) and keys no row sees. */
-    { "bf16 Nq<Nk bottom-right", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0 },
-    { "f32 Nq>Nk bottom-right", FT_F32, 64, 64, 1, 2, 300, 77, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0 },
-    { "f16 window (64, 0) bottom-right", FT_F16, 128, 128, 1, 2, 257, 300, 0, 0, 0, 1, 1, 64, 0, 0, 0, 0 },
-    { "f64 window (17, 9) [B,N,H,D]", FT_F64, 64, 64, 1, 2, 70, 65, 0, 1, 0, 0, 1, 17, 9, 0, 0, 0 },
-    { "bf16 window left only", FT_BF16, 128, 128, 1, 3, 333, 333, 0, 0, 0, 0, 1, 100, -1, 0, 0, 0 },
-    { "f32 window right only", FT_F32, 32, 32, 2, 2, 129, 129, 0, 0, 0, 0, 1, -1, 20, 0, 0, 0 },
-    { "f16 causal window (0, 0)", FT_F16, 64, 64, 1, 2, 150, 90, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0 },
-    { "bf16 window Nq>Nk empty rows", FT_BF16, 96, 96, 1, 2, 400, 50, 0, 0, 0, 1, 1, 3, 2, 0, 0, 0 },
-    { "bf16 window Nq<Nk unseen keys", FT_BF16, 96, 96, 1, 2, 50, 400, 0, 0, 0, 0, 1, 3, 2, 0, 0, 0 },
+    { "bf16 Nq<Nk bottom-right", FT_BF16, 64, 64, 2, 2, 100, 300, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f32 Nq>Nk bottom-right", FT_F32, 64, 64, 1, 2, 300, 77, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f16 window (64, 0) bottom-right", FT_F16, 128, 128, 1, 2, 257, 300, 0, 0, 0, 1, 1, 64, 0, 0, 0, 0, DENSE },
+    { "f64 window (17, 9) [B,N,H,D]", FT_F64, 64, 64, 1, 2, 70, 65, 0, 1, 0, 0, 1, 17, 9, 0, 0, 0, DENSE },
+    { "bf16 window left only", FT_BF16, 128, 128, 1, 3, 333, 333, 0, 0, 0, 0, 1, 100, -1, 0, 0, 0, DENSE },
+    { "f32 window right only", FT_F32, 32, 32, 2, 2, 129, 129, 0, 0, 0, 0, 1, -1, 20, 0, 0, 0, DENSE },
+    { "f16 causal window (0, 0)", FT_F16, 64, 64, 1, 2, 150, 90, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, DENSE },
+    { "bf16 window Nq>Nk empty rows", FT_BF16, 96, 96, 1, 2, 400, 50, 0, 0, 0, 1, 1, 3, 2, 0, 0, 0, DENSE },
+    { "bf16 window Nq<Nk unseen keys", FT_BF16, 96, 96, 1, 2, 50, 400, 0, 0, 0, 0, 1, 3, 2, 0, 0, 0, DENSE },
     /* deterministic = 1 in every family the runtime picks (bwd_wgmma ordered on sm_90, bwd_mma
      * and bwd_exact separate), long enough that many key tiles add into each query tile. */
-    { "bf16 D=128 causal deterministic", FT_BF16, 128, 128, 2, 4, 1500, 1500, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0 },
-    { "f16 D=64 Nq>Nk deterministic", FT_F16, 64, 64, 1, 4, 1300, 900, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0 },
+    { "bf16 D=128 causal deterministic", FT_BF16, 128, 128, 2, 4, 1500, 1500, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, DENSE },
+    { "f16 D=64 Nq>Nk deterministic", FT_F16, 64, 64, 1, 4, 1300, 900, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, DENSE },
     /* Grouped K/V heads (heads_k): every family the runtime picks, both layouts, a mask, and the
      * deterministic backward, whose key tiles walk the group's query heads. */
-    { "bf16 D=128 gqa 8/2 causal", FT_BF16, 128, 128, 2, 8, 500, 500, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0 },
-    { "f16 D=64 mqa 6/1 [B,N,H,D]", FT_F16, 64, 64, 2, 6, 200, 333, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0 },
-    { "f32 D=64 gqa 4/2 window", FT_F32, 64, 64, 1, 4, 150, 150, 0, 0, 0, 0, 1, 30, 10, 0, 2, 0 },
-    { "f64 D=32 gqa 4/2 causal", FT_F64, 32, 32, 1, 4, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0 },
-    { "bf16 D=256 gqa 4/2 causal", FT_BF16, 256, 256, 1, 4, 300, 300, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0 },
-    { "bf16 D=128 gqa 8/2 causal deterministic", FT_BF16, 128, 128, 2, 8, 1500, 1500, 1, 0, 0, 0, 0, 0, 0, 1, 2, 0 },
+    { "bf16 D=128 gqa 8/2 causal", FT_BF16, 128, 128, 2, 8, 500, 500, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0, DENSE },
+    { "f16 D=64 mqa 6/1 [B,N,H,D]", FT_F16, 64, 64, 2, 6, 200, 333, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, DENSE },
+    { "f32 D=64 gqa 4/2 window", FT_F32, 64, 64, 1, 4, 150, 150, 0, 0, 0, 0, 1, 30, 10, 0, 2, 0, DENSE },
+    { "f64 D=32 gqa 4/2 causal", FT_F64, 32, 32, 1, 4, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0, DENSE },
+    { "bf16 D=256 gqa 4/2 causal", FT_BF16, 256, 256, 1, 4, 300, 300, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0, DENSE },
+    { "bf16 D=128 gqa 8/2 causal deterministic", FT_BF16, 128, 128, 2, 8, 1500, 1500, 1, 0, 0, 0, 0, 0, 0, 1, 2, 0, DENSE },
     /* The softcap (desc.softcap): the runtime compiles its choice with SOFTCAP 1, every dtype. */
-    { "bf16 D=128 softcap 30 causal", FT_BF16, 128, 128, 2, 4, 400, 400, 1, 0, 0, 0, 0, 0, 0, 0, 0, 30 },
-    { "f16 D=64 gqa 4/2 softcap 5 [B,N,H,D]", FT_F16, 64, 64, 2, 4, 150, 211, 0, 1, 0, 0, 0, 0, 0, 0, 2, 5 },
-    { "f32 D=64 softcap 1 window", FT_F32, 64, 64, 1, 2, 100, 100, 0, 0, 0, 0, 1, 20, 20, 0, 0, 1 },
-    { "f64 D=32 softcap 0.5 causal", FT_F64, 32, 32, 1, 2, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0.5f },
-    { "bf16 D=128 softcap 20 deterministic", FT_BF16, 128, 128, 1, 4, 1200, 1200, 1, 0, 0, 0, 0, 0, 0, 1, 0, 20 },
-    { "bf16 D=96 deterministic", FT_BF16, 96, 96, 1, 3, 800, 800, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0 },
-    { "f32 D=64 window deterministic", FT_F32, 64, 64, 1, 2, 600, 600, 0, 0, 0, 1, 1, 200, 50, 1, 0, 0 },
+    { "bf16 D=128 softcap 30 causal", FT_BF16, 128, 128, 2, 4, 400, 400, 1, 0, 0, 0, 0, 0, 0, 0, 0, 30, DENSE },
+    { "f16 D=64 gqa 4/2 softcap 5 [B,N,H,D]", FT_F16, 64, 64, 2, 4, 150, 211, 0, 1, 0, 0, 0, 0, 0, 0, 2, 5, DENSE },
+    { "f32 D=64 softcap 1 window", FT_F32, 64, 64, 1, 2, 100, 100, 0, 0, 0, 0, 1, 20, 20, 0, 0, 1, DENSE },
+    { "f64 D=32 softcap 0.5 causal", FT_F64, 32, 32, 1, 2, 65, 65, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0.5f, DENSE },
+    { "bf16 D=128 softcap 20 deterministic", FT_BF16, 128, 128, 1, 4, 1200, 1200, 1, 0, 0, 0, 0, 0, 0, 1, 0, 20, DENSE },
+    { "bf16 D=96 deterministic", FT_BF16, 96, 96, 1, 3, 800, 800, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, DENSE },
+    { "f32 D=64 window deterministic", FT_F32, 64, 64, 1, 2, 600, 600, 0, 0, 0, 1, 1, 200, 50, 1, 0, 0, DENSE },
     /* Head dims no kernel compiles: the runtime runs them padded to the next compiled one. */
-    { "bf16 D=40 causal (padded to 64)", FT_BF16, 40, 40, 2, 4, 700, 700, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-    { "f16 D=80 gqa 6/2 [B,N,H,D] (to 96)", FT_F16, 80, 80, 2, 6, 300, 450, 0, 1, 0, 0, 0, 0, 0, 0, 2, 0 },
-    { "bf16 D=16/24 softcap 10 (to 32)", FT_BF16, 16, 24, 2, 3, 257, 257, 1, 0, 0, 0, 0, 0, 0, 0, 0, 10 },
-    { "bf16 D=80 deterministic (to 96)", FT_BF16, 80, 80, 1, 4, 900, 900, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0 },
-    { "f32 D=13/200 window (to 32/256)", FT_F32, 13, 200, 1, 2, 99, 150, 0, 0, 0, 1, 1, 20, 5, 0, 0, 0 },
-    { "f64 D=1 causal (to 32)", FT_F64, 1, 1, 2, 2, 70, 70, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0 },
+    { "bf16 D=40 causal (padded to 64)", FT_BF16, 40, 40, 2, 4, 700, 700, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    { "f16 D=80 gqa 6/2 [B,N,H,D] (to 96)", FT_F16, 80, 80, 2, 6, 300, 450, 0, 1, 0, 0, 0, 0, 0, 0, 2, 0, DENSE },
+    { "bf16 D=16/24 softcap 10 (to 32)", FT_BF16, 16, 24, 2, 3, 257, 257, 1, 0, 0, 0, 0, 0, 0, 0, 0, 10, DENSE },
+    { "bf16 D=80 deterministic (to 96)", FT_BF16, 80, 80, 1, 4, 900, 900, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, DENSE },
+    { "f32 D=13/200 window (to 32/256)", FT_F32, 13, 200, 1, 2, 99, 150, 0, 0, 0, 1, 1, 20, 5, 0, 0, 0, DENSE },
+    { "f64 D=1 causal (to 32)", FT_F64, 1, 1, 2, 2, 70, 70, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, DENSE },
+    /* Variable-length batches (cu_seqlens_q, cu_seqlens_k): every dtype, masks placed by each
+     * sequence's own lengths, grouped heads, the softcap and the deterministic backward. */
+    { "varlen bf16 D=128 causal", FT_BF16, 128, 128, 5, 4, 300, 300, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, cu_q5, cu_k5 },
+    { "varlen f16 D=64 gqa 8/2 bottom-right", FT_F16, 64, 64, 5, 8, 300, 300, 1, 1, 0, 1, 0, 0, 0, 0, 2, 0, cu_q5, cu_k5 },
+    { "varlen bf16 D=128 window det.", FT_BF16, 128, 128, 3, 4, 1000, 1000, 0, 1, 0, 1, 1, 100, 20, 1, 0, 0, cu_q3, cu_k3 },
+    { "varlen f32 D=64 softcap 3", FT_F32, 64, 64, 5, 2, 300, 300, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3, cu_q5, cu_k5 },
+    { "varlen f64 D=32 causal", FT_F64, 32, 32, 5, 2, 300, 300, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, cu_q5, cu_k5 },
+    { "varlen bf16 D=40 causal (to 64)", FT_BF16, 40, 40, 3, 4, 1000, 1000, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, cu_q3, cu_k3 },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
@@ -251,13 +266,30 @@ static int run_case(ft_context *ft, const gpu_case *c, uint64_t seed, char *log,
                             .window_right = c->right, .deterministic = c->deterministic, .heads_k = c->heads_k,
                             .softcap = c->softcap };
     const int heads_k = c->heads_k ? c->heads_k : c->heads;
-    strides(c, c->heads, c->seqlen_q, c->head_dim, d.q_stride);
-    strides(c, heads_k, c->seqlen_k, c->head_dim, d.k_stride);
-    strides(c, heads_k, c->seqlen_k, c->head_dim_v, d.v_stride);
-    strides(c, c->heads, c->seqlen_q, c->head_dim_v, d.o_stride);
-    const size_t bh = (size_t)c->batch * c->heads, bhk = (size_t)c->batch * heads_k, acc = c->dtype == FT_F64 ? 8 : 4;
-    const size_t nq = bh * c->seqlen_q * c->head_dim, nk = bhk * c->seqlen_k * c->head_dim;
-    const size_t nv = bhk * c->seqlen_k * c->head_dim_v, no = bh * c->seqlen_q * c->head_dim_v;
+    /* A variable-length batch: one packed sequence of all the rows, its sums on the device. */
+    const int batch = c->cu_q ? 1 : c->batch;
+    const int rows_q = c->cu_q ? c->cu_q[c->batch] : c->seqlen_q, rows_k = c->cu_q ? c->cu_k[c->batch] : c->seqlen_k;
+    CUdeviceptr sums[2] = { 0, 0 };
+    if (c->cu_q) {
+        const size_t bytes = ((size_t)c->batch + 1) * sizeof(int);
+        const int *host[2] = { c->cu_q, c->cu_k };
+        for (int i = 0; i < 2; i++)
+            if (cu->MemAlloc(&sums[i], bytes) != CUDA_SUCCESS || cu->MemcpyHtoD(sums[i], host[i], bytes) != CUDA_SUCCESS) {
+                snprintf(log, len, "prefix sums to the device failed");
+                return 1;
+            }
+        d.cu_seqlens_q = (const int32_t *)(uintptr_t)sums[0];
+        d.cu_seqlens_k = (const int32_t *)(uintptr_t)sums[1];
+        d.total_q = rows_q;
+        d.total_k = rows_k;
+    }
+    strides(c, c->heads, rows_q, c->head_dim, d.q_stride);
+    strides(c, heads_k, rows_k, c->head_dim, d.k_stride);
+    strides(c, heads_k, rows_k, c->head_dim_v, d.v_stride);
+    strides(c, c->heads, rows_q, c->head_dim_v, d.o_stride);
+    const size_t bh = (size_t)batch * c->heads, bhk = (size_t)batch * heads_k, acc = c->dtype == FT_F64 ? 8 : 4;
+    const size_t nq = bh * rows_q * c->head_dim, nk = bhk * rows_k * c->head_dim;
+    const size_t nv = bhk * rows_k * c->head_dim_v, no = bh * rows_q * c->head_dim_v;
     const size_t e = esize(c->dtype);
     CUstream stream = NULL;
     if (!c->default_stream && cu->StreamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
@@ -267,7 +299,7 @@ static int run_case(ft_context *ft, const gpu_case *c, uint64_t seed, char *log,
     CUdeviceptr q = upload_random(c->dtype, nq, &seed), k = upload_random(c->dtype, nk, &seed);
     CUdeviceptr v = upload_random(c->dtype, nv, &seed), dout = upload_random(c->dtype, no, &seed);
     CUdeviceptr o = alloc_poisoned(no * e), o_ref = alloc_poisoned(no * e);
-    CUdeviceptr lse = alloc_poisoned(bh * c->seqlen_q * acc), lse_ref = alloc_poisoned(bh * c->seqlen_q * acc);
+    CUdeviceptr lse = alloc_poisoned(bh * rows_q * acc), lse_ref = alloc_poisoned(bh * rows_q * acc);
     CUdeviceptr dq = alloc_poisoned(nq * e), dk = alloc_poisoned(nk * e), dv = alloc_poisoned(nv * e);
     CUdeviceptr dq_ref = alloc_poisoned(nq * e), dk_ref = alloc_poisoned(nk * e), dv_ref = alloc_poisoned(nv * e);
 #define P(x) ((void *)(uintptr_t)(x))
@@ -296,7 +328,7 @@ static int run_case(ft_context *ft, const gpu_case *c, uint64_t seed, char *log,
         /* Dense buffers (both layouts fill them), so a flat comparison covers every element. */
         const double lim = limit(c->dtype);
         failed = !(compare("O", o, o_ref, c->dtype, no, log, len) < lim);
-        failed |= !(compare("lse", lse, lse_ref, c->dtype == FT_F64 ? FT_F64 : FT_F32, bh * c->seqlen_q, log, len)
+        failed |= !(compare("lse", lse, lse_ref, c->dtype == FT_F64 ? FT_F64 : FT_F32, bh * rows_q, log, len)
                     < (c->dtype == FT_F64 ? 1e-12 : c->dtype == FT_F32 ? 1e-5 : 1e-4));
         failed |= !(compare("dQ", dq, dq_ref, c->dtype, nq, log, len) < lim);
         failed |= !(compare("dK", dk, dk_ref, c->dtype, nk, log, len) < lim);
@@ -322,9 +354,10 @@ static int run_case(ft_context *ft, const gpu_case *c, uint64_t seed, char *log,
     for (int i = 0; i < 3; i++)
         if (again[i])
             cu->MemFree(again[i]);
-    CUdeviceptr all[] = { q, k, v, dout, o, o_ref, lse, lse_ref, dq, dk, dv, dq_ref, dk_ref, dv_ref };
+    CUdeviceptr all[] = { q, k, v, dout, o, o_ref, lse, lse_ref, dq, dk, dv, dq_ref, dk_ref, dv_ref, sums[0], sums[1] };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        cu->MemFree(all[i]);
+        if (all[i])
+            cu->MemFree(all[i]);
     if (stream)
         cu->StreamDestroy(stream);
     return failed;
@@ -472,6 +505,55 @@ static int database_reuse(char *log, size_t len)
     return failed;
 }
 
+/* Prefix sums the library must refuse before launching anything: each call returns
+ * FT_ERR_INVALID_ARGUMENT naming the sum, and O stays as poisoned as it was. */
+static int bad_prefix_sums(char *log, size_t len)
+{
+    static const struct { int q[4], k[4]; const char *message; } bad[] = {
+        { { 0, 50, 40, 90 }, { 0, 30, 60, 90 }, "cu_seqlens_q[2]=40 is less than cu_seqlens_q[1]=50" },
+        { { 0, 30, 60, 90 }, { 0, 70, 80, 90 }, "sequence 0 is 70 rows long (cu_seqlens_k[1] - cu_seqlens_k[0]), more "
+                                                "than seqlen_k=64" },
+        { { 1, 30, 60, 90 }, { 0, 30, 60, 90 }, "cu_seqlens_q[0]=1 must be 0" },
+        { { 0, 30, 60, 80 }, { 0, 30, 60, 90 }, "cu_seqlens_q[batch=3]=80 must equal total_q=90" },
+    };
+    ft_attention_desc d = { .struct_size = sizeof(ft_attention_desc), .batch = 3, .heads = 2, .seqlen_q = 64,
+                            .seqlen_k = 64, .head_dim = 64, .dtype = FT_BF16, .total_q = 90, .total_k = 90 };
+    const int64_t st[3] = { 0, 64, 128 };
+    memcpy(d.q_stride, st, sizeof st), memcpy(d.k_stride, st, sizeof st);
+    memcpy(d.v_stride, st, sizeof st), memcpy(d.o_stride, st, sizeof st);
+    const size_t n = 90 * 2 * 64;
+    uint64_t seed = 7;
+    CUdeviceptr q = upload_random(FT_BF16, n, &seed), k = upload_random(FT_BF16, n, &seed);
+    CUdeviceptr v = upload_random(FT_BF16, n, &seed), o = alloc_poisoned(n * 2), lse = alloc_poisoned(2 * 90 * 4);
+    CUdeviceptr sums[2];
+    cu->MemAlloc(&sums[0], sizeof bad[0].q);
+    cu->MemAlloc(&sums[1], sizeof bad[0].k);
+    d.cu_seqlens_q = (const int32_t *)(uintptr_t)sums[0];
+    d.cu_seqlens_k = (const int32_t *)(uintptr_t)sums[1];
+    int failed = 0;
+    log[0] = '\0';
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cu->MemcpyHtoD(sums[0], bad[i].q, sizeof bad[i].q);
+        cu->MemcpyHtoD(sums[1], bad[i].k, sizeof bad[i].k);
+        const ft_status s = ft_attention_forward(shared_ft, &d, P(q), P(k), P(v), P(o), P(lse), NULL);
+        unsigned char first[16];
+        cu->MemcpyDtoH(first, o, sizeof first);
+        const int poisoned = first[0] == 0xff && first[15] == 0xff;
+        if (s != FT_ERR_INVALID_ARGUMENT || !strstr(ft_last_error(shared_ft), bad[i].message) || !poisoned) {
+            const size_t used = strlen(log);
+            snprintf(log + used, len - used, " case %zu: %s '%s'%s", i, ft_status_str(s), ft_last_error(shared_ft),
+                     poisoned ? "" : ", O was written");
+            failed = 1;
+        }
+    }
+    CUdeviceptr all[] = { q, k, v, o, lse, sums[0], sums[1] };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        cu->MemFree(all[i]);
+    if (!failed)
+        snprintf(log, len, " %zu kinds refused before any launch", sizeof bad / sizeof bad[0]);
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     (void)argv;
@@ -514,6 +596,9 @@ int main(int argc, char **argv)
     char log[1024];
     int f = split_batches(log, sizeof log);
     printf("%-4s %-26s%s\n", f ? "FAIL" : "ok", "batch*heads 66000 (split)", log);
+    failed += f;
+    f = bad_prefix_sums(log, sizeof log);
+    printf("%-4s %-26s%s\n", f ? "FAIL" : "ok", "bad prefix sums refused", log);
     failed += f;
     f = database_reuse(log, sizeof log);
     printf("%-4s %-26s %s\n", f ? "FAIL" : "ok", "CUBIN reused from database", log);
