@@ -1,13 +1,15 @@
 """flashtune for PyTorch: autotuned FlashAttention kernels through libflashtune (loaded with
 ctypes; nothing to compile). ``flashtune.attention`` is a drop-in for
-``torch.nn.functional.scaled_dot_product_attention`` without mask or dropout.
+``torch.nn.functional.scaled_dot_product_attention`` without mask or dropout;
+``flashtune.attention_varlen`` takes a variable-length batch packed as FlashAttention's is.
 
 Environment: FLASHTUNE_LIBRARY names libflashtune.so when it is not found by itself;
 FLASHTUNE_DB names a tuning database (default: the winners shipped inside the library)."""
 from ._attention import attention, describe_choice
+from ._varlen import attention_varlen
 from ._library import FlashtuneError, LibraryNotFound, candidate_paths
 
-__all__ = ["attention", "describe_choice", "FlashtuneError", "LibraryNotFound", "candidate_paths", "version"]
+__all__ = ["attention", "attention_varlen", "describe_choice", "FlashtuneError", "LibraryNotFound", "candidate_paths", "version"]
 __version__ = "0.2.0"
 
 

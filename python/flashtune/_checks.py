@@ -217,3 +217,56 @@ def _check_each(q, k, v, enable_gqa):
     if not (devices[0] == devices[1] == devices[2]):
         raise ValueError(f"query, key, value are on different devices: {devices[0]}, {devices[1]}, {devices[2]}")
     return DTYPES[str(q.dtype)]
+
+
+VARLEN_NAMES = ("q", "k", "v")
+
+
+def check_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k):
+    """attention_varlen's packed tensors and lengths, as far as they can be checked without reading
+    the GPU: q [total_q, H, D], k [total_k, Hk, D], v [total_k, Hk, Dv] (Hk dividing H); the prefix
+    sums int32 vectors of one length >= 2 on q's device; the longest lengths ints >= 1 (below 2^31
+    together). Returns the batch (the sequences). The dtypes, devices and layouts are check_tensors'
+    on the [1, H, total, D] views. Raises TypeError/ValueError naming the argument."""
+    for name, t in zip(VARLEN_NAMES, (q, k, v)):
+        if not _is_tensor(t):
+            raise TypeError(f"{name}: expected a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 3:
+            raise ValueError(f"{name}: expected 3 dimensions [total, heads, head_dim] (sequences packed one after "
+                             f"another), got shape {tuple(t.shape)}")
+    (nq, h, d), (nk, hk, dk), (nv, hv, dv) = (tuple(t.shape) for t in (q, k, v))
+    if hv != hk or nv != nk:
+        raise ValueError(f"v: shape {tuple(v.shape)} must have k's rows and heads ({nk}, {hk})")
+    if dk != d:
+        raise ValueError(f"k: head_dim {dk} differs from q's {d}")
+    if hk == 0 or h % hk:
+        raise ValueError(f"heads: q has {h}, k and v {hk}; q's must be a multiple of k's (grouped-query attention)")
+    sums = []
+    for name, t in (("cu_seqlens_q", cu_seqlens_q), ("cu_seqlens_k", cu_seqlens_k)):
+        if not _is_tensor(t):
+            raise TypeError(f"{name}: expected a torch.Tensor of int32, got {type(t).__name__}")
+        if str(t.dtype) != "torch.int32":
+            raise TypeError(f"{name}: dtype {t.dtype}; expected torch.int32 (batch + 1 prefix sums)")
+        if t.dim() != 1 or t.shape[0] < 2:
+            raise ValueError(f"{name}: expected a vector of batch + 1 >= 2 prefix sums, got shape {tuple(t.shape)}")
+        if t.device != q.device:
+            raise ValueError(f"{name}: on device {t.device}, q on {q.device}; they must be on the same device")
+        if t.stride()[0] != 1:
+            raise ValueError(f"{name}: must be contiguous, got stride {t.stride()}")
+        sums.append(t.shape[0])
+    if sums[0] != sums[1]:
+        raise ValueError(f"cu_seqlens_q has {sums[0]} prefix sums, cu_seqlens_k {sums[1]}: both are batch + 1")
+    longest = []
+    for name, x in (("max_seqlen_q", max_seqlen_q), ("max_seqlen_k", max_seqlen_k)):
+        if isinstance(x, bool):
+            raise TypeError(f"{name}: {x!r} is a bool; expected an int >= 1")
+        try:
+            x = operator.index(x)
+        except TypeError:
+            raise TypeError(f"{name}: expected an int >= 1, got {type(x).__name__}") from None
+        if x < 1 or x > _INT_MAX:
+            raise ValueError(f"{name}={x}: must be at least 1 (the longest sequence) and below 2^31")
+        longest.append(x)
+    if longest[0] + longest[1] > _INT_MAX:
+        raise ValueError(f"max_seqlen_q={longest[0]} + max_seqlen_k={longest[1]} must be below 2^31")
+    return sums[0] - 1

@@ -57,6 +57,9 @@ class AttentionDesc(ctypes.Structure):
         # after 0.2.0
         ("deterministic", ctypes.c_int), ("heads_k", ctypes.c_int),
         ("softcap", ctypes.c_float), ("reserved", ctypes.c_int),
+        # a variable-length batch (device prefix sums; NULL and 0 for a dense one)
+        ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
+        ("total_q", ctypes.c_int), ("total_k", ctypes.c_int),
     ]
 
     def __init__(self, *args, **kw):
@@ -68,10 +71,10 @@ class AttentionDesc(ctypes.Structure):
 # The same struct for the per-call path: struct.pack fills it in one C call, where filling an
 # AttentionDesc costs a Python operation per field. Fields: struct_size, batch .. causal,
 # softmax_scale, the four strides, causal_align .. window_right, deterministic, heads_k, softcap,
-# reserved. Native
-# alignment pads after softmax_scale as the C compiler does. pack raises for values out of the C
-# types' range (ctypes wraps them).
-DESC = struct.Struct("N8if12q6ifi")
+# reserved, cu_seqlens_q, cu_seqlens_k, total_q, total_k. Native alignment pads after
+# softmax_scale as the C compiler does. pack raises for values out of the C types' range (ctypes
+# wraps them).
+DESC = struct.Struct("N8if12q6ifiPPii")
 DESC_SIZE = DESC.size
 assert DESC_SIZE == ctypes.sizeof(AttentionDesc)
 # A packed desc with deterministic set (the backward sets it on the forward's desc).

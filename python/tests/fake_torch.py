@@ -84,6 +84,17 @@ class Tensor:
         return self._view(self._shape[:dim] + (1,) + self._shape[dim:],
                           self._stride[:dim] + (inner,) + self._stride[dim:])
 
+    def transpose(self, a, b):
+        """A view with dimensions a and b swapped."""
+        shape, stride = list(self._shape), list(self._stride)
+        shape[a], shape[b], stride[a], stride[b] = shape[b], shape[a], stride[b], stride[a]
+        return self._view(tuple(shape), tuple(stride))
+
+    def squeeze(self, dim):
+        """A view without dimension dim, which must be 1."""
+        assert self._shape[dim] == 1
+        return self._view(self._shape[:dim] + self._shape[dim + 1:], self._stride[:dim] + self._stride[dim + 1:])
+
     def __getitem__(self, key):
         """t[..., :n] only: a view of the first n elements of the last dimension."""
         assert isinstance(key, tuple) and key[0] is Ellipsis and key[1].start is None and key[1].step is None
@@ -140,6 +151,7 @@ def make_torch(modern=True):
     torch.Tensor = Tensor
     torch.float32, torch.float64 = Dtype("float32", 4), Dtype("float64", 8)
     torch.float16, torch.bfloat16 = Dtype("float16", 2), Dtype("bfloat16", 2)
+    torch.int32, torch.int64 = Dtype("int32", 4), Dtype("int64", 8)
     torch.device = Device
     torch.autograd = types.SimpleNamespace(Function=Function)
     torch.device_log = []

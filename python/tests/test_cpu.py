@@ -94,6 +94,35 @@ class Checks(unittest.TestCase):
         self.expect(TypeError, "value: dtype torch.int8 is not supported", q, k, Fake(v.shape, dtype="torch.int8"))
         self.expect(TypeError, "share one dtype", q, Fake(k.shape, dtype="torch.float16"), v)
 
+    def test_variable_length_arguments(self):
+        q, k, v = Fake((300, 8, 64)), Fake((250, 2, 64)), Fake((250, 2, 32))
+        cu = Fake((4,), dtype="torch.int32")
+        self.assertEqual(_checks.check_varlen(q, k, v, cu, cu, 120, 100), 3)
+        bad = [
+            ((Fake((1, 300, 8, 64)), k, v, cu, cu, 1, 1), ValueError, "q: expected 3 dimensions [total, heads, head_dim]"),
+            ((q, Fake((250, 3, 64)), Fake((250, 3, 32)), cu, cu, 1, 1), ValueError,
+             "heads: q has 8, k and v 3; q's must be a multiple of k's"),
+            ((q, k, Fake((251, 2, 32)), cu, cu, 1, 1), ValueError, "v: shape (251, 2, 32) must have k's rows and heads"),
+            ((q, Fake((250, 2, 32)), v, cu, cu, 1, 1), ValueError, "k: head_dim 32 differs from q's 64"),
+            ((q, k, v, Fake((4,), dtype="torch.int64"), cu, 1, 1), TypeError,
+             "cu_seqlens_q: dtype torch.int64; expected torch.int32"),
+            ((q, k, v, cu, [0, 5], 1, 1), TypeError, "cu_seqlens_k: expected a torch.Tensor of int32, got list"),
+            ((q, k, v, cu, Fake((1,), dtype="torch.int32"), 1, 1), ValueError,
+             "cu_seqlens_k: expected a vector of batch + 1 >= 2 prefix sums, got shape (1,)"),
+            ((q, k, v, cu, Fake((5,), dtype="torch.int32"), 1, 1), ValueError,
+             "cu_seqlens_q has 4 prefix sums, cu_seqlens_k 5"),
+            ((q, k, v, Fake((4,), dtype="torch.int32", device=Dev("cpu")), cu, 1, 1), ValueError,
+             "cu_seqlens_q: on device cpu:0, q on cuda:0"),
+            ((q, k, v, cu, cu, 0, 1), ValueError, "max_seqlen_q=0: must be at least 1"),
+            ((q, k, v, cu, cu, 5, 2.5), TypeError, "max_seqlen_k: expected an int >= 1, got float"),
+            ((q, k, v, cu, cu, True, 5), TypeError, "max_seqlen_q: True is a bool"),
+            ((q, k, v, cu, cu, 2 ** 30, 2 ** 30), ValueError, "must be below 2^31"),
+        ]
+        for args, exc, fragment in bad:
+            with self.assertRaises(exc) as cm:
+                _checks.check_varlen(*args)
+            self.assertIn(fragment, str(cm.exception))
+
     def test_shapes(self):
         q, k, v = qkv()
         self.expect(ValueError, "query: expected 4 dimensions", Fake((4, 100, 64)), k, v)
@@ -289,23 +318,27 @@ class Library(unittest.TestCase):
         # 144 ends o_stride), then int x 6, a float and an int; test_runtime pins the C side to the
         # same numbers
         D = _library.AttentionDesc
-        self.assertEqual(ctypes.sizeof(D), 176)
+        self.assertEqual(ctypes.sizeof(D), 200)
         offsets = {"struct_size": 0, "batch": 8, "causal": 36, "softmax_scale": 40, "q_stride": 48,
                    "o_stride": 120, "causal_align": 144, "window": 148, "window_left": 152, "window_right": 156,
-                   "deterministic": 160, "heads_k": 164, "softcap": 168, "reserved": 172}
+                   "deterministic": 160, "heads_k": 164, "softcap": 168, "reserved": 172, "cu_seqlens_q": 176,
+                   "cu_seqlens_k": 184, "total_q": 192, "total_k": 196}
         self.assertEqual({name: getattr(D, name).offset for name in offsets}, offsets)
-        self.assertEqual([f[0] for f in D._fields_][-8:], ["causal_align", "window", "window_left", "window_right",
-                                                           "deterministic", "heads_k", "softcap", "reserved"])
-        self.assertEqual(D().struct_size, 176)   # set on construction, as FT_ATTENTION_DESC_INIT does
+        self.assertEqual([f[0] for f in D._fields_][-12:], ["causal_align", "window", "window_left", "window_right",
+                                                            "deterministic", "heads_k", "softcap", "reserved",
+                                                            "cu_seqlens_q", "cu_seqlens_k", "total_q", "total_k"])
+        self.assertEqual(D().struct_size, 200)   # set on construction, as FT_ATTENTION_DESC_INIT does
 
     def test_packed_desc_is_the_struct(self):
-        d = _library.AttentionDesc(176, 2, 3, 100, 77, 64, 128, 2, 1, 0.1)
+        d = _library.AttentionDesc(200, 2, 3, 100, 77, 64, 128, 2, 1, 0.1)
         for field, base in (("q_stride", 10), ("k_stride", 20), ("v_stride", 30), ("o_stride", 1 << 40)):
             getattr(d, field)[:] = (base, base + 1, base + 2)
         d.causal_align, d.window, d.window_left, d.window_right, d.deterministic = 1, 1, 256, -1, 1
         d.heads_k, d.softcap = 3, 30.0
-        packed = _library.DESC.pack(176, 2, 3, 100, 77, 64, 128, 2, True, 0.1, 10, 11, 12, 20, 21, 22, 30, 31, 32,
-                                    1 << 40, (1 << 40) + 1, (1 << 40) + 2, 1, 1, 256, -1, 1, 3, 30.0, 0)
+        d.cu_seqlens_q, d.cu_seqlens_k, d.total_q, d.total_k = 0x1000, 0x2000, 500, 600
+        packed = _library.DESC.pack(200, 2, 3, 100, 77, 64, 128, 2, True, 0.1, 10, 11, 12, 20, 21, 22, 30, 31, 32,
+                                    1 << 40, (1 << 40) + 1, (1 << 40) + 2, 1, 1, 256, -1, 1, 3, 30.0, 0, 0x1000,
+                                    0x2000, 500, 600)
         self.assertEqual(packed, bytes(d))
 
     @unittest.skipUnless(os.environ.get("FLASHTUNE_LIBRARY"), "FLASHTUNE_LIBRARY not set (ctest sets it)")
@@ -438,6 +471,37 @@ class CallPath(unittest.TestCase):
         flashtune.attention(q, k, v, scale=0.25)
         self.assertEqual(_library.AttentionDesc.from_buffer_copy(self.fwd.calls[-1][1]).softmax_scale, 0.25)
 
+    def test_variable_length_batch_reaches_the_desc(self):
+        # packed [total, H, D] tensors reach the library as [1, H, total, D] views with the
+        # prefix sums' pointers, the longest lengths and the totals; O comes back [total, H, Dv]
+        # (the same memory as the kernels' view), lse [H, total_q]; the backward gets the same desc
+        torch = self.torch
+        from flashtune import _varlen
+        self.addCleanup(setattr, _varlen, "_apply", None)
+        self.addCleanup(setattr, _varlen, "_cls", None)
+        _varlen._apply = _varlen._cls = None   # rebuilt for this torch
+        q, k, v = self.tensors([(300, 8, 64), (250, 2, 64), (250, 2, 32)])
+        cu_q, cu_k = (fake_torch.Tensor((4,), torch.int32, q.device) for _ in range(2))
+        o = flashtune.attention_varlen(q, k, v, cu_q, cu_k, 120, 100, causal=True, softcap=5.0)
+        self.assertEqual((o.shape, o.stride()), ((300, 8, 32), (8 * 32, 32, 1)))
+        (_, desc, pointers), = self.fwd.calls
+        f = _library.DESC.unpack(desc)
+        self.assertEqual(f[0], _library.DESC_SIZE)
+        self.assertEqual(f[1:9], (3, 8, 120, 100, 64, 32, 2, 1))   # batch, heads, longest lengths, dims, bf16, causal
+        self.assertEqual(f[10:13], (300 * 8 * 64, 64, 8 * 64))   # q's strides: head and row
+        self.assertEqual(f[27:30], (2, 5.0, 0))   # heads_k, softcap, reserved
+        self.assertEqual(f[30:], (cu_q.data_ptr(), cu_k.data_ptr(), 300, 250))
+        lse = fake_torch.Function.last_ctx.saved_tensors[4]
+        self.assertEqual((lse.shape, pointers[:3]), ((8, 300), (q.data_ptr(), k.data_ptr(), v.data_ptr())))
+        self.assertEqual(pointers[3], o.data_ptr())
+        grads = _varlen._function().backward(fake_torch.Function.last_ctx,
+                                                           fake_torch.Tensor((1, 8, 300, 32), o.dtype, o.device,
+                                                                             (300 * 8 * 32, 32, 8 * 32, 1)))
+        self.assertEqual(grads[3:], (None, None, None))
+        self.assertEqual(self.bwd.calls[-1][1], desc)
+        for grad, t in zip(grads[:3], (q, k, v)):
+            self.assertEqual(grad.shape, (1, t.shape[1], t.shape[0], t.shape[2]))
+
     def test_softcap_reaches_the_desc(self):
         q, k, v = self.tensors([(1, 2, 50, 64)] * 3)
         o = flashtune.attention(q, k, v, softcap=30)
@@ -503,7 +567,7 @@ class CallPath(unittest.TestCase):
             desc = self.fwd.calls[-1][1]
             d = _library.AttentionDesc.from_buffer_copy(desc)
             self.assertEqual((d.struct_size, d.causal, d.causal_align, d.window, d.window_left, d.window_right),
-                             (176, causal, align, window, left, right), kw)
+                             (200, causal, align, window, left, right), kw)
             self.assertEqual(desc, bytes(_attention._desc(q, k, v, o, 2, causal, None, (align, window, left, right))))
             # the backward gets the same desc
             _attention._Attention.get().backward(fake_torch.Function.last_ctx, fake_torch.Tensor(o.shape, o.dtype,
@@ -634,6 +698,18 @@ class CallPathToTheLibrary(unittest.TestCase):
         self.assertEqual(lib.ft_describe_choice(handle, ctypes.byref(d), 0, buf, len(buf)),
                          _library.FT_ERR_INVALID_ARGUMENT)
         self.assertIn("struct_size=0", lib.ft_last_error(handle).decode())
+
+    def test_variable_length_forward_reaches_the_gpu_check(self):
+        from flashtune import _varlen
+        self.addCleanup(setattr, _varlen, "_apply", None)
+        self.addCleanup(setattr, _varlen, "_cls", None)
+        _varlen._apply = _varlen._cls = None
+        torch, dev = sys.modules["torch"], fake_torch.Device("cuda", 0)
+        q, k, v = (fake_torch.Tensor((300, 4, 64), torch.bfloat16, dev) for _ in range(3))
+        cu = fake_torch.Tensor((4,), torch.int32, dev)
+        with self.assertRaises(flashtune.FlashtuneError) as cm:
+            flashtune.attention_varlen(q, k, v, cu, cu, 200, 200, causal=True)
+        self.assertEqual(cm.exception.status, "FT_ERR_NO_DEVICE")
 
     def test_masked_forward_reaches_the_gpu_check(self):
         with self.assertRaises(flashtune.FlashtuneError) as cm:

@@ -315,6 +315,81 @@ class AgainstPyTorch(unittest.TestCase):
         self.assertIn("deterministic (DQ_MODE=", flashtune.describe_choice(q, k, v, backward=True,
                                                                           deterministic=True))
 
+    def test_variable_length_batches(self):
+        # attention_varlen on packed [total, H, D] tensors against SDPA's math backend run on each
+        # sequence alone (its own mask, placed by its own lengths): every dtype, forward and all
+        # three gradients, grouped heads, causal top-left and bottom-right, a window, the softcap,
+        # empty sequences and one without keys; gradcheck in float64; bad prefix sums refused
+        lengths = [((37, 50), (130, 130), (1, 0), (200, 120), (0, 101)),
+                   ((100, 100), (1, 130), (189, 189))]
+        cases = [(0, 8, 2, 64, 64, True, "bottom_right", None, 0.0), (1, 4, 4, 128, 128, False, "top_left", (40, 7), 0.0),
+                 (0, 2, 2, 64, 32, True, "top_left", None, 5.0), (1, 6, 1, 40, 40, True, "bottom_right", (20, 0), 0.0)]
+        for li, h, hk, d, dv, causal, align, window, cap in cases:
+            seqs = lengths[li]
+            cu_q = torch.tensor([0] + [sum(s[0] for s in seqs[:i + 1]) for i in range(len(seqs))], dtype=torch.int32,
+                                device="cuda")
+            cu_k = torch.tensor([0] + [sum(s[1] for s in seqs[:i + 1]) for i in range(len(seqs))], dtype=torch.int32,
+                                device="cuda")
+            tq, tk = int(cu_q[-1]), int(cu_k[-1])
+            g = torch.Generator(device="cuda").manual_seed(d + h)
+            base = [torch.randn(shape, generator=g, device="cuda", dtype=torch.float64)
+                    for shape in ((tq, h, d), (tk, hk, d), (tk, hk, dv))]
+            do_base = torch.randn((tq, h, dv), generator=g, device="cuda", dtype=torch.float64)
+            for dtype in (torch.float64, torch.float32, torch.float16, torch.bfloat16):
+                q, k, v = (t.to(dtype).requires_grad_(True) for t in base)
+                do = do_base.to(dtype)
+                o = flashtune.attention_varlen(q, k, v, cu_q, cu_k, max(s[0] for s in seqs), max(s[1] for s in seqs),
+                                               causal=causal, causal_align=align, window_size=window, softcap=cap)
+                grads = torch.autograd.grad(o, (q, k, v), do)
+                want_o, want_g = self.varlen_reference(q, k, v, do, seqs, causal, align, window, cap)
+                atol, rtol = TOL.get(dtype, (1e-10, 1e-9))
+                for name, got, want in zip(("O", "dQ", "dK", "dV"), (o,) + grads, (want_o,) + want_g):
+                    scale = 1.0 if dtype in (torch.float32, torch.float64) else max(1.0, want.abs().max().item())
+                    torch.testing.assert_close(got.to(want.dtype), want, atol=atol * scale, rtol=rtol,
+                                               msg=lambda m: f"varlen {seqs} H={h}/{hk} {dtype} {name}: {m}")
+        seqs = ((5, 7), (0, 3), (9, 4))
+        cu_q = torch.tensor([0, 5, 5, 14], dtype=torch.int32, device="cuda")
+        cu_k = torch.tensor([0, 7, 10, 14], dtype=torch.int32, device="cuda")
+        q, k, v = (torch.randn(shape, device="cuda", dtype=torch.float64, requires_grad=True)
+                   for shape in ((14, 2, 32), (14, 1, 32), (14, 1, 16)))
+        self.assertTrue(torch.autograd.gradcheck(
+            lambda a, b, c: flashtune.attention_varlen(a, b, c, cu_q, cu_k, 9, 7, causal=True, softcap=0.7),
+            (q, k, v), eps=1e-6, atol=1e-6))
+        with self.assertRaisesRegex(ValueError, "cu_seqlens_q.2.=4 is less than cu_seqlens_q.1.=5"):
+            flashtune.attention_varlen(q, k, v, torch.tensor([0, 5, 4, 14], dtype=torch.int32, device="cuda"), cu_k,
+                                       9, 7)
+        with self.assertRaisesRegex(ValueError, "sequence 2 is 9 rows long"):
+            flashtune.attention_varlen(q, k, v, cu_q, cu_k, 8, 7)
+
+    @staticmethod
+    def varlen_reference(q, k, v, do, seqs, causal, align, window, cap):
+        """O and the gradients of each sequence alone through the math backend (float64 for
+        float64, else float32), packed back; grouped heads repeated, then summed back by autograd."""
+        work = torch.float64 if q.dtype == torch.float64 else torch.float32
+        qr, kr, vr = (t.detach().to(work).requires_grad_(True) for t in (q, k, v))
+        group = q.shape[1] // k.shape[1]
+        outs, r0, c0 = [], 0, 0
+        for nq, nk in seqs:
+            qs = qr[r0:r0 + nq].transpose(0, 1)
+            ks = kr[c0:c0 + nk].transpose(0, 1).repeat_interleave(group, dim=0)
+            vs = vr[c0:c0 + nk].transpose(0, 1).repeat_interleave(group, dim=0)
+            if nq and nk:
+                s = qs @ ks.transpose(1, 2) / math.sqrt(q.shape[2])
+                if cap:
+                    s = cap * torch.tanh(s / cap)
+                visible = band(nq, nk, causal, align, window)
+                s = s.masked_fill(~visible, float("-inf"))
+                sees = visible.any(dim=1)
+                p = torch.softmax(s.masked_fill(~sees[:, None], 0.0), dim=-1) * sees[:, None].to(work)
+                outs.append((p @ vs).transpose(0, 1))
+            else:   # no keys: O = 0 (and no queries: nothing)
+                outs.append(torch.zeros((nq, q.shape[1], v.shape[2]), dtype=work, device="cuda") + 0 * vs.sum())
+            r0, c0 = r0 + nq, c0 + nk
+        o = torch.cat(outs)
+        grads = torch.autograd.grad(o, (qr, kr, vr), do.to(work), allow_unused=True)
+        grads = tuple(g if g is not None else torch.zeros_like(t) for g, t in zip(grads, (qr, kr, vr)))
+        return o, grads
+
     def test_errors_from_the_gpu_path(self):
         q, k, v = make((1, 1, 8, 8, 64, 64), torch.float32, "bhnd", 2)
         with self.assertRaises(ValueError):

@@ -1,0 +1,132 @@
+"""flashtune.attention_varlen: a variable-length batch (FlashAttention's packed layout) through
+libflashtune's forward and backward, differentiable.
+
+The packed tensors [total, heads, dim] are handed to the kernels as one batch of one sequence,
+[1, heads, total, dim] views (the library addresses a variable-length batch by its head and row
+strides alone); the prefix sums say where each sequence's rows are."""
+import struct
+
+from . import _attention, _library
+from ._checks import check_deterministic, check_mask, check_options, check_softcap, check_tensors, check_varlen
+
+_apply = _cls = None
+
+
+def _view4(t):
+    """[total, heads, dim] as the [1, heads, total, dim] view the kernels take."""
+    return t.unsqueeze(0).transpose(1, 2)
+
+
+def _function():
+    """The autograd.Function, defined when torch is first needed (and its apply bound)."""
+    global _apply, _cls
+    if _cls is not None:
+        return _cls
+    import torch
+    _attention._Attention.get()   # binds the device and stream calls the Function uses
+    a = _attention
+
+    class FlashtuneVarlenAttention(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, q, k, v, cu_q, cu_k, options):
+            dtype, causal, scale, mask, deterministic, softcap, batch, max_q, max_k = options
+            handle = _library.handle()
+            half = dtype == 1 or dtype == 2
+            q, (_, h, total_q, d), qs, qp = a._operand(q, half)
+            k, (_, hk, total_k, _), ks, kp = a._operand(k, half)
+            v, (_, _, _, dv), vs, vp = a._operand(v, half)
+            device = q.device
+            o = _view4(torch.empty((total_q, h, dv), dtype=q.dtype, device=device))
+            lse = torch.empty((h, total_q), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
+            ost = o.stride()
+            try:
+                desc = _library.DESC.pack(
+                    _library.DESC_SIZE, batch, h, max_q, max_k, d, dv, dtype, causal,
+                    float(scale) if scale is not None else 0.0, qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
+                    vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk, softcap, 0, cu_q.data_ptr(),
+                    cu_k.data_ptr(), total_q, total_k)
+            except (struct.error, OverflowError) as e:   # the checks bound every field; say which failed
+                raise ValueError(f"attention_varlen: a size does not fit the C descriptor: {e}") from None
+            index = device.index
+            prev = a._enter_device(index)
+            try:
+                status = _library.forward(handle, desc, qp, kp, vp, o.data_ptr(), lse.data_ptr(),
+                                          a._current_stream(index))
+            finally:
+                a._leave_device(prev)
+            if status:
+                _library.check(status, handle)
+            ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k)
+            ctx.ft = desc, device, index, (q.shape, qs), (k.shape, ks), (v.shape, vs), ost
+            ctx.deterministic = deterministic
+            return o
+
+        @staticmethod
+        def backward(ctx, do):
+            handle = _library.handle()
+            q, k, v, o, lse, _, _ = ctx.saved_tensors
+            desc, device, index, (qn, qs), (kn, ks), (vn, vs), ost = ctx.ft
+            deterministic = ctx.deterministic
+            if deterministic is None:
+                deterministic = torch.are_deterministic_algorithms_enabled()
+            if deterministic:
+                desc = _library.with_deterministic(desc)
+            if do.stride() != ost:   # dO is read with O's strides
+                do = torch.empty_strided(o.shape, ost, dtype=o.dtype, device=device).copy_(do)
+            dq = torch.empty_strided(qn, qs, dtype=q.dtype, device=device)
+            dk = torch.empty_strided(kn, ks, dtype=q.dtype, device=device)
+            dv = torch.empty_strided(vn, vs, dtype=q.dtype, device=device)
+            prev = a._enter_device(index)
+            try:
+                status = _library.backward(handle, desc, q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+                                           lse.data_ptr(), do.data_ptr(), dq.data_ptr(), dk.data_ptr(),
+                                           dv.data_ptr(), a._current_stream(index))
+            finally:
+                a._leave_device(prev)
+            if status:
+                _library.check(status, handle)
+            return dq, dk, dv, None, None, None
+
+    _cls, _apply = FlashtuneVarlenAttention, FlashtuneVarlenAttention.apply
+    return _cls
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale=None,
+                     causal=False, *, causal_align="top_left", window_size=None, softcap=0.0, deterministic=None):
+    """Attention over a batch of sequences of different lengths, packed one after another, with
+    flashtune's kernels, differentiable (FlashAttention's flash_attn_varlen_func layout).
+
+    q [total_q, H, D], k [total_k, Hk, D], v [total_k, Hk, Dv] (Hk dividing H: grouped-query
+    attention), the last dimension contiguous; cu_seqlens_q, cu_seqlens_k: int32 tensors of
+    batch + 1 prefix sums on q's device (sequence b's queries are rows cu_seqlens_q[b] ..
+    cu_seqlens_q[b + 1] - 1, its keys those rows of cu_seqlens_k; a sequence may be empty);
+    max_seqlen_q, max_seqlen_k: the longest lengths (no sequence may be longer). Each sequence is
+    its own problem: ``causal`` and a ``window_size`` (left, right) place its diagonal by its own
+    lengths (``causal_align`` "top_left", or "bottom_right": its last query meets its last key).
+    ``softmax_scale`` defaults to 1/sqrt(D); ``softcap`` and ``deterministic`` as in attention().
+    Returns O [total_q, H, Dv]. The library reads the prefix sums back to check them, so the call
+    waits for the work queued before it on the current stream.
+
+    Raises TypeError or ValueError naming the argument: checked before the GPU is touched, except
+    the prefix sums' values, which the library checks (ValueError too) before it launches anything:
+    they must start at 0, never decrease, hold no sequence longer than its max_seqlen and end at
+    the tensors' rows. FlashtuneError for a failure inside the library."""
+    batch = check_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
+    if softmax_scale is not None:
+        _, softmax_scale = check_options(None, 0.0, False, None, softmax_scale, False)
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal: expected True or False, got {type(causal).__name__}")
+    mask = check_mask(causal, causal_align, window_size)
+    deterministic = check_deterministic(deterministic)
+    softcap = check_softcap(softcap) if softcap else 0.0
+    q4, k4, v4 = _view4(q), _view4(k), _view4(v)
+    dtype = check_tensors(q4, k4, v4, True)
+    padded = _attention._padded_to_8(q4, k4, v4, dtype)
+    if padded is not None:   # the scale stays the head dim's own; O is cut back to value's head dim
+        softmax_scale = softmax_scale if softmax_scale is not None else 1.0 / q.shape[2] ** 0.5
+        q4, k4, v4 = padded
+    if _apply is None:
+        _function()
+    o = _apply(q4, k4, v4, cu_seqlens_q, cu_seqlens_k,
+               (dtype, causal, softmax_scale, mask, deterministic, softcap, batch, max_seqlen_q, max_seqlen_k))
+    return o[..., :v.shape[2]].transpose(1, 2).squeeze(0)
