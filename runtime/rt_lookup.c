@@ -153,16 +153,21 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
         snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; %s the softcap (SOFTCAP=%d)",
                  w->softcap ? "with" : "without", w->softcap);
     }
-    /* A variable-length batch runs the dense choice of its longest lengths, compiled for it. */
+    /* A variable-length batch runs the dense choice of its longest lengths, compiled for it, one
+     * block a tile: a persistent walk deals tiles over the longest length in a fixed order, so
+     * sequences of uneven lengths leave blocks idle that the hardware's block scheduler keeps busy
+     * (bf16 D 128, 23 sequences of 610 to 7718, causal, H100: 419 TFLOP/s persistent, 534 not). */
     if (w->varlen) {
         if (!(c->family->params & GEN_BIT(GEN_VARLEN))) {
             snprintf(err, len, "family %s takes no variable-length batch", c->family->name);
             return -1;
         }
         c->p[GEN_VARLEN] = 1;
+        if (c->family->params & GEN_BIT(GEN_PERSISTENT))
+            c->p[GEN_PERSISTENT] = 0;
         gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);   /* no length is a tile multiple */
         snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
-                 "; for a variable-length batch (VARLEN=1)");
+                 "; for a variable-length batch (VARLEN=1, PERSISTENT=0)");
     }
     return 0;
 }

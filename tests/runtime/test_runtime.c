@@ -323,6 +323,45 @@ static void padded_head_dims_choose_the_compiled_ones(void **state)
     db_close(shipped);
 }
 
+/* A variable-length batch: the dense choice of its longest lengths, compiled VARLEN=1 with no
+ * length a tile multiple and one block a tile (PERSISTENT=0), valid on the device; every dtype,
+ * both directions, causal or not, deterministic too. */
+static void variable_length_choices(void **state)
+{
+    (void)state;
+    db *shipped = NULL;
+    char err[512];
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    const rt_device *devices[] = { &h100, &ampere };
+    for (size_t dev = 0; dev < 2; dev++)
+        for (int op = 0; op < 2; op++)
+            for (int dtype = 0; dtype < 4; dtype++)
+                for (int causal = 0; causal < 2; causal++)
+                    for (int deterministic = 0; deterministic < 1 + op; deterministic++) {
+                        db_workload w = workload(op, dtype, 128, causal, 23, 16, 7718, 7718);
+                        rt_choice dense, got;
+                        int db_error;
+                        assert_int_equal(rt_choose(NULL, shipped, devices[dev], &w, deterministic, &dense, &db_error,
+                                                   err, sizeof err), 0);
+                        w.varlen = 1;
+                        assert_int_equal(rt_choose(NULL, shipped, devices[dev], &w, deterministic, &got, &db_error,
+                                                   err, sizeof err), 0);
+                        const gen_config *c = &got.config;
+                        assert_string_equal(c->family->name, dense.config.family->name);
+                        assert_int_equal(c->p[GEN_VARLEN], 1);
+                        assert_int_equal(c->p[GEN_EVEN_M], 0);
+                        assert_int_equal(c->p[GEN_EVEN_N], 0);
+                        assert_int_equal(c->p[GEN_PERSISTENT], 0);
+                        for (int p = 0; p < GEN_PARAM_COUNT; p++)   /* the rest as the dense choice's */
+                            if (p != GEN_VARLEN && p != GEN_EVEN_M && p != GEN_EVEN_N && p != GEN_PERSISTENT)
+                                assert_int_equal(c->p[p], dense.config.p[p]);
+                        if (gen_validate(c, devices[dev]->smem_limit, err, sizeof err) != 0)
+                            fail_msg("%s: %s", got.why, err);
+                        assert_non_null(strstr(got.why, "variable-length batch (VARLEN=1, PERSISTENT=0)"));
+                    }
+    db_close(shipped);
+}
+
 /* deterministic = 1: every supported backward gets a kernel whose dQ mode is repeatable (ordered
  * or separate), valid on the device; from the shipped H100 table, bwd_wgmma's winners move to the
  * family's tiles for an ordered dQ; the forward is left as it is. */
@@ -994,6 +1033,7 @@ int main(void)
         cmocka_unit_test(defaults_cover_every_supported_problem),
         cmocka_unit_test(builtin_defaults_take_the_hopper_families),
         cmocka_unit_test(padded_head_dims_choose_the_compiled_ones),
+        cmocka_unit_test(variable_length_choices),
         cmocka_unit_test(deterministic_choices),
         cmocka_unit_test(deterministic_tiles_refit_even),
         cmocka_unit_test(invalid_arguments_name_the_argument),
