@@ -95,6 +95,36 @@ def _bind_torch(torch):
         _current_stream = lambda index: cuda.current_stream(index).cuda_stream
 
 
+def gradients(torch, ctx, do, saved):
+    """dQ, dK, dV through libflashtune's backward, for a forward that saved (q, k, v, o, lse, ...)
+    and set ctx.ft (its desc, device and the operands' shapes and strides) and ctx.deterministic:
+    the backward of attention() and of attention_varlen()."""
+    handle = _library.handle()
+    q, k, v, o, lse = saved[:5]
+    desc, device, index, (qn, qs), (kn, ks), (vn, vs), ost = ctx.ft
+    deterministic = ctx.deterministic
+    if deterministic is None:   # as torch.use_deterministic_algorithms says now
+        deterministic = torch.are_deterministic_algorithms_enabled()
+    if deterministic:
+        desc = _library.with_deterministic(desc)
+    if do.stride() != ost:   # dO is read with O's strides: a copy laid out as O
+        do = torch.empty_strided(o.shape, ost, dtype=o.dtype, device=device).copy_(do)
+    dtype = q.dtype   # k's and v's too (checked)
+    dq = torch.empty_strided(qn, qs, dtype=dtype, device=device)
+    dk = torch.empty_strided(kn, ks, dtype=dtype, device=device)
+    dv = torch.empty_strided(vn, vs, dtype=dtype, device=device)
+    prev = _enter_device(index)
+    try:
+        status = _library.backward(handle, desc, q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
+                                   lse.data_ptr(), do.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(),
+                                   _current_stream(index))
+    finally:
+        _leave_device(prev)
+    if status:
+        _library.check(status, handle)
+    return dq, dk, dv
+
+
 class _Attention:
     """Holder of the autograd.Function class, defined when torch is first needed."""
     cls = None
@@ -144,30 +174,7 @@ class _Attention:
 
                 @staticmethod
                 def backward(ctx, do):
-                    handle = _library.handle()
-                    q, k, v, o, lse = ctx.saved_tensors
-                    desc, device, index, (qn, qs), (kn, ks), (vn, vs), ost = ctx.ft
-                    deterministic = ctx.deterministic
-                    if deterministic is None:   # as torch.use_deterministic_algorithms says now
-                        deterministic = torch.are_deterministic_algorithms_enabled()
-                    if deterministic:
-                        desc = _library.with_deterministic(desc)
-                    if do.stride() != ost:   # dO is read with O's strides
-                        do = do.contiguous()
-                    dtype = q.dtype   # k's and v's too (checked)
-                    dq = torch.empty_strided(qn, qs, dtype=dtype, device=device)
-                    dk = torch.empty_strided(kn, ks, dtype=dtype, device=device)
-                    dv = torch.empty_strided(vn, vs, dtype=dtype, device=device)
-                    prev = _enter_device(index)
-                    try:
-                        status = _library.backward(handle, desc, q.data_ptr(), k.data_ptr(), v.data_ptr(),
-                                                   o.data_ptr(), lse.data_ptr(), do.data_ptr(), dq.data_ptr(),
-                                                   dk.data_ptr(), dv.data_ptr(), _current_stream(index))
-                    finally:
-                        _leave_device(prev)
-                    if status:
-                        _library.check(status, handle)
-                    return dq, dk, dv, None
+                    return gradients(torch, ctx, do, ctx.saved_tensors) + (None,)
 
             cls.cls = FlashtuneAttention
             _apply = FlashtuneAttention.apply

@@ -63,29 +63,7 @@ def _function():
 
         @staticmethod
         def backward(ctx, do):
-            handle = _library.handle()
-            q, k, v, o, lse, _, _ = ctx.saved_tensors
-            desc, device, index, (qn, qs), (kn, ks), (vn, vs), ost = ctx.ft
-            deterministic = ctx.deterministic
-            if deterministic is None:
-                deterministic = torch.are_deterministic_algorithms_enabled()
-            if deterministic:
-                desc = _library.with_deterministic(desc)
-            if do.stride() != ost:   # dO is read with O's strides
-                do = torch.empty_strided(o.shape, ost, dtype=o.dtype, device=device).copy_(do)
-            dq = torch.empty_strided(qn, qs, dtype=q.dtype, device=device)
-            dk = torch.empty_strided(kn, ks, dtype=q.dtype, device=device)
-            dv = torch.empty_strided(vn, vs, dtype=q.dtype, device=device)
-            prev = a._enter_device(index)
-            try:
-                status = _library.backward(handle, desc, q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
-                                           lse.data_ptr(), do.data_ptr(), dq.data_ptr(), dk.data_ptr(),
-                                           dv.data_ptr(), a._current_stream(index))
-            finally:
-                a._leave_device(prev)
-            if status:
-                _library.check(status, handle)
-            return dq, dk, dv, None, None, None
+            return a.gradients(torch, ctx, do, ctx.saved_tensors) + (None, None, None)
 
     _cls, _apply = FlashtuneVarlenAttention, FlashtuneVarlenAttention.apply
     return _cls
