@@ -3,7 +3,7 @@
 // delta = rowsum(dO * O) per query row before it, and, where dQ is added in fp32 atomics,
 // dq = softmax_scale * dq_accum in the element type after it. Both are query-major and take
 // their sequence from seq_of (VARLEN: a tile past its sequence's end returns at once). The row
-// helpers (bwd_head_rows, bwd_seq_row) serve every backward family, the exact one included.
+// helper bwd_head_rows serves every backward family, the exact one included.
 
 // Rows between one query head's and the next one's in lse, delta and (times the head dim)
 // dq_accum: the sequence's seqlen_q dense, total_q under VARLEN ([heads, total_q]). A key-major
@@ -11,15 +11,6 @@
 template <class Args> FT_DEVICE int bwd_head_rows(const Args &a, const ft_seq &s)
 {
     return VARLEN ? a.total_q : s.seqlen_q;
-}
-
-// seq_row(a, s, b, h) (the first row of (b, h) in lse, delta, and times the head dim dq_accum),
-// given also bh = b * heads + h: dense, bh * seqlen_q as before VARLEN, because the compiler
-// does not fold seq_row's (b * heads + h) back into bh (b and h come from a division of bh)
-// and the dense kernels' SASS would change.
-template <class Args> FT_DEVICE long long bwd_seq_row(const Args &a, const ft_seq &s, int b, int h, int bh)
-{
-    return VARLEN ? seq_row(a, s, b, h) : (long long)bh * s.seqlen_q;
 }
 
 // delta for the query rows [BM * blockIdx.x, + BM): four lanes per row, each summing DV/32
@@ -38,7 +29,7 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
         return;
     const elem_t *o = (const elem_t *)args.o + seq_offset(args.o_stride, b, h, sq.q0);
     const elem_t *dout = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0);
-    float *delta = (float *)args.delta + bwd_seq_row(args, sq, b, h, bh);
+    float *delta = (float *)args.delta + seq_row(args, sq, b, h, bh);
     const int sub = threadIdx.x % TPR;
 
     for (int r = threadIdx.x / TPR; r < BM; r += ROWS_PER_PASS) {   // warp-uniform trip count
@@ -86,7 +77,7 @@ FT_DEVICE void bwd_dq_convert_rows(const ft_bwd_args args)
     if (VARLEN && m0 >= nq)
         return;
     const float scale = (float)args.softmax_scale;
-    const float *src = (const float *)args.dq_accum + (bwd_seq_row(args, sq, b, h, bh) + m0) * D;
+    const float *src = (const float *)args.dq_accum + (seq_row(args, sq, b, h, bh) + m0) * D;
     elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, b, h, sq.q0) + m0 * args.dq_stride[2];
     for (int c = threadIdx.x; c < BM * CPR; c += THREADS) {
         const int row = c / CPR, col = (c % CPR) * 8;

@@ -173,13 +173,15 @@ FT_DEVICE long long seq_offset(const long long *s, int b, int h, int row0)
 }
 
 // Index of the first row of (sequence b, head h) in lse, delta and (times HEAD_DIM) dq_accum:
-// [batch, heads, seqlen_q] dense, [heads, total_q] variable-length.
-template <class Args> FT_DEVICE long long seq_row(const Args &a, const ft_seq &s, int b, int h)
+// [batch, heads, seqlen_q] dense, [heads, total_q] variable-length. bh is b * heads + h, the
+// caller's: ptxas does not fold (b * heads + h) back into the bh that b and h were divided from,
+// and spends instructions on it.
+template <class Args> FT_DEVICE long long seq_row(const Args &a, const ft_seq &s, int b, int h, long long bh)
 {
 #if VARLEN
     return (long long)h * a.total_q + s.q0;
 #else
-    return ((long long)b * a.heads + h) * a.seqlen_q;
+    return bh * s.seqlen_q;   // the argument block's (seq_of)
 #endif
 }
 

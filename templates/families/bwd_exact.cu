@@ -108,7 +108,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_preprocess(cons
         return;
     const elem_t *const go = (const elem_t *)args.o + seq_offset(args.o_stride, b, h, sq.q0);
     const elem_t *const gdo = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0);
-    acc_t *const gdelta = (acc_t *)args.delta + bwd_seq_row(args, sq, b, h, bh);
+    acc_t *const gdelta = (acc_t *)args.delta + seq_row(args, sq, b, h, bh);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int r = warp; r < BLOCK_M; r += NUM_WARPS) {
         const int row = blockIdx.x * BLOCK_M + r;
@@ -154,11 +154,11 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
     const elem_t *const gdo = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h0, sq.q0);
     const elem_t *const gk = (const elem_t *)args.k + seq_offset(args.k_stride, b, h, sq.k0) + n0 * args.k_stride[2];
     const elem_t *const gv = (const elem_t *)args.v + seq_offset(args.v_stride, b, h, sq.k0) + n0 * args.v_stride[2];
-    const acc_t *const glse = (const acc_t *)args.lse + bwd_seq_row(args, sq, b, h0, bh0);
-    const acc_t *const gdelta = (const acc_t *)args.delta + bwd_seq_row(args, sq, b, h0, bh0);
+    const acc_t *const glse = (const acc_t *)args.lse + seq_row(args, sq, b, h0, bh0);
+    const acc_t *const gdelta = (const acc_t *)args.delta + seq_row(args, sq, b, h0, bh0);
     const int l_rows = bwd_head_rows(args, sq);   // lse / delta / dq_accum rows from a head to the next
 #if DQ_MODE == 0
-    acc_t *const gdqa = (acc_t *)args.dq_accum + bwd_seq_row(args, sq, b, h0, bh0) * HEAD_DIM;
+    acc_t *const gdqa = (acc_t *)args.dq_accum + seq_row(args, sq, b, h0, bh0) * HEAD_DIM;
 #endif
     const acc_t scale = (acc_t)args.softmax_scale;
     const ex_scorer score(args);
@@ -391,8 +391,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
     const elem_t *const gdo = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0) + q0 * args.do_stride[2];
     const elem_t *gk = (const elem_t *)args.k + seq_offset(args.k_stride, b, kv_head(args, h), sq.k0);
     const elem_t *gv = (const elem_t *)args.v + seq_offset(args.v_stride, b, kv_head(args, h), sq.k0);
-    const acc_t *const glse = (const acc_t *)args.lse + bwd_seq_row(args, sq, b, h, bh);
-    const acc_t *const gdelta = (const acc_t *)args.delta + bwd_seq_row(args, sq, b, h, bh);
+    const acc_t *const glse = (const acc_t *)args.lse + seq_row(args, sq, b, h, bh);
+    const acc_t *const gdelta = (const acc_t *)args.delta + seq_row(args, sq, b, h, bh);
     const acc_t scale = (acc_t)args.softmax_scale;
     const ex_scorer score(args);
 
@@ -508,7 +508,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq_convert(cons
     const int q0 = blockIdx.x * BLOCK_M;
     if (VARLEN && q0 >= nq)   // past this sequence's queries
         return;
-    const acc_t *const gdqa = (const acc_t *)args.dq_accum + (bwd_seq_row(args, sq, b, h, bh) + q0) * HEAD_DIM;
+    const acc_t *const gdqa = (const acc_t *)args.dq_accum + (seq_row(args, sq, b, h, bh) + q0) * HEAD_DIM;
     elem_t *const gdq = (elem_t *)args.dq + seq_offset(args.dq_stride, b, h, sq.q0) + q0 * args.dq_stride[2];
     const acc_t scale = (acc_t)args.softmax_scale;
     const int rows = EVEN_M ? BLOCK_M : min(BLOCK_M, nq - q0);

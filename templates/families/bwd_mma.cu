@@ -175,8 +175,8 @@ ft_bwd_dkdv(const ft_bwd_args args)
     const elem_t *v = (const elem_t *)args.v + seq_offset(args.v_stride, b, h, sq.k0) + n0 * args.v_stride[2];
     const elem_t *q = (const elem_t *)args.q + seq_offset(args.q_stride, b, h0, sq.q0);
     const elem_t *dout = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h0, sq.q0);
-    const float *lse = (const float *)args.lse + bwd_seq_row(args, sq, b, h0, bh0);
-    const float *delta = (const float *)args.delta + bwd_seq_row(args, sq, b, h0, bh0);
+    const float *lse = (const float *)args.lse + seq_row(args, sq, b, h0, bh0);
+    const float *delta = (const float *)args.delta + seq_row(args, sq, b, h0, bh0);
     const int l_rows = bwd_head_rows(args, sq);   // lse / delta / dq_accum rows from a head to the next
     const long long qs = args.q_stride[2], dos = args.do_stride[2];
 
@@ -205,7 +205,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #if DQ_MODE == 0
     elem_t *ds_smem = (elem_t *)(stage_smem + NUM_STAGES * DKDV_STAGE_BYTES);
     const unsigned ds_addr = smem_addr(ds_smem);
-    float *dq_accum = (float *)args.dq_accum + bwd_seq_row(args, sq, b, h0, bh0) * HEAD_DIM;
+    float *dq_accum = (float *)args.dq_accum + seq_row(args, sq, b, h0, bh0) * HEAD_DIM;
 #endif
 
     // Q, dO rows and their L, delta for step i of the walk into ring slot st. Rows past the
@@ -546,8 +546,8 @@ ft_bwd_dq(const ft_bwd_args args)
     const elem_t *dout = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0) + m0 * args.do_stride[2];
     const elem_t *k = (const elem_t *)args.k + seq_offset(args.k_stride, b, kv_head(args, h), sq.k0);
     const elem_t *v = (const elem_t *)args.v + seq_offset(args.v_stride, b, kv_head(args, h), sq.k0);
-    const float *lse = (const float *)args.lse + bwd_seq_row(args, sq, b, h, bh);
-    const float *delta = (const float *)args.delta + bwd_seq_row(args, sq, b, h, bh);
+    const float *lse = (const float *)args.lse + seq_row(args, sq, b, h, bh);
+    const float *delta = (const float *)args.delta + seq_row(args, sq, b, h, bh);
     const long long ks = args.k_stride[2], vs = args.v_stride[2];
 
     // Shared memory: [Q][dO][NUM_STAGES x (K, V)]; at the end an fp32 [BLOCK_M][DQ_RED_LD] dQ

@@ -205,7 +205,7 @@ struct dkdv_block {
     FT_DEVICE long long first_row(const ft_bwd_args &a, int head) const   // seq_row's (dense: as it was spelled)
     {
 #if VARLEN
-        return seq_row(a, sq, b, h * group + head);
+        return seq_row(a, sq, b, h * group + head, q_row(head));
 #else
         return q_row(head) * a.seqlen_q;
 #endif
@@ -1073,8 +1073,7 @@ ft_bwd_dq_convert(const ft_bwd_args args)
     }
     const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
     const float scale = (float)args.softmax_scale;
-    // seq_row; dense, bh * seqlen_q as before (seq_row's b * heads + h changed the SASS).
-    const long long row0 = VARLEN ? seq_row(args, sq, b, h) : (long long)bh * args.seqlen_q;
+    const long long row0 = seq_row(args, sq, b, h, bh);
     const float *rows = (const float *)args.dq_accum + (row0 + m0) * HEAD_DIM;
     const float4 *src = (const float4 *)rows;
     elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, b, h, sq.q0) + m0 * args.dq_stride[2];

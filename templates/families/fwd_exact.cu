@@ -75,9 +75,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
     const elem_t *gk = (const elem_t *)args.k + seq_offset(args.k_stride, b, kv_head(args, h), sq.k0);
     const elem_t *gv = (const elem_t *)args.v + seq_offset(args.v_stride, b, kv_head(args, h), sq.k0);
     elem_t *const go = (elem_t *)args.o + seq_offset(args.o_stride, b, h, sq.q0);
-    // seq_row; a dense batch's as it was: ptxas does not see that seq_row's (b * heads + h) * seqlen_q
-    // is bh * seqlen_q and spends instructions on it.
-    acc_t *const glse = (acc_t *)args.lse + (VARLEN ? seq_row(args, sq, b, h) : (long long)bh * nq);
+    acc_t *const glse = (acc_t *)args.lse + seq_row(args, sq, b, h, bh);
     const long long ks = args.k_stride[2], vs = args.v_stride[2], os = args.o_stride[2];
     const ex_scorer score(args);
 

@@ -253,9 +253,7 @@ ft_fwd(const ft_fwd_args args)
     // made head dim 256 spill (sm_90).
     const ft_seq se = seq_of(args, b);
     elem_t *o_out = (elem_t *)args.o + seq_offset(args.o_stride, b, h, se.q0);
-    // seq_row; a dense batch's as it was: ptxas does not see that seq_row's (b * heads + h) *
-    // seqlen_q is bh * seqlen_q and spends instructions on it.
-    float *lse = (float *)args.lse + (VARLEN ? seq_row(args, se, b, h) : (long long)bh * args.seqlen_q);
+    float *lse = (float *)args.lse + seq_row(args, se, b, h, bh);
 #pragma unroll
     for (int r = 0; r < ROW_TILES; r++)
 #pragma unroll

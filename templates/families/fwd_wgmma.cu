@@ -496,15 +496,10 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
     ring.free_v(n - 1);
 }
 
-// L of the block's first row: seq_row's, or in a dense batch the same index as bh * seqlen_q
-// (seq_row's (b * heads + h) * seqlen_q compiles to more instructions).
+// L of the block's first row (the sequence read again here: the consumers do not hold it).
 FT_DEVICE float *block_lse(const ft_fwd_args &args, const fwd_block &fb)
 {
-#if VARLEN
-    return (float *)args.lse + seq_row(args, seq_of(args, fb.b), fb.b, fb.h);
-#else
-    return (float *)args.lse + (long long)fb.bh * args.seqlen_q;
-#endif
+    return (float *)args.lse + seq_row(args, seq_of(args, fb.b), fb.b, fb.h, fb.bh);
 }
 
 // Epilogue: O / rowsum in the input dtype, and L = ln(sum) + max in natural log.

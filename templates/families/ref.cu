@@ -132,7 +132,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const
     ref_store<HEAD_DIM_V>((elem_t *)args.o + seq_offset(args.o_stride, b, h, sq.q0) + row * args.o_stride[2], o,
                           l > 0 ? inv : (acc_t)0, lane);
     if (lane == 0)
-        ((acc_t *)args.lse)[seq_row(args, sq, b, h) + row] = l > 0 ? m + ref_log(l) : -ref_neg_inf();
+        ((acc_t *)args.lse)[seq_row(args, sq, b, h, bh) + row] = l > 0 ? m + ref_log(l) : -ref_neg_inf();
 }
 
 // ---- backward -----------------------------------------------------------------------------
@@ -151,7 +151,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_prepr
     ref_load<HEAD_DIM_V>(dor, dout, lane);
     const acc_t delta = ref_dot<HEAD_DIM_V>(dor, o, lane);
     if (lane == 0)
-        ((acc_t *)args.delta)[seq_row(args, sq, b, h) + row] = delta;
+        ((acc_t *)args.delta)[seq_row(args, sq, b, h, bh) + row] = delta;
 }
 
 // dQ_i = scale sum_j dS_ij K_j, with S_ij = cap(scale Q_i.K_j), P_ij = exp(S_ij - L_i),
@@ -169,8 +169,8 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dq(co
     const elem_t *const k = (const elem_t *)args.k + seq_offset(args.k_stride, b, hk, sq.k0);
     const elem_t *const v = (const elem_t *)args.v + seq_offset(args.v_stride, b, hk, sq.k0);
     const acc_t scale = (acc_t)args.softmax_scale, cap = (acc_t)args.softcap;
-    const acc_t lse = ((const acc_t *)args.lse)[seq_row(args, sq, b, h) + row];
-    const acc_t delta = ((const acc_t *)args.delta)[seq_row(args, sq, b, h) + row];
+    const acc_t lse = ((const acc_t *)args.lse)[seq_row(args, sq, b, h, bh) + row];
+    const acc_t delta = ((const acc_t *)args.delta)[seq_row(args, sq, b, h, bh) + row];
     int k0, k1;
     row_keys(sq.lo, sq.hi, row, sq.seqlen_k, k0, k1);
 
@@ -219,8 +219,9 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_dkdv(
     for (int h = hk * group; h < (hk + 1) * group; ++h) {
         const elem_t *const q = (const elem_t *)args.q + seq_offset(args.q_stride, b, h, sq.q0);
         const elem_t *const dout = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0);
-        const acc_t *const lse = (const acc_t *)args.lse + seq_row(args, sq, b, h);
-        const acc_t *const delta = (const acc_t *)args.delta + seq_row(args, sq, b, h);
+        const long long bh = (long long)b * args.heads + h;
+        const acc_t *const lse = (const acc_t *)args.lse + seq_row(args, sq, b, h, bh);
+        const acc_t *const delta = (const acc_t *)args.delta + seq_row(args, sq, b, h, bh);
         for (int i = q0; i < q1; ++i) {
             const elem_t *const qi = q + i * args.q_stride[2];
             const elem_t *const doi = dout + i * args.do_stride[2];
