@@ -12,7 +12,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "ft_mask.h"
 #include "rt_internal.h"
 
 #define BURST 100
@@ -84,7 +83,7 @@ int main(int argc, char **argv)
                       .head_dim_v = dim, .softmax_scale = ln_softmax_scale(0, dim), .q = (CUdeviceptr)(uintptr_t)q,
                       .k = (CUdeviceptr)(uintptr_t)k, .v = (CUdeviceptr)(uintptr_t)v, .o = (CUdeviceptr)(uintptr_t)o,
                       .lse = (CUdeviceptr)(uintptr_t)lse };
-    ft_mask_band(0, 0, -1, -1, n, n, &lp.mask_lo, &lp.mask_hi);
+    ln_problem_mask(&lp, 0, 0, -1, -1);
     for (int i = 0; i < 3; i++)
         lp.q_stride[i] = lp.k_stride[i] = lp.v_stride[i] = lp.o_stride[i] = st[i];
     ft_fwd_args a;

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ft_mask.h"
 #include "ln_internal.h"
 
 #define SKIP_CODE 77   /* no GPU: ctest's SKIP_RETURN_CODE */
@@ -271,9 +270,9 @@ static void row_problem(const bench_row *r, ln_problem *p)
     const int heads_k = r->heads_k ? r->heads_k : r->heads;
     *p = (ln_problem){ .dtype = r->dtype, .batch = r->batch, .heads = r->heads, .heads_k = heads_k,
                        .seqlen_q = r->seqlen, .seqlen_k = r->seqlen, .head_dim = r->head_dim, .head_dim_v = DV(r),
-                       .softmax_scale = ln_softmax_scale(0, r->head_dim), .causal = r->causal,
+                       .softmax_scale = ln_softmax_scale(0, r->head_dim),
                        .softcap = r->softcap };
-    ft_mask_band(r->causal, 0, -1, -1, r->seqlen, r->seqlen, &p->mask_lo, &p->mask_hi);
+    ln_problem_mask(p, r->causal, 0, -1, -1);
     ln_contiguous_strides(r->heads, r->seqlen, r->head_dim, p->q_stride);
     ln_contiguous_strides(heads_k, r->seqlen, r->head_dim, p->k_stride);
     ln_contiguous_strides(heads_k, r->seqlen, DV(r), p->v_stride);

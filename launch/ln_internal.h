@@ -66,6 +66,11 @@ int ln_heads_k(const ln_problem *p);
 /* The problem features beyond plain attention that p needs (GEN_FEATURE_*: grouped K/V heads,
  * a softcap, a variable-length batch); a plan launches p only when its family takes all of them. */
 unsigned ln_problem_features(const ln_problem *p);
+/* p's mask from a problem's (sides -1: no limit; causal 1 hides keys right of the diagonal):
+ * the CAUSAL flag, the band (mask_lo, mask_hi) for p's lengths, and the sides a variable-length
+ * batch's kernels place per sequence (mask_left, mask_right, mask_bottom_right). Set p's lengths
+ * first. The one place a launch's mask fields are derived. */
+void ln_problem_mask(ln_problem *p, int causal, int bottom_right, int window_left, int window_right);
 /* 1 when p is a variable-length batch (cu_seqlens_q set). */
 int ln_varlen(const ln_problem *p);
 /* Rows of p's lse, delta and dQ accumulator: batch*heads*seqlen_q, or heads*total_q. */

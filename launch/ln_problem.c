@@ -2,6 +2,7 @@
  * backward workspace's layout (one definition for every caller's allocation). */
 #include <math.h>
 
+#include "ft_mask.h"
 #include "ln_internal.h"
 
 size_t ln_elem_bytes(int dtype)
@@ -35,6 +36,15 @@ unsigned ln_problem_features(const ln_problem *p)
 {
     return (ln_heads_k(p) != p->heads ? GEN_FEATURE_GROUPS : 0u) | (p->softcap != 0 ? GEN_FEATURE_SOFTCAP : 0u) |
            (ln_varlen(p) ? GEN_FEATURE_VARLEN : 0u);
+}
+
+void ln_problem_mask(ln_problem *p, int causal, int bottom_right, int window_left, int window_right)
+{
+    p->causal = ft_mask_active(causal, window_left, window_right);
+    ft_mask_band(causal, bottom_right, window_left, window_right, p->seqlen_q, p->seqlen_k, &p->mask_lo, &p->mask_hi);
+    p->mask_left = window_left;
+    p->mask_right = causal ? 0 : window_right;
+    p->mask_bottom_right = bottom_right;
 }
 
 int ln_varlen(const ln_problem *p)

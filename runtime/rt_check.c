@@ -112,10 +112,10 @@ int rt_mask_active(const ft_attention_desc *d)
     return ft_mask_active(d->causal, d->window ? d->window_left : -1, d->window ? d->window_right : -1);
 }
 
-void rt_mask_band(const ft_attention_desc *d, int *lo, int *hi)
+void rt_problem_mask(const ft_attention_desc *d, ln_problem *p)
 {
-    ft_mask_band(d->causal, d->causal_align == FT_ALIGN_BOTTOM_RIGHT, d->window ? d->window_left : -1,
-                 d->window ? d->window_right : -1, d->seqlen_q, d->seqlen_k, lo, hi);
+    ln_problem_mask(p, d->causal, d->causal_align == FT_ALIGN_BOTTOM_RIGHT, d->window ? d->window_left : -1,
+                    d->window ? d->window_right : -1);
 }
 
 /* The variable-length fields as far as the host sees them (the sums are checked at the call,

@@ -57,9 +57,10 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
                         size_t len);
 /* 1 when d (checked) needs a mask: the kernels' CAUSAL flag, the lookup's causal mode. */
 int rt_mask_active(const ft_attention_desc *d);
-/* The band of d (checked): key j visible to query i iff i + *lo <= j <= i + *hi (ft_mask.h);
- * what the kernels get as mask_lo, mask_hi. OUT: *lo, *hi. */
-void rt_mask_band(const ft_attention_desc *d, int *lo /* OUT */, int *hi /* OUT */);
+/* The mask of d (checked) into p, whose lengths are set (ln_problem_mask): the CAUSAL flag, the
+ * band (key j visible to query i iff i + mask_lo <= j <= i + mask_hi, ft_mask.h) and the sides
+ * a variable-length batch places per sequence. */
+void rt_problem_mask(const ft_attention_desc *d, ln_problem *p /* IN/OUT */);
 /* Checks n tensors of problem w: non-NULL, strides >= 0 that do not overlap and leave each row
  * its dim elements; with tensor_cores, 16-byte base pointers and strides a multiple of 8. */
 ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tensor *t, int n, int tensor_cores,

@@ -25,17 +25,15 @@ CUresult rt_launch(const cu_driver *cu, const rt_plan *plan, const ft_attention_
         .dtype = d->dtype, .batch = d->batch, .heads = d->heads, .heads_k = d->heads_k, .seqlen_q = d->seqlen_q,
         .seqlen_k = d->seqlen_k,
         .head_dim = d->head_dim, .head_dim_v = plan->w.head_dim_v,
-        .softmax_scale = ln_softmax_scale((double)d->softmax_scale, d->head_dim), .causal = rt_mask_active(d),
+        .softmax_scale = ln_softmax_scale((double)d->softmax_scale, d->head_dim),
         .softcap = (double)d->softcap,
         .q = dev(p->q), .k = dev(p->k), .v = dev(p->v),
         .o = backward ? dev(p->o) : dev(p->o_out), .lse = backward ? dev(p->lse) : dev(p->lse_out),
         .dout = dev(p->dout), .dq = dev(p->dq), .dk = dev(p->dk), .dv = dev(p->dv), .delta = delta, .dq_accum = accum,
         .cu_seqlens_q = dev(d->cu_seqlens_q), .cu_seqlens_k = dev(d->cu_seqlens_k), .total_q = d->total_q,
-        .total_k = d->total_k, .mask_left = d->window ? d->window_left : -1,
-        .mask_right = d->causal ? 0 : d->window ? d->window_right : -1,
-        .mask_bottom_right = d->causal_align == FT_ALIGN_BOTTOM_RIGHT,
+        .total_k = d->total_k,
     };
-    rt_mask_band(d, &lp.mask_lo, &lp.mask_hi);
+    rt_problem_mask(d, &lp);
     copy_strides(lp.q_stride, d->q_stride);
     copy_strides(lp.k_stride, d->k_stride);
     copy_strides(lp.v_stride, d->v_stride);

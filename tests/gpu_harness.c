@@ -68,21 +68,20 @@ int gpu_problem_masked(const gpu_problem *g)
     return ft_mask_active(g->causal, g->window ? g->window_left : -1, g->window ? g->window_right : -1);
 }
 
-/* The launch module's view of p: its band (a variable-length batch's sides), the scale resolved. */
+/* The launch module's view of p: its mask, the scale resolved. */
 static void to_problem(const gpu_problem *g, ln_problem *p)
 {
-    const int left = g->window ? g->window_left : -1, right = g->window ? g->window_right : -1;
     *p = (ln_problem){
         .dtype = g->dtype, .batch = g->batch, .heads = g->heads, .seqlen_q = g->seqlen_q, .seqlen_k = g->seqlen_k,
         .head_dim = g->head_dim, .head_dim_v = g->head_dim_v,
-        .softmax_scale = ln_softmax_scale(g->softmax_scale, g->head_dim), .causal = gpu_problem_masked(g),
+        .softmax_scale = ln_softmax_scale(g->softmax_scale, g->head_dim),
         .q = g->q, .k = g->k, .v = g->v, .o = g->o, .lse = g->lse, .dout = g->dout, .dq = g->dq, .dk = g->dk,
         .dv = g->dv, .delta = g->delta, .dq_accum = g->dq_accum, .heads_k = g->heads_k, .softcap = g->softcap,
         .cu_seqlens_q = g->dev_cu_seqlens_q, .cu_seqlens_k = g->dev_cu_seqlens_k, .total_q = g->total_q,
-        .total_k = g->total_k, .mask_left = left, .mask_right = g->causal ? 0 : right,
-        .mask_bottom_right = g->causal_align,
+        .total_k = g->total_k,
     };
-    ft_mask_band(g->causal, g->causal_align, left, right, g->seqlen_q, g->seqlen_k, &p->mask_lo, &p->mask_hi);
+    ln_problem_mask(p, g->causal, g->causal_align, g->window ? g->window_left : -1,
+                    g->window ? g->window_right : -1);
     memcpy(p->q_stride, g->q_stride, sizeof p->q_stride);
     memcpy(p->k_stride, g->k_stride, sizeof p->k_stride);
     memcpy(p->v_stride, g->v_stride, sizeof p->v_stride);

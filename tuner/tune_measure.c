@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ft_mask.h"
 #include "ln_internal.h"
 
 struct tune_measure {
@@ -119,9 +118,9 @@ static void workload_problem(const tune_workload *w, ln_problem *p)
     const int heads_k = w->heads_k ? w->heads_k : w->heads;
     *p = (ln_problem){ .dtype = w->dtype, .batch = w->batch, .heads = w->heads, .seqlen_q = w->seqlen_q,
                        .seqlen_k = w->seqlen_k, .head_dim = w->head_dim, .head_dim_v = w->head_dim_v,
-                       .softmax_scale = ln_softmax_scale(0, w->head_dim), .causal = w->causal,
+                       .softmax_scale = ln_softmax_scale(0, w->head_dim),
                        .heads_k = heads_k, .softcap = w->softcap ? TUNE_SOFTCAP : 0 };
-    ft_mask_band(w->causal, 0, -1, -1, w->seqlen_q, w->seqlen_k, &p->mask_lo, &p->mask_hi);
+    ln_problem_mask(p, w->causal, 0, -1, -1);
     ln_contiguous_strides(w->heads, w->seqlen_q, w->head_dim, p->q_stride);
     ln_contiguous_strides(heads_k, w->seqlen_k, w->head_dim, p->k_stride);
     ln_contiguous_strides(heads_k, w->seqlen_k, w->head_dim_v, p->v_stride);

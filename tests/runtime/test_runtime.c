@@ -867,10 +867,11 @@ static void masks_reach_flag_and_band(void **state)
         if (rt_desc_copy("test", &c.d, &d, err, sizeof err) != FT_OK ||
             rt_check_desc("test", &d, 0, &w, err, sizeof err) != FT_OK)
             fail_msg("%s: %s", m->name, err);
-        int lo, hi;
-        rt_mask_band(&d, &lo, &hi);
+        ln_problem p = { .seqlen_q = d.seqlen_q, .seqlen_k = d.seqlen_k };
+        rt_problem_mask(&d, &p);
+        const int lo = p.mask_lo, hi = p.mask_hi;
         printf("  %-38s causal=%d band [%d, %d]\n", m->name, w.causal, lo, hi);
-        if (w.causal != m->flag || lo != m->lo || hi != m->hi)
+        if (w.causal != m->flag || p.causal != m->flag || lo != m->lo || hi != m->hi)
             fail_msg("%s: causal=%d band [%d, %d], expected %d [%d, %d]", m->name, w.causal, lo, hi, m->flag, m->lo,
                      m->hi);
         assert_int_equal(d.struct_size, sizeof d);
