@@ -87,7 +87,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3; i++)
         lp.q_stride[i] = lp.k_stride[i] = lp.v_stride[i] = lp.o_stride[i] = st[i];
     ft_fwd_args a;
-    ln_fwd_args(&lp, 0, 1, &a);
+    ln_fwd_args(&lp, 1, 0, 0, 1, &a);
     void *params[] = { &a };
 
     double *bare = malloc(sizeof(double) * (size_t)bursts), *lib = malloc(sizeof(double) * (size_t)bursts);

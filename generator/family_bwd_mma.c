@@ -83,10 +83,10 @@ static int check_bwd_mma(const int *p, char *why, size_t len)
 }
 
 static const gen_entry bwd_mma_entries[] = {
-    { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY },
-    { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY },
-    { "ft_bwd_dq", 0, smem_dq, used_dq, GEN_OP_FAMILY },
-    { "ft_bwd_dq_convert", 0, NULL, used_dq_convert, GEN_OP_FAMILY },
+    { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY, 0 },
+    { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY, 0 },
+    { "ft_bwd_dq", 0, smem_dq, used_dq, GEN_OP_FAMILY, 0 },
+    { "ft_bwd_dq_convert", 0, NULL, used_dq_convert, GEN_OP_FAMILY, 0 },
 };
 
 const gen_family gen_family_bwd_mma = {
@@ -106,6 +106,7 @@ const gen_family gen_family_bwd_mma = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 32, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,
         [GEN_CAUSAL] = 0, [GEN_CAUSAL_SKIP] = 1, [GEN_EVEN_M] = 0, [GEN_EVEN_N] = 0, [GEN_DQ_MODE] = 0,
+        [GEN_SPLITS] = 1,
     },
     .entries = bwd_mma_entries,
     .entry_count = 4,

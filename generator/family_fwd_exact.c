@@ -52,7 +52,7 @@ static int check_fwd(const int *p, char *why, size_t len)
 }
 
 static const gen_entry entries[] = {
-    { "ft_fwd", 0, smem_fwd, NULL, GEN_OP_FAMILY },
+    { "ft_fwd", 0, smem_fwd, NULL, GEN_OP_FAMILY, 0 },
 };
 
 const gen_family gen_family_fwd_exact = {
@@ -69,6 +69,7 @@ const gen_family gen_family_fwd_exact = {
         [GEN_DTYPE] = 0, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 64, [GEN_BLOCK_N] = 32, [GEN_NUM_WARPS] = 4, [GEN_NUM_STAGES] = 2,
         [GEN_CAUSAL] = 0, [GEN_CAUSAL_SKIP] = 1, [GEN_EVEN_M] = 0, [GEN_EVEN_N] = 0, [GEN_DQ_MODE] = 0,
+        [GEN_SPLITS] = 1,
     },
     .entries = entries,
     .entry_count = 1,

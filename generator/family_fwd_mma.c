@@ -37,27 +37,37 @@ static int check_fwd(const int *p, char *why, size_t len)
     return -1;
 }
 
+/* The combine step of a forward whose keys several blocks share. */
+static int splits_keys(const int *p)
+{
+    return p[GEN_SPLITS] > 1;
+}
+
 static const gen_entry fwd_entries[] = {
-    { "ft_fwd", 0, smem_fwd, NULL, GEN_OP_FAMILY },
+    { "ft_fwd", 0, smem_fwd, NULL, GEN_OP_FAMILY, 1 },
+    { "ft_fwd_combine", 0, NULL, splits_keys, GEN_OP_FAMILY, 0 },
 };
 
 const gen_family gen_family_fwd_mma = {
     .name = "fwd_mma",
     .file = "families/fwd_mma.cu",
-    .parts = FT_PARTS("traits/fwd_mma.h", "arch/sm80.cuh", "common/ft_block.cuh", "common/ft_softcap.cuh", "common/ft_softmax.cuh"),
+    .parts = FT_PARTS("traits/fwd_mma.h", "arch/sm80.cuh", "common/ft_block.cuh", "common/ft_softcap.cuh", "common/ft_softmax.cuh",
+                      "common/ft_combine.cuh"),
     .backward = 0,
     .dtypes = (1u << 1) | (1u << 2),
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) |
-              GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) | GEN_BIT(GEN_VARLEN),
+              GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) | GEN_BIT(GEN_VARLEN) |
+              GEN_BIT(GEN_SPLITS) | GEN_BIT(GEN_PACK_GQA),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 128, [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,
         [GEN_CAUSAL] = 0, [GEN_CAUSAL_SKIP] = 1, [GEN_EVEN_M] = 0, [GEN_EVEN_N] = 0, [GEN_DQ_MODE] = 0,
+        [GEN_SPLITS] = 1,
     },
     .entries = fwd_entries,
-    .entry_count = 1,
+    .entry_count = 2,
     .check = check_fwd,
     .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN,
 };

@@ -87,7 +87,7 @@ static void head_dim_tiles_fwd(int *p)
 }
 
 static const gen_entry fwd_entries[] = {
-    { "ft_fwd", 0, smem_fwd, NULL, GEN_OP_FAMILY },
+    { "ft_fwd", 0, smem_fwd, NULL, GEN_OP_FAMILY, 0 },
 };
 
 const gen_family gen_family_fwd_wgmma = {
@@ -107,6 +107,7 @@ const gen_family gen_family_fwd_wgmma = {
         [GEN_BLOCK_M] = 128, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 12, [GEN_NUM_STAGES] = 2,
         [GEN_CAUSAL] = 0, [GEN_CAUSAL_SKIP] = 1, [GEN_EVEN_M] = 0, [GEN_EVEN_N] = 0, [GEN_DQ_MODE] = 0,
         [GEN_OVERLAP] = 0, [GEN_PINGPONG] = 0, [GEN_PERSISTENT] = 0,
+        [GEN_SPLITS] = 1,
     },
     .entries = fwd_entries,
     .entry_count = 1,

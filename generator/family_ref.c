@@ -20,14 +20,14 @@ static int check_ref(const int *p, char *why, size_t len)
 }
 
 static const gen_entry entries[] = {
-    { "ft_ref_fwd", 0, NULL, NULL, GEN_OP_FORWARD },
-    { "ft_ref_bwd_preprocess", 0, NULL, NULL, GEN_OP_BACKWARD },
-    { "ft_ref_bwd_dq", 0, NULL, NULL, GEN_OP_BACKWARD },
-    { "ft_ref_bwd_dkdv", 1, NULL, NULL, GEN_OP_BACKWARD },
+    { "ft_ref_fwd", 0, NULL, NULL, GEN_OP_FORWARD, 0 },
+    { "ft_ref_bwd_preprocess", 0, NULL, NULL, GEN_OP_BACKWARD, 0 },
+    { "ft_ref_bwd_dq", 0, NULL, NULL, GEN_OP_BACKWARD, 0 },
+    { "ft_ref_bwd_dkdv", 1, NULL, NULL, GEN_OP_BACKWARD, 0 },
     /* The tuner's utilities: any grid (grid-stride loops), launched by name with their own
      * parameters (templates/ref.cu). */
-    { "ft_ref_fill_normal", 0, NULL, NULL, GEN_OP_UTILITY },
-    { "ft_ref_compare", 0, NULL, NULL, GEN_OP_UTILITY },
+    { "ft_ref_fill_normal", 0, NULL, NULL, GEN_OP_UTILITY, 0 },
+    { "ft_ref_compare", 0, NULL, NULL, GEN_OP_UTILITY, 0 },
 };
 
 const gen_family gen_family_ref = {
@@ -42,6 +42,7 @@ const gen_family gen_family_ref = {
         [GEN_DTYPE] = 0, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 4, [GEN_BLOCK_N] = 4, [GEN_NUM_WARPS] = 4, [GEN_NUM_STAGES] = 1,
         [GEN_CAUSAL] = 0, [GEN_CAUSAL_SKIP] = 0, [GEN_EVEN_M] = 0, [GEN_EVEN_N] = 0, [GEN_DQ_MODE] = 0,
+        [GEN_SPLITS] = 1,
     },
     .entries = entries,
     .entry_count = 6,

@@ -26,6 +26,10 @@ typedef struct gen_entry {
     size_t (*smem_bytes)(const int *p);     /* dynamic shared memory for this entry */
     int (*used)(const int *p);              /* NULL: always launched; else 1 when launched for p */
     gen_entry_op op;                        /* which operation launches it (0: the family's own) */
+    /* 1: a forward's main kernel that takes SPLITS and PACK_GQA: grid.x is its query tiles times
+     * SPLITS, and with PACK_GQA the tiles are of the packed rows (seqlen_q * heads / heads_k) and
+     * grid.y counts K/V heads (ln_launch). 0: a plain entry. */
+    int split;
 } gen_entry;
 
 /* Features of a problem beyond plain attention, which a family's kernels take or not

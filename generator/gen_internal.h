@@ -90,7 +90,7 @@ int gen_check_arch(const gen_family *f, const char *device_arch, char *why, size
 int gen_check_problem_sizes(int batch, int heads, int seqlen_q, int seqlen_k, char *why, size_t len);
 /* Sets what c's parameters take from the problem's lengths, where c's family uses them:
  * EVEN_M = (seqlen_q % BLOCK_M == 0), EVEN_N = (seqlen_k % BLOCK_N == 0); both 0 with VARLEN 1 (each
- * sequence has its own lengths). */
+ * sequence has its own lengths), EVEN_M 0 with PACK_GQA 1 (a tile's rows are a group's). */
 void gen_config_fit_lengths(gen_config *c, int seqlen_q, int seqlen_k);
 
 /* ---- expansion (gen_expand.c) ------------------------------------------------------- */

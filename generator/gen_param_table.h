@@ -55,9 +55,13 @@ typedef enum gen_param_role {
     X(DATA_DIM_V, GEN_ROLE_PROBLEM, 0, 0, 256, 1, GEN_NO_VALUES,                                          \
       "a head dim of V and O below HEAD_DIM_V, padded to it: columns past it never stored (0: none)")     \
     X(VARLEN, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES,                                                \
-      "1: a variable-length batch, each sequence's rows and lengths from the arguments' prefix sums")
+      "1: a variable-length batch, each sequence's rows and lengths from the arguments' prefix sums")     \
+    X(SPLITS, GEN_ROLE_TUNABLE, 1, 1, 64, 1, GEN_NO_VALUES,                                               \
+      "blocks that share a query tile's key tiles, each a contiguous run; a combine kernel weighs their results") \
+    X(PACK_GQA, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                              \
+      "1: the query heads of a K/V group share a block, their rows packed into its tile (K/V read once a group)")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_VARLEN. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_PACK_GQA. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

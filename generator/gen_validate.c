@@ -125,10 +125,17 @@ static int check_data_dims(const gen_config *c, char *why, size_t len)
     return 0;
 }
 
-/* VARLEN 1: every sequence has its own lengths, so neither may be declared a multiple of a tile. */
+/* VARLEN 1: every sequence has its own lengths, so neither may be declared a multiple of a tile.
+ * PACK_GQA 1: a tile's rows are a group's heads' rows, so seqlen_q is not declared a multiple of it. */
 static int check_varlen(const gen_config *c, char *why, size_t len)
 {
-    if (!(c->family->params & GEN_BIT(GEN_VARLEN)) || !c->p[GEN_VARLEN])
+    const unsigned used = c->family->params;
+    if ((used & GEN_BIT(GEN_PACK_GQA)) && c->p[GEN_PACK_GQA] && (used & GEN_BIT(GEN_EVEN_M)) && c->p[GEN_EVEN_M]) {
+        snprintf(why, len, "EVEN_M=1 with PACK_GQA=1: a packed tile's rows are a group's query heads' rows "
+                 "(EVEN_M must be 0)");
+        return -1;
+    }
+    if (!(used & GEN_BIT(GEN_VARLEN)) || !c->p[GEN_VARLEN])
         return 0;
     for (int i = 0; i < 2; i++) {
         const gen_param even = i ? GEN_EVEN_N : GEN_EVEN_M;
@@ -203,8 +210,9 @@ void gen_config_fit_lengths(gen_config *c, int seqlen_q, int seqlen_k)
     /* A tile < 1 is refused by gen_validate; it must not divide here. */
     const unsigned used = c->family ? c->family->params : 0;
     const int dense = !(used & GEN_BIT(GEN_VARLEN)) || !c->p[GEN_VARLEN];   /* else no length is known */
+    const int packed = (used & GEN_BIT(GEN_PACK_GQA)) && c->p[GEN_PACK_GQA];   /* rows seqlen_q * group */
     if (used & GEN_BIT(GEN_EVEN_M))
-        c->p[GEN_EVEN_M] = dense && c->p[GEN_BLOCK_M] > 0 && seqlen_q % c->p[GEN_BLOCK_M] == 0;
+        c->p[GEN_EVEN_M] = dense && !packed && c->p[GEN_BLOCK_M] > 0 && seqlen_q % c->p[GEN_BLOCK_M] == 0;
     if (used & GEN_BIT(GEN_EVEN_N))
         c->p[GEN_EVEN_N] = dense && c->p[GEN_BLOCK_N] > 0 && seqlen_k % c->p[GEN_BLOCK_N] == 0;
 }

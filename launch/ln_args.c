@@ -49,10 +49,19 @@ static long long batch_at(const ln_problem *p, int b0, long long s)
         (a)->mask_bottom_right = (p)->mask_bottom_right;                                       \
     } while (0)
 
-void ln_fwd_args(const ln_problem *p, int b0, int nb, ft_fwd_args *a)
+void ln_fwd_args(const ln_problem *p, int splits, int part_cols, int b0, int nb, ft_fwd_args *a)
 {
     memset(a, 0, sizeof *a);
     FILL_SHARED(a, p, b0, nb);
+    if (splits > 1) {   /* partial rows move with lse's; a split's rows are those of the whole problem */
+        size_t lse_offset;
+        const size_t rows = ln_lse_rows(p);
+        ln_fwd_workspace_bytes(splits, rows, part_cols, &lse_offset);
+        const long long row0 = batch_at(p, b0, (long long)p->heads * p->seqlen_q);
+        a->o_part = (float *)at(p->fwd_ws, row0 * part_cols, sizeof(float));
+        a->lse_part = (float *)at(p->fwd_ws + lse_offset, row0, sizeof(float));
+        a->part_rows = (long long)rows;
+    }
 }
 
 void ln_bwd_args(const ln_problem *p, int accum_cols, int b0, int nb, ft_bwd_args *a)

@@ -53,6 +53,10 @@ typedef struct ln_problem {
     CUdeviceptr cu_seqlens_q, cu_seqlens_k;
     int total_q, total_k;
     int mask_left, mask_right, mask_bottom_right;
+    /* The forward's workspace where its plan splits the keys (ln_plan.splits > 1; layout:
+     * ln_fwd_workspace_bytes), else 0: partial O and L of each split. */
+    CUdeviceptr fwd_ws;
+    size_t fwd_ws_bytes;
 } ln_problem;
 
 /* Bytes of an element of dtype (f32 4, f16 and bf16 2, f64 8) and of its accumulator type
@@ -108,16 +112,22 @@ size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int tot
 size_t ln_dq_sems_per_head(int seqlen_q);
 size_t ln_dq_order_ints(int batch, int heads, int seqlen_q);
 size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int total_q, int head_dim);   /* as above */
+/* The workspace of a forward whose keys `splits` blocks share (ft_kernel_args.h o_part, lse_part):
+ * fp32 partial O [splits, rows, cols] at offset 0, then (256-byte aligned) fp32 log2 L [splits,
+ * rows]; rows = ln_lse_rows of the problem, cols the kernels' HEAD_DIM_V. 0 when splits <= 1.
+ * OUT: *lse_offset (may be NULL). */
+size_t ln_fwd_workspace_bytes(int splits, size_t rows, int cols, size_t *lse_offset);
 
 /* ---- argument blocks (ln_args.c) --------------------------------------------------------- */
 
-/* The argument blocks of batches [b0, b0 + nb) of p: pointers moved to batch b0 (lse, delta
- * and dq_accum by whole [heads, seqlen_q] rows, of accum_cols columns for dq_accum; for a
+/* The argument blocks of batches [b0, b0 + nb) of p: pointers moved to batch b0 (lse, delta,
+ * a split forward's partials (splits > 1, rows of part_cols columns in p->fwd_ws; splits 1 passes
+ * none) and dq_accum by whole [heads, seqlen_q] rows, of accum_cols columns for dq_accum; for a
  * variable-length batch only the prefix sums move, the rest is addressed by them), batch = nb,
  * everything else as p says. accum_cols > 0 (the kernels' HEAD_DIM) passes p->dq_accum and the
  * dQ order area's ticket and semaphores, 0 passes NULL (kernels without DQ_MODE atomic or
  * ordered never read them). */
-void ln_fwd_args(const ln_problem *p, int b0, int nb, ft_fwd_args *a /* OUT */);
+void ln_fwd_args(const ln_problem *p, int splits, int part_cols, int b0, int nb, ft_fwd_args *a /* OUT */);
 void ln_bwd_args(const ln_problem *p, int accum_cols, int b0, int nb, ft_bwd_args *a /* OUT */);
 /* Encodes a's q_map and do_map (ft_kernel_args.h) for a's slice, boxes of 64 columns by box_rows
  * rows. CUDA_SUCCESS, or the driver's error (CUDA_ERROR_INVALID_VALUE for a dtype other than
@@ -132,7 +142,8 @@ CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_ro
 /* ---- steps and their shapes (ln_dims.c, ln_plan.c) -------------------------------------- */
 
 /* Launch shape of entry e of c for a problem of those lengths: grid.x = ceil(seqlen_q /
- * BLOCK_M), or ceil(seqlen_k / BLOCK_N) for a key-major entry; block.x = NUM_WARPS*32; OUT:
+ * BLOCK_M) (times SPLITS for a split entry, gen_entry.split; with PACK_GQA ln_launch sets it),
+ * or ceil(seqlen_k / BLOCK_N) for a key-major entry; block.x = NUM_WARPS*32; OUT:
  * *smem, the entry's dynamic shared memory (bytes). grid.y (batch*heads of a launch), grid.z,
  * block.y and block.z are the launcher's (1 except grid.y). Returns 0, or -1 when a size or a
  * tile is < 1. */
@@ -155,6 +166,9 @@ typedef struct ln_step {
                                  * `resident` blocks, all in grid.x (gen_family.persistent) */
     unsigned resident;          /* persistent: the blocks that fit the GPU at once (ln_plan_bind) */
     int key_major;              /* 1: grid.y counts K/V heads (batch*heads_k), not query heads */
+    unsigned splits;            /* blocks per query tile (gen_entry.split: SPLITS; else 1), in grid.x */
+    unsigned pack_rows;         /* > 0 (PACK_GQA): grid.x tiles of this many packed rows, seqlen_q * heads /
+                                 * heads_k of them, times splits; grid.y counts K/V heads */
 } ln_step;
 
 /* Every launch of one operation of a kernel for one pair of lengths, in order: the family's
@@ -175,6 +189,10 @@ typedef struct ln_plan {
     int head_dim, head_dim_v;   /* the data's head dims the kernels were compiled for (DATA_DIM, DATA_DIM_V
                                  * where they pad, else HEAD_DIM, HEAD_DIM_V): ln_launch refuses others */
     int accum_cols;             /* columns of a dQ accumulator row: the kernels' HEAD_DIM */
+    int splits;                 /* > 1: a forward whose keys that many blocks share, needing the forward's
+                                 * workspace (ln_problem.fwd_ws) of ln_fwd_workspace_bytes(splits, rows,
+                                 * part_cols); else 1 */
+    int part_cols;              /* columns of a partial O row: the kernels' HEAD_DIM_V */
     ln_step steps[LN_MAX_STEPS];
     int count;
 } ln_plan;
@@ -206,9 +224,10 @@ CUresult ln_launch_one(const cu_driver *cu, CUfunction fn, unsigned grid_x, unsi
 /* Enqueues plan's launches for p on stream: dq_accum and the dQ order area zeroed first when
  * plan->accum, then per batch slice of at most 65535/heads batches, each step in order with
  * that slice's argument block (grid.y: the slice's batch*heads, batch*heads_k for a key-major
- * step). No allocation, no locks, no synchronization. Returns CUDA_SUCCESS or the first error
- * (CUDA_ERROR_INVALID_VALUE when p's lengths or head dims are not the plan's, heads > 65535,
- * heads_k does not divide heads, or p needs a feature the plan's family does not take). */
+ * or packed step). No allocation, no locks, no synchronization. Returns CUDA_SUCCESS or the
+ * first error (CUDA_ERROR_INVALID_VALUE when p's lengths or head dims are not the plan's, heads >
+ * 65535, heads_k does not divide heads, p needs a feature the plan's family does not take, or a
+ * split plan's forward workspace is missing or smaller than ln_fwd_workspace_bytes). */
 CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p, CUstream stream);
 
 /* The tuner's utilities in the `ref` module (templates/ref.cu), launched on a grid-stride grid

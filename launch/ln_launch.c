@@ -17,6 +17,9 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
         plan->accum_cols > ln_accum_head_dim(p->head_dim) || heads_k < 1 || p->heads % heads_k != 0 ||
         (ln_problem_features(p) & ~plan->features) != 0 || (plan->required & ~ln_problem_features(p)) != 0)
         return CUDA_ERROR_INVALID_VALUE;
+    if (plan->splits > 1 &&
+        (!p->fwd_ws || p->fwd_ws_bytes < ln_fwd_workspace_bytes(plan->splits, ln_lse_rows(p), plan->part_cols, NULL)))
+        return CUDA_ERROR_INVALID_VALUE;
     const int per_launch = LN_GRID_Y_MAX / p->heads;
     CUresult rc;
     /* Once for every slice: the accumulator and the order area cover the whole batch. */
@@ -36,7 +39,7 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
                 return rc;
             params[0] = &ba;
         } else {
-            ln_fwd_args(p, b0, nb, &fa);
+            ln_fwd_args(p, plan->splits, plan->part_cols, b0, nb, &fa);
             if (plan->map_rows &&
                 (rc = ln_fwd_tensor_maps(cu, p, plan->map_rows, plan->q_map_rows, plan->o_map_rows, &fa)) !=
                     CUDA_SUCCESS)
@@ -46,6 +49,11 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
         for (int i = 0; i < plan->count; i++) {
             const ln_step *s = &plan->steps[i];
             unsigned gx = s->grid_x, gy = (unsigned)(nb * (s->key_major ? heads_k : p->heads));
+            if (s->pack_rows) {   /* tiles of the packed rows, over the K/V heads */
+                const long long rows = (long long)p->seqlen_q * (p->heads / heads_k);
+                gx = (unsigned)((rows + s->pack_rows - 1) / s->pack_rows * s->splits);
+                gy = (unsigned)(nb * heads_k);
+            }
             if (s->persistent) {   /* every tile of the slice in grid.x, at most the resident blocks */
                 const unsigned long long tiles = (unsigned long long)gx * gy;
                 gx = (unsigned)(tiles < s->resident ? tiles : s->resident);

@@ -70,6 +70,10 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
     out->head_dim = pads && c->p[GEN_DATA_DIM] ? c->p[GEN_DATA_DIM] : c->p[GEN_HEAD_DIM];
     out->head_dim_v = pads && c->p[GEN_DATA_DIM_V] ? c->p[GEN_DATA_DIM_V] : c->p[GEN_HEAD_DIM_V];
     out->accum_cols = out->accum ? c->p[GEN_HEAD_DIM] : 0;
+    const int splits = (f->params & GEN_BIT(GEN_SPLITS)) ? c->p[GEN_SPLITS] : 1;
+    const int packed = (f->params & GEN_BIT(GEN_PACK_GQA)) && c->p[GEN_PACK_GQA];
+    out->splits = op == LN_FORWARD && splits > 1 ? splits : 1;
+    out->part_cols = c->p[GEN_HEAD_DIM_V];
     for (int i = 0; i < f->entry_count; i++) {
         const gen_entry *e = &f->entries[i];
         if (ln_entry_op(f, e) != op || !gen_entry_used(c, e))
@@ -90,6 +94,8 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
         s->entry = e;
         s->persistent = persistent;
         s->key_major = e->key_major;
+        s->splits = e->split ? (unsigned)out->splits : 1;
+        s->pack_rows = e->split && packed ? (unsigned)c->p[GEN_BLOCK_M] : 0;
         out->count++;
     }
     if (out->count == 0) {

@@ -112,6 +112,14 @@ size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int total_q
            ln_dq_order_ints(batch, heads, seqlen_q) * sizeof(int);
 }
 
+size_t ln_fwd_workspace_bytes(int splits, size_t rows, int cols, size_t *lse_offset)
+{
+    const size_t offset = splits > 1 ? ((size_t)splits * rows * (size_t)cols * sizeof(float) + 255) / 256 * 256 : 0;
+    if (lse_offset)
+        *lse_offset = offset;
+    return splits > 1 ? offset + (size_t)splits * rows * sizeof(float) : 0;
+}
+
 size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int total_q, int head_dim,
                           size_t *accum_offset)
 {

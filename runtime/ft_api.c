@@ -158,14 +158,20 @@ static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc 
     char err[RT_ERR_LEN];
     if ((s = rt_check_prefix_sums(func, cu, &d, (CUstream)stream, err, sizeof err)) != FT_OK)
         return rt_fail(ctx, s, "%s", err);
+    /* A forward whose keys several blocks share (decode shapes) keeps their partial results in
+     * the stream's workspace too. */
+    const size_t fwd_need = backward ? 0 : rt_forward_workspace_bytes(plan, &d);
     rt_workspace *cached = NULL;
     CUdeviceptr base = (CUdeviceptr)(uintptr_t)ws;
-    if (backward && !caller_ws) {
-        if ((s = rt_workspace_acquire(ctx, func, cu, cc->context, (CUstream)stream, need, &cached)) != FT_OK)
+    if ((backward && !caller_ws) || fwd_need) {
+        if ((s = rt_workspace_acquire(ctx, func, cu, cc->context, (CUstream)stream, backward ? need : fwd_need,
+                                      &cached)) != FT_OK)
             return s;
         base = cached->ptr;
     }
-    CUresult rc = rt_launch(cu, plan, &d, p, base, base ? base + accum_offset : 0, (CUstream)stream);
+    const rt_workspace_ptrs wp = { .delta = backward ? base : 0, .accum = backward && base ? base + accum_offset : 0,
+                                   .fwd = backward ? 0 : base, .fwd_bytes = fwd_need };
+    CUresult rc = rt_launch(cu, plan, &d, p, &wp, (CUstream)stream);
     if (cached)
         rt_workspace_release(ctx, cu, cached);
     return rc == CUDA_SUCCESS ? FT_OK : rt_fail_cuda(ctx, func, "cuLaunchKernel", rc);

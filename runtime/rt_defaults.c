@@ -23,14 +23,53 @@ static int families_for(const db_workload *w, const gen_family *out[2])
 
 void rt_config_fit(gen_config *c, const db_workload *w)
 {
-    const unsigned used = c->family->params;
-    if (used & GEN_BIT(GEN_CAUSAL))
+    if (c->family->params & GEN_BIT(GEN_CAUSAL))
         c->p[GEN_CAUSAL] = w->causal;
     /* A winner tuned on other lengths may have had even tiles where this problem has not. */
-    if (used & GEN_BIT(GEN_EVEN_M))
-        c->p[GEN_EVEN_M] = w->seqlen_q % c->p[GEN_BLOCK_M] == 0;
-    if (used & GEN_BIT(GEN_EVEN_N))
-        c->p[GEN_EVEN_N] = w->seqlen_k % c->p[GEN_BLOCK_N] == 0;
+    gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);
+}
+
+int rt_decode_shape(const db_workload *w)
+{
+    return w->op == DB_OP_FWD && (w->dtype == FT_F16 || w->dtype == FT_BF16) && w->seqlen_q <= RT_DECODE_ROWS;
+}
+
+int rt_decode_config(const rt_device *dev, const db_workload *w, gen_config *out, char *why, size_t len)
+{
+    const gen_family *f = gen_family_find("fwd_mma");
+    if (!f || !rt_decode_shape(w)) {
+        snprintf(why, len, "not a decode shape (seqlen_q=%d, at most %d in f16 or bf16)", w->seqlen_q, RT_DECODE_ROWS);
+        return -1;
+    }
+    const int heads_k = w->heads_k ? w->heads_k : w->heads, group = w->heads / heads_k;
+    const int rows = w->seqlen_q * group;
+    gen_config c;
+    gen_config_init(&c, f);
+    c.p[GEN_DTYPE] = w->dtype;
+    c.p[GEN_HEAD_DIM] = ln_family_head_dim(f, w->head_dim);
+    c.p[GEN_HEAD_DIM_V] = ln_family_head_dim(f, w->head_dim_v);
+    c.p[GEN_PACK_GQA] = group > 1;
+    c.p[GEN_BLOCK_M] = rows <= 16 ? 16 : rows <= 32 ? 32 : 64;
+    c.p[GEN_NUM_WARPS] = c.p[GEN_BLOCK_M] / 16;
+    c.p[GEN_NUM_STAGES] = 2;
+    /* Blocks without the split: one a (query tile, batch, head or group). */
+    const long long tiles_q = ((group > 1 ? rows : w->seqlen_q) + c.p[GEN_BLOCK_M] - 1) / c.p[GEN_BLOCK_M];
+    const long long blocks = (long long)w->batch * (group > 1 ? heads_k : w->heads) * tiles_q;
+    const long long want = 2ll * (dev->sm_count > 0 ? dev->sm_count : 132);
+    for (int bn = 64; bn >= 16; bn /= 2) {
+        c.p[GEN_BLOCK_N] = bn;
+        const long long tiles = ((long long)w->seqlen_k + bn - 1) / bn;
+        int splits = 1;
+        while (splits < 64 && blocks * splits < want && (long long)splits * 2 * 4 <= tiles)
+            splits *= 2;
+        c.p[GEN_SPLITS] = splits;
+        rt_config_fit(&c, w);
+        if (gen_validate(&c, dev->smem_limit, why, len) == 0 && gen_check_arch(f, dev->arch, why, len) == 0) {
+            *out = c;
+            return 0;
+        }
+    }
+    return -1;
 }
 
 int rt_repeatable_config(const rt_device *dev, const db_workload *w, gen_config *c, char *why, size_t len)
@@ -110,6 +149,8 @@ int rt_default_config(const rt_device *dev, const db_workload *w, int determinis
                       size_t len)
 {
     deterministic = deterministic && w->op == DB_OP_BWD;
+    if (rt_decode_shape(w) && rt_decode_config(dev, w, out, why, len) == 0)
+        return 0;
     const gen_family *families[2];
     const int count = families_for(w, families);
     char last[512] = "";

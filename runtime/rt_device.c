@@ -48,6 +48,8 @@ static ft_status describe_context(ft_context *ctx, const char *func, const cu_dr
         rc = cu->DeviceGetAttribute(&c->info.smem_limit, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
                                     c->device);
     if (rc == CUDA_SUCCESS)
+        rc = cu->DeviceGetAttribute(&c->info.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, c->device);
+    if (rc == CUDA_SUCCESS)
         rc = cu->DeviceGetName(c->info.name, sizeof c->info.name, c->device);
     if (rc != CUDA_SUCCESS) {
         free(c);

@@ -83,6 +83,7 @@ typedef struct rt_device {
     char name[128];             /* "NVIDIA H100 80GB HBM3" */
     char arch[16];              /* "sm_90" */
     int smem_limit;             /* opt-in dynamic shared memory per block, bytes */
+    int sm_count;               /* multiprocessors (0: unknown) */
 } rt_device;
 
 enum {
@@ -114,6 +115,17 @@ int rt_default_config(const rt_device *dev, const db_workload *w, int determinis
  * gen_family.repeatable, else on c's), else separate (dQ in a kernel of its own), whichever its
  * family takes; valid on dev. 0, or -1 (why) when none is. */
 int rt_repeatable_config(const rt_device *dev, const db_workload *w, gen_config *c, char *why, size_t len);
+/* Decode shapes: a forward of at most RT_DECODE_ROWS query rows, f16 or bf16. Their kernels split
+ * the keys over blocks and pack a group's query heads into one tile (fwd_mma SPLITS, PACK_GQA); a
+ * winner tuned for a decode shape serves only decode shapes, and one tuned for longer queries
+ * only those. */
+#define RT_DECODE_ROWS 16
+int rt_decode_shape(const db_workload *w);
+/* The built-in decode configuration for w (rt_decode_shape) on dev: fwd_mma with the group
+ * packed where heads_k < heads, the smallest query tile that holds seqlen_q * group rows (16,
+ * 32 or 64: a warp per 16 rows), and the keys split in a power of two of blocks, enough for two
+ * blocks an SM, at most one a 4 key tiles and 64. 0, or -1 (why). */
+int rt_decode_config(const rt_device *dev, const db_workload *w, gen_config *out, char *why, size_t len);
 /* The GPU reference kernels (family ref) for w. */
 void rt_reference_config(const db_workload *w, gen_config *out);
 /* The kernel for w on dev: user database (exact, nearest), shipped table, built-in default.
@@ -258,10 +270,20 @@ typedef struct rt_data {
     void *o_out, *lse_out, *dq, *dk, *dv;
 } rt_data;
 
+/* A call's workspace: the backward's delta and dQ accumulator, or a split forward's partials
+ * (fwd, fwd_bytes: ln_fwd_workspace_bytes); 0 where unused. */
+typedef struct rt_workspace_ptrs {
+    CUdeviceptr delta, accum, fwd;
+    size_t fwd_bytes;
+} rt_workspace_ptrs;
+
+/* Bytes of the workspace plan's forward needs for d (checked): its splits' partial results
+ * (ln_fwd_workspace_bytes), 0 where it splits nothing. */
+size_t rt_forward_workspace_bytes(const rt_plan *plan, const ft_attention_desc *d);
 /* Enqueues plan's launches on stream for d through the launch module (ln_launch: batches split
- * so grid.y <= 65535, dq_accum zeroed where DQ_MODE atomic needs it). delta and accum: the
- * backward workspace (0 in a forward). Returns CUDA_SUCCESS or the first error. */
+ * so grid.y <= 65535, dq_accum zeroed where DQ_MODE atomic needs it), with the workspace ws.
+ * Returns CUDA_SUCCESS or the first error. */
 CUresult rt_launch(const cu_driver *cu, const rt_plan *plan, const ft_attention_desc *d, const rt_data *p,
-                   CUdeviceptr delta, CUdeviceptr accum, CUstream stream);
+                   const rt_workspace_ptrs *ws, CUstream stream);
 
 #endif

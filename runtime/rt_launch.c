@@ -17,8 +17,14 @@ static void copy_strides(long long dst[3], const int64_t src[3])
         dst[i] = (long long)src[i];
 }
 
+size_t rt_forward_workspace_bytes(const rt_plan *plan, const ft_attention_desc *d)
+{
+    const size_t rows = d->cu_seqlens_q ? (size_t)d->heads * d->total_q : (size_t)d->batch * d->heads * d->seqlen_q;
+    return ln_fwd_workspace_bytes(plan->launches.splits, rows, plan->launches.part_cols, NULL);
+}
+
 CUresult rt_launch(const cu_driver *cu, const rt_plan *plan, const ft_attention_desc *d, const rt_data *p,
-                   CUdeviceptr delta, CUdeviceptr accum, CUstream stream)
+                   const rt_workspace_ptrs *ws, CUstream stream)
 {
     const int backward = plan->w.op == DB_OP_BWD;
     ln_problem lp = {
@@ -29,9 +35,9 @@ CUresult rt_launch(const cu_driver *cu, const rt_plan *plan, const ft_attention_
         .softcap = (double)d->softcap,
         .q = dev(p->q), .k = dev(p->k), .v = dev(p->v),
         .o = backward ? dev(p->o) : dev(p->o_out), .lse = backward ? dev(p->lse) : dev(p->lse_out),
-        .dout = dev(p->dout), .dq = dev(p->dq), .dk = dev(p->dk), .dv = dev(p->dv), .delta = delta, .dq_accum = accum,
+        .dout = dev(p->dout), .dq = dev(p->dq), .dk = dev(p->dk), .dv = dev(p->dv), .delta = ws->delta, .dq_accum = ws->accum,
         .cu_seqlens_q = dev(d->cu_seqlens_q), .cu_seqlens_k = dev(d->cu_seqlens_k), .total_q = d->total_q,
-        .total_k = d->total_k,
+        .total_k = d->total_k, .fwd_ws = ws->fwd, .fwd_ws_bytes = ws->fwd_bytes,
     };
     rt_problem_mask(d, &lp);
     copy_strides(lp.q_stride, d->q_stride);

@@ -100,6 +100,12 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
         }
         if (!found)
             continue;
+        if (rt_decode_shape(w) != rt_decode_shape(&win.workload)) {   /* a decode kernel for decode shapes */
+            snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped),
+                     "; %s winner tuned at seqlen_q=%d passed over for seqlen_q=%d", s ? "shipped" : "database",
+                     win.workload.seqlen_q, w->seqlen_q);
+            continue;
+        }
         if (winner_config(&win, dev, w, &out->config, why, sizeof why) != 0) {
             /* Tuned for a GPU with more shared memory, say: remember why, try the next tier. */
             snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "; %s winner %s passed over: %s",

@@ -54,7 +54,7 @@ ft_status rt_workspace_acquire(ft_context *ctx, const char *func, const cu_drive
     CUresult rc = cu->MemAlloc(&ws->ptr, want);
     if (rc != CUDA_SUCCESS) {
         free(ws);
-        return rt_fail_cuda(ctx, func, "cuMemAlloc of the backward workspace", rc);
+        return rt_fail_cuda(ctx, func, "cuMemAlloc of the workspace", rc);
     }
     ws->context = context;
     ws->stream = stream;

@@ -94,6 +94,7 @@ static db_kernel kernel_of(const db_workload *w, unsigned seed, int block_m)
         [GEN_DTYPE] = w->dtype, [GEN_HEAD_DIM] = w->head_dim, [GEN_HEAD_DIM_V] = w->head_dim_v, [GEN_BLOCK_M] = block_m,
         [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 4, [GEN_NUM_STAGES] = 2, [GEN_CAUSAL] = w->causal, [GEN_CAUSAL_SKIP] = 1,
         [GEN_EVEN_M] = 1, [GEN_EVEN_N] = 1, [GEN_DQ_MODE] = w->op == DB_OP_BWD, [GEN_SOFTCAP] = w->softcap,
+        [GEN_SPLITS] = 1,
     };
     memcpy(k.p, p, sizeof p);
     return k;
@@ -977,7 +978,7 @@ static const char golden_line[] =
     "head_dim_v=128 causal=0 batch=2 heads=8 seqlen_q=1024 seqlen_k=1024 family=fwd_mma "
     "source_hash=00000000000000aa DTYPE=f16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=64 BLOCK_N=64 NUM_WARPS=4 "
     "NUM_STAGES=2 CAUSAL=0 CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic OVERLAP=0 PINGPONG=0 PERSISTENT=0 "
-    "SOFTCAP=0 DATA_DIM=0 DATA_DIM_V=0 VARLEN=0 median_ms=0.5 tflops=123.457";
+    "SOFTCAP=0 DATA_DIM=0 DATA_DIM_V=0 VARLEN=0 SPLITS=1 PACK_GQA=0 median_ms=0.5 tflops=123.457";
 
 static void export_text_is_stable(void **state)
 {

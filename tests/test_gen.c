@@ -142,10 +142,11 @@ static void config_text_round_trips(void **state)
                         "bwd_mma BLOCK_M=32 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1 DQ_MODE=atomic");
     gen_config_init(&c, gen_family_find("fwd_mma"));
     assert_string_equal(gen_config_format(&c, GEN_FORMAT_TUNABLES, buf, sizeof buf),
-                        "BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1");
+                        "BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1 SPLITS=1 PACK_GQA=0");
     assert_string_equal(gen_config_format(&c, 0, buf, sizeof buf),
                         "DTYPE=bf16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 "
-                        "CAUSAL=0 CAUSAL_SKIP=1 EVEN_M=0 EVEN_N=0 SOFTCAP=0 DATA_DIM=0 DATA_DIM_V=0 VARLEN=0");
+                        "CAUSAL=0 CAUSAL_SKIP=1 EVEN_M=0 EVEN_N=0 SOFTCAP=0 DATA_DIM=0 DATA_DIM_V=0 VARLEN=0 SPLITS=1 "
+                        "PACK_GQA=0");
     int count;
     const gen_family *const *all = gen_family_list(&count);
     for (int k = 0; k < count; k++) {
@@ -315,6 +316,12 @@ static const struct {
     { "fwd_mma", { { GEN_BLOCK_M, 48 }, { GEN_NUM_WARPS, 4 } }, 2, 232448,
       "BLOCK_M=48 is not a multiple of 16*NUM_WARPS=64" },
     { "fwd_mma", { { GEN_BLOCK_N, 24 } }, 1, 232448, "BLOCK_N=24" },
+    /* Decode: splits in range, and a packed group's rows are never a declared multiple of a tile. */
+    { "fwd_mma", { { GEN_SPLITS, 0 } }, 1, 232448, "SPLITS=0 is out of range (1..64)" },
+    { "fwd_mma", { { GEN_SPLITS, 65 } }, 1, 232448, "SPLITS=65 is out of range (1..64)" },
+    { "fwd_mma", { { GEN_PACK_GQA, 1 }, { GEN_EVEN_M, 1 } }, 2, 232448, "EVEN_M=1 with PACK_GQA=1" },
+    { "fwd_wgmma", { { GEN_SPLITS, 4 } }, 1, 232448, "SPLITS=4 is not used by fwd_wgmma" },
+    { "bwd_mma", { { GEN_PACK_GQA, 1 } }, 1, 232448, "PACK_GQA=1 is not used by bwd_mma" },
     { "fwd_mma", { { GEN_DQ_MODE, 1 } }, 1, 232448, "DQ_MODE=1 is not used by fwd_mma" },
     { "fwd_mma", { { GEN_HEAD_DIM, 256 }, { GEN_NUM_STAGES, 2 } }, 2, 101376,
       "shared memory: ft_fwd needs" },

@@ -223,8 +223,8 @@ static size_t fake_smem(const int *p)
 }
 
 static const gen_entry fake_entries[] = {
-    { "fake_q", 0, fake_smem, NULL, GEN_OP_FAMILY },
-    { "fake_k", 1, NULL, NULL, GEN_OP_FAMILY },
+    { "fake_q", 0, fake_smem, NULL, GEN_OP_FAMILY, 0 },
+    { "fake_k", 1, NULL, NULL, GEN_OP_FAMILY, 0 },
 };
 static const gen_family fake_family = {
     .name = "fake", .file = "fake.cu", .dtypes = 0xf, .params = 0xfff,
@@ -545,7 +545,7 @@ static void forward_args_from_a_problem(void **state)
     const ln_problem p = sample_problem(9, 5);
     ft_fwd_args a;
     memset(&a, 0x5a, sizeof a);
-    ln_fwd_args(&p, 2, 3, &a);
+    ln_fwd_args(&p, 1, 0, 2, 3, &a);
     assert_int_equal(addr(a.q), 0x10000000 + 2 * 100000 * 2);
     assert_int_equal(addr(a.k), 0x20000000 + 2 * 200000 * 2);
     assert_int_equal(addr(a.v), 0x30000000 + 2 * 300000 * 2);
@@ -969,8 +969,80 @@ static void forward_launch_takes_the_forward_block(void **state)
     assert_int_equal(calls[0].gy, 15);
     assert_int_equal(calls[0].bx, 128);
     ft_fwd_args want;
-    ln_fwd_args(&p, 0, 3, &want);
+    ln_fwd_args(&p, 1, 0, 0, 3, &want);
     assert_memory_equal(&calls[0].fwd, &want, sizeof want);
+}
+
+/* A forward whose keys SPLITS blocks share: its main step takes SPLITS blocks a query tile, with
+ * PACK_GQA over the packed rows of a group (seqlen_q * heads / heads_k) and the K/V heads; the
+ * combine step runs over the query heads; the partials lie in the forward's workspace (the
+ * layout of ln_fwd_workspace_bytes) and move with a batch slice as lse does; without a workspace
+ * as large as that, nothing launches. */
+static void split_forward_launch(void **state)
+{
+    (void)state;
+    gen_config c = sample_config("fwd_mma", 1, 0);
+    c.p[GEN_BLOCK_M] = 16;
+    c.p[GEN_NUM_WARPS] = 1;
+    c.p[GEN_SPLITS] = 6;
+    c.p[GEN_PACK_GQA] = 1;
+    ln_plan plan;
+    char err[256];
+    assert_int_equal(ln_plan_make(&c, LN_FORWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_equal(plan.count, 2);
+    assert_int_equal(plan.splits, 6);
+    assert_int_equal(plan.part_cols, 32);
+    assert_int_equal(plan.steps[0].splits, 6);
+    assert_int_equal(plan.steps[0].pack_rows, 16);
+    assert_int_equal(plan.steps[1].splits, 1);
+    assert_int_equal(plan.steps[1].pack_rows, 0);
+    assert_int_equal(plan.steps[1].grid_x, 3);   /* ceil(40 / 16) query tiles of a head */
+    assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+
+    ln_problem p = sample_problem(3, 6);
+    p.heads_k = 2;   /* groups of 3: 120 packed rows a K/V head, 8 tiles of 16 */
+    const size_t rows = 3 * 6 * 40;
+    size_t lse_offset;
+    const size_t bytes = ln_fwd_workspace_bytes(6, rows, 32, &lse_offset);
+    assert_int_equal(lse_offset, (6 * rows * 32 * 4 + 255) / 256 * 256);
+    assert_int_equal(bytes, lse_offset + 6 * rows * 4);
+    assert_int_equal(ln_fwd_workspace_bytes(1, rows, 32, NULL), 0);
+    ncalls = 0;
+    block_is_backward = 0;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);   /* no workspace */
+    p.fwd_ws = 0xc0000000;
+    p.fwd_ws_bytes = bytes - 1;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(ncalls, 0);
+    p.fwd_ws_bytes = bytes;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
+    assert_int_equal(ncalls, 2);
+    assert_string_equal(calls[0].name, "ft_fwd");
+    assert_int_equal(calls[0].gx, 8 * 6);
+    assert_int_equal(calls[0].gy, 3 * 2);
+    assert_int_equal(calls[0].bx, 32);
+    assert_string_equal(calls[1].name, "ft_fwd_combine");
+    assert_int_equal(calls[1].gx, 3);
+    assert_int_equal(calls[1].gy, 3 * 6);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(addr(calls[i].fwd.o_part), 0xc0000000);
+        assert_int_equal(addr(calls[i].fwd.lse_part), 0xc0000000 + lse_offset);
+        assert_int_equal(calls[i].fwd.part_rows, rows);
+    }
+    /* Batches 2.. of the problem: their partial rows, in every split's block of all the rows. */
+    ft_fwd_args a;
+    ln_fwd_args(&p, 6, 32, 2, 1, &a);
+    assert_int_equal(addr(a.o_part), 0xc0000000 + 2 * 6 * 40 * 32 * 4);
+    assert_int_equal(addr(a.lse_part), 0xc0000000 + lse_offset + 2 * 6 * 40 * 4);
+    assert_int_equal(a.part_rows, rows);
+    /* One split: no combine step, no partials, no workspace. */
+    c.p[GEN_SPLITS] = 1;
+    assert_int_equal(ln_plan_make(&c, LN_FORWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_equal(plan.count, 1);
+    assert_int_equal(plan.splits, 1);
+    ln_fwd_args(&p, 1, 32, 0, 3, &a);
+    assert_null(a.o_part);
+    assert_null(a.lse_part);
 }
 
 /* ---- the tuner's utilities ----------------------------------------------------------------- */
@@ -1054,6 +1126,7 @@ int main(void)
         cmocka_unit_test_setup(grouped_heads_and_softcap_launch, reset),
         cmocka_unit_test_setup(padded_head_dims_launch, reset),
         cmocka_unit_test_setup(forward_launch_takes_the_forward_block, reset),
+        cmocka_unit_test_setup(split_forward_launch, reset),
         cmocka_unit_test_setup(utilities_launch_grid_stride, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -98,7 +98,7 @@ static const struct {
     int spaces;          /* on sm_90 */
     int workloads;       /* over every space, on sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 4, 220 },
+    { "tuner/spaces/default.lua", 5, 232 },
     { "tuner/spaces/quick.lua", 2, 4 },
     { "tuner/spaces/derived.lua", 8, 64 },
 };
@@ -156,12 +156,19 @@ static void default_space_covers_the_readme(void **state)
         for (int j = 0; j < s->workload_count; j++) {
             const tune_candidates *c = &s->workloads[j];
             const tune_workload *w = &c->workload;
+            if (c->count < 3 || c->count > 24)
+                fail_msg("default.lua '%s' workload %d: %d candidates, outside 3..24", s->name, j + 1, c->count);
+            if (!strcmp(s->name, "decode")) {   /* bench/decode.py's shapes */
+                assert_true(w->seqlen_q == 1 && w->heads == 32 && w->heads_k == 8 && w->head_dim == 128);
+                assert_true(w->seqlen_k == 8192 || w->seqlen_k == 32768 || w->seqlen_k == 131072);
+                assert_true(w->batch == 1 || w->batch == 2 || w->batch == 4 || w->batch == 8);
+                extra++;
+                continue;
+            }
             int lg = 0;
             while ((1 << lg) < w->seqlen_q)
                 lg++;
             assert_true(lg >= 9 && lg <= 14);
-            if (c->count < 3 || c->count > 24)
-                fail_msg("default.lua '%s' workload %d: %d candidates, outside 3..24", s->name, j + 1, c->count);
             if (!strcmp(s->name, "fwd_hopper") && hopper_forward_extra(w)) {
                 extra++;
                 continue;
@@ -171,6 +178,10 @@ static void default_space_covers_the_readme(void **state)
             assert_true(w->head_dim == 64 || w->head_dim == 128);
             seen[w->dtype][w->head_dim / 64][w->causal][lg]++;
             /* (bwd_wgmma at head dim 64 has 3 configurations: one warpgroup, 1..3 stages.) */
+        }
+        if (!strcmp(s->name, "decode")) {   /* 3 lengths x 4 batches */
+            assert_int_equal(extra, 12);
+            continue;
         }
         /* 2 dtypes x 2 causal x (3 head dims x 2 lengths + the small grid) */
         assert_int_equal(extra, !strcmp(s->name, "fwd_hopper") ? 28 : 0);

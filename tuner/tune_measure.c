@@ -337,6 +337,24 @@ static int time_candidate(tune_measure *m, const tune_worker_task *t, const ln_p
     return 0;
 }
 
+/* m->p's forward workspace, grown to what plan needs (ln_fwd_workspace_bytes); the stream is idle
+ * between candidates. */
+static CUresult forward_workspace(tune_measure *m, const ln_plan *plan)
+{
+    const cu_driver *cu = m->s.cu;
+    const size_t need = ln_fwd_workspace_bytes(plan->splits, ln_lse_rows(&m->p), plan->part_cols, NULL);
+    if (need <= m->p.fwd_ws_bytes)
+        return CUDA_SUCCESS;
+    if (m->p.fwd_ws)
+        cu->MemFree(m->p.fwd_ws);
+    m->p.fwd_ws = 0;
+    m->p.fwd_ws_bytes = 0;
+    CUresult rc = cu->MemAlloc(&m->p.fwd_ws, need);
+    if (rc == CUDA_SUCCESS)
+        m->p.fwd_ws_bytes = need;
+    return rc;
+}
+
 int tune_measure_run(tune_measure *m, const tune_worker_task *t, const tune_worker_item *it, tune_record *r)
 {
     const cu_driver *cu = m->s.cu;
@@ -354,6 +372,11 @@ int tune_measure_run(tune_measure *m, const tune_worker_task *t, const tune_work
     if (plan_for(m, it->config, module, m->backward ? LN_BACKWARD : LN_FORWARD, &plan, why, sizeof why) != 0) {
         r->status = DB_STATUS_LAUNCH_ERROR;
         snprintf(r->message, sizeof r->message, "launch: %s", why);
+        result = -1;
+    } else if ((rc = forward_workspace(m, &plan)) != CUDA_SUCCESS) {
+        r->status = DB_STATUS_LAUNCH_ERROR;
+        snprintf(r->message, sizeof r->message, "cuMemAlloc of the forward's workspace (%d splits): %s", plan.splits,
+                 cu_str(rc));
         result = -1;
     } else if ((result = validate(m, &plan, r)) == 0 && r->status == DB_STATUS_OK) {
         result = time_candidate(m, t, &plan, r);
@@ -384,6 +407,8 @@ void tune_measure_close(tune_measure *m)
             cu->EventDestroy(m->stop);
         if (m->stream)
             cu->StreamDestroy(m->stream);
+        if (m->p.fwd_ws)
+            cu->MemFree(m->p.fwd_ws);
         ln_buffers_free(cu, &m->p);
         ln_session_close(&m->s);
     }

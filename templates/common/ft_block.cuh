@@ -3,19 +3,26 @@
 // window block skipping (CAUSAL_SKIP), and whether a tile needs the per-element mask. All
 // from the band of ft_mask.h, so a new mask kind changes ft_mask.h and nothing here.
 
-// Key tiles [t0, t1) that query rows [m0, min(m0 + BM, seqlen_q)) visit: every tile, or with
-// CAUSAL && CAUSAL_SKIP only those holding a visible key (possibly none: t0 == t1).
-template <int BM, int BN>
-FT_DEVICE void key_tiles(int lo, int hi, int m0, int seqlen_q, int seqlen_k, int &t0, int &t1)
+// Key tiles [t0, t1) that query rows [r0, r1) visit: every tile, or with CAUSAL && CAUSAL_SKIP
+// only those holding a visible key (possibly none: t0 == t1).
+template <int BN>
+FT_DEVICE void row_key_tiles(int lo, int hi, int r0, int r1, int seqlen_k, int &t0, int &t1)
 {
     t0 = 0;
     t1 = (seqlen_k + BN - 1) / BN;
 #if CAUSAL && CAUSAL_SKIP
     int k0, k1;
-    ft_mask_key_range(lo, hi, m0, min(m0 + BM, seqlen_q), seqlen_k, &k0, &k1);
+    ft_mask_key_range(lo, hi, r0, r1, seqlen_k, &k0, &k1);
     t0 = k0 / BN;
     t1 = k0 < k1 ? (k1 + BN - 1) / BN : t0;
 #endif
+}
+
+// Those of the query tile's rows [m0, min(m0 + BM, seqlen_q)).
+template <int BM, int BN>
+FT_DEVICE void key_tiles(int lo, int hi, int m0, int seqlen_q, int seqlen_k, int &t0, int &t1)
+{
+    row_key_tiles<BN>(lo, hi, m0, min(m0 + BM, seqlen_q), seqlen_k, t0, t1);
 }
 
 // The key tiles a query-major block walks (key_tiles), counted from the first: k and v are
@@ -27,16 +34,39 @@ struct key_walk {
     int n_begin;   // the first visited key
     int keys;      // keys from n_begin to seqlen_k
 };
-template <int BM, int BN, typename T>
-FT_DEVICE key_walk walk_keys(int lo, int hi, int m0, int seqlen_q, int seqlen_k, const T *&k, long long ks,
-                             const T *&v, long long vs)
+// The walk of query rows [r0, r1) (row_key_tiles).
+template <int BN, typename T>
+FT_DEVICE key_walk walk_row_keys(int lo, int hi, int r0, int r1, int seqlen_k, const T *&k, long long ks, const T *&v,
+                                 long long vs)
 {
     int t0, t1;
-    key_tiles<BM, BN>(lo, hi, m0, seqlen_q, seqlen_k, t0, t1);
+    row_key_tiles<BN>(lo, hi, r0, r1, seqlen_k, t0, t1);
     const key_walk w = { t1 - t0, t0 * BN, seqlen_k - t0 * BN };
     k += (long long)w.n_begin * ks;
     v += (long long)w.n_begin * vs;
     return w;
+}
+
+// The walk of the query tile's rows [m0, min(m0 + BM, seqlen_q)).
+template <int BM, int BN, typename T>
+FT_DEVICE key_walk walk_keys(int lo, int hi, int m0, int seqlen_q, int seqlen_k, const T *&k, long long ks,
+                             const T *&v, long long vs)
+{
+    return walk_row_keys<BN>(lo, hi, m0, min(m0 + BM, seqlen_q), seqlen_k, k, ks, v, vs);
+}
+
+// Share `split` of `splits` of a walk (a forward whose keys several blocks share, SPLITS): its
+// tiles [n * split / splits, n * (split + 1) / splits) of the walk's n, so that the shares differ
+// by one tile at most (some may be empty); k and v move to the share's first tile.
+template <int BN, typename T>
+FT_DEVICE void split_walk(key_walk &w, int split, int splits, const T *&k, long long ks, const T *&v, long long vs)
+{
+    const int first = w.n_tiles * split / splits, end = w.n_tiles * (split + 1) / splits;
+    w.n_tiles = end - first;
+    w.n_begin += first * BN;
+    w.keys -= first * BN;
+    k += (long long)first * BN * ks;
+    v += (long long)first * BN * vs;
 }
 
 // Query tiles [t0, t1) that keys [n0, min(n0 + BN, seqlen_k)) are seen by (the key-major

@@ -53,6 +53,13 @@ typedef struct ft_fwd_args {
     const int *cu_seqlens_q, *cu_seqlens_k;
     int total_q;
     int mask_left, mask_right, mask_bottom_right;
+    /* A forward whose keys SPLITS blocks share (SPLITS > 1; else NULL and 0): each split's rows'
+     * O / rowsum (fp32, HEAD_DIM_V columns a row) and log2 of their L (-inf where the split saw
+     * no key), row r of split s at o_part[(s * part_rows + r) * HEAD_DIM_V] and lse_part[s *
+     * part_rows + r], r an lse row; part_rows the lse rows of the whole problem. The combine
+     * kernel writes O and lse from them. */
+    float *o_part, *lse_part;
+    long long part_rows;
 } ft_fwd_args;
 
 /* Backward: given dO, computes dQ, dK, dV. delta and dq_accum are workspaces the caller owns:

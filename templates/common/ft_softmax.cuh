@@ -7,15 +7,22 @@
 
 // Sets to -inf the scores of keys >= seqlen_k and, when CAUSAL, of keys outside the row's band
 // (ft_mask.h); n0: the tile's first key, row0: the query row of g (row g + 8 is row0 + 8).
+// mask_rows: the same where rows g and g + 8 are any two query rows (row0, row8), as a packed
+// group's tile has them (PACK_GQA).
 template <int TILES>
-FT_DEVICE void mask_scores(float *s, int n0, int seqlen_k, int row0, int quad, int lo, int hi)
+FT_DEVICE void mask_rows(float *s, int n0, int seqlen_k, int row0, int row8, int quad, int lo, int hi)
 {
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         int k0, k1;
-        row_keys(lo, hi, row0 + half * 8, seqlen_k, k0, k1);
+        row_keys(lo, hi, half ? row8 : row0, seqlen_k, k0, k1);
         mask_columns<TILES>(s, half, k0 - n0 - quad * 2, k1 - n0 - quad * 2, -FT_INF_F);
     }
+}
+template <int TILES>
+FT_DEVICE void mask_scores(float *s, int n0, int seqlen_k, int row0, int quad, int lo, int hi)
+{
+    mask_rows<TILES>(s, n0, seqlen_k, row0, row0 + 8, quad, lo, hi);
 }
 
 // One online-softmax step for one row, its scores only: S (TILES 8-column tiles, raw scores)
@@ -74,6 +81,24 @@ FT_DEVICE float finish_row(float *lse, float row_max, float row_sum, int quad, b
     if (in_range && quad == 0)
         *lse = sum > 0.f ? (row_max + __log2f(sum)) * (float)FT_LN2 : FT_INF_F;
     return sum > 0.f ? 1.f / sum : 0.f;
+}
+
+// The end of one row of a split (SPLITS > 1): its O / rowsum in fp32 at dst, its first DATA
+// columns, and log2 of its L at *lse2 (-inf where the split saw no key of the row), which the
+// combine kernel weighs the splits by. Every lane of the quad calls it, as finish_row.
+template <int O_TILES, int DATA>
+FT_DEVICE void store_split_row(float *dst, float *lse2, const float *o, float row_max, float row_sum, int half,
+                               int quad, bool in_range)
+{
+    const float sum = warp_sum_xor(warp_sum_xor(row_sum, 1), 2);
+    if (!in_range)
+        return;
+    if (quad == 0)
+        *lse2 = sum > 0.f ? row_max + __log2f(sum) : -FT_INF_F;
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+#pragma unroll
+    for (int j = 0; j < O_TILES && j * 8 < DATA; j++)
+        *(float2 *)(dst + j * 8 + quad * 2) = make_float2(o[j * 4 + half * 2] * inv, o[j * 4 + half * 2 + 1] * inv);
 }
 
 // Epilogue for one row: finish_row, and O / rowsum in the input dtype at dst (the row's first

@@ -6,6 +6,13 @@
 // Variable-length batches (VARLEN): the block takes its sequence's lengths, rows and band from
 // seq_of; a tile past its sequence's end returns at once, and rows and keys past it are masked
 // as a dense tail tile's (loads zero-filled, scores -inf, rows not stored).
+// Decode shapes, few query rows over many keys:
+// - SPLITS > 1: blocks x * SPLITS + s (s < SPLITS) share query tile x, each a contiguous share of
+//   its key tiles (split_walk); each writes its rows' O / rowsum and log2 L to the partials, and
+//   ft_fwd_combine (common/ft_combine.cuh) weighs them into O and L.
+// - PACK_GQA: grid.y is batch*heads_k, and row p of the tiles is query row p / G of query head
+//   kvh * G + p % G (G = heads / heads_k, kvh the block's K/V head): a group's heads share each
+//   K/V tile, read once instead of G times.
 
 // ---- traits (traits/fwd_mma.h): tunables come from the generator's #defines ----------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
@@ -30,6 +37,7 @@ static_assert(RULE != FWD_MMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be mul
 static_assert(RULE != FWD_MMA_BAD_REGISTERS, "BLOCK_M, BLOCK_N, NUM_WARPS: fragments would spill");
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_mma.h");
+static_assert(!PACK_GQA || !EVEN_M, "EVEN_M must be 0 with PACK_GQA (a tile's rows are a group's)");
 
 // Copies a ROWS x COLS tile (row stride `stride` elements, `valid` rows in range, DATA columns
 // of data) into a swizzled shared tile with 16-byte cp.async; rows past `valid` and columns
@@ -38,8 +46,11 @@ template <int ROWS, int COLS, int DATA, bool EVEN>
 FT_DEVICE void load_tile(elem_t *smem, const elem_t *gmem, long long stride, int valid)
 {
     constexpr int CHUNKS = COLS / 8;
-#pragma unroll
-    for (int it = 0; it < (ROWS * CHUNKS + NUM_THREADS - 1) / NUM_THREADS; it++) {
+    constexpr int ITERS = (ROWS * CHUNKS + NUM_THREADS - 1) / NUM_THREADS;
+    // Past 8 copies a thread, unrolling them all kept every copy's address live across the main
+    // loop: one warp with 64x128 K/V tiles spilled 424 bytes (sm_90).
+#pragma unroll(ITERS > 8 ? 4 : ITERS)
+    for (int it = 0; it < ITERS; it++) {
         const int i = it * NUM_THREADS + threadIdx.x;
         if ((ROWS * CHUNKS) % NUM_THREADS != 0 && i >= ROWS * CHUNKS)
             break;
@@ -49,6 +60,40 @@ FT_DEVICE void load_tile(elem_t *smem, const elem_t *gmem, long long stride, int
         const elem_t *src = in ? gmem + row * stride + col : gmem;
         cp_async_16(smem_addr(smem + swz<COLS>(row, col)), src, in ? 16 : 0);
     }
+}
+
+// A packed group's Q tile (PACK_GQA): row i is packed row p = m0 + i, query row p / G of the
+// group's head p % G (q: the group's first head, its sequence's first row; hs: the head
+// stride); rows past `rows` (the sequence's seqlen_q * G) and columns past QK_DATA zero-filled.
+FT_DEVICE void load_packed_q(elem_t *smem, const elem_t *q, long long hs, long long rs, int m0, int G, int rows)
+{
+    constexpr int CHUNKS = HEAD_DIM / 8;
+#pragma unroll
+    for (int it = 0; it < (BLOCK_M * CHUNKS + NUM_THREADS - 1) / NUM_THREADS; it++) {
+        const int i = it * NUM_THREADS + threadIdx.x;
+        if ((BLOCK_M * CHUNKS) % NUM_THREADS != 0 && i >= BLOCK_M * CHUNKS)
+            break;
+        const int row = i / CHUNKS;
+        const int col = (i % CHUNKS) * 8;
+        const int p = m0 + row;
+        const bool in = p < rows && (QK_DATA == HEAD_DIM || col < QK_DATA);
+        const int qrow = p / G;
+        const elem_t *src = in ? q + (p - qrow * G) * hs + qrow * rs + col : q;
+        cp_async_16(smem_addr(smem + swz<HEAD_DIM>(row, col)), src, in ? 16 : 0);
+    }
+}
+
+// Where a thread's row of the epilogue goes: its query head and query row (PACK_GQA unpacks
+// row p of the group of K/V head kvh; else the block's head h and row p).
+struct out_row {
+    int head, row;
+};
+FT_DEVICE out_row unpack_row(int p, int h, int G)
+{
+    if (!PACK_GQA)
+        return { h, p };
+    const int qrow = p / G;
+    return { h * G + p - qrow * G, qrow };
 }
 
 // The band of the block's sequence (CAUSAL): a variable-length batch's from seq_of; a dense
@@ -72,31 +117,49 @@ ft_fwd(const ft_fwd_args args)
     elem_t *q_smem = (elem_t *)smem_raw;
     elem_t *kv_smem = q_smem + Q_TILE_ELEMS;
 
-    const int m_block = blockIdx.x;
-    const int bh = blockIdx.y;
-    const int b = bh / args.heads;
-    const int h = bh % args.heads;
+    const int m_block = blockIdx.x / SPLITS;
+    const int split = blockIdx.x % SPLITS;
+    const int bh = blockIdx.y;   // b * heads + h, or with PACK_GQA b * heads_k + the K/V head h
+    const int b = bh / (PACK_GQA ? args.heads_k : args.heads);
+    const int h = bh % (PACK_GQA ? args.heads_k : args.heads);
+    const int G = PACK_GQA ? kv_group(args) : 1;   // query heads a tile packs
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     const int group = lane / 4;   // row within an 8-row half of the mma tile
     const int quad = lane % 4;    // column pair within an 8-column tile
 
-    const int m0 = m_block * BLOCK_M;
+    const int m0 = m_block * BLOCK_M;   // packed rows with PACK_GQA
     const ft_seq sq = seq_of(args, b);
-    if (VARLEN && m0 >= sq.seqlen_q)
+    const int rows = PACK_GQA ? sq.seqlen_q * G : sq.seqlen_q;
+    if ((VARLEN || PACK_GQA) && m0 >= rows)
         return;   // the grid covers the longest sequence; before any barrier
-    const elem_t *q = (const elem_t *)args.q + seq_offset(args.q_stride, b, h, sq.q0) + m0 * args.q_stride[2];
-    const elem_t *k = (const elem_t *)args.k + seq_offset(args.k_stride, b, kv_head(args, h), sq.k0);
-    const elem_t *v = (const elem_t *)args.v + seq_offset(args.v_stride, b, kv_head(args, h), sq.k0);
+    const int kvh = PACK_GQA ? h : kv_head(args, h);
+    // The tile's first row; with PACK_GQA the first query row of the group's first head.
+    const elem_t *q = (const elem_t *)args.q + (PACK_GQA ? seq_offset(args.q_stride, b, h * G, sq.q0)
+                                                         : seq_offset(args.q_stride, b, h, sq.q0) + m0 * args.q_stride[2]);
+    const elem_t *k = (const elem_t *)args.k + seq_offset(args.k_stride, b, kvh, sq.k0);
+    const elem_t *v = (const elem_t *)args.v + seq_offset(args.v_stride, b, kvh, sq.k0);
     const long long ks = args.k_stride[2], vs = args.v_stride[2];
     const int seqlen_k = sq.seqlen_k;
+    // The query rows of the tile and of this warp's part of it: with PACK_GQA those its packed
+    // rows unpack to, for the band.
+    const int warp_p0 = m0 + warp * WARP_ROWS;
+    const int tile_q1 = PACK_GQA ? min((m0 + BLOCK_M - 1) / G + 1, sq.seqlen_q) : min(m0 + BLOCK_M, sq.seqlen_q);
+    const int warp_q0 = PACK_GQA ? warp_p0 / G : warp_p0;
+    const int warp_q1 = PACK_GQA ? (warp_p0 + WARP_ROWS - 1) / G + 1 : warp_p0 + WARP_ROWS;
 
-    // Key tiles to visit, counted from the first; k and v point at it (walk_keys).
-    const key_walk kw =
-        walk_keys<BLOCK_M, BLOCK_N>(band_lo(args, sq), band_hi(args, sq), m0, sq.seqlen_q, seqlen_k, k, ks, v, vs);
+    // Key tiles to visit, counted from the first; k and v point at it (walk_keys), and with
+    // SPLITS this block's share of them.
+    key_walk kw = walk_row_keys<BLOCK_N>(band_lo(args, sq), band_hi(args, sq), PACK_GQA ? m0 / G : m0, tile_q1,
+                                         seqlen_k, k, ks, v, vs);
+    if (SPLITS > 1)
+        split_walk<BLOCK_N>(kw, split, SPLITS, k, ks, v, vs);
     const int n_tiles = kw.n_tiles, n_begin = kw.n_begin, keys = kw.keys;
 
-    load_tile<BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M>(q_smem, q, args.q_stride[2], sq.seqlen_q - m0);
+    if (PACK_GQA)
+        load_packed_q(q_smem, q, args.q_stride[1], args.q_stride[2], m0, G, rows);
+    else
+        load_tile<BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M>(q_smem, q, args.q_stride[2], sq.seqlen_q - m0);
     cp_async_commit();
     // Prologue: the first NUM_STAGES-1 K/V tiles. A group is committed for every slot, even
     // an empty one, so that wait_group<NUM_STAGES-2> always means "tile t has landed".
@@ -124,6 +187,13 @@ ft_fwd(const ft_fwd_args args)
         row_sum[r][0] = row_sum[r][1] = 0.f;
     }
     const int warp_row0 = warp * WARP_ROWS;      // first row of this warp within the tile
+    // A packed tile's query rows of this thread's rows g and g + 8 of each 16-row mma tile.
+    int mask_row[PACK_GQA ? ROW_TILES : 1][2];
+#pragma unroll
+    for (int r = 0; r < (PACK_GQA ? ROW_TILES : 1); r++)
+#pragma unroll
+        for (int half = 0; half < 2; half++)
+            mask_row[r][half] = (warp_p0 + r * 16 + group + half * 8) / G;
     // ldmatrix x4 address pattern: lane supplies row (lane % 8) of matrix (lane / 8).
     const int lm_row = lane % 8, lm_mat = lane / 8;
     // Per-lane ldmatrix addresses of the first fragment of each operand; the rest are swz_step.
@@ -205,13 +275,18 @@ ft_fwd(const ft_fwd_args args)
         // Mask keys past seqlen_k and those the band hides; only tiles that cross a boundary
         // of the warp's rows pay for it (band_lo, band_hi: where the band is read).
         const bool tail = !EVEN_N && n0 + BLOCK_N > keys;
-        const bool band = tile_needs_mask(band_lo(args, sq), band_hi(args, sq), m0 + warp_row0,
-                                          m0 + warp_row0 + WARP_ROWS, n_begin + n0, n_begin + n0 + BLOCK_N);
+        const bool band = tile_needs_mask(band_lo(args, sq), band_hi(args, sq), warp_q0, warp_q1, n_begin + n0,
+                                          n_begin + n0 + BLOCK_N);
         if (tail || band) {
 #pragma unroll
-            for (int r = 0; r < ROW_TILES; r++)
-                mask_scores<KEY_TILES>(&s[r][0][0], n_begin + n0, seqlen_k, m0 + warp_row0 + r * 16 + group, quad,
-                                       band_lo(args, sq), band_hi(args, sq));
+            for (int r = 0; r < ROW_TILES; r++) {
+                if (PACK_GQA)
+                    mask_rows<KEY_TILES>(&s[r][0][0], n_begin + n0, seqlen_k, mask_row[r][0], mask_row[r][1], quad,
+                                         band_lo(args, sq), band_hi(args, sq));
+                else
+                    mask_scores<KEY_TILES>(&s[r][0][0], n_begin + n0, seqlen_k, m0 + warp_row0 + r * 16 + group,
+                                           quad, band_lo(args, sq), band_hi(args, sq));
+            }
         }
 
         // Online softmax, row by row.
@@ -252,14 +327,38 @@ ft_fwd(const ft_fwd_args args)
     // sequence is read again: a variable-length one's rows kept in registers across the loop
     // made head dim 256 spill (sm_90).
     const ft_seq se = seq_of(args, b);
-    elem_t *o_out = (elem_t *)args.o + seq_offset(args.o_stride, b, h, se.q0);
-    float *lse = (float *)args.lse + seq_row(args, se, b, h, bh);
+    if (SPLITS == 1 && !PACK_GQA) {
+        elem_t *o_out = (elem_t *)args.o + seq_offset(args.o_stride, b, h, se.q0);
+        float *lse = (float *)args.lse + seq_row(args, se, b, h, bh);
+#pragma unroll
+        for (int r = 0; r < ROW_TILES; r++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int row = m0 + warp_row0 + r * 16 + group + half * 8;
+                store_row<DV_TILES, V_DATA>(o_out + row * args.o_stride[2], lse + row, &o[r][0][0], row_max[r][half],
+                                    row_sum[r][half], half, quad, EVEN_M || row < se.seqlen_q);
+            }
+        return;
+    }
+    // Packed rows or split partials: each row placed by its own query head and row.
+    const int se_rows = PACK_GQA ? se.seqlen_q * G : se.seqlen_q;
 #pragma unroll
     for (int r = 0; r < ROW_TILES; r++)
 #pragma unroll
         for (int half = 0; half < 2; half++) {
-            const int row = m0 + warp_row0 + r * 16 + group + half * 8;
-            store_row<DV_TILES, V_DATA>(o_out + row * args.o_stride[2], lse + row, &o[r][0][0], row_max[r][half],
-                                row_sum[r][half], half, quad, EVEN_M || row < se.seqlen_q);
+            const int p = m0 + warp_row0 + r * 16 + group + half * 8;
+            const out_row at = unpack_row(p, h, G);
+            const long long lse_row = seq_row(args, se, b, at.head, (long long)b * args.heads + at.head) + at.row;
+            const bool in_range = (EVEN_M && !PACK_GQA) || p < se_rows;
+            if (SPLITS > 1) {
+                const long long part = split * args.part_rows + lse_row;
+                store_split_row<DV_TILES, V_DATA>(args.o_part + part * HEAD_DIM_V, args.lse_part + part, &o[r][0][0],
+                                                  row_max[r][half], row_sum[r][half], half, quad, in_range);
+            } else {
+                elem_t *dst = (elem_t *)args.o + seq_offset(args.o_stride, b, at.head, se.q0) +
+                              at.row * args.o_stride[2];
+                store_row<DV_TILES, V_DATA>(dst, (float *)args.lse + lse_row, &o[r][0][0], row_max[r][half],
+                                            row_sum[r][half], half, quad, in_range);
+            }
         }
 }

@@ -19,10 +19,10 @@
 
 static char dir[] = "/tmp/ft_test_runtime_XXXXXX";
 
-static const rt_device h100 = { "NVIDIA H100 80GB HBM3", "sm_90", 232448 };
-static const rt_device test_gpu = { "Test GPU", "sm_90", 232448 };
-static const rt_device ampere = { "Test A100", "sm_80", 166912 };
-static const rt_device ada = { "Test L4", "sm_89", 101376 };
+static const rt_device h100 = { "NVIDIA H100 80GB HBM3", "sm_90", 232448, 132 };
+static const rt_device test_gpu = { "Test GPU", "sm_90", 232448, 132 };
+static const rt_device ampere = { "Test A100", "sm_80", 166912, 108 };
+static const rt_device ada = { "Test L4", "sm_89", 101376, 58 };
 
 /* A winners text: device, workload, kernel. */
 #define LINE(device, arch, workload, family, hash, params)                                                  \
@@ -98,7 +98,7 @@ static void lookup_tiers(void **state)
           RT_TIER_DB_NEAREST, "tuned at batch=4 heads=16 seqlen_q=2048", 64, 0 },
         { "nearest batch*heads", "s", 1, 1, &test_gpu, workload(DB_OP_FWD, FT_BF16, 128, 0, 64, 16, 2048, 2048),
           RT_TIER_DB_NEAREST, "database nearest", 64, 1 },
-        { "same arch, other GPU", "s", 1, 0, &(rt_device){ "Other H100", "sm_90", 232448 }, tuned,
+        { "same arch, other GPU", "s", 1, 0, &(rt_device){ "Other H100", "sm_90", 232448, 132 }, tuned,
           RT_TIER_DB_EXACT, "same arch sm_90", 64, 1 },
         { "causal differs: default", "s", 1, 0, &test_gpu, workload(DB_OP_FWD, FT_BF16, 128, 1, 4, 16, 2048, 2048),
           RT_TIER_DEFAULT, "built-in default for sm_90 bf16", 0, 0 },
@@ -359,6 +359,72 @@ static void variable_length_choices(void **state)
                             fail_msg("%s: %s", got.why, err);
                         assert_non_null(strstr(got.why, "variable-length batch (VARLEN=1, PERSISTENT=0)"));
                     }
+    db_close(shipped);
+}
+
+/* Decode shapes (at most 16 query rows, f16/bf16 forwards): the shipped decode winners serve them
+ * and nothing else; without a database the built-in decode configuration splits the keys and packs
+ * the group; a longer query, an f32 one and a backward get no decode kernel. */
+static void decode_choices(void **state)
+{
+    (void)state;
+    db *shipped = NULL;
+    char err[512];
+    int db_error;
+    rt_choice got;
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    /* Tuned (bf16, 32 heads over 8, 8192 keys) and nearby: a shipped decode winner. */
+    const int lengths[][2] = { { 1, 8192 }, { 1, 65536 }, { 4, 20000 } };
+    for (int i = 0; i < 3; i++) {
+        const db_workload w = featured(workload(DB_OP_FWD, FT_BF16, 128, 0, 3, 32, lengths[i][0], lengths[i][1]), 8, 0);
+        assert_true(rt_decode_shape(&w));
+        assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
+        assert_string_equal(got.config.family->name, "fwd_mma");
+        assert_int_equal(got.config.p[GEN_PACK_GQA], 1);
+        assert_int_equal(got.config.p[GEN_EVEN_M], 0);
+        assert_true(got.tier == RT_TIER_SHIPPED_EXACT || got.tier == RT_TIER_SHIPPED_NEAREST);
+        assert_null(strstr(got.why, "passed over"));   /* the decode winners come first by distance */
+    }
+    /* A prefill shape never gets a decode winner, though seqlen_q 17 is nearer to them. */
+    db_workload w = featured(workload(DB_OP_FWD, FT_BF16, 128, 0, 1, 32, 17, 131072), 8, 0);
+    assert_false(rt_decode_shape(&w));
+    assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_true(got.config.p[GEN_SPLITS] == 1 && !got.config.p[GEN_PACK_GQA]);
+    assert_non_null(strstr(got.why, "tuned at seqlen_q=1 passed over for seqlen_q=17"));
+    /* Built in: 8 blocks (a K/V head each) split 32 ways (128 key tiles, 4 a split); 4 query rows
+     * of a packed group in one warp's tile. */
+    w = featured(workload(DB_OP_FWD, FT_BF16, 128, 0, 1, 32, 1, 8192), 8, 0);
+    assert_int_equal(rt_choose(NULL, NULL, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_int_equal(got.tier, RT_TIER_DEFAULT);
+    const gen_config *c = &got.config;
+    assert_string_equal(c->family->name, "fwd_mma");
+    assert_int_equal(c->p[GEN_PACK_GQA], 1);
+    assert_int_equal(c->p[GEN_BLOCK_M], 16);
+    assert_int_equal(c->p[GEN_NUM_WARPS], 1);
+    assert_int_equal(c->p[GEN_BLOCK_N], 64);
+    assert_int_equal(c->p[GEN_SPLITS], 32);
+    /* 16 rows of 4 heads: a 64-row tile of 4 warps; a large batch needs no split. */
+    w = featured(workload(DB_OP_FWD, FT_F16, 64, 1, 64, 32, 16, 4096), 8, 0);
+    assert_int_equal(rt_choose(NULL, NULL, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_int_equal(c->p[GEN_BLOCK_M], 64);
+    assert_int_equal(c->p[GEN_NUM_WARPS], 4);
+    assert_int_equal(c->p[GEN_SPLITS], 1);
+    assert_int_equal(c->p[GEN_CAUSAL], 1);
+    /* Plain heads: nothing to pack. */
+    w = workload(DB_OP_FWD, FT_BF16, 128, 0, 2, 16, 1, 100000);
+    assert_int_equal(rt_choose(NULL, NULL, &ampere, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_string_equal(c->family->name, "fwd_mma");
+    assert_int_equal(c->p[GEN_PACK_GQA], 0);
+    assert_true(c->p[GEN_SPLITS] > 1);
+    if (gen_validate(c, ampere.smem_limit, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    /* No decode kernel for f32 or a backward. */
+    w = workload(DB_OP_FWD, FT_F32, 128, 0, 2, 16, 1, 100000);
+    assert_false(rt_decode_shape(&w));
+    assert_int_equal(rt_choose(NULL, NULL, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_string_equal(c->family->name, "fwd_exact");
+    w = workload(DB_OP_BWD, FT_BF16, 128, 0, 2, 16, 1, 100000);
+    assert_false(rt_decode_shape(&w));
     db_close(shipped);
 }
 
@@ -1035,6 +1101,7 @@ int main(void)
         cmocka_unit_test(builtin_defaults_take_the_hopper_families),
         cmocka_unit_test(padded_head_dims_choose_the_compiled_ones),
         cmocka_unit_test(variable_length_choices),
+        cmocka_unit_test(decode_choices),
         cmocka_unit_test(deterministic_choices),
         cmocka_unit_test(deterministic_tiles_refit_even),
         cmocka_unit_test(invalid_arguments_name_the_argument),

@@ -36,6 +36,7 @@ typedef struct gpu_case {
 /* Variable-length batches: odd lengths, an empty sequence, one without keys, one of one row. */
 static const int cu_q5[] = { 0, 300, 301, 301, 512, 600 }, cu_k5[] = { 0, 300, 420, 500, 500, 777 };
 static const int cu_q3[] = { 0, 1000, 1257, 1600 }, cu_k3[] = { 0, 1000, 1257, 1600 };
+static const int cu_qd[] = { 0, 1, 2, 2, 5 }, cu_kd[] = { 0, 900, 1000, 1010, 1010 };   /* decode */
 #define DENSE NULL, NULL   /* a dense batch */
 
 static const gpu_case cases[] = {
@@ -113,6 +114,10 @@ static const gpu_case cases[] = {
     { "varlen f32 D=64 softcap 3", FT_F32, 64, 64, 5, 2, 300, 300, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3, cu_q5, cu_k5 },
     { "varlen f64 D=32 causal", FT_F64, 32, 32, 5, 2, 300, 300, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, cu_q5, cu_k5 },
     { "varlen bf16 D=40 causal (to 64)", FT_BF16, 40, 40, 3, 4, 1000, 1000, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, cu_q3, cu_k3 },
+    /* Decode shapes: the forward splits the keys and packs the group (rt_decode_config). */
+    { "decode bf16 D=128 gqa 32/8 Nq=1", FT_BF16, 128, 128, 2, 32, 1, 3000, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, DENSE },
+    { "decode f16 D=64 gqa 8/2 Nq=7 bottom-right", FT_F16, 64, 64, 3, 8, 7, 1111, 1, 1, 0, 1, 0, 0, 0, 0, 2, 0, DENSE },
+    { "decode varlen bf16 D=128 gqa 8/2", FT_BF16, 128, 128, 4, 8, 3, 900, 1, 1, 0, 1, 0, 0, 0, 0, 2, 0, cu_qd, cu_kd },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 

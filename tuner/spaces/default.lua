@@ -25,6 +25,14 @@ local hopper_forward_shapes = {
   grid{ dtype = {"bf16", "f16"}, head_dim = {128}, causal = {0, 1}, seqlen = {512}, batch = {1}, heads = {16} },
 }
 
+-- Decode: one query row a sequence over a long key/value cache, 32 query heads over 8 key/value
+-- heads, head dim 128, batch 1 to 8 (bench/decode.py's shapes). The runtime serves decode shapes
+-- (at most 16 query rows) only from winners tuned on them, and the others only from the rest.
+local decode_shapes = grid{
+  dtype = "bf16", head_dim = 128, causal = 0,
+  seqlen_q = 1, seqlen_k = {8192, 32768, 131072}, batch = {1, 2, 4, 8}, heads = 32, heads_k = 8,
+}
+
 -- Timing: at the largest shape a forward pass takes about 2 ms, so 50 ms gives 25 repetitions.
 local bench = { warmup_ms = 10, rep_ms = 50, timeout_s = 10 }
 
@@ -49,6 +57,31 @@ local spaces = {
     end,
     workloads = shapes,
     bench = bench,
+  },
+  -- The decode forward splits each query tile's keys over SPLITS blocks (a combine kernel weighs
+  -- their results) and packs a group's query heads into one tile (PACK_GQA): 4 rows of a 16-row
+  -- tile instead of 1 of 128, each K/V tile read once a group. The splits that pay depend on the
+  -- batch and the cache length (too few leave SMs idle, too many a last partial wave), so they are
+  -- searched per workload. A wider search on the H100 (larger key tiles, more and fewer stages and
+  -- splits; notes/kernels.md, "Decode shapes") found every winner within 1% among those below.
+  space{
+    name = "decode",
+    template = "fwd_mma",
+    fixed = { CAUSAL_SKIP = 1, PACK_GQA = 1, NUM_STAGES = 3 },
+    params = {
+      BLOCK_M = {16, 32, 64},
+      NUM_WARPS = {1, 2, 4},
+      BLOCK_N = {32, 64},
+      SPLITS = {4, 8, 16, 32},
+    },
+    where = function(p)
+      if p.BLOCK_M ~= 16 * p.NUM_WARPS then
+        return false, "a warp per 16 query rows"
+      end
+      return true
+    end,
+    workloads = decode_shapes,
+    bench = { warmup_ms = 5, rep_ms = 30, timeout_s = 10 },
   },
   space{
     name = "bwd",
