@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On a GPU machine (README.md here): the decode path in one call. Builds; runs the GPU tests
-# (test_attn_gpu, test_runtime_gpu), memcheck and racecheck on the split and packed cases; then
+# (test_attn_gpu, test_runtime_gpu, test_tune_gpu), memcheck and racecheck on the split and packed cases; then
 # bench/decode.py with the runtime's choice (the shipped winners), the default sweep's decode space
 # alone and bench/decode.py again with its winners. Logs in $OUT; a summary printed last.
 # Env: PARTS (default "tests bench sweep"), SWEEP_LIMIT_S (default 300).
@@ -15,7 +15,7 @@ export LD_LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRAR
 export FLASHTUNE_LIBRARY=/tmp/build/runtime/libflashtune.so
 summary=()
 if [[ " $PARTS " == *" tests "* ]]; then
-  (cd /tmp/build && timeout 420 ctest --output-on-failure -L gpu -R "test_attn_gpu|test_runtime_gpu" 2>&1) \
+  (cd /tmp/build && timeout 420 ctest --output-on-failure -L gpu -R "test_attn_gpu|test_runtime_gpu|test_tune_gpu" 2>&1) \
     > "$OUT/gpu-tests.log"; summary+=("gpu tests rc=$?")
   CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
   : > "$OUT/sanitizer.log"
