@@ -17,6 +17,11 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
 {
     const int nw = p[GEN_NUM_WARPS], bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], stages = p[GEN_NUM_STAGES];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
+    if (p[GEN_SPLITS] > 1 && (p[GEN_DQ_MODE] != FT_DQ_ATOMIC || p[GEN_VARLEN])) {
+        snprintf(why, len, "SPLITS=%d with DQ_MODE=%d VARLEN=%d: bwd_wgmma shares a group's query heads over blocks "
+                 "with DQ_MODE atomic (0) and VARLEN 0 only", p[GEN_SPLITS], p[GEN_DQ_MODE], p[GEN_VARLEN]);
+        return -1;
+    }
     switch (bwd_wgmma_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE])) {
     case BWD_WGMMA_OK:
         return 0;
@@ -74,9 +79,16 @@ static int map_rows_bwd(const int *p)
     return p[GEN_BLOCK_M];
 }
 
+/* The reduce step of a backward whose groups' query heads several blocks share. */
+static int splits_group(const int *p)
+{
+    return p[GEN_SPLITS] > 1;
+}
+
 static const gen_entry bwd_wgmma_entries[] = {
     { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY, 0 },
-    { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY, 0 },
+    { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY, 1 },
+    { "ft_bwd_dkdv_reduce", 1, NULL, splits_group, GEN_OP_FAMILY, 0 },
     { "ft_bwd_dq_convert", 0, NULL, NULL, GEN_OP_FAMILY, 0 },
 };
 
@@ -84,13 +96,13 @@ const gen_family gen_family_bwd_wgmma = {
     .name = "bwd_wgmma",
     .file = "families/bwd_wgmma.cu",
     .parts = FT_PARTS("traits/bwd_wgmma.h", "arch/sm80.cuh", "arch/sm90.cuh", "common/ft_block.cuh",
-                      "common/ft_softcap.cuh", "common/ft_bwd_steps.cuh"),
+                      "common/ft_softcap.cuh", "common/ft_bwd_steps.cuh", "common/ft_bwd_reduce.cuh"),
     .backward = 1,
     .dtypes = (1u << 1) | (1u << 2),
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
-              GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) | GEN_BIT(GEN_VARLEN),
+              GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) | GEN_BIT(GEN_VARLEN) | GEN_BIT(GEN_SPLITS),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 64, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,
@@ -98,7 +110,7 @@ const gen_family gen_family_bwd_wgmma = {
         [GEN_SPLITS] = 1,
     },
     .entries = bwd_wgmma_entries,
-    .entry_count = 3,
+    .entry_count = 4,
     .check = check_bwd_wgmma,
     .target_arch = "sm_90a",
     .map_rows = map_rows_bwd,

@@ -57,7 +57,7 @@ typedef enum gen_param_role {
     X(VARLEN, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES,                                                \
       "1: a variable-length batch, each sequence's rows and lengths from the arguments' prefix sums")     \
     X(SPLITS, GEN_ROLE_TUNABLE, 1, 1, 64, 1, GEN_NO_VALUES,                                               \
-      "blocks that share a query tile's key tiles, each a contiguous run; a combine kernel weighs their results") \
+      "blocks that share a tile's work: a forward's query tile's keys, a backward's key tile's query heads of a group; a second step combines them") \
     X(PACK_GQA, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                              \
       "1: the query heads of a K/V group share a block, their rows packed into its tile (K/V read once a group)")
 

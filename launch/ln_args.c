@@ -58,10 +58,23 @@ void ln_fwd_args(const ln_problem *p, int splits, int part_cols, int b0, int nb,
         const size_t rows = ln_lse_rows(p);
         ln_fwd_workspace_bytes(splits, rows, part_cols, &lse_offset);
         const long long row0 = batch_at(p, b0, (long long)p->heads * p->seqlen_q);
-        a->o_part = (float *)at(p->fwd_ws, row0 * part_cols, sizeof(float));
-        a->lse_part = (float *)at(p->fwd_ws + lse_offset, row0, sizeof(float));
+        a->o_part = (float *)at(p->split_ws, row0 * part_cols, sizeof(float));
+        a->lse_part = (float *)at(p->split_ws + lse_offset, row0, sizeof(float));
         a->part_rows = (long long)rows;
     }
+}
+
+void ln_bwd_split_args(const ln_problem *p, int splits, int dk_cols, int dv_cols, int b0, ft_bwd_args *a)
+{
+    if (splits <= 1)
+        return;
+    size_t dv_offset;
+    const size_t rows = (size_t)p->batch * ln_heads_k(p) * p->seqlen_k;
+    ln_bwd_split_bytes(splits, rows, dk_cols, dv_cols, &dv_offset);
+    const long long row0 = (long long)b0 * ln_heads_k(p) * p->seqlen_k;
+    a->dk_part = (float *)at(p->split_ws, row0 * dk_cols, sizeof(float));
+    a->dv_part = (float *)at(p->split_ws + dv_offset, row0 * dv_cols, sizeof(float));
+    a->part_rows = (long long)rows;
 }
 
 void ln_bwd_args(const ln_problem *p, int accum_cols, int b0, int nb, ft_bwd_args *a)

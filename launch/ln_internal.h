@@ -53,10 +53,11 @@ typedef struct ln_problem {
     CUdeviceptr cu_seqlens_q, cu_seqlens_k;
     int total_q, total_k;
     int mask_left, mask_right, mask_bottom_right;
-    /* The forward's workspace where its plan splits the keys (ln_plan.splits > 1; layout:
-     * ln_fwd_workspace_bytes), else 0: partial O and L of each split. */
-    CUdeviceptr fwd_ws;
-    size_t fwd_ws_bytes;
+    /* The workspace of a plan that splits a tile's work over blocks (ln_plan.splits > 1; its
+     * bytes and layout: ln_split_workspace_bytes), else 0: a forward's partial O and L of each
+     * share of the keys, a backward's partial dK and dV of each share of a group's heads. */
+    CUdeviceptr split_ws;
+    size_t split_ws_bytes;
 } ln_problem;
 
 /* Bytes of an element of dtype (f32 4, f16 and bf16 2, f64 8) and of its accumulator type
@@ -117,17 +118,25 @@ size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int total_q
  * rows]; rows = ln_lse_rows of the problem, cols the kernels' HEAD_DIM_V. 0 when splits <= 1.
  * OUT: *lse_offset (may be NULL). */
 size_t ln_fwd_workspace_bytes(int splits, size_t rows, int cols, size_t *lse_offset);
+/* The workspace of a backward whose groups' query heads `splits` blocks share (ft_kernel_args.h
+ * dk_part, dv_part): fp32 partial dK [splits, rows, dk_cols] at offset 0, then (256-byte aligned)
+ * partial dV [splits, rows, dv_cols]; rows = batch * heads_k * seqlen_k, the columns the kernels'
+ * HEAD_DIM and HEAD_DIM_V. 0 when splits <= 1. OUT: *dv_offset (may be NULL). */
+size_t ln_bwd_split_bytes(int splits, size_t rows, int dk_cols, int dv_cols, size_t *dv_offset);
 
 /* ---- argument blocks (ln_args.c) --------------------------------------------------------- */
 
 /* The argument blocks of batches [b0, b0 + nb) of p: pointers moved to batch b0 (lse, delta,
- * a split forward's partials (splits > 1, rows of part_cols columns in p->fwd_ws; splits 1 passes
+ * a split forward's partials (splits > 1, rows of part_cols columns in p->split_ws; splits 1 passes
  * none) and dq_accum by whole [heads, seqlen_q] rows, of accum_cols columns for dq_accum; for a
  * variable-length batch only the prefix sums move, the rest is addressed by them), batch = nb,
  * everything else as p says. accum_cols > 0 (the kernels' HEAD_DIM) passes p->dq_accum and the
  * dQ order area's ticket and semaphores, 0 passes NULL (kernels without DQ_MODE atomic or
  * ordered never read them). */
 void ln_fwd_args(const ln_problem *p, int splits, int part_cols, int b0, int nb, ft_fwd_args *a /* OUT */);
+/* A split backward's partials in a (splits > 1; ln_bwd_split_bytes's layout in p->split_ws),
+ * moved to batch b0 by whole [heads_k, seqlen_k] rows; splits 1: none. */
+void ln_bwd_split_args(const ln_problem *p, int splits, int dk_cols, int dv_cols, int b0, ft_bwd_args *a /* IN/OUT */);
 void ln_bwd_args(const ln_problem *p, int accum_cols, int b0, int nb, ft_bwd_args *a /* OUT */);
 /* Encodes a's q_map and do_map (ft_kernel_args.h) for a's slice, boxes of 64 columns by box_rows
  * rows. CUDA_SUCCESS, or the driver's error (CUDA_ERROR_INVALID_VALUE for a dtype other than
@@ -189,10 +198,11 @@ typedef struct ln_plan {
     int head_dim, head_dim_v;   /* the data's head dims the kernels were compiled for (DATA_DIM, DATA_DIM_V
                                  * where they pad, else HEAD_DIM, HEAD_DIM_V): ln_launch refuses others */
     int accum_cols;             /* columns of a dQ accumulator row: the kernels' HEAD_DIM */
-    int splits;                 /* > 1: a forward whose keys that many blocks share, needing the forward's
-                                 * workspace (ln_problem.fwd_ws) of ln_fwd_workspace_bytes(splits, rows,
-                                 * part_cols); else 1 */
-    int part_cols;              /* columns of a partial O row: the kernels' HEAD_DIM_V */
+    int splits;                 /* > 1: a forward whose keys, or a backward whose groups' query heads, that
+                                 * many blocks share, needing the split workspace (ln_problem.split_ws,
+                                 * ln_split_workspace_bytes); else 1 */
+    int part_cols;              /* columns of a partial O or dV row: the kernels' HEAD_DIM_V */
+    int part_cols_k;            /* columns of a partial dK row: the kernels' HEAD_DIM */
     ln_step steps[LN_MAX_STEPS];
     int count;
 } ln_plan;
@@ -206,6 +216,10 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
  * persistent step, counts the blocks that fit the current context's GPU at once (occupancy per
  * SM x SMs). CUDA_SUCCESS or the error; OUT: *missing (may be NULL), the entry that failed. */
 CUresult ln_plan_bind(const cu_driver *cu, ln_plan *plan, CUmodule module, const char **missing);
+
+/* Bytes of the split workspace plan needs for p (ln_fwd_workspace_bytes or ln_bwd_split_bytes;
+ * 0 where it splits nothing). */
+size_t ln_split_workspace_bytes(const ln_plan *plan, const ln_problem *p);
 
 /* Loads image (a CUBIN of configuration c) and opts each entry it launches in to the dynamic
  * shared memory it needs past 48 KiB: once per module, so launches never set attributes.

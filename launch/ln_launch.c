@@ -17,8 +17,9 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
         plan->accum_cols > ln_accum_head_dim(p->head_dim) || heads_k < 1 || p->heads % heads_k != 0 ||
         (ln_problem_features(p) & ~plan->features) != 0 || (plan->required & ~ln_problem_features(p)) != 0)
         return CUDA_ERROR_INVALID_VALUE;
-    if (plan->splits > 1 &&
-        (!p->fwd_ws || p->fwd_ws_bytes < ln_fwd_workspace_bytes(plan->splits, ln_lse_rows(p), plan->part_cols, NULL)))
+    /* A split plan: its workspace, and (backward) shares of whole groups. */
+    if (plan->splits > 1 && (!p->split_ws || p->split_ws_bytes < ln_split_workspace_bytes(plan, p) ||
+                             (plan->backward && (p->heads / heads_k) % plan->splits != 0)))
         return CUDA_ERROR_INVALID_VALUE;
     const int per_launch = LN_GRID_Y_MAX / p->heads;
     CUresult rc;
@@ -35,6 +36,7 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
         void *params[1];
         if (plan->backward) {
             ln_bwd_args(p, plan->accum_cols, b0, nb, &ba);
+            ln_bwd_split_args(p, plan->splits, plan->part_cols_k, plan->part_cols, b0, &ba);
             if (plan->map_rows && (rc = ln_bwd_tensor_maps(cu, p, plan->map_rows, &ba)) != CUDA_SUCCESS)
                 return rc;
             params[0] = &ba;

@@ -72,8 +72,9 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
     out->accum_cols = out->accum ? c->p[GEN_HEAD_DIM] : 0;
     const int splits = (f->params & GEN_BIT(GEN_SPLITS)) ? c->p[GEN_SPLITS] : 1;
     const int packed = (f->params & GEN_BIT(GEN_PACK_GQA)) && c->p[GEN_PACK_GQA];
-    out->splits = op == LN_FORWARD && splits > 1 ? splits : 1;
+    out->splits = splits > 1 ? splits : 1;
     out->part_cols = c->p[GEN_HEAD_DIM_V];
+    out->part_cols_k = c->p[GEN_HEAD_DIM];
     for (int i = 0; i < f->entry_count; i++) {
         const gen_entry *e = &f->entries[i];
         if (ln_entry_op(f, e) != op || !gen_entry_used(c, e))
@@ -104,6 +105,14 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
         return -1;
     }
     return 0;
+}
+
+size_t ln_split_workspace_bytes(const ln_plan *plan, const ln_problem *p)
+{
+    if (!plan->backward)
+        return ln_fwd_workspace_bytes(plan->splits, ln_lse_rows(p), plan->part_cols, NULL);
+    const size_t rows = (size_t)p->batch * ln_heads_k(p) * p->seqlen_k;
+    return ln_bwd_split_bytes(plan->splits, rows, plan->part_cols_k, plan->part_cols, NULL);
 }
 
 /* The blocks of step s that fit the current context's GPU at once: its occupancy per SM (its

@@ -120,6 +120,14 @@ size_t ln_fwd_workspace_bytes(int splits, size_t rows, int cols, size_t *lse_off
     return splits > 1 ? offset + (size_t)splits * rows * sizeof(float) : 0;
 }
 
+size_t ln_bwd_split_bytes(int splits, size_t rows, int dk_cols, int dv_cols, size_t *dv_offset)
+{
+    const size_t offset = splits > 1 ? ((size_t)splits * rows * (size_t)dk_cols * sizeof(float) + 255) / 256 * 256 : 0;
+    if (dv_offset)
+        *dv_offset = offset;
+    return splits > 1 ? offset + (size_t)splits * rows * (size_t)dv_cols * sizeof(float) : 0;
+}
+
 size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int total_q, int head_dim,
                           size_t *accum_offset)
 {

@@ -137,8 +137,8 @@ static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc 
     ft_status s = check_call(ctx, func, user, backward, reference, p, &d, &w);
     if (s != FT_OK)
         return s;
-    size_t accum_offset = 0;
-    const size_t need = backward ? rt_workspace_bytes(&w, d.total_q, &accum_offset) : 0;
+    size_t accum_offset = 0, split_offset = 0;
+    const size_t need = backward ? rt_workspace_bytes(&w, d.total_q, &accum_offset, &split_offset) : 0;
     if (caller_ws) {
         if (!ws)
             return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: workspace is NULL", func);
@@ -158,19 +158,26 @@ static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc 
     char err[RT_ERR_LEN];
     if ((s = rt_check_prefix_sums(func, cu, &d, (CUstream)stream, err, sizeof err)) != FT_OK)
         return rt_fail(ctx, s, "%s", err);
-    /* A forward whose keys several blocks share (decode shapes) keeps their partial results in
-     * the stream's workspace too. */
-    const size_t fwd_need = backward ? 0 : rt_forward_workspace_bytes(plan, &d);
+    /* A plan that splits a tile's work over blocks (a decode forward's keys, a grouped backward's
+     * query heads) keeps their partial results in the workspace too: a forward's from its start,
+     * a backward's past delta and the dQ accumulator (rt_workspace_bytes counted them). */
+    const size_t split = rt_split_workspace_bytes(plan, &d);
+    if (!backward)
+        split_offset = 0;
     rt_workspace *cached = NULL;
     CUdeviceptr base = (CUdeviceptr)(uintptr_t)ws;
-    if ((backward && !caller_ws) || fwd_need) {
-        if ((s = rt_workspace_acquire(ctx, func, cu, cc->context, (CUstream)stream, backward ? need : fwd_need,
-                                      &cached)) != FT_OK)
+    if ((backward && !caller_ws) || (!backward && split)) {
+        const size_t bytes = backward ? (need > split_offset + split ? need : split_offset + split) : split;
+        if ((s = rt_workspace_acquire(ctx, func, cu, cc->context, (CUstream)stream, bytes, &cached)) != FT_OK)
             return s;
         base = cached->ptr;
+    } else if (split && ws_bytes < split_offset + split) {   /* the caller's: sized by the problem alone */
+        return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: workspace_bytes=%zu cannot hold the kernel's %zu bytes of "
+                       "partial sums past %zu (ft_attention_backward_workspace_size)", func, ws_bytes, split,
+                       split_offset);
     }
     const rt_workspace_ptrs wp = { .delta = backward ? base : 0, .accum = backward && base ? base + accum_offset : 0,
-                                   .fwd = backward ? 0 : base, .fwd_bytes = fwd_need };
+                                   .split = split ? base + split_offset : 0, .split_bytes = split };
     CUresult rc = rt_launch(cu, plan, &d, p, &wp, (CUstream)stream);
     if (cached)
         rt_workspace_release(ctx, cu, cached);
@@ -228,7 +235,7 @@ ft_status ft_attention_backward_workspace_size(ft_context *ctx, const ft_attenti
     ft_status s = take_desc(func, d, 1, &copy, &w, err, sizeof err);
     if (s != FT_OK)
         return rt_fail(ctx, s, "%s", err);
-    *bytes = rt_workspace_bytes(&w, copy.total_q, NULL);
+    *bytes = rt_workspace_bytes(&w, copy.total_q, NULL, NULL);
     return FT_OK;
 }
 

@@ -368,8 +368,32 @@ ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tens
     return FT_OK;
 }
 
-size_t rt_workspace_bytes(const db_workload *w, int total_q, size_t *accum_offset)
+int rt_group_splits(const db_workload *w)
 {
-    return ln_workspace_bytes(w->dtype, w->batch, w->heads, w->seqlen_q, w->varlen ? total_q : 0, w->head_dim,
-                              accum_offset);
+    const int heads_k = w->heads_k ? w->heads_k : w->heads, group = w->heads / heads_k;
+    if (w->op != DB_OP_BWD || w->varlen || group < 2)
+        return 1;
+    const long long blocks = (long long)w->batch * heads_k * ((w->seqlen_k + 127) / 128);
+    const long long want = w->causal ? RT_GROUP_SPLIT_BLOCKS_MASKED : RT_GROUP_SPLIT_BLOCKS;
+    int splits = 1;
+    for (int s = 2; s <= group && s <= RT_GROUP_SPLITS_MAX && blocks * splits < want; s++)
+        if (group % s == 0)
+            splits = s;
+    return splits;
+}
+
+size_t rt_workspace_bytes(const db_workload *w, int total_q, size_t *accum_offset, size_t *split_offset)
+{
+    const size_t base = ln_workspace_bytes(w->dtype, w->batch, w->heads, w->seqlen_q, w->varlen ? total_q : 0,
+                                           w->head_dim, accum_offset);
+    const size_t offset = (base + 255) / 256 * 256;
+    if (split_offset)
+        *split_offset = offset;
+    const int splits = rt_group_splits(w);
+    if (splits < 2)
+        return base;
+    /* The widest compiled head dims any family runs these at (a Hopper family pads up to 64). */
+    const size_t rows = (size_t)w->batch * (w->heads_k ? w->heads_k : w->heads) * w->seqlen_k;
+    return offset + ln_bwd_split_bytes(splits, rows, ln_accum_head_dim(w->head_dim), ln_accum_head_dim(w->head_dim_v),
+                                       NULL);
 }

@@ -65,10 +65,22 @@ void rt_problem_mask(const ft_attention_desc *d, ln_problem *p /* IN/OUT */);
  * its dim elements; with tensor_cores, 16-byte base pointers and strides a multiple of 8. */
 ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tensor *t, int n, int tensor_cores,
                            char *err, size_t len);
-/* Workspace bytes of a backward: delta, then (256-byte aligned) the dQ accumulator; total_q the
- * packed query rows of a variable-length batch (unused for a dense one). OUT: *accum_offset (may
- * be NULL). */
-size_t rt_workspace_bytes(const db_workload *w, int total_q, size_t *accum_offset);
+/* A backward of few K/V heads (grouped-query attention) shares each group's query heads over
+ * this many blocks a key tile (SPLITS of the families that take it, DQ_MODE atomic): the smallest
+ * divisor of the group, at most RT_GROUP_SPLITS_MAX, that brings the blocks (batch * heads_k *
+ * key tiles of 128) to RT_GROUP_SPLIT_BLOCKS, or with a mask RT_GROUP_SPLIT_BLOCKS_MASKED (its
+ * key tiles' work differs, and the H100 wanted more, smaller blocks: bench/RESULTS.md); 1 for a
+ * forward, a variable-length batch or no grouping. The problem alone decides it, so that a
+ * workspace size needs no GPU. */
+#define RT_GROUP_SPLITS_MAX 8
+#define RT_GROUP_SPLIT_BLOCKS 256
+#define RT_GROUP_SPLIT_BLOCKS_MASKED 1024
+int rt_group_splits(const db_workload *w);
+/* Workspace bytes of a backward: delta, then (256-byte aligned) the dQ accumulator, then
+ * (256-byte aligned, where rt_group_splits > 1) the partial dK and dV of its shares
+ * (ln_bwd_split_bytes, at the widest compiled head dims); total_q the packed query rows of a
+ * variable-length batch (unused for a dense one). OUT: *accum_offset, *split_offset (may be NULL). */
+size_t rt_workspace_bytes(const db_workload *w, int total_q, size_t *accum_offset, size_t *split_offset);
 /* A variable-length batch's prefix sums (d checked), copied to the host once stream's earlier
  * work is done: each from 0, never decreasing, no sequence longer than seqlen_q (seqlen_k), the
  * last equal to total_q (total_k). FT_OK for a dense batch. On failure "func: ..." in err, naming
@@ -270,16 +282,16 @@ typedef struct rt_data {
     void *o_out, *lse_out, *dq, *dk, *dv;
 } rt_data;
 
-/* A call's workspace: the backward's delta and dQ accumulator, or a split forward's partials
- * (fwd, fwd_bytes: ln_fwd_workspace_bytes); 0 where unused. */
+/* A call's workspace: the backward's delta and dQ accumulator, and a split plan's partials
+ * (split, split_bytes: ln_split_workspace_bytes); 0 where unused. */
 typedef struct rt_workspace_ptrs {
-    CUdeviceptr delta, accum, fwd;
-    size_t fwd_bytes;
+    CUdeviceptr delta, accum, split;
+    size_t split_bytes;
 } rt_workspace_ptrs;
 
-/* Bytes of the workspace plan's forward needs for d (checked): its splits' partial results
- * (ln_fwd_workspace_bytes), 0 where it splits nothing. */
-size_t rt_forward_workspace_bytes(const rt_plan *plan, const ft_attention_desc *d);
+/* Bytes of the split workspace plan needs for d (checked): a forward's shares of the keys, a
+ * backward's shares of a group's heads (ln_split_workspace_bytes); 0 where it splits nothing. */
+size_t rt_split_workspace_bytes(const rt_plan *plan, const ft_attention_desc *d);
 /* Enqueues plan's launches on stream for d through the launch module (ln_launch: batches split
  * so grid.y <= 65535, dq_accum zeroed where DQ_MODE atomic needs it), with the workspace ws.
  * Returns CUDA_SUCCESS or the first error. */

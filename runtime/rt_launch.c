@@ -17,10 +17,12 @@ static void copy_strides(long long dst[3], const int64_t src[3])
         dst[i] = (long long)src[i];
 }
 
-size_t rt_forward_workspace_bytes(const rt_plan *plan, const ft_attention_desc *d)
+size_t rt_split_workspace_bytes(const rt_plan *plan, const ft_attention_desc *d)
 {
-    const size_t rows = d->cu_seqlens_q ? (size_t)d->heads * d->total_q : (size_t)d->batch * d->heads * d->seqlen_q;
-    return ln_fwd_workspace_bytes(plan->launches.splits, rows, plan->launches.part_cols, NULL);
+    const ln_problem p = { .batch = d->batch, .heads = d->heads, .heads_k = d->heads_k, .seqlen_q = d->seqlen_q,
+                           .seqlen_k = d->seqlen_k, .total_q = d->total_q,
+                           .cu_seqlens_q = (CUdeviceptr)(uintptr_t)d->cu_seqlens_q };
+    return ln_split_workspace_bytes(&plan->launches, &p);
 }
 
 CUresult rt_launch(const cu_driver *cu, const rt_plan *plan, const ft_attention_desc *d, const rt_data *p,
@@ -37,7 +39,7 @@ CUresult rt_launch(const cu_driver *cu, const rt_plan *plan, const ft_attention_
         .o = backward ? dev(p->o) : dev(p->o_out), .lse = backward ? dev(p->lse) : dev(p->lse_out),
         .dout = dev(p->dout), .dq = dev(p->dq), .dk = dev(p->dk), .dv = dev(p->dv), .delta = ws->delta, .dq_accum = ws->accum,
         .cu_seqlens_q = dev(d->cu_seqlens_q), .cu_seqlens_k = dev(d->cu_seqlens_k), .total_q = d->total_q,
-        .total_k = d->total_k, .fwd_ws = ws->fwd, .fwd_ws_bytes = ws->fwd_bytes,
+        .total_k = d->total_k, .split_ws = ws->split, .split_ws_bytes = ws->split_bytes,
     };
     rt_problem_mask(d, &lp);
     copy_strides(lp.q_stride, d->q_stride);

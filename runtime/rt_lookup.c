@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rt_internal.h"
+#include "traits/ft_traits.h"
 
 /* The winner's configuration fitted to w, when it is a kernel of the right kind and valid on
  * dev. 0, or -1 with the reason. */
@@ -174,6 +175,17 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
         gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);   /* no length is a tile multiple */
         snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
                  "; for a variable-length batch (VARLEN=1, PERSISTENT=0)");
+    }
+    /* A backward of few K/V heads shares each group's query heads over blocks (rt_group_splits:
+     * MQA at batch 2, 4096 keys has 64 key tiles of 128 for 132 SMs), its dQ atomic; the split is
+     * the problem's alone, whatever the winner was tuned with, as the caller's workspace size is. */
+    if (w->op == DB_OP_BWD && (c->family->params & GEN_BIT(GEN_SPLITS))) {
+        const int splits = c->p[GEN_DQ_MODE] == FT_DQ_ATOMIC ? rt_group_splits(w) : 1;
+        if (splits != c->p[GEN_SPLITS]) {
+            c->p[GEN_SPLITS] = splits;
+            snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
+                     "; each group's query heads over %d blocks a key tile (SPLITS=%d)", splits, splits);
+        }
     }
     return 0;
 }

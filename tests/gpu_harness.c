@@ -130,8 +130,8 @@ int gpu_problem_alloc(gpu_session *s, gpu_problem *p, char *why, size_t len)
     layout_strides(p, heads_k, rows_k, p->head_dim, p->k_stride);
     layout_strides(p, heads_k, rows_k, p->head_dim_v, p->v_stride);
     layout_strides(p, p->heads, rows_q, p->head_dim_v, p->o_stride);
-    p->dev_cu_seqlens_q = p->dev_cu_seqlens_k = p->fwd_ws = 0;
-    p->fwd_ws_bytes = 0;
+    p->dev_cu_seqlens_q = p->dev_cu_seqlens_k = p->split_ws = 0;
+    p->split_ws_bytes = 0;
     if (varlen && upload_prefix_sums(s, p, why, len) != 0) {
         gpu_problem_free(s, p);
         return -1;
@@ -152,8 +152,8 @@ void gpu_problem_free(gpu_session *s, gpu_problem *p)
     to_problem(p, &lp);
     ln_buffers_free(s->cu, &lp);
     take_pointers(p, &lp);
-    CUdeviceptr *owned[3] = { &p->dev_cu_seqlens_q, &p->dev_cu_seqlens_k, &p->fwd_ws };
-    p->fwd_ws_bytes = 0;
+    CUdeviceptr *owned[3] = { &p->dev_cu_seqlens_q, &p->dev_cu_seqlens_k, &p->split_ws };
+    p->split_ws_bytes = 0;
     for (int i = 0; i < 3; i++) {
         if (*owned[i])
             s->cu->MemFree(*owned[i]);
@@ -182,10 +182,24 @@ int gpu_poison(gpu_session *s, CUdeviceptr dst, size_t bytes)
     return ln_poison(s->cu, dst, bytes) == CUDA_SUCCESS ? 0 : -1;
 }
 
-/* The family's steps for operation op, bound to k's module, launched for p; fwd_ws, fwd_bytes:
- * the forward's workspace. */
-static CUresult run(gpu_session *s, const gpu_kernel *k, const gpu_problem *p, ln_op op, CUdeviceptr fwd_ws,
-                    size_t fwd_bytes, CUstream stream)
+/* p's split workspace grown to need bytes (as large already: nothing to do). */
+static CUresult split_workspace(gpu_session *s, gpu_problem *p, size_t need)
+{
+    if (need <= p->split_ws_bytes)
+        return CUDA_SUCCESS;
+    CUresult rc = s->cu->StreamSynchronize(NULL);   /* launches in flight may use the old one */
+    if (p->split_ws && rc == CUDA_SUCCESS)
+        rc = s->cu->MemFree(p->split_ws);
+    p->split_ws = 0;
+    p->split_ws_bytes = 0;
+    if (rc == CUDA_SUCCESS && (rc = s->cu->MemAlloc(&p->split_ws, need)) == CUDA_SUCCESS)
+        p->split_ws_bytes = need;
+    return rc;
+}
+
+/* The family's steps for operation op, bound to k's module, launched for p with p's split
+ * workspace, grown first to what the plan needs (none: nothing to do). */
+static CUresult run(gpu_session *s, const gpu_kernel *k, gpu_problem *p, ln_op op, CUstream stream)
 {
     ln_plan plan;
     char err[512];
@@ -196,42 +210,20 @@ static CUresult run(gpu_session *s, const gpu_kernel *k, const gpu_problem *p, l
         return rc;
     ln_problem lp;
     to_problem(p, &lp);
-    lp.fwd_ws = fwd_ws;
-    lp.fwd_ws_bytes = fwd_bytes;
+    if ((rc = split_workspace(s, p, ln_split_workspace_bytes(&plan, &lp))) != CUDA_SUCCESS)
+        return rc;
+    lp.split_ws = p->split_ws;
+    lp.split_ws_bytes = p->split_ws_bytes;
     return ln_launch(s->cu, &plan, &lp, stream);
 }
-
-/* p's forward workspace, grown to what k's forward needs (none: nothing to do). */
-static CUresult forward_workspace(gpu_session *s, const gpu_kernel *k, gpu_problem *p)
-{
-    ln_plan plan;
-    char err[512];
-    if (ln_plan_make(&k->config, LN_FORWARD, p->seqlen_q, p->seqlen_k, &plan, err, sizeof err) != 0)
-        return CUDA_ERROR_INVALID_VALUE;
-    ln_problem lp;
-    to_problem(p, &lp);
-    const size_t need = ln_fwd_workspace_bytes(plan.splits, ln_lse_rows(&lp), plan.part_cols, NULL);
-    if (need <= p->fwd_ws_bytes)
-        return CUDA_SUCCESS;
-    CUresult rc = s->cu->StreamSynchronize(NULL);   /* launches in flight may use the old one */
-    if (p->fwd_ws && rc == CUDA_SUCCESS)
-        rc = s->cu->MemFree(p->fwd_ws);
-    p->fwd_ws = 0;
-    p->fwd_ws_bytes = 0;
-    if (rc == CUDA_SUCCESS && (rc = s->cu->MemAlloc(&p->fwd_ws, need)) == CUDA_SUCCESS)
-        p->fwd_ws_bytes = need;
-    return rc;
-}
-
 int gpu_forward_async(gpu_session *s, const gpu_kernel *k, gpu_problem *p, CUstream stream)
 {
-    CUresult rc = forward_workspace(s, k, p);
-    return (int)(rc != CUDA_SUCCESS ? rc : run(s, k, p, LN_FORWARD, p->fwd_ws, p->fwd_ws_bytes, stream));
+    return (int)run(s, k, p, LN_FORWARD, stream);
 }
 
-int gpu_backward_async(gpu_session *s, const gpu_kernel *k, const gpu_problem *p, CUstream stream)
+int gpu_backward_async(gpu_session *s, const gpu_kernel *k, gpu_problem *p, CUstream stream)
 {
-    return (int)run(s, k, p, LN_BACKWARD, 0, 0, stream);
+    return (int)run(s, k, p, LN_BACKWARD, stream);
 }
 
 static int finish(gpu_session *s, CUresult rc, CUstream stream, char *why, size_t len)
@@ -254,7 +246,7 @@ int gpu_forward(gpu_session *s, const gpu_kernel *k, gpu_problem *p, CUstream st
     return finish(s, (CUresult)gpu_forward_async(s, k, p, stream), stream, why, len);
 }
 
-int gpu_backward(gpu_session *s, const gpu_kernel *k, const gpu_problem *p, CUstream stream, char *why, size_t len)
+int gpu_backward(gpu_session *s, const gpu_kernel *k, gpu_problem *p, CUstream stream, char *why, size_t len)
 {
     return finish(s, (CUresult)gpu_backward_async(s, k, p, stream), stream, why, len);
 }

@@ -55,10 +55,10 @@ typedef struct gpu_problem {
     const int *cu_seqlens_q, *cu_seqlens_k;
     int total_q, total_k;
     CUdeviceptr dev_cu_seqlens_q, dev_cu_seqlens_k;
-    /* The forward's workspace of a kernel that splits the keys (ln_fwd_workspace_bytes), allocated
-     * by the first forward that needs it, grown by a larger one, freed with the problem. */
-    CUdeviceptr fwd_ws;
-    size_t fwd_ws_bytes;
+    /* The workspace of a kernel that splits a tile's work over blocks (ln_split_workspace_bytes),
+     * allocated by the first launch that needs it, grown by a larger one, freed with the problem. */
+    CUdeviceptr split_ws;
+    size_t split_ws_bytes;
 } gpu_problem;
 
 /* The kernels' CAUSAL template flag for the problem: 1 when any mask applies. */
@@ -86,11 +86,11 @@ int gpu_poison(gpu_session *s, CUdeviceptr dst, size_t bytes);
  * CUDA error in why. Synchronizes. */
 int gpu_forward(gpu_session *s, const gpu_kernel *k, gpu_problem *p, CUstream stream, char *why, size_t len);
 /* Runs a backward family (or `ref`'s backward entries) writing dq, dk, dv from o, lse, dout. */
-int gpu_backward(gpu_session *s, const gpu_kernel *k, const gpu_problem *p, CUstream stream, char *why, size_t len);
+int gpu_backward(gpu_session *s, const gpu_kernel *k, gpu_problem *p, CUstream stream, char *why, size_t len);
 
 /* Forward launches only, asynchronously, for timing. Return a CUresult. */
 int gpu_forward_async(gpu_session *s, const gpu_kernel *k, gpu_problem *p, CUstream stream);
-int gpu_backward_async(gpu_session *s, const gpu_kernel *k, const gpu_problem *p, CUstream stream);
+int gpu_backward_async(gpu_session *s, const gpu_kernel *k, gpu_problem *p, CUstream stream);
 
 /* Host-side dtype rounding, exactly as the device stores values (round to nearest even). */
 double gpu_round_to_dtype(int dtype, double x);

@@ -724,6 +724,7 @@ typedef struct feature_case {
     double softcap;
     const int *cu_q, *cu_k;   /* a variable-length batch's prefix sums (batch + 1 each), or NULL */
     int splits, pack;         /* fwd_mma's SPLITS and PACK_GQA (0 0: the family's defaults) */
+    int bwd_splits;           /* bwd_wgmma's SPLITS (0: its default) */
 } feature_case;
 
 /* Prefix sums of the variable-length cases: odd lengths, a sequence with no keys, one with no
@@ -737,49 +738,55 @@ static const int cu_e_q[] = { 0, 1, 3, 3, 4 }, cu_e_k[] = { 0, 300, 317, 367, 36
 #define DENSE NULL, NULL   /* a dense batch: no prefix sums */
 
 static const feature_case feature_cases[] = {
-    { { "ref f32 gqa 6/2 causal",        F32,  64, 32, 2, 6,  37, 53, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0 },
-    { { "ref f64 mqa 4/1 Nq>Nk BR",      F64,  32, 64, 2, 4,  45, 30, 1, 1, 0, 2, DEFAULT_TILES, BR }, 1, 0, DENSE, 0, 0 },
-    { { "ref bf16 softcap 1.5",          BF16, 64, 64, 2, 3,  61, 61, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 0, 1.5, DENSE, 0, 0 },
-    { { "ref f16 gqa 4/2 softcap window", F16, 128, 128, 1, 4, 50, 70, 0, 1, 0, 1, DEFAULT_TILES, WIN(1, 10, 3) }, 2, 2.0, DENSE, 0, 0 },
-    { { "ref f32 softcap 0.8 causal",    F32,  96, 96, 1, 2,  33, 33, 1, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0.8, DENSE, 0, 0 },
-    { { "ref bf16 gqa 32/8 persistent causal", BF16, 128, 128, 3, 32, 200, 200, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 8, 0, DENSE, 0, 0 },
-    { { "ref f16 gqa 8/2 D=64 Nq<Nk",    F16,  64, 64, 2, 8, 100, 260, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0 },
-    { { "ref bf16 mqa 4/1 separate window", BF16, 128, 128, 2, 4, 300, 300, 0, 1, 1, 0, DEFAULT_TILES, WIN(0, 90, 40) }, 1, 0, DENSE, 0, 0 },
-    { { "ref f32 gqa 6/3 separate BR",   F32,  64, 32, 1, 6,  70, 90, 1, 1, 1, 1, DEFAULT_TILES, BR }, 3, 0, DENSE, 0, 0 },
-    { { "ref bf16 gqa 6/2 D=256 causal", BF16, 256, 256, 1, 6, 150, 150, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0 },
-    { { "ref f16 gqa 8/2 D=96/64 separate causal", F16, 96, 64, 2, 8, 129, 129, 1, 1, 1, 2, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0 },
-    { { "ref bf16 softcap 30 D=128 separate causal", BF16, 128, 128, 2, 4, 300, 300, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 30, DENSE, 0, 0 },
-    { { "ref f16 softcap 5 D=64 Nq>Nk BR", F16, 64, 64, 2, 3, 170, 90, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 5, DENSE, 0, 0 },
-    { { "ref bf16 mqa 6/1 softcap 2 D=256", BF16, 256, 256, 1, 6, 140, 140, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 1, 2, DENSE, 0, 0 },
-    { { "ref f64 gqa 4/2 softcap 1 separate", F64, 64, 64, 1, 4, 50, 70, 0, 1, 1, 0, DEFAULT_TILES, WIN(0, 20, 5) }, 2, 1, DENSE, 0, 0 },
+    { { "ref f32 gqa 6/2 causal",        F32,  64, 32, 2, 6,  37, 53, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0 },
+    { { "ref f64 mqa 4/1 Nq>Nk BR",      F64,  32, 64, 2, 4,  45, 30, 1, 1, 0, 2, DEFAULT_TILES, BR }, 1, 0, DENSE, 0, 0, 0 },
+    { { "ref bf16 softcap 1.5",          BF16, 64, 64, 2, 3,  61, 61, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 0, 1.5, DENSE, 0, 0, 0 },
+    { { "ref f16 gqa 4/2 softcap window", F16, 128, 128, 1, 4, 50, 70, 0, 1, 0, 1, DEFAULT_TILES, WIN(1, 10, 3) }, 2, 2.0, DENSE, 0, 0, 0 },
+    { { "ref f32 softcap 0.8 causal",    F32,  96, 96, 1, 2,  33, 33, 1, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0.8, DENSE, 0, 0, 0 },
+    { { "ref bf16 gqa 32/8 persistent causal", BF16, 128, 128, 3, 32, 200, 200, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 8, 0, DENSE, 0, 0, 0 },
+    { { "ref f16 gqa 8/2 D=64 Nq<Nk",    F16,  64, 64, 2, 8, 100, 260, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0 },
+    { { "ref bf16 mqa 4/1 separate window", BF16, 128, 128, 2, 4, 300, 300, 0, 1, 1, 0, DEFAULT_TILES, WIN(0, 90, 40) }, 1, 0, DENSE, 0, 0, 0 },
+    { { "ref f32 gqa 6/3 separate BR",   F32,  64, 32, 1, 6,  70, 90, 1, 1, 1, 1, DEFAULT_TILES, BR }, 3, 0, DENSE, 0, 0, 0 },
+    { { "ref bf16 gqa 6/2 D=256 causal", BF16, 256, 256, 1, 6, 150, 150, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0 },
+    { { "ref f16 gqa 8/2 D=96/64 separate causal", F16, 96, 64, 2, 8, 129, 129, 1, 1, 1, 2, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0 },
+    { { "ref bf16 softcap 30 D=128 separate causal", BF16, 128, 128, 2, 4, 300, 300, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 30, DENSE, 0, 0, 0 },
+    { { "ref f16 softcap 5 D=64 Nq>Nk BR", F16, 64, 64, 2, 3, 170, 90, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 5, DENSE, 0, 0, 0 },
+    { { "ref bf16 mqa 6/1 softcap 2 D=256", BF16, 256, 256, 1, 6, 140, 140, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 1, 2, DENSE, 0, 0, 0 },
+    { { "ref f64 gqa 4/2 softcap 1 separate", F64, 64, 64, 1, 4, 50, 70, 0, 1, 1, 0, DEFAULT_TILES, WIN(0, 20, 5) }, 2, 1, DENSE, 0, 0, 0 },
     /* Head dims no family compiles, run padded to the next compiled one (set_head_dims). */
-    { { "pad f16 D=40 gqa 4/2 causal",   F16,  40, 40, 2, 4,  77, 77, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0 },
-    { { "pad bf16 D=80 BNHD Nq<Nk BR",   BF16, 80, 80, 1, 3, 130, 200, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, DENSE, 0, 0 },
-    { { "pad bf16 D=16/24 window softcap 3 separate", BF16, 16, 24, 2, 2, 64, 90, 0, 1, 1, 2, DEFAULT_TILES, WIN(0, 30, 10) }, 0, 3, DENSE, 0, 0 },
-    { { "pad f16 D=120/72 separate causal", F16, 120, 72, 2, 2, 100, 100, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0 },
-    { { "pad bf16 D=8 padded rows",      BF16,  8,  8, 1, 2,  50, 50, 0, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0 },
-    { { "pad f32 D=13/7 causal padded rows", F32, 13, 7, 2, 3, 45, 61, 1, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0 },
-    { { "pad f64 D=1/3 softcap 1 separate", F64, 1, 3, 1, 2, 30, 30, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 1, DENSE, 0, 0 },
-    { { "pad f32 D=200 BNHD separate",   F32, 200, 200, 1, 2, 40, 33, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0 },
-    { { "pad f64 D=70/130 mqa 4/1 window", F64, 70, 130, 1, 4, 37, 41, 0, 1, 0, 0, DEFAULT_TILES, WIN(1, 8, 4) }, 1, 0, DENSE, 0, 0 },
+    { { "pad f16 D=40 gqa 4/2 causal",   F16,  40, 40, 2, 4,  77, 77, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0 },
+    { { "pad bf16 D=80 BNHD Nq<Nk BR",   BF16, 80, 80, 1, 3, 130, 200, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, DENSE, 0, 0, 0 },
+    { { "pad bf16 D=16/24 window softcap 3 separate", BF16, 16, 24, 2, 2, 64, 90, 0, 1, 1, 2, DEFAULT_TILES, WIN(0, 30, 10) }, 0, 3, DENSE, 0, 0, 0 },
+    { { "pad f16 D=120/72 separate causal", F16, 120, 72, 2, 2, 100, 100, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0 },
+    { { "pad bf16 D=8 padded rows",      BF16,  8,  8, 1, 2,  50, 50, 0, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0 },
+    { { "pad f32 D=13/7 causal padded rows", F32, 13, 7, 2, 3, 45, 61, 1, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0 },
+    { { "pad f64 D=1/3 softcap 1 separate", F64, 1, 3, 1, 2, 30, 30, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 1, DENSE, 0, 0, 0 },
+    { { "pad f32 D=200 BNHD separate",   F32, 200, 200, 1, 2, 40, 33, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0 },
+    { { "pad f64 D=70/130 mqa 4/1 window", F64, 70, 130, 1, 4, 37, 41, 0, 1, 0, 0, DEFAULT_TILES, WIN(1, 8, 4) }, 1, 0, DENSE, 0, 0, 0 },
     /* Variable-length batches (the seqlens: the longest; layout 1: FlashAttention's [total, H, D]). */
-    { { "varlen bf16 gqa 4/2 causal BR", BF16, 64, 64, 5, 4, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 2, 0, cu_a_q, cu_a_k, 0, 0 },
-    { { "varlen f16 D=128 window separate", F16, 128, 128, 3, 2, 189, 189, 0, 1, 1, 1, DEFAULT_TILES, WIN(0, 40, 7) }, 0, 0, cu_b_q, cu_b_k, 0, 0 },
-    { { "varlen bf16 D=128 causal persistent", BF16, 128, 128, 6, 8, 700, 700, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 0, 0, cu_c_q, cu_c_k, 0, 0 },
-    { { "varlen bf16 D=128 ordered softcap 2", BF16, 128, 128, 6, 2, 700, 700, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 2, cu_c_q, cu_c_k, 0, 0 },
-    { { "varlen f32 causal BR",          F32,  64, 64, 5, 3, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0 },
-    { { "varlen f64 softcap 1 separate", F64,  32, 32, 3, 2, 129, 90, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 1, cu_d_q, cu_d_k, 0, 0 },
-    { { "varlen f16 D=40 mqa 4/1 causal", F16, 40, 40, 3, 4, 129, 90, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 1, 0, cu_d_q, cu_d_k, 0, 0 },
-    { { "varlen bf16 D=96/64 separate window BR", BF16, 96, 64, 5, 2, 200, 130, 0, 1, 1, 1, DEFAULT_TILES, WIN(1, 30, 0) }, 0, 0, cu_a_q, cu_a_k, 0, 0 },
+    { { "varlen bf16 gqa 4/2 causal BR", BF16, 64, 64, 5, 4, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 2, 0, cu_a_q, cu_a_k, 0, 0, 0 },
+    { { "varlen f16 D=128 window separate", F16, 128, 128, 3, 2, 189, 189, 0, 1, 1, 1, DEFAULT_TILES, WIN(0, 40, 7) }, 0, 0, cu_b_q, cu_b_k, 0, 0, 0 },
+    { { "varlen bf16 D=128 causal persistent", BF16, 128, 128, 6, 8, 700, 700, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 0, 0, cu_c_q, cu_c_k, 0, 0, 0 },
+    { { "varlen bf16 D=128 ordered softcap 2", BF16, 128, 128, 6, 2, 700, 700, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 2, cu_c_q, cu_c_k, 0, 0, 0 },
+    { { "varlen f32 causal BR",          F32,  64, 64, 5, 3, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0 },
+    { { "varlen f64 softcap 1 separate", F64,  32, 32, 3, 2, 129, 90, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 1, cu_d_q, cu_d_k, 0, 0, 0 },
+    { { "varlen f16 D=40 mqa 4/1 causal", F16, 40, 40, 3, 4, 129, 90, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 1, 0, cu_d_q, cu_d_k, 0, 0, 0 },
+    { { "varlen bf16 D=96/64 separate window BR", BF16, 96, 64, 5, 2, 200, 130, 0, 1, 1, 1, DEFAULT_TILES, WIN(1, 30, 0) }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0 },
     /* Decode shapes: the keys split over blocks (SPLITS, more splits than tiles included: empty
      * shares) and a group's query heads packed into a tile (PACK_GQA), in fwd_mma. */
-    { { "decode bf16 gqa 32/8 split 8 pack", BF16, 128, 128, 2, 32, 1, 1000, 0, 1, 0, 0, 16, 64, 1, 2, 0, 0, 0, 0, NO_MASK }, 8, 0, DENSE, 8, 1 },
-    { { "decode f16 gqa 8/2 Nq=5 causal BR split 5 pack", F16, 128, 128, 2, 8, 5, 333, 1, 1, 0, 1, 64, 64, 4, 2, 0, 0, 0, 0, BR }, 2, 0, DENSE, 5, 1 },
-    { { "decode bf16 mqa 6/1 D=64 window softcap split 3 pack", BF16, 64, 64, 1, 6, 3, 517, 0, 1, 0, 2, 32, 64, 2, 3, 0, 0, 0, 0, WIN(1, 100, 0) }, 1, 2, DENSE, 3, 1 },
-    { { "decode f16 Nq=16 causal split 16 of 4 tiles", F16, 128, 128, 2, 4, 16, 200, 1, 1, 0, 0, 16, 64, 1, 2, 0, 0, 0, 0, NO_MASK }, 0, 0, DENSE, 16, 0 },
-    { { "decode varlen bf16 gqa 8/2 causal BR split 4 pack", BF16, 128, 128, 4, 8, 2, 300, 1, 1, 0, 1, 16, 64, 1, 2, 0, 0, 0, 0, BR }, 2, 0, cu_e_q, cu_e_k, 4, 1 },
-    { { "decode f16 D=40 gqa 4/2 split 2 pack", F16, 40, 40, 1, 4, 2, 129, 0, 1, 0, 0, 64, 32, 4, 2, 0, 0, 0, 0, NO_MASK }, 2, 0, DENSE, 2, 1 },
-    { { "pack bf16 gqa 8/2 Nq=20 causal", BF16, 64, 64, 2, 8, 20, 90, 1, 1, 0, 0, 64, 64, 4, 2, 0, 0, 0, 0, NO_MASK }, 2, 0, DENSE, 1, 1 },
+    { { "decode bf16 gqa 32/8 split 8 pack", BF16, 128, 128, 2, 32, 1, 1000, 0, 1, 0, 0, 16, 64, 1, 2, 0, 0, 0, 0, NO_MASK }, 8, 0, DENSE, 8, 1, 0 },
+    { { "decode f16 gqa 8/2 Nq=5 causal BR split 5 pack", F16, 128, 128, 2, 8, 5, 333, 1, 1, 0, 1, 64, 64, 4, 2, 0, 0, 0, 0, BR }, 2, 0, DENSE, 5, 1, 0 },
+    { { "decode bf16 mqa 6/1 D=64 window softcap split 3 pack", BF16, 64, 64, 1, 6, 3, 517, 0, 1, 0, 2, 32, 64, 2, 3, 0, 0, 0, 0, WIN(1, 100, 0) }, 1, 2, DENSE, 3, 1, 0 },
+    { { "decode f16 Nq=16 causal split 16 of 4 tiles", F16, 128, 128, 2, 4, 16, 200, 1, 1, 0, 0, 16, 64, 1, 2, 0, 0, 0, 0, NO_MASK }, 0, 0, DENSE, 16, 0, 0 },
+    { { "decode varlen bf16 gqa 8/2 causal BR split 4 pack", BF16, 128, 128, 4, 8, 2, 300, 1, 1, 0, 1, 16, 64, 1, 2, 0, 0, 0, 0, BR }, 2, 0, cu_e_q, cu_e_k, 4, 1, 0 },
+    { { "decode f16 D=40 gqa 4/2 split 2 pack", F16, 40, 40, 1, 4, 2, 129, 0, 1, 0, 0, 64, 32, 4, 2, 0, 0, 0, 0, NO_MASK }, 2, 0, DENSE, 2, 1, 0 },
+    { { "pack bf16 gqa 8/2 Nq=20 causal", BF16, 64, 64, 2, 8, 20, 90, 1, 1, 0, 0, 64, 64, 4, 2, 0, 0, 0, 0, NO_MASK }, 2, 0, DENSE, 1, 1, 0 },
+    /* Grouped heads shared out over blocks in bwd_wgmma's backward (SPLITS: each block walks
+     * group / SPLITS query heads, a reduce step sums their dK and dV in order). */
+    { { "bwd split mqa bf16 8/1 D=128 causal split 4", BF16, 128, 128, 2, 8, 300, 300, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 1, 0, DENSE, 0, 0, 4 },
+    { { "bwd split gqa f16 8/2 D=64 window Nq<Nk split 2", F16, 64, 64, 2, 8, 150, 333, 0, 1, 0, 1, DEFAULT_TILES, WIN(1, 60, 20) }, 2, 0, DENSE, 0, 0, 2 },
+    { { "bwd split mqa bf16 6/1 D=256 softcap split 3", BF16, 256, 256, 1, 6, 129, 129, 0, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 1, 2, DENSE, 0, 0, 3 },
+    { { "bwd split mqa f16 8/1 D=80 BR split 8", F16, 80, 80, 1, 8, 100, 211, 1, 1, 0, 0, DEFAULT_TILES, BR }, 1, 0, DENSE, 0, 0, 8 },
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
 /* Per case: the reference, and the fused kernels checked against it (NULL where none). */
@@ -805,7 +812,7 @@ static void print_config(const gen_config *g)
 
 /* The case's fused backwards against the GPU reference's gradients g (over the problem's
  * device O and L); one adding dQ in a fixed order runs three times and must repeat its bits. */
-static int fused_backwards_match(gpu_kernel *const *fused, const gpu_problem *p, double *const g[3],
+static int fused_backwards_match(gpu_kernel *const *fused, gpu_problem *p, double *const g[3],
                                  const long long *const strides[3], const int heads[3], const int seqs[3],
                                  const int dims[3], double limit)
 {
@@ -1029,8 +1036,11 @@ static int build_all(void)
         feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD];
         if (hopper_config("fwd_wgmma", wg_tiles, TILE_COUNT(wg_tiles), c, i, &feature_configs[feature_count]) == 0)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD_WG];
-        if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), c, i, &feature_configs[feature_count]) == 0)
+        if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), c, i, &feature_configs[feature_count]) == 0) {
+            if (feature_cases[i].bwd_splits)
+                feature_configs[feature_count].p[GEN_SPLITS] = feature_cases[i].bwd_splits;
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_WG];
+        }
         for (int k = first_fused; k < feature_count; k++)
             feature_configs[k].p[GEN_SOFTCAP] = feature_cases[i].softcap != 0;
         if (feature_cases[i].cu_q)   /* every kernel of the case, the reference too: no length is a tile multiple */

@@ -1010,11 +1010,11 @@ static void split_forward_launch(void **state)
     ncalls = 0;
     block_is_backward = 0;
     assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);   /* no workspace */
-    p.fwd_ws = 0xc0000000;
-    p.fwd_ws_bytes = bytes - 1;
+    p.split_ws = 0xc0000000;
+    p.split_ws_bytes = bytes - 1;
     assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
     assert_int_equal(ncalls, 0);
-    p.fwd_ws_bytes = bytes;
+    p.split_ws_bytes = bytes;
     assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
     assert_int_equal(ncalls, 2);
     assert_string_equal(calls[0].name, "ft_fwd");
@@ -1043,6 +1043,68 @@ static void split_forward_launch(void **state)
     ln_fwd_args(&p, 1, 32, 0, 3, &a);
     assert_null(a.o_part);
     assert_null(a.lse_part);
+}
+
+/* A backward whose groups' query heads SPLITS blocks share: its dK/dV step takes SPLITS blocks a
+ * key tile, the reduce step one, both over the K/V heads; the partial dK and dV lie in the split
+ * workspace (ln_bwd_split_bytes) and move with a batch slice; a group SPLITS does not divide, or
+ * too small a workspace, launches nothing. */
+static void split_backward_launch(void **state)
+{
+    (void)state;
+    gen_config c = sample_config("bwd_wgmma", 1, 0);
+    c.p[GEN_BLOCK_N] = 64;
+    c.p[GEN_SPLITS] = 2;
+    ln_plan plan;
+    char err[256];
+    assert_int_equal(ln_plan_make(&c, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_equal(plan.splits, 2);
+    assert_int_equal(plan.count, 4);
+    assert_string_equal(plan.steps[1].entry->name, "ft_bwd_dkdv");
+    assert_int_equal(plan.steps[1].grid_x, 2);   /* one key tile of 64, two blocks */
+    assert_string_equal(plan.steps[2].entry->name, "ft_bwd_dkdv_reduce");
+    assert_int_equal(plan.steps[2].grid_x, 1);
+    assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+
+    ln_problem p = sample_problem(3, 6);
+    p.heads_k = 3;   /* groups of 2 */
+    const size_t rows = 3 * 3 * 24;
+    size_t dv_offset;
+    const size_t bytes = ln_bwd_split_bytes(2, rows, 64, 32, &dv_offset);
+    assert_int_equal(dv_offset, (2 * rows * 64 * 4 + 255) / 256 * 256);
+    assert_int_equal(bytes, dv_offset + 2 * rows * 32 * 4);
+    assert_int_equal(ln_split_workspace_bytes(&plan, &p), bytes);
+    ncalls = 0;
+    block_is_backward = 1;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);   /* no workspace */
+    p.split_ws = 0xc0000000;
+    p.split_ws_bytes = bytes - 1;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
+    p.split_ws_bytes = bytes;
+    p.heads_k = 2;   /* groups of 3: 2 does not divide them */
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(ncalls, 0);
+    p.heads_k = 3;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
+    assert_int_equal(count_calls("launch"), 4);
+    for (int i = 0; i < ncalls; i++) {
+        if (strcmp(calls[i].what, "launch"))
+            continue;
+        if (!strcmp(calls[i].name, "ft_bwd_dkdv") || !strcmp(calls[i].name, "ft_bwd_dkdv_reduce")) {
+            assert_int_equal(calls[i].gx, !strcmp(calls[i].name, "ft_bwd_dkdv") ? 2 : 1);
+            assert_int_equal(calls[i].gy, 3 * 3);
+        }
+        assert_int_equal(addr(calls[i].bwd.dk_part), 0xc0000000);
+        assert_int_equal(addr(calls[i].bwd.dv_part), 0xc0000000 + dv_offset);
+        assert_int_equal(calls[i].bwd.part_rows, rows);
+    }
+    ft_bwd_args a;
+    ln_bwd_args(&p, 0, 1, 2, &a);
+    ln_bwd_split_args(&p, 2, 64, 32, 1, &a);
+    assert_int_equal(addr(a.dk_part), 0xc0000000 + 1 * 3 * 24 * 64 * 4);
+    assert_int_equal(addr(a.dv_part), 0xc0000000 + dv_offset + 1 * 3 * 24 * 32 * 4);
+    ln_bwd_split_args(&p, 1, 64, 32, 0, &a);   /* one share: nothing changes */
+    assert_int_equal(addr(a.dk_part), 0xc0000000 + 1 * 3 * 24 * 64 * 4);
 }
 
 /* ---- the tuner's utilities ----------------------------------------------------------------- */
@@ -1127,6 +1189,7 @@ int main(void)
         cmocka_unit_test_setup(padded_head_dims_launch, reset),
         cmocka_unit_test_setup(forward_launch_takes_the_forward_block, reset),
         cmocka_unit_test_setup(split_forward_launch, reset),
+        cmocka_unit_test_setup(split_backward_launch, reset),
         cmocka_unit_test_setup(utilities_launch_grid_stride, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -343,15 +343,15 @@ static CUresult forward_workspace(tune_measure *m, const ln_plan *plan)
 {
     const cu_driver *cu = m->s.cu;
     const size_t need = ln_fwd_workspace_bytes(plan->splits, ln_lse_rows(&m->p), plan->part_cols, NULL);
-    if (need <= m->p.fwd_ws_bytes)
+    if (need <= m->p.split_ws_bytes)
         return CUDA_SUCCESS;
-    if (m->p.fwd_ws)
-        cu->MemFree(m->p.fwd_ws);
-    m->p.fwd_ws = 0;
-    m->p.fwd_ws_bytes = 0;
-    CUresult rc = cu->MemAlloc(&m->p.fwd_ws, need);
+    if (m->p.split_ws)
+        cu->MemFree(m->p.split_ws);
+    m->p.split_ws = 0;
+    m->p.split_ws_bytes = 0;
+    CUresult rc = cu->MemAlloc(&m->p.split_ws, need);
     if (rc == CUDA_SUCCESS)
-        m->p.fwd_ws_bytes = need;
+        m->p.split_ws_bytes = need;
     return rc;
 }
 
@@ -407,8 +407,8 @@ void tune_measure_close(tune_measure *m)
             cu->EventDestroy(m->stop);
         if (m->stream)
             cu->StreamDestroy(m->stream);
-        if (m->p.fwd_ws)
-            cu->MemFree(m->p.fwd_ws);
+        if (m->p.split_ws)
+            cu->MemFree(m->p.split_ws);
         ln_buffers_free(cu, &m->p);
         ln_session_close(&m->s);
     }

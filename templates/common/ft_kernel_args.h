@@ -96,6 +96,13 @@ typedef struct ft_bwd_args {
     const int *cu_seqlens_q, *cu_seqlens_k;
     int total_q;
     int mask_left, mask_right, mask_bottom_right;
+    /* A backward whose K/V heads' query heads SPLITS blocks share (SPLITS > 1; else NULL and 0):
+     * each share's fp32 partial dK (times the scale) and dV, row n of K/V head bh (of batch *
+     * heads_k) of share s at dk_part[((s * part_rows) + bh * seqlen_k + n) * HEAD_DIM] and the
+     * same of dv_part by HEAD_DIM_V; part_rows = batch * heads_k * seqlen_k of the whole problem.
+     * The reduce kernel writes dK and dV from them. */
+    float *dk_part, *dv_part;
+    long long part_rows;
 } ft_bwd_args;
 
 #endif

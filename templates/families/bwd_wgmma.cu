@@ -132,6 +132,10 @@ static_assert(DQ_TILE_BYTES == 128 * 4 * (DQ_COLS0 + (DQ_REGIONS == 2 ? DQ_COLS1
 static_assert(NUM_THREADS == CONSUMER_THREADS + (PRODUCER ? 128 : 0), "warps: consumers and the producer");
 
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_wgmma.h");
+// SPLITS > 1: the query heads of a K/V group are shared out over SPLITS blocks of a key tile,
+// each walking group / SPLITS of them and writing fp32 partial dK, dV that ft_bwd_dkdv_reduce
+// sums in a fixed order. Not with DQ_MODE ordered (its tickets deal whole key tiles) nor VARLEN.
+static_assert(SPLITS == 1 || (!ORDERED && !VARLEN), "SPLITS > 1 needs DQ_MODE atomic and VARLEN 0");
 
 // ---- ft_bwd_preprocess: delta = rowsum(dO * O) (common/ft_bwd_steps.cuh) -------------------
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
@@ -148,7 +152,8 @@ struct dkdv_block {
     unsigned k_smem;          // K, then V, the ring, the dS^T tiles, the dQ tiles (SMEM_END)
     unsigned char *base;      // the generic address of k_smem
     int key_tile, bh, b, h;   // bh counts batch * heads_k: h is a K/V head
-    int group;                // query heads that read it (kv_group), from query head h * group on
+    int part;                 // SPLITS > 1: which share of the group's query heads (else 0)
+    int group;                // query heads it walks (kv_group / SPLITS), from query head (h * SPLITS + part) * group on
     int n0, keys_in;          // the tile's first key; keys of it in range (may exceed BLOCK_N)
     int mt_begin, m_tiles;    // the query tiles that see this key tile (maybe none), in each head
     int up_begin, up_end;     // DQ_MODE ordered: the query tiles the next key tile up sees
@@ -201,11 +206,14 @@ struct dkdv_block {
     FT_DEVICE void advance(group_step &s) const { s.next(mt_begin, m_tiles); }
     // The group's query head `head`: its rows of L, delta and dq_accum, and (DQ_MODE ordered) its
     // query tiles' turns.
-    FT_DEVICE long long q_row(int head) const { return (long long)bh * group + head; }   // of batch * heads
+    FT_DEVICE long long q_row(int head) const   // of batch * heads
+    {
+        return ((long long)bh * SPLITS + part) * group + head;
+    }
     FT_DEVICE long long first_row(const ft_bwd_args &a, int head) const   // seq_row's (dense: as it was spelled)
     {
 #if VARLEN
-        return seq_row(a, sq, b, h * group + head, q_row(head));
+        return seq_row(a, sq, b, (h * SPLITS + part) * group + head, q_row(head));
 #else
         return q_row(head) * a.seqlen_q;
 #endif
@@ -318,28 +326,31 @@ FT_DEVICE int order_heads(const ft_bwd_args &args)
 // block's own; or, DQ_MODE ordered, taken in the order the blocks started (the ticket), key
 // tiles descending within a head. A block then only ever waits for the next key tile up (see
 // await_turn), which started before it: no block can wait on one that is not running.
-FT_DEVICE void block_tile(const dkdv_block &blk, const ft_bwd_args &args, int &key_tile, int &bh)
+// With SPLITS, grid.x holds SPLITS blocks a key tile: part is the block's share of the group.
+FT_DEVICE void block_tile(const dkdv_block &blk, const ft_bwd_args &args, int &key_tile, int &bh, int &part)
 {
+    part = 0;
     if (ORDERED) {
         const int key_tiles = (int)gridDim.x;
         int step;
         grouped_walk(*blk.ticket(), order_heads(args), key_tiles, (int)gridDim.y, step, bh);
         key_tile = key_tiles - 1 - step;
     } else {
-        key_tile = (int)blockIdx.x;
+        key_tile = (int)blockIdx.x / SPLITS;
+        part = (int)blockIdx.x % SPLITS;
         bh = (int)blockIdx.y;
     }
 }
 // Then its sequence (VARLEN), its keys and the query tiles that see them.
 FT_DEVICE void describe_block(dkdv_block &blk, const ft_bwd_args &args)
 {
-    block_tile(blk, args, blk.key_tile, blk.bh);
+    block_tile(blk, args, blk.key_tile, blk.bh, blk.part);
     blk.b = blk.bh / args.heads_k;
     blk.h = blk.bh % args.heads_k;
 #if VARLEN
     blk.sq = seq_of(args, blk.b);
 #endif
-    blk.group = kv_group(args);
+    blk.group = kv_group(args) / SPLITS;
     blk.n0 = blk.key_tile * BLOCK_N;
     blk.keys_in = blk.seqlen_k(args) - blk.n0;
     const int lo = blk.lo(args), hi = blk.hi(args), nq = blk.seqlen_q(args), nk = blk.seqlen_k(args);
@@ -378,7 +389,8 @@ FT_DEVICE void issue_q_do(const ft_bwd_args &args, const dkdv_block &blk, group_
 {
     const unsigned stage = blk.slot(st), bar = blk.full_bar(st);
     // (VARLEN ?: a call of q0() even returning 0 changed the dense SASS)
-    const int m0 = s.mt * BLOCK_M + (VARLEN ? blk.q0() : 0), h = blk.h * blk.group + s.head, b = map_batch(blk.b);
+    const int m0 = s.mt * BLOCK_M + (VARLEN ? blk.q0() : 0), b = map_batch(blk.b);
+    const int h = (blk.h * SPLITS + blk.part) * blk.group + s.head;
     mbar_arrive_expect(bar, Q_BYTES + DO_BYTES);
 #pragma unroll
     for (int p = 0; p < D_PANELS; p++)
@@ -680,12 +692,23 @@ FT_DEVICE void dq_rows(float *dst, const float (&dq)[DQ_N / 2], const dkdv_threa
     }
 }
 
+// A pair of adjacent columns into global memory: 16-bit elements (the gradients), or fp32 (a
+// split share's partial sums, SPLITS > 1).
+FT_DEVICE void store_pair(elem_t *dst, float a, float b)
+{
+    *(unsigned *)dst = pack2(a, b);
+}
+FT_DEVICE void store_pair(float *dst, float a, float b)
+{
+    *(float2 *)dst = make_float2(a, b);
+}
+
 // Writes a 64-key slab's accumulators (rows `row`, `row` + 8 of the thread; COLS columns) as
-// 16-bit pairs times `scale` to global rows past which `valid` keys stop. With PADDED, only the
-// first `data` columns (a multiple of 8; the head dim's data left from dst's column).
-template <int COLS, bool PADDED>
-FT_DEVICE void store_slab(elem_t *dst, long long ld, const float (&c)[COLS / 2], int row, int quad, int valid,
-                          float scale, int data)
+// pairs (store_pair) times `scale` to global rows past which `valid` keys stop. With PADDED,
+// only the first `data` columns (a multiple of 8; the head dim's data left from dst's column).
+template <int COLS, bool PADDED, typename T>
+FT_DEVICE void store_slab(T *dst, long long ld, const float (&c)[COLS / 2], int row, int quad, int valid, float scale,
+                          int data)
 {
 #pragma unroll
     for (int half = 0; half < 2; half++) {
@@ -695,8 +718,8 @@ FT_DEVICE void store_slab(elem_t *dst, long long ld, const float (&c)[COLS / 2],
 #pragma unroll
         for (int j = 0; j < COLS / 8; j++)
             if (!PADDED || 8 * j < data)
-                *(unsigned *)(dst + r * ld + 8 * j + 2 * quad) =
-                    pack2(c[4 * j + 2 * half] * scale, c[4 * j + 2 * half + 1] * scale);
+                store_pair(dst + r * ld + 8 * j + 2 * quad, c[4 * j + 2 * half] * scale,
+                           c[4 * j + 2 * half + 1] * scale);
     }
 }
 
@@ -706,6 +729,14 @@ FT_DEVICE void store_dk_dv(const ft_bwd_args &args, const dkdv_block &blk, const
                            const float (&dk)[DK_REGS], const float (&dv)[DV_REGS])
 {
     const int k_col = SPLIT_COLS ? th.cw * DK_COLS : 0, v_col = SPLIT_COLS ? th.cw * DV_COLS : 0;
+    if (SPLITS > 1) {   // this share's sums, for ft_bwd_dkdv_reduce
+        const long long row = (blk.part * args.part_rows + (long long)blk.bh * args.seqlen_k) + blk.n0;
+        store_slab<DK_COLS, false>(args.dk_part + row * HEAD_DIM + k_col, HEAD_DIM, dk, th.krow, th.qd, blk.keys_in,
+                                   (float)args.softmax_scale, 0);
+        store_slab<DV_COLS, false>(args.dv_part + row * HEAD_DIM_V + v_col, HEAD_DIM_V, dv, th.krow, th.qd,
+                                   blk.keys_in, 1.f, 0);
+        return;
+    }
     const int k0 = blk.k0();
     elem_t *dk_out =
         (elem_t *)args.dk + seq_offset(args.dk_stride, blk.b, blk.h, k0) + blk.n0 * args.dk_stride[2] + k_col;
@@ -1036,8 +1067,8 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
         init_barriers(blk, args.dq_ticket);
     __syncthreads();   // the barriers exist before anyone waits on them; the ticket is known
     if (VARLEN && ORDERED) {   // the tile is known only now: the whole block leaves, nothing in flight
-        int key_tile, bh;
-        block_tile(blk, args, key_tile, bh);
+        int key_tile, bh, part;
+        block_tile(blk, args, key_tile, bh, part);
         if (past_keys(args, key_tile, bh))
             return;
     }

@@ -428,6 +428,50 @@ static void decode_choices(void **state)
     db_close(shipped);
 }
 
+/* Few K/V heads: the backward shares each group's query heads over blocks, the smallest divisor
+ * of the group that makes 256 blocks of 128-key tiles (masked: 1024), at most 8; on the H100
+ * (bwd_wgmma) the choice takes it, a deterministic one (an ordered dQ) and bwd_mma (sm_80) do not. */
+static void group_split_choices(void **state)
+{
+    (void)state;
+    db_workload w = featured(workload(DB_OP_BWD, FT_BF16, 128, 1, 2, 32, 4096, 4096), 1, 0);
+    assert_int_equal(rt_group_splits(&w), 8);   /* causal, 64 blocks: at most 8 */
+    w.heads_k = 8;
+    assert_int_equal(rt_group_splits(&w), 2);   /* 512 blocks: 2 make 1024 */
+    w.causal = 0;
+    assert_int_equal(rt_group_splits(&w), 1);   /* 512 blocks, 256 wanted */
+    w.heads_k = 1;
+    assert_int_equal(rt_group_splits(&w), 4);   /* 64 blocks: 4 make 256 */
+    w = featured(workload(DB_OP_BWD, FT_F16, 64, 0, 1, 6, 300, 300), 1, 0);   /* 3 blocks, group 6 */
+    assert_int_equal(rt_group_splits(&w), 6);
+    w.heads_k = 0;
+    assert_int_equal(rt_group_splits(&w), 1);
+    w = featured(workload(DB_OP_FWD, FT_BF16, 128, 0, 1, 32, 4096, 4096), 1, 0);
+    assert_int_equal(rt_group_splits(&w), 1);
+    w = featured(workload(DB_OP_BWD, FT_BF16, 128, 0, 1, 32, 4096, 4096), 1, 0);
+    w.varlen = 1;
+    assert_int_equal(rt_group_splits(&w), 1);
+
+    db *shipped = NULL;
+    char err[512];
+    int db_error;
+    rt_choice got;
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    w = featured(workload(DB_OP_BWD, FT_BF16, 128, 1, 2, 32, 4096, 4096), 1, 0);
+    assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_string_equal(got.config.family->name, "bwd_wgmma");
+    assert_int_equal(got.config.p[GEN_SPLITS], 8);
+    assert_non_null(strstr(got.why, "over 8 blocks a key tile (SPLITS=8)"));
+    if (gen_validate(&got.config, h100.smem_limit, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 1, &got, &db_error, err, sizeof err), 0);
+    assert_int_equal(got.config.p[GEN_DQ_MODE], FT_DQ_ORDERED);
+    assert_int_equal(got.config.p[GEN_SPLITS], 1);
+    assert_int_equal(rt_choose(NULL, shipped, &ampere, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_string_equal(got.config.family->name, "bwd_mma");
+    db_close(shipped);
+}
+
 /* deterministic = 1: every supported backward gets a kernel whose dQ mode is repeatable (ordered
  * or separate), valid on the device; from the shipped H100 table, bwd_wgmma's winners move to the
  * family's tiles for an ordered dQ; the forward is left as it is. */
@@ -786,6 +830,15 @@ static void invalid_arguments_name_the_argument(void **state)
     assert_non_null(strstr(ft_last_error(ft), "not 256-byte aligned"));
     assert_int_equal(ft_attention_backward_ws(ft, &c.d, c.q, c.k, c.v, c.o, c.lse, c.dout, c.dq, c.dk, c.dv, NULL,
                                               need, NULL), FT_ERR_INVALID_ARGUMENT);
+    /* One K/V head for the 4 query heads: the backward shares them over 4 blocks a key tile
+     * (rt_group_splits), whose partial dK and dV follow, 256-byte aligned, at the widest head dims. */
+    c.d.heads_k = 1;
+    size_t split_need = 0;
+    assert_int_equal(ft_attention_backward_workspace_size(ft, &c.d, &split_need), FT_OK);
+    const size_t base = (need + 255) / 256 * 256;
+    assert_int_equal(split_need, base + ln_bwd_split_bytes(4, 2 * 1 * 60, ln_accum_head_dim(64), ln_accum_head_dim(64),
+                                                           NULL));
+    c.d.heads_k = 0;
     assert_int_equal(ft_attention_backward_workspace_size(ft, &c.d, NULL), FT_ERR_INVALID_ARGUMENT);
     char buf[16];
     assert_int_equal(ft_describe_choice(ft, &c.d, 0, NULL, 10), FT_ERR_INVALID_ARGUMENT);
@@ -1102,6 +1155,7 @@ int main(void)
         cmocka_unit_test(padded_head_dims_choose_the_compiled_ones),
         cmocka_unit_test(variable_length_choices),
         cmocka_unit_test(decode_choices),
+        cmocka_unit_test(group_split_choices),
         cmocka_unit_test(deterministic_choices),
         cmocka_unit_test(deterministic_tiles_refit_even),
         cmocka_unit_test(invalid_arguments_name_the_argument),

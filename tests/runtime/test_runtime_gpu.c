@@ -114,6 +114,10 @@ static const gpu_case cases[] = {
     { "varlen f32 D=64 softcap 3", FT_F32, 64, 64, 5, 2, 300, 300, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3, cu_q5, cu_k5 },
     { "varlen f64 D=32 causal", FT_F64, 32, 32, 5, 2, 300, 300, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, cu_q5, cu_k5 },
     { "varlen bf16 D=40 causal (to 64)", FT_BF16, 40, 40, 3, 4, 1000, 1000, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, cu_q3, cu_k3 },
+    /* Few K/V heads: the backward shares each group's query heads over blocks (rt_group_splits). */
+    { "bf16 D=128 mqa 8/1 causal (split backward)", FT_BF16, 128, 128, 2, 8, 500, 500, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, DENSE },
+    { "f16 D=64 gqa 16/2 [B,N,H,D] (split backward)", FT_F16, 64, 64, 1, 16, 333, 1000, 0, 1, 0, 0, 0, 0, 0, 0, 2, 0, DENSE },
+    { "bf16 D=128 mqa 8/1 deterministic", FT_BF16, 128, 128, 2, 8, 500, 500, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, DENSE },
     /* Decode shapes: the forward splits the keys and packs the group (rt_decode_config). */
     { "decode bf16 D=128 gqa 32/8 Nq=1", FT_BF16, 128, 128, 2, 32, 1, 3000, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, DENSE },
     { "decode f16 D=64 gqa 8/2 Nq=7 bottom-right", FT_F16, 64, 64, 3, 8, 7, 1111, 1, 1, 0, 1, 0, 0, 0, 0, 2, 0, DENSE },
