@@ -250,6 +250,13 @@ static const bench_row rows[] = {
     { "bwd_wgmma", 2, 128, 2, 32, 4096, 1, 64, 128, 12, 2, 0, 0, 0, 0, 0, 1, 0, 4 },
     { "bwd_wgmma", 2, 128, 2, 32, 4096, 1, 64, 128, 12, 2, 0, 0, 0, 0, 0, 1, 0, 8 },
     { "bwd_wgmma", 2, 128, 2, 32, 4096, 1, 64, 128, 12, 2, 0, 0, 0, 0, 0, 8, 0, 2 },
+    /* The same deterministic (DQ_MODE ordered): plain heads, one K/V head unsplit and split. */
+    { "bwd_wgmma", 2, 128, 2, 32, 4096, 0, 64, 128, 12, 2, 2, 0, 0, 0, 0, 32, 0, 0 },
+    { "bwd_wgmma", 2, 128, 2, 32, 4096, 0, 64, 128, 12, 2, 2, 0, 0, 0, 0, 1, 0, 0 },
+    { "bwd_wgmma", 2, 128, 2, 32, 4096, 0, 64, 128, 12, 2, 2, 0, 0, 0, 0, 1, 0, 4 },
+    { "bwd_wgmma", 2, 128, 2, 32, 4096, 1, 64, 128, 12, 2, 2, 0, 0, 0, 0, 32, 0, 0 },
+    { "bwd_wgmma", 2, 128, 2, 32, 4096, 1, 64, 128, 12, 2, 2, 0, 0, 0, 0, 1, 0, 0 },
+    { "bwd_wgmma", 2, 128, 2, 32, 4096, 1, 64, 128, 12, 2, 2, 0, 0, 0, 0, 1, 0, 8 },
     /* The softcap's cost: D 128 and D 64, N 4096, without (heads_k given, so that the "features"
      * filter keeps them) and with (SOFTCAP 1, c = 30). */
     { "fwd_wgmma", 2, 128, 4, 16, 4096, 0, 128, 128, 12, 2, 0, 1, 1, 0, 0, 16, 0, 0 },

@@ -17,9 +17,9 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
 {
     const int nw = p[GEN_NUM_WARPS], bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], stages = p[GEN_NUM_STAGES];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
-    if (p[GEN_SPLITS] > 1 && (p[GEN_DQ_MODE] != FT_DQ_ATOMIC || p[GEN_VARLEN])) {
-        snprintf(why, len, "SPLITS=%d with DQ_MODE=%d VARLEN=%d: bwd_wgmma shares a group's query heads over blocks "
-                 "with DQ_MODE atomic (0) and VARLEN 0 only", p[GEN_SPLITS], p[GEN_DQ_MODE], p[GEN_VARLEN]);
+    if (p[GEN_SPLITS] > 1 && p[GEN_VARLEN]) {
+        snprintf(why, len, "SPLITS=%d with VARLEN=1: bwd_wgmma shares a group's query heads over blocks in a dense "
+                 "batch only", p[GEN_SPLITS]);
         return -1;
     }
     switch (bwd_wgmma_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE])) {

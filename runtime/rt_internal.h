@@ -66,7 +66,7 @@ void rt_problem_mask(const ft_attention_desc *d, ln_problem *p /* IN/OUT */);
 ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tensor *t, int n, int tensor_cores,
                            char *err, size_t len);
 /* A backward of few K/V heads (grouped-query attention) shares each group's query heads over
- * this many blocks a key tile (SPLITS of the families that take it, DQ_MODE atomic): the smallest
+ * this many blocks a key tile (SPLITS of the families that take it): the smallest
  * divisor of the group, at most RT_GROUP_SPLITS_MAX, that brings the blocks (batch * heads_k *
  * key tiles of 128) to RT_GROUP_SPLIT_BLOCKS, or with a mask RT_GROUP_SPLIT_BLOCKS_MASKED (its
  * key tiles' work differs, and the H100 wanted more, smaller blocks: bench/RESULTS.md); 1 for a

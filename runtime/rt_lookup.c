@@ -177,10 +177,11 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
                  "; for a variable-length batch (VARLEN=1, PERSISTENT=0)");
     }
     /* A backward of few K/V heads shares each group's query heads over blocks (rt_group_splits:
-     * MQA at batch 2, 4096 keys has 64 key tiles of 128 for 132 SMs), its dQ atomic; the split is
-     * the problem's alone, whatever the winner was tuned with, as the caller's workspace size is. */
+     * MQA at batch 2, 4096 keys has 64 key tiles of 128 for 132 SMs), deterministic or not; the
+     * split is the problem's alone, whatever the winner was tuned with, as the caller's workspace
+     * size is. */
     if (w->op == DB_OP_BWD && (c->family->params & GEN_BIT(GEN_SPLITS))) {
-        const int splits = c->p[GEN_DQ_MODE] == FT_DQ_ATOMIC ? rt_group_splits(w) : 1;
+        const int splits = rt_group_splits(w);
         if (splits != c->p[GEN_SPLITS]) {
             c->p[GEN_SPLITS] = splits;
             snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),

@@ -787,6 +787,8 @@ static const feature_case feature_cases[] = {
     { { "bwd split gqa f16 8/2 D=64 window Nq<Nk split 2", F16, 64, 64, 2, 8, 150, 333, 0, 1, 0, 1, DEFAULT_TILES, WIN(1, 60, 20) }, 2, 0, DENSE, 0, 0, 2 },
     { { "bwd split mqa bf16 6/1 D=256 softcap split 3", BF16, 256, 256, 1, 6, 129, 129, 0, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 1, 2, DENSE, 0, 0, 3 },
     { { "bwd split mqa f16 8/1 D=80 BR split 8", F16, 80, 80, 1, 8, 100, 211, 1, 1, 0, 0, DEFAULT_TILES, BR }, 1, 0, DENSE, 0, 0, 8 },
+    { { "bwd split mqa bf16 8/1 D=128 causal ordered split 4", BF16, 128, 128, 2, 8, 700, 700, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 1, 0, DENSE, 0, 0, 4 },
+    { { "bwd split gqa f16 12/2 D=64 ordered split 3", F16, 64, 64, 1, 12, 333, 333, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 3 },
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
 /* Per case: the reference, and the fused kernels checked against it (NULL where none). */

@@ -134,8 +134,10 @@ static_assert(NUM_THREADS == CONSUMER_THREADS + (PRODUCER ? 128 : 0), "warps: co
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_wgmma.h");
 // SPLITS > 1: the query heads of a K/V group are shared out over SPLITS blocks of a key tile,
 // each walking group / SPLITS of them and writing fp32 partial dK, dV that ft_bwd_dkdv_reduce
-// sums in a fixed order. Not with DQ_MODE ordered (its tickets deal whole key tiles) nor VARLEN.
-static_assert(SPLITS == 1 || (!ORDERED && !VARLEN), "SPLITS > 1 needs DQ_MODE atomic and VARLEN 0");
+// sums in a fixed order. With DQ_MODE ordered the tickets deal a key tile's shares one after
+// another; a query head's turns stay among its own share's blocks. Not with VARLEN (the
+// partials' rows are a dense batch's).
+static_assert(SPLITS == 1 || !VARLEN, "SPLITS > 1 needs VARLEN 0");
 
 // ---- ft_bwd_preprocess: delta = rowsum(dO * O) (common/ft_bwd_steps.cuh) -------------------
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
@@ -326,15 +328,18 @@ FT_DEVICE int order_heads(const ft_bwd_args &args)
 // block's own; or, DQ_MODE ordered, taken in the order the blocks started (the ticket), key
 // tiles descending within a head. A block then only ever waits for the next key tile up (see
 // await_turn), which started before it: no block can wait on one that is not running.
-// With SPLITS, grid.x holds SPLITS blocks a key tile: part is the block's share of the group.
+// With SPLITS, grid.x holds SPLITS blocks a key tile: part is the block's share of the group
+// (ordered: the shares of a key tile take consecutive tickets, so each still starts after the
+// same share of the key tile above).
 FT_DEVICE void block_tile(const dkdv_block &blk, const ft_bwd_args &args, int &key_tile, int &bh, int &part)
 {
     part = 0;
     if (ORDERED) {
-        const int key_tiles = (int)gridDim.x;
+        const int key_tiles = (int)gridDim.x / SPLITS;
         int step;
-        grouped_walk(*blk.ticket(), order_heads(args), key_tiles, (int)gridDim.y, step, bh);
-        key_tile = key_tiles - 1 - step;
+        grouped_walk(*blk.ticket(), order_heads(args), key_tiles * SPLITS, (int)gridDim.y, step, bh);
+        key_tile = key_tiles - 1 - step / SPLITS;
+        part = step % SPLITS;
     } else {
         key_tile = (int)blockIdx.x / SPLITS;
         part = (int)blockIdx.x % SPLITS;
@@ -357,7 +362,7 @@ FT_DEVICE void describe_block(dkdv_block &blk, const ft_bwd_args &args)
     query_tiles<BLOCK_M, BLOCK_N>(lo, hi, blk.n0, nq, nk, blk.mt_begin, blk.m_tiles);
     blk.up_begin = blk.up_end = 0;
     // The next key tile up exists (VARLEN: within the sequence's keys; the grid's are the longest's).
-    if (ORDERED && (VARLEN ? blk.n0 + BLOCK_N < nk : blk.key_tile + 1 < (int)gridDim.x))
+    if (ORDERED && (VARLEN ? blk.n0 + BLOCK_N < nk : blk.key_tile + 1 < (int)gridDim.x / SPLITS))
         query_tiles<BLOCK_M, BLOCK_N>(lo, hi, blk.n0 + BLOCK_N, nq, nk, blk.up_begin, blk.up_end);
 }
 

@@ -430,7 +430,7 @@ static void decode_choices(void **state)
 
 /* Few K/V heads: the backward shares each group's query heads over blocks, the smallest divisor
  * of the group that makes 256 blocks of 128-key tiles (masked: 1024), at most 8; on the H100
- * (bwd_wgmma) the choice takes it, a deterministic one (an ordered dQ) and bwd_mma (sm_80) do not. */
+ * (bwd_wgmma) the choice takes it, deterministic (an ordered dQ) too; bwd_mma (sm_80) does not. */
 static void group_split_choices(void **state)
 {
     (void)state;
@@ -465,8 +465,10 @@ static void group_split_choices(void **state)
     if (gen_validate(&got.config, h100.smem_limit, err, sizeof err) != 0)
         fail_msg("%s", err);
     assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 1, &got, &db_error, err, sizeof err), 0);
-    assert_int_equal(got.config.p[GEN_DQ_MODE], FT_DQ_ORDERED);
-    assert_int_equal(got.config.p[GEN_SPLITS], 1);
+    assert_int_equal(got.config.p[GEN_DQ_MODE], FT_DQ_ORDERED);   /* deterministic, split too */
+    assert_int_equal(got.config.p[GEN_SPLITS], 8);
+    if (gen_validate(&got.config, h100.smem_limit, err, sizeof err) != 0)
+        fail_msg("%s", err);
     assert_int_equal(rt_choose(NULL, shipped, &ampere, &w, 0, &got, &db_error, err, sizeof err), 0);
     assert_string_equal(got.config.family->name, "bwd_mma");
     db_close(shipped);
