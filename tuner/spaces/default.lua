@@ -26,10 +26,11 @@ local hopper_forward_shapes = {
 }
 
 -- Decode: one query row a sequence over a long key/value cache, 32 query heads over 8 key/value
--- heads, head dim 128, batch 1 to 8 (bench/decode.py's shapes). The runtime serves decode shapes
--- (at most 16 query rows) only from winners tuned on them, and the others only from the rest.
+-- heads, head dim 128, batch 1 to 8 (bench/decode.py's shapes, in both 16-bit types). The runtime
+-- serves decode shapes (at most 16 query rows) only from winners tuned on them, and the others
+-- only from the rest.
 local decode_shapes = grid{
-  dtype = "bf16", head_dim = 128, causal = 0,
+  dtype = {"bf16", "f16"}, head_dim = 128, causal = 0,
   seqlen_q = 1, seqlen_k = {8192, 32768, 131072}, batch = {1, 2, 4, 8}, heads = 32, heads_k = 8,
 }
 
