@@ -247,6 +247,9 @@ FT_API const char *ft_version(void);
 /* O = softmax(scale * Q K^T [mask]) V, and lse = logsumexp of each scaled score row (the
  * backward needs it; +inf for a row that sees no key, whose O is 0). q, k, v: inputs; o, lse: outputs written in full. stream: a CUstream
  * (NULL: the legacy default stream). Asynchronous: returns once the kernel is launched.
+ * A decode shape (at most 16 query rows in f16/bf16) splits the keys over blocks and keeps their
+ * partial results in the workspace the library keeps per CUDA context and stream (see
+ * ft_attention_backward), grown on its first such call.
  * Returns FT_OK; FT_ERR_INVALID_ARGUMENT (ctx, d or a pointer NULL, a size < 1, a dtype or
  * causal, causal_align, window or window_left/right value out of range, window_right other than 0
  * or -1 with causal 1, seqlen_q + seqlen_k >= 2^31 with a mask, a struct_size out of range, a
@@ -258,7 +261,8 @@ FT_API ft_status ft_attention_forward(ft_context *ctx, const ft_attention_desc *
 
 /* Gradients dQ, dK, dV of the forward above, given its inputs, its o and lse, and dout = dL/dO
  * (laid out with o_stride). dq, dk, dv are written in full (q_stride, k_stride, v_stride).
- * The library uses a device workspace (delta, and the fp32/fp64 dQ accumulator) that it keeps
+ * The library uses a device workspace (delta, the fp32/fp64 dQ accumulator, and with few K/V
+ * heads the fp32 partial dK and dV of the blocks that share a group) that it keeps
  * per CUDA context and stream and grows when needed; ft_attention_backward_ws takes one from
  * the caller instead. Returns as ft_attention_forward; lse NULL is FT_ERR_INVALID_ARGUMENT. */
 FT_API ft_status ft_attention_backward(ft_context *ctx, const ft_attention_desc *d, const void *q,
