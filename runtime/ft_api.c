@@ -162,8 +162,6 @@ static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc 
      * query heads) keeps their partial results in the workspace too: a forward's from its start,
      * a backward's past delta and the dQ accumulator (rt_workspace_bytes counted them). */
     const size_t split = rt_split_workspace_bytes(plan, &d);
-    if (!backward)
-        split_offset = 0;
     rt_workspace *cached = NULL;
     CUdeviceptr base = (CUdeviceptr)(uintptr_t)ws;
     if ((backward && !caller_ws) || (!backward && split)) {

@@ -337,12 +337,12 @@ static int time_candidate(tune_measure *m, const tune_worker_task *t, const ln_p
     return 0;
 }
 
-/* m->p's forward workspace, grown to what plan needs (ln_fwd_workspace_bytes); the stream is idle
- * between candidates. */
-static CUresult forward_workspace(tune_measure *m, const ln_plan *plan)
+/* m->p's split workspace, grown to what plan needs (ln_split_workspace_bytes: a forward's or a
+ * backward's partial sums); the stream is idle between candidates. */
+static CUresult split_workspace(tune_measure *m, const ln_plan *plan)
 {
     const cu_driver *cu = m->s.cu;
-    const size_t need = ln_fwd_workspace_bytes(plan->splits, ln_lse_rows(&m->p), plan->part_cols, NULL);
+    const size_t need = ln_split_workspace_bytes(plan, &m->p);
     if (need <= m->p.split_ws_bytes)
         return CUDA_SUCCESS;
     if (m->p.split_ws)
@@ -373,9 +373,9 @@ int tune_measure_run(tune_measure *m, const tune_worker_task *t, const tune_work
         r->status = DB_STATUS_LAUNCH_ERROR;
         snprintf(r->message, sizeof r->message, "launch: %s", why);
         result = -1;
-    } else if ((rc = forward_workspace(m, &plan)) != CUDA_SUCCESS) {
+    } else if ((rc = split_workspace(m, &plan)) != CUDA_SUCCESS) {
         r->status = DB_STATUS_LAUNCH_ERROR;
-        snprintf(r->message, sizeof r->message, "cuMemAlloc of the forward's workspace (%d splits): %s", plan.splits,
+        snprintf(r->message, sizeof r->message, "cuMemAlloc of the split workspace (%d splits): %s", plan.splits,
                  cu_str(rc));
         result = -1;
     } else if ((result = validate(m, &plan, r)) == 0 && r->status == DB_STATUS_OK) {

@@ -186,6 +186,22 @@ class AgainstPyTorch(unittest.TestCase):
                     torch.testing.assert_close(got.to(want.dtype), want, atol=atol * scale, rtol=rtol,
                                                msg=lambda m: f"{shape} {dtype} {name}: {m}")
 
+    def assert_gqa_matches_sdpa(self, q, k, v, causal, label):
+        """flashtune.attention(enable_gqa=True) and its gradients (K and V's in their own shapes,
+        summed over each group) against SDPA's enable_gqa in float32 (float64 for float64)."""
+        dtype = q.dtype
+        o = flashtune.attention(q, k, v, is_causal=causal, enable_gqa=True)
+        do = torch.randn_like(o)
+        grads = torch.autograd.grad(o, (q, k, v), do)
+        ro, rin = reference(q, k, v, causal, dtype, enable_gqa=True)
+        rgrads = torch.autograd.grad(ro, rin, do.to(ro.dtype))
+        atol, rtol = TOL.get(dtype, (1e-10, 1e-9))
+        for name, got, want in zip(("O", "dQ", "dK", "dV"), (o,) + grads, (ro,) + rgrads):
+            self.assertEqual(got.shape, want.shape)
+            scale = 1.0 if dtype in (torch.float32, torch.float64) else max(1.0, want.abs().max().item())
+            torch.testing.assert_close(got.to(want.dtype), want, atol=atol * scale, rtol=rtol,
+                                       msg=lambda m: f"{label} causal {causal} {name}: {m}")
+
     def test_grouped_query_attention(self):
         # enable_gqa: 8 query heads over 2 and over 1 key/value heads, [B, H, N, D] and [B, N, D]
         # (heads along dimension -3), every dtype, against SDPA's enable_gqa; the gradients of
@@ -197,17 +213,7 @@ class AgainstPyTorch(unittest.TestCase):
                 q, k, v = (torch.randn(shape, generator=g, device="cuda", dtype=torch.float64).to(dtype)
                            .requires_grad_(True) for shape in (qshape, kshape, kshape))
                 for causal in (False, True):
-                    o = flashtune.attention(q, k, v, is_causal=causal, enable_gqa=True)
-                    do = torch.randn_like(o)
-                    grads = torch.autograd.grad(o, (q, k, v), do)
-                    ro, rin = reference(q, k, v, causal, dtype, enable_gqa=True)
-                    rgrads = torch.autograd.grad(ro, rin, do.to(ro.dtype))
-                    atol, rtol = TOL.get(dtype, (1e-10, 1e-9))
-                    for name, got, want in zip(("O", "dQ", "dK", "dV"), (o,) + grads, (ro,) + rgrads):
-                        self.assertEqual(got.shape, want.shape)
-                        scale = 1.0 if dtype in (torch.float32, torch.float64) else max(1.0, want.abs().max().item())
-                        torch.testing.assert_close(got.to(want.dtype), want, atol=atol * scale, rtol=rtol,
-                                                   msg=lambda m: f"{qshape} {kshape} {dtype} {name}: {m}")
+                    self.assert_gqa_matches_sdpa(q, k, v, causal, f"{qshape} {kshape} {dtype}")
         q, k, v = make((1, 4, 9, 7, 32, 32), torch.float64, "bhnd", 3)
         k, v = (t.detach()[:, :2].clone().requires_grad_(True) for t in (k, v))
         self.assertTrue(torch.autograd.gradcheck(
@@ -226,16 +232,7 @@ class AgainstPyTorch(unittest.TestCase):
                 k, v = (torch.randn((b, 8, nk, 128), generator=g, device="cuda", dtype=dtype).requires_grad_(True)
                         for _ in range(2))
                 for causal in (False, True):
-                    o = flashtune.attention(q, k, v, is_causal=causal, enable_gqa=True)
-                    do = torch.randn_like(o)
-                    grads = torch.autograd.grad(o, (q, k, v), do)
-                    ro, rin = reference(q, k, v, causal, dtype, enable_gqa=True)
-                    rgrads = torch.autograd.grad(ro, rin, do.to(ro.dtype))
-                    atol, rtol = TOL[dtype]
-                    for name, got, want in zip(("O", "dQ", "dK", "dV"), (o,) + grads, (ro,) + rgrads):
-                        scale = max(1.0, want.abs().max().item())
-                        torch.testing.assert_close(got.to(want.dtype), want, atol=atol * scale, rtol=rtol,
-                                                   msg=lambda m: f"B {b} Nq {nq} Nk {nk} {dtype} {name}: {m}")
+                    self.assert_gqa_matches_sdpa(q, k, v, causal, f"B {b} Nq {nq} Nk {nk} {dtype}")
 
     def test_softcap(self):
         # softcap=c: each scaled score S becomes c tanh(S / c); against that written out in
