@@ -108,21 +108,24 @@ int db_workload_check(const db_workload *w, char *err, size_t len);
 #define DB_DEVICE_COLUMNS(t) t ".name, " t ".arch, " t ".cc_major, " t ".cc_minor, " t ".sm_count, " \
                              t ".driver_version, " t ".nvrtc_version"
 #define DB_WORKLOAD_COLUMNS(t) t ".op, " t ".dtype, " t ".head_dim, " t ".head_dim_v, " t ".causal, " \
-                               t ".batch, " t ".heads, " t ".seqlen_q, " t ".seqlen_k, " t ".heads_k, " t ".softcap"
+                               t ".batch, " t ".heads, " t ".seqlen_q, " t ".seqlen_k, " t ".heads_k, " t ".softcap, " \
+                               t ".window, " t ".window_left, " t ".window_right, " t ".bottom_right, " t ".varlen"
 /* A kernel is its family, hash and "NAME=VALUE NAME=VALUE ..." from kernel_params (t.id must
  * be selectable), 3 columns. */
 #define DB_KERNEL_COLUMNS(t) t ".family, " t ".source_hash, (SELECT group_concat(kp.name || '=' || kp.value, ' ')" \
     " FROM kernel_params kp WHERE kp.kernel_id = " t ".id)"
 #define DB_KERNEL_COLUMN_COUNT 3
 int db_device_read(sqlite3_stmt *st, int col, db_device *dev);       /* returns col + 7 */
-int db_workload_read(sqlite3_stmt *st, int col, db_workload *w);     /* returns col + 11 */
+int db_workload_read(sqlite3_stmt *st, int col, db_workload *w);     /* returns col + 16 */
 /* Reads DB_KERNEL_COLUMNS at col: 0, or -1 when a parameter name is unknown to this build or
  * a value is not an integer (err names the kernel's hash and the parameter; no prefix). */
 int db_kernel_read(sqlite3_stmt *st, int col, db_kernel *k, char *err, size_t len);
 
 /* ---- NAME=VALUE fields (db_text.c) --------------------------------------------------- */
 
-#define DB_FIELDS_MAX 48
+/* A winner line of a windowed variable-length workload has 47 fields (device 6, workload 16,
+ * kernel 2, parameters 21, times 2): room left for new parameters. */
+#define DB_FIELDS_MAX 64
 typedef struct db_fields {
     int count;
     char *name[DB_FIELDS_MAX];

@@ -83,7 +83,7 @@ static int parse_line(const char *line, entry *e, char *err, size_t len)
              || take_version(&f, "nvrtc", e->device.nvrtc_version, sizeof e->device.nvrtc_version, err, len))
         rc = -1;
 
-    /* The workload: the same fields as db_workload_format, all required here. */
+    /* The workload: the same fields as db_workload_format, all required here but the features. */
     const char *op = rc ? NULL : db_field_take(&f, "op");
     const char *dtype = rc ? NULL : db_field_take(&f, "dtype");
     if (rc == 0 && (!op || db_op_parse(op) < 0))
@@ -105,7 +105,12 @@ static int parse_line(const char *line, entry *e, char *err, size_t len)
             rc = -1;
         /* The features, which a plain workload's line leaves out (db_workload_format). */
         if (rc == 0 && (db_field_int_or(&f, "heads_k", 0, INT32_MAX, 0, 0, &w->heads_k, err, len)
-                        || db_field_int_or(&f, "softcap", 0, 1, 0, 0, &w->softcap, err, len)))
+                        || db_field_int_or(&f, "softcap", 0, 1, 0, 0, &w->softcap, err, len)
+                        || db_field_int_or(&f, "window", 0, 1, 0, 0, &w->window, err, len)
+                        || db_field_int_or(&f, "window_left", -1, INT32_MAX, 0, 0, &w->window_left, err, len)
+                        || db_field_int_or(&f, "window_right", -1, INT32_MAX, 0, 0, &w->window_right, err, len)
+                        || db_field_int_or(&f, "bottom_right", 0, 1, 0, 0, &w->bottom_right, err, len)
+                        || db_field_int_or(&f, "varlen", 0, 8, 0, 0, &w->varlen, err, len)))
             rc = -1;
         if (rc == 0 && db_workload_check(w, err, len))
             rc = -1;
@@ -135,16 +140,21 @@ static int parse_line(const char *line, entry *e, char *err, size_t len)
     if (rc == 0) {
         const db_workload *w = &e->workload;
         const int *p = e->kernel.p;
+        /* Every mask runs the CAUSAL kernels (the band is a launch argument); a kernel row stores
+         * every parameter, so VARLEN is 0 for a dense workload whatever the family. */
         if (p[GEN_DTYPE] != w->dtype || p[GEN_HEAD_DIM] != w->head_dim || p[GEN_HEAD_DIM_V] != w->head_dim_v
-            || p[GEN_CAUSAL] != w->causal || p[GEN_SOFTCAP] != w->softcap)
-            rc = db_fail(err, len, "the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V, CAUSAL and SOFTCAP must be the "
-                         "workload's dtype, head_dim, head_dim_v, causal and softcap");
+            || p[GEN_SOFTCAP] != w->softcap)
+            rc = db_fail(err, len, "the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V and SOFTCAP must be the workload's "
+                         "dtype, head_dim, head_dim_v and softcap");
+        else if (p[GEN_CAUSAL] != db_workload_masked(w))
+            rc = db_fail(err, len, "the kernel's CAUSAL=%d is not the workload's mask: causal=%d window=%d runs "
+                         "CAUSAL=%d kernels", p[GEN_CAUSAL], w->causal, w->window, db_workload_masked(w));
+        else if (p[GEN_VARLEN] != (w->varlen != 0))
+            rc = db_fail(err, len, "the kernel's VARLEN=%d is not the workload's batch: varlen=%d runs VARLEN=%d "
+                         "kernels", p[GEN_VARLEN], w->varlen, w->varlen != 0);
         else if (p[GEN_DATA_DIM] || p[GEN_DATA_DIM_V])
             rc = db_fail(err, len, "the kernel pads its head dims (DATA_DIM=%d DATA_DIM_V=%d): a tuned kernel's are "
                          "the workload's", p[GEN_DATA_DIM], p[GEN_DATA_DIM_V]);
-        else if (p[GEN_VARLEN])
-            rc = db_fail(err, len, "the kernel is compiled for a variable-length batch (VARLEN=1): a tuned kernel is "
-                         "compiled for the workload's dense one");
     }
     db_fields_free(&f);
     return rc;

@@ -100,20 +100,49 @@ typedef struct db_workload {
     int op;                    /* DB_OP_FWD or DB_OP_BWD */
     int dtype;                 /* 0 f32, 1 f16, 2 bf16, 3 f64 */
     int head_dim, head_dim_v;
-    int causal;                /* 0 none, 1 top-left */
+    int causal;                /* 1: keys right of the diagonal hidden (ft_attention_desc's causal), else 0.
+                                * The kernels' CAUSAL flag is db_workload_masked: causal or a window */
     int batch, heads, seqlen_q, seqlen_k;
     int heads_k;               /* key/value heads of grouped-query attention: 0 none (as many as heads),
                                 * else fewer, dividing heads */
     int softcap;               /* 1: scores capped (c tanh(S / c); its kernels have SOFTCAP 1), else 0 */
-    int varlen;                /* 1: a variable-length batch of these longest lengths (its kernels have VARLEN
-                                * 1). The runtime's key only: the database stores dense workloads, and a
-                                * variable-length batch is looked up as the dense one (0 there, always) */
+    int varlen;                /* 0: a dense batch. 1..8: a variable-length batch of `batch` sequences at most
+                                * seqlen_q, seqlen_k long, its tokens filling that many eighths of
+                                * batch x the longest lengths (db_varlen_bucket); its kernels have VARLEN 1 */
+    int window;                /* 1: a local window, window_left / window_right keys visible left / right of
+                                * the diagonal (-1: no limit on that side); 0: none, both sides 0 */
+    int window_left, window_right;
+    int bottom_right;          /* 1: the mask's diagonal ends at the last query and key (FT_ALIGN_BOTTOM_RIGHT);
+                                * only on a mask whose alignment matters (db_workload_set_mask) */
 } db_workload;
+
+/* ---- a workload's kind (db_workload_kind.c) ------------------------------------------------ */
+
+/* Every zero-initialized db_workload is a plain dense problem without a mask. A mask is stored in
+ * one form only, so that equal masks are equal keys: db_workload_set_mask makes it. */
+
+/* Sets w's mask (causal, window, window_left, window_right, bottom_right) from a problem's:
+ * causal as ft_attention_desc's, sides -1 for no limit, as ft_mask_band takes them. Canonical:
+ * a window whose only limit is the diagonal's right is causal, a causal mask's window is its
+ * left side (window_right 0), and bottom_right is kept only where it moves the diagonal (the
+ * lengths differ, or a variable-length batch's may): set w's lengths and varlen first. */
+void db_workload_set_mask(db_workload *w, int causal, int bottom_right, int window_left, int window_right);
+/* 1 when w has a mask at all (its kernels' CAUSAL). */
+int db_workload_masked(const db_workload *w);
+/* The band's sides as ft_mask_band takes them with causal 0 (-1 no limit): OUT *left, *right. */
+void db_workload_mask_sides(const db_workload *w, int *left, int *right);
+/* A variable-length batch's bucket, 1..8: its tokens (total_q + total_k) over batch x (longest_q +
+ * longest_k), in eighths rounded up. Only host-side sizes: the lengths themselves stay on the
+ * device. */
+int db_varlen_bucket(int batch, int longest_q, int longest_k, long long total_q, long long total_k);
+/* The fill a bucket stands for (its middle: (bucket - 0.5) / 8): what the tuner measures it at. */
+double db_varlen_fill(int bucket);
 
 /* Each finds the row with the same key (device: name, arch, driver and NVRTC versions; kernel:
  * source_hash; workload: every field) or inserts it. OUT: *id, the row's id. Idempotent.
  * A kernel whose hash is stored with another family or parameters is an error (the hash is
- * the identity). Fields are checked: empty names, dims < 1, a dtype or op out of range. */
+ * the identity). Fields are checked: empty names, dims < 1, a dtype or op out of range, a mask
+ * not in the form db_workload_set_mask makes, varlen outside 0..8. */
 int db_device_upsert(db *d, const db_device *dev, int64_t *id, char *err, size_t len);
 int db_kernel_upsert(db *d, const db_kernel *k, int64_t *id, char *err, size_t len);
 int db_workload_upsert(db *d, const db_workload *w, int64_t *id, char *err, size_t len);
@@ -197,8 +226,8 @@ int db_sweep_begin(db *d, const char *space_file, const char *space_hash, const 
 /* Sets the sweep's finished_at to now. */
 int db_sweep_end(db *d, int64_t sweep_id, char *err, size_t len);
 /* Stores r, committed before it returns; a result already stored for the same (device,
- * workload, kernel) is replaced (a re-measurement). The kernel's DTYPE, head dims and CAUSAL
- * must be the workload's (a trigger enforces it). */
+ * workload, kernel) is replaced (a re-measurement). The kernel's DTYPE and head dims must be the
+ * workload's, its CAUSAL db_workload_masked's (a trigger enforces it). */
 int db_result_put(db *d, const db_result *r, char *err, size_t len);
 /* For resume: 1 when a result of (device, workload, kernel) is stored (OUT: *status, may be
  * NULL), 0 when not, -1 error. */
@@ -219,17 +248,21 @@ typedef struct db_winner {
     double median_ms, tflops;
     int workload_match;        /* DB_MATCH_EXACT or DB_MATCH_NEAREST */
     int device_match;          /* DB_MATCH_SAME_GPU or DB_MATCH_SAME_ARCH */
-    double kind_gap;           /* 0: the asked workload's kind (group ratio, softcap); else how far */
+    double kind_gap;           /* 0: the asked workload's kind (group ratio, softcap, mask, varlen); else how far */
     double distance;           /* the nearest-workload distance; 0 when exact */
 } db_winner;
 
 /* The best kernel for workload w on a device: name and arch filter the devices (NULL: any).
- * Order of preference: the same GPU (name and arch), then another GPU of the arch; within
- * those, the workloads of w's kind first (the same group ratio heads / heads_k and softcap; else
- * the nearest kind: |ln(ratio/ratio')|, plus 1 for a softcap that differs), then the exact
- * workload, then the nearest. Nearest: same op, dtype, head dims and causal; smallest
- * |ln(seqlen_q/q')| + |ln(seqlen_k/k')| + 0.5*|ln(batch*heads/b'h')|, ties to the lower
- * workload id; among rows of one GPU name, the newest device row (driver/NVRTC).
+ * Candidates: the same op, dtype and head dims, and kernels of w's CAUSAL (db_workload_masked: a
+ * windowed problem takes causal or windowed winners, never unmasked ones). Order of preference:
+ * the same GPU (name and arch), then another GPU of the arch; within those, the workloads of w's
+ * kind first (the same group ratio heads / heads_k, softcap, mask and varlen bucket; else the
+ * nearest kind, kind_gap: |ln(ratio/ratio')|; plus 1 each for a softcap, causal, window or
+ * bottom_right that differs; for two windows, per side 0.5 when one is unlimited (-1), else
+ * min(0.5, 0.25*|ln((a+1)/(b+1))|); plus 1 for dense against varlen, |a-b|/8 for two buckets),
+ * then the exact workload, then the nearest. Nearest: smallest |ln(seqlen_q/q')| +
+ * |ln(seqlen_k/k')| + 0.5*|ln(batch*heads/b'h')|, ties to the lower workload id; among rows of
+ * one GPU name, the newest device row (driver/NVRTC).
  * device_match is DB_MATCH_SAME_GPU only when device_name is given and equal. The caller must
  * recompute EVEN_M/EVEN_N for its own seqlens when the match is nearest. 1 found (OUT: *out),
  * 0 none, -1 error. */
@@ -242,11 +275,15 @@ int db_winners_list(db *d, db_winner **out, int *count, char *err, size_t len);
 /* ---- text forms (db_text.c) -------------------------------------------------------- */
 
 /* "op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=0 batch=4 heads=16 seqlen_q=4096
- * seqlen_k=4096". Returns buf. */
+ * seqlen_k=4096", then only those set of " heads_k=N softcap=1 window=1 window_left=N
+ * window_right=N bottom_right=1 varlen=N" (a plain workload prints as before they existed).
+ * Returns buf. */
 const char *db_workload_format(const db_workload *w, char *buf, size_t len);
 /* Parses space-separated NAME=VALUE fields: op, dtype, head_dim, batch, heads, seqlen_q,
- * seqlen_k are required; head_dim_v defaults to head_dim, causal to 0; also accepts the short
- * names d, dv, b, h, sq, sk. For the CLI's workload arguments. */
+ * seqlen_k are required; head_dim_v defaults to head_dim, causal, heads_k, softcap, window,
+ * window_left, window_right, bottom_right and varlen to 0; also accepts the short names d, dv, b,
+ * h, sq, sk, hk. The mask must be in its stored form (as db_workload_set_mask makes it). For the
+ * CLI's workload arguments. */
 int db_workload_parse(const char *text, db_workload *w /* OUT */, char *err, size_t len);
 
 /* ---- export / import of winners (db_export.c, db_import.c) ------------------------------ */

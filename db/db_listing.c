@@ -145,8 +145,8 @@ int db_workloads_list(db *d, db_workload_row **out, int *count, char *err, size_
     if (db_prepare(d, "SELECT l.id, " DB_WORKLOAD_COLUMNS("l") ", count(r.id), total(r.status = 'ok'), "
                       "min(CASE WHEN r.status = 'ok' THEN r.median_ms END) FROM workloads l LEFT JOIN results r "
                       "ON r.workload_id = l.id GROUP BY l.id ORDER BY l.op, l.dtype, l.head_dim, l.head_dim_v, "
-                      "l.causal, l.heads_k, l.softcap, l.batch, l.heads, l.seqlen_q, l.seqlen_k", &st, func, err,
-                   len) != 0) {
+                      "l.causal, l.heads_k, l.softcap, l.window, l.window_left, l.window_right, l.bottom_right, "
+                      "l.varlen, l.batch, l.heads, l.seqlen_q, l.seqlen_k", &st, func, err, len) != 0) {
         db_leave(d);
         return -1;
     }

@@ -15,7 +15,8 @@
 /* The export order: a total order, so the same database always prints the same text. */
 #define WINNER_ORDER \
     " ORDER BY d.name, d.arch, d.driver_version, d.nvrtc_version, l.op, l.dtype, l.head_dim, l.head_dim_v," \
-    " l.causal, l.heads_k, l.softcap, l.batch, l.heads, l.seqlen_q, l.seqlen_k"
+    " l.causal, l.heads_k, l.softcap, l.window, l.window_left, l.window_right, l.bottom_right, l.varlen," \
+    " l.batch, l.heads, l.seqlen_q, l.seqlen_k"
 
 /* 0, or -1 with err when the kernel's parameters cannot be read (db_kernel_read). */
 static int read_winner(sqlite3_stmt *st, db_winner *w, char *err, size_t len)
@@ -51,10 +52,38 @@ static double group_ratio(const db_workload *w)
     return w->heads_k ? (double)w->heads / w->heads_k : 1.0;
 }
 
-/* How far the kinds of two workloads are apart: 0 the same (group ratio, softcap). */
+/* How far two windows' sides (-1: no limit) are apart: at most 0.5 a side, so that two windows
+ * are never farther apart than a window and no window (1). */
+static double side_gap(int a, int b)
+{
+    if (a < 0 || b < 0)
+        return a == b ? 0 : 0.5;
+    return fmin(0.5, 0.25 * log_gap(a + 1.0, b + 1.0));
+}
+
+/* How far two masks are apart: 1 for each of causal, window, bottom_right that differs; two
+ * windows by their sides. */
+static double mask_gap(const db_workload *a, const db_workload *b)
+{
+    double gap = (a->causal != b->causal) + (a->window != b->window) + (a->bottom_right != b->bottom_right);
+    if (a->window && b->window)
+        gap += side_gap(a->window_left, b->window_left) + side_gap(a->window_right, b->window_right);
+    return gap;
+}
+
+/* How far two batches' kinds are apart: dense against variable-length 1, two buckets by their
+ * fill (at most 7/8, nearer than a dense batch). */
+static double varlen_gap(const db_workload *a, const db_workload *b)
+{
+    if (!a->varlen != !b->varlen)
+        return 1;
+    return abs(a->varlen - b->varlen) / 8.0;
+}
+
+/* How far the kinds of two workloads are apart: 0 the same (group ratio, softcap, mask, varlen). */
 static double kind_gap(const db_workload *a, const db_workload *b)
 {
-    return log_gap(group_ratio(a), group_ratio(b)) + (a->softcap != b->softcap);
+    return log_gap(group_ratio(a), group_ratio(b)) + (a->softcap != b->softcap) + mask_gap(a, b) + varlen_gap(a, b);
 }
 
 /* 1 when candidate c should be preferred over the best so far b. */
@@ -86,15 +115,17 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
         return -1;
     sqlite3_stmt *st;
     int found = -1;
+    /* Candidates run kernels of w's CAUSAL: every mask, causal or windowed, runs CAUSAL=1. */
     if (db_prepare(d, WINNER_SELECT " WHERE (?1 IS NULL OR d.arch = ?1) AND l.op = ?2 AND l.dtype = ?3"
-                      " AND l.head_dim = ?4 AND l.head_dim_v = ?5 AND l.causal = ?6", &st, func, err, len) == 0) {
+                      " AND l.head_dim = ?4 AND l.head_dim_v = ?5 AND (l.causal OR l.window) = ?6", &st, func, err,
+                   len) == 0) {
         if (arch)
             sqlite3_bind_text(st, 1, arch, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, db_op_name(w->op), -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, db_dtype_name(w->dtype), -1, SQLITE_STATIC);
         sqlite3_bind_int(st, 4, w->head_dim);
         sqlite3_bind_int(st, 5, w->head_dim_v);
-        sqlite3_bind_int(st, 6, w->causal);
+        sqlite3_bind_int(st, 6, db_workload_masked(w));
         found = 0;
         int rc;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -109,7 +140,10 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
             c.kind_gap = kind_gap(w, &c.workload);
             int exact = c.workload.batch == w->batch && c.workload.heads == w->heads
                      && c.workload.seqlen_q == w->seqlen_q && c.workload.seqlen_k == w->seqlen_k
-                     && c.workload.heads_k == w->heads_k && c.workload.softcap == w->softcap;
+                     && c.workload.heads_k == w->heads_k && c.workload.softcap == w->softcap
+                     && c.workload.causal == w->causal && c.workload.window == w->window
+                     && c.workload.window_left == w->window_left && c.workload.window_right == w->window_right
+                     && c.workload.bottom_right == w->bottom_right && c.workload.varlen == w->varlen;
             c.workload_match = exact ? DB_MATCH_EXACT : DB_MATCH_NEAREST;
             if (exact)
                 c.distance = 0;

@@ -50,6 +50,41 @@ int db_kernel_check(const db_kernel *k, char *err, size_t len)
     return 0;
 }
 
+/* The mask's fields: each in range, and in the one form db_workload_set_mask makes, so that equal
+ * masks are equal keys (a window ending at the diagonal is stored as causal, never as a window). */
+static int mask_check(const db_workload *w, char *err, size_t len)
+{
+    if (w->window != 0 && w->window != 1)
+        return db_fail(err, len, "workload window=%d is not 0 or 1", w->window);
+    if (w->window_left < -1 || w->window_right < -1)
+        return db_fail(err, len, "workload %s=%d is less than -1 (no limit)",
+                       w->window_left < -1 ? "window_left" : "window_right",
+                       w->window_left < -1 ? w->window_left : w->window_right);
+    if (!w->window && (w->window_left || w->window_right))
+        return db_fail(err, len, "workload window=0 with window_left=%d window_right=%d: without a window both "
+                       "sides are 0", w->window_left, w->window_right);
+    if (w->window && w->window_left == -1 && w->window_right == -1)
+        return db_fail(err, len, "workload window=1 with window_left=-1 window_right=-1 limits nothing: a window "
+                       "limits a side");
+    if (w->bottom_right != 0 && w->bottom_right != 1)
+        return db_fail(err, len, "workload bottom_right=%d is not 0 or 1", w->bottom_right);
+    if (w->bottom_right && !db_workload_masked(w))
+        return db_fail(err, len, "workload bottom_right=1 without a mask (causal=0 window=0): only a mask is "
+                       "aligned");
+    db_workload stored = *w;
+    int left, right;
+    db_workload_mask_sides(w, &left, &right);
+    db_workload_set_mask(&stored, w->causal, w->bottom_right, left, right);
+    if (stored.causal != w->causal || stored.window != w->window || stored.window_left != w->window_left
+        || stored.window_right != w->window_right || stored.bottom_right != w->bottom_right)
+        return db_fail(err, len, "workload mask causal=%d window=%d window_left=%d window_right=%d bottom_right=%d "
+                       "is not its stored form causal=%d window=%d window_left=%d window_right=%d bottom_right=%d "
+                       "(db_workload_set_mask)", w->causal, w->window, w->window_left, w->window_right,
+                       w->bottom_right, stored.causal, stored.window, stored.window_left, stored.window_right,
+                       stored.bottom_right);
+    return 0;
+}
+
 int db_workload_check(const db_workload *w, char *err, size_t len)
 {
     if (!db_op_name(w->op))
@@ -70,7 +105,9 @@ int db_workload_check(const db_workload *w, char *err, size_t len)
                        w->heads_k, w->heads);
     if (w->softcap != 0 && w->softcap != 1)
         return db_fail(err, len, "workload softcap=%d is not 0 or 1", w->softcap);
-    return 0;
+    if (w->varlen < 0 || w->varlen > 8)
+        return db_fail(err, len, "workload varlen=%d is not 0 (dense) or a bucket 1..8", w->varlen);
+    return mask_check(w, err, len);
 }
 
 /* Steps st once: 1 a row, 0 done, -1 error. */
@@ -174,14 +211,15 @@ int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, const char *func
     return rc;
 }
 
-/* Binds the eleven workload fields to parameters 1..11. */
+/* Binds the sixteen workload fields to parameters 1..16, in DB_WORKLOAD_COLUMNS' order. */
 static void bind_workload(sqlite3_stmt *st, const db_workload *w)
 {
     sqlite3_bind_text(st, 1, db_op_name(w->op), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, db_dtype_name(w->dtype), -1, SQLITE_STATIC);
     const int v[] = { w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads, w->seqlen_q, w->seqlen_k,
-                      w->heads_k, w->softcap };
-    for (int i = 0; i < 9; i++)
+                      w->heads_k, w->softcap, w->window, w->window_left, w->window_right, w->bottom_right,
+                      w->varlen };
+    for (int i = 0; i < (int)(sizeof v / sizeof v[0]); i++)
         sqlite3_bind_int(st, 3 + i, v[i]);
 }
 
@@ -190,7 +228,8 @@ int db_workload_find_tx(db *d, const db_workload *w, int64_t *id, const char *fu
     sqlite3_stmt *st;
     if (db_prepare(d, "SELECT id FROM workloads WHERE op = ?1 AND dtype = ?2 AND head_dim = ?3 AND "
                       "head_dim_v = ?4 AND causal = ?5 AND batch = ?6 AND heads = ?7 AND seqlen_q = ?8 "
-                      "AND seqlen_k = ?9 AND heads_k = ?10 AND softcap = ?11", &st, func, err, len) != 0)
+                      "AND seqlen_k = ?9 AND heads_k = ?10 AND softcap = ?11 AND window = ?12 AND window_left = ?13 "
+                      "AND window_right = ?14 AND bottom_right = ?15 AND varlen = ?16", &st, func, err, len) != 0)
         return -1;
     bind_workload(st, w);
     int found = step(d, st, func, err, len);
@@ -207,7 +246,8 @@ int db_workload_upsert_tx(db *d, const db_workload *w, int64_t *id, const char *
         return found < 0 ? -1 : 0;
     sqlite3_stmt *st;
     if (db_prepare(d, "INSERT INTO workloads (op, dtype, head_dim, head_dim_v, causal, batch, heads, "
-                      "seqlen_q, seqlen_k, heads_k, softcap) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                      "seqlen_q, seqlen_k, heads_k, softcap, window, window_left, window_right, bottom_right, varlen) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                    &st, func, err, len) != 0)
         return -1;
     bind_workload(st, w);
@@ -327,7 +367,12 @@ int db_workload_read(sqlite3_stmt *st, int col, db_workload *w)
     w->seqlen_k = sqlite3_column_int(st, col + 8);
     w->heads_k = sqlite3_column_int(st, col + 9);
     w->softcap = sqlite3_column_int(st, col + 10);
-    return col + 11;
+    w->window = sqlite3_column_int(st, col + 11);
+    w->window_left = sqlite3_column_int(st, col + 12);
+    w->window_right = sqlite3_column_int(st, col + 13);
+    w->bottom_right = sqlite3_column_int(st, col + 14);
+    w->varlen = sqlite3_column_int(st, col + 15);
+    return col + 16;
 }
 
 int db_kernel_read(sqlite3_stmt *st, int col, db_kernel *k, char *err, size_t len)

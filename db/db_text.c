@@ -179,7 +179,14 @@ const char *db_workload_format(const db_workload *w, char *buf, size_t len)
     if (w->heads_k && at >= 0 && (size_t)at < len)
         at += snprintf(buf + at, len - at, " heads_k=%d", w->heads_k);
     if (w->softcap && at >= 0 && (size_t)at < len)
-        snprintf(buf + at, len - at, " softcap=%d", w->softcap);
+        at += snprintf(buf + at, len - at, " softcap=%d", w->softcap);
+    if (w->window && at >= 0 && (size_t)at < len)
+        at += snprintf(buf + at, len - at, " window=%d window_left=%d window_right=%d", w->window, w->window_left,
+                       w->window_right);
+    if (w->bottom_right && at >= 0 && (size_t)at < len)
+        at += snprintf(buf + at, len - at, " bottom_right=%d", w->bottom_right);
+    if (w->varlen && at >= 0 && (size_t)at < len)
+        snprintf(buf + at, len - at, " varlen=%d", w->varlen);
     return buf;
 }
 
@@ -206,6 +213,11 @@ int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
         { "seqlen_k", "sk", 1, offsetof(db_workload, seqlen_k) },
         { "heads_k", "hk", 0, offsetof(db_workload, heads_k) },
         { "softcap", NULL, 0, offsetof(db_workload, softcap) },
+        { "window", NULL, 0, offsetof(db_workload, window) },
+        { "window_left", NULL, 0, offsetof(db_workload, window_left) },
+        { "window_right", NULL, 0, offsetof(db_workload, window_right) },
+        { "bottom_right", NULL, 0, offsetof(db_workload, bottom_right) },
+        { "varlen", NULL, 0, offsetof(db_workload, varlen) },
     };
     char why[256];
     if (!text || !w)

@@ -207,14 +207,17 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
     w->dtype = (int)d->dtype;
     w->head_dim = d->head_dim;
     w->head_dim_v = dv;
-    w->causal = rt_mask_active(d);   /* every mask runs the causal kernels, the band is an argument */
     w->batch = d->batch;
     w->heads = d->heads;
     w->seqlen_q = d->seqlen_q;
     w->seqlen_k = d->seqlen_k;
     w->heads_k = d->heads_k && d->heads_k != d->heads ? d->heads_k : 0;   /* the database's key: 0 ungrouped */
     w->softcap = d->softcap != 0;
-    w->varlen = d->cu_seqlens_q != NULL;
+    if (d->cu_seqlens_q)   /* the database's key: how full the batch is, from the sizes alone */
+        w->varlen = db_varlen_bucket(d->batch, d->seqlen_q, d->seqlen_k, d->total_q, d->total_k);
+    /* The mask's kind, in its one stored form; its kernels are the causal ones (db_workload_masked). */
+    db_workload_set_mask(w, d->causal, d->causal_align == FT_ALIGN_BOTTOM_RIGHT, d->window ? d->window_left : -1,
+                         d->window ? d->window_right : -1);
     return FT_OK;
 }
 
@@ -374,7 +377,7 @@ int rt_group_splits(const db_workload *w)
     if (w->op != DB_OP_BWD || w->varlen || group < 2)
         return 1;
     const long long blocks = (long long)w->batch * heads_k * ((w->seqlen_k + 127) / 128);
-    const long long want = w->causal ? RT_GROUP_SPLIT_BLOCKS_MASKED : RT_GROUP_SPLIT_BLOCKS;
+    const long long want = db_workload_masked(w) ? RT_GROUP_SPLIT_BLOCKS_MASKED : RT_GROUP_SPLIT_BLOCKS;
     int splits = 1;
     for (int s = 2; s <= group && s <= RT_GROUP_SPLITS_MAX && blocks * splits < want; s++)
         if (group % s == 0)

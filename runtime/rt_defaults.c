@@ -24,7 +24,7 @@ static int families_for(const db_workload *w, const gen_family *out[2])
 void rt_config_fit(gen_config *c, const db_workload *w)
 {
     if (c->family->params & GEN_BIT(GEN_CAUSAL))
-        c->p[GEN_CAUSAL] = w->causal;
+        c->p[GEN_CAUSAL] = db_workload_masked(w);
     /* A winner tuned on other lengths may have had even tiles where this problem has not. */
     gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);
 }
@@ -169,6 +169,6 @@ void rt_reference_config(const db_workload *w, gen_config *out)
     out->p[GEN_DTYPE] = w->dtype;
     out->p[GEN_HEAD_DIM] = w->head_dim;
     out->p[GEN_HEAD_DIM_V] = w->head_dim_v;
-    out->p[GEN_CAUSAL] = w->causal;
-    out->p[GEN_VARLEN] = w->varlen;
+    out->p[GEN_CAUSAL] = db_workload_masked(w);
+    out->p[GEN_VARLEN] = w->varlen != 0;
 }

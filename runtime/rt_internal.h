@@ -110,7 +110,8 @@ enum {
 typedef struct rt_choice {
     gen_config config;          /* ready to expand: CAUSAL, EVEN_M, EVEN_N set for the problem */
     int tier;                   /* RT_TIER_* */
-    char why[320];              /* "database nearest (tuned at ...)" */
+    char why[512];              /* "database nearest (tuned at ...)" */
+    int tuned_varlen;           /* 1: the winner was tuned on a variable-length batch (its walk measured so) */
 } rt_choice;
 
 /* Sets CAUSAL from w and EVEN_M/EVEN_N from w's lengths and c's tiles (where c's family uses them). */

@@ -31,12 +31,18 @@ static void shape(const db_workload *w, char *buf, size_t len)
     if (w->heads_k && at >= 0 && (size_t)at < len)
         at += snprintf(buf + at, len - at, " heads_k=%d", w->heads_k);
     if (w->softcap && at >= 0 && (size_t)at < len)
-        snprintf(buf + at, len - at, " softcap");
+        at += snprintf(buf + at, len - at, " softcap");
+    if (w->window && at >= 0 && (size_t)at < len)
+        at += snprintf(buf + at, len - at, " window=%d,%d", w->window_left, w->window_right);
+    if (w->bottom_right && at >= 0 && (size_t)at < len)
+        at += snprintf(buf + at, len - at, " bottom_right");
+    if (w->varlen && at >= 0 && (size_t)at < len)
+        snprintf(buf + at, len - at, " varlen=%d/8", w->varlen);
 }
 
 static void describe(const db_winner *win, int shipped, char *buf, size_t len)
 {
-    char where[140], tuned[100];
+    char where[140], tuned[160];
     if (win->device_match == DB_MATCH_SAME_GPU)
         snprintf(where, sizeof where, "on this GPU model");
     else
@@ -81,10 +87,9 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
                   rt_choice *out, int *is_db_error, char *err, size_t len)
 {
     const int want_fixed_order = deterministic && w->op == DB_OP_BWD;
-    db_workload key = *w;   /* the database knows the compiled head dims, and dense batches */
+    db_workload key = *w;   /* the database knows the compiled head dims */
     key.head_dim = ln_padded_head_dim(w->head_dim);
     key.head_dim_v = ln_padded_head_dim(w->head_dim_v);
-    key.varlen = 0;
     char skipped[400] = "";
     *is_db_error = 0;
     db *sources[2] = { user, shipped };
@@ -114,6 +119,7 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
             continue;
         }
         const int exact = win.workload_match == DB_MATCH_EXACT;
+        out->tuned_varlen = win.workload.varlen != 0;
         out->tier = s == 0 ? (exact ? RT_TIER_DB_EXACT : RT_TIER_DB_NEAREST)
                            : (exact ? RT_TIER_SHIPPED_EXACT : RT_TIER_SHIPPED_NEAREST);
         describe(&win, s, out->why, sizeof out->why);
@@ -126,6 +132,7 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
         return -1;
     }
     out->tier = RT_TIER_DEFAULT;
+    out->tuned_varlen = 0;
     snprintf(out->why, sizeof out->why, "built-in default for %s %s head_dim=%d head_dim_v=%d%s", dev->arch,
              gen_dtype_name(w->dtype), w->head_dim, w->head_dim_v, skipped);
     return want_fixed_order ? make_deterministic(dev, w, out, err, len) : 0;
@@ -160,21 +167,28 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
         snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; %s the softcap (SOFTCAP=%d)",
                  w->softcap ? "with" : "without", w->softcap);
     }
-    /* A variable-length batch runs the dense choice of its longest lengths, compiled for it, one
-     * block a tile: a persistent walk deals tiles over the longest length in a fixed order, so
-     * sequences of uneven lengths leave blocks idle that the hardware's block scheduler keeps busy
-     * (bf16 D 128, 23 sequences of 610 to 7718, causal, H100: 419 TFLOP/s persistent, 534 not). */
+    /* A variable-length batch runs a winner tuned on one as it was measured. The dense choice of
+     * its longest lengths runs compiled for it, one block a tile: a persistent walk deals tiles
+     * over the longest length in a fixed order, so sequences of uneven lengths leave blocks idle
+     * that the hardware's block scheduler keeps busy (bf16 D 128, 23 sequences of 610 to 7718,
+     * causal, H100: 419 TFLOP/s persistent, 534 not). */
     if (w->varlen) {
         if (!(c->family->params & GEN_BIT(GEN_VARLEN))) {
             snprintf(err, len, "family %s takes no variable-length batch", c->family->name);
             return -1;
         }
+        const int was_varlen = c->p[GEN_VARLEN];
         c->p[GEN_VARLEN] = 1;
-        if (c->family->params & GEN_BIT(GEN_PERSISTENT))
+        if (!out->tuned_varlen && (c->family->params & GEN_BIT(GEN_PERSISTENT)))
             c->p[GEN_PERSISTENT] = 0;
         gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);   /* no length is a tile multiple */
-        snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
-                 "; for a variable-length batch (VARLEN=1, PERSISTENT=0)");
+        if (!out->tuned_varlen || !was_varlen)
+            snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
+                     "; for a variable-length batch (VARLEN=1%s)", out->tuned_varlen ? "" : ", PERSISTENT=0");
+    } else if (c->p[GEN_VARLEN]) {   /* a dense problem handed a variable-length batch's winner */
+        c->p[GEN_VARLEN] = 0;
+        gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);
+        snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; for a dense batch (VARLEN=0)");
     }
     /* A backward of few K/V heads shares each group's query heads over blocks (rt_group_splits:
      * MQA at batch 2, 4096 keys has 64 key tiles of 128 for 132 SMs), deterministic or not; the

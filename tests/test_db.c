@@ -21,6 +21,7 @@
 #include "db_core_internal.h"
 #include "db_fixture.h"
 #include "gen_internal.h"
+#include "source_path.h"
 #include "tune_print.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -79,11 +80,13 @@ static db_device device_of(const char *name, const char *arch, const char *drive
 
 static db_workload workload_of(int op, int dtype, int hd, int causal, int batch, int heads, int sq, int sk)
 {
-    db_workload w = { op, dtype, hd, hd, causal, batch, heads, sq, sk, 0, 0, 0 };
+    db_workload w = { .op = op, .dtype = dtype, .head_dim = hd, .head_dim_v = hd, .causal = causal, .batch = batch,
+                      .heads = heads, .seqlen_q = sq, .seqlen_k = sk };
     return w;
 }
 
-/* A kernel for workload w; seed makes the hash, block_m the one searched parameter varied. */
+/* A kernel for workload w (CAUSAL for any mask, VARLEN for a bucket); seed makes the hash, block_m
+ * the one searched parameter varied. */
 static db_kernel kernel_of(const db_workload *w, unsigned seed, int block_m)
 {
     db_kernel k;
@@ -92,9 +95,9 @@ static db_kernel kernel_of(const db_workload *w, unsigned seed, int block_m)
     snprintf(k.source_hash, sizeof k.source_hash, "%016llx", (unsigned long long)seed * 0x9e3779b97f4a7c15ull);
     const int p[GEN_PARAM_COUNT] = {
         [GEN_DTYPE] = w->dtype, [GEN_HEAD_DIM] = w->head_dim, [GEN_HEAD_DIM_V] = w->head_dim_v, [GEN_BLOCK_M] = block_m,
-        [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 4, [GEN_NUM_STAGES] = 2, [GEN_CAUSAL] = w->causal, [GEN_CAUSAL_SKIP] = 1,
-        [GEN_EVEN_M] = 1, [GEN_EVEN_N] = 1, [GEN_DQ_MODE] = w->op == DB_OP_BWD, [GEN_SOFTCAP] = w->softcap,
-        [GEN_SPLITS] = 1,
+        [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 4, [GEN_NUM_STAGES] = 2, [GEN_CAUSAL] = db_workload_masked(w),
+        [GEN_CAUSAL_SKIP] = 1, [GEN_EVEN_M] = 1, [GEN_EVEN_N] = 1, [GEN_DQ_MODE] = w->op == DB_OP_BWD,
+        [GEN_SOFTCAP] = w->softcap, [GEN_SPLITS] = 1, [GEN_VARLEN] = w->varlen != 0,
     };
     memcpy(k.p, p, sizeof p);
     return k;
@@ -818,6 +821,335 @@ static void workload_kinds_are_keyed_and_preferred(void **state)
     db_close(d);
 }
 
+/* A workload with its mask made by db_workload_set_mask, after its lengths and bucket. */
+static db_workload masked_of(int op, int causal, int bottom_right, int left, int right, int varlen, int sq, int sk)
+{
+    db_workload w = workload_of(op, 1, 128, 0, 4, 16, sq, sk);
+    w.varlen = varlen;
+    db_workload_set_mask(&w, causal, bottom_right, left, right);
+    return w;
+}
+
+/* A mask is stored in one form only (db_workload_set_mask's) and a bucket is 0..8: anything else
+ * is refused, naming the field and value, before the database is touched. */
+static void workload_masks_are_checked(void **state)
+{
+    fixture *f = *state;
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    static const struct {
+        const char *name;
+        int causal, window, left, right, bottom_right, varlen, seqlen_k;
+        const char *error;          /* NULL: accepted */
+    } cases[] = {
+        { "plain", 0, 0, 0, 0, 0, 0, 1024, NULL },
+        { "causal", 1, 0, 0, 0, 0, 0, 1024, NULL },
+        { "causal with a left window", 1, 1, 256, 0, 0, 0, 1024, NULL },
+        { "a band", 0, 1, 128, 128, 0, 0, 1024, NULL },
+        { "a window limited on the left only", 0, 1, 64, -1, 0, 0, 1024, NULL },
+        { "a window limited right of the diagonal only", 0, 1, -1, 16, 0, 0, 1024, NULL },
+        { "causal bottom-right on unequal lengths", 1, 0, 0, 0, 1, 0, 2048, NULL },
+        { "causal bottom-right on a variable-length batch", 1, 0, 0, 0, 1, 5, 1024, NULL },
+        { "bucket 8", 0, 0, 0, 0, 0, 8, 1024, NULL },
+        { "window 2", 0, 2, 0, 0, 0, 0, 1024, "db_workload_upsert: workload window=2 is not 0 or 1" },
+        { "a left side of -2", 0, 1, -2, 4, 0, 0, 1024,
+          "db_workload_upsert: workload window_left=-2 is less than -1 (no limit)" },
+        { "a right side of -3", 0, 1, 4, -3, 0, 0, 1024,
+          "db_workload_upsert: workload window_right=-3 is less than -1 (no limit)" },
+        { "sides without a window", 0, 0, 8, 0, 0, 0, 1024,
+          "db_workload_upsert: workload window=0 with window_left=8 window_right=0: without a window" },
+        { "a window limiting nothing", 0, 1, -1, -1, 0, 0, 1024,
+          "db_workload_upsert: workload window=1 with window_left=-1 window_right=-1 limits nothing" },
+        { "a window ending at the diagonal is causal", 0, 1, -1, 0, 0, 0, 1024,
+          "db_workload_upsert: workload mask causal=0 window=1 window_left=-1 window_right=0 bottom_right=0 is not "
+          "its stored form causal=1 window=0 window_left=0 window_right=0 bottom_right=0" },
+        { "a band ending at the diagonal is causal", 0, 1, 32, 0, 0, 0, 1024,
+          "is not its stored form causal=1 window=1 window_left=32 window_right=0 bottom_right=0" },
+        { "causal with a right side", 1, 1, 32, 8, 0, 0, 1024,
+          "is not its stored form causal=1 window=1 window_left=32 window_right=0 bottom_right=0" },
+        { "causal with an unlimited left window", 1, 1, -1, 0, 0, 0, 1024,
+          "db_workload_upsert: workload mask causal=1 window=1 window_left=-1 window_right=0 bottom_right=0 is not "
+          "its stored form causal=1 window=0" },
+        { "bottom_right 2", 1, 0, 0, 0, 2, 0, 2048, "db_workload_upsert: workload bottom_right=2 is not 0 or 1" },
+        { "bottom_right without a mask", 0, 0, 0, 0, 1, 0, 2048,
+          "db_workload_upsert: workload bottom_right=1 without a mask (causal=0 window=0)" },
+        { "bottom_right on equal dense lengths", 1, 0, 0, 0, 1, 0, 1024,
+          "is not its stored form causal=1 window=0 window_left=0 window_right=0 bottom_right=0" },
+        { "bucket 9", 0, 0, 0, 0, 0, 9, 1024, "db_workload_upsert: workload varlen=9 is not 0 (dense) or a bucket 1..8" },
+        { "bucket -1", 0, 0, 0, 0, 0, -1, 1024, "db_workload_upsert: workload varlen=-1 is not 0" },
+    };
+    int accepted = 0;
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        db_workload w = workload_of(DB_OP_FWD, 1, 128, cases[i].causal, 4, 16, 1024, cases[i].seqlen_k);
+        w.window = cases[i].window;
+        w.window_left = cases[i].left;
+        w.window_right = cases[i].right;
+        w.bottom_right = cases[i].bottom_right;
+        w.varlen = cases[i].varlen;
+        char err[512] = "";
+        int64_t id = 0;
+        const int rc = db_workload_upsert(d, &w, &id, err, sizeof err);
+        if (cases[i].error ? rc != -1 || !strstr(err, cases[i].error) : rc != 0)
+            fail_msg("case '%s': rc %d, expected %s, got '%s'", cases[i].name, rc,
+                     cases[i].error ? cases[i].error : "accepted", err);
+        accepted += rc == 0;
+        /* A lookup checks the same way. */
+        db_winner win;
+        const int found = db_winner_find(d, NULL, NULL, &w, &win, err, sizeof err);
+        assert_int_equal(found, cases[i].error ? -1 : 0);
+        if (cases[i].error)
+            assert_non_null(strstr(err, "db_winner_find: workload "));
+    }
+    /* Every accepted mask is a row of its own. */
+    assert_int_equal(query_int(d, "SELECT count(*) FROM workloads"), accepted);
+    assert_int_equal(accepted, 9);
+    db_close(d);
+}
+
+/* The mask and the bucket are part of a workload's key; lookup takes the winners whose kernels are
+ * of the problem's CAUSAL (any mask runs CAUSAL=1), the problem's kind first (the same mask, the
+ * same batch kind), then the nearest kind: a window's sides by their log, buckets by their
+ * distance, dense before variable-length for a dense problem. */
+static void masks_and_buckets_are_keyed_and_preferred(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    int64_t sweep = begin_sweep(d);
+    const db_device gpu = device_of("GPU A", "sm_90", "13.0");
+    const int64_t dev_id = upsert_device(d, &gpu);
+    /* Tuned, fwd b4 h16: (causal, bottom_right, left, right, varlen, seqlen_q, seqlen_k). */
+    const db_workload tuned[] = {
+        masked_of(DB_OP_FWD, 0, 0, -1, -1, 0, 4096, 4096),     /* 0 plain */
+        masked_of(DB_OP_FWD, 1, 0, -1, -1, 0, 4096, 4096),     /* 1 causal */
+        masked_of(DB_OP_FWD, 1, 0, 256, -1, 0, 4096, 4096),    /* 2 causal, 256 keys back */
+        masked_of(DB_OP_FWD, 0, 0, 128, 128, 0, 4096, 4096),   /* 3 a band of 128 each side */
+        masked_of(DB_OP_FWD, 1, 0, -1, -1, 4, 4096, 4096),     /* 4 causal, bucket 4 */
+        masked_of(DB_OP_FWD, 0, 0, -1, -1, 8, 2048, 2048),     /* 5 plain, bucket 8 at 2048 */
+        masked_of(DB_OP_FWD, 1, 1, -1, -1, 0, 1024, 4096),     /* 6 causal bottom-right */
+    };
+    enum { TUNED = sizeof tuned / sizeof tuned[0] };
+    int64_t ids[TUNED];
+    for (int i = 0; i < TUNED; i++) {
+        ids[i] = upsert_workload(d, &tuned[i]);
+        db_kernel k = kernel_of(&tuned[i], 900 + (unsigned)i, 64);
+        db_result r = result_of(sweep, dev_id, ids[i], upsert_kernel(d, &k), DB_STATUS_OK, 1.0 + i);
+        put(d, &r);
+        for (int j = 0; j < i; j++)
+            assert_true(ids[i] != ids[j]);
+        assert_int_equal(upsert_workload(d, &tuned[i]), ids[i]);
+    }
+    /* A shape stored with another mask or bucket is not found as this one. */
+    db_workload absent = masked_of(DB_OP_FWD, 0, 0, 128, 64, 0, 4096, 4096);
+    int64_t id;
+    assert_int_equal(db_workload_find(d, &absent, &id, err, sizeof err), 0);
+    absent = masked_of(DB_OP_FWD, 1, 0, -1, -1, 3, 4096, 4096);
+    assert_int_equal(db_workload_find(d, &absent, &id, err, sizeof err), 0);
+
+    const double side_256_512 = 0.25 * log(513.0 / 257.0), side_128_64 = 0.25 * log(129.0 / 65.0);
+    const struct {
+        const char *name;
+        int causal, bottom_right, left, right, varlen, seqlen_q, seqlen_k;
+        int want;            /* index into tuned */
+        int exact;
+        double kind_gap;
+    } cases[] = {
+        { "plain, exact", 0, 0, -1, -1, 0, 4096, 4096, 0, 1, 0 },
+        { "plain at the bucket's lengths: dense before variable-length", 0, 0, -1, -1, 0, 2048, 2048, 0, 0, 0 },
+        { "causal, exact", 1, 0, -1, -1, 0, 4096, 4096, 1, 1, 0 },
+        { "causal dense at 2048: dense before the bucket", 1, 0, -1, -1, 0, 2048, 2048, 1, 0, 0 },
+        { "causal window, exact", 1, 0, 256, -1, 0, 4096, 4096, 2, 1, 0 },
+        { "causal window of 512: the nearest window, not plain causal", 1, 0, 512, -1, 0, 4096, 4096, 2, 0,
+          side_256_512 },
+        { "a band, exact (CAUSAL=1 kernels)", 0, 0, 128, 128, 0, 4096, 4096, 3, 1, 0 },
+        { "a window of 64 left, unlimited right: the band", 0, 0, 64, -1, 0, 4096, 4096, 3, 0, side_128_64 + 0.5 },
+        { "a band of 8 each side: the band, each side at most 0.5 apart", 0, 0, 8, 8, 0, 4096, 4096, 3, 0, 1 },
+        { "causal bucket 4, exact", 1, 0, -1, -1, 4, 4096, 4096, 4, 1, 0 },
+        { "causal bucket 2: the nearest bucket before dense", 1, 0, -1, -1, 2, 4096, 4096, 4, 0, 0.25 },
+        { "plain bucket 1: bucket 8 before dense", 0, 0, -1, -1, 1, 4096, 4096, 5, 0, 7.0 / 8 },
+        { "causal bottom-right, exact", 1, 1, -1, -1, 0, 1024, 4096, 6, 1, 0 },
+        { "causal bottom-right at 2048 by 4096", 1, 1, -1, -1, 0, 2048, 4096, 6, 0, 0 },
+        { "causal top-left at 1024 by 4096: top-left before the exact shape", 1, 0, -1, -1, 0, 1024, 4096, 1, 0, 0 },
+        { "a bottom-right band: the band, by 1", 0, 1, 128, 128, 0, 1024, 4096, 3, 0, 1 },
+    };
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        const db_workload q = masked_of(DB_OP_FWD, cases[i].causal, cases[i].bottom_right, cases[i].left,
+                                        cases[i].right, cases[i].varlen, cases[i].seqlen_q, cases[i].seqlen_k);
+        db_winner w;
+        if (db_winner_find(d, "GPU A", "sm_90", &q, &w, err, sizeof err) != 1)
+            fail_msg("case '%s': %s", cases[i].name, err);
+        char got[256];
+        if (w.workload_id != ids[cases[i].want] || (w.workload_match == DB_MATCH_EXACT) != cases[i].exact ||
+            fabs(w.kind_gap - cases[i].kind_gap) > 1e-12)
+            fail_msg("case '%s': expected workload %lld, %s, kind gap %g; got %lld (%s), %s, kind gap %g",
+                     cases[i].name, (long long)ids[cases[i].want], cases[i].exact ? "exact" : "nearest",
+                     cases[i].kind_gap, (long long)w.workload_id, db_workload_format(&w.workload, got, sizeof got),
+                     w.workload_match == DB_MATCH_EXACT ? "exact" : "nearest", w.kind_gap);
+        assert_memory_equal(&w.workload, &tuned[cases[i].want], sizeof w.workload);
+        assert_int_equal(w.kernel.p[GEN_CAUSAL], db_workload_masked(&q));
+        assert_int_equal(w.kernel.p[GEN_VARLEN], tuned[cases[i].want].varlen != 0);
+    }
+    /* Without a winner of the problem's CAUSAL there is none: a band never takes a plain kernel. */
+    db_workload band_64 = masked_of(DB_OP_FWD, 0, 0, 64, 64, 0, 4096, 4096);
+    band_64.head_dim = band_64.head_dim_v = 64;
+    db_workload plain_64 = band_64;
+    db_workload_set_mask(&plain_64, 0, 0, -1, -1);
+    db_kernel k = kernel_of(&plain_64, 990, 64);
+    db_result r = result_of(sweep, dev_id, upsert_workload(d, &plain_64), upsert_kernel(d, &k), DB_STATUS_OK, 1.0);
+    put(d, &r);
+    db_winner w;
+    assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &band_64, &w, err, sizeof err), 0);
+    /* Nor is a plain kernel ever stored as a windowed workload's result (the trigger). */
+    r.workload_id = upsert_workload(d, &band_64);
+    assert_int_equal(db_result_put(d, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "differs from the workload"));
+
+    /* Export and import keep every mask and bucket: the same text from a fresh database. */
+    char *first = fixture_export(d);
+    assert_non_null(strstr(first, " seqlen_k=4096 window=1 window_left=128 window_right=128 family="));
+    assert_non_null(strstr(first, " seqlen_q=1024 seqlen_k=4096 bottom_right=1 family="));
+    assert_non_null(strstr(first, " causal=1 batch=4 heads=16 seqlen_q=4096 seqlen_k=4096 varlen=4 family="));
+    char copy[160];
+    snprintf(copy, sizeof copy, "%s/copy.db", f->dir);
+    db *c = open_ok(copy, DB_OPEN_CREATE);
+    db_import_counts n;
+    assert_int_equal(db_import_text(c, "masks.txt", first, NULL, &n, err, sizeof err), 0);
+    assert_int_equal(n.added, TUNED + 1);
+    char *second = fixture_export(c);
+    assert_string_equal(second, first);
+    for (int i = 0; i < TUNED; i++) {
+        assert_int_equal(db_workload_find(c, &tuned[i], &id, err, sizeof err), 1);
+        assert_int_equal(db_winner_find(c, "GPU A", "sm_90", &tuned[i], &w, err, sizeof err), 1);
+        assert_memory_equal(&w.workload, &tuned[i], sizeof w.workload);
+    }
+    free(first);
+    free(second);
+    db_close(c);
+    db_close(d);
+}
+
+/* The text form names the mask and the bucket only where a workload has them, and reads them
+ * back; a plain workload's text is as it was before they existed. */
+static void mask_text_round_trips(void **state)
+{
+    (void)state;
+    static const struct {
+        int causal, bottom_right, left, right, varlen, seqlen_q;
+        const char *text;
+    } cases[] = {
+        { 0, 0, -1, -1, 0, 100, "op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=0 batch=4 heads=16 seqlen_q=100 "
+                                "seqlen_k=300" },
+        { 1, 0, -1, -1, 0, 100, "op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=1 batch=4 heads=16 seqlen_q=100 "
+                                "seqlen_k=300" },
+        { 0, 0, 128, -1, 0, 300, "op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=0 batch=4 heads=16 "
+                                 "seqlen_q=300 seqlen_k=300 window=1 window_left=128 window_right=-1" },
+        { 1, 1, 64, -1, 0, 100, "op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=1 batch=4 heads=16 seqlen_q=100 "
+                                "seqlen_k=300 window=1 window_left=64 window_right=0 bottom_right=1" },
+        { 1, 1, -1, -1, 3, 300, "op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=1 batch=4 heads=16 seqlen_q=300 "
+                                "seqlen_k=300 bottom_right=1 varlen=3" },
+        { 0, 0, -1, -1, 8, 100, "op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=0 batch=4 heads=16 seqlen_q=100 "
+                                "seqlen_k=300 varlen=8" },
+    };
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        const db_workload w = masked_of(DB_OP_FWD, cases[i].causal, cases[i].bottom_right, cases[i].left,
+                                        cases[i].right, cases[i].varlen, cases[i].seqlen_q, 300);
+        char text[256], err[512] = "";
+        assert_string_equal(db_workload_format(&w, text, sizeof text), cases[i].text);
+        db_workload back;
+        if (db_workload_parse(text, &back, err, sizeof err) != 0)
+            fail_msg("'%s': %s", text, err);
+        assert_memory_equal(&back, &w, sizeof w);
+    }
+}
+
+/* ---- schema version 5 ---------------------------------------------------------------------- */
+
+/* A version-4 file (workloads without a mask's kind or a bucket) migrates on open: every
+ * workload keeps its id and fields with the five new ones 0, results and winners answer as before,
+ * the new fields make new keys, and the remade triggers tie CAUSAL to (causal OR window). */
+static void migration_5_keeps_workloads(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    int count;
+    const db_migration *list = db_migrations(&count);
+    assert_true(count >= 5 && list[3].version == 4);
+    db *old = NULL;
+    assert_int_equal(db_open_with(f->path, DB_OPEN_CREATE, list, 4, &old, err, sizeof err), 0);
+    assert_int_equal(query_int(old, "PRAGMA user_version"), 4);
+    assert_int_equal(query_int(old, "SELECT count(*) FROM pragma_table_info('workloads') WHERE name = 'window'"), 0);
+
+    /* Rows in the version-4 layout: the workloads by SQL, the rest through the API (unchanged). */
+    const db_device dev = device_of("GPU A", "sm_90", "13.0");
+    const struct { int causal, heads_k, softcap, seq; } shapes[] = {
+        { 0, 0, 0, 1024 }, { 1, 0, 0, 1024 }, { 1, 4, 0, 2048 }, { 0, 0, 1, 512 },
+    };
+    enum { SHAPES = sizeof shapes / sizeof shapes[0] };
+    db_workload ws[SHAPES];
+    int64_t sweep = begin_sweep(old), dev_id = upsert_device(old, &dev), kernel_ids[SHAPES];
+    for (int i = 0; i < SHAPES; i++) {
+        ws[i] = workload_of(DB_OP_FWD, 1, 64, shapes[i].causal, 2, 16, shapes[i].seq, shapes[i].seq);
+        ws[i].heads_k = shapes[i].heads_k;
+        ws[i].softcap = shapes[i].softcap;
+        /* Ids 10, 20, ...: kept as they are, not renumbered. */
+        char *q = sqlite3_mprintf("INSERT INTO workloads (id, op, dtype, head_dim, head_dim_v, causal, batch, heads, "
+                                  "seqlen_q, seqlen_k, heads_k, softcap) VALUES (%d, 'fwd', 'f16', 64, 64, %d, 2, 16, "
+                                  "%d, %d, %d, %d)", 10 * (i + 1), shapes[i].causal, shapes[i].seq, shapes[i].seq,
+                                  shapes[i].heads_k, shapes[i].softcap);
+        assert_int_equal(sqlite3_exec(db_sqlite(old), q, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_free(q);
+        db_kernel k = kernel_of(&ws[i], 1200 + (unsigned)i, 64);
+        kernel_ids[i] = upsert_kernel(old, &k);
+        db_result r = result_of(sweep, dev_id, 10 * (i + 1), kernel_ids[i], DB_STATUS_OK, 1.0 + i);
+        put(old, &r);
+    }
+    db_close(old);
+
+    db *d = open_ok(f->path, 0);
+    assert_int_equal(query_int(d, "PRAGMA user_version"), 5);
+    assert_int_equal(query_int(d, "SELECT max(version) FROM schema_version"), 5);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM pragma_table_info('workloads') WHERE name IN ('window', "
+                                  "'window_left', 'window_right', 'bottom_right', 'varlen')"), 5);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM workloads WHERE window = 0 AND window_left = 0 AND "
+                                  "window_right = 0 AND bottom_right = 0 AND varlen = 0"), SHAPES);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM results"), SHAPES);
+    for (int i = 0; i < SHAPES; i++) {
+        int64_t id = 0;
+        assert_int_equal(db_workload_find(d, &ws[i], &id, err, sizeof err), 1);
+        assert_int_equal(id, 10 * (i + 1));
+        db_winner w;
+        assert_int_equal(db_winner_find(d, dev.name, dev.arch, &ws[i], &w, err, sizeof err), 1);
+        assert_int_equal(w.workload_id, 10 * (i + 1));
+        assert_int_equal(w.kernel_id, kernel_ids[i]);
+        assert_int_equal(w.workload_match, DB_MATCH_EXACT);
+        assert_memory_equal(&w.workload, &ws[i], sizeof w.workload);
+    }
+
+    /* The same shape with a window or a bucket is a new workload; a windowed one takes CAUSAL=1
+     * kernels only, whether inserted or updated into place. */
+    db_workload band = ws[0], bucket = ws[0];
+    db_workload_set_mask(&band, 0, 0, 64, 64);
+    bucket.varlen = 2;
+    const int64_t band_id = upsert_workload(d, &band), bucket_id = upsert_workload(d, &bucket);
+    assert_true(band_id > 40 && bucket_id > 40 && band_id != bucket_id);
+    db_result r = result_of(sweep, dev_id, band_id, kernel_ids[0], DB_STATUS_OK, 1.0);
+    assert_int_equal(db_result_put(d, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "differs from the workload"));
+    r.kernel_id = kernel_ids[1];   /* the causal workload's: CAUSAL=1 */
+    put(d, &r);
+    char sql[160];
+    snprintf(sql, sizeof sql, "UPDATE results SET kernel_id = %lld WHERE workload_id = %lld",
+             (long long)kernel_ids[0], (long long)band_id);
+    assert_int_not_equal(sqlite3_exec(db_sqlite(d), sql, NULL, NULL, NULL), SQLITE_OK);
+    assert_non_null(strstr(sqlite3_errmsg(db_sqlite(d)), "differs from the workload"));
+    /* The table's own checks hold a row the API would refuse. */
+    assert_int_not_equal(sqlite3_exec(db_sqlite(d), "UPDATE workloads SET window_left = 5 WHERE id = 10", NULL, NULL,
+                                      NULL), SQLITE_OK);
+    assert_int_not_equal(sqlite3_exec(db_sqlite(d), "UPDATE workloads SET varlen = 9 WHERE id = 10", NULL, NULL,
+                                      NULL), SQLITE_OK);
+    db_close(d);
+}
+
 static void nearest_workload_lookup(void **state)
 {
     fixture *f = *state;
@@ -1004,6 +1336,43 @@ static void export_text_is_stable(void **state)
     db_close(d);
 }
 
+/* The shipped winners (db/tuned/) import unchanged: every line a plain dense workload, and the
+ * export prints each line back byte for byte (in the export's order: the file keeps the decode
+ * winners apart, at its end). */
+static void shipped_winners_import_unchanged(void **state)
+{
+    fixture *f = *state;
+    char path[512], err[512] = "";
+    test_source_path(path, sizeof path, "db/tuned/h100-sm90.txt");
+    size_t size;
+    char *text = slurp(path, &size);
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    db_import_counts n;
+    if (db_import_text(d, path, text, NULL, &n, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM workloads WHERE window = 0 AND bottom_right = 0 AND "
+                                  "varlen = 0"), n.added);
+    char *back = fixture_export(d);
+    assert_int_equal(strlen(back), size);
+    int lines = 0;
+    for (char *line = text, *end; *line; line = end + 1) {
+        end = strchr(line, '\n');
+        assert_non_null(end);
+        *end = '\0';
+        if (line[0] == 'd') {
+            lines++;
+            char *at = strstr(back, line);
+            if (!at || at[strlen(line)] != '\n')
+                fail_msg("%s:%d is not exported as it is: %.200s", path, lines + 3, line);
+        }
+    }
+    assert_true(lines > 100);
+    assert_int_equal(lines, n.added);
+    free(back);
+    free(text);
+    db_close(d);
+}
+
 /* golden_line with the first `find` replaced by `repl`, into buf. */
 static const char *line_with(const char *find, const char *repl, char *buf, size_t len)
 {
@@ -1046,11 +1415,36 @@ static void malformed_import_is_rejected(void **state)
         { "a zero time", H, "median_ms=0.5", "median_ms=0", "\n", "x.txt:2: field 'median_ms': 0 is not positive" },
         { "a negative time", H, "median_ms=0.5", "median_ms=-1", "\n", "x.txt:2: field 'median_ms': '-1' is not" },
         { "a kernel of another head dim", H, "HEAD_DIM=128", "HEAD_DIM=64", "\n",
-          "x.txt:2: the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V, CAUSAL and SOFTCAP must be the workload's" },
+          "x.txt:2: the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V and SOFTCAP must be the workload's" },
         { "a softcapped kernel for a plain workload", H, "SOFTCAP=0", "SOFTCAP=1", "\n",
-          "x.txt:2: the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V, CAUSAL and SOFTCAP must be the workload's" },
+          "x.txt:2: the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V and SOFTCAP must be the workload's" },
         { "a plain kernel for a softcapped workload", H, "seqlen_k=1024", "seqlen_k=1024 softcap=1", "\n",
-          "x.txt:2: the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V, CAUSAL and SOFTCAP must be the workload's" },
+          "x.txt:2: the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V and SOFTCAP must be the workload's" },
+        { "a causal kernel for an unmasked workload", H, "CAUSAL=0", "CAUSAL=1", "\n",
+          "x.txt:2: the kernel's CAUSAL=1 is not the workload's mask: causal=0 window=0 runs CAUSAL=0 kernels" },
+        { "an unmasked kernel for a windowed workload", H, "seqlen_k=1024",
+          "seqlen_k=1024 window=1 window_left=64 window_right=64", "\n",
+          "x.txt:2: the kernel's CAUSAL=0 is not the workload's mask: causal=0 window=1 runs CAUSAL=1 kernels" },
+        { "a dense kernel for a variable-length workload", H, "seqlen_k=1024", "seqlen_k=1024 varlen=4", "\n",
+          "x.txt:2: the kernel's VARLEN=0 is not the workload's batch: varlen=4 runs VARLEN=1 kernels" },
+        { "a variable-length kernel for a dense workload", H, "VARLEN=0", "VARLEN=1", "\n",
+          "x.txt:2: the kernel's VARLEN=1 is not the workload's batch: varlen=0 runs VARLEN=0 kernels" },
+        { "a window limiting nothing", H, "seqlen_k=1024", "seqlen_k=1024 window=1 window_left=-1 window_right=-1",
+          "\n", "x.txt:2: workload window=1 with window_left=-1 window_right=-1 limits nothing" },
+        { "a window ending at the diagonal is causal", H, "seqlen_k=1024",
+          "seqlen_k=1024 window=1 window_left=-1 window_right=0", "\n",
+          "x.txt:2: workload mask causal=0 window=1 window_left=-1 window_right=0 bottom_right=0 is not its stored "
+          "form causal=1 window=0 window_left=0 window_right=0 bottom_right=0" },
+        { "a side without a window", H, "seqlen_k=1024", "seqlen_k=1024 window_right=8", "\n",
+          "x.txt:2: workload window=0 with window_left=0 window_right=8" },
+        { "a side below -1", H, "seqlen_k=1024", "seqlen_k=1024 window=1 window_left=-2 window_right=4", "\n",
+          "x.txt:2: field 'window_left': -2 is not in -1.." },
+        { "bottom_right without a mask", H, "seqlen_k=1024", "seqlen_k=1024 bottom_right=1", "\n",
+          "x.txt:2: workload bottom_right=1 without a mask" },
+        { "bottom_right where the lengths are equal", H, "causal=0 batch=2", "causal=1 bottom_right=1 batch=2", "\n",
+          "x.txt:2: workload mask causal=1 window=0 window_left=0 window_right=0 bottom_right=1 is not its stored "
+          "form causal=1 window=0 window_left=0 window_right=0 bottom_right=0" },
+        { "a bucket of 9", H, "seqlen_k=1024", "seqlen_k=1024 varlen=9", "\n", "field 'varlen': 9 is not in 0..8" },
         { "a padded kernel", H, "DATA_DIM=0", "DATA_DIM=40", "\n", "x.txt:2: the kernel pads its head dims" },
         { "heads_k not dividing heads", H, "seqlen_k=1024", "seqlen_k=1024 heads_k=3", "\n",
           "x.txt:2: workload heads_k=3 must be 0 (no grouping) or fewer than heads=8 and divide it" },
@@ -1329,6 +1723,10 @@ static void migration_2_keeps_every_value(void **state)
     /* Opening migrates: the columns are gone, each value is a row, and nothing was lost. */
     db *d = open_ok(v1_path, 0);
     assert_int_equal(query_int(d, "PRAGMA user_version"), db_schema_version());
+    /* Through versions 4 and 5 the workloads stay plain and dense, with their ids. */
+    assert_int_equal(query_int(d, "SELECT count(*) FROM workloads WHERE id IN (1, 2) AND heads_k = 0 AND softcap = 0 "
+                                  "AND window = 0 AND window_left = 0 AND window_right = 0 AND bottom_right = 0 "
+                                  "AND varlen = 0"), 2);
     assert_int_equal(query_int(d, "SELECT count(*) FROM pragma_table_info('kernels')"), 3);
     assert_int_equal(query_int(d, "SELECT count(*) FROM kernel_params"), 6 * 12);
     for (int i = 0; i < 6; i++) {
@@ -1494,14 +1892,29 @@ static void workload_text_parses(void **state)
         const char *error;          /* NULL: parses */
     } cases[] = {
         { "op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=0 batch=4 heads=16 seqlen_q=4096 seqlen_k=4096",
-          { DB_OP_FWD, 1, 128, 128, 0, 4, 16, 4096, 4096, 0, 0, 0 }, NULL },
-        { "op=bwd dtype=bf16 d=64 b=2 h=8 sq=100 sk=300 causal=1", { DB_OP_BWD, 2, 64, 64, 1, 2, 8, 100, 300, 0, 0, 0 }, NULL },
-        { "  sk=7 sq=5 h=1 b=1 dv=32 d=64 dtype=f32 op=fwd ", { DB_OP_FWD, 0, 64, 32, 0, 1, 1, 5, 7, 0, 0, 0 }, NULL },
+          { .op = DB_OP_FWD, .dtype = 1, .head_dim = 128, .head_dim_v = 128, .batch = 4, .heads = 16,
+            .seqlen_q = 4096, .seqlen_k = 4096 }, NULL },
+        { "op=bwd dtype=bf16 d=64 b=2 h=8 sq=100 sk=300 causal=1",
+          { .op = DB_OP_BWD, .dtype = 2, .head_dim = 64, .head_dim_v = 64, .causal = 1, .batch = 2, .heads = 8,
+            .seqlen_q = 100, .seqlen_k = 300 }, NULL },
+        { "  sk=7 sq=5 h=1 b=1 dv=32 d=64 dtype=f32 op=fwd ",
+          { .op = DB_OP_FWD, .head_dim = 64, .head_dim_v = 32, .batch = 1, .heads = 1, .seqlen_q = 5, .seqlen_k = 7 },
+          NULL },
+        { "op=fwd dtype=f16 d=64 b=2 h=8 sq=100 sk=100 window=1 window_left=32 window_right=-1",
+          { .op = DB_OP_FWD, .dtype = 1, .head_dim = 64, .head_dim_v = 64, .batch = 2, .heads = 8, .seqlen_q = 100,
+            .seqlen_k = 100, .window = 1, .window_left = 32, .window_right = -1 }, NULL },
+        { "op=fwd dtype=f16 d=64 b=2 h=8 sq=100 sk=300 causal=1 bottom_right=1 varlen=3",
+          { .op = DB_OP_FWD, .dtype = 1, .head_dim = 64, .head_dim_v = 64, .causal = 1, .batch = 2, .heads = 8,
+            .seqlen_q = 100, .seqlen_k = 300, .bottom_right = 1, .varlen = 3 }, NULL },
         { "op=fwd dtype=f16 d=64 b=2 h=8 sq=100", { 0 }, "missing field 'seqlen_k'" },
         { "op=fwd dtype=f8 d=64 b=2 h=8 sq=1 sk=1", { 0 }, "dtype=f8 is not f32, f16, bf16 or f64" },
         { "dtype=f16 d=64 b=2 h=8 sq=1 sk=1", { 0 }, "missing field 'op'" },
         { "op=fwd dtype=f16 d=64 head_dim=64 b=2 h=8 sq=1 sk=1", { 0 }, "both 'head_dim' and 'd'" },
-        { "op=fwd dtype=f16 d=64 b=2 h=8 sq=1 sk=1 window=4", { 0 }, "unknown field 'window'" },
+        { "op=fwd dtype=f16 d=64 b=2 h=8 sq=1 sk=1 wnd=4", { 0 }, "unknown field 'wnd'" },
+        { "op=fwd dtype=f16 d=64 b=2 h=8 sq=1 sk=1 window=4", { 0 }, "workload window=4 is not 0 or 1" },
+        { "op=fwd dtype=f16 d=64 b=2 h=8 sq=1 sk=1 window_left=16", { 0 },
+          "workload window=0 with window_left=16 window_right=0" },
+        { "op=fwd dtype=f16 d=64 b=2 h=8 sq=1 sk=1 varlen=9", { 0 }, "workload varlen=9 is not 0 (dense) or a bucket" },
         { "op=fwd dtype=f16 d=64 b=2 h=8 sq=0 sk=1", { 0 }, "seqlen_q=0 is less than 1" },
         { "op=fwd dtype=f16 d=sixty b=2 h=8 sq=1 sk=1", { 0 }, "field 'head_dim': 'sixty' is not an integer" },
     };
@@ -1823,8 +2236,13 @@ int main(void)
         CASE(winners_pick_fastest_valid),
         CASE(nearest_workload_lookup),
         CASE(workload_kinds_are_keyed_and_preferred),
+        CASE(workload_masks_are_checked),
+        CASE(masks_and_buckets_are_keyed_and_preferred),
+        CASE(mask_text_round_trips),
+        CASE(migration_5_keeps_workloads),
         CASE(export_import_round_trip),
         CASE(export_text_is_stable),
+        CASE(shipped_winners_import_unchanged),
         CASE(malformed_import_is_rejected),
         CASE(results_table_sorts),
         CASE(migration_2_keeps_every_value),

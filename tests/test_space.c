@@ -3,6 +3,7 @@
  * reproducible; the device reaches Lua; every broken fixture (tests/spaces/bad_*.lua) fails with
  * its file, line and a plain message, runaway ones within seconds (limits pcall cannot swallow,
  * no __gc, a wall-clock bound). No GPU needed. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -60,10 +61,10 @@ static void check_candidates(const tune_space_set *set)
                 assert_int_equal(g->p[GEN_DTYPE], w->dtype);
                 assert_int_equal(g->p[GEN_HEAD_DIM], w->head_dim);
                 assert_int_equal(g->p[GEN_HEAD_DIM_V], w->head_dim_v);
-                assert_int_equal(g->p[GEN_CAUSAL], w->causal);
+                assert_int_equal(g->p[GEN_CAUSAL], tune_workload_masked(w));
                 assert_int_equal(g->p[GEN_SOFTCAP], w->softcap);
-                assert_int_equal(g->p[GEN_EVEN_M], w->seqlen_q % g->p[GEN_BLOCK_M] == 0);
-                assert_int_equal(g->p[GEN_EVEN_N], w->seqlen_k % g->p[GEN_BLOCK_N] == 0);
+                assert_int_equal(g->p[GEN_EVEN_M], !w->varlen && w->seqlen_q % g->p[GEN_BLOCK_M] == 0);
+                assert_int_equal(g->p[GEN_EVEN_N], !w->varlen && w->seqlen_k % g->p[GEN_BLOCK_N] == 0);
             }
         }
     }
@@ -97,14 +98,17 @@ static const struct {
     const char *file;
     int spaces;          /* on sm_90 */
     int workloads;       /* over every space, on sm_90 */
+    int hopper_only;     /* 1: other archs are refused with a message naming sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 5, 244 },
-    { "tuner/spaces/quick.lua", 2, 4 },
-    { "tuner/spaces/derived.lua", 8, 64 },
+    { "tuner/spaces/default.lua", 5, 244, 0 },
+    { "tuner/spaces/quick.lua", 2, 4, 0 },
+    { "tuner/spaces/derived.lua", 8, 64, 0 },
+    { "tuner/spaces/kinds.lua", 2, 6, 1 },
 };
 
 /* Each shipped space loads for every arch the generator targets (smaller shared memory than
- * sm_90's must not leave a workload without candidates). */
+ * sm_90's must not leave a workload without candidates), or, tuning Hopper's families only,
+ * says so on the others. */
 static void shipped_spaces_enumerate(void **state)
 {
     (void)state;
@@ -113,6 +117,14 @@ static void shipped_spaces_enumerate(void **state)
         for (int i = 0; i < ARRAY_LEN(shipped); i++) {
             tune_device dev;
             assert_int_equal(tune_device_default(&dev, archs[a]), 0);
+            if (a > 0 && shipped[i].hopper_only) {
+                char path[1024], err[1024];
+                tune_space_set *none = NULL;
+                test_source_path(path, sizeof path, shipped[i].file);
+                assert_int_equal(tune_space_load(path, &dev, &none, err, sizeof err), -1);
+                assert_non_null(strstr(err, "run it on an sm_90 GPU"));
+                continue;
+            }
             tune_space_set *x = load_ok(shipped[i].file, &dev), *y = load_ok(shipped[i].file, &dev);
             int workloads = 0;
             for (int k = 0; k < x->space_count; k++)
@@ -332,8 +344,77 @@ static void grid_builds_paper_shapes(void **state)
     char text[128];
     tune_workload_str(&features->workloads[4].workload, text, sizeof text);
     assert_string_equal(text, "f16 d=64 noncausal b=1 h=6 hk=1 s=128 softcap");
+    /* Masks in their one form (a window ending at the diagonal is causal; a causal mask's window
+     * is its left side) and a variable-length batch's bucket; their kernels are CAUSAL, VARLEN. */
+    const tune_space *kinds = find_space(set, "kinds");
+    assert_int_equal(kinds->workload_count, 5);
+    static const int mask[5][5] = {   /* causal, window, left, right, bottom_right */
+        { 0, 1, 128, 64, 0 }, { 1, 1, 256, 0, 0 }, { 1, 0, 0, 0, 0 }, { 1, 0, 0, 0, 1 }, { 1, 0, 0, 0, 0 },
+    };
+    for (int i = 0; i < 5; i++) {
+        const tune_workload *w = &kinds->workloads[i].workload;
+        const int got[5] = { w->causal, w->window, w->window_left, w->window_right, w->bottom_right };
+        for (int j = 0; j < 5; j++)
+            if (got[j] != mask[i][j])
+                fail_msg("kinds workload %d field %d: %d, expected %d", i, j, got[j], mask[i][j]);
+        assert_int_equal(w->varlen, i == 4 ? 4 : 0);
+        assert_true(kinds->workloads[i].count > 0);
+        for (int c = 0; c < kinds->workloads[i].count; c++) {
+            assert_int_equal(kinds->workloads[i].configs[c].p[GEN_CAUSAL], 1);
+            assert_int_equal(kinds->workloads[i].configs[c].p[GEN_VARLEN], i == 4);
+            if (i == 4)   /* 4096 rows fill every tile of a dense batch; a varlen one has no such length */
+                assert_int_equal(kinds->workloads[i].configs[c].p[GEN_EVEN_M], 0);
+        }
+    }
+    tune_workload_str(&kinds->workloads[0].workload, text, sizeof text);
+    assert_string_equal(text, "bf16 d=64 noncausal win=128,64 b=2 h=4 s=1000");
+    tune_workload_str(&kinds->workloads[4].workload, text, sizeof text);
+    assert_string_equal(text, "bf16 d=64 causal b=16 h=4 s=4096 varlen=4/8");
     check_candidates(set);
     tune_space_set_free(set);
+}
+
+/* A variable-length workload's lengths: the longest present, every one in 1..longest, the
+ * tokens in the workload's bucket, the same every time; FLOPs summed over them. */
+static void varlen_lengths_fill_their_bucket(void **state)
+{
+    (void)state;
+    const tune_workload cases[] = {
+        { .dtype = 2, .head_dim = 128, .head_dim_v = 128, .batch = 23, .heads = 16, .seqlen_q = 8192,
+          .seqlen_k = 8192, .varlen = 4, .causal = 1 },
+        { .dtype = 2, .head_dim = 64, .head_dim_v = 64, .batch = 8, .heads = 2, .seqlen_q = 1024, .seqlen_k = 4096,
+          .varlen = 6 },
+        /* Log-uniform lengths fill at least about 1 / ln(longest): bucket 2 here, not 1. */
+        { .dtype = 1, .head_dim = 64, .head_dim_v = 64, .batch = 64, .heads = 2, .seqlen_q = 3000, .seqlen_k = 3000,
+          .varlen = 2 },
+    };
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        const tune_workload *w = &cases[i];
+        int q[64], k[64], again[128];
+        char why[256];
+        if (tune_varlen_lengths(w, q, k, why, sizeof why) != 0)
+            fail_msg("case %d: %s", i, why);
+        assert_int_equal(tune_varlen_lengths(w, again, again + 64, why, sizeof why), 0);
+        long long tq = 0, tk = 0;
+        int longest_q = 0, longest_k = 0, sorted = 1;
+        double pairs = 0;
+        for (int b = 0; b < w->batch; b++) {
+            assert_true(q[b] >= 1 && q[b] <= w->seqlen_q && k[b] >= 1 && k[b] <= w->seqlen_k);
+            assert_int_equal(q[b], again[b]);
+            assert_int_equal(k[b], again[64 + b]);
+            longest_q = q[b] > longest_q ? q[b] : longest_q;
+            longest_k = k[b] > longest_k ? k[b] : longest_k;
+            sorted &= b == 0 || q[b] <= q[b - 1];
+            tq += q[b], tk += k[b];
+            pairs += (double)q[b] * k[b];
+        }
+        assert_int_equal(longest_q, w->seqlen_q);
+        assert_int_equal(longest_k, w->seqlen_k);
+        assert_false(sorted);   /* shuffled, as a real batch comes */
+        assert_int_equal(db_varlen_bucket(w->batch, w->seqlen_q, w->seqlen_k, tq, tk), w->varlen);
+        const double want = 2.0 * w->heads * pairs * (w->head_dim + w->head_dim_v) / (w->causal ? 2 : 1);
+        assert_true(fabs(tune_flops(w, 0) - want) <= 1e-9 * want);
+    }
 }
 
 /* ---- where() and skip() ---------------------------------------------------------------------- */
@@ -578,6 +659,9 @@ static const struct {
     { "bad_no_workloads.lua", 3, { "space 'idle' has no workloads", NULL } },
     { "bad_workload_param.lua", 3, { "fixed.DTYPE", "comes from each workload's dtype" } },
     { "bad_heads_k.lua", 3, { "workloads[1].heads_k = 3 must divide heads = 8 (0 or heads: no grouping)", NULL } },
+    { "bad_varlen.lua", 3, { "workloads[1].varlen = 0.5: varlen bucket 4", "cannot be made from 1 sequences" } },
+    { "bad_window.lua", 3, { "workloads[1].window_right = 8 with causal", NULL } },
+    { "bad_bottom_right.lua", 3, { "workloads[1].bottom_right with equal lengths: it moves nothing", NULL } },
     { "bad_unused_param.lua", 3, { "params.DQ_MODE", "fwd_mma does not use DQ_MODE" } },
     { "bad_no_candidates.lua", 3, { "has no candidate for workload 1", "first reason:" } },
     { "bad_grid.lua", 2, { "grid: tokens = 16384 is not a multiple of seqlen_q = 3000", NULL } },
@@ -738,6 +822,7 @@ int main(void)
         cmocka_unit_test(default_space_covers_the_readme),
         cmocka_unit_test(shipped_comments_state_no_counts),
         cmocka_unit_test(grid_builds_paper_shapes),
+        cmocka_unit_test(varlen_lengths_fill_their_bucket),
         cmocka_unit_test(where_filters_with_reasons),
         cmocka_unit_test(random_strategy_is_reproducible),
         cmocka_unit_test(device_reaches_lua),

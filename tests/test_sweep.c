@@ -61,15 +61,27 @@ typedef struct flops_case {
     double flops;
 } flops_case;
 
+/* A workload of dtype, head dims, causal, batch, heads and lengths; the rest set by the case. */
+#define FW(dt, d, dv, c, b, h, sq, sk, ...)                                                                      \
+    { .dtype = dt, .head_dim = d, .head_dim_v = dv, .causal = c, .batch = b, .heads = h, .seqlen_q = sq,         \
+      .seqlen_k = sk, __VA_ARGS__ }
+
 static const flops_case flops_cases[] = {
-    /* dtype d dv causal batch heads sq sk heads_k softcap */
-    { "fwd 4x16x4096 d128", { 2, 128, 128, 0, 4, 16, 4096, 4096, 0, 0 }, 0, 4.0 * 4 * 16 * 4096 * 4096 * 128 },
-    { "fwd causal halves", { 2, 128, 128, 1, 4, 16, 4096, 4096, 0, 0 }, 0, 2.0 * 4 * 16 * 4096 * 4096 * 128 },
-    { "bwd is 2.5x", { 2, 128, 128, 0, 4, 16, 4096, 4096, 0, 0 }, 1, 2.5 * 4.0 * 4 * 16 * 4096 * 4096 * 128 },
-    { "bwd causal", { 1, 64, 64, 1, 1, 2, 100, 300, 0, 0 }, 1, 2.5 * 2.0 * 2 * 100 * 300 * 64 },
-    { "Dv differs", { 2, 64, 128, 0, 1, 1, 10, 20, 0, 0 }, 0, 2.0 * 10 * 20 * (64 + 128) },
-    { "grouped heads and a softcap do not change the FLOPs", { 2, 128, 128, 0, 4, 16, 4096, 4096, 2, 1 }, 0,
-      4.0 * 4 * 16 * 4096 * 4096 * 128 },
+    { "fwd 4x16x4096 d128", FW(2, 128, 128, 0, 4, 16, 4096, 4096), 0, 4.0 * 4 * 16 * 4096 * 4096 * 128 },
+    { "fwd causal halves", FW(2, 128, 128, 1, 4, 16, 4096, 4096), 0, 2.0 * 4 * 16 * 4096 * 4096 * 128 },
+    { "bwd is 2.5x", FW(2, 128, 128, 0, 4, 16, 4096, 4096), 1, 2.5 * 4.0 * 4 * 16 * 4096 * 4096 * 128 },
+    { "bwd causal", FW(1, 64, 64, 1, 1, 2, 100, 300), 1, 2.5 * 2.0 * 2 * 100 * 300 * 64 },
+    { "Dv differs", FW(2, 64, 128, 0, 1, 1, 10, 20), 0, 2.0 * 10 * 20 * (64 + 128) },
+    { "grouped heads and a softcap do not change the FLOPs", FW(2, 128, 128, 0, 4, 16, 4096, 4096, .heads_k = 2,
+      .softcap = 1), 0, 4.0 * 4 * 16 * 4096 * 4096 * 128 },
+    /* A window counts the pairs it shows: 10 queries and keys, 2 left and 1 right of the diagonal:
+     * rows 0, 1 and 9 see 2, 3 and 3 keys, rows 2 to 8 four each: 36. */
+    { "a window counts its band", FW(2, 64, 64, 0, 1, 1, 10, 10, .window = 1, .window_left = 2, .window_right = 1), 0,
+      4.0 * 36 * 64 },
+    /* Bottom-right causal, 4 queries over 6 keys: query i sees keys 0..i+2, 3+4+5+6 = 18 pairs. */
+    { "a bottom-right diagonal counts its pairs", FW(2, 64, 64, 1, 1, 1, 4, 6, .bottom_right = 1), 0, 4.0 * 18 * 64 },
+    /* One sequence is always full: bucket 8, the dense count. */
+    { "a varlen batch of one", FW(2, 64, 64, 0, 1, 2, 100, 100, .varlen = 8), 0, 4.0 * 2 * 100 * 100 * 64 },
 };
 
 static void test_flops(void **state)
@@ -169,7 +181,8 @@ static void test_resume_filter(void **state)
     db *d;
     assert_int_equal(db_open(path, DB_OPEN_CREATE, &d, err, sizeof err), 0);
     db_device dev = { "Test GPU", "sm_90", 9, 0, 132, "13.0", "13.0" };
-    db_workload w = { DB_OP_FWD, 2, 128, 128, 0, 4, 16, 4096, 4096, 0, 0, 0 };
+    db_workload w = { .op = DB_OP_FWD, .dtype = 2, .head_dim = 128, .head_dim_v = 128, .batch = 4, .heads = 16,
+                      .seqlen_q = 4096, .seqlen_k = 4096 };
     int64_t dev_id, w_id, sweep_id, ids[3];
     assert_int_equal(db_device_upsert(d, &dev, &dev_id, err, sizeof err), 0);
     assert_int_equal(db_workload_upsert(d, &w, &w_id, err, sizeof err), 0);

@@ -92,6 +92,23 @@ static const char features_space[] =
     "         params = { BLOCK_M = {32}, BLOCK_N = {64, 128} }, workloads = w, bench = bench },\n"
     "}\n";
 
+/* The other kinds of workload: a two-sided window, a bottom-right causal mask on lengths that
+ * differ, and a causal variable-length batch of 6 sequences filling about half its padded batch. */
+static const char kinds_space[] =
+    "local w = {\n"
+    "  { dtype = 'bf16', head_dim = 64, seqlen = 700, batch = 2, heads = 4, window_left = 64, window_right = 32 },\n"
+    "  { dtype = 'bf16', head_dim = 64, seqlen_q = 300, seqlen_k = 700, batch = 2, heads = 4, causal = 1,\n"
+    "    bottom_right = true },\n"
+    "  { dtype = 'bf16', head_dim = 64, seqlen = 700, batch = 6, heads = 4, causal = 1, varlen = 0.5 },\n"
+    "}\n"
+    "local bench = { warmup_ms = 2, rep_ms = 10, timeout_s = 10 }\n"
+    "return {\n"
+    "  space{ name = 'fwd', template = 'fwd_mma', fixed = { NUM_STAGES = 2 },\n"
+    "         params = { BLOCK_M = {64}, BLOCK_N = {64}, NUM_WARPS = {4} }, workloads = w, bench = bench },\n"
+    "  space{ name = 'bwd', template = 'bwd_mma', fixed = { NUM_STAGES = 2, NUM_WARPS = 8 },\n"
+    "         params = { BLOCK_M = {32}, BLOCK_N = {64} }, workloads = w, bench = bench },\n"
+    "}\n";
+
 static tune_gpu_info gpu;
 static char tmpdir[] = "/tmp/ft_tune_gpu_XXXXXX";
 
@@ -177,6 +194,35 @@ static void faults_are_recorded_and_the_sweep_goes_on(void **state)
                                    "rel_error < 1e-2 AND tflops > 0") == 1);
     assert_true(query_int(db_path, "SELECT count(*) FROM winners w JOIN kernels k ON k.id = w.kernel_id "
                                    "WHERE k.family = 'fwd_mma'") == 1);
+}
+
+/* Windows, bottom-right masks and variable-length batches are measured as such (the band and the
+ * packed batch through the launch module, the kernels compiled CAUSAL and VARLEN), validated
+ * against the reference, and stored under their own keys. */
+static void masked_and_varlen_workloads_are_tuned(void **state)
+{
+    (void)state;
+    tune_space_set *set = load_space("kinds.lua", kinds_space);
+    char db_path[256];
+    snprintf(db_path, sizeof db_path, "%s/kinds.db", tmpdir);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2), 0);
+    tune_space_set_free(set);
+    const long long total = query_int(db_path, "SELECT count(*) FROM results");
+    const long long ok = query_int(db_path, "SELECT count(*) FROM results WHERE status = 'ok' AND rel_error < 1e-2 "
+                                            "AND tflops > 0");
+    print_message("%lld results, %lld valid\n", total, ok);
+    assert_int_equal(total, 6);   /* 3 workloads x (1 forward + 1 backward candidate) */
+    assert_int_equal(ok, total);
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM workloads WHERE causal = 0 AND window = 1 AND "
+                                        "window_left = 64 AND window_right = 32"), 2);
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM workloads WHERE causal = 1 AND bottom_right = 1"), 2);
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM workloads WHERE varlen = 4"), 2);
+    /* Every kernel measured is CAUSAL; those of the variable-length batch, and only they, VARLEN. */
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM results r JOIN kernel_params p ON p.kernel_id = "
+                                        "r.kernel_id WHERE p.name = 'CAUSAL' AND p.value = 1"), total);
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM results r JOIN kernel_params p ON p.kernel_id = "
+                                        "r.kernel_id JOIN workloads w ON w.id = r.workload_id WHERE p.name = "
+                                        "'VARLEN' AND p.value = (w.varlen > 0)"), total);
 }
 
 /* Workloads of grouped heads with a softcap are measured as such (K/V over heads_k heads, the
@@ -279,6 +325,7 @@ int main(void)
         cmocka_unit_test(faults_are_recorded_and_the_sweep_goes_on),
         cmocka_unit_test(killed_sweep_resumes_without_loss_or_duplicates),
         cmocka_unit_test(grouped_capped_workloads_are_tuned),
+        cmocka_unit_test(masked_and_varlen_workloads_are_tuned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,7 @@ struct tune_measure {
     int acc[3];                 /* 1: accumulator-typed buffer (L) */
     CUdeviceptr out[3];
     int outputs;
+    CUdeviceptr cu_seqlens[2];  /* a variable-length workload's prefix sums (queries, keys), else 0 */
 };
 
 static const char *cu_str(CUresult rc)
@@ -112,19 +113,70 @@ static int run_reference(tune_measure *m, const gen_config *ref, ln_op op, char 
 #define TUNE_SOFTCAP 30.0
 
 /* The workload as the launch module's problem: contiguous [B, H, N, D] (K and V over heads_k
- * heads), the default scale, the top-left causal band when causal, the softcap when it has one. */
-static void workload_problem(const tune_workload *w, ln_problem *p)
+ * heads), or a variable-length batch packed [total, H, D] as FlashAttention's varlen takes it
+ * (its prefix sums: prefix_sums), the default scale, the workload's mask, the softcap when it has
+ * one. */
+static void workload_problem(const tune_workload *w, const int *prefix_q, const int *prefix_k, ln_problem *p)
 {
     const int heads_k = w->heads_k ? w->heads_k : w->heads;
     *p = (ln_problem){ .dtype = w->dtype, .batch = w->batch, .heads = w->heads, .seqlen_q = w->seqlen_q,
                        .seqlen_k = w->seqlen_k, .head_dim = w->head_dim, .head_dim_v = w->head_dim_v,
                        .softmax_scale = ln_softmax_scale(0, w->head_dim),
                        .heads_k = heads_k, .softcap = w->softcap ? TUNE_SOFTCAP : 0 };
-    ln_problem_mask(p, w->causal, 0, -1, -1);
-    ln_contiguous_strides(w->heads, w->seqlen_q, w->head_dim, p->q_stride);
-    ln_contiguous_strides(heads_k, w->seqlen_k, w->head_dim, p->k_stride);
-    ln_contiguous_strides(heads_k, w->seqlen_k, w->head_dim_v, p->v_stride);
-    ln_contiguous_strides(w->heads, w->seqlen_q, w->head_dim_v, p->o_stride);
+    if (w->varlen) {
+        p->total_q = prefix_q[w->batch];
+        p->total_k = prefix_k[w->batch];
+    }
+    db_workload key;
+    int left, right;
+    tune_workload_db(w, DB_OP_FWD, &key);
+    db_workload_mask_sides(&key, &left, &right);
+    ln_problem_mask(p, 0, w->bottom_right, left, right);
+    const struct { long long *stride; int heads, rows, dim; } t[] = {
+        { p->q_stride, w->heads, w->varlen ? p->total_q : w->seqlen_q, w->head_dim },
+        { p->k_stride, heads_k, w->varlen ? p->total_k : w->seqlen_k, w->head_dim },
+        { p->v_stride, heads_k, w->varlen ? p->total_k : w->seqlen_k, w->head_dim_v },
+        { p->o_stride, w->heads, w->varlen ? p->total_q : w->seqlen_q, w->head_dim_v },
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        ln_contiguous_strides(t[i].heads, t[i].rows, t[i].dim, t[i].stride);
+        if (w->varlen) {   /* [total, H, D]: a row holds every head */
+            t[i].stride[1] = t[i].dim;
+            t[i].stride[2] = (long long)t[i].heads * t[i].dim;
+        }
+    }
+}
+
+/* A variable-length workload's lengths as prefix sums, on the host (OUT, batch + 1 each) and in
+ * m's problem on the device. 0, or -1 (why). */
+static int upload_prefix_sums(tune_measure *m, const tune_workload *w, int *prefix, char *why, size_t len)
+{
+    const int n = w->batch;
+    int *lengths = malloc(2 * (size_t)n * sizeof *lengths);
+    if (!lengths || tune_varlen_lengths(w, lengths, lengths + n, why, len) != 0) {
+        if (!lengths)
+            snprintf(why, len, "out of host memory for %d lengths", n);
+        free(lengths);
+        return -1;
+    }
+    for (int s = 0; s < 2; s++) {
+        prefix[s * (n + 1)] = 0;
+        for (int b = 0; b < n; b++)
+            prefix[s * (n + 1) + b + 1] = prefix[s * (n + 1) + b] + lengths[s * n + b];
+    }
+    free(lengths);
+    const size_t bytes = ((size_t)n + 1) * sizeof *prefix;
+    CUdeviceptr *dev[2] = { &m->cu_seqlens[0], &m->cu_seqlens[1] };
+    for (int s = 0; s < 2; s++) {
+        CUresult rc = m->s.cu->MemAlloc(dev[s], bytes);
+        if (rc == CUDA_SUCCESS)
+            rc = m->s.cu->MemcpyHtoD(*dev[s], prefix + s * (n + 1), bytes);
+        if (rc != CUDA_SUCCESS) {
+            snprintf(why, len, "prefix sums to the device: %s", cu_str(rc));
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Sets up context, buffers, inputs and the reference outputs. 0 or -1 (why). */
@@ -134,7 +186,18 @@ static int setup(tune_measure *m, const tune_worker_task *t, char *why, size_t l
         return -1;
     const cu_driver *cu = m->s.cu;
     m->backward = t->backward;
-    workload_problem(&t->workload, &m->p);
+    const tune_workload *w = &t->workload;
+    int *prefix = w->varlen ? malloc(2 * ((size_t)w->batch + 1) * sizeof *prefix) : NULL;
+    if (w->varlen && (!prefix || upload_prefix_sums(m, w, prefix, why, len) != 0)) {
+        if (!prefix)
+            snprintf(why, len, "out of host memory for %d prefix sums", w->batch);
+        free(prefix);
+        return -1;
+    }
+    workload_problem(w, prefix, prefix ? prefix + w->batch + 1 : NULL, &m->p);
+    free(prefix);
+    m->p.cu_seqlens_q = m->cu_seqlens[0];
+    m->p.cu_seqlens_k = m->cu_seqlens[1];
     ln_problem_extents(&m->p, &m->x);
     if (ln_buffers_alloc(cu, &m->p, why, len) != 0)
         return -1;
@@ -409,6 +472,9 @@ void tune_measure_close(tune_measure *m)
             cu->StreamDestroy(m->stream);
         if (m->p.split_ws)
             cu->MemFree(m->p.split_ws);
+        for (int i = 0; i < 2; i++)
+            if (m->cu_seqlens[i])
+                cu->MemFree(m->cu_seqlens[i]);
         ln_buffers_free(cu, &m->p);
         ln_session_close(&m->s);
     }

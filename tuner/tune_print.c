@@ -31,6 +31,17 @@ static int op_uses(int op, gen_param p)
 }
 
 /* Cell text of a real value, "-" when not measured; machine formats keep 10 digits. */
+/* A mask beyond causal: "L,R" for a window's sides (-1 no limit), "br" for a bottom-right
+ * diagonal, both, or "-". */
+static const char *window_cell(const db_workload *w, char *buf, size_t size)
+{
+    if (w->window)
+        snprintf(buf, size, "%d,%d%s", w->window_left, w->window_right, w->bottom_right ? " br" : "");
+    else
+        snprintf(buf, size, "%s", w->bottom_right ? "br" : "-");
+    return buf;
+}
+
 static const char *real_cell(double v, const char *fmt, tune_format f, char *buf, size_t size)
 {
     if (isnan(v))
@@ -186,8 +197,8 @@ int tune_print_best_as(db *d, tune_format f, FILE *out, char *err, size_t len)
         if (gen_param_get((gen_param)i)->role == GEN_ROLE_TUNABLE)
             shown[nshown++] = (gen_param)i;
     static const char *const fields[] = { "device", "arch", "op", "dtype", "head_dim", "head_dim_v", "causal",
-                                          "batch", "heads", "heads_k", "softcap", "seqlen_q", "seqlen_k", "kernel",
-                                          "family" };
+                                          "batch", "heads", "heads_k", "softcap", "seqlen_q", "seqlen_k", "window",
+                                          "varlen", "kernel", "family" };
     enum { FIELDS = sizeof fields / sizeof fields[0] };
     const char *head[FIELDS + GEN_PARAM_COUNT + 4];
     char align[sizeof head / sizeof head[0] + 1];
@@ -222,6 +233,8 @@ int tune_print_best_as(db *d, tune_format f, FILE *out, char *err, size_t len)
                           w->workload.seqlen_k };
         for (int j = 0; j < 9; j++)
             snprintf(num[n], sizeof num[0], "%d", v[j]), cell[c++] = num[n++];
+        cell[c++] = window_cell(&w->workload, num[n++], sizeof num[0]);
+        snprintf(num[n], sizeof num[0], "%d", w->workload.varlen), cell[c++] = num[n++];
         snprintf(num[n], sizeof num[0], "%lld", (long long)w->kernel_id), cell[c++] = num[n++];
         cell[c++] = w->kernel.family;
         for (int j = 0; j < nshown; j++)
@@ -255,10 +268,11 @@ int tune_print_workloads_as(db *d, tune_format f, FILE *out, char *err, size_t l
     if (db_workloads_list(d, &rows, &count, err, len) != 0)
         return -1;
     static const char *const head[] = { "id", "op", "dtype", "head_dim", "head_dim_v", "causal", "batch", "heads",
-                                        "heads_k", "softcap", "seqlen_q", "seqlen_k", "results", "ok", "best_ms" };
+                                        "heads_k", "softcap", "seqlen_q", "seqlen_k", "window", "varlen", "results",
+                                        "ok", "best_ms" };
     enum { COLS = sizeof head / sizeof head[0] };
     tune_table t;
-    tune_table_init(&t, COLS, head, "rllrrrrrrrrrrrr");
+    tune_table_init(&t, COLS, head, "rllrrrrrrrrrrrrrr");
     for (int r = 0; r < count; r++) {
         const db_workload_row *row = &rows[r];
         const db_workload *w = &row->workload;
@@ -270,9 +284,10 @@ int tune_print_workloads_as(db *d, tune_format f, FILE *out, char *err, size_t l
         snprintf(num[1], sizeof num[1], "%s", db_op_name(w->op) ? db_op_name(w->op) : "");
         snprintf(num[2], sizeof num[2], "%s", db_dtype_name(w->dtype) ? db_dtype_name(w->dtype) : "");
         const int v[] = { w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads, w->heads_k, w->softcap,
-                          w->seqlen_q, w->seqlen_k, row->results, row->ok };
+                          w->seqlen_q, w->seqlen_k, 0, w->varlen, row->results, row->ok };
         for (int c = 3; c < COLS - 1; c++)
             snprintf(num[c], sizeof num[0], "%d", v[c - 3]);
+        cell[12] = window_cell(w, num[12], sizeof num[0]);   /* the 0 above */
         cell[COLS - 1] = real_cell(row->best_ms, "%.4f", f, num[COLS - 1], sizeof num[COLS - 1]);
         tune_table_add(&t, cell);
     }

@@ -33,9 +33,14 @@
  * A workload is { dtype = "bf16", head_dim = 128, head_dim_v = 128, causal = 0, batch = 4,
  * heads = 16, seqlen_q = 4096, seqlen_k = 4096 } (head_dim_v defaults to head_dim, seqlen sets
  * both lengths, seqlen_k defaults to seqlen_q, causal may be a boolean), with heads_k = 4 for
- * grouped-query attention (key/value heads dividing heads; absent, 0 or heads: none) and
- * softcap = true for capped scores (timed with c = 30; the value costs nothing). `workloads` is
- * a list of them; lists inside it (from grid) are flattened.
+ * grouped-query attention (key/value heads dividing heads; absent, 0 or heads: none),
+ * softcap = true for capped scores (timed with c = 30; the value costs nothing), a mask beyond
+ * causal: window_left = 1024 and/or window_right = N (keys visible beside the diagonal; -1 no
+ * limit), bottom_right = true (the diagonal ends at the last query and key; lengths that differ
+ * or varlen only), and varlen = 0.4 for a variable-length batch of `batch` sequences at most
+ * seqlen long whose tokens fill that share of the padded batch (kept as its bucket in eighths;
+ * the lengths are made from it: tune_varlen_lengths). `workloads` is a list of them; lists inside
+ * it (from grid) are flattened. grid{} makes plain, grouped and capped workloads only.
  *
  * What Lua sees besides the libraries:
  *   device             { name, arch ("sm_90"), cc (90), cc_major, cc_minor, sm_count,
@@ -82,6 +87,7 @@
 
 #include <stddef.h>
 
+#include "db_internal.h"
 #include "gen_internal.h"
 
 #define TUNE_NAME_LEN 64
@@ -114,11 +120,35 @@ typedef struct tune_workload {
     int seqlen_q, seqlen_k;
     int heads_k;                /* key/value heads of grouped-query attention; 0: as many as heads */
     int softcap;                /* 1: scores capped (the kernels compiled with SOFTCAP 1) */
+    /* The rest as db_workload's (db_internal.h), in its one stored form (db_workload_set_mask):
+     * a local window's sides (-1 no limit), a bottom-right diagonal, and a variable-length batch's
+     * bucket (1..8: its tokens fill that many eighths of batch x the longest lengths; 0 dense). */
+    int window, window_left, window_right;
+    int bottom_right;
+    int varlen;
 } tune_workload;
 
 /* "bf16 d=128 causal b=4 h=16 s=4096" (s=Q/K when the lengths differ; dv= when it differs;
- * hk= and softcap where the workload has them). */
+ * hk=, softcap, win=L,R, br and varlen=N/8 where the workload has them). */
 void tune_workload_str(const tune_workload *w, char *buf, size_t len);
+
+/* ---- a workload's problem (tune_workload.c) ------------------------------------------------ */
+
+/* w as the database's key for op (DB_OP_FWD or DB_OP_BWD). */
+void tune_workload_db(const tune_workload *w, int op, db_workload *out);
+/* 1 when w has a mask (its kernels' CAUSAL): causal or a window. */
+int tune_workload_masked(const tune_workload *w);
+/* A variable-length workload's sequence lengths, the same for every run: w->batch of them, the
+ * longest seqlen_q (keys: seqlen_k), the rest spread log-uniformly below it so that the tokens
+ * fill db_varlen_fill(varlen) of the padded batch, in a fixed shuffled order. OUT: len_q[batch],
+ * len_k[batch]. Returns 0, or -1 (why) when no such lengths fall in w's bucket (one sequence is
+ * always full; a bucket below what batch sequences of length >= 1 can fill). */
+int tune_varlen_lengths(const tune_workload *w, int *len_q, int *len_k, char *why, size_t len);
+/* FLOPs of a workload by the FlashAttention convention: forward 2 H (D + Dv) summed over its
+ * sequences of the (query, key) pairs computed: Nq Nk, half that under a plain causal mask, the
+ * band's exact count under a window or a bottom-right diagonal of unequal lengths; the backward
+ * 2.5 times the forward. */
+double tune_flops(const tune_workload *w, int backward);
 
 /* Timing settings of one benchmark pass. */
 typedef struct tune_bench {

@@ -158,9 +158,11 @@ int tune_spec_enumerate(lua_State *L, int spec_idx, int wi, tune_candidates *out
     base.p[GEN_HEAD_DIM] = w->head_dim;
     base.p[GEN_HEAD_DIM_V] = w->head_dim_v;
     if (f->params & GEN_BIT(GEN_CAUSAL))
-        base.p[GEN_CAUSAL] = w->causal;
+        base.p[GEN_CAUSAL] = tune_workload_masked(w);
     if (f->params & GEN_BIT(GEN_SOFTCAP))
         base.p[GEN_SOFTCAP] = w->softcap;
+    if (f->params & GEN_BIT(GEN_VARLEN))
+        base.p[GEN_VARLEN] = w->varlen != 0;
 
     /* An odometer over the searched parameters, the last one turning fastest. */
     int searched[GEN_PARAM_COUNT], digit[GEN_PARAM_COUNT] = { 0 }, k = 0;

@@ -76,13 +76,13 @@ static const char *workload_source(gen_param param)
     case GEN_DTYPE: return "each workload's dtype";
     case GEN_HEAD_DIM: return "each workload's head_dim";
     case GEN_HEAD_DIM_V: return "each workload's head_dim_v";
-    case GEN_CAUSAL: return "each workload's causal";
+    case GEN_CAUSAL: return "each workload's mask (causal, window_left, window_right)";
     case GEN_SOFTCAP: return "each workload's softcap";
     case GEN_DATA_DIM:
     case GEN_DATA_DIM_V: return "each workload's head dims (a tuned kernel pads none)";
     case GEN_EVEN_M: return "each workload (seqlen_q % BLOCK_M == 0)";
     case GEN_EVEN_N: return "each workload (seqlen_k % BLOCK_N == 0)";
-    case GEN_VARLEN: return "each workload (a tuned kernel is compiled for a dense batch)";
+    case GEN_VARLEN: return "each workload's varlen";
     default: return "the workload";
     }
 }

@@ -1,7 +1,9 @@
 /* Reading Lua values for a space: integers, numbers, parameter values, tables with known keys,
  * and workloads (and their names, tune_workload_str), each error naming the key and the value. */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
@@ -161,16 +163,21 @@ void tune_workload_str(const tune_workload *w, char *buf, size_t len)
         snprintf(s, sizeof s, "%d", w->seqlen_q);
     else
         snprintf(s, sizeof s, "%d/%d", w->seqlen_q, w->seqlen_k);
-    char hk[24] = "";
+    char hk[24] = "", win[40] = "", vl[24] = "";
     if (w->heads_k)
         snprintf(hk, sizeof hk, " hk=%d", w->heads_k);
-    snprintf(buf, len, "%s d=%d%s %s b=%d h=%d%s s=%s%s", gen_dtype_name(w->dtype), w->head_dim, dv,
-             w->causal ? "causal" : "noncausal", w->batch, w->heads, hk, s, w->softcap ? " softcap" : "");
+    if (w->window)
+        snprintf(win, sizeof win, " win=%d,%d", w->window_left, w->window_right);
+    if (w->varlen)
+        snprintf(vl, sizeof vl, " varlen=%d/8", w->varlen);
+    snprintf(buf, len, "%s d=%d%s %s%s%s b=%d h=%d%s s=%s%s%s", gen_dtype_name(w->dtype), w->head_dim, dv,
+             w->causal ? "causal" : "noncausal", win, w->bottom_right ? " br" : "", w->batch, w->heads, hk, s,
+             w->softcap ? " softcap" : "", vl);
 }
 
 static const char *const workload_keys[] = {
     "dtype", "head_dim", "head_dim_v", "causal", "batch", "heads", "seqlen", "seqlen_q", "seqlen_k", "heads_k",
-    "softcap", NULL,
+    "softcap", "window_left", "window_right", "bottom_right", "varlen", NULL,
 };
 
 /* An optional 0/1 field of a workload (a boolean too), read as param's values: 0 when absent. */
@@ -186,6 +193,59 @@ static int read_flag(lua_State *L, int idx, const char *what, const char *key, g
         snprintf(err, len, "%s = %d must be 0 or 1 (or a boolean)", name, *out);
         return -1;
     }
+    return 0;
+}
+
+/* varlen = fill, in (0, 1]: a variable-length batch whose tokens fill that share of batch x the
+ * longest lengths, kept as its bucket (db_varlen_bucket's eighths); lengths must exist for it. */
+static int read_varlen(lua_State *L, int idx, const char *what, tune_workload *w, char *err, size_t len)
+{
+    double fill = 0;
+    if (tune_field_number(L, idx, what, "varlen", 0, 0, 1, &fill, err, len))
+        return -1;
+    if (fill == 0)
+        return 0;
+    w->varlen = (int)ceil(8 * fill - 1e-9);
+    int *lengths = malloc(2 * (size_t)w->batch * sizeof *lengths);
+    char why[256];
+    const int rc = lengths ? tune_varlen_lengths(w, lengths, lengths + w->batch, why, sizeof why) : -1;
+    free(lengths);
+    if (rc)
+        snprintf(err, len, "%s.varlen = %g: %s", what, fill, lengths ? why : "out of memory");
+    return rc;
+}
+
+/* The mask: causal, window_left / window_right (either makes a local window; -1 or absent: no
+ * limit on that side), bottom_right; kept in the database's one form (db_workload_set_mask). */
+static int read_mask(lua_State *L, int idx, const char *what, tune_workload *w, char *err, size_t len)
+{
+    int left = -1, right = -1, br = 0;
+    int window = lua_getfield(L, idx, "window_left") != LUA_TNIL;
+    window |= lua_getfield(L, idx, "window_right") != LUA_TNIL;
+    lua_pop(L, 2);
+    if (tune_field_int(L, idx, what, "window_left", 0, -1, -1, &left, err, len) ||
+        tune_field_int(L, idx, what, "window_right", 0, -1, -1, &right, err, len) ||
+        read_flag(L, idx, what, "bottom_right", GEN_CAUSAL, &br, err, len))
+        return -1;
+    if (w->causal && right > 0) {
+        snprintf(err, len, "%s.window_right = %d with causal: a causal mask sees no key right of the diagonal",
+                 what, right);
+        return -1;
+    }
+    if (window && left < 0 && right < 0) {
+        snprintf(err, len, "%s: window_left and window_right are both -1: a window limits at least one side", what);
+        return -1;
+    }
+    db_workload key;
+    tune_workload_db(w, DB_OP_FWD, &key);
+    db_workload_set_mask(&key, w->causal, br, left, right);
+    if (br && !key.bottom_right) {
+        snprintf(err, len, "%s.bottom_right with %s: it moves nothing (a mask on lengths that differ, or varlen)",
+                 what, db_workload_masked(&key) ? "equal lengths" : "no mask");
+        return -1;
+    }
+    w->causal = key.causal, w->window = key.window, w->window_left = key.window_left;
+    w->window_right = key.window_right, w->bottom_right = key.bottom_right;
     return 0;
 }
 
@@ -245,12 +305,12 @@ int tune_read_workload(lua_State *L, int idx, const char *what, tune_workload *w
         snprintf(err, len, "%s: %s", what, why);
         return -1;
     }
-    return 0;
+    return read_varlen(L, idx, what, w, err, len) || read_mask(L, idx, what, w, err, len) ? -1 : 0;
 }
 
 void tune_push_workload(lua_State *L, const tune_workload *w)
 {
-    lua_createtable(L, 0, 10);
+    lua_createtable(L, 0, 14);
     lua_pushstring(L, gen_dtype_name(w->dtype));
     lua_setfield(L, -2, "dtype");
     const struct {
@@ -264,5 +324,20 @@ void tune_push_workload(lua_State *L, const tune_workload *w)
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         lua_pushinteger(L, fields[i].value);
         lua_setfield(L, -2, fields[i].key);
+    }
+    /* The rest only where set, as tune_read_workload reads them back. */
+    if (w->window) {
+        lua_pushinteger(L, w->window_left);
+        lua_setfield(L, -2, "window_left");
+        lua_pushinteger(L, w->window_right);
+        lua_setfield(L, -2, "window_right");
+    }
+    if (w->bottom_right) {
+        lua_pushinteger(L, 1);
+        lua_setfield(L, -2, "bottom_right");
+    }
+    if (w->varlen) {
+        lua_pushnumber(L, db_varlen_fill(w->varlen));
+        lua_setfield(L, -2, "varlen");
     }
 }

@@ -1,5 +1,5 @@
-/* The figures of a measurement: timing statistics, the FLOP count, the error limits and the
- * comparison with the reference (pure functions, tested on the CPU). */
+/* The figures of a measurement: timing statistics, the error limits and the comparison with
+ * the reference (pure functions, tested on the CPU). */
 #include "tune_worker.h"
 
 #include <math.h>
@@ -29,14 +29,6 @@ int tune_stats(float *ms, int n, double *median, double *min, double *spread)
     *min = ms[0];
     *spread = *median > 0 ? (quantile(ms, n, 0.9) - quantile(ms, n, 0.1)) / *median : NAN;
     return 0;
-}
-
-double tune_flops(const tune_workload *w, int backward)
-{
-    double f = 2.0 * w->batch * w->heads * (double)w->seqlen_q * w->seqlen_k * (w->head_dim + w->head_dim_v);
-    if (w->causal)
-        f /= 2;
-    return backward ? 2.5 * f : f;
 }
 
 double tune_threshold(int dtype)

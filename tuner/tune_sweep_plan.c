@@ -44,15 +44,16 @@ int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
             u->cands = &set->spaces[i].workloads[w];
             u->backward = u->space->family->backward;
             const tune_workload *tw = &u->cands->workload;
-            db_workload dw = { u->backward ? DB_OP_BWD : DB_OP_FWD, tw->dtype, tw->head_dim, tw->head_dim_v, tw->causal,
-                               tw->batch, tw->heads, tw->seqlen_q, tw->seqlen_k, tw->heads_k, tw->softcap, 0 };
+            db_workload dw;
+            tune_workload_db(tw, u->backward ? DB_OP_BWD : DB_OP_FWD, &dw);
             if (db_workload_upsert(s->d, &dw, &u->workload_id, s->err, sizeof s->err) != 0)
                 return -1;
             gen_config_init(&u->ref_config, gen_family_find("ref"));
             u->ref_config.p[GEN_DTYPE] = tw->dtype;
             u->ref_config.p[GEN_HEAD_DIM] = tw->head_dim;
             u->ref_config.p[GEN_HEAD_DIM_V] = tw->head_dim_v;
-            u->ref_config.p[GEN_CAUSAL] = tw->causal;
+            u->ref_config.p[GEN_CAUSAL] = tune_workload_masked(tw);
+            u->ref_config.p[GEN_VARLEN] = tw->varlen != 0;
             u->job = malloc((size_t)(u->cands->count ? u->cands->count : 1) * sizeof *u->job);
             u->pending = malloc((size_t)(u->cands->count ? u->cands->count : 1) * sizeof *u->pending);
             int64_t *ids = malloc((size_t)(u->cands->count ? u->cands->count : 1) * sizeof *ids);

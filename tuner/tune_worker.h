@@ -104,10 +104,6 @@ int tune_record_parse(const char *line, tune_record *r /* OUT */);
  * interpolate linearly between order statistics. Returns 0, or -1 when n < 1. */
 int tune_stats(float *ms, int n, double *median, double *min, double *spread);
 
-/* FLOPs of a workload by the FlashAttention convention: forward 2*B*H*Nq*Nk*(D + Dv) (that is
- * 4*B*H*Nq*Nk*D when Dv = D), halved when causal; backward 2.5x the forward. */
-double tune_flops(const tune_workload *w, int backward);
-
 /* Relative-error limit of a dtype: f32 1e-5, f16 3e-3, bf16 1e-2, f64 1e-12. */
 double tune_threshold(int dtype);
 

@@ -40,13 +40,15 @@
  *
  * Choosing the kernel, in this order: the tuned winner for this exact problem on this GPU in
  * the database given to ft_open; else the database's winner for the nearest tuned problem with
- * the same dtype, head dims and causal mode (of the same kind first: the same query heads per
- * K/V head and softcap or not; then by sequence lengths, then batch*heads); else the
- * winners shipped inside the library (tuned by the flashtune authors, looked up the same way);
- * else a built-in default for the GPU's architecture, dtype and head dims. So a supported
- * problem always runs. ft_describe_choice says which rule picked the kernel. Every masked
- * problem (causal either way aligned, a window) counts as causal here and runs the causal
- * winners: the kernel is the same, the band is an argument of its launch.
+ * the same dtype, head dims and masked or not (of the same kind first: the same query heads per
+ * K/V head, softcap or not, mask (causal, window sides, alignment) and dense or variable-length
+ * batch (bucketed by how full it is: total_q + total_k over batch * (seqlen_q + seqlen_k), in
+ * eighths); then by sequence lengths, then batch*heads); else the winners shipped inside the
+ * library (tuned by the flashtune authors, looked up the same way); else a built-in default for
+ * the GPU's architecture, dtype and head dims. So a supported problem always runs.
+ * ft_describe_choice says which rule picked the kernel. Every mask (causal either way aligned, a
+ * window) runs the same masked kernels, the band an argument of their launch, so a winner tuned
+ * on one mask serves the others.
  *
  * Loading: a kernel's CUBIN is taken from the database when one was compiled from the same
  * source, with the same options, for this GPU's architecture by this library's NVRTC version

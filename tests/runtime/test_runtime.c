@@ -43,6 +43,21 @@ static const char *synthetic =
     LINE("Test GPU", "sm_90", FWD_BF16_128, "fwd_mma", "0123456789abcdef", P_64x64)
     LINE("Test GPU", "sm_90", FWD_F16_256, "fwd_mma", "1123456789abcdef", P_HUGE)
     LINE("Test GPU", "sm_90", FWD_BF16_128 " heads_k=4 softcap=1", "fwd_mma", "2123456789abcdef", P_128x64_CAPPED);
+/* Winners of three kinds of the same problem: dense causal, a variable-length batch's (bucket 3),
+ * a causal window's; the Hopper forward, persistent in the first two. */
+#define FWD_WGMMA_CAUSAL(tiles, walk, varlen)                                                                    \
+    "DTYPE=bf16 HEAD_DIM=128 HEAD_DIM_V=128 " tiles " NUM_STAGES=2 CAUSAL=1 CAUSAL_SKIP=1 EVEN_M=0 EVEN_N=0 "   \
+    "DQ_MODE=atomic OVERLAP=1 PINGPONG=0 PERSISTENT=" walk " VARLEN=" varlen
+#define FWD_BF16_128_CAUSAL "op=fwd dtype=bf16 head_dim=128 head_dim_v=128 causal=1 batch=4 heads=16"
+static const char *kinds =
+    "flashtune winners format 1\n"
+    LINE("Test GPU", "sm_90", FWD_BF16_128_CAUSAL " seqlen_q=2048 seqlen_k=2048", "fwd_wgmma", "3123456789abcdef",
+         FWD_WGMMA_CAUSAL("BLOCK_M=128 BLOCK_N=128 NUM_WARPS=12", "1", "0"))
+    LINE("Test GPU", "sm_90", FWD_BF16_128_CAUSAL " seqlen_q=8192 seqlen_k=8192 varlen=3", "fwd_wgmma",
+         "4123456789abcdef", FWD_WGMMA_CAUSAL("BLOCK_M=128 BLOCK_N=64 NUM_WARPS=12", "1", "1"))
+    LINE("Test GPU", "sm_90", FWD_BF16_128_CAUSAL " seqlen_q=8192 seqlen_k=8192 window=1 window_left=1024 "
+         "window_right=0", "fwd_wgmma", "5123456789abcdef", FWD_WGMMA_CAUSAL("BLOCK_M=64 BLOCK_N=128 NUM_WARPS=8",
+         "0", "0"));
 static const char *other_device =
     "flashtune winners format 1\n"
     LINE("Test A100", "sm_80", FWD_BF16_128, "fwd_mma", "0123456789abcdef", P_64x64);
@@ -63,8 +78,8 @@ static db *make_db(const char *name, const char *text)
 
 static db_workload workload(int op, int dtype, int d, int causal, int batch, int heads, int sq, int sk)
 {
-    db_workload w = { op, dtype, d, d, causal, batch, heads, sq, sk, 0, 0, 0 };
-    return w;
+    return (db_workload){ .op = op, .dtype = dtype, .head_dim = d, .head_dim_v = d, .causal = causal,
+                          .batch = batch, .heads = heads, .seqlen_q = sq, .seqlen_k = sk };
 }
 
 /* ---- lookup tiers -------------------------------------------------------------------------- */
@@ -159,6 +174,63 @@ static void lookup_tiers(void **state)
         db_close(user);
     }
     db_close(shipped);
+}
+
+/* w as a variable-length batch of bucket varlen, or with a causal window of `left` keys. */
+static db_workload of_kind(db_workload w, int varlen, int left)
+{
+    w.varlen = varlen;
+    if (left)
+        db_workload_set_mask(&w, 1, 0, left, 0);
+    return w;
+}
+
+typedef struct kind_case {
+    const char *name;
+    const char *db_text;
+    db_workload w;
+    const char *why;            /* expected in choice.why */
+    int block_n, persistent, varlen;
+} kind_case;
+
+/* Masks and variable-length batches are looked up by kind: a varlen batch takes a varlen winner
+ * (the nearest bucket) as tuned, persistent walk and all, else the dense one one block a tile; a
+ * dense problem never takes a varlen winner while a dense one is there; a window takes the
+ * window's winner before the plain causal one of its exact lengths. */
+static void lookup_by_mask_and_varlen(void **state)
+{
+    (void)state;
+    const db_workload causal = workload(DB_OP_FWD, FT_BF16, 128, 1, 4, 16, 2048, 2048);
+    const char *dense_only = "flashtune winners format 1\n"
+        LINE("Test GPU", "sm_90", FWD_BF16_128_CAUSAL " seqlen_q=2048 seqlen_k=2048", "fwd_wgmma", "3123456789abcdef",
+             FWD_WGMMA_CAUSAL("BLOCK_M=128 BLOCK_N=128 NUM_WARPS=12", "1", "0"));
+    const kind_case cases[] = {
+        { "varlen, its bucket", kinds, of_kind(causal, 3, 0), "varlen=3/8", 64, 1, 1 },
+        { "varlen, the nearest bucket", kinds, of_kind(causal, 5, 0), "varlen=3/8", 64, 1, 1 },
+        { "dense: the dense winner", kinds, causal, "database exact", 128, 1, 0 },
+        { "window: the window's winner", kinds, of_kind(causal, 0, 512), "window=1024,0", 128, 0, 0 },
+        { "varlen without a varlen winner: dense, one block a tile", dense_only, of_kind(causal, 3, 0),
+          "for a variable-length batch (VARLEN=1, PERSISTENT=0)", 128, 0, 1 },
+    };
+    char err[512];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const kind_case *c = &cases[i];
+        db *user = make_db("kinds.db", c->db_text);
+        rt_choice choice;
+        int db_error = -1;
+        const int rc = rt_choose(user, NULL, &test_gpu, &c->w, 0, &choice, &db_error, err, sizeof err);
+        printf("  %-30s -> %s\n", c->name, rc == 0 ? choice.why : err);
+        assert_int_equal(rc, 0);
+        if (!strstr(choice.why, c->why))
+            fail_msg("%s: '%s' does not say '%s'", c->name, choice.why, c->why);
+        assert_int_equal(choice.config.p[GEN_BLOCK_N], c->block_n);
+        assert_int_equal(choice.config.p[GEN_PERSISTENT], c->persistent);
+        assert_int_equal(choice.config.p[GEN_VARLEN], c->varlen);
+        assert_int_equal(choice.config.p[GEN_CAUSAL], 1);
+        assert_int_equal(choice.config.p[GEN_EVEN_M], !c->varlen);
+        assert_int_equal(gen_validate(&choice.config, test_gpu.smem_limit, err, sizeof err), 0);
+        db_close(user);
+    }
 }
 
 /* ---- built-in defaults ------------------------------------------------------------------- */
@@ -951,26 +1023,29 @@ static void struct_size_rules(void **state)
 typedef struct mask_case {
     const char *name;
     int causal, align, window, left, right, seqlen_q, seqlen_k;
-    int flag, lo, hi;           /* the workload's causal (kernel CAUSAL) and the band */
+    int flag, lo, hi;           /* the kernels' CAUSAL and the band */
+    int key[5];                 /* the workload's stored mask: causal, window, left, right, bottom_right */
 } mask_case;
 
-/* Every desc field reaches the workload flag the lookup keys on, and the band the kernels get. */
+/* Every desc field reaches the kernels' flag, the band they get and the mask the lookup keys on,
+ * in its one stored form. */
 static void masks_reach_flag_and_band(void **state)
 {
     (void)state;
     const mask_case cases[] = {
-        { "none (all new fields zero)", 0, 0, 0, 0, 0, 100, 60, 0, -100, 60 },
-        { "causal top-left", 1, 0, 0, 0, 0, 100, 60, 1, -100, 0 },
-        { "causal bottom-right, q > k", 1, 1, 0, 0, 0, 100, 60, 1, -100, -40 },
-        { "causal bottom-right, q < k", 1, 1, 0, 0, 0, 60, 100, 1, -60, 40 },
-        { "bottom-right alone: no mask", 0, 1, 0, 0, 0, 100, 60, 0, -100, 60 },
-        { "window unlimited both sides: no mask", 0, 0, 1, -1, -1, 100, 60, 0, -100, 60 },
-        { "window left only", 0, 0, 1, 16, -1, 100, 60, 1, -16, 60 },
-        { "window right only", 0, 0, 1, -1, 5, 100, 60, 1, -100, 5 },
-        { "window both, bottom-right", 0, 1, 1, 8, 3, 60, 100, 1, 32, 43 },
-        { "window 0 wide", 0, 0, 1, 0, 0, 100, 60, 1, 0, 0 },
-        { "causal window", 1, 0, 1, 32, 0, 100, 60, 1, -32, 0 },
-        { "causal window right -1", 1, 1, 1, 32, -1, 100, 100, 1, -32, 0 },
+        { "none (all new fields zero)", 0, 0, 0, 0, 0, 100, 60, 0, -100, 60, { 0, 0, 0, 0, 0 } },
+        { "causal top-left", 1, 0, 0, 0, 0, 100, 60, 1, -100, 0, { 1, 0, 0, 0, 0 } },
+        { "causal bottom-right, q > k", 1, 1, 0, 0, 0, 100, 60, 1, -100, -40, { 1, 0, 0, 0, 1 } },
+        { "causal bottom-right, q < k", 1, 1, 0, 0, 0, 60, 100, 1, -60, 40, { 1, 0, 0, 0, 1 } },
+        { "bottom-right alone: no mask", 0, 1, 0, 0, 0, 100, 60, 0, -100, 60, { 0, 0, 0, 0, 0 } },
+        { "window unlimited both sides: no mask", 0, 0, 1, -1, -1, 100, 60, 0, -100, 60, { 0, 0, 0, 0, 0 } },
+        { "window left only", 0, 0, 1, 16, -1, 100, 60, 1, -16, 60, { 0, 1, 16, -1, 0 } },
+        { "window right only", 0, 0, 1, -1, 5, 100, 60, 1, -100, 5, { 0, 1, -1, 5, 0 } },
+        { "window both, bottom-right", 0, 1, 1, 8, 3, 60, 100, 1, 32, 43, { 0, 1, 8, 3, 1 } },
+        { "window 0 wide: causal", 0, 0, 1, 0, 0, 100, 60, 1, 0, 0, { 1, 1, 0, 0, 0 } },
+        { "window right 0: causal", 0, 0, 1, -1, 0, 100, 60, 1, -100, 0, { 1, 0, 0, 0, 0 } },
+        { "causal window", 1, 0, 1, 32, 0, 100, 60, 1, -32, 0, { 1, 1, 32, 0, 0 } },
+        { "causal window right -1, equal lengths", 1, 1, 1, 32, -1, 100, 100, 1, -32, 0, { 1, 1, 32, 0, 0 } },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const mask_case *m = &cases[i];
@@ -990,11 +1065,15 @@ static void masks_reach_flag_and_band(void **state)
             fail_msg("%s: %s", m->name, err);
         ln_problem p = { .seqlen_q = d.seqlen_q, .seqlen_k = d.seqlen_k };
         rt_problem_mask(&d, &p);
-        const int lo = p.mask_lo, hi = p.mask_hi;
-        printf("  %-38s causal=%d band [%d, %d]\n", m->name, w.causal, lo, hi);
-        if (w.causal != m->flag || p.causal != m->flag || lo != m->lo || hi != m->hi)
-            fail_msg("%s: causal=%d band [%d, %d], expected %d [%d, %d]", m->name, w.causal, lo, hi, m->flag, m->lo,
+        const int lo = p.mask_lo, hi = p.mask_hi, flag = db_workload_masked(&w);
+        printf("  %-38s CAUSAL=%d band [%d, %d]\n", m->name, flag, lo, hi);
+        if (flag != m->flag || p.causal != m->flag || lo != m->lo || hi != m->hi)
+            fail_msg("%s: CAUSAL=%d band [%d, %d], expected %d [%d, %d]", m->name, flag, lo, hi, m->flag, m->lo,
                      m->hi);
+        const int key[5] = { w.causal, w.window, w.window_left, w.window_right, w.bottom_right };
+        for (int k = 0; k < 5; k++)
+            if (key[k] != m->key[k])
+                fail_msg("%s: stored mask field %d is %d, expected %d", m->name, k, key[k], m->key[k]);
         assert_int_equal(d.struct_size, sizeof d);
     }
 }
@@ -1152,6 +1231,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lookup_tiers),
+        cmocka_unit_test(lookup_by_mask_and_varlen),
         cmocka_unit_test(defaults_cover_every_supported_problem),
         cmocka_unit_test(builtin_defaults_take_the_hopper_families),
         cmocka_unit_test(padded_head_dims_choose_the_compiled_ones),

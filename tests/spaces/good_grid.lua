@@ -1,5 +1,6 @@
 -- Test fixture: grid{} building the FlashAttention papers' shapes, one with every option, and
--- grouped heads and the softcap, by grid and by a workload table.
+-- grouped heads and the softcap, by grid and by a workload table; masks and variable-length
+-- batches by workload tables.
 local paper = grid{
   dtype = "bf16", head_dim = {64, 128}, causal = 0,
   seqlen = pow2(512, 16384), tokens = 16384, hidden = 2048,
@@ -17,4 +18,13 @@ return {
   space{ name = "features", template = "bwd_mma",
          workloads = { features, { dtype = "f16", head_dim = 64, seqlen = 128, batch = 1, heads = 6, heads_k = 1,
                                    softcap = 1 } } },
+  space{ name = "kinds", template = "fwd_mma",
+         workloads = {
+           { dtype = "bf16", head_dim = 64, seqlen = 1000, batch = 2, heads = 4, window_left = 128, window_right = 64 },
+           { dtype = "bf16", head_dim = 64, seqlen = 1000, batch = 2, heads = 4, causal = true, window_left = 256 },
+           { dtype = "bf16", head_dim = 64, seqlen = 1000, batch = 2, heads = 4, window_right = 0 },
+           { dtype = "bf16", head_dim = 64, seqlen_q = 100, seqlen_k = 1000, batch = 2, heads = 4, causal = 1,
+             bottom_right = true },
+           { dtype = "bf16", head_dim = 64, seqlen = 4096, batch = 16, heads = 4, causal = 1, varlen = 0.5 },
+         } },
 }

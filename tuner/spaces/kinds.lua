@@ -1,0 +1,54 @@
+-- Masks and variable-length batches on Hopper: the workload kinds the runtime looks up apart from
+-- the dense, plainly causal ones of default.lua (`flashtune tune tuner/spaces/kinds.lua`). Without
+-- them a variable-length batch runs the dense winner of its longest length one block a tile
+-- (PERSISTENT=0), and a window runs the causal winner; tuned here, each kind gets its own.
+--
+-- The shapes: bf16 at head dim 128, 16 heads.
+--   * a variable-length batch of 23 sequences of at most 8192 tokens, filling 3/8 of the padded
+--     batch (the tuner spreads the lengths log-uniformly; bench/varlen.py's batch is in the same
+--     bucket), causal and not;
+--   * a causal sliding window of 1024 keys (Mistral's kind) over 2 x 8192 tokens.
+-- The candidates are the Hopper families' strongest forms at head dim 128 (default.lua's notes):
+-- a producer warpgroup for two consumers, with and without turns and the persistent walk.
+
+local varlen = {
+  { dtype = "bf16", head_dim = 128, causal = 0, batch = 23, heads = 16, seqlen = 8192, varlen = 0.375 },
+  { dtype = "bf16", head_dim = 128, causal = 1, batch = 23, heads = 16, seqlen = 8192, varlen = 0.375 },
+}
+local window = {
+  { dtype = "bf16", head_dim = 128, causal = 1, window_left = 1024, batch = 2, heads = 16, seqlen = 8192 },
+}
+local bench = { warmup_ms = 10, rep_ms = 50, timeout_s = 10 }
+
+if device.cc ~= 90 then
+  error("kinds.lua tunes the Hopper families: run it on an sm_90 GPU (this one is sm_" .. device.cc .. ")")
+end
+
+return {
+  space{
+    name = "fwd_kinds",
+    template = "fwd_wgmma",
+    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 128, NUM_WARPS = 12, NUM_STAGES = 2, OVERLAP = 1 },
+    params = {
+      BLOCK_N = {64, 128},
+      PINGPONG = {0, 1},
+      PERSISTENT = {0, 1},
+    },
+    workloads = { varlen, window },
+    bench = bench,
+  },
+  -- The backward of a variable-length batch does not split a group's heads (the family refuses
+  -- SPLITS with VARLEN), so only the tiles and the stages are searched.
+  space{
+    name = "bwd_kinds",
+    template = "bwd_wgmma",
+    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 64, DQ_MODE = "atomic" },
+    params = {
+      NUM_WARPS = {4, 8, 12},
+      BLOCK_N = {64, 128},
+      NUM_STAGES = {2, 3},
+    },
+    workloads = { varlen, window },
+    bench = bench,
+  },
+}
