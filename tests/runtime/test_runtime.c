@@ -395,9 +395,10 @@ static void padded_head_dims_choose_the_compiled_ones(void **state)
     db_close(shipped);
 }
 
-/* A variable-length batch: the dense choice of its longest lengths, compiled VARLEN=1 with no
- * length a tile multiple and one block a tile (PERSISTENT=0), valid on the device; every dtype,
- * both directions, causal or not, deterministic too. */
+/* A variable-length batch: the shipped varlen winners where there are some (bf16 D 128 on the
+ * H100), run as tuned; elsewhere the dense choice of its longest lengths, compiled VARLEN=1 with
+ * no length a tile multiple and one block a tile (PERSISTENT=0); valid on the device; every
+ * dtype, both directions, causal or not, deterministic too. */
 static void variable_length_choices(void **state)
 {
     (void)state;
@@ -415,20 +416,25 @@ static void variable_length_choices(void **state)
                         int db_error;
                         assert_int_equal(rt_choose(NULL, shipped, devices[dev], &w, deterministic, &dense, &db_error,
                                                    err, sizeof err), 0);
-                        w.varlen = 1;
+                        w.varlen = 3;
                         assert_int_equal(rt_choose(NULL, shipped, devices[dev], &w, deterministic, &got, &db_error,
                                                    err, sizeof err), 0);
                         const gen_config *c = &got.config;
-                        assert_string_equal(c->family->name, dense.config.family->name);
                         assert_int_equal(c->p[GEN_VARLEN], 1);
                         assert_int_equal(c->p[GEN_EVEN_M], 0);
                         assert_int_equal(c->p[GEN_EVEN_N], 0);
+                        if (gen_validate(c, devices[dev]->smem_limit, err, sizeof err) != 0)
+                            fail_msg("%s: %s", got.why, err);
+                        assert_int_equal(got.tuned_varlen, dev == 0 && dtype == FT_BF16);
+                        if (got.tuned_varlen) {
+                            assert_non_null(strstr(got.why, "varlen=3/8"));
+                            continue;
+                        }
+                        assert_string_equal(c->family->name, dense.config.family->name);
                         assert_int_equal(c->p[GEN_PERSISTENT], 0);
                         for (int p = 0; p < GEN_PARAM_COUNT; p++)   /* the rest as the dense choice's */
                             if (p != GEN_VARLEN && p != GEN_EVEN_M && p != GEN_EVEN_N && p != GEN_PERSISTENT)
                                 assert_int_equal(c->p[p], dense.config.p[p]);
-                        if (gen_validate(c, devices[dev]->smem_limit, err, sizeof err) != 0)
-                            fail_msg("%s: %s", got.why, err);
                         assert_non_null(strstr(got.why, "variable-length batch (VARLEN=1, PERSISTENT=0)"));
                     }
     db_close(shipped);
