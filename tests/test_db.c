@@ -1336,9 +1336,10 @@ static void export_text_is_stable(void **state)
     db_close(d);
 }
 
-/* The shipped winners (db/tuned/) import unchanged: every line a plain dense workload, and the
- * export prints each line back byte for byte (in the export's order: the file keeps the decode
- * winners apart, at its end). */
+/* The shipped winners (db/tuned/) import unchanged: every line a workload of its own kind (the
+ * varlen and window ones of tuner/spaces/kinds.lua among them), and the export prints each line
+ * back byte for byte (in the export's order: the file keeps the decode and kinds winners apart, at
+ * its end). */
 static void shipped_winners_import_unchanged(void **state)
 {
     fixture *f = *state;
@@ -1350,8 +1351,10 @@ static void shipped_winners_import_unchanged(void **state)
     db_import_counts n;
     if (db_import_text(d, path, text, NULL, &n, err, sizeof err) != 0)
         fail_msg("%s", err);
-    assert_int_equal(query_int(d, "SELECT count(*) FROM workloads WHERE window = 0 AND bottom_right = 0 AND "
-                                  "varlen = 0"), n.added);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM workloads"), n.added);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM workloads WHERE varlen = 3 AND window = 0"), 4);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM workloads WHERE window = 1 AND window_left = 1024 AND "
+                                  "window_right = 0 AND causal = 1 AND varlen = 0"), 2);
     char *back = fixture_export(d);
     assert_int_equal(strlen(back), size);
     int lines = 0;
