@@ -70,6 +70,7 @@ static void open_driver(void)
     RESOLVE(StreamCreate, "cuStreamCreate");
     RESOLVE(StreamDestroy, "cuStreamDestroy_v2");
     RESOLVE(StreamSynchronize, "cuStreamSynchronize");
+    RESOLVE(StreamIsCapturing, "cuStreamIsCapturing");
     RESOLVE(EventCreate, "cuEventCreate");
     RESOLVE(EventRecord, "cuEventRecord");
     RESOLVE(EventSynchronize, "cuEventSynchronize");

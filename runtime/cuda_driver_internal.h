@@ -45,6 +45,7 @@ typedef struct cu_driver {
     CUresult (*StreamCreate)(CUstream *stream, unsigned int flags);
     CUresult (*StreamDestroy)(CUstream stream);
     CUresult (*StreamSynchronize)(CUstream stream);
+    CUresult (*StreamIsCapturing)(CUstream stream, CUstreamCaptureStatus *status);
     CUresult (*EventCreate)(CUevent *event, unsigned int flags);
     CUresult (*EventRecord)(CUevent event, CUstream stream);
     CUresult (*EventSynchronize)(CUevent event);

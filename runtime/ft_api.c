@@ -140,7 +140,7 @@ static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc 
     size_t accum_offset = 0, split_offset = 0;
     const size_t need = backward ? rt_workspace_bytes(&w, d.total_q, &accum_offset, &split_offset) : 0;
     if (caller_ws) {
-        if (!ws)
+        if (!ws && (backward || ws_bytes))   /* a forward's may be NULL: its size may be 0 */
             return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: workspace is NULL", func);
         if ((uintptr_t)ws % 256)
             return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: workspace=%p is not 256-byte aligned", func, ws);
@@ -164,15 +164,15 @@ static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc 
     const size_t split = rt_split_workspace_bytes(plan, &d);
     rt_workspace *cached = NULL;
     CUdeviceptr base = (CUdeviceptr)(uintptr_t)ws;
-    if ((backward && !caller_ws) || (!backward && split)) {
+    if (!caller_ws && (backward || split)) {
         const size_t bytes = backward ? (need > split_offset + split ? need : split_offset + split) : split;
         if ((s = rt_workspace_acquire(ctx, func, cu, cc->context, (CUstream)stream, bytes, &cached)) != FT_OK)
             return s;
         base = cached->ptr;
     } else if (split && ws_bytes < split_offset + split) {   /* the caller's: sized by the problem alone */
         return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: workspace_bytes=%zu cannot hold the kernel's %zu bytes of "
-                       "partial sums past %zu (ft_attention_backward_workspace_size)", func, ws_bytes, split,
-                       split_offset);
+                       "partial sums past %zu (ft_attention_%s_workspace_size)", func, ws_bytes, split, split_offset,
+                       backward ? "backward" : "forward");
     }
     const rt_workspace_ptrs wp = { .delta = backward ? base : 0, .accum = backward && base ? base + accum_offset : 0,
                                    .split = split ? base + split_offset : 0, .split_bytes = split };
@@ -187,6 +187,14 @@ ft_status ft_attention_forward(ft_context *ctx, const ft_attention_desc *d, cons
 {
     const rt_data p = { .q = q, .k = k, .v = v, .o_out = o, .lse_out = lse };
     return run(ctx, "ft_attention_forward", d, 0, 0, &p, NULL, 0, 0, stream);
+}
+
+ft_status ft_attention_forward_ws(ft_context *ctx, const ft_attention_desc *d, const void *q, const void *k,
+                                  const void *v, void *o, void *lse, void *workspace, size_t workspace_bytes,
+                                  void *stream)
+{
+    const rt_data p = { .q = q, .k = k, .v = v, .o_out = o, .lse_out = lse };
+    return run(ctx, "ft_attention_forward_ws", d, 0, 0, &p, workspace, workspace_bytes, 1, stream);
 }
 
 ft_status ft_attention_forward_reference(ft_context *ctx, const ft_attention_desc *d, const void *q, const void *k,
@@ -234,6 +242,35 @@ ft_status ft_attention_backward_workspace_size(ft_context *ctx, const ft_attenti
     if (s != FT_OK)
         return rt_fail(ctx, s, "%s", err);
     *bytes = rt_workspace_bytes(&w, copy.total_q, NULL, NULL);
+    return FT_OK;
+}
+
+ft_status ft_attention_forward_workspace_size(ft_context *ctx, const ft_attention_desc *d, size_t *bytes)
+{
+    const char *func = "ft_attention_forward_workspace_size";
+    ft_attention_desc copy;
+    db_workload w;
+    if (!ctx)
+        return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", func);
+    if (!bytes)
+        return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: bytes is NULL", func);
+    *bytes = 0;
+    /* The forward's checks of the desc and its tensors' layouts, at a placeholder address aligned
+     * for every kernel: so a layout the forward refuses is refused here, before any GPU work. */
+    const void *at = (const void *)(uintptr_t)256;
+    const rt_data placeholder = { .q = at, .k = at, .v = at, .o_out = (void *)(uintptr_t)256,
+                                  .lse_out = (void *)(uintptr_t)256 };
+    ft_status s = check_call(ctx, func, d, 0, 0, &placeholder, &copy, &w);
+    if (s != FT_OK)
+        return s;
+    /* Only the kernel knows (a split forward's partial sums): the plan the forward will run. */
+    const cu_driver *cu;
+    rt_cuctx *cc;
+    const rt_plan *plan;
+    if ((s = rt_driver(ctx, func, &cu)) != FT_OK || (s = rt_current(ctx, func, cu, &cc)) != FT_OK ||
+        (s = rt_plan_get(ctx, func, cu, cc, &w, RT_TUNED, &plan)) != FT_OK)
+        return s;
+    *bytes = rt_split_workspace_bytes(plan, &copy);
     return FT_OK;
 }
 

@@ -221,10 +221,16 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
     return FT_OK;
 }
 
+int rt_stream_capturing(const cu_driver *cu, CUstream stream)
+{
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return cu->StreamIsCapturing(stream, &status) == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 ft_status rt_check_prefix_sums(const char *func, const cu_driver *cu, const ft_attention_desc *d, CUstream stream,
                                char *err, size_t len)
 {
-    if (!d->cu_seqlens_q)
+    if (!d->cu_seqlens_q || rt_stream_capturing(cu, stream))   /* a graph being captured cannot wait */
         return FT_OK;
     const size_t n = (size_t)d->batch + 1;
     int32_t *host = malloc(2 * n * sizeof *host);

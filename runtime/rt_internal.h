@@ -83,8 +83,11 @@ int rt_group_splits(const db_workload *w);
 size_t rt_workspace_bytes(const db_workload *w, int total_q, size_t *accum_offset, size_t *split_offset);
 /* A variable-length batch's prefix sums (d checked), copied to the host once stream's earlier
  * work is done: each from 0, never decreasing, no sequence longer than seqlen_q (seqlen_k), the
- * last equal to total_q (total_k). FT_OK for a dense batch. On failure "func: ..." in err, naming
- * the argument, the index and the value. */
+ * last equal to total_q (total_k). FT_OK for a dense batch, and while stream captures a CUDA
+ * graph (waiting for the stream is not allowed then: the sums are trusted as given). On failure
+ * "func: ..." in err, naming the argument, the index and the value. */
+/* 1 when stream is capturing a CUDA graph: nothing may allocate, free or wait on it then. */
+int rt_stream_capturing(const cu_driver *cu, CUstream stream);
 ft_status rt_check_prefix_sums(const char *func, const cu_driver *cu, const ft_attention_desc *d, CUstream stream,
                                char *err, size_t len);
 

@@ -35,6 +35,13 @@ ft_status rt_workspace_acquire(ft_context *ctx, const char *func, const cu_drive
         *out = ws;
         return FT_OK;
     }
+    if (rt_stream_capturing(cu, stream)) {   /* growing would allocate, and free what the graph may use */
+        pthread_mutex_unlock(&ctx->lock);
+        return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT,
+                       "%s: stream is capturing a CUDA graph and the library's workspace for it must grow to %zu "
+                       "bytes, which would allocate: pass a workspace (the _ws calls), or make one call before "
+                       "the capture", func, bytes);
+    }
     rt_workspace *old = ws;
     if (old) {   /* out of the list; freed below or by its last user */
         *link = old->next;

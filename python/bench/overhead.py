@@ -25,10 +25,13 @@ sys.path.insert(0, os.path.join(REPO, "python", "tests"))
 from fake_torch import Device, Function, Tensor, make_torch  # noqa: E402
 
 NOOP_C = """
+#include <stddef.h>
 int ft_noop_forward(void *a, const void *b, const void *c, const void *d, const void *e, void *f, void *g,
-                    void *h) { return 0; }
+                    void *ws, size_t bytes, void *h) { return 0; }
 int ft_noop_backward(void *a, const void *b, const void *c, const void *d, const void *e, const void *f,
-                     const void *g, const void *h, void *i, void *j, void *k, void *l) { return 0; }
+                     const void *g, const void *h, void *i, void *j, void *k, void *ws, size_t bytes, void *l)
+{ return 0; }
+int ft_noop_size(void *a, const void *b, size_t *bytes) { *bytes = 0; return 0; }
 """
 
 
@@ -47,11 +50,14 @@ def swap_in_noops(noop):
     lib = _library.library()
     _library.context()
     # _library.forward/backward since they were bound separately; before, the CDLL's attributes
-    holders = [(_library, "forward", "ft_noop_forward"), (_library, "backward", "ft_noop_backward")]
+    holders = [(_library, "forward", "ft_noop_forward"), (_library, "backward", "ft_noop_backward"),
+               (_library, "forward_ws_size", "ft_noop_size"), (_library, "backward_ws_size", "ft_noop_size")]
     if not hasattr(_library, "forward"):
         holders = [(lib, "ft_attention_forward", "ft_noop_forward"),
                    (lib, "ft_attention_backward", "ft_noop_backward")]
     for holder, name, stub in holders:
+        if getattr(holder, name, None) is None:   # an older package: no workspace-size calls
+            continue
         real, fake = getattr(holder, name), noop[stub]
         fake.argtypes, fake.restype = real.argtypes, real.restype
         setattr(holder, name, fake)
@@ -73,6 +79,10 @@ def measure(package, number):
     sys.path.insert(0, package)
     import flashtune
     from flashtune import _attention, _checks
+    # check_options's arguments: (is_causal, causal, scale), or before the fallback to SDPA
+    # (attn_mask, dropout_p, is_causal, causal, scale, enable_gqa)
+    options = (True, None, None) if _checks.check_options.__code__.co_argcount == 3 else \
+        (None, 0.0, True, None, None, False)
 
     with tempfile.TemporaryDirectory() as tmp:
         swap_in_noops(noop_library(tmp))
@@ -88,7 +98,7 @@ def measure(package, number):
         do = Tensor((b, h, n, d), torch.bfloat16, cuda0)
         results = {
             "checks (check_options + check_tensors)": per_call_us(
-                lambda: (_checks.check_options(None, 0.0, True, None, None, False), _checks.check_tensors(q, k, v)),
+                lambda: (_checks.check_options(*options), _checks.check_tensors(q, k, v)),
                 number),
             "forward, [B,H,N,D] bf16 causal": per_call_us(lambda: flashtune.attention(q, k, v, is_causal=True), number),
             "forward, [B,N,H,D] view, scale=0.125": per_call_us(

@@ -1,10 +1,13 @@
 """flashtune for PyTorch: autotuned FlashAttention kernels through libflashtune (loaded with
 ctypes; nothing to compile). ``flashtune.attention`` is a drop-in for
-``torch.nn.functional.scaled_dot_product_attention`` without mask or dropout;
+``torch.nn.functional.scaled_dot_product_attention`` (what its kernels cannot run, SDPA runs), and
+custom operators under torch.compile and torch.export (``flashtune::attention_forward``,
+``flashtune::attention_backward``: registered on import when PyTorch is installed);
 ``flashtune.attention_varlen`` takes a variable-length batch packed as FlashAttention's is.
 
 Environment: FLASHTUNE_LIBRARY names libflashtune.so when it is not found by itself;
-FLASHTUNE_DB names a tuning database (default: the winners shipped inside the library)."""
+FLASHTUNE_DB names a tuning database (default: the winners shipped inside the library);
+FLASHTUNE_STRICT=1 makes a call the kernels cannot run an error instead of SDPA's."""
 from ._attention import attention, describe_choice
 from ._varlen import attention_varlen
 from ._library import FlashtuneError, LibraryNotFound, candidate_paths

@@ -2,9 +2,9 @@
 import ctypes
 import struct
 
-from . import _library
-from ._checks import (NO_MASK, check_deterministic, check_mask, check_options, check_softcap, check_tensors,
-                      leading_dims)
+from . import _fallback, _library, _ops, _workspace
+from ._checks import (NO_MASK, _passes, check_deterministic, check_mask, check_options, check_softcap,
+                      check_tensors, leading_dims)
 
 
 def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK, softcap=0.0):
@@ -95,34 +95,97 @@ def _bind_torch(torch):
         _current_stream = lambda index: cuda.current_stream(index).cuda_stream
 
 
-def gradients(torch, ctx, do, saved):
-    """dQ, dK, dV through libflashtune's backward, for a forward that saved (q, k, v, o, lse, ...)
-    and set ctx.ft (its desc, device and the operands' shapes and strides) and ctx.deterministic:
-    the backward of attention() and of attention_varlen()."""
+def run_forward(torch, handle, desc, device, qp, kp, vp, o, lse):
+    """libflashtune's forward of desc on device's current stream, its workspace (if its kernel keeps
+    one) from the caching allocator: the forward of attention(), attention_varlen() and their ops."""
+    index = device.index
+    prev = _enter_device(index)
+    try:
+        nbytes = _workspace.forward_bytes(handle, desc, index)
+        ws = wp = None
+        if nbytes:   # most kernels keep none
+            ws, wp = _workspace.allocate(torch, nbytes, device)
+        status = _library.forward(handle, desc, qp, kp, vp, o.data_ptr(), lse.data_ptr(), wp, nbytes,
+                                  _current_stream(index))
+    finally:
+        _leave_device(prev)
+    if status:
+        _library.check(status, handle)
+
+
+def run_backward(torch, desc, device, q, k, v, o, lse, do, ost, shapes, deterministic):
+    """dQ, dK, dV through libflashtune's backward of desc (the forward's: its strides are the saved
+    tensors'), laid out as shapes' ((shape, strides) of q, k and v), on device's current stream, the
+    workspace from the caching allocator: the backward of attention(), attention_varlen() and their
+    ops. deterministic None follows torch.use_deterministic_algorithms as it is now."""
     handle = _library.handle()
-    q, k, v, o, lse = saved[:5]
-    desc, device, index, (qn, qs), (kn, ks), (vn, vs), ost = ctx.ft
-    deterministic = ctx.deterministic
-    if deterministic is None:   # as torch.use_deterministic_algorithms says now
+    if deterministic is None:
         deterministic = torch.are_deterministic_algorithms_enabled()
     if deterministic:
         desc = _library.with_deterministic(desc)
     if do.stride() != ost:   # dO is read with O's strides: a copy laid out as O
         do = torch.empty_strided(o.shape, ost, dtype=o.dtype, device=device).copy_(do)
     dtype = q.dtype   # k's and v's too (checked)
+    (qn, qs), (kn, ks), (vn, vs) = shapes
     dq = torch.empty_strided(qn, qs, dtype=dtype, device=device)
     dk = torch.empty_strided(kn, ks, dtype=dtype, device=device)
     dv = torch.empty_strided(vn, vs, dtype=dtype, device=device)
+    nbytes = _workspace.backward_bytes(handle, desc)
+    index = device.index
     prev = _enter_device(index)
     try:
+        ws, wp = _workspace.allocate(torch, nbytes, device)
         status = _library.backward(handle, desc, q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr(),
                                    lse.data_ptr(), do.data_ptr(), dq.data_ptr(), dk.data_ptr(), dv.data_ptr(),
-                                   _current_stream(index))
+                                   wp, nbytes, _current_stream(index))
     finally:
         _leave_device(prev)
     if status:
         _library.check(status, handle)
     return dq, dk, dv
+
+
+def gradients(torch, ctx, do, saved):
+    """dQ, dK, dV for a Function's forward that saved (q, k, v, o, lse, ...) and set ctx.ft (its
+    desc, device and the operands' shapes and strides) and ctx.deterministic: the backward of
+    attention() and of attention_varlen()."""
+    q, k, v, o, lse = saved[:5]
+    desc, device, _, qsh, ksh, vsh, ost = ctx.ft
+    return run_backward(torch, desc, device, q, k, v, o, lse, do, ost, (qsh, ksh, vsh), ctx.deterministic)
+
+
+def forward_call(torch, q, k, v, dtype, causal, scale, mask, softcap):
+    """The forward of query, key, value [B, H, N, D] (checked; dtype their ft code, mask the desc's
+    (causal_align, window, window_left, window_right)) through libflashtune. Returns the operands
+    the kernels read (a half tensor copied where it must be), O, L, the desc, the operands'
+    (shape, strides) and O's strides: what the backward needs."""
+    handle = _library.handle()
+    half = dtype == 1 or dtype == 2   # f16, bf16
+    q, (b, h, nq, d), qs, qp = _operand(q, half)
+    k, (_, hk, nk, _), ks, kp = _operand(k, half)
+    v, (_, _, _, dv), vs, vp = _operand(v, half)
+    device = q.device
+    o = torch.empty((b, h, nq, dv), dtype=q.dtype, device=device)
+    lse = torch.empty((b, h, nq), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
+    ost = o.stride()
+    desc = desc_of(q, k, v, o, (b, h, nq, nk, d, dv, hk), (qs, ks, vs, ost), dtype, causal, scale, mask, softcap)
+    run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
+    return q, k, v, o, lse, desc, ((q.shape, qs), (k.shape, ks), (v.shape, vs)), ost
+
+
+def desc_of(q, k, v, o, sizes, strides, dtype, causal, scale, mask, softcap):
+    """The packed desc of operands q, k, v and output o: sizes (B, H, Nq, Nk, D, Dv, Hk) and
+    strides (q's, k's, v's, o's) as read from them."""
+    b, h, nq, nk, d, dv, hk = sizes
+    qs, ks, vs, ost = strides
+    try:   # the desc in one struct.pack
+        return _library.DESC.pack(_library.DESC_SIZE, b, h, nq, nk, d, dv, dtype, causal,
+                                  float(scale) if scale is not None else 0.0,
+                                  qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
+                                  vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk,
+                                  softcap, 0, 0, 0, 0, 0)
+    except (struct.error, OverflowError):   # a value beyond its C field: as ctypes stores it
+        return bytes(_desc(q, k, v, o, dtype, causal, scale, mask, softcap))
 
 
 class _Attention:
@@ -140,35 +203,11 @@ class _Attention:
                 @staticmethod
                 def forward(ctx, q, k, v, options):
                     dtype, causal, scale, mask, deterministic, softcap = options
-                    handle = _library.handle()
-                    half = dtype == 1 or dtype == 2   # f16, bf16
-                    q, (b, h, nq, d), qs, qp = _operand(q, half)
-                    k, (_, hk, nk, _), ks, kp = _operand(k, half)
-                    v, (_, _, _, dv), vs, vp = _operand(v, half)
-                    device = q.device
-                    o = torch.empty((b, h, nq, dv), dtype=q.dtype, device=device)
-                    lse = torch.empty((b, h, nq), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
-                    ost = o.stride()
-                    try:   # the desc in one struct.pack
-                        desc = _library.DESC.pack(_library.DESC_SIZE, b, h, nq, nk, d, dv, dtype, causal,
-                                                  float(scale) if scale is not None else 0.0,
-                                                  qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
-                                                  vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk,
-                                                  softcap, 0, 0, 0, 0, 0)
-                    except (struct.error, OverflowError):   # a value beyond its C field: as ctypes stores it
-                        desc = bytes(_desc(q, k, v, o, dtype, causal, scale, mask, softcap))
-                    index = device.index
-                    prev = _enter_device(index)
-                    try:
-                        status = _library.forward(handle, desc, qp, kp, vp, o.data_ptr(), lse.data_ptr(),
-                                                  _current_stream(index))
-                    finally:
-                        _leave_device(prev)
-                    if status:
-                        _library.check(status, handle)
+                    q, k, v, o, lse, desc, shapes, ost = forward_call(torch, q, k, v, dtype, causal, scale, mask,
+                                                                      softcap)
                     ctx.save_for_backward(q, k, v, o, lse)
                     # the desc, which holds the saved tensors' strides, and what allocates the gradients
-                    ctx.ft = desc, device, index, (q.shape, qs), (k.shape, ks), (v.shape, vs), ost
+                    ctx.ft = (desc, q.device, q.device.index) + shapes + (ost,)
                     ctx.deterministic = deterministic
                     return o
 
@@ -182,7 +221,7 @@ class _Attention:
 
 
 def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, *,
-              causal=None, causal_align="top_left", window_size=None, deterministic=None, softcap=0.0):
+              causal=None, causal_align="top_left", window_size=None, deterministic=None, softcap=0.0, strict=None):
     """Scaled dot-product attention with flashtune's tuned kernels, differentiable.
 
     The arguments mean what they mean in ``torch.nn.functional.scaled_dot_product_attention``, so
@@ -199,7 +238,20 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     ``enable_gqa``: key and value may have fewer heads Hk than query, H a multiple of Hk
     (grouped-query attention; multi-query with Hk = 1): query head h reads key/value head
     h // (H // Hk), as SDPA's enable_gqa, without repeating them; their gradients sum over the
-    query heads that read them. Not supported: ``attn_mask``, ``dropout_p`` > 0.
+    query heads that read them.
+
+    What the kernels cannot run (an ``attn_mask``, ``dropout_p`` > 0, tensors not on a CUDA
+    device, another dtype, a head dim above 256) runs through
+    ``torch.nn.functional.scaled_dot_product_attention`` instead, with a RuntimeWarning naming the
+    reason, once per reason; ``strict=True`` (or FLASHTUNE_STRICT=1 in the environment) makes it a
+    ValueError instead. A call that also asks for a window, a bottom-right diagonal or a softcap,
+    which SDPA does not have, raises ValueError.
+
+    Under torch.compile (fullgraph too) and torch.export the call is two custom operators,
+    ``flashtune::attention_forward`` and ``flashtune::attention_backward``, with fake
+    implementations; eager calls skip their dispatch (less host time a call). Forward and backward
+    take their workspace from PyTorch's caching allocator, so both may be captured into a CUDA
+    graph (torch.cuda.graph) once the problem has run eagerly.
 
     Masks beyond SDPA's (keywords only, as FlashAttention names them):
     ``causal_align``: where query i's diagonal sits: "top_left" (key i, PyTorch's is_causal) or
@@ -223,27 +275,56 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     devices, unsupported options or values: checked before the GPU is touched),
     LibraryNotFound (libflashtune not found: the message lists where it looked) and
     FlashtuneError (a failure inside the library, with its status and message)."""
+    if attn_mask is not None or dropout_p != 0.0:
+        return _to_sdpa(_fallback.option_reason(attn_mask, dropout_p), query, key, value, attn_mask, dropout_p,
+                        is_causal, scale, enable_gqa, causal, causal_align, window_size, softcap, strict)
+    if strict is not None:
+        _fallback.strict(strict)   # its type
     if not _four_dims(query, key, value):   # [..., N, D]: through [B, H, N, D] views, back to the shape
         lead = leading_dims(query, key, value, enable_gqa)
-        o = attention(_as_4d(query, enable_gqa), _as_4d(key, enable_gqa), _as_4d(value, enable_gqa), attn_mask,
-                      dropout_p, is_causal, scale, enable_gqa, causal=causal, causal_align=causal_align,
+        o = attention(_as_4d(query, enable_gqa), _as_4d(key, enable_gqa), _as_4d(value, enable_gqa), None,
+                      0.0, is_causal, scale, enable_gqa, causal=causal, causal_align=causal_align,
                       window_size=window_size, deterministic=deterministic, softcap=softcap)
         return o.reshape(lead + tuple(o.shape[-2:]))
-    causal, scale = check_options(attn_mask, dropout_p, is_causal, causal, scale, enable_gqa)
+    causal, scale = check_options(is_causal, causal, scale)
     mask = check_mask(causal, causal_align, window_size)
     deterministic = check_deterministic(deterministic)
     softcap = check_softcap(softcap) if softcap else 0.0
-    dtype = check_tensors(query, key, value, enable_gqa)
+    traced = _ops.compiling()
+    if traced:   # torch.compile or export: the custom operators (the checks run in their fake implementations)
+        dtype = _ops.DTYPE_CODES[query.dtype]
+    else:
+        dtype = _passes(query, key, value, enable_gqa)
+        if dtype is None:   # something the kernels do not take: SDPA's call, or an error naming it
+            why = _fallback.tensor_reason(query, key, value)
+            if why is not None:
+                return _to_sdpa(why, query, key, value, None, 0.0, is_causal, scale, enable_gqa, causal,
+                                causal_align, window_size, softcap, strict)
+            dtype = check_tensors(query, key, value, enable_gqa)
     padded = _padded_to_8(query, key, value, dtype)
     if padded is not None:   # the scale stays the head dim's own; O is cut back to value's head dim
         scale = scale if scale is not None else 1.0 / query.shape[3] ** 0.5
         o = attention(*padded, None, 0.0, causal, scale, enable_gqa, causal_align=causal_align,
                       window_size=window_size, deterministic=deterministic, softcap=softcap)
         return o[..., :value.shape[3]]
+    if traced:
+        if not enable_gqa and key.shape[1] != query.shape[1]:
+            check_tensors(query, key, value, enable_gqa)   # raises, naming the heads
+        return _ops.attention(query, key, value, causal, scale, mask, softcap, deterministic)
     if _apply is None:
         _Attention.get()
     # the options travel as one argument: apply's Python part costs per argument
     return _apply(query, key, value, (dtype, causal, scale, mask, deterministic, softcap))
+
+
+def _to_sdpa(why, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, causal, causal_align,
+             window_size, softcap, strict):
+    """A call the kernels cannot run (why), handed to SDPA (_fallback.run_sdpa)."""
+    causal, scale = check_options(is_causal, causal, scale)
+    only = "window" if window_size is not None else "bottom-right diagonal" if causal_align != "top_left" \
+        else "softcap" if softcap else None
+    return _fallback.run_sdpa(why, _fallback.strict(strict), only, query, key, value, attn_mask, dropout_p, causal,
+                              scale, enable_gqa)
 
 
 def describe_choice(query, key, value, is_causal=False, backward=False, *, causal_align="top_left",

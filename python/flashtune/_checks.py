@@ -16,13 +16,9 @@ def _is_tensor(x):
     return all(hasattr(x, a) for a in _ATTRS)
 
 
-def check_options(attn_mask, dropout_p, is_causal, causal, scale, enable_gqa):
-    """The keyword arguments; returns (causal, scale) resolved."""
-    if attn_mask is not None:
-        raise ValueError("attn_mask: flashtune supports no explicit mask (use is_causal=True for a causal one); "
-                         f"got a {type(attn_mask).__name__}")
-    if dropout_p != 0.0:
-        raise ValueError(f"dropout_p={dropout_p!r}: flashtune does not implement dropout; pass 0.0")
+def check_options(is_causal, causal, scale):
+    """is_causal, its alias causal and scale (attn_mask and dropout_p go to the fallback,
+    _fallback.reason); returns (causal, scale) resolved."""
     if causal is not None and bool(causal) != bool(is_causal) and is_causal:
         raise ValueError(f"causal={causal!r} and is_causal={is_causal!r} disagree; give one of them")
     causal = bool(is_causal) if causal is None else bool(causal)

@@ -125,17 +125,25 @@ def _declare(lib):
 
 # The per-call entry points: separate function objects (lib[name] makes a new one) that take the
 # desc as DESC-packed bytes and every pointer as a plain int, so a call makes no ctypes objects.
-# Bound when the library is loaded; used after handle(), which loads it.
-forward = None
-backward = None
+# The calls take the caller's workspace (the _ws entry points: from PyTorch's caching allocator,
+# so nothing allocates inside a CUDA graph capture). Bound when the library is loaded; used after
+# handle(), which loads it.
+forward = None          # ft_attention_forward_ws(ctx, desc, q, k, v, o, lse, workspace, bytes, stream)
+backward = None         # ft_attention_backward_ws(ctx, desc, q .. dv, workspace, bytes, stream)
+forward_ws_size = None  # ft_attention_*_workspace_size(ctx, desc, &bytes)
+backward_ws_size = None
 
 
 def _bind(lib):
-    global forward, backward
-    p = ctypes.c_void_p
-    forward, backward = lib["ft_attention_forward"], lib["ft_attention_backward"]
-    forward.argtypes, backward.argtypes = [p] * 8, [p] * 12
-    forward.restype = backward.restype = ctypes.c_int
+    global forward, backward, forward_ws_size, backward_ws_size
+    p, sz = ctypes.c_void_p, ctypes.c_size_t
+    forward, backward = lib["ft_attention_forward_ws"], lib["ft_attention_backward_ws"]
+    forward.argtypes, backward.argtypes = [p] * 7 + [p, sz, p], [p] * 11 + [p, sz, p]
+    forward_ws_size, backward_ws_size = lib["ft_attention_forward_workspace_size"], \
+        lib["ft_attention_backward_workspace_size"]
+    forward_ws_size.argtypes = backward_ws_size.argtypes = [p, p, ctypes.POINTER(sz)]
+    for fn in (forward, backward, forward_ws_size, backward_ws_size):
+        fn.restype = ctypes.c_int
 
 
 _lock = threading.Lock()

@@ -48,14 +48,7 @@ def _function():
             except (struct.error, OverflowError) as e:   # the checks bound every field; say which failed
                 raise ValueError(f"attention_varlen: a size does not fit the C descriptor: {e}") from None
             index = device.index
-            prev = a._enter_device(index)
-            try:
-                status = _library.forward(handle, desc, qp, kp, vp, o.data_ptr(), lse.data_ptr(),
-                                          a._current_stream(index))
-            finally:
-                a._leave_device(prev)
-            if status:
-                _library.check(status, handle)
+            a.run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
             ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k)
             ctx.ft = desc, device, index, (q.shape, qs), (k.shape, ks), (v.shape, vs), ost
             ctx.deterministic = deterministic
@@ -91,7 +84,7 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     the tensors' rows. FlashtuneError for a failure inside the library."""
     batch = check_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)
     if softmax_scale is not None:
-        _, softmax_scale = check_options(None, 0.0, False, None, softmax_scale, False)
+        _, softmax_scale = check_options(False, None, softmax_scale)
     if not isinstance(causal, bool):
         raise TypeError(f"causal: expected True or False, got {type(causal).__name__}")
     mask = check_mask(causal, causal_align, window_size)

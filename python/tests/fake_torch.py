@@ -155,7 +155,7 @@ def make_torch(modern=True):
     torch.Tensor = Tensor
     torch.float32, torch.float64 = Dtype("float32", 4), Dtype("float64", 8)
     torch.float16, torch.bfloat16 = Dtype("float16", 2), Dtype("bfloat16", 2)
-    torch.int32, torch.int64 = Dtype("int32", 4), Dtype("int64", 8)
+    torch.int32, torch.int64, torch.uint8 = Dtype("int32", 4), Dtype("int64", 8), Dtype("uint8", 1)
     torch.device = Device
     torch.autograd = types.SimpleNamespace(Function=Function)
     torch.device_log = []
@@ -176,7 +176,15 @@ def make_torch(modern=True):
         assert len(widths) == 2 and widths[0] == 0
         return Tensor(t.shape[:-1] + (t.shape[-1] + widths[1],), t.dtype, t.device)
 
-    torch.nn = types.SimpleNamespace(functional=types.SimpleNamespace(pad=pad))
+    # scaled_dot_product_attention: records its call (args, keywords) in torch.sdpa_calls, returns a tensor
+    # shaped as SDPA's output
+    torch.sdpa_calls = []
+
+    def sdpa(query, key, value, **kw):
+        torch.sdpa_calls.append(((query, key, value), kw))
+        return Tensor(tuple(query.shape[:-1]) + (value.shape[-1],), query.dtype, query.device)
+
+    torch.nn = types.SimpleNamespace(functional=types.SimpleNamespace(pad=pad, scaled_dot_product_attention=sdpa))
 
     def get_device_index(device, optional=False):
         return device.index if isinstance(device, Device) else device

@@ -10,13 +10,14 @@ import shutil
 import subprocess
 import sys
 import unittest
+import warnings
 from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 import flashtune  # noqa: E402  (the import itself is a test: it must not need torch)
-from flashtune import _attention, _checks, _library  # noqa: E402
+from flashtune import _attention, _checks, _fallback, _library, _workspace  # noqa: E402
 import fake_torch  # noqa: E402
 
 
@@ -156,16 +157,14 @@ class Checks(unittest.TestCase):
         self.expect(ValueError, "different devices", q, k, Fake(v.shape, device=Dev("cuda", 1)))
 
     def test_options(self):
-        self.assertEqual(_checks.check_options(None, 0.0, False, None, None, False), (False, None))
-        self.assertEqual(_checks.check_options(None, 0.0, True, None, 0.5, False), (True, 0.5))
-        self.assertEqual(_checks.check_options(None, 0.0, False, True, None, False), (True, None))
+        self.assertEqual(_checks.check_options(False, None, None), (False, None))
+        self.assertEqual(_checks.check_options(True, None, 0.5), (True, 0.5))
+        self.assertEqual(_checks.check_options(False, True, None), (True, None))
         cases = [
-            ((object(), 0.0, False, None, None, False), ValueError, "attn_mask"),
-            ((None, 0.1, False, None, None, False), ValueError, "dropout_p=0.1"),
-            ((None, 0.0, True, False, None, False), ValueError, "disagree"),
-            ((None, 0.0, False, None, "2", False), TypeError, "scale: expected a float"),
-            ((None, 0.0, False, None, float("nan"), False), ValueError, "scale=nan"),
-            ((None, 0.0, False, None, -1.0, False), ValueError, "scale=-1.0"),
+            ((True, False, None), ValueError, "disagree"),
+            ((False, None, "2"), TypeError, "scale: expected a float"),
+            ((False, None, float("nan")), ValueError, "scale=nan"),
+            ((False, None, -1.0), ValueError, "scale=-1.0"),
         ]
         for args, exc, fragment in cases:
             with self.assertRaises(exc) as cm:
@@ -204,10 +203,10 @@ class Checks(unittest.TestCase):
     def test_attention_checks_before_the_gpu(self):
         # The checks run before torch or the library is touched: errors come without either.
         with mock.patch.object(_library, "library", side_effect=AssertionError("library touched")):
+            with self.assertRaises(ValueError):   # strict: an error, not SDPA
+                flashtune.attention(*qkv(d=300), strict=True)
             with self.assertRaises(ValueError):
-                flashtune.attention(*qkv(d=300))
-            with self.assertRaises(ValueError):
-                flashtune.attention(*qkv(), dropout_p=0.5)
+                flashtune.attention(*qkv(), dropout_p=0.5, strict=True)
             with self.assertRaisesRegex(ValueError, "causal_align"):
                 flashtune.attention(*qkv(), causal_align="bottom")
             with self.assertRaisesRegex(ValueError, "window_size"):
@@ -367,6 +366,20 @@ class Recorder:
         return self.status
 
 
+class SizeRecorder:
+    """Stands for ft_attention_*_workspace_size: answers `bytes`, keeping each desc asked about."""
+
+    def __init__(self, nbytes=0):
+        self.calls, self.bytes = [], nbytes
+        proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t))
+        self.fn = proto(self.record)
+
+    def record(self, handle, desc, out):
+        self.calls.append(ctypes.string_at(desc, ctypes.sizeof(_library.AttentionDesc)))
+        out[0] = self.bytes
+        return 0
+
+
 def saved_tensors():
     """What the last forward saved for the backward."""
     return fake_torch.Function.last_ctx.saved_tensors
@@ -378,12 +391,16 @@ class CallPath(unittest.TestCase):
 
     def setUp(self):
         self.use_torch(fake_torch.make_torch())
-        self.fwd, self.bwd = Recorder(8), Recorder(12)
+        self.fwd, self.bwd = Recorder(10), Recorder(14)
+        self.fwd_size, self.bwd_size = SizeRecorder(), SizeRecorder()
         for name, value in (("handle", lambda: ctypes.c_void_p(self.HANDLE)), ("forward", self.fwd.fn),
-                            ("backward", self.bwd.fn)):
+                            ("backward", self.bwd.fn), ("forward_ws_size", self.fwd_size.fn),
+                            ("backward_ws_size", self.bwd_size.fn)):
             patcher = mock.patch.object(_library, name, value)
             patcher.start()
             self.addCleanup(patcher.stop)
+        _workspace._sizes.clear()
+        self.addCleanup(_workspace._sizes.clear)
 
     def use_torch(self, torch):
         self.torch = torch
@@ -410,7 +427,7 @@ class CallPath(unittest.TestCase):
         self.assertEqual((q_, k_, v_, o_), (q, k, v, o))
         self.assertEqual((lse.shape, lse.dtype), ((2, 3, 100), torch.float32))
         stream = torch._C._cuda_getCurrentRawStream(1)
-        self.assertEqual(pointers, tuple(t.data_ptr() for t in (q, k, v, o, lse)) + (stream,))
+        self.assertEqual(pointers, tuple(t.data_ptr() for t in (q, k, v, o, lse)) + (None, None, stream))
         # made cuda:1 current for the call, then put cuda:0 back
         self.assertEqual(torch.device_log, [("set", 1), ("set", 0)])
 
@@ -422,7 +439,8 @@ class CallPath(unittest.TestCase):
         for grad, t in ((dq, q), (dk, k), (dv, v)):
             self.assertEqual((grad.shape, grad.stride(), grad.dtype, grad.device),
                              (t.shape, t.stride(), t.dtype, t.device))
-        self.assertEqual(bpointers, tuple(t.data_ptr() for t in (q, k, v, o, lse, do, dq, dk, dv)) + (stream,))
+        self.assertEqual(bpointers, tuple(t.data_ptr() for t in (q, k, v, o, lse, do, dq, dk, dv)) +
+                         (None, None, stream))
 
         # a dO laid out unlike O is read from a contiguous copy
         odd = fake_torch.Tensor(o.shape, o.dtype, o.device, (100 * 3 * 128, 128, 3 * 128, 1))
@@ -634,6 +652,80 @@ class CallPath(unittest.TestCase):
         self.assertEqual(self.fwd.calls[-1][2][-1], stream)
         self.assertEqual(self.torch.device_log, [("set", 1), ("set", 0)])
 
+    def test_workspaces_come_from_the_caching_allocator(self):
+        # a kernel that keeps a workspace: a uint8 tensor of that many bytes on the device, its
+        # pointer and size passed; asked once per problem (not per call), per device
+        self.fwd_size.bytes, self.bwd_size.bytes = 4096, 1 << 20
+        allocated = []
+        empty = self.torch.empty
+
+        def spy(size, *, dtype, device):
+            t = empty(size, dtype=dtype, device=device)
+            allocated.append(t)
+            return t
+
+        self.torch.empty = spy
+        q, k, v = self.tensors([(1, 2, 16, 64)] * 3)
+        for _ in range(2):
+            o = flashtune.attention(q, k, v)
+        ws = [t for t in allocated if t.dtype is self.torch.uint8]
+        self.assertEqual([(t.shape, t.device) for t in ws], [((4096,), q.device)] * 2)
+        self.assertEqual(self.fwd.calls[-1][2][5:7], (ws[-1].data_ptr(), 4096))
+        self.assertEqual(len(self.fwd_size.calls), 1)
+        do = fake_torch.Tensor(o.shape, o.dtype, o.device)
+        _attention._Attention.get().backward(fake_torch.Function.last_ctx, do)
+        ws = [t for t in allocated if t.dtype is self.torch.uint8]
+        self.assertEqual(ws[-1].shape, (1 << 20,))
+        self.assertEqual(self.bwd.calls[-1][2][9:11], (ws[-1].data_ptr(), 1 << 20))
+        # the same problem on another device asks again (its kernel may differ)
+        q2, k2, v2 = self.tensors([(1, 2, 16, 64)] * 3, device=fake_torch.Device("cuda", 0))
+        flashtune.attention(q2, k2, v2)
+        self.assertEqual(len(self.fwd_size.calls), 2)
+
+    def test_calls_the_kernels_cannot_run_go_to_sdpa(self):
+        torch = self.torch
+        q, k, v = self.tensors([(1, 2, 16, 64)] * 3)
+        mask = fake_torch.Tensor((16, 16), torch.float32, q.device)
+        _fallback._warned.clear()
+        self.addCleanup(_fallback._warned.clear)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            o = flashtune.attention(q, k, v, attn_mask=mask, scale=0.25)
+            flashtune.attention(q, k, v, attn_mask=mask)   # warned once per reason
+            flashtune.attention(q, k, v, dropout_p=0.1, is_causal=True, enable_gqa=True)
+            cpu = self.tensors([(1, 2, 16, 64)] * 3, device=fake_torch.Device("cpu", 0))
+            flashtune.attention(*cpu)
+        self.assertEqual(self.fwd.calls, [])
+        self.assertEqual(o.shape, (1, 2, 16, 64))
+        (args, kw), _, (_, kw3), (args4, _) = torch.sdpa_calls
+        self.assertEqual(args, (q, k, v))
+        self.assertEqual(kw, {"attn_mask": mask, "dropout_p": 0.0, "is_causal": False, "scale": 0.25})
+        self.assertEqual(kw3, {"attn_mask": None, "dropout_p": 0.1, "is_causal": True, "scale": None,
+                               "enable_gqa": True})
+        self.assertEqual(args4, tuple(cpu))
+        messages = [str(w.message) for w in caught]
+        self.assertEqual(len(messages), 3, messages)
+        self.assertIn("attn_mask is given", messages[0])
+        self.assertIn("dropout_p=0.1", messages[1])
+        self.assertIn("the tensors are on cpu:0", messages[2])
+        # strict mode: an error naming the reason, by keyword or environment
+        with self.assertRaisesRegex(ValueError, "attn_mask is given .*strict mode"):
+            flashtune.attention(q, k, v, attn_mask=mask, strict=True)
+        with mock.patch.dict(os.environ, {"FLASHTUNE_STRICT": "1"}):
+            with self.assertRaisesRegex(ValueError, "dropout_p=0.5"):
+                flashtune.attention(q, k, v, dropout_p=0.5)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                flashtune.attention(q, k, v, dropout_p=0.5, strict=False)   # the keyword wins
+        with self.assertRaisesRegex(TypeError, "strict: expected True, False or None"):
+            flashtune.attention(q, k, v, strict="yes")
+        # what SDPA cannot do either: an error, whatever the mode
+        for kw, name in (({"window_size": (8, 0)}, "no window"), ({"causal_align": "bottom_right"}, "bottom-right"),
+                         ({"softcap": 30.0}, "softcap")):
+            with self.assertRaisesRegex(ValueError, name):
+                flashtune.attention(q, k, v, attn_mask=mask, **kw)
+        self.assertEqual(len(torch.sdpa_calls), 5)
+
     def test_a_failed_call_raises_after_restoring_the_device(self):
         self.fwd.status = _library.FT_ERR_INVALID_ARGUMENT
         with mock.patch.object(_library, "check", side_effect=ValueError("from the library")) as check:
@@ -669,9 +761,10 @@ class CallPathToTheLibrary(unittest.TestCase):
             flashtune.attention(rows_overlap, k, v)
 
     def test_backward_reaches_the_gpu_check(self):
-        ok = Recorder(8)
+        ok = Recorder(10)
         _library.handle()   # loads the library (binding forward/backward) before the swap
-        with mock.patch.object(_library, "forward", ok.fn):
+        with mock.patch.object(_library, "forward", ok.fn), \
+                mock.patch.object(_workspace, "forward_bytes", lambda *a: 0):
             o = flashtune.attention(*self.qkv)
         do = fake_torch.Tensor(o.shape, o.dtype, o.device)
         with self.assertRaises(flashtune.FlashtuneError) as cm:

@@ -421,6 +421,117 @@ class AgainstPyTorch(unittest.TestCase):
         self.assertIn("CAUSAL=0", text)
 
 
+class Block(torch.nn.Module if HAVE_GPU else object):
+    """A transformer block's attention half (python/examples/mha.py's layer): projections,
+    flashtune.attention over [B, H, N, D] views, the output projection."""
+
+    def __init__(self, hidden=256, heads=4, deterministic=None):
+        super().__init__()
+        self.heads, self.deterministic = heads, deterministic
+        self.qkv = torch.nn.Linear(hidden, 3 * hidden)
+        self.out = torch.nn.Linear(hidden, hidden)
+
+    def forward(self, x):
+        b, n, hidden = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, self.heads, hidden // self.heads).permute(2, 0, 3, 1, 4)
+        o = flashtune.attention(q, k, v, is_causal=True, deterministic=self.deterministic)
+        return self.out(o.transpose(1, 2).reshape(b, n, hidden))
+
+
+def block_and_input(dtype=torch.bfloat16 if HAVE_GPU else None, deterministic=None, seed=0):
+    torch.manual_seed(seed)
+    block = Block(deterministic=deterministic).to(device="cuda", dtype=dtype)
+    x = torch.randn(2, 197, 256, device="cuda", dtype=dtype, requires_grad=True)
+    return block, x
+
+
+def run_block(fn, block, x, g):
+    """The block's output and the gradients of its input and weights for dLoss/dy = g."""
+    for p in list(block.parameters()) + [x]:
+        p.grad = None
+    y = fn(x)
+    y.backward(g)
+    return [y.detach().clone(), x.grad.clone()] + [p.grad.clone() for p in block.parameters()]
+
+
+class DropIn(unittest.TestCase):
+    """What makes flashtune a drop-in for SDPA in PyTorch programs: torch.compile (fullgraph),
+    torch.export, CUDA graph capture and the fallback to SDPA."""
+
+    def test_compile_fullgraph_matches_eager(self):
+        block, x = block_and_input()
+        g = torch.randn(2, 197, 256, device="cuda", dtype=torch.bfloat16)
+        eager = run_block(block, block, x, g)
+        compiled = torch.compile(block, fullgraph=True)
+        got = run_block(compiled, block, x, g)
+        for name, a, b in zip(["y", "dx"] + [n for n, _ in block.named_parameters()], eager, got):
+            torch.testing.assert_close(b, a, atol=2e-2, rtol=2e-2, msg=name)
+
+    def test_compiled_graph_holds_the_operators(self):
+        from torch._dynamo.testing import CompileCounterWithBackend
+        counter = CompileCounterWithBackend("aot_eager")
+        block, x = block_and_input()
+        y = torch.compile(block, backend=counter, fullgraph=True)(x)
+        y.sum().backward()
+        self.assertEqual(counter.frame_count, 1)
+        ops = {str(n.target) for gm in counter.graphs for n in gm.graph.nodes if n.op == "call_function"}
+        self.assertTrue(any("flashtune.attention_forward" in op for op in ops), ops)
+
+    def test_export(self):
+        block, x = block_and_input()
+        x = x.detach()
+        exported = torch.export.export(block, (x,))
+        ops = {str(n.target) for n in exported.graph.nodes if n.op == "call_function"}
+        self.assertTrue(any("flashtune.attention_forward" in op for op in ops), ops)
+        torch.testing.assert_close(exported.module()(x), block(x), atol=0, rtol=0)
+
+    def test_cuda_graph_replays_match_eager_bitwise(self):
+        # flashtune's forward and backward captured (deterministic mode), replayed 100 times: the
+        # same bits as eager (the workspaces come from the graph's pool; nothing allocates inside)
+        q, k, v = make((2, 4, 197, 197, 64, 64), torch.bfloat16, "bnhd", 11)
+        do = torch.randn(2, 4, 197, 64, device="cuda", dtype=torch.bfloat16)
+
+        def step(q, k, v):   # dO enters through a loss made in the step (in the capture, on its stream)
+            o = flashtune.attention(q, k, v, is_causal=True, deterministic=True)
+            return (o,) + torch.autograd.grad((o * do).sum(), (q, k, v))
+
+        # eager on copies: autograd keeps the stream a leaf is first used on, and a leaf first used
+        # on the default stream would make the capture wait on it (PyTorch refuses that)
+        eager = [t.clone() for t in step(*(t.detach().clone().requires_grad_(True) for t in (q, k, v)))]
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):   # warm-up on a side stream, as torch.cuda.graphs asks
+            for _ in range(2):
+                step(q, k, v)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = step(q, k, v)
+        for replay in range(100):
+            graph.replay()
+            if replay in (0, 99):
+                torch.cuda.synchronize()
+                for name, a, b in zip(("O", "dQ", "dK", "dV"), eager, captured):
+                    self.assertTrue(torch.equal(a, b), f"{name} after replay {replay + 1}")
+
+    def test_calls_the_kernels_cannot_run_go_to_sdpa(self):
+        q, k, v = make((2, 3, 17, 17, 64, 64), torch.float32, "bhnd", 5)
+        mask = torch.randn(17, 17, device="cuda") > 0
+        mask[:, 0] = True
+        import warnings
+        flashtune._fallback._warned.clear()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            o = flashtune.attention(q, k, v, attn_mask=mask)
+            cpu = [t.detach().cpu() for t in (q, k, v)]
+            o_cpu = flashtune.attention(*cpu, is_causal=True)
+        self.assertTrue(torch.equal(o, F.scaled_dot_product_attention(q, k, v, attn_mask=mask)))
+        self.assertTrue(torch.equal(o_cpu, F.scaled_dot_product_attention(*cpu, is_causal=True)))
+        self.assertEqual(len([w for w in caught if "flashtune.attention:" in str(w.message)]), 2)
+        with self.assertRaisesRegex(ValueError, "strict mode"):
+            flashtune.attention(q, k, v, attn_mask=mask, strict=True)
+
+
 if __name__ == "__main__":
     if not HAVE_GPU:
         print("no CUDA GPU or no torch: test_gpu.py skipped")

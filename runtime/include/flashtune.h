@@ -286,6 +286,30 @@ FT_API ft_status ft_attention_backward_ws(ft_context *ctx, const ft_attention_de
                                           const void *dout, void *dq, void *dk, void *dv,
                                           void *workspace, size_t workspace_bytes, void *stream);
 
+/* Bytes of device workspace ft_attention_forward_ws needs for d: what the kernel the library
+ * picks for it on the current GPU keeps there (a forward that splits its keys over several blocks
+ * keeps their partial sums; most kernels need none: 0). Checks d and its tensors' layouts as the
+ * forward does, then picks, and on the first call for a problem loads or compiles, that kernel, so
+ * it needs a current CUDA context as the forward does. OUT: *bytes (0 on failure). Returns FT_OK
+ * or the forward's statuses. */
+FT_API ft_status ft_attention_forward_workspace_size(ft_context *ctx, const ft_attention_desc *d,
+                                                     size_t *bytes /* OUT */);
+
+/* ft_attention_forward with a caller-owned workspace: a device pointer, 256-byte aligned, of at
+ * least ft_attention_forward_workspace_size bytes (NULL when that is 0), not used by anything
+ * else until this call's kernels finish on stream. Also returns FT_ERR_INVALID_ARGUMENT when the
+ * workspace is too small or misaligned. */
+FT_API ft_status ft_attention_forward_ws(ft_context *ctx, const ft_attention_desc *d, const void *q,
+                                         const void *k, const void *v, void *o, void *lse, void *workspace,
+                                         size_t workspace_bytes, void *stream);
+
+/* CUDA graphs. Calls may be captured into a CUDA graph (cuStreamBeginCapture, torch.cuda.graph):
+ * once a problem has run once outside the capture (its kernel loaded), a call on a capturing
+ * stream only queues its kernels and stream-ordered memsets there. It never allocates, frees or
+ * waits: the _ws calls take the caller's workspace; the others use the library's workspace for
+ * the stream and return FT_ERR_INVALID_ARGUMENT rather than grow it; and a variable-length batch's
+ * prefix sums, read back and checked outside a capture, are trusted as given inside one. */
+
 /* The same computations through flashtune's GPU reference kernels (simple, slow, precise:
  * what the tuner validates against), for checking results. Same arguments, layout rules and
  * statuses; any alignment is accepted. The backward uses the cached workspace as above. */

@@ -920,6 +920,25 @@ static void invalid_arguments_name_the_argument(void **state)
                                                            NULL));
     c.d.heads_k = 0;
     assert_int_equal(ft_attention_backward_workspace_size(ft, &c.d, NULL), FT_ERR_INVALID_ARGUMENT);
+    /* The forward's: its arguments are checked before the GPU is needed. */
+    size_t fwd_need = 7;
+    assert_int_equal(ft_attention_forward_workspace_size(ft, &c.d, NULL), FT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ft_last_error(ft), "ft_attention_forward_workspace_size: bytes is NULL"));
+    assert_int_equal(ft_attention_forward_workspace_size(NULL, &c.d, &fwd_need), FT_ERR_INVALID_ARGUMENT);
+    c.d.batch = 0;
+    assert_int_equal(ft_attention_forward_workspace_size(ft, &c.d, &fwd_need), FT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ft_last_error(ft), "ft_attention_forward_workspace_size: batch=0 must be at least 1"));
+    assert_int_equal(fwd_need, 0);
+    assert_int_equal(ft_attention_forward_ws(ft, &c.d, c.q, c.k, c.v, (void *)c.o, (void *)c.lse, NULL, 0, NULL),
+                     FT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ft_last_error(ft), "ft_attention_forward_ws: batch=0"));
+    c.d.batch = 2;
+    assert_int_equal(ft_attention_forward_ws(ft, &c.d, c.q, c.k, c.v, (void *)c.o, (void *)c.lse, NULL, 64, NULL),
+                     FT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ft_last_error(ft), "ft_attention_forward_ws: workspace is NULL"));
+    assert_int_equal(ft_attention_forward_ws(ft, &c.d, c.q, c.k, c.v, (void *)c.o, (void *)c.lse, (void *)0x1000010,
+                                             512, NULL), FT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ft_last_error(ft), "not 256-byte aligned"));
     char buf[16];
     assert_int_equal(ft_describe_choice(ft, &c.d, 0, NULL, 10), FT_ERR_INVALID_ARGUMENT);
     assert_int_equal(ft_describe_choice(ft, &c.d, 0, buf, 0), FT_ERR_INVALID_ARGUMENT);
@@ -1098,6 +1117,10 @@ static void no_driver_is_no_device(void **state)
     char buf[256];
     assert_int_equal(ft_describe_choice(ft, &c.d, 1, buf, sizeof buf), FT_ERR_NO_DEVICE);
     assert_non_null(strstr(ft_last_error(ft), "ft_describe_choice: no CUDA driver"));
+    size_t bytes = 7;
+    assert_int_equal(ft_attention_forward_workspace_size(ft, &c.d, &bytes), FT_ERR_NO_DEVICE);
+    assert_non_null(strstr(ft_last_error(ft), "ft_attention_forward_workspace_size: no CUDA driver"));
+    assert_int_equal(bytes, 0);
     ft_close(ft);
 }
 

@@ -322,6 +322,18 @@ static int run_case(ft_context *ft, const gpu_case *c, uint64_t seed, char *log,
         s = ft_attention_backward(ft, &d, P(q), P(k), P(v), P(o), P(lse), P(dout), P(again[0]), P(again[1]),
                                   P(again[2]), stream);
     }
+    /* The forward again with the caller's workspace (ft_attention_forward_ws): the same bits. A
+     * decode shape's split forward keeps its partial sums there, so it needs one. */
+    size_t ws_bytes = 0;
+    CUdeviceptr o_ws = alloc_poisoned(no * e), lse_ws = alloc_poisoned(bh * rows_q * acc), ws = 0;
+    if (s == FT_OK)
+        s = ft_attention_forward_workspace_size(ft, &d, &ws_bytes);
+    if (s == FT_OK && ws_bytes && cu->MemAlloc(&ws, ws_bytes) != CUDA_SUCCESS) {
+        snprintf(log, len, "cuMemAlloc of %zu bytes of workspace failed", ws_bytes);
+        return 1;
+    }
+    if (s == FT_OK)
+        s = ft_attention_forward_ws(ft, &d, P(q), P(k), P(v), P(o_ws), P(lse_ws), P(ws), ws_bytes, stream);
     if (s == FT_OK)
         s = ft_attention_forward_reference(ft, &d, P(q), P(k), P(v), P(o_ref), P(lse_ref), stream);
     if (s == FT_OK)
@@ -342,6 +354,25 @@ static int run_case(ft_context *ft, const gpu_case *c, uint64_t seed, char *log,
         failed |= !(compare("dQ", dq, dq_ref, c->dtype, nq, log, len) < lim);
         failed |= !(compare("dK", dk, dk_ref, c->dtype, nk, log, len) < lim);
         failed |= !(compare("dV", dv, dv_ref, c->dtype, nv, log, len) < lim);
+        const CUdeviceptr fwd[2][2] = { { o, o_ws }, { lse, lse_ws } };
+        const size_t fwd_bytes[2] = { no * e, bh * rows_q * acc };
+        for (int i = 0; i < 2; i++) {
+            unsigned char *a = malloc(fwd_bytes[i]), *b = malloc(fwd_bytes[i]);
+            cu->MemcpyDtoH(a, fwd[i][0], fwd_bytes[i]);
+            cu->MemcpyDtoH(b, fwd[i][1], fwd_bytes[i]);
+            if (memcmp(a, b, fwd_bytes[i]) != 0) {
+                const size_t used = strlen(log);
+                snprintf(log + used, len - used, " %s differs with the caller's workspace", i ? "lse" : "O");
+                failed = 1;
+            }
+            free(a);
+            free(b);
+        }
+        if (!strncmp(c->name, "decode", 6) && ws_bytes == 0) {
+            const size_t used = strlen(log);
+            snprintf(log + used, len - used, " a decode forward asked for no workspace (not split?)");
+            failed = 1;
+        }
         if (c->deterministic) {
             const CUdeviceptr first[3] = { dq, dk, dv };
             const size_t n[3] = { nq, nk, nv };
@@ -363,7 +394,8 @@ static int run_case(ft_context *ft, const gpu_case *c, uint64_t seed, char *log,
     for (int i = 0; i < 3; i++)
         if (again[i])
             cu->MemFree(again[i]);
-    CUdeviceptr all[] = { q, k, v, dout, o, o_ref, lse, lse_ref, dq, dk, dv, dq_ref, dk_ref, dv_ref, sums[0], sums[1] };
+    CUdeviceptr all[] = { q, k, v, dout, o, o_ref, lse, lse_ref, dq, dk, dv, dq_ref, dk_ref, dv_ref, sums[0], sums[1],
+                          o_ws, lse_ws, ws };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (all[i])
             cu->MemFree(all[i]);

@@ -1,0 +1,120 @@
+"""flashtune's attention as PyTorch custom operators (torch.library.custom_op), for what traces a
+program instead of running it: torch.compile (fullgraph too) and torch.export see two opaque
+operators, ``flashtune::attention_forward`` and ``flashtune::attention_backward``, with fake
+implementations that give the outputs' shapes, and the backward registered as the forward's
+gradient. Eager calls keep the lighter autograd.Function of _attention (a custom operator costs
+more host time a call); both run the same library calls (_attention.forward_call and
+run_backward).
+
+Registered when this module is imported with a PyTorch that has torch.library.custom_op (2.4 and
+later); without one, compiling() is always False and attention() never comes here."""
+from typing import Optional, Tuple
+
+from . import _attention
+from ._checks import check_tensors
+
+try:
+    import torch
+    _HAVE_OPS = hasattr(torch, "library") and hasattr(torch.library, "custom_op")
+except ImportError:   # flashtune imports without PyTorch; attention() then needs it anyway
+    torch = None
+    _HAVE_OPS = False
+
+
+def _always_false():
+    return False
+
+
+_is_compiling = _is_exporting = _always_false
+if _HAVE_OPS:
+    _is_compiling = getattr(torch.compiler, "is_compiling", None) or torch._dynamo.is_compiling
+    _is_exporting = getattr(torch.compiler, "is_exporting", _always_false)
+
+
+def compiling():
+    """True while torch.compile or torch.export traces the caller: then attention() goes through the
+    operators (eager tensors have data, traced ones only shapes)."""
+    return _is_compiling() or _is_exporting()
+
+DTYPE_CODES = {}   # torch dtype -> ft_dtype code, for the traced path (a dict dynamo reads as a constant)
+if _HAVE_OPS:
+    Tensor = torch.Tensor
+    DTYPE_CODES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.float64: 3}
+
+    def _dtype_code(q, k, v):
+        return check_tensors(q, k, v, True)   # grouped heads allowed: attention() checked enable_gqa
+
+    @torch.library.custom_op("flashtune::attention_forward", mutates_args=())
+    def attention_forward(q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: Optional[float], causal_align: int,
+                          window: int, window_left: int, window_right: int, softcap: float,
+                          deterministic: Optional[bool]) -> Tuple[Tensor, Tensor]:
+        """O [B, H, Nq, Dv] and L [B, H, Nq] (float32; float64 for float64) of q, k, v [B, H, N, D].
+        deterministic is the backward's (None: torch.use_deterministic_algorithms when it runs)."""
+        _attention._Attention.get()   # binds the device and stream calls
+        dtype = _dtype_code(q, k, v)
+        out = _attention.forward_call(torch, q, k, v, dtype, causal, scale,
+                                      (causal_align, window, window_left, window_right), softcap)
+        return out[3], out[4]
+
+    @attention_forward.register_fake
+    def _(q, k, v, causal, scale, causal_align, window, window_left, window_right, softcap, deterministic):
+        dtype = _dtype_code(q, k, v)
+        b, h, nq, _ = q.shape
+        o = q.new_empty((b, h, nq, v.shape[3]))
+        return o, q.new_empty((b, h, nq), dtype=torch.float64 if dtype == 3 else torch.float32)
+
+    @torch.library.custom_op("flashtune::attention_backward", mutates_args=())
+    def attention_backward(do: Tensor, q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor, causal: bool,
+                           scale: Optional[float], causal_align: int, window: int, window_left: int, window_right: int,
+                           softcap: float, deterministic: bool) -> Tuple[Tensor, Tensor, Tensor]:
+        """dQ, dK, dV of attention_forward's, laid out as torch.empty_like(q), (k), (v)."""
+        _attention._Attention.get()
+        dtype = _dtype_code(q, k, v)
+        half = dtype == 1 or dtype == 2
+        # the operands as the forward passed them, and its desc (the library reads O's strides)
+        q_, (b, h, nq, d), qs, _ = _attention._operand(q, half)
+        k_, (_, hk, nk, _), ks, _ = _attention._operand(k, half)
+        v_, (_, _, _, dv), vs, _ = _attention._operand(v, half)
+        ost = o.stride()
+        desc = _attention.desc_of(q_, k_, v_, o, (b, h, nq, nk, d, dv, hk), (qs, ks, vs, ost), dtype, causal, scale,
+                                  (causal_align, window, window_left, window_right), softcap)
+        grads = _attention.run_backward(torch, desc, q_.device, q_, k_, v_, o, lse, do, ost,
+                                        ((q_.shape, qs), (k_.shape, ks), (v_.shape, vs)), deterministic)
+        return tuple(_like(t, g) for t, g in zip((q, k, v), grads))
+
+    def _like(t, grad):
+        """grad laid out as torch.empty_like(t), as the fake promised (a copy only where t's layout
+        is not dense: rows longer than the head dim)."""
+        want = torch.empty_like(t)
+        if want.stride() == grad.stride():
+            return grad
+        return want.copy_(grad)
+
+    @attention_backward.register_fake
+    def _(do, q, k, v, o, lse, causal, scale, causal_align, window, window_left, window_right, softcap,
+          deterministic):
+        _dtype_code(q, k, v)
+        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+    def _setup_context(ctx, inputs, output):
+        q, k, v = inputs[:3]
+        o, lse = output
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.options, ctx.deterministic = inputs[3:10], inputs[10]
+
+    def _backward(ctx, do, dlse):
+        q, k, v, o, lse = ctx.saved_tensors
+        deterministic = ctx.deterministic
+        if deterministic is None:
+            deterministic = torch.are_deterministic_algorithms_enabled()
+        dq, dk, dv = torch.ops.flashtune.attention_backward(do, q, k, v, o, lse, *ctx.options, bool(deterministic))
+        return (dq, dk, dv) + (None,) * 8
+
+    attention_forward.register_autograd(_backward, setup_context=_setup_context)
+
+
+def attention(q, k, v, causal, scale, mask, softcap, deterministic):
+    """O of checked [B, H, N, D] query, key and value through the operators (the caller pads the
+    head dims and makes the views, as for the eager path)."""
+    o, _ = torch.ops.flashtune.attention_forward(q, k, v, causal, scale, *mask, softcap, deterministic)
+    return o

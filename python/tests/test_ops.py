@@ -1,0 +1,80 @@
+"""CPU tests of flashtune's PyTorch operators (needs PyTorch, no GPU; exits 77, ctest's skip code,
+without it): both are registered with their schemas, and their fake implementations (what
+torch.compile and torch.export trace with) give the real outputs' shapes, dtypes, devices and
+layouts for CUDA fake tensors, and refuse bad problems with the eager path's messages.
+Run: python3 python/tests/test_ops.py"""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+try:
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    HAVE_TORCH = hasattr(torch, "library") and hasattr(torch.library, "custom_op")
+except ImportError:
+    HAVE_TORCH = False
+
+import flashtune  # noqa: E402
+from flashtune import _ops  # noqa: E402
+
+# attention_forward's arguments after q, k, v: causal, scale, causal_align, window, window_left,
+# window_right, softcap, deterministic
+PLAIN = (False, None, 0, 0, 0, 0, 0.0, None)
+
+
+def fake(shape, dtype=None, strides=None):
+    t = torch.empty(shape, dtype=dtype or torch.bfloat16, device="cuda")
+    return t if strides is None else torch.empty_strided(shape, strides, dtype=t.dtype, device="cuda")
+
+
+class Operators(unittest.TestCase):
+    def setUp(self):
+        import logging   # a refusal in a fake implementation is logged by the fake-tensor machinery too
+        logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
+
+    def test_registered_with_their_schemas(self):
+        fwd = str(torch.ops.flashtune.attention_forward.default._schema)
+        bwd = str(torch.ops.flashtune.attention_backward.default._schema)
+        self.assertIn("attention_forward(Tensor q, Tensor k, Tensor v, bool causal, float? scale", fwd)
+        self.assertIn("-> (Tensor, Tensor)", fwd)
+        self.assertIn("bool deterministic) -> (Tensor, Tensor, Tensor)", bwd)
+        self.assertTrue(_ops._HAVE_OPS)
+        self.assertFalse(_ops.compiling())   # eager here
+
+    def test_fake_outputs_are_the_real_ones_shapes(self):
+        with FakeTensorMode():
+            for dtype, lse_dtype in ((torch.bfloat16, torch.float32), (torch.float64, torch.float64)):
+                q, k, v = fake((2, 8, 100, 64), dtype), fake((2, 2, 77, 64), dtype), fake((2, 2, 77, 32), dtype)
+                o, lse = torch.ops.flashtune.attention_forward(q, k, v, True, 0.5, 1, 1, 16, 0, 30.0, True)
+                self.assertEqual((o.shape, o.dtype, o.device), ((2, 8, 100, 32), dtype, q.device))
+                self.assertEqual((lse.shape, lse.dtype), ((2, 8, 100), lse_dtype))
+                self.assertTrue(o.is_contiguous())
+                grads = torch.ops.flashtune.attention_backward(torch.empty_like(o), q, k, v, o, lse, *PLAIN[:-1],
+                                                               False)
+                for g, t in zip(grads, (q, k, v)):
+                    self.assertEqual((g.shape, g.stride(), g.dtype), (t.shape, t.stride(), t.dtype))
+            # a [B, N, H, D] view: the gradient keeps its layout (empty_like), as the real one does
+            q = fake((2, 100, 8, 64)).transpose(1, 2)
+            dq, _, _ = torch.ops.flashtune.attention_backward(fake((2, 8, 100, 64)), q, q, q, fake((2, 8, 100, 64)),
+                                                              fake((2, 8, 100), torch.float32), *PLAIN[:-1], False)
+            self.assertEqual(dq.stride(), q.stride())
+
+    def test_fake_refuses_what_the_kernels_refuse(self):
+        with FakeTensorMode():
+            q = fake((1, 4, 16, 64))
+            cases = [((q, fake((1, 4, 16, 32)), q), ValueError, "key: head_dim 32 differs from query's 64"),
+                     ((q, fake((1, 3, 16, 64)), fake((1, 3, 16, 64))), ValueError, "multiple of the key/value heads"),
+                     ((q, q.float(), q), TypeError, "must share one dtype"),
+                     ((q, q, fake((1, 4, 16, 300))), ValueError, "value: head_dim=300 is not supported")]
+            for args, exc, fragment in cases:
+                with self.assertRaises(exc) as cm:
+                    torch.ops.flashtune.attention_forward(*args, *PLAIN)
+                self.assertIn(fragment, str(cm.exception))
+
+
+if __name__ == "__main__":
+    if not HAVE_TORCH:
+        print("no PyTorch with torch.library.custom_op: test_ops.py skipped")
+        sys.exit(77)
+    unittest.main()
