@@ -41,6 +41,7 @@ ft_status ft_open(const char *db_path, ft_context **out)
     if (!ctx)
         return rt_fail(NULL, FT_ERR_OUT_OF_MEMORY, "ft_open: out of memory");
     pthread_mutex_init(&ctx->lock, NULL);
+    rt_disk_cache_dir(ctx->cache_dir, sizeof ctx->cache_dir);
     char err[RT_ERR_LEN];
     if (db_path) {
         ctx->user_writable = writable(db_path);

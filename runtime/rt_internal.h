@@ -226,9 +226,12 @@ typedef struct rt_cubin {
     struct rt_cubin *next;
 } rt_cubin;
 
+#define RT_PATH_LEN 4096
+
 struct ft_context {
     db *user;                   /* the database of ft_open, or NULL */
     int user_writable;
+    char cache_dir[RT_PATH_LEN];   /* the CUBIN cache on disk (rt_disk_cache_dir), "" for none */
     db *shipped;                /* the embedded winners, or NULL */
     pthread_mutex_t lock;       /* the slow paths: lists below, never held during a launch */
     rt_cuctx *_Atomic contexts;
@@ -238,6 +241,18 @@ struct ft_context {
     CUcontext primary;          /* device 0's primary context when the library retained it */
     CUdevice primary_device;
 };
+
+/* ---- the CUBIN cache on disk (rt_disk_cache.c) ---------------------------------------------- */
+
+/* The folder: $FLASHTUNE_CACHE_DIR ("" or "0": none), else $XDG_CACHE_HOME/flashtune, else
+ * $HOME/.cache/flashtune; "" when none is set. OUT: dir. */
+void rt_disk_cache_dir(char *dir, size_t len);
+/* The CUBIN of id in dir, compiled from exactly id's source, options, target and NVRTC version:
+ * 1 (OUT: out->image malloc'ed, out->size, out->origin), else 0 (none, another's, unreadable). */
+int rt_disk_cache_load(const char *dir, const gen_cache_id *id, rt_cubin *out);
+/* Keeps cubin (size bytes, compiled as id says) in dir, made if missing; silently nothing on any
+ * failure (a cache that cannot be written costs a compile later). */
+void rt_disk_cache_store(const char *dir, const gen_cache_id *id, const void *cubin, size_t size);
 
 /* The driver, or FT_ERR_NO_DEVICE with the reason recorded for func. */
 ft_status rt_driver(ft_context *ctx, const char *func, const cu_driver **cu);

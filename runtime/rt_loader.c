@@ -1,4 +1,4 @@
-/* Modules: a CUBIN from memory, the database or NVRTC, loaded once per CUDA context. Compiling
+/* Modules: a CUBIN from memory, the database, the cache on disk or NVRTC, loaded once per CUDA context. Compiling
  * happens outside the lock, so other threads keep launching meanwhile. Every cache is found by a
  * 64-bit key and used only when what the CUBIN was compiled from matches too. */
 #include <stdio.h>
@@ -35,13 +35,15 @@ static rt_cubin *find_cubin(ft_context *ctx, const rt_kernel *k)
 int rt_cubin_load(ft_context *ctx, const gen_config *c, const char *source, const char *device_arch, rt_cubin *out)
 {
     gen_cache_id id;
-    if (!ctx->user || gen_cache_id_init(c->family, source, device_arch, &id) != 0)
+    if (gen_cache_id_init(c->family, source, device_arch, &id) != 0)
         return 0;
+    if (!ctx->user)
+        return rt_disk_cache_load(ctx->cache_dir, &id, out);
     db_binary want, b;
     db_binary_init(&want, id.key, id.arch, id.nvrtc_version, id.options, id.source);
     char err[256];
     if (db_binary_lookup(ctx->user, &want, &b, NULL, err, sizeof err) != 1)
-        return 0;
+        return rt_disk_cache_load(ctx->cache_dir, &id, out);
     out->image = b.cubin;
     out->size = b.cubin_size;
     snprintf(out->origin, sizeof out->origin, "CUBIN from the database (NVRTC %s)", b.nvrtc_version);
@@ -52,7 +54,10 @@ void rt_cubin_store(ft_context *ctx, const gen_config *c, const char *source, co
                     const gen_binary *bin)
 {
     gen_cache_id id;
-    if (!ctx->user || !ctx->user_writable || gen_cache_id_init(c->family, source, device_arch, &id) != 0)
+    if (gen_cache_id_init(c->family, source, device_arch, &id) != 0)
+        return;
+    rt_disk_cache_store(ctx->cache_dir, &id, bin->cubin, bin->cubin_size);
+    if (!ctx->user || !ctx->user_writable)
         return;
     db_kernel k;
     memset(&k, 0, sizeof k);

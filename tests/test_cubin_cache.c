@@ -332,6 +332,139 @@ static void loader_refuses_a_forged_row(void **state)
     free(source);
 }
 
+/* The cache on disk: what one process compiled, a later one (no database, or one without the
+ * row) loads; a file that is not exactly what it says (another kernel's under this key, cut
+ * short, with bytes after its end, from another NVRTC) is passed over; "" turns it off. */
+static void disk_cache_keeps_what_was_compiled(void **state)
+{
+    (void)state;
+    char cache[300], path[600];
+    snprintf(cache, sizeof cache, "%s/cache/flashtune", dir);   /* two levels made on the first store */
+    gen_config c, other;
+    gen_config_init(&c, gen_family_find("fwd_mma"));
+    gen_config_init(&other, gen_family_find("fwd_mma"));
+    other.p[GEN_BLOCK_N] = 32;
+    char *source = gen_expand(&c), *other_source = gen_expand(&other);
+    assert_non_null(source);
+    assert_non_null(other_source);
+    const gen_binary bin = fake_binary("sm_90", "a CUBIN of fwd_mma");
+    gen_cache_id id, other_id;
+    assert_int_equal(gen_cache_id_init(c.family, source, "sm_90", &id), 0);
+    assert_int_equal(gen_cache_id_init(other.family, other_source, "sm_90", &other_id), 0);
+
+    ft_context *ft;
+    assert_int_equal(ft_open(NULL, &ft), FT_OK);
+    snprintf(ft->cache_dir, sizeof ft->cache_dir, "%s", cache);
+    rt_cubin_store(ft, &c, source, "sm_90", &bin);
+    ft_close(ft);
+    snprintf(path, sizeof path, "%s/%s-%s.cubin", cache, id.key, id.arch);
+    assert_int_equal(access(path, R_OK), 0);
+
+    /* A later process, without a database, then with one that lacks the row. */
+    char db_path[256];
+    fresh_path("disk.db", db_path, sizeof db_path);
+    db_close(open_db(db_path));
+    const char *dbs[2] = { NULL, db_path };
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(ft_open(dbs[i], &ft), FT_OK);
+        snprintf(ft->cache_dir, sizeof ft->cache_dir, "%s", cache);
+        rt_cubin cubin;
+        memset(&cubin, 0, sizeof cubin);
+        assert_int_equal(rt_cubin_load(ft, &c, source, "sm_90", &cubin), 1);
+        assert_string_equal(cubin.image, "a CUBIN of fwd_mma");
+        assert_int_equal(cubin.size, bin.cubin_size);
+        assert_non_null(strstr(cubin.origin, "CUBIN from the cache"));
+        free(cubin.image);
+        /* Nothing for another kernel. */
+        memset(&cubin, 0, sizeof cubin);
+        assert_int_equal(rt_cubin_load(ft, &other, other_source, "sm_90", &cubin), 0);
+        ft_close(ft);
+    }
+
+    /* Damaged or foreign files: each passed over. */
+    size_t size;
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    size = (size_t)ftell(f);
+    rewind(f);
+    char *good = malloc(size);
+    assert_int_equal(fread(good, 1, size, f), size);
+    fclose(f);
+    char other_path[600];
+    snprintf(other_path, sizeof other_path, "%s/%s-%s.cubin", cache, other_id.key, other_id.arch);
+    const struct { const char *name; const char *file; size_t keep; const char *tail; } damaged[] = {
+        { "another kernel's file under its key", other_path, size, "" },
+        { "cut short", path, size - 3, "" },
+        { "bytes after the end", path, size, "x" },
+        { "only the header", path, 40, "" },
+    };
+    for (size_t i = 0; i < sizeof damaged / sizeof damaged[0]; i++) {
+        f = fopen(damaged[i].file, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(good, 1, damaged[i].keep, f), damaged[i].keep);
+        fputs(damaged[i].tail, f);
+        fclose(f);
+        rt_cubin cubin;
+        memset(&cubin, 0, sizeof cubin);
+        const int found = damaged[i].file == other_path ? rt_disk_cache_load(cache, &other_id, &cubin)
+                                                          : rt_disk_cache_load(cache, &id, &cubin);
+        if (found)
+            fail_msg("%s: loaded", damaged[i].name);
+        assert_null(cubin.image);
+        unlink(other_path);
+    }
+    /* Another NVRTC's file: the version in the header differs. */
+    gen_cache_id newer = id;
+    snprintf(newer.nvrtc_version, sizeof newer.nvrtc_version, "99.9");
+    rt_disk_cache_store(cache, &newer, "a newer CUBIN", 14);
+    rt_cubin cubin;
+    memset(&cubin, 0, sizeof cubin);
+    assert_int_equal(rt_disk_cache_load(cache, &id, &cubin), 0);
+    assert_int_equal(rt_disk_cache_load(cache, &newer, &cubin), 1);
+    free(cubin.image);
+    /* Off: nothing stored, nothing found. */
+    memset(&cubin, 0, sizeof cubin);
+    unlink(path);
+    rt_disk_cache_store("", &id, "x", 2);
+    assert_int_equal(rt_disk_cache_load("", &id, &cubin), 0);
+    free(good);
+    free(source);
+    free(other_source);
+}
+
+/* Where the cache is: the variable first ("" and "0": none), then the XDG folder (absolute only),
+ * then the home folder's. */
+static void disk_cache_folder_follows_the_environment(void **state)
+{
+    (void)state;
+    const struct { const char *cache, *xdg, *home, *want; } cases[] = {
+        { "/srv/cubins", "/x", "/home/u", "/srv/cubins" },
+        { "", "/x", "/home/u", "" },
+        { "0", "/x", "/home/u", "" },
+        { NULL, "/x", "/home/u", "/x/flashtune" },
+        { NULL, "relative", "/home/u", "/home/u/.cache/flashtune" },
+        { NULL, NULL, "/home/u", "/home/u/.cache/flashtune" },
+        { NULL, NULL, NULL, "" },
+    };
+    const char *names[3] = { "FLASHTUNE_CACHE_DIR", "XDG_CACHE_HOME", "HOME" };
+    char *saved[3];
+    for (int v = 0; v < 3; v++)
+        saved[v] = getenv(names[v]) ? strdup(getenv(names[v])) : NULL;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *values[3] = { cases[i].cache, cases[i].xdg, cases[i].home };
+        for (int v = 0; v < 3; v++)
+            values[v] ? setenv(names[v], values[v], 1) : unsetenv(names[v]);
+        char got[256];
+        rt_disk_cache_dir(got, sizeof got);
+        assert_string_equal(got, cases[i].want);
+    }
+    for (int v = 0; v < 3; v++) {
+        saved[v] ? setenv(names[v], saved[v], 1) : unsetenv(names[v]);
+        free(saved[v]);
+    }
+}
+
 /* The group's folder: made before the first case, removed after the last. */
 static int make_folder(void **state)
 {
@@ -351,11 +484,15 @@ int main(void)
 {
     /* Nothing is launched: no driver, even on a GPU machine. */
     setenv("FLASHTUNE_CUDA_DRIVER", "/nonexistent/libcuda-for-test.so.1", 1);
+    /* The database's cases see the database alone; the disk cache's set their own folder. */
+    setenv("FLASHTUNE_CACHE_DIR", "", 1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(forged_rows_are_not_used),
         cmocka_unit_test(rows_from_before_the_inputs_are_replaced),
         cmocka_unit_test(loader_and_tuner_find_what_the_loader_stored),
         cmocka_unit_test(loader_refuses_a_forged_row),
+        cmocka_unit_test(disk_cache_keeps_what_was_compiled),
+        cmocka_unit_test(disk_cache_folder_follows_the_environment),
     };
     return cmocka_run_group_tests(tests, make_folder, remove_folder);
 }

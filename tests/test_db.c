@@ -20,6 +20,7 @@
 
 #include "db_core_internal.h"
 #include "db_fixture.h"
+#include "db_memory_internal.h"
 #include "gen_internal.h"
 #include "source_path.h"
 #include "tune_print.h"
@@ -2224,10 +2225,46 @@ static void bad_arguments_are_named(void **state)
     db_close(d);
 }
 
+/* A packed image (what the runtime's shipped winners are) opens in memory with its rows; an image
+ * of another schema version, or bytes that are no database, are refused with a message. */
+static void memory_images_open_as_packed(void **state)
+{
+    (void)state;
+    char err[512];
+    db *d;
+    assert_int_equal(db_open_memory(&d, err, sizeof err), 0);
+    db_workload w = workload_of(DB_OP_FWD, 2, 128, 1, 2, 8, 1024, 1024);
+    w.varlen = 3;
+    int64_t id;
+    assert_int_equal(db_workload_upsert(d, &w, &id, err, sizeof err), 0);
+    sqlite3_int64 size = 0;
+    unsigned char *image = sqlite3_serialize(d->sql, "main", &size, 0);
+    assert_non_null(image);
+    db *copy;
+    assert_int_equal(db_open_memory_image(image, (size_t)size, &copy, err, sizeof err), 0);
+    int64_t again;
+    assert_int_equal(db_workload_find(copy, &w, &again, err, sizeof err), 1);
+    assert_int_equal(again, id);
+    db_close(copy);
+    /* Another schema version. */
+    assert_int_equal(sqlite3_exec(d->sql, "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_free(image);
+    image = sqlite3_serialize(d->sql, "main", &size, 0);
+    assert_int_equal(db_open_memory_image(image, (size_t)size, &copy, err, sizeof err), -1);
+    assert_non_null(strstr(err, "db_open_memory_image: the image has schema version 4"));
+    /* Not a database. */
+    memset(image, 'x', 100);
+    assert_int_equal(db_open_memory_image(image, (size_t)size, &copy, err, sizeof err), -1);
+    assert_non_null(strstr(err, "db_open_memory_image:"));
+    sqlite3_free(image);
+    db_close(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(names_match_generator),
+        cmocka_unit_test(memory_images_open_as_packed),
         CASE(create_and_reopen),
         CASE(empty_file_is_created),
         CASE(concurrent_creators_agree),

@@ -52,10 +52,14 @@
  *
  * Loading: a kernel's CUBIN is taken from the database when one was compiled from the same
  * source, with the same options, for this GPU's architecture by this library's NVRTC version
- * (all compared, not only their hash); otherwise it is compiled with NVRTC (a few seconds,
- * once per process and kernel) and, when the database file is writable, stored in it for the
- * next process. The first call for a problem may therefore take seconds; later calls
- * cost a hash lookup and the launches.
+ * (all compared, not only their hash); else from the per-user cache on disk, where the same is
+ * compared; otherwise it is compiled with NVRTC (a few seconds, once per kernel) and stored in
+ * the cache on disk and, when the database file is writable, in the database, for the next
+ * process. The cache is the folder $FLASHTUNE_CACHE_DIR, else $XDG_CACHE_HOME/flashtune, else
+ * ~/.cache/flashtune (one file a kernel, written aside and renamed, so processes may share it;
+ * FLASHTUNE_CACHE_DIR set to "" or "0" turns it off); ft_open reads the variables. The first
+ * call for a problem may therefore take seconds once per machine; later calls cost a hash lookup
+ * and the launches.
  *
  * Errors. Every fallible call returns an ft_status; FT_OK is 0. The message of the last failed
  * call is kept per thread and per context: ft_last_error(ctx) returns it, naming the function,
