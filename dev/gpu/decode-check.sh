@@ -7,12 +7,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 PARTS=${PARTS:-tests bench sweep}
-source dev/gpu/debs.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/device.txt"; date -u >> "$OUT/device.txt"
-cmake -S . -B /tmp/build -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&
-  cmake --build /tmp/build >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-export LD_LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export FLASHTUNE_LIBRARY=/tmp/build/runtime/libflashtune.so
+source dev/gpu/build.sh
 summary=()
 if [[ " $PARTS " == *" tests "* ]]; then
   (cd /tmp/build && timeout 420 ctest --output-on-failure -L gpu -R "test_attn_gpu|test_runtime_gpu|test_tune_gpu" 2>&1) \

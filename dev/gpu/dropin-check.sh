@@ -6,12 +6,7 @@
 # Env: PYTHON_TESTS (default: DropIn and five AgainstPyTorch tests).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-source dev/gpu/debs.sh
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/device.txt"; date -u >> "$OUT/device.txt"
-cmake -S . -B /tmp/build -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&
-  cmake --build /tmp/build >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-export LD_LIBRARY_PATH=$P/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export FLASHTUNE_LIBRARY=/tmp/build/runtime/libflashtune.so
+source dev/gpu/build.sh
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())" >> "$OUT/device.txt" 2>&1
 summary=()
 (cd /tmp/build && timeout 240 ctest --output-on-failure -R "test_runtime_gpu" 2>&1) > "$OUT/gpu-tests.log"

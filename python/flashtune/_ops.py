@@ -1,6 +1,7 @@
 """flashtune's attention as PyTorch custom operators (torch.library.custom_op), for what traces a
-program instead of running it: torch.compile (fullgraph too) and torch.export see two opaque
-operators, ``flashtune::attention_forward`` and ``flashtune::attention_backward``, with fake
+program instead of running it: torch.compile (fullgraph too) and torch.export see opaque
+operators, ``flashtune::attention_forward`` and ``flashtune::attention_backward`` (and
+``attention_varlen_forward`` / ``_backward`` for a packed batch), with fake
 implementations that give the outputs' shapes, and the backward registered as the forward's
 gradient. Eager calls keep the lighter autograd.Function of _attention (a custom operator costs
 more host time a call); both run the same library calls (_attention.forward_call and
@@ -111,6 +112,92 @@ if _HAVE_OPS:
         return (dq, dk, dv) + (None,) * 8
 
     attention_forward.register_autograd(_backward, setup_context=_setup_context)
+
+
+if _HAVE_OPS:
+    def _view4(t):
+        return t.unsqueeze(0).transpose(1, 2)
+
+    def _varlen_code(q, k, v):
+        return check_tensors(_view4(q), _view4(k), _view4(v), True)
+
+    @torch.library.custom_op("flashtune::attention_varlen_forward", mutates_args=())
+    def attention_varlen_forward(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
+                                 max_seqlen_q: int, max_seqlen_k: int, causal: bool, scale: Optional[float],
+                                 causal_align: int, window: int, window_left: int, window_right: int, softcap: float,
+                                 deterministic: Optional[bool]) -> Tuple[Tensor, Tensor]:
+        """O [total_q, H, Dv] and L [H, total_q] of a variable-length batch packed [total, H, D]."""
+        from . import _varlen
+        _attention._Attention.get()
+        dtype = _varlen_code(q, k, v)
+        out = _varlen.forward_call(torch, _view4(q), _view4(k), _view4(v), cu_seqlens_q, cu_seqlens_k, dtype, causal,
+                                   scale, (causal_align, window, window_left, window_right), softcap,
+                                   cu_seqlens_q.shape[0] - 1, max_seqlen_q, max_seqlen_k)
+        return out[3].squeeze(0).transpose(0, 1), out[4]
+
+    @attention_varlen_forward.register_fake
+    def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, causal_align, window,
+          window_left, window_right, softcap, deterministic):
+        dtype = _varlen_code(q, k, v)
+        o = q.new_empty((q.shape[0], q.shape[1], v.shape[2]))
+        return o, q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float64 if dtype == 3 else torch.float32)
+
+    @torch.library.custom_op("flashtune::attention_varlen_backward", mutates_args=())
+    def attention_varlen_backward(do: Tensor, q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor,
+                                  cu_seqlens_q: Tensor, cu_seqlens_k: Tensor, max_seqlen_q: int, max_seqlen_k: int,
+                                  causal: bool, scale: Optional[float], causal_align: int, window: int,
+                                  window_left: int, window_right: int, softcap: float,
+                                  deterministic: bool) -> Tuple[Tensor, Tensor, Tensor]:
+        """dQ, dK, dV of attention_varlen_forward's, laid out as torch.empty_like(q), (k), (v)."""
+        _attention._Attention.get()
+        dtype = _varlen_code(q, k, v)
+        half = dtype == 1 or dtype == 2
+        q_, (_, h, total_q, d), qs, _ = _attention._operand(_view4(q), half)
+        k_, (_, hk, total_k, _), ks, _ = _attention._operand(_view4(k), half)
+        v_, (_, _, _, dv), vs, _ = _attention._operand(_view4(v), half)
+        o4 = _view4(o.contiguous())
+        ost = o4.stride()
+        lib = _attention._library
+        desc = lib.DESC.pack(lib.DESC_SIZE, cu_seqlens_q.shape[0] - 1, h, max_seqlen_q, max_seqlen_k, d, dv, dtype,
+                             causal, float(scale) if scale is not None else 0.0, qs[0], qs[1], qs[2], ks[0], ks[1],
+                             ks[2], vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], causal_align, window, window_left,
+                             window_right, 0, hk, softcap, 0, cu_seqlens_q.data_ptr(), cu_seqlens_k.data_ptr(),
+                             total_q, total_k)
+        grads = _attention.run_backward(torch, desc, q_.device, q_, k_, v_, o4, lse, _view4(do), ost,
+                                        ((q_.shape, qs), (k_.shape, ks), (v_.shape, vs)), deterministic)
+        return tuple(_like(t, g.squeeze(0).transpose(0, 1)) for t, g in zip((q, k, v), grads))
+
+    @attention_varlen_backward.register_fake
+    def _(do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, causal_align,
+          window, window_left, window_right, softcap, deterministic):
+        _varlen_code(q, k, v)
+        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+    def _varlen_setup_context(ctx, inputs, output):
+        q, k, v, cu_q, cu_k = inputs[:5]
+        o, lse = output
+        ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k)
+        ctx.options, ctx.deterministic = inputs[5:14], inputs[14]
+
+    def _varlen_backward(ctx, do, dlse):
+        q, k, v, o, lse, cu_q, cu_k = ctx.saved_tensors
+        deterministic = ctx.deterministic
+        if deterministic is None:
+            deterministic = torch.are_deterministic_algorithms_enabled()
+        dq, dk, dv = torch.ops.flashtune.attention_varlen_backward(do, q, k, v, o, lse, cu_q, cu_k, *ctx.options,
+                                                                   bool(deterministic))
+        return (dq, dk, dv) + (None,) * 12
+
+    attention_varlen_forward.register_autograd(_varlen_backward, setup_context=_varlen_setup_context)
+
+
+def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, mask, softcap,
+                     deterministic):
+    """O [total_q, H, Dv] of a checked packed batch through the operators (the caller pads the head
+    dims)."""
+    o, _ = torch.ops.flashtune.attention_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                                                        max_seqlen_k, causal, scale, *mask, softcap, deterministic)
+    return o
 
 
 def attention(q, k, v, causal, scale, mask, softcap, deterministic):

@@ -6,7 +6,7 @@ The packed tensors [total, heads, dim] are handed to the kernels as one batch of
 strides alone); the prefix sums say where each sequence's rows are."""
 import struct
 
-from . import _attention, _library
+from . import _attention, _library, _ops
 from ._checks import check_deterministic, check_mask, check_options, check_softcap, check_tensors, check_varlen
 
 _apply = _cls = None
@@ -15,6 +15,33 @@ _apply = _cls = None
 def _view4(t):
     """[total, heads, dim] as the [1, heads, total, dim] view the kernels take."""
     return t.unsqueeze(0).transpose(1, 2)
+
+
+def forward_call(torch, q, k, v, cu_q, cu_k, dtype, causal, scale, mask, softcap, batch, max_q, max_k):
+    """The forward of a variable-length batch through libflashtune: q, k, v the [1, heads, total,
+    dim] views (checked; dtype their ft code), the prefix sums, the options. Returns the operands
+    the kernels read, O (a [1, H, total_q, Dv] view of [total_q, H, Dv]), L [H, total_q], the desc,
+    the operands' (shape, strides) and O's strides: what the backward needs."""
+    a = _attention
+    handle = _library.handle()
+    half = dtype == 1 or dtype == 2
+    q, (_, h, total_q, d), qs, qp = a._operand(q, half)
+    k, (_, hk, total_k, _), ks, kp = a._operand(k, half)
+    v, (_, _, _, dv), vs, vp = a._operand(v, half)
+    device = q.device
+    o = _view4(torch.empty((total_q, h, dv), dtype=q.dtype, device=device))
+    lse = torch.empty((h, total_q), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
+    ost = o.stride()
+    try:
+        desc = _library.DESC.pack(
+            _library.DESC_SIZE, batch, h, max_q, max_k, d, dv, dtype, causal,
+            float(scale) if scale is not None else 0.0, qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
+            vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk, softcap, 0, cu_q.data_ptr(),
+            cu_k.data_ptr(), total_q, total_k)
+    except (struct.error, OverflowError) as e:   # the checks bound every field; say which failed
+        raise ValueError(f"attention_varlen: a size does not fit the C descriptor: {e}") from None
+    a.run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
+    return q, k, v, o, lse, desc, ((q.shape, qs), (k.shape, ks), (v.shape, vs)), ost
 
 
 def _function():
@@ -30,27 +57,10 @@ def _function():
         @staticmethod
         def forward(ctx, q, k, v, cu_q, cu_k, options):
             dtype, causal, scale, mask, deterministic, softcap, batch, max_q, max_k = options
-            handle = _library.handle()
-            half = dtype == 1 or dtype == 2
-            q, (_, h, total_q, d), qs, qp = a._operand(q, half)
-            k, (_, hk, total_k, _), ks, kp = a._operand(k, half)
-            v, (_, _, _, dv), vs, vp = a._operand(v, half)
-            device = q.device
-            o = _view4(torch.empty((total_q, h, dv), dtype=q.dtype, device=device))
-            lse = torch.empty((h, total_q), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
-            ost = o.stride()
-            try:
-                desc = _library.DESC.pack(
-                    _library.DESC_SIZE, batch, h, max_q, max_k, d, dv, dtype, causal,
-                    float(scale) if scale is not None else 0.0, qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
-                    vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk, softcap, 0, cu_q.data_ptr(),
-                    cu_k.data_ptr(), total_q, total_k)
-            except (struct.error, OverflowError) as e:   # the checks bound every field; say which failed
-                raise ValueError(f"attention_varlen: a size does not fit the C descriptor: {e}") from None
-            index = device.index
-            a.run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
+            q, k, v, o, lse, desc, shapes, ost = forward_call(torch, q, k, v, cu_q, cu_k, dtype, causal, scale, mask,
+                                                              softcap, batch, max_q, max_k)
             ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k)
-            ctx.ft = desc, device, index, (q.shape, qs), (k.shape, ks), (v.shape, vs), ost
+            ctx.ft = (desc, q.device, q.device.index) + shapes + (ost,)
             ctx.deterministic = deterministic
             return o
 
@@ -76,7 +86,9 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     lengths (``causal_align`` "top_left", or "bottom_right": its last query meets its last key).
     ``softmax_scale`` defaults to 1/sqrt(D); ``softcap`` and ``deterministic`` as in attention().
     Returns O [total_q, H, Dv]. The library reads the prefix sums back to check them, so the call
-    waits for the work queued before it on the current stream.
+    waits for the work queued before it on the current stream (not inside a CUDA graph capture:
+    there they are trusted as given). Under torch.compile and torch.export the call is two custom
+    operators, ``flashtune::attention_varlen_forward`` and ``flashtune::attention_varlen_backward``.
 
     Raises TypeError or ValueError naming the argument: checked before the GPU is touched, except
     the prefix sums' values, which the library checks (ValueError too) before it launches anything:
@@ -91,11 +103,17 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     deterministic = check_deterministic(deterministic)
     softcap = check_softcap(softcap) if softcap else 0.0
     q4, k4, v4 = _view4(q), _view4(k), _view4(v)
-    dtype = check_tensors(q4, k4, v4, True)
+    traced = _ops.compiling()
+    dtype = _ops.DTYPE_CODES[q.dtype] if traced else check_tensors(q4, k4, v4, True)
     padded = _attention._padded_to_8(q4, k4, v4, dtype)
     if padded is not None:   # the scale stays the head dim's own; O is cut back to value's head dim
         softmax_scale = softmax_scale if softmax_scale is not None else 1.0 / q.shape[2] ** 0.5
         q4, k4, v4 = padded
+    if traced:   # torch.compile or export: the custom operators on the packed tensors
+        o = _ops.attention_varlen(q4.squeeze(0).transpose(0, 1), k4.squeeze(0).transpose(0, 1),
+                                  v4.squeeze(0).transpose(0, 1), cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                                  causal, softmax_scale, mask, softcap, deterministic)
+        return o[..., :v.shape[2]]
     if _apply is None:
         _function()
     o = _apply(q4, k4, v4, cu_seqlens_q, cu_seqlens_k,

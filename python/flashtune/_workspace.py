@@ -32,20 +32,17 @@ def _ask(fn, handle, desc):
 def forward_bytes(handle, desc, index):
     """Bytes of the forward's workspace: what its kernel on device `index` keeps there (0 for most).
     Call with that device current: the first time, the library picks (and loads) the kernel."""
-    key = _key(0, handle, index, desc)
-    n = _sizes.get(key)
-    if n is None:
-        n = _remember(key, _ask(_library.forward_ws_size, handle, desc))
-    return n
+    return _bytes(_key(0, handle, index, desc), _library.forward_ws_size, handle, desc)
 
 
 def backward_bytes(handle, desc):
     """Bytes of the backward's workspace: the problem's alone (no GPU needed)."""
-    key = _key(1, handle, None, desc)
+    return _bytes(_key(1, handle, None, desc), _library.backward_ws_size, handle, desc)
+
+
+def _bytes(key, fn, handle, desc):
     n = _sizes.get(key)
-    if n is None:
-        n = _remember(key, _ask(_library.backward_ws_size, handle, desc))
-    return n
+    return n if n is not None else _remember(key, _ask(fn, handle, desc))
 
 
 def _remember(key, n):

@@ -60,6 +60,21 @@ class Operators(unittest.TestCase):
                                                               fake((2, 8, 100), torch.float32), *PLAIN[:-1], False)
             self.assertEqual(dq.stride(), q.stride())
 
+    def test_variable_length_fakes(self):
+        with FakeTensorMode():
+            q, k, v = fake((300, 8, 64)), fake((500, 2, 64)), fake((500, 2, 32))
+            cu = torch.empty((4,), dtype=torch.int32, device="cuda")
+            o, lse = torch.ops.flashtune.attention_varlen_forward(q, k, v, cu, cu, 200, 300, True, None, 0, 0, 0, 0,
+                                                                  0.0, None)
+            self.assertEqual((o.shape, lse.shape, lse.dtype), ((300, 8, 32), (8, 300), torch.float32))
+            grads = torch.ops.flashtune.attention_varlen_backward(torch.empty_like(o), q, k, v, o, lse, cu, cu, 200,
+                                                                  300, True, None, 0, 0, 0, 0, 0.0, False)
+            for g, t in zip(grads, (q, k, v)):
+                self.assertEqual((g.shape, g.stride()), (t.shape, t.stride()))
+            with self.assertRaisesRegex(ValueError, "multiple of the key/value heads"):
+                torch.ops.flashtune.attention_varlen_forward(q, fake((500, 3, 64)), fake((500, 3, 64)), cu, cu, 200,
+                                                             300, True, None, 0, 0, 0, 0, 0.0, None)
+
     def test_fake_refuses_what_the_kernels_refuse(self):
         with FakeTensorMode():
             q = fake((1, 4, 16, 64))
