@@ -10,6 +10,8 @@ import os
 import struct
 import threading
 
+from . import _nvrtc
+
 # ft_status codes (runtime/include/flashtune.h).
 FT_OK = 0
 FT_ERR_INVALID_ARGUMENT = 1
@@ -157,7 +159,17 @@ def _load(path):
     if os.path.sep in path and not os.path.exists(path):
         return None, "no such file"
     try:
-        lib = _declare(ctypes.CDLL(path))
+        try:
+            handle = ctypes.CDLL(path)
+        except OSError as e:   # NVRTC not where the library was built: found elsewhere, loaded first
+            name = _nvrtc.missing_nvrtc(e)
+            if not name:
+                raise
+            why = _nvrtc.preload(name)
+            if why:
+                return None, f"cannot be loaded: {why}"
+            handle = ctypes.CDLL(path)
+        lib = _declare(handle)
     except OSError as e:
         return None, f"cannot be loaded: {e}"
     except AttributeError as e:   # loaded, but without ft_open & co.: another library

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 import warnings
 from unittest import mock
@@ -341,6 +342,24 @@ class Library(unittest.TestCase):
         self.assertEqual(packed, bytes(d))
 
     @unittest.skipUnless(os.environ.get("FLASHTUNE_LIBRARY"), "FLASHTUNE_LIBRARY not set (ctest sets it)")
+    def test_a_missing_nvrtc_is_looked_for_and_named(self):
+        from flashtune import _nvrtc
+        err = OSError("libnvrtc.so.13: cannot open shared object file: No such file or directory")
+        self.assertEqual(_nvrtc.missing_nvrtc(err), "libnvrtc.so.13")
+        self.assertIsNone(_nvrtc.missing_nvrtc(OSError("libsqlite3.so.0: cannot open shared object file")))
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "lib64"))
+            with mock.patch.dict(os.environ, {"CUDA_HOME": d}):
+                self.assertIn(os.path.join(d, "lib64"), _nvrtc.candidate_dirs())
+                why = _nvrtc.preload("libnvrtc.so.99")
+                self.assertIn("libnvrtc.so.99 (NVRTC, which libflashtune needs) was not found", why)
+                self.assertIn(os.path.join(d, "lib64"), why)
+                # a loadable file of that name there: loaded (a copy of the C math library stands in)
+                libm = next(p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
+                                        "/lib64/libm.so.6") if os.path.exists(p))
+                shutil.copyfile(libm, os.path.join(d, "lib64", "libnvrtc.so.99"))
+                self.assertIsNone(_nvrtc.preload("libnvrtc.so.99"))
+
     def test_built_library_opens_without_a_gpu(self):
         lib = _library.library()
         self.assertEqual(lib.ft_version().decode(), flashtune.__version__)

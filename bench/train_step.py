@@ -1,0 +1,63 @@
+"""A training step of the MHA example (python/examples/mha.py's layer: projections, attention,
+output projection), forward, backward and an AdamW step, with flashtune.attention against SDPA's
+default backend as the attention, in one process on the GPU: time per step (CUDA events, median of
+the timed steps after a warm-up). bf16, causal, hidden 2048 = 16 heads of 128, N 4096, batch 2 by
+default.
+
+Run: FLASHTUNE_LIBRARY=build/runtime/libflashtune.so python3 bench/train_step.py [--seqlen N] [--batch B]"""
+import argparse
+import os
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "python", "examples"))
+import flashtune  # noqa: E402
+from mha import MultiHeadAttention  # noqa: E402
+
+
+def step_ms(layer, x, opt, steps=30, warmup=5):
+    times = []
+    for i in range(warmup + steps):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        opt.zero_grad(set_to_none=True)
+        y = layer(x, is_causal=True)
+        y.float().square().mean().backward()
+        opt.step()
+        stop.record()
+        torch.cuda.synchronize()
+        if i >= warmup:
+            times.append(start.elapsed_time(stop))
+    return statistics.median(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seqlen", type=int, default=4096)
+    ap.add_argument("--batch", type=int, default=2)
+    ap.add_argument("--hidden", type=int, default=2048)
+    ap.add_argument("--heads", type=int, default=16)
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    x = torch.randn(args.batch, args.seqlen, args.hidden, device="cuda", dtype=torch.bfloat16)
+    rows = {}
+    for impl in ("pytorch", "flashtune", "pytorch", "flashtune"):   # twice each, interleaved
+        layer = MultiHeadAttention(args.hidden, args.heads, impl).to(device="cuda", dtype=torch.bfloat16)
+        opt = torch.optim.AdamW(layer.parameters(), lr=1e-4)
+        rows.setdefault(impl, []).append(step_ms(layer, x, opt))
+    print(f"training step, {torch.cuda.get_device_name()}, torch {torch.__version__}: B {args.batch} N {args.seqlen} "
+          f"hidden {args.hidden} heads {args.heads} bf16 causal")
+    print("| attention | step ms (two runs) |\n|---|---:|")
+    for impl, ms in rows.items():
+        print(f"| {'SDPA default' if impl == 'pytorch' else impl} | {' / '.join(f'{m:.3f}' for m in ms)} |")
+    best = {impl: min(ms) for impl, ms in rows.items()}
+    print(f"flashtune / SDPA per step (best of each): {best['pytorch'] / best['flashtune']:.3f}x")
+
+
+if __name__ == "__main__":
+    main()

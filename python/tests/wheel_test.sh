@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The wheel as a user gets it: `pip wheel ./python` from this checkout (FLASHTUNE_PREBUILT, when
+# set, names the library to pack instead of building it with CMake), installed into a fresh
+# virtual environment, imported away from the checkout: its tag says the platform, the library
+# lies inside the package and loads (flashtune.version()), nothing else of the checkout is used.
+# With WHEEL_GPU=1 it is installed beside the interpreter's own packages (torch) instead, and one
+# attention call on the GPU is compared with SDPA; WHEEL_NO_ISOLATION=1 builds with the Python's own setuptools (a
+# machine without PyPI). Exits 77 (skipped) when pip cannot fetch the build backend.
+set -uo pipefail
+src=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+py=${PYTHON:-python3}
+isolation=()
+[ "${WHEEL_NO_ISOLATION:-0}" = 1 ] && isolation=(--no-build-isolation)
+if ! "$py" -m pip wheel --no-deps "${isolation[@]}" -w "$tmp/wheel" "$src/python" > "$tmp/wheel.log" 2>&1; then
+  if grep -qiE "no matching distribution|could not find a version|connection|temporary failure|network" "$tmp/wheel.log"; then
+    echo "wheel_test: pip could not fetch the build backend (setuptools): skipped"; tail -3 "$tmp/wheel.log"; exit 77
+  fi
+  echo "FAIL: pip wheel ./python"; tail -30 "$tmp/wheel.log"; exit 1
+fi
+wheel=$(ls "$tmp"/wheel/flashtune-*.whl)
+case "$(basename "$wheel")" in
+  flashtune-*-py3-none-linux_*.whl) ;;
+  *) echo "FAIL: the wheel's tag is not py3-none-linux_*: $(basename "$wheel")"; exit 1 ;;
+esac
+# A fresh virtual environment; with WHEEL_GPU=1 a fresh folder of the interpreter that has torch
+# instead (a venv made from another venv sees the base Python's packages, not torch).
+if [ "${WHEEL_GPU:-0}" = 1 ]; then
+  "$py" -m pip install -q --no-deps --target "$tmp/site" "$wheel" || { echo "FAIL: installing $wheel"; exit 1; }
+  run=(env -u FLASHTUNE_LIBRARY PYTHONPATH="$tmp/site" "$py")
+else
+  "$py" -m venv "$tmp/venv" && "$tmp/venv/bin/pip" install -q --no-deps "$wheel" ||
+    { echo "FAIL: installing $wheel into a fresh venv"; exit 1; }
+  run=(env -u FLASHTUNE_LIBRARY "$tmp/venv/bin/python")
+fi
+cd "$tmp"   # away from the checkout: nothing of it is on sys.path
+"${run[@]}" - "$src" <<'PY' || exit 1
+import os, sys
+import flashtune
+from flashtune import _library
+src = sys.argv[1]
+here = os.path.dirname(flashtune.__file__)
+assert not here.startswith(src), f"flashtune imported from the checkout: {here}"
+lib = os.path.join(here, "lib", "libflashtune.so")
+assert os.path.isfile(lib) and not os.path.islink(lib), f"no library file in the package: {lib}"
+assert [f for f in os.listdir(os.path.dirname(lib))] == ["libflashtune.so"], os.listdir(os.path.dirname(lib))
+print("wheel_test: flashtune", flashtune.__version__, "library", flashtune.version(), "from", lib)
+loaded = _library.library()._name
+assert os.path.realpath(loaded) == os.path.realpath(lib), f"loaded {loaded}, not the package's"
+if os.environ.get("WHEEL_GPU") == "1":
+    import torch
+    q, k, v = (torch.randn(2, 4, 300, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    o = flashtune.attention(q, k, v, is_causal=True)
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    err = (o.float() - ref.float()).abs().max().item()
+    assert err < 2e-2, f"attention differs from SDPA by {err}"
+    print(f"wheel_test: one attention call on {torch.cuda.get_device_name()}: max |O - SDPA| = {err:.2e}")
+PY
+echo "wheel_test: ok"
