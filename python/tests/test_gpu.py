@@ -535,6 +535,24 @@ class DropIn(unittest.TestCase):
         for name, a, b in zip(("O", "dQ", "dK", "dV"), eager, got):
             self.assertTrue(torch.equal(a, b), name)
 
+    @unittest.skipUnless(HAVE_GPU and torch.cuda.device_count() > 1, "needs two GPUs")
+    def test_tensors_on_any_device(self):
+        # each device its own context and modules; the current device is left as it was
+        torch.cuda.set_device(0)
+        for index in (1, 0, 1):
+            dev = torch.device("cuda", index)
+            torch.manual_seed(index)
+            q, k, v = (torch.randn(2, 4, 100, 64, device=dev, dtype=torch.bfloat16, requires_grad=True)
+                       for _ in range(3))
+            o = flashtune.attention(q, k, v, is_causal=True)
+            self.assertEqual(o.device, dev)
+            grads = torch.autograd.grad(o, (q, k, v), torch.ones_like(o))
+            ref = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            ref_grads = torch.autograd.grad(ref, (q, k, v), torch.ones_like(ref))
+            for a, b in zip((o,) + grads, (ref,) + ref_grads):
+                torch.testing.assert_close(a, b, atol=3e-2, rtol=3e-2)
+            self.assertEqual(torch.cuda.current_device(), 0)
+
     def test_calls_the_kernels_cannot_run_go_to_sdpa(self):
         q, k, v = make((2, 3, 17, 17, 64, 64), torch.float32, "bhnd", 5)
         mask = torch.randn(17, 17, device="cuda") > 0
