@@ -185,6 +185,27 @@ else
     grep -qF "no kernel spills registers to local memory" out || fail "the spill summary is wrong"
 fi
 
+# ---- cache warm: the winners' kernels into the CUBIN cache on disk ----
+# sm_80 has no shipped winners; a database of one sm_80 winner gives its kernel in the forms the
+# library compiles (tiles dividing the lengths or not); a second run finds them all.
+sed -e 's/arch=sm_90/arch=sm_80/' -e 's/cc=9.0/cc=8.0/' "$src/db/tuned/h100-sm90.txt" |
+    grep -m1 'op=fwd dtype=bf16 .*family=fwd_mma ' > one80.txt
+if [ -s one80.txt ]; then
+    { head -3 "$src/db/tuned/h100-sm90.txt"; cat one80.txt; } > winners80.txt
+    expect 0 "winners added" -- env FLASHTUNE_DB="$tmp/w80.db" "$ft" db import winners80.txt
+    expect 0 "0 winners on sm_80" -- env FLASHTUNE_CACHE_DIR="$tmp/cubins" "$ft" cache warm --arch sm_80 --threads 2
+    expect 0 "1 winners on sm_80" -- env FLASHTUNE_CACHE_DIR="$tmp/cubins" "$ft" cache warm --arch sm_80 --threads 2 \
+        --db "$tmp/w80.db"
+    grep -qE "[1-9][0-9]* compiled and stored" out || fail "cache warm stored nothing"
+    ls "$tmp"/cubins/*-sm_80.cubin > /dev/null 2>&1 || fail "no CUBIN file in the cache folder"
+    expect 0 "0 to compile" -- env FLASHTUNE_CACHE_DIR="$tmp/cubins" "$ft" cache warm --arch sm_80 --db "$tmp/w80.db"
+else
+    fail "no bf16 fwd_mma winner in the shipped table to make an sm_80 database of"
+fi
+expect 1 "the cache is off" -- env FLASHTUNE_CACHE_DIR= "$ft" cache warm
+expect 2 "--arch=sm_99 is not a target" -- "$ft" cache warm --arch sm_99
+expect 2 "expected 'warm', got cool" -- "$ft" cache cool
+
 if [ "$failures" -ne 0 ]; then
     echo "$failures failures"
     exit 1

@@ -18,6 +18,7 @@ int cmd_tune(int argc, char **argv);      /* cmd_tune.c */
 int cmd_results(int argc, char **argv);   /* cmd_results.c */
 int cmd_best(int argc, char **argv);      /* cmd_results.c */
 int cmd_db(int argc, char **argv);        /* cmd_db.c */
+int cmd_cache(int argc, char **argv);     /* cmd_cache.c */
 
 static const command commands[] = {
     { "tune", "run a tuning sweep from a Lua search space into SQLite", cmd_tune },
@@ -26,6 +27,7 @@ static const command commands[] = {
     { "results", "list a workload's candidates from the database", cmd_results },
     { "best", "list the winner of every workload", cmd_best },
     { "db", "export or import the winners as text", cmd_db },
+    { "cache", "compile the tuned winners' kernels into the CUBIN cache on disk", cmd_cache },
     { "help", "show this help", run_help },
 };
 

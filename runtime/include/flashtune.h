@@ -57,7 +57,8 @@
  * the cache on disk and, when the database file is writable, in the database, for the next
  * process. The cache is the folder $FLASHTUNE_CACHE_DIR, else $XDG_CACHE_HOME/flashtune, else
  * ~/.cache/flashtune (one file a kernel, written aside and renamed, so processes may share it;
- * FLASHTUNE_CACHE_DIR set to "" or "0" turns it off); ft_open reads the variables. The first
+ * FLASHTUNE_CACHE_DIR set to "" or "0" turns it off; `flashtune cache warm` fills it with the
+ * tuned winners' kernels ahead of time); ft_open reads the variables. The first
  * call for a problem may therefore take seconds once per machine; later calls cost a hash lookup
  * and the launches.
  *
