@@ -76,10 +76,12 @@ def _operand(t, half):
 # context manager and the Stream object each of those builds per call.
 _apply = None
 _enter_device = _leave_device = _current_stream = None
+_torch = _grad_enabled = None
 
 
 def _bind_torch(torch):
-    global _enter_device, _leave_device, _current_stream
+    global _enter_device, _leave_device, _current_stream, _torch, _grad_enabled
+    _torch, _grad_enabled = torch, torch.is_grad_enabled
     cuda = torch.cuda
     if hasattr(cuda, "_exchange_device") and hasattr(cuda, "_maybe_exchange_device") and \
             hasattr(torch._C, "_cuda_getCurrentRawStream"):
@@ -313,6 +315,9 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
         return _ops.attention(query, key, value, causal, scale, mask, softcap, deterministic)
     if _apply is None:
         _Attention.get()
+    if not (_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad)):
+        # nothing to differentiate (inference, torch.no_grad): the library call without autograd's
+        return forward_call(_torch, query, key, value, dtype, causal, scale, mask, softcap)[3]
     # the options travel as one argument: apply's Python part costs per argument
     return _apply(query, key, value, (dtype, causal, scale, mask, deterministic, softcap))
 

@@ -116,6 +116,11 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
         return o[..., :v.shape[2]]
     if _apply is None:
         _function()
-    o = _apply(q4, k4, v4, cu_seqlens_q, cu_seqlens_k,
-               (dtype, causal, softmax_scale, mask, deterministic, softcap, batch, max_seqlen_q, max_seqlen_k))
+    a = _attention
+    if not (a._grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad)):
+        o = forward_call(a._torch, q4, k4, v4, cu_seqlens_q, cu_seqlens_k, dtype, causal, softmax_scale, mask, softcap,
+                         batch, max_seqlen_q, max_seqlen_k)[3]   # nothing to differentiate: no autograd
+    else:
+        o = _apply(q4, k4, v4, cu_seqlens_q, cu_seqlens_k,
+                   (dtype, causal, softmax_scale, mask, deterministic, softcap, batch, max_seqlen_q, max_seqlen_k))
     return o[..., :v.shape[2]].transpose(1, 2).squeeze(0)

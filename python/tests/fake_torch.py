@@ -43,7 +43,7 @@ def contiguous_strides(shape):
 class Tensor:
     """torch.Tensor's interface as flashtune uses it, on the class as torch's is; properties where
     torch builds an object per read."""
-    __slots__ = ("_shape", "_stride", "_dtype", "_device", "_ptr")
+    __slots__ = ("_shape", "_stride", "_dtype", "_device", "_ptr", "requires_grad")
     _next_ptr = 1 << 32
 
     def __init__(self, shape, dtype, device, stride=None, offset=0):
@@ -51,6 +51,7 @@ class Tensor:
         self._stride = tuple(stride) if stride is not None else contiguous_strides(shape)
         self._ptr = Tensor._next_ptr + offset
         Tensor._next_ptr += 1 << 20
+        self.requires_grad = True   # as a model's activations: attention() goes through autograd
 
     shape = property(lambda self: self._shape)
     dtype = property(lambda self: self._dtype)
@@ -163,6 +164,8 @@ def make_torch(modern=True):
     # torch.use_deterministic_algorithms's flag, set by the tests through torch.deterministic
     torch.deterministic = False
     torch.are_deterministic_algorithms_enabled = lambda: torch.deterministic
+    torch.grad_enabled = True   # torch.is_grad_enabled's flag, set by the tests
+    torch.is_grad_enabled = lambda: torch.grad_enabled
 
     def empty(size, *, dtype, device):
         return Tensor(size, dtype, device)

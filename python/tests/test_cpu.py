@@ -671,6 +671,26 @@ class CallPath(unittest.TestCase):
         self.assertEqual(self.fwd.calls[-1][2][-1], stream)
         self.assertEqual(self.torch.device_log, [("set", 1), ("set", 0)])
 
+    def test_nothing_to_differentiate_skips_autograd(self):
+        # under torch.no_grad, or with no input requiring a gradient: the library's forward alone
+        q, k, v = self.tensors([(1, 2, 16, 64)] * 3)
+        fake_torch.Function.last_ctx = None
+        self.torch.grad_enabled = False
+        o = flashtune.attention(q, k, v, is_causal=True)
+        self.assertIsNone(fake_torch.Function.last_ctx)
+        (_, desc, pointers), = self.fwd.calls
+        self.assertEqual(desc, bytes(_attention._desc(q, k, v, o, 2, True, None)))
+        self.assertEqual(pointers[3], o.data_ptr())
+        self.torch.grad_enabled = True
+        for t in (q, k, v):
+            t.requires_grad = False
+        flashtune.attention(q, k, v)
+        self.assertIsNone(fake_torch.Function.last_ctx)
+        k.requires_grad = True   # one input that needs a gradient: through autograd
+        flashtune.attention(q, k, v)
+        self.assertIsNotNone(fake_torch.Function.last_ctx)
+        self.assertEqual(len(self.fwd.calls), 3)
+
     def test_workspaces_come_from_the_caching_allocator(self):
         # a kernel that keeps a workspace: a uint8 tensor of that many bytes on the device, its
         # pointer and size passed; asked once per problem (not per call), per device
