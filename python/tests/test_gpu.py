@@ -553,6 +553,20 @@ class DropIn(unittest.TestCase):
                 torch.testing.assert_close(a, b, atol=3e-2, rtol=3e-2)
             self.assertEqual(torch.cuda.current_device(), 0)
 
+    def test_inference_is_the_training_forward(self):
+        # under torch.no_grad (and for inputs without gradients) the library runs without autograd:
+        # the same kernel, the same bits, for a dense and a packed batch
+        q, k, v = make((2, 3, 77, 77, 64, 64), torch.bfloat16, "bnhd", 21)
+        o = flashtune.attention(q, k, v, is_causal=True)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(flashtune.attention(q, k, v, is_causal=True), o))
+        self.assertTrue(torch.equal(flashtune.attention(q.detach(), k.detach(), v.detach(), is_causal=True), o))
+        cu = torch.tensor([0, 30, 77], dtype=torch.int32, device="cuda")
+        packed = [t.detach()[0].transpose(0, 1).contiguous().requires_grad_(True) for t in (q, k, v)]
+        ov = flashtune.attention_varlen(*packed, cu, cu, 47, 47, causal=True)
+        with torch.no_grad():
+            self.assertTrue(torch.equal(flashtune.attention_varlen(*packed, cu, cu, 47, 47, causal=True), ov))
+
     def test_calls_the_kernels_cannot_run_go_to_sdpa(self):
         q, k, v = make((2, 3, 17, 17, 64, 64), torch.float32, "bhnd", 5)
         mask = torch.randn(17, 17, device="cuda") > 0
