@@ -86,7 +86,7 @@ static void *compile_thread(void *arg)
         const double now = tune_now();
         if (++q->done == q->count || now - q->last_report >= PROGRESS_EVERY_S) {
             q->last_report = now;
-            printf("flashtune tune: compiling for %s: %d/%d kernels done (%.0f s)\n", q->arch, q->done, q->count,
+            printf("flashtune: compiling for %s: %d/%d kernels done (%.0f s)\n", q->arch, q->done, q->count,
                    now - q->start);
             fflush(stdout);
         }
