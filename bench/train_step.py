@@ -42,6 +42,8 @@ def main():
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--hidden", type=int, default=2048)
     ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--profile", action="store_true",
+                    help="also print each attention's step split by kernel (torch.profiler, CUDA time)")
     args = ap.parse_args()
     torch.manual_seed(0)
     x = torch.randn(args.batch, args.seqlen, args.hidden, device="cuda", dtype=torch.bfloat16)
@@ -57,6 +59,16 @@ def main():
         print(f"| {'SDPA default' if impl == 'pytorch' else impl} | {' / '.join(f'{m:.3f}' for m in ms)} |")
     best = {impl: min(ms) for impl, ms in rows.items()}
     print(f"flashtune / SDPA per step (best of each): {best['pytorch'] / best['flashtune']:.3f}x")
+    if args.profile:
+        from torch.profiler import ProfilerActivity, profile
+        for impl in ("pytorch", "flashtune"):
+            layer = MultiHeadAttention(args.hidden, args.heads, impl).to(device="cuda", dtype=torch.bfloat16)
+            opt = torch.optim.AdamW(layer.parameters(), lr=1e-4)
+            step_ms(layer, x, opt, steps=3, warmup=3)
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                step_ms(layer, x, opt, steps=5, warmup=0)
+            print(f"== {impl}: CUDA time of 5 steps by kernel")
+            print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=12, max_name_column_width=60))
 
 
 if __name__ == "__main__":
