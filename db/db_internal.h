@@ -279,6 +279,9 @@ int db_winners_list(db *d, db_winner **out, int *count, char *err, size_t len);
  * window_right=N bottom_right=1 varlen=N" (a plain workload prints as before they existed).
  * Returns buf. */
 const char *db_workload_format(const db_workload *w, char *buf, size_t len);
+/* Those of " heads_k=N softcap=1 window=1 window_left=N window_right=N bottom_right=1 varlen=N"
+ * that w has ("" for a plain workload): its kind, as db_workload_format ends. Returns buf. */
+const char *db_workload_kind_format(const db_workload *w, char *buf, size_t len);
 /* Parses space-separated NAME=VALUE fields: op, dtype, head_dim, batch, heads, seqlen_q,
  * seqlen_k are required; head_dim_v defaults to head_dim, causal, heads_k, softcap, window,
  * window_left, window_right, bottom_right and varlen to 0; also accepts the short names d, dv, b,

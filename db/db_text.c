@@ -169,13 +169,12 @@ void db_write_quoted(FILE *out, const char *value)
 
 /* ---- workloads ------------------------------------------------------------------------ */
 
-const char *db_workload_format(const db_workload *w, char *buf, size_t len)
+const char *db_workload_kind_format(const db_workload *w, char *buf, size_t len)
 {
-    const char *op = db_op_name(w->op), *dtype = db_dtype_name(w->dtype);
-    int at = snprintf(buf, len, "op=%s dtype=%s head_dim=%d head_dim_v=%d causal=%d batch=%d heads=%d "
-                      "seqlen_q=%d seqlen_k=%d", op ? op : "?", dtype ? dtype : "?", w->head_dim, w->head_dim_v,
-                      w->causal, w->batch, w->heads, w->seqlen_q, w->seqlen_k);
-    /* The features only where a workload has them: a plain workload's text is as it always was. */
+    int at = len ? 0 : -1;
+    if (len)
+        buf[0] = '\0';
+    /* Only what the workload has: a plain workload's text is as it always was. */
     if (w->heads_k && at >= 0 && (size_t)at < len)
         at += snprintf(buf + at, len - at, " heads_k=%d", w->heads_k);
     if (w->softcap && at >= 0 && (size_t)at < len)
@@ -187,6 +186,16 @@ const char *db_workload_format(const db_workload *w, char *buf, size_t len)
         at += snprintf(buf + at, len - at, " bottom_right=%d", w->bottom_right);
     if (w->varlen && at >= 0 && (size_t)at < len)
         snprintf(buf + at, len - at, " varlen=%d", w->varlen);
+    return buf;
+}
+
+const char *db_workload_format(const db_workload *w, char *buf, size_t len)
+{
+    const char *op = db_op_name(w->op), *dtype = db_dtype_name(w->dtype);
+    char kind[160];
+    snprintf(buf, len, "op=%s dtype=%s head_dim=%d head_dim_v=%d causal=%d batch=%d heads=%d seqlen_q=%d seqlen_k=%d%s",
+             op ? op : "?", dtype ? dtype : "?", w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads,
+             w->seqlen_q, w->seqlen_k, db_workload_kind_format(w, kind, sizeof kind));
     return buf;
 }
 

@@ -23,26 +23,18 @@ static int winner_config(const db_winner *win, const rt_device *dev, const db_wo
     return gen_validate(c, dev->smem_limit, why, len) ? -1 : gen_check_arch(f, dev->arch, why, len);
 }
 
-/* "batch=4 heads=16 seqlen_q=4096 seqlen_k=4096" */
+/* "batch=4 heads=16 seqlen_q=4096 seqlen_k=4096", then the workload's kind as the database
+ * writes it (" heads_k=4 softcap=1 ..."). */
 static void shape(const db_workload *w, char *buf, size_t len)
 {
-    int at = snprintf(buf, len, "batch=%d heads=%d seqlen_q=%d seqlen_k=%d", w->batch, w->heads, w->seqlen_q,
-                      w->seqlen_k);
-    if (w->heads_k && at >= 0 && (size_t)at < len)
-        at += snprintf(buf + at, len - at, " heads_k=%d", w->heads_k);
-    if (w->softcap && at >= 0 && (size_t)at < len)
-        at += snprintf(buf + at, len - at, " softcap");
-    if (w->window && at >= 0 && (size_t)at < len)
-        at += snprintf(buf + at, len - at, " window=%d,%d", w->window_left, w->window_right);
-    if (w->bottom_right && at >= 0 && (size_t)at < len)
-        at += snprintf(buf + at, len - at, " bottom_right");
-    if (w->varlen && at >= 0 && (size_t)at < len)
-        snprintf(buf + at, len - at, " varlen=%d/8", w->varlen);
+    char kind[160];
+    snprintf(buf, len, "batch=%d heads=%d seqlen_q=%d seqlen_k=%d%s", w->batch, w->heads, w->seqlen_q, w->seqlen_k,
+             db_workload_kind_format(w, kind, sizeof kind));
 }
 
 static void describe(const db_winner *win, int shipped, char *buf, size_t len)
 {
-    char where[140], tuned[160];
+    char where[140], tuned[240];
     if (win->device_match == DB_MATCH_SAME_GPU)
         snprintf(where, sizeof where, "on this GPU model");
     else
@@ -177,14 +169,14 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
             snprintf(err, len, "family %s takes no variable-length batch", c->family->name);
             return -1;
         }
-        const int was_varlen = c->p[GEN_VARLEN];
-        c->p[GEN_VARLEN] = 1;
-        if (!out->tuned_varlen && (c->family->params & GEN_BIT(GEN_PERSISTENT)))
-            c->p[GEN_PERSISTENT] = 0;
+        c->p[GEN_VARLEN] = 1;   /* a varlen winner's kernel has it already (db import checks) */
         gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);   /* no length is a tile multiple */
-        if (!out->tuned_varlen || !was_varlen)
+        if (!out->tuned_varlen) {
+            if (c->family->params & GEN_BIT(GEN_PERSISTENT))
+                c->p[GEN_PERSISTENT] = 0;
             snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
-                     "; for a variable-length batch (VARLEN=1%s)", out->tuned_varlen ? "" : ", PERSISTENT=0");
+                     "; for a variable-length batch (VARLEN=1, PERSISTENT=0)");
+        }
     } else if (c->p[GEN_VARLEN]) {   /* a dense problem handed a variable-length batch's winner */
         c->p[GEN_VARLEN] = 0;
         gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);

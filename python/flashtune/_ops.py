@@ -115,8 +115,9 @@ if _HAVE_OPS:
 
 
 if _HAVE_OPS:
-    def _view4(t):
-        return t.unsqueeze(0).transpose(1, 2)
+    def _view4(t):   # _varlen's, imported late: _varlen imports this module
+        from ._varlen import _view4 as view4
+        return view4(t)
 
     def _varlen_code(q, k, v):
         return check_tensors(_view4(q), _view4(k), _view4(v), True)
@@ -155,14 +156,12 @@ if _HAVE_OPS:
         q_, (_, h, total_q, d), qs, _ = _attention._operand(_view4(q), half)
         k_, (_, hk, total_k, _), ks, _ = _attention._operand(_view4(k), half)
         v_, (_, _, _, dv), vs, _ = _attention._operand(_view4(v), half)
+        from . import _varlen
         o4 = _view4(o.contiguous())
         ost = o4.stride()
-        lib = _attention._library
-        desc = lib.DESC.pack(lib.DESC_SIZE, cu_seqlens_q.shape[0] - 1, h, max_seqlen_q, max_seqlen_k, d, dv, dtype,
-                             causal, float(scale) if scale is not None else 0.0, qs[0], qs[1], qs[2], ks[0], ks[1],
-                             ks[2], vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], causal_align, window, window_left,
-                             window_right, 0, hk, softcap, 0, cu_seqlens_q.data_ptr(), cu_seqlens_k.data_ptr(),
-                             total_q, total_k)
+        desc = _varlen.desc_of((cu_seqlens_q.shape[0] - 1, h, max_seqlen_q, max_seqlen_k, d, dv, hk, total_q, total_k),
+                               (qs, ks, vs, ost), cu_seqlens_q, cu_seqlens_k, dtype, causal, scale,
+                               (causal_align, window, window_left, window_right), softcap)
         grads = _attention.run_backward(torch, desc, q_.device, q_, k_, v_, o4, lse, _view4(do), ost,
                                         ((q_.shape, qs), (k_.shape, ks), (v_.shape, vs)), deterministic)
         return tuple(_like(t, g.squeeze(0).transpose(0, 1)) for t, g in zip((q, k, v), grads))

@@ -32,16 +32,25 @@ def forward_call(torch, q, k, v, cu_q, cu_k, dtype, causal, scale, mask, softcap
     o = _view4(torch.empty((total_q, h, dv), dtype=q.dtype, device=device))
     lse = torch.empty((h, total_q), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
     ost = o.stride()
+    desc = desc_of((batch, h, max_q, max_k, d, dv, hk, total_q, total_k), (qs, ks, vs, ost), cu_q, cu_k, dtype,
+                   causal, scale, mask, softcap)
+    a.run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
+    return q, k, v, o, lse, desc, ((q.shape, qs), (k.shape, ks), (v.shape, vs)), ost
+
+
+def desc_of(sizes, strides, cu_q, cu_k, dtype, causal, scale, mask, softcap):
+    """The packed desc of a variable-length batch: sizes (batch, H, longest q, longest k, D, Dv, Hk,
+    total_q, total_k), strides (q's, k's, v's, o's of the [1, H, total, D] views)."""
+    batch, h, max_q, max_k, d, dv, hk, total_q, total_k = sizes
+    qs, ks, vs, ost = strides
     try:
-        desc = _library.DESC.pack(
+        return _library.DESC.pack(
             _library.DESC_SIZE, batch, h, max_q, max_k, d, dv, dtype, causal,
             float(scale) if scale is not None else 0.0, qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
             vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk, softcap, 0, cu_q.data_ptr(),
             cu_k.data_ptr(), total_q, total_k)
     except (struct.error, OverflowError) as e:   # the checks bound every field; say which failed
         raise ValueError(f"attention_varlen: a size does not fit the C descriptor: {e}") from None
-    a.run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
-    return q, k, v, o, lse, desc, ((q.shape, qs), (k.shape, ks), (v.shape, vs)), ost
 
 
 def _function():
