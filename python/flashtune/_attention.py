@@ -167,12 +167,24 @@ def forward_call(torch, q, k, v, dtype, causal, scale, mask, softcap):
     k, (_, hk, nk, _), ks, kp = _operand(k, half)
     v, (_, _, _, dv), vs, vp = _operand(v, half)
     device = q.device
-    o = torch.empty((b, h, nq, dv), dtype=q.dtype, device=device)
+    o = new_output(torch, qs, (b, h, nq, dv), q.dtype, device)
     lse = torch.empty((b, h, nq), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
     ost = o.stride()
     desc = desc_of(q, k, v, o, (b, h, nq, nk, d, dv, hk), (qs, ks, vs, ost), dtype, causal, scale, mask, softcap)
     run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
     return q, k, v, o, lse, desc, ((q.shape, qs), (k.shape, ks), (v.shape, vs)), ost
+
+
+def new_output(torch, qs, shape, dtype, device):
+    """An empty O of shape [B, H, Nq, Dv] laid out in the query's order, as SDPA's: [B, Nq, H, Dv] in
+    memory when query's heads lie closer than its rows (a view of a projection's [B, N, H, D]
+    output), else [B, H, Nq, Dv]. Then the usual `o.transpose(1, 2).reshape(B, N, H * Dv)` is a
+    view, not a copy, and its gradient comes back in O's own strides (the backward copies a dO
+    laid out otherwise). The fake implementations lay out theirs here too."""
+    b, h, nq, dv = shape
+    if qs[1] < qs[2] and h > 1 and nq > 1:
+        return torch.empty((b, nq, h, dv), dtype=dtype, device=device).transpose(1, 2)
+    return torch.empty(shape, dtype=dtype, device=device)
 
 
 def desc_of(q, k, v, o, sizes, strides, dtype, causal, scale, mask, softcap):

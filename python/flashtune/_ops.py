@@ -49,7 +49,8 @@ if _HAVE_OPS:
     def attention_forward(q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: Optional[float], causal_align: int,
                           window: int, window_left: int, window_right: int, softcap: float,
                           deterministic: Optional[bool]) -> Tuple[Tensor, Tensor]:
-        """O [B, H, Nq, Dv] and L [B, H, Nq] (float32; float64 for float64) of q, k, v [B, H, N, D].
+        """O [B, H, Nq, Dv] (laid out as _attention.new_output's) and L [B, H, Nq] (float32; float64
+        for float64) of q, k, v [B, H, N, D].
         deterministic is the backward's (None: torch.use_deterministic_algorithms when it runs)."""
         _attention._Attention.get()   # binds the device and stream calls
         dtype = _dtype_code(q, k, v)
@@ -61,7 +62,7 @@ if _HAVE_OPS:
     def _(q, k, v, causal, scale, causal_align, window, window_left, window_right, softcap, deterministic):
         dtype = _dtype_code(q, k, v)
         b, h, nq, _ = q.shape
-        o = q.new_empty((b, h, nq, v.shape[3]))
+        o = _attention.new_output(torch, q.stride(), (b, h, nq, v.shape[3]), q.dtype, q.device)
         return o, q.new_empty((b, h, nq), dtype=torch.float64 if dtype == 3 else torch.float32)
 
     @torch.library.custom_op("flashtune::attention_backward", mutates_args=())

@@ -466,6 +466,23 @@ class CallPath(unittest.TestCase):
         _attention._Attention.get().backward(fake_torch.Function.last_ctx, odd)
         self.assertNotEqual(self.bwd.calls[-1][2][5], odd.data_ptr())
 
+    def test_output_follows_the_query_layout(self):
+        # a projection's [B, N, H, D] seen as [B, H, N, D]: O is laid out the same way, as SDPA's,
+        # so the layer's o.transpose(1, 2).reshape(...) is a view and its dO, in O's strides, is
+        # read as it is (no copy); a query [B, H, N, D] keeps O [B, H, N, D]
+        shape, nhd = (2, 100, 3, 64), (100 * 3 * 64, 64, 3 * 64, 1)
+        q, k, v = (fake_torch.Tensor(shape, self.torch.bfloat16, fake_torch.Device("cuda", 1)).transpose(1, 2)
+                   for _ in range(3))
+        o = flashtune.attention(q, k, v)
+        self.assertEqual((o.shape, o.stride()), ((2, 3, 100, 64), nhd))
+        self.assertIs(o.transpose(1, 2).reshape((2, 100, 3 * 64))._ptr, o._ptr)
+        do = fake_torch.Tensor(shape, o.dtype, o.device).transpose(1, 2)
+        _attention._Attention.get().backward(fake_torch.Function.last_ctx, do)
+        self.assertEqual(self.bwd.calls[-1][2][5], do.data_ptr())
+        for heads_or_rows in ((2, 1, 100, 64), (2, 3, 1, 64)):   # a dimension of 1: either order is the same
+            q = fake_torch.Tensor(heads_or_rows, self.torch.bfloat16, fake_torch.Device("cuda", 1))
+            self.assertEqual(flashtune.attention(q, q, q).stride(), q.stride())
+
     def test_any_rank_goes_through_four_dimensional_views(self):
         # SDPA's [..., N, D]: rank 3 is one head each, rank 2 one batch of one head, rank 5 the
         # dimensions before the heads as the batch; views (the same pointers), O back in the shape

@@ -54,8 +54,12 @@ class Operators(unittest.TestCase):
                                                                False)
                 for g, t in zip(grads, (q, k, v)):
                     self.assertEqual((g.shape, g.stride(), g.dtype), (t.shape, t.stride(), t.dtype))
-            # a [B, N, H, D] view: the gradient keeps its layout (empty_like), as the real one does
+            # a [B, N, H, D] view: O is laid out [B, N, H, D] too, as SDPA's (new_output), and the
+            # gradient keeps the query's layout (empty_like), as the real ones do
             q = fake((2, 100, 8, 64)).transpose(1, 2)
+            o, _ = torch.ops.flashtune.attention_forward(q, q, q, *PLAIN)
+            self.assertEqual((o.shape, o.stride()), ((2, 8, 100, 64), (100 * 8 * 64, 64, 8 * 64, 1)))
+            self.assertTrue(o.transpose(1, 2).is_contiguous())
             dq, _, _ = torch.ops.flashtune.attention_backward(fake((2, 8, 100, 64)), q, q, q, fake((2, 8, 100, 64)),
                                                               fake((2, 8, 100), torch.float32), *PLAIN[:-1], False)
             self.assertEqual(dq.stride(), q.stride())
