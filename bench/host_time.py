@@ -1,5 +1,6 @@
 """Host time per attention call on a tiny problem (the kernels take a few microseconds, so a loop of
-calls is bound by the host): flashtune.attention beside SDPA's FlashAttention-2 and cuDNN backends,
+calls is bound by the host): flashtune.attention (with its C hot path, and without it: the Python
+path, which costs the row's extra try/finally too) beside SDPA's FlashAttention-2 and cuDNN backends,
 forward alone and forward + backward, in one process on the GPU. Each figure is the median over
 several rounds of (a round's wall time over its calls), the calls queued back to back and the
 stream synchronized once at the end of a round.
@@ -47,6 +48,19 @@ def main():
     do = torch.randn(shape, device="cuda", dtype=torch.bfloat16)
     # (the call, the SDPA backend it is pinned to for the whole measurement: outside the timed calls)
     impls = {"flashtune": (lambda: flashtune.attention(q, k, v, is_causal=True), None)}
+    from flashtune import _attention
+    flashtune.attention(q, k, v, is_causal=True)   # binds the C hot path, when it was built
+
+    def python_path():   # the same call with the C hot path unbound
+        hot = _attention._hot_attention, _attention._hot_forward
+        _attention._hot_attention = _attention._hot_forward = None
+        try:
+            return flashtune.attention(q, k, v, is_causal=True)
+        finally:
+            _attention._hot_attention, _attention._hot_forward = hot
+
+    if _attention._hot_attention is not None:
+        impls["flashtune, Python path"] = (python_path, None)
     sdpa = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)  # noqa: E731
     impls["SDPA flash"] = (sdpa, SDPBackend.FLASH_ATTENTION)
     impls["SDPA cudnn"] = (sdpa, SDPBackend.CUDNN_ATTENTION)

@@ -77,6 +77,9 @@ def _operand(t, half):
 _apply = None
 _enter_device = _leave_device = _current_stream = None
 _torch = _grad_enabled = None
+# The C hot path's entry points (_library.hotpath, bound to torch here), or None: attention()'s
+# plain no-grad call, and forward_call's checks, allocations and library call, in one C call each.
+_hot_attention = _hot_forward = None
 
 
 def _bind_torch(torch):
@@ -95,6 +98,19 @@ def _bind_torch(torch):
 
         _enter_device, _leave_device = enter, lambda guard: guard.__exit__(None, None, None)
         _current_stream = lambda index: cuda.current_stream(index).cuda_stream
+    _bind_hotpath(torch)
+
+
+def _bind_hotpath(torch):
+    global _hot_attention, _hot_forward
+    _library.library()   # loaded, and with it the hot path
+    hot = _library.hotpath
+    if hot is None or not hasattr(torch, "uint8") or not hasattr(torch.Tensor, "new_empty"):
+        _hot_attention = _hot_forward = None
+        return
+    hot.bind_torch(torch.Tensor, (torch.float32, torch.float16, torch.bfloat16, torch.float64), torch.uint8,
+                   _enter_device, _leave_device, _current_stream, torch.is_grad_enabled)
+    _hot_attention, _hot_forward = hot.attention, hot.forward
 
 
 def run_forward(torch, handle, desc, device, qp, kp, vp, o, lse):
@@ -162,6 +178,12 @@ def forward_call(torch, q, k, v, dtype, causal, scale, mask, softcap):
     the kernels read (a half tensor copied where it must be), O, L, the desc, the operands'
     (shape, strides) and O's strides: what the backward needs."""
     handle = _library.handle()
+    if _hot_forward is not None and not softcap and mask == NO_MASK:   # all of it in one C call
+        out = _hot_forward(handle.value, q, k, v, causal, scale, True)   # (heads already checked)
+        if out is not None:
+            if out.__class__ is int:
+                _library.check(out, handle)
+            return out
     half = dtype == 1 or dtype == 2   # f16, bf16
     q, (b, h, nq, d), qs, qp = _operand(q, half)
     k, (_, hk, nk, _), ks, kp = _operand(k, half)
@@ -294,6 +316,16 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
                         is_causal, scale, enable_gqa, causal, causal_align, window_size, softcap, strict)
     if strict is not None:
         _fallback.strict(strict)   # its type
+    hot = _hot_attention
+    if hot is not None and causal is None and window_size is None and causal_align == "top_left" and not softcap \
+            and not _ops.compiling():
+        # the plain call with nothing to differentiate, checked and run in one C call (None: not that call)
+        handle = _library.handle()
+        o = hot(handle.value, query, key, value, is_causal, scale, enable_gqa)
+        if o is not None:
+            if o.__class__ is int:
+                _library.check(o, handle)
+            return o
     if not _four_dims(query, key, value):   # [..., N, D]: through [B, H, N, D] views, back to the shape
         lead = leading_dims(query, key, value, enable_gqa)
         o = attention(_as_4d(query, enable_gqa), _as_4d(key, enable_gqa), _as_4d(value, enable_gqa), None,

@@ -175,7 +175,39 @@ def _load(path):
     except AttributeError as e:   # loaded, but without ft_open & co.: another library
         return None, f"is not libflashtune: {e}"
     _bind(lib)
+    _load_hotpath(path, lib)
     return lib, None
+
+
+# The package's C hot path (_hotpath.c), bound to the loaded library: None when it is not beside
+# the library, was built for another version, or FLASHTUNE_HOTPATH=0 turns it off (then every call
+# takes the Python path: the same results, more host time a call).
+hotpath = None
+HOTPATH_FILE = "_hotpath.abi3.so"
+
+
+def _load_hotpath(path, lib):
+    global hotpath
+    hotpath = None
+    if os.environ.get("FLASHTUNE_HOTPATH", "1") == "0" or os.path.sep not in path:
+        return
+    file = os.path.join(os.path.dirname(os.path.realpath(path)), HOTPATH_FILE)
+    if not os.path.isfile(file):
+        return
+    import importlib.machinery
+    import importlib.util
+    try:
+        loader = importlib.machinery.ExtensionFileLoader("flashtune._hotpath", file)
+        spec = importlib.util.spec_from_file_location("flashtune._hotpath", file, loader=loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+    except ImportError:   # another platform's or interpreter's build: the Python path serves
+        return
+    if module.DESC_SIZE != DESC_SIZE or module.VERSION != lib.ft_version().decode():
+        return
+    module.bind_library(ctypes.cast(lib["ft_attention_forward_ws"], ctypes.c_void_p).value,
+                        ctypes.cast(lib["ft_attention_forward_workspace_size"], ctypes.c_void_p).value)
+    hotpath = module
 
 
 def library():

@@ -69,6 +69,14 @@ class Tensor:
     def element_size(self):
         return self._dtype.itemsize
 
+    is_cuda = property(lambda self: self._device.type == "cuda")
+
+    def get_device(self):
+        return self._device.index if self._device.type == "cuda" else -1
+
+    def new_empty(self, size, dtype=None):
+        return Tensor(size, dtype or self._dtype, self._device)
+
     def contiguous(self):
         if self._stride == contiguous_strides(self._shape):
             return self

@@ -399,6 +399,14 @@ class SizeRecorder:
         return 0
 
 
+def without_hotpath(test):
+    """The C hot path left unbound for the test: every call takes the Python path."""
+    for name, value in (("_bind_hotpath", lambda torch: None), ("_hot_attention", None), ("_hot_forward", None)):
+        patcher = mock.patch.object(_attention, name, value)
+        patcher.start()
+        test.addCleanup(patcher.stop)
+
+
 def saved_tensors():
     """What the last forward saved for the backward."""
     return fake_torch.Function.last_ctx.saved_tensors
@@ -429,6 +437,7 @@ class CallPath(unittest.TestCase):
         _attention._Attention.cls = _attention._apply = None   # rebuilt for this torch
         self.addCleanup(setattr, _attention._Attention, "cls", None)
         self.addCleanup(setattr, _attention, "_apply", None)
+        without_hotpath(self)   # the Python path's calls, recorded (test_hotpath.py: the C path's)
 
     def tensors(self, shapes, dtype=None, device=None, strides=(None, None, None)):
         device = device or fake_torch.Device("cuda", 1)
@@ -817,6 +826,7 @@ class CallPathToTheLibrary(unittest.TestCase):
             flashtune.attention(rows_overlap, k, v)
 
     def test_backward_reaches_the_gpu_check(self):
+        without_hotpath(self)   # the forward below is the recorder's, not the library's
         ok = Recorder(10)
         _library.handle()   # loads the library (binding forward/backward) before the swap
         with mock.patch.object(_library, "forward", ok.fn), \

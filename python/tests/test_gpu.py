@@ -567,6 +567,40 @@ class DropIn(unittest.TestCase):
         with torch.no_grad():
             self.assertTrue(torch.equal(flashtune.attention_varlen(*packed, cu, cu, 47, 47, causal=True), ov))
 
+    def test_hot_path_is_the_python_path(self):
+        # the C hot path (built beside the library here) and the Python path: the same O bit for bit,
+        # laid out the same, for plain, [B, N, H, D], decode (a split forward's workspace) and
+        # scaled calls; the backward after a hot forward matches the Python path's too
+        from flashtune import _attention, _library
+        from unittest import mock
+        _attention._Attention.get()
+        built = os.path.isfile(os.path.join(os.path.dirname(os.path.realpath(_library.library()._name)),
+                                            _library.HOTPATH_FILE))
+        self.assertEqual(_attention._hot_attention is not None, built and os.environ.get("FLASHTUNE_HOTPATH") != "0")
+        if _attention._hot_attention is None:
+            self.skipTest("no C hot path beside the library")
+        cases = [((2, 3, 77, 77, 64, 64), "bhnd", {}), ((2, 4, 100, 100, 128, 128), "bnhd", {}),
+                 ((1, 8, 3, 1000, 128, 128), "bhnd", {}), ((2, 3, 50, 70, 64, 64), "bhnd", {"scale": 0.3})]
+        for shape, layout, kw in cases:
+            with self.subTest(shape=shape, layout=layout):
+                q, k, v = make(shape, torch.bfloat16, layout, 8)
+                with torch.no_grad():
+                    hot = flashtune.attention(q, k, v, is_causal=True, **kw)
+                    with mock.patch.object(_attention, "_hot_attention", None), \
+                            mock.patch.object(_attention, "_hot_forward", None):
+                        cold = flashtune.attention(q, k, v, is_causal=True, **kw)
+                self.assertEqual(hot.stride(), cold.stride())
+                self.assertTrue(torch.equal(hot, cold))
+                do = torch.randn_like(hot)
+                grads = torch.autograd.grad(flashtune.attention(q, k, v, is_causal=True, deterministic=True, **kw),
+                                            (q, k, v), do)
+                with mock.patch.object(_attention, "_hot_attention", None), \
+                        mock.patch.object(_attention, "_hot_forward", None):
+                    want = torch.autograd.grad(flashtune.attention(q, k, v, is_causal=True, deterministic=True, **kw),
+                                               (q, k, v), do)
+                for a, b in zip(grads, want):
+                    self.assertTrue(torch.equal(a, b))
+
     def test_calls_the_kernels_cannot_run_go_to_sdpa(self):
         q, k, v = make((2, 3, 17, 17, 64, 64), torch.float32, "bhnd", 5)
         mask = torch.randn(17, 17, device="cuda") > 0

@@ -20,9 +20,14 @@ if ! "$py" -m pip wheel --no-deps "${isolation[@]}" -w "$tmp/wheel" "$src/python
   echo "FAIL: pip wheel ./python"; tail -30 "$tmp/wheel.log"; exit 1
 fi
 wheel=$(ls "$tmp"/wheel/flashtune-*.whl)
+# With the C hot path (built beside the library) the wheel is for CPython's stable ABI, else for any Python 3.
+hotpath=0
+[ -n "${FLASHTUNE_PREBUILT:-}" ] && [ -f "$(dirname "$(realpath "$FLASHTUNE_PREBUILT")")/_hotpath.abi3.so" ] && hotpath=1
+[ -z "${FLASHTUNE_PREBUILT:-}" ] && "$py" -c 'import os, sysconfig, sys; sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' && hotpath=1
+want=py3-none-linux_; [ $hotpath = 1 ] && want=cp39-abi3-linux_
 case "$(basename "$wheel")" in
-  flashtune-*-py3-none-linux_*.whl) ;;
-  *) echo "FAIL: the wheel's tag is not py3-none-linux_*: $(basename "$wheel")"; exit 1 ;;
+  flashtune-*-$want*.whl) ;;
+  *) echo "FAIL: the wheel's tag is not ${want}*: $(basename "$wheel")"; exit 1 ;;
 esac
 # A fresh virtual environment; with WHEEL_GPU=1 a fresh folder of the interpreter that has torch
 # instead (a venv made from another venv sees the base Python's packages, not torch).
@@ -35,7 +40,7 @@ else
   run=(env -u FLASHTUNE_LIBRARY "$tmp/venv/bin/python")
 fi
 cd "$tmp"   # away from the checkout: nothing of it is on sys.path
-"${run[@]}" - "$src" <<'PY' || exit 1
+HOTPATH=$hotpath "${run[@]}" - "$src" <<'PY' || exit 1
 import os, sys
 import flashtune
 from flashtune import _library
@@ -44,10 +49,17 @@ here = os.path.dirname(flashtune.__file__)
 assert not here.startswith(src), f"flashtune imported from the checkout: {here}"
 lib = os.path.join(here, "lib", "libflashtune.so")
 assert os.path.isfile(lib) and not os.path.islink(lib), f"no library file in the package: {lib}"
-assert [f for f in os.listdir(os.path.dirname(lib))] == ["libflashtune.so"], os.listdir(os.path.dirname(lib))
+want = ["_hotpath.abi3.so", "libflashtune.so"] if os.environ["HOTPATH"] == "1" else ["libflashtune.so"]
+assert sorted(os.listdir(os.path.dirname(lib))) == want, os.listdir(os.path.dirname(lib))
 print("wheel_test: flashtune", flashtune.__version__, "library", flashtune.version(), "from", lib)
 loaded = _library.library()._name
 assert os.path.realpath(loaded) == os.path.realpath(lib), f"loaded {loaded}, not the package's"
+hot = _library.hotpath
+if os.environ["HOTPATH"] == "1":   # loaded from the package and bound to its library
+    assert hot is not None and os.path.dirname(hot.__file__) == os.path.dirname(lib), hot
+    print("wheel_test: the C hot path", hot.__file__)
+else:
+    assert hot is None, hot
 if os.environ.get("WHEEL_GPU") == "1":
     import torch
     q, k, v = (torch.randn(2, 4, 300, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))

@@ -1,0 +1,253 @@
+"""The package's C hot path (python/flashtune/_hotpath.c) against its Python path, on a machine
+without a GPU or PyTorch: fake_torch's tensors, the real library's context, and a recording
+stand-in for the two library entry points the hot path calls (compiled here with cc). Every
+call the hot path takes must reach the library exactly as the Python path would send it (the
+same desc bytes, pointers, stream and device switches, O laid out the same); every call it
+leaves (anything the Python path copies, pads, falls back on or refuses) must come back None,
+so the Python path runs it with its checks and messages.
+Run: FLASHTUNE_LIBRARY=build/runtime/libflashtune.so python3 python/tests/test_hotpath.py"""
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+import fake_torch  # noqa: E402
+import flashtune  # noqa: E402
+from flashtune import _attention, _library  # noqa: E402
+
+RECORDER_C = r"""
+#include <stddef.h>
+#include <string.h>
+/* The last forward call's arguments, and what the next calls answer. */
+unsigned char last_desc[4096];
+size_t desc_bytes;                 /* how much of the desc to record (the test sets it) */
+void *last_ctx, *last_ptrs[6];     /* q, k, v, o, lse, workspace */
+size_t last_ws_bytes;
+void *last_stream;
+int calls, size_calls;
+int forward_status, size_status;   /* 0: FT_OK */
+size_t workspace;                  /* what the size call answers */
+
+int rec_forward(void *ctx, const void *d, const void *q, const void *k, const void *v, void *o, void *lse,
+                void *ws, size_t bytes, void *stream)
+{
+    calls++;
+    memcpy(last_desc, d, desc_bytes);
+    last_ctx = ctx;
+    void *p[6] = { (void *)q, (void *)k, (void *)v, o, lse, ws };
+    memcpy(last_ptrs, p, sizeof p);
+    last_ws_bytes = bytes;
+    last_stream = stream;
+    return forward_status;
+}
+
+int rec_workspace_size(void *ctx, const void *d, size_t *bytes)
+{
+    (void)ctx, (void)d;
+    size_calls++;
+    *bytes = size_status ? 0 : workspace;
+    return size_status;
+}
+"""
+
+
+def build_recorder(tmp):
+    src, so = os.path.join(tmp, "recorder.c"), os.path.join(tmp, "librecorder.so")
+    with open(src, "w") as f:
+        f.write(RECORDER_C)
+    subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", so, src], check=True)
+    return ctypes.CDLL(so)
+
+
+def address(fn):
+    return ctypes.cast(fn, ctypes.c_void_p).value
+
+
+class HotPath(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.rec = build_recorder(cls.tmp.name)
+        lib = _library.library()
+        if _library.hotpath is None:   # ctest registers this test only where the hot path was built
+            raise AssertionError(f"no hot path beside {lib._name} ({_library.HOTPATH_FILE}), or it was not bound")
+        cls.hot = _library.hotpath
+        cls.hot.bind_library(address(cls.rec.rec_forward), address(cls.rec.rec_workspace_size))
+        ctypes.c_size_t.in_dll(cls.rec, "desc_bytes").value = _library.DESC_SIZE
+
+    @classmethod
+    def tearDownClass(cls):
+        lib = _library.library()
+        cls.hot.bind_library(address(lib["ft_attention_forward_ws"]), address(lib["ft_attention_forward_workspace_size"]))
+        cls.tmp.cleanup()
+
+    def setUp(self):
+        self.torch = torch = fake_torch.make_torch()
+        patcher = mock.patch.dict(sys.modules, {"torch": torch})
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        _attention._Attention.cls = _attention._apply = None   # rebuilt (and the hot path bound) for this torch
+        self.addCleanup(setattr, _attention._Attention, "cls", None)
+        self.addCleanup(setattr, _attention, "_apply", None)
+        _attention._Attention.get()
+        self.assertIsNotNone(_attention._hot_attention)
+        for name in ("forward_status", "size_status", "calls", "size_calls"):
+            self.var(name).value = 0
+        ctypes.c_size_t.in_dll(self.rec, "workspace").value = 0
+
+    # ---- what reached the stand-in ---------------------------------------------------------------
+    def var(self, name):
+        """The stand-in's int variable `name`."""
+        return ctypes.c_int.in_dll(self.rec, name)
+
+    def last_call(self):
+        desc = bytes((ctypes.c_ubyte * _library.DESC_SIZE).in_dll(self.rec, "last_desc"))
+        ptrs = [p or 0 for p in (ctypes.c_void_p * 6).in_dll(self.rec, "last_ptrs")]
+        stream = ctypes.c_void_p.in_dll(self.rec, "last_stream").value or 0
+        ctx = ctypes.c_void_p.in_dll(self.rec, "last_ctx").value
+        return ctx, desc, ptrs, stream, ctypes.c_size_t.in_dll(self.rec, "last_ws_bytes").value
+
+    def tensors(self, shapes, dtype=None, device=None, strides=(None, None, None), grad=False):
+        device = device or fake_torch.Device("cuda", 1)
+        out = [fake_torch.Tensor(s, dtype or self.torch.bfloat16, device, st) for s, st in zip(shapes, strides)]
+        for t in out:
+            t.requires_grad = grad
+        return out
+
+    def python_desc(self, q, k, v, o, causal, scale):
+        code = _attention.check_tensors(q, k, v, True)
+        return _attention.desc_of(q, k, v, o, (q.shape[0], q.shape[1], q.shape[2], k.shape[2], q.shape[3], v.shape[3],
+                                               k.shape[1]), (q.stride(), k.stride(), v.stride(), o.stride()), code,
+                                  causal, scale, _attention.NO_MASK, 0.0)
+
+    # ---- calls the hot path takes ----------------------------------------------------------------
+    def test_plain_calls_reach_the_library_as_the_python_path_sends_them(self):
+        torch = self.torch
+        bnhd = lambda b, n, h, d: (n * h * d, d, h * d, 1)  # noqa: E731  a [B, N, H, D] tensor's strides as [B, H, N, D]
+        cases = [  # (shapes, dtype, strides, keywords)
+            ([(2, 3, 100, 64)] * 3, torch.bfloat16, (None,) * 3, dict(is_causal=True)),
+            ([(2, 3, 100, 64), (2, 3, 77, 64), (2, 3, 77, 128)], torch.float16, (None,) * 3, dict(scale=0.25)),
+            ([(2, 8, 100, 64), (2, 2, 50, 64), (2, 2, 50, 64)], torch.bfloat16, (None,) * 3,
+             dict(enable_gqa=True, is_causal=True)),
+            ([(1, 4, 33, 40)] * 3, torch.float32, (None,) * 3, {}),   # any head dim in f32
+            ([(1, 2, 9, 3)] * 3, torch.float64, (None,) * 3, dict(scale=1e-3)),
+            ([(2, 4, 100, 64)] * 3, torch.bfloat16, (bnhd(2, 100, 4, 64),) * 3, dict(is_causal=True)),
+        ]
+        for shapes, dtype, strides, kw in cases:
+            with self.subTest(shapes=shapes, dtype=dtype, strides=strides, kw=kw):
+                q, k, v = self.tensors(shapes, dtype, strides=strides)
+                calls = self.var("calls").value
+                torch.device_log.clear()
+                o = flashtune.attention(q, k, v, **kw)
+                self.assertEqual(self.var("calls").value, calls + 1)
+                ctx, desc, ptrs, stream, ws_bytes = self.last_call()
+                self.assertEqual(ctx, _library.handle().value)
+                # O as the Python path lays it out: the query's order
+                want = _attention.new_output(torch, q.stride(), (q.shape[0], q.shape[1], q.shape[2], v.shape[3]),
+                                             q.dtype, q.device)
+                self.assertEqual((o.shape, o.stride(), o.dtype, o.device), (want.shape, want.stride(), q.dtype, q.device))
+                self.assertEqual(desc, self.python_desc(q, k, v, o, kw.get("is_causal", False), kw.get("scale")))
+                self.assertEqual(ptrs[:4], [q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()])
+                self.assertNotIn(ptrs[4], (0, o.data_ptr()))   # L: a buffer of its own
+                self.assertEqual((ptrs[5], ws_bytes), (0, 0))
+                self.assertEqual(stream, torch._C._cuda_getCurrentRawStream(1))
+                self.assertEqual(torch.device_log, [("set", 1), ("set", 0)])   # cuda:1 for the call, then back
+
+    def test_autograd_forward_takes_the_hot_path_and_saves_what_the_backward_reads(self):
+        q, k, v = self.tensors([(2, 3, 100, 64)] * 3, grad=True)
+        o = flashtune.attention(q, k, v, is_causal=True)   # autograd.Function: forward_call in C
+        self.assertEqual(self.var("calls").value, 1)
+        _, desc, ptrs, _, _ = self.last_call()
+        q_, k_, v_, o_, lse = fake_torch.Function.last_ctx.saved_tensors
+        self.assertEqual((q_, k_, v_, o_), (q, k, v, o))
+        self.assertEqual((lse.shape, lse.dtype, lse.data_ptr()), ((2, 3, 100), self.torch.float32, ptrs[4]))
+        ft = fake_torch.Function.last_ctx.ft
+        self.assertEqual(ft[0], desc)   # the desc the backward sends
+        self.assertEqual(ft[3:], ((q.shape, q.stride()), (k.shape, k.stride()), (v.shape, v.stride()), o.stride()))
+        # float64: L in float64
+        q, k, v = self.tensors([(1, 2, 10, 8)] * 3, self.torch.float64, grad=True)
+        flashtune.attention(q, k, v)
+        self.assertEqual(fake_torch.Function.last_ctx.saved_tensors[4].dtype, self.torch.float64)
+
+    def test_workspace_from_the_allocator(self):
+        ctypes.c_size_t.in_dll(self.rec, "workspace").value = 12345
+        q, k, v = self.tensors([(1, 4, 8, 64), (1, 4, 4096, 64), (1, 4, 4096, 64)])
+        flashtune.attention(q, k, v)
+        _, _, ptrs, _, ws_bytes = self.last_call()
+        self.assertEqual(ws_bytes, 12345)
+        self.assertNotIn(ptrs[5], (0,) + tuple(ptrs[:5]))
+
+    def test_failed_calls_raise_as_the_library_says_and_restore_the_device(self):
+        q, k, v = self.tensors([(2, 3, 100, 64)] * 3)
+        for status_name, status, exc in (("forward_status", 1, ValueError), ("size_status", 3, flashtune.FlashtuneError),
+                                         ("forward_status", 2, flashtune.FlashtuneError)):
+            with self.subTest(status_name=status_name, status=status):
+                self.var("forward_status").value = self.var("size_status").value = 0
+                self.var(status_name).value = status
+                self.torch.device_log.clear()
+                calls = self.var("calls").value
+                with self.assertRaises(exc) as cm:
+                    flashtune.attention(q, k, v)
+                if exc is flashtune.FlashtuneError:
+                    self.assertEqual(cm.exception.status, _library.STATUS_NAMES[status])
+                # a failed size call never reaches the forward
+                self.assertEqual(self.var("calls").value, calls + (status_name == "forward_status"))
+                self.assertEqual(self.torch.device_log, [("set", 1), ("set", 0)])
+
+    # ---- calls it leaves to the Python path ------------------------------------------------------
+    def test_everything_else_is_left_to_the_python_path(self):
+        torch, hot, ctx = self.torch, _attention._hot_attention, _library.handle().value
+        half = lambda **kw: self.tensors([(2, 3, 100, 64)] * 3, **kw)  # noqa: E731
+        q, k, v = half()
+        misaligned = fake_torch.Tensor(q.shape, q.dtype, q.device, offset=8)
+        odd_rows = fake_torch.Tensor(q.shape, q.dtype, q.device, (3 * 100 * 68, 100 * 68, 68, 1))
+        subclass = type("Sub", (fake_torch.Tensor,), {})(q.shape, q.dtype, q.device)
+        cpu = fake_torch.Tensor(q.shape, q.dtype, fake_torch.Device("cpu", 0))
+        other_gpu = fake_torch.Tensor(q.shape, q.dtype, fake_torch.Device("cuda", 0))
+        head_dim_60 = self.tensors([(2, 3, 100, 60)] * 3)
+        gqa = self.tensors([(2, 8, 100, 64), (2, 2, 50, 64), (2, 2, 50, 64)])
+        left = {
+            "needs a gradient": (half(grad=True), False, None, False),
+            "misaligned half data": ((misaligned, k, v), False, None, False),
+            "half rows not a multiple of 8": ((q, odd_rows, v), False, None, False),
+            "half head dim 60 (padded)": (head_dim_60, False, None, False),
+            "a tensor subclass": ((subclass, k, v), False, None, False),
+            "a CPU tensor (SDPA)": ((q, k, cpu), False, None, False),
+            "tensors on two GPUs": ((q, other_gpu, v), False, None, False),
+            "mixed dtypes": ((q, k, fake_torch.Tensor(q.shape, torch.float16, q.device)), False, None, False),
+            "3 dimensions": ((fake_torch.Tensor((3, 100, 64), q.dtype, q.device), k, v), False, None, False),
+            "grouped heads without enable_gqa": (gqa, False, None, False),
+            "is_causal not a bool": ((q, k, v), 1, None, False),
+            "an int scale": ((q, k, v), False, 2, False),
+            "a negative scale": ((q, k, v), False, -0.5, False),
+            "a nan scale": ((q, k, v), False, float("nan"), False),
+            "head dim 300": (self.tensors([(1, 2, 10, 300)] * 3, torch.float32), False, None, False),
+            "not a tensor": (([1], k, v), False, None, False),
+        }
+        for name, ((q_, k_, v_), causal, scale, gqa_flag) in left.items():
+            with self.subTest(name):
+                self.assertIsNone(hot(ctx, q_, k_, v_, causal, scale, gqa_flag))
+        self.assertEqual(self.var("calls").value + self.var("size_calls").value, 0)
+        # the Python path then says what is wrong, as before
+        with self.assertRaisesRegex(ValueError, "heads: query has 8, key and value 2; they must match"):
+            flashtune.attention(*gqa)
+        with self.assertRaisesRegex(ValueError, "scale=-0.5"):
+            flashtune.attention(q, k, v, scale=-0.5)
+
+    def test_turned_off_by_the_environment(self):
+        with mock.patch.dict(os.environ, {"FLASHTUNE_HOTPATH": "0"}):
+            _library._load_hotpath(_library.library()._name, _library.library())
+        self.assertIsNone(_library.hotpath)
+        _library._load_hotpath(_library.library()._name, _library.library())
+        self.assertIsNotNone(_library.hotpath)
+        _library.hotpath.bind_library(address(self.rec.rec_forward), address(self.rec.rec_workspace_size))
+
+
+if __name__ == "__main__":
+    unittest.main()
