@@ -325,9 +325,9 @@ FT_DEVICE int order_heads(const ft_bwd_args &args)
 }
 
 // The rest of the block's description, once the ticket is known. The key tile and head: the
-// block's own (no mask); under a mask, its step of a heavy-first walk of its linear index; or,
-// DQ_MODE ordered, taken in the order the blocks started (the ticket), key tiles descending within
-// a head. A block then only ever waits for the next key tile up (see
+// block's own (no mask); under a mask with a producer, its step of a heavy-first walk of its
+// linear index; or, DQ_MODE ordered, taken in the order the blocks started (the ticket), key
+// tiles descending within a head. A block then only ever waits for the next key tile up (see
 // await_turn), which started before it: no block can wait on one that is not running.
 // With SPLITS, grid.x holds SPLITS blocks a key tile: part is the block's share of the group
 // (ordered: the shares of a key tile take consecutive tickets, so each still starts after the
@@ -341,14 +341,17 @@ FT_DEVICE void block_tile(const dkdv_block &blk, const ft_bwd_args &args, int &k
         grouped_walk(*blk.ticket(), order_heads(args), key_tiles * SPLITS, (int)gridDim.y, step, bh);
         key_tile = key_tiles - 1 - step / SPLITS;
         part = step % SPLITS;
-    } else if (CAUSAL && !VARLEN) {
+    } else if (CAUSAL && !VARLEN && PRODUCER) {
         // A mask's low key tiles see the most query tiles (top-left: tile 0 sees them all). Blocks
         // start roughly in the order of their linear index, and in grid order the last heads' heavy
         // tiles start last and run alone at the end. Walked as the tickets are (a group of heads'
         // tile 0, then tile 1, ...) but heavy first, the grid ends on light tiles instead: a
         // list-scheduling model of 132 SMs puts grid order 6-14% over the ideal at D = 128 (B 2,
-        // H 16, N 4096: 14%) and this walk within 0-5%. (VARLEN keeps grid order: past_keys
-        // reads blockIdx.)
+        // H 16, N 4096: 14%) and this walk within 0-5%. Measured on the H100 against grid order
+        // (bench-base.sh, bench/RESULTS.md 2026-11-27): +1-7% on every causal tile with a producer
+        // (B 2, H 16, N 4096, D 128: 419 -> 448 TFLOP/s); without one, two rows fell 6-7%
+        // (D 64 4 warps N 1024; D 128 8 warps N 16384), so those keep grid order. (VARLEN keeps
+        // grid order: past_keys reads blockIdx.)
         const int key_tiles = (int)gridDim.x / SPLITS;
         int step;
         grouped_walk((int)(blockIdx.y * gridDim.x + blockIdx.x), order_heads(args), key_tiles * SPLITS,
