@@ -1,5 +1,5 @@
 """flashtune for PyTorch: autotuned FlashAttention kernels through libflashtune (loaded with
-ctypes; nothing to compile). ``flashtune.attention`` is a drop-in for
+ctypes; nothing to compile at install beyond the wheel's own build). ``flashtune.attention`` is a drop-in for
 ``torch.nn.functional.scaled_dot_product_attention`` (what its kernels cannot run, SDPA runs), and
 custom operators under torch.compile and torch.export (``flashtune::attention_forward``,
 ``flashtune::attention_backward``: registered on import when PyTorch is installed);
@@ -7,7 +7,9 @@ custom operators under torch.compile and torch.export (``flashtune::attention_fo
 
 Environment: FLASHTUNE_LIBRARY names libflashtune.so when it is not found by itself;
 FLASHTUNE_DB names a tuning database (default: the winners shipped inside the library);
-FLASHTUNE_STRICT=1 makes a call the kernels cannot run an error instead of SDPA's."""
+FLASHTUNE_STRICT=1 makes a call the kernels cannot run an error instead of SDPA's;
+FLASHTUNE_HOTPATH=0 keeps the plain forward off its C hot path (_hotpath.c; the Python path gives
+the same results, in more host time a call)."""
 from ._attention import attention, describe_choice
 from ._varlen import attention_varlen
 from ._library import FlashtuneError, LibraryNotFound, candidate_paths
