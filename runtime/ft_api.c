@@ -229,17 +229,27 @@ ft_status ft_attention_backward_reference(ft_context *ctx, const ft_attention_de
     return run(ctx, "ft_attention_backward_reference", d, 1, 1, &p, NULL, 0, 0, stream);
 }
 
+/* The workspace-size calls' own arguments: ctx and the OUT pointer (then set to 0). */
+static ft_status size_call_args(ft_context *ctx, const char *func, size_t *bytes)
+{
+    if (!ctx)
+        return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", func);
+    if (!bytes)
+        return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: bytes is NULL", func);
+    *bytes = 0;
+    return FT_OK;
+}
+
 ft_status ft_attention_backward_workspace_size(ft_context *ctx, const ft_attention_desc *d, size_t *bytes)
 {
     const char *func = "ft_attention_backward_workspace_size";
     char err[RT_ERR_LEN];
     ft_attention_desc copy;
     db_workload w;
-    if (!ctx)
-        return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", func);
-    if (!bytes)
-        return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: bytes is NULL", func);
-    ft_status s = take_desc(func, d, 1, &copy, &w, err, sizeof err);
+    ft_status s = size_call_args(ctx, func, bytes);
+    if (s != FT_OK)
+        return s;
+    s = take_desc(func, d, 1, &copy, &w, err, sizeof err);
     if (s != FT_OK)
         return rt_fail(ctx, s, "%s", err);
     *bytes = rt_workspace_bytes(&w, copy.total_q, NULL, NULL);
@@ -251,17 +261,15 @@ ft_status ft_attention_forward_workspace_size(ft_context *ctx, const ft_attentio
     const char *func = "ft_attention_forward_workspace_size";
     ft_attention_desc copy;
     db_workload w;
-    if (!ctx)
-        return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", func);
-    if (!bytes)
-        return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "%s: bytes is NULL", func);
-    *bytes = 0;
+    ft_status s = size_call_args(ctx, func, bytes);
+    if (s != FT_OK)
+        return s;
     /* The forward's checks of the desc and its tensors' layouts, at a placeholder address aligned
      * for every kernel: so a layout the forward refuses is refused here, before any GPU work. */
     const void *at = (const void *)(uintptr_t)256;
     const rt_data placeholder = { .q = at, .k = at, .v = at, .o_out = (void *)(uintptr_t)256,
                                   .lse_out = (void *)(uintptr_t)256 };
-    ft_status s = check_call(ctx, func, d, 0, 0, &placeholder, &copy, &w);
+    s = check_call(ctx, func, d, 0, 0, &placeholder, &copy, &w);
     if (s != FT_OK)
         return s;
     /* Only the kernel knows (a split forward's partial sums): the plan the forward will run. */

@@ -3,7 +3,7 @@ import ctypes
 import struct
 
 from . import _fallback, _library, _ops, _workspace
-from ._checks import (NO_MASK, _passes, check_deterministic, check_mask, check_options, check_softcap,
+from ._checks import (HEAD_DIM_MAX, NO_MASK, _passes, check_deterministic, check_mask, check_options, check_softcap,
                       check_tensors, leading_dims)
 
 
@@ -109,7 +109,7 @@ def _bind_hotpath(torch):
         _hot_attention = _hot_forward = None
         return
     hot.bind_torch(torch.Tensor, (torch.float32, torch.float16, torch.bfloat16, torch.float64), torch.uint8,
-                   _enter_device, _leave_device, _current_stream, torch.is_grad_enabled)
+                   _enter_device, _leave_device, _current_stream, torch.is_grad_enabled, HEAD_DIM_MAX)
     _hot_attention, _hot_forward = hot.attention, hot.forward
 
 

@@ -29,7 +29,7 @@ typedef ft_status (*forward_fn)(ft_context *, const ft_attention_desc *, const v
                                 void *, void *, void *, size_t, void *);
 typedef ft_status (*workspace_size_fn)(ft_context *, const ft_attention_desc *, size_t *);
 
-enum { HEAD_DIM_MAX = 256, N_DTYPES = 4 };
+enum { N_DTYPES = 4 };
 
 /* What bind_library and bind_torch hand over (references held for the process's life). */
 static struct {
@@ -42,6 +42,7 @@ static struct {
     PyObject *enter_device, *leave_device;   /* torch.cuda._exchange_device, _maybe_exchange_device */
     PyObject *current_stream;                /* torch._C._cuda_getCurrentRawStream */
     PyObject *is_grad_enabled;               /* torch.is_grad_enabled */
+    long head_dim_max;                       /* _checks.HEAD_DIM_MAX: above it, SDPA's call */
 } hp;
 
 /* Attribute and method names, interned once. */
@@ -152,7 +153,7 @@ static int shapes_pass(const operand *q, const operand *k, const operand *v, int
         return 0;
     if (hk != h && !(gqa && hk > 0 && h % hk == 0))
         return 0;
-    if (!(d > 0 && d <= HEAD_DIM_MAX && dv > 0 && dv <= HEAD_DIM_MAX) || b < 1 || h < 1 || nq < 1 || nk < 1)
+    if (!(d > 0 && d <= hp.head_dim_max && dv > 0 && dv <= hp.head_dim_max) || b < 1 || h < 1 || nq < 1 || nk < 1)
         return 0;
     if (b > INT_MAX || h > INT_MAX || nq > INT_MAX || nk > INT_MAX)
         return 0;
@@ -437,16 +438,20 @@ static void set_ref(PyObject **slot, PyObject *value)
 
 PyDoc_STRVAR(bind_torch_doc,
              "bind_torch(Tensor, (float32, float16, bfloat16, float64), uint8, enter_device, leave_device, "
-             "current_stream, is_grad_enabled): PyTorch's objects this module calls.");
+             "current_stream, is_grad_enabled, head_dim_max): PyTorch's objects this module calls, and the "
+             "largest head dim the package runs.");
 
 static PyObject *hp_bind_torch(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *tensor, *dtypes, *uint8, *enter, *leave, *stream, *grad;
-    if (!PyArg_ParseTuple(args, "OOOOOOO:bind_torch", &tensor, &dtypes, &uint8, &enter, &leave, &stream, &grad))
+    long head_dim_max;
+    if (!PyArg_ParseTuple(args, "OOOOOOOl:bind_torch", &tensor, &dtypes, &uint8, &enter, &leave, &stream, &grad,
+                          &head_dim_max))
         return NULL;
     if (!PyTuple_Check(dtypes) || PyTuple_Size(dtypes) != N_DTYPES) {
-        PyErr_SetString(PyExc_TypeError, "bind_torch: dtypes must be a tuple of 4 (float32, float16, bfloat16, float64)");
+        PyErr_SetString(PyExc_TypeError,
+                        "bind_torch: dtypes must be a tuple of 4 (float32, float16, bfloat16, float64)");
         return NULL;
     }
     PyObject *kw32 = dtype_kw(PyTuple_GetItem(dtypes, FT_F32)), *kw64 = dtype_kw(PyTuple_GetItem(dtypes, FT_F64));
@@ -472,6 +477,7 @@ static PyObject *hp_bind_torch(PyObject *self, PyObject *args)
         Py_INCREF(given[i]);
         set_ref(slots[i], given[i]);
     }
+    hp.head_dim_max = head_dim_max;
     Py_RETURN_NONE;
 }
 

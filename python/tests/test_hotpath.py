@@ -8,7 +8,6 @@ so the Python path runs it with its checks and messages.
 Run: FLASHTUNE_LIBRARY=build/runtime/libflashtune.so python3 python/tests/test_hotpath.py"""
 import ctypes
 import os
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -17,6 +16,7 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
+import c_stub  # noqa: E402
 import fake_torch  # noqa: E402
 import flashtune  # noqa: E402
 from flashtune import _attention, _library  # noqa: E402
@@ -58,11 +58,7 @@ int rec_workspace_size(void *ctx, const void *d, size_t *bytes)
 
 
 def build_recorder(tmp):
-    src, so = os.path.join(tmp, "recorder.c"), os.path.join(tmp, "librecorder.so")
-    with open(src, "w") as f:
-        f.write(RECORDER_C)
-    subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-o", so, src], check=True)
-    return ctypes.CDLL(so)
+    return c_stub.build(tmp, "recorder", RECORDER_C)
 
 
 def address(fn):
@@ -84,7 +80,8 @@ class HotPath(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         lib = _library.library()
-        cls.hot.bind_library(address(lib["ft_attention_forward_ws"]), address(lib["ft_attention_forward_workspace_size"]))
+        cls.hot.bind_library(address(lib["ft_attention_forward_ws"]),
+                             address(lib["ft_attention_forward_workspace_size"]))
         cls.tmp.cleanup()
 
     def setUp(self):
@@ -129,7 +126,8 @@ class HotPath(unittest.TestCase):
     # ---- calls the hot path takes ----------------------------------------------------------------
     def test_plain_calls_reach_the_library_as_the_python_path_sends_them(self):
         torch = self.torch
-        bnhd = lambda b, n, h, d: (n * h * d, d, h * d, 1)  # noqa: E731  a [B, N, H, D] tensor's strides as [B, H, N, D]
+        # a [B, N, H, D] tensor's strides seen as [B, H, N, D]
+        bnhd = lambda b, n, h, d: (n * h * d, d, h * d, 1)  # noqa: E731
         cases = [  # (shapes, dtype, strides, keywords)
             ([(2, 3, 100, 64)] * 3, torch.bfloat16, (None,) * 3, dict(is_causal=True)),
             ([(2, 3, 100, 64), (2, 3, 77, 64), (2, 3, 77, 128)], torch.float16, (None,) * 3, dict(scale=0.25)),
@@ -151,7 +149,8 @@ class HotPath(unittest.TestCase):
                 # O as the Python path lays it out: the query's order
                 want = _attention.new_output(torch, q.stride(), (q.shape[0], q.shape[1], q.shape[2], v.shape[3]),
                                              q.dtype, q.device)
-                self.assertEqual((o.shape, o.stride(), o.dtype, o.device), (want.shape, want.stride(), q.dtype, q.device))
+                self.assertEqual((o.shape, o.stride(), o.dtype, o.device),
+                                 (want.shape, want.stride(), q.dtype, q.device))
                 self.assertEqual(desc, self.python_desc(q, k, v, o, kw.get("is_causal", False), kw.get("scale")))
                 self.assertEqual(ptrs[:4], [q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()])
                 self.assertNotIn(ptrs[4], (0, o.data_ptr()))   # L: a buffer of its own
@@ -185,7 +184,8 @@ class HotPath(unittest.TestCase):
 
     def test_failed_calls_raise_as_the_library_says_and_restore_the_device(self):
         q, k, v = self.tensors([(2, 3, 100, 64)] * 3)
-        for status_name, status, exc in (("forward_status", 1, ValueError), ("size_status", 3, flashtune.FlashtuneError),
+        for status_name, status, exc in (("forward_status", 1, ValueError),
+                                         ("size_status", 3, flashtune.FlashtuneError),
                                          ("forward_status", 2, flashtune.FlashtuneError)):
             with self.subTest(status_name=status_name, status=status):
                 self.var("forward_status").value = self.var("size_status").value = 0
