@@ -38,11 +38,11 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
         break;
     case BWD_WGMMA_BAD_BLOCK_N:
         snprintf(why, len, "BLOCK_N=%d: bwd_wgmma takes key tiles of 64 or 128 (64 keys a consumer warpgroup; 64 at "
-                 "head dim 256)", bn);
+                 "head dims 192 and 256)", bn);
         break;
     case BWD_WGMMA_BAD_HEAD_DIM:
         snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: bwd_wgmma takes head dims of 64, 96 or 128 (any "
-                 "pair), or 256 for both", d, dv);
+                 "pair), or HEAD_DIM 192 or 256 with HEAD_DIM_V 128 or the same", d, dv);
         break;
     case BWD_WGMMA_BAD_STAGES:
         snprintf(why, len, "NUM_STAGES=%d is out of range for bwd_wgmma (1..3)", stages);
@@ -52,8 +52,8 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
                  "a fixed one (2, ordered)", p[GEN_DQ_MODE]);
         break;
     case BWD_WGMMA_BAD_SMEM:
-        snprintf(why, len, "BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d with HEAD_DIM=%d needs %zu bytes of shared memory "
-                 "(at most %d)", bn, nw, stages, d, smem_dkdv(p), FT_SMEM_MAX_BYTES);
+        snprintf(why, len, "BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d needs %zu bytes of "
+                 "shared memory (at most %d)", bn, nw, stages, d, dv, smem_dkdv(p), FT_SMEM_MAX_BYTES);
         break;
     default:
         snprintf(why, len, "HEAD_DIM=%d HEAD_DIM_V=%d: about %d registers per thread would spill (at most %d)", d, dv,

@@ -113,6 +113,10 @@ static const attn_case cases[] = {
     { "bf16 D=192 Dv=128 window",   BF16, 192, 128, 1, 2, 700,  700, 0, 1, 0, 0, DEFAULT_TILES, WIN(0, 200, 64) },
     { "bf16 D=192 N=256",           BF16, 192, 192, 2, 2, 256,  256, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
     { "f16 D=96 Dv=192 causal",     F16, 96, 192,   1, 2, 190,  190, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK },
+    /* bwd_wgmma's columns split at 192 over 128 (a dQ tile of its own) and 256 over 128. */
+    { "f16 D=192 Dv=128 Nq>Nk",     F16, 192, 128,  2, 2, 410,  250, 0, 1, 0, 2, DEFAULT_TILES, NO_MASK },
+    { "bf16 D=192 Dv=128 N=512 causal", BF16, 192, 128, 1, 3, 512, 512, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK },
+    { "bf16 D=256 Dv=128 causal BR", BF16, 256, 128, 1, 2, 300, 333, 1, 1, 0, 1, DEFAULT_TILES, BR },
     /* More query tiles than the GPU holds blocks: fwd_wgmma's persistent blocks loop over
      * several, its ring and Q tiles running on across them (one Q tile at 192/128 and 256; two,
      * and O by the copy engine, at 64 and 128), under a mask in pairs of a long and a short tile
@@ -595,6 +599,8 @@ static const det_case det_cases[] = {
         DEFAULT_TILES, NO_MASK }, "bwd_wgmma", { 64, 128, 12, 2 } },
     { { "bwd_wgmma ordered split columns bf16 D256 causal", BF16, 256, 256, 1, 3, 1100, 1100, 1, 1, FT_DQ_ORDERED,
         0, DEFAULT_TILES, NO_MASK }, "bwd_wgmma", { 64, 64, 12, 2 } },
+    { { "bwd_wgmma ordered split columns f16 D192/128 Nq>Nk window", F16, 192, 128, 1, 3, 1300, 1100, 0, 1,
+        FT_DQ_ORDERED, 0, DEFAULT_TILES, WIN(1, 500, 200) }, "bwd_wgmma", { 64, 64, 12, 2 } },
     { { "bwd_mma separate bf16 causal", BF16, 128, 128, 2, 2, 1000, 1000, 1, 1, FT_DQ_SEPARATE, 0,
         DEFAULT_TILES, NO_MASK }, "bwd_mma", { 0 } },
     { { "bwd_exact separate f32", F32, 64, 64, 1, 2, 700, 700, 1, 1, FT_DQ_SEPARATE, 0, DEFAULT_TILES, NO_MASK },
@@ -753,6 +759,7 @@ static const feature_case feature_cases[] = {
     { { "ref f16 softcap 5 D=64 Nq>Nk BR", F16, 64, 64, 2, 3, 170, 90, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 5, DENSE, 0, 0, 0 },
     { { "ref bf16 mqa 6/1 softcap 2 D=256", BF16, 256, 256, 1, 6, 140, 140, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 1, 2, DENSE, 0, 0, 0 },
     { { "ref f64 gqa 4/2 softcap 1 separate", F64, 64, 64, 1, 4, 50, 70, 0, 1, 1, 0, DEFAULT_TILES, WIN(0, 20, 5) }, 2, 1, DENSE, 0, 0, 0 },
+    { { "ref bf16 gqa 6/2 D=192/128 softcap 4 causal", BF16, 192, 128, 1, 6, 150, 150, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 4, DENSE, 0, 0, 0 },
     /* Head dims no family compiles, run padded to the next compiled one (set_head_dims). */
     { { "pad f16 D=40 gqa 4/2 causal",   F16,  40, 40, 2, 4,  77, 77, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0 },
     { { "pad bf16 D=80 BNHD Nq<Nk BR",   BF16, 80, 80, 1, 3, 130, 200, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, DENSE, 0, 0, 0 },
@@ -763,6 +770,7 @@ static const feature_case feature_cases[] = {
     { { "pad f64 D=1/3 softcap 1 separate", F64, 1, 3, 1, 2, 30, 30, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 1, DENSE, 0, 0, 0 },
     { { "pad f32 D=200 BNHD separate",   F32, 200, 200, 1, 2, 40, 33, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0 },
     { { "pad f64 D=70/130 mqa 4/1 window", F64, 70, 130, 1, 4, 37, 41, 0, 1, 0, 0, DEFAULT_TILES, WIN(1, 8, 4) }, 1, 0, DENSE, 0, 0, 0 },
+    { { "pad bf16 D=160/128 Nq<Nk BR", BF16, 160, 128, 1, 3, 100, 140, 1, 1, 0, 0, DEFAULT_TILES, BR }, 0, 0, DENSE, 0, 0, 0 },
     /* Variable-length batches (the seqlens: the longest; layout 1: FlashAttention's [total, H, D]). */
     { { "varlen bf16 gqa 4/2 causal BR", BF16, 64, 64, 5, 4, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 2, 0, cu_a_q, cu_a_k, 0, 0, 0 },
     { { "varlen f16 D=128 window separate", F16, 128, 128, 3, 2, 189, 189, 0, 1, 1, 1, DEFAULT_TILES, WIN(0, 40, 7) }, 0, 0, cu_b_q, cu_b_k, 0, 0, 0 },
@@ -772,6 +780,8 @@ static const feature_case feature_cases[] = {
     { { "varlen f64 softcap 1 separate", F64,  32, 32, 3, 2, 129, 90, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 1, cu_d_q, cu_d_k, 0, 0, 0 },
     { { "varlen f16 D=40 mqa 4/1 causal", F16, 40, 40, 3, 4, 129, 90, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 1, 0, cu_d_q, cu_d_k, 0, 0, 0 },
     { { "varlen bf16 D=96/64 separate window BR", BF16, 96, 64, 5, 2, 200, 130, 0, 1, 1, 1, DEFAULT_TILES, WIN(1, 30, 0) }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0 },
+    { { "varlen f16 D=192/128 causal BR", F16, 192, 128, 5, 2, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0 },
+    { { "varlen bf16 D=192/128 ordered", BF16, 192, 128, 6, 2, 700, 700, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 0, cu_c_q, cu_c_k, 0, 0, 0 },
     /* Decode shapes: the keys split over blocks (SPLITS, more splits than tiles included: empty
      * shares) and a group's query heads packed into a tile (PACK_GQA), in fwd_mma. */
     { { "decode bf16 gqa 32/8 split 8 pack", BF16, 128, 128, 2, 32, 1, 1000, 0, 1, 0, 0, 16, 64, 1, 2, 0, 0, 0, 0, NO_MASK }, 8, 0, DENSE, 8, 1, 0 },
@@ -789,6 +799,7 @@ static const feature_case feature_cases[] = {
     { { "bwd split mqa f16 8/1 D=80 BR split 8", F16, 80, 80, 1, 8, 100, 211, 1, 1, 0, 0, DEFAULT_TILES, BR }, 1, 0, DENSE, 0, 0, 8 },
     { { "bwd split mqa bf16 8/1 D=128 causal ordered split 4", BF16, 128, 128, 2, 8, 700, 700, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 1, 0, DENSE, 0, 0, 4 },
     { { "bwd split gqa f16 12/2 D=64 ordered split 3", F16, 64, 64, 1, 12, 333, 333, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 3 },
+    { { "bwd split gqa bf16 8/2 D=192/128 window split 2", BF16, 192, 128, 2, 8, 170, 260, 0, 1, 0, 2, DEFAULT_TILES, WIN(1, 80, 30) }, 2, 0, DENSE, 0, 0, 2 },
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
 /* Per case: the reference, and the fused kernels checked against it (NULL where none). */

@@ -334,6 +334,14 @@ static const struct {
     { "bwd_mma", { { GEN_DQ_MODE, 2 } }, 1, 232448, "DQ_MODE=2: bwd_mma makes dQ with atomics (0) or in its own" },
     { "bwd_exact", { { GEN_DTYPE, 0 }, { GEN_DQ_MODE, 2 } }, 2, 232448, "DQ_MODE=2: bwd_exact makes dQ" },
     { "bwd_wgmma", { { GEN_DQ_MODE, 1 } }, 1, 232448, "DQ_MODE=1: bwd_wgmma adds dQ with the copy engine" },
+    /* bwd_wgmma's columns split: 192 or 256 beside 128 or the same, 64 keys, 12 warps, what fits. */
+    { "bwd_wgmma", { { GEN_HEAD_DIM, 192 }, { GEN_HEAD_DIM_V, 64 } }, 2, 232448,
+      "HEAD_DIM=192, HEAD_DIM_V=64: bwd_wgmma takes head dims of 64, 96 or 128" },
+    { "bwd_wgmma", { { GEN_HEAD_DIM, 192 }, { GEN_NUM_WARPS, 12 } }, 2, 232448, "BLOCK_N=128: bwd_wgmma takes key tiles" },
+    { "bwd_wgmma", { { GEN_HEAD_DIM, 192 }, { GEN_BLOCK_N, 64 } }, 2, 232448,
+      "NUM_WARPS=8 with HEAD_DIM=192: bwd_wgmma splits the columns" },
+    { "bwd_wgmma", { { GEN_HEAD_DIM, 192 }, { GEN_BLOCK_N, 64 }, { GEN_NUM_WARPS, 12 }, { GEN_NUM_STAGES, 3 } }, 4,
+      232448, "NUM_STAGES=3 with HEAD_DIM=192 HEAD_DIM_V=128 needs 241664 bytes" },
     /* fwd_wgmma: turns need two or three consumers; three have 160 registers a thread. */
     { "fwd_wgmma", { { GEN_BLOCK_M, 64 }, { GEN_NUM_WARPS, 8 }, { GEN_OVERLAP, 1 }, { GEN_PINGPONG, 1 } }, 4, 232448,
       "PINGPONG=1 with NUM_WARPS=8 and BLOCK_M=64: fwd_wgmma takes turns between two or three" },
@@ -815,14 +823,12 @@ static void every_family_compiles_without_spills(void **state)
             if (!(f->dtypes & (1u << d)))
                 continue;
             for (int h = 0; h < ARRAY_LEN(head_dims); h++) {
-                /* The wgmma families cover head dims 64 to 256 (bwd_wgmma not 192); the runtime
-                 * uses the mma families for the rest. A backward's other dQ mode: ordered for
-                 * bwd_wgmma, separate for the others. */
+                /* The wgmma families cover head dims 64 to 256; the runtime uses the mma families
+                 * for the rest. A backward's other dQ mode: ordered for bwd_wgmma, separate for
+                 * the others. */
                 const int fwd_hopper = !strcmp(f->name, "fwd_wgmma"), bwd_hopper = !strcmp(f->name, "bwd_wgmma");
                 const int other_dq = bwd_hopper ? FT_DQ_ORDERED : FT_DQ_SEPARATE;
                 if ((fwd_hopper || bwd_hopper) && head_dims[h] == 32)
-                    continue;
-                if (bwd_hopper && head_dims[h] == 192)
                     continue;
                 int v[GEN_PARAM_COUNT] = { 0 };
                 v[GEN_DTYPE] = d;

@@ -48,31 +48,44 @@
 // ---- traits (traits/bwd_wgmma.h): tunables come from the generator's #defines ---------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
 constexpr bool ORDERED = DQ_MODE == FT_DQ_ORDERED;   // dQ added in a fixed order (bitwise repeatable)
-// Head dim 256: two consumers share the tile's 64 keys and split the columns (see dkdv_split).
+// Head dims 192 and 256: two consumers share the tile's 64 keys and split the columns (see
+// dkdv_split).
 constexpr bool SPLIT_COLS = bwd_wgmma_split_cols(HEAD_DIM);
+// With the columns split: a tile's dQ goes into its ring slot (equal head dims), or (192 over 128)
+// into a dQ tile of its own.
+constexpr bool DQ_IN_SLOT = bwd_wgmma_dq_in_slot(HEAD_DIM, HEAD_DIM_V);
 constexpr int NUM_WG = bwd_wgmma_consumers(BLOCK_N, HEAD_DIM);  // consumer warpgroups: 64 keys each, or the columns split
 constexpr bool PRODUCER = bwd_wgmma_has_producer(BLOCK_N, NUM_WARPS, HEAD_DIM);   // warpgroup 0 loads and adds dQ
 constexpr int CONSUMER_THREADS = NUM_WG * 128;
 constexpr int BUFFERS = bwd_wgmma_buffers(BLOCK_N, NUM_WARPS, HEAD_DIM);          // dS^T (and dQ) tiles
-// dQ tiles in shared memory, and the tiles the dQ warp adds from: with the columns split, the
-// ring slots themselves (a tile's dQ replaces its Q and dO), else BUFFERS tiles of their own.
-constexpr int DQ_TILES = SPLIT_COLS ? 0 : BUFFERS;
-constexpr int DQ_SOURCES = SPLIT_COLS ? NUM_STAGES : BUFFERS;
+// dQ tiles in shared memory, and the tiles the dQ warp adds from: the ring slots themselves
+// (DQ_IN_SLOT: a tile's dQ replaces its Q and dO), else DQ_TILES tiles of their own.
+constexpr int DQ_TILES = bwd_wgmma_dq_tiles(BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V);
+constexpr int DQ_SOURCES = DQ_IN_SLOT ? NUM_STAGES : DQ_TILES;
 // dQ columns of warpgroup 0 (from column 0) and of the last (from column 64 when there are two).
 // Both compute DQ_N: at head dim 96 the second's last 32 columns read K's unused panel half
 // and are dropped (the product takes as long as the first warpgroup's, which it waits for anyway).
+// With the columns split each computes its own (dkdv_split: at head dim 192 the second's 128).
 constexpr int DQ_COLS0 = bwd_wgmma_dq_cols(HEAD_DIM, NUM_WG, 0), DQ_COLS1 = bwd_wgmma_dq_cols(HEAD_DIM, NUM_WG, NUM_WG - 1);
-constexpr int DQ_N = DQ_COLS0;
+constexpr int DQ_N = DQ_COLS0;   // the consumers of dkdv_inline and dkdv_consumer
 // Head dim 64 with two warpgroups: each makes all of dQ over its own 64 keys, and the second's
 // half goes through shared memory to the first, which adds it and writes the tile alone.
 constexpr bool DQ_SPLIT_KEYS = bwd_wgmma_dq_split_keys(HEAD_DIM, NUM_WG);
 constexpr int DQ_REGIONS = DQ_SPLIT_KEYS ? 1 : NUM_WG;   // warpgroups writing (columns of) a dQ tile
 constexpr int DQ_STEPS = DQ_SPLIT_KEYS ? 4 : BLOCK_N / 16;   // k-steps of dQ = dS K over keys
 constexpr int S_REGS = BLOCK_M / 2;             // fp32 S^T (and dP^T) accumulators per thread
-constexpr int DK_COLS = SPLIT_COLS ? HEAD_DIM / 2 : HEAD_DIM;   // dK and dV columns of a consumer
-constexpr int DV_COLS = SPLIT_COLS ? HEAD_DIM_V / 2 : HEAD_DIM_V;
-constexpr int DK_REGS = DK_COLS / 2;
-constexpr int DV_REGS = DV_COLS / 2;
+// The dK (Q) and dV (dO) columns of consumer w, and the first of them: all, or with the columns
+// split its panels (bwd_wgmma_split_first: the first's, then the second's).
+FT_DEVICE constexpr int split_share(int cols, int w)
+{
+    return !SPLIT_COLS ? cols : w == 0 ? bwd_wgmma_split_first(cols) : cols - bwd_wgmma_split_first(cols);
+}
+FT_DEVICE constexpr int dk_cols(int w) { return split_share(HEAD_DIM, w); }
+FT_DEVICE constexpr int dv_cols(int w) { return split_share(HEAD_DIM_V, w); }
+FT_DEVICE constexpr int dk_col0(int w) { return SPLIT_COLS && w == 1 ? dk_cols(0) : 0; }
+FT_DEVICE constexpr int dv_col0(int w) { return SPLIT_COLS && w == 1 ? dv_cols(0) : 0; }
+constexpr int DK_REGS = dk_cols(0) / 2;   // the consumers of dkdv_inline and dkdv_consumer
+constexpr int DV_REGS = dv_cols(0) / 2;
 constexpr int M_STEPS = BLOCK_M / 16;           // k-steps over the queries (dV, dK)
 // Shared memory: 1024 bytes of alignment slack, K and V, NUM_STAGES x (Q, dO, then L, delta and
 // the slot's mbarriers in 1024 bytes), BUFFERS x dS^T (BLOCK_N rows of BLOCK_M queries: one
@@ -93,17 +106,19 @@ constexpr int DQ_TILE_BYTES = BLOCK_M * HEAD_DIM * 4;
 constexpr int P_TILE_BYTES = SPLIT_COLS ? BLOCK_N * BLOCK_M * 4 : 0;
 constexpr int SMEM_END = 1024 + K_BYTES + V_BYTES + NUM_STAGES * STAGE_BYTES + BUFFERS * DS_BYTES +
                          DQ_TILES * DQ_TILE_BYTES + (DQ_SPLIT_KEYS ? DQ_TILE_BYTES : 0) + P_TILE_BYTES;
-// A stage's panels: Q's, then dO's; with the columns split, consumer w's halves together (Q's
-// panels 2w, 2w+1, then dO's), so that its dQ region (thread order, DQ_TILE_BYTES / 2) can
-// replace exactly the panels only it reads once S^T and dP^T are done.
+// A stage's panels: Q's, then dO's; with dQ going into the slot (DQ_IN_SLOT), consumer w's
+// together (the first's FIRST_PANELS of Q, then of dO; then the second's of Q, then of dO), so
+// that its dQ region (thread order, as large as those panels) can replace exactly the panels
+// only it reads once S^T and dP^T are done.
 constexpr int PANEL_BYTES = BLOCK_M * 128;
+constexpr int FIRST_PANELS = bwd_wgmma_split_first(HEAD_DIM) / 64;
 FT_DEVICE constexpr unsigned q_panel(int p)
 {
-    return SPLIT_COLS ? (p / 2) * 4 * PANEL_BYTES + (p % 2) * PANEL_BYTES : p * PANEL_BYTES;
+    return (!DQ_IN_SLOT || p < FIRST_PANELS ? p : FIRST_PANELS + p) * PANEL_BYTES;
 }
 FT_DEVICE constexpr unsigned do_panel(int p)
 {
-    return SPLIT_COLS ? (p / 2) * 4 * PANEL_BYTES + (2 + p % 2) * PANEL_BYTES : Q_BYTES + p * PANEL_BYTES;
+    return !DQ_IN_SLOT ? Q_BYTES + p * PANEL_BYTES : (p < FIRST_PANELS ? FIRST_PANELS + p : D_PANELS + p) * PANEL_BYTES;
 }
 // In a slot's L/delta block, past L and delta: the slot's full and empty mbarriers; slot 0's
 // block also holds the ticket (DQ_MODE ordered), the dQ sources' full and the dQ tiles' empty
@@ -189,7 +204,7 @@ struct dkdv_block {
     FT_DEVICE unsigned dq_half() const { return dq_smem(DQ_TILES); }   // DQ_SPLIT_KEYS
     FT_DEVICE unsigned p_tile() const { return dq_smem(DQ_TILES); }    // SPLIT_COLS
     // The tile the dQ warp adds from for query tile i of the block: its own, or its ring slot.
-    FT_DEVICE unsigned dq_source(int i) const { return SPLIT_COLS ? slot(i % NUM_STAGES) : dq_smem(i % BUFFERS); }
+    FT_DEVICE unsigned dq_source(int i) const { return DQ_IN_SLOT ? slot(i % NUM_STAGES) : dq_smem(i % DQ_TILES); }
     FT_DEVICE unsigned char *generic(unsigned smem) const { return base + (smem - k_smem); }
     FT_DEVICE unsigned ld_block(int st) const { return slot(st) + Q_BYTES + DO_BYTES; }
     FT_DEVICE float *ld(int st) const { return (float *)generic(ld_block(st)); }   // L, then delta
@@ -286,7 +301,7 @@ FT_DEVICE void pass_turn(const ft_bwd_args &args, const dkdv_block &blk, group_s
 // The mbarriers and (DQ_MODE ordered) the ticket, by thread 0; the caller's block barrier then
 // makes them known. Inline: one full barrier a slot, armed by thread 0. Producer: a slot is full
 // when its TMA bytes have landed and the 32 lanes loading L and delta (one of them also arming
-// it) have arrived, and empty when every consumer thread has (SPLIT_COLS: when the thread adding
+// it) have arrived, and empty when every consumer thread has (DQ_IN_SLOT: when the thread adding
 // the dQ written over it has read it); a dQ tile is full when every consumer thread has written
 // it, and empty when the thread adding it has read it. SPLIT_COLS: P^T (dS^T) is in place when
 // the first (second) consumer's 128 threads have arrived.
@@ -295,7 +310,7 @@ FT_DEVICE void init_barriers(const dkdv_block &blk, int *dq_ticket)
     for (int st = 0; st < NUM_STAGES; st++) {
         mbar_init(blk.full_bar(st), PRODUCER ? 33 : 1);
         if (PRODUCER)
-            mbar_init(blk.empty_bar(st), SPLIT_COLS ? 1 : CONSUMER_THREADS);
+            mbar_init(blk.empty_bar(st), DQ_IN_SLOT ? 1 : CONSUMER_THREADS);
     }
     if (PRODUCER) {
         for (int src = 0; src < DQ_SOURCES; src++)
@@ -491,21 +506,21 @@ FT_DEVICE void dp_to_ds(float (&ds)[S_REGS], const float (&p)[S_REGS], const flo
     }
 }
 
-// dV += P^T dO and dK += dS^T Q for the consumer's columns (from panel 2cw when they are split):
-// dO and Q read N-major (transposed), 16 query rows (2048 bytes) a step, a column's two panels
-// PANEL_BYTES apart. Committed, left in flight.
-FT_DEVICE void issue_dv_dk(float (&dk)[DK_REGS], float (&dv)[DV_REGS], const unsigned (&pa)[M_STEPS][4],
-                           const unsigned (&dsa)[M_STEPS][4], unsigned stage, int cw)
+// dV += P^T dO and dK += dS^T Q for consumer CW's columns (with the columns split, its panels;
+// else all): dO and Q read N-major (transposed), 16 query rows (2048 bytes) a step, a column's
+// panels PANEL_BYTES apart. Committed, left in flight.
+template <int CW>
+FT_DEVICE void issue_dv_dk(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols(CW) / 2],
+                           const unsigned (&pa)[M_STEPS][4], const unsigned (&dsa)[M_STEPS][4], unsigned stage)
 {
-    const int panel0 = SPLIT_COLS ? 2 * cw : 0;
-    const unsigned do_cols = stage + do_panel(panel0), q_cols = stage + q_panel(panel0);
+    const unsigned do_cols = stage + do_panel(dv_col0(CW) / 64), q_cols = stage + q_panel(dk_col0(CW) / 64);
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < M_STEPS; kk++)
-        wg_rs<DV_COLS, 1>::run(dv, pa[kk], wg_desc(do_cols + kk * 2048, PANEL_BYTES, 1024), 1);
+        wg_rs<dv_cols(CW), 1>::run(dv, pa[kk], wg_desc(do_cols + kk * 2048, PANEL_BYTES, 1024), 1);
 #pragma unroll
     for (int kk = 0; kk < M_STEPS; kk++)
-        wg_rs<DK_COLS, 1>::run(dk, dsa[kk], wg_desc(q_cols + kk * 2048, PANEL_BYTES, 1024), 1);
+        wg_rs<dk_cols(CW), 1>::run(dk, dsa[kk], wg_desc(q_cols + kk * 2048, PANEL_BYTES, 1024), 1);
     wg_commit();
 }
 
@@ -537,7 +552,7 @@ FT_DEVICE void tile_gradients(float (&ds)[S_REGS], float (&dk)[DK_REGS], float (
     dp_to_ds(ds, s, d_smem, th.qd, scale_log2);
     unsigned dsa[M_STEPS][4];
     wg_acc_to_a(dsa, ds);
-    issue_dv_dk(dk, dv, pa, dsa, stage, th.cw);
+    issue_dv_dk<0>(dk, dv, pa, dsa, stage);
 }
 
 // The shared address of the thread's 4 bytes in chunk 0 of row krow of a one-panel tile of
@@ -574,14 +589,16 @@ FT_DEVICE void load_ds(unsigned (&dsa)[M_STEPS][4], unsigned ds_tile, const dkdv
             dsa[j / 2][(j % 2) * 2 + half] = ld_shared_b32((base ^ (j << 4)) + 1024 * half);
 }
 
-// SPLIT_COLS: one query tile's gradients, the 64 keys shared and the columns split. The first
-// consumer computes S^T and P^T, the second dP^T, each over all the columns (the same work);
-// P^T goes to the second (fp32, in thread order: both hold a tile's elements alike), which makes
-// dS^T, stores it for dQ = dS K and hands it back; the first reads its pairs from there. Each
-// then issues dV and dK for its half of the columns (committed, left in flight). Tile i's
-// hand-offs are phase i & 1 of their mbarriers: a consumer reaches phase i + 1 of either only
-// after the other has passed phase i of both, so neither tile is overwritten while read.
-FT_DEVICE void split_gradients(float (&dk)[DK_REGS], float (&dv)[DV_REGS], const ft_bwd_args &args,
+// SPLIT_COLS: one query tile's gradients in consumer CW, the 64 keys shared and the columns
+// split. The first consumer computes S^T and P^T, the second dP^T, each over all the columns
+// (the same work at equal head dims; a panel more for the first at 192 over 128); P^T goes to
+// the second (fp32, in thread order: both hold a tile's elements alike), which makes dS^T,
+// stores it for dQ = dS K and hands it back; the first reads its pairs from there. Each then
+// issues dV and dK for its own columns (committed, left in flight). Tile i's hand-offs are phase
+// i & 1 of their mbarriers: a consumer reaches phase i + 1 of either only after the other has
+// passed phase i of both, so neither tile is overwritten while read.
+template <int CW>
+FT_DEVICE void split_gradients(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols(CW) / 2], const ft_bwd_args &args,
                                const dkdv_block &blk, const dkdv_thread &th, int i, int st, int m0, float scale_log2)
 {
     const unsigned stage = blk.slot(st), parity = i & 1;
@@ -589,7 +606,7 @@ FT_DEVICE void split_gradients(float (&dk)[DK_REGS], float (&dv)[DV_REGS], const
     const float *l_smem = blk.ld(st), *d_smem = l_smem + BLOCK_M;
     float x[S_REGS];   // S^T then P^T (first), dP^T then dS^T (second)
     wg_fence();
-    if (th.cw == 0)
+    if constexpr (CW == 0)
         transposed_scores<HEAD_DIM, false>(x, blk.k_smem, stage);
     else
         transposed_scores<HEAD_DIM_V, true>(x, blk.v_smem(), stage);
@@ -597,7 +614,7 @@ FT_DEVICE void split_gradients(float (&dk)[DK_REGS], float (&dv)[DV_REGS], const
     wg_wait<0>();
     wg_pin(x);
     unsigned pa[M_STEPS][4], dsa[M_STEPS][4];
-    if (th.cw == 0) {
+    if constexpr (CW == 0) {
         scores_to_p(x, l_smem, args, blk, th, m0, scale_log2);
 #pragma unroll
         for (int c = 0; c < S_REGS / 4; c++)
@@ -625,22 +642,24 @@ FT_DEVICE void split_gradients(float (&dk)[DK_REGS], float (&dv)[DV_REGS], const
         mbar_arrive(blk.ds_full_bar());
         mbar_wait(blk.ds_full_bar(), parity);   // all of this warpgroup's rows, before its dQ product reads them
     }
-    issue_dv_dk(dk, dv, pa, dsa, stage, th.cw);
+    issue_dv_dk<CW>(dk, dv, pa, dsa, stage);
 }
 
-// dQ (unscaled) = dS K for this warpgroup's columns from 64*cw over all the keys, or
+// dQ (unscaled) = dS K for this warpgroup's N columns from DQ_COLS0*cw over all the keys, or
 // (DQ_SPLIT_KEYS) all columns over its own 64 keys: dS^T read M-major (16 keys, 2048 bytes, a
 // step), K read N-major. Waits for it (and for dV, dK).
-FT_DEVICE void dq_product(float (&dq)[DQ_N / 2], float (&dk)[DK_REGS], float (&dv)[DV_REGS], const dkdv_block &blk,
-                          unsigned ds_tile, int cw)
+template <int R, int KR, int VR>
+FT_DEVICE void dq_product(float (&dq)[R], float (&dk)[KR], float (&dv)[VR], const dkdv_block &blk, unsigned ds_tile,
+                          int cw)
 {
+    constexpr int N = 2 * R;
     const unsigned key0 = DQ_SPLIT_KEYS ? cw * 64 * 128 : 0;               // first key row, in bytes
     const unsigned k_dq = blk.k_smem + (DQ_SPLIT_KEYS ? key0 : cw * (DQ_COLS0 / 64) * (BLOCK_N * 128));   // + the panel
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < DQ_STEPS; kk++)
-        wg_ss<DQ_N, 1, 1>::run(dq, wg_desc(ds_tile + key0 + kk * 2048, BLOCK_N * 128, 1024),
-                               wg_desc(k_dq + kk * 2048, BLOCK_N * 128, 1024), kk > 0);
+        wg_ss<N, 1, 1>::run(dq, wg_desc(ds_tile + key0 + kk * 2048, BLOCK_N * 128, 1024),
+                            wg_desc(k_dq + kk * 2048, BLOCK_N * 128, 1024), kk > 0);
     wg_commit();
     wg_wait<0>();
     wg_pin(dq);
@@ -680,13 +699,15 @@ FT_DEVICE bool add_dq_halves(float (&dq)[DQ_N / 2], const dkdv_block &blk, const
 
 // A full dQ tile in shared memory, in thread order for the bulk reduce: the warpgroup's region
 // (warpgroup 1's after warpgroup 0's 128 * DQ_COLS0 / 8 chunks), 16-byte chunk c * 128 + its
-// thread.
-FT_DEVICE void dq_to_tile(unsigned dq_tile, const float (&dq)[DQ_N / 2], const dkdv_thread &th)
+// thread. dq: N = 2R columns, of which the warpgroup's own are written.
+template <int R>
+FT_DEVICE void dq_to_tile(unsigned dq_tile, const float (&dq)[R], const dkdv_thread &th)
 {
+    constexpr int N = 2 * R;
     const int cols = th.cw == 0 ? DQ_COLS0 : DQ_COLS1;
     const unsigned mine = dq_tile + 16 * (128 * (th.cw * DQ_COLS0 / 8) + th.t % 128);
 #pragma unroll
-    for (int c = 0; c < DQ_N / 8; c++)
+    for (int c = 0; c < N / 8; c++)
         if (c < cols / 8)
             st_shared_f32x4(mine + c * 2048, dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]);
 }
@@ -694,9 +715,10 @@ FT_DEVICE void dq_to_tile(unsigned dq_tile, const float (&dq)[DQ_N / 2], const d
 // The last, partial dQ tile, row-major (HEAD_DIM floats a row): element dq[4j+e] is query row
 // wrow + 8*(e/2) of the tile, column DQ_COLS0*cw + 8j + 2qd + e%2. Into dq_accum by atomics, rows past
 // seqlen_q left out (inline), or to a shared tile the producer adds (rows past it not added).
-template <bool ATOMIC>
-FT_DEVICE void dq_rows(float *dst, const float (&dq)[DQ_N / 2], const dkdv_thread &th, int valid_rows)
+template <bool ATOMIC, int R>
+FT_DEVICE void dq_rows(float *dst, const float (&dq)[R], const dkdv_thread &th, int valid_rows)
 {
+    constexpr int N = 2 * R;   // columns
     const int cols = th.cw == 0 ? DQ_COLS0 : DQ_COLS1;
 #pragma unroll
     for (int half = 0; half < 2; half++) {
@@ -705,7 +727,7 @@ FT_DEVICE void dq_rows(float *dst, const float (&dq)[DQ_N / 2], const dkdv_threa
             continue;
         float *p = dst + row * HEAD_DIM + DQ_COLS0 * th.cw + 2 * th.qd;
 #pragma unroll
-        for (int j = 0; j < DQ_N / 8; j++)
+        for (int j = 0; j < N / 8; j++)
             if (j < cols / 8) {
                 if (ATOMIC)
                     red_add_f32x2(p + 8 * j, dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
@@ -746,12 +768,14 @@ FT_DEVICE void store_slab(T *dst, long long ld, const float (&c)[COLS / 2], int 
     }
 }
 
-// Epilogue: dK * scale and dV, 16-bit pairs straight from the accumulators (the consumer's half
-// of the columns when they are split).
+// Epilogue: dK * scale and dV of consumer CW, 16-bit pairs straight from the accumulators (its
+// own columns when they are split).
+template <int CW>
 FT_DEVICE void store_dk_dv(const ft_bwd_args &args, const dkdv_block &blk, const dkdv_thread &th,
-                           const float (&dk)[DK_REGS], const float (&dv)[DV_REGS])
+                           const float (&dk)[dk_cols(CW) / 2], const float (&dv)[dv_cols(CW) / 2])
 {
-    const int k_col = SPLIT_COLS ? th.cw * DK_COLS : 0, v_col = SPLIT_COLS ? th.cw * DV_COLS : 0;
+    constexpr int DK_COLS = dk_cols(CW), DV_COLS = dv_cols(CW);
+    const int k_col = dk_col0(CW), v_col = dv_col0(CW);
     if (SPLITS > 1) {   // this share's sums, for ft_bwd_dkdv_reduce
         const long long row = (blk.part * args.part_rows + (long long)blk.bh * args.seqlen_k) + blk.n0;
         store_slab<DK_COLS, false>(args.dk_part + row * HEAD_DIM + k_col, HEAD_DIM, dk, th.krow, th.qd, blk.keys_in,
@@ -922,7 +946,7 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
         if (ORDERED && pending.head >= 0)
             pass_turn(args, blk, pending);
     }
-    store_dk_dv(args, blk, th, dk, dv);
+    store_dk_dv<0>(args, blk, th, dk, dv);
 }
 
 // ---- the producer pipeline: warpgroup 0 loads and adds dQ, the consumers only compute.
@@ -980,7 +1004,7 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
             } else {
                 bulk_wait_read<0>();
             }
-            mbar_arrive(SPLIT_COLS ? blk.empty_bar(src) : blk.dq_empty_bar(src));
+            mbar_arrive(DQ_IN_SLOT ? blk.empty_bar(src) : blk.dq_empty_bar(src));
             if (++mt == blk.m_tiles) {   // a new head
                 mt = blk.mt_begin;
                 dq_rows += (long long)blk.head_rows(args) * HEAD_DIM;
@@ -1040,40 +1064,50 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
         mbar_arrive(blk.dq_full_bar(buf));
     }
     describe_block(blk, args);   // again: cheaper than holding the epilogue's indices across the loop
-    store_dk_dv(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);
+    store_dk_dv<0>(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);
 }
 
-// The consumers with the columns split (SPLIT_COLS: head dim 256; split_gradients). A tile's dQ
-// goes into its ring slot: its Q and dO are no longer read once this warpgroup's products are
-// done and the other's S^T or dP^T was (before the hand-off waited for), and the slot's region
-// of a consumer (thread order, as dq_to_tile writes) is the panels only it reads (q_panel). The
-// dQ warp adds it from there and only then frees the slot for the producer.
+// Consumer CW with the columns split (SPLIT_COLS: head dims 192 and 256; split_gradients).
+// DQ_IN_SLOT: a tile's dQ goes into its ring slot: its Q and dO are no longer read once this
+// warpgroup's products are done and the other's S^T or dP^T was (before the hand-off waited
+// for), and the slot's region of a consumer (thread order, as dq_to_tile writes) is the panels
+// only it reads (q_panel). The dQ warp adds it from there and only then frees the slot for the
+// producer. Else (192 over 128: dQ is larger than a slot's Q and dO) the slot is freed once this
+// warpgroup's products are done, and dQ goes to the dQ tile once the dQ warp has read the last.
+template <int CW>
 FT_DEVICE void dkdv_split(const ft_bwd_args &args, dkdv_block blk)
 {
     const dkdv_thread th = consumer_start(args, blk);
 
     const float scale_log2 = softmax_log2_scale(args);
-    float dk[DK_REGS], dv[DV_REGS];
+    float dk[dk_cols(CW) / 2], dv[dv_cols(CW) / 2];
     zero(dk);
     zero(dv);
     group_step s = blk.first_step();
     for (int i = 0; i < blk.steps(); i++, blk.advance(s)) {
         const int st = i % NUM_STAGES, m0 = s.mt * BLOCK_M;
         mbar_wait(blk.full_bar(st), (i / NUM_STAGES) & 1);   // Q, dO, L, delta of the tile
-        split_gradients(dk, dv, args, blk, th, i, st, m0, scale_log2);
-        float dq[DQ_N / 2];
-        dq_product(dq, dk, dv, blk, blk.ds_smem(0), th.cw);
-        if (EVEN_M || m0 + BLOCK_M <= blk.seqlen_q(args)) {
-            dq_to_tile(blk.slot(st), dq, th);
-        } else {   // row-major rows cross both regions: both warpgroups' products must be done
+        split_gradients<CW>(dk, dv, args, blk, th, i, st, m0, scale_log2);
+        float dq[bwd_wgmma_dq_cols(HEAD_DIM, NUM_WG, CW) / 2];
+        dq_product(dq, dk, dv, blk, blk.ds_smem(0), CW);
+        const bool full_tile = EVEN_M || m0 + BLOCK_M <= blk.seqlen_q(args);
+        unsigned dq_tile = blk.slot(st);
+        if (!DQ_IN_SLOT) {
+            mbar_arrive(blk.empty_bar(st));   // Q, dO, L, delta of slot st read for the last time
+            mbar_wait(blk.dq_empty_bar(0), (i & 1) ^ 1);
+            dq_tile = blk.dq_smem(0);
+        } else if (!full_tile) {   // row-major rows cross both regions: both warpgroups' products must be done
             named_barrier_sync(2, CONSUMER_THREADS);
-            dq_rows<false>((float *)blk.generic(blk.slot(st)), dq, th, blk.seqlen_q(args) - m0);
         }
+        if (full_tile)
+            dq_to_tile(dq_tile, dq, th);
+        else
+            dq_rows<false>((float *)blk.generic(dq_tile), dq, th, blk.seqlen_q(args) - m0);
         fence_proxy_async();   // the copy engine reads the tile
-        mbar_arrive(blk.dq_full_bar(st));
+        mbar_arrive(blk.dq_full_bar(DQ_IN_SLOT ? st : 0));
     }
     describe_block(blk, args);
-    store_dk_dv(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);
+    store_dk_dv<CW>(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);
 }
 
 // args is __grid_constant__: the copy engine reads the tensor maps in it where they lie.
@@ -1101,9 +1135,12 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     } else if (threadIdx.x < 128) {
         dkdv_producer(args, blk);
     } else {
-        if constexpr (SPLIT_COLS)
-            dkdv_split(args, blk);
-        else
+        if constexpr (SPLIT_COLS) {
+            if (threadIdx.x < 256)
+                dkdv_split<0>(args, blk);
+            else
+                dkdv_split<1>(args, blk);
+        } else
             dkdv_consumer(args, blk);
     }
 }

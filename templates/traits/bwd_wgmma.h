@@ -4,19 +4,19 @@
  * TMA ring; dQ goes through shared memory into fp32 dq_accum by the copy engine's bulk
  * reduce-add, each warpgroup owning the columns bwd_wgmma_dq_cols gives it. NUM_WARPS says
  * whether a producer warpgroup loads and adds dQ for the consumers (BLOCK_N / 16 + 4) or they
- * do it themselves (BLOCK_N / 16). Head dim 256 splits columns instead of keys: two consumers
- * share one 64-key tile, each owning half of dK's and dV's columns (bwd_wgmma_split_cols), beside
- * a producer (12 warps). DQ_MODE ordered adds each query tile's dQ in descending order of key
- * tiles (bitwise repeatable). */
+ * do it themselves (BLOCK_N / 16). Head dims 192 and 256 split columns instead of keys: two
+ * consumers share one 64-key tile, each owning its panels of dK's, dV's and dQ's columns
+ * (bwd_wgmma_split_cols, bwd_wgmma_split_first), beside a producer (12 warps). DQ_MODE ordered
+ * adds each query tile's dQ in descending order of key tiles (bitwise repeatable). */
 #ifndef FT_TRAITS_BWD_WGMMA_H
 #define FT_TRAITS_BWD_WGMMA_H
 
 enum bwd_wgmma_rule {
     BWD_WGMMA_OK,
-    BWD_WGMMA_BAD_WARPS,       /* NUM_WARPS neither BLOCK_N / 16 nor that + 4 (a producer); 12 at head dim 256 */
+    BWD_WGMMA_BAD_WARPS,       /* NUM_WARPS neither BLOCK_N / 16 nor that + 4 (a producer); 12 at head dims 192, 256 */
     BWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M != 64 (one wgmma M per query tile) */
-    BWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 (64 keys a consumer warpgroup); 64 at head dim 256 */
-    BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96 or 128, or not both 256 */
+    BWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 (64 keys a consumer warpgroup); 64 at head dims 192, 256 */
+    BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96 or 128; or 192, 256 beside 128 or the same */
     BWD_WGMMA_BAD_STAGES,      /* NUM_STAGES outside 1..3 */
     BWD_WGMMA_BAD_DQ_MODE,     /* DQ_MODE separate (bwd_wgmma is atomic or ordered) */
     BWD_WGMMA_BAD_SMEM,        /* over the shared-memory limit */
@@ -32,12 +32,32 @@ FT_TRAIT long long bwd_wgmma_stage_bytes(int block_m, int head_dim, int head_dim
 }
 
 /* 1 when two consumer warpgroups share the 64 keys of the tile and split the head dim's columns
- * (head dim 256: dK and dV of 64 keys over 256 columns are 256 fp32 a thread for one warpgroup).
- * The first computes S^T, the second dP^T, each over all the columns; P^T and dS^T pass between
- * them through shared memory; each then makes dV, dK and dQ for its half of the columns. */
+ * (head dims 192 and 256: dK and dV of 64 keys over all their columns would not fit one
+ * warpgroup's registers). The first computes S^T, the second dP^T, each over all the columns;
+ * P^T and dS^T pass between them through shared memory; each then makes dV, dK and dQ for its
+ * own panels of the columns. */
 FT_TRAIT int bwd_wgmma_split_cols(int head_dim)
 {
     return head_dim > 128;
+}
+
+/* With the columns split, the columns (of dK, dV or dQ: `cols` wide) the first consumer takes:
+ * the first half of the 64-column panels, rounded down (128 of 256, 64 of 192 or 128); the
+ * second takes the rest. A product's N-major operand starts on a panel, so the split follows
+ * them; the first consumer also computes S^T over head dim 192 (a panel more than the second's
+ * dP^T over 128), so it is the one given fewer. */
+FT_TRAIT int bwd_wgmma_split_first(int cols)
+{
+    return ft_panel_cols(cols) / 128 * 64;
+}
+
+/* 1 when, with the columns split, a tile's fp32 dQ goes into its own ring slot: each consumer's
+ * dQ (thread order) is exactly as large as the Q and dO panels only it reads, which holds when
+ * the two head dims are equal (then dQ's columns split as Q's and dO's do). Else (192 over 128)
+ * dQ has a tile of its own. */
+FT_TRAIT int bwd_wgmma_dq_in_slot(int head_dim, int head_dim_v)
+{
+    return bwd_wgmma_split_cols(head_dim) && head_dim == head_dim_v;
 }
 
 /* Consumer warpgroups (4 warps each): one per 64 keys of the tile, or two splitting columns. */
@@ -52,13 +72,22 @@ FT_TRAIT int bwd_wgmma_has_producer(int block_n, int num_warps, int head_dim)
     return num_warps == 4 * bwd_wgmma_consumers(block_n, head_dim) + 4;
 }
 
-/* dS^T and dQ tiles in shared memory: two with a producer (the consumers write one while the
- * other is still read), else one. With the columns split, one dS^T tile (the consumers' P^T and
- * dS^T hand-offs order its reuse) and no dQ tile: each tile's dQ goes into its ring slot, whose
- * Q and dO are no longer read by then. */
+/* dS^T tiles in shared memory: two with a producer (the consumers write one while the other is
+ * still read), else one. With the columns split, one (the consumers' P^T and dS^T hand-offs
+ * order its reuse). */
 FT_TRAIT int bwd_wgmma_buffers(int block_n, int num_warps, int head_dim)
 {
     return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_split_cols(head_dim) ? 2 : 1;
+}
+
+/* fp32 dQ tiles in shared memory: one per dS^T tile; with the columns split one, or none when
+ * each tile's dQ goes into its ring slot (bwd_wgmma_dq_in_slot: Q and dO are no longer read by
+ * then). */
+FT_TRAIT int bwd_wgmma_dq_tiles(int block_n, int num_warps, int head_dim, int head_dim_v)
+{
+    if (bwd_wgmma_split_cols(head_dim))
+        return bwd_wgmma_dq_in_slot(head_dim, head_dim_v) ? 0 : 1;
+    return bwd_wgmma_buffers(block_n, num_warps, head_dim);
 }
 
 /* 1 when two consumer warpgroups each make dQ over their own 64 keys, all its columns, and the
@@ -71,18 +100,18 @@ FT_TRAIT int bwd_wgmma_dq_split_keys(int head_dim, int num_wg)
 
 /* The dQ columns of warpgroup w of num_wg: one warpgroup takes them all, and so does each of two
  * that split the keys; else of two, the first takes 64 and the second the rest (64 at head dim
- * 128, 32 at 96), or with the columns split half each. */
+ * 128, 32 at 96), or with the columns split bwd_wgmma_split_first's. */
 FT_TRAIT int bwd_wgmma_dq_cols(int head_dim, int num_wg, int w)
 {
-    const int first = bwd_wgmma_split_cols(head_dim) ? head_dim / 2 : 64;
+    const int first = bwd_wgmma_split_cols(head_dim) ? bwd_wgmma_split_first(head_dim) : 64;
     return num_wg == 1 || bwd_wgmma_dq_split_keys(head_dim, num_wg) ? head_dim : w == 0 ? first : head_dim - first;
 }
 
 /* 1024 bytes of alignment slack, K and V of the key tile, the ring, bwd_wgmma_buffers x dS^T
- * (BLOCK_N x BLOCK_M, 2 bytes an element) for dQ = dS K, as many fp32 dQ tiles (BLOCK_M x
- * HEAD_DIM) that the copy engine adds into dq_accum (none with the columns split), and with the
- * keys split one more fp32 dQ tile, the second warpgroup's half on its way to the first; with
- * the columns split, the fp32 P^T tile on its way from the first consumer to the second. */
+ * (BLOCK_N x BLOCK_M, 2 bytes an element) for dQ = dS K, bwd_wgmma_dq_tiles fp32 dQ tiles
+ * (BLOCK_M x HEAD_DIM) that the copy engine adds into dq_accum, and with the keys split one more
+ * fp32 dQ tile, the second warpgroup's half on its way to the first; with the columns split, the
+ * fp32 P^T tile on its way from the first consumer to the second. */
 FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
                                         int num_stages)
 {
@@ -90,21 +119,23 @@ FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
     const int split = bwd_wgmma_split_cols(head_dim), buffers = bwd_wgmma_buffers(block_n, num_warps, head_dim);
     return 1024 + (long long)block_n * (ft_panel_cols(head_dim) + ft_panel_cols(head_dim_v)) * 2 +
            num_stages * bwd_wgmma_stage_bytes(block_m, head_dim, head_dim_v) +
-           buffers * ((long long)block_n * block_m * 2 + (split ? 0 : dq_tile)) +
+           buffers * (long long)block_n * block_m * 2 +
+           bwd_wgmma_dq_tiles(block_n, num_warps, head_dim, head_dim_v) * dq_tile +
            (bwd_wgmma_dq_split_keys(head_dim, bwd_wgmma_consumers(block_n, head_dim)) ? dq_tile : 0) +
            (split ? (long long)block_n * block_m * 4 : 0);
 }
 
-/* Per consumer thread: dK and dV of 64 keys (head_dim/2 + head_dim_v/2 fp32; half that with the
- * columns split), S^T and dP^T (block_m/2 each; with the columns split one of them, and P^T and
- * dS^T packed beside it), P^T packed (block_m/4; dS^T packed takes dP^T's place), and ~32 of
- * addresses and indices (40 when the consumers also load). dQ's accumulators
+/* Per consumer thread: dK and dV of 64 keys (head_dim/2 + head_dim_v/2 fp32; with the columns
+ * split, the larger share of each), S^T and dP^T (block_m/2 each; with the columns split one of
+ * them, and P^T and dS^T packed beside it), P^T packed (block_m/4; dS^T packed takes dP^T's
+ * place), and ~32 of addresses and indices (40 when the consumers also load). dQ's accumulators
  * (bwd_wgmma_dq_cols / 2) live only once S^T and dP^T are dead. */
 FT_TRAIT int bwd_wgmma_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v)
 {
     const int loads = bwd_wgmma_has_producer(block_n, num_warps, head_dim) ? 32 : 40;
     if (bwd_wgmma_split_cols(head_dim))
-        return head_dim / 4 + head_dim_v / 4 + block_m / 2 + block_m / 2 + loads;
+        return (head_dim - bwd_wgmma_split_first(head_dim)) / 2 + (head_dim_v - bwd_wgmma_split_first(head_dim_v)) / 2 +
+               block_m / 2 + block_m / 2 + loads;
     return head_dim / 2 + head_dim_v / 2 + block_m + block_m / 4 + loads;
 }
 
@@ -142,8 +173,8 @@ FT_TRAIT void bwd_wgmma_repeatable_tiles(int head_dim, int *block_n, int *num_wa
 /* The default tiles for the head dims: the family's defaults (64 x 128, 8 warps, the consumers
  * alone) at 64 and 128; head dim 96 beside 96 or 128 adds a producer (12 warps: bf16 N 4096, 495
  * TFLOP/s against 461; with 64, and at 128 alone, ptxas spills a few bytes in some variants);
- * head dim 256 takes its only shape, 64 keys and two consumers splitting the columns beside a
- * producer. Both with two stages (what fits). */
+ * head dims 192 and 256 take their only shape, 64 keys and two consumers splitting the columns
+ * beside a producer. Both with two stages (what fits). */
 FT_TRAIT void bwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int *block_n, int *num_warps, int *num_stages)
 {
     const int split = bwd_wgmma_split_cols(head_dim);
@@ -162,7 +193,7 @@ FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_sta
     if (block_m != 64)
         return BWD_WGMMA_BAD_BLOCK_M;
     const int split = bwd_wgmma_split_cols(head_dim);
-    if (split ? head_dim != 256 || head_dim_v != 256
+    if (split ? (head_dim != 192 && head_dim != 256) || (head_dim_v != head_dim && head_dim_v != 128)
               : (head_dim != 64 && head_dim != 96 && head_dim != 128) ||
                     (head_dim_v != 64 && head_dim_v != 96 && head_dim_v != 128))
         return BWD_WGMMA_BAD_HEAD_DIM;

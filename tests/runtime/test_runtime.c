@@ -283,10 +283,10 @@ static void defaults_cover_every_supported_problem(void **state)
 }
 
 /* On the H100 the built-in defaults take the Hopper families where the family's tiles for the
- * head dims fit (gen_family.head_dim_tiles): the backward at head dim 256 on its only shape (64
- * keys, two consumers splitting the columns beside a producer), at 96 with a producer, and the
- * forward with a producer, on 64 keys where Q/K and V take more than 320 columns together; the
- * same at 256 when deterministic, dQ then ordered. The backward has no Hopper kernel at 192. */
+ * head dims fit (gen_family.head_dim_tiles): the backward at head dims 192 and 256 on their only
+ * shape (64 keys, two consumers splitting the columns beside a producer), at 96 with a producer,
+ * and the forward with a producer, on 64 keys where Q/K and V take more than 320 columns
+ * together; the same at 256 and 192 over 128 when deterministic, dQ then ordered. */
 static void builtin_defaults_take_the_hopper_families(void **state)
 {
     (void)state;
@@ -297,7 +297,8 @@ static void builtin_defaults_take_the_hopper_families(void **state)
     } cases[] = {
         { DB_OP_BWD, 256, 256, 0, "bwd_wgmma", 64, 12 },  { DB_OP_BWD, 256, 256, 1, "bwd_wgmma", 64, 12 },
         { DB_OP_BWD, 96, 96, 0, "bwd_wgmma", 128, 12 },   { DB_OP_BWD, 128, 128, 0, "bwd_wgmma", 128, 8 },
-        { DB_OP_BWD, 192, 128, 0, "bwd_mma", 0, 0 },      { DB_OP_FWD, 128, 128, 0, "fwd_wgmma", 128, 12 },
+        { DB_OP_BWD, 192, 128, 0, "bwd_wgmma", 64, 12 },  { DB_OP_BWD, 192, 128, 1, "bwd_wgmma", 64, 12 },
+        { DB_OP_BWD, 192, 192, 0, "bwd_wgmma", 64, 12 },  { DB_OP_FWD, 128, 128, 0, "fwd_wgmma", 128, 12 },
         { DB_OP_FWD, 96, 96, 0, "fwd_wgmma", 128, 12 },   { DB_OP_FWD, 192, 128, 0, "fwd_wgmma", 128, 12 },
         { DB_OP_FWD, 256, 256, 0, "fwd_wgmma", 64, 12 },  { DB_OP_FWD, 192, 192, 0, "fwd_wgmma", 64, 12 },
     };
