@@ -1,13 +1,16 @@
-"""flashtune against PyTorch's own attention, in one process and one run on the GPU.
+"""flashtune against PyTorch's own attention and FlashAttention-4, in one process and one run on the GPU.
 
 Times flashtune.attention, scaled_dot_product_attention's FLASH_ATTENTION (FlashAttention-2),
-CUDNN_ATTENTION, EFFICIENT_ATTENTION and MATH backends, and FlexAttention (flex_attention under
-torch.compile; causal through a block mask) on the FlashAttention papers' grid (hidden
-2048, 16384 tokens, N = 512 ... 16384, D = 64 and 128, causal and not, forward and backward) in
-bf16, plus f16 and f32 rows; median of CUDA-event timings after warm-up. FLOPs: forward
-4·B·H·N²·D (halved when causal), backward 2.5× that. Also peak memory of forward + backward
-against the materializing reference. Writes into --out: compare.csv (every point),
-compare.json (the run's facts: device, driver, date, commit, versions, shapes, command),
+CUDNN_ATTENTION, EFFICIENT_ATTENTION and MATH backends, FlexAttention (flex_attention under
+torch.compile; causal through a block mask) and, where the `flash_attn.cute` package imports,
+FlashAttention-4 (its Hopper path on an H100; never a dependency of flashtune) on the
+FlashAttention papers' grid (hidden 2048, 16384 tokens, N = 512 ... 16384, D = 64 and 128, causal
+and not, forward and backward) in bf16, plus f16 and f32 rows; median of CUDA-event timings after
+warm-up. The inputs are laid out [B, N, H, D] (a projection's output, FlashAttention-4's layout);
+the SDPA-style backends get their [B, H, N, D] view (--layout bhnd: the other way round). FLOPs:
+forward 4·B·H·N²·D (halved when causal), backward 2.5× that. Also peak memory of forward +
+backward against the materializing reference. Writes into --out: compare.csv (every point),
+compare.json (the run's facts: device, driver, date, commit, versions, layout, shapes, command),
 compare.md (the tables), and the figures of bench/plot.py (when matplotlib is installed).
 
 Run: FLASHTUNE_LIBRARY=build/runtime/libflashtune.so python3 bench/compare.py --out bench/out"""
@@ -81,6 +84,41 @@ def load_flex():
     return make, ""
 
 
+def load_fa4():
+    """(run, why): FlashAttention-4's flash_attn_func over [B, N, H, D] tensors, or None and the
+    reason where the package does not import or does not run here."""
+    try:
+        from flash_attn.cute import flash_attn_func
+    except Exception as e:   # not installed, or its CuTe DSL does not load
+        return None, f"flash_attn.cute does not import ({first_line(e)})"
+
+    def run(q, k, v, is_causal):
+        return flash_attn_func(q, k, v, causal=is_causal)[0]
+    try:
+        q, k, v = (torch.randn((1, 256, 2, 64), device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        o = run(q, k, v, True)
+        with sdpa_kernel(SDPBackend.MATH):
+            ref = F.scaled_dot_product_attention(*(t.transpose(1, 2).float() for t in (q, k, v)), is_causal=True)
+        err = (o.float() - ref.transpose(1, 2)).abs().max().item()
+        if not err < 0.05:
+            raise ValueError(f"causal output differs from SDPA math by {err:.3g}")
+    except Exception as e:
+        return None, f"FlashAttention-4 does not run here: {first_line(e)}"
+    return run, ""
+
+
+def fa4_version():
+    try:
+        from importlib.metadata import version
+        return version("flash-attn-4")
+    except Exception:
+        return None
+
+
+# The backends that take [B, N, H, D] tensors; the others take [B, H, N, D] (SDPA's).
+BNHD_NATIVE = {"fa4"}
+
+
 def check_flex(run):
     """A small causal problem forward and backward, the output against SDPA's math backend in f32;
     raises where it fails."""
@@ -95,12 +133,14 @@ def check_flex(run):
         raise ValueError(f"causal output differs from SDPA math by {err:.3g}")
 
 
-def impls(flex_make=None):
-    """The backends by name; "flex" maps to None where FlexAttention cannot run."""
+def impls(flex_make=None, fa4=None, skip=()):
+    """The backends by name; "flex" and "fa4" map to None where they cannot run; those in skip are
+    left out."""
     out = {"flashtune": lambda q, k, v, is_causal: flashtune.attention(q, k, v, is_causal=is_causal)}
     out.update({name: sdpa(b) for name, b in SDPA.items()})
     out["flex"] = flex_make() if flex_make else None
-    return out
+    out["fa4"] = fa4
+    return {name: fn for name, fn in out.items() if name not in skip}
 
 
 def flops(b, h, n, d, causal, backward):
@@ -140,19 +180,22 @@ def time_ms(fn, min_reps=5, max_reps=50, budget_s=0.25, warmup=3):
     return statistics.median(times), min(times)
 
 
-def measure(name, fn, dtype, b, h, n, d, causal, dv=None):
-    """(forward ms, backward ms) of one implementation, or None where it cannot run."""
+def measure(name, fn, dtype, b, h, n, d, causal, dv=None, layout="bnhd"):
+    """(forward ms, backward ms) of one implementation, or None where it cannot run. The inputs are
+    allocated in `layout`; a backend that takes the other one gets the transposed view."""
     if fn is None:
         return None, "n/a"
     if name == "math" and b * h * n * n * 4 * 3 > MATH_LIMIT_BYTES:
         return None, "skipped: scores do not fit"
     g = torch.Generator(device="cuda").manual_seed(n + d)
-    q, k, v = (torch.randn((b, h, n, e), generator=g, device="cuda", dtype=dtype).requires_grad_(True)
-               for e in (d, d, dv or d))
+    q, k, v = (torch.randn((b, n, h, e) if layout == "bnhd" else (b, h, n, e), generator=g, device="cuda",
+                           dtype=dtype).requires_grad_(True) for e in (d, d, dv or d))
+    args = (q, k, v) if (layout == "bnhd") == (name in BNHD_NATIVE) else (q.transpose(1, 2), k.transpose(1, 2),
+                                                                          v.transpose(1, 2))
     try:
-        o = fn(q, k, v, causal)
+        o = fn(*args, causal)
         do = torch.randn_like(o)
-        fwd = time_ms(lambda: fn(q, k, v, causal))
+        fwd = time_ms(lambda: fn(*args, causal))
         bwd = time_ms(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True))
         return (fwd, bwd), ""
     # A backend that does not take this problem; FlexAttention's compile errors come in many types.
@@ -160,7 +203,7 @@ def measure(name, fn, dtype, b, h, n, d, causal, dv=None):
         torch.cuda.synchronize()
         return None, first_line(e)
     finally:
-        del q, k, v
+        del q, k, v, args
         torch.cuda.empty_cache()
 
 
@@ -199,7 +242,7 @@ def command_output(*cmd):
         return None
 
 
-def run_facts(args, started, flex_why):
+def run_facts(args, started, flex_why, fa4_why):
     """What the figures need to say where and how they were measured."""
     # A copy of the tree without its own history (a GPU machine's) names its commit in
     # FLASHTUNE_COMMIT; git's answer there would be the copy's, not the code's.
@@ -225,6 +268,10 @@ def run_facts(args, started, flex_why):
         "dtypes": args.dtypes, "seqlens": args.seqlens, "head_dims": args.head_dims,
         "flex": flex_why or "torch.compile(flex_attention, dynamic=False), compiled and its causal block "
                             "mask built in untimed calls; non-causal without a block mask",
+        "fa4": fa4_why or f"flash-attn-4 {fa4_version()}, flash_attn.cute.flash_attn_func, compiled in untimed calls",
+        "layout": args.layout + (" (SDPA-style backends get the [B, H, N, D] view)" if args.layout == "bnhd" else
+                                 " (FlashAttention-4 gets the [B, N, H, D] view)"),
+        "skipped": ",".join(args.skip) or "none",
     }
 
 
@@ -240,7 +287,7 @@ def parse_points(spec):
     return points
 
 
-def extra_points(points, flex_make, out):
+def extra_points(points, backends, layout, out):
     """The points beyond the grid (--extra), bf16, causal and not: their rows into
     compare-extra.csv, their table (TFLOP/s, flashtune over each peer and over the best peer) as
     markdown lines. FLOPs: forward 2·B·H·N²·(D + Dv), halved when causal; backward 2.5× that."""
@@ -251,10 +298,10 @@ def extra_points(points, flex_make, out):
         b, h, n, d = pt[:4]
         dv = pt[4] if len(pt) > 4 else d
         for causal in (False, True):
-            for name, fn in impls(flex_make).items():
+            for name, fn in backends.items():
                 if name in ("efficient", "math"):   # far behind on the grid; left out to save time
                     continue
-                res, why = measure(name, fn, torch.bfloat16, b, h, n, d, causal, dv)
+                res, why = measure(name, fn, torch.bfloat16, b, h, n, d, causal, dv, layout)
                 for p, backward in (("fwd", False), ("bwd", True)):
                     f = 2.0 * b * h * n * n * (d + dv) / (2 if causal else 1) * (2.5 if backward else 1)
                     ms = res[backward][0] if res else float("nan")
@@ -293,6 +340,10 @@ def main():
     ap.add_argument("--dtypes", default="bf16,f16,f32")
     ap.add_argument("--seqlens", default="512,1024,2048,4096,8192,16384")
     ap.add_argument("--head-dims", default="64,128")
+    ap.add_argument("--layout", choices=("bnhd", "bhnd"), default="bnhd",
+                    help="how the inputs are allocated; backends taking the other layout get the transposed view")
+    ap.add_argument("--skip", type=lambda x: [s for s in x.split(",") if s], default=[],
+                    help="backends to leave out, e.g. efficient,math (comma-separated)")
     ap.add_argument("--extra", type=parse_points, default="1:16:512:128,4:16:4096:96,4:16:4096:192:128,4:16:4096:256",
                     help="points beyond the grid, causal and not, bf16: B:H:N:D[:DV] separated by commas "
                          "('' for none); reported apart, outside the geometric means")
@@ -304,16 +355,21 @@ def main():
     dev = torch.cuda.get_device_name()
     started = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
     print(f"# {dev}, torch {torch.__version__}, flashtune {flashtune.version()}, {started}")
-    flex_make, flex_why = load_flex()
+    flex_make, flex_why = load_flex() if "flex" not in args.skip else (None, "skipped")
     if flex_why:
         print(f"# flex: n/a, {flex_why}")
+    fa4, fa4_why = load_fa4() if "fa4" not in args.skip else (None, "skipped")
+    if fa4_why:
+        print(f"# fa4: n/a, {fa4_why}")
+    backends = impls(flex_make, fa4, args.skip)
 
     # One untimed pass over the first shape with every implementation: the first measurement of a
     # process otherwise runs on a GPU not yet at its clocks (seen: flashtune's first backward at
     # 0.65x of its rerun), and flashtune compiles or loads its kernels on first use.
     d0, n0 = head_dims[0], seqlens[0]
-    for fn in impls(flex_make).values():
-        measure("warm-up", fn, DTYPES[args.dtypes.split(",")[0]], max(1, 16384 // n0), 2048 // d0, n0, d0, False)
+    for name, fn in backends.items():
+        measure(name, fn, DTYPES[args.dtypes.split(",")[0]], max(1, 16384 // n0), 2048 // d0, n0, d0, False,
+                layout=args.layout)
 
     rows = []
     for dname in args.dtypes.split(","):
@@ -322,8 +378,8 @@ def main():
             for causal in (False, True):
                 for n in seqlens:
                     b, h = max(1, 16384 // n), 2048 // d
-                    for name, fn in impls(flex_make).items():
-                        res, why = measure(name, fn, dtype, b, h, n, d, causal)
+                    for name, fn in backends.items():
+                        res, why = measure(name, fn, dtype, b, h, n, d, causal, layout=args.layout)
                         for p, backward in (("fwd", False), ("bwd", True)):
                             ms = res[backward][0] if res else float("nan")
                             tf = flops(b, h, n, d, causal, backward) / (ms * 1e-3) / 1e12 if res else float("nan")
@@ -340,7 +396,7 @@ def main():
         w.writeheader()
         w.writerows(rows)
     with open(os.path.join(args.out, "compare.json"), "w") as f:
-        json.dump(run_facts(args, started, flex_why), f, indent=2, ensure_ascii=False)
+        json.dump(run_facts(args, started, flex_why, fa4_why), f, indent=2, ensure_ascii=False)
         f.write("\n")
 
     key = lambda r: (r["dtype"], r["head_dim"], r["causal"], r["pass_"], r["seqlen"])   # noqa: E731
@@ -348,8 +404,9 @@ def main():
     for r in rows:
         table.setdefault(key(r), {})[r["impl"]] = r["tflops"]
     peers = list(PEERS)   # plot.py's order, flex among them
-    md = [f"Device: {dev}; torch {torch.__version__}; TFLOP/s (median), ratio = flashtune / peer." +
-          (f" flex: n/a, {flex_why}." if flex_why else ""), "",
+    md = [f"Device: {dev}; torch {torch.__version__}; inputs {args.layout}; TFLOP/s (median), ratio = flashtune / "
+          "peer." + (f" flex: n/a, {flex_why}." if flex_why else "") + (f" fa4: n/a, {fa4_why}." if fa4_why else ""),
+          "",
           "| dtype | D | causal | pass | N | flashtune | " + " | ".join(peers) + " | " +
           " | ".join(f"÷{p}" for p in peers) + " |",
           "| --- | ---: | :---: | --- | ---: | ---: | " + " | ".join(["---:"] * (2 * len(peers))) + " |"]
@@ -381,7 +438,7 @@ def main():
                              f"{'causal' if worst[1][2] else 'non-causal'} N={worst[1][4]})")
             md.append(f"| {dname} | {p} | " + " | ".join(cells) + " |")
 
-    md += extra_points(args.extra, flex_make, args.out)
+    md += extra_points(args.extra, backends, args.layout, args.out)
     md += ["", "Peak memory of forward + backward, bf16, D = 128, non-causal, 16384 tokens (MiB above the inputs):",
            "", "| N | flashtune | materialize |", "| ---: | ---: | ---: |"]
     for n in (4096, 8192, 16384):

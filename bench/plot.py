@@ -23,6 +23,7 @@ BACKENDS = {
     "flash": ("FlashAttention-2 (SDPA flash)", "#1f77b4", "s"),
     "cudnn": ("cuDNN (SDPA cudnn)", "#2ca02c", "^"),
     "flex": ("FlexAttention (torch.compile)", "#9467bd", "P"),
+    "fa4": ("FlashAttention-4 (Hopper, CuTe DSL)", "#8c564b", "X"),
     "efficient": ("SDPA efficient", "#ff7f0e", "D"),
     "math": ("SDPA math (unfused)", "#7f7f7f", "v"),
 }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # On a GPU machine (README.md here), one call for a change to one family: build, the GPU tests,
-# compute-sanitizer racecheck and memcheck on chosen test_attn_gpu cases, and the family's
-# bench_kernels rows. Logs in $OUT; a short summary printed last.
+# compute-sanitizer (racecheck and memcheck, or TOOLS) on chosen test_attn_gpu cases, and the
+# family's bench_kernels rows. Logs in $OUT; a short summary printed last.
 # Usage: dev/gpu/family-check.sh FAMILY ['case filter' ...]   (filters: FT_TEST_FILTER patterns)
 # Env: TESTS (ctest -R regex, default "test_attn_gpu|test_runtime_gpu"), REPS (bench, default 10),
-# BENCH_TIMEOUT (seconds, default 150).
+# BENCH_TIMEOUT (seconds, default 150), TOOLS (default "racecheck memcheck"; synccheck too).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 family=${1:?usage: family-check.sh FAMILY [filter ...]}; shift
@@ -19,7 +19,7 @@ CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2
 : > "$OUT/sanitizer.log"
 sanitized=()
 for f in "$@"; do
-  for tool in racecheck memcheck; do
+  for tool in ${TOOLS:-racecheck memcheck}; do
     echo "== $tool '$f'" >> "$OUT/sanitizer.log"
     FT_TEST_FILTER="$f" timeout 120 "$CS" --tool $tool /tmp/build/tests/test_attn_gpu >> "$OUT/sanitizer.log" 2>&1
     sanitized+=("$tool '$f' rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)")
