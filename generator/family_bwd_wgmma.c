@@ -34,7 +34,8 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
                      "warps), and may add a producer warpgroup (%d)", nw, bn, bn / 16, bn / 16 + 4);
         break;
     case BWD_WGMMA_BAD_BLOCK_M:
-        snprintf(why, len, "BLOCK_M=%d: bwd_wgmma streams query tiles of 64", bm);
+        snprintf(why, len, "BLOCK_M=%d with BLOCK_N=%d HEAD_DIM=%d HEAD_DIM_V=%d: bwd_wgmma streams query tiles of 64, "
+                 "or of 128 beside two consumers (BLOCK_N=128) at head dims 64", bm, bn, d, dv);
         break;
     case BWD_WGMMA_BAD_BLOCK_N:
         snprintf(why, len, "BLOCK_N=%d: bwd_wgmma takes key tiles of 64 or 128 (64 keys a consumer warpgroup; 64 at "
@@ -52,8 +53,8 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
                  "a fixed one (2, ordered)", p[GEN_DQ_MODE]);
         break;
     case BWD_WGMMA_BAD_SMEM:
-        snprintf(why, len, "BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d needs %zu bytes of "
-                 "shared memory (at most %d)", bn, nw, stages, d, dv, smem_dkdv(p), FT_SMEM_MAX_BYTES);
+        snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d needs %zu "
+                 "bytes of shared memory (at most %d)", bm, bn, nw, stages, d, dv, smem_dkdv(p), FT_SMEM_MAX_BYTES);
         break;
     default:
         snprintf(why, len, "HEAD_DIM=%d HEAD_DIM_V=%d: about %d registers per thread would spill (at most %d)", d, dv,

@@ -237,12 +237,13 @@ static const int wg_tiles[][7] = {
     { 128, 64, 12, 2, 1, 1, 1 },  { 192, 128, 16, 2, 1, 1, 1 }, { 192, 64, 16, 2, 0, 1, 0 },
 };
 /* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
- * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers; at 256 only 64 x 64 with 12
- * warps (two consumers splitting the columns) is valid. */
+ * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers, or with 128-row query tiles its
+ * rows; at 192 and 256 only 64 x 64 with 12 warps (two consumers splitting the columns) is
+ * valid. */
 static const int wgb_tiles[][7] = {
-    { 64, 128, 12, 2 }, { 64, 64, 4, 2 }, { 64, 128, 8, 3 }, { 64, 64, 8, 1 }, { 64, 128, 12, 1 },
-    { 64, 64, 12, 1 },  { 64, 64, 4, 1 },  { 64, 128, 8, 1 }, { 64, 64, 8, 3 }, { 64, 128, 8, 2 },
-    { 64, 64, 8, 2 },   { 64, 64, 12, 2 },
+    { 64, 128, 12, 2 }, { 64, 64, 4, 2 }, { 64, 128, 8, 3 },  { 64, 64, 8, 1 },   { 128, 128, 12, 2 },
+    { 64, 128, 12, 1 }, { 64, 64, 12, 1 }, { 64, 64, 4, 1 },  { 128, 128, 8, 3 }, { 64, 128, 8, 1 },
+    { 64, 64, 8, 3 },   { 64, 128, 8, 2 }, { 128, 128, 12, 1 }, { 64, 64, 8, 2 },  { 64, 64, 12, 2 },
 };
 #define TILE_COUNT(t) ((int)(sizeof t / sizeof t[0]))
 
@@ -597,6 +598,10 @@ static const det_case det_cases[] = {
         DEFAULT_TILES, WIN(1, 300, 500) }, "bwd_wgmma", { 64, 64, 8, 3 } },
     { { "bwd_wgmma ordered split keys bf16 D64 causal", BF16, 64, 64, 2, 3, 1333, 1333, 1, 1, FT_DQ_ORDERED, 0,
         DEFAULT_TILES, NO_MASK }, "bwd_wgmma", { 64, 128, 12, 2 } },
+    { { "bwd_wgmma ordered split rows f16 D64 Nq<Nk window", F16, 64, 64, 2, 3, 1100, 1400, 0, 1, FT_DQ_ORDERED, 0,
+        DEFAULT_TILES, WIN(1, 400, 150) }, "bwd_wgmma", { 128, 128, 12, 2 } },
+    { { "bwd_wgmma ordered split rows inline bf16 D64 causal", BF16, 64, 64, 1, 4, 1500, 1500, 1, 1, FT_DQ_ORDERED,
+        0, DEFAULT_TILES, NO_MASK }, "bwd_wgmma", { 128, 128, 8, 2 } },
     { { "bwd_wgmma ordered split columns bf16 D256 causal", BF16, 256, 256, 1, 3, 1100, 1100, 1, 1, FT_DQ_ORDERED,
         0, DEFAULT_TILES, NO_MASK }, "bwd_wgmma", { 64, 64, 12, 2 } },
     { { "bwd_wgmma ordered split columns f16 D192/128 Nq>Nk window", F16, 192, 128, 1, 3, 1300, 1100, 0, 1,

@@ -294,7 +294,7 @@ typedef struct tweak {
 
 static const struct {
     const char *family;
-    tweak tweaks[4];
+    tweak tweaks[5];
     int ntweaks;
     int smem_limit;
     const char *why;
@@ -342,6 +342,14 @@ static const struct {
       "NUM_WARPS=8 with HEAD_DIM=192: bwd_wgmma splits the columns" },
     { "bwd_wgmma", { { GEN_HEAD_DIM, 192 }, { GEN_BLOCK_N, 64 }, { GEN_NUM_WARPS, 12 }, { GEN_NUM_STAGES, 3 } }, 4,
       232448, "NUM_STAGES=3 with HEAD_DIM=192 HEAD_DIM_V=128 needs 241664 bytes" },
+    /* 128-row query tiles: two consumers (128 keys) at head dims 64, and what fits. */
+    { "bwd_wgmma", { { GEN_BLOCK_M, 128 }, { GEN_HEAD_DIM, 64 }, { GEN_BLOCK_N, 64 }, { GEN_NUM_WARPS, 4 } }, 4,
+      232448, "BLOCK_M=128 with BLOCK_N=64 HEAD_DIM=64 HEAD_DIM_V=128: bwd_wgmma streams query tiles of 64, or of 128" },
+    { "bwd_wgmma", { { GEN_BLOCK_M, 128 }, { GEN_HEAD_DIM, 96 }, { GEN_HEAD_DIM_V, 64 } }, 3, 232448,
+      "BLOCK_M=128 with BLOCK_N=128 HEAD_DIM=96 HEAD_DIM_V=64: bwd_wgmma streams" },
+    { "bwd_wgmma", { { GEN_BLOCK_M, 128 }, { GEN_HEAD_DIM, 64 }, { GEN_HEAD_DIM_V, 64 }, { GEN_NUM_WARPS, 12 },
+      { GEN_NUM_STAGES, 3 } }, 5, 232448,
+      "BLOCK_M=128 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=3 with HEAD_DIM=64 HEAD_DIM_V=64 needs 236544 bytes" },
     /* fwd_wgmma: turns need two or three consumers; three have 160 registers a thread. */
     { "fwd_wgmma", { { GEN_BLOCK_M, 64 }, { GEN_NUM_WARPS, 8 }, { GEN_OVERLAP, 1 }, { GEN_PINGPONG, 1 } }, 4, 232448,
       "PINGPONG=1 with NUM_WARPS=8 and BLOCK_M=64: fwd_wgmma takes turns between two or three" },

@@ -51,6 +51,10 @@ static const sample samples[] = {
     { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=1 DQ_MODE=ordered" },
     { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=64 HEAD_DIM_V=128 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=2" },
     { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=256 HEAD_DIM_V=256 BLOCK_N=64 NUM_WARPS=12 NUM_STAGES=1 DQ_MODE=ordered" },
+    /* 128-row query tiles (each consumer's dQ rows; one dQ tile, L and delta in 2 KB), with and
+     * without a producer. */
+    { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=128 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=2" },
+    { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=128 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=3 DQ_MODE=ordered" },
     /* The columns split with dQ in a tile of its own (192 over 128), and in the slot at 192. */
     { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=192 HEAD_DIM_V=128 BLOCK_N=64 NUM_WARPS=12 NUM_STAGES=2" },
     { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=192 HEAD_DIM_V=192 BLOCK_N=64 NUM_WARPS=12 NUM_STAGES=3 DQ_MODE=ordered" },

@@ -60,18 +60,22 @@ constexpr int CONSUMER_THREADS = NUM_WG * 128;
 constexpr int BUFFERS = bwd_wgmma_buffers(BLOCK_N, NUM_WARPS, HEAD_DIM);          // dS^T (and dQ) tiles
 // dQ tiles in shared memory, and the tiles the dQ warp adds from: the ring slots themselves
 // (DQ_IN_SLOT: a tile's dQ replaces its Q and dO), else DQ_TILES tiles of their own.
-constexpr int DQ_TILES = bwd_wgmma_dq_tiles(BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V);
+constexpr int DQ_TILES = bwd_wgmma_dq_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V);
 constexpr int DQ_SOURCES = DQ_IN_SLOT ? NUM_STAGES : DQ_TILES;
 // dQ columns of warpgroup 0 (from column 0) and of the last (from column 64 when there are two).
 // Both compute DQ_N: at head dim 96 the second's last 32 columns read K's unused panel half
 // and are dropped (the product takes as long as the first warpgroup's, which it waits for anyway).
 // With the columns split each computes its own (dkdv_split: at head dim 192 the second's 128).
-constexpr int DQ_COLS0 = bwd_wgmma_dq_cols(HEAD_DIM, NUM_WG, 0), DQ_COLS1 = bwd_wgmma_dq_cols(HEAD_DIM, NUM_WG, NUM_WG - 1);
+constexpr int DQ_COLS0 = bwd_wgmma_dq_cols(BLOCK_M, HEAD_DIM, NUM_WG, 0);
+constexpr int DQ_COLS1 = bwd_wgmma_dq_cols(BLOCK_M, HEAD_DIM, NUM_WG, NUM_WG - 1);
 constexpr int DQ_N = DQ_COLS0;   // the consumers of dkdv_inline and dkdv_consumer
 // Head dim 64 with two warpgroups: each makes all of dQ over its own 64 keys, and the second's
 // half goes through shared memory to the first, which adds it and writes the tile alone.
-constexpr bool DQ_SPLIT_KEYS = bwd_wgmma_dq_split_keys(HEAD_DIM, NUM_WG);
-constexpr int DQ_REGIONS = DQ_SPLIT_KEYS ? 1 : NUM_WG;   // warpgroups writing (columns of) a dQ tile
+constexpr bool DQ_SPLIT_KEYS = bwd_wgmma_dq_split_keys(BLOCK_M, HEAD_DIM, NUM_WG);
+// 128-row query tiles: each of the two consumers makes dQ for its 64 rows, all the columns, over
+// all the keys (its panel of dS^T), and writes them as its region of the tile.
+constexpr bool DQ_SPLIT_ROWS = bwd_wgmma_dq_split_rows(BLOCK_M);
+constexpr int DQ_REGIONS = DQ_SPLIT_KEYS ? 1 : NUM_WG;   // warpgroups writing (columns or rows of) a dQ tile
 constexpr int DQ_STEPS = DQ_SPLIT_KEYS ? 4 : BLOCK_N / 16;   // k-steps of dQ = dS K over keys
 constexpr int S_REGS = BLOCK_M / 2;             // fp32 S^T (and dP^T) accumulators per thread
 // The dK (Q) and dV (dO) columns of consumer w, and the first of them: all, or with the columns
@@ -88,9 +92,9 @@ constexpr int DK_REGS = dk_cols(0) / 2;   // the consumers of dkdv_inline and dk
 constexpr int DV_REGS = dv_cols(0) / 2;
 constexpr int M_STEPS = BLOCK_M / 16;           // k-steps over the queries (dV, dK)
 // Shared memory: 1024 bytes of alignment slack, K and V, NUM_STAGES x (Q, dO, then L, delta and
-// the slot's mbarriers in 1024 bytes), BUFFERS x dS^T (BLOCK_N rows of BLOCK_M queries: one
-// 128-byte panel), DQ_TILES x the fp32 dQ tile, and (DQ_SPLIT_KEYS) the second warpgroup's dQ
-// half or (SPLIT_COLS) the fp32 P^T tile on its way to the second warpgroup.
+// the slot's mbarriers in LD_BYTES), BUFFERS x dS^T (BLOCK_N rows of BLOCK_M queries: a 128-byte
+// panel for each 64 of them), DQ_TILES x the fp32 dQ tile, and (DQ_SPLIT_KEYS) the second
+// warpgroup's dQ half or (SPLIT_COLS) the fp32 P^T tile on its way to the second warpgroup.
 // Tiles take whole 64-column panels: at head dim 96 the second panel's last 32 columns hold
 // zeros (Q, dO: the copy engine fills what lies past the tensor) or nothing (K, V), and no
 // product reads them: the k-steps stop at the head dim, and N = 96 products end there.
@@ -99,7 +103,7 @@ constexpr int Q_BYTES = BLOCK_M * D_PANELS * 128;
 constexpr int DO_BYTES = BLOCK_M * DV_PANELS * 128;
 constexpr int K_BYTES = BLOCK_N * D_PANELS * 128;
 constexpr int V_BYTES = BLOCK_N * DV_PANELS * 128;
-constexpr int LD_BYTES = 1024;
+constexpr int LD_BYTES = bwd_wgmma_ld_bytes(BLOCK_M);
 constexpr int STAGE_BYTES = Q_BYTES + DO_BYTES + LD_BYTES;
 constexpr int DS_BYTES = BLOCK_N * BLOCK_M * 2;
 constexpr int DQ_TILE_BYTES = BLOCK_M * HEAD_DIM * 4;
@@ -134,14 +138,14 @@ constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEA
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma takes f16 or bf16");
 static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_N/16 (consumers only) or BLOCK_N/16 + 4 (and a "
                                           "producer warpgroup); 12 at head dim 256");
-static_assert(RULE != BWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64");
+static_assert(RULE != BWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64, or 128 with BLOCK_N 128 at head dims 64");
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 64 or 128 (64 keys a consumer warpgroup); 64 at head dim 256");
 static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, 96 or 128, or both 256");
 static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be atomic or ordered");
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");
 static_assert(RULE != BWD_WGMMA_BAD_REGISTERS, "head dims: accumulators would spill");
-static_assert(BAR_DS + 8 <= LD_BYTES, "L, delta, the mbarriers and the ticket fit 1024 bytes");
+static_assert(BAR_DS + 8 <= LD_BYTES, "L, delta, the mbarriers and the ticket fit LD_BYTES");
 static_assert(DQ_TILE_BYTES == 128 * 4 * (DQ_COLS0 + (DQ_REGIONS == 2 ? DQ_COLS1 : 0)) / 2,
               "a dQ tile is every thread's accumulators");
 static_assert(NUM_THREADS == CONSUMER_THREADS + (PRODUCER ? 128 : 0), "warps: consumers and the producer");
@@ -565,8 +569,15 @@ FT_DEVICE unsigned ds_row_base(unsigned tile, const dkdv_thread &th)
     return opaque(tile + th.krow * 128 + 4 * th.qd) ^ ((th.krow & 7) << 4);
 }
 
-// dS^T to the shared tile at ds_tile as 16-bit pairs: row = key of the tile, one panel of
-// BLOCK_M queries (panel_offset's layout).
+// The shared address of chunk j (queries 8j..8j+7) of the thread's row (base: ds_row_base) and of
+// the row 8 below (half 1) in a dS^T tile: a panel of BLOCK_N rows for each 64 queries.
+FT_DEVICE unsigned ds_chunk(unsigned base, int j, int half)
+{
+    return (base ^ ((j & 7) << 4)) + (j >> 3) * (BLOCK_N * 128) + 1024 * half;
+}
+
+// dS^T to the shared tile at ds_tile as 16-bit pairs: row = key of the tile, BLOCK_M queries
+// (panel_offset's layout).
 FT_DEVICE void store_ds(unsigned ds_tile, const float (&ds)[S_REGS], const dkdv_thread &th)
 {
     const unsigned base = ds_row_base(ds_tile, th);
@@ -574,7 +585,7 @@ FT_DEVICE void store_ds(unsigned ds_tile, const float (&ds)[S_REGS], const dkdv_
     for (int j = 0; j < BLOCK_M / 8; j++)
 #pragma unroll
         for (int half = 0; half < 2; half++)
-            st_shared_b32((base ^ (j << 4)) + 1024 * half, pack2(ds[4 * j + 2 * half], ds[4 * j + 2 * half + 1]));
+            st_shared_b32(ds_chunk(base, j, half), pack2(ds[4 * j + 2 * half], ds[4 * j + 2 * half + 1]));
 }
 
 // SPLIT_COLS: the 16-bit pairs store_ds wrote, back as the A registers of dK += dS^T Q (the pair
@@ -586,7 +597,7 @@ FT_DEVICE void load_ds(unsigned (&dsa)[M_STEPS][4], unsigned ds_tile, const dkdv
     for (int j = 0; j < BLOCK_M / 8; j++)
 #pragma unroll
         for (int half = 0; half < 2; half++)
-            dsa[j / 2][(j % 2) * 2 + half] = ld_shared_b32((base ^ (j << 4)) + 1024 * half);
+            dsa[j / 2][(j % 2) * 2 + half] = ld_shared_b32(ds_chunk(base, j, half));
 }
 
 // SPLIT_COLS: one query tile's gradients in consumer CW, the 64 keys shared and the columns
@@ -646,19 +657,22 @@ FT_DEVICE void split_gradients(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols
 }
 
 // dQ (unscaled) = dS K for this warpgroup's N columns from DQ_COLS0*cw over all the keys, or
-// (DQ_SPLIT_KEYS) all columns over its own 64 keys: dS^T read M-major (16 keys, 2048 bytes, a
-// step), K read N-major. Waits for it (and for dV, dK).
+// (DQ_SPLIT_KEYS) all columns over its own 64 keys, or (DQ_SPLIT_ROWS) all columns of its 64
+// query rows over all the keys: dS^T read M-major (16 keys, 2048 bytes, a step; the rows' panel),
+// K read N-major. Waits for it (and for dV, dK).
 template <int R, int KR, int VR>
 FT_DEVICE void dq_product(float (&dq)[R], float (&dk)[KR], float (&dv)[VR], const dkdv_block &blk, unsigned ds_tile,
                           int cw)
 {
     constexpr int N = 2 * R;
     const unsigned key0 = DQ_SPLIT_KEYS ? cw * 64 * 128 : 0;               // first key row, in bytes
-    const unsigned k_dq = blk.k_smem + (DQ_SPLIT_KEYS ? key0 : cw * (DQ_COLS0 / 64) * (BLOCK_N * 128));   // + the panel
+    const unsigned rows = DQ_SPLIT_ROWS ? cw * (BLOCK_N * 128) : 0;         // the query rows' panel
+    const unsigned k_dq =
+        blk.k_smem + (DQ_SPLIT_KEYS ? key0 : DQ_SPLIT_ROWS ? 0 : cw * (DQ_COLS0 / 64) * (BLOCK_N * 128));   // + the panel
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < DQ_STEPS; kk++)
-        wg_ss<N, 1, 1>::run(dq, wg_desc(ds_tile + key0 + kk * 2048, BLOCK_N * 128, 1024),
+        wg_ss<N, 1, 1>::run(dq, wg_desc(ds_tile + rows + key0 + kk * 2048, BLOCK_N * 128, 1024),
                             wg_desc(k_dq + kk * 2048, BLOCK_N * 128, 1024), kk > 0);
     wg_commit();
     wg_wait<0>();
@@ -698,8 +712,9 @@ FT_DEVICE bool add_dq_halves(float (&dq)[DQ_N / 2], const dkdv_block &blk, const
 }
 
 // A full dQ tile in shared memory, in thread order for the bulk reduce: the warpgroup's region
-// (warpgroup 1's after warpgroup 0's 128 * DQ_COLS0 / 8 chunks), 16-byte chunk c * 128 + its
-// thread. dq: N = 2R columns, of which the warpgroup's own are written.
+// (warpgroup 1's after warpgroup 0's 128 * DQ_COLS0 / 8 chunks; its columns, or with the rows
+// split its rows), 16-byte chunk c * 128 + its thread. dq: N = 2R columns, of which the
+// warpgroup's own are written.
 template <int R>
 FT_DEVICE void dq_to_tile(unsigned dq_tile, const float (&dq)[R], const dkdv_thread &th)
 {
@@ -713,7 +728,8 @@ FT_DEVICE void dq_to_tile(unsigned dq_tile, const float (&dq)[R], const dkdv_thr
 }
 
 // The last, partial dQ tile, row-major (HEAD_DIM floats a row): element dq[4j+e] is query row
-// wrow + 8*(e/2) of the tile, column DQ_COLS0*cw + 8j + 2qd + e%2. Into dq_accum by atomics, rows past
+// wrow + 8*(e/2) of the tile (+ 64*cw with the rows split), column DQ_COLS0*cw (0 with the rows
+// split) + 8j + 2qd + e%2. Into dq_accum by atomics, rows past
 // seqlen_q left out (inline), or to a shared tile the producer adds (rows past it not added).
 template <bool ATOMIC, int R>
 FT_DEVICE void dq_rows(float *dst, const float (&dq)[R], const dkdv_thread &th, int valid_rows)
@@ -722,10 +738,10 @@ FT_DEVICE void dq_rows(float *dst, const float (&dq)[R], const dkdv_thread &th, 
     const int cols = th.cw == 0 ? DQ_COLS0 : DQ_COLS1;
 #pragma unroll
     for (int half = 0; half < 2; half++) {
-        const int row = th.wrow + 8 * half;
+        const int row = th.wrow + 8 * half + (DQ_SPLIT_ROWS ? 64 * th.cw : 0);
         if (ATOMIC && row >= valid_rows)
             continue;
-        float *p = dst + row * HEAD_DIM + DQ_COLS0 * th.cw + 2 * th.qd;
+        float *p = dst + row * HEAD_DIM + (DQ_SPLIT_ROWS ? 0 : DQ_COLS0 * th.cw) + 2 * th.qd;
 #pragma unroll
         for (int j = 0; j < N / 8; j++)
             if (j < cols / 8) {
@@ -1053,15 +1069,16 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
         float dq[DQ_N / 2];
         dq_product(dq, dk, dv, blk, ds_tile, th.cw);
         mbar_arrive(blk.empty_bar(st));   // Q, dO, L, delta of slot st read for the last time
+        const int dqt = i % DQ_TILES;   // the dQ tile (one per dS^T buffer, or one)
         if (add_dq_halves(dq, blk, th)) {
-            mbar_wait(blk.dq_empty_bar(buf), ((i / BUFFERS) & 1) ^ 1);
+            mbar_wait(blk.dq_empty_bar(dqt), ((i / DQ_TILES) & 1) ^ 1);
             if (EVEN_M || m0 + BLOCK_M <= blk.seqlen_q(args))
-                dq_to_tile(blk.dq_smem(buf), dq, th);
+                dq_to_tile(blk.dq_smem(dqt), dq, th);
             else
-                dq_rows<false>((float *)blk.generic(blk.dq_smem(buf)), dq, th, blk.seqlen_q(args) - m0);
+                dq_rows<false>((float *)blk.generic(blk.dq_smem(dqt)), dq, th, blk.seqlen_q(args) - m0);
             fence_proxy_async();   // the copy engine reads the tile
         }
-        mbar_arrive(blk.dq_full_bar(buf));
+        mbar_arrive(blk.dq_full_bar(dqt));
     }
     describe_block(blk, args);   // again: cheaper than holding the epilogue's indices across the loop
     store_dk_dv<0>(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);
@@ -1088,7 +1105,7 @@ FT_DEVICE void dkdv_split(const ft_bwd_args &args, dkdv_block blk)
         const int st = i % NUM_STAGES, m0 = s.mt * BLOCK_M;
         mbar_wait(blk.full_bar(st), (i / NUM_STAGES) & 1);   // Q, dO, L, delta of the tile
         split_gradients<CW>(dk, dv, args, blk, th, i, st, m0, scale_log2);
-        float dq[bwd_wgmma_dq_cols(HEAD_DIM, NUM_WG, CW) / 2];
+        float dq[bwd_wgmma_dq_cols(BLOCK_M, HEAD_DIM, NUM_WG, CW) / 2];
         dq_product(dq, dk, dv, blk, blk.ds_smem(0), CW);
         const bool full_tile = EVEN_M || m0 + BLOCK_M <= blk.seqlen_q(args);
         unsigned dq_tile = blk.slot(st);
@@ -1147,7 +1164,8 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
 
 // ---- ft_bwd_dq_convert: dq = scale * dq_accum ------------------------------------------------
 // A full query tile of dq_accum holds ft_bwd_dkdv's accumulators in thread order (as its dQ
-// store writes them): warpgroup 0's region, then (DQ_REGIONS 2) warpgroup 1's, its DQ_COLS1 columns from DQ_COLS0;
+// store writes them): warpgroup 0's region, then (DQ_REGIONS 2) warpgroup 1's, its DQ_COLS1 columns from DQ_COLS0
+// (DQ_SPLIT_ROWS: all the columns of rows 64 on);
 // in a region, 16-byte chunk c*128 + t is registers 4c..4c+3 of the warpgroup's thread t. A last
 // partial tile is row-major (common/ft_bwd_steps.cuh converts it). VARLEN: full and partial are
 // the sequence's (dkdv's choice), its rows at seq_row.
@@ -1179,7 +1197,8 @@ ft_bwd_dq_convert(const ft_bwd_args args)
         const bool second = DQ_REGIONS == 2 && i >= UNITS0;
         const int u = second ? i - UNITS0 : i, chunks = second ? C1 : C0;
         const int c = u % chunks, t0 = 4 * (u / chunks);
-        const int r = 16 * ((t0 / 32) % 4) + (t0 % 32) / 4, col = (second ? DQ_COLS0 : 0) + 8 * c;
+        const int r = 16 * ((t0 / 32) % 4) + (t0 % 32) / 4 + (second && DQ_SPLIT_ROWS ? 64 : 0);
+        const int col = (second && !DQ_SPLIT_ROWS ? DQ_COLS0 : 0) + 8 * c;
         if (QK_DATA < HEAD_DIM && col >= QK_DATA)
             continue;   // padding past the head dim's data
         const float4 *region = src + (second ? 128 * C0 : 0);

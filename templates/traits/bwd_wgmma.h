@@ -1,8 +1,9 @@
 /* bwd_wgmma traits (templates/families/bwd_wgmma.cu, generator/family_bwd_wgmma.c): the Hopper
  * backward. One block per key tile of BLOCK_N keys; each consumer warpgroup (4 warps) owns 64 of
- * them and keeps their dK, dV in registers; query tiles of BLOCK_M = 64 rows stream through a
- * TMA ring; dQ goes through shared memory into fp32 dq_accum by the copy engine's bulk
- * reduce-add, each warpgroup owning the columns bwd_wgmma_dq_cols gives it. NUM_WARPS says
+ * them and keeps their dK, dV in registers; query tiles of BLOCK_M = 64 rows (or 128 beside two
+ * consumers, each then making dQ for 64 of them: bwd_wgmma_dq_split_rows) stream through a TMA
+ * ring; dQ goes through shared memory into fp32 dq_accum by the copy engine's bulk reduce-add,
+ * each warpgroup owning the columns bwd_wgmma_dq_cols gives it. NUM_WARPS says
  * whether a producer warpgroup loads and adds dQ for the consumers (BLOCK_N / 16 + 4) or they
  * do it themselves (BLOCK_N / 16). Head dims 192 and 256 split columns instead of keys: two
  * consumers share one 64-key tile, each owning its panels of dK's, dV's and dQ's columns
@@ -14,7 +15,7 @@
 enum bwd_wgmma_rule {
     BWD_WGMMA_OK,
     BWD_WGMMA_BAD_WARPS,       /* NUM_WARPS neither BLOCK_N / 16 nor that + 4 (a producer); 12 at head dims 192, 256 */
-    BWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M != 64 (one wgmma M per query tile) */
+    BWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M not 64, nor 128 beside two consumers at head dims 64 */
     BWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 (64 keys a consumer warpgroup); 64 at head dims 192, 256 */
     BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96 or 128; or 192, 256 beside 128 or the same */
     BWD_WGMMA_BAD_STAGES,      /* NUM_STAGES outside 1..3 */
@@ -23,12 +24,19 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_REGISTERS,   /* accumulators would spill */
 };
 
-/* The bytes of one ring stage: the Q and dO tiles, then L and delta of its rows, padded so the
- * next stage's tiles start 1024-aligned (the swizzle is a function of address bits 4-9). */
+/* The bytes after a ring stage's Q and dO tiles: L and delta of its rows, then the mbarriers (and
+ * the ticket) in 128 bytes, padded so the next stage's tiles start 1024-aligned (the swizzle is
+ * a function of address bits 4-9). */
+FT_TRAIT int bwd_wgmma_ld_bytes(int block_m)
+{
+    return (block_m * 8 + 128 + 1023) / 1024 * 1024;
+}
+
+/* The bytes of one ring stage: the Q and dO tiles, then bwd_wgmma_ld_bytes. */
 FT_TRAIT long long bwd_wgmma_stage_bytes(int block_m, int head_dim, int head_dim_v)
 {
     const long long tiles = (long long)block_m * (ft_panel_cols(head_dim) + ft_panel_cols(head_dim_v)) * 2;
-    return tiles + (block_m * 8 + 1023) / 1024 * 1024;
+    return tiles + bwd_wgmma_ld_bytes(block_m);
 }
 
 /* 1 when two consumer warpgroups share the 64 keys of the tile and split the head dim's columns
@@ -80,31 +88,42 @@ FT_TRAIT int bwd_wgmma_buffers(int block_n, int num_warps, int head_dim)
     return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_split_cols(head_dim) ? 2 : 1;
 }
 
-/* fp32 dQ tiles in shared memory: one per dS^T tile; with the columns split one, or none when
- * each tile's dQ goes into its ring slot (bwd_wgmma_dq_in_slot: Q and dO are no longer read by
- * then). */
-FT_TRAIT int bwd_wgmma_dq_tiles(int block_n, int num_warps, int head_dim, int head_dim_v)
+/* fp32 dQ tiles in shared memory: one per dS^T tile, but one with 128-row query tiles (two of 32
+ * KB do not fit beside two stages; the next tile's dQ is written half a tile after the copy
+ * engine was handed the last, so it seldom waits); with the columns split one, or none when each
+ * tile's dQ goes into its ring slot (bwd_wgmma_dq_in_slot: Q and dO are no longer read by then). */
+FT_TRAIT int bwd_wgmma_dq_tiles(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v)
 {
     if (bwd_wgmma_split_cols(head_dim))
         return bwd_wgmma_dq_in_slot(head_dim, head_dim_v) ? 0 : 1;
-    return bwd_wgmma_buffers(block_n, num_warps, head_dim);
+    return block_m == 128 ? 1 : bwd_wgmma_buffers(block_n, num_warps, head_dim);
+}
+
+/* 1 when the two consumers each make dQ for their own 64 rows of a 128-row query tile, all the
+ * columns, over all the keys (A = their panel of dS^T): no sums to exchange, and the S^T and
+ * dP^T products run at N = 128, half the shared-memory reads a FLOP of N = 64's A operand. */
+FT_TRAIT int bwd_wgmma_dq_split_rows(int block_m)
+{
+    return block_m == 128;
 }
 
 /* 1 when two consumer warpgroups each make dQ over their own 64 keys, all its columns, and the
  * two halves are summed before the add (head dim 64: a product's N must start on a 64-column
  * panel of K, so the columns do not split); else each owns columns of dQ over all the keys. */
-FT_TRAIT int bwd_wgmma_dq_split_keys(int head_dim, int num_wg)
+FT_TRAIT int bwd_wgmma_dq_split_keys(int block_m, int head_dim, int num_wg)
 {
-    return num_wg == 2 && head_dim == 64;
+    return num_wg == 2 && head_dim == 64 && !bwd_wgmma_dq_split_rows(block_m);
 }
 
 /* The dQ columns of warpgroup w of num_wg: one warpgroup takes them all, and so does each of two
- * that split the keys; else of two, the first takes 64 and the second the rest (64 at head dim
- * 128, 32 at 96), or with the columns split bwd_wgmma_split_first's. */
-FT_TRAIT int bwd_wgmma_dq_cols(int head_dim, int num_wg, int w)
+ * that split the keys or the rows; else of two, the first takes 64 and the second the rest (64
+ * at head dim 128, 32 at 96), or with the columns split bwd_wgmma_split_first's. */
+FT_TRAIT int bwd_wgmma_dq_cols(int block_m, int head_dim, int num_wg, int w)
 {
     const int first = bwd_wgmma_split_cols(head_dim) ? bwd_wgmma_split_first(head_dim) : 64;
-    return num_wg == 1 || bwd_wgmma_dq_split_keys(head_dim, num_wg) ? head_dim : w == 0 ? first : head_dim - first;
+    return num_wg == 1 || bwd_wgmma_dq_split_keys(block_m, head_dim, num_wg) || bwd_wgmma_dq_split_rows(block_m)
+               ? head_dim
+               : w == 0 ? first : head_dim - first;
 }
 
 /* 1024 bytes of alignment slack, K and V of the key tile, the ring, bwd_wgmma_buffers x dS^T
@@ -120,15 +139,17 @@ FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
     return 1024 + (long long)block_n * (ft_panel_cols(head_dim) + ft_panel_cols(head_dim_v)) * 2 +
            num_stages * bwd_wgmma_stage_bytes(block_m, head_dim, head_dim_v) +
            buffers * (long long)block_n * block_m * 2 +
-           bwd_wgmma_dq_tiles(block_n, num_warps, head_dim, head_dim_v) * dq_tile +
-           (bwd_wgmma_dq_split_keys(head_dim, bwd_wgmma_consumers(block_n, head_dim)) ? dq_tile : 0) +
+           bwd_wgmma_dq_tiles(block_m, block_n, num_warps, head_dim, head_dim_v) * dq_tile +
+           (bwd_wgmma_dq_split_keys(block_m, head_dim, bwd_wgmma_consumers(block_n, head_dim)) ? dq_tile : 0) +
            (split ? (long long)block_n * block_m * 4 : 0);
 }
 
 /* Per consumer thread: dK and dV of 64 keys (head_dim/2 + head_dim_v/2 fp32; with the columns
  * split, the larger share of each), S^T and dP^T (block_m/2 each; with the columns split one of
- * them, and P^T and dS^T packed beside it), P^T packed (block_m/4; dS^T packed takes dP^T's
- * place), and ~32 of addresses and indices (40 when the consumers also load). dQ's accumulators
+ * them, and P^T and dS^T packed beside it), P^T packed (block_m/4, beside S^T at 64 rows; at 128
+ * ptxas packs it into S^T's registers as they die: 240 with a producer, 242-254 without, no
+ * spills in the plain variants, NVRTC 13.0, 2026-11-28; dS^T packed takes dP^T's place), and ~32
+ * of addresses and indices (40 when the consumers also load). dQ's accumulators
  * (bwd_wgmma_dq_cols / 2) live only once S^T and dP^T are dead. */
 FT_TRAIT int bwd_wgmma_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v)
 {
@@ -136,7 +157,7 @@ FT_TRAIT int bwd_wgmma_regs(int block_m, int block_n, int num_warps, int head_di
     if (bwd_wgmma_split_cols(head_dim))
         return (head_dim - bwd_wgmma_split_first(head_dim)) / 2 + (head_dim_v - bwd_wgmma_split_first(head_dim_v)) / 2 +
                block_m / 2 + block_m / 2 + loads;
-    return head_dim / 2 + head_dim_v / 2 + block_m + block_m / 4 + loads;
+    return head_dim / 2 + head_dim_v / 2 + block_m + (block_m == 128 ? 0 : block_m / 4) + loads;
 }
 
 /* Blocks a producer-pipeline kernel asks to fit on an SM (__launch_bounds__): one with two
@@ -190,9 +211,11 @@ FT_TRAIT void bwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int *block_
 FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim,
                             int head_dim_v, int dq_mode)
 {
-    if (block_m != 64)
-        return BWD_WGMMA_BAD_BLOCK_M;
     const int split = bwd_wgmma_split_cols(head_dim);
+    /* 128 rows: S^T and dP^T of 128 queries fit beside dK and dV of head dims 64 only (at 96 over
+     * 64 ptxas spilled 284 bytes). */
+    if (block_m != 64 && (block_m != 128 || block_n != 128 || head_dim != 64 || head_dim_v != 64))
+        return BWD_WGMMA_BAD_BLOCK_M;
     if (split ? (head_dim != 192 && head_dim != 256) || (head_dim_v != head_dim && head_dim_v != 128)
               : (head_dim != 64 && head_dim != 96 && head_dim != 128) ||
                     (head_dim_v != 64 && head_dim_v != 96 && head_dim_v != 128))

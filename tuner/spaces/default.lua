@@ -154,16 +154,18 @@ if device.cc == 90 then
     workloads = hopper_forward_shapes,
     bench = bench,
   })
-  -- The Hopper backward: a consumer warpgroup owns 64 keys, so BLOCK_N gives the consumers (one
-  -- at head dim 64, where two would leave each 32 dQ columns) and NUM_WARPS whether a producer
-  -- warpgroup loads for them (BLOCK_N/16 + 4) or not (BLOCK_N/16); query tiles of 64 rows. At
-  -- head dims 192 and 256 two consumers split the columns of 64 keys beside a producer (12
-  -- warps), so only the stages vary there (the family's check refuses the rest).
+  -- The Hopper backward: a consumer warpgroup owns 64 keys, so BLOCK_N gives the consumers and
+  -- NUM_WARPS whether a producer warpgroup loads for them (BLOCK_N/16 + 4) or not (BLOCK_N/16);
+  -- query tiles of 64 rows, or at head dim 64 of 128 beside two consumers (each then makes dQ
+  -- for 64 of the rows). At head dims 192 and 256 two consumers split the columns of 64 keys
+  -- beside a producer (12 warps), so only the stages vary there (the family's check refuses the
+  -- rest).
   table.insert(spaces, space{
     name = "bwd_hopper",
     template = "bwd_wgmma",
-    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 64, DQ_MODE = "atomic" },
+    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic" },
     params = {
+      BLOCK_M = {64, 128},
       NUM_WARPS = {4, 8, 12},
       BLOCK_N = {64, 128},
       NUM_STAGES = {1, 2, 3},
