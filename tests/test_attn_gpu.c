@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
+#include <fnmatch.h>
 
 #include "ft_mask.h"
 #include "gpu_harness.h"
@@ -986,23 +987,43 @@ static void run_feature_case(void **state)
 }
 
 /* Compiles every kernel of every case in parallel before the first check. */
+/* FT_TEST_FILTER (cmocka's wildcard match of case names): only the matching cases run, so only
+ * their kernels are built (a sanitizer run on one case then compiles a handful, not all).
+ * fnmatch reads '*' and '?' as cmocka does. */
+static int selected(const char *name)
+{
+    const char *filter = getenv("FT_TEST_FILTER");
+    return !filter || fnmatch(filter, name, 0) == 0;
+}
+
 static int build_all(void)
 {
     gen_config configs[3 * CASE_COUNT];
+    gpu_kernel **slot[3 * CASE_COUNT];
+    int count = 0;
     for (int i = 0; i < CASE_COUNT; i++) {
         const attn_case *c = &cases[i];
+        if (!selected(c->name))
+            continue;
         int mma = c->dtype == F16 || c->dtype == BF16;
-        configs[3 * i] = make_config(mma ? "fwd_mma" : "fwd_exact", c, 0);
-        configs[3 * i + 1] = make_config(mma ? "bwd_mma" : "bwd_exact", c, 1);
-        configs[3 * i + 2] = make_config("ref", c, 0);
+        configs[count] = make_config(mma ? "fwd_mma" : "fwd_exact", c, 0);
+        slot[count++] = &fwd_kernels[i];
+        configs[count] = make_config(mma ? "bwd_mma" : "bwd_exact", c, 1);
+        slot[count++] = &bwd_kernels[i];
+        configs[count] = make_config("ref", c, 0);
+        slot[count++] = &ref_kernels[i];
     }
     gpu_kernel *built_kernels[3 * CASE_COUNT];
-    int failed = gpu_build(&session, configs, built_kernels, 3 * CASE_COUNT, 16);
+    int failed = count ? gpu_build(&session, configs, built_kernels, count, 16) : 0;
+    for (int i = 0; i < count; i++)
+        *slot[i] = built_kernels[i];
     /* The Hopper families: forward and backward configurations of the cases they fit. */
     gen_config wg_configs[2 * CASE_COUNT];
     gpu_kernel **wg_slot[2 * CASE_COUNT];
     int wg_count = 0;
     for (int i = 0; i < CASE_COUNT; i++) {
+        if (!selected(cases[i].name))
+            continue;
         if (hopper_config("fwd_wgmma", wg_tiles, TILE_COUNT(wg_tiles), &cases[i], i, &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &wg_kernels[i];
         if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), &cases[i], i, &wg_configs[wg_count]) == 0)
@@ -1019,6 +1040,8 @@ static int build_all(void)
     int det_count = 0;
     char why[512];
     for (int i = 0; i < DET_COUNT; i++) {
+        if (!selected(det_cases[i].shape.name))
+            continue;
         const gen_config g = det_config(&det_cases[i]);
         if (gen_check_arch(g.family, session.arch, why, sizeof why) != 0)
             continue;
@@ -1038,6 +1061,8 @@ static int build_all(void)
     int feature_count = 0;
     for (int i = 0; i < FEATURE_COUNT; i++) {
         const attn_case *c = &feature_cases[i].shape;
+        if (!selected(c->name))
+            continue;
         const int mma = c->dtype == F16 || c->dtype == BF16;
         feature_configs[feature_count] = make_config("ref", c, 0);
         feature_slot[feature_count++] = &feature_refs[i];
@@ -1068,14 +1093,10 @@ static int build_all(void)
             }
     }
     gpu_kernel *feature_built[(1 + FUSED_KINDS) * FEATURE_COUNT];
-    failed += gpu_build(&session, feature_configs, feature_built, feature_count, 16);
+    if (feature_count)
+        failed += gpu_build(&session, feature_configs, feature_built, feature_count, 16);
     for (int i = 0; i < feature_count; i++)
         *feature_slot[i] = feature_built[i];
-    for (int i = 0; i < CASE_COUNT; i++) {
-        fwd_kernels[i] = built_kernels[3 * i];
-        bwd_kernels[i] = built_kernels[3 * i + 1];
-        ref_kernels[i] = built_kernels[3 * i + 2];
-    }
     return failed;
 }
 
