@@ -128,7 +128,7 @@ FT_DEVICE constexpr unsigned do_panel(int p)
 // block also holds the ticket (DQ_MODE ordered), the dQ sources' full and the dQ tiles' empty
 // mbarriers, and (SPLIT_COLS) those of the P^T and dS^T hand-offs.
 constexpr int BAR_FULL = BLOCK_M * 8, BAR_EMPTY = BAR_FULL + 8, TICKET = BAR_FULL + 16, BAR_DQ = BAR_FULL + 24;
-constexpr int BAR_P = BAR_DQ + 8 * (DQ_SOURCES + DQ_TILES), BAR_DS = BAR_P + 8;
+constexpr int BAR_P = BAR_DQ + 8 * (DQ_SOURCES + DQ_TILES), BAR_DS = BAR_P + 8, BAR_MEET = BAR_DS + 8;
 // With a producer the registers move to the consumers (setmaxnreg): the producer keeps 24 and
 // the consumers take what traits/bwd_wgmma.h gives them, with MIN_BLOCKS blocks an SM.
 constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS, HEAD_DIM);
@@ -145,7 +145,7 @@ static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be atomic or ordered");
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");
 static_assert(RULE != BWD_WGMMA_BAD_REGISTERS, "head dims: accumulators would spill");
-static_assert(BAR_DS + 8 <= LD_BYTES, "L, delta, the mbarriers and the ticket fit LD_BYTES");
+static_assert(BAR_MEET + 8 <= LD_BYTES, "L, delta, the mbarriers and the ticket fit LD_BYTES");
 static_assert(DQ_TILE_BYTES == 128 * 4 * (DQ_COLS0 + (DQ_REGIONS == 2 ? DQ_COLS1 : 0)) / 2,
               "a dQ tile is every thread's accumulators");
 static_assert(NUM_THREADS == CONSUMER_THREADS + (PRODUCER ? 128 : 0), "warps: consumers and the producer");
@@ -219,6 +219,7 @@ struct dkdv_block {
     FT_DEVICE unsigned dq_empty_bar(int buf) const { return ld_block(0) + BAR_DQ + 8 * DQ_SOURCES + 8 * buf; }
     FT_DEVICE unsigned p_full_bar() const { return ld_block(0) + BAR_P; }
     FT_DEVICE unsigned ds_full_bar() const { return ld_block(0) + BAR_DS; }
+    FT_DEVICE unsigned meet_bar() const { return ld_block(0) + BAR_MEET; }
 
     // The walk: every query tile of the range in each query head of the group (group_step), from
     // the first step on.
@@ -308,7 +309,8 @@ FT_DEVICE void pass_turn(const ft_bwd_args &args, const dkdv_block &blk, group_s
 // it) have arrived, and empty when every consumer thread has (DQ_IN_SLOT: when the thread adding
 // the dQ written over it has read it); a dQ tile is full when every consumer thread has written
 // it, and empty when the thread adding it has read it. SPLIT_COLS: P^T (dS^T) is in place when
-// the first (second) consumer's 128 threads have arrived.
+// the first (second) consumer's 128 threads have arrived, and the consumers have met when all
+// their threads have (consumers_meet).
 FT_DEVICE void init_barriers(const dkdv_block &blk, int *dq_ticket)
 {
     for (int st = 0; st < NUM_STAGES; st++) {
@@ -325,6 +327,7 @@ FT_DEVICE void init_barriers(const dkdv_block &blk, int *dq_ticket)
     if (SPLIT_COLS) {
         mbar_init(blk.p_full_bar(), 128);
         mbar_init(blk.ds_full_bar(), 128);
+        mbar_init(blk.meet_bar(), CONSUMER_THREADS);
     }
     mbar_init_fence();
     if (ORDERED)
@@ -1032,9 +1035,18 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
     }
 }
 
-// A consumer's start (both kinds): its registers, the block's description, K and V of the key
+// SPLIT_COLS: the consumers meet on an mbarrier (meetings counts its phases in each thread): the
+// two warpgroups run different code (dkdv_split<CW>), and two instructions of one named barrier,
+// though legal, are what compute-sanitizer's synccheck reports as divergence.
+FT_DEVICE void consumers_meet(const dkdv_block &blk, unsigned &meetings)
+{
+    mbar_arrive(blk.meet_bar());   // releases this thread's shared-memory writes
+    mbar_wait(blk.meet_bar(), meetings++ & 1);
+}
+
+// A consumer's start (all kinds): its registers, the block's description, K and V of the key
 // tile loaded by all the consumer threads, and their one meeting before the loop.
-FT_DEVICE dkdv_thread consumer_start(const ft_bwd_args &args, dkdv_block &blk)
+FT_DEVICE dkdv_thread consumer_start(const ft_bwd_args &args, dkdv_block &blk, unsigned &meetings)
 {
     setmaxnreg_inc<CONSUMER_REGS>();
     describe_block(blk, args);
@@ -1042,13 +1054,17 @@ FT_DEVICE dkdv_thread consumer_start(const ft_bwd_args &args, dkdv_block &blk)
     load_key_tile<CONSUMER_THREADS>(args, blk, th.t);
     cp_async_wait<0>();
     fence_proxy_async();   // K and V came through the generic proxy; wgmma reads them
-    named_barrier_sync(1, CONSUMER_THREADS);
+    if constexpr (SPLIT_COLS)
+        consumers_meet(blk, meetings);
+    else
+        named_barrier_sync(1, CONSUMER_THREADS);
     return th;
 }
 
 FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
 {
-    const dkdv_thread th = consumer_start(args, blk);
+    unsigned meetings = 0;
+    const dkdv_thread th = consumer_start(args, blk, meetings);
 
     const float scale_log2 = softmax_log2_scale(args);
     float dk[DK_REGS], dv[DV_REGS];
@@ -1094,7 +1110,8 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
 template <int CW>
 FT_DEVICE void dkdv_split(const ft_bwd_args &args, dkdv_block blk)
 {
-    const dkdv_thread th = consumer_start(args, blk);
+    unsigned meetings = 0;
+    const dkdv_thread th = consumer_start(args, blk, meetings);
 
     const float scale_log2 = softmax_log2_scale(args);
     float dk[dk_cols(CW) / 2], dv[dv_cols(CW) / 2];
@@ -1114,7 +1131,7 @@ FT_DEVICE void dkdv_split(const ft_bwd_args &args, dkdv_block blk)
             mbar_wait(blk.dq_empty_bar(0), (i & 1) ^ 1);
             dq_tile = blk.dq_smem(0);
         } else if (!full_tile) {   // row-major rows cross both regions: both warpgroups' products must be done
-            named_barrier_sync(2, CONSUMER_THREADS);
+            consumers_meet(blk, meetings);
         }
         if (full_tile)
             dq_to_tile(dq_tile, dq, th);
