@@ -201,9 +201,9 @@ static void generator_refuses_what_it_would_not_build(void **state)
           "family, but op=bwd" },
         { "a family of the other direction", 1, "family=bwd_wgmma", "family=fwd_mma",
           "field 'family': fwd_mma is a forward family, but op=bwd" },
-        { "BLOCK_M=7", 1, "BLOCK_M=64", "BLOCK_M=7", "x.txt:2: kernel bwd_wgmma on sm_90: BLOCK_M=7" },
-        { "NUM_WARPS=-1", 1, "NUM_WARPS=4", "NUM_WARPS=-1", "x.txt:2: kernel bwd_wgmma on sm_90: NUM_WARPS=-1" },
-        { "NUM_STAGES=2147483647", 1, "NUM_STAGES=2", "NUM_STAGES=2147483647",
+        { "BLOCK_M=7", 1, "BLOCK_M=128", "BLOCK_M=7", "x.txt:2: kernel bwd_wgmma on sm_90: BLOCK_M=7" },
+        { "NUM_WARPS=-1", 1, "NUM_WARPS=8", "NUM_WARPS=-1", "x.txt:2: kernel bwd_wgmma on sm_90: NUM_WARPS=-1" },
+        { "NUM_STAGES=2147483647", 1, "NUM_STAGES=1", "NUM_STAGES=2147483647",
           "x.txt:2: kernel bwd_wgmma on sm_90: NUM_STAGES=2147483647" },
         { "a hash of other parameters", 1, "source_hash=", "source_hash=0123456789abcdef",
           "x.txt:2: field 'source_hash': 0123456789abcdef" },
@@ -223,7 +223,7 @@ static void generator_refuses_what_it_would_not_build(void **state)
         { "seqlen_q=2147483647", 1, "seqlen_q=16384", "seqlen_q=2147483647",
           "x.txt:2: workload: seqlen_q + seqlen_k = 2147500031 must be below 2^31" },
         { "EVEN_N=1 for a seqlen_k no tile divides", 1, "seqlen_k=16384", "seqlen_k=16010",
-          "x.txt:2: field 'EVEN_N': 1, but seqlen_k=16010 and BLOCK_N=64 give 0" },
+          "x.txt:2: field 'EVEN_N': 1, but seqlen_k=16010 and BLOCK_N=128 give 0" },
     };
     db *d = open_ok(f->path, DB_OPEN_CREATE);
     int shipped;
@@ -360,8 +360,8 @@ static void faster_winner_replaces_unless_keep(void **state)
     char bwd[4096], slower[4096], faster[4096], other[4096], err[1024] = "";
     shipped_line("op=bwd", bwd, sizeof bwd);
     char *before = fixture_export(d);
-    /* The same workload with another kernel (one stage), slower, then faster than stored. */
-    other_kernel(bwd, "NUM_STAGES=2", "NUM_STAGES=1", other, sizeof other);
+    /* The same workload with another kernel (two stages), slower, then faster than stored. */
+    other_kernel(bwd, "NUM_STAGES=1", "NUM_STAGES=2", other, sizeof other);
     const double stored = strtod(strstr(bwd, "median_ms=") + 10, NULL);
     with_time(other, stored * 2, slower, sizeof slower);
     with_time(other, stored / 2, faster, sizeof faster);

@@ -589,13 +589,16 @@ static void deterministic_choices(void **state)
                         assert_int_equal(fixed.tier, fast.tier);
                         if (fast.tier == RT_TIER_SHIPPED_EXACT || fast.tier == RT_TIER_SHIPPED_NEAREST) {
                             /* bwd_wgmma's tuned winners become ordered on the family's tiles for it:
-                             * two consumers and a producer warpgroup, the tuned stages where they fit. */
+                             * two consumers (on 128 keys, or splitting the columns of 64 at head
+                             * dims 192 and 256) and a producer warpgroup, the tuned stages where
+                             * they fit. */
                             assert_string_equal(fixed.config.family->name, fast.config.family->name);
-                            assert_int_equal(fixed.config.p[GEN_BLOCK_N], 128);
+                            const int keys = w.head_dim > 128 ? 64 : 128;
+                            assert_int_equal(fixed.config.p[GEN_BLOCK_N], keys);
                             assert_int_equal(fixed.config.p[GEN_NUM_WARPS], 12);
                             const int stages = fast.config.p[GEN_NUM_STAGES] > 2 ? 2 : fast.config.p[GEN_NUM_STAGES];
                             assert_int_equal(fixed.config.p[GEN_NUM_STAGES], stages);
-                            assert_int_equal(fixed.config.p[GEN_EVEN_N], w.seqlen_k % 128 == 0);
+                            assert_int_equal(fixed.config.p[GEN_EVEN_N], w.seqlen_k % keys == 0);
                             assert_int_equal(mode, FT_DQ_ORDERED);
                             ordered++;
                         }
@@ -616,7 +619,7 @@ static void deterministic_choices(void **state)
 
 /* The deterministic choice moves bwd_wgmma's winner to 128-key tiles (gen_family.repeatable) and
  * refits the divisibility flags to the problem: a length that 64-key tiles divide and 128-key
- * tiles do not must come out with EVEN_N = 0. */
+ * tiles do not must come out with EVEN_N = 0 (and EVEN_M as the winner's query tiles give). */
 static void deterministic_tiles_refit_even(void **state)
 {
     (void)state;
@@ -633,7 +636,7 @@ static void deterministic_tiles_refit_even(void **state)
     assert_int_equal(fixed.config.p[GEN_BLOCK_N], 128);
     assert_int_equal(fixed.config.p[GEN_NUM_WARPS], 12);
     assert_int_equal(fixed.config.p[GEN_EVEN_N], 0);
-    assert_int_equal(fixed.config.p[GEN_EVEN_M], 1);
+    assert_int_equal(fixed.config.p[GEN_EVEN_M], 4160 % fixed.config.p[GEN_BLOCK_M] == 0);
     assert_int_equal(fixed.config.p[GEN_DQ_MODE], FT_DQ_ORDERED);
     db_close(shipped);
 }
