@@ -287,7 +287,7 @@ def parse_points(spec):
     return points
 
 
-def extra_points(points, backends, layout, out):
+def extra_points(points, backends, layout, out):   # backends(): a fresh impls() a point
     """The points beyond the grid (--extra), bf16, causal and not: their rows into
     compare-extra.csv, their table (TFLOP/s, flashtune over each peer and over the best peer) as
     markdown lines. FLOPs: forward 2·B·H·N²·(D + Dv), halved when causal; backward 2.5× that."""
@@ -298,7 +298,7 @@ def extra_points(points, backends, layout, out):
         b, h, n, d = pt[:4]
         dv = pt[4] if len(pt) > 4 else d
         for causal in (False, True):
-            for name, fn in backends.items():
+            for name, fn in backends().items():
                 if name in ("efficient", "math"):   # far behind on the grid; left out to save time
                     continue
                 res, why = measure(name, fn, torch.bfloat16, b, h, n, d, causal, dv, layout)
@@ -361,13 +361,16 @@ def main():
     fa4, fa4_why = load_fa4() if "fa4" not in args.skip else (None, "skipped")
     if fa4_why:
         print(f"# fa4: n/a, {fa4_why}")
-    backends = impls(flex_make, fa4, args.skip)
+    # A fresh set for each point: flex_make() resets dynamo and compiles anew, so that no point
+    # runs past the recompile limit (dynamo then runs flex_attention eagerly: seen as 4-25 TFLOP/s
+    # when one compiled function served the whole grid).
+    backends = lambda: impls(flex_make, fa4, args.skip)   # noqa: E731
 
     # One untimed pass over the first shape with every implementation: the first measurement of a
     # process otherwise runs on a GPU not yet at its clocks (seen: flashtune's first backward at
     # 0.65x of its rerun), and flashtune compiles or loads its kernels on first use.
     d0, n0 = head_dims[0], seqlens[0]
-    for name, fn in backends.items():
+    for name, fn in backends().items():
         measure(name, fn, DTYPES[args.dtypes.split(",")[0]], max(1, 16384 // n0), 2048 // d0, n0, d0, False,
                 layout=args.layout)
 
@@ -378,7 +381,7 @@ def main():
             for causal in (False, True):
                 for n in seqlens:
                     b, h = max(1, 16384 // n), 2048 // d
-                    for name, fn in backends.items():
+                    for name, fn in backends().items():
                         res, why = measure(name, fn, dtype, b, h, n, d, causal, layout=args.layout)
                         for p, backward in (("fwd", False), ("bwd", True)):
                             ms = res[backward][0] if res else float("nan")
