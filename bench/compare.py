@@ -84,19 +84,18 @@ def load_flex():
     return make, ""
 
 
-def load_fa4():
-    """(run, why): FlashAttention-4's flash_attn_func over [B, N, H, D] tensors, or None and the
-    reason where the package does not import or does not run here."""
+def load_fa4_module():
+    """(flash_attn.cute, why): FlashAttention-4's package, checked on a small causal problem
+    against SDPA's math backend, or None and the reason where it does not import or does not run
+    here. Its calls take [B, N, H, D] tensors and return (out, lse) in the versions measured."""
     try:
-        from flash_attn.cute import flash_attn_func
+        import flash_attn.cute as module
     except Exception as e:   # not installed, or its CuTe DSL does not load
         return None, f"flash_attn.cute does not import ({first_line(e)})"
-
-    def run(q, k, v, is_causal):
-        return flash_attn_func(q, k, v, causal=is_causal)[0]
     try:
         q, k, v = (torch.randn((1, 256, 2, 64), device="cuda", dtype=torch.bfloat16) for _ in range(3))
-        o = run(q, k, v, True)
+        o = module.flash_attn_func(q, k, v, causal=True)
+        o = o[0] if isinstance(o, tuple) else o
         with sdpa_kernel(SDPBackend.MATH):
             ref = F.scaled_dot_product_attention(*(t.transpose(1, 2).float() for t in (q, k, v)), is_causal=True)
         err = (o.float() - ref.transpose(1, 2)).abs().max().item()
@@ -104,6 +103,18 @@ def load_fa4():
             raise ValueError(f"causal output differs from SDPA math by {err:.3g}")
     except Exception as e:
         return None, f"FlashAttention-4 does not run here: {first_line(e)}"
+    return module, ""
+
+
+def load_fa4():
+    """(run, why): FlashAttention-4's flash_attn_func over [B, N, H, D] tensors, or None and why."""
+    module, why = load_fa4_module()
+    if module is None:
+        return None, why
+
+    def run(q, k, v, is_causal):
+        out = module.flash_attn_func(q, k, v, causal=is_causal)
+        return out[0] if isinstance(out, tuple) else out
     return run, ""
 
 

@@ -9,7 +9,11 @@ in all, packed [total, H, D] as FlashAttention's varlen takes them. Timed, forwa
   should keep (the target is >= 0.9x of it);
 - FlexAttention (torch.compile) on one 65536-token sequence with a document mask (and causal
   within each document), its block mask built once, untimed;
-- FlashAttention-2's flash_attn_varlen_func where the flash_attn package is installed.
+- FlashAttention-2's flash_attn_varlen_func where the flash_attn package is installed;
+- FlashAttention-4's flash_attn.cute.flash_attn_varlen_func where it imports (compare.py's
+  load_fa4_module; a peer to measure, never a dependency).
+--docs N:LO:HI takes N documents of log-uniform lengths in [LO, HI] instead (a fixed seed), e.g.
+16:64:4096 as the issue's packed-batch target names it.
 FLOPs of a packed batch: sum over sequences of 4 n^2 D H (halved when causal), backward 2.5x
 that; the same convention as bench/compare.py, whose timer (median of CUDA events) this uses.
 
@@ -27,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import flashtune  # noqa: E402
-from compare import first_line, time_ms  # noqa: E402
+from compare import first_line, load_fa4_module, time_ms  # noqa: E402
 
 TOKENS = 65536
 
@@ -41,6 +45,13 @@ def mixed_lengths(seed=0, lo=256, hi=8192, total=TOKENS):
     if lengths[-1] < lo:
         lengths[-2] += lengths.pop()
     return lengths
+
+
+def documents(spec, seed=0):
+    """--docs N:LO:HI: N log-uniform lengths in [LO, HI]."""
+    n, lo, hi = (int(x) for x in spec.split(":"))
+    rng = random.Random(seed)
+    return [int(round(math.exp(rng.uniform(math.log(lo), math.log(hi))))) for _ in range(n)]
 
 
 def packed_flops(lengths, h, d, causal, backward):
@@ -74,7 +85,8 @@ def flex_document(lengths, causal):
         same = doc[q] == doc[kv]
         return same & (q >= kv) if causal else same
 
-    block_mask = create_block_mask(mask, None, None, TOKENS, TOKENS, device="cuda")
+    total = sum(lengths)
+    block_mask = create_block_mask(mask, None, None, total, total, device="cuda")
     torch._dynamo.reset()
     compiled = torch.compile(flex_attention, dynamic=False)
     return (lambda q, k, v: compiled(q, k, v, block_mask=block_mask)), ""
@@ -85,22 +97,26 @@ def main():
     ap.add_argument("--out", default="bench/out")
     ap.add_argument("--heads", type=int, default=16)
     ap.add_argument("--head-dim", type=int, default=128)
+    ap.add_argument("--docs", default="", help="N:LO:HI: N documents of log-uniform lengths in [LO, HI]")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     h, d, dtype = args.heads, args.head_dim, torch.bfloat16
-    lengths = mixed_lengths()
+    lengths = documents(args.docs) if args.docs else mixed_lengths()
+    tokens = sum(lengths)
     cu = torch.tensor([0] + [sum(lengths[:i + 1]) for i in range(len(lengths))], dtype=torch.int32, device="cuda")
     longest = max(lengths)
     dense_n = max(64, round(sum(n * n for n in lengths) / sum(lengths) / 64) * 64)
-    dense_b = max(1, round(TOKENS / dense_n))
+    dense_b = max(1, round(tokens / dense_n))
     g = torch.Generator(device="cuda").manual_seed(1)
-    packed = [torch.randn((TOKENS, h, d), generator=g, device="cuda", dtype=dtype).requires_grad_(True)
+    packed = [torch.randn((tokens, h, d), generator=g, device="cuda", dtype=dtype).requires_grad_(True)
               for _ in range(3)]
     dense = [torch.randn((dense_b, h, dense_n, d), generator=g, device="cuda", dtype=dtype).requires_grad_(True)
              for _ in range(3)]
     one = [t.detach().transpose(0, 1).unsqueeze(0).contiguous().requires_grad_(True) for t in packed]
+    fa4, fa4_why = load_fa4_module()
     rows, facts = [], {"lengths": lengths, "heads": h, "head_dim": d, "dtype": "bf16",
-                       "dense": [dense_b, dense_n], "device": torch.cuda.get_device_name()}
+                       "dense": [dense_b, dense_n], "device": torch.cuda.get_device_name(),
+                       "fa4": fa4_why or "flash_attn.cute.flash_attn_varlen_func"}
     for causal in (False, True):
         runs = {
             "flashtune varlen": (lambda q, k, v: flashtune.attention_varlen(q, k, v, cu, cu, longest, longest,
@@ -119,13 +135,21 @@ def main():
         except ImportError:
             why_fa = "flash_attn not installed"
             rows.append((causal, "FA2 varlen", None, why_fa))
+        if fa4 is not None:
+            def fa4_varlen(q, k, v, causal=causal):
+                out = fa4.flash_attn_varlen_func(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=longest,
+                                                 max_seqlen_k=longest, causal=causal)
+                return out[0] if isinstance(out, tuple) else out
+            runs["FA4 varlen"] = (fa4_varlen, packed, packed_flops(lengths, h, d, causal, False))
+        else:
+            rows.append((causal, "FA4 varlen", None, fa4_why))
         for name, (fn, inputs, fwd_flops) in runs.items():
             if fn is None:
                 rows.append((causal, name, None, why))
                 continue
             t, why_not = timed(fn, inputs)
             rows.append((causal, name, t and (t, fwd_flops / t[0] / 1e9, 2.5 * fwd_flops / t[1] / 1e9), why_not))
-    md = [f"# Variable-length batch: {len(lengths)} sequences, {TOKENS} tokens (256..8192, longest {longest}), "
+    md = [f"# Variable-length batch: {len(lengths)} sequences, {tokens} tokens ({min(lengths)}..{max(lengths)}), "
           f"H {h}, D {d}, bf16; dense comparison {dense_b} x {dense_n}", "",
           "| causal | implementation | fwd ms | fwd TFLOP/s | bwd ms | bwd TFLOP/s | note |", "|---|---|---|---|---|---|---|"]
     for causal, name, r, why in rows:
@@ -138,7 +162,7 @@ def main():
         got = {name: r for c, name, r, _ in rows if c == causal and r}
         if "flashtune varlen" in got:
             v = got["flashtune varlen"]
-            for peer in ("flashtune dense", "flex document mask", "FA2 varlen"):
+            for peer in ("flashtune dense", "flex document mask", "FA2 varlen", "FA4 varlen"):
                 if peer in got:
                     p = got[peer]
                     md.append(f"- causal {int(causal)}: varlen / {peer}: forward {v[1] / p[1]:.2f}x, "
