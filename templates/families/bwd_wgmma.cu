@@ -5,11 +5,11 @@
 // dq_accum).
 //
 // Design (ft_bwd_dkdv). K and V of the key tile stay in shared memory as 128-byte-swizzled
-// panels (arch/sm90.cuh); Q, dO, L and delta of each 64-row query tile stream through a
-// NUM_STAGES-deep ring: Q and dO by the copy engine (TMA, one thread issuing, the tensor maps
+// panels (arch/sm90.cuh); Q, dO, L and delta of each query tile (BLOCK_M = 64 rows, or 128 at
+// head dim 64 beside two consumers) stream through a NUM_STAGES-deep ring: Q and dO by the copy engine (TMA, one thread issuing, the tensor maps
 // the launcher encodes in ft_bwd_args, landing swizzled, completing on the slot's mbarrier).
 // Consumer warpgroup w owns keys 64w..64w+63 of the tile and, per query tile:
-//   S^T = K_w Q^T, dP^T = V_w dO^T      SS-wgmma, M = 64 keys, N = 64 queries, both issued
+//   S^T = K_w Q^T, dP^T = V_w dO^T      SS-wgmma, M = 64 keys, N = BLOCK_M queries, both issued
 //                                       before either is waited on
 //   P^T = exp(S^T scale - L)            in registers (L in natural log, folded into exp2)
 //   dS^T = P^T (dP^T - delta)
@@ -57,7 +57,7 @@ constexpr bool DQ_IN_SLOT = bwd_wgmma_dq_in_slot(HEAD_DIM, HEAD_DIM_V);
 constexpr int NUM_WG = bwd_wgmma_consumers(BLOCK_N, HEAD_DIM);  // consumer warpgroups: 64 keys each, or the columns split
 constexpr bool PRODUCER = bwd_wgmma_has_producer(BLOCK_N, NUM_WARPS, HEAD_DIM);   // warpgroup 0 loads and adds dQ
 constexpr int CONSUMER_THREADS = NUM_WG * 128;
-constexpr int BUFFERS = bwd_wgmma_buffers(BLOCK_N, NUM_WARPS, HEAD_DIM);          // dS^T (and dQ) tiles
+constexpr int BUFFERS = bwd_wgmma_buffers(BLOCK_N, NUM_WARPS, HEAD_DIM);          // dS^T tiles
 // dQ tiles in shared memory, and the tiles the dQ warp adds from: the ring slots themselves
 // (DQ_IN_SLOT: a tile's dQ replaces its Q and dO), else DQ_TILES tiles of their own.
 constexpr int DQ_TILES = bwd_wgmma_dq_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V);
@@ -137,10 +137,11 @@ constexpr int MIN_BLOCKS = bwd_wgmma_min_blocks(BLOCK_N, NUM_WARPS, HEAD_DIM);
 constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma takes f16 or bf16");
 static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_N/16 (consumers only) or BLOCK_N/16 + 4 (and a "
-                                          "producer warpgroup); 12 at head dim 256");
+                                          "producer warpgroup); 12 at head dims 192 and 256");
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64, or 128 with BLOCK_N 128 at head dims 64");
-static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 64 or 128 (64 keys a consumer warpgroup); 64 at head dim 256");
-static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, 96 or 128, or both 256");
+static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 64 or 128 (64 keys a consumer warpgroup); 64 at head dims 192 and 256");
+static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, 96 or 128; or HEAD_DIM 192 or 256 "
+                                             "with HEAD_DIM_V 128 or the same");
 static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be atomic or ordered");
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");

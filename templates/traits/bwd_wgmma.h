@@ -147,9 +147,8 @@ FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
 /* Per consumer thread: dK and dV of 64 keys (head_dim/2 + head_dim_v/2 fp32; with the columns
  * split, the larger share of each), S^T and dP^T (block_m/2 each; with the columns split one of
  * them, and P^T and dS^T packed beside it), P^T packed (block_m/4, beside S^T at 64 rows; at 128
- * ptxas packs it into S^T's registers as they die: 240 with a producer, 242-254 without, no
- * spills in the plain variants, NVRTC 13.0, 2026-11-28; dS^T packed takes dP^T's place), and ~32
- * of addresses and indices (40 when the consumers also load). dQ's accumulators
+ * ptxas packs it into S^T's registers as they die, notes/kernels.md; dS^T packed takes dP^T's
+ * place), and ~32 of addresses and indices (40 when the consumers also load). dQ's accumulators
  * (bwd_wgmma_dq_cols / 2) live only once S^T and dP^T are dead. */
 FT_TRAIT int bwd_wgmma_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v)
 {
@@ -212,8 +211,8 @@ FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_sta
                             int head_dim_v, int dq_mode)
 {
     const int split = bwd_wgmma_split_cols(head_dim);
-    /* 128 rows: S^T and dP^T of 128 queries fit beside dK and dV of head dims 64 only (at 96 over
-     * 64 ptxas spilled 284 bytes). */
+    /* 128 rows: S^T and dP^T of 128 queries fit beside dK and dV of head dims 64 only (ptxas
+     * spilled at 96 over 64: notes/kernels.md). */
     if (block_m != 64 && (block_m != 128 || block_n != 128 || head_dim != 64 || head_dim_v != 64))
         return BWD_WGMMA_BAD_BLOCK_M;
     if (split ? (head_dim != 192 && head_dim != 256) || (head_dim_v != head_dim && head_dim_v != 128)
