@@ -13,7 +13,7 @@ in all, packed [total, H, D] as FlashAttention's varlen takes them. Timed, forwa
 - FlashAttention-4's flash_attn.cute.flash_attn_varlen_func where it imports (compare.py's
   load_fa4_module; a peer to measure, never a dependency).
 --docs N:LO:HI takes N documents of log-uniform lengths in [LO, HI] instead (a fixed seed), e.g.
-16:64:4096 as the issue's packed-batch target names it.
+16:64:4096 (16 documents of 64 to 4096 tokens, a packed batch of a size models train on).
 FLOPs of a packed batch: sum over sequences of 4 n^2 D H (halved when causal), backward 2.5x
 that; the same convention as bench/compare.py, whose timer (median of CUDA events) this uses.
 
