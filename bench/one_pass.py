@@ -1,0 +1,62 @@
+"""One attention problem, forward and backward, a few times over: something for a profiler to
+watch (dev/gpu/profile-peer.sh runs it under Nsight Compute for flashtune and for a peer at the
+same shape). Inputs [B, N, H, D] random bf16, the SDPA-style backends on their [B, H, N, D] view,
+as bench/compare.py does; no timing of its own.
+
+Usage: python3 bench/one_pass.py --impl flashtune|fa4|cudnn [--batch 4 --heads 16 --seqlen 4096
+       --head-dim 128 --head-dim-v 128 --causal] [--reps 4]"""
+import argparse
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+
+
+def backend(name):
+    """(run(q, k, v, causal), takes [B, N, H, D]); exits naming the reason where it cannot run."""
+    if name == "flashtune":
+        import flashtune
+        return (lambda q, k, v, c: flashtune.attention(q, k, v, is_causal=c)), False
+    if name == "cudnn":
+        def run(q, k, v, c):
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                return F.scaled_dot_product_attention(q, k, v, is_causal=c)
+        return run, False
+    if name == "fa4":
+        from compare import load_fa4
+        run, why = load_fa4()
+        if run is None:
+            sys.exit(f"one_pass.py: --impl fa4: {why}")
+        return run, True
+    sys.exit(f"one_pass.py: --impl {name}: not flashtune, fa4 or cudnn")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--impl", required=True)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--seqlen", type=int, default=4096)
+    ap.add_argument("--head-dim", type=int, default=128)
+    ap.add_argument("--head-dim-v", type=int, default=0)
+    ap.add_argument("--causal", action="store_true")
+    ap.add_argument("--reps", type=int, default=4)
+    args = ap.parse_args()
+    run, bnhd = backend(args.impl)
+    b, h, n, d, dv = args.batch, args.heads, args.seqlen, args.head_dim, args.head_dim_v or args.head_dim
+    q, k, v = (torch.randn((b, n, h, e), device="cuda", dtype=torch.bfloat16).requires_grad_(True) for e in (d, d, dv))
+    inputs = (q, k, v) if bnhd else (q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
+    for _ in range(args.reps):
+        o = run(*inputs, args.causal)
+        torch.autograd.grad(o, (q, k, v), torch.randn_like(o))
+    torch.cuda.synchronize()
+
+
+if __name__ == "__main__":
+    main()
