@@ -248,6 +248,26 @@ static const int wgb_tiles[][7] = {
 };
 #define TILE_COUNT(t) ((int)(sizeof t / sizeof t[0]))
 
+/* Cases whose bwd_wgmma tile is pinned rather than rotated: the wgb_tiles row to start from. */
+static const struct {
+    const char *name;
+    int row;
+} wgb_pins[] = {
+    { "varlen f16 D=64 128-row tiles causal BR", 4 },
+    { "varlen bf16 D=64 128-row tiles ordered window", 8 },
+    { "bwd split mqa bf16 8/1 D=64 128-row tiles causal split 4", 4 },
+    { "bwd split gqa f16 8/2 D=64 128-row tiles ordered split 2", 8 },
+};
+
+/* The wgb_tiles row a case named `name` (the idx-th of its table) starts from. */
+static int wgb_pinned(const char *name, int idx)
+{
+    for (int i = 0; i < TILE_COUNT(wgb_pins); i++)
+        if (!strcmp(wgb_pins[i].name, name))
+            return wgb_pins[i].row;
+    return idx;
+}
+
 /* A problem with more query tiles than an H100 holds blocks at once (264) goes to a persistent
  * configuration where the family has one, so that its blocks loop over several tiles. */
 static int wants_persistent(const gen_family *f, const attn_case *c)
@@ -806,6 +826,12 @@ static const feature_case feature_cases[] = {
     { { "bwd split mqa bf16 8/1 D=128 causal ordered split 4", BF16, 128, 128, 2, 8, 700, 700, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 1, 0, DENSE, 0, 0, 4 },
     { { "bwd split gqa f16 12/2 D=64 ordered split 3", F16, 64, 64, 1, 12, 333, 333, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 3 },
     { { "bwd split gqa bf16 8/2 D=192/128 window split 2", BF16, 192, 128, 2, 8, 170, 260, 0, 1, 0, 2, DEFAULT_TILES, WIN(1, 80, 30) }, 2, 0, DENSE, 0, 0, 2 },
+    /* 128-row query tiles (wgb_pins) with a packed batch and with a group's query heads split over
+     * blocks, as the runtime runs the head-dim-64 winners for them. */
+    { { "varlen f16 D=64 128-row tiles causal BR", F16, 64, 64, 6, 4, 700, 700, 1, 1, 0, 1, DEFAULT_TILES, BR }, 2, 0, cu_c_q, cu_c_k, 0, 0, 0 },
+    { { "varlen bf16 D=64 128-row tiles ordered window", BF16, 64, 64, 5, 2, 200, 130, 0, 1, 1, 1, DEFAULT_TILES, WIN(0, 60, 20) }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0 },
+    { { "bwd split mqa bf16 8/1 D=64 128-row tiles causal split 4", BF16, 64, 64, 2, 8, 333, 333, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 1, 0, DENSE, 0, 0, 4 },
+    { { "bwd split gqa f16 8/2 D=64 128-row tiles ordered split 2", F16, 64, 64, 1, 8, 260, 200, 0, 1, 1, 2, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 2 },
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
 /* Per case: the reference, and the fused kernels checked against it (NULL where none). */
@@ -1079,7 +1105,8 @@ static int build_all(void)
         feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD];
         if (hopper_config("fwd_wgmma", wg_tiles, TILE_COUNT(wg_tiles), c, i, &feature_configs[feature_count]) == 0)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD_WG];
-        if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), c, i, &feature_configs[feature_count]) == 0) {
+        const int wgb_start = wgb_pinned(c->name, i);
+        if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), c, wgb_start, &feature_configs[feature_count]) == 0) {
             if (feature_cases[i].bwd_splits)
                 feature_configs[feature_count].p[GEN_SPLITS] = feature_cases[i].bwd_splits;
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_WG];
