@@ -259,12 +259,16 @@ static const struct {
     { "bwd split gqa f16 8/2 D=64 128-row tiles ordered split 2", 8 },
 };
 
+static int pins_found;   /* wgb_pins that named a case (main checks all did) */
+
 /* The wgb_tiles row a case named `name` (the idx-th of its table) starts from. */
 static int wgb_pinned(const char *name, int idx)
 {
     for (int i = 0; i < TILE_COUNT(wgb_pins); i++)
-        if (!strcmp(wgb_pins[i].name, name))
+        if (!strcmp(wgb_pins[i].name, name)) {
+            pins_found++;
             return wgb_pins[i].row;
+        }
     return idx;
 }
 
@@ -1140,6 +1144,13 @@ int main(void)
     printf("test_attn_gpu: %s (%s, %d SMs), seed %llu\n", session.name, session.arch, session.sm_count,
            (unsigned long long)seed);
     int failed = build_all();
+    if (!getenv("FT_TEST_FILTER") && pins_found != TILE_COUNT(wgb_pins)) {
+        /* A renamed case would otherwise fall back to the rotation's tile unnoticed. */
+        printf("test_attn_gpu: %d of %d wgb_pins name no feature case\n", TILE_COUNT(wgb_pins) - pins_found,
+               TILE_COUNT(wgb_pins));
+        gpu_close(&session);
+        return 1;
+    }
     if (failed)
         printf("test_attn_gpu: %d kernels failed to build (their cases fail)\n", failed);
 

@@ -6,13 +6,7 @@
 #        [VARLEN_ARGS="--docs 16:64:4096"] [FLASHTUNE_COMMIT=abc1234] dev/gpu/compare.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-source dev/gpu/debs.sh
-cmake -S . -B /tmp/build -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > "$OUT/build-lib.log" 2>&1 &&
-  cmake --build /tmp/build --target flashtune_shared >> "$OUT/build-lib.log" 2>&1 || { tail -40 "$OUT/build-lib.log"; exit 1; }
-export FLASHTUNE_LIBRARY=/tmp/build/runtime/libflashtune.so
-# FlashAttention-4, where its parts were installed on this machine (the developers' peers kit
-# installs it into /tmp/fa4site): a peer to measure, never a dependency.
-[ -f /tmp/fa4site/env.sh ] && . /tmp/fa4site/env.sh
+source dev/gpu/build-lib.sh
 if [ "${COMPARE_LIMIT_S:-560}" != 0 ]; then
   timeout "${COMPARE_LIMIT_S:-560}" python3 bench/compare.py --out "$OUT" ${COMPARE_ARGS:-} > "$OUT/compare.log" 2>&1
   echo "compare rc=$?"

@@ -10,12 +10,9 @@
 #        dev/gpu/profile-peer.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-source dev/gpu/debs.sh
-cmake -S . -B /tmp/build -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > "$OUT/build-lib.log" 2>&1 &&
-  cmake --build /tmp/build --target flashtune_shared >> "$OUT/build-lib.log" 2>&1 || { tail -40 "$OUT/build-lib.log"; exit 1; }
-export FLASHTUNE_LIBRARY=/tmp/build/runtime/libflashtune.so
+source dev/gpu/build-lib.sh
 peer=${PEER:-fa4}
-[ -f /tmp/fa4site/env.sh ] && . /tmp/fa4site/env.sh || { [ "$peer" = fa4 ] && peer=cudnn; }
+[ "$peer" = fa4 ] && [ "$FA4_STAGED" = 0 ] && peer=cudnn
 shape=${SHAPE:---batch 4 --heads 16 --seqlen 4096 --head-dim 128 --causal}
 for impl in flashtune "$peer"; do
   ncu --clock-control none --metrics gpu__time_duration.sum --csv \
