@@ -22,7 +22,7 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
                  "batch only", p[GEN_SPLITS]);
         return -1;
     }
-    switch (bwd_wgmma_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE])) {
+    switch (bwd_wgmma_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY])) {
     case BWD_WGMMA_OK:
         return 0;
     case BWD_WGMMA_BAD_WARPS:
@@ -55,6 +55,12 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
     case BWD_WGMMA_BAD_SMEM:
         snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d needs %zu "
                  "bytes of shared memory (at most %d)", bm, bn, nw, stages, d, dv, smem_dkdv(p), FT_SMEM_MAX_BYTES);
+        break;
+    case BWD_WGMMA_BAD_ORDER:
+        snprintf(why, len, "DQ_FIRST=%d DK_SS=%d DV_EARLY=%d with NUM_WARPS=%d HEAD_DIM=%d: bwd_wgmma reorders a "
+                 "tile's products (any of them 1) only where consumers beside a producer warpgroup (%d warps) split "
+                 "the keys (head dims up to 128)", p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY], nw, d,
+                 bwd_wgmma_consumers(bn, d) * 4 + 4);
         break;
     default:
         snprintf(why, len, "HEAD_DIM=%d HEAD_DIM_V=%d: about %d registers per thread would spill (at most %d)", d, dv,
@@ -103,7 +109,8 @@ const gen_family gen_family_bwd_wgmma = {
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
-              GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) | GEN_BIT(GEN_VARLEN) | GEN_BIT(GEN_SPLITS),
+              GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) | GEN_BIT(GEN_VARLEN) | GEN_BIT(GEN_SPLITS) |
+              GEN_BIT(GEN_DQ_FIRST) | GEN_BIT(GEN_DK_SS) | GEN_BIT(GEN_DV_EARLY),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 64, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,

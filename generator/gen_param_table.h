@@ -59,9 +59,15 @@ typedef enum gen_param_role {
     X(SPLITS, GEN_ROLE_TUNABLE, 1, 1, 64, 1, GEN_NO_VALUES,                                               \
       "blocks that share a tile's work: a forward's query tile's keys, a backward's key tile's query heads of a group; a second step combines them") \
     X(PACK_GQA, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                              \
-      "1: the query heads of a K/V group share a block, their rows packed into its tile (K/V read once a group)")
+      "1: the query heads of a K/V group share a block, their rows packed into its tile (K/V read once a group)") \
+    X(DQ_FIRST, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                              \
+      "1: a backward tile's dQ product is issued before its dK product, so dQ is stored while dK runs") \
+    X(DK_SS, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                                 \
+      "1: a backward tile's dK product reads dS from shared memory (as dQ's does), not from registers") \
+    X(DV_EARLY, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                              \
+      "1: a backward tile's dV product is issued as soon as P is made, before dP is waited for")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_PACK_GQA. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_DV_EARLY. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

@@ -227,8 +227,8 @@ static gen_config make_config(const char *name, const attn_case *c, int backward
  * the cases so each meets odd lengths and masks; bwd_wgmma adds dQ in a fixed order (DQ_MODE
  * ordered) in the cases whose dq column asks for a separate (deterministic) dQ. */
 static gpu_kernel *wg_kernels[CASE_COUNT], *wgb_kernels[CASE_COUNT];
-/* Tiles as BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, OVERLAP, PINGPONG, PERSISTENT (the last three
- * for the families that take them). fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and with
+/* Tiles as BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, then three schedule flags for the families
+ * that take them: fwd_wgmma's OVERLAP, PINGPONG, PERSISTENT; bwd_wgmma's DQ_FIRST, DK_SS, DV_EARLY. fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and with
  * a producer warpgroup (+4) in every schedule: OVERLAP, PINGPONG and PERSISTENT on and off, one
  * stage to four, one to three consumers (the last two: three taking turns). */
 static const int wg_tiles[][7] = {
@@ -240,11 +240,15 @@ static const int wg_tiles[][7] = {
 /* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
  * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers, or with 128-row query tiles its
  * rows; at 192 and 256 only 64 x 64 with 12 warps (two consumers splitting the columns) is
- * valid. */
+ * valid. The last rows reorder a tile's products (producer tiles only), each flag in each tile
+ * shape that takes it: one consumer, two splitting the keys, two splitting 128 rows. */
 static const int wgb_tiles[][7] = {
-    { 64, 128, 12, 2 }, { 64, 64, 4, 2 }, { 64, 128, 8, 3 },  { 64, 64, 8, 1 },   { 128, 128, 12, 2 },
-    { 64, 128, 12, 1 }, { 64, 64, 12, 1 }, { 64, 64, 4, 1 },  { 128, 128, 8, 3 }, { 64, 128, 8, 1 },
-    { 64, 64, 8, 3 },   { 64, 128, 8, 2 }, { 128, 128, 12, 1 }, { 64, 64, 8, 2 },  { 64, 64, 12, 2 },
+    { 64, 128, 12, 2 },         { 64, 64, 4, 2 },           { 64, 128, 8, 3 },  { 64, 64, 8, 1 },
+    { 128, 128, 12, 2 },        { 64, 128, 12, 1 },         { 64, 64, 12, 1 },  { 64, 64, 4, 1 },
+    { 128, 128, 8, 3 },         { 64, 128, 8, 1 },          { 64, 64, 8, 3 },   { 64, 128, 8, 2 },
+    { 128, 128, 12, 1 },        { 64, 64, 8, 2 },           { 64, 64, 12, 2 },  { 64, 128, 12, 2, 1, 1, 1 },
+    { 128, 128, 12, 2, 1, 0, 1 }, { 64, 64, 8, 2, 0, 1, 1 }, { 64, 128, 12, 1, 1, 0, 0 },
+    { 128, 128, 12, 1, 0, 1, 0 }, { 64, 128, 12, 2, 0, 0, 1 }, { 64, 64, 8, 3, 1, 1, 0 },
 };
 #define TILE_COUNT(t) ((int)(sizeof t / sizeof t[0]))
 
@@ -257,6 +261,13 @@ static const struct {
     { "varlen bf16 D=64 128-row tiles ordered window", 8 },
     { "bwd split mqa bf16 8/1 D=64 128-row tiles causal split 4", 4 },
     { "bwd split gqa f16 8/2 D=64 128-row tiles ordered split 2", 8 },
+    /* The reordered products (the last rows) with a softcap, a packed batch, a window and a
+     * group's query heads split over blocks. */
+    { "ref f16 gqa 4/2 softcap window", 15 },
+    { "varlen bf16 gqa 4/2 causal BR", 16 },
+    { "varlen bf16 D=128 ordered softcap 2", 18 },
+    { "bwd split mqa bf16 8/1 D=128 causal ordered split 4", 20 },
+    { "bwd split gqa f16 8/2 D=64 window Nq<Nk split 2", 21 },
 };
 
 static int pins_found;   /* wgb_pins that named a case (main checks all did) */
@@ -320,6 +331,11 @@ static int hopper_config(const char *family, const int (*tiles)[7], int count, c
             g.p[GEN_PINGPONG] = tile[5];
         if (f->params & GEN_BIT(GEN_PERSISTENT))
             g.p[GEN_PERSISTENT] = tile[6];
+        if (f->params & GEN_BIT(GEN_DQ_FIRST)) {
+            g.p[GEN_DQ_FIRST] = tile[4];
+            g.p[GEN_DK_SS] = tile[5];
+            g.p[GEN_DV_EARLY] = tile[6];
+        }
         g.p[GEN_EVEN_M] = even(c->seqlen_q, tile[0]);
         g.p[GEN_EVEN_N] = even(c->seqlen_k, tile[1]);
         if (f->backward)
@@ -544,9 +560,10 @@ static void run_case(void **state)
     if (wgb_kernels[idx]) {
         /* bwd_wgmma from the same O and L, outputs poisoned again, against the GPU reference. */
         const gen_config *wc = &wgb_kernels[idx]->config;
-        printf("    bwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d DQ_MODE=%s\n", wc->p[GEN_BLOCK_M],
-               wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES],
-               gen_param_value_name(GEN_DQ_MODE, wc->p[GEN_DQ_MODE]));
+        printf("    bwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d DQ_MODE=%s DQ_FIRST=%d DK_SS=%d "
+               "DV_EARLY=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES],
+               gen_param_value_name(GEN_DQ_MODE, wc->p[GEN_DQ_MODE]), wc->p[GEN_DQ_FIRST], wc->p[GEN_DK_SS],
+               wc->p[GEN_DV_EARLY]);
         double *g_wg[3] = { calloc(p.q_elems, 8), calloc(p.k_elems, 8), calloc(p.v_elems, 8) };
         for (int i = 0; i < 3; i++)
             assert_int_equal(gpu_poison(&session, outs[i], counts[i] * eb), 0);
@@ -606,7 +623,8 @@ static void run_case(void **state)
 typedef struct det_case {
     attn_case shape;            /* dq_mode: the deterministic mode */
     const char *family;
-    int tiles[4];               /* BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES; 0: the family's (fitted) */
+    int tiles[7];               /* BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES (0: the family's, fitted), and
+                                 * bwd_wgmma's DQ_FIRST, DK_SS, DV_EARLY */
 } det_case;
 
 /* Long enough that many key tiles add into each query tile, at odd lengths and with masks. */
@@ -631,6 +649,10 @@ static const det_case det_cases[] = {
         0, DEFAULT_TILES, NO_MASK }, "bwd_wgmma", { 64, 64, 12, 2 } },
     { { "bwd_wgmma ordered split columns f16 D192/128 Nq>Nk window", F16, 192, 128, 1, 3, 1300, 1100, 0, 1,
         FT_DQ_ORDERED, 0, DEFAULT_TILES, WIN(1, 500, 200) }, "bwd_wgmma", { 64, 64, 12, 2 } },
+    { { "bwd_wgmma ordered reordered products bf16 D128 causal", BF16, 128, 128, 2, 3, 1777, 1777, 1, 1,
+        FT_DQ_ORDERED, 0, DEFAULT_TILES, NO_MASK }, "bwd_wgmma", { 64, 128, 12, 2, 1, 1, 1 } },
+    { { "bwd_wgmma ordered reordered products f16 D64 128-row window", F16, 64, 64, 2, 3, 1100, 1400, 0, 1,
+        FT_DQ_ORDERED, 0, DEFAULT_TILES, WIN(1, 400, 150) }, "bwd_wgmma", { 128, 128, 12, 2, 1, 0, 1 } },
     { { "bwd_mma separate bf16 causal", BF16, 128, 128, 2, 2, 1000, 1000, 1, 1, FT_DQ_SEPARATE, 0,
         DEFAULT_TILES, NO_MASK }, "bwd_mma", { 0 } },
     { { "bwd_exact separate f32", F32, 64, 64, 1, 2, 700, 700, 1, 1, FT_DQ_SEPARATE, 0, DEFAULT_TILES, NO_MASK },
@@ -655,6 +677,11 @@ static gen_config det_config(const det_case *d)
         g.p[GEN_BLOCK_N] = d->tiles[1];
         g.p[GEN_NUM_WARPS] = d->tiles[2];
         g.p[GEN_NUM_STAGES] = d->tiles[3];
+        if (g.family->params & GEN_BIT(GEN_DQ_FIRST)) {
+            g.p[GEN_DQ_FIRST] = d->tiles[4];
+            g.p[GEN_DK_SS] = d->tiles[5];
+            g.p[GEN_DV_EARLY] = d->tiles[6];
+        }
         g.p[GEN_EVEN_M] = even(c->seqlen_q, d->tiles[0]);
         g.p[GEN_EVEN_N] = even(c->seqlen_k, d->tiles[1]);
     }
@@ -850,6 +877,8 @@ static void print_config(const gen_config *g)
         printf(" PERSISTENT=%d", g->p[GEN_PERSISTENT]);
     if (g->family->backward)
         printf(" DQ_MODE=%s", gen_param_value_name(GEN_DQ_MODE, g->p[GEN_DQ_MODE]));
+    if (g->family->params & GEN_BIT(GEN_DQ_FIRST))
+        printf(" DQ_FIRST=%d DK_SS=%d DV_EARLY=%d", g->p[GEN_DQ_FIRST], g->p[GEN_DK_SS], g->p[GEN_DV_EARLY]);
     printf(" SOFTCAP=%d", g->p[GEN_SOFTCAP]);
     if (g->p[GEN_SPLITS] > 1 || g->p[GEN_PACK_GQA])
         printf(" SPLITS=%d PACK_GQA=%d", g->p[GEN_SPLITS], g->p[GEN_PACK_GQA]);

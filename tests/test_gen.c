@@ -350,6 +350,14 @@ static const struct {
     { "bwd_wgmma", { { GEN_BLOCK_M, 128 }, { GEN_HEAD_DIM, 64 }, { GEN_HEAD_DIM_V, 64 }, { GEN_NUM_WARPS, 12 },
       { GEN_NUM_STAGES, 3 } }, 5, 232448,
       "BLOCK_M=128 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=3 with HEAD_DIM=64 HEAD_DIM_V=64 needs 236544 bytes" },
+    /* The products reordered: consumers beside a producer, the keys split (not the columns). */
+    { "bwd_wgmma", { { GEN_DQ_FIRST, 1 } }, 1, 232448,
+      "DQ_FIRST=1 DK_SS=0 DV_EARLY=0 with NUM_WARPS=8 HEAD_DIM=128: bwd_wgmma reorders a tile's products" },
+    { "bwd_wgmma", { { GEN_DV_EARLY, 1 }, { GEN_BLOCK_N, 64 }, { GEN_NUM_WARPS, 4 } }, 3, 232448,
+      "DQ_FIRST=0 DK_SS=0 DV_EARLY=1 with NUM_WARPS=4" },
+    { "bwd_wgmma", { { GEN_DK_SS, 1 }, { GEN_HEAD_DIM, 256 }, { GEN_HEAD_DIM_V, 256 }, { GEN_BLOCK_N, 64 },
+      { GEN_NUM_WARPS, 12 } }, 5, 232448, "DQ_FIRST=0 DK_SS=1 DV_EARLY=0 with NUM_WARPS=12 HEAD_DIM=256" },
+    { "bwd_wgmma", { { GEN_DK_SS, 2 } }, 1, 232448, "DK_SS=2 must be 0 or 1" },
     /* fwd_wgmma: turns need two or three consumers; three have 160 registers a thread. */
     { "fwd_wgmma", { { GEN_BLOCK_M, 64 }, { GEN_NUM_WARPS, 8 }, { GEN_OVERLAP, 1 }, { GEN_PINGPONG, 1 } }, 4, 232448,
       "PINGPONG=1 with NUM_WARPS=8 and BLOCK_M=64: fwd_wgmma takes turns between two or three" },

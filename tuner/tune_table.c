@@ -20,7 +20,8 @@ int tune_format_parse(const char *name, tune_format *f)
 void tune_table_init(tune_table *t, int cols, const char *const *head, const char *align)
 {
     memset(t, 0, sizeof *t);
-    t->cols = cols > TUNE_TABLE_MAX_COLS ? TUNE_TABLE_MAX_COLS : cols;
+    t->too_wide = cols > TUNE_TABLE_MAX_COLS;
+    t->cols = t->too_wide ? TUNE_TABLE_MAX_COLS : cols;
     for (int c = 0; c < t->cols; c++) {
         t->head[c] = head[c];
         t->align[c] = align && (align[c] == 'r' || align[c] == 'b') ? align[c] : 'l';
@@ -273,6 +274,10 @@ static void write_json(const tune_table *t, FILE *out)
 
 int tune_table_write(const tune_table *t, tune_format f, FILE *out, char *err, size_t len)
 {
+    if (t->too_wide) {
+        snprintf(err, len, "a table of more than %d columns (TUNE_TABLE_MAX_COLS)", TUNE_TABLE_MAX_COLS);
+        return -1;
+    }
     if (t->failed) {
         snprintf(err, len, "out of memory");
         return -1;

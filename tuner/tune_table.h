@@ -12,7 +12,9 @@ typedef enum tune_format { TUNE_FORMAT_TEXT, TUNE_FORMAT_CSV, TUNE_FORMAT_JSON }
 /* "text", "csv" or "json": 0 with *f set, else -1. */
 int tune_format_parse(const char *name, tune_format *f /* OUT */);
 
-#define TUNE_TABLE_MAX_COLS 32
+/* The widest table: `best`'s workload fields, every tunable of the parameter table and four
+ * figures, with room for parameters to come (a wider table is an error, never cut short). */
+#define TUNE_TABLE_MAX_COLS 64
 typedef struct tune_table {
     int cols;
     const char *head[TUNE_TABLE_MAX_COLS];
@@ -21,6 +23,7 @@ typedef struct tune_table {
     char **cells;                       /* rows * cols strings, malloc'ed */
     int rows, cap;
     int failed;                         /* out of memory: tune_table_print reports it */
+    int too_wide;                       /* more columns asked for than TUNE_TABLE_MAX_COLS: likewise */
 } tune_table;
 
 /* cols headings; align has one 'l', 'r' or 'b' per column ("llrr"). */

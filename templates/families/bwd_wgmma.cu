@@ -48,6 +48,10 @@
 // ---- traits (traits/bwd_wgmma.h): tunables come from the generator's #defines ---------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
 constexpr bool ORDERED = DQ_MODE == FT_DQ_ORDERED;   // dQ added in a fixed order (bitwise repeatable)
+// The order of a tile's products in dkdv_consumer (traits: bwd_wgmma_may_reorder): dV issued once
+// dS^T is made or (DV_EARLY) once P^T is; dK issued after dV before the dS^T meeting, or after
+// it (LATE_DK), from registers or (DK_SS) from the dS^T tile, and before dQ or (DQ_FIRST) after it.
+constexpr bool LATE_DK = DQ_FIRST || DK_SS;
 // Head dims 192 and 256: two consumers share the tile's 64 keys and split the columns (see
 // dkdv_split).
 constexpr bool SPLIT_COLS = bwd_wgmma_split_cols(HEAD_DIM);
@@ -134,7 +138,7 @@ constexpr int BAR_P = BAR_DQ + 8 * (DQ_SOURCES + DQ_TILES), BAR_DS = BAR_P + 8, 
 constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS, HEAD_DIM);
 constexpr int MIN_BLOCKS = bwd_wgmma_min_blocks(BLOCK_N, NUM_WARPS, HEAD_DIM);
 
-constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE);
+constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, DQ_FIRST, DK_SS, DV_EARLY);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma takes f16 or bf16");
 static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_N/16 (consumers only) or BLOCK_N/16 + 4 (and a "
                                           "producer warpgroup); 12 at head dims 192 and 256");
@@ -146,6 +150,7 @@ static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be atomic or ordered");
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");
 static_assert(RULE != BWD_WGMMA_BAD_REGISTERS, "head dims: accumulators would spill");
+static_assert(RULE != BWD_WGMMA_BAD_ORDER, "DQ_FIRST, DK_SS and DV_EARLY 1 need a producer warpgroup and the keys split (dkdv_consumer)");
 static_assert(BAR_MEET + 8 <= LD_BYTES, "L, delta, the mbarriers and the ticket fit LD_BYTES");
 static_assert(DQ_TILE_BYTES == 128 * 4 * (DQ_COLS0 + (DQ_REGIONS == 2 ? DQ_COLS1 : 0)) / 2,
               "a dQ tile is every thread's accumulators");
@@ -518,24 +523,48 @@ FT_DEVICE void dp_to_ds(float (&ds)[S_REGS], const float (&p)[S_REGS], const flo
 // else all): dO and Q read N-major (transposed), 16 query rows (2048 bytes) a step, a column's
 // panels PANEL_BYTES apart. Committed, left in flight.
 template <int CW>
-FT_DEVICE void issue_dv_dk(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols(CW) / 2],
-                           const unsigned (&pa)[M_STEPS][4], const unsigned (&dsa)[M_STEPS][4], unsigned stage)
+FT_DEVICE void issue_dv(float (&dv)[dv_cols(CW) / 2], const unsigned (&pa)[M_STEPS][4], unsigned stage)
 {
-    const unsigned do_cols = stage + do_panel(dv_col0(CW) / 64), q_cols = stage + q_panel(dk_col0(CW) / 64);
-    wg_fence();
+    const unsigned do_cols = stage + do_panel(dv_col0(CW) / 64);
 #pragma unroll
     for (int kk = 0; kk < M_STEPS; kk++)
         wg_rs<dv_cols(CW), 1>::run(dv, pa[kk], wg_desc(do_cols + kk * 2048, PANEL_BYTES, 1024), 1);
+}
+template <int CW>
+FT_DEVICE void issue_dk(float (&dk)[dk_cols(CW) / 2], const unsigned (&dsa)[M_STEPS][4], unsigned stage)
+{
+    const unsigned q_cols = stage + q_panel(dk_col0(CW) / 64);
 #pragma unroll
     for (int kk = 0; kk < M_STEPS; kk++)
         wg_rs<dk_cols(CW), 1>::run(dk, dsa[kk], wg_desc(q_cols + kk * 2048, PANEL_BYTES, 1024), 1);
+}
+// DK_SS: dK += dS^T Q with A = the shared dS^T tile's rows of this warpgroup's keys (ds_rows),
+// read K-major as transposed_scores reads K: 16 queries a step, a panel per 64 of them.
+FT_DEVICE void issue_dk_ss(float (&dk)[DK_REGS], unsigned ds_rows, unsigned stage)
+{
+    const unsigned q_cols = stage + q_panel(0);
+#pragma unroll
+    for (int kk = 0; kk < M_STEPS; kk++)
+        wg_ss<dk_cols(0), 1, 0>::run(dk, wg_desc(ds_rows + (kk / 4) * (BLOCK_N * 128) + (kk % 4) * 32, 16, 1024),
+                                    wg_desc(q_cols + kk * 2048, PANEL_BYTES, 1024), 1);
+}
+template <int CW>
+FT_DEVICE void issue_dv_dk(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols(CW) / 2],
+                           const unsigned (&pa)[M_STEPS][4], const unsigned (&dsa)[M_STEPS][4], unsigned stage)
+{
+    wg_fence();
+    issue_dv<CW>(dv, pa, stage);
+    issue_dk<CW>(dk, dsa, stage);
     wg_commit();
 }
 
 // One query tile's gradients for the warpgroup's 64 keys: S^T, dP^T, P^T and dS^T; issues
-// dV += P^T dO and dK += dS^T Q (committed, left in flight) and leaves dS^T (fp32) in ds.
-FT_DEVICE void tile_gradients(float (&ds)[S_REGS], float (&dk)[DK_REGS], float (&dv)[DV_REGS], const ft_bwd_args &args,
-                              const dkdv_block &blk, const dkdv_thread &th, int st, int m0, float scale_log2)
+// dV += P^T dO (DV_EARLY: as soon as P^T is made, before dP^T is waited for) and (unless LATE_DK:
+// the caller does, after the dS^T meeting) dK += dS^T Q, committed and left in flight, and
+// leaves dS^T in ds (fp32) and, unless DK_SS, in dsa (packed: dK's A registers).
+FT_DEVICE void tile_gradients(float (&ds)[S_REGS], unsigned (&dsa)[M_STEPS][4], float (&dk)[DK_REGS],
+                              float (&dv)[DV_REGS], const ft_bwd_args &args, const dkdv_block &blk,
+                              const dkdv_thread &th, int st, int m0, float scale_log2)
 {
     const unsigned stage = blk.slot(st);
     const float *l_smem = blk.ld(st), *d_smem = l_smem + BLOCK_M;
@@ -555,12 +584,31 @@ FT_DEVICE void tile_gradients(float (&ds)[S_REGS], float (&dk)[DK_REGS], float (
     unsigned pa[M_STEPS][4];
     wg_acc_to_a(pa, s);
 
-    wg_wait<0>();
+    if (DV_EARLY) {   // dV queues behind dP^T; the exponentials cannot sink below dP^T's wait
+        wg_fence();
+        issue_dv<0>(dv, pa, stage);
+        wg_commit();
+        wg_wait<1>();
+    } else {
+        wg_wait<0>();
+    }
     wg_pin(ds);
     dp_to_ds(ds, s, d_smem, th.qd, scale_log2);
-    unsigned dsa[M_STEPS][4];
-    wg_acc_to_a(dsa, ds);
-    issue_dv_dk<0>(dk, dv, pa, dsa, stage);
+    if (!DK_SS)
+        wg_acc_to_a(dsa, ds);
+    if (DV_EARLY) {
+        if (!LATE_DK) {
+            wg_fence();
+            issue_dk<0>(dk, dsa, stage);
+            wg_commit();
+        }
+    } else if (LATE_DK) {
+        wg_fence();
+        issue_dv<0>(dv, pa, stage);
+        wg_commit();
+    } else {
+        issue_dv_dk<0>(dk, dv, pa, dsa, stage);
+    }
 }
 
 // The shared address of the thread's 4 bytes in chunk 0 of row krow of a one-panel tile of
@@ -664,9 +712,8 @@ FT_DEVICE void split_gradients(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols
 // (DQ_SPLIT_KEYS) all columns over its own 64 keys, or (DQ_SPLIT_ROWS) all columns of its 64
 // query rows over all the keys: dS^T read M-major (16 keys, 2048 bytes, a step; the rows' panel),
 // K read N-major. Waits for it (and for dV, dK).
-template <int R, int KR, int VR>
-FT_DEVICE void dq_product(float (&dq)[R], float (&dk)[KR], float (&dv)[VR], const dkdv_block &blk, unsigned ds_tile,
-                          int cw)
+template <int R>
+FT_DEVICE void issue_dq(float (&dq)[R], const dkdv_block &blk, unsigned ds_tile, int cw)
 {
     constexpr int N = 2 * R;
     const unsigned key0 = DQ_SPLIT_KEYS ? cw * 64 * 128 : 0;               // first key row, in bytes
@@ -678,6 +725,12 @@ FT_DEVICE void dq_product(float (&dq)[R], float (&dk)[KR], float (&dv)[VR], cons
     for (int kk = 0; kk < DQ_STEPS; kk++)
         wg_ss<N, 1, 1>::run(dq, wg_desc(ds_tile + rows + key0 + kk * 2048, BLOCK_N * 128, 1024),
                             wg_desc(k_dq + kk * 2048, BLOCK_N * 128, 1024), kk > 0);
+}
+template <int R, int KR, int VR>
+FT_DEVICE void dq_product(float (&dq)[R], float (&dk)[KR], float (&dv)[VR], const dkdv_block &blk, unsigned ds_tile,
+                          int cw)
+{
+    issue_dq(dq, blk, ds_tile, cw);
     wg_commit();
     wg_wait<0>();
     wg_pin(dq);
@@ -898,7 +951,8 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
         }
         const int m0 = cur.mt * BLOCK_M;
         float ds[S_REGS];
-        tile_gradients(ds, dk, dv, args, blk, th, st, m0, scale_log2);
+        unsigned dsa[M_STEPS][4];
+        tile_gradients(ds, dsa, dk, dv, args, blk, th, st, m0, scale_log2);
         store_ds(blk.ds_smem(0), ds, th);   // meanwhile
         fence_proxy_async();   // the stores above, before wgmma reads them
         if (NUM_STAGES == 1) {
@@ -1076,7 +1130,8 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
         const int st = i % NUM_STAGES, buf = i % BUFFERS, m0 = s.mt * BLOCK_M;
         mbar_wait(blk.full_bar(st), (i / NUM_STAGES) & 1);   // Q, dO, L, delta of the tile
         float ds[S_REGS];
-        tile_gradients(ds, dk, dv, args, blk, th, st, m0, scale_log2);
+        unsigned dsa[M_STEPS][4];
+        tile_gradients(ds, dsa, dk, dv, args, blk, th, st, m0, scale_log2);
         const unsigned ds_tile = blk.ds_smem(buf);
         store_ds(ds_tile, ds, th);
         fence_proxy_async();   // the stores above, before wgmma reads them
@@ -1084,8 +1139,30 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
         // products, which every warpgroup waited for before tile i-1's meeting here.
         named_barrier_sync(1, CONSUMER_THREADS);
         float dq[DQ_N / 2];
-        dq_product(dq, dk, dv, blk, ds_tile, th.cw);
-        mbar_arrive(blk.empty_bar(st));   // Q, dO, L, delta of slot st read for the last time
+        if (LATE_DK) {   // dK after the meeting: before dQ, or (DQ_FIRST) after it, under dQ's store
+            const unsigned stage = blk.slot(st), ds_rows = ds_tile + th.cw * 64 * 128;
+            if (!DQ_FIRST) {
+                wg_fence();
+                DK_SS ? issue_dk_ss(dk, ds_rows, stage) : issue_dk<0>(dk, dsa, stage);
+                wg_commit();
+            }
+            issue_dq(dq, blk, ds_tile, th.cw);
+            wg_commit();
+            if (DQ_FIRST) {
+                DK_SS ? issue_dk_ss(dk, ds_rows, stage) : issue_dk<0>(dk, dsa, stage);
+                wg_commit();
+            }
+            wg_wait<DQ_FIRST ? 1 : 0>();   // dV and dQ done (and dK, unless DQ_FIRST)
+            wg_pin(dq);
+            wg_pin(dv);
+            if (!DQ_FIRST) {
+                wg_pin(dk);
+                mbar_arrive(blk.empty_bar(st));
+            }
+        } else {
+            dq_product(dq, dk, dv, blk, ds_tile, th.cw);
+            mbar_arrive(blk.empty_bar(st));   // Q, dO, L, delta of slot st read for the last time
+        }
         const int dqt = i % DQ_TILES;   // the dQ tile (one per dS^T buffer, or one)
         if (add_dq_halves(dq, blk, th)) {
             mbar_wait(blk.dq_empty_bar(dqt), ((i / DQ_TILES) & 1) ^ 1);
@@ -1096,6 +1173,11 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
             fence_proxy_async();   // the copy engine reads the tile
         }
         mbar_arrive(blk.dq_full_bar(dqt));
+        if (DQ_FIRST) {
+            wg_wait<0>();   // dK done
+            wg_pin(dk);
+            mbar_arrive(blk.empty_bar(st));   // Q, dO, L, delta of slot st read for the last time
+        }
     }
     describe_block(blk, args);   // again: cheaper than holding the epilogue's indices across the loop
     store_dk_dv<0>(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);

@@ -22,6 +22,7 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_DQ_MODE,     /* DQ_MODE separate (bwd_wgmma is atomic or ordered) */
     BWD_WGMMA_BAD_SMEM,        /* over the shared-memory limit */
     BWD_WGMMA_BAD_REGISTERS,   /* accumulators would spill */
+    BWD_WGMMA_BAD_ORDER,       /* DQ_FIRST, DK_SS or DV_EARLY 1 without a producer warpgroup, or with the columns split */
 };
 
 /* The bytes after a ring stage's Q and dO tiles: L and delta of its rows, then the mbarriers (and
@@ -207,8 +208,24 @@ FT_TRAIT void bwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int *block_
         *num_stages = 2;
 }
 
+/* 1 where DQ_FIRST, DK_SS and DV_EARLY may change a tile's products: the consumers beside a
+ * producer warpgroup, the keys split between them (not the columns). By default dV and dK are
+ * issued once dS^T is made (A from registers), before the dS^T meeting, and dQ after it.
+ * - DV_EARLY issues dV as soon as P^T is made, before dP^T is waited for: the tensor cores get it
+ *   while dS^T is computed, and the exponentials stay ahead of that wait (ptxas otherwise sinks
+ *   them below it, so they no longer overlap dP^T's product).
+ * - DQ_FIRST issues dQ, then dK, after the meeting: dQ's accumulators are ready a product earlier
+ *   and go to shared memory while dK runs, where otherwise the tensor cores stand idle while both
+ *   warpgroups, in step since the meeting, store them (FlashAttention-3's order).
+ * - DK_SS has dK read dS^T from the shared tile dQ reads (after the meeting), so its packed
+ *   registers need not live across it. */
+FT_TRAIT int bwd_wgmma_may_reorder(int block_n, int num_warps, int head_dim)
+{
+    return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_split_cols(head_dim);
+}
+
 FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim,
-                            int head_dim_v, int dq_mode)
+                            int head_dim_v, int dq_mode, int dq_first, int dk_ss, int dv_early)
 {
     const int split = bwd_wgmma_split_cols(head_dim);
     /* 128 rows: S^T and dP^T of 128 queries fit beside dK and dV of head dims 64 only (ptxas
@@ -232,6 +249,8 @@ FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_sta
         return BWD_WGMMA_BAD_SMEM;
     if (bwd_wgmma_regs(block_m, block_n, num_warps, head_dim, head_dim_v) > bwd_wgmma_consumer_regs(block_n, num_warps, head_dim))
         return BWD_WGMMA_BAD_REGISTERS;
+    if ((dq_first || dk_ss || dv_early) && !bwd_wgmma_may_reorder(block_n, num_warps, head_dim))
+        return BWD_WGMMA_BAD_ORDER;
     return BWD_WGMMA_OK;
 }
 

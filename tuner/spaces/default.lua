@@ -159,17 +159,28 @@ if device.cc == 90 then
   -- query tiles of 64 rows, or at head dim 64 of 128 beside two consumers (each then makes dQ
   -- for 64 of the rows). At head dims 192 and 256 two consumers split the columns of 64 keys
   -- beside a producer (12 warps), so only the stages vary there (the family's check refuses the
-  -- rest).
+  -- rest). Beside a producer the order of a tile's products varies too: dQ's product before dK's
+  -- (DQ_FIRST), and with it dV's before dP's wait (DV_EARLY). Pruned by bench_kernels on the H100
+  -- (2026-11-28, notes/kernels.md): DV_EARLY alone lost 19 % at head dim 64 with 128 rows and
+  -- gained under 1 % at 128; dK from shared memory (DK_SS) lost in every pairing, so it stays 0.
   table.insert(spaces, space{
     name = "bwd_hopper",
     template = "bwd_wgmma",
-    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic" },
+    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic", DK_SS = 0 },
     params = {
       BLOCK_M = {64, 128},
       NUM_WARPS = {4, 8, 12},
       BLOCK_N = {64, 128},
       NUM_STAGES = {1, 2, 3},
+      DQ_FIRST = {0, 1},
+      DV_EARLY = {0, 1},
     },
+    where = function(p)
+      if p.DV_EARLY == 1 and p.DQ_FIRST == 0 then
+        return false, "DV_EARLY only beside DQ_FIRST"
+      end
+      return true
+    end,
     workloads = hopper_backward_shapes,
     bench = bench,
   })
