@@ -3,7 +3,8 @@
 # of one problem's forward and backward passes, flashtune's and a peer's at the same shape, side
 # by side: where the peer's backward gains on ours is in the difference of the two reports.
 # bench/one_pass.py runs the passes; a first, light ncu pass lists every launch with its
-# duration, and the longest launch (the backward's main kernel) is then profiled by its index.
+# duration, and the longest launch (the backward's main kernel) is then profiled by its index;
+# its details and its SASS page with stall samples (sass-*.csv) come back.
 # The peer: FlashAttention-4 where its parts were installed on this machine (/tmp/fa4site),
 # else cuDNN. Logs in $OUT; the reports' headline figures printed last.
 # Usage: [SHAPE="--batch 4 --heads 16 --seqlen 4096 --head-dim 128 --causal"] [PEER=fa4|cudnn]
@@ -35,8 +36,11 @@ PY
   [ -n "$pick" ] || { echo "$impl: no launch found (see $OUT/launches-$impl.*)"; continue; }
   set -- $pick
   echo "$impl: launch $1, $2"
-  ncu --clock-control none --launch-skip "$1" --launch-count 1 --set full --print-details all \
-    python3 bench/one_pass.py --impl "$impl" $shape > "$OUT/ncu-$impl.txt" 2>&1
+  ncu --clock-control none --launch-skip "$1" --launch-count 1 --set full --import-source no -f -o /tmp/ncu-$impl \
+    python3 bench/one_pass.py --impl "$impl" $shape > "$OUT/ncu-$impl.log" 2>&1
+  ncu -i /tmp/ncu-$impl.ncu-rep --print-details all > "$OUT/ncu-$impl.txt" 2>&1
+  # The per-instruction page (SASS, stall samples) as CSV: where each kernel's warps wait.
+  ncu -i /tmp/ncu-$impl.ncu-rep --page source --csv --print-source sass > "$OUT/sass-$impl.csv" 2>&1
   grep -E "Duration|Compute \(SM\) Throughput|L2 Cache Throughput|DRAM Throughput|Registers Per|Pipe Tensor Cycles|Issue Slots Busy|Shared Memory Configuration Size|Achieved Occupancy|Warp Cycles Per Issued" \
     "$OUT/ncu-$impl.txt" | head -14
 done
