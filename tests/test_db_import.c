@@ -118,18 +118,28 @@ static long long count_rows(db *d)
     return n;
 }
 
-/* The first shipped line of op ("op=fwd"), into buf. The cases below edit its fields: a new
- * set of shipped winners may need their find/replace strings renewed. */
-static void shipped_line(const char *op, char *buf, size_t len)
+/* The first shipped line of op ("op=fwd") that also holds `must` (NULL: any), into buf. The cases
+ * below edit its fields: a new set of shipped winners may need their find/replace strings (or
+ * `must`) renewed. */
+static void shipped_line_with(const char *op, const char *must, char *buf, size_t len)
 {
     int count;
     char **texts = shipped_texts(&count);
-    const char *at = strstr(texts[0], op);
-    assert_non_null(at);
-    while (at > texts[0] && at[-1] != '\n')
-        at--;
-    snprintf(buf, len, "%.*s", (int)strcspn(at, "\n"), at);
+    for (const char *line = texts[0]; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != '\0')) {
+        const int n = (int)strcspn(line, "\n");
+        snprintf(buf, len, "%.*s", n, line);
+        if (strstr(buf, op) && (!must || strstr(buf, must))) {
+            free_texts(texts, count);
+            return;
+        }
+    }
     free_texts(texts, count);
+    fail_msg("no shipped line holds '%s' and '%s'", op, must ? must : "");
+}
+
+static void shipped_line(const char *op, char *buf, size_t len)
+{
+    shipped_line_with(op, NULL, buf, len);
 }
 
 /* line with the first `find` replaced by `repl`, into buf; find must be there. */
@@ -186,12 +196,15 @@ static int import(db *d, const char *line, const db_import_options *opt, db_impo
 static void generator_refuses_what_it_would_not_build(void **state)
 {
     fixture *f = *state;
-    char fwd[4096], bwd[4096];
+    char fwd[4096], bwd[4096], bwd8[4096];
     shipped_line("op=fwd", fwd, sizeof fwd);
     shipped_line("op=bwd", bwd, sizeof bwd);
+    /* 8 warps: tiles that also suit bwd_mma (the case of another family's parameters). */
+    shipped_line_with("op=bwd", "NUM_WARPS=8 NUM_STAGES=1", bwd8, sizeof bwd8);
     static const struct {
         const char *name;
-        int backward;               /* the shipped line changed: 0 the forward, 1 the backward one */
+        int backward;               /* the shipped line changed: 0 the forward, 1 the backward one, 2 a
+                                     * backward one with 8 warps */
         const char *find, *repl;
         const char *expected;
     } cases[] = {
@@ -202,12 +215,12 @@ static void generator_refuses_what_it_would_not_build(void **state)
         { "a family of the other direction", 1, "family=bwd_wgmma", "family=fwd_mma",
           "field 'family': fwd_mma is a forward family, but op=bwd" },
         { "BLOCK_M=7", 1, "BLOCK_M=128", "BLOCK_M=7", "x.txt:2: kernel bwd_wgmma on sm_90: BLOCK_M=7" },
-        { "NUM_WARPS=-1", 1, "NUM_WARPS=8", "NUM_WARPS=-1", "x.txt:2: kernel bwd_wgmma on sm_90: NUM_WARPS=-1" },
-        { "NUM_STAGES=2147483647", 1, "NUM_STAGES=1", "NUM_STAGES=2147483647",
+        { "NUM_WARPS=-1", 1, "NUM_WARPS=12", "NUM_WARPS=-1", "x.txt:2: kernel bwd_wgmma on sm_90: NUM_WARPS=-1" },
+        { "NUM_STAGES=2147483647", 1, "NUM_STAGES=2", "NUM_STAGES=2147483647",
           "x.txt:2: kernel bwd_wgmma on sm_90: NUM_STAGES=2147483647" },
         { "a hash of other parameters", 1, "source_hash=", "source_hash=0123456789abcdef",
           "x.txt:2: field 'source_hash': 0123456789abcdef" },
-        { "another family's parameters under a good hash", 1, "family=bwd_wgmma", "family=bwd_mma",
+        { "another family's parameters under a good hash", 2, "family=bwd_wgmma", "family=bwd_mma",
           "x.txt:2: field 'source_hash': " },
         { "arch=abc", 1, "arch=sm_90", "arch=abc", "x.txt:2: field 'arch': 'abc' is not an arch" },
         { "an arch not the compute capability's", 1, "cc=9.0", "cc=8.0",
@@ -230,7 +243,8 @@ static void generator_refuses_what_it_would_not_build(void **state)
     char **texts = shipped_texts(&shipped);
     for (int i = 0; i < ARRAY_LEN(cases); i++) {
         char line[4096], err[1024] = "";
-        replace(cases[i].backward ? bwd : fwd, cases[i].find, cases[i].repl, line, sizeof line);
+        replace(cases[i].backward == 2 ? bwd8 : cases[i].backward ? bwd : fwd, cases[i].find, cases[i].repl, line,
+                sizeof line);
         if (!strcmp(cases[i].find, "source_hash="))   /* the new hash in place of the old one */
             memmove(strstr(line, "0123456789abcdef") + 16, strstr(line, "0123456789abcdef") + 32,
                     strlen(strstr(line, "0123456789abcdef") + 32) + 1);
@@ -360,8 +374,8 @@ static void faster_winner_replaces_unless_keep(void **state)
     char bwd[4096], slower[4096], faster[4096], other[4096], err[1024] = "";
     shipped_line("op=bwd", bwd, sizeof bwd);
     char *before = fixture_export(d);
-    /* The same workload with another kernel (two stages), slower, then faster than stored. */
-    other_kernel(bwd, "NUM_STAGES=1", "NUM_STAGES=2", other, sizeof other);
+    /* The same workload with another kernel (one stage), slower, then faster than stored. */
+    other_kernel(bwd, "NUM_STAGES=2", "NUM_STAGES=1", other, sizeof other);
     const double stored = strtod(strstr(bwd, "median_ms=") + 10, NULL);
     with_time(other, stored * 2, slower, sizeof slower);
     with_time(other, stored / 2, faster, sizeof faster);

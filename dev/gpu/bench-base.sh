@@ -4,7 +4,8 @@
 # measured against what it replaces, free of the machine-to-machine spread (3-10% between
 # calls). The earlier tree is unpacked beside this one first (git archive REV | tar -x -C .base);
 # this tree's bench/bench_kernels.c is used for both, so the rows match.
-# Usage: [REPS=20] dev/gpu/bench-base.sh FAMILY ...; $OUT gets base.txt, head.txt and the table.
+# Usage: [REPS=20] [BENCH_SET=order] dev/gpu/bench-base.sh FAMILY ...; $OUT gets base.txt, head.txt
+# and the table (BENCH_SET: only bench_kernels' rows of that set, in both trees).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/logs
 [ $# -ge 1 ] || { echo "usage: bench-base.sh FAMILY ..."; exit 2; }
@@ -21,12 +22,12 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "
 : > "$OUT/base.txt"; : > "$OUT/head.txt"
 for family in "$@"; do   # base and head in turn for each family, so drifting clocks hit both
   for side in base head; do
-    timeout 300 /tmp/bench-$side/bench/bench_kernels "${REPS:-20}" "$family" | grep -v "^bench_kernels:" >> "$OUT/$side.txt"
+    timeout 300 /tmp/bench-$side/bench/bench_kernels "${REPS:-20}" "$family" ${BENCH_SET:-} | grep -v "^bench_kernels:" >> "$OUT/$side.txt"
   done
 done
 # One line a row: its fields up to the registers, then base and head TFLOP/s and their ratio.
 paste -d'|' "$OUT/base.txt" "$OUT/head.txt" | awk -F'|' '
   $1 ~ /^family/ { next }
-  { n = split($1, b, " "); split($2, h, " ")
-    key = ""; for (i = 1; i < n - 3; i++) key = key " " b[i]
-    printf "%s  %8.1f %8.1f  %5.3f\n", key, b[n], h[n], (b[n] > 0 ? h[n] / b[n] : 0) }' | tee "$OUT/table.txt"
+  { n = split($1, b, " "); split($2, h, " ")   # ... regs med_ms min_ms TFLOP/s order
+    key = ""; for (i = 1; i < n - 4; i++) key = key " " b[i]
+    printf "%s %s  %8.1f %8.1f  %5.3f\n", key, b[n], b[n-1], h[n-1], (b[n-1] > 0 ? h[n-1] / b[n-1] : 0) }' | tee "$OUT/table.txt"

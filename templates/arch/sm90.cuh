@@ -27,6 +27,16 @@ FT_DEVICE unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo)
            ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
 }
 
+// The descriptor of the matrix `bytes` past the one desc describes (bytes a compile-time constant
+// in the callers): a shared-memory window address stays below 256 KB, so the start-address field
+// never carries into the next. A k-loop's descriptors are then one base and an immediate add each,
+// where wg_desc per step cost masks and shifts on every operand.
+FT_DEVICE unsigned long long wg_desc_add(unsigned long long desc, unsigned bytes)
+{
+    // On the low word alone (the high word, offsets and swizzle, is the same): a 32-bit add.
+    return (desc & 0xFFFFFFFF00000000ull) | (unsigned)((unsigned)desc + (bytes >> 4));
+}
+
 // D (64xN, f32) (+)= A (64x16, shared; K-major, or M-major when TRANS_A) * B (16xN, shared;
 // K-major, or N-major when TRANS_B). accumulate = 0 overwrites D. The operand numbers after the
 // R accumulators are passed as literals (OA, OB: descriptors; OF: the accumulate flag; OT:

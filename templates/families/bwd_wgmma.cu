@@ -275,7 +275,8 @@ FT_DEVICE dkdv_thread consumer_thread(int t)
 {
     const int lane = t % 32;
     dkdv_thread th;
-    th.cw = t / 128;
+    th.cw = __shfl_sync(0xffffffffu, t / 128, 0);   // from lane 0: the compiler then knows it is the warp's
+                                                     // (its products' descriptors go uniform)
     th.t = t;
     th.wrow = 16 * ((t / 32) % 4) + lane / 4;
     th.krow = (SPLIT_COLS ? 0 : 64 * th.cw) + th.wrow;
@@ -457,11 +458,13 @@ FT_DEVICE void issue_q_do(const ft_bwd_args &args, const dkdv_block &blk, group_
 template <int COLS, bool DO>
 FT_DEVICE void transposed_scores(float (&acc)[S_REGS], unsigned kv, unsigned stage)
 {
+    const unsigned first = DO ? do_panel(0) : q_panel(0);
+    const unsigned long long a = wg_desc(kv, 16, 1024), b = wg_desc(stage + first, 16, 1024);
 #pragma unroll
     for (int kk = 0; kk < COLS / 16; kk++) {
         const unsigned col = (kk % 4) * 32, panel = DO ? do_panel(kk / 4) : q_panel(kk / 4);
-        wg_ss<BLOCK_M, 0>::run(acc, wg_desc(kv + (kk / 4) * (BLOCK_N * 128) + col, 16, 1024),
-                               wg_desc(stage + panel + col, 16, 1024), kk > 0);
+        wg_ss<BLOCK_M, 0>::run(acc, wg_desc_add(a, (kk / 4) * (BLOCK_N * 128) + col),
+                               wg_desc_add(b, panel - first + col), kk > 0);
     }
 }
 
@@ -525,28 +528,28 @@ FT_DEVICE void dp_to_ds(float (&ds)[S_REGS], const float (&p)[S_REGS], const flo
 template <int CW>
 FT_DEVICE void issue_dv(float (&dv)[dv_cols(CW) / 2], const unsigned (&pa)[M_STEPS][4], unsigned stage)
 {
-    const unsigned do_cols = stage + do_panel(dv_col0(CW) / 64);
+    const unsigned long long b = wg_desc(stage + do_panel(dv_col0(CW) / 64), PANEL_BYTES, 1024);
 #pragma unroll
     for (int kk = 0; kk < M_STEPS; kk++)
-        wg_rs<dv_cols(CW), 1>::run(dv, pa[kk], wg_desc(do_cols + kk * 2048, PANEL_BYTES, 1024), 1);
+        wg_rs<dv_cols(CW), 1>::run(dv, pa[kk], wg_desc_add(b, kk * 2048), 1);
 }
 template <int CW>
 FT_DEVICE void issue_dk(float (&dk)[dk_cols(CW) / 2], const unsigned (&dsa)[M_STEPS][4], unsigned stage)
 {
-    const unsigned q_cols = stage + q_panel(dk_col0(CW) / 64);
+    const unsigned long long b = wg_desc(stage + q_panel(dk_col0(CW) / 64), PANEL_BYTES, 1024);
 #pragma unroll
     for (int kk = 0; kk < M_STEPS; kk++)
-        wg_rs<dk_cols(CW), 1>::run(dk, dsa[kk], wg_desc(q_cols + kk * 2048, PANEL_BYTES, 1024), 1);
+        wg_rs<dk_cols(CW), 1>::run(dk, dsa[kk], wg_desc_add(b, kk * 2048), 1);
 }
 // DK_SS: dK += dS^T Q with A = the shared dS^T tile's rows of this warpgroup's keys (ds_rows),
 // read K-major as transposed_scores reads K: 16 queries a step, a panel per 64 of them.
 FT_DEVICE void issue_dk_ss(float (&dk)[DK_REGS], unsigned ds_rows, unsigned stage)
 {
-    const unsigned q_cols = stage + q_panel(0);
+    const unsigned long long a = wg_desc(ds_rows, 16, 1024), b = wg_desc(stage + q_panel(0), PANEL_BYTES, 1024);
 #pragma unroll
     for (int kk = 0; kk < M_STEPS; kk++)
-        wg_ss<dk_cols(0), 1, 0>::run(dk, wg_desc(ds_rows + (kk / 4) * (BLOCK_N * 128) + (kk % 4) * 32, 16, 1024),
-                                    wg_desc(q_cols + kk * 2048, PANEL_BYTES, 1024), 1);
+        wg_ss<dk_cols(0), 1, 0>::run(dk, wg_desc_add(a, (kk / 4) * (BLOCK_N * 128) + (kk % 4) * 32),
+                                    wg_desc_add(b, kk * 2048), 1);
 }
 template <int CW>
 FT_DEVICE void issue_dv_dk(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols(CW) / 2],
@@ -639,6 +642,17 @@ FT_DEVICE void store_ds(unsigned ds_tile, const float (&ds)[S_REGS], const dkdv_
         for (int half = 0; half < 2; half++)
             st_shared_b32(ds_chunk(base, j, half), pack2(ds[4 * j + 2 * half], ds[4 * j + 2 * half + 1]));
 }
+// The same from dS^T already packed as dK's A registers (wg_acc_to_a's order: the pair of row
+// krow + 8*half, chunk j is register (j%2)*2 + half of k-step j/2), not packed a second time.
+FT_DEVICE void store_ds(unsigned ds_tile, const unsigned (&dsa)[M_STEPS][4], const dkdv_thread &th)
+{
+    const unsigned base = ds_row_base(ds_tile, th);
+#pragma unroll
+    for (int j = 0; j < BLOCK_M / 8; j++)
+#pragma unroll
+        for (int half = 0; half < 2; half++)
+            st_shared_b32(ds_chunk(base, j, half), dsa[j / 2][(j % 2) * 2 + half]);
+}
 
 // SPLIT_COLS: the 16-bit pairs store_ds wrote, back as the A registers of dK += dS^T Q (the pair
 // of row krow + 8*half, chunk j is register (j%2)*2 + half of k-step j/2: wg_acc_to_a's order).
@@ -720,11 +734,12 @@ FT_DEVICE void issue_dq(float (&dq)[R], const dkdv_block &blk, unsigned ds_tile,
     const unsigned rows = DQ_SPLIT_ROWS ? cw * (BLOCK_N * 128) : 0;         // the query rows' panel
     const unsigned k_dq =
         blk.k_smem + (DQ_SPLIT_KEYS ? key0 : DQ_SPLIT_ROWS ? 0 : cw * (DQ_COLS0 / 64) * (BLOCK_N * 128));   // + the panel
+    const unsigned long long a = wg_desc(ds_tile + rows + key0, BLOCK_N * 128, 1024),
+                             b = wg_desc(k_dq, BLOCK_N * 128, 1024);
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < DQ_STEPS; kk++)
-        wg_ss<N, 1, 1>::run(dq, wg_desc(ds_tile + rows + key0 + kk * 2048, BLOCK_N * 128, 1024),
-                            wg_desc(k_dq + kk * 2048, BLOCK_N * 128, 1024), kk > 0);
+        wg_ss<N, 1, 1>::run(dq, wg_desc_add(a, kk * 2048), wg_desc_add(b, kk * 2048), kk > 0);
 }
 template <int R, int KR, int VR>
 FT_DEVICE void dq_product(float (&dq)[R], float (&dk)[KR], float (&dv)[VR], const dkdv_block &blk, unsigned ds_tile,
@@ -953,7 +968,7 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
         float ds[S_REGS];
         unsigned dsa[M_STEPS][4];
         tile_gradients(ds, dsa, dk, dv, args, blk, th, st, m0, scale_log2);
-        store_ds(blk.ds_smem(0), ds, th);   // meanwhile
+        store_ds(blk.ds_smem(0), dsa, th);   // meanwhile
         fence_proxy_async();   // the stores above, before wgmma reads them
         if (NUM_STAGES == 1) {
             wg_wait<0>();      // dV, dK done: slot 0 is free for the refill below

@@ -160,9 +160,11 @@ if device.cc == 90 then
   -- for 64 of the rows). At head dims 192 and 256 two consumers split the columns of 64 keys
   -- beside a producer (12 warps), so only the stages vary there (the family's check refuses the
   -- rest). Beside a producer the order of a tile's products varies too: dQ's product before dK's
-  -- (DQ_FIRST), and with it dV's before dP's wait (DV_EARLY). Pruned by bench_kernels on the H100
-  -- (2026-11-28, notes/kernels.md): DV_EARLY alone lost 19 % at head dim 64 with 128 rows and
-  -- gained under 1 % at 128; dK from shared memory (DK_SS) lost in every pairing, so it stays 0.
+  -- (DQ_FIRST), and with it dV's before dP's wait (DV_EARLY). Pruned by measurement on the H100
+  -- (notes/kernels.md, "the order of a tile's products"): DV_EARLY alone gained little, dK from
+  -- shared memory (DK_SS) lost in every pairing, so it stays 0, and with one stage DQ_FIRST lost
+  -- 15-25 % in a sweep (the ring slot is freed only after dK's product); with one consumer
+  -- (64 keys) the reorder gained nothing on the H200.
   table.insert(spaces, space{
     name = "bwd_hopper",
     template = "bwd_wgmma",
@@ -178,6 +180,12 @@ if device.cc == 90 then
     where = function(p)
       if p.DV_EARLY == 1 and p.DQ_FIRST == 0 then
         return false, "DV_EARLY only beside DQ_FIRST"
+      end
+      if p.DQ_FIRST == 1 and p.NUM_STAGES == 1 then
+        return false, "DQ_FIRST holds the one slot until dK is done"
+      end
+      if p.DQ_FIRST == 1 and p.BLOCK_N == 64 then
+        return false, "one consumer: no partner in step to stall beside it"
       end
       return true
     end,
