@@ -178,6 +178,40 @@ static void test_table_stops_on_write_failure(void **state)
     tune_table_free(&t);
 }
 
+/* A table wider than TUNE_TABLE_MAX_COLS is an error, never a table cut short (the winners' JSON
+ * once lost its last columns that way). */
+static void test_table_too_wide_is_an_error(void **state)
+{
+    (void)state;
+    enum { COLS = TUNE_TABLE_MAX_COLS + 1 };
+    const char *head[COLS], *row[COLS];
+    char names[COLS][8], align[COLS + 1];
+    for (int c = 0; c < COLS; c++) {
+        snprintf(names[c], sizeof names[c], "c%d", c);
+        head[c] = names[c];
+        row[c] = "1";
+        align[c] = 'r';
+    }
+    align[COLS] = '\0';
+    tune_table t;
+    tune_table_init(&t, COLS, head, align);
+    tune_table_add(&t, row);
+    for (int f = TUNE_FORMAT_TEXT; f <= TUNE_FORMAT_JSON; f++) {
+        char *text = NULL, err[256] = "";
+        size_t size = 0;
+        FILE *out = open_memstream(&text, &size);
+        assert_non_null(out);
+        assert_int_equal(tune_table_write(&t, (tune_format)f, out, err, sizeof err), -1);
+        fclose(out);
+        assert_int_equal(size, 0);   /* nothing written */
+        char want[64];
+        snprintf(want, sizeof want, "more than %d columns (TUNE_TABLE_MAX_COLS)", TUNE_TABLE_MAX_COLS);
+        assert_non_null(strstr(err, want));
+        free(text);
+    }
+    tune_table_free(&t);
+}
+
 /* ---- device selection ------------------------------------------------------------------------- */
 
 static void test_device_check(void **state)
@@ -260,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_strict_integers),
         cmocka_unit_test(test_table_formats),
         cmocka_unit_test(test_table_stops_on_write_failure),
+        cmocka_unit_test(test_table_too_wide_is_an_error),
         cmocka_unit_test(test_device_check),
         cmocka_unit_test(test_device_reaches_probe_and_worker),
     };
