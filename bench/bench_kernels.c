@@ -5,7 +5,8 @@
  * family, only its rows run (for a profiler); with "features", only the rows that give heads_k or
  * a softcap (grouped-query attention beside its plain twin, the softcap beside none); with another
  * word, only the rows of that set (e.g. "order": bwd_wgmma's product orders). Only the rows that
- * run are compiled. Prints one line per row; H reads H/Hk with grouped K/V heads.
+ * run are compiled. Prints one line per row; H reads H/Hk with grouped K/V heads. FT_BENCH_L=typical
+ * gives the backward's rows a log-sum-exp of real size instead of 0 (see main).
  * Launches go through the launch module, as the runtime's and the tuner's do. */
 #include <math.h>
 #include <stdio.h>
@@ -504,9 +505,22 @@ int main(int argc, char **argv)
             return 1;
         }
         /* The backward needs a real O and L: one forward of the matching exact/mma family is not
-         * at hand here, so lse is filled by a forward-shaped guess of 0 (timing only). */
-        if (backward)
-            s.cu->MemsetD8(pr.lse, 0, (size_t)pr.batch * pr.heads * pr.seqlen_q * ln_acc_bytes(pr.dtype));
+         * at hand here, so lse is filled by a guess (timing only): 0, so P = exp(S scale) is near
+         * 1; or with FT_BENCH_L=typical ln(seqlen_k) + 1/2, the log-sum-exp of seqlen_k scores of
+         * unit variance, so P is near 1/seqlen_k as in a real backward (the values the tensor
+         * cores see differ; whether the timings do is what it is for). */
+        if (backward) {
+            const size_t lse_rows = (size_t)pr.batch * pr.heads * pr.seqlen_q;
+            const char *guess = getenv("FT_BENCH_L");
+            if (guess && !strcmp(guess, "typical") && ln_acc_bytes(pr.dtype) == 4) {
+                const float l = logf((float)r->seqlen) + 0.5f;
+                unsigned bits;
+                memcpy(&bits, &l, sizeof bits);
+                s.cu->MemsetD32(pr.lse, bits, lse_rows);
+            } else {
+                s.cu->MemsetD8(pr.lse, 0, lse_rows * ln_acc_bytes(pr.dtype));
+            }
+        }
         const int timed = time_plan(s.cu, &plan, &pr, reps, ms, why, sizeof why);
         if (pr.split_ws)
             s.cu->MemFree(pr.split_ws);
