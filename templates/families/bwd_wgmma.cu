@@ -599,18 +599,13 @@ FT_DEVICE void tile_gradients(float (&ds)[S_REGS], unsigned (&dsa)[M_STEPS][4], 
     dp_to_ds(ds, s, d_smem, th.qd, scale_log2);
     if (!DK_SS)
         wg_acc_to_a(dsa, ds);
-    if (DV_EARLY) {
-        if (!LATE_DK) {
-            wg_fence();
-            issue_dk<0>(dk, dsa, stage);
-            wg_commit();
-        }
-    } else if (LATE_DK) {
+    if (!DV_EARLY || !LATE_DK) {   // what is left of dV and dK now, as one group
         wg_fence();
-        issue_dv<0>(dv, pa, stage);
+        if (!DV_EARLY)
+            issue_dv<0>(dv, pa, stage);
+        if (!LATE_DK)
+            issue_dk<0>(dk, dsa, stage);
         wg_commit();
-    } else {
-        issue_dv_dk<0>(dk, dv, pa, dsa, stage);
     }
 }
 
@@ -643,7 +638,10 @@ FT_DEVICE void store_ds(unsigned ds_tile, const float (&ds)[S_REGS], const dkdv_
             st_shared_b32(ds_chunk(base, j, half), pack2(ds[4 * j + 2 * half], ds[4 * j + 2 * half + 1]));
 }
 // The same from dS^T already packed as dK's A registers (wg_acc_to_a's order: the pair of row
-// krow + 8*half, chunk j is register (j%2)*2 + half of k-step j/2), not packed a second time.
+// krow + 8*half, chunk j is register (j%2)*2 + half of k-step j/2), not packed a second time: the
+// inline pipeline's. The consumers keep the fp32 form above, packing at each store: holding the
+// packed pairs across the stores made head dim 96's ordered causal default spill (and packing
+// through wg_acc_to_a first moves the schedule of 62 of 106 configurations checked).
 FT_DEVICE void store_ds(unsigned ds_tile, const unsigned (&dsa)[M_STEPS][4], const dkdv_thread &th)
 {
     const unsigned base = ds_row_base(ds_tile, th);
@@ -1156,17 +1154,18 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
         float dq[DQ_N / 2];
         if (LATE_DK) {   // dK after the meeting: before dQ, or (DQ_FIRST) after it, under dQ's store
             const unsigned stage = blk.slot(st), ds_rows = ds_tile + th.cw * 64 * 128;
+            auto late_dk = [&] {
+                DK_SS ? issue_dk_ss(dk, ds_rows, stage) : issue_dk<0>(dk, dsa, stage);
+                wg_commit();
+            };
             if (!DQ_FIRST) {
                 wg_fence();
-                DK_SS ? issue_dk_ss(dk, ds_rows, stage) : issue_dk<0>(dk, dsa, stage);
-                wg_commit();
+                late_dk();
             }
-            issue_dq(dq, blk, ds_tile, th.cw);
+            issue_dq(dq, blk, ds_tile, th.cw);   // (fences first)
             wg_commit();
-            if (DQ_FIRST) {
-                DK_SS ? issue_dk_ss(dk, ds_rows, stage) : issue_dk<0>(dk, dsa, stage);
-                wg_commit();
-            }
+            if (DQ_FIRST)
+                late_dk();
             wg_wait<DQ_FIRST ? 1 : 0>();   // dV and dQ done (and dK, unless DQ_FIRST)
             wg_pin(dq);
             wg_pin(dv);
