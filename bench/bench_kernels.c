@@ -5,7 +5,8 @@
  * family, only its rows run (for a profiler); with "features", only the rows that give heads_k or
  * a softcap (grouped-query attention beside its plain twin, the softcap beside none); with another
  * word, only the rows of that set (e.g. "order": bwd_wgmma's product orders). Only the rows that
- * run are compiled. Prints one line per row; H reads H/Hk with grouped K/V heads. FT_BENCH_L=typical
+ * run are compiled (an unknown set is an error). Prints one line per row; H reads H/Hk with grouped
+ * K/V heads. FT_BENCH_L=typical (or zero, the default)
  * gives the backward's rows a log-sum-exp of real size instead of 0 (see main).
  * Launches go through the launch module, as the runtime's and the tuner's do. */
 #include <math.h>
@@ -407,12 +408,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_kernels: family '%s' is not in the catalogue\n", only);
         return 2;
     }
-    ln_session s;
-    char why[1024];
-    if (ln_session_open(&s, why, sizeof why) != 0) {
-        printf("bench_kernels: no GPU: %s\n", why);
-        return SKIP_CODE;
-    }
     gen_config configs[ROW_COUNT];
     int chosen[ROW_COUNT], n_chosen = 0;   /* the rows that run, in order */
     for (int i = 0; i < ROW_COUNT; i++) {
@@ -421,6 +416,22 @@ int main(int argc, char **argv)
             (set && (!r->set || strcmp(r->set, set) != 0)))
             continue;
         chosen[n_chosen++] = i;
+    }
+    if (set && n_chosen == 0) {
+        fprintf(stderr, "bench_kernels: no row of set '%s'%s%s (sets: order)\n", set, only ? " in family " : "",
+                only ? only : "");
+        return 2;
+    }
+    const char *l_guess = getenv("FT_BENCH_L");   /* the backward's L: 0, or "typical" (see below) */
+    if (l_guess && strcmp(l_guess, "zero") && strcmp(l_guess, "typical")) {
+        fprintf(stderr, "bench_kernels: FT_BENCH_L=%s: 'zero' or 'typical'\n", l_guess);
+        return 2;
+    }
+    ln_session s;
+    char why[1024];
+    if (ln_session_open(&s, why, sizeof why) != 0) {
+        printf("bench_kernels: no GPU: %s\n", why);
+        return SKIP_CODE;
     }
     for (int j = 0; j < n_chosen; j++) {
         const int i = chosen[j];
@@ -511,8 +522,7 @@ int main(int argc, char **argv)
          * cores see differ; whether the timings do is what it is for). */
         if (backward) {
             const size_t lse_rows = (size_t)pr.batch * pr.heads * pr.seqlen_q;
-            const char *guess = getenv("FT_BENCH_L");
-            if (guess && !strcmp(guess, "typical") && ln_acc_bytes(pr.dtype) == 4) {
+            if (l_guess && !strcmp(l_guess, "typical") && ln_acc_bytes(pr.dtype) == 4) {
                 const float l = logf((float)r->seqlen) + 0.5f;
                 unsigned bits;
                 memcpy(&bits, &l, sizeof bits);
