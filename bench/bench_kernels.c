@@ -7,7 +7,9 @@
  * word, only the rows of that set (e.g. "order": bwd_wgmma's product orders). Only the rows that
  * run are compiled (an unknown set is an error). Prints one line per row; H reads H/Hk with grouped
  * K/V heads. FT_BENCH_L=typical (or zero, the default)
- * gives the backward's rows a log-sum-exp of real size instead of 0 (see main).
+ * gives the backward's rows a log-sum-exp of real size instead of 0 (see main); FT_BENCH_FLUSH=1
+ * writes 256 MB before each timed launch, as bench/compare.py's timing does, so nothing of the
+ * launch's data is left in L2 (the tuner's sweep writes twice the L2 likewise).
  * Launches go through the launch module, as the runtime's and the tuner's do. */
 #include <math.h>
 #include <stdio.h>
@@ -365,9 +367,11 @@ static int upload_inputs(const cu_driver *cu, const ln_problem *p, int row)
     return bad ? -1 : 0;
 }
 
-/* Times reps launches of plan after 3 warm-up runs. OUT: ms[reps], sorted. 0, or -1 (why). */
-static int time_plan(const cu_driver *cu, const ln_plan *plan, const ln_problem *p, int reps, float *ms, char *why,
-                     size_t len)
+/* Times reps launches of plan after 3 warm-up runs; with flush_bytes, that many bytes at flush
+ * are written before each launch (outside the timing), so the launch finds none of its data in
+ * L2. OUT: ms[reps], sorted. 0, or -1 (why). */
+static int time_plan(const cu_driver *cu, const ln_plan *plan, const ln_problem *p, CUdeviceptr flush,
+                     size_t flush_bytes, int reps, float *ms, char *why, size_t len)
 {
     CUevent start, stop;
     char buf[256];
@@ -380,6 +384,8 @@ static int time_plan(const cu_driver *cu, const ln_plan *plan, const ln_problem 
         if ((rc = ln_launch(cu, plan, p, NULL)) == CUDA_SUCCESS)
             rc = cu->StreamSynchronize(NULL);
     for (int rep = 0; rep < reps && rc == CUDA_SUCCESS; rep++) {
+        if (flush_bytes)
+            cu->MemsetD8Async(flush, (unsigned char)rep, flush_bytes, NULL);
         cu->EventRecord(start, NULL);
         rc = ln_launch(cu, plan, p, NULL);
         cu->EventRecord(stop, NULL);
@@ -427,11 +433,24 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_kernels: FT_BENCH_L=%s: 'zero' or 'typical'\n", l_guess);
         return 2;
     }
+    const char *flush_env = getenv("FT_BENCH_FLUSH");   /* 1: L2 written over before each launch */
+    if (flush_env && strcmp(flush_env, "0") && strcmp(flush_env, "1")) {
+        fprintf(stderr, "bench_kernels: FT_BENCH_FLUSH=%s: 0 or 1\n", flush_env);
+        return 2;
+    }
     ln_session s;
     char why[1024];
     if (ln_session_open(&s, why, sizeof why) != 0) {
         printf("bench_kernels: no GPU: %s\n", why);
         return SKIP_CODE;
+    }
+    /* 256 MB, what triton's do_bench writes between launches (bench/compare.py times the peers
+     * with it), several times any Hopper's L2. */
+    CUdeviceptr flush = 0;
+    size_t flush_bytes = flush_env && !strcmp(flush_env, "1") ? (size_t)256 << 20 : 0;
+    if (flush_bytes && s.cu->MemAlloc(&flush, flush_bytes) != CUDA_SUCCESS) {
+        printf("alloc failed: %zu bytes to flush L2 with\n", flush_bytes);
+        return 1;
     }
     for (int j = 0; j < n_chosen; j++) {
         const int i = chosen[j];
@@ -531,7 +550,7 @@ int main(int argc, char **argv)
                 s.cu->MemsetD8(pr.lse, 0, lse_rows * ln_acc_bytes(pr.dtype));
             }
         }
-        const int timed = time_plan(s.cu, &plan, &pr, reps, ms, why, sizeof why);
+        const int timed = time_plan(s.cu, &plan, &pr, flush, flush_bytes, reps, ms, why, sizeof why);
         if (pr.split_ws)
             s.cu->MemFree(pr.split_ws);
         if (timed != 0) {
@@ -560,6 +579,8 @@ int main(int argc, char **argv)
         ln_buffers_free(s.cu, &pr);
     }
     free(ms);
+    if (flush)
+        s.cu->MemFree(flush);
     ln_build_cache_free(&s, &cache);
     ln_session_close(&s);
     return 0;

@@ -13,12 +13,17 @@
 
 #include "ln_internal.h"
 
+/* Timed iterations are queued in batches, their events read after the batch: a host wait after
+ * each one left the GPU idle between them and timed some kernels in a state no application runs
+ * them in (notes/kernels.md, "the sweep's harness"). */
+enum { TIMED_BATCH = 32 };
+
 struct tune_measure {
     ln_session s;
     ln_problem p;
     ln_extents x;
     CUstream stream;
-    CUevent start, stop;
+    CUevent start[TIMED_BATCH], stop[TIMED_BATCH];   /* a batch of timed iterations' events */
     CUdeviceptr flush;
     size_t flush_bytes;
     int backward;
@@ -201,9 +206,11 @@ static int setup(tune_measure *m, const tune_worker_task *t, char *why, size_t l
     ln_problem_extents(&m->p, &m->x);
     if (ln_buffers_alloc(cu, &m->p, why, len) != 0)
         return -1;
-    CUresult rc;
-    if ((rc = cu->StreamCreate(&m->stream, 0)) != CUDA_SUCCESS ||
-        (rc = cu->EventCreate(&m->start, 0)) != CUDA_SUCCESS || (rc = cu->EventCreate(&m->stop, 0)) != CUDA_SUCCESS) {
+    CUresult rc = cu->StreamCreate(&m->stream, 0);
+    for (int i = 0; i < TIMED_BATCH && rc == CUDA_SUCCESS; i++)
+        if ((rc = cu->EventCreate(&m->start[i], 0)) == CUDA_SUCCESS)
+            rc = cu->EventCreate(&m->stop[i], 0);
+    if (rc != CUDA_SUCCESS) {
         snprintf(why, len, "cuStreamCreate/cuEventCreate: %s", cu_str(rc));
         return -1;
     }
@@ -283,24 +290,34 @@ int tune_measure_open(const tune_worker_task *t, tune_measure **out, char *why, 
     return 0;
 }
 
-/* One iteration: flush, launch, then wait (warm-up) or time it with events. */
-static CUresult iterate(tune_measure *m, const ln_plan *plan, int timed, float *ms)
+/* One iteration: flush, then launch; a timed one (slot >= 0) between the events of that slot of
+ * the batch. Nothing waits here. */
+static CUresult iterate(tune_measure *m, const ln_plan *plan, int slot)
 {
     const cu_driver *cu = m->s.cu;
     CUresult rc;
     if (m->flush &&
         (rc = cu->MemsetD8Async(m->flush, (unsigned char)(rand() & 0xff), m->flush_bytes, m->stream)) != CUDA_SUCCESS)
         return rc;
-    if (timed && (rc = cu->EventRecord(m->start, m->stream)) != CUDA_SUCCESS)
+    if (slot >= 0 && (rc = cu->EventRecord(m->start[slot], m->stream)) != CUDA_SUCCESS)
         return rc;
     if ((rc = ln_launch(cu, plan, &m->p, m->stream)) != CUDA_SUCCESS)
         return rc;
-    if (!timed)
-        return cu->StreamSynchronize(m->stream);
-    if ((rc = cu->EventRecord(m->stop, m->stream)) != CUDA_SUCCESS ||
-        (rc = cu->EventSynchronize(m->stop)) != CUDA_SUCCESS)
-        return rc;
-    return cu->EventElapsedTime(ms, m->start, m->stop);
+    return slot >= 0 ? cu->EventRecord(m->stop[slot], m->stream) : CUDA_SUCCESS;
+}
+
+/* n timed iterations queued back to back, then their times read into ms[0..n-1]. */
+static CUresult time_batch(tune_measure *m, const ln_plan *plan, int n, float *ms)
+{
+    const cu_driver *cu = m->s.cu;
+    CUresult rc = CUDA_SUCCESS;
+    for (int i = 0; i < n && rc == CUDA_SUCCESS; i++)
+        rc = iterate(m, plan, i);
+    if (rc == CUDA_SUCCESS)
+        rc = cu->EventSynchronize(m->stop[n - 1]);
+    for (int i = 0; i < n && rc == CUDA_SUCCESS; i++)
+        rc = cu->EventElapsedTime(&ms[i], m->start[i], m->stop[i]);
+    return rc;
 }
 
 /* Validation: NaN-poisoned outputs, one run, every output compared with the reference. Fills
@@ -361,7 +378,7 @@ static int time_candidate(tune_measure *m, const tune_worker_task *t, const ln_p
     double t0 = tune_now(), elapsed = 0;
     int warm = 0;
     do {
-        if ((rc = iterate(m, plan, 0, NULL)) != CUDA_SUCCESS)
+        if ((rc = iterate(m, plan, -1)) != CUDA_SUCCESS || (rc = m->s.cu->StreamSynchronize(m->stream)) != CUDA_SUCCESS)
             break;
         warm++;
         elapsed = tune_now() - t0;
@@ -375,9 +392,8 @@ static int time_candidate(tune_measure *m, const tune_worker_task *t, const ln_p
         ms = malloc((size_t)reps * sizeof *ms);
         if (!ms)
             reps = 0;
-        for (int i = 0; i < reps; i++)
-            if ((rc = iterate(m, plan, 1, &ms[i])) != CUDA_SUCCESS)
-                break;
+        for (int i = 0; i < reps && rc == CUDA_SUCCESS; i += TIMED_BATCH)
+            rc = time_batch(m, plan, reps - i < TIMED_BATCH ? reps - i : TIMED_BATCH, &ms[i]);
     }
     if (rc != CUDA_SUCCESS) {
         r->status = DB_STATUS_CRASHED;
@@ -464,10 +480,12 @@ void tune_measure_close(tune_measure *m)
             cu->ModuleUnload(m->ref_module);
         if (m->flush)
             cu->MemFree(m->flush);
-        if (m->start)
-            cu->EventDestroy(m->start);
-        if (m->stop)
-            cu->EventDestroy(m->stop);
+        for (int i = 0; i < TIMED_BATCH; i++) {
+            if (m->start[i])
+                cu->EventDestroy(m->start[i]);
+            if (m->stop[i])
+                cu->EventDestroy(m->stop[i]);
+        }
         if (m->stream)
             cu->StreamDestroy(m->stream);
         if (m->p.split_ws)

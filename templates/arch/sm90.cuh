@@ -202,6 +202,17 @@ template <int PENDING> FT_DEVICE void bulk_wait_read()
 {
     asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(PENDING) : "memory");
 }
+// Four 8x8 matrices of 16-bit elements to shared memory (stmatrix .x4, one instruction for what
+// takes four 4-byte stores): register i of every lane is row lane/4, columns 2(lane%4) and +1 of
+// matrix i, the mma fragment's layout; lanes 8i..8i+7 give the addresses of matrix i's 8 rows
+// (16 bytes each). Every lane of the warp takes part.
+FT_DEVICE void stmatrix_x4(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
+                 "r"(r2), "r"(r3)
+                 : "memory");
+}
+
 // Waits until at most PENDING of the thread's bulk groups are still incomplete.
 template <int PENDING> FT_DEVICE void bulk_wait()
 {

@@ -30,7 +30,7 @@
 //     dQ reduce between the tile's block barriers; L and delta come by cp.async; the partial
 //     tile's dQ is added by atomics.
 //   producer (one more warpgroup, warpgroup 0): its warp 0 fills the ring (TMA for Q and dO, L
-//     and delta by its lanes) as slots come free (each slot's empty mbarrier), and its warp 1
+//     and delta by its lanes, L stored as -L log2(e), l_offset) as slots come free (each slot's empty mbarrier), and its warp 1
 //     adds each dQ tile (every tile by bulk reduce, the partial one too) from two shared-memory
 //     dQ tiles, so neither the loads nor the hand-off of dQ (or its turn, DQ_MODE ordered) ever
 //     stops a consumer; dS^T is double-buffered, and the consumers meet once a tile, at the dS^T
@@ -468,6 +468,14 @@ FT_DEVICE void transposed_scores(float (&acc)[S_REGS], unsigned kv, unsigned sta
     }
 }
 
+// A slot's L as the exponent's offset -L log2(e). The producer stores it so (once a row, for every
+// consumer: 16 multiplies a tile less in each consumer thread); the inline pipeline's cp.async
+// brings L as the forward wrote it. +inf (a row past the queries) becomes -inf: P is still 0.
+FT_DEVICE float l_offset(float l_slot)
+{
+    return PRODUCER ? l_slot : -l_slot * (float)FT_LOG2E;
+}
+
 // P^T = exp2(S^T * scale*log2e - L*log2e), in place. Element s[4j+e]: key krow + 8*(e/2) of the
 // tile, query m0 + 8j + 2qd + e%2. Masked: outside the band, or key past seqlen_k.
 FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, const ft_bwd_args &args, const dkdv_block &blk,
@@ -480,7 +488,7 @@ FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, const ft_bwd
 #pragma unroll
     for (int j = 0; j < BLOCK_M / 8; j++) {
         const float2 l2 = *(const float2 *)(l_smem + 8 * j + 2 * th.qd);
-        const float nl0 = -l2.x * (float)FT_LOG2E, nl1 = -l2.y * (float)FT_LOG2E;
+        const float nl0 = l_offset(l2.x), nl1 = l_offset(l2.y);
 #pragma unroll
         for (int e = 0; e < 4; e++)
             s[4 * j + e] = fast_exp2(fmaf(s[4 * j + e], scale_log2, (e & 1) ? nl1 : nl0));
@@ -514,7 +522,7 @@ FT_DEVICE void dp_to_ds(float (&ds)[S_REGS], const float (&p)[S_REGS], const flo
             ds[4 * j + e] = p[4 * j + e] * (ds[4 * j + e] - ((e & 1) ? d2.y : d2.x));
 #if SOFTCAP
         const float2 l2 = *(const float2 *)(d_smem - BLOCK_M + 8 * j + 2 * qd);
-        const float nl0 = -l2.x * (float)FT_LOG2E, nl1 = -l2.y * (float)FT_LOG2E;
+        const float nl0 = l_offset(l2.x), nl1 = l_offset(l2.y);
 #pragma unroll
         for (int e = 0; e < 4; e++)
             ds[4 * j + e] *= cap_slope(p[4 * j + e], (e & 1) ? nl1 : nl0, 1.f / scale_log2);
@@ -627,29 +635,35 @@ FT_DEVICE unsigned ds_chunk(unsigned base, int j, int half)
 }
 
 // dS^T to the shared tile at ds_tile as 16-bit pairs: row = key of the tile, BLOCK_M queries
-// (panel_offset's layout).
+// (panel_offset's layout), by stmatrix: a k-step's four registers of pairs (rows krow and krow + 8,
+// queries 16kk + 2qd and + 8; wg_acc_to_a's order) are the four 8x8 matrices of one stmatrix.x4,
+// lane l giving the address of row l%8 of matrix l/8: key row warp_row0 + 8((l/8)%2) + l%8, chunk
+// 2kk + l/16. Chunk 2kk + 1 stays in chunk 2kk's panel, so the lane's half of the chunk index
+// joins its row's swizzle in the base. 4 stores a k-step become one; bytes and banks as before.
+FT_DEVICE unsigned ds_stmatrix_base(unsigned tile, const dkdv_thread &th)
+{
+    const int lane = th.t % 32;
+    const int row = (th.krow & ~7) + 8 * ((lane / 8) % 2) + lane % 8;
+    return opaque(tile + row * 128) ^ ((((unsigned)row & 7) ^ (unsigned)(lane / 16)) << 4);
+}
 FT_DEVICE void store_ds(unsigned ds_tile, const float (&ds)[S_REGS], const dkdv_thread &th)
 {
-    const unsigned base = ds_row_base(ds_tile, th);
+    const unsigned base = ds_stmatrix_base(ds_tile, th);
 #pragma unroll
-    for (int j = 0; j < BLOCK_M / 8; j++)
-#pragma unroll
-        for (int half = 0; half < 2; half++)
-            st_shared_b32(ds_chunk(base, j, half), pack2(ds[4 * j + 2 * half], ds[4 * j + 2 * half + 1]));
+    for (int kk = 0; kk < BLOCK_M / 16; kk++)
+        stmatrix_x4(ds_chunk(base, 2 * kk, 0), pack2(ds[8 * kk], ds[8 * kk + 1]), pack2(ds[8 * kk + 2], ds[8 * kk + 3]),
+                    pack2(ds[8 * kk + 4], ds[8 * kk + 5]), pack2(ds[8 * kk + 6], ds[8 * kk + 7]));
 }
-// The same from dS^T already packed as dK's A registers (wg_acc_to_a's order: the pair of row
-// krow + 8*half, chunk j is register (j%2)*2 + half of k-step j/2), not packed a second time: the
-// inline pipeline's. The consumers keep the fp32 form above, packing at each store: holding the
-// packed pairs across the stores made head dim 96's ordered causal default spill (and packing
-// through wg_acc_to_a first moves the schedule of 62 of 106 configurations checked).
+// The same from dS^T already packed as dK's A registers, not packed a second time: the inline
+// pipeline's. The consumers keep the fp32 form above, packing at each store: holding the packed
+// pairs across the stores made head dim 96's ordered causal default spill (and packing through
+// wg_acc_to_a first moves the schedule of 62 of 106 configurations checked).
 FT_DEVICE void store_ds(unsigned ds_tile, const unsigned (&dsa)[M_STEPS][4], const dkdv_thread &th)
 {
-    const unsigned base = ds_row_base(ds_tile, th);
+    const unsigned base = ds_stmatrix_base(ds_tile, th);
 #pragma unroll
-    for (int j = 0; j < BLOCK_M / 8; j++)
-#pragma unroll
-        for (int half = 0; half < 2; half++)
-            st_shared_b32(ds_chunk(base, j, half), dsa[j / 2][(j % 2) * 2 + half]);
+    for (int kk = 0; kk < BLOCK_M / 16; kk++)
+        stmatrix_x4(ds_chunk(base, 2 * kk, 0), dsa[kk][0], dsa[kk][1], dsa[kk][2], dsa[kk][3]);
 }
 
 // SPLIT_COLS: the 16-bit pairs store_ds wrote, back as the A registers of dK += dS^T Q (the pair
@@ -1059,7 +1073,7 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
 #pragma unroll
             for (int r = lane; r < BLOCK_M; r += 32) {
                 const bool in = EVEN_M || m0 + r < blk.seqlen_q(args);
-                ld[r] = in ? lse[m0 + r] : FT_INF_F;
+                ld[r] = in ? -lse[m0 + r] * (float)FT_LOG2E : -FT_INF_F;   // l_offset's form
                 ld[BLOCK_M + r] = in ? delta[m0 + r] : 0.f;
             }
             mbar_arrive(blk.full_bar(st));   // releases the stores above
