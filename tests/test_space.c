@@ -705,6 +705,48 @@ static void broken_spaces_fail_with_position(void **state)
     assert_int_equal(tune_space_load(NULL, NULL, &set, NULL, 0), -1);
 }
 
+/* The confirm table: absent means none, its defaults, and each bad value refused by name. */
+static void confirm_is_read_and_checked(void **state)
+{
+    (void)state;
+    static const char *const head = "return { space{ name = 'c', template = 'fwd_mma', fixed = { NUM_STAGES = 1 },\n"
+                                    "  workloads = { { dtype = 'bf16', head_dim = 64, seqlen = 256, batch = 1, heads = 1 } }";
+    static const struct {
+        const char *confirm;   /* the space's confirm entry, or "" */
+        int top, rounds;
+        double within;
+        const char *error;     /* NULL: loads */
+    } cases[] = {
+        { "", 4, 0, 0.05, NULL },
+        { ", confirm = {}", 4, 3, 0.05, NULL },
+        { ", confirm = { top = 3, within = 0.1, rounds = 5 }", 3, 5, 0.1, NULL },
+        { ", confirm = { rounds = 0 }", 4, 0, 0.05, NULL },
+        { ", confirm = 3", 0, 0, 0, "space 'c': confirm must be a table" },
+        { ", confirm = { top = 1 }", 0, 0, 0, "space 'c': confirm.top = 1 must be at least 2" },
+        { ", confirm = { top = 17 }", 0, 0, 0, "confirm.top = 17 is out of range (at most 16)" },
+        { ", confirm = { rounds = 40 }", 0, 0, 0, "confirm.rounds = 40 is out of range (at most 16)" },
+        { ", confirm = { rounds = -1 }", 0, 0, 0, "confirm.rounds = -1 must be at least 0" },
+        { ", confirm = { within = 1.5 }", 0, 0, 0, "confirm.within = 1.5 is out of range" },
+        { ", confirm = { round = 2 }", 0, 0, 0, "unknown key 'round'" },
+    };
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        char text[1024], err[2048] = "";
+        snprintf(text, sizeof text, "%s%s } }\n", head, cases[i].confirm);
+        tune_space_set *set = load_text(text, err, sizeof err);
+        if (cases[i].error) {
+            if (set || !strstr(err, cases[i].error))
+                fail_msg("'%s': expected '%s', got '%s'", cases[i].confirm, cases[i].error, err);
+            continue;
+        }
+        if (!set)
+            fail_msg("'%s': %s", cases[i].confirm, err);
+        const tune_confirm *c = &set->spaces[0].confirm;
+        if (c->top != cases[i].top || c->rounds != cases[i].rounds || c->within != cases[i].within)
+            fail_msg("'%s': top %d rounds %d within %g", cases[i].confirm, c->top, c->rounds, c->within);
+        tune_space_set_free(set);
+    }
+}
+
 /* ---- runaway files ------------------------------------------------------------------------- */
 
 static double now_s(void)
@@ -830,6 +872,7 @@ int main(void)
         cmocka_unit_test(varlen_lengths_fill_their_bucket),
         cmocka_unit_test(where_filters_with_reasons),
         cmocka_unit_test(random_strategy_is_reproducible),
+        cmocka_unit_test(confirm_is_read_and_checked),
         cmocka_unit_test(device_reaches_lua),
         cmocka_unit_test(declared_and_plain_spaces),
         cmocka_unit_test(device_defaults),

@@ -169,6 +169,52 @@ static void test_keep_and_default(void **state)
     assert_int_equal(tune_sweep_is_default(&c), 0);
 }
 
+/* The confirm step's choice of finalists and its combined record. */
+static void test_confirm(void **state)
+{
+    (void)state;
+    /* medians (ms); -1: failed; 0: never timed (id -1) */
+    static const double med[] = { 1.30, 1.00, -1, 1.04, 0, 1.02, 1.20, 1.049, 1.03 };
+    enum { N = sizeof med / sizeof med[0] };
+    tune_record t[N];
+    for (int i = 0; i < N; i++) {
+        tune_record_init(&t[i], med[i] == 0 ? -1 : i);
+        t[i].status = med[i] < 0 ? DB_STATUS_INVALID : DB_STATUS_OK;
+        t[i].median_ms = med[i] > 0 ? med[i] : NAN;
+    }
+    int fin[16];
+    tune_confirm cf = { .top = 4, .within = 0.05, .rounds = 3 };
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, fin), 4);   /* 1.00 1.02 1.03 1.04; 1.049 is fifth */
+    assert_int_equal(fin[0], 1);
+    assert_int_equal(fin[1], 5);
+    assert_int_equal(fin[2], 8);
+    assert_int_equal(fin[3], 3);
+    cf.top = 8;
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, fin), 5);   /* within 5 %: up to 1.05 */
+    assert_int_equal(fin[4], 7);
+    cf.within = 0.01;
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, fin), 0);   /* the best alone: nothing to confirm */
+    cf.within = 0.025;
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, fin), 2);
+    cf.rounds = 0;
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, fin), 0);
+
+    tune_record r[4];
+    const double rm[] = { 2.0, 2.6, 2.2, 2.4 }, rmin[] = { 1.9, 2.5, 1.8, 2.3 };
+    for (int i = 0; i < 4; i++) {
+        tune_record_init(&r[i], i);
+        r[i].median_ms = rm[i], r[i].min_ms = rmin[i], r[i].rel_error = 0.001 * (i + 1), r[i].tflops = 500;
+    }
+    const tune_record *p[4] = { &r[0], &r[1], &r[2], &r[3] };
+    tune_record out;
+    tune_confirm_combine(p, 3, &out);   /* 2.0 2.6 2.2: median 2.2 */
+    assert_true(fabs(out.median_ms - 2.2) < 1e-12 && out.min_ms == 1.8);
+    assert_true(fabs(out.spread - 0.6 / 2.2) < 1e-12 && out.rel_error == 0.003);
+    assert_true(fabs(out.tflops - 500 * 2.0 / 2.2) < 1e-9);
+    tune_confirm_combine(p, 4, &out);   /* even count: the mean of 2.2 and 2.4 */
+    assert_true(fabs(out.median_ms - 2.3) < 1e-12 && out.rel_error == 0.004);
+}
+
 /* A database with 3 kernels of one workload: kernel 0 ok, kernel 2 pruned, kernel 1 missing. */
 static void test_resume_filter(void **state)
 {
@@ -261,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_record_lines),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_keep_and_default),
+        cmocka_unit_test(test_confirm),
         cmocka_unit_test(test_resume_filter),
         cmocka_unit_test(test_compile_only),
     };

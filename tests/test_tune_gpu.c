@@ -92,6 +92,15 @@ static const char features_space[] =
     "         params = { BLOCK_M = {32}, BLOCK_N = {64, 128} }, workloads = w, bench = bench },\n"
     "}\n";
 
+/* Three forward candidates, all finalists (within 100 %), confirmed over two rounds. */
+static const char confirm_space[] =
+    "local w = grid{ dtype = 'bf16', head_dim = 64, causal = {0}, seqlen = 1024, tokens = 4096, hidden = 512 }\n"
+    "return {\n"
+    "  space{ name = 'fwd', template = 'fwd_mma', fixed = { NUM_STAGES = 2, NUM_WARPS = 4 },\n"
+    "         params = { BLOCK_M = {64}, BLOCK_N = {32, 64, 128} }, workloads = w,\n"
+    "         bench = { warmup_ms = 2, rep_ms = 10, timeout_s = 10 }, confirm = { top = 3, within = 1, rounds = 2 } },\n"
+    "}\n";
+
 /* The other kinds of workload: a two-sided window, a bottom-right causal mask on lengths that
  * differ, and a causal variable-length batch of 6 sequences filling about half its padded batch. */
 static const char kinds_space[] =
@@ -249,6 +258,24 @@ static void grouped_capped_workloads_are_tuned(void **state)
                      query_int(db_path, "SELECT count(DISTINCT kernel_id) FROM results"));
 }
 
+/* The confirm step: every finalist is stored once, ok, with the median of its three timings. */
+static void finalists_are_confirmed_in_rotation(void **state)
+{
+    (void)state;
+    tune_space_set *set = load_space("confirm.lua", confirm_space);
+    char db_path[256];
+    snprintf(db_path, sizeof db_path, "%s/confirm.db", tmpdir);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2), 0);
+    tune_space_set_free(set);
+    const long long total = query_int(db_path, "SELECT count(*) FROM results");
+    const long long confirmed = query_int(db_path, "SELECT count(*) FROM results WHERE status = 'ok' AND message = "
+                                                   "'confirmed: the median of 3 timings, in rotation with 2 other "
+                                                   "finalists' AND median_ms > 0 AND min_ms <= median_ms");
+    print_message("%lld results, %lld confirmed\n", total, confirmed);
+    assert_int_equal(total, 3);
+    assert_int_equal(confirmed, 3);
+}
+
 static void killed_sweep_resumes_without_loss_or_duplicates(void **state)
 {
     (void)state;
@@ -326,6 +353,7 @@ int main(void)
         cmocka_unit_test(killed_sweep_resumes_without_loss_or_duplicates),
         cmocka_unit_test(grouped_capped_workloads_are_tuned),
         cmocka_unit_test(masked_and_varlen_workloads_are_tuned),
+        cmocka_unit_test(finalists_are_confirmed_in_rotation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

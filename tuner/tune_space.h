@@ -21,6 +21,7 @@
  *       strategy = "exhaustive",             -- the default; or { kind = "random", n = 20, seed = 1 }
  *                                            -- or { kind = "prune", keep = 0.25, warmup_ms = 5, rep_ms = 20 }
  *       bench = { warmup_ms = 25, rep_ms = 100, timeout_s = 10 },
+ *       confirm = { top = 4, within = 0.05, rounds = 3 },   -- optional: the finalists re-timed
  *     },
  *   }
  *
@@ -172,6 +173,19 @@ typedef struct tune_strategy {
     tune_bench first;           /* prune: the short first pass (defaults 5 ms, 20 ms, bench's timeout) */
 } tune_strategy;
 
+/* After a workload's candidates are timed, its finalists (the best `top` whose medians are within
+ * `within` of the best, at least two) are timed again in `rounds` rotations (A B C A B C ...) in
+ * one worker, and each one's time becomes the median of its timings. Under load a GPU's clocks
+ * settle over about a second, so candidates timed one after the other in short windows differ
+ * by a few percent for no reason of their own (notes/kernels.md, "sustained load"); in
+ * rotation that drift falls on each finalist alike. Without a confirm table: none; with one,
+ * rounds defaults to 3 (0: none). */
+typedef struct tune_confirm {
+    int top;                    /* at most this many finalists (default 4, at least 2) */
+    double within;              /* a finalist's median is at most (1 + within) x the best's (default 0.05) */
+    int rounds;                 /* rotations (0: no confirmation) */
+} tune_confirm;
+
 /* "exhaustive", "random", "prune". */
 const char *tune_strategy_name(tune_strategy_kind kind);
 
@@ -204,6 +218,7 @@ typedef struct tune_space {
     unsigned searched;          /* GEN_BIT mask of the parameters in params */
     tune_strategy strategy;
     tune_bench bench;           /* the full timing (defaults 25 ms, 100 ms, 10 s) */
+    tune_confirm confirm;       /* the finalists' rotations (default none) */
     tune_candidates *workloads; /* in the order given; malloc'ed */
     int workload_count;
 } tune_space;

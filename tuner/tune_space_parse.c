@@ -336,6 +336,7 @@ static int read_workloads(lua_State *L, const char *label, tune_spec *s, char *e
 
 static const char *const strategy_keys[] = { "kind", "n", "seed", "keep", "warmup_ms", "rep_ms", NULL };
 static const char *const bench_keys[] = { "warmup_ms", "rep_ms", "timeout_s", NULL };
+static const char *const confirm_keys[] = { "top", "within", "rounds", NULL };
 
 const char *tune_strategy_name(tune_strategy_kind kind)
 {
@@ -440,10 +441,39 @@ static int read_bench(lua_State *L, int idx, const char *label, tune_spec *s, ch
     return 0;
 }
 
+static int read_confirm(lua_State *L, int idx, const char *label, tune_spec *s, char *err, size_t len)
+{
+    tune_confirm *c = &s->space.confirm;
+    *c = (tune_confirm){ .top = 4, .within = 0.05, .rounds = 0 };
+    const int type = lua_getfield(L, idx, "confirm");
+    char what[192];
+    snprintf(what, sizeof what, "%s: confirm", label);
+    if (type != LUA_TNIL) {
+        if (type != LUA_TTABLE) {
+            snprintf(err, len, "%s must be a table {top = ..., within = ..., rounds = ...}, got %s", what,
+                     luaL_typename(L, -1));
+            return -1;
+        }
+        const int t = lua_gettop(L);
+        if (tune_check_keys(L, t, confirm_keys, what, err, len) ||
+            tune_field_int(L, t, what, "top", 0, 4, 2, &c->top, err, len) ||
+            tune_field_number(L, t, what, "within", 0, 1, 1, &c->within, err, len) ||
+            tune_field_int(L, t, what, "rounds", 0, 3, 0, &c->rounds, err, len))
+            return -1;
+        if (c->top > 16 || c->rounds > 16) {
+            snprintf(err, len, "%s.%s = %d is out of range (at most 16)", what, c->top > 16 ? "top" : "rounds",
+                     c->top > 16 ? c->top : c->rounds);
+            return -1;
+        }
+    }
+    lua_pop(L, 1);
+    return 0;
+}
+
 /* ---- the space ---------------------------------------------------------------------------------- */
 
 static const char *const space_keys[] = {
-    "name", "template", "fixed", "params", "where", "workloads", "strategy", "bench", NULL,
+    "name", "template", "fixed", "params", "where", "workloads", "strategy", "bench", "confirm", NULL,
 };
 
 int tune_spec_read(lua_State *L, int idx, int spec_idx, const char *label, char *err, size_t len)
@@ -522,7 +552,10 @@ int tune_spec_read(lua_State *L, int idx, int spec_idx, const char *label, char 
         goto out;
     lua_pop(L, 1);
 
-    rc = read_strategy(L, idx, lab, s, err, len) || read_bench(L, idx, lab, s, err, len) ? -1 : 0;
+    rc = read_strategy(L, idx, lab, s, err, len) || read_bench(L, idx, lab, s, err, len) ||
+                 read_confirm(L, idx, lab, s, err, len)
+             ? -1
+             : 0;
 out:
     lua_settop(L, top);
     return rc;

@@ -40,6 +40,20 @@ int tune_sweep_pending(db *d, int64_t device_id, int64_t workload_id, const int6
  * at least 1 when timed > 0. */
 int tune_sweep_keep_count(int timed, double keep);
 
+/* The most timings tune_confirm_combine takes: the first and up to 16 rounds. */
+#define TUNE_CONFIRM_MAX_TIMINGS 17
+
+/* The confirm step's finalists among timed[0..n-1] (tune_space.h, tune_confirm): the indices of
+ * the ok results, fastest first, at most cf->top of them, whose medians are within cf->within of
+ * the fastest. Returns their count (finalists needs room for cf->top), or 0 when fewer than two
+ * qualify or cf->rounds is 0. */
+int tune_confirm_finalists(const tune_record *timed, int n, const tune_confirm *cf, int *finalists);
+
+/* A finalist's record from its m ok timings (timings[0] the first): the median of their medians,
+ * the least minimum, the worst errors, spread = (slowest - fastest median) / median, TFLOP/s
+ * scaled to the median. */
+void tune_confirm_combine(const tune_record *const *timings, int m, tune_record *out);
+
 /* 1 when c holds its family's default for every parameter the space may choose (all but
  * DTYPE, HEAD_DIM, HEAD_DIM_V, CAUSAL, EVEN_M, EVEN_N, which the workload sets). */
 int tune_sweep_is_default(const gen_config *c);
