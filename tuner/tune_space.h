@@ -173,8 +173,8 @@ typedef struct tune_strategy {
     tune_bench first;           /* prune: the short first pass (defaults 5 ms, 20 ms, bench's timeout) */
 } tune_strategy;
 
-/* After a workload's candidates are timed, its finalists (the best `top` whose medians are within
- * `within` of the best, at least two) are timed again in `rounds` rotations (A B C A B C ...) in
+/* After a workload's candidates are timed, its finalists (the best `top` of those timed in this
+ * run whose medians are within `within` of the best, at least two) are timed again in `rounds` rotations (A B C A B C ...) in
  * one worker, and each one's time becomes the median of its timings. Under load a GPU's clocks
  * settle over about a second, so candidates timed one after the other in short windows differ
  * by a few percent for no reason of their own (notes/kernels.md, "sustained load"); in
