@@ -6,10 +6,11 @@
  * a softcap (grouped-query attention beside its plain twin, the softcap beside none); with another
  * word, only the rows of that set (e.g. "order": bwd_wgmma's product orders). Only the rows that
  * run are compiled (an unknown set is an error). Prints one line per row; H reads H/Hk with grouped
- * K/V heads. FT_BENCH_L=typical (or zero, the default)
- * gives the backward's rows a log-sum-exp of real size instead of 0 (see main); FT_BENCH_FLUSH=1
- * writes 256 MB before each timed launch, as bench/compare.py's timing does, so nothing of the
- * launch's data is left in L2 (the tuner's sweep writes twice the L2 likewise).
+ * K/V heads. FT_BENCH_L=typical (or zero, the default) gives the backward's rows a log-sum-exp of
+ * real size instead of 0 (see main); FT_BENCH_FLUSH=1 writes 256 MB before each timed launch, as
+ * bench/compare.py's timing does, so nothing of the launch's data is left in L2 (the tuner's sweep
+ * writes twice the L2 likewise). 20 repetitions time the GPU before its clocks settle under load:
+ * compare kernels within one run (notes/kernels.md, "Sustained load").
  * Launches go through the launch module, as the runtime's and the tuner's do. */
 #include <math.h>
 #include <stdio.h>
@@ -384,8 +385,8 @@ static int time_plan(const cu_driver *cu, const ln_plan *plan, const ln_problem 
         if ((rc = ln_launch(cu, plan, p, NULL)) == CUDA_SUCCESS)
             rc = cu->StreamSynchronize(NULL);
     for (int rep = 0; rep < reps && rc == CUDA_SUCCESS; rep++) {
-        if (flush_bytes)
-            cu->MemsetD8Async(flush, (unsigned char)rep, flush_bytes, NULL);
+        if (flush_bytes && (rc = cu->MemsetD8Async(flush, (unsigned char)rep, flush_bytes, NULL)) != CUDA_SUCCESS)
+            break;
         cu->EventRecord(start, NULL);
         rc = ln_launch(cu, plan, p, NULL);
         cu->EventRecord(stop, NULL);
@@ -572,7 +573,8 @@ int main(int argc, char **argv)
         else
             snprintf(heads, sizeof heads, "%d", pr.heads);
         printf("%-10s %-5s %3d/%-3d %3d %5s %6d %6d %4d %4d %3d %3d %3d %2d %2d %2d %3g %5d %9.4f %9.4f %9.1f"
-               "   %d%d%d\n", r->family, gen_dtype_name(r->dtype), r->head_dim, DV(r), r->batch, heads, r->seqlen, r->causal,
+               "   %d%d%d\n",
+               r->family, gen_dtype_name(r->dtype), r->head_dim, DV(r), r->batch, heads, r->seqlen, r->causal,
                p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_NUM_STAGES], p[GEN_DQ_MODE], p[GEN_OVERLAP],
                p[GEN_PINGPONG], p[GEN_PERSISTENT], (double)r->softcap, k->binary.registers, med, ms[0],
                flops / (med * 1e-3) / 1e12, p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY]);

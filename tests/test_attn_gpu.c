@@ -228,9 +228,10 @@ static gen_config make_config(const char *name, const attn_case *c, int backward
  * ordered) in the cases whose dq column asks for a separate (deterministic) dQ. */
 static gpu_kernel *wg_kernels[CASE_COUNT], *wgb_kernels[CASE_COUNT];
 /* Tiles as BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, then three schedule flags for the families
- * that take them: fwd_wgmma's OVERLAP, PINGPONG, PERSISTENT; bwd_wgmma's DQ_FIRST, DK_SS, DV_EARLY. fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and with
- * a producer warpgroup (+4) in every schedule: OVERLAP, PINGPONG and PERSISTENT on and off, one
- * stage to four, one to three consumers (the last two: three taking turns). */
+ * that take them: fwd_wgmma's OVERLAP, PINGPONG, PERSISTENT; bwd_wgmma's DQ_FIRST, DK_SS,
+ * DV_EARLY. fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and with a producer warpgroup
+ * (+4) in every schedule: OVERLAP, PINGPONG and PERSISTENT on and off, one stage to four, one to
+ * three consumers (the last two: three taking turns). */
 static const int wg_tiles[][7] = {
     { 128, 128, 12, 2, 1, 1, 1 }, { 128, 128, 8, 2, 0, 0, 0 }, { 64, 128, 8, 2, 1, 0, 1 }, { 64, 128, 4, 2, 0, 0, 0 },
     { 128, 64, 12, 1, 0, 1, 1 },  { 192, 64, 12, 3, 0, 0, 0 }, { 128, 64, 8, 1, 0, 0, 0 }, { 64, 64, 8, 3, 0, 0, 1 },

@@ -717,8 +717,9 @@ static void broken_spaces_fail_with_position(void **state)
 static void confirm_is_read_and_checked(void **state)
 {
     (void)state;
-    static const char *const head = "return { space{ name = 'c', template = 'fwd_mma', fixed = { NUM_STAGES = 1 },\n"
-                                    "  workloads = { { dtype = 'bf16', head_dim = 64, seqlen = 256, batch = 1, heads = 1 } }";
+    static const char *const head =
+        "return { space{ name = 'c', template = 'fwd_mma', fixed = { NUM_STAGES = 1 },\n"
+        "  workloads = { { dtype = 'bf16', head_dim = 64, seqlen = 256, batch = 1, heads = 1 } }";
     static const struct {
         const char *confirm;   /* the space's confirm entry, or "" */
         int top, rounds;

@@ -98,7 +98,8 @@ static const char confirm_space[] =
     "return {\n"
     "  space{ name = 'fwd', template = 'fwd_mma', fixed = { NUM_STAGES = 2, NUM_WARPS = 4 },\n"
     "         params = { BLOCK_M = {64}, BLOCK_N = {32, 64, 128} }, workloads = w,\n"
-    "         bench = { warmup_ms = 2, rep_ms = 10, timeout_s = 10 }, confirm = { top = 3, within = 1, rounds = 2 } },\n"
+    "         bench = { warmup_ms = 2, rep_ms = 10, timeout_s = 10 },\n"
+    "         confirm = { top = 3, within = 1, rounds = 2 } },\n"
     "}\n";
 
 /* The other kinds of workload: a two-sided window, a bottom-right causal mask on lengths that

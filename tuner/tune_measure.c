@@ -13,9 +13,10 @@
 
 #include "ln_internal.h"
 
-/* Timed iterations are queued in batches, their events read after the batch: a host wait after
- * each one left the GPU idle between them and timed some kernels in a state no application runs
- * them in (notes/kernels.md, "the sweep's harness"). */
+/* Timed iterations are queued in batches, their events read after the batch, so the GPU runs
+ * them back to back as an application does (and compare.py's timing), not idle between them for
+ * a host wait after each. That wait did not cause the drift between candidates that the confirm
+ * step answers: sustained load did (notes/kernels.md, "Sustained load"). */
 enum { TIMED_BATCH = 32 };
 
 struct tune_measure {
@@ -378,7 +379,8 @@ static int time_candidate(tune_measure *m, const tune_worker_task *t, const ln_p
     double t0 = tune_now(), elapsed = 0;
     int warm = 0;
     do {
-        if ((rc = iterate(m, plan, -1)) != CUDA_SUCCESS || (rc = m->s.cu->StreamSynchronize(m->stream)) != CUDA_SUCCESS)
+        if ((rc = iterate(m, plan, -1)) != CUDA_SUCCESS ||
+            (rc = m->s.cu->StreamSynchronize(m->stream)) != CUDA_SUCCESS)   /* per-iteration time, below */
             break;
         warm++;
         elapsed = tune_now() - t0;

@@ -174,11 +174,11 @@ typedef struct tune_strategy {
 } tune_strategy;
 
 /* After a workload's candidates are timed, its finalists (the best `top` of those timed in this
- * run whose medians are within `within` of the best, at least two) are timed again in `rounds` rotations (A B C A B C ...) in
- * one worker, and each one's time becomes the median of its timings. Under load a GPU's clocks
- * settle over about a second, so candidates timed one after the other in short windows differ
- * by a few percent for no reason of their own (notes/kernels.md, "sustained load"); in
- * rotation that drift falls on each finalist alike. Without a confirm table: none; with one,
+ * run whose medians are within `within` of the best, at least two) are timed again in `rounds`
+ * rotations (A B C A B C ...) in one worker, and each one's time becomes the median of its
+ * timings. Under load a GPU's clocks settle over about a second, so candidates timed one after
+ * the other in short windows differ by a few percent for no reason of their own (notes/kernels.md,
+ * "Sustained load"); in rotation that drift falls on each finalist alike. Without a confirm table: none; with one,
  * rounds defaults to 3 (0: none). */
 typedef struct tune_confirm {
     int top;                    /* at most this many finalists (default 4, at least 2) */

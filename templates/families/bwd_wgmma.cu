@@ -30,8 +30,8 @@
 //     dQ reduce between the tile's block barriers; L and delta come by cp.async; the partial
 //     tile's dQ is added by atomics.
 //   producer (one more warpgroup, warpgroup 0): its warp 0 fills the ring (TMA for Q and dO, L
-//     and delta by its lanes, L stored as -L log2(e), l_offset) as slots come free (each slot's empty mbarrier), and its warp 1
-//     adds each dQ tile (every tile by bulk reduce, the partial one too) from two shared-memory
+//     (as -L log2(e): l_scaled) and delta by its lanes) as slots come free (each slot's empty
+//     mbarrier), and its warp 1 adds each dQ tile (every tile by bulk reduce, the partial one too) from two shared-memory
 //     dQ tiles, so neither the loads nor the hand-off of dQ (or its turn, DQ_MODE ordered) ever
 //     stops a consumer; dS^T is double-buffered, and the consumers meet once a tile, at the dS^T
 //     exchange. The registers move to the consumers (setmaxnreg: the producer keeps 24).
@@ -138,7 +138,8 @@ constexpr int BAR_P = BAR_DQ + 8 * (DQ_SOURCES + DQ_TILES), BAR_DS = BAR_P + 8, 
 constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS, HEAD_DIM);
 constexpr int MIN_BLOCKS = bwd_wgmma_min_blocks(BLOCK_N, NUM_WARPS, HEAD_DIM);
 
-constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, DQ_FIRST, DK_SS, DV_EARLY);
+constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, DQ_FIRST,
+                                    DK_SS, DV_EARLY);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma takes f16 or bf16");
 static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_N/16 (consumers only) or BLOCK_N/16 + 4 (and a "
                                           "producer warpgroup); 12 at head dims 192 and 256");
@@ -150,7 +151,8 @@ static_assert(RULE != BWD_WGMMA_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_MODE, "DQ_MODE must be atomic or ordered");
 static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower NUM_STAGES");
 static_assert(RULE != BWD_WGMMA_BAD_REGISTERS, "head dims: accumulators would spill");
-static_assert(RULE != BWD_WGMMA_BAD_ORDER, "DQ_FIRST, DK_SS and DV_EARLY 1 need a producer warpgroup and the keys split (dkdv_consumer)");
+static_assert(RULE != BWD_WGMMA_BAD_ORDER,
+              "DQ_FIRST, DK_SS and DV_EARLY 1 need a producer warpgroup and the keys split (dkdv_consumer)");
 static_assert(BAR_MEET + 8 <= LD_BYTES, "L, delta, the mbarriers and the ticket fit LD_BYTES");
 static_assert(DQ_TILE_BYTES == 128 * 4 * (DQ_COLS0 + (DQ_REGIONS == 2 ? DQ_COLS1 : 0)) / 2,
               "a dQ tile is every thread's accumulators");
@@ -468,12 +470,17 @@ FT_DEVICE void transposed_scores(float (&acc)[S_REGS], unsigned kv, unsigned sta
     }
 }
 
-// A slot's L as the exponent's offset -L log2(e). The producer stores it so (once a row, for every
-// consumer: 16 multiplies a tile less in each consumer thread); the inline pipeline's cp.async
-// brings L as the forward wrote it. +inf (a row past the queries) becomes -inf: P is still 0.
+// L as the exponent's offset, -L log2(e); +inf (a row past the queries) becomes -inf, so P is
+// still 0. The producer stores L so (once a row, for every consumer: 16 multiplies a tile less
+// in each consumer thread); the inline pipeline's cp.async brings L as the forward wrote it, and
+// l_offset scales a slot's value where it is read.
+FT_DEVICE float l_scaled(float l)
+{
+    return -l * (float)FT_LOG2E;
+}
 FT_DEVICE float l_offset(float l_slot)
 {
-    return PRODUCER ? l_slot : -l_slot * (float)FT_LOG2E;
+    return PRODUCER ? l_slot : l_scaled(l_slot);
 }
 
 // P^T = exp2(S^T * scale*log2e - L*log2e), in place. Element s[4j+e]: key krow + 8*(e/2) of the
@@ -1073,7 +1080,7 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
 #pragma unroll
             for (int r = lane; r < BLOCK_M; r += 32) {
                 const bool in = EVEN_M || m0 + r < blk.seqlen_q(args);
-                ld[r] = in ? -lse[m0 + r] * (float)FT_LOG2E : -FT_INF_F;   // l_offset's form
+                ld[r] = in ? l_scaled(lse[m0 + r]) : l_scaled(FT_INF_F);
                 ld[BLOCK_M + r] = in ? delta[m0 + r] : 0.f;
             }
             mbar_arrive(blk.full_bar(st));   // releases the stores above

@@ -22,7 +22,7 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_DQ_MODE,     /* DQ_MODE separate (bwd_wgmma is atomic or ordered) */
     BWD_WGMMA_BAD_SMEM,        /* over the shared-memory limit */
     BWD_WGMMA_BAD_REGISTERS,   /* accumulators would spill */
-    BWD_WGMMA_BAD_ORDER,       /* DQ_FIRST, DK_SS or DV_EARLY 1 without a producer warpgroup, or with the columns split */
+    BWD_WGMMA_BAD_ORDER,       /* DQ_FIRST, DK_SS or DV_EARLY 1 without a producer, or with the columns split */
 };
 
 /* The bytes after a ring stage's Q and dO tiles: L and delta of its rows, then the mbarriers (and
