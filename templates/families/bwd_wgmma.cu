@@ -483,10 +483,11 @@ FT_DEVICE float l_offset(float l_slot)
     return PRODUCER ? l_slot : l_scaled(l_slot);
 }
 
-// P^T = exp2(S^T * scale*log2e - L*log2e), in place. Element s[4j+e]: key krow + 8*(e/2) of the
+// P^T = exp2(S^T * scale*log2e - L*log2e), in place. l_first: the thread's first pair of L, read
+// by the caller (first_pair) before S^T's wait. Element s[4j+e]: key krow + 8*(e/2) of the
 // tile, query m0 + 8j + 2qd + e%2. Masked: outside the band, or key past seqlen_k.
-FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, const ft_bwd_args &args, const dkdv_block &blk,
-                           const dkdv_thread &th, int m0, float scale_log2)
+FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, float2 l_first, const ft_bwd_args &args,
+                           const dkdv_block &blk, const dkdv_thread &th, int m0, float scale_log2)
 {
     const int lo = blk.lo(args), hi = blk.hi(args);
 #if SOFTCAP
@@ -494,7 +495,7 @@ FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, const ft_bwd
 #endif
 #pragma unroll
     for (int j = 0; j < BLOCK_M / 8; j++) {
-        const float2 l2 = *(const float2 *)(l_smem + 8 * j + 2 * th.qd);
+        const float2 l2 = j == 0 ? l_first : *(const float2 *)(l_smem + 8 * j + 2 * th.qd);
         const float nl0 = l_offset(l2.x), nl1 = l_offset(l2.y);
 #pragma unroll
         for (int e = 0; e < 4; e++)
@@ -518,12 +519,13 @@ FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, const ft_bwd
 }
 
 // dS^T = P^T * (dP^T - delta[query]) (SOFTCAP: times the cap's slope, from P and L just before
-// delta in the slot), in place of dP^T.
-FT_DEVICE void dp_to_ds(float (&ds)[S_REGS], const float (&p)[S_REGS], const float *d_smem, int qd, float scale_log2)
+// delta in the slot), in place of dP^T. d_first: the thread's first pair of delta (first_pair).
+FT_DEVICE void dp_to_ds(float (&ds)[S_REGS], const float (&p)[S_REGS], const float *d_smem, float2 d_first, int qd,
+                        float scale_log2)
 {
 #pragma unroll
     for (int j = 0; j < BLOCK_M / 8; j++) {
-        const float2 d2 = *(const float2 *)(d_smem + 8 * j + 2 * qd);
+        const float2 d2 = j == 0 ? d_first : *(const float2 *)(d_smem + 8 * j + 2 * qd);
 #pragma unroll
         for (int e = 0; e < 4; e++)
             ds[4 * j + e] = p[4 * j + e] * (ds[4 * j + e] - ((e & 1) ? d2.y : d2.x));
@@ -576,6 +578,16 @@ FT_DEVICE void issue_dv_dk(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols(CW)
     wg_commit();
 }
 
+// The thread's first pair of a slot's L or delta (queries 2qd, 2qd + 1), read before a product's
+// wait: the shared-memory read then overlaps the wait, and the first exponential or product after
+// it need not stall on it (the SASS had each wait followed at once by the read its first FFMA
+// waited for: 6 % of the stall samples at head dim 128, notes/kernels.md). The rest are read
+// where used, between the arithmetic.
+FT_DEVICE float2 first_pair(const float *rows, const dkdv_thread &th)
+{
+    return *(const float2 *)(rows + 2 * th.qd);
+}
+
 // One query tile's gradients for the warpgroup's 64 keys: S^T, dP^T, P^T and dS^T; issues
 // dV += P^T dO (DV_EARLY: as soon as P^T is made, before dP^T is waited for) and (unless LATE_DK:
 // the caller does, after the dS^T meeting) dK += dS^T Q, committed and left in flight, and
@@ -596,12 +608,14 @@ FT_DEVICE void tile_gradients(float (&ds)[S_REGS], unsigned (&dsa)[M_STEPS][4], 
     wg_commit();
     transposed_scores<HEAD_DIM_V, true>(ds, v_wg, stage);
     wg_commit();
+    const float2 l_first = first_pair(l_smem, th);
     wg_wait<1>();   // S^T has landed; dP^T may still be in flight
     wg_pin(s);
-    scores_to_p(s, l_smem, args, blk, th, m0, scale_log2);
+    scores_to_p(s, l_smem, l_first, args, blk, th, m0, scale_log2);
     unsigned pa[M_STEPS][4];
     wg_acc_to_a(pa, s);
 
+    const float2 d_first = first_pair(d_smem, th);
     if (DV_EARLY) {   // dV queues behind dP^T; the exponentials cannot sink below dP^T's wait
         wg_fence();
         issue_dv<0>(dv, pa, stage);
@@ -611,7 +625,7 @@ FT_DEVICE void tile_gradients(float (&ds)[S_REGS], unsigned (&dsa)[M_STEPS][4], 
         wg_wait<0>();
     }
     wg_pin(ds);
-    dp_to_ds(ds, s, d_smem, th.qd, scale_log2);
+    dp_to_ds(ds, s, d_smem, d_first, th.qd, scale_log2);
     if (!DK_SS)
         wg_acc_to_a(dsa, ds);
     if (!DV_EARLY || !LATE_DK) {   // what is left of dV and dK now, as one group
@@ -711,7 +725,7 @@ FT_DEVICE void split_gradients(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols
     wg_pin(x);
     unsigned pa[M_STEPS][4], dsa[M_STEPS][4];
     if constexpr (CW == 0) {
-        scores_to_p(x, l_smem, args, blk, th, m0, scale_log2);
+        scores_to_p(x, l_smem, first_pair(l_smem, th), args, blk, th, m0, scale_log2);
 #pragma unroll
         for (int c = 0; c < S_REGS / 4; c++)
             st_shared_f32x4(p_mine + c * 2048, x[4 * c], x[4 * c + 1], x[4 * c + 2], x[4 * c + 3]);
@@ -730,7 +744,7 @@ FT_DEVICE void split_gradients(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols
             p[4 * c + 2] = v.z;
             p[4 * c + 3] = v.w;
         }
-        dp_to_ds(x, p, d_smem, th.qd, scale_log2);
+        dp_to_ds(x, p, d_smem, first_pair(d_smem, th), th.qd, scale_log2);
         wg_acc_to_a(pa, p);
         wg_acc_to_a(dsa, x);
         store_ds(blk.ds_smem(0), x, th);
