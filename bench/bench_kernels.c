@@ -27,7 +27,7 @@ typedef struct bench_row {
     int block_m, block_n, warps, stages, dq_mode;
     int overlap, pingpong;   /* fwd_wgmma's schedule (OVERLAP, PINGPONG); 0 where left out */
     int head_dim_v;          /* 0: head_dim */
-    int persistent;          /* fwd_wgmma's PERSISTENT */
+    int persistent;          /* PERSISTENT (fwd_wgmma, bwd_wgmma) */
     int heads_k;             /* K/V heads (grouped-query attention); 0: heads */
     float softcap;           /* 0, or the softcap (the kernel compiled with SOFTCAP 1) */
     int splits;              /* SPLITS where the family takes it; 0: its default */
@@ -40,9 +40,24 @@ typedef struct bench_row {
 #define ORDER(d, b, h, n, causal, bm, bn, w, st, dq, f, s, e)                                          \
     { "bwd_wgmma", 2, d, b, h, n, causal, bm, bn, w, st, dq, 0, 0, 0, 0, 0, 0, 0, f, s, e, "order" }
 
+/* bwd_wgmma's persistent blocks (the "persist" set) beside one block a key tile, on the grid's
+ * short and long lengths (B x N = 16384 tokens, compare.py's grid), bf16, the sweep's usual tiles:
+ * head dim 64 with 128-row tiles, 128 with 64 rows; order flags as in ORDER, then PERSISTENT. */
+#define PERSIST(d, b, h, n, causal, bm, f, e, ps)                                                       \
+    { "bwd_wgmma", 2, d, b, h, n, causal, bm, 128, 12, 2, 0, 0, 0, 0, ps, 0, 0, 0, f, 0, e, "persist" }
+
 #define DV(r) ((r)->head_dim_v ? (r)->head_dim_v : (r)->head_dim)
 
 static const bench_row rows[] = {
+    PERSIST(64, 32, 32, 512, 0, 128, 1, 1, 0), PERSIST(64, 32, 32, 512, 0, 128, 1, 1, 1),
+    PERSIST(64, 16, 32, 1024, 1, 128, 1, 1, 0), PERSIST(64, 16, 32, 1024, 1, 128, 1, 1, 1),
+    PERSIST(64, 4, 32, 4096, 0, 128, 1, 1, 0), PERSIST(64, 4, 32, 4096, 0, 128, 1, 1, 1),
+    PERSIST(64, 4, 32, 4096, 1, 128, 1, 1, 0), PERSIST(64, 4, 32, 4096, 1, 128, 1, 1, 1),
+    PERSIST(128, 32, 16, 512, 0, 64, 1, 0, 0), PERSIST(128, 32, 16, 512, 0, 64, 1, 0, 1),
+    PERSIST(128, 16, 16, 1024, 1, 64, 1, 1, 0), PERSIST(128, 16, 16, 1024, 1, 64, 1, 1, 1),
+    PERSIST(128, 4, 16, 4096, 0, 64, 1, 0, 0), PERSIST(128, 4, 16, 4096, 0, 64, 1, 0, 1),
+    PERSIST(128, 4, 16, 4096, 1, 64, 1, 1, 0), PERSIST(128, 4, 16, 4096, 1, 64, 1, 1, 1),
+    PERSIST(128, 1, 16, 16384, 1, 64, 1, 1, 0), PERSIST(128, 1, 16, 16384, 1, 64, 1, 1, 1),
     ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 0, 0, 0), ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 0, 0, 1),
     ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 1, 0, 0), ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 1, 0, 1),
     ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 1, 1, 1), ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 0, 1, 1),
@@ -425,7 +440,7 @@ int main(int argc, char **argv)
         chosen[n_chosen++] = i;
     }
     if (set && n_chosen == 0) {
-        fprintf(stderr, "bench_kernels: no row of set '%s'%s%s (sets: order)\n", set, only ? " in family " : "",
+        fprintf(stderr, "bench_kernels: no row of set '%s'%s%s (sets: order, persist)\n", set, only ? " in family " : "",
                 only ? only : "");
         return 2;
     }
@@ -474,8 +489,9 @@ int main(int argc, char **argv)
         if (configs[i].family->params & GEN_BIT(GEN_OVERLAP)) {
             p[GEN_OVERLAP] = r->overlap;
             p[GEN_PINGPONG] = r->pingpong;
-            p[GEN_PERSISTENT] = r->persistent;
         }
+        if (configs[i].family->params & GEN_BIT(GEN_PERSISTENT))
+            p[GEN_PERSISTENT] = r->persistent;
         if (configs[i].family->params & GEN_BIT(GEN_EVEN_M)) {
             p[GEN_EVEN_M] = r->seqlen % p[GEN_BLOCK_M] == 0;
             p[GEN_EVEN_N] = r->seqlen % p[GEN_BLOCK_N] == 0;

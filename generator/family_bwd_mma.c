@@ -83,10 +83,10 @@ static int check_bwd_mma(const int *p, char *why, size_t len)
 }
 
 static const gen_entry bwd_mma_entries[] = {
-    { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY, 0 },
-    { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY, 0 },
-    { "ft_bwd_dq", 0, smem_dq, used_dq, GEN_OP_FAMILY, 0 },
-    { "ft_bwd_dq_convert", 0, NULL, used_dq_convert, GEN_OP_FAMILY, 0 },
+    { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY, 0, 0 },
+    { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY, 0, 0 },
+    { "ft_bwd_dq", 0, smem_dq, used_dq, GEN_OP_FAMILY, 0, 0 },
+    { "ft_bwd_dq_convert", 0, NULL, used_dq_convert, GEN_OP_FAMILY, 0, 0 },
 };
 
 const gen_family gen_family_bwd_mma = {

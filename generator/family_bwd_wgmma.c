@@ -17,12 +17,18 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
 {
     const int nw = p[GEN_NUM_WARPS], bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], stages = p[GEN_NUM_STAGES];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
+    if (p[GEN_PERSISTENT] && p[GEN_VARLEN]) {
+        snprintf(why, len, "PERSISTENT=%d with VARLEN=1: bwd_wgmma's blocks loop over the key tiles of a dense "
+                 "batch only", p[GEN_PERSISTENT]);
+        return -1;
+    }
     if (p[GEN_SPLITS] > 1 && p[GEN_VARLEN]) {
         snprintf(why, len, "SPLITS=%d with VARLEN=1: bwd_wgmma shares a group's query heads over blocks in a dense "
                  "batch only", p[GEN_SPLITS]);
         return -1;
     }
-    switch (bwd_wgmma_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY])) {
+    switch (bwd_wgmma_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY],
+                           p[GEN_PERSISTENT])) {
     case BWD_WGMMA_OK:
         return 0;
     case BWD_WGMMA_BAD_WARPS:
@@ -62,6 +68,12 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
                  "the keys (head dims up to 128)", p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY], nw, d,
                  bwd_wgmma_consumers(bn, d) * 4 + 4);
         break;
+    case BWD_WGMMA_BAD_PERSISTENT:
+        snprintf(why, len, "PERSISTENT=%d with NUM_WARPS=%d HEAD_DIM=%d DQ_MODE=%d: bwd_wgmma's blocks loop over key "
+                 "tiles only where consumers beside a producer warpgroup (%d warps) split the keys (head dims up "
+                 "to 128) and dQ is added in any order (DQ_MODE=0)", p[GEN_PERSISTENT], nw, d, p[GEN_DQ_MODE],
+                 bwd_wgmma_consumers(bn, d) * 4 + 4);
+        break;
     default:
         snprintf(why, len, "HEAD_DIM=%d HEAD_DIM_V=%d: about %d registers per thread would spill (at most %d)", d, dv,
                  bwd_wgmma_regs(bm, bn, nw, d, dv), bwd_wgmma_consumer_regs(bn, nw, d));
@@ -86,6 +98,12 @@ static int map_rows_bwd(const int *p)
     return p[GEN_BLOCK_M];
 }
 
+/* PERSISTENT: ft_bwd_dkdv's blocks loop over key tiles (its entry's `persists`). */
+static int persistent_bwd(const int *p)
+{
+    return p[GEN_PERSISTENT];
+}
+
 /* The reduce step of a backward whose groups' query heads several blocks share. */
 static int splits_group(const int *p)
 {
@@ -93,10 +111,10 @@ static int splits_group(const int *p)
 }
 
 static const gen_entry bwd_wgmma_entries[] = {
-    { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY, 0 },
-    { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY, 1 },
-    { "ft_bwd_dkdv_reduce", 1, NULL, splits_group, GEN_OP_FAMILY, 0 },
-    { "ft_bwd_dq_convert", 0, NULL, NULL, GEN_OP_FAMILY, 0 },
+    { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY, 0, 0 },
+    { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY, 1, 1 },
+    { "ft_bwd_dkdv_reduce", 1, NULL, splits_group, GEN_OP_FAMILY, 0, 0 },
+    { "ft_bwd_dq_convert", 0, NULL, NULL, GEN_OP_FAMILY, 0, 0 },
 };
 
 const gen_family gen_family_bwd_wgmma = {
@@ -110,7 +128,8 @@ const gen_family gen_family_bwd_wgmma = {
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
               GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) | GEN_BIT(GEN_VARLEN) |
-              GEN_BIT(GEN_SPLITS) | GEN_BIT(GEN_DQ_FIRST) | GEN_BIT(GEN_DK_SS) | GEN_BIT(GEN_DV_EARLY),
+              GEN_BIT(GEN_SPLITS) | GEN_BIT(GEN_DQ_FIRST) | GEN_BIT(GEN_DK_SS) | GEN_BIT(GEN_DV_EARLY) |
+              GEN_BIT(GEN_PERSISTENT),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 64, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,
@@ -122,6 +141,7 @@ const gen_family gen_family_bwd_wgmma = {
     .check = check_bwd_wgmma,
     .target_arch = "sm_90a",
     .map_rows = map_rows_bwd,
+    .persistent = persistent_bwd,
     .repeatable = repeatable_bwd_wgmma,
     .head_dim_tiles = head_dim_tiles_bwd_wgmma,
     .min_head_dim = 64,

@@ -52,7 +52,7 @@ static int check_fwd(const int *p, char *why, size_t len)
 }
 
 static const gen_entry entries[] = {
-    { "ft_fwd", 0, smem_fwd, NULL, GEN_OP_FAMILY, 0 },
+    { "ft_fwd", 0, smem_fwd, NULL, GEN_OP_FAMILY, 0, 0 },
 };
 
 const gen_family gen_family_fwd_exact = {

@@ -44,8 +44,8 @@ static int splits_keys(const int *p)
 }
 
 static const gen_entry fwd_entries[] = {
-    { "ft_fwd", 0, smem_fwd, NULL, GEN_OP_FAMILY, 1 },
-    { "ft_fwd_combine", 0, NULL, splits_keys, GEN_OP_FAMILY, 0 },
+    { "ft_fwd", 0, smem_fwd, NULL, GEN_OP_FAMILY, 1, 0 },
+    { "ft_fwd_combine", 0, NULL, splits_keys, GEN_OP_FAMILY, 0, 0 },
 };
 
 const gen_family gen_family_fwd_mma = {

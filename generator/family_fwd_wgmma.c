@@ -87,7 +87,7 @@ static void head_dim_tiles_fwd(int *p)
 }
 
 static const gen_entry fwd_entries[] = {
-    { "ft_fwd", 0, smem_fwd, NULL, GEN_OP_FAMILY, 0 },
+    { "ft_fwd", 0, smem_fwd, NULL, GEN_OP_FAMILY, 0, 1 },
 };
 
 const gen_family gen_family_fwd_wgmma = {

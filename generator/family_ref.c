@@ -20,14 +20,14 @@ static int check_ref(const int *p, char *why, size_t len)
 }
 
 static const gen_entry entries[] = {
-    { "ft_ref_fwd", 0, NULL, NULL, GEN_OP_FORWARD, 0 },
-    { "ft_ref_bwd_preprocess", 0, NULL, NULL, GEN_OP_BACKWARD, 0 },
-    { "ft_ref_bwd_dq", 0, NULL, NULL, GEN_OP_BACKWARD, 0 },
-    { "ft_ref_bwd_dkdv", 1, NULL, NULL, GEN_OP_BACKWARD, 0 },
+    { "ft_ref_fwd", 0, NULL, NULL, GEN_OP_FORWARD, 0, 0 },
+    { "ft_ref_bwd_preprocess", 0, NULL, NULL, GEN_OP_BACKWARD, 0, 0 },
+    { "ft_ref_bwd_dq", 0, NULL, NULL, GEN_OP_BACKWARD, 0, 0 },
+    { "ft_ref_bwd_dkdv", 1, NULL, NULL, GEN_OP_BACKWARD, 0, 0 },
     /* The tuner's utilities: any grid (grid-stride loops), launched by name with their own
      * parameters (templates/ref.cu). */
-    { "ft_ref_fill_normal", 0, NULL, NULL, GEN_OP_UTILITY, 0 },
-    { "ft_ref_compare", 0, NULL, NULL, GEN_OP_UTILITY, 0 },
+    { "ft_ref_fill_normal", 0, NULL, NULL, GEN_OP_UTILITY, 0, 0 },
+    { "ft_ref_compare", 0, NULL, NULL, GEN_OP_UTILITY, 0, 0 },
 };
 
 const gen_family gen_family_ref = {

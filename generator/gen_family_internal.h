@@ -30,6 +30,9 @@ typedef struct gen_entry {
      * SPLITS, and with PACK_GQA the tiles are of the packed rows (seqlen_q * heads / heads_k) and
      * grid.y counts K/V heads (ln_launch). 0: a plain entry. */
     int split;
+    /* 1: the entry the family's persistent() makes persistent (its main kernel); 0: one block a
+     * tile always (the helpers around it). */
+    int persists;
 } gen_entry;
 
 /* Features of a problem beyond plain attention, which a family's kernels take or not
@@ -74,9 +77,10 @@ typedef struct gen_family {
      * map of O (ft_fwd_args o_map) its forward writes through the copy engine, or 0. */
     int (*o_map_rows)(const int *p);
     /* NULL: one block per tile (grid.x the tiles of a head, grid.y batch*heads). Else, given p,
-     * 1 where the operation's kernels are persistent: the launcher starts as many blocks as fit
-     * the GPU at once (cuOccupancyMaxActiveBlocksPerMultiprocessor x SMs), at most one per tile,
-     * in grid.x alone, and each block loops over tiles gridDim.x apart. */
+     * 1 where the operation's main kernel (its entry's `persists`) is persistent: the launcher
+     * starts as many blocks as fit the GPU at once (cuOccupancyMaxActiveBlocksPerMultiprocessor
+     * x SMs), at most one per tile, in grid.x alone, and each block loops over tiles gridDim.x
+     * apart. */
     int (*persistent)(const int *p);
     /* NULL: a deterministic dQ mode keeps the configuration's tiles. Else, given p with DQ_MODE
      * ordered, moves it to the tiles the family adds dQ in order fastest with (the caller then

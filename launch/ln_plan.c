@@ -93,7 +93,7 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
         }
         s->smem = (unsigned)smem;
         s->entry = e;
-        s->persistent = persistent;
+        s->persistent = persistent && e->persists;
         s->key_major = e->key_major;
         s->splits = e->split ? (unsigned)out->splits : 1;
         s->pack_rows = e->split && packed ? (unsigned)c->p[GEN_BLOCK_M] : 0;

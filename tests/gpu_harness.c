@@ -197,6 +197,13 @@ static CUresult split_workspace(gpu_session *s, gpu_problem *p, size_t need)
     return rc;
 }
 
+static int persistent_cap;
+
+void gpu_cap_persistent_blocks(int blocks)
+{
+    persistent_cap = blocks > 0 ? blocks : 0;
+}
+
 /* The family's steps for operation op, bound to k's module, launched for p with p's split
  * workspace, grown first to what the plan needs (none: nothing to do). */
 static CUresult run(gpu_session *s, const gpu_kernel *k, gpu_problem *p, ln_op op, CUstream stream)
@@ -208,6 +215,10 @@ static CUresult run(gpu_session *s, const gpu_kernel *k, gpu_problem *p, ln_op o
     CUresult rc = ln_plan_bind(s->cu, &plan, k->module, NULL);
     if (rc != CUDA_SUCCESS)
         return rc;
+    for (int i = 0; i < plan.count; i++)
+        if (op == LN_BACKWARD && persistent_cap && plan.steps[i].persistent &&
+            plan.steps[i].resident > (unsigned)persistent_cap)
+            plan.steps[i].resident = (unsigned)persistent_cap;
     ln_problem lp;
     to_problem(p, &lp);
     if ((rc = split_workspace(s, p, ln_split_workspace_bytes(&plan, &lp))) != CUDA_SUCCESS)

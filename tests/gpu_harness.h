@@ -34,6 +34,11 @@ typedef ln_built gpu_kernel;
 int gpu_build(gpu_session *s, const gen_config *configs, gpu_kernel **kernels, int count, int threads);
 void gpu_release_all(gpu_session *s);
 
+/* At most `blocks` blocks for a persistent backward kernel (0: as many as fit, the runtime's
+ * choice): a test's small problem then makes each block loop over several tiles, the path a
+ * large problem takes on a full GPU. */
+void gpu_cap_persistent_blocks(int blocks);
+
 /* A problem on the device: shapes, layout and the buffers. Strides are in elements. delta and
  * dq_accum lie in one workspace (ln_workspace_bytes), delta at its start. The mask is the band
  * of ft_mask.h: causal, aligned top-left or (causal_align 1) bottom-right, and with window 1 a

@@ -227,12 +227,12 @@ static gen_config make_config(const char *name, const attn_case *c, int backward
  * the cases so each meets odd lengths and masks; bwd_wgmma adds dQ in a fixed order (DQ_MODE
  * ordered) in the cases whose dq column asks for a separate (deterministic) dQ. */
 static gpu_kernel *wg_kernels[CASE_COUNT], *wgb_kernels[CASE_COUNT];
-/* Tiles as BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, then three schedule flags for the families
- * that take them: fwd_wgmma's OVERLAP, PINGPONG, PERSISTENT; bwd_wgmma's DQ_FIRST, DK_SS,
- * DV_EARLY. fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and with a producer warpgroup
+/* Tiles as BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, then the schedule flags of the families that
+ * take them: fwd_wgmma's OVERLAP, PINGPONG, PERSISTENT; bwd_wgmma's DQ_FIRST, DK_SS, DV_EARLY,
+ * PERSISTENT (persistent_col). fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and with a producer warpgroup
  * (+4) in every schedule: OVERLAP, PINGPONG and PERSISTENT on and off, one stage to four, one to
  * three consumers (the last two: three taking turns). */
-static const int wg_tiles[][7] = {
+static const int wg_tiles[][8] = {
     { 128, 128, 12, 2, 1, 1, 1 }, { 128, 128, 8, 2, 0, 0, 0 }, { 64, 128, 8, 2, 1, 0, 1 }, { 64, 128, 4, 2, 0, 0, 0 },
     { 128, 64, 12, 1, 0, 1, 1 },  { 192, 64, 12, 3, 0, 0, 0 }, { 128, 64, 8, 1, 0, 0, 0 }, { 64, 64, 8, 3, 0, 0, 1 },
     { 64, 64, 4, 4, 0, 0, 0 },    { 128, 64, 12, 1, 1, 1, 0 }, { 128, 128, 12, 3, 1, 0, 1 }, { 64, 64, 8, 1, 1, 0, 0 },
@@ -241,19 +241,24 @@ static const int wg_tiles[][7] = {
 /* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
  * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers, or with 128-row query tiles its
  * rows; at 192 and 256 only 64 x 64 with 12 warps (two consumers splitting the columns) is
- * valid. The last rows reorder a tile's products (producer tiles only), each flag in each tile
- * shape that takes it: one consumer, two splitting the keys, two splitting 128 rows. */
-static const int wgb_tiles[][7] = {
+ * valid. Then rows that reorder a tile's products (producer tiles only), each flag in each tile
+ * shape that takes it: one consumer, two splitting the keys, two splitting 128 rows; the last
+ * (from row 22) are persistent, in each of those shapes, ordered and not, one to three stages
+ * (the harness caps their blocks, so each loops over several key tiles: main). */
+static const int wgb_tiles[][8] = {
     { 64, 128, 12, 2 },         { 64, 64, 4, 2 },           { 64, 128, 8, 3 },  { 64, 64, 8, 1 },
     { 128, 128, 12, 2 },        { 64, 128, 12, 1 },         { 64, 64, 12, 1 },  { 64, 64, 4, 1 },
     { 128, 128, 8, 3 },         { 64, 128, 8, 1 },          { 64, 64, 8, 3 },   { 64, 128, 8, 2 },
     { 128, 128, 12, 1 },        { 64, 64, 8, 2 },           { 64, 64, 12, 2 },  { 64, 128, 12, 2, 1, 1, 1 },
     { 128, 128, 12, 2, 1, 0, 1 }, { 64, 64, 8, 2, 0, 1, 1 }, { 64, 128, 12, 1, 1, 0, 0 },
     { 128, 128, 12, 1, 0, 1, 0 }, { 64, 128, 12, 2, 0, 0, 1 }, { 64, 64, 8, 3, 1, 1, 0 },
+    { 64, 128, 12, 2, 1, 0, 1, 1 }, { 128, 128, 12, 2, 1, 0, 1, 1 }, { 64, 64, 8, 3, 0, 1, 1, 1 },
+    { 64, 128, 12, 1, 0, 0, 0, 1 }, { 128, 128, 12, 2, 0, 0, 0, 1 }, { 64, 128, 12, 3, 1, 1, 0, 1 },
 };
 #define TILE_COUNT(t) ((int)(sizeof t / sizeof t[0]))
 
-/* Cases whose bwd_wgmma tile is pinned rather than rotated: the wgb_tiles row to start from. */
+/* Cases (plain or feature) whose bwd_wgmma tile is pinned rather than rotated: the wgb_tiles row
+ * to start from. */
 static const struct {
     const char *name;
     int row;
@@ -269,6 +274,20 @@ static const struct {
     { "varlen bf16 D=128 ordered softcap 2", 18 },
     { "bwd split mqa bf16 8/1 D=128 causal ordered split 4", 20 },
     { "bwd split gqa f16 8/2 D=64 window Nq<Nk split 2", 21 },
+    /* Persistent blocks (the last rows) under every mask, with grouped heads and their shares
+     * (SPLITS), a softcap, odd lengths and 128-row tiles. */
+    { "bf16 persistent causal BR", 22 },
+    { "f16 persistent D=64 causal", 23 },
+    { "bf16 persistent N=777", 25 },
+    { "f16 persistent D=64 Nq>Nk BR", 26 },
+    { "bf16 persistent Nq>Nk BR", 22 },
+    { "ref bf16 gqa 32/8 persistent causal", 22 },
+    { "ref f16 softcap 5 D=64 Nq>Nk BR", 24 },
+    { "bwd split mqa bf16 8/1 D=128 causal split 4", 25 },
+    { "bf16 causal window 64", 27 },
+    { "f16 window right 20 noskip", 27 },
+    { "bf16 D=96 N=777 [B,N,H,D]", 24 },
+    { "f16 D=96 Dv=64 causal BR", 22 },
 };
 
 static int pins_found;   /* wgb_pins that named a case (main checks all did) */
@@ -284,14 +303,23 @@ static int wgb_pinned(const char *name, int idx)
     return idx;
 }
 
-/* A problem with more query tiles than an H100 holds blocks at once (264) goes to a persistent
- * configuration where the family has one, so that its blocks loop over several tiles. */
-static int wants_persistent(const gen_family *f, const attn_case *c)
+/* The column of a tile row that holds PERSISTENT: after fwd_wgmma's OVERLAP and PINGPONG, after
+ * bwd_wgmma's DQ_FIRST, DK_SS and DV_EARLY. */
+static int persistent_col(const gen_family *f)
 {
-    return (f->params & GEN_BIT(GEN_PERSISTENT)) && (long long)c->batch * c->heads * ((c->seqlen_q + 63) / 64) > 264;
+    return (f->params & GEN_BIT(GEN_DQ_FIRST)) ? 7 : 6;
 }
 
-static int hopper_config(const char *family, const int (*tiles)[7], int count, const attn_case *c, int idx,
+/* A forward problem with more query tiles than an H100 holds blocks at once (264) goes to a
+ * persistent configuration, so that its blocks loop over several tiles. (The backward's
+ * persistent rows rotate with the rest, and the harness caps their blocks: main.) */
+static int wants_persistent(const gen_family *f, const attn_case *c)
+{
+    return !f->backward && (f->params & GEN_BIT(GEN_PERSISTENT)) &&
+           (long long)c->batch * c->heads * ((c->seqlen_q + 63) / 64) > 264;
+}
+
+static int hopper_config(const char *family, const int (*tiles)[8], int count, const attn_case *c, int idx,
                          gen_config *out)
 {
     const gen_family *f = gen_family_find(family);
@@ -307,14 +335,14 @@ static int hopper_config(const char *family, const int (*tiles)[7], int count, c
         for (int i = 0; i < idx; i++)
             nth += wants_persistent(f, &cases[i]);
         for (int t = 0; t < count; t++)
-            tiles_persistent += tiles[t][6] != 0;
+            tiles_persistent += tiles[t][persistent_col(f)] != 0;
         for (int t = 0, seen = 0; t < count; t++)
-            if (tiles[t][6] && seen++ == nth % (tiles_persistent ? tiles_persistent : 1))
+            if (tiles[t][persistent_col(f)] && seen++ == nth % (tiles_persistent ? tiles_persistent : 1))
                 start = t;
     }
     for (int t = 0; t < count; t++) {
         const int *tile = tiles[(start + t) % count];
-        if (persistent && !tile[6])
+        if (persistent && !tile[persistent_col(f)])
             continue;
         gen_config g;
         gen_config_init(&g, f);
@@ -331,7 +359,7 @@ static int hopper_config(const char *family, const int (*tiles)[7], int count, c
         if (f->params & GEN_BIT(GEN_PINGPONG))
             g.p[GEN_PINGPONG] = tile[5];
         if (f->params & GEN_BIT(GEN_PERSISTENT))
-            g.p[GEN_PERSISTENT] = tile[6];
+            g.p[GEN_PERSISTENT] = tile[persistent_col(f)];
         if (f->params & GEN_BIT(GEN_DQ_FIRST)) {
             g.p[GEN_DQ_FIRST] = tile[4];
             g.p[GEN_DK_SS] = tile[5];
@@ -1086,7 +1114,8 @@ static int build_all(void)
             continue;
         if (hopper_config("fwd_wgmma", wg_tiles, TILE_COUNT(wg_tiles), &cases[i], i, &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &wg_kernels[i];
-        if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), &cases[i], i, &wg_configs[wg_count]) == 0)
+        if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), &cases[i], wgb_pinned(cases[i].name, i),
+                          &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &wgb_kernels[i];
     }
     gpu_kernel *wg_built[2 * CASE_COUNT];
@@ -1169,6 +1198,9 @@ int main(void)
         return GPU_SKIP_CODE;
     }
     have_gpu = 1;
+    /* A few blocks for the persistent backward: each then loops over several of a small case's
+     * key tiles (a prime, so they do not divide evenly). */
+    gpu_cap_persistent_blocks(7);
     const char *fixed = getenv("FT_TEST_SEED");
     seed = fixed ? strtoull(fixed, NULL, 10) : (uint64_t)time(NULL) * 2654435761u;
     printf("test_attn_gpu: %s (%s, %d SMs), seed %llu\n", session.name, session.arch, session.sm_count,
@@ -1176,7 +1208,7 @@ int main(void)
     int failed = build_all();
     if (!getenv("FT_TEST_FILTER") && pins_found != TILE_COUNT(wgb_pins)) {
         /* A renamed case would otherwise fall back to the rotation's tile unnoticed. */
-        printf("test_attn_gpu: %d of %d wgb_pins name no feature case\n", TILE_COUNT(wgb_pins) - pins_found,
+        printf("test_attn_gpu: %d of %d wgb_pins name no case\n", TILE_COUNT(wgb_pins) - pins_found,
                TILE_COUNT(wgb_pins));
         gpu_close(&session);
         return 1;

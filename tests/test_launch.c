@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "ln_internal.h"
+#include "traits/ft_traits.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -223,8 +224,8 @@ static size_t fake_smem(const int *p)
 }
 
 static const gen_entry fake_entries[] = {
-    { "fake_q", 0, fake_smem, NULL, GEN_OP_FAMILY, 0 },
-    { "fake_k", 1, NULL, NULL, GEN_OP_FAMILY, 0 },
+    { "fake_q", 0, fake_smem, NULL, GEN_OP_FAMILY, 0, 0 },
+    { "fake_k", 1, NULL, NULL, GEN_OP_FAMILY, 0, 0 },
 };
 static const gen_family fake_family = {
     .name = "fake", .file = "fake.cu", .dtypes = 0xf, .params = 0xfff,
@@ -732,6 +733,67 @@ static void hopper_forward_maps_and_persistent_grid(void **state)
     assert_int_not_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
 }
 
+/* bwd_wgmma PERSISTENT: only ft_bwd_dkdv is persistent (grid.x its units: key tiles x K/V heads
+ * x batch, at most the resident blocks; grid.y 1); the delta pass and the dQ conversion keep one
+ * block a query tile. */
+static void hopper_backward_persistent_grid(void **state)
+{
+    gen_config c = family_config("bwd_wgmma", 2, FT_DQ_ATOMIC);
+    c.p[GEN_HEAD_DIM] = c.p[GEN_HEAD_DIM_V] = 64;
+    c.p[GEN_BLOCK_M] = 64, c.p[GEN_BLOCK_N] = 128, c.p[GEN_NUM_WARPS] = 12;
+    static const struct {
+        int persistent, batch, heads;
+        unsigned dkdv_gx, dkdv_gy;
+    } cases[] = {
+        { 0, 3, 5, 1, 15 },     /* one block a key tile: 24 keys in one 128-key tile, 15 heads */
+        { 1, 3, 5, 15, 1 },     /* fewer units than resident blocks: one each */
+        { 1, 40, 9, 264, 1 },   /* 360 units on 264 blocks */
+    };
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        reset(state);
+        block_is_backward = 1;
+        c.p[GEN_PERSISTENT] = cases[i].persistent;
+        char why[256];
+        assert_int_equal(gen_validate(&c, 232448, why, sizeof why), 0);
+        ln_plan plan;
+        assert_int_equal(ln_plan_make(&c, LN_BACKWARD, 40, 24, &plan, why, sizeof why), 0);
+        assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+        ln_problem p = sample_problem(cases[i].batch, cases[i].heads);
+        p.dtype = 2;
+        p.head_dim = p.head_dim_v = 64;
+        p.v_stride[2] = p.o_stride[2] = 64;
+        assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
+        int launches = 0;
+        for (int k = 0; k < ncalls; k++) {
+            if (strcmp(calls[k].what, "launch"))
+                continue;
+            launches++;
+            if (!strcmp(calls[k].name, "ft_bwd_dkdv")) {
+                assert_int_equal(calls[k].gx, cases[i].dkdv_gx);
+                assert_int_equal(calls[k].gy, cases[i].dkdv_gy);
+            } else {   /* a query tile of 40 rows, every head */
+                assert_int_equal(calls[k].gx, 1);
+                assert_int_equal(calls[k].gy, (unsigned)(cases[i].batch * cases[i].heads));
+            }
+        }
+        assert_int_equal(launches, 3);
+    }
+    /* The rules: a producer and the keys split, dQ in any order, a dense batch. */
+    char why[256];
+    c.p[GEN_PERSISTENT] = 1;
+    c.p[GEN_DQ_MODE] = FT_DQ_ORDERED;
+    assert_int_not_equal(gen_validate(&c, 232448, why, sizeof why), 0);
+    assert_non_null(strstr(why, "PERSISTENT=1"));
+    c.p[GEN_DQ_MODE] = FT_DQ_ATOMIC;
+    c.p[GEN_NUM_WARPS] = 8;
+    assert_int_not_equal(gen_validate(&c, 232448, why, sizeof why), 0);
+    assert_non_null(strstr(why, "PERSISTENT=1"));
+    c.p[GEN_NUM_WARPS] = 12;
+    c.p[GEN_VARLEN] = 1;
+    assert_int_not_equal(gen_validate(&c, 232448, why, sizeof why), 0);
+    assert_non_null(strstr(why, "VARLEN=1"));
+}
+
 /* ---- launches and batch splitting ---------------------------------------------------------- */
 
 static const struct {
@@ -1183,6 +1245,7 @@ int main(void)
         cmocka_unit_test_setup(backward_args_from_a_problem, reset),
         cmocka_unit_test_setup(tensor_maps_describe_the_slice, reset),
         cmocka_unit_test_setup(hopper_forward_maps_and_persistent_grid, reset),
+        cmocka_unit_test_setup(hopper_backward_persistent_grid, reset),
         cmocka_unit_test_setup(batches_split_under_the_grid_limit, reset),
         cmocka_unit_test_setup(launch_rejects_what_cannot_run, reset),
         cmocka_unit_test_setup(grouped_heads_and_softcap_launch, reset),

@@ -44,7 +44,7 @@ static const char hang_source[] =
     "        ;\n"
     "}\n";
 
-static const gen_entry fault_entries[] = { { "ft_fwd", 0, NULL, NULL, GEN_OP_FAMILY, 0 } };
+static const gen_entry fault_entries[] = { { "ft_fwd", 0, NULL, NULL, GEN_OP_FAMILY, 0, 0 } };
 
 #define FAULT_FAMILY(var, fname, src)                                                                              \
     static const gen_family var = {                                                                                \

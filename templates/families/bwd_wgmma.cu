@@ -133,13 +133,16 @@ FT_DEVICE constexpr unsigned do_panel(int p)
 // mbarriers, and (SPLIT_COLS) those of the P^T and dS^T hand-offs.
 constexpr int BAR_FULL = BLOCK_M * 8, BAR_EMPTY = BAR_FULL + 8, TICKET = BAR_FULL + 16, BAR_DQ = BAR_FULL + 24;
 constexpr int BAR_P = BAR_DQ + 8 * (DQ_SOURCES + DQ_TILES), BAR_DS = BAR_P + 8, BAR_MEET = BAR_DS + 8;
+// PERSISTENT: the next units' indices (two slots) and their full and empty mbarriers
+// (publish_next_unit).
+constexpr int BAR_UNIT = BAR_MEET + 8, UNIT_SLOTS = 2, UNIT_IDX = BAR_UNIT + 16 * UNIT_SLOTS;
 // With a producer the registers move to the consumers (setmaxnreg): the producer keeps 24 and
 // the consumers take what traits/bwd_wgmma.h gives them, with MIN_BLOCKS blocks an SM.
 constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS, HEAD_DIM);
 constexpr int MIN_BLOCKS = bwd_wgmma_min_blocks(BLOCK_N, NUM_WARPS, HEAD_DIM);
 
 constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, DQ_FIRST,
-                                    DK_SS, DV_EARLY);
+                                    DK_SS, DV_EARLY, PERSISTENT);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma takes f16 or bf16");
 static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_N/16 (consumers only) or BLOCK_N/16 + 4 (and a "
                                           "producer warpgroup); 12 at head dims 192 and 256");
@@ -153,7 +156,10 @@ static_assert(RULE != BWD_WGMMA_BAD_SMEM, "shared memory over the limit: lower N
 static_assert(RULE != BWD_WGMMA_BAD_REGISTERS, "head dims: accumulators would spill");
 static_assert(RULE != BWD_WGMMA_BAD_ORDER,
               "DQ_FIRST, DK_SS and DV_EARLY 1 need a producer warpgroup and the keys split (dkdv_consumer)");
-static_assert(BAR_MEET + 8 <= LD_BYTES, "L, delta, the mbarriers and the ticket fit LD_BYTES");
+static_assert(RULE != BWD_WGMMA_BAD_PERSISTENT,
+              "PERSISTENT 1 needs a producer warpgroup, the keys split (dkdv_consumer) and DQ_MODE atomic");
+static_assert(!PERSISTENT || !VARLEN, "PERSISTENT 1 needs VARLEN 0");
+static_assert(UNIT_IDX + 4 * UNIT_SLOTS <= LD_BYTES, "L, delta, the mbarriers, the ticket and the units fit LD_BYTES");
 static_assert(DQ_TILE_BYTES == 128 * 4 * (DQ_COLS0 + (DQ_REGIONS == 2 ? DQ_COLS1 : 0)) / 2,
               "a dQ tile is every thread's accumulators");
 static_assert(NUM_THREADS == CONSUMER_THREADS + (PRODUCER ? 128 : 0), "warps: consumers and the producer");
@@ -228,6 +234,9 @@ struct dkdv_block {
     FT_DEVICE unsigned p_full_bar() const { return ld_block(0) + BAR_P; }
     FT_DEVICE unsigned ds_full_bar() const { return ld_block(0) + BAR_DS; }
     FT_DEVICE unsigned meet_bar() const { return ld_block(0) + BAR_MEET; }
+    FT_DEVICE unsigned unit_full_bar(int sl) const { return ld_block(0) + BAR_UNIT + 8 * sl; }
+    FT_DEVICE unsigned unit_empty_bar(int sl) const { return ld_block(0) + BAR_UNIT + 8 * (UNIT_SLOTS + sl); }
+    FT_DEVICE int *unit_idx(int sl) const { return (int *)generic(ld_block(0) + UNIT_IDX) + sl; }
 
     // The walk: every query tile of the range in each query head of the group (group_step), from
     // the first step on.
@@ -333,6 +342,10 @@ FT_DEVICE void init_barriers(const dkdv_block &blk, int *dq_ticket)
         for (int buf = 0; buf < DQ_TILES; buf++)
             mbar_init(blk.dq_empty_bar(buf), 1);
     }
+    for (int sl = 0; PERSISTENT && sl < UNIT_SLOTS; sl++) {
+        mbar_init(blk.unit_full_bar(sl), 1);
+        mbar_init(blk.unit_empty_bar(sl), CONSUMER_THREADS + 1);   // the consumers and the dQ warp's lane
+    }
     if (SPLIT_COLS) {
         mbar_init(blk.p_full_bar(), 128);
         mbar_init(blk.ds_full_bar(), 128);
@@ -363,7 +376,26 @@ FT_DEVICE int order_heads(const ft_bwd_args &args)
 // With SPLITS, grid.x holds SPLITS blocks a key tile: part is the block's share of the group
 // (ordered: the shares of a key tile take consecutive tickets, so each still starts after the
 // same share of the key tile above).
-FT_DEVICE void block_tile(const dkdv_block &blk, const ft_bwd_args &args, int &key_tile, int &bh, int &part)
+// PERSISTENT: as many blocks as fit the GPU at once (the launcher's grid.x) take the units (a key
+// tile, or a share of one with SPLITS, of a K/V head of the launch's batch) in the order below:
+// block b its first unit b, then each the next unit not yet taken, counted off a zeroed global
+// int (the dQ ticket, which DQ_MODE atomic leaves unused), as the GPU starts the blocks of a grid.
+// Under a mask that order runs heavy to light within a group of heads: a fixed share of it
+// (every gridDim.x-th unit) gave the first blocks the heavy units of each round, 25 % slower than
+// one block a unit at head dim 128, causal, N 4096 (H200, notes/kernels.md). Else a block is one
+// unit, its grid's.
+FT_DEVICE int key_tiles(const ft_bwd_args &args)
+{
+    return PERSISTENT ? (args.seqlen_k + BLOCK_N - 1) / BLOCK_N : (int)gridDim.x / SPLITS;
+}
+FT_DEVICE int kv_heads(const ft_bwd_args &args)   // batch * heads_k
+{
+    return PERSISTENT ? args.batch * args.heads_k : (int)gridDim.y;
+}
+FT_DEVICE int first_unit() { return PERSISTENT ? (int)blockIdx.x : 0; }
+FT_DEVICE int unit_end(const ft_bwd_args &args) { return PERSISTENT ? key_tiles(args) * SPLITS * kv_heads(args) : 1; }
+
+FT_DEVICE void block_tile(const dkdv_block &blk, const ft_bwd_args &args, int unit, int &key_tile, int &bh, int &part)
 {
     part = 0;
     if (ORDERED) {
@@ -383,22 +415,27 @@ FT_DEVICE void block_tile(const dkdv_block &blk, const ft_bwd_args &args, int &k
         // (B 2, H 16, N 4096, D 128: 419 -> 448 TFLOP/s); without one, two rows fell 6-7%
         // (D 64 4 warps N 1024; D 128 8 warps N 16384), so those keep grid order. (VARLEN keeps
         // grid order: past_keys reads blockIdx.)
-        const int key_tiles = (int)gridDim.x / SPLITS;
         int step;
-        grouped_walk((int)(blockIdx.y * gridDim.x + blockIdx.x), order_heads(args), key_tiles * SPLITS,
-                     (int)gridDim.y, step, bh);
+        grouped_walk(PERSISTENT ? unit : (int)(blockIdx.y * gridDim.x + blockIdx.x), order_heads(args),
+                     key_tiles(args) * SPLITS, kv_heads(args), step, bh);
         key_tile = step / SPLITS;
         part = step % SPLITS;
+    } else if (PERSISTENT) {   // as the grid's blocks start: a head's key tiles one after another
+        const int per_head = key_tiles(args) * SPLITS;
+        bh = unit / per_head;
+        key_tile = unit % per_head / SPLITS;
+        part = unit % SPLITS;
     } else {
         key_tile = (int)blockIdx.x / SPLITS;
         part = (int)blockIdx.x % SPLITS;
         bh = (int)blockIdx.y;
     }
 }
-// Then its sequence (VARLEN), its keys and the query tiles that see them.
-FT_DEVICE void describe_block(dkdv_block &blk, const ft_bwd_args &args)
+// Then its sequence (VARLEN), its keys and the query tiles that see them. unit: PERSISTENT's
+// (first_unit, then publish_next_unit's), else unused.
+FT_DEVICE void describe_block(dkdv_block &blk, const ft_bwd_args &args, int unit)
 {
-    block_tile(blk, args, blk.key_tile, blk.bh, blk.part);
+    block_tile(blk, args, unit, blk.key_tile, blk.bh, blk.part);
     blk.b = blk.bh / args.heads_k;
     blk.h = blk.bh % args.heads_k;
 #if VARLEN
@@ -1072,70 +1109,133 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
 }
 
 // ---- the producer pipeline: warpgroup 0 loads and adds dQ, the consumers only compute.
+// Every role walks the block's units alike (one, or PERSISTENT's) and counts the query tiles of
+// those before the current one (g): tile i of a unit is the block's tile g + i, whose turn of the
+// ring (slot, phase) and of the dQ tiles it takes. The ring and the dQ warp thus run on from one
+// unit into the next: the next unit's first tiles load while the consumers store dK and dV.
+
+// PERSISTENT: the block's unit number k + 1 (k >= 1; number 0 is its first, blockIdx.x) lies in
+// slot (k - 1) % UNIT_SLOTS, at that slot's use (k - 1) / UNIT_SLOTS. The producer's warp 0 takes
+// it off the global count as it starts unit number k, before loading that unit's tiles, so it is
+// there when the consumers and the dQ warp end unit k; past the last unit it reads unit_end.
+FT_DEVICE int publish_next_unit(const ft_bwd_args &args, const dkdv_block &blk, int k, int lane)
+{
+    const int sl = (k - 1) % UNIT_SLOTS, use = (k - 1) / UNIT_SLOTS;
+    int next = 0;
+    if (lane == 0) {
+        mbar_wait(blk.unit_empty_bar(sl), (use & 1) ^ 1);   // every reader is done with its last use
+        next = min((int)gridDim.x + atomicAdd(args.dq_ticket, 1), unit_end(args));
+        *blk.unit_idx(sl) = next;
+        mbar_arrive(blk.unit_full_bar(sl));   // releases the store
+    }
+    return __shfl_sync(0xffffffffu, next, 0);
+}
+FT_DEVICE int read_next_unit(const dkdv_block &blk, int k)
+{
+    const int sl = (k - 1) % UNIT_SLOTS, use = (k - 1) / UNIT_SLOTS;
+    mbar_wait(blk.unit_full_bar(sl), use & 1);
+    const int next = *(volatile int *)blk.unit_idx(sl);
+    mbar_arrive(blk.unit_empty_bar(sl));
+    return next;
+}
+
+// Warp 0's share of a unit: the ring, tile t into slot t % NUM_STAGES once the consumers
+// are done with the tile before it there (the first pass finds every slot empty: parity 1 of a
+// fresh barrier). The rows of L and delta move to the next head's as the walk does: 24 registers
+// hold no 64-bit products a step.
+FT_DEVICE void load_unit(const ft_bwd_args &args, const dkdv_block &blk, int g, int lane)
+{
+    group_step s = blk.first_step();
+    const float *lse = blk.lse(args, 0), *delta = blk.delta(args, 0);
+    for (int t = g; t < g + blk.steps(); t++) {   // the block's tile t
+        const int st = t % NUM_STAGES, m0 = s.mt * BLOCK_M;
+        mbar_wait(blk.empty_bar(st), ((t / NUM_STAGES) & 1) ^ 1);
+        if (lane == 0)
+            issue_q_do(args, blk, s, st);
+        float *ld = blk.ld(st);
+#pragma unroll
+        for (int r = lane; r < BLOCK_M; r += 32) {
+            const bool in = EVEN_M || m0 + r < blk.seqlen_q(args);
+            ld[r] = in ? l_scaled(lse[m0 + r]) : l_scaled(FT_INF_F);
+            ld[BLOCK_M + r] = in ? delta[m0 + r] : 0.f;
+        }
+        mbar_arrive(blk.full_bar(st));   // releases the stores above
+        blk.advance(s);
+        if (s.mt == blk.mt_begin) {   // a new head
+            lse += blk.head_rows(args);
+            delta += blk.head_rows(args);
+        }
+    }
+}
+
+// Warp 1's (one lane's) share of a unit: dQ, tile t from source t % DQ_SOURCES (a dQ tile,
+// or with the columns split the ring slot) into dq_accum (the partial tile's valid rows only), in
+// its turn (DQ_MODE ordered); the source is free again once the copy engine has read it. The
+// head's rows of dq_accum and its semaphores move on as in warp 0.
+FT_DEVICE void add_unit_dq(const ft_bwd_args &args, const dkdv_block &blk, int g)
+{
+    float *dq_rows = blk.dq_accum(args, 0);
+    int *sems = ORDERED ? blk.sems(args, 0) : nullptr;
+    int mt = blk.mt_begin;
+    for (int t = g; t < g + blk.steps(); t++) {   // the block's tile t
+        const int src = t % DQ_SOURCES, m0 = mt * BLOCK_M;
+        const int rows = EVEN_M ? BLOCK_M : min(BLOCK_M, blk.seqlen_q(args) - m0);
+        mbar_wait(blk.dq_full_bar(src), (t / DQ_SOURCES) & 1);
+        if (ORDERED)
+            await_turn(blk, sems, mt);
+        bulk_reduce_add_f32(dq_rows + (long long)m0 * HEAD_DIM, blk.dq_source(t), rows * HEAD_DIM * 4);
+        bulk_commit();
+        if (ORDERED) {
+            bulk_wait<0>();   // added, so the next key tile down may
+            pass_turn(blk, sems, mt);
+        } else {
+            bulk_wait_read<0>();
+        }
+        mbar_arrive(DQ_IN_SLOT ? blk.empty_bar(src) : blk.dq_empty_bar(src));
+        if (++mt == blk.m_tiles) {   // a new head
+            mt = blk.mt_begin;
+            dq_rows += (long long)blk.head_rows(args) * HEAD_DIM;
+            if (ORDERED)
+                sems += (args.seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS;
+        }
+    }
+}
+
 FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
 {
     setmaxnreg_dec<PRODUCER_REGS>();
-    describe_block(blk, args);   // after the split, so that nothing is carried across it
-    const int n_tiles = blk.steps();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (warp == 0) {
-        // The ring: tile i into slot i % NUM_STAGES once the consumers are done with the tile
-        // before it there (the first pass finds every slot empty: parity 1 of a fresh barrier).
-        // The rows of L and delta move to the next head's as the walk does: 24 registers hold
-        // no 64-bit products a step.
-        group_step s = blk.first_step();
-        const float *lse = blk.lse(args, 0), *delta = blk.delta(args, 0);
-        for (int i = 0; i < n_tiles; i++) {
-            const int st = i % NUM_STAGES, m0 = s.mt * BLOCK_M;
-            mbar_wait(blk.empty_bar(st), ((i / NUM_STAGES) & 1) ^ 1);
-            if (lane == 0)
-                issue_q_do(args, blk, s, st);
-            float *ld = blk.ld(st);
-#pragma unroll
-            for (int r = lane; r < BLOCK_M; r += 32) {
-                const bool in = EVEN_M || m0 + r < blk.seqlen_q(args);
-                ld[r] = in ? l_scaled(lse[m0 + r]) : l_scaled(FT_INF_F);
-                ld[BLOCK_M + r] = in ? delta[m0 + r] : 0.f;
-            }
-            mbar_arrive(blk.full_bar(st));   // releases the stores above
-            blk.advance(s);
-            if (s.mt == blk.mt_begin) {   // a new head
-                lse += blk.head_rows(args);
-                delta += blk.head_rows(args);
-            }
+    if (!PERSISTENT) {
+        describe_block(blk, args, 0);   // after the split, so that nothing is carried across it
+        if (warp == 0) {
+            load_unit(args, blk, 0, lane);
+        } else if (warp == 1 && lane == 0) {
+            add_unit_dq(args, blk, 0);
+            bulk_wait<0>();
         }
-    } else if (warp == 1 && lane == 0) {
-        // dQ: tile i from source i % DQ_SOURCES (a dQ tile, or with the columns split the ring
-        // slot) into dq_accum (the partial tile's valid rows only), in its turn (DQ_MODE
-        // ordered); the source is free again once the copy engine has read it.
-        // The head's rows of dq_accum and its semaphores move on as in warp 0.
-        float *dq_rows = blk.dq_accum(args, 0);
-        int *sems = ORDERED ? blk.sems(args, 0) : nullptr;
-        int mt = blk.mt_begin;
-        for (int i = 0; i < n_tiles; i++) {
-            const int src = i % DQ_SOURCES, m0 = mt * BLOCK_M;
-            const int rows = EVEN_M ? BLOCK_M : min(BLOCK_M, blk.seqlen_q(args) - m0);
-            mbar_wait(blk.dq_full_bar(src), (i / DQ_SOURCES) & 1);
-            if (ORDERED)
-                await_turn(blk, sems, mt);
-            bulk_reduce_add_f32(dq_rows + (long long)m0 * HEAD_DIM, blk.dq_source(i), rows * HEAD_DIM * 4);
-            bulk_commit();
-            if (ORDERED) {
-                bulk_wait<0>();   // added, so the next key tile down may
-                pass_turn(blk, sems, mt);
-            } else {
-                bulk_wait_read<0>();
-            }
-            mbar_arrive(DQ_IN_SLOT ? blk.empty_bar(src) : blk.dq_empty_bar(src));
-            if (++mt == blk.m_tiles) {   // a new head
-                mt = blk.mt_begin;
-                dq_rows += (long long)blk.head_rows(args) * HEAD_DIM;
-                if (ORDERED)
-                    sems += (args.seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS;
-            }
-        }
-        bulk_wait<0>();
+        return;
     }
+    if (warp > 1 || (warp == 1 && lane > 0))
+        return;
+    // (Two loops, not one with the roles inside: each then holds only its own role's registers.)
+    int g = 0;
+    if (warp == 0) {
+        for (int u = first_unit(), k = 1; u < unit_end(args); k++) {
+            describe_block(blk, args, u);   // after the split, so that nothing is carried across it
+            const int next = publish_next_unit(args, blk, k, lane);
+            load_unit(args, blk, g, lane);
+            g += blk.steps();
+            u = next;
+        }
+        return;
+    }
+    for (int u = first_unit(), k = 1; u < unit_end(args); k++) {
+        describe_block(blk, args, u);
+        add_unit_dq(args, blk, g);
+        g += blk.steps();
+        u = read_next_unit(blk, k);
+    }
+    bulk_wait<0>();
 }
 
 // SPLIT_COLS: the consumers meet on an mbarrier (meetings counts its phases in each thread): the
@@ -1147,12 +1247,12 @@ FT_DEVICE void consumers_meet(const dkdv_block &blk, unsigned &meetings)
     mbar_wait(blk.meet_bar(), meetings++ & 1);
 }
 
-// A consumer's start (all kinds): its registers, the block's description, K and V of the key
-// tile loaded by all the consumer threads, and their one meeting before the loop.
+// A consumer's start (all kinds): its registers, the block's (first unit's) description, K and V
+// of the key tile loaded by all the consumer threads, and their one meeting before the loop.
 FT_DEVICE dkdv_thread consumer_start(const ft_bwd_args &args, dkdv_block &blk, unsigned &meetings)
 {
     setmaxnreg_inc<CONSUMER_REGS>();
-    describe_block(blk, args);
+    describe_block(blk, args, first_unit());
     const dkdv_thread th = consumer_thread(threadIdx.x - 128);
     load_key_tile<CONSUMER_THREADS>(args, blk, th.t);
     cp_async_wait<0>();
@@ -1170,66 +1270,86 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
     const dkdv_thread th = consumer_start(args, blk, meetings);
 
     const float scale_log2 = softmax_log2_scale(args);
-    float dk[DK_REGS], dv[DV_REGS];
-    zero(dk);
-    zero(dv);
-    group_step s = blk.first_step();
-    for (int i = 0; i < blk.steps(); i++, blk.advance(s)) {
-        const int st = i % NUM_STAGES, buf = i % BUFFERS, m0 = s.mt * BLOCK_M;
-        mbar_wait(blk.full_bar(st), (i / NUM_STAGES) & 1);   // Q, dO, L, delta of the tile
-        float ds[S_REGS];
-        unsigned dsa[M_STEPS][4];
-        tile_gradients(ds, dsa, dk, dv, args, blk, th, st, m0, scale_log2);
-        const unsigned ds_tile = blk.ds_smem(buf);
-        store_ds(ds_tile, ds, th);
-        fence_proxy_async();   // the stores above, before wgmma reads them
-        // Every warpgroup's dS^T is in place. Buffer buf was last read by tile i-2's dQ
-        // products, which every warpgroup waited for before tile i-1's meeting here.
-        named_barrier_sync(1, CONSUMER_THREADS);
-        float dq[DQ_N / 2];
-        if (LATE_DK) {   // dK after the meeting: before dQ, or (DQ_FIRST) after it, under dQ's store
-            const unsigned stage = blk.slot(st), ds_rows = ds_tile + th.cw * 64 * 128;
-            auto late_dk = [&] {
-                DK_SS ? issue_dk_ss(dk, ds_rows, stage) : issue_dk<0>(dk, dsa, stage);
+    int g = 0;   // the block's query tiles before this unit's (dkdv_producer)
+    for (int u = first_unit(), k = 1;; k++) {
+        float dk[DK_REGS], dv[DV_REGS];
+        zero(dk);
+        zero(dv);
+        group_step s = blk.first_step();
+        for (int i = 0; i < blk.steps(); i++, blk.advance(s)) {
+            const int t = g + i, st = t % NUM_STAGES, buf = t % BUFFERS, m0 = s.mt * BLOCK_M;
+            mbar_wait(blk.full_bar(st), (t / NUM_STAGES) & 1);   // Q, dO, L, delta of the tile
+            float ds[S_REGS];
+            unsigned dsa[M_STEPS][4];
+            tile_gradients(ds, dsa, dk, dv, args, blk, th, st, m0, scale_log2);
+            const unsigned ds_tile = blk.ds_smem(buf);
+            store_ds(ds_tile, ds, th);
+            fence_proxy_async();   // the stores above, before wgmma reads them
+            // Every warpgroup's dS^T is in place. Buffer buf was last read by tile t-2's dQ
+            // products, which every warpgroup waited for before tile t-1's meeting here.
+            named_barrier_sync(1, CONSUMER_THREADS);
+            float dq[DQ_N / 2];
+            if (LATE_DK) {   // dK after the meeting: before dQ, or (DQ_FIRST) after it, under dQ's store
+                const unsigned stage = blk.slot(st), ds_rows = ds_tile + th.cw * 64 * 128;
+                auto late_dk = [&] {
+                    DK_SS ? issue_dk_ss(dk, ds_rows, stage) : issue_dk<0>(dk, dsa, stage);
+                    wg_commit();
+                };
+                if (!DQ_FIRST) {
+                    wg_fence();
+                    late_dk();
+                }
+                issue_dq(dq, blk, ds_tile, th.cw);   // (fences first)
                 wg_commit();
-            };
-            if (!DQ_FIRST) {
-                wg_fence();
-                late_dk();
+                if (DQ_FIRST)
+                    late_dk();
+                wg_wait<DQ_FIRST ? 1 : 0>();   // dV and dQ done (and dK, unless DQ_FIRST)
+                wg_pin(dq);
+                wg_pin(dv);
+                if (!DQ_FIRST) {
+                    wg_pin(dk);
+                    mbar_arrive(blk.empty_bar(st));
+                }
+            } else {
+                dq_product(dq, dk, dv, blk, ds_tile, th.cw);
+                mbar_arrive(blk.empty_bar(st));   // Q, dO, L, delta of slot st read for the last time
             }
-            issue_dq(dq, blk, ds_tile, th.cw);   // (fences first)
-            wg_commit();
-            if (DQ_FIRST)
-                late_dk();
-            wg_wait<DQ_FIRST ? 1 : 0>();   // dV and dQ done (and dK, unless DQ_FIRST)
-            wg_pin(dq);
-            wg_pin(dv);
-            if (!DQ_FIRST) {
+            const int dqt = t % DQ_TILES;   // the dQ tile (one per dS^T buffer, or one)
+            if (add_dq_halves(dq, blk, th)) {
+                mbar_wait(blk.dq_empty_bar(dqt), ((t / DQ_TILES) & 1) ^ 1);
+                if (EVEN_M || m0 + BLOCK_M <= blk.seqlen_q(args))
+                    dq_to_tile(blk.dq_smem(dqt), dq, th);
+                else
+                    dq_rows<false>((float *)blk.generic(blk.dq_smem(dqt)), dq, th, blk.seqlen_q(args) - m0);
+                fence_proxy_async();   // the copy engine reads the tile
+            }
+            mbar_arrive(blk.dq_full_bar(dqt));
+            if (DQ_FIRST) {
+                wg_wait<0>();   // dK done
                 wg_pin(dk);
-                mbar_arrive(blk.empty_bar(st));
+                mbar_arrive(blk.empty_bar(st));   // Q, dO, L, delta of slot st read for the last time
             }
-        } else {
-            dq_product(dq, dk, dv, blk, ds_tile, th.cw);
-            mbar_arrive(blk.empty_bar(st));   // Q, dO, L, delta of slot st read for the last time
         }
-        const int dqt = i % DQ_TILES;   // the dQ tile (one per dS^T buffer, or one)
-        if (add_dq_halves(dq, blk, th)) {
-            mbar_wait(blk.dq_empty_bar(dqt), ((i / DQ_TILES) & 1) ^ 1);
-            if (EVEN_M || m0 + BLOCK_M <= blk.seqlen_q(args))
-                dq_to_tile(blk.dq_smem(dqt), dq, th);
-            else
-                dq_rows<false>((float *)blk.generic(blk.dq_smem(dqt)), dq, th, blk.seqlen_q(args) - m0);
-            fence_proxy_async();   // the copy engine reads the tile
+        g += blk.steps();
+        const int next = PERSISTENT ? read_next_unit(blk, k) : 0;
+        const bool more = PERSISTENT && next < unit_end(args);
+        if (more) {   // the next unit's K and V, under this unit's dK and dV stores
+            named_barrier_sync(1, CONSUMER_THREADS);   // every consumer's products, which read them, are done
+            dkdv_block up = blk;
+            describe_block(up, args, next);
+            // (t opaque: else the first load's offsets, the same, stay live across the loop)
+            load_key_tile<CONSUMER_THREADS>(args, up, (int)opaque((unsigned)th.t));
         }
-        mbar_arrive(blk.dq_full_bar(dqt));
-        if (DQ_FIRST) {
-            wg_wait<0>();   // dK done
-            wg_pin(dk);
-            mbar_arrive(blk.empty_bar(st));   // Q, dO, L, delta of slot st read for the last time
-        }
+        describe_block(blk, args, u);   // again: cheaper than holding the epilogue's indices across the loop
+        store_dk_dv<0>(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);
+        if (!more)
+            break;
+        u = next;
+        describe_block(blk, args, u);
+        cp_async_wait<0>();
+        fence_proxy_async();   // K and V came through the generic proxy; wgmma reads them
+        named_barrier_sync(1, CONSUMER_THREADS);
     }
-    describe_block(blk, args);   // again: cheaper than holding the epilogue's indices across the loop
-    store_dk_dv<0>(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);
 }
 
 // Consumer CW with the columns split (SPLIT_COLS: head dims 192 and 256; split_gradients).
@@ -1272,7 +1392,7 @@ FT_DEVICE void dkdv_split(const ft_bwd_args &args, dkdv_block blk)
         fence_proxy_async();   // the copy engine reads the tile
         mbar_arrive(blk.dq_full_bar(DQ_IN_SLOT ? st : 0));
     }
-    describe_block(blk, args);
+    describe_block(blk, args, 0);
     store_dk_dv<CW>(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);
 }
 
@@ -1291,12 +1411,12 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     __syncthreads();   // the barriers exist before anyone waits on them; the ticket is known
     if (VARLEN && ORDERED) {   // the tile is known only now: the whole block leaves, nothing in flight
         int key_tile, bh, part;
-        block_tile(blk, args, key_tile, bh, part);
+        block_tile(blk, args, 0, key_tile, bh, part);
         if (past_keys(args, key_tile, bh))
             return;
     }
     if constexpr (!PRODUCER) {
-        describe_block(blk, args);
+        describe_block(blk, args, 0);
         dkdv_inline(args, blk);
     } else if (threadIdx.x < 128) {
         dkdv_producer(args, blk);

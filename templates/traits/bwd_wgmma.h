@@ -23,6 +23,7 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_SMEM,        /* over the shared-memory limit */
     BWD_WGMMA_BAD_REGISTERS,   /* accumulators would spill */
     BWD_WGMMA_BAD_ORDER,       /* DQ_FIRST, DK_SS or DV_EARLY 1 without a producer, or with the columns split */
+    BWD_WGMMA_BAD_PERSISTENT,  /* PERSISTENT 1 without a producer, with the columns split, or DQ_MODE ordered */
 };
 
 /* The bytes after a ring stage's Q and dO tiles: L and delta of its rows, then the mbarriers (and
@@ -224,8 +225,18 @@ FT_TRAIT int bwd_wgmma_may_reorder(int block_n, int num_warps, int head_dim)
     return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_split_cols(head_dim);
 }
 
+/* PERSISTENT: as many blocks as fit the GPU at once each take every gridDim.x-th unit (a key
+ * tile of a K/V head, or a share of one with SPLITS), so a block's start (its mbarriers, the first
+ * query tiles' loads) is paid once and the next unit's K and V load under the last unit's dK and
+ * dV stores. Where the consumers split the keys beside a producer, whose ring and dQ warp run on
+ * across units; not DQ_MODE ordered, whose turns follow the order the blocks start in. */
+FT_TRAIT int bwd_wgmma_may_persist(int block_n, int num_warps, int head_dim, int dq_mode)
+{
+    return bwd_wgmma_may_reorder(block_n, num_warps, head_dim) && dq_mode == FT_DQ_ATOMIC;
+}
+
 FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim,
-                            int head_dim_v, int dq_mode, int dq_first, int dk_ss, int dv_early)
+                            int head_dim_v, int dq_mode, int dq_first, int dk_ss, int dv_early, int persistent)
 {
     const int split = bwd_wgmma_split_cols(head_dim);
     /* 128 rows: S^T and dP^T of 128 queries fit beside dK and dV of head dims 64 only (ptxas
@@ -251,6 +262,8 @@ FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_sta
         return BWD_WGMMA_BAD_REGISTERS;
     if ((dq_first || dk_ss || dv_early) && !bwd_wgmma_may_reorder(block_n, num_warps, head_dim))
         return BWD_WGMMA_BAD_ORDER;
+    if (persistent && !bwd_wgmma_may_persist(block_n, num_warps, head_dim, dq_mode))
+        return BWD_WGMMA_BAD_PERSISTENT;
     return BWD_WGMMA_OK;
 }
 

@@ -641,6 +641,39 @@ static void deterministic_tiles_refit_even(void **state)
     db_close(shipped);
 }
 
+/* A persistent bwd_wgmma winner (PERSISTENT: dense batches, dQ in any order) run where it cannot
+ * be persistent: made deterministic it keeps its tiles with an ordered dQ, one block a key tile;
+ * for a variable-length batch it runs with VARLEN, one block a key tile. */
+#define BWD_BF16_128 "op=bwd dtype=bf16 head_dim=128 head_dim_v=128 causal=1 batch=4 heads=16 seqlen_q=4096 seqlen_k=4096"
+#define P_BWD_PERSISTENT "DTYPE=bf16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=64 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=2 " \
+                         "CAUSAL=1 CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic DQ_FIRST=1 DV_EARLY=1 PERSISTENT=1"
+static void persistent_backward_refit(void **state)
+{
+    (void)state;
+    db *user = make_db("persistent.db", "flashtune winners format 1\n" LINE("Test GPU", "sm_90", BWD_BF16_128,
+                       "bwd_wgmma", "6123456789abcdef", P_BWD_PERSISTENT));
+    const db_workload w = workload(DB_OP_BWD, FT_BF16, 128, 1, 4, 16, 4096, 4096);
+    rt_choice fast, fixed, packed;
+    int db_error;
+    char err[512];
+    assert_int_equal(rt_choose(user, NULL, &test_gpu, &w, 0, &fast, &db_error, err, sizeof err), 0);
+    assert_int_equal(fast.tier, RT_TIER_DB_EXACT);
+    assert_int_equal(fast.config.p[GEN_PERSISTENT], 1);
+    assert_int_equal(rt_choose(user, NULL, &test_gpu, &w, 1, &fixed, &db_error, err, sizeof err), 0);
+    assert_int_equal(fixed.tier, RT_TIER_DB_EXACT);
+    assert_int_equal(fixed.config.p[GEN_DQ_MODE], FT_DQ_ORDERED);
+    assert_int_equal(fixed.config.p[GEN_PERSISTENT], 0);
+    assert_int_equal(fixed.config.p[GEN_DQ_FIRST], 1);
+    assert_int_equal(gen_validate(&fixed.config, test_gpu.smem_limit, err, sizeof err), 0);
+    db_workload v = w;
+    v.varlen = 3;
+    assert_int_equal(rt_choose(user, NULL, &test_gpu, &v, 0, &packed, &db_error, err, sizeof err), 0);
+    assert_int_equal(packed.config.p[GEN_VARLEN], 1);
+    assert_int_equal(packed.config.p[GEN_PERSISTENT], 0);
+    assert_int_equal(gen_validate(&packed.config, test_gpu.smem_limit, err, sizeof err), 0);
+    db_close(user);
+}
+
 /* ---- arguments ------------------------------------------------------------------------------- */
 
 /* A valid call's arguments; cases change one thing. */
@@ -1274,6 +1307,7 @@ int main(void)
         cmocka_unit_test(group_split_choices),
         cmocka_unit_test(deterministic_choices),
         cmocka_unit_test(deterministic_tiles_refit_even),
+        cmocka_unit_test(persistent_backward_refit),
         cmocka_unit_test(invalid_arguments_name_the_argument),
         cmocka_unit_test(bnhd_layout_is_accepted),
         cmocka_unit_test(struct_size_rules),

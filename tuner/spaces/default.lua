@@ -179,7 +179,10 @@ if device.cc == 90 then
   -- (notes/kernels.md, "the order of a tile's products"): DV_EARLY alone gained little, dK from
   -- shared memory (DK_SS) lost in every pairing, so it stays 0, and with one stage DQ_FIRST lost
   -- 15-25 % in a sweep (the ring slot is freed only after dK's product); with one consumer
-  -- (64 keys) the reorder gained nothing on the H200.
+  -- (64 keys) the reorder gained nothing on the H200. PERSISTENT blocks (beside a producer, the
+  -- keys split) took 4-8 % on short and causal lengths from one block a key tile and lost 1-4 %
+  -- on long non-causal ones (bench_kernels on an H200, notes/kernels.md, "persistent blocks"):
+  -- the sweep decides.
   table.insert(spaces, space{
     name = "bwd_hopper",
     template = "bwd_wgmma",
@@ -191,10 +194,14 @@ if device.cc == 90 then
       NUM_STAGES = {1, 2, 3},
       DQ_FIRST = {0, 1},
       DV_EARLY = {0, 1},
+      PERSISTENT = {0, 1},
     },
     where = function(p)
       if p.DV_EARLY == 1 and p.DQ_FIRST == 0 then
         return false, "DV_EARLY only beside DQ_FIRST"
+      end
+      if p.PERSISTENT == 1 and (p.NUM_WARPS ~= 12 or p.BLOCK_N ~= 128) then
+        return false, "persistent blocks: a producer beside two consumers splitting the keys"
       end
       -- Pruned by the H100 sweep of 28 November 2026 (notes, section "sustained load"):
       -- none of these came within 3 % of a workload's best.
