@@ -118,21 +118,22 @@ static long long count_rows(db *d)
     return n;
 }
 
-/* The first shipped line of op ("op=fwd") that also holds `must` (NULL: any), into buf. The cases
- * below edit its fields: a new set of shipped winners may need their find/replace strings (or
- * `must`) renewed. */
+/* The first shipped line of the H100's (whichever file holds it) of op ("op=fwd") that also holds
+ * `must` (NULL: any), into buf. The cases below edit its fields: a new set of shipped winners may
+ * need their find/replace strings (or `must`) renewed. */
 static void shipped_line_with(const char *op, const char *must, char *buf, size_t len)
 {
     int count;
     char **texts = shipped_texts(&count);
-    for (const char *line = texts[0]; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != '\0')) {
-        const int n = (int)strcspn(line, "\n");
-        snprintf(buf, len, "%.*s", n, line);
-        if (strstr(buf, op) && (!must || strstr(buf, must))) {
-            free_texts(texts, count);
-            return;
+    for (int t = 0; t < count; t++)
+        for (const char *line = texts[t]; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != '\0')) {
+            const int n = (int)strcspn(line, "\n");
+            snprintf(buf, len, "%.*s", n, line);
+            if (strstr(buf, "device=\"NVIDIA H100 80GB HBM3\"") && strstr(buf, op) && (!must || strstr(buf, must))) {
+                free_texts(texts, count);
+                return;
+            }
         }
-    }
     free_texts(texts, count);
     fail_msg("no shipped line holds '%s' and '%s'", op, must ? must : "");
 }
