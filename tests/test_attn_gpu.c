@@ -288,6 +288,8 @@ static const struct {
     { "f16 window right 20 noskip", 27 },
     { "bf16 D=96 N=777 [B,N,H,D]", 24 },
     { "f16 D=96 Dv=64 causal BR", 22 },
+    /* The epilogue through shared memory (a producer's consumers) with padded head dims. */
+    { "pad f16 D=40 gqa 4/2 causal", 0 },
 };
 
 static int pins_found;   /* wgb_pins that named a case (main checks all did) */

@@ -704,13 +704,22 @@ FT_DEVICE unsigned ds_stmatrix_base(unsigned tile, const dkdv_thread &th)
     const int row = (th.krow & ~7) + 8 * ((lane / 8) % 2) + lane % 8;
     return opaque(tile + row * 128) ^ ((((unsigned)row & 7) ^ (unsigned)(lane / 16)) << 4);
 }
+// Any 64-row accumulator of the warpgroup (R registers: 2R columns) times `scale` the same way:
+// the epilogue stages dK and dV so (stage_and_store_dk_dv).
+template <int R>
+FT_DEVICE void store_acc(unsigned tile, const float (&acc)[R], const dkdv_thread &th, float scale)
+{
+    const unsigned base = ds_stmatrix_base(tile, th);
+#pragma unroll
+    for (int kk = 0; kk < R / 8; kk++)
+        stmatrix_x4(ds_chunk(base, 2 * kk, 0), pack2(acc[8 * kk] * scale, acc[8 * kk + 1] * scale),
+                    pack2(acc[8 * kk + 2] * scale, acc[8 * kk + 3] * scale),
+                    pack2(acc[8 * kk + 4] * scale, acc[8 * kk + 5] * scale),
+                    pack2(acc[8 * kk + 6] * scale, acc[8 * kk + 7] * scale));
+}
 FT_DEVICE void store_ds(unsigned ds_tile, const float (&ds)[S_REGS], const dkdv_thread &th)
 {
-    const unsigned base = ds_stmatrix_base(ds_tile, th);
-#pragma unroll
-    for (int kk = 0; kk < BLOCK_M / 16; kk++)
-        stmatrix_x4(ds_chunk(base, 2 * kk, 0), pack2(ds[8 * kk], ds[8 * kk + 1]), pack2(ds[8 * kk + 2], ds[8 * kk + 3]),
-                    pack2(ds[8 * kk + 4], ds[8 * kk + 5]), pack2(ds[8 * kk + 6], ds[8 * kk + 7]));
+    store_acc(ds_tile, ds, th, 1.f);
 }
 // The same from dS^T already packed as dK's A registers, not packed a second time: the inline
 // pipeline's. The consumers keep the fp32 form above, packing at each store: holding the packed
@@ -951,6 +960,52 @@ FT_DEVICE void store_dk_dv(const ft_bwd_args &args, const dkdv_block &blk, const
                                             (float)args.softmax_scale, QK_DATA - k_col);
     store_slab<DV_COLS, V_DATA < HEAD_DIM_V>(dv_out, args.dv_stride[2], dv, th.krow, th.qd, blk.keys_in, 1.f,
                                              V_DATA - v_col);
+}
+
+// The epilogue through shared memory (dkdv_consumer, one group of products a tile): dK times the
+// scale, then dV, each of the whole key tile, staged in the dS^T tiles by stmatrix (store_acc's
+// panels) and written out in 16-byte chunks, consecutive threads on consecutive chunks of a row,
+// so a warp writes whole rows: a quarter of the stores of the accumulators' 4-byte pairs, and
+// whole sectors. The pairs' stores took 13 % of the stall samples at head dim 128, causal, N 1024
+// (notes/kernels.md, "persistent blocks"). The caller's meeting comes first (every consumer's
+// last products, which read the dS^T tiles, done); the dS^T tiles are written again only after
+// the next meeting. A split share's fp32 partials (SPLITS > 1) go as pairs. dK and dV must be
+// 16-byte aligned with row strides of a multiple of 8 elements, as Q and dO must for their tensor
+// maps (the runtime checks every 16-bit tensor so: rt_check.c).
+constexpr bool STAGED_EPILOGUE = PRODUCER && !SPLIT_COLS && SPLITS == 1;
+static_assert(!STAGED_EPILOGUE || (BLOCK_N * ft_panel_cols(HEAD_DIM) * 2 <= BUFFERS * DS_BYTES &&
+                                   BLOCK_N * ft_panel_cols(HEAD_DIM_V) * 2 <= BUFFERS * DS_BYTES),
+              "dK and dV of a key tile fit the dS^T tiles");
+
+// Rows [0, valid) of a staged tile (COLS columns; store_acc's layout) to dst, row stride ld; with
+// PADDED only the chunks of the first `data` columns.
+template <int COLS, bool PADDED>
+FT_DEVICE void unstage_rows(elem_t *dst, long long ld, unsigned tile, int valid, int data, int t)
+{
+    constexpr int CHUNKS = COLS / 8;
+    for (int i = t; i < BLOCK_N * CHUNKS; i += CONSUMER_THREADS) {
+        const int row = i / CHUNKS, c = i % CHUNKS;
+        if ((!EVEN_N && row >= valid) || (PADDED && 8 * c >= data))
+            continue;
+        *(float4 *)(dst + row * ld + 8 * c) = ld_shared_f32x4(tile + panel_offset<BLOCK_N>(row, c));
+    }
+}
+
+FT_DEVICE void stage_and_store_dk_dv(const ft_bwd_args &args, const dkdv_block &blk, const dkdv_thread &th,
+                                     const float (&dk)[DK_REGS], const float (&dv)[DV_REGS])
+{
+    const int k0 = blk.k0();
+    elem_t *dk_out = (elem_t *)args.dk + seq_offset(args.dk_stride, blk.b, blk.h, k0) + blk.n0 * args.dk_stride[2];
+    elem_t *dv_out = (elem_t *)args.dv + seq_offset(args.dv_stride, blk.b, blk.h, k0) + blk.n0 * args.dv_stride[2];
+    const unsigned tile = blk.ds_smem(0);
+    const int t = (int)opaque((unsigned)th.t);   // else a persistent loop holds the chunks' addresses throughout
+    store_acc(tile, dk, th, (float)args.softmax_scale);
+    named_barrier_sync(1, CONSUMER_THREADS);   // every warpgroup's rows staged
+    unstage_rows<HEAD_DIM, (QK_DATA < HEAD_DIM)>(dk_out, args.dk_stride[2], tile, blk.keys_in, QK_DATA, t);
+    named_barrier_sync(1, CONSUMER_THREADS);   // read out: the tile takes dV
+    store_acc(tile, dv, th, 1.f);
+    named_barrier_sync(1, CONSUMER_THREADS);
+    unstage_rows<HEAD_DIM_V, (V_DATA < HEAD_DIM_V)>(dv_out, args.dv_stride[2], tile, blk.keys_in, V_DATA, t);
 }
 
 template <int R> FT_DEVICE void zero(float (&x)[R])
@@ -1333,15 +1388,19 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
         g += blk.steps();
         const int next = PERSISTENT ? read_next_unit(blk, k) : 0;
         const bool more = PERSISTENT && next < unit_end(args);
+        if (more || STAGED_EPILOGUE)   // every consumer's products (which read K, V, the dS^T tiles) are done
+            named_barrier_sync(1, CONSUMER_THREADS);
         if (more) {   // the next unit's K and V, under this unit's dK and dV stores
-            named_barrier_sync(1, CONSUMER_THREADS);   // every consumer's products, which read them, are done
             dkdv_block up = blk;
             describe_block(up, args, next);
             // (t opaque: else the first load's offsets, the same, stay live across the loop)
             load_key_tile<CONSUMER_THREADS>(args, up, (int)opaque((unsigned)th.t));
         }
         describe_block(blk, args, u);   // again: cheaper than holding the epilogue's indices across the loop
-        store_dk_dv<0>(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);
+        if (STAGED_EPILOGUE)
+            stage_and_store_dk_dv(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);
+        else
+            store_dk_dv<0>(args, blk, consumer_thread(threadIdx.x - 128), dk, dv);
         if (!more)
             break;
         u = next;
