@@ -248,6 +248,8 @@ typedef struct db_winner {
     double median_ms, tflops;
     int workload_match;        /* DB_MATCH_EXACT or DB_MATCH_NEAREST */
     int device_match;          /* DB_MATCH_SAME_GPU or DB_MATCH_SAME_ARCH */
+    int name_match;            /* the length of the name the winner's GPU shares with the asked one from
+                                * its start ("NVIDIA H100 PCIe": 12 with "NVIDIA H100 80GB HBM3") */
     double kind_gap;           /* 0: the asked workload's kind (group ratio, softcap, mask, varlen); else how far */
     double distance;           /* the nearest-workload distance; 0 when exact */
 } db_winner;
@@ -255,10 +257,11 @@ typedef struct db_winner {
 /* The best kernel for workload w on a device: name and arch filter the devices (NULL: any).
  * Candidates: the same op, dtype and head dims, and kernels of w's CAUSAL (db_workload_masked: a
  * windowed problem takes causal or windowed winners, never unmasked ones). Order of preference:
- * the same GPU (name and arch), then another GPU of the arch; within those, the workloads of w's
- * kind first (the same group ratio heads / heads_k, softcap, mask and varlen bucket; else the
- * nearest kind, kind_gap: |ln(ratio/ratio')|; plus 1 each for a softcap, causal, window or
- * bottom_right that differs; for two windows, per side 0.5 when one is unlimited (-1), else
+ * the same GPU (name and arch), then another GPU of the arch, the one whose name shares the
+ * longest start with device_name first (a model's other boards before another model); within
+ * those, the workloads of w's kind first (the same group ratio heads / heads_k, softcap, mask and
+ * varlen bucket; else the nearest kind, kind_gap: |ln(ratio/ratio')|; plus 1 each for a softcap,
+ * causal, window or bottom_right that differs; for two windows, per side 0.5 when one is unlimited (-1), else
  * min(0.5, 0.25*|ln((a+1)/(b+1))|); plus 1 for dense against varlen, |a-b|/8 for two buckets),
  * then the exact workload, then the nearest. Nearest: smallest |ln(seqlen_q/q')| +
  * |ln(seqlen_k/k')| + 0.5*|ln(batch*heads/b'h')|, ties to the lower workload id; among rows of

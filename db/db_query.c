@@ -86,11 +86,22 @@ static double kind_gap(const db_workload *a, const db_workload *b)
     return log_gap(group_ratio(a), group_ratio(b)) + (a->softcap != b->softcap) + mask_gap(a, b) + varlen_gap(a, b);
 }
 
+/* How many characters two names share from their start. */
+static int shared_start(const char *a, const char *b)
+{
+    int n = 0;
+    while (a[n] && a[n] == b[n])
+        n++;
+    return n;
+}
+
 /* 1 when candidate c should be preferred over the best so far b. */
 static int better(const db_winner *c, const db_winner *b)
 {
     if (c->device_match != b->device_match)
         return c->device_match < b->device_match;
+    if (c->name_match != b->name_match)   /* another GPU of the arch: the nearest model's first */
+        return c->name_match > b->name_match;
     if (c->kind_gap != b->kind_gap)
         return c->kind_gap < b->kind_gap;
     if (c->workload_match != b->workload_match)
@@ -136,6 +147,7 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
             }
             c.device_match = device_name && !strcmp(c.device.name, device_name) ? DB_MATCH_SAME_GPU
                                                                                  : DB_MATCH_SAME_ARCH;
+            c.name_match = device_name ? shared_start(c.device.name, device_name) : 0;
             c.distance = distance(w, &c.workload);
             c.kind_gap = kind_gap(w, &c.workload);
             int exact = c.workload.batch == w->batch && c.workload.heads == w->heads

@@ -1189,6 +1189,10 @@ static void nearest_workload_lookup(void **state)
           DB_MATCH_SAME_ARCH, "GPU B" },
         { "no name: any GPU of the arch", NULL, "sm_90", 2048, 4, 0, 1, 2048, DB_MATCH_EXACT, DB_MATCH_SAME_ARCH,
           "GPU B" },
+        /* "GPU A2" shares "GPU A" with GPU A, "GPU " only with GPU B: another board of a model
+         * takes that model's winners (nearest, 1024 and 4096 tie, the lower id) first. */
+        { "another board of the model before another model's exact", "GPU A2", "sm_90", 2048, 4, 0, 1, 1024,
+          DB_MATCH_NEAREST, DB_MATCH_SAME_ARCH, "GPU A" },
         { "another arch is not used", "GPU A", "sm_80", 4096, 4, 0, 0, 0, 0, 0, NULL },
         { "causal only matches causal", NULL, "sm_80", 8192, 4, 1, 1, 1024, DB_MATCH_NEAREST, DB_MATCH_SAME_ARCH,
           "GPU C" },

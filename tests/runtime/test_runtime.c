@@ -674,6 +674,29 @@ static void persistent_backward_refit(void **state)
     db_close(user);
 }
 
+/* Two GPUs of one arch ship winners (db/tuned/: the H100's, the H200's backward): each takes its
+ * own; another board of a model (an H100 PCIe) takes its model's, not the other model's. */
+static void shipped_tables_per_gpu(void **state)
+{
+    (void)state;
+    db *shipped = NULL;
+    char err[512];
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    const rt_device h200 = { "NVIDIA H200", "sm_90", 232448, 132 }, pcie = { "NVIDIA H100 PCIe", "sm_90", 232448, 114 };
+    const db_workload w = workload(DB_OP_BWD, FT_BF16, 128, 1, 4, 16, 4096, 4096);
+    rt_choice got;
+    int db_error;
+    assert_int_equal(rt_choose(NULL, shipped, &h200, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_int_equal(got.tier, RT_TIER_SHIPPED_EXACT);
+    assert_non_null(strstr(got.why, "on this GPU model"));
+    assert_int_equal(rt_choose(NULL, shipped, &pcie, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_int_equal(got.tier, RT_TIER_SHIPPED_EXACT);
+    assert_non_null(strstr(got.why, "on NVIDIA H100 80GB HBM3, same arch"));
+    assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_non_null(strstr(got.why, "on this GPU model"));
+    db_close(shipped);
+}
+
 /* ---- arguments ------------------------------------------------------------------------------- */
 
 /* A valid call's arguments; cases change one thing. */
@@ -1308,6 +1331,7 @@ int main(void)
         cmocka_unit_test(deterministic_choices),
         cmocka_unit_test(deterministic_tiles_refit_even),
         cmocka_unit_test(persistent_backward_refit),
+        cmocka_unit_test(shipped_tables_per_gpu),
         cmocka_unit_test(invalid_arguments_name_the_argument),
         cmocka_unit_test(bnhd_layout_is_accepted),
         cmocka_unit_test(struct_size_rules),
