@@ -416,26 +416,36 @@ static int read_strategy(lua_State *L, int idx, const char *label, tune_spec *s,
     return 0;
 }
 
+/* The space's optional table field `key` (bench, confirm) pushed: 1 when it is a table (at the
+ * top, its keys checked against `keys`; `what` names it for the caller's messages), 0 when
+ * absent, -1 (err, naming the field and the type given) otherwise. The caller pops it. */
+static int optional_table(lua_State *L, int idx, const char *label, const char *key, const char *const *keys,
+                          const char *usage, char *what, size_t what_len, char *err, size_t len)
+{
+    const int type = lua_getfield(L, idx, key);
+    snprintf(what, what_len, "%s: %s", label, key);
+    if (type == LUA_TNIL)
+        return 0;
+    if (type != LUA_TTABLE) {
+        snprintf(err, len, "%s must be a table %s, got %s", what, usage, luaL_typename(L, -1));
+        return -1;
+    }
+    return tune_check_keys(L, lua_gettop(L), keys, what, err, len) ? -1 : 1;
+}
+
 static int read_bench(lua_State *L, int idx, const char *label, tune_spec *s, char *err, size_t len)
 {
     tune_bench *b = &s->space.bench;
     *b = (tune_bench){ .warmup_ms = 25, .rep_ms = 100, .timeout_s = 10 };
-    const int type = lua_getfield(L, idx, "bench");
     char what[192];
-    snprintf(what, sizeof what, "%s: bench", label);
-    if (type != LUA_TNIL) {
-        if (type != LUA_TTABLE) {
-            snprintf(err, len, "%s must be a table {warmup_ms = ..., rep_ms = ..., timeout_s = ...}, got %s", what,
-                     luaL_typename(L, -1));
-            return -1;
-        }
-        const int t = lua_gettop(L);
-        if (tune_check_keys(L, t, bench_keys, what, err, len) ||
-            tune_field_number(L, t, what, "warmup_ms", 0, 1, 60000, &b->warmup_ms, err, len) ||
-            tune_field_number(L, t, what, "rep_ms", 0, 0, 60000, &b->rep_ms, err, len) ||
-            tune_field_number(L, t, what, "timeout_s", 0, 0, 3600, &b->timeout_s, err, len))
-            return -1;
-    }
+    const int found = optional_table(L, idx, label, "bench", bench_keys, "{warmup_ms = ..., rep_ms = ..., "
+                                     "timeout_s = ...}", what, sizeof what, err, len);
+    const int t = lua_gettop(L);
+    if (found < 0 ||
+        (found && (tune_field_number(L, t, what, "warmup_ms", 0, 1, 60000, &b->warmup_ms, err, len) ||
+                   tune_field_number(L, t, what, "rep_ms", 0, 0, 60000, &b->rep_ms, err, len) ||
+                   tune_field_number(L, t, what, "timeout_s", 0, 0, 3600, &b->timeout_s, err, len))))
+        return -1;
     lua_pop(L, 1);
     s->space.strategy.first.timeout_s = b->timeout_s;
     return 0;
@@ -445,26 +455,19 @@ static int read_confirm(lua_State *L, int idx, const char *label, tune_spec *s, 
 {
     tune_confirm *c = &s->space.confirm;
     *c = (tune_confirm){ .top = 4, .within = 0.05, .rounds = 0 };
-    const int type = lua_getfield(L, idx, "confirm");
     char what[192];
-    snprintf(what, sizeof what, "%s: confirm", label);
-    if (type != LUA_TNIL) {
-        if (type != LUA_TTABLE) {
-            snprintf(err, len, "%s must be a table {top = ..., within = ..., rounds = ...}, got %s", what,
-                     luaL_typename(L, -1));
-            return -1;
-        }
-        const int t = lua_gettop(L);
-        if (tune_check_keys(L, t, confirm_keys, what, err, len) ||
-            tune_field_int(L, t, what, "top", 0, 4, 2, &c->top, err, len) ||
-            tune_field_number(L, t, what, "within", 0, 1, 1, &c->within, err, len) ||
-            tune_field_int(L, t, what, "rounds", 0, 3, 0, &c->rounds, err, len))
-            return -1;
-        if (c->top > 16 || c->rounds > 16) {
-            snprintf(err, len, "%s.%s = %d is out of range (at most 16)", what, c->top > 16 ? "top" : "rounds",
-                     c->top > 16 ? c->top : c->rounds);
-            return -1;
-        }
+    const int found = optional_table(L, idx, label, "confirm", confirm_keys, "{top = ..., within = ..., "
+                                     "rounds = ...}", what, sizeof what, err, len);
+    const int t = lua_gettop(L);
+    if (found < 0 ||
+        (found && (tune_field_int(L, t, what, "top", 0, 4, 2, &c->top, err, len) ||
+                   tune_field_number(L, t, what, "within", 0, 1, 1, &c->within, err, len) ||
+                   tune_field_int(L, t, what, "rounds", 0, 3, 0, &c->rounds, err, len))))
+        return -1;
+    if (c->top > 16 || c->rounds > 16) {
+        snprintf(err, len, "%s.%s = %d is out of range (at most 16)", what, c->top > 16 ? "top" : "rounds",
+                 c->top > 16 ? c->top : c->rounds);
+        return -1;
     }
     lua_pop(L, 1);
     return 0;
