@@ -625,13 +625,15 @@ FT_DEVICE float2 first_pair(const float *rows, const dkdv_thread &th)
     return *(const float2 *)(rows + 2 * th.qd);
 }
 
-// One query tile's gradients for the warpgroup's 64 keys: S^T, dP^T, P^T and dS^T; issues
+// One query tile's gradients for the warpgroup's 64 keys: S^T, dP^T, P^T and dS^T (`issued` is
+// called once S^T and dP^T are issued); issues
 // dV += P^T dO (DV_EARLY: as soon as P^T is made, before dP^T is waited for) and (unless LATE_DK:
 // the caller does, after the dS^T meeting) dK += dS^T Q, committed and left in flight, and
 // leaves dS^T in ds (fp32) and, unless DK_SS, in dsa (packed: dK's A registers).
+template <typename Issued>
 FT_DEVICE void tile_gradients(float (&ds)[S_REGS], unsigned (&dsa)[M_STEPS][4], float (&dk)[DK_REGS],
                               float (&dv)[DV_REGS], const ft_bwd_args &args, const dkdv_block &blk,
-                              const dkdv_thread &th, int st, int m0, float scale_log2)
+                              const dkdv_thread &th, int st, int m0, float scale_log2, Issued issued)
 {
     const unsigned stage = blk.slot(st);
     const float *l_smem = blk.ld(st), *d_smem = l_smem + BLOCK_M;
@@ -645,6 +647,7 @@ FT_DEVICE void tile_gradients(float (&ds)[S_REGS], unsigned (&dsa)[M_STEPS][4], 
     wg_commit();
     transposed_scores<HEAD_DIM_V, true>(ds, v_wg, stage);
     wg_commit();
+    issued();   // the caller's work that may wait under both products
     const float2 l_first = first_pair(l_smem, th);
     wg_wait<1>();   // S^T has landed; dP^T may still be in flight
     wg_pin(s);
@@ -1092,7 +1095,7 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
         const int m0 = cur.mt * BLOCK_M;
         float ds[S_REGS];
         unsigned dsa[M_STEPS][4];
-        tile_gradients(ds, dsa, dk, dv, args, blk, th, st, m0, scale_log2);
+        tile_gradients(ds, dsa, dk, dv, args, blk, th, st, m0, scale_log2, [] {});
         store_ds(blk.ds_smem(0), dsa, th);   // meanwhile
         fence_proxy_async();   // the stores above, before wgmma reads them
         if (NUM_STAGES == 1) {
@@ -1326,6 +1329,20 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
 
     const float scale_log2 = softmax_log2_scale(args);
     int g = 0;   // the block's query tiles before this unit's (dkdv_producer)
+    // The last dQ tile written and not yet handed to the dQ warp (-1: none). Its fence waits for
+    // the thread's 16-byte stores to land (MEMBAR.ALL.CTA, FENCE.VIEW.ASYNC.S), and with DQ_FIRST
+    // dK's product was done before they were: the fence, the arrive behind it and the wait for a
+    // free dQ tile took about 6 % of the stall samples at head dim 64, 128 rows, causal N 1024 (H200,
+    // notes/kernels.md). Handed over once the next tile's S^T and dP^T are issued, the stores
+    // drain under those products; the dQ warp still has a whole tile's time to read it.
+    int dq_held = -1;
+    const auto hand_dq = [&] {
+        if (dq_held >= 0) {
+            fence_proxy_async();   // the copy engine reads the tile
+            mbar_arrive(blk.dq_full_bar(dq_held));
+            dq_held = -1;
+        }
+    };
     for (int u = first_unit(), k = 1;; k++) {
         float dk[DK_REGS], dv[DV_REGS];
         zero(dk);
@@ -1336,7 +1353,7 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
             mbar_wait(blk.full_bar(st), (t / NUM_STAGES) & 1);   // Q, dO, L, delta of the tile
             float ds[S_REGS];
             unsigned dsa[M_STEPS][4];
-            tile_gradients(ds, dsa, dk, dv, args, blk, th, st, m0, scale_log2);
+            tile_gradients(ds, dsa, dk, dv, args, blk, th, st, m0, scale_log2, hand_dq);
             const unsigned ds_tile = blk.ds_smem(buf);
             store_ds(ds_tile, ds, th);
             fence_proxy_async();   // the stores above, before wgmma reads them
@@ -1376,15 +1393,15 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
                     dq_to_tile(blk.dq_smem(dqt), dq, th);
                 else
                     dq_rows<false>((float *)blk.generic(blk.dq_smem(dqt)), dq, th, blk.seqlen_q(args) - m0);
-                fence_proxy_async();   // the copy engine reads the tile
             }
-            mbar_arrive(blk.dq_full_bar(dqt));
+            dq_held = dqt;   // handed over under the next tile's products (hand_dq)
             if (DQ_FIRST) {
                 wg_wait<0>();   // dK done
                 wg_pin(dk);
                 mbar_arrive(blk.empty_bar(st));   // Q, dO, L, delta of slot st read for the last time
             }
         }
+        hand_dq();   // the unit's last dQ tile
         g += blk.steps();
         const int next = PERSISTENT ? read_next_unit(blk, k) : 0;
         const bool more = PERSISTENT && next < unit_end(args);
