@@ -100,7 +100,7 @@ static const struct {
     int workloads;       /* over every space, on sm_90 */
     int hopper_only;     /* 1: other archs are refused with a message naming sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 4, 220, 0 },
+    { "tuner/spaces/default.lua", 4, 224, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
     { "tuner/spaces/kinds.lua", 2, 6, 1 },
@@ -145,14 +145,14 @@ static void shipped_spaces_enumerate(void **state)
 /* default.lua is what `make tune` runs: both passes, both dtypes, D 64 and 128, causal and not,
  * seqlen 512..16384 at 16384 tokens, with a modest number of candidates per workload; the Hopper
  * families also head dims 96, 192/128 and 256 (16 heads, 16384 tokens, N 1024 and 4096), and the
- * forward the papers' head dim 128 on a small grid (B 1, H 16, N 512). */
-static int hopper_extra(const tune_workload *w, int forward)
+ * papers' head dim 128 on a small grid (B 1, H 16, N 512). */
+static int hopper_extra(const tune_workload *w)
 {
     const int wide = (w->head_dim == 96 && w->head_dim_v == 96) || (w->head_dim == 256 && w->head_dim_v == 256) ||
                      (w->head_dim == 192 && w->head_dim_v == 128);
     if (wide)
         return w->heads == 16 && w->batch * w->seqlen_q == 16384 && (w->seqlen_q == 1024 || w->seqlen_q == 4096);
-    return forward && w->head_dim == 128 && w->batch == 1 && w->heads == 16 && w->seqlen_q == 512;
+    return w->head_dim == 128 && w->batch == 1 && w->heads == 16 && w->seqlen_q == 512;
 }
 
 static void default_space_covers_the_readme(void **state)
@@ -173,6 +173,7 @@ static void default_space_covers_the_readme(void **state)
         const tune_space *s = &set->spaces[i];
         int seen[4][3][2][15] = { { { { 0 } } } };   /* dtype, head dim / 64, causal, log2 seqlen */
         int extra = 0;
+        const int hopper = !strcmp(s->name, "fwd_hopper") || !strcmp(s->name, "bwd_hopper");
         for (int j = 0; j < s->workload_count; j++) {
             const tune_candidates *c = &s->workloads[j];
             const tune_workload *w = &c->workload;
@@ -193,8 +194,7 @@ static void default_space_covers_the_readme(void **state)
             while ((1 << lg) < w->seqlen_q)
                 lg++;
             assert_true(lg >= 9 && lg <= 14);
-            const int hopper = !strcmp(s->name, "fwd_hopper") || !strcmp(s->name, "bwd_hopper");
-            if (hopper && hopper_extra(w, !strcmp(s->name, "fwd_hopper"))) {
+            if (hopper && hopper_extra(w)) {
                 extra++;
                 continue;
             }
@@ -208,8 +208,8 @@ static void default_space_covers_the_readme(void **state)
             assert_int_equal(extra, 24);
             continue;
         }
-        /* 2 dtypes x 2 causal x (3 head dims x 2 lengths, + the small grid forward) */
-        assert_int_equal(extra, !strcmp(s->name, "fwd_hopper") ? 28 : !strcmp(s->name, "bwd_hopper") ? 24 : 0);
+        /* 2 dtypes x 2 causal x (3 head dims x 2 lengths, + the small grid) */
+        assert_int_equal(extra, hopper ? 28 : 0);
         for (int dt = 1; dt <= 2; dt++)
             for (int d = 1; d <= 2; d++)
                 for (int causal = 0; causal < 2; causal++)

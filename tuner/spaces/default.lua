@@ -15,18 +15,18 @@ local shapes = grid{
 }
 
 -- The Hopper families also take head dims 96, 192 over 128 (DeepSeek's MLA) and 256, tuned at two
--- lengths of 16 heads (the runtime takes the nearest tuned length); the forward also the papers'
--- head dim 128 on a grid too small to fill the GPU (batch 1, 16 heads, 512 keys: 64 tiles of 128
--- rows for 132 SMs).
+-- lengths of 16 heads (the runtime takes the nearest tuned length), and the papers' head dim 128
+-- on a grid too small to fill the GPU (batch 1, 16 heads, 512 keys: 64 tiles of 128 for 132 SMs;
+-- the backward ran there at 0.72x FlashAttention-4 on an H200 with the winner of 32 sequences,
+-- whose 128-key tiles leave half the SMs idle).
 local wide_head_dims = grid{ dtype = {"bf16", "f16"}, head_dim = {96, 256}, causal = {0, 1}, seqlen = {1024, 4096},
                              tokens = 16384, heads = {16} }
 local mla_head_dims = grid{ dtype = {"bf16", "f16"}, head_dim = {192}, head_dim_v = {128}, causal = {0, 1},
                             seqlen = {1024, 4096}, tokens = 16384, heads = {16} }
-local hopper_forward_shapes = {
-  shapes, wide_head_dims, mla_head_dims,
-  grid{ dtype = {"bf16", "f16"}, head_dim = {128}, causal = {0, 1}, seqlen = {512}, batch = {1}, heads = {16} },
-}
-local hopper_backward_shapes = { shapes, wide_head_dims, mla_head_dims }
+local small_grid = grid{ dtype = {"bf16", "f16"}, head_dim = {128}, causal = {0, 1}, seqlen = {512}, batch = {1},
+                         heads = {16} }
+local hopper_forward_shapes = { shapes, wide_head_dims, mla_head_dims, small_grid }
+local hopper_backward_shapes = { shapes, wide_head_dims, mla_head_dims, small_grid }
 
 -- Decode: one query row a sequence over a long key/value cache, 32 query heads over 8 key/value
 -- heads, head dim 128, batch 1 to 8 (bench/decode.py's shapes, in both 16-bit types). The runtime
