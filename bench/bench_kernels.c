@@ -47,12 +47,12 @@ typedef struct bench_row {
     { "bwd_wgmma", 2, d, b, h, n, causal, bm, 128, 12, 2, 0, 0, 0, 0, ps, 0, 0, 0, f, 0, e, "persist" }
 
 /* The grouped-query backward at Llama 3 8B's shape (the "gqa" set: bf16, D 128, B 2, 32 query
- * heads, N 8192, causal, the shipped product order): plain heads beside 8 K/V heads with the
- * group's query heads over 1, 2 or 4 blocks a key tile (SPLITS), one block a unit or persistent.
- * The runtime's rule (rt_group_splits) gives 1 there (1024 blocks); at N 4096 split 2 was 1.10x
- * unsplit under the mask (bench/RESULTS.md, 2026-11-27). */
-#define GQA(hk, splits, ps)                                                                            \
-    { "bwd_wgmma", 2, 128, 2, 32, 8192, 1, 64, 128, 12, 2, 0, 0, 0, 0, ps, hk, 0, splits, 1, 0, 1, "gqa" }
+ * heads, N 8192 and 4096, causal, the shipped product order): plain heads beside 8 K/V heads with
+ * the group's query heads over 1, 2 or 4 blocks a key tile (SPLITS), one block a unit or
+ * persistent. The runtime's rule (rt_group_splits) was set by these rows (bench/RESULTS.md,
+ * 2026-11-28, sixth session). */
+#define GQA(n, hk, splits, ps)                                                                         \
+    { "bwd_wgmma", 2, 128, 2, 32, n, 1, 64, 128, 12, 2, 0, 0, 0, 0, ps, hk, 0, splits, 1, 0, 1, "gqa" }
 
 #define DV(r) ((r)->head_dim_v ? (r)->head_dim_v : (r)->head_dim)
 
@@ -66,7 +66,9 @@ static const bench_row rows[] = {
     PERSIST(128, 4, 16, 4096, 0, 64, 1, 0, 0), PERSIST(128, 4, 16, 4096, 0, 64, 1, 0, 1),
     PERSIST(128, 4, 16, 4096, 1, 64, 1, 1, 0), PERSIST(128, 4, 16, 4096, 1, 64, 1, 1, 1),
     PERSIST(128, 1, 16, 16384, 1, 64, 1, 1, 0), PERSIST(128, 1, 16, 16384, 1, 64, 1, 1, 1),
-    GQA(32, 0, 0), GQA(32, 0, 1), GQA(8, 1, 0), GQA(8, 1, 1), GQA(8, 2, 0), GQA(8, 2, 1), GQA(8, 4, 0),
+    GQA(8192, 32, 0, 0), GQA(8192, 32, 0, 1), GQA(8192, 8, 1, 0), GQA(8192, 8, 1, 1), GQA(8192, 8, 2, 0),
+    GQA(8192, 8, 2, 1), GQA(8192, 8, 4, 0), GQA(4096, 32, 0, 0), GQA(4096, 8, 1, 0), GQA(4096, 8, 2, 0),
+    GQA(4096, 8, 4, 0),
     ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 0, 0, 0), ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 0, 0, 1),
     ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 1, 0, 0), ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 1, 0, 1),
     ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 1, 1, 1), ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 0, 1, 1),

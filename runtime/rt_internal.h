@@ -69,12 +69,13 @@ ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tens
  * this many blocks a key tile (SPLITS of the families that take it): the smallest
  * divisor of the group, at most RT_GROUP_SPLITS_MAX, that brings the blocks (batch * heads_k *
  * key tiles of 128) to RT_GROUP_SPLIT_BLOCKS, or with a mask RT_GROUP_SPLIT_BLOCKS_MASKED (its
- * key tiles' work differs, and the H100 wanted more, smaller blocks: bench/RESULTS.md); 1 for a
- * forward, a variable-length batch or no grouping. The problem alone decides it, so that a
- * workspace size needs no GPU. */
+ * key tiles' work differs, so the walk's tail wants more, smaller blocks: unsplit at 1024 blocks,
+ * Llama 3 8B's N 8192, ran 0.93x split 2 on an H200, bench/RESULTS.md); 1 for a forward, a
+ * variable-length batch or no grouping. The problem alone decides it, so that a workspace size
+ * needs no GPU. */
 #define RT_GROUP_SPLITS_MAX 8
 #define RT_GROUP_SPLIT_BLOCKS 256
-#define RT_GROUP_SPLIT_BLOCKS_MASKED 1024
+#define RT_GROUP_SPLIT_BLOCKS_MASKED 2048
 int rt_group_splits(const db_workload *w);
 /* Workspace bytes of a backward: delta, then (256-byte aligned) the dQ accumulator, then
  * (256-byte aligned, where rt_group_splits > 1) the partial dK and dV of its shares
@@ -115,6 +116,7 @@ typedef struct rt_choice {
     int tier;                   /* RT_TIER_* */
     char why[512];              /* "database nearest (tuned at ...)" */
     int tuned_varlen;           /* 1: the winner was tuned on a variable-length batch (its walk measured so) */
+    int tuned_grouped;          /* 1: the winner was tuned with grouped K/V heads (its walk measured so) */
 } rt_choice;
 
 /* Sets CAUSAL from w and EVEN_M/EVEN_N from w's lengths and c's tiles (where c's family uses them). */

@@ -509,7 +509,7 @@ static void decode_choices(void **state)
 }
 
 /* Few K/V heads: the backward shares each group's query heads over blocks, the smallest divisor
- * of the group that makes 256 blocks of 128-key tiles (masked: 1024), at most 8; on the H100
+ * of the group that makes 256 blocks of 128-key tiles (masked: 2048), at most 8; on the H100
  * (bwd_wgmma) the choice takes it, deterministic (an ordered dQ) too; bwd_mma (sm_80) does not. */
 static void group_split_choices(void **state)
 {
@@ -517,7 +517,10 @@ static void group_split_choices(void **state)
     db_workload w = featured(workload(DB_OP_BWD, FT_BF16, 128, 1, 2, 32, 4096, 4096), 1, 0);
     assert_int_equal(rt_group_splits(&w), 8);   /* causal, 64 blocks: at most 8 */
     w.heads_k = 8;
-    assert_int_equal(rt_group_splits(&w), 2);   /* 512 blocks: 2 make 1024 */
+    assert_int_equal(rt_group_splits(&w), 4);   /* 512 blocks: 4 make 2048 */
+    w.seqlen_q = w.seqlen_k = 8192;
+    assert_int_equal(rt_group_splits(&w), 2);   /* 1024 blocks: 2 make 2048 */
+    w.seqlen_q = w.seqlen_k = 4096;
     w.causal = 0;
     assert_int_equal(rt_group_splits(&w), 1);   /* 512 blocks, 256 wanted */
     w.heads_k = 1;
@@ -643,7 +646,8 @@ static void deterministic_tiles_refit_even(void **state)
 
 /* A persistent bwd_wgmma winner (PERSISTENT: dense batches, dQ in any order) run where it cannot
  * be persistent: made deterministic it keeps its tiles with an ordered dQ, one block a key tile;
- * for a variable-length batch it runs with VARLEN, one block a key tile. */
+ * for a variable-length batch it runs with VARLEN, one block a key tile; for grouped K/V heads
+ * (a plain heads' winner) one block a unit. */
 #define BWD_BF16_128 "op=bwd dtype=bf16 head_dim=128 head_dim_v=128 causal=1 batch=4 heads=16 seqlen_q=4096 seqlen_k=4096"
 #define P_BWD_PERSISTENT "DTYPE=bf16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=64 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=2 " \
                          "CAUSAL=1 CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic DQ_FIRST=1 DV_EARLY=1 PERSISTENT=1"
@@ -671,6 +675,14 @@ static void persistent_backward_refit(void **state)
     assert_int_equal(packed.config.p[GEN_VARLEN], 1);
     assert_int_equal(packed.config.p[GEN_PERSISTENT], 0);
     assert_int_equal(gen_validate(&packed.config, test_gpu.smem_limit, err, sizeof err), 0);
+    db_workload g = w;   /* grouped K/V heads, the winner tuned on plain ones: one block a unit */
+    g.heads_k = 4;
+    rt_choice grouped;
+    assert_int_equal(rt_choose(user, NULL, &test_gpu, &g, 0, &grouped, &db_error, err, sizeof err), 0);
+    assert_int_equal(grouped.config.p[GEN_PERSISTENT], 0);
+    assert_int_equal(grouped.config.p[GEN_SPLITS], rt_group_splits(&g));
+    assert_non_null(strstr(grouped.why, "one block a unit for grouped K/V heads (PERSISTENT=0)"));
+    assert_int_equal(gen_validate(&grouped.config, test_gpu.smem_limit, err, sizeof err), 0);
     db_close(user);
 }
 
