@@ -66,16 +66,16 @@ void rt_problem_mask(const ft_attention_desc *d, ln_problem *p /* IN/OUT */);
 ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tensor *t, int n, int tensor_cores,
                            char *err, size_t len);
 /* A backward of few K/V heads (grouped-query attention) shares each group's query heads over
- * this many blocks a key tile (SPLITS of the families that take it): the smallest
- * divisor of the group, at most RT_GROUP_SPLITS_MAX, that brings the blocks (batch * heads_k *
- * key tiles of 128) to RT_GROUP_SPLIT_BLOCKS, or with a mask RT_GROUP_SPLIT_BLOCKS_MASKED (its
- * key tiles' work differs, so the walk's tail wants more, smaller blocks: unsplit at 1024 blocks,
- * Llama 3 8B's N 8192, ran 0.93x split 2 on an H200, bench/RESULTS.md); 1 for a forward, a
- * variable-length batch or no grouping. The problem alone decides it, so that a workspace size
- * needs no GPU. */
+ * this many blocks a key tile (SPLITS of the families that take it): the smallest divisor of the
+ * group, at most RT_GROUP_SPLITS_MAX, that brings the blocks (batch * heads_k * key tiles of 128)
+ * to RT_GROUP_SPLIT_BLOCKS, or with a mask to RT_GROUP_SPLIT_BLOCKS_MASKED and at least 2 (its
+ * key tiles' work differs, so the heavy-first walk's tail wants more, smaller blocks: 32/8 heads,
+ * causal, H200, split 2 ran 1.12x unsplit at N 4096 (512 blocks) and 1.14x at N 8192 (1024),
+ * split 4 0.94x and 0.87x split 2, bench/RESULTS.md); 1 for a forward, a variable-length batch or
+ * no grouping. The problem alone decides it, so that a workspace size needs no GPU. */
 #define RT_GROUP_SPLITS_MAX 8
 #define RT_GROUP_SPLIT_BLOCKS 256
-#define RT_GROUP_SPLIT_BLOCKS_MASKED 2048
+#define RT_GROUP_SPLIT_BLOCKS_MASKED 1024
 int rt_group_splits(const db_workload *w);
 /* Workspace bytes of a backward: delta, then (256-byte aligned) the dQ accumulator, then
  * (256-byte aligned, where rt_group_splits > 1) the partial dK and dV of its shares

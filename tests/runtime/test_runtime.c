@@ -509,7 +509,7 @@ static void decode_choices(void **state)
 }
 
 /* Few K/V heads: the backward shares each group's query heads over blocks, the smallest divisor
- * of the group that makes 256 blocks of 128-key tiles (masked: 2048), at most 8; on the H100
+ * of the group that makes 256 blocks of 128-key tiles (masked: 1024, and at least 2), at most 8; on the H100
  * (bwd_wgmma) the choice takes it, deterministic (an ordered dQ) too; bwd_mma (sm_80) does not. */
 static void group_split_choices(void **state)
 {
@@ -517,9 +517,9 @@ static void group_split_choices(void **state)
     db_workload w = featured(workload(DB_OP_BWD, FT_BF16, 128, 1, 2, 32, 4096, 4096), 1, 0);
     assert_int_equal(rt_group_splits(&w), 8);   /* causal, 64 blocks: at most 8 */
     w.heads_k = 8;
-    assert_int_equal(rt_group_splits(&w), 4);   /* 512 blocks: 4 make 2048 */
+    assert_int_equal(rt_group_splits(&w), 2);   /* 512 blocks: 2 make 1024 */
     w.seqlen_q = w.seqlen_k = 8192;
-    assert_int_equal(rt_group_splits(&w), 2);   /* 1024 blocks: 2 make 2048 */
+    assert_int_equal(rt_group_splits(&w), 2);   /* 1024 blocks, but masked: at least 2 */
     w.seqlen_q = w.seqlen_k = 4096;
     w.causal = 0;
     assert_int_equal(rt_group_splits(&w), 1);   /* 512 blocks, 256 wanted */
