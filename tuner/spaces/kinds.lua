@@ -24,6 +24,38 @@ if device.cc ~= 90 then
   error("kinds.lua tunes the Hopper families: run it on an sm_90 GPU (this one is sm_" .. device.cc .. ")")
 end
 
+-- The backward: default.lua's Hopper forms at head dim 128 (64-row query tiles, dQ added by the
+-- copy engine), with the product order (DQ_FIRST, DV_EARLY) where a producer serves two consumers
+-- splitting 128 keys, and for the window the persistent walk (the family refuses it for a
+-- variable-length batch, as it refuses splitting a group's heads there).
+local function bwd_kinds(name, workloads, persistent)
+  return space{
+    name = name,
+    template = "bwd_wgmma",
+    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 64, DQ_MODE = "atomic", DK_SS = 0 },
+    params = {
+      NUM_WARPS = {4, 8, 12},
+      BLOCK_N = {64, 128},
+      NUM_STAGES = {2, 3},
+      DQ_FIRST = {0, 1},
+      DV_EARLY = {0, 1},
+      PERSISTENT = persistent and {0, 1} or {0},
+    },
+    where = function(p)
+      if p.DV_EARLY == 1 and p.DQ_FIRST == 0 then
+        return false, "DV_EARLY only beside DQ_FIRST"
+      end
+      local split_keys = p.NUM_WARPS == 12 and p.BLOCK_N == 128 and p.NUM_STAGES == 2
+      if (p.DQ_FIRST == 1 or p.PERSISTENT == 1) and not split_keys then
+        return false, "the product order and the persistent walk: a producer beside two consumers, two stages"
+      end
+      return true
+    end,
+    workloads = workloads,
+    bench = bench,
+  }
+end
+
 return {
   space{
     name = "fwd_kinds",
@@ -37,18 +69,6 @@ return {
     workloads = { varlen, window },
     bench = bench,
   },
-  -- The backward of a variable-length batch does not split a group's heads (the family refuses
-  -- SPLITS with VARLEN), so only the tiles and the stages are searched.
-  space{
-    name = "bwd_kinds",
-    template = "bwd_wgmma",
-    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 64, DQ_MODE = "atomic" },
-    params = {
-      NUM_WARPS = {4, 8, 12},
-      BLOCK_N = {64, 128},
-      NUM_STAGES = {2, 3},
-    },
-    workloads = { varlen, window },
-    bench = bench,
-  },
+  bwd_kinds("bwd_varlen", varlen, false),
+  bwd_kinds("bwd_window", window, true),
 }
