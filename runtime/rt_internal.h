@@ -116,7 +116,6 @@ typedef struct rt_choice {
     int tier;                   /* RT_TIER_* */
     char why[512];              /* "database nearest (tuned at ...)" */
     int tuned_varlen;           /* 1: the winner was tuned on a variable-length batch (its walk measured so) */
-    int tuned_grouped;          /* 1: the winner was tuned with grouped K/V heads (its walk measured so) */
 } rt_choice;
 
 /* Sets CAUSAL from w and EVEN_M/EVEN_N from w's lengths and c's tiles (where c's family uses them). */

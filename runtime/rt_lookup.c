@@ -112,7 +112,6 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
         }
         const int exact = win.workload_match == DB_MATCH_EXACT;
         out->tuned_varlen = win.workload.varlen != 0;
-        out->tuned_grouped = win.workload.heads_k && win.workload.heads_k != win.workload.heads;
         out->tier = s == 0 ? (exact ? RT_TIER_DB_EXACT : RT_TIER_DB_NEAREST)
                            : (exact ? RT_TIER_SHIPPED_EXACT : RT_TIER_SHIPPED_NEAREST);
         describe(&win, s, out->why, sizeof out->why);
@@ -126,7 +125,6 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
     }
     out->tier = RT_TIER_DEFAULT;
     out->tuned_varlen = 0;
-    out->tuned_grouped = 0;
     snprintf(out->why, sizeof out->why, "built-in default for %s %s head_dim=%d head_dim_v=%d%s", dev->arch,
              gen_dtype_name(w->dtype), w->head_dim, w->head_dim_v, skipped);
     return want_fixed_order ? make_deterministic(dev, w, out, err, len) : 0;
@@ -194,16 +192,6 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
             c->p[GEN_SPLITS] = splits;
             snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
                      "; each group's query heads over %d blocks a key tile (SPLITS=%d)", splits, splits);
-        }
-        /* Persistent blocks measured on plain heads lose with a group's: bf16 D 128, B 2, 32/8
-         * heads, N 8192, causal, H200: 444 TFLOP/s persistent against 537 one block a unit
-         * unsplit, 497 against 578 split 2 (bench_kernels' gqa set, bench/RESULTS.md). */
-        const int grouped = w->heads_k && w->heads_k != w->heads;
-        if (grouped && !out->tuned_grouped && (c->family->params & GEN_BIT(GEN_PERSISTENT)) &&
-            c->p[GEN_PERSISTENT]) {
-            c->p[GEN_PERSISTENT] = 0;
-            snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
-                     "; one block a unit for grouped K/V heads (PERSISTENT=0)");
         }
     }
     return 0;

@@ -1174,8 +1174,11 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
 
 // PERSISTENT: the block's unit number k + 1 (k >= 1; number 0 is its first, blockIdx.x) lies in
 // slot (k - 1) % UNIT_SLOTS, at that slot's use (k - 1) / UNIT_SLOTS. The producer's warp 0 takes
-// it off the global count as it starts unit number k, before loading that unit's tiles, so it is
-// there when the consumers and the dQ warp end unit k; past the last unit it reads unit_end.
+// it off the global count once it has issued unit k's last loads (the consumers are then at most
+// NUM_STAGES tiles from its end), so it is there when they and the dQ warp end unit k; past the
+// last unit it reads unit_end. Taken as unit k starts, a block held its next unit a whole unit
+// ahead, out of the walk's reach: with a group's long units (4 heads' query tiles at 32/8 heads)
+// the tail ran 17 % slower than one block a unit (notes/kernels.md).
 FT_DEVICE int publish_next_unit(const ft_bwd_args &args, const dkdv_block &blk, int k, int lane)
 {
     const int sl = (k - 1) % UNIT_SLOTS, use = (k - 1) / UNIT_SLOTS;
@@ -1280,10 +1283,9 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
     if (warp == 0) {
         for (int u = first_unit(), k = 1; u < unit_end(args); k++) {
             describe_block(blk, args, u);   // after the split, so that nothing is carried across it
-            const int next = publish_next_unit(args, blk, k, lane);
             load_unit(args, blk, g, lane);
             g += blk.steps();
-            u = next;
+            u = publish_next_unit(args, blk, k, lane);
         }
         return;
     }

@@ -647,7 +647,7 @@ static void deterministic_tiles_refit_even(void **state)
 /* A persistent bwd_wgmma winner (PERSISTENT: dense batches, dQ in any order) run where it cannot
  * be persistent: made deterministic it keeps its tiles with an ordered dQ, one block a key tile;
  * for a variable-length batch it runs with VARLEN, one block a key tile; for grouped K/V heads
- * (a plain heads' winner) one block a unit. */
+ * it stays persistent, the group's heads split over its units. */
 #define BWD_BF16_128 "op=bwd dtype=bf16 head_dim=128 head_dim_v=128 causal=1 batch=4 heads=16 seqlen_q=4096 seqlen_k=4096"
 #define P_BWD_PERSISTENT "DTYPE=bf16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=64 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=2 " \
                          "CAUSAL=1 CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic DQ_FIRST=1 DV_EARLY=1 PERSISTENT=1"
@@ -675,13 +675,12 @@ static void persistent_backward_refit(void **state)
     assert_int_equal(packed.config.p[GEN_VARLEN], 1);
     assert_int_equal(packed.config.p[GEN_PERSISTENT], 0);
     assert_int_equal(gen_validate(&packed.config, test_gpu.smem_limit, err, sizeof err), 0);
-    db_workload g = w;   /* grouped K/V heads, the winner tuned on plain ones: one block a unit */
+    db_workload g = w;   /* grouped K/V heads: persistent still, each group's heads split */
     g.heads_k = 4;
     rt_choice grouped;
     assert_int_equal(rt_choose(user, NULL, &test_gpu, &g, 0, &grouped, &db_error, err, sizeof err), 0);
-    assert_int_equal(grouped.config.p[GEN_PERSISTENT], 0);
+    assert_int_equal(grouped.config.p[GEN_PERSISTENT], 1);
     assert_int_equal(grouped.config.p[GEN_SPLITS], rt_group_splits(&g));
-    assert_non_null(strstr(grouped.why, "one block a unit for grouped K/V heads (PERSISTENT=0)"));
     assert_int_equal(gen_validate(&grouped.config, test_gpu.smem_limit, err, sizeof err), 0);
     db_close(user);
 }
