@@ -54,6 +54,12 @@ typedef struct bench_row {
 #define GQA(n, hk, splits, ps)                                                                         \
     { "bwd_wgmma", 2, 128, 2, 32, n, 1, 64, 128, 12, 2, 0, 0, 0, 0, ps, hk, 0, splits, 1, 0, 1, "gqa" }
 
+/* Head dims 192 over 128 (the "wide" set: bf16, B 4, H 16, N 4096, and causal B 16 N 1024): the
+ * columns split (64 keys) beside the wide keys (128 keys split) in the orders that compile without
+ * spills, one block a key tile and persistent. Flags as DQ_FIRST, DK_SS, DV_EARLY, PERSISTENT. */
+#define WIDE(b, n, causal, bn, f, s, e, ps)                                                          \
+    { "bwd_wgmma", 2, 192, b, 16, n, causal, 64, bn, 12, 2, 0, 0, 0, 128, ps, 0, 0, 0, f, s, e, "wide" }
+
 #define DV(r) ((r)->head_dim_v ? (r)->head_dim_v : (r)->head_dim)
 
 static const bench_row rows[] = {
@@ -69,6 +75,10 @@ static const bench_row rows[] = {
     GQA(8192, 32, 0, 0), GQA(8192, 32, 0, 1), GQA(8192, 8, 1, 0), GQA(8192, 8, 1, 1), GQA(8192, 8, 2, 0),
     GQA(8192, 8, 2, 1), GQA(8192, 8, 4, 0), GQA(4096, 32, 0, 0), GQA(4096, 8, 1, 0), GQA(4096, 8, 2, 0),
     GQA(4096, 8, 4, 0),
+    WIDE(4, 4096, 0, 64, 0, 0, 0, 0), WIDE(4, 4096, 0, 128, 1, 0, 1, 0), WIDE(4, 4096, 0, 128, 1, 1, 1, 0),
+    WIDE(4, 4096, 0, 128, 1, 0, 1, 1), WIDE(4, 4096, 1, 64, 0, 0, 0, 0), WIDE(4, 4096, 1, 128, 1, 0, 1, 0),
+    WIDE(4, 4096, 1, 128, 1, 1, 1, 0), WIDE(4, 4096, 1, 128, 1, 0, 1, 1), WIDE(16, 1024, 1, 64, 0, 0, 0, 0),
+    WIDE(16, 1024, 1, 128, 1, 0, 1, 0), WIDE(16, 1024, 1, 128, 1, 0, 1, 1),
     ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 0, 0, 0), ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 0, 0, 1),
     ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 1, 0, 0), ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 1, 0, 1),
     ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 1, 1, 1), ORDER(128, 4, 16, 4096, 0, 64, 128, 12, 2, 0, 0, 1, 1),
@@ -451,7 +461,7 @@ int main(int argc, char **argv)
         chosen[n_chosen++] = i;
     }
     if (set && n_chosen == 0) {
-        fprintf(stderr, "bench_kernels: no row of set '%s'%s%s (sets: order, persist, gqa)\n", set, only ? " in family " : "",
+        fprintf(stderr, "bench_kernels: no row of set '%s'%s%s (sets: order, persist, gqa, wide)\n", set, only ? " in family " : "",
                 only ? only : "");
         return 2;
     }

@@ -32,9 +32,9 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
     case BWD_WGMMA_OK:
         return 0;
     case BWD_WGMMA_BAD_WARPS:
-        if (bwd_wgmma_split_cols(d))
-            snprintf(why, len, "NUM_WARPS=%d with HEAD_DIM=%d: bwd_wgmma splits the columns between two consumer "
-                     "warpgroups beside a producer (12 warps)", nw, d);
+        if (bwd_wgmma_split_cols(d, bn) || bwd_wgmma_wide_keys(d, bn))
+            snprintf(why, len, "NUM_WARPS=%d with HEAD_DIM=%d BLOCK_N=%d: bwd_wgmma runs two consumer warpgroups "
+                     "beside a producer there (12 warps)", nw, d, bn);
         else
             snprintf(why, len, "NUM_WARPS=%d with BLOCK_N=%d: bwd_wgmma runs a consumer warpgroup per 64 keys (%d "
                      "warps), and may add a producer warpgroup (%d)", nw, bn, bn / 16, bn / 16 + 4);
@@ -45,11 +45,11 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
         break;
     case BWD_WGMMA_BAD_BLOCK_N:
         snprintf(why, len, "BLOCK_N=%d: bwd_wgmma takes key tiles of 64 or 128 (64 keys a consumer warpgroup; 64 at "
-                 "head dims 192 and 256)", bn);
+                 "head dim 256 and at 192 over 192)", bn);
         break;
     case BWD_WGMMA_BAD_HEAD_DIM:
         snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: bwd_wgmma takes head dims of 64, 96 or 128 (any "
-                 "pair), or HEAD_DIM 192 or 256 with HEAD_DIM_V 128 or the same", d, dv);
+                 "pair), or HEAD_DIM 192 or 256 with HEAD_DIM_V 128 or the same (192 over 192 with BLOCK_N=64)", d, dv);
         break;
     case BWD_WGMMA_BAD_STAGES:
         snprintf(why, len, "NUM_STAGES=%d is out of range for bwd_wgmma (1..3)", stages);

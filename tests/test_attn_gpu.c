@@ -240,8 +240,8 @@ static const int wg_tiles[][8] = {
 };
 /* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
  * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers, or with 128-row query tiles its
- * rows; at 192 and 256 only 64 x 64 with 12 warps (two consumers splitting the columns) is
- * valid. Then rows that reorder a tile's products (producer tiles only), each flag in each tile
+ * rows; at 192 and 256 64 x 64 with 12 warps (two consumers splitting the columns), and at 192
+ * over 128 also 64 x 128 with 12 warps (the wide keys). Then rows that reorder a tile's products (producer tiles only), each flag in each tile
  * shape that takes it: one consumer, two splitting the keys, two splitting 128 rows; the last
  * (from row 22) are persistent, in each of those shapes, ordered and not, one to three stages
  * (the harness caps their blocks, so each loops over several key tiles: main). */
@@ -290,6 +290,19 @@ static const struct {
     { "f16 D=96 Dv=64 causal BR", 22 },
     /* The epilogue through shared memory (a producer's consumers) with padded head dims. */
     { "pad f16 D=40 gqa 4/2 causal", 0 },
+    /* Head dims 192 over 128: the columns split (64 keys) and the wide keys (128 keys split: S^T
+     * and dP^T one after the other, dQ by panels) in each product order, one and two stages,
+     * persistent, ordered, a softcap, a window, a packed batch and a group's shares. */
+    { "bf16 D=192 Dv=128 causal", 14 },
+    { "f16 D=192 Dv=128 Nq<Nk BR", 0 },
+    { "bf16 D=192 Dv=128 window", 15 },
+    { "f16 D=192 Dv=128 Nq>Nk", 5 },
+    { "bf16 D=192 Dv=128 N=512 causal", 20 },
+    { "f16 persistent D=192 Dv=128", 22 },
+    { "ref bf16 gqa 6/2 D=192/128 softcap 4 causal", 18 },
+    { "varlen f16 D=192/128 causal BR", 15 },
+    { "varlen bf16 D=192/128 ordered", 0 },
+    { "bwd split gqa bf16 8/2 D=192/128 window split 2", 25 },
 };
 
 static int pins_found;   /* wgb_pins that named a case (main checks all did) */

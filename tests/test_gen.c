@@ -337,9 +337,14 @@ static const struct {
     /* bwd_wgmma's columns split: 192 or 256 beside 128 or the same, 64 keys, 12 warps, what fits. */
     { "bwd_wgmma", { { GEN_HEAD_DIM, 192 }, { GEN_HEAD_DIM_V, 64 } }, 2, 232448,
       "HEAD_DIM=192, HEAD_DIM_V=64: bwd_wgmma takes head dims of 64, 96 or 128" },
-    { "bwd_wgmma", { { GEN_HEAD_DIM, 192 }, { GEN_NUM_WARPS, 12 } }, 2, 232448, "BLOCK_N=128: bwd_wgmma takes key tiles" },
+    { "bwd_wgmma", { { GEN_HEAD_DIM, 256 }, { GEN_HEAD_DIM_V, 128 }, { GEN_NUM_WARPS, 12 } }, 3, 232448,
+      "BLOCK_N=128: bwd_wgmma takes key tiles" },
+    { "bwd_wgmma", { { GEN_HEAD_DIM, 192 }, { GEN_HEAD_DIM_V, 192 }, { GEN_NUM_WARPS, 12 } }, 3, 232448,
+      "(192 over 192 with BLOCK_N=64)" },
     { "bwd_wgmma", { { GEN_HEAD_DIM, 192 }, { GEN_BLOCK_N, 64 } }, 2, 232448,
-      "NUM_WARPS=8 with HEAD_DIM=192: bwd_wgmma splits the columns" },
+      "NUM_WARPS=8 with HEAD_DIM=192 BLOCK_N=64: bwd_wgmma runs two consumer" },
+    { "bwd_wgmma", { { GEN_HEAD_DIM, 192 } }, 1, 232448,
+      "NUM_WARPS=8 with HEAD_DIM=192 BLOCK_N=128: bwd_wgmma runs two consumer" },
     { "bwd_wgmma", { { GEN_HEAD_DIM, 192 }, { GEN_BLOCK_N, 64 }, { GEN_NUM_WARPS, 12 }, { GEN_NUM_STAGES, 3 } }, 4,
       232448, "NUM_STAGES=3 with HEAD_DIM=192 HEAD_DIM_V=128 needs 241664 bytes" },
     /* 128-row query tiles: two consumers (128 keys) at head dims 64, and what fits. */

@@ -61,6 +61,10 @@ static const sample samples[] = {
     /* The columns split with dQ in a tile of its own (192 over 128), and in the slot at 192. */
     { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=192 HEAD_DIM_V=128 BLOCK_N=64 NUM_WARPS=12 NUM_STAGES=2" },
     { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=192 HEAD_DIM_V=192 BLOCK_N=64 NUM_WARPS=12 NUM_STAGES=3 DQ_MODE=ordered" },
+    /* The wide keys at 192 over 128: 128 keys split, one dS^T and one dQ tile, with two stages and
+     * one, persistent. */
+    { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=192 HEAD_DIM_V=128 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=2 DQ_FIRST=1 DV_EARLY=1" },
+    { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=192 HEAD_DIM_V=128 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=1 PERSISTENT=1" },
     { "bwd_exact", "DTYPE=f32 HEAD_DIM=64 DQ_MODE=atomic" },
     { "bwd_exact", "DTYPE=f64 HEAD_DIM=32 BLOCK_M=16 BLOCK_N=32 NUM_WARPS=4 DQ_MODE=separate" },
 };

@@ -4,6 +4,7 @@
 # Usage: [PART=fwd|bwd] dev/gpu/sweep.sh [SPACE.lua]   (default tuner/spaces/default.lua)
 #   PART: only the spaces of that direction (their template's prefix), e.g. after a change to
 #   one direction's kernels; merge the exported winners with the other direction's.
+#   ONLY: only the space of that name (e.g. ONLY=bwd_mla), after a change to its workloads' kernels.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 SPACE=${1:-tuner/spaces/default.lua}
@@ -11,8 +12,9 @@ source dev/gpu/debs.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/device.txt"; date -u >> "$OUT/device.txt"
 cmake -S . -B /tmp/build -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&
   cmake --build /tmp/build --target flashtune ${EXTRA_TARGETS:-} >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-if [ -n "${PART:-}" ]; then   # the same file, returning only that direction's spaces
-  sed "s/^return spaces\$/local part = {}\nfor _, s in ipairs(spaces) do\n  if s.template:sub(1, 3) == \"$PART\" then part[#part + 1] = s end\nend\nreturn part/" \
+if [ -n "${PART:-}${ONLY:-}" ]; then   # the same file, returning only that direction's spaces (or that one)
+  keep="(\"$PART\" == \"\" or s.template:sub(1, 3) == \"$PART\") and (\"$ONLY\" == \"\" or s.name == \"$ONLY\")"
+  sed "s/^return spaces\$/local part = {}\nfor _, s in ipairs(spaces) do\n  if $keep then part[#part + 1] = s end\nend\nreturn part/" \
     "$SPACE" > /tmp/space-part.lua
   grep -q "local part" /tmp/space-part.lua || { echo "PART: $SPACE does not end with 'return spaces'"; exit 1; }
   SPACE=/tmp/space-part.lua

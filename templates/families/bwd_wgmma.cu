@@ -53,8 +53,11 @@ constexpr bool ORDERED = DQ_MODE == FT_DQ_ORDERED;   // dQ added in a fixed orde
 // it (LATE_DK), from registers or (DK_SS) from the dS^T tile, and before dQ or (DQ_FIRST) after it.
 constexpr bool LATE_DK = DQ_FIRST || DK_SS;
 // Head dims 192 and 256: two consumers share the tile's 64 keys and split the columns (see
-// dkdv_split).
-constexpr bool SPLIT_COLS = bwd_wgmma_split_cols(HEAD_DIM);
+// dkdv_split); or at 192 over 128 with 128 keys (WIDE_KEYS, traits: bwd_wgmma_wide_keys) each
+// takes 64 of them as below 192, issuing S^T and dP^T one after the other, making dS from P's
+// packed pairs (tile_gradients) and, the second, its 128 columns of dQ a panel at a time.
+constexpr bool SPLIT_COLS = bwd_wgmma_split_cols(HEAD_DIM, BLOCK_N);
+constexpr bool WIDE_KEYS = bwd_wgmma_wide_keys(HEAD_DIM, BLOCK_N);
 // With the columns split: a tile's dQ goes into its ring slot (equal head dims), or (192 over 128)
 // into a dQ tile of its own.
 constexpr bool DQ_IN_SLOT = bwd_wgmma_dq_in_slot(HEAD_DIM, HEAD_DIM_V);
@@ -645,15 +648,22 @@ FT_DEVICE void tile_gradients(float (&ds)[S_REGS], unsigned (&dsa)[M_STEPS][4], 
     wg_fence();
     transposed_scores<HEAD_DIM, false>(s, k_wg, stage);
     wg_commit();
-    transposed_scores<HEAD_DIM_V, true>(ds, v_wg, stage);
-    wg_commit();
+    if (!WIDE_KEYS) {
+        transposed_scores<HEAD_DIM_V, true>(ds, v_wg, stage);
+        wg_commit();
+    }
     issued();   // the caller's work that may wait under both products
     const float2 l_first = first_pair(l_smem, th);
-    wg_wait<1>();   // S^T has landed; dP^T may still be in flight
+    wg_wait<WIDE_KEYS ? 0 : 1>();   // S^T has landed; dP^T may still be in flight (or not issued)
     wg_pin(s);
     scores_to_p(s, l_smem, l_first, args, blk, th, m0, scale_log2);
     unsigned pa[M_STEPS][4];
     wg_acc_to_a(pa, s);
+    if (WIDE_KEYS) {
+        wg_fence();
+        transposed_scores<HEAD_DIM_V, true>(ds, v_wg, stage);
+        wg_commit();
+    }
 
     const float2 d_first = first_pair(d_smem, th);
     if (DV_EARLY) {   // dV queues behind dP^T; the exponentials cannot sink below dP^T's wait
@@ -665,6 +675,13 @@ FT_DEVICE void tile_gradients(float (&ds)[S_REGS], unsigned (&dsa)[M_STEPS][4], 
         wg_wait<0>();
     }
     wg_pin(ds);
+    if (WIDE_KEYS) {   // P from its packed pairs: the fp32 P died at the packing (registers)
+#pragma unroll
+        for (int kk = 0; kk < M_STEPS; kk++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                unpack2(pa[kk][j], s[kk * 8 + 2 * j], s[kk * 8 + 2 * j + 1]);
+    }
     dp_to_ds(ds, s, d_smem, d_first, th.qd, scale_log2);
     if (!DK_SS)
         wg_acc_to_a(dsa, ds);
@@ -809,13 +826,13 @@ FT_DEVICE void split_gradients(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols
 // query rows over all the keys: dS^T read M-major (16 keys, 2048 bytes, a step; the rows' panel),
 // K read N-major. Waits for it (and for dV, dK).
 template <int R>
-FT_DEVICE void issue_dq(float (&dq)[R], const dkdv_block &blk, unsigned ds_tile, int cw)
+FT_DEVICE void issue_dq(float (&dq)[R], const dkdv_block &blk, unsigned ds_tile, int cw, int panel = 0)
 {
     constexpr int N = 2 * R;
     const unsigned key0 = DQ_SPLIT_KEYS ? cw * 64 * 128 : 0;               // first key row, in bytes
     const unsigned rows = DQ_SPLIT_ROWS ? cw * (BLOCK_N * 128) : 0;         // the query rows' panel
     const unsigned k_dq =
-        blk.k_smem + (DQ_SPLIT_KEYS ? key0 : DQ_SPLIT_ROWS ? 0 : cw * (DQ_COLS0 / 64) * (BLOCK_N * 128));   // + the panel
+        blk.k_smem + (DQ_SPLIT_KEYS ? key0 : DQ_SPLIT_ROWS ? 0 : (cw * (DQ_COLS0 / 64) + panel) * (BLOCK_N * 128));
     const unsigned long long a = wg_desc(ds_tile + rows + key0, BLOCK_N * 128, 1024),
                              b = wg_desc(k_dq, BLOCK_N * 128, 1024);
     wg_fence();
@@ -870,11 +887,11 @@ FT_DEVICE bool add_dq_halves(float (&dq)[DQ_N / 2], const dkdv_block &blk, const
 // split its rows), 16-byte chunk c * 128 + its thread. dq: N = 2R columns, of which the
 // warpgroup's own are written.
 template <int R>
-FT_DEVICE void dq_to_tile(unsigned dq_tile, const float (&dq)[R], const dkdv_thread &th)
+FT_DEVICE void dq_to_tile(unsigned dq_tile, const float (&dq)[R], const dkdv_thread &th, int panel = 0)
 {
     constexpr int N = 2 * R;
-    const int cols = th.cw == 0 ? DQ_COLS0 : DQ_COLS1;
-    const unsigned mine = dq_tile + 16 * (128 * (th.cw * DQ_COLS0 / 8) + th.t % 128);
+    const int cols = (th.cw == 0 ? DQ_COLS0 : DQ_COLS1) - 64 * panel;
+    const unsigned mine = dq_tile + 16 * (128 * (th.cw * DQ_COLS0 / 8 + 8 * panel) + th.t % 128);
 #pragma unroll
     for (int c = 0; c < N / 8; c++)
         if (c < cols / 8)
@@ -886,16 +903,16 @@ FT_DEVICE void dq_to_tile(unsigned dq_tile, const float (&dq)[R], const dkdv_thr
 // split) + 8j + 2qd + e%2. Into dq_accum by atomics, rows past
 // seqlen_q left out (inline), or to a shared tile the producer adds (rows past it not added).
 template <bool ATOMIC, int R>
-FT_DEVICE void dq_rows(float *dst, const float (&dq)[R], const dkdv_thread &th, int valid_rows)
+FT_DEVICE void dq_rows(float *dst, const float (&dq)[R], const dkdv_thread &th, int valid_rows, int panel = 0)
 {
     constexpr int N = 2 * R;   // columns
-    const int cols = th.cw == 0 ? DQ_COLS0 : DQ_COLS1;
+    const int cols = (th.cw == 0 ? DQ_COLS0 : DQ_COLS1) - 64 * panel;
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         const int row = th.wrow + 8 * half + (DQ_SPLIT_ROWS ? 64 * th.cw : 0);
         if (ATOMIC && row >= valid_rows)
             continue;
-        float *p = dst + row * HEAD_DIM + (DQ_SPLIT_ROWS ? 0 : DQ_COLS0 * th.cw) + 2 * th.qd;
+        float *p = dst + row * HEAD_DIM + (DQ_SPLIT_ROWS ? 0 : DQ_COLS0 * th.cw + 64 * panel) + 2 * th.qd;
 #pragma unroll
         for (int j = 0; j < N / 8; j++)
             if (j < cols / 8) {
@@ -975,7 +992,7 @@ FT_DEVICE void store_dk_dv(const ft_bwd_args &args, const dkdv_block &blk, const
 // the next meeting. A split share's fp32 partials (SPLITS > 1) go as pairs. dK and dV must be
 // 16-byte aligned with row strides of a multiple of 8 elements, as Q and dO must for their tensor
 // maps (the runtime checks every 16-bit tensor so: rt_check.c).
-constexpr bool STAGED_EPILOGUE = PRODUCER && !SPLIT_COLS && SPLITS == 1;
+constexpr bool STAGED_EPILOGUE = PRODUCER && !SPLIT_COLS && !WIDE_KEYS && SPLITS == 1;
 static_assert(!STAGED_EPILOGUE || (BLOCK_N * ft_panel_cols(HEAD_DIM) * 2 <= BUFFERS * DS_BYTES &&
                                    BLOCK_N * ft_panel_cols(HEAD_DIM_V) * 2 <= BUFFERS * DS_BYTES),
               "dK and dV of a key tile fit the dS^T tiles");
@@ -1357,12 +1374,50 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
             unsigned dsa[M_STEPS][4];
             tile_gradients(ds, dsa, dk, dv, args, blk, th, st, m0, scale_log2, hand_dq);
             const unsigned ds_tile = blk.ds_smem(buf);
+            if (BUFFERS == 1)   // (WIDE_KEYS) the other consumer's products of the last tile read it
+                named_barrier_sync(1, CONSUMER_THREADS);
             store_ds(ds_tile, ds, th);
             fence_proxy_async();   // the stores above, before wgmma reads them
-            // Every warpgroup's dS^T is in place. Buffer buf was last read by tile t-2's dQ
-            // products, which every warpgroup waited for before tile t-1's meeting here.
+            // Every warpgroup's dS^T is in place. With two buffers, buffer buf was last read by
+            // tile t-2's dQ products, which every warpgroup waited for before tile t-1's meeting here.
             named_barrier_sync(1, CONSUMER_THREADS);
             float dq[DQ_N / 2];
+            if (WIDE_KEYS) {   // dQ a 64-column panel at a time: the first consumer's one, the second's two
+                const unsigned stage = blk.slot(st), ds_rows = ds_tile + th.cw * 64 * 128;
+                const int dqt = t % DQ_TILES;
+                const bool full_tile = EVEN_M || m0 + BLOCK_M <= blk.seqlen_q(args);
+                auto late_dk = [&] {
+                    DK_SS ? issue_dk_ss(dk, ds_rows, stage) : issue_dk<0>(dk, dsa, stage);
+                    wg_commit();
+                };
+                if (LATE_DK && !DQ_FIRST) {
+                    wg_fence();
+                    late_dk();
+                }
+                for (int q = 0; q <= th.cw; q++) {
+                    issue_dq(dq, blk, ds_tile, th.cw, q);   // (fences first)
+                    wg_commit();
+                    if (DQ_FIRST && q == 0) {
+                        late_dk();
+                        wg_wait<1>();   // this panel (and dV) done; dK runs on under its store
+                    } else {
+                        wg_wait<0>();
+                    }
+                    wg_pin(dq);
+                    wg_pin(dv);
+                    if (q == 0)
+                        mbar_wait(blk.dq_empty_bar(dqt), ((t / DQ_TILES) & 1) ^ 1);
+                    if (full_tile)
+                        dq_to_tile(blk.dq_smem(dqt), dq, th, q);
+                    else
+                        dq_rows<false>((float *)blk.generic(blk.dq_smem(dqt)), dq, th, blk.seqlen_q(args) - m0, q);
+                }
+                wg_wait<0>();   // dK done: Q, dO, L, delta of slot st read for the last time
+                wg_pin(dk);
+                mbar_arrive(blk.empty_bar(st));
+                dq_held = dqt;   // handed over under the next tile's products (hand_dq)
+                continue;
+            }
             if (LATE_DK) {   // dK after the meeting: before dQ, or (DQ_FIRST) after it, under dQ's store
                 const unsigned stage = blk.slot(st), ds_rows = ds_tile + th.cw * 64 * 128;
                 auto late_dk = [&] {

@@ -16,8 +16,8 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_OK,
     BWD_WGMMA_BAD_WARPS,       /* NUM_WARPS neither BLOCK_N / 16 nor that + 4 (a producer); 12 at head dims 192, 256 */
     BWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M not 64, nor 128 beside two consumers at head dims 64 */
-    BWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 (64 keys a consumer warpgroup); 64 at head dims 192, 256 */
-    BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96 or 128; or 192, 256 beside 128 or the same */
+    BWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 (64 keys a consumer warpgroup); 64 at head dim 256 */
+    BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96 or 128; or 192, 256 beside 128 or the same (192 over 192: BLOCK_N 64) */
     BWD_WGMMA_BAD_STAGES,      /* NUM_STAGES outside 1..3 */
     BWD_WGMMA_BAD_DQ_MODE,     /* DQ_MODE separate (bwd_wgmma is atomic or ordered) */
     BWD_WGMMA_BAD_SMEM,        /* over the shared-memory limit */
@@ -46,9 +46,21 @@ FT_TRAIT long long bwd_wgmma_stage_bytes(int block_m, int head_dim, int head_dim
  * warpgroup's registers). The first computes S^T, the second dP^T, each over all the columns;
  * P^T and dS^T pass between them through shared memory; each then makes dV, dK and dQ for its
  * own panels of the columns. */
-FT_TRAIT int bwd_wgmma_split_cols(int head_dim)
+FT_TRAIT int bwd_wgmma_split_cols(int head_dim, int block_n);
+
+/* 1 when, at head dims 192 over 128, two consumers each take 64 keys of a 128-key tile (the keys
+ * split, as below 192) with dK's 96 and dV's 64 accumulators a thread held throughout: S^T and
+ * dP^T are then issued one after the other (bwd_wgmma_regs), dS is made from P's packed pairs, and
+ * the second consumer makes its 128 columns of dQ one 64-column panel at a time. Half the L2
+ * bytes a FLOP of 64 keys (notes/kernels.md: the columns split was L2-bound there). */
+FT_TRAIT int bwd_wgmma_wide_keys(int head_dim, int block_n)
 {
-    return head_dim > 128;
+    return head_dim == 192 && block_n == 128;
+}
+
+FT_TRAIT int bwd_wgmma_split_cols(int head_dim, int block_n)
+{
+    return head_dim > 128 && !bwd_wgmma_wide_keys(head_dim, block_n);
 }
 
 /* With the columns split, the columns (of dK, dV or dQ: `cols` wide) the first consumer takes:
@@ -67,13 +79,13 @@ FT_TRAIT int bwd_wgmma_split_first(int cols)
  * dQ has a tile of its own. */
 FT_TRAIT int bwd_wgmma_dq_in_slot(int head_dim, int head_dim_v)
 {
-    return bwd_wgmma_split_cols(head_dim) && head_dim == head_dim_v;
+    return head_dim > 128 && head_dim == head_dim_v;   /* the columns split: 64-key tiles only */
 }
 
 /* Consumer warpgroups (4 warps each): one per 64 keys of the tile, or two splitting columns. */
 FT_TRAIT int bwd_wgmma_consumers(int block_n, int head_dim)
 {
-    return bwd_wgmma_split_cols(head_dim) ? 2 : block_n / 64;
+    return bwd_wgmma_split_cols(head_dim, block_n) ? 2 : block_n / 64;
 }
 
 /* 1 when the block has a producer warpgroup besides its consumers (NUM_WARPS = 4 x consumers + 4). */
@@ -84,10 +96,11 @@ FT_TRAIT int bwd_wgmma_has_producer(int block_n, int num_warps, int head_dim)
 
 /* dS^T tiles in shared memory: two with a producer (the consumers write one while the other is
  * still read), else one. With the columns split, one (the consumers' P^T and dS^T hand-offs
- * order its reuse). */
+ * order its reuse); with the wide keys one too (two do not fit beside K's 192 columns: the
+ * consumers meet before a tile's dS^T is stored, after the last tile's dQ products). */
 FT_TRAIT int bwd_wgmma_buffers(int block_n, int num_warps, int head_dim)
 {
-    return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_split_cols(head_dim) ? 2 : 1;
+    return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && head_dim <= 128 ? 2 : 1;
 }
 
 /* fp32 dQ tiles in shared memory: one per dS^T tile, but one with 128-row query tiles (two of 32
@@ -96,7 +109,7 @@ FT_TRAIT int bwd_wgmma_buffers(int block_n, int num_warps, int head_dim)
  * tile's dQ goes into its ring slot (bwd_wgmma_dq_in_slot: Q and dO are no longer read by then). */
 FT_TRAIT int bwd_wgmma_dq_tiles(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v)
 {
-    if (bwd_wgmma_split_cols(head_dim))
+    if (bwd_wgmma_split_cols(head_dim, block_n))
         return bwd_wgmma_dq_in_slot(head_dim, head_dim_v) ? 0 : 1;
     return block_m == 128 ? 1 : bwd_wgmma_buffers(block_n, num_warps, head_dim);
 }
@@ -122,7 +135,7 @@ FT_TRAIT int bwd_wgmma_dq_split_keys(int block_m, int head_dim, int num_wg)
  * at head dim 128, 32 at 96), or with the columns split bwd_wgmma_split_first's. */
 FT_TRAIT int bwd_wgmma_dq_cols(int block_m, int head_dim, int num_wg, int w)
 {
-    const int first = bwd_wgmma_split_cols(head_dim) ? bwd_wgmma_split_first(head_dim) : 64;
+    const int first = head_dim > 128 ? bwd_wgmma_split_first(head_dim) : 64;   /* 64 at 192 either way */
     return num_wg == 1 || bwd_wgmma_dq_split_keys(block_m, head_dim, num_wg) || bwd_wgmma_dq_split_rows(block_m)
                ? head_dim
                : w == 0 ? first : head_dim - first;
@@ -137,7 +150,7 @@ FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
                                         int num_stages)
 {
     const long long dq_tile = (long long)block_m * head_dim * 4;
-    const int split = bwd_wgmma_split_cols(head_dim), buffers = bwd_wgmma_buffers(block_n, num_warps, head_dim);
+    const int split = bwd_wgmma_split_cols(head_dim, block_n), buffers = bwd_wgmma_buffers(block_n, num_warps, head_dim);
     return 1024 + (long long)block_n * (ft_panel_cols(head_dim) + ft_panel_cols(head_dim_v)) * 2 +
            num_stages * bwd_wgmma_stage_bytes(block_m, head_dim, head_dim_v) +
            buffers * (long long)block_n * block_m * 2 +
@@ -155,7 +168,9 @@ FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
 FT_TRAIT int bwd_wgmma_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v)
 {
     const int loads = bwd_wgmma_has_producer(block_n, num_warps, head_dim) ? 32 : 40;
-    if (bwd_wgmma_split_cols(head_dim))
+    if (bwd_wgmma_wide_keys(head_dim, block_n))   /* one of S^T, dP^T at a time, beside P packed */
+        return head_dim / 2 + head_dim_v / 2 + block_m / 2 + block_m / 4 + loads;
+    if (bwd_wgmma_split_cols(head_dim, block_n))
         return (head_dim - bwd_wgmma_split_first(head_dim)) / 2 + (head_dim_v - bwd_wgmma_split_first(head_dim_v)) / 2 +
                block_m / 2 + block_m / 2 + loads;
     return head_dim / 2 + head_dim_v / 2 + block_m + (block_m == 128 ? 0 : block_m / 4) + loads;
@@ -186,7 +201,7 @@ FT_TRAIT int bwd_wgmma_consumer_regs(int block_n, int num_warps, int head_dim)
  * 0.70 and 0.53 with the consumers alone. */
 FT_TRAIT void bwd_wgmma_repeatable_tiles(int head_dim, int *block_n, int *num_warps, int *num_stages)
 {
-    *block_n = bwd_wgmma_split_cols(head_dim) ? 64 : 128;
+    *block_n = head_dim > 128 ? 64 : 128;
     *num_warps = 12;
     if (*num_stages > 2)
         *num_stages = 2;
@@ -199,7 +214,7 @@ FT_TRAIT void bwd_wgmma_repeatable_tiles(int head_dim, int *block_n, int *num_wa
  * beside a producer. Both with two stages (what fits). */
 FT_TRAIT void bwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int *block_n, int *num_warps, int *num_stages)
 {
-    const int split = bwd_wgmma_split_cols(head_dim);
+    const int split = head_dim > 128;   /* the columns split, 64 keys */
     const int d96 = (head_dim == 96 || head_dim_v == 96) && head_dim != 64 && head_dim_v != 64;
     if (!split && !d96)
         return;
@@ -222,7 +237,7 @@ FT_TRAIT void bwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int *block_
  *   registers need not live across it. */
 FT_TRAIT int bwd_wgmma_may_reorder(int block_n, int num_warps, int head_dim)
 {
-    return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_split_cols(head_dim);
+    return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_split_cols(head_dim, block_n);
 }
 
 /* PERSISTENT: as many blocks as fit the GPU at once each take every gridDim.x-th unit (a key
@@ -238,19 +253,20 @@ FT_TRAIT int bwd_wgmma_may_persist(int block_n, int num_warps, int head_dim, int
 FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim,
                             int head_dim_v, int dq_mode, int dq_first, int dk_ss, int dv_early, int persistent)
 {
-    const int split = bwd_wgmma_split_cols(head_dim);
+    const int split = bwd_wgmma_split_cols(head_dim, block_n), wide = bwd_wgmma_wide_keys(head_dim, block_n);
     /* 128 rows: S^T and dP^T of 128 queries fit beside dK and dV of head dims 64 only (ptxas
      * spilled at 96 over 64: notes/kernels.md). */
     if (block_m != 64 && (block_m != 128 || block_n != 128 || head_dim != 64 || head_dim_v != 64))
         return BWD_WGMMA_BAD_BLOCK_M;
     if (split ? (head_dim != 192 && head_dim != 256) || (head_dim_v != head_dim && head_dim_v != 128)
+        : wide  ? head_dim_v != 128
               : (head_dim != 64 && head_dim != 96 && head_dim != 128) ||
                     (head_dim_v != 64 && head_dim_v != 96 && head_dim_v != 128))
         return BWD_WGMMA_BAD_HEAD_DIM;
     if (block_n != 64 && (split || block_n != 128))
         return BWD_WGMMA_BAD_BLOCK_N;
     const int producer = bwd_wgmma_has_producer(block_n, num_warps, head_dim);
-    if (split ? !producer : num_warps != block_n / 16 && !producer)
+    if (split || wide ? !producer : num_warps != block_n / 16 && !producer)
         return BWD_WGMMA_BAD_WARPS;
     if (num_stages < 1 || num_stages > 3)
         return BWD_WGMMA_BAD_STAGES;

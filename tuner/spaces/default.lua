@@ -26,7 +26,7 @@ local mla_head_dims = grid{ dtype = {"bf16", "f16"}, head_dim = {192}, head_dim_
 local small_grid = grid{ dtype = {"bf16", "f16"}, head_dim = {128}, causal = {0, 1}, seqlen = {512}, batch = {1},
                          heads = {16} }
 local hopper_forward_shapes = { shapes, wide_head_dims, mla_head_dims, small_grid }
-local hopper_backward_shapes = { shapes, wide_head_dims, mla_head_dims, small_grid }
+local hopper_backward_shapes = { shapes, wide_head_dims, small_grid }   -- 192 over 128: bwd_mla below
 
 -- Decode: one query row a sequence over a long key/value cache, 32 query heads over 8 key/value
 -- heads, head dim 128, batch 1 to 8 (bench/decode.py's shapes, in both 16-bit types). The runtime
@@ -223,6 +223,40 @@ if device.cc == 90 then
       return true
     end,
     workloads = hopper_backward_shapes,
+    bench = bench,
+    confirm = confirm,
+  })
+  -- The Hopper backward at head dims 192 over 128 (DeepSeek's MLA): two consumers split the
+  -- columns of 64 keys, or (the wide keys) the keys of 128 with S^T and dP^T issued one after the
+  -- other. There dK's product from the dS^T tile in shared memory (DK_SS) frees the registers that
+  -- dS's fragments held: on an H200 (bench_kernels' wide set, notes/kernels.md) it took the wide
+  -- keys from 469 to 571 TFLOP/s (N 4096) where at the smaller head dims it lost, so it varies here
+  -- only.
+  table.insert(spaces, space{
+    name = "bwd_mla",
+    template = "bwd_wgmma",
+    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic", BLOCK_M = 64, NUM_WARPS = 12 },
+    params = {
+      BLOCK_N = {64, 128},
+      NUM_STAGES = {1, 2, 3},
+      DQ_FIRST = {0, 1},
+      DV_EARLY = {0, 1},
+      DK_SS = {0, 1},
+      PERSISTENT = {0, 1},
+    },
+    where = function(p)
+      if p.DV_EARLY == 1 and p.DQ_FIRST == 0 then
+        return false, "DV_EARLY only beside DQ_FIRST"
+      end
+      if p.BLOCK_N == 64 and (p.DQ_FIRST + p.DK_SS + p.PERSISTENT > 0) then
+        return false, "the columns split: one order, one block a key tile"
+      end
+      if p.BLOCK_N == 128 and p.NUM_STAGES ~= 2 then
+        return false, "the wide keys: two stages (one held the slot, three do not fit)"
+      end
+      return true
+    end,
+    workloads = mla_head_dims,
     bench = bench,
     confirm = confirm,
   })
