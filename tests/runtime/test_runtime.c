@@ -520,6 +520,16 @@ static void group_split_choices(void **state)
     assert_int_equal(rt_group_splits(&w), 2);   /* 512 blocks: 2 make 1024 */
     w.seqlen_q = w.seqlen_k = 8192;
     assert_int_equal(rt_group_splits(&w), 2);   /* 1024 blocks, but masked: at least 2 */
+    w.seqlen_q = 2048;
+    assert_int_equal(rt_group_splits(&w), 1);   /* a mask over fewer queries: 1024 blocks are enough */
+    w = featured(workload(DB_OP_BWD, FT_BF16, 128, 1, 8, 32, 16, 4096), 1, 0);   /* speculative decoding */
+    w.heads_k = 8;
+    db_workload_set_mask(&w, 1, 1, -1, 0);
+    assert_int_equal(rt_group_splits(&w), 1);   /* 2048 blocks of 16 queries: no split */
+    w.batch = 1;
+    assert_int_equal(rt_group_splits(&w), 1);   /* 256 blocks: the unmasked target */
+    w = featured(workload(DB_OP_BWD, FT_BF16, 128, 1, 2, 32, 8192, 8192), 1, 0);
+    w.heads_k = 8;
     w.seqlen_q = w.seqlen_k = 4096;
     w.causal = 0;
     assert_int_equal(rt_group_splits(&w), 1);   /* 512 blocks, 256 wanted */
