@@ -98,6 +98,15 @@ static int map_rows_bwd(const int *p)
     return p[GEN_BLOCK_M];
 }
 
+/* ... and, where its epilogue stages dK and dV in shared memory, reads K and V and writes dK and
+ * dV by the copy engine, a key tile a box. */
+static int out_map_rows_bwd(const int *p)
+{
+    return bwd_wgmma_key_maps(p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM], p[GEN_SPLITS], p[GEN_VARLEN])
+               ? p[GEN_BLOCK_N]
+               : 0;
+}
+
 /* PERSISTENT: ft_bwd_dkdv's blocks loop over key tiles (its entry's `persists`). */
 static int persistent_bwd(const int *p)
 {
@@ -141,6 +150,7 @@ const gen_family gen_family_bwd_wgmma = {
     .check = check_bwd_wgmma,
     .target_arch = "sm_90a",
     .map_rows = map_rows_bwd,
+    .o_map_rows = out_map_rows_bwd,
     .persistent = persistent_bwd,
     .repeatable = repeatable_bwd_wgmma,
     .head_dim_tiles = head_dim_tiles_bwd_wgmma,

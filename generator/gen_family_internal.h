@@ -73,8 +73,10 @@ typedef struct gen_family {
      * Q (ft_fwd_args q_map, 64 columns a box) its forward reads through the copy engine, or 0
      * where p reads none. */
     int (*q_map_rows)(const int *p);
-    /* NULL: its forward writes O with plain stores. Else, given p, the rows of the box of the
-     * map of O (ft_fwd_args o_map) its forward writes through the copy engine, or 0. */
+    /* NULL: its output is written with plain stores. Else, given p, the rows of the boxes of the
+     * maps of the output its main kernel writes through the copy engine (64 columns a box), or 0:
+     * a forward's O (ft_fwd_args o_map), a backward's dK and dV (ft_bwd_args dk_map, dv_map; the
+     * backward then reads K and V through k_map and v_map too). */
     int (*o_map_rows)(const int *p);
     /* NULL: one block per tile (grid.x the tiles of a head, grid.y batch*heads). Else, given p,
      * 1 where the operation's main kernel (its entry's `persists`) is persistent: the launcher

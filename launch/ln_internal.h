@@ -139,9 +139,12 @@ void ln_fwd_args(const ln_problem *p, int splits, int part_cols, int b0, int nb,
 void ln_bwd_split_args(const ln_problem *p, int splits, int dk_cols, int dv_cols, int b0, ft_bwd_args *a /* IN/OUT */);
 void ln_bwd_args(const ln_problem *p, int accum_cols, int b0, int nb, ft_bwd_args *a /* OUT */);
 /* Encodes a's q_map and do_map (ft_kernel_args.h) for a's slice, boxes of 64 columns by box_rows
- * rows. CUDA_SUCCESS, or the driver's error (CUDA_ERROR_INVALID_VALUE for a dtype other than
- * f16/bf16, or pointers and strides the copy engine refuses: they need 16-byte alignment). */
-CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, ft_bwd_args *a /* IN/OUT */);
+ * rows, and where out_box_rows > 0 its k_map, v_map, dk_map and dv_map, boxes of out_box_rows
+ * keys (rows past seqlen_k read as zeros, and not written). CUDA_SUCCESS, or the driver's error (CUDA_ERROR_INVALID_VALUE for a
+ * dtype other than f16/bf16, or pointers and strides the copy engine refuses: they need 16-byte
+ * alignment). */
+CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, int out_box_rows,
+                            ft_bwd_args *a /* IN/OUT */);
 /* The same for the forward: a's k_map and v_map (keys past seqlen_k read as zeros), where
  * q_box_rows > 0 its q_map, boxes of q_box_rows (rows past seqlen_q read as zeros), and where
  * o_box_rows > 0 its o_map (rows past seqlen_q are not written). */
@@ -190,7 +193,7 @@ typedef struct ln_plan {
     int map_rows;               /* > 0: the maps the kernel reads (the backward's Q and dO, the
                                  * forward's K and V) go with boxes 64 x map_rows (gen_family.map_rows) */
     int q_map_rows;             /* > 0: the forward's Q map goes too, boxes 64 x q_map_rows */
-    int o_map_rows;             /* > 0: and O's, boxes 64 x o_map_rows */
+    int o_map_rows;             /* > 0: and O's (the backward's dK and dV), boxes 64 x o_map_rows */
     int seqlen_q, seqlen_k;     /* the lengths the grids are for */
     unsigned features;          /* GEN_FEATURE_* the kernels take; ln_launch refuses a problem needing more */
     unsigned required;          /* GEN_FEATURE_* the kernels were compiled for (SOFTCAP 1, VARLEN 1): ln_launch refuses a

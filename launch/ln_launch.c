@@ -37,7 +37,8 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
         if (plan->backward) {
             ln_bwd_args(p, plan->accum_cols, b0, nb, &ba);
             ln_bwd_split_args(p, plan->splits, plan->part_cols_k, plan->part_cols, b0, &ba);
-            if (plan->map_rows && (rc = ln_bwd_tensor_maps(cu, p, plan->map_rows, &ba)) != CUDA_SUCCESS)
+            if (plan->map_rows &&
+                (rc = ln_bwd_tensor_maps(cu, p, plan->map_rows, plan->o_map_rows, &ba)) != CUDA_SUCCESS)
                 return rc;
             params[0] = &ba;
         } else {

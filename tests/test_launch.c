@@ -625,7 +625,7 @@ static void tensor_maps_describe_the_slice(void **state)
     ft_bwd_args a;
     ln_bwd_args(&p, 64, 4, 5, &a);
     memset(&encoded, 0, sizeof encoded);
-    assert_int_equal(ln_bwd_tensor_maps(&d, &p, 64, &a), CUDA_SUCCESS);
+    assert_int_equal(ln_bwd_tensor_maps(&d, &p, 64, 0, &a), CUDA_SUCCESS);
     assert_int_equal(encoded.calls, 2);
     /* Q then dO (o's strides), each [nb][heads][seqlen_q][dim] from the slice's base. */
     const uintptr_t base[2] = { 0x10000000 + 4 * 100000 * 2, 0x60000000 + 4 * 400000 * 2 };
@@ -659,7 +659,7 @@ static void tensor_maps_describe_the_slice(void **state)
     one.q_stride[0] = one.q_stride[1] = 3;
     ln_bwd_args(&one, 64, 0, 1, &a);
     memset(&encoded, 0, sizeof encoded);
-    assert_int_equal(ln_bwd_tensor_maps(&d, &one, 64, &a), CUDA_SUCCESS);
+    assert_int_equal(ln_bwd_tensor_maps(&d, &one, 64, 0, &a), CUDA_SUCCESS);
     assert_int_equal(encoded.type[0], CU_TENSOR_MAP_DATA_TYPE_FLOAT16);
     assert_int_equal(encoded.strides[0][0], 72 * 5 * 2);
     assert_int_equal(encoded.strides[0][1], 72 * 5 * 2 * 40);
@@ -667,10 +667,10 @@ static void tensor_maps_describe_the_slice(void **state)
 
     /* f32 has no 16-bit map; the driver's refusal comes back. */
     one.dtype = 0;
-    assert_int_equal(ln_bwd_tensor_maps(&d, &one, 64, &a), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(ln_bwd_tensor_maps(&d, &one, 64, 0, &a), CUDA_ERROR_INVALID_VALUE);
     one.dtype = 2;
     encoded.fail = 1;
-    assert_int_equal(ln_bwd_tensor_maps(&d, &one, 64, &a), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(ln_bwd_tensor_maps(&d, &one, 64, 0, &a), CUDA_ERROR_INVALID_VALUE);
     encoded.fail = 0;
 }
 

@@ -90,6 +90,11 @@ typedef struct ft_bwd_args {
      * maps over [batch][heads][seqlen_q][head dim], boxes of 64 columns by BLOCK_M rows in the
      * 128-byte swizzle, rows past seqlen_q read as zeros. The launcher encodes them; else zero. */
     ft_tensor_map q_map, do_map;
+    /* For the families that read K and V and write dK and dV with the copy engine
+     * (gen_family.o_map_rows): their maps over [batch][heads_k][seqlen_k][head dim], boxes of 64
+     * columns by BLOCK_N rows in the 128-byte swizzle, rows past seqlen_k read as zeros and not
+     * written. The launcher encodes them; else zero. */
+    ft_tensor_map k_map, v_map, dk_map, dv_map;
     /* Variable-length batches: as in ft_fwd_args. delta is [heads, total_q] like lse, dq_accum
      * [heads, total_q, HEAD_DIM] (the rows of a sequence's head contiguous, as a dense head's);
      * dq_sems stays [B, H, ceil(seqlen_q / FT_DQ_SEM_ROWS)] over the longest length. */

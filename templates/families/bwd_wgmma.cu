@@ -58,6 +58,8 @@ constexpr bool LATE_DK = DQ_FIRST || DK_SS;
 // packed pairs (tile_gradients) and, the second, its 128 columns of dQ a panel at a time.
 constexpr bool SPLIT_COLS = bwd_wgmma_split_cols(HEAD_DIM, BLOCK_N);
 constexpr bool WIDE_KEYS = bwd_wgmma_wide_keys(HEAD_DIM, BLOCK_N);
+// K, V in and (the staged epilogue) dK, dV out by the copy engine (k_map, v_map, dk_map, dv_map).
+constexpr bool KEY_MAPS = bwd_wgmma_key_maps(BLOCK_N, NUM_WARPS, HEAD_DIM, SPLITS, VARLEN);
 // With the columns split: a tile's dQ goes into its ring slot (equal head dims), or (192 over 128)
 // into a dQ tile of its own.
 constexpr bool DQ_IN_SLOT = bwd_wgmma_dq_in_slot(HEAD_DIM, HEAD_DIM_V);
@@ -139,6 +141,8 @@ constexpr int BAR_P = BAR_DQ + 8 * (DQ_SOURCES + DQ_TILES), BAR_DS = BAR_P + 8, 
 // PERSISTENT: the next units' indices (two slots) and their full and empty mbarriers
 // (publish_next_unit).
 constexpr int BAR_UNIT = BAR_MEET + 8, UNIT_SLOTS = 2, UNIT_IDX = BAR_UNIT + 16 * UNIT_SLOTS;
+// KEY_MAPS: the mbarrier a unit's K and V complete on.
+constexpr int BAR_KEYS = UNIT_IDX + 4 * UNIT_SLOTS;
 // With a producer the registers move to the consumers (setmaxnreg): the producer keeps 24 and
 // the consumers take what traits/bwd_wgmma.h gives them, with MIN_BLOCKS blocks an SM.
 constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS, HEAD_DIM);
@@ -162,7 +166,8 @@ static_assert(RULE != BWD_WGMMA_BAD_ORDER,
 static_assert(RULE != BWD_WGMMA_BAD_PERSISTENT,
               "PERSISTENT 1 needs a producer warpgroup, the keys split (dkdv_consumer) and DQ_MODE atomic");
 static_assert(!PERSISTENT || !VARLEN, "PERSISTENT 1 needs VARLEN 0");
-static_assert(UNIT_IDX + 4 * UNIT_SLOTS <= LD_BYTES, "L, delta, the mbarriers, the ticket and the units fit LD_BYTES");
+static_assert(BAR_KEYS + 8 <= LD_BYTES && BAR_KEYS % 8 == 0,
+              "L, delta, the mbarriers, the ticket and the units fit LD_BYTES");
 static_assert(DQ_TILE_BYTES == 128 * 4 * (DQ_COLS0 + (DQ_REGIONS == 2 ? DQ_COLS1 : 0)) / 2,
               "a dQ tile is every thread's accumulators");
 static_assert(NUM_THREADS == CONSUMER_THREADS + (PRODUCER ? 128 : 0), "warps: consumers and the producer");
@@ -240,6 +245,7 @@ struct dkdv_block {
     FT_DEVICE unsigned unit_full_bar(int sl) const { return ld_block(0) + BAR_UNIT + 8 * sl; }
     FT_DEVICE unsigned unit_empty_bar(int sl) const { return ld_block(0) + BAR_UNIT + 8 * (UNIT_SLOTS + sl); }
     FT_DEVICE int *unit_idx(int sl) const { return (int *)generic(ld_block(0) + UNIT_IDX) + sl; }
+    FT_DEVICE unsigned keys_bar() const { return ld_block(0) + BAR_KEYS; }
 
     // The walk: every query tile of the range in each query head of the group (group_step), from
     // the first step on.
@@ -349,6 +355,8 @@ FT_DEVICE void init_barriers(const dkdv_block &blk, int *dq_ticket)
         mbar_init(blk.unit_full_bar(sl), 1);
         mbar_init(blk.unit_empty_bar(sl), CONSUMER_THREADS + 1);   // the consumers and the dQ warp's lane
     }
+    if (KEY_MAPS)
+        mbar_init(blk.keys_bar(), 1);
     if (SPLIT_COLS) {
         mbar_init(blk.p_full_bar(), 128);
         mbar_init(blk.ds_full_bar(), 128);
@@ -474,6 +482,19 @@ FT_DEVICE void load_key_tile(const ft_bwd_args &args, const dkdv_block &blk, int
     load_panels<BLOCK_N, HEAD_DIM, QK_DATA, EVEN_N, THREADS>(blk.k_smem, k, args.k_stride[2], blk.keys_in, t);
     load_panels<BLOCK_N, HEAD_DIM_V, V_DATA, EVEN_N, THREADS>(blk.v_smem(), v, args.v_stride[2], blk.keys_in, t);
     cp_async_commit();
+}
+
+// KEY_MAPS: the same by the copy engine (one thread issues it), completing on keys_bar; rows past
+// seqlen_k arrive as zeros.
+FT_DEVICE void copy_key_tile(const ft_bwd_args &args, const dkdv_block &blk)
+{
+    mbar_arrive_expect(blk.keys_bar(), K_BYTES + V_BYTES);
+#pragma unroll
+    for (int p = 0; p < D_PANELS; p++)
+        tma_load_4d(blk.k_smem + p * (BLOCK_N * 128), &args.k_map, blk.keys_bar(), 64 * p, blk.n0, blk.h, blk.b);
+#pragma unroll
+    for (int p = 0; p < DV_PANELS; p++)
+        tma_load_4d(blk.v_smem() + p * (BLOCK_N * 128), &args.v_map, blk.keys_bar(), 64 * p, blk.n0, blk.h, blk.b);
 }
 
 // Q and dO of step s's query tile into ring slot st by the copy engine (call from one thread):
@@ -992,7 +1013,7 @@ FT_DEVICE void store_dk_dv(const ft_bwd_args &args, const dkdv_block &blk, const
 // the next meeting. A split share's fp32 partials (SPLITS > 1) go as pairs. dK and dV must be
 // 16-byte aligned with row strides of a multiple of 8 elements, as Q and dO must for their tensor
 // maps (the runtime checks every 16-bit tensor so: rt_check.c).
-constexpr bool STAGED_EPILOGUE = PRODUCER && !SPLIT_COLS && !WIDE_KEYS && SPLITS == 1;
+constexpr bool STAGED_EPILOGUE = bwd_wgmma_staged_epilogue(BLOCK_N, NUM_WARPS, HEAD_DIM, SPLITS);
 static_assert(!STAGED_EPILOGUE || (BLOCK_N * ft_panel_cols(HEAD_DIM) * 2 <= BUFFERS * DS_BYTES &&
                                    BLOCK_N * ft_panel_cols(HEAD_DIM_V) * 2 <= BUFFERS * DS_BYTES),
               "dK and dV of a key tile fit the dS^T tiles");
@@ -1014,10 +1035,35 @@ FT_DEVICE void unstage_rows(elem_t *dst, long long ld, unsigned tile, int valid,
 FT_DEVICE void stage_and_store_dk_dv(const ft_bwd_args &args, const dkdv_block &blk, const dkdv_thread &th,
                                      const float (&dk)[DK_REGS], const float (&dv)[DV_REGS])
 {
+    const unsigned tile = blk.ds_smem(0);
+    if constexpr (KEY_MAPS) {   // a consumer thread hands each panel to the copy engine
+        store_acc(tile, dk, th, (float)args.softmax_scale);
+        fence_proxy_async();   // this thread's rows, before the copy engine reads them
+        named_barrier_sync(1, CONSUMER_THREADS);   // every warpgroup's rows staged
+        const bool issuer = th.t == 0;
+        if (issuer) {
+#pragma unroll
+            for (int p = 0; p < D_PANELS; p++)
+                tma_store_4d(&args.dk_map, tile + p * (BLOCK_N * 128), 64 * p, blk.n0, blk.h, blk.b);
+            bulk_commit();
+            bulk_wait_read<0>();
+        }
+        named_barrier_sync(1, CONSUMER_THREADS);   // read out: the tile takes dV
+        store_acc(tile, dv, th, 1.f);
+        fence_proxy_async();
+        named_barrier_sync(1, CONSUMER_THREADS);
+        if (issuer) {
+#pragma unroll
+            for (int p = 0; p < DV_PANELS; p++)
+                tma_store_4d(&args.dv_map, tile + p * (BLOCK_N * 128), 64 * p, blk.n0, blk.h, blk.b);
+            bulk_commit();
+            bulk_wait_read<0>();   // before the next unit's dS^T (after the consumers meet) or the exit
+        }
+        return;
+    }
     const int k0 = blk.k0();
     elem_t *dk_out = (elem_t *)args.dk + seq_offset(args.dk_stride, blk.b, blk.h, k0) + blk.n0 * args.dk_stride[2];
     elem_t *dv_out = (elem_t *)args.dv + seq_offset(args.dv_stride, blk.b, blk.h, k0) + blk.n0 * args.dv_stride[2];
-    const unsigned tile = blk.ds_smem(0);
     const int t = (int)opaque((unsigned)th.t);   // else a persistent loop holds the chunks' addresses throughout
     store_acc(tile, dk, th, (float)args.softmax_scale);
     named_barrier_sync(1, CONSUMER_THREADS);   // every warpgroup's rows staged
@@ -1331,9 +1377,15 @@ FT_DEVICE dkdv_thread consumer_start(const ft_bwd_args &args, dkdv_block &blk, u
     setmaxnreg_inc<CONSUMER_REGS>();
     describe_block(blk, args, first_unit());
     const dkdv_thread th = consumer_thread(threadIdx.x - 128);
-    load_key_tile<CONSUMER_THREADS>(args, blk, th.t);
-    cp_async_wait<0>();
-    fence_proxy_async();   // K and V came through the generic proxy; wgmma reads them
+    if constexpr (KEY_MAPS) {
+        if (th.t == 0)
+            copy_key_tile(args, blk);
+        mbar_wait(blk.keys_bar(), 0);   // the first unit's phase (dkdv_consumer waits for the next ones)
+    } else {
+        load_key_tile<CONSUMER_THREADS>(args, blk, th.t);
+        cp_async_wait<0>();
+        fence_proxy_async();   // K and V came through the generic proxy; wgmma reads them
+    }
     if constexpr (SPLIT_COLS)
         consumers_meet(blk, meetings);
     else
@@ -1467,8 +1519,10 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
         if (more) {   // the next unit's K and V, under this unit's dK and dV stores
             dkdv_block up = blk;
             describe_block(up, args, next);
-            // (t opaque: else the first load's offsets, the same, stay live across the loop)
-            load_key_tile<CONSUMER_THREADS>(args, up, (int)opaque((unsigned)th.t));
+            if (!KEY_MAPS)   // (t opaque: else the first load's offsets, the same, stay live across the loop)
+                load_key_tile<CONSUMER_THREADS>(args, up, (int)opaque((unsigned)th.t));
+            else if (th.t == 0)
+                copy_key_tile(args, up);
         }
         describe_block(blk, args, u);   // again: cheaper than holding the epilogue's indices across the loop
         if (STAGED_EPILOGUE)
@@ -1479,8 +1533,12 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
             break;
         u = next;
         describe_block(blk, args, u);
-        cp_async_wait<0>();
-        fence_proxy_async();   // K and V came through the generic proxy; wgmma reads them
+        if (KEY_MAPS) {
+            mbar_wait(blk.keys_bar(), k & 1);   // unit k + 1's K and V (unit 1 took phase 0)
+        } else {
+            cp_async_wait<0>();
+            fence_proxy_async();   // K and V came through the generic proxy; wgmma reads them
+        }
         named_barrier_sync(1, CONSUMER_THREADS);
     }
 }

@@ -240,6 +240,23 @@ FT_TRAIT int bwd_wgmma_may_reorder(int block_n, int num_warps, int head_dim)
     return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_split_cols(head_dim, block_n);
 }
 
+/* The epilogue stages dK and dV in the dS^T tiles (beside a producer, the keys split, one share
+ * of a group): both fit them, and they leave as whole rows, not as each thread's pairs. */
+FT_TRAIT int bwd_wgmma_staged_epilogue(int block_n, int num_warps, int head_dim, int splits)
+{
+    return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_split_cols(head_dim, block_n) &&
+           !bwd_wgmma_wide_keys(head_dim, block_n) && splits == 1;
+}
+
+/* ... and the copy engine writes them from there, and loads each unit's K and V (the launcher
+ * encodes k_map, v_map, dk_map and dv_map), a 64-column panel a box: not in a variable-length
+ * batch, whose maps span every sequence's keys (a tile's rows past its sequence would be the next
+ * one's, read and written). */
+FT_TRAIT int bwd_wgmma_key_maps(int block_n, int num_warps, int head_dim, int splits, int varlen)
+{
+    return bwd_wgmma_staged_epilogue(block_n, num_warps, head_dim, splits) && !varlen;
+}
+
 /* PERSISTENT: as many blocks as fit the GPU at once each take every gridDim.x-th unit (a key
  * tile of a K/V head, or a share of one with SPLITS), so a block's start (its mbarriers, the first
  * query tiles' loads) is paid once and the next unit's K and V load under the last unit's dK and
