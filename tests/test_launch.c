@@ -124,14 +124,15 @@ static CUresult fake_memset(CUdeviceptr dst, unsigned char value, size_t count, 
 }
 
 /* The copy engine's maps: what a stand-in cuTensorMapEncodeTiled was asked, per call. */
+#define RECORDED_MAPS 6
 static struct {
     int calls, fail;
-    CUtensorMapDataType type[4];
-    cuuint32_t rank[4];
-    uintptr_t address[4];
-    cuuint64_t dims[4][4], strides[4][3];
-    cuuint32_t box[4][4];
-    CUtensorMapSwizzle swizzle[4];
+    CUtensorMapDataType type[RECORDED_MAPS];
+    cuuint32_t rank[RECORDED_MAPS];
+    uintptr_t address[RECORDED_MAPS];
+    cuuint64_t dims[RECORDED_MAPS][4], strides[RECORDED_MAPS][3];
+    cuuint32_t box[RECORDED_MAPS][4];
+    CUtensorMapSwizzle swizzle[RECORDED_MAPS];
 } encoded;
 
 static CUresult fake_encode(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *address,
@@ -143,8 +144,8 @@ static CUresult fake_encode(CUtensorMap *map, CUtensorMapDataType type, cuuint32
     if (encoded.fail)
         return CUDA_ERROR_INVALID_VALUE;
     const int i = encoded.calls++;
-    if (i >= 4)
-        return CUDA_SUCCESS;   /* records the first four */
+    if (i >= RECORDED_MAPS)
+        return CUDA_SUCCESS;   /* records the first six */
     encoded.type[i] = type, encoded.rank[i] = rank, encoded.address[i] = (uintptr_t)address;
     memcpy(encoded.dims[i], dims, sizeof encoded.dims[i]);
     memcpy(encoded.strides[i], strides, sizeof encoded.strides[i]);
@@ -672,6 +673,67 @@ static void tensor_maps_describe_the_slice(void **state)
     encoded.fail = 1;
     assert_int_equal(ln_bwd_tensor_maps(&d, &one, 64, 0, &a), CUDA_ERROR_INVALID_VALUE);
     encoded.fail = 0;
+}
+
+/* bwd_wgmma beside a producer, the keys split, one share of a group, a dense batch: K and V in
+ * and dK and dV out by the copy engine (their maps' boxes a key tile); with SPLITS > 1 (fp32
+ * partials) or a variable-length batch (maps over every sequence's keys) the plain loads and
+ * stores, no such maps. */
+static void hopper_backward_key_maps(void **state)
+{
+    (void)state;
+    gen_config c = family_config("bwd_wgmma", 2, 0);
+    c.p[GEN_HEAD_DIM] = c.p[GEN_HEAD_DIM_V] = 64;
+    c.p[GEN_BLOCK_N] = 128;
+    c.p[GEN_NUM_WARPS] = 12;
+    ln_plan plan;
+    char err[256];
+    assert_int_equal(ln_plan_make(&c, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_equal(plan.map_rows, 64);
+    assert_int_equal(plan.o_map_rows, 128);
+    gen_config other = c;
+    other.p[GEN_SPLITS] = 2;
+    assert_int_equal(ln_plan_make(&other, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_equal(plan.o_map_rows, 0);
+    other = c;
+    other.p[GEN_VARLEN] = 1;
+    assert_int_equal(ln_plan_make(&other, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_equal(plan.o_map_rows, 0);
+    other = c;
+    other.p[GEN_NUM_WARPS] = 8;   /* the consumers alone */
+    assert_int_equal(ln_plan_make(&other, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_int_equal(plan.o_map_rows, 0);
+
+    /* The maps: Q, dO over the query heads; K, V, dK, dV over the K/V heads, seqlen_k rows. */
+    ln_problem p = sample_problem(9, 6);
+    p.dtype = 2;
+    p.heads_k = 2;
+    const cu_driver d = fake;
+    ft_bwd_args a;
+    ln_bwd_args(&p, 64, 4, 5, &a);
+    memset(&encoded, 0, sizeof encoded);
+    assert_int_equal(ln_bwd_tensor_maps(&d, &p, 64, 128, &a), CUDA_SUCCESS);
+    assert_int_equal(encoded.calls, 6);
+    const uintptr_t base[6] = { addr(a.q), addr(a.dout), addr(a.k), addr(a.v), addr(a.dk), addr(a.dv) };
+    const int rows[6] = { 40, 40, 24, 24, 24, 24 }, heads[6] = { 6, 6, 2, 2, 2, 2 };
+    const int box[6] = { 64, 64, 128, 128, 128, 128 }, cols[6] = { 64, 32, 64, 32, 64, 32 };
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(encoded.address[i], base[i]);
+        assert_int_equal(encoded.dims[i][0], cols[i]);
+        assert_int_equal(encoded.dims[i][1], rows[i]);
+        assert_int_equal(encoded.dims[i][2], heads[i]);
+        assert_int_equal(encoded.dims[i][3], 5);
+        assert_int_equal(encoded.box[i][1], box[i]);
+        assert_int_equal(encoded.swizzle[i], CU_TENSOR_MAP_SWIZZLE_128B);
+    }
+    assert_int_equal(encoded.strides[4][0], p.k_stride[2] * 2);   /* dK keeps K's strides here */
+    unsigned char want[sizeof a.dv_map];
+    memset(want, 0x66, sizeof want);
+    assert_memory_equal(&a.dv_map, want, sizeof want);
+    /* No key maps asked: Q and dO only. */
+    memset(&encoded, 0, sizeof encoded);
+    assert_int_equal(ln_bwd_tensor_maps(&d, &p, 64, 0, &a), CUDA_SUCCESS);
+    assert_int_equal(encoded.calls, 2);
 }
 
 /* fwd_wgmma with a producer reads Q, K and V by the copy engine: K and V boxes of BLOCK_N keys,
@@ -1244,6 +1306,7 @@ int main(void)
         cmocka_unit_test_setup(forward_args_from_a_problem, reset),
         cmocka_unit_test_setup(backward_args_from_a_problem, reset),
         cmocka_unit_test_setup(tensor_maps_describe_the_slice, reset),
+        cmocka_unit_test_setup(hopper_backward_key_maps, reset),
         cmocka_unit_test_setup(hopper_forward_maps_and_persistent_grid, reset),
         cmocka_unit_test_setup(hopper_backward_persistent_grid, reset),
         cmocka_unit_test_setup(batches_split_under_the_grid_limit, reset),
