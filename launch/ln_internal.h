@@ -140,9 +140,9 @@ void ln_bwd_split_args(const ln_problem *p, int splits, int dk_cols, int dv_cols
 void ln_bwd_args(const ln_problem *p, int accum_cols, int b0, int nb, ft_bwd_args *a /* OUT */);
 /* Encodes a's q_map and do_map (ft_kernel_args.h) for a's slice, boxes of 64 columns by box_rows
  * rows, and where out_box_rows > 0 its k_map, v_map, dk_map and dv_map, boxes of out_box_rows
- * keys (rows past seqlen_k read as zeros, and not written). CUDA_SUCCESS, or the driver's error (CUDA_ERROR_INVALID_VALUE for a
- * dtype other than f16/bf16, or pointers and strides the copy engine refuses: they need 16-byte
- * alignment). */
+ * keys (rows past seqlen_k read as zeros, and not written). CUDA_SUCCESS, or the driver's error
+ * (CUDA_ERROR_INVALID_VALUE for a dtype other than f16/bf16, or pointers and strides the copy
+ * engine refuses: they need 16-byte alignment). */
 CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, int out_box_rows,
                             ft_bwd_args *a /* IN/OUT */);
 /* The same for the forward: a's k_map and v_map (keys past seqlen_k read as zeros), where

@@ -13,8 +13,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "
 cmake -S . -B /tmp/build -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&
   cmake --build /tmp/build --target flashtune ${EXTRA_TARGETS:-} >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 if [ -n "${PART:-}${ONLY:-}" ]; then   # the same file, returning only that direction's spaces (or that one)
-  keep="(\"${PART:-}\" == \"\" or s.template:sub(1, 3) == \"${PART:-}\") and (\"${ONLY:-}\" == \"\" or s.name == \"${ONLY:-}\")"
-  sed "s/^return spaces\$/local part = {}\nfor _, s in ipairs(spaces) do\n  if $keep then part[#part + 1] = s end\nend\nreturn part/" \
+  keep="(\"${PART:-}\" == \"\" or s.template:sub(1, 3) == \"${PART:-}\")"
+  keep="$keep and (\"${ONLY:-}\" == \"\" or s.name == \"${ONLY:-}\")"
+  filter="local part = {}\nfor _, s in ipairs(spaces) do\n  if $keep then part[#part + 1] = s end\nend\nreturn part"
+  sed "s/^return spaces\$/$filter/" \
     "$SPACE" > /tmp/space-part.lua
   grep -q "local part" /tmp/space-part.lua || { echo "PART: $SPACE does not end with 'return spaces'"; exit 1; }
   SPACE=/tmp/space-part.lua

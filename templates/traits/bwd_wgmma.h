@@ -17,7 +17,8 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_WARPS,       /* NUM_WARPS neither BLOCK_N / 16 nor that + 4 (a producer); 12 at head dims 192, 256 */
     BWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M not 64, nor 128 beside two consumers at head dims 64 */
     BWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 (64 keys a consumer warpgroup); 64 at head dim 256 */
-    BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96 or 128; or 192, 256 beside 128 or the same (192 over 192: BLOCK_N 64) */
+    BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96 or 128; or 192, 256 beside 128 or the same
+                                * (192 over 192: BLOCK_N 64) */
     BWD_WGMMA_BAD_STAGES,      /* NUM_STAGES outside 1..3 */
     BWD_WGMMA_BAD_DQ_MODE,     /* DQ_MODE separate (bwd_wgmma is atomic or ordered) */
     BWD_WGMMA_BAD_SMEM,        /* over the shared-memory limit */
@@ -150,7 +151,8 @@ FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
                                         int num_stages)
 {
     const long long dq_tile = (long long)block_m * head_dim * 4;
-    const int split = bwd_wgmma_split_cols(head_dim, block_n), buffers = bwd_wgmma_buffers(block_n, num_warps, head_dim);
+    const int split = bwd_wgmma_split_cols(head_dim, block_n);
+    const int buffers = bwd_wgmma_buffers(block_n, num_warps, head_dim);
     return 1024 + (long long)block_n * (ft_panel_cols(head_dim) + ft_panel_cols(head_dim_v)) * 2 +
            num_stages * bwd_wgmma_stage_bytes(block_m, head_dim, head_dim_v) +
            buffers * (long long)block_n * block_m * 2 +
