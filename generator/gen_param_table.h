@@ -65,9 +65,11 @@ typedef enum gen_param_role {
     X(DK_SS, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                                 \
       "1: a backward tile's dK product reads dS from shared memory (as dQ's does), not from registers") \
     X(DV_EARLY, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                              \
-      "1: a backward tile's dV product is issued as soon as P is made, before dP is waited for")
+      "1: a backward tile's dV product is issued as soon as P is made, before dP is waited for")          \
+    X(L_EARLY, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
+      "1: a backward tile's L is read into registers before its scores are issued, not behind their reads")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_DV_EARLY. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_L_EARLY. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

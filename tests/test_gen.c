@@ -363,6 +363,9 @@ static const struct {
     { "bwd_wgmma", { { GEN_DK_SS, 1 }, { GEN_HEAD_DIM, 256 }, { GEN_HEAD_DIM_V, 256 }, { GEN_BLOCK_N, 64 },
       { GEN_NUM_WARPS, 12 } }, 5, 232448, "DQ_FIRST=0 DK_SS=1 DV_EARLY=0 with NUM_WARPS=12 HEAD_DIM=256" },
     { "bwd_wgmma", { { GEN_DK_SS, 2 } }, 1, 232448, "DK_SS=2 must be 0 or 1" },
+    /* L read early: where the consumers split the keys (tile_gradients), not the columns. */
+    { "bwd_wgmma", { { GEN_L_EARLY, 1 }, { GEN_HEAD_DIM, 256 }, { GEN_HEAD_DIM_V, 256 }, { GEN_BLOCK_N, 64 },
+      { GEN_NUM_WARPS, 12 } }, 5, 232448, "L_EARLY=1 with HEAD_DIM=256 BLOCK_N=64: bwd_wgmma reads a tile's L early" },
     /* fwd_wgmma: turns need two or three consumers; three have 160 registers a thread. */
     { "fwd_wgmma", { { GEN_BLOCK_M, 64 }, { GEN_NUM_WARPS, 8 }, { GEN_OVERLAP, 1 }, { GEN_PINGPONG, 1 } }, 4, 232448,
       "PINGPONG=1 with NUM_WARPS=8 and BLOCK_M=64: fwd_wgmma takes turns between two or three" },
