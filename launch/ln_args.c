@@ -154,13 +154,13 @@ CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_ro
     const int rows_q = ln_varlen(p) ? p->total_q : a->seqlen_q, rows_k = ln_varlen(p) ? p->total_k : a->seqlen_k;
     CUresult rc = encode_pair(cu, p, batch, a->heads, rows_q, box_rows, a->q, a->q_stride, p->head_dim, &a->q_map,
                               a->dout, a->do_stride, p->head_dim_v, &a->do_map);
-    if (rc == CUDA_SUCCESS && out_box_rows > 0)
-        rc = encode_pair(cu, p, batch, a->heads_k, rows_k, out_box_rows, a->k, a->k_stride, p->head_dim, &a->k_map,
-                         a->v, a->v_stride, p->head_dim_v, &a->v_map);
-    if (rc == CUDA_SUCCESS && out_box_rows > 0)
-        rc = encode_pair(cu, p, batch, a->heads_k, rows_k, out_box_rows, a->dk, a->dk_stride, p->head_dim, &a->dk_map,
-                         a->dv, a->dv_stride, p->head_dim_v, &a->dv_map);
-    return rc;
+    if (rc != CUDA_SUCCESS || out_box_rows <= 0)
+        return rc;
+    rc = encode_pair(cu, p, batch, a->heads_k, rows_k, out_box_rows, a->k, a->k_stride, p->head_dim, &a->k_map, a->v,
+                     a->v_stride, p->head_dim_v, &a->v_map);
+    return rc == CUDA_SUCCESS ? encode_pair(cu, p, batch, a->heads_k, rows_k, out_box_rows, a->dk, a->dk_stride,
+                                            p->head_dim, &a->dk_map, a->dv, a->dv_stride, p->head_dim_v, &a->dv_map)
+                              : rc;
 }
 
 CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, int q_box_rows, int o_box_rows,

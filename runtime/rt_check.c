@@ -383,8 +383,9 @@ int rt_group_splits(const db_workload *w)
     if (w->op != DB_OP_BWD || w->varlen || group < 2)
         return 1;
     const long long blocks = (long long)w->batch * heads_k * ((w->seqlen_k + 127) / 128);
-    const int masked = db_workload_masked(w) && w->seqlen_q >= RT_GROUP_SPLIT_MASKED_QUERIES, least = masked ? 2 : 1;
-    const long long want = masked ? RT_GROUP_SPLIT_BLOCKS_MASKED : RT_GROUP_SPLIT_BLOCKS;
+    /* Key tiles of unequal work: a mask over enough queries (rt_internal.h). */
+    const int uneven = db_workload_masked(w) && w->seqlen_q >= RT_GROUP_SPLIT_MASKED_QUERIES, least = uneven ? 2 : 1;
+    const long long want = uneven ? RT_GROUP_SPLIT_BLOCKS_MASKED : RT_GROUP_SPLIT_BLOCKS;
     int splits = 1;
     for (int s = 2; s <= group && s <= RT_GROUP_SPLITS_MAX && (splits < least || blocks * splits < want); s++)
         if (group % s == 0)

@@ -1444,18 +1444,19 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
             // tile t-2's dQ products, which every warpgroup waited for before tile t-1's meeting here.
             named_barrier_sync(1, CONSUMER_THREADS);
             float dq[DQ_N / 2];
+            // LATE_DK: dK after the meeting, before dQ or (DQ_FIRST) after it, under dQ's store.
+            const unsigned stage = blk.slot(st), ds_rows = ds_tile + th.cw * 64 * 128;
+            auto late_dk = [&] {
+                DK_SS ? issue_dk_ss(dk, ds_rows, stage) : issue_dk<0>(dk, dsa, stage);
+                wg_commit();
+            };
+            if (LATE_DK && !DQ_FIRST) {
+                wg_fence();
+                late_dk();
+            }
             if (WIDE_KEYS) {   // dQ a 64-column panel at a time: the first consumer's one, the second's two
-                const unsigned stage = blk.slot(st), ds_rows = ds_tile + th.cw * 64 * 128;
                 const int dqt = t % DQ_TILES;
                 const bool full_tile = EVEN_M || m0 + BLOCK_M <= blk.seqlen_q(args);
-                auto late_dk = [&] {
-                    DK_SS ? issue_dk_ss(dk, ds_rows, stage) : issue_dk<0>(dk, dsa, stage);
-                    wg_commit();
-                };
-                if (LATE_DK && !DQ_FIRST) {
-                    wg_fence();
-                    late_dk();
-                }
                 for (int q = 0; q <= th.cw; q++) {
                     issue_dq(dq, blk, ds_tile, th.cw, q);   // (fences first)
                     wg_commit();
@@ -1480,16 +1481,7 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
                 dq_held = dqt;   // handed over under the next tile's products (hand_dq)
                 continue;
             }
-            if (LATE_DK) {   // dK after the meeting: before dQ, or (DQ_FIRST) after it, under dQ's store
-                const unsigned stage = blk.slot(st), ds_rows = ds_tile + th.cw * 64 * 128;
-                auto late_dk = [&] {
-                    DK_SS ? issue_dk_ss(dk, ds_rows, stage) : issue_dk<0>(dk, dsa, stage);
-                    wg_commit();
-                };
-                if (!DQ_FIRST) {
-                    wg_fence();
-                    late_dk();
-                }
+            if (LATE_DK) {
                 issue_dq(dq, blk, ds_tile, th.cw);   // (fences first)
                 wg_commit();
                 if (DQ_FIRST)

@@ -43,6 +43,15 @@ FT_TRAIT long long bwd_wgmma_stage_bytes(int block_m, int head_dim, int head_dim
     return tiles + bwd_wgmma_ld_bytes(block_m);
 }
 
+/* Head dims past 128 (192, 256): dK and dV of a warpgroup's 64 keys over all their columns do not
+ * fit its registers, so two consumers beside a producer share either 64 keys by the columns
+ * (bwd_wgmma_split_cols, the default tiles) or, at 192 over 128, 128 keys (bwd_wgmma_wide_keys);
+ * one dS^T tile either way. */
+FT_TRAIT int bwd_wgmma_wide_head(int head_dim)
+{
+    return head_dim > 128;
+}
+
 /* 1 when two consumer warpgroups share the 64 keys of the tile and split the head dim's columns
  * (head dims 192 and 256: dK and dV of 64 keys over all their columns would not fit one
  * warpgroup's registers). The first computes S^T, the second dP^T, each over all the columns;
@@ -62,7 +71,7 @@ FT_TRAIT int bwd_wgmma_wide_keys(int head_dim, int block_n)
 
 FT_TRAIT int bwd_wgmma_split_cols(int head_dim, int block_n)
 {
-    return head_dim > 128 && !bwd_wgmma_wide_keys(head_dim, block_n);
+    return bwd_wgmma_wide_head(head_dim) && !bwd_wgmma_wide_keys(head_dim, block_n);
 }
 
 /* With the columns split, the columns (of dK, dV or dQ: `cols` wide) the first consumer takes:
@@ -81,7 +90,7 @@ FT_TRAIT int bwd_wgmma_split_first(int cols)
  * dQ has a tile of its own. */
 FT_TRAIT int bwd_wgmma_dq_in_slot(int head_dim, int head_dim_v)
 {
-    return head_dim > 128 && head_dim == head_dim_v;   /* the columns split: 64-key tiles only */
+    return bwd_wgmma_wide_head(head_dim) && head_dim == head_dim_v;   /* the columns split: 64-key tiles only */
 }
 
 /* Consumer warpgroups (4 warps each): one per 64 keys of the tile, or two splitting columns. */
@@ -102,7 +111,7 @@ FT_TRAIT int bwd_wgmma_has_producer(int block_n, int num_warps, int head_dim)
  * consumers meet before a tile's dS^T is stored, after the last tile's dQ products). */
 FT_TRAIT int bwd_wgmma_buffers(int block_n, int num_warps, int head_dim)
 {
-    return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && head_dim <= 128 ? 2 : 1;
+    return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_wide_head(head_dim) ? 2 : 1;
 }
 
 /* fp32 dQ tiles in shared memory: one per dS^T tile, but one with 128-row query tiles (two of 32
@@ -137,7 +146,7 @@ FT_TRAIT int bwd_wgmma_dq_split_keys(int block_m, int head_dim, int num_wg)
  * at head dim 128, 32 at 96), or with the columns split bwd_wgmma_split_first's. */
 FT_TRAIT int bwd_wgmma_dq_cols(int block_m, int head_dim, int num_wg, int w)
 {
-    const int first = head_dim > 128 ? bwd_wgmma_split_first(head_dim) : 64;   /* 64 at 192 either way */
+    const int first = bwd_wgmma_wide_head(head_dim) ? bwd_wgmma_split_first(head_dim) : 64;   /* 64 at 192 either way */
     return num_wg == 1 || bwd_wgmma_dq_split_keys(block_m, head_dim, num_wg) || bwd_wgmma_dq_split_rows(block_m)
                ? head_dim
                : w == 0 ? first : head_dim - first;
@@ -204,7 +213,7 @@ FT_TRAIT int bwd_wgmma_consumer_regs(int block_n, int num_warps, int head_dim)
  * 0.70 and 0.53 with the consumers alone. */
 FT_TRAIT void bwd_wgmma_repeatable_tiles(int head_dim, int *block_n, int *num_warps, int *num_stages)
 {
-    *block_n = head_dim > 128 ? 64 : 128;
+    *block_n = bwd_wgmma_wide_head(head_dim) ? 64 : 128;
     *num_warps = 12;
     if (*num_stages > 2)
         *num_stages = 2;
@@ -217,7 +226,7 @@ FT_TRAIT void bwd_wgmma_repeatable_tiles(int head_dim, int *block_n, int *num_wa
  * beside a producer. Both with two stages (what fits). */
 FT_TRAIT void bwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int *block_n, int *num_warps, int *num_stages)
 {
-    const int split = head_dim > 128;   /* the columns split, 64 keys */
+    const int split = bwd_wgmma_wide_head(head_dim);   /* the columns split, 64 keys */
     const int d96 = (head_dim == 96 || head_dim_v == 96) && head_dim != 64 && head_dim_v != 64;
     if (!split && !d96)
         return;
