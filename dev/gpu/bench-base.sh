@@ -5,13 +5,14 @@
 # calls). The earlier tree is unpacked beside this one first (git archive REV | tar -x -C .base);
 # this tree's bench/bench_kernels.c is used for both, so the rows match.
 # Usage: [REPS=20] [BENCH_SET=order] dev/gpu/bench-base.sh FAMILY ...; $OUT gets base.txt, head.txt
-# and the table (BENCH_SET: only bench_kernels' rows of that set, in both trees).
+# and the table (BENCH_SET: only bench_kernels' rows of that set, in both trees; BASE_BENCH: the bench
+# source the earlier tree builds instead, when this one names a parameter that tree lacks).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/logs
 [ $# -ge 1 ] || { echo "usage: bench-base.sh FAMILY ..."; exit 2; }
 [ -d .base ] || { echo "bench-base.sh: no .base/ (git archive REV | tar -x -C .base)"; exit 2; }
 source dev/gpu/debs.sh
-cp bench/bench_kernels.c .base/bench/bench_kernels.c
+cp "${BASE_BENCH:-bench/bench_kernels.c}" .base/bench/bench_kernels.c
 for side in base head; do
   src=$([ $side = base ] && echo .base || echo .)
   cmake -S $src -B /tmp/bench-$side -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > /tmp/logs/build-$side.log 2>&1 &&

@@ -182,14 +182,13 @@ if device.cc == 90 then
   -- (64 keys) the reorder gained nothing on the H200. PERSISTENT blocks (beside a producer, the
   -- keys split) took 4-8 % on short and causal lengths from one block a key tile and lost 1-4 %
   -- on long non-causal ones (bench_kernels on an H200, notes/kernels.md, "persistent blocks"):
-  -- the sweep decides. L_EARLY reads a tile's L before its scores are issued (a profile at head
-  -- dim 128 causal N 1024 had the first exponentials waiting on L's loads behind the products):
-  -- two registers a row pair, so with 64-row tiles beside a producer, in the order most winners
-  -- take (DQ_FIRST), only.
+  -- the sweep decides. L read before a tile's scores are issued (L_EARLY) lost 0.5-3 % at every
+  -- shape of bench_kernels' early set on an H200 (it spills 8 bytes more; notes/kernels.md,
+  -- "L early"), so it stays 0.
   table.insert(spaces, space{
     name = "bwd_hopper",
     template = "bwd_wgmma",
-    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic", DK_SS = 0 },
+    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic", DK_SS = 0, L_EARLY = 0 },
     params = {
       BLOCK_M = {64, 128},
       NUM_WARPS = {4, 8, 12},
@@ -198,14 +197,10 @@ if device.cc == 90 then
       DQ_FIRST = {0, 1},
       DV_EARLY = {0, 1},
       PERSISTENT = {0, 1},
-      L_EARLY = {0, 1},
     },
     where = function(p)
       if p.DV_EARLY == 1 and p.DQ_FIRST == 0 then
         return false, "DV_EARLY only beside DQ_FIRST"
-      end
-      if p.L_EARLY == 1 and (p.BLOCK_M ~= 64 or p.NUM_WARPS ~= 12 or p.BLOCK_N ~= 128 or p.DQ_FIRST == 0) then
-        return false, "L early: 64 rows, two consumers beside a producer, dQ's product first"
       end
       if p.PERSISTENT == 1 and (p.NUM_WARPS ~= 12 or p.BLOCK_N ~= 128) then
         return false, "persistent blocks: a producer beside two consumers splitting the keys"
@@ -242,7 +237,7 @@ if device.cc == 90 then
   table.insert(spaces, space{
     name = "bwd_mla",
     template = "bwd_wgmma",
-    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic", BLOCK_M = 64, NUM_WARPS = 12 },
+    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic", BLOCK_M = 64, NUM_WARPS = 12, L_EARLY = 0 },
     params = {
       BLOCK_N = {64, 128},
       NUM_STAGES = {1, 2, 3},
@@ -250,16 +245,12 @@ if device.cc == 90 then
       DV_EARLY = {0, 1},
       DK_SS = {0, 1},
       PERSISTENT = {0, 1},
-      L_EARLY = {0, 1},
     },
     where = function(p)
       if p.DV_EARLY == 1 and p.DQ_FIRST == 0 then
         return false, "DV_EARLY only beside DQ_FIRST"
       end
-      if p.L_EARLY == 1 and p.DK_SS == 0 then
-        return false, "L early: beside DK_SS (which every wide-keys winner took)"
-      end
-      if p.BLOCK_N == 64 and (p.DQ_FIRST + p.DK_SS + p.PERSISTENT + p.L_EARLY > 0) then
+      if p.BLOCK_N == 64 and (p.DQ_FIRST + p.DK_SS + p.PERSISTENT > 0) then
         return false, "the columns split: one order, one block a key tile"
       end
       if p.BLOCK_N == 128 and p.NUM_STAGES ~= 2 then

@@ -26,14 +26,14 @@ end
 
 -- The backward: default.lua's Hopper forms at head dim 128 (64-row query tiles, dQ added by the
 -- copy engine), with the product order (DQ_FIRST, DV_EARLY) where a producer serves two consumers
--- splitting 128 keys, L read early beside DQ_FIRST (L_EARLY), and for the window the persistent
+-- splitting 128 keys (L read early, L_EARLY, lost there: default.lua), and for the window the persistent
 -- walk (the family refuses it for a variable-length batch, as it refuses splitting a group's heads
 -- there).
 local function bwd_kinds(name, workloads, persistent)
   return space{
     name = name,
     template = "bwd_wgmma",
-    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 64, DQ_MODE = "atomic", DK_SS = 0 },
+    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 64, DQ_MODE = "atomic", DK_SS = 0, L_EARLY = 0 },
     params = {
       NUM_WARPS = {4, 8, 12},
       BLOCK_N = {64, 128},
@@ -41,7 +41,6 @@ local function bwd_kinds(name, workloads, persistent)
       DQ_FIRST = {0, 1},
       DV_EARLY = {0, 1},
       PERSISTENT = persistent and {0, 1} or {0},
-      L_EARLY = {0, 1},
     },
     where = function(p)
       if p.DV_EARLY == 1 and p.DQ_FIRST == 0 then
@@ -50,9 +49,6 @@ local function bwd_kinds(name, workloads, persistent)
       local split_keys = p.NUM_WARPS == 12 and p.BLOCK_N == 128 and p.NUM_STAGES == 2
       if (p.DQ_FIRST == 1 or p.PERSISTENT == 1) and not split_keys then
         return false, "the product order and the persistent walk: a producer beside two consumers, two stages"
-      end
-      if p.L_EARLY == 1 and p.DQ_FIRST == 0 then   -- (default.lua's bwd_hopper: L read early)
-        return false, "L early: beside DQ_FIRST"
       end
       return true
     end,
