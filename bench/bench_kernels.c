@@ -61,11 +61,14 @@ typedef struct bench_row {
 #define WIDE(b, n, causal, bn, f, s, e, ps)                                                          \
     { "bwd_wgmma", 2, 192, b, 16, n, causal, 64, bn, 12, 2, 0, 0, 0, 128, ps, 0, 0, 0, f, s, e, "wide", 0 }
 
-/* L read before a tile's scores are issued (the "early" set: bwd_wgmma's L_EARLY 0 and 1) at the
- * persist set's shapes, head dim 128 (64 x 128, 12 warps, DQ_FIRST), one block a key tile and
- * persistent: the profile that asked for it was at causal N 1024. */
-#define EARLY(b, n, causal, ps, le)                                                                   \
-    { "bwd_wgmma", 2, 128, b, 16, n, causal, 64, 128, 12, 2, 0, 0, 0, 0, ps, 0, 0, 0, 1, 0, 0, "early", le }
+/* L and delta as the products' starting values (the "early" set: bwd_wgmma's L_EARLY 0 and 1),
+ * bf16, two consumers splitting 128 keys beside a producer, in the shipped orders: head dim 128 (64
+ * rows, DQ_FIRST) at the persist set's shapes, one block a key tile and persistent; 64 (128 rows,
+ * DQ_FIRST, DV_EARLY); 192 over 128 (the wide keys, DQ_FIRST, DK_SS). Flags as in WIDE. */
+#define EARLY(d, dv, b, h, n, causal, bm, f, s, e, ps, le)                                             \
+    { "bwd_wgmma", 2, d, b, h, n, causal, bm, 128, 12, 2, 0, 0, 0, dv, ps, 0, 0, 0, f, s, e, "early", le }
+#define EARLY_PAIR(d, dv, b, h, n, causal, bm, f, s, e, ps)                                            \
+    EARLY(d, dv, b, h, n, causal, bm, f, s, e, ps, 0), EARLY(d, dv, b, h, n, causal, bm, f, s, e, ps, 1)
 
 #define DV(r) ((r)->head_dim_v ? (r)->head_dim_v : (r)->head_dim)
 
@@ -79,9 +82,12 @@ static const bench_row rows[] = {
     PERSIST(128, 4, 16, 4096, 0, 64, 1, 0, 0), PERSIST(128, 4, 16, 4096, 0, 64, 1, 0, 1),
     PERSIST(128, 4, 16, 4096, 1, 64, 1, 1, 0), PERSIST(128, 4, 16, 4096, 1, 64, 1, 1, 1),
     PERSIST(128, 1, 16, 16384, 1, 64, 1, 1, 0), PERSIST(128, 1, 16, 16384, 1, 64, 1, 1, 1),
-    EARLY(16, 1024, 1, 1, 0), EARLY(16, 1024, 1, 1, 1), EARLY(16, 1024, 1, 0, 0), EARLY(16, 1024, 1, 0, 1),
-    EARLY(32, 512, 1, 1, 0), EARLY(32, 512, 1, 1, 1), EARLY(4, 4096, 1, 1, 0), EARLY(4, 4096, 1, 1, 1),
-    EARLY(4, 4096, 0, 0, 0), EARLY(4, 4096, 0, 0, 1), EARLY(1, 16384, 0, 0, 0), EARLY(1, 16384, 0, 0, 1),
+    EARLY_PAIR(128, 0, 16, 16, 1024, 1, 64, 1, 0, 0, 1), EARLY_PAIR(128, 0, 16, 16, 1024, 1, 64, 1, 0, 0, 0),
+    EARLY_PAIR(128, 0, 32, 16, 512, 1, 64, 1, 0, 0, 1), EARLY_PAIR(128, 0, 4, 16, 4096, 1, 64, 1, 0, 0, 1),
+    EARLY_PAIR(128, 0, 4, 16, 4096, 0, 64, 1, 0, 0, 0), EARLY_PAIR(128, 0, 1, 16, 16384, 0, 64, 1, 0, 0, 0),
+    EARLY_PAIR(128, 0, 1, 16, 16384, 1, 64, 1, 0, 0, 1), EARLY_PAIR(64, 0, 16, 32, 1024, 1, 128, 1, 0, 1, 1),
+    EARLY_PAIR(64, 0, 4, 32, 4096, 0, 128, 1, 0, 1, 0), EARLY_PAIR(192, 128, 4, 16, 4096, 1, 64, 1, 1, 0, 0),
+    EARLY_PAIR(192, 128, 16, 16, 1024, 1, 64, 1, 1, 0, 1),
     GQA(8192, 32, 0, 0), GQA(8192, 32, 0, 1), GQA(8192, 8, 1, 0), GQA(8192, 8, 1, 1), GQA(8192, 8, 2, 0),
     GQA(8192, 8, 2, 1), GQA(8192, 8, 4, 0), GQA(4096, 32, 0, 0), GQA(4096, 8, 1, 0), GQA(4096, 8, 2, 0),
     GQA(4096, 8, 4, 0),

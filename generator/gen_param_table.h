@@ -67,7 +67,7 @@ typedef enum gen_param_role {
     X(DV_EARLY, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                              \
       "1: a backward tile's dV product is issued as soon as P is made, before dP is waited for")          \
     X(L_EARLY, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
-      "1: a backward tile's L is read into registers before its scores are issued, not behind their reads")
+      "1: a backward tile's L and delta start its S and dP products' accumulators, read before the issue")
 
 /* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_L_EARLY. */
 typedef enum gen_param {

@@ -520,7 +520,7 @@ FT_DEVICE void issue_q_do(const ft_bwd_args &args, const dkdv_block &blk, group_
 // 64-column panel (32 bytes of its rows each); Q and dO are the K-major B operands. Issued only
 // (the caller fences, commits and waits).
 template <int COLS, bool DO>
-FT_DEVICE void transposed_scores(float (&acc)[S_REGS], unsigned kv, unsigned stage)
+FT_DEVICE void transposed_scores(float (&acc)[S_REGS], unsigned kv, unsigned stage, bool from_acc = false)
 {
     const unsigned first = DO ? do_panel(0) : q_panel(0);
     const unsigned long long a = wg_desc(kv, 16, 1024), b = wg_desc(stage + first, 16, 1024);
@@ -528,7 +528,7 @@ FT_DEVICE void transposed_scores(float (&acc)[S_REGS], unsigned kv, unsigned sta
     for (int kk = 0; kk < COLS / 16; kk++) {
         const unsigned col = (kk % 4) * 32, panel = DO ? do_panel(kk / 4) : q_panel(kk / 4);
         wg_ss<BLOCK_M, 0>::run(acc, wg_desc_add(a, (kk / 4) * (BLOCK_N * 128) + col),
-                               wg_desc_add(b, panel - first + col), kk > 0);
+                               wg_desc_add(b, panel - first + col), kk > 0 || from_acc);
     }
 }
 
@@ -548,8 +548,8 @@ FT_DEVICE float l_offset(float l_slot)
 // P^T = exp2(S^T * scale*log2e - L*log2e), in place. l_first: the thread's first pair of L, read
 // by the caller (first_pair) before S^T's wait. Element s[4j+e]: key krow + 8*(e/2) of the
 // tile, query m0 + 8j + 2qd + e%2. Masked: outside the band, or key past seqlen_k.
-// l_early: the thread's pairs of L already in registers (L_EARLY), else read here after l_first.
-FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, const float2 *l_early, float2 l_first,
+// offset_in: S^T's product started from -L/scale (offsets_to_acc), so only the scale is left.
+FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, bool offset_in, float2 l_first,
                            const ft_bwd_args &args, const dkdv_block &blk, const dkdv_thread &th, int m0,
                            float scale_log2)
 {
@@ -559,7 +559,13 @@ FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, const float2
 #endif
 #pragma unroll
     for (int j = 0; j < BLOCK_M / 8; j++) {
-        const float2 l2 = l_early ? l_early[j] : j == 0 ? l_first : *(const float2 *)(l_smem + 8 * j + 2 * th.qd);
+        if (offset_in) {
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                s[4 * j + e] = fast_exp2(s[4 * j + e] * scale_log2);
+            continue;
+        }
+        const float2 l2 = j == 0 ? l_first : *(const float2 *)(l_smem + 8 * j + 2 * th.qd);
         const float nl0 = l_offset(l2.x), nl1 = l_offset(l2.y);
 #pragma unroll
         for (int e = 0; e < 4; e++)
@@ -584,11 +590,17 @@ FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l_smem, const float2
 
 // dS^T = P^T * (dP^T - delta[query]) (SOFTCAP: times the cap's slope, from P and L just before
 // delta in the slot), in place of dP^T. d_first: the thread's first pair of delta (first_pair).
+// offset_in: dP^T's product started from -delta (offsets_to_acc); not with SOFTCAP.
 FT_DEVICE void dp_to_ds(float (&ds)[S_REGS], const float (&p)[S_REGS], const float *d_smem, float2 d_first, int qd,
-                        float scale_log2)
+                        float scale_log2, bool offset_in = false)
 {
 #pragma unroll
-    for (int j = 0; j < BLOCK_M / 8; j++) {
+    for (int j = 0; j < BLOCK_M / 8 && offset_in; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            ds[4 * j + e] *= p[4 * j + e];
+#pragma unroll
+    for (int j = 0; j < BLOCK_M / 8 && !offset_in; j++) {
         const float2 d2 = j == 0 ? d_first : *(const float2 *)(d_smem + 8 * j + 2 * qd);
 #pragma unroll
         for (int e = 0; e < 4; e++)
@@ -652,6 +664,25 @@ FT_DEVICE float2 first_pair(const float *rows, const dkdv_thread &th)
     return *(const float2 *)(rows + 2 * th.qd);
 }
 
+// L_EARLY: a product's accumulator set to a slot's per-query offset times `mul` before the product
+// is issued on it (element 4j+e: query 8j + 2qd + e%2). For S^T the offset is L's (l_offset) over
+// the scale, so S^T - L/scale comes out of the tensor cores and the exponential needs no L; for
+// dP^T it is -delta. The reads then happen before the issue, not behind the products'
+// shared-memory traffic after their wait, and hold no registers the accumulator does not. Pinned:
+// the compiler would sink the writes below the wgmma fence, and ptxas would then serialize the
+// products.
+FT_DEVICE void offsets_to_acc(float (&acc)[S_REGS], const float *rows, const dkdv_thread &th, bool of_l, float mul)
+{
+#pragma unroll
+    for (int j = 0; j < BLOCK_M / 8; j++) {
+        const float2 v = *(const float2 *)(rows + 8 * j + 2 * th.qd);
+        const float a0 = (of_l ? l_offset(v.x) : v.x) * mul, a1 = (of_l ? l_offset(v.y) : v.y) * mul;
+        acc[4 * j] = acc[4 * j + 2] = a0;
+        acc[4 * j + 1] = acc[4 * j + 3] = a1;
+    }
+    wg_pin(acc);
+}
+
 // One query tile's gradients for the warpgroup's 64 keys: S^T, dP^T, P^T and dS^T (`issued` is
 // called once S^T and dP^T are issued); issues
 // dV += P^T dO (DV_EARLY: as soon as P^T is made, before dP^T is waited for) and (unless LATE_DK:
@@ -667,36 +698,42 @@ FT_DEVICE void tile_gradients(float (&ds)[S_REGS], unsigned (&dsa)[M_STEPS][4], 
     // This warpgroup's 64 keys: within each panel of K and V they start at row 64*cw.
     const unsigned k_wg = blk.k_smem + th.cw * 64 * 128, v_wg = blk.v_smem() + th.cw * 64 * 128;
 
-    // L_EARLY: the tile's L in registers before the products are issued. Read after them, its loads
-    // queue behind their shared-memory operands and the first exponentials wait on them (ncu, head
-    // dim 128 causal N 1024: 7.7 % of the stall samples there); the cost is 2 registers a row pair.
-    float2 l_early[L_EARLY ? BLOCK_M / 8 : 1];
-#pragma unroll
-    for (int j = 0; L_EARLY && j < BLOCK_M / 8; j++)
-        l_early[j] = *(const float2 *)(l_smem + 8 * j + 2 * th.qd);
+    // L_EARLY: L and delta enter S^T's and dP^T's accumulators before the products are issued
+    // (offsets_to_acc). Read after the products, their loads queue behind the products'
+    // shared-memory operands and the first exponentials wait on them (ncu, head dim 128 causal:
+    // 7.7 % of the stall samples at N 1024, 10 % at N 16384). Not with SOFTCAP, whose cap takes
+    // the raw scores.
+    constexpr bool OFFSET_IN = L_EARLY && !SOFTCAP;
     // S^T and dP^T, both issued before either is waited on.
     float s[S_REGS];
+    if (OFFSET_IN) {
+        offsets_to_acc(s, l_smem, th, true, 1.f / scale_log2);
+        if (!WIDE_KEYS)
+            offsets_to_acc(ds, d_smem, th, false, -1.f);
+    }
     wg_fence();
-    transposed_scores<HEAD_DIM, false>(s, k_wg, stage);
+    transposed_scores<HEAD_DIM, false>(s, k_wg, stage, OFFSET_IN);
     wg_commit();
     if (!WIDE_KEYS) {
-        transposed_scores<HEAD_DIM_V, true>(ds, v_wg, stage);
+        transposed_scores<HEAD_DIM_V, true>(ds, v_wg, stage, OFFSET_IN);
         wg_commit();
     }
     issued();   // the caller's work that may wait under both products
-    const float2 l_first = L_EARLY ? l_early[0] : first_pair(l_smem, th);
+    const float2 l_first = OFFSET_IN ? float2{} : first_pair(l_smem, th);
     wg_wait<WIDE_KEYS ? 0 : 1>();   // S^T has landed; dP^T may still be in flight (or not issued)
     wg_pin(s);
-    scores_to_p(s, l_smem, L_EARLY ? l_early : nullptr, l_first, args, blk, th, m0, scale_log2);
+    scores_to_p(s, l_smem, OFFSET_IN, l_first, args, blk, th, m0, scale_log2);
     unsigned pa[M_STEPS][4];
     wg_acc_to_a(pa, s);
     if (WIDE_KEYS) {
+        if (OFFSET_IN)
+            offsets_to_acc(ds, d_smem, th, false, -1.f);
         wg_fence();
-        transposed_scores<HEAD_DIM_V, true>(ds, v_wg, stage);
+        transposed_scores<HEAD_DIM_V, true>(ds, v_wg, stage, OFFSET_IN);
         wg_commit();
     }
 
-    const float2 d_first = first_pair(d_smem, th);
+    const float2 d_first = OFFSET_IN ? float2{} : first_pair(d_smem, th);
     if (DV_EARLY) {   // dV queues behind dP^T; the exponentials cannot sink below dP^T's wait
         wg_fence();
         issue_dv<0>(dv, pa, stage);
@@ -713,7 +750,7 @@ FT_DEVICE void tile_gradients(float (&ds)[S_REGS], unsigned (&dsa)[M_STEPS][4], 
             for (int j = 0; j < 4; j++)
                 unpack2(pa[kk][j], s[kk * 8 + 2 * j], s[kk * 8 + 2 * j + 1]);
     }
-    dp_to_ds(ds, s, d_smem, d_first, th.qd, scale_log2);
+    dp_to_ds(ds, s, d_smem, d_first, th.qd, scale_log2, OFFSET_IN);
     if (!DK_SS)
         wg_acc_to_a(dsa, ds);
     if (!DV_EARLY || !LATE_DK) {   // what is left of dV and dK now, as one group
@@ -822,7 +859,7 @@ FT_DEVICE void split_gradients(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols
     wg_pin(x);
     unsigned pa[M_STEPS][4], dsa[M_STEPS][4];
     if constexpr (CW == 0) {
-        scores_to_p(x, l_smem, nullptr, first_pair(l_smem, th), args, blk, th, m0, scale_log2);
+        scores_to_p(x, l_smem, false, first_pair(l_smem, th), args, blk, th, m0, scale_log2);
 #pragma unroll
         for (int c = 0; c < S_REGS / 4; c++)
             st_shared_f32x4(p_mine + c * 2048, x[4 * c], x[4 * c + 1], x[4 * c + 2], x[4 * c + 3]);

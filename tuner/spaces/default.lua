@@ -182,9 +182,9 @@ if device.cc == 90 then
   -- (64 keys) the reorder gained nothing on the H200. PERSISTENT blocks (beside a producer, the
   -- keys split) took 4-8 % on short and causal lengths from one block a key tile and lost 1-4 %
   -- on long non-causal ones (bench_kernels on an H200, notes/kernels.md, "persistent blocks"):
-  -- the sweep decides. L read before a tile's scores are issued (L_EARLY) lost 0.5-3 % at every
-  -- shape of bench_kernels' early set on an H200 (it spills 8 bytes more; notes/kernels.md,
-  -- "L early"), so it stays 0.
+  -- the sweep decides. L_EARLY (L and delta as the starting values of S^T's and dP^T's products)
+  -- was even to 6 % slower at bench_kernels' early set on an H200, as was its first form (L held in
+  -- registers; notes/kernels.md, "L early"), so it stays 0.
   table.insert(spaces, space{
     name = "bwd_hopper",
     template = "bwd_wgmma",
