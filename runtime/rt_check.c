@@ -382,7 +382,7 @@ int rt_group_splits(const db_workload *w)
     const int heads_k = w->heads_k ? w->heads_k : w->heads, group = w->heads / heads_k;
     if (w->op != DB_OP_BWD || w->varlen || group < 2)
         return 1;
-    const long long blocks = (long long)w->batch * heads_k * ((w->seqlen_k + 127) / 128);
+    const long long blocks = (long long)w->batch * heads_k * (((long long)w->seqlen_k + 127) / 128);
     /* Key tiles of unequal work: a mask over enough queries (rt_internal.h). */
     const int uneven = db_workload_masked(w) && w->seqlen_q >= RT_GROUP_SPLIT_MASKED_QUERIES, least = uneven ? 2 : 1;
     const long long want = uneven ? RT_GROUP_SPLIT_BLOCKS_MASKED : RT_GROUP_SPLIT_BLOCKS;

@@ -1,6 +1,7 @@
 /* libflashtune on the CPU: the lookup tiers on synthetic databases, the built-in defaults,
  * every invalid argument, bad database files and the no-driver path. The driver is pointed at
  * a missing file first, so nothing here ever launches, even on a GPU machine. */
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -535,6 +536,9 @@ static void group_split_choices(void **state)
     assert_int_equal(rt_group_splits(&w), 1);   /* 512 blocks, 256 wanted */
     w.heads_k = 1;
     assert_int_equal(rt_group_splits(&w), 4);   /* 64 blocks: 4 make 256 */
+    w.seqlen_k = INT_MAX;   /* 16777216 key tiles: no split (the tiles' count once overflowed int: 8) */
+    assert_int_equal(rt_group_splits(&w), 1);
+    w.seqlen_k = 4096;
     w = featured(workload(DB_OP_BWD, FT_F16, 64, 0, 1, 6, 300, 300), 1, 0);   /* 3 blocks, group 6 */
     assert_int_equal(rt_group_splits(&w), 6);
     w.heads_k = 0;
