@@ -41,6 +41,11 @@ void gen_source_hash(const char *source, char out[GEN_HASH_LEN])
     to_hex(fnv_bytes(FNV_OFFSET, source ? source : "", source ? strlen(source) : 0), out);
 }
 
+uint64_t gen_bytes_hash(const void *data, size_t n)
+{
+    return fnv_bytes(FNV_OFFSET, data, n);
+}
+
 void gen_cache_key(const char *source, const char *arch, char out[GEN_HASH_LEN])
 {
     char version[16];

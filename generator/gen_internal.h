@@ -11,6 +11,7 @@
 #define FT_GEN_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gen_family_internal.h"
 
@@ -116,6 +117,8 @@ void gen_source_hash(const char *source, char out[GEN_HASH_LEN]);
 /* The CUBIN cache key: the hash of (source, gen_compile's options, arch, NVRTC version), so a
  * change of any of them misses the cache. */
 void gen_cache_key(const char *source, const char *arch, char out[GEN_HASH_LEN]);
+/* The hash of n bytes (the CUBIN cache on disk checks a CUBIN's bytes with it). */
+uint64_t gen_bytes_hash(const void *data, size_t n);
 
 /* Everything a CUBIN is compiled from, which the CUBIN cache stores beside it and compares on
  * lookup: the 64-bit key only finds the row, so a collision cannot load another kernel. */

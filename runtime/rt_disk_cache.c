@@ -4,8 +4,10 @@
  * to "" or "0" turns the cache off. A file holds what its CUBIN was compiled from (NVRTC version,
  * target, options, the whole source), so a key that collides, or a file from another version, is
  * never used. Files appear whole or not at all (written aside, then renamed), so processes may
- * share the folder; a file that does not read back as written is passed over. Best effort
- * throughout: a cache that cannot be read or written costs a compile, never a failure. */
+ * share the folder; a file that does not read back as written (its CUBIN's hash included) is
+ * passed over, and so is anything not a regular file of this user's that only they may write, in a
+ * folder the same (a FIFO or a link planted at a kernel's name, a file others could have swapped).
+ * Best effort throughout: a cache that cannot be read or written costs a compile, never a failure. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -17,12 +19,12 @@
 
 #include "rt_internal.h"
 
-#define MAGIC "flashtune cubin cache 1\n"
+#define MAGIC "flashtune cubin cache 2\n"
 
-/* The header after MAGIC: the lengths of the three parts that follow (options, source, CUBIN)
- * and the two short strings, fixed-width. */
+/* The header after MAGIC: the lengths of the three parts that follow (options, source, CUBIN),
+ * the CUBIN's hash (gen_bytes_hash) and the two short strings, fixed-width. */
 typedef struct file_header {
-    uint64_t options_len, source_len, cubin_len;
+    uint64_t options_len, source_len, cubin_len, cubin_hash;
     char nvrtc_version[16];
     char arch[16];
 } file_header;
@@ -77,12 +79,36 @@ static void *read_part(FILE *f, uint64_t n)
     return buf;
 }
 
+/* Whether st is this user's and no one else may write it. */
+static int private_entry(const struct stat *st)
+{
+    return st->st_uid == geteuid() && !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* path for reading, or NULL: opened without blocking (a FIFO would wait for a writer forever) and
+ * without following a link, then kept only when a private regular file in a private folder. */
+static FILE *open_entry(const char *dir, const char *path)
+{
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || !private_entry(&st))
+        return NULL;
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    FILE *f = NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && private_entry(&st))
+        f = fdopen(fd, "rb");
+    if (!f)
+        close(fd);
+    return f;
+}
+
 int rt_disk_cache_load(const char *dir, const gen_cache_id *id, rt_cubin *out)
 {
     char path[RT_PATH_LEN];
     if (!dir[0] || file_name(dir, id, path, sizeof path) != 0)
         return 0;
-    FILE *f = fopen(path, "rb");
+    FILE *f = open_entry(dir, path);
     if (!f)
         return 0;
     char magic[sizeof MAGIC - 1];
@@ -95,7 +121,7 @@ int rt_disk_cache_load(const char *dir, const gen_cache_id *id, rt_cubin *out)
         h.source_len == strlen(id->source) && (options = read_part(f, h.options_len)) &&
         !memcmp(options, id->options, h.options_len) && (source = read_part(f, h.source_len)) &&
         !memcmp(source, id->source, h.source_len) && h.cubin_len > 0 && (cubin = read_part(f, h.cubin_len)) &&
-        fgetc(f) == EOF) {
+        gen_bytes_hash(cubin, h.cubin_len) == h.cubin_hash && fgetc(f) == EOF) {
         out->image = cubin;
         out->size = h.cubin_len;
         snprintf(out->origin, sizeof out->origin, "CUBIN from the cache %s (NVRTC %.15s)", dir, h.nvrtc_version);
@@ -133,6 +159,7 @@ void rt_disk_cache_store(const char *dir, const gen_cache_id *id, const void *cu
     h.options_len = strlen(id->options);
     h.source_len = strlen(id->source);
     h.cubin_len = size;
+    h.cubin_hash = gen_bytes_hash(cubin, size);
     snprintf(h.nvrtc_version, sizeof h.nvrtc_version, "%s", id->nvrtc_version);
     snprintf(h.arch, sizeof h.arch, "%s", id->arch);
     const int ok = fwrite(MAGIC, 1, sizeof MAGIC - 1, f) == sizeof MAGIC - 1 && fwrite(&h, sizeof h, 1, f) == 1 &&

@@ -5,12 +5,14 @@
  * loaded. A row found by its 64-bit key must be used only when everything it was compiled from
  * matches. */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <sqlite3.h>
 #include <cmocka.h>
@@ -433,6 +435,105 @@ static void disk_cache_keeps_what_was_compiled(void **state)
     free(other_source);
 }
 
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "test_cubin_cache: a cache lookup blocked (a FIFO opened for reading?)\n";
+    if (write(2, msg, sizeof msg - 1) < 0)
+        _exit(3);
+    _exit(2);
+}
+
+/* Whether the cache finds id's CUBIN, and then frees it. */
+static int cache_finds(const char *cache, const gen_cache_id *id)
+{
+    rt_cubin cubin;
+    memset(&cubin, 0, sizeof cubin);
+    const int found = rt_disk_cache_load(cache, id, &cubin);
+    free(cubin.image);
+    return found;
+}
+
+/* What the cache cannot trust is passed over: a flipped CUBIN byte under a valid header (its hash
+ * differs), a FIFO planted at a kernel's name (opened without blocking: an alarm fails the test
+ * if the lookup waits), a link there (even to a good file), a file or a folder that group or
+ * others may write. (A file or folder of another user is refused the same way; a test cannot make
+ * one without privileges.) */
+static void disk_cache_refuses_what_it_cannot_trust(void **state)
+{
+    (void)state;
+    char cache[300], path[600], copy[600];
+    snprintf(cache, sizeof cache, "%s/trust", dir);
+    gen_config c;
+    gen_config_init(&c, gen_family_find("fwd_mma"));
+    char *source = gen_expand(&c);
+    assert_non_null(source);
+    gen_cache_id id;
+    assert_int_equal(gen_cache_id_init(c.family, source, "sm_90", &id), 0);
+    static const char image[] = "a CUBIN to trust";
+    rt_disk_cache_store(cache, &id, image, sizeof image);
+    snprintf(path, sizeof path, "%s/%s-%s.cubin", cache, id.key, id.arch);
+    snprintf(copy, sizeof copy, "%s/good.copy", cache);
+    assert_int_equal(cache_finds(cache, &id), 1);
+
+    /* The good file aside (copy), then each damage in its place. */
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    const size_t size = (size_t)ftell(f);
+    rewind(f);
+    char *good = malloc(size);
+    assert_non_null(good);
+    assert_int_equal(fread(good, 1, size, f), size);
+    fclose(f);
+    f = fopen(copy, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(good, 1, size, f), size);
+    fclose(f);
+    assert_int_equal(chmod(copy, 0600), 0);
+
+    good[size - 2] ^= 1;   /* the CUBIN is the file's last part */
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(good, 1, size, f), size);
+    fclose(f);
+    good[size - 2] ^= 1;
+    if (cache_finds(cache, &id))
+        fail_msg("a flipped CUBIN byte was loaded");
+
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    signal(SIGALRM, on_alarm);
+    alarm(20);
+    if (cache_finds(cache, &id))
+        fail_msg("a FIFO was loaded");
+    alarm(0);
+    unlink(path);
+
+    assert_int_equal(symlink(copy, path), 0);
+    if (cache_finds(cache, &id))
+        fail_msg("a link was followed");
+    unlink(path);
+
+    assert_int_equal(rename(copy, path), 0);
+    assert_int_equal(cache_finds(cache, &id), 1);
+    assert_int_equal(chmod(path, 0620), 0);
+    if (cache_finds(cache, &id))
+        fail_msg("a file the group may write was loaded");
+    assert_int_equal(chmod(path, 0602), 0);
+    if (cache_finds(cache, &id))
+        fail_msg("a file others may write was loaded");
+    assert_int_equal(chmod(path, 0600), 0);
+    assert_int_equal(chmod(cache, 0770), 0);
+    if (cache_finds(cache, &id))
+        fail_msg("a file in a folder the group may write was loaded");
+    assert_int_equal(chmod(cache, 0700), 0);
+    assert_int_equal(cache_finds(cache, &id), 1);
+    unlink(path);
+    free(good);
+    free(source);
+}
+
 /* Where the cache is: the variable first ("" and "0": none), then the XDG folder (absolute only),
  * then the home folder's. */
 static void disk_cache_folder_follows_the_environment(void **state)
@@ -492,6 +593,7 @@ int main(void)
         cmocka_unit_test(loader_and_tuner_find_what_the_loader_stored),
         cmocka_unit_test(loader_refuses_a_forged_row),
         cmocka_unit_test(disk_cache_keeps_what_was_compiled),
+        cmocka_unit_test(disk_cache_refuses_what_it_cannot_trust),
         cmocka_unit_test(disk_cache_folder_follows_the_environment),
     };
     return cmocka_run_group_tests(tests, make_folder, remove_folder);
