@@ -46,7 +46,24 @@ static int take_version(db_fields *f, const char *name, char *dst, size_t size, 
     return 0;
 }
 
-/* A finite number field: required, or optional (absent gives NAN). */
+/* cc: MAJOR.MINOR, each one to three decimal digits (sscanf's %d took "+9.-0" and wrapped
+ * 99999999999). */
+static int take_cc(db_fields *f, db_device *d, char *err, size_t len)
+{
+    const char *cc = db_field_take(f, "cc");
+    if (!cc)
+        return db_fail(err, len, "missing field 'cc'");
+    const size_t major = strspn(cc, "0123456789");
+    const size_t minor = major && cc[major] == '.' ? strspn(cc + major + 1, "0123456789") : 0;
+    if (!minor || major > 3 || minor > 3 || cc[major + 1 + minor])
+        return db_fail(err, len, "field 'cc': '%s' is not MAJOR.MINOR (one to three decimal digits each)", cc);
+    d->cc_major = atoi(cc);
+    d->cc_minor = atoi(cc + major + 1);
+    return 0;
+}
+
+/* A finite number field in decimal notation (strtod alone also takes hex and "infinity"):
+ * required, or optional (absent gives NAN). */
 static int take_real(db_fields *f, const char *name, int required, double *out, char *err, size_t len)
 {
     const char *v = db_field_take(f, name);
@@ -56,7 +73,7 @@ static int take_real(db_fields *f, const char *name, int required, double *out, 
     errno = 0;
     char *end;
     *out = strtod(v, &end);
-    if (!*v || *end || errno || !isfinite(*out) || *out < 0)
+    if (!*v || *end || errno || !isfinite(*out) || *out < 0 || v[strspn(v, "0123456789.eE+-")])
         return db_fail(err, len, "field '%s': '%s' is not a non-negative number", name, v);
     return 0;
 }
@@ -69,15 +86,9 @@ static int parse_line(const char *line, entry *e, char *err, size_t len)
         return -1;
     memset(e, 0, sizeof *e);
     int rc = 0;
-    const char *cc = NULL;
-    char tail;
     if (take_text(&f, "device", e->device.name, sizeof e->device.name, err, len)
-        || take_text(&f, "arch", e->device.arch, sizeof e->device.arch, err, len))
+        || take_text(&f, "arch", e->device.arch, sizeof e->device.arch, err, len) || take_cc(&f, &e->device, err, len))
         rc = -1;
-    else if (!(cc = db_field_take(&f, "cc")))
-        rc = db_fail(err, len, "missing field 'cc'");
-    else if (sscanf(cc, "%d.%d%c", &e->device.cc_major, &e->device.cc_minor, &tail) != 2)
-        rc = db_fail(err, len, "field 'cc': '%s' is not MAJOR.MINOR", cc);
     else if (db_field_int(&f, "sm_count", 1, 1 << 20, &e->device.sm_count, err, len)
              || take_version(&f, "driver", e->device.driver_version, sizeof e->device.driver_version, err, len)
              || take_version(&f, "nvrtc", e->device.nvrtc_version, sizeof e->device.nvrtc_version, err, len))
