@@ -47,6 +47,10 @@ int db_migrate(sqlite3 *sql, const char *path, const db_migration *list, int cou
 /* Classifies the file behind sql by its header: 0 current or older flashtune (OUT: *version),
  * 1 empty (no tables, no application_id: may be created), -1 not ours or newer (err says). */
 int db_check_header(sqlite3 *sql, const char *path, int known, int *version, char *err, size_t len);
+/* The file's triggers and views are exactly those of migrations 1..version of list (built in
+ * memory to compare with): anything else, or a changed body, is refused before a statement can
+ * fire it (a trigger that loops forever or deletes winners). 0, or -1 (err). */
+int db_check_objects(sqlite3 *sql, const char *path, const db_migration *list, int version, char *err, size_t len);
 
 /* ---- errors and SQL helpers (db_core.c) --------------------------------------------- */
 

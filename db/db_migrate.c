@@ -88,6 +88,86 @@ int db_check_header(sqlite3 *sql, const char *path, int known, int *version, cha
                    (unsigned)app);
 }
 
+/* The triggers and views of a schema as one text, a record each (type, name, table and SQL apart
+ * by 0x1f, records ended by 0x1e: the SQL holds newlines), by type and name: NULL on an SQLite
+ * error or out of memory. */
+static char *schema_objects(sqlite3 *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(sql,
+                           "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE type IN ('trigger', 'view') "
+                           "ORDER BY type, name",
+                           -1, &st, NULL) != SQLITE_OK)
+        return NULL;
+    sqlite3_str *text = sqlite3_str_new(sql);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        sqlite3_str_appendf(text, "%s\x1f%s\x1f%s\x1f%s\x1e", sqlite3_column_text(st, 0), sqlite3_column_text(st, 1),
+                            sqlite3_column_text(st, 2), sqlite3_column_text(st, 3));
+    sqlite3_finalize(st);
+    char *out = sqlite3_str_finish(text);
+    if (rc != SQLITE_DONE) {
+        sqlite3_free(out);
+        return NULL;
+    }
+    return out ? out : sqlite3_mprintf("%s", "");
+}
+
+/* The length of the record at text (its 0x1e included). */
+static size_t record_len(const char *text)
+{
+    const char *end = strchr(text, '\x1e');
+    return end ? (size_t)(end - text + 1) : strlen(text);
+}
+
+/* The first record of a (schema_objects) that b lacks, as "type 'name'" in buf; 0 when none. */
+static int first_missing(const char *a, const char *b, char *buf, size_t len)
+{
+    for (size_t n; *a; a += n) {
+        n = record_len(a);
+        int found = 0;
+        for (const char *at = b; !found && *at; at += record_len(at))
+            found = record_len(at) == n && !memcmp(a, at, n);
+        if (!found) {
+            const size_t type = strcspn(a, "\x1f"), name = a[type] ? strcspn(a + type + 1, "\x1f") : 0;
+            snprintf(buf, len, "%.*s '%.*s'", (int)type, a, (int)name, a + type + (a[type] != 0));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int db_check_objects(sqlite3 *sql, const char *path, const db_migration *list, int version, char *err, size_t len)
+{
+    sqlite3 *ref = NULL;
+    char *mine = NULL, *theirs = NULL;
+    int rc = -1;
+    if (sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
+        db_migrate(ref, ":memory:", list, version, err, len) != 0 || !(mine = schema_objects(ref))) {
+        if (err && len && !err[0])
+            db_fail(err, len, "db_open: %s: cannot build schema version %d to compare with", path, version);
+        goto done;
+    }
+    if (!(theirs = schema_objects(sql))) {
+        db_fail_sql(sql, err, len, "db_open", path);
+        goto done;
+    }
+    char what[160];
+    if (first_missing(theirs, mine, what, sizeof what))
+        db_fail(err, len, "db_open: %s has a %s that flashtune did not make (schema version %d): refused, so that "
+                "none of its SQL runs (the file was not changed)", path, what, version);
+    else if (first_missing(mine, theirs, what, sizeof what))
+        db_fail(err, len, "db_open: %s lacks flashtune's %s (schema version %d): a damaged or altered database "
+                "(the file was not changed)", path, what, version);
+    else
+        rc = 0;
+done:
+    sqlite3_free(mine);
+    sqlite3_free(theirs);
+    sqlite3_close(ref);
+    return rc;
+}
+
 int db_migrate(sqlite3 *sql, const char *path, const db_migration *list, int count, char *err, size_t len)
 {
     for (int i = 0; i < count; i++)

@@ -19,6 +19,12 @@ static int open_connection(const char *path, int flags, sqlite3 **sql, char *err
     int rc = sqlite3_open_v2(path, sql, flags | SQLITE_OPEN_FULLMUTEX, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_busy_timeout(*sql, DB_BUSY_TIMEOUT_MS);
+    /* A file from elsewhere: its schema may not call functions with side effects, nor may SQL
+     * here write the schema or the file's bytes directly (db_check_objects refuses its triggers). */
+    if (rc == SQLITE_OK)
+        rc = sqlite3_db_config(*sql, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_db_config(*sql, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
     if (rc != SQLITE_OK) {
         db_fail(err, len, "db_open: cannot open %s: %s", path,
                 *sql ? sqlite3_errmsg(*sql) : sqlite3_errstr(rc));
@@ -240,6 +246,8 @@ int db_open_with(const char *path, int flags, const db_migration *list, int coun
         return -1;
     int version = 0;
     int state = db_check_header(sql, path, known, &version, err, len);
+    if (state == 0 && db_check_objects(sql, path, list, version, err, len) != 0)
+        state = -1;
     sqlite3_close(sql);
     sql = NULL;
     if (state < 0)

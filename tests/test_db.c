@@ -406,6 +406,36 @@ static void build_newer(const char *path)
     raw_sql(path, "PRAGMA user_version = 99;");
 }
 
+/* Triggers and views of another hand in a flashtune database: SQL that would run on our writes (a
+ * trigger that deletes winners, or loops forever), a changed body under one of our names, a view. */
+static void build_with(const char *path, const char *sql)
+{
+    db *d = open_ok(path, DB_OPEN_CREATE);
+    db_close(d);
+    raw_sql(path, sql);
+}
+
+static void build_foreign_trigger(const char *path)
+{
+    build_with(path, "CREATE TRIGGER erase AFTER INSERT ON results BEGIN DELETE FROM results; END;");
+}
+
+static void build_changed_trigger(const char *path)
+{
+    build_with(path, "DROP TRIGGER results_match_insert; CREATE TRIGGER results_match_insert BEFORE INSERT ON "
+                     "results BEGIN SELECT 1; END;");
+}
+
+static void build_missing_trigger(const char *path)
+{
+    build_with(path, "DROP TRIGGER results_match_update;");
+}
+
+static void build_view(const char *path)
+{
+    build_with(path, "CREATE VIEW everything AS SELECT * FROM results;");
+}
+
 static void rejected_files_are_untouched(void **state)
 {
     fixture *f = *state;
@@ -420,6 +450,11 @@ static void rejected_files_are_untouched(void **state)
         { "another program's SQLite in WAL mode", build_foreign_wal, "(application_id 0x00000000)" },
         { "another application_id", build_other_app, "(application_id 0x12345678)" },
         { "a newer schema", build_newer, "has schema version 99, newer than this flashtune's" },
+        { "a trigger of another hand", build_foreign_trigger, "has a trigger 'erase' that flashtune did not make" },
+        { "a trigger of ours changed", build_changed_trigger,
+          "has a trigger 'results_match_insert' that flashtune did not make" },
+        { "a trigger of ours dropped", build_missing_trigger, "lacks flashtune's trigger 'results_match_update'" },
+        { "a view", build_view, "has a view 'everything' that flashtune did not make" },
     };
     static const int modes[] = { 0, DB_OPEN_CREATE, DB_OPEN_READONLY };
     for (int i = 0; i < ARRAY_LEN(cases); i++) {
