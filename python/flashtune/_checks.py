@@ -4,6 +4,7 @@ Written against the tensor interface only (``dim()``, ``shape``, ``stride()``, `
 ``device``), so they run, and are tested, on a machine without a GPU or without PyTorch."""
 import math
 import operator
+import struct
 
 HEAD_DIM_MAX = 256   # head dims 1..256; libflashtune pads each to the next size it compiles
 # torch dtype name -> ft_dtype code (runtime/include/flashtune.h)
@@ -14,6 +15,17 @@ _ATTRS = ("shape", "stride", "dtype", "device", "data_ptr", "dim")
 
 def _is_tensor(x):
     return all(hasattr(x, a) for a in _ATTRS)
+
+
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _float32_holds(name, value):
+    """A finite value > 0 that the descriptor's float32 field must hold: ValueError naming the argument
+    when it overflows there or rounds to 0 (which the library reads as "the default")."""
+    if value > _FLOAT32_MAX or struct.unpack("f", struct.pack("f", value))[0] == 0.0:
+        raise ValueError(f"{name}={value!r}: float32 cannot hold it (the kernels take it as a float32: "
+                         "about 1.4e-45 to 3.4e+38)")
 
 
 def check_options(is_causal, causal, scale):
@@ -27,6 +39,7 @@ def check_options(is_causal, causal, scale):
             raise TypeError(f"scale: expected a float or None, got {type(scale).__name__}")
         if not math.isfinite(scale) or scale <= 0:
             raise ValueError(f"scale={scale!r}: must be a finite number > 0 (None means 1/sqrt(head_dim))")
+        _float32_holds("scale", scale)
     return causal, scale
 
 
@@ -86,6 +99,8 @@ def check_softcap(softcap):
     if not math.isfinite(softcap) or softcap < 0:
         raise ValueError(f"softcap={softcap!r}: must be a finite number >= 0 (0: none; c > 0 caps each score "
                          "to c * tanh(score / c))")
+    if softcap:
+        _float32_holds("softcap", softcap)
     return float(softcap)
 
 

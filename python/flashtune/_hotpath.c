@@ -316,8 +316,8 @@ static int parse_call(PyObject *args, int need_no_grad, ft_context **ctx, PyObje
         if (!PyFloat_Check(scale_obj))
             return 0;
         *scale = PyFloat_AsDouble(scale_obj);
-        if (!(isfinite(*scale) && *scale > 0 && *scale <= FLT_MAX))
-            return 0;
+        if (!(isfinite(*scale) && *scale > 0 && *scale <= FLT_MAX && (float)*scale > 0))
+            return 0;   /* (the Python path names what float32 cannot hold) */
     }
     *ctx = PyLong_AsVoidPtr(ctx_obj);
     if (!*ctx) {

@@ -6,6 +6,7 @@ Run: python3 -m unittest discover -s python/tests -p 'test_cpu.py'."""
 import ctypes
 import ctypes.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -166,6 +167,8 @@ class Checks(unittest.TestCase):
             ((False, None, "2"), TypeError, "scale: expected a float"),
             ((False, None, float("nan")), ValueError, "scale=nan"),
             ((False, None, -1.0), ValueError, "scale=-1.0"),
+            ((False, None, 1e-46), ValueError, "scale=1e-46: float32 cannot hold it"),
+            ((False, None, 1e300), ValueError, "scale=1e+300: float32 cannot hold it"),
         ]
         for args, exc, fragment in cases:
             with self.assertRaises(exc) as cm:
@@ -682,8 +685,12 @@ class CallPath(unittest.TestCase):
 
     def test_values_beyond_the_c_fields_are_stored_as_ctypes_does(self):
         q, k, v = self.tensors([(1, 1, 4, 32)] * 3, self.torch.float32)
-        o = flashtune.attention(q, k, v, scale=1e300)   # a float32 inf, which the library rejects
-        self.assertEqual(self.fwd.calls[-1][1], bytes(_attention._desc(q, k, v, o, 0, False, 1e300)))
+        for name, value in (("scale", 1e300), ("scale", 1e-46), ("softcap", 1e39), ("softcap", 5e-46)):
+            calls = len(self.fwd.calls)   # float32 cannot hold these: refused here, naming the argument
+            with self.assertRaisesRegex(ValueError, re.escape(f"{name}={value!r}: float32 cannot hold it")):
+                flashtune.attention(q, k, v, **{name: value})
+            self.assertEqual(len(self.fwd.calls), calls)
+        self.assertEqual(_checks.check_softcap(1e-40), 1e-40)   # a float32 subnormal: held
         big = (1 << 31) + 5   # batch wraps as a c_int
         q, k, v = self.tensors([(big, 1, 1, 32)] * 3, self.torch.float32, strides=[(32, 32, 32, 1)] * 3)
         o = flashtune.attention(q, k, v)
