@@ -154,8 +154,8 @@ int db_check_objects(sqlite3 *sql, const char *path, const db_migration *list, i
     }
     char what[160];
     if (first_missing(theirs, mine, what, sizeof what))
-        db_fail(err, len, "db_open: %s has a %s that flashtune did not make (schema version %d): refused, so that "
-                "none of its SQL runs (the file was not changed)", path, what, version);
+        db_fail(err, len, "db_open: %s has a %s that flashtune did not make (not one of schema version %d's): "
+                "refused, so that none of its SQL runs (the file was not changed)", path, what, version);
     else if (first_missing(mine, theirs, what, sizeof what))
         db_fail(err, len, "db_open: %s lacks flashtune's %s (schema version %d): a damaged or altered database "
                 "(the file was not changed)", path, what, version);

@@ -431,6 +431,20 @@ static void build_missing_trigger(const char *path)
     build_with(path, "DROP TRIGGER results_match_update;");
 }
 
+/* Version 3 in the header over version 1's schema (a damaged or hand-edited file): its triggers
+ * are not version 3's, so it is refused before a migration could fail half-way ("no such table"). */
+static void build_mislabelled(const char *path)
+{
+    int count;
+    const db_migration *list = db_migrations(&count);
+    db *d = NULL;
+    char err[512];
+    if (db_open_with(path, DB_OPEN_CREATE, list, 1, &d, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    db_close(d);
+    raw_sql(path, "PRAGMA user_version = 3;");
+}
+
 static void build_view(const char *path)
 {
     build_with(path, "CREATE VIEW everything AS SELECT * FROM results;");
@@ -455,6 +469,8 @@ static void rejected_files_are_untouched(void **state)
           "has a trigger 'results_match_insert' that flashtune did not make" },
         { "a trigger of ours dropped", build_missing_trigger, "lacks flashtune's trigger 'results_match_update'" },
         { "a view", build_view, "has a view 'everything' that flashtune did not make" },
+        { "version 3 over version 1's schema", build_mislabelled,
+          "has a trigger 'results_match_insert' that flashtune did not make (not one of schema version 3's)" },
     };
     static const int modes[] = { 0, DB_OPEN_CREATE, DB_OPEN_READONLY };
     for (int i = 0; i < ARRAY_LEN(cases); i++) {
