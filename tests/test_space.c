@@ -692,6 +692,8 @@ static const struct {
     { "bad_grid.lua", 2, { "grid: tokens = 16384 is not a multiple of seqlen_q = 3000", NULL } },
     { "bad_dtype.lua", 3, { "workloads[1]", "dtype f32 is not supported by fwd_mma" } },
     { "bad_key.lua", 3, { "space 'key': unknown key 'param'", "known: name, template" } },
+    { "bad_nul_template.lua", 3, { "space 'nul': template 'fwd_mma' holds a NUL byte after it", NULL } },
+    { "bad_nul_key.lua", 4, { "space 'nulkey': a key holds a NUL byte ('params\\0...')", NULL } },
     { "bad_plain.lua", 3, { "space 1: params.NUM_STAGES[2] = 9.5 is not an integer", NULL } },
     { "bad_duplicate.lua", 5, { "two spaces are named 'twin'", "bad_duplicate.lua:4" } },
     { "bad_skip_outside.lua", 3, { "skip() may only be called inside where()", "too early" } },

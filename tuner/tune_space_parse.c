@@ -494,7 +494,11 @@ int tune_spec_read(lua_State *L, int idx, int spec_idx, const char *label, char 
     }
     int type = lua_getfield(L, idx, "name");
     if (type == LUA_TSTRING) {
-        const char *name = lua_tostring(L, -1);
+        const char *name = tune_plain_string(L, -1);
+        if (!name) {
+            snprintf(err, len, "%s: name holds a NUL byte", lab);
+            goto out;
+        }
         if (strlen(name) >= TUNE_NAME_LEN || !name[0]) {
             snprintf(err, len, "%s: name '%s' must have 1 to %d characters", lab, name, TUNE_NAME_LEN - 1);
             goto out;
@@ -521,6 +525,10 @@ int tune_spec_read(lua_State *L, int idx, int spec_idx, const char *label, char 
         goto out;
     }
     char why[512];
+    if (!tune_plain_string(L, -1)) {
+        snprintf(err, len, "%s: template '%s' holds a NUL byte after it", lab, lua_tostring(L, -1));
+        goto out;
+    }
     s->space.family = tune_family_find(lua_tostring(L, -1), why, sizeof why);
     if (!s->space.family) {
         snprintf(err, len, "%s: %s", lab, why);

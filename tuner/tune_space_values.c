@@ -12,6 +12,14 @@
 
 /* ---- scalars --------------------------------------------------------------------------------- */
 
+
+const char *tune_plain_string(lua_State *L, int idx)
+{
+    size_t n;
+    const char *s = lua_tolstring(L, idx, &n);
+    return s && strlen(s) == n ? s : NULL;
+}
+
 int tune_read_int(lua_State *L, int idx, const char *what, int *out, char *err, size_t len)
 {
     if (lua_type(L, idx) != LUA_TNUMBER) {
@@ -45,6 +53,10 @@ int tune_read_param(lua_State *L, int idx, gen_param param, const char *what, in
         *out = lua_toboolean(L, idx);
         break;
     case LUA_TSTRING:
+        if (!tune_plain_string(L, idx)) {
+            snprintf(err, len, "%s: the string holds a NUL byte", what);
+            return -1;
+        }
         if (gen_param_parse(param, lua_tostring(L, idx), out, why, sizeof why)) {
             snprintf(err, len, "%s: %s", what, why);
             return -1;
@@ -95,7 +107,12 @@ int tune_check_keys(lua_State *L, int idx, const char *const *known, const char 
                 item = lua_isinteger(L, -2) ? lua_tointeger(L, -2) : -1;
             continue;
         }
-        const char *key = lua_tostring(L, -2);
+        const char *key = tune_plain_string(L, -2);
+        if (!key) {
+            snprintf(err, len, "%s: a key holds a NUL byte ('%s\\0...')", what, lua_tostring(L, -2));
+            lua_pop(L, 2);
+            return -1;
+        }
         int found = 0;
         for (int i = 0; known[i] && !found; i++)
             found = !strcmp(key, known[i]);

@@ -12,6 +12,9 @@
 
 /* Each returns 0, or -1 with a message naming `what` (and the key) in err. */
 
+/* The string at idx, or NULL when it holds a NUL byte (C would read it only up to that byte: a
+ * template "bwd_wgmma\0x" taken as bwd_wgmma). */
+const char *tune_plain_string(lua_State *L, int idx);
 /* The integer at idx (an integer, or a float with an integral value). */
 int tune_read_int(lua_State *L, int idx, const char *what, int *out, char *err, size_t len);
 /* The number at idx. */
