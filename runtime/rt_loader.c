@@ -80,12 +80,14 @@ void rt_cubin_store(ft_context *ctx, const gen_config *c, const char *source, co
         db_binary_put(ctx->user, kernel_id, &b, NULL, err, sizeof err);
 }
 
-/* The CUBIN of c (kernel k) for a GPU of device_arch: from the database, else compiled for k's
- * target. OUT: *out (image malloc'ed). */
+/* The CUBIN of c (kernel k) for a GPU of device_arch: with stored_ok, from the database or the
+ * cache on disk (*stored 1), else compiled for k's target and stored, replacing what was there.
+ * OUT: *out (image malloc'ed). */
 static ft_status obtain(ft_context *ctx, const char *func, const gen_config *c, const char *source,
-                        const rt_kernel *k, const char *device_arch, rt_cubin *out)
+                        const rt_kernel *k, const char *device_arch, int stored_ok, rt_cubin *out, int *stored)
 {
-    if (rt_cubin_load(ctx, c, source, device_arch, out))
+    *stored = stored_ok && rt_cubin_load(ctx, c, source, device_arch, out);
+    if (*stored)
         return FT_OK;
     gen_binary bin;
     char *err = malloc(RT_ERR_LEN);
@@ -146,18 +148,35 @@ ft_status rt_module_get(ft_context *ctx, const char *func, const cu_driver *cu, 
         free(source);
         return rt_fail(ctx, FT_ERR_OUT_OF_MEMORY, "%s: out of memory", func);
     }
-    ft_status s = kept ? FT_OK : obtain(ctx, func, c, source, &k, cc->info.arch, &cubin);
-    free(source);
-    if (s != FT_OK)
+    int stored = 0;
+    ft_status s = kept ? FT_OK : obtain(ctx, func, c, source, &k, cc->info.arch, 1, &cubin, &stored);
+    if (s != FT_OK) {
+        free(source);
         return s;
+    }
 
     rt_module *fresh = calloc(1, sizeof *fresh);
     if (!fresh) {
+        free(source);
         free(cubin.image);
         return rt_fail(ctx, FT_ERR_OUT_OF_MEMORY, "%s: out of memory", func);
     }
     const char *what;
     CUresult rc = ln_module_load(cu, c, cubin.image, &fresh->module, &what);
+    if (rc != CUDA_SUCCESS && stored) {
+        /* A stored CUBIN the driver refuses (damaged, or of a driver it no longer takes): compiled
+         * again and stored in its place, so that it does not fail every later process too. */
+        free(cubin.image);
+        cubin.image = NULL;
+        s = obtain(ctx, func, c, source, &k, cc->info.arch, 0, &cubin, &stored);
+        if (s != FT_OK) {
+            free(source);
+            free(fresh);
+            return s;
+        }
+        rc = ln_module_load(cu, c, cubin.image, &fresh->module, &what);
+    }
+    free(source);
     if (rc != CUDA_SUCCESS) {
         free(fresh);
         free(cubin.image);

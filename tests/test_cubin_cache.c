@@ -534,6 +534,82 @@ static void disk_cache_refuses_what_it_cannot_trust(void **state)
     free(source);
 }
 
+/* A driver that refuses one CUBIN (refused_image) and loads any other. */
+static const char refused_image[] = "a CUBIN the driver refuses";
+static int module_loads;
+static CUresult refusing_load(CUmodule *module, const void *image)
+{
+    module_loads++;
+    if (!memcmp(image, refused_image, sizeof refused_image))
+        return CUDA_ERROR_INVALID_IMAGE;
+    *module = (CUmodule)(uintptr_t)0x1000;
+    return CUDA_SUCCESS;
+}
+static CUresult any_unload(CUmodule module)
+{
+    (void)module;
+    return CUDA_SUCCESS;
+}
+static CUresult any_function(CUfunction *fn, CUmodule module, const char *name)
+{
+    (void)module, (void)name;
+    *fn = (CUfunction)(uintptr_t)0x2000;
+    return CUDA_SUCCESS;
+}
+static CUresult any_attribute(CUfunction fn, CUfunction_attribute attrib, int value)
+{
+    (void)fn, (void)attrib, (void)value;
+    return CUDA_SUCCESS;
+}
+
+/* A stored CUBIN the driver refuses (intact on disk, but damaged or of another driver) is compiled
+ * again and stored in its place, so later processes load the good one: not a failure every time. */
+static void refused_cubin_is_compiled_again(void **state)
+{
+    (void)state;
+    char cache[300];
+    snprintf(cache, sizeof cache, "%s/refused", dir);
+    gen_config c;
+    gen_config_init(&c, gen_family_find("fwd_mma"));
+    char *source = gen_expand(&c);
+    assert_non_null(source);
+    ft_context *ft;
+    assert_int_equal(ft_open(NULL, &ft), FT_OK);
+    snprintf(ft->cache_dir, sizeof ft->cache_dir, "%s", cache);
+    const gen_binary refused = fake_binary("sm_90", refused_image);
+    rt_cubin_store(ft, &c, source, "sm_90", &refused);
+
+    rt_cuctx cc;
+    memset(&cc, 0, sizeof cc);
+    snprintf(cc.info.arch, sizeof cc.info.arch, "sm_90");
+    cc.info.smem_limit = 232448;
+    cu_driver cu;
+    memset(&cu, 0, sizeof cu);
+    cu.ModuleLoadData = refusing_load;
+    cu.ModuleUnload = any_unload;
+    cu.ModuleGetFunction = any_function;
+    cu.FuncSetAttribute = any_attribute;
+    const rt_module *m = NULL;
+    module_loads = 0;
+    if (rt_module_get(ft, "test", &cu, &cc, &c, &m) != FT_OK)
+        fail_msg("rt_module_get: %s", ft_last_error(ft));
+    assert_int_equal(module_loads, 2);   /* the stored one, then the one compiled in its place */
+    assert_non_null(strstr(m->origin, "compiled with NVRTC"));
+    gen_cache_id id;
+    assert_int_equal(gen_cache_id_init(c.family, source, "sm_90", &id), 0);
+    rt_cubin cubin;
+    memset(&cubin, 0, sizeof cubin);
+    assert_int_equal(rt_disk_cache_load(cache, &id, &cubin), 1);
+    assert_false(cubin.size == sizeof refused_image && !memcmp(cubin.image, refused_image, sizeof refused_image));
+    free(cubin.image);
+    for (rt_module *next; cc.modules; cc.modules = next) {
+        next = cc.modules->next;
+        free(cc.modules);
+    }
+    ft_close(ft);
+    free(source);
+}
+
 /* Where the cache is: the variable first ("" and "0": none), then the XDG folder (absolute only),
  * then the home folder's. */
 static void disk_cache_folder_follows_the_environment(void **state)
@@ -594,6 +670,7 @@ int main(void)
         cmocka_unit_test(loader_refuses_a_forged_row),
         cmocka_unit_test(disk_cache_keeps_what_was_compiled),
         cmocka_unit_test(disk_cache_refuses_what_it_cannot_trust),
+        cmocka_unit_test(refused_cubin_is_compiled_again),
         cmocka_unit_test(disk_cache_folder_follows_the_environment),
     };
     return cmocka_run_group_tests(tests, make_folder, remove_folder);
