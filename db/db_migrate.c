@@ -1,5 +1,6 @@
 /* Schema versions: recognizing a flashtune file by its header, and applying the migrations
  * that bring an empty or older file to the version this code knows. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -168,6 +169,22 @@ done:
     return rc;
 }
 
+/* The OS's reason behind SQLite's last error, as " (No space left on device)", or "": SQLite says
+ * "disk I/O error" for a full disk met while it syncs or grows a file. */
+static const char *os_reason(sqlite3 *sql)
+{
+    static _Thread_local char text[128];
+    /* After a failed COMMIT SQLite has rolled back, and its record of the call may be gone; the
+     * thread's errno still holds it (taken only when it says the space ran out). */
+    int sys = sqlite3_system_errno(sql);
+    if (!sys && (errno == ENOSPC || errno == EDQUOT || errno == EFBIG))
+        sys = errno;
+    if (!sys)
+        return "";
+    snprintf(text, sizeof text, " (%s)", strerror(sys));
+    return text;
+}
+
 int db_migrate(sqlite3 *sql, const char *path, const db_migration *list, int count, char *err, size_t len)
 {
     for (int i = 0; i < count; i++)
@@ -180,7 +197,7 @@ int db_migrate(sqlite3 *sql, const char *path, const db_migration *list, int cou
 
     char *msg = NULL;
     if (sqlite3_exec(sql, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK) {
-        db_fail(err, len, "db_open: %s: %s", path, msg ? msg : sqlite3_errmsg(sql));
+        db_fail(err, len, "db_open: %s: %s%s", path, msg ? msg : sqlite3_errmsg(sql), os_reason(sql));
         sqlite3_free(msg);
         return -1;
     }
@@ -195,9 +212,9 @@ int db_migrate(sqlite3 *sql, const char *path, const db_migration *list, int cou
         snprintf(record, sizeof record, "INSERT INTO schema_version (version) VALUES (%d)", list[i].version);
         if (sqlite3_exec(sql, list[i].sql, NULL, NULL, &msg) != SQLITE_OK
             || sqlite3_exec(sql, record, NULL, NULL, &msg) != SQLITE_OK) {
-            db_fail(err, len, "db_open: %s: migration to schema version %d (%s) failed: %s; the file "
+            db_fail(err, len, "db_open: %s: migration to schema version %d (%s) failed: %s%s; the file "
                     "was not changed", path, list[i].version, list[i].name,
-                    msg ? msg : sqlite3_errmsg(sql));
+                    msg ? msg : sqlite3_errmsg(sql), os_reason(sql));
             sqlite3_free(msg);
             goto fail;
         }
@@ -207,14 +224,14 @@ int db_migrate(sqlite3 *sql, const char *path, const db_migration *list, int cou
         snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d; PRAGMA application_id = %d", known,
                  (int)DB_APPLICATION_ID);
         if (sqlite3_exec(sql, pragma, NULL, NULL, &msg) != SQLITE_OK) {
-            db_fail(err, len, "db_open: %s: %s", path, msg ? msg : sqlite3_errmsg(sql));
+            db_fail(err, len, "db_open: %s: %s%s", path, msg ? msg : sqlite3_errmsg(sql), os_reason(sql));
             sqlite3_free(msg);
             goto fail;
         }
     }
     if (sqlite3_exec(sql, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-        db_fail(err, len, "db_open: %s: commit of the schema failed: %s", path,
-                msg ? msg : sqlite3_errmsg(sql));
+        db_fail(err, len, "db_open: %s: commit of the schema failed: %s%s", path,
+                msg ? msg : sqlite3_errmsg(sql), os_reason(sql));
         sqlite3_free(msg);
         goto fail;
     }

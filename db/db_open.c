@@ -178,22 +178,32 @@ static int create_file(const char *path, const db_migration *list, int count, ch
     }
     close(fd);
     sqlite3 *sql = NULL;
-    int rc = open_connection(tmp, SQLITE_OPEN_READWRITE, &sql, err, len);
+    char why[512] = "";
+    int rc = open_connection(tmp, SQLITE_OPEN_READWRITE, &sql, why, sizeof why);
     if (rc == 0)
-        rc = db_migrate(sql, tmp, list, count, err, len);
+        rc = db_migrate(sql, tmp, list, count, why, sizeof why);
     if (rc == 0)
-        rc = pragma_expect(sql, tmp, "PRAGMA journal_mode = WAL", "wal", err, len);
+        rc = pragma_expect(sql, tmp, "PRAGMA journal_mode = WAL", "wal", why, sizeof why);
     /* The last connection's close checkpoints and removes tmp-wal and tmp-shm. */
     if (sql && sqlite3_close(sql) != SQLITE_OK && rc == 0)
-        rc = db_fail(err, len, "db_open: closing the new %s failed", tmp);
+        rc = db_fail(why, sizeof why, "db_open: closing the new %s failed", tmp);
     if (rc == 0) {
         sync_path(tmp, O_RDONLY);
         if (link(tmp, path) == 0)
             sync_dir_of(path);
         else if (errno != EEXIST)
-            rc = db_fail(err, len, "db_open: cannot create %s: link from %s: %s", path, tmp, strerror(errno));
+            rc = db_fail(why, sizeof why, "db_open: link from %s: %s", tmp, strerror(errno));
     }
-    unlink(tmp);
+    if (rc != 0)   /* said of the file asked for; the aside one is removed below */
+        db_fail(err, len, "db_open: cannot create %s (nothing was left behind): %s", path,
+                strncmp(why, "db_open: ", 9) ? why : why + 9);
+    /* tmp and whatever SQLite left beside it when a step failed. */
+    static const char *const sides[] = { "", "-wal", "-shm", "-journal" };
+    for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+        char name[4096];
+        if (snprintf(name, sizeof name, "%s%s", tmp, sides[i]) < (int)sizeof name)
+            unlink(name);
+    }
     free(tmp);
     return rc;
 }

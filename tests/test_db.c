@@ -6,12 +6,14 @@
 #include <stddef.h>
 #include <ctype.h>
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -498,6 +500,51 @@ static void rejected_files_are_untouched(void **state)
             assert_string_equal(listing_after, listing);   /* no -wal, -shm or -journal left */
         }
         free(before);
+    }
+}
+
+/* A file size limit (RLIMIT_FSIZE, in a child) standing in for a full disk at each point of a
+ * new database's making: the open fails, says why, and leaves nothing behind (no schema-only
+ * file, no -wal or -shm of the file it was building). */
+static void full_disk_leaves_nothing(void **state)
+{
+    fixture *f = *state;
+    static const long limits[] = { 0, 1024, 4096, 16384, 65536 };
+    for (int i = 0; i < ARRAY_LEN(limits); i++) {
+        unlink(f->path);
+        char before[1024], after[1024], err[512] = "";
+        list_dir(f->dir, before, sizeof before);
+        int pipefd[2];
+        assert_int_equal(pipe(pipefd), 0);
+        const pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            signal(SIGXFSZ, SIG_IGN);
+            const struct rlimit r = { (rlim_t)limits[i], (rlim_t)limits[i] };
+            setrlimit(RLIMIT_FSIZE, &r);
+            db *d = NULL;
+            char msg[512] = "";
+            const int rc = db_open(f->path, DB_OPEN_CREATE, &d, msg, sizeof msg);
+            if (write(pipefd[1], msg, strlen(msg) + 1) < 0)
+                _exit(3);
+            _exit(rc == 0 ? 0 : 1);
+        }
+        close(pipefd[1]);
+        const ssize_t got = read(pipefd[0], err, sizeof err - 1);
+        err[got > 0 ? got : 0] = '\0';
+        close(pipefd[0]);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) == 0)   /* it fit under this limit: nothing to check */
+            continue;
+        print_message("  limit %ld: %s\n", limits[i], err);
+        list_dir(f->dir, after, sizeof after);
+        if (strcmp(before, after))
+            fail_msg("limit %ld: left '%s' (before: '%s'); error: %s", limits[i], after, before, err);
+        if (!strstr(err, f->path) || !strstr(err, "cannot create") || !strstr(err, strerror(EFBIG)))
+            fail_msg("limit %ld: error '%s' does not say it could not create %s, and why (%s)", limits[i], err,
+                     f->path, strerror(EFBIG));
     }
 }
 
@@ -2327,6 +2374,7 @@ int main(void)
         CASE(concurrent_creators_agree),
         CASE(odd_paths_work),
         CASE(rejected_files_are_untouched),
+        CASE(full_disk_leaves_nothing),
         CASE(migrations_apply_in_order),
         CASE(upserts_are_idempotent),
         CASE(bad_rows_are_named),
