@@ -255,6 +255,13 @@ static int load_bounded(const char *path, const tune_device *dev, const tune_spa
     reader r = { .fd = fds[0], .deadline = now_s() + lim->timeout_s };
     const int got = receive(&r, out, err, len);
     close(fds[0]);
+    int busy = 0;   /* at the deadline: still making progress (hooks, candidates), or stuck in one C call */
+    if (got < 0 && r.timed_out) {
+        const unsigned long before = seen->progress;
+        const struct timespec pause = { 0, 200000000 };
+        nanosleep(&pause, NULL);
+        busy = seen->progress != before;
+    }
     if (got < 0)
         kill(pid, SIGKILL);   /* out of time, or it sent nonsense: it must not linger */
     int status = 0;
@@ -269,8 +276,14 @@ static int load_bounded(const char *path, const tune_device *dev, const tune_spa
             snprintf(where, sizeof where, "%s:%d", src, seen->line);
         else
             snprintf(where, sizeof where, "%s", src);
-        snprintf(err, len, "%s: the space file did not finish within %g s (a string pattern that backtracks, or a "
-                 "loop inside a library function?); %s sets the seconds", where, lim->timeout_s, ENV_TIMEOUT);
+        if (busy)   /* a large space's enumeration, or long work in Lua: it may need more time */
+            snprintf(err, len, "%s: the space file did not finish within %g s, and was still running there (a "
+                     "large enumeration, or long work in Lua); %s sets the seconds", where, lim->timeout_s,
+                     ENV_TIMEOUT);
+        else
+            snprintf(err, len, "%s: the space file did not finish within %g s (a string pattern that backtracks, "
+                     "or a loop inside a library function?); %s sets the seconds", where, lim->timeout_s,
+                     ENV_TIMEOUT);
     } else if (WIFSIGNALED(status)) {
         const int sig = WTERMSIG(status);
         const int crash = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT;

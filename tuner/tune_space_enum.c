@@ -182,6 +182,7 @@ int tune_spec_enumerate(lua_State *L, int spec_idx, int wi, tune_candidates *out
             c.p[searched[j]] = s->values[searched[j]][digit[j]];
         gen_config_fit_lengths(&c, w->seqlen_q, w->seqlen_k);
         out->enumerated++;
+        tune_lua_ctx(L)->seen->progress++;
         if (gen_validate(&c, smem_limit, why, sizeof why) ||
             gen_check_arch(f, tune_lua_ctx(L)->device.arch, why, sizeof why)) {
             out->skipped_invalid++;

@@ -84,6 +84,7 @@ static void see_line(lua_State *L, tune_ctx *ctx, int level)
 static void hook(lua_State *L, lua_Debug *ar)
 {
     tune_ctx *ctx = tune_lua_ctx(L);
+    ctx->seen->progress++;
     if (ar->event == LUA_HOOKCOUNT) {
         see_line(L, ctx, 0);
         if (ctx->ticks_left > 0)

@@ -15,6 +15,8 @@
 typedef struct tune_seen {
     char src[TUNE_POS_LEN - 24];   /* the chunk's short source name, once it is loaded */
     int line;                   /* the last line a count or call hook saw (0: none yet) */
+    volatile unsigned long progress;   /* counts hooks and candidates: still moving at the deadline, the
+                                        * load was busy in Lua or enumerating, not stuck inside one C call */
 } tune_seen;
 
 /* One load's state; the Lua allocator's user data, so every helper can reach it. */
