@@ -692,6 +692,8 @@ static const struct {
     { "bad_grid.lua", 2, { "grid: tokens = 16384 is not a multiple of seqlen_q = 3000", NULL } },
     { "bad_dtype.lua", 3, { "workloads[1]", "dtype f32 is not supported by fwd_mma" } },
     { "bad_key.lua", 3, { "space 'key': unknown key 'param'", "known: name, template" } },
+    { "bad_error_table.lua", 3, { "the space file failed with a table value (error() wants a string)", NULL } },
+    { "bad_declares_nothing.lua", 3, { "the file declares no space", NULL } },
     { "bad_nul_template.lua", 3, { "space 'nul': template 'fwd_mma' holds a NUL byte after it", NULL } },
     { "bad_nul_key.lua", 4, { "space 'nulkey': a key holds a NUL byte ('params\\0...')", NULL } },
     { "bad_plain.lua", 3, { "space 1: params.NUM_STAGES[2] = 9.5 is not an integer", NULL } },

@@ -171,7 +171,7 @@ static int collect_spaces(lua_State *L, load_job *job)
         lua_pop(L, 1);
         if (!lua_rawlen(L, list))
             return fail(job, "%s: the file declares no space (call space{...} or return a list of spaces)",
-                        ctx->chunk_src);
+                        where);
     } else if (lua_istable(L, 2)) {
         lua_pushnil(L);
         if (!lua_next(L, 2))
@@ -270,7 +270,8 @@ int tune_space_load_here(const char *path, const tune_device *dev, const tune_sp
         } else if (lua_type(L, -1) == LUA_TSTRING) {
             fail(&job, "%s", lua_tostring(L, -1));
         } else {
-            fail(&job, "%s: the space file failed with a %s value (error() wants a string)", ctx.chunk_src,
+            seen_where(&ctx, where, sizeof where);
+            fail(&job, "%sthe space file failed with a %s value (error() wants a string)", where,
                  luaL_typename(L, -1));
         }
     } else {
@@ -282,7 +283,8 @@ int tune_space_load_here(const char *path, const tune_device *dev, const tune_sp
             seen_where(&ctx, where, sizeof where);
             fail(&job, "%sout of memory while enumerating (more than %zu MiB)", where, ctx.mem_limit >> 20);
         } else if (rc != LUA_OK && !job.failed) {
-            fail(&job, "%s: %s", ctx.chunk_src, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error");
+            seen_where(&ctx, where, sizeof where);
+            fail(&job, "%s%s", where, lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "error");
         }
     }
     /* A budget spent is a failure even when the file caught the error and returned at once. */
