@@ -52,6 +52,11 @@ sed 's/NUM_STAGES = 2/NUM_STAGES = " 2"/' tiny.lua > blank.lua
 
 # ---- conventions the lead made: --version, operands and empty paths named ----
 expect 0 "flashtune " -- "$ft" --version
+# 'help COMMAND' is that command's own help (it printed the global help); an unknown one is named.
+expect 0 "usage: flashtune tune [--db FILE]" -- "$ft" help tune
+expect 0 "usage: flashtune db export" -- "$ft" help db
+expect 2 "unknown command 'nope'" -- "$ft" help nope
+expect 0 "'flashtune help <command>'" -- "$ft" help
 expect 2 "'foo'" -- "$ft" best foo
 expect 2 "option --db needs a value" -- "$ft" results --db
 expect 2 "option --db needs a value" -- "$ft" best --db

@@ -33,14 +33,24 @@ static const command commands[] = {
 
 static int run_help(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    /* 'help COMMAND' is that command's --help (a command's own usage is the command's to print). */
+    if (argc >= 2 && strcmp(argv[1], "help")) {
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (!strcmp(argv[1], commands[i].name)) {
+                char name[32], flag[] = "--help";
+                snprintf(name, sizeof name, "%s", commands[i].name);
+                char *args[] = { name, flag, NULL };
+                return commands[i].run(2, args);
+            }
+        fprintf(stderr, "flashtune help: unknown command '%s' (try 'flashtune help')\n", argv[1]);
+        return 2;
+    }
     printf("usage: flashtune <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         printf("  %-10s %s\n", commands[i].name, commands[i].summary);
     printf("\ntemplate parameters (PARAM=VALUE for emit and compile; the keys of a search space):\n");
     tune_params_table(stdout);
-    printf("\n'flashtune <command> --help' describes one command.\n");
+    printf("\n'flashtune help <command>' (or 'flashtune <command> --help') describes one command.\n");
     return 0;
 }
 
