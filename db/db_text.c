@@ -228,7 +228,7 @@ int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
         { "bottom_right", NULL, 0, offsetof(db_workload, bottom_right) },
         { "varlen", NULL, 0, offsetof(db_workload, varlen) },
     };
-    char why[256];
+    char why[512];
     if (!text || !w)
         return db_fail(err, len, "db_workload_parse: %s is NULL", text ? "w" : "text");
     db_fields f;
@@ -236,15 +236,30 @@ int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
         return db_fail(err, len, "db_workload_parse: %s", why);
     memset(w, 0, sizeof *w);
     int rc = 0, dv_default = 0;
+    /* An unknown key first: "op=fwd foo=1" is a misspelling, not a workload missing its dtype. */
+    for (int i = 0; rc == 0 && i < f.count; i++) {
+        int known = !strcmp(f.name[i], "op") || !strcmp(f.name[i], "dtype");
+        for (size_t k = 0; !known && k < sizeof ints / sizeof ints[0]; k++)
+            known = !strcmp(f.name[i], ints[k].name) || (ints[k].alias && !strcmp(f.name[i], ints[k].alias));
+        if (known)
+            continue;
+        char names[400] = "op, dtype";
+        for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), ", %s%s%s", ints[k].name,
+                     ints[k].alias ? " or " : "", ints[k].alias ? ints[k].alias : "");
+        rc = db_fail(why, sizeof why, "unknown field '%s' (a workload takes %s)", f.name[i], names);
+    }
     const char *op = db_field_take(&f, "op"), *dtype = db_field_take(&f, "dtype");
-    if (!op)
-        rc = db_fail(why, sizeof why, "missing field 'op'");
-    else if (db_op_parse(op) < 0)
-        rc = db_fail(why, sizeof why, "op=%s is not fwd or bwd", op);
-    else if (!dtype)
-        rc = db_fail(why, sizeof why, "missing field 'dtype'");
-    else if (db_dtype_parse(dtype) < 0)
-        rc = db_fail(why, sizeof why, "dtype=%s is not f32, f16, bf16 or f64", dtype);
+    if (rc == 0) {
+        if (!op)
+            rc = db_fail(why, sizeof why, "missing field 'op'");
+        else if (db_op_parse(op) < 0)
+            rc = db_fail(why, sizeof why, "op=%s is not fwd or bwd", op);
+        else if (!dtype)
+            rc = db_fail(why, sizeof why, "missing field 'dtype'");
+        else if (db_dtype_parse(dtype) < 0)
+            rc = db_fail(why, sizeof why, "dtype=%s is not f32, f16, bf16 or f64", dtype);
+    }
     if (rc == 0) {
         w->op = db_op_parse(op);
         w->dtype = db_dtype_parse(dtype);

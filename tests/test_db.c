@@ -2019,6 +2019,7 @@ static void workload_text_parses(void **state)
         { "dtype=f16 d=64 b=2 h=8 sq=1 sk=1", { 0 }, "missing field 'op'" },
         { "op=fwd dtype=f16 d=64 head_dim=64 b=2 h=8 sq=1 sk=1", { 0 }, "both 'head_dim' and 'd'" },
         { "op=fwd dtype=f16 d=64 b=2 h=8 sq=1 sk=1 wnd=4", { 0 }, "unknown field 'wnd'" },
+        { "op=fwd foo=1", { 0 }, "unknown field 'foo' (a workload takes op, dtype" },   /* not "missing dtype" */
         { "op=fwd dtype=f16 d=64 b=2 h=8 sq=1 sk=1 window=4", { 0 }, "workload window=4 is not 0 or 1" },
         { "op=fwd dtype=f16 d=64 b=2 h=8 sq=1 sk=1 window_left=16", { 0 },
           "workload window=0 with window_left=16 window_right=0" },
