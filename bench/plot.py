@@ -189,12 +189,19 @@ def plot_summary(rows, facts, dtype, path, plt):
     plt.close(fig)
 
 
+def out_folder(csv_path, out_dir=None):
+    """The folder the figures go to (--out, else the CSV's), made when missing."""
+    out_dir = out_dir or os.path.dirname(os.path.abspath(csv_path))
+    os.makedirs(out_dir, exist_ok=True)
+    return out_dir
+
+
 def plot_all(csv_path, out_dir=None, facts_path=None, summary_dtype="bf16"):
     """Draws every figure from the CSV; returns the files written."""
+    out_dir = out_folder(csv_path, out_dir)
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    out_dir = out_dir or os.path.dirname(os.path.abspath(csv_path))
     facts = load_facts(facts_path or os.path.join(os.path.dirname(os.path.abspath(csv_path)), "compare.json"))
     rows = load_rows(csv_path)
     written = []
@@ -218,6 +225,8 @@ def main():
             print(f)
     except ImportError:
         sys.exit("plot.py: matplotlib is not installed (pip install matplotlib)")
+    except OSError as e:   # a folder that cannot be made, a file that cannot be read or written
+        sys.exit(f"plot.py: {e.filename}: {e.strerror}")
 
 
 if __name__ == "__main__":

@@ -80,6 +80,14 @@ class PlotFlex(unittest.TestCase):
             self.assertAlmostEqual(s[(p, "flex")][0], s[(p, "flash")][0] / 1.25, places=9)
             self.assertAlmostEqual(s[(p, "flex")][1], s[(p, "flash")][1] / 1.25, places=9)
 
+    def test_out_folder_is_made(self):
+        # --out into a folder that does not exist yet: made (it raised a traceback from savefig).
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "figures", "h100")
+            self.assertEqual(plot.out_folder(os.path.join(tmp, "compare.csv"), out), out)
+            self.assertTrue(os.path.isdir(out))
+            self.assertEqual(plot.out_folder(os.path.join(tmp, "compare.csv")), tmp)
+
     @unittest.skipUnless(importlib.util.find_spec("matplotlib"), "matplotlib is not installed")
     def test_figures_with_flex(self):
         with tempfile.TemporaryDirectory() as out:
