@@ -4,7 +4,7 @@ import struct
 
 from . import _fallback, _library, _ops, _workspace
 from ._checks import (HEAD_DIM_MAX, NO_MASK, _passes, check_deterministic, check_mask, check_options, check_softcap,
-                      check_tensors, leading_dims)
+                      check_tensors, leading_dims, no_rows)
 
 
 def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK, softcap=0.0):
@@ -326,6 +326,9 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
             if o.__class__ is int:
                 _library.check(o, handle)
             return o
+    if no_rows(query):   # a batch, heads or queries of 0: the empty O SDPA returns
+        causal, scale = check_options(is_causal, causal, scale)
+        return _fallback.empty_result(query, key, value, causal, scale, enable_gqa)
     if not _four_dims(query, key, value):   # [..., N, D]: through [B, H, N, D] views, back to the shape
         lead = leading_dims(query, key, value, enable_gqa)
         o = attention(_as_4d(query, enable_gqa), _as_4d(key, enable_gqa), _as_4d(value, enable_gqa), None,

@@ -17,6 +17,13 @@ def _is_tensor(x):
     return all(hasattr(x, a) for a in _ATTRS)
 
 
+def no_rows(query):
+    """Whether the call has no row to compute: a leading dimension (batch, heads) or the queries of
+    length 0, the head dim not; SDPA returns an empty O then."""
+    shape = tuple(query.shape) if _is_tensor(query) else ()
+    return len(shape) >= 2 and shape[-1] > 0 and 0 in shape[:-1]
+
+
 _FLOAT32_MAX = 3.4028234663852886e38
 
 

@@ -50,6 +50,14 @@ def strict(flag):
     return os.environ.get("FLASHTUNE_STRICT", "") not in ("", "0")
 
 
+def empty_result(query, key, value, causal, scale, enable_gqa):
+    """O of a call with no row to compute (_checks.no_rows), which SDPA returns empty: its own
+    result, so shapes, dtypes and autograd are SDPA's; no warning, in any mode (nothing runs)."""
+    import torch
+    kw = {"enable_gqa": True} if enable_gqa else {}
+    return torch.nn.functional.scaled_dot_product_attention(query, key, value, is_causal=causal, scale=scale, **kw)
+
+
 def run_sdpa(why, is_strict, flashtune_only, query, key, value, attn_mask, dropout_p, causal, scale, enable_gqa):
     """SDPA's result for a call flashtune cannot run (why), or the error strict mode or a
     flashtune-only option (flashtune_only: its name, or None) makes of it."""

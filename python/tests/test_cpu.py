@@ -754,6 +754,23 @@ class CallPath(unittest.TestCase):
         flashtune.attention(q2, k2, v2)
         self.assertEqual(len(self.fwd_size.calls), 2)
 
+    def test_no_rows_give_the_empty_output_sdpa_gives(self):
+        # a batch, heads or queries of 0: SDPA's empty O, without a kernel, a warning or strict's error
+        # (it raised "query: empty tensor"); keys of 0 under queries stay an error
+        torch = self.torch
+        for qs, ks in (((0, 2, 16, 64), (0, 2, 16, 64)), ((1, 0, 16, 64), (1, 0, 16, 64)),
+                       ((1, 2, 0, 64), (1, 2, 16, 64)), ((0, 16, 64), (0, 16, 64))):
+            q, k, v = self.tensors([qs, ks, ks])
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                o = flashtune.attention(q, k, v, is_causal=True, strict=True)
+            self.assertEqual(o.shape, tuple(qs[:-1]) + (64,))
+            self.assertEqual(torch.sdpa_calls[-1][1], {"is_causal": True, "scale": None})
+        self.assertEqual(self.fwd.calls, [])
+        q, k, v = self.tensors([(1, 2, 16, 64), (1, 2, 0, 64), (1, 2, 0, 64)])
+        with self.assertRaisesRegex(ValueError, "key: empty tensor"):
+            flashtune.attention(q, k, v)
+
     def test_calls_the_kernels_cannot_run_go_to_sdpa(self):
         torch = self.torch
         q, k, v = self.tensors([(1, 2, 16, 64)] * 3)
