@@ -66,6 +66,19 @@ cmake --build "$tmp/cmake" > "$tmp/cmake-build.log" 2>&1 || { cat "$tmp/cmake-bu
 echo "find_package build: ok"
 run "$tmp/cmake/ft_example"
 run "$tmp/cmake/ft_example_static"
+# The README's CMake line as written: find_package(flashtune) and target_link_libraries(app
+# flashtune::flashtune), nothing else (the example's maths once needed an -lm of its own here).
+grep -q 'find_package(flashtune) and target_link_libraries(app flashtune::flashtune)' "$src/README.md" ||
+    { echo "FAIL: README.md lost its find_package line"; exit 1; }
+mkdir -p "$tmp/readme-cmake"
+cp "$src/runtime/examples/example.c" "$tmp/readme-cmake/app.c"
+printf '%s\n' 'cmake_minimum_required(VERSION 3.22)' 'project(app LANGUAGES C)' 'find_package(flashtune REQUIRED)' \
+    'add_executable(app app.c)' 'target_link_libraries(app flashtune::flashtune)' > "$tmp/readme-cmake/CMakeLists.txt"
+cmake -S "$tmp/readme-cmake" -B "$tmp/readme-cmake/build" -DCMAKE_PREFIX_PATH="$prefix" > "$tmp/readme-cmake.log" 2>&1 &&
+    cmake --build "$tmp/readme-cmake/build" >> "$tmp/readme-cmake.log" 2>&1 ||
+    { tail -20 "$tmp/readme-cmake.log"; echo "FAIL: the README's find_package line"; exit 1; }
+LD_LIBRARY_PATH=$libdir run "$tmp/readme-cmake/build/app"
+echo "README find_package build: ok"
 
 # The library alone: neither Lua nor cmocka may be looked for, the shipped winners still embedded.
 lib_only=(-DFLASHTUNE_BUILD_TOOLS=OFF -DFLASHTUNE_BUILD_TESTS=OFF -DCMAKE_DISABLE_FIND_PACKAGE_Lua=ON
