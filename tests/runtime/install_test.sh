@@ -15,6 +15,22 @@ for f in include/flashtune.h bin/flashtune; do [ -f "$prefix/$f" ] || { echo "FA
 version=$("$prefix/bin/flashtune" --version) && [[ $version == "flashtune "[0-9]* ]] ||
     { echo "FAIL: bin/flashtune --version printed '${version:-}'"; exit 1; }
 echo "installed command: $version"
+# Its main job outside a checkout: 'flashtune tune' with no space finds the installed default one
+# (it looked for tuner/spaces/default.lua in the current folder only). The load's summary line is
+# enough here; the compile-only run that follows is cut short.
+[ -f "$prefix/share/flashtune/spaces/default.lua" ] || { echo "FAIL: the search spaces are not installed"; exit 1; }
+(cd "$tmp" && FLASHTUNE_CUDA_DRIVER=/nonexistent/libcuda.so.1 exec "$prefix/bin/flashtune" tune \
+    --db "$tmp/none.db" > "$tmp/tune.log" 2>&1) &
+tune_pid=$!
+for _ in $(seq 600); do   # up to 60 s for the summary line, then the run is stopped
+    grep -qE "flashtune tune: [0-9]+ spaces, [0-9]+ workloads" "$tmp/tune.log" && break
+    kill -0 "$tune_pid" 2> /dev/null || break
+    sleep 0.1
+done
+kill "$tune_pid" 2> /dev/null; wait "$tune_pid" 2> /dev/null || true
+grep -qE "flashtune tune: [0-9]+ spaces, [0-9]+ workloads" "$tmp/tune.log" ||
+    { head -5 "$tmp/tune.log"; echo "FAIL: the installed flashtune tune did not find its default space"; exit 1; }
+echo "installed default space: ok"
 pc=$(find "$prefix" -name flashtune.pc)
 libdir=$(dirname "$(dirname "$pc")")
 ls "$libdir"/libflashtune.so "$libdir"/libflashtune.a > /dev/null
