@@ -86,8 +86,14 @@ static void *compile_thread(void *arg)
         const double now = tune_now();
         if (++q->done == q->count || now - q->last_report >= PROGRESS_EVERY_S) {
             q->last_report = now;
-            printf("flashtune: compiling for %s: %d/%d kernels done (%.0f s)\n", q->arch, q->done, q->count,
-                   now - q->start);
+            /* The time left at the rate so far (kernels differ in compile time; a rough guide). */
+            const double spent = now - q->start, left = spent / q->done * (q->count - q->done);
+            if (q->done < q->count)
+                printf("flashtune: compiling for %s: %d/%d kernels done (%.0f s, about %.0f s left)\n", q->arch,
+                       q->done, q->count, spent, left);
+            else
+                printf("flashtune: compiling for %s: %d/%d kernels done (%.0f s)\n", q->arch, q->done, q->count,
+                       spent);
             fflush(stdout);
         }
         pthread_mutex_unlock(&q->lock);
