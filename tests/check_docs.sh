@@ -5,7 +5,8 @@
 # no path outside the repository (shared/...), no words only the team knows (the lent H100, a
 # lease name, "issue 12"), every *.md named exists, and every repository path named exists
 # (outside the dated records: bench/RESULTS.md and CHANGELOG.md may name files of their day).
-# And there is a LICENSE, named in the README, and a CHANGELOG.md with an Unreleased section.
+# And there is a LICENSE, named in the README, and a CHANGELOG.md with an Unreleased section; and
+# every FLASHTUNE_* variable the code reads is in the README's table.
 # Usage: check_docs.sh SOURCE_DIR
 set -euo pipefail
 cd "$1"
@@ -65,5 +66,12 @@ done
 [ -s LICENSE ] || fail "no LICENSE"
 grep -q '^## License' README.md && grep -q '`LICENSE`' README.md || fail "README.md has no License section naming LICENSE"
 grep -q '^## Unreleased' CHANGELOG.md 2>/dev/null || fail "no CHANGELOG.md with an Unreleased section"
+# Every FLASHTUNE_* variable the code reads (getenv, os.environ, a CMake cache variable, an ENV_
+# name) has its row in the README's table of environment variables.
+while IFS= read -r var; do
+    grep -q "^| \`$var\` |" README.md || fail "README.md: the code reads $var, which the environment table lacks"
+done < <(grep -rhoE '(getenv\("|environ\.get\("|environ\[")FLASHTUNE_[A-Z_]+|set\(FLASHTUNE_[A-Z_]+|#define ENV_[A-Z_]+ "FLASHTUNE_[A-Z_]+' \
+             runtime tuner db launch generator python/flashtune python/setup.py python/CMakeLists.txt bench 2>/dev/null |
+         grep -oE 'FLASHTUNE_[A-Z_]+' | sort -u)
 [ $bad -eq 0 ] || exit 1
 echo "documentation: ${#docs[@]} Markdown files, links and references ok"
