@@ -157,6 +157,13 @@ expect 2 "--device='-1' must be an integer" -- "$ft" tune --device=-1 tiny.lua
 export FLASHTUNE_CUDA_DRIVER=$fake FAKE_CUDA_DEVICES=2 FAKE_CUDA_LOG=$tmp/driver.log
 expect 2 "--device 2: this machine has 2 GPUs (0..1)" -- "$ft" tune --device=2 tiny.lua
 expect 0 "GPU 1, Fake GPU 1" -- "$ft" tune --device=1 --compile-only --threads 1 tiny.lua
+# doctor: each GPU and whose winners would serve it (the stand-in's model has none of its own; the
+# shipped tables' sm_90 models serve it, and the database's, imported above from the H100's table).
+expect 0 "GPU 1: Fake GPU 1, sm_90, 132 SMs" -- "$ft" doctor
+for needle in "CUDA driver 13.0" "database: $tmp/tuned.db (" "shipped: " \
+              "winners of NVIDIA H100 80GB HBM3 (forward " "same arch: for what this model lacks"; do
+    grep -qF -- "$needle" out || fail "doctor did not say '$needle'"
+done
 # The sweep on GPU 1: its worker opens device 1 (the stand-in then refuses a context).
 : > driver.log
 expect 1 "device 1: cuDevicePrimaryCtxRetain failed" -- "$ft" tune --device 1 --threads 1 --db "$tmp/s.db" tiny.lua
@@ -164,6 +171,13 @@ grep -qx "cuDevicePrimaryCtxRetain 1" driver.log || { cat driver.log; fail "the 
 grep -q "cuDeviceGet 0\|Retain 0" driver.log && fail "device 0 was opened: $(cat driver.log)"
 export FLASHTUNE_CUDA_DRIVER=/nonexistent/libcuda.so.1
 unset FAKE_CUDA_DEVICES FAKE_CUDA_LOG
+
+# doctor without a GPU says why, and the rest still; an operand is a usage error.
+expect 0 "GPUs: none (no GPU here: no CUDA driver" -- "$ft" doctor
+for needle in "flashtune " "shipped tables: " "CUBIN cache: " "default search space: "; do
+    grep -qF -- "$needle" out || fail "doctor did not say '$needle'"
+done
+expect 2 "no operand expected, got 'now'" -- "$ft" doctor now
 
 # ---- the compile-only run says what it does, shows progress, counts spilling kernels ----
 expect 0 "" -- "$ft" tune --threads 1 tiny.lua

@@ -2,7 +2,6 @@
  * time, store every result in SQLite: tune_sweep.c) or, without a GPU (or --compile-only),
  * compile every distinct candidate and report its resources. */
 #include <limits.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,26 +31,6 @@ static void help(void)
            "workload that could not be set up; 2 a bad space or option (or no GPU N); 130 interrupted.\n");
 }
 
-/* The default space: a checkout's tuner/spaces/default.lua (the current folder), else the one
- * installed beside this command (FT_SPACES_FROM_BIN from its folder, found through /proc/self/exe:
- * a moved install still finds its own). When neither exists the checkout's name is returned, and
- * the load says it is missing. */
-static const char *default_space(char *buf, size_t len)
-{
-    static const char checkout[] = "tuner/spaces/default.lua";
-    if (access(checkout, R_OK) == 0)
-        return checkout;
-    char exe[PATH_MAX];
-    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
-    if (slash) {
-        *slash = '\0';
-        if (snprintf(buf, len, "%s/%s/default.lua", exe, FT_SPACES_FROM_BIN) < (int)len && access(buf, R_OK) == 0)
-            return buf;
-    }
-    return checkout;
-}
-
 /* The driver shim's message ends with advice for library users ("...; a GPU and its driver are
  * needed for this"); here the run goes on without a GPU, so the advice would mislead. */
 static void drop_advice(char *why)
@@ -64,7 +43,7 @@ static void drop_advice(char *why)
 int cmd_tune(int argc, char **argv)
 {
     char installed[PATH_MAX + 64];
-    const char *space = default_space(installed, sizeof installed), *arch = NULL, *given_db = NULL, *threads_text = NULL,
+    const char *space = tune_default_space(installed, sizeof installed), *arch = NULL, *given_db = NULL, *threads_text = NULL,
                *device_text = NULL, *db_path;
     int compile_only = 0, help_wanted, first;
     const tune_option options[] = {

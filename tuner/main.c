@@ -19,6 +19,7 @@ int cmd_results(int argc, char **argv);   /* cmd_results.c */
 int cmd_best(int argc, char **argv);      /* cmd_results.c */
 int cmd_db(int argc, char **argv);        /* cmd_db.c */
 int cmd_cache(int argc, char **argv);     /* cmd_cache.c */
+int cmd_doctor(int argc, char **argv);    /* cmd_doctor.c */
 
 static const command commands[] = {
     { "tune", "run a tuning sweep from a Lua search space into SQLite", cmd_tune },
@@ -28,6 +29,7 @@ static const command commands[] = {
     { "best", "list the winner of every workload", cmd_best },
     { "db", "export or import the winners as text", cmd_db },
     { "cache", "compile the tuned winners' kernels into the CUBIN cache on disk", cmd_cache },
+    { "doctor", "report this machine: versions, GPUs and whose winners serve them, database, cache", cmd_doctor },
     { "help", "show this help", run_help },
 };
 

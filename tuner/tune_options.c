@@ -1,9 +1,11 @@
 /* The flashtune command's option conventions (tune_options.h), over getopt_long. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gen_param_table.h"
 #include "tune_options.h"
@@ -122,4 +124,24 @@ int tune_db_path(const char *command, const char *given, const char **path)
         *path = "flashtune.db";
     }
     return 0;
+}
+
+/* The default space: a checkout's tuner/spaces/default.lua (the current folder), else the one
+ * installed beside this command (FT_SPACES_FROM_BIN from its folder, found through /proc/self/exe:
+ * a moved install still finds its own). When neither exists the checkout's name is returned, and
+ * the load says it is missing. */
+const char *tune_default_space(char *buf, size_t len)
+{
+    static const char checkout[] = "tuner/spaces/default.lua";
+    if (access(checkout, R_OK) == 0)
+        return checkout;
+    char exe[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
+    if (slash) {
+        *slash = '\0';
+        if (snprintf(buf, len, "%s/%s/default.lua", exe, FT_SPACES_FROM_BIN) < (int)len && access(buf, R_OK) == 0)
+            return buf;
+    }
+    return checkout;
 }

@@ -39,4 +39,9 @@ int tune_parse_int(const char *command, const char *option, const char *text, lo
  * "flashtune.db". An empty path from either is a usage error naming where it came from. */
 int tune_db_path(const char *command, const char *given, const char **path);
 
+/* The search space `flashtune tune` runs when none is named: a checkout's tuner/spaces/default.lua
+ * (the current folder), else the one installed with the command; buf holds the latter's path
+ * (PATH_MAX + 64 bytes are enough). */
+const char *tune_default_space(char *buf, size_t len);
+
 #endif
