@@ -34,14 +34,20 @@ static int take_text(db_fields *f, const char *name, char *dst, size_t size, cha
     return 0;
 }
 
+/* The length of s's MAJOR part when s is MAJOR.MINOR, each of 1 to `digits` decimal digits; else 0. */
+static size_t major_minor(const char *s, size_t digits)
+{
+    const size_t major = strspn(s, "0123456789");
+    const size_t minor = major && s[major] == '.' ? strspn(s + major + 1, "0123456789") : 0;
+    return minor && major <= digits && minor <= digits && !s[major + 1 + minor] ? major : 0;
+}
+
 /* A version field: MAJOR.MINOR in decimal digits, as the tuner writes the driver's and NVRTC's. */
 static int take_version(db_fields *f, const char *name, char *dst, size_t size, char *err, size_t len)
 {
     if (take_text(f, name, dst, size, err, len) != 0)
         return -1;
-    size_t major = strspn(dst, "0123456789");
-    if (major == 0 || dst[major] != '.' || strspn(dst + major + 1, "0123456789") == 0
-        || dst[major + 1 + strspn(dst + major + 1, "0123456789")])
+    if (!major_minor(dst, size))
         return db_fail(err, len, "field '%s': '%s' is not MAJOR.MINOR", name, dst);
     return 0;
 }
@@ -53,9 +59,8 @@ static int take_cc(db_fields *f, db_device *d, char *err, size_t len)
     const char *cc = db_field_take(f, "cc");
     if (!cc)
         return db_fail(err, len, "missing field 'cc'");
-    const size_t major = strspn(cc, "0123456789");
-    const size_t minor = major && cc[major] == '.' ? strspn(cc + major + 1, "0123456789") : 0;
-    if (!minor || major > 3 || minor > 3 || cc[major + 1 + minor])
+    const size_t major = major_minor(cc, 3);
+    if (!major)
         return db_fail(err, len, "field 'cc': '%s' is not MAJOR.MINOR (one to three decimal digits each)", cc);
     d->cc_major = atoi(cc);
     d->cc_minor = atoi(cc + major + 1);

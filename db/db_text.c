@@ -236,20 +236,19 @@ int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
         return db_fail(err, len, "db_workload_parse: %s", why);
     memset(w, 0, sizeof *w);
     int rc = 0, dv_default = 0;
-    /* An unknown key first: "op=fwd foo=1" is a misspelling, not a workload missing its dtype. */
-    for (int i = 0; rc == 0 && i < f.count; i++) {
-        int known = !strcmp(f.name[i], "op") || !strcmp(f.name[i], "dtype");
-        for (size_t k = 0; !known && k < sizeof ints / sizeof ints[0]; k++)
-            known = !strcmp(f.name[i], ints[k].name) || (ints[k].alias && !strcmp(f.name[i], ints[k].alias));
-        if (known)
-            continue;
+    enum { INTS = sizeof ints / sizeof ints[0] };
+    /* Every known field taken first, so that one left over is reported before anything missing:
+     * "op=fwd foo=1" is a misspelling, not a workload without its dtype. */
+    const char *op = db_field_take(&f, "op"), *dtype = db_field_take(&f, "dtype"), *values[INTS] = { NULL };
+    for (size_t i = 0; rc == 0 && i < INTS; i++)
+        rc = take_either(&f, ints[i].name, ints[i].alias, &values[i], why, sizeof why);
+    if (rc == 0 && db_fields_unused(&f)) {
         char names[400] = "op, dtype";
-        for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++)
+        for (size_t k = 0; k < INTS; k++)
             snprintf(names + strlen(names), sizeof names - strlen(names), ", %s%s%s", ints[k].name,
                      ints[k].alias ? " or " : "", ints[k].alias ? ints[k].alias : "");
-        rc = db_fail(why, sizeof why, "unknown field '%s' (a workload takes %s)", f.name[i], names);
+        rc = db_fail(why, sizeof why, "unknown field '%s' (a workload takes %s)", db_fields_unused(&f), names);
     }
-    const char *op = db_field_take(&f, "op"), *dtype = db_field_take(&f, "dtype");
     if (rc == 0) {
         if (!op)
             rc = db_fail(why, sizeof why, "missing field 'op'");
@@ -264,11 +263,9 @@ int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
         w->op = db_op_parse(op);
         w->dtype = db_dtype_parse(dtype);
     }
-    for (size_t i = 0; rc == 0 && i < sizeof ints / sizeof ints[0]; i++) {
-        const char *v = NULL;
+    for (size_t i = 0; rc == 0 && i < INTS; i++) {
+        const char *v = values[i];
         int *slot = (int *)((char *)w + ints[i].offset);
-        if ((rc = take_either(&f, ints[i].name, ints[i].alias, &v, why, sizeof why)) != 0)
-            break;
         if (!v && ints[i].offset == offsetof(db_workload, head_dim_v))
             dv_default = 1;
         else if (!v && ints[i].required)
@@ -276,8 +273,6 @@ int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
         else if (v && parse_int(v, slot) != 0)
             rc = db_fail(why, sizeof why, "field '%s': '%s' is not an integer", ints[i].name, v);
     }
-    if (rc == 0 && db_fields_unused(&f))
-        rc = db_fail(why, sizeof why, "unknown field '%s'", db_fields_unused(&f));
     if (rc == 0 && dv_default)
         w->head_dim_v = w->head_dim;
     if (rc == 0)

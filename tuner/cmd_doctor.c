@@ -79,7 +79,8 @@ static int print_served(const char *source, const served *s, const char *arch)
     return any;
 }
 
-/* Regular files in dir, or -1 when it cannot be read. */
+/* The entries of dir but the hidden ones (a cache file being written starts with "."), or -1 when
+ * it cannot be read. */
 static int count_files(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -165,7 +166,7 @@ int cmd_doctor(int argc, char **argv)
         if (files < 0)
             printf("CUBIN cache: %s (not made yet)\n", cache);
         else
-            printf("CUBIN cache: %s (%d kernels)\n", cache, files);
+            printf("CUBIN cache: %s (%d files)\n", cache, files);
     }
     char installed[PATH_MAX + 64];
     const char *space = tune_default_space(installed, sizeof installed);
