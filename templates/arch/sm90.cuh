@@ -35,8 +35,9 @@ FT_DEVICE unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo)
 // where wg_desc per step cost masks and shifts on every operand.
 FT_DEVICE unsigned long long wg_desc_add(unsigned long long desc, unsigned bytes)
 {
-    // On the low word alone (the high word, offsets and swizzle, is the same): a 32-bit add.
-    return (desc & 0xFFFFFFFF00000000ull) | (unsigned)((unsigned)desc + (bytes >> 4));
+    // One 64-bit add (UIADD3.64). Adding to the low word alone and keeping the high word made
+    // ptxas rebuild the high word before every wgmma (a UMOV each: 139 M at d128 N 16384).
+    return desc + (bytes >> 4);
 }
 
 // D (64xN, f32) (+)= A (64x16, shared; K-major, or M-major when TRANS_A) * B (16xN, shared;

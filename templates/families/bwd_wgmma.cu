@@ -1475,7 +1475,10 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
             const unsigned ds_tile = blk.ds_smem(buf);
             if (BUFFERS == 1)   // (WIDE_KEYS) the other consumer's products of the last tile read it
                 named_barrier_sync(1, CONSUMER_THREADS);
-            store_ds(ds_tile, ds, th);
+            if constexpr (DK_SS)
+                store_ds(ds_tile, ds, th);
+            else
+                store_ds(ds_tile, dsa, th);   // packed once: the fp32 dS^T dies at the packing
             fence_proxy_async();   // the stores above, before wgmma reads them
             // Every warpgroup's dS^T is in place. With two buffers, buffer buf was last read by
             // tile t-2's dQ products, which every warpgroup waited for before tile t-1's meeting here.
