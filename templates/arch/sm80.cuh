@@ -119,6 +119,15 @@ FT_DEVICE unsigned opaque(unsigned x)
     return x;
 }
 
+// gridDim.x read where it is used: the compiler hoists a plain read out of a loop, and a producer
+// warp of 24 registers (bwd_wgmma's persistent units) then spilled it.
+FT_DEVICE int grid_blocks_here()
+{
+    unsigned n;
+    asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(n));
+    return (int)n;
+}
+
 // One lane's ldmatrix row address in a swizzled COLS-column tile, for 16x16 blocks at
 // compile-time (r0, c0), r0 a multiple of 8 and c0 of 16. The lane reads row lrow + r0 and
 // column lcol + c0; swz's XOR then depends on c0 only through (c0/16) mod SW/2, so SW/2

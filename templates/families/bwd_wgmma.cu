@@ -1295,7 +1295,7 @@ FT_DEVICE int publish_next_unit(const ft_bwd_args &args, const dkdv_block &blk, 
     int next = 0;
     if (lane == 0) {
         mbar_wait(blk.unit_empty_bar(sl), (use & 1) ^ 1);   // every reader is done with its last use
-        next = min((int)gridDim.x + atomicAdd(args.dq_ticket, 1), unit_end(args));
+        next = min(grid_blocks_here() + atomicAdd(args.dq_ticket, 1), unit_end(args));
         *blk.unit_idx(sl) = next;
         mbar_arrive(blk.unit_full_bar(sl));   // releases the store
     }
@@ -1318,6 +1318,7 @@ FT_DEVICE void load_unit(const ft_bwd_args &args, const dkdv_block &blk, int g, 
 {
     group_step s = blk.first_step();
     const float *lse = blk.lse(args, 0), *delta = blk.delta(args, 0);
+#pragma unroll 1   // unrolled by the ring's depth, its remainder's bookkeeping spilled 24 registers
     for (int t = g; t < g + blk.steps(); t++) {   // the block's tile t
         const int st = t % NUM_STAGES, m0 = s.mt * BLOCK_M;
         mbar_wait(blk.empty_bar(st), ((t / NUM_STAGES) & 1) ^ 1);
