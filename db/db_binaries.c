@@ -42,7 +42,7 @@ int db_binary_put(db *d, int64_t kernel_id, const db_binary *b, int64_t *id, cha
     if (db_enter(d, func, 1, err, len) != 0)
         return -1;
     sqlite3_stmt *st = NULL;
-    int rc = db_begin(d, func, err, len);
+    int rc = db_begin(d, err, len);
     /* The same key and inputs are the same bytes: two tuners compiling one candidate both land
      * here, and the row stays. Other inputs under the key (a row stored before schema 3 without
      * them, or a collision) would never be found by db_binary_lookup: this binary replaces it. */
@@ -61,7 +61,7 @@ int db_binary_put(db *d, int64_t kernel_id, const db_binary *b, int64_t *id, cha
                            "source = excluded.source, created_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') "
                            "WHERE NOT (arch IS excluded.arch AND nvrtc_version IS excluded.nvrtc_version AND "
                            "compile_options IS excluded.compile_options AND source IS excluded.source)",
-                        &st, func, err, len);
+                        &st, err, len);
     if (rc == 0) {
         sqlite3_bind_int64(st, 1, kernel_id);
         sqlite3_bind_text(st, 2, b->cache_key, -1, SQLITE_STATIC);
@@ -78,23 +78,23 @@ int db_binary_put(db *d, int64_t kernel_id, const db_binary *b, int64_t *id, cha
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = sqlite3_extended_errcode(d->sql) == SQLITE_CONSTRAINT_FOREIGNKEY
                      ? db_fail(err, len, "%s: kernel_id=%lld is not a stored kernel", func, (long long)kernel_id)
-                     : db_fail_sql(d->sql, err, len, func, d->path);
+                     : db_fail_sql(d->sql, err, len, d->path);
         sqlite3_finalize(st);
         st = NULL;
     }
     if (rc == 0 && id) {
-        rc = db_prepare(d, "SELECT id FROM binaries WHERE cache_key = ?1", &st, func, err, len);
+        rc = db_prepare(d, "SELECT id FROM binaries WHERE cache_key = ?1", &st, err, len);
         if (rc == 0) {
             sqlite3_bind_text(st, 1, b->cache_key, -1, SQLITE_STATIC);
             if (sqlite3_step(st) == SQLITE_ROW)
                 *id = sqlite3_column_int64(st, 0);
             else
-                rc = db_fail_sql(d->sql, err, len, func, d->path);
+                rc = db_fail_sql(d->sql, err, len, d->path);
             sqlite3_finalize(st);
         }
     }
     if (rc == 0)
-        rc = db_commit(d, func, err, len);
+        rc = db_commit(d, err, len);
     else
         db_rollback(d);
     db_leave(d);
@@ -109,7 +109,7 @@ static int read_binary(db *d, sqlite3_stmt *st, db_binary *out, int64_t *id, con
     if (rc == SQLITE_DONE)
         return 0;
     if (rc != SQLITE_ROW)
-        return db_fail_sql(d->sql, err, len, func, d->path);
+        return db_fail_sql(d->sql, err, len, d->path);
     int size = sqlite3_column_bytes(st, 4);
     const void *blob = sqlite3_column_blob(st, 4);
     void *copy = malloc(size > 0 ? (size_t)size : 1);
@@ -143,7 +143,7 @@ static int find_where(db *d, const char *func, const char *sql, const char *cons
         return -1;
     sqlite3_stmt *st;
     int found = -1;
-    if (db_prepare(d, sql, &st, func, err, len) == 0) {
+    if (db_prepare(d, sql, &st, err, len) == 0) {
         for (int i = 0; i < n; i++)
             sqlite3_bind_text(st, i + 1, texts[i], -1, SQLITE_STATIC);
         found = read_binary(d, st, out, id, func, err, len);
@@ -191,7 +191,7 @@ int db_binary_find_for_kernel(db *d, int64_t kernel_id, const char *arch, const 
     sqlite3_stmt *st;
     int found = -1;
     if (db_prepare(d, "SELECT " BINARY_COLUMNS " FROM binaries WHERE kernel_id = ?1 AND arch = ?2 AND "
-                      "nvrtc_version = ?3 ORDER BY id DESC LIMIT 1", &st, func, err, len) == 0) {
+                      "nvrtc_version = ?3 ORDER BY id DESC LIMIT 1", &st, err, len) == 0) {
         sqlite3_bind_int64(st, 1, kernel_id);
         sqlite3_bind_text(st, 2, arch, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, nvrtc_version, -1, SQLITE_STATIC);

@@ -67,9 +67,9 @@ int db_fail(char *err, size_t len, const char *fmt, ...)
     return -1;
 }
 
-int db_fail_sql(sqlite3 *sql, char *err, size_t len, const char *func, const char *what)
+int db_fail_sql(sqlite3 *sql, char *err, size_t len, const char *what)
 {
-    return db_fail(err, len, "%s: %s: %s", func, what, sql ? sqlite3_errmsg(sql) : "no connection");
+    return db_fail(err, len, "database %s: %s", what, sql ? sqlite3_errmsg(sql) : "no connection");
 }
 
 void *db_grow(void **list, int n, int *cap, size_t size)
@@ -98,11 +98,11 @@ int db_list_start(db *d, void *out, int *count, const char *func, char *err, siz
     return db_enter(d, func, 0, err, len);
 }
 
-int db_list_finish(db *d, sqlite3_stmt *st, int rc, int step, void *list, int n, void *out, int *count,
-                   const char *func, char *err, size_t len)
+int db_list_finish(db *d, sqlite3_stmt *st, int rc, int step, void *list, int n, void *out, int *count, char *err,
+                   size_t len)
 {
     if (rc == 0 && step != SQLITE_DONE)
-        rc = db_fail_sql(d->sql, err, len, func, d->path);
+        rc = db_fail_sql(d->sql, err, len, d->path);
     sqlite3_finalize(st);
     db_leave(d);
     if (rc != 0) {
@@ -140,34 +140,34 @@ void db_leave(db *d)
     pthread_mutex_unlock(&d->lock);
 }
 
-int db_exec(db *d, const char *sql, const char *func, char *err, size_t len)
+int db_exec(db *d, const char *sql, char *err, size_t len)
 {
     char *msg = NULL;
     if (sqlite3_exec(d->sql, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        db_fail(err, len, "%s: %s: %s", func, d->path, msg ? msg : sqlite3_errmsg(d->sql));
+        db_fail(err, len, "database %s: %s", d->path, msg ? msg : sqlite3_errmsg(d->sql));
         sqlite3_free(msg);
         return -1;
     }
     return 0;
 }
 
-int db_prepare(db *d, const char *sql, sqlite3_stmt **st, const char *func, char *err, size_t len)
+int db_prepare(db *d, const char *sql, sqlite3_stmt **st, char *err, size_t len)
 {
     if (sqlite3_prepare_v2(d->sql, sql, -1, st, NULL) != SQLITE_OK) {
         *st = NULL;
-        return db_fail_sql(d->sql, err, len, func, d->path);
+        return db_fail_sql(d->sql, err, len, d->path);
     }
     return 0;
 }
 
-int db_begin(db *d, const char *func, char *err, size_t len)
+int db_begin(db *d, char *err, size_t len)
 {
-    return db_exec(d, "BEGIN IMMEDIATE", func, err, len);
+    return db_exec(d, "BEGIN IMMEDIATE", err, len);
 }
 
-int db_commit(db *d, const char *func, char *err, size_t len)
+int db_commit(db *d, char *err, size_t len)
 {
-    if (db_exec(d, "COMMIT", func, err, len) != 0) {
+    if (db_exec(d, "COMMIT", err, len) != 0) {
         db_rollback(d);
         return -1;
     }

@@ -60,8 +60,9 @@ int db_fail(char *err, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-/* "func: what: <SQLite's message>", returns -1. */
-int db_fail_sql(sqlite3 *sql, char *err, size_t len, const char *func, const char *what);
+/* "database WHAT: <SQLite's message>" (WHAT: its path or name), returns -1. The messages of
+ * what a user can meet (a database, a workload, a winners file) name that, not a function. */
+int db_fail_sql(sqlite3 *sql, char *err, size_t len, const char *what);
 
 /* Checks d (not NULL, open) and takes its lock; on failure writes "func: db is NULL". A
  * writing call passes write = 1: a read-only handle is an error. */
@@ -69,13 +70,13 @@ int db_enter(db *d, const char *func, int write, char *err, size_t len);
 void db_leave(db *d);
 
 /* Runs SQL with no result rows. */
-int db_exec(db *d, const char *sql, const char *func, char *err, size_t len);
-/* Prepares one statement; on failure the error names func. */
-int db_prepare(db *d, const char *sql, sqlite3_stmt **st, const char *func, char *err, size_t len);
+int db_exec(db *d, const char *sql, char *err, size_t len);
+/* Prepares one statement; on failure the error names the database. */
+int db_prepare(db *d, const char *sql, sqlite3_stmt **st, char *err, size_t len);
 /* BEGIN IMMEDIATE (takes the write lock up front: no deadlock between two writers), COMMIT,
  * ROLLBACK (ignores errors: used on failure paths). */
-int db_begin(db *d, const char *func, char *err, size_t len);
-int db_commit(db *d, const char *func, char *err, size_t len);
+int db_begin(db *d, char *err, size_t len);
+int db_commit(db *d, char *err, size_t len);
 void db_rollback(db *d);
 
 /* Binds a double, or NULL when it is not finite. */
@@ -92,17 +93,17 @@ void *db_grow(void **list, int n, int *cap, size_t size);
 int db_list_start(db *d, void *out, int *count, const char *func, char *err, size_t len);
 /* Ends a call that read rows into a list: an SQL error if the last step was not SQLITE_DONE,
  * finalizes st, unlocks d; then hands list and n out (rc 0) or frees list. Returns rc or -1. */
-int db_list_finish(db *d, sqlite3_stmt *st, int rc, int step, void *list, int n, void *out, int *count,
-                   const char *func, char *err, size_t len);
+int db_list_finish(db *d, sqlite3_stmt *st, int rc, int step, void *list, int n, void *out, int *count, char *err,
+                   size_t len);
 /* Copies src into dst of len bytes; -1 when it does not fit. */
 int db_copy(char *dst, size_t len, const char *src);
 
 /* ---- rows inside a transaction (db_rows.c): the lock and transaction are the caller's --- */
 
-int db_device_upsert_tx(db *d, const db_device *dev, int64_t *id, const char *func, char *err, size_t len);
-int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, const char *func, char *err, size_t len);
-int db_workload_upsert_tx(db *d, const db_workload *w, int64_t *id, const char *func, char *err, size_t len);
-int db_workload_find_tx(db *d, const db_workload *w, int64_t *id, const char *func, char *err, size_t len);
+int db_device_upsert_tx(db *d, const db_device *dev, int64_t *id, char *err, size_t len);
+int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, char *err, size_t len);
+int db_workload_upsert_tx(db *d, const db_workload *w, int64_t *id, char *err, size_t len);
+int db_workload_find_tx(db *d, const db_workload *w, int64_t *id, char *err, size_t len);
 /* Field checks shared with db_import: 0, or -1 with the field named in err (no prefix). */
 int db_device_check(const db_device *dev, char *err, size_t len);
 int db_kernel_check(const db_kernel *k, char *err, size_t len);

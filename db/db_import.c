@@ -284,7 +284,7 @@ static int query_row(db *d, const char *sql, const int64_t *args, int nargs, con
                      double *ms, int *ok, char *err, size_t len)
 {
     sqlite3_stmt *st;
-    if (db_prepare(d, sql, &st, "db_import", err, len) != 0)
+    if (db_prepare(d, sql, &st, err, len) != 0)
         return -1;
     for (int i = 0; i < nargs; i++)
         sqlite3_bind_int64(st, i + 1, args[i]);
@@ -301,7 +301,7 @@ static int query_row(db *d, const char *sql, const int64_t *args, int nargs, con
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW)
         return 1;
-    return rc == SQLITE_DONE ? 0 : db_fail_sql(d->sql, err, len, "db_import", d->path);
+    return rc == SQLITE_DONE ? 0 : db_fail_sql(d->sql, err, len, d->path);
 }
 
 /* The import's sweep row, created before the first result it writes. */
@@ -317,7 +317,7 @@ static int import_sweep(db *d, const char *name, const char *text, int64_t *swee
     host[sizeof host - 1] = '\0';
     sqlite3_stmt *st;
     if (db_prepare(d, "INSERT INTO sweeps (space_file, space_hash, host, finished_at) VALUES "
-                      "(?1, ?2, ?3, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))", &st, "db_import", err, len) != 0)
+                      "(?1, ?2, ?3, strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))", &st, err, len) != 0)
         return -1;
     sqlite3_bind_text(st, 1, space, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, hash, -1, SQLITE_STATIC);
@@ -325,7 +325,7 @@ static int import_sweep(db *d, const char *name, const char *text, int64_t *swee
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
-        return db_fail_sql(d->sql, err, len, "db_import", d->path);
+        return db_fail_sql(d->sql, err, len, d->path);
     *sweep_id = sqlite3_last_insert_rowid(d->sql);
     return 0;
 }
@@ -339,14 +339,13 @@ enum { ADDED, REPLACED, KEPT };
 static int store(db *d, const char *name, const char *text, const entry *e, int keep, int64_t *sweep_id,
                  int *what, char *err, size_t len)
 {
-    const char *func = "db_import";
     char why[512];
     int64_t device_id, workload_id, kernel_id = 0, winner_kernel = 0, result_id = 0;
     double winner_ms = NAN;
     int result_ok = 0;
     *what = KEPT;
-    if (db_device_upsert_tx(d, &e->device, &device_id, func, why, sizeof why)
-        || db_workload_upsert_tx(d, &e->workload, &workload_id, func, why, sizeof why))
+    if (db_device_upsert_tx(d, &e->device, &device_id, why, sizeof why)
+        || db_workload_upsert_tx(d, &e->workload, &workload_id, why, sizeof why))
         return db_fail(err, len, "%s:%d: %s", name, e->line, why);
     const int64_t key[2] = { device_id, workload_id };
     int has_winner = query_row(d, "SELECT kernel_id, median_ms FROM winners WHERE device_id = ?1 AND workload_id = ?2",
@@ -358,7 +357,7 @@ static int store(db *d, const char *name, const char *text, const entry *e, int 
         return -1;
     if (has_winner && (keep || (has_kernel && kernel_id == winner_kernel) || !(e->median_ms < winner_ms)))
         return 0;
-    if (db_kernel_upsert_tx(d, &e->kernel, &kernel_id, func, why, sizeof why))
+    if (db_kernel_upsert_tx(d, &e->kernel, &kernel_id, why, sizeof why))
         return db_fail(err, len, "%s:%d: %s", name, e->line, why);
     const int64_t row[3] = { device_id, workload_id, kernel_id };
     int has_result = query_row(d, "SELECT id, median_ms, status FROM results WHERE device_id = ?1 AND workload_id = ?2 "
@@ -376,7 +375,7 @@ static int store(db *d, const char *name, const char *text, const entry *e, int 
           "measured_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?7"
         : "INSERT INTO results (sweep_id, device_id, workload_id, kernel_id, status, median_ms, tflops) "
           "VALUES (?1, ?2, ?3, ?4, 'ok', ?5, ?6)";
-    if (db_prepare(d, sql, &st, func, err, len) != 0)
+    if (db_prepare(d, sql, &st, err, len) != 0)
         return -1;
     sqlite3_bind_int64(st, 1, *sweep_id);
     if (!has_result) {
@@ -430,14 +429,14 @@ int db_import_text(db *d, const char *name, const char *text, const db_import_op
         return -1;
     }
     int64_t sweep_id = 0;
-    int n[3] = { 0, 0, 0 }, rc = db_begin(d, func, err, len);
+    int n[3] = { 0, 0, 0 }, rc = db_begin(d, err, len);
     for (int i = 0; rc == 0 && i < count; i++) {
         int what;
         rc = store(d, name, text, &list[i], opt && opt->keep, &sweep_id, &what, err, len);
         n[what]++;
     }
     if (rc == 0)
-        rc = db_commit(d, func, err, len);
+        rc = db_commit(d, err, len);
     else
         db_rollback(d);
     db_leave(d);
@@ -459,12 +458,12 @@ int db_import_read(const char *path, char **text, char *err, size_t len)
         return db_fail(err, len, "%s: %s is NULL", func, path ? "text" : "path");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return db_fail(err, len, "%s: cannot read %s: %s", func, path, strerror(errno));
+        return db_fail(err, len, "cannot read winners file %s: %s", path, strerror(errno));
     struct stat sb;
     int e = fstat(fd, &sb) != 0 ? errno : S_ISDIR(sb.st_mode) ? EISDIR : 0;
     if (e) {
         close(fd);
-        return db_fail(err, len, "%s: cannot read %s: %s", func, path, strerror(e));
+        return db_fail(err, len, "cannot read winners file %s: %s", path, strerror(e));
     }
     /* Read in steps, never more than the cap: a device or pipe may have no end. */
     char *buf = NULL;
@@ -477,9 +476,9 @@ int db_import_read(const char *path, char **text, char *err, size_t len)
                 want = (size_t)DB_IMPORT_MAX_BYTES + 1;
             char *grown = want > cap ? realloc(buf, want + 1) : NULL;
             if (!grown) {
-                rc = want > cap ? db_fail(err, len, "%s: out of memory reading %s", func, path)
-                                : db_fail(err, len, "%s: cannot read %s: it is larger than %d MiB, the most a "
-                                          "winners file may have", func, path, DB_IMPORT_MAX_BYTES >> 20);
+                rc = want > cap ? db_fail(err, len, "out of memory reading winners file %s", path)
+                                : db_fail(err, len, "cannot read winners file %s: it is larger than %d MiB, the most a "
+                                          "winners file may have", path, DB_IMPORT_MAX_BYTES >> 20);
                 break;
             }
             buf = grown;
@@ -489,7 +488,7 @@ int db_import_read(const char *path, char **text, char *err, size_t len)
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0) {
-            rc = db_fail(err, len, "%s: cannot read %s: %s", func, path, strerror(errno));
+            rc = db_fail(err, len, "cannot read winners file %s: %s", path, strerror(errno));
             break;
         }
         if (got == 0)
@@ -498,13 +497,13 @@ int db_import_read(const char *path, char **text, char *err, size_t len)
     }
     close(fd);
     if (rc == 0 && memchr(buf ? buf : "", '\0', size))
-        rc = db_fail(err, len, "%s: %s is not a text file (it holds NUL bytes)", func, path);
+        rc = db_fail(err, len, "winners file %s is not a text file (it holds NUL bytes)", path);
     if (rc != 0) {
         free(buf);
         return -1;
     }
     if (!buf && !(buf = malloc(1)))
-        return db_fail(err, len, "%s: out of memory reading %s", func, path);
+        return db_fail(err, len, "out of memory reading winners file %s", path);
     buf[size] = '\0';
     *text = buf;
     return 0;

@@ -29,7 +29,7 @@ const char *const db_sort_columns[] = {
 };
 
 /* "ORDER BY" terms for sort into buf; -1 with the allowed names in err when unknown. */
-static int sort_clause(const char *func, const char *sort, char *buf, size_t size, char *err, size_t len)
+static int sort_clause(const char *sort, char *buf, size_t size, char *err, size_t len)
 {
     const char *name = sort ? sort : "median_ms";
     int reverse = name[0] == '-';
@@ -52,8 +52,8 @@ static int sort_clause(const char *func, const char *sort, char *buf, size_t siz
         char list[512] = "";
         for (int i = 0; i < SORT_COUNT; i++)
             strcat(strcat(list, sorts[i].name), ", ");
-        return db_fail(err, len, "%s: unknown sort column '%s' (%sor a parameter such as BLOCK_M; "
-                       "'-' in front reverses)", func, sort, list);
+        return db_fail(err, len, "unknown sort column '%s' (%sor a parameter such as BLOCK_M; "
+                       "'-' in front reverses)", sort, list);
     }
     /* Missing values last whichever the direction: a failed candidate has no time. */
     snprintf(buf, size, "(%s IS NULL), %s %s, r.kernel_id", expr, expr, desc != reverse ? "DESC" : "ASC");
@@ -78,15 +78,15 @@ int db_results_list(db *d, const db_workload *w, const char *sort, db_result_row
     if (count)
         *count = 0;
     if (w && db_workload_check(w, why, sizeof why) != 0)
-        return db_fail(err, len, "%s: %s", func, why);
-    if (d && sort_clause(func, sort, order, sizeof order, err, len) != 0)
+        return db_fail(err, len, "%s", why);
+    if (d && sort_clause(sort, order, sizeof order, err, len) != 0)
         return -1;
     if (db_enter(d, func, 0, err, len) != 0)
         return -1;
     int64_t workload_id;
-    int rc = db_workload_find_tx(d, w, &workload_id, func, err, len);
+    int rc = db_workload_find_tx(d, w, &workload_id, err, len);
     if (rc == 0)
-        rc = db_fail(err, len, "%s: workload %s is not in %s", func, db_workload_format(w, wl, sizeof wl), d->path);
+        rc = db_fail(err, len, "workload %s is not in %s", db_workload_format(w, wl, sizeof wl), d->path);
     if (rc < 0) {
         db_leave(d);
         return -1;
@@ -101,7 +101,7 @@ int db_results_list(db *d, const db_workload *w, const char *sort, db_result_row
              " LEFT JOIN binaries b ON b.id = r.binary_id WHERE r.workload_id = ?1"
              " ORDER BY d.name, d.arch, d.driver_version, d.nvrtc_version, r.device_id, %s", order);
     sqlite3_stmt *st;
-    if (db_prepare(d, sql, &st, func, err, len) != 0) {
+    if (db_prepare(d, sql, &st, err, len) != 0) {
         db_leave(d);
         return -1;
     }
@@ -130,10 +130,10 @@ int db_results_list(db *d, const db_workload *w, const char *sort, db_result_row
         db_column_text(st, 12, row->message, sizeof row->message);
         const int col = db_device_read(st, 13, &row->device);
         if (db_kernel_read(st, col, &row->kernel, why, sizeof why) != 0)
-            rc = db_fail(err, len, "%s: %s", func, why);
+            rc = db_fail(err, len, "database %s: %s", d->path, why);
         n++;
     }
-    return db_list_finish(d, st, rc, step, list, n, out, count, func, err, len);
+    return db_list_finish(d, st, rc, step, list, n, out, count, err, len);
 }
 
 int db_workloads_list(db *d, db_workload_row **out, int *count, char *err, size_t len)
@@ -146,7 +146,7 @@ int db_workloads_list(db *d, db_workload_row **out, int *count, char *err, size_
                       "min(CASE WHEN r.status = 'ok' THEN r.median_ms END) FROM workloads l LEFT JOIN results r "
                       "ON r.workload_id = l.id GROUP BY l.id ORDER BY l.op, l.dtype, l.head_dim, l.head_dim_v, "
                       "l.causal, l.heads_k, l.softcap, l.window, l.window_left, l.window_right, l.bottom_right, "
-                      "l.varlen, l.batch, l.heads, l.seqlen_q, l.seqlen_k", &st, func, err, len) != 0) {
+                      "l.varlen, l.batch, l.heads, l.seqlen_q, l.seqlen_k", &st, err, len) != 0) {
         db_leave(d);
         return -1;
     }
@@ -165,7 +165,7 @@ int db_workloads_list(db *d, db_workload_row **out, int *count, char *err, size_
         row->best_ms = db_column_real(st, col + 2);
         n++;
     }
-    return db_list_finish(d, st, rc, step, list, n, out, count, func, err, len);
+    return db_list_finish(d, st, rc, step, list, n, out, count, err, len);
 }
 
 int db_result_counts(db *d, int64_t device_id, int64_t workload_id, int *total, int *ok, char *err, size_t len)
@@ -177,7 +177,7 @@ int db_result_counts(db *d, int64_t device_id, int64_t workload_id, int *total, 
         return -1;
     sqlite3_stmt *st;
     int rc = db_prepare(d, "SELECT count(*), total(status = 'ok') FROM results WHERE device_id = ?1 AND "
-                           "workload_id = ?2", &st, func, err, len);
+                           "workload_id = ?2", &st, err, len);
     if (rc == 0) {
         sqlite3_bind_int64(st, 1, device_id);
         sqlite3_bind_int64(st, 2, workload_id);
@@ -185,7 +185,7 @@ int db_result_counts(db *d, int64_t device_id, int64_t workload_id, int *total, 
             *total = sqlite3_column_int(st, 0);
             *ok = (int)sqlite3_column_double(st, 1);
         } else {
-            rc = db_fail_sql(d->sql, err, len, func, d->path);
+            rc = db_fail_sql(d->sql, err, len, d->path);
         }
         sqlite3_finalize(st);
     }

@@ -49,7 +49,7 @@ int db_open_memory(db **out, char *err, size_t len)
     if (sqlite3_exec(sql, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK
         || db_migrate(sql, name, list, count, err, len) != 0) {
         if (err && len && !err[0])
-            db_fail_sql(sql, err, len, "db_open_memory", name);
+            db_fail_sql(sql, err, len, name);
         sqlite3_close(sql);
         return -1;
     }

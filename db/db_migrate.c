@@ -69,23 +69,23 @@ int db_check_header(sqlite3 *sql, const char *path, int known, int *version, cha
         || query_int(sql, "PRAGMA user_version", &user, &rc) != 0
         || query_int(sql, "SELECT count(*) FROM sqlite_master", &tables, &rc) != 0) {
         if (rc == SQLITE_NOTADB)
-            return db_fail(err, len, "db_open: %s is not a flashtune database (not an SQLite file)", path);
-        return db_fail_sql(sql, err, len, "db_open", path);
+            return db_fail(err, len, "database %s is not a flashtune database (not an SQLite file)", path);
+        return db_fail_sql(sql, err, len, path);
     }
     *version = user;
     if ((unsigned)app == DB_APPLICATION_ID) {
         if (user > known)
             return db_fail(err, len,
-                           "db_open: %s has schema version %d, newer than this flashtune's %d: use a newer "
+                           "database %s has schema version %d, newer than this flashtune's %d: use a newer "
                            "flashtune (the file was not changed)", path, user, known);
         if (user < 1)
-            return db_fail(err, len, "db_open: %s is a damaged flashtune database (schema version %d)",
+            return db_fail(err, len, "database %s is a damaged flashtune database (schema version %d)",
                            path, user);
         return 0;
     }
     if (app == 0 && tables == 0 && user == 0)
         return 1;
-    return db_fail(err, len, "db_open: %s is not a flashtune database (application_id 0x%08x)", path,
+    return db_fail(err, len, "database %s is not a flashtune database (application_id 0x%08x)", path,
                    (unsigned)app);
 }
 
@@ -146,19 +146,19 @@ int db_check_objects(sqlite3 *sql, const char *path, const db_migration *list, i
     if (sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
         db_migrate(ref, ":memory:", list, version, err, len) != 0 || !(mine = schema_objects(ref))) {
         if (err && len && !err[0])
-            db_fail(err, len, "db_open: %s: cannot build schema version %d to compare with", path, version);
+            db_fail(err, len, "database %s: cannot build schema version %d to compare with", path, version);
         goto done;
     }
     if (!(theirs = schema_objects(sql))) {
-        db_fail_sql(sql, err, len, "db_open", path);
+        db_fail_sql(sql, err, len, path);
         goto done;
     }
     char what[160];
     if (first_missing(theirs, mine, what, sizeof what))
-        db_fail(err, len, "db_open: %s has a %s that flashtune did not make (not one of schema version %d's): "
+        db_fail(err, len, "database %s has a %s that flashtune did not make (not one of schema version %d's): "
                 "refused, so that none of its SQL runs (the file was not changed)", path, what, version);
     else if (first_missing(mine, theirs, what, sizeof what))
-        db_fail(err, len, "db_open: %s lacks flashtune's %s (schema version %d): a damaged or altered database "
+        db_fail(err, len, "database %s lacks flashtune's %s (schema version %d): a damaged or altered database "
                 "(the file was not changed)", path, what, version);
     else
         rc = 0;
@@ -197,7 +197,7 @@ int db_migrate(sqlite3 *sql, const char *path, const db_migration *list, int cou
 
     char *msg = NULL;
     if (sqlite3_exec(sql, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK) {
-        db_fail(err, len, "db_open: %s: %s%s", path, msg ? msg : sqlite3_errmsg(sql), os_reason(sql));
+        db_fail(err, len, "database %s: %s%s", path, msg ? msg : sqlite3_errmsg(sql), os_reason(sql));
         sqlite3_free(msg);
         return -1;
     }
@@ -212,7 +212,7 @@ int db_migrate(sqlite3 *sql, const char *path, const db_migration *list, int cou
         snprintf(record, sizeof record, "INSERT INTO schema_version (version) VALUES (%d)", list[i].version);
         if (sqlite3_exec(sql, list[i].sql, NULL, NULL, &msg) != SQLITE_OK
             || sqlite3_exec(sql, record, NULL, NULL, &msg) != SQLITE_OK) {
-            db_fail(err, len, "db_open: %s: migration to schema version %d (%s) failed: %s%s; the file "
+            db_fail(err, len, "database %s: migration to schema version %d (%s) failed: %s%s; the file "
                     "was not changed", path, list[i].version, list[i].name,
                     msg ? msg : sqlite3_errmsg(sql), os_reason(sql));
             sqlite3_free(msg);
@@ -224,13 +224,13 @@ int db_migrate(sqlite3 *sql, const char *path, const db_migration *list, int cou
         snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d; PRAGMA application_id = %d", known,
                  (int)DB_APPLICATION_ID);
         if (sqlite3_exec(sql, pragma, NULL, NULL, &msg) != SQLITE_OK) {
-            db_fail(err, len, "db_open: %s: %s%s", path, msg ? msg : sqlite3_errmsg(sql), os_reason(sql));
+            db_fail(err, len, "database %s: %s%s", path, msg ? msg : sqlite3_errmsg(sql), os_reason(sql));
             sqlite3_free(msg);
             goto fail;
         }
     }
     if (sqlite3_exec(sql, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-        db_fail(err, len, "db_open: %s: commit of the schema failed: %s%s", path,
+        db_fail(err, len, "database %s: commit of the schema failed: %s%s", path,
                 msg ? msg : sqlite3_errmsg(sql), os_reason(sql));
         sqlite3_free(msg);
         goto fail;

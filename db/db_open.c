@@ -26,7 +26,7 @@ static int open_connection(const char *path, int flags, sqlite3 **sql, char *err
     if (rc == SQLITE_OK)
         rc = sqlite3_db_config(*sql, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
     if (rc != SQLITE_OK) {
-        db_fail(err, len, "db_open: cannot open %s: %s", path,
+        db_fail(err, len, "cannot open database %s: %s", path,
                 *sql ? sqlite3_errmsg(*sql) : sqlite3_errstr(rc));
         sqlite3_close(*sql);
         *sql = NULL;
@@ -44,12 +44,12 @@ static int pragma_expect(sqlite3 *sql, const char *path, const char *pragma, con
     int rc = ok ? sqlite3_step(st) : SQLITE_ERROR;
     const char *got = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        db_fail_sql(sql, err, len, "db_open", path);
+        db_fail_sql(sql, err, len, path);
         sqlite3_finalize(st);
         return -1;
     }
     if (want && (!got || strcmp(got, want))) {
-        db_fail(err, len, "db_open: %s: '%s' answered '%s', not '%s'", path, pragma, got ? got : "",
+        db_fail(err, len, "database %s: '%s' answered '%s', not '%s'", path, pragma, got ? got : "",
                 want);
         sqlite3_finalize(st);
         return -1;
@@ -67,7 +67,7 @@ static int sniff(const char *path, int *wal, char *err, size_t len)
     *wal = 0;
     int fd = open(path, O_RDONLY);
     if (fd < 0)
-        return db_fail(err, len, "db_open: cannot read %s: %s", path, strerror(errno));
+        return db_fail(err, len, "cannot read database %s: %s", path, strerror(errno));
     ssize_t got = 0, n;
     while (got < (ssize_t)sizeof head && (n = read(fd, head + got, sizeof head - (size_t)got)) > 0)
         got += n;
@@ -75,7 +75,7 @@ static int sniff(const char *path, int *wal, char *err, size_t len)
     if (got == 0)
         return 0;
     if (got < (ssize_t)sizeof head || memcmp(head, "SQLite format 3", 16))
-        return db_fail(err, len, "db_open: %s is not a flashtune database (not an SQLite file)", path);
+        return db_fail(err, len, "database %s is not a flashtune database (not an SQLite file)", path);
     *wal = head[18] == 2;   /* file format write version: 2 is WAL */
     return 0;
 }
@@ -172,7 +172,7 @@ static int create_file(const char *path, const db_migration *list, int count, ch
             break;
     }
     if (fd < 0) {
-        db_fail(err, len, "db_open: cannot create %s: %s", path, strerror(errno));
+        db_fail(err, len, "cannot create database %s: %s", path, strerror(errno));
         free(tmp);
         return -1;
     }
@@ -186,17 +186,17 @@ static int create_file(const char *path, const db_migration *list, int count, ch
         rc = pragma_expect(sql, tmp, "PRAGMA journal_mode = WAL", "wal", why, sizeof why);
     /* The last connection's close checkpoints and removes tmp-wal and tmp-shm. */
     if (sql && sqlite3_close(sql) != SQLITE_OK && rc == 0)
-        rc = db_fail(why, sizeof why, "db_open: closing the new %s failed", tmp);
+        rc = db_fail(why, sizeof why, "closing the new %s failed", tmp);
     if (rc == 0) {
         sync_path(tmp, O_RDONLY);
         if (link(tmp, path) == 0)
             sync_dir_of(path);
         else if (errno != EEXIST)
-            rc = db_fail(why, sizeof why, "db_open: link from %s: %s", tmp, strerror(errno));
+            rc = db_fail(why, sizeof why, "link from %s: %s", tmp, strerror(errno));
     }
     if (rc != 0)   /* said of the file asked for; the aside one is removed below */
-        db_fail(err, len, "db_open: cannot create %s (nothing was left behind): %s", path,
-                strncmp(why, "db_open: ", 9) ? why : why + 9);
+        db_fail(err, len, "cannot create database %s (nothing was left behind): %s", path,
+                why);
     /* tmp and whatever SQLite left beside it when a step failed. */
     static const char *const sides[] = { "", "-wal", "-shm", "-journal" };
     for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
@@ -230,19 +230,19 @@ int db_open_with(const char *path, int flags, const db_migration *list, int coun
     struct stat sb;
     int exists = stat(path, &sb) == 0;
     if (!exists && errno != ENOENT)
-        return db_fail(err, len, "db_open: cannot open %s: %s", path, strerror(errno));
+        return db_fail(err, len, "cannot open database %s: %s", path, strerror(errno));
     if (!exists && !(flags & DB_OPEN_CREATE))
-        return db_fail(err, len, "db_open: %s does not exist", path);
+        return db_fail(err, len, "database %s does not exist", path);
     if (!exists) {
         if (create_file(path, list, count, err, len) != 0)
             return -1;
         if (stat(path, &sb) != 0)
-            return db_fail(err, len, "db_open: cannot open %s: %s", path, strerror(errno));
+            return db_fail(err, len, "cannot open database %s: %s", path, strerror(errno));
     }
     if (S_ISDIR(sb.st_mode))
-        return db_fail(err, len, "db_open: %s is a directory", path);
+        return db_fail(err, len, "database %s is a directory", path);
     if (!S_ISREG(sb.st_mode))
-        return db_fail(err, len, "db_open: %s is not a regular file", path);
+        return db_fail(err, len, "database %s is not a regular file", path);
 
     sqlite3 *sql = NULL;
     int wal = 0, idle_wal = 0;
@@ -263,10 +263,10 @@ int db_open_with(const char *path, int flags, const db_migration *list, int coun
     if (state < 0)
         return -1;
     if (state == 1 && !(flags & DB_OPEN_CREATE))
-        return db_fail(err, len, "db_open: %s is empty, not a flashtune database (left unchanged)", path);
+        return db_fail(err, len, "database %s is empty, not a flashtune database (left unchanged)", path);
     if (readonly && version < known)
         return db_fail(err, len,
-                       "db_open: %s has schema version %d, older than this flashtune's %d: open it "
+                       "database %s has schema version %d, older than this flashtune's %d: open it "
                        "writable once to migrate it", path, version, known);
 
     /* The file exists by now: SQLite never creates one here. */

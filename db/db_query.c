@@ -121,14 +121,14 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
     if (d && (!w || !out))
         return db_fail(err, len, "%s: %s is NULL", func, w ? "out" : "w");
     if (w && db_workload_check(w, why, sizeof why) != 0)
-        return db_fail(err, len, "%s: %s", func, why);
+        return db_fail(err, len, "%s", why);
     if (db_enter(d, func, 0, err, len) != 0)
         return -1;
     sqlite3_stmt *st;
     int found = -1;
     /* Candidates run kernels of w's CAUSAL: every mask, causal or windowed, runs CAUSAL=1. */
     if (db_prepare(d, WINNER_SELECT " WHERE (?1 IS NULL OR d.arch = ?1) AND l.op = ?2 AND l.dtype = ?3"
-                      " AND l.head_dim = ?4 AND l.head_dim_v = ?5 AND (l.causal OR l.window) = ?6", &st, func, err,
+                      " AND l.head_dim = ?4 AND l.head_dim_v = ?5 AND (l.causal OR l.window) = ?6", &st, err,
                    len) == 0) {
         if (arch)
             sqlite3_bind_text(st, 1, arch, -1, SQLITE_STATIC);
@@ -142,7 +142,7 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             db_winner c;
             if (read_winner(st, &c, why, sizeof why) != 0) {
-                found = db_fail(err, len, "%s: %s", func, why);
+                found = db_fail(err, len, "database %s: %s", d->path, why);
                 break;
             }
             c.device_match = device_name && !strcmp(c.device.name, device_name) ? DB_MATCH_SAME_GPU
@@ -164,7 +164,7 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
             found = 1;
         }
         if (rc != SQLITE_DONE && found >= 0)
-            found = db_fail_sql(d->sql, err, len, func, d->path);
+            found = db_fail_sql(d->sql, err, len, d->path);
         sqlite3_finalize(st);
     }
     db_leave(d);
@@ -177,7 +177,7 @@ int db_winners_list(db *d, db_winner **out, int *count, char *err, size_t len)
     if (db_list_start(d, out, count, func, err, len) != 0)
         return -1;
     sqlite3_stmt *st;
-    int rc = db_prepare(d, WINNER_SELECT WINNER_ORDER, &st, func, err, len);
+    int rc = db_prepare(d, WINNER_SELECT WINNER_ORDER, &st, err, len);
     db_winner *list = NULL;
     int n = 0, cap = 0, step = SQLITE_DONE;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
@@ -189,7 +189,7 @@ int db_winners_list(db *d, db_winner **out, int *count, char *err, size_t len)
         char why[256];
         n++;
         if (read_winner(st, row, why, sizeof why) != 0)
-            rc = db_fail(err, len, "%s: %s", func, why);
+            rc = db_fail(err, len, "database %s: %s", d->path, why);
     }
-    return db_list_finish(d, st, rc, step, list, n, out, count, func, err, len);
+    return db_list_finish(d, st, rc, step, list, n, out, count, err, len);
 }

@@ -24,7 +24,7 @@ int db_sweep_begin(db *d, const char *space_file, const char *space_hash, const 
     if (db_enter(d, func, 1, err, len) != 0)
         return -1;
     sqlite3_stmt *st;
-    int rc = db_prepare(d, "INSERT INTO sweeps (space_file, space_hash, host) VALUES (?1, ?2, ?3)", &st, func,
+    int rc = db_prepare(d, "INSERT INTO sweeps (space_file, space_hash, host) VALUES (?1, ?2, ?3)", &st,
                         err, len);
     if (rc == 0) {
         sqlite3_bind_text(st, 1, space_file, -1, SQLITE_STATIC);
@@ -33,7 +33,7 @@ int db_sweep_begin(db *d, const char *space_file, const char *space_hash, const 
         if (sqlite3_step(st) == SQLITE_DONE)
             *id = sqlite3_last_insert_rowid(d->sql);
         else
-            rc = db_fail_sql(d->sql, err, len, func, d->path);
+            rc = db_fail_sql(d->sql, err, len, d->path);
         sqlite3_finalize(st);
     }
     db_leave(d);
@@ -47,11 +47,11 @@ int db_sweep_end(db *d, int64_t sweep_id, char *err, size_t len)
         return -1;
     sqlite3_stmt *st;
     int rc = db_prepare(d, "UPDATE sweeps SET finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?1",
-                        &st, func, err, len);
+                        &st, err, len);
     if (rc == 0) {
         sqlite3_bind_int64(st, 1, sweep_id);
         if (sqlite3_step(st) != SQLITE_DONE)
-            rc = db_fail_sql(d->sql, err, len, func, d->path);
+            rc = db_fail_sql(d->sql, err, len, d->path);
         else if (sqlite3_changes(d->sql) != 1)
             rc = db_fail(err, len, "%s: sweep_id=%lld is not a stored sweep", func, (long long)sweep_id);
         sqlite3_finalize(st);
@@ -98,7 +98,7 @@ int db_result_put(db *d, const db_result *r, char *err, size_t len)
         "binary_id = excluded.binary_id, status = excluded.status, median_ms = excluded.median_ms, "
         "min_ms = excluded.min_ms, spread = excluded.spread, tflops = excluded.tflops, "
         "rel_error = excluded.rel_error, max_abs_error = excluded.max_abs_error, message = excluded.message, "
-        "measured_at = excluded.measured_at", &st, func, err, len);
+        "measured_at = excluded.measured_at", &st, err, len);
     if (rc == 0) {
         sqlite3_bind_int64(st, 1, r->sweep_id);
         sqlite3_bind_int64(st, 2, r->device_id);
@@ -123,7 +123,7 @@ int db_result_put(db *d, const db_result *r, char *err, size_t len)
                              (long long)r->device_id, (long long)r->workload_id, (long long)r->kernel_id,
                              (long long)r->binary_id);
             else
-                rc = db_fail_sql(d->sql, err, len, func, d->path);
+                rc = db_fail_sql(d->sql, err, len, d->path);
         }
         sqlite3_finalize(st);
     }
@@ -140,7 +140,7 @@ int db_result_get(db *d, int64_t device_id, int64_t workload_id, int64_t kernel_
     sqlite3_stmt *st;
     int found = -1;
     if (db_prepare(d, "SELECT status FROM results WHERE device_id = ?1 AND workload_id = ?2 AND kernel_id = ?3",
-                   &st, func, err, len) == 0) {
+                   &st, err, len) == 0) {
         sqlite3_bind_int64(st, 1, device_id);
         sqlite3_bind_int64(st, 2, workload_id);
         sqlite3_bind_int64(st, 3, kernel_id);
@@ -152,7 +152,7 @@ int db_result_get(db *d, int64_t device_id, int64_t workload_id, int64_t kernel_
         } else if (rc == SQLITE_DONE) {
             found = 0;
         } else {
-            db_fail_sql(d->sql, err, len, func, d->path);
+            db_fail_sql(d->sql, err, len, d->path);
         }
         sqlite3_finalize(st);
     }

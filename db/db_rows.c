@@ -111,43 +111,43 @@ int db_workload_check(const db_workload *w, char *err, size_t len)
 }
 
 /* Steps st once: 1 a row, 0 done, -1 error. */
-static int step(db *d, sqlite3_stmt *st, const char *func, char *err, size_t len)
+static int step(db *d, sqlite3_stmt *st, char *err, size_t len)
 {
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW)
         return 1;
     if (rc == SQLITE_DONE)
         return 0;
-    return db_fail_sql(d->sql, err, len, func, d->path);
+    return db_fail_sql(d->sql, err, len, d->path);
 }
 
 /* Runs st (bound, no rows) to completion; OUT: *id, the new row's id. */
-static int insert(db *d, sqlite3_stmt *st, int64_t *id, const char *func, char *err, size_t len)
+static int insert(db *d, sqlite3_stmt *st, int64_t *id, char *err, size_t len)
 {
-    if (step(d, st, func, err, len) != 0)
+    if (step(d, st, err, len) != 0)
         return -1;
     *id = sqlite3_last_insert_rowid(d->sql);
     return 0;
 }
 
-int db_device_upsert_tx(db *d, const db_device *dev, int64_t *id, const char *func, char *err, size_t len)
+int db_device_upsert_tx(db *d, const db_device *dev, int64_t *id, char *err, size_t len)
 {
     sqlite3_stmt *st;
     if (db_prepare(d, "SELECT id FROM devices WHERE name = ?1 AND arch = ?2 AND driver_version = ?3 "
-                      "AND nvrtc_version = ?4", &st, func, err, len) != 0)
+                      "AND nvrtc_version = ?4", &st, err, len) != 0)
         return -1;
     sqlite3_bind_text(st, 1, dev->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, dev->arch, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, dev->driver_version, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, dev->nvrtc_version, -1, SQLITE_STATIC);
-    int found = step(d, st, func, err, len);
+    int found = step(d, st, err, len);
     if (found == 1)
         *id = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     if (found != 0)
         return found < 0 ? -1 : 0;
     if (db_prepare(d, "INSERT INTO devices (name, arch, cc_major, cc_minor, sm_count, driver_version, "
-                      "nvrtc_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", &st, func, err, len) != 0)
+                      "nvrtc_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", &st, err, len) != 0)
         return -1;
     sqlite3_bind_text(st, 1, dev->name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, dev->arch, -1, SQLITE_STATIC);
@@ -156,48 +156,48 @@ int db_device_upsert_tx(db *d, const db_device *dev, int64_t *id, const char *fu
     sqlite3_bind_int(st, 5, dev->sm_count);
     sqlite3_bind_text(st, 6, dev->driver_version, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 7, dev->nvrtc_version, -1, SQLITE_STATIC);
-    int rc = insert(d, st, id, func, err, len);
+    int rc = insert(d, st, id, err, len);
     sqlite3_finalize(st);
     return rc;
 }
 
-int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, const char *func, char *err, size_t len)
+int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, char *err, size_t len)
 {
     sqlite3_stmt *st;
     char why[256];
-    if (db_prepare(d, "SELECT id, " DB_KERNEL_COLUMNS("k") " FROM kernels k WHERE source_hash = ?1", &st,
-                   func, err, len) != 0)
+    if (db_prepare(d, "SELECT id, " DB_KERNEL_COLUMNS("k") " FROM kernels k WHERE source_hash = ?1", &st, err, len)
+        != 0)
         return -1;
     sqlite3_bind_text(st, 1, k->source_hash, -1, SQLITE_STATIC);
-    int found = step(d, st, func, err, len);
+    int found = step(d, st, err, len);
     if (found == 1) {
         db_kernel old;
         *id = sqlite3_column_int64(st, 0);
         const int bad = db_kernel_read(st, 1, &old, why, sizeof why);
         sqlite3_finalize(st);
         if (bad)
-            return db_fail(err, len, "%s: %s", func, why);
+            return db_fail(err, len, "database %s: %s", d->path, why);
         if (strcmp(old.family, k->family))
-            return db_fail(err, len, "%s: source_hash %s is stored as kernel %lld of family %s, not %s",
-                           func, k->source_hash, (long long)*id, old.family, k->family);
+            return db_fail(err, len, "source_hash %s is stored as kernel %lld of family %s, not %s",
+                           k->source_hash, (long long)*id, old.family, k->family);
         for (int i = 0; i < GEN_PARAM_COUNT; i++)
             if (old.p[i] != k->p[i])
-                return db_fail(err, len, "%s: source_hash %s is stored as kernel %lld with %s=%d, not %d",
-                               func, k->source_hash, (long long)*id, gen_param_name((gen_param)i), old.p[i], k->p[i]);
+                return db_fail(err, len, "source_hash %s is stored as kernel %lld with %s=%d, not %d",
+                               k->source_hash, (long long)*id, gen_param_name((gen_param)i), old.p[i], k->p[i]);
         return 0;
     }
     sqlite3_finalize(st);
     if (found < 0)
         return -1;
-    if (db_prepare(d, "INSERT INTO kernels (family, source_hash) VALUES (?1, ?2)", &st, func, err, len) != 0)
+    if (db_prepare(d, "INSERT INTO kernels (family, source_hash) VALUES (?1, ?2)", &st, err, len) != 0)
         return -1;
     sqlite3_bind_text(st, 1, k->family, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, k->source_hash, -1, SQLITE_STATIC);
-    int rc = insert(d, st, id, func, err, len);
+    int rc = insert(d, st, id, err, len);
     sqlite3_finalize(st);
     /* Every parameter of the table, by name: a new one needs no column. */
-    if (rc != 0 || db_prepare(d, "INSERT INTO kernel_params (kernel_id, name, value) VALUES (?1, ?2, ?3)", &st,
-                              func, err, len) != 0)
+    if (rc != 0
+        || db_prepare(d, "INSERT INTO kernel_params (kernel_id, name, value) VALUES (?1, ?2, ?3)", &st, err, len) != 0)
         return -1;
     for (int i = 0; rc == 0 && i < GEN_PARAM_COUNT; i++) {
         int64_t unused;
@@ -205,7 +205,7 @@ int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, const char *func
         sqlite3_bind_int64(st, 1, *id);
         sqlite3_bind_text(st, 2, gen_param_name((gen_param)i), -1, SQLITE_STATIC);
         sqlite3_bind_int(st, 3, k->p[i]);
-        rc = insert(d, st, &unused, func, err, len);
+        rc = insert(d, st, &unused, err, len);
     }
     sqlite3_finalize(st);
     return rc;
@@ -223,35 +223,35 @@ static void bind_workload(sqlite3_stmt *st, const db_workload *w)
         sqlite3_bind_int(st, 3 + i, v[i]);
 }
 
-int db_workload_find_tx(db *d, const db_workload *w, int64_t *id, const char *func, char *err, size_t len)
+int db_workload_find_tx(db *d, const db_workload *w, int64_t *id, char *err, size_t len)
 {
     sqlite3_stmt *st;
     if (db_prepare(d, "SELECT id FROM workloads WHERE op = ?1 AND dtype = ?2 AND head_dim = ?3 AND "
                       "head_dim_v = ?4 AND causal = ?5 AND batch = ?6 AND heads = ?7 AND seqlen_q = ?8 "
                       "AND seqlen_k = ?9 AND heads_k = ?10 AND softcap = ?11 AND window = ?12 AND window_left = ?13 "
-                      "AND window_right = ?14 AND bottom_right = ?15 AND varlen = ?16", &st, func, err, len) != 0)
+                      "AND window_right = ?14 AND bottom_right = ?15 AND varlen = ?16", &st, err, len) != 0)
         return -1;
     bind_workload(st, w);
-    int found = step(d, st, func, err, len);
+    int found = step(d, st, err, len);
     if (found == 1)
         *id = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     return found;
 }
 
-int db_workload_upsert_tx(db *d, const db_workload *w, int64_t *id, const char *func, char *err, size_t len)
+int db_workload_upsert_tx(db *d, const db_workload *w, int64_t *id, char *err, size_t len)
 {
-    int found = db_workload_find_tx(d, w, id, func, err, len);
+    int found = db_workload_find_tx(d, w, id, err, len);
     if (found != 0)
         return found < 0 ? -1 : 0;
     sqlite3_stmt *st;
     if (db_prepare(d, "INSERT INTO workloads (op, dtype, head_dim, head_dim_v, causal, batch, heads, "
                       "seqlen_q, seqlen_k, heads_k, softcap, window, window_left, window_right, bottom_right, varlen) "
                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-                   &st, func, err, len) != 0)
+                   &st, err, len) != 0)
         return -1;
     bind_workload(st, w);
-    int rc = insert(d, st, id, func, err, len);
+    int rc = insert(d, st, id, err, len);
     sqlite3_finalize(st);
     return rc;
 }
@@ -271,18 +271,18 @@ static int upsert(db *d, int kind, const void *row, int64_t *id, const char *fun
             : kind == ROW_KERNEL ? db_kernel_check(row, why, sizeof why)
                                  : db_workload_check(row, why, sizeof why);
     if (bad)
-        return db_fail(err, len, "%s: %s", func, why);
+        return db_fail(err, len, "%s", why);   /* the checks name the row: "workload op=7 ..." */
     if (db_enter(d, func, 1, err, len) != 0)
         return -1;
-    int rc = db_begin(d, func, err, len);
+    int rc = db_begin(d, err, len);
     if (rc == 0) {
-        rc = kind == ROW_DEVICE ? db_device_upsert_tx(d, row, id, func, err, len)
-           : kind == ROW_KERNEL ? db_kernel_upsert_tx(d, row, id, func, err, len)
-                                : db_workload_upsert_tx(d, row, id, func, err, len);
+        rc = kind == ROW_DEVICE ? db_device_upsert_tx(d, row, id, err, len)
+           : kind == ROW_KERNEL ? db_kernel_upsert_tx(d, row, id, err, len)
+                                : db_workload_upsert_tx(d, row, id, err, len);
         if (rc != 0)
             db_rollback(d);
         else
-            rc = db_commit(d, func, err, len);
+            rc = db_commit(d, err, len);
     }
     db_leave(d);
     return rc;
@@ -310,10 +310,10 @@ int db_workload_find(db *d, const db_workload *w, int64_t *id, char *err, size_t
     if (d && (!w || !id))
         return db_fail(err, len, "%s: %s is NULL", func, w ? "id" : "w");
     if (w && db_workload_check(w, why, sizeof why) != 0)
-        return db_fail(err, len, "%s: %s", func, why);
+        return db_fail(err, len, "%s", why);
     if (db_enter(d, func, 0, err, len) != 0)
         return -1;
-    int found = db_workload_find_tx(d, w, id, func, err, len);
+    int found = db_workload_find_tx(d, w, id, err, len);
     db_leave(d);
     return found;
 }
@@ -327,12 +327,12 @@ int db_kernel_get(db *d, int64_t id, db_kernel *out, char *err, size_t len)
         return -1;
     sqlite3_stmt *st;
     int found = -1;
-    if (db_prepare(d, "SELECT " DB_KERNEL_COLUMNS("k") " FROM kernels k WHERE id = ?1", &st, func, err, len) == 0) {
+    if (db_prepare(d, "SELECT " DB_KERNEL_COLUMNS("k") " FROM kernels k WHERE id = ?1", &st, err, len) == 0) {
         char why[256];
         sqlite3_bind_int64(st, 1, id);
-        found = step(d, st, func, err, len);
+        found = step(d, st, err, len);
         if (found == 1 && db_kernel_read(st, 0, out, why, sizeof why) != 0)
-            found = db_fail(err, len, "%s: %s", func, why);
+            found = db_fail(err, len, "database %s: %s", d->path, why);
         sqlite3_finalize(st);
     }
     db_leave(d);

@@ -233,7 +233,7 @@ int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
         return db_fail(err, len, "db_workload_parse: %s is NULL", text ? "w" : "text");
     db_fields f;
     if (db_fields_parse(text, &f, why, sizeof why) != 0)
-        return db_fail(err, len, "db_workload_parse: %s", why);
+        return db_fail(err, len, "workload: %s", why);
     memset(w, 0, sizeof *w);
     int rc = 0, dv_default = 0;
     enum { INTS = sizeof ints / sizeof ints[0] };
@@ -275,8 +275,8 @@ int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
     }
     if (rc == 0 && dv_default)
         w->head_dim_v = w->head_dim;
-    if (rc == 0)
-        rc = db_workload_check(w, why, sizeof why);
     db_fields_free(&f);
-    return rc == 0 ? 0 : db_fail(err, len, "db_workload_parse: %s", why);
+    if (rc != 0)
+        return db_fail(err, len, "workload: %s", why);
+    return db_workload_check(w, err, len);   /* its messages begin "workload ..." */
 }

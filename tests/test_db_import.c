@@ -347,9 +347,9 @@ static void input_is_capped_and_errors_say_why(void **state)
         const char *expected;
     } cases[] = {
         { "/dev/zero",
-          "db_import_read: cannot read /dev/zero: it is larger than 64 MiB, the most a winners file may have" },
-        { "/", "db_import_read: cannot read /: Is a directory" },
-        { "/nonexistent/w.txt", "db_import_read: cannot read /nonexistent/w.txt: No such file or directory" },
+          "cannot read winners file /dev/zero: it is larger than 64 MiB, the most a winners file may have" },
+        { "/", "cannot read winners file /: Is a directory" },
+        { "/nonexistent/w.txt", "cannot read winners file /nonexistent/w.txt: No such file or directory" },
     };
     for (int i = 0; i < ARRAY_LEN(cases); i++) {
         char *text = (char *)1, err[512] = "";
