@@ -47,7 +47,7 @@ static void check_candidates(const tune_space_set *set)
         assert_true(s->workload_count > 0);
         for (int j = 0; j < s->workload_count; j++) {
             const tune_candidates *c = &s->workloads[j];
-            const tune_workload *w = &c->workload;
+            const db_workload *w = &c->workload;
             if (c->count < 1)
                 fail_msg("%s: space '%s' workload %d has no candidate", set->path, s->name, j + 1);
             assert_int_equal(c->enumerated, c->valid + c->skipped_invalid + c->skipped_where);
@@ -61,7 +61,7 @@ static void check_candidates(const tune_space_set *set)
                 assert_int_equal(g->p[GEN_DTYPE], w->dtype);
                 assert_int_equal(g->p[GEN_HEAD_DIM], w->head_dim);
                 assert_int_equal(g->p[GEN_HEAD_DIM_V], w->head_dim_v);
-                assert_int_equal(g->p[GEN_CAUSAL], tune_workload_masked(w));
+                assert_int_equal(g->p[GEN_CAUSAL], db_workload_masked(w));
                 assert_int_equal(g->p[GEN_SOFTCAP], w->softcap);
                 assert_int_equal(g->p[GEN_EVEN_M], !w->varlen && w->seqlen_q % g->p[GEN_BLOCK_M] == 0);
                 assert_int_equal(g->p[GEN_EVEN_N], !w->varlen && w->seqlen_k % g->p[GEN_BLOCK_N] == 0);
@@ -146,7 +146,7 @@ static void shipped_spaces_enumerate(void **state)
  * seqlen 512..16384 at 16384 tokens, with a modest number of candidates per workload; the Hopper
  * families also head dims 96, 192/128 and 256 (16 heads, 16384 tokens, N 1024 and 4096), and the
  * papers' head dim 128 on a small grid (B 1, H 16, N 512). */
-static int hopper_extra(const tune_workload *w)
+static int hopper_extra(const db_workload *w)
 {
     const int wide = (w->head_dim == 96 && w->head_dim_v == 96) || (w->head_dim == 256 && w->head_dim_v == 256) ||
                      (w->head_dim == 192 && w->head_dim_v == 128);
@@ -176,7 +176,7 @@ static void default_space_covers_the_readme(void **state)
         const int hopper = !strcmp(s->name, "fwd_hopper") || !strcmp(s->name, "bwd_hopper");
         for (int j = 0; j < s->workload_count; j++) {
             const tune_candidates *c = &s->workloads[j];
-            const tune_workload *w = &c->workload;
+            const db_workload *w = &c->workload;
             /* At head dims 192 and 256 bwd_wgmma's two consumers split the columns beside a
              * producer: only the stages vary. */
             const int least = !strcmp(s->name, "bwd_hopper") && w->head_dim > 128 ? 2 : 3;
@@ -326,7 +326,7 @@ static void grid_builds_paper_shapes(void **state)
     for (int i = 0; i < ARRAY_LEN(paper_shapes); i++) {
         int found = 0;
         for (int j = 0; j < paper->workload_count; j++) {
-            const tune_workload *w = &paper->workloads[j].workload;
+            const db_workload *w = &paper->workloads[j].workload;
             if (w->head_dim != paper_shapes[i].head_dim || w->seqlen_q != paper_shapes[i].seqlen)
                 continue;
             found++;
@@ -343,7 +343,7 @@ static void grid_builds_paper_shapes(void **state)
     /* Order: dtype, head_dim, head_dim_v, causal, seqlen_q, seqlen_k, batch, heads (innermost). */
     const tune_space *cross = find_space(set, "cross");
     assert_int_equal(cross->workload_count, 16);
-    const tune_workload *first = &cross->workloads[0].workload, *second = &cross->workloads[1].workload,
+    const db_workload *first = &cross->workloads[0].workload, *second = &cross->workloads[1].workload,
                         *last = &cross->workloads[15].workload;
     assert_int_equal(first->dtype, 1);
     assert_int_equal(first->head_dim_v, 64);
@@ -362,7 +362,7 @@ static void grid_builds_paper_shapes(void **state)
     assert_int_equal(features->workload_count, 5);
     static const int want[5][2] = { { 2, 0 }, { 0, 0 }, { 2, 1 }, { 0, 1 }, { 1, 1 } };
     for (int i = 0; i < 5; i++) {
-        const tune_workload *w = &features->workloads[i].workload;
+        const db_workload *w = &features->workloads[i].workload;
         assert_int_equal(w->heads_k, want[i][0]);
         assert_int_equal(w->softcap, want[i][1]);
     }
@@ -377,7 +377,7 @@ static void grid_builds_paper_shapes(void **state)
         { 0, 1, 128, 64, 0 }, { 1, 1, 256, 0, 0 }, { 1, 0, 0, 0, 0 }, { 1, 0, 0, 0, 1 }, { 1, 0, 0, 0, 0 },
     };
     for (int i = 0; i < 5; i++) {
-        const tune_workload *w = &kinds->workloads[i].workload;
+        const db_workload *w = &kinds->workloads[i].workload;
         const int got[5] = { w->causal, w->window, w->window_left, w->window_right, w->bottom_right };
         for (int j = 0; j < 5; j++)
             if (got[j] != mask[i][j])
@@ -404,7 +404,7 @@ static void grid_builds_paper_shapes(void **state)
 static void varlen_lengths_fill_their_bucket(void **state)
 {
     (void)state;
-    const tune_workload cases[] = {
+    const db_workload cases[] = {
         { .dtype = 2, .head_dim = 128, .head_dim_v = 128, .batch = 23, .heads = 16, .seqlen_q = 8192,
           .seqlen_k = 8192, .varlen = 4, .causal = 1 },
         { .dtype = 2, .head_dim = 64, .head_dim_v = 64, .batch = 8, .heads = 2, .seqlen_q = 1024, .seqlen_k = 4096,
@@ -414,7 +414,7 @@ static void varlen_lengths_fill_their_bucket(void **state)
           .varlen = 2 },
     };
     for (int i = 0; i < ARRAY_LEN(cases); i++) {
-        const tune_workload *w = &cases[i];
+        const db_workload *w = &cases[i];
         int q[64], k[64], again[128];
         char why[256];
         if (tune_varlen_lengths(w, q, k, why, sizeof why) != 0)

@@ -56,7 +56,7 @@ static void test_stats(void **state)
 
 typedef struct flops_case {
     const char *name;
-    tune_workload w;
+    db_workload w;
     int backward;
     double flops;
 } flops_case;

@@ -122,7 +122,7 @@ static int run_reference(tune_measure *m, const gen_config *ref, ln_op op, char 
  * heads), or a variable-length batch packed [total, H, D] as FlashAttention's varlen takes it
  * (its prefix sums: prefix_sums), the default scale, the workload's mask, the softcap when it has
  * one. */
-static void workload_problem(const tune_workload *w, const int *prefix_q, const int *prefix_k, ln_problem *p)
+static void workload_problem(const db_workload *w, const int *prefix_q, const int *prefix_k, ln_problem *p)
 {
     const int heads_k = w->heads_k ? w->heads_k : w->heads;
     *p = (ln_problem){ .dtype = w->dtype, .batch = w->batch, .heads = w->heads, .seqlen_q = w->seqlen_q,
@@ -155,7 +155,7 @@ static void workload_problem(const tune_workload *w, const int *prefix_q, const 
 
 /* A variable-length workload's lengths as prefix sums, on the host (OUT, batch + 1 each) and in
  * m's problem on the device. 0, or -1 (why). */
-static int upload_prefix_sums(tune_measure *m, const tune_workload *w, int *prefix, char *why, size_t len)
+static int upload_prefix_sums(tune_measure *m, const db_workload *w, int *prefix, char *why, size_t len)
 {
     const int n = w->batch;
     int *lengths = malloc(2 * (size_t)n * sizeof *lengths);
@@ -192,7 +192,7 @@ static int setup(tune_measure *m, const tune_worker_task *t, char *why, size_t l
         return -1;
     const cu_driver *cu = m->s.cu;
     m->backward = t->backward;
-    const tune_workload *w = &t->workload;
+    const db_workload *w = &t->workload;
     int *prefix = w->varlen ? malloc(2 * ((size_t)w->batch + 1) * sizeof *prefix) : NULL;
     if (w->varlen && (!prefix || upload_prefix_sums(m, w, prefix, why, len) != 0)) {
         if (!prefix)

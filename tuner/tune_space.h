@@ -112,44 +112,29 @@ typedef struct tune_device {
  * target (dev then describes sm_90). */
 int tune_device_default(tune_device *dev, const char *arch);
 
-/* One problem shape to tune for. */
-typedef struct tune_workload {
-    int dtype;                  /* DTYPE code: 0 f32, 1 f16, 2 bf16, 3 f64 */
-    int head_dim, head_dim_v;
-    int causal;                 /* 0 none, 1 top-left */
-    int batch, heads;
-    int seqlen_q, seqlen_k;
-    int heads_k;                /* key/value heads of grouped-query attention; 0: as many as heads */
-    int softcap;                /* 1: scores capped (the kernels compiled with SOFTCAP 1) */
-    /* The rest as db_workload's (db_internal.h), in its one stored form (db_workload_set_mask):
-     * a local window's sides (-1 no limit), a bottom-right diagonal, and a variable-length batch's
-     * bucket (1..8: its tokens fill that many eighths of batch x the longest lengths; 0 dense). */
-    int window, window_left, window_right;
-    int bottom_right;
-    int varlen;
-} tune_workload;
+/* One problem shape to tune for: the database's workload (db_internal.h), one struct for the
+ * tuner and the database. Its op is the direction only once keyed for one (tune_workload_db); a
+ * space's workloads serve both directions and leave it 0. */
 
 /* "bf16 d=128 causal b=4 h=16 s=4096" (s=Q/K when the lengths differ; dv= when it differs;
  * hk=, softcap, win=L,R, br and varlen=N/8 where the workload has them). */
-void tune_workload_str(const tune_workload *w, char *buf, size_t len);
+void tune_workload_str(const db_workload *w, char *buf, size_t len);
 
-/* ---- a workload's problem (tune_workload.c) ------------------------------------------------ */
+/* ---- a workload's problem (db_workload.c) ------------------------------------------------ */
 
-/* w as the database's key for op (DB_OP_FWD or DB_OP_BWD). */
-void tune_workload_db(const tune_workload *w, int op, db_workload *out);
-/* 1 when w has a mask (its kernels' CAUSAL): causal or a window. */
-int tune_workload_masked(const tune_workload *w);
+/* w as the database's key for op (DB_OP_FWD or DB_OP_BWD): w with its op set. */
+void tune_workload_db(const db_workload *w, int op, db_workload *out);
 /* A variable-length workload's sequence lengths, the same for every run: w->batch of them, the
  * longest seqlen_q (keys: seqlen_k), the rest spread log-uniformly below it so that the tokens
  * fill db_varlen_fill(varlen) of the padded batch, in a fixed shuffled order. OUT: len_q[batch],
  * len_k[batch]. Returns 0, or -1 (why) when no such lengths fall in w's bucket (one sequence is
  * always full; a bucket below what batch sequences of length >= 1 can fill). */
-int tune_varlen_lengths(const tune_workload *w, int *len_q, int *len_k, char *why, size_t len);
+int tune_varlen_lengths(const db_workload *w, int *len_q, int *len_k, char *why, size_t len);
 /* FLOPs of a workload by the FlashAttention convention: forward 2 H (D + Dv) summed over its
  * sequences of the (query, key) pairs computed: Nq Nk, half that under a plain causal mask, the
  * band's exact count under a window or a bottom-right diagonal of unequal lengths; the backward
  * 2.5 times the forward. */
-double tune_flops(const tune_workload *w, int backward);
+double tune_flops(const db_workload *w, int backward);
 
 /* Timing settings of one benchmark pass. */
 typedef struct tune_bench {
@@ -197,7 +182,7 @@ typedef struct tune_skip {
 
 /* A space's candidates for one workload. */
 typedef struct tune_candidates {
-    tune_workload workload;
+    db_workload workload;
     gen_config *configs;        /* the candidates in enumeration order (random: the sample), each
                                  * valid for the workload and device; malloc'ed, owned by the set */
     int count;

@@ -142,7 +142,7 @@ int tune_spec_enumerate(lua_State *L, int spec_idx, int wi, tune_candidates *out
     spec_idx = lua_absindex(L, spec_idx);
     const tune_spec *s = lua_touserdata(L, spec_idx);
     const gen_family *f = s->space.family;
-    const tune_workload *w = &s->workloads[wi];
+    const db_workload *w = &s->workloads[wi];
     const int smem_limit = tune_lua_ctx(L)->smem_limit;
     memset(out, 0, sizeof *out);
     out->workload = *w;
@@ -158,7 +158,7 @@ int tune_spec_enumerate(lua_State *L, int spec_idx, int wi, tune_candidates *out
     base.p[GEN_HEAD_DIM] = w->head_dim;
     base.p[GEN_HEAD_DIM_V] = w->head_dim_v;
     if (f->params & GEN_BIT(GEN_CAUSAL))
-        base.p[GEN_CAUSAL] = tune_workload_masked(w);
+        base.p[GEN_CAUSAL] = db_workload_masked(w);
     if (f->params & GEN_BIT(GEN_SOFTCAP))
         base.p[GEN_SOFTCAP] = w->softcap;
     if (f->params & GEN_BIT(GEN_VARLEN))

@@ -131,7 +131,7 @@ int tune_lua_grid(lua_State *L)
                         for (int f = 0; f < (n_sk ? n_sk : 1); f++)
                             for (int g = 0; g < (n_b ? n_b : 1); g++)
                                 for (int h = 0; h < (n_h ? n_h : 1) * (n_hk ? n_hk : 1); h++) {
-                                    tune_workload w = {
+                                    db_workload w = {
                                         .dtype = v_dt[a], .head_dim = v_hd[b],
                                         .head_dim_v = n_hdv ? v_hdv[c] : v_hd[b], .causal = v_ca[d / n_sc],
                                         .softcap = v_sc[d % n_sc], .seqlen_q = v_sq[e],

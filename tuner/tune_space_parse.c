@@ -311,7 +311,7 @@ static int read_workloads(lua_State *L, const char *label, tune_spec *s, char *e
                 snprintf(item, sizeof item, "workloads[%lld]", (long long)i);
             }
             snprintf(what, sizeof what, "%s: %s", label, item);
-            tune_workload *w = &s->workloads[s->workload_count];
+            db_workload *w = &s->workloads[s->workload_count];
             if (tune_read_workload(L, -1, what, w, err, len))
                 return -1;
             lua_pop(L, 1);

@@ -17,7 +17,7 @@ typedef struct tune_spec {
     int *values[GEN_PARAM_COUNT];   /* searched parameters: their lists; malloc'ed */
     int value_count[GEN_PARAM_COUNT];
     int has_where;              /* where() is the user value of the spec's userdata */
-    tune_workload *workloads;   /* malloc'ed */
+    db_workload *workloads;   /* malloc'ed */
     int workload_count;
 } tune_spec;
 

@@ -171,7 +171,7 @@ int tune_field_number(lua_State *L, int idx, const char *what, const char *key, 
 
 /* ---- workloads ------------------------------------------------------------------------------ */
 
-void tune_workload_str(const tune_workload *w, char *buf, size_t len)
+void tune_workload_str(const db_workload *w, char *buf, size_t len)
 {
     char dv[24] = "", s[32];
     if (w->head_dim_v != w->head_dim)
@@ -215,7 +215,7 @@ static int read_flag(lua_State *L, int idx, const char *what, const char *key, g
 
 /* varlen = fill, in (0, 1]: a variable-length batch whose tokens fill that share of batch x the
  * longest lengths, kept as its bucket (db_varlen_bucket's eighths); lengths must exist for it. */
-static int read_varlen(lua_State *L, int idx, const char *what, tune_workload *w, char *err, size_t len)
+static int read_varlen(lua_State *L, int idx, const char *what, db_workload *w, char *err, size_t len)
 {
     double fill = 0;
     if (tune_field_number(L, idx, what, "varlen", 0, 0, 1, &fill, err, len))
@@ -234,7 +234,7 @@ static int read_varlen(lua_State *L, int idx, const char *what, tune_workload *w
 
 /* The mask: causal, window_left / window_right (either makes a local window; -1 or absent: no
  * limit on that side), bottom_right; kept in the database's one form (db_workload_set_mask). */
-static int read_mask(lua_State *L, int idx, const char *what, tune_workload *w, char *err, size_t len)
+static int read_mask(lua_State *L, int idx, const char *what, db_workload *w, char *err, size_t len)
 {
     int left = -1, right = -1, br = 0;
     int window = lua_getfield(L, idx, "window_left") != LUA_TNIL;
@@ -266,7 +266,7 @@ static int read_mask(lua_State *L, int idx, const char *what, tune_workload *w, 
     return 0;
 }
 
-int tune_read_workload(lua_State *L, int idx, const char *what, tune_workload *w, char *err, size_t len)
+int tune_read_workload(lua_State *L, int idx, const char *what, db_workload *w, char *err, size_t len)
 {
     idx = lua_absindex(L, idx);
     memset(w, 0, sizeof *w);
@@ -325,7 +325,7 @@ int tune_read_workload(lua_State *L, int idx, const char *what, tune_workload *w
     return read_varlen(L, idx, what, w, err, len) || read_mask(L, idx, what, w, err, len) ? -1 : 0;
 }
 
-void tune_push_workload(lua_State *L, const tune_workload *w)
+void tune_push_workload(lua_State *L, const db_workload *w)
 {
     lua_createtable(L, 0, 14);
     lua_pushstring(L, gen_dtype_name(w->dtype));

@@ -33,8 +33,8 @@ int tune_field_int(lua_State *L, int idx, const char *what, const char *key, int
 int tune_field_number(lua_State *L, int idx, const char *what, const char *key, double lo, int lo_ok,
                       double hi, double *out, char *err, size_t len);
 /* The workload table at idx; what names it in errors ("workloads[3]"). */
-int tune_read_workload(lua_State *L, int idx, const char *what, tune_workload *w, char *err, size_t len);
+int tune_read_workload(lua_State *L, int idx, const char *what, db_workload *w, char *err, size_t len);
 /* Pushes w as a Lua table (dtype as a name, every length filled in). */
-void tune_push_workload(lua_State *L, const tune_workload *w);
+void tune_push_workload(lua_State *L, const db_workload *w);
 
 #endif

@@ -20,7 +20,7 @@ int tune_sweep_store(tune_sweep *s, const tune_unit *u, int c, const tune_record
 }
 
 /* Seeds the random inputs from the workload, so a rerun sees the same data. */
-static unsigned long long workload_seed(const tune_workload *w)
+static unsigned long long workload_seed(const db_workload *w)
 {
     int f[] = { w->dtype, w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads, w->seqlen_q, w->seqlen_k,
                 w->heads_k, w->softcap, w->window, w->window_left, w->window_right, w->bottom_right, w->varlen };

@@ -43,7 +43,7 @@ int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
             u->space = &set->spaces[i];
             u->cands = &set->spaces[i].workloads[w];
             u->backward = u->space->family->backward;
-            const tune_workload *tw = &u->cands->workload;
+            const db_workload *tw = &u->cands->workload;
             db_workload dw;
             tune_workload_db(tw, u->backward ? DB_OP_BWD : DB_OP_FWD, &dw);
             if (db_workload_upsert(s->d, &dw, &u->workload_id, s->err, sizeof s->err) != 0)
@@ -52,7 +52,7 @@ int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
             u->ref_config.p[GEN_DTYPE] = tw->dtype;
             u->ref_config.p[GEN_HEAD_DIM] = tw->head_dim;
             u->ref_config.p[GEN_HEAD_DIM_V] = tw->head_dim_v;
-            u->ref_config.p[GEN_CAUSAL] = tune_workload_masked(tw);
+            u->ref_config.p[GEN_CAUSAL] = db_workload_masked(tw);
             u->ref_config.p[GEN_VARLEN] = tw->varlen != 0;
             u->job = malloc((size_t)(u->cands->count ? u->cands->count : 1) * sizeof *u->job);
             u->pending = malloc((size_t)(u->cands->count ? u->cands->count : 1) * sizeof *u->pending);

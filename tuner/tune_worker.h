@@ -48,7 +48,7 @@ typedef struct tune_worker_item {
 
 /* The work of one worker process: one workload, its reference and the candidates to run. */
 typedef struct tune_worker_task {
-    tune_workload workload;
+    db_workload workload;
     int backward;               /* 0: forward candidates; 1: backward */
     int device;                 /* the CUDA device number to run on (tune_gpu_info.ordinal) */
     const void *ref_cubin;      /* the ref family's image for this workload */

@@ -7,19 +7,10 @@
 #include "ft_mask.h"
 #include "tune_space.h"
 
-void tune_workload_db(const tune_workload *w, int op, db_workload *out)
+void tune_workload_db(const db_workload *w, int op, db_workload *out)
 {
-    *out = (db_workload){
-        .op = op, .dtype = w->dtype, .head_dim = w->head_dim, .head_dim_v = w->head_dim_v, .causal = w->causal,
-        .batch = w->batch, .heads = w->heads, .seqlen_q = w->seqlen_q, .seqlen_k = w->seqlen_k,
-        .heads_k = w->heads_k, .softcap = w->softcap, .varlen = w->varlen, .window = w->window,
-        .window_left = w->window_left, .window_right = w->window_right, .bottom_right = w->bottom_right,
-    };
-}
-
-int tune_workload_masked(const tune_workload *w)
-{
-    return w->causal || w->window;
+    *out = *w;
+    out->op = op;
 }
 
 /* The mean of exp(-a i / (n - 1)) over i < n: the fill of lengths spread log-uniformly by a. */
@@ -31,7 +22,7 @@ static double spread_fill(double a, int n)
     return sum / n;
 }
 
-int tune_varlen_lengths(const tune_workload *w, int *len_q, int *len_k, char *why, size_t len)
+int tune_varlen_lengths(const db_workload *w, int *len_q, int *len_k, char *why, size_t len)
 {
     const int n = w->batch;
     int *sorted = malloc((size_t)n * sizeof *sorted);
@@ -81,9 +72,9 @@ int tune_varlen_lengths(const tune_workload *w, int *len_q, int *len_k, char *wh
 }
 
 /* The (query, key) pairs one sequence of nq queries and nk keys computes under w's mask. */
-static double pairs(const tune_workload *w, int nq, int nk)
+static double pairs(const db_workload *w, int nq, int nk)
 {
-    if (!tune_workload_masked(w))
+    if (!db_workload_masked(w))
         return (double)nq * nk;
     if (!w->window && (!w->bottom_right || nq == nk))
         return (double)nq * nk / 2;   /* the FlashAttention convention for a causal mask */
@@ -99,7 +90,7 @@ static double pairs(const tune_workload *w, int nq, int nk)
     return sum;
 }
 
-double tune_flops(const tune_workload *w, int backward)
+double tune_flops(const db_workload *w, int backward)
 {
     double sum = 0;
     if (w->varlen) {
