@@ -8,6 +8,7 @@
 #include <stdarg.h>
 
 #include "db_internal.h"
+#include "db_workload_fields.h"
 
 struct db {
     sqlite3 *sql;
@@ -112,16 +113,13 @@ int db_workload_check(const db_workload *w, char *err, size_t len);
  * below (used by db_query.c and db_listing.c). */
 #define DB_DEVICE_COLUMNS(t) t ".name, " t ".arch, " t ".cc_major, " t ".cc_minor, " t ".sm_count, " \
                              t ".driver_version, " t ".nvrtc_version"
-#define DB_WORKLOAD_COLUMNS(t) t ".op, " t ".dtype, " t ".head_dim, " t ".head_dim_v, " t ".causal, " \
-                               t ".batch, " t ".heads, " t ".seqlen_q, " t ".seqlen_k, " t ".heads_k, " t ".softcap, " \
-                               t ".window, " t ".window_left, " t ".window_right, " t ".bottom_right, " t ".varlen"
 /* A kernel is its family, hash and "NAME=VALUE NAME=VALUE ..." from kernel_params (t.id must
  * be selectable), 3 columns. */
 #define DB_KERNEL_COLUMNS(t) t ".family, " t ".source_hash, (SELECT group_concat(kp.name || '=' || kp.value, ' ')" \
     " FROM kernel_params kp WHERE kp.kernel_id = " t ".id)"
 #define DB_KERNEL_COLUMN_COUNT 3
 int db_device_read(sqlite3_stmt *st, int col, db_device *dev);       /* returns col + 7 */
-int db_workload_read(sqlite3_stmt *st, int col, db_workload *w);     /* returns col + 16 */
+int db_workload_read(sqlite3_stmt *st, int col, db_workload *w);     /* returns col + DB_WORKLOAD_COLUMN_COUNT */
 /* Reads DB_KERNEL_COLUMNS at col: 0, or -1 when a parameter name is unknown to this build or
  * a value is not an integer (err names the kernel's hash and the parameter; no prefix). */
 int db_kernel_read(sqlite3_stmt *st, int col, db_kernel *k, char *err, size_t len);

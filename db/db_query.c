@@ -150,12 +150,10 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
             c.name_match = device_name ? shared_start(c.device.name, device_name) : 0;
             c.distance = distance(w, &c.workload);
             c.kind_gap = kind_gap(w, &c.workload);
-            int exact = c.workload.batch == w->batch && c.workload.heads == w->heads
-                     && c.workload.seqlen_q == w->seqlen_q && c.workload.seqlen_k == w->seqlen_k
-                     && c.workload.heads_k == w->heads_k && c.workload.softcap == w->softcap
-                     && c.workload.causal == w->causal && c.workload.window == w->window
-                     && c.workload.window_left == w->window_left && c.workload.window_right == w->window_right
-                     && c.workload.bottom_right == w->bottom_right && c.workload.varlen == w->varlen;
+            int exact = 1;   /* every field (op, dtype and the head dims are the statement's) */
+#define SAME_(a, name, ...) exact = exact && c.workload.name == w->name;
+            DB_WORKLOAD_INT_FIELDS(SAME_, )
+#undef SAME_
             c.workload_match = exact ? DB_MATCH_EXACT : DB_MATCH_NEAREST;
             if (exact)
                 c.distance = 0;

@@ -211,25 +211,21 @@ int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, char *err, size_
     return rc;
 }
 
-/* Binds the sixteen workload fields to parameters 1..16, in DB_WORKLOAD_COLUMNS' order. */
+/* Binds the workload's fields to parameters 1, 2, ... in the table's order (db_workload_fields.h). */
 static void bind_workload(sqlite3_stmt *st, const db_workload *w)
 {
     sqlite3_bind_text(st, 1, db_op_name(w->op), -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, db_dtype_name(w->dtype), -1, SQLITE_STATIC);
-    const int v[] = { w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads, w->seqlen_q, w->seqlen_k,
-                      w->heads_k, w->softcap, w->window, w->window_left, w->window_right, w->bottom_right,
-                      w->varlen };
-    for (int i = 0; i < (int)(sizeof v / sizeof v[0]); i++)
-        sqlite3_bind_int(st, 3 + i, v[i]);
+    int param = 3;
+#define BIND_(a, name, ...) sqlite3_bind_int(st, param++, w->name);
+    DB_WORKLOAD_INT_FIELDS(BIND_, )
+#undef BIND_
 }
 
 int db_workload_find_tx(db *d, const db_workload *w, int64_t *id, char *err, size_t len)
 {
     sqlite3_stmt *st;
-    if (db_prepare(d, "SELECT id FROM workloads WHERE op = ?1 AND dtype = ?2 AND head_dim = ?3 AND "
-                      "head_dim_v = ?4 AND causal = ?5 AND batch = ?6 AND heads = ?7 AND seqlen_q = ?8 "
-                      "AND seqlen_k = ?9 AND heads_k = ?10 AND softcap = ?11 AND window = ?12 AND window_left = ?13 "
-                      "AND window_right = ?14 AND bottom_right = ?15 AND varlen = ?16", &st, err, len) != 0)
+    if (db_prepare(d, "SELECT id FROM workloads WHERE " DB_WORKLOAD_MATCH, &st, err, len) != 0)
         return -1;
     bind_workload(st, w);
     int found = step(d, st, err, len);
@@ -245,10 +241,8 @@ int db_workload_upsert_tx(db *d, const db_workload *w, int64_t *id, char *err, s
     if (found != 0)
         return found < 0 ? -1 : 0;
     sqlite3_stmt *st;
-    if (db_prepare(d, "INSERT INTO workloads (op, dtype, head_dim, head_dim_v, causal, batch, heads, "
-                      "seqlen_q, seqlen_k, heads_k, softcap, window, window_left, window_right, bottom_right, varlen) "
-                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
-                   &st, err, len) != 0)
+    if (db_prepare(d, "INSERT INTO workloads (" DB_WORKLOAD_NAMES ") VALUES (" DB_WORKLOAD_PARAMS ")", &st, err, len)
+        != 0)
         return -1;
     bind_workload(st, w);
     int rc = insert(d, st, id, err, len);
@@ -358,21 +352,11 @@ int db_workload_read(sqlite3_stmt *st, int col, db_workload *w)
 {
     w->op = db_op_parse((const char *)sqlite3_column_text(st, col));
     w->dtype = db_dtype_parse((const char *)sqlite3_column_text(st, col + 1));
-    w->head_dim = sqlite3_column_int(st, col + 2);
-    w->head_dim_v = sqlite3_column_int(st, col + 3);
-    w->causal = sqlite3_column_int(st, col + 4);
-    w->batch = sqlite3_column_int(st, col + 5);
-    w->heads = sqlite3_column_int(st, col + 6);
-    w->seqlen_q = sqlite3_column_int(st, col + 7);
-    w->seqlen_k = sqlite3_column_int(st, col + 8);
-    w->heads_k = sqlite3_column_int(st, col + 9);
-    w->softcap = sqlite3_column_int(st, col + 10);
-    w->window = sqlite3_column_int(st, col + 11);
-    w->window_left = sqlite3_column_int(st, col + 12);
-    w->window_right = sqlite3_column_int(st, col + 13);
-    w->bottom_right = sqlite3_column_int(st, col + 14);
-    w->varlen = sqlite3_column_int(st, col + 15);
-    return col + 16;
+    col += 2;
+#define READ_(a, name, ...) w->name = sqlite3_column_int(st, col++);
+    DB_WORKLOAD_INT_FIELDS(READ_, )
+#undef READ_
+    return col;
 }
 
 int db_kernel_read(sqlite3_stmt *st, int col, db_kernel *k, char *err, size_t len)

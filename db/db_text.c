@@ -169,33 +169,34 @@ void db_write_quoted(FILE *out, const char *value)
 
 /* ---- workloads ------------------------------------------------------------------------ */
 
-const char *db_workload_kind_format(const db_workload *w, char *buf, size_t len)
+/* " NAME=VALUE" of each field the text shows, those of the shape (always) or of the kind
+ * (when the workload has them: a plain workload's text is as it always was). */
+static void format_fields(const db_workload *w, int kind, char *buf, size_t len)
 {
-    int at = len ? 0 : -1;
+    size_t at = 0;
     if (len)
         buf[0] = '\0';
-    /* Only what the workload has: a plain workload's text is as it always was. */
-    if (w->heads_k && at >= 0 && (size_t)at < len)
-        at += snprintf(buf + at, len - at, " heads_k=%d", w->heads_k);
-    if (w->softcap && at >= 0 && (size_t)at < len)
-        at += snprintf(buf + at, len - at, " softcap=%d", w->softcap);
-    if (w->window && at >= 0 && (size_t)at < len)
-        at += snprintf(buf + at, len - at, " window=%d window_left=%d window_right=%d", w->window, w->window_left,
-                       w->window_right);
-    if (w->bottom_right && at >= 0 && (size_t)at < len)
-        at += snprintf(buf + at, len - at, " bottom_right=%d", w->bottom_right);
-    if (w->varlen && at >= 0 && (size_t)at < len)
-        snprintf(buf + at, len - at, " varlen=%d", w->varlen);
+#define SHOW_(a, name, alias, required, shown)                                                              \
+    if ((shown == DB_SHOWN_ALWAYS) != kind                                                                  \
+        && (shown == DB_SHOWN_ALWAYS || (shown == DB_SHOWN_IF_SET ? w->name != 0 : w->window != 0)) && at < len) \
+        at += (size_t)snprintf(buf + at, len - at, " %s=%d", #name, w->name);
+    DB_WORKLOAD_INT_FIELDS(SHOW_, )
+#undef SHOW_
+}
+
+const char *db_workload_kind_format(const db_workload *w, char *buf, size_t len)
+{
+    format_fields(w, 1, buf, len);
     return buf;
 }
 
 const char *db_workload_format(const db_workload *w, char *buf, size_t len)
 {
     const char *op = db_op_name(w->op), *dtype = db_dtype_name(w->dtype);
-    char kind[160];
-    snprintf(buf, len, "op=%s dtype=%s head_dim=%d head_dim_v=%d causal=%d batch=%d heads=%d seqlen_q=%d seqlen_k=%d%s",
-             op ? op : "?", dtype ? dtype : "?", w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads,
-             w->seqlen_q, w->seqlen_k, db_workload_kind_format(w, kind, sizeof kind));
+    char shape[160], kind[160];
+    format_fields(w, 0, shape, sizeof shape);
+    format_fields(w, 1, kind, sizeof kind);
+    snprintf(buf, len, "op=%s dtype=%s%s%s", op ? op : "?", dtype ? dtype : "?", shape, kind);
     return buf;
 }
 
@@ -213,20 +214,9 @@ static int take_either(db_fields *f, const char *name, const char *alias, const 
 int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
 {
     static const struct { const char *name, *alias; int required; size_t offset; } ints[] = {
-        { "head_dim", "d", 1, offsetof(db_workload, head_dim) },
-        { "head_dim_v", "dv", 0, offsetof(db_workload, head_dim_v) },
-        { "causal", NULL, 0, offsetof(db_workload, causal) },
-        { "batch", "b", 1, offsetof(db_workload, batch) },
-        { "heads", "h", 1, offsetof(db_workload, heads) },
-        { "seqlen_q", "sq", 1, offsetof(db_workload, seqlen_q) },
-        { "seqlen_k", "sk", 1, offsetof(db_workload, seqlen_k) },
-        { "heads_k", "hk", 0, offsetof(db_workload, heads_k) },
-        { "softcap", NULL, 0, offsetof(db_workload, softcap) },
-        { "window", NULL, 0, offsetof(db_workload, window) },
-        { "window_left", NULL, 0, offsetof(db_workload, window_left) },
-        { "window_right", NULL, 0, offsetof(db_workload, window_right) },
-        { "bottom_right", NULL, 0, offsetof(db_workload, bottom_right) },
-        { "varlen", NULL, 0, offsetof(db_workload, varlen) },
+#define FIELD_(a, name, alias, required, shown) { #name, alias, required, offsetof(db_workload, name) },
+        DB_WORKLOAD_INT_FIELDS(FIELD_, )
+#undef FIELD_
     };
     char why[512];
     if (!text || !w)

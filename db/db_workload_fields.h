@@ -1,0 +1,51 @@
+/* The integer fields of a workload (db_workload after op and dtype) in one table. Their order is
+ * the workloads table's columns' and the text's: from this list come the columns selected, the
+ * statements' binds and reads, the find and insert statements, the text's parse and form, the
+ * kind's text and the exact match of a stored workload. A new field of the problem is a member
+ * of db_workload, a line here, its checks (db_workload_check) and a migration adding its column
+ * with the value its absence means.
+ *
+ * X(a, NAME, SHORT, REQUIRED, SHOWN): a is the caller's pass-through argument; SHORT is the
+ * text's short name or NULL; REQUIRED, 1 when the text must give it; SHOWN, when the text shows
+ * it: DB_SHOWN_ALWAYS (the shape), DB_SHOWN_IF_SET (not 0) or DB_SHOWN_WITH_WINDOW (when the
+ * workload has a window, whatever its value). */
+#ifndef FLASHTUNE_DB_WORKLOAD_FIELDS_H
+#define FLASHTUNE_DB_WORKLOAD_FIELDS_H
+
+enum { DB_SHOWN_ALWAYS, DB_SHOWN_IF_SET, DB_SHOWN_WITH_WINDOW };
+
+#define DB_WORKLOAD_INT_FIELDS(X, a)                    \
+    X(a, head_dim, "d", 1, DB_SHOWN_ALWAYS)             \
+    X(a, head_dim_v, "dv", 0, DB_SHOWN_ALWAYS)          \
+    X(a, causal, NULL, 0, DB_SHOWN_ALWAYS)              \
+    X(a, batch, "b", 1, DB_SHOWN_ALWAYS)                \
+    X(a, heads, "h", 1, DB_SHOWN_ALWAYS)                \
+    X(a, seqlen_q, "sq", 1, DB_SHOWN_ALWAYS)            \
+    X(a, seqlen_k, "sk", 1, DB_SHOWN_ALWAYS)            \
+    X(a, heads_k, "hk", 0, DB_SHOWN_IF_SET)             \
+    X(a, softcap, NULL, 0, DB_SHOWN_IF_SET)             \
+    X(a, window, NULL, 0, DB_SHOWN_IF_SET)              \
+    X(a, window_left, NULL, 0, DB_SHOWN_WITH_WINDOW)    \
+    X(a, window_right, NULL, 0, DB_SHOWN_WITH_WINDOW)   \
+    X(a, bottom_right, NULL, 0, DB_SHOWN_IF_SET)        \
+    X(a, varlen, NULL, 0, DB_SHOWN_IF_SET)
+
+/* Pieces of SQL text, one a field (string literals, joined by the compiler). */
+#define DB_WORKLOAD_COLUMN_(t, name, ...) ", " t "." #name
+#define DB_WORKLOAD_NAME_(a, name, ...) ", " #name
+#define DB_WORKLOAD_PARAM_(a, name, ...) ", ?"
+#define DB_WORKLOAD_EQUALS_(a, name, ...) " AND " #name " = ?"
+#define DB_WORKLOAD_ONE_(a, name, ...) +1
+
+/* The fields counted, op and dtype included: the columns db_workload_read takes. */
+#define DB_WORKLOAD_COLUMN_COUNT (2 DB_WORKLOAD_INT_FIELDS(DB_WORKLOAD_ONE_, ))
+/* "t.op, t.dtype, t.head_dim, ...": every column of t, a workloads row, in the table's order. */
+#define DB_WORKLOAD_COLUMNS(t) t ".op, " t ".dtype" DB_WORKLOAD_INT_FIELDS(DB_WORKLOAD_COLUMN_, t)
+/* "op, dtype, head_dim, ..." and "?1, ?2, ?, ...": an insert's columns and values; "op = ?1 AND
+ * dtype = ?2 AND head_dim = ? ...": a row equal to one (SQLite numbers a bare ? after the largest
+ * so far, so the binds go 1, 2, 3, ... in the table's order). */
+#define DB_WORKLOAD_NAMES "op, dtype" DB_WORKLOAD_INT_FIELDS(DB_WORKLOAD_NAME_, )
+#define DB_WORKLOAD_PARAMS "?1, ?2" DB_WORKLOAD_INT_FIELDS(DB_WORKLOAD_PARAM_, )
+#define DB_WORKLOAD_MATCH "op = ?1 AND dtype = ?2" DB_WORKLOAD_INT_FIELDS(DB_WORKLOAD_EQUALS_, )
+
+#endif
