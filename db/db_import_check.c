@@ -40,9 +40,11 @@ static void family_names(char *buf, size_t len)
 
 static int check_device(const db_device *dev, char *why, size_t len)
 {
+    char archs[128];
+    gen_arch_names(1, archs, sizeof archs);
     if (!gen_arch_supported(dev->arch))
-        return refuse(why, len, "field 'arch': '%s' is not an arch this flashtune compiles for (sm_80, sm_86, "
-                      "sm_89, sm_90)", dev->arch);
+        return refuse(why, len, "field 'arch': '%s' is not an arch this flashtune compiles for (%s)", dev->arch,
+                      archs);
     char arch[32];
     snprintf(arch, sizeof arch, "sm_%d%d", dev->cc_major, dev->cc_minor);
     if (strcmp(arch, dev->arch))

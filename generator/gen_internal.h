@@ -72,9 +72,25 @@ int gen_config_parse(gen_config *c, const char *text, char *why, size_t len);
 int gen_validate(const gen_config *c, int smem_limit_bytes, char *why, size_t len);
 /* 1 when the entry is launched for c (its used() says so, or it has none). */
 int gen_entry_used(const gen_config *c, const gen_entry *e);
-/* The most dynamic shared memory a block may opt in to on arch ("sm_80": 166912, "sm_86" and
- * "sm_89": 101376, "sm_90" and "sm_90a": 232448), or -1 for an arch the generator does not
- * target. The archs accepted here are exactly those gen_compile accepts. */
+/* ---- the architectures (gen_arch.c): one table ------------------------------------------ */
+
+typedef struct gen_arch {
+    const char *name;            /* NVRTC's target, "sm_90" */
+    int cc_major, cc_minor;      /* the compute capability of its GPUs */
+    int smem_limit;              /* opt-in dynamic shared memory per block, bytes */
+    const char *runs_on;         /* NULL: a GPU's arch; else the arch whose GPUs alone run its code
+                                  * ("sm_90a": "sm_90") */
+    const char *typical_gpu;     /* what a sweep without a GPU assumes (tune_device_default) */
+    int typical_sms;
+} gen_arch;
+
+/* The arch of that name ("sm_90"), or NULL when flashtune does not compile for it. */
+const gen_arch *gen_arch_find(const char *name);
+/* "sm_80, sm_86, sm_89, sm_90" (gpus_only: the archs a GPU reports) or with the arch-specific
+ * targets too ("..., sm_90a"), for messages and help texts. */
+void gen_arch_names(int gpus_only, char *buf, size_t len);
+/* The most dynamic shared memory a block may opt in to on arch, or -1 for an arch the generator
+ * does not target. The archs accepted here are exactly those gen_compile accepts. */
 int gen_smem_limit_for_arch(const char *arch);
 
 /* The arch to compile f's kernels for on a GPU of arch device_arch: device_arch itself, or the
@@ -167,7 +183,7 @@ typedef struct gen_binary {
 const char *gen_compile_options(void);
 /* "13.0": NVRTC's version, major.minor. */
 void gen_nvrtc_version(char *buf, size_t len);
-/* 1 when gen_compile accepts arch ("sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"). */
+/* 1 when gen_compile accepts arch (one of gen_arch_names(0)). */
 int gen_arch_supported(const char *arch);
 
 /* Compiles source (a standalone .cu from gen_expand, or any kernel source) for arch to CUBIN.

@@ -67,8 +67,9 @@ int gen_compile(const char *source, const char *arch, gen_binary *out, char *err
 {
     memset(out, 0, sizeof *out);
     if (!gen_arch_supported(arch)) {
-        snprintf(err, len, "arch %s is not supported (sm_80, sm_86, sm_89, sm_90, sm_90a)",
-                 arch ? arch : "(none)");
+        char archs[128];
+        gen_arch_names(0, archs, sizeof archs);
+        snprintf(err, len, "arch %s is not supported (%s)", arch ? arch : "(none)", archs);
         return -1;
     }
     if (!source) {

@@ -5,54 +5,6 @@
 
 #include "gen_internal.h"
 
-/* Opt-in maximum of dynamic shared memory per block (cudaDevAttrMaxSharedMemoryPerBlockOptin). */
-static const struct {
-    const char *arch;
-    int smem_limit;
-} archs[] = {
-    { "sm_80", 166912 },  /* A100: 163 KiB */
-    { "sm_86", 101376 },  /* GA10x: 99 KiB */
-    { "sm_89", 101376 },  /* AD10x: 99 KiB */
-    { "sm_90", 232448 },  /* H100: 227 KiB */
-    { "sm_90a", 232448 },
-};
-
-int gen_smem_limit_for_arch(const char *arch)
-{
-    for (size_t i = 0; arch && i < sizeof archs / sizeof archs[0]; i++)
-        if (!strcmp(archs[i].arch, arch))
-            return archs[i].smem_limit;
-    return -1;
-}
-
-int gen_arch_supported(const char *arch)
-{
-    return gen_smem_limit_for_arch(arch) > 0;
-}
-
-const char *gen_target_arch(const gen_family *f, const char *device_arch)
-{
-    if (!f || !device_arch || !gen_arch_supported(device_arch))
-        return NULL;
-    if (!f->target_arch)
-        return device_arch;
-    /* "sm_90a" code runs on an "sm_90" GPU and on nothing else. */
-    size_t n = strlen(device_arch);
-    if (!strcmp(device_arch, f->target_arch) ||
-        (!strncmp(device_arch, f->target_arch, n) && !strcmp(f->target_arch + n, "a")))
-        return f->target_arch;
-    return NULL;
-}
-
-int gen_check_arch(const gen_family *f, const char *device_arch, char *why, size_t len)
-{
-    if (gen_target_arch(f, device_arch))
-        return 0;
-    snprintf(why, len, "family %s needs a GPU of arch %s; this one is %s", f ? f->name : "(none)",
-             f && f->target_arch ? f->target_arch : "(any)", device_arch ? device_arch : "(none)");
-    return -1;
-}
-
 int gen_entry_used(const gen_config *c, const gen_entry *e)
 {
     return !e->used || e->used(c->p);

@@ -57,9 +57,10 @@ static ft_status describe_context(ft_context *ctx, const char *func, const cu_dr
     }
     snprintf(c->info.arch, sizeof c->info.arch, "sm_%d%d", major, minor);
     if (!gen_arch_supported(c->info.arch)) {
-        ft_status s = rt_fail(ctx, FT_ERR_NO_DEVICE,
-                              "%s: no usable GPU: %s is %s, which flashtune does not target (sm_80, sm_86, sm_89, "
-                              "sm_90)", func, c->info.name, c->info.arch);
+        char archs[128];
+        gen_arch_names(1, archs, sizeof archs);
+        ft_status s = rt_fail(ctx, FT_ERR_NO_DEVICE, "%s: no usable GPU: %s is %s, which flashtune does not target (%s)",
+                              func, c->info.name, c->info.arch, archs);
         free(c);
         return s;
     }

@@ -14,15 +14,17 @@
 
 static void help(void)
 {
+    char archs[128];
+    gen_arch_names(0, archs, sizeof archs);
     printf("usage: flashtune cache warm [--arch ARCH] [--db FILE] [--threads N]\n\n"
            "Compiles the kernels of the tuned winners for ARCH (default sm_90) into the CUBIN cache on\n"
            "disk that libflashtune reads: $FLASHTUNE_CACHE_DIR, else $XDG_CACHE_HOME/flashtune, else\n"
            "~/.cache/flashtune. The winners are those shipped inside the library, and the database's\n"
            "with --db, each in the forms the library compiles for other lengths too (tiles that divide\n"
            "the lengths or not). Kernels already in the cache are kept; nothing runs on a GPU.\n\n"
-           "  --arch ARCH   the GPU architecture to compile for (sm_80, sm_86, sm_89, sm_90)\n"
+           "  --arch ARCH   the GPU architecture to compile for (%s)\n"
            "  --db FILE     also this database's winners\n"
-           "  --threads N   compile on N threads (default: every core)\n");
+           "  --threads N   compile on N threads (default: every core)\n", archs);
 }
 
 /* Adds the kernels of the winners in d tuned on arch to ks, each with EVEN_M and EVEN_N both ways
@@ -71,9 +73,10 @@ static int warm(const char *arch, const char *db_path, int threads)
         return 1;
     }
     tune_device dev;
+    char archs[128];
+    gen_arch_names(0, archs, sizeof archs);
     if (tune_device_default(&dev, arch) != 0)
-        return tune_usage_error("cache", "--arch=%s is not a target of the generator (sm_80, sm_86, sm_89, sm_90)",
-                                arch);
+        return tune_usage_error("cache", "--arch=%s is not a target of the generator (%s)", arch, archs);
     tune_kernel_set ks = { 0 };
     db *sources[2] = { NULL, NULL };
     int rc = rt_shipped_open(&sources[0], err, sizeof err);

@@ -66,9 +66,10 @@ int cmd_tune(int argc, char **argv)
         tune_db_path("tune", given_db, &db_path))
         return TUNE_EXIT_USAGE;
     tune_device dev;
+    char archs[128];
+    gen_arch_names(0, archs, sizeof archs);
     if (tune_device_default(&dev, arch ? arch : "sm_90") != 0)
-        return tune_usage_error("tune", "--arch=%s is not a target of the generator (sm_80, sm_86, sm_89, sm_90, "
-                                "sm_90a)", arch);
+        return tune_usage_error("tune", "--arch=%s is not a target of the generator (%s)", arch, archs);
 
     /* The GPU is described by a child process: this one must not initialize CUDA before it
      * forks the benchmark workers. */

@@ -74,8 +74,10 @@ int tune_cli_parse(tune_cli *cli, const char *command, int argc, char **argv)
         return tune_usage_error(command, "%s", err);
     }
     const int smem_limit = gen_smem_limit_for_arch(cli->arch);
+    char archs[128];
+    gen_arch_names(0, archs, sizeof archs);
     if (smem_limit < 0)
-        return tune_usage_error(command, "unknown arch '%s' (sm_80, sm_86, sm_89, sm_90, sm_90a)", cli->arch);
+        return tune_usage_error(command, "unknown arch '%s' (%s)", cli->arch, archs);
     gen_config_init(&cli->config, f);
     int head_dim_v_given;
     if ((rc = apply_assignments(&cli->config, command, argc - first, argv + first, &head_dim_v_given)) != 0)
@@ -141,7 +143,9 @@ void tune_params_help(FILE *out)
     }
     fprintf(out, "\n  HEAD_DIM_V follows HEAD_DIM unless given.\n\n");
     tune_params_table(out);
-    fprintf(out, "\narchs (--arch, default sm_90): sm_80, sm_86, sm_89, sm_90, sm_90a\n");
+    char archs[128];
+    gen_arch_names(0, archs, sizeof archs);
+    fprintf(out, "\narchs (--arch, default sm_90): %s\n", archs);
 }
 
 void tune_params_table(FILE *out)

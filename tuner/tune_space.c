@@ -16,33 +16,17 @@
 
 /* ---- targets and names ------------------------------------------------------------------- */
 
-/* What a sweep on a machine without a GPU assumes of each arch's GPU. */
-static const struct {
-    const char *arch, *name;
-    int cc_major, cc_minor, sm_count;
-} targets[] = {
-    { "sm_90", "NVIDIA H100 80GB HBM3 (assumed)", 9, 0, 132 },
-    { "sm_90a", "NVIDIA H100 80GB HBM3 (assumed)", 9, 0, 132 },
-    { "sm_80", "NVIDIA A100-SXM4-80GB (assumed)", 8, 0, 108 },
-    { "sm_86", "NVIDIA A40 (assumed)", 8, 6, 84 },
-    { "sm_89", "NVIDIA L40S (assumed)", 8, 9, 142 },
-};
-
 int tune_device_default(tune_device *dev, const char *arch)
 {
-    size_t i = 0;
-    while (i < sizeof targets / sizeof targets[0] && (!arch || strcmp(targets[i].arch, arch)))
-        i++;
-    const int found = i < sizeof targets / sizeof targets[0];
-    if (!found)
-        i = 0;
+    /* What a sweep on a machine without a GPU assumes: the arch's typical GPU (gen_arch.c). */
+    const gen_arch *found = gen_arch_find(arch), *a = found ? found : gen_arch_find("sm_90");
     memset(dev, 0, sizeof *dev);
-    snprintf(dev->name, sizeof dev->name, "%s", targets[i].name);
-    snprintf(dev->arch, sizeof dev->arch, "%s", targets[i].arch);
-    dev->cc_major = targets[i].cc_major;
-    dev->cc_minor = targets[i].cc_minor;
-    dev->sm_count = targets[i].sm_count;
-    dev->smem_per_block_optin = gen_smem_limit_for_arch(targets[i].arch);
+    snprintf(dev->name, sizeof dev->name, "%s (assumed)", a->typical_gpu);
+    snprintf(dev->arch, sizeof dev->arch, "%s", a->name);
+    dev->cc_major = a->cc_major;
+    dev->cc_minor = a->cc_minor;
+    dev->sm_count = a->typical_sms;
+    dev->smem_per_block_optin = a->smem_limit;
     dev->real = 0;
     return found ? 0 : -1;
 }
