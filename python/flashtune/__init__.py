@@ -8,8 +8,8 @@ custom operators under torch.compile and torch.export (``flashtune::attention_fo
 Environment: FLASHTUNE_LIBRARY names libflashtune.so when it is not found by itself;
 FLASHTUNE_DB names a tuning database (default: the winners shipped inside the library);
 FLASHTUNE_STRICT=1 makes a call the kernels cannot run an error instead of SDPA's;
-FLASHTUNE_HOTPATH=0 keeps the plain forward off its C hot path (_hotpath.c; the Python path gives
-the same results, in more host time a call)."""
+FLASHTUNE_HOTPATH=0 keeps the plain forward and the backward's library call off their C hot path
+(_hotpath.c; the Python path gives the same results, in more host time a call)."""
 from ._attention import attention, describe_choice
 from ._varlen import attention_varlen
 from ._library import FlashtuneError, LibraryNotFound, candidate_paths

@@ -78,8 +78,9 @@ _apply = None
 _enter_device = _leave_device = _current_stream = None
 _torch = _grad_enabled = None
 # The C hot path's entry points (_library.hotpath, bound to torch here), or None: attention()'s
-# plain no-grad call, and forward_call's checks, allocations and library call, in one C call each.
-_hot_attention = _hot_forward = None
+# plain no-grad call, forward_call's checks, allocations and library call, and run_backward's
+# allocations and library call, in one C call each.
+_hot_attention = _hot_forward = _hot_backward = None
 
 
 def _bind_torch(torch):
@@ -102,15 +103,16 @@ def _bind_torch(torch):
 
 
 def _bind_hotpath(torch):
-    global _hot_attention, _hot_forward
+    global _hot_attention, _hot_forward, _hot_backward
     _library.library()   # loaded, and with it the hot path
     hot = _library.hotpath
     if hot is None or not hasattr(torch, "uint8") or not hasattr(torch.Tensor, "new_empty"):
-        _hot_attention = _hot_forward = None
+        _hot_attention = _hot_forward = _hot_backward = None
         return
     hot.bind_torch(torch.Tensor, (torch.float32, torch.float16, torch.bfloat16, torch.float64), torch.uint8,
                    _enter_device, _leave_device, _current_stream, torch.is_grad_enabled, HEAD_DIM_MAX)
     _hot_attention, _hot_forward = hot.attention, hot.forward
+    _hot_backward = hot.backward if hasattr(torch.Tensor, "new_empty_strided") else None
 
 
 def run_forward(torch, handle, desc, device, qp, kp, vp, o, lse):
@@ -141,6 +143,13 @@ def run_backward(torch, desc, device, q, k, v, o, lse, do, ost, shapes, determin
         deterministic = torch.are_deterministic_algorithms_enabled()
     if deterministic:
         desc = _library.with_deterministic(desc)
+    nbytes = _workspace.backward_bytes(handle, desc)
+    if _hot_backward is not None:   # the allocations, the device switch and the call in one C call
+        out = _hot_backward(handle.value, desc, nbytes, q, k, v, o, lse, do, ost, shapes)
+        if out is not None:
+            if out.__class__ is int:
+                _library.check(out, handle)
+            return out
     if do.stride() != ost:   # dO is read with O's strides: a copy laid out as O
         do = torch.empty_strided(o.shape, ost, dtype=o.dtype, device=device).copy_(do)
     dtype = q.dtype   # k's and v's too (checked)
@@ -148,7 +157,6 @@ def run_backward(torch, desc, device, q, k, v, o, lse, do, ost, shapes, determin
     dq = torch.empty_strided(qn, qs, dtype=dtype, device=device)
     dk = torch.empty_strided(kn, ks, dtype=dtype, device=device)
     dv = torch.empty_strided(vn, vs, dtype=dtype, device=device)
-    nbytes = _workspace.backward_bytes(handle, desc)
     index = device.index
     prev = _enter_device(index)
     try:

@@ -13,7 +13,11 @@
  * scale None or a float, and (attention()) nothing to differentiate. Anything else returns None
  * and the Python path runs the call, with its checks and messages: this file raises only for
  * what PyTorch's own calls raise (out of memory, say). A failed library call returns its status
- * (an int) for _library.check to raise. */
+ * (an int) for _library.check to raise.
+ *
+ * backward() is the autograd backward's library call (_attention.run_backward): the desc and the
+ * workspace's size come from the Python side (both remembered there per problem); dQ, dK, dV and
+ * the workspace are allocated, the device switched and the library called here. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -28,6 +32,9 @@
 typedef ft_status (*forward_fn)(ft_context *, const ft_attention_desc *, const void *, const void *, const void *,
                                 void *, void *, void *, size_t, void *);
 typedef ft_status (*workspace_size_fn)(ft_context *, const ft_attention_desc *, size_t *);
+typedef ft_status (*backward_fn)(ft_context *, const ft_attention_desc *, const void *, const void *, const void *,
+                                 const void *, const void *, const void *, void *, void *, void *, void *, size_t,
+                                 void *);
 
 enum { N_DTYPES = 4 };
 
@@ -35,6 +42,7 @@ enum { N_DTYPES = 4 };
 static struct {
     forward_fn forward;                      /* ft_attention_forward_ws */
     workspace_size_fn forward_workspace_size;
+    backward_fn backward;                    /* ft_attention_backward_ws */
     PyObject *tensor_type;                   /* torch.Tensor: exact instances only */
     PyObject *dtypes[N_DTYPES];              /* by ft_dtype code: float32, float16, bfloat16, float64 */
     PyObject *lse_dtype_kw[2];               /* {"dtype": torch.float32}, {"dtype": torch.float64} */
@@ -47,7 +55,7 @@ static struct {
 
 /* Attribute and method names, interned once. */
 static PyObject *s_shape, *s_stride, *s_dtype, *s_data_ptr, *s_is_cuda, *s_get_device, *s_requires_grad,
-    *s_new_empty, *s_transpose, *one, *two;
+    *s_new_empty, *s_new_empty_strided, *s_transpose, *one, *two;
 
 /* An operand as read: shape and strides (new references, kept for the returned tuple), sizes,
  * data pointer, device. */
@@ -402,22 +410,155 @@ static PyObject *hp_forward(PyObject *self, PyObject *args)
     return call(args, 1);
 }
 
+/* t.new_empty_strided(shape, strides): a gradient laid out as its operand (_attention.run_backward). */
+static PyObject *new_strided(PyObject *t, PyObject *shape_strides)
+{
+    PyObject *shape, *strides;
+    if (!PyTuple_Check(shape_strides) || PyTuple_Size(shape_strides) != 2)
+        return NULL;
+    shape = PyTuple_GetItem(shape_strides, 0), strides = PyTuple_GetItem(shape_strides, 1);
+    return PyObject_CallMethodObjArgs(t, s_new_empty_strided, shape, strides, NULL);
+}
+
+/* The library's backward of desc into fresh dQ, dK, dV, on q's device's current stream. Returns
+ * FT_OK with grads[] = dQ, dK, dV (new references), the library's status when its call failed, or
+ * -1 with a Python error set when one of PyTorch's calls failed. */
+static int run_backward(ft_context *ctx, const ft_attention_desc *d, size_t bytes, PyObject *const t[6],
+                        PyObject *shapes, long device, PyObject *grads[3])
+{
+    unsigned long long p[9], ws_ptr = 0;
+    PyObject *ws = NULL, *index = NULL, *prev = NULL, *stream = NULL;
+    PyThreadState *ts;
+    void *stream_ptr;
+    int status = -1;
+    for (int i = 0; i < 3; i++)   /* q's device and dtype; k's and v's are the same (checked) */
+        if (!(grads[i] = new_strided(t[0], PyTuple_GetItem(shapes, i)))) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "flashtune: backward: a gradient's (shape, strides) is not a pair");
+            goto done;
+        }
+    for (int i = 0; i < 9; i++)   /* q, k, v, o, lse, dO, then dQ, dK, dV */
+        if (!(p[i] = data_ptr(i < 6 ? t[i] : grads[i - 6])))
+            goto done;
+    if (!(index = PyLong_FromLong(device)) || !(prev = PyObject_CallFunctionObjArgs(hp.enter_device, index, NULL)))
+        goto done;
+    if (bytes) {   /* delta, the dQ accumulator, and the groups' partial dK and dV */
+        ws = new_empty(t[0], Py_BuildValue("(n)", (Py_ssize_t)bytes), hp.uint8_kw);
+        if (!ws || !(ws_ptr = data_ptr(ws)))
+            goto leave;
+    }
+    if (!(stream = PyObject_CallFunctionObjArgs(hp.current_stream, index, NULL)))
+        goto leave;
+    stream_ptr = PyLong_AsVoidPtr(stream);
+    if (PyErr_Occurred())
+        goto leave;
+    ts = PyEval_SaveThread();   /* the first call of a problem may load or compile its kernels */
+    status = hp.backward(ctx, d, (const void *)(uintptr_t)p[0], (const void *)(uintptr_t)p[1],
+                         (const void *)(uintptr_t)p[2], (const void *)(uintptr_t)p[3], (const void *)(uintptr_t)p[4],
+                         (const void *)(uintptr_t)p[5], (void *)(uintptr_t)p[6], (void *)(uintptr_t)p[7],
+                         (void *)(uintptr_t)p[8], (void *)(uintptr_t)ws_ptr, bytes, stream_ptr);
+    PyEval_RestoreThread(ts);
+leave: {
+    PyObject *type, *value, *trace;   /* the device put back whatever happened */
+    PyErr_Fetch(&type, &value, &trace);
+    PyObject *r = PyObject_CallFunctionObjArgs(hp.leave_device, prev, NULL);
+    if (type) {
+        Py_XDECREF(r);
+        PyErr_Restore(type, value, trace);
+        status = -1;
+    } else if (!r) {
+        status = -1;
+    } else {
+        Py_DECREF(r);
+    }
+    if (status == -1 && !PyErr_Occurred())
+        PyErr_SetString(PyExc_RuntimeError, "flashtune: the backward's workspace has no data pointer");
+}
+done:
+    if (status == -1 && !PyErr_Occurred())   /* a tensor without a data pointer */
+        PyErr_SetString(PyExc_RuntimeError, "flashtune: backward: a tensor has no data pointer");
+    if (status != FT_OK)
+        for (int i = 0; i < 3; i++)
+            Py_CLEAR(grads[i]);
+    Py_XDECREF(ws);
+    Py_XDECREF(index);
+    Py_XDECREF(prev);
+    Py_XDECREF(stream);
+    return status;
+}
+
+PyDoc_STRVAR(backward_doc,
+             "backward(ctx, desc, workspace_bytes, q, k, v, o, lse, do, o_strides, shapes) -> (dQ, dK, dV), None "
+             "(dO not laid out as O: the Python path copies it) or a failed library call's status (int). desc: "
+             "the forward's packed desc (deterministic set as wanted); shapes: ((shape, strides) of q, k, v).");
+
+static PyObject *hp_backward(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *ctx_obj, *desc, *bytes_obj, *t[6], *ost, *shapes;
+    if (!PyArg_UnpackTuple(args, "backward", 11, 11, &ctx_obj, &desc, &bytes_obj, &t[0], &t[1], &t[2], &t[3], &t[4],
+                           &t[5], &ost, &shapes))
+        return NULL;
+    if (!hp.backward || !hp.tensor_type || !PyBytes_Check(desc) ||
+        PyBytes_Size(desc) != (Py_ssize_t)sizeof(ft_attention_desc) || !PyTuple_Check(shapes) ||
+        PyTuple_Size(shapes) != 3)
+        Py_RETURN_NONE;
+    for (int i = 0; i < 6; i++)
+        if ((PyObject *)Py_TYPE(t[i]) != hp.tensor_type)
+            Py_RETURN_NONE;
+    ft_context *ctx = PyLong_AsVoidPtr(ctx_obj);
+    const size_t bytes = PyLong_AsSize_t(bytes_obj);
+    if (!ctx || PyErr_Occurred()) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    /* dO is read with O's strides (the desc's): another layout is copied by the Python path */
+    PyObject *do_strides = PyObject_CallMethodObjArgs(t[5], s_stride, NULL);
+    const int same = do_strides ? PyObject_RichCompareBool(do_strides, ost, Py_EQ) : -1;
+    Py_XDECREF(do_strides);
+    if (same != 1) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    PyObject *dev = PyObject_CallMethodObjArgs(t[0], s_get_device, NULL);
+    const long device = dev ? PyLong_AsLong(dev) : -1;
+    Py_XDECREF(dev);
+    if (device < 0) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    ft_attention_desc d;
+    memcpy(&d, PyBytes_AsString(desc), sizeof d);
+    PyObject *grads[3] = { NULL, NULL, NULL };
+    const int status = run_backward(ctx, &d, bytes, t, shapes, device, grads);
+    if (status > 0)
+        return PyLong_FromLong(status);
+    if (status < 0)
+        return NULL;
+    PyObject *out = PyTuple_Pack(3, grads[0], grads[1], grads[2]);
+    for (int i = 0; i < 3; i++)
+        Py_DECREF(grads[i]);
+    return out;
+}
+
 PyDoc_STRVAR(bind_library_doc,
-             "bind_library(forward_ws, forward_workspace_size): the addresses of the loaded library's "
-             "ft_attention_forward_ws and ft_attention_forward_workspace_size (0, 0 unbinds).");
+             "bind_library(forward_ws, forward_workspace_size, backward_ws): the addresses of the loaded "
+             "library's ft_attention_forward_ws, ft_attention_forward_workspace_size and ft_attention_backward_ws "
+             "(0, 0, 0 unbinds).");
 
 static PyObject *hp_bind_library(PyObject *self, PyObject *args)
 {
     (void)self;
-    unsigned long long forward, size;
-    if (!PyArg_ParseTuple(args, "KK:bind_library", &forward, &size))
+    unsigned long long forward, size, backward;
+    if (!PyArg_ParseTuple(args, "KKK:bind_library", &forward, &size, &backward))
         return NULL;
-    if (!forward != !size) {
-        PyErr_SetString(PyExc_ValueError, "bind_library: both addresses or neither");
+    if (!forward != !size || !forward != !backward) {
+        PyErr_SetString(PyExc_ValueError, "bind_library: all three addresses or none");
         return NULL;
     }
     hp.forward = (forward_fn)(uintptr_t)forward;
     hp.forward_workspace_size = (workspace_size_fn)(uintptr_t)size;
+    hp.backward = (backward_fn)(uintptr_t)backward;
     Py_RETURN_NONE;
 }
 
@@ -484,6 +625,7 @@ static PyObject *hp_bind_torch(PyObject *self, PyObject *args)
 static PyMethodDef methods[] = {
     { "attention", hp_attention, METH_VARARGS, attention_doc },
     { "forward", hp_forward, METH_VARARGS, forward_doc },
+    { "backward", hp_backward, METH_VARARGS, backward_doc },
     { "bind_library", hp_bind_library, METH_VARARGS, bind_library_doc },
     { "bind_torch", hp_bind_torch, METH_VARARGS, bind_torch_doc },
     { NULL, NULL, 0, NULL },
@@ -497,9 +639,9 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__hotpath(void)
 {
     const char *names[] = { "shape", "stride", "dtype", "data_ptr", "is_cuda", "get_device", "requires_grad",
-                            "new_empty", "transpose" };
+                            "new_empty", "new_empty_strided", "transpose" };
     PyObject **const slots[] = { &s_shape, &s_stride, &s_dtype, &s_data_ptr, &s_is_cuda, &s_get_device,
-                                 &s_requires_grad, &s_new_empty, &s_transpose };
+                                 &s_requires_grad, &s_new_empty, &s_new_empty_strided, &s_transpose };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!(*slots[i] = PyUnicode_InternFromString(names[i])))
             return NULL;

@@ -184,6 +184,8 @@ def _load(path):
 # takes the Python path: the same results, more host time a call).
 hotpath = None
 HOTPATH_FILE = "_hotpath.abi3.so"
+# The library's entry points the hot path calls, in bind_library's order.
+HOTPATH_ENTRIES = ("ft_attention_forward_ws", "ft_attention_forward_workspace_size", "ft_attention_backward_ws")
 
 
 def _load_hotpath(path, lib):
@@ -205,8 +207,7 @@ def _load_hotpath(path, lib):
         return
     if module.DESC_SIZE != DESC_SIZE or module.VERSION != lib.ft_version().decode():
         return
-    module.bind_library(ctypes.cast(lib["ft_attention_forward_ws"], ctypes.c_void_p).value,
-                        ctypes.cast(lib["ft_attention_forward_workspace_size"], ctypes.c_void_p).value)
+    module.bind_library(*(ctypes.cast(lib[name], ctypes.c_void_p).value for name in HOTPATH_ENTRIES))
     hotpath = module
 
 

@@ -77,6 +77,9 @@ class Tensor:
     def new_empty(self, size, dtype=None):
         return Tensor(size, dtype or self._dtype, self._device)
 
+    def new_empty_strided(self, size, stride, dtype=None):
+        return Tensor(size, dtype or self._dtype, self._device, stride)
+
     def contiguous(self):
         if self._stride == contiguous_strides(self._shape):
             return self

@@ -54,6 +54,26 @@ int rec_workspace_size(void *ctx, const void *d, size_t *bytes)
     *bytes = size_status ? 0 : workspace;
     return size_status;
 }
+
+/* The last backward call's arguments (q, k, v, o, lse, dO, dQ, dK, dV, workspace), and its answer. */
+unsigned char bwd_desc[4096];
+void *bwd_ctx, *bwd_ptrs[10], *bwd_stream;
+size_t bwd_ws_bytes;
+int bwd_calls, backward_status;
+
+int rec_backward(void *ctx, const void *d, const void *q, const void *k, const void *v, const void *o,
+                 const void *lse, const void *dout, void *dq, void *dk, void *dv, void *ws, size_t bytes,
+                 void *stream)
+{
+    bwd_calls++;
+    memcpy(bwd_desc, d, desc_bytes);
+    bwd_ctx = ctx;
+    void *p[10] = { (void *)q, (void *)k, (void *)v, (void *)o, (void *)lse, (void *)dout, dq, dk, dv, ws };
+    memcpy(bwd_ptrs, p, sizeof p);
+    bwd_ws_bytes = bytes;
+    bwd_stream = stream;
+    return backward_status;
+}
 """
 
 
@@ -74,14 +94,14 @@ class HotPath(unittest.TestCase):
         if _library.hotpath is None:   # ctest registers this test only where the hot path was built
             raise AssertionError(f"no hot path beside {lib._name} ({_library.HOTPATH_FILE}), or it was not bound")
         cls.hot = _library.hotpath
-        cls.hot.bind_library(address(cls.rec.rec_forward), address(cls.rec.rec_workspace_size))
+        cls.hot.bind_library(address(cls.rec.rec_forward), address(cls.rec.rec_workspace_size),
+                             address(cls.rec.rec_backward))
         ctypes.c_size_t.in_dll(cls.rec, "desc_bytes").value = _library.DESC_SIZE
 
     @classmethod
     def tearDownClass(cls):
         lib = _library.library()
-        cls.hot.bind_library(address(lib["ft_attention_forward_ws"]),
-                             address(lib["ft_attention_forward_workspace_size"]))
+        cls.hot.bind_library(*(address(lib[name]) for name in _library.HOTPATH_ENTRIES))
         cls.tmp.cleanup()
 
     def setUp(self):
@@ -94,7 +114,7 @@ class HotPath(unittest.TestCase):
         self.addCleanup(setattr, _attention, "_apply", None)
         _attention._Attention.get()
         self.assertIsNotNone(_attention._hot_attention)
-        for name in ("forward_status", "size_status", "calls", "size_calls"):
+        for name in ("forward_status", "size_status", "calls", "size_calls", "bwd_calls", "backward_status"):
             self.var(name).value = 0
         ctypes.c_size_t.in_dll(self.rec, "workspace").value = 0
 
@@ -200,6 +220,89 @@ class HotPath(unittest.TestCase):
                 self.assertEqual(self.var("calls").value, calls + (status_name == "forward_status"))
                 self.assertEqual(self.torch.device_log, [("set", 1), ("set", 0)])
 
+    # ---- the backward's call ---------------------------------------------------------------------
+    def last_backward(self):
+        desc = bytes((ctypes.c_ubyte * _library.DESC_SIZE).in_dll(self.rec, "bwd_desc"))
+        ptrs = [p or 0 for p in (ctypes.c_void_p * 10).in_dll(self.rec, "bwd_ptrs")]
+        stream = ctypes.c_void_p.in_dll(self.rec, "bwd_stream").value or 0
+        ctx = ctypes.c_void_p.in_dll(self.rec, "bwd_ctx").value
+        return ctx, desc, ptrs, stream, ctypes.c_size_t.in_dll(self.rec, "bwd_ws_bytes").value
+
+    def backward_operands(self, shapes, strides=(None, None, None)):
+        q, k, v = self.tensors(shapes, strides=strides)
+        b, h, nq, _ = q.shape
+        o = _attention.new_output(self.torch, q.stride(), (b, h, nq, v.shape[3]), q.dtype, q.device)
+        lse = fake_torch.Tensor((b, h, nq), self.torch.float32, q.device)
+        do = fake_torch.Tensor(o.shape, o.dtype, o.device, o.stride())
+        desc = self.python_desc(q, k, v, o, True, None)
+        shapes = ((q.shape, q.stride()), (k.shape, k.stride()), (v.shape, v.stride()))
+        return desc, (q, k, v, o, lse, do), shapes
+
+    def python_backward(self, *args):
+        """run_backward by the Python path, its library call the stand-in's."""
+        fn = ctypes.CFUNCTYPE(ctypes.c_int, *([ctypes.c_void_p] * 12 + [ctypes.c_size_t, ctypes.c_void_p]))(
+            address(self.rec.rec_backward))
+        with mock.patch.object(_attention, "_hot_backward", None), mock.patch.object(_library, "backward", fn):
+            return _attention.run_backward(self.torch, *args)
+
+    def test_backward_reaches_the_library_as_the_python_path_sends_it(self):
+        bnhd = lambda b, n, h, d: (n * h * d, d, h * d, 1)  # noqa: E731
+        cases = [  # (shapes, strides, deterministic)
+            ([(2, 3, 100, 64)] * 3, (None,) * 3, False),
+            ([(2, 8, 100, 64), (2, 2, 50, 64), (2, 2, 50, 128)], (None,) * 3, True),
+            ([(2, 4, 100, 64)] * 3, (bnhd(2, 100, 4, 64),) * 3, False),
+        ]
+        for shapes, strides, deterministic in cases:
+            with self.subTest(shapes=shapes, strides=strides, deterministic=deterministic):
+                desc, (q, k, v, o, lse, do), grad_shapes = self.backward_operands(shapes, strides)
+                args = (desc, q.device, q, k, v, o, lse, do, o.stride(), grad_shapes, deterministic)
+                self.torch.device_log.clear()
+                grads = _attention.run_backward(self.torch, *args)
+                self.assertEqual(self.var("bwd_calls").value, 1)
+                hot = self.last_backward()
+                hot_log = list(self.torch.device_log)
+                self.torch.device_log.clear()
+                want = self.python_backward(*args)
+                self.assertEqual(self.var("bwd_calls").value, 2)
+                py = self.last_backward()
+                self.assertEqual(hot_log, self.torch.device_log)
+                self.assertEqual(hot_log, [("set", 1), ("set", 0)])
+                # the same desc (deterministic set or not), context, stream, workspace size and operands
+                self.assertEqual((hot[0], hot[1], hot[3], hot[4]), (py[0], py[1], py[3], py[4]))
+                self.assertEqual(hot[1][_library.DETERMINISTIC_AT], int(deterministic))
+                self.assertEqual(hot[2][:6], [t.data_ptr() for t in (q, k, v, o, lse, do)])
+                self.assertEqual(hot[2][6:9], [g.data_ptr() for g in grads])
+                # the gradients laid out as the Python path lays them out: as their operands
+                for g, w, t in zip(grads, want, (q, k, v)):
+                    self.assertEqual((g.shape, g.stride(), g.dtype, g.device), (w.shape, w.stride(), t.dtype, t.device))
+                self.assertEqual(hot[2][9] != 0, hot[4] > 0)   # a workspace when the library asks for one
+                self.var("bwd_calls").value = 0
+
+    def test_backward_leaves_a_differently_laid_out_do_to_the_python_path(self):
+        desc, (q, k, v, o, lse, do), shapes = self.backward_operands([(2, 3, 100, 64)] * 3)
+        other = fake_torch.Tensor(o.shape, o.dtype, o.device, (3 * 100 * 72, 100 * 72, 72, 1))
+        hot = _attention._hot_backward
+        self.assertIsNone(hot(_library.handle().value, desc, 0, q, k, v, o, lse, other, o.stride(), shapes))
+        subclass = type("Sub", (fake_torch.Tensor,), {})(q.shape, q.dtype, q.device)
+        self.assertIsNone(hot(_library.handle().value, desc, 0, subclass, k, v, o, lse, do, o.stride(), shapes))
+        self.assertIsNone(hot(_library.handle().value, desc[:-1], 0, q, k, v, o, lse, do, o.stride(), shapes))
+        self.assertEqual(self.var("bwd_calls").value, 0)
+        # run_backward then copies dO as O is laid out, and the library reads the copy
+        grads = self.python_backward(desc, q.device, q, k, v, o, lse, other, o.stride(), shapes, False)
+        _, _, ptrs, _, _ = self.last_backward()
+        self.assertNotEqual(ptrs[5], other.data_ptr())
+        self.assertEqual(len(grads), 3)
+
+    def test_failed_backward_raises_as_the_library_says_and_restores_the_device(self):
+        desc, (q, k, v, o, lse, do), shapes = self.backward_operands([(2, 3, 100, 64)] * 3)
+        for status, exc in ((1, ValueError), (2, flashtune.FlashtuneError)):
+            with self.subTest(status=status):
+                self.var("backward_status").value = status
+                self.torch.device_log.clear()
+                with self.assertRaises(exc):
+                    _attention.run_backward(self.torch, desc, q.device, q, k, v, o, lse, do, o.stride(), shapes, False)
+                self.assertEqual(self.torch.device_log, [("set", 1), ("set", 0)])
+
     # ---- calls it leaves to the Python path ------------------------------------------------------
     def test_everything_else_is_left_to_the_python_path(self):
         torch, hot, ctx = self.torch, _attention._hot_attention, _library.handle().value
@@ -246,7 +349,8 @@ class HotPath(unittest.TestCase):
         self.assertIsNone(_library.hotpath)
         _library._load_hotpath(_library.library()._name, _library.library())
         self.assertIsNotNone(_library.hotpath)
-        _library.hotpath.bind_library(address(self.rec.rec_forward), address(self.rec.rec_workspace_size))
+        _library.hotpath.bind_library(address(self.rec.rec_forward), address(self.rec.rec_workspace_size),
+                                      address(self.rec.rec_backward))
 
 
 if __name__ == "__main__":
