@@ -126,12 +126,14 @@ int ref_problem_total_k(const ref_problem *p)
 }
 
 /* Which tensor shape a buffer has; dq/dk/dv/dout borrow the shapes of q/k/v/o. */
-enum arg_shape { SHAPE_Q, SHAPE_K, SHAPE_V, SHAPE_O, SHAPE_LSE };
+enum arg_shape { SHAPE_Q, SHAPE_K, SHAPE_V, SHAPE_O, SHAPE_LSE, SHAPE_HEADS };
 
 /* A variable-length batch's tensors are one batch of total rows; an empty one spans nothing. */
 static long long shape_extent(const ref_problem *p, int shape)
 {
     const int varlen = ref_problem_varlen(p);
+    if (shape == SHAPE_HEADS)   /* one value a query head: the sinks' gradient */
+        return p->heads;
     if (shape == SHAPE_LSE)
         return varlen ? (long long)p->heads * ref_problem_total_q(p) : (long long)p->batch * p->heads * p->seqlen_q;
     int seq = shape == SHAPE_Q || shape == SHAPE_O ? (varlen ? ref_problem_total_q(p) : p->seqlen_q)
@@ -322,6 +324,9 @@ static int check_call(const char *fn, const ref_problem *p, int tiled, int block
     if (p->heads_k < 0 || (p->heads_k > 0 && p->heads % p->heads_k != 0))
         return fail(REF_ERR_INVALID, err, err_len, fn,
                     "heads_k=%d must divide heads=%d (0: heads_k = heads)", p->heads_k, p->heads);
+    for (int h = 0; p->sinks && h < p->heads; h++)
+        if (!isfinite(p->sinks[h]))
+            return fail(REF_ERR_INVALID, err, err_len, fn, "sinks[%d]=%g must be finite", h, p->sinks[h]);
     for (int i = 0; i < nargs; i++)
         if (!args[i].ptr)
             return fail(REF_ERR_INVALID, err, err_len, fn, "%s is NULL", args[i].name);
@@ -365,7 +370,7 @@ static int check_call(const char *fn, const ref_problem *p, int tiled, int block
 }
 
 /* The four computations, and the scratch (in elements) each needs for the whole call. */
-enum ref_op { OP_FWD_NAIVE, OP_BWD_NAIVE, OP_FWD_TILED, OP_BWD_TILED };
+enum ref_op { OP_FWD_NAIVE, OP_BWD_NAIVE, OP_FWD_TILED, OP_BWD_TILED, OP_SINKS_GRAD };
 
 static long long scratch_elems(int op, const ref_problem *p, int bm, int bn)
 {
@@ -373,6 +378,7 @@ static long long scratch_elems(int op, const ref_problem *p, int bm, int bn)
     case OP_FWD_NAIVE: return (long long)p->seqlen_q * p->seqlen_k;             /* P */
     case OP_BWD_NAIVE: return 2LL * p->seqlen_q * p->seqlen_k;                  /* P, dP */
     case OP_FWD_TILED: return 2LL * bm + (long long)bm * p->head_dim_v + bn;    /* m, l, acc, S */
+    case OP_SINKS_GRAD: return 1;                                               /* none */
     default: return (long long)bn * (p->head_dim + p->head_dim_v);              /* tile dK, dV */
     }
 }

@@ -18,6 +18,13 @@
  *             1 - tanh^2(S / c) with a softcap; dQ = s * dS K; dK = s * dS^T Q.
  *   Grouped-query attention (heads_k < heads): query head h reads K and V head h / (heads /
  *   heads_k), and dK, dV of a K/V head are the sums over the query heads that read it.
+ *   Attention sinks (sinks non-NULL, gpt-oss's): head h's logit sinks[h] joins every row's
+ *   softmax as one more score that has no value: P = exp(S - L) with L = log(sum_j exp(S_j) +
+ *   exp(sinks[h])), O = P V (its rows sum to less than 1). The sink is in the scores' units (not
+ *   scaled, not capped) and every row sees it, so a row that sees no key has O = 0 and L =
+ *   sinks[h]. D, dS, dQ, dK and dV are as without it (the sink's dP is 0); the sink's own
+ *   gradient is dsinks[h] = -sum over the batch and the rows of exp(sinks[h] - L) D
+ *   (ref_sinks_grad).
  *
  * Layouts (all element counts, never bytes):
  *   q    [batch, heads, seqlen_q, head_dim]     strides q_stride
@@ -73,6 +80,9 @@ typedef struct ref_problem {
      * longest lengths (none may be longer), and lse is [heads, total_q]. Each sequence is its own
      * problem: the mask's diagonal (bottom-right) is placed by its own lengths. */
     const int *cu_seqlens_q, *cu_seqlens_k;
+    /* Attention sinks: NULL for none (ref_problem_init's); else one finite logit per query head,
+     * [heads]. */
+    const double *sinks;
 } ref_problem;
 
 /* Work counters of the tiled paths, for checking masked block skipping. Each call overwrites them
@@ -157,6 +167,13 @@ int ref_backward_tiled_f(const ref_problem *p, int block_m, int block_n,
                          const float *o, const float *lse, const float *dout,
                          float *dq, float *dk, float *dv,
                          ref_stats *stats, char *err, size_t err_len);
+
+/* The sinks' gradient from the forward's o and lse: dsinks[h] (OUT, [heads]) = -sum over the
+ * batch and the rows of head h of exp(sinks[h] - L) * rowsum(dO * O). p->sinks must be set. */
+int ref_sinks_grad_d(const ref_problem *p, const double *o, const double *lse, const double *dout, double *dsinks,
+                     char *err, size_t err_len);
+int ref_sinks_grad_f(const ref_problem *p, const float *o, const float *lse, const float *dout, float *dsinks,
+                     char *err, size_t err_len);
 
 /* ---- counted heap: every allocation of the reference goes through these ---- */
 

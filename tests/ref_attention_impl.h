@@ -32,6 +32,9 @@ typedef struct SFX(head) {
     int masked, lo, hi;   /* masked: key j visible to query i iff i + lo <= j <= i + hi */
     REAL scale;
     REAL cap;             /* softcap: 0 none */
+    int has_sink;         /* 1: sink is this head's sink logit (ref_problem.sinks) */
+    REAL sink;
+    REAL *dsink;          /* ref_sinks_grad's output: this head's sum */
 } SFX(head);
 
 /* base moved to slice (b, h), whose K and V are those of head hk; NULL pointers (unused by the
@@ -66,6 +69,13 @@ static SFX(head) SFX(head_seek)(const SFX(head) *base, const ref_problem *p, int
     if (t.dout) t.dout += oo;
     if (t.lse) t.lse += lo;
     if (t.lse_out) t.lse_out += lo;
+    if (t.dsink) {   /* the head's sum, from its first batch on (the call's checks passed) */
+        t.dsink += h;
+        if (b == 0)
+            *t.dsink = 0;
+    }
+    t.has_sink = p->sinks != NULL;
+    t.sink = p->sinks ? (REAL)p->sinks[h] : 0;
     return t;
 }
 
@@ -90,8 +100,9 @@ static int SFX(hidden)(const SFX(head) *t, int i, int j)
     return t->masked && !ft_mask_visible(t->lo, t->hi, i, j);
 }
 
-/* P (OUT, [nq, nk] row-major) = softmax of the masked scaled scores; lse (OUT) when non-NULL.
- * A row that sees no key gets P = 0 and lse = +inf. */
+/* P (OUT, [nq, nk] row-major) = softmax of the masked scaled scores, the sink's share (if any) in
+ * the denominator; lse (OUT) when non-NULL. A row that sees no key gets P = 0 and lse = +inf, or
+ * the sink logit. */
 static void SFX(naive_probs)(const SFX(head) *t, REAL *P, REAL *lse)
 {
     for (int i = 0; i < t->nq; i++) {
@@ -99,16 +110,16 @@ static void SFX(naive_probs)(const SFX(head) *t, REAL *P, REAL *lse)
         const REAL *q_i = t->q + i * t->qs;
         for (int j = 0; j < t->nk; j++)
             row[j] = SFX(hidden)(t, i, j) ? (REAL)-INFINITY : SFX(score)(t, q_i, j);
-        REAL m = (REAL)-INFINITY;   /* an empty sequence's keys: none */
+        REAL m = t->has_sink ? t->sink : (REAL)-INFINITY;   /* an empty sequence's keys: none */
         for (int j = 0; j < t->nk; j++)
             m = row[j] > m ? row[j] : m;
-        if (m == (REAL)-INFINITY) {   /* sees no key */
+        if (m == (REAL)-INFINITY) {   /* sees no key, and no sink */
             SFX(zero)(row, t->nk);
             if (lse)
                 lse[i] = (REAL)INFINITY;
             continue;
         }
-        REAL sum = 0;
+        REAL sum = t->has_sink ? EXP(t->sink - m) : 0;
         for (int j = 0; j < t->nk; j++) {
             row[j] = EXP(row[j] - m);
             sum += row[j];
@@ -171,9 +182,9 @@ static void SFX(backward_naive_head)(const SFX(head) *t, REAL *P, int bm, int bn
 static void SFX(forward_query_tile)(const SFX(head) *t, int m0, int m1, int bn, REAL *m, REAL *l,
                                     REAL *acc, REAL *srow, ref_stats *st)
 {
-    for (int r = 0; r < m1 - m0; r++) {
-        m[r] = (REAL)-INFINITY;
-        l[r] = 0;
+    for (int r = 0; r < m1 - m0; r++) {   /* a sink: a first score, exp(0) = 1, with no value */
+        m[r] = t->has_sink ? t->sink : (REAL)-INFINITY;
+        l[r] = t->has_sink ? 1 : 0;
         SFX(zero)(acc + (long long)r * t->dv_dim, t->dv_dim);
     }
     int key_begin = 0, key_end = t->nk;
@@ -217,7 +228,7 @@ static void SFX(forward_query_tile)(const SFX(head) *t, int m0, int m1, int bn, 
         int r = i - m0;
         REAL *out = t->o_out + i * t->os;
         const REAL *acc_r = acc + (long long)r * t->dv_dim;
-        if (l[r] == 0) {   /* saw no key: O = 0, L = +inf */
+        if (l[r] == 0) {   /* saw no key and has no sink: O = 0, L = +inf */
             SFX(zero)(out, t->dv_dim);
             t->lse_out[i] = (REAL)INFINITY;
             continue;
@@ -290,6 +301,16 @@ static void SFX(backward_tiled_head)(const SFX(head) *t, REAL *scratch, int bm, 
     for (int n0 = 0; n0 < t->nk; n0 += bn)
         SFX(backward_key_tile)(t, n0, min_int(n0 + bn, t->nk), bm, scratch,
                                scratch + (long long)bn * t->d, st);
+}
+
+/* The sink's gradient, added to *t->dsink: -exp(sink - L) D for each row, D = rowsum(dO * O). */
+static void SFX(sinks_grad_head)(const SFX(head) *t, REAL *scratch, int bm, int bn, ref_stats *st)
+{
+    (void)scratch, (void)bm, (void)bn, (void)st;
+    for (int i = 0; i < t->nq; i++) {
+        const REAL delta = SFX(dot)(t->dout + i * t->os, t->o + i * t->os, t->dv_dim);
+        *t->dsink -= EXP(t->sink - t->lse[i]) * delta;
+    }
 }
 
 /* ---- the driver every entry point shares ---- */
@@ -400,4 +421,18 @@ int SFX(ref_backward_tiled)(const ref_problem *p, int block_m, int block_n, cons
                             .dq = dq, .dk = dk, .dv = dv};
     return SFX(run)("ref_backward_tiled_" RNAME, OP_BWD_TILED, p, block_m, block_n, args, 9, base,
                     SFX(backward_tiled_head), stats, err, err_len);
+}
+
+int SFX(ref_sinks_grad)(const ref_problem *p, const REAL *o, const REAL *lse, const REAL *dout, REAL *dsinks,
+                        char *err, size_t err_len)
+{
+    const char *fn = "ref_sinks_grad_" RNAME;
+    if (p && !p->sinks)
+        return fail(REF_ERR_INVALID, err, err_len, fn, "sinks is NULL: the problem has no sink logits");
+    const ref_arg args[] = {
+        {"o", o, SHAPE_O, 0}, {"lse", lse, SHAPE_LSE, 0}, {"dout", dout, SHAPE_O, 0},
+        {"dsinks", dsinks, SHAPE_HEADS, 1},
+    };
+    const SFX(head) base = {.o = o, .lse = lse, .dout = dout, .dsink = dsinks};
+    return SFX(run)(fn, OP_SINKS_GRAD, p, 0, 0, args, 4, base, SFX(sinks_grad_head), NULL, err, err_len);
 }

@@ -1509,6 +1509,238 @@ static void varlen_bad_prefix_sums(void **state)
     }
 }
 
+/* ---- attention sinks ---- */
+
+/* Sink logits of heads heads: spread over and past the scores' range (|S| < D * scale here), so
+ * some rows' sinks dominate and some hardly count. */
+static double *sinks_new(int heads, uint64_t seed)
+{
+    rng_seed(seed);
+    double *s = malloc(sizeof(double) * (size_t)heads);
+    assert_non_null(s);
+    for (int h = 0; h < heads; h++)
+        s[h] = 4.0 * rng_uniform();
+    return s;
+}
+
+static void sinks_grad_d(const ref_problem *p, const outputs *out, const inputs *in, double *dsinks)
+{
+    char err[256] = "";
+    expect_ok(ref_sinks_grad_d(p, out->o.d, out->lse.d, in->dout.d, dsinks, err, sizeof err), err);
+}
+
+/* With a sink, a row that sees no key has O = 0, dQ = 0 and L = its head's sink. */
+static void expect_sink_rows(const char *name, const ref_problem *p, const outputs *out)
+{
+    for (int b = 0; b < p->batch; b++)
+        for (int h = 0; h < p->heads; h++)
+            for (int i = 0; i < p->seqlen_q; i++) {
+                if (in_band(p, i, 0))
+                    continue;
+                if (*tensor_at(&out->lse, b, h, i, 0) != p->sinks[h])
+                    fail_msg("%s: row %d sees no key: lse %g, expected the sink %g", name, i,
+                             *tensor_at(&out->lse, b, h, i, 0), p->sinks[h]);
+                expect_zero_row(name, "o of a row with only the sink", &out->o, b, h, i);
+                expect_zero_row(name, "dq of a row with only the sink", &out->dq, b, h, i);
+            }
+}
+
+/* Tiled against naive with sinks, masks with rows that see no key among them, grouped heads, a
+ * softcap (which leaves the sink uncapped) and strided layouts; the tiled float path against
+ * them; the sinks' gradient in both precisions. */
+static void sinks_tiled_match_naive(void **state)
+{
+    (void)state;
+    for (size_t m = 0; m < sizeof mask_cases / sizeof mask_cases[0]; m++) {
+        ref_problem p = mask_problem(&mask_cases[m]);
+        double *sinks = sinks_new(p.heads, 500 + m);
+        p.sinks = sinks;
+        if (m % 3 == 1)
+            p.softcap = 2.5;
+        if (m % 4 == 2 && p.heads % 2 == 0)
+            p.heads_k = p.heads / 2;
+        inputs in = inputs_new(&p, 600 + m);
+        outputs naive = outputs_new(&p), tiled = outputs_new(&p);
+        run_naive_d(&p, &in, &naive);
+        run_tiled_d(&p, mask_cases[m].c.block_m, mask_cases[m].c.block_n, &in, &tiled, NULL, NULL);
+        expect_outputs_close(mask_cases[m].c.name, &tiled, &naive, 1e-10);
+        expect_sink_rows(mask_cases[m].c.name, &p, &tiled);
+        double *got = malloc(sizeof(double) * (size_t)p.heads * 2), *want = got + p.heads;
+        assert_non_null(got);
+        sinks_grad_d(&p, &tiled, &in, got);
+        /* from first principles: -sum of exp(sink - L) rowsum(dO * O) over the naive outputs */
+        for (int h = 0; h < p.heads; h++) {
+            want[h] = 0;
+            for (int b = 0; b < p.batch; b++)
+                for (int i = 0; i < p.seqlen_q; i++) {
+                    double delta = 0;
+                    for (int c = 0; c < p.head_dim_v; c++)
+                        delta += *tensor_at(&in.dout, b, h, i, c) * *tensor_at(&naive.o, b, h, i, c);
+                    want[h] -= exp(sinks[h] - *tensor_at(&naive.lse, b, h, i, 0)) * delta;
+                }
+            if (!(fabs(got[h] - want[h]) <= 1e-10 * (1 + fabs(want[h]))))
+                fail_msg("%s: dsinks[%d] %.17g, expected %.17g", mask_cases[m].c.name, h, got[h], want[h]);
+        }
+        /* float: the tiled forward and the sinks' gradient against the double ones */
+        tensor *fl[] = {&in.q, &in.k, &in.v, &in.dout, &tiled.o, &tiled.lse};
+        for (size_t t = 0; t < sizeof fl / sizeof fl[0]; t++)
+            tensor_to_float(fl[t]);
+        char err[256] = "";
+        expect_ok(ref_forward_tiled_f(&p, 16, 16, in.q.f, in.k.f, in.v.f, tiled.o.f, tiled.lse.f, NULL, err,
+                                      sizeof err), err);
+        float *dsf = malloc(sizeof(float) * (size_t)p.heads);
+        assert_non_null(dsf);
+        expect_ok(ref_sinks_grad_f(&p, tiled.o.f, tiled.lse.f, in.dout.f, dsf, err, sizeof err), err);
+        tensor_from_float(&tiled.o);
+        tensor_from_float(&tiled.lse);
+        expect_close("float o with sinks", &tiled.o, &naive.o, 1e-5);
+        for (int h = 0; h < p.heads; h++)
+            if (!(fabs(dsf[h] - want[h]) <= 1e-4 * (1 + fabs(want[h]))))
+                fail_msg("%s: float dsinks[%d] %g, expected %g", mask_cases[m].c.name, h, dsf[h], want[h]);
+        free(dsf);
+        free(got);
+        free(sinks);
+        inputs_free(&in);
+        outputs_free(&naive);
+        outputs_free(&tiled);
+    }
+}
+
+/* A sink is a key whose score is the sink for every query and whose value is zero: with one
+ * more head-dim column (1 in every query, 0 in every key) and one more key in front (zeros, then
+ * sink / scale in the new column; value zero), the plain problem gives the same O, L, dQ, dK, dV,
+ * and its new key's gradient in the new column is scale * dsinks. Unmasked, so the key in front
+ * moves no diagonal. */
+static void sinks_are_a_key_without_value(void **state)
+{
+    (void)state;
+    const attn_case c = {"sink_as_key", 2, 3, 37, 29, 16, 24, 0, 0.3, 16, 16, BHND};
+    ref_problem p = problem_for(&c);
+    double *sinks = sinks_new(p.heads, 41);
+    p.sinks = sinks;
+    inputs in = inputs_new(&p, 42);
+    outputs got = outputs_new(&p);
+    run_tiled_d(&p, 16, 8, &in, &got, NULL, NULL);
+    double dsinks[3];
+    sinks_grad_d(&p, &got, &in, dsinks);
+
+    const attn_case xc = {"key_in_front", 2, 3, 37, 30, 17, 24, 0, 0.3, 16, 16, BHND};
+    ref_problem x = problem_for(&xc);
+    inputs xin = inputs_new(&x, 43);
+    outputs xout = outputs_new(&x);
+    for (int b = 0; b < p.batch; b++)
+        for (int h = 0; h < p.heads; h++) {
+            for (int i = 0; i < p.seqlen_q; i++) {
+                for (int d = 0; d < p.head_dim; d++)
+                    *tensor_at(&xin.q, b, h, i, d) = *tensor_at(&in.q, b, h, i, d);
+                *tensor_at(&xin.q, b, h, i, p.head_dim) = 1;
+                for (int d = 0; d < p.head_dim_v; d++)
+                    *tensor_at(&xin.dout, b, h, i, d) = *tensor_at(&in.dout, b, h, i, d);
+            }
+            for (int d = 0; d < p.head_dim; d++)
+                *tensor_at(&xin.k, b, h, 0, d) = 0;
+            *tensor_at(&xin.k, b, h, 0, p.head_dim) = sinks[h] / 0.3;
+            for (int d = 0; d < p.head_dim_v; d++)
+                *tensor_at(&xin.v, b, h, 0, d) = 0;
+            for (int j = 0; j < p.seqlen_k; j++) {
+                for (int d = 0; d < p.head_dim; d++)
+                    *tensor_at(&xin.k, b, h, j + 1, d) = *tensor_at(&in.k, b, h, j, d);
+                *tensor_at(&xin.k, b, h, j + 1, p.head_dim) = 0;
+                for (int d = 0; d < p.head_dim_v; d++)
+                    *tensor_at(&xin.v, b, h, j + 1, d) = *tensor_at(&in.v, b, h, j, d);
+            }
+        }
+    run_naive_d(&x, &xin, &xout);
+    for (int b = 0; b < p.batch; b++)
+        for (int h = 0; h < p.heads; h++) {
+            for (int i = 0; i < p.seqlen_q; i++) {
+                assert_true(fabs(*tensor_at(&got.lse, b, h, i, 0) - *tensor_at(&xout.lse, b, h, i, 0)) < 1e-12);
+                for (int d = 0; d < p.head_dim_v; d++)
+                    assert_true(fabs(*tensor_at(&got.o, b, h, i, d) - *tensor_at(&xout.o, b, h, i, d)) < 1e-12);
+                for (int d = 0; d < p.head_dim; d++)
+                    assert_true(fabs(*tensor_at(&got.dq, b, h, i, d) - *tensor_at(&xout.dq, b, h, i, d)) < 1e-12);
+            }
+            for (int j = 0; j < p.seqlen_k; j++) {
+                for (int d = 0; d < p.head_dim; d++)
+                    assert_true(fabs(*tensor_at(&got.dk, b, h, j, d) - *tensor_at(&xout.dk, b, h, j + 1, d)) < 1e-12);
+                for (int d = 0; d < p.head_dim_v; d++)
+                    assert_true(fabs(*tensor_at(&got.dv, b, h, j, d) - *tensor_at(&xout.dv, b, h, j + 1, d)) < 1e-12);
+            }
+        }
+    /* dsinks[h] sums over the batch: the key's gradient in the new column, per batch, over scale */
+    for (int h = 0; h < p.heads; h++) {
+        double want = 0;
+        for (int b = 0; b < p.batch; b++)
+            want += *tensor_at(&xout.dk, b, h, 0, p.head_dim) / 0.3;
+        if (!(fabs(dsinks[h] - want) < 1e-11))
+            fail_msg("dsinks[%d] %.17g, the key in front says %.17g", h, dsinks[h], want);
+    }
+    free(sinks);
+    inputs_free(&in);
+    inputs_free(&xin);
+    outputs_free(&got);
+    outputs_free(&xout);
+}
+
+/* dsinks against central differences of sum(O * W), with rows that see no key (bottom-right,
+ * seqlen_q > seqlen_k) among them. */
+static void sinks_gradient_matches_finite_differences(void **state)
+{
+    (void)state;
+    const attn_case c = {"fd_sinks", 2, 2, 64, 40, 32, 32, 1, 0.0, 16, 16, BHND};
+    ref_problem p = problem_for(&c);
+    p.causal_align = 1;
+    double *sinks = sinks_new(p.heads, 91);
+    p.sinks = sinks;
+    inputs in = inputs_new(&p, 92);   /* in.dout doubles as W */
+    outputs out = outputs_new(&p), scratch = outputs_new(&p);
+    run_tiled_d(&p, 16, 16, &in, &out, NULL, NULL);
+    double dsinks[2];
+    sinks_grad_d(&p, &out, &in, dsinks);
+    for (int h = 0; h < p.heads; h++) {
+        const double eps = 1e-5, keep = sinks[h];
+        sinks[h] = keep + eps;
+        const double up = fd_loss(&p, &in, &in.dout, &scratch);
+        sinks[h] = keep - eps;
+        const double down = fd_loss(&p, &in, &in.dout, &scratch);
+        sinks[h] = keep;
+        const double fd = (up - down) / (2 * eps);
+        print_message("finite differences dsinks[%d]: %.10g, analytic %.10g\n", h, fd, dsinks[h]);
+        if (!(fabs(fd - dsinks[h]) <= 1e-6 * (1 + fabs(fd))))
+            fail_msg("dsinks[%d] %.10g, finite differences %.10g", h, dsinks[h], fd);
+    }
+    /* and a sink makes no difference to the other gradients' agreement with finite differences */
+    expect_gradients_match_fd("causal bottom-right 64 x 40 with sinks", &p);
+    free(sinks);
+    inputs_free(&in);
+    outputs_free(&out);
+    outputs_free(&scratch);
+}
+
+/* A sink that is not finite, and a sinks gradient without sinks, are refused by name. */
+static void sinks_bad_input_is_reported(void **state)
+{
+    (void)state;
+    const attn_case c = {"bad_sinks", 1, 2, 8, 8, 16, 16, 0, 0.0, 16, 16, BHND};
+    ref_problem p = problem_for(&c);
+    inputs in = inputs_new(&p, 7);
+    outputs out = outputs_new(&p);
+    char err[256] = "";
+    double dsinks[2];
+    assert_int_equal(ref_sinks_grad_d(&p, out.o.d, out.lse.d, in.dout.d, dsinks, err, sizeof err), REF_ERR_INVALID);
+    assert_non_null(strstr(err, "ref_sinks_grad_d: sinks is NULL"));
+    double sinks[2] = {0.5, NAN};
+    p.sinks = sinks;
+    assert_int_equal(ref_forward_tiled_d(&p, 16, 16, in.q.d, in.k.d, in.v.d, out.o.d, out.lse.d, NULL, err,
+                                         sizeof err), REF_ERR_INVALID);
+    assert_non_null(strstr(err, "sinks[1]=nan must be finite"));
+    sinks[1] = 1.0;
+    assert_int_equal(ref_sinks_grad_d(&p, out.o.d, out.lse.d, in.dout.d, NULL, err, sizeof err), REF_ERR_INVALID);
+    assert_non_null(strstr(err, "dsinks is NULL"));
+    inputs_free(&in);
+    outputs_free(&out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1524,6 +1756,10 @@ int main(void)
         cmocka_unit_test(grouped_heads_and_softcap),
         cmocka_unit_test(varlen_is_each_sequence_alone),
         cmocka_unit_test(varlen_bad_prefix_sums),
+        cmocka_unit_test(sinks_tiled_match_naive),
+        cmocka_unit_test(sinks_are_a_key_without_value),
+        cmocka_unit_test(sinks_gradient_matches_finite_differences),
+        cmocka_unit_test(sinks_bad_input_is_reported),
         cmocka_unit_test(bad_input_is_reported),
         cmocka_unit_test(allocation_failure_is_reported),
     };
