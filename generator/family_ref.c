@@ -1,4 +1,4 @@
-/* The ref family: the GPU reference kernels the tuner validates against (templates/ref.cu).
+/* The ref family: the GPU reference kernels the tuner validates against (templates/families/ref.cu).
  *
  * One descriptor for forward and backward: `backward` is 0 because gen_family has one argument
  * block per family, but only ft_ref_fwd takes ft_fwd_args; ft_ref_bwd_preprocess, ft_ref_bwd_dq
@@ -25,7 +25,7 @@ static const gen_entry entries[] = {
     { "ft_ref_bwd_dq", 0, NULL, NULL, GEN_OP_BACKWARD, 0, 0 },
     { "ft_ref_bwd_dkdv", 1, NULL, NULL, GEN_OP_BACKWARD, 0, 0 },
     /* The tuner's utilities: any grid (grid-stride loops), launched by name with their own
-     * parameters (templates/ref.cu). */
+     * parameters (templates/families/ref.cu). */
     { "ft_ref_fill_normal", 0, NULL, NULL, GEN_OP_UTILITY, 0, 0 },
     { "ft_ref_compare", 0, NULL, NULL, GEN_OP_UTILITY, 0, 0 },
 };

@@ -247,7 +247,7 @@ CUresult ln_launch_one(const cu_driver *cu, CUfunction fn, unsigned grid_x, unsi
  * split plan's forward workspace is missing or smaller than ln_fwd_workspace_bytes). */
 CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p, CUstream stream);
 
-/* The tuner's utilities in the `ref` module (templates/ref.cu), launched on a grid-stride grid
+/* The tuner's utilities in the `ref` module (templates/families/ref.cu), launched on a grid-stride grid
  * of sm_count*8 blocks of 256 threads (1024 blocks when sm_count is unknown). */
 typedef struct ln_utilities {
     CUfunction fill_normal, compare;

@@ -1,4 +1,4 @@
-/* The tuner's utility kernels of the ref module (templates/ref.cu): random inputs and the
+/* The tuner's utility kernels of the ref module (templates/families/ref.cu): random inputs and the
  * comparison with the reference, on the device. Grid-stride loops: any grid works, this one
  * fills the GPU a few times over. */
 #include "ln_internal.h"

@@ -68,7 +68,7 @@ ft_status rt_plan_get(ft_context *ctx, const char *func, const cu_driver *cu, rt
     if (variant == RT_REFERENCE) {
         rt_reference_config(w, &p->choice.config);   /* the reference takes a softcap as it comes */
         p->choice.tier = RT_TIER_REFERENCE;
-        snprintf(p->choice.why, sizeof p->choice.why, "GPU reference kernels (templates/ref.cu)");
+        snprintf(p->choice.why, sizeof p->choice.why, "GPU reference kernels (templates/families/ref.cu)");
     } else {
         char err[512];
         int db_error;

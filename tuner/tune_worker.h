@@ -112,7 +112,7 @@ double tune_threshold(int dtype);
 long tune_compare(const double *got, const double *want, size_t n, double *rel, double *max_abs);
 /* The same figures from accumulated statistics: stats[0] = sum of squared differences, [1] = sum
  * of squared wants (both over finite got), [2] = max |difference|, [3] = count of non-finite
- * got. The worker accumulates them on the GPU (ft_ref_compare in templates/ref.cu). */
+ * got. The worker accumulates them on the GPU (ft_ref_compare in templates/families/ref.cu). */
 long tune_compare_finish(const double stats[4], double *rel, double *max_abs);
 
 #endif
