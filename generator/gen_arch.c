@@ -25,6 +25,11 @@ const gen_arch *gen_arch_find(const char *name)
     return NULL;
 }
 
+const gen_arch *gen_arch_at(int i)
+{
+    return i >= 0 && i < ARCH_COUNT ? &archs[i] : NULL;
+}
+
 void gen_arch_names(int gpus_only, char *buf, size_t len)
 {
     size_t at = 0;

@@ -86,6 +86,8 @@ typedef struct gen_arch {
 
 /* The arch of that name ("sm_90"), or NULL when flashtune does not compile for it. */
 const gen_arch *gen_arch_find(const char *name);
+/* The table's row i (from 0), or NULL past its end: every arch in turn. */
+const gen_arch *gen_arch_at(int i);
 /* "sm_80, sm_86, sm_89, sm_90" (gpus_only: the archs a GPU reports) or with the arch-specific
  * targets too ("..., sm_90a"), for messages and help texts. */
 void gen_arch_names(int gpus_only, char *buf, size_t len);
