@@ -410,14 +410,12 @@ static PyObject *hp_forward(PyObject *self, PyObject *args)
     return call(args, 1);
 }
 
-/* t.new_empty_strided(shape, strides): a gradient laid out as its operand (_attention.run_backward). */
+/* t.new_empty_strided(shape, strides) of a (shape, strides) pair (checked by the caller): a
+ * gradient laid out as its operand (_attention.run_backward). */
 static PyObject *new_strided(PyObject *t, PyObject *shape_strides)
 {
-    PyObject *shape, *strides;
-    if (!PyTuple_Check(shape_strides) || PyTuple_Size(shape_strides) != 2)
-        return NULL;
-    shape = PyTuple_GetItem(shape_strides, 0), strides = PyTuple_GetItem(shape_strides, 1);
-    return PyObject_CallMethodObjArgs(t, s_new_empty_strided, shape, strides, NULL);
+    return PyObject_CallMethodObjArgs(t, s_new_empty_strided, PyTuple_GetItem(shape_strides, 0),
+                                      PyTuple_GetItem(shape_strides, 1), NULL);
 }
 
 /* The library's backward of desc into fresh dQ, dK, dV, on q's device's current stream. Returns
@@ -432,11 +430,8 @@ static int run_backward(ft_context *ctx, const ft_attention_desc *d, size_t byte
     void *stream_ptr;
     int status = -1;
     for (int i = 0; i < 3; i++)   /* q's device and dtype; k's and v's are the same (checked) */
-        if (!(grads[i] = new_strided(t[0], PyTuple_GetItem(shapes, i)))) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_TypeError, "flashtune: backward: a gradient's (shape, strides) is not a pair");
+        if (!(grads[i] = new_strided(t[0], PyTuple_GetItem(shapes, i))))
             goto done;
-        }
     for (int i = 0; i < 9; i++)   /* q, k, v, o, lse, dO, then dQ, dK, dV */
         if (!(p[i] = data_ptr(i < 6 ? t[i] : grads[i - 6])))
             goto done;
@@ -506,6 +501,11 @@ static PyObject *hp_backward(PyObject *self, PyObject *args)
     for (int i = 0; i < 6; i++)
         if ((PyObject *)Py_TYPE(t[i]) != hp.tensor_type)
             Py_RETURN_NONE;
+    for (int i = 0; i < 3; i++) {   /* (shape, strides) pairs: anything else is the Python path's */
+        PyObject *pair = PyTuple_GetItem(shapes, i);
+        if (!PyTuple_Check(pair) || PyTuple_Size(pair) != 2)
+            Py_RETURN_NONE;
+    }
     ft_context *ctx = PyLong_AsVoidPtr(ctx_obj);
     const size_t bytes = PyLong_AsSize_t(bytes_obj);
     if (!ctx || PyErr_Occurred()) {

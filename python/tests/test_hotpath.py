@@ -286,6 +286,8 @@ class HotPath(unittest.TestCase):
         subclass = type("Sub", (fake_torch.Tensor,), {})(q.shape, q.dtype, q.device)
         self.assertIsNone(hot(_library.handle().value, desc, 0, subclass, k, v, o, lse, do, o.stride(), shapes))
         self.assertIsNone(hot(_library.handle().value, desc[:-1], 0, q, k, v, o, lse, do, o.stride(), shapes))
+        as_lists = tuple([shape, stride] for shape, stride in shapes)
+        self.assertIsNone(hot(_library.handle().value, desc, 0, q, k, v, o, lse, do, o.stride(), as_lists))
         self.assertEqual(self.var("bwd_calls").value, 0)
         # run_backward then copies dO as O is laid out, and the library reads the copy
         grads = self.python_backward(desc, q.device, q, k, v, o, lse, other, o.stride(), shapes, False)
