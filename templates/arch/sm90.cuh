@@ -33,11 +33,17 @@ FT_DEVICE unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo)
 // in the callers): a shared-memory window address stays below 256 KB, so the start-address field
 // never carries into the next. A k-loop's descriptors are then one base and an immediate add each,
 // where wg_desc per step cost masks and shifts on every operand.
+// WIDE (the default): one 64-bit add (UIADD3.64); adding to the low word alone and keeping the
+// high word made ptxas rebuild the high word before every wgmma (a UMOV each: bwd_wgmma, 1-4 %).
+// Not WIDE: the low word alone, where the 64-bit values cost registers a kernel lacks
+// (bwd_wgmma's columns split between consumers spilled 8-24 bytes with them).
+template <bool WIDE = true>
 FT_DEVICE unsigned long long wg_desc_add(unsigned long long desc, unsigned bytes)
 {
-    // One 64-bit add (UIADD3.64). Adding to the low word alone and keeping the high word made
-    // ptxas rebuild the high word before every wgmma (a UMOV each: 139 M at d128 N 16384).
-    return desc + (bytes >> 4);
+    if constexpr (WIDE)
+        return desc + (bytes >> 4);
+    else
+        return (desc & 0xFFFFFFFF00000000ull) | (unsigned)((unsigned)desc + (bytes >> 4));
 }
 
 // D (64xN, f32) (+)= A (64x16, shared; K-major, or M-major when TRANS_A) * B (16xN, shared;

@@ -527,8 +527,8 @@ FT_DEVICE void transposed_scores(float (&acc)[S_REGS], unsigned kv, unsigned sta
 #pragma unroll
     for (int kk = 0; kk < COLS / 16; kk++) {
         const unsigned col = (kk % 4) * 32, panel = DO ? do_panel(kk / 4) : q_panel(kk / 4);
-        wg_ss<BLOCK_M, 0>::run(acc, wg_desc_add(a, (kk / 4) * (BLOCK_N * 128) + col),
-                               wg_desc_add(b, panel - first + col), kk > 0 || from_acc);
+        wg_ss<BLOCK_M, 0>::run(acc, wg_desc_add<!SPLIT_COLS>(a, (kk / 4) * (BLOCK_N * 128) + col),
+                               wg_desc_add<!SPLIT_COLS>(b, panel - first + col), kk > 0 || from_acc);
     }
 }
 
@@ -624,7 +624,7 @@ FT_DEVICE void issue_dv(float (&dv)[dv_cols(CW) / 2], const unsigned (&pa)[M_STE
     const unsigned long long b = wg_desc(stage + do_panel(dv_col0(CW) / 64), PANEL_BYTES, 1024);
 #pragma unroll
     for (int kk = 0; kk < M_STEPS; kk++)
-        wg_rs<dv_cols(CW), 1>::run(dv, pa[kk], wg_desc_add(b, kk * 2048), 1);
+        wg_rs<dv_cols(CW), 1>::run(dv, pa[kk], wg_desc_add<!SPLIT_COLS>(b, kk * 2048), 1);
 }
 template <int CW>
 FT_DEVICE void issue_dk(float (&dk)[dk_cols(CW) / 2], const unsigned (&dsa)[M_STEPS][4], unsigned stage)
@@ -632,7 +632,7 @@ FT_DEVICE void issue_dk(float (&dk)[dk_cols(CW) / 2], const unsigned (&dsa)[M_ST
     const unsigned long long b = wg_desc(stage + q_panel(dk_col0(CW) / 64), PANEL_BYTES, 1024);
 #pragma unroll
     for (int kk = 0; kk < M_STEPS; kk++)
-        wg_rs<dk_cols(CW), 1>::run(dk, dsa[kk], wg_desc_add(b, kk * 2048), 1);
+        wg_rs<dk_cols(CW), 1>::run(dk, dsa[kk], wg_desc_add<!SPLIT_COLS>(b, kk * 2048), 1);
 }
 // DK_SS: dK += dS^T Q with A = the shared dS^T tile's rows of this warpgroup's keys (ds_rows),
 // read K-major as transposed_scores reads K: 16 queries a step, a panel per 64 of them.
@@ -641,8 +641,8 @@ FT_DEVICE void issue_dk_ss(float (&dk)[DK_REGS], unsigned ds_rows, unsigned stag
     const unsigned long long a = wg_desc(ds_rows, 16, 1024), b = wg_desc(stage + q_panel(0), PANEL_BYTES, 1024);
 #pragma unroll
     for (int kk = 0; kk < M_STEPS; kk++)
-        wg_ss<dk_cols(0), 1, 0>::run(dk, wg_desc_add(a, (kk / 4) * (BLOCK_N * 128) + (kk % 4) * 32),
-                                    wg_desc_add(b, kk * 2048), 1);
+        wg_ss<dk_cols(0), 1, 0>::run(dk, wg_desc_add<!SPLIT_COLS>(a, (kk / 4) * (BLOCK_N * 128) + (kk % 4) * 32),
+                                    wg_desc_add<!SPLIT_COLS>(b, kk * 2048), 1);
 }
 template <int CW>
 FT_DEVICE void issue_dv_dk(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols(CW) / 2],
@@ -906,7 +906,7 @@ FT_DEVICE void issue_dq(float (&dq)[R], const dkdv_block &blk, unsigned ds_tile,
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < DQ_STEPS; kk++)
-        wg_ss<N, 1, 1>::run(dq, wg_desc_add(a, kk * 2048), wg_desc_add(b, kk * 2048), kk > 0);
+        wg_ss<N, 1, 1>::run(dq, wg_desc_add<!SPLIT_COLS>(a, kk * 2048), wg_desc_add<!SPLIT_COLS>(b, kk * 2048), kk > 0);
 }
 template <int R, int KR, int VR>
 FT_DEVICE void dq_product(float (&dq)[R], float (&dk)[KR], float (&dv)[VR], const dkdv_block &blk, unsigned ds_tile,
@@ -1476,10 +1476,13 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
             const unsigned ds_tile = blk.ds_smem(buf);
             if (BUFFERS == 1)   // (WIDE_KEYS) the other consumer's products of the last tile read it
                 named_barrier_sync(1, CONSUMER_THREADS);
-            if constexpr (DK_SS)
+            // dS^T stored from its packed pairs (dK's A registers) where dK's product reads them:
+            // the fp32 form dies at the packing, which spared registers (d64 128-row tiles: 68 ->
+            // 16 bytes spilled). With DQ_MODE ordered the pairs' registers made the producer spill.
+            if constexpr (DK_SS || ORDERED)
                 store_ds(ds_tile, ds, th);
             else
-                store_ds(ds_tile, dsa, th);   // packed once: the fp32 dS^T dies at the packing
+                store_ds(ds_tile, dsa, th);
             fence_proxy_async();   // the stores above, before wgmma reads them
             // Every warpgroup's dS^T is in place. With two buffers, buffer buf was last read by
             // tile t-2's dQ products, which every warpgroup waited for before tile t-1's meeting here.
