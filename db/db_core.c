@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "db_core_internal.h"
 
@@ -69,7 +70,42 @@ int db_fail(char *err, size_t len, const char *fmt, ...)
 
 int db_fail_sql(sqlite3 *sql, char *err, size_t len, const char *what)
 {
+    if (sql && sqlite3_errcode(sql) == SQLITE_INTERRUPT)
+        return db_fail(err, len, "database %s: a statement ran past the bound of one call (%s, default %.0f s) "
+                       "and was stopped", what, DB_BOUND_ENV, DB_BOUND_S);
     return db_fail(err, len, "database %s: %s", what, sql ? sqlite3_errmsg(sql) : "no connection");
+}
+
+static long long monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* SQLite's progress handler: nonzero stops the running statement (SQLITE_INTERRUPT). */
+static int past_deadline(void *arg)
+{
+    const db *d = arg;   /* deadline_ns 0: outside a public call, or no bound */
+    return d->deadline_ns > 0 && monotonic_ns() > d->deadline_ns;
+}
+
+int db_bound_statements(db *d, char *err, size_t len)
+{
+    double bound = DB_BOUND_S;
+    const char *env = getenv(DB_BOUND_ENV);
+    if (env) {
+        char *end = NULL;
+        errno = 0;
+        bound = strtod(env, &end);
+        if (!*env || *end || errno || !(bound >= 0 && bound <= 1e6))
+            return db_fail(err, len, "%s='%s' is not a number of seconds from 0 to 1000000 (0: no bound)",
+                           DB_BOUND_ENV, env);
+    }
+    d->bound_ns = (long long)(bound * 1e9);
+    /* every 10000 virtual-machine steps: microseconds apart, nothing next to a statement's work */
+    sqlite3_progress_handler(d->sql, 10000, past_deadline, d);
+    return 0;
 }
 
 void *db_grow(void **list, int n, int *cap, size_t size)
@@ -132,11 +168,13 @@ int db_enter(db *d, const char *func, int write, char *err, size_t len)
     if (write && d->readonly)
         return db_fail(err, len, "%s: %s was opened read-only", func, d->path);
     pthread_mutex_lock(&d->lock);
+    d->deadline_ns = d->bound_ns > 0 ? monotonic_ns() + d->bound_ns : 0;
     return 0;
 }
 
 void db_leave(db *d)
 {
+    d->deadline_ns = 0;
     pthread_mutex_unlock(&d->lock);
 }
 
@@ -144,7 +182,10 @@ int db_exec(db *d, const char *sql, char *err, size_t len)
 {
     char *msg = NULL;
     if (sqlite3_exec(d->sql, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        db_fail(err, len, "database %s: %s", d->path, msg ? msg : sqlite3_errmsg(d->sql));
+        if (sqlite3_errcode(d->sql) == SQLITE_INTERRUPT)
+            db_fail_sql(d->sql, err, len, d->path);   /* names the bound */
+        else
+            db_fail(err, len, "database %s: %s", d->path, msg ? msg : sqlite3_errmsg(d->sql));
         sqlite3_free(msg);
         return -1;
     }

@@ -15,7 +15,19 @@ struct db {
     char *path;
     int readonly;
     pthread_mutex_t lock;   /* held for the whole of each public call */
+    long long bound_ns;     /* how long one public call's statements may run (0: unbounded) */
+    long long deadline_ns;  /* CLOCK_MONOTONIC: the current call's statements stop past it; 0
+                             * outside a call (db_enter sets it, db_leave clears it) */
 };
+
+/* Every statement is bounded in time: a public call (db_enter) sets its deadline, and SQLite's
+ * progress handler interrupts a statement that runs past it ("database PATH: a statement ran
+ * past ..."). The bound is FLASHTUNE_DB_BOUND_S seconds, DB_BOUND_S when unset; 0 turns it off.
+ * Sets d's bound and handler: 0, or -1 with the variable named when its value is not a number
+ * of seconds. */
+#define DB_BOUND_S 600.0
+#define DB_BOUND_ENV "FLASHTUNE_DB_BOUND_S"
+int db_bound_statements(db *d, char *err, size_t len);
 
 /* ---- embedded SQL (generated db_sql.c, from db/embed_sql.cmake) ---------------------- */
 

@@ -20,6 +20,12 @@ static int wrap(sqlite3 *sql, const char *name, db **out, char *err, size_t len)
     strcpy(path, name);
     d->sql = sql;
     d->path = path;
+    if (db_bound_statements(d, err, len) != 0) {
+        free(d);
+        free(path);
+        sqlite3_close(sql);
+        return -1;
+    }
     pthread_mutex_init(&d->lock, NULL);
     *out = d;
     return 0;

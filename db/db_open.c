@@ -303,6 +303,11 @@ int db_open_with(const char *path, int flags, const db_migration *list, int coun
     d->sql = sql;
     d->path = copy;
     d->readonly = readonly;
+    if (db_bound_statements(d, err, len) != 0) {
+        free(d);
+        free(copy);
+        goto fail;
+    }
     pthread_mutex_init(&d->lock, NULL);
     *out = d;
     return 0;
