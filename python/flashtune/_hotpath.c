@@ -419,8 +419,9 @@ static PyObject *new_strided(PyObject *t, PyObject *shape_strides)
 }
 
 /* The library's backward of desc into fresh dQ, dK, dV, on q's device's current stream. Returns
- * FT_OK with grads[] = dQ, dK, dV (new references), the library's status when its call failed, or
- * -1 with a Python error set when one of PyTorch's calls failed. */
+ * FT_OK with grads[] = dQ, dK, dV (new references), the library's status when its call failed,
+ * -1 with a Python error set when one of PyTorch's calls failed, or -2 (no error) for a tensor
+ * without data (an empty one): the Python path's call. */
 static int run_backward(ft_context *ctx, const ft_attention_desc *d, size_t bytes, PyObject *const t[6],
                         PyObject *shapes, long device, PyObject *grads[3])
 {
@@ -433,8 +434,10 @@ static int run_backward(ft_context *ctx, const ft_attention_desc *d, size_t byte
         if (!(grads[i] = new_strided(t[0], PyTuple_GetItem(shapes, i))))
             goto done;
     for (int i = 0; i < 9; i++)   /* q, k, v, o, lse, dO, then dQ, dK, dV */
-        if (!(p[i] = data_ptr(i < 6 ? t[i] : grads[i - 6])))
+        if (!(p[i] = data_ptr(i < 6 ? t[i] : grads[i - 6]))) {
+            status = PyErr_Occurred() ? -1 : -2;
             goto done;
+        }
     if (!(index = PyLong_FromLong(device)) || !(prev = PyObject_CallFunctionObjArgs(hp.enter_device, index, NULL)))
         goto done;
     if (bytes) {   /* delta, the dQ accumulator, and the groups' partial dK and dV */
@@ -470,8 +473,6 @@ leave: {
         PyErr_SetString(PyExc_RuntimeError, "flashtune: the backward's workspace has no data pointer");
 }
 done:
-    if (status == -1 && !PyErr_Occurred())   /* a tensor without a data pointer */
-        PyErr_SetString(PyExc_RuntimeError, "flashtune: backward: a tensor has no data pointer");
     if (status != FT_OK)
         for (int i = 0; i < 3; i++)
             Py_CLEAR(grads[i]);
@@ -533,6 +534,8 @@ static PyObject *hp_backward(PyObject *self, PyObject *args)
     const int status = run_backward(ctx, &d, bytes, t, shapes, device, grads);
     if (status > 0)
         return PyLong_FromLong(status);
+    if (status == -2)
+        Py_RETURN_NONE;
     if (status < 0)
         return NULL;
     PyObject *out = PyTuple_Pack(3, grads[0], grads[1], grads[2]);

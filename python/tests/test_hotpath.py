@@ -286,6 +286,9 @@ class HotPath(unittest.TestCase):
         subclass = type("Sub", (fake_torch.Tensor,), {})(q.shape, q.dtype, q.device)
         self.assertIsNone(hot(_library.handle().value, desc, 0, subclass, k, v, o, lse, do, o.stride(), shapes))
         self.assertIsNone(hot(_library.handle().value, desc[:-1], 0, q, k, v, o, lse, do, o.stride(), shapes))
+        empty = fake_torch.Tensor(q.shape, q.dtype, q.device)
+        empty._ptr = 0   # an empty tensor's data pointer
+        self.assertIsNone(hot(_library.handle().value, desc, 0, q, k, v, o, empty, do, o.stride(), shapes))
         as_lists = tuple([shape, stride] for shape, stride in shapes)
         self.assertIsNone(hot(_library.handle().value, desc, 0, q, k, v, o, lse, do, o.stride(), as_lists))
         self.assertEqual(self.var("bwd_calls").value, 0)
