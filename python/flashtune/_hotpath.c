@@ -199,6 +199,29 @@ static unsigned long long data_ptr(PyObject *t)
     return PyErr_Occurred() ? 0 : v;
 }
 
+/* The device switched back (leave_device(prev)) whatever happened before, on the way out of a
+ * library call: returns status, or -1 with a Python error set when switching back failed or an
+ * error was already set (the first error is the one reported). status -1 without an error is a
+ * workspace that had no data pointer, so named. */
+static int leave_device(PyObject *prev, int status, const char *call)
+{
+    PyObject *type, *value, *trace;
+    PyErr_Fetch(&type, &value, &trace);
+    PyObject *r = PyObject_CallFunctionObjArgs(hp.leave_device, prev, NULL);
+    if (type) {
+        Py_XDECREF(r);
+        PyErr_Restore(type, value, trace);
+        status = -1;
+    } else if (!r) {
+        status = -1;
+    } else {
+        Py_DECREF(r);
+    }
+    if (status == -1 && !PyErr_Occurred())
+        PyErr_Format(PyExc_RuntimeError, "flashtune: the %s's workspace has no data pointer", call);
+    return status;
+}
+
 /* The library's forward of the checked operands into a fresh O and L, on the operands' device's
  * current stream. Returns FT_OK with out[] = O, L, the desc (bytes) and O's strides (new
  * references), the library's status when its call failed, or -1 with a Python error set when
@@ -267,23 +290,8 @@ static int run_forward(ft_context *ctx, PyObject *q, const operand *oq, const op
                    (void *)(uintptr_t)ws_ptr, bytes, stream_ptr);
     PyEval_RestoreThread(ts);
     status = s;
-leave: {
-    /* the device put back whatever happened; the first error is the one reported */
-    PyObject *type, *value, *trace;
-    PyErr_Fetch(&type, &value, &trace);
-    PyObject *r = PyObject_CallFunctionObjArgs(hp.leave_device, prev, NULL);
-    if (type) {
-        Py_XDECREF(r);
-        PyErr_Restore(type, value, trace);
-        status = -1;
-    } else if (!r) {
-        status = -1;
-    } else {
-        Py_DECREF(r);
-    }
-    if (status == -1 && !PyErr_Occurred())   /* a workspace without a pointer */
-        PyErr_SetString(PyExc_RuntimeError, "flashtune: the forward's workspace has no data pointer");
-}
+leave:
+    status = leave_device(prev, status, "forward");
     if (status == FT_OK) {
         out[2] = PyBytes_FromStringAndSize((const char *)&d, sizeof d);
         out[3] = Py_BuildValue("(LLLL)", (long long)d.o_stride[0], (long long)d.o_stride[1],
@@ -456,22 +464,8 @@ static int run_backward(ft_context *ctx, const ft_attention_desc *d, size_t byte
                          (const void *)(uintptr_t)p[5], (void *)(uintptr_t)p[6], (void *)(uintptr_t)p[7],
                          (void *)(uintptr_t)p[8], (void *)(uintptr_t)ws_ptr, bytes, stream_ptr);
     PyEval_RestoreThread(ts);
-leave: {
-    PyObject *type, *value, *trace;   /* the device put back whatever happened */
-    PyErr_Fetch(&type, &value, &trace);
-    PyObject *r = PyObject_CallFunctionObjArgs(hp.leave_device, prev, NULL);
-    if (type) {
-        Py_XDECREF(r);
-        PyErr_Restore(type, value, trace);
-        status = -1;
-    } else if (!r) {
-        status = -1;
-    } else {
-        Py_DECREF(r);
-    }
-    if (status == -1 && !PyErr_Occurred())
-        PyErr_SetString(PyExc_RuntimeError, "flashtune: the backward's workspace has no data pointer");
-}
+leave:
+    status = leave_device(prev, status, "backward");
 done:
     if (status != FT_OK)
         for (int i = 0; i < 3; i++)

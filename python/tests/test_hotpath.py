@@ -123,12 +123,17 @@ class HotPath(unittest.TestCase):
         """The stand-in's int variable `name`."""
         return ctypes.c_int.in_dll(self.rec, name)
 
+    def recorded(self, prefix, pointers):
+        """The stand-in's record of its last forward ("last") or backward ("bwd") call: context, desc,
+        the pointers, stream and workspace bytes."""
+        desc = bytes((ctypes.c_ubyte * _library.DESC_SIZE).in_dll(self.rec, prefix + "_desc"))
+        ptrs = [p or 0 for p in (ctypes.c_void_p * pointers).in_dll(self.rec, prefix + "_ptrs")]
+        stream = ctypes.c_void_p.in_dll(self.rec, prefix + "_stream").value or 0
+        ctx = ctypes.c_void_p.in_dll(self.rec, prefix + "_ctx").value
+        return ctx, desc, ptrs, stream, ctypes.c_size_t.in_dll(self.rec, prefix + "_ws_bytes").value
+
     def last_call(self):
-        desc = bytes((ctypes.c_ubyte * _library.DESC_SIZE).in_dll(self.rec, "last_desc"))
-        ptrs = [p or 0 for p in (ctypes.c_void_p * 6).in_dll(self.rec, "last_ptrs")]
-        stream = ctypes.c_void_p.in_dll(self.rec, "last_stream").value or 0
-        ctx = ctypes.c_void_p.in_dll(self.rec, "last_ctx").value
-        return ctx, desc, ptrs, stream, ctypes.c_size_t.in_dll(self.rec, "last_ws_bytes").value
+        return self.recorded("last", 6)
 
     def tensors(self, shapes, dtype=None, device=None, strides=(None, None, None), grad=False):
         device = device or fake_torch.Device("cuda", 1)
@@ -222,11 +227,7 @@ class HotPath(unittest.TestCase):
 
     # ---- the backward's call ---------------------------------------------------------------------
     def last_backward(self):
-        desc = bytes((ctypes.c_ubyte * _library.DESC_SIZE).in_dll(self.rec, "bwd_desc"))
-        ptrs = [p or 0 for p in (ctypes.c_void_p * 10).in_dll(self.rec, "bwd_ptrs")]
-        stream = ctypes.c_void_p.in_dll(self.rec, "bwd_stream").value or 0
-        ctx = ctypes.c_void_p.in_dll(self.rec, "bwd_ctx").value
-        return ctx, desc, ptrs, stream, ctypes.c_size_t.in_dll(self.rec, "bwd_ws_bytes").value
+        return self.recorded("bwd", 10)
 
     def backward_operands(self, shapes, strides=(None, None, None)):
         q, k, v = self.tensors(shapes, strides=strides)
