@@ -1,6 +1,7 @@
 /* The GPU architectures flashtune compiles for, in one table: their limits, what a sweep without
- * a GPU assumes of each, and which family runs where. Every list of archs in a message or a help
- * text is made from it (gen_arch_names). */
+ * a GPU assumes of each, and which GPUs run an arch-specific target's code (gen_target_arch: a
+ * family's own target_arch says which it needs). Every list of archs in a message or a help text
+ * is made from it (gen_arch_names). */
 #include <stdio.h>
 #include <string.h>
 
