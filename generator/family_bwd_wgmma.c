@@ -28,7 +28,7 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
         return -1;
     }
     switch (bwd_wgmma_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY],
-                           p[GEN_PERSISTENT], p[GEN_L_EARLY])) {
+                           p[GEN_PERSISTENT], p[GEN_L_EARLY], p[GEN_DQ_INIT])) {
     case BWD_WGMMA_OK:
         return 0;
     case BWD_WGMMA_BAD_WARPS:
@@ -78,6 +78,11 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
         snprintf(why, len, "L_EARLY=%d with HEAD_DIM=%d BLOCK_N=%d: bwd_wgmma reads a tile's L early only where its "
                  "consumers split the keys (not the columns, at head dims 192 and 256 with 64 keys)", p[GEN_L_EARLY],
                  d, bn);
+        break;
+    case BWD_WGMMA_BAD_DQ_INIT:
+        snprintf(why, len, "DQ_INIT=%d with NUM_WARPS=%d BLOCK_N=%d HEAD_DIM=%d: bwd_wgmma stores a query tile's first "
+                 "dQ share (1, store) only where a producer warpgroup adds dQ (%d warps); 0 (zero) or 1",
+                 p[GEN_DQ_INIT], nw, bn, d, bwd_wgmma_consumers(bn, d) * 4 + 4);
         break;
     default:
         snprintf(why, len, "HEAD_DIM=%d HEAD_DIM_V=%d: about %d registers per thread would spill (at most %d)", d, dv,
@@ -143,7 +148,7 @@ const gen_family gen_family_bwd_wgmma = {
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
               GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) | GEN_BIT(GEN_VARLEN) |
               GEN_BIT(GEN_SPLITS) | GEN_BIT(GEN_DQ_FIRST) | GEN_BIT(GEN_DK_SS) | GEN_BIT(GEN_DV_EARLY) | GEN_BIT(GEN_L_EARLY) |
-              GEN_BIT(GEN_PERSISTENT),
+              GEN_BIT(GEN_PERSISTENT) | GEN_BIT(GEN_DQ_INIT),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 64, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,

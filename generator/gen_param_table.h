@@ -67,9 +67,11 @@ typedef enum gen_param_role {
     X(DV_EARLY, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                              \
       "1: a backward tile's dV product is issued as soon as P is made, before dP is waited for")          \
     X(L_EARLY, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
-      "1: a backward tile's L and delta start its S and dP products' accumulators, read before the issue")
+      "1: a backward tile's L and delta start its S and dP products' accumulators, read before the issue") \
+    X(DQ_INIT, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_VALUES("zero", "store"),                                 \
+      "backward dQ accumulator: zeroed before the kernel, or stored by the first key tile to reach a query tile, the others adding after it")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_L_EARLY. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_DQ_INIT. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

@@ -91,8 +91,7 @@ void ln_bwd_args(const ln_problem *p, int accum_cols, int b0, int nb, ft_bwd_arg
     a->delta = at(p->delta, batch_at(p, b0, rows), acc);
     a->dq_accum = accum ? at(p->dq_accum, batch_at(p, b0, rows * accum_cols), acc) : NULL;
     if (accum) {   /* the dQ order area past the whole accumulator (ln_workspace_bytes) */
-        const CUdeviceptr order =
-            p->dq_accum + (CUdeviceptr)((long long)ln_lse_rows(p) * ln_accum_head_dim(p->head_dim) * acc);
+        const CUdeviceptr order = p->dq_accum + (CUdeviceptr)ln_dq_order_offset(p);
         const long long sems_per_batch = (long long)p->heads * (long long)ln_dq_sems_per_head(p->seqlen_q);
         a->dq_ticket = at(order, b0, sizeof(int));
         a->dq_sems = at(order, p->batch + b0 * sems_per_batch, sizeof(int));

@@ -113,6 +113,8 @@ size_t ln_workspace_bytes(int dtype, int batch, int heads, int seqlen_q, int tot
 size_t ln_dq_sems_per_head(int seqlen_q);
 size_t ln_dq_order_ints(int batch, int heads, int seqlen_q);
 size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int total_q, int head_dim);   /* as above */
+/* Bytes from dq_accum to the order area (the accumulator alone) for p. */
+size_t ln_dq_order_offset(const ln_problem *p);
 /* The workspace of a forward whose keys `splits` blocks share (ft_kernel_args.h o_part, lse_part):
  * fp32 partial O [splits, rows, cols] at offset 0, then (256-byte aligned) fp32 log2 L [splits,
  * rows]; rows = ln_lse_rows of the problem, cols the kernels' HEAD_DIM_V. 0 when splits <= 1.
@@ -190,6 +192,8 @@ typedef struct ln_plan {
     int backward;               /* argument block: 1 ft_bwd_args, 0 ft_fwd_args */
     int accum;                  /* DQ_MODE atomic or ordered: dq_accum and the order area passed,
                                  * zeroed before the first step */
+    int accum_stored;           /* DQ_INIT store: the kernels store each query tile's first dQ share, so
+                                 * only the order area is zeroed */
     int map_rows;               /* > 0: the maps the kernel reads (the backward's Q and dO, the
                                  * forward's K and V) go with boxes 64 x map_rows (gen_family.map_rows) */
     int q_map_rows;             /* > 0: the forward's Q map goes too, boxes 64 x q_map_rows */

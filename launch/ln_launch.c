@@ -23,10 +23,12 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
         return CUDA_ERROR_INVALID_VALUE;
     const int per_launch = LN_GRID_Y_MAX / p->heads;
     CUresult rc;
-    /* Once for every slice: the accumulator and the order area cover the whole batch. */
+    /* Once for every slice: the accumulator and the order area cover the whole batch. DQ_INIT
+     * store: the order area alone (its counters say which share comes first). */
     if (plan->accum) {
         const size_t bytes = ln_accum_bytes(p->dtype, p->batch, p->heads, p->seqlen_q, p->total_q, p->head_dim);
-        if ((rc = cu->MemsetD8Async(p->dq_accum, 0, bytes, stream)) != CUDA_SUCCESS)
+        const size_t skip = plan->accum_stored ? ln_dq_order_offset(p) : 0;
+        if ((rc = cu->MemsetD8Async(p->dq_accum + skip, 0, bytes - skip, stream)) != CUDA_SUCCESS)
             return rc;
     }
     for (int b0 = 0; b0 < p->batch; b0 += per_launch) {

@@ -46,6 +46,7 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
     }
     out->backward = op == LN_BACKWARD;
     out->accum = uses_accum(c, op);
+    out->accum_stored = out->accum && (f->params & GEN_BIT(GEN_DQ_INIT)) && c->p[GEN_DQ_INIT] == FT_DQ_INIT_STORE;
     out->map_rows = f->map_rows ? f->map_rows(c->p) : 0;
     out->q_map_rows = f->q_map_rows ? f->q_map_rows(c->p) : 0;
     out->o_map_rows = f->o_map_rows ? f->o_map_rows(c->p) : 0;

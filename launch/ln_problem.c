@@ -112,6 +112,11 @@ size_t ln_accum_bytes(int dtype, int batch, int heads, int seqlen_q, int total_q
            ln_dq_order_ints(batch, heads, seqlen_q) * sizeof(int);
 }
 
+size_t ln_dq_order_offset(const ln_problem *p)
+{
+    return ln_lse_rows(p) * (size_t)ln_accum_head_dim(p->head_dim) * ln_acc_bytes(p->dtype);
+}
+
 size_t ln_fwd_workspace_bytes(int splits, size_t rows, int cols, size_t *lse_offset)
 {
     const size_t offset = splits > 1 ? ((size_t)splits * rows * (size_t)cols * sizeof(float) + 255) / 256 * 256 : 0;

@@ -225,6 +225,10 @@ static CUresult run(gpu_session *s, const gpu_kernel *k, gpu_problem *p, ln_op o
         return rc;
     lp.split_ws = p->split_ws;
     lp.split_ws_bytes = p->split_ws_bytes;
+    /* The dQ accumulator poisoned: a kernel that stores each query tile's first share (DQ_INIT
+     * store) must not read what was there; the launch zeroes it for the others. */
+    if (plan.accum && (rc = ln_poison(s->cu, lp.dq_accum, ln_dq_order_offset(&lp))) != CUDA_SUCCESS)
+        return rc;
     return ln_launch(s->cu, &plan, &lp, stream);
 }
 int gpu_forward_async(gpu_session *s, const gpu_kernel *k, gpu_problem *p, CUstream stream)

@@ -384,11 +384,22 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
         g.p[GEN_EVEN_N] = even(c->seqlen_k, tile[1]);
         if (f->backward)
             g.p[GEN_DQ_MODE] = c->dq_mode == FT_DQ_SEPARATE ? FT_DQ_ORDERED : FT_DQ_ATOMIC;
-        /* bwd_wgmma's L read early (L_EARLY) in every other case, where its consumers split the keys. */
+        /* bwd_wgmma's L read early (L_EARLY) in every other case, where its consumers split the keys;
+         * its first dQ share stored (DQ_INIT store) in two cases of four, where a producer adds dQ. */
         if (f->params & GEN_BIT(GEN_L_EARLY))
             g.p[GEN_L_EARLY] = idx & 1;
-        if (gen_validate(&g, session.smem_limit, why, sizeof why) == 0 ||
-            (g.p[GEN_L_EARLY] && (g.p[GEN_L_EARLY] = 0, gen_validate(&g, session.smem_limit, why, sizeof why) == 0))) {
+        if (f->params & GEN_BIT(GEN_DQ_INIT))
+            g.p[GEN_DQ_INIT] = ((idx >> 1) & 1) ? FT_DQ_INIT_ZERO : FT_DQ_INIT_STORE;
+        int valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
+        if (!valid && g.p[GEN_DQ_INIT] == FT_DQ_INIT_STORE) {
+            g.p[GEN_DQ_INIT] = FT_DQ_INIT_ZERO;
+            valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
+        }
+        if (!valid && g.p[GEN_L_EARLY]) {
+            g.p[GEN_L_EARLY] = 0;
+            valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
+        }
+        if (valid) {
             *out = g;
             return 0;
         }
@@ -609,9 +620,10 @@ static void run_case(void **state)
         /* bwd_wgmma from the same O and L, outputs poisoned again, against the GPU reference. */
         const gen_config *wc = &wgb_kernels[idx]->config;
         printf("    bwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d DQ_MODE=%s DQ_FIRST=%d DK_SS=%d "
-               "DV_EARLY=%d L_EARLY=%d PERSISTENT=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS],
-               wc->p[GEN_NUM_STAGES], gen_param_value_name(GEN_DQ_MODE, wc->p[GEN_DQ_MODE]), wc->p[GEN_DQ_FIRST],
-               wc->p[GEN_DK_SS], wc->p[GEN_DV_EARLY], wc->p[GEN_L_EARLY], wc->p[GEN_PERSISTENT]);
+               "DV_EARLY=%d L_EARLY=%d PERSISTENT=%d DQ_INIT=%s\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N],
+               wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES], gen_param_value_name(GEN_DQ_MODE, wc->p[GEN_DQ_MODE]),
+               wc->p[GEN_DQ_FIRST], wc->p[GEN_DK_SS], wc->p[GEN_DV_EARLY], wc->p[GEN_L_EARLY], wc->p[GEN_PERSISTENT],
+               gen_param_value_name(GEN_DQ_INIT, wc->p[GEN_DQ_INIT]));
         double *g_wg[3] = { calloc(p.q_elems, 8), calloc(p.k_elems, 8), calloc(p.v_elems, 8) };
         for (int i = 0; i < 3; i++)
             assert_int_equal(gpu_poison(&session, outs[i], counts[i] * eb), 0);

@@ -366,6 +366,10 @@ static const struct {
     /* L read early: where the consumers split the keys (tile_gradients), not the columns. */
     { "bwd_wgmma", { { GEN_L_EARLY, 1 }, { GEN_HEAD_DIM, 256 }, { GEN_HEAD_DIM_V, 256 }, { GEN_BLOCK_N, 64 },
       { GEN_NUM_WARPS, 12 } }, 5, 232448, "L_EARLY=1 with HEAD_DIM=256 BLOCK_N=64: bwd_wgmma reads a tile's L early" },
+    /* The first dQ share stored: by a producer's dQ warp only. */
+    { "bwd_wgmma", { { GEN_DQ_INIT, 1 }, { GEN_BLOCK_N, 64 }, { GEN_NUM_WARPS, 4 } }, 3, 232448,
+      "DQ_INIT=1 with NUM_WARPS=4 BLOCK_N=64 HEAD_DIM=128: bwd_wgmma stores a query tile's first dQ share" },
+    { "bwd_wgmma", { { GEN_DQ_INIT, 2 } }, 1, 232448, "DQ_INIT=2 must be 0 or 1" },
     /* fwd_wgmma: turns need two or three consumers; three have 160 registers a thread. */
     { "fwd_wgmma", { { GEN_BLOCK_M, 64 }, { GEN_NUM_WARPS, 8 }, { GEN_OVERLAP, 1 }, { GEN_PINGPONG, 1 } }, 4, 232448,
       "PINGPONG=1 with NUM_WARPS=8 and BLOCK_M=64: fwd_wgmma takes turns between two or three" },

@@ -795,6 +795,44 @@ static void hopper_forward_maps_and_persistent_grid(void **state)
     assert_int_not_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
 }
 
+/* bwd_wgmma DQ_INIT store: the kernels store each query tile's first dQ share, so the launch
+ * zeroes the order area alone (a ticket per batch, then the semaphores that count the shares),
+ * not the accumulator before it; zero (the default) zeroes both. */
+static void stored_first_share_zeroes_only_the_order_area(void **state)
+{
+    gen_config c = family_config("bwd_wgmma", 2, FT_DQ_ATOMIC);
+    c.p[GEN_HEAD_DIM] = c.p[GEN_HEAD_DIM_V] = 64;
+    c.p[GEN_BLOCK_M] = 64, c.p[GEN_BLOCK_N] = 128, c.p[GEN_NUM_WARPS] = 12;
+    for (int init = FT_DQ_INIT_ZERO; init <= FT_DQ_INIT_STORE; init++) {
+        reset(state);
+        block_is_backward = 1;
+        c.p[GEN_DQ_INIT] = init;
+        char why[256];
+        assert_int_equal(gen_validate(&c, 232448, why, sizeof why), 0);
+        ln_plan plan;
+        assert_int_equal(ln_plan_make(&c, LN_BACKWARD, 40, 24, &plan, why, sizeof why), 0);
+        assert_int_equal(plan.accum_stored, init == FT_DQ_INIT_STORE);
+        assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+        ncalls = 0;
+        ln_problem p = sample_problem(3, 5);
+        p.dtype = 2;
+        p.head_dim = p.head_dim_v = 64;
+        p.v_stride[2] = p.o_stride[2] = 64;
+        assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
+        /* The accumulator: 15 heads x 40 rows x the widest head dim of the catalogue for 64. */
+        const size_t accum = (size_t)15 * 40 * ln_accum_head_dim(64) * 4, order = ((size_t)3 + 15 * 3) * 4;
+        assert_int_equal(ln_dq_order_offset(&p), accum);
+        assert_string_equal(calls[0].what, "memset");
+        assert_int_equal(calls[0].ptr, p.dq_accum + (init == FT_DQ_INIT_STORE ? accum : 0));
+        assert_int_equal(calls[0].bytes, (init == FT_DQ_INIT_STORE ? 0 : accum) + order);
+    }
+    /* Only beside a producer, whose dQ warp stores: the consumers alone add. */
+    char why[256];
+    c.p[GEN_NUM_WARPS] = 8;
+    assert_int_not_equal(gen_validate(&c, 232448, why, sizeof why), 0);
+    assert_non_null(strstr(why, "DQ_INIT=1"));
+}
+
 /* bwd_wgmma PERSISTENT: only ft_bwd_dkdv is persistent (grid.x its units: key tiles x K/V heads
  * x batch, at most the resident blocks; grid.y 1); the delta pass and the dQ conversion keep one
  * block a query tile. */
@@ -1309,6 +1347,7 @@ int main(void)
         cmocka_unit_test_setup(hopper_backward_key_maps, reset),
         cmocka_unit_test_setup(hopper_forward_maps_and_persistent_grid, reset),
         cmocka_unit_test_setup(hopper_backward_persistent_grid, reset),
+        cmocka_unit_test_setup(stored_first_share_zeroes_only_the_order_area, reset),
         cmocka_unit_test_setup(batches_split_under_the_grid_limit, reset),
         cmocka_unit_test_setup(launch_rejects_what_cannot_run, reset),
         cmocka_unit_test_setup(grouped_heads_and_softcap_launch, reset),

@@ -57,7 +57,8 @@ static const sample samples[] = {
     { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=128 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=3 DQ_MODE=ordered" },
     /* The products reordered (the layout is the same): one consumer, two splitting the keys. */
     { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=128 NUM_WARPS=12 DQ_FIRST=1 DK_SS=1 DV_EARLY=1" },
-    { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=128 NUM_WARPS=12 DQ_FIRST=1 L_EARLY=1 PERSISTENT=1" },
+    { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=128 NUM_WARPS=12 DQ_FIRST=1 L_EARLY=1 PERSISTENT=1 DQ_INIT=store" },
+    { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=96 HEAD_DIM_V=96 NUM_WARPS=12 DQ_MODE=ordered DQ_INIT=store" },
     { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=128 BLOCK_N=128 NUM_WARPS=12 L_EARLY=1" },
     { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=3 DQ_FIRST=1 DV_EARLY=1" },
     /* The columns split with dQ in a tile of its own (192 over 128), and in the slot at 192. */

@@ -250,6 +250,32 @@ FT_DEVICE void sem_wait_value(const int *sem, int value)
     while (now != value);
     asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(now) : "l"(sem) : "memory");
 }
+// Until *sem holds at least `value`, then acquire as sem_wait_value does; one acquiring read
+// where it already does (the common case: one round trip), else a relaxed spin first.
+FT_DEVICE void sem_wait_at_least(const int *sem, int value)
+{
+    int now;
+    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(now) : "l"(sem) : "memory");
+    while (now < value) {
+        do
+            asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(now) : "l"(sem) : "memory");
+        while (now < value);
+        asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(now) : "l"(sem) : "memory");
+    }
+}
+// Adds 1 to *sem and returns what it held before: a ticket, the first one 0 (relaxed: whoever
+// needs what the first wrote waits for it with sem_wait_at_least).
+FT_DEVICE int sem_take(int *sem)
+{
+    int old;
+    asm volatile("atom.relaxed.gpu.global.add.s32 %0, [%1], 1;" : "=r"(old) : "l"(sem) : "memory");
+    return old;
+}
+// Adds `value` to *sem after every write of this thread so far (release, GPU scope).
+FT_DEVICE void sem_release_add(int *sem, int value)
+{
+    asm volatile("red.release.gpu.global.add.s32 [%0], %1;" ::"l"(sem), "r"(value) : "memory");
+}
 // Stores `value` after every write of this thread so far, and of the block's threads that
 // fenced (__threadfence) before a block barrier this thread passed since (release, GPU scope).
 FT_DEVICE void sem_release_value(int *sem, int value)

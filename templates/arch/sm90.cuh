@@ -206,6 +206,12 @@ FT_DEVICE void bulk_reduce_add_f32(float *dst, unsigned src, unsigned bytes)
     asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;"
                  ::"l"(__cvta_generic_to_global(dst)), "r"(src), "r"(bytes) : "memory");
 }
+// The same as a plain copy: dst[i] = src[i] (a query tile's first dQ share, DQ_INIT store).
+FT_DEVICE void bulk_store(float *dst, unsigned src, unsigned bytes)
+{
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+                 ::"l"(__cvta_generic_to_global(dst)), "r"(src), "r"(bytes) : "memory");
+}
 FT_DEVICE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 // Waits until at most PENDING of the thread's bulk groups still read their shared-memory
 // source (the source may then be overwritten).

@@ -65,11 +65,12 @@ typedef struct ft_fwd_args {
 /* Backward: given dO, computes dQ, dK, dV. delta and dq_accum are workspaces the caller owns:
  * delta [B, H, seqlen_q] (float, double for f64) holds rowsum(dO * O);
  * dq_accum [B, H, seqlen_q, HEAD_DIM] (float, double for f64) is used by DQ_MODE atomic and
- * ordered and must be zeroed before the launch of ft_bwd_dkdv; the order of the elements inside
- * each head's block is the family's own (its ft_bwd_dq_convert reads what its ft_bwd_dkdv wrote).
- * DQ_MODE ordered also takes dq_ticket, one int the launch's blocks count off to learn their
- * order of start, and dq_sems [B, H, ceil(seqlen_q / FT_DQ_SEM_ROWS)] ints, the turn of each
- * query tile; both zeroed with dq_accum. */
+ * ordered and must be zeroed before the launch of ft_bwd_dkdv (DQ_INIT store: need not be); the
+ * order of the elements inside each head's block is the family's own (its ft_bwd_dq_convert reads
+ * what its ft_bwd_dkdv wrote). DQ_MODE ordered also takes dq_ticket, one int the launch's blocks
+ * count off to learn their order of start, and dq_sems [B, H, ceil(seqlen_q / FT_DQ_SEM_ROWS)]
+ * ints, the turn of each query tile (DQ_INIT store, atomic: the count of its key tiles); both
+ * zeroed with dq_accum, and always. */
 #define FT_DQ_SEM_ROWS 16
 typedef struct ft_bwd_args {
     const void *q, *k, *v, *o, *dout;

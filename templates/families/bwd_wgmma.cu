@@ -48,6 +48,8 @@
 // ---- traits (traits/bwd_wgmma.h): tunables come from the generator's #defines ---------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
 constexpr bool ORDERED = DQ_MODE == FT_DQ_ORDERED;   // dQ added in a fixed order (bitwise repeatable)
+// dq_accum not zeroed: a query tile's first dQ share is stored, the others added after it (add_unit_dq).
+constexpr bool STORE_FIRST = DQ_INIT == FT_DQ_INIT_STORE;
 // The order of a tile's products in dkdv_consumer (traits: bwd_wgmma_may_reorder): dV issued once
 // dS^T is made or (DV_EARLY) once P^T is; dK issued after dV before the dS^T meeting, or after
 // it (LATE_DK), from registers or (DK_SS) from the dS^T tile, and before dQ or (DQ_FIRST) after it.
@@ -149,7 +151,7 @@ constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = bwd_wgmma_consumer_regs(BLOCK_
 constexpr int MIN_BLOCKS = bwd_wgmma_min_blocks(BLOCK_N, NUM_WARPS, HEAD_DIM);
 
 constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, DQ_FIRST,
-                                    DK_SS, DV_EARLY, PERSISTENT, L_EARLY);
+                                    DK_SS, DV_EARLY, PERSISTENT, L_EARLY, DQ_INIT);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma takes f16 or bf16");
 static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_N/16 (consumers only) or BLOCK_N/16 + 4 (and a "
                                           "producer warpgroup); 12 at head dims 192 and 256");
@@ -166,6 +168,7 @@ static_assert(RULE != BWD_WGMMA_BAD_ORDER,
 static_assert(RULE != BWD_WGMMA_BAD_PERSISTENT,
               "PERSISTENT 1 needs a producer warpgroup, the keys split (dkdv_consumer) and DQ_MODE atomic");
 static_assert(RULE != BWD_WGMMA_BAD_L_EARLY, "L_EARLY 1 needs the keys split (tile_gradients)");
+static_assert(RULE != BWD_WGMMA_BAD_DQ_INIT, "DQ_INIT store needs a producer warpgroup (add_unit_dq)");
 static_assert(!PERSISTENT || !VARLEN, "PERSISTENT 1 needs VARLEN 0");
 static_assert(BAR_KEYS + 8 <= LD_BYTES && BAR_KEYS % 8 == 0,
               "L, delta, the mbarriers, the ticket and the units fit LD_BYTES");
@@ -189,6 +192,15 @@ ft_bwd_preprocess(const ft_bwd_args args)
 }
 
 // ---- ft_bwd_dkdv -----------------------------------------------------------------------------
+// The semaphores of query row `row` (of batch * heads): one a query tile (DQ_MODE ordered: its
+// turn; DQ_INIT store: its key tiles so far), FT_DQ_SEM_ROWS rows apart over the longest length.
+FT_DEVICE int *query_sems(const ft_bwd_args &a, long long row)
+{
+    return a.dq_sems + row * ((a.seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS);
+}
+// DQ_INIT store, atomic: added to a query tile's count once its first share has landed.
+constexpr int STORED = 1 << 30;   // above any count of key tiles
+
 // What a block works on and where its shared memory lies (both pipelines). Only what the block
 // chose lives here; whatever follows from the arguments is read from them where it is needed
 // (they stay in the constant bank: no registers for them across the loop).
@@ -281,10 +293,7 @@ struct dkdv_block {
     {
         return (float *)a.dq_accum + first_row(a, head) * HEAD_DIM;
     }
-    FT_DEVICE int *sems(const ft_bwd_args &a, int head) const
-    {
-        return a.dq_sems + q_row(head) * ((a.seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS);
-    }
+    FT_DEVICE int *sems(const ft_bwd_args &a, int head) const { return query_sems(a, q_row(head)); }
 };
 
 // The thread's place in its consumer warpgroup cw: accumulator rows wrow, wrow + 8 (of 64;
@@ -1340,22 +1349,47 @@ FT_DEVICE void load_unit(const ft_bwd_args &args, const dkdv_block &blk, int g, 
     }
 }
 
+// DQ_INIT store: whether this block's share of query tile mt comes first, to be stored rather
+// than added (dq_accum holds whatever was there). Ordered: the first turn is the highest key
+// tile's that sees the tile (await_turn has passed). Atomic: the first ticket's (the tile's
+// semaphore counts the key tiles; the ticket is taken while the consumers still work on the
+// tile, so its round trip is hidden); a later one waits until the first has marked its store
+// landed (STORED). The ticket's holder stores as soon as its dQ tile is in: it waits on nothing
+// another block holds, so no block waits forever.
+FT_DEVICE bool first_share(const dkdv_block &blk, int *sems, int mt, int ticket)
+{
+    if (ORDERED)
+        return !(blk.up_begin <= mt && mt < blk.up_end);
+    if (ticket == 0)
+        return true;
+    sem_wait_at_least(sems + mt, STORED);
+    fence_proxy_async_global();   // the store, then our bulk reduce
+    return false;
+}
+
 // Warp 1's (one lane's) share of a unit: dQ, tile t from source t % DQ_SOURCES (a dQ tile,
 // or with the columns split the ring slot) into dq_accum (the partial tile's valid rows only), in
-// its turn (DQ_MODE ordered); the source is free again once the copy engine has read it. The
-// head's rows of dq_accum and its semaphores move on as in warp 0.
+// its turn (DQ_MODE ordered), stored where it comes first (DQ_INIT store); the source is free
+// again once the copy engine has read it. The head's rows of dq_accum and its semaphores move on
+// as in warp 0.
 FT_DEVICE void add_unit_dq(const ft_bwd_args &args, const dkdv_block &blk, int g)
 {
     float *dq_rows = blk.dq_accum(args, 0);
-    int *sems = ORDERED ? blk.sems(args, 0) : nullptr;
+    int *sems = ORDERED || STORE_FIRST ? blk.sems(args, 0) : nullptr;
     int mt = blk.mt_begin;
     for (int t = g; t < g + blk.steps(); t++) {   // the block's tile t
         const int src = t % DQ_SOURCES, m0 = mt * BLOCK_M;
         const int rows = EVEN_M ? BLOCK_M : min(BLOCK_M, blk.seqlen_q(args) - m0);
+        const int ticket = STORE_FIRST && !ORDERED ? sem_take(sems + mt) : 0;
         mbar_wait(blk.dq_full_bar(src), (t / DQ_SOURCES) & 1);
         if (ORDERED)
             await_turn(blk, sems, mt);
-        bulk_reduce_add_f32(dq_rows + (long long)m0 * HEAD_DIM, blk.dq_source(t), rows * HEAD_DIM * 4);
+        const bool store = STORE_FIRST && first_share(blk, sems, mt, ticket);
+        float *dst = dq_rows + (long long)m0 * HEAD_DIM;
+        if (store)
+            bulk_store(dst, blk.dq_source(t), rows * HEAD_DIM * 4);
+        else
+            bulk_reduce_add_f32(dst, blk.dq_source(t), rows * HEAD_DIM * 4);
         bulk_commit();
         if (ORDERED) {
             bulk_wait<0>();   // added, so the next key tile down may
@@ -1364,10 +1398,15 @@ FT_DEVICE void add_unit_dq(const ft_bwd_args &args, const dkdv_block &blk, int g
             bulk_wait_read<0>();
         }
         mbar_arrive(DQ_IN_SLOT ? blk.empty_bar(src) : blk.dq_empty_bar(src));
+        if (!ORDERED && store) {   // the others may add once the store has landed
+            bulk_wait<0>();
+            fence_proxy_async_global();
+            sem_release_add(sems + mt, STORED);
+        }
         if (++mt == blk.m_tiles) {   // a new head
             mt = blk.mt_begin;
             dq_rows += (long long)blk.head_rows(args) * HEAD_DIM;
-            if (ORDERED)
+            if (ORDERED || STORE_FIRST)
                 sems += (args.seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS;
         }
     }
@@ -1669,12 +1708,28 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
 }
 
 // ---- ft_bwd_dq_convert: dq = scale * dq_accum ------------------------------------------------
+// dq = 0 for the query rows [m0, + BLOCK_M) of query row blockIdx.y (of batch * heads), within
+// the sequence, its data columns.
+FT_DEVICE void zero_dq_rows(const ft_bwd_args &args, const ft_seq &sq, int m0)
+{
+    constexpr int CPR = HEAD_DIM / 8;   // 16-byte chunks a row
+    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
+    const int rows = min(BLOCK_M, sq.seqlen_q - m0);
+    elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, b, h, sq.q0) + m0 * args.dq_stride[2];
+    for (int c = threadIdx.x; c < rows * CPR; c += NUM_THREADS) {
+        const int row = c / CPR, col = (c % CPR) * 8;
+        if (QK_DATA == HEAD_DIM || col < QK_DATA)
+            *(uint4 *)(dq + row * args.dq_stride[2] + col) = make_uint4(0, 0, 0, 0);
+    }
+}
+
 // A full query tile of dq_accum holds ft_bwd_dkdv's accumulators in thread order (as its dQ
 // store writes them): warpgroup 0's region, then (DQ_REGIONS 2) warpgroup 1's, its DQ_COLS1 columns from DQ_COLS0
 // (DQ_SPLIT_ROWS: all the columns of rows 64 on);
 // in a region, 16-byte chunk c*128 + t is registers 4c..4c+3 of the warpgroup's thread t. A last
 // partial tile is row-major (common/ft_bwd_steps.cuh converts it). VARLEN: full and partial are
-// the sequence's (dkdv's choice), its rows at seq_row.
+// the sequence's (dkdv's choice), its rows at seq_row. DQ_INIT store: a tile no key tile reached
+// holds nothing of this backward's; its dQ is zero.
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
 ft_bwd_dq_convert(const ft_bwd_args args)
 {
@@ -1682,6 +1737,10 @@ ft_bwd_dq_convert(const ft_bwd_args args)
     const ft_seq sq = seq_of(args, (int)blockIdx.y / args.heads);
     if (VARLEN && m0 >= sq.seqlen_q)
         return;   // past the sequence's queries (the grid is sized by the longest)
+    if (STORE_FIRST && query_sems(args, blockIdx.y)[blockIdx.x] == 0) {
+        zero_dq_rows(args, sq, m0);
+        return;
+    }
     if (!EVEN_M && m0 + BLOCK_M > sq.seqlen_q) {
         bwd_dq_convert_rows<NUM_THREADS, BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M>(args);
         return;

@@ -26,6 +26,7 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_ORDER,       /* DQ_FIRST, DK_SS or DV_EARLY 1 without a producer, or with the columns split */
     BWD_WGMMA_BAD_PERSISTENT,  /* PERSISTENT 1 without a producer, with the columns split, or DQ_MODE ordered */
     BWD_WGMMA_BAD_L_EARLY,     /* L_EARLY 1 with the columns split */
+    BWD_WGMMA_BAD_DQ_INIT,     /* DQ_INIT store without a producer warpgroup */
 };
 
 /* The bytes after a ring stage's Q and dO tiles: L and delta of its rows, then the mbarriers (and
@@ -281,7 +282,7 @@ FT_TRAIT int bwd_wgmma_may_persist(int block_n, int num_warps, int head_dim, int
 
 FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim,
                             int head_dim_v, int dq_mode, int dq_first, int dk_ss, int dv_early, int persistent,
-                            int l_early)
+                            int l_early, int dq_init)
 {
     const int split = bwd_wgmma_split_cols(head_dim, block_n), wide = bwd_wgmma_wide_keys(head_dim, block_n);
     /* 128 rows: S^T and dP^T of 128 queries fit beside dK and dV of head dims 64 only (ptxas
@@ -312,6 +313,12 @@ FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_sta
         return BWD_WGMMA_BAD_PERSISTENT;
     if (l_early && split)   /* split_gradients reads L as it goes */
         return BWD_WGMMA_BAD_L_EARLY;
+    /* The first share's store and the others' wait for it are the dQ warp's (add_unit_dq); the
+     * consumers' own adds (inline) stay on the zeroed accumulator. */
+    if (dq_init == FT_DQ_INIT_STORE && !bwd_wgmma_has_producer(block_n, num_warps, head_dim))
+        return BWD_WGMMA_BAD_DQ_INIT;
+    if (dq_init != FT_DQ_INIT_ZERO && dq_init != FT_DQ_INIT_STORE)
+        return BWD_WGMMA_BAD_DQ_INIT;
     return BWD_WGMMA_OK;
 }
 

@@ -27,6 +27,13 @@
  * identical results on every run. */
 enum ft_dq_mode { FT_DQ_ATOMIC = 0, FT_DQ_SEPARATE = 1, FT_DQ_ORDERED = 2 };
 
+/* DQ_INIT's values: how the fp32 dq_accum of an atomic or ordered backward starts. Zero: the
+ * launcher zeroes it before the backward (a pass over B*H*N*D*4 bytes, as long as the delta
+ * pass at short lengths). Store: the first key tile to reach a query tile stores its share
+ * there and the others add theirs after that store has landed; the launcher zeroes only the
+ * per-tile counters (the order area), and a query tile no key tile reached converts to zeros. */
+enum ft_dq_init { FT_DQ_INIT_ZERO = 0, FT_DQ_INIT_STORE = 1 };
+
 FT_TRAIT int ft_imin(int a, int b)
 {
     return a < b ? a : b;

@@ -184,7 +184,9 @@ if device.cc == 90 then
   -- on long non-causal ones (bench_kernels on an H200, notes/kernels.md, "persistent blocks"):
   -- the sweep decides. L_EARLY (L and delta as the starting values of S^T's and dP^T's products)
   -- was even to 6 % slower at bench_kernels' early set on an H200, as was its first form (L held in
-  -- registers; notes/kernels.md, "L early"), so it stays 0.
+  -- registers; notes/kernels.md, "L early"), so it stays 0. DQ_INIT store (a query tile's first
+  -- dQ share stored, so dq_accum is not zeroed first: a pass over 4 bytes a query row and column,
+  -- as long as the delta pass) is the producer's dQ warp's, so it varies beside a producer.
   table.insert(spaces, space{
     name = "bwd_hopper",
     template = "bwd_wgmma",
@@ -197,10 +199,19 @@ if device.cc == 90 then
       DQ_FIRST = {0, 1},
       DV_EARLY = {0, 1},
       PERSISTENT = {0, 1},
+      DQ_INIT = {0, 1},
     },
     where = function(p)
       if p.DV_EARLY == 1 and p.DQ_FIRST == 0 then
         return false, "DV_EARLY only beside DQ_FIRST"
+      end
+      if p.DQ_INIT == 1 and p.NUM_WARPS ~= p.BLOCK_N // 16 + 4 then
+        return false, "the first dQ share stored: by a producer's dQ warp"
+      end
+      -- Pruned by the H200 sweep of 29 November 2026 (notes, "the first dQ share stored"): at
+      -- head dim 64 no 64-row tile beside a producer came within 3 % of a workload's best.
+      if p.HEAD_DIM == 64 and p.BLOCK_M == 64 and p.NUM_WARPS == 12 then
+        return false, "head dim 64 beside a producer: 128-row query tiles"
       end
       if p.PERSISTENT == 1 and (p.NUM_WARPS ~= 12 or p.BLOCK_N ~= 128) then
         return false, "persistent blocks: a producer beside two consumers splitting the keys"
@@ -245,6 +256,7 @@ if device.cc == 90 then
       DV_EARLY = {0, 1},
       DK_SS = {0, 1},
       PERSISTENT = {0, 1},
+      DQ_INIT = {0, 1},
     },
     where = function(p)
       if p.DV_EARLY == 1 and p.DQ_FIRST == 0 then
@@ -255,6 +267,11 @@ if device.cc == 90 then
       end
       if p.BLOCK_N == 128 and p.NUM_STAGES ~= 2 then
         return false, "the wide keys: two stages (one held the slot, three do not fit)"
+      end
+      -- Pruned by the H200 sweep of 29 November 2026: no wide-keys kernel reading dS from
+      -- registers came within 3 % of a workload's best.
+      if p.BLOCK_N == 128 and p.DK_SS == 0 then
+        return false, "the wide keys: dK from the dS^T tile"
       end
       return true
     end,

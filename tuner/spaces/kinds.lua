@@ -26,9 +26,9 @@ end
 
 -- The backward: default.lua's Hopper forms at head dim 128 (64-row query tiles, dQ added by the
 -- copy engine), with the product order (DQ_FIRST, DV_EARLY) where a producer serves two consumers
--- splitting 128 keys (L read early, L_EARLY, lost there: default.lua), and for the window the persistent
--- walk (the family refuses it for a variable-length batch, as it refuses splitting a group's heads
--- there).
+-- splitting 128 keys (L read early, L_EARLY, lost there: default.lua), the first dQ share stored
+-- (DQ_INIT) beside a producer, and for the window the persistent walk (the family refuses it for
+-- a variable-length batch, as it refuses splitting a group's heads there).
 local function bwd_kinds(name, workloads, persistent)
   return space{
     name = name,
@@ -41,10 +41,14 @@ local function bwd_kinds(name, workloads, persistent)
       DQ_FIRST = {0, 1},
       DV_EARLY = {0, 1},
       PERSISTENT = persistent and {0, 1} or {0},
+      DQ_INIT = {0, 1},
     },
     where = function(p)
       if p.DV_EARLY == 1 and p.DQ_FIRST == 0 then
         return false, "DV_EARLY only beside DQ_FIRST"
+      end
+      if p.DQ_INIT == 1 and p.NUM_WARPS ~= p.BLOCK_N // 16 + 4 then
+        return false, "the first dQ share stored: by a producer's dQ warp"
       end
       local split_keys = p.NUM_WARPS == 12 and p.BLOCK_N == 128 and p.NUM_STAGES == 2
       if (p.DQ_FIRST == 1 or p.PERSISTENT == 1) and not split_keys then
