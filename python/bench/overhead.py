@@ -61,7 +61,11 @@ def swap_in_noops(noop):
     hot = getattr(_library, "hotpath", None)
     if hot is not None:   # the C hot path calls the library through its own pointers: the no-ops there too
         address = lambda fn: ctypes.cast(fn, ctypes.c_void_p).value  # noqa: E731
-        hot.bind_library(address(noop.ft_noop_forward), address(noop.ft_noop_size))
+        entries = [address(noop.ft_noop_forward), address(noop.ft_noop_size), address(noop.ft_noop_backward)]
+        try:
+            hot.bind_library(*entries)        # the backward too (the hot backward)
+        except TypeError:
+            hot.bind_library(*entries[:2])    # an older package: the forward alone
 
 
 class Trivial(Function):
