@@ -115,4 +115,5 @@ const gen_family gen_family_bwd_exact = {
     .entry_count = 4,
     .check = check_bwd,
     .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN,
+    .default_rank = 1,   /* the only one for f32 and f64 */
 };

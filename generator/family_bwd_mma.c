@@ -112,4 +112,5 @@ const gen_family gen_family_bwd_mma = {
     .entry_count = 4,
     .check = check_bwd_mma,
     .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN,
+    .default_rank = 2,   /* every head dim and GPU: after the Hopper family */
 };

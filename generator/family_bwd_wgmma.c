@@ -167,4 +167,5 @@ const gen_family gen_family_bwd_wgmma = {
     .min_head_dim = 64,
     .pad_from = 1,   /* 1.6x mma.sync at 32 from head dim 16 up (bf16 N 4096) */
     .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN,
+    .default_rank = 1,   /* before mma.sync where it runs (Hopper) and its tiles fit */
 };

@@ -75,4 +75,5 @@ const gen_family gen_family_fwd_exact = {
     .entry_count = 1,
     .check = check_fwd,
     .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN,
+    .default_rank = 1,   /* the only one for f32 and f64 */
 };

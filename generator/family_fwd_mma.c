@@ -70,4 +70,5 @@ const gen_family gen_family_fwd_mma = {
     .entry_count = 2,
     .check = check_fwd,
     .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN,
+    .default_rank = 2,   /* every head dim and GPU: after the Hopper family */
 };

@@ -121,4 +121,5 @@ const gen_family gen_family_fwd_wgmma = {
     .min_head_dim = 64,
     .pad_from = 24,   /* at head dim 16 mma.sync at 32 was faster (134 against 119 TFLOP/s, bf16 N 4096) */
     .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN,
+    .default_rank = 1,   /* before mma.sync where it runs (Hopper) and its tiles fit */
 };

@@ -102,6 +102,10 @@ typedef struct gen_family {
     /* GEN_FEATURE_* bits: the problem features its kernels take (0: none). A family that takes
      * grouped heads launches its key-major entries over the K/V heads (grid.y batch*heads_k). */
     unsigned features;
+    /* The runtime's built-in choice (runtime/rt_defaults.c) among the families of a direction
+     * that take a problem's dtype and run on its GPU: the lowest rank whose configuration fits
+     * first. 0: never a built-in default (the reference, test families). */
+    int default_rank;
 } gen_family;
 
 #endif

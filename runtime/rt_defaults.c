@@ -1,24 +1,33 @@
-/* Built-in configurations: the family for a dtype, a default that fits every supported head
- * dim on every targeted GPU, and the GPU reference kernels. */
+/* Built-in configurations: the families for a problem (by their default_rank, never by name), a
+ * default that fits every supported head dim on every targeted GPU, and the GPU reference
+ * kernels. */
 #include <stdio.h>
 
 #include "rt_internal.h"
 #include "traits/ft_traits.h"
 
-/* The families to try for w, best first: on Hopper the warpgroup families (head dims 64 to 256,
- * smaller ones padded to 64), then mma.sync, which covers every head dim and GPU. OUT: the
- * families; returns their count. */
-static int families_for(const db_workload *w, const gen_family *out[2])
+/* Most families a problem may have to try (the catalogue's of one direction and dtype). */
+enum { MAX_FAMILIES = 8 };
+
+/* The families to try for w, best first: those of w's direction that take its dtype and every
+ * parameter of need_params (GEN_BIT mask), by their default_rank (gen_family), catalogue order
+ * among equals. Whether one runs on the GPU and which of its tiles fit is fit_family's to say.
+ * OUT: the families; returns their count. */
+static int families_for(const db_workload *w, unsigned need_params, const gen_family *out[MAX_FAMILIES])
 {
-    const int mma = w->dtype == FT_F16 || w->dtype == FT_BF16;
-    const int bwd = w->op == DB_OP_BWD;
-    if (!mma) {
-        out[0] = gen_family_find(bwd ? "bwd_exact" : "fwd_exact");
-        return 1;
+    int all, count = 0;
+    const gen_family *const *list = gen_family_list(&all);
+    for (int i = 0; i < all && count < MAX_FAMILIES; i++) {
+        const gen_family *f = list[i];
+        if (f->default_rank <= 0 || f->backward != (w->op == DB_OP_BWD) || !(f->dtypes & (1u << w->dtype)) ||
+            (f->params & need_params) != need_params)
+            continue;
+        int at = count++;
+        for (; at > 0 && out[at - 1]->default_rank > f->default_rank; at--)
+            out[at] = out[at - 1];
+        out[at] = f;
     }
-    out[0] = gen_family_find(bwd ? "bwd_wgmma" : "fwd_wgmma");
-    out[1] = gen_family_find(bwd ? "bwd_mma" : "fwd_mma");
-    return 2;
+    return count;
 }
 
 void rt_config_fit(gen_config *c, const db_workload *w)
@@ -36,9 +45,19 @@ int rt_decode_shape(const db_workload *w)
 
 int rt_decode_config(const rt_device *dev, const db_workload *w, gen_config *out, char *why, size_t len)
 {
-    const gen_family *f = gen_family_find("fwd_mma");
-    if (!f || !rt_decode_shape(w)) {
+    if (!rt_decode_shape(w)) {
         snprintf(why, len, "not a decode shape (seqlen_q=%d, at most %d in f16 or bf16)", w->seqlen_q, RT_DECODE_ROWS);
+        return -1;
+    }
+    /* The first family that runs here and packs a group's rows (PACK_GQA) and splits the keys
+     * (SPLITS); the tiles below are for 16-row mma.sync tiles, which gen_validate checks. */
+    const gen_family *families[MAX_FAMILIES], *f = NULL;
+    const int count = families_for(w, GEN_BIT(GEN_PACK_GQA) | GEN_BIT(GEN_SPLITS), families);
+    for (int i = 0; i < count && !f; i++)
+        if (gen_target_arch(families[i], dev->arch))
+            f = families[i];
+    if (!f) {
+        snprintf(why, len, "no family that packs a group's rows and splits the keys runs on %s", dev->arch);
         return -1;
     }
     const int heads_k = w->heads_k ? w->heads_k : w->heads, group = w->heads / heads_k;
@@ -154,15 +173,19 @@ int rt_default_config(const rt_device *dev, const db_workload *w, int determinis
     deterministic = deterministic && w->op == DB_OP_BWD;
     if (rt_decode_shape(w) && rt_decode_config(dev, w, out, why, len) == 0)
         return 0;
-    const gen_family *families[2];
-    const int count = families_for(w, families);
+    const gen_family *families[MAX_FAMILIES];
+    const int count = families_for(w, 0, families);
     char last[512] = "";
     for (int i = 0; i < count; i++)
-        if (families[i] && fit_family(families[i], dev, w, deterministic, out, last, sizeof last) == 0)
+        if (fit_family(families[i], dev, w, deterministic, out, last, sizeof last) == 0)
             return 0;
-    snprintf(why, len, "no %s%s configuration fits %s (%s) for head_dim=%d head_dim_v=%d: %s",
-             deterministic ? "deterministic " : "", families[count - 1] ? families[count - 1]->name : "(missing)",
-             dev->name, dev->arch, w->head_dim, w->head_dim_v, last);
+    if (count == 0)
+        snprintf(why, len, "no %s family takes dtype %s", w->op == DB_OP_BWD ? "backward" : "forward",
+                 gen_dtype_name(w->dtype));
+    else
+        snprintf(why, len, "no %s%s configuration fits %s (%s) for head_dim=%d head_dim_v=%d: %s",
+                 deterministic ? "deterministic " : "", families[count - 1]->name, dev->name, dev->arch, w->head_dim,
+                 w->head_dim_v, last);
     return -1;
 }
 

@@ -320,6 +320,32 @@ static void builtin_defaults_take_the_hopper_families(void **state)
     }
 }
 
+/* The built-in choice goes by each family's default_rank, never by its name: every direction
+ * and dtype has a ranked family that takes it, the reference is never one, and on a GPU without
+ * the Hopper families (an A100) the default is the next rank's. */
+static void builtin_choice_goes_by_rank(void **state)
+{
+    (void)state;
+    int count;
+    const gen_family *const *all = gen_family_list(&count);
+    for (int bwd = 0; bwd < 2; bwd++)
+        for (int dtype = 0; dtype < 4; dtype++) {
+            int ranked = 0;
+            for (int i = 0; i < count; i++)
+                ranked += all[i]->default_rank > 0 && all[i]->backward == bwd && (all[i]->dtypes & (1u << dtype));
+            if (!ranked)
+                fail_msg("no ranked %s family takes %s", bwd ? "backward" : "forward", gen_dtype_name(dtype));
+        }
+    assert_int_equal(gen_family_find("ref")->default_rank, 0);
+    db_workload w = workload(DB_OP_FWD, FT_BF16, 128, 0, 2, 8, 1000, 1000);
+    gen_config c;
+    char why[512];
+    assert_int_equal(rt_default_config(&ampere, &w, 0, &c, why, sizeof why), 0);
+    assert_true(c.family->default_rank > gen_family_find("fwd_wgmma")->default_rank);
+    assert_int_equal(rt_default_config(&h100, &w, 0, &c, why, sizeof why), 0);
+    assert_int_equal(c.family->default_rank, 1);
+}
+
 /* Every head dim from 1 to 256 (multiples of 8 in f16 and bf16) runs: rt_choose looks up the
  * compiled head dims at or above it (ln_padded_head_dim) and compiles the choice padded to them
  * (a Hopper family's default to its 64 at least), DATA_DIM and DATA_DIM_V the problem's own where
@@ -1349,6 +1375,7 @@ int main(void)
         cmocka_unit_test(lookup_by_mask_and_varlen),
         cmocka_unit_test(defaults_cover_every_supported_problem),
         cmocka_unit_test(builtin_defaults_take_the_hopper_families),
+        cmocka_unit_test(builtin_choice_goes_by_rank),
         cmocka_unit_test(padded_head_dims_choose_the_compiled_ones),
         cmocka_unit_test(variable_length_choices),
         cmocka_unit_test(decode_choices),
