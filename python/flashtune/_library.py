@@ -41,28 +41,34 @@ class LibraryNotFound(FlashtuneError):
         RuntimeError.__init__(self, message)
 
 
+# ft_attention_desc field by field, in the C struct's order: (name, ctypes type, struct code). The
+# ctypes mirror (AttentionDesc) and the packed form (DESC) both come from it, and the library's
+# own layout (ft_attention_desc_layout) is checked against it when the library is loaded.
+DESC_FIELDS = [
+    ("struct_size", ctypes.c_size_t, "N"),
+    ("batch", ctypes.c_int, "i"), ("heads", ctypes.c_int, "i"),
+    ("seqlen_q", ctypes.c_int, "i"), ("seqlen_k", ctypes.c_int, "i"),
+    ("head_dim", ctypes.c_int, "i"), ("head_dim_v", ctypes.c_int, "i"),
+    ("dtype", ctypes.c_int, "i"), ("causal", ctypes.c_int, "i"),
+    ("softmax_scale", ctypes.c_float, "f"),
+    ("q_stride", ctypes.c_int64 * 3, "3q"), ("k_stride", ctypes.c_int64 * 3, "3q"),
+    ("v_stride", ctypes.c_int64 * 3, "3q"), ("o_stride", ctypes.c_int64 * 3, "3q"),
+    # version 2 (flashtune 0.2.0)
+    ("causal_align", ctypes.c_int, "i"), ("window", ctypes.c_int, "i"),
+    ("window_left", ctypes.c_int, "i"), ("window_right", ctypes.c_int, "i"),
+    # after 0.2.0
+    ("deterministic", ctypes.c_int, "i"), ("heads_k", ctypes.c_int, "i"),
+    ("softcap", ctypes.c_float, "f"), ("reserved", ctypes.c_int, "i"),
+    # a variable-length batch (device prefix sums; NULL and 0 for a dense one)
+    ("cu_seqlens_q", ctypes.c_void_p, "P"), ("cu_seqlens_k", ctypes.c_void_p, "P"),
+    ("total_q", ctypes.c_int, "i"), ("total_k", ctypes.c_int, "i"),
+]
+
+
 class AttentionDesc(ctypes.Structure):
-    """ft_attention_desc: the same field order and types as the C struct. struct_size is set to this
-    struct's size on construction (the ABI rule of flashtune.h: the library reads that many bytes)."""
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("batch", ctypes.c_int), ("heads", ctypes.c_int),
-        ("seqlen_q", ctypes.c_int), ("seqlen_k", ctypes.c_int),
-        ("head_dim", ctypes.c_int), ("head_dim_v", ctypes.c_int),
-        ("dtype", ctypes.c_int), ("causal", ctypes.c_int),
-        ("softmax_scale", ctypes.c_float),
-        ("q_stride", ctypes.c_int64 * 3), ("k_stride", ctypes.c_int64 * 3),
-        ("v_stride", ctypes.c_int64 * 3), ("o_stride", ctypes.c_int64 * 3),
-        # version 2 (flashtune 0.2.0)
-        ("causal_align", ctypes.c_int), ("window", ctypes.c_int),
-        ("window_left", ctypes.c_int), ("window_right", ctypes.c_int),
-        # after 0.2.0
-        ("deterministic", ctypes.c_int), ("heads_k", ctypes.c_int),
-        ("softcap", ctypes.c_float), ("reserved", ctypes.c_int),
-        # a variable-length batch (device prefix sums; NULL and 0 for a dense one)
-        ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p),
-        ("total_q", ctypes.c_int), ("total_k", ctypes.c_int),
-    ]
+    """ft_attention_desc (DESC_FIELDS). struct_size is set to this struct's size on construction
+    (the ABI rule of flashtune.h: the library reads that many bytes)."""
+    _fields_ = [(name, ctype) for name, ctype, _ in DESC_FIELDS]
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
@@ -71,14 +77,34 @@ class AttentionDesc(ctypes.Structure):
 
 
 # The same struct for the per-call path: struct.pack fills it in one C call, where filling an
-# AttentionDesc costs a Python operation per field. Fields: struct_size, batch .. causal,
-# softmax_scale, the four strides, causal_align .. window_right, deterministic, heads_k, softcap,
-# reserved, cu_seqlens_q, cu_seqlens_k, total_q, total_k. Native alignment pads after
-# softmax_scale as the C compiler does. pack raises for values out of the C types' range (ctypes
-# wraps them).
-DESC = struct.Struct("N8if12q6ifiPPii")
+# AttentionDesc costs a Python operation per field. Native alignment pads after softmax_scale as
+# the C compiler does. pack raises for values out of the C types' range (ctypes wraps them).
+DESC = struct.Struct("".join(code for _, _, code in DESC_FIELDS))
 DESC_SIZE = DESC.size
 assert DESC_SIZE == ctypes.sizeof(AttentionDesc)
+
+
+def desc_layout():
+    """The package's ft_attention_desc as ft_attention_desc_layout words it: "name:offset:size"."""
+    return " ".join(f"{name}:{getattr(AttentionDesc, name).offset}:{getattr(AttentionDesc, name).size}"
+                    for name, _, _ in DESC_FIELDS)
+
+
+def layout_mismatch(library_layout):
+    """None when the library's ft_attention_desc (its ft_attention_desc_layout text) is the
+    package's; else the first field that differs, in words."""
+    ours = desc_layout().split()
+    theirs = library_layout.split()
+    for i in range(max(len(ours), len(theirs))):
+        mine = ours[i] if i < len(ours) else "(none)"
+        other = theirs[i] if i < len(theirs) else "(none)"
+        if mine != other:
+            return (f"its ft_attention_desc differs from this package's at field {i}: the library has "
+                    f"{other}, the package {mine} (name:offset:size); a library and a package of "
+                    "different versions?")
+    return None
+
+
 # A packed desc with deterministic set (the backward sets it on the forward's desc).
 DETERMINISTIC_AT = AttentionDesc.deterministic.offset
 
@@ -174,6 +200,12 @@ def _load(path):
         return None, f"cannot be loaded: {e}"
     except AttributeError as e:   # loaded, but without ft_open & co.: another library
         return None, f"is not libflashtune: {e}"
+    layout = getattr(lib, "ft_attention_desc_layout", None)
+    if layout is not None:   # (a library older than the layout's text has none to check)
+        layout.argtypes, layout.restype = [], ctypes.c_char_p
+        why = layout_mismatch(layout().decode())
+        if why:
+            return None, why
     _bind(lib)
     _load_hotpath(path, lib)
     return lib, None

@@ -363,6 +363,23 @@ class Library(unittest.TestCase):
                 shutil.copyfile(libm, os.path.join(d, "lib64", "libnvrtc.so.99"))
                 self.assertIsNone(_nvrtc.preload("libnvrtc.so.99"))
 
+    def test_library_and_package_agree_on_the_desc(self):
+        # the built library's own words for its struct, against the package's mirror
+        lib = _library.library()
+        self.assertEqual(lib.ft_attention_desc_layout().decode(), _library.desc_layout())
+        self.assertIsNone(_library.layout_mismatch(_library.desc_layout()))
+        # a library whose struct differs (a field moved, one more at the end) is refused, by field
+        moved = _library.desc_layout().replace("softcap:168:4", "softcap:172:4")
+        self.assertIn("field 20: the library has softcap:172:4, the package softcap:168:4",
+                      _library.layout_mismatch(moved))
+        longer = _library.desc_layout() + " sinks:200:8"
+        self.assertIn("the library has sinks:200:8, the package (none)", _library.layout_mismatch(longer))
+        # and the loader says so for that library instead of binding it
+        with mock.patch.object(_library, "layout_mismatch", return_value="its ft_attention_desc differs (test)"):
+            refused, why = _library._load(lib._name)
+        self.assertIsNone(refused)
+        self.assertEqual(why, "its ft_attention_desc differs (test)")
+
     def test_built_library_opens_without_a_gpu(self):
         lib = _library.library()
         self.assertEqual(lib.ft_version().decode(), flashtune.__version__)

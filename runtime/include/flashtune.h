@@ -249,6 +249,11 @@ FT_API const char *ft_status_str(ft_status status);
 /* The library's version, "0.2.0" (FT_VERSION_* at build time); a static string. */
 FT_API const char *ft_version(void);
 
+/* ft_attention_desc as this library was compiled: each field as "name:offset:size" (bytes),
+ * separated by single spaces, in the struct's order; a static string. A binding that mirrors
+ * the struct (the Python package does) checks its mirror against it when it loads the library. */
+FT_API const char *ft_attention_desc_layout(void);
+
 /* ---- attention --------------------------------------------------------------------------- */
 
 /* O = softmax(scale * Q K^T [mask]) V, and lse = logsumexp of each scaled score row (the

@@ -1092,6 +1092,38 @@ typedef struct bigger_desc {
     unsigned char newer[40];
 } bigger_desc;
 
+/* ft_attention_desc_layout words the struct as compiled: every field once, in order, each at its
+ * offset with its size, the last ending at the struct's end, the gaps only alignment's (the 4
+ * bytes after softmax_scale); bindings check their mirrors against it (the Python package). */
+static void desc_layout_words_the_struct(void **state)
+{
+    (void)state;
+    char text[2048];
+    snprintf(text, sizeof text, "%s", ft_attention_desc_layout());
+    assert_ptr_equal(ft_attention_desc_layout(), ft_attention_desc_layout());   /* static */
+    size_t end = 0, fields = 0, gaps = 0;
+    char seen[64][32];
+    for (char *save = NULL, *word = strtok_r(text, " ", &save); word; word = strtok_r(NULL, " ", &save)) {
+        char name[32];
+        size_t offset, size;
+        assert_int_equal(sscanf(word, "%31[a-z_0-9]:%zu:%zu", name, &offset, &size), 3);
+        for (size_t i = 0; i < fields; i++)
+            assert_string_not_equal(seen[i], name);
+        assert_true(fields < 64);
+        snprintf(seen[fields++], sizeof seen[0], "%s", name);
+        assert_true(offset >= end && offset - end < 8);   /* in order; a gap is alignment */
+        gaps += offset - end;
+        end = offset + size;
+    }
+    assert_int_equal(end, sizeof(ft_attention_desc));
+    assert_int_equal(gaps, 4);
+    assert_string_equal(seen[0], "struct_size");
+    assert_non_null(strstr(ft_attention_desc_layout(), "softcap:168:4"));
+    char want[64];
+    snprintf(want, sizeof want, "causal_align:%zu:", FT_ATTENTION_DESC_SIZE_V1);
+    assert_non_null(strstr(ft_attention_desc_layout(), want));
+}
+
 typedef struct size_case {
     const char *name;
     size_t size;                /* struct_size */
@@ -1376,6 +1408,7 @@ int main(void)
         cmocka_unit_test(defaults_cover_every_supported_problem),
         cmocka_unit_test(builtin_defaults_take_the_hopper_families),
         cmocka_unit_test(builtin_choice_goes_by_rank),
+        cmocka_unit_test(desc_layout_words_the_struct),
         cmocka_unit_test(padded_head_dims_choose_the_compiled_ones),
         cmocka_unit_test(variable_length_choices),
         cmocka_unit_test(decode_choices),
