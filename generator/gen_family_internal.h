@@ -41,6 +41,7 @@ typedef struct gen_entry {
 #define GEN_FEATURE_GROUPS 1u
 #define GEN_FEATURE_SOFTCAP 2u
 #define GEN_FEATURE_VARLEN 4u   /* a variable-length batch (cu_seqlens_q, cu_seqlens_k; VARLEN 1) */
+#define GEN_FEATURE_SINKS 8u    /* attention sinks: a logit a query head joins every row's softmax */
 
 typedef struct gen_family {
     const char *name;                       /* "fwd_mma" */

@@ -47,6 +47,7 @@ static long long batch_at(const ln_problem *p, int b0, long long s)
         (a)->mask_left = (p)->mask_left;                                                       \
         (a)->mask_right = (p)->mask_right;                                                     \
         (a)->mask_bottom_right = (p)->mask_bottom_right;                                       \
+        (a)->sinks = at((p)->sinks, 0, acc_); /* a logit a query head, whatever the slice */   \
     } while (0)
 
 void ln_fwd_args(const ln_problem *p, int splits, int part_cols, int b0, int nb, ft_fwd_args *a)
@@ -90,6 +91,7 @@ void ln_bwd_args(const ln_problem *p, int accum_cols, int b0, int nb, ft_bwd_arg
     a->dv = at(p->dv, batch_at(p, b0, p->v_stride[0]), e);
     a->delta = at(p->delta, batch_at(p, b0, rows), acc);
     a->dq_accum = accum ? at(p->dq_accum, batch_at(p, b0, rows * accum_cols), acc) : NULL;
+    a->dsinks = at(p->dsinks, 0, acc);   /* summed over the batch: every slice adds into the same */
     if (accum) {   /* the dQ order area past the whole accumulator (ln_workspace_bytes) */
         const CUdeviceptr order = p->dq_accum + (CUdeviceptr)ln_dq_order_offset(p);
         const long long sems_per_batch = (long long)p->heads * (long long)ln_dq_sems_per_head(p->seqlen_q);

@@ -58,6 +58,10 @@ typedef struct ln_problem {
      * share of the keys, a backward's partial dK and dV of each share of a group's heads. */
     CUdeviceptr split_ws;
     size_t split_ws_bytes;
+    /* Attention sinks (ft_kernel_args.h), 0 for none: one logit a query head, of the accumulator
+     * type ([heads]); a backward's dsinks [heads] (the same type) is zeroed by the launch and
+     * gets the sinks' gradient, summed over the batch. */
+    CUdeviceptr sinks, dsinks;
 } ln_problem;
 
 /* Bytes of an element of dtype (f32 4, f16 and bf16 2, f64 8) and of its accumulator type

@@ -31,6 +31,10 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
         if ((rc = cu->MemsetD8Async(p->dq_accum + skip, 0, bytes - skip, stream)) != CUDA_SUCCESS)
             return rc;
     }
+    /* The sinks' gradient is summed over the whole batch, each slice's rows adding theirs. */
+    if (plan->backward && p->dsinks &&
+        (rc = cu->MemsetD8Async(p->dsinks, 0, (size_t)p->heads * ln_acc_bytes(p->dtype), stream)) != CUDA_SUCCESS)
+        return rc;
     for (int b0 = 0; b0 < p->batch; b0 += per_launch) {
         const int nb = p->batch - b0 < per_launch ? p->batch - b0 : per_launch;
         ft_fwd_args fa;

@@ -35,7 +35,7 @@ int ln_heads_k(const ln_problem *p)
 unsigned ln_problem_features(const ln_problem *p)
 {
     return (ln_heads_k(p) != p->heads ? GEN_FEATURE_GROUPS : 0u) | (p->softcap != 0 ? GEN_FEATURE_SOFTCAP : 0u) |
-           (ln_varlen(p) ? GEN_FEATURE_VARLEN : 0u);
+           (ln_varlen(p) ? GEN_FEATURE_VARLEN : 0u) | (p->sinks ? GEN_FEATURE_SINKS : 0u);
 }
 
 void ln_problem_mask(ln_problem *p, int causal, int bottom_right, int window_left, int window_right)

@@ -78,7 +78,7 @@ static void to_problem(const gpu_problem *g, ln_problem *p)
         .q = g->q, .k = g->k, .v = g->v, .o = g->o, .lse = g->lse, .dout = g->dout, .dq = g->dq, .dk = g->dk,
         .dv = g->dv, .delta = g->delta, .dq_accum = g->dq_accum, .heads_k = g->heads_k, .softcap = g->softcap,
         .cu_seqlens_q = g->dev_cu_seqlens_q, .cu_seqlens_k = g->dev_cu_seqlens_k, .total_q = g->total_q,
-        .total_k = g->total_k,
+        .total_k = g->total_k, .sinks = g->sinks, .dsinks = g->dsinks,
     };
     ln_problem_mask(p, g->causal, g->causal_align, g->window ? g->window_left : -1,
                     g->window ? g->window_right : -1);
@@ -130,9 +130,15 @@ int gpu_problem_alloc(gpu_session *s, gpu_problem *p, char *why, size_t len)
     layout_strides(p, heads_k, rows_k, p->head_dim, p->k_stride);
     layout_strides(p, heads_k, rows_k, p->head_dim_v, p->v_stride);
     layout_strides(p, p->heads, rows_q, p->head_dim_v, p->o_stride);
-    p->dev_cu_seqlens_q = p->dev_cu_seqlens_k = p->split_ws = 0;
+    p->dev_cu_seqlens_q = p->dev_cu_seqlens_k = p->split_ws = p->sinks = p->dsinks = 0;
     p->split_ws_bytes = 0;
     if (varlen && upload_prefix_sums(s, p, why, len) != 0) {
+        gpu_problem_free(s, p);
+        return -1;
+    }
+    if (p->with_sinks && (s->cu->MemAlloc(&p->sinks, (size_t)p->heads * gpu_acc_bytes(p->dtype)) != CUDA_SUCCESS ||
+                          s->cu->MemAlloc(&p->dsinks, (size_t)p->heads * gpu_acc_bytes(p->dtype)) != CUDA_SUCCESS)) {
+        snprintf(why, len, "cannot allocate the sinks of %d heads", p->heads);
         gpu_problem_free(s, p);
         return -1;
     }
@@ -152,9 +158,9 @@ void gpu_problem_free(gpu_session *s, gpu_problem *p)
     to_problem(p, &lp);
     ln_buffers_free(s->cu, &lp);
     take_pointers(p, &lp);
-    CUdeviceptr *owned[3] = { &p->dev_cu_seqlens_q, &p->dev_cu_seqlens_k, &p->split_ws };
+    CUdeviceptr *owned[5] = { &p->dev_cu_seqlens_q, &p->dev_cu_seqlens_k, &p->split_ws, &p->sinks, &p->dsinks };
     p->split_ws_bytes = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 5; i++) {
         if (*owned[i])
             s->cu->MemFree(*owned[i]);
         *owned[i] = 0;
@@ -170,6 +176,14 @@ int gpu_upload(gpu_session *s, const gpu_problem *p, CUdeviceptr dst, const doub
                double *rounded)
 {
     return ln_upload(s->cu, p->dtype, dst, host, elems, rounded);
+}
+
+int gpu_upload_acc(gpu_session *s, const gpu_problem *p, CUdeviceptr dst, const double *host, size_t elems,
+                   double *rounded)
+{
+    /* The accumulator type is the f32 element type, or f64's (DTYPE codes 0 and 3). */
+    enum { F32 = 0, F64 = 3 };
+    return ln_upload(s->cu, p->dtype == F64 ? F64 : F32, dst, host, elems, rounded);
 }
 
 int gpu_download(gpu_session *s, const gpu_problem *p, CUdeviceptr src, double *host, size_t elems, int acc)

@@ -64,6 +64,11 @@ typedef struct gpu_problem {
      * allocated by the first launch that needs it, grown by a larger one, freed with the problem. */
     CUdeviceptr split_ws;
     size_t split_ws_bytes;
+    /* Attention sinks: with_sinks 1 has gpu_problem_alloc allocate sinks (the logits, one a query
+     * head) and dsinks (their gradient) of the accumulator type, [heads] each, which the caller
+     * fills (gpu_upload_acc) and reads (gpu_download, acc 1); 0 none. */
+    int with_sinks;
+    CUdeviceptr sinks, dsinks;
 } gpu_problem;
 
 /* The kernels' CAUSAL template flag for the problem: 1 when any mask applies. */
@@ -82,6 +87,10 @@ void gpu_problem_free(gpu_session *s, gpu_problem *p);
  * problem's dtype; `rounded` (may be NULL) gets the values as the device holds them. */
 int gpu_upload(gpu_session *s, const gpu_problem *p, CUdeviceptr dst, const double *host, size_t elems,
                double *rounded);
+/* Uploads host doubles as `elems` elements of the problem's accumulator type (float, double for
+ * f64): sink logits; `rounded` (may be NULL) gets them as the device holds them. */
+int gpu_upload_acc(gpu_session *s, const gpu_problem *p, CUdeviceptr dst, const double *host, size_t elems,
+                   double *rounded);
 /* Downloads `elems` dtype elements (or acc-type elements when acc is 1) as doubles. */
 int gpu_download(gpu_session *s, const gpu_problem *p, CUdeviceptr src, double *host, size_t elems, int acc);
 /* Fills bytes with 0xFF: a NaN in every dtype, so an element no kernel writes is caught. */

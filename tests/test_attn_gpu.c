@@ -848,6 +848,7 @@ typedef struct feature_case {
     const int *cu_q, *cu_k;   /* a variable-length batch's prefix sums (batch + 1 each), or NULL */
     int splits, pack;         /* fwd_mma's SPLITS and PACK_GQA (0 0: the family's defaults) */
     int bwd_splits;           /* bwd_wgmma's SPLITS (0: its default) */
+    int sinks;                /* 1: a sink logit a query head (the GPU reference alone takes them yet) */
 } feature_case;
 
 /* Prefix sums of the variable-length cases: odd lengths, a sequence with no keys, one with no
@@ -861,68 +862,76 @@ static const int cu_e_q[] = { 0, 1, 3, 3, 4 }, cu_e_k[] = { 0, 300, 317, 367, 36
 #define DENSE NULL, NULL   /* a dense batch: no prefix sums */
 
 static const feature_case feature_cases[] = {
-    { { "ref f32 gqa 6/2 causal",        F32,  64, 32, 2, 6,  37, 53, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0 },
-    { { "ref f64 mqa 4/1 Nq>Nk BR",      F64,  32, 64, 2, 4,  45, 30, 1, 1, 0, 2, DEFAULT_TILES, BR }, 1, 0, DENSE, 0, 0, 0 },
-    { { "ref bf16 softcap 1.5",          BF16, 64, 64, 2, 3,  61, 61, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 0, 1.5, DENSE, 0, 0, 0 },
-    { { "ref f16 gqa 4/2 softcap window", F16, 128, 128, 1, 4, 50, 70, 0, 1, 0, 1, DEFAULT_TILES, WIN(1, 10, 3) }, 2, 2.0, DENSE, 0, 0, 0 },
-    { { "ref f32 softcap 0.8 causal",    F32,  96, 96, 1, 2,  33, 33, 1, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0.8, DENSE, 0, 0, 0 },
-    { { "ref bf16 gqa 32/8 persistent causal", BF16, 128, 128, 3, 32, 200, 200, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 8, 0, DENSE, 0, 0, 0 },
-    { { "ref f16 gqa 8/2 D=64 Nq<Nk",    F16,  64, 64, 2, 8, 100, 260, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0 },
-    { { "ref bf16 mqa 4/1 separate window", BF16, 128, 128, 2, 4, 300, 300, 0, 1, 1, 0, DEFAULT_TILES, WIN(0, 90, 40) }, 1, 0, DENSE, 0, 0, 0 },
-    { { "ref f32 gqa 6/3 separate BR",   F32,  64, 32, 1, 6,  70, 90, 1, 1, 1, 1, DEFAULT_TILES, BR }, 3, 0, DENSE, 0, 0, 0 },
-    { { "ref bf16 gqa 6/2 D=256 causal", BF16, 256, 256, 1, 6, 150, 150, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0 },
-    { { "ref f16 gqa 8/2 D=96/64 separate causal", F16, 96, 64, 2, 8, 129, 129, 1, 1, 1, 2, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0 },
-    { { "ref bf16 softcap 30 D=128 separate causal", BF16, 128, 128, 2, 4, 300, 300, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 30, DENSE, 0, 0, 0 },
-    { { "ref f16 softcap 5 D=64 Nq>Nk BR", F16, 64, 64, 2, 3, 170, 90, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 5, DENSE, 0, 0, 0 },
-    { { "ref bf16 mqa 6/1 softcap 2 D=256", BF16, 256, 256, 1, 6, 140, 140, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 1, 2, DENSE, 0, 0, 0 },
-    { { "ref f64 gqa 4/2 softcap 1 separate", F64, 64, 64, 1, 4, 50, 70, 0, 1, 1, 0, DEFAULT_TILES, WIN(0, 20, 5) }, 2, 1, DENSE, 0, 0, 0 },
-    { { "ref bf16 gqa 6/2 D=192/128 softcap 4 causal", BF16, 192, 128, 1, 6, 150, 150, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 4, DENSE, 0, 0, 0 },
+    { { "ref f32 gqa 6/2 causal",        F32,  64, 32, 2, 6,  37, 53, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0, 0 },
+    { { "ref f64 mqa 4/1 Nq>Nk BR",      F64,  32, 64, 2, 4,  45, 30, 1, 1, 0, 2, DEFAULT_TILES, BR }, 1, 0, DENSE, 0, 0, 0, 0 },
+    { { "ref bf16 softcap 1.5",          BF16, 64, 64, 2, 3,  61, 61, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 0, 1.5, DENSE, 0, 0, 0, 0 },
+    { { "ref f16 gqa 4/2 softcap window", F16, 128, 128, 1, 4, 50, 70, 0, 1, 0, 1, DEFAULT_TILES, WIN(1, 10, 3) }, 2, 2.0, DENSE, 0, 0, 0, 0 },
+    { { "ref f32 softcap 0.8 causal",    F32,  96, 96, 1, 2,  33, 33, 1, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0.8, DENSE, 0, 0, 0, 0 },
+    { { "ref bf16 gqa 32/8 persistent causal", BF16, 128, 128, 3, 32, 200, 200, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 8, 0, DENSE, 0, 0, 0, 0 },
+    { { "ref f16 gqa 8/2 D=64 Nq<Nk",    F16,  64, 64, 2, 8, 100, 260, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0, 0 },
+    { { "ref bf16 mqa 4/1 separate window", BF16, 128, 128, 2, 4, 300, 300, 0, 1, 1, 0, DEFAULT_TILES, WIN(0, 90, 40) }, 1, 0, DENSE, 0, 0, 0, 0 },
+    { { "ref f32 gqa 6/3 separate BR",   F32,  64, 32, 1, 6,  70, 90, 1, 1, 1, 1, DEFAULT_TILES, BR }, 3, 0, DENSE, 0, 0, 0, 0 },
+    { { "ref bf16 gqa 6/2 D=256 causal", BF16, 256, 256, 1, 6, 150, 150, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0, 0 },
+    { { "ref f16 gqa 8/2 D=96/64 separate causal", F16, 96, 64, 2, 8, 129, 129, 1, 1, 1, 2, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0, 0 },
+    { { "ref bf16 softcap 30 D=128 separate causal", BF16, 128, 128, 2, 4, 300, 300, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 30, DENSE, 0, 0, 0, 0 },
+    { { "ref f16 softcap 5 D=64 Nq>Nk BR", F16, 64, 64, 2, 3, 170, 90, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 5, DENSE, 0, 0, 0, 0 },
+    { { "ref bf16 mqa 6/1 softcap 2 D=256", BF16, 256, 256, 1, 6, 140, 140, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 1, 2, DENSE, 0, 0, 0, 0 },
+    { { "ref f64 gqa 4/2 softcap 1 separate", F64, 64, 64, 1, 4, 50, 70, 0, 1, 1, 0, DEFAULT_TILES, WIN(0, 20, 5) }, 2, 1, DENSE, 0, 0, 0, 0 },
+    { { "ref bf16 gqa 6/2 D=192/128 softcap 4 causal", BF16, 192, 128, 1, 6, 150, 150, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 4, DENSE, 0, 0, 0, 0 },
     /* Head dims no family compiles, run padded to the next compiled one (set_head_dims). */
-    { { "pad f16 D=40 gqa 4/2 causal",   F16,  40, 40, 2, 4,  77, 77, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0 },
-    { { "pad bf16 D=80 BNHD Nq<Nk BR",   BF16, 80, 80, 1, 3, 130, 200, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, DENSE, 0, 0, 0 },
-    { { "pad bf16 D=16/24 window softcap 3 separate", BF16, 16, 24, 2, 2, 64, 90, 0, 1, 1, 2, DEFAULT_TILES, WIN(0, 30, 10) }, 0, 3, DENSE, 0, 0, 0 },
-    { { "pad f16 D=120/72 separate causal", F16, 120, 72, 2, 2, 100, 100, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0 },
-    { { "pad bf16 D=8 padded rows",      BF16,  8,  8, 1, 2,  50, 50, 0, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0 },
-    { { "pad f32 D=13/7 causal padded rows", F32, 13, 7, 2, 3, 45, 61, 1, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0 },
-    { { "pad f64 D=1/3 softcap 1 separate", F64, 1, 3, 1, 2, 30, 30, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 1, DENSE, 0, 0, 0 },
-    { { "pad f32 D=200 BNHD separate",   F32, 200, 200, 1, 2, 40, 33, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0 },
-    { { "pad f64 D=70/130 mqa 4/1 window", F64, 70, 130, 1, 4, 37, 41, 0, 1, 0, 0, DEFAULT_TILES, WIN(1, 8, 4) }, 1, 0, DENSE, 0, 0, 0 },
-    { { "pad bf16 D=160/128 Nq<Nk BR", BF16, 160, 128, 1, 3, 100, 140, 1, 1, 0, 0, DEFAULT_TILES, BR }, 0, 0, DENSE, 0, 0, 0 },
+    { { "pad f16 D=40 gqa 4/2 causal",   F16,  40, 40, 2, 4,  77, 77, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0, 0 },
+    { { "pad bf16 D=80 BNHD Nq<Nk BR",   BF16, 80, 80, 1, 3, 130, 200, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, DENSE, 0, 0, 0, 0 },
+    { { "pad bf16 D=16/24 window softcap 3 separate", BF16, 16, 24, 2, 2, 64, 90, 0, 1, 1, 2, DEFAULT_TILES, WIN(0, 30, 10) }, 0, 3, DENSE, 0, 0, 0, 0 },
+    { { "pad f16 D=120/72 separate causal", F16, 120, 72, 2, 2, 100, 100, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0, 0 },
+    { { "pad bf16 D=8 padded rows",      BF16,  8,  8, 1, 2,  50, 50, 0, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0, 0 },
+    { { "pad f32 D=13/7 causal padded rows", F32, 13, 7, 2, 3, 45, 61, 1, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0, 0 },
+    { { "pad f64 D=1/3 softcap 1 separate", F64, 1, 3, 1, 2, 30, 30, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 1, DENSE, 0, 0, 0, 0 },
+    { { "pad f32 D=200 BNHD separate",   F32, 200, 200, 1, 2, 40, 33, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0, 0 },
+    { { "pad f64 D=70/130 mqa 4/1 window", F64, 70, 130, 1, 4, 37, 41, 0, 1, 0, 0, DEFAULT_TILES, WIN(1, 8, 4) }, 1, 0, DENSE, 0, 0, 0, 0 },
+    { { "pad bf16 D=160/128 Nq<Nk BR", BF16, 160, 128, 1, 3, 100, 140, 1, 1, 0, 0, DEFAULT_TILES, BR }, 0, 0, DENSE, 0, 0, 0, 0 },
     /* Variable-length batches (the seqlens: the longest; layout 1: FlashAttention's [total, H, D]). */
-    { { "varlen bf16 gqa 4/2 causal BR", BF16, 64, 64, 5, 4, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 2, 0, cu_a_q, cu_a_k, 0, 0, 0 },
-    { { "varlen f16 D=128 window separate", F16, 128, 128, 3, 2, 189, 189, 0, 1, 1, 1, DEFAULT_TILES, WIN(0, 40, 7) }, 0, 0, cu_b_q, cu_b_k, 0, 0, 0 },
-    { { "varlen bf16 D=128 causal persistent", BF16, 128, 128, 6, 8, 700, 700, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 0, 0, cu_c_q, cu_c_k, 0, 0, 0 },
-    { { "varlen bf16 D=128 ordered softcap 2", BF16, 128, 128, 6, 2, 700, 700, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 2, cu_c_q, cu_c_k, 0, 0, 0 },
-    { { "varlen f32 causal BR",          F32,  64, 64, 5, 3, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0 },
-    { { "varlen f64 softcap 1 separate", F64,  32, 32, 3, 2, 129, 90, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 1, cu_d_q, cu_d_k, 0, 0, 0 },
-    { { "varlen f16 D=40 mqa 4/1 causal", F16, 40, 40, 3, 4, 129, 90, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 1, 0, cu_d_q, cu_d_k, 0, 0, 0 },
-    { { "varlen bf16 D=96/64 separate window BR", BF16, 96, 64, 5, 2, 200, 130, 0, 1, 1, 1, DEFAULT_TILES, WIN(1, 30, 0) }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0 },
-    { { "varlen f16 D=192/128 causal BR", F16, 192, 128, 5, 2, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0 },
-    { { "varlen bf16 D=192/128 ordered", BF16, 192, 128, 6, 2, 700, 700, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 0, cu_c_q, cu_c_k, 0, 0, 0 },
+    { { "varlen bf16 gqa 4/2 causal BR", BF16, 64, 64, 5, 4, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 2, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
+    { { "varlen f16 D=128 window separate", F16, 128, 128, 3, 2, 189, 189, 0, 1, 1, 1, DEFAULT_TILES, WIN(0, 40, 7) }, 0, 0, cu_b_q, cu_b_k, 0, 0, 0, 0 },
+    { { "varlen bf16 D=128 causal persistent", BF16, 128, 128, 6, 8, 700, 700, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 0, 0, cu_c_q, cu_c_k, 0, 0, 0, 0 },
+    { { "varlen bf16 D=128 ordered softcap 2", BF16, 128, 128, 6, 2, 700, 700, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 2, cu_c_q, cu_c_k, 0, 0, 0, 0 },
+    { { "varlen f32 causal BR",          F32,  64, 64, 5, 3, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
+    { { "varlen f64 softcap 1 separate", F64,  32, 32, 3, 2, 129, 90, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 1, cu_d_q, cu_d_k, 0, 0, 0, 0 },
+    { { "varlen f16 D=40 mqa 4/1 causal", F16, 40, 40, 3, 4, 129, 90, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 1, 0, cu_d_q, cu_d_k, 0, 0, 0, 0 },
+    { { "varlen bf16 D=96/64 separate window BR", BF16, 96, 64, 5, 2, 200, 130, 0, 1, 1, 1, DEFAULT_TILES, WIN(1, 30, 0) }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
+    { { "varlen f16 D=192/128 causal BR", F16, 192, 128, 5, 2, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
+    /* Attention sinks, the GPU reference against the CPU one (no fused family takes them yet):
+     * rows that see no key (L = the sink), grouped heads, a softcap, a window, a packed batch
+     * with an empty sequence, every dtype. */
+    { { "sinks f32 gqa 6/2 Nq>Nk BR",     F32,  64, 64, 2, 6,  45, 30, 1, 1, 0, 0, DEFAULT_TILES, BR }, 2, 0, DENSE, 0, 0, 0, 1 },
+    { { "sinks bf16 softcap 2 causal",    BF16, 128, 128, 2, 3, 77, 77, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 0, 2, DENSE, 0, 0, 0, 1 },
+    { { "sinks f16 window",               F16,  64, 64, 1, 4,  90, 90, 0, 1, 0, 1, DEFAULT_TILES, WIN(0, 20, 5) }, 0, 0, DENSE, 0, 0, 0, 1 },
+    { { "sinks f64 D=32/96",              F64,  32, 96, 2, 2,  33, 41, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0, 1 },
+    { { "sinks varlen bf16 causal BR",    BF16, 64, 64, 5, 2, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 1 },
+    { { "varlen bf16 D=192/128 ordered", BF16, 192, 128, 6, 2, 700, 700, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 0, cu_c_q, cu_c_k, 0, 0, 0, 0 },
     /* Decode shapes: the keys split over blocks (SPLITS, more splits than tiles included: empty
      * shares) and a group's query heads packed into a tile (PACK_GQA), in fwd_mma. */
-    { { "decode bf16 gqa 32/8 split 8 pack", BF16, 128, 128, 2, 32, 1, 1000, 0, 1, 0, 0, 16, 64, 1, 2, 0, 0, 0, 0, NO_MASK }, 8, 0, DENSE, 8, 1, 0 },
-    { { "decode f16 gqa 8/2 Nq=5 causal BR split 5 pack", F16, 128, 128, 2, 8, 5, 333, 1, 1, 0, 1, 64, 64, 4, 2, 0, 0, 0, 0, BR }, 2, 0, DENSE, 5, 1, 0 },
-    { { "decode bf16 mqa 6/1 D=64 window softcap split 3 pack", BF16, 64, 64, 1, 6, 3, 517, 0, 1, 0, 2, 32, 64, 2, 3, 0, 0, 0, 0, WIN(1, 100, 0) }, 1, 2, DENSE, 3, 1, 0 },
-    { { "decode f16 Nq=16 causal split 16 of 4 tiles", F16, 128, 128, 2, 4, 16, 200, 1, 1, 0, 0, 16, 64, 1, 2, 0, 0, 0, 0, NO_MASK }, 0, 0, DENSE, 16, 0, 0 },
-    { { "decode varlen bf16 gqa 8/2 causal BR split 4 pack", BF16, 128, 128, 4, 8, 2, 300, 1, 1, 0, 1, 16, 64, 1, 2, 0, 0, 0, 0, BR }, 2, 0, cu_e_q, cu_e_k, 4, 1, 0 },
-    { { "decode f16 D=40 gqa 4/2 split 2 pack", F16, 40, 40, 1, 4, 2, 129, 0, 1, 0, 0, 64, 32, 4, 2, 0, 0, 0, 0, NO_MASK }, 2, 0, DENSE, 2, 1, 0 },
-    { { "pack bf16 gqa 8/2 Nq=20 causal", BF16, 64, 64, 2, 8, 20, 90, 1, 1, 0, 0, 64, 64, 4, 2, 0, 0, 0, 0, NO_MASK }, 2, 0, DENSE, 1, 1, 0 },
+    { { "decode bf16 gqa 32/8 split 8 pack", BF16, 128, 128, 2, 32, 1, 1000, 0, 1, 0, 0, 16, 64, 1, 2, 0, 0, 0, 0, NO_MASK }, 8, 0, DENSE, 8, 1, 0, 0 },
+    { { "decode f16 gqa 8/2 Nq=5 causal BR split 5 pack", F16, 128, 128, 2, 8, 5, 333, 1, 1, 0, 1, 64, 64, 4, 2, 0, 0, 0, 0, BR }, 2, 0, DENSE, 5, 1, 0, 0 },
+    { { "decode bf16 mqa 6/1 D=64 window softcap split 3 pack", BF16, 64, 64, 1, 6, 3, 517, 0, 1, 0, 2, 32, 64, 2, 3, 0, 0, 0, 0, WIN(1, 100, 0) }, 1, 2, DENSE, 3, 1, 0, 0 },
+    { { "decode f16 Nq=16 causal split 16 of 4 tiles", F16, 128, 128, 2, 4, 16, 200, 1, 1, 0, 0, 16, 64, 1, 2, 0, 0, 0, 0, NO_MASK }, 0, 0, DENSE, 16, 0, 0, 0 },
+    { { "decode varlen bf16 gqa 8/2 causal BR split 4 pack", BF16, 128, 128, 4, 8, 2, 300, 1, 1, 0, 1, 16, 64, 1, 2, 0, 0, 0, 0, BR }, 2, 0, cu_e_q, cu_e_k, 4, 1, 0, 0 },
+    { { "decode f16 D=40 gqa 4/2 split 2 pack", F16, 40, 40, 1, 4, 2, 129, 0, 1, 0, 0, 64, 32, 4, 2, 0, 0, 0, 0, NO_MASK }, 2, 0, DENSE, 2, 1, 0, 0 },
+    { { "pack bf16 gqa 8/2 Nq=20 causal", BF16, 64, 64, 2, 8, 20, 90, 1, 1, 0, 0, 64, 64, 4, 2, 0, 0, 0, 0, NO_MASK }, 2, 0, DENSE, 1, 1, 0, 0 },
     /* Grouped heads shared out over blocks in bwd_wgmma's backward (SPLITS: each block walks
      * group / SPLITS query heads, a reduce step sums their dK and dV in order). */
-    { { "bwd split mqa bf16 8/1 D=128 causal split 4", BF16, 128, 128, 2, 8, 300, 300, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 1, 0, DENSE, 0, 0, 4 },
-    { { "bwd split gqa f16 8/2 D=64 window Nq<Nk split 2", F16, 64, 64, 2, 8, 150, 333, 0, 1, 0, 1, DEFAULT_TILES, WIN(1, 60, 20) }, 2, 0, DENSE, 0, 0, 2 },
-    { { "bwd split mqa bf16 6/1 D=256 softcap split 3", BF16, 256, 256, 1, 6, 129, 129, 0, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 1, 2, DENSE, 0, 0, 3 },
-    { { "bwd split mqa f16 8/1 D=80 BR split 8", F16, 80, 80, 1, 8, 100, 211, 1, 1, 0, 0, DEFAULT_TILES, BR }, 1, 0, DENSE, 0, 0, 8 },
-    { { "bwd split mqa bf16 8/1 D=128 causal ordered split 4", BF16, 128, 128, 2, 8, 700, 700, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 1, 0, DENSE, 0, 0, 4 },
-    { { "bwd split gqa f16 12/2 D=64 ordered split 3", F16, 64, 64, 1, 12, 333, 333, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 3 },
-    { { "bwd split gqa bf16 8/2 D=192/128 window split 2", BF16, 192, 128, 2, 8, 170, 260, 0, 1, 0, 2, DEFAULT_TILES, WIN(1, 80, 30) }, 2, 0, DENSE, 0, 0, 2 },
+    { { "bwd split mqa bf16 8/1 D=128 causal split 4", BF16, 128, 128, 2, 8, 300, 300, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 1, 0, DENSE, 0, 0, 4, 0 },
+    { { "bwd split gqa f16 8/2 D=64 window Nq<Nk split 2", F16, 64, 64, 2, 8, 150, 333, 0, 1, 0, 1, DEFAULT_TILES, WIN(1, 60, 20) }, 2, 0, DENSE, 0, 0, 2, 0 },
+    { { "bwd split mqa bf16 6/1 D=256 softcap split 3", BF16, 256, 256, 1, 6, 129, 129, 0, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 1, 2, DENSE, 0, 0, 3, 0 },
+    { { "bwd split mqa f16 8/1 D=80 BR split 8", F16, 80, 80, 1, 8, 100, 211, 1, 1, 0, 0, DEFAULT_TILES, BR }, 1, 0, DENSE, 0, 0, 8, 0 },
+    { { "bwd split mqa bf16 8/1 D=128 causal ordered split 4", BF16, 128, 128, 2, 8, 700, 700, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 1, 0, DENSE, 0, 0, 4, 0 },
+    { { "bwd split gqa f16 12/2 D=64 ordered split 3", F16, 64, 64, 1, 12, 333, 333, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 3, 0 },
+    { { "bwd split gqa bf16 8/2 D=192/128 window split 2", BF16, 192, 128, 2, 8, 170, 260, 0, 1, 0, 2, DEFAULT_TILES, WIN(1, 80, 30) }, 2, 0, DENSE, 0, 0, 2, 0 },
     /* 128-row query tiles (wgb_pins) with a packed batch and with a group's query heads split over
      * blocks, as the runtime runs the head-dim-64 winners for them. */
-    { { "varlen f16 D=64 128-row tiles causal BR", F16, 64, 64, 6, 4, 700, 700, 1, 1, 0, 1, DEFAULT_TILES, BR }, 2, 0, cu_c_q, cu_c_k, 0, 0, 0 },
-    { { "varlen bf16 D=64 128-row tiles ordered window", BF16, 64, 64, 5, 2, 200, 130, 0, 1, 1, 1, DEFAULT_TILES, WIN(0, 60, 20) }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0 },
-    { { "bwd split mqa bf16 8/1 D=64 128-row tiles causal split 4", BF16, 64, 64, 2, 8, 333, 333, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 1, 0, DENSE, 0, 0, 4 },
-    { { "bwd split gqa f16 8/2 D=64 128-row tiles ordered split 2", F16, 64, 64, 1, 8, 260, 200, 0, 1, 1, 2, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 2 },
+    { { "varlen f16 D=64 128-row tiles causal BR", F16, 64, 64, 6, 4, 700, 700, 1, 1, 0, 1, DEFAULT_TILES, BR }, 2, 0, cu_c_q, cu_c_k, 0, 0, 0, 0 },
+    { { "varlen bf16 D=64 128-row tiles ordered window", BF16, 64, 64, 5, 2, 200, 130, 0, 1, 1, 1, DEFAULT_TILES, WIN(0, 60, 20) }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
+    { { "bwd split mqa bf16 8/1 D=64 128-row tiles causal split 4", BF16, 64, 64, 2, 8, 333, 333, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 1, 0, DENSE, 0, 0, 4, 0 },
+    { { "bwd split gqa f16 8/2 D=64 128-row tiles ordered split 2", F16, 64, 64, 1, 8, 260, 200, 0, 1, 1, 2, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 2, 0 },
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
 /* Per case: the reference, and the fused kernels checked against it (NULL where none). */
@@ -1021,7 +1030,7 @@ static void run_feature_case(void **state)
                       .causal = c->causal, .layout = c->layout, .causal_align = c->bottom_right,
                       .window = c->window, .window_left = c->wl, .window_right = c->wr,
                       .heads_k = fc->heads_k, .softcap = fc->softcap, .cu_seqlens_q = fc->cu_q,
-                      .cu_seqlens_k = fc->cu_k };
+                      .cu_seqlens_k = fc->cu_k, .with_sinks = fc->sinks };
     if (fc->cu_q) {   /* the case's lengths must be the longest, as the kernels' grids take them */
         int longest_q = 0, longest_k = 0;
         for (int b = 0; b < c->batch; b++) {
@@ -1042,6 +1051,15 @@ static void run_feature_case(void **state)
     const int rows_q = fc->cu_q ? p.total_q : p.seqlen_q, rows_k = fc->cu_q ? p.total_k : p.seqlen_k;
     double *in[4];
     upload_random_inputs(&p, &rs, in);
+    /* Sink logits of either sign and about a score's size, as the device holds them. */
+    double sinks[64], sinks_dev[64];
+    assert_true(c->heads <= 64);
+    if (fc->sinks) {
+        for (int h = 0; h < c->heads; h++)
+            sinks[h] = 3.0 * ((double)(rng_next(&rs) >> 11) * 0x1p-53) - 1.0;
+        assert_int_equal(gpu_upload_acc(&session, &p, p.sinks, sinks, (size_t)c->heads, sinks_dev), 0);
+        assert_int_equal(gpu_poison(&session, p.dsinks, (size_t)c->heads * gpu_acc_bytes(p.dtype)), 0);
+    }
     double *o = calloc(p.o_elems, 8), *l = calloc(rows, 8);
     double *g[3] = { calloc(p.q_elems, 8), calloc(p.k_elems, 8), calloc(p.v_elems, 8) };
     forward_outputs(ref, &p, "reference", o, l);
@@ -1081,13 +1099,21 @@ static void run_feature_case(void **state)
     const int dims[3] = { p.head_dim, p.head_dim, p.head_dim_v };
     ok &= fused_backwards_match(fused, &p, g, strides, heads, seqs, dims, limit);
 
-    const ref_problem rp = cpu_problem(&p);
+    ref_problem rp = cpu_problem(&p);
+    rp.sinks = fc->sinks ? sinks_dev : NULL;
     double *o_cpu = calloc(p.o_elems, 8), *l_cpu = calloc(rows, 8);
     double *g_cpu[3] = { calloc(p.q_elems, 8), calloc(p.k_elems, 8), calloc(p.v_elems, 8) };
     char err[256];
     assert_int_equal(ref_forward_naive_d(&rp, in[0], in[1], in[2], o_cpu, l_cpu, err, sizeof err), REF_OK);
     assert_int_equal(ref_backward_naive_d(&rp, in[0], in[1], in[2], in[3], g_cpu[0], g_cpu[1], g_cpu[2], err,
                                           sizeof err), REF_OK);
+    if (fc->sinks) {   /* the sinks' gradient, from the reference backward's preprocess */
+        double ds[64], ds_cpu[64];
+        assert_int_equal(gpu_download(&session, &p, p.dsinks, ds, (size_t)c->heads, 1), 0);
+        assert_int_equal(ref_sinks_grad_d(&rp, o_cpu, l_cpu, in[3], ds_cpu, err, sizeof err), REF_OK);
+        const long long st[3] = { c->heads, 1, 1 };
+        ok &= compare("ref dsinks vs CPU", ds, ds_cpu, st, 1, c->heads, 1, 1, limit) < limit;
+    }
     const char *names[3] = { "ref dQ vs CPU", "ref dK vs CPU", "ref dV vs CPU" };
     ok &= compare("ref O vs CPU", o, o_cpu, p.o_stride, batch, p.heads, rows_q, p.head_dim_v, limit) < limit;
     ok &= compare("ref L vs CPU", l, l_cpu, lse_st, batch, p.heads, rows_q, 1, limit) < limit;
@@ -1186,6 +1212,12 @@ static int build_all(void)
         const int mma = c->dtype == F16 || c->dtype == BF16;
         feature_configs[feature_count] = make_config("ref", c, 0);
         feature_slot[feature_count++] = &feature_refs[i];
+        if (feature_cases[i].cu_q && feature_cases[i].sinks) {   /* the reference alone, packed */
+            feature_configs[feature_count - 1].p[GEN_VARLEN] = 1;
+            feature_configs[feature_count - 1].p[GEN_EVEN_M] = feature_configs[feature_count - 1].p[GEN_EVEN_N] = 0;
+        }
+        if (feature_cases[i].sinks)
+            continue;
         const int first_fused = feature_count;
         feature_configs[feature_count] = make_config(mma ? "fwd_mma" : "fwd_exact", c, 0);
         if (feature_cases[i].splits) {   /* fwd_mma's decode shape */

@@ -795,6 +795,61 @@ static void hopper_forward_maps_and_persistent_grid(void **state)
     assert_int_not_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
 }
 
+/* Attention sinks: the reference takes them (GEN_FEATURE_SINKS), its argument blocks carry the
+ * logits and (backward) their gradient, the same pointers in every slice of a split batch (one a
+ * query head, summed over the batch), the gradient zeroed once before the first launch; a
+ * family without the feature refuses the problem. */
+static void sinks_reach_the_reference_and_nothing_else(void **state)
+{
+    for (int op = LN_FORWARD; op <= LN_BACKWARD; op++) {
+        reset(state);
+        gen_config c = sample_config("ref", 0, 0);
+        c.p[GEN_BLOCK_M] = c.p[GEN_BLOCK_N] = c.p[GEN_NUM_WARPS] = 4;
+        ln_plan plan;
+        char err[256];
+        assert_int_equal(ln_plan_make(&c, (ln_op)op, 40, 24, &plan, err, sizeof err), 0);
+        assert_true(plan.features & GEN_FEATURE_SINKS);
+        assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+        ncalls = 0;
+        ln_problem p = sample_problem(16, 4096);   /* 65536 rows of the grid: two slices */
+        p.dtype = 0;
+        p.sinks = 0xc0000000, p.dsinks = 0xd0000000;
+        block_is_backward = op == LN_BACKWARD;
+        assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
+        int launches = 0, first_launch = -1;
+        for (int k = 0; k < ncalls; k++) {
+            if (!strcmp(calls[k].what, "memset") && calls[k].ptr == p.dsinks) {
+                assert_int_equal(op, LN_BACKWARD);
+                assert_int_equal(calls[k].bytes, (size_t)4096 * 4);   /* heads x fp32, zeros */
+                assert_int_equal(first_launch, -1);                    /* before every launch */
+            }
+            if (strcmp(calls[k].what, "launch"))
+                continue;
+            first_launch = first_launch < 0 ? k : first_launch;
+            launches++;
+            if (op == LN_BACKWARD) {
+                assert_int_equal(addr(calls[k].bwd.sinks), p.sinks);
+                assert_int_equal(addr(calls[k].bwd.dsinks), p.dsinks);
+            } else {
+                assert_int_equal(addr(calls[k].fwd.sinks), p.sinks);
+            }
+        }
+        assert_int_equal(launches, 2 * plan.count);
+    }
+    /* A fused family does not take them: its launch refuses the problem. */
+    reset(state);
+    const gen_config c = sample_config("bwd_mma", 2, 0);
+    ln_plan plan;
+    char err[256];
+    assert_int_equal(ln_plan_make(&c, LN_BACKWARD, 40, 24, &plan, err, sizeof err), 0);
+    assert_false(plan.features & GEN_FEATURE_SINKS);
+    assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+    ln_problem p = sample_problem(2, 3);
+    p.sinks = 0xc0000000;
+    block_is_backward = 1;
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_ERROR_INVALID_VALUE);
+}
+
 /* bwd_wgmma DQ_INIT store: the kernels store each query tile's first dQ share, so the launch
  * zeroes the order area alone (a ticket per batch, then the semaphores that count the shares),
  * not the accumulator before it; zero (the default) zeroes both. */
@@ -1348,6 +1403,7 @@ int main(void)
         cmocka_unit_test_setup(hopper_forward_maps_and_persistent_grid, reset),
         cmocka_unit_test_setup(hopper_backward_persistent_grid, reset),
         cmocka_unit_test_setup(stored_first_share_zeroes_only_the_order_area, reset),
+        cmocka_unit_test_setup(sinks_reach_the_reference_and_nothing_else, reset),
         cmocka_unit_test_setup(batches_split_under_the_grid_limit, reset),
         cmocka_unit_test_setup(launch_rejects_what_cannot_run, reset),
         cmocka_unit_test_setup(grouped_heads_and_softcap_launch, reset),

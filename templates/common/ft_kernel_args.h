@@ -60,6 +60,10 @@ typedef struct ft_fwd_args {
      * kernel writes O and lse from them. */
     float *o_part, *lse_part;
     long long part_rows;
+    /* Attention sinks, NULL for none: head h's logit sinks[h] (float, double for f64; [heads])
+     * joins every row's softmax as a score with no value, so L includes it and a row that sees
+     * no key has O = 0, L = sinks[h]. A family that takes them says so (GEN_FEATURE_SINKS). */
+    const void *sinks;
 } ft_fwd_args;
 
 /* Backward: given dO, computes dQ, dK, dV. delta and dq_accum are workspaces the caller owns:
@@ -109,6 +113,12 @@ typedef struct ft_bwd_args {
      * The reduce kernel writes dK and dV from them. */
     float *dk_part, *dv_part;
     long long part_rows;
+    /* Attention sinks as in ft_fwd_args (NULL: none; lse already includes them, so P, dS and
+     * the gradients of Q, K, V are as without), and their gradient: dsinks[h] (the same type,
+     * [heads], zeroed by the launcher) gets -sum of exp(sinks[h] - L) * delta over the rows of
+     * query head h, every batch. */
+    const void *sinks;
+    void *dsinks;
 } ft_bwd_args;
 
 #endif

@@ -13,7 +13,9 @@
 // (args.softcap) are taken: query head h reads K/V head h / (heads / heads_k), and dkdv sums a
 // K/V head's dK and dV over its query heads. So are variable-length batches (VARLEN): each
 // block takes its sequence's lengths, rows and band from seq_of, and rows past its sequence's
-// end return at once.
+// end return at once. And attention sinks (args.sinks): head h's logit joins each row's running
+// max and sum from the start (a score with no value), and the preprocess adds each row's share
+// of the sinks' gradient, -exp(sink - L) delta, into args.dsinks[h].
 
 // ---- helpers ------------------------------------------------------------------------------
 
@@ -86,11 +88,18 @@ template <int W, int N> FT_DEVICE void ref_store(elem_t *row, const acc_t (&r)[N
             row[lane + 32 * t] = to_elem(r[t] * c);
 }
 
+// Query head h's sink logit (args.sinks, acc_t), and whether there is one.
+template <class Args> FT_DEVICE bool ref_sink(const Args &args, int h, acc_t &sink)
+{
+    sink = args.sinks ? ((const acc_t *)args.sinks)[h] : (acc_t)0;
+    return args.sinks != nullptr;
+}
+
 // ---- forward ------------------------------------------------------------------------------
 
 // O = softmax(cap(scale Q K^T)) V and L = logsumexp: pass 1 keeps a running max and sum over the
-// visible keys, pass 2 recomputes each score and accumulates P V. A row that sees no key gets
-// O = 0 and L = +inf.
+// visible keys (a sink's score in both from the start), pass 2 recomputes each score and
+// accumulates P V. A row that sees no key gets O = 0 and L = +inf (with a sink, L = the sink).
 extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const ft_fwd_args args)
 {
     const int lane = threadIdx.x % 32, row = blockIdx.x * BLOCK_M + threadIdx.x / 32;
@@ -109,7 +118,9 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const
     acc_t qr[kDPerLane];
     ref_load<HEAD_DIM>(qr, q, lane);
 
-    acc_t m = ref_neg_inf(), l = 0;
+    acc_t sink;
+    const bool has_sink = ref_sink(args, h, sink);
+    acc_t m = has_sink ? sink : ref_neg_inf(), l = has_sink ? (acc_t)1 : (acc_t)0;
     for (int j = k0; j < k1; ++j) {
         const acc_t s = ref_cap(scale * ref_dot<HEAD_DIM>(qr, k + j * args.k_stride[2], lane), cap);
         const acc_t m_new = s > m ? s : m;
@@ -125,7 +136,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const
         const acc_t s = ref_cap(scale * ref_dot<HEAD_DIM>(qr, k + j * args.k_stride[2], lane), cap);
         ref_axpy<HEAD_DIM_V>(o, ref_exp(s - m), v + j * args.v_stride[2], lane);
     }
-    // A row that sees no key (l = 0) gets O = 0 and L = +inf. 1/l correctly rounded, as the
+    // A row that sees no key and no sink (l = 0) gets O = 0 and L = +inf. 1/l correctly rounded, as the
     // division was. The f64 division and log are calls; with the empty-row selects ptxas spilled
     // around them at its default register target, hence this entry's minimum of one block.
     const acc_t inv = ref_rcp(l);
@@ -137,7 +148,7 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_fwd(const
 
 // ---- backward -----------------------------------------------------------------------------
 
-// delta = rowsum(dO * O).
+// delta = rowsum(dO * O); with sinks, the row's share of dsinks[h]: -exp(sink - L) delta.
 extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_preprocess(const ft_bwd_args args)
 {
     const int lane = threadIdx.x % 32, row = blockIdx.x * BLOCK_M + threadIdx.x / 32;
@@ -150,8 +161,13 @@ extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32, 1) ft_ref_bwd_prepr
     acc_t dor[kDvPerLane];
     ref_load<HEAD_DIM_V>(dor, dout, lane);
     const acc_t delta = ref_dot<HEAD_DIM_V>(dor, o, lane);
-    if (lane == 0)
-        ((acc_t *)args.delta)[seq_row(args, sq, b, h, bh) + row] = delta;
+    acc_t sink;
+    if (lane == 0) {
+        const long long r = seq_row(args, sq, b, h, bh) + row;
+        ((acc_t *)args.delta)[r] = delta;
+        if (ref_sink(args, h, sink) && args.dsinks)
+            atomicAdd((acc_t *)args.dsinks + h, -ref_exp(sink - ((const acc_t *)args.lse)[r]) * delta);
+    }
 }
 
 // dQ_i = scale sum_j dS_ij K_j, with S_ij = cap(scale Q_i.K_j), P_ij = exp(S_ij - L_i),
