@@ -131,7 +131,13 @@ int db_workload_check(const db_workload *w, char *err, size_t len);
     " FROM kernel_params kp WHERE kp.kernel_id = " t ".id)"
 #define DB_KERNEL_COLUMN_COUNT 3
 int db_device_read(sqlite3_stmt *st, int col, db_device *dev);       /* returns col + 7 */
-int db_workload_read(sqlite3_stmt *st, int col, db_workload *w);     /* returns col + DB_WORKLOAD_COLUMN_COUNT */
+/* Returns col + DB_WORKLOAD_COLUMN_COUNT, or -1 with err when its extra column names a field this
+ * build does not know or holds a malformed one. */
+int db_workload_read(sqlite3_stmt *st, int col, db_workload *w, char *err, size_t len);
+/* The extra fields of w as the `extra` column stores them ("" when all are 0), and back; the
+ * parse returns -1 with err for an unknown name, a repeated one or a value not a decimal int. */
+void db_workload_extra_format(const db_workload *w, char *buf, size_t len);
+int db_workload_extra_parse(const char *text, db_workload *w, char *err, size_t len);
 /* Reads DB_KERNEL_COLUMNS at col: 0, or -1 when a parameter name is unknown to this build or
  * a value is not an integer (err names the kernel's hash and the parameter; no prefix). */
 int db_kernel_read(sqlite3_stmt *st, int col, db_kernel *k, char *err, size_t len);

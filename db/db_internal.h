@@ -114,6 +114,8 @@ typedef struct db_workload {
     int window_left, window_right;
     int bottom_right;          /* 1: the mask's diagonal ends at the last query and key (FT_ALIGN_BOTTOM_RIGHT);
                                 * only on a mask whose alignment matters (db_workload_set_mask) */
+    /* The fields added since schema 6 (DB_WORKLOAD_EXTRA_FIELDS: stored in one column): */
+    int sinks;                 /* 1: a sink logit a query head joins every row's softmax (attention sinks) */
 } db_workload;
 
 /* ---- a workload's kind (db_workload_kind.c) ------------------------------------------------ */

@@ -159,7 +159,12 @@ int db_workloads_list(db *d, db_workload_row **out, int *count, char *err, size_
             break;
         }
         row->id = sqlite3_column_int64(st, 0);
-        const int col = db_workload_read(st, 1, &row->workload);
+        char why[256];
+        const int col = db_workload_read(st, 1, &row->workload, why, sizeof why);
+        if (col < 0) {
+            rc = db_fail(err, len, "database %s: workload %lld: %s", d->path, (long long)row->id, why);
+            break;
+        }
         row->results = sqlite3_column_int(st, col);
         row->ok = (int)sqlite3_column_double(st, col + 1);
         row->best_ms = db_column_real(st, col + 2);

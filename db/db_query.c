@@ -29,8 +29,8 @@ static int read_winner(sqlite3_stmt *st, db_winner *w, char *err, size_t len)
     w->median_ms = db_column_real(st, 4);
     w->tflops = db_column_real(st, 5);
     int col = db_device_read(st, 6, &w->device);
-    col = db_workload_read(st, col, &w->workload);
-    return db_kernel_read(st, col, &w->kernel, err, len);
+    col = db_workload_read(st, col, &w->workload, err, len);
+    return col < 0 ? -1 : db_kernel_read(st, col, &w->kernel, err, len);
 }
 
 /* |ln(a/b)|: how far apart two sizes are, scale-free. */
@@ -145,6 +145,8 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
                 found = db_fail(err, len, "database %s: %s", d->path, why);
                 break;
             }
+            if (c.workload.sinks != w->sinks)   /* sinks are compiled in, as the mask is: never served across */
+                continue;
             c.device_match = device_name && !strcmp(c.device.name, device_name) ? DB_MATCH_SAME_GPU
                                                                                  : DB_MATCH_SAME_ARCH;
             c.name_match = device_name ? shared_start(c.device.name, device_name) : 0;
@@ -152,7 +154,7 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
             c.kind_gap = kind_gap(w, &c.workload);
             int exact = 1;   /* every field (op, dtype and the head dims are the statement's) */
 #define SAME_(a, name, ...) exact = exact && c.workload.name == w->name;
-            DB_WORKLOAD_INT_FIELDS(SAME_, )
+            DB_WORKLOAD_FIELDS(SAME_, )
 #undef SAME_
             c.workload_match = exact ? DB_MATCH_EXACT : DB_MATCH_NEAREST;
             if (exact)

@@ -107,6 +107,8 @@ int db_workload_check(const db_workload *w, char *err, size_t len)
         return db_fail(err, len, "workload softcap=%d is not 0 or 1", w->softcap);
     if (w->varlen < 0 || w->varlen > 8)
         return db_fail(err, len, "workload varlen=%d is not 0 (dense) or a bucket 1..8", w->varlen);
+    if (w->sinks != 0 && w->sinks != 1)
+        return db_fail(err, len, "workload sinks=%d is not 0 or 1", w->sinks);
     return mask_check(w, err, len);
 }
 
@@ -211,7 +213,8 @@ int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, char *err, size_
     return rc;
 }
 
-/* Binds the workload's fields to parameters 1, 2, ... in the table's order (db_workload_fields.h). */
+/* Binds the workload's fields to parameters 1, 2, ... in the table's order (db_workload_fields.h),
+ * the extra ones last as one text. */
 static void bind_workload(sqlite3_stmt *st, const db_workload *w)
 {
     sqlite3_bind_text(st, 1, db_op_name(w->op), -1, SQLITE_STATIC);
@@ -220,6 +223,9 @@ static void bind_workload(sqlite3_stmt *st, const db_workload *w)
 #define BIND_(a, name, ...) sqlite3_bind_int(st, param++, w->name);
     DB_WORKLOAD_INT_FIELDS(BIND_, )
 #undef BIND_
+    char extra[512];
+    db_workload_extra_format(w, extra, sizeof extra);
+    sqlite3_bind_text(st, param, extra, -1, SQLITE_TRANSIENT);
 }
 
 int db_workload_find_tx(db *d, const db_workload *w, int64_t *id, char *err, size_t len)
@@ -348,7 +354,7 @@ int db_device_read(sqlite3_stmt *st, int col, db_device *dev)
     return col + 7;
 }
 
-int db_workload_read(sqlite3_stmt *st, int col, db_workload *w)
+int db_workload_read(sqlite3_stmt *st, int col, db_workload *w, char *err, size_t len)
 {
     w->op = db_op_parse((const char *)sqlite3_column_text(st, col));
     w->dtype = db_dtype_parse((const char *)sqlite3_column_text(st, col + 1));
@@ -356,7 +362,9 @@ int db_workload_read(sqlite3_stmt *st, int col, db_workload *w)
 #define READ_(a, name, ...) w->name = sqlite3_column_int(st, col++);
     DB_WORKLOAD_INT_FIELDS(READ_, )
 #undef READ_
-    return col;
+    if (db_workload_extra_parse((const char *)sqlite3_column_text(st, col), w, err, len) != 0)
+        return -1;
+    return col + 1;
 }
 
 int db_kernel_read(sqlite3_stmt *st, int col, db_kernel *k, char *err, size_t len)

@@ -180,8 +180,43 @@ static void format_fields(const db_workload *w, int kind, char *buf, size_t len)
     if ((shown == DB_SHOWN_ALWAYS) != kind                                                                  \
         && (shown == DB_SHOWN_ALWAYS || (shown == DB_SHOWN_IF_SET ? w->name != 0 : w->window != 0)) && at < len) \
         at += (size_t)snprintf(buf + at, len - at, " %s=%d", #name, w->name);
-    DB_WORKLOAD_INT_FIELDS(SHOW_, )
+    DB_WORKLOAD_FIELDS(SHOW_, )
 #undef SHOW_
+}
+
+void db_workload_extra_format(const db_workload *w, char *buf, size_t len)
+{
+    size_t at = 0;
+    if (len)
+        buf[0] = '\0';
+#define EXTRA_(a, name, ...)                                                                     \
+    if (w->name != 0 && at < len)                                                              \
+        at += (size_t)snprintf(buf + at, len - at, "%s%s=%d", at ? " " : "", #name, w->name);
+    DB_WORKLOAD_EXTRA_FIELDS(EXTRA_, )
+#undef EXTRA_
+}
+
+int db_workload_extra_parse(const char *text, db_workload *w, char *err, size_t len)
+{
+    char why[256];
+    db_fields f;
+    if (db_fields_parse(text ? text : "", &f, why, sizeof why) != 0)
+        return db_fail(err, len, "workload extra '%.80s': %s", text, why);
+    int rc = 0;
+#define TAKE_(a, name, ...)                                                                       \
+    if (rc == 0) {                                                                                \
+        const char *v = db_field_take(&f, #name);                                                 \
+        w->name = 0;                                                                              \
+        if (v && parse_int(v, &w->name) != 0)                                                     \
+            rc = db_fail(err, len, "workload extra '%.80s': %s='%s' is not an integer", text, #name, v); \
+    }
+    DB_WORKLOAD_EXTRA_FIELDS(TAKE_, )
+#undef TAKE_
+    if (rc == 0 && db_fields_unused(&f))
+        rc = db_fail(err, len, "workload extra '%.80s': field '%s' is not one this build knows (a database from a "
+                     "newer flashtune?)", text, db_fields_unused(&f));
+    db_fields_free(&f);
+    return rc;
 }
 
 const char *db_workload_kind_format(const db_workload *w, char *buf, size_t len)
@@ -215,7 +250,7 @@ int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
 {
     static const struct { const char *name, *alias; int required; size_t offset; } ints[] = {
 #define FIELD_(a, name, alias, required, shown) { #name, alias, required, offsetof(db_workload, name) },
-        DB_WORKLOAD_INT_FIELDS(FIELD_, )
+        DB_WORKLOAD_FIELDS(FIELD_, )
 #undef FIELD_
     };
     char why[512];

@@ -1165,6 +1165,73 @@ static void mask_text_round_trips(void **state)
 /* A version-4 file (workloads without a mask's kind or a bucket) migrates on open: every
  * workload keeps its id and fields with the five new ones 0, results and winners answer as before,
  * the new fields make new keys, and the remade triggers tie CAUSAL to (causal OR window). */
+/* Version 6: the fields added since (DB_WORKLOAD_EXTRA_FIELDS) share the workloads' `extra`
+ * column; a version-5 file keeps its rows and ids (extra ''), a workload with sinks is another
+ * key, its text round-trips, and a row naming a field this build does not know is refused by
+ * name, not served as one without it. */
+static void migration_6_keeps_workloads_and_adds_the_extra_fields(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    int count;
+    const db_migration *list = db_migrations(&count);
+    assert_true(count >= 6 && list[4].version == 5 && list[5].version == 6);
+    db *old = NULL;
+    assert_int_equal(db_open_with(f->path, DB_OPEN_CREATE, list, 5, &old, err, sizeof err), 0);
+    assert_int_equal(query_int(old, "SELECT count(*) FROM pragma_table_info('workloads') WHERE name = 'extra'"), 0);
+    const db_device dev = device_of("GPU A", "sm_90", "13.0");
+    db_workload plain = workload_of(DB_OP_BWD, 2, 128, 1, 2, 16, 4096, 4096);
+    assert_int_equal(sqlite3_exec(db_sqlite(old), "INSERT INTO workloads (id, op, dtype, head_dim, head_dim_v, causal, "
+                                  "batch, heads, seqlen_q, seqlen_k) VALUES (77, 'bwd', 'bf16', 128, 128, 1, 2, 16, "
+                                  "4096, 4096)", NULL, NULL, NULL), SQLITE_OK);
+    const int64_t sweep = begin_sweep(old), dev_id = upsert_device(old, &dev);
+    db_kernel k = kernel_of(&plain, 1300, 64);
+    const int64_t kernel_id = upsert_kernel(old, &k);
+    db_result r = result_of(sweep, dev_id, 77, kernel_id, DB_STATUS_OK, 2.0);
+    put(old, &r);
+    db_close(old);
+
+    db *d = open_ok(f->path, 0);
+    assert_int_equal(query_int(d, "PRAGMA user_version"), list[count - 1].version);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM workloads WHERE id = 77 AND extra = ''"), 1);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    int64_t id = 0;
+    assert_int_equal(db_workload_find(d, &plain, &id, err, sizeof err), 1);
+    assert_int_equal(id, 77);
+    db_winner w;
+    assert_int_equal(db_winner_find(d, dev.name, dev.arch, &plain, &w, err, sizeof err), 1);
+    assert_int_equal(w.workload_id, 77);
+
+    /* sinks: another key, stored in extra; never served the plain workload's winner. */
+    db_workload sinks = plain;
+    sinks.sinks = 1;
+    const int64_t sinks_id = upsert_workload(d, &sinks);
+    assert_true(sinks_id != 77);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM workloads WHERE extra = 'sinks=1'"), 1);
+    assert_int_equal(db_workload_find(d, &sinks, &id, err, sizeof err), 1);
+    assert_int_equal(id, sinks_id);
+    assert_int_equal(db_winner_find(d, dev.name, dev.arch, &sinks, &w, err, sizeof err), 0);
+    char text[512];
+    db_workload back;
+    assert_non_null(strstr(db_workload_format(&sinks, text, sizeof text), " sinks=1"));
+    assert_int_equal(db_workload_parse(text, &back, err, sizeof err), 0);
+    assert_memory_equal(&back, &sinks, sizeof back);
+    assert_int_equal(db_workload_parse("op=bwd dtype=bf16 d=128 b=2 h=16 sq=4096 sk=4096 sinks=2", &back, err,
+                                       sizeof err), -1);
+    assert_non_null(strstr(err, "sinks=2 is not 0 or 1"));
+
+    /* A field this build does not know, written by a newer one: refused by name. */
+    assert_int_equal(sqlite3_exec(db_sqlite(d), "UPDATE workloads SET extra = 'paged=1' WHERE id = 77", NULL, NULL,
+                                  NULL), SQLITE_OK);
+    assert_int_equal(db_winner_find(d, dev.name, dev.arch, &plain, &w, err, sizeof err), -1);
+    assert_non_null(strstr(err, "field 'paged' is not one this build knows"));
+    db_workload_row *rows = NULL;
+    int n = 0;
+    assert_int_equal(db_workloads_list(d, &rows, &n, err, sizeof err), -1);
+    assert_non_null(strstr(err, "workload 77"));
+    db_close(d);
+}
+
 static void migration_5_keeps_workloads(void **state)
 {
     fixture *f = *state;
@@ -1203,9 +1270,9 @@ static void migration_5_keeps_workloads(void **state)
     }
     db_close(old);
 
-    db *d = open_ok(f->path, 0);
-    assert_int_equal(query_int(d, "PRAGMA user_version"), 5);
-    assert_int_equal(query_int(d, "SELECT max(version) FROM schema_version"), 5);
+    db *d = open_ok(f->path, 0);   /* migrated to the latest, through 5 */
+    assert_int_equal(query_int(d, "PRAGMA user_version"), list[count - 1].version);
+    assert_int_equal(query_int(d, "SELECT max(version) FROM schema_version"), list[count - 1].version);
     assert_int_equal(query_int(d, "SELECT count(*) FROM pragma_table_info('workloads') WHERE name IN ('window', "
                                   "'window_left', 'window_right', 'bottom_right', 'varlen')"), 5);
     assert_int_equal(query_int(d, "SELECT count(*) FROM workloads WHERE window = 0 AND window_left = 0 AND "
@@ -2421,6 +2488,7 @@ int main(void)
         CASE(masks_and_buckets_are_keyed_and_preferred),
         CASE(mask_text_round_trips),
         CASE(migration_5_keeps_workloads),
+        CASE(migration_6_keeps_workloads_and_adds_the_extra_fields),
         CASE(export_import_round_trip),
         CASE(export_text_is_stable),
         CASE(shipped_winners_import_unchanged),
