@@ -68,7 +68,7 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
                 dsink -= __expf(sink - lse[row]) * acc;
         }
     }
-    if (SINKS) {   // one add a warp
+    if (SINKS && args.dsinks) {   // one add a warp (NULL: the caller wants no gradient of the sinks)
 #pragma unroll
         for (int m = 16; m >= 1; m /= 2)
             dsink = warp_sum_xor(dsink, m);
