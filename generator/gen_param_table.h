@@ -69,9 +69,11 @@ typedef enum gen_param_role {
     X(L_EARLY, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
       "1: a backward tile's L and delta start its S and dP products' accumulators, read before the issue") \
     X(DQ_INIT, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_VALUES("zero", "store"),                                 \
-      "backward dQ accumulator: zeroed before the kernel, or stored by the first key tile to reach a query tile, the others adding after it")
+      "backward dQ accumulator: zeroed before the kernel, or stored by the first key tile to reach a query tile, the others adding after it") \
+    X(SINKS, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES,                                                 \
+      "1: attention sinks: a logit a query head (the arguments' sinks) joins every row's softmax as a score with no value")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_DQ_INIT. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_SINKS. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

@@ -61,6 +61,12 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
         else
             out->features &= ~GEN_FEATURE_SOFTCAP;
     }
+    if (f->params & GEN_BIT(GEN_SINKS)) {   /* the same: SINKS 1 kernels take only problems with sinks */
+        if (c->p[GEN_SINKS])
+            out->required |= GEN_FEATURE_SINKS;
+        else
+            out->features &= ~GEN_FEATURE_SINKS;
+    }
     if (f->params & GEN_BIT(GEN_VARLEN)) {   /* the same: VARLEN 1 kernels take only variable-length batches */
         if (c->p[GEN_VARLEN])
             out->required |= GEN_FEATURE_VARLEN;

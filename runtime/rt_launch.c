@@ -39,7 +39,8 @@ CUresult rt_launch(const cu_driver *cu, const rt_plan *plan, const ft_attention_
         .o = backward ? dev(p->o) : dev(p->o_out), .lse = backward ? dev(p->lse) : dev(p->lse_out),
         .dout = dev(p->dout), .dq = dev(p->dq), .dk = dev(p->dk), .dv = dev(p->dv), .delta = ws->delta, .dq_accum = ws->accum,
         .cu_seqlens_q = dev(d->cu_seqlens_q), .cu_seqlens_k = dev(d->cu_seqlens_k), .total_q = d->total_q,
-        .total_k = d->total_k, .split_ws = ws->split, .split_ws_bytes = ws->split_bytes,
+        .total_k = d->total_k, .split_ws = ws->split, .split_ws_bytes = ws->split_bytes, .sinks = dev(d->sinks),
+        .dsinks = backward ? dev(d->dsinks) : 0,
     };
     rt_problem_mask(d, &lp);
     copy_strides(lp.q_stride, d->q_stride);

@@ -159,6 +159,12 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
         snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; %s the softcap (SOFTCAP=%d)",
                  w->softcap ? "with" : "without", w->softcap);
     }
+    /* Sinks are compiled in (SINKS), as the softcap is: a winner is compiled for this problem's. */
+    if ((c->family->params & GEN_BIT(GEN_SINKS)) && c->p[GEN_SINKS] != w->sinks) {
+        c->p[GEN_SINKS] = w->sinks;
+        snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; %s sinks (SINKS=%d)",
+                 w->sinks ? "with" : "without", w->sinks);
+    }
     /* A variable-length batch runs a winner tuned on one as it was measured. The dense choice of
      * its longest lengths runs compiled for it, one block a tile: a persistent walk deals tiles
      * over the longest length in a fixed order, so sequences of uneven lengths leave blocks idle

@@ -12,7 +12,7 @@ static uint64_t plan_hash(CUcontext context, const db_workload *w, rt_variant va
 {
     const int fields[] = { w->op, w->dtype, w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads,
                            w->seqlen_q, w->seqlen_k, w->heads_k, w->softcap, w->varlen, w->window,
-                           w->window_left, w->window_right, w->bottom_right, (int)variant };
+                           w->window_left, w->window_right, w->bottom_right, w->sinks, (int)variant };
     uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)context;
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         h ^= (uint32_t)fields[i];

@@ -848,7 +848,7 @@ typedef struct feature_case {
     const int *cu_q, *cu_k;   /* a variable-length batch's prefix sums (batch + 1 each), or NULL */
     int splits, pack;         /* fwd_mma's SPLITS and PACK_GQA (0 0: the family's defaults) */
     int bwd_splits;           /* bwd_wgmma's SPLITS (0: its default) */
-    int sinks;                /* 1: a sink logit a query head (the GPU reference alone takes them yet) */
+    int sinks;                /* 1: a sink logit a query head (args.sinks; the fused kernels with SINKS 1) */
 } feature_case;
 
 /* Prefix sums of the variable-length cases: odd lengths, a sequence with no keys, one with no
@@ -899,14 +899,16 @@ static const feature_case feature_cases[] = {
     { { "varlen f16 D=40 mqa 4/1 causal", F16, 40, 40, 3, 4, 129, 90, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 1, 0, cu_d_q, cu_d_k, 0, 0, 0, 0 },
     { { "varlen bf16 D=96/64 separate window BR", BF16, 96, 64, 5, 2, 200, 130, 0, 1, 1, 1, DEFAULT_TILES, WIN(1, 30, 0) }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
     { { "varlen f16 D=192/128 causal BR", F16, 192, 128, 5, 2, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
-    /* Attention sinks, the GPU reference against the CPU one (no fused family takes them yet):
-     * rows that see no key (L = the sink), grouped heads, a softcap, a window, a packed batch
-     * with an empty sequence, every dtype. */
+    /* Attention sinks: the GPU reference against the CPU one, every family against the GPU
+     * reference: rows that see no key (L = the sink), grouped heads, a softcap, a window, a
+     * packed batch with an empty sequence, every dtype; and fwd_mma's split keys, where the
+     * combine adds the sink once. */
     { { "sinks f32 gqa 6/2 Nq>Nk BR",     F32,  64, 64, 2, 6,  45, 30, 1, 1, 0, 0, DEFAULT_TILES, BR }, 2, 0, DENSE, 0, 0, 0, 1 },
     { { "sinks bf16 softcap 2 causal",    BF16, 128, 128, 2, 3, 77, 77, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 0, 2, DENSE, 0, 0, 0, 1 },
     { { "sinks f16 window",               F16,  64, 64, 1, 4,  90, 90, 0, 1, 0, 1, DEFAULT_TILES, WIN(0, 20, 5) }, 0, 0, DENSE, 0, 0, 0, 1 },
     { { "sinks f64 D=32/96",              F64,  32, 96, 2, 2,  33, 41, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0, 1 },
     { { "sinks varlen bf16 causal BR",    BF16, 64, 64, 5, 2, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 1 },
+    { { "sinks f16 decode gqa 8/2 split 4", F16, 128, 128, 2, 8, 3, 300, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 4, 1, 0, 1 },
     { { "varlen bf16 D=192/128 ordered", BF16, 192, 128, 6, 2, 700, 700, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 0, cu_c_q, cu_c_k, 0, 0, 0, 0 },
     /* Decode shapes: the keys split over blocks (SPLITS, more splits than tiles included: empty
      * shares) and a group's query heads packed into a tile (PACK_GQA), in fwd_mma. */
@@ -961,7 +963,7 @@ static void print_config(const gen_config *g)
  * device O and L); one adding dQ in a fixed order runs three times and must repeat its bits. */
 static int fused_backwards_match(gpu_kernel *const *fused, gpu_problem *p, double *const g[3],
                                  const long long *const strides[3], const int heads[3], const int seqs[3],
-                                 const int dims[3], double limit)
+                                 const int dims[3], double limit, const double *ref_dsinks)
 {
     const CUdeviceptr outs[3] = { p->dq, p->dk, p->dv };
     const size_t counts[3] = { p->q_elems, p->k_elems, p->v_elems };
@@ -998,6 +1000,12 @@ static int fused_backwards_match(gpu_kernel *const *fused, gpu_problem *p, doubl
                 for (int t = 0; t < 3; t++)
                     ok &= compare(names[t], first[t], g[t], strides[t], batch, heads[t], seqs[t], dims[t], limit) <
                           limit;
+                if (ref_dsinks) {   /* the sinks' gradient, from the family's delta pass */
+                    double ds[64];
+                    const long long st[3] = { p->heads, 1, 1 };
+                    assert_int_equal(gpu_download(&session, p, p->dsinks, ds, (size_t)p->heads, 1), 0);
+                    ok &= compare("dsinks vs GPU ref", ds, ref_dsinks, st, 1, p->heads, 1, 1, limit) < limit;
+                }
                 continue;
             }
             for (int t = 0; t < 3; t++)
@@ -1094,10 +1102,13 @@ static void run_feature_case(void **state)
     }
     for (int i = 0; i < 3; i++)
         assert_int_equal(gpu_download(&session, &p, outs[i], g[i], counts[i], 0), 0);
+    double ds_ref[64];   /* the reference's sinks' gradient, before a fused backward rewrites it */
+    if (fc->sinks)
+        assert_int_equal(gpu_download(&session, &p, p.dsinks, ds_ref, (size_t)c->heads, 1), 0);
     const long long *strides[3] = { p.q_stride, p.k_stride, p.v_stride };
     const int heads[3] = { p.heads, heads_k, heads_k }, seqs[3] = { rows_q, rows_k, rows_k };
     const int dims[3] = { p.head_dim, p.head_dim, p.head_dim_v };
-    ok &= fused_backwards_match(fused, &p, g, strides, heads, seqs, dims, limit);
+    ok &= fused_backwards_match(fused, &p, g, strides, heads, seqs, dims, limit, fc->sinks ? ds_ref : NULL);
 
     ref_problem rp = cpu_problem(&p);
     rp.sinks = fc->sinks ? sinks_dev : NULL;
@@ -1108,11 +1119,10 @@ static void run_feature_case(void **state)
     assert_int_equal(ref_backward_naive_d(&rp, in[0], in[1], in[2], in[3], g_cpu[0], g_cpu[1], g_cpu[2], err,
                                           sizeof err), REF_OK);
     if (fc->sinks) {   /* the sinks' gradient, from the reference backward's preprocess */
-        double ds[64], ds_cpu[64];
-        assert_int_equal(gpu_download(&session, &p, p.dsinks, ds, (size_t)c->heads, 1), 0);
+        double ds_cpu[64];
         assert_int_equal(ref_sinks_grad_d(&rp, o_cpu, l_cpu, in[3], ds_cpu, err, sizeof err), REF_OK);
         const long long st[3] = { c->heads, 1, 1 };
-        ok &= compare("ref dsinks vs CPU", ds, ds_cpu, st, 1, c->heads, 1, 1, limit) < limit;
+        ok &= compare("ref dsinks vs CPU", ds_ref, ds_cpu, st, 1, c->heads, 1, 1, limit) < limit;
     }
     const char *names[3] = { "ref dQ vs CPU", "ref dK vs CPU", "ref dV vs CPU" };
     ok &= compare("ref O vs CPU", o, o_cpu, p.o_stride, batch, p.heads, rows_q, p.head_dim_v, limit) < limit;
@@ -1212,12 +1222,6 @@ static int build_all(void)
         const int mma = c->dtype == F16 || c->dtype == BF16;
         feature_configs[feature_count] = make_config("ref", c, 0);
         feature_slot[feature_count++] = &feature_refs[i];
-        if (feature_cases[i].cu_q && feature_cases[i].sinks) {   /* the reference alone, packed */
-            feature_configs[feature_count - 1].p[GEN_VARLEN] = 1;
-            feature_configs[feature_count - 1].p[GEN_EVEN_M] = feature_configs[feature_count - 1].p[GEN_EVEN_N] = 0;
-        }
-        if (feature_cases[i].sinks)
-            continue;
         const int first_fused = feature_count;
         feature_configs[feature_count] = make_config(mma ? "fwd_mma" : "fwd_exact", c, 0);
         if (feature_cases[i].splits) {   /* fwd_mma's decode shape */
@@ -1237,8 +1241,10 @@ static int build_all(void)
                 feature_configs[feature_count].p[GEN_SPLITS] = feature_cases[i].bwd_splits;
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_WG];
         }
-        for (int k = first_fused; k < feature_count; k++)
+        for (int k = first_fused; k < feature_count; k++) {
             feature_configs[k].p[GEN_SOFTCAP] = feature_cases[i].softcap != 0;
+            feature_configs[k].p[GEN_SINKS] = feature_cases[i].sinks;
+        }
         if (feature_cases[i].cu_q)   /* every kernel of the case, the reference too: no length is a tile multiple */
             for (int k = first_fused - 1; k < feature_count; k++) {
                 feature_configs[k].p[GEN_VARLEN] = 1;

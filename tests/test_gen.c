@@ -146,7 +146,7 @@ static void config_text_round_trips(void **state)
     assert_string_equal(gen_config_format(&c, 0, buf, sizeof buf),
                         "DTYPE=bf16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 "
                         "CAUSAL=0 CAUSAL_SKIP=1 EVEN_M=0 EVEN_N=0 SOFTCAP=0 DATA_DIM=0 DATA_DIM_V=0 VARLEN=0 SPLITS=1 "
-                        "PACK_GQA=0");
+                        "PACK_GQA=0 SINKS=0");
     int count;
     const gen_family *const *all = gen_family_list(&count);
     for (int k = 0; k < count; k++) {

@@ -12,11 +12,12 @@
 
 /* What the workload line states already: the kernel's copy of these is the workload's (SOFTCAP:
  * a tuned workload has no softcap, so its kernels have SOFTCAP 0; DATA_DIM, DATA_DIM_V: its head
- * dims are the kernels', so they pad nothing and have 0; VARLEN: it is a dense batch, 0). */
+ * dims are the kernels', so they pad nothing and have 0; VARLEN: it is a dense batch, 0; SINKS:
+ * the workload's sinks). */
 static int stated_by_workload(gen_param p)
 {
     return p == GEN_DTYPE || p == GEN_HEAD_DIM || p == GEN_HEAD_DIM_V || p == GEN_CAUSAL || p == GEN_SOFTCAP ||
-           p == GEN_DATA_DIM || p == GEN_DATA_DIM_V || p == GEN_VARLEN;
+           p == GEN_DATA_DIM || p == GEN_DATA_DIM_V || p == GEN_VARLEN || p == GEN_SINKS;
 }
 
 /* 1 when some family of the catalogue for op (DB_OP_FWD, DB_OP_BWD) uses p. */

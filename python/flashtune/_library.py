@@ -62,6 +62,8 @@ DESC_FIELDS = [
     # a variable-length batch (device prefix sums; NULL and 0 for a dense one)
     ("cu_seqlens_q", ctypes.c_void_p, "P"), ("cu_seqlens_k", ctypes.c_void_p, "P"),
     ("total_q", ctypes.c_int, "i"), ("total_k", ctypes.c_int, "i"),
+    # attention sinks and their gradient (device memory, [heads]; NULL for none)
+    ("sinks", ctypes.c_void_p, "P"), ("dsinks", ctypes.c_void_p, "P"),
 ]
 
 

@@ -318,19 +318,20 @@ class Library(unittest.TestCase):
 
     def test_desc_matches_the_c_layout(self):
         # size_t struct_size, int x 8, float, int64 arrays aligned to 8 (FT_ATTENTION_DESC_SIZE_V1 =
-        # 144 ends o_stride), then int x 6, a float and an int; test_runtime pins the C side to the
-        # same numbers
+        # 144 ends o_stride), then int x 6, a float and an int, 2 pointers, 2 ints, 2 pointers;
+        # test_runtime pins the C side to the same numbers
         D = _library.AttentionDesc
-        self.assertEqual(ctypes.sizeof(D), 200)
+        self.assertEqual(ctypes.sizeof(D), 216)
         offsets = {"struct_size": 0, "batch": 8, "causal": 36, "softmax_scale": 40, "q_stride": 48,
                    "o_stride": 120, "causal_align": 144, "window": 148, "window_left": 152, "window_right": 156,
                    "deterministic": 160, "heads_k": 164, "softcap": 168, "reserved": 172, "cu_seqlens_q": 176,
-                   "cu_seqlens_k": 184, "total_q": 192, "total_k": 196}
+                   "cu_seqlens_k": 184, "total_q": 192, "total_k": 196, "sinks": 200, "dsinks": 208}
         self.assertEqual({name: getattr(D, name).offset for name in offsets}, offsets)
-        self.assertEqual([f[0] for f in D._fields_][-12:], ["causal_align", "window", "window_left", "window_right",
+        self.assertEqual([f[0] for f in D._fields_][-14:], ["causal_align", "window", "window_left", "window_right",
                                                             "deterministic", "heads_k", "softcap", "reserved",
-                                                            "cu_seqlens_q", "cu_seqlens_k", "total_q", "total_k"])
-        self.assertEqual(D().struct_size, 200)   # set on construction, as FT_ATTENTION_DESC_INIT does
+                                                            "cu_seqlens_q", "cu_seqlens_k", "total_q", "total_k",
+                                                            "sinks", "dsinks"])
+        self.assertEqual(D().struct_size, 216)   # set on construction, as FT_ATTENTION_DESC_INIT does
 
     def test_packed_desc_is_the_struct(self):
         d = _library.AttentionDesc(200, 2, 3, 100, 77, 64, 128, 2, 1, 0.1)
@@ -339,9 +340,10 @@ class Library(unittest.TestCase):
         d.causal_align, d.window, d.window_left, d.window_right, d.deterministic = 1, 1, 256, -1, 1
         d.heads_k, d.softcap = 3, 30.0
         d.cu_seqlens_q, d.cu_seqlens_k, d.total_q, d.total_k = 0x1000, 0x2000, 500, 600
+        d.sinks, d.dsinks = 0x3000, 0x4000
         packed = _library.DESC.pack(200, 2, 3, 100, 77, 64, 128, 2, True, 0.1, 10, 11, 12, 20, 21, 22, 30, 31, 32,
                                     1 << 40, (1 << 40) + 1, (1 << 40) + 2, 1, 1, 256, -1, 1, 3, 30.0, 0, 0x1000,
-                                    0x2000, 500, 600)
+                                    0x2000, 500, 600, 0x3000, 0x4000)
         self.assertEqual(packed, bytes(d))
 
     @unittest.skipUnless(os.environ.get("FLASHTUNE_LIBRARY"), "FLASHTUNE_LIBRARY not set (ctest sets it)")
@@ -372,8 +374,8 @@ class Library(unittest.TestCase):
         moved = _library.desc_layout().replace("softcap:168:4", "softcap:172:4")
         self.assertIn("field 20: the library has softcap:172:4, the package softcap:168:4",
                       _library.layout_mismatch(moved))
-        longer = _library.desc_layout() + " sinks:200:8"
-        self.assertIn("the library has sinks:200:8, the package (none)", _library.layout_mismatch(longer))
+        longer = _library.desc_layout() + " paged:216:8"
+        self.assertIn("the library has paged:216:8, the package (none)", _library.layout_mismatch(longer))
         # and the loader says so for that library instead of binding it
         with mock.patch.object(_library, "layout_mismatch", return_value="its ft_attention_desc differs (test)"):
             refused, why = _library._load(lib._name)
@@ -573,7 +575,7 @@ class CallPath(unittest.TestCase):
         self.assertEqual(f[1:9], (3, 8, 120, 100, 64, 32, 2, 1))   # batch, heads, longest lengths, dims, bf16, causal
         self.assertEqual(f[10:13], (300 * 8 * 64, 64, 8 * 64))   # q's strides: head and row
         self.assertEqual(f[27:30], (2, 5.0, 0))   # heads_k, softcap, reserved
-        self.assertEqual(f[30:], (cu_q.data_ptr(), cu_k.data_ptr(), 300, 250))
+        self.assertEqual(f[30:], (cu_q.data_ptr(), cu_k.data_ptr(), 300, 250, 0, 0))
         lse = fake_torch.Function.last_ctx.saved_tensors[4]
         self.assertEqual((lse.shape, pointers[:3]), ((8, 300), (q.data_ptr(), k.data_ptr(), v.data_ptr())))
         self.assertEqual(pointers[3], o.data_ptr())
@@ -650,7 +652,7 @@ class CallPath(unittest.TestCase):
             desc = self.fwd.calls[-1][1]
             d = _library.AttentionDesc.from_buffer_copy(desc)
             self.assertEqual((d.struct_size, d.causal, d.causal_align, d.window, d.window_left, d.window_right),
-                             (200, causal, align, window, left, right), kw)
+                             (216, causal, align, window, left, right), kw)
             self.assertEqual(desc, bytes(_attention._desc(q, k, v, o, 2, causal, None, (align, window, left, right))))
             # the backward gets the same desc
             _attention._Attention.get().backward(fake_torch.Function.last_ctx, fake_torch.Tensor(o.shape, o.dtype,

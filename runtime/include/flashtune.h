@@ -198,6 +198,13 @@ typedef struct ft_attention_desc {
     const int32_t *cu_seqlens_q;
     const int32_t *cu_seqlens_k;
     int total_q, total_k;        /* with cu_seqlens_q: >= 1 each; else 0 */
+    /* Attention sinks (gpt-oss's), NULL for none: device memory, one logit a query head ([heads];
+     * float32, float64 for FT_F64), which joins every row's softmax as a score with no value: L
+     * includes it, and a row that sees no key gets O = 0 and L = sinks[h]. The backward writes the
+     * sinks' gradient to dsinks ([heads], the same type, summed over the batch) when dsinks is
+     * not NULL; dsinks must be NULL without sinks, and the forward does not read it. */
+    const void *sinks;
+    void *dsinks;
 } ft_attention_desc;
 
 /* The smallest struct_size accepted: struct_size and the fields through o_stride. */

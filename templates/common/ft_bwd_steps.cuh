@@ -31,6 +31,10 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
     const elem_t *dout = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0);
     float *delta = (float *)args.delta + seq_row(args, sq, b, h, bh);
     const int sub = threadIdx.x % TPR;
+    // SINKS: this thread's rows' shares of the sinks' gradient, -exp(sink - L) delta each.
+    const float sink = SINKS ? ((const float *)args.sinks)[h] : 0.f;
+    const float *lse = (const float *)args.lse + seq_row(args, sq, b, h, bh);
+    float dsink = 0.f;
 
     for (int r = threadIdx.x / TPR; r < BM; r += ROWS_PER_PASS) {   // warp-uniform trip count
         const int row = m0 + r;
@@ -58,8 +62,18 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
         }
         acc = warp_sum_xor(acc, 1);
         acc = warp_sum_xor(acc, 2);
-        if (in && sub == 0)
+        if (in && sub == 0) {
             delta[row] = acc;
+            if (SINKS)
+                dsink -= __expf(sink - lse[row]) * acc;
+        }
+    }
+    if (SINKS && args.dsinks) {   // one add a warp (NULL: the caller wants no gradient of the sinks)
+#pragma unroll
+        for (int m = 16; m >= 1; m /= 2)
+            dsink = warp_sum_xor(dsink, m);
+        if (threadIdx.x % 32 == 0)
+            atomicAdd((float *)args.dsinks + h, dsink);
     }
 }
 

@@ -2,7 +2,8 @@
 // ft_fwd_args o_part / lse_part): each row's splits weighed by their share of its softmax sum.
 // With L_s the log2 sum of split s (store_split_row) and M their largest, row O = sum_s
 // 2^(L_s - M) O_s / sum_s 2^(L_s - M) and L = (M + log2 sum_s 2^(L_s - M)) ln 2. A row no split
-// saw a key of gets O = 0 and L = +inf, as the unsplit kernels write it.
+// saw a key of gets O = 0 and L = +inf, as the unsplit kernels write it. SINKS: the sink joins
+// here, once, as a split with no value (the splits leave it out): M and the sum take it.
 // Launched as a query-major entry: grid.x the query tiles of BLOCK_M rows, grid.y batch*heads;
 // each warp takes a row at a time, each lane 4 of its columns.
 #if SPLITS > 1
@@ -21,14 +22,15 @@ ft_fwd_combine(const ft_fwd_args args)
     for (int r = warp; r < BLOCK_M && m0 + r < sq.seqlen_q; r += NUM_WARPS) {
         const int row = m0 + r;
         const long long idx = row0 + row;
-        float mx = -FT_INF_F;
+        const float sink2 = sink_log2(args, h);
+        float mx = sink2;
         for (int s = lane; s < SPLITS; s += 32)
             mx = fmaxf(mx, args.lse_part[s * args.part_rows + idx]);
 #pragma unroll
         for (int m = 16; m >= 1; m /= 2)
             mx = warp_max_xor(mx, m);
         const float base = mx == -FT_INF_F ? 0.f : mx;   // every split empty: all weights 0
-        float sum = 0.f;
+        float sum = SINKS && lane == 0 ? fast_exp2(sink2 - base) : 0.f;
         for (int s = lane; s < SPLITS; s += 32)
             sum += fast_exp2(args.lse_part[s * args.part_rows + idx] - base);
 #pragma unroll

@@ -71,16 +71,33 @@ FT_DEVICE void softmax_step(float *s, float *o, float &row_max, float &row_sum, 
     rescale_row<O_TILES>(o, half, softmax_scores<TILES>(s, row_max, row_sum, half, scale_log2));
 }
 
-// The end of one row: from lane q = 0 of an in-range row, L = ln(sum) + max (natural log) at
-// *lse; returns 1 / sum, what O is scaled by. A row that saw no key gets O = 0 and L = +inf, so
-// that the backward's exp(S - L) is 0 there. row_sum is this lane's partial sum; every lane of
-// the quad must call this (it shuffles) before any of them skips its row.
-FT_DEVICE float finish_row(float *lse, float row_max, float row_sum, int quad, bool in_range)
+// SINKS: query head h's sink logit in the rows' log2 units (args.sinks, fp32 for the 16-bit
+// types); without sinks -inf, which finish_row ignores.
+template <class Args> FT_DEVICE float sink_log2(const Args &args, int h)
 {
-    const float sum = warp_sum_xor(warp_sum_xor(row_sum, 1), 2);
+    return SINKS ? ((const float *)args.sinks)[h] * (float)FT_LOG2E : -FT_INF_F;
+}
+
+// The end of one row: from lane q = 0 of an in-range row, L = ln(sum) + max (natural log) at
+// *lse; returns what O is scaled by (1 / sum). A row that saw no key gets O = 0 and L = +inf, so
+// that the backward's exp(S - L) is 0 there. SINKS: the sink (sink2, log2 units) joins the sum
+// here, at the end, as a score with no value: the max moves to the larger of the two, the keys'
+// sum and O scaled to it; a row with no key then gets O = 0 and L = the sink. row_sum is this
+// lane's partial sum; every lane of the quad must call this (it shuffles) before any of them
+// skips its row.
+FT_DEVICE float finish_row(float *lse, float row_max, float row_sum, int quad, bool in_range,
+                           float sink2 = -FT_INF_F)
+{
+    float sum = warp_sum_xor(warp_sum_xor(row_sum, 1), 2), keep = 1.f;
+    if (SINKS) {
+        const float mx = fmaxf(row_max, sink2);   // the sink is finite
+        keep = fast_exp2(row_max - mx);           // 0 where no key was seen (max -inf)
+        sum = sum * keep + fast_exp2(sink2 - mx);
+        row_max = mx;
+    }
     if (in_range && quad == 0)
         *lse = sum > 0.f ? (row_max + __log2f(sum)) * (float)FT_LN2 : FT_INF_F;
-    return sum > 0.f ? 1.f / sum : 0.f;
+    return sum > 0.f ? keep / sum : 0.f;
 }
 
 // The end of one row of a split (SPLITS > 1): its O / rowsum in fp32 at dst, its first DATA
@@ -105,9 +122,9 @@ FT_DEVICE void store_split_row(float *dst, float *lse2, const float *o, float ro
 // element), its first DATA columns (a multiple of 8).
 template <int O_TILES, int DATA = O_TILES * 8>
 FT_DEVICE void store_row(elem_t *dst, float *lse, const float *o, float row_max, float row_sum, int half,
-                         int quad, bool in_range)
+                         int quad, bool in_range, float sink2 = -FT_INF_F)
 {
-    const float inv = finish_row(lse, row_max, row_sum, quad, in_range);
+    const float inv = finish_row(lse, row_max, row_sum, quad, in_range, sink2);
     if (!in_range)
         return;
 #pragma unroll

@@ -120,8 +120,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_preprocess(cons
         for (int d = lane; d < V_DATA; d += 32)
             acc += orow[d] * dorow[d];
         acc = ex_group_sum<32>(acc);
-        if (lane == 0)
+        if (lane == 0) {
             gdelta[row] = acc;
+            if (SINKS && args.dsinks)   // the row's share of the sinks' gradient, -exp(sink - L) delta
+                atomicAdd((acc_t *)args.dsinks + h,
+                          -ex_exp(((const acc_t *)args.sinks)[h] - ((const acc_t *)args.lse)[seq_row(args, sq, b, h, bh) + row]) * acc);
+        }
     }
 }
 

@@ -191,11 +191,19 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
     cp_async_wait<0>();   // nothing in flight at exit, even when no key tile was visited
 
     // O = acc / l and L = m + log(l), for the rows that exist; a row that saw no key gets O = 0
-    // and L = +inf.
+    // and L = +inf. SINKS: the head's sink joins l here, a score with no value (the max moves to
+    // the larger, l and O scaled to it): a row with no key then gets O = 0 and L = the sink.
+    const acc_t sink = SINKS ? ((const acc_t *)args.sinks)[h] : (acc_t)0;
 #pragma unroll
     for (int i = 0; i < kRM; ++i) {
         const int row = q0 + group + kGroups * i;
-        const acc_t li = ex_group_sum<kTN>(l[i]);
+        acc_t li = ex_group_sum<kTN>(l[i]), keep = 1;
+        if (SINKS) {
+            const acc_t mx = m[i] > sink ? m[i] : sink;
+            keep = ex_exp(m[i] - mx);   // 0 where no key was seen (m = -inf)
+            li = li * keep + ex_exp(sink - mx);
+            m[i] = mx;
+        }
         if (EVEN_M || row < nq) {
             elem_t *const orow = go + row * os;
 #pragma unroll
@@ -204,7 +212,7 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
 #pragma unroll
                     for (int w = 0; w < kVec; ++w)
                         if ((lane_c + kTN * ch) * kVec + w < V_DATA)
-                            orow[(lane_c + kTN * ch) * kVec + w] = li > 0 ? o[i][ch * kVec + w] / li : (acc_t)0;
+                            orow[(lane_c + kTN * ch) * kVec + w] = li > 0 ? o[i][ch * kVec + w] * keep / li : (acc_t)0;
             if (lane_c == 0)
                 glse[row] = li > 0 ? m[i] + ex_log(li) : -ex_neg_inf();
         }

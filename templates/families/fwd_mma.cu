@@ -330,13 +330,14 @@ ft_fwd(const ft_fwd_args args)
     if (SPLITS == 1 && !PACK_GQA) {
         elem_t *o_out = (elem_t *)args.o + seq_offset(args.o_stride, b, h, se.q0);
         float *lse = (float *)args.lse + seq_row(args, se, b, h, bh);
+        const float sink2 = sink_log2(args, h);
 #pragma unroll
         for (int r = 0; r < ROW_TILES; r++)
 #pragma unroll
             for (int half = 0; half < 2; half++) {
                 const int row = m0 + warp_row0 + r * 16 + group + half * 8;
                 store_row<DV_TILES, V_DATA>(o_out + row * args.o_stride[2], lse + row, &o[r][0][0], row_max[r][half],
-                                    row_sum[r][half], half, quad, EVEN_M || row < se.seqlen_q);
+                                    row_sum[r][half], half, quad, EVEN_M || row < se.seqlen_q, sink2);
             }
         return;
     }
@@ -358,7 +359,7 @@ ft_fwd(const ft_fwd_args args)
                 elem_t *dst = (elem_t *)args.o + seq_offset(args.o_stride, b, at.head, se.q0) +
                               at.row * args.o_stride[2];
                 store_row<DV_TILES, V_DATA>(dst, (float *)args.lse + lse_row, &o[r][0][0], row_max[r][half],
-                                            row_sum[r][half], half, quad, in_range);
+                                            row_sum[r][half], half, quad, in_range, sink_log2(args, at.head));
             }
         }
 }

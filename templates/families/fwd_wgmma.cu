@@ -513,7 +513,7 @@ FT_DEVICE void store_o(const ft_fwd_args &args, const fwd_block &fb, const fwd_t
     for (int half = 0; half < 2; half++) {
         const int row = fb.m0 + th.row0 + th.group + half * 8;
         store_row<HEAD_DIM_V / 8, V_DATA>(o_out + row * args.o_stride[2], lse + row, o, row_max[half], row_sum[half], half,
-                                  th.quad, EVEN_M || row < sq.seqlen_q);
+                                  th.quad, EVEN_M || row < sq.seqlen_q, sink_log2(args, fb.h));
     }
 }
 
@@ -539,7 +539,7 @@ FT_DEVICE void store_o_async(const ft_fwd_args &args, const fwd_block &fb, const
     for (int half = 0; half < 2; half++) {
         const int r = th.row0 + th.group + half * 8;   // row of the tile
         const float inv = finish_row(lse + fb.m0 + r, row_max[half], row_sum[half], th.quad,
-                                     EVEN_M || fb.m0 + r < seq_of(args, fb.b).seqlen_q);
+                                     EVEN_M || fb.m0 + r < seq_of(args, fb.b).seqlen_q, sink_log2(args, fb.h));
 #pragma unroll
         for (int j = 0; j < HEAD_DIM_V / 8; j++) {
             const unsigned at = q_tile + (j / 8) * (BLOCK_M * 128) + r * 128 + (((j % 8) ^ (r % 8)) << 4) + th.quad * 4;

@@ -1092,6 +1092,43 @@ typedef struct bigger_desc {
     unsigned char newer[40];
 } bigger_desc;
 
+/* Attention sinks through the API's checks and the choice: dsinks needs sinks; a problem with
+ * sinks is another workload (w.sinks), never served a winner tuned without them, and its choice
+ * is compiled with SINKS 1, the shipped table's winners and the built-in defaults alike. */
+static void sinks_reach_the_workload_and_the_kernels(void **state)
+{
+    (void)state;
+    ft_attention_desc d = { .struct_size = sizeof d, .batch = 2, .heads = 16, .seqlen_q = 4096, .seqlen_k = 4096,
+                            .head_dim = 128, .head_dim_v = 128, .dtype = FT_BF16 };
+    const int64_t row = 128, head = 4096 * row, batch = 16 * head;   /* [B, H, N, D] contiguous */
+    d.q_stride[0] = batch, d.q_stride[1] = head, d.q_stride[2] = row;
+    memcpy(d.k_stride, d.q_stride, sizeof d.k_stride);
+    memcpy(d.v_stride, d.q_stride, sizeof d.v_stride);
+    memcpy(d.o_stride, d.q_stride, sizeof d.o_stride);
+    db_workload w;
+    char err[512];
+    d.dsinks = (void *)0x1000;
+    assert_int_equal(rt_check_desc("f", &d, 1, &w, err, sizeof err), FT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(err, "dsinks="));
+    assert_non_null(strstr(err, "without sinks"));
+    d.sinks = (const void *)0x2000;
+    for (int backward = 0; backward < 2; backward++) {
+        assert_int_equal(rt_check_desc("f", &d, backward, &w, err, sizeof err), FT_OK);
+        assert_int_equal(w.sinks, 1);
+        db *shipped = NULL;
+        assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+        rt_choice choice;
+        int db_error = 0;
+        assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 0, &choice, &db_error, err, sizeof err), 0);
+        assert_int_equal(choice.config.p[GEN_SINKS], 1);
+        assert_true(choice.config.family->features & GEN_FEATURE_SINKS);
+        w.sinks = 0;   /* the same problem without: SINKS 0 */
+        assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 0, &choice, &db_error, err, sizeof err), 0);
+        assert_int_equal(choice.config.p[GEN_SINKS], 0);
+        db_close(shipped);
+    }
+}
+
 /* ft_attention_desc_layout words the struct as compiled: every field once, in order, each at its
  * offset with its size, the last ending at the struct's end, the gaps only alignment's (the 4
  * bytes after softmax_scale); bindings check their mirrors against it (the Python package). */
@@ -1143,16 +1180,16 @@ static void struct_size_rules(void **state)
           "no CUDA driver" },
         { "larger, zero tail", full + 40, -1, FT_ERR_NO_DEVICE, "no CUDA driver" },
         { "larger, a set byte past the fields", full + 40, (int)full + 39, FT_ERR_UNSUPPORTED,
-          "ft_attention_forward: struct_size=240 is larger than this library's ft_attention_desc (200 bytes" },
-        { "larger, its first new byte set", full + 8, (int)full, FT_ERR_UNSUPPORTED, "byte 200 past its fields" },
+          "ft_attention_forward: struct_size=256 is larger than this library's ft_attention_desc (216 bytes" },
+        { "larger, its first new byte set", full + 8, (int)full, FT_ERR_UNSUPPORTED, "byte 216 past its fields" },
         { "larger, set byte beyond struct_size", full + 8, (int)full + 8, FT_ERR_NO_DEVICE, "no CUDA driver" },
         { "0", 0, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=0 is not the size of an ft_attention_desc (144 to 4096" },
         { "one short of version 1", v1 - 1, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=143" },
         { "past the maximum", FT_ATTENTION_DESC_SIZE_MAX + 1, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=4097" },
     };
     assert_int_equal(v1, 144);   /* struct_size, 8 ints, a float and its padding, 12 int64 */
-    assert_int_equal(full, 200);   /* ... then 4 mask ints, deterministic, heads_k, softcap, reserved, 2 pointers,
-                                    * 2 totals: no padding */
+    assert_int_equal(full, 216);   /* ... then 4 mask ints, deterministic, heads_k, softcap, reserved, 2 pointers,
+                                    * 2 totals, the sinks' 2 pointers: no padding */
     ft_context *ft;
     assert_int_equal(ft_open(NULL, &ft), FT_OK);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -1409,6 +1446,7 @@ int main(void)
         cmocka_unit_test(builtin_defaults_take_the_hopper_families),
         cmocka_unit_test(builtin_choice_goes_by_rank),
         cmocka_unit_test(desc_layout_words_the_struct),
+        cmocka_unit_test(sinks_reach_the_workload_and_the_kernels),
         cmocka_unit_test(padded_head_dims_choose_the_compiled_ones),
         cmocka_unit_test(variable_length_choices),
         cmocka_unit_test(decode_choices),
