@@ -70,6 +70,12 @@ typedef struct bench_row {
 #define EARLY_PAIR(d, dv, b, h, n, causal, bm, f, s, e, ps)                                            \
     EARLY(d, dv, b, h, n, causal, bm, f, s, e, ps, 0), EARLY(d, dv, b, h, n, causal, bm, f, s, e, ps, 1)
 
+/* Head dim 96 (the "d96" set: bf16, B 4, H 16, N 4096 and B 16 N 1024) beside a producer and with
+ * the consumers alone, in the sweep's orders, one block a key tile and persistent: the second
+ * consumer's 32 dQ columns (DQ_NARROW) against its 64. Flags as DQ_FIRST, DV_EARLY, PERSISTENT. */
+#define D96(b, n, causal, w, f, e, ps)                                                                 \
+    { "bwd_wgmma", 2, 96, b, 16, n, causal, 64, 128, w, 2, 0, 0, 0, 0, ps, 0, 0, 0, f, 0, e, "d96", 0 }
+
 #define DV(r) ((r)->head_dim_v ? (r)->head_dim_v : (r)->head_dim)
 
 static const bench_row rows[] = {
@@ -91,6 +97,9 @@ static const bench_row rows[] = {
     GQA(8192, 32, 0, 0), GQA(8192, 32, 0, 1), GQA(8192, 8, 1, 0), GQA(8192, 8, 1, 1), GQA(8192, 8, 2, 0),
     GQA(8192, 8, 2, 1), GQA(8192, 8, 4, 0), GQA(4096, 32, 0, 0), GQA(4096, 8, 1, 0), GQA(4096, 8, 2, 0),
     GQA(4096, 8, 4, 0),
+    D96(4, 4096, 0, 12, 0, 0, 0), D96(4, 4096, 0, 12, 1, 0, 0), D96(4, 4096, 0, 12, 1, 1, 1), D96(4, 4096, 0, 8, 0, 0, 0),
+    D96(4, 4096, 1, 12, 0, 0, 0), D96(4, 4096, 1, 12, 1, 0, 0), D96(4, 4096, 1, 12, 1, 1, 1), D96(4, 4096, 1, 8, 0, 0, 0),
+    D96(16, 1024, 1, 12, 0, 0, 0), D96(16, 1024, 1, 12, 1, 1, 1),
     WIDE(4, 4096, 0, 64, 0, 0, 0, 0), WIDE(4, 4096, 0, 128, 1, 0, 1, 0), WIDE(4, 4096, 0, 128, 1, 1, 1, 0),
     WIDE(4, 4096, 0, 128, 1, 0, 1, 1), WIDE(4, 4096, 1, 64, 0, 0, 0, 0), WIDE(4, 4096, 1, 128, 1, 0, 1, 0),
     WIDE(4, 4096, 1, 128, 1, 1, 1, 0), WIDE(4, 4096, 1, 128, 1, 0, 1, 1), WIDE(16, 1024, 1, 64, 0, 0, 0, 0),

@@ -4,7 +4,8 @@ same shape). Inputs [B, N, H, D] random bf16, the SDPA-style backends on their [
 as bench/compare.py does; no timing of its own.
 
 Usage: python3 bench/one_pass.py --impl flashtune|fa4|cudnn [--batch 4 --heads 16 --seqlen 4096
-       --head-dim 128 --head-dim-v 128 --causal] [--reps 4]"""
+       --head-dim 128 --head-dim-v 128 --causal] [--window LEFT] [--reps 4]
+--window LEFT: a local window of LEFT keys left of the diagonal (flashtune and FA4; cuDNN has none)."""
 import argparse
 import os
 import sys
@@ -18,21 +19,30 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 
-def backend(name):
+def backend(name, window):
     """(run(q, k, v, causal), takes [B, N, H, D]); exits naming the reason where it cannot run."""
     if name == "flashtune":
         import flashtune
-        return (lambda q, k, v, c: flashtune.attention(q, k, v, is_causal=c)), False
+        size = (window, 0) if window is not None else None
+        return (lambda q, k, v, c: flashtune.attention(q, k, v, is_causal=c, window_size=size)), False
     if name == "cudnn":
+        if window is not None:
+            sys.exit("one_pass.py: --impl cudnn: SDPA's cuDNN backend takes no window")
+
         def run(q, k, v, c):
             with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
                 return F.scaled_dot_product_attention(q, k, v, is_causal=c)
         return run, False
     if name == "fa4":
-        from compare import load_fa4
-        run, why = load_fa4()
-        if run is None:
+        from compare import load_fa4_module
+        module, why = load_fa4_module()
+        if module is None:
             sys.exit(f"one_pass.py: --impl fa4: {why}")
+
+        def run(q, k, v, c):
+            out = module.flash_attn_func(q, k, v, causal=c,
+                                         window_size=(window, 0) if window is not None else (None, None))
+            return out[0] if isinstance(out, tuple) else out
         return run, True
     sys.exit(f"one_pass.py: --impl {name}: not flashtune, fa4 or cudnn")
 
@@ -46,9 +56,10 @@ def main():
     ap.add_argument("--head-dim", type=int, default=128)
     ap.add_argument("--head-dim-v", type=int, default=0)
     ap.add_argument("--causal", action="store_true")
+    ap.add_argument("--window", type=int, default=None)
     ap.add_argument("--reps", type=int, default=4)
     args = ap.parse_args()
-    run, bnhd = backend(args.impl)
+    run, bnhd = backend(args.impl, args.window)
     b, h, n, d, dv = args.batch, args.heads, args.seqlen, args.head_dim, args.head_dim_v or args.head_dim
     q, k, v = (torch.randn((b, n, h, e), device="cuda", dtype=torch.bfloat16).requires_grad_(True) for e in (d, d, dv))
     inputs = (q, k, v) if bnhd else (q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))

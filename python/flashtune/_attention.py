@@ -3,12 +3,13 @@ import ctypes
 import struct
 
 from . import _fallback, _library, _ops, _workspace
-from ._checks import (HEAD_DIM_MAX, NO_MASK, _passes, check_deterministic, check_mask, check_options, check_softcap,
-                      check_tensors, leading_dims, no_rows)
+from ._checks import (HEAD_DIM_MAX, NO_MASK, _passes, check_deterministic, check_mask, check_options, check_sinks,
+                      check_softcap, check_tensors, leading_dims, no_rows)
 
 
-def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK, softcap=0.0):
-    """The AttentionDesc of a call; mask: (causal_align, window, window_left, window_right)."""
+def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK, softcap=0.0, sinks=0):
+    """The AttentionDesc of a call; mask: (causal_align, window, window_left, window_right); sinks:
+    the sinks' device address (0: none)."""
     d = _library.AttentionDesc()
     d.batch, d.heads, d.seqlen_q, d.head_dim = q.shape
     d.seqlen_k, d.head_dim_v = k.shape[2], v.shape[3]
@@ -19,6 +20,7 @@ def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK, softcap=0.0):
     d.causal_align, d.window, d.window_left, d.window_right = mask
     d.heads_k = k.shape[1]
     d.softcap = softcap
+    d.sinks = sinks
     return d
 
 
@@ -133,16 +135,19 @@ def run_forward(torch, handle, desc, device, qp, kp, vp, o, lse):
         _library.check(status, handle)
 
 
-def run_backward(torch, desc, device, q, k, v, o, lse, do, ost, shapes, deterministic):
+def run_backward(torch, desc, device, q, k, v, o, lse, do, ost, shapes, deterministic, dsinks=None):
     """dQ, dK, dV through libflashtune's backward of desc (the forward's: its strides are the saved
     tensors'), laid out as shapes' ((shape, strides) of q, k and v), on device's current stream, the
     workspace from the caching allocator: the backward of attention(), attention_varlen() and their
-    ops. deterministic None follows torch.use_deterministic_algorithms as it is now."""
+    ops. deterministic None follows torch.use_deterministic_algorithms as it is now. dsinks: where
+    the sinks' gradient goes ([H], the sinks' type), for a desc with sinks."""
     handle = _library.handle()
     if deterministic is None:
         deterministic = torch.are_deterministic_algorithms_enabled()
     if deterministic:
         desc = _library.with_deterministic(desc)
+    if dsinks is not None:
+        desc = _library.with_dsinks(desc, dsinks.data_ptr())
     nbytes = _workspace.backward_bytes(handle, desc)
     if _hot_backward is not None:   # the allocations, the device switch and the call in one C call
         out = _hot_backward(handle.value, desc, nbytes, q, k, v, o, lse, do, ost, shapes)
@@ -171,22 +176,25 @@ def run_backward(torch, desc, device, q, k, v, o, lse, do, ost, shapes, determin
     return dq, dk, dv
 
 
-def gradients(torch, ctx, do, saved):
+def gradients(torch, ctx, do, saved, sinks=None):
     """dQ, dK, dV for a Function's forward that saved (q, k, v, o, lse, ...) and set ctx.ft (its
     desc, device and the operands' shapes and strides) and ctx.deterministic: the backward of
-    attention() and of attention_varlen()."""
+    attention() and of attention_varlen(). With sinks (the forward's, saved: the desc holds their
+    address) also their gradient, last."""
     q, k, v, o, lse = saved[:5]
     desc, device, _, qsh, ksh, vsh, ost = ctx.ft
-    return run_backward(torch, desc, device, q, k, v, o, lse, do, ost, (qsh, ksh, vsh), ctx.deterministic)
+    dsinks = torch.empty_like(sinks) if sinks is not None else None
+    grads = run_backward(torch, desc, device, q, k, v, o, lse, do, ost, (qsh, ksh, vsh), ctx.deterministic, dsinks)
+    return grads if sinks is None else tuple(grads) + (dsinks,)
 
 
-def forward_call(torch, q, k, v, dtype, causal, scale, mask, softcap):
+def forward_call(torch, q, k, v, dtype, causal, scale, mask, softcap, sinks=None):
     """The forward of query, key, value [B, H, N, D] (checked; dtype their ft code, mask the desc's
-    (causal_align, window, window_left, window_right)) through libflashtune. Returns the operands
-    the kernels read (a half tensor copied where it must be), O, L, the desc, the operands'
-    (shape, strides) and O's strides: what the backward needs."""
+    (causal_align, window, window_left, window_right); sinks None or checked, check_sinks) through
+    libflashtune. Returns the operands the kernels read (a half tensor copied where it must be), O,
+    L, the desc, the operands' (shape, strides) and O's strides: what the backward needs."""
     handle = _library.handle()
-    if _hot_forward is not None and not softcap and mask == NO_MASK:   # all of it in one C call
+    if _hot_forward is not None and not softcap and mask == NO_MASK and sinks is None:   # all of it in one C call
         out = _hot_forward(handle.value, q, k, v, causal, scale, True)   # (heads already checked)
         if out is not None:
             if out.__class__ is int:
@@ -200,7 +208,8 @@ def forward_call(torch, q, k, v, dtype, causal, scale, mask, softcap):
     o = new_output(torch, qs, (b, h, nq, dv), q.dtype, device)
     lse = torch.empty((b, h, nq), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
     ost = o.stride()
-    desc = desc_of(q, k, v, o, (b, h, nq, nk, d, dv, hk), (qs, ks, vs, ost), dtype, causal, scale, mask, softcap)
+    desc = desc_of(q, k, v, o, (b, h, nq, nk, d, dv, hk), (qs, ks, vs, ost), dtype, causal, scale, mask, softcap,
+                   sinks.data_ptr() if sinks is not None else 0)
     run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
     return q, k, v, o, lse, desc, ((q.shape, qs), (k.shape, ks), (v.shape, vs)), ost
 
@@ -217,9 +226,9 @@ def new_output(torch, qs, shape, dtype, device):
     return torch.empty(shape, dtype=dtype, device=device)
 
 
-def desc_of(q, k, v, o, sizes, strides, dtype, causal, scale, mask, softcap):
+def desc_of(q, k, v, o, sizes, strides, dtype, causal, scale, mask, softcap, sinks=0):
     """The packed desc of operands q, k, v and output o: sizes (B, H, Nq, Nk, D, Dv, Hk) and
-    strides (q's, k's, v's, o's) as read from them."""
+    strides (q's, k's, v's, o's) as read from them; sinks the sinks' address (0: none)."""
     b, h, nq, nk, d, dv, hk = sizes
     qs, ks, vs, ost = strides
     try:   # the desc in one struct.pack
@@ -227,9 +236,9 @@ def desc_of(q, k, v, o, sizes, strides, dtype, causal, scale, mask, softcap):
                                   float(scale) if scale is not None else 0.0,
                                   qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
                                   vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk,
-                                  softcap, 0, 0, 0, 0, 0, 0, 0)
+                                  softcap, 0, 0, 0, 0, 0, sinks, 0)
     except (struct.error, OverflowError):   # a value beyond its C field: as ctypes stores it
-        return bytes(_desc(q, k, v, o, dtype, causal, scale, mask, softcap))
+        return bytes(_desc(q, k, v, o, dtype, causal, scale, mask, softcap, sinks))
 
 
 class _Attention:
@@ -245,11 +254,12 @@ class _Attention:
 
             class FlashtuneAttention(torch.autograd.Function):
                 @staticmethod
-                def forward(ctx, q, k, v, options):
+                def forward(ctx, q, k, v, options, sinks=None):
                     dtype, causal, scale, mask, deterministic, softcap = options
                     q, k, v, o, lse, desc, shapes, ost = forward_call(torch, q, k, v, dtype, causal, scale, mask,
-                                                                      softcap)
-                    ctx.save_for_backward(q, k, v, o, lse)
+                                                                      softcap, sinks)
+                    # (the desc holds the sinks' address: they live as long as it)
+                    ctx.save_for_backward(q, k, v, o, lse, *(() if sinks is None else (sinks,)))
                     # the desc, which holds the saved tensors' strides, and what allocates the gradients
                     ctx.ft = (desc, q.device, q.device.index) + shapes + (ost,)
                     ctx.deterministic = deterministic
@@ -257,7 +267,11 @@ class _Attention:
 
                 @staticmethod
                 def backward(ctx, do):
-                    return gradients(torch, ctx, do, ctx.saved_tensors) + (None,)
+                    saved = ctx.saved_tensors
+                    if len(ctx.needs_input_grad) == 4:   # applied without sinks
+                        return gradients(torch, ctx, do, saved) + (None,)
+                    grads = gradients(torch, ctx, do, saved, saved[5] if ctx.needs_input_grad[4] else None)
+                    return tuple(grads[:3]) + (None, grads[3] if len(grads) > 3 else None)
 
             cls.cls = FlashtuneAttention
             _apply = FlashtuneAttention.apply
@@ -265,7 +279,8 @@ class _Attention:
 
 
 def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, *,
-              causal=None, causal_align="top_left", window_size=None, deterministic=None, softcap=0.0, strict=None):
+              causal=None, causal_align="top_left", window_size=None, deterministic=None, softcap=0.0, sinks=None,
+              strict=None):
     """Scaled dot-product attention with flashtune's tuned kernels, differentiable.
 
     The arguments mean what they mean in ``torch.nn.functional.scaled_dot_product_attention``, so
@@ -288,8 +303,8 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     device, another dtype, a head dim above 256) runs through
     ``torch.nn.functional.scaled_dot_product_attention`` instead, with a RuntimeWarning naming the
     reason, once per reason; ``strict=True`` (or FLASHTUNE_STRICT=1 in the environment) makes it a
-    ValueError instead. A call that also asks for a window, a bottom-right diagonal or a softcap,
-    which SDPA does not have, raises ValueError.
+    ValueError instead. A call that also asks for a window, a bottom-right diagonal, a softcap or
+    sinks, which SDPA does not have, raises ValueError.
 
     Under torch.compile (fullgraph too) and torch.export the call is two custom operators,
     ``flashtune::attention_forward`` and ``flashtune::attention_backward``, with fake
@@ -309,6 +324,12 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     as Gemma 2 does (FlashAttention's softcap); 0 (the default) or None leaves the scores as they
     are.
 
+    ``sinks``: attention sinks as gpt-oss learns them: a tensor of H logits, one a query head, on
+    the query's device, that joins every row's softmax as a score with no value (a row's weights
+    then sum to less than 1; a row that sees no key gets O = 0). Differentiable: its gradient is
+    summed over the batch and the rows. None (the default): no sinks. The kernels read them as
+    float32 (float64 for float64 inputs).
+
     ``deterministic``: True makes the backward bitwise repeatable run to run (its dQ is added in a
     fixed order, at some cost in speed); False takes the fastest kernel, whose dQ may differ in
     the last bits; None (the default) follows ``torch.use_deterministic_algorithms`` at the time
@@ -321,12 +342,12 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     FlashtuneError (a failure inside the library, with its status and message)."""
     if attn_mask is not None or dropout_p != 0.0:
         return _to_sdpa(_fallback.option_reason(attn_mask, dropout_p), query, key, value, attn_mask, dropout_p,
-                        is_causal, scale, enable_gqa, causal, causal_align, window_size, softcap, strict)
+                        is_causal, scale, enable_gqa, causal, causal_align, window_size, softcap, strict, sinks)
     if strict is not None:
         _fallback.strict(strict)   # its type
     hot = _hot_attention
     if hot is not None and causal is None and window_size is None and causal_align == "top_left" and not softcap \
-            and not _ops.compiling():
+            and sinks is None and not _ops.compiling():
         # the plain call with nothing to differentiate, checked and run in one C call (None: not that call)
         handle = _library.handle()
         o = hot(handle.value, query, key, value, is_causal, scale, enable_gqa)
@@ -341,7 +362,7 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
         lead = leading_dims(query, key, value, enable_gqa)
         o = attention(_as_4d(query, enable_gqa), _as_4d(key, enable_gqa), _as_4d(value, enable_gqa), None,
                       0.0, is_causal, scale, enable_gqa, causal=causal, causal_align=causal_align,
-                      window_size=window_size, deterministic=deterministic, softcap=softcap)
+                      window_size=window_size, deterministic=deterministic, softcap=softcap, sinks=sinks)
         return o.reshape(lead + tuple(o.shape[-2:]))
     causal, scale = check_options(is_causal, causal, scale)
     mask = check_mask(causal, causal_align, window_size)
@@ -356,33 +377,36 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
             why = _fallback.tensor_reason(query, key, value)
             if why is not None:
                 return _to_sdpa(why, query, key, value, None, 0.0, is_causal, scale, enable_gqa, causal,
-                                causal_align, window_size, softcap, strict)
+                                causal_align, window_size, softcap, strict, sinks)
             dtype = check_tensors(query, key, value, enable_gqa)
+    sinks = check_sinks(sinks, query)
     padded = _padded_to_8(query, key, value, dtype)
     if padded is not None:   # the scale stays the head dim's own; O is cut back to value's head dim
         scale = scale if scale is not None else 1.0 / query.shape[3] ** 0.5
         o = attention(*padded, None, 0.0, causal, scale, enable_gqa, causal_align=causal_align,
-                      window_size=window_size, deterministic=deterministic, softcap=softcap)
+                      window_size=window_size, deterministic=deterministic, softcap=softcap, sinks=sinks)
         return o[..., :value.shape[3]]
     if traced:
         if not enable_gqa and key.shape[1] != query.shape[1]:
             check_tensors(query, key, value, enable_gqa)   # raises, naming the heads
-        return _ops.attention(query, key, value, causal, scale, mask, softcap, deterministic)
+        return _ops.attention(query, key, value, causal, scale, mask, softcap, deterministic, sinks)
     if _apply is None:
         _Attention.get()
-    if not (_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad)):
+    if not (_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad or
+                                 (sinks is not None and sinks.requires_grad))):
         # nothing to differentiate (inference, torch.no_grad): the library call without autograd's
-        return forward_call(_torch, query, key, value, dtype, causal, scale, mask, softcap)[3]
+        return forward_call(_torch, query, key, value, dtype, causal, scale, mask, softcap, sinks)[3]
     # the options travel as one argument: apply's Python part costs per argument
-    return _apply(query, key, value, (dtype, causal, scale, mask, deterministic, softcap))
+    options = (dtype, causal, scale, mask, deterministic, softcap)
+    return _apply(query, key, value, options) if sinks is None else _apply(query, key, value, options, sinks)
 
 
 def _to_sdpa(why, query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa, causal, causal_align,
-             window_size, softcap, strict):
+             window_size, softcap, strict, sinks=None):
     """A call the kernels cannot run (why), handed to SDPA (_fallback.run_sdpa)."""
     causal, scale = check_options(is_causal, causal, scale)
     only = "window" if window_size is not None else "bottom-right diagonal" if causal_align != "top_left" \
-        else "softcap" if softcap else None
+        else "softcap" if softcap else "sinks" if sinks is not None else None
     return _fallback.run_sdpa(why, _fallback.strict(strict), only, query, key, value, attn_mask, dropout_p, causal,
                               scale, enable_gqa)
 

@@ -111,6 +111,27 @@ def check_softcap(softcap):
     return float(softcap)
 
 
+def check_sinks(sinks, query):
+    """The sinks keyword against query [B, H, N, D] (checked): None, or a floating tensor of H
+    logits, one a query head, on query's device. Returns it as the kernels read it: contiguous,
+    float32 (float64 for a float64 query), a differentiable conversion of the caller's tensor."""
+    if sinks is None:
+        return None
+    if not _is_tensor(sinks):
+        raise TypeError(f"sinks: expected a torch.Tensor of {query.shape[1]} logits (one a query head) or None, "
+                        f"got {type(sinks).__name__}")
+    if not sinks.is_floating_point():
+        raise TypeError(f"sinks: dtype {sinks.dtype} is not a floating type")
+    if tuple(sinks.shape) != (query.shape[1],):
+        raise ValueError(f"sinks: expected shape ({query.shape[1]},) (one logit a query head), got "
+                         f"{tuple(sinks.shape)}")
+    if sinks.device != query.device:
+        raise ValueError(f"sinks: on {sinks.device}, query on {query.device}; they must share a device")
+    import torch
+    want = torch.float64 if query.dtype == torch.float64 else torch.float32
+    return sinks.to(want).contiguous()
+
+
 def leading_dims(q, k, v, enable_gqa=False):
     """The dimensions before [seqlen, head_dim] that query, key and value share (SDPA's
     [..., N, D] tensors), query's; with enable_gqa the heads (dimension -3) may differ, and

@@ -107,12 +107,18 @@ def layout_mismatch(library_layout):
     return None
 
 
-# A packed desc with deterministic set (the backward sets it on the forward's desc).
+# A packed desc with deterministic set (the backward sets it on the forward's desc), or dsinks.
 DETERMINISTIC_AT = AttentionDesc.deterministic.offset
+DSINKS_AT = AttentionDesc.dsinks.offset
 
 
 def with_deterministic(desc):
     return desc[:DETERMINISTIC_AT] + b"\x01\x00\x00\x00" + desc[DETERMINISTIC_AT + 4:]
+
+
+def with_dsinks(desc, pointer):
+    """desc with its dsinks field (the sinks' gradient, written by the backward) set to pointer."""
+    return desc[:DSINKS_AT] + struct.pack("P", pointer) + desc[DSINKS_AT + struct.calcsize("P"):]
 
 
 def candidate_paths():

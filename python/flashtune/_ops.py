@@ -48,18 +48,18 @@ if _HAVE_OPS:
     @torch.library.custom_op("flashtune::attention_forward", mutates_args=())
     def attention_forward(q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: Optional[float], causal_align: int,
                           window: int, window_left: int, window_right: int, softcap: float,
-                          deterministic: Optional[bool]) -> Tuple[Tensor, Tensor]:
+                          deterministic: Optional[bool], sinks: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
         """O [B, H, Nq, Dv] (laid out as _attention.new_output's) and L [B, H, Nq] (float32; float64
-        for float64) of q, k, v [B, H, N, D].
+        for float64) of q, k, v [B, H, N, D], with sinks (checked: [H], float32 or float64) or not.
         deterministic is the backward's (None: torch.use_deterministic_algorithms when it runs)."""
         _attention._Attention.get()   # binds the device and stream calls
         dtype = _dtype_code(q, k, v)
         out = _attention.forward_call(torch, q, k, v, dtype, causal, scale,
-                                      (causal_align, window, window_left, window_right), softcap)
+                                      (causal_align, window, window_left, window_right), softcap, sinks)
         return out[3], out[4]
 
     @attention_forward.register_fake
-    def _(q, k, v, causal, scale, causal_align, window, window_left, window_right, softcap, deterministic):
+    def _(q, k, v, causal, scale, causal_align, window, window_left, window_right, softcap, deterministic, sinks=None):
         dtype = _dtype_code(q, k, v)
         b, h, nq, _ = q.shape
         o = _attention.new_output(torch, q.stride(), (b, h, nq, v.shape[3]), q.dtype, q.device)
@@ -68,8 +68,10 @@ if _HAVE_OPS:
     @torch.library.custom_op("flashtune::attention_backward", mutates_args=())
     def attention_backward(do: Tensor, q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor, causal: bool,
                            scale: Optional[float], causal_align: int, window: int, window_left: int, window_right: int,
-                           softcap: float, deterministic: bool) -> Tuple[Tensor, Tensor, Tensor]:
-        """dQ, dK, dV of attention_forward's, laid out as torch.empty_like(q), (k), (v)."""
+                           softcap: float, deterministic: bool,
+                           sinks: Optional[Tensor] = None) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+        """dQ, dK, dV of attention_forward's, laid out as torch.empty_like(q), (k), (v), and the
+        sinks' gradient (empty without sinks: an operator's outputs are tensors)."""
         _attention._Attention.get()
         dtype = _dtype_code(q, k, v)
         half = dtype == 1 or dtype == 2
@@ -79,10 +81,13 @@ if _HAVE_OPS:
         v_, (_, _, _, dv), vs, _ = _attention._operand(v, half)
         ost = o.stride()
         desc = _attention.desc_of(q_, k_, v_, o, (b, h, nq, nk, d, dv, hk), (qs, ks, vs, ost), dtype, causal, scale,
-                                  (causal_align, window, window_left, window_right), softcap)
+                                  (causal_align, window, window_left, window_right), softcap,
+                                  sinks.data_ptr() if sinks is not None else 0)
+        dsinks = torch.empty_like(sinks) if sinks is not None else q.new_empty((0,), dtype=torch.float32)
         grads = _attention.run_backward(torch, desc, q_.device, q_, k_, v_, o, lse, do, ost,
-                                        ((q_.shape, qs), (k_.shape, ks), (v_.shape, vs)), deterministic)
-        return tuple(_like(t, g) for t, g in zip((q, k, v), grads))
+                                        ((q_.shape, qs), (k_.shape, ks), (v_.shape, vs)), deterministic,
+                                        dsinks if sinks is not None else None)
+        return tuple(_like(t, g) for t, g in zip((q, k, v), grads)) + (dsinks,)
 
     def _like(t, grad):
         """grad laid out as torch.empty_like(t), as the fake promised (a copy only where t's layout
@@ -94,23 +99,26 @@ if _HAVE_OPS:
 
     @attention_backward.register_fake
     def _(do, q, k, v, o, lse, causal, scale, causal_align, window, window_left, window_right, softcap,
-          deterministic):
+          deterministic, sinks=None):
         _dtype_code(q, k, v)
-        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        dsinks = torch.empty_like(sinks) if sinks is not None else q.new_empty((0,), dtype=torch.float32)
+        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), dsinks
 
     def _setup_context(ctx, inputs, output):
         q, k, v = inputs[:3]
+        sinks = inputs[11] if len(inputs) > 11 else None
         o, lse = output
-        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.save_for_backward(q, k, v, o, lse, sinks)
         ctx.options, ctx.deterministic = inputs[3:10], inputs[10]
 
     def _backward(ctx, do, dlse):
-        q, k, v, o, lse = ctx.saved_tensors
+        q, k, v, o, lse, sinks = ctx.saved_tensors
         deterministic = ctx.deterministic
         if deterministic is None:
             deterministic = torch.are_deterministic_algorithms_enabled()
-        dq, dk, dv = torch.ops.flashtune.attention_backward(do, q, k, v, o, lse, *ctx.options, bool(deterministic))
-        return (dq, dk, dv) + (None,) * 8
+        dq, dk, dv, dsinks = torch.ops.flashtune.attention_backward(do, q, k, v, o, lse, *ctx.options,
+                                                                    bool(deterministic), sinks)
+        return (dq, dk, dv) + (None,) * 8 + (dsinks if sinks is not None else None,)
 
     attention_forward.register_autograd(_backward, setup_context=_setup_context)
 
@@ -200,8 +208,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     return o
 
 
-def attention(q, k, v, causal, scale, mask, softcap, deterministic):
-    """O of checked [B, H, N, D] query, key and value through the operators (the caller pads the
-    head dims and makes the views, as for the eager path)."""
-    o, _ = torch.ops.flashtune.attention_forward(q, k, v, causal, scale, *mask, softcap, deterministic)
+def attention(q, k, v, causal, scale, mask, softcap, deterministic, sinks=None):
+    """O of checked [B, H, N, D] query, key and value (and sinks, check_sinks's) through the
+    operators (the caller pads the head dims and makes the views, as for the eager path)."""
+    o, _ = torch.ops.flashtune.attention_forward(q, k, v, causal, scale, *mask, softcap, deterministic, sinks)
     return o

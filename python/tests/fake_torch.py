@@ -85,6 +85,13 @@ class Tensor:
             return self
         return Tensor(self._shape, self._dtype, self._device)
 
+    def is_floating_point(self):
+        return self._dtype.name.startswith(("float", "bfloat"))
+
+    def to(self, dtype):
+        """This tensor in dtype: itself, or a converted copy (a new pointer)."""
+        return self if dtype is self._dtype else Tensor(self._shape, dtype, self._device)
+
     def _view(self, shape, stride):
         t = Tensor(shape, self._dtype, self._device, stride)
         t._ptr = self._ptr
@@ -156,6 +163,7 @@ class Function:
             raise NotImplementedError
         args = tuple(a if isinstance(a, Tensor) else a for a in args)
         ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and bool(a.requires_grad) for a in args)
         out = cls.forward(ctx, *args)
         Function.last_ctx = ctx
         return out
@@ -185,6 +193,7 @@ def make_torch(modern=True):
         return Tensor(size, dtype, device, stride)
 
     torch.empty, torch.empty_strided = empty, empty_strided
+    torch.empty_like = lambda t: Tensor(t.shape, t.dtype, t.device)
 
     def pad(t, widths):   # torch.nn.functional.pad of the last dimension, (0, n) only: a new tensor
         assert len(widths) == 2 and widths[0] == 0

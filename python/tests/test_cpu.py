@@ -604,6 +604,43 @@ class CallPath(unittest.TestCase):
                 flashtune.attention(q, k, v, softcap=bad)
         self.assertEqual(len(self.fwd.calls), n)   # refused before the library is called
 
+    def test_sinks_reach_the_desc(self):
+        # sinks: converted to float32 (a bfloat16 tensor copied), their address in the desc; the
+        # backward's desc is the forward's with dsinks set, and the sinks get a gradient of their
+        # type; bad sinks are refused by name before the library is called; SDPA has none
+        torch = self.torch
+        q, k, v = self.tensors([(2, 4, 50, 64), (2, 2, 50, 64), (2, 2, 50, 64)])
+        sinks = fake_torch.Tensor((4,), torch.bfloat16, q.device)
+        o = flashtune.attention(q, k, v, is_causal=True, enable_gqa=True, sinks=sinks)
+        fwd = _library.AttentionDesc.from_buffer_copy(self.fwd.calls[-1][1])
+        self.assertNotIn(fwd.sinks, (None, 0, sinks.data_ptr()))   # the float32 copy's
+        self.assertFalse(fwd.dsinks)
+        ctx = fake_torch.Function.last_ctx
+        ctx.needs_input_grad = (True, True, True, False, True)
+        grads = _attention._Attention.get().backward(ctx, fake_torch.Tensor(o.shape, o.dtype, o.device))
+        self.assertEqual((len(grads), grads[3]), (5, None))
+        self.assertEqual((grads[4].shape, grads[4].dtype), ((4,), torch.float32))
+        bwd = _library.AttentionDesc.from_buffer_copy(self.bwd.calls[-1][1])
+        self.assertEqual((bwd.sinks, bwd.dsinks), (fwd.sinks, grads[4].data_ptr()))
+        self.assertEqual(self.bwd.calls[-1][1][:_library.DSINKS_AT], self.fwd.calls[-1][1][:_library.DSINKS_AT])
+        ctx.needs_input_grad = (True, True, True, False, False)   # sinks without a gradient: dsinks NULL
+        grads = _attention._Attention.get().backward(ctx, fake_torch.Tensor(o.shape, o.dtype, o.device))
+        self.assertEqual(grads[4], None)
+        self.assertFalse(_library.AttentionDesc.from_buffer_copy(self.bwd.calls[-1][1]).dsinks)
+        n = len(self.fwd.calls)
+        for bad, exc, text in (([0.0] * 4, TypeError, "sinks: expected a torch.Tensor of 4 logits"),
+                               (fake_torch.Tensor((4,), torch.int32, q.device), TypeError,
+                                "sinks: dtype torch.int32 is not a floating type"),
+                               (fake_torch.Tensor((2,), torch.float32, q.device), ValueError,
+                                r"sinks: expected shape \(4,\) \(one logit a query head\), got \(2,\)"),
+                               (fake_torch.Tensor((4,), torch.float32, fake_torch.Device("cuda", 7)), ValueError,
+                                f"sinks: on cuda:7, query on {q.device}")):
+            with self.assertRaisesRegex(exc, text):
+                flashtune.attention(q, k, v, enable_gqa=True, sinks=bad)
+        self.assertEqual(len(self.fwd.calls), n)
+        with self.assertRaisesRegex(ValueError, "which has no sinks"):
+            flashtune.attention(q, k, v, attn_mask=q, enable_gqa=True, sinks=sinks)
+
     def test_grouped_heads_reach_the_desc(self):
         # enable_gqa: key/value heads reach heads_k, without copies; their gradients take their
         # shape; rank 3 groups along dimension -3 (one batch); rank 5 keeps the dims before the heads

@@ -264,6 +264,63 @@ class AgainstPyTorch(unittest.TestCase):
         self.assertTrue(torch.autograd.gradcheck(
             lambda a, b, c: flashtune.attention(a, b, c, is_causal=True, softcap=0.7), (q, k, v), eps=1e-6, atol=1e-6))
 
+    def test_sinks(self):
+        # sinks: one logit a query head joining every row's softmax as a score with no value;
+        # against that written out in PyTorch (float32, float64 for float64), every dtype, both
+        # directions and the sinks' own gradient, grouped heads, a window, rows that see no key,
+        # sinks in another dtype than the inputs, torch.compile, and gradcheck
+        def sink_reference(q, k, v, sinks, visible):
+            work = torch.float64 if q.dtype == torch.float64 else torch.float32
+            qr, kr, vr = (t.detach().to(work).requires_grad_(True) for t in (q, k, v))
+            sr = sinks.detach().to(work).requires_grad_(True)
+            group = q.shape[1] // k.shape[1]
+            kx, vx = kr.repeat_interleave(group, 1), vr.repeat_interleave(group, 1)
+            s = (qr @ kx.transpose(-1, -2) / math.sqrt(q.shape[-1])).masked_fill(~visible, float("-inf"))
+            col = sr.view(1, -1, 1, 1).expand(s.shape[0], s.shape[1], s.shape[2], 1)
+            p = torch.softmax(torch.cat([s, col], dim=-1), dim=-1)[..., :-1]
+            return p @ vx, (qr, kr, vr, sr)
+
+        cases = (((2, 4, 150, 190, 64, 64), 2, True, "bottom_right", None),     # grouped heads
+                 ((1, 3, 257, 200, 128, 128), 3, False, "top_left", (40, 10)),  # a window
+                 ((2, 2, 90, 60, 96, 96), 2, True, "bottom_right", None))       # rows that see no key
+        for dtype in (torch.float64, torch.float32, torch.float16, torch.bfloat16):
+            for shape, hk, causal, align, window in cases:
+                b, h, nq, nk, d, dv = shape
+                q, _, _ = make(shape, dtype, "bhnd", 11)
+                _, k, v = make((b, hk, nq, nk, d, dv), dtype, "bhnd", 12)
+                sinks = (torch.randn(h, device="cuda", dtype=torch.float64) * 2).to(torch.bfloat16).requires_grad_(True)
+                o = flashtune.attention(q, k, v, is_causal=causal, enable_gqa=hk != h, causal_align=align,
+                                        window_size=window, sinks=sinks)
+                do = torch.randn_like(o)
+                grads = torch.autograd.grad(o, (q, k, v, sinks), do)
+                ro, rin = sink_reference(q, k, v, sinks, band(nq, nk, causal, align, window))
+                rgrads = torch.autograd.grad(ro, rin, do.to(ro.dtype))
+                atol, rtol = TOL.get(dtype, (1e-10, 1e-9))
+                for name, got, want in zip(("O", "dQ", "dK", "dV", "dsinks"), (o,) + grads, (ro,) + rgrads):
+                    scale = max(1.0, want.abs().max().item())
+                    if name == "dsinks":   # a sum over every row, returned in the sinks' bfloat16
+                        atol, rtol = max(atol, 1e-2), max(rtol, 1e-2)
+                    torch.testing.assert_close(got.to(want.dtype), want, atol=atol * scale, rtol=rtol,
+                                               msg=lambda m: f"{shape} sinks {dtype} {name}: {m}")
+        q, k, v = make((1, 2, 9, 7, 32, 32), torch.float64, "bhnd", 4)
+        sinks = torch.randn(2, device="cuda", dtype=torch.float64, requires_grad=True)
+        self.assertTrue(torch.autograd.gradcheck(
+            lambda a, b, c, s: flashtune.attention(a, b, c, is_causal=True, sinks=s), (q, k, v, sinks), eps=1e-6,
+            atol=1e-6))
+        # the compiled call is the eager one, gradients included
+        q, k, v = make((2, 4, 100, 100, 64, 64), torch.bfloat16, "bnhd", 5)
+        sinks = torch.randn(4, device="cuda", requires_grad=True)
+        run = lambda a, b, c, s: flashtune.attention(a, b, c, is_causal=True, sinks=s)
+        eager = run(q, k, v, sinks)
+        compiled = torch.compile(run, fullgraph=True)(q, k, v, sinks)
+        torch.testing.assert_close(compiled, eager, atol=0, rtol=0)
+        do = torch.randn_like(eager)
+        for a, b in zip(torch.autograd.grad(eager, (q, k, v, sinks), do),
+                        torch.autograd.grad(compiled, (q, k, v, sinks), do)):
+            torch.testing.assert_close(b, a, atol=2e-2, rtol=2e-2)   # (dQ's atomics add in any order)
+        with self.assertRaisesRegex(ValueError, r"sinks: expected shape \(4,\)"):
+            flashtune.attention(q, k, v, sinks=torch.zeros(2, device="cuda"))
+
     def test_head_dims_the_kernels_do_not_compile(self):
         # head dims 1 to 256 that no kernel compiles run padded to the next compiled one (in
         # float16/bfloat16 off a multiple of 8 after a zero-padded copy): every dtype, both
