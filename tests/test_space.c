@@ -63,6 +63,7 @@ static void check_candidates(const tune_space_set *set)
                 assert_int_equal(g->p[GEN_HEAD_DIM_V], w->head_dim_v);
                 assert_int_equal(g->p[GEN_CAUSAL], db_workload_masked(w));
                 assert_int_equal(g->p[GEN_SOFTCAP], w->softcap);
+                assert_int_equal(g->p[GEN_SINKS], w->sinks);
                 assert_int_equal(g->p[GEN_EVEN_M], !w->varlen && w->seqlen_q % g->p[GEN_BLOCK_M] == 0);
                 assert_int_equal(g->p[GEN_EVEN_N], !w->varlen && w->seqlen_k % g->p[GEN_BLOCK_N] == 0);
             }
@@ -356,19 +357,32 @@ static void grid_builds_paper_shapes(void **state)
     assert_int_equal(last->causal, 1);
     assert_int_equal(last->seqlen_k, 512);
     assert_int_equal(last->heads, 3);
-    /* Grouped heads and the softcap: heads_k as many as heads is no grouping (0); softcap turns
-     * inside causal, heads_k inside heads; a workload table takes both too. */
+    /* Grouped heads, the softcap and sinks: heads_k as many as heads is no grouping (0); softcap
+     * turns inside causal, heads_k inside heads; a workload table takes them too, sinks compiled
+     * into its kernels (SINKS 1). */
     const tune_space *features = find_space(set, "features");
-    assert_int_equal(features->workload_count, 5);
-    static const int want[5][2] = { { 2, 0 }, { 0, 0 }, { 2, 1 }, { 0, 1 }, { 1, 1 } };
-    for (int i = 0; i < 5; i++) {
+    assert_int_equal(features->workload_count, 6);
+    static const int want[6][3] = { { 2, 0, 0 }, { 0, 0, 0 }, { 2, 1, 0 }, { 0, 1, 0 }, { 1, 1, 0 }, { 0, 0, 1 } };
+    for (int i = 0; i < 6; i++) {
         const db_workload *w = &features->workloads[i].workload;
         assert_int_equal(w->heads_k, want[i][0]);
         assert_int_equal(w->softcap, want[i][1]);
+        assert_int_equal(w->sinks, want[i][2]);
+        for (int c = 0; c < features->workloads[i].count; c++)
+            assert_int_equal(features->workloads[i].configs[c].p[GEN_SINKS], want[i][2]);
     }
     char text[128];
     tune_workload_str(&features->workloads[4].workload, text, sizeof text);
     assert_string_equal(text, "f16 d=64 noncausal b=1 h=6 hk=1 s=128 softcap");
+    tune_workload_str(&features->workloads[5].workload, text, sizeof text);
+    assert_string_equal(text, "bf16 d=64 causal b=2 h=4 s=100 sinks");
+    /* grid{} turns sinks inside softcap. */
+    const tune_space *sinks = find_space(set, "sinks");
+    assert_int_equal(sinks->workload_count, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(sinks->workloads[i].workload.softcap, i / 2);
+        assert_int_equal(sinks->workloads[i].workload.sinks, i % 2);
+    }
     /* Masks in their one form (a window ending at the diagonal is causal; a causal mask's window
      * is its left side) and a variable-length batch's bucket; their kernels are CAUSAL, VARLEN. */
     const tune_space *kinds = find_space(set, "kinds");
@@ -684,6 +698,7 @@ static const struct {
     { "bad_no_workloads.lua", 3, { "space 'idle' has no workloads", NULL } },
     { "bad_workload_param.lua", 3, { "fixed.DTYPE", "comes from each workload's dtype" } },
     { "bad_heads_k.lua", 3, { "workloads[1].heads_k = 3 must divide heads = 8 (0 or heads: no grouping)", NULL } },
+    { "bad_sinks.lua", 3, { "workloads[1].sinks: SINKS=2 must be 0 or 1", NULL } },
     { "bad_varlen.lua", 3, { "workloads[1].varlen = 0.5: varlen bucket 4", "cannot be made from 1 sequences" } },
     { "bad_window.lua", 3, { "workloads[1].window_right = 8 with causal", NULL } },
     { "bad_bottom_right.lua", 3, { "workloads[1].bottom_right with equal lengths: it moves nothing", NULL } },

@@ -92,6 +92,19 @@ static const char features_space[] =
     "         params = { BLOCK_M = {32}, BLOCK_N = {64, 128} }, workloads = w, bench = bench },\n"
     "}\n";
 
+/* Attention sinks, tuned: a sink logit a query head, forward and backward (the sinks' gradient
+ * validated as a fourth output), on the Hopper backward where the GPU has it. */
+static const char sinks_space[] =
+    "local w = grid{ dtype = 'bf16', head_dim = 64, causal = {0, 1}, seqlen = 300, batch = 2, heads = 4,\n"
+    "                sinks = true }\n"
+    "local bench = { warmup_ms = 2, rep_ms = 10, timeout_s = 10 }\n"
+    "return {\n"
+    "  space{ name = 'fwd', template = 'fwd_mma', fixed = { NUM_STAGES = 2 },\n"
+    "         params = { BLOCK_M = {64}, BLOCK_N = {64}, NUM_WARPS = {4} }, workloads = w, bench = bench },\n"
+    "  space{ name = 'bwd', template = 'bwd_mma', fixed = { NUM_STAGES = 2, NUM_WARPS = 8 },\n"
+    "         params = { BLOCK_M = {32}, BLOCK_N = {64, 128} }, workloads = w, bench = bench },\n"
+    "}\n";
+
 /* Three forward candidates, all finalists (within 100 %), confirmed over two rounds. */
 static const char confirm_space[] =
     "local w = grid{ dtype = 'bf16', head_dim = 64, causal = {0}, seqlen = 1024, tokens = 4096, hidden = 512 }\n"
@@ -259,6 +272,27 @@ static void grouped_capped_workloads_are_tuned(void **state)
                      query_int(db_path, "SELECT count(DISTINCT kernel_id) FROM results"));
 }
 
+/* Workloads with sinks are measured with random sink logits (kernels compiled with SINKS 1),
+ * validated against the reference that takes them, the backward's sinks' gradient too, and
+ * stored under their own key (the workloads' extra column). */
+static void workloads_with_sinks_are_tuned(void **state)
+{
+    (void)state;
+    tune_space_set *set = load_space("sinks.lua", sinks_space);
+    char db_path[256];
+    snprintf(db_path, sizeof db_path, "%s/sinks.db", tmpdir);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2), 0);
+    tune_space_set_free(set);
+    const long long total = query_int(db_path, "SELECT count(*) FROM results");
+    const long long ok = query_int(db_path, "SELECT count(*) FROM results WHERE status = 'ok' AND rel_error < 1e-2");
+    print_message("%lld results, %lld valid\n", total, ok);
+    assert_int_equal(total, 6);   /* 2 masks x (1 forward + 2 backward candidates) */
+    assert_int_equal(ok, total);
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM workloads WHERE extra = 'sinks=1'"), 4);
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM kernel_params WHERE name = 'SINKS' AND value = 1"),
+                     query_int(db_path, "SELECT count(DISTINCT kernel_id) FROM results"));
+}
+
 /* The confirm step: every finalist is stored once, ok, with the median of its three timings. */
 static void finalists_are_confirmed_in_rotation(void **state)
 {
@@ -353,6 +387,7 @@ int main(void)
         cmocka_unit_test(faults_are_recorded_and_the_sweep_goes_on),
         cmocka_unit_test(killed_sweep_resumes_without_loss_or_duplicates),
         cmocka_unit_test(grouped_capped_workloads_are_tuned),
+        cmocka_unit_test(workloads_with_sinks_are_tuned),
         cmocka_unit_test(masked_and_varlen_workloads_are_tuned),
         cmocka_unit_test(finalists_are_confirmed_in_rotation),
     };

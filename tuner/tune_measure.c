@@ -30,11 +30,11 @@ struct tune_measure {
     int backward;
     CUmodule ref_module;        /* the ref family: reference, input fill and comparison kernels */
     ln_utilities util;
-    CUdeviceptr want[3];        /* the reference's outputs, same types as out[] */
+    CUdeviceptr want[4];        /* the reference's outputs, same types as out[] */
     CUdeviceptr stats;          /* ft_ref_compare's four doubles */
-    size_t elems[3];
-    int acc[3];                 /* 1: accumulator-typed buffer (L) */
-    CUdeviceptr out[3];
+    size_t elems[4];
+    int acc[4];                 /* 1: accumulator-typed buffer (L, the sinks' gradient) */
+    CUdeviceptr out[4];
     int outputs;
     CUdeviceptr cu_seqlens[2];  /* a variable-length workload's prefix sums (queries, keys), else 0 */
 };
@@ -185,6 +185,44 @@ static int upload_prefix_sums(tune_measure *m, const db_workload *w, int *prefix
     return 0;
 }
 
+/* A workload with sinks: one logit a query head, uniform in [-1, 2) from the seed (the host
+ * makes them: a handful), in the accumulator type, and their gradient's buffer; m's problem
+ * points at both. 0, or -1 (why). */
+static int make_sinks(tune_measure *m, unsigned long long seed, char *why, size_t len)
+{
+    const cu_driver *cu = m->s.cu;
+    const int heads = m->p.heads;
+    const size_t acc = ln_acc_bytes(m->p.dtype), bytes = (size_t)heads * acc;
+    unsigned char *host = malloc(bytes);
+    if (!host) {
+        snprintf(why, len, "out of host memory for %d sinks", heads);
+        return -1;
+    }
+    unsigned long long x = seed ^ 0x9E3779B97F4A7C15ULL;
+    for (int h = 0; h < heads; h++) {
+        x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+        const double u = (double)((x * 0x2545F4914F6CDD1DULL) >> 11) * 0x1p-53;
+        const double logit = 3.0 * u - 1.0;
+        if (acc == sizeof(double))
+            memcpy(host + h * acc, &logit, sizeof logit);
+        else {
+            const float f = (float)logit;
+            memcpy(host + h * acc, &f, sizeof f);
+        }
+    }
+    CUresult rc = cu->MemAlloc(&m->p.sinks, bytes);
+    if (rc == CUDA_SUCCESS)
+        rc = cu->MemcpyHtoD(m->p.sinks, host, bytes);
+    if (rc == CUDA_SUCCESS && m->backward)
+        rc = cu->MemAlloc(&m->p.dsinks, bytes);
+    free(host);
+    if (rc != CUDA_SUCCESS) {
+        snprintf(why, len, "the sinks of %d heads to the device: %s", heads, cu_str(rc));
+        return -1;
+    }
+    return 0;
+}
+
 /* Sets up context, buffers, inputs and the reference outputs. 0 or -1 (why). */
 static int setup(tune_measure *m, const tune_worker_task *t, char *why, size_t len)
 {
@@ -238,11 +276,17 @@ static int setup(tune_measure *m, const tune_worker_task *t, char *why, size_t l
             snprintf(why, len, "making the random inputs: %s", cu_str(rc));
             return -1;
         }
+    if (w->sinks && make_sinks(m, seed, why, len) != 0)
+        return -1;
     if (m->backward) {
         m->outputs = 3;
         m->out[0] = m->p.dq, m->elems[0] = m->x.q;
         m->out[1] = m->p.dk, m->elems[1] = m->x.k;
         m->out[2] = m->p.dv, m->elems[2] = m->x.v;
+        if (w->sinks) {   /* the sinks' gradient, summed over the batch */
+            m->outputs = 4;
+            m->out[3] = m->p.dsinks, m->elems[3] = (size_t)m->p.heads, m->acc[3] = 1;
+        }
     } else {
         m->outputs = 2;
         m->out[0] = m->p.o, m->elems[0] = m->x.o;
@@ -495,6 +539,10 @@ void tune_measure_close(tune_measure *m)
         for (int i = 0; i < 2; i++)
             if (m->cu_seqlens[i])
                 cu->MemFree(m->cu_seqlens[i]);
+        if (m->p.sinks)
+            cu->MemFree(m->p.sinks);
+        if (m->p.dsinks)
+            cu->MemFree(m->p.dsinks);
         ln_buffers_free(cu, &m->p);
         ln_session_close(&m->s);
     }

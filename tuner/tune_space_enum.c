@@ -163,6 +163,8 @@ int tune_spec_enumerate(lua_State *L, int spec_idx, int wi, tune_candidates *out
         base.p[GEN_SOFTCAP] = w->softcap;
     if (f->params & GEN_BIT(GEN_VARLEN))
         base.p[GEN_VARLEN] = w->varlen != 0;
+    if (f->params & GEN_BIT(GEN_SINKS))
+        base.p[GEN_SINKS] = w->sinks;
 
     /* An odometer over the searched parameters, the last one turning fastest. */
     int searched[GEN_PARAM_COUNT], digit[GEN_PARAM_COUNT] = { 0 }, k = 0;

@@ -68,11 +68,11 @@ static int grid_scalar(lua_State *L, const char *key)
 
 static const char *const grid_keys[] = {
     "dtype", "head_dim", "head_dim_v", "causal", "seqlen", "seqlen_q", "seqlen_k",
-    "batch", "heads", "tokens", "hidden", "heads_k", "softcap", NULL,
+    "batch", "heads", "tokens", "hidden", "heads_k", "softcap", "sinks", NULL,
 };
 
 /* Every workload of the cross product, dtype outermost and heads (then heads_k) innermost; softcap
- * turns inside causal. */
+ * turns inside causal, sinks inside softcap. */
 int tune_lua_grid(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -81,7 +81,7 @@ int tune_lua_grid(lua_State *L)
     if (tune_check_keys(L, 1, grid_keys, "grid", err, sizeof err))
         return luaL_error(L, "%s", err);
     int v_dt[GRID_MAX], v_hd[GRID_MAX], v_hdv[GRID_MAX], v_ca[GRID_MAX], v_s[GRID_MAX], v_sq[GRID_MAX],
-        v_sk[GRID_MAX], v_b[GRID_MAX], v_h[GRID_MAX], v_hk[GRID_MAX], v_sc[GRID_MAX];
+        v_sk[GRID_MAX], v_b[GRID_MAX], v_h[GRID_MAX], v_hk[GRID_MAX], v_sc[GRID_MAX], v_si[GRID_MAX];
     const int n_dt = grid_values(L, "dtype", GEN_DTYPE, v_dt);
     const int n_hd = grid_values(L, "head_dim", -1, v_hd);
     const int n_hdv = grid_values(L, "head_dim_v", -1, v_hdv);
@@ -93,6 +93,7 @@ int tune_lua_grid(lua_State *L)
     const int n_h = grid_values(L, "heads", -1, v_h);
     const int n_hk = grid_values(L, "heads_k", -1, v_hk);   /* each must divide every heads (tune_read_workload) */
     int n_sc = grid_values(L, "softcap", GEN_SOFTCAP, v_sc);
+    int n_si = grid_values(L, "sinks", GEN_SINKS, v_si);
     const int tokens = grid_scalar(L, "tokens"), hidden = grid_scalar(L, "hidden");
     if (!n_dt || !n_hd)
         return luaL_error(L, "grid: dtype and head_dim are required");
@@ -116,8 +117,13 @@ int tune_lua_grid(lua_State *L)
         v_sc[0] = 0;
         n_sc = 1;
     }
+    if (!n_si) {
+        v_si[0] = 0;
+        n_si = 1;
+    }
     /* head_dim_v absent: equal to head_dim (n_hdv 0 below); seqlen_k absent: equal to seqlen_q. */
-    const long total = (long)n_dt * n_hd * (n_hdv ? n_hdv : 1) * n_ca * n_sc * n_sq * (n_sk ? n_sk : 1) *
+    const int flags = n_ca * n_sc * n_si;   /* causal, softcap, sinks: the last turning fastest */
+    const long total = (long)n_dt * n_hd * (n_hdv ? n_hdv : 1) * flags * n_sq * (n_sk ? n_sk : 1) *
                        (n_b ? n_b : 1) * (n_h ? n_h : 1) * (n_hk ? n_hk : 1);
     if (total > GRID_TOTAL)
         return luaL_error(L, "grid: %d workloads (at most %d)", (int)total, GRID_TOTAL);
@@ -126,15 +132,16 @@ int tune_lua_grid(lua_State *L)
     for (int a = 0; a < n_dt; a++)
         for (int b = 0; b < n_hd; b++)
             for (int c = 0; c < (n_hdv ? n_hdv : 1); c++)
-                for (int d = 0; d < n_ca * n_sc; d++)
+                for (int d = 0; d < flags; d++)
                     for (int e = 0; e < n_sq; e++)
                         for (int f = 0; f < (n_sk ? n_sk : 1); f++)
                             for (int g = 0; g < (n_b ? n_b : 1); g++)
                                 for (int h = 0; h < (n_h ? n_h : 1) * (n_hk ? n_hk : 1); h++) {
                                     db_workload w = {
                                         .dtype = v_dt[a], .head_dim = v_hd[b],
-                                        .head_dim_v = n_hdv ? v_hdv[c] : v_hd[b], .causal = v_ca[d / n_sc],
-                                        .softcap = v_sc[d % n_sc], .seqlen_q = v_sq[e],
+                                        .head_dim_v = n_hdv ? v_hdv[c] : v_hd[b],
+                                        .causal = v_ca[d / (n_sc * n_si)], .softcap = v_sc[d / n_si % n_sc],
+                                        .sinks = v_si[d % n_si], .seqlen_q = v_sq[e],
                                         .seqlen_k = n_sk ? v_sk[f] : v_sq[e],
                                         .heads_k = n_hk ? v_hk[h % n_hk] : 0,
                                     };

@@ -83,6 +83,7 @@ static const char *workload_source(gen_param param)
     case GEN_EVEN_M: return "each workload (seqlen_q % BLOCK_M == 0)";
     case GEN_EVEN_N: return "each workload (seqlen_k % BLOCK_N == 0)";
     case GEN_VARLEN: return "each workload's varlen";
+    case GEN_SINKS: return "each workload's sinks";
     default: return "the workload";
     }
 }

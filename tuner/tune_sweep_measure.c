@@ -23,7 +23,8 @@ int tune_sweep_store(tune_sweep *s, const tune_unit *u, int c, const tune_record
 static unsigned long long workload_seed(const db_workload *w)
 {
     int f[] = { w->dtype, w->head_dim, w->head_dim_v, w->causal, w->batch, w->heads, w->seqlen_q, w->seqlen_k,
-                w->heads_k, w->softcap, w->window, w->window_left, w->window_right, w->bottom_right, w->varlen };
+                w->heads_k, w->softcap, w->window, w->window_left, w->window_right, w->bottom_right, w->varlen,
+                w->sinks };
     unsigned long long h = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if (i < 8 || f[i])   /* the features only where set: a plain workload keeps its seed */

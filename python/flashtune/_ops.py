@@ -135,19 +135,19 @@ if _HAVE_OPS:
     def attention_varlen_forward(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
                                  max_seqlen_q: int, max_seqlen_k: int, causal: bool, scale: Optional[float],
                                  causal_align: int, window: int, window_left: int, window_right: int, softcap: float,
-                                 deterministic: Optional[bool]) -> Tuple[Tensor, Tensor]:
+                                 deterministic: Optional[bool], sinks: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
         """O [total_q, H, Dv] and L [H, total_q] of a variable-length batch packed [total, H, D]."""
         from . import _varlen
         _attention._Attention.get()
         dtype = _varlen_code(q, k, v)
         out = _varlen.forward_call(torch, _view4(q), _view4(k), _view4(v), cu_seqlens_q, cu_seqlens_k, dtype, causal,
                                    scale, (causal_align, window, window_left, window_right), softcap,
-                                   cu_seqlens_q.shape[0] - 1, max_seqlen_q, max_seqlen_k)
+                                   cu_seqlens_q.shape[0] - 1, max_seqlen_q, max_seqlen_k, sinks)
         return out[3].squeeze(0).transpose(0, 1), out[4]
 
     @attention_varlen_forward.register_fake
     def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, causal_align, window,
-          window_left, window_right, softcap, deterministic):
+          window_left, window_right, softcap, deterministic, sinks=None):
         dtype = _varlen_code(q, k, v)
         o = q.new_empty((q.shape[0], q.shape[1], v.shape[2]))
         return o, q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float64 if dtype == 3 else torch.float32)
@@ -156,9 +156,10 @@ if _HAVE_OPS:
     def attention_varlen_backward(do: Tensor, q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor,
                                   cu_seqlens_q: Tensor, cu_seqlens_k: Tensor, max_seqlen_q: int, max_seqlen_k: int,
                                   causal: bool, scale: Optional[float], causal_align: int, window: int,
-                                  window_left: int, window_right: int, softcap: float,
-                                  deterministic: bool) -> Tuple[Tensor, Tensor, Tensor]:
-        """dQ, dK, dV of attention_varlen_forward's, laid out as torch.empty_like(q), (k), (v)."""
+                                  window_left: int, window_right: int, softcap: float, deterministic: bool,
+                                  sinks: Optional[Tensor] = None) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+        """dQ, dK, dV of attention_varlen_forward's, laid out as torch.empty_like(q), (k), (v), and
+        the sinks' gradient (empty without sinks)."""
         _attention._Attention.get()
         dtype = _varlen_code(q, k, v)
         half = dtype == 1 or dtype == 2
@@ -170,41 +171,47 @@ if _HAVE_OPS:
         ost = o4.stride()
         desc = _varlen.desc_of((cu_seqlens_q.shape[0] - 1, h, max_seqlen_q, max_seqlen_k, d, dv, hk, total_q, total_k),
                                (qs, ks, vs, ost), cu_seqlens_q, cu_seqlens_k, dtype, causal, scale,
-                               (causal_align, window, window_left, window_right), softcap)
+                               (causal_align, window, window_left, window_right), softcap,
+                               sinks.data_ptr() if sinks is not None else 0)
+        dsinks = torch.empty_like(sinks) if sinks is not None else q.new_empty((0,), dtype=torch.float32)
         grads = _attention.run_backward(torch, desc, q_.device, q_, k_, v_, o4, lse, _view4(do), ost,
-                                        ((q_.shape, qs), (k_.shape, ks), (v_.shape, vs)), deterministic)
-        return tuple(_like(t, g.squeeze(0).transpose(0, 1)) for t, g in zip((q, k, v), grads))
+                                        ((q_.shape, qs), (k_.shape, ks), (v_.shape, vs)), deterministic,
+                                        dsinks if sinks is not None else None)
+        return tuple(_like(t, g.squeeze(0).transpose(0, 1)) for t, g in zip((q, k, v), grads)) + (dsinks,)
 
     @attention_varlen_backward.register_fake
     def _(do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, causal_align,
-          window, window_left, window_right, softcap, deterministic):
+          window, window_left, window_right, softcap, deterministic, sinks=None):
         _varlen_code(q, k, v)
-        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        dsinks = torch.empty_like(sinks) if sinks is not None else q.new_empty((0,), dtype=torch.float32)
+        return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), dsinks
 
     def _varlen_setup_context(ctx, inputs, output):
         q, k, v, cu_q, cu_k = inputs[:5]
+        sinks = inputs[15] if len(inputs) > 15 else None
         o, lse = output
-        ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k)
+        ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k, sinks)
         ctx.options, ctx.deterministic = inputs[5:14], inputs[14]
 
     def _varlen_backward(ctx, do, dlse):
-        q, k, v, o, lse, cu_q, cu_k = ctx.saved_tensors
+        q, k, v, o, lse, cu_q, cu_k, sinks = ctx.saved_tensors
         deterministic = ctx.deterministic
         if deterministic is None:
             deterministic = torch.are_deterministic_algorithms_enabled()
-        dq, dk, dv = torch.ops.flashtune.attention_varlen_backward(do, q, k, v, o, lse, cu_q, cu_k, *ctx.options,
-                                                                   bool(deterministic))
-        return (dq, dk, dv) + (None,) * 12
+        dq, dk, dv, dsinks = torch.ops.flashtune.attention_varlen_backward(do, q, k, v, o, lse, cu_q, cu_k,
+                                                                           *ctx.options, bool(deterministic), sinks)
+        return (dq, dk, dv) + (None,) * 12 + (dsinks if sinks is not None else None,)
 
     attention_varlen_forward.register_autograd(_varlen_backward, setup_context=_varlen_setup_context)
 
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, mask, softcap,
-                     deterministic):
-    """O [total_q, H, Dv] of a checked packed batch through the operators (the caller pads the head
-    dims)."""
+                     deterministic, sinks=None):
+    """O [total_q, H, Dv] of a checked packed batch (and sinks, check_sinks's) through the operators
+    (the caller pads the head dims)."""
     o, _ = torch.ops.flashtune.attention_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                                                        max_seqlen_k, causal, scale, *mask, softcap, deterministic)
+                                                        max_seqlen_k, causal, scale, *mask, softcap, deterministic,
+                                                        sinks)
     return o
 
 

@@ -641,6 +641,31 @@ class CallPath(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "which has no sinks"):
             flashtune.attention(q, k, v, attn_mask=q, enable_gqa=True, sinks=sinks)
 
+    def test_sinks_reach_a_packed_batch_desc(self):
+        # attention_varlen(sinks=): the sinks' address after the prefix sums and totals, dsinks set
+        # for the backward, the sinks' gradient returned last
+        torch = self.torch
+        from flashtune import _varlen
+        self.addCleanup(setattr, _varlen, "_apply", None)
+        self.addCleanup(setattr, _varlen, "_cls", None)
+        _varlen._apply = _varlen._cls = None   # rebuilt for this torch
+        q, k, v = self.tensors([(300, 8, 64), (250, 2, 64), (250, 2, 32)])
+        cu_q, cu_k = (fake_torch.Tensor((4,), torch.int32, q.device) for _ in range(2))
+        sinks = fake_torch.Tensor((8,), torch.float32, q.device)
+        o = flashtune.attention_varlen(q, k, v, cu_q, cu_k, 120, 100, causal=True, sinks=sinks)
+        f = _library.DESC.unpack(self.fwd.calls[-1][1])
+        self.assertEqual(f[30:], (cu_q.data_ptr(), cu_k.data_ptr(), 300, 250, sinks.data_ptr(), 0))
+        ctx = fake_torch.Function.last_ctx
+        grads = _varlen._function().backward(ctx, fake_torch.Tensor((1, 8, 300, 32), o.dtype, o.device,
+                                                                    (300 * 8 * 32, 32, 8 * 32, 1)))
+        self.assertEqual((len(grads), grads[3:6]), (7, (None, None, None)))
+        self.assertEqual((grads[6].shape, grads[6].dtype), ((8,), torch.float32))
+        b = _library.DESC.unpack(self.bwd.calls[-1][1])
+        self.assertEqual(b[34:], (sinks.data_ptr(), grads[6].data_ptr()))
+        with self.assertRaisesRegex(ValueError, r"sinks: expected shape \(8,\)"):
+            flashtune.attention_varlen(q, k, v, cu_q, cu_k, 120, 100, sinks=fake_torch.Tensor((2,), torch.float32,
+                                                                                             q.device))
+
     def test_grouped_heads_reach_the_desc(self):
         # enable_gqa: key/value heads reach heads_k, without copies; their gradients take their
         # shape; rank 3 groups along dimension -3 (one batch); rank 5 keeps the dims before the heads

@@ -321,6 +321,46 @@ class AgainstPyTorch(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, r"sinks: expected shape \(4,\)"):
             flashtune.attention(q, k, v, sinks=torch.zeros(2, device="cuda"))
 
+    def test_sinks_in_a_packed_batch(self):
+        # attention_varlen(sinks=) against attention(sinks=) on each sequence alone (checked above
+        # against PyTorch): O and the gradients of each sequence's rows, the sinks' gradient the sum
+        # over the sequences; empty sequences and one whose queries see no key (bottom-right)
+        seqs = ((37, 50), (0, 20), (64, 64), (90, 30), (1, 9))
+        cu_q = torch.tensor([0] + [sum(s[0] for s in seqs[:i + 1]) for i in range(len(seqs))], dtype=torch.int32,
+                            device="cuda")
+        cu_k = torch.tensor([0] + [sum(s[1] for s in seqs[:i + 1]) for i in range(len(seqs))], dtype=torch.int32,
+                            device="cuda")
+        tq, tk, h, hk, d = int(cu_q[-1]), int(cu_k[-1]), 4, 2, 64
+        g = torch.Generator(device="cuda").manual_seed(21)
+        for dtype in (torch.float32, torch.bfloat16):
+            q, k, v = (torch.randn(shape, generator=g, device="cuda", dtype=torch.float64).to(dtype).requires_grad_(True)
+                       for shape in ((tq, h, d), (tk, hk, d), (tk, hk, d)))
+            sinks = torch.randn(h, generator=g, device="cuda").requires_grad_(True)
+            o = flashtune.attention_varlen(q, k, v, cu_q, cu_k, 90, 64, causal=True, causal_align="bottom_right",
+                                           sinks=sinks)
+            do = torch.randn_like(o)
+            got = torch.autograd.grad(o, (q, k, v, sinks), do)
+            want_ds = torch.zeros_like(sinks)
+            atol, rtol = TOL[dtype]
+            for i, (nq, nk) in enumerate(seqs):
+                if nq == 0:
+                    continue
+                a, b = int(cu_q[i]), int(cu_k[i])
+                parts = [t.detach()[r:r + n].transpose(0, 1).unsqueeze(0).clone().requires_grad_(True)
+                         for t, r, n in ((q, a, nq), (k, b, nk), (v, b, nk))]
+                s_i = sinks.detach().clone().requires_grad_(True)
+                oi = flashtune.attention(*parts, is_causal=True, enable_gqa=True, causal_align="bottom_right",
+                                         sinks=s_i)
+                doi = do[a:a + nq].transpose(0, 1).unsqueeze(0)
+                gi = torch.autograd.grad(oi, parts + [s_i], doi)
+                want_ds += gi[3]
+                for name, x, y in (("O", o[a:a + nq], oi.squeeze(0).transpose(0, 1)),
+                                   ("dQ", got[0][a:a + nq], gi[0].squeeze(0).transpose(0, 1))):
+                    torch.testing.assert_close(x.float(), y.float(), atol=atol * max(1.0, y.abs().max().item()),
+                                               rtol=rtol, msg=lambda m: f"sequence {i} {dtype} {name}: {m}")
+            torch.testing.assert_close(got[3], want_ds, atol=2e-2 * max(1.0, want_ds.abs().max().item()), rtol=2e-2,
+                                       msg=lambda m: f"{dtype} dsinks: {m}")
+
     def test_head_dims_the_kernels_do_not_compile(self):
         # head dims 1 to 256 that no kernel compiles run padded to the next compiled one (in
         # float16/bfloat16 off a multiple of 8 after a zero-padded copy): every dtype, both

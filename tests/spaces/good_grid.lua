@@ -17,7 +17,12 @@ return {
   space{ name = "cross", template = "fwd_mma", workloads = { cross } },
   space{ name = "features", template = "bwd_mma",
          workloads = { features, { dtype = "f16", head_dim = 64, seqlen = 128, batch = 1, heads = 6, heads_k = 1,
-                                   softcap = 1 } } },
+                                   softcap = 1 },
+                       { dtype = "bf16", head_dim = 64, seqlen = 100, batch = 2, heads = 4, causal = true,
+                         sinks = true } } },
+  space{ name = "sinks", template = "bwd_mma",
+         workloads = grid{ dtype = "f16", head_dim = 64, seqlen = 128, batch = 1, heads = 2, softcap = {0, 1},
+                           sinks = {false, true} } },
   space{ name = "kinds", template = "fwd_mma",
          workloads = {
            { dtype = "bf16", head_dim = 64, seqlen = 1000, batch = 2, heads = 4, window_left = 128, window_right = 64 },
