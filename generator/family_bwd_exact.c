@@ -104,7 +104,7 @@ const gen_family gen_family_bwd_exact = {
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
-              GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_SINKS) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) | GEN_BIT(GEN_VARLEN),
+              GEN_FUSED_PROBLEM_PARAMS,
     .defaults = {
         [GEN_DTYPE] = 0, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 32, [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,
@@ -114,6 +114,6 @@ const gen_family gen_family_bwd_exact = {
     .entries = entries,
     .entry_count = 4,
     .check = check_bwd,
-    .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN | GEN_FEATURE_SINKS,
+    .features = GEN_FEATURES_ALL,
     .default_rank = 1,   /* the only one for f32 and f64 */
 };

@@ -98,7 +98,7 @@ const gen_family gen_family_bwd_mma = {
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
-              GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_SINKS) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) | GEN_BIT(GEN_VARLEN),
+              GEN_FUSED_PROBLEM_PARAMS,
     /* 32 x 128 tiles, 8 warps, 2 stages: no spills for head dims 32-128 on sm_80 and sm_90 in
      * every CAUSAL/CAUSAL_SKIP/EVEN/DQ_MODE variant (ptxas, CUDA 13.0); BLOCK_M 64 spills a
      * few bytes at head dim 128. Head dim 256 needs BLOCK_N 64 (warp pairs split dK/dV). */
@@ -111,6 +111,6 @@ const gen_family gen_family_bwd_mma = {
     .entries = bwd_mma_entries,
     .entry_count = 4,
     .check = check_bwd_mma,
-    .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN | GEN_FEATURE_SINKS,
+    .features = GEN_FEATURES_ALL,
     .default_rank = 2,   /* every head dim and GPU: after the Hopper family */
 };

@@ -146,7 +146,7 @@ const gen_family gen_family_bwd_wgmma = {
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
-              GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_SINKS) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) | GEN_BIT(GEN_VARLEN) |
+              GEN_FUSED_PROBLEM_PARAMS |
               GEN_BIT(GEN_SPLITS) | GEN_BIT(GEN_DQ_FIRST) | GEN_BIT(GEN_DK_SS) | GEN_BIT(GEN_DV_EARLY) | GEN_BIT(GEN_L_EARLY) |
               GEN_BIT(GEN_PERSISTENT) | GEN_BIT(GEN_DQ_INIT),
     .defaults = {
@@ -166,6 +166,6 @@ const gen_family gen_family_bwd_wgmma = {
     .head_dim_tiles = head_dim_tiles_bwd_wgmma,
     .min_head_dim = 64,
     .pad_from = 1,   /* 1.6x mma.sync at 32 from head dim 16 up (bf16 N 4096) */
-    .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN | GEN_FEATURE_SINKS,
+    .features = GEN_FEATURES_ALL,
     .default_rank = 1,   /* before mma.sync where it runs (Hopper) and its tiles fit */
 };

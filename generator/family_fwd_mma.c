@@ -58,7 +58,7 @@ const gen_family gen_family_fwd_mma = {
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) |
-              GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_SINKS) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) | GEN_BIT(GEN_VARLEN) |
+              GEN_FUSED_PROBLEM_PARAMS |
               GEN_BIT(GEN_SPLITS) | GEN_BIT(GEN_PACK_GQA),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
@@ -69,6 +69,6 @@ const gen_family gen_family_fwd_mma = {
     .entries = fwd_entries,
     .entry_count = 2,
     .check = check_fwd,
-    .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN | GEN_FEATURE_SINKS,
+    .features = GEN_FEATURES_ALL,
     .default_rank = 2,   /* every head dim and GPU: after the Hopper family */
 };

@@ -101,7 +101,7 @@ const gen_family gen_family_fwd_wgmma = {
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_OVERLAP) |
               GEN_BIT(GEN_PINGPONG) | GEN_BIT(GEN_PERSISTENT) |
-              GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_SINKS) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) | GEN_BIT(GEN_VARLEN),
+              GEN_FUSED_PROBLEM_PARAMS,
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 128, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 12, [GEN_NUM_STAGES] = 2,
@@ -120,6 +120,6 @@ const gen_family gen_family_fwd_wgmma = {
     .head_dim_tiles = head_dim_tiles_fwd,
     .min_head_dim = 64,
     .pad_from = 24,   /* at head dim 16 mma.sync at 32 was faster (134 against 119 TFLOP/s, bf16 N 4096) */
-    .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN | GEN_FEATURE_SINKS,
+    .features = GEN_FEATURES_ALL,
     .default_rank = 1,   /* before mma.sync where it runs (Hopper) and its tiles fit */
 };

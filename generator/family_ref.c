@@ -47,5 +47,5 @@ const gen_family gen_family_ref = {
     .entries = entries,
     .entry_count = 6,
     .check = check_ref,
-    .features = GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN | GEN_FEATURE_SINKS,
+    .features = GEN_FEATURES_ALL,
 };

@@ -43,6 +43,16 @@ typedef struct gen_entry {
 #define GEN_FEATURE_VARLEN 4u   /* a variable-length batch (cu_seqlens_q, cu_seqlens_k; VARLEN 1) */
 #define GEN_FEATURE_SINKS 8u    /* attention sinks: a logit a query head joins every row's softmax */
 
+/* What every family takes of the problem, so that a new feature of it is added here once, not
+ * to each family's descriptor: the features (GEN_FEATURES_ALL: every family, the reference's
+ * included, takes each so far), and the switches of the problem the fused families compile in
+ * (GEN_FUSED_PROBLEM_PARAMS: the head dims' padding, the softcap, sinks, a packed batch; the
+ * reference takes all but VARLEN at run time). A family that lacks one names its own set. */
+#define GEN_FEATURES_ALL (GEN_FEATURE_GROUPS | GEN_FEATURE_SOFTCAP | GEN_FEATURE_VARLEN | GEN_FEATURE_SINKS)
+#define GEN_FUSED_PROBLEM_PARAMS                                                                                  \
+    (GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_SINKS) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) |             \
+     GEN_BIT(GEN_VARLEN))
+
 typedef struct gen_family {
     const char *name;                       /* "fwd_mma" */
     const char *file;                       /* the mainloop, below templates/: "families/fwd_mma.cu" */
