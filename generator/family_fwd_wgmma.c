@@ -76,8 +76,8 @@ static int persistent_fwd(const int *p)
 }
 
 /* The default configuration keeps the table's tiles (128 x 128, a producer and two consumers;
- * 64 keys for the large head dims, traits/fwd_wgmma.h) and turns OVERLAP on (H100, head dim 128,
- * N 4096: 660 TFLOP/s against 569 without; PINGPONG beside it 647, better only when causal).
+ * 64 keys for the large head dims, traits/fwd_wgmma.h) and turns OVERLAP on (faster at head dim
+ * 128 on the H100; PINGPONG beside it better only when causal: notes/kernels.md).
  * OVERLAP is not among the family's defaults: without a producer it is refused, and a
  * configuration that names its tiles should not have to turn it off. */
 static void head_dim_tiles_fwd(int *p)
@@ -119,7 +119,7 @@ const gen_family gen_family_fwd_wgmma = {
     .persistent = persistent_fwd,
     .head_dim_tiles = head_dim_tiles_fwd,
     .min_head_dim = 64,
-    .pad_from = 24,   /* at head dim 16 mma.sync at 32 was faster (134 against 119 TFLOP/s, bf16 N 4096) */
+    .pad_from = 24,   /* at head dim 16 mma.sync at 32 was faster (notes/kernels.md) */
     .features = GEN_FEATURES_ALL,
     .default_rank = 1,   /* before mma.sync where it runs (Hopper) and its tiles fit */
 };

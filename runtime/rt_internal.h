@@ -70,11 +70,11 @@ ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tens
  * group, at most RT_GROUP_SPLITS_MAX, that brings the blocks (batch * heads_k * key tiles of 128)
  * to RT_GROUP_SPLIT_BLOCKS, or under a mask over at least RT_GROUP_SPLIT_MASKED_QUERIES queries
  * to RT_GROUP_SPLIT_BLOCKS_MASKED and at least 2 (its key tiles' work differs, so the heavy-first
- * walk's tail wants more, smaller blocks: 32/8 heads, causal, H200, split 2 ran 1.12x unsplit at N
- * 4096 (512 blocks) and 1.14x at N 8192 (1024), split 4 0.94x and 0.87x split 2,
- * bench/RESULTS.md). Fewer queries leave the key tiles' work nearly equal and each split's fp32
- * dK and dV partials weigh against little work (speculative decoding, 16 queries over 4096 keys:
- * split 2 took its backward from 81 to 43 TFLOP/s). 1 for a forward, a variable-length batch or
+ * walk's tail wants more, smaller blocks: at 32/8 heads, causal, split 2 beat unsplit and split
+ * 4 at N 4096 and 8192; notes/kernels.md, the grouped-query split). Fewer queries leave the key
+ * tiles' work nearly equal and each split's fp32 dK and dV partials weigh against little work
+ * (speculative decoding, 16 queries over 4096 keys: split 2 halved its backward's speed). 1 for
+ * a forward, a variable-length batch or
  * no grouping. The problem alone decides it, so that a workspace size needs no GPU. */
 #define RT_GROUP_SPLITS_MAX 8
 #define RT_GROUP_SPLIT_BLOCKS 256

@@ -168,8 +168,8 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
     /* A variable-length batch runs a winner tuned on one as it was measured. The dense choice of
      * its longest lengths runs compiled for it, one block a tile: a persistent walk deals tiles
      * over the longest length in a fixed order, so sequences of uneven lengths leave blocks idle
-     * that the hardware's block scheduler keeps busy (bf16 D 128, 23 sequences of 610 to 7718,
-     * causal, H100: 419 TFLOP/s persistent, 534 not). */
+     * that the hardware's block scheduler keeps busy (persistent ran far slower on a batch of 23
+     * uneven sequences: notes/kernels.md, variable-length batches). */
     if (w->varlen) {
         if (!(c->family->params & GEN_BIT(GEN_VARLEN))) {
             snprintf(err, len, "family %s takes no variable-length batch", c->family->name);

@@ -34,7 +34,7 @@ FT_DEVICE unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo)
 // never carries into the next. A k-loop's descriptors are then one base and an immediate add each,
 // where wg_desc per step cost masks and shifts on every operand.
 // WIDE (the default): one 64-bit add (UIADD3.64); adding to the low word alone and keeping the
-// high word made ptxas rebuild the high word before every wgmma (a UMOV each: bwd_wgmma, 1-4 %).
+// high word made ptxas rebuild the high word before every wgmma (a UMOV each; notes/kernels.md).
 // Not WIDE: the low word alone, where the 64-bit values cost registers a kernel lacks
 // (bwd_wgmma's columns split between consumers spilled 8-24 bytes with them).
 template <bool WIDE = true>

@@ -380,10 +380,9 @@ FT_DEVICE void init_barriers(const dkdv_block &blk, int *dq_ticket)
 // DQ_MODE ordered: tickets go to a group of heads in turn (the same key tile of each), then to
 // the next key tile down. A key tile of a head then starts some blocks after the one above it,
 // which has mostly added its dQ tiles by the time this one needs them; taken head by head, a
-// head's key tiles would start together and each wait for all those above it (bf16 D = 64,
-// N = 4096: 0.81x the atomic kernel's speed head by head, 0.94x with 8 heads). The group is as
-// many heads (at most 8) as keep the Q and dO that all their key tiles stream within 16 MB of
-// L2: 8 heads at N = 16384, D = 128 (64 MB) ran 5% slower than one, 30% causal.
+// head's key tiles would start together and each wait for all those above it (measured in
+// notes/kernels.md, the ordered dQ). The group is as many heads (at most 8) as keep the Q and dO
+// that all their key tiles stream within 16 MB of L2: past that, a larger group ran slower.
 FT_DEVICE int order_heads(const ft_bwd_args &args)
 {
     return l2_head_group((long long)args.seqlen_q * (HEAD_DIM + HEAD_DIM_V) * 2 * kv_group(args));
@@ -402,9 +401,9 @@ FT_DEVICE int order_heads(const ft_bwd_args &args)
 // block b its first unit b, then each the next unit not yet taken, counted off a zeroed global
 // int (the dQ ticket, which DQ_MODE atomic leaves unused), as the GPU starts the blocks of a grid.
 // Under a mask that order runs heavy to light within a group of heads: a fixed share of it
-// (every gridDim.x-th unit) gave the first blocks the heavy units of each round, 25 % slower than
-// one block a unit at head dim 128, causal, N 4096 (H200, notes/kernels.md). Else a block is one
-// unit, its grid's.
+// (every gridDim.x-th unit) gave the first blocks the heavy units of each round and ran slower
+// than one block a unit (notes/kernels.md, persistent blocks). Else a block is one unit, its
+// grid's.
 FT_DEVICE int key_tiles(const ft_bwd_args &args)
 {
     return PERSISTENT ? (args.seqlen_k + BLOCK_N - 1) / BLOCK_N : (int)gridDim.x / SPLITS;
@@ -429,13 +428,11 @@ FT_DEVICE void block_tile(const dkdv_block &blk, const ft_bwd_args &args, int un
         // A mask's low key tiles see the most query tiles (top-left: tile 0 sees them all). Blocks
         // start roughly in the order of their linear index, and in grid order the last heads' heavy
         // tiles start last and run alone at the end. Walked as the tickets are (a group of heads'
-        // tile 0, then tile 1, ...) but heavy first, the grid ends on light tiles instead: a
-        // list-scheduling model of 132 SMs puts grid order 6-14% over the ideal at D = 128 (B 2,
-        // H 16, N 4096: 14%) and this walk within 0-5%. Measured on the H100 against grid order
-        // (bench-base.sh, bench/RESULTS.md 2026-11-27): +1-7% on every causal tile with a producer
-        // (B 2, H 16, N 4096, D 128: 419 -> 448 TFLOP/s); without one, two rows fell 6-7%
-        // (D 64 4 warps N 1024; D 128 8 warps N 16384), so those keep grid order. (VARLEN keeps
-        // grid order: past_keys reads blockIdx.)
+        // tile 0, then tile 1, ...) but heavy first, the grid ends on light tiles instead
+        // (dev/schedule-balance.py models both). Measured against grid order it won on every
+        // causal tile with a producer and lost on two rows without one, so those keep grid
+        // order (notes/kernels.md, a causal grid walked heavy first). (VARLEN keeps grid order:
+        // past_keys reads blockIdx.)
         int step;
         grouped_walk(PERSISTENT ? unit : (int)(blockIdx.y * gridDim.x + blockIdx.x), order_heads(args),
                      key_tiles(args) * SPLITS, kv_heads(args), step, bh);
@@ -666,7 +663,7 @@ FT_DEVICE void issue_dv_dk(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols(CW)
 // The thread's first pair of a slot's L or delta (queries 2qd, 2qd + 1), read before a product's
 // wait: the shared-memory read then overlaps the wait, and the first exponential or product after
 // it need not stall on it (the SASS had each wait followed at once by the read its first FFMA
-// waited for: 6 % of the stall samples at head dim 128, notes/kernels.md). The rest are read
+// waited for: a share of the stall samples, notes/kernels.md). The rest are read
 // where used, between the arithmetic.
 FT_DEVICE float2 first_pair(const float *rows, const dkdv_thread &th)
 {
@@ -710,7 +707,7 @@ FT_DEVICE void tile_gradients(float (&ds)[S_REGS], unsigned (&dsa)[M_STEPS][4], 
     // L_EARLY: L and delta enter S^T's and dP^T's accumulators before the products are issued
     // (offsets_to_acc). Read after the products, their loads queue behind the products'
     // shared-memory operands and the first exponentials wait on them (ncu, head dim 128 causal:
-    // 7.7 % of the stall samples at N 1024, 10 % at N 16384). Not with SOFTCAP, whose cap takes
+    // a tenth of the stall samples). Not with SOFTCAP, whose cap takes
     // the raw scores.
     constexpr bool OFFSET_IN = L_EARLY && !SOFTCAP;
     // S^T and dP^T, both issued before either is waited on.
@@ -1063,8 +1060,8 @@ FT_DEVICE void store_dk_dv(const ft_bwd_args &args, const dkdv_block &blk, const
 // scale, then dV, each of the whole key tile, staged in the dS^T tiles by stmatrix (store_acc's
 // panels) and written out in 16-byte chunks, consecutive threads on consecutive chunks of a row,
 // so a warp writes whole rows: a quarter of the stores of the accumulators' 4-byte pairs, and
-// whole sectors. The pairs' stores took 13 % of the stall samples at head dim 128, causal, N 1024
-// (notes/kernels.md, "persistent blocks"). The caller's meeting comes first (every consumer's
+// whole sectors. The pairs' stores took a large share of the stall samples at head dim 128,
+// causal, N 1024 (notes/kernels.md, "persistent blocks"). The caller's meeting comes first (every consumer's
 // last products, which read the dS^T tiles, done); the dS^T tiles are written again only after
 // the next meeting. A split share's fp32 partials (SPLITS > 1) go as pairs. dK and dV must be
 // 16-byte aligned with row strides of a multiple of 8 elements, as Q and dO must for their tensor
@@ -1297,7 +1294,7 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
 // NUM_STAGES tiles from its end), so it is there when they and the dQ warp end unit k; past the
 // last unit it reads unit_end. Taken as unit k starts, a block held its next unit a whole unit
 // ahead, out of the walk's reach: with a group's long units (4 heads' query tiles at 32/8 heads)
-// the tail ran 17 % slower than one block a unit (notes/kernels.md).
+// the tail ran slower than one block a unit (notes/kernels.md).
 FT_DEVICE int publish_next_unit(const ft_bwd_args &args, const dkdv_block &blk, int k, int lane)
 {
     const int sl = (k - 1) % UNIT_SLOTS, use = (k - 1) / UNIT_SLOTS;
@@ -1490,7 +1487,7 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
     // The last dQ tile written and not yet handed to the dQ warp (-1: none). Its fence waits for
     // the thread's 16-byte stores to land (MEMBAR.ALL.CTA, FENCE.VIEW.ASYNC.S), and with DQ_FIRST
     // dK's product was done before they were: the fence, the arrive behind it and the wait for a
-    // free dQ tile took about 6 % of the stall samples at head dim 64, 128 rows, causal N 1024 (H200,
+    // free dQ tile took a share of the stall samples at head dim 64, 128 rows, causal N 1024 (H200,
     // notes/kernels.md). Handed over once the next tile's S^T and dP^T are issued, the stores
     // drain under those products; the dQ warp still has a whole tile's time to read it.
     int dq_held = -1;

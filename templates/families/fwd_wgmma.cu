@@ -93,7 +93,7 @@ constexpr int TURN_BARRIER = 2, O_BARRIER = TURN_BARRIER + NUM_WG;
 // L2. Under a mask a persistent block takes its tiles in pairs of one head, the last query tile
 // with the first, the second last with the second, ...: a causal pair sees the same number of
 // keys whichever it is, so blocks dealt pairs in turn finish together. Dealt single tiles in
-// turn, the most loaded of 132 blocks had 1.27-1.49x the mean at head dim 128, N 2048-16384 (a
+// turn, the most loaded of 132 blocks had far more than the mean at head dim 128 (a
 // simulation of the key tiles visited), and the causal forward lost to one block a tile there.
 // Only the position lives in registers (the consumers have none to spare: sizes kept in the
 // struct spilled 88 bytes at head dim 128); the rest is recomputed from args at each take.

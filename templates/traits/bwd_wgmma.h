@@ -209,9 +209,8 @@ FT_TRAIT int bwd_wgmma_consumer_regs(int block_n, int num_warps, int head_dim)
 
 /* The tiles DQ_MODE ordered runs fastest with: two consumers beside a producer warpgroup,
  * whose dQ warp waits for the turns off the consumers' path, at most two stages (shared
- * memory). H100, 2026-11-25, N 4096 (notes/kernels.md): ordered reaches 0.93x the fastest
- * atomic kernel at head dim 128, 0.91x at 96 and 0.82x at 64 (the keys split), against 0.72,
- * 0.70 and 0.53 with the consumers alone. */
+ * memory): with the consumers alone, waiting for the turns themselves, ordered ran far slower
+ * beside the atomic kernels (notes/kernels.md, the ordered dQ, 2026-11-25). */
 FT_TRAIT void bwd_wgmma_repeatable_tiles(int head_dim, int *block_n, int *num_warps, int *num_stages)
 {
     *block_n = bwd_wgmma_wide_head(head_dim) ? 64 : 128;
@@ -221,8 +220,8 @@ FT_TRAIT void bwd_wgmma_repeatable_tiles(int head_dim, int *block_n, int *num_wa
 }
 
 /* The default tiles for the head dims: the family's defaults (64 x 128, 8 warps, the consumers
- * alone) at 64 and 128; head dim 96 beside 96 or 128 adds a producer (12 warps: bf16 N 4096, 495
- * TFLOP/s against 461; with 64, and at 128 alone, ptxas spills a few bytes in some variants);
+ * alone) at 64 and 128; head dim 96 beside 96 or 128 adds a producer (12 warps: faster there, and
+ * with 64, and at 128 alone, ptxas spills a few bytes in some variants; notes/kernels.md);
  * head dims 192 and 256 take their only shape, 64 keys and two consumers splitting the columns
  * beside a producer. Both with two stages (what fits). */
 FT_TRAIT void bwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int *block_n, int *num_warps, int *num_stages)
