@@ -52,6 +52,11 @@ typedef struct gen_entry {
 #define GEN_FUSED_PROBLEM_PARAMS                                                                                  \
     (GEN_BIT(GEN_SOFTCAP) | GEN_BIT(GEN_SINKS) | GEN_BIT(GEN_DATA_DIM) | GEN_BIT(GEN_DATA_DIM_V) |             \
      GEN_BIT(GEN_VARLEN))
+/* The switches among them that stand for a feature: a kernel compiled with one on takes only the
+ * problems that have the feature, with it off only those without (ln_plan_make). X(param,
+ * feature) for each. */
+#define GEN_SWITCH_FEATURES(X)                                                                                    \
+    X(GEN_SOFTCAP, GEN_FEATURE_SOFTCAP) X(GEN_SINKS, GEN_FEATURE_SINKS) X(GEN_VARLEN, GEN_FEATURE_VARLEN)
 
 typedef struct gen_family {
     const char *name;                       /* "fwd_mma" */

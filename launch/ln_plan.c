@@ -55,24 +55,17 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
     out->seqlen_k = seqlen_k;
     out->features = f->features;
     out->required = 0;
-    if (f->params & GEN_BIT(GEN_SOFTCAP)) {   /* compiled in: such a kernel caps iff SOFTCAP is 1 */
-        if (c->p[GEN_SOFTCAP])
-            out->required |= GEN_FEATURE_SOFTCAP;
-        else
-            out->features &= ~GEN_FEATURE_SOFTCAP;
+    /* A feature compiled in (SOFTCAP, SINKS, VARLEN): the kernel takes the problems with it iff
+     * its switch is on. */
+#define SWITCHED(param, feature)                                                                                  \
+    if (f->params & GEN_BIT(param)) {                                                                            \
+        if (c->p[param])                                                                                         \
+            out->required |= (feature);                                                                          \
+        else                                                                                                     \
+            out->features &= ~(unsigned)(feature);                                                               \
     }
-    if (f->params & GEN_BIT(GEN_SINKS)) {   /* the same: SINKS 1 kernels take only problems with sinks */
-        if (c->p[GEN_SINKS])
-            out->required |= GEN_FEATURE_SINKS;
-        else
-            out->features &= ~GEN_FEATURE_SINKS;
-    }
-    if (f->params & GEN_BIT(GEN_VARLEN)) {   /* the same: VARLEN 1 kernels take only variable-length batches */
-        if (c->p[GEN_VARLEN])
-            out->required |= GEN_FEATURE_VARLEN;
-        else
-            out->features &= ~GEN_FEATURE_VARLEN;
-    }
+    GEN_SWITCH_FEATURES(SWITCHED)
+#undef SWITCHED
     const int pads = (f->params & GEN_BIT(GEN_DATA_DIM)) != 0;
     out->head_dim = pads && c->p[GEN_DATA_DIM] ? c->p[GEN_DATA_DIM] : c->p[GEN_HEAD_DIM];
     out->head_dim_v = pads && c->p[GEN_DATA_DIM_V] ? c->p[GEN_DATA_DIM_V] : c->p[GEN_HEAD_DIM_V];
