@@ -1,5 +1,7 @@
 /* Launch shape of one entry of a family (templates/README.md, "Families and entry points"):
- * the one place grids, blocks and dynamic shared memory are computed. */
+ * the one place grids, blocks and dynamic shared memory are computed: an entry's for a pair of
+ * lengths (ln_entry_dims, at plan time), then a step's for one launch's slice of the batch
+ * (ln_step_grid: grouped heads packed into rows, persistent blocks). */
 #include "ln_internal.h"
 
 int ln_entry_dims(const gen_config *c, const gen_entry *e, int seqlen_q, int seqlen_k, unsigned *grid_x,
@@ -15,4 +17,22 @@ int ln_entry_dims(const gen_config *c, const gen_entry *e, int seqlen_q, int seq
     *block_x = (unsigned)c->p[GEN_NUM_WARPS] * 32u;
     *smem = e->smem_bytes ? e->smem_bytes(c->p) : 0;
     return 0;
+}
+
+void ln_step_grid(const ln_step *s, const ln_problem *p, int nb, unsigned *grid_x, unsigned *grid_y)
+{
+    const int heads_k = ln_heads_k(p);
+    unsigned gx = s->grid_x, gy = (unsigned)(nb * (s->key_major ? heads_k : p->heads));
+    if (s->pack_rows) {   /* tiles of the packed rows, over the K/V heads */
+        const long long rows = (long long)p->seqlen_q * (p->heads / heads_k);
+        gx = (unsigned)((rows + s->pack_rows - 1) / s->pack_rows * s->splits);
+        gy = (unsigned)(nb * heads_k);
+    }
+    if (s->persistent) {   /* every tile of the slice in grid.x, at most the resident blocks */
+        const unsigned long long tiles = (unsigned long long)gx * gy;
+        gx = (unsigned)(tiles < s->resident ? tiles : s->resident);
+        gy = 1;
+    }
+    *grid_x = gx;
+    *grid_y = gy;
 }

@@ -189,6 +189,13 @@ typedef struct ln_step {
                                  * heads_k of them, times splits; grid.y counts K/V heads */
 } ln_step;
 
+/* The grid of one launch of step s for nb problems of p's batch (a slice, ln_launch): grid.x as
+ * ln_entry_dims made it, grid.y nb times the heads (K/V heads for a key-major entry); with
+ * pack_rows, tiles of the group's packed rows over the K/V heads; persistent, every tile of the
+ * slice in grid.x, at most s->resident blocks, grid.y 1. */
+void ln_step_grid(const ln_step *s, const ln_problem *p, int nb, unsigned *grid_x /* OUT */,
+                  unsigned *grid_y /* OUT */);
+
 /* Every launch of one operation of a kernel for one pair of lengths, in order: the family's
  * entries for that operation in table order, those whose used() says so. Immutable once made;
  * reused for any batch, heads, pointers, strides, scale and mask of those lengths. */

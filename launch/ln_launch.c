@@ -57,17 +57,8 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
         }
         for (int i = 0; i < plan->count; i++) {
             const ln_step *s = &plan->steps[i];
-            unsigned gx = s->grid_x, gy = (unsigned)(nb * (s->key_major ? heads_k : p->heads));
-            if (s->pack_rows) {   /* tiles of the packed rows, over the K/V heads */
-                const long long rows = (long long)p->seqlen_q * (p->heads / heads_k);
-                gx = (unsigned)((rows + s->pack_rows - 1) / s->pack_rows * s->splits);
-                gy = (unsigned)(nb * heads_k);
-            }
-            if (s->persistent) {   /* every tile of the slice in grid.x, at most the resident blocks */
-                const unsigned long long tiles = (unsigned long long)gx * gy;
-                gx = (unsigned)(tiles < s->resident ? tiles : s->resident);
-                gy = 1;
-            }
+            unsigned gx, gy;
+            ln_step_grid(s, p, nb, &gx, &gy);
             if ((rc = ln_launch_one(cu, s->fn, gx, gy, s->block_x, s->smem, stream, params)) != CUDA_SUCCESS)
                 return rc;
         }
