@@ -107,6 +107,10 @@ int gen_check_arch(const gen_family *f, const char *device_arch, char *why, size
  * below 2^31. Returns 0, or -1 with the reason naming the size ("batch*heads = 70000 is more
  * than 65535 ..."). */
 int gen_check_problem_sizes(int batch, int heads, int seqlen_q, int seqlen_k, char *why, size_t len);
+/* 0 when c can serve a problem of `heads` query heads over heads_k K/V heads (0: as many), else
+ * -1 with the reason: a backward's SPLITS shares a group's query heads over blocks, so it must
+ * divide the group (the launcher refuses the launch otherwise; the tuner asks before compiling). */
+int gen_check_problem_heads(const gen_config *c, int heads, int heads_k, char *why, size_t len);
 /* Sets what c's parameters take from the problem's lengths, where c's family uses them:
  * EVEN_M = (seqlen_q % BLOCK_M == 0), EVEN_N = (seqlen_k % BLOCK_N == 0); both 0 with VARLEN 1 (each
  * sequence has its own lengths), EVEN_M 0 with PACK_GQA 1 (a tile's rows are a group's). */

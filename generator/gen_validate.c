@@ -157,6 +157,19 @@ int gen_check_problem_sizes(int batch, int heads, int seqlen_q, int seqlen_k, ch
     return 0;
 }
 
+int gen_check_problem_heads(const gen_config *c, int heads, int heads_k, char *why, size_t len)
+{
+    const gen_family *f = c->family;
+    if (!f || !f->backward || !(f->params & GEN_BIT(GEN_SPLITS)) || c->p[GEN_SPLITS] <= 1)
+        return 0;
+    const int group = heads_k > 0 && heads_k < heads ? heads / heads_k : 1;
+    if (group % c->p[GEN_SPLITS] == 0)
+        return 0;
+    snprintf(why, len, "SPLITS=%d shares a group's query heads over blocks: it must divide the group of %d (heads "
+             "= %d over heads_k = %d)", c->p[GEN_SPLITS], group, heads, heads_k > 0 ? heads_k : heads);
+    return -1;
+}
+
 void gen_config_fit_lengths(gen_config *c, int seqlen_q, int seqlen_k)
 {
     /* A tile < 1 is refused by gen_validate; it must not divide here. */

@@ -376,6 +376,14 @@ static void grid_builds_paper_shapes(void **state)
     assert_string_equal(text, "f16 d=64 noncausal b=1 h=6 hk=1 s=128 softcap");
     tune_workload_str(&features->workloads[5].workload, text, sizeof text);
     assert_string_equal(text, "bf16 d=64 causal b=2 h=4 s=100 sinks");
+    /* A backward's SPLITS shares a group's query heads over blocks: refused before compiling where
+     * it does not divide the group (no grouping: a group of 1), with the reason. */
+    const tune_space *splits = find_space(set, "splits");
+    assert_int_equal(splits->workloads[0].count, 1);
+    assert_int_equal(splits->workloads[0].configs[0].p[GEN_SPLITS], 1);
+    assert_int_equal(splits->workloads[0].skipped_invalid, 1);
+    assert_non_null(strstr(splits->workloads[0].reasons[0].reason, "SPLITS=2 shares a group's query heads"));
+    assert_int_equal(splits->workloads[1].count, 2);
     /* grid{} turns sinks inside softcap. */
     const tune_space *sinks = find_space(set, "sinks");
     assert_int_equal(sinks->workload_count, 4);

@@ -186,7 +186,8 @@ int tune_spec_enumerate(lua_State *L, int spec_idx, int wi, tune_candidates *out
         out->enumerated++;
         tune_lua_ctx(L)->seen->progress++;
         if (gen_validate(&c, smem_limit, why, sizeof why) ||
-            gen_check_arch(f, tune_lua_ctx(L)->device.arch, why, sizeof why)) {
+            gen_check_arch(f, tune_lua_ctx(L)->device.arch, why, sizeof why) ||
+            gen_check_problem_heads(&c, w->heads, w->heads_k, why, sizeof why)) {
             out->skipped_invalid++;
             record_skip(out, "", why);
         } else {

@@ -23,6 +23,10 @@ return {
   space{ name = "sinks", template = "bwd_mma",
          workloads = grid{ dtype = "f16", head_dim = 64, seqlen = 128, batch = 1, heads = 2, softcap = {0, 1},
                            sinks = {false, true} } },
+  space{ name = "splits", template = "bwd_wgmma",
+         fixed = { BLOCK_M = 64, BLOCK_N = 128, NUM_WARPS = 12, NUM_STAGES = 2 }, params = { SPLITS = {1, 2} },
+         workloads = { { dtype = "bf16", head_dim = 128, seqlen = 512, batch = 1, heads = 4 },
+                       { dtype = "bf16", head_dim = 128, seqlen = 512, batch = 1, heads = 4, heads_k = 2 } } },
   space{ name = "kinds", template = "fwd_mma",
          workloads = {
            { dtype = "bf16", head_dim = 64, seqlen = 1000, batch = 2, heads = 4, window_left = 128, window_right = 64 },
