@@ -412,9 +412,10 @@ def _to_sdpa(why, query, key, value, attn_mask, dropout_p, is_causal, scale, ena
 
 
 def describe_choice(query, key, value, is_causal=False, backward=False, *, causal_align="top_left",
-                    window_size=None, deterministic=False, enable_gqa=False, softcap=0.0):
+                    window_size=None, deterministic=False, enable_gqa=False, softcap=0.0, sinks=None):
     """The kernel libflashtune runs for these tensors and the rule that picked it, as text; the
-    keywords as for attention() (deterministic: None counts as False here)."""
+    keywords as for attention() (deterministic: None counts as False here; sinks: a problem with
+    sinks runs kernels compiled with them, so it may be served otherwise)."""
     mask = check_mask(bool(is_causal), causal_align, window_size)
     if not _four_dims(query, key, value):
         leading_dims(query, key, value, enable_gqa)
@@ -428,7 +429,9 @@ def describe_choice(query, key, value, is_causal=False, backward=False, *, causa
     import torch
     b, h, nq, _ = query.shape
     o = torch.empty((b, h, nq, value.shape[3]), dtype=query.dtype, device="meta")
-    d = _desc(query, key, value, o, dtype, is_causal, scale, mask, check_softcap(softcap) if softcap else 0.0)
+    sinks = check_sinks(sinks, query)
+    d = _desc(query, key, value, o, dtype, is_causal, scale, mask, check_softcap(softcap) if softcap else 0.0,
+              sinks.data_ptr() if sinks is not None else 0)
     d.deterministic = int(bool(check_deterministic(deterministic)))
     lib, handle = _library.library(), _library.context()
     buf = ctypes.create_string_buffer(1024)

@@ -640,6 +640,9 @@ class CallPath(unittest.TestCase):
         self.assertEqual(len(self.fwd.calls), n)
         with self.assertRaisesRegex(ValueError, "which has no sinks"):
             flashtune.attention(q, k, v, attn_mask=q, enable_gqa=True, sinks=sinks)
+        # describe_choice takes them too: checked, then the library (no GPU here) says so
+        with self.assertRaisesRegex(ValueError, r"sinks: expected shape \(4,\)"):
+            flashtune.describe_choice(q, k, v, enable_gqa=True, sinks=fake_torch.Tensor((3,), torch.float32, q.device))
 
     def test_sinks_reach_a_packed_batch_desc(self):
         # attention_varlen(sinks=): the sinks' address after the prefix sums and totals, dsinks set
