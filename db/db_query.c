@@ -116,6 +116,13 @@ static int better(const db_winner *c, const db_winner *b)
 int db_winner_find(db *d, const char *device_name, const char *arch, const db_workload *w, db_winner *out,
                    char *err, size_t len)
 {
+    return db_winner_find_if(d, device_name, arch, w, NULL, NULL, out, err, len);
+}
+
+int db_winner_find_if(db *d, const char *device_name, const char *arch, const db_workload *w,
+                      int (*accept)(const db_workload *candidate, void *ctx), void *ctx, db_winner *out, char *err,
+                      size_t len)
+{
     const char *func = "db_winner_find";
     char why[256];
     if (d && (!w || !out))
@@ -146,6 +153,8 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
                 break;
             }
             if (c.workload.sinks != w->sinks)   /* sinks are compiled in, as the mask is: never served across */
+                continue;
+            if (accept && !accept(&c.workload, ctx))
                 continue;
             c.device_match = device_name && !strcmp(c.device.name, device_name) ? DB_MATCH_SAME_GPU
                                                                                  : DB_MATCH_SAME_ARCH;

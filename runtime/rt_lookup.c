@@ -75,6 +75,13 @@ static int make_deterministic(const rt_device *dev, const db_workload *w, rt_cho
 }
 
 /* The choice before the softcap: the tiers of rt_choose. */
+/* db_winner_find_if's filter: the candidate is a decode shape exactly when the problem is (ctx:
+ * the problem's rt_decode_shape). */
+static int same_decode_kind(const db_workload *candidate, void *ctx)
+{
+    return rt_decode_shape(candidate) == *(const int *)ctx;
+}
+
 static int choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic,
                   rt_choice *out, int *is_db_error, char *err, size_t len)
 {
@@ -85,12 +92,14 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
     char skipped[400] = "";
     *is_db_error = 0;
     db *sources[2] = { user, shipped };
+    int decode = rt_decode_shape(w);   /* a decode kernel for decode shapes only, and nothing else */
     for (int s = 0; s < 2; s++) {
         if (!sources[s])
             continue;
         db_winner win;
         char why[320];
-        int found = db_winner_find(sources[s], dev->name, dev->arch, &key, &win, why, sizeof why);
+        int found = db_winner_find_if(sources[s], dev->name, dev->arch, &key, same_decode_kind, &decode, &win, why,
+                                      sizeof why);
         if (found < 0) {
             *is_db_error = 1;
             snprintf(err, len, "%s", why);
@@ -98,12 +107,6 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
         }
         if (!found)
             continue;
-        if (rt_decode_shape(w) != rt_decode_shape(&win.workload)) {   /* a decode kernel for decode shapes */
-            snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped),
-                     "; %s winner tuned at seqlen_q=%d passed over for seqlen_q=%d", s ? "shipped" : "database",
-                     win.workload.seqlen_q, w->seqlen_q);
-            continue;
-        }
         if (winner_config(&win, dev, w, &out->config, why, sizeof why) != 0) {
             /* Tuned for a GPU with more shared memory, say: remember why, try the next tier. */
             snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "; %s winner %s passed over: %s",

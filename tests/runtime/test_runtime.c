@@ -492,12 +492,20 @@ static void decode_choices(void **state)
         assert_true(got.tier == RT_TIER_SHIPPED_EXACT || got.tier == RT_TIER_SHIPPED_NEAREST);
         assert_null(strstr(got.why, "passed over"));   /* the decode winners come first by distance */
     }
-    /* A prefill shape never gets a decode winner, though seqlen_q 17 is nearer to them. */
+    /* A prefill shape never gets a decode winner, though seqlen_q 17 is nearer to them: the nearest
+     * prefill winner serves it (they are looked among before the nearest is chosen; it fell to
+     * the built-in default when the decode winner was found first and passed over). So does a
+     * non-causal grouped prefill (32 over 8 heads, N 2048). */
     db_workload w = featured(workload(DB_OP_FWD, FT_BF16, 128, 0, 1, 32, 17, 131072), 8, 0);
     assert_false(rt_decode_shape(&w));
     assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
     assert_true(got.config.p[GEN_SPLITS] == 1 && !got.config.p[GEN_PACK_GQA]);
-    assert_non_null(strstr(got.why, "tuned at seqlen_q=1 passed over for seqlen_q=17"));
+    assert_int_equal(got.tier, RT_TIER_SHIPPED_NEAREST);
+    assert_null(strstr(got.why, "passed over"));
+    w = featured(workload(DB_OP_FWD, FT_BF16, 128, 0, 2, 32, 2048, 2048), 8, 0);
+    assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_true(got.tier == RT_TIER_SHIPPED_EXACT || got.tier == RT_TIER_SHIPPED_NEAREST);
+    assert_int_equal(got.config.p[GEN_PACK_GQA], 0);
     /* Built in: 8 blocks (a K/V head each) split 32 ways (128 key tiles, 4 a split); 4 query rows
      * of a packed group in one warp's tile. */
     w = featured(workload(DB_OP_FWD, FT_BF16, 128, 0, 1, 32, 1, 8192), 8, 0);
