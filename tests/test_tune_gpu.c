@@ -80,30 +80,25 @@ static const char resume_space[] =
     "         params = { BLOCK_M = {32, 64}, BLOCK_N = {64, 128} }, workloads = w, bench = bench },\n"
     "}\n";
 
+/* One forward and two backward candidates (fwd_mma, bwd_mma) for each workload of grid{WORKLOADS}. */
+#define FEATURE_SPACES(WORKLOADS)                                                                                 \
+    "local w = grid{ " WORKLOADS " }\n"                                                                           \
+    "local bench = { warmup_ms = 2, rep_ms = 10, timeout_s = 10 }\n"                                             \
+    "return {\n"                                                                                                  \
+    "  space{ name = 'fwd', template = 'fwd_mma', fixed = { NUM_STAGES = 2 },\n"                                  \
+    "         params = { BLOCK_M = {64}, BLOCK_N = {64}, NUM_WARPS = {4} }, workloads = w, bench = bench },\n"   \
+    "  space{ name = 'bwd', template = 'bwd_mma', fixed = { NUM_STAGES = 2, NUM_WARPS = 8 },\n"                  \
+    "         params = { BLOCK_M = {32}, BLOCK_N = {64, 128} }, workloads = w, bench = bench },\n"                \
+    "}\n"
+
 /* Grouped heads and the softcap, tuned: 8 query heads over 2, capped, forward and backward. */
-static const char features_space[] =
-    "local w = grid{ dtype = 'bf16', head_dim = 64, causal = {0, 1}, seqlen = 300, batch = 2, heads = 8,\n"
-    "                heads_k = 2, softcap = true }\n"
-    "local bench = { warmup_ms = 2, rep_ms = 10, timeout_s = 10 }\n"
-    "return {\n"
-    "  space{ name = 'fwd', template = 'fwd_mma', fixed = { NUM_STAGES = 2 },\n"
-    "         params = { BLOCK_M = {64}, BLOCK_N = {64}, NUM_WARPS = {4} }, workloads = w, bench = bench },\n"
-    "  space{ name = 'bwd', template = 'bwd_mma', fixed = { NUM_STAGES = 2, NUM_WARPS = 8 },\n"
-    "         params = { BLOCK_M = {32}, BLOCK_N = {64, 128} }, workloads = w, bench = bench },\n"
-    "}\n";
+static const char features_space[] = FEATURE_SPACES(
+    "dtype = 'bf16', head_dim = 64, causal = {0, 1}, seqlen = 300, batch = 2, heads = 8, heads_k = 2, softcap = true");
 
 /* Attention sinks, tuned: a sink logit a query head, forward and backward (the sinks' gradient
- * validated as a fourth output), on the Hopper backward where the GPU has it. */
-static const char sinks_space[] =
-    "local w = grid{ dtype = 'bf16', head_dim = 64, causal = {0, 1}, seqlen = 300, batch = 2, heads = 4,\n"
-    "                sinks = true }\n"
-    "local bench = { warmup_ms = 2, rep_ms = 10, timeout_s = 10 }\n"
-    "return {\n"
-    "  space{ name = 'fwd', template = 'fwd_mma', fixed = { NUM_STAGES = 2 },\n"
-    "         params = { BLOCK_M = {64}, BLOCK_N = {64}, NUM_WARPS = {4} }, workloads = w, bench = bench },\n"
-    "  space{ name = 'bwd', template = 'bwd_mma', fixed = { NUM_STAGES = 2, NUM_WARPS = 8 },\n"
-    "         params = { BLOCK_M = {32}, BLOCK_N = {64, 128} }, workloads = w, bench = bench },\n"
-    "}\n";
+ * validated as a fourth output). */
+static const char sinks_space[] = FEATURE_SPACES(
+    "dtype = 'bf16', head_dim = 64, causal = {0, 1}, seqlen = 300, batch = 2, heads = 4, sinks = true");
 
 /* Three forward candidates, all finalists (within 100 %), confirmed over two rounds. */
 static const char confirm_space[] =
@@ -219,23 +214,33 @@ static void faults_are_recorded_and_the_sweep_goes_on(void **state)
                                    "WHERE k.family = 'fwd_mma'") == 1);
 }
 
+/* Sweeps the space `text` (as NAME.lua) into NAME.db under tmpdir (its path in db_path) and checks
+ * every result valid: ok, within 1e-2 of the reference, with a speed. Returns the results' count. */
+static long long sweep_all_valid(const char *name, const char *text, char *db_path, size_t len)
+{
+    char file[64];
+    snprintf(file, sizeof file, "%s.lua", name);
+    tune_space_set *set = load_space(file, text);
+    snprintf(db_path, len, "%s/%s.db", tmpdir, name);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2), 0);
+    tune_space_set_free(set);
+    const long long total = query_int(db_path, "SELECT count(*) FROM results");
+    const long long ok = query_int(db_path, "SELECT count(*) FROM results WHERE status = 'ok' AND rel_error < 1e-2 "
+                                            "AND tflops > 0");
+    print_message("%s: %lld results, %lld valid\n", name, total, ok);
+    assert_int_equal(ok, total);
+    return total;
+}
+
 /* Windows, bottom-right masks and variable-length batches are measured as such (the band and the
  * packed batch through the launch module, the kernels compiled CAUSAL and VARLEN), validated
  * against the reference, and stored under their own keys. */
 static void masked_and_varlen_workloads_are_tuned(void **state)
 {
     (void)state;
-    tune_space_set *set = load_space("kinds.lua", kinds_space);
     char db_path[256];
-    snprintf(db_path, sizeof db_path, "%s/kinds.db", tmpdir);
-    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2), 0);
-    tune_space_set_free(set);
-    const long long total = query_int(db_path, "SELECT count(*) FROM results");
-    const long long ok = query_int(db_path, "SELECT count(*) FROM results WHERE status = 'ok' AND rel_error < 1e-2 "
-                                            "AND tflops > 0");
-    print_message("%lld results, %lld valid\n", total, ok);
+    const long long total = sweep_all_valid("kinds", kinds_space, db_path, sizeof db_path);
     assert_int_equal(total, 6);   /* 3 workloads x (1 forward + 1 backward candidate) */
-    assert_int_equal(ok, total);
     assert_int_equal(query_int(db_path, "SELECT count(*) FROM workloads WHERE causal = 0 AND window = 1 AND "
                                         "window_left = 64 AND window_right = 32"), 2);
     assert_int_equal(query_int(db_path, "SELECT count(*) FROM workloads WHERE causal = 1 AND bottom_right = 1"), 2);
@@ -254,16 +259,9 @@ static void masked_and_varlen_workloads_are_tuned(void **state)
 static void grouped_capped_workloads_are_tuned(void **state)
 {
     (void)state;
-    tune_space_set *set = load_space("features.lua", features_space);
     char db_path[256];
-    snprintf(db_path, sizeof db_path, "%s/features.db", tmpdir);
-    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2), 0);
-    tune_space_set_free(set);
-    const long long total = query_int(db_path, "SELECT count(*) FROM results");
-    const long long ok = query_int(db_path, "SELECT count(*) FROM results WHERE status = 'ok' AND rel_error < 1e-2");
-    print_message("%lld results, %lld valid\n", total, ok);
-    assert_int_equal(total, 6);   /* 2 masks x (1 forward + 2 backward candidates) */
-    assert_int_equal(ok, total);
+    assert_int_equal(sweep_all_valid("features", features_space, db_path, sizeof db_path),
+                     6);   /* 2 masks x (1 forward + 2 backward candidates) */
     assert_int_equal(query_int(db_path, "SELECT count(*) FROM workloads WHERE heads_k = 2 AND softcap = 1"), 4);
     assert_int_equal(query_int(db_path, "SELECT count(*) FROM workloads"), 4);
     /* Every measured kernel has SOFTCAP 1 (the reference's kernels, stored beside them, take the softcap as
@@ -278,16 +276,9 @@ static void grouped_capped_workloads_are_tuned(void **state)
 static void workloads_with_sinks_are_tuned(void **state)
 {
     (void)state;
-    tune_space_set *set = load_space("sinks.lua", sinks_space);
     char db_path[256];
-    snprintf(db_path, sizeof db_path, "%s/sinks.db", tmpdir);
-    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2), 0);
-    tune_space_set_free(set);
-    const long long total = query_int(db_path, "SELECT count(*) FROM results");
-    const long long ok = query_int(db_path, "SELECT count(*) FROM results WHERE status = 'ok' AND rel_error < 1e-2");
-    print_message("%lld results, %lld valid\n", total, ok);
-    assert_int_equal(total, 6);   /* 2 masks x (1 forward + 2 backward candidates) */
-    assert_int_equal(ok, total);
+    assert_int_equal(sweep_all_valid("sinks", sinks_space, db_path, sizeof db_path),
+                     6);   /* 2 masks x (1 forward + 2 backward candidates) */
     assert_int_equal(query_int(db_path, "SELECT count(*) FROM workloads WHERE extra = 'sinks=1'"), 4);
     assert_int_equal(query_int(db_path, "SELECT count(*) FROM kernel_params WHERE name = 'SINKS' AND value = 1"),
                      query_int(db_path, "SELECT count(DISTINCT kernel_id) FROM results"));

@@ -556,17 +556,23 @@ class CallPath(unittest.TestCase):
         flashtune.attention(q, k, v, scale=0.25)
         self.assertEqual(_library.AttentionDesc.from_buffer_copy(self.fwd.calls[-1][1]).softmax_scale, 0.25)
 
+    def packed_batch(self):
+        """q, k, v packed [total, H, D] (300 queries over 8 heads, 250 keys over 2) and two prefix
+        sums of 3 sequences; attention_varlen's Function rebuilt for this torch."""
+        from flashtune import _varlen
+        self.addCleanup(setattr, _varlen, "_apply", None)
+        self.addCleanup(setattr, _varlen, "_cls", None)
+        _varlen._apply = _varlen._cls = None
+        q, k, v = self.tensors([(300, 8, 64), (250, 2, 64), (250, 2, 32)])
+        cu_q, cu_k = (fake_torch.Tensor((4,), self.torch.int32, q.device) for _ in range(2))
+        return q, k, v, cu_q, cu_k
+
     def test_variable_length_batch_reaches_the_desc(self):
         # packed [total, H, D] tensors reach the library as [1, H, total, D] views with the
         # prefix sums' pointers, the longest lengths and the totals; O comes back [total, H, Dv]
         # (the same memory as the kernels' view), lse [H, total_q]; the backward gets the same desc
-        torch = self.torch
         from flashtune import _varlen
-        self.addCleanup(setattr, _varlen, "_apply", None)
-        self.addCleanup(setattr, _varlen, "_cls", None)
-        _varlen._apply = _varlen._cls = None   # rebuilt for this torch
-        q, k, v = self.tensors([(300, 8, 64), (250, 2, 64), (250, 2, 32)])
-        cu_q, cu_k = (fake_torch.Tensor((4,), torch.int32, q.device) for _ in range(2))
+        q, k, v, cu_q, cu_k = self.packed_batch()
         o = flashtune.attention_varlen(q, k, v, cu_q, cu_k, 120, 100, causal=True, softcap=5.0)
         self.assertEqual((o.shape, o.stride()), ((300, 8, 32), (8 * 32, 32, 1)))
         (_, desc, pointers), = self.fwd.calls
@@ -649,11 +655,7 @@ class CallPath(unittest.TestCase):
         # for the backward, the sinks' gradient returned last
         torch = self.torch
         from flashtune import _varlen
-        self.addCleanup(setattr, _varlen, "_apply", None)
-        self.addCleanup(setattr, _varlen, "_cls", None)
-        _varlen._apply = _varlen._cls = None   # rebuilt for this torch
-        q, k, v = self.tensors([(300, 8, 64), (250, 2, 64), (250, 2, 32)])
-        cu_q, cu_k = (fake_torch.Tensor((4,), torch.int32, q.device) for _ in range(2))
+        q, k, v, cu_q, cu_k = self.packed_batch()
         sinks = fake_torch.Tensor((8,), torch.float32, q.device)
         o = flashtune.attention_varlen(q, k, v, cu_q, cu_k, 120, 100, causal=True, sinks=sinks)
         f = _library.DESC.unpack(self.fwd.calls[-1][1])
