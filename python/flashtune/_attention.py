@@ -24,6 +24,11 @@ def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK, softcap=0.0, sinks=0):
     return d
 
 
+def address(t):
+    """t's device address, or 0 for None: a desc's optional pointer (the sinks)."""
+    return t.data_ptr() if t is not None else 0
+
+
 def _four_dims(q, k, v):
     """1 when query, key and value are all [B, H, N, D] (the kernels' shape), or when something is
     not a tensor at all (check_tensors then says what)."""
@@ -209,7 +214,7 @@ def forward_call(torch, q, k, v, dtype, causal, scale, mask, softcap, sinks=None
     lse = torch.empty((b, h, nq), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
     ost = o.stride()
     desc = desc_of(q, k, v, o, (b, h, nq, nk, d, dv, hk), (qs, ks, vs, ost), dtype, causal, scale, mask, softcap,
-                   sinks.data_ptr() if sinks is not None else 0)
+                   address(sinks))
     run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
     return q, k, v, o, lse, desc, ((q.shape, qs), (k.shape, ks), (v.shape, vs)), ost
 
@@ -431,7 +436,7 @@ def describe_choice(query, key, value, is_causal=False, backward=False, *, causa
     o = torch.empty((b, h, nq, value.shape[3]), dtype=query.dtype, device="meta")
     sinks = check_sinks(sinks, query)
     d = _desc(query, key, value, o, dtype, is_causal, scale, mask, check_softcap(softcap) if softcap else 0.0,
-              sinks.data_ptr() if sinks is not None else 0)
+              address(sinks))
     d.deterministic = int(bool(check_deterministic(deterministic)))
     lib, handle = _library.library(), _library.context()
     buf = ctypes.create_string_buffer(1024)

@@ -42,6 +42,11 @@ if _HAVE_OPS:
     Tensor = torch.Tensor
     DTYPE_CODES = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 2, torch.float64: 3}
 
+    def _sinks_grad(q, sinks):
+        """A backward operator's fourth output: the sinks' gradient, or without sinks an empty
+        tensor (an operator's outputs are tensors)."""
+        return torch.empty_like(sinks) if sinks is not None else q.new_empty((0,), dtype=torch.float32)
+
     def _dtype_code(q, k, v):
         return check_tensors(q, k, v, True)   # grouped heads allowed: attention() checked enable_gqa
 
@@ -82,8 +87,8 @@ if _HAVE_OPS:
         ost = o.stride()
         desc = _attention.desc_of(q_, k_, v_, o, (b, h, nq, nk, d, dv, hk), (qs, ks, vs, ost), dtype, causal, scale,
                                   (causal_align, window, window_left, window_right), softcap,
-                                  sinks.data_ptr() if sinks is not None else 0)
-        dsinks = torch.empty_like(sinks) if sinks is not None else q.new_empty((0,), dtype=torch.float32)
+                                  _attention.address(sinks))
+        dsinks = _sinks_grad(q, sinks)
         grads = _attention.run_backward(torch, desc, q_.device, q_, k_, v_, o, lse, do, ost,
                                         ((q_.shape, qs), (k_.shape, ks), (v_.shape, vs)), deterministic,
                                         dsinks if sinks is not None else None)
@@ -101,7 +106,7 @@ if _HAVE_OPS:
     def _(do, q, k, v, o, lse, causal, scale, causal_align, window, window_left, window_right, softcap,
           deterministic, sinks=None):
         _dtype_code(q, k, v)
-        dsinks = torch.empty_like(sinks) if sinks is not None else q.new_empty((0,), dtype=torch.float32)
+        dsinks = _sinks_grad(q, sinks)
         return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), dsinks
 
     def _setup_context(ctx, inputs, output):
@@ -172,8 +177,8 @@ if _HAVE_OPS:
         desc = _varlen.desc_of((cu_seqlens_q.shape[0] - 1, h, max_seqlen_q, max_seqlen_k, d, dv, hk, total_q, total_k),
                                (qs, ks, vs, ost), cu_seqlens_q, cu_seqlens_k, dtype, causal, scale,
                                (causal_align, window, window_left, window_right), softcap,
-                               sinks.data_ptr() if sinks is not None else 0)
-        dsinks = torch.empty_like(sinks) if sinks is not None else q.new_empty((0,), dtype=torch.float32)
+                               _attention.address(sinks))
+        dsinks = _sinks_grad(q, sinks)
         grads = _attention.run_backward(torch, desc, q_.device, q_, k_, v_, o4, lse, _view4(do), ost,
                                         ((q_.shape, qs), (k_.shape, ks), (v_.shape, vs)), deterministic,
                                         dsinks if sinks is not None else None)
@@ -183,7 +188,7 @@ if _HAVE_OPS:
     def _(do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, causal_align,
           window, window_left, window_right, softcap, deterministic, sinks=None):
         _varlen_code(q, k, v)
-        dsinks = torch.empty_like(sinks) if sinks is not None else q.new_empty((0,), dtype=torch.float32)
+        dsinks = _sinks_grad(q, sinks)
         return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), dsinks
 
     def _varlen_setup_context(ctx, inputs, output):

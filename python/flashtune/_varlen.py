@@ -35,7 +35,7 @@ def forward_call(torch, q, k, v, cu_q, cu_k, dtype, causal, scale, mask, softcap
     lse = torch.empty((h, total_q), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
     ost = o.stride()
     desc = desc_of((batch, h, max_q, max_k, d, dv, hk, total_q, total_k), (qs, ks, vs, ost), cu_q, cu_k, dtype,
-                   causal, scale, mask, softcap, sinks.data_ptr() if sinks is not None else 0)
+                   causal, scale, mask, softcap, a.address(sinks))
     a.run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
     return q, k, v, o, lse, desc, ((q.shape, qs), (k.shape, ks), (v.shape, vs)), ost
 
