@@ -76,6 +76,14 @@ typedef struct bench_row {
 #define D96(b, n, causal, w, f, e, ps)                                                                 \
     { "bwd_wgmma", 2, 96, b, 16, n, causal, 64, 128, w, 2, 0, 0, 0, 0, ps, 0, 0, 0, f, 0, e, "d96", 0 }
 
+/* 80-row query tiles at head dim 128 (the "e80" set: bf16, H 16, B x N = 16384 tokens and B 16 N
+ * 1024; dQ transposed) beside the shipped 64-row tiles (DQ_FIRST), two consumers beside a
+ * producer, two stages: 80 rows in the plain order and with DQ_FIRST. Flags as DQ_FIRST,
+ * DV_EARLY, PERSISTENT. */
+#define E80(b, n, causal, bm, f, e, ps)                                                                 \
+    { "bwd_wgmma", 2, 128, b, 16, n, causal, bm, 128, 12, 2, 0, 0, 0, 0, ps, 0, 0, 0, f, 0, e, "e80", 0 }
+#define E80_TRIO(b, n, causal) E80(b, n, causal, 64, 1, 0, 0), E80(b, n, causal, 80, 0, 0, 0), E80(b, n, causal, 80, 1, 0, 0)
+
 #define DV(r) ((r)->head_dim_v ? (r)->head_dim_v : (r)->head_dim)
 
 static const bench_row rows[] = {
@@ -97,6 +105,8 @@ static const bench_row rows[] = {
     GQA(8192, 32, 0, 0), GQA(8192, 32, 0, 1), GQA(8192, 8, 1, 0), GQA(8192, 8, 1, 1), GQA(8192, 8, 2, 0),
     GQA(8192, 8, 2, 1), GQA(8192, 8, 4, 0), GQA(4096, 32, 0, 0), GQA(4096, 8, 1, 0), GQA(4096, 8, 2, 0),
     GQA(4096, 8, 4, 0),
+    E80_TRIO(8, 2048, 0), E80_TRIO(4, 4096, 0), E80_TRIO(2, 8192, 0), E80_TRIO(1, 16384, 0), E80_TRIO(16, 1024, 0),
+    E80_TRIO(4, 4096, 1), E80_TRIO(1, 16384, 1),
     D96(4, 4096, 0, 12, 0, 0, 0), D96(4, 4096, 0, 12, 1, 0, 0), D96(4, 4096, 0, 12, 1, 1, 1),
     D96(4, 4096, 0, 8, 0, 0, 0),  D96(4, 4096, 1, 12, 0, 0, 0), D96(4, 4096, 1, 12, 1, 0, 0),
     D96(4, 4096, 1, 12, 1, 1, 1), D96(4, 4096, 1, 8, 0, 0, 0),

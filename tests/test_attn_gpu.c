@@ -131,6 +131,10 @@ static const attn_case cases[] = {
     { "f16 persistent D=64 causal", F16, 64, 64,    4, 32, 300, 300, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK },
     { "bf16 persistent N=777",      BF16, 128, 128, 2, 24, 777, 777, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
     { "f16 persistent D=64 Nq>Nk BR", F16, 64, 64,  3, 40, 700, 500, 1, 1, 0, 0, DEFAULT_TILES, BR },
+    /* bwd_wgmma's 80-row query tiles (dQ transposed; wgb_pins): a partial last tile (39 rows, dQ
+     * row-major), and bottom-right rows that see no key in the reordered, persistent row. */
+    { "bf16 D=128 N=999 80-row tiles", BF16, 128, 128, 1, 3, 999, 999, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
+    { "f16 D=128 Nq>Nk causal BR 80-row tiles", F16, 128, 128, 2, 2, 300, 130, 1, 1, 0, 1, DEFAULT_TILES, BR },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
@@ -254,6 +258,7 @@ static const int wgb_tiles[][8] = {
     { 128, 128, 12, 1, 0, 1, 0 }, { 64, 128, 12, 2, 0, 0, 1 }, { 64, 64, 8, 3, 1, 1, 0 },
     { 64, 128, 12, 2, 1, 0, 1, 1 }, { 128, 128, 12, 2, 1, 0, 1, 1 }, { 64, 64, 8, 3, 0, 1, 1, 1 },
     { 64, 128, 12, 1, 0, 0, 0, 1 }, { 128, 128, 12, 2, 0, 0, 0, 1 }, { 64, 128, 12, 3, 1, 1, 0, 1 },
+    { 80, 128, 12, 2 },         { 80, 128, 12, 2, 1, 0, 1, 1 },
 };
 #define TILE_COUNT(t) ((int)(sizeof t / sizeof t[0]))
 
@@ -303,6 +308,14 @@ static const struct {
     { "varlen f16 D=192/128 causal BR", 15 },
     { "varlen bf16 D=192/128 ordered", 0 },
     { "bwd split gqa bf16 8/2 D=192/128 window split 2", 25 },
+    /* 80-row query tiles (the last rows): a partial last tile, rows that see no key, causal without
+     * skipping, a padded layout with Nq<Nk, a packed batch, a long causal f16 problem. */
+    { "bf16 D=128 N=999 80-row tiles", 28 },
+    { "f16 D=128 Nq>Nk causal BR 80-row tiles", 29 },
+    { "bf16 N=1000 causal noskip", 28 },
+    { "bf16 Nq<Nk causal padded", 29 },
+    { "varlen bf16 D=128 causal persistent", 28 },
+    { "f16 N=4096 causal", 29 },
 };
 
 static int pins_found;   /* wgb_pins that named a case (main checks all did) */

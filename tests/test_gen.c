@@ -349,9 +349,21 @@ static const struct {
       232448, "NUM_STAGES=3 with HEAD_DIM=192 HEAD_DIM_V=128 needs 241664 bytes" },
     /* 128-row query tiles: two consumers (128 keys) at head dims 64, and what fits. */
     { "bwd_wgmma", { { GEN_BLOCK_M, 128 }, { GEN_HEAD_DIM, 64 }, { GEN_BLOCK_N, 64 }, { GEN_NUM_WARPS, 4 } }, 4,
-      232448, "BLOCK_M=128 with BLOCK_N=64 HEAD_DIM=64 HEAD_DIM_V=128: bwd_wgmma streams query tiles of 64, or of 128" },
+      232448, "BLOCK_M=128 with BLOCK_N=64 NUM_WARPS=4 HEAD_DIM=64 HEAD_DIM_V=128 DQ_MODE=0 L_EARLY=0: bwd_wgmma streams "
+      "query tiles of 64, or of 128" },
     { "bwd_wgmma", { { GEN_BLOCK_M, 128 }, { GEN_HEAD_DIM, 96 }, { GEN_HEAD_DIM_V, 64 } }, 3, 232448,
-      "BLOCK_M=128 with BLOCK_N=128 HEAD_DIM=96 HEAD_DIM_V=64: bwd_wgmma streams" },
+      "BLOCK_M=128 with BLOCK_N=128 NUM_WARPS=8 HEAD_DIM=96 HEAD_DIM_V=64 DQ_MODE=0 L_EARLY=0: bwd_wgmma streams" },
+    /* 80-row query tiles (dQ transposed): 12 warps at head dims 128, atomic dQ, L read late. */
+    { "bwd_wgmma", { { GEN_BLOCK_M, 80 } }, 1, 232448,
+      "BLOCK_M=80 with BLOCK_N=128 NUM_WARPS=8 HEAD_DIM=128 HEAD_DIM_V=128 DQ_MODE=0 L_EARLY=0: bwd_wgmma streams" },
+    { "bwd_wgmma", { { GEN_BLOCK_M, 80 }, { GEN_NUM_WARPS, 12 }, { GEN_L_EARLY, 1 } }, 3, 232448,
+      "DQ_MODE=0 L_EARLY=1: bwd_wgmma streams query tiles of 64, or of 128" },
+    { "bwd_wgmma", { { GEN_BLOCK_M, 80 }, { GEN_NUM_WARPS, 12 }, { GEN_DQ_MODE, 2 } }, 3, 232448,
+      "DQ_MODE=2 L_EARLY=0: bwd_wgmma streams" },
+    { "bwd_wgmma", { { GEN_BLOCK_M, 80 }, { GEN_NUM_WARPS, 12 }, { GEN_HEAD_DIM, 96 }, { GEN_HEAD_DIM_V, 96 } }, 4,
+      232448, "BLOCK_M=80 with BLOCK_N=128 NUM_WARPS=12 HEAD_DIM=96 HEAD_DIM_V=96" },
+    { "bwd_wgmma", { { GEN_BLOCK_M, 80 }, { GEN_NUM_WARPS, 12 }, { GEN_NUM_STAGES, 3 } }, 3, 232448,
+      "BLOCK_M=80 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=3 with HEAD_DIM=128 HEAD_DIM_V=128 needs 266240 bytes" },
     { "bwd_wgmma", { { GEN_BLOCK_M, 128 }, { GEN_HEAD_DIM, 64 }, { GEN_HEAD_DIM_V, 64 }, { GEN_NUM_WARPS, 12 },
       { GEN_NUM_STAGES, 3 } }, 5, 232448,
       "BLOCK_M=128 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=3 with HEAD_DIM=64 HEAD_DIM_V=64 needs 236544 bytes" },

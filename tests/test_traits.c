@@ -55,6 +55,10 @@ static const sample samples[] = {
      * without a producer. */
     { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=128 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=2" },
     { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=128 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=3 DQ_MODE=ordered" },
+    /* 80-row query tiles: dQ transposed, one dS^T tile in two panels, plain and reordered. */
+    { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=128 BLOCK_M=80 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=2" },
+    { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=128 BLOCK_M=80 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=1 DQ_FIRST=1 DV_EARLY=1 "
+                   "PERSISTENT=1 DQ_INIT=store" },
     /* The products reordered (the layout is the same): one consumer, two splitting the keys. */
     { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=128 NUM_WARPS=12 DQ_FIRST=1 DK_SS=1 DV_EARLY=1" },
     { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=128 NUM_WARPS=12 DQ_FIRST=1 L_EARLY=1 PERSISTENT=1 DQ_INIT=store" },

@@ -1,5 +1,5 @@
 // sm90.cuh: Hopper's warpgroup tensor cores for the sm_90a families: shared-memory matrix
-// descriptors, wgmma.mma_async wrappers (SS and RS forms, N = 64, 96 and 128), the fences and
+// descriptors, wgmma.mma_async wrappers (SS and RS forms, N = 64, 96 and 128; SS also 80), the fences and
 // waits around them, the 128-byte-swizzled panel layout the descriptors read (with its
 // cp.async loader), and the copy engine's bulk reduction into global memory. A family that
 // includes this part must name target_arch "sm_90a" (wgmma does not assemble elsewhere).
@@ -10,6 +10,7 @@
 #define FT_WG_TYPES ".f32.f16.f16"
 #endif
 #define FT_WG_ACC_32 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}"
+#define FT_WG_ACC_40 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39}"
 #define FT_WG_ACC_48 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47}"
 #define FT_WG_ACC_64 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}"
 #define FT_WG_ACC_96 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95}"
@@ -17,6 +18,7 @@
                       "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
 #define FT_ACC16(d, i) FT_ACC8(d, i), FT_ACC8(d, i + 8)
 #define FT_ACC32(d, i) FT_ACC16(d, i), FT_ACC16(d, i + 16)
+#define FT_ACC40(d, i) FT_ACC32(d, i), FT_ACC8(d, i + 32)
 #define FT_ACC48(d, i) FT_ACC32(d, i), FT_ACC16(d, i + 32)
 #define FT_ACC64(d, i) FT_ACC32(d, i), FT_ACC32(d, i + 32)
 #define FT_ACC96(d, i) FT_ACC64(d, i), FT_ACC32(d, i + 64)
@@ -81,6 +83,7 @@ template <int N, int TRANS_B> struct wg_rs;
         }                                                                                        \
     };
 FT_WG_SS(64, 32, FT_WG_ACC_32, FT_ACC32, "%32", "%33", "%34", "%35", "%36")
+FT_WG_SS(80, 40, FT_WG_ACC_40, FT_ACC40, "%40", "%41", "%42", "%43", "%44")
 FT_WG_SS(96, 48, FT_WG_ACC_48, FT_ACC48, "%48", "%49", "%50", "%51", "%52")
 FT_WG_SS(128, 64, FT_WG_ACC_64, FT_ACC64, "%64", "%65", "%66", "%67", "%68")
 FT_WG_SS(192, 96, FT_WG_ACC_96, FT_ACC96, "%96", "%97", "%98", "%99", "%100")

@@ -6,7 +6,7 @@
 //
 // Design (ft_bwd_dkdv). K and V of the key tile stay in shared memory as 128-byte-swizzled
 // panels (arch/sm90.cuh); Q, dO, L and delta of each query tile (BLOCK_M = 64 rows, or 128 at
-// head dim 64 beside two consumers) stream through a NUM_STAGES-deep ring: Q and dO by the copy engine (TMA, one thread issuing, the tensor maps
+// head dim 64 beside two consumers, or 80 at head dim 128 with dQ transposed) stream through a NUM_STAGES-deep ring: Q and dO by the copy engine (TMA, one thread issuing, the tensor maps
 // the launcher encodes in ft_bwd_args, landing swizzled, completing on the slot's mbarrier).
 // Consumer warpgroup w owns keys 64w..64w+63 of the tile and, per query tile:
 //   S^T = K_w Q^T, dP^T = V_w dO^T      SS-wgmma, M = 64 keys, N = BLOCK_M queries, both issued
@@ -17,7 +17,9 @@
 //                                       pairs, the A registers of the next product
 //   dS^T to shared memory, then dQ[:, cols w] = dS K[:, cols w]: SS-wgmma reading dS^T as an
 //                                       M-major (transposed) A and K as an N-major B (dS K
-//                                       unscaled)
+//                                       unscaled); with 80-row tiles (M = 80 is no multiple
+//                                       of 64) dQ^T[cols w, :] = K^T dS^T, the same operands
+//                                       swapped (DQ_TRANSPOSED)
 //   dQ into dq_accum                    the accumulators go to a shared-memory tile in the
 //                                       order the threads hold them (16 bytes a thread, so no
 //                                       bank conflicts), and one thread hands the whole tile to
@@ -68,7 +70,7 @@ constexpr bool DQ_IN_SLOT = bwd_wgmma_dq_in_slot(HEAD_DIM, HEAD_DIM_V);
 constexpr int NUM_WG = bwd_wgmma_consumers(BLOCK_N, HEAD_DIM);  // consumer warpgroups: 64 keys each, or the columns split
 constexpr bool PRODUCER = bwd_wgmma_has_producer(BLOCK_N, NUM_WARPS, HEAD_DIM);   // warpgroup 0 loads and adds dQ
 constexpr int CONSUMER_THREADS = NUM_WG * 128;
-constexpr int BUFFERS = bwd_wgmma_buffers(BLOCK_N, NUM_WARPS, HEAD_DIM);          // dS^T tiles
+constexpr int BUFFERS = bwd_wgmma_buffers(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM);   // dS^T tiles
 // dQ tiles in shared memory, and the tiles the dQ warp adds from: the ring slots themselves
 // (DQ_IN_SLOT: a tile's dQ replaces its Q and dO), else DQ_TILES tiles of their own.
 constexpr int DQ_TILES = bwd_wgmma_dq_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V);
@@ -80,6 +82,10 @@ constexpr int DQ_SOURCES = DQ_IN_SLOT ? NUM_STAGES : DQ_TILES;
 constexpr int DQ_COLS0 = bwd_wgmma_dq_cols(BLOCK_M, HEAD_DIM, NUM_WG, 0);
 constexpr int DQ_COLS1 = bwd_wgmma_dq_cols(BLOCK_M, HEAD_DIM, NUM_WG, NUM_WG - 1);
 constexpr int DQ_N = DQ_COLS0;   // the consumers of dkdv_inline and dkdv_consumer
+// 80-row query tiles: each consumer makes dQ^T for its DQ_COLS0 columns (rows of the product),
+// BLOCK_M queries wide; its accumulators then hold BLOCK_M / 2 a thread (traits: bwd_wgmma_dq_transposed).
+constexpr bool DQ_TRANSPOSED = bwd_wgmma_dq_transposed(BLOCK_M);
+constexpr int DQ_REGS = DQ_TRANSPOSED ? BLOCK_M / 2 : DQ_N / 2;
 // Head dim 64 with two warpgroups: each makes all of dQ over its own 64 keys, and the second's
 // half goes through shared memory to the first, which adds it and writes the tile alone.
 constexpr bool DQ_SPLIT_KEYS = bwd_wgmma_dq_split_keys(BLOCK_M, HEAD_DIM, NUM_WG);
@@ -116,7 +122,7 @@ constexpr int K_BYTES = BLOCK_N * D_PANELS * 128;
 constexpr int V_BYTES = BLOCK_N * DV_PANELS * 128;
 constexpr int LD_BYTES = bwd_wgmma_ld_bytes(BLOCK_M);
 constexpr int STAGE_BYTES = Q_BYTES + DO_BYTES + LD_BYTES;
-constexpr int DS_BYTES = BLOCK_N * BLOCK_M * 2;
+constexpr int DS_BYTES = bwd_wgmma_ds_bytes(BLOCK_M, BLOCK_N);
 constexpr int DQ_TILE_BYTES = BLOCK_M * HEAD_DIM * 4;
 constexpr int P_TILE_BYTES = SPLIT_COLS ? BLOCK_N * BLOCK_M * 4 : 0;
 constexpr int SMEM_END = 1024 + K_BYTES + V_BYTES + NUM_STAGES * STAGE_BYTES + BUFFERS * DS_BYTES +
@@ -155,7 +161,8 @@ constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEA
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma takes f16 or bf16");
 static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_N/16 (consumers only) or BLOCK_N/16 + 4 (and a "
                                           "producer warpgroup); 12 at head dims 192 and 256");
-static_assert(RULE != BWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64, or 128 with BLOCK_N 128 at head dims 64");
+static_assert(RULE != BWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64, or 128 with BLOCK_N 128 at head dims 64, or 80 "
+                                            "with BLOCK_N 128, 12 warps, DQ_MODE atomic and L_EARLY 0 at head dims 128");
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 64 or 128 (64 keys a consumer warpgroup); 64 at head dims 192 and 256");
 static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, 96 or 128; or HEAD_DIM 192 or 256 "
                                              "with HEAD_DIM_V 128 or the same");
@@ -172,7 +179,8 @@ static_assert(RULE != BWD_WGMMA_BAD_DQ_INIT, "DQ_INIT store needs a producer war
 static_assert(!PERSISTENT || !VARLEN, "PERSISTENT 1 needs VARLEN 0");
 static_assert(BAR_KEYS + 8 <= LD_BYTES && BAR_KEYS % 8 == 0,
               "L, delta, the mbarriers, the ticket and the units fit LD_BYTES");
-static_assert(DQ_TILE_BYTES == 128 * 4 * (DQ_COLS0 + (DQ_REGIONS == 2 ? DQ_COLS1 : 0)) / 2,
+static_assert(DQ_TILE_BYTES == (DQ_TRANSPOSED ? 128 * 4 * DQ_REGS * DQ_REGIONS
+                                              : 128 * 4 * (DQ_COLS0 + (DQ_REGIONS == 2 ? DQ_COLS1 : 0)) / 2),
               "a dQ tile is every thread's accumulators");
 static_assert(NUM_THREADS == CONSUMER_THREADS + (PRODUCER ? 128 : 0), "warps: consumers and the producer");
 
@@ -898,7 +906,10 @@ FT_DEVICE void split_gradients(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols
 // dQ (unscaled) = dS K for this warpgroup's N columns from DQ_COLS0*cw over all the keys, or
 // (DQ_SPLIT_KEYS) all columns over its own 64 keys, or (DQ_SPLIT_ROWS) all columns of its 64
 // query rows over all the keys: dS^T read M-major (16 keys, 2048 bytes, a step; the rows' panel),
-// K read N-major. Waits for it (and for dV, dK).
+// K read N-major. DQ_TRANSPOSED: dQ^T = K^T dS^T for its 64 columns, N = BLOCK_M queries, the
+// same two operands swapped (K's panel M-major as A, the dS^T tile N-major as B: both are read
+// along their 64-wide panels, BLOCK_N * 128 bytes apart, so their descriptors keep one form).
+// Issued only (the caller commits and waits).
 template <int R>
 FT_DEVICE void issue_dq(float (&dq)[R], const dkdv_block &blk, unsigned ds_tile, int cw, int panel = 0)
 {
@@ -907,8 +918,9 @@ FT_DEVICE void issue_dq(float (&dq)[R], const dkdv_block &blk, unsigned ds_tile,
     const unsigned rows = DQ_SPLIT_ROWS ? cw * (BLOCK_N * 128) : 0;         // the query rows' panel
     const unsigned k_dq =
         blk.k_smem + (DQ_SPLIT_KEYS ? key0 : DQ_SPLIT_ROWS ? 0 : (cw * (DQ_COLS0 / 64) + panel) * (BLOCK_N * 128));
-    const unsigned long long a = wg_desc(ds_tile + rows + key0, BLOCK_N * 128, 1024),
-                             b = wg_desc(k_dq, BLOCK_N * 128, 1024);
+    const unsigned long long ds_desc = wg_desc(ds_tile + rows + key0, BLOCK_N * 128, 1024),
+                             k_desc = wg_desc(k_dq, BLOCK_N * 128, 1024);
+    const unsigned long long a = DQ_TRANSPOSED ? k_desc : ds_desc, b = DQ_TRANSPOSED ? ds_desc : k_desc;
     wg_fence();
 #pragma unroll
     for (int kk = 0; kk < DQ_STEPS; kk++)
@@ -932,21 +944,22 @@ FT_DEVICE void dq_product(float (&dq)[R], float (&dk)[KR], float (&dv)[VR], cons
 // would spare the second the wait, but racecheck does not follow it; the two run in step anyway);
 // the half is rewritten only after the next tile's dS^T meeting, which the first warpgroup
 // reaches after reading it.
-FT_DEVICE bool add_dq_halves(float (&dq)[DQ_N / 2], const dkdv_block &blk, const dkdv_thread &th)
+template <int R>
+FT_DEVICE bool add_dq_halves(float (&dq)[R], const dkdv_block &blk, const dkdv_thread &th)
 {
     if (!DQ_SPLIT_KEYS)
         return true;
     const unsigned mine = blk.dq_half() + 16 * (th.t % 128);
     if (th.cw == 1) {
 #pragma unroll
-        for (int c = 0; c < DQ_N / 8; c++)
+        for (int c = 0; c < R / 4; c++)
             st_shared_f32x4(mine + c * 2048, dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]);
         named_barrier_sync(2, CONSUMER_THREADS);
         return false;
     }
     named_barrier_sync(2, CONSUMER_THREADS);
 #pragma unroll
-    for (int c = 0; c < DQ_N / 8; c++) {
+    for (int c = 0; c < R / 4; c++) {
         const float4 x = ld_shared_f32x4(mine + c * 2048);
         dq[4 * c] += x.x;
         dq[4 * c + 1] += x.y;
@@ -959,13 +972,15 @@ FT_DEVICE bool add_dq_halves(float (&dq)[DQ_N / 2], const dkdv_block &blk, const
 // A full dQ tile in shared memory, in thread order for the bulk reduce: the warpgroup's region
 // (warpgroup 1's after warpgroup 0's 128 * DQ_COLS0 / 8 chunks; its columns, or with the rows
 // split its rows), 16-byte chunk c * 128 + its thread. dq: N = 2R columns, of which the
-// warpgroup's own are written.
+// warpgroup's own are written. DQ_TRANSPOSED: all 2R (queries) of each of its 64 columns, the
+// second region after the first's 128 * R / 4 chunks.
 template <int R>
 FT_DEVICE void dq_to_tile(unsigned dq_tile, const float (&dq)[R], const dkdv_thread &th, int panel = 0)
 {
     constexpr int N = 2 * R;
-    const int cols = (th.cw == 0 ? DQ_COLS0 : DQ_COLS1) - 64 * panel;
-    const unsigned mine = dq_tile + 16 * (128 * (th.cw * DQ_COLS0 / 8 + 8 * panel) + th.t % 128);
+    const int cols = DQ_TRANSPOSED ? N : (th.cw == 0 ? DQ_COLS0 : DQ_COLS1) - 64 * panel;
+    const int region = DQ_TRANSPOSED ? th.cw * (R / 4) : th.cw * DQ_COLS0 / 8 + 8 * panel;
+    const unsigned mine = dq_tile + 16 * (128 * region + th.t % 128);
 #pragma unroll
     for (int c = 0; c < N / 8; c++)
         if (c < cols / 8)
@@ -974,12 +989,30 @@ FT_DEVICE void dq_to_tile(unsigned dq_tile, const float (&dq)[R], const dkdv_thr
 
 // The last, partial dQ tile, row-major (HEAD_DIM floats a row): element dq[4j+e] is query row
 // wrow + 8*(e/2) of the tile (+ 64*cw with the rows split), column DQ_COLS0*cw (0 with the rows
-// split) + 8j + 2qd + e%2. Into dq_accum by atomics, rows past
-// seqlen_q left out (inline), or to a shared tile the producer adds (rows past it not added).
+// split) + 8j + 2qd + e%2; DQ_TRANSPOSED the other way round (query row 8j + 2qd + e%2, column
+// DQ_COLS0*cw + wrow + 8*(e/2): single floats, four lanes a bank, on the last tile only). Into
+// dq_accum by atomics, rows past seqlen_q left out (inline), or to a shared tile the producer
+// adds (rows past it not added).
 template <bool ATOMIC, int R>
 FT_DEVICE void dq_rows(float *dst, const float (&dq)[R], const dkdv_thread &th, int valid_rows, int panel = 0)
 {
-    constexpr int N = 2 * R;   // columns
+    constexpr int N = 2 * R;   // columns (DQ_TRANSPOSED: queries)
+    if constexpr (DQ_TRANSPOSED) {
+#pragma unroll
+        for (int j = 0; j < N / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int row = 8 * j + 2 * th.qd + (e & 1);
+                if (ATOMIC && row >= valid_rows)
+                    continue;
+                float *p = dst + row * HEAD_DIM + DQ_COLS0 * th.cw + th.wrow + 8 * (e >> 1);
+                if (ATOMIC)
+                    atomicAdd(p, dq[4 * j + e]);
+                else
+                    *p = dq[4 * j + e];
+            }
+        return;
+    }
     const int cols = (th.cw == 0 ? DQ_COLS0 : DQ_COLS1) - 64 * panel;
 #pragma unroll
     for (int half = 0; half < 2; half++) {
@@ -1242,7 +1275,7 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
                 await_turn(args, blk, cur);
             __syncthreads();
         }
-        float dq[DQ_N / 2];
+        float dq[DQ_REGS];
         dq_product(dq, dk, dv, blk, blk.ds_smem(0), th.cw);
         const bool writes = add_dq_halves(dq, blk, th);
         if (full_tile) {
@@ -1510,7 +1543,7 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
             unsigned dsa[M_STEPS][4];
             tile_gradients(ds, dsa, dk, dv, args, blk, th, st, m0, scale_log2, hand_dq);
             const unsigned ds_tile = blk.ds_smem(buf);
-            if (BUFFERS == 1)   // (WIDE_KEYS) the other consumer's products of the last tile read it
+            if (BUFFERS == 1)   // (WIDE_KEYS, 80 rows) the other consumer's products of the last tile read it
                 named_barrier_sync(1, CONSUMER_THREADS);
             // dS^T stored from its packed pairs (dK's A registers) where dK's product reads them:
             // the fp32 form dies at the packing, which spared registers (d64 128-row tiles: 68 ->
@@ -1523,7 +1556,7 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
             // Every warpgroup's dS^T is in place. With two buffers, buffer buf was last read by
             // tile t-2's dQ products, which every warpgroup waited for before tile t-1's meeting here.
             named_barrier_sync(1, CONSUMER_THREADS);
-            float dq[DQ_N / 2];
+            float dq[DQ_REGS];
             // LATE_DK: dK after the meeting, before dQ or (DQ_FIRST) after it, under dQ's store.
             const unsigned stage = blk.slot(st), ds_rows = ds_tile + th.cw * 64 * 128;
             auto late_dk = [&] {
@@ -1720,6 +1753,41 @@ FT_DEVICE void zero_dq_rows(const ft_bwd_args &args, const ft_seq &sq, int m0)
     }
 }
 
+// DQ_TRANSPOSED: a full tile's chunk c of consumer w's thread t (warp ww, lane 4i + qd) holds
+// columns 64w + 16ww + i and + 8 of queries 8c + 2qd and + 1 (dq_to_tile). So a unit (w, ww, qd,
+// c) reads chunk c of the eight threads i = 0..7 (x[i]: 128 bytes) and writes two queries' 16
+// columns: x[i].x, .z for the first query, .y, .w for the second. A warp takes one c: it reads
+// that chunk of every thread (4 KB, whole sectors) and writes 8 rows' 256 bytes.
+FT_DEVICE void convert_transposed(const float4 *src, elem_t *dq, long long ld, float scale)
+{
+    constexpr int CHUNKS = BLOCK_M / 8, UNITS = DQ_REGIONS * 4 * 4 * CHUNKS;
+    static_assert(!DQ_TRANSPOSED || UNITS * 128 == DQ_TILE_BYTES, "every chunk of the tile is read once");
+    for (int u = threadIdx.x; u < UNITS; u += NUM_THREADS) {
+        const int ww = u % 4, w = (u / 4) % DQ_REGIONS, qd = (u / (4 * DQ_REGIONS)) % 4, c = u / (16 * DQ_REGIONS);
+        const float4 *chunk = src + (w * CHUNKS + c) * 128 + 32 * ww + qd;
+        float4 x[8];
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+            x[i] = chunk[4 * i];
+        const int q = 8 * c + 2 * qd, col = DQ_COLS0 * w + 16 * ww;
+#pragma unroll
+        for (int half = 0; half < 2; half++) {   // columns col + 8*half: .x/.y, then .z/.w
+            if (QK_DATA < HEAD_DIM && col + 8 * half >= QK_DATA)
+                continue;   // padding past the head dim's data
+            float a[8], b[8];
+#pragma unroll
+            for (int i = 0; i < 8; i++) {
+                a[i] = (half ? x[i].z : x[i].x) * scale;
+                b[i] = (half ? x[i].w : x[i].y) * scale;
+            }
+            *(uint4 *)(dq + q * ld + col + 8 * half) =
+                make_uint4(pack2(a[0], a[1]), pack2(a[2], a[3]), pack2(a[4], a[5]), pack2(a[6], a[7]));
+            *(uint4 *)(dq + (q + 1) * ld + col + 8 * half) =
+                make_uint4(pack2(b[0], b[1]), pack2(b[2], b[3]), pack2(b[4], b[5]), pack2(b[6], b[7]));
+        }
+    }
+}
+
 // A full query tile of dq_accum holds ft_bwd_dkdv's accumulators in thread order (as its dQ
 // store writes them): warpgroup 0's region, then (DQ_REGIONS 2) warpgroup 1's, its DQ_COLS1 columns from DQ_COLS0
 // (DQ_SPLIT_ROWS: all the columns of rows 64 on);
@@ -1749,6 +1817,10 @@ ft_bwd_dq_convert(const ft_bwd_args args)
     const float4 *src = (const float4 *)rows;
     elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, b, h, sq.q0) + m0 * args.dq_stride[2];
     const long long ld = args.dq_stride[2];
+    if constexpr (DQ_TRANSPOSED) {
+        convert_transposed(src, dq, ld, scale);
+        return;
+    }
     // Chunk c of thread t holds rows r and r + 8, columns col0 + 8c + 2(t%4) and the next: the
     // four threads t0..t0+3 of a lane quad together hold 8 whole columns of both rows. So each
     // converting thread takes one (quad, c): 64 contiguous bytes in, two 16-byte rows out;

@@ -1,8 +1,8 @@
 /* bwd_wgmma traits (templates/families/bwd_wgmma.cu, generator/family_bwd_wgmma.c): the Hopper
  * backward. One block per key tile of BLOCK_N keys; each consumer warpgroup (4 warps) owns 64 of
  * them and keeps their dK, dV in registers; query tiles of BLOCK_M = 64 rows (or 128 beside two
- * consumers, each then making dQ for 64 of them: bwd_wgmma_dq_split_rows) stream through a TMA
- * ring; dQ goes through shared memory into fp32 dq_accum by the copy engine's bulk reduce-add,
+ * consumers, each then making dQ for 64 of them: bwd_wgmma_dq_split_rows; or 80, dQ then made
+ * transposed: bwd_wgmma_dq_transposed) stream through a TMA ring; dQ goes through shared memory into fp32 dq_accum by the copy engine's bulk reduce-add,
  * each warpgroup owning the columns bwd_wgmma_dq_cols gives it. NUM_WARPS says
  * whether a producer warpgroup loads and adds dQ for the consumers (BLOCK_N / 16 + 4) or they
  * do it themselves (BLOCK_N / 16). Head dims 192 and 256 split columns instead of keys: two
@@ -15,7 +15,9 @@
 enum bwd_wgmma_rule {
     BWD_WGMMA_OK,
     BWD_WGMMA_BAD_WARPS,       /* NUM_WARPS neither BLOCK_N / 16 nor that + 4 (a producer); 12 at head dims 192, 256 */
-    BWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M not 64, nor 128 beside two consumers at head dims 64 */
+    BWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M not 64, nor 128 beside two consumers at head dims 64, nor 80
+                                * beside a producer and two consumers at head dims 128 (atomic dQ,
+                                * no L_EARLY) */
     BWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 (64 keys a consumer warpgroup); 64 at head dim 256 */
     BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96 or 128; or 192, 256 beside 128 or the same
                                 * (192 over 192: BLOCK_N 64) */
@@ -106,13 +108,35 @@ FT_TRAIT int bwd_wgmma_has_producer(int block_n, int num_warps, int head_dim)
     return num_warps == 4 * bwd_wgmma_consumers(block_n, head_dim) + 4;
 }
 
+/* 1 with 80-row query tiles: dQ's product would have M = 80 queries, not a multiple of 64, so
+ * each consumer makes dQ^T = K^T dS^T instead (M = its 64 of the head dim's columns, N = the 80
+ * queries; A = its panel of K read M-major, B = the dS^T tile read N-major), as FlashAttention-4
+ * does at this tile. Its accumulators then hold a column per row (bwd_wgmma.cu: dq_to_tile,
+ * ft_bwd_dq_convert). */
+FT_TRAIT int bwd_wgmma_dq_transposed(int block_m)
+{
+    return block_m == 80;
+}
+
+/* One dS^T tile: BLOCK_N rows of BLOCK_M queries, 16-bit, in whole 128-byte panels of 64
+ * queries (80 rows: the second panel a quarter used, so the wgmma descriptors and the epilogue's
+ * staging keep one layout). */
+FT_TRAIT long long bwd_wgmma_ds_bytes(int block_m, int block_n)
+{
+    return (long long)block_n * ft_panel_cols(block_m) * 2;
+}
+
 /* dS^T tiles in shared memory: two with a producer (the consumers write one while the other is
  * still read), else one. With the columns split, one (the consumers' P^T and dS^T hand-offs
  * order its reuse); with the wide keys one too (two do not fit beside K's 192 columns: the
- * consumers meet before a tile's dS^T is stored, after the last tile's dQ products). */
-FT_TRAIT int bwd_wgmma_buffers(int block_n, int num_warps, int head_dim)
+ * consumers meet before a tile's dS^T is stored, after the last tile's dQ products); with 80-row
+ * query tiles one (two do not fit beside the two stages and the 40 KB dQ tile; the same meeting). */
+FT_TRAIT int bwd_wgmma_buffers(int block_m, int block_n, int num_warps, int head_dim)
 {
-    return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_wide_head(head_dim) ? 2 : 1;
+    return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_wide_head(head_dim) &&
+                   !bwd_wgmma_dq_transposed(block_m)
+               ? 2
+               : 1;
 }
 
 /* fp32 dQ tiles in shared memory: one per dS^T tile, but one with 128-row query tiles (two of 32
@@ -123,7 +147,7 @@ FT_TRAIT int bwd_wgmma_dq_tiles(int block_m, int block_n, int num_warps, int hea
 {
     if (bwd_wgmma_split_cols(head_dim, block_n))
         return bwd_wgmma_dq_in_slot(head_dim, head_dim_v) ? 0 : 1;
-    return block_m == 128 ? 1 : bwd_wgmma_buffers(block_n, num_warps, head_dim);
+    return block_m == 128 ? 1 : bwd_wgmma_buffers(block_m, block_n, num_warps, head_dim);
 }
 
 /* 1 when the two consumers each make dQ for their own 64 rows of a 128-row query tile, all the
@@ -154,7 +178,7 @@ FT_TRAIT int bwd_wgmma_dq_cols(int block_m, int head_dim, int num_wg, int w)
 }
 
 /* 1024 bytes of alignment slack, K and V of the key tile, the ring, bwd_wgmma_buffers x dS^T
- * (BLOCK_N x BLOCK_M, 2 bytes an element) for dQ = dS K, bwd_wgmma_dq_tiles fp32 dQ tiles
+ * (bwd_wgmma_ds_bytes) for dQ = dS K, bwd_wgmma_dq_tiles fp32 dQ tiles
  * (BLOCK_M x HEAD_DIM) that the copy engine adds into dq_accum, and with the keys split one more
  * fp32 dQ tile, the second warpgroup's half on its way to the first; with the columns split, the
  * fp32 P^T tile on its way from the first consumer to the second. */
@@ -163,10 +187,10 @@ FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
 {
     const long long dq_tile = (long long)block_m * head_dim * 4;
     const int split = bwd_wgmma_split_cols(head_dim, block_n);
-    const int buffers = bwd_wgmma_buffers(block_n, num_warps, head_dim);
+    const int buffers = bwd_wgmma_buffers(block_m, block_n, num_warps, head_dim);
     return 1024 + (long long)block_n * (ft_panel_cols(head_dim) + ft_panel_cols(head_dim_v)) * 2 +
            num_stages * bwd_wgmma_stage_bytes(block_m, head_dim, head_dim_v) +
-           buffers * (long long)block_n * block_m * 2 +
+           buffers * bwd_wgmma_ds_bytes(block_m, block_n) +
            bwd_wgmma_dq_tiles(block_m, block_n, num_warps, head_dim, head_dim_v) * dq_tile +
            (bwd_wgmma_dq_split_keys(block_m, head_dim, bwd_wgmma_consumers(block_n, head_dim)) ? dq_tile : 0) +
            (split ? (long long)block_n * block_m * 4 : 0);
@@ -174,8 +198,8 @@ FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
 
 /* Per consumer thread: dK and dV of 64 keys (head_dim/2 + head_dim_v/2 fp32; with the columns
  * split, the larger share of each), S^T and dP^T (block_m/2 each; with the columns split one of
- * them, and P^T and dS^T packed beside it), P^T packed (block_m/4, beside S^T at 64 rows; at 128
- * ptxas packs it into S^T's registers as they die, notes/kernels.md; dS^T packed takes dP^T's
+ * them, and P^T and dS^T packed beside it), P^T packed (block_m/4, beside S^T at 64 rows; at 80
+ * and 128 ptxas packs it into S^T's registers as they die, notes/kernels.md; dS^T packed takes dP^T's
  * place), and ~32 of addresses and indices (40 when the consumers also load). dQ's accumulators
  * (bwd_wgmma_dq_cols / 2) live only once S^T and dP^T are dead. */
 FT_TRAIT int bwd_wgmma_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v)
@@ -186,7 +210,7 @@ FT_TRAIT int bwd_wgmma_regs(int block_m, int block_n, int num_warps, int head_di
     if (bwd_wgmma_split_cols(head_dim, block_n))
         return (head_dim - bwd_wgmma_split_first(head_dim)) / 2 + (head_dim_v - bwd_wgmma_split_first(head_dim_v)) / 2 +
                block_m / 2 + block_m / 2 + loads;
-    return head_dim / 2 + head_dim_v / 2 + block_m + (block_m == 128 ? 0 : block_m / 4) + loads;
+    return head_dim / 2 + head_dim_v / 2 + block_m + (block_m == 64 ? block_m / 4 : 0) + loads;
 }
 
 /* Blocks a producer-pipeline kernel asks to fit on an SM (__launch_bounds__): one with two
@@ -285,8 +309,14 @@ FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_sta
 {
     const int split = bwd_wgmma_split_cols(head_dim, block_n), wide = bwd_wgmma_wide_keys(head_dim, block_n);
     /* 128 rows: S^T and dP^T of 128 queries fit beside dK and dV of head dims 64 only (ptxas
-     * spilled at 96 over 64: notes/kernels.md). */
-    if (block_m != 64 && (block_m != 128 || block_n != 128 || head_dim != 64 || head_dim_v != 64))
+     * spilled at 96 over 64: notes/kernels.md). 80 rows (dQ transposed): at head dims 128 beside
+     * a producer, whose dQ warp adds the tile by bulk reduce (atomic; the inline pipeline's
+     * partial tile atomics are not written for dQ^T), L read late (L_EARLY's offsets would
+     * take 40 more registers while both products are in flight). */
+    const int rows128 = block_m == 128 && block_n == 128 && head_dim == 64 && head_dim_v == 64;
+    const int rows80 = block_m == 80 && block_n == 128 && num_warps == 12 && head_dim == 128 && head_dim_v == 128 &&
+                       dq_mode == FT_DQ_ATOMIC && !l_early;
+    if (block_m != 64 && !rows128 && !rows80)
         return BWD_WGMMA_BAD_BLOCK_M;
     if (split ? (head_dim != 192 && head_dim != 256) || (head_dim_v != head_dim && head_dim_v != 128)
         : wide  ? head_dim_v != 128
