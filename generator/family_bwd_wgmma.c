@@ -40,10 +40,11 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
                      "warps), and may add a producer warpgroup (%d)", nw, bn, bn / 16, bn / 16 + 4);
         break;
     case BWD_WGMMA_BAD_BLOCK_M:
-        snprintf(why, len, "BLOCK_M=%d with BLOCK_N=%d NUM_WARPS=%d HEAD_DIM=%d HEAD_DIM_V=%d DQ_MODE=%d L_EARLY=%d: "
-                 "bwd_wgmma streams query tiles of 64, or of 128 beside two consumers (BLOCK_N=128) at head dims 64, "
-                 "or of 80 beside two consumers and a producer (BLOCK_N=128, NUM_WARPS=12) at head dims 128 with "
-                 "DQ_MODE=0 and L_EARLY=0", bm, bn, nw, d, dv, p[GEN_DQ_MODE], p[GEN_L_EARLY]);
+        snprintf(why, len, "BLOCK_M=%d with BLOCK_N=%d NUM_WARPS=%d HEAD_DIM=%d HEAD_DIM_V=%d DQ_MODE=%d L_EARLY=%d "
+                 "DK_SS=%d: bwd_wgmma streams query tiles of 64, or of 128 beside two consumers (BLOCK_N=128) at head "
+                 "dims 64, or of 80 beside two consumers and a producer (BLOCK_N=128, NUM_WARPS=12) at head dims 128 "
+                 "with DQ_MODE=0, L_EARLY=0 and DK_SS=0", bm, bn, nw, d, dv, p[GEN_DQ_MODE], p[GEN_L_EARLY],
+                 p[GEN_DK_SS]);
         break;
     case BWD_WGMMA_BAD_BLOCK_N:
         snprintf(why, len, "BLOCK_N=%d: bwd_wgmma takes key tiles of 64 or 128 (64 keys a consumer warpgroup; 64 at "

@@ -233,6 +233,15 @@ FT_DEVICE void stmatrix_x4(unsigned addr, unsigned r0, unsigned r1, unsigned r2,
                  : "memory");
 }
 
+// The same with each matrix stored transposed (.trans: thread t's pair of row t/4 lands in
+// column t/4 of rows 2(t%4) and 2(t%4) + 1).
+FT_DEVICE void stmatrix_x4_trans(unsigned addr, unsigned r0, unsigned r1, unsigned r2, unsigned r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0),
+                 "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
+}
+
 // Waits until at most PENDING of the thread's bulk groups are still incomplete.
 template <int PENDING> FT_DEVICE void bulk_wait()
 {

@@ -162,7 +162,8 @@ static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma
 static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_N/16 (consumers only) or BLOCK_N/16 + 4 (and a "
                                           "producer warpgroup); 12 at head dims 192 and 256");
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64, or 128 with BLOCK_N 128 at head dims 64, or 80 "
-                                            "with BLOCK_N 128, 12 warps, DQ_MODE atomic and L_EARLY 0 at head dims 128");
+                                            "with BLOCK_N 128, 12 warps, DQ_MODE atomic, L_EARLY 0 and DK_SS 0 at head "
+                                            "dims 128");
 static_assert(RULE != BWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 64 or 128 (64 keys a consumer warpgroup); 64 at head dims 192 and 256");
 static_assert(RULE != BWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, 96 or 128; or HEAD_DIM 192 or 256 "
                                              "with HEAD_DIM_V 128 or the same");
@@ -806,6 +807,17 @@ FT_DEVICE unsigned ds_stmatrix_base(unsigned tile, const dkdv_thread &th)
     const int row = (th.krow & ~7) + 8 * ((lane / 8) % 2) + lane % 8;
     return opaque(tile + row * 128) ^ ((((unsigned)row & 7) ^ (unsigned)(lane / 16)) << 4);
 }
+// DQ_TRANSPOSED: dS itself, query-major (BLOCK_M rows of 64 keys, 128 bytes a row swizzled, the
+// consumer's keys its panel PANEL_BYTES in), which dQ^T's product reads as a K-major B: four
+// fewer KB than dS^T's whole query panels, so two tiles fit. stmatrix .trans stores each 8x8
+// matrix of a k-step's registers (keys 16ww + 8(i%2) up, queries 16kk + 8(i/2) up: wg_acc_to_a's
+// order) transposed: lane l gives query row 16kk + 8(i/2) + l%8 of matrix i = l/8, chunk (its 8
+// keys) 2ww + i%2, swizzled by the row (l%8). The base is k-step 0's; k-step kk is 2048 bytes on.
+FT_DEVICE unsigned ds_query_major_base(unsigned tile, const dkdv_thread &th)
+{
+    const int lane = th.t % 32, i = lane / 8, r8 = lane % 8, ww = th.wrow / 16;
+    return opaque(tile + th.cw * PANEL_BYTES + (8 * (i / 2) + r8) * 128) + ((unsigned)((2 * ww + i % 2) ^ r8) << 4);
+}
 // Any 64-row accumulator of the warpgroup (R registers: 2R columns) times `scale` the same way:
 // the epilogue stages dK and dV so (stage_and_store_dk_dv).
 template <int R>
@@ -819,20 +831,34 @@ FT_DEVICE void store_acc(unsigned tile, const float (&acc)[R], const dkdv_thread
                     pack2(acc[8 * kk + 4] * scale, acc[8 * kk + 5] * scale),
                     pack2(acc[8 * kk + 6] * scale, acc[8 * kk + 7] * scale));
 }
-FT_DEVICE void store_ds(unsigned ds_tile, const float (&ds)[S_REGS], const dkdv_thread &th)
-{
-    store_acc(ds_tile, ds, th, 1.f);
-}
 // The same from dS^T already packed as dK's A registers, not packed a second time: the inline
 // pipeline's. The consumers keep the fp32 form above, packing at each store: holding the packed
 // pairs across the stores made head dim 96's ordered causal default spill (and packing through
 // wg_acc_to_a first moves the schedule of 62 of 106 configurations checked).
 FT_DEVICE void store_ds(unsigned ds_tile, const unsigned (&dsa)[M_STEPS][4], const dkdv_thread &th)
 {
+    if constexpr (DQ_TRANSPOSED) {
+        const unsigned base = ds_query_major_base(ds_tile, th);
+#pragma unroll
+        for (int kk = 0; kk < M_STEPS; kk++)
+            stmatrix_x4_trans(base + kk * 2048, dsa[kk][0], dsa[kk][1], dsa[kk][2], dsa[kk][3]);
+        return;
+    }
     const unsigned base = ds_stmatrix_base(ds_tile, th);
 #pragma unroll
     for (int kk = 0; kk < BLOCK_M / 16; kk++)
         stmatrix_x4(ds_chunk(base, 2 * kk, 0), dsa[kk][0], dsa[kk][1], dsa[kk][2], dsa[kk][3]);
+}
+
+FT_DEVICE void store_ds(unsigned ds_tile, const float (&ds)[S_REGS], const dkdv_thread &th)
+{
+    if constexpr (DQ_TRANSPOSED) {
+        unsigned dsa[M_STEPS][4];
+        wg_acc_to_a(dsa, ds);
+        store_ds(ds_tile, dsa, th);
+    } else {
+        store_acc(ds_tile, ds, th, 1.f);
+    }
 }
 
 // SPLIT_COLS: the 16-bit pairs store_ds wrote, back as the A registers of dK += dS^T Q (the pair
@@ -906,10 +932,10 @@ FT_DEVICE void split_gradients(float (&dk)[dk_cols(CW) / 2], float (&dv)[dv_cols
 // dQ (unscaled) = dS K for this warpgroup's N columns from DQ_COLS0*cw over all the keys, or
 // (DQ_SPLIT_KEYS) all columns over its own 64 keys, or (DQ_SPLIT_ROWS) all columns of its 64
 // query rows over all the keys: dS^T read M-major (16 keys, 2048 bytes, a step; the rows' panel),
-// K read N-major. DQ_TRANSPOSED: dQ^T = K^T dS^T for its 64 columns, N = BLOCK_M queries, the
-// same two operands swapped (K's panel M-major as A, the dS^T tile N-major as B: both are read
-// along their 64-wide panels, BLOCK_N * 128 bytes apart, so their descriptors keep one form).
-// Issued only (the caller commits and waits).
+// K read N-major. DQ_TRANSPOSED: dQ^T = K^T dS^T for its 64 columns, N = BLOCK_M queries: A =
+// its panel of K read M-major (as dS^T is above), B = the tile's dS, stored query-major
+// (store_ds), read K-major as transposed_scores reads Q (16 keys, 32 bytes, a step; a panel per
+// 64 keys). Issued only (the caller commits and waits).
 template <int R>
 FT_DEVICE void issue_dq(float (&dq)[R], const dkdv_block &blk, unsigned ds_tile, int cw, int panel = 0)
 {
@@ -918,10 +944,17 @@ FT_DEVICE void issue_dq(float (&dq)[R], const dkdv_block &blk, unsigned ds_tile,
     const unsigned rows = DQ_SPLIT_ROWS ? cw * (BLOCK_N * 128) : 0;         // the query rows' panel
     const unsigned k_dq =
         blk.k_smem + (DQ_SPLIT_KEYS ? key0 : DQ_SPLIT_ROWS ? 0 : (cw * (DQ_COLS0 / 64) + panel) * (BLOCK_N * 128));
-    const unsigned long long ds_desc = wg_desc(ds_tile + rows + key0, BLOCK_N * 128, 1024),
-                             k_desc = wg_desc(k_dq, BLOCK_N * 128, 1024);
-    const unsigned long long a = DQ_TRANSPOSED ? k_desc : ds_desc, b = DQ_TRANSPOSED ? ds_desc : k_desc;
     wg_fence();
+    if constexpr (DQ_TRANSPOSED) {
+        const unsigned long long a = wg_desc(k_dq, BLOCK_N * 128, 1024), b = wg_desc(ds_tile, 16, 1024);
+#pragma unroll
+        for (int kk = 0; kk < DQ_STEPS; kk++)
+            wg_ss<N, 0, 1>::run(dq, wg_desc_add(a, kk * 2048), wg_desc_add(b, (kk / 4) * PANEL_BYTES + (kk % 4) * 32),
+                                kk > 0);
+        return;
+    }
+    const unsigned long long a = wg_desc(ds_tile + rows + key0, BLOCK_N * 128, 1024),
+                             b = wg_desc(k_dq, BLOCK_N * 128, 1024);
 #pragma unroll
     for (int kk = 0; kk < DQ_STEPS; kk++)
         wg_ss<N, 1, 1>::run(dq, wg_desc_add<!SPLIT_COLS>(a, kk * 2048), wg_desc_add<!SPLIT_COLS>(b, kk * 2048), kk > 0);

@@ -17,7 +17,7 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_WARPS,       /* NUM_WARPS neither BLOCK_N / 16 nor that + 4 (a producer); 12 at head dims 192, 256 */
     BWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M not 64, nor 128 beside two consumers at head dims 64, nor 80
                                 * beside a producer and two consumers at head dims 128 (atomic dQ,
-                                * no L_EARLY) */
+                                * no L_EARLY, no DK_SS) */
     BWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 (64 keys a consumer warpgroup); 64 at head dim 256 */
     BWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96 or 128; or 192, 256 beside 128 or the same
                                 * (192 over 192: BLOCK_N 64) */
@@ -110,44 +110,43 @@ FT_TRAIT int bwd_wgmma_has_producer(int block_n, int num_warps, int head_dim)
 
 /* 1 with 80-row query tiles: dQ's product would have M = 80 queries, not a multiple of 64, so
  * each consumer makes dQ^T = K^T dS^T instead (M = its 64 of the head dim's columns, N = the 80
- * queries; A = its panel of K read M-major, B = the dS^T tile read N-major), as FlashAttention-4
- * does at this tile. Its accumulators then hold a column per row (bwd_wgmma.cu: dq_to_tile,
- * ft_bwd_dq_convert). */
+ * queries; A = its panel of K read M-major, B = the tile's dS stored query-major and read
+ * K-major), as FlashAttention-4 does at this tile. Its accumulators then hold a column per row
+ * (bwd_wgmma.cu: dq_to_tile, ft_bwd_dq_convert). */
 FT_TRAIT int bwd_wgmma_dq_transposed(int block_m)
 {
     return block_m == 80;
 }
 
-/* One dS^T tile: BLOCK_N rows of BLOCK_M queries, 16-bit, in whole 128-byte panels of 64
- * queries (80 rows: the second panel a quarter used, so the wgmma descriptors and the epilogue's
- * staging keep one layout). */
+/* One dS^T tile: BLOCK_N rows of BLOCK_M queries, 16-bit, a 128-byte panel per 64 queries; with
+ * dQ transposed dS itself, BLOCK_M rows of BLOCK_N keys, a panel per 64 keys (80 rows: 20 KB, where
+ * dS^T in whole 64-query panels would take 32). */
 FT_TRAIT long long bwd_wgmma_ds_bytes(int block_m, int block_n)
 {
-    return (long long)block_n * ft_panel_cols(block_m) * 2;
+    return bwd_wgmma_dq_transposed(block_m) ? (long long)block_m * ft_panel_cols(block_n) * 2
+                                            : (long long)block_n * ft_panel_cols(block_m) * 2;
 }
 
 /* dS^T tiles in shared memory: two with a producer (the consumers write one while the other is
  * still read), else one. With the columns split, one (the consumers' P^T and dS^T hand-offs
  * order its reuse); with the wide keys one too (two do not fit beside K's 192 columns: the
- * consumers meet before a tile's dS^T is stored, after the last tile's dQ products); with 80-row
- * query tiles one (two do not fit beside the two stages and the 40 KB dQ tile; the same meeting). */
+ * consumers meet before a tile's dS^T is stored, after the last tile's dQ products). 80-row
+ * tiles take two of 20 KB (dS query-major: bwd_wgmma_ds_bytes), so that meeting is spared. */
 FT_TRAIT int bwd_wgmma_buffers(int block_m, int block_n, int num_warps, int head_dim)
 {
-    return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_wide_head(head_dim) &&
-                   !bwd_wgmma_dq_transposed(block_m)
-               ? 2
-               : 1;
+    (void)block_m;
+    return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_wide_head(head_dim) ? 2 : 1;
 }
 
-/* fp32 dQ tiles in shared memory: one per dS^T tile, but one with 128-row query tiles (two of 32
- * KB do not fit beside two stages; the next tile's dQ is written half a tile after the copy
- * engine was handed the last, so it seldom waits); with the columns split one, or none when each
+/* fp32 dQ tiles in shared memory: one per dS^T tile, but one with 128- and 80-row query tiles
+ * (two of 32 or 40 KB do not fit beside two stages; the next tile's dQ is written half a tile
+ * after the copy engine was handed the last, so it seldom waits); with the columns split one, or none when each
  * tile's dQ goes into its ring slot (bwd_wgmma_dq_in_slot: Q and dO are no longer read by then). */
 FT_TRAIT int bwd_wgmma_dq_tiles(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v)
 {
     if (bwd_wgmma_split_cols(head_dim, block_n))
         return bwd_wgmma_dq_in_slot(head_dim, head_dim_v) ? 0 : 1;
-    return block_m == 128 ? 1 : bwd_wgmma_buffers(block_m, block_n, num_warps, head_dim);
+    return block_m != 64 ? 1 : bwd_wgmma_buffers(block_m, block_n, num_warps, head_dim);
 }
 
 /* 1 when the two consumers each make dQ for their own 64 rows of a 128-row query tile, all the
@@ -312,10 +311,11 @@ FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_sta
      * spilled at 96 over 64: notes/kernels.md). 80 rows (dQ transposed): at head dims 128 beside
      * a producer, whose dQ warp adds the tile by bulk reduce (atomic; the inline pipeline's
      * partial tile atomics are not written for dQ^T), L read late (L_EARLY's offsets would
-     * take 40 more registers while both products are in flight). */
+     * take 40 more registers while both products are in flight), dK from registers (dS lies
+     * query-major, not as DK_SS reads dS^T). */
     const int rows128 = block_m == 128 && block_n == 128 && head_dim == 64 && head_dim_v == 64;
     const int rows80 = block_m == 80 && block_n == 128 && num_warps == 12 && head_dim == 128 && head_dim_v == 128 &&
-                       dq_mode == FT_DQ_ATOMIC && !l_early;
+                       dq_mode == FT_DQ_ATOMIC && !l_early && !dk_ss;
     if (block_m != 64 && !rows128 && !rows80)
         return BWD_WGMMA_BAD_BLOCK_M;
     if (split ? (head_dim != 192 && head_dim != 256) || (head_dim_v != head_dim && head_dim_v != 128)
