@@ -4,8 +4,9 @@ same shape). Inputs [B, N, H, D] random bf16, the SDPA-style backends on their [
 as bench/compare.py does; no timing of its own.
 
 Usage: python3 bench/one_pass.py --impl flashtune|fa4|cudnn [--batch 4 --heads 16 --seqlen 4096
-       --head-dim 128 --head-dim-v 128 --causal] [--window LEFT] [--reps 4]
---window LEFT: a local window of LEFT keys left of the diagonal (flashtune and FA4; cuDNN has none)."""
+       --head-dim 128 --head-dim-v 128 --causal] [--window LEFT] [--reps 4] [--forward-only]
+--window LEFT: a local window of LEFT keys left of the diagonal (flashtune and FA4; cuDNN has none).
+--forward-only: no backward (inputs without gradients), so the forward's kernel is the longest."""
 import argparse
 import os
 import sys
@@ -58,14 +59,17 @@ def main():
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--window", type=int, default=None)
     ap.add_argument("--reps", type=int, default=4)
+    ap.add_argument("--forward-only", action="store_true")
     args = ap.parse_args()
     run, bnhd = backend(args.impl, args.window)
     b, h, n, d, dv = args.batch, args.heads, args.seqlen, args.head_dim, args.head_dim_v or args.head_dim
-    q, k, v = (torch.randn((b, n, h, e), device="cuda", dtype=torch.bfloat16).requires_grad_(True) for e in (d, d, dv))
+    grad = not args.forward_only
+    q, k, v = (torch.randn((b, n, h, e), device="cuda", dtype=torch.bfloat16).requires_grad_(grad) for e in (d, d, dv))
     inputs = (q, k, v) if bnhd else (q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
     for _ in range(args.reps):
         o = run(*inputs, args.causal)
-        torch.autograd.grad(o, (q, k, v), torch.randn_like(o))
+        if grad:
+            torch.autograd.grad(o, (q, k, v), torch.randn_like(o))
     torch.cuda.synchronize()
 
 

@@ -9,6 +9,7 @@
 # else cuDNN. Logs in $OUT; the reports' headline figures printed last.
 # Usage: [SHAPE="--batch 4 --heads 16 --seqlen 4096 --head-dim 128 --causal"] [PEER=fa4|cudnn]
 #        dev/gpu/profile-peer.sh
+# The forward's kernel instead: SHAPE="... --forward-only" (one_pass.py runs no backward).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 source dev/gpu/build-lib.sh
