@@ -84,6 +84,12 @@ typedef struct bench_row {
     { "bwd_wgmma", 2, 128, b, 16, n, causal, bm, 128, 12, 2, 0, 0, 0, 0, ps, 0, 0, 0, f, 0, e, "e80", 0 }
 #define E80_TRIO(b, n, causal) E80(b, n, causal, 64, 1, 0, 0), E80(b, n, causal, 80, 0, 0, 0), E80(b, n, causal, 80, 1, 0, 0)
 
+/* The forward's shipped tiles on the grid (the "fgrid" set: bf16, B x N = 16384 tokens; fwd_wgmma with
+ * 128 keys, OVERLAP, two stages): head dim 128 on 128 rows (12 warps), 64 on 192 (16) or 128. Flags
+ * as PINGPONG, PERSISTENT. */
+#define FGRID(d, b, h, n, causal, bm, w, pp, ps)                                                        \
+    { "fwd_wgmma", 2, d, b, h, n, causal, bm, 128, w, 2, 0, 1, pp, 0, ps, 0, 0, 0, 0, 0, 0, "fgrid", 0 }
+
 #define DV(r) ((r)->head_dim_v ? (r)->head_dim_v : (r)->head_dim)
 
 static const bench_row rows[] = {
@@ -105,6 +111,11 @@ static const bench_row rows[] = {
     GQA(8192, 32, 0, 0), GQA(8192, 32, 0, 1), GQA(8192, 8, 1, 0), GQA(8192, 8, 1, 1), GQA(8192, 8, 2, 0),
     GQA(8192, 8, 2, 1), GQA(8192, 8, 4, 0), GQA(4096, 32, 0, 0), GQA(4096, 8, 1, 0), GQA(4096, 8, 2, 0),
     GQA(4096, 8, 4, 0),
+    FGRID(128, 1, 16, 16384, 0, 128, 12, 0, 0), FGRID(128, 4, 16, 4096, 0, 128, 12, 1, 0),
+    FGRID(128, 16, 16, 1024, 0, 128, 12, 0, 1), FGRID(128, 1, 16, 16384, 1, 128, 12, 0, 0),
+    FGRID(128, 2, 16, 8192, 1, 128, 12, 1, 1), FGRID(128, 4, 16, 4096, 1, 128, 12, 0, 1),
+    FGRID(128, 16, 16, 1024, 1, 128, 12, 1, 1), FGRID(64, 1, 32, 16384, 0, 192, 16, 1, 0),
+    FGRID(64, 4, 32, 4096, 1, 192, 16, 1, 1), FGRID(64, 16, 32, 1024, 1, 128, 12, 1, 1),
     E80_TRIO(8, 2048, 0), E80_TRIO(4, 4096, 0), E80_TRIO(2, 8192, 0), E80_TRIO(1, 16384, 0), E80_TRIO(16, 1024, 0),
     E80_TRIO(4, 4096, 1), E80_TRIO(1, 16384, 1),
     D96(4, 4096, 0, 12, 0, 0, 0), D96(4, 4096, 0, 12, 1, 0, 0), D96(4, 4096, 0, 12, 1, 1, 1),

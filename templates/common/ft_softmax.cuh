@@ -29,14 +29,24 @@ FT_DEVICE void mask_scores(float *s, int n0, int seqlen_k, int row0, int quad, i
 // becomes P = exp2(S*scale_log2 - max) and the running max and sum move on. Returns the factor
 // exp2(old max - new max) the row's O accumulators must be scaled by (rescale_row), which a
 // caller whose P V product is still in flight applies once it has landed.
+// With a positive scale the max is taken on the raw scores and scaled once (x -> x * scale is
+// monotone and rounds monotonically, so the result is the same): a multiply an element fewer.
 template <int TILES>
 FT_DEVICE float softmax_scores(float *s, float &row_max, float &row_sum, int half, float scale_log2)
 {
     float mx = row_max;
+    if (scale_log2 > 0.f) {
+        float raw = -FT_INF_F;
 #pragma unroll
-    for (int j = 0; j < TILES; j++)
-        mx = fmaxf(mx, fmaxf(s[j * 4 + half * 2], s[j * 4 + half * 2 + 1]) * scale_log2);
-    mx = warp_max_xor(warp_max_xor(mx, 1), 2);
+        for (int j = 0; j < TILES; j++)
+            raw = fmaxf(raw, fmaxf(s[j * 4 + half * 2], s[j * 4 + half * 2 + 1]));
+        mx = fmaxf(mx, warp_max_xor(warp_max_xor(raw, 1), 2) * scale_log2);
+    } else {
+#pragma unroll
+        for (int j = 0; j < TILES; j++)
+            mx = fmaxf(mx, fmaxf(s[j * 4 + half * 2], s[j * 4 + half * 2 + 1]) * scale_log2);
+        mx = warp_max_xor(warp_max_xor(mx, 1), 2);
+    }
     // A row with every key so far masked keeps max -inf; use 0 so exp2 gives 0, not NaN.
     const float base = mx == -FT_INF_F ? 0.f : mx;
     const float correction = fast_exp2(row_max - base);

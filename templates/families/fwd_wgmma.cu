@@ -228,7 +228,10 @@ struct fwd_thread {
 FT_DEVICE fwd_thread consumer_thread(int t)
 {
     fwd_thread th;
-    th.wg = t / 128;
+    // From lane 0: the compiler then knows it is the warp's, so the products' descriptors (from
+    // the warpgroup's Q rows) live in uniform registers, not in 16 vector ones moved over at
+    // each k-step (R2UR; the SASS of 128 x 128 at head dim 128, notes/kernels.md).
+    th.wg = __shfl_sync(0xffffffffu, t / 128, 0);
     th.row0 = (t / 32) * 16;
     th.group = (t % 32) / 4;
     th.quad = t % 4;
@@ -236,15 +239,16 @@ FT_DEVICE fwd_thread consumer_thread(int t)
 }
 
 // S = Q K^T for the warpgroup's 64 rows, issued (the caller fences before and commits after):
-// 16 columns of the head dim per step; a 64-column panel is 4 steps of 32 bytes.
+// 16 columns of the head dim per step; a 64-column panel is 4 steps of 32 bytes. Each step's
+// descriptors are the first's plus a constant (wg_desc_add), not built again (masks and shifts).
 FT_DEVICE void issue_scores(float (&s)[S_REGS], unsigned q_wg, unsigned k_tile)
 {
+    const unsigned long long q0 = wg_desc(q_wg, 16, 1024), k0 = wg_desc(k_tile, 16, 1024);
 #pragma unroll
     for (int kk = 0; kk < QK_STEPS; kk++) {
         const unsigned col = (kk % 4) * 32;   // byte offset within the panel row
-        const unsigned long long qd = wg_desc(q_wg + (kk / 4) * (BLOCK_M * 128) + col, 16, 1024);
-        const unsigned long long kd = wg_desc(k_tile + (kk / 4) * PANEL_BYTES + col, 16, 1024);
-        wg_ss<BLOCK_N, 0>::run(s, qd, kd, kk > 0);
+        wg_ss<BLOCK_N, 0>::run(s, wg_desc_add(q0, (kk / 4) * (BLOCK_M * 128) + col),
+                               wg_desc_add(k0, (kk / 4) * PANEL_BYTES + col), kk > 0);
     }
 }
 
@@ -258,9 +262,10 @@ template <int C> FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const unsigne
 {
     constexpr int N = HEAD_DIM_V - C * 128 < PV_CHUNK ? HEAD_DIM_V - C * 128 : PV_CHUNK;
     float(&oc)[N / 2] = *reinterpret_cast<float(*)[N / 2]>(&o[C * 64]);
+    const unsigned long long v0 = wg_desc(v_tile + C * 2 * PANEL_BYTES, PANEL_BYTES, 1024);
 #pragma unroll
     for (int kk = 0; kk < P_STEPS; kk++)
-        wg_rs<N, 1>::run(oc, pf[kk], wg_desc(v_tile + C * 2 * PANEL_BYTES + kk * 2048, PANEL_BYTES, 1024), 1);
+        wg_rs<N, 1>::run(oc, pf[kk], wg_desc_add(v0, kk * 2048), 1);
 }
 FT_DEVICE void issue_pv(float (&o)[O_REGS], const unsigned (&pf)[P_STEPS][4], unsigned v_tile)
 {
