@@ -5,7 +5,7 @@
 include(CMakePackageConfigHelpers)
 
 # The static library's own dependencies (the shared one records them as NEEDED entries).
-set(FT_STATIC_LIBS "-L${FT_NVRTC_DIR} -lnvrtc -lsqlite3 -ldl -lpthread -lm")
+set(FT_STATIC_LIBS "-lsqlite3 -ldl -lpthread -lm")
 file(RELATIVE_PATH FT_PC_TO_PREFIX "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/flashtune.pc.in ${PROJECT_BINARY_DIR}/flashtune.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/flashtune.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,11 +1,12 @@
-/* NVRTC compilation of a generated source to CUBIN, with ptxas's resource report. */
-#include <nvrtc.h>
+/* NVRTC compilation of a generated source to CUBIN, with ptxas's resource report. NVRTC itself
+ * is opened at run time (gen_nvrtc_open.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "gen_internal.h"
+#include "gen_nvrtc_internal.h"
 
 /* Fixed options besides -arch. No --use_fast_math: the f32/f64 kernels must stay exact, and
  * the mma kernels call ex2.approx explicitly where they want it. -Xptxas -v puts registers,
@@ -22,8 +23,9 @@ const char *gen_compile_options(void)
 
 void gen_nvrtc_version(char *buf, size_t len)
 {
+    const gen_nvrtc_api *nv;
     int major = 0, minor = 0;
-    if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS)
+    if (gen_nvrtc_open(&nv, NULL, 0) != 0 || nv->Version(&major, &minor) != NVRTC_SUCCESS)
         major = minor = 0;
     snprintf(buf, len, "%d.%d", major, minor);
 }
@@ -36,29 +38,29 @@ static double now_seconds(void)
 }
 
 /* The program's log, malloc'ed (empty string when NVRTC has none), or NULL without memory. */
-static char *program_log(nvrtcProgram prog)
+static char *program_log(const gen_nvrtc_api *nv, nvrtcProgram prog)
 {
     size_t size = 0;
-    if (nvrtcGetProgramLogSize(prog, &size) != NVRTC_SUCCESS)
+    if (nv->GetProgramLogSize(prog, &size) != NVRTC_SUCCESS)
         size = 0;
     char *log = malloc(size + 1);
     if (!log)
         return NULL;
     log[0] = '\0';
-    if (size && nvrtcGetProgramLog(prog, log) != NVRTC_SUCCESS)
+    if (size && nv->GetProgramLog(prog, log) != NVRTC_SUCCESS)
         log[0] = '\0';
     log[size] = '\0';
     return log;
 }
 
-static int fail(nvrtcProgram *prog, char *log, gen_binary *out, char *err, size_t len,
+static int fail(const gen_nvrtc_api *nv, nvrtcProgram *prog, char *log, gen_binary *out, char *err, size_t len,
                 const char *what, nvrtcResult r, const char *arch)
 {
-    snprintf(err, len, "%s for %s failed: %s%s%s", what, arch, nvrtcGetErrorString(r),
+    snprintf(err, len, "%s for %s failed: %s%s%s", what, arch, nv->GetErrorString(r),
              log && log[0] ? "\n" : "", log ? log : "");
     free(log);
     if (*prog)
-        nvrtcDestroyProgram(prog);
+        nv->DestroyProgram(prog);
     gen_binary_free(out);
     return -1;
 }
@@ -76,35 +78,38 @@ int gen_compile(const char *source, const char *arch, gen_binary *out, char *err
         snprintf(err, len, "no source to compile");
         return -1;
     }
+    const gen_nvrtc_api *nv;
+    if (gen_nvrtc_open(&nv, err, len) != 0)
+        return -1;
     char arch_opt[32];
     snprintf(arch_opt, sizeof arch_opt, "-arch=%s", arch);
     const char *opts[] = { arch_opt, OPT_STD, OPT_PTXAS, OPT_LINEINFO };
 
     nvrtcProgram prog = NULL;
-    nvrtcResult r = nvrtcCreateProgram(&prog, source, "flashtune.cu", 0, NULL, NULL);
+    nvrtcResult r = nv->CreateProgram(&prog, source, "flashtune.cu", 0, NULL, NULL);
     if (r != NVRTC_SUCCESS)
-        return fail(&prog, NULL, out, err, len, "nvrtcCreateProgram", r, arch);
+        return fail(nv, &prog, NULL, out, err, len, "nvrtcCreateProgram", r, arch);
     const double t0 = now_seconds();
-    r = nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
+    r = nv->CompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
     out->compile_seconds = now_seconds() - t0;
-    char *log = program_log(prog);
+    char *log = program_log(nv, prog);
     if (r != NVRTC_SUCCESS)
-        return fail(&prog, log, out, err, len, "NVRTC compilation", r, arch);
+        return fail(nv, &prog, log, out, err, len, "NVRTC compilation", r, arch);
     if (!log)
-        return fail(&prog, log, out, err, len, "reading the NVRTC log", NVRTC_ERROR_OUT_OF_MEMORY, arch);
+        return fail(nv, &prog, log, out, err, len, "reading the NVRTC log", NVRTC_ERROR_OUT_OF_MEMORY, arch);
 
     size_t size = 0;
-    r = nvrtcGetCUBINSize(prog, &size);
+    r = nv->GetCUBINSize(prog, &size);
     if (r == NVRTC_SUCCESS && size == 0)
         r = NVRTC_ERROR_INVALID_PROGRAM;
     out->cubin = r == NVRTC_SUCCESS ? malloc(size) : NULL;
     if (r == NVRTC_SUCCESS && !out->cubin)
         r = NVRTC_ERROR_OUT_OF_MEMORY;
     if (r == NVRTC_SUCCESS)
-        r = nvrtcGetCUBIN(prog, out->cubin);
+        r = nv->GetCUBIN(prog, out->cubin);
     if (r != NVRTC_SUCCESS)
-        return fail(&prog, log, out, err, len, "nvrtcGetCUBIN", r, arch);
-    nvrtcDestroyProgram(&prog);
+        return fail(nv, &prog, log, out, err, len, "nvrtcGetCUBIN", r, arch);
+    nv->DestroyProgram(&prog);
 
     out->cubin_size = size;
     out->log = log;

@@ -2,11 +2,13 @@
 flashtune checkout configures and builds the library alone with CMake (no Lua, cmocka or tools:
 the CUDA toolkit's NVRTC and cuda.h, and SQLite, are what it needs), with the package's C hot path
 (flashtune/_hotpath.c, a CPython extension on the stable ABI) when this Python's headers are there,
-then packs them as flashtune/lib/libflashtune.so and flashtune/lib/_hotpath.abi3.so. The wheel is
+then packs them as flashtune/lib/libflashtune.so and flashtune/lib/_hotpath.abi3.so (and the
+checkout's LICENSE as flashtune/LICENSE). The wheel is
 tagged for the platform: cp39-abi3-linux_x86_64 with the hot path (any CPython >= 3.9),
 py3-none-linux_x86_64 without it. FLASHTUNE_CMAKE_ARGS adds CMake arguments (a CMAKE_PREFIX_PATH,
 say); FLASHTUNE_PREBUILT names a libflashtune.so to pack instead of building (with the hot path
-beside it, if it is there). The package metadata is pyproject.toml's."""
+beside it, if it is there). The package metadata is pyproject.toml's. python/build_manylinux.sh
+makes the wheel to publish from this one (a manylinux tag, SQLite inside)."""
 import os
 import shlex
 import shutil
@@ -78,6 +80,10 @@ class BuildWithLibrary(build_py):
         target = os.path.join(self.build_lib, "flashtune", "lib")
         os.makedirs(target, exist_ok=True)
         shutil.copyfile(built, os.path.join(target, "libflashtune.so"))
+        # The project's license, inside the package (the wheel's metadata names it: pyproject.toml).
+        license_file = os.path.join(ROOT, "LICENSE")
+        if os.path.isfile(license_file):
+            shutil.copyfile(license_file, os.path.join(self.build_lib, "flashtune", "LICENSE"))
         hotpath = os.path.join(os.path.dirname(built), HOTPATH)
         if os.path.isfile(hotpath):
             shutil.copyfile(hotpath, os.path.join(target, HOTPATH))

@@ -84,6 +84,13 @@ expect 0 "$shipped" -- "$ft" emit --hash --template "$family" $params
 expect 2 "--hash belongs to 'flashtune emit'" -- "$ft" compile --hash --template fwd_mma
 expect 2 "--log belongs to 'flashtune compile'" -- "$ft" emit --log --template fwd_mma
 
+# ---- NVRTC is opened at run time: a file that is not there is named, with the variable ----
+expect nonzero "FLASHTUNE_NVRTC=/nonexistent/libnvrtc.so.13: cannot open it" -- \
+    env FLASHTUNE_NVRTC=/nonexistent/libnvrtc.so.13 "$ft" compile --template fwd_mma --arch=sm_80 BLOCK_M=64 NUM_WARPS=4
+expect nonzero "lacks nvrtcVersion (not an NVRTC library?)" -- \
+    env FLASHTUNE_NVRTC=libm.so.6 "$ft" compile --template fwd_mma --arch=sm_80 BLOCK_M=64 NUM_WARPS=4
+expect 0 "compiled in" -- "$ft" compile --template fwd_mma --arch=sm_80 BLOCK_M=64 NUM_WARPS=4
+
 # ---- one integer syntax: no blanks, no '+' ----
 expect 2 "--threads='+1' must be an integer" -- "$ft" tune --threads=+1 tiny.lua
 expect 2 "--threads=' 1' must be an integer" -- "$ft" tune --threads=' 1' tiny.lua

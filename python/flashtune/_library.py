@@ -192,18 +192,12 @@ def _load(path):
     reason in words when path is missing, not a shared library, or another library."""
     if os.path.sep in path and not os.path.exists(path):
         return None, "no such file"
+    # NVRTC (opened by the library when it first compiles) from a wheel or the toolkit, loaded
+    # first where the loader would not find it; without one the library still loads, and a compile
+    # says what it tried.
+    _nvrtc.ensure_loaded()
     try:
-        try:
-            handle = ctypes.CDLL(path)
-        except OSError as e:   # NVRTC not where the library was built: found elsewhere, loaded first
-            name = _nvrtc.missing_nvrtc(e)
-            if not name:
-                raise
-            why = _nvrtc.preload(name)
-            if why:
-                return None, f"cannot be loaded: {why}"
-            handle = ctypes.CDLL(path)
-        lib = _declare(handle)
+        lib = _declare(ctypes.CDLL(path))
     except OSError as e:
         return None, f"cannot be loaded: {e}"
     except AttributeError as e:   # loaded, but without ft_open & co.: another library

@@ -1,22 +1,16 @@
-"""Finding NVRTC for libflashtune, which links libnvrtc.so.N (N: the CUDA major version it was
-built with). The loader finds it on its own when the CUDA toolkit is where the library was built
-(the library's RPATH) or on the library path; otherwise it is looked for, in order, in the NVIDIA
-NVRTC wheel (``pip install nvidia-cuda-nvrtc-cu12``, or the ``cuda-toolkit[nvrtc]`` of CUDA 13),
-in $CUDA_HOME / $CUDA_PATH, and in /usr/local/cuda, and loaded first, so that loading
-libflashtune finds it already there."""
+"""Finding NVRTC for libflashtune, which opens it at run time (NVRTC 12 or 13: libnvrtc.so.13,
+then .so.12, on the loader's path, then in the CUDA toolkit it was built with; $FLASHTUNE_NVRTC
+overrides). A Python user may have NVRTC only as NVIDIA's wheel (``pip install
+nvidia-cuda-nvrtc-cu12``, or the ``nvidia-cuda-nvrtc`` of CUDA 13), in site-packages, off the
+loader's path: ``ensure_loaded`` then loads it first from there (or from $CUDA_HOME, $CUDA_PATH,
+/usr/local/cuda), and the library's own lookup finds it already in the process by its name."""
 import ctypes
 import os
-import re
 import site
 import sys
 
-_MISSING = re.compile(r"(libnvrtc\.so[.0-9]*): cannot open shared object file")
-
-
-def missing_nvrtc(error):
-    """The NVRTC file name an OSError of loading libflashtune says is missing, or None."""
-    m = _MISSING.search(str(error))
-    return m.group(1) if m else None
+# The NVRTC files libflashtune looks for, in its order (generator/gen_nvrtc_open.c).
+NAMES = ("libnvrtc.so.13", "libnvrtc.so.12")
 
 
 def candidate_dirs():
@@ -44,7 +38,8 @@ def candidate_dirs():
 
 def preload(name):
     """Loads NVRTC file `name` from the first candidate folder holding it (global symbols, so the
-    library's reference resolves to it). Returns None, or why it could not, listing the folders."""
+    library's lookup by that name finds it loaded). Returns None, or why it could not, listing the
+    folders."""
     failed = []
     dirs = candidate_dirs()
     for d in dirs:
@@ -56,5 +51,26 @@ def preload(name):
             except OSError as e:
                 failed.append(f"{path}: {e}")
     where = "; ".join(failed) if failed else "no " + name + " in " + ", ".join(d for d in dirs if os.path.isdir(d))
-    return (f"{name} (NVRTC, which libflashtune needs) was not found: install the CUDA toolkit, or the NVIDIA "
-            f"NVRTC wheel of that CUDA version, or put its folder on LD_LIBRARY_PATH ({where})")
+    return (f"{name} (NVRTC, which libflashtune needs to compile kernels) was not found: install the CUDA toolkit, "
+            f"or the NVIDIA NVRTC wheel of that CUDA version, or put its folder on LD_LIBRARY_PATH ({where})")
+
+
+def ensure_loaded(names=NAMES):
+    """Makes sure libflashtune will find NVRTC: None when the loader finds one of `names` on its
+    own (or $FLASHTUNE_NVRTC names one: the library's choice), or one was loaded from a candidate
+    folder; else why not (compiling will fail with the library's own words; loading does not)."""
+    if os.environ.get("FLASHTUNE_NVRTC"):
+        return None
+    for name in names:
+        try:
+            ctypes.CDLL(name)
+            return None
+        except OSError:
+            pass
+    reasons = []
+    for name in names:
+        why = preload(name)
+        if why is None:
+            return None
+        reasons.append(why)
+    return "; ".join(reasons)

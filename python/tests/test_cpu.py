@@ -349,21 +349,23 @@ class Library(unittest.TestCase):
     @unittest.skipUnless(os.environ.get("FLASHTUNE_LIBRARY"), "FLASHTUNE_LIBRARY not set (ctest sets it)")
     def test_a_missing_nvrtc_is_looked_for_and_named(self):
         from flashtune import _nvrtc
-        err = OSError("libnvrtc.so.13: cannot open shared object file: No such file or directory")
-        self.assertEqual(_nvrtc.missing_nvrtc(err), "libnvrtc.so.13")
-        self.assertIsNone(_nvrtc.missing_nvrtc(OSError("libsqlite3.so.0: cannot open shared object file")))
+        self.assertEqual(_nvrtc.NAMES, ("libnvrtc.so.13", "libnvrtc.so.12"))
         with tempfile.TemporaryDirectory() as d:
             os.makedirs(os.path.join(d, "lib64"))
             with mock.patch.dict(os.environ, {"CUDA_HOME": d}):
                 self.assertIn(os.path.join(d, "lib64"), _nvrtc.candidate_dirs())
                 why = _nvrtc.preload("libnvrtc.so.99")
-                self.assertIn("libnvrtc.so.99 (NVRTC, which libflashtune needs) was not found", why)
+                self.assertIn("libnvrtc.so.99 (NVRTC, which libflashtune needs to compile kernels) was not found", why)
                 self.assertIn(os.path.join(d, "lib64"), why)
+                self.assertIn("libnvrtc.so.98", _nvrtc.ensure_loaded(("libnvrtc.so.98",)))
+                with mock.patch.dict(os.environ, {"FLASHTUNE_NVRTC": "/elsewhere/libnvrtc.so"}):
+                    self.assertIsNone(_nvrtc.ensure_loaded(("libnvrtc.so.98",)))   # the library's choice
                 # a loadable file of that name there: loaded (a copy of the C math library stands in)
                 libm = next(p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6",
                                         "/lib64/libm.so.6") if os.path.exists(p))
                 shutil.copyfile(libm, os.path.join(d, "lib64", "libnvrtc.so.99"))
                 self.assertIsNone(_nvrtc.preload("libnvrtc.so.99"))
+                self.assertIsNone(_nvrtc.ensure_loaded(("libnvrtc.so.98", "libnvrtc.so.99")))
 
     def test_library_and_package_agree_on_the_desc(self):
         # the built library's own words for its struct, against the package's mirror
