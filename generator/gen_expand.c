@@ -78,7 +78,8 @@ static int append_template(text *t, const gen_family *f)
 
 /* What every family is assembled with, before its own parts. */
 static const char *const common_parts[] = {
-    "common/ft_kernel_args.h", "common/ft_mask.h", "traits/ft_traits.h", "common/ft_types.cuh",
+    "common/ft_kernel_args.h", "common/ft_mask.h", "traits/ft_traits.h", "traits/ft_schedule.h",
+    "common/ft_types.cuh",
 };
 
 char *gen_expand(const gen_config *c)

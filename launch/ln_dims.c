@@ -3,6 +3,8 @@
  * lengths (ln_entry_dims, at plan time), then a step's for one launch's slice of the batch
  * (ln_step_grid: grouped heads packed into rows, persistent blocks). */
 #include "ln_internal.h"
+#include "traits/ft_traits.h"
+#include "traits/ft_schedule.h"
 
 int ln_entry_dims(const gen_config *c, const gen_entry *e, int seqlen_q, int seqlen_k, unsigned *grid_x,
                   unsigned *block_x, size_t *smem)
@@ -28,11 +30,7 @@ void ln_step_grid(const ln_step *s, const ln_problem *p, int nb, unsigned *grid_
         gx = (unsigned)((rows + s->pack_rows - 1) / s->pack_rows * s->splits);
         gy = (unsigned)(nb * heads_k);
     }
-    if (s->persistent) {   /* every tile of the slice in grid.x, at most the resident blocks */
-        const unsigned long long tiles = (unsigned long long)gx * gy;
-        gx = (unsigned)(tiles < s->resident ? tiles : s->resident);
-        gy = 1;
-    }
-    *grid_x = gx;
-    *grid_y = gy;
+    /* One block a unit, or persistent: every unit of the slice in grid.x, at most the resident
+     * blocks (the kernels decode either with the same part, traits/ft_schedule.h). */
+    ft_schedule_grid(gx, gy, s->persistent, (long long)s->resident, grid_x, grid_y);
 }

@@ -26,8 +26,10 @@ FT_DEVICE void reduce_rows(elem_t *dst, long long ld, const float *src, long lon
 
 extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32) ft_bwd_dkdv_reduce(const ft_bwd_args args)
 {
-    const int bh = blockIdx.y, b = bh / args.heads_k, h = bh % args.heads_k;
-    const int n0 = blockIdx.x * BLOCK_N;
+    int bh, key_tile, part;   // the K/V head row (batch * heads_k) and key tile (ft_schedule.h)
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &key_tile, &part);
+    const int b = bh / args.heads_k, h = bh % args.heads_k;
+    const int n0 = key_tile * BLOCK_N;
     const int rows = min(BLOCK_N, args.seqlen_k - n0);
     const long long first = (long long)bh * args.seqlen_k + n0;   // the tile's first partial row
     elem_t *dk = (elem_t *)args.dk + head_offset(args.dk_stride, b, h) + n0 * args.dk_stride[2];

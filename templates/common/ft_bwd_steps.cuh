@@ -13,7 +13,7 @@ template <class Args> FT_DEVICE int bwd_head_rows(const Args &a, const ft_seq &s
     return VARLEN ? a.total_q : s.seqlen_q;
 }
 
-// delta for the query rows [BM * blockIdx.x, + BM): four lanes per row, each summing DV/32
+// delta for the query rows [BM * tile, + BM) of the block's unit: four lanes per row, each summing DV/32
 // 16-byte chunks (interleaved for coalescing), those of the DATA columns of data.
 template <int THREADS, int BM, int DV, int DATA, bool EVEN>
 FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
@@ -21,8 +21,10 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
     constexpr int TPR = 4;
     constexpr int CHUNKS_PER_THREAD = DV / (8 * TPR);
     constexpr int ROWS_PER_PASS = THREADS / TPR;   // a multiple of 8, and 8 divides BM
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
-    const int m0 = blockIdx.x * BM;
+    int bh, m_tile, part;   // the query head row (batch * heads) and tile (ft_schedule.h)
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &m_tile, &part);
+    const int b = bh / args.heads, h = bh % args.heads;
+    const int m0 = m_tile * BM;
     const ft_seq sq = seq_of(args, b);
     const int nq = sq.seqlen_q;
     if (VARLEN && m0 >= nq)
@@ -77,15 +79,17 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
     }
 }
 
-// dq = scale * dq_accum for the query rows [BM * blockIdx.x, + BM); dq_accum is fp32,
+// dq = scale * dq_accum for the query rows [BM * tile, + BM) of the block's unit; dq_accum is fp32,
 // [batch * heads][seqlen_q][D] (VARLEN: [heads][total_q][D], seq_row), and holds dS K
 // unscaled; dq gets its first DATA columns.
 template <int THREADS, int BM, int D, int DATA, bool EVEN>
 FT_DEVICE void bwd_dq_convert_rows(const ft_bwd_args args)
 {
     constexpr int CPR = D / 8;
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
-    const int m0 = blockIdx.x * BM;
+    int bh, m_tile, part;   // the query head row (batch * heads) and tile (ft_schedule.h)
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &m_tile, &part);
+    const int b = bh / args.heads, h = bh % args.heads;
+    const int m0 = m_tile * BM;
     const ft_seq sq = seq_of(args, b);
     const int nq = sq.seqlen_q;
     if (VARLEN && m0 >= nq)

@@ -10,13 +10,14 @@
 extern "C" __global__ void __launch_bounds__(NUM_WARPS * 32)
 ft_fwd_combine(const ft_fwd_args args)
 {
-    const int bh = blockIdx.y;
+    int bh, m_tile, part;   // the query head row (batch * heads) and tile (ft_schedule.h)
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &m_tile, &part);
     const int b = bh / args.heads;
     const int h = bh % args.heads;
     const int warp = threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     const ft_seq sq = seq_of(args, b);
-    const int m0 = blockIdx.x * BLOCK_M;
+    const int m0 = m_tile * BLOCK_M;
     elem_t *o = (elem_t *)args.o + seq_offset(args.o_stride, b, h, sq.q0);
     const long long row0 = seq_row(args, sq, b, h, bh);
     for (int r = warp; r < BLOCK_M && m0 + r < sq.seqlen_q; r += NUM_WARPS) {

@@ -101,17 +101,19 @@ FT_DEVICE bool rows_aligned16(const void *p, long long sb, long long sh, long lo
 
 extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_preprocess(const ft_bwd_args args)
 {
-    const ft_seq sq = seq_of(args, blockIdx.y / args.heads);
+    int bh, tile, part;   // the block's head row and tile (ft_schedule.h)
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &tile, &part);
+    const ft_seq sq = seq_of(args, (unsigned)bh / args.heads);
     const int nq = sq.seqlen_q;
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
-    if (VARLEN && (int)blockIdx.x * BLOCK_M >= nq)   // past this sequence's queries
+    const int b = bh / args.heads, h = bh - b * args.heads;
+    if (VARLEN && tile * BLOCK_M >= nq)   // past this sequence's queries
         return;
     const elem_t *const go = (const elem_t *)args.o + seq_offset(args.o_stride, b, h, sq.q0);
     const elem_t *const gdo = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0);
     acc_t *const gdelta = (acc_t *)args.delta + seq_row(args, sq, b, h, bh);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int r = warp; r < BLOCK_M; r += NUM_WARPS) {
-        const int row = blockIdx.x * BLOCK_M + r;
+        const int row = tile * BLOCK_M + r;
         if (!EVEN_M && row >= nq)
             break;   // the whole warp leaves together
         const elem_t *const orow = go + row * args.o_stride[2];
@@ -143,14 +145,16 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dkdv(const ft_b
     acc_t *const sL = sdO + NUM_STAGES * BLOCK_M * kVLd;    // [NUM_STAGES][BLOCK_M]
     acc_t *const sDl = sL + NUM_STAGES * BLOCK_M;           // [NUM_STAGES][BLOCK_M]
 
-    // The block's K/V head (blockIdx.y counts batch * heads_k) and the group of query heads that
+    // The block's K/V head row (batch * heads_k) and key tile, and the group of query heads that
     // read it, from query head h0 (batch * heads row bh0) on; its sequence's lengths, rows, band.
-    const ft_seq sq = seq_of(args, blockIdx.y / args.heads_k);
+    int bh, tile, part;   // the block's head row and tile (ft_schedule.h)
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &tile, &part);
+    const ft_seq sq = seq_of(args, (unsigned)bh / args.heads_k);
     const int nq = sq.seqlen_q, nk = sq.seqlen_k;
     const int group_heads = kv_group(args);
-    const int bh = blockIdx.y, b = bh / args.heads_k, h = bh - b * args.heads_k;
+    const int b = bh / args.heads_k, h = bh - b * args.heads_k;
     const int bh0 = bh * group_heads, h0 = h * group_heads;
-    const int n0 = blockIdx.x * BLOCK_N;
+    const int n0 = tile * BLOCK_N;
     if (VARLEN && n0 >= nk)   // past this sequence's keys (the grid is sized by the longest)
         return;
     const long long qs = args.q_stride[2], dos = args.do_stride[2];
@@ -384,10 +388,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
     elem_t *const sK = sdS + BLOCK_M * kDsLd;               // [NUM_STAGES][BLOCK_N][kQkLd]
     elem_t *const sV = sK + NUM_STAGES * BLOCK_N * kQkLd;   // [NUM_STAGES][BLOCK_N][kVLd]
 
-    const ft_seq sq = seq_of(args, blockIdx.y / args.heads);
+    int bh, tile, part;   // the block's head row and tile (ft_schedule.h)
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &tile, &part);
+    const ft_seq sq = seq_of(args, (unsigned)bh / args.heads);
     const int nq = sq.seqlen_q, nk = sq.seqlen_k;
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
-    const int q0 = blockIdx.x * BLOCK_M;
+    const int b = bh / args.heads, h = bh - b * args.heads;
+    const int q0 = tile * BLOCK_M;
     if (VARLEN && q0 >= nq)   // past this sequence's queries (the grid is sized by the longest)
         return;
     const long long ks = args.k_stride[2], vs = args.v_stride[2];
@@ -506,10 +512,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq(const ft_bwd
 extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_bwd_dq_convert(const ft_bwd_args args)
 {
 #if DQ_MODE == 0
-    const ft_seq sq = seq_of(args, blockIdx.y / args.heads);
+    int bh, tile, part;   // the block's head row and tile (ft_schedule.h)
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &tile, &part);
+    const ft_seq sq = seq_of(args, (unsigned)bh / args.heads);
     const int nq = sq.seqlen_q;
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
-    const int q0 = blockIdx.x * BLOCK_M;
+    const int b = bh / args.heads, h = bh - b * args.heads;
+    const int q0 = tile * BLOCK_M;
     if (VARLEN && q0 >= nq)   // past this sequence's queries
         return;
     const acc_t *const gdqa = (const acc_t *)args.dq_accum + (seq_row(args, sq, b, h, bh) + q0) * HEAD_DIM;

@@ -159,16 +159,19 @@ ft_bwd_dkdv(const ft_bwd_args args)
     extern __shared__ __align__(128) unsigned char smem_raw[];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int g = lane / 4, qd = lane % 4;   // mma fragment row group and column pair
-    const ft_seq sq = seq_of(args, blockIdx.y / args.heads_k);   // the block's sequence: lengths, rows, band
+    // The block's K/V head row (batch * heads_k) and key tile (ft_schedule.h).
+    int bh, key_tile, part;
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &key_tile, &part);
+    const ft_seq sq = seq_of(args, bh / args.heads_k);   // the block's sequence: lengths, rows, band
     const int nq = sq.seqlen_q, nk = sq.seqlen_k;
-    const int n0 = blockIdx.x * BLOCK_N;
+    const int n0 = key_tile * BLOCK_N;
     if (VARLEN && n0 >= nk)   // past this sequence's keys (the grid is sized by the longest)
         return;
     const int keys_in = nk - n0;             // keys of this tile in range (may exceed BLOCK_N)
-    // The block's K/V head (blockIdx.y counts batch * heads_k) and the group of query heads that
-    // read it, from query head h0 (batch * heads row bh0) on.
+    // The block's K/V head and the group of query heads that read it, from query head h0 (batch
+    // * heads row bh0) on.
     const int group = kv_group(args);
-    const int bh = blockIdx.y, b = bh / args.heads_k, h = bh % args.heads_k;
+    const int b = bh / args.heads_k, h = bh % args.heads_k;
     const int bh0 = bh * group, h0 = h * group;
 
     const elem_t *k = (const elem_t *)args.k + seq_offset(args.k_stride, b, h, sq.k0) + n0 * args.k_stride[2];
@@ -514,14 +517,14 @@ ft_bwd_dkdv(const ft_bwd_args args)
     __syncthreads();
 #if VARLEN
     // No batch stride: the sequence's first key row, read again rather than held (sq.k0).
-    const int be = blockIdx.y / args.heads_k, he = blockIdx.y % args.heads_k, k_row0 = args.cu_seqlens_k[be];
+    const int be = (unsigned)bh / args.heads_k, he = (unsigned)bh % args.heads_k, k_row0 = args.cu_seqlens_k[be];
     elem_t *dk = (elem_t *)args.dk + seq_offset(args.dk_stride, be, he, k_row0) + n0 * args.dk_stride[2];
     elem_t *dv = (elem_t *)args.dv + seq_offset(args.dv_stride, be, he, k_row0) + n0 * args.dv_stride[2];
 #else
-    elem_t *dk = (elem_t *)args.dk + blockIdx.y / args.heads_k * args.dk_stride[0] +
-                 blockIdx.y % args.heads_k * args.dk_stride[1] + n0 * args.dk_stride[2];
-    elem_t *dv = (elem_t *)args.dv + blockIdx.y / args.heads_k * args.dv_stride[0] +
-                 blockIdx.y % args.heads_k * args.dv_stride[1] + n0 * args.dv_stride[2];
+    elem_t *dk = (elem_t *)args.dk + (unsigned)bh / args.heads_k * args.dk_stride[0] +
+                 (unsigned)bh % args.heads_k * args.dk_stride[1] + n0 * args.dk_stride[2];
+    elem_t *dv = (elem_t *)args.dv + (unsigned)bh / args.heads_k * args.dv_stride[0] +
+                 (unsigned)bh % args.heads_k * args.dv_stride[1] + n0 * args.dv_stride[2];
 #endif
     store_tile<BLOCK_N, HEAD_DIM, QK_DATA, !EVEN_N>(dk, args.dk_stride[2], k_smem, keys_in);
     store_tile<BLOCK_N, HEAD_DIM_V, V_DATA, !EVEN_N>(dv, args.dv_stride[2], v_smem, keys_in);
@@ -535,8 +538,10 @@ ft_bwd_dq(const ft_bwd_args args)
     extern __shared__ __align__(128) unsigned char smem_raw[];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int g = lane / 4, qd = lane % 4;
-    const int m0 = blockIdx.x * BLOCK_M;
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
+    int bh, m_tile, part;   // the query head row (batch * heads) and tile (ft_schedule.h)
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &m_tile, &part);
+    const int m0 = m_tile * BLOCK_M;
+    const int b = bh / args.heads, h = bh % args.heads;
     const ft_seq sq = seq_of(args, b);
     const int nq = sq.seqlen_q, nk = sq.seqlen_k;
     if (VARLEN && m0 >= nq)   // past this sequence's queries (the grid is sized by the longest)
@@ -739,11 +744,11 @@ ft_bwd_dq(const ft_bwd_args args)
     const float scale = (float)args.softmax_scale;
 #if VARLEN
     // No batch stride: the sequence's first query row, read again rather than held (sq.q0).
-    const int be = blockIdx.y / args.heads, he = blockIdx.y % args.heads, q_row0 = args.cu_seqlens_q[be];
+    const int be = (unsigned)bh / args.heads, he = (unsigned)bh % args.heads, q_row0 = args.cu_seqlens_q[be];
     elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, be, he, q_row0) + m0 * args.dq_stride[2];
 #else
-    elem_t *dq = (elem_t *)args.dq + blockIdx.y / args.heads * args.dq_stride[0] +
-                 blockIdx.y % args.heads * args.dq_stride[1] + m0 * args.dq_stride[2];
+    elem_t *dq = (elem_t *)args.dq + (unsigned)bh / args.heads * args.dq_stride[0] +
+                 (unsigned)bh % args.heads * args.dq_stride[1] + m0 * args.dq_stride[2];
 #endif
     constexpr int CPR = HEAD_DIM / 8;
 #pragma unroll

@@ -441,21 +441,16 @@ FT_DEVICE void block_tile(const dkdv_block &blk, const ft_bwd_args &args, int un
         // (dev/schedule-balance.py models both). Measured against grid order it won on every
         // causal tile with a producer and lost on two rows without one, so those keep grid
         // order (notes/kernels.md, a causal grid walked heavy first). (VARLEN keeps grid order:
-        // past_keys reads blockIdx.)
+        // past_keys takes the plain grid's unit.)
         int step;
-        grouped_walk(PERSISTENT ? unit : (int)(blockIdx.y * gridDim.x + blockIdx.x), order_heads(args),
+        grouped_walk(PERSISTENT ? unit : ft_schedule_number(blockIdx.x, blockIdx.y, gridDim.x), order_heads(args),
                      key_tiles(args) * SPLITS, kv_heads(args), step, bh);
         key_tile = step / SPLITS;
         part = step % SPLITS;
     } else if (PERSISTENT) {   // as the grid's blocks start: a head's key tiles one after another
-        const int per_head = key_tiles(args) * SPLITS;
-        bh = unit / per_head;
-        key_tile = unit % per_head / SPLITS;
-        part = unit % SPLITS;
+        ft_schedule_unit(unit, key_tiles(args) * SPLITS, SPLITS, &bh, &key_tile, &part);
     } else {
-        key_tile = (int)blockIdx.x / SPLITS;
-        part = (int)blockIdx.x % SPLITS;
-        bh = (int)blockIdx.y;
+        ft_schedule_block(blockIdx.x, blockIdx.y, SPLITS, &bh, &key_tile, &part);
     }
 }
 // Then its sequence (VARLEN), its keys and the query tiles that see them. unit: PERSISTENT's
@@ -1743,8 +1738,12 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     dkdv_block blk;
     blk.k_smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
     blk.base = smem_raw + (blk.k_smem - smem_addr(smem_raw));
-    if (VARLEN && !ORDERED && past_keys(args, (int)blockIdx.x, (int)blockIdx.y))
-        return;   // the whole block, before any barrier
+    if (VARLEN && !ORDERED) {   // (one block a unit: DQ_MODE ordered takes its tile from a ticket)
+        int bh, key_tile, part;
+        ft_schedule_block(blockIdx.x, blockIdx.y, SPLITS, &bh, &key_tile, &part);
+        if (past_keys(args, key_tile, bh))
+            return;   // the whole block, before any barrier
+    }
     if (threadIdx.x == 0)
         init_barriers(blk, args.dq_ticket);
     __syncthreads();   // the barriers exist before anyone waits on them; the ticket is known
@@ -1771,12 +1770,12 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
 }
 
 // ---- ft_bwd_dq_convert: dq = scale * dq_accum ------------------------------------------------
-// dq = 0 for the query rows [m0, + BLOCK_M) of query row blockIdx.y (of batch * heads), within
-// the sequence, its data columns.
-FT_DEVICE void zero_dq_rows(const ft_bwd_args &args, const ft_seq &sq, int m0)
+// dq = 0 for the query rows [m0, + BLOCK_M) of query head row bh (of batch * heads), within the
+// sequence, its data columns.
+FT_DEVICE void zero_dq_rows(const ft_bwd_args &args, const ft_seq &sq, int bh, int m0)
 {
     constexpr int CPR = HEAD_DIM / 8;   // 16-byte chunks a row
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
+    const int b = bh / args.heads, h = bh % args.heads;
     const int rows = min(BLOCK_M, sq.seqlen_q - m0);
     elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, b, h, sq.q0) + m0 * args.dq_stride[2];
     for (int c = threadIdx.x; c < rows * CPR; c += NUM_THREADS) {
@@ -1831,19 +1830,21 @@ FT_DEVICE void convert_transposed(const float4 *src, elem_t *dq, long long ld, f
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
 ft_bwd_dq_convert(const ft_bwd_args args)
 {
-    const int m0 = blockIdx.x * BLOCK_M;
-    const ft_seq sq = seq_of(args, (int)blockIdx.y / args.heads);
+    int bh, m_tile, part;   // the query head row (batch * heads) and tile (ft_schedule.h)
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &m_tile, &part);
+    const int m0 = m_tile * BLOCK_M;
+    const ft_seq sq = seq_of(args, bh / args.heads);
     if (VARLEN && m0 >= sq.seqlen_q)
         return;   // past the sequence's queries (the grid is sized by the longest)
-    if (STORE_FIRST && query_sems(args, blockIdx.y)[blockIdx.x] == 0) {
-        zero_dq_rows(args, sq, m0);
+    if (STORE_FIRST && query_sems(args, bh)[m_tile] == 0) {
+        zero_dq_rows(args, sq, bh, m0);
         return;
     }
     if (!EVEN_M && m0 + BLOCK_M > sq.seqlen_q) {
         bwd_dq_convert_rows<NUM_THREADS, BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M>(args);
         return;
     }
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh % args.heads;
+    const int b = bh / args.heads, h = bh % args.heads;
     const float scale = (float)args.softmax_scale;
     const long long row0 = seq_row(args, sq, b, h, bh);
     const float *rows = (const float *)args.dq_accum + (row0 + m0) * HEAD_DIM;

@@ -64,10 +64,12 @@ extern "C" __global__ void __launch_bounds__(kThreads, 1) ft_fwd(const ft_fwd_ar
     elem_t *const sV = sK + NUM_STAGES * BLOCK_N * kQkLd;
     elem_t *const sP = sV + NUM_STAGES * BLOCK_N * kVLd;
 
-    const int bh = blockIdx.y, b = bh / args.heads, h = bh - b * args.heads;
+    int bh, tile, part;   // the block's head row and tile (ft_schedule.h)
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &tile, &part);
+    const int b = bh / args.heads, h = bh - b * args.heads;
     const ft_seq sq = seq_of(args, b);
     const int nq = sq.seqlen_q, nk = sq.seqlen_k;
-    const int q0 = blockIdx.x * BLOCK_M;
+    const int q0 = tile * BLOCK_M;
     if (VARLEN && q0 >= nq)
         return;   // the grid covers the longest sequence; before any barrier
     const elem_t *const gq_seq = (const elem_t *)args.q + seq_offset(args.q_stride, b, h, sq.q0);

@@ -117,9 +117,8 @@ ft_fwd(const ft_fwd_args args)
     elem_t *q_smem = (elem_t *)smem_raw;
     elem_t *kv_smem = q_smem + Q_TILE_ELEMS;
 
-    const int m_block = blockIdx.x / SPLITS;
-    const int split = blockIdx.x % SPLITS;
-    const int bh = blockIdx.y;   // b * heads + h, or with PACK_GQA b * heads_k + the K/V head h
+    int bh, m_block, split;   // bh: b * heads + h, or with PACK_GQA b * heads_k + the K/V head h
+    ft_schedule_block(blockIdx.x, blockIdx.y, SPLITS, &bh, &m_block, &split);
     const int b = bh / (PACK_GQA ? args.heads_k : args.heads);
     const int h = bh % (PACK_GQA ? args.heads_k : args.heads);
     const int G = PACK_GQA ? kv_group(args) : 1;   // query heads a tile packs

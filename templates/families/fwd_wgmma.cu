@@ -117,7 +117,9 @@ struct tile_schedule {
     // VARLEN, one tile a block: whether the block's is one (else the block does nothing).
     FT_DEVICE static bool block_has_tile(const ft_fwd_args &args)
     {
-        return (int)blockIdx.x < seq_tiles(args, (int)blockIdx.y / args.heads, (int)gridDim.x);
+        int bh, tile, part;
+        ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &tile, &part);
+        return tile < seq_tiles(args, bh / args.heads, (int)gridDim.x);
     }
     // The next unit's tile as (query tile, batch*head), or false when the block is done; live:
     // whether it is a tile of its sequence (VARLEN: unit u of a sequence of mt tiles is one where
@@ -131,8 +133,9 @@ struct tile_schedule {
         if (!PERSISTENT) {
             if (next > 0)
                 return false;
-            bh = (int)blockIdx.y;
-            m_tile = CAUSAL ? seq_tiles(args, bh / args.heads, m_tiles) - 1 - (int)blockIdx.x : (int)blockIdx.x;
+            int tile, part;
+            ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &tile, &part);
+            m_tile = CAUSAL ? seq_tiles(args, bh / args.heads, m_tiles) - 1 - tile : tile;
             next = 1;
             live = true;   // VARLEN: ft_fwd returned where it is none (block_has_tile)
             return true;
