@@ -172,7 +172,15 @@ static int create_file(const char *path, const db_migration *list, int count, ch
             break;
     }
     if (fd < 0) {
-        db_fail(err, len, "cannot create database %s: %s", path, strerror(errno));
+        const int e = errno;
+        if (e == EACCES || e == EPERM || e == EROFS) {   /* the folder's fault: name it */
+            const char *slash = strrchr(path, '/');
+            const int dir_len = slash ? (slash == path ? 1 : (int)(slash - path)) : 1;
+            db_fail(err, len, "cannot create database %s: %s (its folder %.*s takes no new file; the database is "
+                    "written beside its name first)", path, strerror(e), dir_len, slash ? path : ".");
+        } else {
+            db_fail(err, len, "cannot create database %s: %s", path, strerror(e));
+        }
         free(tmp);
         return -1;
     }

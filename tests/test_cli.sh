@@ -84,6 +84,16 @@ expect 0 "$shipped" -- "$ft" emit --hash --template "$family" $params
 expect 2 "--hash belongs to 'flashtune emit'" -- "$ft" compile --hash --template fwd_mma
 expect 2 "--log belongs to 'flashtune compile'" -- "$ft" emit --log --template fwd_mma
 
+# ---- a database in a folder that takes no new file names the folder. An immutable folder is
+# read-only even for root (chmod is not); where chattr cannot make one, the case is said not run.
+mkdir -p "$tmp/ro"
+if chattr +i "$tmp/ro" 2> /dev/null; then
+    expect 1 "(its folder $tmp/ro takes no new file" -- "$ft" db import --db "$tmp/ro/new.db" "$src/db/tuned/h100-sm90.txt"
+    chattr -i "$tmp/ro"
+else
+    echo "test_cli: chattr +i failed here: the read-only folder's case did not run"
+fi
+
 # ---- NVRTC is opened at run time: a file that is not there is named, with the variable ----
 expect nonzero "FLASHTUNE_NVRTC=/nonexistent/libnvrtc.so.13: cannot open it" -- \
     env FLASHTUNE_NVRTC=/nonexistent/libnvrtc.so.13 "$ft" compile --template fwd_mma --arch=sm_80 BLOCK_M=64 NUM_WARPS=4
