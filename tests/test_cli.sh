@@ -100,6 +100,8 @@ expect nonzero "FLASHTUNE_NVRTC=/nonexistent/libnvrtc.so.13: cannot open it" -- 
 expect nonzero "lacks nvrtcVersion (not an NVRTC library?)" -- \
     env FLASHTUNE_NVRTC=libm.so.6 "$ft" compile --template fwd_mma --arch=sm_80 BLOCK_M=64 NUM_WARPS=4
 expect 0 "compiled in" -- "$ft" compile --template fwd_mma --arch=sm_80 BLOCK_M=64 NUM_WARPS=4
+expect 0 "NVRTC: none (FLASHTUNE_NVRTC=/nonexistent/libnvrtc.so.13: cannot open it" -- \
+    env FLASHTUNE_NVRTC=/nonexistent/libnvrtc.so.13 "$ft" doctor
 
 # ---- one integer syntax: no blanks, no '+' ----
 expect 2 "--threads='+1' must be an integer" -- "$ft" tune --threads=+1 tiny.lua

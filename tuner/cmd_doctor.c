@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "db_internal.h"
+#include "gen_nvrtc_internal.h"
 #include "rt_internal.h"
 #include "tune_options.h"
 #include "tune_worker.h"
@@ -106,9 +107,14 @@ int cmd_doctor(int argc, char **argv)
     if (tune_db_path("doctor", given_db, &db_path))
         return TUNE_EXIT_USAGE;
 
-    char nvrtc[16];
-    gen_nvrtc_version(nvrtc, sizeof nvrtc);
-    printf("flashtune %s, NVRTC %s\n", FT_VERSION_STRING, nvrtc[0] ? nvrtc : "(not found)");
+    char nvrtc[16], nvrtc_why[1024];
+    const gen_nvrtc_api *nv;
+    if (gen_nvrtc_open(&nv, nvrtc_why, sizeof nvrtc_why) == 0) {
+        gen_nvrtc_version(nvrtc, sizeof nvrtc);
+        printf("flashtune %s, NVRTC %s (%s)\n", FT_VERSION_STRING, nvrtc, gen_nvrtc_path());
+    } else {
+        printf("flashtune %s, NVRTC: none (%s)\n", FT_VERSION_STRING, nvrtc_why);
+    }
 
     char err[512] = "";
     db *shipped = NULL, *user = NULL;
