@@ -110,7 +110,8 @@ constexpr int DV_REGS = dv_cols(0) / 2;
 constexpr int M_STEPS = BLOCK_M / 16;           // k-steps over the queries (dV, dK)
 // Shared memory: 1024 bytes of alignment slack, K and V, NUM_STAGES x (Q, dO, then L, delta and
 // the slot's mbarriers in LD_BYTES), BUFFERS x dS^T (BLOCK_N rows of BLOCK_M queries: a 128-byte
-// panel for each 64 of them), DQ_TILES x the fp32 dQ tile, and (DQ_SPLIT_KEYS) the second
+// panel for each 64 of them; DQ_TRANSPOSED: dS, BLOCK_M rows of a panel per 64 keys,
+// ds_query_major_base), DQ_TILES x the fp32 dQ tile, and (DQ_SPLIT_KEYS) the second
 // warpgroup's dQ half or (SPLIT_COLS) the fp32 P^T tile on its way to the second warpgroup.
 // Tiles take whole 64-column panels: at head dim 96 the second panel's last 32 columns hold
 // zeros (Q, dO: the copy engine fills what lies past the tensor) or nothing (K, V), and no
@@ -1571,7 +1572,7 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
             unsigned dsa[M_STEPS][4];
             tile_gradients(ds, dsa, dk, dv, args, blk, th, st, m0, scale_log2, hand_dq);
             const unsigned ds_tile = blk.ds_smem(buf);
-            if (BUFFERS == 1)   // (WIDE_KEYS, 80 rows) the other consumer's products of the last tile read it
+            if (BUFFERS == 1)   // (WIDE_KEYS) the other consumer's products of the last tile read it
                 named_barrier_sync(1, CONSUMER_THREADS);
             // dS^T stored from its packed pairs (dK's A registers) where dK's product reads them:
             // the fp32 form dies at the packing, which spared registers (d64 128-row tiles: 68 ->
