@@ -107,8 +107,10 @@ static void open_nvrtc(void)
             return;
         }
     }
-    if (resolve(lib, path) != 0)
+    if (resolve(lib, path) != 0) {
+        dlclose(lib);
         return;
+    }
     snprintf(opened_path, sizeof opened_path, "%s", path);
     open_status = 0;
 }

@@ -70,6 +70,7 @@ meta = metadata.metadata("flashtune")
 assert meta["License"] == "MIT" or "MIT" in (meta.get("License-Expression") or ""), meta["License"]
 # No CUDA library is needed to load it: NVRTC and the driver are opened at run time.
 needed = os.popen(f"readelf -d {lib}").read()
+assert "NEEDED" in needed, f"readelf -d {lib} listed nothing: {needed!r}"
 assert "libnvrtc" not in needed and "libcuda" not in needed, needed
 if os.environ.get("MANYLINUX") == "1":   # SQLite inside the wheel, beside the package
     libs = os.path.join(os.path.dirname(here), "flashtune.libs")

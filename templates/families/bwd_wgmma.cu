@@ -70,7 +70,7 @@ constexpr bool DQ_IN_SLOT = bwd_wgmma_dq_in_slot(HEAD_DIM, HEAD_DIM_V);
 constexpr int NUM_WG = bwd_wgmma_consumers(BLOCK_N, HEAD_DIM);  // consumer warpgroups: 64 keys each, or the columns split
 constexpr bool PRODUCER = bwd_wgmma_has_producer(BLOCK_N, NUM_WARPS, HEAD_DIM);   // warpgroup 0 loads and adds dQ
 constexpr int CONSUMER_THREADS = NUM_WG * 128;
-constexpr int BUFFERS = bwd_wgmma_buffers(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM);   // dS^T tiles
+constexpr int BUFFERS = bwd_wgmma_buffers(BLOCK_N, NUM_WARPS, HEAD_DIM);          // dS^T tiles
 // dQ tiles in shared memory, and the tiles the dQ warp adds from: the ring slots themselves
 // (DQ_IN_SLOT: a tile's dQ replaces its Q and dO), else DQ_TILES tiles of their own.
 constexpr int DQ_TILES = bwd_wgmma_dq_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V);

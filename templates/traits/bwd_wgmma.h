@@ -132,9 +132,8 @@ FT_TRAIT long long bwd_wgmma_ds_bytes(int block_m, int block_n)
  * order its reuse); with the wide keys one too (two do not fit beside K's 192 columns: the
  * consumers meet before a tile's dS^T is stored, after the last tile's dQ products). 80-row
  * tiles take two of 20 KB (dS query-major: bwd_wgmma_ds_bytes), so that meeting is spared. */
-FT_TRAIT int bwd_wgmma_buffers(int block_m, int block_n, int num_warps, int head_dim)
+FT_TRAIT int bwd_wgmma_buffers(int block_n, int num_warps, int head_dim)
 {
-    (void)block_m;
     return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && !bwd_wgmma_wide_head(head_dim) ? 2 : 1;
 }
 
@@ -146,7 +145,7 @@ FT_TRAIT int bwd_wgmma_dq_tiles(int block_m, int block_n, int num_warps, int hea
 {
     if (bwd_wgmma_split_cols(head_dim, block_n))
         return bwd_wgmma_dq_in_slot(head_dim, head_dim_v) ? 0 : 1;
-    return block_m != 64 ? 1 : bwd_wgmma_buffers(block_m, block_n, num_warps, head_dim);
+    return block_m != 64 ? 1 : bwd_wgmma_buffers(block_n, num_warps, head_dim);
 }
 
 /* 1 when the two consumers each make dQ for their own 64 rows of a 128-row query tile, all the
@@ -186,7 +185,7 @@ FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
 {
     const long long dq_tile = (long long)block_m * head_dim * 4;
     const int split = bwd_wgmma_split_cols(head_dim, block_n);
-    const int buffers = bwd_wgmma_buffers(block_m, block_n, num_warps, head_dim);
+    const int buffers = bwd_wgmma_buffers(block_n, num_warps, head_dim);
     return 1024 + (long long)block_n * (ft_panel_cols(head_dim) + ft_panel_cols(head_dim_v)) * 2 +
            num_stages * bwd_wgmma_stage_bytes(block_m, head_dim, head_dim_v) +
            buffers * bwd_wgmma_ds_bytes(block_m, block_n) +
