@@ -90,6 +90,17 @@ typedef struct bench_row {
 #define FGRID(d, b, h, n, causal, bm, w, pp, ps)                                                        \
     { "fwd_wgmma", 2, d, b, h, n, causal, bm, 128, w, 2, 0, 1, pp, 0, ps, 0, 0, 0, 0, 0, 0, "fgrid", 0 }
 
+/* The forward's key tiles beyond powers of two (the "fkeys" set: bf16, fwd_wgmma beside a producer,
+ * OVERLAP, two stages, one block a tile): each head dim pair's 128 keys (64 at 256 and 192/128)
+ * beside wider or narrower tiles, at B x N = 16384 tokens (d128: 1 x 16384, 4 x 4096, 16 x 1024)
+ * and B 4 N 4096 for the others. Flags as PINGPONG. */
+#define FKEYS(d, dv, b, h, n, causal, bm, bn, w, pp)                                                   \
+    { "fwd_wgmma", 2, d, b, h, n, causal, bm, bn, w, 2, 0, 1, pp, dv, 0, 0, 0, 0, 0, 0, 0, "fkeys", 0 }
+#define FKEYS_128(b, n, causal)                                                                        \
+    FKEYS(128, 0, b, 16, n, causal, 128, 128, 12, 0), FKEYS(128, 0, b, 16, n, causal, 128, 144, 12, 0),    \
+    FKEYS(128, 0, b, 16, n, causal, 128, 160, 12, 0), FKEYS(128, 0, b, 16, n, causal, 128, 176, 12, 0),    \
+    FKEYS(128, 0, b, 16, n, causal, 128, 192, 12, 0)
+
 #define DV(r) ((r)->head_dim_v ? (r)->head_dim_v : (r)->head_dim)
 
 static const bench_row rows[] = {
@@ -118,6 +129,15 @@ static const bench_row rows[] = {
     FGRID(64, 4, 32, 4096, 1, 192, 16, 1, 1), FGRID(64, 16, 32, 1024, 1, 128, 12, 1, 1),
     FGRID(128, 32, 16, 512, 1, 128, 12, 1, 1), FGRID(128, 32, 16, 512, 0, 128, 12, 1, 1),
     FGRID(64, 32, 32, 512, 1, 128, 12, 1, 1),
+    FKEYS_128(1, 16384, 0), FKEYS_128(4, 4096, 0), FKEYS_128(16, 1024, 0), FKEYS_128(1, 16384, 1),
+    FKEYS_128(4, 4096, 1),
+    FKEYS(64, 0, 1, 32, 16384, 0, 192, 128, 16, 1), FKEYS(64, 0, 1, 32, 16384, 0, 192, 96, 16, 1),
+    FKEYS(64, 0, 1, 32, 16384, 0, 192, 112, 16, 1), FKEYS(64, 0, 1, 32, 16384, 0, 128, 176, 12, 0),
+    FKEYS(64, 0, 1, 32, 16384, 0, 128, 192, 12, 0), FKEYS(96, 0, 4, 16, 4096, 0, 128, 128, 12, 0),
+    FKEYS(96, 0, 4, 16, 4096, 0, 128, 144, 12, 0), FKEYS(96, 0, 4, 16, 4096, 0, 128, 176, 12, 0),
+    FKEYS(192, 128, 4, 16, 4096, 0, 128, 64, 12, 0), FKEYS(192, 128, 4, 16, 4096, 0, 128, 96, 12, 0),
+    FKEYS(192, 128, 4, 16, 4096, 0, 128, 112, 12, 0), FKEYS(192, 128, 4, 16, 4096, 0, 128, 128, 12, 0),
+    FKEYS(256, 0, 4, 16, 4096, 0, 128, 64, 12, 0), FKEYS(256, 0, 4, 16, 4096, 0, 128, 80, 12, 0),
     E80_TRIO(8, 2048, 0), E80_TRIO(4, 4096, 0), E80_TRIO(2, 8192, 0), E80_TRIO(1, 16384, 0), E80_TRIO(16, 1024, 0),
     E80_TRIO(4, 4096, 1), E80_TRIO(1, 16384, 1),
     D96(4, 4096, 0, 12, 0, 0, 0), D96(4, 4096, 0, 12, 1, 0, 0), D96(4, 4096, 0, 12, 1, 1, 1),

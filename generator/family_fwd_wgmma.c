@@ -27,7 +27,7 @@ static int check_fwd(const int *p, char *why, size_t len)
         snprintf(why, len, "BLOCK_M=%d: fwd_wgmma takes 64, 128 or 192 (64 rows a consumer warpgroup)", bm);
         break;
     case FWD_WGMMA_BAD_BLOCK_N:
-        snprintf(why, len, "BLOCK_N=%d: fwd_wgmma takes 64 or 128", bn);
+        snprintf(why, len, "BLOCK_N=%d: fwd_wgmma takes a multiple of 16 from 64 to 192", bn);
         break;
     case FWD_WGMMA_BAD_HEAD_DIM:
         snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: fwd_wgmma takes head dims 64, 96, 128, 192 and 256", d, dv);

@@ -135,6 +135,11 @@ static const attn_case cases[] = {
      * row-major), and bottom-right rows that see no key in the reordered, persistent row. */
     { "bf16 D=128 N=999 80-row tiles", BF16, 128, 128, 1, 3, 999, 999, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
     { "f16 D=128 Nq>Nk causal BR 80-row tiles", F16, 128, 128, 2, 2, 300, 130, 1, 1, 0, 1, DEFAULT_TILES, BR },
+    /* The persistent forward's key tiles that are not powers of two (the persistent cases take the
+     * persistent wg_tiles rows in turn: these two the last, 144 keys in turns, 192 keys), the walk
+     * ending in a partial tile of keys. */
+    { "bf16 persistent Nq>Nk causal BR 144 keys", BF16, 128, 128, 2, 40, 700, 333, 1, 1, 0, 0, DEFAULT_TILES, BR },
+    { "f16 persistent N=1000 192 keys", F16, 128, 128, 1, 40, 1000, 1000, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
@@ -235,12 +240,15 @@ static gpu_kernel *wg_kernels[CASE_COUNT], *wgb_kernels[CASE_COUNT];
  * take them: fwd_wgmma's OVERLAP, PINGPONG, PERSISTENT; bwd_wgmma's DQ_FIRST, DK_SS, DV_EARLY,
  * PERSISTENT (persistent_col). fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and with a producer warpgroup
  * (+4) in every schedule: OVERLAP, PINGPONG and PERSISTENT on and off, one stage to four, one to
- * three consumers (the last two: three taking turns). */
+ * three consumers (rows 14 and 15: three taking turns); then key tiles that are not powers of two
+ * (80 to 192), in those schedules too. */
 static const int wg_tiles[][8] = {
     { 128, 128, 12, 2, 1, 1, 1 }, { 128, 128, 8, 2, 0, 0, 0 }, { 64, 128, 8, 2, 1, 0, 1 }, { 64, 128, 4, 2, 0, 0, 0 },
     { 128, 64, 12, 1, 0, 1, 1 },  { 192, 64, 12, 3, 0, 0, 0 }, { 128, 64, 8, 1, 0, 0, 0 }, { 64, 64, 8, 3, 0, 0, 1 },
     { 64, 64, 4, 4, 0, 0, 0 },    { 128, 64, 12, 1, 1, 1, 0 }, { 128, 128, 12, 3, 1, 0, 1 }, { 64, 64, 8, 1, 1, 0, 0 },
     { 128, 64, 12, 2, 1, 1, 1 },  { 192, 128, 16, 2, 1, 1, 1 }, { 192, 64, 16, 2, 0, 1, 0 },
+    { 128, 176, 12, 2, 1, 0, 0 }, { 128, 144, 12, 2, 1, 1, 1 }, { 192, 96, 16, 2, 1, 1, 0 }, { 64, 80, 4, 2, 0, 0, 0 },
+    { 128, 112, 12, 1, 0, 1, 0 }, { 128, 192, 12, 2, 1, 0, 1 }, { 128, 160, 8, 2, 0, 0, 0 },
 };
 /* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
  * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers, or with 128-row query tiles its

@@ -390,6 +390,13 @@ static const struct {
     { "fwd_wgmma", { { GEN_BLOCK_M, 192 }, { GEN_NUM_WARPS, 16 } }, 2, 232448,
       "BLOCK_N=128 HEAD_DIM_V=128 NUM_WARPS=16: ~192 registers per thread, 160 available" },
     { "fwd_wgmma", { { GEN_BLOCK_M, 192 }, { GEN_NUM_WARPS, 14 } }, 2, 232448, "NUM_WARPS=14 with BLOCK_M=192" },
+    /* Key tiles: multiples of 16 from 64 to 192 (176 is taken, below), and the registers they cost:
+     * 192 keys beside three consumers at head dim 128. */
+    { "fwd_wgmma", { { GEN_BLOCK_N, 72 } }, 1, 232448, "BLOCK_N=72: fwd_wgmma takes a multiple of 16 from 64 to 192" },
+    { "fwd_wgmma", { { GEN_BLOCK_N, 208 } }, 1, 232448, "BLOCK_N=208: fwd_wgmma takes a multiple of 16" },
+    { "fwd_wgmma", { { GEN_BLOCK_N, 48 } }, 1, 232448, "BLOCK_N=48: fwd_wgmma takes" },
+    { "fwd_wgmma", { { GEN_BLOCK_M, 192 }, { GEN_BLOCK_N, 112 }, { GEN_NUM_WARPS, 16 } }, 3, 232448,
+      "BLOCK_N=112 HEAD_DIM_V=128 NUM_WARPS=16: ~180 registers per thread, 160 available" },
 };
 
 /* Cases every family must reject the same way, whatever its own rules. */

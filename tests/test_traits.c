@@ -38,6 +38,12 @@ static const sample samples[] = {
     /* Three consumers beside a producer (192 rows, 16 warps), persistent with two Q tiles. */
     { "fwd_wgmma", "DTYPE=bf16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=192 BLOCK_N=128 NUM_WARPS=16 NUM_STAGES=2 OVERLAP=1 "
                    "PINGPONG=1 PERSISTENT=1" },
+    /* Key tiles beyond powers of two: FA3's 176 at head dim 128 beside a producer, 112 beside
+     * three consumers at 64, 80 by cp.async (every warp loads). */
+    { "fwd_wgmma", "DTYPE=bf16 HEAD_DIM=128 BLOCK_N=176 OVERLAP=1" },
+    { "fwd_wgmma", "DTYPE=f16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=192 BLOCK_N=112 NUM_WARPS=16 NUM_STAGES=3 OVERLAP=1 PINGPONG=1 "
+                   "PERSISTENT=1" },
+    { "fwd_wgmma", "DTYPE=bf16 HEAD_DIM=96 HEAD_DIM_V=96 BLOCK_M=64 BLOCK_N=80 NUM_WARPS=4 NUM_STAGES=2" },
     { "fwd_exact", "DTYPE=f32 HEAD_DIM=64" },
     { "fwd_exact", "DTYPE=f64 HEAD_DIM=32 HEAD_DIM_V=64 BLOCK_M=32 BLOCK_N=16 NUM_STAGES=1" },
     { "bwd_mma", "DTYPE=bf16 HEAD_DIM=128 DQ_MODE=atomic" },

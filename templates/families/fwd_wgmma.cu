@@ -71,7 +71,7 @@ static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: fwd_wgmma
 static_assert(RULE != FWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_M/16 (consumers only) or BLOCK_M/16 + 4 (and a "
                                            "producer warpgroup)");
 static_assert(RULE != FWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64, 128 or 192 (64 rows a consumer warpgroup)");
-static_assert(RULE != FWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be 64 or 128");
+static_assert(RULE != FWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be a multiple of 16 from 64 to 192");
 static_assert(RULE != FWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, 96, 128, 192 or 256");
 static_assert(RULE != FWD_WGMMA_BAD_REGISTERS, "BLOCK_N, HEAD_DIM_V, NUM_WARPS: accumulators would spill");
 static_assert(RULE != FWD_WGMMA_BAD_OVERLAP, "OVERLAP needs a producer warpgroup");

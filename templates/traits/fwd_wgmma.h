@@ -13,7 +13,7 @@ enum fwd_wgmma_rule {
     FWD_WGMMA_OK,
     FWD_WGMMA_BAD_WARPS,       /* NUM_WARPS neither BLOCK_M / 16 nor that + 4 (a producer) */
     FWD_WGMMA_BAD_BLOCK_M,     /* BLOCK_M not 64, 128 or 192 (64 rows a consumer warpgroup) */
-    FWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not 64 or 128 */
+    FWD_WGMMA_BAD_BLOCK_N,     /* BLOCK_N not a multiple of 16 from 64 to 192 */
     FWD_WGMMA_BAD_HEAD_DIM,    /* a head dim not 64, 96, 128, 192 or 256 */
     FWD_WGMMA_BAD_REGISTERS,   /* accumulators would spill */
     FWD_WGMMA_BAD_OVERLAP,     /* OVERLAP without a producer */
@@ -31,6 +31,16 @@ FT_TRAIT int fwd_wgmma_consumers(int block_m)
 FT_TRAIT int fwd_wgmma_has_producer(int block_m, int num_warps)
 {
     return num_warps == block_m / 16 + 4;
+}
+
+/* Key tiles: any multiple of 16 keys (one k-step of P V) from 64 to 192, each a width of S = Q K^T
+ * that wgmma takes. Beyond powers of two because the best tile is a balance the tuner should
+ * strike: wider tiles spread a tile's fixed costs (the row max and sum across the quad, O's
+ * rescale, the waits) over more keys but hold more score registers live beside O (FA3 runs 176
+ * keys at head dim 128, 144 at 96, 112 at 192). */
+FT_TRAIT int fwd_wgmma_block_n_ok(int block_n)
+{
+    return block_n % 16 == 0 && block_n >= 64 && block_n <= 192;
 }
 
 /* Head dims of Q/K and of V, each one of these (96 takes two 64-column panels, the second half
@@ -154,7 +164,7 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
     const int producer = fwd_wgmma_has_producer(block_m, num_warps);
     if (num_warps != block_m / 16 && !producer)
         return FWD_WGMMA_BAD_WARPS;
-    if (block_n != 64 && block_n != 128)
+    if (!fwd_wgmma_block_n_ok(block_n))
         return FWD_WGMMA_BAD_BLOCK_N;
     if (!fwd_wgmma_head_dim_ok(head_dim) || !fwd_wgmma_head_dim_ok(head_dim_v))
         return FWD_WGMMA_BAD_HEAD_DIM;

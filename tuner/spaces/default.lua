@@ -131,7 +131,7 @@ if device.cc == 90 then
     params = {
       BLOCK_M = {64, 128, 192},
       NUM_WARPS = {4, 8, 12, 16},
-      BLOCK_N = {64, 128},
+      BLOCK_N = {64, 80, 128, 160, 176, 192},
       NUM_STAGES = {1, 2},
       OVERLAP = {0, 1},
       PINGPONG = {0, 1},
@@ -162,6 +162,22 @@ if device.cc == 90 then
       -- against 604 causal.
       if producer and p.BLOCK_M == 192 and (p.BLOCK_N ~= 128 or p.OVERLAP == 0 or p.PINGPONG == 0) then
         return false, "three consumers: 128 keys, OVERLAP and PINGPONG only"
+      end
+      -- Key tiles that are not powers of two, measured on an H200 by bench_kernels' fkeys set
+      -- (2026-11-29): 80 keys at head dim 256 (where 128 do not fit) 746 TFLOP/s against 64 keys'
+      -- 708; 160-192 at head dim 128 716 against 693 causal at N 16384, even or behind at N 1024
+      -- to 4096; behind 128 keys at head dims 64, 96 and 192/128. So each only where it won, on
+      -- two consumers beside a producer with OVERLAP (the wide ones one block a tile, in order).
+      if p.BLOCK_N ~= 64 and p.BLOCK_N ~= 128 then
+        if not (producer and p.BLOCK_M == 128 and p.OVERLAP == 1) then
+          return false, "keys beyond powers of two: two consumers beside a producer, OVERLAP"
+        end
+        if p.BLOCK_N == 80 and p.HEAD_DIM ~= 256 then
+          return false, "80 keys: head dim 256 only"
+        end
+        if p.BLOCK_N > 128 and (p.HEAD_DIM ~= 128 or p.PINGPONG + p.PERSISTENT > 0) then
+          return false, "160 to 192 keys: head dim 128, one block a tile, no turns"
+        end
       end
       return true
     end,

@@ -66,8 +66,9 @@ return {
     name = "fwd_kinds",
     template = "fwd_wgmma",
     fixed = { CAUSAL_SKIP = 1, BLOCK_M = 128, NUM_WARPS = 12, NUM_STAGES = 2, OVERLAP = 1 },
+    -- 176 keys: FA3's tile at head dim 128 (default.lua: the widest tiles won long causal rows).
     params = {
-      BLOCK_N = {64, 128},
+      BLOCK_N = {64, 128, 176},
       PINGPONG = {0, 1},
       PERSISTENT = {0, 1},
     },
