@@ -54,11 +54,8 @@ FT_DEVICE float softmax_scores(float *s, float &row_max, float &row_sum, int hal
     float sum = 0.f;
 #pragma unroll
     for (int j = 0; j < TILES; j++) {
-        // EXP_POLY of every 8 column tiles take their exponentials on the FMA pipe (poly_exp2).
-        const bool poly = j % 8 < EXP_POLY;
-        const float x0 = s[j * 4 + half * 2] * scale_log2 - base, x1 = s[j * 4 + half * 2 + 1] * scale_log2 - base;
-        const float p0 = poly ? poly_exp2(x0) : fast_exp2(x0);
-        const float p1 = poly ? poly_exp2(x1) : fast_exp2(x1);
+        const float p0 = fast_exp2(s[j * 4 + half * 2] * scale_log2 - base);
+        const float p1 = fast_exp2(s[j * 4 + half * 2 + 1] * scale_log2 - base);
         s[j * 4 + half * 2] = p0;
         s[j * 4 + half * 2 + 1] = p1;
         sum += p0 + p1;

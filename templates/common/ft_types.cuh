@@ -99,22 +99,6 @@ FT_DEVICE float fast_exp2(float x)
     asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return y;
 }
-// 2^x for x <= 0 on the FMA and integer pipes, not the multi-function unit (MUFU): that unit
-// makes 16 exponentials a clock an SM, which at head dim 64 takes as long as the tile's two
-// products, so the softmax may hand part of its exponentials here (EXP_POLY). x + 1.5 * 2^23
-// rounds x to the integer k held in the sum's low mantissa bits; f = x - k lies in [-0.5, 0.5],
-// where a cubic fitted for relative error (Lawson's weighted least squares, fp32 coefficients)
-// is within 7.5e-5 of 2^f, under the 16-bit types' rounding of P (2^-9, 2^-12); 2^k is made
-// from k's bits (k + 127 in the exponent field). x at or below -127 gives 0 exactly (k = -127:
-// the field is 0, so 2^k reads as 0.0), as ex2 gives for a masked score's -inf.
-FT_DEVICE float poly_exp2(float x)
-{
-    const float shifter = 12582912.f;   // 1.5 * 2^23
-    const float t = __fadd_rn(fmaxf(x, -127.f), shifter);
-    const float f = __fsub_rn(fmaxf(x, -127.f), __fsub_rn(t, shifter));
-    const float p = fmaf(fmaf(fmaf(0.0551716685f, f, 0.24261114f), f, 0.693260968f), f, 0.999928057f);
-    return p * __int_as_float((__float_as_int(t) << 23) + 0x3f800000);
-}
 FT_DEVICE float warp_max_xor(float x, int lane_mask)
 {
     return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, lane_mask));
