@@ -451,62 +451,11 @@ int db_import_text(db *d, const char *name, const char *text, const db_import_op
 
 int db_import_read(const char *path, char **text, char *err, size_t len)
 {
-    const char *func = "db_import_read";
     if (text)
         *text = NULL;
     if (!path || !text)
-        return db_fail(err, len, "%s: %s is NULL", func, path ? "text" : "path");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return db_fail(err, len, "cannot read winners file %s: %s", path, strerror(errno));
-    struct stat sb;
-    int e = fstat(fd, &sb) != 0 ? errno : S_ISDIR(sb.st_mode) ? EISDIR : 0;
-    if (e) {
-        close(fd);
-        return db_fail(err, len, "cannot read winners file %s: %s", path, strerror(e));
-    }
-    /* Read in steps, never more than the cap: a device or pipe may have no end. */
-    char *buf = NULL;
-    size_t size = 0, cap = 0;
-    int rc = 0;
-    for (;;) {
-        if (size == cap) {
-            size_t want = cap ? 2 * cap : 65536;
-            if (want > (size_t)DB_IMPORT_MAX_BYTES + 1)
-                want = (size_t)DB_IMPORT_MAX_BYTES + 1;
-            char *grown = want > cap ? realloc(buf, want + 1) : NULL;
-            if (!grown) {
-                rc = want > cap ? db_fail(err, len, "out of memory reading winners file %s", path)
-                                : db_fail(err, len, "cannot read winners file %s: it is larger than %d MiB, the most a "
-                                          "winners file may have", path, DB_IMPORT_MAX_BYTES >> 20);
-                break;
-            }
-            buf = grown;
-            cap = want;
-        }
-        ssize_t got = read(fd, buf + size, cap - size);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0) {
-            rc = db_fail(err, len, "cannot read winners file %s: %s", path, strerror(errno));
-            break;
-        }
-        if (got == 0)
-            break;
-        size += (size_t)got;
-    }
-    close(fd);
-    if (rc == 0 && memchr(buf ? buf : "", '\0', size))
-        rc = db_fail(err, len, "winners file %s is not a text file (it holds NUL bytes)", path);
-    if (rc != 0) {
-        free(buf);
-        return -1;
-    }
-    if (!buf && !(buf = malloc(1)))
-        return db_fail(err, len, "out of memory reading winners file %s", path);
-    buf[size] = '\0';
-    *text = buf;
-    return 0;
+        return db_fail(err, len, "db_import_read: %s is NULL", path ? "text" : "path");
+    return db_text_file_read(path, "winners file", DB_IMPORT_MAX_BYTES, text, err, len);
 }
 
 int db_import_file(db *d, const char *path, const db_import_options *opt, db_import_counts *counts, char *err,

@@ -131,6 +131,12 @@ typedef struct db_workload {
 void db_workload_set_mask(db_workload *w, int causal, int bottom_right, int window_left, int window_right);
 /* 1 when w has a mask at all (its kernels' CAUSAL). */
 int db_workload_masked(const db_workload *w);
+/* Decode shapes: a forward of at most DB_DECODE_ROWS query rows, f16 or bf16. Their kernels split
+ * the keys over blocks and pack a group's query heads into one tile (fwd_mma SPLITS, PACK_GQA); a
+ * winner tuned for a decode shape serves only decode shapes, and one tuned for longer queries
+ * only those; a captured decode problem is tuned by the spaces of decode shapes only. 1 or 0. */
+#define DB_DECODE_ROWS 16
+int db_workload_decode(const db_workload *w);
 /* The band's sides as ft_mask_band takes them with causal 0 (-1 no limit): OUT *left, *right. */
 void db_workload_mask_sides(const db_workload *w, int *left, int *right);
 /* A variable-length batch's bucket, 1..8: its tokens (total_q + total_k) over batch x (longest_q +
@@ -300,6 +306,35 @@ const char *db_workload_kind_format(const db_workload *w, char *buf, size_t len)
  * h, sq, sk, hk. The mask must be in its stored form (as db_workload_set_mask makes it). For the
  * CLI's workload arguments. */
 int db_workload_parse(const char *text, db_workload *w /* OUT */, char *err, size_t len);
+
+/* ---- capture files (db_capture.c) ------------------------------------------------------ */
+
+/* What chose a captured problem's kernel: a winner tuned for exactly it, the nearest tuned one,
+ * or the built-in choice. */
+enum { DB_SERVED_TUNED, DB_SERVED_NEAREST, DB_SERVED_DEFAULT };
+
+/* One problem an application ran: its workload, whether it was a repeatable (deterministic)
+ * backward, how many calls, and what served it last. */
+typedef struct db_capture_row {
+    db_workload workload;
+    int deterministic;
+    unsigned long long calls;
+    int served;                 /* DB_SERVED_* */
+} db_capture_row;
+
+/* "tuned", "nearest", "default" ("?" out of range). */
+const char *db_served_name(int served);
+/* The rows of a capture file's text (path names it in messages): a first line "flashtune capture
+ * format 1", then one problem a line, "#" comments and blank lines skipped. OUT: *rows
+ * (malloc'ed, NULL when none), *count. 0, or -1 with "path:line: why". */
+int db_capture_parse(const char *path, const char *text, db_capture_row **rows, int *count, char *err, size_t len);
+/* db_capture_parse of the file at path (at most 64 MiB). */
+int db_capture_read(const char *path, db_capture_row **rows, int *count, char *err, size_t len);
+/* Adds rows to the file at path, under an exclusive lock of path.lock: a problem already there
+ * gets its calls added (saturating) and the new served; a new one is appended; the file is made
+ * when missing and replaced by rename, so a crash leaves the old one. A file that does not parse
+ * is left as it is: -1 naming its line, nothing written. 0, or -1 with the reason. */
+int db_capture_merge(const char *path, const db_capture_row *rows, int n, char *err, size_t len);
 
 /* ---- export / import of winners (db_export.c, db_import.c) ------------------------------ */
 

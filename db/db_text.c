@@ -1,10 +1,13 @@
-/* Text forms: the NAME=VALUE field reader shared by the import and the CLI, and the workload's
- * one-line form. */
+/* Text forms: the NAME=VALUE field reader shared by the import and the CLI, the workload's
+ * one-line form, and a text file read whole. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "db_core_internal.h"
 
@@ -246,7 +249,7 @@ static int take_either(db_fields *f, const char *name, const char *alias, const 
     return 0;
 }
 
-int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
+int db_workload_take(db_fields *f, db_workload *w, int all, char *err, size_t len)
 {
     static const struct { const char *name, *alias; int required; size_t offset; } ints[] = {
 #define FIELD_(a, name, alias, required, shown) { #name, alias, required, offsetof(db_workload, name) },
@@ -254,25 +257,20 @@ int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
 #undef FIELD_
     };
     char why[512];
-    if (!text || !w)
-        return db_fail(err, len, "db_workload_parse: %s is NULL", text ? "w" : "text");
-    db_fields f;
-    if (db_fields_parse(text, &f, why, sizeof why) != 0)
-        return db_fail(err, len, "workload: %s", why);
     memset(w, 0, sizeof *w);
     int rc = 0, dv_default = 0;
     enum { INTS = sizeof ints / sizeof ints[0] };
     /* Every known field taken first, so that one left over is reported before anything missing:
      * "op=fwd foo=1" is a misspelling, not a workload without its dtype. */
-    const char *op = db_field_take(&f, "op"), *dtype = db_field_take(&f, "dtype"), *values[INTS] = { NULL };
+    const char *op = db_field_take(f, "op"), *dtype = db_field_take(f, "dtype"), *values[INTS] = { NULL };
     for (size_t i = 0; rc == 0 && i < INTS; i++)
-        rc = take_either(&f, ints[i].name, ints[i].alias, &values[i], why, sizeof why);
-    if (rc == 0 && db_fields_unused(&f)) {
+        rc = take_either(f, ints[i].name, ints[i].alias, &values[i], why, sizeof why);
+    if (rc == 0 && all && db_fields_unused(f)) {
         char names[400] = "op, dtype";
         for (size_t k = 0; k < INTS; k++)
             snprintf(names + strlen(names), sizeof names - strlen(names), ", %s%s%s", ints[k].name,
                      ints[k].alias ? " or " : "", ints[k].alias ? ints[k].alias : "");
-        rc = db_fail(why, sizeof why, "unknown field '%s' (a workload takes %s)", db_fields_unused(&f), names);
+        rc = db_fail(why, sizeof why, "unknown field '%s' (a workload takes %s)", db_fields_unused(f), names);
     }
     if (rc == 0) {
         if (!op)
@@ -300,8 +298,78 @@ int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
     }
     if (rc == 0 && dv_default)
         w->head_dim_v = w->head_dim;
-    db_fields_free(&f);
     if (rc != 0)
         return db_fail(err, len, "workload: %s", why);
     return db_workload_check(w, err, len);   /* its messages begin "workload ..." */
+}
+
+int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
+{
+    char why[512];
+    if (!text || !w)
+        return db_fail(err, len, "db_workload_parse: %s is NULL", text ? "w" : "text");
+    db_fields f;
+    if (db_fields_parse(text, &f, why, sizeof why) != 0)
+        return db_fail(err, len, "workload: %s", why);
+    const int rc = db_workload_take(&f, w, 1, err, len);
+    db_fields_free(&f);
+    return rc;
+}
+
+/* ---- files ---------------------------------------------------------------------------- */
+
+int db_text_file_read(const char *path, const char *what, int max_bytes, char **text, char *err, size_t len)
+{
+    *text = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return db_fail(err, len, "cannot read %s %s: %s", what, path, strerror(errno));
+    struct stat sb;
+    int e = fstat(fd, &sb) != 0 ? errno : S_ISDIR(sb.st_mode) ? EISDIR : 0;
+    if (e) {
+        close(fd);
+        return db_fail(err, len, "cannot read %s %s: %s", what, path, strerror(e));
+    }
+    /* Read in steps, never more than the cap: a device or pipe may have no end. */
+    char *buf = NULL;
+    size_t size = 0, cap = 0;
+    int rc = 0;
+    for (;;) {
+        if (size == cap) {
+            size_t want = cap ? 2 * cap : 65536;
+            if (want > (size_t)max_bytes + 1)
+                want = (size_t)max_bytes + 1;
+            char *grown = want > cap ? realloc(buf, want + 1) : NULL;
+            if (!grown) {
+                rc = want > cap ? db_fail(err, len, "out of memory reading %s %s", what, path)
+                                : db_fail(err, len, "cannot read %s %s: it is larger than %d MiB, the most a %s "
+                                          "may have", what, path, max_bytes >> 20, what);
+                break;
+            }
+            buf = grown;
+            cap = want;
+        }
+        ssize_t got = read(fd, buf + size, cap - size);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            rc = db_fail(err, len, "cannot read %s %s: %s", what, path, strerror(errno));
+            break;
+        }
+        if (got == 0)
+            break;
+        size += (size_t)got;
+    }
+    close(fd);
+    if (rc == 0 && memchr(buf ? buf : "", '\0', size))
+        rc = db_fail(err, len, "%s %s is not a text file (it holds NUL bytes)", what, path);
+    if (rc != 0) {
+        free(buf);
+        return -1;
+    }
+    if (!buf && !(buf = malloc(1)))
+        return db_fail(err, len, "out of memory reading %s %s", what, path);
+    buf[size] = '\0';
+    *text = buf;
+    return 0;
 }

@@ -21,6 +21,11 @@ int db_workload_masked(const db_workload *w)
     return w->causal || w->window;
 }
 
+int db_workload_decode(const db_workload *w)
+{
+    return w->op == DB_OP_FWD && (w->dtype == 1 || w->dtype == 2) && w->seqlen_q <= DB_DECODE_ROWS;
+}
+
 void db_workload_mask_sides(const db_workload *w, int *left, int *right)
 {
     *left = w->window ? w->window_left : -1;

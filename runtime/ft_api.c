@@ -42,6 +42,13 @@ ft_status ft_open(const char *db_path, ft_context **out)
         return rt_fail(NULL, FT_ERR_OUT_OF_MEMORY, "ft_open: out of memory");
     pthread_mutex_init(&ctx->lock, NULL);
     rt_disk_cache_dir(ctx->cache_dir, sizeof ctx->cache_dir);
+    const char *capture = getenv("FLASHTUNE_CAPTURE");
+    if (capture && strlen(capture) >= sizeof ctx->capture) {
+        ft_close(ctx);
+        return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "ft_open: FLASHTUNE_CAPTURE is longer than %zu characters",
+                       sizeof ctx->capture - 1);
+    }
+    snprintf(ctx->capture, sizeof ctx->capture, "%s", capture ? capture : "");
     char err[RT_ERR_LEN];
     if (db_path) {
         ctx->user_writable = writable(db_path);
@@ -62,6 +69,8 @@ void ft_close(ft_context *ctx)
 {
     if (!ctx)
         return;
+    if (ctx->capture[0] && rt_capture_flush(ctx, "ft_close") != FT_OK)
+        fprintf(stderr, "flashtune: %s\n", ft_last_error(ctx));
     const cu_driver *cu = NULL;
     if (atomic_load(&ctx->contexts) || ctx->workspaces || ctx->primary)
         cu_driver_open(&cu, NULL, 0);
@@ -180,7 +189,30 @@ static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc 
     CUresult rc = rt_launch(cu, plan, &d, p, &wp, (CUstream)stream);
     if (cached)
         rt_workspace_release(ctx, cu, cached);
-    return rc == CUDA_SUCCESS ? FT_OK : rt_fail_cuda(ctx, func, "cuLaunchKernel", rc);
+    if (rc != CUDA_SUCCESS)
+        return rt_fail_cuda(ctx, func, "cuLaunchKernel", rc);
+    rt_capture_count(ctx, plan);
+    return FT_OK;
+}
+
+ft_status ft_capture_to(ft_context *ctx, const char *path)
+{
+    if (!ctx)
+        return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "ft_capture_to: ctx is NULL");
+    if (path && strlen(path) >= sizeof ctx->capture)
+        return rt_fail(ctx, FT_ERR_INVALID_ARGUMENT, "ft_capture_to: path is longer than %zu characters",
+                       sizeof ctx->capture - 1);
+    pthread_mutex_lock(&ctx->lock);
+    snprintf(ctx->capture, sizeof ctx->capture, "%s", path ? path : "");
+    pthread_mutex_unlock(&ctx->lock);
+    return FT_OK;
+}
+
+ft_status ft_capture_flush(ft_context *ctx)
+{
+    if (!ctx)
+        return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "ft_capture_flush: ctx is NULL");
+    return rt_capture_flush(ctx, "ft_capture_flush");
 }
 
 ft_status ft_attention_forward(ft_context *ctx, const ft_attention_desc *d, const void *q, const void *k,

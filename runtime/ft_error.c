@@ -37,6 +37,7 @@ const char *ft_status_str(ft_status status)
     case FT_ERR_DB: return "FT_ERR_DB: database error";
     case FT_ERR_OUT_OF_MEMORY: return "FT_ERR_OUT_OF_MEMORY: out of memory";
     case FT_ERR_INTERNAL: return "FT_ERR_INTERNAL: internal error";
+    case FT_ERR_IO: return "FT_ERR_IO: a file could not be read or written";
     }
     return "unknown ft_status";
 }

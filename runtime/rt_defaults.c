@@ -38,15 +38,10 @@ void rt_config_fit(gen_config *c, const db_workload *w)
     gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);
 }
 
-int rt_decode_shape(const db_workload *w)
-{
-    return w->op == DB_OP_FWD && (w->dtype == FT_F16 || w->dtype == FT_BF16) && w->seqlen_q <= RT_DECODE_ROWS;
-}
-
 int rt_decode_config(const rt_device *dev, const db_workload *w, gen_config *out, char *why, size_t len)
 {
-    if (!rt_decode_shape(w)) {
-        snprintf(why, len, "not a decode shape (seqlen_q=%d, at most %d in f16 or bf16)", w->seqlen_q, RT_DECODE_ROWS);
+    if (!db_workload_decode(w)) {
+        snprintf(why, len, "not a decode shape (seqlen_q=%d, at most %d in f16 or bf16)", w->seqlen_q, DB_DECODE_ROWS);
         return -1;
     }
     /* The first family that runs here and packs a group's rows (PACK_GQA) and splits the keys
@@ -171,7 +166,7 @@ int rt_default_config(const rt_device *dev, const db_workload *w, int determinis
                       size_t len)
 {
     deterministic = deterministic && w->op == DB_OP_BWD;
-    if (rt_decode_shape(w) && rt_decode_config(dev, w, out, why, len) == 0)
+    if (db_workload_decode(w) && rt_decode_config(dev, w, out, why, len) == 0)
         return 0;
     const gen_family *families[MAX_FAMILIES];
     const int count = families_for(w, 0, families);

@@ -136,13 +136,7 @@ int rt_default_config(const rt_device *dev, const db_workload *w, int determinis
  * gen_family.repeatable, else on c's), else separate (dQ in a kernel of its own), whichever its
  * family takes; valid on dev. 0, or -1 (why) when none is. */
 int rt_repeatable_config(const rt_device *dev, const db_workload *w, gen_config *c, char *why, size_t len);
-/* Decode shapes: a forward of at most RT_DECODE_ROWS query rows, f16 or bf16. Their kernels split
- * the keys over blocks and pack a group's query heads into one tile (fwd_mma SPLITS, PACK_GQA); a
- * winner tuned for a decode shape serves only decode shapes, and one tuned for longer queries
- * only those. */
-#define RT_DECODE_ROWS 16
-int rt_decode_shape(const db_workload *w);
-/* The built-in decode configuration for w (rt_decode_shape) on dev: fwd_mma with the group
+/* The built-in decode configuration for w (db_workload_decode) on dev: fwd_mma with the group
  * packed where heads_k < heads, the smallest query tile that holds seqlen_q * group rows (16,
  * 32 or 64: a warp per 16 rows), and the keys split in a power of two of blocks, enough for two
  * blocks an SM, at most one a 4 key tiles and 64. 0, or -1 (why). */
@@ -209,6 +203,9 @@ typedef struct rt_plan {
     const rt_module *module;
     ln_plan launches;           /* the family's steps, functions bound (launch/ln_internal.h) */
     struct rt_plan *_Atomic next;
+    /* Calls since the last capture flush (rt_capture.c): the one field that changes once the
+     * plan is published, counted only while the context has a capture file. */
+    _Atomic unsigned long long calls;
 } rt_plan;
 
 /* A cached backward workspace of one (CUDA context, stream). */
@@ -245,7 +242,17 @@ struct ft_context {
     rt_workspace *workspaces;
     CUcontext primary;          /* device 0's primary context when the library retained it */
     CUdevice primary_device;
+    char capture[RT_PATH_LEN];  /* the capture file ($FLASHTUNE_CAPTURE, ft_capture_to), "" for none */
 };
+
+/* ---- capture (rt_capture.c) ------------------------------------------------------------ */
+
+/* One call of plan, counted where ctx has a capture file (the reference kernels are not). */
+void rt_capture_count(const ft_context *ctx, const rt_plan *plan);
+/* The counts since the last flush merged into ctx's capture file, one line a problem (the same
+ * problem in several CUDA contexts summed; db_capture_merge). FT_ERR_INVALID_ARGUMENT without a
+ * capture file; FT_ERR_IO when the file cannot be read or written, the counts then kept. */
+ft_status rt_capture_flush(ft_context *ctx, const char *func);
 
 /* ---- the CUBIN cache on disk (rt_disk_cache.c) ---------------------------------------------- */
 

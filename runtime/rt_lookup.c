@@ -76,10 +76,10 @@ static int make_deterministic(const rt_device *dev, const db_workload *w, rt_cho
 
 /* The choice before the softcap: the tiers of rt_choose. */
 /* db_winner_find_if's filter: the candidate is a decode shape exactly when the problem is (ctx:
- * the problem's rt_decode_shape). */
+ * the problem's db_workload_decode). */
 static int same_decode_kind(const db_workload *candidate, void *ctx)
 {
-    return rt_decode_shape(candidate) == *(const int *)ctx;
+    return db_workload_decode(candidate) == *(const int *)ctx;
 }
 
 static int choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic,
@@ -92,7 +92,7 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
     char skipped[400] = "";
     *is_db_error = 0;
     db *sources[2] = { user, shipped };
-    int decode = rt_decode_shape(w);   /* a decode kernel for decode shapes only, and nothing else */
+    int decode = db_workload_decode(w);   /* a decode kernel for decode shapes only, and nothing else */
     for (int s = 0; s < 2; s++) {
         if (!sources[s])
             continue;

@@ -69,6 +69,24 @@ expect 2 "option --threads needs a value" -- "$ft" tune tiny.lua --threads
 expect 2 "option --db needs a value" -- "$ft" tune tiny.lua --db
 expect 2 "option --threads given twice ('1', then '2')" -- "$ft" tune --threads 1 --threads=2 tiny.lua
 expect 2 "one SPACE.lua expected, got 'tiny.lua' and 'blank.lua'" -- "$ft" tune tiny.lua blank.lua
+
+# ---- --from-capture: an application's problems in place of the spaces' own ----
+cat > capture.txt <<'EOF'
+flashtune capture format 1
+op=fwd dtype=bf16 head_dim=64 head_dim_v=64 causal=1 batch=3 heads=2 seqlen_q=300 seqlen_k=300 calls=12 served=default
+op=fwd dtype=f16 head_dim=64 head_dim_v=64 causal=0 batch=1 heads=2 seqlen_q=256 seqlen_k=256 calls=2 served=tuned
+EOF
+expect 0 "capture.txt: 2 problems, 14 calls; 1 served without a winner tuned for them" -- \
+    "$ft" tune --threads=1 --from-capture capture.txt tiny.lua
+grep -qF "dtype=f16 head_dim=64" out || fail "tune --from-capture did not list the problem no space takes"
+grep -qF "1 spaces, 1 workloads" out || fail "tune --from-capture: tiny.lua's space did not take the bf16 problem"
+sed -n 1,2p capture.txt > bad-capture.txt
+echo "op=fwd dtype=bf16 head_dim=64 calls=1 served=tuned" >> bad-capture.txt
+expect 2 "bad-capture.txt:3: workload: missing field 'batch'" -- "$ft" tune --from-capture bad-capture.txt tiny.lua
+sed -n 1p capture.txt > f16-capture.txt
+sed -n 3p capture.txt >> f16-capture.txt
+expect 2 "no space takes any of the 1 captured problems" -- "$ft" tune --from-capture f16-capture.txt tiny.lua
+expect 2 "cannot read capture file missing.txt" -- "$ft" tune --from-capture missing.txt tiny.lua
 expect 2 "option --template given twice ('fwd_mma', then 'bwd_mma')" -- \
     "$ft" emit --template=fwd_mma --template bwd_mma
 expect 2 "option --arch given twice" -- "$ft" compile --template fwd_mma --arch=sm_80 --arch=sm_90

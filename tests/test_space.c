@@ -911,11 +911,85 @@ static void child_and_in_process_loads_agree(void **state)
     }
 }
 
+/* --from-capture: each space takes, in place of its own workloads, the captured problems of its
+ * direction, dtypes and head dims (decode shapes only where its own are), once each, in the
+ * capture's order; a space that takes none is left out; none at all is an error. In-process and
+ * in the bounded child alike. */
+static db_capture_row captured(int op, int dtype, int head_dim, int seqlen_q, int causal, int deterministic)
+{
+    db_capture_row r;
+    memset(&r, 0, sizeof r);
+    r.workload.op = op;
+    r.workload.dtype = dtype;
+    r.workload.head_dim = r.workload.head_dim_v = head_dim;
+    r.workload.batch = 4;
+    r.workload.heads = 2;
+    r.workload.seqlen_q = seqlen_q;
+    r.workload.seqlen_k = 1024;
+    r.workload.causal = causal;
+    r.deterministic = deterministic;
+    r.calls = 1;
+    return r;
+}
+
+static void captured_problems_replace_the_workloads(void **state)
+{
+    (void)state;
+    const db_capture_row rows[] = {
+        captured(DB_OP_FWD, 0, 64, 1024, 0, 0),   /* fwd_exact's dtype and head dim, another mask */
+        captured(DB_OP_BWD, 0, 64, 1024, 1, 0),
+        captured(DB_OP_FWD, 2, 64, 1024, 0, 0),   /* bf16: neither space's own dtype */
+        captured(DB_OP_FWD, 0, 128, 1024, 0, 0),  /* head dim 128: neither's */
+        captured(DB_OP_BWD, 0, 64, 1024, 1, 1),   /* the repeatable backward: the same problem */
+        captured(DB_OP_FWD, 0, 64, 8, 0, 0),      /* 8 query rows in f32: not a decode shape */
+    };
+    char path[1024], err[2048];
+    test_source_path(path, sizeof path, "tests/spaces/good_plain.lua");
+    tune_space_limits here;
+    assert_int_equal(tune_space_limits_default(&here, err, sizeof err), 0);
+    for (int bounded = 0; bounded < 2; bounded++) {
+        if (!bounded)
+            here.timeout_s = 0;
+        else
+            assert_int_equal(tune_space_limits_default(&here, err, sizeof err), 0);
+        const tune_captured cap = { rows, 6 };
+        tune_space_set *set = NULL;
+        if (tune_space_load_captured(path, NULL, &here, &cap, &set, err, sizeof err))
+            fail_msg("%s", err);
+        assert_int_equal(set->space_count, 2);
+        const tune_space *fwd = &set->spaces[0], *bwd = &set->spaces[1];
+        assert_string_equal(fwd->family->name, "fwd_exact");
+        assert_int_equal(fwd->workload_count, 2);
+        assert_int_equal(fwd->workloads[0].workload.seqlen_q, 1024);
+        assert_int_equal(fwd->workloads[0].workload.causal, 0);
+        assert_int_equal(fwd->workloads[1].workload.seqlen_q, 8);
+        assert_int_equal(bwd->workload_count, 1);
+        assert_int_equal(bwd->workloads[0].workload.op, 0);   /* the candidates' workload is the space's */
+        assert_int_equal(bwd->workloads[0].workload.causal, 1);
+        assert_true(fwd->workloads[0].count > 0 && bwd->workloads[0].count > 0);
+        tune_space_set_free(set);
+        /* Only backwards: the forward space is left out. */
+        const tune_captured backward = { rows + 1, 1 };
+        if (tune_space_load_captured(path, NULL, &here, &backward, &set, err, sizeof err))
+            fail_msg("%s", err);
+        assert_int_equal(set->space_count, 1);
+        assert_string_equal(set->spaces[0].name, "inner");
+        tune_space_set_free(set);
+        /* Nothing any space takes. */
+        const tune_captured none = { rows + 2, 2 };
+        assert_int_equal(tune_space_load_captured(path, NULL, &here, &none, &set, err, sizeof err), -1);
+        assert_null(set);
+        if (!strstr(err, "no space takes any of the 2 captured problems"))
+            fail_msg("unexpected: %s", err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shipped_spaces_enumerate),
         cmocka_unit_test(default_space_covers_the_readme),
+        cmocka_unit_test(captured_problems_replace_the_workloads),
         cmocka_unit_test(shipped_comments_state_no_counts),
         cmocka_unit_test(grid_builds_paper_shapes),
         cmocka_unit_test(varlen_lengths_fill_their_bucket),

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "db_internal.h"
 #include "tune_options.h"
 #include "tune_space.h"
 #include "tune_sweep.h"
@@ -14,7 +15,8 @@
 
 static void help(void)
 {
-    printf("usage: flashtune tune [--db FILE] [--device N] [--arch ARCH] [--threads N] [--compile-only] [SPACE.lua]\n\n"
+    printf("usage: flashtune tune [--db FILE] [--device N] [--arch ARCH] [--threads N] [--compile-only]\n"
+           "                      [--from-capture FILE] [SPACE.lua]\n\n"
            "Loads the search space and checks it (default: tuner/spaces/default.lua in the current folder,\n"
            "else the one installed with this command, PREFIX/share/flashtune/spaces). With a GPU: compiles\n"
            "every distinct candidate with NVRTC on all cores (CUBINs cached in the database), validates\n"
@@ -26,9 +28,81 @@ static void help(void)
            "compiled for the GPU or --arch (default sm_90) to check it, with progress, then registers,\n"
            "spills and compile time are printed; nothing is timed or stored. --device N names a GPU\n"
            "that must exist.\n"
+           "--from-capture FILE: the problems an application recorded (FLASHTUNE_CAPTURE=FILE while it\n"
+           "ran libflashtune) instead of each space's own workloads: each space takes those of its\n"
+           "direction, dtypes and head dims (decode shapes only where its own are), those no tuned\n"
+           "winner served first, then the heaviest (calls x FLOPs); the problems no space takes are\n"
+           "listed.\n"
            "Options take their value as --name VALUE or --name=VALUE.\n"
            "Exit status: 0 done (failed candidates are results, not errors); 1 a database error or a\n"
            "workload that could not be set up; 2 a bad space or option (or no GPU N); 130 interrupted.\n");
+}
+
+/* A captured problem's weight: its calls times the FLOPs of one (the FlashAttention convention). */
+static double weight(const db_capture_row *r)
+{
+    const db_workload *w = &r->workload;
+    double flops = 2.0 * w->batch * w->heads * (double)w->seqlen_q * w->seqlen_k * (w->head_dim + w->head_dim_v);
+    if (db_workload_masked(w))
+        flops /= 2;
+    return (double)r->calls * flops * (w->op == DB_OP_BWD ? 2.5 : 1.0);
+}
+
+/* The order to tune captured problems in: those no winner tuned for them served first, then the
+ * heaviest. */
+static int tune_first(const void *a, const void *b)
+{
+    const db_capture_row *x = a, *y = b;
+    const int missed_x = x->served != DB_SERVED_TUNED, missed_y = y->served != DB_SERVED_TUNED;
+    if (missed_x != missed_y)
+        return missed_y - missed_x;
+    const double wx = weight(x), wy = weight(y);
+    return wx > wy ? -1 : wx < wy;
+}
+
+/* Reads and orders the capture file; prints what it holds. 0, or 2 with the reason printed. */
+static int read_capture(const char *path, db_capture_row **rows, int *count)
+{
+    char why[1024];
+    if (db_capture_read(path, rows, count, why, sizeof why) != 0) {
+        fprintf(stderr, "flashtune tune: --from-capture: %s\n", why);
+        return TUNE_EXIT_USAGE;
+    }
+    if (!*count) {
+        fprintf(stderr, "flashtune tune: --from-capture: %s records no problem\n", path);
+        return TUNE_EXIT_USAGE;
+    }
+    qsort(*rows, (size_t)*count, sizeof **rows, tune_first);
+    int missed = 0;
+    unsigned long long calls = 0;
+    for (int i = 0; i < *count; i++) {
+        missed += (*rows)[i].served != DB_SERVED_TUNED;
+        calls += (*rows)[i].calls;
+    }
+    printf("flashtune tune: %s: %d problems, %llu calls; %d served without a winner tuned for them\n", path, *count,
+           calls, missed);
+    return 0;
+}
+
+/* The captured problems no space of set took, listed so none goes untuned unnoticed. */
+static void report_untaken(const tune_space_set *set, const db_capture_row *rows, int count)
+{
+    int untaken = 0;
+    for (int i = 0; i < count; i++) {
+        db_workload w = rows[i].workload;
+        w.op = 0;   /* as a space holds it: its template gives the direction */
+        int taken = 0;
+        for (int s = 0; s < set->space_count && !taken; s++)
+            for (int j = 0; j < set->spaces[s].workload_count && !taken; j++)
+                taken = (set->spaces[s].family->backward != 0) == (rows[i].workload.op == DB_OP_BWD) &&
+                        !memcmp(&set->spaces[s].workloads[j].workload, &w, sizeof w);
+        if (!taken) {
+            char text[512];
+            if (!untaken++)
+                printf("flashtune tune: captured problems no space takes (their dtype, head dims or kind):\n");
+            printf("  %s calls=%llu\n", db_workload_format(&rows[i].workload, text, sizeof text), rows[i].calls);
+        }
+    }
 }
 
 /* The driver shim's message ends with advice for library users ("...; a GPU and its driver are
@@ -44,14 +118,14 @@ int cmd_tune(int argc, char **argv)
 {
     char installed[PATH_MAX + 64];
     const char *space = tune_default_space(installed, sizeof installed), *arch = NULL, *given_db = NULL, *threads_text = NULL,
-               *device_text = NULL, *db_path;
+               *device_text = NULL, *db_path, *capture = NULL;
     int compile_only = 0, help_wanted, first;
     const tune_option options[] = {
         { "db", 0, &given_db, NULL },         { "arch", 0, &arch, NULL },
         { "threads", 0, &threads_text, NULL }, { "device", 0, &device_text, NULL },
-        { "compile-only", 0, NULL, &compile_only },
+        { "compile-only", 0, NULL, &compile_only }, { "from-capture", 0, &capture, NULL },
     };
-    int rc = tune_options_parse("tune", argc, argv, options, 5, &help_wanted, &first);
+    int rc = tune_options_parse("tune", argc, argv, options, 6, &help_wanted, &first);
     if (rc || help_wanted)
         return help_wanted ? (help(), 0) : rc;
     if (argc - first > 1)
@@ -87,6 +161,10 @@ int cmd_tune(int argc, char **argv)
     }
     if (have_gpu)
         dev = gpu.dev;
+    db_capture_row *captured = NULL;   /* read before the run is announced: a bad file is said first */
+    int captured_count = 0;
+    if (capture && (rc = read_capture(capture, &captured, &captured_count)) != 0)
+        return rc;
     if (have_gpu && !compile_only) {
         printf("flashtune tune: %s on GPU %ld, %s (%s)\n", space, device, dev.name, dev.arch);
     } else {
@@ -101,11 +179,16 @@ int cmd_tune(int argc, char **argv)
     }
     fflush(stdout);
 
+    const tune_captured cap = { captured, captured_count };
     tune_space_set *set = NULL;
-    if (tune_space_load(space, &dev, &set, why, sizeof why) != 0) {
+    if (tune_space_load_captured(space, &dev, NULL, capture ? &cap : NULL, &set, why, sizeof why) != 0) {
         fprintf(stderr, "flashtune tune: %s\n", why);
+        free(captured);
         return 2;
     }
+    if (capture)
+        report_untaken(set, captured, captured_count);
+    free(captured);
     if (have_gpu && !compile_only) {
         rc = tune_sweep_run(set, &gpu, db_path, (int)threads);
     } else {

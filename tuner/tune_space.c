@@ -120,6 +120,10 @@ static int load_space(lua_State *L, load_job *job, int idx, int number, const ch
         if (!strcmp(set->spaces[i].name, spec->space.name))
             return fail(job, "%s: two spaces are named '%s' (the other at %s)", pos, spec->space.name,
                         set->spaces[i].defined_at);
+    if (!spec->workload_count) {   /* captured problems: it takes none of them (tune_space_load_captured) */
+        lua_pop(L, 1);
+        return 0;
+    }
     tune_space *space = &set->spaces[set->space_count++];
     *space = spec->space;
     space->workloads = calloc((size_t)spec->workload_count, sizeof *space->workloads);
@@ -183,6 +187,10 @@ static int collect_spaces(lua_State *L, load_job *job)
             return -1;
         lua_settop(L, list);
     }
+    const tune_captured *cap = tune_lua_ctx(L)->captured;
+    if (cap && !job->set->space_count)
+        return fail(job, "%s: no space takes any of the %d captured problems (each space takes those of its "
+                    "direction, dtypes and head dims)", where, cap->count);
     return 0;
 }
 
@@ -203,14 +211,15 @@ static void seen_where(const tune_ctx *ctx, char *buf, size_t len)
         snprintf(buf, len, "%s: ", ctx->chunk_src);
 }
 
-int tune_space_load_here(const char *path, const tune_device *dev, const tune_space_limits *lim, tune_seen *seen,
-                         tune_space_set **out, char *err, size_t len)
+int tune_space_load_here(const char *path, const tune_device *dev, const tune_space_limits *lim,
+                         const tune_captured *captured, tune_seen *seen, tune_space_set **out, char *err, size_t len)
 {
     err[0] = '\0';
     *out = NULL;
     tune_ctx ctx;
     memset(&ctx, 0, sizeof ctx);
     ctx.seen = seen;
+    ctx.captured = captured && captured->count > 0 ? captured : NULL;
     if (dev)
         ctx.device = *dev;
     else

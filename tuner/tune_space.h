@@ -240,6 +240,19 @@ int tune_space_load(const char *path, const tune_device *dev, tune_space_set **o
 int tune_space_load_limited(const char *path, const tune_device *dev, const tune_space_limits *lim,
                             tune_space_set **out, char *err, size_t len);
 
+/* The problems an application recorded (a capture file, db_capture_read), in the order to tune
+ * them: each space then takes, in place of its own workloads, the captured problems of its
+ * direction and kind (decode shapes or not, as its own workloads are) in dtypes its family
+ * takes; a space that takes none is left out of the set. */
+typedef struct tune_captured {
+    const db_capture_row *rows;
+    int count;
+} tune_captured;
+/* tune_space_load_limited with captured (NULL: none). No space taking any captured problem is an
+ * error. */
+int tune_space_load_captured(const char *path, const tune_device *dev, const tune_space_limits *lim,
+                             const tune_captured *captured, tune_space_set **out, char *err, size_t len);
+
 /* Destructor; NULL does nothing. */
 void tune_space_set_free(tune_space_set *set);
 

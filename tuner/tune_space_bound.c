@@ -93,7 +93,8 @@ static int send_result(int fd, int rc, const tune_space_set *set, const char *er
 
 /* Runs in the child: signals back to their defaults (a test harness's crash handler must not run
  * in the child), an alarm in case the parent is gone, the load, the result; never returns. */
-_Noreturn static void child(int fd, const char *path, const tune_device *dev, const tune_space_limits *lim, tune_seen *seen)
+_Noreturn static void child(int fd, const char *path, const tune_device *dev, const tune_space_limits *lim,
+                            const tune_captured *captured, tune_seen *seen)
 {
     static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM, SIGPIPE };
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
@@ -101,7 +102,7 @@ _Noreturn static void child(int fd, const char *path, const tune_device *dev, co
     alarm((unsigned)ceil(lim->timeout_s < TIMEOUT_MAX_S ? lim->timeout_s : TIMEOUT_MAX_S) + 5);
     char err[4096];
     tune_space_set *set = NULL;
-    const int rc = tune_space_load_here(path, dev, lim, seen, &set, err, sizeof err);
+    const int rc = tune_space_load_here(path, dev, lim, captured, seen, &set, err, sizeof err);
     const int sent = send_result(fd, rc, set, err);
     _exit(sent ? 1 : 0);   /* no atexit handlers, no stdio flush of the parent's buffers */
 }
@@ -218,8 +219,8 @@ static int receive(reader *r, tune_space_set **out, char *err, size_t len)
 }
 
 /* Forks a child to load the file; waits for its result until the deadline, then kills it. */
-static int load_bounded(const char *path, const tune_device *dev, const tune_space_limits *lim, tune_space_set **out,
-                        char *err, size_t len)
+static int load_bounded(const char *path, const tune_device *dev, const tune_space_limits *lim,
+                        const tune_captured *captured, tune_space_set **out, char *err, size_t len)
 {
     tune_seen *seen = mmap(NULL, sizeof *seen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (seen == MAP_FAILED) {
@@ -243,7 +244,7 @@ static int load_bounded(const char *path, const tune_device *dev, const tune_spa
     const pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        child(fds[1], path, dev, lim, seen);
+        child(fds[1], path, dev, lim, captured, seen);
     }
     close(fds[1]);
     if (pid < 0) {
@@ -297,8 +298,8 @@ static int load_bounded(const char *path, const tune_device *dev, const tune_spa
     return got == 0 ? 0 : -1;
 }
 
-int tune_space_load_limited(const char *path, const tune_device *dev, const tune_space_limits *lim,
-                            tune_space_set **out, char *err, size_t len)
+int tune_space_load_captured(const char *path, const tune_device *dev, const tune_space_limits *lim,
+                             const tune_captured *captured, tune_space_set **out, char *err, size_t len)
 {
     char spare[8];
     if (!err || !len) {
@@ -318,8 +319,14 @@ int tune_space_load_limited(const char *path, const tune_device *dev, const tune
         lim = &defaults;
     }
     if (!(lim->timeout_s > 0))
-        return tune_space_load_here(path, dev, lim, NULL, out, err, len);
-    return load_bounded(path, dev, lim, out, err, len);
+        return tune_space_load_here(path, dev, lim, captured, NULL, out, err, len);
+    return load_bounded(path, dev, lim, captured, out, err, len);
+}
+
+int tune_space_load_limited(const char *path, const tune_device *dev, const tune_space_limits *lim,
+                            tune_space_set **out, char *err, size_t len)
+{
+    return tune_space_load_captured(path, dev, lim, NULL, out, err, len);
 }
 
 int tune_space_load(const char *path, const tune_device *dev, tune_space_set **out, char *err, size_t len)

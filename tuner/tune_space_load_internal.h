@@ -5,10 +5,10 @@
 
 #include "tune_space_lua_internal.h"
 
-/* tune_space_load_limited without the wall clock: the file runs in this process under lim's
+/* tune_space_load_captured without the wall clock: the file runs in this process under lim's
  * memory and instruction limits. seen (NULL: the load's own) receives the file's name and the
  * last line the hooks saw, as the load goes. path is not NULL; err has len > 0 bytes. */
-int tune_space_load_here(const char *path, const tune_device *dev, const tune_space_limits *lim, tune_seen *seen,
-                         tune_space_set **out, char *err, size_t len);
+int tune_space_load_here(const char *path, const tune_device *dev, const tune_space_limits *lim,
+                         const tune_captured *captured, tune_seen *seen, tune_space_set **out, char *err, size_t len);
 
 #endif

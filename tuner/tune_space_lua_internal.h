@@ -32,6 +32,7 @@ typedef struct tune_ctx {
     int chunk_line;             /* the line the main chunk returned from (0: it did not) */
     char chunk_src[TUNE_POS_LEN - 24];   /* the chunk's short source name, as in Lua's messages */
     tune_seen *seen;            /* where the hooks write what they see; never NULL once open */
+    const tune_captured *captured;   /* the problems to tune instead of the spaces' own, or NULL */
     tune_seen own_seen;         /* seen when no one else provides it */
 } tune_ctx;
 

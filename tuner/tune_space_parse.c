@@ -8,6 +8,7 @@
 
 #include <lauxlib.h>
 
+#include "tune_space_lua_internal.h"
 #include "tune_space_parse_internal.h"
 #include "tune_space_values_internal.h"
 
@@ -335,6 +336,58 @@ static int read_workloads(lua_State *L, const char *label, tune_spec *s, char *e
     return 0;
 }
 
+/* 1 when the space's own workloads have w's dtype and head dims: the captured problems a space
+ * takes are of the shapes it was written for. */
+static int own_shape(const tune_spec *s, const db_workload *w)
+{
+    for (int i = 0; i < s->workload_count; i++) {
+        const db_workload *o = &s->workloads[i];
+        if (o->dtype == w->dtype && o->head_dim == w->head_dim && o->head_dim_v == w->head_dim_v)
+            return 1;
+    }
+    return 0;
+}
+
+/* With captured problems (tune_space_load_captured), the space's own workloads give way to the
+ * captured ones it takes, in their order: its family's direction, decode shapes where its own
+ * are all decode shapes (else none), the dtypes and head dims of its own, the features its
+ * family compiles in; each problem once (a repeatable backward is tuned as the plain one).
+ * None may be taken: the space is then left out of the set. 0, or -1 out of memory. */
+static int take_captured(const tune_captured *cap, tune_spec *s, const char *label, char *err, size_t len)
+{
+    const gen_family *f = s->space.family;
+    int decode = s->workload_count > 0;
+    for (int i = 0; i < s->workload_count; i++)
+        decode &= db_workload_decode(&s->workloads[i]);
+    db_workload *list = calloc((size_t)cap->count, sizeof *list);
+    if (!list) {
+        snprintf(err, len, "%s: out of memory", label);
+        return -1;
+    }
+    int n = 0;
+    for (int i = 0; i < cap->count && n < WORKLOADS_MAX; i++) {
+        const db_workload *w = &cap->rows[i].workload;
+        const int features_ok = (!w->softcap || (f->params & GEN_BIT(GEN_SOFTCAP))) &&
+                                (!w->varlen || (f->params & GEN_BIT(GEN_VARLEN))) &&
+                                (!w->sinks || (f->params & GEN_BIT(GEN_SINKS))) &&
+                                (!db_workload_masked(w) || (f->params & GEN_BIT(GEN_CAUSAL)));
+        if ((w->op == DB_OP_BWD) != (f->backward != 0) || db_workload_decode(w) != decode || !own_shape(s, w) ||
+            !features_ok)
+            continue;
+        db_workload own = *w;
+        own.op = 0;   /* a space's workloads carry no direction: its template's decides (as Lua's) */
+        int seen = 0;
+        for (int k = 0; k < n && !seen; k++)
+            seen = !memcmp(&list[k], &own, sizeof own);
+        if (!seen)
+            list[n++] = own;
+    }
+    free(s->workloads);
+    s->workloads = list;
+    s->workload_count = n;
+    return 0;
+}
+
 static const char *const strategy_keys[] = { "kind", "n", "seed", "keep", "warmup_ms", "rep_ms", NULL };
 static const char *const bench_keys[] = { "warmup_ms", "rep_ms", "timeout_s", NULL };
 static const char *const confirm_keys[] = { "top", "within", "rounds", NULL };
@@ -563,6 +616,9 @@ int tune_spec_read(lua_State *L, int idx, int spec_idx, const char *label, char 
     if (read_workloads(L, lab, s, err, len))
         goto out;
     lua_pop(L, 1);
+    const tune_captured *cap = tune_lua_ctx(L)->captured;
+    if (cap && take_captured(cap, s, lab, err, len))
+        goto out;
 
     rc = read_strategy(L, idx, lab, s, err, len) || read_bench(L, idx, lab, s, err, len) ||
                  read_confirm(L, idx, lab, s, err, len)

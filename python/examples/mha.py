@@ -2,7 +2,11 @@
 "materialize" (softmax of the full score matrix), "pytorch" (scaled_dot_product_attention) or
 "flashtune". Checks that flashtune's outputs and the gradients of query, key and value (dQ, dK, dV) match the
 materializing reference in float32 (atol 1e-5, rtol 1e-4), causal and not.
-Run on a GPU: FLASHTUNE_LIBRARY=build/runtime/libflashtune.so python3 python/examples/mha.py"""
+Run on a GPU: FLASHTUNE_LIBRARY=build/runtime/libflashtune.so python3 python/examples/mha.py
+To tune flashtune for exactly the problems this layer runs: run it once with
+FLASHTUNE_CAPTURE=/tmp/mha.capture (the counts are written at exit), then
+`flashtune tune --from-capture /tmp/mha.capture` on the same GPU, and run it again with
+FLASHTUNE_DB=flashtune.db."""
 import math
 import os
 import sys

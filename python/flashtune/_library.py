@@ -4,10 +4,12 @@ The library is the file named by $FLASHTUNE_LIBRARY when it is set (a missing or
 is an error, never passed over); otherwise it is looked for, in order: ``lib/`` next to this
 package (an installed copy); the build trees of a source checkout (``build/runtime``,
 ``build-rt/runtime``); the system's library path. Nothing is compiled at install time."""
+import atexit
 import ctypes
 import ctypes.util
 import os
 import struct
+import sys
 import threading
 
 from . import _nvrtc
@@ -20,7 +22,7 @@ FT_ERR_NO_DEVICE = 3
 FT_ALIGN_TOP_LEFT = 0
 FT_ALIGN_BOTTOM_RIGHT = 1
 STATUS_NAMES = ["FT_OK", "FT_ERR_INVALID_ARGUMENT", "FT_ERR_UNSUPPORTED", "FT_ERR_NO_DEVICE", "FT_ERR_CUDA",
-                "FT_ERR_COMPILE", "FT_ERR_DB", "FT_ERR_OUT_OF_MEMORY", "FT_ERR_INTERNAL"]
+                "FT_ERR_COMPILE", "FT_ERR_DB", "FT_ERR_OUT_OF_MEMORY", "FT_ERR_INTERNAL", "FT_ERR_IO"]
 
 _LIB_NAME = "libflashtune.so"
 
@@ -151,6 +153,8 @@ def _declare(lib):
         "ft_attention_forward_reference": ([p, desc, p, p, p, p, p, p], i),
         "ft_attention_backward_reference": ([p, desc, p, p, p, p, p, p, p, p, p, p], i),
         "ft_describe_choice": ([p, desc, i, ctypes.c_char_p, sz], i),
+        "ft_capture_to": ([p, ctypes.c_char_p], i),
+        "ft_capture_flush": ([p], i),
     }
     for name, (args, res) in sigs.items():
         fn = getattr(lib, name)
@@ -265,6 +269,20 @@ def library():
                 raise LibraryNotFound("libflashtune not found; looked at: " + "; ".join(tried) +
                                       ". Build it (cmake --build build) or set FLASHTUNE_LIBRARY to its path.")
         return _lib
+
+
+def _flush_captures():
+    """At exit: each context's counted calls merged into its capture file ($FLASHTUNE_CAPTURE when
+    it was opened). The package never closes its contexts, so ft_close's merge would not run."""
+    if _lib is None:
+        return
+    for ctx in list(_contexts.values()):
+        status = _lib.ft_capture_flush(ctx)
+        if status not in (FT_OK, FT_ERR_INVALID_ARGUMENT):   # the latter: no capture file
+            sys.stderr.write(f"flashtune: {_lib.ft_last_error(ctx).decode(errors='replace')}\n")
+
+
+atexit.register(_flush_captures)
 
 
 def database_path():

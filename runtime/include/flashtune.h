@@ -113,7 +113,8 @@ typedef enum ft_status {
     FT_ERR_COMPILE,            /* NVRTC could not compile the kernel; the message has its log head */
     FT_ERR_DB,                 /* the database file is missing, foreign, corrupt or of a newer schema */
     FT_ERR_OUT_OF_MEMORY,      /* host or device memory ran out */
-    FT_ERR_INTERNAL            /* a bug in flashtune; please report the message */
+    FT_ERR_INTERNAL,           /* a bug in flashtune; please report the message */
+    FT_ERR_IO                  /* a file the library was asked to write (a capture file) failed */
 } ft_status;
 
 /* Element types; the codes are the templates' DTYPE values. */
@@ -240,10 +241,31 @@ static inline void ft_attention_desc_init(ft_attention_desc *d /* OUT */)
  * FT_ERR_OUT_OF_MEMORY. On failure ft_last_error(NULL) says why. Needs no GPU. */
 FT_API ft_status ft_open(const char *db_path, ft_context **ctx);
 
-/* Destructor. Unloads every module, frees the cached workspaces (after their streams finish),
- * releases a primary context the library retained, closes the database. NULL does nothing.
- * No other call on ctx may be running or follow. */
+/* Destructor. Merges the calls counted since the last ft_capture_flush into the capture file
+ * (a failure is written to stderr: nothing else can report it), unloads every module, frees the
+ * cached workspaces (after their streams finish), releases a primary context the library
+ * retained, closes the database. NULL does nothing. No other call on ctx may be running or
+ * follow. */
 FT_API void ft_close(ft_context *ctx);
+
+/* Capture: the problems an application runs, recorded so that `flashtune tune --from-capture
+ * FILE` can tune exactly those. With a capture file, each attention call (not the reference
+ * kernels') counts on its problem; ft_capture_flush and ft_close merge the counts into the file,
+ * one line a problem (its workload as `flashtune db export` writes it, the head dims padded as
+ * the lookup pads them, deterministic=1 for a
+ * repeatable backward, calls=N, served=tuned|nearest|default: what chose its kernel), adding to
+ * the counts already there under a lock, so several processes may share a file. ft_open takes
+ * $FLASHTUNE_CAPTURE when set.
+ * ft_capture_to: the context's capture file from now on (NULL or "": none; counting stops);
+ * calls counted and not yet flushed go to it at the next flush (flush first to send them to the
+ * current one). Not while another call on ctx runs (they read it). Returns FT_OK;
+ * FT_ERR_INVALID_ARGUMENT (ctx NULL, a path too long).
+ * ft_capture_flush: merges the counts since the last flush into the file. Returns FT_OK;
+ * FT_ERR_INVALID_ARGUMENT (ctx NULL, no capture file); FT_ERR_IO (the file cannot be read, is
+ * not a capture file, or cannot be written: the message names it; the counts are kept for the
+ * next flush). Needs no GPU. */
+FT_API ft_status ft_capture_to(ft_context *ctx, const char *path);
+FT_API ft_status ft_capture_flush(ft_context *ctx);
 
 /* The message of the last call on ctx that failed in the calling thread ("" when none); with
  * ctx NULL, that of the last failed ft_open in this thread. The string belongs to the library

@@ -484,7 +484,7 @@ static void decode_choices(void **state)
     const int lengths[][2] = { { 1, 8192 }, { 1, 65536 }, { 4, 20000 } };
     for (int i = 0; i < 3; i++) {
         const db_workload w = featured(workload(DB_OP_FWD, FT_BF16, 128, 0, 3, 32, lengths[i][0], lengths[i][1]), 8, 0);
-        assert_true(rt_decode_shape(&w));
+        assert_true(db_workload_decode(&w));
         assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
         assert_string_equal(got.config.family->name, "fwd_mma");
         assert_int_equal(got.config.p[GEN_PACK_GQA], 1);
@@ -497,7 +497,7 @@ static void decode_choices(void **state)
      * the built-in default when the decode winner was found first and passed over). So does a
      * non-causal grouped prefill (32 over 8 heads, N 2048). */
     db_workload w = featured(workload(DB_OP_FWD, FT_BF16, 128, 0, 1, 32, 17, 131072), 8, 0);
-    assert_false(rt_decode_shape(&w));
+    assert_false(db_workload_decode(&w));
     assert_int_equal(rt_choose(NULL, shipped, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
     assert_true(got.config.p[GEN_SPLITS] == 1 && !got.config.p[GEN_PACK_GQA]);
     assert_int_equal(got.tier, RT_TIER_SHIPPED_NEAREST);
@@ -535,11 +535,11 @@ static void decode_choices(void **state)
         fail_msg("%s", err);
     /* No decode kernel for f32 or a backward. */
     w = workload(DB_OP_FWD, FT_F32, 128, 0, 2, 16, 1, 100000);
-    assert_false(rt_decode_shape(&w));
+    assert_false(db_workload_decode(&w));
     assert_int_equal(rt_choose(NULL, NULL, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
     assert_string_equal(c->family->name, "fwd_exact");
     w = workload(DB_OP_BWD, FT_BF16, 128, 0, 2, 16, 1, 100000);
-    assert_false(rt_decode_shape(&w));
+    assert_false(db_workload_decode(&w));
     db_close(shipped);
 }
 
@@ -1439,6 +1439,108 @@ static void names_and_versions(void **state)
     assert_non_null(strstr(rt_shipped_names(), ".txt"));
 }
 
+/* Capture (rt_capture.c) without a GPU: plans made by hand stand for problems served. Their calls
+ * reach the file one line a problem (two CUDA contexts' calls of one problem summed, the
+ * deterministic backward apart, the reference kernels and uncalled plans left out, what served
+ * each from its tier); a file that cannot be written keeps the counts for the next flush;
+ * ft_capture_to moves them to another file; ft_close merges what is left. */
+static rt_plan *fake_plan(ft_context *ft, uintptr_t context, int seqlen, rt_variant variant, int tier,
+                          unsigned long long calls)
+{
+    rt_plan *p = calloc(1, sizeof *p);
+    assert_non_null(p);
+    p->context = (CUcontext)context;
+    p->w.op = variant == RT_DETERMINISTIC ? DB_OP_BWD : DB_OP_FWD;
+    p->w.dtype = FT_BF16;
+    p->w.head_dim = p->w.head_dim_v = 64;
+    p->w.batch = 1;
+    p->w.heads = 8;
+    p->w.seqlen_q = p->w.seqlen_k = seqlen;
+    p->variant = variant;
+    p->choice.tier = tier;
+    p->hash = (uint64_t)seqlen * 7 + context;
+    atomic_store(&p->calls, calls);
+    _Atomic(rt_plan *) *bucket = &ft->buckets[p->hash % RT_BUCKETS];
+    atomic_store(&p->next, atomic_load(bucket));
+    atomic_store(bucket, p);
+    return p;
+}
+
+static void capture_counts_problems(void **state)
+{
+    (void)state;
+    char path[300], bad[300], other[300], err[512];
+    snprintf(path, sizeof path, "%s/capture.txt", dir);
+    snprintf(bad, sizeof bad, "%s/no such folder/capture.txt", dir);
+    snprintf(other, sizeof other, "%s/other.txt", dir);
+    ft_context *ft;
+    unsetenv("FLASHTUNE_CAPTURE");
+    assert_int_equal(ft_open(NULL, &ft), FT_OK);
+    assert_int_equal(ft_capture_flush(ft), FT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(ft_last_error(ft), "no capture file"));
+    assert_int_equal(ft_capture_flush(NULL), FT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ft_capture_to(NULL, path), FT_ERR_INVALID_ARGUMENT);
+    ft_close(ft);
+
+    setenv("FLASHTUNE_CAPTURE", bad, 1);
+    assert_int_equal(ft_open(NULL, &ft), FT_OK);
+    unsetenv("FLASHTUNE_CAPTURE");
+    rt_plan *a = fake_plan(ft, 1, 512, RT_TUNED, RT_TIER_SHIPPED_NEAREST, 3);
+    rt_plan *b = fake_plan(ft, 2, 512, RT_TUNED, RT_TIER_SHIPPED_NEAREST, 4);   /* another CUDA context */
+    rt_plan *padded = fake_plan(ft, 1, 300, RT_TUNED, RT_TIER_DEFAULT, 1);
+    padded->w.head_dim = padded->w.head_dim_v = 80;   /* recorded as looked up: at 96 */
+    fake_plan(ft, 1, 1024, RT_DETERMINISTIC, RT_TIER_DEFAULT, 2);
+    fake_plan(ft, 1, 2048, RT_TUNED, RT_TIER_DB_EXACT, 0);                       /* never called */
+    fake_plan(ft, 1, 4096, RT_REFERENCE, RT_TIER_REFERENCE, 9);
+    rt_capture_count(ft, a);   /* a call of a counts */
+    assert_int_equal(ft_capture_flush(ft), FT_ERR_IO);
+    assert_non_null(strstr(ft_last_error(ft), bad));
+    assert_int_equal(atomic_load(&a->calls), 4);   /* kept */
+    assert_int_equal(atomic_load(&b->calls), 4);
+    assert_int_equal(ft_capture_to(ft, path), FT_OK);
+    assert_int_equal(ft_capture_flush(ft), FT_OK);
+    assert_int_equal(atomic_load(&a->calls), 0);   /* flushed: counting starts again */
+    db_capture_row *rows;
+    int n;
+    if (db_capture_read(path, &rows, &n, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(n, 3);
+    for (int i = 0; i < n; i++) {
+        if (rows[i].workload.seqlen_q == 300) {
+            assert_int_equal(rows[i].workload.head_dim, 96);
+            assert_int_equal(rows[i].workload.head_dim_v, 96);
+            assert_int_equal(rows[i].calls, 1);
+        } else if (rows[i].deterministic) {
+            assert_int_equal(rows[i].workload.op, DB_OP_BWD);
+            assert_int_equal(rows[i].workload.seqlen_q, 1024);
+            assert_int_equal(rows[i].calls, 2);
+            assert_int_equal(rows[i].served, DB_SERVED_DEFAULT);
+        } else {
+            assert_int_equal(rows[i].workload.seqlen_q, 512);
+            assert_int_equal(rows[i].calls, 8);
+            assert_int_equal(rows[i].served, DB_SERVED_NEAREST);
+        }
+    }
+    free(rows);
+    rt_capture_count(ft, b);
+    assert_int_equal(ft_capture_to(ft, NULL), FT_OK);   /* no file: counting stops */
+    rt_capture_count(ft, b);
+    assert_int_equal(atomic_load(&b->calls), 1);
+    assert_int_equal(ft_capture_to(ft, other), FT_OK);
+    ft_close(ft);   /* the count left goes to the file at close */
+    if (db_capture_read(other, &rows, &n, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(n, 1);
+    assert_int_equal(rows[0].calls, 1);
+    free(rows);
+    unlink(path), unlink(other);
+    char lock[320];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    unlink(lock);
+    snprintf(lock, sizeof lock, "%s.lock", other);
+    unlink(lock);
+}
+
 int main(void)
 {
     /* Never a real driver here: this test must not launch anything. */
@@ -1470,6 +1572,7 @@ int main(void)
         cmocka_unit_test(no_driver_is_no_device),
         cmocka_unit_test(database_files),
         cmocka_unit_test(names_and_versions),
+        cmocka_unit_test(capture_counts_problems),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     char cmd[300];

@@ -595,6 +595,53 @@ static int bad_prefix_sums(char *log, size_t len)
     return failed;
 }
 
+/* Capture through real calls: three forwards of one problem in a context capturing to a file
+ * (ft_capture_to), one line at ft_close with calls=3. */
+static int capture_round_trip(char *log, size_t len)
+{
+    char folder[] = "/tmp/ft_runtime_gpu_XXXXXX", path[64], err[512];
+    if (!mkdtemp(folder))
+        return snprintf(log, len, "mkdtemp failed"), 1;
+    snprintf(path, sizeof path, "%s/capture.txt", folder);
+    ft_attention_desc d = { .struct_size = sizeof(ft_attention_desc), .batch = 2, .heads = 2, .seqlen_q = 100,
+                            .seqlen_k = 100, .head_dim = 64, .dtype = FT_BF16, .causal = 1 };
+    const int64_t st[3] = { 100 * 2 * 64, 64, 128 };
+    memcpy(d.q_stride, st, sizeof st), memcpy(d.k_stride, st, sizeof st);
+    memcpy(d.v_stride, st, sizeof st), memcpy(d.o_stride, st, sizeof st);
+    const size_t n = 2 * 100 * 2 * 64;
+    uint64_t seed = 11;
+    CUdeviceptr q = upload_random(FT_BF16, n, &seed), k = upload_random(FT_BF16, n, &seed);
+    CUdeviceptr v = upload_random(FT_BF16, n, &seed), o = alloc_poisoned(n * 2), lse = alloc_poisoned(2 * 2 * 100 * 4);
+    ft_context *ft;
+    int failed = ft_open(NULL, &ft) != FT_OK || ft_capture_to(ft, path) != FT_OK;
+    for (int i = 0; i < 3 && !failed; i++)
+        if (ft_attention_forward(ft, &d, P(q), P(k), P(v), P(o), P(lse), NULL) != FT_OK) {
+            snprintf(log, len, "forward: %s", ft_last_error(ft));
+            failed = 1;
+        }
+    ft_close(ft);
+    CUdeviceptr all[] = { q, k, v, o, lse };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        cu->MemFree(all[i]);
+    db_capture_row *rows = NULL;
+    int count = 0;
+    if (!failed && db_capture_read(path, &rows, &count, err, sizeof err) != 0) {
+        snprintf(log, len, "%s", err);
+        failed = 1;
+    } else if (!failed && (count != 1 || rows[0].calls != 3 || rows[0].workload.op != DB_OP_FWD ||
+                           rows[0].workload.seqlen_q != 100 || !rows[0].workload.causal)) {
+        snprintf(log, len, "%d rows, the first with %llu calls", count, count ? rows[0].calls : 0);
+        failed = 1;
+    } else if (!failed)
+        snprintf(log, len, " 3 calls in one line, served=%s", db_served_name(rows[0].served));
+    free(rows);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", folder);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", folder);
+    return failed;
+}
+
 int main(int argc, char **argv)
 {
     (void)argv;
@@ -646,6 +693,9 @@ int main(int argc, char **argv)
     failed += f;
     f = database_reuse(log, sizeof log);
     printf("%-4s %-26s %s\n", f ? "FAIL" : "ok", "CUBIN reused from database", log);
+    failed += f;
+    f = capture_round_trip(log, sizeof log);
+    printf("%-4s %-26s%s\n", f ? "FAIL" : "ok", "capture at ft_close", log);
     failed += f;
     ft_close(shared_ft);
     cu->DevicePrimaryCtxRelease(dev);
