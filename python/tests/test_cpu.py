@@ -5,6 +5,7 @@ C calls the desc, pointers, stream and device that the tensors say.
 Run: python3 -m unittest discover -s python/tests -p 'test_cpu.py'."""
 import ctypes
 import ctypes.util
+import io
 import os
 import re
 import shutil
@@ -393,6 +394,28 @@ class Library(unittest.TestCase):
         status = lib.ft_open(b"/nonexistent/flashtune.db", ctypes.byref(handle))
         self.assertEqual(_library.STATUS_NAMES[status], "FT_ERR_DB")
         self.assertIn("/nonexistent/flashtune.db", lib.ft_last_error(None).decode())
+
+    def test_capture_flushes_at_exit(self):
+        """The package never closes its contexts, so it merges each one's captured calls at exit:
+        a context with a capture file flushes (nothing counted: no file yet), one without answers
+        FT_ERR_INVALID_ARGUMENT; the exit hook says nothing for either."""
+        lib = _library.library()
+        handle = ctypes.c_void_p()
+        self.assertEqual(lib.ft_open(None, ctypes.byref(handle)), 0)
+        try:
+            self.assertEqual(_library.STATUS_NAMES[lib.ft_capture_flush(handle)], "FT_ERR_INVALID_ARGUMENT")
+            with tempfile.TemporaryDirectory() as folder:
+                path = os.path.join(folder, "capture.txt")
+                self.assertEqual(lib.ft_capture_to(handle, path.encode()), 0)
+                self.assertEqual(lib.ft_capture_flush(handle), 0)
+                self.assertFalse(os.path.exists(path))   # no call was counted: nothing to merge
+                with mock.patch.dict(_library._contexts, {"capture test": handle}, clear=True), \
+                        mock.patch.object(sys, "stderr", io.StringIO()) as err:
+                    _library._flush_captures()
+                    self.assertEqual(err.getvalue(), "")
+        finally:
+            lib.ft_close(handle)
+        self.assertEqual(_library.STATUS_NAMES[lib.ft_capture_flush(None)], "FT_ERR_INVALID_ARGUMENT")
 
 
 class Recorder:
