@@ -66,6 +66,27 @@ static void test_strict_integers(void **state)
     assert_int_equal(failed, 0);
 }
 
+/* Durations (tune --budget): a whole count, bare or with s, m or h, 1 s to a week. */
+static void test_durations(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        long seconds;   /* 0: refused */
+    } cases[] = {
+        { "90", 90 },   { "90s", 90 },  { "10m", 600 },  { "2h", 7200 }, { "168h", 604800 }, { "169h", 0 },
+        { "0", 0 },     { "0m", 0 },    { "-5m", 0 },    { "m", 0 },     { "1.5h", 0 },      { "10 m", 0 },
+        { "10M", 0 },   { "", 0 },      { "10mm", 0 },   { "1d", 0 },    { "+10s", 0 },      { "s10", 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        long seconds = -1;
+        fflush(stderr);
+        const int rc = tune_parse_duration("tune", "--budget", cases[i].text, &seconds);
+        if ((rc == 0) != (cases[i].seconds != 0) || (rc == 0 && seconds != cases[i].seconds))
+            fail_msg("'%s': expected %ld, got rc %d, %ld", cases[i].text, cases[i].seconds, rc, seconds);
+    }
+}
+
 /* ---- tables as CSV and JSON ------------------------------------------------------------------- */
 
 static char *write_table(const tune_table *t, tune_format f)
@@ -292,6 +313,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strict_integers),
+        cmocka_unit_test(test_durations),
         cmocka_unit_test(test_table_formats),
         cmocka_unit_test(test_table_stops_on_write_failure),
         cmocka_unit_test(test_table_too_wide_is_an_error),

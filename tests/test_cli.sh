@@ -87,6 +87,8 @@ sed -n 1p capture.txt > f16-capture.txt
 sed -n 3p capture.txt >> f16-capture.txt
 expect 2 "no space takes any of the 1 captured problems" -- "$ft" tune --from-capture f16-capture.txt tiny.lua
 expect 2 "cannot read capture file missing.txt" -- "$ft" tune --from-capture missing.txt tiny.lua
+expect 2 "--budget='1d' must be a duration" -- "$ft" tune --budget=1d tiny.lua
+expect 0 "--budget bounds a sweep on a GPU" -- "$ft" tune --threads=1 --budget 10m tiny.lua
 expect 2 "option --template given twice ('fwd_mma', then 'bwd_mma')" -- \
     "$ft" emit --template=fwd_mma --template bwd_mma
 expect 2 "option --arch given twice" -- "$ft" compile --template fwd_mma --arch=sm_80 --arch=sm_90

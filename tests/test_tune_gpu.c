@@ -193,7 +193,7 @@ static void faults_are_recorded_and_the_sweep_goes_on(void **state)
     char db_path[256];
     snprintf(db_path, sizeof db_path, "%s/faults.db", tmpdir);
     const double t0 = tune_now();
-    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4), 0);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4, 0), 0);
     print_message("fault sweep took %.1f s\n", tune_now() - t0);
     tune_space_set_free(set);
 
@@ -222,7 +222,7 @@ static long long sweep_all_valid(const char *name, const char *text, char *db_pa
     snprintf(file, sizeof file, "%s.lua", name);
     tune_space_set *set = load_space(file, text);
     snprintf(db_path, len, "%s/%s.db", tmpdir, name);
-    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2), 0);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2, 0), 0);
     tune_space_set_free(set);
     const long long total = query_int(db_path, "SELECT count(*) FROM results");
     const long long ok = query_int(db_path, "SELECT count(*) FROM results WHERE status = 'ok' AND rel_error < 1e-2 "
@@ -291,7 +291,7 @@ static void finalists_are_confirmed_in_rotation(void **state)
     tune_space_set *set = load_space("confirm.lua", confirm_space);
     char db_path[256];
     snprintf(db_path, sizeof db_path, "%s/confirm.db", tmpdir);
-    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2), 0);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2, 0), 0);
     tune_space_set_free(set);
     const long long total = query_int(db_path, "SELECT count(*) FROM results");
     const long long confirmed = query_int(db_path, "SELECT count(*) FROM results WHERE status = 'ok' AND message = "
@@ -300,6 +300,27 @@ static void finalists_are_confirmed_in_rotation(void **state)
     print_message("%lld results, %lld confirmed\n", total, confirmed);
     assert_int_equal(total, 3);
     assert_int_equal(confirmed, 3);
+}
+
+/* --budget: a sweep given 1 s of the resume space's longer run stops on its own, returns 0 with
+ * part of the results stored, and a rerun without a budget completes them, none twice. */
+static void budget_stops_the_sweep_and_a_rerun_resumes(void **state)
+{
+    (void)state;
+    tune_space_set *set = load_space("budget.lua", resume_space);
+    const long total = tune_space_set_count(set);
+    char db_path[256];
+    snprintf(db_path, sizeof db_path, "%s/budget.db", tmpdir);
+    const double start = tune_now();
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4, 1), 0);
+    const long long stored = query_int(db_path, "SELECT count(*) FROM results");
+    print_message("budget of 1 s: %lld of %ld results in %.1f s\n", stored, total, tune_now() - start);
+    assert_true(stored < total);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4, 0), 0);
+    tune_space_set_free(set);
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM results"), total);
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM (SELECT DISTINCT device_id, workload_id, kernel_id "
+                                        "FROM results)"), total);
 }
 
 static void killed_sweep_resumes_without_loss_or_duplicates(void **state)
@@ -315,7 +336,7 @@ static void killed_sweep_resumes_without_loss_or_duplicates(void **state)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        int rc = tune_sweep_run(set, &gpu, db_path, 4);
+        int rc = tune_sweep_run(set, &gpu, db_path, 4, 0);
         _exit(rc);
     }
     /* Kill it once some results are in and well before the end. */
@@ -342,7 +363,7 @@ static void killed_sweep_resumes_without_loss_or_duplicates(void **state)
     const long long sum_before = query_int(db_path, "SELECT sum(id * 7 + CAST(coalesce(median_ms, 0) * 1e6 AS INTEGER)) "
                                                     "FROM results");
 
-    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4), 0);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4, 0), 0);
     tune_space_set_free(set);
     const long long after = query_int(db_path, "SELECT count(*) FROM results");
     const long long distinct = query_int(db_path, "SELECT count(*) FROM (SELECT DISTINCT device_id, workload_id, "
@@ -377,6 +398,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(faults_are_recorded_and_the_sweep_goes_on),
         cmocka_unit_test(killed_sweep_resumes_without_loss_or_duplicates),
+        cmocka_unit_test(budget_stops_the_sweep_and_a_rerun_resumes),
         cmocka_unit_test(grouped_capped_workloads_are_tuned),
         cmocka_unit_test(workloads_with_sinks_are_tuned),
         cmocka_unit_test(masked_and_varlen_workloads_are_tuned),

@@ -16,7 +16,7 @@
 static void help(void)
 {
     printf("usage: flashtune tune [--db FILE] [--device N] [--arch ARCH] [--threads N] [--compile-only]\n"
-           "                      [--from-capture FILE] [SPACE.lua]\n\n"
+           "                      [--from-capture FILE] [--budget DURATION] [SPACE.lua]\n\n"
            "Loads the search space and checks it (default: tuner/spaces/default.lua in the current folder,\n"
            "else the one installed with this command, PREFIX/share/flashtune/spaces). With a GPU: compiles\n"
            "every distinct candidate with NVRTC on all cores (CUBINs cached in the database), validates\n"
@@ -33,6 +33,9 @@ static void help(void)
            "direction, dtypes and head dims (decode shapes only where its own are), those no tuned\n"
            "winner served first, then the heaviest (calls x FLOPs); the problems no space takes are\n"
            "listed.\n"
+           "--budget DURATION (90, 90s, 10m, 2h): the sweep stops when it is spent, as Ctrl-C stops it\n"
+           "(what was measured is stored, the workloads in their order: with --from-capture the untuned\n"
+           "and heaviest first), and exits 0; a rerun resumes.\n"
            "Options take their value as --name VALUE or --name=VALUE.\n"
            "Exit status: 0 done (failed candidates are results, not errors); 1 a database error or a\n"
            "workload that could not be set up; 2 a bad space or option (or no GPU N); 130 interrupted.\n");
@@ -118,25 +121,27 @@ int cmd_tune(int argc, char **argv)
 {
     char installed[PATH_MAX + 64];
     const char *space = tune_default_space(installed, sizeof installed), *arch = NULL, *given_db = NULL, *threads_text = NULL,
-               *device_text = NULL, *db_path, *capture = NULL;
+               *device_text = NULL, *db_path, *capture = NULL, *budget_text = NULL;
     int compile_only = 0, help_wanted, first;
     const tune_option options[] = {
         { "db", 0, &given_db, NULL },         { "arch", 0, &arch, NULL },
         { "threads", 0, &threads_text, NULL }, { "device", 0, &device_text, NULL },
         { "compile-only", 0, NULL, &compile_only }, { "from-capture", 0, &capture, NULL },
+        { "budget", 0, &budget_text, NULL },
     };
-    int rc = tune_options_parse("tune", argc, argv, options, 6, &help_wanted, &first);
+    int rc = tune_options_parse("tune", argc, argv, options, 7, &help_wanted, &first);
     if (rc || help_wanted)
         return help_wanted ? (help(), 0) : rc;
     if (argc - first > 1)
         return tune_usage_error("tune", "one SPACE.lua expected, got '%s' and '%s'", argv[first], argv[first + 1]);
     if (first < argc)
         space = argv[first];
-    long threads = sysconf(_SC_NPROCESSORS_ONLN), device = 0;
+    long threads = sysconf(_SC_NPROCESSORS_ONLN), device = 0, budget_s = 0;
     if (threads < 1)
         threads = 1;
     if ((threads_text && tune_parse_int("tune", "--threads", threads_text, 1, 256, &threads)) ||
         (device_text && tune_parse_int("tune", "--device", device_text, 0, INT_MAX, &device)) ||
+        (budget_text && tune_parse_duration("tune", "--budget", budget_text, &budget_s)) ||
         tune_db_path("tune", given_db, &db_path))
         return TUNE_EXIT_USAGE;
     tune_device dev;
@@ -190,8 +195,10 @@ int cmd_tune(int argc, char **argv)
         report_untaken(set, captured, captured_count);
     free(captured);
     if (have_gpu && !compile_only) {
-        rc = tune_sweep_run(set, &gpu, db_path, (int)threads);
+        rc = tune_sweep_run(set, &gpu, db_path, (int)threads, budget_s);
     } else {
+        if (budget_s)
+            printf("flashtune tune: --budget bounds a sweep on a GPU; this compile-only run compiles everything\n");
         rc = tune_sweep_compile_only(set, dev.arch, (int)threads);
         printf("flashtune tune: compile-only run done (%s); nothing was timed or stored\n",
                have_gpu ? "--compile-only" : "no GPU here");

@@ -109,6 +109,30 @@ int tune_parse_int(const char *command, const char *option, const char *text, lo
     return 0;
 }
 
+int tune_parse_duration(const char *command, const char *option, const char *text, long *seconds)
+{
+    static const struct {
+        char suffix;
+        long unit;
+    } units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 } };
+    const long most = 7 * 24 * 3600;
+    const size_t n = strlen(text);
+    long unit = 1;
+    char digits[32];
+    snprintf(digits, sizeof digits, "%s", text);
+    for (size_t i = 0; n > 1 && n < sizeof digits && i < sizeof units / sizeof units[0]; i++)
+        if (text[n - 1] == units[i].suffix) {
+            unit = units[i].unit;
+            digits[n - 1] = '\0';
+        }
+    long count;
+    if (n >= sizeof digits || gen_parse_long(digits, 1, most / unit, &count))
+        return tune_usage_error(command, "%s='%s' must be a duration: seconds, or a count with s, m or h (90, 10m, "
+                                "2h), from 1 s to a week", option, text);
+    *seconds = count * unit;
+    return 0;
+}
+
 int tune_db_path(const char *command, const char *given, const char **path)
 {
     const char *env = getenv("FLASHTUNE_DB");

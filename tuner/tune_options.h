@@ -35,6 +35,12 @@ int tune_usage_error(const char *command, const char *format, ...) __attribute__
  * option, the value and the range and returns TUNE_EXIT_USAGE. */
 int tune_parse_int(const char *command, const char *option, const char *text, long lo, long hi, long *out);
 
+/* Parses `text`, the value of `option`, as a duration: a whole number of seconds, or of seconds,
+ * minutes or hours with the suffix s, m or h ("90", "90s", "10m", "2h"), at least 1 s and at most
+ * a week. Returns 0 (OUT: *seconds), or prints the usage error naming the option and the value and
+ * returns TUNE_EXIT_USAGE. */
+int tune_parse_duration(const char *command, const char *option, const char *text, long *seconds);
+
 /* The database path: `given` (--db) when not NULL, else $FLASHTUNE_DB when set, else
  * "flashtune.db". An empty path from either is a usage error naming where it came from. */
 int tune_db_path(const char *command, const char *given, const char **path);

@@ -9,10 +9,12 @@
 #include "tune_sweep_internal.h"
 
 volatile sig_atomic_t tune_sweep_interrupted;
+static volatile sig_atomic_t budget_spent;
 
 static void on_signal(int sig)
 {
-    (void)sig;
+    if (sig == SIGALRM)
+        budget_spent = 1;
     tune_sweep_interrupted = 1;
 }
 
@@ -38,19 +40,26 @@ static void file_hash(const char *path, char out[GEN_HASH_LEN])
     free(text);
 }
 
-int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const char *db_path, int threads)
+int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const char *db_path, int threads,
+                   long budget_s)
 {
     tune_sweep s;
     memset(&s, 0, sizeof s);
     s.gpu = gpu;
     s.tty = isatty(STDOUT_FILENO);
     tune_sweep_interrupted = 0;
-    struct sigaction sa, old_int, old_term;
+    budget_spent = 0;
+    struct sigaction sa, old_int, old_term, old_alrm;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;   /* no SA_RESTART: poll() returns so the watchdog sees it */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    /* The budget: an alarm that stops the sweep as Ctrl-C does (the workers are processes of
+     * their own: a fork does not inherit it). */
+    sigaction(SIGALRM, &sa, &old_alrm);
+    if (budget_s > 0)
+        alarm((unsigned)budget_s);
 
     int rc = 1;
     if (db_open(db_path, DB_OPEN_CREATE, &s.d, s.err, sizeof s.err) != 0)
@@ -88,11 +97,13 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
             s.total += tune_sweep_keep_count(u->pending_count, u->space->strategy.keep);
     }
     s.timing_start = tune_now();
-    int setup_failures = 0;
+    int setup_failures = 0, whole = 0;   /* whole: the workloads measured to the end */
     for (int i = 0; i < s.unit_count && !tune_sweep_interrupted; i++) {
         tune_unit *u = &s.units[i];
-        if (!u->pending_count)
+        if (!u->pending_count) {
+            whole++;
             continue;
+        }
         if (!s.ks.jobs[u->ref_job].ready) {
             snprintf(u->failure, sizeof u->failure, "the ref kernel did not compile: %.900s", s.ks.jobs[u->ref_job].error);
             setup_failures++;
@@ -110,11 +121,17 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
             printf("flashtune tune: %s: not measured: %s\n", label, u->failure);
             setup_failures++;
         }
+        whole += prc == TUNE_PHASE_OK && !tune_sweep_interrupted;
     }
+    alarm(0);
     tune_sweep_report(&s, db_path);
-    rc = tune_sweep_interrupted ? TUNE_SWEEP_INTERRUPTED : setup_failures ? 1 : 0;
-    if (tune_sweep_interrupted)
+    rc = tune_sweep_interrupted && !budget_spent ? TUNE_SWEEP_INTERRUPTED : setup_failures ? 1 : 0;
+    if (budget_spent)
+        printf("flashtune tune: the budget of %ld s is spent: %d of %d workloads measured whole; the results above "
+               "are stored, a rerun resumes from there\n", budget_s, whole, s.unit_count);
+    else if (tune_sweep_interrupted) {
         printf("flashtune tune: interrupted; the results above are stored, a rerun resumes from there\n");
+    }
 
 end_sweep:
     if (rc == 1 && s.err[0])
@@ -135,7 +152,9 @@ done:
     free(s.units);
     tune_kernels_free(&s.ks);
     db_close(s.d);
+    alarm(0);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGALRM, &old_alrm, NULL);
     return rc;
 }

@@ -24,10 +24,14 @@ extern volatile sig_atomic_t tune_sweep_interrupted;
 int tune_sweep_compile_only(const tune_space_set *set, const char *arch, int threads);
 
 /* The full sweep on the GPU the probe described: results go to the database at db_path
- * (created when missing). Returns 0 when every workload was handled (failed candidates are
- * results too), 1 on a database error or when a workload could not be set up (no reference,
- * no memory), TUNE_SWEEP_INTERRUPTED after Ctrl-C. Never touches CUDA in this process. */
-int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const char *db_path, int threads);
+ * (created when missing). budget_s > 0: the sweep stops as Ctrl-C stops it once that many
+ * seconds have passed (the candidate in flight is abandoned, everything measured is stored, the
+ * workloads in their order: a rerun resumes), and returns 0. Returns 0 when every workload was
+ * handled (failed candidates are results too), 1 on a database error or when a workload could not
+ * be set up (no reference, no memory), TUNE_SWEEP_INTERRUPTED after Ctrl-C. Never touches CUDA in
+ * this process. */
+int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const char *db_path, int threads,
+                   long budget_s);
 
 /* Resume filter: which of the count kernels have no stored result for (device, workload).
  * OUT: pending[] (indices into kernel_ids, in order; room for count), *pending_count, and
