@@ -396,6 +396,9 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
             g.p[GEN_PINGPONG] = tile[5];
         if (f->params & GEN_BIT(GEN_PERSISTENT))
             g.p[GEN_PERSISTENT] = tile[persistent_col(f)];
+        /* fwd_wgmma's producer polling without pause, or sleeping 64 or 500 ns, the cases in turn. */
+        if (f->params & GEN_BIT(GEN_PRODUCER_SLEEP))
+            g.p[GEN_PRODUCER_SLEEP] = idx % 3 == 1 ? 64 : idx % 3 == 2 ? 500 : 0;
         if (f->params & GEN_BIT(GEN_DQ_FIRST)) {
             g.p[GEN_DQ_FIRST] = tile[4];
             g.p[GEN_DK_SS] = tile[5];
@@ -598,9 +601,10 @@ static void run_case(void **state)
     ok &= compare("L vs GPU ref", l, l_ref, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
     if (wg_kernels[idx]) {
         const gen_config *wc = &wg_kernels[idx]->config;
-        printf("    fwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d OVERLAP=%d PINGPONG=%d PERSISTENT=%d\n",
+        printf("    fwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d OVERLAP=%d PINGPONG=%d PERSISTENT=%d "
+               "PRODUCER_SLEEP=%d\n",
                wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES],
-               wc->p[GEN_OVERLAP], wc->p[GEN_PINGPONG], wc->p[GEN_PERSISTENT]);
+               wc->p[GEN_OVERLAP], wc->p[GEN_PINGPONG], wc->p[GEN_PERSISTENT], wc->p[GEN_PRODUCER_SLEEP]);
         if (wg_kernels[idx]->error[0]) {
             printf("    fwd_wgmma build failed: %s\n", wg_kernels[idx]->error);
             fail();
