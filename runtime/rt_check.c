@@ -179,6 +179,10 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
     if (!isfinite(d->softmax_scale))
         return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: softmax_scale=%g is not finite", func,
                     (double)d->softmax_scale);
+    /* The kernels mask a score to -inf before it is scaled: a negative scale would turn it to +inf. */
+    if (d->softmax_scale < 0)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: softmax_scale=%g is negative (0 means 1/sqrt(head_dim); "
+                    "the kernels take a positive scale)", func, (double)d->softmax_scale);
     if (d->heads_k < 0 || d->heads_k > d->heads || (d->heads_k && d->heads % d->heads_k))
         return fail(FT_ERR_INVALID_ARGUMENT, err, len,
                     "%s: heads_k=%d must divide heads=%d (the K/V heads of grouped-query attention; 0 means "

@@ -166,7 +166,7 @@ typedef struct ft_attention_desc {
     int head_dim_v;              /* of V and O: the same; 0 means head_dim */
     ft_dtype dtype;
     int causal;                  /* 0 none, 1 causal: keys right of the diagonal are hidden */
-    float softmax_scale;         /* 0 means 1/sqrt(head_dim); must be finite */
+    float softmax_scale;         /* 0 means 1/sqrt(head_dim); must be finite and not negative */
     int64_t q_stride[3], k_stride[3], v_stride[3], o_stride[3];   /* elements: batch, head, seq */
     /* ---- end of version 1 (FT_ATTENTION_DESC_SIZE_V1) ---- */
     int causal_align;            /* FT_ALIGN_TOP_LEFT (0) or FT_ALIGN_BOTTOM_RIGHT (1); for causal and window */

@@ -811,6 +811,7 @@ static void head_dim_v20(call *c) { c->d.head_dim_v = 20; }
 static void dtype7(call *c) { c->d.dtype = (ft_dtype)7; }
 static void causal2(call *c) { c->d.causal = 2; }
 static void scale_nan(call *c) { c->d.softmax_scale = NAN; }
+static void scale_neg(call *c) { c->d.softmax_scale = -0.125f; }
 static void heads_huge(call *c) { c->d.heads = 70000; }
 static void q_null(call *c) { c->q = NULL; }
 static void k_null(call *c) { c->k = NULL; }
@@ -906,6 +907,7 @@ static const arg_case arg_cases[] = {
     { "dtype 7", FT_BF16, 0, dtype7, FT_ERR_INVALID_ARGUMENT, "dtype=7" },
     { "causal 2", FT_BF16, 1, causal2, FT_ERR_INVALID_ARGUMENT, "causal=2" },
     { "scale NaN", FT_F32, 0, scale_nan, FT_ERR_INVALID_ARGUMENT, "softmax_scale=nan" },
+    { "scale negative", FT_BF16, 0, scale_neg, FT_ERR_INVALID_ARGUMENT, "softmax_scale=-0.125 is negative" },
     { "heads 70000", FT_BF16, 0, heads_huge, FT_ERR_UNSUPPORTED, "heads=70000" },
     { "q NULL", FT_BF16, 0, q_null, FT_ERR_INVALID_ARGUMENT, "ft_attention_forward: q is NULL" },
     { "k NULL", FT_F32, 1, k_null, FT_ERR_INVALID_ARGUMENT, "ft_attention_backward: k is NULL" },
