@@ -217,6 +217,11 @@ for needle in "flashtune " "shipped tables: " "CUBIN cache: " "default search sp
     grep -qF -- "$needle" out || fail "doctor did not say '$needle'"
 done
 expect 2 "no operand expected, got 'now'" -- "$ft" doctor now
+# doctor names the capture file and what it holds (the one --from-capture read above).
+expect 0 "capture: capture.txt (2 problems, 1 served without a winner tuned for them" -- \
+    env FLASHTUNE_CAPTURE=capture.txt "$ft" doctor
+expect 0 "capture: bad-capture.txt:3: workload: missing field 'batch'" -- \
+    env FLASHTUNE_CAPTURE=bad-capture.txt "$ft" doctor
 
 # ---- the compile-only run says what it does, shows progress, counts spilling kernels ----
 expect 0 "" -- "$ft" tune --threads 1 tiny.lua

@@ -25,7 +25,8 @@ static void help(void)
            "each GPU (name, arch, SMs, shared memory) with the tuned winners that would serve it (its\n"
            "own model's, or another GPU's of its arch from the shipped tables, or the built-in\n"
            "defaults), the tuning database (--db, else $FLASHTUNE_DB, else flashtune.db), the CUBIN\n"
-           "cache folder and the search space 'flashtune tune' runs by default. Reads only.\n"
+           "cache folder, the capture file ($FLASHTUNE_CAPTURE: the problems it holds) and the search\n"
+           "space 'flashtune tune' runs by default. Reads only.\n"
            "Exit status: 0; 2 a bad option.\n");
 }
 
@@ -173,6 +174,23 @@ int cmd_doctor(int argc, char **argv)
             printf("CUBIN cache: %s (not made yet)\n", cache);
         else
             printf("CUBIN cache: %s (%d files)\n", cache, files);
+    }
+    const char *capture = getenv("FLASHTUNE_CAPTURE");
+    if (capture && *capture) {
+        db_capture_row *rows;
+        int count;
+        if (access(capture, F_OK) != 0) {
+            printf("capture: %s (not made yet: the library writes it at ft_close)\n", capture);
+        } else if (db_capture_read(capture, &rows, &count, err, sizeof err) != 0) {
+            printf("capture: %s\n", err);
+        } else {
+            int untuned = 0;
+            for (int i = 0; i < count; i++)
+                untuned += rows[i].served != DB_SERVED_TUNED;
+            printf("capture: %s (%d problems, %d served without a winner tuned for them; 'flashtune tune "
+                   "--from-capture' tunes them)\n", capture, count, untuned);
+            free(rows);
+        }
     }
     char installed[PATH_MAX + 64];
     const char *space = tune_default_space(installed, sizeof installed);
