@@ -1433,9 +1433,11 @@ static void database_files(void **state)
 static void names_and_versions(void **state)
 {
     (void)state;
-    for (int s = FT_OK; s <= FT_ERR_INTERNAL; s++)
+    for (int s = FT_OK; s <= FT_ERR_IO; s++)
         assert_non_null(strstr(ft_status_str((ft_status)s), "FT_"));
     assert_string_equal(ft_status_str(FT_ERR_DB), "FT_ERR_DB: database error");
+    assert_string_equal(ft_status_str(FT_ERR_IO), "FT_ERR_IO: a file could not be read or written");
+    assert_string_equal(ft_status_str((ft_status)(FT_ERR_IO + 1)), "unknown ft_status");
     assert_string_equal(ft_version(), "0.2.0");
     assert_string_equal(ft_version(), FT_PROJECT_VERSION);   /* flashtune.h agrees with CMakeLists.txt */
     assert_non_null(strstr(rt_shipped_names(), ".txt"));
