@@ -216,6 +216,48 @@ static void test_confirm(void **state)
 }
 
 /* A database with 3 kernels of one workload: kernel 0 ok, kernel 2 pruned, kernel 1 missing. */
+/* The plan's order: the candidates whose tunables a stored winner of this GPU has (any workload's:
+ * dtype, head dims and mask differ) first, the order kept otherwise; another family's kernel with
+ * the same numbers is no match. */
+static void test_known_first(void **state)
+{
+    (void)state;
+    const gen_family *f = gen_family_find("fwd_mma");
+    gen_config configs[5];
+    static const int tiles[5][2] = { { 64, 32 }, { 64, 64 }, { 128, 32 }, { 128, 64 }, { 128, 128 } };
+    for (int i = 0; i < 5; i++) {
+        gen_config_init(&configs[i], f);
+        configs[i].p[GEN_BLOCK_M] = tiles[i][0];
+        configs[i].p[GEN_BLOCK_N] = tiles[i][1];
+    }
+    db_kernel known[3];
+    memset(known, 0, sizeof known);
+    for (int k = 0; k < 3; k++) {
+        const gen_config *c = &configs[k == 0 ? 3 : k == 1 ? 1 : 4];
+        snprintf(known[k].family, sizeof known[k].family, "%s", k == 2 ? "fwd_exact" : "fwd_mma");
+        memcpy(known[k].p, c->p, sizeof known[k].p);
+        known[k].p[GEN_DTYPE] = 1;   /* tuned on another workload */
+        known[k].p[GEN_HEAD_DIM] = known[k].p[GEN_HEAD_DIM_V] = 64;
+        known[k].p[GEN_CAUSAL] = 1;
+    }
+    int pending[5] = { 0, 1, 2, 3, 4 };
+    tune_sweep_known_first(configs, pending, 5, known, 3);
+    const int want[5] = { 1, 3, 0, 2, 4 };
+    assert_memory_equal(pending, want, sizeof want);
+    int some[3] = { 4, 2, 3 };
+    tune_sweep_known_first(configs, some, 3, known, 3);
+    const int want_some[3] = { 3, 4, 2 };
+    assert_memory_equal(some, want_some, sizeof want_some);
+    int none[2] = { 2, 0 };
+    tune_sweep_known_first(configs, none, 2, known, 0);
+    assert_int_equal(none[0], 2);
+    known[0].p[GEN_NUM_WARPS] = 2;   /* a tunable differs: no longer a match for configs[3] */
+    int again[5] = { 0, 1, 2, 3, 4 };
+    tune_sweep_known_first(configs, again, 5, known, 2);
+    const int want_again[5] = { 1, 0, 2, 3, 4 };
+    assert_memory_equal(again, want_again, sizeof want_again);
+}
+
 static void test_resume_filter(void **state)
 {
     (void)state;
@@ -308,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_keep_and_default),
         cmocka_unit_test(test_confirm),
+        cmocka_unit_test(test_known_first),
         cmocka_unit_test(test_resume_filter),
         cmocka_unit_test(test_compile_only),
     };

@@ -40,6 +40,12 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
 int tune_sweep_pending(db *d, int64_t device_id, int64_t workload_id, const int64_t *kernel_ids, int count,
                        int *pending, int *pending_count, int *pruned, char *err, size_t len);
 
+/* Puts first, keeping the order otherwise, the pending candidates (indices into configs, n of
+ * them, reordered in place) whose tunable parameters are those of a kernel in known[0..known_n)
+ * of the same family: the winners this GPU already has for other workloads, the likeliest to win
+ * this one too, so that a sweep cut short by its budget has timed them. */
+void tune_sweep_known_first(const gen_config *configs, int *pending, int n, const db_kernel *known, int known_n);
+
 /* How many of `timed` first-pass candidates the prune strategy re-times: ceil(keep * timed),
  * at least 1 when timed > 0. */
 int tune_sweep_keep_count(int timed, double keep);

@@ -1,5 +1,6 @@
-/* The sweep's plan: one unit per (space, workload) with its kernels and database rows, and the
- * resume filter that leaves out what the database already holds. */
+/* The sweep's plan: one unit per (space, workload) with its kernels and database rows, the
+ * resume filter that leaves out what the database already holds, and the order of what is left
+ * (this GPU's known winners first). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +28,59 @@ int tune_sweep_pending(db *d, int64_t device_id, int64_t workload_id, const int6
     return 0;
 }
 
+/* ---- order ------------------------------------------------------------------------------- */
+
+static int same_tunables(const gen_config *c, const db_kernel *k)
+{
+    if (strcmp(c->family->name, k->family) != 0)
+        return 0;
+    const unsigned tunables = gen_param_mask(GEN_ROLE_TUNABLE) & c->family->params;
+    for (int p = 0; p < GEN_PARAM_COUNT; p++)
+        if ((tunables & GEN_BIT(p)) && c->p[p] != k->p[p])
+            return 0;
+    return 1;
+}
+
+void tune_sweep_known_first(const gen_config *configs, int *pending, int n, const db_kernel *known, int known_n)
+{
+    int first = 0;   /* pending[0..first) are known; a stable partition by insertion */
+    for (int i = 0; i < n; i++) {
+        int hit = 0;
+        for (int k = 0; k < known_n && !hit; k++)
+            hit = same_tunables(&configs[pending[i]], &known[k]);
+        if (!hit)
+            continue;
+        const int c = pending[i];
+        memmove(&pending[first + 1], &pending[first], (size_t)(i - first) * sizeof *pending);
+        pending[first++] = c;
+    }
+}
+
+/* The kernels of the winners the database holds for this GPU (its name), for
+ * tune_sweep_known_first. OUT: *known (malloc'ed), *n. 0, or -1 (s->err). */
+static int known_winners(tune_sweep *s, db_kernel **known, int *n)
+{
+    db_winner *list = NULL;
+    int count = 0;
+    *known = NULL;
+    *n = 0;
+    if (db_winners_list(s->d, &list, &count, s->err, sizeof s->err) != 0)
+        return -1;
+    *known = malloc((size_t)(count ? count : 1) * sizeof **known);
+    if (!*known) {
+        free(list);
+        return snprintf(s->err, sizeof s->err, "out of memory"), -1;
+    }
+    for (int i = 0; i < count; i++)
+        if (!strcmp(list[i].device.name, s->gpu->dev.name))
+            (*known)[(*n)++] = list[i].kernel;
+    free(list);
+    return 0;
+}
+
 /* ---- units ------------------------------------------------------------------------------- */
 
-int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
+static int plan_units(tune_sweep *s, const tune_space_set *set, const db_kernel *known, int known_n)
 {
     int count = 0;
     for (int i = 0; i < set->space_count; i++)
@@ -85,10 +136,22 @@ int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
             free(ids);
             if (rc != 0)
                 return -1;
+            tune_sweep_known_first(u->cands->configs, u->pending, u->pending_count, known, known_n);
             for (int c = 0; c < u->pending_count; c++)
                 s->ks.jobs[u->job[u->pending[c]]].needed = 1;
             if (u->pending_count)
                 s->ks.jobs[u->ref_job].needed = 1;
         }
     return 0;
+}
+
+int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
+{
+    db_kernel *known;
+    int known_n;
+    if (known_winners(s, &known, &known_n) != 0)
+        return -1;
+    const int rc = plan_units(s, set, known, known_n);
+    free(known);
+    return rc;
 }
