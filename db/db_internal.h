@@ -331,7 +331,8 @@ int db_capture_parse(const char *path, const char *text, db_capture_row **rows, 
 /* db_capture_parse of the file at path (at most 64 MiB). */
 int db_capture_read(const char *path, db_capture_row **rows, int *count, char *err, size_t len);
 /* Adds rows to the file at path, under an exclusive lock of path.lock: a problem already there
- * gets its calls added (saturating) and the new served; a new one is appended; the file is made
+ * (or in an earlier row) gets its calls added (saturating) and the new served; a new one is
+ * appended; the file is made
  * when missing and replaced by rename, so a crash leaves the old one. A file that does not parse
  * is left as it is: -1 naming its line, nothing written. 0, or -1 with the reason. */
 int db_capture_merge(const char *path, const db_capture_row *rows, int n, char *err, size_t len);

@@ -2,6 +2,7 @@
  * time, store every result in SQLite: tune_sweep.c) or, without a GPU (or --compile-only),
  * compile every distinct candidate and report its resources. */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,14 +43,11 @@ static void help(void)
            "workload that could not be set up; 2 a bad space or option (or no GPU N); 130 interrupted.\n");
 }
 
-/* A captured problem's weight: its calls times the FLOPs of one (the FlashAttention convention). */
+/* A captured problem's weight: its calls times the FLOPs of one (tune_flops). */
 static double weight(const db_capture_row *r)
 {
-    const db_workload *w = &r->workload;
-    double flops = 2.0 * w->batch * w->heads * (double)w->seqlen_q * w->seqlen_k * (w->head_dim + w->head_dim_v);
-    if (db_workload_masked(w))
-        flops /= 2;
-    return (double)r->calls * flops * (w->op == DB_OP_BWD ? 2.5 : 1.0);
+    const double flops = tune_flops(&r->workload, r->workload.op == DB_OP_BWD);
+    return (double)r->calls * (isnan(flops) ? 0 : flops);
 }
 
 /* The order to tune captured problems in: those no winner tuned for them served first, then the
