@@ -71,11 +71,9 @@ typedef enum gen_param_role {
     X(DQ_INIT, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_VALUES("zero", "store"),                                 \
       "backward dQ accumulator: zeroed before the kernel, or stored by the first key tile to reach a query tile, the others adding after it") \
     X(SINKS, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES,                                                 \
-      "1: attention sinks: a logit a query head (the arguments' sinks) joins every row's softmax as a score with no value") \
-    X(PRODUCER_SLEEP, GEN_ROLE_TUNABLE, 0, 0, 1000, 1, GEN_NO_VALUES,                                     \
-      "nanoseconds a producer warp sleeps between polls of a ring slot its consumers still hold (0: it polls without pause)")
+      "1: attention sinks: a logit a query head (the arguments' sinks) joins every row's softmax as a score with no value")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_PRODUCER_SLEEP. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_SINKS. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

@@ -195,31 +195,6 @@ FT_DEVICE void mbar_wait(unsigned bar, unsigned parity)
                  "@!done bra WAIT;\n"
                  "}\n" ::"r"(bar), "r"(parity) : "memory");
 }
-// mbar_wait for a thread that can afford to wait (a producer refilling a ring slot): between
-// polls it sleeps NS nanoseconds, so that its polls do not take the issue slots of the consumer
-// warps beside it on its SM sub-partition (a producer spinning on a slot its consumers still
-// read polled 15 M times a kernel at head dim 64, notes/kernels.md). NS = 0: mbar_wait.
-template <int NS> FT_DEVICE void mbar_wait_sleeping(unsigned bar, unsigned parity)
-{
-    if constexpr (NS == 0) {
-        mbar_wait(bar, parity);
-    } else {
-        for (;;) {
-            unsigned done;
-            asm volatile("{\n"
-                         ".reg .pred p;\n"
-                         "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                         "selp.u32 %0, 1, 0, p;\n"
-                         "}\n"
-                         : "=r"(done)
-                         : "r"(bar), "r"(parity)
-                         : "memory");
-            if (done)
-                break;
-            __nanosleep(NS);
-        }
-    }
-}
 // Copies the box at (c0, c1, c2, c3) of the tensor `map` describes (a __grid_constant__ kernel
 // argument) to dst, in the map's swizzle; the bytes complete on mbarrier `bar`.
 FT_DEVICE void tma_load_4d(unsigned dst, const ft_tensor_map *map, unsigned bar, int c0, int c1, int c2, int c3)

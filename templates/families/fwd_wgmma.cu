@@ -660,7 +660,7 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
 #endif
         const int q_at = PERSISTENT && Q_TILES == 1 ? 1 : 0;   // key tiles issued before Q
         const auto load_q = [&]() {
-            mbar_wait_sleeping<PRODUCER_SLEEP>(q_empty_bar(bars, qt), pos.q_phase() ^ 1);
+            mbar_wait(q_empty_bar(bars, qt), pos.q_phase() ^ 1);
             mbar_arrive_expect(q_full_bar(bars, qt), Q_BYTES);
 #pragma unroll
             for (int p = 0; p < D_PANELS; p++)
@@ -682,13 +682,13 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
             const unsigned free_parity = ((i / NUM_STAGES) & 1) ^ 1;
             const unsigned stage = kv_smem + st * STAGE_BYTES;
             const int key = sq.k0 + (t0 + t) * BLOCK_N;   // the box's first row in the map (VARLEN: packed)
-            mbar_wait_sleeping<PRODUCER_SLEEP>(ring_bar(bars, st, EMPTY_K), free_parity);
+            mbar_wait(ring_bar(bars, st, EMPTY_K), free_parity);
             mbar_arrive_expect(ring_bar(bars, st, FULL_K), K_BYTES);
 #pragma unroll
             for (int p = 0; p < D_PANELS; p++)
                 tma_load_4d(stage + p * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), 64 * p, key, hk,
                             map_batch(b));
-            mbar_wait_sleeping<PRODUCER_SLEEP>(ring_bar(bars, st, EMPTY_V), free_parity);
+            mbar_wait(ring_bar(bars, st, EMPTY_V), free_parity);
             mbar_arrive_expect(ring_bar(bars, st, FULL_V), V_BYTES);
 #pragma unroll
             for (int p = 0; p < DV_PANELS; p++)
