@@ -551,6 +551,17 @@ static void random_strategy_is_reproducible(void **state)
     assert_true(pruned->strategy.first.timeout_s == pruned->bench.timeout_s);
     assert_int_equal(pruned->workloads[0].count, all->workloads[0].count);
     assert_true(all->bench.warmup_ms == 25 && all->bench.rep_ms == 100 && all->bench.timeout_s == 10);
+    /* The cutting strategies under a budget: every candidate enumerated, the search decides. */
+    const tune_space *halving = find_space(a, "halving"), *guided = find_space(a, "guided");
+    assert_int_equal(halving->strategy.kind, TUNE_HALVING);
+    assert_true(halving->strategy.budget_s == 30 && halving->strategy.keep == 0.25);
+    assert_int_equal((int)halving->strategy.seed, 9);
+    assert_int_equal(guided->strategy.kind, TUNE_GUIDED);
+    assert_true(guided->strategy.budget_s == 2.5 && guided->strategy.keep == 0.3);
+    assert_true(guided->strategy.first.warmup_ms == 5 && guided->strategy.first.rep_ms == 20);
+    assert_int_equal(guided->workloads[0].count, all->workloads[0].count);
+    assert_string_equal(tune_strategy_name(TUNE_GUIDED), "guided");
+    assert_true(all->strategy.budget_s == 0);
     tune_space_set_free(a);
     tune_space_set_free(b);
 }
@@ -715,6 +726,7 @@ static const struct {
     { "bad_grid.lua", 2, { "grid: tokens = 16384 is not a multiple of seqlen_q = 3000", NULL } },
     { "bad_dtype.lua", 3, { "workloads[1]", "dtype f32 is not supported by fwd_mma" } },
     { "bad_key.lua", 3, { "space 'key': unknown key 'param'", "known: name, template" } },
+    { "bad_strategy_key.lua", 3, { "space 'budget'", "strategy.budget_s is only for kind \"halving\" or \"guided\"" } },
     { "bad_error_table.lua", 3, { "the space file failed with a table value (error() wants a string)", NULL } },
     { "bad_declares_nothing.lua", 3, { "the file declares no space", NULL } },
     { "bad_nul_template.lua", 3, { "space 'nul': template 'fwd_mma' holds a NUL byte after it", NULL } },

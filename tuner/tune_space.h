@@ -20,6 +20,8 @@
  *                         seqlen = pow2(512, 16384), tokens = 16384, hidden = 2048 },
  *       strategy = "exhaustive",             -- the default; or { kind = "random", n = 20, seed = 1 }
  *                                            -- or { kind = "prune", keep = 0.25, warmup_ms = 5, rep_ms = 20 }
+ *                                            -- or { kind = "halving" or "guided", budget_s = 30, keep = 0.25,
+ *                                            --      warmup_ms = 5, rep_ms = 20, seed = 1 }
  *       bench = { warmup_ms = 25, rep_ms = 100, timeout_s = 10 },
  *       confirm = { top = 4, within = 0.05, rounds = 3 },   -- optional: the finalists re-timed
  *     },
@@ -150,14 +152,20 @@ typedef enum tune_strategy_kind {
     TUNE_RANDOM,                /* time n candidates sampled per workload (all when fewer; the same
                                  * seed and candidates give the same sample) */
     TUNE_PRUNE,                 /* time every candidate with `first`, re-time the best `keep` fraction with bench */
+    TUNE_HALVING,               /* prune within budget_s: the first pass (known winners first, then
+                                 * a seeded shuffle) as far as the budget affords */
+    TUNE_GUIDED,                /* prune within budget_s: the first pass from the known winners and
+                                 * a few seeded picks through the neighbours of the best so far */
 } tune_strategy_kind;
 
 typedef struct tune_strategy {
     tune_strategy_kind kind;
     int n;                      /* random: sample size per workload (default 20) */
-    unsigned long long seed;    /* random: seed (default 1) */
-    double keep;                /* prune: fraction in (0, 1] re-timed (default 0.25) */
-    tune_bench first;           /* prune: the short first pass (defaults 5 ms, 20 ms, bench's timeout) */
+    unsigned long long seed;    /* random, halving, guided: seed (default 1) */
+    double keep;                /* prune, halving, guided: fraction in (0, 1] re-timed (default 0.25) */
+    tune_bench first;           /* the same three: the short first pass (defaults 5 ms, 20 ms, bench's timeout) */
+    double budget_s;            /* halving, guided: seconds of timing a workload (0: none of its own;
+                                 * under `flashtune tune --budget` a share of the sweep's) */
 } tune_strategy;
 
 /* After a workload's candidates are timed, its finalists (the best `top` of those timed in this
@@ -173,7 +181,7 @@ typedef struct tune_confirm {
     int rounds;                 /* rotations (0: no confirmation) */
 } tune_confirm;
 
-/* "exhaustive", "random", "prune". */
+/* "exhaustive", "random", "prune", "halving", "guided". */
 const char *tune_strategy_name(tune_strategy_kind kind);
 
 /* A configuration skipped for this reason, and how many were. */

@@ -388,14 +388,14 @@ static int take_captured(const tune_captured *cap, tune_spec *s, const char *lab
     return 0;
 }
 
-static const char *const strategy_keys[] = { "kind", "n", "seed", "keep", "warmup_ms", "rep_ms", NULL };
+static const char *const strategy_keys[] = { "kind", "n", "seed", "keep", "warmup_ms", "rep_ms", "budget_s", NULL };
 static const char *const bench_keys[] = { "warmup_ms", "rep_ms", "timeout_s", NULL };
 static const char *const confirm_keys[] = { "top", "within", "rounds", NULL };
 
 const char *tune_strategy_name(tune_strategy_kind kind)
 {
-    static const char *const names[] = { "exhaustive", "random", "prune" };
-    return (unsigned)kind < 3 ? names[kind] : "?";
+    static const char *const names[] = { "exhaustive", "random", "prune", "halving", "guided" };
+    return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "?";
 }
 
 /* A key of the strategy table that its kind does not take. */
@@ -405,7 +405,7 @@ static int refuse_key(lua_State *L, int idx, const char *label, const char *key,
     const int present = lua_getfield(L, idx, key) != LUA_TNIL;
     lua_pop(L, 1);
     if (present)
-        snprintf(err, len, "%s: strategy.%s is only for kind = \"%s\"", label, key, owner);
+        snprintf(err, len, "%s: strategy.%s is only for kind %s", label, key, owner);
     return present ? -1 : 0;
 }
 
@@ -429,7 +429,7 @@ static int read_strategy(lua_State *L, int idx, const char *label, tune_spec *s,
         if (tune_check_keys(L, t, strategy_keys, what, err, len))
             return -1;
         if (lua_getfield(L, t, "kind") != LUA_TSTRING) {
-            snprintf(err, len, "%s.kind must be \"exhaustive\", \"random\" or \"prune\", got %s", what,
+            snprintf(err, len, "%s.kind must be \"exhaustive\", \"random\", \"prune\", \"halving\" or \"guided\", got %s", what,
                      luaL_typename(L, -1));
             return -1;
         }
@@ -445,24 +445,34 @@ static int read_strategy(lua_State *L, int idx, const char *label, tune_spec *s,
         st->kind = TUNE_RANDOM;
     else if (!strcmp(kind, "prune"))
         st->kind = TUNE_PRUNE;
+    else if (!strcmp(kind, "halving"))
+        st->kind = TUNE_HALVING;
+    else if (!strcmp(kind, "guided"))
+        st->kind = TUNE_GUIDED;
     else {
-        snprintf(err, len, "%s.kind = '%s' is unknown (exhaustive, random, prune)", what, kind);
+        snprintf(err, len, "%s.kind = '%s' is unknown (exhaustive, random, prune, halving, guided)", what, kind);
         return -1;
     }
     if (type == LUA_TTABLE) {
         int seed = 1;
-        if (st->kind != TUNE_RANDOM &&
-            (refuse_key(L, t, label, "n", "random", err, len) || refuse_key(L, t, label, "seed", "random", err, len)))
+        const int cuts = st->kind == TUNE_PRUNE || st->kind == TUNE_HALVING || st->kind == TUNE_GUIDED;
+        const int budgeted = st->kind == TUNE_HALVING || st->kind == TUNE_GUIDED;
+        if (st->kind != TUNE_RANDOM && refuse_key(L, t, label, "n", "\"random\"", err, len))
             return -1;
-        if (st->kind != TUNE_PRUNE && (refuse_key(L, t, label, "keep", "prune", err, len) ||
-                                       refuse_key(L, t, label, "warmup_ms", "prune", err, len) ||
-                                       refuse_key(L, t, label, "rep_ms", "prune", err, len)))
+        if (st->kind != TUNE_RANDOM && !budgeted && refuse_key(L, t, label, "seed", "\"random\", \"halving\" or \"guided\"", err, len))
+            return -1;
+        if (!cuts && (refuse_key(L, t, label, "keep", "\"prune\", \"halving\" or \"guided\"", err, len) ||
+                      refuse_key(L, t, label, "warmup_ms", "\"prune\", \"halving\" or \"guided\"", err, len) ||
+                      refuse_key(L, t, label, "rep_ms", "\"prune\", \"halving\" or \"guided\"", err, len)))
+            return -1;
+        if (!budgeted && refuse_key(L, t, label, "budget_s", "\"halving\" or \"guided\"", err, len))
             return -1;
         if (tune_field_int(L, t, what, "n", 0, 20, 1, &st->n, err, len) ||
             tune_field_int(L, t, what, "seed", 0, 1, 0, &seed, err, len) ||
             tune_field_number(L, t, what, "keep", 0, 0, 1, &st->keep, err, len) ||
             tune_field_number(L, t, what, "warmup_ms", 0, 1, 60000, &st->first.warmup_ms, err, len) ||
-            tune_field_number(L, t, what, "rep_ms", 0, 0, 60000, &st->first.rep_ms, err, len))
+            tune_field_number(L, t, what, "rep_ms", 0, 0, 60000, &st->first.rep_ms, err, len) ||
+            tune_field_number(L, t, what, "budget_s", 0, 0, 7 * 86400, &st->budget_s, err, len))
             return -1;
         st->seed = (unsigned long long)seed;
     }

@@ -58,6 +58,7 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
     /* The budget: an alarm that stops the sweep as Ctrl-C does (the workers are processes of
      * their own: a fork does not inherit it). */
     sigaction(SIGALRM, &sa, &old_alrm);
+    const double started = tune_now();
     if (budget_s > 0)
         alarm((unsigned)budget_s);
 
@@ -92,9 +93,7 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
             goto end_sweep;
     for (int i = 0; i < s.unit_count; i++) {
         const tune_unit *u = &s.units[i];
-        s.total += u->pending_count;
-        if (u->space->strategy.kind == TUNE_PRUNE && !u->pruned_before)
-            s.total += tune_sweep_keep_count(u->pending_count, u->space->strategy.keep);
+        s.total += u->pruned_before ? u->pending_count : tune_strategy_planned(&u->space->strategy, u->pending_count);
     }
     s.timing_start = tune_now();
     int setup_failures = 0, whole = 0;   /* whole: the workloads measured to the end */
@@ -110,7 +109,12 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
             continue;
         }
         u->best_tflops = 0;
-        int prc = tune_sweep_measure_unit(&s, u);
+        /* A strategy that takes a budget gets an even share of what is left of the sweep's. */
+        const double left_s = budget_s > 0 ? budget_s - (tune_now() - started) : 0;
+        int to_measure = 0;
+        for (int j = i; j < s.unit_count; j++)
+            to_measure += s.units[j].pending_count > 0;
+        int prc = tune_sweep_measure_unit(&s, u, left_s > 0 ? left_s / to_measure : 0);
         if (s.tty)
             printf("\n");
         if (prc == TUNE_PHASE_DB_ERROR)

@@ -10,6 +10,7 @@
 
 #include "db_internal.h"
 #include "tune_space.h"
+#include "tune_strategy.h"
 #include "tune_worker.h"
 
 /* Set by SIGINT/SIGTERM during a sweep (and by tests): the sweep stops the worker, closes
@@ -43,26 +44,9 @@ int tune_sweep_pending(db *d, int64_t device_id, int64_t workload_id, const int6
 /* Puts first, keeping the order otherwise, the pending candidates (indices into configs, n of
  * them, reordered in place) whose tunable parameters are those of a kernel in known[0..known_n)
  * of the same family: the winners this GPU already has for other workloads, the likeliest to win
- * this one too, so that a sweep cut short by its budget has timed them. */
-void tune_sweep_known_first(const gen_config *configs, int *pending, int n, const db_kernel *known, int known_n);
-
-/* How many of `timed` first-pass candidates the prune strategy re-times: ceil(keep * timed),
- * at least 1 when timed > 0. */
-int tune_sweep_keep_count(int timed, double keep);
-
-/* The most timings tune_confirm_combine takes: the first and up to 16 rounds. */
-#define TUNE_CONFIRM_MAX_TIMINGS 17
-
-/* The confirm step's finalists among timed[0..n-1] (tune_space.h, tune_confirm): the indices of
- * the ok results, fastest first, at most cf->top of them, whose medians are within cf->within of
- * the fastest. Returns their count (finalists needs room for cf->top), or 0 when fewer than two
- * qualify or cf->rounds is 0. */
-int tune_confirm_finalists(const tune_record *timed, int n, const tune_confirm *cf, int *finalists);
-
-/* A finalist's record from its m ok timings (timings[0] the first): the median of their medians,
- * the least minimum, the worst errors, spread = (slowest - fastest median) / median, TFLOP/s
- * scaled to the median. */
-void tune_confirm_combine(const tune_record *const *timings, int m, tune_record *out);
+ * this one too, so that a sweep cut short by its budget has timed them (and the guided strategy
+ * starts from them). Returns how many were put first. */
+int tune_sweep_known_first(const gen_config *configs, int *pending, int n, const db_kernel *known, int known_n);
 
 /* 1 when c holds its family's default for every parameter the space may choose (all but
  * DTYPE, HEAD_DIM, HEAD_DIM_V, CAUSAL, EVEN_M, EVEN_N, which the workload sets). */

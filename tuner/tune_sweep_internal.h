@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tune_strategy.h"
 #include "tune_sweep.h"
 #include "tune_sweep_compile_internal.h"
 
@@ -21,6 +22,7 @@ typedef struct tune_unit {
     int64_t workload_id;
     int *pending;               /* candidate indices without a stored result */
     int pending_count;
+    int known_count;            /* pending[0..known_count): the configurations of known winners */
     int pruned_before;          /* 'skipped' results already stored: a prune was decided */
     double best_tflops;         /* best of this run, for the progress line */
     char best[160];
@@ -40,14 +42,16 @@ typedef struct tune_sweep {
     char err[1024];
 } tune_sweep;
 
-/* What a measurement step returns. */
-enum { TUNE_PHASE_OK = 0, TUNE_PHASE_SETUP_FAILED = -1, TUNE_PHASE_DB_ERROR = -2, TUNE_PHASE_INTERRUPTED = 1 };
 
 /* ---- the plan (tune_sweep_plan.c) ---------------------------------------------------------- */
 
 /* Builds the units, stores devices, workloads and kernels, and finds what is pending. 0 or -1
  * (s->err). */
 int tune_sweep_plan(tune_sweep *s, const tune_space_set *set);
+/* The kernels of the winners the database holds for this GPU (its name): those of earlier
+ * sweeps and of the workloads this one has measured so far. OUT: *known (malloc'ed), *n. 0, or
+ * -1 (s->err). */
+int tune_sweep_known_winners(tune_sweep *s, db_kernel **known, int *n);
 
 /* ---- measurement (tune_sweep_measure.c) ---------------------------------------------------- */
 
@@ -64,8 +68,10 @@ int tune_sweep_record_compile_errors(tune_sweep *s, tune_unit *u);
 
 /* ---- strategies (tune_sweep_strategy.c) ---------------------------------------------------- */
 
-/* Measures the pending candidates of u with its space's strategy. Returns a TUNE_PHASE_* code. */
-int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u);
+/* Measures the pending candidates of u with its space's strategy (tune_strategy.h), within
+ * budget_s seconds when the strategy takes a budget and has none of its own (<= 0: none).
+ * Returns a TUNE_PHASE_* code. */
+int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double budget_s);
 
 /* ---- progress and report (tune_sweep_report.c) --------------------------------------------- */
 

@@ -41,7 +41,7 @@ static int same_tunables(const gen_config *c, const db_kernel *k)
     return 1;
 }
 
-void tune_sweep_known_first(const gen_config *configs, int *pending, int n, const db_kernel *known, int known_n)
+int tune_sweep_known_first(const gen_config *configs, int *pending, int n, const db_kernel *known, int known_n)
 {
     int first = 0;   /* pending[0..first) are known; a stable partition by insertion */
     for (int i = 0; i < n; i++) {
@@ -54,11 +54,10 @@ void tune_sweep_known_first(const gen_config *configs, int *pending, int n, cons
         memmove(&pending[first + 1], &pending[first], (size_t)(i - first) * sizeof *pending);
         pending[first++] = c;
     }
+    return first;
 }
 
-/* The kernels of the winners the database holds for this GPU (its name), for
- * tune_sweep_known_first. OUT: *known (malloc'ed), *n. 0, or -1 (s->err). */
-static int known_winners(tune_sweep *s, db_kernel **known, int *n)
+int tune_sweep_known_winners(tune_sweep *s, db_kernel **known, int *n)
 {
     db_winner *list = NULL;
     int count = 0;
@@ -136,7 +135,7 @@ static int plan_units(tune_sweep *s, const tune_space_set *set, const db_kernel 
             free(ids);
             if (rc != 0)
                 return -1;
-            tune_sweep_known_first(u->cands->configs, u->pending, u->pending_count, known, known_n);
+            u->known_count = tune_sweep_known_first(u->cands->configs, u->pending, u->pending_count, known, known_n);
             for (int c = 0; c < u->pending_count; c++)
                 s->ks.jobs[u->job[u->pending[c]]].needed = 1;
             if (u->pending_count)
@@ -149,7 +148,7 @@ int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
 {
     db_kernel *known;
     int known_n;
-    if (known_winners(s, &known, &known_n) != 0)
+    if (tune_sweep_known_winners(s, &known, &known_n) != 0)
         return -1;
     const int rc = plan_units(s, set, known, known_n);
     free(known);

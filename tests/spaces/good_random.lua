@@ -1,4 +1,4 @@
--- Test fixture: the same space exhaustive and sampled with two seeds.
+-- Test fixture: the same space exhaustive, sampled with two seeds, and with each strategy that cuts.
 local function make(name, strategy)
   return space{
     name = name,
@@ -14,4 +14,6 @@ return {
   make("seed 3", { kind = "random", n = 5, seed = 3 }),
   make("seed 4", { kind = "random", n = 5, seed = 4 }),
   make("pruned", { kind = "prune", keep = 0.5, warmup_ms = 2, rep_ms = 8 }),
+  make("halving", { kind = "halving", budget_s = 30, seed = 9 }),
+  make("guided", { kind = "guided", keep = 0.3, budget_s = 2.5 }),
 }

@@ -1,0 +1,113 @@
+/* The tuner's strategies replayed against a stored ground truth (tune_replay.h), no GPU needed:
+ * for each strategy and budget, over every workload of the truth files and many seeds, what it
+ * picked against the best of all (quality, 1 the optimum) and what its timings cost against the
+ * exhaustive search's. The table in bench/RESULTS.md comes from here.
+ *
+ * Usage: strategy_replay [--seeds N] [--by-workload] TRUTH.csv...
+ * --by-workload: each workload's mean quality and cost under each strategy as well.
+ * The model (noise and cost of a timing) and the benches are default.lua's; the budgets are
+ * fractions of each workload's exhaustive cost. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tune_replay.h"
+
+/* default.lua's timing and confirm step. */
+static const tune_bench full = { .warmup_ms = 10, .rep_ms = 50, .timeout_s = 10 };
+static const tune_confirm confirm = { .top = 3, .within = 0.05, .rounds = 2 };
+
+/* Noise: the Hopper spaces' finalists, timed three times in rotation on an H200, moved by a
+ * median 1-2 % (the truth's confirmed spreads); a first pass of 20 ms windows more. Cost: the
+ * truth's sweep took about 36 ms a timing of 35 ms windows, so about 5 ms beyond them is
+ * charged, rounded up. */
+static const tune_replay_model model = { .noise_full = 0.01, .noise_first = 0.02, .overhead_s = 0.005 };
+
+typedef struct row {
+    const char *name;
+    tune_strategy st;
+    double budget;              /* fraction of the exhaustive cost; 0: none */
+    int seeded;                 /* known winners: the other workloads' best */
+} row;
+
+int main(int argc, char **argv)
+{
+    int seeds = 20, first = 1, by_workload = 0;
+    for (;;) {
+        if (first + 1 < argc && !strcmp(argv[first], "--seeds")) {
+            seeds = atoi(argv[first + 1]);
+            first += 2;
+        } else if (first < argc && !strcmp(argv[first], "--by-workload")) {
+            by_workload = 1;
+            first++;
+        } else
+            break;
+    }
+    if (first >= argc || seeds < 1) {
+        fprintf(stderr, "usage: strategy_replay [--seeds N] [--by-workload] TRUTH.csv...\n");
+        return 2;
+    }
+    const tune_bench short_pass = { .warmup_ms = 5, .rep_ms = 20, .timeout_s = 10 };
+    const tune_strategy exhaustive = { .kind = TUNE_EXHAUSTIVE, .seed = 1 };
+    const tune_strategy prune = { .kind = TUNE_PRUNE, .seed = 1, .keep = 0.25, .first = short_pass };
+    const tune_strategy halving = { .kind = TUNE_HALVING, .seed = 1, .keep = 0.25, .first = short_pass };
+    const tune_strategy guided = { .kind = TUNE_GUIDED, .seed = 1, .keep = 0.25, .first = short_pass };
+    const row rows[] = {
+        { "exhaustive", exhaustive, 0, 0 },        { "prune keep 0.25", prune, 0, 0 },
+        { "halving 20%", halving, 0.20, 0 },       { "halving 20%, seeded", halving, 0.20, 1 },
+        { "halving 10%, seeded", halving, 0.10, 1 }, { "guided (no budget)", guided, 0, 0 },
+        { "guided, seeded", guided, 0, 1 },        { "guided 10%, seeded", guided, 0.10, 1 },
+        { "guided 5%, seeded", guided, 0.05, 1 },
+    };
+    const int nrows = (int)(sizeof rows / sizeof rows[0]);
+    printf("%-22s %9s %9s %9s %9s %9s\n", "strategy", "quality", "worst", ">=0.98", "cost", "timings");
+    printf("%-22s %9s %9s %9s %9s %9s\n", "", "(mean)", "", "(share)", "(x exh.)", "(mean)");
+    for (int r = 0; r < nrows; r++) {
+        double q_sum = 0, worst = 1, cost_sum = 0, timings = 0;
+        long runs = 0, good = 0, failed = 0;
+        for (int a = first; a < argc; a++) {
+            tune_truth *t;
+            char err[512];
+            if (tune_truth_load(argv[a], &t, err, sizeof err) != 0) {
+                fprintf(stderr, "strategy_replay: %s\n", err);
+                return 1;
+            }
+            for (int w = 0; w < t->count; w++) {
+                const tune_truth_workload *wl = &t->workloads[w];
+                unsigned char *known = calloc((size_t)wl->count, 1);
+                if (!known)
+                    return 1;
+                if (rows[r].seeded)
+                    tune_replay_known_from_others(t, w, known);
+                double wq = 0, wc = 0;
+                int wn = 0;
+                for (int s = 1; s <= seeds; s++) {
+                    tune_replay_outcome ex, o;
+                    if (tune_replay_run(wl, &exhaustive, &full, &confirm, &model, NULL, (unsigned long long)s, &ex) != 0)
+                        return 1;
+                    tune_strategy st = rows[r].st;
+                    st.budget_s = rows[r].budget * ex.cost_s;
+                    if (tune_replay_run(wl, &st, &full, &confirm, &model, known, (unsigned long long)s, &o) != 0) {
+                        failed++;
+                        continue;
+                    }
+                    q_sum += o.quality;
+                    worst = o.quality < worst ? o.quality : worst;
+                    good += o.quality >= 0.98;
+                    cost_sum += o.cost_s / ex.cost_s;
+                    timings += o.timings;
+                    runs++;
+                    wq += o.quality, wc += o.cost_s / ex.cost_s, wn++;
+                }
+                if (by_workload && wn)
+                    printf("  %-22s %-40s quality %.4f cost %.3f\n", rows[r].name, wl->key, wq / wn, wc / wn);
+                free(known);
+            }
+            tune_truth_free(t);
+        }
+        printf("%-22s %9.4f %9.4f %9.3f %9.3f %9.1f%s\n", rows[r].name, q_sum / runs, worst, (double)good / runs,
+               cost_sum / runs, timings / runs, failed ? "  (some runs picked nothing)" : "");
+    }
+    return 0;
+}

@@ -1,0 +1,397 @@
+/* The tuner's strategies (tune_strategy.h) against oracles of known answers, and their replay
+ * against the stored ground truth of an H200 (tune_replay.h, bench/results/truth-*.csv): what
+ * each strategy times and stores, that a budget holds, and that the guided search keeps its
+ * measured quality, so that a change of strategy cannot silently get worse. No GPU. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "source_path.h"
+#include "tune_replay.h"
+
+/* ---- an oracle over a synthetic landscape ----------------------------------------------------- */
+
+/* 8 x 8 configurations of fwd_mma's BLOCK_M and BLOCK_N (the strategies never check legality),
+ * timed as a bowl whose floor is at (5, 2): 1 ms there, more with each step away. */
+#define SIDE 8
+#define N (SIDE * SIDE)
+
+typedef struct bowl {
+    gen_config configs[N];
+    tune_strategy_cand cands[N];
+    tune_record stored[N];
+    int stores[N];              /* how often each was stored */
+    int timed[N];               /* how often each was timed */
+    int timings;
+    double spent;
+} bowl;
+
+static double bowl_ms(int c)
+{
+    const int m = c / SIDE, n = c % SIDE;
+    return 1.0 + 0.05 * ((m - 5) * (m - 5) + (n - 2) * (n - 2));
+}
+
+static void bowl_init(bowl *b)
+{
+    memset(b, 0, sizeof *b);
+    const gen_family *f = gen_family_find("fwd_mma");
+    assert_non_null(f);
+    for (int c = 0; c < N; c++) {
+        gen_config_init(&b->configs[c], f);
+        b->configs[c].p[GEN_BLOCK_M] = 16 * (1 + c / SIDE);
+        b->configs[c].p[GEN_BLOCK_N] = 16 * (1 + c % SIDE);
+        b->cands[c].config = &b->configs[c];
+    }
+}
+
+static int bowl_store(void *ctx, int c, const tune_record *r)
+{
+    bowl *b = ctx;
+    b->stored[c] = *r;
+    b->stores[c]++;
+    return TUNE_PHASE_OK;
+}
+
+static int bowl_time(void *ctx, const int *cands, int n, const tune_bench *bench, int store_ok, tune_record *out,
+                     const char *pass)
+{
+    bowl *b = ctx;
+    (void)pass;
+    for (int i = 0; i < n; i++) {
+        tune_record_init(&out[i], i);
+        out[i].median_ms = out[i].min_ms = bowl_ms(cands[i]);
+        out[i].spread = 0;
+        b->timed[cands[i]]++;
+        b->timings++;
+        b->spent += (bench->warmup_ms + bench->rep_ms) / 1000 + 0.005;
+        if (store_ok)
+            bowl_store(ctx, cands[i], &out[i]);
+    }
+    return TUNE_PHASE_OK;
+}
+
+static double bowl_spent(void *ctx)
+{
+    return ((bowl *)ctx)->spent;
+}
+
+static const tune_bench full = { .warmup_ms = 10, .rep_ms = 50, .timeout_s = 10 };
+static const tune_confirm no_confirm = { .top = 3, .within = 0.05, .rounds = 0 };
+
+static int run(bowl *b, const tune_strategy *st, const tune_confirm *cf)
+{
+    int pending[N];
+    for (int c = 0; c < N; c++)
+        pending[c] = c;
+    const tune_strategy_task t = { .strategy = st, .bench = &full, .confirm = cf, .cands = b->cands,
+                                   .pending = pending, .pending_count = N, .budget_s = st->budget_s };
+    const tune_oracle o = { bowl_time, bowl_store, bowl_spent, NULL, b };
+    return tune_strategy_measure(&t, &o);
+}
+
+/* The stored ok result the sweep would ship. */
+static int shipped(const bowl *b)
+{
+    int pick = -1;
+    for (int c = 0; c < N; c++)
+        if (b->stores[c] && b->stored[c].status == DB_STATUS_OK &&
+            (pick < 0 || b->stored[c].median_ms < b->stored[pick].median_ms))
+            pick = c;
+    return pick;
+}
+
+static const int floor_cand = 5 * SIDE + 2;
+
+static void exhaustive_times_and_stores_each_once(void **state)
+{
+    (void)state;
+    bowl b;
+    bowl_init(&b);
+    const tune_strategy st = { .kind = TUNE_EXHAUSTIVE };
+    assert_int_equal(run(&b, &st, &no_confirm), TUNE_PHASE_OK);
+    for (int c = 0; c < N; c++) {
+        assert_int_equal(b.timed[c], 1);
+        assert_int_equal(b.stores[c], 1);
+    }
+    assert_int_equal(shipped(&b), floor_cand);
+}
+
+static void confirm_retimes_the_finalists_in_rotation(void **state)
+{
+    (void)state;
+    bowl b;
+    bowl_init(&b);
+    const tune_strategy st = { .kind = TUNE_EXHAUSTIVE };
+    const tune_confirm cf = { .top = 3, .within = 0.10, .rounds = 2 };
+    assert_int_equal(run(&b, &st, &cf), TUNE_PHASE_OK);
+    /* Within 10 % of 1 ms: the floor and its four neighbours at 1.05; the best three confirmed. */
+    assert_int_equal(b.timings, N + 3 * 2);
+    assert_int_equal(b.timed[floor_cand], 3);
+    assert_non_null(strstr(b.stored[floor_cand].message, "confirmed: the median of 3 timings"));
+}
+
+static void prune_keeps_its_fraction_and_ranks_the_rest(void **state)
+{
+    (void)state;
+    bowl b;
+    bowl_init(&b);
+    const tune_strategy st = { .kind = TUNE_PRUNE, .keep = 0.25, .first = { 5, 20, 10 } };
+    assert_int_equal(run(&b, &st, &no_confirm), TUNE_PHASE_OK);
+    int skipped = 0, retimed = 0;
+    for (int c = 0; c < N; c++) {
+        assert_int_equal(b.stores[c], 1);
+        skipped += b.stored[c].status == DB_STATUS_SKIPPED;
+        retimed += b.timed[c] == 2;
+        if (b.stored[c].status == DB_STATUS_SKIPPED)
+            assert_non_null(strstr(b.stored[c].message, "pruned: first-pass median"));
+    }
+    assert_int_equal(retimed, N / 4);
+    assert_int_equal(skipped, N - N / 4);
+    assert_int_equal(shipped(&b), floor_cand);
+    assert_int_equal(tune_strategy_planned(&st, N), N + N / 4);
+}
+
+static void halving_holds_its_budget_and_stores_what_it_did_not_reach(void **state)
+{
+    (void)state;
+    bowl b;
+    bowl_init(&b);
+    /* A first-pass timing costs 30 ms, a full one 65 ms: 1 s affords about a third of 64. */
+    const tune_strategy st = { .kind = TUNE_HALVING, .keep = 0.25, .first = { 5, 20, 10 }, .budget_s = 1.0, .seed = 7 };
+    assert_int_equal(run(&b, &st, &no_confirm), TUNE_PHASE_OK);
+    assert_true(b.spent <= 1.0 + 1e-9);
+    int first = 0, unreached = 0;
+    for (int c = 0; c < N; c++) {
+        assert_int_equal(b.stores[c], 1);   /* every candidate ends up with one result */
+        first += b.timed[c] > 0;
+        if (!b.timed[c]) {
+            unreached++;
+            assert_int_equal(b.stored[c].status, DB_STATUS_SKIPPED);
+            assert_non_null(strstr(b.stored[c].message, "not timed: the workload's budget was spent"));
+        }
+    }
+    assert_true(first >= 10 && first < N);
+    assert_int_equal(first + unreached, N);
+    assert_int_equal(tune_strategy_planned(&st, N), 0);   /* it plans as it goes */
+}
+
+static void halving_tries_known_winners_first(void **state)
+{
+    (void)state;
+    bowl b;
+    bowl_init(&b);
+    b.cands[floor_cand].known = 1;
+    int pending[N], k = 0;
+    pending[k++] = floor_cand;   /* the plan puts them first */
+    for (int c = 0; c < N; c++)
+        if (c != floor_cand)
+            pending[k++] = c;
+    /* A budget for a handful: the known one is among them, so it ships. */
+    const tune_strategy st = { .kind = TUNE_HALVING, .keep = 0.5, .first = { 5, 20, 10 }, .budget_s = 0.4 };
+    const tune_strategy_task t = { .strategy = &st, .bench = &full, .confirm = &no_confirm, .cands = b.cands,
+                                   .pending = pending, .pending_count = N, .budget_s = st.budget_s };
+    const tune_oracle o = { bowl_time, bowl_store, bowl_spent, NULL, &b };
+    assert_int_equal(tune_strategy_measure(&t, &o), TUNE_PHASE_OK);
+    assert_int_equal(b.timed[floor_cand], 2);
+    assert_int_equal(shipped(&b), floor_cand);
+}
+
+static void guided_walks_from_a_corner_to_the_floor(void **state)
+{
+    (void)state;
+    bowl b;
+    bowl_init(&b);
+    b.cands[0].known = 1;   /* the far corner (0, 0) */
+    const tune_strategy st = { .kind = TUNE_GUIDED, .keep = 0.25, .first = { 5, 20, 10 }, .seed = 3 };
+    assert_int_equal(run(&b, &st, &no_confirm), TUNE_PHASE_OK);
+    assert_int_equal(shipped(&b), floor_cand);
+    int tried = 0;
+    for (int c = 0; c < N; c++) {
+        assert_int_equal(b.stores[c], 1);
+        tried += b.timed[c] > 0;
+        if (!b.timed[c])
+            assert_non_null(strstr(b.stored[c].message, "not timed: the guided search reached its best"));
+    }
+    assert_true(tried < N);   /* a walk, not a sweep */
+}
+
+static void neighbours_differ_in_one_tunable(void **state)
+{
+    (void)state;
+    bowl b;
+    bowl_init(&b);
+    unsigned char tried[N] = { 0 };
+    int out[N];
+    /* (5, 2): four along BLOCK_M's row and column... seven others in its row, seven in its column. */
+    assert_int_equal(tune_strategy_neighbours(b.cands, N, tried, floor_cand, out), 14);
+    tried[5 * SIDE + 3] = 1;
+    assert_int_equal(tune_strategy_neighbours(b.cands, N, tried, floor_cand, out), 13);
+    for (int i = 0; i < 13; i++)
+        assert_true(out[i] / SIDE == 5 || out[i] % SIDE == 2);
+    /* A problem parameter that follows the tiles (EVEN_M) does not make two configurations apart. */
+    b.configs[5 * SIDE + 4].p[GEN_EVEN_M] ^= 1;
+    assert_int_equal(tune_strategy_neighbours(b.cands, N, tried, floor_cand, out), 13);
+}
+
+/* ---- the replay of the H200's ground truth ------------------------------------------------------ */
+
+static const char *const truth_files[] = { "bench/results/truth-fwd-h200-f6afef6.csv",
+                                           "bench/results/truth-bwd-h200-f6afef6.csv" };
+
+static const tune_replay_model model = { .noise_full = 0.01, .noise_first = 0.02, .overhead_s = 0.005 };
+static const tune_bench default_bench = { .warmup_ms = 10, .rep_ms = 50, .timeout_s = 10 };
+static const tune_confirm default_confirm = { .top = 3, .within = 0.05, .rounds = 2 };
+
+/* Over every workload of both files and `seeds` seeds: the share of searches within 2 % of the
+ * optimum, the mean quality and the mean cost against the exhaustive search's. */
+static void replay(const tune_strategy *st, double budget, int seeded, int seeds, double *good, double *quality,
+                   double *cost)
+{
+    const tune_strategy exhaustive = { .kind = TUNE_EXHAUSTIVE };
+    long runs = 0, ok = 0;
+    double q = 0, c = 0;
+    for (size_t f = 0; f < sizeof truth_files / sizeof truth_files[0]; f++) {
+        char path[4096], err[512];
+        test_source_path(path, sizeof path, truth_files[f]);
+        tune_truth *t;
+        if (tune_truth_load(path, &t, err, sizeof err) != 0)
+            fail_msg("%s", err);
+        assert_int_equal(t->count, 8);
+        for (int w = 0; w < t->count; w++) {
+            unsigned char *known = calloc((size_t)t->workloads[w].count, 1);
+            assert_non_null(known);
+            if (seeded)
+                tune_replay_known_from_others(t, w, known);
+            for (int s = 1; s <= seeds; s++) {
+                tune_replay_outcome ex, o;
+                assert_int_equal(tune_replay_run(&t->workloads[w], &exhaustive, &default_bench, &default_confirm,
+                                                 &model, NULL, (unsigned long long)s, &ex), 0);
+                tune_strategy one = *st;
+                one.budget_s = budget * ex.cost_s;
+                assert_int_equal(tune_replay_run(&t->workloads[w], &one, &default_bench, &default_confirm, &model,
+                                                 known, (unsigned long long)s, &o), 0);
+                ok += o.quality >= 0.98;
+                q += o.quality;
+                c += o.cost_s / ex.cost_s;
+                runs++;
+            }
+            free(known);
+        }
+        tune_truth_free(t);
+    }
+    *good = (double)ok / runs;
+    *quality = q / runs;
+    *cost = c / runs;
+}
+
+static void guided_search_keeps_its_measured_quality(void **state)
+{
+    (void)state;
+    /* Measured 2026-11-29 (bench/RESULTS.md): seeded by the other workloads' winners, 0.998 of the
+     * optimum on average and within 2 % of it in 98 % of searches, at 12 % of the exhaustive cost.
+     * The bar: the issue's target, 0.98 of the optimum in 90 % of searches within 20 % of the cost. */
+    const tune_strategy guided = { .kind = TUNE_GUIDED, .keep = 0.25, .first = { 5, 20, 10 }, .seed = 1 };
+    double good, quality, cost;
+    replay(&guided, 0, 1, 10, &good, &quality, &cost);
+    printf("guided, seeded: %.3f within 2 %%, quality %.4f, cost %.3f\n", good, quality, cost);
+    assert_true(good >= 0.90);
+    assert_true(quality >= 0.99);
+    assert_true(cost <= 0.20);
+}
+
+static void prune_stays_near_the_optimum(void **state)
+{
+    (void)state;
+    const tune_strategy prune = { .kind = TUNE_PRUNE, .keep = 0.25, .first = { 5, 20, 10 }, .seed = 1 };
+    double good, quality, cost;
+    replay(&prune, 0, 0, 5, &good, &quality, &cost);
+    printf("prune: %.3f within 2 %%, quality %.4f, cost %.3f\n", good, quality, cost);
+    assert_true(good >= 0.95);
+    assert_true(cost < 0.80);
+}
+
+/* ---- reading a truth file ------------------------------------------------------------------------ */
+
+static void expect_load_error(const char *text, const char *what)
+{
+    char path[] = "/tmp/ft_truth_XXXXXX";
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    tune_truth *t = (tune_truth *)1;
+    char err[512];
+    assert_int_equal(tune_truth_load(path, &t, err, sizeof err), -1);
+    assert_null(t);
+    if (!strstr(err, what))
+        fail_msg("'%s' does not say '%s'", err, what);
+    unlink(path);
+}
+
+#define HEAD "op,dtype,head_dim,causal,batch,heads,seqlen,family,BLOCK_M,status,median_ms,message\n"
+
+static void truth_loader_names_the_line_and_the_fault(void **state)
+{
+    (void)state;
+    expect_load_error(HEAD "fwd,bf16,64,0,1,8,512,fwd_mma,64,ok,0.5,\"open quote\n", ":2: not CSV");
+    expect_load_error(HEAD "fwd,bf16,64,0,1,8,512,fwd_mma,64,ok,fast,x\n", ":2: median_ms 'fast' is not a time");
+    expect_load_error(HEAD "fwd,bf16,64,0,1,8,512,no_such,64,ok,0.5,x\n", "family 'no_such' is not in this build");
+    expect_load_error(HEAD "fwd,bf16,64,0,1,8,512,fwd_mma,64,ok\n", "10 fields, the heading has 12");
+    expect_load_error("op,dtype,family,status,median_ms\nfwd,bf16,fwd_mma,ok,1\n", "no column 'head_dim'");
+    expect_load_error(HEAD, "no results");
+    expect_load_error(HEAD "fwd,bf16,64,0,1,8,512,fwd_mma,sixty,ok,0.5,x\n", "BLOCK_M");
+}
+
+static void truth_loader_reads_quotes_and_failures(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/ft_truth_XXXXXX";
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(HEAD "fwd,bf16,64,0,1,8,512,fwd_mma,128,ok,0.25,\"a, \"\"quoted\"\" message\"\n"
+               "fwd,bf16,64,0,1,8,512,fwd_mma,64,crashed,,died\n"
+               "fwd,bf16,64,1,1,8,512,fwd_mma,64,ok,0.5,\n", f);
+    fclose(f);
+    tune_truth *t;
+    char err[512];
+    assert_int_equal(tune_truth_load(path, &t, err, sizeof err), 0);
+    assert_int_equal(t->count, 2);
+    assert_string_equal(t->workloads[0].key, "fwd bf16 d=64 causal=0 b=1 h=8 s=512");
+    assert_int_equal(t->workloads[0].count, 2);
+    assert_true(t->workloads[0].best_ms == 0.25);
+    /* In parameter order: BLOCK_M 64 (failed) before 128. */
+    assert_true(isnan(t->workloads[0].cands[0].median_ms));
+    assert_int_equal(t->workloads[0].cands[1].config.p[GEN_BLOCK_M], 128);
+    assert_int_equal(t->workloads[1].cands[0].config.p[GEN_CAUSAL], 1);
+    tune_truth_free(t);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(exhaustive_times_and_stores_each_once),
+        cmocka_unit_test(confirm_retimes_the_finalists_in_rotation),
+        cmocka_unit_test(prune_keeps_its_fraction_and_ranks_the_rest),
+        cmocka_unit_test(halving_holds_its_budget_and_stores_what_it_did_not_reach),
+        cmocka_unit_test(halving_tries_known_winners_first),
+        cmocka_unit_test(guided_walks_from_a_corner_to_the_floor),
+        cmocka_unit_test(neighbours_differ_in_one_tunable),
+        cmocka_unit_test(guided_search_keeps_its_measured_quality),
+        cmocka_unit_test(prune_stays_near_the_optimum),
+        cmocka_unit_test(truth_loader_names_the_line_and_the_fault),
+        cmocka_unit_test(truth_loader_reads_quotes_and_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
