@@ -5,8 +5,9 @@
  *
  * Usage: strategy_replay [--seeds N] [--by-workload] TRUTH.csv...
  * --by-workload: each workload's mean quality and cost under each strategy as well.
- * The model (noise and cost of a timing) and the benches are default.lua's; the budgets are
- * fractions of each workload's exhaustive cost. */
+ * The model of a timing's noise and cost is the one measured on an H200 (tune_replay_h200), the
+ * benches and the confirm step are default.lua's; the budgets are fractions of each workload's
+ * exhaustive cost. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +18,6 @@
 /* default.lua's timing and confirm step. */
 static const tune_bench full = { .warmup_ms = 10, .rep_ms = 50, .timeout_s = 10 };
 static const tune_confirm confirm = { .top = 3, .within = 0.05, .rounds = 2 };
-
-/* Noise: the Hopper spaces' finalists, timed three times in rotation on an H200, moved by a
- * median 1-2 % (the truth's confirmed spreads); a first pass of 20 ms windows more. Cost: the
- * truth's sweep took about 36 ms a timing of 35 ms windows, so about 5 ms beyond them is
- * charged, rounded up. */
-static const tune_replay_model model = { .noise_full = 0.01, .noise_first = 0.02, .overhead_s = 0.005 };
 
 typedef struct row {
     const char *name;
@@ -84,11 +79,11 @@ int main(int argc, char **argv)
                 int wn = 0;
                 for (int s = 1; s <= seeds; s++) {
                     tune_replay_outcome ex, o;
-                    if (tune_replay_run(wl, &exhaustive, &full, &confirm, &model, NULL, (unsigned long long)s, &ex) != 0)
+                    if (tune_replay_run(wl, &exhaustive, &full, &confirm, &tune_replay_h200, NULL, (unsigned long long)s, &ex) != 0)
                         return 1;
                     tune_strategy st = rows[r].st;
                     st.budget_s = rows[r].budget * ex.cost_s;
-                    if (tune_replay_run(wl, &st, &full, &confirm, &model, known, (unsigned long long)s, &o) != 0) {
+                    if (tune_replay_run(wl, &st, &full, &confirm, &tune_replay_h200, known, (unsigned long long)s, &o) != 0) {
                         failed++;
                         continue;
                     }

@@ -236,6 +236,8 @@ void tune_replay_known_from_others(const tune_truth *t, int w, unsigned char *kn
 
 /* ---- the replay's oracle --------------------------------------------------------------------- */
 
+const tune_replay_model tune_replay_h200 = { .noise_full = 0.025, .noise_first = 0.03, .overhead_s = 0.005 };
+
 typedef struct replay {
     const tune_truth_workload *w;
     const tune_bench *full;

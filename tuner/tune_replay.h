@@ -41,6 +41,12 @@ typedef struct tune_replay_model {
     double overhead_s;          /* seconds a timing costs beyond its warm-up and timed windows */
 } tune_replay_model;
 
+/* The model measured on an H200 (2026-11-29): the same candidates timed in two sweeps
+ * (bench/results/truth-*-h200-f6afef6.csv and guided-*-h200-97cdbea.csv) differed by 3.5 % (the
+ * standard deviation of their log ratio, first passes included), so about 2.5 % a timing; a
+ * timing cost its windows and about 5 ms more. */
+extern const tune_replay_model tune_replay_h200;
+
 /* The outcome of one replayed search. */
 typedef struct tune_replay_outcome {
     double picked_ms;           /* the true median of what the search would ship (its fastest
