@@ -3,7 +3,8 @@
  * picked against the best of all (quality, 1 the optimum) and what its timings cost against the
  * exhaustive search's. The table in bench/RESULTS.md comes from here.
  *
- * Usage: strategy_replay [--seeds N] [--by-workload] TRUTH.csv...
+ * Usage: strategy_replay [--seeds N] [--confirm TOP,WITHIN,ROUNDS] [--by-workload] TRUTH.csv...
+ * --confirm: the confirm step of every strategy (default default.lua's Hopper spaces').
  * --by-workload: each workload's mean quality and cost under each strategy as well.
  * The model of a timing's noise and cost is the one measured on an H200 (tune_replay_h200), the
  * benches and the confirm step are default.lua's; the budgets are fractions of each workload's
@@ -17,7 +18,7 @@
 
 /* default.lua's timing and confirm step. */
 static const tune_bench full = { .warmup_ms = 10, .rep_ms = 50, .timeout_s = 10 };
-static const tune_confirm confirm = { .top = 3, .within = 0.05, .rounds = 2 };
+static tune_confirm confirm = { .top = 8, .within = 0.10, .rounds = 4 };
 
 typedef struct row {
     const char *name;
@@ -33,6 +34,14 @@ int main(int argc, char **argv)
         if (first + 1 < argc && !strcmp(argv[first], "--seeds")) {
             seeds = atoi(argv[first + 1]);
             first += 2;
+        } else if (first + 1 < argc && !strcmp(argv[first], "--confirm")) {
+            if (sscanf(argv[first + 1], "%d,%lf,%d", &confirm.top, &confirm.within, &confirm.rounds) != 3 ||
+                confirm.top < 2 || confirm.top > 16 || confirm.rounds < 0 || confirm.rounds > 16) {
+                fprintf(stderr, "strategy_replay: --confirm %s is not TOP,WITHIN,ROUNDS (2-16, a fraction, 0-16)\n",
+                        argv[first + 1]);
+                return 2;
+            }
+            first += 2;
         } else if (first < argc && !strcmp(argv[first], "--by-workload")) {
             by_workload = 1;
             first++;
@@ -40,7 +49,7 @@ int main(int argc, char **argv)
             break;
     }
     if (first >= argc || seeds < 1) {
-        fprintf(stderr, "usage: strategy_replay [--seeds N] [--by-workload] TRUTH.csv...\n");
+        fprintf(stderr, "usage: strategy_replay [--seeds N] [--confirm TOP,WITHIN,ROUNDS] [--by-workload] TRUTH.csv...\n");
         return 2;
     }
     const tune_bench short_pass = { .warmup_ms = 5, .rep_ms = 20, .timeout_s = 10 };

@@ -244,11 +244,11 @@ static void neighbours_differ_in_one_tunable(void **state)
 
 /* ---- the replay of the H200's ground truth ------------------------------------------------------ */
 
-static const char *const truth_files[] = { "bench/results/truth-fwd-h200-f6afef6.csv",
+static const char *const truth_files[] = { "bench/results/truth-fwd-h200-c9e2ab6.csv",
                                            "bench/results/truth-bwd-h200-f6afef6.csv" };
 
 static const tune_bench default_bench = { .warmup_ms = 10, .rep_ms = 50, .timeout_s = 10 };
-static const tune_confirm default_confirm = { .top = 3, .within = 0.05, .rounds = 2 };
+static const tune_confirm default_confirm = { .top = 8, .within = 0.10, .rounds = 4 };   /* default.lua's */
 
 /* Over every workload of both files and `seeds` seeds: the share of searches within 2 % of the
  * optimum, the mean quality and the mean cost against the exhaustive search's. */
@@ -295,11 +295,11 @@ static void replay(const tune_strategy *st, double budget, int seeded, int seeds
 static void guided_search_keeps_its_measured_quality(void **state)
 {
     (void)state;
-    /* Measured 2026-11-29 (bench/RESULTS.md, at the H200's timing noise): seeded by the other
-     * workloads' winners, 0.992 of the optimum on average and within 2 % of it in 84 % of
-     * searches, at 12 % of the exhaustive cost; the exhaustive search itself 0.991 and 78 % (the
-     * noise, not the search, is the limit). The bar: no worse than the exhaustive search's
-     * quality, at most a fifth of its cost. */
+    /* Measured 2026-11-29 (bench/RESULTS.md, at the H200's timing noise, default.lua's confirm
+     * step): seeded by the other workloads' winners, 0.996 of the optimum on average and within
+     * 2 % of it in 94 % of searches, at 17 % of the exhaustive cost; the exhaustive search 0.995
+     * and 91 %. The bar, the issue's: within 2 % in 90 % of searches at most a fifth of the
+     * exhaustive cost, and no worse on average than the exhaustive search. */
     const tune_strategy guided = { .kind = TUNE_GUIDED, .keep = 0.25, .first = { 5, 20, 10 }, .seed = 1 };
     const tune_strategy exhaustive = { .kind = TUNE_EXHAUSTIVE };
     double good, quality, cost, ex_good, ex_quality, ex_cost;
@@ -308,7 +308,7 @@ static void guided_search_keeps_its_measured_quality(void **state)
     printf("guided, seeded: %.3f within 2 %%, quality %.4f, cost %.3f; exhaustive: %.3f, %.4f\n", good, quality, cost,
            ex_good, ex_quality);
     assert_true(quality >= ex_quality - 0.002);
-    assert_true(good >= 0.75);
+    assert_true(good >= 0.90);
     assert_true(cost <= 0.20);
 }
 
