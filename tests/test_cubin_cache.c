@@ -276,7 +276,7 @@ static void loader_and_tuner_find_what_the_loader_stored(void **state)
         tune_kernel_set ks = { 0 };
         assert_int_equal(tune_kernels_add(&ks, &c), 0);
         ks.jobs[0].needed = 1;
-        if (tune_kernels_build(&ks, ft->user, t->device_arch, 1, err, sizeof err) != 0)
+        if (tune_kernels_build(&ks, ft->user, t->device_arch, 1, 1, err, sizeof err) != 0)
             fail_msg("tune_kernels_build: %s", err);
         assert_int_equal(ks.jobs[0].cached, 1);
         assert_int_equal(ks.jobs[0].binary.cubin_size, strlen(bytes) + 1);
@@ -319,7 +319,7 @@ static void loader_refuses_a_forged_row(void **state)
     assert_int_equal(tune_kernels_add(&ks, &c), 0);
     ks.jobs[0].needed = 1;
     char err[512];
-    assert_int_equal(tune_kernels_build(&ks, ft->user, "sm_90", 1, err, sizeof err), 0);
+    assert_int_equal(tune_kernels_build(&ks, ft->user, "sm_90", 1, 1, err, sizeof err), 0);
     assert_int_equal(ks.jobs[0].cached, 0);
     if (!ks.jobs[0].ready)
         fail_msg("compiling fwd_mma for sm_90: %s", ks.jobs[0].error);

@@ -110,6 +110,19 @@ static const char confirm_space[] =
     "         confirm = { top = 3, within = 1, rounds = 2 } },\n"
     "}\n";
 
+/* The guided search over 22 forward candidates a workload (tiles 32-128 x 32-128, 2-8 warps, 1-2
+ * stages), two workloads: kernels built as the search reaches them, the first workload's winner
+ * seeding the second's search. */
+static const char guided_space[] =
+    "local w = grid{ dtype = 'bf16', head_dim = 64, causal = {0, 1}, seqlen = 1024, tokens = 4096, hidden = 512 }\n"
+    "return {\n"
+    "  space{ name = 'fwd', template = 'fwd_mma',\n"
+    "         params = { BLOCK_M = {32, 64, 128}, BLOCK_N = {32, 64, 128}, NUM_WARPS = {2, 4, 8},\n"
+    "                    NUM_STAGES = {1, 2} }, workloads = w,\n"
+    "         strategy = { kind = 'guided', keep = 0.5, warmup_ms = 1, rep_ms = 5 },\n"
+    "         bench = { warmup_ms = 2, rep_ms = 10, timeout_s = 10 } },\n"
+    "}\n";
+
 /* The other kinds of workload: a two-sided window, a bottom-right causal mask on lengths that
  * differ, and a causal variable-length batch of 6 sequences filling about half its padded batch. */
 static const char kinds_space[] =
@@ -302,6 +315,40 @@ static void finalists_are_confirmed_in_rotation(void **state)
     assert_int_equal(confirmed, 3);
 }
 
+/* The guided search: every candidate of each workload ends up stored once, timed (ok, or the
+ * first pass's rank) or 'not timed' with the reason; the kernels it never reached were never
+ * compiled (no CUBIN in the cache), and each workload's winner is an ok result. */
+static void guided_search_builds_what_it_times(void **state)
+{
+    (void)state;
+    tune_space_set *set = load_space("guided.lua", guided_space);
+    const long total = tune_space_set_count(set);
+    char db_path[256];
+    snprintf(db_path, sizeof db_path, "%s/guided.db", tmpdir);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2, 0), 0);
+    tune_space_set_free(set);
+    const long long stored = query_int(db_path, "SELECT count(*) FROM results");
+    const long long distinct = query_int(db_path, "SELECT count(*) FROM (SELECT DISTINCT workload_id, kernel_id "
+                                                  "FROM results)");
+    const long long untimed = query_int(db_path, "SELECT count(*) FROM results WHERE status = 'skipped' AND "
+                                                 "message LIKE 'not timed: the guided search reached its best%'");
+    const long long ok = query_int(db_path, "SELECT count(*) FROM results WHERE status = 'ok' AND median_ms > 0");
+    const long long built = query_int(db_path, "SELECT count(*) FROM binaries b JOIN kernels k ON k.id = b.kernel_id "
+                                               "WHERE k.family = 'fwd_mma'");
+    const long long built_untimed = query_int(db_path, "SELECT count(*) FROM results r JOIN binaries b ON "
+                                                       "b.kernel_id = r.kernel_id WHERE r.status = 'skipped' AND "
+                                                       "r.message LIKE 'not timed%'");
+    print_message("guided: %lld results of %ld, %lld ok, %lld not timed, %lld kernels built\n", stored, total, ok,
+                  untimed, built);
+    assert_int_equal(stored, total);
+    assert_int_equal(distinct, total);
+    assert_true(ok >= 2);
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM winners"), 2);
+    assert_int_equal(built_untimed, 0);   /* what the search never reached was never compiled */
+    assert_int_equal(built + untimed + query_int(db_path, "SELECT count(*) FROM results WHERE status = 'compile_error'"),
+                     total);
+}
+
 /* --budget: a sweep given 1 s of the resume space's longer run stops on its own, returns 0 with
  * part of the results stored, and a rerun without a budget completes them, none twice. */
 static void budget_stops_the_sweep_and_a_rerun_resumes(void **state)
@@ -403,6 +450,7 @@ int main(void)
         cmocka_unit_test(workloads_with_sinks_are_tuned),
         cmocka_unit_test(masked_and_varlen_workloads_are_tuned),
         cmocka_unit_test(finalists_are_confirmed_in_rotation),
+        cmocka_unit_test(guided_search_builds_what_it_times),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

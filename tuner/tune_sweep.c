@@ -86,10 +86,11 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
     }
     printf("flashtune tune: %d workloads, %ld candidates: %ld already in the database (resume), %ld to measure\n",
            s.unit_count, stored + pending, stored, pending);
-    if (tune_kernels_build(&s.ks, s.d, gpu->dev.arch, threads, s.err, sizeof s.err) != 0)
+    s.threads = threads;
+    if (tune_kernels_build(&s.ks, s.d, gpu->dev.arch, threads, 1, s.err, sizeof s.err) != 0)
         goto end_sweep;
     for (int i = 0; i < s.unit_count && !tune_sweep_interrupted; i++)
-        if (tune_sweep_record_compile_errors(&s, &s.units[i]) != 0)
+        if (!s.units[i].lazy && tune_sweep_record_compile_errors(&s, &s.units[i]) != 0)
             goto end_sweep;
     for (int i = 0; i < s.unit_count; i++) {
         const tune_unit *u = &s.units[i];

@@ -242,7 +242,8 @@ static int cache_row(const tune_kernel_job *j, const char *arch, db_binary *b)
     return 0;
 }
 
-int tune_kernels_build(tune_kernel_set *ks, db *d, const char *arch, int threads, char *err, size_t len)
+int tune_kernels_build(tune_kernel_set *ks, db *d, const char *arch, int threads, int verbose, char *err,
+                       size_t len)
 {
     tune_kernel_job **todo = malloc((size_t)(ks->count ? ks->count : 1) * sizeof *todo);
     if (!todo)
@@ -250,7 +251,7 @@ int tune_kernels_build(tune_kernel_set *ks, db *d, const char *arch, int threads
     int n = 0, cached = 0;
     for (int i = 0; i < ks->count; i++) {
         tune_kernel_job *j = &ks->jobs[i];
-        if (!j->needed)
+        if (!j->needed || j->ready || j->failed)
             continue;
         if (!j->kernel_id) {   /* a reference kernel: stored for the cache too */
             db_kernel k = { .p = { 0 } };
@@ -279,9 +280,11 @@ int tune_kernels_build(tune_kernel_set *ks, db *d, const char *arch, int threads
             todo[n++] = j;
         }
     }
-    printf("flashtune tune: %d kernels needed: %d from the database's cache, compiling %d on %d threads\n", n + cached,
-           cached, n, threads);
-    fflush(stdout);
+    if (verbose) {
+        printf("flashtune tune: %d kernels needed: %d from the database's cache, compiling %d on %d threads\n",
+               n + cached, cached, n, threads);
+        fflush(stdout);
+    }
     double wall = compile_isolated(todo, n, arch, threads);
     int failed = 0;
     for (int i = 0; i < n; i++) {
@@ -305,7 +308,7 @@ int tune_kernels_build(tune_kernel_set *ks, db *d, const char *arch, int threads
             return free(todo), -1;
     }
     free(todo);
-    if (!tune_sweep_interrupted)
+    if (verbose && !tune_sweep_interrupted)
         printf("flashtune tune: compiled %d kernels in %.1f s, %d failed\n", n - failed, wall, failed);
     return 0;
 }

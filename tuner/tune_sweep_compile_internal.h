@@ -38,10 +38,12 @@ void tune_kernels_free(tune_kernel_set *ks);
  * wall time (s). */
 double tune_compile_all(tune_kernel_job **todo, int count, const char *arch, int threads);
 
-/* For the jobs of ks that are needed: stores the rows of reference kernels, takes the CUBINs
- * the database's cache holds, compiles the rest for arch in a child process on `threads`
- * threads and stores the new CUBINs. Compile failures are left in the jobs. Returns 0, or -1
- * on a database error or when memory ran out (err). */
-int tune_kernels_build(tune_kernel_set *ks, db *d, const char *arch, int threads, char *err, size_t len);
+/* For the jobs of ks that are needed and neither built nor failed yet: stores the rows of
+ * reference kernels, takes the CUBINs the database's cache holds, compiles the rest for arch in a
+ * child process on `threads` threads and stores the new CUBINs. Compile failures are left in the
+ * jobs. verbose: print what is compiled and how long it took. Returns 0, or -1 on a database
+ * error or when memory ran out (err). */
+int tune_kernels_build(tune_kernel_set *ks, db *d, const char *arch, int threads, int verbose, char *err,
+                       size_t len);
 
 #endif

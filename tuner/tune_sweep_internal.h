@@ -24,6 +24,8 @@ typedef struct tune_unit {
     int pending_count;
     int known_count;            /* pending[0..known_count): the configurations of known winners */
     int pruned_before;          /* 'skipped' results already stored: a prune was decided */
+    int lazy;                   /* the candidates' kernels are built as the strategy reaches them
+                                 * (halving, guided: most are never timed) */
     double best_tflops;         /* best of this run, for the progress line */
     char best[160];
     char failure[1024];         /* why the workload could not be measured; empty when fine */
@@ -36,6 +38,7 @@ typedef struct tune_sweep {
     tune_unit *units;
     int unit_count;
     int64_t device_id, sweep_id;
+    int threads;                /* compile threads */
     long total, done;           /* timings planned and finished, for progress and ETA */
     double timing_start;
     int tty;
@@ -65,6 +68,9 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
 /* Records compile errors for the pending candidates whose kernel failed; drops them from
  * pending. 0 or -1 (s->err). */
 int tune_sweep_record_compile_errors(tune_sweep *s, tune_unit *u);
+/* For a lazy unit: builds the kernels of candidates cands[0..n) of u not built yet (the
+ * database's cache first). Compile failures are left in the jobs. 0 or -1 (s->err). */
+int tune_sweep_build_batch(tune_sweep *s, tune_unit *u, const int *cands, int n);
 
 /* ---- strategies (tune_sweep_strategy.c) ---------------------------------------------------- */
 

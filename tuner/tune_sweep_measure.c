@@ -157,3 +157,14 @@ int tune_sweep_record_compile_errors(tune_sweep *s, tune_unit *u)
     u->pending_count = kept;
     return 0;
 }
+
+int tune_sweep_build_batch(tune_sweep *s, tune_unit *u, const int *cands, int n)
+{
+    int todo = 0;
+    for (int i = 0; i < n; i++) {
+        tune_kernel_job *j = &s->ks.jobs[u->job[cands[i]]];
+        if (!j->ready && !j->failed)
+            j->needed = 1, todo++;
+    }
+    return todo ? tune_kernels_build(&s->ks, s->d, s->gpu->dev.arch, s->threads, 0, s->err, sizeof s->err) : 0;
+}

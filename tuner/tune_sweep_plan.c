@@ -136,7 +136,9 @@ static int plan_units(tune_sweep *s, const tune_space_set *set, const db_kernel 
             if (rc != 0)
                 return -1;
             u->known_count = tune_sweep_known_first(u->cands->configs, u->pending, u->pending_count, known, known_n);
-            for (int c = 0; c < u->pending_count; c++)
+            const tune_strategy_kind kind = u->space->strategy.kind;
+            u->lazy = !u->pruned_before && (kind == TUNE_HALVING || kind == TUNE_GUIDED);
+            for (int c = 0; c < u->pending_count && !u->lazy; c++)
                 s->ks.jobs[u->job[u->pending[c]]].needed = 1;
             if (u->pending_count)
                 s->ks.jobs[u->ref_job].needed = 1;

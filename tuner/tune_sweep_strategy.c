@@ -12,12 +12,56 @@ typedef struct sweep_oracle {
     double start;
 } sweep_oracle;
 
+/* A lazy unit's batch: its kernels built first; one that did not compile is stored as such and
+ * the rest are timed (their records put back in the batch's order). */
+static int time_lazily(sweep_oracle *so, const int *cands, int n, const tune_bench *bench, int store_ok,
+                       tune_record *out, const char *pass)
+{
+    tune_sweep *s = so->s;
+    tune_unit *u = so->u;
+    if (tune_sweep_build_batch(s, u, cands, n) != 0)
+        return TUNE_PHASE_DB_ERROR;
+    if (tune_sweep_interrupted)
+        return TUNE_PHASE_INTERRUPTED;
+    int *run = malloc((size_t)n * sizeof *run), *at = malloc((size_t)n * sizeof *at);
+    tune_record *got = malloc((size_t)n * sizeof *got);
+    if (!run || !at || !got) {
+        free(run), free(at), free(got);
+        snprintf(u->failure, sizeof u->failure, "out of memory");
+        return TUNE_PHASE_SETUP_FAILED;
+    }
+    int m = 0, rc = TUNE_PHASE_OK;
+    for (int i = 0; i < n && rc == TUNE_PHASE_OK; i++) {
+        const tune_kernel_job *j = &s->ks.jobs[u->job[cands[i]]];
+        if (j->ready) {
+            run[m] = cands[i], at[m] = i;
+            tune_record_init(&got[m++], -1);
+            continue;
+        }
+        tune_record_init(&out[i], i);
+        out[i].status = DB_STATUS_COMPILE_ERROR;
+        snprintf(out[i].message, sizeof out[i].message, "%.500s", j->error[0] ? j->error : "not compiled");
+        rc = tune_sweep_store(s, u, cands[i], &out[i]) == 0 ? TUNE_PHASE_OK : TUNE_PHASE_DB_ERROR;
+    }
+    if (rc == TUNE_PHASE_OK)
+        rc = tune_sweep_run_phase(s, u, run, m, bench, !store_ok, got, pass);
+    for (int k = 0; k < m; k++)
+        if (got[k].id >= 0) {
+            out[at[k]] = got[k];
+            out[at[k]].id = at[k];
+        }
+    free(run), free(at), free(got);
+    return rc;
+}
+
 static int oracle_time(void *ctx, const int *cands, int n, const tune_bench *bench, int store_ok, tune_record *out,
                        const char *pass)
 {
     sweep_oracle *so = ctx;
     for (int i = 0; i < n; i++)
         tune_record_init(&out[i], -1);
+    if (so->u->lazy)
+        return time_lazily(so, cands, n, bench, store_ok, out, pass);
     return tune_sweep_run_phase(so->s, so->u, cands, n, bench, !store_ok, out, pass);
 }
 

@@ -45,7 +45,7 @@ local bench = { warmup_ms = 10, rep_ms = 50, timeout_s = 10 }
 -- timed in two sweeps differed by 2-3.5 % (notes/tuning.md, section 6), as much as a workload's
 -- best few lie apart. So on the Hopper spaces the best eight within 10 % are timed four times
 -- more in rotation and each keeps the median of its times. Replayed against an exhaustive sweep
--- (bench/strategy_replay), that took the winners from within 2 % of the optimum in 80 % of
+-- (bench/strategy_replay.c), that took the winners from within 2 % of the optimum in 80 % of
 -- searches (three finalists, two rounds) to 91 %.
 local confirm = { top = 8, within = 0.10, rounds = 4 }
 
