@@ -324,6 +324,11 @@ static int check_call(const char *fn, const ref_problem *p, int tiled, int block
     if (p->heads_k < 0 || (p->heads_k > 0 && p->heads % p->heads_k != 0))
         return fail(REF_ERR_INVALID, err, err_len, fn,
                     "heads_k=%d must divide heads=%d (0: heads_k = heads)", p->heads_k, p->heads);
+    if (p->tf32_splits != 0 && p->tf32_splits != 1 && p->tf32_splits != 3)
+        return fail(REF_ERR_INVALID, err, err_len, fn, "tf32_splits=%d must be 0, 1 or 3", p->tf32_splits);
+    if (p->tf32_splits && elem != sizeof(float))
+        return fail(REF_ERR_INVALID, err, err_len, fn, "tf32_splits=%d: the float reference's only (this one is "
+                    "double)", p->tf32_splits);
     for (int h = 0; p->sinks && h < p->heads; h++)
         if (!isfinite(p->sinks[h]))
             return fail(REF_ERR_INVALID, err, err_len, fn, "sinks[%d]=%g must be finite", h, p->sinks[h]);
@@ -396,6 +401,20 @@ static long long slice_offset(const long long stride[3], int b, int h)
 }
 
 static int min_int(int a, int b) { return a < b ? a : b; }
+
+/* x rounded to TF32 (8 exponent bits, 10 mantissa bits) to nearest, ties away from zero, as
+ * cvt.rna.tf32.f32 rounds; infinities and NaN unchanged. */
+static float tf32_round(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) != 0x7f800000u) {
+        u += 0x1000u;   /* half of the 13 dropped bits: the magnitude rounds half away from zero */
+        u &= 0xffffe000u;
+    }
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
 
 /* ---- the two instances: one body, compiled per precision ---- */
 

@@ -83,6 +83,14 @@ typedef struct ref_problem {
     /* Attention sinks: NULL for none (ref_problem_init's); else one finite logit per query head,
      * [heads]. */
     const double *sinks;
+    /* The float reference's products as tensor cores make them from TF32 operands (10 mantissa
+     * bits, rounded to nearest): 0 plain float (ref_problem_init's); 1 each operand rounded to
+     * TF32; 3 each operand split into a TF32 high part and a TF32 remainder, and a product made
+     * as high x high + high x low + low x high (3xTF32: float32's accuracy on tensor cores). The
+     * products summed in float, as the tensor cores accumulate. The softmax, the backward's
+     * delta (rowsum(dO * O), on CUDA cores) and every accumulation stay plain float. The double
+     * reference takes 0 only. */
+    int tf32_splits;
 } ref_problem;
 
 /* Work counters of the tiled paths, for checking masked block skipping. Each call overwrites them

@@ -3,18 +3,43 @@
  * ("d" or "f", for messages), EXP, LOG and TANH (the math functions of REAL). No include guard, on
  * purpose. */
 
-static REAL SFX(dot)(const REAL *a, const REAL *b, int n)
+/* a * b as the tensor cores make it from `splits` TF32 parts (ref_problem.tf32_splits): 0 plain,
+ * 1 both rounded to TF32, 3 high x high + high x low + low x high (each part product exact in
+ * float, summed smallest first). Only the float reference is given splits. */
+static REAL SFX(product)(REAL a, REAL b, int splits)
+{
+    if (!splits)
+        return a * b;
+    const float ah = tf32_round((float)a), bh = tf32_round((float)b);
+    if (splits == 1)
+        return (REAL)(ah * bh);
+    const float al = tf32_round((float)a - ah), bl = tf32_round((float)b - bh);
+    return (REAL)(ah * bl + al * bh + ah * bh);
+}
+
+/* Products on the tensor cores: sum of a[t] * b[t], and y += a * x, with t->splits. */
+static REAL SFX(dot)(const REAL *a, const REAL *b, int n, int splits)
 {
     REAL s = 0;
+    if (!splits) {
+        for (int t = 0; t < n; t++)
+            s += a[t] * b[t];
+        return s;
+    }
     for (int t = 0; t < n; t++)
-        s += a[t] * b[t];
+        s += SFX(product)(a[t], b[t], splits);
     return s;
 }
 
-static void SFX(axpy)(REAL *y, REAL a, const REAL *x, int n)
+static void SFX(axpy)(REAL *y, REAL a, const REAL *x, int n, int splits)
 {
+    if (!splits) {
+        for (int t = 0; t < n; t++)
+            y[t] += a * x[t];
+        return;
+    }
     for (int t = 0; t < n; t++)
-        y[t] += a * x[t];
+        y[t] += SFX(product)(a, x[t], splits);
 }
 
 static void SFX(zero)(REAL *y, int n)
@@ -35,6 +60,7 @@ typedef struct SFX(head) {
     int has_sink;         /* 1: sink is this head's sink logit (ref_problem.sinks) */
     REAL sink;
     REAL *dsink;          /* ref_sinks_grad's output: this head's sum */
+    int splits;           /* ref_problem.tf32_splits: how the products are made */
 } SFX(head);
 
 /* base moved to slice (b, h), whose K and V are those of head hk; NULL pointers (unused by the
@@ -82,7 +108,7 @@ static SFX(head) SFX(head_seek)(const SFX(head) *base, const ref_problem *p, int
 /* The score of query row q_i and key j: scaled, then capped when there is a softcap. */
 static REAL SFX(score)(const SFX(head) *t, const REAL *q_i, int j)
 {
-    REAL s = t->scale * SFX(dot)(q_i, t->k + j * t->ks, t->d);
+    REAL s = t->scale * SFX(dot)(q_i, t->k + j * t->ks, t->d, t->splits);
     return t->cap != 0 ? t->cap * TANH(s / t->cap) : s;
 }
 
@@ -139,7 +165,7 @@ static void SFX(forward_naive_head)(const SFX(head) *t, REAL *P, int bm, int bn,
         REAL *out = t->o_out + i * t->os;
         SFX(zero)(out, t->dv_dim);
         for (int j = 0; j < t->nk; j++)
-            SFX(axpy)(out, P[(long long)i * t->nk + j], t->v + j * t->vs, t->dv_dim);
+            SFX(axpy)(out, P[(long long)i * t->nk + j], t->v + j * t->vs, t->dv_dim, t->splits);
     }
 }
 
@@ -157,8 +183,8 @@ static void SFX(backward_naive_head)(const SFX(head) *t, REAL *P, int bm, int bn
         const REAL *dout_i = t->dout + i * t->os;
         REAL delta = 0;
         for (int j = 0; j < t->nk; j++) {
-            SFX(axpy)(t->dv + j * t->vs, p_row[j], dout_i, t->dv_dim);
-            g_row[j] = SFX(dot)(dout_i, t->v + j * t->vs, t->dv_dim);
+            SFX(axpy)(t->dv + j * t->vs, p_row[j], dout_i, t->dv_dim, t->splits);
+            g_row[j] = SFX(dot)(dout_i, t->v + j * t->vs, t->dv_dim, t->splits);
             delta += p_row[j] * g_row[j];
         }
         REAL *dq_i = t->dq + i * t->qs;
@@ -167,8 +193,8 @@ static void SFX(backward_naive_head)(const SFX(head) *t, REAL *P, int bm, int bn
             REAL ds = p_row[j] * (g_row[j] - delta);
             if (t->cap != 0 && p_row[j] != 0)
                 ds *= SFX(cap_slope)(t, SFX(score)(t, t->q + i * t->qs, j));
-            SFX(axpy)(dq_i, t->scale * ds, t->k + j * t->ks, t->d);
-            SFX(axpy)(t->dk + j * t->ks, t->scale * ds, t->q + i * t->qs, t->d);
+            SFX(axpy)(dq_i, t->scale * ds, t->k + j * t->ks, t->d, t->splits);
+            SFX(axpy)(t->dk + j * t->ks, t->scale * ds, t->q + i * t->qs, t->d, t->splits);
         }
     }
 }
@@ -218,7 +244,7 @@ static void SFX(forward_query_tile)(const SFX(head) *t, int m0, int m1, int bn, 
             for (int j = n0; j < n1; j++) {
                 REAL pj = EXP(srow[j - n0] - m_new);
                 sum += pj;
-                SFX(axpy)(acc_r, pj, t->v + j * t->vs, t->dv_dim);
+                SFX(axpy)(acc_r, pj, t->v + j * t->vs, t->dv_dim, t->splits);
             }
             l[r] = alpha * l[r] + sum;
             m[r] = m_new;
@@ -271,7 +297,7 @@ static void SFX(backward_key_tile)(const SFX(head) *t, int n0, int n1, int bm, R
         for (int i = m0; i < m1; i++) {
             const REAL *q_i = t->q + i * t->qs, *dout_i = t->dout + i * t->os;
             REAL *dq_i = t->dq + i * t->qs;
-            REAL delta = SFX(dot)(dout_i, t->o + i * t->os, t->dv_dim);
+            REAL delta = SFX(dot)(dout_i, t->o + i * t->os, t->dv_dim, 0);   /* CUDA cores */
             REAL lse_i = t->lse[i];
             for (int j = n0; j < n1; j++) {
                 if (crosses && SFX(hidden)(t, i, j))
@@ -279,17 +305,17 @@ static void SFX(backward_key_tile)(const SFX(head) *t, int n0, int n1, int bm, R
                 const REAL *k_j = t->k + j * t->ks;
                 REAL s = SFX(score)(t, q_i, j);
                 REAL pij = EXP(s - lse_i);
-                SFX(axpy)(dv_acc + (long long)(j - n0) * t->dv_dim, pij, dout_i, t->dv_dim);
-                REAL dp = SFX(dot)(dout_i, t->v + j * t->vs, t->dv_dim);
+                SFX(axpy)(dv_acc + (long long)(j - n0) * t->dv_dim, pij, dout_i, t->dv_dim, t->splits);
+                REAL dp = SFX(dot)(dout_i, t->v + j * t->vs, t->dv_dim, t->splits);
                 REAL ds = t->scale * pij * (dp - delta) * SFX(cap_slope)(t, s);
-                SFX(axpy)(dq_i, ds, k_j, t->d);
-                SFX(axpy)(dk_acc + (long long)(j - n0) * t->d, ds, q_i, t->d);
+                SFX(axpy)(dq_i, ds, k_j, t->d, t->splits);
+                SFX(axpy)(dk_acc + (long long)(j - n0) * t->d, ds, q_i, t->d, t->splits);
             }
         }
     }
     for (int j = n0; j < n1; j++) {
-        SFX(axpy)(t->dk + j * t->ks, 1, dk_acc + (long long)(j - n0) * t->d, t->d);
-        SFX(axpy)(t->dv + j * t->vs, 1, dv_acc + (long long)(j - n0) * t->dv_dim, t->dv_dim);
+        SFX(axpy)(t->dk + j * t->ks, 1, dk_acc + (long long)(j - n0) * t->d, t->d, 0);
+        SFX(axpy)(t->dv + j * t->vs, 1, dv_acc + (long long)(j - n0) * t->dv_dim, t->dv_dim, 0);
     }
 }
 
@@ -308,7 +334,7 @@ static void SFX(sinks_grad_head)(const SFX(head) *t, REAL *scratch, int bm, int 
 {
     (void)scratch, (void)bm, (void)bn, (void)st;
     for (int i = 0; i < t->nq; i++) {
-        const REAL delta = SFX(dot)(t->dout + i * t->os, t->o + i * t->os, t->dv_dim);
+        const REAL delta = SFX(dot)(t->dout + i * t->os, t->o + i * t->os, t->dv_dim, 0);
         *t->dsink -= EXP(t->sink - t->lse[i]) * delta;
     }
 }
@@ -345,6 +371,7 @@ static int SFX(run)(const char *fn, int op, const ref_problem *p, int block_m, i
     base.masked = problem_band(p, &base.lo, &base.hi);
     base.scale = (REAL)ref_problem_scale(p);
     base.cap = (REAL)p->softcap;
+    base.splits = p->tf32_splits;
     const int heads_k = ref_problem_heads_k(p), group = p->heads / heads_k;
     ref_stats st = {0, 0};
     for (int b = 0; b < p->batch; b++)

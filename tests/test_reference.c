@@ -604,6 +604,73 @@ static void float_tiled_matches_double_naive(void **state)
                   round_inputs_to_float, check_float_tiled);
 }
 
+/* ---- float products from TF32 parts (tensor cores' float32) ---- */
+
+/* The float path with tf32_splits (tiled, c's tiles) against the double one: each output's
+ * relative error, in outputs' order (o, lse, dq, dk, dv). */
+static void split_errors(const attn_case *c, const ref_problem *p, const inputs *in, const outputs *naive,
+                         int splits, double err[5])
+{
+    ref_problem q = *p;
+    q.tf32_splits = splits;
+    outputs got = float_outputs(c, &q, in, 1);
+    const tensor *g[5] = {&got.o, &got.lse, &got.dq, &got.dk, &got.dv};
+    const tensor *r[5] = {&naive->o, &naive->lse, &naive->dq, &naive->dk, &naive->dv};
+    for (int i = 0; i < 5; i++)
+        err[i] = rel_error(g[i], r[i]);
+    outputs_free(&got);
+}
+
+/* What three TF32 products cost against plain float products, and what one costs: the bars the
+ * tensor-core float32 kernels are held to. Measured here (2026-11-29, N 256, D 64): three splits
+ * 0.98-1.08x the plain float error; one split 30-90x in L, 700-1400x in O and the gradients
+ * (TF32's 2^-11 rounding, averaged over the products). */
+static void check_tf32_splits(const attn_case *c, const ref_problem *p, const inputs *in, const outputs *naive)
+{
+    static const char *const names[5] = {"o", "lse", "dq", "dk", "dv"};
+    double plain[5], three[5], one[5];
+    split_errors(c, p, in, naive, 0, plain);
+    split_errors(c, p, in, naive, 3, three);
+    split_errors(c, p, in, naive, 1, one);
+    for (int i = 0; i < 5; i++) {
+        print_message("%s %s: rel err plain float %.2g, 3xTF32 %.2g (%.2fx), TF32 %.2g\n", c->name, names[i],
+                      plain[i], three[i], three[i] / plain[i], one[i]);
+        if (!(three[i] <= 2 * plain[i]))
+            fail_msg("%s %s: 3xTF32's error %.3g is over twice plain float's %.3g", c->name, names[i], three[i],
+                     plain[i]);
+        if (!(one[i] > 10 * plain[i] && one[i] < 5e-3))
+            fail_msg("%s %s: TF32's error %.3g is not a TF32 error (plain float %.3g)", c->name, names[i], one[i],
+                     plain[i]);
+    }
+}
+
+static void tf32_splits_keep_float_accuracy(void **state)
+{
+    (void)state;
+    for_each_case(float_cases, sizeof float_cases / sizeof float_cases[0], 700, round_inputs_to_float,
+                  check_tf32_splits);
+}
+
+static void tf32_splits_are_checked(void **state)
+{
+    (void)state;
+    ref_problem p;
+    ref_problem_init(&p, 1, 1, 4, 4, 8, 8, 0, 0);
+    inputs in = inputs_new(&p, 5);
+    outputs out = outputs_new(&p);
+    char err[256] = "";
+    p.tf32_splits = 2;
+    assert_int_equal(ref_forward_naive_d(&p, in.q.d, in.k.d, in.v.d, out.o.d, out.lse.d, err, sizeof err),
+                     REF_ERR_INVALID);
+    assert_non_null(strstr(err, "tf32_splits=2 must be 0, 1 or 3"));
+    p.tf32_splits = 3;
+    assert_int_equal(ref_forward_naive_d(&p, in.q.d, in.k.d, in.v.d, out.o.d, out.lse.d, err, sizeof err),
+                     REF_ERR_INVALID);
+    assert_non_null(strstr(err, "the float reference's only"));
+    inputs_free(&in);
+    outputs_free(&out);
+}
+
 /* ---- causal with seqlen_q != seqlen_k ---- */
 
 static const attn_case cross_cases[] = {
@@ -1746,6 +1813,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(naive_matches_hand_values),
         cmocka_unit_test(tiled_matches_naive),
+        cmocka_unit_test(tf32_splits_keep_float_accuracy),
+        cmocka_unit_test(tf32_splits_are_checked),
         cmocka_unit_test(gradients_match_finite_differences),
         cmocka_unit_test(tiled_scratch_is_o_tile),
         cmocka_unit_test(naive_peak_counts_the_score_matrix),
