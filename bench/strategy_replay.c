@@ -79,6 +79,11 @@ int main(int argc, char **argv)
             }
             for (int w = 0; w < t->count; w++) {
                 const tune_truth_workload *wl = &t->workloads[w];
+                if (!isfinite(wl->best_ms)) {
+                    if (r == 0)
+                        fprintf(stderr, "strategy_replay: %s: no candidate ran, left out\n", wl->key);
+                    continue;
+                }
                 unsigned char *known = calloc((size_t)wl->count, 1);
                 if (!known)
                     return 1;
@@ -109,6 +114,10 @@ int main(int argc, char **argv)
                 free(known);
             }
             tune_truth_free(t);
+        }
+        if (runs == 0) {
+            printf("%-22s  (no run picked anything)\n", rows[r].name);
+            continue;
         }
         printf("%-22s %9.4f %9.4f %9.3f %9.3f %9.1f%s\n", rows[r].name, q_sum / runs, worst, (double)good / runs,
                cost_sum / runs, timings / runs, failed ? "  (some runs picked nothing)" : "");

@@ -159,6 +159,8 @@ int tune_truth_load(const char *path, tune_truth **out, char *err, size_t len)
         if (!strchr(line, '\n') && !feof(fp)) {
             snprintf(why, sizeof why, "a line longer than %d bytes", TRUTH_LINE - 1);
             rc = -1;
+        } else if (line[strspn(line, "\r\n")] == '\0') {
+            continue;   /* a blank line (a file's last, as editors leave it) */
         } else if (nh < 0) {
             memcpy(heading, line, TRUTH_LINE);
             if ((nh = split_csv(heading, head)) < 0) {
@@ -327,7 +329,7 @@ int tune_replay_run(const tune_truth_workload *w, const tune_strategy *st, const
     strategy.seed = st->seed ^ seed;   /* a strategy's own draws differ from seed to seed too */
     const tune_strategy_task task = { .strategy = &strategy, .bench = bench, .confirm = cf, .cands = cands,
                                       .pending = pending, .pending_count = w->count, .budget_s = st->budget_s };
-    const tune_oracle o = { replay_time, replay_store, replay_spent, NULL, &rp };
+    const tune_oracle o = { .time = replay_time, .store = replay_store, .spent = replay_spent, .ctx = &rp };
     int rc = tune_strategy_measure(&task, &o) == TUNE_PHASE_OK ? 0 : -1;
     /* What the sweep would ship: the fastest stored ok result, by its measured (noisy) median. */
     int pick = -1;

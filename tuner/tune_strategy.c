@@ -23,15 +23,15 @@ int tune_sweep_keep_count(int timed, double keep)
     return n < 1 ? 1 : n > timed ? timed : n;
 }
 
-/* 1 for the strategies whose timings are known only as they go (they tell the oracle's plan). */
-static int plans_as_it_goes(const tune_strategy *st)
+/* 1 for the searches whose timings are known only as they go (they tell the oracle's plan). */
+static int plans_as_it_goes(tune_strategy_kind kind, double budget_s)
 {
-    return st->kind == TUNE_GUIDED || (st->kind == TUNE_HALVING && st->budget_s > 0);
+    return kind == TUNE_GUIDED || (kind == TUNE_HALVING && budget_s > 0);
 }
 
-long tune_strategy_planned(const tune_strategy *st, int n)
+long tune_strategy_planned(const tune_strategy *st, int n, int budgeted)
 {
-    if (plans_as_it_goes(st))
+    if (plans_as_it_goes(st->kind, budgeted || st->budget_s > 0))
         return 0;
     if (st->kind == TUNE_PRUNE || st->kind == TUNE_HALVING)
         return n + tune_sweep_keep_count(n, st->keep);
@@ -154,6 +154,8 @@ static tune_record *new_records(int n)
 /* cands[0..n) with the full bench, each stored, then the confirm step. */
 static int time_full(const tune_strategy_task *t, const tune_oracle *o, const int *cands, int n)
 {
+    if (n == 0)
+        return TUNE_PHASE_OK;
     tune_record *timed = new_records(n);
     if (!timed)
         return TUNE_PHASE_SETUP_FAILED;
@@ -215,7 +217,7 @@ static int cut_and_finish(const tune_strategy_task *t, const tune_oracle *o, con
     }
     for (int i = 0; i < keep; i++)
         kept[i] = ok[i].cand;
-    if (o->plan && plans_as_it_goes(t->strategy))
+    if (o->plan && plans_as_it_goes(t->strategy->kind, t->budget_s))
         o->plan(o->ctx, keep);
     if (rc == TUNE_PHASE_OK)
         rc = time_full(t, o, kept, keep);
@@ -225,7 +227,8 @@ static int cut_and_finish(const tune_strategy_task *t, const tune_oracle *o, con
 }
 
 /* Seconds one timing with bench b costs: its windows plus what each timing has cost beyond its
- * windows so far (validation, launch, the worker's messages), at least 10 ms. */
+ * windows and its kernel's compiling so far (validation, launch, the worker's messages), at least
+ * 10 ms. */
 static double timing_cost(const tune_bench *b, double overhead_s)
 {
     return (b->warmup_ms + b->rep_ms) / 1000 + (overhead_s > 0.01 ? overhead_s : 0.01);
@@ -235,27 +238,39 @@ static double timing_cost(const tune_bench *b, double overhead_s)
 typedef struct first_pass {
     const tune_strategy_task *t;
     const tune_oracle *o;
-    double start_s;             /* o->spent() when the workload began */
+    double start_s, start_built_s;  /* o->spent() and o->built() when the workload began */
     int measured;               /* first-pass timings done (their cost is in o->spent()) */
     int timed;                  /* those and the ones queued after them */
 } first_pass;
 
-/* 1 when one more first-pass timing still leaves the budget room for the cut's full timings
- * and the confirm step. */
+static double built_s(const tune_oracle *o)
+{
+    return o->built ? o->built(o->ctx) : 0;
+}
+
+/* 1 when one more first-pass timing still leaves the budget room for the cut's full timings and
+ * the confirm step. Until a first-pass timing has been measured nothing is known of what one costs
+ * (a worker to start, kernels to compile): one is always allowed, and only one. */
 static int affords_one_more(const first_pass *fp)
 {
     const tune_strategy_task *t = fp->t;
-    if (t->strategy->budget_s <= 0 || fp->timed < 1)
+    if (t->budget_s <= 0)
         return 1;
+    if (fp->measured == 0)
+        return fp->timed < 1;
     const tune_bench *f = &t->strategy->first;
     const double spent = fp->o->spent(fp->o->ctx) - fp->start_s;
-    const double overhead = fp->measured ? spent / fp->measured - (f->warmup_ms + f->rep_ms) / 1000 : 0;
-    const double projected = spent + (fp->timed - fp->measured + 1) * timing_cost(f, overhead);
+    const double built = built_s(fp->o) - fp->start_built_s;
+    /* Per first-pass timing: beyond its windows, and its kernel's compiling; the cut's and the
+     * confirm step's kernels are built by then. */
+    const double overhead = (spent - built) / fp->measured - (f->warmup_ms + f->rep_ms) / 1000;
+    const double build = built / fp->measured;
+    const double projected = spent + (fp->timed - fp->measured + 1) * (timing_cost(f, overhead) + build);
     const int keep = tune_sweep_keep_count(fp->timed + 1, t->strategy->keep);
     const int rounds = t->confirm->rounds > 0 && t->confirm->top >= 2 ? t->confirm->rounds : 0;
     const int finalists = keep < t->confirm->top ? keep : t->confirm->top;
     const double tail = (keep + (finalists >= 2 ? finalists * rounds : 0)) * timing_cost(t->bench, overhead);
-    return projected + tail <= t->strategy->budget_s;
+    return projected + tail <= t->budget_s;
 }
 
 /* xorshift64*: the strategies' own generator, so a seed gives the same search everywhere. */
@@ -316,7 +331,7 @@ static int measure_halving(const tune_strategy_task *t, const tune_oracle *o)
     unsigned long long state = t->strategy->seed * 0x9E3779B97F4A7C15ULL + 1;
     shuffle(order + known, k - known, &state);
 
-    first_pass fp = { t, o, o->spent(o->ctx), 0, 0 };
+    first_pass fp = { t, o, o->spent(o->ctx), built_s(o), 0, 0 };
     int rc = TUNE_PHASE_OK, done = 0;
     while (done < n && rc == TUNE_PHASE_OK) {
         int chunk = 0;
@@ -328,7 +343,7 @@ static int measure_halving(const tune_strategy_task *t, const tune_oracle *o)
         }
         if (chunk == 0)
             break;
-        if (o->plan && plans_as_it_goes(t->strategy))
+        if (o->plan && plans_as_it_goes(t->strategy->kind, t->budget_s))
             o->plan(o->ctx, chunk);
         rc = o->time(o->ctx, order + done, chunk, &t->strategy->first, 0, first + done, " (first pass)");
         done += chunk;
@@ -405,27 +420,33 @@ static int measure_guided(const tune_strategy_task *t, const tune_oracle *o)
     for (int i = 0; i < r && i < TUNE_GUIDED_STARTS; i++)
         batch[b++] = rest[i];
 
-    first_pass fp = { t, o, o->spent(o->ctx), 0, 0 };
-    int rc = TUNE_PHASE_OK, done = 0;
+    first_pass fp = { t, o, o->spent(o->ctx), built_s(o), 0, 0 };
+    int rc = TUNE_PHASE_OK, done = 0, budget_spent = 0;
     while (b > 0 && rc == TUNE_PHASE_OK) {
-        int take = 0;
-        while (take < b) {
-            fp.timed = done + take;
-            if (!affords_one_more(&fp))
+        /* The batch in pieces, each as large as the budget affords as far as it is known. */
+        for (int from = 0; from < b && rc == TUNE_PHASE_OK;) {
+            int take = 0;
+            while (from + take < b) {
+                fp.timed = done + take;
+                if (!affords_one_more(&fp))
+                    break;
+                take++;
+            }
+            if (take == 0) {
+                budget_spent = 1;
                 break;
-            take++;
+            }
+            for (int i = 0; i < take; i++)
+                tried[batch[from + i]] = 1, order[done + i] = batch[from + i];
+            if (o->plan)
+                o->plan(o->ctx, take);
+            rc = o->time(o->ctx, batch + from, take, &t->strategy->first, 0, first + done, " (first pass)");
+            done += take;
+            from += take;
+            fp.timed = fp.measured = done;
         }
-        if (take == 0)
+        if (budget_spent || rc != TUNE_PHASE_OK)
             break;
-        for (int i = 0; i < take; i++)
-            tried[batch[i]] = 1, order[done + i] = batch[i];
-        if (o->plan)
-            o->plan(o->ctx, take);
-        rc = o->time(o->ctx, batch, take, &t->strategy->first, 0, first + done, " (first pass)");
-        done += take;
-        fp.timed = fp.measured = done;
-        if (take < b)
-            break;   /* the budget stopped it */
         /* Next: the untried neighbours of the best so far, best first. */
         int idx[TUNE_GUIDED_TOP], top = 0;
         for (int i = 0; i < done; i++) {
@@ -460,9 +481,8 @@ static int measure_guided(const tune_strategy_task *t, const tune_oracle *o)
         if (!tried[t->pending[i]])
             rest[left++] = t->pending[i];
     if (rc == TUNE_PHASE_OK && left)
-        rc = store_unreached(o, rest, left, done, n, t->strategy->budget_s > 0 && b > 0
-                                                         ? "the workload's budget was spent"
-                                                         : "the guided search reached its best");
+        rc = store_unreached(o, rest, left, done, n, budget_spent ? "the workload's budget was spent"
+                                                                  : "the guided search reached its best");
     if (rc == TUNE_PHASE_OK)
         rc = cut_and_finish(t, o, order, first, done);
     free(tried), free(pending), free(order), free(batch), free(nb), free(rest), free(first);

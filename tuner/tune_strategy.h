@@ -33,6 +33,8 @@ typedef struct tune_oracle {
     double (*spent)(void *ctx);
     /* Timings planned, for progress (may be NULL). */
     void (*plan)(void *ctx, long more);
+    /* Of spent(), the seconds that went to compiling kernels (may be NULL: none). */
+    double (*built)(void *ctx);
     void *ctx;
 } tune_oracle;
 
@@ -46,7 +48,8 @@ typedef struct tune_strategy_task {
     int pending_count;
     int decided_before;         /* 1: an earlier run stored 'skipped' results (a cut was decided):
                                  * the pending ones are timed with the full bench, no new cut */
-    double budget_s;            /* what the timings may cost (halving, guided); <= 0: no bound */
+    double budget_s;            /* what the timings may cost (halving, guided; at least one
+                                 * first-pass timing and its re-timing are made); <= 0: no bound */
 } tune_strategy_task;
 
 /* Measures the task's pending candidates with its strategy, through o. Every candidate ends up
@@ -55,8 +58,10 @@ typedef struct tune_strategy_task {
 int tune_strategy_measure(const tune_strategy_task *t, const tune_oracle *o);
 
 /* Timings tune_strategy_measure plans for n pending candidates before any runs (for progress):
- * exhaustive and random n, prune and halving without a budget n + the kept ones. */
-long tune_strategy_planned(const tune_strategy *st, int n);
+ * exhaustive and random n, prune and halving without a budget n + the kept ones, none for the
+ * searches that say as they go (guided; halving with a budget of its own or, budgeted, one
+ * given). */
+long tune_strategy_planned(const tune_strategy *st, int n, int budgeted);
 
 /* How many of `timed` first-pass candidates a cut keeps: ceil(keep * timed), at least 1 when
  * timed > 0. */

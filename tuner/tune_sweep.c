@@ -94,7 +94,8 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
             goto end_sweep;
     for (int i = 0; i < s.unit_count; i++) {
         const tune_unit *u = &s.units[i];
-        s.total += u->pruned_before ? u->pending_count : tune_strategy_planned(&u->space->strategy, u->pending_count);
+        s.total += u->pruned_before ? u->pending_count
+                                    : tune_strategy_planned(&u->space->strategy, u->pending_count, budget_s > 0);
     }
     s.timing_start = tune_now();
     int setup_failures = 0, whole = 0;   /* whole: the workloads measured to the end */
@@ -112,9 +113,15 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
         u->best_tflops = 0;
         /* A strategy that takes a budget gets an even share of what is left of the sweep's. */
         const double left_s = budget_s > 0 ? budget_s - (tune_now() - started) : 0;
-        int to_measure = 0;
-        for (int j = i; j < s.unit_count; j++)
-            to_measure += s.units[j].pending_count > 0;
+        int to_measure = 0;   /* the workloads left that take a share: searches that stop within one */
+        for (int j = i; j < s.unit_count; j++) {
+            const tune_unit *v = &s.units[j];
+            const tune_strategy_kind kind = v->space->strategy.kind;
+            to_measure += v->pending_count > 0 && s.ks.jobs[v->ref_job].ready && !v->pruned_before &&
+                          (kind == TUNE_HALVING || kind == TUNE_GUIDED);
+        }
+        if (to_measure == 0)
+            to_measure = 1;
         int prc = tune_sweep_measure_unit(&s, u, left_s > 0 ? left_s / to_measure : 0);
         if (s.tty)
             printf("\n");

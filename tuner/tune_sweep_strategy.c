@@ -10,6 +10,7 @@ typedef struct sweep_oracle {
     tune_sweep *s;
     tune_unit *u;
     double start;
+    double built;               /* seconds of it spent compiling a lazy unit's kernels */
 } sweep_oracle;
 
 /* A lazy unit's batch: its kernels built first; one that did not compile is stored as such and
@@ -19,7 +20,12 @@ static int time_lazily(sweep_oracle *so, const int *cands, int n, const tune_ben
 {
     tune_sweep *s = so->s;
     tune_unit *u = so->u;
-    if (tune_sweep_build_batch(s, u, cands, n) != 0)
+    if (n == 0)
+        return TUNE_PHASE_OK;
+    const double t0 = tune_now();
+    const int built = tune_sweep_build_batch(s, u, cands, n);
+    so->built += tune_now() - t0;
+    if (built != 0)
         return TUNE_PHASE_DB_ERROR;
     if (tune_sweep_interrupted)
         return TUNE_PHASE_INTERRUPTED;
@@ -42,6 +48,7 @@ static int time_lazily(sweep_oracle *so, const int *cands, int n, const tune_ben
         out[i].status = DB_STATUS_COMPILE_ERROR;
         snprintf(out[i].message, sizeof out[i].message, "%.500s", j->error[0] ? j->error : "not compiled");
         rc = tune_sweep_store(s, u, cands[i], &out[i]) == 0 ? TUNE_PHASE_OK : TUNE_PHASE_DB_ERROR;
+        tune_sweep_progress(s, u, cands[i], &out[i], pass);
     }
     if (rc == TUNE_PHASE_OK)
         rc = tune_sweep_run_phase(s, u, run, m, bench, !store_ok, got, pass);
@@ -81,6 +88,11 @@ static void oracle_plan(void *ctx, long more)
     ((sweep_oracle *)ctx)->s->total += more;
 }
 
+static double oracle_built(void *ctx)
+{
+    return ((sweep_oracle *)ctx)->built;
+}
+
 int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double budget_s)
 {
     const int n = u->cands->count;
@@ -111,8 +123,9 @@ int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double budget_s)
         .pending = u->pending, .pending_count = u->pending_count, .decided_before = u->pruned_before,
         .budget_s = strategy.budget_s,
     };
-    sweep_oracle so = { s, u, tune_now() };
-    const tune_oracle o = { oracle_time, oracle_store, oracle_spent, oracle_plan, &so };
+    sweep_oracle so = { s, u, tune_now(), 0 };
+    const tune_oracle o = { .time = oracle_time, .store = oracle_store, .spent = oracle_spent, .plan = oracle_plan,
+                            .built = oracle_built, .ctx = &so };
     const int rc = tune_strategy_measure(&task, &o);
     if (rc == TUNE_PHASE_SETUP_FAILED && !u->failure[0])
         snprintf(u->failure, sizeof u->failure, "out of memory");
