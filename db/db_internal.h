@@ -237,8 +237,9 @@ int db_sweep_end(db *d, int64_t sweep_id, char *err, size_t len);
  * workload, kernel) is replaced (a re-measurement). The kernel's DTYPE and head dims must be the
  * workload's, its CAUSAL db_workload_masked's (a trigger enforces it). */
 int db_result_put(db *d, const db_result *r, char *err, size_t len);
-/* For resume: 1 when a result of (device, workload, kernel) is stored (OUT: *status, may be
- * NULL), 0 when not, -1 error. */
+/* For resume: 1 when a sweep stored a result of (device, workload, kernel) (OUT: *status, may be
+ * NULL), 0 when not (one imported from a winners file does not count: a sweep re-times it), -1
+ * error. */
 int db_result_get(db *d, int64_t device_id, int64_t workload_id, int64_t kernel_id,
                   db_status *status, char *err, size_t len);
 

@@ -139,7 +139,11 @@ int db_result_get(db *d, int64_t device_id, int64_t workload_id, int64_t kernel_
         return -1;
     sqlite3_stmt *st;
     int found = -1;
-    if (db_prepare(d, "SELECT status FROM results WHERE device_id = ?1 AND workload_id = ?2 AND kernel_id = ?3",
+    /* A result imported from a winners file is not this GPU's timing in a sweep: a sweep re-times it
+     * beside its own candidates, so that a shipped winner competes on the same clocks (the guard
+     * against replacing a winner with one that only ran on a cooler GPU). */
+    if (db_prepare(d, "SELECT r.status FROM results r JOIN sweeps s ON s.id = r.sweep_id WHERE r.device_id = ?1 "
+                      "AND r.workload_id = ?2 AND r.kernel_id = ?3 AND s.space_file NOT LIKE 'import:%'",
                    &st, err, len) == 0) {
         sqlite3_bind_int64(st, 1, device_id);
         sqlite3_bind_int64(st, 2, workload_id);
