@@ -37,7 +37,9 @@ static void help(void)
            "--budget DURATION (90, 90s, 10m, 2h): the sweep stops when it is spent, as Ctrl-C stops it\n"
            "(what was measured is stored, the workloads in their order: with --from-capture the untuned\n"
            "and heaviest first), and exits 0; a rerun resumes. Within a workload the configurations\n"
-           "of the winners FILE already holds for this GPU are timed first.\n"
+           "of the winners FILE already holds for this GPU are timed first. A space whose strategy is\n"
+           "halving or guided and has no budget_s of its own stops each workload's search within an\n"
+           "even share of what is left.\n"
            "Options take their value as --name VALUE or --name=VALUE.\n"
            "Exit status: 0 done (failed candidates are results, not errors); 1 a database error or a\n"
            "workload that could not be set up; 2 a bad space or option (or no GPU N); 130 interrupted.\n");
