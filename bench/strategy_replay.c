@@ -67,60 +67,49 @@ int main(int argc, char **argv)
     const int nrows = (int)(sizeof rows / sizeof rows[0]);
     printf("%-22s %9s %9s %9s %9s %9s\n", "strategy", "quality", "worst", ">=0.98", "cost", "timings");
     printf("%-22s %9s %9s %9s %9s %9s\n", "", "(mean)", "", "(share)", "(x exh.)", "(mean)");
-    for (int r = 0; r < nrows; r++) {
-        double q_sum = 0, worst = 1, cost_sum = 0, timings = 0;
-        long runs = 0, good = 0, failed = 0;
-        for (int a = first; a < argc; a++) {
-            tune_truth *t;
-            char err[512];
-            if (tune_truth_load(argv[a], &t, err, sizeof err) != 0) {
-                fprintf(stderr, "strategy_replay: %s\n", err);
-                return 1;
-            }
-            for (int w = 0; w < t->count; w++) {
-                const tune_truth_workload *wl = &t->workloads[w];
-                if (!isfinite(wl->best_ms)) {
-                    if (r == 0)
-                        fprintf(stderr, "strategy_replay: %s: no candidate ran, left out\n", wl->key);
-                    continue;
-                }
-                unsigned char *known = calloc((size_t)wl->count, 1);
-                if (!known)
-                    return 1;
-                if (rows[r].seeded)
-                    tune_replay_known_from_others(t, w, known);
-                double wq = 0, wc = 0;
-                int wn = 0;
-                for (int s = 1; s <= seeds; s++) {
-                    tune_replay_outcome ex, o;
-                    if (tune_replay_run(wl, &exhaustive, &full, &confirm, &tune_replay_h200, NULL, (unsigned long long)s, &ex) != 0)
-                        return 1;
-                    tune_strategy st = rows[r].st;
-                    st.budget_s = rows[r].budget * ex.cost_s;
-                    if (tune_replay_run(wl, &st, &full, &confirm, &tune_replay_h200, known, (unsigned long long)s, &o) != 0) {
-                        failed++;
-                        continue;
-                    }
-                    q_sum += o.quality;
-                    worst = o.quality < worst ? o.quality : worst;
-                    good += o.quality >= 0.98;
-                    cost_sum += o.cost_s / ex.cost_s;
-                    timings += o.timings;
-                    runs++;
-                    wq += o.quality, wc += o.cost_s / ex.cost_s, wn++;
-                }
-                if (by_workload && wn)
-                    printf("  %-22s %-40s quality %.4f cost %.3f\n", rows[r].name, wl->key, wq / wn, wc / wn);
-                free(known);
-            }
-            tune_truth_free(t);
+    /* Every file loaded once; a workload where nothing ran is said once and left out. */
+    tune_truth **truths = calloc((size_t)(argc - first), sizeof *truths);
+    if (!truths)
+        return 1;
+    for (int a = first; a < argc; a++) {
+        char err[512];
+        if (tune_truth_load(argv[a], &truths[a - first], err, sizeof err) != 0) {
+            fprintf(stderr, "strategy_replay: %s\n", err);
+            return 1;
         }
-        if (runs == 0) {
+        for (int w = 0; w < truths[a - first]->count; w++)
+            if (!isfinite(truths[a - first]->workloads[w].best_ms))
+                fprintf(stderr, "strategy_replay: %s: no candidate ran, left out\n", truths[a - first]->workloads[w].key);
+    }
+    for (int r = 0; r < nrows; r++) {
+        const tune_replay_setup setup = { &rows[r].st, rows[r].budget, rows[r].seeded, seeds, &full, &confirm,
+                                          &tune_replay_h200 };
+        tune_replay_score total;
+        tune_replay_score_init(&total);
+        for (int a = 0; a < argc - first; a++)
+            for (int w = 0; w < truths[a]->count; w++) {
+                tune_replay_score one;
+                tune_replay_score_init(&one);
+                if (tune_replay_score_workload(truths[a], w, &setup, &one) != 0)
+                    return 1;
+                if (by_workload && one.runs)
+                    printf("  %-22s %-40s quality %.4f cost %.3f\n", rows[r].name, truths[a]->workloads[w].key,
+                           one.quality_sum / one.runs, one.cost_sum / one.runs);
+                total.runs += one.runs, total.failed += one.failed, total.within_2pc += one.within_2pc;
+                total.quality_sum += one.quality_sum, total.cost_sum += one.cost_sum;
+                total.timings_sum += one.timings_sum;
+                total.worst = one.worst < total.worst ? one.worst : total.worst;
+            }
+        if (total.runs == 0) {
             printf("%-22s  (no run picked anything)\n", rows[r].name);
             continue;
         }
-        printf("%-22s %9.4f %9.4f %9.3f %9.3f %9.1f%s\n", rows[r].name, q_sum / runs, worst, (double)good / runs,
-               cost_sum / runs, timings / runs, failed ? "  (some runs picked nothing)" : "");
+        printf("%-22s %9.4f %9.4f %9.3f %9.3f %9.1f%s\n", rows[r].name, total.quality_sum / total.runs, total.worst,
+               (double)total.within_2pc / total.runs, total.cost_sum / total.runs, total.timings_sum / total.runs,
+               total.failed ? "  (some runs picked nothing)" : "");
     }
+    for (int a = 0; a < argc - first; a++)
+        tune_truth_free(truths[a]);
+    free(truths);
     return 0;
 }

@@ -53,7 +53,7 @@ static int parse_row(const char *line, db_capture_row *row, char *err, size_t le
         rc = db_fail(err, len, "field 'served': '%s' is not tuned, nearest or default", served);
     else if (db_field_int_or(&f, "deterministic", 0, 1, 0, 0, &row->deterministic, err, len) != 0)
         rc = -1;
-    else if (db_workload_take(&f, &row->workload, 1, err, len) != 0)
+    else if (db_workload_take(&f, &row->workload, err, len) != 0)
         rc = -1;
     db_fields_free(&f);
     return rc;

@@ -168,10 +168,9 @@ int db_field_int(db_fields *f, const char *name, int lo, int hi, int *out, char 
 /* The same; with required 0 an absent field gives absent. */
 int db_field_int_or(db_fields *f, const char *name, int lo, int hi, int absent, int required, int *out, char *err,
                     size_t len);
-/* db_workload_parse's fields taken from f, a line already split (the rest of the line left in
- * f for the caller's own fields): every field a workload has, and with all a field left over an
- * error ("unknown field ..."). */
-int db_workload_take(db_fields *f, db_workload *w /* OUT */, int all, char *err, size_t len);
+/* db_workload_parse's fields taken from f, a line already split (the caller's own fields taken
+ * out before): every field a workload has; a field left over is an error ("unknown field ..."). */
+int db_workload_take(db_fields *f, db_workload *w /* OUT */, char *err, size_t len);
 /* The whole of the text file at path (`what` names it in messages: "winners file"), at most
  * max_bytes, read in steps (a device or a pipe may have no end); NUL bytes refused. OUT: *text,
  * malloc'ed and NUL-terminated. 0, or -1 with the reason. */

@@ -249,7 +249,7 @@ static int take_either(db_fields *f, const char *name, const char *alias, const 
     return 0;
 }
 
-int db_workload_take(db_fields *f, db_workload *w, int all, char *err, size_t len)
+int db_workload_take(db_fields *f, db_workload *w, char *err, size_t len)
 {
     static const struct { const char *name, *alias; int required; size_t offset; } ints[] = {
 #define FIELD_(a, name, alias, required, shown) { #name, alias, required, offsetof(db_workload, name) },
@@ -265,7 +265,7 @@ int db_workload_take(db_fields *f, db_workload *w, int all, char *err, size_t le
     const char *op = db_field_take(f, "op"), *dtype = db_field_take(f, "dtype"), *values[INTS] = { NULL };
     for (size_t i = 0; rc == 0 && i < INTS; i++)
         rc = take_either(f, ints[i].name, ints[i].alias, &values[i], why, sizeof why);
-    if (rc == 0 && all && db_fields_unused(f)) {
+    if (rc == 0 && db_fields_unused(f)) {
         char names[400] = "op, dtype";
         for (size_t k = 0; k < INTS; k++)
             snprintf(names + strlen(names), sizeof names - strlen(names), ", %s%s%s", ints[k].name,
@@ -311,7 +311,7 @@ int db_workload_parse(const char *text, db_workload *w, char *err, size_t len)
     db_fields f;
     if (db_fields_parse(text, &f, why, sizeof why) != 0)
         return db_fail(err, len, "workload: %s", why);
-    const int rc = db_workload_take(&f, w, 1, err, len);
+    const int rc = db_workload_take(&f, w, err, len);
     db_fields_free(&f);
     return rc;
 }

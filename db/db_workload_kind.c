@@ -23,7 +23,7 @@ int db_workload_masked(const db_workload *w)
 
 int db_workload_decode(const db_workload *w)
 {
-    return w->op == DB_OP_FWD && (w->dtype == 1 || w->dtype == 2) && w->seqlen_q <= DB_DECODE_ROWS;
+    return w->op == DB_OP_FWD && (w->dtype == 1 || w->dtype == 2) /* f16, bf16 */ && w->seqlen_q <= DB_DECODE_ROWS;
 }
 
 void db_workload_mask_sides(const db_workload *w, int *left, int *right)

@@ -298,9 +298,9 @@ static const tune_confirm default_confirm = { .top = 8, .within = 0.10, .rounds 
 static void replay(const tune_strategy *st, double budget, int seeded, int seeds, double *good, double *quality,
                    double *cost)
 {
-    const tune_strategy exhaustive = { .kind = TUNE_EXHAUSTIVE };
-    long runs = 0, ok = 0;
-    double q = 0, c = 0;
+    const tune_replay_setup setup = { st, budget, seeded, seeds, &default_bench, &default_confirm, &tune_replay_h200 };
+    tune_replay_score score;
+    tune_replay_score_init(&score);
     for (size_t f = 0; f < sizeof truth_files / sizeof truth_files[0]; f++) {
         char path[4096], err[512];
         test_source_path(path, sizeof path, truth_files[f]);
@@ -308,31 +308,15 @@ static void replay(const tune_strategy *st, double budget, int seeded, int seeds
         if (tune_truth_load(path, &t, err, sizeof err) != 0)
             fail_msg("%s", err);
         assert_int_equal(t->count, 8);
-        for (int w = 0; w < t->count; w++) {
-            unsigned char *known = calloc((size_t)t->workloads[w].count, 1);
-            assert_non_null(known);
-            if (seeded)
-                tune_replay_known_from_others(t, w, known);
-            for (int s = 1; s <= seeds; s++) {
-                tune_replay_outcome ex, o;
-                assert_int_equal(tune_replay_run(&t->workloads[w], &exhaustive, &default_bench, &default_confirm,
-                                                 &tune_replay_h200, NULL, (unsigned long long)s, &ex), 0);
-                tune_strategy one = *st;
-                one.budget_s = budget * ex.cost_s;
-                assert_int_equal(tune_replay_run(&t->workloads[w], &one, &default_bench, &default_confirm, &tune_replay_h200,
-                                                 known, (unsigned long long)s, &o), 0);
-                ok += o.quality >= 0.98;
-                q += o.quality;
-                c += o.cost_s / ex.cost_s;
-                runs++;
-            }
-            free(known);
-        }
+        for (int w = 0; w < t->count; w++)
+            assert_int_equal(tune_replay_score_workload(t, w, &setup, &score), 0);
         tune_truth_free(t);
     }
-    *good = (double)ok / runs;
-    *quality = q / runs;
-    *cost = c / runs;
+    assert_int_equal(score.failed, 0);
+    assert_int_equal(score.runs, 16L * seeds);
+    *good = (double)score.within_2pc / score.runs;
+    *quality = score.quality_sum / score.runs;
+    *cost = score.cost_sum / score.runs;
 }
 
 static void guided_search_keeps_its_measured_quality(void **state)

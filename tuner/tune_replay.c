@@ -348,3 +348,49 @@ int tune_replay_run(const tune_truth_workload *w, const tune_strategy *st, const
     free(cands), free(pending), free(rp.stored);
     return rc;
 }
+
+/* ---- scores ------------------------------------------------------------------------------- */
+
+void tune_replay_score_init(tune_replay_score *score)
+{
+    memset(score, 0, sizeof *score);
+    score->worst = 1;
+}
+
+int tune_replay_score_workload(const tune_truth *t, int w, const tune_replay_setup *setup,
+                               tune_replay_score *score)
+{
+    const tune_truth_workload *wl = &t->workloads[w];
+    if (!isfinite(wl->best_ms))
+        return 0;
+    unsigned char *known = calloc((size_t)(wl->count ? wl->count : 1), 1);
+    if (!known)
+        return -1;
+    if (setup->seeded)
+        tune_replay_known_from_others(t, w, known);
+    const tune_strategy exhaustive = { .kind = TUNE_EXHAUSTIVE };
+    int rc = 0;
+    for (int s = 1; s <= setup->seeds && rc == 0; s++) {
+        tune_replay_outcome ex, o;
+        if (tune_replay_run(wl, &exhaustive, setup->bench, setup->confirm, setup->model, NULL, (unsigned long long)s,
+                            &ex) != 0) {
+            rc = -1;
+            break;
+        }
+        tune_strategy st = *setup->strategy;
+        st.budget_s = setup->budget * ex.cost_s;
+        if (tune_replay_run(wl, &st, setup->bench, setup->confirm, setup->model, known, (unsigned long long)s, &o) !=
+            0) {
+            score->failed++;
+            continue;
+        }
+        score->runs++;
+        score->within_2pc += o.quality >= 0.98;
+        score->quality_sum += o.quality;
+        score->worst = o.quality < score->worst ? o.quality : score->worst;
+        score->cost_sum += o.cost_s / ex.cost_s;
+        score->timings_sum += o.timings;
+    }
+    free(known);
+    return rc;
+}

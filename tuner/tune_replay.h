@@ -63,6 +63,33 @@ int tune_replay_run(const tune_truth_workload *w, const tune_strategy *st, const
                     const tune_confirm *cf, const tune_replay_model *m, const unsigned char *known,
                     unsigned long long seed, tune_replay_outcome *out);
 
+/* A strategy scored over searches: what strategy_replay prints and test_strategy holds. */
+typedef struct tune_replay_setup {
+    const tune_strategy *strategy;
+    double budget;              /* a fraction of each search's exhaustive cost (0: none of its own) */
+    int seeded;                 /* the other workloads' best as known winners */
+    int seeds;                  /* searches a workload: noise seeds 1..seeds */
+    const tune_bench *bench;    /* the full timing */
+    const tune_confirm *confirm;
+    const tune_replay_model *model;
+} tune_replay_setup;
+
+typedef struct tune_replay_score {
+    long runs;                  /* searches that picked something */
+    long failed;                /* searches that picked nothing */
+    long within_2pc;            /* of the runs, those within 2 % of the optimum */
+    double quality_sum, worst, cost_sum;   /* cost: over the exhaustive search's */
+    double timings_sum;
+} tune_replay_score;
+
+/* An empty score (worst 1). */
+void tune_replay_score_init(tune_replay_score *score);
+/* Adds to *score the searches of workload w of t under setup, each against an exhaustive search of
+ * the same seed (its cost the reference). A workload where nothing ran adds nothing. 0, or -1 when
+ * memory ran out. */
+int tune_replay_score_workload(const tune_truth *t, int w, const tune_replay_setup *setup,
+                               tune_replay_score *score);
+
 /* The leave-one-out seeds of w: known[i] = 1 where candidate i of w has the tunable parameters
  * of another workload's best in the same truth (a database that holds the other workloads'
  * winners). known has room for w->count. */

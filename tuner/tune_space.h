@@ -183,6 +183,8 @@ typedef struct tune_confirm {
 
 /* "exhaustive", "random", "prune", "halving", "guided". */
 const char *tune_strategy_name(tune_strategy_kind kind);
+/* 1 for the strategies a budget bounds (halving, guided): they choose what to time as they go. */
+int tune_strategy_takes_budget(tune_strategy_kind kind);
 
 /* A configuration skipped for this reason, and how many were. */
 typedef struct tune_skip {

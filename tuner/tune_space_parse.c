@@ -392,10 +392,16 @@ static const char *const strategy_keys[] = { "kind", "n", "seed", "keep", "warmu
 static const char *const bench_keys[] = { "warmup_ms", "rep_ms", "timeout_s", NULL };
 static const char *const confirm_keys[] = { "top", "within", "rounds", NULL };
 
+static const char *const strategy_names[] = { "exhaustive", "random", "prune", "halving", "guided" };
+
 const char *tune_strategy_name(tune_strategy_kind kind)
 {
-    static const char *const names[] = { "exhaustive", "random", "prune", "halving", "guided" };
-    return (unsigned)kind < sizeof names / sizeof names[0] ? names[kind] : "?";
+    return (unsigned)kind < sizeof strategy_names / sizeof strategy_names[0] ? strategy_names[kind] : "?";
+}
+
+int tune_strategy_takes_budget(tune_strategy_kind kind)
+{
+    return kind == TUNE_HALVING || kind == TUNE_GUIDED;
 }
 
 /* A key of the strategy table that its kind does not take. */
@@ -439,24 +445,19 @@ static int read_strategy(lua_State *L, int idx, const char *label, tune_spec *s,
         snprintf(err, len, "%s must be a table {kind = ...} or a kind name, got %s", what, luaL_typename(L, t));
         return -1;
     }
-    if (!strcmp(kind, "exhaustive"))
-        st->kind = TUNE_EXHAUSTIVE;
-    else if (!strcmp(kind, "random"))
-        st->kind = TUNE_RANDOM;
-    else if (!strcmp(kind, "prune"))
-        st->kind = TUNE_PRUNE;
-    else if (!strcmp(kind, "halving"))
-        st->kind = TUNE_HALVING;
-    else if (!strcmp(kind, "guided"))
-        st->kind = TUNE_GUIDED;
-    else {
+    int found = -1;
+    for (int i = 0; i < (int)(sizeof strategy_names / sizeof strategy_names[0]) && found < 0; i++)
+        if (!strcmp(kind, strategy_names[i]))
+            found = i;
+    if (found < 0) {
         snprintf(err, len, "%s.kind = '%s' is unknown (exhaustive, random, prune, halving, guided)", what, kind);
         return -1;
     }
+    st->kind = (tune_strategy_kind)found;
     if (type == LUA_TTABLE) {
         int seed = 1;
         const int cuts = st->kind == TUNE_PRUNE || st->kind == TUNE_HALVING || st->kind == TUNE_GUIDED;
-        const int budgeted = st->kind == TUNE_HALVING || st->kind == TUNE_GUIDED;
+        const int budgeted = tune_strategy_takes_budget(st->kind);
         if (st->kind != TUNE_RANDOM && refuse_key(L, t, label, "n", "\"random\"", err, len))
             return -1;
         if (st->kind != TUNE_RANDOM && !budgeted && refuse_key(L, t, label, "seed", "\"random\", \"halving\" or \"guided\"", err, len))

@@ -111,18 +111,16 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
             continue;
         }
         u->best_tflops = 0;
-        /* A strategy that takes a budget gets an even share of what is left of the sweep's. */
-        const double left_s = budget_s > 0 ? budget_s - (tune_now() - started) : 0;
-        int to_measure = 0;   /* the workloads left that take a share: searches that stop within one */
-        for (int j = i; j < s.unit_count; j++) {
-            const tune_unit *v = &s.units[j];
-            const tune_strategy_kind kind = v->space->strategy.kind;
-            to_measure += v->pending_count > 0 && s.ks.jobs[v->ref_job].ready && !v->pruned_before &&
-                          (kind == TUNE_HALVING || kind == TUNE_GUIDED);
+        /* A search a budget bounds gets an even share of what is left of the sweep's, among those
+         * left to run (the others take what they take). */
+        double share_s = 0;
+        if (budget_s > 0 && u->lazy) {
+            int searches = 0;
+            for (int j = i; j < s.unit_count; j++)
+                searches += s.units[j].lazy && s.units[j].pending_count > 0 && s.ks.jobs[s.units[j].ref_job].ready;
+            share_s = (budget_s - (tune_now() - started)) / searches;
         }
-        if (to_measure == 0)
-            to_measure = 1;
-        int prc = tune_sweep_measure_unit(&s, u, left_s > 0 ? left_s / to_measure : 0);
+        int prc = tune_sweep_measure_unit(&s, u, share_s > 0 ? share_s : 0);
         if (s.tty)
             printf("\n");
         if (prc == TUNE_PHASE_DB_ERROR)

@@ -22,10 +22,9 @@ typedef struct tune_unit {
     int64_t workload_id;
     int *pending;               /* candidate indices without a stored result */
     int pending_count;
-    int known_count;            /* pending[0..known_count): the configurations of known winners */
     int pruned_before;          /* 'skipped' results already stored: a prune was decided */
-    int lazy;                   /* the candidates' kernels are built as the strategy reaches them
-                                 * (halving, guided: most are never timed) */
+    int lazy;                   /* a search a budget bounds (halving, guided; no cut decided before):
+                                 * its kernels are built as it reaches them, most never timed */
     double best_tflops;         /* best of this run, for the progress line */
     char best[160];
     char failure[1024];         /* why the workload could not be measured; empty when fine */
@@ -75,9 +74,9 @@ int tune_sweep_build_batch(tune_sweep *s, tune_unit *u, const int *cands, int n)
 /* ---- strategies (tune_sweep_strategy.c) ---------------------------------------------------- */
 
 /* Measures the pending candidates of u with its space's strategy (tune_strategy.h), within
- * budget_s seconds when the strategy takes a budget and has none of its own (<= 0: none).
+ * share_s seconds when the strategy takes a budget and has none of its own (<= 0: none).
  * Returns a TUNE_PHASE_* code. */
-int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double budget_s);
+int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double share_s);
 
 /* ---- progress and report (tune_sweep_report.c) --------------------------------------------- */
 

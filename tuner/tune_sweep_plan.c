@@ -1,6 +1,6 @@
 /* The sweep's plan: one unit per (space, workload) with its kernels and database rows, the
- * resume filter that leaves out what the database already holds, and the order of what is left
- * (this GPU's known winners first). */
+ * resume filter that leaves out what the database already holds, and the order a unit's search
+ * takes its pending candidates in (this GPU's known winners first, read before each unit). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +79,7 @@ int tune_sweep_known_winners(tune_sweep *s, db_kernel **known, int *n)
 
 /* ---- units ------------------------------------------------------------------------------- */
 
-static int plan_units(tune_sweep *s, const tune_space_set *set, const db_kernel *known, int known_n)
+int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
 {
     int count = 0;
     for (int i = 0; i < set->space_count; i++)
@@ -135,24 +135,11 @@ static int plan_units(tune_sweep *s, const tune_space_set *set, const db_kernel 
             free(ids);
             if (rc != 0)
                 return -1;
-            u->known_count = tune_sweep_known_first(u->cands->configs, u->pending, u->pending_count, known, known_n);
-            const tune_strategy_kind kind = u->space->strategy.kind;
-            u->lazy = !u->pruned_before && (kind == TUNE_HALVING || kind == TUNE_GUIDED);
+            u->lazy = !u->pruned_before && tune_strategy_takes_budget(u->space->strategy.kind);
             for (int c = 0; c < u->pending_count && !u->lazy; c++)
                 s->ks.jobs[u->job[u->pending[c]]].needed = 1;
             if (u->pending_count)
                 s->ks.jobs[u->ref_job].needed = 1;
         }
     return 0;
-}
-
-int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
-{
-    db_kernel *known;
-    int known_n;
-    if (tune_sweep_known_winners(s, &known, &known_n) != 0)
-        return -1;
-    const int rc = plan_units(s, set, known, known_n);
-    free(known);
-    return rc;
 }

@@ -93,7 +93,7 @@ static double oracle_built(void *ctx)
     return ((sweep_oracle *)ctx)->built;
 }
 
-int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double budget_s)
+int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double share_s)
 {
     const int n = u->cands->count;
     tune_strategy_cand *cands = calloc((size_t)(n ? n : 1), sizeof *cands);
@@ -103,7 +103,7 @@ int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double budget_s)
     }
     for (int c = 0; c < n; c++)
         cands[c].config = &u->cands->configs[c];
-    /* The known winners again: the workloads measured since the plan have theirs now. */
+    /* This GPU's winners, read now: the workloads this sweep measured before have theirs. */
     db_kernel *known;
     int known_n;
     if (tune_sweep_known_winners(s, &known, &known_n) != 0) {
@@ -111,17 +111,15 @@ int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double budget_s)
         snprintf(u->failure, sizeof u->failure, "%s", s->err);
         return TUNE_PHASE_DB_ERROR;
     }
-    u->known_count = tune_sweep_known_first(u->cands->configs, u->pending, u->pending_count, known, known_n);
+    const int known_count = tune_sweep_known_first(u->cands->configs, u->pending, u->pending_count, known, known_n);
     free(known);
-    for (int i = 0; i < u->known_count; i++)
+    for (int i = 0; i < known_count; i++)
         cands[u->pending[i]].known = 1;
-    tune_strategy strategy = u->space->strategy;
-    if (strategy.budget_s <= 0 && budget_s > 0)
-        strategy.budget_s = budget_s;
+    const tune_strategy *st = &u->space->strategy;
     const tune_strategy_task task = {
-        .strategy = &strategy, .bench = &u->space->bench, .confirm = &u->space->confirm, .cands = cands,
+        .strategy = st, .bench = &u->space->bench, .confirm = &u->space->confirm, .cands = cands,
         .pending = u->pending, .pending_count = u->pending_count, .decided_before = u->pruned_before,
-        .budget_s = strategy.budget_s,
+        .budget_s = st->budget_s > 0 ? st->budget_s : share_s,
     };
     sweep_oracle so = { s, u, tune_now(), 0 };
     const tune_oracle o = { .time = oracle_time, .store = oracle_store, .spent = oracle_spent, .plan = oracle_plan,
