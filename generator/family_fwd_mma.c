@@ -1,4 +1,4 @@
-/* The fwd_mma family: tensor-core forward for f16/bf16 (templates/fwd_mma.cu). */
+/* The fwd_mma family: tensor-core forward for f16/bf16, and f32 as TF32 (templates/fwd_mma.cu). */
 #include <stdio.h>
 
 #include "gen_family_internal.h"
@@ -8,7 +8,7 @@
 static size_t smem_fwd(const int *p)
 {
     return (size_t)fwd_mma_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
-                                      p[GEN_NUM_STAGES]);
+                                      p[GEN_NUM_STAGES], p[GEN_DTYPE]);
 }
 
 /* The rules are traits/fwd_mma.h's (the template static_asserts the same); here their messages. */
@@ -16,7 +16,7 @@ static int check_fwd(const int *p, char *why, size_t len)
 {
     const int bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
-    switch (fwd_mma_rule(bm, bn, nw, d, dv, p[GEN_CAUSAL])) {
+    switch (fwd_mma_rule(bm, bn, nw, d, dv, p[GEN_CAUSAL], p[GEN_DTYPE], p[GEN_ALLOW_TF32])) {
     case FWD_MMA_OK:
         return 0;
     case FWD_MMA_BAD_BLOCK_M:
@@ -29,9 +29,14 @@ static int check_fwd(const int *p, char *why, size_t len)
     case FWD_MMA_BAD_HEAD_DIM:
         snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: fwd_mma needs multiples of 32", d, dv);
         break;
+    case FWD_MMA_BAD_TF32:
+        snprintf(why, len, "ALLOW_TF32=1 with DTYPE=%s: TF32 products are for f32 (0 in f16 and bf16)",
+                 gen_dtype_name(p[GEN_DTYPE]));
+        break;
     default:
         snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d: %d fragment registers per thread would spill (limit %d)",
-                 bm, bn, nw, fwd_mma_fragment_regs(bm, bn, nw, d, dv, p[GEN_CAUSAL]), FWD_MMA_REGISTER_LIMIT);
+                 bm, bn, nw, fwd_mma_fragment_regs(bm, bn, nw, d, dv, p[GEN_CAUSAL], p[GEN_DTYPE]),
+                 FWD_MMA_REGISTER_LIMIT);
         break;
     }
     return -1;
@@ -54,12 +59,12 @@ const gen_family gen_family_fwd_mma = {
     .parts = FT_PARTS("traits/fwd_mma.h", "arch/sm80.cuh", "common/ft_block.cuh", "common/ft_softcap.cuh", "common/ft_softmax.cuh",
                       "common/ft_combine.cuh"),
     .backward = 0,
-    .dtypes = (1u << 1) | (1u << 2),
+    .dtypes = (1u << 0) | (1u << 1) | (1u << 2),   /* f32 as TF32 (ALLOW_TF32: three products or one) */
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) |
               GEN_FUSED_PROBLEM_PARAMS |
-              GEN_BIT(GEN_SPLITS) | GEN_BIT(GEN_PACK_GQA),
+              GEN_BIT(GEN_SPLITS) | GEN_BIT(GEN_PACK_GQA) | GEN_BIT(GEN_ALLOW_TF32),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 128, [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,

@@ -53,7 +53,8 @@ static int check_common(const gen_config *c, char *why, size_t len)
 
 /* DATA_DIM and DATA_DIM_V, where the family takes them: 0, or a head dim below HEAD_DIM (and
  * HEAD_DIM_V) that the kernel pads to it. Equal would give one kernel two identities. In f16 and
- * bf16 a multiple of 8: the tensor-core families copy rows in 16-byte pieces. */
+ * bf16 a multiple of 8, in f32 on tensor cores (the families that take ALLOW_TF32) of 4: those
+ * families copy rows in 16-byte pieces. */
 static int check_data_dims(const gen_config *c, char *why, size_t len)
 {
     static const gen_param pairs[2][2] = { { GEN_DATA_DIM, GEN_HEAD_DIM }, { GEN_DATA_DIM_V, GEN_HEAD_DIM_V } };
@@ -71,6 +72,11 @@ static int check_data_dims(const gen_config *c, char *why, size_t len)
         if ((dtype == 1 || dtype == 2) && d % 8 != 0) {
             snprintf(why, len, "%s=%d in %s must be a multiple of 8 (rows are copied in 16-byte pieces)",
                      gen_param_name(data), d, gen_dtype_name(dtype));
+            return -1;
+        }
+        if (dtype == 0 && (c->family->params & GEN_BIT(GEN_ALLOW_TF32)) && d % 4 != 0) {
+            snprintf(why, len, "%s=%d in f32 on %s's tensor cores must be a multiple of 4 (rows are copied in "
+                     "16-byte pieces)", gen_param_name(data), d, c->family->name);
             return -1;
         }
     }

@@ -95,9 +95,10 @@ static ft_status take_desc(const char *func, const ft_attention_desc *user, int 
     return s != FT_OK ? s : rt_check_desc(func, d, backward, w, err, len);
 }
 
-/* Checks the call's descriptor (copied into *d) and tensors. OUT: *d, *w. */
+/* Checks the call's descriptor (copied into *d) and tensors. OUT: *d, *w, and *rows16 (may be
+ * NULL): whether every row starts 16-byte aligned (rt_rows16). */
 static ft_status check_call(ft_context *ctx, const char *func, const ft_attention_desc *user, int backward,
-                            int reference, const rt_data *p, ft_attention_desc *d, db_workload *w)
+                            int reference, const rt_data *p, ft_attention_desc *d, db_workload *w, int *rows16)
 {
     char err[RT_ERR_LEN];
     if (!ctx)
@@ -129,13 +130,21 @@ static ft_status check_call(ft_context *ctx, const char *func, const ft_attentio
     const int tensor_cores = !reference && (w->dtype == FT_F16 || w->dtype == FT_BF16);
     s = backward ? rt_check_tensors(func, w, bwd, 9, tensor_cores, err, sizeof err)
                  : rt_check_tensors(func, w, fwd, 5, tensor_cores, err, sizeof err);
+    if (rows16)
+        *rows16 = backward ? rt_rows16(w, bwd, 9) : rt_rows16(w, fwd, 5);
     return s == FT_OK ? FT_OK : rt_fail(ctx, s, "%s", err);
 }
 
-/* The kernel a call of desc d (checked) wants; the forward is deterministic as it is. */
-static rt_variant variant_of(const ft_attention_desc *d, int backward, int reference)
+/* The kernel a call of desc d (checked) wants; the forward is deterministic as it is. Rows not
+ * all 16-byte aligned (rows16 0) matter to f32 alone: the 16-bit types refuse them (check_call),
+ * f64 runs on CUDA cores anyway; f32 then runs there too. (The f32 backward has no tensor-core
+ * family yet, so a deterministic one needs no more.) */
+static rt_variant variant_of(const ft_attention_desc *d, const db_workload *w, int backward, int reference, int rows16)
 {
-    return reference ? RT_REFERENCE : backward && d->deterministic ? RT_DETERMINISTIC : RT_TUNED;
+    return reference                      ? RT_REFERENCE
+           : backward && d->deterministic ? RT_DETERMINISTIC
+           : !rows16 && w->dtype == FT_F32 ? RT_ANY_ROWS
+                                          : RT_TUNED;
 }
 
 /* Every attention call: checks, plan, workspace, launches. ws: the caller's workspace or NULL. */
@@ -144,7 +153,8 @@ static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc 
 {
     ft_attention_desc d;
     db_workload w;
-    ft_status s = check_call(ctx, func, user, backward, reference, p, &d, &w);
+    int rows16 = 1;
+    ft_status s = check_call(ctx, func, user, backward, reference, p, &d, &w, &rows16);
     if (s != FT_OK)
         return s;
     size_t accum_offset = 0, split_offset = 0;
@@ -163,7 +173,7 @@ static ft_status run(ft_context *ctx, const char *func, const ft_attention_desc 
     rt_cuctx *cc;
     const rt_plan *plan;
     if ((s = rt_driver(ctx, func, &cu)) != FT_OK || (s = rt_current(ctx, func, cu, &cc)) != FT_OK ||
-        (s = rt_plan_get(ctx, func, cu, cc, &w, variant_of(&d, backward, reference), &plan)) != FT_OK)
+        (s = rt_plan_get(ctx, func, cu, cc, &w, variant_of(&d, &w, backward, reference, rows16), &plan)) != FT_OK)
         return s;
     char err[RT_ERR_LEN];
     if ((s = rt_check_prefix_sums(func, cu, &d, (CUstream)stream, err, sizeof err)) != FT_OK)
@@ -301,7 +311,8 @@ ft_status ft_attention_forward_workspace_size(ft_context *ctx, const ft_attentio
     const void *at = (const void *)(uintptr_t)256;
     const rt_data placeholder = { .q = at, .k = at, .v = at, .o_out = (void *)(uintptr_t)256,
                                   .lse_out = (void *)(uintptr_t)256 };
-    s = check_call(ctx, func, d, 0, 0, &placeholder, &copy, &w);
+    int rows16 = 1;
+    s = check_call(ctx, func, d, 0, 0, &placeholder, &copy, &w, &rows16);
     if (s != FT_OK)
         return s;
     /* Only the kernel knows (a split forward's partial sums): the plan the forward will run. */
@@ -309,10 +320,24 @@ ft_status ft_attention_forward_workspace_size(ft_context *ctx, const ft_attentio
     rt_cuctx *cc;
     const rt_plan *plan;
     if ((s = rt_driver(ctx, func, &cu)) != FT_OK || (s = rt_current(ctx, func, cu, &cc)) != FT_OK ||
-        (s = rt_plan_get(ctx, func, cu, cc, &w, RT_TUNED, &plan)) != FT_OK)
+        (s = rt_plan_get(ctx, func, cu, cc, &w, variant_of(&copy, &w, 0, 0, rows16), &plan)) != FT_OK)
         return s;
     *bytes = rt_split_workspace_bytes(plan, &copy);
     return FT_OK;
+}
+
+/* rt_rows16 of d's (checked) strides, its tensors' pointers taken to be 16-byte aligned (the
+ * backward's tensors share these strides). */
+static int desc_rows16(const ft_attention_desc *d, const db_workload *w)
+{
+    static const char at[16] __attribute__((aligned(16)));
+    const int hk = d->heads_k ? d->heads_k : d->heads;
+    const int nq = w->varlen ? d->total_q : w->seqlen_q, nk = w->varlen ? d->total_k : w->seqlen_k;
+    const rt_tensor t[4] = { { "q", "q_stride", at, d->q_stride, d->heads, nq, w->head_dim },
+                             { "k", "k_stride", at, d->k_stride, hk, nk, w->head_dim },
+                             { "v", "v_stride", at, d->v_stride, hk, nk, w->head_dim_v },
+                             { "o", "o_stride", at, d->o_stride, d->heads, nq, w->head_dim_v } };
+    return rt_rows16(w, t, 4);
 }
 
 /* "fwd_mma BLOCK_M=128 BLOCK_N=64 ...": the parameters c's family uses. */
@@ -342,14 +367,15 @@ ft_status ft_describe_choice(ft_context *ctx, const ft_attention_desc *d, int ba
     rt_cuctx *cc;
     if ((s = rt_driver(ctx, func, &cu)) != FT_OK || (s = rt_current(ctx, func, cu, &cc)) != FT_OK)
         return s;
-    const rt_variant variant = variant_of(&copy, backward, 0);
+    /* The strides decide whether rows are 16-byte aligned here; the pointers are taken to be. */
+    const rt_variant variant = variant_of(&copy, &w, backward, 0, desc_rows16(&copy, &w));
     const rt_plan *plan = rt_plan_find(ctx, cc->context, &w, variant);
     rt_choice choice;
     if (plan) {
         choice = plan->choice;
     } else {
         int db_error;
-        if (rt_choose(ctx->user, ctx->shipped, &cc->info, &w, variant == RT_DETERMINISTIC, &choice, &db_error, err,
+        if (rt_choose(ctx->user, ctx->shipped, &cc->info, &w, rt_choose_flags(variant), &choice, &db_error, err,
                       sizeof err) != 0)
             return rt_fail(ctx, db_error ? FT_ERR_DB : FT_ERR_UNSUPPORTED, "%s: %s", func, err);
     }

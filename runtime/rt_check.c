@@ -386,6 +386,23 @@ ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tens
     return FT_OK;
 }
 
+int rt_rows16(const db_workload *w, const rt_tensor *t, int n)
+{
+    const int64_t e = (int64_t)rt_elem_bytes(w->dtype);
+    for (int i = 0; i < n; i++) {
+        if (!t[i].stride)
+            continue;
+        if ((uintptr_t)t[i].ptr % 16)
+            return 0;
+        /* As check_one: a dimension of extent 1 is never stepped along. */
+        const int extent[3] = { w->varlen ? 1 : w->batch, t[i].heads, t[i].seqlen };
+        for (int j = 0; j < 3; j++)
+            if (extent[j] > 1 && t[i].stride[j] * e % 16)
+                return 0;
+    }
+    return 1;
+}
+
 int rt_group_splits(const db_workload *w)
 {
     const int heads_k = w->heads_k ? w->heads_k : w->heads, group = w->heads / heads_k;

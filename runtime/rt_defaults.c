@@ -13,14 +13,19 @@ enum { MAX_FAMILIES = 8 };
  * parameter of need_params (GEN_BIT mask), by their default_rank (gen_family), catalogue order
  * among equals. Whether one runs on the GPU and which of its tiles fit is fit_family's to say.
  * OUT: the families; returns their count. */
-static int families_for(const db_workload *w, unsigned need_params, const gen_family *out[MAX_FAMILIES])
+int rt_family_reads_rows16(const gen_family *f, int dtype)
+{
+    return dtype == FT_F32 ? (f->params & GEN_BIT(GEN_ALLOW_TF32)) != 0 : dtype != FT_F64;
+}
+
+static int families_for(const db_workload *w, unsigned need_params, int any_rows, const gen_family *out[MAX_FAMILIES])
 {
     int all, count = 0;
     const gen_family *const *list = gen_family_list(&all);
     for (int i = 0; i < all && count < MAX_FAMILIES; i++) {
         const gen_family *f = list[i];
         if (f->default_rank <= 0 || f->backward != (w->op == DB_OP_BWD) || !(f->dtypes & (1u << w->dtype)) ||
-            (f->params & need_params) != need_params)
+            (f->params & need_params) != need_params || (any_rows && rt_family_reads_rows16(f, w->dtype)))
             continue;
         int at = count++;
         for (; at > 0 && out[at - 1]->default_rank > f->default_rank; at--)
@@ -34,6 +39,12 @@ void rt_config_fit(gen_config *c, const db_workload *w)
 {
     if (c->family->params & GEN_BIT(GEN_CAUSAL))
         c->p[GEN_CAUSAL] = db_workload_masked(w);
+    /* The data's head dims where the compiled ones are wider (rt_choose sets the same): validated
+     * with them, as they decide what a row copy may read (f32 on tensor cores: multiples of 4). */
+    if (c->family->params & GEN_BIT(GEN_DATA_DIM)) {
+        c->p[GEN_DATA_DIM] = c->p[GEN_HEAD_DIM] != w->head_dim ? w->head_dim : 0;
+        c->p[GEN_DATA_DIM_V] = c->p[GEN_HEAD_DIM_V] != w->head_dim_v ? w->head_dim_v : 0;
+    }
     /* A winner tuned on other lengths may have had even tiles where this problem has not. */
     gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);
 }
@@ -47,7 +58,7 @@ int rt_decode_config(const rt_device *dev, const db_workload *w, gen_config *out
     /* The first family that runs here and packs a group's rows (PACK_GQA) and splits the keys
      * (SPLITS); the tiles below are for 16-row mma.sync tiles, which gen_validate checks. */
     const gen_family *families[MAX_FAMILIES], *f = NULL;
-    const int count = families_for(w, GEN_BIT(GEN_PACK_GQA) | GEN_BIT(GEN_SPLITS), families);
+    const int count = families_for(w, GEN_BIT(GEN_PACK_GQA) | GEN_BIT(GEN_SPLITS), 0, families);
     for (int i = 0; i < count && !f; i++)
         if (gen_target_arch(families[i], dev->arch))
             f = families[i];
@@ -162,21 +173,22 @@ static int fit_family(const gen_family *f, const rt_device *dev, const db_worklo
     return -1;
 }
 
-int rt_default_config(const rt_device *dev, const db_workload *w, int deterministic, gen_config *out, char *why,
+int rt_default_config(const rt_device *dev, const db_workload *w, int flags, gen_config *out, char *why,
                       size_t len)
 {
-    deterministic = deterministic && w->op == DB_OP_BWD;
-    if (db_workload_decode(w) && rt_decode_config(dev, w, out, why, len) == 0)
+    const int deterministic = (flags & RT_CHOOSE_DETERMINISTIC) && w->op == DB_OP_BWD;
+    const int any_rows = (flags & RT_CHOOSE_ANY_ROWS) != 0;
+    if (!any_rows && db_workload_decode(w) && rt_decode_config(dev, w, out, why, len) == 0)
         return 0;
     const gen_family *families[MAX_FAMILIES];
-    const int count = families_for(w, 0, families);
+    const int count = families_for(w, 0, any_rows, families);
     char last[512] = "";
     for (int i = 0; i < count; i++)
         if (fit_family(families[i], dev, w, deterministic, out, last, sizeof last) == 0)
             return 0;
     if (count == 0)
-        snprintf(why, len, "no %s family takes dtype %s", w->op == DB_OP_BWD ? "backward" : "forward",
-                 gen_dtype_name(w->dtype));
+        snprintf(why, len, "no %s family takes dtype %s%s", w->op == DB_OP_BWD ? "backward" : "forward",
+                 gen_dtype_name(w->dtype), any_rows ? " in rows that are not 16-byte aligned" : "");
     else
         snprintf(why, len, "no %s%s configuration fits %s (%s) for head_dim=%d head_dim_v=%d: %s",
                  deterministic ? "deterministic " : "", families[count - 1]->name, dev->name, dev->arch, w->head_dim,

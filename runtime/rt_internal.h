@@ -65,6 +65,12 @@ void rt_problem_mask(const ft_attention_desc *d, ln_problem *p /* IN/OUT */);
  * its dim elements; with tensor_cores, 16-byte base pointers and strides a multiple of 8. */
 ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tensor *t, int n, int tensor_cores,
                            char *err, size_t len);
+/* 1 when every row of the n tensors (checked; lse and other unstrided ones aside) starts 16-byte
+ * aligned: base pointers and the strides of dimensions longer than 1, in bytes, multiples of 16. */
+int rt_rows16(const db_workload *w, const rt_tensor *t, int n);
+/* 1 when family f copies rows of dtype in 16-byte pieces: every tensor-core family, in f32 those
+ * that run it as TF32 (ALLOW_TF32); the exact ones read rows of any alignment. */
+int rt_family_reads_rows16(const gen_family *f, int dtype);
 /* A backward of few K/V heads (grouped-query attention) shares each group's query heads over
  * this many blocks a key tile (SPLITS of the families that take it): the smallest divisor of the
  * group, at most RT_GROUP_SPLITS_MAX, that brings the blocks (batch * heads_k * key tiles of 128)
@@ -125,12 +131,18 @@ typedef struct rt_choice {
 /* Sets CAUSAL from w and EVEN_M/EVEN_N from w's lengths and c's tiles (where c's family uses them). */
 void rt_config_fit(gen_config *c, const db_workload *w);
 /* The built-in default for w on dev: the family's defaults, with fewer stages and smaller
- * tiles where the head dims need it, valid under dev's shared-memory limit; with deterministic (a
- * backward), a repeatable dQ mode (DQ_MODE ordered or separate). Its HEAD_DIM and HEAD_DIM_V are
+ * tiles where the head dims need it, valid under dev's shared-memory limit; with
+ * RT_CHOOSE_DETERMINISTIC (a backward), a repeatable dQ mode (DQ_MODE ordered or separate); with
+ * RT_CHOOSE_ANY_ROWS, of a family that reads rows of any alignment. Its HEAD_DIM and HEAD_DIM_V are
  * w's as the family runs them (ln_family_head_dim); DATA_DIM is the caller's.
  * 0, or -1 (why). */
-int rt_default_config(const rt_device *dev, const db_workload *w, int deterministic, gen_config *out, char *why,
+int rt_default_config(const rt_device *dev, const db_workload *w, int flags, gen_config *out, char *why,
                       size_t len);
+/* rt_choose's and rt_default_config's flags: a backward made bitwise repeatable; a problem whose
+ * rows are not all 16-byte aligned (rt_rows16), for which only families that read rows of any
+ * alignment are chosen (rt_family_reads_rows16: f32 then runs on CUDA cores). */
+#define RT_CHOOSE_DETERMINISTIC 1
+#define RT_CHOOSE_ANY_ROWS 2
 /* c (a backward configuration for w) with a dQ mode that repeats bitwise: its own when it does,
  * else ordered (dQ added in a fixed order: on the family's tiles for it where it names them,
  * gen_family.repeatable, else on c's), else separate (dQ in a kernel of its own), whichever its
@@ -145,12 +157,13 @@ int rt_decode_config(const rt_device *dev, const db_workload *w, gen_config *out
 void rt_reference_config(const db_workload *w, gen_config *out);
 /* The kernel for w on dev: user database (exact, nearest), shipped table, built-in default.
  * user and shipped may be NULL. A stored winner that is not valid on dev is passed over. With
- * deterministic (a backward), the kernel is made bitwise repeatable: the winner's dQ mode
+ * RT_CHOOSE_ANY_ROWS, so is one whose family reads 16-byte rows. With RT_CHOOSE_DETERMINISTIC (a
+ * backward), the kernel is made bitwise repeatable: the winner's dQ mode
  * becomes one that adds dQ in a fixed order (DQ_MODE ordered) or computes it in its own kernel
  * (separate), whichever its family takes with its tiles, else the deterministic built-in default.
  * Head dims are looked up as ln_padded_head_dim's, and a smaller one runs padded (DATA_DIM).
  * Returns 0; -1 when a database fails (FT_ERR_DB) or nothing fits (err says). */
-int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic, rt_choice *out,
+int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int flags, rt_choice *out,
               int *is_db_error, char *err, size_t len);
 /* The winners shipped with the library (db/tuned/\*.txt, embedded at build time) in an
  * in-memory database; NULL when none are embedded. 0, or -1 (err). */
@@ -191,7 +204,10 @@ typedef enum rt_variant {
     RT_TUNED,           /* the fastest: rt_choose */
     RT_REFERENCE,       /* the GPU reference kernels */
     RT_DETERMINISTIC,   /* a backward with desc.deterministic: rt_choose made bitwise repeatable */
+    RT_ANY_ROWS,        /* f32 whose rows are not all 16-byte aligned: rt_choose's RT_CHOOSE_ANY_ROWS */
 } rt_variant;
+/* rt_choose's flags for a variant (RT_REFERENCE: none; it is not chosen). */
+int rt_choose_flags(rt_variant v);
 
 /* Everything a call needs after the first: immutable once published, found lock-free. */
 typedef struct rt_plan {

@@ -8,12 +8,16 @@
 
 /* The winner's configuration fitted to w, when it is a kernel of the right kind and valid on
  * dev. 0, or -1 with the reason. */
-static int winner_config(const db_winner *win, const rt_device *dev, const db_workload *w, gen_config *c, char *why,
-                         size_t len)
+static int winner_config(const db_winner *win, const rt_device *dev, const db_workload *w, int any_rows,
+                         gen_config *c, char *why, size_t len)
 {
     const gen_family *f = gen_family_find(win->kernel.family);
     if (!f || !strcmp(f->name, "ref") || f->backward != (w->op == DB_OP_BWD)) {
         snprintf(why, len, "family '%s' cannot run this problem", win->kernel.family);
+        return -1;
+    }
+    if (any_rows && rt_family_reads_rows16(f, w->dtype)) {
+        snprintf(why, len, "%s copies 16-byte rows, and this problem's are not all 16-byte aligned", f->name);
         return -1;
     }
     c->family = f;
@@ -52,7 +56,8 @@ static void describe(const db_winner *win, int shipped, char *buf, size_t len)
 /* The choice out made bitwise repeatable (rt_choose's deterministic): its tiles with a repeatable
  * dQ mode, else the deterministic built-in default; out->why says so. 0, or -1 (why) when no
  * kernel for w on dev is deterministic. */
-static int make_deterministic(const rt_device *dev, const db_workload *w, rt_choice *out, char *why, size_t len)
+static int make_deterministic(const rt_device *dev, const db_workload *w, int flags, rt_choice *out, char *why,
+                              size_t len)
 {
     char first[256], second[256];
     gen_config c = out->config;
@@ -60,7 +65,7 @@ static int make_deterministic(const rt_device *dev, const db_workload *w, rt_cho
     if (rt_repeatable_config(dev, w, &c, first, sizeof first) != 0) {
         /* The tuned tiles take no deterministic mode (bwd_mma's separate dQ splits keys
          * differently, say): the built-in default's, made deterministic. */
-        if (rt_default_config(dev, w, 1, &c, second, sizeof second) != 0) {
+        if (rt_default_config(dev, w, flags | RT_CHOOSE_DETERMINISTIC, &c, second, sizeof second) != 0) {
             snprintf(why, len, "no deterministic backward for %s head_dim=%d head_dim_v=%d on %s: %s; %s",
                      gen_dtype_name(w->dtype), w->head_dim, w->head_dim_v, dev->arch, first, second);
             return -1;
@@ -82,10 +87,11 @@ static int same_decode_kind(const db_workload *candidate, void *ctx)
     return db_workload_decode(candidate) == *(const int *)ctx;
 }
 
-static int choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic,
-                  rt_choice *out, int *is_db_error, char *err, size_t len)
+static int choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int flags, rt_choice *out,
+                  int *is_db_error, char *err, size_t len)
 {
-    const int want_fixed_order = deterministic && w->op == DB_OP_BWD;
+    const int want_fixed_order = (flags & RT_CHOOSE_DETERMINISTIC) && w->op == DB_OP_BWD;
+    const int any_rows = (flags & RT_CHOOSE_ANY_ROWS) != 0;
     db_workload key = *w;   /* the database knows the compiled head dims */
     key.head_dim = ln_padded_head_dim(w->head_dim);
     key.head_dim_v = ln_padded_head_dim(w->head_dim_v);
@@ -107,7 +113,7 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
         }
         if (!found)
             continue;
-        if (winner_config(&win, dev, w, &out->config, why, sizeof why) != 0) {
+        if (winner_config(&win, dev, w, any_rows, &out->config, why, sizeof why) != 0) {
             /* Tuned for a GPU with more shared memory, say: remember why, try the next tier. */
             snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "; %s winner %s passed over: %s",
                      s ? "shipped" : "database", win.kernel.family, why);
@@ -119,10 +125,10 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
                            : (exact ? RT_TIER_SHIPPED_EXACT : RT_TIER_SHIPPED_NEAREST);
         describe(&win, s, out->why, sizeof out->why);
         snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "%s", skipped);
-        return want_fixed_order ? make_deterministic(dev, w, out, err, len) : 0;
+        return want_fixed_order ? make_deterministic(dev, w, flags, out, err, len) : 0;
     }
     char why[512];
-    if (rt_default_config(dev, w, want_fixed_order, &out->config, why, sizeof why) != 0) {
+    if (rt_default_config(dev, w, flags, &out->config, why, sizeof why) != 0) {
         snprintf(err, len, "%s", why);
         return -1;
     }
@@ -130,17 +136,17 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
     out->tuned_varlen = 0;
     snprintf(out->why, sizeof out->why, "built-in default for %s %s head_dim=%d head_dim_v=%d%s", dev->arch,
              gen_dtype_name(w->dtype), w->head_dim, w->head_dim_v, skipped);
-    return want_fixed_order ? make_deterministic(dev, w, out, err, len) : 0;
+    return want_fixed_order ? make_deterministic(dev, w, flags, out, err, len) : 0;
 }
 
 /* The choice for w, its head dims looked up padded to the compiled ones (ln_padded_head_dim; a
  * built-in default may pad further, to its family's min_head_dim), then compiled for the dims
  * of the data (DATA_DIM, DATA_DIM_V), w's softcap (SOFTCAP) and a variable-length batch (VARLEN),
  * whatever kind of workload the winner was tuned for. */
-int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int deterministic, rt_choice *out,
+int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int flags, rt_choice *out,
               int *is_db_error, char *err, size_t len)
 {
-    if (choose(user, shipped, dev, w, deterministic, out, is_db_error, err, len) != 0)
+    if (choose(user, shipped, dev, w, flags, out, is_db_error, err, len) != 0)
         return -1;
     gen_config *c = &out->config;
     const int d = c->p[GEN_HEAD_DIM], dv = c->p[GEN_HEAD_DIM_V];   /* padded, or a family's smallest */

@@ -49,6 +49,11 @@ static ft_status fill_steps(ft_context *ctx, const char *func, const cu_driver *
     return rc == CUDA_SUCCESS ? FT_OK : rt_fail_cuda(ctx, func, missing, rc);
 }
 
+int rt_choose_flags(rt_variant v)
+{
+    return v == RT_DETERMINISTIC ? RT_CHOOSE_DETERMINISTIC : v == RT_ANY_ROWS ? RT_CHOOSE_ANY_ROWS : 0;
+}
+
 ft_status rt_plan_get(ft_context *ctx, const char *func, const cu_driver *cu, rt_cuctx *cc, const db_workload *w,
                       rt_variant variant, const rt_plan **out)
 {
@@ -72,7 +77,7 @@ ft_status rt_plan_get(ft_context *ctx, const char *func, const cu_driver *cu, rt
     } else {
         char err[512];
         int db_error;
-        if (rt_choose(ctx->user, ctx->shipped, &cc->info, w, variant == RT_DETERMINISTIC, &p->choice, &db_error, err,
+        if (rt_choose(ctx->user, ctx->shipped, &cc->info, w, rt_choose_flags(variant), &p->choice, &db_error, err,
                       sizeof err) != 0)
             s = rt_fail(ctx, db_error ? FT_ERR_DB : FT_ERR_UNSUPPORTED, "%s: %s", func, err);
     }

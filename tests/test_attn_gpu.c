@@ -154,6 +154,17 @@ static double threshold(int dtype)
     }
 }
 
+/* f32 on tensor cores with one TF32 product (ALLOW_TF32 1): TF32's 2^-11 a product, where the
+ * three-product split keeps f32's threshold (test_reference holds the CPU model to the same). */
+#define TF32_THRESHOLD 2e-3
+
+/* The threshold kernel k's outputs are held to: the dtype's, or TF32's with ALLOW_TF32. */
+static double kernel_threshold(const gpu_kernel *k, int dtype)
+{
+    return (k->config.family->params & GEN_BIT(GEN_ALLOW_TF32)) && k->config.p[GEN_ALLOW_TF32] ? TF32_THRESHOLD
+                                                                                                : threshold(dtype);
+}
+
 /* Only small problems are also checked against the O(N^2)-memory CPU reference. */
 static int cpu_checked(const attn_case *c)
 {
@@ -229,6 +240,22 @@ static gen_config make_config(const char *name, const attn_case *c, int backward
     /* Nothing fits: keep the base so the build reports why. */
     g = base;
     return g;
+}
+
+/* f32 on tensor cores (fwd_mma, DTYPE f32) beside the case's exact forward where its tiles fit
+ * the head dims: three TF32 products a product, or one (ALLOW_TF32) in every third case. */
+static gpu_kernel *tf32_kernels[CASE_COUNT];
+static int tf32_config(const attn_case *c, int idx, gen_config *out)
+{
+    char why[512];
+    if (c->dtype != F32)
+        return -1;
+    gen_config g = make_config("fwd_mma", c, 0);
+    g.p[GEN_ALLOW_TF32] = idx % 3 == 2;
+    if (gen_validate(&g, session.smem_limit, why, sizeof why) != 0)
+        return -1;
+    *out = g;
+    return 0;
 }
 
 /* The Hopper families (sm_90a only), checked beside the case's forward and backward where this
@@ -590,12 +617,33 @@ static void run_case(void **state)
            bwd_kernels[idx]->config.p[GEN_BLOCK_M], bwd_kernels[idx]->config.p[GEN_BLOCK_N],
            bwd_kernels[idx]->config.p[GEN_NUM_WARPS], bwd_kernels[idx]->config.p[GEN_NUM_STAGES]);
 
-    /* Forward: candidate, then the reference (whose O and L then feed both backward passes). */
+    /* Forward: candidate (and f32 on tensor cores), then the reference, whose O and L then feed
+     * both backward passes. */
     CUstream st = NULL;
     forward_outputs(fwd_kernels[idx], &p, "candidate", o, l);
+    double *o_tf = calloc(p.o_elems, sizeof(double)), *l_tf = malloc(rows * sizeof(double)), tf32_limit = 0;
+    if (tf32_kernels[idx]) {
+        const gpu_kernel *tk = tf32_kernels[idx];
+        printf("    fwd_mma f32 BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d ALLOW_TF32=%d\n",
+               tk->config.p[GEN_BLOCK_M], tk->config.p[GEN_BLOCK_N], tk->config.p[GEN_NUM_WARPS],
+               tk->config.p[GEN_NUM_STAGES], tk->config.p[GEN_ALLOW_TF32]);
+        if (tk->error[0]) {
+            printf("    fwd_mma f32 build failed: %s\n", tk->error);
+            fail();
+        }
+        forward_outputs(tk, &p, "fwd_mma f32", o_tf, l_tf);
+        tf32_limit = kernel_threshold(tk, c->dtype);
+    }
     forward_outputs(ref_kernels[idx], &p, "reference", o_ref, l_ref);
     ok &= compare("O vs GPU ref", o, o_ref, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
     ok &= compare("L vs GPU ref", l, l_ref, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
+    if (tf32_kernels[idx]) {
+        ok &= compare("tf32 O", o_tf, o_ref, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, tf32_limit) <
+              tf32_limit;
+        ok &= compare("tf32 L", l_tf, l_ref, lse_st, p.batch, p.heads, p.seqlen_q, 1, tf32_limit) < tf32_limit;
+    }
+    free(o_tf);
+    free(l_tf);
     if (wg_kernels[idx]) {
         const gen_config *wc = &wg_kernels[idx]->config;
         printf("    fwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d OVERLAP=%d PINGPONG=%d PERSISTENT=%d\n",
@@ -612,7 +660,6 @@ static void run_case(void **state)
         free(o_wg);
         free(l_wg);
     }
-
     /* Backward from the reference's O and L. */
     CUdeviceptr outs[3] = { p.dq, p.dk, p.dv };
     size_t counts[3] = { p.q_elems, p.k_elems, p.v_elems };
@@ -907,6 +954,7 @@ static const feature_case feature_cases[] = {
     { { "pad bf16 D=8 padded rows",      BF16,  8,  8, 1, 2,  50, 50, 0, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0, 0 },
     { { "pad f32 D=13/7 causal padded rows", F32, 13, 7, 2, 3, 45, 61, 1, 1, 0, 2, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0, 0 },
     { { "pad f64 D=1/3 softcap 1 separate", F64, 1, 3, 1, 2, 30, 30, 0, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 1, DENSE, 0, 0, 0, 0 },
+    { { "pad f32 D=36/20 causal softcap 2", F32, 36, 20, 2, 3, 70, 90, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 0, 2, DENSE, 0, 0, 0, 0 },
     { { "pad f32 D=200 BNHD separate",   F32, 200, 200, 1, 2, 40, 33, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0, 0 },
     { { "pad f64 D=70/130 mqa 4/1 window", F64, 70, 130, 1, 4, 37, 41, 0, 1, 0, 0, DEFAULT_TILES, WIN(1, 8, 4) }, 1, 0, DENSE, 0, 0, 0, 0 },
     { { "pad bf16 D=160/128 Nq<Nk BR", BF16, 160, 128, 1, 3, 100, 140, 1, 1, 0, 0, DEFAULT_TILES, BR }, 0, 0, DENSE, 0, 0, 0, 0 },
@@ -939,6 +987,7 @@ static const feature_case feature_cases[] = {
     { { "decode f16 Nq=16 causal split 16 of 4 tiles", F16, 128, 128, 2, 4, 16, 200, 1, 1, 0, 0, 16, 64, 1, 2, 0, 0, 0, 0, NO_MASK }, 0, 0, DENSE, 16, 0, 0, 0 },
     { { "decode varlen bf16 gqa 8/2 causal BR split 4 pack", BF16, 128, 128, 4, 8, 2, 300, 1, 1, 0, 1, 16, 64, 1, 2, 0, 0, 0, 0, BR }, 2, 0, cu_e_q, cu_e_k, 4, 1, 0, 0 },
     { { "decode f16 D=40 gqa 4/2 split 2 pack", F16, 40, 40, 1, 4, 2, 129, 0, 1, 0, 0, 64, 32, 4, 2, 0, 0, 0, 0, NO_MASK }, 2, 0, DENSE, 2, 1, 0, 0 },
+    { { "decode f32 gqa 8/2 Nq=3 split 4 pack", F32, 64, 64, 2, 8, 3, 300, 0, 1, 0, 0, 32, 64, 2, 2, 0, 0, 0, 0, NO_MASK }, 2, 0, DENSE, 4, 1, 0, 0 },
     { { "pack bf16 gqa 8/2 Nq=20 causal", BF16, 64, 64, 2, 8, 20, 90, 1, 1, 0, 0, 64, 64, 4, 2, 0, 0, 0, 0, NO_MASK }, 2, 0, DENSE, 1, 1, 0, 0 },
     /* Grouped heads shared out over blocks in bwd_wgmma's backward (SPLITS: each block walks
      * group / SPLITS query heads, a reduce step sums their dK and dV in order). */
@@ -958,7 +1007,7 @@ static const feature_case feature_cases[] = {
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
 /* Per case: the reference, and the fused kernels checked against it (NULL where none). */
-enum { FUSED_FWD, FUSED_FWD_WG, FUSED_BWD, FUSED_BWD_WG, FUSED_KINDS };
+enum { FUSED_FWD, FUSED_FWD_WG, FUSED_FWD_TF32, FUSED_BWD, FUSED_BWD_WG, FUSED_KINDS };
 static gpu_kernel *feature_refs[FEATURE_COUNT], *feature_fused[FEATURE_COUNT][FUSED_KINDS];
 
 static void print_config(const gen_config *g)
@@ -974,6 +1023,8 @@ static void print_config(const gen_config *g)
     printf(" SOFTCAP=%d", g->p[GEN_SOFTCAP]);
     if (g->p[GEN_SPLITS] > 1 || g->p[GEN_PACK_GQA])
         printf(" SPLITS=%d PACK_GQA=%d", g->p[GEN_SPLITS], g->p[GEN_PACK_GQA]);
+    if ((g->family->params & GEN_BIT(GEN_ALLOW_TF32)) && g->p[GEN_DTYPE] == F32)
+        printf(" f32 ALLOW_TF32=%d", g->p[GEN_ALLOW_TF32]);
     if (g->p[GEN_DATA_DIM] || g->p[GEN_DATA_DIM_V])
         printf(" HEAD_DIM=%d/%d DATA_DIM=%d/%d", g->p[GEN_HEAD_DIM], g->p[GEN_HEAD_DIM_V], g->p[GEN_DATA_DIM],
                g->p[GEN_DATA_DIM_V]);
@@ -1098,7 +1149,7 @@ static void run_feature_case(void **state)
            fc->cu_q ? ", variable lengths" : "");
     int ok = 1;
     gpu_kernel *const *fused = feature_fused[fc - feature_cases];
-    for (int i = FUSED_FWD; i <= FUSED_FWD_WG; i++) {
+    for (int i = FUSED_FWD; i <= FUSED_FWD_TF32; i++) {
         if (!fused[i])
             continue;
         print_config(&fused[i]->config);
@@ -1106,13 +1157,17 @@ static void run_feature_case(void **state)
             printf("    build failed: %s\n", fused[i]->error);
             fail();
         }
+        const double fl = kernel_threshold(fused[i], c->dtype);
         double *o_f = calloc(p.o_elems, 8), *l_f = calloc(rows, 8);
         forward_outputs(fused[i], &p, fused[i]->config.family->name, o_f, l_f);
-        ok &= compare("O vs GPU ref", o_f, o, p.o_stride, batch, p.heads, rows_q, p.head_dim_v, limit) < limit;
-        ok &= compare("L vs GPU ref", l_f, l, lse_st, batch, p.heads, rows_q, 1, limit) < limit;
+        ok &= compare("O vs GPU ref", o_f, o, p.o_stride, batch, p.heads, rows_q, p.head_dim_v, fl) < fl;
+        ok &= compare("L vs GPU ref", l_f, l, lse_st, batch, p.heads, rows_q, 1, fl) < fl;
         free(o_f), free(l_f);
     }
-    /* The O and L the reference backward reads (the last forward's, stored in the 16-bit type):
+    /* The fused forwards wrote O and L last; the backwards read the reference's, written again (an
+     * f32 forward of one TF32 product is held to TF32's threshold, not the backward's). */
+    forward_outputs(ref, &p, "reference", o, l);
+    /* The O and L the reference backward reads (the reference forward's, stored in the 16-bit type):
      * the CPU's sinks' gradient is computed from them too, so that O's rounding, amplified by the
      * sum over every row, is not counted against the reference's delta pass. */
     double *o_read = calloc(p.o_elems, 8), *l_read = calloc(rows, 8);
@@ -1178,6 +1233,16 @@ static int selected(const char *name)
     return !filter || fnmatch(filter, name, 0) == 0;
 }
 
+/* fwd_mma's decode shape where a feature case asks for one (its SPLITS and PACK_GQA). */
+static void set_decode_shape(gen_config *g, const feature_case *fc)
+{
+    if (!fc->splits || !(g->family->params & GEN_BIT(GEN_SPLITS)))
+        return;
+    g->p[GEN_SPLITS] = fc->splits;
+    g->p[GEN_PACK_GQA] = fc->pack;
+    gen_config_fit_lengths(g, fc->shape.seqlen_q, fc->shape.seqlen_k);
+}
+
 static int build_all(void)
 {
     gen_config configs[3 * CASE_COUNT];
@@ -1199,20 +1264,23 @@ static int build_all(void)
     int failed = count ? gpu_build(&session, configs, built_kernels, count, 16) : 0;
     for (int i = 0; i < count; i++)
         *slot[i] = built_kernels[i];
-    /* The Hopper families: forward and backward configurations of the cases they fit. */
-    gen_config wg_configs[2 * CASE_COUNT];
-    gpu_kernel **wg_slot[2 * CASE_COUNT];
+    /* The Hopper families: forward and backward configurations of the cases they fit; and f32 on
+     * tensor cores. */
+    gen_config wg_configs[3 * CASE_COUNT];
+    gpu_kernel **wg_slot[3 * CASE_COUNT];
     int wg_count = 0;
     for (int i = 0; i < CASE_COUNT; i++) {
         if (!selected(cases[i].name))
             continue;
+        if (tf32_config(&cases[i], i, &wg_configs[wg_count]) == 0)
+            wg_slot[wg_count++] = &tf32_kernels[i];
         if (hopper_config("fwd_wgmma", wg_tiles, TILE_COUNT(wg_tiles), &cases[i], i, &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &wg_kernels[i];
         if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), &cases[i], wgb_pinned(cases[i].name, i),
                           &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &wgb_kernels[i];
     }
-    gpu_kernel *wg_built[2 * CASE_COUNT];
+    gpu_kernel *wg_built[3 * CASE_COUNT];
     if (wg_count)
         failed += gpu_build(&session, wg_configs, wg_built, wg_count, 16);
     for (int i = 0; i < wg_count; i++)
@@ -1251,17 +1319,16 @@ static int build_all(void)
         feature_slot[feature_count++] = &feature_refs[i];
         const int first_fused = feature_count;
         feature_configs[feature_count] = make_config(mma ? "fwd_mma" : "fwd_exact", c, 0);
-        if (feature_cases[i].splits) {   /* fwd_mma's decode shape */
-            gen_config *g = &feature_configs[feature_count];
-            g->p[GEN_SPLITS] = feature_cases[i].splits;
-            g->p[GEN_PACK_GQA] = feature_cases[i].pack;
-            gen_config_fit_lengths(g, c->seqlen_q, c->seqlen_k);
-        }
+        set_decode_shape(&feature_configs[feature_count], &feature_cases[i]);
         feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD];
         feature_configs[feature_count] = make_config(mma ? "bwd_mma" : "bwd_exact", c, 1);
         feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD];
         if (hopper_config("fwd_wgmma", wg_tiles, TILE_COUNT(wg_tiles), c, i, &feature_configs[feature_count]) == 0)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD_WG];
+        if (tf32_config(c, i, &feature_configs[feature_count]) == 0) {
+            set_decode_shape(&feature_configs[feature_count], &feature_cases[i]);
+            feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD_TF32];
+        }
         const int wgb_start = wgb_pinned(c->name, i);
         if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), c, wgb_start, &feature_configs[feature_count]) == 0) {
             if (feature_cases[i].bwd_splits)

@@ -724,7 +724,7 @@ static const struct {
     { "bad_unused_param.lua", 3, { "params.DQ_MODE", "fwd_mma does not use DQ_MODE" } },
     { "bad_no_candidates.lua", 3, { "has no candidate for workload 1", "first reason:" } },
     { "bad_grid.lua", 2, { "grid: tokens = 16384 is not a multiple of seqlen_q = 3000", NULL } },
-    { "bad_dtype.lua", 3, { "workloads[1]", "dtype f32 is not supported by fwd_mma" } },
+    { "bad_dtype.lua", 3, { "workloads[1]", "dtype f32 is not supported by fwd_wgmma" } },
     { "bad_key.lua", 3, { "space 'key': unknown key 'param'", "known: name, template" } },
     { "bad_strategy_key.lua", 3, { "space 'budget'", "strategy.budget_s is only for kind \"halving\" or \"guided\"" } },
     { "bad_error_table.lua", 3, { "the space file failed with a table value (error() wants a string)", NULL } },

@@ -1,7 +1,8 @@
 // sm80.cuh: the sm_80+ instructions the mma.sync families use: cp.async copies, ldmatrix,
-// mma.sync.m16n8k16 and its fragment conversions, fp32 reductions to global memory, and the
-// one swizzle of 16-bit shared-memory tiles (with ldmatrix addressing over it), and the
-// acquire/release pair of a semaphore in global memory that orders blocks.
+// mma.sync.m16n8k16 and its fragment conversions, TF32 products of split floats (m16n8k8),
+// fp32 reductions to global memory, the one swizzle of 16-bit shared-memory tiles (with
+// ldmatrix addressing over it), and the acquire/release pair of a semaphore in global memory
+// that orders blocks.
 
 // 16-byte global->shared copy; src_bytes < 16 zero-fills the rest (0 for rows out of range).
 FT_DEVICE void cp_async_16(unsigned dst, const void *src, int src_bytes)
@@ -34,8 +35,9 @@ FT_DEVICE void red_add_f32x2(float *p, float a, float b)
 #endif
 }
 
-// ---- tensor cores (f16/bf16 only) --------------------------------------------------------
-#if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16
+// ---- tensor cores -------------------------------------------------------------------------
+// ldmatrix moves 8x8 matrices of 16-bit elements: in f32 an 8x4 matrix of floats, each lane
+// getting float (lane % 4) of row lane / 4, which is the TF32 m16n8k8 fragment's layout.
 FT_DEVICE void ldmatrix_x4(unsigned &r0, unsigned &r1, unsigned &r2, unsigned &r3, unsigned addr)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
@@ -54,6 +56,69 @@ FT_DEVICE void ldmatrix_x2_trans(unsigned &r0, unsigned &r1, unsigned addr)
 {
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];" : "=r"(r0), "=r"(r1) : "r"(addr));
 }
+
+// Loads 4 bytes of a shared tile at a 32-bit shared address, as ldmatrix reads them: after the
+// barrier that made the tile visible, and (no memory clobber) free to be scheduled among the
+// products, unlike ld_shared_b32.
+FT_DEVICE unsigned ld_shared_tile_b32(unsigned addr)
+{
+    unsigned x;
+    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(x) : "r"(addr));
+    return x;
+}
+
+#if DTYPE == FT_DTYPE_F32
+// ---- f32 on tensor cores: TF32 products ----------------------------------------------------
+// A float x is split into a TF32 high part and the TF32 rounding of the remainder (both round
+// to nearest, ties away, as cvt.rna; x - hi is exact in float): x = hi + lo to about 2^-22 of x. A product a b is then
+// a_hi b_lo + a_lo b_hi + a_hi b_hi (the a_lo b_lo term, about 2^-22 of it, dropped), each on
+// the tensor cores with fp32 accumulation: float32's accuracy (notes/fp32.md). With ALLOW_TF32
+// one product a_hi b_hi: TF32's 2^-11, and lo is never computed.
+struct tf32x2 {
+    unsigned hi, lo;
+};
+// x rounded to TF32 as cvt.rna.tf32.f32 rounds a finite float: half of the 13 dropped bits' range
+// added to the magnitude's bits, then those bits cleared (a carry moves the exponent, as it
+// should). Two integer instructions where cvt.rna took four with its checks for NaN and
+// infinity, which no finite input needs (ptxas on sm_90: the split was most of the kernel's
+// instructions). Attention's operands are finite; a NaN or infinity in them is lost anyway.
+FT_DEVICE unsigned tf32_round_bits(unsigned x)
+{
+    return (x + 0x1000u) & 0xffffe000u;
+}
+FT_DEVICE tf32x2 tf32_split_bits(unsigned x)
+{
+    const unsigned hi = tf32_round_bits(x);
+    return { hi, ALLOW_TF32 ? 0u : tf32_round_bits(__float_as_uint(__uint_as_float(x) - __uint_as_float(hi))) };
+}
+FT_DEVICE tf32x2 tf32_split(float x)
+{
+    return tf32_split_bits(__float_as_uint(x));
+}
+// D (16x8, f32) += A (16x8, row) * B (8x8, col), TF32 operands. Fragments per the PTX ISA's
+// m16n8k8: lane = 4*group + quad; a0..a3 hold (row, k) = (g, q) (g+8, q) (g, q+4) (g+8, q+4);
+// b0, b1 hold (k, col) = (q, g) (q+4, g); C/D as m16n8k16's.
+FT_DEVICE void mma_1688_tf32(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
+                             unsigned b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+// D += A B from split operands: the two small products first, then the large one (one product
+// with ALLOW_TF32).
+FT_DEVICE void mma_tf32(float (&d)[4], const tf32x2 (&a)[4], tf32x2 b0, tf32x2 b1)
+{
+    if (!ALLOW_TF32) {
+        mma_1688_tf32(d, a[0].lo, a[1].lo, a[2].lo, a[3].lo, b0.hi, b1.hi);
+        mma_1688_tf32(d, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b0.lo, b1.lo);
+    }
+    mma_1688_tf32(d, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b0.hi, b1.hi);
+}
+#endif
+
+#if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16
 // D (16x8, f32) += A (16x16, row) * B (16x8, col). Fragment layout per PTX ISA m16n8k16:
 // lane = 4*group + quad; A regs a0..a3 hold rows {group, group+8} x cols {2quad, 2quad+1,
 // +8}; B regs b0,b1 hold k {2quad,2quad+1, +8} of column group; C/D c0..c3 hold

@@ -64,7 +64,7 @@ ft_fwd_combine(const ft_fwd_args args)
         for (int c = 0; c < CHUNKS; c++) {
             const int col = c * 128 + lane * 4;
             if (col < V_DATA)
-                *(uint2 *)(dst + col) = make_uint2(pack2(acc[c][0], acc[c][1]), pack2(acc[c][2], acc[c][3]));
+                store4(dst + col, acc[c][0], acc[c][1], acc[c][2], acc[c][3]);
         }
         if (lane == 0)
             ((float *)args.lse)[idx] = sum > 0.f ? (mx + __log2f(sum)) * (float)FT_LN2 : FT_INF_F;

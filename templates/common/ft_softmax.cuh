@@ -1,6 +1,7 @@
 // ft_softmax.cuh: the forward's per-row steps on 16-row accumulator tiles (fwd_mma, fwd_wgmma):
-// the mask, one online-softmax step, and the epilogue. f16/bf16 families only.
-#if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16
+// the mask, one online-softmax step, and the epilogue. Tensor-core families only: f16, bf16, and
+// f32 as TF32.
+#if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || DTYPE == FT_DTYPE_F32
 // Lane 4g+q holds, for each 8-column tile j, elements s[4j+e]: row g + 8*(e/2), column
 // 8j + 2q + e%2 (the m16n8 C layout, and a warp's share of a wgmma 64xN accumulator). A row's
 // columns are spread over the 4 lanes of a quad. `half` picks row g (0) or g+8 (1).
@@ -129,7 +130,7 @@ FT_DEVICE void store_split_row(float *dst, float *lse2, const float *o, float ro
 }
 
 // Epilogue for one row: finish_row, and O / rowsum in the input dtype at dst (the row's first
-// element), its first DATA columns (a multiple of 8).
+// element), its first DATA columns (a multiple of 8, or of 2 in f32).
 template <int O_TILES, int DATA = O_TILES * 8>
 FT_DEVICE void store_row(elem_t *dst, float *lse, const float *o, float row_max, float row_sum, int half,
                          int quad, bool in_range, float sink2 = -FT_INF_F)
@@ -139,6 +140,7 @@ FT_DEVICE void store_row(elem_t *dst, float *lse, const float *o, float row_max,
         return;
 #pragma unroll
     for (int j = 0; j < O_TILES && j * 8 < DATA; j++)
-        *(unsigned *)(dst + j * 8 + quad * 2) = pack2(o[j * 4 + half * 2] * inv, o[j * 4 + half * 2 + 1] * inv);
+        if (DATA % 8 == 0 || j * 8 + quad * 2 < DATA)
+            store2(dst + j * 8 + quad * 2, o[j * 4 + half * 2] * inv, o[j * 4 + half * 2 + 1] * inv);
 }
 #endif

@@ -92,6 +92,25 @@ FT_DEVICE unsigned pack2(float lo, float hi)
     return r;
 }
 
+// Two (four) consecutive elements of a row from floats, in one store: p 4-byte (8-byte) aligned
+// in the 16-bit types, 8-byte (16-byte) in f32.
+FT_DEVICE void store2(elem_t *p, float lo, float hi)
+{
+#if DTYPE == FT_DTYPE_F32
+    *(float2 *)p = make_float2(lo, hi);
+#else
+    *(unsigned *)p = pack2(lo, hi);
+#endif
+}
+FT_DEVICE void store4(elem_t *p, float a, float b, float c, float d)
+{
+#if DTYPE == FT_DTYPE_F32
+    *(float4 *)p = make_float4(a, b, c, d);
+#else
+    *(uint2 *)p = make_uint2(pack2(a, b), pack2(c, d));
+#endif
+}
+
 // ---- math ---------------------------------------------------------------------------------
 FT_DEVICE float fast_exp2(float x)
 {

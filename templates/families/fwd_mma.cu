@@ -1,4 +1,5 @@
-// families/fwd_mma.cu: FlashAttention forward on tensor cores (f16/bf16, mma.sync.m16n8k16, sm_80+).
+// families/fwd_mma.cu: FlashAttention forward on tensor cores (f16/bf16, mma.sync.m16n8k16, sm_80+;
+// f32 as TF32, m16n8k8: below).
 // One thread block per (query tile, batch*head). Q is read once into registers; K/V tiles
 // stream through a NUM_STAGES-deep cp.async ring in swizzled shared memory; S = Q K^T and
 // O += P V run on mma.sync with fp32 accumulators; the online softmax stays in registers and
@@ -13,24 +14,37 @@
 // - PACK_GQA: grid.y is batch*heads_k, and row p of the tiles is query row p / G of query head
 //   kvh * G + p % G (G = heads / heads_k, kvh the block's K/V head): a group's heads share each
 //   K/V tile, read once instead of G times.
+// f32 (DTYPE 0) runs the same walk on TF32 tensor cores: each operand split into a TF32 high part
+// and remainder and each product made of three TF32 products (mma_tf32, arch/sm80.cuh), one with
+// ALLOW_TF32. A shared tile of COLS floats is laid out as a 16-bit tile of 2 COLS columns, so the
+// swizzle, the copies and ldmatrix serve it unchanged: ldmatrix's 8x8 16-bit matrix is an 8x4
+// one of floats, which is the TF32 fragment's layout, for Q (A) and K (B). V's B fragment wants
+// (key, column) pairs down a column, which ldmatrix.trans cannot give 32-bit elements, so each
+// lane reads its two floats of V; and P's accumulators are the A fragment of an 8-key step with
+// the keys of a step taken in the order 0, 2, 4, 6, 1, 3, 5, 7 (a0 = key 2q, a2 = key 2q + 1),
+// which V's reads follow.
 
 // ---- traits (traits/fwd_mma.h): tunables come from the generator's #defines ----------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
 constexpr int WARP_ROWS = BLOCK_M / NUM_WARPS;                    // query rows each warp owns
 constexpr int ROW_TILES = fwd_mma_row_tiles(BLOCK_M, NUM_WARPS);  // 16-row mma tiles per warp
 constexpr int KEY_TILES = BLOCK_N / 8;                            // 8-key column tiles of S
-constexpr int DK_STEPS = (QK_DATA + 15) / 16;                     // k-steps of Q K^T (padding past the data skipped)
-constexpr int DV_TILES = (V_DATA + 15) / 16 * 2;                  // 8-wide column tiles of O (the same)
-constexpr bool Q_IN_REGS = fwd_mma_q_in_regs(HEAD_DIM);
-// Shared memory: the Q tile, then NUM_STAGES x (K tile, V tile), 16-bit elements.
+constexpr bool TF32 = DTYPE == FT_DTYPE_F32;
+constexpr int UNITS = fwd_mma_elem_units(DTYPE);                  // 16-bit units an element takes in a tile
+constexpr int QK_COLS = HEAD_DIM * UNITS, V_COLS = HEAD_DIM_V * UNITS;   // tile widths in 16-bit units
+constexpr int DK_STEPS = (QK_DATA * UNITS + 15) / 16;             // k-steps of Q K^T (padding past the data skipped)
+constexpr int DV_TILES = TF32 ? (V_DATA + 7) / 8 : (V_DATA + 15) / 16 * 2;   // 8-wide column tiles of O (the same)
+constexpr bool Q_IN_REGS = fwd_mma_q_in_regs(HEAD_DIM, DTYPE);
+// Shared memory: the Q tile, then NUM_STAGES x (K tile, V tile).
 constexpr int Q_TILE_ELEMS = BLOCK_M * HEAD_DIM;
 constexpr int K_TILE_ELEMS = BLOCK_N * HEAD_DIM;
 constexpr int V_TILE_ELEMS = BLOCK_N * HEAD_DIM_V;
 constexpr int STAGE_ELEMS = K_TILE_ELEMS + V_TILE_ELEMS;
-constexpr int SMEM_END = (Q_TILE_ELEMS + NUM_STAGES * STAGE_ELEMS) * 2;
+constexpr int SMEM_END = (Q_TILE_ELEMS + NUM_STAGES * STAGE_ELEMS) * 2 * UNITS;
 
-constexpr int RULE = fwd_mma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, CAUSAL);
-static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: fwd_mma takes f16 or bf16");
+constexpr int RULE = fwd_mma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, CAUSAL, DTYPE, ALLOW_TF32);
+static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || TF32, "DTYPE: fwd_mma takes f16, bf16 or f32");
+static_assert(RULE != FWD_MMA_BAD_TF32, "ALLOW_TF32: 0 in f16 and bf16");
 static_assert(RULE != FWD_MMA_BAD_BLOCK_M, "BLOCK_M must be a multiple of 16*NUM_WARPS");
 static_assert(RULE != FWD_MMA_BAD_BLOCK_N, "BLOCK_N must be a multiple of 16");
 static_assert(RULE != FWD_MMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be multiples of 32");
@@ -39,13 +53,16 @@ static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_mma.h");
 static_assert(!PACK_GQA || !EVEN_M, "EVEN_M must be 0 with PACK_GQA (a tile's rows are a group's)");
 
+// Elements a 16-byte copy moves: 8, or 4 floats.
+constexpr int COPY_ELEMS = 8 / UNITS;
+
 // Copies a ROWS x COLS tile (row stride `stride` elements, `valid` rows in range, DATA columns
 // of data) into a swizzled shared tile with 16-byte cp.async; rows past `valid` and columns
 // past DATA are zero-filled.
 template <int ROWS, int COLS, int DATA, bool EVEN>
 FT_DEVICE void load_tile(elem_t *smem, const elem_t *gmem, long long stride, int valid)
 {
-    constexpr int CHUNKS = COLS / 8;
+    constexpr int CHUNKS = COLS / COPY_ELEMS;
     constexpr int ITERS = (ROWS * CHUNKS + NUM_THREADS - 1) / NUM_THREADS;
     // Past 8 copies a thread, unrolling them all kept every copy's address live across the main
     // loop: one warp with 64x128 K/V tiles spilled 424 bytes (sm_90).
@@ -55,10 +72,10 @@ FT_DEVICE void load_tile(elem_t *smem, const elem_t *gmem, long long stride, int
         if ((ROWS * CHUNKS) % NUM_THREADS != 0 && i >= ROWS * CHUNKS)
             break;
         const int row = i / CHUNKS;
-        const int col = (i % CHUNKS) * 8;
+        const int col = (i % CHUNKS) * COPY_ELEMS;
         const bool in = (EVEN || row < valid) && (DATA == COLS || col < DATA);
         const elem_t *src = in ? gmem + row * stride + col : gmem;
-        cp_async_16(smem_addr(smem + swz<COLS>(row, col)), src, in ? 16 : 0);
+        cp_async_16(smem_addr((unsigned short *)smem + swz<COLS * UNITS>(row, col * UNITS)), src, in ? 16 : 0);
     }
 }
 
@@ -67,19 +84,19 @@ FT_DEVICE void load_tile(elem_t *smem, const elem_t *gmem, long long stride, int
 // stride); rows past `rows` (the sequence's seqlen_q * G) and columns past QK_DATA zero-filled.
 FT_DEVICE void load_packed_q(elem_t *smem, const elem_t *q, long long hs, long long rs, int m0, int G, int rows)
 {
-    constexpr int CHUNKS = HEAD_DIM / 8;
+    constexpr int CHUNKS = HEAD_DIM / COPY_ELEMS;
 #pragma unroll
     for (int it = 0; it < (BLOCK_M * CHUNKS + NUM_THREADS - 1) / NUM_THREADS; it++) {
         const int i = it * NUM_THREADS + threadIdx.x;
         if ((BLOCK_M * CHUNKS) % NUM_THREADS != 0 && i >= BLOCK_M * CHUNKS)
             break;
         const int row = i / CHUNKS;
-        const int col = (i % CHUNKS) * 8;
+        const int col = (i % CHUNKS) * COPY_ELEMS;
         const int p = m0 + row;
         const bool in = p < rows && (QK_DATA == HEAD_DIM || col < QK_DATA);
         const int qrow = p / G;
         const elem_t *src = in ? q + (p - qrow * G) * hs + qrow * rs + col : q;
-        cp_async_16(smem_addr(smem + swz<HEAD_DIM>(row, col)), src, in ? 16 : 0);
+        cp_async_16(smem_addr((unsigned short *)smem + swz<QK_COLS>(row, col * UNITS)), src, in ? 16 : 0);
     }
 }
 
@@ -174,7 +191,7 @@ ft_fwd(const ft_fwd_args args)
     }
 
     const float scale_log2 = softmax_log2_scale(args);
-    unsigned qf[ROW_TILES][Q_IN_REGS ? DK_STEPS : 1][4];   // Q as A fragments
+    unsigned qf[ROW_TILES][Q_IN_REGS ? DK_STEPS : 1][4];   // Q as A fragments (f32: the floats' bits)
     float o[ROW_TILES][DV_TILES][4];
     float row_max[ROW_TILES][2], row_sum[ROW_TILES][2];   // [.][0]: row group, [.][1]: group+8
 #pragma unroll
@@ -197,14 +214,19 @@ ft_fwd(const ft_fwd_args args)
     const int lm_row = lane % 8, lm_mat = lane / 8;
     // Per-lane ldmatrix addresses of the first fragment of each operand; the rest are swz_step.
     // Q (A operand, 16x16 at rows r0, cols d0): matrices (r0,d0) (r0+8,d0) (r0,d0+8) (r0+8,d0+8).
+    // (Columns in 16-bit units: in f32 (r0,d0) (r0+8,d0) (r0,d0+4) (r0+8,d0+4) in floats.)
     const unsigned q_lane = smem_addr(q_smem) +
-        2 * swz<HEAD_DIM>(warp_row0 + (lm_mat & 1) * 8 + lm_row, (lm_mat >> 1) * 8);
+        2 * swz<QK_COLS>(warp_row0 + (lm_mat & 1) * 8 + lm_row, (lm_mat >> 1) * 8);
     // K^T (B operand) from K rows without transposition: matrices (keys n,d) (n,d+8) (n+8,d)
     // (n+8,d+8) give b0,b1 of key tiles n and n+8.
-    const unsigned k_lane = 2 * swz<HEAD_DIM>((lm_mat >> 1) * 8 + lm_row, (lm_mat & 1) * 8);
+    const unsigned k_lane = 2 * swz<QK_COLS>((lm_mat >> 1) * 8 + lm_row, (lm_mat & 1) * 8);
     // V (B operand) with ldmatrix.trans: matrices (keys k,d) (k+8,d) (k,d+8) (k+8,d+8) give
-    // b0,b1 of column tiles d and d+8.
-    const unsigned v_lane = 2 * (K_TILE_ELEMS + swz<HEAD_DIM_V>((lm_mat & 1) * 8 + lm_row, (lm_mat >> 1) * 8));
+    // b0,b1 of column tiles d and d+8. In f32 a lane reads b0 = V[2q][g] and b1 = V[2q + 1][g] of
+    // each 8-key step and 8-column tile (v_lane, v_lane1): over a warp, rows 0-7 of one step and
+    // two 16-byte chunks of each, which the swizzle spreads over all 32 banks.
+    const unsigned v_lane = TF32 ? 2 * (K_TILE_ELEMS * UNITS + swz<V_COLS>(2 * quad, 2 * group))
+                                 : 2 * (K_TILE_ELEMS + swz<HEAD_DIM_V>((lm_mat & 1) * 8 + lm_row, (lm_mat >> 1) * 8));
+    const unsigned v_lane1 = 2 * (K_TILE_ELEMS * UNITS + swz<V_COLS>(2 * quad + 1, 2 * group));
     const unsigned kv_addr = smem_addr(kv_smem);
 
     for (int t = 0; t < n_tiles; t++) {
@@ -228,14 +250,14 @@ ft_fwd(const ft_fwd_args args)
             }
             cp_async_commit();
         }
-        const unsigned stage_addr = kv_addr + (NUM_STAGES == 1 ? 0 : (t % NUM_STAGES) * STAGE_ELEMS * 2);
+        const unsigned stage_addr = kv_addr + (NUM_STAGES == 1 ? 0 : (t % NUM_STAGES) * STAGE_ELEMS * 2 * UNITS);
         if (Q_IN_REGS && t == 0) {
 #pragma unroll
             for (int r = 0; r < ROW_TILES; r++)
 #pragma unroll
                 for (int kk = 0; kk < DK_STEPS; kk++)
                     ldmatrix_x4(qf[r][kk][0], qf[r][kk][1], qf[r][kk][2], qf[r][kk][3],
-                                swz_step<HEAD_DIM>(q_lane, kk * 2, r * 16));
+                                swz_step<QK_COLS>(q_lane, kk * 2, r * 16));
         }
         const int n0 = t * BLOCK_N;
 
@@ -252,17 +274,35 @@ ft_fwd(const ft_fwd_args args)
 #pragma unroll
                 for (int r = 0; r < ROW_TILES; r++)
                     ldmatrix_x4(qf[r][0][0], qf[r][0][1], qf[r][0][2], qf[r][0][3],
-                                swz_step<HEAD_DIM>(q_lane, kk * 2, r * 16));
+                                swz_step<QK_COLS>(q_lane, kk * 2, r * 16));
             }
+#if DTYPE == FT_DTYPE_F32
+            tf32x2 qs[ROW_TILES][4];   // this k-step's Q, split
+#pragma unroll
+            for (int r = 0; r < ROW_TILES; r++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    qs[r][e] = tf32_split_bits(qf[r][Q_IN_REGS ? kk : 0][e]);
+#endif
 #pragma unroll
             for (int j = 0; j < KEY_TILES; j += 2) {
                 unsigned b0, b1, b2, b3;
-                ldmatrix_x4(b0, b1, b2, b3, swz_step<HEAD_DIM>(stage_addr + k_lane, kk * 2, j * 8));
+                ldmatrix_x4(b0, b1, b2, b3, swz_step<QK_COLS>(stage_addr + k_lane, kk * 2, j * 8));
+#if DTYPE == FT_DTYPE_F32
+                const tf32x2 k0 = tf32_split_bits(b0), k1 = tf32_split_bits(b1);
+                const tf32x2 k2 = tf32_split_bits(b2), k3 = tf32_split_bits(b3);
+#pragma unroll
+                for (int r = 0; r < ROW_TILES; r++) {
+                    mma_tf32(s[r][j], qs[r], k0, k1);
+                    mma_tf32(s[r][j + 1], qs[r], k2, k3);
+                }
+#else
 #pragma unroll
                 for (int r = 0; r < ROW_TILES; r++) {
                     mma_16816(s[r][j], qf[r][Q_IN_REGS ? kk : 0], b0, b1);
                     mma_16816(s[r][j + 1], qf[r][Q_IN_REGS ? kk : 0], b2, b3);
                 }
+#endif
             }
         }
 
@@ -296,6 +336,31 @@ ft_fwd(const ft_fwd_args args)
                 softmax_step<KEY_TILES, DV_TILES>(&s[r][0][0], &o[r][0][0], row_max[r][half], row_sum[r][half], half,
                                                   scale_log2);
 
+#if DTYPE == FT_DTYPE_F32
+        // O += P V in 8-key steps: key tile kk's accumulators are the A fragment with the step's
+        // keys in the order 0, 2, 4, 6, 1, 3, 5, 7 (a0 = c0, a1 = c2, a2 = c1, a3 = c3), so b0 is
+        // key 2q's V and b1 key 2q + 1's.
+#pragma unroll
+        for (int kk = 0; kk < KEY_TILES; kk++) {
+            tf32x2 pf[ROW_TILES][4];
+#pragma unroll
+            for (int r = 0; r < ROW_TILES; r++) {
+                pf[r][0] = tf32_split(s[r][kk][0]);
+                pf[r][1] = tf32_split(s[r][kk][2]);
+                pf[r][2] = tf32_split(s[r][kk][1]);
+                pf[r][3] = tf32_split(s[r][kk][3]);
+            }
+#pragma unroll
+            for (int j = 0; j < DV_TILES; j++) {
+                const unsigned v0 = ld_shared_tile_b32(swz_step<V_COLS>(stage_addr + v_lane, 2 * j, kk * 8));
+                const unsigned v1 = ld_shared_tile_b32(swz_step<V_COLS>(stage_addr + v_lane1, 2 * j, kk * 8));
+                const tf32x2 b0 = tf32_split_bits(v0), b1 = tf32_split_bits(v1);
+#pragma unroll
+                for (int r = 0; r < ROW_TILES; r++)
+                    mma_tf32(o[r][j], pf[r], b0, b1);
+            }
+        }
+#else
         // O += P V. P's accumulators for key tiles 2kk, 2kk+1 are exactly the A fragment of a
         // 16-key step.
 #pragma unroll
@@ -319,6 +384,7 @@ ft_fwd(const ft_fwd_args args)
                 }
             }
         }
+#endif
     }
     cp_async_wait<0>();
 

@@ -1,6 +1,7 @@
 /* fwd_mma traits (templates/families/fwd_mma.cu, generator/family_fwd_mma.c): warps own whole
- * 16-row mma tiles of the query block; Q in registers up to head dim 128; K/V in a NUM_STAGES
- * ring of swizzled tiles. */
+ * 16-row mma tiles of the query block; Q in registers up to 256 bytes a row (head dim 128 in the
+ * 16-bit types, 64 in f32); K/V in a NUM_STAGES ring of swizzled tiles. f32 runs as TF32
+ * (DTYPE 0): its tiles take twice the bytes, and each operand is split in registers. */
 #ifndef FT_TRAITS_FWD_MMA_H
 #define FT_TRAITS_FWD_MMA_H
 
@@ -10,7 +11,14 @@ enum fwd_mma_rule {
     FWD_MMA_BAD_BLOCK_N,     /* BLOCK_N % 16 != 0 */
     FWD_MMA_BAD_HEAD_DIM,    /* HEAD_DIM or HEAD_DIM_V not a multiple of 32 */
     FWD_MMA_BAD_REGISTERS,   /* fragments would spill */
+    FWD_MMA_BAD_TF32,        /* ALLOW_TF32 = 1 with a 16-bit DTYPE */
 };
+
+/* 16-bit units an element takes in a shared tile: 2 in f32 (DTYPE 0), else 1. */
+FT_TRAIT int fwd_mma_elem_units(int dtype)
+{
+    return dtype == 0 ? 2 : 1;
+}
 
 /* 16-row mma tiles each warp owns. */
 FT_TRAIT int fwd_mma_row_tiles(int block_m, int num_warps)
@@ -18,33 +26,37 @@ FT_TRAIT int fwd_mma_row_tiles(int block_m, int num_warps)
     return block_m / (16 * num_warps);
 }
 
-/* Q stays in registers for the whole sweep up to head dim 128; past that its fragments would
+/* Q stays in registers for the whole sweep up to 256 bytes a row; past that its fragments would
  * crowd out the accumulators, so they are re-read from shared memory at each k-step. */
-FT_TRAIT int fwd_mma_q_in_regs(int head_dim)
+FT_TRAIT int fwd_mma_q_in_regs(int head_dim, int dtype)
 {
-    return head_dim <= 128;
+    return head_dim * fwd_mma_elem_units(dtype) <= 128;
 }
 
-/* Q tile plus NUM_STAGES K/V tiles, 2 bytes an element. */
-FT_TRAIT long long fwd_mma_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages)
+/* Q tile plus NUM_STAGES K/V tiles, 2 bytes an element (4 in f32). */
+FT_TRAIT long long fwd_mma_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages,
+                                      int dtype)
 {
-    return ((long long)block_m * head_dim + (long long)num_stages * block_n * (head_dim + head_dim_v)) * 2;
+    return ((long long)block_m * head_dim + (long long)num_stages * block_n * (head_dim + head_dim_v)) * 2 *
+           fwd_mma_elem_units(dtype);
 }
 
-/* Per-thread fp32 accumulators and fragments: O, S and (up to head dim 128) Q, plus 2 for the
- * masked variant (its key-tile range and band stay live). Past about 150 of the 255 registers
+/* Per-thread fp32 accumulators and fragments: O, S and (up to 256 bytes a row) Q, plus 2 for
+ * the masked variant (its key-tile range and band stay live); in f32 the split halves of a
+ * k-step's Q and P fragments (8 a row tile) and of K's (8). Past about 150 of the 255 registers
  * the compiler spills (ptxas for sm_80 and sm_90: head dim 256 with BLOCK_N=64 is 164 and
  * spills; BLOCK_N=32 is 148 and does not, and 150 with the mask spills 8 bytes on sm_80). */
 #define FWD_MMA_REGISTER_LIMIT 149
 FT_TRAIT int fwd_mma_fragment_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
-                                   int causal)
+                                   int causal, int dtype)
 {
-    return fwd_mma_row_tiles(block_m, num_warps) *
-               ((fwd_mma_q_in_regs(head_dim) ? head_dim / 4 : 4) + block_n / 2 + head_dim_v / 2) +
-           (causal ? 2 : 0);
+    const int rows = fwd_mma_row_tiles(block_m, num_warps), units = fwd_mma_elem_units(dtype);
+    return rows * ((fwd_mma_q_in_regs(head_dim, dtype) ? head_dim * units / 4 : 4) + block_n / 2 + head_dim_v / 2) +
+           (causal ? 2 : 0) + (dtype == 0 ? rows * 8 + 8 : 0);
 }
 
-FT_TRAIT int fwd_mma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int causal)
+FT_TRAIT int fwd_mma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int causal,
+                          int dtype, int allow_tf32)
 {
     if (block_m % (16 * num_warps) != 0)
         return FWD_MMA_BAD_BLOCK_M;
@@ -52,8 +64,11 @@ FT_TRAIT int fwd_mma_rule(int block_m, int block_n, int num_warps, int head_dim,
         return FWD_MMA_BAD_BLOCK_N;
     if (head_dim % 32 != 0 || head_dim_v % 32 != 0)
         return FWD_MMA_BAD_HEAD_DIM;
-    if (fwd_mma_fragment_regs(block_m, block_n, num_warps, head_dim, head_dim_v, causal) > FWD_MMA_REGISTER_LIMIT)
+    if (fwd_mma_fragment_regs(block_m, block_n, num_warps, head_dim, head_dim_v, causal, dtype) >
+        FWD_MMA_REGISTER_LIMIT)
         return FWD_MMA_BAD_REGISTERS;
+    if (allow_tf32 && dtype != 0)
+        return FWD_MMA_BAD_TF32;
     return FWD_MMA_OK;
 }
 

@@ -472,6 +472,32 @@ static void variable_length_choices(void **state)
 /* Decode shapes (at most 16 query rows, f16/bf16 forwards): the shipped decode winners serve them
  * and nothing else; without a database the built-in decode configuration splits the keys and packs
  * the group; a longer query, an f32 one and a backward get no decode kernel. */
+/* rt_rows16: f32 runs on tensor cores only where every row starts 16-byte aligned. */
+static void rows16_decides_f32_tensor_cores(void **state)
+{
+    (void)state;
+    static const char buf[64] __attribute__((aligned(16)));
+    db_workload w = workload(DB_OP_FWD, FT_F32, 64, 0, 2, 4, 100, 100);
+    const int64_t dense[3] = { 4 * 100 * 64, 100 * 64, 64 }, odd_rows[3] = { 4 * 100 * 66, 100 * 66, 66 };
+    rt_tensor t = { "q", "q_stride", buf, dense, 4, 100, 64 };
+    assert_int_equal(rt_rows16(&w, &t, 1), 1);
+    t.ptr = buf + 4;   /* 4-byte aligned: a float's, not a row copy's */
+    assert_int_equal(rt_rows16(&w, &t, 1), 0);
+    t.ptr = buf;
+    t.stride = odd_rows;   /* rows 264 bytes apart */
+    assert_int_equal(rt_rows16(&w, &t, 1), 0);
+    w.batch = 1;   /* a batch stride that is never stepped along does not count */
+    const int64_t one_batch[3] = { 3, 100 * 64, 64 };
+    t.stride = one_batch;
+    assert_int_equal(rt_rows16(&w, &t, 1), 1);
+    const rt_tensor lse = { "lse", NULL, buf + 4, NULL, 4, 0, 0 };   /* no strides: not a row copy's */
+    assert_int_equal(rt_rows16(&w, &lse, 1), 1);
+    assert_int_equal(rt_family_reads_rows16(gen_family_find("fwd_mma"), FT_F32), 1);
+    assert_int_equal(rt_family_reads_rows16(gen_family_find("fwd_exact"), FT_F32), 0);
+    assert_int_equal(rt_family_reads_rows16(gen_family_find("fwd_exact"), FT_F64), 0);
+    assert_int_equal(rt_family_reads_rows16(gen_family_find("fwd_wgmma"), FT_BF16), 1);
+}
+
 static void decode_choices(void **state)
 {
     (void)state;
@@ -533,10 +559,15 @@ static void decode_choices(void **state)
     assert_true(c->p[GEN_SPLITS] > 1);
     if (gen_validate(c, ampere.smem_limit, err, sizeof err) != 0)
         fail_msg("%s", err);
-    /* No decode kernel for f32 or a backward. */
+    /* No decode kernel for f32 or a backward: f32 runs on tensor cores as TF32 (fwd_mma, three
+     * products), unsplit, or on CUDA cores (fwd_exact) where its rows are not 16-byte aligned. */
     w = workload(DB_OP_FWD, FT_F32, 128, 0, 2, 16, 1, 100000);
     assert_false(db_workload_decode(&w));
     assert_int_equal(rt_choose(NULL, NULL, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_string_equal(c->family->name, "fwd_mma");
+    assert_int_equal(c->p[GEN_SPLITS], 1);
+    assert_int_equal(c->p[GEN_ALLOW_TF32], 0);
+    assert_int_equal(rt_choose(NULL, NULL, &h100, &w, RT_CHOOSE_ANY_ROWS, &got, &db_error, err, sizeof err), 0);
     assert_string_equal(c->family->name, "fwd_exact");
     w = workload(DB_OP_BWD, FT_BF16, 128, 0, 2, 16, 1, 100000);
     assert_false(db_workload_decode(&w));
@@ -1563,6 +1594,7 @@ int main(void)
         cmocka_unit_test(sinks_reach_the_workload_and_the_kernels),
         cmocka_unit_test(padded_head_dims_choose_the_compiled_ones),
         cmocka_unit_test(variable_length_choices),
+        cmocka_unit_test(rows16_decides_f32_tensor_cores),
         cmocka_unit_test(decode_choices),
         cmocka_unit_test(group_split_choices),
         cmocka_unit_test(deterministic_choices),
