@@ -339,7 +339,17 @@ ft_fwd(const ft_fwd_args args)
 #if DTYPE == FT_DTYPE_F32
         // O += P V in 8-key steps: key tile kk's accumulators are the A fragment with the step's
         // keys in the order 0, 2, 4, 6, 1, 3, 5, 7 (a0 = c0, a1 = c2, a2 = c1, a3 = c3), so b0 is
-        // key 2q's V and b1 key 2q + 1's.
+        // key 2q's V and b1 key 2q + 1's. The tile's product goes into accumulators of its own,
+        // added to O with one rounded add: the tensor cores' accumulation rounds toward zero, and
+        // over a whole row of keys (three products every 8 keys) that bias grew with the length
+        // (O's error at N 16384 was 50x the CUDA-core kernel's: notes/fp32.md); this way each
+        // element takes a tile's worth of them, and the sum over tiles rounds to nearest.
+        float ot[ROW_TILES][DV_TILES][4];
+#pragma unroll
+        for (int r = 0; r < ROW_TILES; r++)
+#pragma unroll
+            for (int j = 0; j < DV_TILES; j++)
+                ot[r][j][0] = ot[r][j][1] = ot[r][j][2] = ot[r][j][3] = 0.f;
 #pragma unroll
         for (int kk = 0; kk < KEY_TILES; kk++) {
             tf32x2 pf[ROW_TILES][4];
@@ -357,9 +367,16 @@ ft_fwd(const ft_fwd_args args)
                 const tf32x2 b0 = tf32_split_bits(v0), b1 = tf32_split_bits(v1);
 #pragma unroll
                 for (int r = 0; r < ROW_TILES; r++)
-                    mma_tf32(o[r][j], pf[r], b0, b1);
+                    mma_tf32(ot[r][j], pf[r], b0, b1);
             }
         }
+#pragma unroll
+        for (int r = 0; r < ROW_TILES; r++)
+#pragma unroll
+            for (int j = 0; j < DV_TILES; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    o[r][j][e] += ot[r][j][e];
 #else
         // O += P V. P's accumulators for key tiles 2kk, 2kk+1 are exactly the A fragment of a
         // 16-key step.
