@@ -36,7 +36,7 @@ static int check_fwd(const int *p, char *why, size_t len)
     default:
         snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d: %d fragment registers per thread would spill (limit %d)",
                  bm, bn, nw, fwd_mma_fragment_regs(bm, bn, nw, d, dv, p[GEN_CAUSAL], p[GEN_DTYPE]),
-                 FWD_MMA_REGISTER_LIMIT);
+                 fwd_mma_register_limit(p[GEN_DTYPE]));
         break;
     }
     return -1;

@@ -42,17 +42,30 @@ FT_TRAIT long long fwd_mma_smem_bytes(int block_m, int block_n, int head_dim, in
 }
 
 /* Per-thread fp32 accumulators and fragments: O, S and (up to 256 bytes a row) Q, plus 2 for
- * the masked variant (its key-tile range and band stay live); in f32 the split halves of a
- * k-step's Q and P fragments (8 a row tile) and of K's (8). Past about 150 of the 255 registers
+ * the masked variant (its key-tile range and band stay live). Past about 150 of the 255 registers
  * the compiler spills (ptxas for sm_80 and sm_90: head dim 256 with BLOCK_N=64 is 164 and
- * spills; BLOCK_N=32 is 148 and does not, and 150 with the mask spills 8 bytes on sm_80). */
+ * spills; BLOCK_N=32 is 148 and does not, and 150 with the mask spills 8 bytes on sm_80).
+ * In f32 also a key tile's own P V accumulators (as many as O's), the split halves of a k-step's
+ * Q and P fragments (8 a row tile) and of K's (8), and a share of S's splits (BLOCK_N/4 a row
+ * tile), against a limit of its own (ptxas, sm_80 and sm_90: head dim 128 with BLOCK_N=64 is 196
+ * and takes 245-254 registers without spilling; head dim 64 with BLOCK_N=128 is 210 and spills
+ * 16 bytes on sm_90, head dim 192 with BLOCK_N=32 236 and 24 bytes on sm_80). */
 #define FWD_MMA_REGISTER_LIMIT 149
+#define FWD_MMA_TF32_REGISTER_LIMIT 200
 FT_TRAIT int fwd_mma_fragment_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
                                    int causal, int dtype)
 {
     const int rows = fwd_mma_row_tiles(block_m, num_warps), units = fwd_mma_elem_units(dtype);
-    return rows * ((fwd_mma_q_in_regs(head_dim, dtype) ? head_dim * units / 4 : 4) + block_n / 2 + head_dim_v / 2) +
-           (causal ? 2 : 0) + (dtype == 0 ? rows * 8 + 8 : 0);
+    const int tf32 = dtype == 0;
+    return rows * ((fwd_mma_q_in_regs(head_dim, dtype) ? head_dim * units / 4 : 4) + block_n / 2 +
+                   (tf32 ? 2 : 1) * head_dim_v / 2) +
+           (causal ? 2 : 0) + (tf32 ? rows * (8 + block_n / 4) + 8 : 0);
+}
+
+/* The limit fwd_mma_fragment_regs is held to. */
+FT_TRAIT int fwd_mma_register_limit(int dtype)
+{
+    return dtype == 0 ? FWD_MMA_TF32_REGISTER_LIMIT : FWD_MMA_REGISTER_LIMIT;
 }
 
 FT_TRAIT int fwd_mma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int causal,
@@ -65,7 +78,7 @@ FT_TRAIT int fwd_mma_rule(int block_m, int block_n, int num_warps, int head_dim,
     if (head_dim % 32 != 0 || head_dim_v % 32 != 0)
         return FWD_MMA_BAD_HEAD_DIM;
     if (fwd_mma_fragment_regs(block_m, block_n, num_warps, head_dim, head_dim_v, causal, dtype) >
-        FWD_MMA_REGISTER_LIMIT)
+        fwd_mma_register_limit(dtype))
         return FWD_MMA_BAD_REGISTERS;
     if (allow_tf32 && dtype != 0)
         return FWD_MMA_BAD_TF32;
