@@ -34,7 +34,7 @@ typedef struct bench_row {
     int dq_first, dk_ss, dv_early;   /* bwd_wgmma's product order (DQ_FIRST, DK_SS, DV_EARLY) */
     const char *set;         /* a named set of rows the third argument selects, or NULL */
     int l_early;             /* bwd_wgmma's L_EARLY */
-    int allow_tf32;          /* fwd_mma in f32: ALLOW_TF32 (one TF32 product, not three) */
+    int tf32;                /* fwd_mma in f32, or'ed: 1 ALLOW_TF32 (one TF32 product, not three), 2 SPLIT_SMEM */
 } bench_row;
 
 /* bwd_wgmma's product orders (the "order" set) against the default order, bf16, two consumers
@@ -287,7 +287,8 @@ static const bench_row rows[] = {
     { "fwd_wgmma", 2, 128, 4, 16, 4096, 1, 192, 64, 16, 2, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "fwd_exact", 0, 128, 4, 16, 4096, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     /* f32 on tensor cores (the "tf32" set): fwd_mma's three TF32 products beside the CUDA-core
-     * fwd_exact and one TF32 product, at the float32 table's shapes (d64 causal B 4 H 16 N 2048,
+     * fwd_exact and one TF32 product, each warp splitting its fragments or the block each K/V tile
+     * in shared memory (SPLIT_SMEM), at the float32 table's shapes (d64 causal B 4 H 16 N 2048,
      * d128 B 2 H 16 N 4096). */
     { "fwd_exact", 0, 64, 4, 16, 2048, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
     { "fwd_mma", 0, 64, 4, 16, 2048, 1, 64, 64, 4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
@@ -295,12 +296,20 @@ static const bench_row rows[] = {
     { "fwd_mma", 0, 64, 4, 16, 2048, 1, 128, 32, 8, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
     { "fwd_mma", 0, 64, 4, 16, 2048, 1, 64, 32, 4, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
     { "fwd_mma", 0, 64, 4, 16, 2048, 1, 128, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 1 },
+    { "fwd_mma", 0, 64, 4, 16, 2048, 1, 64, 64, 4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 2 },
+    { "fwd_mma", 0, 64, 4, 16, 2048, 1, 128, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 2 },
+    { "fwd_mma", 0, 64, 4, 16, 2048, 1, 128, 32, 8, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 2 },
+    { "fwd_mma", 0, 64, 4, 16, 2048, 1, 128, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 3 },
     { "fwd_exact", 0, 128, 2, 16, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
     { "fwd_mma", 0, 128, 2, 16, 4096, 0, 64, 64, 4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
     { "fwd_mma", 0, 128, 2, 16, 4096, 0, 128, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
     { "fwd_mma", 0, 128, 2, 16, 4096, 0, 128, 32, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
     { "fwd_mma", 0, 128, 2, 16, 4096, 0, 64, 32, 4, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
     { "fwd_mma", 0, 128, 2, 16, 4096, 0, 128, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 1 },
+    { "fwd_mma", 0, 128, 2, 16, 4096, 0, 128, 32, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 2 },
+    { "fwd_mma", 0, 128, 2, 16, 4096, 0, 64, 64, 4, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 2 },
+    { "fwd_mma", 0, 128, 2, 16, 4096, 0, 128, 32, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 2 },
+    { "fwd_mma", 0, 128, 2, 16, 4096, 0, 128, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 3 },
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 64, 4, 32, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
@@ -614,8 +623,10 @@ int main(int argc, char **argv)
         }
         if (configs[i].family->params & GEN_BIT(GEN_L_EARLY))
             p[GEN_L_EARLY] = r->l_early;
-        if (configs[i].family->params & GEN_BIT(GEN_ALLOW_TF32))
-            p[GEN_ALLOW_TF32] = r->allow_tf32;
+        if (configs[i].family->params & GEN_BIT(GEN_ALLOW_TF32)) {
+            p[GEN_ALLOW_TF32] = r->tf32 & 1;
+            p[GEN_SPLIT_SMEM] = (r->tf32 & 2) != 0;
+        }
     }
     ln_build_cache cache = { 0 };
     gen_config chosen_configs[ROW_COUNT];

@@ -8,7 +8,7 @@
 static size_t smem_fwd(const int *p)
 {
     return (size_t)fwd_mma_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
-                                      p[GEN_NUM_STAGES], p[GEN_DTYPE]);
+                                      p[GEN_NUM_STAGES], p[GEN_DTYPE], p[GEN_SPLIT_SMEM], p[GEN_ALLOW_TF32]);
 }
 
 /* The rules are traits/fwd_mma.h's (the template static_asserts the same); here their messages. */
@@ -16,7 +16,7 @@ static int check_fwd(const int *p, char *why, size_t len)
 {
     const int bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
-    switch (fwd_mma_rule(bm, bn, nw, d, dv, p[GEN_CAUSAL], p[GEN_DTYPE], p[GEN_ALLOW_TF32])) {
+    switch (fwd_mma_rule(bm, bn, nw, d, dv, p[GEN_CAUSAL], p[GEN_DTYPE], p[GEN_ALLOW_TF32], p[GEN_SPLIT_SMEM])) {
     case FWD_MMA_OK:
         return 0;
     case FWD_MMA_BAD_BLOCK_M:
@@ -30,8 +30,8 @@ static int check_fwd(const int *p, char *why, size_t len)
         snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: fwd_mma needs multiples of 32", d, dv);
         break;
     case FWD_MMA_BAD_TF32:
-        snprintf(why, len, "ALLOW_TF32=1 with DTYPE=%s: TF32 products are for f32 (0 in f16 and bf16)",
-                 gen_dtype_name(p[GEN_DTYPE]));
+        snprintf(why, len, "%s=1 with DTYPE=%s: TF32 products are for f32 (0 in f16 and bf16)",
+                 p[GEN_ALLOW_TF32] ? "ALLOW_TF32" : "SPLIT_SMEM", gen_dtype_name(p[GEN_DTYPE]));
         break;
     default:
         snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d: %d fragment registers per thread would spill (limit %d)",
@@ -64,7 +64,7 @@ const gen_family gen_family_fwd_mma = {
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) |
               GEN_FUSED_PROBLEM_PARAMS |
-              GEN_BIT(GEN_SPLITS) | GEN_BIT(GEN_PACK_GQA) | GEN_BIT(GEN_ALLOW_TF32),
+              GEN_BIT(GEN_SPLITS) | GEN_BIT(GEN_PACK_GQA) | GEN_BIT(GEN_ALLOW_TF32) | GEN_BIT(GEN_SPLIT_SMEM),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 128, [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,

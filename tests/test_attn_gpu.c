@@ -243,7 +243,9 @@ static gen_config make_config(const char *name, const attn_case *c, int backward
 }
 
 /* f32 on tensor cores (fwd_mma, DTYPE f32) beside the case's exact forward where its tiles fit
- * the head dims: three TF32 products a product, or one (ALLOW_TF32) in every third case. */
+ * the head dims: three TF32 products a product, or one (ALLOW_TF32) in every third case; each
+ * warp splitting its fragments, or in every other case the block each K/V tile in shared memory
+ * (SPLIT_SMEM, where it fits). */
 static gpu_kernel *tf32_kernels[CASE_COUNT];
 static int tf32_config(const attn_case *c, int idx, gen_config *out)
 {
@@ -252,6 +254,9 @@ static int tf32_config(const attn_case *c, int idx, gen_config *out)
         return -1;
     gen_config g = make_config("fwd_mma", c, 0);
     g.p[GEN_ALLOW_TF32] = idx % 3 == 2;
+    g.p[GEN_SPLIT_SMEM] = idx % 2;
+    if (g.p[GEN_SPLIT_SMEM] && gen_validate(&g, session.smem_limit, why, sizeof why) != 0)
+        g.p[GEN_NUM_STAGES] = 1;   /* the planes take a stage's room */
     if (gen_validate(&g, session.smem_limit, why, sizeof why) != 0)
         return -1;
     *out = g;
@@ -624,9 +629,9 @@ static void run_case(void **state)
     double *o_tf = calloc(p.o_elems, sizeof(double)), *l_tf = malloc(rows * sizeof(double)), tf32_limit = 0;
     if (tf32_kernels[idx]) {
         const gpu_kernel *tk = tf32_kernels[idx];
-        printf("    fwd_mma f32 BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d ALLOW_TF32=%d\n",
+        printf("    fwd_mma f32 BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d ALLOW_TF32=%d SPLIT_SMEM=%d\n",
                tk->config.p[GEN_BLOCK_M], tk->config.p[GEN_BLOCK_N], tk->config.p[GEN_NUM_WARPS],
-               tk->config.p[GEN_NUM_STAGES], tk->config.p[GEN_ALLOW_TF32]);
+               tk->config.p[GEN_NUM_STAGES], tk->config.p[GEN_ALLOW_TF32], tk->config.p[GEN_SPLIT_SMEM]);
         if (tk->error[0]) {
             printf("    fwd_mma f32 build failed: %s\n", tk->error);
             fail();
@@ -1024,7 +1029,7 @@ static void print_config(const gen_config *g)
     if (g->p[GEN_SPLITS] > 1 || g->p[GEN_PACK_GQA])
         printf(" SPLITS=%d PACK_GQA=%d", g->p[GEN_SPLITS], g->p[GEN_PACK_GQA]);
     if ((g->family->params & GEN_BIT(GEN_ALLOW_TF32)) && g->p[GEN_DTYPE] == F32)
-        printf(" f32 ALLOW_TF32=%d", g->p[GEN_ALLOW_TF32]);
+        printf(" f32 ALLOW_TF32=%d SPLIT_SMEM=%d", g->p[GEN_ALLOW_TF32], g->p[GEN_SPLIT_SMEM]);
     if (g->p[GEN_DATA_DIM] || g->p[GEN_DATA_DIM_V])
         printf(" HEAD_DIM=%d/%d DATA_DIM=%d/%d", g->p[GEN_HEAD_DIM], g->p[GEN_HEAD_DIM_V], g->p[GEN_DATA_DIM],
                g->p[GEN_DATA_DIM_V]);

@@ -142,11 +142,11 @@ static void config_text_round_trips(void **state)
                         "bwd_mma BLOCK_M=32 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1 DQ_MODE=atomic");
     gen_config_init(&c, gen_family_find("fwd_mma"));
     assert_string_equal(gen_config_format(&c, GEN_FORMAT_TUNABLES, buf, sizeof buf),
-                        "BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1 SPLITS=1 PACK_GQA=0");
+                        "BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1 SPLITS=1 PACK_GQA=0 SPLIT_SMEM=0");
     assert_string_equal(gen_config_format(&c, 0, buf, sizeof buf),
                         "DTYPE=bf16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 "
                         "CAUSAL=0 CAUSAL_SKIP=1 EVEN_M=0 EVEN_N=0 SOFTCAP=0 DATA_DIM=0 DATA_DIM_V=0 VARLEN=0 SPLITS=1 "
-                        "PACK_GQA=0 SINKS=0 ALLOW_TF32=0");
+                        "PACK_GQA=0 SINKS=0 ALLOW_TF32=0 SPLIT_SMEM=0");
     int count;
     const gen_family *const *all = gen_family_list(&count);
     for (int k = 0; k < count; k++) {
@@ -302,6 +302,7 @@ static const struct {
     { "bwd_mma", { { GEN_DTYPE, 0 } }, 1, 232448, "DTYPE=0 (f32) is not supported by bwd_mma (f16, bf16)" },
     { "fwd_mma", { { GEN_DTYPE, 3 } }, 1, 232448, "DTYPE=3 (f64) is not supported by fwd_mma (f32, f16, bf16)" },
     { "fwd_mma", { { GEN_ALLOW_TF32, 1 } }, 1, 232448, "ALLOW_TF32=1 with DTYPE=bf16: TF32 products are for f32" },
+    { "fwd_mma", { { GEN_SPLIT_SMEM, 1 } }, 1, 232448, "SPLIT_SMEM=1 with DTYPE=bf16: TF32 products are for f32" },
     { "fwd_mma", { { GEN_DTYPE, 0 }, { GEN_DATA_DIM, 26 } }, 2, 232448,
       "DATA_DIM=26 in f32 on fwd_mma's tensor cores must be a multiple of 4" },
     { "fwd_mma", { { GEN_DTYPE, 0 }, { GEN_HEAD_DIM, 256 }, { GEN_HEAD_DIM_V, 256 }, { GEN_BLOCK_M, 16 },

@@ -22,7 +22,9 @@
 // (key, column) pairs down a column, which ldmatrix.trans cannot give 32-bit elements, so each
 // lane reads its two floats of V; and P's accumulators are the A fragment of an 8-key step with
 // the keys of a step taken in the order 0, 2, 4, 6, 1, 3, 5, 7 (a0 = key 2q, a2 = key 2q + 1),
-// which V's reads follow.
+// which V's reads follow. SPLIT_SMEM: the block splits each K/V tile once, after it lands, into
+// planes of high and low parts in shared memory (the raw tile's layout), which every warp then
+// reads, instead of each warp splitting the fragments it reads (8 warps: 8 times over).
 
 // ---- traits (traits/fwd_mma.h): tunables come from the generator's #defines ----------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
@@ -40,11 +42,15 @@ constexpr int Q_TILE_ELEMS = BLOCK_M * HEAD_DIM;
 constexpr int K_TILE_ELEMS = BLOCK_N * HEAD_DIM;
 constexpr int V_TILE_ELEMS = BLOCK_N * HEAD_DIM_V;
 constexpr int STAGE_ELEMS = K_TILE_ELEMS + V_TILE_ELEMS;
-constexpr int SMEM_END = (Q_TILE_ELEMS + NUM_STAGES * STAGE_ELEMS) * 2 * UNITS;
+// SPLIT_SMEM (f32): then the planes of one K/V tile, high parts and (three products) low parts.
+constexpr int SPLIT_PLANES = fwd_mma_split_planes(SPLIT_SMEM, ALLOW_TF32);
+constexpr int PLANE_BYTES = STAGE_ELEMS * 2 * UNITS;
+constexpr int SMEM_END = (Q_TILE_ELEMS + (NUM_STAGES + SPLIT_PLANES) * STAGE_ELEMS) * 2 * UNITS;
 
-constexpr int RULE = fwd_mma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, CAUSAL, DTYPE, ALLOW_TF32);
+constexpr int RULE = fwd_mma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, CAUSAL, DTYPE, ALLOW_TF32,
+                                  SPLIT_SMEM);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || TF32, "DTYPE: fwd_mma takes f16, bf16 or f32");
-static_assert(RULE != FWD_MMA_BAD_TF32, "ALLOW_TF32: 0 in f16 and bf16");
+static_assert(RULE != FWD_MMA_BAD_TF32, "ALLOW_TF32, SPLIT_SMEM: 0 in f16 and bf16");
 static_assert(RULE != FWD_MMA_BAD_BLOCK_M, "BLOCK_M must be a multiple of 16*NUM_WARPS");
 static_assert(RULE != FWD_MMA_BAD_BLOCK_N, "BLOCK_N must be a multiple of 16");
 static_assert(RULE != FWD_MMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be multiples of 32");
@@ -78,6 +84,33 @@ FT_DEVICE void load_tile(elem_t *smem, const elem_t *gmem, long long stride, int
         cp_async_16(smem_addr((unsigned short *)smem + swz<COLS * UNITS>(row, col * UNITS)), src, in ? 16 : 0);
     }
 }
+
+#if DTYPE == FT_DTYPE_F32
+// SPLIT_SMEM: the K/V tile of a stage (at stage_addr) split into the planes at planes_addr, each
+// 16-byte piece by one thread: high parts, then (three products) low parts a plane further.
+FT_DEVICE void split_stage(unsigned stage_addr, unsigned planes_addr)
+{
+    constexpr int PIECES = STAGE_ELEMS / 4;
+#pragma unroll 4
+    for (int i = threadIdx.x; i < PIECES; i += NUM_THREADS) {
+        const float4 x = ld_shared_f32x4(stage_addr + 16 * i);
+        const tf32x2 a = tf32_split(x.x), b = tf32_split(x.y), c = tf32_split(x.z), d = tf32_split(x.w);
+        st_shared_f32x4(planes_addr + 16 * i, __uint_as_float(a.hi), __uint_as_float(b.hi), __uint_as_float(c.hi),
+                        __uint_as_float(d.hi));
+        if (!ALLOW_TF32)
+            st_shared_f32x4(planes_addr + PLANE_BYTES + 16 * i, __uint_as_float(a.lo), __uint_as_float(b.lo),
+                            __uint_as_float(c.lo), __uint_as_float(d.lo));
+    }
+}
+// A fragment element of a split tile: its high and low parts read from the planes (SPLIT_SMEM), or
+// the raw float read and split here.
+FT_DEVICE tf32x2 split_at(unsigned addr)
+{
+    if (SPLIT_SMEM)
+        return { ld_shared_tile_b32(addr), ALLOW_TF32 ? 0u : ld_shared_tile_b32(addr + PLANE_BYTES) };
+    return tf32_split_bits(ld_shared_tile_b32(addr));
+}
+#endif
 
 // A packed group's Q tile (PACK_GQA): row i is packed row p = m0 + i, query row p / G of the
 // group's head p % G (q: the group's first head, its sequence's first row; hs: the head
@@ -228,6 +261,7 @@ ft_fwd(const ft_fwd_args args)
                                  : 2 * (K_TILE_ELEMS + swz<HEAD_DIM_V>((lm_mat & 1) * 8 + lm_row, (lm_mat >> 1) * 8));
     const unsigned v_lane1 = 2 * (K_TILE_ELEMS * UNITS + swz<V_COLS>(2 * quad + 1, 2 * group));
     const unsigned kv_addr = smem_addr(kv_smem);
+    const unsigned planes_addr = kv_addr + NUM_STAGES * STAGE_ELEMS * 2 * UNITS;   // SPLIT_SMEM's
 
     for (int t = 0; t < n_tiles; t++) {
         if (NUM_STAGES == 1) {
@@ -250,7 +284,16 @@ ft_fwd(const ft_fwd_args args)
             }
             cp_async_commit();
         }
-        const unsigned stage_addr = kv_addr + (NUM_STAGES == 1 ? 0 : (t % NUM_STAGES) * STAGE_ELEMS * 2 * UNITS);
+        const unsigned raw_addr = kv_addr + (NUM_STAGES == 1 ? 0 : (t % NUM_STAGES) * STAGE_ELEMS * 2 * UNITS);
+#if DTYPE == FT_DTYPE_F32
+        if (SPLIT_SMEM) {
+            // The barrier above freed the planes (every warp is past tile t-1's products).
+            split_stage(raw_addr, planes_addr);
+            __syncthreads();
+        }
+#endif
+        // Where the products read K and V: the raw tile, or SPLIT_SMEM's high plane.
+        const unsigned stage_addr = SPLIT_SMEM ? planes_addr : raw_addr;
         if (Q_IN_REGS && t == 0) {
 #pragma unroll
             for (int r = 0; r < ROW_TILES; r++)
@@ -289,8 +332,15 @@ ft_fwd(const ft_fwd_args args)
                 unsigned b0, b1, b2, b3;
                 ldmatrix_x4(b0, b1, b2, b3, swz_step<QK_COLS>(stage_addr + k_lane, kk * 2, j * 8));
 #if DTYPE == FT_DTYPE_F32
-                const tf32x2 k0 = tf32_split_bits(b0), k1 = tf32_split_bits(b1);
-                const tf32x2 k2 = tf32_split_bits(b2), k3 = tf32_split_bits(b3);
+                tf32x2 k0, k1, k2, k3;
+                if (SPLIT_SMEM) {   // the high parts read above, the low parts a plane further
+                    unsigned l0 = 0, l1 = 0, l2 = 0, l3 = 0;
+                    if (!ALLOW_TF32)
+                        ldmatrix_x4(l0, l1, l2, l3, swz_step<QK_COLS>(stage_addr + PLANE_BYTES + k_lane, kk * 2, j * 8));
+                    k0 = { b0, l0 }, k1 = { b1, l1 }, k2 = { b2, l2 }, k3 = { b3, l3 };
+                } else {
+                    k0 = tf32_split_bits(b0), k1 = tf32_split_bits(b1), k2 = tf32_split_bits(b2), k3 = tf32_split_bits(b3);
+                }
 #pragma unroll
                 for (int r = 0; r < ROW_TILES; r++) {
                     mma_tf32(s[r][j], qs[r], k0, k1);
@@ -362,9 +412,8 @@ ft_fwd(const ft_fwd_args args)
             }
 #pragma unroll
             for (int j = 0; j < DV_TILES; j++) {
-                const unsigned v0 = ld_shared_tile_b32(swz_step<V_COLS>(stage_addr + v_lane, 2 * j, kk * 8));
-                const unsigned v1 = ld_shared_tile_b32(swz_step<V_COLS>(stage_addr + v_lane1, 2 * j, kk * 8));
-                const tf32x2 b0 = tf32_split_bits(v0), b1 = tf32_split_bits(v1);
+                const tf32x2 b0 = split_at(swz_step<V_COLS>(stage_addr + v_lane, 2 * j, kk * 8));
+                const tf32x2 b1 = split_at(swz_step<V_COLS>(stage_addr + v_lane1, 2 * j, kk * 8));
 #pragma unroll
                 for (int r = 0; r < ROW_TILES; r++)
                     mma_tf32(ot[r][j], pf[r], b0, b1);

@@ -11,7 +11,7 @@ enum fwd_mma_rule {
     FWD_MMA_BAD_BLOCK_N,     /* BLOCK_N % 16 != 0 */
     FWD_MMA_BAD_HEAD_DIM,    /* HEAD_DIM or HEAD_DIM_V not a multiple of 32 */
     FWD_MMA_BAD_REGISTERS,   /* fragments would spill */
-    FWD_MMA_BAD_TF32,        /* ALLOW_TF32 = 1 with a 16-bit DTYPE */
+    FWD_MMA_BAD_TF32,        /* ALLOW_TF32 = 1 or SPLIT_SMEM = 1 with a 16-bit DTYPE */
 };
 
 /* 16-bit units an element takes in a shared tile: 2 in f32 (DTYPE 0), else 1. */
@@ -33,12 +33,21 @@ FT_TRAIT int fwd_mma_q_in_regs(int head_dim, int dtype)
     return head_dim * fwd_mma_elem_units(dtype) <= 128;
 }
 
-/* Q tile plus NUM_STAGES K/V tiles, 2 bytes an element (4 in f32). */
-FT_TRAIT long long fwd_mma_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages,
-                                      int dtype)
+/* TF32 planes of a K/V tile that SPLIT_SMEM keeps in shared memory: high parts, and low parts
+ * where three products are made (ALLOW_TF32 0). */
+FT_TRAIT int fwd_mma_split_planes(int split_smem, int allow_tf32)
 {
-    return ((long long)block_m * head_dim + (long long)num_stages * block_n * (head_dim + head_dim_v)) * 2 *
-           fwd_mma_elem_units(dtype);
+    return split_smem ? (allow_tf32 ? 1 : 2) : 0;
+}
+
+/* Q tile plus NUM_STAGES K/V tiles, 2 bytes an element (4 in f32), plus SPLIT_SMEM's planes of
+ * one K/V tile. */
+FT_TRAIT long long fwd_mma_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages,
+                                      int dtype, int split_smem, int allow_tf32)
+{
+    return ((long long)block_m * head_dim +
+            (long long)(num_stages + fwd_mma_split_planes(split_smem, allow_tf32)) * block_n * (head_dim + head_dim_v)) *
+           2 * fwd_mma_elem_units(dtype);
 }
 
 /* Per-thread fp32 accumulators and fragments: O, S and (up to 256 bytes a row) Q, plus 2 for
@@ -69,7 +78,7 @@ FT_TRAIT int fwd_mma_register_limit(int dtype)
 }
 
 FT_TRAIT int fwd_mma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int causal,
-                          int dtype, int allow_tf32)
+                          int dtype, int allow_tf32, int split_smem)
 {
     if (block_m % (16 * num_warps) != 0)
         return FWD_MMA_BAD_BLOCK_M;
@@ -80,7 +89,7 @@ FT_TRAIT int fwd_mma_rule(int block_m, int block_n, int num_warps, int head_dim,
     if (fwd_mma_fragment_regs(block_m, block_n, num_warps, head_dim, head_dim_v, causal, dtype) >
         fwd_mma_register_limit(dtype))
         return FWD_MMA_BAD_REGISTERS;
-    if (allow_tf32 && dtype != 0)
+    if ((allow_tf32 || split_smem) && dtype != 0)
         return FWD_MMA_BAD_TF32;
     return FWD_MMA_OK;
 }
