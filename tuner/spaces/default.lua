@@ -37,6 +37,15 @@ local decode_shapes = grid{
   seqlen_q = 1, seqlen_k = {8192, 32768, 131072}, batch = {1, 2, 4, 8}, heads = 32, heads_k = 8,
 }
 
+-- Float32 forwards on the tensor cores (fwd_mma, each product three TF32 products): the papers'
+-- head dims and masks at three lengths. A warp's registers hold O and a key tile's own
+-- accumulators, so 128-row tiles take 8 warps; SPLIT_SMEM splits K and V once a tile for every
+-- warp, which paid at some tiles and cost at others (notes/fp32.md).
+local f32_shapes = grid{
+  dtype = {"f32"}, head_dim = {64, 128}, causal = {0, 1},
+  seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048,
+}
+
 -- Timing: at the largest shape a forward pass takes about 2 ms, so 50 ms gives 25 repetitions.
 local bench = { warmup_ms = 10, rep_ms = 50, timeout_s = 10 }
 
@@ -70,6 +79,21 @@ local spaces = {
     end,
     workloads = shapes,
     bench = bench,
+  },
+  space{
+    name = "fwd_f32",
+    template = "fwd_mma",
+    fixed = { CAUSAL_SKIP = 1 },
+    params = {
+      BLOCK_M = {64, 128},
+      BLOCK_N = {32, 64},
+      NUM_WARPS = {4, 8},
+      NUM_STAGES = {1, 2},
+      SPLIT_SMEM = {0, 1},
+    },
+    workloads = f32_shapes,
+    bench = bench,
+    confirm = confirm,
   },
   -- The decode forward splits each query tile's keys over SPLITS blocks (a combine kernel weighs
   -- their results) and packs a group's query heads into one tile (PACK_GQA): 4 rows of a 16-row
