@@ -116,6 +116,8 @@ typedef struct db_workload {
                                 * only on a mask whose alignment matters (db_workload_set_mask) */
     /* The fields added since schema 6 (DB_WORKLOAD_EXTRA_FIELDS: stored in one column): */
     int sinks;                 /* 1: a sink logit a query head joins every row's softmax (attention sinks) */
+    int tf32;                  /* 1: f32 whose products may round to TF32 (ft_attention_desc.allow_tf32);
+                                * its kernels have ALLOW_TF32 1 */
 } db_workload;
 
 /* ---- a workload's kind (db_workload_kind.c) ------------------------------------------------ */

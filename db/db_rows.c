@@ -109,6 +109,11 @@ int db_workload_check(const db_workload *w, char *err, size_t len)
         return db_fail(err, len, "workload varlen=%d is not 0 (dense) or a bucket 1..8", w->varlen);
     if (w->sinks != 0 && w->sinks != 1)
         return db_fail(err, len, "workload sinks=%d is not 0 or 1", w->sinks);
+    if (w->tf32 != 0 && w->tf32 != 1)
+        return db_fail(err, len, "workload tf32=%d is not 0 or 1", w->tf32);
+    if (w->tf32 && w->dtype != 0)
+        return db_fail(err, len, "workload tf32=1 with dtype %s: only f32 has products to round to TF32",
+                       db_dtype_name(w->dtype));
     return mask_check(w, err, len);
 }
 

@@ -36,7 +36,8 @@ enum { DB_SHOWN_ALWAYS, DB_SHOWN_IF_SET, DB_SHOWN_WITH_WINDOW };
  * columns' fields. A database naming one this build does not know is refused (a newer flashtune
  * wrote it). */
 #define DB_WORKLOAD_EXTRA_FIELDS(X, a)                  \
-    X(a, sinks, NULL, 0, DB_SHOWN_IF_SET)
+    X(a, sinks, NULL, 0, DB_SHOWN_IF_SET)               \
+    X(a, tf32, NULL, 0, DB_SHOWN_IF_SET)
 
 /* Every field: the columns', then the extra ones. */
 #define DB_WORKLOAD_FIELDS(X, a) DB_WORKLOAD_INT_FIELDS(X, a) DB_WORKLOAD_EXTRA_FIELDS(X, a)

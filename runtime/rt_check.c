@@ -39,7 +39,7 @@ static ft_status fail(ft_status s, char *err, size_t len, const char *fmt, ...)
 }
 
 /* The last field this library knows ends here; appending a field means updating this. */
-#define DESC_KNOWN_END (offsetof(ft_attention_desc, dsinks) + sizeof(void *))
+#define DESC_KNOWN_END (offsetof(ft_attention_desc, reserved2) + sizeof(int))
 _Static_assert(DESC_KNOWN_END == sizeof(ft_attention_desc), "DESC_KNOWN_END: a field was appended to ft_attention_desc");
 
 ft_status rt_desc_copy(const char *func, const ft_attention_desc *user, ft_attention_desc *d, char *err, size_t len)
@@ -193,6 +193,12 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
                     (double)d->softcap);
     if (d->reserved != 0)
         return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: reserved=%d must be 0", func, d->reserved);
+    if (d->reserved2 != 0)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: reserved2=%d must be 0", func, d->reserved2);
+    if (d->allow_tf32 != 0 && d->allow_tf32 != 1)
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                    "%s: allow_tf32=%d must be 0 (float32's accuracy) or 1 (float32 products may round to TF32)",
+                    func, d->allow_tf32);
     if (d->dsinks && !d->sinks)
         return fail(FT_ERR_INVALID_ARGUMENT, err, len,
                     "%s: dsinks=%p without sinks: the sinks' gradient needs the sinks (or dsinks NULL)", func,
@@ -222,6 +228,7 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
     w->heads_k = d->heads_k && d->heads_k != d->heads ? d->heads_k : 0;   /* the database's key: 0 ungrouped */
     w->softcap = d->softcap != 0;
     w->sinks = d->sinks != NULL;
+    w->tf32 = d->allow_tf32 && d->dtype == FT_F32;   /* float32 alone has products to round */
     if (d->cu_seqlens_q)   /* the database's key: how full the batch is, from the sizes alone */
         w->varlen = db_varlen_bucket(d->batch, d->seqlen_q, d->seqlen_k, d->total_q, d->total_k);
     /* The mask's kind, in its one stored form; its kernels are the causal ones (db_workload_masked). */

@@ -168,6 +168,13 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
         snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; %s the softcap (SOFTCAP=%d)",
                  w->softcap ? "with" : "without", w->softcap);
     }
+    /* Products rounded to TF32 or not are compiled in (ALLOW_TF32): a winner tuned for either is
+     * compiled for this problem's, as the softcap is. */
+    if ((c->family->params & GEN_BIT(GEN_ALLOW_TF32)) && c->p[GEN_ALLOW_TF32] != w->tf32) {
+        c->p[GEN_ALLOW_TF32] = w->tf32;
+        snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; %s (ALLOW_TF32=%d)",
+                 w->tf32 ? "products rounded to TF32" : "float32's accuracy", w->tf32);
+    }
     /* Sinks are compiled in (SINKS), as the softcap is: a winner is compiled for this problem's. */
     if ((c->family->params & GEN_BIT(GEN_SINKS)) && c->p[GEN_SINKS] != w->sinks) {
         c->p[GEN_SINKS] = w->sinks;

@@ -1219,6 +1219,18 @@ static void migration_6_keeps_workloads_and_adds_the_extra_fields(void **state)
     assert_int_equal(db_workload_parse("op=bwd dtype=bf16 d=128 b=2 h=16 sq=4096 sk=4096 sinks=2", &back, err,
                                        sizeof err), -1);
     assert_non_null(strstr(err, "sinks=2 is not 0 or 1"));
+    /* tf32: f32 whose products may round to TF32, stored in extra too; refused in another dtype. */
+    assert_int_equal(db_workload_parse("op=fwd dtype=f32 d=64 b=2 h=16 sq=1024 sk=1024 tf32=1", &back, err,
+                                       sizeof err), 0);
+    assert_int_equal(back.tf32, 1);
+    const int64_t tf32_id = upsert_workload(d, &back);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM workloads WHERE extra = 'tf32=1'"), 1);
+    assert_int_equal(db_workload_find(d, &back, &id, err, sizeof err), 1);
+    assert_int_equal(id, tf32_id);
+    assert_non_null(strstr(db_workload_format(&back, text, sizeof text), " tf32=1"));
+    assert_int_equal(db_workload_parse("op=fwd dtype=bf16 d=64 b=2 h=16 sq=1024 sk=1024 tf32=1", &back, err,
+                                       sizeof err), -1);
+    assert_non_null(strstr(err, "tf32=1 with dtype bf16"));
 
     /* A field this build does not know, written by a newer one: refused by name. */
     assert_int_equal(sqlite3_exec(db_sqlite(d), "UPDATE workloads SET extra = 'paged=1' WHERE id = 77", NULL, NULL,

@@ -403,6 +403,17 @@ static void grid_builds_paper_shapes(void **state)
         assert_int_equal(sinks->workloads[i].workload.softcap, i / 2);
         assert_int_equal(sinks->workloads[i].workload.sinks, i % 2);
     }
+    /* grid{} turns tf32 inside sinks; its kernels make one TF32 product (ALLOW_TF32 1). */
+    const tune_space *tf32 = find_space(set, "tf32");
+    assert_int_equal(tf32->workload_count, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(tf32->workloads[i].workload.sinks, i / 2);
+        assert_int_equal(tf32->workloads[i].workload.tf32, i % 2);
+        assert_int_equal(tf32->workloads[i].count, 1);
+        assert_int_equal(tf32->workloads[i].configs[0].p[GEN_ALLOW_TF32], i % 2);
+    }
+    tune_workload_str(&tf32->workloads[3].workload, text, sizeof text);
+    assert_string_equal(text, "f32 d=64 noncausal b=1 h=2 s=256 sinks tf32");
     /* Masks in their one form (a window ending at the diagonal is causal; a causal mask's window
      * is its left side) and a variable-length batch's bucket; their kernels are CAUSAL, VARLEN. */
     const tune_space *kinds = find_space(set, "kinds");
@@ -730,6 +741,7 @@ static const struct {
     { "bad_workload_param.lua", 3, { "fixed.DTYPE", "comes from each workload's dtype" } },
     { "bad_heads_k.lua", 3, { "workloads[1].heads_k = 3 must divide heads = 8 (0 or heads: no grouping)", NULL } },
     { "bad_sinks.lua", 3, { "workloads[1].sinks: SINKS=2 must be 0 or 1", NULL } },
+    { "bad_tf32.lua", 3, { "workloads[1].tf32 = 1 with dtype bf16: only f32 has products to round to TF32", NULL } },
     { "bad_varlen.lua", 3, { "workloads[1].varlen = 0.5: varlen bucket 4", "cannot be made from 1 sequences" } },
     { "bad_window.lua", 3, { "workloads[1].window_right = 8 with causal", NULL } },
     { "bad_bottom_right.lua", 3, { "workloads[1].bottom_right with equal lengths: it moves nothing", NULL } },

@@ -145,8 +145,9 @@ static void test_compare(void **state)
     got[2] = INFINITY;
     assert_int_equal(tune_compare(got, want, 4, &rel, &mx), 2);
     assert_true(isinf(rel));
-    assert_true(tune_threshold(0) == 1e-5 && tune_threshold(1) == 3e-3 && tune_threshold(2) == 1e-2 &&
-                tune_threshold(3) == 1e-12);
+    assert_true(tune_threshold(0, 0) == 1e-5 && tune_threshold(0, 1) == 2e-3 && tune_threshold(1, 0) == 3e-3 &&
+                tune_threshold(2, 0) == 1e-2 &&
+                tune_threshold(3, 0) == 1e-12);
 }
 
 static void test_keep_and_default(void **state)

@@ -28,6 +28,7 @@ struct tune_measure {
     CUdeviceptr flush;
     size_t flush_bytes;
     int backward;
+    int tf32;                   /* the workload's products may round to TF32: TF32's threshold */
     CUmodule ref_module;        /* the ref family: reference, input fill and comparison kernels */
     ln_utilities util;
     CUdeviceptr want[4];        /* the reference's outputs, same types as out[] */
@@ -278,6 +279,7 @@ static int setup(tune_measure *m, const tune_worker_task *t, char *why, size_t l
         }
     if (w->sinks && make_sinks(m, seed, why, len) != 0)
         return -1;
+    m->tf32 = w->tf32;
     if (m->backward) {
         m->outputs = 3;
         m->out[0] = m->p.dq, m->elems[0] = m->x.q;
@@ -387,7 +389,7 @@ static int validate(tune_measure *m, const ln_plan *plan, tune_record *r)
         return -1;
     }
     static const char *const fwd_names[] = { "O", "L" }, *const bwd_names[] = { "dQ", "dK", "dV" };
-    const double limit = tune_threshold(m->p.dtype);
+    const double limit = tune_threshold(m->p.dtype, m->tf32);
     r->rel_error = 0;
     r->max_abs_error = 0;
     for (int i = 0; i < m->outputs; i++) {

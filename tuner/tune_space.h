@@ -39,20 +39,21 @@
  * grouped-query attention (key/value heads dividing heads; absent, 0 or heads: none),
  * softcap = true for capped scores (timed with c = 30; the value costs nothing), sinks = true for
  * attention sinks (a logit a query head, random in [-1, 2); the backward validates their
- * gradient too), a mask beyond
+ * gradient too), tf32 = true for f32 whose products may round to TF32 (validated at TF32's
+ * threshold), a mask beyond
  * causal: window_left = 1024 and/or window_right = N (keys visible beside the diagonal; -1 no
  * limit), bottom_right = true (the diagonal ends at the last query and key; lengths that differ
  * or varlen only), and varlen = 0.4 for a variable-length batch of `batch` sequences at most
  * seqlen long whose tokens fill that share of the padded batch (kept as its bucket in eighths;
  * the lengths are made from it: tune_varlen_lengths). `workloads` is a list of them; lists inside
- * it (from grid) are flattened. grid{} makes plain, grouped, capped and sink workloads only.
+ * it (from grid) are flattened. grid{} makes plain, grouped, capped, sink and tf32 workloads only.
  *
  * What Lua sees besides the libraries:
  *   device             { name, arch ("sm_90"), cc (90), cc_major, cc_minor, sm_count,
  *                        smem_per_block (opt-in bytes), real (false: a described target) }
  *   space{...}         checks a space at once (errors point at its line) and declares it
  *   grid{...}          a list of workloads: the cross product of dtype, head_dim, head_dim_v,
- *                      causal, softcap, sinks, seqlen (or seqlen_q, seqlen_k) and batch, heads,
+ *                      causal, softcap, sinks, tf32, seqlen (or seqlen_q, seqlen_k) and batch, heads,
  *                      heads_k, with
  *                      batch = tokens / seqlen_q when tokens is given and heads = hidden /
  *                      head_dim when hidden is given (the FlashAttention papers' shapes)
@@ -121,7 +122,7 @@ int tune_device_default(tune_device *dev, const char *arch);
  * space's workloads serve both directions and leave it 0. */
 
 /* "bf16 d=128 causal b=4 h=16 s=4096" (s=Q/K when the lengths differ; dv= when it differs;
- * hk=, softcap, win=L,R, br, varlen=N/8 and sinks where the workload has them). */
+ * hk=, softcap, win=L,R, br, varlen=N/8, sinks and tf32 where the workload has them). */
 void tune_workload_str(const db_workload *w, char *buf, size_t len);
 
 /* ---- a workload's problem (db_workload.c) ------------------------------------------------ */

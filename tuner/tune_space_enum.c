@@ -165,6 +165,8 @@ int tune_spec_enumerate(lua_State *L, int spec_idx, int wi, tune_candidates *out
         base.p[GEN_VARLEN] = w->varlen != 0;
     if (f->params & GEN_BIT(GEN_SINKS))
         base.p[GEN_SINKS] = w->sinks;
+    if (f->params & GEN_BIT(GEN_ALLOW_TF32))
+        base.p[GEN_ALLOW_TF32] = w->tf32;
 
     /* An odometer over the searched parameters, the last one turning fastest. */
     int searched[GEN_PARAM_COUNT], digit[GEN_PARAM_COUNT] = { 0 }, k = 0;

@@ -68,11 +68,11 @@ static int grid_scalar(lua_State *L, const char *key)
 
 static const char *const grid_keys[] = {
     "dtype", "head_dim", "head_dim_v", "causal", "seqlen", "seqlen_q", "seqlen_k",
-    "batch", "heads", "tokens", "hidden", "heads_k", "softcap", "sinks", NULL,
+    "batch", "heads", "tokens", "hidden", "heads_k", "softcap", "sinks", "tf32", NULL,
 };
 
 /* Every workload of the cross product, dtype outermost and heads (then heads_k) innermost; softcap
- * turns inside causal, sinks inside softcap. */
+ * turns inside causal, sinks inside softcap, tf32 inside sinks. */
 int tune_lua_grid(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -81,7 +81,7 @@ int tune_lua_grid(lua_State *L)
     if (tune_check_keys(L, 1, grid_keys, "grid", err, sizeof err))
         return luaL_error(L, "%s", err);
     int v_dt[GRID_MAX], v_hd[GRID_MAX], v_hdv[GRID_MAX], v_ca[GRID_MAX], v_s[GRID_MAX], v_sq[GRID_MAX],
-        v_sk[GRID_MAX], v_b[GRID_MAX], v_h[GRID_MAX], v_hk[GRID_MAX], v_sc[GRID_MAX], v_si[GRID_MAX];
+        v_sk[GRID_MAX], v_b[GRID_MAX], v_h[GRID_MAX], v_hk[GRID_MAX], v_sc[GRID_MAX], v_si[GRID_MAX], v_tf[GRID_MAX];
     const int n_dt = grid_values(L, "dtype", GEN_DTYPE, v_dt);
     const int n_hd = grid_values(L, "head_dim", -1, v_hd);
     const int n_hdv = grid_values(L, "head_dim_v", -1, v_hdv);
@@ -94,6 +94,7 @@ int tune_lua_grid(lua_State *L)
     const int n_hk = grid_values(L, "heads_k", -1, v_hk);   /* each must divide every heads (tune_read_workload) */
     int n_sc = grid_values(L, "softcap", GEN_SOFTCAP, v_sc);
     int n_si = grid_values(L, "sinks", GEN_SINKS, v_si);
+    int n_tf = grid_values(L, "tf32", GEN_ALLOW_TF32, v_tf);
     const int tokens = grid_scalar(L, "tokens"), hidden = grid_scalar(L, "hidden");
     if (!n_dt || !n_hd)
         return luaL_error(L, "grid: dtype and head_dim are required");
@@ -121,8 +122,12 @@ int tune_lua_grid(lua_State *L)
         v_si[0] = 0;
         n_si = 1;
     }
+    if (!n_tf) {
+        v_tf[0] = 0;
+        n_tf = 1;
+    }
     /* head_dim_v absent: equal to head_dim (n_hdv 0 below); seqlen_k absent: equal to seqlen_q. */
-    const int flags = n_ca * n_sc * n_si;   /* causal, softcap, sinks: the last turning fastest */
+    const int flags = n_ca * n_sc * n_si * n_tf;   /* causal, softcap, sinks, tf32: the last turning fastest */
     const long total = (long)n_dt * n_hd * (n_hdv ? n_hdv : 1) * flags * n_sq * (n_sk ? n_sk : 1) *
                        (n_b ? n_b : 1) * (n_h ? n_h : 1) * (n_hk ? n_hk : 1);
     if (total > GRID_TOTAL)
@@ -140,8 +145,9 @@ int tune_lua_grid(lua_State *L)
                                     db_workload w = {
                                         .dtype = v_dt[a], .head_dim = v_hd[b],
                                         .head_dim_v = n_hdv ? v_hdv[c] : v_hd[b],
-                                        .causal = v_ca[d / (n_sc * n_si)], .softcap = v_sc[d / n_si % n_sc],
-                                        .sinks = v_si[d % n_si], .seqlen_q = v_sq[e],
+                                        .causal = v_ca[d / (n_sc * n_si * n_tf)],
+                                        .softcap = v_sc[d / (n_si * n_tf) % n_sc], .sinks = v_si[d / n_tf % n_si],
+                                        .tf32 = v_tf[d % n_tf], .seqlen_q = v_sq[e],
                                         .seqlen_k = n_sk ? v_sk[f] : v_sq[e],
                                         .heads_k = n_hk ? v_hk[h % n_hk] : 0,
                                     };

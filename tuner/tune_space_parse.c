@@ -85,6 +85,7 @@ static const char *workload_source(gen_param param)
     case GEN_EVEN_N: return "each workload (seqlen_k % BLOCK_N == 0)";
     case GEN_VARLEN: return "each workload's varlen";
     case GEN_SINKS: return "each workload's sinks";
+    case GEN_ALLOW_TF32: return "each workload's tf32";
     default: return "the workload";
     }
 }
@@ -370,6 +371,7 @@ static int take_captured(const tune_captured *cap, tune_spec *s, const char *lab
         const int features_ok = (!w->softcap || (f->params & GEN_BIT(GEN_SOFTCAP))) &&
                                 (!w->varlen || (f->params & GEN_BIT(GEN_VARLEN))) &&
                                 (!w->sinks || (f->params & GEN_BIT(GEN_SINKS))) &&
+                                (!w->tf32 || (f->params & GEN_BIT(GEN_ALLOW_TF32))) &&
                                 (!db_workload_masked(w) || (f->params & GEN_BIT(GEN_CAUSAL)));
         if ((w->op == DB_OP_BWD) != (f->backward != 0) || db_workload_decode(w) != decode || !own_shape(s, w) ||
             !features_ok)

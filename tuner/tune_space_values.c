@@ -187,14 +187,14 @@ void tune_workload_str(const db_workload *w, char *buf, size_t len)
         snprintf(win, sizeof win, " win=%d,%d", w->window_left, w->window_right);
     if (w->varlen)
         snprintf(vl, sizeof vl, " varlen=%d/8", w->varlen);
-    snprintf(buf, len, "%s d=%d%s %s%s%s b=%d h=%d%s s=%s%s%s%s", gen_dtype_name(w->dtype), w->head_dim, dv,
+    snprintf(buf, len, "%s d=%d%s %s%s%s b=%d h=%d%s s=%s%s%s%s%s", gen_dtype_name(w->dtype), w->head_dim, dv,
              w->causal ? "causal" : "noncausal", win, w->bottom_right ? " br" : "", w->batch, w->heads, hk, s,
-             w->softcap ? " softcap" : "", vl, w->sinks ? " sinks" : "");
+             w->softcap ? " softcap" : "", vl, w->sinks ? " sinks" : "", w->tf32 ? " tf32" : "");
 }
 
 static const char *const workload_keys[] = {
     "dtype", "head_dim", "head_dim_v", "causal", "batch", "heads", "seqlen", "seqlen_q", "seqlen_k", "heads_k",
-    "softcap", "window_left", "window_right", "bottom_right", "varlen", "sinks", NULL,
+    "softcap", "window_left", "window_right", "bottom_right", "varlen", "sinks", "tf32", NULL,
 };
 
 /* An optional 0/1 field of a workload (a boolean too), read as param's values: 0 when absent. */
@@ -297,8 +297,14 @@ int tune_read_workload(lua_State *L, int idx, const char *what, db_workload *w, 
         return -1;
     if (read_flag(L, idx, what, "causal", GEN_CAUSAL, &w->causal, err, len) ||
         read_flag(L, idx, what, "softcap", GEN_SOFTCAP, &w->softcap, err, len) ||
-        read_flag(L, idx, what, "sinks", GEN_SINKS, &w->sinks, err, len))
+        read_flag(L, idx, what, "sinks", GEN_SINKS, &w->sinks, err, len) ||
+        read_flag(L, idx, what, "tf32", GEN_ALLOW_TF32, &w->tf32, err, len))
         return -1;
+    if (w->tf32 && w->dtype != 0) {
+        snprintf(err, len, "%s.tf32 = 1 with dtype %s: only f32 has products to round to TF32", what,
+                 gen_dtype_name(w->dtype));
+        return -1;
+    }
     /* Grouped-query attention: heads_k key/value heads dividing heads (as many: none, stored 0). */
     if (tune_field_int(L, idx, what, "heads_k", 0, 0, 0, &w->heads_k, err, len))
         return -1;
@@ -361,5 +367,9 @@ void tune_push_workload(lua_State *L, const db_workload *w)
     if (w->sinks) {
         lua_pushinteger(L, 1);
         lua_setfield(L, -2, "sinks");
+    }
+    if (w->tf32) {
+        lua_pushinteger(L, 1);
+        lua_setfield(L, -2, "tf32");
     }
 }

@@ -31,10 +31,10 @@ int tune_stats(float *ms, int n, double *median, double *min, double *spread)
     return 0;
 }
 
-double tune_threshold(int dtype)
+double tune_threshold(int dtype, int tf32)
 {
     switch (dtype) {
-    case 0: return 1e-5;
+    case 0: return tf32 ? 2e-3 : 1e-5;   /* TF32: a 10-bit mantissa, about 3e-4 a product (notes/fp32.md) */
     case 1: return 3e-3;
     case 2: return 1e-2;
     default: return 1e-12;

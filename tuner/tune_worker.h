@@ -104,8 +104,9 @@ int tune_record_parse(const char *line, tune_record *r /* OUT */);
  * interpolate linearly between order statistics. Returns 0, or -1 when n < 1. */
 int tune_stats(float *ms, int n, double *median, double *min, double *spread);
 
-/* Relative-error limit of a dtype: f32 1e-5, f16 3e-3, bf16 1e-2, f64 1e-12. */
-double tune_threshold(int dtype);
+/* Relative-error limit of a dtype: f32 1e-5 (2e-3 where its products may round to TF32, tf32 1),
+ * f16 3e-3, bf16 1e-2, f64 1e-12. */
+double tune_threshold(int dtype, int tf32);
 
 /* ||got - want|| / ||want|| over n values (OUT: *rel, *max_abs). Returns the number of NaN or
  * infinite values in got (then *rel is INFINITY). */

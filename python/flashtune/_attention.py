@@ -241,7 +241,7 @@ def desc_of(q, k, v, o, sizes, strides, dtype, causal, scale, mask, softcap, sin
                                   float(scale) if scale is not None else 0.0,
                                   qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
                                   vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk,
-                                  softcap, 0, 0, 0, 0, 0, sinks, 0)
+                                  softcap, 0, 0, 0, 0, 0, sinks, 0, 0, 0)
     except (struct.error, OverflowError):   # a value beyond its C field: as ctypes stores it
         return bytes(_desc(q, k, v, o, dtype, causal, scale, mask, softcap, sinks))
 

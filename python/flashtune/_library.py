@@ -66,6 +66,8 @@ DESC_FIELDS = [
     ("total_q", ctypes.c_int, "i"), ("total_k", ctypes.c_int, "i"),
     # attention sinks and their gradient (device memory, [heads]; NULL for none)
     ("sinks", ctypes.c_void_p, "P"), ("dsinks", ctypes.c_void_p, "P"),
+    # float32: 1 lets products round to TF32 (0: float32's accuracy, three TF32 products each)
+    ("allow_tf32", ctypes.c_int, "i"), ("reserved2", ctypes.c_int, "i"),
 ]
 
 

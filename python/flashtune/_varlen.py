@@ -51,7 +51,7 @@ def desc_of(sizes, strides, cu_q, cu_k, dtype, causal, scale, mask, softcap, sin
             _library.DESC_SIZE, batch, h, max_q, max_k, d, dv, dtype, causal,
             float(scale) if scale is not None else 0.0, qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
             vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk, softcap, 0, cu_q.data_ptr(),
-            cu_k.data_ptr(), total_q, total_k, sinks, 0)
+            cu_k.data_ptr(), total_q, total_k, sinks, 0, 0, 0)
     except (struct.error, OverflowError) as e:   # the checks bound every field; say which failed
         raise ValueError(f"attention_varlen: a size does not fit the C descriptor: {e}") from None
 

@@ -322,17 +322,18 @@ class Library(unittest.TestCase):
         # 144 ends o_stride), then int x 6, a float and an int, 2 pointers, 2 ints, 2 pointers;
         # test_runtime pins the C side to the same numbers
         D = _library.AttentionDesc
-        self.assertEqual(ctypes.sizeof(D), 216)
+        self.assertEqual(ctypes.sizeof(D), 224)
         offsets = {"struct_size": 0, "batch": 8, "causal": 36, "softmax_scale": 40, "q_stride": 48,
                    "o_stride": 120, "causal_align": 144, "window": 148, "window_left": 152, "window_right": 156,
                    "deterministic": 160, "heads_k": 164, "softcap": 168, "reserved": 172, "cu_seqlens_q": 176,
-                   "cu_seqlens_k": 184, "total_q": 192, "total_k": 196, "sinks": 200, "dsinks": 208}
+                   "cu_seqlens_k": 184, "total_q": 192, "total_k": 196, "sinks": 200, "dsinks": 208,
+                   "allow_tf32": 216, "reserved2": 220}
         self.assertEqual({name: getattr(D, name).offset for name in offsets}, offsets)
-        self.assertEqual([f[0] for f in D._fields_][-14:], ["causal_align", "window", "window_left", "window_right",
+        self.assertEqual([f[0] for f in D._fields_][-16:], ["causal_align", "window", "window_left", "window_right",
                                                             "deterministic", "heads_k", "softcap", "reserved",
                                                             "cu_seqlens_q", "cu_seqlens_k", "total_q", "total_k",
-                                                            "sinks", "dsinks"])
-        self.assertEqual(D().struct_size, 216)   # set on construction, as FT_ATTENTION_DESC_INIT does
+                                                            "sinks", "dsinks", "allow_tf32", "reserved2"])
+        self.assertEqual(D().struct_size, 224)   # set on construction, as FT_ATTENTION_DESC_INIT does
 
     def test_packed_desc_is_the_struct(self):
         d = _library.AttentionDesc(200, 2, 3, 100, 77, 64, 128, 2, 1, 0.1)
@@ -342,9 +343,10 @@ class Library(unittest.TestCase):
         d.heads_k, d.softcap = 3, 30.0
         d.cu_seqlens_q, d.cu_seqlens_k, d.total_q, d.total_k = 0x1000, 0x2000, 500, 600
         d.sinks, d.dsinks = 0x3000, 0x4000
+        d.allow_tf32 = 1
         packed = _library.DESC.pack(200, 2, 3, 100, 77, 64, 128, 2, True, 0.1, 10, 11, 12, 20, 21, 22, 30, 31, 32,
                                     1 << 40, (1 << 40) + 1, (1 << 40) + 2, 1, 1, 256, -1, 1, 3, 30.0, 0, 0x1000,
-                                    0x2000, 500, 600, 0x3000, 0x4000)
+                                    0x2000, 500, 600, 0x3000, 0x4000, 1, 0)
         self.assertEqual(packed, bytes(d))
 
     @unittest.skipUnless(os.environ.get("FLASHTUNE_LIBRARY"), "FLASHTUNE_LIBRARY not set (ctest sets it)")
@@ -606,7 +608,7 @@ class CallPath(unittest.TestCase):
         self.assertEqual(f[1:9], (3, 8, 120, 100, 64, 32, 2, 1))   # batch, heads, longest lengths, dims, bf16, causal
         self.assertEqual(f[10:13], (300 * 8 * 64, 64, 8 * 64))   # q's strides: head and row
         self.assertEqual(f[27:30], (2, 5.0, 0))   # heads_k, softcap, reserved
-        self.assertEqual(f[30:], (cu_q.data_ptr(), cu_k.data_ptr(), 300, 250, 0, 0))
+        self.assertEqual(f[30:], (cu_q.data_ptr(), cu_k.data_ptr(), 300, 250, 0, 0, 0, 0))
         lse = fake_torch.Function.last_ctx.saved_tensors[4]
         self.assertEqual((lse.shape, pointers[:3]), ((8, 300), (q.data_ptr(), k.data_ptr(), v.data_ptr())))
         self.assertEqual(pointers[3], o.data_ptr())
@@ -684,14 +686,14 @@ class CallPath(unittest.TestCase):
         sinks = fake_torch.Tensor((8,), torch.float32, q.device)
         o = flashtune.attention_varlen(q, k, v, cu_q, cu_k, 120, 100, causal=True, sinks=sinks)
         f = _library.DESC.unpack(self.fwd.calls[-1][1])
-        self.assertEqual(f[30:], (cu_q.data_ptr(), cu_k.data_ptr(), 300, 250, sinks.data_ptr(), 0))
+        self.assertEqual(f[30:], (cu_q.data_ptr(), cu_k.data_ptr(), 300, 250, sinks.data_ptr(), 0, 0, 0))
         ctx = fake_torch.Function.last_ctx
         grads = _varlen._function().backward(ctx, fake_torch.Tensor((1, 8, 300, 32), o.dtype, o.device,
                                                                     (300 * 8 * 32, 32, 8 * 32, 1)))
         self.assertEqual((len(grads), grads[3:6]), (7, (None, None, None)))
         self.assertEqual((grads[6].shape, grads[6].dtype), ((8,), torch.float32))
         b = _library.DESC.unpack(self.bwd.calls[-1][1])
-        self.assertEqual(b[34:], (sinks.data_ptr(), grads[6].data_ptr()))
+        self.assertEqual(b[34:], (sinks.data_ptr(), grads[6].data_ptr(), 0, 0))
         with self.assertRaisesRegex(ValueError, r"sinks: expected shape \(8,\)"):
             flashtune.attention_varlen(q, k, v, cu_q, cu_k, 120, 100, sinks=fake_torch.Tensor((2,), torch.float32,
                                                                                              q.device))
@@ -744,7 +746,7 @@ class CallPath(unittest.TestCase):
             desc = self.fwd.calls[-1][1]
             d = _library.AttentionDesc.from_buffer_copy(desc)
             self.assertEqual((d.struct_size, d.causal, d.causal_align, d.window, d.window_left, d.window_right),
-                             (216, causal, align, window, left, right), kw)
+                             (224, causal, align, window, left, right), kw)
             self.assertEqual(desc, bytes(_attention._desc(q, k, v, o, 2, causal, None, (align, window, left, right))))
             # the backward gets the same desc
             _attention._Attention.get().backward(fake_torch.Function.last_ctx, fake_torch.Tensor(o.shape, o.dtype,

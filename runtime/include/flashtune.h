@@ -150,7 +150,8 @@ enum {
  * FT_ERR_INVALID_ARGUMENT: 0 (not set), or a program built against flashtune 0.1, whose desc
  * began with batch and heads, must be rebuilt. Added in 0.2.0: struct_size; causal_align,
  * window, window_left, window_right. Added after 0.2.0: deterministic, heads_k, softcap (and
- * reserved); cu_seqlens_q, cu_seqlens_k, total_q, total_k.
+ * reserved); cu_seqlens_q, cu_seqlens_k, total_q, total_k; sinks, dsinks; allow_tf32 (and
+ * reserved2).
  *
  * Determinism. The forward, and a backward with deterministic = 1, give bitwise identical
  * results for identical inputs on the same GPU and library version, run after run. A backward
@@ -206,6 +207,13 @@ typedef struct ft_attention_desc {
      * not NULL; dsinks must be NULL without sinks, and the forward does not read it. */
     const void *sinks;
     void *dsinks;
+    /* float32 only (the other dtypes ignore it): 0 keeps float32's accuracy (on the tensor cores
+     * each product is made of three TF32 products of operands split into a high part and a
+     * remainder); 1 lets the products round their operands to TF32 (a 10-bit mantissa: one
+     * product, about 3e-4 relative error; what torch.backends.cuda.matmul.allow_tf32 allows
+     * PyTorch's matmuls). */
+    int allow_tf32;
+    int reserved2;               /* must be 0; as reserved, no tail padding */
 } ft_attention_desc;
 
 /* The smallest struct_size accepted: struct_size and the fields through o_stride. */

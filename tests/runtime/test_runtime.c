@@ -569,6 +569,11 @@ static void decode_choices(void **state)
     assert_int_equal(c->p[GEN_ALLOW_TF32], 0);
     assert_int_equal(rt_choose(NULL, NULL, &h100, &w, RT_CHOOSE_ANY_ROWS, &got, &db_error, err, sizeof err), 0);
     assert_string_equal(c->family->name, "fwd_exact");
+    w.tf32 = 1;   /* the caller allows TF32: one product (ALLOW_TF32), compiled in */
+    assert_int_equal(rt_choose(NULL, NULL, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_string_equal(c->family->name, "fwd_mma");
+    assert_int_equal(c->p[GEN_ALLOW_TF32], 1);
+    w.tf32 = 0;
     w = workload(DB_OP_BWD, FT_BF16, 128, 0, 2, 16, 1, 100000);
     assert_false(db_workload_decode(&w));
     db_close(shipped);
@@ -870,6 +875,8 @@ static void softcap_neg(call *c) { c->d.softcap = -0.5f; }
 static void softcap_inf(call *c) { c->d.softcap = INFINITY; }
 static void softcap_30(call *c) { c->d.softcap = 30.f; }
 static void reserved1(call *c) { c->d.reserved = 1; }
+static void reserved2_1(call *c) { c->d.reserved2 = 1; }
+static void allow_tf32_2(call *c) { c->d.allow_tf32 = 2; }
 /* A variable-length batch of 2 sequences packed [total, H, D]: 150 query rows, 90 key rows. */
 static void varlen_packed(call *c)
 {
@@ -978,6 +985,9 @@ static const arg_case arg_cases[] = {
     { "softcap inf", FT_F16, 0, softcap_inf, FT_ERR_INVALID_ARGUMENT, "softcap=inf must be a finite number >= 0" },
     { "softcap 30", FT_F64, 1, softcap_30, FT_ERR_NO_DEVICE, "no CUDA driver" },
     { "reserved 1", FT_BF16, 0, reserved1, FT_ERR_INVALID_ARGUMENT, "ft_attention_forward: reserved=1 must be 0" },
+    { "reserved2 1", FT_F32, 0, reserved2_1, FT_ERR_INVALID_ARGUMENT, "ft_attention_forward: reserved2=1 must be 0" },
+    { "allow_tf32 2", FT_F32, 0, allow_tf32_2, FT_ERR_INVALID_ARGUMENT,
+      "ft_attention_forward: allow_tf32=2 must be 0 (float32's accuracy) or 1" },
     { "variable-length, packed", FT_BF16, 1, varlen_packed, FT_ERR_NO_DEVICE, "no CUDA driver" },
     { "variable-length, cu_seqlens_k NULL", FT_F16, 0, varlen_only_q, FT_ERR_INVALID_ARGUMENT,
       "ft_attention_forward: cu_seqlens_q=0xa00000 and cu_seqlens_k=(nil): a variable-length batch sets both" },
@@ -1221,16 +1231,16 @@ static void struct_size_rules(void **state)
           "no CUDA driver" },
         { "larger, zero tail", full + 40, -1, FT_ERR_NO_DEVICE, "no CUDA driver" },
         { "larger, a set byte past the fields", full + 40, (int)full + 39, FT_ERR_UNSUPPORTED,
-          "ft_attention_forward: struct_size=256 is larger than this library's ft_attention_desc (216 bytes" },
-        { "larger, its first new byte set", full + 8, (int)full, FT_ERR_UNSUPPORTED, "byte 216 past its fields" },
+          "ft_attention_forward: struct_size=264 is larger than this library's ft_attention_desc (224 bytes" },
+        { "larger, its first new byte set", full + 8, (int)full, FT_ERR_UNSUPPORTED, "byte 224 past its fields" },
         { "larger, set byte beyond struct_size", full + 8, (int)full + 8, FT_ERR_NO_DEVICE, "no CUDA driver" },
         { "0", 0, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=0 is not the size of an ft_attention_desc (144 to 4096" },
         { "one short of version 1", v1 - 1, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=143" },
         { "past the maximum", FT_ATTENTION_DESC_SIZE_MAX + 1, -1, FT_ERR_INVALID_ARGUMENT, "struct_size=4097" },
     };
     assert_int_equal(v1, 144);   /* struct_size, 8 ints, a float and its padding, 12 int64 */
-    assert_int_equal(full, 216);   /* ... then 4 mask ints, deterministic, heads_k, softcap, reserved, 2 pointers,
-                                    * 2 totals, the sinks' 2 pointers: no padding */
+    assert_int_equal(full, 224);   /* ... then 4 mask ints, deterministic, heads_k, softcap, reserved, 2 pointers,
+                                    * 2 totals, the sinks' 2 pointers, allow_tf32, reserved2: no padding */
     ft_context *ft;
     assert_int_equal(ft_open(NULL, &ft), FT_OK);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -546,6 +546,49 @@ static int database_reuse(char *log, size_t len)
     return failed;
 }
 
+/* allow_tf32 through the public API: an f32 forward keeps float32's accuracy without it (three
+ * TF32 products, within f32's threshold of the reference) and rounds its products to TF32 with
+ * it: an error past f32's threshold (the flag reached the kernel) and within TF32's, and
+ * ft_describe_choice names ALLOW_TF32=1. */
+static int allow_tf32_rounds(char *log, size_t len)
+{
+    const gpu_case c = { .name = "f32 allow_tf32", .dtype = FT_F32, .head_dim = 64, .head_dim_v = 64, .batch = 2,
+                         .heads = 3, .seqlen_q = 333, .seqlen_k = 333, .causal = 1 };
+    ft_attention_desc d = { .struct_size = sizeof(ft_attention_desc), .batch = c.batch, .heads = c.heads,
+                            .seqlen_q = c.seqlen_q, .seqlen_k = c.seqlen_k, .head_dim = c.head_dim,
+                            .head_dim_v = c.head_dim_v, .dtype = c.dtype, .causal = c.causal };
+    strides(&c, c.heads, c.seqlen_q, c.head_dim, d.q_stride);
+    strides(&c, c.heads, c.seqlen_k, c.head_dim, d.k_stride);
+    strides(&c, c.heads, c.seqlen_k, c.head_dim_v, d.v_stride);
+    strides(&c, c.heads, c.seqlen_q, c.head_dim_v, d.o_stride);
+    const size_t rows = (size_t)c.batch * c.heads * c.seqlen_q, n = rows * c.head_dim;
+    uint64_t seed = 11;
+    CUdeviceptr q = upload_random(c.dtype, n, &seed), k = upload_random(c.dtype, n, &seed);
+    CUdeviceptr v = upload_random(c.dtype, n, &seed);
+    CUdeviceptr o[2] = { alloc_poisoned(n * 4), alloc_poisoned(n * 4) }, o_ref = alloc_poisoned(n * 4);
+    CUdeviceptr lse = alloc_poisoned(rows * 4), lse_ref = alloc_poisoned(rows * 4);
+    ft_status s = ft_attention_forward_reference(shared_ft, &d, P(q), P(k), P(v), P(o_ref), P(lse_ref), NULL);
+    for (int allow = 0; allow < 2 && s == FT_OK; allow++) {
+        d.allow_tf32 = allow;
+        s = ft_attention_forward(shared_ft, &d, P(q), P(k), P(v), P(o[allow]), P(lse), NULL);
+    }
+    char desc[1024] = "";
+    if (s == FT_OK)
+        s = ft_describe_choice(shared_ft, &d, 0, desc, sizeof desc);
+    log[0] = '\0';
+    if (s != FT_OK || cu->CtxSynchronize() != CUDA_SUCCESS)
+        return snprintf(log, len, "%s: %s", ft_status_str(s), ft_last_error(shared_ft)), 1;
+    const double strict = compare("O", o[0], o_ref, c.dtype, n, log, len);
+    const double rounded = compare("O with allow_tf32", o[1], o_ref, c.dtype, n, log, len);
+    int failed = !(strict < limit(c.dtype)) || !(rounded > limit(c.dtype) && rounded < 2e-3);
+    if (!strstr(desc, "ALLOW_TF32=1")) {
+        const size_t used = strlen(log);
+        snprintf(log + used, len - used, "; the choice does not name ALLOW_TF32=1: %s", desc);
+        failed = 1;
+    }
+    return failed;
+}
+
 /* Prefix sums the library must refuse before launching anything: each call returns
  * FT_ERR_INVALID_ARGUMENT naming the sum, and O stays as poisoned as it was. */
 static int bad_prefix_sums(char *log, size_t len)
@@ -693,6 +736,9 @@ int main(int argc, char **argv)
     failed += f;
     f = database_reuse(log, sizeof log);
     printf("%-4s %-26s %s\n", f ? "FAIL" : "ok", "CUBIN reused from database", log);
+    failed += f;
+    f = allow_tf32_rounds(log, sizeof log);
+    printf("%-4s %-26s%s\n", f ? "FAIL" : "ok", "f32 allow_tf32", log);
     failed += f;
     f = capture_round_trip(log, sizeof log);
     printf("%-4s %-26s%s\n", f ? "FAIL" : "ok", "capture at ft_close", log);

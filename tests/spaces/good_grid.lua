@@ -1,6 +1,6 @@
 -- Test fixture: grid{} building the FlashAttention papers' shapes, one with every option, and
 -- grouped heads and the softcap, by grid and by a workload table; masks and variable-length
--- batches by workload tables.
+-- batches by workload tables; float32 with products rounded to TF32 by grid.
 local paper = grid{
   dtype = "bf16", head_dim = {64, 128}, causal = 0,
   seqlen = pow2(512, 16384), tokens = 16384, hidden = 2048,
@@ -27,6 +27,9 @@ return {
          fixed = { BLOCK_M = 64, BLOCK_N = 128, NUM_WARPS = 12, NUM_STAGES = 2 }, params = { SPLITS = {1, 2} },
          workloads = { { dtype = "bf16", head_dim = 128, seqlen = 512, batch = 1, heads = 4 },
                        { dtype = "bf16", head_dim = 128, seqlen = 512, batch = 1, heads = 4, heads_k = 2 } } },
+  space{ name = "tf32", template = "fwd_mma", fixed = { BLOCK_M = 64, BLOCK_N = 64, NUM_WARPS = 4, NUM_STAGES = 1 },
+         workloads = grid{ dtype = "f32", head_dim = 64, seqlen = 256, batch = 1, heads = 2, sinks = {0, 1},
+                           tf32 = {false, true} } },
   space{ name = "kinds", template = "fwd_mma",
          workloads = {
            { dtype = "bf16", head_dim = 64, seqlen = 1000, batch = 2, heads = 4, window_left = 128, window_right = 64 },
