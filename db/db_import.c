@@ -126,7 +126,9 @@ static int parse_line(const char *line, entry *e, char *err, size_t len)
                         || db_field_int_or(&f, "window_left", -1, INT32_MAX, 0, 0, &w->window_left, err, len)
                         || db_field_int_or(&f, "window_right", -1, INT32_MAX, 0, 0, &w->window_right, err, len)
                         || db_field_int_or(&f, "bottom_right", 0, 1, 0, 0, &w->bottom_right, err, len)
-                        || db_field_int_or(&f, "varlen", 0, 8, 0, 0, &w->varlen, err, len)))
+                        || db_field_int_or(&f, "varlen", 0, 8, 0, 0, &w->varlen, err, len)
+                        || db_field_int_or(&f, "sinks", 0, 1, 0, 0, &w->sinks, err, len)
+                        || db_field_int_or(&f, "tf32", 0, 1, 0, 0, &w->tf32, err, len)))
             rc = -1;
         if (rc == 0 && db_workload_check(w, err, len))
             rc = -1;
@@ -159,9 +161,9 @@ static int parse_line(const char *line, entry *e, char *err, size_t len)
         /* Every mask runs the CAUSAL kernels (the band is a launch argument); a kernel row stores
          * every parameter, so VARLEN is 0 for a dense workload whatever the family. */
         if (p[GEN_DTYPE] != w->dtype || p[GEN_HEAD_DIM] != w->head_dim || p[GEN_HEAD_DIM_V] != w->head_dim_v
-            || p[GEN_SOFTCAP] != w->softcap)
-            rc = db_fail(err, len, "the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V and SOFTCAP must be the workload's "
-                         "dtype, head_dim, head_dim_v and softcap");
+            || p[GEN_SOFTCAP] != w->softcap || p[GEN_SINKS] != w->sinks || p[GEN_ALLOW_TF32] != w->tf32)
+            rc = db_fail(err, len, "the kernel's DTYPE, HEAD_DIM, HEAD_DIM_V, SOFTCAP, SINKS and ALLOW_TF32 must be "
+                         "the workload's dtype, head_dim, head_dim_v, softcap, sinks and tf32");
         else if (p[GEN_CAUSAL] != db_workload_masked(w))
             rc = db_fail(err, len, "the kernel's CAUSAL=%d is not the workload's mask: causal=%d window=%d runs "
                          "CAUSAL=%d kernels", p[GEN_CAUSAL], w->causal, w->window, db_workload_masked(w));

@@ -80,10 +80,12 @@ static double varlen_gap(const db_workload *a, const db_workload *b)
     return abs(a->varlen - b->varlen) / 8.0;
 }
 
-/* How far the kinds of two workloads are apart: 0 the same (group ratio, softcap, mask, varlen). */
+/* How far the kinds of two workloads are apart: 0 the same (group ratio, softcap, mask, varlen,
+ * float32's TF32 rounding). */
 static double kind_gap(const db_workload *a, const db_workload *b)
 {
-    return log_gap(group_ratio(a), group_ratio(b)) + (a->softcap != b->softcap) + mask_gap(a, b) + varlen_gap(a, b);
+    return log_gap(group_ratio(a), group_ratio(b)) + (a->softcap != b->softcap) + mask_gap(a, b) + varlen_gap(a, b) +
+           (a->tf32 != b->tf32);
 }
 
 /* How many characters two names share from their start. */

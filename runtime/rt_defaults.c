@@ -39,6 +39,10 @@ void rt_config_fit(gen_config *c, const db_workload *w)
 {
     if (c->family->params & GEN_BIT(GEN_CAUSAL))
         c->p[GEN_CAUSAL] = db_workload_masked(w);
+    /* Products rounded to TF32 or not (a winner tuned for either serves both): it decides
+     * SPLIT_SMEM's planes in shared memory, so the configuration is validated with the problem's. */
+    if (c->family->params & GEN_BIT(GEN_ALLOW_TF32))
+        c->p[GEN_ALLOW_TF32] = w->tf32;
     /* The data's head dims where the compiled ones are wider (rt_choose sets the same): validated
      * with them, as they decide what a row copy may read (f32 on tensor cores: multiples of 4). */
     if (c->family->params & GEN_BIT(GEN_DATA_DIM)) {
@@ -148,8 +152,6 @@ static int fit_family(const gen_family *f, const rt_device *dev, const db_worklo
     /* The compiled head dims (rt_choose then sets DATA_DIM to the problem's). */
     base.p[GEN_HEAD_DIM] = ln_family_head_dim(f, w->head_dim);
     base.p[GEN_HEAD_DIM_V] = ln_family_head_dim(f, w->head_dim_v);
-    if (f->params & GEN_BIT(GEN_ALLOW_TF32))
-        base.p[GEN_ALLOW_TF32] = w->tf32;
     gen_config_head_dim_tiles(&base);
     if (gen_check_arch(f, dev->arch, last, len))
         return -1;

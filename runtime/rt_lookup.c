@@ -120,10 +120,14 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
             continue;
         }
         const int exact = win.workload_match == DB_MATCH_EXACT;
+        const int tf32_other = win.workload.tf32 != w->tf32;   /* compiled for this problem's (rt_config_fit) */
         out->tuned_varlen = win.workload.varlen != 0;
         out->tier = s == 0 ? (exact ? RT_TIER_DB_EXACT : RT_TIER_DB_NEAREST)
                            : (exact ? RT_TIER_SHIPPED_EXACT : RT_TIER_SHIPPED_NEAREST);
         describe(&win, s, out->why, sizeof out->why);
+        if (tf32_other)
+            snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; %s (ALLOW_TF32=%d)",
+                     w->tf32 ? "products rounded to TF32" : "float32's accuracy", w->tf32);
         snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "%s", skipped);
         return want_fixed_order ? make_deterministic(dev, w, flags, out, err, len) : 0;
     }
@@ -167,13 +171,6 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
         c->p[GEN_SOFTCAP] = w->softcap;
         snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; %s the softcap (SOFTCAP=%d)",
                  w->softcap ? "with" : "without", w->softcap);
-    }
-    /* Products rounded to TF32 or not are compiled in (ALLOW_TF32): a winner tuned for either is
-     * compiled for this problem's, as the softcap is. */
-    if ((c->family->params & GEN_BIT(GEN_ALLOW_TF32)) && c->p[GEN_ALLOW_TF32] != w->tf32) {
-        c->p[GEN_ALLOW_TF32] = w->tf32;
-        snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; %s (ALLOW_TF32=%d)",
-                 w->tf32 ? "products rounded to TF32" : "float32's accuracy", w->tf32);
     }
     /* Sinks are compiled in (SINKS), as the softcap is: a winner is compiled for this problem's. */
     if ((c->family->params & GEN_BIT(GEN_SINKS)) && c->p[GEN_SINKS] != w->sinks) {

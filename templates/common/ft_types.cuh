@@ -93,7 +93,8 @@ FT_DEVICE unsigned pack2(float lo, float hi)
 }
 
 // Two (four) consecutive elements of a row from floats, in one store: p 4-byte (8-byte) aligned
-// in the 16-bit types, 8-byte (16-byte) in f32.
+// in the 16-bit types, 8-byte (16-byte) in f32. Not in f64, whose results are doubles.
+#if DTYPE != FT_DTYPE_F64
 FT_DEVICE void store2(elem_t *p, float lo, float hi)
 {
 #if DTYPE == FT_DTYPE_F32
@@ -110,6 +111,7 @@ FT_DEVICE void store4(elem_t *p, float a, float b, float c, float d)
     *(uint2 *)p = make_uint2(pack2(a, b), pack2(c, d));
 #endif
 }
+#endif
 
 // ---- math ---------------------------------------------------------------------------------
 FT_DEVICE float fast_exp2(float x)

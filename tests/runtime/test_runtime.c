@@ -469,9 +469,6 @@ static void variable_length_choices(void **state)
     db_close(shipped);
 }
 
-/* Decode shapes (at most 16 query rows, f16/bf16 forwards): the shipped decode winners serve them
- * and nothing else; without a database the built-in decode configuration splits the keys and packs
- * the group; a longer query, an f32 one and a backward get no decode kernel. */
 /* rt_rows16: f32 runs on tensor cores only where every row starts 16-byte aligned. */
 static void rows16_decides_f32_tensor_cores(void **state)
 {
@@ -498,6 +495,65 @@ static void rows16_decides_f32_tensor_cores(void **state)
     assert_int_equal(rt_family_reads_rows16(gen_family_find("fwd_wgmma"), FT_BF16), 1);
 }
 
+/* A winner tuned with products rounded to TF32 serves a float32 problem without them (and the
+ * other way), compiled and validated for the problem's ALLOW_TF32: one whose planes fit only
+ * with TF32 (SPLIT_SMEM keeps high parts alone then) is passed over; one that fits both is
+ * served. The winners files carry tf32 through import. */
+#define FWD_F32_128_TF32 "op=fwd dtype=f32 head_dim=128 head_dim_v=128 causal=0 batch=4 heads=16 seqlen_q=2048 " \
+                         "seqlen_k=2048 tf32=1"
+#define P_F32(stages) "DTYPE=f32 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=128 BLOCK_N=32 NUM_WARPS=8 NUM_STAGES=" stages \
+                      " CAUSAL=0 CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 SPLIT_SMEM=1 ALLOW_TF32=1"
+static void tf32_winners_serve_both_kinds(void **state)
+{
+    (void)state;
+    db *user = make_db("tf32_4.db", "flashtune winners format 1\n"
+                                     LINE("Test GPU", "sm_90", FWD_F32_128_TF32, "fwd_mma", "6123456789abcdef",
+                                          P_F32("4")));
+    db_workload w = workload(DB_OP_FWD, FT_F32, 128, 0, 4, 16, 2048, 2048);
+    w.tf32 = 1;
+    rt_choice got;
+    int db_error;
+    char err[512];
+    assert_int_equal(rt_choose(user, NULL, &test_gpu, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_int_equal(got.tier, RT_TIER_DB_EXACT);
+    assert_int_equal(got.config.p[GEN_ALLOW_TF32], 1);
+    w.tf32 = 0;   /* four stages and two planes: 256 KiB, more than the GPU has */
+    assert_int_equal(rt_choose(user, NULL, &test_gpu, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_int_equal(got.tier, RT_TIER_DEFAULT);
+    assert_non_null(strstr(got.why, "passed over"));
+    assert_int_equal(got.config.p[GEN_ALLOW_TF32], 0);
+    assert_int_equal(gen_validate(&got.config, test_gpu.smem_limit, err, sizeof err), 0);
+    db_close(user);
+    /* The desc's flag keys float32 forwards only: a 16-bit problem has no products to round, and
+     * the float32 backward runs on CUDA cores (keyed as one without it). */
+    ft_attention_desc d = { .struct_size = sizeof d, .batch = 4, .heads = 16, .seqlen_q = 2048, .seqlen_k = 2048,
+                            .head_dim = 128, .head_dim_v = 128, .dtype = FT_F32, .allow_tf32 = 1 };
+    const int64_t st[3] = { 16 * 2048 * 128, 2048 * 128, 128 };
+    memcpy(d.q_stride, st, sizeof st), memcpy(d.k_stride, st, sizeof st);
+    memcpy(d.v_stride, st, sizeof st), memcpy(d.o_stride, st, sizeof st);
+    db_workload k;
+    static const struct { ft_dtype dtype; int backward, tf32; } keyed[] = {
+        { FT_F32, 0, 1 }, { FT_F32, 1, 0 }, { FT_BF16, 0, 0 }, { FT_F64, 0, 0 },
+    };
+    for (int i = 0; i < 4; i++) {
+        d.dtype = keyed[i].dtype;
+        assert_int_equal(rt_check_desc("f", &d, keyed[i].backward, &k, err, sizeof err), FT_OK);
+        assert_int_equal(k.tf32, keyed[i].tf32);
+    }
+    user = make_db("tf32_2.db", "flashtune winners format 1\n"
+                                LINE("Test GPU", "sm_90", FWD_F32_128_TF32, "fwd_mma", "7123456789abcdef",
+                                     P_F32("2")));
+    assert_int_equal(rt_choose(user, NULL, &test_gpu, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_int_equal(got.tier, RT_TIER_DB_NEAREST);
+    assert_int_equal(got.config.p[GEN_ALLOW_TF32], 0);
+    assert_int_equal(got.config.p[GEN_SPLIT_SMEM], 1);
+    assert_non_null(strstr(got.why, "float32's accuracy (ALLOW_TF32=0)"));
+    db_close(user);
+}
+
+/* Decode shapes (at most 16 query rows, f16/bf16 forwards): the shipped decode winners serve them
+ * and nothing else; without a database the built-in decode configuration splits the keys and packs
+ * the group; a longer query, an f32 one and a backward get no decode kernel. */
 static void decode_choices(void **state)
 {
     (void)state;
@@ -1605,6 +1661,7 @@ int main(void)
         cmocka_unit_test(padded_head_dims_choose_the_compiled_ones),
         cmocka_unit_test(variable_length_choices),
         cmocka_unit_test(rows16_decides_f32_tensor_cores),
+        cmocka_unit_test(tf32_winners_serve_both_kinds),
         cmocka_unit_test(decode_choices),
         cmocka_unit_test(group_split_choices),
         cmocka_unit_test(deterministic_choices),
