@@ -3,13 +3,13 @@ import ctypes
 import struct
 
 from . import _fallback, _library, _ops, _workspace
-from ._checks import (HEAD_DIM_MAX, NO_MASK, _passes, check_deterministic, check_mask, check_options, check_sinks,
-                      check_softcap, check_tensors, leading_dims, no_rows)
+from ._checks import (HEAD_DIM_MAX, NO_MASK, _passes, check_allow_tf32, check_deterministic, check_mask,
+                      check_options, check_sinks, check_softcap, check_tensors, leading_dims, no_rows)
 
 
-def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK, softcap=0.0, sinks=0):
+def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK, softcap=0.0, sinks=0, allow_tf32=False):
     """The AttentionDesc of a call; mask: (causal_align, window, window_left, window_right); sinks:
-    the sinks' device address (0: none)."""
+    the sinks' device address (0: none); allow_tf32: float32 products may round to TF32."""
     d = _library.AttentionDesc()
     d.batch, d.heads, d.seqlen_q, d.head_dim = q.shape
     d.seqlen_k, d.head_dim_v = k.shape[2], v.shape[3]
@@ -21,6 +21,7 @@ def _desc(q, k, v, o, dtype, causal, scale, mask=NO_MASK, softcap=0.0, sinks=0):
     d.heads_k = k.shape[1]
     d.softcap = softcap
     d.sinks = sinks
+    d.allow_tf32 = int(allow_tf32)
     return d
 
 
@@ -193,13 +194,15 @@ def gradients(torch, ctx, do, saved, sinks=None):
     return grads if sinks is None else tuple(grads) + (dsinks,)
 
 
-def forward_call(torch, q, k, v, dtype, causal, scale, mask, softcap, sinks=None):
+def forward_call(torch, q, k, v, dtype, causal, scale, mask, softcap, sinks=None, allow_tf32=False):
     """The forward of query, key, value [B, H, N, D] (checked; dtype their ft code, mask the desc's
-    (causal_align, window, window_left, window_right); sinks None or checked, check_sinks) through
-    libflashtune. Returns the operands the kernels read (a half tensor copied where it must be), O,
-    L, the desc, the operands' (shape, strides) and O's strides: what the backward needs."""
+    (causal_align, window, window_left, window_right); sinks None or checked, check_sinks; allow_tf32:
+    float32 products may round to TF32) through libflashtune. Returns the operands the kernels read
+    (a half tensor copied where it must be), O, L, the desc, the operands' (shape, strides) and O's
+    strides: what the backward needs."""
     handle = _library.handle()
-    if _hot_forward is not None and not softcap and mask == NO_MASK and sinks is None:   # all of it in one C call
+    if _hot_forward is not None and not softcap and mask == NO_MASK and sinks is None and not allow_tf32:
+        # all of it in one C call
         out = _hot_forward(handle.value, q, k, v, causal, scale, True)   # (heads already checked)
         if out is not None:
             if out.__class__ is int:
@@ -214,7 +217,7 @@ def forward_call(torch, q, k, v, dtype, causal, scale, mask, softcap, sinks=None
     lse = torch.empty((b, h, nq), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
     ost = o.stride()
     desc = desc_of(q, k, v, o, (b, h, nq, nk, d, dv, hk), (qs, ks, vs, ost), dtype, causal, scale, mask, softcap,
-                   address(sinks))
+                   address(sinks), allow_tf32)
     run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
     return q, k, v, o, lse, desc, ((q.shape, qs), (k.shape, ks), (v.shape, vs)), ost
 
@@ -231,7 +234,7 @@ def new_output(torch, qs, shape, dtype, device):
     return torch.empty(shape, dtype=dtype, device=device)
 
 
-def desc_of(q, k, v, o, sizes, strides, dtype, causal, scale, mask, softcap, sinks=0):
+def desc_of(q, k, v, o, sizes, strides, dtype, causal, scale, mask, softcap, sinks=0, allow_tf32=False):
     """The packed desc of operands q, k, v and output o: sizes (B, H, Nq, Nk, D, Dv, Hk) and
     strides (q's, k's, v's, o's) as read from them; sinks the sinks' address (0: none)."""
     b, h, nq, nk, d, dv, hk = sizes
@@ -241,9 +244,9 @@ def desc_of(q, k, v, o, sizes, strides, dtype, causal, scale, mask, softcap, sin
                                   float(scale) if scale is not None else 0.0,
                                   qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
                                   vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk,
-                                  softcap, 0, 0, 0, 0, 0, sinks, 0, 0, 0)
+                                  softcap, 0, 0, 0, 0, 0, sinks, 0, int(allow_tf32), 0)
     except (struct.error, OverflowError):   # a value beyond its C field: as ctypes stores it
-        return bytes(_desc(q, k, v, o, dtype, causal, scale, mask, softcap, sinks))
+        return bytes(_desc(q, k, v, o, dtype, causal, scale, mask, softcap, sinks, allow_tf32))
 
 
 class _Attention:
@@ -260,9 +263,9 @@ class _Attention:
             class FlashtuneAttention(torch.autograd.Function):
                 @staticmethod
                 def forward(ctx, q, k, v, options, sinks=None):
-                    dtype, causal, scale, mask, deterministic, softcap = options
+                    dtype, causal, scale, mask, deterministic, softcap, allow_tf32 = options
                     q, k, v, o, lse, desc, shapes, ost = forward_call(torch, q, k, v, dtype, causal, scale, mask,
-                                                                      softcap, sinks)
+                                                                      softcap, sinks, allow_tf32)
                     # (the desc holds the sinks' address: they live as long as it)
                     ctx.save_for_backward(q, k, v, o, lse, *(() if sinks is None else (sinks,)))
                     # the desc, which holds the saved tensors' strides, and what allocates the gradients
@@ -285,7 +288,7 @@ class _Attention:
 
 def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, *,
               causal=None, causal_align="top_left", window_size=None, deterministic=None, softcap=0.0, sinks=None,
-              strict=None):
+              strict=None, allow_tf32=False):
     """Scaled dot-product attention with flashtune's tuned kernels, differentiable.
 
     The arguments mean what they mean in ``torch.nn.functional.scaled_dot_product_attention``, so
@@ -335,6 +338,12 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     summed over the batch and the rows. None (the default): no sinks. The kernels read them as
     float32 (float64 for float64 inputs).
 
+    ``allow_tf32``: float32 inputs only (other dtypes ignore it): True lets the forward's products
+    round their operands to TF32 (a 10-bit mantissa: one tensor-core product instead of three, about
+    3e-4 relative error), as ``torch.backends.cuda.matmul.allow_tf32`` allows PyTorch's matmuls;
+    False (the default, whatever that flag says) keeps float32's accuracy. Not under torch.compile
+    yet (ValueError there).
+
     ``deterministic``: True makes the backward bitwise repeatable run to run (its dQ is added in a
     fixed order, at some cost in speed); False takes the fastest kernel, whose dQ may differ in
     the last bits; None (the default) follows ``torch.use_deterministic_algorithms`` at the time
@@ -352,7 +361,7 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
         _fallback.strict(strict)   # its type
     hot = _hot_attention
     if hot is not None and causal is None and window_size is None and causal_align == "top_left" and not softcap \
-            and sinks is None and not _ops.compiling():
+            and sinks is None and allow_tf32 is False and not _ops.compiling():
         # the plain call with nothing to differentiate, checked and run in one C call (None: not that call)
         handle = _library.handle()
         o = hot(handle.value, query, key, value, is_causal, scale, enable_gqa)
@@ -367,13 +376,18 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
         lead = leading_dims(query, key, value, enable_gqa)
         o = attention(_as_4d(query, enable_gqa), _as_4d(key, enable_gqa), _as_4d(value, enable_gqa), None,
                       0.0, is_causal, scale, enable_gqa, causal=causal, causal_align=causal_align,
-                      window_size=window_size, deterministic=deterministic, softcap=softcap, sinks=sinks)
+                      window_size=window_size, deterministic=deterministic, softcap=softcap, sinks=sinks,
+                      allow_tf32=allow_tf32)
         return o.reshape(lead + tuple(o.shape[-2:]))
     causal, scale = check_options(is_causal, causal, scale)
     mask = check_mask(causal, causal_align, window_size)
     deterministic = check_deterministic(deterministic)
+    allow_tf32 = check_allow_tf32(allow_tf32)
     softcap = check_softcap(softcap) if softcap else 0.0
     traced = _ops.compiling()
+    if traced and allow_tf32:
+        raise ValueError("allow_tf32=True under torch.compile or export: not supported yet (the custom operators "
+                         "keep float32's accuracy); call eagerly, or leave it False")
     if traced:   # torch.compile or export: the custom operators (the checks run in their fake implementations)
         dtype = _ops.DTYPE_CODES[query.dtype]
     else:
@@ -389,7 +403,8 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     if padded is not None:   # the scale stays the head dim's own; O is cut back to value's head dim
         scale = scale if scale is not None else 1.0 / query.shape[3] ** 0.5
         o = attention(*padded, None, 0.0, causal, scale, enable_gqa, causal_align=causal_align,
-                      window_size=window_size, deterministic=deterministic, softcap=softcap, sinks=sinks)
+                      window_size=window_size, deterministic=deterministic, softcap=softcap, sinks=sinks,
+                      allow_tf32=allow_tf32)
         return o[..., :value.shape[3]]
     if traced:
         if not enable_gqa and key.shape[1] != query.shape[1]:
@@ -400,9 +415,9 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     if not (_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad or
                                  (sinks is not None and sinks.requires_grad))):
         # nothing to differentiate (inference, torch.no_grad): the library call without autograd's
-        return forward_call(_torch, query, key, value, dtype, causal, scale, mask, softcap, sinks)[3]
+        return forward_call(_torch, query, key, value, dtype, causal, scale, mask, softcap, sinks, allow_tf32)[3]
     # the options travel as one argument: apply's Python part costs per argument
-    options = (dtype, causal, scale, mask, deterministic, softcap)
+    options = (dtype, causal, scale, mask, deterministic, softcap, allow_tf32)
     return _apply(query, key, value, options) if sinks is None else _apply(query, key, value, options, sinks)
 
 
@@ -417,7 +432,8 @@ def _to_sdpa(why, query, key, value, attn_mask, dropout_p, is_causal, scale, ena
 
 
 def describe_choice(query, key, value, is_causal=False, backward=False, *, causal_align="top_left",
-                    window_size=None, deterministic=False, enable_gqa=False, softcap=0.0, sinks=None):
+                    window_size=None, deterministic=False, enable_gqa=False, softcap=0.0, sinks=None,
+                    allow_tf32=False):
     """The kernel libflashtune runs for these tensors and the rule that picked it, as text; the
     keywords as for attention() (deterministic: None counts as False here; sinks: a problem with
     sinks runs kernels compiled with them, so it may be served otherwise)."""
@@ -438,6 +454,7 @@ def describe_choice(query, key, value, is_causal=False, backward=False, *, causa
     d = _desc(query, key, value, o, dtype, is_causal, scale, mask, check_softcap(softcap) if softcap else 0.0,
               address(sinks))
     d.deterministic = int(bool(check_deterministic(deterministic)))
+    d.allow_tf32 = int(check_allow_tf32(allow_tf32))
     lib, handle = _library.library(), _library.context()
     buf = ctypes.create_string_buffer(1024)
     _library.check(lib.ft_describe_choice(handle, ctypes.byref(d), int(backward), buf, len(buf)), handle)

@@ -92,6 +92,13 @@ def check_mask(causal, causal_align, window_size):
     return align, 1, left, right
 
 
+def check_allow_tf32(allow_tf32):
+    """allow_tf32 as given: True or False."""
+    if not isinstance(allow_tf32, bool):
+        raise TypeError(f"allow_tf32: expected True or False, got {type(allow_tf32).__name__}")
+    return allow_tf32
+
+
 def check_deterministic(deterministic):
     """deterministic as given: True, False or None (follow torch.use_deterministic_algorithms)."""
     if deterministic is not None and not isinstance(deterministic, bool):

@@ -637,6 +637,27 @@ class CallPath(unittest.TestCase):
                 flashtune.attention(q, k, v, softcap=bad)
         self.assertEqual(len(self.fwd.calls), n)   # refused before the library is called
 
+    def test_allow_tf32_reaches_the_desc(self):
+        # float32 with allow_tf32: the desc's flag set (the forward's and so the backward's), by
+        # the autograd path and without it; by default not, whatever torch's own flag; a
+        # non-bool refused by name before the library is called
+        torch = self.torch
+        q, k, v = self.tensors([(1, 2, 50, 64)] * 3, dtype=torch.float32)
+        o = flashtune.attention(q, k, v, allow_tf32=True)
+        d = _library.AttentionDesc.from_buffer_copy(self.fwd.calls[-1][1])
+        self.assertEqual((d.allow_tf32, d.reserved2, d.dtype), (1, 0, 0))
+        self.assertEqual(self.fwd.calls[-1][1],
+                         bytes(_attention._desc(q, k, v, o, 0, False, None, allow_tf32=True)))
+        _attention._Attention.get().backward(fake_torch.Function.last_ctx, fake_torch.Tensor(o.shape, o.dtype, o.device))
+        self.assertEqual(self.bwd.calls[-1][1], self.fwd.calls[-1][1])
+        flashtune.attention(q, k, v)
+        self.assertEqual(_library.AttentionDesc.from_buffer_copy(self.fwd.calls[-1][1]).allow_tf32, 0)
+        n = len(self.fwd.calls)
+        for bad in (1, "yes", None):
+            with self.assertRaisesRegex(TypeError, "allow_tf32: expected True or False"):
+                flashtune.attention(q, k, v, allow_tf32=bad)
+        self.assertEqual(len(self.fwd.calls), n)
+
     def test_sinks_reach_the_desc(self):
         # sinks: converted to float32 (a bfloat16 tensor copied), their address in the desc; the
         # backward's desc is the forward's with dsinks set, and the sinks get a gradient of their

@@ -507,6 +507,21 @@ class AgainstPyTorch(unittest.TestCase):
         grads = tuple(g if g is not None else torch.zeros_like(t) for g, t in zip(grads, (qr, kr, vr)))
         return o, grads
 
+    def test_allow_tf32_rounds_float32_forwards(self):
+        # float32's forward on the tensor cores: float32's accuracy by default (three TF32 products),
+        # TF32's with allow_tf32 (one product: an error past float32's threshold and within TF32's),
+        # against SDPA's math backend in float64 on the same values
+        q, k, v = make((2, 3, 300, 300, 64, 64), torch.float32, "bhnd", 7)
+        with torch.no_grad():
+            want = F.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True)
+            errors = []
+            for allow in (False, True):
+                o = flashtune.attention(q, k, v, is_causal=True, allow_tf32=allow)
+                errors.append(((o.double() - want).norm() / want.norm()).item())
+        self.assertLess(errors[0], 1e-5)
+        self.assertTrue(1e-5 < errors[1] < 2e-3, errors)
+        self.assertIn("ALLOW_TF32=1", flashtune.describe_choice(q, k, v, True, allow_tf32=True))
+
     def test_errors_from_the_gpu_path(self):
         q, k, v = make((1, 1, 8, 8, 64, 64), torch.float32, "bhnd", 2)
         with self.assertRaises(ValueError):
