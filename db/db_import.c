@@ -126,10 +126,14 @@ static int parse_line(const char *line, entry *e, char *err, size_t len)
                         || db_field_int_or(&f, "window_left", -1, INT32_MAX, 0, 0, &w->window_left, err, len)
                         || db_field_int_or(&f, "window_right", -1, INT32_MAX, 0, 0, &w->window_right, err, len)
                         || db_field_int_or(&f, "bottom_right", 0, 1, 0, 0, &w->bottom_right, err, len)
-                        || db_field_int_or(&f, "varlen", 0, 8, 0, 0, &w->varlen, err, len)
-                        || db_field_int_or(&f, "sinks", 0, 1, 0, 0, &w->sinks, err, len)
-                        || db_field_int_or(&f, "tf32", 0, 1, 0, 0, &w->tf32, err, len)))
+                        || db_field_int_or(&f, "varlen", 0, 8, 0, 0, &w->varlen, err, len)))
             rc = -1;
+        /* The fields added since schema 6, as the list names them (db_workload_check bounds them). */
+#define EXTRA_(a, name, ...)                                                                                      \
+    if (rc == 0 && db_field_int_or(&f, #name, 0, INT32_MAX, 0, 0, &w->name, err, len))                            \
+        rc = -1;
+        DB_WORKLOAD_EXTRA_FIELDS(EXTRA_, )
+#undef EXTRA_
         if (rc == 0 && db_workload_check(w, err, len))
             rc = -1;
     }

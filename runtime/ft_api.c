@@ -95,17 +95,11 @@ static ft_status take_desc(const char *func, const ft_attention_desc *user, int 
     return s != FT_OK ? s : rt_check_desc(func, d, backward, w, err, len);
 }
 
-/* Checks the call's descriptor (copied into *d) and tensors. OUT: *d, *w, and *rows16 (may be
- * NULL): whether every row starts 16-byte aligned (rt_rows16). */
-static ft_status check_call(ft_context *ctx, const char *func, const ft_attention_desc *user, int backward,
-                            int reference, const rt_data *p, ft_attention_desc *d, db_workload *w, int *rows16)
+/* The tensors of a call of desc d (checked) with its pointers p: the forward's five or the
+ * backward's nine, into t. Returns their count. */
+static int call_tensors(const ft_attention_desc *d, const db_workload *w, const rt_data *p, int backward,
+                        rt_tensor t[9])
 {
-    char err[RT_ERR_LEN];
-    if (!ctx)
-        return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", func);
-    ft_status s = take_desc(func, user, backward, d, w, err, sizeof err);
-    if (s != FT_OK)
-        return rt_fail(ctx, s, "%s", err);
     const int dv = w->head_dim_v, h = d->heads, hk = d->heads_k ? d->heads_k : d->heads;
     /* A variable-length batch's tensors are one packed sequence of all its rows. */
     const int nq = w->varlen ? d->total_q : w->seqlen_q, nk = w->varlen ? d->total_k : w->seqlen_k;
@@ -127,11 +121,28 @@ static ft_status check_call(ft_context *ctx, const char *func, const ft_attentio
         { "dk", "k_stride", p->dk, d->k_stride, hk, nk, w->head_dim },
         { "dv", "v_stride", p->dv, d->v_stride, hk, nk, dv },
     };
+    const int n = backward ? 9 : 5;
+    memcpy(t, backward ? bwd : fwd, (size_t)n * sizeof *t);
+    return n;
+}
+
+/* Checks the call's descriptor (copied into *d) and tensors. OUT: *d, *w, and *rows16 (may be
+ * NULL): whether every row starts 16-byte aligned (rt_rows16), which only f32 asks (variant_of). */
+static ft_status check_call(ft_context *ctx, const char *func, const ft_attention_desc *user, int backward,
+                            int reference, const rt_data *p, ft_attention_desc *d, db_workload *w, int *rows16)
+{
+    char err[RT_ERR_LEN];
+    if (!ctx)
+        return rt_fail(NULL, FT_ERR_INVALID_ARGUMENT, "%s: ctx is NULL", func);
+    ft_status s = take_desc(func, user, backward, d, w, err, sizeof err);
+    if (s != FT_OK)
+        return rt_fail(ctx, s, "%s", err);
+    rt_tensor t[9];
+    const int n = call_tensors(d, w, p, backward, t);
     const int tensor_cores = !reference && (w->dtype == FT_F16 || w->dtype == FT_BF16);
-    s = backward ? rt_check_tensors(func, w, bwd, 9, tensor_cores, err, sizeof err)
-                 : rt_check_tensors(func, w, fwd, 5, tensor_cores, err, sizeof err);
+    s = rt_check_tensors(func, w, t, n, tensor_cores, err, sizeof err);
     if (rows16)
-        *rows16 = backward ? rt_rows16(w, bwd, 9) : rt_rows16(w, fwd, 5);
+        *rows16 = w->dtype != FT_F32 || rt_rows16(w, t, n);
     return s == FT_OK ? FT_OK : rt_fail(ctx, s, "%s", err);
 }
 
@@ -298,6 +309,11 @@ ft_status ft_attention_backward_workspace_size(ft_context *ctx, const ft_attenti
     return FT_OK;
 }
 
+/* A call's pointers where only its desc is known: 256-byte aligned, as every kernel accepts. */
+static const rt_data placeholder_data = { .q = (const void *)(uintptr_t)256, .k = (const void *)(uintptr_t)256,
+                                          .v = (const void *)(uintptr_t)256, .o_out = (void *)(uintptr_t)256,
+                                          .lse_out = (void *)(uintptr_t)256 };
+
 ft_status ft_attention_forward_workspace_size(ft_context *ctx, const ft_attention_desc *d, size_t *bytes)
 {
     const char *func = "ft_attention_forward_workspace_size";
@@ -306,13 +322,10 @@ ft_status ft_attention_forward_workspace_size(ft_context *ctx, const ft_attentio
     ft_status s = size_call_args(ctx, func, bytes);
     if (s != FT_OK)
         return s;
-    /* The forward's checks of the desc and its tensors' layouts, at a placeholder address aligned
-     * for every kernel: so a layout the forward refuses is refused here, before any GPU work. */
-    const void *at = (const void *)(uintptr_t)256;
-    const rt_data placeholder = { .q = at, .k = at, .v = at, .o_out = (void *)(uintptr_t)256,
-                                  .lse_out = (void *)(uintptr_t)256 };
+    /* The forward's checks of the desc and its tensors' layouts, at the placeholder pointers: so a
+     * layout the forward refuses is refused here, before any GPU work. */
     int rows16 = 1;
-    s = check_call(ctx, func, d, 0, 0, &placeholder, &copy, &w, &rows16);
+    s = check_call(ctx, func, d, 0, 0, &placeholder_data, &copy, &w, &rows16);
     if (s != FT_OK)
         return s;
     /* Only the kernel knows (a split forward's partial sums): the plan the forward will run. */
@@ -326,18 +339,12 @@ ft_status ft_attention_forward_workspace_size(ft_context *ctx, const ft_attentio
     return FT_OK;
 }
 
-/* rt_rows16 of d's (checked) strides, its tensors' pointers taken to be 16-byte aligned (the
- * backward's tensors share these strides). */
+/* rt_rows16 of d's (checked) strides, its tensors' pointers taken to be aligned (the backward's
+ * tensors share these strides). */
 static int desc_rows16(const ft_attention_desc *d, const db_workload *w)
 {
-    static const char at[16] __attribute__((aligned(16)));
-    const int hk = d->heads_k ? d->heads_k : d->heads;
-    const int nq = w->varlen ? d->total_q : w->seqlen_q, nk = w->varlen ? d->total_k : w->seqlen_k;
-    const rt_tensor t[4] = { { "q", "q_stride", at, d->q_stride, d->heads, nq, w->head_dim },
-                             { "k", "k_stride", at, d->k_stride, hk, nk, w->head_dim },
-                             { "v", "v_stride", at, d->v_stride, hk, nk, w->head_dim_v },
-                             { "o", "o_stride", at, d->o_stride, d->heads, nq, w->head_dim_v } };
-    return rt_rows16(w, t, 4);
+    rt_tensor t[9];
+    return rt_rows16(w, t, call_tensors(d, w, &placeholder_data, 0, t));
 }
 
 /* "fwd_mma BLOCK_M=128 BLOCK_N=64 ...": the parameters c's family uses. */

@@ -314,6 +314,21 @@ typedef struct dim {
     int64_t stride, extent;
 } dim;
 
+/* Where a strided tensor's rows stop starting 16-byte aligned: -1 nowhere, 3 its base pointer, else
+ * the dimension whose stride (in bytes) is not a multiple of 16; a dimension of extent 1 is never
+ * stepped along. What the tensor-core kernels' 16-byte row copies need (check_one, rt_rows16). */
+static int unaligned_at(const db_workload *w, const rt_tensor *t)
+{
+    if ((uintptr_t)t->ptr % 16)
+        return 3;
+    const int64_t e = (int64_t)rt_elem_bytes(w->dtype);
+    const int extent[3] = { w->varlen ? 1 : w->batch, t->heads, t->seqlen };
+    for (int j = 0; j < 3; j++)
+        if (extent[j] > 1 && t->stride[j] * e % 16)
+            return j;
+    return -1;
+}
+
 static ft_status check_one(const char *func, const db_workload *w, const rt_tensor *t, int tensor_cores, char *err,
                            size_t len)
 {
@@ -337,18 +352,15 @@ static ft_status check_one(const char *func, const db_workload *w, const rt_tens
         if (dims[i].stride < 0)
             return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: %s[%d]=%lld is negative", func, t->stride_name, i,
                         (long long)dims[i].stride);
-    if (tensor_cores) {
-        if ((uintptr_t)t->ptr % 16)
-            return fail(FT_ERR_UNSUPPORTED, err, len,
-                        "%s: %s=%p is not 16-byte aligned (the %s tensor-core kernels load 16-byte rows)", func,
-                        t->name, t->ptr, gen_dtype_name(w->dtype));
-        for (int i = 0; i < 3; i++)
-            if (dims[i].extent > 1 && dims[i].stride % 8)
-                return fail(FT_ERR_UNSUPPORTED, err, len,
-                            "%s: %s[%d]=%lld is not a multiple of 8 elements (the %s tensor-core kernels load "
-                            "16-byte rows)", func, t->stride_name, i, (long long)dims[i].stride,
-                            gen_dtype_name(w->dtype));
-    }
+    const int at = tensor_cores ? unaligned_at(w, t) : -1;
+    if (at == 3)
+        return fail(FT_ERR_UNSUPPORTED, err, len,
+                    "%s: %s=%p is not 16-byte aligned (the %s tensor-core kernels load 16-byte rows)", func, t->name,
+                    t->ptr, gen_dtype_name(w->dtype));
+    if (at >= 0)
+        return fail(FT_ERR_UNSUPPORTED, err, len,
+                    "%s: %s[%d]=%lld is not a multiple of 8 elements (the %s tensor-core kernels load 16-byte rows)",
+                    func, t->stride_name, at, (long long)t->stride[at], gen_dtype_name(w->dtype));
     /* Sorted by stride, each dimension must step past everything the inner ones span, starting
      * with the contiguous head dim; dimensions of extent 1 have no say. */
     for (int i = 1; i < 3; i++)
@@ -397,18 +409,9 @@ ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tens
 
 int rt_rows16(const db_workload *w, const rt_tensor *t, int n)
 {
-    const int64_t e = (int64_t)rt_elem_bytes(w->dtype);
-    for (int i = 0; i < n; i++) {
-        if (!t[i].stride)
-            continue;
-        if ((uintptr_t)t[i].ptr % 16)
+    for (int i = 0; i < n; i++)
+        if (t[i].stride && unaligned_at(w, &t[i]) >= 0)
             return 0;
-        /* As check_one: a dimension of extent 1 is never stepped along. */
-        const int extent[3] = { w->varlen ? 1 : w->batch, t[i].heads, t[i].seqlen };
-        for (int j = 0; j < 3; j++)
-            if (extent[j] > 1 && t[i].stride[j] * e % 16)
-                return 0;
-    }
     return 1;
 }
 

@@ -1701,6 +1701,19 @@ static void malformed_import_is_rejected(void **state)
                                   "(SELECT count(*) FROM sweeps)"), 0);
     assert_int_equal(db_import_file(d, "/nonexistent/winners.txt", NULL, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "cannot read winners file /nonexistent/winners.txt"));
+    /* A winner with sinks, as db export writes it (its workload's sinks=1, its kernel's SINKS=1),
+     * imports (refused as an unknown field before). */
+    char sinks[2048];
+    line_with("SINKS=0", "SINKS=1", other, sizeof other);
+    char *cut = strstr(other, " family=");
+    snprintf(sinks, sizeof sinks, "%.*s sinks=1%s", (int)(cut - other), other, cut);
+    memcpy(strstr(sinks, "00000000000000aa"), "00000000000000cc", 16);   /* not the kernel stored above */
+    snprintf(text, sizeof text, "%s%s\n", H, sinks);
+    db_import_counts n = { -1, -1, -1 };
+    if (db_import_text(d, "x.txt", text, NULL, &n, err, sizeof err) != 0)
+        fail_msg("a winner with sinks: %s", err);
+    assert_int_equal(n.added, 1);
+    assert_int_equal(query_int(d, "SELECT count(*) FROM workloads WHERE extra = 'sinks=1'"), 1);
     db_close(d);
 }
 
