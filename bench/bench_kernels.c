@@ -34,7 +34,7 @@ typedef struct bench_row {
     int dq_first, dk_ss, dv_early;   /* bwd_wgmma's product order (DQ_FIRST, DK_SS, DV_EARLY) */
     const char *set;         /* a named set of rows the third argument selects, or NULL */
     int l_early;             /* bwd_wgmma's L_EARLY */
-    int tf32;                /* fwd_mma in f32, or'ed: 1 ALLOW_TF32 (one TF32 product, not three), 2 SPLIT_SMEM */
+    int tf32;                /* f32: 1 ALLOW_TF32 (one TF32 product, not three), or'ed with 2 SPLIT_SMEM (fwd_mma) */
 } bench_row;
 
 /* bwd_wgmma's product orders (the "order" set) against the default order, bf16, two consumers
@@ -310,6 +310,24 @@ static const bench_row rows[] = {
     { "fwd_mma", 0, 128, 2, 16, 4096, 0, 64, 64, 4, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 2 },
     { "fwd_mma", 0, 128, 2, 16, 4096, 0, 128, 32, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 2 },
     { "fwd_mma", 0, 128, 2, 16, 4096, 0, 128, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 3 },
+    /* ... and bwd_mma's (three TF32 products; 1: one) beside the CUDA-core backward, atomic and
+     * separate dQ, one to four warps a 16-key slab. */
+    { "bwd_exact", 0, 64, 4, 16, 2048, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
+    { "bwd_mma", 0, 64, 4, 16, 2048, 1, 32, 128, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
+    { "bwd_mma", 0, 64, 4, 16, 2048, 1, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
+    { "bwd_mma", 0, 64, 4, 16, 2048, 1, 64, 128, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
+    { "bwd_mma", 0, 64, 4, 16, 2048, 1, 32, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
+    { "bwd_mma", 0, 64, 4, 16, 2048, 1, 32, 128, 8, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
+    { "bwd_mma", 0, 64, 4, 16, 2048, 1, 64, 64, 8, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
+    { "bwd_mma", 0, 64, 4, 16, 2048, 1, 32, 128, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 1 },
+    { "bwd_exact", 0, 128, 2, 16, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
+    { "bwd_mma", 0, 128, 2, 16, 4096, 0, 32, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
+    { "bwd_mma", 0, 128, 2, 16, 4096, 0, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
+    { "bwd_mma", 0, 128, 2, 16, 4096, 0, 16, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
+    { "bwd_mma", 0, 128, 2, 16, 4096, 0, 32, 64, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
+    { "bwd_mma", 0, 128, 2, 16, 4096, 0, 32, 64, 8, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
+    { "bwd_mma", 0, 128, 2, 16, 4096, 0, 64, 64, 8, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
+    { "bwd_mma", 0, 128, 2, 16, 4096, 0, 32, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 1 },
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 64, 4, 32, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
@@ -623,10 +641,10 @@ int main(int argc, char **argv)
         }
         if (configs[i].family->params & GEN_BIT(GEN_L_EARLY))
             p[GEN_L_EARLY] = r->l_early;
-        if (configs[i].family->params & GEN_BIT(GEN_ALLOW_TF32)) {
+        if (configs[i].family->params & GEN_BIT(GEN_ALLOW_TF32))
             p[GEN_ALLOW_TF32] = r->tf32 & 1;
+        if (configs[i].family->params & GEN_BIT(GEN_SPLIT_SMEM))
             p[GEN_SPLIT_SMEM] = (r->tf32 & 2) != 0;
-        }
     }
     ln_build_cache cache = { 0 };
     gen_config chosen_configs[ROW_COUNT];

@@ -1,4 +1,5 @@
-/* The bwd_mma family: tensor-core backward for f16/bf16 (templates/families/bwd_mma.cu); its
+/* The bwd_mma family: tensor-core backward for f16/bf16, and f32 as TF32 (ALLOW_TF32: each
+ * product three TF32 products or one) (templates/families/bwd_mma.cu); its
  * warp layouts, shared-memory sizes and rules are traits/bwd_mma.h. */
 #include <stdio.h>
 
@@ -9,13 +10,13 @@
 static size_t smem_dkdv(const int *p)
 {
     return (size_t)bwd_mma_dkdv_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
-                                           p[GEN_NUM_STAGES], p[GEN_DQ_MODE]);
+                                           p[GEN_NUM_STAGES], p[GEN_DQ_MODE], p[GEN_DTYPE]);
 }
 
 static size_t smem_dq(const int *p)
 {
     return (size_t)bwd_mma_dq_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
-                                         p[GEN_NUM_STAGES]);
+                                         p[GEN_NUM_STAGES], p[GEN_DTYPE]);
 }
 
 static int used_dq(const int *p)
@@ -32,9 +33,9 @@ static int used_dq_convert(const int *p)
 static int check_bwd_mma(const int *p, char *why, size_t len)
 {
     const int nw = p[GEN_NUM_WARPS], bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], stages = p[GEN_NUM_STAGES];
-    const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V], dq_mode = p[GEN_DQ_MODE];
-    const int kvn = bwd_mma_kv_warps_n(nw, bn), qm = bwd_mma_q_warps_m(nw, bm);
-    switch (bwd_mma_rule(bm, bn, nw, stages, d, dv, dq_mode)) {
+    const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V], dq_mode = p[GEN_DQ_MODE], dtype = p[GEN_DTYPE];
+    const int kvn = bwd_mma_kv_warps_n(nw, bn), qm = bwd_mma_q_warps_m(nw, bm), unit = bwd_mma_col_unit(dtype);
+    switch (bwd_mma_rule(bm, bn, nw, stages, d, dv, dq_mode, dtype, p[GEN_ALLOW_TF32])) {
     case BWD_MMA_OK:
         return 0;
     case BWD_MMA_BAD_BLOCK_M:
@@ -54,7 +55,8 @@ static int check_bwd_mma(const int *p, char *why, size_t len)
         break;
     case BWD_MMA_BAD_KV_SPLIT:
         snprintf(why, len, "NUM_WARPS=%d > BLOCK_N/16=%d splits the head dims %d ways: HEAD_DIM=%d and "
-                 "HEAD_DIM_V=%d must be multiples of %d", nw, bn / 16, nw / kvn, d, dv, 16 * (nw / kvn));
+                 "HEAD_DIM_V=%d must be multiples of %d in %s", nw, bn / 16, nw / kvn, d, dv, unit * (nw / kvn),
+                 gen_dtype_name(dtype));
         break;
     case BWD_MMA_BAD_Q_WARPS:
         snprintf(why, len, "NUM_WARPS=%d must divide BLOCK_M/16=%d or be a multiple of it", nw, bm / 16);
@@ -73,10 +75,14 @@ static int check_bwd_mma(const int *p, char *why, size_t len)
                  "of shared memory (at most %d)", bm, bn, stages, d, dv, smem, FT_SMEM_MAX_BYTES);
         break;
     }
+    case BWD_MMA_BAD_TF32:
+        snprintf(why, len, "ALLOW_TF32=1 with DTYPE=%s: TF32 products are for f32", gen_dtype_name(dtype));
+        break;
     default:
-        snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d with HEAD_DIM=%d HEAD_DIM_V=%d: about %d "
+        snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d with HEAD_DIM=%d HEAD_DIM_V=%d in %s: about %d "
                  "registers per thread would spill (at most %d for %d threads)", bm, bn, nw, d, dv,
-                 bwd_mma_regs(bm, bn, nw, d, dv, dq_mode), ft_register_cap(nw * 32), nw * 32);
+                 gen_dtype_name(dtype), bwd_mma_regs(bm, bn, nw, d, dv, dq_mode, dtype), ft_register_cap(nw * 32),
+                 nw * 32);
         break;
     }
     return -1;
@@ -94,11 +100,11 @@ const gen_family gen_family_bwd_mma = {
     .file = "families/bwd_mma.cu",
     .parts = FT_PARTS("traits/bwd_mma.h", "arch/sm80.cuh", "common/ft_block.cuh", "common/ft_softcap.cuh", "common/ft_bwd_steps.cuh"),
     .backward = 1,
-    .dtypes = (1u << 1) | (1u << 2),
+    .dtypes = (1u << 0) | (1u << 1) | (1u << 2),   /* f32 as TF32 (ALLOW_TF32: three products or one) */
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
-              GEN_FUSED_PROBLEM_PARAMS,
+              GEN_BIT(GEN_ALLOW_TF32) | GEN_FUSED_PROBLEM_PARAMS,
     /* 32 x 128 tiles, 8 warps, 2 stages: no spills for head dims 32-128 on sm_80 and sm_90 in
      * every CAUSAL/CAUSAL_SKIP/EVEN/DQ_MODE variant (ptxas, CUDA 13.0); BLOCK_M 64 spills a
      * few bytes at head dim 128. Head dim 256 needs BLOCK_N 64 (warp pairs split dK/dV). */

@@ -228,9 +228,8 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
     w->heads_k = d->heads_k && d->heads_k != d->heads ? d->heads_k : 0;   /* the database's key: 0 ungrouped */
     w->softcap = d->softcap != 0;
     w->sinks = d->sinks != NULL;
-    /* Float32 alone has products to round, and only its forward runs on tensor cores (the backward
-     * is bwd_exact's: keyed as one without the flag). */
-    w->tf32 = d->allow_tf32 && d->dtype == FT_F32 && !backward;
+    /* Float32 alone has products to round (forward and backward: fwd_mma, bwd_mma). */
+    w->tf32 = d->allow_tf32 && d->dtype == FT_F32;
     if (d->cu_seqlens_q)   /* the database's key: how full the batch is, from the sizes alone */
         w->varlen = db_varlen_bucket(d->batch, d->seqlen_q, d->seqlen_k, d->total_q, d->total_k);
     /* The mask's kind, in its one stored form; its kernels are the causal ones (db_workload_masked). */

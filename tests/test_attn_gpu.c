@@ -263,6 +263,40 @@ static int tf32_config(const attn_case *c, int idx, gen_config *out)
     return 0;
 }
 
+/* f32 on tensor cores in the backward (bwd_mma, DTYPE f32) beside the case's exact backward:
+ * tile shapes rotating over the cases (the first of the case's turn that fits, else the family's
+ * tiles fitted by make_config), one TF32 product (ALLOW_TF32) in every third case, dQ as the case
+ * asks (atomic or separate). The shapes cover one to four warps a 16-key slab (a slab's warps
+ * splitting dK/dV's columns), 16- to 64-row query tiles, one to three stages. */
+static gpu_kernel *tf32b_kernels[CASE_COUNT];
+static const int tf32b_tiles[][4] = {
+    { 32, 128, 8, 2 }, { 64, 64, 8, 2 }, { 16, 64, 8, 3 }, { 32, 64, 8, 1 }, { 64, 128, 8, 2 }, { 32, 32, 8, 2 },
+};
+static int tf32b_config(const attn_case *c, int idx, gen_config *out)
+{
+    char why[512];
+    if (c->dtype != F32)
+        return -1;
+    gen_config g = make_config("bwd_mma", c, 1);
+    g.p[GEN_ALLOW_TF32] = idx % 3 == 2;
+    const int shapes = (int)(sizeof tf32b_tiles / sizeof tf32b_tiles[0]);
+    for (int t = 0; t < shapes; t++) {
+        const int *tl = tf32b_tiles[(idx + t) % shapes];
+        gen_config h = g;
+        h.p[GEN_BLOCK_M] = tl[0], h.p[GEN_BLOCK_N] = tl[1], h.p[GEN_NUM_WARPS] = tl[2], h.p[GEN_NUM_STAGES] = tl[3];
+        h.p[GEN_EVEN_M] = even(c->seqlen_q, tl[0]);
+        h.p[GEN_EVEN_N] = even(c->seqlen_k, tl[1]);
+        if (gen_validate(&h, session.smem_limit, why, sizeof why) == 0) {
+            *out = h;
+            return 0;
+        }
+    }
+    if (gen_validate(&g, session.smem_limit, why, sizeof why) != 0)
+        return -1;
+    *out = g;
+    return 0;
+}
+
 /* The Hopper families (sm_90a only), checked beside the case's forward and backward where this
  * GPU runs them and the head dims fit: fwd_wgmma and bwd_wgmma. Their tile shapes rotate over
  * the cases so each meets odd lengths and masks; bwd_wgmma adds dQ in a fixed order (DQ_MODE
@@ -581,6 +615,12 @@ static gpu_problem case_problem(const attn_case *c)
     return p;
 }
 
+/* The fused kernels of a case checked beside its reference (FUSED_KINDS slots, NULL where none). */
+enum { FUSED_FWD, FUSED_FWD_WG, FUSED_FWD_TF32, FUSED_BWD, FUSED_BWD_WG, FUSED_BWD_TF32, FUSED_KINDS };
+static int fused_backwards_match(gpu_kernel *const *fused, gpu_problem *p, double *const g[3],
+                                 const long long *const strides[3], const int heads[3], const int seqs[3],
+                                 const int dims[3], double limit, const double *ref_dsinks);
+
 static void run_case(void **state)
 {
     const attn_case *c = *state;
@@ -689,30 +729,13 @@ static void run_case(void **state)
         ok &= compare(what, g[i], g_ref[i], strides[i], p.batch, p.heads, seqs[i], dims[i], limit) < limit;
     }
 
-    if (wgb_kernels[idx]) {
-        /* bwd_wgmma from the same O and L, outputs poisoned again, against the GPU reference. */
-        const gen_config *wc = &wgb_kernels[idx]->config;
-        printf("    bwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d DQ_MODE=%s DQ_FIRST=%d DK_SS=%d "
-               "DV_EARLY=%d L_EARLY=%d PERSISTENT=%d DQ_INIT=%s\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N],
-               wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES], gen_param_value_name(GEN_DQ_MODE, wc->p[GEN_DQ_MODE]),
-               wc->p[GEN_DQ_FIRST], wc->p[GEN_DK_SS], wc->p[GEN_DV_EARLY], wc->p[GEN_L_EARLY], wc->p[GEN_PERSISTENT],
-               gen_param_value_name(GEN_DQ_INIT, wc->p[GEN_DQ_INIT]));
-        double *g_wg[3] = { calloc(p.q_elems, 8), calloc(p.k_elems, 8), calloc(p.v_elems, 8) };
-        for (int i = 0; i < 3; i++)
-            assert_int_equal(gpu_poison(&session, outs[i], counts[i] * eb), 0);
-        assert_int_equal(gpu_poison(&session, p.delta, rows * ab), 0);
-        if (wgb_kernels[idx]->error[0] || gpu_backward(&session, wgb_kernels[idx], &p, st, why, sizeof why) != 0) {
-            printf("    bwd_wgmma: %s\n", wgb_kernels[idx]->error[0] ? wgb_kernels[idx]->error : why);
-            fail();
-        }
-        for (int i = 0; i < 3; i++) {
-            char what[32];
-            assert_int_equal(gpu_download(&session, &p, outs[i], g_wg[i], counts[i], 0), 0);
-            snprintf(what, sizeof what, "wgmma %s", names[i]);
-            ok &= compare(what, g_wg[i], g_ref[i], strides[i], p.batch, p.heads, seqs[i], dims[i], limit) < limit;
-            free(g_wg[i]);
-        }
-    }
+    /* bwd_wgmma and f32 on tensor cores from the same O and L, outputs poisoned again, against the
+     * GPU reference (one in a fixed order run three times, its bits the same each time). */
+    gpu_kernel *others[FUSED_KINDS] = { 0 };
+    others[FUSED_BWD_WG] = wgb_kernels[idx];
+    others[FUSED_BWD_TF32] = tf32b_kernels[idx];
+    const int heads3[3] = { p.heads, p.heads, p.heads };
+    ok &= fused_backwards_match(others, &p, g_ref, strides, heads3, seqs, dims, limit, NULL);
 
     if (cpu_checked(c)) {
         /* The CPU double reference on the same (rounded) inputs pins both the candidate and
@@ -1012,7 +1035,6 @@ static const feature_case feature_cases[] = {
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
 /* Per case: the reference, and the fused kernels checked against it (NULL where none). */
-enum { FUSED_FWD, FUSED_FWD_WG, FUSED_FWD_TF32, FUSED_BWD, FUSED_BWD_WG, FUSED_KINDS };
 static gpu_kernel *feature_refs[FEATURE_COUNT], *feature_fused[FEATURE_COUNT][FUSED_KINDS];
 
 static void print_config(const gen_config *g)
@@ -1024,7 +1046,8 @@ static void print_config(const gen_config *g)
     if (g->family->backward)
         printf(" DQ_MODE=%s", gen_param_value_name(GEN_DQ_MODE, g->p[GEN_DQ_MODE]));
     if (g->family->params & GEN_BIT(GEN_DQ_FIRST))
-        printf(" DQ_FIRST=%d DK_SS=%d DV_EARLY=%d", g->p[GEN_DQ_FIRST], g->p[GEN_DK_SS], g->p[GEN_DV_EARLY]);
+        printf(" DQ_FIRST=%d DK_SS=%d DV_EARLY=%d L_EARLY=%d DQ_INIT=%s", g->p[GEN_DQ_FIRST], g->p[GEN_DK_SS],
+               g->p[GEN_DV_EARLY], g->p[GEN_L_EARLY], gen_param_value_name(GEN_DQ_INIT, g->p[GEN_DQ_INIT]));
     printf(" SOFTCAP=%d", g->p[GEN_SOFTCAP]);
     if (g->p[GEN_SPLITS] > 1 || g->p[GEN_PACK_GQA])
         printf(" SPLITS=%d PACK_GQA=%d", g->p[GEN_SPLITS], g->p[GEN_PACK_GQA]);
@@ -1037,7 +1060,8 @@ static void print_config(const gen_config *g)
 }
 
 /* The case's fused backwards against the GPU reference's gradients g (over the problem's
- * device O and L); one adding dQ in a fixed order runs three times and must repeat its bits. */
+ * device O and L), each at its threshold (kernel_threshold); one adding dQ in a fixed order
+ * runs three times and must repeat its bits. */
 static int fused_backwards_match(gpu_kernel *const *fused, gpu_problem *p, double *const g[3],
                                  const long long *const strides[3], const int heads[3], const int seqs[3],
                                  const int dims[3], double limit, const double *ref_dsinks)
@@ -1049,10 +1073,11 @@ static int fused_backwards_match(gpu_kernel *const *fused, gpu_problem *p, doubl
     const char *names[3] = { "dQ vs GPU ref", "dK vs GPU ref", "dV vs GPU ref" };
     int ok = 1;
     char why[1024];
-    for (int i = FUSED_BWD; i <= FUSED_BWD_WG; i++) {
+    for (int i = FUSED_BWD; i <= FUSED_BWD_TF32; i++) {
         const gpu_kernel *k = fused[i];
         if (!k)
             continue;
+        const double kl = kernel_threshold(k, p->dtype) > limit ? kernel_threshold(k, p->dtype) : limit;
         print_config(&k->config);
         if (k->error[0]) {
             printf("    build failed: %s\n", k->error);
@@ -1075,13 +1100,12 @@ static int fused_backwards_match(gpu_kernel *const *fused, gpu_problem *p, doubl
                 assert_int_equal(gpu_download(&session, p, outs[t], run ? now[t] : first[t], counts[t], 0), 0);
             if (run == 0) {
                 for (int t = 0; t < 3; t++)
-                    ok &= compare(names[t], first[t], g[t], strides[t], batch, heads[t], seqs[t], dims[t], limit) <
-                          limit;
+                    ok &= compare(names[t], first[t], g[t], strides[t], batch, heads[t], seqs[t], dims[t], kl) < kl;
                 if (ref_dsinks) {   /* the sinks' gradient, from the family's delta pass */
                     double ds[64];
                     const long long st[3] = { p->heads, 1, 1 };
                     assert_int_equal(gpu_download(&session, p, p->dsinks, ds, (size_t)p->heads, 1), 0);
-                    ok &= compare("dsinks vs GPU ref", ds, ref_dsinks, st, 1, p->heads, 1, 1, limit) < limit;
+                    ok &= compare("dsinks vs GPU ref", ds, ref_dsinks, st, 1, p->heads, 1, 1, kl) < kl;
                 }
                 continue;
             }
@@ -1271,8 +1295,8 @@ static int build_all(void)
         *slot[i] = built_kernels[i];
     /* The Hopper families: forward and backward configurations of the cases they fit; and f32 on
      * tensor cores. */
-    gen_config wg_configs[3 * CASE_COUNT];
-    gpu_kernel **wg_slot[3 * CASE_COUNT];
+    gen_config wg_configs[4 * CASE_COUNT];
+    gpu_kernel **wg_slot[4 * CASE_COUNT];
     int wg_count = 0;
     for (int i = 0; i < CASE_COUNT; i++) {
         if (!selected(cases[i].name))
@@ -1284,8 +1308,10 @@ static int build_all(void)
         if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), &cases[i], wgb_pinned(cases[i].name, i),
                           &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &wgb_kernels[i];
+        if (tf32b_config(&cases[i], i, &wg_configs[wg_count]) == 0)
+            wg_slot[wg_count++] = &tf32b_kernels[i];
     }
-    gpu_kernel *wg_built[3 * CASE_COUNT];
+    gpu_kernel *wg_built[4 * CASE_COUNT];
     if (wg_count)
         failed += gpu_build(&session, wg_configs, wg_built, wg_count, 16);
     for (int i = 0; i < wg_count; i++)
@@ -1340,6 +1366,8 @@ static int build_all(void)
                 feature_configs[feature_count].p[GEN_SPLITS] = feature_cases[i].bwd_splits;
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_WG];
         }
+        if (tf32b_config(c, i, &feature_configs[feature_count]) == 0)
+            feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_TF32];
         for (int k = first_fused; k < feature_count; k++) {
             feature_configs[k].p[GEN_SOFTCAP] = feature_cases[i].softcap != 0;
             feature_configs[k].p[GEN_SINKS] = feature_cases[i].sinks;

@@ -299,7 +299,11 @@ static const struct {
     int smem_limit;
     const char *why;
 } invalid_cases[] = {
-    { "bwd_mma", { { GEN_DTYPE, 0 } }, 1, 232448, "DTYPE=0 (f32) is not supported by bwd_mma (f16, bf16)" },
+    { "bwd_mma", { { GEN_DTYPE, 0 } }, 1, 232448,
+      "BLOCK_M=32 BLOCK_N=128 NUM_WARPS=8 with HEAD_DIM=128 HEAD_DIM_V=128 in f32: about" },
+    { "bwd_mma", { { GEN_ALLOW_TF32, 1 } }, 1, 232448, "ALLOW_TF32=1 with DTYPE=bf16: TF32 products are for f32" },
+    { "bwd_mma", { { GEN_DTYPE, 0 }, { GEN_HEAD_DIM, 96 }, { GEN_HEAD_DIM_V, 96 }, { GEN_BLOCK_N, 64 } }, 4, 232448,
+      "HEAD_DIM=96 and HEAD_DIM_V=96 must be multiples of 64 in f32" },
     { "fwd_mma", { { GEN_DTYPE, 3 } }, 1, 232448, "DTYPE=3 (f64) is not supported by fwd_mma (f32, f16, bf16)" },
     { "fwd_mma", { { GEN_ALLOW_TF32, 1 } }, 1, 232448, "ALLOW_TF32=1 with DTYPE=bf16: TF32 products are for f32" },
     { "fwd_mma", { { GEN_SPLIT_SMEM, 1 } }, 1, 232448, "SPLIT_SMEM=1 with DTYPE=bf16: TF32 products are for f32" },

@@ -101,7 +101,7 @@ static const struct {
     int workloads;       /* over every space, on sm_90 */
     int hopper_only;     /* 1: other archs are refused with a message naming sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 6, 236, 0 },
+    { "tuner/spaces/default.lua", 7, 248, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
     { "tuner/spaces/kinds.lua", 3, 6, 1 },
@@ -161,9 +161,12 @@ static void default_space_covers_the_readme(void **state)
     (void)state;
     tune_space_set *set = load_ok("tuner/spaces/default.lua", NULL);
     assert_string_equal(find_space(set, "fwd")->family->name, "fwd_mma");
-    /* bwd_mma is tuned where no Hopper backward runs (on sm_90 bwd_wgmma won every workload). */
+    /* bwd_mma is tuned in 16-bit types where no Hopper backward runs (on sm_90 bwd_wgmma won every
+     * workload), and in f32 everywhere (bwd_f32: bwd_wgmma takes no f32). */
     for (int i = 0; i < set->space_count; i++)
-        assert_true(strcmp(set->spaces[i].family->name, "bwd_mma") != 0);
+        assert_true(strcmp(set->spaces[i].family->name, "bwd_mma") != 0 ||
+                    !strcmp(set->spaces[i].name, "bwd_f32"));
+    assert_string_equal(find_space(set, "bwd_f32")->family->name, "bwd_mma");
     tune_device ampere;
     assert_int_equal(tune_device_default(&ampere, "sm_80"), 0);
     tune_space_set *older = load_ok("tuner/spaces/default.lua", &ampere);
@@ -191,7 +194,8 @@ static void default_space_covers_the_readme(void **state)
             if (c->count < least || c->count > 24)
                 fail_msg("default.lua '%s' workload %d: %d candidates, outside %d..24", s->name, j + 1, c->count,
                          least);
-            if (!strcmp(s->name, "fwd_f32")) {   /* float32 on TF32 tensor cores: the papers' shapes, three lengths */
+            if (!strcmp(s->name, "fwd_f32") || !strcmp(s->name, "bwd_f32")) {
+                /* float32 on TF32 tensor cores: the papers' shapes, three lengths */
                 assert_true(w->dtype == 0 && (w->head_dim == 64 || w->head_dim == 128));
                 assert_true(w->seqlen_q == 1024 || w->seqlen_q == 4096 || w->seqlen_q == 16384);
                 assert_int_equal(w->batch * w->seqlen_q, 16384);
@@ -220,7 +224,7 @@ static void default_space_covers_the_readme(void **state)
             seen[w->dtype][w->head_dim / 64][w->causal][lg]++;
             /* (bwd_wgmma at head dim 64 has 3 configurations: one warpgroup, 1..3 stages.) */
         }
-        if (!strcmp(s->name, "fwd_f32")) {   /* 2 head dims x 2 causal x 3 lengths */
+        if (!strcmp(s->name, "fwd_f32") || !strcmp(s->name, "bwd_f32")) {   /* 2 head dims x 2 causal x 3 lengths */
             assert_int_equal(extra, 12);
             continue;
         }

@@ -338,9 +338,9 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     summed over the batch and the rows. None (the default): no sinks. The kernels read them as
     float32 (float64 for float64 inputs).
 
-    ``allow_tf32``: float32 inputs only (other dtypes ignore it): True lets the forward's products
-    round their operands to TF32 (a 10-bit mantissa: one tensor-core product instead of three, about
-    3e-4 relative error), as ``torch.backends.cuda.matmul.allow_tf32`` allows PyTorch's matmuls;
+    ``allow_tf32``: float32 inputs only (other dtypes ignore it): True lets the products of the
+    forward and the backward round their operands to TF32 (a 10-bit mantissa: one tensor-core
+    product instead of three, about 3e-4 relative error), as ``torch.backends.cuda.matmul.allow_tf32`` allows PyTorch's matmuls;
     False (the default, whatever that flag says) keeps float32's accuracy. Not under torch.compile
     yet (ValueError there).
 

@@ -116,6 +116,24 @@ FT_DEVICE void mma_tf32(float (&d)[4], const tf32x2 (&a)[4], tf32x2 b0, tf32x2 b
     }
     mma_1688_tf32(d, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b0.hi, b1.hi);
 }
+// mma_tf32 with the two small products in accumulators of their own, started at zero and added
+// to d with one rounded add: d's running sum takes one truncating accumulation a k-step, not
+// three, which halved the backward's errors against float64 (dQ at N 4096: 1.55e-6 to 6.9e-7;
+// notes/fp32.md) for about 10 % of its speed. The backward's products (mma_abt, mma_c_kn).
+FT_DEVICE void mma_tf32_apart(float (&d)[4], const tf32x2 (&a)[4], tf32x2 b0, tf32x2 b1)
+{
+    if (ALLOW_TF32) {
+        mma_1688_tf32(d, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b0.hi, b1.hi);
+        return;
+    }
+    float t[4] = { 0.f, 0.f, 0.f, 0.f };
+    mma_1688_tf32(t, a[0].lo, a[1].lo, a[2].lo, a[3].lo, b0.hi, b1.hi);
+    mma_1688_tf32(t, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b0.lo, b1.lo);
+    mma_1688_tf32(d, a[0].hi, a[1].hi, a[2].hi, a[3].hi, b0.hi, b1.hi);
+#pragma unroll
+    for (int e = 0; e < 4; e++)
+        d[e] += t[e];
+}
 #endif
 
 #if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16
@@ -270,6 +288,106 @@ FT_DEVICE void mma_abt(float (&acc)[ROWS / 16][COLS / 8][4], const lm_tile<DIM> 
                     mma_16816(acc[i][2 * j + 1], af[i], b2, b3);
                 }
             }
+        }
+    }
+}
+#endif
+
+#if DTYPE == FT_DTYPE_F32
+// mma_abt for f32 tiles laid out as 16-bit tiles of twice the columns (DIM and KD in 16-bit
+// columns): ldmatrix's 8x8 16-bit matrices are the TF32 m16n8k8 fragments' 8x4 float ones in
+// the same lane patterns (LM_ROWS16: a0..a3; LM_ROWS8: b0, b1 of two n-tiles), so a 16-column
+// step is one 8-float k-step; each fragment split once, three TF32 products (mma_tf32_apart).
+template <int ROWS, int COLS, int DIM, int KD>
+FT_DEVICE void mma_abt(float (&acc)[ROWS / 16][COLS / 8][4], const lm_tile<DIM> &a, const lm_tile<DIM> &b,
+                       int b_row0)
+{
+#pragma unroll
+    for (int i = 0; i < ROWS / 16; i++)
+#pragma unroll
+        for (int j = 0; j < COLS / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[i][j][e] = 0.f;
+#pragma unroll 1
+    for (int kg = 0; kg < DIM / KD; kg++) {
+        const unsigned kgo = 2u * kg * KD;
+#pragma unroll
+        for (int kd = 0; kd < KD / 16; kd++) {
+            tf32x2 af[ROWS / 16][4];
+#pragma unroll
+            for (int i = 0; i < ROWS / 16; i++) {
+                unsigned r[4];
+                ldmatrix_x4(r[0], r[1], r[2], r[3], a.at(16 * i, 16 * kd) + kgo);
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    af[i][e] = tf32_split_bits(r[e]);
+            }
+#pragma unroll
+            for (int j = 0; j < COLS / 16; j++) {
+                unsigned b0, b1, b2, b3;
+                ldmatrix_x4(b0, b1, b2, b3, b.at(b_row0 + 16 * j, 16 * kd) + kgo);
+                const tf32x2 s0 = tf32_split_bits(b0), s1 = tf32_split_bits(b1), s2 = tf32_split_bits(b2),
+                             s3 = tf32_split_bits(b3);
+#pragma unroll
+                for (int i = 0; i < ROWS / 16; i++) {
+                    mma_tf32_apart(acc[i][2 * j], af[i], s0, s1);
+                    mma_tf32_apart(acc[i][2 * j + 1], af[i], s2, s3);
+                }
+            }
+        }
+    }
+}
+
+// The A fragment of one 8-wide k-step from one C tile (rows g, g + 8; columns 2q, 2q + 1), split:
+// the step's columns taken in the order 0, 2, 4, 6, 1, 3, 5, 7 (a0 = column 2q, a2 = 2q + 1),
+// which B's rows must follow (kn_lanes).
+FT_DEVICE void c_to_a_tf32(tf32x2 (&a)[4], const float (&c)[4])
+{
+    a[0] = tf32_split(c[0]);
+    a[1] = tf32_split(c[2]);
+    a[2] = tf32_split(c[1]);
+    a[3] = tf32_split(c[3]);
+}
+
+// A B operand stored [k][n] in a swizzled f32 tile of COLS 16-bit columns (COLS a multiple of
+// 64), read a float a lane in c_to_a_tf32's k order: b0 = (k 2q, n g), b1 = (k 2q + 1, n g) of
+// the 8 x 8 block at (8 ks, 8 ns) from (row0, col0), row0 a multiple of 8 and col0 (floats) of
+// 32, which then fold into the lanes' two addresses (swz_step); ks and ns compile-time.
+// Conflict-free: rows 2q of one 8-float column block land in distinct 16-byte chunks.
+template <int COLS> struct kn_lanes {
+    unsigned r0, r1;   // the lane's addresses of (row0 + 2q, col0 + g) and (row0 + 2q + 1, col0 + g)
+    __device__ __forceinline__ kn_lanes(unsigned tile, int row0, int col0, int g, int q)
+    {
+        static_assert(COLS % 64 == 0, "kn_lanes: whole swizzle groups a row");
+        r0 = tile + toff<COLS>(row0 + 2 * q, 2 * (col0 + g));
+        r1 = tile + toff<COLS>(row0 + 2 * q + 1, 2 * (col0 + g));
+    }
+    __device__ __forceinline__ void at(int ks, int ns, tf32x2 &b0, tf32x2 &b1) const
+    {
+        b0 = tf32_split_bits(ld_shared_tile_b32(swz_step<COLS>(opaque(r0), 2 * ns, 8 * ks)));
+        b1 = tf32_split_bits(ld_shared_tile_b32(swz_step<COLS>(opaque(r1), 2 * ns, 8 * ks)));
+    }
+};
+
+// acc (16 ROWS16 rows x 8 N8 columns) += A B over STEPS 8-wide k-steps: A the C tiles c[i][kk]
+// (c_to_a_tf32), B stored [k][n] read by kn_lanes from k-step ks0 on (compile-time once unrolled).
+template <int STEPS, int N8, int ROWS16, int CT, int AT, int BC>
+FT_DEVICE void mma_c_kn(float (&acc)[ROWS16][AT][4], const float (&c)[ROWS16][CT][4], const kn_lanes<BC> &b, int ks0)
+{
+#pragma unroll
+    for (int kk = 0; kk < STEPS; kk++) {
+        tf32x2 a[ROWS16][4];
+#pragma unroll
+        for (int i = 0; i < ROWS16; i++)
+            c_to_a_tf32(a[i], c[i][kk]);
+#pragma unroll
+        for (int jd = 0; jd < N8; jd++) {
+            tf32x2 b0, b1;
+            b.at(ks0 + kk, jd, b0, b1);
+#pragma unroll
+            for (int i = 0; i < ROWS16; i++)
+                mma_tf32_apart(acc[i][jd], a[i], b0, b1);
         }
     }
 }

@@ -13,13 +13,14 @@ template <class Args> FT_DEVICE int bwd_head_rows(const Args &a, const ft_seq &s
     return VARLEN ? a.total_q : s.seqlen_q;
 }
 
-// delta for the query rows [BM * tile, + BM) of the block's unit: four lanes per row, each summing DV/32
-// 16-byte chunks (interleaved for coalescing), those of the DATA columns of data.
+// delta for the query rows [BM * tile, + BM) of the block's unit: four lanes per row, each summing
+// a quarter of the row's 16-byte pieces (interleaved for coalescing), those of the DATA columns of
+// data.
 template <int THREADS, int BM, int DV, int DATA, bool EVEN>
 FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
 {
     constexpr int TPR = 4;
-    constexpr int CHUNKS_PER_THREAD = DV / (8 * TPR);
+    constexpr int CHUNKS_PER_THREAD = DV / (FT_PIECE_ELEMS * TPR);
     constexpr int ROWS_PER_PASS = THREADS / TPR;   // a multiple of 8, and 8 divides BM
     int bh, m_tile, part;   // the query head row (batch * heads) and tile (ft_schedule.h)
     ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &m_tile, &part);
@@ -47,19 +48,15 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
             const elem_t *drow = dout + row * args.do_stride[2];
 #pragma unroll
             for (int c = 0; c < CHUNKS_PER_THREAD; c++) {
-                const int col = (sub + TPR * c) * 8;
+                const int col = (sub + TPR * c) * FT_PIECE_ELEMS;
                 if (DATA < DV && col >= DATA)
                     break;
-                const uint4 ov = *(const uint4 *)(orow + col);
-                const uint4 dv = *(const uint4 *)(drow + col);
-                const unsigned ow[4] = { ov.x, ov.y, ov.z, ov.w }, dw[4] = { dv.x, dv.y, dv.z, dv.w };
+                float ov[FT_PIECE_ELEMS], dv[FT_PIECE_ELEMS];
+                load_piece(orow + col, ov);
+                load_piece(drow + col, dv);
 #pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    float o0, o1, d0, d1;
-                    unpack2(ow[k], o0, o1);
-                    unpack2(dw[k], d0, d1);
-                    acc = fmaf(o0, d0, fmaf(o1, d1, acc));
-                }
+                for (int k = 0; k < FT_PIECE_ELEMS; k += 2)
+                    acc = fmaf(ov[k], dv[k], fmaf(ov[k + 1], dv[k + 1], acc));
             }
         }
         acc = warp_sum_xor(acc, 1);
@@ -85,7 +82,7 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
 template <int THREADS, int BM, int D, int DATA, bool EVEN>
 FT_DEVICE void bwd_dq_convert_rows(const ft_bwd_args args)
 {
-    constexpr int CPR = D / 8;
+    constexpr int CPR = D / FT_PIECE_ELEMS;
     int bh, m_tile, part;   // the query head row (batch * heads) and tile (ft_schedule.h)
     ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &m_tile, &part);
     const int b = bh / args.heads, h = bh % args.heads;
@@ -98,13 +95,8 @@ FT_DEVICE void bwd_dq_convert_rows(const ft_bwd_args args)
     const float *src = (const float *)args.dq_accum + (seq_row(args, sq, b, h, bh) + m0) * D;
     elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, b, h, sq.q0) + m0 * args.dq_stride[2];
     for (int c = threadIdx.x; c < BM * CPR; c += THREADS) {
-        const int row = c / CPR, col = (c % CPR) * 8;
-        if ((EVEN || m0 + row < nq) && (DATA == D || col < DATA)) {
-            const float4 x = *(const float4 *)(src + row * D + col);
-            const float4 y = *(const float4 *)(src + row * D + col + 4);
-            *(uint4 *)(dq + row * args.dq_stride[2] + col) =
-                make_uint4(pack2(x.x * scale, x.y * scale), pack2(x.z * scale, x.w * scale),
-                           pack2(y.x * scale, y.y * scale), pack2(y.z * scale, y.w * scale));
-        }
+        const int row = c / CPR, col = (c % CPR) * FT_PIECE_ELEMS;
+        if ((EVEN || m0 + row < nq) && (DATA == D || col < DATA))
+            store_piece(dq + row * args.dq_stride[2] + col, src + row * D + col, scale);
     }
 }

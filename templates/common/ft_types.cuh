@@ -149,6 +149,38 @@ FT_DEVICE void unpack2(unsigned u, float &lo, float &hi)
 #endif
 }
 
+#if DTYPE != FT_DTYPE_F64
+// Elements of a 16-byte piece of a row, the unit the tensor-core kernels copy rows in: 8 16-bit
+// ones or 4 floats.
+constexpr int FT_PIECE_ELEMS = 16 / (int)sizeof(elem_t);
+// The piece at p (16-byte aligned) as floats.
+FT_DEVICE void load_piece(const elem_t *p, float (&x)[FT_PIECE_ELEMS])
+{
+#if DTYPE == FT_DTYPE_F32
+    const float4 v = *(const float4 *)p;
+    x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
+#else
+    const uint4 v = *(const uint4 *)p;
+    unpack2(v.x, x[0], x[1]);
+    unpack2(v.y, x[2], x[3]);
+    unpack2(v.z, x[4], x[5]);
+    unpack2(v.w, x[6], x[7]);
+#endif
+}
+// The piece at p (16-byte aligned) from the floats at x (16-byte aligned), each times scale.
+FT_DEVICE void store_piece(elem_t *p, const float *x, float scale)
+{
+    const float4 a = *(const float4 *)x;
+#if DTYPE == FT_DTYPE_F32
+    *(float4 *)p = make_float4(a.x * scale, a.y * scale, a.z * scale, a.w * scale);
+#else
+    const float4 b = *(const float4 *)(x + 4);
+    *(uint4 *)p = make_uint4(pack2(a.x * scale, a.y * scale), pack2(a.z * scale, a.w * scale),
+                             pack2(b.x * scale, b.y * scale), pack2(b.z * scale, b.w * scale));
+#endif
+}
+#endif
+
 // Global offset of the (batch b, head h) slice of a [batch, heads, seq, dim] tensor whose
 // strides (in elements) are s[0..2].
 FT_DEVICE long long head_offset(const long long *s, int b, int h)

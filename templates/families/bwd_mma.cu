@@ -1,5 +1,5 @@
 // families/bwd_mma.cu: FlashAttention backward on tensor cores (f16/bf16, mma.sync.m16n8k16, ldmatrix,
-// cp.async; sm_80+). Entries: ft_bwd_preprocess (delta = rowsum(dO*O)), ft_bwd_dkdv (one block
+// cp.async; sm_80+; f32 as TF32, m16n8k8: below). Entries: ft_bwd_preprocess (delta = rowsum(dO*O)), ft_bwd_dkdv (one block
 // per key tile of a K/V head: dK, dV over the query heads that read it, and with DQ_MODE 0 also
 // dQ by fp32 atomics into dq_accum),
 // ft_bwd_dq (DQ_MODE 1: one block per query tile, dQ without atomics) and ft_bwd_dq_convert
@@ -30,8 +30,23 @@
 //
 // mma.sync m16n8k16 fragments (lane = 4*g + qd): A a0..a3 = (row g | g+8, col 2qd..+1 | +8);
 // B b0,b1 = (k 2qd..+1 | +8, n g); C c0..c3 = (row g, col 2qd..+1), (row g+8, col 2qd..+1).
+//
+// f32 (DTYPE 0) runs the same kernels on TF32 tensor cores, each product three TF32 products of
+// operands split into a high part and remainder (one with ALLOW_TF32; arch/sm80.cuh), as fwd_mma
+// does. A tile of COLS floats is a 16-bit tile of 2 COLS columns, so the copies, the swizzle and
+// ldmatrix's A B^T products (S^T, dP^T; S, dP) serve it unchanged (mma_abt). The products whose
+// B is stored [k][n] (dV += P^T dO, dK += dS^T Q, dQ += dS K) read B a float a lane (kn_lanes:
+// rows 2q and 2q + 1 of each 8-row k-step) and take the accumulators as A with the k-step's
+// columns in the order 0, 2, 4, 6, 1, 3, 5, 7 (c_to_a_tf32); dS^T stages as floats. The tensor
+// cores' accumulation rounds toward zero, so a step's dK and dV (ft_bwd_dq: a key tile's dQ)
+// gather in accumulators of their own and are added to the running sums with one rounded add:
+// summed over a whole sequence in place, the error grew with its length (notes/fp32.md).
 
 // ---- traits (traits/bwd_mma.h): tunables come from the generator's #defines ----------------
+constexpr bool TF32 = DTYPE == FT_DTYPE_F32;
+constexpr int UNITS = ft_tile_units(DTYPE);                          // 16-bit units an element takes in a tile
+constexpr int QK_COLS = HEAD_DIM * UNITS, V_COLS = HEAD_DIM_V * UNITS;   // tile widths in 16-bit units
+constexpr int COPY_ELEMS = FT_PIECE_ELEMS;                           // elements a 16-byte copy moves
 // ft_bwd_dkdv:
 constexpr int NUM_THREADS = NUM_WARPS * 32;
 constexpr int KV_WARPS_N = bwd_mma_kv_warps_n(NUM_WARPS, BLOCK_N);   // warps along the keys
@@ -39,38 +54,41 @@ constexpr int KV_DSPLIT = bwd_mma_kv_dsplit(NUM_WARPS, BLOCK_N);     // warps sh
 constexpr int KV_ROWS = bwd_mma_kv_rows(NUM_WARPS, BLOCK_N);         // keys per warp
 constexpr int KV_DK_COLS = HEAD_DIM / KV_DSPLIT;                     // dK columns per warp
 constexpr int KV_DV_COLS = HEAD_DIM_V / KV_DSPLIT;                   // dV columns per warp
-constexpr int DP_CHUNK = bwd_mma_dp_chunk(NUM_WARPS, BLOCK_M, BLOCK_N, HEAD_DIM, HEAD_DIM_V);
-#define KD_GROUP(D) bwd_mma_kd_group(D)
+constexpr int DP_CHUNK = bwd_mma_dp_chunk(NUM_WARPS, BLOCK_M, BLOCK_N, HEAD_DIM, HEAD_DIM_V, DTYPE);
+constexpr int KV_T_COLS = KV_DK_COLS > KV_DV_COLS ? KV_DK_COLS : KV_DV_COLS;   // f32: a step's own accumulators
+#define KD_GROUP(D) bwd_mma_kd_group(D, DTYPE)
 // Query-row x (key | head-dim) warp grid: ft_bwd_dq, and the dQ step of ft_bwd_dkdv.
 constexpr int Q_WARPS_M = bwd_mma_q_warps_m(NUM_WARPS, BLOCK_M);     // warps along the queries
 constexpr int Q_WARPS_N = bwd_mma_q_warps_n(NUM_WARPS, BLOCK_M);     // ft_bwd_dq: ... along the keys
 constexpr int Q_ROWS = BLOCK_M / Q_WARPS_M;                          // query rows per warp
 constexpr int Q_KEYS = BLOCK_N / Q_WARPS_N;                          // ft_bwd_dq: keys per warp and tile
-constexpr int DQS_WARPS_N = bwd_mma_dqs_warps_n(NUM_WARPS, BLOCK_M, HEAD_DIM);   // dQ step: warps along d
+constexpr int DQS_WARPS_N = bwd_mma_dqs_warps_n(NUM_WARPS, BLOCK_M, HEAD_DIM, DTYPE);   // dQ step: warps along d
 constexpr int Q_DCOLS = HEAD_DIM / DQS_WARPS_N;                      // dQ columns per warp in the dQ step
 // Shared memory (bytes).
-constexpr int DS_LD = BLOCK_M + 8;           // dS^T row stride: padding keeps ldmatrix conflict-free
-constexpr int Q_TILE_BYTES = BLOCK_M * HEAD_DIM * 2;
-constexpr int DO_TILE_BYTES = BLOCK_M * HEAD_DIM_V * 2;
-constexpr int K_TILE_BYTES = BLOCK_N * HEAD_DIM * 2;
-constexpr int V_TILE_BYTES = BLOCK_N * HEAD_DIM_V * 2;
+constexpr int DS_LD = bwd_mma_ds_ld(BLOCK_M, DTYPE);   // dS^T row stride (elements): padded against conflicts
+constexpr int Q_TILE_BYTES = BLOCK_M * QK_COLS * 2;
+constexpr int DO_TILE_BYTES = BLOCK_M * V_COLS * 2;
+constexpr int K_TILE_BYTES = BLOCK_N * QK_COLS * 2;
+constexpr int V_TILE_BYTES = BLOCK_N * V_COLS * 2;
 constexpr int DKDV_STAGE_BYTES = Q_TILE_BYTES + DO_TILE_BYTES + BLOCK_M * 4 * 2;   // Q, dO, L, delta
-constexpr int DS_BYTES = DQ_MODE == 0 ? BLOCK_N * DS_LD * 2 : 0;
+constexpr int DS_BYTES = DQ_MODE == 0 ? BLOCK_N * DS_LD * 2 * UNITS : 0;
 constexpr int DKDV_SMEM_END = K_TILE_BYTES + V_TILE_BYTES + NUM_STAGES * DKDV_STAGE_BYTES + DS_BYTES;
 constexpr int DQ_RED_LD = HEAD_DIM + 8;      // fp32 dQ staging row stride (conflict-free float2)
 constexpr int DQ_RED_BYTES = BLOCK_M * DQ_RED_LD * 4;
 constexpr int DQ_MAIN_BYTES = Q_TILE_BYTES + DO_TILE_BYTES + NUM_STAGES * (K_TILE_BYTES + V_TILE_BYTES);
 constexpr int DQ_SMEM_END = DQ_MAIN_BYTES > DQ_RED_BYTES ? DQ_MAIN_BYTES : DQ_RED_BYTES;
 
-constexpr int RULE = bwd_mma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE);
-static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_mma takes f16 (1) or bf16 (2)");
+constexpr int RULE = bwd_mma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, DTYPE,
+                                  ALLOW_TF32);
+static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || TF32, "DTYPE: bwd_mma takes f16, bf16 or f32");
+static_assert(RULE != BWD_MMA_BAD_TF32, "ALLOW_TF32: 0 in f16 and bf16");
 static_assert(RULE != BWD_MMA_BAD_BLOCK_M, "BLOCK_M must be a multiple of 16");
 static_assert(RULE != BWD_MMA_BAD_BLOCK_N, "BLOCK_N must be a multiple of 16");
 static_assert(RULE != BWD_MMA_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_MMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be multiples of 32");
 static_assert(RULE != BWD_MMA_BAD_KV_WARPS, "NUM_WARPS must divide BLOCK_N/16 or be a multiple of it");
 static_assert(RULE != BWD_MMA_BAD_KV_SPLIT,
-              "NUM_WARPS > BLOCK_N/16 splits the head dims: HEAD_DIM, HEAD_DIM_V must be multiples of 16*NUM_WARPS/(BLOCK_N/16)");
+              "NUM_WARPS > BLOCK_N/16 splits the head dims: HEAD_DIM, HEAD_DIM_V must be multiples of 16*NUM_WARPS/(BLOCK_N/16) (f32: 32*)");
 static_assert(RULE != BWD_MMA_BAD_Q_WARPS, "NUM_WARPS must divide BLOCK_M/16 or be a multiple of it");
 static_assert(RULE != BWD_MMA_BAD_DQ_SPLIT,
               "DQ_MODE 1 with NUM_WARPS > BLOCK_M/16 splits the keys: BLOCK_N must be a multiple of 16*NUM_WARPS/(BLOCK_M/16)");
@@ -92,13 +110,13 @@ static_assert(DQ_SMEM_END == FT_SMEM_BYTES_ft_bwd_dq, "shared memory: ft_bwd_dq'
 template <int ROWS, int COLS, int DATA, bool GUARD>
 FT_DEVICE void load_tile_async(unsigned dst, const elem_t *src, long long ld, int valid)
 {
-    constexpr int CPR = COLS / 8;                // 16-byte chunks per row
-    constexpr int RP = NUM_THREADS / CPR;        // rows per pass (COLS <= 256: CPR <= 32)
-    static_assert(RP >= 1, "a warp covers one row");
+    constexpr int CPR = COLS / COPY_ELEMS;       // 16-byte chunks per row
+    constexpr int RP = NUM_THREADS / CPR;        // rows per pass (CPR <= 64)
+    static_assert(RP >= 1, "the block covers one row");
     const int t = threadIdx.x;
     if (RP * CPR != NUM_THREADS && t >= RP * CPR)
         return;
-    const int col = (t % CPR) * 8;
+    const int col = (t % CPR) * COPY_ELEMS;
     const bool col_in = DATA == COLS || col < DATA;
     int row = t / CPR;
     const elem_t *p = src + row * ld + col;
@@ -106,44 +124,74 @@ FT_DEVICE void load_tile_async(unsigned dst, const elem_t *src, long long ld, in
 #pragma unroll 1
     for (; row < ROWS; row += RP, p += step) {
         const bool in = (!GUARD || row < valid) && col_in;
-        cp_async_16(dst + toff<COLS>(row, col), in ? p : src, in ? 16 : 0);
+        cp_async_16(dst + toff<COLS * UNITS>(row, col * UNITS), in ? p : src, in ? 16 : 0);
     }
 }
 
-// Copies a swizzled ROWS x COLS shared tile to global rows [0, valid), their first DATA
+// Copies a swizzled ROWS x COLS shared tile (at tile) to global rows [0, valid), their first DATA
 // columns, with 16-byte stores.
 template <int ROWS, int COLS, int DATA, bool GUARD>
-FT_DEVICE void store_tile(elem_t *dst, long long ld, const elem_t *tile, int valid)
+FT_DEVICE void store_tile(elem_t *dst, long long ld, const unsigned char *tile, int valid)
 {
-    constexpr int CPR = COLS / 8;
+    constexpr int CPR = COLS / COPY_ELEMS;
     constexpr int CHUNKS = ROWS * CPR;
 #pragma unroll
     for (int it = 0; it < (CHUNKS + NUM_THREADS - 1) / NUM_THREADS; it++) {
         const int c = it * NUM_THREADS + threadIdx.x;
         if (CHUNKS % NUM_THREADS != 0 && c >= CHUNKS)
             break;
-        const int row = c / CPR, col = (c % CPR) * 8;
+        const int row = c / CPR, col = (c % CPR) * COPY_ELEMS;
         if ((!GUARD || row < valid) && (DATA == COLS || col < DATA))
-            *(uint4 *)(dst + row * ld + col) = *(const uint4 *)(tile + swz<COLS>(row, col));
+            *(uint4 *)(dst + row * ld + col) = *(const uint4 *)(tile + toff<COLS * UNITS>(row, col * UNITS));
     }
+}
+
+// Two consecutive elements (row, col..+1) of a swizzled shared tile of COLS elements, from floats.
+template <int COLS> FT_DEVICE void put2(unsigned char *tile, int row, int col, float lo, float hi)
+{
+    store2((elem_t *)(tile + toff<COLS * UNITS>(row, col * UNITS)), lo, hi);
 }
 
 // Writes zeros to rows [0, valid) of a ROWS x COLS global tile, their first DATA columns.
 template <int ROWS, int COLS, int DATA, bool GUARD>
 FT_DEVICE void zero_tile(elem_t *dst, long long ld, int valid)
 {
-    constexpr int CPR = COLS / 8;
+    constexpr int CPR = COLS / COPY_ELEMS;
     constexpr int CHUNKS = ROWS * CPR;
 #pragma unroll
     for (int it = 0; it < (CHUNKS + NUM_THREADS - 1) / NUM_THREADS; it++) {
         const int c = it * NUM_THREADS + threadIdx.x;
         if (CHUNKS % NUM_THREADS != 0 && c >= CHUNKS)
             break;
-        const int row = c / CPR, col = (c % CPR) * 8;
+        const int row = c / CPR, col = (c % CPR) * COPY_ELEMS;
         if ((!GUARD || row < valid) && (DATA == COLS || col < DATA))
             *(uint4 *)(dst + row * ld + col) = make_uint4(0u, 0u, 0u, 0u);
     }
 }
+
+#if DTYPE == FT_DTYPE_F32
+// f32: a step's own accumulators (t), zeroed, and added to the running sums with rounded adds.
+template <int I, int J, int JT> FT_DEVICE void zero_acc(float (&t)[I][JT][4])
+{
+#pragma unroll
+    for (int i = 0; i < I; i++)
+#pragma unroll
+        for (int j = 0; j < J; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                t[i][j][e] = 0.f;
+}
+template <int I, int J, int JA, int JT> FT_DEVICE void add_acc(float (&acc)[I][JA][4], const float (&t)[I][JT][4])
+{
+#pragma unroll
+    for (int i = 0; i < I; i++)
+#pragma unroll
+        for (int j = 0; j < J; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[i][j][e] += t[i][j][e];
+}
+#endif
 
 // ---- ft_bwd_preprocess: delta = rowsum(dO * O) (common/ft_bwd_steps.cuh) -------------------
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
@@ -200,8 +248,8 @@ ft_bwd_dkdv(const ft_bwd_args args)
     }
 
     // Shared memory: [K][V][NUM_STAGES x (Q, dO, L, delta)][dS^T (DQ_MODE 0)].
-    elem_t *k_smem = (elem_t *)smem_raw;
-    elem_t *v_smem = (elem_t *)(smem_raw + K_TILE_BYTES);
+    unsigned char *k_smem = smem_raw;
+    unsigned char *v_smem = smem_raw + K_TILE_BYTES;
     unsigned char *stage_smem = smem_raw + K_TILE_BYTES + V_TILE_BYTES;
     const unsigned k_addr = smem_addr(k_smem), v_addr = smem_addr(v_smem);
     const unsigned stage_addr = smem_addr(stage_smem);
@@ -257,8 +305,8 @@ ft_bwd_dkdv(const ft_bwd_args args)
     const int kr0 = wn * KV_ROWS;                  // this warp's first key row in the tile
     const int lr16 = lane & 15, lc16 = 8 * (lane >> 4);                     // LM_ROWS16
     const int lr8 = (lane & 7) + 8 * (lane >> 4), lc8 = 8 * ((lane >> 3) & 1);  // LM_ROWS8
-    const lm_tile<HEAD_DIM> k_a = lm_sub<HEAD_DIM>(k_addr, kr0, 0, lr16, lc16, true);
-    const lm_tile<HEAD_DIM_V> v_a = lm_sub<HEAD_DIM_V>(v_addr, kr0, 0, lr16, lc16, true);
+    const lm_tile<QK_COLS> k_a = lm_sub<QK_COLS>(k_addr, kr0, 0, lr16, lc16, true);
+    const lm_tile<V_COLS> v_a = lm_sub<V_COLS>(v_addr, kr0, 0, lr16, lc16, true);
 
     float dk_acc[KV_ROWS / 16][KV_DK_COLS / 8][4];
     float dv_acc[KV_ROWS / 16][KV_DV_COLS / 8][4];
@@ -291,17 +339,23 @@ ft_bwd_dkdv(const ft_bwd_args args)
         const unsigned do_addr = q_addr + Q_TILE_BYTES;
         const float *l_smem = (const float *)(stage_smem + st * DKDV_STAGE_BYTES + Q_TILE_BYTES + DO_TILE_BYTES);
         const float *d_smem = l_smem + BLOCK_M;
-        const lm_tile<HEAD_DIM> q_b = lm_sub<HEAD_DIM>(q_addr, 0, 0, lr8, lc8, true);
+        const lm_tile<QK_COLS> q_b = lm_sub<QK_COLS>(q_addr, 0, 0, lr8, lc8, true);
+        const lm_tile<V_COLS> do_b = lm_sub<V_COLS>(do_addr, 0, 0, lr8, lc8, true);
+#if DTYPE == FT_DTYPE_F32
+        const kn_lanes<QK_COLS> q_t(q_addr, 0, wd * KV_DK_COLS, g, qd);
+        const kn_lanes<V_COLS> do_t(do_addr, 0, wd * KV_DV_COLS, g, qd);
+        float t[KV_ROWS / 16][KV_T_COLS / 8][4];   // this step's dV, then dK
+#else
         const lm_tile<HEAD_DIM> q_t =
             lm_sub<HEAD_DIM>(q_addr, 0, wd * KV_DK_COLS, lr16, lc16, LM_ALIGNED(HEAD_DIM, KV_DK_COLS));
-        const lm_tile<HEAD_DIM_V> do_b = lm_sub<HEAD_DIM_V>(do_addr, 0, 0, lr8, lc8, true);
         const lm_tile<HEAD_DIM_V> do_t =
             lm_sub<HEAD_DIM_V>(do_addr, 0, wd * KV_DV_COLS, lr16, lc16, LM_ALIGNED(HEAD_DIM_V, KV_DV_COLS));
+#endif
 
         // S^T = K Q^T (keys x queries). A = K [key][d] non-trans (LM_ROWS16); B = Q^T, stored
         // [n = query][k = d]: non-trans (LM_ROWS8).
         float s[KV_ROWS / 16][BLOCK_M / 8][4];
-        mma_abt<KV_ROWS, BLOCK_M, HEAD_DIM, KD_GROUP(HEAD_DIM)>(s, k_a, q_b, 0);
+        mma_abt<KV_ROWS, BLOCK_M, QK_COLS, KD_GROUP(QK_COLS)>(s, k_a, q_b, 0);
 
         // P^T = exp2(S^T * scale*log2e - L*log2e) (SOFTCAP: of the capped scores, cap_scores).
         // Element (i, j, e): key kr0+16i+g+8*(e>>1), query m0+8j+2qd+(e&1). Masked: outside the
@@ -338,7 +392,13 @@ ft_bwd_dkdv(const ft_bwd_args args)
         }
 
         // dV += P^T dO. A = P^T from the accumulators; B = dO stored [k = query][n = dv]:
-        // .trans (LM_ROWS16), this warp's KV_DV_COLS columns.
+        // .trans (LM_ROWS16), this warp's KV_DV_COLS columns. f32: into t, then added to dV.
+#if DTYPE == FT_DTYPE_F32
+        zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
+        mma_c_kn<BLOCK_M / 8, KV_DV_COLS / 8>(t, s, do_t, 0);
+        add_acc<KV_ROWS / 16, KV_DV_COLS / 8>(dv_acc, t);
+        zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
+#else
 #pragma unroll
         for (int kk = 0; kk < BLOCK_M / 16; kk++) {
             unsigned a[KV_ROWS / 16][4];
@@ -356,6 +416,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
                 }
             }
         }
+#endif
 
         // Per query chunk of DP_CHUNK: dP^T = V dO^T, dS^T = P^T * (dP^T - delta), dK += dS^T Q,
         // and (DQ_MODE 0) dS^T to shared memory.
@@ -367,7 +428,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
             // dP^T = V dO^T. A = V [key][dv] non-trans (LM_ROWS16); B = dO^T, stored
             // [n = query][k = dv]: non-trans (LM_ROWS8).
             float dp[KV_ROWS / 16][CJ][4];
-            mma_abt<KV_ROWS, DP_CHUNK, HEAD_DIM_V, KD_GROUP(HEAD_DIM_V)>(dp, v_a, do_b, 8 * cj0);
+            mma_abt<KV_ROWS, DP_CHUNK, V_COLS, KD_GROUP(V_COLS)>(dp, v_a, do_b, 8 * cj0);
 
             // dS^T = P^T * (dP^T - delta[query]) (SOFTCAP: times the cap's slope), in place of dP^T.
 #pragma unroll
@@ -390,6 +451,10 @@ ft_bwd_dkdv(const ft_bwd_args args)
             }
 
             // dK += dS^T Q (scaled at the end). B = Q stored [k = query][n = d]: .trans (LM_ROWS16).
+            // f32: into t, added to dK after the last chunk.
+#if DTYPE == FT_DTYPE_F32
+            mma_c_kn<CJ, KV_DK_COLS / 8>(t, dp, q_t, cj0);
+#else
 #pragma unroll
             for (int kk = 0; kk < CJ / 2; kk++) {
                 unsigned a[KV_ROWS / 16][4];
@@ -407,6 +472,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
                     }
                 }
             }
+#endif
 
 #if DQ_MODE == 0
             // dS^T to shared memory, [key][query] with row stride DS_LD; the KV_DSPLIT warps of
@@ -417,13 +483,16 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #pragma unroll
                     for (int i = 0; i < KV_ROWS / 16; i++) {
                         const int row = kr0 + 16 * i + g, col = 8 * (cj0 + j) + 2 * qd;
-                        *(unsigned *)(ds_smem + row * DS_LD + col) = pack2(dp[i][j][0], dp[i][j][1]);
-                        *(unsigned *)(ds_smem + (row + 8) * DS_LD + col) = pack2(dp[i][j][2], dp[i][j][3]);
+                        store2(ds_smem + row * DS_LD + col, dp[i][j][0], dp[i][j][1]);
+                        store2(ds_smem + (row + 8) * DS_LD + col, dp[i][j][2], dp[i][j][3]);
                     }
                 }
             }
 #endif
         }
+#if DTYPE == FT_DTYPE_F32
+        add_acc<KV_ROWS / 16, KV_DK_COLS / 8>(dk_acc, t);
+#endif
 
 #if DQ_MODE == 0
         __syncthreads();   // dS^T complete; every warp is done reading Q, dO, L, delta of slot st
@@ -438,9 +507,6 @@ ft_bwd_dkdv(const ft_bwd_args args)
         // [k = key][n = d]: .trans (LM_ROWS16).
         if (DQS_WARPS_N * Q_WARPS_M == NUM_WARPS || warp < DQS_WARPS_N * Q_WARPS_M) {
             const int wm = warp % Q_WARPS_M, wc = warp / Q_WARPS_M;
-            const lm_tile<HEAD_DIM> k_t =
-                lm_sub<HEAD_DIM>(k_addr, 0, wc * Q_DCOLS, lr16, lc16, LM_ALIGNED(HEAD_DIM, Q_DCOLS));
-            const unsigned ds_lane = ds_addr + 2u * (lr8 * DS_LD + wm * Q_ROWS + lc8);
             float acc[Q_ROWS / 16][Q_DCOLS / 8][4];
 #pragma unroll
             for (int i = 0; i < Q_ROWS / 16; i++)
@@ -449,6 +515,35 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #pragma unroll
                     for (int e = 0; e < 4; e++)
                         acc[i][j][e] = 0.f;
+#if DTYPE == FT_DTYPE_F32
+            // f32: A = dS read a float a lane from the [key][query] tile, keys 2q and 2q + 1 of
+            // each k-step (kn_lanes' order); B = K by kn_lanes.
+            const kn_lanes<QK_COLS> k_t(k_addr, 0, wc * Q_DCOLS, g, qd);
+            const unsigned ds_lane = ds_addr + 4u * (2 * qd * DS_LD + wm * Q_ROWS + g);
+#pragma unroll 2
+            for (int kk = 0; kk < BLOCK_N / 8; kk++) {
+                tf32x2 a[Q_ROWS / 16][4];
+#pragma unroll
+                for (int i = 0; i < Q_ROWS / 16; i++) {
+                    const unsigned at = opaque(ds_lane) + 4u * (8 * kk * DS_LD + 16 * i);
+                    a[i][0] = tf32_split_bits(ld_shared_tile_b32(at));
+                    a[i][1] = tf32_split_bits(ld_shared_tile_b32(at + 32));
+                    a[i][2] = tf32_split_bits(ld_shared_tile_b32(at + 4 * DS_LD));
+                    a[i][3] = tf32_split_bits(ld_shared_tile_b32(at + 4 * DS_LD + 32));
+                }
+#pragma unroll
+                for (int jd = 0; jd < Q_DCOLS / 8; jd++) {
+                    tf32x2 b0, b1;
+                    k_t.at(kk, jd, b0, b1);
+#pragma unroll
+                    for (int i = 0; i < Q_ROWS / 16; i++)
+                        mma_tf32_apart(acc[i][jd], a[i], b0, b1);
+                }
+            }
+#else
+            const lm_tile<HEAD_DIM> k_t =
+                lm_sub<HEAD_DIM>(k_addr, 0, wc * Q_DCOLS, lr16, lc16, LM_ALIGNED(HEAD_DIM, Q_DCOLS));
+            const unsigned ds_lane = ds_addr + 2u * (lr8 * DS_LD + wm * Q_ROWS + lc8);
             // Unrolled by 2 only: fully unrolled, ptxas preloads every key step's fragments next
             // to the dK/dV accumulators and spills (head dim 256).
 #pragma unroll 2
@@ -469,6 +564,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
                     }
                 }
             }
+#endif
 #pragma unroll
             for (int i = 0; i < Q_ROWS / 16; i++) {
                 const int row = m0 + wm * Q_ROWS + 16 * i + g;
@@ -493,8 +589,9 @@ ft_bwd_dkdv(const ft_bwd_args args)
         st = (st + 1 == NUM_STAGES) ? 0 : st + 1;
     }
 
-    // Epilogue: dK*scale and dV as 16-bit into the K and V tiles (free now), then 16-byte rows
-    // out. Output pointers and scale are formed only here so they are not held across the loop.
+    // Epilogue: dK*scale and dV in the element type into the K and V tiles (free now), then
+    // 16-byte rows out. Output pointers and scale are formed only here so they are not held
+    // across the loop.
     cp_async_wait<0>();
     __syncthreads();
     const float scale = (float)args.softmax_scale;
@@ -504,14 +601,14 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #pragma unroll
         for (int j = 0; j < KV_DK_COLS / 8; j++) {
             const int col = wd * KV_DK_COLS + 8 * j + 2 * qd;
-            *(unsigned *)(k_smem + swz<HEAD_DIM>(row, col)) = pack2(dk_acc[i][j][0] * scale, dk_acc[i][j][1] * scale);
-            *(unsigned *)(k_smem + swz<HEAD_DIM>(row + 8, col)) = pack2(dk_acc[i][j][2] * scale, dk_acc[i][j][3] * scale);
+            put2<HEAD_DIM>(k_smem, row, col, dk_acc[i][j][0] * scale, dk_acc[i][j][1] * scale);
+            put2<HEAD_DIM>(k_smem, row + 8, col, dk_acc[i][j][2] * scale, dk_acc[i][j][3] * scale);
         }
 #pragma unroll
         for (int j = 0; j < KV_DV_COLS / 8; j++) {
             const int col = wd * KV_DV_COLS + 8 * j + 2 * qd;
-            *(unsigned *)(v_smem + swz<HEAD_DIM_V>(row, col)) = pack2(dv_acc[i][j][0], dv_acc[i][j][1]);
-            *(unsigned *)(v_smem + swz<HEAD_DIM_V>(row + 8, col)) = pack2(dv_acc[i][j][2], dv_acc[i][j][3]);
+            put2<HEAD_DIM_V>(v_smem, row, col, dv_acc[i][j][0], dv_acc[i][j][1]);
+            put2<HEAD_DIM_V>(v_smem, row + 8, col, dv_acc[i][j][2], dv_acc[i][j][3]);
         }
     }
     __syncthreads();
@@ -596,8 +693,8 @@ ft_bwd_dq(const ft_bwd_args args)
     const int kc0 = wk * Q_KEYS;   // and first key column in each key tile
     const int lr16 = lane & 15, lc16 = 8 * (lane >> 4);
     const int lr8 = (lane & 7) + 8 * (lane >> 4), lc8 = 8 * ((lane >> 3) & 1);
-    const lm_tile<HEAD_DIM> q_a = lm_sub<HEAD_DIM>(q_addr, qr0, 0, lr16, lc16, true);
-    const lm_tile<HEAD_DIM_V> do_a = lm_sub<HEAD_DIM_V>(do_addr, qr0, 0, lr16, lc16, true);
+    const lm_tile<QK_COLS> q_a = lm_sub<QK_COLS>(q_addr, qr0, 0, lr16, lc16, true);
+    const lm_tile<V_COLS> do_a = lm_sub<V_COLS>(do_addr, qr0, 0, lr16, lc16, true);
 
     // -L*log2e and delta of this thread's rows qr0+16i+g+8hh; rows past seqlen_q get P = 0.
     float nl[Q_ROWS / 16][2], dd[Q_ROWS / 16][2];
@@ -635,14 +732,13 @@ ft_bwd_dq(const ft_bwd_args args)
         const int kn0 = n_begin + nt * BLOCK_N;   // absolute: the mask's keys
         const unsigned k_addr = kv_addr + slot * (K_TILE_BYTES + V_TILE_BYTES);
         const unsigned v_addr = k_addr + K_TILE_BYTES;
-        const lm_tile<HEAD_DIM> k_b = lm_sub<HEAD_DIM>(k_addr, kc0, 0, lr8, lc8, true);
-        const lm_tile<HEAD_DIM> k_t = lm_sub<HEAD_DIM>(k_addr, kc0, 0, lr16, lc16, true);
-        const lm_tile<HEAD_DIM_V> v_b = lm_sub<HEAD_DIM_V>(v_addr, kc0, 0, lr8, lc8, true);
+        const lm_tile<QK_COLS> k_b = lm_sub<QK_COLS>(k_addr, kc0, 0, lr8, lc8, true);
+        const lm_tile<V_COLS> v_b = lm_sub<V_COLS>(v_addr, kc0, 0, lr8, lc8, true);
 
         // S = Q K^T. A = Q [query][d] non-trans (LM_ROWS16); B = K^T stored [n = key][k = d]:
         // non-trans (LM_ROWS8).
         float s[Q_ROWS / 16][Q_KEYS / 8][4];
-        mma_abt<Q_ROWS, Q_KEYS, HEAD_DIM, KD_GROUP(HEAD_DIM)>(s, q_a, k_b, 0);
+        mma_abt<Q_ROWS, Q_KEYS, QK_COLS, KD_GROUP(QK_COLS)>(s, q_a, k_b, 0);
 
         // P = exp2(S * scale*log2e - L*log2e) (SOFTCAP: of the capped scores). Element (i, j, e):
         // query qr0+16i+g+8*(e>>1), key kc0+8j+2qd+(e&1) of the tile. Masked: outside the band,
@@ -674,7 +770,7 @@ ft_bwd_dq(const ft_bwd_args args)
 
         // dP = dO V^T. A = dO [query][dv] non-trans; B = V^T stored [n = key][k = dv]: non-trans.
         float dp[Q_ROWS / 16][Q_KEYS / 8][4];
-        mma_abt<Q_ROWS, Q_KEYS, HEAD_DIM_V, KD_GROUP(HEAD_DIM_V)>(dp, do_a, v_b, 0);
+        mma_abt<Q_ROWS, Q_KEYS, V_COLS, KD_GROUP(V_COLS)>(dp, do_a, v_b, 0);
 
         // dS = P * (dP - delta[query]) (SOFTCAP: times the cap's slope), in place of dP.
 #pragma unroll
@@ -689,6 +785,17 @@ ft_bwd_dq(const ft_bwd_args args)
                 }
 
         // dQ += dS K. A = dS from the accumulators; B = K stored [k = key][n = d]: .trans (LM_ROWS16).
+        // f32: B by kn_lanes, the tile's product into t, then added to dQ.
+#if DTYPE == FT_DTYPE_F32
+        {
+            const kn_lanes<QK_COLS> k_t(k_addr, kc0, 0, g, qd);
+            float t[Q_ROWS / 16][HEAD_DIM / 8][4];
+            zero_acc<Q_ROWS / 16, HEAD_DIM / 8>(t);
+            mma_c_kn<Q_KEYS / 8, HEAD_DIM / 8>(t, dp, k_t, 0);
+            add_acc<Q_ROWS / 16, HEAD_DIM / 8>(acc, t);
+        }
+#else
+        const lm_tile<HEAD_DIM> k_t = lm_sub<HEAD_DIM>(k_addr, kc0, 0, lr16, lc16, true);
 #pragma unroll
         for (int kk = 0; kk < Q_KEYS / 16; kk++) {
             unsigned a[Q_ROWS / 16][4];
@@ -706,6 +813,7 @@ ft_bwd_dq(const ft_bwd_args args)
                 }
             }
         }
+#endif
 
         if (NUM_STAGES == 1) {
             __syncthreads();   // every warp is done with slot 0 before it is refilled
@@ -750,20 +858,15 @@ ft_bwd_dq(const ft_bwd_args args)
     elem_t *dq = (elem_t *)args.dq + (unsigned)bh / args.heads * args.dq_stride[0] +
                  (unsigned)bh % args.heads * args.dq_stride[1] + m0 * args.dq_stride[2];
 #endif
-    constexpr int CPR = HEAD_DIM / 8;
+    constexpr int CPR = HEAD_DIM / COPY_ELEMS;
 #pragma unroll
     for (int it = 0; it < (BLOCK_M * CPR + NUM_THREADS - 1) / NUM_THREADS; it++) {
         const int c = it * NUM_THREADS + threadIdx.x;
         if ((BLOCK_M * CPR) % NUM_THREADS != 0 && c >= BLOCK_M * CPR)
             break;
-        const int row = c / CPR, col = (c % CPR) * 8;
-        if ((EVEN_M || m0 + row < nq) && (QK_DATA == HEAD_DIM || col < QK_DATA)) {
-            const float4 x = *(const float4 *)(red_smem + row * DQ_RED_LD + col);
-            const float4 y = *(const float4 *)(red_smem + row * DQ_RED_LD + col + 4);
-            *(uint4 *)(dq + row * args.dq_stride[2] + col) =
-                make_uint4(pack2(x.x * scale, x.y * scale), pack2(x.z * scale, x.w * scale),
-                           pack2(y.x * scale, y.y * scale), pack2(y.z * scale, y.w * scale));
-        }
+        const int row = c / CPR, col = (c % CPR) * COPY_ELEMS;
+        if ((EVEN_M || m0 + row < nq) && (QK_DATA == HEAD_DIM || col < QK_DATA))
+            store_piece(dq + row * args.dq_stride[2] + col, red_smem + row * DQ_RED_LD + col, scale);
     }
 }
 #endif

@@ -32,7 +32,7 @@ constexpr int WARP_ROWS = BLOCK_M / NUM_WARPS;                    // query rows 
 constexpr int ROW_TILES = fwd_mma_row_tiles(BLOCK_M, NUM_WARPS);  // 16-row mma tiles per warp
 constexpr int KEY_TILES = BLOCK_N / 8;                            // 8-key column tiles of S
 constexpr bool TF32 = DTYPE == FT_DTYPE_F32;
-constexpr int UNITS = fwd_mma_elem_units(DTYPE);                  // 16-bit units an element takes in a tile
+constexpr int UNITS = ft_tile_units(DTYPE);                  // 16-bit units an element takes in a tile
 constexpr int QK_COLS = HEAD_DIM * UNITS, V_COLS = HEAD_DIM_V * UNITS;   // tile widths in 16-bit units
 constexpr int DK_STEPS = (QK_DATA * UNITS + 15) / 16;             // k-steps of Q K^T (padding past the data skipped)
 constexpr int DV_TILES = TF32 ? (V_DATA + 7) / 8 : (V_DATA + 15) / 16 * 2;   // 8-wide column tiles of O (the same)

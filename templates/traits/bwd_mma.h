@@ -1,7 +1,11 @@
 /* bwd_mma traits (templates/families/bwd_mma.cu, generator/family_bwd_mma.c): the warp layouts
  * of ft_bwd_dkdv (warps along the keys, past BLOCK_N/16 warps a split of the dK/dV columns) and
  * of ft_bwd_dq and the dQ step (warps along the queries, then along the keys or head dim), the
- * query chunking that keeps dP^T beside the accumulators, and shared memory. */
+ * query chunking that keeps dP^T beside the accumulators, and shared memory. In f32 (DTYPE 0, on
+ * TF32 tensor cores) tiles take twice the 16-bit units (ft_tile_units), a warp's share of the
+ * head dim is a multiple of 32 floats (one swizzle group, where its lanes' addresses fold), and
+ * each step's dK and dV products (ft_bwd_dq: each key tile's dQ) gather in accumulators of
+ * their own before they are added with one rounded add. */
 #ifndef FT_TRAITS_BWD_MMA_H
 #define FT_TRAITS_BWD_MMA_H
 
@@ -18,7 +22,14 @@ enum bwd_mma_rule {
     BWD_MMA_BAD_DQ_MODE,       /* DQ_MODE ordered (bwd_mma is atomic or separate) */
     BWD_MMA_BAD_SMEM,          /* over FT_SMEM_MAX_BYTES */
     BWD_MMA_BAD_REGISTERS,     /* would spill */
+    BWD_MMA_BAD_TF32,          /* ALLOW_TF32 in f16 or bf16 */
 };
+
+/* Columns of the head dim a warp's share comes in: 16 (an mma column pair), 32 floats in f32. */
+FT_TRAIT int bwd_mma_col_unit(int dtype)
+{
+    return dtype == 0 ? 32 : 16;
+}
 
 /* ft_bwd_dkdv: warps along the keys, warps sharing one 16-key slab (each keeps 1/KV_DSPLIT of
  * the dK/dV columns), keys per warp. */
@@ -34,10 +45,12 @@ FT_TRAIT int bwd_mma_kv_rows(int num_warps, int block_n)
 {
     return block_n / bwd_mma_kv_warps_n(num_warps, block_n);
 }
-/* fp32 dK + dV accumulators, and S^T (then P^T), per thread. */
-FT_TRAIT int bwd_mma_kv_acc_regs(int num_warps, int block_n, int head_dim, int head_dim_v)
+/* fp32 dK + dV accumulators per thread (f32: and the step's own, for the wider of the two). */
+FT_TRAIT int bwd_mma_kv_acc_regs(int num_warps, int block_n, int head_dim, int head_dim_v, int dtype)
 {
-    return bwd_mma_kv_rows(num_warps, block_n) * (head_dim + head_dim_v) / bwd_mma_kv_dsplit(num_warps, block_n) / 32;
+    const int wide = head_dim > head_dim_v ? head_dim : head_dim_v;
+    return bwd_mma_kv_rows(num_warps, block_n) * (head_dim + head_dim_v + (dtype == 0 ? wide : 0)) /
+           bwd_mma_kv_dsplit(num_warps, block_n) / 32;
 }
 FT_TRAIT int bwd_mma_kv_s_regs(int num_warps, int block_m, int block_n)
 {
@@ -45,20 +58,22 @@ FT_TRAIT int bwd_mma_kv_s_regs(int num_warps, int block_m, int block_n)
 }
 /* dP^T, dS^T and dK run over query chunks of DP_CHUNK when P^T and a whole tile's dP^T would
  * not fit beside the dK/dV accumulators (ptxas spilled around 190 such registers a thread). */
-FT_TRAIT int bwd_mma_dp_chunk(int num_warps, int block_m, int block_n, int head_dim, int head_dim_v)
+FT_TRAIT int bwd_mma_dp_chunk(int num_warps, int block_m, int block_n, int head_dim, int head_dim_v, int dtype)
 {
     return block_m > 32 && block_m % 32 == 0 &&
-                   bwd_mma_kv_acc_regs(num_warps, block_n, head_dim, head_dim_v) +
-                           2 * bwd_mma_kv_s_regs(num_warps, block_m, block_n) > 176
+                   (dtype == 0 || bwd_mma_kv_acc_regs(num_warps, block_n, head_dim, head_dim_v, dtype) +
+                           2 * bwd_mma_kv_s_regs(num_warps, block_m, block_n) > 176)
                ? 32
                : block_m;
 }
 /* Reductions over the head dim (S, dP) past 128 columns run as a loop over 64-column groups:
  * fully unrolled, ptxas preloads fragments for the whole head dim (head dim 256: 248-250
- * registers against 224-246 grouped, on the edge of spilling). */
-FT_TRAIT int bwd_mma_kd_group(int dim)
+ * registers against 224-246 grouped, on the edge of spilling). dim in 16-bit columns (f32: twice
+ * the head dim), where f32 groups past 64 (32 floats): its split fragments take twice the
+ * registers (head dim 64 at 32 x 64 tiles, 4 warps: 255 registers and 8 bytes spilled unrolled). */
+FT_TRAIT int bwd_mma_kd_group(int dim, int dtype)
 {
-    return dim > 128 ? 64 : dim;
+    return dim > (dtype == 0 ? 64 : 128) ? 64 : dim;
 }
 /* ft_bwd_dq and the dQ step of ft_bwd_dkdv: warps along the queries, then along the keys of
  * each tile (ft_bwd_dq), rows and keys per warp. */
@@ -71,30 +86,42 @@ FT_TRAIT int bwd_mma_q_warps_n(int num_warps, int block_m)
     return num_warps / bwd_mma_q_warps_m(num_warps, block_m);
 }
 /* ft_bwd_dkdv's dQ step: Q_WARPS_M x DQS_WARPS_N warps, DQS_WARPS_N the largest divisor of
- * HEAD_DIM/16 not above Q_WARPS_N (so any head dim works); the other warps sit it out. */
-FT_TRAIT int bwd_mma_dqs_warps_n(int num_warps, int block_m, int head_dim)
+ * HEAD_DIM / bwd_mma_col_unit not above Q_WARPS_N (so any head dim works); the other warps sit
+ * it out. */
+FT_TRAIT int bwd_mma_dqs_warps_n(int num_warps, int block_m, int head_dim, int dtype)
 {
     int c = bwd_mma_q_warps_n(num_warps, block_m);
-    while (c > 1 && (head_dim / 16) % c != 0)
+    while (c > 1 && (head_dim / bwd_mma_col_unit(dtype)) % c != 0)
         c--;
     return c;
 }
 
-/* Shared memory of ft_bwd_dkdv: K and V tiles, NUM_STAGES x (Q, dO tiles, L and delta rows),
- * and with DQ_MODE 0 the dS^T tile (row stride BLOCK_M + 8). */
-FT_TRAIT long long bwd_mma_dkdv_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages,
-                                           int dq_mode)
+/* Row stride of the dS^T tile in elements: padding keeps ldmatrix (16-bit) and the per-lane
+ * reads of f32 (stride = 4 mod 32 words: rows 2q and 2q + 1 of a k-step on distinct banks)
+ * free of conflicts. */
+FT_TRAIT int bwd_mma_ds_ld(int block_m, int dtype)
 {
-    const long long stage = (long long)block_m * (head_dim + head_dim_v) * 2 + (long long)block_m * 4 * 2;
-    const long long ds = dq_mode == 0 ? (long long)block_n * (block_m + 8) * 2 : 0;
-    return (long long)block_n * (head_dim + head_dim_v) * 2 + num_stages * stage + ds;
+    return block_m + (dtype == 0 ? 4 : 8);
+}
+
+/* Shared memory of ft_bwd_dkdv: K and V tiles, NUM_STAGES x (Q, dO tiles, L and delta rows),
+ * and with DQ_MODE 0 the dS^T tile (row stride bwd_mma_ds_ld). */
+FT_TRAIT long long bwd_mma_dkdv_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages,
+                                           int dq_mode, int dtype)
+{
+    const int unit = 2 * ft_tile_units(dtype);   /* bytes an element takes */
+    const long long stage = (long long)block_m * (head_dim + head_dim_v) * unit + (long long)block_m * 4 * 2;
+    const long long ds = dq_mode == 0 ? (long long)block_n * bwd_mma_ds_ld(block_m, dtype) * unit : 0;
+    return (long long)block_n * (head_dim + head_dim_v) * unit + num_stages * stage + ds;
 }
 /* Of ft_bwd_dq: Q and dO tiles and NUM_STAGES x (K, V tiles); at the end the same memory holds
  * the fp32 dQ tile (row stride HEAD_DIM + 8). */
-FT_TRAIT long long bwd_mma_dq_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages)
+FT_TRAIT long long bwd_mma_dq_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages,
+                                         int dtype)
 {
-    const long long main_bytes = (long long)block_m * (head_dim + head_dim_v) * 2 +
-                                 (long long)num_stages * block_n * (head_dim + head_dim_v) * 2;
+    const int unit = 2 * ft_tile_units(dtype);
+    const long long main_bytes = (long long)block_m * (head_dim + head_dim_v) * unit +
+                                 (long long)num_stages * block_n * (head_dim + head_dim_v) * unit;
     const long long red_bytes = (long long)block_m * (head_dim + 8) * 4;
     return main_bytes > red_bytes ? main_bytes : red_bytes;
 }
@@ -104,22 +131,28 @@ FT_TRAIT long long bwd_mma_dq_smem_bytes(int block_m, int block_n, int head_dim,
  * and dP. Fragments, addresses and indices take about 90 more: with that margin, head dim 128
  * at 32 x 128 tiles is spill-free and at 64 x 128 spills (ptxas, CUDA 13.0, sm_80 and sm_90).
  * Only what would obviously spill is refused: near the limit ptxas may still spill a few bytes,
- * which the compile report shows. */
-FT_TRAIT int bwd_mma_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int dq_mode)
+ * which the compile report shows. f32: the accumulators of a step's own (in
+ * bwd_mma_kv_acc_regs, and ft_bwd_dq's of a key tile) and split fragments (TF32_MARGIN more). */
+#define BWD_MMA_TF32_MARGIN 8
+FT_TRAIT int bwd_mma_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int dq_mode,
+                          int dtype)
 {
     const int kv_rows = bwd_mma_kv_rows(num_warps, block_n);
     const int q_rows = block_m / bwd_mma_q_warps_m(num_warps, block_m);
     const int qn = bwd_mma_q_warps_n(num_warps, block_m);
-    const int dkdv = bwd_mma_kv_acc_regs(num_warps, block_n, head_dim, head_dim_v) +
+    const int tf32 = dtype == 0;
+    const int dkdv = bwd_mma_kv_acc_regs(num_warps, block_n, head_dim, head_dim_v, dtype) +
                      bwd_mma_kv_s_regs(num_warps, block_m, block_n) +
-                     kv_rows * bwd_mma_dp_chunk(num_warps, block_m, block_n, head_dim, head_dim_v) / 32;
-    const int dq = dq_mode == 1 ? q_rows * head_dim / 32 + 2 * q_rows * (block_n / qn) / 32 : 0;
-    return (dkdv > dq ? dkdv : dq) + 90;
+                     kv_rows * bwd_mma_dp_chunk(num_warps, block_m, block_n, head_dim, head_dim_v, dtype) / 32;
+    const int dq = dq_mode == 1 ? (1 + tf32) * q_rows * head_dim / 32 + 2 * q_rows * (block_n / qn) / 32 : 0;
+    return (dkdv > dq ? dkdv : dq) + 90 + (tf32 ? BWD_MMA_TF32_MARGIN : 0);
 }
 
 FT_TRAIT int bwd_mma_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim, int head_dim_v,
-                          int dq_mode)
+                          int dq_mode, int dtype, int allow_tf32)
 {
+    if (dtype != 0 && allow_tf32)
+        return BWD_MMA_BAD_TF32;
     if (block_m % 16 != 0)
         return BWD_MMA_BAD_BLOCK_M;
     if (block_n % 16 != 0)
@@ -131,8 +164,8 @@ FT_TRAIT int bwd_mma_rule(int block_m, int block_n, int num_warps, int num_stage
     const int kvn = bwd_mma_kv_warps_n(num_warps, block_n);
     if ((block_n / 16) % kvn != 0 || num_warps % kvn != 0)
         return BWD_MMA_BAD_KV_WARPS;
-    const int dsplit = num_warps / kvn;
-    if (head_dim % (16 * dsplit) != 0 || head_dim_v % (16 * dsplit) != 0)
+    const int dsplit = num_warps / kvn, unit = bwd_mma_col_unit(dtype);
+    if (head_dim % (unit * dsplit) != 0 || head_dim_v % (unit * dsplit) != 0)
         return BWD_MMA_BAD_KV_SPLIT;
     const int qm = bwd_mma_q_warps_m(num_warps, block_m);
     if ((block_m / 16) % qm != 0 || num_warps % qm != 0)
@@ -141,10 +174,13 @@ FT_TRAIT int bwd_mma_rule(int block_m, int block_n, int num_warps, int num_stage
         return BWD_MMA_BAD_DQ_SPLIT;
     if (dq_mode != FT_DQ_ATOMIC && dq_mode != FT_DQ_SEPARATE)
         return BWD_MMA_BAD_DQ_MODE;
-    if (bwd_mma_dkdv_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, dq_mode) > FT_SMEM_MAX_BYTES ||
-        (dq_mode == 1 && bwd_mma_dq_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages) > FT_SMEM_MAX_BYTES))
+    if (bwd_mma_dkdv_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, dq_mode, dtype) >
+            FT_SMEM_MAX_BYTES ||
+        (dq_mode == 1 &&
+         bwd_mma_dq_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, dtype) > FT_SMEM_MAX_BYTES))
         return BWD_MMA_BAD_SMEM;
-    if (bwd_mma_regs(block_m, block_n, num_warps, head_dim, head_dim_v, dq_mode) > ft_register_cap(num_warps * 32))
+    if (bwd_mma_regs(block_m, block_n, num_warps, head_dim, head_dim_v, dq_mode, dtype) >
+        ft_register_cap(num_warps * 32))
         return BWD_MMA_BAD_REGISTERS;
     return BWD_MMA_OK;
 }

@@ -52,6 +52,13 @@ FT_TRAIT int ft_panel_cols(int cols)
     return (cols + 63) / 64 * 64;
 }
 
+/* 16-bit units an element takes in a shared tile of the mma.sync families: 2 in f32 (DTYPE 0,
+ * on TF32 tensor cores, laid out as a 16-bit tile of twice the columns), else 1. */
+FT_TRAIT int ft_tile_units(int dtype)
+{
+    return dtype == 0 ? 2 : 1;
+}
+
 /* Registers each of `threads` threads may hold with one block per SM: 65536 / threads, at most
  * 255. */
 FT_TRAIT int ft_register_cap(int threads)

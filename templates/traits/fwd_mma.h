@@ -14,12 +14,6 @@ enum fwd_mma_rule {
     FWD_MMA_BAD_TF32,        /* ALLOW_TF32 = 1 or SPLIT_SMEM = 1 with a 16-bit DTYPE */
 };
 
-/* 16-bit units an element takes in a shared tile: 2 in f32 (DTYPE 0), else 1. */
-FT_TRAIT int fwd_mma_elem_units(int dtype)
-{
-    return dtype == 0 ? 2 : 1;
-}
-
 /* 16-row mma tiles each warp owns. */
 FT_TRAIT int fwd_mma_row_tiles(int block_m, int num_warps)
 {
@@ -30,7 +24,7 @@ FT_TRAIT int fwd_mma_row_tiles(int block_m, int num_warps)
  * crowd out the accumulators, so they are re-read from shared memory at each k-step. */
 FT_TRAIT int fwd_mma_q_in_regs(int head_dim, int dtype)
 {
-    return head_dim * fwd_mma_elem_units(dtype) <= 128;
+    return head_dim * ft_tile_units(dtype) <= 128;
 }
 
 /* TF32 planes of a K/V tile that SPLIT_SMEM keeps in shared memory: high parts, and low parts
@@ -47,7 +41,7 @@ FT_TRAIT long long fwd_mma_smem_bytes(int block_m, int block_n, int head_dim, in
 {
     return ((long long)block_m * head_dim +
             (long long)(num_stages + fwd_mma_split_planes(split_smem, allow_tf32)) * block_n * (head_dim + head_dim_v)) *
-           2 * fwd_mma_elem_units(dtype);
+           2 * ft_tile_units(dtype);
 }
 
 /* Per-thread fp32 accumulators and fragments: O, S and (up to 256 bytes a row) Q, plus 2 for
@@ -65,7 +59,7 @@ FT_TRAIT long long fwd_mma_smem_bytes(int block_m, int block_n, int head_dim, in
 FT_TRAIT int fwd_mma_fragment_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
                                    int causal, int dtype)
 {
-    const int rows = fwd_mma_row_tiles(block_m, num_warps), units = fwd_mma_elem_units(dtype);
+    const int rows = fwd_mma_row_tiles(block_m, num_warps), units = ft_tile_units(dtype);
     const int tf32 = dtype == 0;
     return rows * ((fwd_mma_q_in_regs(head_dim, dtype) ? head_dim * units / 4 : 4) + block_n / 2 +
                    (tf32 ? 2 : 1) * head_dim_v / 2) +

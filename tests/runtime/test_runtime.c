@@ -493,6 +493,8 @@ static void rows16_decides_f32_tensor_cores(void **state)
     assert_int_equal(rt_family_reads_rows16(gen_family_find("fwd_exact"), FT_F32), 0);
     assert_int_equal(rt_family_reads_rows16(gen_family_find("fwd_exact"), FT_F64), 0);
     assert_int_equal(rt_family_reads_rows16(gen_family_find("fwd_wgmma"), FT_BF16), 1);
+    assert_int_equal(rt_family_reads_rows16(gen_family_find("bwd_mma"), FT_F32), 1);
+    assert_int_equal(rt_family_reads_rows16(gen_family_find("bwd_exact"), FT_F32), 0);
 }
 
 /* A winner tuned with products rounded to TF32 serves a float32 problem without them (and the
@@ -524,8 +526,8 @@ static void tf32_winners_serve_both_kinds(void **state)
     assert_int_equal(got.config.p[GEN_ALLOW_TF32], 0);
     assert_int_equal(gen_validate(&got.config, test_gpu.smem_limit, err, sizeof err), 0);
     db_close(user);
-    /* The desc's flag keys float32 forwards only: a 16-bit problem has no products to round, and
-     * the float32 backward runs on CUDA cores (keyed as one without it). */
+    /* The desc's flag keys float32 problems only, forward and backward (bwd_mma takes it too): a
+     * 16-bit or float64 problem has no TF32 products to round. */
     ft_attention_desc d = { .struct_size = sizeof d, .batch = 4, .heads = 16, .seqlen_q = 2048, .seqlen_k = 2048,
                             .head_dim = 128, .head_dim_v = 128, .dtype = FT_F32, .allow_tf32 = 1 };
     const int64_t st[3] = { 16 * 2048 * 128, 2048 * 128, 128 };
@@ -533,7 +535,7 @@ static void tf32_winners_serve_both_kinds(void **state)
     memcpy(d.v_stride, st, sizeof st), memcpy(d.o_stride, st, sizeof st);
     db_workload k;
     static const struct { ft_dtype dtype; int backward, tf32; } keyed[] = {
-        { FT_F32, 0, 1 }, { FT_F32, 1, 0 }, { FT_BF16, 0, 0 }, { FT_F64, 0, 0 },
+        { FT_F32, 0, 1 }, { FT_F32, 1, 1 }, { FT_BF16, 0, 0 }, { FT_F64, 0, 0 },
     };
     for (int i = 0; i < 4; i++) {
         d.dtype = keyed[i].dtype;
@@ -630,6 +632,23 @@ static void decode_choices(void **state)
     assert_string_equal(c->family->name, "fwd_mma");
     assert_int_equal(c->p[GEN_ALLOW_TF32], 1);
     w.tf32 = 0;
+    /* The f32 backward the same way: bwd_mma (three products; one with tf32), bwd_exact where the
+     * rows are not 16-byte aligned; its tiles the fitted defaults, valid on the GPU. */
+    static const int bwd_dims[] = { 64, 128, 256 };
+    for (int i = 0; i < 3; i++) {
+        w = workload(DB_OP_BWD, FT_F32, bwd_dims[i], 1, 2, 16, 1000, 1000);
+        assert_int_equal(rt_choose(NULL, NULL, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
+        assert_string_equal(c->family->name, "bwd_mma");
+        assert_int_equal(c->p[GEN_ALLOW_TF32], 0);
+        if (gen_validate(c, h100.smem_limit, err, sizeof err) != 0)
+            fail_msg("head dim %d: %s", bwd_dims[i], err);
+        w.tf32 = 1;
+        assert_int_equal(rt_choose(NULL, NULL, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
+        assert_string_equal(c->family->name, "bwd_mma");
+        assert_int_equal(c->p[GEN_ALLOW_TF32], 1);
+        assert_int_equal(rt_choose(NULL, NULL, &h100, &w, RT_CHOOSE_ANY_ROWS, &got, &db_error, err, sizeof err), 0);
+        assert_string_equal(c->family->name, "bwd_exact");
+    }
     w = workload(DB_OP_BWD, FT_BF16, 128, 0, 2, 16, 1, 100000);
     assert_false(db_workload_decode(&w));
     db_close(shipped);

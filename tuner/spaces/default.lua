@@ -95,6 +95,24 @@ local spaces = {
     bench = bench,
     confirm = confirm,
   },
+  -- Float32 backwards on the tensor cores (bwd_mma, each product three TF32 products, the small
+  -- two apart): the forward's shapes. dQ by atomics only: its own kernel (DQ_MODE separate)
+  -- recomputes the scores and was the slower at every shape benched (notes/fp32.md); the
+  -- deterministic mode still makes a winner separate.
+  space{
+    name = "bwd_f32",
+    template = "bwd_mma",
+    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic" },
+    params = {
+      BLOCK_M = {16, 32, 64},
+      BLOCK_N = {64, 128},
+      NUM_WARPS = {4, 8},
+      NUM_STAGES = {1, 2},
+    },
+    workloads = f32_shapes,
+    bench = bench,
+    confirm = confirm,
+  },
   -- The decode forward splits each query tile's keys over SPLITS blocks (a combine kernel weighs
   -- their results) and packs a group's query heads into one tile (PACK_GQA): 4 rows of a 16-row
   -- tile instead of 1 of 128, each K/V tile read once a group. The splits that pay depend on the
