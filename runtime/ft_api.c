@@ -148,14 +148,15 @@ static ft_status check_call(ft_context *ctx, const char *func, const ft_attentio
 
 /* The kernel a call of desc d (checked) wants; the forward is deterministic as it is. Rows not
  * all 16-byte aligned (rows16 0) matter to f32 alone: the 16-bit types refuse them (check_call),
- * f64 runs on CUDA cores anyway; f32 then runs there too. (The f32 backward has no tensor-core
- * family yet, so a deterministic one needs no more.) */
+ * f64 runs on CUDA cores anyway; f32 then runs there too, a deterministic backward's as well. */
 static rt_variant variant_of(const ft_attention_desc *d, const db_workload *w, int backward, int reference, int rows16)
 {
-    return reference                      ? RT_REFERENCE
-           : backward && d->deterministic ? RT_DETERMINISTIC
-           : !rows16 && w->dtype == FT_F32 ? RT_ANY_ROWS
-                                          : RT_TUNED;
+    const int deterministic = backward && d->deterministic, any_rows = !rows16 && w->dtype == FT_F32;
+    return reference                    ? RT_REFERENCE
+           : deterministic && any_rows ? RT_DETERMINISTIC_ANY_ROWS
+           : deterministic             ? RT_DETERMINISTIC
+           : any_rows                  ? RT_ANY_ROWS
+                                       : RT_TUNED;
 }
 
 /* Every attention call: checks, plan, workspace, launches. ws: the caller's workspace or NULL. */

@@ -56,7 +56,7 @@ ft_status rt_capture_flush(ft_context *ctx, const char *func)
             r->workload = p->w;
             r->workload.head_dim = ln_padded_head_dim(p->w.head_dim);
             r->workload.head_dim_v = ln_padded_head_dim(p->w.head_dim_v);
-            r->deterministic = p->variant == RT_DETERMINISTIC;
+            r->deterministic = p->variant == RT_DETERMINISTIC || p->variant == RT_DETERMINISTIC_ANY_ROWS;
             r->served = served_of(p->choice.tier);
             r->calls = atomic_exchange_explicit(&p->calls, 0, memory_order_relaxed);
             plans[n++] = p;

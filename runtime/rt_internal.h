@@ -205,6 +205,7 @@ typedef enum rt_variant {
     RT_REFERENCE,       /* the GPU reference kernels */
     RT_DETERMINISTIC,   /* a backward with desc.deterministic: rt_choose made bitwise repeatable */
     RT_ANY_ROWS,        /* f32 whose rows are not all 16-byte aligned: rt_choose's RT_CHOOSE_ANY_ROWS */
+    RT_DETERMINISTIC_ANY_ROWS,   /* both: an f32 backward with desc.deterministic and such rows */
 } rt_variant;
 /* rt_choose's flags for a variant (RT_REFERENCE: none; it is not chosen). */
 int rt_choose_flags(rt_variant v);

@@ -51,7 +51,10 @@ static ft_status fill_steps(ft_context *ctx, const char *func, const cu_driver *
 
 int rt_choose_flags(rt_variant v)
 {
-    return v == RT_DETERMINISTIC ? RT_CHOOSE_DETERMINISTIC : v == RT_ANY_ROWS ? RT_CHOOSE_ANY_ROWS : 0;
+    return v == RT_DETERMINISTIC            ? RT_CHOOSE_DETERMINISTIC
+           : v == RT_ANY_ROWS               ? RT_CHOOSE_ANY_ROWS
+           : v == RT_DETERMINISTIC_ANY_ROWS ? RT_CHOOSE_DETERMINISTIC | RT_CHOOSE_ANY_ROWS
+                                            : 0;
 }
 
 ft_status rt_plan_get(ft_context *ctx, const char *func, const cu_driver *cu, rt_cuctx *cc, const db_workload *w,

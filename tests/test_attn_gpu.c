@@ -267,10 +267,12 @@ static int tf32_config(const attn_case *c, int idx, gen_config *out)
  * tile shapes rotating over the cases (the first of the case's turn that fits, else the family's
  * tiles fitted by make_config), one TF32 product (ALLOW_TF32) in every third case, dQ as the case
  * asks (atomic or separate). The shapes cover one to four warps a 16-key slab (a slab's warps
- * splitting dK/dV's columns), 16- to 64-row query tiles, one to three stages. */
+ * splitting dK/dV's columns), 16- to 64-row query tiles, one to three stages, and the 4-warp
+ * tiles of one stage the H200's f32 winners take at head dim 64. */
 static gpu_kernel *tf32b_kernels[CASE_COUNT];
 static const int tf32b_tiles[][4] = {
     { 32, 128, 8, 2 }, { 64, 64, 8, 2 }, { 16, 64, 8, 3 }, { 32, 64, 8, 1 }, { 64, 128, 8, 2 }, { 32, 32, 8, 2 },
+    { 64, 64, 4, 1 }, { 32, 64, 4, 1 },
 };
 static int tf32b_config(const attn_case *c, int idx, gen_config *out)
 {

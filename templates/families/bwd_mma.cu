@@ -26,7 +26,7 @@
 //
 // Layout assumptions (the runtime guarantees them for this family): every row of q, k, v, o,
 // dout, dq, dk, dv starts 16-byte aligned, i.e. 16-byte aligned base pointers and batch, head
-// and sequence strides that are multiples of 8 elements; the head dim is contiguous.
+// and sequence strides that are multiples of 8 elements (f32: 4); the head dim is contiguous.
 //
 // mma.sync m16n8k16 fragments (lane = 4*g + qd): A a0..a3 = (row g | g+8, col 2qd..+1 | +8);
 // B b0,b1 = (k 2qd..+1 | +8, n g); C c0..c3 = (row g, col 2qd..+1), (row g+8, col 2qd..+1).

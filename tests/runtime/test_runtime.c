@@ -648,6 +648,11 @@ static void decode_choices(void **state)
         assert_int_equal(c->p[GEN_ALLOW_TF32], 1);
         assert_int_equal(rt_choose(NULL, NULL, &h100, &w, RT_CHOOSE_ANY_ROWS, &got, &db_error, err, sizeof err), 0);
         assert_string_equal(c->family->name, "bwd_exact");
+        /* Deterministic and such rows (the plan variant of both): bwd_exact, dQ separate. */
+        assert_int_equal(rt_choose(NULL, NULL, &h100, &w, rt_choose_flags(RT_DETERMINISTIC_ANY_ROWS), &got,
+                                   &db_error, err, sizeof err), 0);
+        assert_string_equal(c->family->name, "bwd_exact");
+        assert_int_equal(c->p[GEN_DQ_MODE], FT_DQ_SEPARATE);
     }
     w = workload(DB_OP_BWD, FT_BF16, 128, 0, 2, 16, 1, 100000);
     assert_false(db_workload_decode(&w));
@@ -749,7 +754,20 @@ static void deterministic_choices(void **state)
                         assert_int_equal(gen_validate(&fixed.config, devices[dev]->smem_limit, err, sizeof err), 0);
                         assert_non_null(strstr(fixed.why, "; deterministic (DQ_MODE="));
                         assert_int_equal(fixed.tier, fast.tier);
-                        if (fast.tier == RT_TIER_SHIPPED_EXACT || fast.tier == RT_TIER_SHIPPED_NEAREST) {
+                        const int shipped_tier =
+                            fast.tier == RT_TIER_SHIPPED_EXACT || fast.tier == RT_TIER_SHIPPED_NEAREST;
+                        if (shipped_tier && !strcmp(fast.config.family->name, "bwd_mma")) {
+                            /* bwd_mma's (f32) tuned winners become separate on their own tiles, or
+                             * on the built-in default's where theirs take no separate dQ. */
+                            assert_int_equal(dtype, FT_F32);
+                            assert_string_equal(fixed.config.family->name, "bwd_mma");
+                            int same_tiles = 1;
+                            for (int t = GEN_BLOCK_M; t <= GEN_NUM_STAGES; t++)
+                                same_tiles &= fixed.config.p[t] == fast.config.p[t];
+                            if (!same_tiles && !strstr(fixed.why, "built-in default tiles"))
+                                fail_msg("%s: other tiles than the tuned ones, unsaid", fixed.why);
+                            assert_int_equal(mode, FT_DQ_SEPARATE);
+                        } else if (shipped_tier) {
                             /* bwd_wgmma's tuned winners become ordered on the family's tiles for it:
                              * two consumers (on 128 keys, or splitting the columns of 64 at head
                              * dims 192 and 256) and a producer warpgroup, the tuned stages where

@@ -589,6 +589,36 @@ static int allow_tf32_rounds(char *log, size_t len)
     return failed;
 }
 
+/* Which family serves an f32 backward (ft_describe_choice, no launch): bwd_mma where every row is
+ * 16-byte aligned, bwd_exact where the rows are 66 floats apart, deterministic (DQ_MODE
+ * separate) or not; a deterministic one with such rows must not reach bwd_mma's 16-byte copies. */
+static int f32_backward_rows(char *log, size_t len)
+{
+    static const struct { int row, deterministic; const char *family, *dq; } want[] = {
+        { 64, 0, "bwd_mma", NULL }, { 64, 1, "bwd_mma", "DQ_MODE=separate" },
+        { 66, 0, "bwd_exact", NULL }, { 66, 1, "bwd_exact", "DQ_MODE=separate" },
+    };
+    log[0] = '\0';
+    for (int i = 0; i < 4; i++) {
+        const long long r = want[i].row, n = 200;
+        ft_attention_desc d = { .struct_size = sizeof(ft_attention_desc), .batch = 2, .heads = 3, .seqlen_q = (int)n,
+                                .seqlen_k = (int)n, .head_dim = 64, .head_dim_v = 64, .dtype = FT_F32, .causal = 1,
+                                .deterministic = want[i].deterministic };
+        const int64_t st[3] = { 3 * n * r, n * r, r };
+        memcpy(d.q_stride, st, sizeof st), memcpy(d.k_stride, st, sizeof st);
+        memcpy(d.v_stride, st, sizeof st), memcpy(d.o_stride, st, sizeof st);
+        char desc[1024] = "";
+        const ft_status s = ft_describe_choice(shared_ft, &d, 1, desc, sizeof desc);
+        if (s != FT_OK)
+            return snprintf(log, len, "rows of %d: %s: %s", want[i].row, ft_status_str(s), ft_last_error(shared_ft)), 1;
+        if (strncmp(desc, want[i].family, strlen(want[i].family)) != 0 || (want[i].dq && !strstr(desc, want[i].dq)))
+            return snprintf(log, len, "rows of %d floats, deterministic=%d: expected %s%s%s, got %s", want[i].row,
+                            want[i].deterministic, want[i].family, want[i].dq ? " " : "", want[i].dq ? want[i].dq : "",
+                            desc), 1;
+    }
+    return 0;
+}
+
 /* Prefix sums the library must refuse before launching anything: each call returns
  * FT_ERR_INVALID_ARGUMENT naming the sum, and O stays as poisoned as it was. */
 static int bad_prefix_sums(char *log, size_t len)
@@ -739,6 +769,9 @@ int main(int argc, char **argv)
     failed += f;
     f = allow_tf32_rounds(log, sizeof log);
     printf("%-4s %-26s%s\n", f ? "FAIL" : "ok", "f32 allow_tf32", log);
+    failed += f;
+    f = f32_backward_rows(log, sizeof log);
+    printf("%-4s %-26s%s\n", f ? "FAIL" : "ok", "f32 backward: rows decide", log);
     failed += f;
     f = capture_round_trip(log, sizeof log);
     printf("%-4s %-26s%s\n", f ? "FAIL" : "ok", "capture at ft_close", log);
