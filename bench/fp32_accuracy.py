@@ -2,10 +2,10 @@
 
 For each shape (the seed checks' B 4 H 8 N 64 D 64, and N 4096 and 16384), causal and not, random
 normal inputs: O and the gradients dQ, dK, dV of
-- flashtune on tensor cores (its f32 forward as three TF32 products a product, fwd_mma), the
-  inputs laid out so that every row starts 16-byte aligned;
-- flashtune on CUDA cores (fwd_exact): the same values in rows 4 bytes past that alignment, which
-  the library runs there;
+- flashtune on tensor cores (its f32 forward and backward as three TF32 products a product,
+  fwd_mma and bwd_mma), the inputs laid out so that every row starts 16-byte aligned;
+- flashtune on CUDA cores (fwd_exact, bwd_exact): the same values in rows 4 bytes past that
+  alignment, which the library runs there;
 - SDPA's memory-efficient and math backends in float32 (TF32 off);
 against SDPA's math backend in float64 on the same values. Prints and writes (--out) a markdown
 table of relative L2 errors, and whether O and each gradient are within atol 1e-5 / rtol 1e-4 of

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# On a GPU machine (README.md here), one call for float32 on tensor cores (fwd_mma's TF32 path):
-# build, test_attn_gpu's f32 cases (FT_TEST_FILTER) and test_runtime_gpu, bench_kernels' "tf32"
-# rows, bench/fp32_accuracy.py (errors against float64) and bench/compare.py's float32 table
-# beside SDPA's memory-efficient and math backends. Eight files in $OUT (device, build log, tests,
-# bench, the accuracy table, compare.py's table, CSV and log); the tables printed last.
+# On a GPU machine (README.md here), one call for float32 on tensor cores (fwd_mma's and
+# bwd_mma's TF32 paths): build, test_attn_gpu's f32 cases (FT_TEST_FILTER) and test_runtime_gpu,
+# bench_kernels' "tf32" rows, bench/fp32_accuracy.py (errors against float64) and
+# bench/compare.py's float32 table beside SDPA's memory-efficient and math backends. Eight files
+# in $OUT (device, build log, tests, bench, the accuracy table, compare.py's table, CSV and log);
+# the tables printed last.
 # Usage: [FP32_TESTS=0] [COMPARE_LIMIT_S=300, 0: none] [FLASHTUNE_COMMIT=abc1234] dev/gpu/fp32-check.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"

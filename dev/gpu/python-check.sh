@@ -2,12 +2,13 @@
 # On a GPU machine (README.md here): build libflashtune, run the Python package's GPU tests and
 # the MHA example against PyTorch, then bench/compare.py (all peers, one run). Logs and results
 # in $OUT.
-# Usage: [COMPARE_ARGS="--dtypes bf16"] dev/gpu/python-check.sh
+# Usage: [COMPARE_ARGS="--dtypes bf16"] [SKIP_COMPARE=1] dev/gpu/python-check.sh
+# (The library alone is built, build-lib.sh: on a warm machine dev/gpu/check.sh's whole
+# bench_kernels run once took most of a 600 s call before the tests.)
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-TARGETS="flashtune_shared ${EXTRA_TARGETS:-}" bash dev/gpu/check.sh '^$' > "$OUT/check.log" 2>&1
+source dev/gpu/build-lib.sh
 export LD_LIBRARY_PATH=/tmp/prefix/usr/lib/x86_64-linux-gnu   # the carried Lua, SQLite, cmocka
-export FLASHTUNE_LIBRARY=/tmp/build/runtime/libflashtune.so
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
 python3 python/tests/test_gpu.py -v > "$OUT/python-gpu.log" 2>&1; echo "python GPU tests rc=$?"
 tail -4 "$OUT/python-gpu.log"
