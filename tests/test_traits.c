@@ -28,6 +28,8 @@ typedef struct sample {
 static const sample samples[] = {
     { "fwd_mma", "DTYPE=bf16 HEAD_DIM=128" },
     { "fwd_mma", "DTYPE=f16 HEAD_DIM=64 HEAD_DIM_V=96 BLOCK_M=64 BLOCK_N=32 NUM_WARPS=4 NUM_STAGES=3" },
+    /* f32 on TF32 tensor cores: tiles of twice the 16-bit columns, K/V split into planes. */
+    { "fwd_mma", "DTYPE=f32 HEAD_DIM=128 BLOCK_M=128 BLOCK_N=32 NUM_WARPS=8 NUM_STAGES=2 SPLIT_SMEM=1" },
     { "fwd_wgmma", "DTYPE=bf16 HEAD_DIM=128" },
     { "fwd_wgmma", "DTYPE=f16 HEAD_DIM=64 BLOCK_M=64 BLOCK_N=64 NUM_WARPS=4 NUM_STAGES=1" },
     /* Persistent with two Q tiles (O leaves from them), with one (192 over 128), and head dim 96
@@ -48,6 +50,9 @@ static const sample samples[] = {
     { "fwd_exact", "DTYPE=f64 HEAD_DIM=32 HEAD_DIM_V=64 BLOCK_M=32 BLOCK_N=16 NUM_STAGES=1" },
     { "bwd_mma", "DTYPE=bf16 HEAD_DIM=128 DQ_MODE=atomic" },
     { "bwd_mma", "DTYPE=f16 HEAD_DIM=64 BLOCK_M=64 BLOCK_N=64 NUM_WARPS=4 NUM_STAGES=1 DQ_MODE=separate" },
+    /* f32: the float dS^T tile (atomic dQ), and ft_bwd_dq's tiles (separate) with a slab split. */
+    { "bwd_mma", "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=64 BLOCK_N=64 NUM_WARPS=4 NUM_STAGES=1 DQ_MODE=atomic" },
+    { "bwd_mma", "DTYPE=f32 HEAD_DIM=128 BLOCK_M=32 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 DQ_MODE=separate" },
     { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=128" },
     { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_N=64 NUM_WARPS=4 NUM_STAGES=3" },
     { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=96 HEAD_DIM_V=128 BLOCK_N=64 NUM_WARPS=4 NUM_STAGES=2 DQ_MODE=ordered" },
