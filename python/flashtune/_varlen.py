@@ -7,8 +7,8 @@ strides alone); the prefix sums say where each sequence's rows are."""
 import struct
 
 from . import _attention, _library, _ops
-from ._checks import (check_deterministic, check_mask, check_options, check_sinks, check_softcap, check_tensors,
-                      check_varlen)
+from ._checks import (check_allow_tf32, check_deterministic, check_mask, check_options, check_sinks, check_softcap,
+                      check_tensors, check_varlen)
 
 _apply = _cls = None
 
@@ -18,10 +18,11 @@ def _view4(t):
     return t.unsqueeze(0).transpose(1, 2)
 
 
-def forward_call(torch, q, k, v, cu_q, cu_k, dtype, causal, scale, mask, softcap, batch, max_q, max_k, sinks=None):
+def forward_call(torch, q, k, v, cu_q, cu_k, dtype, causal, scale, mask, softcap, batch, max_q, max_k, sinks=None,
+                 allow_tf32=False):
     """The forward of a variable-length batch through libflashtune: q, k, v the [1, heads, total,
     dim] views (checked; dtype their ft code), the prefix sums, the options (sinks: None or
-    check_sinks's). Returns the operands
+    check_sinks's; allow_tf32: float32 products may round to TF32). Returns the operands
     the kernels read, O (a [1, H, total_q, Dv] view of [total_q, H, Dv]), L [H, total_q], the desc,
     the operands' (shape, strides) and O's strides: what the backward needs."""
     a = _attention
@@ -35,15 +36,15 @@ def forward_call(torch, q, k, v, cu_q, cu_k, dtype, causal, scale, mask, softcap
     lse = torch.empty((h, total_q), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
     ost = o.stride()
     desc = desc_of((batch, h, max_q, max_k, d, dv, hk, total_q, total_k), (qs, ks, vs, ost), cu_q, cu_k, dtype,
-                   causal, scale, mask, softcap, a.address(sinks))
+                   causal, scale, mask, softcap, a.address(sinks), allow_tf32)
     a.run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
     return q, k, v, o, lse, desc, ((q.shape, qs), (k.shape, ks), (v.shape, vs)), ost
 
 
-def desc_of(sizes, strides, cu_q, cu_k, dtype, causal, scale, mask, softcap, sinks=0):
+def desc_of(sizes, strides, cu_q, cu_k, dtype, causal, scale, mask, softcap, sinks=0, allow_tf32=False):
     """The packed desc of a variable-length batch: sizes (batch, H, longest q, longest k, D, Dv, Hk,
     total_q, total_k), strides (q's, k's, v's, o's of the [1, H, total, D] views); sinks the
-    sinks' address (0: none)."""
+    sinks' address (0: none); allow_tf32 the desc's flag (the backward reads the same desc)."""
     batch, h, max_q, max_k, d, dv, hk, total_q, total_k = sizes
     qs, ks, vs, ost = strides
     try:
@@ -51,7 +52,7 @@ def desc_of(sizes, strides, cu_q, cu_k, dtype, causal, scale, mask, softcap, sin
             _library.DESC_SIZE, batch, h, max_q, max_k, d, dv, dtype, causal,
             float(scale) if scale is not None else 0.0, qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
             vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk, softcap, 0, cu_q.data_ptr(),
-            cu_k.data_ptr(), total_q, total_k, sinks, 0, 0, 0)
+            cu_k.data_ptr(), total_q, total_k, sinks, 0, int(allow_tf32), 0)
     except (struct.error, OverflowError) as e:   # the checks bound every field; say which failed
         raise ValueError(f"attention_varlen: a size does not fit the C descriptor: {e}") from None
 
@@ -68,9 +69,9 @@ def _function():
     class FlashtuneVarlenAttention(torch.autograd.Function):
         @staticmethod
         def forward(ctx, q, k, v, cu_q, cu_k, options, sinks=None):
-            dtype, causal, scale, mask, deterministic, softcap, batch, max_q, max_k = options
+            dtype, causal, scale, mask, deterministic, softcap, batch, max_q, max_k, allow_tf32 = options
             q, k, v, o, lse, desc, shapes, ost = forward_call(torch, q, k, v, cu_q, cu_k, dtype, causal, scale, mask,
-                                                              softcap, batch, max_q, max_k, sinks)
+                                                              softcap, batch, max_q, max_k, sinks, allow_tf32)
             # (the desc holds the sinks' address: they live as long as it)
             ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k, *(() if sinks is None else (sinks,)))
             ctx.ft = (desc, q.device, q.device.index) + shapes + (ost,)
@@ -91,7 +92,7 @@ def _function():
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale=None,
                      causal=False, *, causal_align="top_left", window_size=None, softcap=0.0, deterministic=None,
-                     sinks=None):
+                     sinks=None, allow_tf32=False):
     """Attention over a batch of sequences of different lengths, packed one after another, with
     flashtune's kernels, differentiable (FlashAttention's flash_attn_varlen_func layout).
 
@@ -102,8 +103,9 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     max_seqlen_q, max_seqlen_k: the longest lengths (no sequence may be longer). Each sequence is
     its own problem: ``causal`` and a ``window_size`` (left, right) place its diagonal by its own
     lengths (``causal_align`` "top_left", or "bottom_right": its last query meets its last key).
-    ``softmax_scale`` defaults to 1/sqrt(D); ``softcap``, ``deterministic`` and ``sinks`` (H logits,
-    one a query head, the same for every sequence) as in attention().
+    ``softmax_scale`` defaults to 1/sqrt(D); ``softcap``, ``deterministic``, ``sinks`` (H logits,
+    one a query head, the same for every sequence) and ``allow_tf32`` (float32: products rounded
+    to TF32, in eager calls only for now) as in attention().
     Returns O [total_q, H, Dv]. The library reads the prefix sums back to check them, so the call
     waits for the work queued before it on the current stream (not inside a CUDA graph capture:
     there they are trusted as given). Under torch.compile and torch.export the call is two custom
@@ -121,8 +123,12 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     mask = check_mask(causal, causal_align, window_size)
     deterministic = check_deterministic(deterministic)
     softcap = check_softcap(softcap) if softcap else 0.0
+    allow_tf32 = check_allow_tf32(allow_tf32)
     q4, k4, v4 = _view4(q), _view4(k), _view4(v)
     traced = _ops.compiling()
+    if traced and allow_tf32:
+        raise ValueError("allow_tf32=True under torch.compile or export: not supported yet (the custom operators "
+                         "keep float32's accuracy); call eagerly, or leave it False")
     dtype = _ops.DTYPE_CODES[q.dtype] if traced else check_tensors(q4, k4, v4, True)
     sinks = check_sinks(sinks, q4)
     padded = _attention._padded_to_8(q4, k4, v4, dtype)
@@ -140,9 +146,10 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     if not (a._grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad or
                                    (sinks is not None and sinks.requires_grad))):
         o = forward_call(a._torch, q4, k4, v4, cu_seqlens_q, cu_seqlens_k, dtype, causal, softmax_scale, mask, softcap,
-                         batch, max_seqlen_q, max_seqlen_k, sinks)[3]   # nothing to differentiate: no autograd
+                         batch, max_seqlen_q, max_seqlen_k, sinks, allow_tf32)[3]   # nothing to differentiate
     else:
-        options = (dtype, causal, softmax_scale, mask, deterministic, softcap, batch, max_seqlen_q, max_seqlen_k)
+        options = (dtype, causal, softmax_scale, mask, deterministic, softcap, batch, max_seqlen_q, max_seqlen_k,
+                   allow_tf32)
         o = _apply(q4, k4, v4, cu_seqlens_q, cu_seqlens_k, options) if sinks is None else \
             _apply(q4, k4, v4, cu_seqlens_q, cu_seqlens_k, options, sinks)
     return o[..., :v.shape[2]].transpose(1, 2).squeeze(0)

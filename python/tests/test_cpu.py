@@ -719,6 +719,26 @@ class CallPath(unittest.TestCase):
             flashtune.attention_varlen(q, k, v, cu_q, cu_k, 120, 100, sinks=fake_torch.Tensor((2,), torch.float32,
                                                                                              q.device))
 
+    def test_allow_tf32_reaches_a_packed_batch_desc(self):
+        # attention_varlen(allow_tf32=True) on float32: the desc's flag after the sinks' pointers,
+        # the backward's desc the same; by default 0; a non-bool refused before the library is called
+        torch = self.torch
+        from flashtune import _varlen
+        _, _, _, cu_q, cu_k = self.packed_batch()
+        q, k, v = self.tensors([(300, 8, 64), (250, 2, 64), (250, 2, 32)], dtype=torch.float32)
+        o = flashtune.attention_varlen(q, k, v, cu_q, cu_k, 120, 100, causal=True, allow_tf32=True)
+        f = _library.DESC.unpack(self.fwd.calls[-1][1])
+        self.assertEqual((f[7], f[30:]), (0, (cu_q.data_ptr(), cu_k.data_ptr(), 300, 250, 0, 0, 1, 0)))
+        _varlen._function().backward(fake_torch.Function.last_ctx,
+                                     fake_torch.Tensor((1, 8, 300, 32), o.dtype, o.device, (300 * 8 * 32, 32, 8 * 32, 1)))
+        self.assertEqual(self.bwd.calls[-1][1], self.fwd.calls[-1][1])
+        flashtune.attention_varlen(q, k, v, cu_q, cu_k, 120, 100)
+        self.assertEqual(_library.DESC.unpack(self.fwd.calls[-1][1])[36], 0)
+        n = len(self.fwd.calls)
+        with self.assertRaisesRegex(TypeError, "allow_tf32: expected True or False"):
+            flashtune.attention_varlen(q, k, v, cu_q, cu_k, 120, 100, allow_tf32=1)
+        self.assertEqual(len(self.fwd.calls), n)
+
     def test_grouped_heads_reach_the_desc(self):
         # enable_gqa: key/value heads reach heads_k, without copies; their gradients take their
         # shape; rank 3 groups along dimension -3 (one batch); rank 5 keeps the dims before the heads

@@ -522,6 +522,35 @@ class AgainstPyTorch(unittest.TestCase):
         self.assertTrue(1e-5 < errors[1] < 2e-3, errors)
         self.assertIn("ALLOW_TF32=1", flashtune.describe_choice(q, k, v, True, allow_tf32=True))
 
+    def test_allow_tf32_rounds_float32_backwards(self):
+        # float32's backward on the tensor cores (bwd_mma) the same way: dQ, dK, dV within float32's
+        # threshold of float64 by default, past it and within TF32's with allow_tf32; and a packed
+        # batch's forward (attention_varlen) takes the flag too
+        q, k, v = make((2, 3, 300, 300, 64, 64), torch.float32, "bhnd", 8)
+        do = torch.randn((2, 3, 300, 64), device="cuda", dtype=torch.float32)
+        leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
+        F.scaled_dot_product_attention(*leaves, is_causal=True).backward(do.double())
+        errors = []
+        for allow in (False, True):
+            ours = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+            flashtune.attention(*ours, is_causal=True, allow_tf32=allow).backward(do)
+            errors.append(max(((a.grad.double() - b.grad).norm() / b.grad.norm()).item()
+                              for a, b in zip(ours, leaves)))
+        self.assertLess(errors[0], 1e-5)
+        self.assertTrue(1e-5 < errors[1] < 2e-3, errors)
+        text = flashtune.describe_choice(q, k, v, True, backward=True, allow_tf32=True)
+        self.assertIn("bwd_mma DTYPE=f32", text)
+        self.assertIn("ALLOW_TF32=1", text)
+        packed = [t.detach()[0].transpose(0, 1).contiguous() for t in (q, k, v)]   # one sequence [N, H, D]
+        cu = torch.tensor([0, 300], dtype=torch.int32, device="cuda")
+        with torch.no_grad():
+            want = F.scaled_dot_product_attention(*(t[:1].double() for t in (q, k, v)), is_causal=True)[0]
+            got = [flashtune.attention_varlen(*packed, cu, cu, 300, 300, causal=True, allow_tf32=allow)
+                   for allow in (False, True)]
+        errs = [((o.transpose(0, 1).double() - want).norm() / want.norm()).item() for o in got]
+        self.assertLess(errs[0], 1e-5)
+        self.assertTrue(1e-5 < errs[1] < 2e-3, errs)
+
     def test_errors_from_the_gpu_path(self):
         q, k, v = make((1, 1, 8, 8, 64, 64), torch.float32, "bhnd", 2)
         with self.assertRaises(ValueError):
