@@ -1,7 +1,7 @@
 // families/bwd_mma.cu: FlashAttention backward on tensor cores (f16/bf16, mma.sync.m16n8k16, ldmatrix,
-// cp.async; sm_80+; f32 as TF32, m16n8k8: below). Entries: ft_bwd_preprocess (delta = rowsum(dO*O)), ft_bwd_dkdv (one block
-// per key tile of a K/V head: dK, dV over the query heads that read it, and with DQ_MODE 0 also
-// dQ by fp32 atomics into dq_accum),
+// cp.async; sm_80+; f32 as TF32, m16n8k8: below). Entries: ft_bwd_preprocess (delta =
+// rowsum(dO*O)), ft_bwd_dkdv (one block per key tile of a K/V head: dK, dV over the query heads
+// that read it, and with DQ_MODE 0 also dQ by fp32 atomics into dq_accum),
 // ft_bwd_dq (DQ_MODE 1: one block per query tile, dQ without atomics) and ft_bwd_dq_convert
 // (DQ_MODE 0: dq = softmax_scale * dq_accum).
 //
