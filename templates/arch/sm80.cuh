@@ -252,12 +252,41 @@ FT_DEVICE lm_tile<COLS> lm_sub(unsigned tile_base, int row0, int col0, int lrow,
 //   = b0,b1 of n-tile 0 then of n-tile 1. As an A operand stored [k][m] (.trans):
 //   (k 0-7, m 0-7) = a0, (k 0-7, m 8-15) = a1, (k 8-15, m 0-7) = a2, (k 8-15, m 8-15) = a3.
 
-#if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16
+#if DTYPE != FT_DTYPE_F64
+// An mma_abt operand register as its products take it, from the 32 bits ldmatrix gave: a 16-bit
+// pair as it is, or in f32 one float split into TF32 parts; and the product of such operands
+// (f32: three TF32 products, the small two apart, mma_tf32_apart).
+#if DTYPE == FT_DTYPE_F32
+typedef tf32x2 abt_frag;
+FT_DEVICE abt_frag abt_operand(unsigned x)
+{
+    return tf32_split_bits(x);
+}
+FT_DEVICE void abt_mma(float (&d)[4], const abt_frag (&a)[4], abt_frag b0, abt_frag b1)
+{
+    mma_tf32_apart(d, a, b0, b1);
+}
+#else
+typedef unsigned abt_frag;
+FT_DEVICE abt_frag abt_operand(unsigned x)
+{
+    return x;
+}
+FT_DEVICE void abt_mma(float (&d)[4], const abt_frag (&a)[4], abt_frag b0, abt_frag b1)
+{
+    mma_16816(d, a, b0, b1);
+}
+#endif
+
 // acc (ROWS x COLS fp32 C tiles) = A B^T, A's ROWS rows and B's COLS rows (from b_row0, a
 // compile-time multiple of 8 once unrolled) being rows of swizzled DIM-column tiles read with
 // ldmatrix (A in the LM_ROWS16 lane pattern, B in LM_ROWS8). Past 128 columns the reduction runs
 // as a loop over KD-column groups: fully unrolled, ptxas preloads fragments for the whole head
-// dim (bwd_mma at head dim 256: 248-250 registers against 224-246 grouped).
+// dim (bwd_mma at head dim 256: 248-250 registers against 224-246 grouped). f32 tiles are 16-bit
+// tiles of twice the columns (DIM and KD in 16-bit columns): ldmatrix's 8x8 16-bit matrices are
+// the TF32 m16n8k8 fragments' 8x4 float ones in the same lane patterns (LM_ROWS16: a0..a3;
+// LM_ROWS8: b0, b1 of two n-tiles), so a 16-column step is one 8-float k-step, each fragment
+// split once.
 template <int ROWS, int COLS, int DIM, int KD>
 FT_DEVICE void mma_abt(float (&acc)[ROWS / 16][COLS / 8][4], const lm_tile<DIM> &a, const lm_tile<DIM> &b,
                        int b_row0)
@@ -274,18 +303,24 @@ FT_DEVICE void mma_abt(float (&acc)[ROWS / 16][COLS / 8][4], const lm_tile<DIM> 
         const unsigned kgo = 2u * kg * KD;     // byte offset of this group of columns
 #pragma unroll
         for (int kd = 0; kd < KD / 16; kd++) {
-            unsigned af[ROWS / 16][4];
+            abt_frag af[ROWS / 16][4];
 #pragma unroll
-            for (int i = 0; i < ROWS / 16; i++)
-                ldmatrix_x4(af[i][0], af[i][1], af[i][2], af[i][3], a.at(16 * i, 16 * kd) + kgo);
+            for (int i = 0; i < ROWS / 16; i++) {
+                unsigned r0, r1, r2, r3;
+                ldmatrix_x4(r0, r1, r2, r3, a.at(16 * i, 16 * kd) + kgo);
+                af[i][0] = abt_operand(r0), af[i][1] = abt_operand(r1);
+                af[i][2] = abt_operand(r2), af[i][3] = abt_operand(r3);
+            }
 #pragma unroll
             for (int j = 0; j < COLS / 16; j++) {
                 unsigned b0, b1, b2, b3;
                 ldmatrix_x4(b0, b1, b2, b3, b.at(b_row0 + 16 * j, 16 * kd) + kgo);
+                const abt_frag s0 = abt_operand(b0), s1 = abt_operand(b1), s2 = abt_operand(b2),
+                               s3 = abt_operand(b3);
 #pragma unroll
                 for (int i = 0; i < ROWS / 16; i++) {
-                    mma_16816(acc[i][2 * j], af[i], b0, b1);
-                    mma_16816(acc[i][2 * j + 1], af[i], b2, b3);
+                    abt_mma(acc[i][2 * j], af[i], s0, s1);
+                    abt_mma(acc[i][2 * j + 1], af[i], s2, s3);
                 }
             }
         }
@@ -294,51 +329,6 @@ FT_DEVICE void mma_abt(float (&acc)[ROWS / 16][COLS / 8][4], const lm_tile<DIM> 
 #endif
 
 #if DTYPE == FT_DTYPE_F32
-// mma_abt for f32 tiles laid out as 16-bit tiles of twice the columns (DIM and KD in 16-bit
-// columns): ldmatrix's 8x8 16-bit matrices are the TF32 m16n8k8 fragments' 8x4 float ones in
-// the same lane patterns (LM_ROWS16: a0..a3; LM_ROWS8: b0, b1 of two n-tiles), so a 16-column
-// step is one 8-float k-step; each fragment split once, three TF32 products (mma_tf32_apart).
-template <int ROWS, int COLS, int DIM, int KD>
-FT_DEVICE void mma_abt(float (&acc)[ROWS / 16][COLS / 8][4], const lm_tile<DIM> &a, const lm_tile<DIM> &b,
-                       int b_row0)
-{
-#pragma unroll
-    for (int i = 0; i < ROWS / 16; i++)
-#pragma unroll
-        for (int j = 0; j < COLS / 8; j++)
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                acc[i][j][e] = 0.f;
-#pragma unroll 1
-    for (int kg = 0; kg < DIM / KD; kg++) {
-        const unsigned kgo = 2u * kg * KD;
-#pragma unroll
-        for (int kd = 0; kd < KD / 16; kd++) {
-            tf32x2 af[ROWS / 16][4];
-#pragma unroll
-            for (int i = 0; i < ROWS / 16; i++) {
-                unsigned r[4];
-                ldmatrix_x4(r[0], r[1], r[2], r[3], a.at(16 * i, 16 * kd) + kgo);
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    af[i][e] = tf32_split_bits(r[e]);
-            }
-#pragma unroll
-            for (int j = 0; j < COLS / 16; j++) {
-                unsigned b0, b1, b2, b3;
-                ldmatrix_x4(b0, b1, b2, b3, b.at(b_row0 + 16 * j, 16 * kd) + kgo);
-                const tf32x2 s0 = tf32_split_bits(b0), s1 = tf32_split_bits(b1), s2 = tf32_split_bits(b2),
-                             s3 = tf32_split_bits(b3);
-#pragma unroll
-                for (int i = 0; i < ROWS / 16; i++) {
-                    mma_tf32_apart(acc[i][2 * j], af[i], s0, s1);
-                    mma_tf32_apart(acc[i][2 * j + 1], af[i], s2, s3);
-                }
-            }
-        }
-    }
-}
-
 // The A fragment of one 8-wide k-step from one C tile (rows g, g + 8; columns 2q, 2q + 1), split:
 // the step's columns taken in the order 0, 2, 4, 6, 1, 3, 5, 7 (a0 = column 2q, a2 = 2q + 1),
 // which B's rows must follow (kn_lanes).
