@@ -60,7 +60,7 @@ static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout diffe
 static_assert(!PACK_GQA || !EVEN_M, "EVEN_M must be 0 with PACK_GQA (a tile's rows are a group's)");
 
 // Elements a 16-byte copy moves: 8, or 4 floats.
-constexpr int COPY_ELEMS = 8 / UNITS;
+constexpr int COPY_ELEMS = FT_PIECE_ELEMS;
 
 // Copies a ROWS x COLS tile (row stride `stride` elements, `valid` rows in range, DATA columns
 // of data) into a swizzled shared tile with 16-byte cp.async; rows past `valid` and columns
