@@ -1,4 +1,5 @@
-/* The fwd_wgmma family: Hopper warpgroup forward for f16/bf16 (templates/fwd_wgmma.cu). */
+/* The fwd_wgmma family: Hopper warpgroup forward for f16/bf16, and f32 on TF32 tensor cores
+ * (templates/fwd_wgmma.cu). */
 #include <stdio.h>
 
 #include "gen_family_internal.h"
@@ -8,7 +9,8 @@
 static size_t smem_fwd(const int *p)
 {
     return (size_t)fwd_wgmma_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM],
-                                        p[GEN_HEAD_DIM_V], p[GEN_NUM_STAGES], p[GEN_PERSISTENT]);
+                                        p[GEN_HEAD_DIM_V], p[GEN_NUM_STAGES], p[GEN_PERSISTENT], p[GEN_DTYPE],
+                                        p[GEN_ALLOW_TF32]);
 }
 
 /* The rules are traits/fwd_wgmma.h's (the template static_asserts the same); here their messages. */
@@ -16,7 +18,8 @@ static int check_fwd(const int *p, char *why, size_t len)
 {
     const int bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
-    switch (fwd_wgmma_rule(bm, bn, nw, d, dv, p[GEN_OVERLAP], p[GEN_PINGPONG], p[GEN_PERSISTENT])) {
+    const int dtype = p[GEN_DTYPE], tf32 = p[GEN_ALLOW_TF32];
+    switch (fwd_wgmma_rule(bm, bn, nw, d, dv, p[GEN_OVERLAP], p[GEN_PINGPONG], p[GEN_PERSISTENT], dtype, tf32)) {
     case FWD_WGMMA_OK:
         return 0;
     case FWD_WGMMA_BAD_WARPS:
@@ -27,10 +30,22 @@ static int check_fwd(const int *p, char *why, size_t len)
         snprintf(why, len, "BLOCK_M=%d: fwd_wgmma takes 64, 128 or 192 (64 rows a consumer warpgroup)", bm);
         break;
     case FWD_WGMMA_BAD_BLOCK_N:
-        snprintf(why, len, "BLOCK_N=%d: fwd_wgmma takes a multiple of 16 from 64 to 192", bn);
+        if (fwd_wgmma_f32(dtype))
+            snprintf(why, len, "BLOCK_N=%d: fwd_wgmma takes a multiple of 32 from 32 to 128 in f32", bn);
+        else
+            snprintf(why, len, "BLOCK_N=%d: fwd_wgmma takes a multiple of 16 from 64 to 192", bn);
+        break;
+    case FWD_WGMMA_BAD_TF32:
+        snprintf(why, len, "ALLOW_TF32=1 with DTYPE=%s: TF32 products are for f32 (0 in f16 and bf16)",
+                 gen_dtype_name(dtype));
+        break;
+    case FWD_WGMMA_BAD_F32:
+        snprintf(why, len, "DTYPE=f32 with BLOCK_N=%d NUM_WARPS=%d BLOCK_M=%d: fwd_wgmma's f32 needs a producer "
+                 "warpgroup (NUM_WARPS=%d) and key tiles of whole 32-key panels", bn, nw, bm, bm / 16 + 4);
         break;
     case FWD_WGMMA_BAD_HEAD_DIM:
-        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: fwd_wgmma takes head dims 64, 96, 128, 192 and 256", d, dv);
+        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: fwd_wgmma takes head dims 64, 96, 128, 192 and 256 (in f32 "
+                 "64, 96 and 128)", d, dv);
         break;
     case FWD_WGMMA_BAD_OVERLAP:
         snprintf(why, len, "OVERLAP=1 with NUM_WARPS=%d and BLOCK_M=%d: fwd_wgmma overlaps the softmax with the "
@@ -46,7 +61,8 @@ static int check_fwd(const int *p, char *why, size_t len)
         break;
     default:
         snprintf(why, len, "BLOCK_N=%d HEAD_DIM_V=%d NUM_WARPS=%d: ~%d registers per thread, %d available", bn, dv, nw,
-                 fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw)), fwd_wgmma_consumer_regs(bm, nw));
+                 fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, tf32),
+                 fwd_wgmma_consumer_regs(bm, nw, dtype));
         break;
     }
     return -1;
@@ -67,7 +83,7 @@ static int q_map_rows_fwd(const int *p)
 static int o_map_rows_fwd(const int *p)
 {
     return fwd_wgmma_async_o(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
-                             p[GEN_NUM_STAGES], p[GEN_PERSISTENT]) ? 64 : 0;
+                             p[GEN_NUM_STAGES], p[GEN_PERSISTENT], p[GEN_DTYPE], p[GEN_ALLOW_TF32]) ? 64 : 0;
 }
 
 static int persistent_fwd(const int *p)
@@ -77,13 +93,14 @@ static int persistent_fwd(const int *p)
 
 /* The default configuration keeps the table's tiles (128 x 128, a producer and two consumers;
  * 64 keys for the large head dims, traits/fwd_wgmma.h) and turns OVERLAP on (faster at head dim
- * 128 on the H100; PINGPONG beside it better only when causal: notes/kernels.md).
+ * 128 on the H100; PINGPONG beside it better only when causal: notes/kernels.md); f32 takes the
+ * traits' tiles and schedule of its own (fwd_wgmma_head_dim_tiles).
  * OVERLAP is not among the family's defaults: without a producer it is refused, and a
  * configuration that names its tiles should not have to turn it off. */
 static void head_dim_tiles_fwd(int *p)
 {
-    fwd_wgmma_head_dim_tiles(p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V], &p[GEN_BLOCK_N]);
-    p[GEN_OVERLAP] = 1;
+    fwd_wgmma_head_dim_tiles(p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V], p[GEN_DTYPE], &p[GEN_BLOCK_M], &p[GEN_BLOCK_N],
+                             &p[GEN_NUM_WARPS], &p[GEN_NUM_STAGES], &p[GEN_OVERLAP], &p[GEN_PINGPONG]);
 }
 
 static const gen_entry fwd_entries[] = {
@@ -96,8 +113,8 @@ const gen_family gen_family_fwd_wgmma = {
     .parts = FT_PARTS("traits/fwd_wgmma.h", "arch/sm80.cuh", "arch/sm90.cuh", "common/ft_block.cuh",
                       "common/ft_softcap.cuh", "common/ft_softmax.cuh"),
     .backward = 0,
-    .dtypes = (1u << 1) | (1u << 2),
-    .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
+    .dtypes = (1u << 0) | (1u << 1) | (1u << 2),   /* f32 as TF32 (ALLOW_TF32: three products or one) */
+    .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_ALLOW_TF32) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_OVERLAP) |
               GEN_BIT(GEN_PINGPONG) | GEN_BIT(GEN_PERSISTENT) |

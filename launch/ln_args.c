@@ -105,7 +105,8 @@ void ln_bwd_args(const ln_problem *p, int accum_cols, int b0, int nb, ft_bwd_arg
 }
 
 /* One [batch][heads][rows][cols] tensor at base with element strides st (batch, head, row) as a
- * 4-D map, boxes of 64 columns by box_rows rows, 128-byte swizzle, out-of-range rows as zeros.
+ * 4-D map, boxes of 128 bytes a row (64 16-bit columns, 32 floats) by box_rows rows, 128-byte
+ * swizzle, out-of-range rows as zeros.
  * A dimension of extent 1 gets a stride of its inner neighbour's span (the copy engine wants
  * every stride a multiple of 16 bytes, whatever the caller passed for an unused one). */
 static CUresult encode_map(const cu_driver *cu, CUtensorMapDataType type, const void *base, const long long st[3],
@@ -116,20 +117,22 @@ static CUresult encode_map(const cu_driver *cu, CUtensorMapDataType type, const 
     for (int d = 1; d < 4; d++)
         if (dims[d] == 1)
             strides[d - 1] = d == 1 ? (cuuint64_t)cols * e : strides[d - 2] * dims[d - 1];
-    const cuuint32_t box[4] = { 64, (cuuint32_t)box_rows, 1, 1 }, unit[4] = { 1, 1, 1, 1 };
+    const cuuint32_t box[4] = { (cuuint32_t)(128 / e), (cuuint32_t)box_rows, 1, 1 }, unit[4] = { 1, 1, 1, 1 };
     return cu->TensorMapEncodeTiled((CUtensorMap *)out, type, 4, (void *)base, dims, strides, box, unit,
                                     CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                     CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
 /* One tensor of rows x cols of p's dtype as a map (encode_map), boxes of box_rows; the 16-bit
- * types only (ft_dtype: 1 f16, 2 bf16). */
+ * types and f32 (ft_dtype: 0 f32, 1 f16, 2 bf16; f32 for fwd_wgmma's TF32 products). */
 static CUresult encode_one(const cu_driver *cu, const ln_problem *p, int batch, int heads, int rows, int box_rows,
                            const void *base, const long long st[3], int cols, ft_tensor_map *out)
 {
-    if (p->dtype != 1 && p->dtype != 2)
+    if (p->dtype != 0 && p->dtype != 1 && p->dtype != 2)
         return CUDA_ERROR_INVALID_VALUE;
-    const CUtensorMapDataType type = p->dtype == 1 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    const CUtensorMapDataType type = p->dtype == 0   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                     : p->dtype == 1 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                     : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     return encode_map(cu, type, base, st, batch, heads, rows, cols, box_rows, ln_elem_bytes(p->dtype), out);
 }
 

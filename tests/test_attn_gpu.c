@@ -336,7 +336,17 @@ static const int wgb_tiles[][8] = {
     { 64, 128, 12, 1, 0, 0, 0, 1 }, { 128, 128, 12, 2, 0, 0, 0, 1 }, { 64, 128, 12, 3, 1, 1, 0, 1 },
     { 80, 128, 12, 2 },         { 80, 128, 12, 2, 1, 0, 1, 1 },
 };
+/* fwd_wgmma in f32 (TF32 products; a producer always): key tiles of 32 to 128 keys, one and two
+ * consumers, one and two stages, each schedule flag on and off (the first rows fit head dim
+ * 128, the later ones head dim 64 only). */
+static const int wgf_tiles[][8] = {
+    { 64, 32, 8, 2, 1, 0, 0 },  { 128, 64, 12, 2, 1, 0, 0 }, { 128, 32, 12, 1, 0, 1, 0 }, { 64, 64, 8, 1, 0, 0, 1 },
+    { 128, 64, 12, 2, 1, 1, 1 }, { 64, 32, 8, 2, 0, 0, 1 }, { 128, 96, 12, 1, 0, 0, 0 }, { 128, 32, 12, 2, 1, 1, 0 },
+    { 64, 64, 8, 2, 0, 0, 0 },
+};
 #define TILE_COUNT(t) ((int)(sizeof t / sizeof t[0]))
+/* The fwd_wgmma tiles for a case's dtype. */
+#define WG_TILES(c) ((c)->dtype == F32 ? wgf_tiles : wg_tiles), ((c)->dtype == F32 ? TILE_COUNT(wgf_tiles) : TILE_COUNT(wg_tiles))
 
 /* Cases (plain or feature) whose bwd_wgmma tile is pinned rather than rotated: the wgb_tiles row
  * to start from. */
@@ -464,6 +474,8 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
             g.p[GEN_PINGPONG] = tile[5];
         if (f->params & GEN_BIT(GEN_PERSISTENT))
             g.p[GEN_PERSISTENT] = tile[persistent_col(f)];
+        if ((f->params & GEN_BIT(GEN_ALLOW_TF32)) && c->dtype == F32)
+            g.p[GEN_ALLOW_TF32] = idx % 3 == 2;   /* one TF32 product in every third case */
         if (f->params & GEN_BIT(GEN_DQ_FIRST)) {
             g.p[GEN_DQ_FIRST] = tile[4];
             g.p[GEN_DK_SS] = tile[5];
@@ -664,7 +676,7 @@ static void run_case(void **state)
            bwd_kernels[idx]->config.p[GEN_BLOCK_M], bwd_kernels[idx]->config.p[GEN_BLOCK_N],
            bwd_kernels[idx]->config.p[GEN_NUM_WARPS], bwd_kernels[idx]->config.p[GEN_NUM_STAGES]);
 
-    /* Forward: candidate (and f32 on tensor cores), then the reference, whose O and L then feed
+    /* Forward: candidate (and f32 on tensor cores, the Hopper forward), then the reference, whose O and L then feed
      * both backward passes. */
     CUstream st = NULL;
     forward_outputs(fwd_kernels[idx], &p, "candidate", o, l);
@@ -681,6 +693,19 @@ static void run_case(void **state)
         forward_outputs(tk, &p, "fwd_mma f32", o_tf, l_tf);
         tf32_limit = kernel_threshold(tk, c->dtype);
     }
+    /* fwd_wgmma before the reference too: each forward writes the device's O and L. */
+    double *o_wg = calloc(p.o_elems, sizeof(double)), *l_wg = malloc(rows * sizeof(double));
+    if (wg_kernels[idx]) {
+        const gen_config *wc = &wg_kernels[idx]->config;
+        printf("    fwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d OVERLAP=%d PINGPONG=%d PERSISTENT=%d "
+               "ALLOW_TF32=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES],
+               wc->p[GEN_OVERLAP], wc->p[GEN_PINGPONG], wc->p[GEN_PERSISTENT], wc->p[GEN_ALLOW_TF32]);
+        if (wg_kernels[idx]->error[0]) {
+            printf("    fwd_wgmma build failed: %s\n", wg_kernels[idx]->error);
+            fail();
+        }
+        forward_outputs(wg_kernels[idx], &p, "fwd_wgmma", o_wg, l_wg);
+    }
     forward_outputs(ref_kernels[idx], &p, "reference", o_ref, l_ref);
     ok &= compare("O vs GPU ref", o, o_ref, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
     ok &= compare("L vs GPU ref", l, l_ref, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
@@ -692,21 +717,12 @@ static void run_case(void **state)
     free(o_tf);
     free(l_tf);
     if (wg_kernels[idx]) {
-        const gen_config *wc = &wg_kernels[idx]->config;
-        printf("    fwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d OVERLAP=%d PINGPONG=%d PERSISTENT=%d\n",
-               wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES],
-               wc->p[GEN_OVERLAP], wc->p[GEN_PINGPONG], wc->p[GEN_PERSISTENT]);
-        if (wg_kernels[idx]->error[0]) {
-            printf("    fwd_wgmma build failed: %s\n", wg_kernels[idx]->error);
-            fail();
-        }
-        double *o_wg = calloc(p.o_elems, sizeof(double)), *l_wg = malloc(rows * sizeof(double));
-        forward_outputs(wg_kernels[idx], &p, "fwd_wgmma", o_wg, l_wg);
-        ok &= compare("wgmma O", o_wg, o_ref, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, limit) < limit;
-        ok &= compare("wgmma L", l_wg, l_ref, lse_st, p.batch, p.heads, p.seqlen_q, 1, limit) < limit;
-        free(o_wg);
-        free(l_wg);
+        const double wl = kernel_threshold(wg_kernels[idx], c->dtype);   /* TF32's where one product */
+        ok &= compare("wgmma O", o_wg, o_ref, p.o_stride, p.batch, p.heads, p.seqlen_q, p.head_dim_v, wl) < wl;
+        ok &= compare("wgmma L", l_wg, l_ref, lse_st, p.batch, p.heads, p.seqlen_q, 1, wl) < wl;
     }
+    free(o_wg);
+    free(l_wg);
     /* Backward from the reference's O and L. */
     CUdeviceptr outs[3] = { p.dq, p.dk, p.dv };
     size_t counts[3] = { p.q_elems, p.k_elems, p.v_elems };
@@ -1305,7 +1321,7 @@ static int build_all(void)
             continue;
         if (tf32_config(&cases[i], i, &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &tf32_kernels[i];
-        if (hopper_config("fwd_wgmma", wg_tiles, TILE_COUNT(wg_tiles), &cases[i], i, &wg_configs[wg_count]) == 0)
+        if (hopper_config("fwd_wgmma", WG_TILES(&cases[i]), &cases[i], i, &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &wg_kernels[i];
         if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), &cases[i], wgb_pinned(cases[i].name, i),
                           &wg_configs[wg_count]) == 0)
@@ -1356,7 +1372,7 @@ static int build_all(void)
         feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD];
         feature_configs[feature_count] = make_config(mma ? "bwd_mma" : "bwd_exact", c, 1);
         feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD];
-        if (hopper_config("fwd_wgmma", wg_tiles, TILE_COUNT(wg_tiles), c, i, &feature_configs[feature_count]) == 0)
+        if (hopper_config("fwd_wgmma", WG_TILES(c), c, i, &feature_configs[feature_count]) == 0)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD_WG];
         if (tf32_config(c, i, &feature_configs[feature_count]) == 0) {
             set_decode_shape(&feature_configs[feature_count], &feature_cases[i]);

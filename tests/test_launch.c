@@ -666,8 +666,14 @@ static void tensor_maps_describe_the_slice(void **state)
     assert_int_equal(encoded.strides[0][1], 72 * 5 * 2 * 40);
     assert_int_equal(encoded.strides[0][2], 72 * 5 * 2 * 40);
 
-    /* f32 has no 16-bit map; the driver's refusal comes back. */
+    /* f32 (fwd_wgmma's TF32 products): boxes of 32 floats a row, 4-byte strides; f64 has none. */
     one.dtype = 0;
+    memset(&encoded, 0, sizeof encoded);
+    assert_int_equal(ln_bwd_tensor_maps(&d, &one, 64, 0, &a), CUDA_SUCCESS);
+    assert_int_equal(encoded.type[0], CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    assert_int_equal(encoded.box[0][0], 32);
+    assert_int_equal(encoded.strides[0][0], 72 * 5 * 4);
+    one.dtype = 3;
     assert_int_equal(ln_bwd_tensor_maps(&d, &one, 64, 0, &a), CUDA_ERROR_INVALID_VALUE);
     one.dtype = 2;
     encoded.fail = 1;

@@ -19,7 +19,7 @@ tests_rc=skipped; : > "$OUT/gpu-tests.log"; : > "$OUT/bench.log"
   (cd /tmp/build && timeout 300 ctest --output-on-failure -L gpu -R "${TESTS:-test_attn_gpu|test_runtime_gpu}" 2>&1) \
     > "$OUT/gpu-tests.log"; tests_rc=$?; }
 [ "${REPS:-10}" = 0 ] ||
-  timeout "${BENCH_TIMEOUT:-150}" /tmp/build/bench/bench_kernels "${REPS:-10}" "$family" ${BENCH_SET:-} > "$OUT/bench.log" 2>&1
+  timeout "${BENCH_TIMEOUT:-150}" stdbuf -oL /tmp/build/bench/bench_kernels "${REPS:-10}" "$family" ${BENCH_SET:-} > "$OUT/bench.log" 2>&1
 # One case at a time: test_attn_gpu builds only the kernels of the cases FT_TEST_FILTER selects.
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
 : > "$OUT/sanitizer.log"

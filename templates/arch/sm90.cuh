@@ -1,15 +1,17 @@
 // sm90.cuh: Hopper's warpgroup tensor cores for the sm_90a families: shared-memory matrix
-// descriptors, wgmma.mma_async wrappers (SS at N = 64 to 192 in steps of 16, the widths of
-// score tiles; RS at 64, 96, 128 and 192, head dims), the fences and waits around them, the
-// 128-byte-swizzled panel layout the descriptors read (with its cp.async loader), and the copy
-// engine's bulk reduction into global memory. A family that includes this part must name
-// target_arch "sm_90a" (wgmma does not assemble elsewhere).
-#if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16
+// descriptors, wgmma.mma_async wrappers (16-bit: SS at N = 64 to 192 in steps of 16, the widths
+// of score tiles; RS at 64, 96, 128 and 192, head dims; f32 as TF32: SS at 32 to 128 in steps
+// of 32, RS at 64, 96 and 128), the fences and waits around them, the 128-byte-swizzled panel
+// layout the descriptors read (with its cp.async loader), and the copy engine's bulk reduction
+// into global memory. A family that includes this part must name target_arch "sm_90a" (wgmma
+// does not assemble elsewhere).
+#if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || DTYPE == FT_DTYPE_F32
 #if DTYPE == FT_DTYPE_BF16
 #define FT_WG_TYPES ".f32.bf16.bf16"
 #else
 #define FT_WG_TYPES ".f32.f16.f16"
 #endif
+#define FT_WG_ACC_16 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}"
 #define FT_WG_ACC_32 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}"
 #define FT_WG_ACC_40 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39}"
 #define FT_WG_ACC_48 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47}"
@@ -57,6 +59,7 @@ FT_DEVICE unsigned long long wg_desc_add(unsigned long long desc, unsigned bytes
         return (desc & 0xFFFFFFFF00000000ull) | (unsigned)((unsigned)desc + (bytes >> 4));
 }
 
+#if DTYPE != FT_DTYPE_F32
 // D (64xN, f32) (+)= A (64x16, shared; K-major, or M-major when TRANS_A) * B (16xN, shared;
 // K-major, or N-major when TRANS_B). accumulate = 0 overwrites D. The operand numbers after the
 // R accumulators are passed as literals (OA, OB: descriptors; OF: the accumulate flag; OT:
@@ -104,6 +107,46 @@ FT_WG_RS(64, 32, FT_WG_ACC_32, FT_ACC32, "%32", "%33", "%34", "%35", "%36", "%37
 FT_WG_RS(96, 48, FT_WG_ACC_48, FT_ACC48, "%48", "%49", "%50", "%51", "%52", "%53", "%54")
 FT_WG_RS(128, 64, FT_WG_ACC_64, FT_ACC64, "%64", "%65", "%66", "%67", "%68", "%69", "%70")
 FT_WG_RS(192, 96, FT_WG_ACC_96, FT_ACC96, "%96", "%97", "%98", "%99", "%100", "%101", "%102")
+#else
+// ---- f32 on TF32 tensor cores: k-steps of 8 floats (32 bytes, as a 16-bit k-step), both
+// operands K-major (the .tf32 forms take no transpose). D (64xN, f32) (+)= A (64x8) * B (8xN),
+// A from shared memory (wg_ss_tf32) or registers (wg_rs_tf32: a[0] row g col q, a[1] row g+8,
+// a[2] col q+4, a[3] both; g: lane/4 plus 16 per warp, q: lane%4), B from shared memory; the
+// operands' low 13 bits are ignored (callers pass parts already rounded to TF32).
+template <int N> struct wg_ss_tf32;
+template <int N> struct wg_rs_tf32;
+#define FT_WG_SS_TF32(N, R, LIST, ACC, OA, OB, OF)                                               \
+    template <> struct wg_ss_tf32<N> {                                                          \
+        static FT_DEVICE void run(float (&d)[R], unsigned long long a, unsigned long long b,     \
+                                  int accumulate)                                                \
+        {                                                                                        \
+            asm volatile("{ .reg .pred p; setp.ne.b32 p, " OF ", 0;\n"                           \
+                         "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 " LIST ", "     \
+                         OA ", " OB ", p, 1, 1; }"                                                \
+                         : ACC(d, 0)                                                              \
+                         : "l"(a), "l"(b), "r"(accumulate));                                      \
+        }                                                                                        \
+    };
+#define FT_WG_RS_TF32(N, R, LIST, ACC, OA0, OA1, OA2, OA3, OB, OF)                               \
+    template <> struct wg_rs_tf32<N> {                                                          \
+        static FT_DEVICE void run(float (&d)[R], const unsigned (&a)[4], unsigned long long b,   \
+                                  int accumulate)                                                \
+        {                                                                                        \
+            asm volatile("{ .reg .pred p; setp.ne.b32 p, " OF ", 0;\n"                           \
+                         "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 " LIST ", {"    \
+                         OA0 "," OA1 "," OA2 "," OA3 "}, " OB ", p, 1, 1; }"                      \
+                         : ACC(d, 0)                                                              \
+                         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate)); \
+        }                                                                                        \
+    };
+FT_WG_SS_TF32(32, 16, FT_WG_ACC_16, FT_ACC16, "%16", "%17", "%18")
+FT_WG_SS_TF32(64, 32, FT_WG_ACC_32, FT_ACC32, "%32", "%33", "%34")
+FT_WG_SS_TF32(96, 48, FT_WG_ACC_48, FT_ACC48, "%48", "%49", "%50")
+FT_WG_SS_TF32(128, 64, FT_WG_ACC_64, FT_ACC64, "%64", "%65", "%66")
+FT_WG_RS_TF32(64, 32, FT_WG_ACC_32, FT_ACC32, "%32", "%33", "%34", "%35", "%36", "%37")
+FT_WG_RS_TF32(96, 48, FT_WG_ACC_48, FT_ACC48, "%48", "%49", "%50", "%51", "%52", "%53")
+FT_WG_RS_TF32(128, 64, FT_WG_ACC_64, FT_ACC64, "%64", "%65", "%66", "%67", "%68", "%69")
+#endif
 
 FT_DEVICE void wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 FT_DEVICE void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
@@ -113,6 +156,7 @@ template <int PENDING> FT_DEVICE void wg_wait()
 {
     asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(PENDING) : "memory");
 }
+#if DTYPE != FT_DTYPE_F32
 // A 64xN fp32 accumulator tile as the A registers of the next product (the RS form): its
 // columns 16kk..16kk+15, packed to 16-bit pairs, are exactly the A operand of k-step kk.
 template <int STEPS> FT_DEVICE void wg_acc_to_a(unsigned (&a)[STEPS][4], const float (&c)[STEPS * 8])
@@ -125,6 +169,7 @@ template <int STEPS> FT_DEVICE void wg_acc_to_a(unsigned (&a)[STEPS][4], const f
         a[kk][3] = pack2(c[kk * 8 + 6], c[kk * 8 + 7]);
     }
 }
+#endif
 // The compiler sees an accumulator as written when the wgmma is issued, not when it lands:
 // pin each register behind the wait so no read of it moves above the wait.
 template <int R> FT_DEVICE void wg_pin(float (&d)[R])

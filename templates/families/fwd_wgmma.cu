@@ -1,5 +1,5 @@
 // families/fwd_wgmma.cu: FlashAttention forward on Hopper's warpgroup tensor cores (f16/bf16,
-// wgmma.mma_async, sm_90a only). Each warpgroup (4 warps, 128 threads) owns 64 query rows.
+// f32 as TF32; wgmma.mma_async, sm_90a only). Each warpgroup (4 warps, 128 threads) owns 64 query rows.
 // Q and the streamed K/V tiles sit in shared memory in the layout wgmma reads directly
 // (128-byte swizzled panels), so no ldmatrix is needed: S = Q K^T takes both operands from
 // shared memory, and O += P V takes P from the S accumulators in registers (the accumulator
@@ -31,47 +31,77 @@
 // may read past a sequence's end into the next one's rows, which are masked (keys) or never
 // stored (queries) as rows past seqlen are in a dense batch; an O box never crosses the end
 // (store_o_async).
+// f32 (DTYPE f32, a producer required): tiles of 32 floats a panel row, k-steps of 8 floats;
+// each product three TF32 products of operands split into a high part and a remainder (one
+// with ALLOW_TF32; traits/fwd_wgmma.h). The consumers split their Q rows in place once Q lands
+// (the high parts where it lay, the remainders in a plane beside it); the producer's warps 1-3
+// split each K tile the same way, and write each V tile transposed into planes of
+// high parts and remainders (V^T: the .tf32 forms read B K-major only, and P V's K is the
+// keys), then marks the slot ready (K and V ready mbarriers), which is what the consumers wait
+// for. P's A registers come from S's accumulators in the key order 0,2,4,6,1,3,5,7 of each
+// 8-key step (what a thread holds: keys 2q, 2q+1 as columns q, q+4), and V^T's keys are written
+// in the same order, so the product is unchanged.
 
 // ---- traits (traits/fwd_wgmma.h): tunables come from the generator's #defines --------------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
 constexpr int NUM_WG = fwd_wgmma_consumers(BLOCK_M);       // consumer warpgroups, 64 rows each
 constexpr bool PRODUCER = fwd_wgmma_has_producer(BLOCK_M, NUM_WARPS);   // warpgroup 0 loads K and V
 constexpr int CONSUMER_THREADS = NUM_WG * 128;
+constexpr bool F32 = DTYPE == FT_DTYPE_F32;
 constexpr int S_REGS = BLOCK_N / 2;        // fp32 S accumulators per thread (64 x BLOCK_N / 128)
 constexpr int O_REGS = HEAD_DIM_V / 2;     // fp32 O accumulators per thread
-constexpr int P_STEPS = BLOCK_N / 16;      // k-steps of P V
-constexpr int QK_STEPS = (QK_DATA + 15) / 16;   // k-steps of Q K^T (padding past the data skipped)
+constexpr int K_STEP = 32 / (int)sizeof(elem_t);   // a k-step's elements: 32 bytes (16 halves, 8 floats)
+constexpr int P_STEPS = BLOCK_N / K_STEP;  // k-steps of P V
+constexpr int QK_STEPS = (QK_DATA + K_STEP - 1) / K_STEP;   // k-steps of Q K^T (padding past the data skipped)
+constexpr int PANEL_COLS = 128 / (int)sizeof(elem_t);      // a panel row's elements (128 bytes)
+// f32: the planes of Q and K (high parts, and remainders unless ALLOW_TF32), and of V^T.
+constexpr int PLANES = fwd_wgmma_planes(DTYPE, ALLOW_TF32);
 // Shared memory: 1024 bytes of alignment slack, the Q tile, NUM_STAGES x (K tile, V tile), each
 // stored as 64-column panels (panel_offset in arch/sm90.cuh); with a producer, 1024 bytes of
 // mbarriers (K full, V full, K empty, V empty a slot). Head dim 96 takes two panels, the second
 // half unused: cp.async leaves it unwritten, the copy engine fills it with zeros (its box runs
 // past the tensor), and no product reads it (Q K^T's k-steps and P V's columns stop at 96).
 // Columns past a padded head dim's data (DATA_DIM) get zeros both ways.
-constexpr int D_PANELS = ft_panel_cols(HEAD_DIM) / 64, DV_PANELS = ft_panel_cols(HEAD_DIM_V) / 64;
-constexpr int Q_BYTES = BLOCK_M * D_PANELS * 128;
-constexpr int K_BYTES = BLOCK_N * D_PANELS * 128;
+// f32: Q and K take PLANES planes each (Q_PLANE_BYTES, K_PLANE_BYTES apart), and a stage holds
+// after V as it lands V^T in PLANES planes of HEAD_DIM_V rows by BLOCK_N keys, in panels of 32
+// keys (VT_PANEL_BYTES apart).
+constexpr int D_PANELS = fwd_wgmma_panel_cols(HEAD_DIM, DTYPE) / PANEL_COLS;
+constexpr int DV_PANELS = fwd_wgmma_panel_cols(HEAD_DIM_V, DTYPE) / PANEL_COLS;
+constexpr int Q_PLANE_BYTES = BLOCK_M * D_PANELS * 128;
+constexpr int K_PLANE_BYTES = BLOCK_N * D_PANELS * 128;
+constexpr int Q_BYTES = PLANES * Q_PLANE_BYTES;
+constexpr int K_BYTES = PLANES * K_PLANE_BYTES;
 constexpr int V_BYTES = BLOCK_N * DV_PANELS * 128;
-constexpr int STAGE_BYTES = K_BYTES + V_BYTES;
+constexpr int VT_PANEL_BYTES = HEAD_DIM_V * 128;
+constexpr int VT_PLANE_BYTES = F32 ? BLOCK_N / 32 * VT_PANEL_BYTES : 0;
+constexpr int STAGE_BYTES = K_BYTES + V_BYTES + PLANES * VT_PLANE_BYTES;
 constexpr int PANEL_BYTES = BLOCK_N * 128;   // 64 columns of a K or V tile: one copy-engine box
 constexpr int BAR_BYTES = PRODUCER ? 1024 : 0;
 // Q tiles: two where a persistent block's next Q fits beside this one's (traits), else one.
-constexpr int Q_TILES = fwd_wgmma_q_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT);
+constexpr int Q_TILES =
+    fwd_wgmma_q_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT, DTYPE, ALLOW_TF32);
 constexpr int SMEM_END = 1024 + Q_TILES * Q_BYTES + NUM_STAGES * STAGE_BYTES + BAR_BYTES;
 // O staged in the tile's Q place and written by the copy engine (traits): then one thread of each
 // consumer warpgroup gives the Q place back, once the engine has read it; else every consumer
 // thread does, with the tile's last scores.
-constexpr bool ASYNC_O = fwd_wgmma_async_o(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT);
+constexpr bool ASYNC_O =
+    fwd_wgmma_async_o(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT, DTYPE, ALLOW_TF32);
 constexpr int Q_EMPTY_COUNT = ASYNC_O ? NUM_WG : CONSUMER_THREADS;
-constexpr int MIN_BLOCKS = fwd_wgmma_min_blocks(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES);
-constexpr int PRODUCER_REGS = fwd_wgmma_producer_regs();
-constexpr int CONSUMER_REGS = fwd_wgmma_consumer_regs(BLOCK_M, NUM_WARPS);
+constexpr int MIN_BLOCKS =
+    fwd_wgmma_min_blocks(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, DTYPE, ALLOW_TF32);
+constexpr int PRODUCER_REGS = fwd_wgmma_producer_regs(DTYPE);
+constexpr int CONSUMER_REGS = fwd_wgmma_consumer_regs(BLOCK_M, NUM_WARPS, DTYPE);
 
-constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, OVERLAP, PINGPONG, PERSISTENT);
-static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: fwd_wgmma takes f16 or bf16");
+constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, OVERLAP, PINGPONG, PERSISTENT,
+                                    DTYPE, ALLOW_TF32);
+static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || F32, "DTYPE: fwd_wgmma takes f16, bf16 or f32");
+static_assert(RULE != FWD_WGMMA_BAD_TF32, "ALLOW_TF32: 0 in f16 and bf16");
+static_assert(RULE != FWD_WGMMA_BAD_F32, "f32 needs a producer warpgroup and BLOCK_N a multiple of 32");
 static_assert(RULE != FWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_M/16 (consumers only) or BLOCK_M/16 + 4 (and a "
                                            "producer warpgroup)");
 static_assert(RULE != FWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64, 128 or 192 (64 rows a consumer warpgroup)");
-static_assert(RULE != FWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be a multiple of 16 from 64 to 192");
+static_assert(RULE != FWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be a multiple of 16 from 64 to 192 (f32: of 32 from 32 "
+                                             "to 128)");
 static_assert(RULE != FWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, 96, 128, 192 or 256");
 static_assert(RULE != FWD_WGMMA_BAD_REGISTERS, "BLOCK_N, HEAD_DIM_V, NUM_WARPS: accumulators would spill");
 static_assert(RULE != FWD_WGMMA_BAD_OVERLAP, "OVERLAP needs a producer warpgroup");
@@ -81,8 +111,8 @@ static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_wgmma.h");
 static_assert(!VARLEN || (!EVEN_M && !EVEN_N), "EVEN_M, EVEN_N: a variable-length batch's tails are masked");
 // Named barriers beside the block's (0): the PINGPONG turns, one a consumer, then each consumer's
-// ASYNC_O store (its 128 threads).
-constexpr int TURN_BARRIER = 2, O_BARRIER = TURN_BARRIER + NUM_WG;
+// ASYNC_O store (its 128 threads), then (f32) each consumer's Q split.
+constexpr int TURN_BARRIER = 2, O_BARRIER = TURN_BARRIER + NUM_WG, Q_SPLIT_BARRIER = O_BARRIER + NUM_WG;
 
 // The query tiles a block works on, one after the other: one (grid.x the tiles of a head,
 // grid.y batch*heads), or PERSISTENT every gridDim.x-th of all batch*heads*m_tiles. Under a mask
@@ -242,48 +272,103 @@ FT_DEVICE fwd_thread consumer_thread(int t)
 }
 
 // S = Q K^T for the warpgroup's 64 rows, issued (the caller fences before and commits after):
-// 16 columns of the head dim per step; a 64-column panel is 4 steps of 32 bytes. Each step's
+// K_STEP columns of the head dim per step (32 bytes); a panel is 4 steps. Each step's
 // descriptors are the first's plus a constant (wg_desc_add), not built again (masks and shifts).
+// f32: Q_lo K_hi + Q_hi K_lo + Q_hi K_hi a step, the small products first (the remainders' planes
+// lie Q_PLANE_BYTES and K_PLANE_BYTES past the high parts'; Q_hi K_hi alone with ALLOW_TF32).
 FT_DEVICE void issue_scores(float (&s)[S_REGS], unsigned q_wg, unsigned k_tile)
 {
     const unsigned long long q0 = wg_desc(q_wg, 16, 1024), k0 = wg_desc(k_tile, 16, 1024);
 #pragma unroll
     for (int kk = 0; kk < QK_STEPS; kk++) {
         const unsigned col = (kk % 4) * 32;   // byte offset within the panel row
-        wg_ss<BLOCK_N, 0>::run(s, wg_desc_add(q0, (kk / 4) * (BLOCK_M * 128) + col),
-                               wg_desc_add(k0, (kk / 4) * PANEL_BYTES + col), kk > 0);
+        const unsigned long long q = wg_desc_add(q0, (kk / 4) * (BLOCK_M * 128) + col);
+        const unsigned long long k = wg_desc_add(k0, (kk / 4) * PANEL_BYTES + col);
+#if DTYPE == FT_DTYPE_F32
+        if (PLANES == 2) {
+            wg_ss_tf32<BLOCK_N>::run(s, wg_desc_add(q, Q_PLANE_BYTES), k, kk > 0);
+            wg_ss_tf32<BLOCK_N>::run(s, q, wg_desc_add(k, K_PLANE_BYTES), 1);
+        }
+        wg_ss_tf32<BLOCK_N>::run(s, q, k, PLANES == 2 || kk > 0);
+#else
+        wg_ss<BLOCK_N, 0>::run(s, q, k, kk > 0);
+#endif
     }
 }
 
-// O += P V, issued. Key tiles 2kk and 2kk+1 of S form the A registers of k-step kk; V is read
-// N-major (transposed): 16 keys per step are 2048 bytes, its 64-column panels PANEL_BYTES apart.
-// Past 128 columns of V (192, 256) the product is issued in chunks of 128 columns (two panels),
-// each into its own run of O's registers (columns 128c.. are registers 64c..).
+// P as the A registers of P V, k-step kk's in part[.][kk]: 16-bit pairs (one part), or in f32
+// the high parts and remainders (PLANES parts) of S's floats in the key order of the file's
+// head: a[0], a[1] keys 2q of rows g, g + 8 (column q), a[2], a[3] keys 2q + 1 (column q + 4).
+struct p_operand {
+    unsigned part[PLANES][P_STEPS][4];
+};
+FT_DEVICE void p_from_scores(p_operand &p, const float (&s)[S_REGS])
+{
+#if DTYPE == FT_DTYPE_F32
+#pragma unroll
+    for (int kk = 0; kk < P_STEPS; kk++) {
+        const float a[4] = { s[4 * kk], s[4 * kk + 2], s[4 * kk + 1], s[4 * kk + 3] };
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const tf32x2 x = tf32_split(a[e]);
+            p.part[0][kk][e] = x.hi;
+            if (PLANES == 2)
+                p.part[PLANES - 1][kk][e] = x.lo;
+        }
+    }
+#else
+    wg_acc_to_a(p.part[0], s);
+#endif
+}
+
+// O += P V, issued. 16-bit: key tiles 2kk and 2kk+1 of S form the A registers of k-step kk; V
+// is read N-major (transposed): 16 keys per step are 2048 bytes, its 64-column panels
+// PANEL_BYTES apart. f32: V^T is read K-major from its planes (v_tile: the high parts'; the
+// remainders' VT_PLANE_BYTES on), 8 keys (32 bytes) a step, its 32-key panels VT_PANEL_BYTES
+// apart; P_lo V_hi + P_hi V_lo + P_hi V_hi a step (P_hi V_hi alone with ALLOW_TF32).
+// Past 128 columns of V (192, 256) the product is issued in chunks of 128 columns, each into
+// its own run of O's registers (columns 128c.. are registers 64c..).
 constexpr int PV_CHUNK = HEAD_DIM_V > 128 ? 128 : HEAD_DIM_V;
 constexpr int PV_CHUNKS = (HEAD_DIM_V + 127) / 128;
-template <int C> FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const unsigned (&pf)[P_STEPS][4], unsigned v_tile)
+template <int C> FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const p_operand &p, unsigned v_tile)
 {
     constexpr int N = HEAD_DIM_V - C * 128 < PV_CHUNK ? HEAD_DIM_V - C * 128 : PV_CHUNK;
     float(&oc)[N / 2] = *reinterpret_cast<float(*)[N / 2]>(&o[C * 64]);
+#if DTYPE == FT_DTYPE_F32
+    const unsigned long long v0 = wg_desc(v_tile + C * 128 * 128, 16, 1024);
+#pragma unroll
+    for (int kk = 0; kk < P_STEPS; kk++) {
+        const unsigned long long v = wg_desc_add(v0, (kk / 4) * VT_PANEL_BYTES + (kk % 4) * 32);
+        if (PLANES == 2) {
+            wg_rs_tf32<N>::run(oc, p.part[1][kk], v, 1);
+            wg_rs_tf32<N>::run(oc, p.part[0][kk], wg_desc_add(v, VT_PLANE_BYTES), 1);
+        }
+        wg_rs_tf32<N>::run(oc, p.part[0][kk], v, 1);
+    }
+#else
     const unsigned long long v0 = wg_desc(v_tile + C * 2 * PANEL_BYTES, PANEL_BYTES, 1024);
 #pragma unroll
     for (int kk = 0; kk < P_STEPS; kk++)
-        wg_rs<N, 1>::run(oc, pf[kk], wg_desc_add(v0, kk * 2048), 1);
+        wg_rs<N, 1>::run(oc, p.part[0][kk], wg_desc_add(v0, kk * 2048), 1);
+#endif
 }
-FT_DEVICE void issue_pv(float (&o)[O_REGS], const unsigned (&pf)[P_STEPS][4], unsigned v_tile)
+FT_DEVICE void issue_pv(float (&o)[O_REGS], const p_operand &p, unsigned v_tile)
 {
-    issue_pv_chunk<0>(o, pf, v_tile);
+    issue_pv_chunk<0>(o, p, v_tile);
     if constexpr (PV_CHUNKS > 1)
-        issue_pv_chunk<1>(o, pf, v_tile);
+        issue_pv_chunk<1>(o, p, v_tile);
 }
 static_assert(PV_CHUNKS <= 2, "HEAD_DIM_V: P V in at most two chunks of 128 columns");
 
 // Keeps P's registers live (and unmoved) until here: an RS product reads them while in flight.
-FT_DEVICE void pin_a(unsigned (&pf)[P_STEPS][4])
+FT_DEVICE void pin_a(p_operand &p)
 {
 #pragma unroll
-    for (int kk = 0; kk < P_STEPS; kk++)
-        asm volatile("" : "+r"(pf[kk][0]), "+r"(pf[kk][1]), "+r"(pf[kk][2]), "+r"(pf[kk][3])::"memory");
+    for (int i = 0; i < PLANES; i++)
+#pragma unroll
+        for (int kk = 0; kk < P_STEPS; kk++)
+            asm volatile("" : "+r"(p.part[i][kk][0]), "+r"(p.part[i][kk][1]), "+r"(p.part[i][kk][2]),
+                         "+r"(p.part[i][kk][3])::"memory");
 }
 
 // Tile t's scores as the softmax takes them: capped (SOFTCAP), then the keys past the
@@ -314,7 +399,7 @@ FT_DEVICE void mask_tile(float (&s)[S_REGS], const ft_fwd_args &args, const fwd_
 struct inline_ring {
     unsigned kv_smem;
     FT_DEVICE unsigned k_tile(int t) const { return kv_smem + (NUM_STAGES == 1 ? 0 : (t % NUM_STAGES) * STAGE_BYTES); }
-    FT_DEVICE unsigned v_tile(int t) const { return k_tile(t) + K_BYTES; }
+    FT_DEVICE unsigned v_tile(int t) const { return k_tile(t) + K_BYTES; }   // 16-bit only (a producer's in f32)
     FT_DEVICE void wait_k(int) const {}
     FT_DEVICE void wait_v(int) const {}
     FT_DEVICE void free_k(int) const {}
@@ -323,10 +408,13 @@ struct inline_ring {
     FT_DEVICE void pass_turn() const {}
 };
 
-// The producer's mbarriers: a ring slot's are K full, V full, K empty, V empty, 8 bytes each
-// (at most 4 slots: 128 bytes); from byte 512, a Q tile's full and empty.
-FT_DEVICE unsigned ring_bar(unsigned bars, int st, int which) { return bars + 32 * st + 8 * which; }
-enum { FULL_K, FULL_V, EMPTY_K, EMPTY_V };
+// The producer's mbarriers: a ring slot's are K full, V full, K empty, V empty and (f32) K ready,
+// V ready, 8 bytes each (at most 4 slots of 64 bytes); from byte 512, a Q tile's full and empty.
+// Full: the copy engine's bytes landed; ready (f32): the producer's warpgroup has split K and
+// transposed V (what the consumers wait for); empty: every consumer is done with the slot.
+FT_DEVICE unsigned ring_bar(unsigned bars, int st, int which) { return bars + 64 * st + 8 * which; }
+enum { FULL_K, FULL_V, EMPTY_K, EMPTY_V, READY_K, READY_V };
+constexpr int K_LANDED = F32 ? READY_K : FULL_K, V_LANDED = F32 ? READY_V : FULL_V;   // what consumers wait for
 FT_DEVICE unsigned q_full_bar(unsigned bars, int qt) { return bars + 512 + 16 * qt; }
 FT_DEVICE unsigned q_empty_bar(unsigned bars, int qt) { return bars + 520 + 16 * qt; }
 
@@ -365,11 +453,12 @@ struct producer_ring {
     // Ring entry of tile t: a block of one query tile starts the ring at 0, a constant.
     FT_DEVICE int entry(int t) const { return (PERSISTENT ? kv0 : 0) + t; }
     FT_DEVICE unsigned k_tile(int t) const { return kv_smem + (entry(t) % NUM_STAGES) * STAGE_BYTES; }
-    FT_DEVICE unsigned v_tile(int t) const { return k_tile(t) + K_BYTES; }
+    // V as P V reads it: as it landed (16-bit), or its V^T planes (f32).
+    FT_DEVICE unsigned v_tile(int t) const { return k_tile(t) + K_BYTES + (F32 ? V_BYTES : 0); }
     FT_DEVICE unsigned slot_bar(int t, int which) const { return ring_bar(bars, entry(t) % NUM_STAGES, which); }
     FT_DEVICE unsigned phase(int t) const { return (entry(t) / NUM_STAGES) & 1; }
-    FT_DEVICE void wait_k(int t) const { mbar_wait(slot_bar(t, FULL_K), phase(t)); }
-    FT_DEVICE void wait_v(int t) const { mbar_wait(slot_bar(t, FULL_V), phase(t)); }
+    FT_DEVICE void wait_k(int t) const { mbar_wait(slot_bar(t, K_LANDED), phase(t)); }
+    FT_DEVICE void wait_v(int t) const { mbar_wait(slot_bar(t, V_LANDED), phase(t)); }
     FT_DEVICE void free_k(int t) const
     {
         mbar_arrive(slot_bar(t, EMPTY_K));
@@ -421,8 +510,8 @@ FT_DEVICE void attend_tile(float (&o)[O_REGS], float (&row_max)[2], float (&row_
     for (int half = 0; half < 2; half++)
         softmax_step<BLOCK_N / 8, HEAD_DIM_V / 8>(s, o, row_max[half], row_sum[half], half, scale_log2);
 
-    unsigned pf[P_STEPS][4];
-    wg_acc_to_a(pf, s);
+    p_operand pf;
+    p_from_scores(pf, s);
     ring.wait_v(t);
     ring.take_turn();
     wg_fence();
@@ -448,7 +537,7 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
     if (n == 0)
         return;
     float s[S_REGS];
-    unsigned pf[P_STEPS][4];
+    p_operand pf;
     ring.wait_k(0);
     ring.take_turn();
     wg_fence();
@@ -462,7 +551,7 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
 #pragma unroll
     for (int half = 0; half < 2; half++)   // O is still zero: nothing to rescale
         softmax_scores<BLOCK_N / 8>(s, row_max[half], row_sum[half], half, scale_log2);
-    wg_acc_to_a(pf, s);
+    p_from_scores(pf, s);
 
     for (int t = 1; t < n; t++) {
         ring.wait_k(t);
@@ -489,7 +578,7 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
 #pragma unroll
         for (int half = 0; half < 2; half++)
             rescale_row<HEAD_DIM_V / 8>(o, half, correction[half]);
-        wg_acc_to_a(pf, s);
+        p_from_scores(pf, s);
     }
 
     ring.wait_v(n - 1);
@@ -627,16 +716,26 @@ FT_DEVICE void fwd_inline(const ft_fwd_args &args, unsigned q_smem, unsigned kv_
     store_o(args, fb, th, o, row_max, row_sum);
 }
 
-// ---- the producer pipeline: warpgroup 0 fills the ring, the consumers only compute.
+// ---- the producer pipeline: warpgroup 0 fills the ring, the consumers only compute (f32: its
+// warps 1-3 prepare each tile as it lands, prepare_tiles).
 // One thread of the producer issues each tile to the copy engine as soon as the consumers have
 // given its place back, completing on the place's full mbarrier: for each query tile its Q (a
 // box of BLOCK_M rows by 64 columns a panel, rows past seqlen_q read as zeros), then its K and
 // V tiles (boxes of BLOCK_N keys, keys past seqlen_k read as zeros). K and V have barriers of
 // their own so that K of the next tile can land while V of this one is still being read. A
 // fresh place passes its first wait at once (parity 1 of a new mbarrier).
+#if DTYPE == FT_DTYPE_F32
+FT_DEVICE void prepare_tiles(const ft_fwd_args &args, unsigned kv_smem, unsigned bars, int pt);
+#endif
 FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned kv_smem, unsigned bars)
 {
     setmaxnreg_dec<PRODUCER_REGS>();
+#if DTYPE == FT_DTYPE_F32
+    if (threadIdx.x >= 32) {   // warps 1-3 split K and write V^T as the tiles land
+        prepare_tiles(args, kv_smem, bars, threadIdx.x - 32);
+        return;
+    }
+#endif
     if (threadIdx.x != 0)
         return;
     tile_schedule sched;
@@ -661,10 +760,10 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
         const int q_at = PERSISTENT && Q_TILES == 1 ? 1 : 0;   // key tiles issued before Q
         const auto load_q = [&]() {
             mbar_wait(q_empty_bar(bars, qt), pos.q_phase() ^ 1);
-            mbar_arrive_expect(q_full_bar(bars, qt), Q_BYTES);
+            mbar_arrive_expect(q_full_bar(bars, qt), Q_PLANE_BYTES);
 #pragma unroll
             for (int p = 0; p < D_PANELS; p++)
-                tma_load_4d(q_smem + qt * Q_BYTES + p * (BLOCK_M * 128), &args.q_map, q_full_bar(bars, qt), 64 * p,
+                tma_load_4d(q_smem + qt * Q_BYTES + p * (BLOCK_M * 128), &args.q_map, q_full_bar(bars, qt), PANEL_COLS * p,
 #if VARLEN
                             q_row, h, map_batch(b));
 #else
@@ -683,16 +782,16 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
             const unsigned stage = kv_smem + st * STAGE_BYTES;
             const int key = sq.k0 + (t0 + t) * BLOCK_N;   // the box's first row in the map (VARLEN: packed)
             mbar_wait(ring_bar(bars, st, EMPTY_K), free_parity);
-            mbar_arrive_expect(ring_bar(bars, st, FULL_K), K_BYTES);
+            mbar_arrive_expect(ring_bar(bars, st, FULL_K), K_PLANE_BYTES);
 #pragma unroll
             for (int p = 0; p < D_PANELS; p++)
-                tma_load_4d(stage + p * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), 64 * p, key, hk,
+                tma_load_4d(stage + p * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), PANEL_COLS * p, key, hk,
                             map_batch(b));
             mbar_wait(ring_bar(bars, st, EMPTY_V), free_parity);
             mbar_arrive_expect(ring_bar(bars, st, FULL_V), V_BYTES);
 #pragma unroll
             for (int p = 0; p < DV_PANELS; p++)
-                tma_load_4d(stage + K_BYTES + p * PANEL_BYTES, &args.v_map, ring_bar(bars, st, FULL_V), 64 * p, key,
+                tma_load_4d(stage + K_BYTES + p * PANEL_BYTES, &args.v_map, ring_bar(bars, st, FULL_V), PANEL_COLS * p, key,
                             hk, map_batch(b));
         }
         if (n <= q_at)
@@ -701,6 +800,111 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
         pos.keys += n;
     }
 }
+
+#if DTYPE == FT_DTYPE_F32
+// ---- f32: the splits and V^T, in shared memory, by the producer's warps 1-3.
+constexpr int PREP_THREADS = 96;
+// Each float of `bytes` at `tile` (16-byte pieces, `threads` threads, t: this one's index,
+// consecutive threads on consecutive pieces) split into its TF32 high part, written where it
+// was, and its remainder, written `lo_offset` bytes on (PLANES 2; ALLOW_TF32 only rounds).
+template <int BYTES, int THREADS> FT_DEVICE void split_in_place(unsigned tile, unsigned lo_offset, int t)
+{
+#pragma unroll 4
+    for (int i = t * 16; i < BYTES; i += THREADS * 16) {
+        const float4 x = ld_shared_f32x4(tile + i);
+        const tf32x2 a = tf32_split(x.x), b = tf32_split(x.y), c = tf32_split(x.z), d = tf32_split(x.w);
+        st_shared_f32x4(tile + i, __uint_as_float(a.hi), __uint_as_float(b.hi), __uint_as_float(c.hi),
+                        __uint_as_float(d.hi));
+        if (PLANES == 2)
+            st_shared_f32x4(tile + lo_offset + i, __uint_as_float(a.lo), __uint_as_float(b.lo), __uint_as_float(c.lo),
+                            __uint_as_float(d.lo));
+    }
+}
+
+// V^T of a slot from V as it landed (v_raw: BLOCK_N rows of keys in panels of 32 floats,
+// PANEL_BYTES apart, 128-byte swizzle), split into planes of high parts (vt) and remainders
+// (VT_PLANE_BYTES on): row d of V^T holds column d of V, its keys in panels of 32 (VT_PANEL_BYTES
+// apart, the same swizzle), each 8-key step's in the order 0,2,4,6,1,3,5,7 (the head's P order).
+// A unit is one 16-byte piece (4 columns from 4dq) of keys 8j + h + 2i (i = 0..3): it reads 4
+// pieces and writes a piece of 4 consecutive V^T keys to each of 4 rows. The preparing threads
+// (whole warps) take units so that a warp's 32 are 8 (j, h) by 4 pieces: its reads fall on 4 rows of
+// 8 distinct chunks each, its writes on 8 distinct chunks of each row group (no bank conflict
+// beyond the 4 passes 512 bytes take).
+FT_DEVICE void transpose_v(unsigned v_raw, unsigned vt, int t)   // t: 0..PREP_THREADS-1
+{
+    constexpr int PIECE_GROUPS = HEAD_DIM_V / 16, UNITS = BLOCK_N * HEAD_DIM_V / 16;
+    static_assert(HEAD_DIM_V % 16 == 0 && UNITS % 32 == 0, "transpose_v: whole warps of units");
+#pragma unroll 1
+    for (int u = t; u < UNITS; u += PREP_THREADS) {
+        const int jh = u % 8, dq = (u / 8) % 4 + 4 * ((u / 32) % PIECE_GROUPS);
+        const int j = (u / 32 / PIECE_GROUPS) * 4 + jh / 2, h = jh % 2;
+        float4 x[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int n = 8 * j + h + 2 * i;
+            x[i] = ld_shared_f32x4(v_raw + (dq / 8) * PANEL_BYTES + n * 128 + (((dq % 8) ^ (n % 8)) << 4));
+        }
+        const unsigned row0 = vt + (j / 4) * VT_PANEL_BYTES;
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int d = 4 * dq + e;
+            const unsigned at = row0 + d * 128 + ((((2 * j + h) % 8) ^ (d % 8)) << 4);
+            const float *c0 = &x[0].x, *c1 = &x[1].x, *c2 = &x[2].x, *c3 = &x[3].x;
+            const tf32x2 a = tf32_split(c0[e]), b = tf32_split(c1[e]), c = tf32_split(c2[e]), f = tf32_split(c3[e]);
+            st_shared_f32x4(at, __uint_as_float(a.hi), __uint_as_float(b.hi), __uint_as_float(c.hi),
+                            __uint_as_float(f.hi));
+            if (PLANES == 2)
+                st_shared_f32x4(at + VT_PLANE_BYTES, __uint_as_float(a.lo), __uint_as_float(b.lo),
+                                __uint_as_float(c.lo), __uint_as_float(f.lo));
+        }
+    }
+}
+
+// The f32 producer's warps 1-3 (PREP_THREADS; warp 0's first thread issues the copy engine's
+// loads as in 16-bit, fwd_producer): for each key tile the block walks, in the walk's order, wait
+// for K to land, split it (split_in_place) and mark it ready, then the same for V (transpose_v).
+// They never wait for a slot to be given back: the loads are issued only into free slots (the
+// issuer waits), and a tile's planes are written only once its loads have landed, after the
+// consumers gave the slot's previous tile back. (With the issuer among them, one stage and
+// OVERLAP deadlocked: the issuer waited for V's slot while the consumers waited for the next K.)
+FT_DEVICE void prepare_tiles(const ft_fwd_args &args, unsigned kv_smem, unsigned bars, int pt)
+{
+    tile_schedule sched;
+    ring_position pos;
+    int m_tile, bh;
+    while (sched.take(args, m_tile, bh)) {
+        const ft_seq sq = seq_of(args, bh / args.heads);
+        int t0, t1;
+        key_tiles<BLOCK_M, BLOCK_N>(sq.lo, sq.hi, m_tile * BLOCK_M, sq.seqlen_q, sq.seqlen_k, t0, t1);
+#pragma unroll 1
+        for (int t = 0; t < t1 - t0; t++) {
+            const int i = pos.keys + t, st = i % NUM_STAGES;
+            const unsigned parity = (i / NUM_STAGES) & 1;
+            const unsigned stage = kv_smem + st * STAGE_BYTES;
+            mbar_wait(ring_bar(bars, st, FULL_K), parity);
+            split_in_place<K_PLANE_BYTES, PREP_THREADS>(stage, K_PLANE_BYTES, pt);
+            fence_proxy_async();   // plain stores, read next by wgmma
+            mbar_arrive(ring_bar(bars, st, READY_K));
+            mbar_wait(ring_bar(bars, st, FULL_V), parity);
+            transpose_v(stage + K_BYTES, stage + K_BYTES + V_BYTES, pt);
+            fence_proxy_async();
+            mbar_arrive(ring_bar(bars, st, READY_V));
+        }
+        pos.keys += t1 - t0;
+    }
+}
+
+// The consumer warpgroup's rows of its Q tile (64 a panel) split in place (split_in_place), then
+// made visible to its products (the warpgroup meets: each thread split others' rows too).
+FT_DEVICE void split_q(unsigned q_tile, const fwd_thread &th, int t)
+{
+#pragma unroll
+    for (int p = 0; p < D_PANELS; p++)
+        split_in_place<64 * 128, 128>(q_tile + p * (BLOCK_M * 128) + th.wg * 64 * 128, Q_PLANE_BYTES, t);
+    fence_proxy_async();
+    named_barrier_sync(Q_SPLIT_BARRIER + th.wg, 128);
+}
+#endif
 
 // One query tile for a consumer warpgroup, its Q in place: walk its key tiles, write O and L.
 FT_DEVICE void consume_tile(const ft_fwd_args &args, const fwd_block &fb, const fwd_thread &th, unsigned q_tile,
@@ -751,6 +955,9 @@ FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned k
         const fwd_block fb = describe_block(args, m_tile, bh);
         const int qt = pos.q_tile();
         mbar_wait(q_full_bar(bars, qt), pos.q_phase());
+#if DTYPE == FT_DTYPE_F32
+        split_q(q_smem + qt * Q_BYTES, th, (threadIdx.x - 128) % 128);
+#endif
         consume_tile(args, fb, th, q_smem + qt * Q_BYTES, kv_smem, bars, pos, scale_log2, issuer);
         pos.tiles++;
         pos.keys += fb.n_tiles;
@@ -782,6 +989,10 @@ ft_fwd(const __grid_constant__ ft_fwd_args args)
                 mbar_init(ring_bar(bars, st, FULL_V), 1);
                 mbar_init(ring_bar(bars, st, EMPTY_K), CONSUMER_THREADS);
                 mbar_init(ring_bar(bars, st, EMPTY_V), CONSUMER_THREADS);
+#if DTYPE == FT_DTYPE_F32   // the producer's warps 1-3, once they have split K and transposed V
+                mbar_init(ring_bar(bars, st, READY_K), PREP_THREADS);
+                mbar_init(ring_bar(bars, st, READY_V), PREP_THREADS);
+#endif
             }
             for (int qt = 0; qt < Q_TILES; qt++) {
                 mbar_init(q_full_bar(bars, qt), 1);

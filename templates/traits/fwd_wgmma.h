@@ -19,7 +19,33 @@ enum fwd_wgmma_rule {
     FWD_WGMMA_BAD_OVERLAP,     /* OVERLAP without a producer */
     FWD_WGMMA_BAD_PINGPONG,    /* PINGPONG without a producer and two or three consumers */
     FWD_WGMMA_BAD_PERSISTENT,  /* PERSISTENT without a producer */
+    FWD_WGMMA_BAD_F32,         /* f32 without a producer, or with key tiles not whole panels of 32 keys */
+    FWD_WGMMA_BAD_TF32,        /* ALLOW_TF32 = 1 with a 16-bit DTYPE */
 };
+
+/* f32 (DTYPE 0) runs on TF32 tensor cores (wgmma's .tf32 forms, k-steps of 8 floats, both
+ * operands K-major in shared memory): each float split into a TF32 high part and a TF32
+ * remainder, a product made of three TF32 products (one with ALLOW_TF32). The high parts
+ * overwrite Q and K where the copy engine landed them, the remainders take planes of their own
+ * beside them (f32 planes: 2, or 1 with ALLOW_TF32); V lands as it is and the producer writes
+ * it transposed (V^T, keys along the rows, as the .tf32 forms read P V's B) into planes of high
+ * parts and remainders. */
+FT_TRAIT int fwd_wgmma_f32(int dtype)
+{
+    return dtype == 0;
+}
+FT_TRAIT int fwd_wgmma_planes(int dtype, int allow_tf32)
+{
+    return fwd_wgmma_f32(dtype) && !allow_tf32 ? 2 : 1;
+}
+
+/* Columns a tile of `cols` takes in shared memory: whole panels of 128 bytes a row (64 16-bit
+ * columns, 32 floats; ft_panel_cols for the 16-bit types). */
+FT_TRAIT int fwd_wgmma_panel_cols(int cols, int dtype)
+{
+    const int per = fwd_wgmma_f32(dtype) ? 32 : 64;
+    return (cols + per - 1) / per * per;
+}
 
 /* Consumer warpgroups: 64 query rows each. */
 FT_TRAIT int fwd_wgmma_consumers(int block_m)
@@ -37,28 +63,35 @@ FT_TRAIT int fwd_wgmma_has_producer(int block_m, int num_warps)
  * that wgmma takes. Beyond powers of two because the best tile is a balance the tuner should
  * strike: wider tiles spread a tile's fixed costs (the row max and sum across the quad, O's
  * rescale, the waits) over more keys but hold more score registers live beside O (FA3 runs 176
- * keys at head dim 128, 144 at 96, 112 at 192). */
-FT_TRAIT int fwd_wgmma_block_n_ok(int block_n)
+ * keys at head dim 128, 144 at 96, 112 at 192). f32: whole panels of V^T (32 keys) from 32 to
+ * 128 (its tiles are twice the bytes: 32 keys keep two stages in shared memory at head dim 128). */
+FT_TRAIT int fwd_wgmma_block_n_ok(int block_n, int dtype)
 {
+    if (fwd_wgmma_f32(dtype))
+        return block_n % 32 == 0 && block_n >= 32 && block_n <= 128;
     return block_n % 16 == 0 && block_n >= 64 && block_n <= 192;
 }
 
 /* Head dims of Q/K and of V, each one of these (96 takes two 64-column panels, the second half
- * unused; 192 and 256 whole panels). */
+ * unused; 192 and 256 whole panels); in f32 up to 128 (past it O's and the operands' registers
+ * spilled and a K/V stage took most of shared memory: fwd_mma and fwd_exact serve them). */
 FT_TRAIT int fwd_wgmma_head_dim_ok(int head_dim)
 {
     return head_dim == 64 || head_dim == 96 || head_dim == 128 || head_dim == 192 || head_dim == 256;
 }
 
 /* 1024 bytes of slack to align the tiles to 1024 (the swizzle is a function of address bits
- * 4-9), q_tiles Q tiles and NUM_STAGES K/V tiles in whole 64-column panels (ft_panel_cols), 2
- * bytes an element; with a producer, 1024 more for the mbarriers (four a ring slot: K and V full
- * and empty; two a Q tile). */
+ * 4-9), q_tiles Q tiles and NUM_STAGES K/V tiles in whole panels (fwd_wgmma_panel_cols); with a
+ * producer, 1024 more for the mbarriers (a ring slot's K and V full and empty, and in f32 ready;
+ * two a Q tile). f32: Q and K tiles of `planes` planes, V as it lands and V^T in `planes` planes
+ * of head_dim_v rows by the tile's keys. */
 FT_TRAIT long long fwd_wgmma_layout_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
-                                          int num_stages, int q_tiles)
+                                          int num_stages, int q_tiles, int dtype, int allow_tf32)
 {
-    const long long d = ft_panel_cols(head_dim), dv = ft_panel_cols(head_dim_v);
-    return 1024 + ((long long)q_tiles * block_m * d + (long long)num_stages * block_n * (d + dv)) * 2 +
+    const long long d = fwd_wgmma_panel_cols(head_dim, dtype), dv = fwd_wgmma_panel_cols(head_dim_v, dtype);
+    const long long e = fwd_wgmma_f32(dtype) ? 4 : 2, planes = fwd_wgmma_planes(dtype, allow_tf32);
+    const long long v_t = fwd_wgmma_f32(dtype) ? planes * head_dim_v : 0;
+    return 1024 + ((long long)q_tiles * block_m * d * planes + (long long)num_stages * block_n * (d * planes + dv + v_t)) * e +
            (fwd_wgmma_has_producer(block_m, num_warps) ? 1024 : 0);
 }
 
@@ -66,36 +99,42 @@ FT_TRAIT long long fwd_wgmma_layout_bytes(int block_m, int block_n, int num_warp
  * while the consumers still read this one's and both fit, else one (the producer then waits
  * for the consumers' last Q K^T of a tile before loading the next tile's Q). */
 FT_TRAIT int fwd_wgmma_q_tiles(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
-                               int persistent)
+                               int persistent, int dtype, int allow_tf32)
 {
-    return persistent && fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, 2) <=
-                             FT_SMEM_MAX_BYTES ? 2 : 1;
+    return persistent && fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, 2, dtype,
+                                                allow_tf32) <= FT_SMEM_MAX_BYTES ? 2 : 1;
 }
 
 /* 1 where a persistent block writes O through the copy engine, from its Q tile's place once the
  * tile's last scores are in (the consumers go on to the next tile while it is written): with
- * two Q tiles (the producer loads into the other meanwhile) and O no wider than Q. */
+ * two Q tiles (the producer loads into the other meanwhile) and O no wider than Q; 16-bit only
+ * (its stores pack O to 16-bit pairs). */
 FT_TRAIT int fwd_wgmma_async_o(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
-                               int persistent)
+                               int persistent, int dtype, int allow_tf32)
 {
-    return fwd_wgmma_q_tiles(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, persistent) == 2 &&
+    return !fwd_wgmma_f32(dtype) &&
+           fwd_wgmma_q_tiles(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, persistent, dtype,
+                             allow_tf32) == 2 &&
            ft_panel_cols(head_dim_v) <= ft_panel_cols(head_dim);
 }
 
 FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
-                                        int num_stages, int persistent)
+                                        int num_stages, int persistent, int dtype, int allow_tf32)
 {
     return fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages,
                                   fwd_wgmma_q_tiles(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages,
-                                                    persistent));
+                                                    persistent, dtype, allow_tf32),
+                                  dtype, allow_tf32);
 }
 
-/* fp32 S and O accumulators, P as packed pairs, and ~40 registers of addresses and softmax
- * state per thread; 32 where a producer loads K and V (a consumer keeps no load addresses:
- * 192 x 128 tiles of head dim 64 compile in 160 without a spill, at OVERLAP and PINGPONG). */
-FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v, int producer)
+/* fp32 S and O accumulators, P as packed pairs (f32: a float a key split in `planes` parts),
+ * and ~40 registers of addresses and softmax state per thread; 32 where a producer loads K and
+ * V (a consumer keeps no load addresses: 192 x 128 tiles of head dim 64 compile in 160 without
+ * a spill, at OVERLAP and PINGPONG). */
+FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v, int producer, int dtype, int allow_tf32)
 {
-    return block_n / 2 + head_dim_v / 2 + block_n / 4 + (producer ? 32 : 40);
+    const int p = fwd_wgmma_f32(dtype) ? block_n / 2 * fwd_wgmma_planes(dtype, allow_tf32) : block_n / 4;
+    return block_n / 2 + head_dim_v / 2 + p + (producer ? 32 : 40);
 }
 
 /* Blocks per SM the kernel is compiled for (__launch_bounds__'s second argument): as many as the
@@ -106,32 +145,33 @@ FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v, int producer)
  * consumer warpgroups where shared memory allows; the bound also fixes the registers at entry,
  * from which setmaxnreg moves them), else one. */
 FT_TRAIT int fwd_wgmma_min_blocks(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
-                                  int num_stages)
+                                  int num_stages, int dtype, int allow_tf32)
 {
-    const long long by_smem =
-        FT_SMEM_MAX_BYTES / fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, 1);
+    const long long by_smem = FT_SMEM_MAX_BYTES / fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim,
+                                                                         head_dim_v, num_stages, 1, dtype, allow_tf32);
     if (fwd_wgmma_has_producer(block_m, num_warps))
         return fwd_wgmma_consumers(block_m) == 1 ? 2 : 1;
-    const int by_regs = 65536 / (num_warps * 32 * fwd_wgmma_regs(block_n, head_dim_v, 0));
+    const int by_regs = 65536 / (num_warps * 32 * fwd_wgmma_regs(block_n, head_dim_v, 0, dtype, allow_tf32));
     const int blocks = by_regs < by_smem ? by_regs : (int)by_smem;
     return blocks < 1 ? 1 : blocks;
 }
 
-/* The registers the producer warpgroup keeps (setmaxnreg's least: one thread issues the copy
- * engine's loads), and those a consumer thread may hold: with a producer, what setmaxnreg moves
- * to the consumers (three consumers: 512 x 128 at entry >= 128 x 24 + 384 x 160; two: 384 x 168
- * = 128 x 24 + 256 x 240; one: 256 x 128 = 128 x 24 + 128 x 232); else the cap of the block's
- * occupancy. */
-FT_TRAIT int fwd_wgmma_producer_regs(void)
+/* The registers the producer warpgroup keeps (setmaxnreg's least where one thread issues the
+ * copy engine's loads; f32: 40, its 128 threads split K and transpose V), and those a consumer
+ * thread may hold: with a producer, what setmaxnreg moves to the consumers (three consumers:
+ * 512 x 128 at entry >= 128 x 24 + 384 x 160; two: 384 x 168 = 128 x 24 + 256 x 240 = 128 x 40
+ * + 256 x 232; one: 256 x 128 = 128 x 24 + 128 x 232 = 128 x 40 + 128 x 216); else the cap of
+ * the block's occupancy. */
+FT_TRAIT int fwd_wgmma_producer_regs(int dtype)
 {
-    return 24;
+    return fwd_wgmma_f32(dtype) ? 56 : 24;
 }
-FT_TRAIT int fwd_wgmma_consumer_regs(int block_m, int num_warps)
+FT_TRAIT int fwd_wgmma_consumer_regs(int block_m, int num_warps, int dtype)
 {
     if (!fwd_wgmma_has_producer(block_m, num_warps))
         return ft_register_cap(num_warps * 32);
-    const int consumers = fwd_wgmma_consumers(block_m);
-    return consumers == 3 ? 160 : consumers == 2 ? 240 : 232;
+    const int consumers = fwd_wgmma_consumers(block_m), f32 = fwd_wgmma_f32(dtype);
+    return consumers == 3 ? (f32 ? 152 : 160) : consumers == 2 ? (f32 ? 224 : 240) : (f32 ? 200 : 232);
 }
 
 /* The rows of the copy engine's K and V boxes (a key tile), or 0 where every warp loads by
@@ -150,26 +190,46 @@ FT_TRAIT int fwd_wgmma_q_map_rows(int block_m, int num_warps)
  * 320 columns together: 192/128 takes 210 KB), else 64 keys (256, 192/192: 128 x 256 x 2 of Q
  * and two 64-key stages, 194 KB at 256; O's 128 registers a thread at V's 256 leave no room for
  * 128-key scores either). */
-FT_TRAIT void fwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int *block_n)
+FT_TRAIT void fwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int dtype, int *block_m, int *block_n,
+                                       int *num_warps, int *num_stages, int *overlap, int *pingpong)
 {
+    *overlap = 1;
+    if (fwd_wgmma_f32(dtype)) {
+        /* f32 (three planes a K/V stage beside V as it lands), the fastest of bench_kernels' rows
+         * on the H200 (notes/fp32.md): two consumers taking turns, 128 x 64 in two stages with
+         * OVERLAP to head dim 64, else 128 x 32 in one stage without it. */
+        const int wide = head_dim <= 64 && head_dim_v <= 64;
+        *block_m = 128;
+        *block_n = wide ? 64 : 32;
+        *num_warps = 12;
+        *num_stages = wide ? 2 : 1;
+        *overlap = wide;
+        *pingpong = 1;
+        return;
+    }
     if (ft_panel_cols(head_dim) + ft_panel_cols(head_dim_v) > 320)
         *block_n = 64;
 }
 
 FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int overlap,
-                            int pingpong, int persistent)
+                            int pingpong, int persistent, int dtype, int allow_tf32)
 {
     if (block_m != 64 && block_m != 128 && block_m != 192)
         return FWD_WGMMA_BAD_BLOCK_M;
     const int producer = fwd_wgmma_has_producer(block_m, num_warps);
     if (num_warps != block_m / 16 && !producer)
         return FWD_WGMMA_BAD_WARPS;
-    if (!fwd_wgmma_block_n_ok(block_n))
+    if (allow_tf32 && !fwd_wgmma_f32(dtype))
+        return FWD_WGMMA_BAD_TF32;
+    if (fwd_wgmma_f32(dtype) && (!producer || block_n % 32 != 0))
+        return FWD_WGMMA_BAD_F32;
+    if (!fwd_wgmma_block_n_ok(block_n, dtype))
         return FWD_WGMMA_BAD_BLOCK_N;
-    if (!fwd_wgmma_head_dim_ok(head_dim) || !fwd_wgmma_head_dim_ok(head_dim_v))
+    if (!fwd_wgmma_head_dim_ok(head_dim) || !fwd_wgmma_head_dim_ok(head_dim_v) ||
+        (fwd_wgmma_f32(dtype) && (head_dim > 128 || head_dim_v > 128)))
         return FWD_WGMMA_BAD_HEAD_DIM;
-    if (fwd_wgmma_regs(block_n, head_dim_v, producer) >
-        fwd_wgmma_consumer_regs(block_m, num_warps))
+    if (fwd_wgmma_regs(block_n, head_dim_v, producer, dtype, allow_tf32) >
+        fwd_wgmma_consumer_regs(block_m, num_warps, dtype))
         return FWD_WGMMA_BAD_REGISTERS;
     if (overlap && !producer)
         return FWD_WGMMA_BAD_OVERLAP;

@@ -617,19 +617,24 @@ static void decode_choices(void **state)
     assert_true(c->p[GEN_SPLITS] > 1);
     if (gen_validate(c, ampere.smem_limit, err, sizeof err) != 0)
         fail_msg("%s", err);
-    /* No decode kernel for f32 or a backward: f32 runs on tensor cores as TF32 (fwd_mma, three
-     * products), unsplit, or on CUDA cores (fwd_exact) where its rows are not 16-byte aligned. */
+    /* No decode kernel for f32 or a backward: f32 runs on tensor cores as TF32 (on Hopper
+     * fwd_wgmma, elsewhere fwd_mma; three products), unsplit, or on CUDA cores (fwd_exact) where
+     * its rows are not 16-byte aligned. */
     w = workload(DB_OP_FWD, FT_F32, 128, 0, 2, 16, 1, 100000);
     assert_false(db_workload_decode(&w));
     assert_int_equal(rt_choose(NULL, NULL, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_string_equal(c->family->name, "fwd_wgmma");
+    assert_int_equal(c->p[GEN_ALLOW_TF32], 0);
+    if (gen_validate(c, h100.smem_limit, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(rt_choose(NULL, NULL, &ampere, &w, 0, &got, &db_error, err, sizeof err), 0);
     assert_string_equal(c->family->name, "fwd_mma");
     assert_int_equal(c->p[GEN_SPLITS], 1);
-    assert_int_equal(c->p[GEN_ALLOW_TF32], 0);
     assert_int_equal(rt_choose(NULL, NULL, &h100, &w, RT_CHOOSE_ANY_ROWS, &got, &db_error, err, sizeof err), 0);
     assert_string_equal(c->family->name, "fwd_exact");
     w.tf32 = 1;   /* the caller allows TF32: one product (ALLOW_TF32), compiled in */
     assert_int_equal(rt_choose(NULL, NULL, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
-    assert_string_equal(c->family->name, "fwd_mma");
+    assert_string_equal(c->family->name, "fwd_wgmma");
     assert_int_equal(c->p[GEN_ALLOW_TF32], 1);
     w.tf32 = 0;
     /* The f32 backward the same way: bwd_mma (three products; one with tf32), bwd_exact where the
