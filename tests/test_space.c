@@ -101,7 +101,7 @@ static const struct {
     int workloads;       /* over every space, on sm_90 */
     int hopper_only;     /* 1: other archs are refused with a message naming sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 7, 248, 0 },
+    { "tuner/spaces/default.lua", 8, 260, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
     { "tuner/spaces/kinds.lua", 3, 6, 1 },
@@ -194,7 +194,7 @@ static void default_space_covers_the_readme(void **state)
             if (c->count < least || c->count > 24)
                 fail_msg("default.lua '%s' workload %d: %d candidates, outside %d..24", s->name, j + 1, c->count,
                          least);
-            if (!strcmp(s->name, "fwd_f32") || !strcmp(s->name, "bwd_f32")) {
+            if (!strcmp(s->name, "fwd_f32") || !strcmp(s->name, "bwd_f32") || !strcmp(s->name, "fwd_f32_hopper")) {
                 /* float32 on TF32 tensor cores: the papers' shapes, three lengths */
                 assert_true(w->dtype == 0 && (w->head_dim == 64 || w->head_dim == 128));
                 assert_true(w->seqlen_q == 1024 || w->seqlen_q == 4096 || w->seqlen_q == 16384);
@@ -224,7 +224,8 @@ static void default_space_covers_the_readme(void **state)
             seen[w->dtype][w->head_dim / 64][w->causal][lg]++;
             /* (bwd_wgmma at head dim 64 has 3 configurations: one warpgroup, 1..3 stages.) */
         }
-        if (!strcmp(s->name, "fwd_f32") || !strcmp(s->name, "bwd_f32")) {   /* 2 head dims x 2 causal x 3 lengths */
+        if (!strcmp(s->name, "fwd_f32") || !strcmp(s->name, "bwd_f32") ||
+            !strcmp(s->name, "fwd_f32_hopper")) {   /* 2 head dims x 2 causal x 3 lengths */
             assert_int_equal(extra, 12);
             continue;
         }

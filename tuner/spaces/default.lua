@@ -229,6 +229,33 @@ if device.cc == 90 then
     bench = bench,
     confirm = confirm,
   })
+  -- Float32 forwards on the TF32 forms of wgmma (three products a product): a producer always
+  -- (its warps split K and write V transposed as each tile lands) beside two consumers, the key
+  -- tiles shared memory allows (a stage holds 2.5 times a 16-bit stage's bytes; the family's
+  -- check refuses what does not fit). On the H200 (bench_kernels, seventeenth session,
+  -- notes/fp32.md) one consumer (64 rows) lost at both head dims, and the best row at head dim
+  -- 128 ran one stage without OVERLAP, so both stay; PERSISTENT only beside OVERLAP, as above.
+  table.insert(spaces, space{
+    name = "fwd_f32_hopper",
+    template = "fwd_wgmma",
+    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 128, NUM_WARPS = 12 },
+    params = {
+      BLOCK_N = {32, 64},
+      NUM_STAGES = {1, 2},
+      OVERLAP = {0, 1},
+      PINGPONG = {0, 1},
+      PERSISTENT = {0, 1},
+    },
+    where = function(p)
+      if p.OVERLAP == 0 and p.PERSISTENT == 1 then
+        return false, "PERSISTENT beside OVERLAP only"
+      end
+      return true
+    end,
+    workloads = f32_shapes,
+    bench = bench,
+    confirm = confirm,
+  })
   -- The Hopper backward: a consumer warpgroup owns 64 keys, so BLOCK_N gives the consumers and
   -- NUM_WARPS whether a producer warpgroup loads for them (BLOCK_N/16 + 4) or not (BLOCK_N/16);
   -- query tiles of 64 rows, or at head dim 64 of 128 beside two consumers (each then makes dQ
