@@ -330,7 +330,7 @@ FT_DEVICE void p_from_scores(p_operand &p, const float (&s)[S_REGS])
 // its own run of O's registers (columns 128c.. are registers 64c..).
 constexpr int PV_CHUNK = HEAD_DIM_V > 128 ? 128 : HEAD_DIM_V;
 constexpr int PV_CHUNKS = (HEAD_DIM_V + 127) / 128;
-template <int C> FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const p_operand &p, unsigned v_tile)
+template <int C> FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const p_operand &p, unsigned v_tile, bool fresh)
 {
     constexpr int N = HEAD_DIM_V - C * 128 < PV_CHUNK ? HEAD_DIM_V - C * 128 : PV_CHUNK;
     float(&oc)[N / 2] = *reinterpret_cast<float(*)[N / 2]>(&o[C * 64]);
@@ -339,11 +339,12 @@ template <int C> FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const p_opera
 #pragma unroll
     for (int kk = 0; kk < P_STEPS; kk++) {
         const unsigned long long v = wg_desc_add(v0, (kk / 4) * VT_PANEL_BYTES + (kk % 4) * 32);
+        const int first = fresh && kk == 0 ? 0 : 1;   // 0: the product overwrites (a fresh accumulator)
         if (PLANES == 2) {
-            wg_rs_tf32<N>::run(oc, p.part[1][kk], v, 1);
+            wg_rs_tf32<N>::run(oc, p.part[1][kk], v, first);
             wg_rs_tf32<N>::run(oc, p.part[0][kk], wg_desc_add(v, VT_PLANE_BYTES), 1);
         }
-        wg_rs_tf32<N>::run(oc, p.part[0][kk], v, 1);
+        wg_rs_tf32<N>::run(oc, p.part[0][kk], v, PLANES == 2 ? 1 : first);
     }
 #else
     const unsigned long long v0 = wg_desc(v_tile + C * 2 * PANEL_BYTES, PANEL_BYTES, 1024);
@@ -352,11 +353,35 @@ template <int C> FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const p_opera
         wg_rs<N, 1>::run(oc, p.part[0][kk], wg_desc_add(v0, kk * 2048), 1);
 #endif
 }
-FT_DEVICE void issue_pv(float (&o)[O_REGS], const p_operand &p, unsigned v_tile)
+FT_DEVICE void issue_pv(float (&o)[O_REGS], const p_operand &p, unsigned v_tile, bool fresh = false)
 {
-    issue_pv_chunk<0>(o, p, v_tile);
+    issue_pv_chunk<0>(o, p, v_tile, fresh);
     if constexpr (PV_CHUNKS > 1)
-        issue_pv_chunk<1>(o, p, v_tile);
+        issue_pv_chunk<1>(o, p, v_tile, fresh);
+}
+
+// f32: a key tile's P V lands in an accumulator of its own (pv, overwritten by the tile's first
+// product), added to O with rounded adds once it has landed. The tensor cores' accumulation
+// truncates: added into O a k-step at a time, O's error grew with the keys (2.9e-5 at N 4096,
+// 1.2e-4 at 16384 against float64, the same for every tile; the sweep's checks refused them),
+// as it did on mma.sync (fwd_mma's rounded add). 16-bit: P V into O directly, as always.
+FT_DEVICE void issue_pv_into(float (&o)[O_REGS], float (&pv)[O_REGS], const p_operand &p, unsigned v_tile)
+{
+    if constexpr (F32)
+        issue_pv(pv, p, v_tile, true);
+    else
+        issue_pv(o, p, v_tile);
+}
+FT_DEVICE void land_pv(float (&o)[O_REGS], float (&pv)[O_REGS])
+{
+    if constexpr (F32) {
+        wg_pin(pv);
+#pragma unroll
+        for (int i = 0; i < O_REGS; i++)
+            o[i] += pv[i];
+    } else {
+        wg_pin(o);
+    }
 }
 static_assert(PV_CHUNKS <= 2, "HEAD_DIM_V: P V in at most two chunks of 128 columns");
 
@@ -515,11 +540,12 @@ FT_DEVICE void attend_tile(float (&o)[O_REGS], float (&row_max)[2], float (&row_
     ring.wait_v(t);
     ring.take_turn();
     wg_fence();
-    issue_pv(o, pf, ring.v_tile(t));
+    float pv[O_REGS];   // f32 only (issue_pv_into)
+    issue_pv_into(o, pv, pf, ring.v_tile(t));
     wg_commit();
     ring.pass_turn();
     wg_wait_all();
-    wg_pin(o);
+    land_pv(o, pv);
     pin_a(pf);
     ring.free_v(t);
 }
@@ -537,6 +563,7 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
     if (n == 0)
         return;
     float s[S_REGS];
+    float pv[O_REGS];   // f32 only (issue_pv_into)
     p_operand pf;
     ring.wait_k(0);
     ring.take_turn();
@@ -560,7 +587,7 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
         wg_fence();
         issue_scores(s, q_wg, ring.k_tile(t));
         wg_commit();
-        issue_pv(o, pf, ring.v_tile(t - 1));
+        issue_pv_into(o, pv, pf, ring.v_tile(t - 1));
         wg_commit();
         ring.pass_turn();
         wg_wait<1>();   // S of tile t has landed; P V of t-1 may still run
@@ -572,7 +599,7 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
         for (int half = 0; half < 2; half++)
             correction[half] = softmax_scores<BLOCK_N / 8>(s, row_max[half], row_sum[half], half, scale_log2);
         wg_wait<0>();
-        wg_pin(o);
+        land_pv(o, pv);
         pin_a(pf);
         ring.free_v(t - 1);
 #pragma unroll
@@ -584,11 +611,11 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
     ring.wait_v(n - 1);
     ring.take_turn();
     wg_fence();
-    issue_pv(o, pf, ring.v_tile(n - 1));
+    issue_pv_into(o, pv, pf, ring.v_tile(n - 1));
     wg_commit();
     ring.pass_turn();
     wg_wait_all();
-    wg_pin(o);
+    land_pv(o, pv);
     pin_a(pf);
     ring.free_v(n - 1);
 }

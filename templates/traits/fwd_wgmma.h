@@ -127,14 +127,16 @@ FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
                                   dtype, allow_tf32);
 }
 
-/* fp32 S and O accumulators, P as packed pairs (f32: a float a key split in `planes` parts),
+/* fp32 S and O accumulators (f32: and a key tile's P V apart from O), P as packed pairs (f32: a
+ * float a key split in `planes` parts),
  * and ~40 registers of addresses and softmax state per thread; 32 where a producer loads K and
  * V (a consumer keeps no load addresses: 192 x 128 tiles of head dim 64 compile in 160 without
  * a spill, at OVERLAP and PINGPONG). */
 FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v, int producer, int dtype, int allow_tf32)
 {
-    const int p = fwd_wgmma_f32(dtype) ? block_n / 2 * fwd_wgmma_planes(dtype, allow_tf32) : block_n / 4;
-    return block_n / 2 + head_dim_v / 2 + p + (producer ? 32 : 40);
+    const int f32 = fwd_wgmma_f32(dtype);
+    const int p = f32 ? block_n / 2 * fwd_wgmma_planes(dtype, allow_tf32) : block_n / 4;
+    return block_n / 2 + head_dim_v / 2 * (f32 ? 2 : 1) + p + (producer ? 32 : 40);
 }
 
 /* Blocks per SM the kernel is compiled for (__launch_bounds__'s second argument): as many as the
