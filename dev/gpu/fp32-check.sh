@@ -5,7 +5,7 @@
 # bench/compare.py's float32 table beside SDPA's memory-efficient and math backends. Eight files
 # in $OUT (device, build log, tests, bench, the accuracy table, compare.py's table, CSV and log);
 # the tables printed last.
-# Usage: [FP32_TESTS=0] [COMPARE_LIMIT_S=300, 0: none] [FLASHTUNE_COMMIT=abc1234] dev/gpu/fp32-check.sh
+# Usage: [FP32_TESTS=0] [FP32_BENCH=0] [COMPARE_LIMIT_S=300, 0: none] [FLASHTUNE_COMMIT=abc1234] dev/gpu/fp32-check.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 source dev/gpu/build.sh
@@ -13,7 +13,8 @@ if [ "${FP32_TESTS:-1}" != 0 ]; then
   (cd /tmp/build && FT_TEST_FILTER='*f32*' timeout 240 ctest --output-on-failure -L gpu -R "test_attn_gpu|test_runtime_gpu" 2>&1) \
     > "$OUT/gpu-tests.log"; echo "tests rc=$?"
 fi
-timeout 120 /tmp/build/bench/bench_kernels 20 all tf32 > "$OUT/bench-tf32.log" 2>&1; echo "bench rc=$?"
+[ "${FP32_BENCH:-1}" = 0 ] ||
+  { timeout 120 /tmp/build/bench/bench_kernels 20 all tf32 > "$OUT/bench-tf32.log" 2>&1; echo "bench rc=$?"; }
 timeout 180 python3 bench/fp32_accuracy.py --out "$OUT" > /tmp/accuracy.log 2>&1; echo "accuracy rc=$?"
 if [ "${COMPARE_LIMIT_S:-300}" != 0 ]; then
   mkdir -p /tmp/compare-f32
@@ -22,5 +23,5 @@ if [ "${COMPARE_LIMIT_S:-300}" != 0 ]; then
   cp /tmp/compare-f32/compare.md /tmp/compare-f32/compare.csv "$OUT/" 2>/dev/null
 fi
 grep -E "tests passed|FAILED" "$OUT/gpu-tests.log" 2>/dev/null | tail -3
-cut -c1-150 "$OUT/bench-tf32.log"; cat "$OUT/fp32_accuracy.md" 2>/dev/null
+cut -c1-150 "$OUT/bench-tf32.log" 2>/dev/null; cat "$OUT/fp32_accuracy.md" 2>/dev/null
 [ -f "$OUT/compare.md" ] && sed -n '/Geometric mean/,/Peak memory/p' "$OUT/compare.md"
