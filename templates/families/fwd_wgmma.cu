@@ -434,10 +434,11 @@ struct inline_ring {
 };
 
 // The producer's mbarriers: a ring slot's are K full, V full, K empty, V empty and (f32) K ready,
-// V ready, 8 bytes each (at most 4 slots of 64 bytes); from byte 512, a Q tile's full and empty.
+// V ready, 8 bytes each (at most 4 slots of 32 bytes, f32 64); from byte 512, a Q tile's full
+// and empty.
 // Full: the copy engine's bytes landed; ready (f32): the producer's warpgroup has split K and
 // transposed V (what the consumers wait for); empty: every consumer is done with the slot.
-FT_DEVICE unsigned ring_bar(unsigned bars, int st, int which) { return bars + 64 * st + 8 * which; }
+FT_DEVICE unsigned ring_bar(unsigned bars, int st, int which) { return bars + (F32 ? 64 : 32) * st + 8 * which; }
 enum { FULL_K, FULL_V, EMPTY_K, EMPTY_V, READY_K, READY_V };
 constexpr int K_LANDED = F32 ? READY_K : FULL_K, V_LANDED = F32 ? READY_V : FULL_V;   // what consumers wait for
 FT_DEVICE unsigned q_full_bar(unsigned bars, int qt) { return bars + 512 + 16 * qt; }
