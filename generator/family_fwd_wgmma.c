@@ -19,7 +19,8 @@ static int check_fwd(const int *p, char *why, size_t len)
     const int bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
     const int dtype = p[GEN_DTYPE], tf32 = p[GEN_ALLOW_TF32];
-    switch (fwd_wgmma_rule(bm, bn, nw, d, dv, p[GEN_OVERLAP], p[GEN_PINGPONG], p[GEN_PERSISTENT], dtype, tf32)) {
+    switch (fwd_wgmma_rule(bm, bn, nw, d, dv, p[GEN_NUM_STAGES], p[GEN_OVERLAP], p[GEN_PINGPONG], p[GEN_PERSISTENT],
+                           dtype, tf32)) {
     case FWD_WGMMA_OK:
         return 0;
     case FWD_WGMMA_BAD_WARPS:
@@ -60,6 +61,13 @@ static int check_fwd(const int *p, char *why, size_t len)
                  "consumer warpgroups fed by a producer (BLOCK_M=128, NUM_WARPS=12; BLOCK_M=192, NUM_WARPS=16)", nw, bm);
         break;
     default:
+        if (fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, tf32) <= fwd_wgmma_consumer_regs(bm, nw, dtype)) {
+            snprintf(why, len, "NUM_STAGES=1 in f32 with BLOCK_M=%d BLOCK_N=%d HEAD_DIM_V=%d OVERLAP=%d PINGPONG=%d: "
+                     "registers spill (one stage keeps the tile's descriptors live: use two stages; one stage takes "
+                     "two consumers, OVERLAP only to head dim 64, 64-key tiles without OVERLAP only to head dim 64 "
+                     "and without PINGPONG)", bm, bn, dv, p[GEN_OVERLAP], p[GEN_PINGPONG]);
+            break;
+        }
         snprintf(why, len, "BLOCK_N=%d HEAD_DIM_V=%d NUM_WARPS=%d: ~%d registers per thread, %d available", bn, dv, nw,
                  fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, tf32),
                  fwd_wgmma_consumer_regs(bm, nw, dtype));

@@ -336,13 +336,14 @@ static const int wgb_tiles[][8] = {
     { 64, 128, 12, 1, 0, 0, 0, 1 }, { 128, 128, 12, 2, 0, 0, 0, 1 }, { 64, 128, 12, 3, 1, 1, 0, 1 },
     { 80, 128, 12, 2 },         { 80, 128, 12, 2, 1, 0, 1, 1 },
 };
-/* fwd_wgmma in f32 (TF32 products; a producer always): key tiles of 32 to 128 keys, one and two
- * consumers, one and two stages, each schedule flag on and off (the first rows fit head dim
- * 128, the later ones head dim 64 only). */
+/* fwd_wgmma in f32 (TF32 products; a producer always): key tiles of 32 to 96 keys, one to three
+ * consumers, one and two stages, each schedule flag on and off, one stage with OVERLAP (it once
+ * deadlocked). Head dims 96 and 128 fit rows 0 and 2 (and with one product more); the rotation's
+ * 11 rows against ALLOW_TF32's every third case give each row both product counts. */
 static const int wgf_tiles[][8] = {
-    { 64, 32, 8, 2, 1, 0, 0 },  { 128, 64, 12, 2, 1, 0, 0 }, { 128, 32, 12, 1, 0, 1, 0 }, { 64, 64, 8, 1, 0, 0, 1 },
-    { 128, 64, 12, 2, 1, 1, 1 }, { 64, 32, 8, 2, 0, 0, 1 }, { 128, 96, 12, 1, 0, 0, 0 }, { 128, 32, 12, 2, 1, 1, 0 },
-    { 64, 64, 8, 2, 0, 0, 0 },
+    { 64, 32, 8, 2, 1, 0, 0 },   { 128, 64, 12, 2, 1, 0, 0 }, { 128, 32, 12, 1, 0, 1, 0 }, { 64, 64, 8, 2, 1, 0, 1 },
+    { 128, 64, 12, 2, 1, 1, 1 }, { 64, 32, 8, 2, 0, 0, 1 },  { 128, 96, 12, 1, 0, 0, 0 }, { 128, 32, 12, 2, 1, 1, 0 },
+    { 64, 64, 8, 2, 0, 0, 0 },   { 128, 64, 12, 1, 1, 1, 1 }, { 192, 32, 16, 2, 1, 1, 0 },
 };
 #define TILE_COUNT(t) ((int)(sizeof t / sizeof t[0]))
 /* The fwd_wgmma tiles for a case's dtype. */

@@ -92,8 +92,8 @@ constexpr int MIN_BLOCKS =
 constexpr int PRODUCER_REGS = fwd_wgmma_producer_regs(DTYPE);
 constexpr int CONSUMER_REGS = fwd_wgmma_consumer_regs(BLOCK_M, NUM_WARPS, DTYPE);
 
-constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, OVERLAP, PINGPONG, PERSISTENT,
-                                    DTYPE, ALLOW_TF32);
+constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, OVERLAP, PINGPONG,
+                                    PERSISTENT, DTYPE, ALLOW_TF32);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || F32, "DTYPE: fwd_wgmma takes f16, bf16 or f32");
 static_assert(RULE != FWD_WGMMA_BAD_TF32, "ALLOW_TF32: 0 in f16 and bf16");
 static_assert(RULE != FWD_WGMMA_BAD_F32, "f32 needs a producer warpgroup and BLOCK_N a multiple of 32");
@@ -102,7 +102,7 @@ static_assert(RULE != FWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_M/16 (consum
 static_assert(RULE != FWD_WGMMA_BAD_BLOCK_M, "BLOCK_M must be 64, 128 or 192 (64 rows a consumer warpgroup)");
 static_assert(RULE != FWD_WGMMA_BAD_BLOCK_N, "BLOCK_N must be a multiple of 16 from 64 to 192 (f32: of 32 from 32 "
                                              "to 128)");
-static_assert(RULE != FWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, 96, 128, 192 or 256");
+static_assert(RULE != FWD_WGMMA_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, 96, 128, 192 or 256 (f32: to 128)");
 static_assert(RULE != FWD_WGMMA_BAD_REGISTERS, "BLOCK_N, HEAD_DIM_V, NUM_WARPS: accumulators would spill");
 static_assert(RULE != FWD_WGMMA_BAD_OVERLAP, "OVERLAP needs a producer warpgroup");
 static_assert(RULE != FWD_WGMMA_BAD_PINGPONG, "PINGPONG needs a producer warpgroup and two or three consumers");
@@ -173,7 +173,7 @@ struct tile_schedule {
         if (!second && taken >= units * bh_count)
             return false;
         int u;
-        const int group = l2_head_group((long long)args.seqlen_k * (HEAD_DIM + HEAD_DIM_V) * 2);   // K and V
+        const int group = l2_head_group((long long)args.seqlen_k * (HEAD_DIM + HEAD_DIM_V) * (int)sizeof(elem_t));   // K and V
         grouped_walk(taken, group, units, bh_count, u, bh);
         const int mt = seq_tiles(args, bh / args.heads, m_tiles);
         if (!CAUSAL) {

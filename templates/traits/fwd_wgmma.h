@@ -159,11 +159,11 @@ FT_TRAIT int fwd_wgmma_min_blocks(int block_m, int block_n, int num_warps, int h
 }
 
 /* The registers the producer warpgroup keeps (setmaxnreg's least where one thread issues the
- * copy engine's loads; f32: 40, its 128 threads split K and transpose V), and those a consumer
+ * copy engine's loads; f32: 56, its warps 1-3 split K and transpose V), and those a consumer
  * thread may hold: with a producer, what setmaxnreg moves to the consumers (three consumers:
- * 512 x 128 at entry >= 128 x 24 + 384 x 160; two: 384 x 168 = 128 x 24 + 256 x 240 = 128 x 40
- * + 256 x 232; one: 256 x 128 = 128 x 24 + 128 x 232 = 128 x 40 + 128 x 216); else the cap of
- * the block's occupancy. */
+ * 512 x 128 at entry >= 128 x 24 + 384 x 160 >= 128 x 56 + 384 x 152; two: 384 x 168 = 128 x 24
+ * + 256 x 240 = 128 x 56 + 256 x 224; one: 256 x 128 = 128 x 24 + 128 x 232 = 128 x 56 + 128 x
+ * 200); else the cap of the block's occupancy. */
 FT_TRAIT int fwd_wgmma_producer_regs(int dtype)
 {
     return fwd_wgmma_f32(dtype) ? 56 : 24;
@@ -213,8 +213,8 @@ FT_TRAIT void fwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int dtype, 
         *block_n = 64;
 }
 
-FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int overlap,
-                            int pingpong, int persistent, int dtype, int allow_tf32)
+FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
+                            int overlap, int pingpong, int persistent, int dtype, int allow_tf32)
 {
     if (block_m != 64 && block_m != 128 && block_m != 192)
         return FWD_WGMMA_BAD_BLOCK_M;
@@ -232,6 +232,15 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
         return FWD_WGMMA_BAD_HEAD_DIM;
     if (fwd_wgmma_regs(block_n, head_dim_v, producer, dtype, allow_tf32) >
         fwd_wgmma_consumer_regs(block_m, num_warps, dtype))
+        return FWD_WGMMA_BAD_REGISTERS;
+    /* f32 in one stage: the tile's descriptors are the same every key tile there, and ptxas keeps
+     * them live across the walk. These spilled (NVRTC for sm_90a, every f32 tile the rules above
+     * let through, causal and not, seventeenth session; the two-stage ones never did): one or
+     * three consumers; OVERLAP past head dim 64; 64-key tiles without OVERLAP taking turns, or
+     * past head dim 64. */
+    if (fwd_wgmma_f32(dtype) && num_stages == 1 &&
+        (block_m != 128 || (overlap && head_dim_v > 64) ||
+         (block_n == 64 && !overlap && (pingpong || head_dim_v > 64))))
         return FWD_WGMMA_BAD_REGISTERS;
     if (overlap && !producer)
         return FWD_WGMMA_BAD_OVERLAP;
