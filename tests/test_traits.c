@@ -46,6 +46,11 @@ static const sample samples[] = {
     { "fwd_wgmma", "DTYPE=f16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=192 BLOCK_N=112 NUM_WARPS=16 NUM_STAGES=3 OVERLAP=1 PINGPONG=1 "
                    "PERSISTENT=1" },
     { "fwd_wgmma", "DTYPE=bf16 HEAD_DIM=96 HEAD_DIM_V=96 BLOCK_M=64 BLOCK_N=80 NUM_WARPS=4 NUM_STAGES=2" },
+    /* f32 on TF32 wgmma: Q and K in two planes, V as it lands and V^T's two planes a stage, the
+     * ready mbarriers; one plane with ALLOW_TF32 (then two Q tiles fit a persistent block). */
+    { "fwd_wgmma", "DTYPE=f32 HEAD_DIM=128 BLOCK_M=128 BLOCK_N=32 NUM_WARPS=12 NUM_STAGES=1 PINGPONG=1" },
+    { "fwd_wgmma", "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=128 BLOCK_N=64 NUM_WARPS=12 NUM_STAGES=2 ALLOW_TF32=1 "
+                   "OVERLAP=1 PERSISTENT=1" },
     { "fwd_exact", "DTYPE=f32 HEAD_DIM=64" },
     { "fwd_exact", "DTYPE=f64 HEAD_DIM=32 HEAD_DIM_V=64 BLOCK_M=32 BLOCK_N=16 NUM_STAGES=1" },
     { "bwd_mma", "DTYPE=bf16 HEAD_DIM=128 DQ_MODE=atomic" },
