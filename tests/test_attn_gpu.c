@@ -140,6 +140,11 @@ static const attn_case cases[] = {
      * ending in a partial tile of keys. */
     { "bf16 persistent Nq>Nk causal BR 144 keys", BF16, 128, 128, 2, 40, 700, 333, 1, 1, 0, 0, DEFAULT_TILES, BR },
     { "f16 persistent N=1000 192 keys", F16, 128, 128, 1, 40, 1000, 1000, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
+    /* fwd_wgmma's f32 with more query tiles than the GPU holds blocks (the f32 persistent rows of
+     * wgf_tiles in turn; head dim 64, where they fit): causal pairs, and bottom-right rows that
+     * see no key over odd lengths. */
+    { "f32 persistent D=64 causal", F32, 64, 64,    2, 16, 2048, 2048, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK },
+    { "f32 persistent D=64 Nq>Nk BR", F32, 64, 64,  3, 24, 700, 500, 1, 1, 0, 0, DEFAULT_TILES, BR },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
