@@ -412,6 +412,30 @@ FT_DEVICE float4 ld_shared_f32x4(unsigned addr)
     return v;
 }
 
+#if DTYPE == FT_DTYPE_F32
+// Four floats split into TF32 parts (tf32_split): their high parts stored at hi, and with three
+// products (not ALLOW_TF32) their remainders at lo, 16 bytes each.
+FT_DEVICE void st_split4(unsigned hi, unsigned lo, float a, float b, float c, float d)
+{
+    const tf32x2 x = tf32_split(a), y = tf32_split(b), z = tf32_split(c), w = tf32_split(d);
+    st_shared_f32x4(hi, __uint_as_float(x.hi), __uint_as_float(y.hi), __uint_as_float(z.hi), __uint_as_float(w.hi));
+    if (!ALLOW_TF32)
+        st_shared_f32x4(lo, __uint_as_float(x.lo), __uint_as_float(y.lo), __uint_as_float(z.lo), __uint_as_float(w.lo));
+}
+// BYTES of floats at src split (st_split4) into their high parts at hi and their remainders
+// lo_offset bytes past those, 16 bytes a piece, by THREADS threads (t: this one's index;
+// consecutive threads on consecutive pieces). hi may be src: each piece is read before it is
+// written, by the thread that writes it.
+template <int BYTES, int THREADS> FT_DEVICE void split_pieces(unsigned src, unsigned hi, unsigned lo_offset, int t)
+{
+#pragma unroll 4
+    for (int i = t * 16; i < BYTES; i += THREADS * 16) {
+        const float4 x = ld_shared_f32x4(src + i);
+        st_split4(hi + i, hi + lo_offset + i, x.x, x.y, x.z, x.w);
+    }
+}
+#endif
+
 // A semaphore in global memory between blocks: spin until *sem holds `value`, then see every
 // write the block that stored it made before (acquire, GPU scope). The spin reads relaxed, and
 // one acquiring read follows: an acquire invalidates the L1 each time, which a spin need not.

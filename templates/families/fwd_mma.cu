@@ -90,17 +90,7 @@ FT_DEVICE void load_tile(elem_t *smem, const elem_t *gmem, long long stride, int
 // 16-byte piece by one thread: high parts, then (three products) low parts a plane further.
 FT_DEVICE void split_stage(unsigned stage_addr, unsigned planes_addr)
 {
-    constexpr int PIECES = STAGE_ELEMS / 4;
-#pragma unroll 4
-    for (int i = threadIdx.x; i < PIECES; i += NUM_THREADS) {
-        const float4 x = ld_shared_f32x4(stage_addr + 16 * i);
-        const tf32x2 a = tf32_split(x.x), b = tf32_split(x.y), c = tf32_split(x.z), d = tf32_split(x.w);
-        st_shared_f32x4(planes_addr + 16 * i, __uint_as_float(a.hi), __uint_as_float(b.hi), __uint_as_float(c.hi),
-                        __uint_as_float(d.hi));
-        if (!ALLOW_TF32)
-            st_shared_f32x4(planes_addr + PLANE_BYTES + 16 * i, __uint_as_float(a.lo), __uint_as_float(b.lo),
-                            __uint_as_float(c.lo), __uint_as_float(d.lo));
-    }
+    split_pieces<STAGE_ELEMS * 4, NUM_THREADS>(stage_addr, planes_addr, PLANE_BYTES, threadIdx.x);
 }
 // A fragment element of a split tile: its high and low parts read from the planes (SPLIT_SMEM), or
 // the raw float read and split here.

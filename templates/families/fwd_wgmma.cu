@@ -65,8 +65,8 @@ constexpr int PLANES = fwd_wgmma_planes(DTYPE, ALLOW_TF32);
 // f32: Q and K take PLANES planes each (Q_PLANE_BYTES, K_PLANE_BYTES apart), and a stage holds
 // after V as it lands V^T in PLANES planes of HEAD_DIM_V rows by BLOCK_N keys, in panels of 32
 // keys (VT_PANEL_BYTES apart).
-constexpr int D_PANELS = fwd_wgmma_panel_cols(HEAD_DIM, DTYPE) / PANEL_COLS;
-constexpr int DV_PANELS = fwd_wgmma_panel_cols(HEAD_DIM_V, DTYPE) / PANEL_COLS;
+constexpr int D_PANELS = ft_panel_cols_of(HEAD_DIM, ft_tile_units(DTYPE)) / PANEL_COLS;
+constexpr int DV_PANELS = ft_panel_cols_of(HEAD_DIM_V, ft_tile_units(DTYPE)) / PANEL_COLS;
 constexpr int Q_PLANE_BYTES = BLOCK_M * D_PANELS * 128;
 constexpr int K_PLANE_BYTES = BLOCK_N * D_PANELS * 128;
 constexpr int Q_BYTES = PLANES * Q_PLANE_BYTES;
@@ -307,13 +307,13 @@ FT_DEVICE void p_from_scores(p_operand &p, const float (&s)[S_REGS])
 #if DTYPE == FT_DTYPE_F32
 #pragma unroll
     for (int kk = 0; kk < P_STEPS; kk++) {
-        const float a[4] = { s[4 * kk], s[4 * kk + 2], s[4 * kk + 1], s[4 * kk + 3] };
+        tf32x2 a[4];
+        c_to_a_tf32(a, *reinterpret_cast<const float(*)[4]>(&s[4 * kk]));
 #pragma unroll
         for (int e = 0; e < 4; e++) {
-            const tf32x2 x = tf32_split(a[e]);
-            p.part[0][kk][e] = x.hi;
+            p.part[0][kk][e] = a[e].hi;
             if (PLANES == 2)
-                p.part[PLANES - 1][kk][e] = x.lo;
+                p.part[PLANES - 1][kk][e] = a[e].lo;
         }
     }
 #else
@@ -830,24 +830,9 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
 }
 
 #if DTYPE == FT_DTYPE_F32
-// ---- f32: the splits and V^T, in shared memory, by the producer's warps 1-3.
+// ---- f32: the splits and V^T, in shared memory, by the producer's warps 1-3 (Q and K split in
+// place: split_pieces with the high parts where the floats were).
 constexpr int PREP_THREADS = 96;
-// Each float of `bytes` at `tile` (16-byte pieces, `threads` threads, t: this one's index,
-// consecutive threads on consecutive pieces) split into its TF32 high part, written where it
-// was, and its remainder, written `lo_offset` bytes on (PLANES 2; ALLOW_TF32 only rounds).
-template <int BYTES, int THREADS> FT_DEVICE void split_in_place(unsigned tile, unsigned lo_offset, int t)
-{
-#pragma unroll 4
-    for (int i = t * 16; i < BYTES; i += THREADS * 16) {
-        const float4 x = ld_shared_f32x4(tile + i);
-        const tf32x2 a = tf32_split(x.x), b = tf32_split(x.y), c = tf32_split(x.z), d = tf32_split(x.w);
-        st_shared_f32x4(tile + i, __uint_as_float(a.hi), __uint_as_float(b.hi), __uint_as_float(c.hi),
-                        __uint_as_float(d.hi));
-        if (PLANES == 2)
-            st_shared_f32x4(tile + lo_offset + i, __uint_as_float(a.lo), __uint_as_float(b.lo), __uint_as_float(c.lo),
-                            __uint_as_float(d.lo));
-    }
-}
 
 // V^T of a slot from V as it landed (v_raw: BLOCK_N rows of keys in panels of 32 floats,
 // PANEL_BYTES apart, 128-byte swizzle), split into planes of high parts (vt) and remainders
@@ -877,20 +862,14 @@ FT_DEVICE void transpose_v(unsigned v_raw, unsigned vt, int t)   // t: 0..PREP_T
         for (int e = 0; e < 4; e++) {
             const int d = 4 * dq + e;
             const unsigned at = row0 + d * 128 + ((((2 * j + h) % 8) ^ (d % 8)) << 4);
-            const float *c0 = &x[0].x, *c1 = &x[1].x, *c2 = &x[2].x, *c3 = &x[3].x;
-            const tf32x2 a = tf32_split(c0[e]), b = tf32_split(c1[e]), c = tf32_split(c2[e]), f = tf32_split(c3[e]);
-            st_shared_f32x4(at, __uint_as_float(a.hi), __uint_as_float(b.hi), __uint_as_float(c.hi),
-                            __uint_as_float(f.hi));
-            if (PLANES == 2)
-                st_shared_f32x4(at + VT_PLANE_BYTES, __uint_as_float(a.lo), __uint_as_float(b.lo),
-                                __uint_as_float(c.lo), __uint_as_float(f.lo));
+            st_split4(at, at + VT_PLANE_BYTES, (&x[0].x)[e], (&x[1].x)[e], (&x[2].x)[e], (&x[3].x)[e]);
         }
     }
 }
 
 // The f32 producer's warps 1-3 (PREP_THREADS; warp 0's first thread issues the copy engine's
 // loads as in 16-bit, fwd_producer): for each key tile the block walks, in the walk's order, wait
-// for K to land, split it (split_in_place) and mark it ready, then the same for V (transpose_v).
+// for K to land, split it in place (split_pieces) and mark it ready, then the same for V (transpose_v).
 // They never wait for a slot to be given back: the loads are issued only into free slots (the
 // issuer waits), and a tile's planes are written only once its loads have landed, after the
 // consumers gave the slot's previous tile back. (With the issuer among them, one stage and
@@ -910,7 +889,7 @@ FT_DEVICE void prepare_tiles(const ft_fwd_args &args, unsigned kv_smem, unsigned
             const unsigned parity = (i / NUM_STAGES) & 1;
             const unsigned stage = kv_smem + st * STAGE_BYTES;
             mbar_wait(ring_bar(bars, st, FULL_K), parity);
-            split_in_place<K_PLANE_BYTES, PREP_THREADS>(stage, K_PLANE_BYTES, pt);
+            split_pieces<K_PLANE_BYTES, PREP_THREADS>(stage, stage, K_PLANE_BYTES, pt);
             fence_proxy_async();   // plain stores, read next by wgmma
             mbar_arrive(ring_bar(bars, st, READY_K));
             mbar_wait(ring_bar(bars, st, FULL_V), parity);
@@ -922,13 +901,15 @@ FT_DEVICE void prepare_tiles(const ft_fwd_args &args, unsigned kv_smem, unsigned
     }
 }
 
-// The consumer warpgroup's rows of its Q tile (64 a panel) split in place (split_in_place), then
+// The consumer warpgroup's rows of its Q tile (64 a panel) split in place (split_pieces), then
 // made visible to its products (the warpgroup meets: each thread split others' rows too).
 FT_DEVICE void split_q(unsigned q_tile, const fwd_thread &th, int t)
 {
 #pragma unroll
-    for (int p = 0; p < D_PANELS; p++)
-        split_in_place<64 * 128, 128>(q_tile + p * (BLOCK_M * 128) + th.wg * 64 * 128, Q_PLANE_BYTES, t);
+    for (int p = 0; p < D_PANELS; p++) {
+        const unsigned rows = q_tile + p * (BLOCK_M * 128) + th.wg * 64 * 128;
+        split_pieces<64 * 128, 128>(rows, rows, Q_PLANE_BYTES, t);
+    }
     fence_proxy_async();
     named_barrier_sync(Q_SPLIT_BARRIER + th.wg, 128);
 }

@@ -44,19 +44,26 @@ FT_TRAIT int ft_is_pow2(int x)
     return x > 0 && (x & (x - 1)) == 0;
 }
 
-/* Columns a tile of `cols` takes in shared memory in the Hopper families: whole 64-column panels
- * of the 128-byte swizzle (head dim 96: two panels, the second half unused; the copy engine
- * fills what lies past the tensor with zeros, and no product reads it). */
-FT_TRAIT int ft_panel_cols(int cols)
-{
-    return (cols + 63) / 64 * 64;
-}
-
-/* 16-bit units an element takes in a shared tile of the mma.sync families: 2 in f32 (DTYPE 0,
- * on TF32 tensor cores, laid out as a 16-bit tile of twice the columns), else 1. */
+/* 16-bit units an element takes in a shared tile of the tensor-core families: 2 in f32 (DTYPE 0,
+ * on TF32 tensor cores; the mma.sync families lay it out as a 16-bit tile of twice the
+ * columns), else 1. */
 FT_TRAIT int ft_tile_units(int dtype)
 {
     return dtype == 0 ? 2 : 1;
+}
+
+/* Columns a tile of `cols` elements of `units` 16-bit units (ft_tile_units) takes in shared
+ * memory in the Hopper families: whole panels of the 128-byte swizzle, 64 16-bit columns or 32
+ * floats (head dim 96 in 16-bit: two panels, the second half unused; the copy engine fills what
+ * lies past the tensor with zeros, and no product reads it). ft_panel_cols: 16-bit elements. */
+FT_TRAIT int ft_panel_cols_of(int cols, int units)
+{
+    const int per = 64 / units;
+    return (cols + per - 1) / per * per;
+}
+FT_TRAIT int ft_panel_cols(int cols)
+{
+    return ft_panel_cols_of(cols, 1);
 }
 
 /* Registers each of `threads` threads may hold with one block per SM: 65536 / threads, at most

@@ -39,14 +39,6 @@ FT_TRAIT int fwd_wgmma_planes(int dtype, int allow_tf32)
     return fwd_wgmma_f32(dtype) && !allow_tf32 ? 2 : 1;
 }
 
-/* Columns a tile of `cols` takes in shared memory: whole panels of 128 bytes a row (64 16-bit
- * columns, 32 floats; ft_panel_cols for the 16-bit types). */
-FT_TRAIT int fwd_wgmma_panel_cols(int cols, int dtype)
-{
-    const int per = fwd_wgmma_f32(dtype) ? 32 : 64;
-    return (cols + per - 1) / per * per;
-}
-
 /* Consumer warpgroups: 64 query rows each. */
 FT_TRAIT int fwd_wgmma_consumers(int block_m)
 {
@@ -64,7 +56,7 @@ FT_TRAIT int fwd_wgmma_has_producer(int block_m, int num_warps)
  * strike: wider tiles spread a tile's fixed costs (the row max and sum across the quad, O's
  * rescale, the waits) over more keys but hold more score registers live beside O (FA3 runs 176
  * keys at head dim 128, 144 at 96, 112 at 192). f32: whole panels of V^T (32 keys) from 32 to
- * 128 (its tiles are twice the bytes: 32 keys keep two stages in shared memory at head dim 128). */
+ * 128 (a stage holds twice the bytes and V^T beside: at head dim 128 only 32 keys fit). */
 FT_TRAIT int fwd_wgmma_block_n_ok(int block_n, int dtype)
 {
     if (fwd_wgmma_f32(dtype))
@@ -81,15 +73,16 @@ FT_TRAIT int fwd_wgmma_head_dim_ok(int head_dim)
 }
 
 /* 1024 bytes of slack to align the tiles to 1024 (the swizzle is a function of address bits
- * 4-9), q_tiles Q tiles and NUM_STAGES K/V tiles in whole panels (fwd_wgmma_panel_cols); with a
+ * 4-9), q_tiles Q tiles and NUM_STAGES K/V tiles in whole panels (ft_panel_cols_of); with a
  * producer, 1024 more for the mbarriers (a ring slot's K and V full and empty, and in f32 ready;
  * two a Q tile). f32: Q and K tiles of `planes` planes, V as it lands and V^T in `planes` planes
  * of head_dim_v rows by the tile's keys. */
 FT_TRAIT long long fwd_wgmma_layout_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
                                           int num_stages, int q_tiles, int dtype, int allow_tf32)
 {
-    const long long d = fwd_wgmma_panel_cols(head_dim, dtype), dv = fwd_wgmma_panel_cols(head_dim_v, dtype);
-    const long long e = fwd_wgmma_f32(dtype) ? 4 : 2, planes = fwd_wgmma_planes(dtype, allow_tf32);
+    const int units = ft_tile_units(dtype);
+    const long long d = ft_panel_cols_of(head_dim, units), dv = ft_panel_cols_of(head_dim_v, units);
+    const long long e = 2 * units, planes = fwd_wgmma_planes(dtype, allow_tf32);
     const long long v_t = fwd_wgmma_f32(dtype) ? planes * head_dim_v : 0;
     return 1024 + ((long long)q_tiles * block_m * d * planes + (long long)num_stages * block_n * (d * planes + dv + v_t)) * e +
            (fwd_wgmma_has_producer(block_m, num_warps) ? 1024 : 0);
@@ -128,10 +121,9 @@ FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
 }
 
 /* fp32 S and O accumulators (f32: and a key tile's P V apart from O), P as packed pairs (f32: a
- * float a key split in `planes` parts),
- * and ~40 registers of addresses and softmax state per thread; 32 where a producer loads K and
- * V (a consumer keeps no load addresses: 192 x 128 tiles of head dim 64 compile in 160 without
- * a spill, at OVERLAP and PINGPONG). */
+ * float a key split in `planes` parts), and ~40 registers of addresses and softmax state per
+ * thread; 32 where a producer loads K and V (a consumer keeps no load addresses: 192 x 128
+ * tiles of head dim 64 compile in 160 without a spill, at OVERLAP and PINGPONG). */
 FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v, int producer, int dtype, int allow_tf32)
 {
     const int f32 = fwd_wgmma_f32(dtype);
