@@ -36,6 +36,7 @@ from plot import PEERS, geomean, plot_all  # noqa: E402   (bench/plot.py; matplo
 SDPA = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
         "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+TF32_IMPL = "flashtune-tf32"   # flashtune with TF32 allowed: measured on the float32 rows, tabled apart
 MATH_LIMIT_BYTES = 24 << 30   # MATH materializes B·H·N² scores (and their gradient): skip beyond this
 
 
@@ -147,7 +148,9 @@ def check_flex(run):
 def impls(flex_make=None, fa4=None, skip=()):
     """The backends by name; "flex" and "fa4" map to None where they cannot run; those in skip are
     left out."""
-    out = {"flashtune": lambda q, k, v, is_causal: flashtune.attention(q, k, v, is_causal=is_causal)}
+    out = {"flashtune": lambda q, k, v, is_causal: flashtune.attention(q, k, v, is_causal=is_causal),
+           # float32 rows only: one TF32 product a product (allow_tf32), as PyTorch's TF32 matmuls
+           TF32_IMPL: lambda q, k, v, is_causal: flashtune.attention(q, k, v, is_causal=is_causal, allow_tf32=True)}
     out.update({name: sdpa(b) for name, b in SDPA.items()})
     out["flex"] = flex_make() if flex_make else None
     out["fa4"] = fa4
@@ -310,7 +313,7 @@ def extra_points(points, backends, layout, out):   # backends(): a fresh impls()
         dv = pt[4] if len(pt) > 4 else d
         for causal in (False, True):
             for name, fn in backends().items():
-                if name in ("efficient", "math"):   # far behind on the grid; left out to save time
+                if name in ("efficient", "math", TF32_IMPL):   # far behind on the grid, or float32's: left out
                     continue
                 res, why = measure(name, fn, torch.bfloat16, b, h, n, d, causal, dv, layout)
                 for p, backward in (("fwd", False), ("bwd", True)):
@@ -342,6 +345,27 @@ def extra_points(points, backends, layout, out):   # backends(): a fresh impls()
         md.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]}/{k[4]} | {'yes' if k[5] else 'no'} | {k[6]} | {fmt(ft)} | " +
                   " | ".join(fmt(t.get(p)) for p in peers) + " | " + " | ".join(ratio(ft, t.get(p)) for p in peers) +
                   f" | {ratio(ft, max(ran)) if ran else '–'} |")
+    return md
+
+
+def tf32_table(table):
+    """Markdown lines: float32 with TF32 allowed (flashtune's allow_tf32, one TF32 product a
+    product) against SDPA's memory-efficient kernel (which takes no such option), each point and
+    the geometric mean a pass; none where the float32 rows were not run."""
+    keys = [k for k in sorted(table) if k[0] == "f32" and table[k].get(TF32_IMPL)]
+    if not keys:
+        return []
+    md = ["", "Float32 with TF32 allowed (flashtune allow_tf32=True: one TF32 product a product, about 3e-4 "
+          "relative error) against SDPA efficient (TFLOP/s):", "",
+          "| D | causal | pass | N | flashtune TF32 | efficient | ÷efficient |", "| ---: | :---: | --- | ---: | ---: | ---: | ---: |"]
+    ratios = {}
+    for k in keys:
+        ft, eff = table[k][TF32_IMPL], table[k].get("efficient", float("nan"))
+        r = ft / eff if eff and math.isfinite(eff) and math.isfinite(ft) else float("nan")
+        if math.isfinite(r):
+            ratios.setdefault(k[3], []).append(r)
+        md.append(f"| {k[1]} | {'yes' if k[2] else 'no'} | {k[3]} | {k[4]} | {ft:.1f} | {eff:.1f} | {r:.2f} |")
+    md += [""] + [f"Geometric mean, {p}: {geomean(v):.2f} (worst {min(v):.2f})" for p, v in sorted(ratios.items())]
     return md
 
 
@@ -382,6 +406,8 @@ def main():
     # 0.65x of its rerun), and flashtune compiles or loads its kernels on first use.
     d0, n0 = head_dims[0], seqlens[0]
     for name, fn in backends().items():
+        if name == TF32_IMPL and not args.dtypes.startswith("f32"):
+            continue
         measure(name, fn, DTYPES[args.dtypes.split(",")[0]], max(1, 16384 // n0), 2048 // d0, n0, d0, False,
                 layout=args.layout)
 
@@ -393,6 +419,8 @@ def main():
                 for n in seqlens:
                     b, h = max(1, 16384 // n), 2048 // d
                     for name, fn in backends().items():
+                        if name == TF32_IMPL and dname != "f32":
+                            continue
                         res, why = measure(name, fn, dtype, b, h, n, d, causal, layout=args.layout)
                         for p, backward in (("fwd", False), ("bwd", True)):
                             ms = res[backward][0] if res else float("nan")
@@ -452,6 +480,7 @@ def main():
                              f"{'causal' if worst[1][2] else 'non-causal'} N={worst[1][4]})")
             md.append(f"| {dname} | {p} | " + " | ".join(cells) + " |")
 
+    md += tf32_table(table)
     md += extra_points(args.extra, backends, args.layout, args.out)
     md += ["", "Peak memory of forward + backward, bf16, D = 128, non-causal, 16384 tokens (MiB above the inputs):",
            "", "| N | flashtune | materialize |", "| ---: | ---: | ---: |"]

@@ -5,7 +5,9 @@
 # bench/compare.py's float32 table beside SDPA's memory-efficient and math backends. Eight files
 # in $OUT (device, build log, tests, bench, the accuracy table, compare.py's table, CSV and log);
 # the tables printed last.
-# Usage: [FP32_TESTS=0] [FP32_BENCH=0] [COMPARE_LIMIT_S=300, 0: none] [FLASHTUNE_COMMIT=abc1234] dev/gpu/fp32-check.sh
+# compare.py's float32 rows include flashtune with TF32 allowed (its own table, beside SDPA efficient).
+# Usage: [FP32_TESTS=0] [FP32_BENCH=0] [FP32_ACCURACY=0] [COMPARE_LIMIT_S=300, 0: none] [FLASHTUNE_COMMIT=abc1234]
+#        dev/gpu/fp32-check.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 source dev/gpu/build.sh
@@ -15,7 +17,8 @@ if [ "${FP32_TESTS:-1}" != 0 ]; then
 fi
 [ "${FP32_BENCH:-1}" = 0 ] ||
   { timeout 120 /tmp/build/bench/bench_kernels 20 all tf32 > "$OUT/bench-tf32.log" 2>&1; echo "bench rc=$?"; }
-timeout 180 python3 bench/fp32_accuracy.py --out "$OUT" > /tmp/accuracy.log 2>&1; echo "accuracy rc=$?"
+[ "${FP32_ACCURACY:-1}" = 0 ] ||
+  { timeout 180 python3 bench/fp32_accuracy.py --out "$OUT" > /tmp/accuracy.log 2>&1; echo "accuracy rc=$?"; }
 if [ "${COMPARE_LIMIT_S:-300}" != 0 ]; then
   mkdir -p /tmp/compare-f32
   timeout "${COMPARE_LIMIT_S:-300}" python3 bench/compare.py --out /tmp/compare-f32 --dtypes f32 \
