@@ -101,7 +101,7 @@ static const struct {
     int workloads;       /* over every space, on sm_90 */
     int hopper_only;     /* 1: other archs are refused with a message naming sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 8, 260, 0 },
+    { "tuner/spaces/default.lua", 9, 284, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
     { "tuner/spaces/kinds.lua", 3, 6, 1 },
@@ -176,7 +176,7 @@ static void default_space_covers_the_readme(void **state)
     for (int i = 0; i < set->space_count; i++) {
         const tune_space *s = &set->spaces[i];
         int seen[4][3][2][15] = { { { { 0 } } } };   /* dtype, head dim / 64, causal, log2 seqlen */
-        int extra = 0;
+        int extra = 0, tf32 = 0;
         const int hopper = !strcmp(s->name, "fwd_hopper") || !strcmp(s->name, "bwd_hopper");
         for (int j = 0; j < s->workload_count; j++) {
             const tune_candidates *c = &s->workloads[j];
@@ -198,8 +198,12 @@ static void default_space_covers_the_readme(void **state)
             if (c->count < least || c->count > 24)
                 fail_msg("default.lua '%s' workload %d: %d candidates, outside %d..24", s->name, j + 1, c->count,
                          least);
-            if (!strcmp(s->name, "fwd_f32") || !strcmp(s->name, "bwd_f32") || !strcmp(s->name, "fwd_f32_hopper")) {
-                /* float32 on TF32 tensor cores: the papers' shapes, three lengths */
+            if (!strcmp(s->name, "fwd_f32") || !strcmp(s->name, "bwd_f32") || !strcmp(s->name, "fwd_f32_hopper") ||
+                !strcmp(s->name, "fwd_tf32_hopper")) {
+                /* float32 on TF32 tensor cores: the papers' shapes, three lengths; TF32 allowed in
+                 * fwd_tf32_hopper's, in bwd_f32 both ways */
+                assert_true(w->tf32 == !strcmp(s->name, "fwd_tf32_hopper") || !strcmp(s->name, "bwd_f32"));
+                tf32 += w->tf32;
                 assert_true(w->dtype == 0 && (w->head_dim == 64 || w->head_dim == 128));
                 assert_true(w->seqlen_q == 1024 || w->seqlen_q == 4096 || w->seqlen_q == 16384);
                 assert_int_equal(w->batch * w->seqlen_q, 16384);
@@ -228,9 +232,11 @@ static void default_space_covers_the_readme(void **state)
             seen[w->dtype][w->head_dim / 64][w->causal][lg]++;
             /* (bwd_wgmma at head dim 64 has 3 configurations: one warpgroup, 1..3 stages.) */
         }
-        if (!strcmp(s->name, "fwd_f32") || !strcmp(s->name, "bwd_f32") ||
-            !strcmp(s->name, "fwd_f32_hopper")) {   /* 2 head dims x 2 causal x 3 lengths */
-            assert_int_equal(extra, 12);
+        if (!strcmp(s->name, "fwd_f32") || !strcmp(s->name, "bwd_f32") || !strcmp(s->name, "fwd_f32_hopper") ||
+            !strcmp(s->name, "fwd_tf32_hopper")) {   /* 2 head dims x 2 causal x 3 lengths (bwd_f32: with TF32 and without) */
+            const int both = !strcmp(s->name, "bwd_f32");
+            assert_int_equal(extra, both ? 24 : 12);
+            assert_int_equal(tf32, both || !strcmp(s->name, "fwd_tf32_hopper") ? 12 : 0);
             continue;
         }
         if (!strcmp(s->name, "decode")) {   /* 2 dtypes x 3 lengths x 4 batches */

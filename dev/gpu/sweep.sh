@@ -4,7 +4,8 @@
 # Usage: [PART=fwd|bwd] dev/gpu/sweep.sh [SPACE.lua]   (default tuner/spaces/default.lua)
 #   PART: only the spaces of that direction (their template's prefix), e.g. after a change to
 #   one direction's kernels; merge the exported winners with the other direction's.
-#   ONLY: only the space of that name (e.g. ONLY=bwd_mla), after a change to its workloads' kernels.
+#   ONLY: only the spaces of those names (e.g. ONLY=bwd_mla or ONLY=fwd_f32,bwd_f32), after a change
+#   to their workloads' kernels.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 SPACE=${1:-tuner/spaces/default.lua}
@@ -14,7 +15,7 @@ cmake -S . -B /tmp/build -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=
   cmake --build /tmp/build --target flashtune ${EXTRA_TARGETS:-} >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 if [ -n "${PART:-}${ONLY:-}" ]; then   # the same file, returning only that direction's spaces (or that one)
   keep="(\"${PART:-}\" == \"\" or s.template:sub(1, 3) == \"${PART:-}\")"
-  keep="$keep and (\"${ONLY:-}\" == \"\" or s.name == \"${ONLY:-}\")"
+  keep="$keep and (\"${ONLY:-}\" == \"\" or string.find(\",${ONLY:-},\", \",\" .. s.name .. \",\", 1, true))"
   filter="local part = {}\nfor _, s in ipairs(spaces) do\n  if $keep then part[#part + 1] = s end\nend\nreturn part"
   sed "s/^return spaces\$/$filter/" \
     "$SPACE" > /tmp/space-part.lua

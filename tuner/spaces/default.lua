@@ -46,6 +46,13 @@ local f32_shapes = grid{
   seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048,
 }
 
+-- The same with TF32 allowed (the caller's allow_tf32: one TF32 product a product, validated at
+-- TF32's threshold).
+local tf32_shapes = grid{
+  dtype = {"f32"}, head_dim = {64, 128}, causal = {0, 1},
+  seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048, tf32 = {1},
+}
+
 -- Timing: at the largest shape a forward pass takes about 2 ms, so 50 ms gives 25 repetitions.
 local bench = { warmup_ms = 10, rep_ms = 50, timeout_s = 10 }
 
@@ -96,9 +103,9 @@ local spaces = {
     confirm = confirm,
   },
   -- Float32 backwards on the tensor cores (bwd_mma, each product three TF32 products, the small
-  -- two apart): the forward's shapes. dQ by atomics only: its own kernel (DQ_MODE separate)
-  -- recomputes the scores and was the slower at every shape benched (notes/fp32.md); the
-  -- deterministic mode still makes a winner separate.
+  -- two apart): the forward's shapes, and the same with TF32 allowed (one product). dQ by
+  -- atomics only: its own kernel (DQ_MODE separate) recomputes the scores and was the slower at
+  -- every shape benched (notes/fp32.md); the deterministic mode still makes a winner separate.
   space{
     name = "bwd_f32",
     template = "bwd_mma",
@@ -109,7 +116,7 @@ local spaces = {
       NUM_WARPS = {4, 8},
       NUM_STAGES = {1, 2},
     },
-    workloads = f32_shapes,
+    workloads = { f32_shapes, tf32_shapes },
     bench = bench,
     confirm = confirm,
   },
@@ -253,6 +260,23 @@ if device.cc == 90 then
       return true
     end,
     workloads = f32_shapes,
+    bench = bench,
+    confirm = confirm,
+  })
+  -- With TF32 allowed a K/V stage holds one plane of each operand, not two: key tiles to 128 fit
+  -- (at head dim 128 to 64 in one stage, 32 in two). PERSISTENT, which won the float32 forward
+  -- at the shortest length only, is left out.
+  table.insert(spaces, space{
+    name = "fwd_tf32_hopper",
+    template = "fwd_wgmma",
+    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 128, NUM_WARPS = 12 },
+    params = {
+      BLOCK_N = {32, 64, 128},
+      NUM_STAGES = {1, 2},
+      OVERLAP = {0, 1},
+      PINGPONG = {0, 1},
+    },
+    workloads = tf32_shapes,
     bench = bench,
     confirm = confirm,
   })
