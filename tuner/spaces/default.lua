@@ -264,8 +264,9 @@ if device.cc == 90 then
     confirm = confirm,
   })
   -- With TF32 allowed a K/V stage holds one plane of each operand, not two: key tiles to 128 fit
-  -- (at head dim 128 to 64 in one stage, 32 in two). PERSISTENT, which won the float32 forward
-  -- at the shortest length only, is left out.
+  -- at head dim 64 (at 128 the family's checks pass 32 keys only, in one stage or two: 64 keys
+  -- in one stage spill). PERSISTENT, which won the float32 forward at the shortest length only,
+  -- is left out.
   table.insert(spaces, space{
     name = "fwd_tf32_hopper",
     template = "fwd_wgmma",
