@@ -377,7 +377,7 @@ static int store(db *d, const char *name, const char *text, const entry *e, int 
     sqlite3_stmt *st;
     const char *sql = has_result
         ? "UPDATE results SET sweep_id = ?1, median_ms = ?5, tflops = ?6, min_ms = NULL, spread = NULL, "
-          "rel_error = NULL, max_abs_error = NULL, message = NULL, "
+          "rel_error = NULL, max_abs_error = NULL, message = NULL, sm_clock_mhz = NULL, clock_events = NULL, "
           "measured_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?7"
         : "INSERT INTO results (sweep_id, device_id, workload_id, kernel_id, status, median_ms, tflops) "
           "VALUES (?1, ?2, ?3, ?4, 'ok', ?5, ?6)";

@@ -228,6 +228,11 @@ typedef struct db_result {
     double tflops;
     double rel_error, max_abs_error;
     const char *message;       /* why it failed, or NULL; copied */
+    /* The GPU's clocks while it was timed: the least SM clock (MHz) and NVML's clock event
+     * reasons seen (a bit set, tune_clocks.h). Stored only where sm_mhz > 0 (else both NULL:
+     * not sampled, as a zeroed struct says). */
+    double sm_mhz;
+    long long clock_events;
 } db_result;
 
 /* A new sweep row (started now). host NULL: this machine's hostname. OUT: *id. */
@@ -413,6 +418,8 @@ typedef struct db_result_row {
     int winner;                       /* 1: the winners view picks this result */
     db_status status;
     double median_ms, min_ms, spread, tflops, rel_error;   /* NAN: not measured */
+    double sm_mhz;                    /* NAN: not sampled (db_result) */
+    long long clock_events;           /* -1: not sampled */
     long long registers, spills, smem;   /* from the binary; -1: no binary stored */
     char message[256];                /* why it failed ("" when none), truncated */
 } db_result_row;

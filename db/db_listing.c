@@ -14,6 +14,7 @@ static const struct { const char *name, *expr; int desc; } sorts[] = {
     { "tflops", "r.tflops", 1 },
     { "rel_error", "r.rel_error", 0 },
     { "max_abs_error", "r.max_abs_error", 0 },
+    { "sm_mhz", "r.sm_clock_mhz", 0 },
     { "registers", "b.registers", 0 },
     { "spills", "(b.spill_store_bytes + b.spill_load_bytes)", 0 },
     { "smem", "b.static_smem_bytes", 0 },
@@ -24,7 +25,7 @@ static const struct { const char *name, *expr; int desc; } sorts[] = {
 #define SORT_COUNT ((int)(sizeof sorts / sizeof sorts[0]))
 
 const char *const db_sort_columns[] = {
-    "median_ms", "min_ms", "spread", "tflops", "rel_error", "max_abs_error", "registers", "spills",
+    "median_ms", "min_ms", "spread", "tflops", "rel_error", "max_abs_error", "sm_mhz", "registers", "spills",
     "smem", "compile_seconds", "status", "kernel", NULL,
 };
 
@@ -95,7 +96,8 @@ int db_results_list(db *d, const db_workload *w, const char *sort, db_result_row
     snprintf(sql, sizeof sql,
              "SELECT r.device_id, EXISTS (SELECT 1 FROM winners x WHERE x.result_id = r.id), r.kernel_id, "
              "r.status, r.median_ms, r.min_ms, r.spread, r.tflops, r.rel_error, b.registers, "
-             "b.spill_store_bytes + b.spill_load_bytes, b.static_smem_bytes, r.message, " DB_DEVICE_COLUMNS("d")
+             "b.spill_store_bytes + b.spill_load_bytes, b.static_smem_bytes, r.message, r.sm_clock_mhz, "
+             "r.clock_events, " DB_DEVICE_COLUMNS("d")
              ", " DB_KERNEL_COLUMNS("k")
              " FROM results r JOIN kernels k ON k.id = r.kernel_id JOIN devices d ON d.id = r.device_id"
              " LEFT JOIN binaries b ON b.id = r.binary_id WHERE r.workload_id = ?1"
@@ -128,7 +130,9 @@ int db_results_list(db *d, const db_workload *w, const char *sort, db_result_row
         row->spills = int_or_none(st, 10);
         row->smem = int_or_none(st, 11);
         db_column_text(st, 12, row->message, sizeof row->message);
-        const int col = db_device_read(st, 13, &row->device);
+        row->sm_mhz = db_column_real(st, 13);
+        row->clock_events = int_or_none(st, 14);
+        const int col = db_device_read(st, 15, &row->device);
         if (db_kernel_read(st, col, &row->kernel, why, sizeof why) != 0)
             rc = db_fail(err, len, "database %s: %s", d->path, why);
         n++;

@@ -23,6 +23,7 @@ static db_migration builtin[] = {
     { 4, "migrate_004.sql", NULL },   /* workloads keyed by heads_k and softcap too */
     { 5, "migrate_005.sql", NULL },   /* and by the mask's kind and the variable-length bucket */
     { 6, "migrate_006.sql", NULL },   /* and by the fields added since, in one text column (extra) */
+    { 7, "migrate_007.sql", NULL },   /* results: the GPU's clocks while timed */
 };
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 

@@ -92,12 +92,13 @@ int db_result_put(db *d, const db_result *r, char *err, size_t len)
     /* One statement in autocommit mode: its own transaction, durable when step returns. */
     int rc = db_prepare(d,
         "INSERT INTO results (sweep_id, device_id, workload_id, kernel_id, binary_id, status, median_ms, "
-        "min_ms, spread, tflops, rel_error, max_abs_error, message) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) "
+        "min_ms, spread, tflops, rel_error, max_abs_error, message, sm_clock_mhz, clock_events) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) "
         "ON CONFLICT (device_id, workload_id, kernel_id) DO UPDATE SET sweep_id = excluded.sweep_id, "
         "binary_id = excluded.binary_id, status = excluded.status, median_ms = excluded.median_ms, "
         "min_ms = excluded.min_ms, spread = excluded.spread, tflops = excluded.tflops, "
         "rel_error = excluded.rel_error, max_abs_error = excluded.max_abs_error, message = excluded.message, "
+        "sm_clock_mhz = excluded.sm_clock_mhz, clock_events = excluded.clock_events, "
         "measured_at = excluded.measured_at", &st, err, len);
     if (rc == 0) {
         sqlite3_bind_int64(st, 1, r->sweep_id);
@@ -116,6 +117,10 @@ int db_result_put(db *d, const db_result *r, char *err, size_t len)
             sqlite3_bind_text(st, 13, r->message, -1, SQLITE_STATIC);
         else
             sqlite3_bind_null(st, 13);
+        if (isfinite(r->sm_mhz) && r->sm_mhz > 0) {   /* sampled: both; else neither */
+            sqlite3_bind_double(st, 14, r->sm_mhz);
+            sqlite3_bind_int64(st, 15, r->clock_events < 0 ? 0 : r->clock_events);
+        }
         if (sqlite3_step(st) != SQLITE_DONE) {
             if (sqlite3_extended_errcode(d->sql) == SQLITE_CONSTRAINT_FOREIGNKEY)
                 rc = db_fail(err, len, "%s: sweep_id=%lld, device_id=%lld, workload_id=%lld, kernel_id=%lld or "

@@ -108,7 +108,7 @@ static db_kernel kernel_of(const db_workload *w, unsigned seed, int block_m)
 
 static db_result result_of(int64_t sweep, int64_t dev, int64_t wl, int64_t kernel, db_status s, double ms)
 {
-    db_result r = { sweep, dev, wl, kernel, 0, s, ms, ms, 0.02, NAN, NAN, NAN, NULL };
+    db_result r = { sweep, dev, wl, kernel, 0, s, ms, ms, 0.02, NAN, NAN, NAN, NULL, NAN, -1 };
     if (isfinite(ms))
         r.tflops = 100.0 / ms;
     return r;
@@ -157,6 +157,19 @@ static void put(db *d, const db_result *r)
     if (rc != 0)
         print_error("%s\n", err);
     assert_int_equal(rc, 0);
+}
+
+/* A result stored in an older file's layout (before the clocks' columns, migration 7), as that
+ * version's db_result_put wrote it. */
+static void put_before_clocks(db *d, const db_result *r)
+{
+    char *q = sqlite3_mprintf("INSERT INTO results (sweep_id, device_id, workload_id, kernel_id, status, median_ms, "
+                              "min_ms, spread, tflops) VALUES (%lld, %lld, %lld, %lld, '%s', %.17g, %.17g, %.17g, "
+                              "%.17g)", (long long)r->sweep_id, (long long)r->device_id, (long long)r->workload_id,
+                              (long long)r->kernel_id, db_status_name(r->status), r->median_ms, r->min_ms, r->spread,
+                              r->tflops);
+    assert_int_equal(sqlite3_exec(db_sqlite(d), q, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_free(q);
 }
 
 /* The whole file, malloc'ed; OUT: *size. */
@@ -1188,13 +1201,16 @@ static void migration_6_keeps_workloads_and_adds_the_extra_fields(void **state)
     db_kernel k = kernel_of(&plain, 1300, 64);
     const int64_t kernel_id = upsert_kernel(old, &k);
     db_result r = result_of(sweep, dev_id, 77, kernel_id, DB_STATUS_OK, 2.0);
-    put(old, &r);
+    put_before_clocks(old, &r);
     db_close(old);
 
     db *d = open_ok(f->path, 0);
     assert_int_equal(query_int(d, "PRAGMA user_version"), list[count - 1].version);
     assert_int_equal(query_int(d, "SELECT count(*) FROM workloads WHERE id = 77 AND extra = ''"), 1);
     assert_int_equal(query_int(d, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    /* And through migration 7: the result is there, its clocks unknown. */
+    assert_int_equal(query_int(d, "SELECT count(*) FROM results WHERE workload_id = 77 AND median_ms = 2.0 AND "
+                                  "sm_clock_mhz IS NULL AND clock_events IS NULL"), 1);
     int64_t id = 0;
     assert_int_equal(db_workload_find(d, &plain, &id, err, sizeof err), 1);
     assert_int_equal(id, 77);
@@ -1256,7 +1272,7 @@ static void migration_5_keeps_workloads(void **state)
     assert_int_equal(query_int(old, "PRAGMA user_version"), 4);
     assert_int_equal(query_int(old, "SELECT count(*) FROM pragma_table_info('workloads') WHERE name = 'window'"), 0);
 
-    /* Rows in the version-4 layout: the workloads by SQL, the rest through the API (unchanged). */
+    /* Rows in the version-4 layout: the workloads and results by SQL, the rest through the API (unchanged). */
     const db_device dev = device_of("GPU A", "sm_90", "13.0");
     const struct { int causal, heads_k, softcap, seq; } shapes[] = {
         { 0, 0, 0, 1024 }, { 1, 0, 0, 1024 }, { 1, 4, 0, 2048 }, { 0, 0, 1, 512 },
@@ -1278,7 +1294,7 @@ static void migration_5_keeps_workloads(void **state)
         db_kernel k = kernel_of(&ws[i], 1200 + (unsigned)i, 64);
         kernel_ids[i] = upsert_kernel(old, &k);
         db_result r = result_of(sweep, dev_id, 10 * (i + 1), kernel_ids[i], DB_STATUS_OK, 1.0 + i);
-        put(old, &r);
+        put_before_clocks(old, &r);
     }
     db_close(old);
 
@@ -1735,6 +1751,71 @@ static int row_order(const char *text, int64_t *ids, int max)
             ids[n++] = strtoll(p, NULL, 10);
     }
     return n;
+}
+
+/* A result keeps the GPU's clocks while it was timed (sm_clock_mhz, clock_events), NULL where
+ * none were sampled; the results table prints them, the reasons by name. */
+static void results_keep_clocks(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    db_device dev = device_of("GPU A", "sm_90", "13.0");
+    db_workload w = workload_of(DB_OP_FWD, 1, 128, 0, 4, 16, 4096, 4096);
+    int64_t sweep = begin_sweep(d), id_d = upsert_device(d, &dev), id_w = upsert_workload(d, &w), k[3];
+    for (int i = 0; i < 3; i++) {
+        db_kernel kk = kernel_of(&w, 300 + (unsigned)i, 64 << i);
+        k[i] = upsert_kernel(d, &kk);
+        db_result r = result_of(sweep, id_d, id_w, k[i], DB_STATUS_OK, 1.0 + i);
+        if (i == 0)
+            r.sm_mhz = 1755, r.clock_events = 0x24;   /* power cap and thermal slowdown */
+        if (i == 1)
+            r.sm_mhz = 1980, r.clock_events = 0;
+        put(d, &r);   /* the third: not sampled (a zeroed struct's clocks) */
+    }
+    char sql[256], text[64];
+    snprintf(sql, sizeof sql, "SELECT sm_clock_mhz FROM results WHERE kernel_id = %lld", (long long)k[0]);
+    assert_int_equal(query_int(d, sql), 1755);
+    snprintf(sql, sizeof sql, "SELECT clock_events FROM results WHERE kernel_id = %lld", (long long)k[0]);
+    assert_int_equal(query_int(d, sql), 0x24);
+    snprintf(sql, sizeof sql, "SELECT clock_events FROM results WHERE kernel_id = %lld", (long long)k[1]);
+    assert_int_equal(query_int(d, sql), 0);
+    snprintf(sql, sizeof sql, "SELECT typeof(sm_clock_mhz) || typeof(clock_events) FROM results WHERE kernel_id = %lld",
+             (long long)k[2]);
+    query_text(d, sql, text, sizeof text);
+    assert_string_equal(text, "nullnull");
+    /* Timed again without clocks (a machine without NVML): the old ones do not linger. */
+    db_result again = result_of(sweep, id_d, id_w, k[0], DB_STATUS_OK, 1.0);
+    again.sm_mhz = NAN, again.clock_events = 0x24;
+    put(d, &again);
+    snprintf(sql, sizeof sql, "SELECT typeof(sm_clock_mhz) || typeof(clock_events) FROM results WHERE kernel_id = %lld",
+             (long long)k[0]);
+    query_text(d, sql, text, sizeof text);
+    assert_string_equal(text, "nullnull");
+    again.sm_mhz = 1755;
+    put(d, &again);
+    for (int csv = 0; csv < 2; csv++) {
+        char *out_text = NULL;
+        size_t size = 0;
+        FILE *out = open_memstream(&out_text, &size);
+        assert_int_equal(tune_print_results_as(d, &w, NULL, csv ? TUNE_FORMAT_CSV : TUNE_FORMAT_TEXT, out, err,
+                                               sizeof err), 0);
+        fclose(out);
+        assert_non_null(strstr(out_text, csv ? "sm_mhz,clock_events" : "MHz"));
+        assert_non_null(strstr(out_text, csv ? "1755,\"sw_power_cap,sw_thermal\"" : "sw_power_cap,sw_thermal"));
+        assert_non_null(strstr(out_text, csv ? "1980,none" : "none"));
+        free(out_text);
+    }
+    char *sorted = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&sorted, &size);
+    assert_int_equal(tune_print_results(d, &w, "-sm_mhz", out, err, sizeof err), 0);
+    fclose(out);
+    int64_t ids[4];
+    assert_int_equal(row_order(sorted, ids, 4), 3);
+    assert_true(ids[0] == k[1] && ids[1] == k[0] && ids[2] == k[2]);   /* the fastest clock first, none last */
+    free(sorted);
+    db_close(d);
 }
 
 static void results_table_sorts(void **state)
@@ -2543,6 +2624,7 @@ int main(void)
         CASE(shipped_winners_import_unchanged),
         CASE(malformed_import_is_rejected),
         CASE(results_table_sorts),
+        CASE(results_keep_clocks),
         CASE(migration_2_keeps_every_value),
         CASE(unknown_parameter_names_are_refused),
         CASE(every_parameter_row_is_stored),

@@ -113,7 +113,12 @@ static void test_record_lines(void **state)
     assert_int_equal(back.status, DB_STATUS_OK);
     assert_true(back.median_ms == 1.25 && back.min_ms == 1.125 && back.spread == 0.03125);
     assert_true(fabs(back.tflops - 439.8) < 1e-9 && fabs(back.rel_error - 2e-3) < 1e-15);
+    assert_true(isnan(back.sm_mhz) && back.clock_events == -1);   /* not sampled */
     assert_string_equal(back.message, "");
+    r.sm_mhz = 1755, r.clock_events = 0x24;   /* sampled: power cap and thermal slowdown */
+    tune_record_format(&r, line, sizeof line);
+    assert_int_equal(tune_record_parse(line, &back), 0);
+    assert_true(back.sm_mhz == 1755 && back.clock_events == 0x24);
 
     tune_record_init(&r, 3);
     r.status = DB_STATUS_CRASHED;
@@ -126,7 +131,8 @@ static void test_record_lines(void **state)
     assert_true(isnan(back.median_ms) && isnan(back.tflops));
     assert_string_equal(back.message, "kernel: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access");
 
-    assert_int_equal(tune_record_parse("R 1 exploded 1 1 1 1 1 1 -", &back), -1);
+    assert_int_equal(tune_record_parse("R 1 exploded 1 1 1 1 1 1 1 0 -", &back), -1);
+    assert_int_equal(tune_record_parse("R 1 ok 1 1 1 1 1 1 -", &back), -1);   /* the clocks missing */
     assert_int_equal(tune_record_parse("B 1", &back), -1);
     assert_int_equal(tune_record_parse("R 1 ok 1 2", &back), -1);
 }

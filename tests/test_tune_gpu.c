@@ -7,6 +7,7 @@
  *     right passes with a small error, and the fault candidates never win.
  * The broken kernels are test-only families registered here (gen_family_register), so they
  * go through the real space loader, compiler, worker and watchdog without shipping. */
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -242,6 +243,15 @@ static long long sweep_all_valid(const char *name, const char *text, char *db_pa
                                             "AND tflops > 0");
     print_message("%s: %lld results, %lld valid\n", name, total, ok);
     assert_int_equal(ok, total);
+    /* Each time with the clocks it ran at, where the machine has NVML (a GPU's driver brings it). */
+    void *nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (nvml) {
+        dlclose(nvml);
+        const long long clocked = query_int(db_path, "SELECT count(*) FROM results WHERE sm_clock_mhz > 100 AND "
+                                                     "clock_events IS NOT NULL");
+        print_message("%s: %lld results with the SM clock\n", name, clocked);
+        assert_int_equal(clocked, total);
+    }
     return total;
 }
 

@@ -44,7 +44,9 @@ int cmd_results(int argc, char **argv)
             printf("usage: flashtune results [--db FILE] [--sort COLUMN] [--format text|csv|json] [WORKLOAD]\n\n"
                    "Without WORKLOAD: the workloads in the database. With one (e.g. \"op=fwd dtype=bf16 d=128\n"
                    "causal=0 b=4 h=16 sq=4096 sk=4096\"): its candidates, sorted by COLUMN (median_ms,\n"
-                   "tflops, registers, a parameter name...; a leading - reverses).\n"
+                   "tflops, registers, a parameter name...; a leading - reverses). sm_mhz and clock_events:\n"
+                   "the least SM clock while it was timed and what held the clocks (NVML's reasons: power cap,\n"
+                   "thermal...; none, or - where nothing was sampled).\n"
                    "--format csv: a heading line, then one line per row (RFC 4180). --format json: an array of\n"
                    "one object per row; figures are numbers, what was not measured is null.\n");
         return rc;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ln_internal.h"
+#include "tune_clocks.h"
 
 /* Timed iterations are queued in batches, their events read after the batch, so the GPU runs
  * them back to back as an application does (and compare.py's timing), not idle between them for
@@ -38,6 +39,7 @@ struct tune_measure {
     CUdeviceptr out[4];
     int outputs;
     CUdeviceptr cu_seqlens[2];  /* a variable-length workload's prefix sums (queries, keys), else 0 */
+    tune_clocks *clocks;        /* NVML for this GPU, or NULL: the results then carry no clocks */
 };
 
 static const char *cu_str(CUresult rc)
@@ -224,12 +226,29 @@ static int make_sinks(tune_measure *m, unsigned long long seed, char *why, size_
     return 0;
 }
 
+/* NVML for the session's GPU, found by its PCI address (NVML numbers GPUs its own way, and
+ * CUDA_VISIBLE_DEVICES renumbers CUDA's); NULL where NVML cannot say, which costs nothing
+ * but the clocks. */
+static tune_clocks *open_clocks(const ln_session *s)
+{
+    const cu_driver *cu = s->cu;
+    int domain, bus, device;
+    if (cu->DeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, s->device) != CUDA_SUCCESS ||
+        cu->DeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, s->device) != CUDA_SUCCESS ||
+        cu->DeviceGetAttribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, s->device) != CUDA_SUCCESS)
+        return NULL;
+    char address[32], why[256];
+    snprintf(address, sizeof address, "%04x:%02x:%02x.0", domain, bus, device);
+    return tune_clocks_open(address, why, sizeof why);
+}
+
 /* Sets up context, buffers, inputs and the reference outputs. 0 or -1 (why). */
 static int setup(tune_measure *m, const tune_worker_task *t, char *why, size_t len)
 {
     if (ln_session_open_device(&m->s, t->device, why, len) != 0)
         return -1;
     const cu_driver *cu = m->s.cu;
+    m->clocks = open_clocks(&m->s);
     m->backward = t->backward;
     const db_workload *w = &t->workload;
     int *prefix = w->varlen ? malloc(2 * ((size_t)w->batch + 1) * sizeof *prefix) : NULL;
@@ -354,14 +373,16 @@ static CUresult iterate(tune_measure *m, const ln_plan *plan, int slot)
 }
 
 /* n timed iterations queued back to back, then their times read into ms[0..n-1]. */
-static CUresult time_batch(tune_measure *m, const ln_plan *plan, int n, float *ms)
+static CUresult time_batch(tune_measure *m, const ln_plan *plan, int n, float *ms, tune_clock_span *clocks)
 {
     const cu_driver *cu = m->s.cu;
     CUresult rc = CUDA_SUCCESS;
     for (int i = 0; i < n && rc == CUDA_SUCCESS; i++)
         rc = iterate(m, plan, i);
-    if (rc == CUDA_SUCCESS)
+    if (rc == CUDA_SUCCESS) {
+        tune_clocks_sample(m->clocks, clocks);   /* while the batch runs: its clocks, not an idle GPU's */
         rc = cu->EventSynchronize(m->stop[n - 1]);
+    }
     for (int i = 0; i < n && rc == CUDA_SUCCESS; i++)
         rc = cu->EventElapsedTime(&ms[i], m->start[i], m->stop[i]);
     return rc;
@@ -433,6 +454,8 @@ static int time_candidate(tune_measure *m, const tune_worker_task *t, const ln_p
     } while (elapsed * 1e3 < t->bench.warmup_ms || warm < 2);
     float *ms = NULL;
     int reps = 0;
+    tune_clock_span clocks;
+    tune_clock_span_init(&clocks);
     if (rc == CUDA_SUCCESS) {
         double per = elapsed / warm * 1e3;
         double want = per > 0 ? ceil(t->bench.rep_ms / per) : 1000;
@@ -441,7 +464,7 @@ static int time_candidate(tune_measure *m, const tune_worker_task *t, const ln_p
         if (!ms)
             reps = 0;
         for (int i = 0; i < reps && rc == CUDA_SUCCESS; i += TIMED_BATCH)
-            rc = time_batch(m, plan, reps - i < TIMED_BATCH ? reps - i : TIMED_BATCH, &ms[i]);
+            rc = time_batch(m, plan, reps - i < TIMED_BATCH ? reps - i : TIMED_BATCH, &ms[i], &clocks);
     }
     if (rc != CUDA_SUCCESS) {
         r->status = DB_STATUS_CRASHED;
@@ -456,6 +479,8 @@ static int time_candidate(tune_measure *m, const tune_worker_task *t, const ln_p
     }
     tune_stats(ms, reps, &r->median_ms, &r->min_ms, &r->spread);
     free(ms);
+    r->sm_mhz = clocks.sm_mhz;
+    r->clock_events = clocks.events;
     r->tflops = r->median_ms > 0 ? tune_flops(&t->workload, m->backward) / (r->median_ms * 1e-3) / 1e12 : NAN;
     if (!(r->median_ms > 0) && r->status == DB_STATUS_OK) {
         r->status = DB_STATUS_INVALID;
@@ -538,6 +563,7 @@ void tune_measure_close(tune_measure *m)
             cu->StreamDestroy(m->stream);
         if (m->p.split_ws)
             cu->MemFree(m->p.split_ws);
+        tune_clocks_close(m->clocks);
         for (int i = 0; i < 2; i++)
             if (m->cu_seqlens[i])
                 cu->MemFree(m->cu_seqlens[i]);

@@ -8,6 +8,7 @@
 
 #include "gen_internal.h"
 #include "tune_print.h"
+#include "tune_clocks.h"
 #include "tune_table.h"
 
 /* What the workload line states already: the kernel's copy of these is the workload's (SOFTCAP:
@@ -102,7 +103,7 @@ int tune_print_results_as(db *d, const db_workload *w, const char *sort, tune_fo
     for (int i = 0; i < GEN_PARAM_COUNT; i++)
         if (!stated_by_workload((gen_param)i) && op_uses(w->op, (gen_param)i))
             shown[nshown++] = (gen_param)i;
-    const char *head[5 + GEN_PARAM_COUNT + 10];
+    const char *head[5 + GEN_PARAM_COUNT + 12];
     char align[sizeof head / sizeof head[0] + 1];
     int cols = 0;
     if (!text) {
@@ -114,10 +115,13 @@ int tune_print_results_as(db *d, const db_workload *w, const char *sort, tune_fo
     head[cols] = "family", align[cols++] = 'l';
     for (int i = 0; i < nshown; i++)
         head[cols] = gen_param_name(shown[i]), align[cols++] = 'r';
+    /* The clocks (tune_clocks.h): the least SM clock while timed and the reasons it was held. */
     const char *rest[] = { "status", "median_ms", "min_ms", "spread", text ? "TFLOP/s" : "tflops", "rel_error",
-                           text ? "regs" : "registers", "spills", "smem", "message" };
-    for (int i = 0; i < 10; i++)
-        head[cols] = rest[i], align[cols++] = i == 0 || i == 9 ? 'l' : 'r';
+                           text ? "MHz" : "sm_mhz", text ? "clocks" : "clock_events", text ? "regs" : "registers",
+                           "spills", "smem", "message" };
+    enum { REST = sizeof rest / sizeof rest[0] };
+    for (int i = 0; i < REST; i++)
+        head[cols] = rest[i], align[cols++] = i == 0 || i == 7 || i == REST - 1 ? 'l' : 'r';
     align[cols] = '\0';
 
     if (text)
@@ -134,7 +138,7 @@ int tune_print_results_as(db *d, const db_workload *w, const char *sort, tune_fo
             tune_table_init(&t, cols, head, align);
             total = ok = 0;
         }
-        char buf[GEN_PARAM_COUNT + 10][48], message[61];
+        char buf[GEN_PARAM_COUNT + 12][48], message[61];
         const char *cell[sizeof head / sizeof head[0]];
         int c = 0, b = 0;
         if (!text) {
@@ -154,6 +158,8 @@ int tune_print_results_as(db *d, const db_workload *w, const char *sort, tune_fo
         cell[c++] = real_cell(row->spread, "%.3f", f, buf[b++], sizeof buf[0]);
         cell[c++] = real_cell(row->tflops, "%.1f", f, buf[b++], sizeof buf[0]);
         cell[c++] = real_cell(row->rel_error, "%.1e", f, buf[b++], sizeof buf[0]);
+        cell[c++] = real_cell(row->sm_mhz, "%.0f", f, buf[b++], sizeof buf[0]);
+        cell[c++] = tune_clock_events_name(row->clock_events, buf[b++], sizeof buf[0]);
         cell[c++] = int_cell(row->registers, buf[b++], sizeof buf[0]);
         cell[c++] = int_cell(row->spills, buf[b++], sizeof buf[0]);
         cell[c++] = int_cell(row->smem, buf[b++], sizeof buf[0]);

@@ -1,5 +1,5 @@
-/* The worker's result line ("R id status median min spread tflops rel_error max_abs message",
- * tune_worker.h): one candidate's record, written by the child and parsed by the parent. */
+/* The worker's result line ("R id status median min spread tflops rel_error max_abs sm_mhz
+ * clock_events message", tune_worker.h): one candidate's record, written by the child and parsed by the parent. */
 #include "tune_worker.h"
 
 #include <math.h>
@@ -11,7 +11,8 @@ void tune_record_init(tune_record *r, int id)
     memset(r, 0, sizeof *r);
     r->id = id;
     r->status = DB_STATUS_OK;
-    r->median_ms = r->min_ms = r->spread = r->tflops = r->rel_error = r->max_abs_error = NAN;
+    r->median_ms = r->min_ms = r->spread = r->tflops = r->rel_error = r->max_abs_error = r->sm_mhz = NAN;
+    r->clock_events = -1;
 }
 
 void tune_record_format(const tune_record *r, char *line, size_t len)
@@ -21,8 +22,9 @@ void tune_record_format(const tune_record *r, char *line, size_t len)
     for (char *c = msg; *c; c++)
         if (*c == '\n' || *c == '\r' || *c == '\t')
             *c = ' ';
-    snprintf(line, len, "R %d %s %.9g %.9g %.9g %.9g %.9g %.9g %s\n", r->id, db_status_name(r->status), r->median_ms,
-             r->min_ms, r->spread, r->tflops, r->rel_error, r->max_abs_error, msg);
+    snprintf(line, len, "R %d %s %.9g %.9g %.9g %.9g %.9g %.9g %.9g %lld %s\n", r->id, db_status_name(r->status),
+             r->median_ms, r->min_ms, r->spread, r->tflops, r->rel_error, r->max_abs_error, r->sm_mhz, r->clock_events,
+             msg);
 }
 
 int tune_record_parse(const char *line, tune_record *r)
@@ -30,8 +32,9 @@ int tune_record_parse(const char *line, tune_record *r)
     char status[32];
     int used = 0;
     tune_record_init(r, -1);
-    if (sscanf(line, "R %d %31s %lf %lf %lf %lf %lf %lf %n", &r->id, status, &r->median_ms, &r->min_ms,
-               &r->spread, &r->tflops, &r->rel_error, &r->max_abs_error, &used) != 8 || used == 0)
+    if (sscanf(line, "R %d %31s %lf %lf %lf %lf %lf %lf %lf %lld %n", &r->id, status, &r->median_ms, &r->min_ms,
+               &r->spread, &r->tflops, &r->rel_error, &r->max_abs_error, &r->sm_mhz, &r->clock_events, &used) != 10 ||
+        used == 0)
         return -1;
     int s = db_status_parse(status);
     if (s < 0)

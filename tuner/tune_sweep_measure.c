@@ -14,6 +14,7 @@ int tune_sweep_store(tune_sweep *s, const tune_unit *u, int c, const tune_record
         .kernel_id = j->kernel_id, .binary_id = j->binary_id, .status = r->status,
         .median_ms = r->median_ms, .min_ms = r->min_ms, .spread = r->spread, .tflops = r->tflops,
         .rel_error = r->rel_error, .max_abs_error = r->max_abs_error,
+        .sm_mhz = r->sm_mhz, .clock_events = r->clock_events,
         .message = r->message[0] ? r->message : NULL,
     };
     return db_result_put(s->d, &res, s->err, sizeof s->err);

@@ -11,7 +11,7 @@
  *   "READY"                             worker: context, buffers and reference are ready
  *   "E reason"                          worker: setup failed (nothing was measured)
  *   "B i"                               worker: candidate i (index into the task) starts
- *   "R i status median min spread tflops rel_error max_abs message"   its result */
+ *   "R i status median min spread tflops rel_error max_abs sm_mhz clock_events message"   its result */
 #ifndef FT_TUNE_WORKER_H
 #define FT_TUNE_WORKER_H
 
@@ -90,10 +90,12 @@ typedef struct tune_record {
     int id;
     db_status status;
     double median_ms, min_ms, spread, tflops, rel_error, max_abs_error;   /* NAN: not measured */
+    double sm_mhz;              /* the least SM clock sampled while timed (tune_clocks.h); NAN: none */
+    long long clock_events;     /* NVML's clock event reasons seen then; -1: not sampled */
     char message[512];          /* empty when none */
 } tune_record;
 
-/* Sets every figure to NAN, message empty, status ok. */
+/* Sets every figure to NAN (clock_events -1), message empty, status ok. */
 void tune_record_init(tune_record *r, int id);
 /* The "R ..." line for r, newline included (newlines in the message become spaces). */
 void tune_record_format(const tune_record *r, char *line, size_t len);
