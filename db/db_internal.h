@@ -250,6 +250,16 @@ int db_result_put(db *d, const db_result *r, char *err, size_t len);
 int db_result_get(db *d, int64_t device_id, int64_t workload_id, int64_t kernel_id,
                   db_status *status, char *err, size_t len);
 
+/* The clocks of a sweep's valid timings on one device: how many were timed and how many of
+ * those sampled the clocks, the least and greatest SM clock (NAN: none sampled), how many saw a
+ * clock event reason, and every reason seen (a bit set, tune_clocks.h). */
+typedef struct db_clock_summary {
+    int timed, sampled, held;
+    double least_mhz, most_mhz;
+    long long events;
+} db_clock_summary;
+int db_sweep_clocks(db *d, int64_t sweep_id, int64_t device_id, db_clock_summary *out, char *err, size_t len);
+
 /* ---- winners (db_query.c) ---------------------------------------------------------------- */
 
 /* How a winner matched the asked device and workload, for ft_describe_choice. */

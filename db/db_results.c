@@ -168,3 +168,40 @@ int db_result_get(db *d, int64_t device_id, int64_t workload_id, int64_t kernel_
     db_leave(d);
     return found;
 }
+
+int db_sweep_clocks(db *d, int64_t sweep_id, int64_t device_id, db_clock_summary *out, char *err, size_t len)
+{
+    const char *func = "db_sweep_clocks";
+    if (d && !out)
+        return db_fail(err, len, "%s: out is NULL", func);
+    if (db_enter(d, func, 0, err, len) != 0)
+        return -1;
+    *out = (db_clock_summary){ 0, 0, 0, NAN, NAN, 0 };
+    sqlite3_stmt *st;
+    int rc = db_prepare(d, "SELECT sm_clock_mhz, clock_events FROM results WHERE sweep_id = ?1 AND device_id = ?2 "
+                           "AND status = 'ok'", &st, err, len);
+    if (rc == 0) {
+        sqlite3_bind_int64(st, 1, sweep_id);
+        sqlite3_bind_int64(st, 2, device_id);
+        int step;
+        while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+            out->timed++;
+            if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+                continue;
+            const double mhz = sqlite3_column_double(st, 0);
+            const long long events = sqlite3_column_int64(st, 1);
+            out->sampled++;
+            out->held += events != 0;
+            out->events |= events;
+            if (isnan(out->least_mhz) || mhz < out->least_mhz)
+                out->least_mhz = mhz;
+            if (isnan(out->most_mhz) || mhz > out->most_mhz)
+                out->most_mhz = mhz;
+        }
+        if (step != SQLITE_DONE)
+            rc = db_fail_sql(d->sql, err, len, d->path);
+        sqlite3_finalize(st);
+    }
+    db_leave(d);
+    return rc;
+}

@@ -1815,6 +1815,21 @@ static void results_keep_clocks(void **state)
     assert_int_equal(row_order(sorted, ids, 4), 3);
     assert_true(ids[0] == k[1] && ids[1] == k[0] && ids[2] == k[2]);   /* the fastest clock first, none last */
     free(sorted);
+    /* The sweep's summary: three valid timings, two sampled, one held back by power and heat. A
+     * failed result and another sweep's do not count. */
+    db_kernel failed = kernel_of(&w, 400, 16);
+    db_result crash = result_of(sweep, id_d, id_w, upsert_kernel(d, &failed), DB_STATUS_CRASHED, NAN);
+    crash.sm_mhz = 900, crash.clock_events = 0x8;
+    put(d, &crash);
+    db_clock_summary c;
+    assert_int_equal(db_sweep_clocks(d, sweep, id_d, &c, err, sizeof err), 0);
+    assert_int_equal(c.timed, 3);
+    assert_int_equal(c.sampled, 2);
+    assert_int_equal(c.held, 1);
+    assert_true(c.least_mhz == 1755 && c.most_mhz == 1980);
+    assert_int_equal(c.events, 0x24);
+    assert_int_equal(db_sweep_clocks(d, sweep + 1, id_d, &c, err, sizeof err), 0);
+    assert_true(c.timed == 0 && c.sampled == 0 && isnan(c.least_mhz));
     db_close(d);
 }
 
@@ -2512,6 +2527,8 @@ static void bad_arguments_are_named(void **state)
         "unknown sort column 'fastest'",
         "tune_print_best: db is NULL",
         "db_workloads_list: db is NULL",
+        "db_sweep_clocks: db is NULL",
+        "db_sweep_clocks: out is NULL",
         "db_workload_parse: text is NULL",
     };
     for (int i = 0; i < ARRAY_LEN(expected); i++) {
@@ -2549,6 +2566,8 @@ static void bad_arguments_are_named(void **state)
         case 26: rc = tune_print_results(d, &w, "fastest", stdout, err, sizeof err); break;
         case 27: rc = tune_print_best(NULL, stdout, err, sizeof err); break;
         case 28: rc = tune_print_workloads(NULL, stdout, err, sizeof err); break;
+        case 29: rc = db_sweep_clocks(NULL, 1, 1, &(db_clock_summary){ 0 }, err, sizeof err); break;
+        case 30: rc = db_sweep_clocks(d, 1, 1, NULL, err, sizeof err); break;
         default: rc = db_workload_parse(NULL, &w, err, sizeof err); break;
         }
         if (rc != -1 || !strstr(err, expected[i]))

@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 
+#include "tune_clocks.h"
 #include "tune_sweep_internal.h"
 
 /* The parameters a space may choose, as "BLOCK_M=128 BLOCK_N=64 ...". */
@@ -148,5 +149,21 @@ void tune_sweep_report(tune_sweep *s, const char *db_path)
                 printf(" (%s)", u->failure);
             printf("\n");
         }
+    }
+    /* The clocks the sweep's timings ran at (tune_clocks.h): a sweep whose GPU was held back by
+     * its power cap or its temperature says so, since its times are then not the GPU's best. */
+    db_clock_summary c;
+    char why[256];
+    if (db_sweep_clocks(s->d, s->sweep_id, s->device_id, &c, why, sizeof why) != 0) {
+        printf("flashtune tune: the clocks could not be read: %s\n", why);
+    } else if (c.timed && !c.sampled) {
+        printf("flashtune tune: no clocks recorded (NVML not found: FLASHTUNE_NVML names it)\n");
+    } else if (c.timed) {
+        char held[256] = "none held back", names[160];
+        if (c.held)
+            snprintf(held, sizeof held, "%d held back (%s)", c.held,
+                     tune_clock_events_name(c.events, names, sizeof names));
+        printf("flashtune tune: clocks while timing: %d of %d timings sampled, SM %.0f-%.0f MHz; %s\n", c.sampled,
+               c.timed, c.least_mhz, c.most_mhz, held);
     }
 }
