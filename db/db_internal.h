@@ -229,8 +229,8 @@ typedef struct db_result {
     double rel_error, max_abs_error;
     const char *message;       /* why it failed, or NULL; copied */
     /* The GPU's clocks while it was timed: the least SM clock (MHz) and NVML's clock event
-     * reasons seen (a bit set, tune_clocks.h). Stored only where sm_mhz > 0 (else both NULL:
-     * not sampled, as a zeroed struct says). */
+     * reasons seen (a bit set, tune_clocks.h; -1: the GPU did not say). Stored only where
+     * sm_mhz > 0 (else both NULL: not sampled, as a zeroed struct says). */
     double sm_mhz;
     long long clock_events;
 } db_result;

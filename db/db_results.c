@@ -117,9 +117,10 @@ int db_result_put(db *d, const db_result *r, char *err, size_t len)
             sqlite3_bind_text(st, 13, r->message, -1, SQLITE_STATIC);
         else
             sqlite3_bind_null(st, 13);
-        if (isfinite(r->sm_mhz) && r->sm_mhz > 0) {   /* sampled: both; else neither */
+        if (isfinite(r->sm_mhz) && r->sm_mhz > 0) {   /* sampled: the clock, and the reasons where known */
             sqlite3_bind_double(st, 14, r->sm_mhz);
-            sqlite3_bind_int64(st, 15, r->clock_events < 0 ? 0 : r->clock_events);
+            if (r->clock_events >= 0)
+                sqlite3_bind_int64(st, 15, r->clock_events);
         }
         if (sqlite3_step(st) != SQLITE_DONE) {
             if (sqlite3_extended_errcode(d->sql) == SQLITE_CONSTRAINT_FOREIGNKEY)

@@ -1,7 +1,9 @@
 /* A stand-in for NVML (libnvidia-ml.so.1) for test_clocks: one GPU at PCI address 0000:3b:00.0
  * whose SM clock steps down 1980, 1755, 1410 MHz, one sample after another, with the idle bit
- * and then a power cap among its clock event reasons. Built twice: with NVML's current name for
+ * and then a power cap among its clock event reasons (none, NOT_SUPPORTED, with FAKE_NVML_NO_REASONS
+ * set). Built twice: with NVML's current name for
  * the reasons' entry point, and (FAKE_NVML_OLD) with the older one only. */
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct nvml_device_st *nvml_device;
@@ -39,6 +41,10 @@ static int reasons(nvml_device device, unsigned long long *out)
 {
     if (device != (nvml_device)&device_tag)
         return 2;
+    if (getenv("FAKE_NVML_NO_REASONS")) {   /* a GPU that gives its clock but not why */
+        calls++;
+        return 3;   /* NVML_ERROR_NOT_SUPPORTED */
+    }
     *out = calls++ == 0 ? 0x1 : 0x1 | 0x4;   /* idle, then idle and the software power cap */
     return 0;
 }

@@ -21,11 +21,15 @@ static void spans_fold_samples(void **state)
     tune_clock_span_init(&s);
     assert_true(isnan(s.sm_mhz));
     assert_int_equal(s.events, -1);
-    tune_clock_span_add(&s, 1980, 0x1);   /* idle only: sampled, nothing slowing it */
-    assert_true(s.sm_mhz == 1980);
+    tune_clock_span_add(&s, 1830, -1);   /* the clock without the reasons: those stay unknown */
+    assert_true(s.sm_mhz == 1830);
+    assert_int_equal(s.events, -1);
+    tune_clock_span_add(&s, 1980, 0x1);   /* idle only: nothing slowing it */
+    assert_true(s.sm_mhz == 1830);
     assert_int_equal(s.events, 0);
     tune_clock_span_add(&s, 1410, 0x4 | 0x2);
     tune_clock_span_add(&s, 1755, 0x40);
+    tune_clock_span_add(&s, 1900, -1);
     assert_true(s.sm_mhz == 1410);   /* the least */
     assert_int_equal(s.events, 0x44);   /* every reason seen, the quiet bits left out */
     tune_clock_span_init(&s);
@@ -44,6 +48,8 @@ static void reasons_by_name(void **state)
     assert_string_equal(tune_clock_events_name(0x8 | 0x40 | 0x80, buf, sizeof buf), "hw_slowdown,hw_thermal,hw_power_brake");
     assert_string_equal(tune_clock_events_name(0x4 | 0x400, buf, sizeof buf), "sw_power_cap,0x400");
     assert_string_equal(tune_clock_events_name(0x200, buf, sizeof buf), "0x200");
+    assert_string_equal(tune_clock_events_name(0x4 | 0x8 | 0x10 | 0x20 | 0x40 | 0x80 | 0x100, buf, sizeof buf),
+                        "sw_power_cap,hw_slowdown,sync_boost,sw_thermal,hw_thermal,hw_power_brake,display_clocks");
     char small[8];
     assert_string_equal(tune_clock_events_name(0x24, small, sizeof small), "sw_powe");   /* cut, terminated */
 }
@@ -63,6 +69,13 @@ static void opens_and_samples(const char *library)
         assert_int_equal(tune_clocks_sample(c, &s), 0);
     assert_true(s.sm_mhz == 1410);
     assert_int_equal(s.events, 0x4);
+    /* A GPU that gives its clock but not the reasons: the clock counts, the reasons stay unknown. */
+    setenv("FAKE_NVML_NO_REASONS", "1", 1);
+    tune_clock_span_init(&s);
+    assert_int_equal(tune_clocks_sample(c, &s), 0);
+    assert_true(s.sm_mhz > 0);
+    assert_int_equal(s.events, -1);
+    unsetenv("FAKE_NVML_NO_REASONS");
     tune_clocks_close(c);
     unsetenv("FLASHTUNE_NVML");
 }

@@ -1754,7 +1754,7 @@ static int row_order(const char *text, int64_t *ids, int max)
 }
 
 /* A result keeps the GPU's clocks while it was timed (sm_clock_mhz, clock_events), NULL where
- * none were sampled; the results table prints them, the reasons by name. */
+ * none were sampled; the results table prints them, the reasons by name; the clock without the reasons keeps the reasons NULL. */
 static void results_keep_clocks(void **state)
 {
     fixture *f = *state;
@@ -1792,7 +1792,13 @@ static void results_keep_clocks(void **state)
              (long long)k[0]);
     query_text(d, sql, text, sizeof text);
     assert_string_equal(text, "nullnull");
-    again.sm_mhz = 1755;
+    again.sm_mhz = 1755, again.clock_events = -1;   /* the clock without the reasons */
+    put(d, &again);
+    snprintf(sql, sizeof sql, "SELECT typeof(sm_clock_mhz) || typeof(clock_events) FROM results WHERE kernel_id = %lld",
+             (long long)k[0]);
+    query_text(d, sql, text, sizeof text);
+    assert_string_equal(text, "realnull");
+    again.clock_events = 0x24;
     put(d, &again);
     for (int csv = 0; csv < 2; csv++) {
         char *out_text = NULL;

@@ -220,6 +220,17 @@ static void test_confirm(void **state)
     assert_true(fabs(out.tflops - 500 * 2.0 / 2.2) < 1e-9);
     tune_confirm_combine(p, 4, &out);   /* even count: the mean of 2.2 and 2.4 */
     assert_true(fabs(out.median_ms - 2.3) < 1e-12 && out.rel_error == 0.004);
+    assert_true(isnan(out.sm_mhz) && out.clock_events == -1);   /* no round sampled the clocks */
+    /* The clocks over every round: the least, and every reason (a later round's power cap too). */
+    r[0].sm_mhz = 1980, r[0].clock_events = 0;
+    r[1].sm_mhz = 1755, r[1].clock_events = 0x4;
+    r[2].sm_mhz = 1830, r[2].clock_events = -1;   /* the clock without the reasons */
+    r[3].sm_mhz = NAN, r[3].clock_events = -1;
+    tune_confirm_combine(p, 4, &out);
+    assert_true(out.sm_mhz == 1755 && out.clock_events == 0x4);
+    const tune_record *q[2] = { &r[3], &r[2] };
+    tune_confirm_combine(q, 2, &out);
+    assert_true(out.sm_mhz == 1830 && out.clock_events == -1);
 }
 
 /* A database with 3 kernels of one workload: kernel 0 ok, kernel 2 pruned, kernel 1 missing. */

@@ -89,21 +89,24 @@ void tune_clock_span_init(tune_clock_span *s)
     s->events = -1;
 }
 
-void tune_clock_span_add(tune_clock_span *s, unsigned sm_mhz, unsigned long long events)
+void tune_clock_span_add(tune_clock_span *s, unsigned sm_mhz, long long events)
 {
     if (isnan(s->sm_mhz) || sm_mhz < s->sm_mhz)
         s->sm_mhz = sm_mhz;
-    s->events = (s->events < 0 ? 0 : s->events) | (long long)(events & ~QUIET_BITS);
+    if (events >= 0)
+        s->events = (s->events < 0 ? 0 : s->events) | (long long)((unsigned long long)events & ~QUIET_BITS);
 }
 
 int tune_clocks_sample(tune_clocks *c, tune_clock_span *s)
 {
     unsigned mhz;
     unsigned long long events;
-    if (!c || c->clock_info(c->device, NVML_CLOCK_SM, &mhz) != NVML_OK ||
-        c->event_reasons(c->device, &events) != NVML_OK)
+    if (!c || c->clock_info(c->device, NVML_CLOCK_SM, &mhz) != NVML_OK)
         return -1;
-    tune_clock_span_add(s, mhz, events);
+    /* Some GPUs give the clock but not the reasons (NOT_SUPPORTED): the clock still counts. NVML's
+     * reasons stop at bit 8, so a known set is never negative. */
+    const int known = c->event_reasons(c->device, &events) == NVML_OK;
+    tune_clock_span_add(s, mhz, known ? (long long)(events & 0x7fffffffffffffffull) : -1);
     return 0;
 }
 

@@ -2,7 +2,8 @@
  * event reasons (power cap, thermal slowdown...), sampled in the worker as each batch of timed
  * runs is queued, so that every stored time says what clocks it ran at. NVML is the driver's
  * own library, opened with dlopen as the CUDA driver is: without it (no GPU, a container without
- * the library) the sampling says so once and the results carry no clocks. */
+ * the library) the worker says why once ("C reason", tune_worker.h), the sweep's report repeats
+ * it, and the results carry no clocks. */
 #ifndef FT_TUNE_CLOCKS_H
 #define FT_TUNE_CLOCKS_H
 
@@ -24,10 +25,11 @@ typedef struct tune_clock_span {
 } tune_clock_span;
 
 void tune_clock_span_init(tune_clock_span *s);   /* no sample yet */
-/* Folds one sample in: the least clock, the union of the reasons. */
-void tune_clock_span_add(tune_clock_span *s, unsigned sm_mhz, unsigned long long events);
-/* Samples c's GPU now and folds it into s; 0, or -1 when NVML could not answer (s unchanged).
- * c NULL: -1. */
+/* Folds one sample in: the least clock, the union of the reasons (events < 0: the GPU did not
+ * say, which leaves the reasons as they were). */
+void tune_clock_span_add(tune_clock_span *s, unsigned sm_mhz, long long events);
+/* Samples c's GPU now and folds it into s; 0, or -1 when NVML could not give the clock (s
+ * unchanged; reasons it does not give are left unknown). c NULL: -1. */
 int tune_clocks_sample(tune_clocks *c, tune_clock_span *s);
 
 /* The reasons of `events` that slow a timing, by name ("sw_power_cap,hw_thermal"), "none" when

@@ -40,6 +40,7 @@ struct tune_measure {
     int outputs;
     CUdeviceptr cu_seqlens[2];  /* a variable-length workload's prefix sums (queries, keys), else 0 */
     tune_clocks *clocks;        /* NVML for this GPU, or NULL: the results then carry no clocks */
+    char clocks_why[256];       /* why clocks is NULL */
 };
 
 static const char *cu_str(CUresult rc)
@@ -229,17 +230,19 @@ static int make_sinks(tune_measure *m, unsigned long long seed, char *why, size_
 /* NVML for the session's GPU, found by its PCI address (NVML numbers GPUs its own way, and
  * CUDA_VISIBLE_DEVICES renumbers CUDA's); NULL where NVML cannot say, which costs nothing
  * but the clocks. */
-static tune_clocks *open_clocks(const ln_session *s)
+static tune_clocks *open_clocks(const ln_session *s, char *why, size_t len)
 {
     const cu_driver *cu = s->cu;
     int domain, bus, device;
     if (cu->DeviceGetAttribute(&domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, s->device) != CUDA_SUCCESS ||
         cu->DeviceGetAttribute(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, s->device) != CUDA_SUCCESS ||
-        cu->DeviceGetAttribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, s->device) != CUDA_SUCCESS)
+        cu->DeviceGetAttribute(&device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, s->device) != CUDA_SUCCESS) {
+        snprintf(why, len, "the GPU's PCI address is unknown to the CUDA driver");
         return NULL;
-    char address[32], why[256];
+    }
+    char address[32];
     snprintf(address, sizeof address, "%04x:%02x:%02x.0", domain, bus, device);
-    return tune_clocks_open(address, why, sizeof why);
+    return tune_clocks_open(address, why, len);
 }
 
 /* Sets up context, buffers, inputs and the reference outputs. 0 or -1 (why). */
@@ -248,7 +251,7 @@ static int setup(tune_measure *m, const tune_worker_task *t, char *why, size_t l
     if (ln_session_open_device(&m->s, t->device, why, len) != 0)
         return -1;
     const cu_driver *cu = m->s.cu;
-    m->clocks = open_clocks(&m->s);
+    m->clocks = open_clocks(&m->s, m->clocks_why, sizeof m->clocks_why);
     m->backward = t->backward;
     const db_workload *w = &t->workload;
     int *prefix = w->varlen ? malloc(2 * ((size_t)w->batch + 1) * sizeof *prefix) : NULL;
@@ -536,6 +539,11 @@ int tune_measure_run(tune_measure *m, const tune_worker_task *t, const tune_work
     /* Wrong results (status not ok after validation) are not worth timing. */
     cu->ModuleUnload(module);
     return result;
+}
+
+const char *tune_measure_no_clocks(const tune_measure *m)
+{
+    return m->clocks ? NULL : m->clocks_why;
 }
 
 void tune_measure_close(tune_measure *m)

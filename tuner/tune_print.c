@@ -138,7 +138,7 @@ int tune_print_results_as(db *d, const db_workload *w, const char *sort, tune_fo
             tune_table_init(&t, cols, head, align);
             total = ok = 0;
         }
-        char buf[GEN_PARAM_COUNT + 12][48], message[61];
+        char buf[GEN_PARAM_COUNT + 12][48], message[61], reasons[160];   /* every reason's name: 110 */
         const char *cell[sizeof head / sizeof head[0]];
         int c = 0, b = 0;
         if (!text) {
@@ -159,7 +159,7 @@ int tune_print_results_as(db *d, const db_workload *w, const char *sort, tune_fo
         cell[c++] = real_cell(row->tflops, "%.1f", f, buf[b++], sizeof buf[0]);
         cell[c++] = real_cell(row->rel_error, "%.1e", f, buf[b++], sizeof buf[0]);
         cell[c++] = real_cell(row->sm_mhz, "%.0f", f, buf[b++], sizeof buf[0]);
-        cell[c++] = tune_clock_events_name(row->clock_events, buf[b++], sizeof buf[0]);
+        cell[c++] = tune_clock_events_name(row->clock_events, reasons, sizeof reasons);
         cell[c++] = int_cell(row->registers, buf[b++], sizeof buf[0]);
         cell[c++] = int_cell(row->spills, buf[b++], sizeof buf[0]);
         cell[c++] = int_cell(row->smem, buf[b++], sizeof buf[0]);

@@ -86,6 +86,11 @@ void tune_confirm_combine(const tune_record *const *timings, int m, tune_record 
             out->rel_error = timings[i]->rel_error;
         if (timings[i]->max_abs_error > out->max_abs_error)
             out->max_abs_error = timings[i]->max_abs_error;
+        /* The clocks over every round: the least SM clock, every reason any round saw. */
+        if (timings[i]->sm_mhz < out->sm_mhz || isnan(out->sm_mhz))
+            out->sm_mhz = timings[i]->sm_mhz;
+        if (timings[i]->clock_events >= 0)
+            out->clock_events = (out->clock_events < 0 ? 0 : out->clock_events) | timings[i]->clock_events;
     }
     qsort(med, (size_t)m, sizeof med[0], cmp_double);
     out->median_ms = m % 2 ? med[m / 2] : 0.5 * (med[m / 2 - 1] + med[m / 2]);

@@ -42,6 +42,7 @@ typedef struct tune_sweep {
     double timing_start;
     int tty;
     char err[1024];
+    char clocks_why[256];       /* why the timings carry no clocks (a worker's "C" line), or empty */
 } tune_sweep;
 
 

@@ -77,6 +77,9 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
                 if (!strcmp(line, "READY")) {
                     ready = 1;
                     deadline = tune_now() + bench->timeout_s;
+                } else if (line[0] == 'C' && line[1] == ' ') {
+                    if (!s->clocks_why[0])   /* said once: every worker of the sweep has the same GPU */
+                        snprintf(s->clocks_why, sizeof s->clocks_why, "%.250s", line + 2);
                 } else if (line[0] == 'E' && line[1] == ' ') {
                     snprintf(why, sizeof why, "%.1000s", line + 2);
                 } else if (sscanf(line, "B %d", &id) == 1 && id >= next && id < n) {

@@ -157,7 +157,7 @@ void tune_sweep_report(tune_sweep *s, const char *db_path)
     if (db_sweep_clocks(s->d, s->sweep_id, s->device_id, &c, why, sizeof why) != 0) {
         printf("flashtune tune: the clocks could not be read: %s\n", why);
     } else if (c.timed && !c.sampled) {
-        printf("flashtune tune: no clocks recorded (NVML not found: FLASHTUNE_NVML names it)\n");
+        printf("flashtune tune: no clocks recorded: %s\n", s->clocks_why[0] ? s->clocks_why : "NVML gave none");
     } else if (c.timed) {
         char held[256] = "none held back", names[160];
         if (c.held)

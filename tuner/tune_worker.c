@@ -195,6 +195,11 @@ static void worker_child(const tune_worker_task *t, int first, int fd)
         _exit(3);
     }
     put(fd, "READY\n");
+    const char *no_clocks = tune_measure_no_clocks(m);
+    if (no_clocks) {
+        snprintf(line, sizeof line, "C %.1000s\n", no_clocks);
+        put(fd, line);
+    }
     for (int i = first; i < t->count; i++) {
         snprintf(line, sizeof line, "B %d\n", t->items[i].id);
         put(fd, line);

@@ -9,6 +9,7 @@
  *   "D cc_major cc_minor sm_count smem_optin l2_bytes driver NAME"  probe: the GPU
  *   "N reason"                          probe: no usable GPU
  *   "READY"                             worker: context, buffers and reference are ready
+ *   "C reason"                          worker: its timings will carry no clocks (tune_clocks.h)
  *   "E reason"                          worker: setup failed (nothing was measured)
  *   "B i"                               worker: candidate i (index into the task) starts
  *   "R i status median min spread tflops rel_error max_abs sm_mhz clock_events message"   its result */
