@@ -4,7 +4,9 @@
 # ROWS lists the family's rows to profile (0 = its first row in bench/bench_kernels.c); each row
 # runs 3 warm-ups and one timed launch, and the timed one is profiled.
 # With SOURCE=1, also the per-instruction SASS page (stall samples per instruction) as CSV.
-# Usage: [KERNEL=ft_bwd_dkdv] [ROWS="0 6"] [SOURCE=1] dev/gpu/profile.sh FAMILY
+# BENCH_SET picks bench_kernels' rows of that set (e.g. tf32: the float32 rows); ROWS count the rows
+# that launch (a row the traits refuse, "skipped: invalid", launches nothing).
+# Usage: [KERNEL=ft_bwd_dkdv] [ROWS="0 6"] [SOURCE=1] [BENCH_SET=tf32] dev/gpu/profile.sh FAMILY
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 family=${1:?usage: dev/gpu/profile.sh FAMILY}
@@ -12,12 +14,12 @@ kernel=${KERNEL:-ft_bwd_dkdv}
 source dev/gpu/debs.sh
 cmake -S . -B /tmp/build -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&
   cmake --build /tmp/build --target bench_kernels >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-/tmp/build/bench/bench_kernels 20 "$family" 2>&1 | tee "$OUT/bench-$family.log"
+/tmp/build/bench/bench_kernels 20 "$family" ${BENCH_SET:-} 2>&1 | tee "$OUT/bench-$family.log"
 for row in ${ROWS:-0}; do
   pick=(--clock-control none --kernel-name "$kernel" --launch-skip $((4 * row + 3)) --launch-count 1)
-  ncu "${pick[@]}" --set full --print-details all /tmp/build/bench/bench_kernels 1 "$family" > "$OUT/ncu-$family-row$row.txt" 2>&1
+  ncu "${pick[@]}" --set full --print-details all /tmp/build/bench/bench_kernels 1 "$family" ${BENCH_SET:-} > "$OUT/ncu-$family-row$row.txt" 2>&1
   [ "${SOURCE:-0}" = 1 ] && ncu "${pick[@]}" --section SourceCounters --section WarpStateStats --page source --print-source sass --csv \
-      /tmp/build/bench/bench_kernels 1 "$family" > "$OUT/sass-$family-row$row.csv" 2>&1
+      /tmp/build/bench/bench_kernels 1 "$family" ${BENCH_SET:-} > "$OUT/sass-$family-row$row.csv" 2>&1
   grep -E "^  [a-z_]+|Duration|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Hit|Registers Per|Issue Slots Busy|Warp Cycles Per Issued|No Eligible|Achieved Occupancy" \
       "$OUT/ncu-$family-row$row.txt" | head -30
 done
