@@ -341,8 +341,8 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     ``allow_tf32``: float32 inputs only (other dtypes ignore it): True lets the products of the
     forward and the backward round their operands to TF32 (a 10-bit mantissa: one tensor-core
     product instead of three, about 3e-4 relative error), as ``torch.backends.cuda.matmul.allow_tf32`` allows PyTorch's matmuls;
-    False (the default, whatever that flag says) keeps float32's accuracy. Not under torch.compile
-    yet (ValueError there).
+    False (the default, whatever that flag says) keeps float32's accuracy; under torch.compile and
+    export too (the custom operators carry it).
 
     ``deterministic``: True makes the backward bitwise repeatable run to run (its dQ is added in a
     fixed order, at some cost in speed); False takes the fastest kernel, whose dQ may differ in
@@ -385,9 +385,6 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     allow_tf32 = check_allow_tf32(allow_tf32)
     softcap = check_softcap(softcap) if softcap else 0.0
     traced = _ops.compiling()
-    if traced and allow_tf32:
-        raise ValueError("allow_tf32=True under torch.compile or export: not supported yet (the custom operators "
-                         "keep float32's accuracy); call eagerly, or leave it False")
     if traced:   # torch.compile or export: the custom operators (the checks run in their fake implementations)
         dtype = _ops.DTYPE_CODES[query.dtype]
     else:
@@ -409,7 +406,7 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     if traced:
         if not enable_gqa and key.shape[1] != query.shape[1]:
             check_tensors(query, key, value, enable_gqa)   # raises, naming the heads
-        return _ops.attention(query, key, value, causal, scale, mask, softcap, deterministic, sinks)
+        return _ops.attention(query, key, value, causal, scale, mask, softcap, deterministic, sinks, allow_tf32)
     if _apply is None:
         _Attention.get()
     if not (_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad or

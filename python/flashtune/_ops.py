@@ -53,18 +53,21 @@ if _HAVE_OPS:
     @torch.library.custom_op("flashtune::attention_forward", mutates_args=())
     def attention_forward(q: Tensor, k: Tensor, v: Tensor, causal: bool, scale: Optional[float], causal_align: int,
                           window: int, window_left: int, window_right: int, softcap: float,
-                          deterministic: Optional[bool], sinks: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+                          deterministic: Optional[bool], sinks: Optional[Tensor] = None,
+                          allow_tf32: bool = False) -> Tuple[Tensor, Tensor]:
         """O [B, H, Nq, Dv] (laid out as _attention.new_output's) and L [B, H, Nq] (float32; float64
         for float64) of q, k, v [B, H, N, D], with sinks (checked: [H], float32 or float64) or not.
-        deterministic is the backward's (None: torch.use_deterministic_algorithms when it runs)."""
+        deterministic is the backward's (None: torch.use_deterministic_algorithms when it runs);
+        allow_tf32: float32's products may round to TF32 (both passes)."""
         _attention._Attention.get()   # binds the device and stream calls
         dtype = _dtype_code(q, k, v)
         out = _attention.forward_call(torch, q, k, v, dtype, causal, scale,
-                                      (causal_align, window, window_left, window_right), softcap, sinks)
+                                      (causal_align, window, window_left, window_right), softcap, sinks, allow_tf32)
         return out[3], out[4]
 
     @attention_forward.register_fake
-    def _(q, k, v, causal, scale, causal_align, window, window_left, window_right, softcap, deterministic, sinks=None):
+    def _(q, k, v, causal, scale, causal_align, window, window_left, window_right, softcap, deterministic, sinks=None,
+          allow_tf32=False):
         dtype = _dtype_code(q, k, v)
         b, h, nq, _ = q.shape
         o = _attention.new_output(torch, q.stride(), (b, h, nq, v.shape[3]), q.dtype, q.device)
@@ -73,8 +76,8 @@ if _HAVE_OPS:
     @torch.library.custom_op("flashtune::attention_backward", mutates_args=())
     def attention_backward(do: Tensor, q: Tensor, k: Tensor, v: Tensor, o: Tensor, lse: Tensor, causal: bool,
                            scale: Optional[float], causal_align: int, window: int, window_left: int, window_right: int,
-                           softcap: float, deterministic: bool,
-                           sinks: Optional[Tensor] = None) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+                           softcap: float, deterministic: bool, sinks: Optional[Tensor] = None,
+                           allow_tf32: bool = False) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
         """dQ, dK, dV of attention_forward's, laid out as torch.empty_like(q), (k), (v), and the
         sinks' gradient (empty without sinks: an operator's outputs are tensors)."""
         _attention._Attention.get()
@@ -87,7 +90,7 @@ if _HAVE_OPS:
         ost = o.stride()
         desc = _attention.desc_of(q_, k_, v_, o, (b, h, nq, nk, d, dv, hk), (qs, ks, vs, ost), dtype, causal, scale,
                                   (causal_align, window, window_left, window_right), softcap,
-                                  _attention.address(sinks))
+                                  _attention.address(sinks), allow_tf32)
         dsinks = _sinks_grad(q, sinks)
         grads = _attention.run_backward(torch, desc, q_.device, q_, k_, v_, o, lse, do, ost,
                                         ((q_.shape, qs), (k_.shape, ks), (v_.shape, vs)), deterministic,
@@ -104,7 +107,7 @@ if _HAVE_OPS:
 
     @attention_backward.register_fake
     def _(do, q, k, v, o, lse, causal, scale, causal_align, window, window_left, window_right, softcap,
-          deterministic, sinks=None):
+          deterministic, sinks=None, allow_tf32=False):
         _dtype_code(q, k, v)
         dsinks = _sinks_grad(q, sinks)
         return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), dsinks
@@ -115,6 +118,7 @@ if _HAVE_OPS:
         o, lse = output
         ctx.save_for_backward(q, k, v, o, lse, sinks)
         ctx.options, ctx.deterministic = inputs[3:10], inputs[10]
+        ctx.allow_tf32 = bool(inputs[12]) if len(inputs) > 12 else False
 
     def _backward(ctx, do, dlse):
         q, k, v, o, lse, sinks = ctx.saved_tensors
@@ -122,8 +126,8 @@ if _HAVE_OPS:
         if deterministic is None:
             deterministic = torch.are_deterministic_algorithms_enabled()
         dq, dk, dv, dsinks = torch.ops.flashtune.attention_backward(do, q, k, v, o, lse, *ctx.options,
-                                                                    bool(deterministic), sinks)
-        return (dq, dk, dv) + (None,) * 8 + (dsinks if sinks is not None else None,)
+                                                                    bool(deterministic), sinks, ctx.allow_tf32)
+        return (dq, dk, dv) + (None,) * 8 + (dsinks if sinks is not None else None, None)
 
     attention_forward.register_autograd(_backward, setup_context=_setup_context)
 
@@ -140,19 +144,20 @@ if _HAVE_OPS:
     def attention_varlen_forward(q: Tensor, k: Tensor, v: Tensor, cu_seqlens_q: Tensor, cu_seqlens_k: Tensor,
                                  max_seqlen_q: int, max_seqlen_k: int, causal: bool, scale: Optional[float],
                                  causal_align: int, window: int, window_left: int, window_right: int, softcap: float,
-                                 deterministic: Optional[bool], sinks: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+                                 deterministic: Optional[bool], sinks: Optional[Tensor] = None,
+                                 allow_tf32: bool = False) -> Tuple[Tensor, Tensor]:
         """O [total_q, H, Dv] and L [H, total_q] of a variable-length batch packed [total, H, D]."""
         from . import _varlen
         _attention._Attention.get()
         dtype = _varlen_code(q, k, v)
         out = _varlen.forward_call(torch, _view4(q), _view4(k), _view4(v), cu_seqlens_q, cu_seqlens_k, dtype, causal,
                                    scale, (causal_align, window, window_left, window_right), softcap,
-                                   cu_seqlens_q.shape[0] - 1, max_seqlen_q, max_seqlen_k, sinks)
+                                   cu_seqlens_q.shape[0] - 1, max_seqlen_q, max_seqlen_k, sinks, allow_tf32)
         return out[3].squeeze(0).transpose(0, 1), out[4]
 
     @attention_varlen_forward.register_fake
     def _(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, causal_align, window,
-          window_left, window_right, softcap, deterministic, sinks=None):
+          window_left, window_right, softcap, deterministic, sinks=None, allow_tf32=False):
         dtype = _varlen_code(q, k, v)
         o = q.new_empty((q.shape[0], q.shape[1], v.shape[2]))
         return o, q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float64 if dtype == 3 else torch.float32)
@@ -162,7 +167,8 @@ if _HAVE_OPS:
                                   cu_seqlens_q: Tensor, cu_seqlens_k: Tensor, max_seqlen_q: int, max_seqlen_k: int,
                                   causal: bool, scale: Optional[float], causal_align: int, window: int,
                                   window_left: int, window_right: int, softcap: float, deterministic: bool,
-                                  sinks: Optional[Tensor] = None) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
+                                  sinks: Optional[Tensor] = None,
+                                  allow_tf32: bool = False) -> Tuple[Tensor, Tensor, Tensor, Tensor]:
         """dQ, dK, dV of attention_varlen_forward's, laid out as torch.empty_like(q), (k), (v), and
         the sinks' gradient (empty without sinks)."""
         _attention._Attention.get()
@@ -177,7 +183,7 @@ if _HAVE_OPS:
         desc = _varlen.desc_of((cu_seqlens_q.shape[0] - 1, h, max_seqlen_q, max_seqlen_k, d, dv, hk, total_q, total_k),
                                (qs, ks, vs, ost), cu_seqlens_q, cu_seqlens_k, dtype, causal, scale,
                                (causal_align, window, window_left, window_right), softcap,
-                               _attention.address(sinks))
+                               _attention.address(sinks), allow_tf32)
         dsinks = _sinks_grad(q, sinks)
         grads = _attention.run_backward(torch, desc, q_.device, q_, k_, v_, o4, lse, _view4(do), ost,
                                         ((q_.shape, qs), (k_.shape, ks), (v_.shape, vs)), deterministic,
@@ -186,7 +192,7 @@ if _HAVE_OPS:
 
     @attention_varlen_backward.register_fake
     def _(do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, causal_align,
-          window, window_left, window_right, softcap, deterministic, sinks=None):
+          window, window_left, window_right, softcap, deterministic, sinks=None, allow_tf32=False):
         _varlen_code(q, k, v)
         dsinks = _sinks_grad(q, sinks)
         return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), dsinks
@@ -197,6 +203,7 @@ if _HAVE_OPS:
         o, lse = output
         ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k, sinks)
         ctx.options, ctx.deterministic = inputs[5:14], inputs[14]
+        ctx.allow_tf32 = bool(inputs[16]) if len(inputs) > 16 else False
 
     def _varlen_backward(ctx, do, dlse):
         q, k, v, o, lse, cu_q, cu_k, sinks = ctx.saved_tensors
@@ -204,24 +211,26 @@ if _HAVE_OPS:
         if deterministic is None:
             deterministic = torch.are_deterministic_algorithms_enabled()
         dq, dk, dv, dsinks = torch.ops.flashtune.attention_varlen_backward(do, q, k, v, o, lse, cu_q, cu_k,
-                                                                           *ctx.options, bool(deterministic), sinks)
-        return (dq, dk, dv) + (None,) * 12 + (dsinks if sinks is not None else None,)
+                                                                           *ctx.options, bool(deterministic), sinks,
+                                                                           ctx.allow_tf32)
+        return (dq, dk, dv) + (None,) * 12 + (dsinks if sinks is not None else None, None)
 
     attention_varlen_forward.register_autograd(_varlen_backward, setup_context=_varlen_setup_context)
 
 
 def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, causal, scale, mask, softcap,
-                     deterministic, sinks=None):
+                     deterministic, sinks=None, allow_tf32=False):
     """O [total_q, H, Dv] of a checked packed batch (and sinks, check_sinks's) through the operators
     (the caller pads the head dims)."""
     o, _ = torch.ops.flashtune.attention_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
                                                         max_seqlen_k, causal, scale, *mask, softcap, deterministic,
-                                                        sinks)
+                                                        sinks, allow_tf32)
     return o
 
 
-def attention(q, k, v, causal, scale, mask, softcap, deterministic, sinks=None):
+def attention(q, k, v, causal, scale, mask, softcap, deterministic, sinks=None, allow_tf32=False):
     """O of checked [B, H, N, D] query, key and value (and sinks, check_sinks's) through the
     operators (the caller pads the head dims and makes the views, as for the eager path)."""
-    o, _ = torch.ops.flashtune.attention_forward(q, k, v, causal, scale, *mask, softcap, deterministic, sinks)
+    o, _ = torch.ops.flashtune.attention_forward(q, k, v, causal, scale, *mask, softcap, deterministic, sinks,
+                                                 allow_tf32)
     return o

@@ -105,7 +105,7 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     lengths (``causal_align`` "top_left", or "bottom_right": its last query meets its last key).
     ``softmax_scale`` defaults to 1/sqrt(D); ``softcap``, ``deterministic``, ``sinks`` (H logits,
     one a query head, the same for every sequence) and ``allow_tf32`` (float32: products rounded
-    to TF32, in eager calls only for now) as in attention().
+    to TF32) as in attention().
     Returns O [total_q, H, Dv]. The library reads the prefix sums back to check them, so the call
     waits for the work queued before it on the current stream (not inside a CUDA graph capture:
     there they are trusted as given). Under torch.compile and torch.export the call is two custom
@@ -126,9 +126,6 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     allow_tf32 = check_allow_tf32(allow_tf32)
     q4, k4, v4 = _view4(q), _view4(k), _view4(v)
     traced = _ops.compiling()
-    if traced and allow_tf32:
-        raise ValueError("allow_tf32=True under torch.compile or export: not supported yet (the custom operators "
-                         "keep float32's accuracy); call eagerly, or leave it False")
     dtype = _ops.DTYPE_CODES[q.dtype] if traced else check_tensors(q4, k4, v4, True)
     sinks = check_sinks(sinks, q4)
     padded = _attention._padded_to_8(q4, k4, v4, dtype)
@@ -138,7 +135,7 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     if traced:   # torch.compile or export: the custom operators on the packed tensors
         o = _ops.attention_varlen(q4.squeeze(0).transpose(0, 1), k4.squeeze(0).transpose(0, 1),
                                   v4.squeeze(0).transpose(0, 1), cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                                  causal, softmax_scale, mask, softcap, deterministic, sinks)
+                                  causal, softmax_scale, mask, softcap, deterministic, sinks, allow_tf32)
         return o[..., :v.shape[2]]
     if _apply is None:
         _function()

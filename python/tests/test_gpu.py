@@ -611,6 +611,24 @@ class DropIn(unittest.TestCase):
         for name, a, b in zip(["y", "dx"] + [n for n, _ in block.named_parameters()], eager, got):
             torch.testing.assert_close(b, a, atol=2e-2, rtol=2e-2, msg=name)
 
+    def test_compiled_allow_tf32_is_the_eager_one(self):
+        # float32 with allow_tf32 under torch.compile (the operators carry the switch): the same
+        # forward and gradients as the eager call, bitwise (the same kernels), and not the
+        # three-product ones
+        q, k, v = (torch.randn(2, 4, 197, 64, device="cuda", requires_grad=True) for _ in range(3))
+
+        def f(q, k, v, allow):
+            return flashtune.attention(q, k, v, is_causal=True, allow_tf32=allow)
+        compiled = torch.compile(f, fullgraph=True)
+        for allow in (True, False):
+            eager = f(q, k, v, allow)
+            got = compiled(q, k, v, allow)
+            torch.testing.assert_close(got, eager, atol=0, rtol=0)
+            g = torch.randn_like(eager)
+            torch.testing.assert_close(torch.autograd.grad(got, (q, k, v), g), torch.autograd.grad(eager, (q, k, v), g),
+                                       atol=0, rtol=0)
+        self.assertFalse(torch.equal(compiled(q, k, v, True), compiled(q, k, v, False)))
+
     def test_compiled_graph_holds_the_operators(self):
         from torch._dynamo.testing import CompileCounterWithBackend
         counter = CompileCounterWithBackend("aot_eager")

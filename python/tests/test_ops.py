@@ -38,7 +38,12 @@ class Operators(unittest.TestCase):
         bwd = str(torch.ops.flashtune.attention_backward.default._schema)
         self.assertIn("attention_forward(Tensor q, Tensor k, Tensor v, bool causal, float? scale", fwd)
         self.assertIn("-> (Tensor, Tensor)", fwd)
-        self.assertIn("bool deterministic) -> (Tensor, Tensor, Tensor)", bwd)
+        # the sinks' gradient beside dQ, dK, dV; float32's TF32 switch in both, False unless given
+        self.assertIn("bool deterministic, Tensor? sinks=None, bool allow_tf32=False) -> (Tensor, Tensor, Tensor, "
+                      "Tensor)", bwd)
+        self.assertIn("Tensor? sinks=None, bool allow_tf32=False) -> (Tensor, Tensor)", fwd)
+        for name in ("attention_varlen_forward", "attention_varlen_backward"):
+            self.assertIn("bool allow_tf32=False", str(getattr(torch.ops.flashtune, name).default._schema))
         self.assertTrue(_ops._HAVE_OPS)
         self.assertFalse(_ops.compiling())   # eager here
 
@@ -52,16 +57,25 @@ class Operators(unittest.TestCase):
                 self.assertTrue(o.is_contiguous())
                 grads = torch.ops.flashtune.attention_backward(torch.empty_like(o), q, k, v, o, lse, *PLAIN[:-1],
                                                                False)
+                self.assertEqual(len(grads), 4)
+                self.assertEqual(grads[3].shape, (0,))   # no sinks: an empty sinks' gradient
                 for g, t in zip(grads, (q, k, v)):
                     self.assertEqual((g.shape, g.stride(), g.dtype), (t.shape, t.stride(), t.dtype))
+            # float32 with TF32 allowed: the same outputs
+            q32 = fake((2, 8, 100, 64), torch.float32)
+            o, lse = torch.ops.flashtune.attention_forward(q32, q32, q32, *PLAIN, None, True)
+            self.assertEqual((o.shape, o.dtype, lse.dtype), ((2, 8, 100, 64), torch.float32, torch.float32))
+            grads = torch.ops.flashtune.attention_backward(torch.empty_like(o), q32, q32, q32, o, lse, *PLAIN[:-1],
+                                                           False, None, True)
+            self.assertEqual(grads[0].shape, q32.shape)
             # a [B, N, H, D] view: O is laid out [B, N, H, D] too, as SDPA's (new_output), and the
             # gradient keeps the query's layout (empty_like), as the real ones do
             q = fake((2, 100, 8, 64)).transpose(1, 2)
             o, _ = torch.ops.flashtune.attention_forward(q, q, q, *PLAIN)
             self.assertEqual((o.shape, o.stride()), ((2, 8, 100, 64), (100 * 8 * 64, 64, 8 * 64, 1)))
             self.assertTrue(o.transpose(1, 2).is_contiguous())
-            dq, _, _ = torch.ops.flashtune.attention_backward(fake((2, 8, 100, 64)), q, q, q, fake((2, 8, 100, 64)),
-                                                              fake((2, 8, 100), torch.float32), *PLAIN[:-1], False)
+            dq, _, _, _ = torch.ops.flashtune.attention_backward(fake((2, 8, 100, 64)), q, q, q, fake((2, 8, 100, 64)),
+                                                                 fake((2, 8, 100), torch.float32), *PLAIN[:-1], False)
             self.assertEqual(dq.stride(), q.stride())
 
     def test_variable_length_fakes(self):
@@ -75,6 +89,10 @@ class Operators(unittest.TestCase):
                                                                   300, True, None, 0, 0, 0, 0, 0.0, False)
             for g, t in zip(grads, (q, k, v)):
                 self.assertEqual((g.shape, g.stride()), (t.shape, t.stride()))
+            q32 = fake((300, 8, 64), torch.float32)
+            o, _ = torch.ops.flashtune.attention_varlen_forward(q32, q32, q32, cu, cu, 200, 300, True, None, 0, 0, 0, 0,
+                                                                0.0, None, None, True)
+            self.assertEqual((o.shape, o.dtype), ((300, 8, 64), torch.float32))
             with self.assertRaisesRegex(ValueError, "multiple of the key/value heads"):
                 torch.ops.flashtune.attention_varlen_forward(q, fake((500, 3, 64)), fake((500, 3, 64)), cu, cu, 200,
                                                              300, True, None, 0, 0, 0, 0, 0.0, None)
