@@ -97,6 +97,27 @@ class Operators(unittest.TestCase):
                 torch.ops.flashtune.attention_varlen_forward(q, fake((500, 3, 64)), fake((500, 3, 64)), cu, cu, 200,
                                                              300, True, None, 0, 0, 0, 0, 0.0, None)
 
+    def test_export_carries_allow_tf32(self):
+        # torch.export traces attention() into the operator (with fake CUDA tensors: no GPU here),
+        # allow_tf32 among its arguments as the call gave it
+        class Attention(torch.nn.Module):
+            def __init__(self, allow):
+                super().__init__()
+                self.allow = allow
+
+            def forward(self, q, k, v):
+                return flashtune.attention(q, k, v, is_causal=True, allow_tf32=self.allow)
+
+        for allow in (True, False):
+            with FakeTensorMode():
+                q = fake((2, 4, 100, 64), torch.float32)
+                graph = torch.export.export(Attention(allow), (q, q, q)).graph
+            calls = [n for n in graph.nodes if n.op == "call_function" and "flashtune.attention_forward" in str(n.target)]
+            self.assertEqual(len(calls), 1)
+            names = [a.name for a in calls[0].target._schema.arguments]
+            given = dict(zip(names, calls[0].args), **calls[0].kwargs)
+            self.assertEqual(given.get("allow_tf32", False), allow)
+
     def test_fake_refuses_what_the_kernels_refuse(self):
         with FakeTensorMode():
             q = fake((1, 4, 16, 64))
