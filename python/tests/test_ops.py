@@ -108,15 +108,26 @@ class Operators(unittest.TestCase):
             def forward(self, q, k, v):
                 return flashtune.attention(q, k, v, is_causal=True, allow_tf32=self.allow)
 
+        class Packed(torch.nn.Module):   # a variable-length batch, through its own operator
+            def __init__(self, allow):
+                super().__init__()
+                self.allow = allow
+
+            def forward(self, q, k, v, cu):
+                return flashtune.attention_varlen(q, k, v, cu, cu, 200, 300, causal=True, allow_tf32=self.allow)
+
         for allow in (True, False):
             with FakeTensorMode():
-                q = fake((2, 4, 100, 64), torch.float32)
-                graph = torch.export.export(Attention(allow), (q, q, q)).graph
-            calls = [n for n in graph.nodes if n.op == "call_function" and "flashtune.attention_forward" in str(n.target)]
-            self.assertEqual(len(calls), 1)
-            names = [a.name for a in calls[0].target._schema.arguments]
-            given = dict(zip(names, calls[0].args), **calls[0].kwargs)
-            self.assertEqual(given.get("allow_tf32", False), allow)
+                q, p = fake((2, 4, 100, 64), torch.float32), fake((300, 8, 64), torch.float32)
+                cu = torch.empty((4,), dtype=torch.int32, device="cuda")
+                traced = [("attention_forward", torch.export.export(Attention(allow), (q, q, q)).graph),
+                          ("attention_varlen_forward", torch.export.export(Packed(allow), (p, p, p, cu)).graph)]
+            for op, graph in traced:
+                calls = [n for n in graph.nodes if n.op == "call_function" and f"flashtune.{op}." in str(n.target)]
+                self.assertEqual(len(calls), 1, op)
+                names = [a.name for a in calls[0].target._schema.arguments]
+                given = dict(zip(names, calls[0].args), **calls[0].kwargs)
+                self.assertEqual(given.get("allow_tf32", False), allow, op)
 
     def test_fake_refuses_what_the_kernels_refuse(self):
         with FakeTensorMode():
