@@ -145,12 +145,12 @@ def check_flex(run):
         raise ValueError(f"causal output differs from SDPA math by {err:.3g}")
 
 
-def impls(flex_make=None, fa4=None, skip=()):
-    """The backends by name; "flex" and "fa4" map to None where they cannot run; those in skip are
-    left out."""
-    out = {"flashtune": lambda q, k, v, is_causal: flashtune.attention(q, k, v, is_causal=is_causal),
-           # float32 rows only: one TF32 product a product (allow_tf32), as PyTorch's TF32 matmuls
-           TF32_IMPL: lambda q, k, v, is_causal: flashtune.attention(q, k, v, is_causal=is_causal, allow_tf32=True)}
+def impls(flex_make=None, fa4=None, skip=(), dtype=None):
+    """The backends by name for rows of dtype (a DTYPES name); "flex" and "fa4" map to None where
+    they cannot run; those in skip are left out. The float32 rows add flashtune with TF32 allowed."""
+    out = {"flashtune": lambda q, k, v, is_causal: flashtune.attention(q, k, v, is_causal=is_causal)}
+    if dtype == "f32":   # one TF32 product a product (allow_tf32), as PyTorch's TF32 matmuls
+        out[TF32_IMPL] = lambda q, k, v, is_causal: flashtune.attention(q, k, v, is_causal=is_causal, allow_tf32=True)
     out.update({name: sdpa(b) for name, b in SDPA.items()})
     out["flex"] = flex_make() if flex_make else None
     out["fa4"] = fa4
@@ -301,7 +301,7 @@ def parse_points(spec):
     return points
 
 
-def extra_points(points, backends, layout, out):   # backends(): a fresh impls() a point
+def extra_points(points, backends, layout, out):   # backends(dtype): a fresh impls() a point
     """The points beyond the grid (--extra), bf16, causal and not: their rows into
     compare-extra.csv, their table (TFLOP/s, flashtune over each peer and over the best peer) as
     markdown lines. FLOPs: forward 2·B·H·N²·(D + Dv), halved when causal; backward 2.5× that."""
@@ -312,8 +312,8 @@ def extra_points(points, backends, layout, out):   # backends(): a fresh impls()
         b, h, n, d = pt[:4]
         dv = pt[4] if len(pt) > 4 else d
         for causal in (False, True):
-            for name, fn in backends().items():
-                if name in ("efficient", "math", TF32_IMPL):   # far behind on the grid, or float32's: left out
+            for name, fn in backends("bf16").items():
+                if name in ("efficient", "math"):   # far behind on the grid; left out to save time
                     continue
                 res, why = measure(name, fn, torch.bfloat16, b, h, n, d, causal, dv, layout)
                 for p, backward in (("fwd", False), ("bwd", True)):
@@ -399,15 +399,13 @@ def main():
     # A fresh set for each point: flex_make() resets dynamo and compiles anew, so that no point
     # runs past the recompile limit (dynamo then runs flex_attention eagerly: seen as 4-25 TFLOP/s
     # when one compiled function served the whole grid).
-    backends = lambda: impls(flex_make, fa4, args.skip)   # noqa: E731
+    backends = lambda dtype: impls(flex_make, fa4, args.skip, dtype)   # noqa: E731
 
     # One untimed pass over the first shape with every implementation: the first measurement of a
     # process otherwise runs on a GPU not yet at its clocks (seen: flashtune's first backward at
     # 0.65x of its rerun), and flashtune compiles or loads its kernels on first use.
     d0, n0 = head_dims[0], seqlens[0]
-    for name, fn in backends().items():
-        if name == TF32_IMPL and not args.dtypes.startswith("f32"):
-            continue
+    for name, fn in backends(args.dtypes.split(",")[0]).items():
         measure(name, fn, DTYPES[args.dtypes.split(",")[0]], max(1, 16384 // n0), 2048 // d0, n0, d0, False,
                 layout=args.layout)
 
@@ -418,9 +416,7 @@ def main():
             for causal in (False, True):
                 for n in seqlens:
                     b, h = max(1, 16384 // n), 2048 // d
-                    for name, fn in backends().items():
-                        if name == TF32_IMPL and dname != "f32":
-                            continue
+                    for name, fn in backends(dname).items():
                         res, why = measure(name, fn, dtype, b, h, n, d, causal, layout=args.layout)
                         for p, backward in (("fwd", False), ("bwd", True)):
                             ms = res[backward][0] if res else float("nan")

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tune_clocks.h"
 #include "tune_strategy.h"
 
 int tune_sweep_keep_count(int timed, double keep)
@@ -78,6 +79,8 @@ void tune_confirm_combine(const tune_record *const *timings, int m, tune_record 
     if (m > TUNE_CONFIRM_MAX_TIMINGS)
         m = TUNE_CONFIRM_MAX_TIMINGS;
     *out = *timings[0];
+    tune_clock_span clocks;   /* over every round: the least SM clock, every reason any round saw */
+    tune_clock_span_init(&clocks);
     for (int i = 0; i < m; i++) {
         med[i] = timings[i]->median_ms;
         if (timings[i]->min_ms < out->min_ms)
@@ -86,12 +89,11 @@ void tune_confirm_combine(const tune_record *const *timings, int m, tune_record 
             out->rel_error = timings[i]->rel_error;
         if (timings[i]->max_abs_error > out->max_abs_error)
             out->max_abs_error = timings[i]->max_abs_error;
-        /* The clocks over every round: the least SM clock, every reason any round saw. */
-        if (timings[i]->sm_mhz < out->sm_mhz || isnan(out->sm_mhz))
-            out->sm_mhz = timings[i]->sm_mhz;
-        if (timings[i]->clock_events >= 0)
-            out->clock_events = (out->clock_events < 0 ? 0 : out->clock_events) | timings[i]->clock_events;
+        if (timings[i]->sm_mhz > 0)
+            tune_clock_span_add(&clocks, (unsigned)timings[i]->sm_mhz, timings[i]->clock_events);
     }
+    out->sm_mhz = clocks.sm_mhz;
+    out->clock_events = clocks.events;
     qsort(med, (size_t)m, sizeof med[0], cmp_double);
     out->median_ms = m % 2 ? med[m / 2] : 0.5 * (med[m / 2 - 1] + med[m / 2]);
     out->spread = (med[m - 1] - med[0]) / out->median_ms;
