@@ -117,6 +117,8 @@ int db_device_upsert_tx(db *d, const db_device *dev, int64_t *id, char *err, siz
 int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, char *err, size_t len);
 int db_workload_upsert_tx(db *d, const db_workload *w, int64_t *id, char *err, size_t len);
 int db_workload_find_tx(db *d, const db_workload *w, int64_t *id, char *err, size_t len);
+/* Writes (device, workload)'s declaration (db_declare.c), replacing one stored. */
+int db_declared_put_tx(db *d, int64_t device_id, int64_t workload_id, const db_declared *c, char *err, size_t len);
 /* Field checks shared with db_import: 0, or -1 with the field named in err (no prefix). */
 int db_device_check(const db_device *dev, char *err, size_t len);
 int db_kernel_check(const db_kernel *k, char *err, size_t len);

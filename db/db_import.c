@@ -397,6 +397,10 @@ static int store(db *d, const char *name, const char *text, const entry *e, int 
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
         return db_fail(err, len, "%s:%d: %s", name, e->line, sqlite3_errmsg(d->sql));
+    /* The line is a winner declared where it was tuned: the view serves it as such. */
+    const db_declared c = { .kernel_id = kernel_id, .reason = DB_DECLARED_IMPORTED, .behind = NAN, .neighbours = -1 };
+    if (db_declared_put_tx(d, device_id, workload_id, &c, why, sizeof why) != 0)
+        return db_fail(err, len, "%s:%d: %s", name, e->line, why);
     *what = has_winner ? REPLACED : ADDED;
     return 0;
 }

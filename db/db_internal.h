@@ -308,6 +308,48 @@ int db_winner_find_if(db *d, const char *device_name, const char *arch, const db
  * OUT: *out (malloc'ed array, free() it; NULL when none), *count. */
 int db_winners_list(db *d, db_winner **out, int *count, char *err, size_t len);
 
+/* ---- declared winners (db_declare.c) ---------------------------------------------------- */
+
+/* Timing the same kernels twice moves their medians by about 2 % (the tuner's ground truth,
+ * bench/RESULTS.md), so a winner is declared rather than read off as the least median:
+ * DB_DECLARE_MARGIN is the least interval of a tie, a fraction of the fastest's median. Spreads
+ * widen it (two timings tie when their intervals overlap) up to DB_DECLARE_SPREAD_CAP. */
+#define DB_DECLARE_MARGIN 0.02
+#define DB_DECLARE_SPREAD_CAP 0.05
+
+/* Why a kernel was declared: the fastest; the stored winner kept (it ties with the fastest); the
+ * tied kernel that ties at the most other workloads of its kind; a winners file's line. */
+enum { DB_DECLARED_FASTEST, DB_DECLARED_KEPT, DB_DECLARED_HOLDS, DB_DECLARED_IMPORTED, DB_DECLARED_COUNT };
+/* "fastest", "kept", "holds", "imported" ("?" out of range). */
+const char *db_declared_name(int reason);
+
+typedef struct db_declared {
+    int64_t kernel_id;
+    int reason;                /* DB_DECLARED_* */
+    double behind;             /* its median over the fastest's, less 1 (0.012: 1.2 % behind); NAN: not known */
+    int neighbours;            /* at how many other workloads of its kind it ties with the fastest; -1 not known */
+} db_declared;
+
+typedef struct db_declare_counts {
+    int workloads;
+    int by_reason[DB_DECLARED_COUNT];
+} db_declare_counts;
+
+/* Declares the winner of each workload in workload_ids[0..n) on device_id (device_id <= 0: every
+ * device; n 0: every workload with timings), judged on the valid results sweeps stored there
+ * (imported ones are not timings of this machine). A timing ties with the workload's fastest when
+ * its median is within the wider of margin and half the two spreads (at most
+ * DB_DECLARE_SPREAD_CAP) of the fastest's. Declared: the kernel declared before for the workload
+ * on this GPU (this device row, else another row of its name and arch) while it ties; else of
+ * the tied kernels the one that ties at the most other workloads of the kind (every field but
+ * batch, heads and lengths the same, the group ratio too; one kernel: the same family and
+ * tunables), the faster at equal counts; a workload without a tie gets its fastest. The winners
+ * view then serves the declared kernel. One transaction. OUT (may be NULL): *counts. */
+int db_declare_winners(db *d, int64_t device_id, const int64_t *workload_ids, int n, double margin,
+                       db_declare_counts *counts, char *err, size_t len);
+/* The declaration of (device, workload): 1 found (OUT: *out), 0 none, -1 error. */
+int db_declared_get(db *d, int64_t device_id, int64_t workload_id, db_declared *out, char *err, size_t len);
+
 /* ---- text forms (db_text.c) -------------------------------------------------------- */
 
 /* "op=fwd dtype=f16 head_dim=128 head_dim_v=128 causal=0 batch=4 heads=16 seqlen_q=4096
@@ -395,7 +437,8 @@ typedef struct db_import_counts {
  * the whole text with "NAME:LINE: reason" naming the field and value, and nothing is written.
  * Then one transaction creates the missing devices, workloads and kernels, and per line:
  * a result (status ok) when its (device, workload) has no winner; when it has one, the line's
- * kernel and time become the winner if faster (unless opt->keep), else nothing changes. So
+ * kernel and time become the winner if faster (unless opt->keep), else nothing changes; a line
+ * stored is declared (DB_DECLARED_IMPORTED), so the view serves it. So
  * importing the same text twice changes nothing. opt NULL: the defaults (replace, no check).
  * OUT (may be NULL): *counts. */
 int db_import_text(db *d, const char *name, const char *text, const db_import_options *opt,

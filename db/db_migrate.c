@@ -24,6 +24,7 @@ static db_migration builtin[] = {
     { 5, "migrate_005.sql", NULL },   /* and by the mask's kind and the variable-length bucket */
     { 6, "migrate_006.sql", NULL },   /* and by the fields added since, in one text column (extra) */
     { 7, "migrate_007.sql", NULL },   /* results: the GPU's clocks while timed */
+    { 8, "migrate_008.sql", NULL },   /* declared winners: the view serves them */
 };
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 

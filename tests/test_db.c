@@ -578,9 +578,9 @@ static void migrations_apply_in_order(void **state)
 {
     fixture *f = *state;
     char err[512] = "";
-    db_migration list[8], broken[8];
-    int n = list_with(list, 8, "test_v2.sql", "ALTER TABLE sweeps ADD COLUMN note TEXT;");
-    int n_broken = list_with(broken, 8, "test_bad.sql", "ALTER TABLE sweeps ADD COLUMN ok INTEGER; "
+    db_migration list[16], broken[16];
+    int n = list_with(list, 16, "test_v2.sql", "ALTER TABLE sweeps ADD COLUMN note TEXT;");
+    int n_broken = list_with(broken, 16, "test_bad.sql", "ALTER TABLE sweeps ADD COLUMN ok INTEGER; "
                                                          "ALTER TABLE no_such_table ADD COLUMN x INTEGER;");
     /* v1: this build's current version; the fake migration brings files to v1 + 1. */
     const int v1 = db_schema_version(), v2 = v1 + 1;

@@ -379,8 +379,18 @@ static void budget_stops_the_sweep_and_a_rerun_resumes(void **state)
     const long long stored = query_int(db_path, "SELECT count(*) FROM results");
     print_message("budget of 1 s: %lld of %ld results in %.1f s\n", stored, total, tune_now() - start);
     assert_true(stored < total);
+    /* Only the workloads measured whole were declared (declared ones were measured whole). */
+    const long long declared = query_int(db_path, "SELECT count(*) FROM declared");
+    const long long workloads = query_int(db_path, "SELECT count(*) FROM workloads");
+    print_message("budget of 1 s: %lld of %lld workloads declared\n", declared, workloads);
+    assert_true(declared < workloads);
     assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4, 0), 0);
     tune_space_set_free(set);
+    /* The rerun declared every workload, and the winners are the declared kernels. */
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM declared"), workloads);
+    assert_int_equal(query_int(db_path, "SELECT count(*) FROM winners w JOIN declared c ON c.device_id = w.device_id "
+                                        "AND c.workload_id = w.workload_id AND c.kernel_id = w.kernel_id"),
+                     workloads);
     assert_int_equal(query_int(db_path, "SELECT count(*) FROM results"), total);
     assert_int_equal(query_int(db_path, "SELECT count(*) FROM (SELECT DISTINCT device_id, workload_id, kernel_id "
                                         "FROM results)"), total);

@@ -1,4 +1,6 @@
-/* flashtune db export | db import: the winners as text, to review, diff and commit. */
+/* flashtune db export | db import | db declare: the winners as text, to review, diff and commit;
+ * their declaration judged again (db_declare_winners). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,16 +12,54 @@
 static void help(void)
 {
     printf("usage: flashtune db export [--db FILE] > winners.txt\n"
-           "       flashtune db import [--db FILE] [--keep] winners.txt\n\n"
-           "A text form of the winners, to review, diff and commit.\n\n"
+           "       flashtune db import [--db FILE] [--keep] winners.txt\n"
+           "       flashtune db declare [--db FILE] [--margin PERCENT]\n\n"
+           "A text form of the winners, to review, diff and commit; and their declaration.\n\n"
            "import checks every line first (each kernel through the generator: its family, its\n"
            "parameters on the line's arch, its source_hash against the source this flashtune\n"
            "generates; each workload as a space file's) and writes nothing when one is wrong.\n"
            "Then, per line: a device and workload without a winner gets it (added); one whose\n"
            "winner is slower gets the line's kernel as its winner (replaced); else the stored\n"
            "winner stays (kept). The database is created, when missing, only for a good file.\n\n"
-           "  --db FILE   the database (default $FLASHTUNE_DB, else flashtune.db)\n"
-           "  --keep      never replace a stored winner, even by a faster one\n");
+           "declare judges every workload's timings again (a sweep does it for the workloads it\n"
+           "measured): the stored winner stays while it is within the margin of the fastest (or\n"
+           "within the two timings' spreads, at most 5 %%); else of the kernels within it, the one\n"
+           "within it at the most other workloads of the kind; else the fastest. Export and the\n"
+           "library serve the declared winner. With --margin 0 only the spreads make ties.\n\n"
+           "  --db FILE         the database (default $FLASHTUNE_DB, else flashtune.db)\n"
+           "  --keep            never replace a stored winner, even by a faster one\n"
+           "  --margin PERCENT  the least width of a tie, 0..100 (default 2: the noise measured\n"
+           "                    between two sweeps of the same kernels)\n");
+}
+
+/* A percentage 0..100 ("2", "0.5"): 0 (OUT: *fraction), or the usage error. */
+static int parse_margin(const char *text, double *fraction)
+{
+    char *end = NULL;
+    const double v = text[0] && text[0] != ' ' ? strtod(text, &end) : NAN;
+    if (!end || *end || !(v >= 0 && v <= 100))
+        return tune_usage_error("db", "--margin='%s' must be a percentage from 0 to 100 (2 for 2 %%)", text);
+    *fraction = v / 100;
+    return 0;
+}
+
+static int declare(const char *path, double margin)
+{
+    const char *cmd = "flashtune db declare";
+    char err[1024];
+    db *d;
+    db_declare_counts n;
+    if (db_open(path, 0, &d, err, sizeof err) != 0 ||
+        db_declare_winners(d, 0, NULL, 0, margin, &n, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", cmd, err);
+        db_close(d);
+        return 1;
+    }
+    db_close(d);
+    printf("%s: %d workloads (a tie: within %g %% of the fastest, or the spreads): %d the fastest, %d the stored "
+           "winner kept, %d the tied kernel that holds at neighbouring shapes\n", cmd, n.workloads, 100 * margin,
+           n.by_reason[DB_DECLARED_FASTEST], n.by_reason[DB_DECLARED_KEPT], n.by_reason[DB_DECLARED_HOLDS]);
+    return 0;
 }
 
 static int import(const char *path, const char *file, int keep)
@@ -52,21 +92,34 @@ static int import(const char *path, const char *file, int keep)
 
 int cmd_db(int argc, char **argv)
 {
-    const char *given_db = NULL, *path;
+    const char *given_db = NULL, *path, *margin_text = NULL;
     int show_help, first, keep = 0;
-    const tune_option options[] = { { "db", 0, &given_db, NULL }, { "keep", 0, NULL, &keep } };
-    int rc = tune_options_parse("db", argc, argv, options, 2, &show_help, &first);
+    const tune_option options[] = { { "db", 0, &given_db, NULL }, { "keep", 0, NULL, &keep },
+                                    { "margin", 0, &margin_text, NULL } };
+    int rc = tune_options_parse("db", argc, argv, options, 3, &show_help, &first);
     if (rc || show_help || first >= argc) {
         if (show_help)
             help();
         else if (!rc)
-            rc = tune_usage_error("db", "expected 'export' or 'import FILE'");
+            rc = tune_usage_error("db", "expected 'export', 'import FILE' or 'declare'");
         return rc;
     }
     if (tune_db_path("db", given_db, &path))
         return TUNE_EXIT_USAGE;
     const char *sub = argv[first];
     const int operands = argc - first - 1;
+    if (margin_text && strcmp(sub, "declare") != 0)
+        return tune_usage_error("db", "--margin is an option of 'db declare', not of 'db %s'", sub);
+    if (!strcmp(sub, "declare")) {
+        double margin = DB_DECLARE_MARGIN;
+        if (operands)
+            return tune_usage_error("db", "'db declare' takes no operand, got %d", operands);
+        if (keep)
+            return tune_usage_error("db", "--keep is an option of 'db import', not of 'db declare'");
+        if (margin_text && parse_margin(margin_text, &margin))
+            return TUNE_EXIT_USAGE;
+        return declare(path, margin);
+    }
     if (!strcmp(sub, "import") && operands == 1)
         return import(path, argv[first + 1], keep);
     if (!strcmp(sub, "export") && operands == 0 && keep)
@@ -87,5 +140,5 @@ int cmd_db(int argc, char **argv)
     if (!strcmp(sub, "export") || !strcmp(sub, "import"))
         return tune_usage_error("db", "'db %s' takes %s, got %d operands", sub,
                                 sub[0] == 'e' ? "no operand" : "one FILE", operands);
-    return tune_usage_error("db", "expected 'export' or 'import FILE', got '%s'", sub);
+    return tune_usage_error("db", "expected 'export', 'import FILE' or 'declare', got '%s'", sub);
 }

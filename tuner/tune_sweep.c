@@ -102,6 +102,7 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
     for (int i = 0; i < s.unit_count && !tune_sweep_interrupted; i++) {
         tune_unit *u = &s.units[i];
         if (!u->pending_count) {
+            u->whole = 1;
             whole++;
             continue;
         }
@@ -131,9 +132,12 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
             printf("flashtune tune: %s: not measured: %s\n", label, u->failure);
             setup_failures++;
         }
-        whole += prc == TUNE_PHASE_OK && !tune_sweep_interrupted;
+        u->whole = prc == TUNE_PHASE_OK && !tune_sweep_interrupted;
+        whole += u->whole;
     }
     alarm(0);
+    if (tune_sweep_declare(&s) != 0)
+        goto end_sweep;
     tune_sweep_report(&s, db_path);
     rc = tune_sweep_interrupted && !budget_spent ? TUNE_SWEEP_INTERRUPTED : setup_failures ? 1 : 0;
     if (budget_spent)

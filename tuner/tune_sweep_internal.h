@@ -25,6 +25,7 @@ typedef struct tune_unit {
     int pruned_before;          /* 'skipped' results already stored: a prune was decided */
     int lazy;                   /* a search a budget bounds (halving, guided; no cut decided before):
                                  * its kernels are built as it reaches them, most never timed */
+    int whole;                  /* measured to the end (this run or before): its winner is declared */
     double best_tflops;         /* best of this run, for the progress line */
     char best[160];
     char failure[1024];         /* why the workload could not be measured; empty when fine */
@@ -43,6 +44,7 @@ typedef struct tune_sweep {
     int tty;
     char err[1024];
     char clocks_why[256];       /* why the timings carry no clocks (a worker's "C" line), or empty */
+    db_declare_counts declared; /* how this run's winners were declared (tune_sweep_declare) */
 } tune_sweep;
 
 
@@ -85,7 +87,11 @@ int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double share_s);
 void tune_sweep_unit_label(const tune_unit *u, char *buf, size_t len);
 /* Progress after one timing: a live line on a terminal, one plain line otherwise. */
 void tune_sweep_progress(tune_sweep *s, tune_unit *u, int c, const tune_record *r, const char *pass);
-/* The winner of every workload, from the database (this run's and earlier results). */
+/* The winner of every workload, from the database (this run's and earlier results), and the
+ * declared one where the declaration chose another (db_declare_winners). */
 void tune_sweep_report(tune_sweep *s, const char *db_path);
+/* Declares the winners of the units measured whole (db_declare_winners, DB_DECLARE_MARGIN; the
+ * counts in s->declared, which the report prints). 0, or -1 (s->err). */
+int tune_sweep_declare(tune_sweep *s);
 
 #endif

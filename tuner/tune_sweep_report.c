@@ -2,6 +2,7 @@
  * plain line per candidate otherwise) and the final report of every workload's winner. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <sqlite3.h>
 
@@ -98,6 +99,45 @@ static int load_result(tune_sweep *s, int64_t workload_id, int64_t kernel_id, db
     return found;
 }
 
+/* A line under a workload's row when its declared winner is not its fastest: which, and why. */
+static void print_declared(tune_sweep *s, const tune_unit *u, int64_t fastest_kernel)
+{
+    db_declared c;
+    char why[256];
+    if (db_declared_get(s->d, s->device_id, u->workload_id, &c, why, sizeof why) != 1 || c.kernel_id == fastest_kernel)
+        return;
+    char cfg[160];
+    snprintf(cfg, sizeof cfg, "kernel %lld (not a candidate of this space)", (long long)c.kernel_id);
+    for (int k = 0; k < u->cands->count; k++)
+        if (s->ks.jobs[u->job[k]].kernel_id == c.kernel_id)
+            config_str(&u->cands->configs[k], cfg, sizeof cfg);
+    if (c.reason == DB_DECLARED_KEPT)
+        printf("%-44s  declared: the stored winner, %.1f %% behind, within the interval: %s\n", "", 100 * c.behind,
+               cfg);
+    else if (c.reason == DB_DECLARED_HOLDS)
+        printf("%-44s  declared: %.1f %% behind, tied here and at %d other workloads of its kind: %s\n", "",
+               100 * c.behind, c.neighbours, cfg);
+    else
+        printf("%-44s  declared: %s: %s\n", "", db_declared_name(c.reason), cfg);
+}
+
+int tune_sweep_declare(tune_sweep *s)
+{
+    int64_t *ids = malloc((size_t)(s->unit_count ? s->unit_count : 1) * sizeof *ids);
+    if (!ids)
+        return snprintf(s->err, sizeof s->err, "out of memory"), -1;
+    int n = 0;
+    for (int i = 0; i < s->unit_count; i++)
+        if (s->units[i].whole)
+            ids[n++] = s->units[i].workload_id;
+    /* n 0 would declare every workload: none measured whole, none declared. */
+    const int rc = n ? db_declare_winners(s->d, s->device_id, ids, n, DB_DECLARE_MARGIN, &s->declared, s->err,
+                                          sizeof s->err)
+                     : 0;
+    free(ids);
+    return rc;
+}
+
 void tune_sweep_report(tune_sweep *s, const char *db_path)
 {
     printf("\nflashtune tune: winners on %s (%s), database %s\n", s->gpu->dev.name, s->gpu->dev.arch, db_path);
@@ -138,6 +178,8 @@ void tune_sweep_report(tune_sweep *s, const char *db_path)
                    vs_default, cfg);
         else
             printf("%-44.44s %7s %9s %9s %10s %10s  %s\n", label, ratio, "-", "-", "-", "-", cfg);
+        if (best >= 0)
+            print_declared(s, u, s->ks.jobs[u->job[best]].kernel_id);
         if (all > ok || all < u->cands->count || u->failure[0]) {
             printf("%-44s ", "");
             for (int st = 0; st < DB_STATUS_COUNT; st++)
@@ -166,4 +208,10 @@ void tune_sweep_report(tune_sweep *s, const char *db_path)
         printf("flashtune tune: clocks while timing: %d of %d timings sampled, SM %.0f-%.0f MHz; %s\n", c.sampled,
                c.timed, c.least_mhz, c.most_mhz, held);
     }
+    const db_declare_counts *dc = &s->declared;
+    if (dc->workloads)
+        printf("flashtune tune: winners declared for %d workloads (a tie: within %.0f %% of the fastest, or the "
+               "spreads): %d the fastest, %d the stored winner kept, %d the tied kernel that holds at neighbouring "
+               "shapes\n", dc->workloads, 100 * DB_DECLARE_MARGIN, dc->by_reason[DB_DECLARED_FASTEST],
+               dc->by_reason[DB_DECLARED_KEPT], dc->by_reason[DB_DECLARED_HOLDS]);
 }

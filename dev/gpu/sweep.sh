@@ -6,6 +6,9 @@
 #   one direction's kernels; merge the exported winners with the other direction's.
 #   ONLY: only the spaces of those names (e.g. ONLY=bwd_mla or ONLY=fwd_f32,bwd_f32), after a change
 #   to their workloads' kernels.
+#   GUARD: a winners file (GUARD=db/tuned/h200-sm90.txt) imported first: its winners are re-timed
+#   among the candidates and stay declared while they tie with the fastest (db_declare_winners);
+#   dev/declare-churn.py then says how many the fastest alone would have replaced, and by how much.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 SPACE=${1:-tuner/spaces/default.lua}
@@ -23,9 +26,15 @@ if [ -n "${PART:-}${ONLY:-}" ]; then   # the same file, returning only that dire
   SPACE=/tmp/space-part.lua
 fi
 [ -n "${RESUME_DB:-}" ] && cp "$RESUME_DB" /tmp/sweep.db || rm -f /tmp/sweep.db*
+if [ -n "${GUARD:-}" ]; then
+  /tmp/build/tuner/flashtune db import --db /tmp/sweep.db "$GUARD" || exit 1
+  cp /tmp/sweep.db /tmp/guard-before.db
+fi
 start=$(date +%s)
 timeout ${SWEEP_LIMIT_S:-540} /tmp/build/tuner/flashtune tune --db /tmp/sweep.db "$SPACE" > "$OUT/tune.log" 2>&1; rc=$?
 echo "tune rc=$rc after $(( $(date +%s) - start )) s"
 /tmp/build/tuner/flashtune db export --db /tmp/sweep.db > "$OUT/winners.txt"; echo "export rc=$?"
 cp /tmp/sweep.db "$OUT/sweep.db" 2>/dev/null
+[ -n "${GUARD:-}" ] && python3 dev/declare-churn.py /tmp/guard-before.db /tmp/sweep.db > "$OUT/churn.txt" 2>&1
 grep -v "^\[" "$OUT/tune.log" | tail -${TAIL:-60}
+[ -n "${GUARD:-}" ] && tail -${CHURN_TAIL:-30} "$OUT/churn.txt"

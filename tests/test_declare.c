@@ -1,0 +1,343 @@
+/* Declared winners (db/db_declare.c): the stored winner kept while it ties with the fastest, a
+ * tie settled by the kernel that ties at the neighbouring shapes of the same kind, spreads that
+ * widen a tie up to the cap, imported lines declared as such and never judged as timings, the
+ * winners view and the lookup serving what was declared, and the bad arguments named. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "db_fixture.h"
+#include "db_internal.h"
+
+/* One database with a device row and a sweep, and a way to store timings. */
+typedef struct bench {
+    db *d;
+    int64_t device, sweep;
+    db_device dev;
+} bench;
+
+static bench open_bench(const fixture *f, const char *driver)
+{
+    bench b = { 0 };
+    char err[512] = "";
+    if (db_open(f->path, DB_OPEN_CREATE, &b.d, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    snprintf(b.dev.name, sizeof b.dev.name, "GPU A");
+    snprintf(b.dev.arch, sizeof b.dev.arch, "sm_90");
+    b.dev.cc_major = 9;
+    b.dev.sm_count = 132;
+    snprintf(b.dev.driver_version, sizeof b.dev.driver_version, "%s", driver);
+    snprintf(b.dev.nvrtc_version, sizeof b.dev.nvrtc_version, "13.0");
+    assert_int_equal(db_device_upsert(b.d, &b.dev, &b.device, err, sizeof err), 0);
+    assert_int_equal(db_sweep_begin(b.d, "spaces/test.lua", "0123456789abcdef", "host", &b.sweep, err, sizeof err), 0);
+    return b;
+}
+
+/* A forward workload of dtype (1 f16, 2 bf16) and length n, head dim 64. */
+static int64_t workload(bench *b, int dtype, int n, db_workload *out)
+{
+    db_workload w = { .op = DB_OP_FWD, .dtype = dtype, .head_dim = 64, .head_dim_v = 64, .batch = 4, .heads = 16,
+                      .seqlen_q = n, .seqlen_k = n };
+    int64_t id = 0;
+    char err[512] = "";
+    assert_int_equal(db_workload_upsert(b->d, &w, &id, err, sizeof err), 0);
+    if (out)
+        *out = w;
+    return id;
+}
+
+/* The kernel of tiles block_m x 64 for workload w (its dtype), EVEN_M as given: the tunables are
+ * block_m's alone, so two workloads' kernels of one block_m are one kernel for the search. */
+static int64_t kernel(bench *b, const db_workload *w, int block_m, int even_m)
+{
+    db_kernel k = { .family = "fwd_mma" };
+    snprintf(k.source_hash, sizeof k.source_hash, "%04x%04x%04x%04x", w->dtype, block_m, even_m, 0xabcd);
+    for (int p = 0; p < GEN_PARAM_COUNT; p++)
+        k.p[p] = gen_param_get((gen_param)p)->def;
+    k.p[GEN_DTYPE] = w->dtype;
+    k.p[GEN_HEAD_DIM] = k.p[GEN_HEAD_DIM_V] = w->head_dim;
+    k.p[GEN_BLOCK_M] = block_m;
+    k.p[GEN_EVEN_M] = even_m;
+    k.p[GEN_EVEN_N] = 1;
+    int64_t id = 0;
+    char err[512] = "";
+    if (db_kernel_upsert(b->d, &k, &id, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    return id;
+}
+
+static void timed(bench *b, int64_t wl, int64_t k, double ms, double spread)
+{
+    db_result r = { b->sweep, b->device, wl, k, 0, DB_STATUS_OK, ms, ms, spread, 100 / ms, 0, 0, NULL, NAN, -1 };
+    char err[512] = "";
+    if (db_result_put(b->d, &r, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
+static db_declared declared(bench *b, int64_t wl)
+{
+    db_declared c = { 0 };
+    char err[512] = "";
+    assert_int_equal(db_declared_get(b->d, b->device, wl, &c, err, sizeof err), 1);
+    return c;
+}
+
+static void declare(bench *b, const int64_t *ids, int n, double margin, db_declare_counts *counts)
+{
+    char err[512] = "";
+    if (db_declare_winners(b->d, b->device, ids, n, margin, counts, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
+/* The kernel the lookup serves for w on GPU A. */
+static int64_t served(bench *b, const db_workload *w)
+{
+    db_winner win;
+    char err[512] = "";
+    assert_int_equal(db_winner_find(b->d, "GPU A", "sm_90", w, &win, err, sizeof err), 1);
+    return win.kernel_id;
+}
+
+static void fastest_alone_and_the_stored_winner_kept(void **state)
+{
+    bench b = open_bench(*state, "13.0");
+    db_workload w;
+    const int64_t wl = workload(&b, 1, 4096, &w), x = kernel(&b, &w, 64, 1), y = kernel(&b, &w, 128, 1),
+                  z = kernel(&b, &w, 32, 1);
+    timed(&b, wl, x, 1.00, 0.01);
+    timed(&b, wl, y, 1.05, 0.01);
+    timed(&b, wl, z, 1.30, 0.01);
+    db_declare_counts n;
+    declare(&b, &wl, 1, DB_DECLARE_MARGIN, &n);
+    assert_int_equal(n.workloads, 1);
+    assert_int_equal(n.by_reason[DB_DECLARED_FASTEST], 1);
+    db_declared c = declared(&b, wl);
+    assert_int_equal(c.kernel_id, x);
+    assert_int_equal(c.reason, DB_DECLARED_FASTEST);
+    assert_true(c.behind == 0);
+    assert_int_equal(c.neighbours, 0);
+    assert_int_equal(served(&b, &w), x);
+
+    /* Re-timed: y now leads by 1.5 %, inside the 2 % margin: x stays, and the lookup serves it
+     * although y's median is the least. */
+    timed(&b, wl, x, 1.015, 0.01);
+    timed(&b, wl, y, 1.000, 0.01);
+    declare(&b, &wl, 1, DB_DECLARE_MARGIN, &n);
+    assert_int_equal(n.by_reason[DB_DECLARED_KEPT], 1);
+    c = declared(&b, wl);
+    assert_int_equal(c.kernel_id, x);
+    assert_int_equal(c.reason, DB_DECLARED_KEPT);
+    assert_true(fabs(c.behind - 0.015) < 1e-9);
+    assert_int_equal(served(&b, &w), x);
+    /* Declaring again changes nothing (the rule is stable on its own output). */
+    declare(&b, &wl, 1, DB_DECLARE_MARGIN, &n);
+    assert_int_equal(declared(&b, wl).kernel_id, x);
+
+    /* y leads by 3 %: beyond the margin, it takes over as the fastest. */
+    timed(&b, wl, y, 0.97, 0.01);
+    declare(&b, &wl, 1, DB_DECLARE_MARGIN, &n);
+    c = declared(&b, wl);
+    assert_int_equal(c.kernel_id, y);
+    assert_int_equal(c.reason, DB_DECLARED_FASTEST);
+    assert_int_equal(served(&b, &w), y);
+
+    /* Margin 0: the least median, whatever was stored (the rule before declarations). */
+    timed(&b, wl, x, 0.969, 0.0);
+    timed(&b, wl, y, 0.970, 0.0);
+    declare(&b, &wl, 1, 0, &n);
+    assert_int_equal(declared(&b, wl).kernel_id, x);
+
+    /* The declared kernel's result turns invalid: the view falls back to the fastest valid one. */
+    db_result bad = { b.sweep, b.device, wl, x, 0, DB_STATUS_INVALID, 0.5, 0.5, 0, NAN, 0.3, 0.3, "wrong", NAN, -1 };
+    char err[512] = "";
+    assert_int_equal(db_result_put(b.d, &bad, err, sizeof err), 0);
+    assert_int_equal(served(&b, &w), y);
+    db_close(b.d);
+}
+
+/* Two timings whose spreads are wide tie farther apart than the margin, but never past the cap. */
+static void spreads_widen_a_tie_up_to_the_cap(void **state)
+{
+    bench b = open_bench(*state, "13.0");
+    db_workload w;
+    const int64_t wl = workload(&b, 1, 2048, &w), x = kernel(&b, &w, 64, 1), y = kernel(&b, &w, 128, 1);
+    timed(&b, wl, x, 1.00, 0.01);
+    timed(&b, wl, y, 1.10, 0.01);
+    declare(&b, &wl, 1, DB_DECLARE_MARGIN, NULL);
+    assert_int_equal(declared(&b, wl).kernel_id, x);
+    static const struct {
+        double x_ms, spread;
+        int kept;
+    } steps[] = {
+        { 1.035, 0.08, 1 },   /* (0.08 + 0.08) / 2 = 8 %, capped at 5 %: 3.5 % behind ties */
+        { 1.045, 0.08, 1 },   /* 4.5 % */
+        { 1.060, 0.08, 0 },   /* 6 %: past the cap */
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        timed(&b, wl, x, 1.00, 0.01);   /* x the stored winner again */
+        timed(&b, wl, y, 1.10, 0.01);
+        declare(&b, &wl, 1, DB_DECLARE_MARGIN, NULL);
+        timed(&b, wl, x, steps[i].x_ms, steps[i].spread);
+        timed(&b, wl, y, 1.00, steps[i].spread);
+        declare(&b, &wl, 1, DB_DECLARE_MARGIN, NULL);
+        if ((declared(&b, wl).kernel_id == x) != steps[i].kept)
+            fail_msg("step %zu: x at %.3f ms with spreads %.2f: expected %s", i, steps[i].x_ms, steps[i].spread,
+                     steps[i].kept ? "kept" : "replaced");
+    }
+    db_close(b.d);
+}
+
+/* Without a stored winner, a tie goes to the kernel that ties at the most other workloads of the
+ * same kind: kernels of other kinds do not count, EVEN_M does not split a kernel. */
+static void a_tie_goes_to_the_kernel_that_holds_at_neighbours(void **state)
+{
+    bench b = open_bench(*state, "13.0");
+    db_workload w1, w2, w3, o1, o2;
+    const int64_t a = workload(&b, 1, 4096, &w1), n2 = workload(&b, 1, 1000, &w2), n3 = workload(&b, 1, 16384, &w3);
+    const int64_t other1 = workload(&b, 2, 4096, &o1), other2 = workload(&b, 2, 8192, &o2);
+    /* At a: y fastest, x within 1 %. */
+    timed(&b, a, kernel(&b, &w1, 128, 1), 1.00, 0.01);
+    const int64_t x = kernel(&b, &w1, 64, 1);
+    timed(&b, a, x, 1.01, 0.01);
+    /* Its f16 neighbours: x ties at both (at 1000 rows as an EVEN_M 0 kernel), y at neither. */
+    timed(&b, n2, kernel(&b, &w2, 64, 0), 1.00, 0.01);
+    timed(&b, n2, kernel(&b, &w2, 128, 0), 1.20, 0.01);
+    timed(&b, n3, kernel(&b, &w3, 64, 1), 1.00, 0.01);
+    timed(&b, n3, kernel(&b, &w3, 32, 1), 1.01, 0.01);
+    timed(&b, n3, kernel(&b, &w3, 128, 1), 1.50, 0.01);
+    /* bf16, another kind: y alone at both, which would outvote x if kinds mixed. */
+    timed(&b, other1, kernel(&b, &o1, 128, 1), 1.00, 0.01);
+    timed(&b, other2, kernel(&b, &o2, 128, 1), 1.00, 0.01);
+    timed(&b, other2, kernel(&b, &o2, 64, 1), 1.30, 0.01);
+
+    db_declare_counts n;
+    declare(&b, NULL, 0, DB_DECLARE_MARGIN, &n);
+    assert_int_equal(n.workloads, 5);
+    assert_int_equal(n.by_reason[DB_DECLARED_HOLDS], 1);
+    assert_int_equal(n.by_reason[DB_DECLARED_FASTEST], 4);
+    db_declared c = declared(&b, a);
+    assert_int_equal(c.kernel_id, x);
+    assert_int_equal(c.reason, DB_DECLARED_HOLDS);
+    assert_int_equal(c.neighbours, 2);
+    assert_true(fabs(c.behind - 0.01) < 1e-9);
+    assert_int_equal(served(&b, &w1), x);
+    /* At 16384 the 32-row kernel ties too, but holds nowhere else: the fastest stays. */
+    c = declared(&b, n3);
+    assert_int_equal(c.reason, DB_DECLARED_FASTEST);
+    assert_int_equal(c.neighbours, 2);
+    db_close(b.d);
+}
+
+/* Only the workloads asked for are declared; the others keep the least median. */
+static void only_the_workloads_asked(void **state)
+{
+    bench b = open_bench(*state, "13.0");
+    db_workload w1, w2;
+    const int64_t a = workload(&b, 1, 4096, &w1), c2 = workload(&b, 1, 2048, &w2);
+    timed(&b, a, kernel(&b, &w1, 64, 1), 1.0, 0.01);
+    timed(&b, c2, kernel(&b, &w2, 64, 1), 1.0, 0.01);
+    db_declare_counts n;
+    declare(&b, &a, 1, DB_DECLARE_MARGIN, &n);
+    assert_int_equal(n.workloads, 1);
+    db_declared c;
+    char err[512] = "";
+    assert_int_equal(db_declared_get(b.d, b.device, c2, &c, err, sizeof err), 0);
+    assert_int_equal(db_declared_get(b.d, b.device, a, &c, err, sizeof err), 1);
+    db_close(b.d);
+}
+
+/* A winners file's line is declared as imported; its time is not a timing of this machine, so
+ * it never enters a tie. A sweep on another row of the same GPU (a newer driver) keeps it while
+ * it ties there. */
+static void imported_lines_are_declared_and_guard_the_next_sweep(void **state)
+{
+    fixture *f = *state;
+    bench b = open_bench(f, "13.0");
+    db_workload w;
+    const int64_t wl = workload(&b, 1, 4096, &w), x = kernel(&b, &w, 64, 1);
+    timed(&b, wl, x, 1.00, 0.01);
+    declare(&b, &wl, 1, DB_DECLARE_MARGIN, NULL);
+    char *text = fixture_export(b.d);
+    db_close(b.d);
+    remove(f->path);
+
+    bench c = open_bench(f, "13.1");   /* another driver: another device row */
+    char err[512] = "";
+    db_import_counts counts;
+    assert_int_equal(db_import_text(c.d, "winners.txt", text, NULL, &counts, err, sizeof err), 0);
+    free(text);
+    assert_int_equal(counts.added, 1);
+    int64_t old_row = 0;
+    db_device old = c.dev;
+    snprintf(old.driver_version, sizeof old.driver_version, "13.0");
+    assert_int_equal(db_device_upsert(c.d, &old, &old_row, err, sizeof err), 0);
+    db_declared d;
+    int64_t imported_wl = 0;
+    assert_int_equal(db_workload_find(c.d, &w, &imported_wl, err, sizeof err), 1);
+    assert_int_equal(db_declared_get(c.d, old_row, imported_wl, &d, err, sizeof err), 1);
+    assert_int_equal(d.kernel_id, kernel(&c, &w, 64, 1));
+    assert_int_equal(d.reason, DB_DECLARED_IMPORTED);
+    assert_true(isnan(d.behind));
+    assert_int_equal(d.neighbours, -1);
+
+    /* The new row's sweep: y leads x by 1 %. The imported declaration guards x. */
+    const int64_t wl2 = workload(&c, 1, 4096, NULL), x2 = kernel(&c, &w, 64, 1), y2 = kernel(&c, &w, 128, 1);
+    timed(&c, wl2, x2, 1.01, 0.01);
+    timed(&c, wl2, y2, 1.00, 0.01);
+    declare(&c, &wl2, 1, DB_DECLARE_MARGIN, NULL);
+    d = declared(&c, wl2);
+    assert_int_equal(d.kernel_id, x2);
+    assert_int_equal(d.reason, DB_DECLARED_KEPT);
+
+    /* An imported time alone is no timing: a workload with nothing a sweep timed is not declared. */
+    db_declare_counts n;
+    declare(&c, NULL, 0, DB_DECLARE_MARGIN, &n);
+    assert_int_equal(n.workloads, 1);
+    assert_int_equal(db_declare_winners(c.d, old_row, NULL, 0, DB_DECLARE_MARGIN, &n, err, sizeof err), 0);
+    assert_int_equal(n.workloads, 0);
+    db_close(c.d);
+}
+
+static void bad_arguments_are_named(void **state)
+{
+    bench b = open_bench(*state, "13.0");
+    char err[512] = "";
+    static const double margins[] = { -0.01, 1.5, NAN };
+    for (size_t i = 0; i < sizeof margins / sizeof margins[0]; i++) {
+        assert_int_equal(db_declare_winners(b.d, b.device, NULL, 0, margins[i], NULL, err, sizeof err), -1);
+        assert_non_null(strstr(err, "db_declare_winners: margin"));
+    }
+    assert_int_equal(db_declare_winners(b.d, b.device, NULL, 2, 0.02, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "workload_ids is NULL with n 2"));
+    assert_int_equal(db_declare_winners(NULL, 1, NULL, 0, 0.02, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "db_declare_winners: db is NULL"));
+    db_declared c;
+    assert_int_equal(db_declared_get(NULL, 1, 1, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "db_declared_get: db is NULL"));
+    assert_int_equal(db_declared_get(b.d, 1, 1, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "db_declared_get: out is NULL"));
+    assert_string_equal(db_declared_name(DB_DECLARED_HOLDS), "holds");
+    assert_string_equal(db_declared_name(DB_DECLARED_COUNT), "?");
+    db_close(b.d);
+}
+
+int main(void)
+{
+#define CASE(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
+    const struct CMUnitTest tests[] = {
+        CASE(fastest_alone_and_the_stored_winner_kept),
+        CASE(spreads_widen_a_tie_up_to_the_cap),
+        CASE(a_tie_goes_to_the_kernel_that_holds_at_neighbours),
+        CASE(only_the_workloads_asked),
+        CASE(imported_lines_are_declared_and_guard_the_next_sweep),
+        CASE(bad_arguments_are_named),
+    };
+#undef CASE
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
