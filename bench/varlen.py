@@ -14,6 +14,8 @@ in all, packed [total, H, D] as FlashAttention's varlen takes them. Timed, forwa
   load_fa4_module; a peer to measure, never a dependency).
 --docs N:LO:HI takes N documents of log-uniform lengths in [LO, HI] instead (a fixed seed), e.g.
 16:64:4096 (16 documents of 64 to 4096 tokens, a packed batch of a size models train on).
+--order longest-first (or shortest-first) sorts the same lengths; --flashtune-only times flashtune
+alone.
 FLOPs of a packed batch: sum over sequences of 4 n^2 D H (halved when causal), backward 2.5x
 that; the same convention as bench/compare.py, whose timer (median of CUDA events) this uses.
 
@@ -98,10 +100,16 @@ def main():
     ap.add_argument("--heads", type=int, default=16)
     ap.add_argument("--head-dim", type=int, default=128)
     ap.add_argument("--docs", default="", help="N:LO:HI: N documents of log-uniform lengths in [LO, HI]")
+    ap.add_argument("--order", choices=("drawn", "longest-first", "shortest-first"), default="drawn",
+                    help="the sequences' order in the packed batch (the same lengths): how much a kernel's "
+                         "speed depends on where the long ones lie (its blocks' schedule)")
+    ap.add_argument("--flashtune-only", action="store_true", help="time flashtune alone (varlen and dense)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     h, d, dtype = args.heads, args.head_dim, torch.bfloat16
     lengths = documents(args.docs) if args.docs else mixed_lengths()
+    if args.order != "drawn":
+        lengths.sort(reverse=args.order == "longest-first")
     tokens = sum(lengths)
     cu = torch.tensor([0] + [sum(lengths[:i + 1]) for i in range(len(lengths))], dtype=torch.int32, device="cuda")
     longest = max(lengths)
@@ -125,6 +133,11 @@ def main():
             "flashtune dense": (lambda q, k, v: flashtune.attention(q, k, v, is_causal=causal), dense,
                                 4.0 * dense_b * h * dense_n ** 2 * d / (2 if causal else 1)),
         }
+        if args.flashtune_only:
+            for name, (fn, inputs, fwd_flops) in runs.items():
+                t, why_not = timed(fn, inputs)
+                rows.append((causal, name, t and (t, fwd_flops / t[0] / 1e9, 2.5 * fwd_flops / t[1] / 1e9), why_not))
+            continue
         flex, why = flex_document(lengths, causal)
         runs["flex document mask"] = (flex, one, packed_flops(lengths, h, d, causal, False))
         try:
@@ -149,8 +162,8 @@ def main():
                 continue
             t, why_not = timed(fn, inputs)
             rows.append((causal, name, t and (t, fwd_flops / t[0] / 1e9, 2.5 * fwd_flops / t[1] / 1e9), why_not))
-    md = [f"# Variable-length batch: {len(lengths)} sequences, {tokens} tokens ({min(lengths)}..{max(lengths)}), "
-          f"H {h}, D {d}, bf16; dense comparison {dense_b} x {dense_n}", "",
+    md = [f"# Variable-length batch: {len(lengths)} sequences, {tokens} tokens ({min(lengths)}..{max(lengths)}, "
+          f"order {args.order}), H {h}, D {d}, bf16; dense comparison {dense_b} x {dense_n}", "",
           "| causal | implementation | fwd ms | fwd TFLOP/s | bwd ms | bwd TFLOP/s | note |", "|---|---|---|---|---|---|---|"]
     for causal, name, r, why in rows:
         if r is None:
