@@ -42,10 +42,15 @@ typedef struct group {
 /* How far behind the fastest f a timing t may be and still tie with it: the two intervals
  * (each timing's spread: the repetitions' p90 - p10, or a confirmed finalist's rounds' range)
  * overlap, the spreads counting at most DB_DECLARE_SPREAD_CAP, never less than margin. */
+static int ties_ms(const timing *f, double median, double spread, double margin)
+{
+    const double width = fmax(margin, fmin(0.5 * (f->spread + spread), DB_DECLARE_SPREAD_CAP));
+    return median <= f->median * (1 + width);
+}
+
 static int ties(const timing *f, const timing *t, double margin)
 {
-    const double width = fmax(margin, fmin(0.5 * (f->spread + t->spread), DB_DECLARE_SPREAD_CAP));
-    return t->median <= f->median * (1 + width);
+    return ties_ms(f, t->median, t->spread, margin);
 }
 
 /* Two workloads of one kind: every field but the sizes (batch, heads, lengths) the same, the group
@@ -152,13 +157,14 @@ static int load(db *d, int64_t device_id, double margin, timing **list, int *n, 
 }
 
 /* The kernel declared for workload_id on device_id, or on another row of the same GPU (name and
- * arch; another driver or NVRTC), this row's first: 1 found (OUT: *kernel_id), 0 none, -1. */
+ * arch; another driver or NVRTC), this row's first, then the newest row's: 1 found (OUT:
+ * *kernel_id), 0 none, -1. */
 static int incumbent(db *d, int64_t device_id, int64_t workload_id, int64_t *kernel_id, char *err, size_t len)
 {
     sqlite3_stmt *st;
     if (db_prepare(d, "SELECT c.kernel_id FROM declared c JOIN devices x ON x.id = c.device_id"
                       " JOIN devices me ON me.id = ?1 WHERE c.workload_id = ?2 AND x.name = me.name"
-                      " AND x.arch = me.arch ORDER BY c.device_id = ?1 DESC, c.declared_at DESC LIMIT 1",
+                      " AND x.arch = me.arch ORDER BY c.device_id = ?1 DESC, c.device_id DESC LIMIT 1",
                    &st, err, len) != 0)
         return -1;
     sqlite3_bind_int64(st, 1, device_id);
@@ -224,6 +230,52 @@ static db_declared decide(const timing *list, const group *groups, int ngroups, 
 }
 
 /* Declares the workloads of one device (ids NULL: every one with timings). */
+/* The valid result of (device, workload, kernel) whatever stored it (an import's too): 1 found (OUT:
+ * *median, *spread, 0 when not stored), 0 none, -1 error. */
+static int stored_result(db *d, int64_t device_id, int64_t workload_id, int64_t kernel_id, double *median,
+                         double *spread, char *err, size_t len)
+{
+    sqlite3_stmt *st;
+    if (db_prepare(d, "SELECT median_ms, spread FROM results WHERE device_id = ?1 AND workload_id = ?2"
+                      " AND kernel_id = ?3 AND status = 'ok' AND median_ms > 0", &st, err, len) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, device_id);
+    sqlite3_bind_int64(st, 2, workload_id);
+    sqlite3_bind_int64(st, 3, kernel_id);
+    int rc = sqlite3_step(st), found = 0;
+    if (rc == SQLITE_ROW) {
+        *median = sqlite3_column_double(st, 0);
+        *spread = db_column_real(st, 1);
+        if (!(*spread >= 0))
+            *spread = 0;
+        found = 1;
+    } else if (rc != SQLITE_DONE) {
+        found = db_fail_sql(d->sql, err, len, d->path);
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* The stored winner inc when no sweep timed it here (an imported line whose kernel is not among
+ * the candidates): its stored figure is the best there is of it, so it stays while that ties with
+ * the fastest timing. 1 kept (OUT: *c), 0 not, -1 error. */
+static int keep_untimed(db *d, int64_t device_id, int64_t workload_id, const timing *list, const group *g,
+                        int64_t inc, double margin, db_declared *c, char *err, size_t len)
+{
+    for (int i = g->first; i < g->first + g->n; i++)
+        if (list[i].kernel_id == inc)
+            return 0;   /* timed: decide judges it */
+    double median = 0, spread = 0;
+    const int found = stored_result(d, device_id, workload_id, inc, &median, &spread, err, len);
+    if (found <= 0)
+        return found;
+    if (!ties_ms(&list[g->first], median, spread, margin))
+        return 0;
+    *c = (db_declared){ .kernel_id = inc, .reason = DB_DECLARED_KEPT,
+                        .behind = fmax(0, median / list[g->first].median - 1), .neighbours = -1 };
+    return 1;
+}
+
 static int declare_device(db *d, int64_t device_id, const int64_t *ids, int n, double margin,
                           db_declare_counts *counts, char *err, size_t len)
 {
@@ -244,7 +296,14 @@ static int declare_device(db *d, int64_t device_id, const int64_t *ids, int n, d
             rc = -1;
             break;
         }
-        const db_declared c = decide(list, groups, ngroups, g, found ? inc : 0);
+        db_declared c;
+        const int kept = found ? keep_untimed(d, device_id, w, list, &groups[g], inc, margin, &c, err, len) : 0;
+        if (kept < 0) {
+            rc = -1;
+            break;
+        }
+        if (!kept)
+            c = decide(list, groups, ngroups, g, found ? inc : 0);
         rc = db_declared_put_tx(d, device_id, w, &c, err, len);
         if (rc == 0 && counts) {
             counts->workloads++;
@@ -262,8 +321,8 @@ int db_declare_winners(db *d, int64_t device_id, const int64_t *workload_ids, in
     const char *func = "db_declare_winners";
     if (counts)
         memset(counts, 0, sizeof *counts);
-    if (d && n > 0 && !workload_ids)
-        return db_fail(err, len, "%s: workload_ids is NULL with n %d", func, n);
+    if (d && (n < 0 || (n > 0 && !workload_ids)))
+        return db_fail(err, len, n < 0 ? "%s: n %d is negative" : "%s: workload_ids is NULL with n %d", func, n);
     if (d && !(margin >= 0 && margin <= 1))
         return db_fail(err, len, "%s: margin %g is not a fraction from 0 to 1", func, margin);
     if (db_enter(d, func, 1, err, len) != 0)

@@ -25,9 +25,9 @@ int db_export(db *d, FILE *out, char *err, size_t len)
     if (db_winners_list(d, &list, &count, err, len) != 0)
         return -1;
     fprintf(out, "flashtune winners format %d\n", DB_TEXT_FORMAT);
-    fprintf(out, "# One line per (device, workload): its fastest valid kernel. Written by 'flashtune db "
-                 "export',\n# read by 'flashtune db import'. Fields are NAME=VALUE; text with spaces is "
-                 "double-quoted.\n");
+    fprintf(out, "# One line per (device, workload): its declared winner, a valid kernel (the fastest, or one "
+                 "within the\n# timing noise of it). Written by 'flashtune db export', read by 'flashtune db "
+                 "import'. Fields\n# are NAME=VALUE; text with spaces is double-quoted.\n");
     for (int i = 0; i < count; i++) {
         const db_winner *w = &list[i];
         char buf[64], wl[256];

@@ -338,10 +338,22 @@ static int import_sweep(db *d, const char *name, const char *text, int64_t *swee
 
 enum { ADDED, REPLACED, KEPT };
 
+/* The line's kernel declared the winner of its (device, workload): a winner declared where it was
+ * tuned, which the view then serves and the next sweep keeps while it ties. */
+static int declare_line(db *d, const char *name, const entry *e, int64_t device_id, int64_t workload_id,
+                        int64_t kernel_id, char *err, size_t len)
+{
+    char why[512];
+    const db_declared c = { .kernel_id = kernel_id, .reason = DB_DECLARED_IMPORTED, .behind = NAN, .neighbours = -1 };
+    if (db_declared_put_tx(d, device_id, workload_id, &c, why, sizeof why) != 0)
+        return db_fail(err, len, "%s:%d: %s", name, e->line, why);
+    return 0;
+}
+
 /* Stores one entry (the lock and transaction are held). Its (device, workload) without a
  * winner gets its result; with one, a faster line becomes the winner unless keep. A result of
- * the same kernel that failed on this device is never overwritten. OUT: *what, ADDED, REPLACED
- * or KEPT. */
+ * the same kernel that failed on this device is never overwritten, nor one a sweep timed here (the
+ * line then only declares its kernel). OUT: *what, ADDED, REPLACED or KEPT. */
 static int store(db *d, const char *name, const char *text, const entry *e, int keep, int64_t *sweep_id,
                  int *what, char *err, size_t len)
 {
@@ -361,7 +373,15 @@ static int store(db *d, const char *name, const char *text, const entry *e, int 
                                &kernel_id, NULL, NULL, err, len);
     if (has_kernel < 0)
         return -1;
-    if (has_winner && (keep || (has_kernel && kernel_id == winner_kernel) || !(e->median_ms < winner_ms)))
+    if (has_winner && has_kernel && kernel_id == winner_kernel && !keep) {
+        /* Already served (the least median of a workload none declared): declared now, so that it
+         * guards the next sweep as every imported line does. */
+        int64_t declared_kernel;
+        const int declared = query_row(d, "SELECT kernel_id FROM declared WHERE device_id = ?1 AND workload_id = ?2",
+                                       key, 2, NULL, &declared_kernel, NULL, NULL, err, len);
+        return declared ? (declared < 0 ? -1 : 0) : declare_line(d, name, e, device_id, workload_id, kernel_id, err, len);
+    }
+    if (has_winner && (keep || !(e->median_ms < winner_ms)))
         return 0;
     if (db_kernel_upsert_tx(d, &e->kernel, &kernel_id, why, sizeof why))
         return db_fail(err, len, "%s:%d: %s", name, e->line, why);
@@ -372,6 +392,17 @@ static int store(db *d, const char *name, const char *text, const entry *e, int 
         return -1;
     if (has_result && !result_ok)
         return 0;
+    /* The line's kernel timed here by a sweep (the served winner being another, kept within the
+     * timing noise): the line declares it, and its own timing stays, not the line's figure. */
+    int64_t timed_here = 0;
+    if (has_result && query_row(d, "SELECT s.space_file NOT LIKE 'import:%' FROM results r JOIN sweeps s ON "
+                                   "s.id = r.sweep_id WHERE r.id = ?1", &result_id, 1, NULL, &timed_here, NULL, NULL,
+                                err, len) < 0)
+        return -1;
+    if (timed_here) {
+        *what = REPLACED;
+        return declare_line(d, name, e, device_id, workload_id, kernel_id, err, len);
+    }
     if (import_sweep(d, name, text, sweep_id, err, len) != 0)
         return -1;
     sqlite3_stmt *st;
@@ -397,12 +428,8 @@ static int store(db *d, const char *name, const char *text, const entry *e, int 
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
         return db_fail(err, len, "%s:%d: %s", name, e->line, sqlite3_errmsg(d->sql));
-    /* The line is a winner declared where it was tuned: the view serves it as such. */
-    const db_declared c = { .kernel_id = kernel_id, .reason = DB_DECLARED_IMPORTED, .behind = NAN, .neighbours = -1 };
-    if (db_declared_put_tx(d, device_id, workload_id, &c, why, sizeof why) != 0)
-        return db_fail(err, len, "%s:%d: %s", name, e->line, why);
     *what = has_winner ? REPLACED : ADDED;
-    return 0;
+    return declare_line(d, name, e, device_id, workload_id, kernel_id, err, len);
 }
 
 int db_import_check(const char *name, const char *text, const db_import_options *opt, int *count, char *err,

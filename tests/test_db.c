@@ -1547,8 +1547,9 @@ static void export_text_is_stable(void **state)
     char expected[2048];
     snprintf(expected, sizeof expected,
              "flashtune winners format 1\n"
-             "# One line per (device, workload): its fastest valid kernel. Written by 'flashtune db export',\n"
-             "# read by 'flashtune db import'. Fields are NAME=VALUE; text with spaces is double-quoted.\n%s\n",
+             "# One line per (device, workload): its declared winner, a valid kernel (the fastest, or one within "
+             "the\n# timing noise of it). Written by 'flashtune db export', read by 'flashtune db import'. Fields\n"
+             "# are NAME=VALUE; text with spaces is double-quoted.\n%s\n",
              golden_line);
     assert_string_equal(text, expected);
     free(text);

@@ -1,7 +1,9 @@
 /* Declared winners (db/db_declare.c): the stored winner kept while it ties with the fastest, a
  * tie settled by the kernel that ties at the neighbouring shapes of the same kind, spreads that
- * widen a tie up to the cap, imported lines declared as such and never judged as timings, the
- * winners view and the lookup serving what was declared, and the bad arguments named. */
+ * widen a tie up to the cap, imported lines declared as such and judged by their figure only
+ * where no sweep timed them, an import that leaves a sweep's timing alone, a row's own
+ * declaration first, the winners view and the lookup serving what was declared, a version-7
+ * file serving the same winners once migrated, and the bad arguments named. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "db_core_internal.h"
 #include "db_fixture.h"
 #include "db_internal.h"
 
@@ -22,20 +25,27 @@ typedef struct bench {
     db_device dev;
 } bench;
 
+/* The device row (GPU A, sm_90, driver) and a sweep in the open database b->d. */
+static void bench_rows(bench *b, const char *driver)
+{
+    char err[512] = "";
+    snprintf(b->dev.name, sizeof b->dev.name, "GPU A");
+    snprintf(b->dev.arch, sizeof b->dev.arch, "sm_90");
+    b->dev.cc_major = 9;
+    b->dev.sm_count = 132;
+    snprintf(b->dev.driver_version, sizeof b->dev.driver_version, "%s", driver);
+    snprintf(b->dev.nvrtc_version, sizeof b->dev.nvrtc_version, "13.0");
+    assert_int_equal(db_device_upsert(b->d, &b->dev, &b->device, err, sizeof err), 0);
+    assert_int_equal(db_sweep_begin(b->d, "spaces/test.lua", "0123456789abcdef", "host", &b->sweep, err, sizeof err), 0);
+}
+
 static bench open_bench(const fixture *f, const char *driver)
 {
     bench b = { 0 };
     char err[512] = "";
     if (db_open(f->path, DB_OPEN_CREATE, &b.d, err, sizeof err) != 0)
         fail_msg("%s", err);
-    snprintf(b.dev.name, sizeof b.dev.name, "GPU A");
-    snprintf(b.dev.arch, sizeof b.dev.arch, "sm_90");
-    b.dev.cc_major = 9;
-    b.dev.sm_count = 132;
-    snprintf(b.dev.driver_version, sizeof b.dev.driver_version, "%s", driver);
-    snprintf(b.dev.nvrtc_version, sizeof b.dev.nvrtc_version, "13.0");
-    assert_int_equal(db_device_upsert(b.d, &b.dev, &b.device, err, sizeof err), 0);
-    assert_int_equal(db_sweep_begin(b.d, "spaces/test.lua", "0123456789abcdef", "host", &b.sweep, err, sizeof err), 0);
+    bench_rows(&b, driver);
     return b;
 }
 
@@ -304,6 +314,149 @@ static void imported_lines_are_declared_and_guard_the_next_sweep(void **state)
     db_close(c.d);
 }
 
+/* A winners text whose one line is the 64-row kernel of the 4096-token workload at ms, made in a
+ * database of its own (at f->path, removed after). */
+static char *winners_text(fixture *f, double ms)
+{
+    bench b = open_bench(f, "13.0");
+    db_workload w;
+    const int64_t wl = workload(&b, 1, 4096, &w);
+    timed(&b, wl, kernel(&b, &w, 64, 1), ms, 0.0);
+    char *text = fixture_export(b.d);
+    db_close(b.d);
+    remove(f->path);
+    return text;
+}
+
+static void import_text(bench *b, const char *text, db_import_counts *counts)
+{
+    char err[512] = "";
+    if (db_import_text(b->d, "winners.txt", text, NULL, counts, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
+/* A stored winner no sweep timed here (an imported kernel that is not among the candidates) is
+ * judged by its stored figure: kept while that ties with the fastest timing, replaced beyond. */
+static void an_untimed_imported_winner_is_judged_by_its_figure(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        double imported_ms;
+        int kept;
+    } cases[] = { { 0.80, 1 }, { 1.015, 1 }, { 1.05, 0 } };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *text = winners_text(f, cases[i].imported_ms);
+        bench b = open_bench(f, "13.0");
+        import_text(&b, text, NULL);
+        free(text);
+        db_workload w;
+        const int64_t wl = workload(&b, 1, 4096, &w), k = kernel(&b, &w, 64, 1), other = kernel(&b, &w, 128, 1);
+        timed(&b, wl, other, 1.00, 0.0);
+        declare(&b, NULL, 0, DB_DECLARE_MARGIN, NULL);
+        const db_declared c = declared(&b, wl);
+        if ((c.kernel_id == k) != cases[i].kept || served(&b, &w) != c.kernel_id)
+            fail_msg("imported at %.3f ms beside a timing of 1.00: declared kernel %lld (%s), expected %s",
+                     cases[i].imported_ms, (long long)c.kernel_id, db_declared_name(c.reason),
+                     cases[i].kept ? "the imported one kept" : "the timed one");
+        if (cases[i].kept)
+            assert_int_equal(c.reason, DB_DECLARED_KEPT);
+        db_close(b.d);
+        remove(f->path);
+    }
+}
+
+/* A line for a kernel a sweep timed here declares it and leaves its timing alone. */
+static void an_import_keeps_a_sweeps_timing(void **state)
+{
+    fixture *f = *state;
+    char *text = winners_text(f, 1.01);
+    bench b = open_bench(f, "13.0");
+    db_workload w;
+    const int64_t wl = workload(&b, 1, 4096, &w), a = kernel(&b, &w, 64, 1), c128 = kernel(&b, &w, 128, 1);
+    timed(&b, wl, c128, 1.00, 0.0);
+    timed(&b, wl, a, 1.10, 0.0);
+    declare(&b, &wl, 1, DB_DECLARE_MARGIN, NULL);
+    timed(&b, wl, a, 1.00, 0.0);
+    timed(&b, wl, c128, 1.015, 0.0);
+    declare(&b, &wl, 1, DB_DECLARE_MARGIN, NULL);
+    assert_int_equal(served(&b, &w), c128);   /* kept within the margin */
+    db_import_counts n;
+    import_text(&b, text, &n);
+    free(text);
+    assert_int_equal(n.replaced, 1);
+    assert_int_equal(served(&b, &w), a);
+    db_declared c = declared(&b, wl);
+    assert_int_equal(c.reason, DB_DECLARED_IMPORTED);
+    db_winner win;
+    char err[512] = "";
+    assert_int_equal(db_winner_find(b.d, "GPU A", "sm_90", &w, &win, err, sizeof err), 1);
+    assert_true(win.median_ms == 1.00);   /* the sweep's timing, not the line's 1.01 */
+    assert_int_equal(db_result_get(b.d, b.device, wl, a, NULL, err, sizeof err), 1);   /* still a sweep's */
+    db_close(b.d);
+}
+
+/* Of two rows of one GPU (two drivers), a row's own declaration is its incumbent. */
+static void a_rows_own_declaration_comes_first(void **state)
+{
+    fixture *f = *state;
+    bench b = open_bench(f, "13.0");
+    db_workload w;
+    const int64_t wl = workload(&b, 1, 4096, &w), x = kernel(&b, &w, 64, 1), y = kernel(&b, &w, 128, 1);
+    timed(&b, wl, x, 1.00, 0.0);   /* row 13.0 declares x */
+    timed(&b, wl, y, 1.10, 0.0);
+    declare(&b, &wl, 1, DB_DECLARE_MARGIN, NULL);
+    bench c = b;   /* row 13.1 of the same GPU, in the same database */
+    snprintf(c.dev.driver_version, sizeof c.dev.driver_version, "13.1");
+    char err[512] = "";
+    assert_int_equal(db_device_upsert(c.d, &c.dev, &c.device, err, sizeof err), 0);
+    timed(&c, wl, y, 1.00, 0.0);   /* row 13.1 declares y */
+    timed(&c, wl, x, 1.10, 0.0);
+    declare(&c, &wl, 1, DB_DECLARE_MARGIN, NULL);
+    assert_int_equal(declared(&c, wl).kernel_id, y);
+    /* Both tie on row 13.1 now: its own y stays, not row 13.0's x. */
+    timed(&c, wl, x, 0.99, 0.0);
+    declare(&c, &wl, 1, DB_DECLARE_MARGIN, NULL);
+    assert_int_equal(declared(&c, wl).kernel_id, y);
+    assert_int_equal(declared(&c, wl).reason, DB_DECLARED_KEPT);
+    db_close(b.d);
+}
+
+/* A version-7 file (winners the least median, ties to the lower kernel id) migrates on open:
+ * nothing declared, the same winners served. */
+static void migration_8_serves_the_same_winners(void **state)
+{
+    fixture *f = *state;
+    int count;
+    const db_migration *list = db_migrations(&count);
+    assert_true(count >= 8 && list[6].version == 7 && list[7].version == 8);
+    bench b = { 0 };
+    char err[512] = "";
+    assert_int_equal(db_open_with(f->path, DB_OPEN_CREATE, list, 7, &b.d, err, sizeof err), 0);
+    bench_rows(&b, "13.0");
+    db_workload w1, w2, w3;
+    const int64_t a = workload(&b, 1, 4096, &w1), c = workload(&b, 1, 2048, &w2), e = workload(&b, 1, 1024, &w3);
+    const int64_t x1 = kernel(&b, &w1, 64, 1), y1 = kernel(&b, &w1, 128, 1);
+    timed(&b, a, x1, 1.00, 0.01);
+    timed(&b, a, y1, 1.01, 0.01);
+    timed(&b, c, kernel(&b, &w2, 64, 1), 1.20, 0.01);
+    const int64_t y2 = kernel(&b, &w2, 128, 1);
+    timed(&b, c, y2, 1.00, 0.01);
+    const int64_t x3 = kernel(&b, &w3, 64, 1), y3 = kernel(&b, &w3, 128, 1);
+    timed(&b, e, y3, 1.00, 0.01);
+    timed(&b, e, x3, 1.00, 0.01);
+    const int64_t lower = x3 < y3 ? x3 : y3;
+    db_close(b.d);
+    assert_int_equal(db_open(f->path, 0, &b.d, err, sizeof err), 0);
+    assert_int_equal(db_schema_version(), 8);
+    db_declared d;
+    for (int64_t wl = a; wl <= e; wl++)
+        assert_int_equal(db_declared_get(b.d, b.device, wl, &d, err, sizeof err), 0);
+    assert_int_equal(served(&b, &w1), x1);
+    assert_int_equal(served(&b, &w2), y2);
+    assert_int_equal(served(&b, &w3), lower);
+    db_close(b.d);
+}
+
 static void bad_arguments_are_named(void **state)
 {
     bench b = open_bench(*state, "13.0");
@@ -313,6 +466,8 @@ static void bad_arguments_are_named(void **state)
         assert_int_equal(db_declare_winners(b.d, b.device, NULL, 0, margins[i], NULL, err, sizeof err), -1);
         assert_non_null(strstr(err, "db_declare_winners: margin"));
     }
+    assert_int_equal(db_declare_winners(b.d, b.device, NULL, -1, 0.02, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "n -1 is negative"));
     assert_int_equal(db_declare_winners(b.d, b.device, NULL, 2, 0.02, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "workload_ids is NULL with n 2"));
     assert_int_equal(db_declare_winners(NULL, 1, NULL, 0, 0.02, NULL, err, sizeof err), -1);
@@ -336,6 +491,10 @@ int main(void)
         CASE(a_tie_goes_to_the_kernel_that_holds_at_neighbours),
         CASE(only_the_workloads_asked),
         CASE(imported_lines_are_declared_and_guard_the_next_sweep),
+        CASE(an_untimed_imported_winner_is_judged_by_its_figure),
+        CASE(an_import_keeps_a_sweeps_timing),
+        CASE(a_rows_own_declaration_comes_first),
+        CASE(migration_8_serves_the_same_winners),
         CASE(bad_arguments_are_named),
     };
 #undef CASE
