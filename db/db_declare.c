@@ -3,14 +3,15 @@
  * is chance; a winner replaced on chance makes every sweep churn the tables, and a pick that
  * holds at one shape only is likelier to be chance than one that holds at its neighbours. The
  * rule (db_internal.h, db_declare_winners): the stored winner while it ties with the fastest,
- * else the tied kernel that ties at the most other workloads of its kind, else the fastest. */
+ * else of the tied kernels one that spills no registers, the one that ties at the most other
+ * workloads of its kind, else the fastest. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db_core_internal.h"
 
-static const char *const reason_names[DB_DECLARED_COUNT] = { "fastest", "kept", "holds", "imported" };
+static const char *const reason_names[DB_DECLARED_COUNT] = { "fastest", "kept", "holds", "imported", "spill_free" };
 
 const char *db_declared_name(int reason)
 {
@@ -29,6 +30,7 @@ static int declared_parse(const char *name)
 typedef struct timing {
     int64_t workload_id, kernel_id;
     double median, spread;   /* spread 0 when not stored */
+    int spills;              /* its binary's spill bytes (stores and loads); 0 when not stored */
     db_workload w;
     db_kernel k;
     int tie;                 /* 1: within the interval of its workload's fastest (the first of its group) */
@@ -109,9 +111,11 @@ static int load(db *d, int64_t device_id, double margin, timing **list, int *n, 
     *list = NULL;
     *groups = NULL;
     *n = *ngroups = 0;
-    if (db_prepare(d, "SELECT r.workload_id, r.kernel_id, r.median_ms, r.spread, " DB_WORKLOAD_COLUMNS("l") ", "
-                      DB_KERNEL_COLUMNS("k") " FROM results r JOIN sweeps s ON s.id = r.sweep_id"
+    if (db_prepare(d, "SELECT r.workload_id, r.kernel_id, r.median_ms, r.spread,"
+                      " COALESCE(b.spill_store_bytes, 0) + COALESCE(b.spill_load_bytes, 0), "
+                      DB_WORKLOAD_COLUMNS("l") ", " DB_KERNEL_COLUMNS("k") " FROM results r JOIN sweeps s ON s.id = r.sweep_id"
                       " JOIN workloads l ON l.id = r.workload_id JOIN kernels k ON k.id = r.kernel_id"
+                      " LEFT JOIN binaries b ON b.id = r.binary_id"
                       " WHERE r.device_id = ?1 AND r.status = 'ok' AND r.median_ms > 0"
                       " AND s.space_file NOT LIKE 'import:%' ORDER BY r.workload_id, r.median_ms, r.kernel_id",
                    &st, err, len) != 0)
@@ -130,8 +134,9 @@ static int load(db *d, int64_t device_id, double margin, timing **list, int *n, 
         t->spread = db_column_real(st, 3);
         if (!(t->spread >= 0))
             t->spread = 0;
+        t->spills = sqlite3_column_int(st, 4);
         char why[256];
-        int col = db_workload_read(st, 4, &t->w, why, sizeof why);
+        int col = db_workload_read(st, 5, &t->w, why, sizeof why);
         if (col < 0 || db_kernel_read(st, col, &t->k, why, sizeof why) != 0) {
             rc = db_fail(err, len, "database %s: %s", d->path, why);
             break;
@@ -201,25 +206,30 @@ int db_declared_put_tx(db *d, int64_t device_id, int64_t workload_id, const db_d
     return rc == SQLITE_DONE ? 0 : db_fail_sql(d->sql, err, len, d->path);
 }
 
-/* The choice for group g (list, groups: load's), with the stored winner inc (0: none). */
+/* The choice for group g (list, groups: load's), with the stored winner inc (0: none). A kernel
+ * that spills registers is as fast as its tie says on this GPU, driver and compiler; one that
+ * spills nothing is not exposed to local memory's latency at all, so of tied kernels it goes
+ * first (the issue's "no spills in what ships", within the noise only). */
 static db_declared decide(const timing *list, const group *groups, int ngroups, int g, int64_t inc)
 {
     const group *gr = &groups[g];
     const timing *fastest = &list[gr->first];
-    int pick = -1, best_score = -1;
+    int pick = -1, best_score = -1, clean = 0;   /* clean: a tied kernel spills nothing */
+    for (int i = gr->first; i < gr->first + gr->n; i++)
+        clean |= list[i].tie && !list[i].spills;
     for (int i = gr->first; i < gr->first + gr->n && inc; i++)
-        if (list[i].tie && list[i].kernel_id == inc)
+        if (list[i].tie && list[i].kernel_id == inc && (!list[i].spills || !clean))
             pick = i;
     int reason = DB_DECLARED_KEPT;
     if (pick < 0) {
-        reason = DB_DECLARED_HOLDS;
         for (int i = gr->first; i < gr->first + gr->n; i++) {
-            if (!list[i].tie)
+            if (!list[i].tie || (clean && list[i].spills))
                 continue;
             const int score = neighbours_tied(list, groups, ngroups, g, &list[i]);
             if (score > best_score)   /* fastest first: an equal score keeps the faster */
                 best_score = score, pick = i;
         }
+        reason = fastest->spills && !list[pick].spills ? DB_DECLARED_SPILL_FREE : DB_DECLARED_HOLDS;
     }
     if (pick == gr->first)
         reason = DB_DECLARED_FASTEST;

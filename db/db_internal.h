@@ -318,9 +318,17 @@ int db_winners_list(db *d, db_winner **out, int *count, char *err, size_t len);
 #define DB_DECLARE_SPREAD_CAP 0.05
 
 /* Why a kernel was declared: the fastest; the stored winner kept (it ties with the fastest); the
- * tied kernel that ties at the most other workloads of its kind; a winners file's line. */
-enum { DB_DECLARED_FASTEST, DB_DECLARED_KEPT, DB_DECLARED_HOLDS, DB_DECLARED_IMPORTED, DB_DECLARED_COUNT };
-/* "fastest", "kept", "holds", "imported" ("?" out of range). */
+ * tied kernel that ties at the most other workloads of its kind; a winners file's line; a tied
+ * kernel that spills no registers where the faster tied ones do. */
+enum {
+    DB_DECLARED_FASTEST,
+    DB_DECLARED_KEPT,
+    DB_DECLARED_HOLDS,
+    DB_DECLARED_IMPORTED,
+    DB_DECLARED_SPILL_FREE,
+    DB_DECLARED_COUNT
+};
+/* "fastest", "kept", "holds", "imported", "spill_free" ("?" out of range). */
 const char *db_declared_name(int reason);
 
 typedef struct db_declared {
@@ -340,11 +348,14 @@ typedef struct db_declare_counts {
  * (imported ones are not timings of this machine). A timing ties with the workload's fastest when
  * its median is within the wider of margin and half the two spreads (at most
  * DB_DECLARE_SPREAD_CAP) of the fastest's. Declared: the kernel declared before for the workload
- * on this GPU (this device row, else another row of its name and arch) while it ties; else of
- * the tied kernels the one that ties at the most other workloads of the kind (every field but
- * batch, heads and lengths the same, the group ratio too; one kernel: the same family and
- * tunables), the faster at equal counts; a workload without a tie gets its fastest. The winners
- * view then serves the declared kernel. One transaction. OUT (may be NULL): *counts. */
+ * on this GPU (this device row, else another row of its name and arch) while it ties, unless it
+ * spills registers (its binary's spill bytes) and a tied kernel does not; else of the tied
+ * kernels, those spilling nothing first where there are any, the one that ties at the most other
+ * workloads of the kind (every field but batch, heads and lengths the same, the group ratio too;
+ * one kernel: the same family and tunables), the faster at equal counts; a workload without a tie
+ * gets its fastest. A declared kernel that no sweep timed here (an imported line's, not among the
+ * candidates) is judged by its stored figure. The winners view then serves the declared kernel.
+ * One transaction. OUT (may be NULL): *counts. */
 int db_declare_winners(db *d, int64_t device_id, const int64_t *workload_ids, int n, double margin,
                        db_declare_counts *counts, char *err, size_t len);
 /* The declaration of (device, workload): 1 found (OUT: *out), 0 none, -1 error. */

@@ -4,16 +4,17 @@
 -- by about 2 % (bench/RESULTS.md, the tuner's ground truth), so of kernels that close the fastest
 -- is chance. A sweep (or `flashtune db declare`) writes, per device and workload, the kernel it
 -- declares (db/db_declare.c): the stored winner while it stays within the interval of the
--- fastest, else of the kernels that tie with the fastest the one that ties at the most other
--- workloads of its kind, else the fastest. reason says which: 'fastest', 'kept' (the stored
--- winner, within the interval), 'holds' (it ties at the most neighbouring shapes), 'imported'
--- (a winners file's line). behind: how far its median is behind the fastest's (0.012 = 1.2 %);
+-- fastest (unless it spills registers and a tied kernel does not), else of the kernels that tie
+-- with the fastest one that spills nothing where there is one, the one that ties at the most
+-- other workloads of its kind, else the fastest. reason says which: 'fastest', 'kept' (the
+-- stored winner, within the interval), 'spill_free' (the faster tied kernels spill registers),
+-- 'holds' (it ties at the most neighbouring shapes), 'imported' (a winners file's line). behind: how far its median is behind the fastest's (0.012 = 1.2 %);
 -- neighbours: at how many other workloads of its kind it ties with the fastest (NULL: not asked).
 CREATE TABLE declared (
     device_id    INTEGER NOT NULL REFERENCES devices (id),
     workload_id  INTEGER NOT NULL REFERENCES workloads (id),
     kernel_id    INTEGER NOT NULL REFERENCES kernels (id),
-    reason       TEXT NOT NULL CHECK (reason IN ('fastest', 'kept', 'holds', 'imported')),
+    reason       TEXT NOT NULL CHECK (reason IN ('fastest', 'kept', 'holds', 'imported', 'spill_free')),
     behind       REAL CHECK (behind IS NULL OR behind >= 0),
     neighbours   INTEGER CHECK (neighbours IS NULL OR neighbours >= 0),
     declared_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),

@@ -43,7 +43,7 @@ export FLASHTUNE_DB=$tmp/tuned.db
 expect 0 "" -- "$ft" db import "$src/db/tuned/h100-sm90.txt"
 [ -s "$tmp/tuned.db" ] || fail "db import made no database"
 # Declaring again: imported lines are no timings of this machine, so nothing is judged again.
-expect 0 "flashtune db declare: 0 workloads (a tie: within 2.5 %" -- "$ft" db declare --margin 2.5
+expect 0 "flashtune db declare: 0 workloads (a tie: within 2.5 % of the fastest, or the spreads): 0 the fastest" -- "$ft" db declare --margin 2.5
 expect 2 "--margin='-1' must be a percentage from 0 to 100" -- "$ft" db declare --margin=-1
 expect 2 "--margin='2%' must be a percentage" -- "$ft" db declare --margin 2%
 expect 2 "--margin is an option of 'db declare', not of 'db export'" -- "$ft" db export --margin 2

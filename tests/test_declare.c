@@ -2,7 +2,8 @@
  * tie settled by the kernel that ties at the neighbouring shapes of the same kind, spreads that
  * widen a tie up to the cap, imported lines declared as such and judged by their figure only
  * where no sweep timed them, an import that leaves a sweep's timing alone, a row's own
- * declaration first, the winners view and the lookup serving what was declared, a version-7
+ * declaration first, a tied kernel without register spills preferred, the winners view and the
+ * lookup serving what was declared, a version-7
  * file serving the same winners once migrated, and the bad arguments named. */
 #include <math.h>
 #include <setjmp.h>
@@ -86,6 +87,25 @@ static void timed(bench *b, int64_t wl, int64_t k, double ms, double spread)
 {
     db_result r = { b->sweep, b->device, wl, k, 0, DB_STATUS_OK, ms, ms, spread, 100 / ms, 0, 0, NULL, NAN, -1 };
     char err[512] = "";
+    if (db_result_put(b->d, &r, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
+/* timed, with the kernel's binary stored first: spills bytes of register spill (stores). */
+static void timed_spilling(bench *b, int64_t wl, int64_t k, double ms, int spills)
+{
+    char key[17], err[512] = "";
+    snprintf(key, sizeof key, "%016llx", (unsigned long long)k * 7919u + (unsigned long long)spills);
+    db_binary bin;
+    db_binary_init(&bin, key, "sm_90a", "13.0", "-arch=sm_90a", "source");
+    static const unsigned char cubin[] = { 1, 2, 3 };
+    bin.cubin = (void *)cubin;
+    bin.cubin_size = sizeof cubin;
+    bin.spill_store_bytes = spills;
+    int64_t binary = 0;
+    if (db_binary_put(b->d, k, &bin, &binary, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    db_result r = { b->sweep, b->device, wl, k, binary, DB_STATUS_OK, ms, ms, 0, 100 / ms, 0, 0, NULL, NAN, -1 };
     if (db_result_put(b->d, &r, err, sizeof err) != 0)
         fail_msg("%s", err);
 }
@@ -421,6 +441,49 @@ static void a_rows_own_declaration_comes_first(void **state)
     db_close(b.d);
 }
 
+/* Of tied kernels, one that spills no registers goes first, the stored winner's guard included;
+ * beyond the interval spills change nothing. */
+static void a_tie_prefers_a_kernel_without_spills(void **state)
+{
+    static const struct {
+        const char *name;
+        double x_ms, y_ms;
+        int x_spills, y_spills;
+        int x_declared_first;   /* round 1 (x alone fast) declares x; round 2 the times above */
+        int want_y, reason;
+    } cases[] = {
+        { "the fastest spills, a tied one not", 1.00, 1.01, 8, 0, 0, 1, DB_DECLARED_SPILL_FREE },
+        { "the stored winner spills, a tied one not", 1.00, 1.015, 8, 0, 1, 1, DB_DECLARED_SPILL_FREE },
+        { "both spill: the stored winner stays", 1.00, 0.99, 8, 4, 1, 0, DB_DECLARED_KEPT },
+        { "clean beyond the interval: the fastest", 1.00, 1.05, 8, 0, 0, 0, DB_DECLARED_FASTEST },
+        { "the fastest clean: spills change nothing", 1.00, 1.01, 0, 8, 0, 0, DB_DECLARED_FASTEST },
+    };
+    fixture *f = *state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bench b = open_bench(f, "13.0");
+        db_workload w;
+        const int64_t wl = workload(&b, 1, 4096, &w), x = kernel(&b, &w, 64, 1), y = kernel(&b, &w, 128, 1);
+        if (cases[i].x_declared_first) {
+            timed_spilling(&b, wl, x, 1.00, cases[i].x_spills);
+            timed_spilling(&b, wl, y, 1.20, cases[i].y_spills);
+            declare(&b, &wl, 1, DB_DECLARE_MARGIN, NULL);
+            assert_int_equal(declared(&b, wl).kernel_id, x);
+        }
+        timed_spilling(&b, wl, x, cases[i].x_ms, cases[i].x_spills);
+        timed_spilling(&b, wl, y, cases[i].y_ms, cases[i].y_spills);
+        db_declare_counts n;
+        declare(&b, &wl, 1, DB_DECLARE_MARGIN, &n);
+        const db_declared c = declared(&b, wl);
+        if (c.kernel_id != (cases[i].want_y ? y : x) || c.reason != cases[i].reason)
+            fail_msg("%s: declared %s (%s), expected %s (%s)", cases[i].name, c.kernel_id == y ? "y" : "x",
+                     db_declared_name(c.reason), cases[i].want_y ? "y" : "x", db_declared_name(cases[i].reason));
+        assert_int_equal(n.by_reason[cases[i].reason], 1);
+        assert_int_equal(served(&b, &w), c.kernel_id);
+        db_close(b.d);
+        remove(f->path);
+    }
+}
+
 /* A version-7 file (winners the least median, ties to the lower kernel id) migrates on open:
  * nothing declared, the same winners served. */
 static void migration_8_serves_the_same_winners(void **state)
@@ -494,6 +557,7 @@ int main(void)
         CASE(an_untimed_imported_winner_is_judged_by_its_figure),
         CASE(an_import_keeps_a_sweeps_timing),
         CASE(a_rows_own_declaration_comes_first),
+        CASE(a_tie_prefers_a_kernel_without_spills),
         CASE(migration_8_serves_the_same_winners),
         CASE(bad_arguments_are_named),
     };

@@ -23,7 +23,8 @@ static void help(void)
            "winner stays (kept). The database is created, when missing, only for a good file.\n\n"
            "declare judges every workload's timings again (a sweep does it for the workloads it\n"
            "measured): the stored winner stays while it is within the margin of the fastest (or\n"
-           "within the two timings' spreads, at most 5 %%); else of the kernels within it, the one\n"
+           "within the two timings' spreads, at most 5 %%) and spills no registers where a tied\n"
+           "kernel spills none; else of the kernels within it, those without spills first, the one\n"
            "within it at the most other workloads of the kind; else the fastest. Export and the\n"
            "library serve the declared winner. With --margin 0 only the spreads make ties.\n\n"
            "  --db FILE         the database (default $FLASHTUNE_DB, else flashtune.db)\n"
@@ -45,20 +46,17 @@ static int parse_margin(const char *text, double *fraction)
 
 static int declare(const char *path, double margin)
 {
-    const char *cmd = "flashtune db declare";
     char err[1024];
     db *d;
     db_declare_counts n;
     if (db_open(path, 0, &d, err, sizeof err) != 0 ||
         db_declare_winners(d, 0, NULL, 0, margin, &n, err, sizeof err) != 0) {
-        fprintf(stderr, "%s: %s\n", cmd, err);
+        fprintf(stderr, "flashtune db declare: %s\n", err);
         db_close(d);
         return 1;
     }
     db_close(d);
-    printf("%s: %d workloads (a tie: within %g %% of the fastest, or the spreads): %d the fastest, %d the stored "
-           "winner kept, %d the tied kernel that holds at neighbouring shapes\n", cmd, n.workloads, 100 * margin,
-           n.by_reason[DB_DECLARED_FASTEST], n.by_reason[DB_DECLARED_KEPT], n.by_reason[DB_DECLARED_HOLDS]);
+    tune_print_declare_counts(stdout, "flashtune db declare: ", &n, margin);
     return 0;
 }
 

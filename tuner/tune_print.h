@@ -27,6 +27,11 @@ int tune_print_best_as(db *d, tune_format f, FILE *out, char *err, size_t len);
 /* One row per workload: id, its fields, results ok/total, best time. */
 int tune_print_workloads_as(db *d, tune_format f, FILE *out, char *err, size_t len);
 
+/* "N workloads (a tie: within M % of the fastest, or the spreads): F the fastest, K the stored
+ * winner kept, S a tied kernel without spills, H the tied kernel that holds at neighbouring
+ * shapes" (what db_declare_winners did), after prefix, ending the line. */
+void tune_print_declare_counts(FILE *out, const char *prefix, const db_declare_counts *c, double margin);
+
 /* The same as text. */
 int tune_print_results(db *d, const db_workload *w, const char *sort, FILE *out, char *err, size_t len);
 int tune_print_best(db *d, FILE *out, char *err, size_t len);

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include "tune_clocks.h"
+#include "tune_print.h"
 #include "tune_sweep_internal.h"
 
 /* The parameters a space may choose, as "BLOCK_M=128 BLOCK_N=64 ...". */
@@ -114,6 +115,9 @@ static void print_declared(tune_sweep *s, const tune_unit *u, int64_t fastest_ke
     if (c.reason == DB_DECLARED_KEPT)
         printf("%-44s  declared: the stored winner, %.1f %% behind, within the interval: %s\n", "", 100 * c.behind,
                cfg);
+    else if (c.reason == DB_DECLARED_SPILL_FREE)
+        printf("%-44s  declared: %.1f %% behind, tied and without the faster ones' register spills: %s\n", "",
+               100 * c.behind, cfg);
     else if (c.reason == DB_DECLARED_HOLDS)
         printf("%-44s  declared: %.1f %% behind, tied here and at %d other workloads of its kind: %s\n", "",
                100 * c.behind, c.neighbours, cfg);
@@ -208,10 +212,6 @@ void tune_sweep_report(tune_sweep *s, const char *db_path)
         printf("flashtune tune: clocks while timing: %d of %d timings sampled, SM %.0f-%.0f MHz; %s\n", c.sampled,
                c.timed, c.least_mhz, c.most_mhz, held);
     }
-    const db_declare_counts *dc = &s->declared;
-    if (dc->workloads)
-        printf("flashtune tune: winners declared for %d workloads (a tie: within %.0f %% of the fastest, or the "
-               "spreads): %d the fastest, %d the stored winner kept, %d the tied kernel that holds at neighbouring "
-               "shapes\n", dc->workloads, 100 * DB_DECLARE_MARGIN, dc->by_reason[DB_DECLARED_FASTEST],
-               dc->by_reason[DB_DECLARED_KEPT], dc->by_reason[DB_DECLARED_HOLDS]);
+    if (s->declared.workloads)
+        tune_print_declare_counts(stdout, "flashtune tune: winners declared for ", &s->declared, DB_DECLARE_MARGIN);
 }
