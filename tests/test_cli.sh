@@ -161,6 +161,8 @@ for b, r in zip(best, rows):
         assert v is not None or r[k] == "", (k, b, r)
     assert b["tflops"] is None or isinstance(b["tflops"], (int, float)), b
 assert any(v is None for b in best for v in b.values()), "no null at all"
+# every shipped line is declared as imported, with no figure of how far behind
+assert all(b["declared"] == "imported" and b["behind"] is None for b in best), best[0]
 assert {"id", "op", "dtype", "batch", "results", "ok", "best_ms"} <= set(workloads[0]), workloads[0]
 w = workloads[0]
 print("op=%s dtype=%s d=%d dv=%d causal=%d b=%d h=%d sq=%d sk=%d" % (w["op"], w["dtype"], w["head_dim"],

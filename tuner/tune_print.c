@@ -222,6 +222,11 @@ int tune_print_best_as(db *d, tune_format f, FILE *out, char *err, size_t len)
         head[cols] = "ok", align[cols++] = 'r';
         head[cols] = "total", align[cols++] = 'r';
     }
+    /* Why it is the winner (db_declare_winners): text "kept +1.2%"; CSV and JSON the reason and
+     * how far behind the fastest apart. "-": none declared (the least median). */
+    head[cols] = "declared", align[cols++] = 'l';
+    if (!text)
+        head[cols] = "behind", align[cols++] = 'r';
     align[cols] = '\0';
     tune_table t;
     tune_table_init(&t, cols, head, align);
@@ -257,6 +262,18 @@ int tune_print_best_as(db *d, tune_format f, FILE *out, char *err, size_t len)
             snprintf(num[n], sizeof num[0], "%d", ok), cell[c++] = num[n++];
             snprintf(num[n], sizeof num[0], "%d", total), cell[c++] = num[n++];
         }
+        db_declared dc;
+        const int has = rc == 0 ? db_declared_get(d, w->device_id, w->workload_id, &dc, err, len) : 0;
+        if (has < 0)
+            rc = -1;
+        const int declared = has == 1 && dc.kernel_id == w->kernel_id;   /* else the view fell back */
+        if (text && declared && dc.behind > 0)
+            snprintf(num[n], sizeof num[0], "%s +%.1f%%", db_declared_name(dc.reason), 100 * dc.behind);
+        else
+            snprintf(num[n], sizeof num[0], "%s", declared ? db_declared_name(dc.reason) : "-");
+        cell[c++] = num[n++];
+        if (!text)
+            cell[c++] = real_cell(declared ? dc.behind : NAN, "%.4f", f, num[n++], sizeof num[0]);
         tune_table_add(&t, cell);
     }
     free(list);

@@ -21,8 +21,10 @@
 int tune_print_results_as(db *d, const db_workload *w, const char *sort, tune_format f, FILE *out, char *err,
                           size_t len);
 /* One aligned row per winner: device, workload, family, the tunables ('-' where no family of
- * the op uses one), time, TFLOP/s, and how many candidates were ok out of all measured (CSV and
- * JSON: ok and total apart; a tunable the op does not use is empty or null). */
+ * the op uses one), time, TFLOP/s, how many candidates were ok out of all measured, and why it
+ * is the winner ("kept +1.2%": db_declare_winners' reason and how far behind the fastest; '-'
+ * none declared). CSV and JSON: ok and total apart, declared and behind apart (a fraction); a
+ * tunable the op does not use is empty or null. */
 int tune_print_best_as(db *d, tune_format f, FILE *out, char *err, size_t len);
 /* One row per workload: id, its fields, results ok/total, best time. */
 int tune_print_workloads_as(db *d, tune_format f, FILE *out, char *err, size_t len);
