@@ -30,7 +30,7 @@ static int declared_parse(const char *name)
 typedef struct timing {
     int64_t workload_id, kernel_id;
     double median, spread;   /* spread 0 when not stored */
-    int spills;              /* its binary's spill bytes (stores and loads); 0 when not stored */
+    int spills;              /* its binary's spill bytes (stores and loads); -1 not known (no binary) */
     db_workload w;
     db_kernel k;
     int tie;                 /* 1: within the interval of its workload's fastest (the first of its group) */
@@ -112,7 +112,8 @@ static int load(db *d, int64_t device_id, double margin, timing **list, int *n, 
     *groups = NULL;
     *n = *ngroups = 0;
     if (db_prepare(d, "SELECT r.workload_id, r.kernel_id, r.median_ms, r.spread,"
-                      " COALESCE(b.spill_store_bytes, 0) + COALESCE(b.spill_load_bytes, 0), "
+                      " CASE WHEN b.id IS NULL THEN -1 ELSE COALESCE(b.spill_store_bytes, 0)"
+                      " + COALESCE(b.spill_load_bytes, 0) END, "
                       DB_WORKLOAD_COLUMNS("l") ", " DB_KERNEL_COLUMNS("k") " FROM results r JOIN sweeps s ON s.id = r.sweep_id"
                       " JOIN workloads l ON l.id = r.workload_id JOIN kernels k ON k.id = r.kernel_id"
                       " LEFT JOIN binaries b ON b.id = r.binary_id"
@@ -214,22 +215,26 @@ static db_declared decide(const timing *list, const group *groups, int ngroups, 
 {
     const group *gr = &groups[g];
     const timing *fastest = &list[gr->first];
-    int pick = -1, best_score = -1, clean = 0;   /* clean: a tied kernel spills nothing */
-    for (int i = gr->first; i < gr->first + gr->n; i++)
-        clean |= list[i].tie && !list[i].spills;
+    /* clean: a tied kernel known to spill nothing (a timing without its binary is not known) */
+    int pick = -1, best_score = -1, clean = -1;   /* clean: the fastest such, or -1 */
+    for (int i = gr->first; i < gr->first + gr->n && clean < 0; i++)
+        if (list[i].tie && list[i].spills == 0)
+            clean = i;
     for (int i = gr->first; i < gr->first + gr->n && inc; i++)
-        if (list[i].tie && list[i].kernel_id == inc && (!list[i].spills || !clean))
+        if (list[i].tie && list[i].kernel_id == inc && (list[i].spills == 0 || clean < 0))
             pick = i;
     int reason = DB_DECLARED_KEPT;
     if (pick < 0) {
         for (int i = gr->first; i < gr->first + gr->n; i++) {
-            if (!list[i].tie || (clean && list[i].spills))
+            if (!list[i].tie || (clean >= 0 && list[i].spills != 0))
                 continue;
             const int score = neighbours_tied(list, groups, ngroups, g, &list[i]);
             if (score > best_score)   /* fastest first: an equal score keeps the faster */
                 best_score = score, pick = i;
         }
-        reason = fastest->spills && !list[pick].spills ? DB_DECLARED_SPILL_FREE : DB_DECLARED_HOLDS;
+        /* spill_free: the pick is the fastest clean kernel and faster ones spill; a clean kernel
+         * chosen over a faster clean one holds at more neighbours. */
+        reason = pick == clean && clean > gr->first ? DB_DECLARED_SPILL_FREE : DB_DECLARED_HOLDS;
     }
     if (pick == gr->first)
         reason = DB_DECLARED_FASTEST;

@@ -458,6 +458,7 @@ static void a_tie_prefers_a_kernel_without_spills(void **state)
         { "clean beyond the interval: the fastest", 1.00, 1.05, 8, 0, 0, 0, DB_DECLARED_FASTEST },
         { "the fastest clean: spills change nothing", 1.00, 1.01, 0, 8, 0, 0, DB_DECLARED_FASTEST },
     };
+
     fixture *f = *state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         bench b = open_bench(f, "13.0");
@@ -482,6 +483,52 @@ static void a_tie_prefers_a_kernel_without_spills(void **state)
         db_close(b.d);
         remove(f->path);
     }
+}
+
+/* x spills, y and z are clean and tied, y the faster; z also ties at a neighbouring shape: z is
+ * declared 'holds' (chosen past a faster clean kernel), and without the neighbour y 'spill_free'. */
+static void spill_free_names_only_the_fastest_clean_kernel(void **state)
+{
+    bench b = open_bench(*state, "13.0");
+    db_workload w, n;
+    const int64_t wl = workload(&b, 1, 4096, &w), other = workload(&b, 1, 2048, &n);
+    const int64_t x = kernel(&b, &w, 64, 1), y = kernel(&b, &w, 128, 1), z = kernel(&b, &w, 32, 1);
+    timed_spilling(&b, wl, x, 1.000, 8);
+    timed_spilling(&b, wl, y, 1.005, 0);
+    timed_spilling(&b, wl, z, 1.010, 0);
+    timed_spilling(&b, other, kernel(&b, &n, 32, 1), 1.0, 0);   /* z's tunables hold there */
+    timed_spilling(&b, other, kernel(&b, &n, 64, 1), 1.5, 8);
+    declare(&b, &wl, 1, DB_DECLARE_MARGIN, NULL);
+    db_declared c = declared(&b, wl);
+    assert_int_equal(c.kernel_id, z);
+    assert_int_equal(c.reason, DB_DECLARED_HOLDS);
+    assert_int_equal(c.neighbours, 1);
+    /* Without the neighbour, y: the fastest clean one, spill_free. */
+    db_close(b.d);
+    remove(((fixture *)*state)->path);
+    b = open_bench(*state, "13.0");
+    const int64_t wl2 = workload(&b, 1, 4096, &w);
+    const int64_t x2 = kernel(&b, &w, 64, 1), y2 = kernel(&b, &w, 128, 1), z2 = kernel(&b, &w, 32, 1);
+    timed_spilling(&b, wl2, x2, 1.000, 8);
+    timed_spilling(&b, wl2, y2, 1.005, 0);
+    timed_spilling(&b, wl2, z2, 1.010, 0);
+    declare(&b, &wl2, 1, DB_DECLARE_MARGIN, NULL);
+    c = declared(&b, wl2);
+    assert_int_equal(c.kernel_id, y2);
+    assert_int_equal(c.reason, DB_DECLARED_SPILL_FREE);
+    /* A timing without its binary (spills not known) is no clean kernel: the fastest, which
+     * spills, is declared as such (a workload of its own: nothing declared before). */
+    db_workload w3;
+    const int64_t wl3 = workload(&b, 1, 1024, &w3), x3 = kernel(&b, &w3, 64, 1), y3 = kernel(&b, &w3, 128, 1);
+    timed_spilling(&b, wl3, x3, 1.000, 8);
+    db_result r = { b.sweep, b.device, wl3, y3, 0, DB_STATUS_OK, 1.005, 1.005, 0, 1, 0, 0, NULL, NAN, -1 };
+    char err[512] = "";
+    assert_int_equal(db_result_put(b.d, &r, err, sizeof err), 0);
+    declare(&b, &wl3, 1, DB_DECLARE_MARGIN, NULL);
+    c = declared(&b, wl3);
+    assert_int_equal(c.kernel_id, x3);
+    assert_int_equal(c.reason, DB_DECLARED_FASTEST);
+    db_close(b.d);
 }
 
 /* A version-7 file (winners the least median, ties to the lower kernel id) migrates on open:
@@ -558,6 +605,7 @@ int main(void)
         CASE(an_import_keeps_a_sweeps_timing),
         CASE(a_rows_own_declaration_comes_first),
         CASE(a_tie_prefers_a_kernel_without_spills),
+        CASE(spill_free_names_only_the_fastest_clean_kernel),
         CASE(migration_8_serves_the_same_winners),
         CASE(bad_arguments_are_named),
     };

@@ -207,7 +207,7 @@ int tune_print_best_as(db *d, tune_format f, FILE *out, char *err, size_t len)
                                           "batch", "heads", "heads_k", "softcap", "seqlen_q", "seqlen_k", "window",
                                           "varlen", "kernel", "family" };
     enum { FIELDS = sizeof fields / sizeof fields[0] };
-    const char *head[FIELDS + GEN_PARAM_COUNT + 4];
+    const char *head[FIELDS + GEN_PARAM_COUNT + 6];   /* + times, counts, declared, behind */
     char align[sizeof head / sizeof head[0] + 1];
     int cols = 0;
     for (int i = 0; i < FIELDS; i++)
