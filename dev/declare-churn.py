@@ -43,7 +43,7 @@ def main():
     con.close()
 
     measured = kept_same = old_replaces = new_replaces = untimed = 0
-    kept_gaps, replaced_gaps, lines, clock_pairs = [], [], [], []
+    kept_gaps, replaced_gaps, lines, clock_pairs, replaced_why = [], [], [], [], {}
     for key, (dk, reason, behind) in sorted(after.items(), key=lambda kv: label.get(kv[0][1], "")):
         if reason == "imported" or key not in timed:
             continue
@@ -68,6 +68,7 @@ def main():
         else:
             new_replaces += 1
             replaced_gaps.append(gap)
+            replaced_why[reason] = replaced_why.get(reason, 0) + 1
         lines.append(f"  {label.get(key[1], key[1]):<44} stored winner {100 * gap:5.1f} % behind the fastest: "
                      f"{'kept' if dk == shipped else 'replaced'} (declared: {reason}, "
                      f"{100 * (behind or 0):.1f} % behind); least SM clock fastest {mhz_f or 0:.0f}, "
@@ -88,8 +89,10 @@ def main():
               f"{statistics.mean(f - s for f, s in clock_pairs):+.0f} MHz")
     finite = [g for g in replaced_gaps if g == g]
     if finite:
-        print(f"replaced beyond it: {len(replaced_gaps)}, the stored winner behind by median "
-              f"{100 * statistics.median(finite):.2f} %, at least {100 * min(finite):.2f} %")
+        why = ", ".join(f"{n} {r}" for r, n in sorted(replaced_why.items()))
+        print(f"replaced: {len(replaced_gaps)} ({why}; 'fastest': beyond the interval, 'spill_free': the stored "
+              f"winner spills and a tied kernel does not, 'holds': the stored winner no longer ties), the stored "
+              f"winner behind by median {100 * statistics.median(finite):.2f} %, at least {100 * min(finite):.2f} %")
 
 
 if __name__ == "__main__":
