@@ -238,7 +238,7 @@ static db_declared decide(const timing *list, const group *groups, int ngroups, 
     }
     if (pick == gr->first)
         reason = DB_DECLARED_FASTEST;
-    db_declared c = { .kernel_id = list[pick].kernel_id, .reason = reason,
+    db_declared c = { .kernel_id = list[pick].kernel_id, .reason = reason, .spills = list[pick].spills,
                       .behind = list[pick].median / fastest->median - 1,
                       .neighbours = best_score >= 0 ? best_score : neighbours_tied(list, groups, ngroups, g, &list[pick]) };
     return c;
@@ -287,7 +287,7 @@ static int keep_untimed(db *d, int64_t device_id, int64_t workload_id, const tim
     if (!ties_ms(&list[g->first], median, spread, margin))
         return 0;
     *c = (db_declared){ .kernel_id = inc, .reason = DB_DECLARED_KEPT,
-                        .behind = fmax(0, median / list[g->first].median - 1), .neighbours = -1 };
+                        .behind = fmax(0, median / list[g->first].median - 1), .neighbours = -1, .spills = -1 };
     return 1;
 }
 
@@ -384,8 +384,11 @@ int db_declared_get(db *d, int64_t device_id, int64_t workload_id, db_declared *
         return -1;
     sqlite3_stmt *st;
     int found = -1;
-    if (db_prepare(d, "SELECT kernel_id, reason, behind, neighbours FROM declared WHERE device_id = ?1"
-                      " AND workload_id = ?2", &st, err, len) == 0) {
+    if (db_prepare(d, "SELECT c.kernel_id, c.reason, c.behind, c.neighbours, (SELECT CASE WHEN b.id IS NULL THEN -1"
+                      " ELSE COALESCE(b.spill_store_bytes, 0) + COALESCE(b.spill_load_bytes, 0) END FROM results r"
+                      " LEFT JOIN binaries b ON b.id = r.binary_id WHERE r.device_id = c.device_id"
+                      " AND r.workload_id = c.workload_id AND r.kernel_id = c.kernel_id)"
+                      " FROM declared c WHERE c.device_id = ?1 AND c.workload_id = ?2", &st, err, len) == 0) {
         sqlite3_bind_int64(st, 1, device_id);
         sqlite3_bind_int64(st, 2, workload_id);
         const int rc = sqlite3_step(st);
@@ -397,6 +400,7 @@ int db_declared_get(db *d, int64_t device_id, int64_t workload_id, db_declared *
             out->reason = declared_parse(reason);
             out->behind = db_column_real(st, 2);
             out->neighbours = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 3);
+            out->spills = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
             found = 1;
         } else if (rc != SQLITE_DONE) {
             found = db_fail_sql(d->sql, err, len, d->path);

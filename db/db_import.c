@@ -344,7 +344,8 @@ static int declare_line(db *d, const char *name, const entry *e, int64_t device_
                         int64_t kernel_id, char *err, size_t len)
 {
     char why[512];
-    const db_declared c = { .kernel_id = kernel_id, .reason = DB_DECLARED_IMPORTED, .behind = NAN, .neighbours = -1 };
+    const db_declared c = { .kernel_id = kernel_id, .reason = DB_DECLARED_IMPORTED, .behind = NAN, .neighbours = -1,
+                            .spills = -1 };
     if (db_declared_put_tx(d, device_id, workload_id, &c, why, sizeof why) != 0)
         return db_fail(err, len, "%s:%d: %s", name, e->line, why);
     return 0;

@@ -336,6 +336,8 @@ typedef struct db_declared {
     int reason;                /* DB_DECLARED_* */
     double behind;             /* its median over the fastest's, less 1 (0.012: 1.2 % behind); NAN: not known */
     int neighbours;            /* at how many other workloads of its kind it ties with the fastest; -1 not known */
+    int spills;                /* db_declared_get: its binary's spill bytes there (stores and loads); -1 not
+                                * known (no binary stored with its result: an imported line's) */
 } db_declared;
 
 typedef struct db_declare_counts {
@@ -358,7 +360,8 @@ typedef struct db_declare_counts {
  * One transaction. OUT (may be NULL): *counts. */
 int db_declare_winners(db *d, int64_t device_id, const int64_t *workload_ids, int n, double margin,
                        db_declare_counts *counts, char *err, size_t len);
-/* The declaration of (device, workload): 1 found (OUT: *out), 0 none, -1 error. */
+/* The declaration of (device, workload), with the declared kernel's spills: 1 found (OUT: *out),
+ * 0 none, -1 error. */
 int db_declared_get(db *d, int64_t device_id, int64_t workload_id, db_declared *out, char *err, size_t len);
 
 /* ---- text forms (db_text.c) -------------------------------------------------------- */

@@ -315,6 +315,7 @@ static void imported_lines_are_declared_and_guard_the_next_sweep(void **state)
     assert_int_equal(d.reason, DB_DECLARED_IMPORTED);
     assert_true(isnan(d.behind));
     assert_int_equal(d.neighbours, -1);
+    assert_int_equal(d.spills, -1);   /* an imported line has no binary */
 
     /* The new row's sweep: y leads x by 1 %. The imported declaration guards x. */
     const int64_t wl2 = workload(&c, 1, 4096, NULL), x2 = kernel(&c, &w, 64, 1), y2 = kernel(&c, &w, 128, 1);
@@ -480,6 +481,7 @@ static void a_tie_prefers_a_kernel_without_spills(void **state)
                      db_declared_name(c.reason), cases[i].want_y ? "y" : "x", db_declared_name(cases[i].reason));
         assert_int_equal(n.by_reason[cases[i].reason], 1);
         assert_int_equal(served(&b, &w), c.kernel_id);
+        assert_int_equal(c.spills, c.kernel_id == x ? cases[i].x_spills : cases[i].y_spills);
         db_close(b.d);
         remove(f->path);
     }
@@ -528,6 +530,7 @@ static void spill_free_names_only_the_fastest_clean_kernel(void **state)
     c = declared(&b, wl3);
     assert_int_equal(c.kernel_id, x3);
     assert_int_equal(c.reason, DB_DECLARED_FASTEST);
+    assert_int_equal(c.spills, 8);
     db_close(b.d);
 }
 

@@ -100,13 +100,16 @@ static int load_result(tune_sweep *s, int64_t workload_id, int64_t kernel_id, db
     return found;
 }
 
-/* A line under a workload's row when its declared winner is not its fastest: which, and why. */
-static void print_declared(tune_sweep *s, const tune_unit *u, int64_t fastest_kernel)
+/* A line under a workload's row when its declared winner is not its fastest: which, and why.
+ * Returns 1 when the declared winner spills registers. */
+static int print_declared(tune_sweep *s, const tune_unit *u, int64_t fastest_kernel)
 {
     db_declared c;
     char why[256];
-    if (db_declared_get(s->d, s->device_id, u->workload_id, &c, why, sizeof why) != 1 || c.kernel_id == fastest_kernel)
-        return;
+    if (db_declared_get(s->d, s->device_id, u->workload_id, &c, why, sizeof why) != 1)
+        return 0;
+    if (c.kernel_id == fastest_kernel)
+        return c.spills > 0;
     char cfg[160];
     snprintf(cfg, sizeof cfg, "kernel %lld (not a candidate of this space)", (long long)c.kernel_id);
     for (int k = 0; k < u->cands->count; k++)
@@ -123,6 +126,7 @@ static void print_declared(tune_sweep *s, const tune_unit *u, int64_t fastest_ke
                100 * c.behind, c.neighbours, cfg);
     else
         printf("%-44s  declared: %s: %s\n", "", db_declared_name(c.reason), cfg);
+    return c.spills > 0;
 }
 
 int tune_sweep_declare(tune_sweep *s)
@@ -147,6 +151,7 @@ void tune_sweep_report(tune_sweep *s, const char *db_path)
     printf("\nflashtune tune: winners on %s (%s), database %s\n", s->gpu->dev.name, s->gpu->dev.arch, db_path);
     printf("%-44s %7s %9s %9s %10s %10s  %s\n", "workload", "ok/all", "TFLOP/s", "ms", "vs slowest", "vs default",
            "winner");
+    int spilling = 0;   /* declared winners whose binary spills registers */
     for (int i = 0; i < s->unit_count; i++) {
         tune_unit *u = &s->units[i];
         char label[200];
@@ -183,7 +188,7 @@ void tune_sweep_report(tune_sweep *s, const char *db_path)
         else
             printf("%-44.44s %7s %9s %9s %10s %10s  %s\n", label, ratio, "-", "-", "-", "-", cfg);
         if (best >= 0)
-            print_declared(s, u, s->ks.jobs[u->job[best]].kernel_id);
+            spilling += print_declared(s, u, s->ks.jobs[u->job[best]].kernel_id);
         if (all > ok || all < u->cands->count || u->failure[0]) {
             printf("%-44s ", "");
             for (int st = 0; st < DB_STATUS_COUNT; st++)
@@ -212,6 +217,9 @@ void tune_sweep_report(tune_sweep *s, const char *db_path)
         printf("flashtune tune: clocks while timing: %d of %d timings sampled, SM %.0f-%.0f MHz; %s\n", c.sampled,
                c.timed, c.least_mhz, c.most_mhz, held);
     }
-    if (s->declared.workloads)
+    if (s->declared.workloads) {
         tune_print_declare_counts(stdout, "flashtune tune: winners declared for ", &s->declared, DB_DECLARE_MARGIN);
+        printf("flashtune tune: %d of the declared winners spill registers (no kernel without spills tied "
+               "with them)\n", spilling);
+    }
 }
