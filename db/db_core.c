@@ -201,6 +201,16 @@ int db_prepare(db *d, const char *sql, sqlite3_stmt **st, char *err, size_t len)
     return 0;
 }
 
+int db_step_row(db *d, sqlite3_stmt *st, char *err, size_t len)
+{
+    const int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        return 1;
+    if (rc == SQLITE_DONE)
+        return 0;
+    return db_fail_sql(d->sql, err, len, d->path);
+}
+
 int db_begin(db *d, char *err, size_t len)
 {
     return db_exec(d, "BEGIN IMMEDIATE", err, len);

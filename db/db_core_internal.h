@@ -86,6 +86,8 @@ void db_leave(db *d);
 int db_exec(db *d, const char *sql, char *err, size_t len);
 /* Prepares one statement; on failure the error names the database. */
 int db_prepare(db *d, const char *sql, sqlite3_stmt **st, char *err, size_t len);
+/* One step of st: 1 a row (read it from st), 0 done, -1 with SQLite's error naming the database. */
+int db_step_row(db *d, sqlite3_stmt *st, char *err, size_t len);
 /* BEGIN IMMEDIATE (takes the write lock up front: no deadlock between two writers), COMMIT,
  * ROLLBACK (ignores errors: used on failure paths). */
 int db_begin(db *d, char *err, size_t len);

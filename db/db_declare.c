@@ -44,15 +44,10 @@ typedef struct group {
 /* How far behind the fastest f a timing t may be and still tie with it: the two intervals
  * (each timing's spread: the repetitions' p90 - p10, or a confirmed finalist's rounds' range)
  * overlap, the spreads counting at most DB_DECLARE_SPREAD_CAP, never less than margin. */
-static int ties_ms(const timing *f, double median, double spread, double margin)
+static int ties(const timing *f, double median, double spread, double margin)
 {
     const double width = fmax(margin, fmin(0.5 * (f->spread + spread), DB_DECLARE_SPREAD_CAP));
     return median <= f->median * (1 + width);
-}
-
-static int ties(const timing *f, const timing *t, double margin)
-{
-    return ties_ms(f, t->median, t->spread, margin);
 }
 
 /* Two workloads of one kind: every field but the sizes (batch, heads, lengths) the same, the group
@@ -153,7 +148,7 @@ static int load(db *d, int64_t device_id, double margin, timing **list, int *n, 
         }
         group *g = &(*groups)[*ngroups - 1];
         g->n = *n - g->first + 1;
-        t->tie = ties(&(*list)[g->first], t, margin);
+        t->tie = ties(&(*list)[g->first], t->median, t->spread, margin);
         (*n)++;
     }
     if (rc == 0 && step != SQLITE_DONE)
@@ -175,13 +170,9 @@ static int incumbent(db *d, int64_t device_id, int64_t workload_id, int64_t *ker
         return -1;
     sqlite3_bind_int64(st, 1, device_id);
     sqlite3_bind_int64(st, 2, workload_id);
-    int rc = sqlite3_step(st), found = 0;
-    if (rc == SQLITE_ROW) {
+    const int found = db_step_row(d, st, err, len);
+    if (found == 1)
         *kernel_id = sqlite3_column_int64(st, 0);
-        found = 1;
-    } else if (rc != SQLITE_DONE) {
-        found = db_fail_sql(d->sql, err, len, d->path);
-    }
     sqlite3_finalize(st);
     return found;
 }
@@ -257,15 +248,12 @@ static int stored_result(db *d, int64_t device_id, int64_t workload_id, int64_t 
     sqlite3_bind_int64(st, 1, device_id);
     sqlite3_bind_int64(st, 2, workload_id);
     sqlite3_bind_int64(st, 3, kernel_id);
-    int rc = sqlite3_step(st), found = 0;
-    if (rc == SQLITE_ROW) {
+    const int found = db_step_row(d, st, err, len);
+    if (found == 1) {
         *median = sqlite3_column_double(st, 0);
         *spread = db_column_real(st, 1);
         if (!(*spread >= 0))
             *spread = 0;
-        found = 1;
-    } else if (rc != SQLITE_DONE) {
-        found = db_fail_sql(d->sql, err, len, d->path);
     }
     sqlite3_finalize(st);
     return found;
@@ -284,7 +272,7 @@ static int keep_untimed(db *d, int64_t device_id, int64_t workload_id, const tim
     const int found = stored_result(d, device_id, workload_id, inc, &median, &spread, err, len);
     if (found <= 0)
         return found;
-    if (!ties_ms(&list[g->first], median, spread, margin))
+    if (!ties(&list[g->first], median, spread, margin))
         return 0;
     *c = (db_declared){ .kernel_id = inc, .reason = DB_DECLARED_KEPT,
                         .behind = fmax(0, median / list[g->first].median - 1), .neighbours = -1, .spills = -1 };
@@ -391,9 +379,8 @@ int db_declared_get(db *d, int64_t device_id, int64_t workload_id, db_declared *
                       " FROM declared c WHERE c.device_id = ?1 AND c.workload_id = ?2", &st, err, len) == 0) {
         sqlite3_bind_int64(st, 1, device_id);
         sqlite3_bind_int64(st, 2, workload_id);
-        const int rc = sqlite3_step(st);
-        found = 0;
-        if (rc == SQLITE_ROW) {
+        found = db_step_row(d, st, err, len);
+        if (found == 1) {
             char reason[16];
             db_column_text(st, 1, reason, sizeof reason);
             out->kernel_id = sqlite3_column_int64(st, 0);
@@ -401,9 +388,6 @@ int db_declared_get(db *d, int64_t device_id, int64_t workload_id, db_declared *
             out->behind = db_column_real(st, 2);
             out->neighbours = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 3);
             out->spills = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
-            found = 1;
-        } else if (rc != SQLITE_DONE) {
-            found = db_fail_sql(d->sql, err, len, d->path);
         }
         sqlite3_finalize(st);
     }

@@ -117,21 +117,10 @@ int db_workload_check(const db_workload *w, char *err, size_t len)
     return mask_check(w, err, len);
 }
 
-/* Steps st once: 1 a row, 0 done, -1 error. */
-static int step(db *d, sqlite3_stmt *st, char *err, size_t len)
-{
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        return 1;
-    if (rc == SQLITE_DONE)
-        return 0;
-    return db_fail_sql(d->sql, err, len, d->path);
-}
-
 /* Runs st (bound, no rows) to completion; OUT: *id, the new row's id. */
 static int insert(db *d, sqlite3_stmt *st, int64_t *id, char *err, size_t len)
 {
-    if (step(d, st, err, len) != 0)
+    if (db_step_row(d, st, err, len) != 0)
         return -1;
     *id = sqlite3_last_insert_rowid(d->sql);
     return 0;
@@ -147,7 +136,7 @@ int db_device_upsert_tx(db *d, const db_device *dev, int64_t *id, char *err, siz
     sqlite3_bind_text(st, 2, dev->arch, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, dev->driver_version, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, dev->nvrtc_version, -1, SQLITE_STATIC);
-    int found = step(d, st, err, len);
+    int found = db_step_row(d, st, err, len);
     if (found == 1)
         *id = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
@@ -176,7 +165,7 @@ int db_kernel_upsert_tx(db *d, const db_kernel *k, int64_t *id, char *err, size_
         != 0)
         return -1;
     sqlite3_bind_text(st, 1, k->source_hash, -1, SQLITE_STATIC);
-    int found = step(d, st, err, len);
+    int found = db_step_row(d, st, err, len);
     if (found == 1) {
         db_kernel old;
         *id = sqlite3_column_int64(st, 0);
@@ -239,7 +228,7 @@ int db_workload_find_tx(db *d, const db_workload *w, int64_t *id, char *err, siz
     if (db_prepare(d, "SELECT id FROM workloads WHERE " DB_WORKLOAD_MATCH, &st, err, len) != 0)
         return -1;
     bind_workload(st, w);
-    int found = step(d, st, err, len);
+    int found = db_step_row(d, st, err, len);
     if (found == 1)
         *id = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
@@ -335,7 +324,7 @@ int db_kernel_get(db *d, int64_t id, db_kernel *out, char *err, size_t len)
     if (db_prepare(d, "SELECT " DB_KERNEL_COLUMNS("k") " FROM kernels k WHERE id = ?1", &st, err, len) == 0) {
         char why[256];
         sqlite3_bind_int64(st, 1, id);
-        found = step(d, st, err, len);
+        found = db_step_row(d, st, err, len);
         if (found == 1 && db_kernel_read(st, 0, out, why, sizeof why) != 0)
             found = db_fail(err, len, "database %s: %s", d->path, why);
         sqlite3_finalize(st);
