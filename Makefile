@@ -1,9 +1,11 @@
 # Thin wrapper over CMake: the README's two commands.
-#   make tune   installs what is missing, builds, and runs the default tuning sweep
+#   make tune   installs what is missing, builds, and runs the default tuning sweep within BUDGET
+#               (flashtune tune --budget: 15 minutes unless given, BUDGET=2h say; BUDGET= for none)
 #   make test   installs what is missing, builds, and runs every test (test_gen_full included);
 #               GPU tests skip without a GPU, and the summary ends with why each skipped
 BUILD ?= build
 SPACE ?= tuner/spaces/default.lua
+BUDGET ?= 15m
 JOBS ?= $(shell nproc)
 export PATH := $(PATH):/usr/local/cuda/bin
 
@@ -26,7 +28,7 @@ test: build
 	  $(CURDIR)/scripts/ctest-skips.sh $(JUNIT); exit $$rc; }
 
 tune: build
-	$(BUILD)/tuner/flashtune tune $(SPACE)
+	$(BUILD)/tuner/flashtune tune $(if $(BUDGET),--budget $(BUDGET)) $(SPACE)
 
 clean:
 	rm -rf $(BUILD)

@@ -95,7 +95,8 @@ sed -n 3p capture.txt >> f16-capture.txt
 expect 2 "no space takes any of the 1 captured problems" -- "$ft" tune --from-capture f16-capture.txt tiny.lua
 expect 2 "cannot read capture file missing.txt" -- "$ft" tune --from-capture missing.txt tiny.lua
 expect 2 "--budget='1d' must be a duration" -- "$ft" tune --budget=1d tiny.lua
-expect 0 "--budget bounds a sweep on a GPU" -- "$ft" tune --threads=1 --budget 10m tiny.lua
+expect 0 "--budget bounds this compile-only run too: it stops compiling after 600 s" -- \
+    "$ft" tune --threads=1 --budget 10m tiny.lua
 expect 2 "option --template given twice ('fwd_mma', then 'bwd_mma')" -- \
     "$ft" emit --template=fwd_mma --template bwd_mma
 expect 2 "option --arch given twice" -- "$ft" compile --template fwd_mma --arch=sm_80 --arch=sm_90
@@ -256,6 +257,18 @@ if [ "$spills" -gt 0 ]; then
 else
     grep -qF "no kernel spills registers to local memory" out || fail "the spill summary is wrong"
 fi
+
+# A budget stops a compile-only run too (make tune's BUDGET where there is no GPU): one thread
+# takes about a third of a second or more a kernel, so a budget of one second leaves most of 32
+# kernels unreached.
+cat > many.lua <<'EOF'
+return { space{ template = 'bwd_wgmma', fixed = { CAUSAL_SKIP = 1, BLOCK_M = 64, BLOCK_N = 128, NUM_WARPS = 12 },
+  params = { NUM_STAGES = {1, 2}, DQ_FIRST = {0, 1}, DV_EARLY = {0, 1}, DK_SS = {0, 1}, DQ_INIT = {0, 1} },
+  workloads = { { dtype = 'bf16', head_dim = 128, causal = 0, batch = 1, heads = 2, seqlen = 256 } } } }
+EOF
+expect 0 "kernels not reached: the budget was spent (--budget)" -- \
+    env FLASHTUNE_CACHE_DIR= "$ft" tune --threads 1 --budget 1 many.lua
+grep -qF "compile-only run done" out || fail "a compile-only run cut by its budget did not end as done"
 
 # ---- cache warm: the winners' kernels into the CUBIN cache on disk ----
 # sm_80 has no shipped winners; a database of one sm_80 winner gives its kernel in the forms the

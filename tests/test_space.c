@@ -101,7 +101,7 @@ static const struct {
     int workloads;       /* over every space, on sm_90 */
     int hopper_only;     /* 1: other archs are refused with a message naming sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 9, 284, 0 },
+    { "tuner/spaces/default.lua", 5, 224, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
     { "tuner/spaces/kinds.lua", 3, 6, 1 },
@@ -144,9 +144,9 @@ static void shipped_spaces_enumerate(void **state)
 }
 
 /* default.lua is what `make tune` runs: both passes, both dtypes, D 64 and 128, causal and not,
- * seqlen 512..16384 at 16384 tokens, with a modest number of candidates per workload; the Hopper
- * families also head dims 96, 192/128 and 256 (16 heads, 16384 tokens, N 1024 and 4096), and the
- * papers' head dim 128 on a small grid (B 1, H 16, N 512). */
+ * seqlen 512..16384 at 16384 tokens; the Hopper families also head dims 96, 192/128 and 256 (16
+ * heads, 16384 tokens, N 1024 and 4096), and the papers' head dim 128 on a small grid (B 1, H 16,
+ * N 512). */
 static int hopper_extra(const db_workload *w)
 {
     const int wide = (w->head_dim == 96 && w->head_dim_v == 96) || (w->head_dim == 256 && w->head_dim_v == 256) ||
@@ -156,107 +156,120 @@ static int hopper_extra(const db_workload *w)
     return w->head_dim == 128 && w->batch == 1 && w->heads == 16 && w->seqlen_q == 512;
 }
 
+/* The float32 shapes: the papers' head dims and masks at three lengths, with TF32 allowed or not. */
+static void assert_f32_shape(const db_workload *w)
+{
+    assert_true(w->dtype == 0 && (w->head_dim == 64 || w->head_dim == 128));
+    assert_true(w->seqlen_q == 1024 || w->seqlen_q == 4096 || w->seqlen_q == 16384);
+    assert_int_equal(w->batch * w->seqlen_q, 16384);
+    assert_int_equal(w->heads * w->head_dim, 2048);
+}
+
+/* The dense grid's workloads of a space: each (dtype, head dim, causal, length) once. */
+static int assert_dense_grid(const tune_space *s, int hopper)
+{
+    int seen[4][3][2][15] = { { { { 0 } } } };   /* dtype, head dim / 64, causal, log2 seqlen */
+    int extra = 0;
+    for (int j = 0; j < s->workload_count; j++) {
+        const db_workload *w = &s->workloads[j].workload;
+        if (hopper && hopper_extra(w)) {
+            extra++;
+            continue;
+        }
+        int lg = 0;
+        while ((1 << lg) < w->seqlen_q)
+            lg++;
+        assert_true(lg >= 9 && lg <= 14);
+        assert_int_equal(w->batch * w->seqlen_q, 16384);
+        assert_int_equal(w->heads * w->head_dim, 2048);
+        assert_true(w->head_dim == 64 || w->head_dim == 128);
+        seen[w->dtype][w->head_dim / 64][w->causal][lg]++;
+    }
+    for (int dt = 1; dt <= 2; dt++)
+        for (int d = 1; d <= 2; d++)
+            for (int causal = 0; causal < 2; causal++)
+                for (int lg = 9; lg <= 14; lg++)
+                    assert_int_equal(seen[dt][d][causal][lg], 1);
+    return extra;
+}
+
+/* On Hopper the default space searches every configuration the families' checks accept (no
+ * `where` of its own) with the guided strategy, which a sweep's --budget bounds; the mma.sync
+ * families only where they can win there: split-key decode and the float32 backward. */
 static void default_space_covers_the_readme(void **state)
 {
     (void)state;
-    tune_space_set *set = load_ok("tuner/spaces/default.lua", NULL);
-    assert_string_equal(find_space(set, "fwd")->family->name, "fwd_mma");
-    /* bwd_mma is tuned in 16-bit types where no Hopper backward runs (on sm_90 bwd_wgmma won every
-     * workload), and in f32 everywhere (bwd_f32: bwd_wgmma takes no f32). */
-    for (int i = 0; i < set->space_count; i++)
-        assert_true(strcmp(set->spaces[i].family->name, "bwd_mma") != 0 ||
-                    !strcmp(set->spaces[i].name, "bwd_f32"));
-    assert_string_equal(find_space(set, "bwd_f32")->family->name, "bwd_mma");
+    tune_space_set *set = load_ok("tuner/spaces/default.lua", NULL);   /* sm_90 */
+    static const struct {
+        const char *name, *family;
+        int workloads, least;   /* least: candidates of every workload at least */
+    } hopper[] = {
+        { "decode", "fwd_mma", 24, 6 },
+        { "bwd_f32", "bwd_mma", 24, 8 },
+        { "fwd_hopper", "fwd_wgmma", 76, 40 },
+        { "fwd_f32_hopper", "fwd_wgmma", 24, 4 },
+        { "bwd_hopper", "bwd_wgmma", 76, 4 },   /* head dim 256: the stages and DQ_INIT */
+    };
+    assert_int_equal(set->space_count, ARRAY_LEN(hopper));
+    for (int i = 0; i < ARRAY_LEN(hopper); i++) {
+        const tune_space *s = find_space(set, hopper[i].name);
+        assert_string_equal(s->family->name, hopper[i].family);
+        assert_int_equal(s->strategy.kind, TUNE_GUIDED);
+        assert_true(s->strategy.budget_s == 0);   /* a share of the sweep's --budget */
+        assert_int_equal(s->workload_count, hopper[i].workloads);
+        long total = 0;
+        for (int j = 0; j < s->workload_count; j++) {
+            const tune_candidates *c = &s->workloads[j];
+            if (c->count < hopper[i].least)
+                fail_msg("default.lua '%s' workload %d: %d candidates, fewer than %d", s->name, j + 1, c->count,
+                         hopper[i].least);
+            total += c->count;
+        }
+        print_message("default.lua on sm_90: %s, %d workloads, %ld candidates\n", s->name, s->workload_count, total);
+    }
+    /* The 16-bit Hopper spaces: the grid, plus 2 dtypes x 2 causal x (3 head dims x 2 lengths, +
+     * the small grid); with no hand pruning a workload of the grid holds hundreds of forwards. */
+    assert_int_equal(assert_dense_grid(find_space(set, "fwd_hopper"), 1), 28);
+    assert_int_equal(assert_dense_grid(find_space(set, "bwd_hopper"), 1), 28);
+    const tune_space *fwd = find_space(set, "fwd_hopper");
+    for (int j = 0; j < fwd->workload_count; j++)
+        if (!hopper_extra(&fwd->workloads[j].workload))
+            assert_true(fwd->workloads[j].count >= 200);
+    /* Float32: the forward's workloads with and without TF32 (12 each), the backward's too. */
+    const char *const f32_spaces[] = { "fwd_f32_hopper", "bwd_f32" };
+    for (int i = 0; i < ARRAY_LEN(f32_spaces); i++) {
+        const tune_space *s = find_space(set, f32_spaces[i]);
+        int tf32 = 0;
+        for (int j = 0; j < s->workload_count; j++) {
+            assert_f32_shape(&s->workloads[j].workload);
+            tf32 += s->workloads[j].workload.tf32;
+        }
+        assert_int_equal(tf32, 12);
+    }
+    const tune_space *decode = find_space(set, "decode");   /* bench/decode.py's shapes: 2 dtypes x 3 lengths x 4 batches */
+    for (int j = 0; j < decode->workload_count; j++) {
+        const db_workload *w = &decode->workloads[j].workload;
+        assert_true(w->seqlen_q == 1 && w->heads == 32 && w->heads_k == 8 && w->head_dim == 128);
+        assert_true(w->seqlen_k == 8192 || w->seqlen_k == 32768 || w->seqlen_k == 131072);
+        assert_true(w->batch == 1 || w->batch == 2 || w->batch == 4 || w->batch == 8);
+    }
+    tune_space_set_free(set);
+
+    /* Elsewhere the mma.sync families: the grid in both directions, float32 and decode. */
     tune_device ampere;
     assert_int_equal(tune_device_default(&ampere, "sm_80"), 0);
     tune_space_set *older = load_ok("tuner/spaces/default.lua", &ampere);
-    assert_string_equal(find_space(older, "bwd")->family->name, "bwd_mma");
-    assert_int_equal(find_space(older, "bwd")->workload_count, find_space(older, "fwd")->workload_count);
-    tune_space_set_free(older);
-    for (int i = 0; i < set->space_count; i++) {
-        const tune_space *s = &set->spaces[i];
-        int seen[4][3][2][15] = { { { { 0 } } } };   /* dtype, head dim / 64, causal, log2 seqlen */
-        int extra = 0, tf32 = 0;
-        const int hopper = !strcmp(s->name, "fwd_hopper") || !strcmp(s->name, "bwd_hopper");
-        for (int j = 0; j < s->workload_count; j++) {
-            const tune_candidates *c = &s->workloads[j];
-            const db_workload *w = &c->workload;
-            /* At head dims 192 and 256 bwd_wgmma's two consumers split the columns beside a
-             * producer: only the stages vary. fwd_wgmma in f32 at head dim 128: one tile fits
-             * (128 x 32, one stage), taking turns or not. */
-            const int least = (!strcmp(s->name, "bwd_hopper") && w->head_dim > 128) ||
-                                      (!strcmp(s->name, "fwd_f32_hopper") && w->head_dim == 128)
-                                  ? 2
-                                  : 3;
-            if (!strcmp(s->name, "bwd_mla")) {   /* 192 over 128: the columns split or the wide keys */
-                assert_true(w->head_dim == 192 && w->head_dim_v == 128 && hopper_extra(w));
-                if (c->count < 8 || c->count > 24)
-                    fail_msg("default.lua 'bwd_mla' workload %d: %d candidates, outside 8..24", j + 1, c->count);
-                extra++;
-                continue;
-            }
-            if (c->count < least || c->count > 24)
-                fail_msg("default.lua '%s' workload %d: %d candidates, outside %d..24", s->name, j + 1, c->count,
-                         least);
-            if (!strcmp(s->name, "fwd_f32") || !strcmp(s->name, "bwd_f32") || !strcmp(s->name, "fwd_f32_hopper") ||
-                !strcmp(s->name, "fwd_tf32_hopper")) {
-                /* float32 on TF32 tensor cores: the papers' shapes, three lengths; TF32 allowed in
-                 * fwd_tf32_hopper's, in bwd_f32 both ways */
-                assert_true(w->tf32 == !strcmp(s->name, "fwd_tf32_hopper") || !strcmp(s->name, "bwd_f32"));
-                tf32 += w->tf32;
-                assert_true(w->dtype == 0 && (w->head_dim == 64 || w->head_dim == 128));
-                assert_true(w->seqlen_q == 1024 || w->seqlen_q == 4096 || w->seqlen_q == 16384);
-                assert_int_equal(w->batch * w->seqlen_q, 16384);
-                assert_int_equal(w->heads * w->head_dim, 2048);
-                extra++;
-                continue;
-            }
-            if (!strcmp(s->name, "decode")) {   /* bench/decode.py's shapes */
-                assert_true(w->seqlen_q == 1 && w->heads == 32 && w->heads_k == 8 && w->head_dim == 128);
-                assert_true(w->seqlen_k == 8192 || w->seqlen_k == 32768 || w->seqlen_k == 131072);
-                assert_true(w->batch == 1 || w->batch == 2 || w->batch == 4 || w->batch == 8);
-                extra++;
-                continue;
-            }
-            int lg = 0;
-            while ((1 << lg) < w->seqlen_q)
-                lg++;
-            assert_true(lg >= 9 && lg <= 14);
-            if (hopper && hopper_extra(w)) {
-                extra++;
-                continue;
-            }
-            assert_int_equal(w->batch * w->seqlen_q, 16384);
-            assert_int_equal(w->heads * w->head_dim, 2048);
-            assert_true(w->head_dim == 64 || w->head_dim == 128);
-            seen[w->dtype][w->head_dim / 64][w->causal][lg]++;
-            /* (bwd_wgmma at head dim 64 has 3 configurations: one warpgroup, 1..3 stages.) */
-        }
-        if (!strcmp(s->name, "fwd_f32") || !strcmp(s->name, "bwd_f32") || !strcmp(s->name, "fwd_f32_hopper") ||
-            !strcmp(s->name, "fwd_tf32_hopper")) {   /* 2 head dims x 2 causal x 3 lengths (bwd_f32: with TF32 and without) */
-            const int both = !strcmp(s->name, "bwd_f32");
-            assert_int_equal(extra, both ? 24 : 12);
-            assert_int_equal(tf32, both || !strcmp(s->name, "fwd_tf32_hopper") ? 12 : 0);
-            continue;
-        }
-        if (!strcmp(s->name, "decode")) {   /* 2 dtypes x 3 lengths x 4 batches */
-            assert_int_equal(extra, 24);
-            continue;
-        }
-        if (!strcmp(s->name, "bwd_mla")) {   /* 2 dtypes x 2 causal x 2 lengths */
-            assert_int_equal(extra, 8);
-            continue;
-        }
-        /* 2 dtypes x 2 causal x (3 head dims x 2 lengths, + the small grid); the backward's
-         * 192 over 128 is bwd_mla's */
-        assert_int_equal(extra, !hopper ? 0 : !strcmp(s->name, "bwd_hopper") ? 20 : 28);
-        for (int dt = 1; dt <= 2; dt++)
-            for (int d = 1; d <= 2; d++)
-                for (int causal = 0; causal < 2; causal++)
-                    for (int lg = 9; lg <= 14; lg++)
-                        assert_int_equal(seen[dt][d][causal][lg], 1);
+    static const char *const mma[][2] = { { "decode", "fwd_mma" }, { "fwd", "fwd_mma" }, { "fwd_f32", "fwd_mma" },
+                                          { "bwd", "bwd_mma" }, { "bwd_f32", "bwd_mma" } };
+    assert_int_equal(older->space_count, ARRAY_LEN(mma));
+    for (int i = 0; i < ARRAY_LEN(mma); i++) {
+        const tune_space *s = find_space(older, mma[i][0]);
+        assert_string_equal(s->family->name, mma[i][1]);
+        assert_int_equal(s->strategy.kind, TUNE_GUIDED);
     }
-    tune_space_set_free(set);
+    assert_int_equal(assert_dense_grid(find_space(older, "fwd"), 0), 0);
+    assert_int_equal(assert_dense_grid(find_space(older, "bwd"), 0), 0);
+    tune_space_set_free(older);
 }
 
 /* The shipped files' comments state no counts of candidates, kernels or timings: written by

@@ -39,7 +39,7 @@ static void help(void)
            "and heaviest first), and exits 0; a rerun resumes. Within a workload the configurations\n"
            "of the winners FILE already holds for this GPU are timed first. A space whose strategy is\n"
            "halving or guided and has no budget_s of its own stops each workload's search within an\n"
-           "even share of what is left.\n"
+           "even share of what is left. A compile-only run stops compiling when it is spent.\n"
            "Options take their value as --name VALUE or --name=VALUE.\n"
            "Exit status: 0 done (failed candidates are results, not errors); 1 a database error or a\n"
            "workload that could not be set up; 2 a bad space or option (or no GPU N); 130 interrupted.\n");
@@ -199,10 +199,11 @@ int cmd_tune(int argc, char **argv)
         rc = tune_sweep_run(set, &gpu, db_path, (int)threads, budget_s);
     } else {
         if (budget_s)
-            printf("flashtune tune: --budget bounds a sweep on a GPU; this compile-only run compiles everything\n");
-        rc = tune_sweep_compile_only(set, dev.arch, (int)threads);
-        printf("flashtune tune: compile-only run done (%s); nothing was timed or stored\n",
-               have_gpu ? "--compile-only" : "no GPU here");
+            printf("flashtune tune: --budget bounds this compile-only run too: it stops compiling after %ld s\n",
+                   budget_s);
+        rc = tune_sweep_compile_only(set, dev.arch, (int)threads, budget_s);
+        printf("flashtune tune: compile-only run %s (%s); nothing was timed or stored\n",
+               rc == TUNE_SWEEP_INTERRUPTED ? "interrupted" : "done", have_gpu ? "--compile-only" : "no GPU here");
     }
     tune_space_set_free(set);
     return rc;

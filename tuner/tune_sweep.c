@@ -8,16 +8,6 @@
 
 #include "tune_sweep_internal.h"
 
-volatile sig_atomic_t tune_sweep_interrupted;
-static volatile sig_atomic_t budget_spent;
-
-static void on_signal(int sig)
-{
-    if (sig == SIGALRM)
-        budget_spent = 1;
-    tune_sweep_interrupted = 1;
-}
-
 /* Reads the space file for its hash; "unreadable" when it cannot be read. */
 static void file_hash(const char *path, char out[GEN_HASH_LEN])
 {
@@ -47,20 +37,9 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
     memset(&s, 0, sizeof s);
     s.gpu = gpu;
     s.tty = isatty(STDOUT_FILENO);
-    tune_sweep_interrupted = 0;
-    budget_spent = 0;
-    struct sigaction sa, old_int, old_term, old_alrm;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;   /* no SA_RESTART: poll() returns so the watchdog sees it */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    /* The budget: an alarm that stops the sweep as Ctrl-C does (the workers are processes of
-     * their own: a fork does not inherit it). */
-    sigaction(SIGALRM, &sa, &old_alrm);
+    tune_stop stop;
+    tune_stop_arm(&stop, budget_s);
     const double started = tune_now();
-    if (budget_s > 0)
-        alarm((unsigned)budget_s);
 
     int rc = 1;
     if (db_open(db_path, DB_OPEN_CREATE, &s.d, s.err, sizeof s.err) != 0)
@@ -139,6 +118,7 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
     if (tune_sweep_declare(&s) != 0)
         goto end_sweep;
     tune_sweep_report(&s, db_path);
+    const int budget_spent = tune_stop_budget_spent();
     rc = tune_sweep_interrupted && !budget_spent ? TUNE_SWEEP_INTERRUPTED : setup_failures ? 1 : 0;
     if (budget_spent)
         printf("flashtune tune: the budget of %ld s is spent: %d of %d workloads measured whole; the results above "
@@ -166,9 +146,6 @@ done:
     free(s.units);
     tune_kernels_free(&s.ks);
     db_close(s.d);
-    alarm(0);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGALRM, &old_alrm, NULL);
+    tune_stop_disarm(&stop);
     return rc;
 }

@@ -14,15 +14,28 @@
 #include "tune_worker.h"
 
 /* Set by SIGINT/SIGTERM during a sweep (and by tests): the sweep stops the worker, closes
- * its sweep row and returns TUNE_SWEEP_INTERRUPTED. */
+ * its sweep row and returns TUNE_SWEEP_INTERRUPTED. Also set when a --budget's alarm rings. */
 extern volatile sig_atomic_t tune_sweep_interrupted;
+
+/* The handlers a run installs for SIGINT, SIGTERM and SIGALRM (tune_stop.c): arm clears
+ * tune_sweep_interrupted and, with budget_s > 0, sets an alarm that far ahead; disarm cancels the
+ * alarm and puts the old handlers back. tune_stop_budget_spent: 1 once the alarm rang. */
+typedef struct tune_stop {
+    struct sigaction old_int, old_term, old_alrm;
+} tune_stop;
+void tune_stop_arm(tune_stop *s, long budget_s);
+void tune_stop_disarm(tune_stop *s);
+int tune_stop_budget_spent(void);
 
 #define TUNE_SWEEP_INTERRUPTED 130   /* exit status after Ctrl-C, as shells report SIGINT */
 
 /* Compiles every distinct kernel of the set for arch with `threads` threads and prints each
  * one's registers, spills and compile time: what `flashtune tune` does without a GPU.
- * Returns 0 (compile failures are reported, not fatal), 1 when memory ran out. */
-int tune_sweep_compile_only(const tune_space_set *set, const char *arch, int threads);
+ * budget_s > 0: compiling stops when that many seconds have passed (the kernels compiled by then
+ * are reported, the rest counted as not reached), as Ctrl-C stops it. Returns 0 (compile
+ * failures are reported, not fatal; a spent budget too), 1 when memory ran out,
+ * TUNE_SWEEP_INTERRUPTED after Ctrl-C. */
+int tune_sweep_compile_only(const tune_space_set *set, const char *arch, int threads, long budget_s);
 
 /* The full sweep on the GPU the probe described: results go to the database at db_path
  * (created when missing). budget_s > 0: the sweep stops as Ctrl-C stops it once that many
