@@ -35,6 +35,7 @@ typedef struct bowl {
     double overhead_s;          /* what a timing costs beyond its windows (default 5 ms) */
     double build_s;             /* what a kernel's first timing costs to compile it (default none) */
     double built;
+    int width;                  /* kernels a call compiles side by side for the cost of one (0: 1) */
 } bowl;
 
 static double bowl_ms(int c)
@@ -70,14 +71,17 @@ static int bowl_time(void *ctx, const int *cands, int n, const tune_bench *bench
 {
     bowl *b = ctx;
     (void)pass;
+    int fresh = 0;   /* kernels this call compiles: side by side, `width` for the cost of one */
+    for (int i = 0; i < n; i++)
+        fresh += !b->timed[cands[i]];
+    const int width = b->width > 1 ? b->width : 1;
+    b->spent += b->build_s * ((fresh + width - 1) / width);
+    b->built += b->build_s * ((fresh + width - 1) / width);
     for (int i = 0; i < n; i++) {
         tune_record_init(&out[i], i);
         out[i].median_ms = out[i].min_ms = bowl_ms(cands[i]);
         out[i].spread = 0;
-        if (!b->timed[cands[i]]++) {
-            b->spent += b->build_s;
-            b->built += b->build_s;
-        }
+        b->timed[cands[i]]++;
         b->timings++;
         b->spent += (bench->warmup_ms + bench->rep_ms) / 1000 + b->overhead_s;
         if (store_ok)
@@ -106,7 +110,8 @@ static int run(bowl *b, const tune_strategy *st, const tune_confirm *cf)
         pending[c] = c;
     const tune_strategy_task t = { .strategy = st, .bench = &full, .confirm = cf, .cands = b->cands,
                                    .pending = pending, .pending_count = N, .budget_s = st->budget_s };
-    const tune_oracle o = { .time = bowl_time, .store = bowl_store, .spent = bowl_spent, .built = bowl_built, .ctx = b };
+    const tune_oracle o = { .time = bowl_time, .store = bowl_store, .spent = bowl_spent, .built = bowl_built,
+                            .width = b->width, .ctx = b };
     return tune_strategy_measure(&t, &o);
 }
 
@@ -224,6 +229,36 @@ static void budgets_hold_whatever_a_timing_costs(void **state)
                       b.spent, b.timings);
         assert_true(b.spent <= 4 + 1e-9);
         assert_true(b.spent >= 3);   /* compiling is not charged again to the kept ones' timings */
+    }
+}
+
+/* Kernels compiled side by side (the sweep compiles a call's kernels on all its threads): the
+ * first piece of a budgeted first pass is the oracle's width, so the cost of a compile is shared
+ * by the candidates compiled with it and the projection sees what a timing costs. One at a time,
+ * each timing was charged a whole compile and a sweep on an H200 timed one candidate a workload
+ * (bench/RESULTS.md, twentieth session). */
+static void budgets_use_kernels_compiled_side_by_side(void **state)
+{
+    (void)state;
+    const tune_confirm cf = { .top = 8, .within = 0.10, .rounds = 4 };
+    for (int kind = 0; kind < 2; kind++) {
+        int timings[2];
+        for (int wide = 0; wide < 2; wide++) {
+            bowl b;
+            bowl_init(&b);
+            b.overhead_s = 0.05;
+            b.build_s = 1.0;
+            b.width = wide ? 16 : 1;
+            const tune_strategy st = { .kind = kind ? TUNE_GUIDED : TUNE_HALVING, .keep = 0.25, .first = { 5, 20, 10 },
+                                       .budget_s = 4 };
+            assert_int_equal(run(&b, &st, &cf), TUNE_PHASE_OK);
+            print_message("%s, 1 s a compile, width %d: %.2f s of 4 s, %d timings\n", tune_strategy_name(st.kind),
+                          b.width, b.spent, b.timings);
+            assert_true(b.spent <= 4 + 1e-9);
+            timings[wide] = b.timings;
+        }
+        assert_true(timings[0] <= 4);    /* one kernel's compile charged to each timing */
+        assert_true(timings[1] >= 16);   /* the first piece whole, its compile shared */
     }
 }
 
@@ -419,6 +454,7 @@ int main(void)
         cmocka_unit_test(halving_holds_its_budget_and_stores_what_it_did_not_reach),
         cmocka_unit_test(halving_tries_known_winners_first),
         cmocka_unit_test(budgets_hold_whatever_a_timing_costs),
+        cmocka_unit_test(budgets_use_kernels_compiled_side_by_side),
         cmocka_unit_test(guided_walks_from_a_corner_to_the_floor),
         cmocka_unit_test(neighbours_differ_in_one_tunable),
         cmocka_unit_test(guided_search_keeps_its_measured_quality),

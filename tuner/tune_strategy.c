@@ -248,7 +248,20 @@ typedef struct first_pass {
     double start_s, start_built_s;  /* o->spent() and o->built() when the workload began */
     int measured;               /* first-pass timings done (their cost is in o->spent()) */
     int timed;                  /* those and the ones queued after them */
+    int rounds;                 /* compile rounds those cost: a call's timings over the oracle's width */
 } first_pass;
+
+static int width(const tune_oracle *o)
+{
+    return o->width > 1 ? o->width : 1;
+}
+
+/* After a call of the first pass that timed `took` more. */
+static void first_pass_took(first_pass *fp, int took)
+{
+    fp->rounds += (took + width(fp->o) - 1) / width(fp->o);
+    fp->timed = fp->measured = fp->measured + took;
+}
 
 static double built_s(const tune_oracle *o)
 {
@@ -257,22 +270,27 @@ static double built_s(const tune_oracle *o)
 
 /* 1 when one more first-pass timing still leaves the budget room for the cut's full timings and
  * the confirm step. Until a first-pass timing has been measured nothing is known of what one costs
- * (a worker to start, kernels to compile): one is always allowed, and only one. */
+ * (a worker to start, kernels to compile): the oracle's width is allowed, and no more. One at a
+ * time, each kernel's compile would be charged whole to its timing and the projection would see
+ * every timing as dear as the first (a sweep on 16 cores timed one candidate a workload). */
 static int affords_one_more(const first_pass *fp)
 {
     const tune_strategy_task *t = fp->t;
     if (t->budget_s <= 0)
         return 1;
     if (fp->measured == 0)
-        return fp->timed < 1;
+        return fp->timed < width(fp->o);
     const tune_bench *f = &t->strategy->first;
     const double spent = fp->o->spent(fp->o->ctx) - fp->start_s;
     const double built = built_s(fp->o) - fp->start_built_s;
-    /* Per first-pass timing: beyond its windows, and its kernel's compiling; the cut's and the
-     * confirm step's kernels are built by then. */
+    /* Per first-pass timing: beyond its windows; per round of compiling (the kernels of one call,
+     * up to the width side by side) what the rounds so far took. The cut's and the confirm step's
+     * kernels are built by then. */
     const double overhead = (spent - built) / fp->measured - (f->warmup_ms + f->rep_ms) / 1000;
-    const double build = built / fp->measured;
-    const double projected = spent + (fp->timed - fp->measured + 1) * (timing_cost(f, overhead) + build);
+    const double round = built / fp->rounds;
+    const int more = fp->timed - fp->measured + 1;
+    const double projected =
+        spent + more * timing_cost(f, overhead) + (more + width(fp->o) - 1) / width(fp->o) * round;
     const int keep = tune_sweep_keep_count(fp->timed + 1, t->strategy->keep);
     const int rounds = t->confirm->rounds > 0 && t->confirm->top >= 2 ? t->confirm->rounds : 0;
     const int finalists = keep < t->confirm->top ? keep : t->confirm->top;
@@ -338,7 +356,7 @@ static int measure_halving(const tune_strategy_task *t, const tune_oracle *o)
     unsigned long long state = t->strategy->seed * 0x9E3779B97F4A7C15ULL + 1;
     shuffle(order + known, k - known, &state);
 
-    first_pass fp = { t, o, o->spent(o->ctx), built_s(o), 0, 0 };
+    first_pass fp = { t, o, o->spent(o->ctx), built_s(o), 0, 0, 0 };
     int rc = TUNE_PHASE_OK, done = 0;
     while (done < n && rc == TUNE_PHASE_OK) {
         int chunk = 0;
@@ -354,7 +372,7 @@ static int measure_halving(const tune_strategy_task *t, const tune_oracle *o)
             o->plan(o->ctx, chunk);
         rc = o->time(o->ctx, order + done, chunk, &t->strategy->first, 0, first + done, " (first pass)");
         done += chunk;
-        fp.timed = fp.measured = done;
+        first_pass_took(&fp, chunk);
     }
     if (rc == TUNE_PHASE_OK && done < n)
         rc = store_unreached(o, order + done, n - done, done, n, "the workload's budget was spent");
@@ -427,7 +445,7 @@ static int measure_guided(const tune_strategy_task *t, const tune_oracle *o)
     for (int i = 0; i < r && i < TUNE_GUIDED_STARTS; i++)
         batch[b++] = rest[i];
 
-    first_pass fp = { t, o, o->spent(o->ctx), built_s(o), 0, 0 };
+    first_pass fp = { t, o, o->spent(o->ctx), built_s(o), 0, 0, 0 };
     int rc = TUNE_PHASE_OK, done = 0, budget_spent = 0;
     while (b > 0 && rc == TUNE_PHASE_OK) {
         /* The batch in pieces, each as large as the budget affords as far as it is known. */
@@ -450,7 +468,7 @@ static int measure_guided(const tune_strategy_task *t, const tune_oracle *o)
             rc = o->time(o->ctx, batch + from, take, &t->strategy->first, 0, first + done, " (first pass)");
             done += take;
             from += take;
-            fp.timed = fp.measured = done;
+            first_pass_took(&fp, take);
         }
         if (budget_spent || rc != TUNE_PHASE_OK)
             break;

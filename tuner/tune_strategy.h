@@ -35,6 +35,11 @@ typedef struct tune_oracle {
     void (*plan)(void *ctx, long more);
     /* Of spent(), the seconds that went to compiling kernels (may be NULL: none). */
     double (*built)(void *ctx);
+    /* How many candidates one call times for about the cost of one, their kernels compiled side by
+     * side (the sweep: its compile threads); 0 or 1: one. A budgeted first pass commits that many
+     * before it has measured what a timing costs, so a budget below one such piece's cost is
+     * overrun by it. */
+    int width;
     void *ctx;
 } tune_oracle;
 
