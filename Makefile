@@ -1,11 +1,11 @@
 # Thin wrapper over CMake: the README's two commands.
-#   make tune   installs what is missing, builds, and runs the default tuning sweep within BUDGET
-#               (flashtune tune --budget: 15 minutes unless given, BUDGET=2h say; BUDGET= for none)
+#   make tune   installs what is missing, builds, and runs the default tuning sweep (BUDGET=15m
+#               bounds it: flashtune tune --budget; a rerun resumes)
 #   make test   installs what is missing, builds, and runs every test (test_gen_full included);
 #               GPU tests skip without a GPU, and the summary ends with why each skipped
 BUILD ?= build
 SPACE ?= tuner/spaces/default.lua
-BUDGET ?= 15m
+BUDGET ?=
 JOBS ?= $(shell nproc)
 export PATH := $(PATH):/usr/local/cuda/bin
 

@@ -9,9 +9,10 @@
       kernel. `flashtune tune duel.lua` (or dev/gpu/sweep.sh duel.lua) sweeps it.
   dev/duel.py report [--flashtune PATH] DB NAME=FILE [NAME=FILE ...]
       After the sweep: per workload each file's kernel's median (by its family and tunables) and its
-      speed against the base's; then per file and direction the geometric mean of the speed
-      ratios with their spread (10th to 90th percentile), and how many workloads it leads or
-      trails by more than 2 % (the timing noise between two sweeps, notes/tuning.md).
+      speed against the base's ("same" where it is the base's kernel); then per file and direction,
+      over the workloads where its kernel differs, the geometric mean of the speed ratios with
+      their spread (10th to 90th percentile), and how many it leads or trails by more than 2 %
+      (the timing noise between two sweeps, notes/tuning.md).
 
 The family's tunables come from `flashtune emit --help` (its table of parameters and roles), so
 this script knows no family of its own. Uses for it: a fresh sweep's winners against the shipped
@@ -184,12 +185,17 @@ def report(args):
           " | ".join(f"{n} / {base_name}" for n, _ in tables[1:]) + " |")
     print("|" + " --- |" * (2 * len(tables)))
     ratios = {n: {} for n, _ in tables[1:]}
+    same = {n: {} for n, _ in tables[1:]}   # workloads where a file names the base's kernel: one timing, no ratio
     for key, base in named[0][2]:
         ms = [medians.get((key,) + config_of(t[key], takes, names)) if key in t else None for _, t in tables]
         label = f"{key[0]} {key[1]} d{key[2]}{'' if key[3] == key[2] else '/' + key[3]} " \
                 f"{'causal ' if key[4] == '1' else ''}b{key[5]} h{key[6]} {key[7]}x{key[8]}"
         speed = []
-        for (n, _), m in zip(tables[1:], ms[1:]):
+        for (n, t), m in zip(tables[1:], ms[1:]):
+            if m and ms[0] and config_of(t[key], takes, names) == config_of(base, takes, names):
+                same[n][key[0]] = same[n].get(key[0], 0) + 1
+                speed.append("same")
+                continue
             if m and ms[0]:
                 ratios[n].setdefault(key[0], []).append(ms[0] / m)
             speed.append(f"{ms[0] / m:.3f}" if m and ms[0] else "-")
@@ -201,9 +207,9 @@ def report(args):
             gm = math.exp(sum(math.log(r) for r in rs) / len(rs))
             p10, p90 = rs[int(0.1 * (len(rs) - 1))], rs[int(0.9 * (len(rs) - 1))]
             ahead, behind = sum(r > 1 + NOISE for r in rs), sum(r < 1 - NOISE for r in rs)
-            print(f"{n} against {base_name}, {op}: {len(rs)} workloads, speed {gm:.4f} (geometric mean; p10 "
-                  f"{p10:.3f}, p90 {p90:.3f}, min {rs[0]:.3f}, max {rs[-1]:.3f}); ahead beyond {NOISE:.0%} at "
-                  f"{ahead}, behind beyond it at {behind}")
+            print(f"{n} against {base_name}, {op}: {len(rs)} workloads with another kernel ({same[n].get(op, 0)} "
+                  f"the same), speed {gm:.4f} (geometric mean; p10 {p10:.3f}, p90 {p90:.3f}, min {rs[0]:.3f}, max "
+                  f"{rs[-1]:.3f}); ahead beyond {NOISE:.0%} at {ahead}, behind beyond it at {behind}")
 
 
 def main():

@@ -101,7 +101,8 @@ static const struct {
     int workloads;       /* over every space, on sm_90 */
     int hopper_only;     /* 1: other archs are refused with a message naming sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 5, 224, 0 },
+    { "tuner/spaces/default.lua", 7, 224, 0 },
+    { "tuner/spaces/wide.lua", 5, 224, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
     { "tuner/spaces/kinds.lua", 3, 6, 1 },
@@ -193,13 +194,117 @@ static int assert_dense_grid(const tune_space *s, int hopper)
     return extra;
 }
 
-/* On Hopper the default space searches every configuration the families' checks accept (no
- * `where` of its own) with the guided strategy, which a sweep's --budget bounds; the mma.sync
- * families only where they can win there: split-key decode and the float32 backward. */
 static void default_space_covers_the_readme(void **state)
 {
     (void)state;
-    tune_space_set *set = load_ok("tuner/spaces/default.lua", NULL);   /* sm_90 */
+    tune_space_set *set = load_ok("tuner/spaces/default.lua", NULL);
+    /* On sm_90 the Hopper families take the dense forwards, the float32 ones too: fwd_mma is
+     * searched for decode only. */
+    for (int i = 0; i < set->space_count; i++)
+        assert_true(strcmp(set->spaces[i].family->name, "fwd_mma") != 0 || !strcmp(set->spaces[i].name, "decode"));
+    /* bwd_mma is tuned in 16-bit types where no Hopper backward runs (on sm_90 bwd_wgmma won every
+     * workload), and in f32 everywhere (bwd_f32: bwd_wgmma takes no f32). */
+    for (int i = 0; i < set->space_count; i++)
+        assert_true(strcmp(set->spaces[i].family->name, "bwd_mma") != 0 ||
+                    !strcmp(set->spaces[i].name, "bwd_f32"));
+    assert_string_equal(find_space(set, "bwd_f32")->family->name, "bwd_mma");
+    tune_device ampere;
+    assert_int_equal(tune_device_default(&ampere, "sm_80"), 0);
+    tune_space_set *older = load_ok("tuner/spaces/default.lua", &ampere);
+    assert_string_equal(find_space(older, "fwd")->family->name, "fwd_mma");
+    assert_string_equal(find_space(older, "fwd_f32")->family->name, "fwd_mma");
+    assert_string_equal(find_space(older, "bwd")->family->name, "bwd_mma");
+    assert_int_equal(find_space(older, "bwd")->workload_count, find_space(older, "fwd")->workload_count);
+    tune_space_set_free(older);
+    for (int i = 0; i < set->space_count; i++) {
+        const tune_space *s = &set->spaces[i];
+        int seen[4][3][2][15] = { { { { 0 } } } };   /* dtype, head dim / 64, causal, log2 seqlen */
+        int extra = 0, tf32 = 0;
+        const int hopper = !strcmp(s->name, "fwd_hopper") || !strcmp(s->name, "bwd_hopper");
+        for (int j = 0; j < s->workload_count; j++) {
+            const tune_candidates *c = &s->workloads[j];
+            const db_workload *w = &c->workload;
+            /* At head dims 192 and 256 bwd_wgmma's two consumers split the columns beside a
+             * producer: only the stages vary. fwd_wgmma in f32 at head dim 128: one tile fits
+             * (128 x 32, one stage), taking turns or not. */
+            const int least = (!strcmp(s->name, "bwd_hopper") && w->head_dim > 128) ||
+                                      (!strcmp(s->name, "fwd_f32_hopper") && w->head_dim == 128)
+                                  ? 2
+                                  : 3;
+            if (!strcmp(s->name, "bwd_mla")) {   /* 192 over 128: the columns split or the wide keys */
+                assert_true(w->head_dim == 192 && w->head_dim_v == 128 && hopper_extra(w));
+                if (c->count < 8 || c->count > 24)
+                    fail_msg("default.lua 'bwd_mla' workload %d: %d candidates, outside 8..24", j + 1, c->count);
+                extra++;
+                continue;
+            }
+            if (c->count < least || c->count > 24)
+                fail_msg("default.lua '%s' workload %d: %d candidates, outside %d..24", s->name, j + 1, c->count,
+                         least);
+            if (!strcmp(s->name, "bwd_f32") || !strcmp(s->name, "fwd_f32_hopper") ||
+                !strcmp(s->name, "fwd_tf32_hopper")) {
+                /* float32 on TF32 tensor cores: the papers' shapes, three lengths; TF32 allowed in
+                 * fwd_tf32_hopper's, in bwd_f32 both ways */
+                assert_true(w->tf32 == !strcmp(s->name, "fwd_tf32_hopper") || !strcmp(s->name, "bwd_f32"));
+                tf32 += w->tf32;
+                assert_f32_shape(w);
+                extra++;
+                continue;
+            }
+            if (!strcmp(s->name, "decode")) {   /* bench/decode.py's shapes */
+                assert_true(w->seqlen_q == 1 && w->heads == 32 && w->heads_k == 8 && w->head_dim == 128);
+                assert_true(w->seqlen_k == 8192 || w->seqlen_k == 32768 || w->seqlen_k == 131072);
+                assert_true(w->batch == 1 || w->batch == 2 || w->batch == 4 || w->batch == 8);
+                extra++;
+                continue;
+            }
+            int lg = 0;
+            while ((1 << lg) < w->seqlen_q)
+                lg++;
+            assert_true(lg >= 9 && lg <= 14);
+            if (hopper && hopper_extra(w)) {
+                extra++;
+                continue;
+            }
+            assert_int_equal(w->batch * w->seqlen_q, 16384);
+            assert_int_equal(w->heads * w->head_dim, 2048);
+            assert_true(w->head_dim == 64 || w->head_dim == 128);
+            seen[w->dtype][w->head_dim / 64][w->causal][lg]++;
+            /* (bwd_wgmma at head dim 64 has 3 configurations: one warpgroup, 1..3 stages.) */
+        }
+        if (!strcmp(s->name, "bwd_f32") || !strcmp(s->name, "fwd_f32_hopper") || !strcmp(s->name, "fwd_tf32_hopper")) {   /* 2 head dims x 2 causal x 3 lengths (bwd_f32: with TF32 and without) */
+            const int both = !strcmp(s->name, "bwd_f32");
+            assert_int_equal(extra, both ? 24 : 12);
+            assert_int_equal(tf32, both || !strcmp(s->name, "fwd_tf32_hopper") ? 12 : 0);
+            continue;
+        }
+        if (!strcmp(s->name, "decode")) {   /* 2 dtypes x 3 lengths x 4 batches */
+            assert_int_equal(extra, 24);
+            continue;
+        }
+        if (!strcmp(s->name, "bwd_mla")) {   /* 2 dtypes x 2 causal x 2 lengths */
+            assert_int_equal(extra, 8);
+            continue;
+        }
+        /* 2 dtypes x 2 causal x (3 head dims x 2 lengths, + the small grid); the backward's
+         * 192 over 128 is bwd_mla's */
+        assert_int_equal(extra, !hopper ? 0 : !strcmp(s->name, "bwd_hopper") ? 20 : 28);
+        for (int dt = 1; dt <= 2; dt++)
+            for (int d = 1; d <= 2; d++)
+                for (int causal = 0; causal < 2; causal++)
+                    for (int lg = 9; lg <= 14; lg++)
+                        assert_int_equal(seen[dt][d][causal][lg], 1);
+    }
+    tune_space_set_free(set);
+}
+
+/* wide.lua: default.lua's workloads, on Hopper over every configuration the families' checks
+ * accept (no `where` of its own) with the guided strategy, which a sweep's --budget bounds; the
+ * mma.sync families only where they can win there: split-key decode and the float32 backward. */
+static void wide_space_searches_every_configuration(void **state)
+{
+    (void)state;
+    tune_space_set *set = load_ok("tuner/spaces/wide.lua", NULL);   /* sm_90 */
     static const struct {
         const char *name, *family;
         int workloads, least;   /* least: candidates of every workload at least */
@@ -221,11 +326,11 @@ static void default_space_covers_the_readme(void **state)
         for (int j = 0; j < s->workload_count; j++) {
             const tune_candidates *c = &s->workloads[j];
             if (c->count < hopper[i].least)
-                fail_msg("default.lua '%s' workload %d: %d candidates, fewer than %d", s->name, j + 1, c->count,
+                fail_msg("wide.lua '%s' workload %d: %d candidates, fewer than %d", s->name, j + 1, c->count,
                          hopper[i].least);
             total += c->count;
         }
-        print_message("default.lua on sm_90: %s, %d workloads, %ld candidates\n", s->name, s->workload_count, total);
+        print_message("wide.lua on sm_90: %s, %d workloads, %ld candidates\n", s->name, s->workload_count, total);
     }
     /* The 16-bit Hopper spaces: the grid, plus 2 dtypes x 2 causal x (3 head dims x 2 lengths, +
      * the small grid); with no hand pruning a workload of the grid holds hundreds of forwards. */
@@ -258,7 +363,7 @@ static void default_space_covers_the_readme(void **state)
     /* Elsewhere the mma.sync families: the grid in both directions, float32 and decode. */
     tune_device ampere;
     assert_int_equal(tune_device_default(&ampere, "sm_80"), 0);
-    tune_space_set *older = load_ok("tuner/spaces/default.lua", &ampere);
+    tune_space_set *older = load_ok("tuner/spaces/wide.lua", &ampere);
     static const char *const mma[][2] = { { "decode", "fwd_mma" }, { "fwd", "fwd_mma" }, { "fwd_f32", "fwd_mma" },
                                           { "bwd", "bwd_mma" }, { "bwd_f32", "bwd_mma" } };
     assert_int_equal(older->space_count, ARRAY_LEN(mma));
@@ -1051,6 +1156,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shipped_spaces_enumerate),
         cmocka_unit_test(default_space_covers_the_readme),
+        cmocka_unit_test(wide_space_searches_every_configuration),
         cmocka_unit_test(captured_problems_replace_the_workloads),
         cmocka_unit_test(shipped_comments_state_no_counts),
         cmocka_unit_test(grid_builds_paper_shapes),

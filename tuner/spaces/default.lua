@@ -1,20 +1,19 @@
 -- The sweep `make tune` runs: forward and backward, bf16 and f16, head dims 64 and 128, causal and
 -- not, sequence lengths 512 to 16384 with 16384 tokens per batch and hidden size 2048 (the
--- FlashAttention papers' benchmark shapes: batch = 16384 / seqlen, heads = 2048 / head_dim); on
--- Hopper also head dims 96, 192 over 128 and 256, a grid too small to fill the GPU, decode shapes,
--- and float32 with and without TF32.
+-- FlashAttention papers' benchmark shapes: batch = 16384 / seqlen, heads = 2048 / head_dim).
 --
--- The search: on Hopper every value the families' checks accept, with no hand pruning (the
--- families refuse what cannot run, with the reason), searched by the guided strategy: the
--- winners the database already holds for this GPU first (so each workload starts from those of
--- the workloads measured before it), then the neighbours of the best so far, one tunable apart,
--- until none is left or the workload's share of the budget is spent. `make tune` gives the sweep
--- a budget (BUDGET=15m); `flashtune tune` without --budget searches each workload until its best
--- have no untried neighbour. Replayed against an exhaustive sweep of these families
--- (bench/strategy_replay.c, docs/PERFORMANCE.md) the guided search picked within 2 % of the best
--- in 94 % of searches at a sixth of the exhaustive search's timing. The candidate counts are
--- printed, not written here: `flashtune tune --compile-only` gives the spaces, workloads,
--- candidates and distinct kernels.
+-- Budget: a handful of candidates per workload, pruned by hand with the measurements cited at
+-- each rule (the constraints below), each timed (bench below) and the best re-timed in rotation.
+-- The lengths are powers of two, so the lengths of a shape share most of their kernels. The
+-- counts are printed, not written here: `flashtune tune --compile-only` gives the spaces,
+-- workloads, candidates and distinct kernels, then compiles them without timing.
+--
+-- wide.lua holds the same workloads over every configuration the families' checks accept,
+-- searched by the guided strategy under a budget. On an H200 (bench/RESULTS.md, 2026-11-30) a
+-- fresh sweep of it within 565 s measured 96 of its 224 workloads whole and picked forwards 9 %
+-- slower than this space's (timed side by side in rotation): each search had a few timings,
+-- most of whose cost lay outside the timed windows. Until a search costs less, this space is the
+-- default.
 
 local shapes = grid{
   dtype = {"bf16", "f16"}, head_dim = {64, 128}, causal = {0, 1},
@@ -32,7 +31,8 @@ local mla_head_dims = grid{ dtype = {"bf16", "f16"}, head_dim = {192}, head_dim_
                             seqlen = {1024, 4096}, tokens = 16384, heads = {16} }
 local small_grid = grid{ dtype = {"bf16", "f16"}, head_dim = {128}, causal = {0, 1}, seqlen = {512}, batch = {1},
                          heads = {16} }
-local hopper_shapes = { shapes, wide_head_dims, mla_head_dims, small_grid }
+local hopper_forward_shapes = { shapes, wide_head_dims, mla_head_dims, small_grid }
+local hopper_backward_shapes = { shapes, wide_head_dims, small_grid }   -- 192 over 128: bwd_mla below
 
 -- Decode: one query row a sequence over a long key/value cache, 32 query heads over 8 key/value
 -- heads, head dim 128, batch 1 to 8 (bench/decode.py's shapes, in both 16-bit types). The runtime
@@ -43,13 +43,17 @@ local decode_shapes = grid{
   seqlen_q = 1, seqlen_k = {8192, 32768, 131072}, batch = {1, 2, 4, 8}, heads = 32, heads_k = 8,
 }
 
--- Float32 on the tensor cores (each product three TF32 products): the papers' head dims and masks
--- at three lengths; and the same with TF32 allowed (the caller's allow_tf32: one TF32 product a
--- product, validated at TF32's threshold), tuned apart.
+-- Float32 forwards on the tensor cores (fwd_mma, each product three TF32 products): the papers'
+-- head dims and masks at three lengths. A warp's registers hold O and a key tile's own
+-- accumulators, so 128-row tiles take 8 warps; SPLIT_SMEM splits K and V once a tile for every
+-- warp, which paid at some tiles and cost at others (notes/fp32.md).
 local f32_shapes = grid{
   dtype = {"f32"}, head_dim = {64, 128}, causal = {0, 1},
   seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048,
 }
+
+-- The same with TF32 allowed (the caller's allow_tf32: one TF32 product a product, validated at
+-- TF32's threshold).
 local tf32_shapes = grid{
   dtype = {"f32"}, head_dim = {64, 128}, causal = {0, 1},
   seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048, tf32 = {1},
@@ -61,48 +65,64 @@ local bench = { warmup_ms = 10, rep_ms = 50, timeout_s = 10 }
 -- Under load a GPU's clocks settle over about a second, so candidates timed one after another in
 -- 50 ms windows differ by a few percent for no reason of their own: on an H200 the same kernels
 -- timed in two sweeps differed by 2-3.5 % (notes/tuning.md, section 6), as much as a workload's
--- best few lie apart. So the best eight within 10 % are timed four times more in rotation and each
--- keeps the median of its times. Replayed against an exhaustive sweep (bench/strategy_replay.c),
--- that took the winners from within 2 % of the optimum in 80 % of searches (three finalists, two
--- rounds) to 91 %.
+-- best few lie apart. So on the Hopper spaces the best eight within 10 % are timed four times
+-- more in rotation and each keeps the median of its times. Replayed against an exhaustive sweep
+-- (bench/strategy_replay.c), that took the winners from within 2 % of the optimum in 80 % of
+-- searches (three finalists, two rounds) to 91 %.
 local confirm = { top = 8, within = 0.10, rounds = 4 }
 
--- Every space is searched the same way: short first timings (5 + 20 ms) of the known winners, a
--- few random picks and then the best's neighbours; the best quarter timed again with `bench`; the
--- finalists confirmed in rotation.
-local guided = { kind = "guided" }
-
-local spaces = {}
-
--- Split-key decode (fwd_mma on every arch: the Hopper forward takes no SPLITS): each query tile's
--- keys over SPLITS blocks (a combine kernel weighs their results), a group's query heads packed
--- into one tile (PACK_GQA): 4 rows of a 16-row tile instead of 1 of 128, each K/V tile read once a
--- group. A warp owns 16 packed rows.
-table.insert(spaces, space{
-  name = "decode",
-  template = "fwd_mma",
-  fixed = { CAUSAL_SKIP = 1, PACK_GQA = 1, NUM_STAGES = 3 },
-  params = {
-    BLOCK_M = {16, 32, 64},
-    NUM_WARPS = {1, 2, 4},
-    BLOCK_N = {32, 64},
-    SPLITS = {4, 8, 16, 32},
+local spaces = {
+  -- Float32 backwards on the tensor cores (bwd_mma, each product three TF32 products, the small
+  -- two apart): the forward's shapes, and the same with TF32 allowed (one product). dQ by
+  -- atomics only: its own kernel (DQ_MODE separate) recomputes the scores and was the slower at
+  -- every shape benched (notes/fp32.md); the deterministic mode still makes a winner separate.
+  space{
+    name = "bwd_f32",
+    template = "bwd_mma",
+    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic" },
+    params = {
+      BLOCK_M = {16, 32, 64},
+      BLOCK_N = {64, 128},
+      NUM_WARPS = {4, 8},
+      NUM_STAGES = {1, 2},
+    },
+    workloads = { f32_shapes, tf32_shapes },
+    bench = bench,
+    confirm = confirm,
   },
-  where = function(p)
-    if p.BLOCK_M ~= 16 * p.NUM_WARPS then
-      return false, "a warp per 16 query rows"
-    end
-    return true
-  end,
-  workloads = decode_shapes,
-  bench = { warmup_ms = 5, rep_ms = 30, timeout_s = 10 },
-  strategy = guided,
-})
+  -- The decode forward splits each query tile's keys over SPLITS blocks (a combine kernel weighs
+  -- their results) and packs a group's query heads into one tile (PACK_GQA): 4 rows of a 16-row
+  -- tile instead of 1 of 128, each K/V tile read once a group. The splits that pay depend on the
+  -- batch and the cache length (too few leave SMs idle, too many a last partial wave), so they are
+  -- searched per workload. A wider search on the H100 (larger key tiles, more and fewer stages and
+  -- splits; notes/kernels.md, "Decode shapes") found every winner within 1% among those below.
+  space{
+    name = "decode",
+    template = "fwd_mma",
+    fixed = { CAUSAL_SKIP = 1, PACK_GQA = 1, NUM_STAGES = 3 },
+    params = {
+      BLOCK_M = {16, 32, 64},
+      NUM_WARPS = {1, 2, 4},
+      BLOCK_N = {32, 64},
+      SPLITS = {4, 8, 16, 32},
+    },
+    where = function(p)
+      if p.BLOCK_M ~= 16 * p.NUM_WARPS then
+        return false, "a warp per 16 query rows"
+      end
+      return true
+    end,
+    workloads = decode_shapes,
+    bench = { warmup_ms = 5, rep_ms = 30, timeout_s = 10 },
+  },
+}
 
+-- The mma.sync families where no Hopper family runs. On an H100 and an H200 fwd_wgmma won every
+-- dense forward, the float32 ones too (bench/RESULTS.md, 2026-11-29), and bwd_wgmma every 16-bit
+-- backward (the sweep of 28 November 2026, where bwd_mma took a third of the backward's sweep for
+-- no winner), so a sweep there does not spend its time on them (decode and the float32 backward
+-- stay on the mma.sync families everywhere: the Hopper ones take no SPLITS and no f32 backward).
 if device.cc ~= 90 then
-  -- The mma.sync families, where no Hopper family runs. Two blocks per SM let one block's loads
-  -- hide behind the other's math; a tile that leaves room for one block only is seldom the
-  -- fastest at these sizes.
   table.insert(spaces, space{
     name = "fwd",
     template = "fwd_mma",
@@ -113,6 +133,8 @@ if device.cc ~= 90 then
       NUM_WARPS = {4, 8},
       NUM_STAGES = {1, 2},
     },
+    -- Two blocks per SM let one block's loads hide behind the other's math; a tile that leaves
+    -- room for one block only is seldom the fastest at these sizes.
     where = function(p, dev)
       if 2 * smem_bytes(p) > dev.smem_per_block then
         return false, "room for one block per SM only"
@@ -121,7 +143,6 @@ if device.cc ~= 90 then
     end,
     workloads = shapes,
     bench = bench,
-    strategy = guided,
   })
   table.insert(spaces, space{
     name = "fwd_f32",
@@ -137,13 +158,12 @@ if device.cc ~= 90 then
     workloads = f32_shapes,
     bench = bench,
     confirm = confirm,
-    strategy = guided,
   })
-  -- Two stages: the next Q/dO tile loads while this one is used; one stage stalls on every load,
-  -- and a third does not fit beside the K/V tiles at head dim 128.
   table.insert(spaces, space{
     name = "bwd",
     template = "bwd_mma",
+    -- Two stages: the next Q/dO tile loads while this one is used; one stage stalls on every
+    -- load, and a third does not fit beside the K/V tiles at head dim 128.
     fixed = { CAUSAL_SKIP = 1, NUM_STAGES = 2 },
     params = {
       BLOCK_M = {32, 64},
@@ -153,89 +173,147 @@ if device.cc ~= 90 then
     },
     workloads = shapes,
     bench = bench,
-    strategy = guided,
   })
 end
 
--- Float32 backwards on the tensor cores (bwd_mma, each product three TF32 products, the small two
--- apart; bwd_wgmma takes no f32), with TF32 allowed too. dQ by atomics only: its own kernel
--- (DQ_MODE separate) recomputes the scores and was the slower at every shape benched
--- (notes/fp32.md); the deterministic mode still makes a winner separate.
-table.insert(spaces, space{
-  name = "bwd_f32",
-  template = "bwd_mma",
-  fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic" },
-  params = {
-    BLOCK_M = {16, 32, 64, 128},
-    BLOCK_N = {32, 64, 128},
-    NUM_WARPS = {2, 4, 8},
-    NUM_STAGES = {1, 2},
-  },
-  workloads = { f32_shapes, tf32_shapes },
-  bench = bench,
-  confirm = confirm,
-  strategy = guided,
-})
-
--- Hopper only (wgmma, compiled for sm_90a): fwd_wgmma and bwd_wgmma won every dense workload on an
--- H100 and an H200, so the mma.sync families are not searched there but for decode and the
--- float32 backward. Each list holds every value the family's check may accept; the check says
--- which pairings cannot run (a consumer warpgroup owns 64 query rows, NUM_WARPS is BLOCK_M/16, or
--- that + 4 beside a producer warpgroup; OVERLAP, PINGPONG and PERSISTENT need the producer; the
--- registers and shared memory bound the tiles), so no hand-written rule stands between the search
--- and a configuration that runs.
+-- Hopper only (wgmma, compiled for sm_90a). The forward: a consumer warpgroup owns 64 query rows,
+-- so NUM_WARPS is BLOCK_M/16, or that + 4 where a producer warpgroup loads Q, K and V for one to
+-- three consumers; with a producer, OVERLAP (softmax under the previous tile's P V), for two or
+-- three consumers PINGPONG (turns at the tensor cores), and PERSISTENT (resident blocks looping
+-- over the tiles); the other pairings are refused by the family's check (three consumers have
+-- 160 registers a thread: 128-key tiles only at head dim 64).
 if device.cc == 90 then
-  table.insert(spaces, space{
+  table.insert(spaces, 1, space{
     name = "fwd_hopper",
     template = "fwd_wgmma",
     fixed = { CAUSAL_SKIP = 1 },
     params = {
       BLOCK_M = {64, 128, 192},
       NUM_WARPS = {4, 8, 12, 16},
-      BLOCK_N = {64, 80, 96, 112, 128, 144, 160, 176, 192},
-      NUM_STAGES = {1, 2, 3},
+      BLOCK_N = {64, 80, 128, 160, 176, 192},
+      NUM_STAGES = {1, 2},
       OVERLAP = {0, 1},
       PINGPONG = {0, 1},
       PERSISTENT = {0, 1},
     },
-    workloads = hopper_shapes,
+    -- The inline pipeline won only with one or two warpgroups (64 or 128 rows, short or causal
+    -- sequences); a producer's ring wants its two stages, and without OVERLAP lost to it at every
+    -- shape (bench_kernels, H100, 2026-11-25: 569 against 660 TFLOP/s at head dim 128, N 4096), so
+    -- it is kept only in its plainest form. The family's check refuses the rest.
+    where = function(p, dev)
+      local producer = p.NUM_WARPS == p.BLOCK_M / 16 + 4
+      if not producer and p.BLOCK_M == 192 then
+        return false, "three inline warpgroups: never the fastest"
+      end
+      if not producer and p.BLOCK_M == 128 and (p.BLOCK_N ~= 64 or p.NUM_STAGES ~= 2) then
+        return false, "two inline warpgroups: 64-key tiles in two stages only"
+      end
+      if producer and p.NUM_STAGES ~= 2 then
+        return false, "a producer's ring of one stage"
+      end
+      if producer and p.OVERLAP == 0 and (p.PINGPONG == 1 or p.PERSISTENT == 1) then
+        return false, "a producer without OVERLAP: plain only"
+      end
+      -- A consumer warpgroup for each 64 of 192 rows, measured on the H100 by bench_kernels
+      -- (2026-11-26): at head dim 64 on 128 keys with OVERLAP and
+      -- PINGPONG, 427 TFLOP/s causal at N 4096 against two consumers' 385, and 514 against 492
+      -- non-causal (without PINGPONG 415, 496); on 64 keys at head dim 128, 642 against 663 and 505
+      -- against 604 causal.
+      if producer and p.BLOCK_M == 192 and (p.BLOCK_N ~= 128 or p.OVERLAP == 0 or p.PINGPONG == 0) then
+        return false, "three consumers: 128 keys, OVERLAP and PINGPONG only"
+      end
+      -- Key tiles that are not powers of two, measured on an H200 by bench_kernels' fkeys set
+      -- (2026-11-29): 80 keys at head dim 256 (where 128 do not fit) 746 TFLOP/s against 64 keys'
+      -- 708; 160-192 at head dim 128 716 against 693 causal at N 16384, even or behind at N 1024
+      -- to 4096; behind 128 keys at head dims 64, 96 and 192/128. So each only where it won, on
+      -- two consumers beside a producer with OVERLAP (the wide ones one block a tile, in order).
+      if p.BLOCK_N ~= 64 and p.BLOCK_N ~= 128 then
+        if not (producer and p.BLOCK_M == 128 and p.OVERLAP == 1) then
+          return false, "keys beyond powers of two: two consumers beside a producer, OVERLAP"
+        end
+        if p.BLOCK_N == 80 and p.HEAD_DIM ~= 256 then
+          return false, "80 keys: head dim 256 only"
+        end
+        if p.BLOCK_N > 128 and (p.HEAD_DIM ~= 128 or p.PINGPONG + p.PERSISTENT > 0) then
+          return false, "160 to 192 keys: head dim 128, one block a tile, no turns"
+        end
+      end
+      return true
+    end,
+    workloads = hopper_forward_shapes,
     bench = bench,
     confirm = confirm,
-    strategy = guided,
   })
-  -- Float32 forwards on the TF32 forms of wgmma (a producer's warps split K and write V
-  -- transposed as each tile lands; a stage holds 2.5 times a 16-bit stage's bytes, so the key
-  -- tiles are short), with TF32 allowed on their own workloads (one plane a stage: longer tiles).
+  -- Float32 forwards on the TF32 forms of wgmma (three products a product): a producer always
+  -- (its warps split K and write V transposed as each tile lands) beside two consumers, the key
+  -- tiles shared memory allows (a stage holds 2.5 times a 16-bit stage's bytes; the family's
+  -- check refuses what does not fit). On the H200 (bench_kernels, seventeenth session,
+  -- notes/fp32.md) one consumer (64 rows) lost at both head dims, and the best row at head dim
+  -- 128 ran one stage without OVERLAP, so both stay; PERSISTENT only beside OVERLAP, as above.
   table.insert(spaces, space{
     name = "fwd_f32_hopper",
     template = "fwd_wgmma",
-    fixed = { CAUSAL_SKIP = 1 },
+    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 128, NUM_WARPS = 12 },
     params = {
-      BLOCK_M = {64, 128, 192},
-      NUM_WARPS = {4, 8, 12, 16},
-      BLOCK_N = {32, 64, 96, 128},
-      NUM_STAGES = {1, 2, 3},
+      BLOCK_N = {32, 64},
+      NUM_STAGES = {1, 2},
       OVERLAP = {0, 1},
       PINGPONG = {0, 1},
       PERSISTENT = {0, 1},
     },
-    workloads = { f32_shapes, tf32_shapes },
+    where = function(p)
+      if p.OVERLAP == 0 and p.PERSISTENT == 1 then
+        return false, "PERSISTENT beside OVERLAP only"
+      end
+      return true
+    end,
+    workloads = f32_shapes,
     bench = bench,
     confirm = confirm,
-    strategy = guided,
   })
-  -- The Hopper backward at every head-dim pair: the query tile (64 rows, 80 at head dim 128, 128
-  -- beside two consumers at 64), the key tile (a consumer warpgroup owns 64 keys; at 192 and 256
-  -- two consumers split the columns of 64 keys, or at 192 over 128 the keys of 128), whether a
-  -- producer warpgroup loads for the consumers, the ring's stages, the order of a tile's products
-  -- (DQ_FIRST, DV_EARLY, DK_SS: dK from the dS^T tile in shared memory), L and delta as the
-  -- products' starting values (L_EARLY), the persistent walk, and whether a query tile's first
-  -- dQ share is stored rather than added to a zeroed accumulator (DQ_INIT). dQ by the copy
-  -- engine's reduce-add (DQ_MODE atomic); the deterministic mode makes a winner ordered.
+  -- With TF32 allowed a K/V stage holds one plane of each operand, not two: key tiles to 128 fit
+  -- at head dim 64 (at 128 the family's checks pass 32 keys only, in one stage or two: 64 keys
+  -- in one stage spill). PERSISTENT, which won the float32 forward at the shortest length only,
+  -- is left out.
+  table.insert(spaces, space{
+    name = "fwd_tf32_hopper",
+    template = "fwd_wgmma",
+    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 128, NUM_WARPS = 12 },
+    params = {
+      BLOCK_N = {32, 64, 128},
+      NUM_STAGES = {1, 2},
+      OVERLAP = {0, 1},
+      PINGPONG = {0, 1},
+    },
+    workloads = tf32_shapes,
+    bench = bench,
+    confirm = confirm,
+  })
+  -- The Hopper backward: a consumer warpgroup owns 64 keys, so BLOCK_N gives the consumers and
+  -- NUM_WARPS whether a producer warpgroup loads for them (BLOCK_N/16 + 4) or not (BLOCK_N/16);
+  -- query tiles of 64 rows, or at head dim 64 of 128 beside two consumers (each then makes dQ
+  -- for 64 of the rows). At head dims 192 and 256 two consumers split the columns of 64 keys
+  -- beside a producer (12 warps), so only the stages vary there (the family's check refuses the
+  -- rest). Beside a producer the order of a tile's products varies too: dQ's product before dK's
+  -- (DQ_FIRST), and with it dV's before dP's wait (DV_EARLY). Pruned by measurement on the H100
+  -- (notes/kernels.md, "the order of a tile's products"): DV_EARLY alone gained little, dK from
+  -- shared memory (DK_SS) lost in every pairing, so it stays 0, and with one stage DQ_FIRST lost
+  -- 15-25 % in a sweep (the ring slot is freed only after dK's product); with one consumer
+  -- (64 keys) the reorder gained nothing on the H200. PERSISTENT blocks (beside a producer, the
+  -- keys split) took 4-8 % on short and causal lengths from one block a key tile and lost 1-4 %
+  -- on long non-causal ones (bench_kernels on an H200, notes/kernels.md, "persistent blocks"):
+  -- the sweep decides. L_EARLY (L and delta as the starting values of S^T's and dP^T's products)
+  -- was even to 6 % slower at bench_kernels' early set on an H200, as was its first form (L held in
+  -- registers; notes/kernels.md, "L early"), so it stays 0. DQ_INIT store (a query tile's first
+  -- dQ share stored, so dq_accum is not zeroed first: a pass over 4 bytes a query row and column,
+  -- as long as the delta pass) is the producer's dQ warp's, so it varies beside a producer.
+  -- 80-row query tiles (head dim 128 only, dQ transposed: FlashAttention-4's non-causal tile) came
+  -- within 0-3 % of the 64-row tiles on an H200 (bench_kernels' e80 set, notes/kernels.md), in
+  -- the plain order and with DQ_FIRST: those two, one block a key tile (persistent, they spill more).
   table.insert(spaces, space{
     name = "bwd_hopper",
     template = "bwd_wgmma",
-    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic" },
+    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic", DK_SS = 0, L_EARLY = 0 },
     params = {
       BLOCK_M = {64, 80, 128},
       NUM_WARPS = {4, 8, 12},
@@ -243,15 +321,89 @@ if device.cc == 90 then
       NUM_STAGES = {1, 2, 3},
       DQ_FIRST = {0, 1},
       DV_EARLY = {0, 1},
-      DK_SS = {0, 1},
-      L_EARLY = {0, 1},
       PERSISTENT = {0, 1},
       DQ_INIT = {0, 1},
     },
-    workloads = hopper_shapes,
+    where = function(p)
+      if p.BLOCK_M == 80 and (p.DV_EARLY == 1 or p.PERSISTENT == 1) then
+        return false, "80 rows: the plain order or DQ_FIRST, one block a key tile"
+      end
+      if p.DV_EARLY == 1 and p.DQ_FIRST == 0 then
+        return false, "DV_EARLY only beside DQ_FIRST"
+      end
+      if p.DQ_INIT == 1 and p.NUM_WARPS ~= p.BLOCK_N // 16 + 4 then
+        return false, "the first dQ share stored: by a producer's dQ warp"
+      end
+      -- Pruned by the H200 sweep of 29 November 2026 (notes, "the first dQ share stored"): at
+      -- head dim 64 no 64-row tile beside a producer came within 3 % of a workload's best.
+      if p.HEAD_DIM == 64 and p.BLOCK_M == 64 and p.NUM_WARPS == 12 then
+        return false, "head dim 64 beside a producer: 128-row query tiles"
+      end
+      if p.PERSISTENT == 1 and (p.NUM_WARPS ~= 12 or p.BLOCK_N ~= 128) then
+        return false, "persistent blocks: a producer beside two consumers splitting the keys"
+      end
+      -- Pruned by the H100 sweep of 28 November 2026 (notes, section "sustained load"):
+      -- none of these came within 3 % of a workload's best.
+      if p.BLOCK_N == 128 and p.NUM_WARPS == 12 and p.NUM_STAGES ~= 2 then
+        return false, "a producer beside two consumers: two stages"
+      end
+      if p.BLOCK_N == 64 and p.NUM_WARPS == 8 then
+        return false, "one consumer beside a producer"
+      end
+      if p.BLOCK_M == 128 and p.DQ_FIRST == 1 and p.DV_EARLY == 0 then
+        return false, "128 rows: DQ_FIRST with DV_EARLY only"
+      end
+      if p.DQ_FIRST == 1 and p.NUM_STAGES == 1 then
+        return false, "DQ_FIRST holds the one slot until dK is done"
+      end
+      if p.DQ_FIRST == 1 and p.BLOCK_N == 64 then
+        return false, "one consumer: no partner in step to stall beside it"
+      end
+      return true
+    end,
+    workloads = hopper_backward_shapes,
     bench = bench,
     confirm = confirm,
-    strategy = guided,
+  })
+  -- The Hopper backward at head dims 192 over 128 (DeepSeek's MLA): two consumers split the
+  -- columns of 64 keys, or (the wide keys) the keys of 128 with S^T and dP^T issued one after the
+  -- other. There dK's product from the dS^T tile in shared memory (DK_SS) frees the registers that
+  -- dS's fragments held: on an H200 (bench_kernels' wide set, notes/kernels.md) it took the wide
+  -- keys from 469 to 571 TFLOP/s (N 4096) where at the smaller head dims it lost, so it varies here
+  -- only.
+  table.insert(spaces, space{
+    name = "bwd_mla",
+    template = "bwd_wgmma",
+    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic", BLOCK_M = 64, NUM_WARPS = 12, L_EARLY = 0 },
+    params = {
+      BLOCK_N = {64, 128},
+      NUM_STAGES = {1, 2, 3},
+      DQ_FIRST = {0, 1},
+      DV_EARLY = {0, 1},
+      DK_SS = {0, 1},
+      PERSISTENT = {0, 1},
+      DQ_INIT = {0, 1},
+    },
+    where = function(p)
+      if p.DV_EARLY == 1 and p.DQ_FIRST == 0 then
+        return false, "DV_EARLY only beside DQ_FIRST"
+      end
+      if p.BLOCK_N == 64 and (p.DQ_FIRST + p.DK_SS + p.PERSISTENT > 0) then
+        return false, "the columns split: one order, one block a key tile"
+      end
+      if p.BLOCK_N == 128 and p.NUM_STAGES ~= 2 then
+        return false, "the wide keys: two stages (one held the slot, three do not fit)"
+      end
+      -- Pruned by the H200 sweep of 29 November 2026: no wide-keys kernel reading dS from
+      -- registers came within 3 % of a workload's best.
+      if p.BLOCK_N == 128 and p.DK_SS == 0 then
+        return false, "the wide keys: dK from the dS^T tile"
+      end
+      return true
+    end,
+    workloads = mla_head_dims,
+    bench = bench,
+    confirm = confirm,
   })
 end
 
