@@ -235,8 +235,8 @@ static void budgets_hold_whatever_a_timing_costs(void **state)
 /* Kernels compiled side by side (the sweep compiles a call's kernels on all its threads): the
  * first piece of a budgeted first pass is the oracle's width, so the cost of a compile is shared
  * by the candidates compiled with it and the projection sees what a timing costs. One at a time,
- * each timing was charged a whole compile and a sweep on an H200 timed one candidate a workload
- * (bench/RESULTS.md, twentieth session). */
+ * each timing was charged a whole compile, and a sweep on an H200 compiled one to a few kernels a
+ * step on 16 cores (bench/RESULTS.md, 2026-11-30). */
 static void budgets_use_kernels_compiled_side_by_side(void **state)
 {
     (void)state;

@@ -272,7 +272,7 @@ static double built_s(const tune_oracle *o)
  * the confirm step. Until a first-pass timing has been measured nothing is known of what one costs
  * (a worker to start, kernels to compile): the oracle's width is allowed, and no more. One at a
  * time, each kernel's compile would be charged whole to its timing and the projection would see
- * every timing as dear as the first (a sweep on 16 cores timed one candidate a workload). */
+ * every timing as dear as the first (a sweep on 16 cores compiled one to a few kernels a step). */
 static int affords_one_more(const first_pass *fp)
 {
     const tune_strategy_task *t = fp->t;

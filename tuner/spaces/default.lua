@@ -11,9 +11,8 @@
 -- wide.lua holds the same workloads over every configuration the families' checks accept,
 -- searched by the guided strategy under a budget. On an H200 (bench/RESULTS.md, 2026-11-30) a
 -- fresh sweep of it within 565 s measured 96 of its 224 workloads whole and picked forwards 9 %
--- slower than this space's (timed side by side in rotation): each search had a few timings,
--- most of whose cost lay outside the timed windows. Until a search costs less, this space is the
--- default.
+-- slower than this space's (timed side by side in rotation): its timings cost most of their
+-- time outside the timed windows. Until a search costs less, this space is the default.
 
 local shapes = grid{
   dtype = {"bf16", "f16"}, head_dim = {64, 128}, causal = {0, 1},

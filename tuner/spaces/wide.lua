@@ -14,7 +14,7 @@
 -- in 94 % of searches at a sixth of the exhaustive search's timing; the replay charges a timing
 -- its windows, and on the GPU each call of the search starts a worker process (a CUDA context,
 -- the inputs, the reference), which costs far more: on an H200 (bench/RESULTS.md, 2026-11-30) a fresh
--- sweep of this space within 565 s measured 96 of its 224 workloads whole, about a fifth of a
+-- sweep of this space within 565 s measured 96 of its 224 workloads whole, about a quarter of a
 -- second a timing, and its forwards ran 9 % slower than default.lua's hand-pruned picks timed
 -- beside them. So it is not the default: it is for a budget of hours, or a database seeded with a
 -- table's winners (`flashtune db import`, whose winners each search starts from). The candidate
