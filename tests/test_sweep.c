@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -331,6 +333,98 @@ static void test_resume_filter(void **state)
 }
 
 /* Without a driver, `flashtune tune` compiles only, exits 0 and writes no database. */
+/* The command pipe of a running worker (tune_worker_send, tune_worker_read_batch): a batch goes
+ * through whole, CUBINs larger than a pipe's buffer included (a writer process beside the
+ * reader); a closed pipe reads as the end; a cut or foreign message is refused; writing to a
+ * worker that is gone fails with a reason instead of ending the sweep (SIGPIPE ignored, as
+ * tune_stop_arm does). */
+static void test_worker_batches(void **state)
+{
+    (void)state;
+    const gen_family *f = gen_family_find("fwd_wgmma");
+    assert_non_null(f);
+    enum { N = 3 };
+    gen_config configs[N];
+    unsigned char *cubins[N];
+    const size_t sizes[N] = { 100, 300000, 7 };   /* the second fills the pipe four times over */
+    tune_worker_item items[N];
+    for (int i = 0; i < N; i++) {
+        gen_config_init(&configs[i], f);
+        configs[i].p[GEN_BLOCK_N] = 64 + 16 * i;
+        cubins[i] = malloc(sizes[i]);
+        assert_non_null(cubins[i]);
+        for (size_t k = 0; k < sizes[i]; k++)
+            cubins[i][k] = (unsigned char)(k * 7 + i);
+        items[i] = (tune_worker_item){ &configs[i], cubins[i], sizes[i], 10 + i };
+    }
+    const tune_worker_task task = { .bench = { .warmup_ms = 5, .rep_ms = 20, .timeout_s = 3 }, .items = items,
+                                    .count = N };
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    fflush(NULL);
+    pid_t writer = fork();
+    assert_true(writer >= 0);
+    if (writer == 0) {
+        close(fds[0]);
+        fcntl(fds[1], F_SETFL, O_NONBLOCK);   /* as tune_worker_start leaves it: the full pipe waited on */
+        tune_worker_proc w = { .pid = -1, .fd = -1, .cmd_fd = fds[1] };
+        char why[256];
+        _exit(tune_worker_send(&w, &task, why, sizeof why) == 0 ? 0 : 1);
+    }
+    close(fds[1]);
+    tune_worker_batch b;
+    assert_int_equal(tune_worker_read_batch(fds[0], &b), 1);
+    assert_int_equal(b.count, N);
+    assert_true(b.bench.warmup_ms == 5 && b.bench.rep_ms == 20 && b.bench.timeout_s == 3);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(b.items[i].id, 10 + i);
+        assert_ptr_equal(b.items[i].config->family, f);
+        assert_int_equal(b.items[i].config->p[GEN_BLOCK_N], 64 + 16 * i);
+        assert_int_equal(b.items[i].cubin_size, sizes[i]);
+        assert_memory_equal(b.items[i].cubin, cubins[i], sizes[i]);
+    }
+    tune_worker_batch_free(&b);
+    int status;
+    assert_int_equal(waitpid(writer, &status, 0), writer);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(tune_worker_read_batch(fds[0], &b), 0);   /* the writer is gone: the end */
+    close(fds[0]);
+
+    /* A batch cut short, and bytes that are no batch. */
+    assert_int_equal(pipe(fds), 0);
+    const unsigned char junk[16] = { 1, 2, 3 };
+    assert_int_equal(write(fds[1], junk, sizeof junk), (ssize_t)sizeof junk);
+    close(fds[1]);
+    assert_int_equal(tune_worker_read_batch(fds[0], &b), -1);
+    close(fds[0]);
+    const tune_worker_task one = { .bench = task.bench, .items = items, .count = 1 };
+    assert_int_equal(pipe(fds), 0);
+    tune_worker_proc w = { .pid = -1, .fd = -1, .cmd_fd = fds[1] };
+    char why[256];
+    assert_int_equal(tune_worker_send(&w, &one, why, sizeof why), 0);   /* 100 bytes: fits the pipe */
+    close(fds[1]);
+    unsigned char head[64];
+    assert_int_equal(read(fds[0], head, sizeof head), (ssize_t)sizeof head);   /* drop its start */
+    assert_int_equal(tune_worker_read_batch(fds[0], &b), -1);
+    close(fds[0]);
+
+    /* The reader gone: the send fails and says so. */
+    tune_stop stop;
+    tune_stop_arm(&stop, 0);
+    assert_int_equal(pipe(fds), 0);
+    close(fds[0]);
+    w.cmd_fd = fds[1];
+    assert_int_equal(tune_worker_send(&w, &task, why, sizeof why), -1);
+    assert_non_null(strstr(why, "handing the worker 3 candidates"));
+    close(fds[1]);
+    w.cmd_fd = -1;
+    assert_int_equal(tune_worker_send(&w, &task, why, sizeof why), -1);
+    assert_non_null(strstr(why, "command pipe is closed"));
+    tune_stop_disarm(&stop);
+    for (int i = 0; i < N; i++)
+        free(cubins[i]);
+}
+
 static void test_compile_only(void **state)
 {
     (void)state;
@@ -370,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_confirm),
         cmocka_unit_test(test_known_first),
         cmocka_unit_test(test_resume_filter),
+        cmocka_unit_test(test_worker_batches),
         cmocka_unit_test(test_compile_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,11 +17,11 @@
  * its sweep row and returns TUNE_SWEEP_INTERRUPTED. Also set when a --budget's alarm rings. */
 extern volatile sig_atomic_t tune_sweep_interrupted;
 
-/* The handlers a run installs for SIGINT, SIGTERM and SIGALRM (tune_stop.c): arm clears
+/* The handlers a run installs for SIGINT, SIGTERM and SIGALRM, and SIGPIPE ignored (tune_stop.c): arm clears
  * tune_sweep_interrupted and, with budget_s > 0, sets an alarm that far ahead; disarm cancels the
  * alarm and puts the old handlers back. tune_stop_budget_spent: 1 once the alarm rang. */
 typedef struct tune_stop {
-    struct sigaction old_int, old_term, old_alrm;
+    struct sigaction old_int, old_term, old_alrm, old_pipe;
 } tune_stop;
 void tune_stop_arm(tune_stop *s, long budget_s);
 void tune_stop_disarm(tune_stop *s);

@@ -26,6 +26,8 @@ typedef struct tune_unit {
     int lazy;                   /* a search a budget bounds (halving, guided; no cut decided before):
                                  * its kernels are built as it reaches them, most never timed */
     int whole;                  /* measured to the end (this run or before): its winner is declared */
+    tune_worker_proc worker;    /* the worker serving this unit's calls, kept between them */
+    int worker_live;            /* worker is running (tune_sweep_end_unit stops it) */
     double best_tflops;         /* best of this run, for the progress line */
     char best[160];
     char failure[1024];         /* why the workload could not be measured; empty when fine */
@@ -62,11 +64,13 @@ int tune_sweep_known_winners(tune_sweep *s, db_kernel **known, int *n);
 
 /* Stores one result of candidate c of u. 0 or -1 (s->err). */
 int tune_sweep_store(tune_sweep *s, const tune_unit *u, int c, const tune_record *r);
-/* Runs candidates cands[0..n-1] of u (candidate indices) in workers with bench. Each result
- * goes to out[i] (may be NULL) and, unless it is ok and defer_ok is set, to the database at
- * once. Returns a TUNE_PHASE_* code. */
+/* Runs candidates cands[0..n-1] of u (candidate indices) in workers with bench: the unit's
+ * worker, kept from its last call, or a fresh one. Each result goes to out[i] (may be NULL) and,
+ * unless it is ok and defer_ok is set, to the database at once. Returns a TUNE_PHASE_* code. */
 int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, const tune_bench *bench,
                          int defer_ok, tune_record *out, const char *pass);
+/* Stops the unit's worker, if one is running (once its search is over). */
+void tune_sweep_end_unit(tune_unit *u);
 /* Records compile errors for the pending candidates whose kernel failed; drops them from
  * pending. 0 or -1 (s->err). */
 int tune_sweep_record_compile_errors(tune_sweep *s, tune_unit *u);

@@ -1,8 +1,11 @@
 /* Measurement: hands a unit's candidates to benchmark workers (tune_worker.h) under a watchdog,
- * restarts a worker that crashed or hung, and stores each result the moment it arrives. */
+ * restarts a worker that crashed or hung, and stores each result the moment it arrives. One
+ * worker serves every step of a unit's search (its context, inputs and reference made once): it
+ * is kept between the calls and stopped with the unit (tune_sweep_end_unit). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tune_sweep_internal.h"
 
@@ -43,8 +46,10 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
         snprintf(u->failure, sizeof u->failure, "out of memory");
         return TUNE_PHASE_SETUP_FAILED;
     }
-    for (int i = 0; i < n; i++)
-        items[i] = (tune_worker_item){ &u->cands->configs[cands[i]], s->ks.jobs[u->job[cands[i]]].binary.cubin, i };
+    for (int i = 0; i < n; i++) {
+        const gen_binary *b = &s->ks.jobs[u->job[cands[i]]].binary;
+        items[i] = (tune_worker_item){ &u->cands->configs[cands[i]], b->cubin, b->cubin_size, i };
+    }
     tune_worker_task task = {
         .workload = u->cands->workload, .backward = u->backward, .ref_cubin = s->ks.jobs[u->ref_job].binary.cubin,
         .ref_config = &u->ref_config, .bench = *bench, .l2_bytes = s->gpu->l2_bytes, .device = s->gpu->ordinal,
@@ -53,19 +58,34 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
     const double setup_s = bench->timeout_s * 10 > 300 ? bench->timeout_s * 10 : 300;
     int next = 0, stalls = 0, rc = TUNE_PHASE_OK;
     while (next < n && rc == TUNE_PHASE_OK) {
-        tune_worker_proc w;
+        tune_worker_proc *w = &u->worker;
         char why[1024] = "", line[2048], how[160];
-        if (tune_worker_start(&task, next, &w, why, sizeof why) != 0) {
-            snprintf(u->failure, sizeof u->failure, "starting a worker: %s", why);
-            rc = TUNE_PHASE_SETUP_FAILED;
-            break;
-        }
         int ready = 0, inflight = -1, progressed = 0;
         double deadline = tune_now() + setup_s;
+        /* The unit's worker, idle since its last call, takes the whole list; else (none yet, or
+         * one gone) a fresh worker starts at the first candidate without a result. */
+        if (u->worker_live && next == 0 && tune_worker_send(w, &task, why, sizeof why) == 0) {
+            ready = 1;
+            deadline = tune_now() + bench->timeout_s;
+        } else {
+            if (u->worker_live)
+                tune_worker_stop(w, NULL, 0);
+            u->worker_live = 0;
+            why[0] = '\0';
+            if (tune_worker_start(&task, next, w, why, sizeof why) != 0) {
+                snprintf(u->failure, sizeof u->failure, "starting a worker: %s", why);
+                rc = TUNE_PHASE_SETUP_FAILED;
+                break;
+            }
+            u->worker_live = 1;
+        }
         for (;;) {
-            int got = tune_worker_read_line(&w, deadline, line, sizeof line);
+            if (next == n)
+                break;   /* every candidate answered: the worker waits for the unit's next call */
+            int got = tune_worker_read_line(w, deadline, line, sizeof line);
             if (tune_sweep_interrupted) {
-                tune_worker_stop(&w, NULL, 0);
+                tune_worker_stop(w, NULL, 0);
+                u->worker_live = 0;
                 rc = TUNE_PHASE_INTERRUPTED;
                 break;
             }
@@ -90,7 +110,8 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
                     if (out)
                         out[r.id] = r;
                     if (!(defer_ok && r.status == DB_STATUS_OK) && tune_sweep_store(s, u, c, &r) != 0) {
-                        tune_worker_stop(&w, NULL, 0);
+                        tune_worker_stop(w, NULL, 0);
+                        u->worker_live = 0;
                         rc = TUNE_PHASE_DB_ERROR;
                         break;
                     }
@@ -106,7 +127,8 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
             }
             /* The worker ended (got == 0) or the watchdog fired (got == -1). */
             int timed_out = got == -1;
-            tune_worker_stop(&w, how, sizeof how);
+            tune_worker_stop(w, how, sizeof how);
+            u->worker_live = 0;
             if (inflight >= 0) {
                 tune_record r;
                 tune_record_init(&r, inflight);
@@ -137,6 +159,21 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
     }
     free(items);
     return rc;
+}
+
+void tune_sweep_end_unit(tune_unit *u)
+{
+    if (!u->worker_live)
+        return;
+    /* Its command pipe closed, an idle worker frees its context and exits: a few seconds for
+     * that, then whatever is left is killed. */
+    close(u->worker.cmd_fd);
+    u->worker.cmd_fd = -1;
+    char line[256];
+    while (tune_worker_read_line(&u->worker, tune_now() + 5, line, sizeof line) == 1)
+        ;
+    tune_worker_stop(&u->worker, NULL, 0);
+    u->worker_live = 0;
 }
 
 int tune_sweep_record_compile_errors(tune_sweep *s, tune_unit *u)

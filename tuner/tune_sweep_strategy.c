@@ -125,6 +125,7 @@ int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double share_s)
     const tune_oracle o = { .time = oracle_time, .store = oracle_store, .spent = oracle_spent, .plan = oracle_plan,
                             .built = oracle_built, .width = s->threads, .ctx = &so };
     const int rc = tune_strategy_measure(&task, &o);
+    tune_sweep_end_unit(u);
     if (rc == TUNE_PHASE_SETUP_FAILED && !u->failure[0])
         snprintf(u->failure, sizeof u->failure, "out of memory");
     free(cands);

@@ -4,6 +4,7 @@
 #include "tune_worker.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -54,14 +55,21 @@ static void child_init(pid_t parent)
         _exit(6);
 }
 
-/* Forks a child joined to the caller by a pipe. Parent: returns the pid, *fd the read end.
- * Child: returns 0 after child_init, *fd the write end (the child must _exit). -1 (why) when
- * the pipe or the fork failed. */
-static pid_t fork_child(int *fd, char *why, size_t len)
+/* Forks a child joined to the caller by a pipe, and with cmd by a second one the other way.
+ * Parent: returns the pid, *fd the read end (*cmd the write end). Child: returns 0 after
+ * child_init, *fd the write end (*cmd the read end); the child must _exit. -1 (why) when a pipe
+ * or the fork failed. */
+static pid_t fork_child(int *fd, int *cmd, char *why, size_t len)
 {
-    int fds[2];
+    int fds[2], cmds[2] = { -1, -1 };
     if (pipe(fds) != 0) {
         snprintf(why, len, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    if (cmd && pipe(cmds) != 0) {
+        snprintf(why, len, "pipe: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
         return -1;
     }
     fflush(NULL);
@@ -71,15 +79,21 @@ static pid_t fork_child(int *fd, char *why, size_t len)
         snprintf(why, len, "fork: %s", strerror(errno));
         close(fds[0]);
         close(fds[1]);
+        if (cmd)
+            close(cmds[0]), close(cmds[1]);
         return -1;
     }
     if (pid == 0) {
         close(fds[0]);
+        if (cmd)
+            close(cmds[1]), *cmd = cmds[0];
         child_init(parent);
         *fd = fds[1];
         return 0;
     }
     close(fds[1]);
+    if (cmd)
+        close(cmds[0]), *cmd = cmds[1];
     *fd = fds[0];
     return pid;
 }
@@ -152,12 +166,12 @@ int tune_worker_probe(int ordinal, tune_gpu_info *out, double timeout_s, char *w
     memset(out, 0, sizeof *out);
     out->ordinal = ordinal;
     int fd;
-    pid_t pid = fork_child(&fd, why, len);
+    pid_t pid = fork_child(&fd, NULL, why, len);
     if (pid < 0)
         return -1;
     if (pid == 0)
         probe_child(fd, ordinal);
-    tune_worker_proc w = { .pid = pid, .fd = fd };
+    tune_worker_proc w = { .pid = pid, .fd = fd, .cmd_fd = -1 };
     char line[768], how[128];
     int got = tune_worker_read_line(&w, tune_now() + timeout_s, line, sizeof line);
     tune_worker_stop(&w, how, sizeof how);
@@ -182,7 +196,161 @@ int tune_worker_probe(int ordinal, tune_gpu_info *out, double timeout_s, char *w
     return 1;
 }
 
-static void worker_child(const tune_worker_task *t, int first, int fd)
+/* ---- the command pipe: batches of candidates for a running worker ---------------------------- */
+
+#define BATCH_MAGIC 0x46545742u   /* "FTWB" */
+
+/* A batch: this header, then per candidate an item_head and its CUBIN's bytes. Parent and child
+ * are one program (a fork, no exec), so the structs travel as they are in memory. */
+typedef struct batch_head {
+    unsigned magic;
+    int count;
+    tune_bench bench;
+} batch_head;
+
+typedef struct item_head {
+    int id;
+    gen_config config;
+    unsigned long long cubin_size;
+} item_head;
+
+/* A worker reads a batch as soon as it is sent (it is idle then): one that does not within this
+ * long is hung, not slow. */
+#define SEND_TIMEOUT_S 30.0
+
+/* Writes n bytes before deadline (tune_now seconds; the pipe may be non-blocking). -1 (errno)
+ * when the pipe failed (EPIPE: the reader is gone) or the reader did not take them in time
+ * (ETIMEDOUT). */
+static int write_all(int fd, const void *p, size_t n, double deadline)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t k = write(fd, c, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            const double left = deadline - tune_now();
+            if (left <= 0) {
+                errno = ETIMEDOUT;
+                return -1;
+            }
+            struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+            if (poll(&pfd, 1, (int)(left * 1e3) + 1) < 0 && errno != EINTR)
+                return -1;
+            continue;
+        }
+        if (k <= 0)
+            return -1;
+        c += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Reads n bytes: 1, 0 at end of file before the first byte, -1 at end of file within them or on
+ * an error. */
+static int read_all(int fd, void *p, size_t n)
+{
+    char *c = p;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = read(fd, c + got, n - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return got == 0 && k == 0 ? 0 : -1;
+        got += (size_t)k;
+    }
+    return 1;
+}
+
+int tune_worker_send(tune_worker_proc *w, const tune_worker_task *task, char *why, size_t len)
+{
+    if (w->cmd_fd < 0) {
+        snprintf(why, len, "the worker's command pipe is closed");
+        return -1;
+    }
+    const double deadline = tune_now() + SEND_TIMEOUT_S;
+    const batch_head h = { BATCH_MAGIC, task->count, task->bench };
+    int rc = write_all(w->cmd_fd, &h, sizeof h, deadline);
+    for (int i = 0; i < task->count && rc == 0; i++) {
+        item_head ih;
+        memset(&ih, 0, sizeof ih);
+        ih.id = task->items[i].id;
+        ih.config = *task->items[i].config;
+        ih.cubin_size = task->items[i].cubin_size;
+        rc = write_all(w->cmd_fd, &ih, sizeof ih, deadline);
+        if (rc == 0)
+            rc = write_all(w->cmd_fd, task->items[i].cubin, task->items[i].cubin_size, deadline);
+    }
+    if (rc != 0)
+        snprintf(why, len, "handing the worker %d candidates: %s", task->count, strerror(errno));
+    return rc;
+}
+
+void tune_worker_batch_free(tune_worker_batch *b)
+{
+    for (int i = 0; b->items && i < b->count; i++)
+        free((void *)b->items[i].cubin);
+    free(b->items);
+    free(b->configs);
+    memset(b, 0, sizeof *b);
+}
+
+int tune_worker_read_batch(int fd, tune_worker_batch *b)
+{
+    memset(b, 0, sizeof *b);
+    batch_head h;
+    const int got = read_all(fd, &h, sizeof h);
+    if (got <= 0)
+        return got;
+    if (h.magic != BATCH_MAGIC || h.count < 1 || h.count > 1 << 20)
+        return -1;
+    b->bench = h.bench;
+    b->items = calloc((size_t)h.count, sizeof *b->items);
+    b->configs = calloc((size_t)h.count, sizeof *b->configs);
+    if (!b->items || !b->configs) {
+        tune_worker_batch_free(b);
+        return -1;
+    }
+    for (int i = 0; i < h.count; i++) {
+        item_head ih;
+        void *cubin = NULL;
+        if (read_all(fd, &ih, sizeof ih) != 1 || ih.cubin_size == 0 || ih.cubin_size > (1ull << 30) ||
+            !(cubin = malloc((size_t)ih.cubin_size)) || read_all(fd, cubin, (size_t)ih.cubin_size) != 1) {
+            free(cubin);
+            tune_worker_batch_free(b);
+            return -1;
+        }
+        b->configs[i] = ih.config;
+        b->items[i] = (tune_worker_item){ &b->configs[i], cubin, (size_t)ih.cubin_size, ih.id };
+        b->count = i + 1;
+    }
+    return 1;
+}
+
+/* ---- the worker ----------------------------------------------------------------------------- */
+
+/* Runs t->items[first..count) in order, each "B i" then its result line. 0, or -1 after a CUDA
+ * error (the context may be dead: a fresh worker goes on). */
+static int run_items(tune_measure *m, const tune_worker_task *t, int first, int fd)
+{
+    char line[1024];
+    for (int i = first; i < t->count; i++) {
+        snprintf(line, sizeof line, "B %d\n", t->items[i].id);
+        put(fd, line);
+        tune_record r;
+        tune_record_init(&r, t->items[i].id);
+        int rc = tune_measure_run(m, t, &t->items[i], &r);
+        tune_record_format(&r, line, sizeof line);
+        put(fd, line);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void worker_child(const tune_worker_task *t, int first, int fd, int cmd)
 {
     tune_measure *m;
     char why[1024], line[1024];
@@ -200,16 +368,24 @@ static void worker_child(const tune_worker_task *t, int first, int fd)
         snprintf(line, sizeof line, "C %.1000s\n", no_clocks);
         put(fd, line);
     }
-    for (int i = first; i < t->count; i++) {
-        snprintf(line, sizeof line, "B %d\n", t->items[i].id);
-        put(fd, line);
-        tune_record r;
-        tune_record_init(&r, t->items[i].id);
-        int rc = tune_measure_run(m, t, &t->items[i], &r);
-        tune_record_format(&r, line, sizeof line);
-        put(fd, line);
+    if (run_items(m, t, first, fd) != 0)
+        _exit(4);
+    /* Then whatever the parent hands over, on the same context, inputs and reference. */
+    for (;;) {
+        tune_worker_batch b;
+        const int got = tune_worker_read_batch(cmd, &b);
+        if (got == 0)
+            break;   /* the parent closed the pipe: done */
+        if (got < 0)
+            _exit(7);
+        tune_worker_task more = *t;
+        more.bench = b.bench;
+        more.items = b.items;
+        more.count = b.count;
+        const int rc = run_items(m, &more, 0, fd);
+        tune_worker_batch_free(&b);
         if (rc != 0)
-            _exit(4);   /* after a CUDA error the context may be dead: a fresh worker goes on */
+            _exit(4);
     }
     tune_measure_close(m);
     _exit(0);
@@ -220,14 +396,17 @@ int tune_worker_start(const tune_worker_task *task, int first, tune_worker_proc 
     memset(w, 0, sizeof *w);
     w->pid = -1;
     w->fd = -1;
-    int fd;
-    pid_t pid = fork_child(&fd, why, len);
+    w->cmd_fd = -1;
+    int fd, cmd;
+    pid_t pid = fork_child(&fd, &cmd, why, len);
     if (pid < 0)
         return -1;
     if (pid == 0)
-        worker_child(task, first, fd);
+        worker_child(task, first, fd, cmd);
     w->pid = pid;
     w->fd = fd;
+    w->cmd_fd = cmd;
+    fcntl(cmd, F_SETFL, fcntl(cmd, F_GETFL) | O_NONBLOCK);   /* tune_worker_send's deadline */
     return 0;
 }
 
@@ -284,6 +463,10 @@ void tune_worker_stop(tune_worker_proc *w, char *how, size_t len)
 {
     if (how && len)
         snprintf(how, len, "already reaped");
+    if (w->cmd_fd >= 0) {
+        close(w->cmd_fd);
+        w->cmd_fd = -1;
+    }
     if (w->fd >= 0) {
         close(w->fd);
         w->fd = -1;

@@ -12,7 +12,11 @@
  *   "C reason"                          worker: its timings will carry no clocks (tune_clocks.h)
  *   "E reason"                          worker: setup failed (nothing was measured)
  *   "B i"                               worker: candidate i (index into the task) starts
- *   "R i status median min spread tflops rel_error max_abs sm_mhz clock_events message"   its result */
+ *   "R i status median min spread tflops rel_error max_abs sm_mhz clock_events message"   its result
+ * A worker that has answered every candidate it was given waits for more on a second pipe, parent
+ * to child (tune_worker_send: a binary batch of candidates, their CUBINs included), so that one
+ * worker serves every step of a workload's search: its context, inputs and reference are made
+ * once. It exits when that pipe is closed. */
 #ifndef FT_TUNE_WORKER_H
 #define FT_TUNE_WORKER_H
 
@@ -44,6 +48,7 @@ int tune_device_check(int ordinal, int count, char *why, size_t len);
 typedef struct tune_worker_item {
     const gen_config *config;
     const void *cubin;          /* the compiled image, owned by the caller */
+    size_t cubin_size;          /* its bytes: what tune_worker_send copies to a running worker */
     int id;                     /* the caller's number, echoed in the results ("R id ...") */
 } tune_worker_item;
 
@@ -64,22 +69,46 @@ typedef struct tune_worker_task {
 /* A running worker, seen from the parent. */
 typedef struct tune_worker_proc {
     pid_t pid;
-    int fd;                     /* read end of the pipe */
+    int fd;                     /* read end of the results pipe */
+    int cmd_fd;                 /* write end of the command pipe (tune_worker_send); -1 when closed */
     char buf[8192];             /* bytes read but not yet returned as a line */
     size_t used;
     int eof;                    /* the pipe reached end of file */
 } tune_worker_proc;
 
-/* Forks a worker that runs task->items[first..count-1] in order. Returns 0 or -1 (why). */
+/* Forks a worker that runs task->items[first..count-1] in order, then waits for more
+ * (tune_worker_send). Returns 0 or -1 (why). */
 int tune_worker_start(const tune_worker_task *task, int first, tune_worker_proc *w, char *why, size_t len);
+
+/* Hands a running worker, one that has answered every candidate it was given, the candidates
+ * task->items[0..count) to time with task->bench (the task's workload must be the worker's). It
+ * answers them as at its start ("B i", "R i ..."). Returns 0, or -1 (why) when the worker is gone
+ * or its pipe failed: then stop it and start another. The caller ignores SIGPIPE (tune_stop_arm). */
+int tune_worker_send(tune_worker_proc *w, const tune_worker_task *task, char *why, size_t len);
+
+/* One batch as the worker reads it from the command pipe (tune_worker_read_batch): the bench and
+ * the candidates, each with its own copy of the configuration and the CUBIN. */
+typedef struct tune_worker_batch {
+    tune_bench bench;
+    int count;
+    tune_worker_item *items;
+    gen_config *configs;
+} tune_worker_batch;
+
+/* The worker's side of tune_worker_send (public for the tests): reads one batch from fd. Returns
+ * 1 with *b filled (free it with tune_worker_batch_free), 0 when the pipe was closed before a
+ * batch began, -1 on a short or malformed batch. */
+int tune_worker_read_batch(int fd, tune_worker_batch *b);
+void tune_worker_batch_free(tune_worker_batch *b);
 
 /* Waits until deadline (CLOCK_MONOTONIC seconds, see tune_now) for the next line (without its
  * newline, NUL-terminated, truncated to len). Returns 1 line, 0 end of file (the worker
  * exited), -1 deadline passed, -2 interrupted by a signal (the caller checks its flag). */
 int tune_worker_read_line(tune_worker_proc *w, double deadline, char *line, size_t len);
 
-/* Ends the worker (SIGKILL unless it already exited) and reaps it; describes how it ended in
- * how ("exit status 4", "killed by signal 11 (Segmentation fault)"). Safe to call twice. */
+/* Ends the worker (closes its pipes; SIGKILL unless it already exited) and reaps it; describes how
+ * it ended in how ("exit status 4", "killed by signal 11 (Segmentation fault)"). Safe to call
+ * twice. */
 void tune_worker_stop(tune_worker_proc *w, char *how, size_t len);
 
 /* Monotonic seconds. */
