@@ -298,6 +298,26 @@ static void default_space_covers_the_readme(void **state)
     tune_space_set_free(set);
 }
 
+/* 1 when the two sets hold the same workloads of each direction (each once), whatever their spaces. */
+static int same_workloads(const tune_space_set *a, const tune_space_set *b)
+{
+    int n = 0, matched = 0;
+    for (int i = 0; i < a->space_count; i++)
+        for (int j = 0; j < a->spaces[i].workload_count; j++, n++) {
+            const db_workload *w = &a->spaces[i].workloads[j].workload;
+            int hits = 0;
+            for (int k = 0; k < b->space_count; k++)
+                for (int l = 0; l < b->spaces[k].workload_count; l++)
+                    hits += b->spaces[k].family->backward == a->spaces[i].family->backward &&
+                            !memcmp(&b->spaces[k].workloads[l].workload, w, sizeof *w);
+            matched += hits == 1;
+        }
+    int m = 0;
+    for (int k = 0; k < b->space_count; k++)
+        m += b->spaces[k].workload_count;
+    return n == m && matched == n;
+}
+
 /* wide.lua: default.lua's workloads, on Hopper over every configuration the families' checks
  * accept (no `where` of its own) with the guided strategy, which a sweep's --budget bounds; the
  * mma.sync families only where they can win there: split-key decode and the float32 backward. */
@@ -374,6 +394,15 @@ static void wide_space_searches_every_configuration(void **state)
     }
     assert_int_equal(assert_dense_grid(find_space(older, "fwd"), 0), 0);
     assert_int_equal(assert_dense_grid(find_space(older, "bwd"), 0), 0);
+    /* The same workloads as default.lua's, arch by arch: a space file cannot share another's
+     * grids, so this keeps the two from drifting apart. */
+    tune_space_set *hand = load_ok("tuner/spaces/default.lua", &ampere), *hand90 = load_ok("tuner/spaces/default.lua", NULL);
+    tune_space_set *wide90 = load_ok("tuner/spaces/wide.lua", NULL);
+    assert_true(same_workloads(older, hand));
+    assert_true(same_workloads(wide90, hand90));
+    tune_space_set_free(hand);
+    tune_space_set_free(hand90);
+    tune_space_set_free(wide90);
     tune_space_set_free(older);
 }
 
