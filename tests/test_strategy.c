@@ -36,6 +36,8 @@ typedef struct bowl {
     double build_s;             /* what a kernel's first timing costs to compile it (default none) */
     double built;
     int width;                  /* kernels a call compiles side by side for the cost of one (0: 1) */
+    double start_s;             /* what the first call costs before its timings (a worker's start) */
+    int calls;
 } bowl;
 
 static double bowl_ms(int c)
@@ -71,6 +73,8 @@ static int bowl_time(void *ctx, const int *cands, int n, const tune_bench *bench
 {
     bowl *b = ctx;
     (void)pass;
+    if (!b->calls++)
+        b->spent += b->start_s;
     int fresh = 0;   /* kernels this call compiles: side by side, `width` for the cost of one */
     for (int i = 0; i < n; i++)
         fresh += !b->timed[cands[i]];
@@ -259,6 +263,28 @@ static void budgets_use_kernels_compiled_side_by_side(void **state)
         }
         assert_true(timings[0] <= 4);    /* one kernel's compile charged to each timing */
         assert_true(timings[1] >= 16);   /* the first piece whole, its compile shared */
+    }
+}
+
+/* One worker a workload: the first call pays its start, the later ones only their timings. Once a
+ * second call is measured, the rest are projected at its cost, not at the first's: the budget
+ * buys what it can (a first call's start spread over every timing bought a third as many). */
+static void budgets_pay_a_start_once(void **state)
+{
+    (void)state;
+    const tune_confirm cf = { .top = 8, .within = 0.10, .rounds = 4 };
+    for (int kind = 0; kind < 2; kind++) {
+        bowl b;
+        bowl_init(&b);
+        b.start_s = 1.5;
+        b.width = 4;
+        const tune_strategy st = { .kind = kind ? TUNE_GUIDED : TUNE_HALVING, .keep = 0.25, .first = { 5, 20, 10 },
+                                   .budget_s = 4 };
+        assert_int_equal(run(&b, &st, &cf), TUNE_PHASE_OK);
+        print_message("%s, a 1.5 s start: %.2f s of 4 s, %d timings in %d calls\n", tune_strategy_name(st.kind),
+                      b.spent, b.timings, b.calls);
+        assert_true(b.spent <= 4 + 1e-9);
+        assert_true(b.timings >= 30);
     }
 }
 
@@ -455,6 +481,7 @@ int main(void)
         cmocka_unit_test(halving_tries_known_winners_first),
         cmocka_unit_test(budgets_hold_whatever_a_timing_costs),
         cmocka_unit_test(budgets_use_kernels_compiled_side_by_side),
+        cmocka_unit_test(budgets_pay_a_start_once),
         cmocka_unit_test(guided_walks_from_a_corner_to_the_floor),
         cmocka_unit_test(neighbours_differ_in_one_tunable),
         cmocka_unit_test(guided_search_keeps_its_measured_quality),

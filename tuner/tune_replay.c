@@ -247,6 +247,7 @@ typedef struct replay {
     unsigned long long state;
     double spent;
     int timings;
+    int steps;                  /* calls of the oracle so far */
     tune_record *stored;        /* per candidate: the last stored record (id -2: none) */
 } replay;
 
@@ -277,6 +278,7 @@ static int replay_time(void *ctx, const int *cands, int n, const tune_bench *ben
     replay *rp = ctx;
     (void)pass;
     const double sigma = bench == rp->full ? rp->m->noise_full : rp->m->noise_first;
+    rp->spent += rp->steps++ ? rp->m->step_s : rp->m->start_s;
     for (int i = 0; i < n; i++) {
         const tune_truth_cand *c = &rp->w->cands[cands[i]];
         tune_record *r = &out[i];
@@ -329,7 +331,8 @@ int tune_replay_run(const tune_truth_workload *w, const tune_strategy *st, const
     strategy.seed = st->seed ^ seed;   /* a strategy's own draws differ from seed to seed too */
     const tune_strategy_task task = { .strategy = &strategy, .bench = bench, .confirm = cf, .cands = cands,
                                       .pending = pending, .pending_count = w->count, .budget_s = st->budget_s };
-    const tune_oracle o = { .time = replay_time, .store = replay_store, .spent = replay_spent, .ctx = &rp };
+    const tune_oracle o = { .time = replay_time, .store = replay_store, .spent = replay_spent, .width = m->width,
+                            .ctx = &rp };
     int rc = tune_strategy_measure(&task, &o) == TUNE_PHASE_OK ? 0 : -1;
     /* What the sweep would ship: the fastest stored ok result, by its measured (noisy) median. */
     int pick = -1;
@@ -378,7 +381,8 @@ int tune_replay_score_workload(const tune_truth *t, int w, const tune_replay_set
             break;
         }
         tune_strategy st = *setup->strategy;
-        st.budget_s = setup->budget * ex.cost_s;
+        if (setup->budget > 0)   /* else the strategy's own budget_s, in seconds (or none) */
+            st.budget_s = setup->budget * ex.cost_s;
         if (tune_replay_run(wl, &st, setup->bench, setup->confirm, setup->model, known, (unsigned long long)s, &o) !=
             0) {
             score->failed++;

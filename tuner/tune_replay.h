@@ -39,12 +39,17 @@ typedef struct tune_replay_model {
     double noise_full;          /* relative standard deviation of a full-bench timing (e.g. 0.01) */
     double noise_first;         /* and of a first-pass one (shorter windows: noisier) */
     double overhead_s;          /* seconds a timing costs beyond its warm-up and timed windows */
+    double start_s;             /* seconds a search's first step costs before its first timing (a
+                                 * worker's start: its context, inputs and reference) */
+    double step_s;              /* and each later step (0 where one worker serves the search) */
+    int width;                  /* the oracle's width (tune_oracle.width: the sweep's compile threads) */
 } tune_replay_model;
 
 /* The model measured on an H200 (2026-11-29): the same candidates timed in two sweeps
  * (bench/results/truth-*-h200-f6afef6.csv and guided-*-h200-97cdbea.csv) differed by 3.5 % (the
  * standard deviation of their log ratio, first passes included), so about 2.5 % a timing; a
- * timing cost its windows and about 5 ms more. */
+ * timing cost its windows and about 5 ms more. A step's start is not charged (strategy_replay
+ * --start and --step charge it). */
 extern const tune_replay_model tune_replay_h200;
 
 /* The outcome of one replayed search. */
@@ -66,7 +71,8 @@ int tune_replay_run(const tune_truth_workload *w, const tune_strategy *st, const
 /* A strategy scored over searches: what strategy_replay prints and test_strategy holds. */
 typedef struct tune_replay_setup {
     const tune_strategy *strategy;
-    double budget;              /* a fraction of each search's exhaustive cost (0: none of its own) */
+    double budget;              /* a fraction of each search's exhaustive cost (0: the strategy's
+                                 * own budget_s, seconds, or none) */
     int seeded;                 /* the other workloads' best as known winners */
     int seeds;                  /* searches a workload: noise seeds 1..seeds */
     const tune_bench *bench;    /* the full timing */

@@ -249,6 +249,8 @@ typedef struct first_pass {
     int measured;               /* first-pass timings done (their cost is in o->spent()) */
     int timed;                  /* those and the ones queued after them */
     int rounds;                 /* compile rounds those cost: a call's timings over the oracle's width */
+    int first_took;             /* timings of the first call */
+    double first_cost;          /* what it cost beside compiling: its windows, and a worker's start */
 } first_pass;
 
 static int width(const tune_oracle *o)
@@ -256,16 +258,20 @@ static int width(const tune_oracle *o)
     return o->width > 1 ? o->width : 1;
 }
 
-/* After a call of the first pass that timed `took` more. */
-static void first_pass_took(first_pass *fp, int took)
-{
-    fp->rounds += (took + width(fp->o) - 1) / width(fp->o);
-    fp->timed = fp->measured = fp->measured + took;
-}
-
 static double built_s(const tune_oracle *o)
 {
     return o->built ? o->built(o->ctx) : 0;
+}
+
+/* After a call of the first pass that timed `took` more. */
+static void first_pass_took(first_pass *fp, int took)
+{
+    if (fp->measured == 0) {
+        fp->first_took = took;
+        fp->first_cost = (fp->o->spent(fp->o->ctx) - fp->start_s) - (built_s(fp->o) - fp->start_built_s);
+    }
+    fp->rounds += (took + width(fp->o) - 1) / width(fp->o);
+    fp->timed = fp->measured = fp->measured + took;
 }
 
 /* 1 when one more first-pass timing still leaves the budget room for the cut's full timings and
@@ -283,10 +289,15 @@ static int affords_one_more(const first_pass *fp)
     const tune_bench *f = &t->strategy->first;
     const double spent = fp->o->spent(fp->o->ctx) - fp->start_s;
     const double built = built_s(fp->o) - fp->start_built_s;
-    /* Per first-pass timing: beyond its windows; per round of compiling (the kernels of one call,
-     * up to the width side by side) what the rounds so far took. The cut's and the confirm step's
-     * kernels are built by then. */
-    const double overhead = (spent - built) / fp->measured - (f->warmup_ms + f->rep_ms) / 1000;
+    /* Per first-pass timing: beyond its windows, as the calls after the first cost, once there
+     * are any (the first also paid the worker's start, which one worker a workload pays once);
+     * until then as the first cost, the start spread over its timings. Per round of compiling
+     * (the kernels of one call, up to the width side by side) what the rounds so far took. The
+     * cut's and the confirm step's kernels are built by then. */
+    const double windows = (f->warmup_ms + f->rep_ms) / 1000;
+    const double overhead = fp->measured > fp->first_took
+                                ? (spent - built - fp->first_cost) / (fp->measured - fp->first_took) - windows
+                                : (spent - built) / fp->measured - windows;
     const double round = built / fp->rounds;
     const int more = fp->timed - fp->measured + 1;
     const double projected =
@@ -294,8 +305,13 @@ static int affords_one_more(const first_pass *fp)
     const int keep = tune_sweep_keep_count(fp->timed + 1, t->strategy->keep);
     const int rounds = t->confirm->rounds > 0 && t->confirm->top >= 2 ? t->confirm->rounds : 0;
     const int finalists = keep < t->confirm->top ? keep : t->confirm->top;
-    const double tail = (keep + (finalists >= 2 ? finalists * rounds : 0)) * timing_cost(t->bench, overhead);
-    return projected + tail <= t->budget_s;
+    const int tail_timings = keep + (finalists >= 2 ? finalists * rounds : 0);
+    /* After the first call alone, one more timing as a probe of what a later call costs, where the
+     * budget holds it at the first call's rate and the cut and confirm step at their windows' own:
+     * the first call's rate may be mostly a start paid once. */
+    if (fp->measured == fp->first_took && fp->timed == fp->measured)
+        return projected + tail_timings * timing_cost(t->bench, 0) <= t->budget_s;
+    return projected + tail_timings * timing_cost(t->bench, overhead) <= t->budget_s;
 }
 
 /* xorshift64*: the strategies' own generator, so a seed gives the same search everywhere. */
@@ -356,7 +372,7 @@ static int measure_halving(const tune_strategy_task *t, const tune_oracle *o)
     unsigned long long state = t->strategy->seed * 0x9E3779B97F4A7C15ULL + 1;
     shuffle(order + known, k - known, &state);
 
-    first_pass fp = { t, o, o->spent(o->ctx), built_s(o), 0, 0, 0 };
+    first_pass fp = { t, o, o->spent(o->ctx), built_s(o), 0, 0, 0, 0, 0 };
     int rc = TUNE_PHASE_OK, done = 0;
     while (done < n && rc == TUNE_PHASE_OK) {
         int chunk = 0;
@@ -445,7 +461,7 @@ static int measure_guided(const tune_strategy_task *t, const tune_oracle *o)
     for (int i = 0; i < r && i < TUNE_GUIDED_STARTS; i++)
         batch[b++] = rest[i];
 
-    first_pass fp = { t, o, o->spent(o->ctx), built_s(o), 0, 0, 0 };
+    first_pass fp = { t, o, o->spent(o->ctx), built_s(o), 0, 0, 0, 0, 0 };
     int rc = TUNE_PHASE_OK, done = 0, budget_spent = 0;
     while (b > 0 && rc == TUNE_PHASE_OK) {
         /* The batch in pieces, each as large as the budget affords as far as it is known. */
