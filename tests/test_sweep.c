@@ -332,7 +332,6 @@ static void test_resume_filter(void **state)
     unlink(path);
 }
 
-/* Without a driver, `flashtune tune` compiles only, exits 0 and writes no database. */
 /* The command pipe of a running worker (tune_worker_send, tune_worker_read_batch): a batch goes
  * through whole, CUBINs larger than a pipe's buffer included (a writer process beside the
  * reader); a closed pipe reads as the end; a cut or foreign message is refused; writing to a
@@ -407,6 +406,28 @@ static void test_worker_batches(void **state)
     assert_int_equal(read(fds[0], head, sizeof head), (ssize_t)sizeof head);   /* drop its start */
     assert_int_equal(tune_worker_read_batch(fds[0], &b), -1);
     close(fds[0]);
+    /* Cut inside the CUBIN: everything but its last 10 bytes arrives, then the writer is gone. */
+    assert_int_equal(pipe(fds), 0);
+    w.cmd_fd = fds[1];
+    assert_int_equal(tune_worker_send(&w, &one, why, sizeof why), 0);
+    close(fds[1]);
+    unsigned char whole[4096];
+    const ssize_t sent = read(fds[0], whole, sizeof whole);
+    assert_true(sent > 10 && sent < (ssize_t)sizeof whole);
+    close(fds[0]);
+    assert_int_equal(pipe(fds), 0);
+    assert_int_equal(write(fds[1], whole, (size_t)sent - 10), sent - 10);
+    close(fds[1]);
+    assert_int_equal(tune_worker_read_batch(fds[0], &b), -1);
+    close(fds[0]);
+    assert_int_equal(pipe(fds), 0);   /* and whole, the same bytes read back as the batch */
+    assert_int_equal(write(fds[1], whole, (size_t)sent), sent);
+    close(fds[1]);
+    assert_int_equal(tune_worker_read_batch(fds[0], &b), 1);
+    assert_int_equal(b.count, 1);
+    assert_memory_equal(b.items[0].cubin, cubins[0], sizes[0]);
+    tune_worker_batch_free(&b);
+    close(fds[0]);
 
     /* The reader gone: the send fails and says so. */
     tune_stop stop;
@@ -425,6 +446,7 @@ static void test_worker_batches(void **state)
         free(cubins[i]);
 }
 
+/* Without a driver, `flashtune tune` compiles only, exits 0 and writes no database. */
 static void test_compile_only(void **state)
 {
     (void)state;

@@ -60,17 +60,24 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
     while (next < n && rc == TUNE_PHASE_OK) {
         tune_worker_proc *w = &u->worker;
         char why[1024] = "", line[2048], how[160];
-        int ready = 0, inflight = -1, progressed = 0;
+        int ready = 0, inflight = -1, progressed = 0, reused = 0;
         double deadline = tune_now() + setup_s;
         /* The unit's worker, idle since its last call, takes the whole list; else (none yet, or
          * one gone) a fresh worker starts at the first candidate without a result. */
-        if (u->worker_live && next == 0 && tune_worker_send(w, &task, why, sizeof why) == 0) {
-            ready = 1;
-            deadline = tune_now() + bench->timeout_s;
-        } else {
-            if (u->worker_live)
+        if (u->worker_live && next == 0) {
+            if (tune_worker_send(w, &task, why, sizeof why) == 0) {
+                ready = reused = 1;
+                deadline = tune_now() + bench->timeout_s;
+            } else {
                 tune_worker_stop(w, NULL, 0);
-            u->worker_live = 0;
+                u->worker_live = 0;
+                if (tune_sweep_interrupted) {   /* the send was cut short by Ctrl-C or the budget */
+                    rc = TUNE_PHASE_INTERRUPTED;
+                    break;
+                }
+            }
+        }
+        if (!u->worker_live) {
             why[0] = '\0';
             if (tune_worker_start(&task, next, w, why, sizeof why) != 0) {
                 snprintf(u->failure, sizeof u->failure, "starting a worker: %s", why);
@@ -150,6 +157,9 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
                 snprintf(u->failure, sizeof u->failure, "worker setup %s: %s", timed_out ? "timed out" : "failed",
                          why[0] ? why : how);
                 rc = TUNE_PHASE_SETUP_FAILED;
+            } else if (reused && !progressed) {
+                /* The kept worker was gone before this call began (it ended after answering the
+                 * last call, after a CUDA error say): a fresh one, and no stall. */
             } else if (next < n && !progressed && ++stalls >= 2) {
                 snprintf(u->failure, sizeof u->failure, "the worker keeps ending without a result (%s)", how);
                 rc = TUNE_PHASE_SETUP_FAILED;

@@ -91,6 +91,7 @@ int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
         for (int w = 0; w < set->spaces[i].workload_count; w++) {
             tune_unit *u = &s->units[s->unit_count++];
             u->space = &set->spaces[i];
+            u->worker = (tune_worker_proc){ .pid = -1, .fd = -1, .cmd_fd = -1 };   /* none yet */
             u->cands = &set->spaces[i].workloads[w];
             u->backward = u->space->family->backward;
             const db_workload *tw = &u->cands->workload;

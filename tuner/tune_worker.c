@@ -219,8 +219,8 @@ typedef struct item_head {
 #define SEND_TIMEOUT_S 30.0
 
 /* Writes n bytes before deadline (tune_now seconds; the pipe may be non-blocking). -1 (errno)
- * when the pipe failed (EPIPE: the reader is gone) or the reader did not take them in time
- * (ETIMEDOUT). */
+ * when the pipe failed (EPIPE: the reader is gone), the reader did not take them in time
+ * (ETIMEDOUT) or a signal came while waiting (EINTR). */
 static int write_all(int fd, const void *p, size_t n, double deadline)
 {
     const char *c = p;
@@ -235,8 +235,8 @@ static int write_all(int fd, const void *p, size_t n, double deadline)
                 return -1;
             }
             struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-            if (poll(&pfd, 1, (int)(left * 1e3) + 1) < 0 && errno != EINTR)
-                return -1;
+            if (poll(&pfd, 1, (int)(left * 1e3) + 1) < 0)
+                return -1;   /* EINTR too: the sweep's handlers interrupt only to stop it */
             continue;
         }
         if (k <= 0)
