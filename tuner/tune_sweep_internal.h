@@ -46,6 +46,9 @@ typedef struct tune_sweep {
     int tty;
     char err[1024];
     char clocks_why[256];       /* why the timings carry no clocks (a worker's "C" line), or empty */
+    int steps, steps_kept;      /* calls of run_phase, and those a unit's kept worker took */
+    int workers;                /* benchmark workers started */
+    double step_s;              /* seconds in run_phase, compiling not included */
     db_declare_counts declared; /* how this run's winners were declared (tune_sweep_declare) */
 } tune_sweep;
 

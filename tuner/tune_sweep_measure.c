@@ -56,6 +56,8 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
         .seed = workload_seed(&u->cands->workload), .items = items, .count = n,
     };
     const double setup_s = bench->timeout_s * 10 > 300 ? bench->timeout_s * 10 : 300;
+    const double began = tune_now();
+    s->steps++;
     int next = 0, stalls = 0, rc = TUNE_PHASE_OK;
     while (next < n && rc == TUNE_PHASE_OK) {
         tune_worker_proc *w = &u->worker;
@@ -67,6 +69,7 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
         if (u->worker_live && next == 0) {
             if (tune_worker_send(w, &task, why, sizeof why) == 0) {
                 ready = reused = 1;
+                s->steps_kept++;
                 deadline = tune_now() + bench->timeout_s;
             } else {
                 tune_worker_stop(w, NULL, 0);
@@ -85,6 +88,7 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
                 break;
             }
             u->worker_live = 1;
+            s->workers++;
         }
         for (;;) {
             if (next == n)
@@ -168,6 +172,7 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
         }
     }
     free(items);
+    s->step_s += tune_now() - began;
     return rc;
 }
 

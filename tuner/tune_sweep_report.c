@@ -217,6 +217,11 @@ void tune_sweep_report(tune_sweep *s, const char *db_path)
         printf("flashtune tune: clocks while timing: %d of %d timings sampled, SM %.0f-%.0f MHz; %s\n", c.sampled,
                c.timed, c.least_mhz, c.most_mhz, held);
     }
+    /* What the timing itself cost: a step is one call of a search (a first pass's piece, the cut,
+     * the confirm step); a worker kept for its unit takes the later ones without a start. */
+    if (s->steps)
+        printf("flashtune tune: %d steps of the searches in %.0f s (compiling aside), %d of them on a unit's kept "
+               "worker; %d workers started\n", s->steps, s->step_s, s->steps_kept, s->workers);
     if (s->declared.workloads) {
         tune_print_declare_counts(stdout, "flashtune tune: winners declared for ", &s->declared, DB_DECLARE_MARGIN);
         printf("flashtune tune: %d of the declared winners spill registers (no kernel without spills tied "
