@@ -97,6 +97,8 @@ expect 2 "cannot read capture file missing.txt" -- "$ft" tune --from-capture mis
 expect 2 "--budget='1d' must be a duration" -- "$ft" tune --budget=1d tiny.lua
 expect 0 "--budget bounds this compile-only run too: it stops compiling after 600 s" -- \
     "$ft" tune --threads=1 --budget 10m tiny.lua
+expect 0 "compile-only run" -- "$ft" tune --threads=1 --unseeded tiny.lua
+expect 2 "unseeded" -- "$ft" tune --unseeded=1 tiny.lua
 expect 2 "option --template given twice ('fwd_mma', then 'bwd_mma')" -- \
     "$ft" emit --template=fwd_mma --template bwd_mma
 expect 2 "option --arch given twice" -- "$ft" compile --template fwd_mma --arch=sm_80 --arch=sm_90

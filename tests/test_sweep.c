@@ -16,7 +16,9 @@
 #include <cmocka.h>
 
 #include "db_internal.h"
+#include "rt_internal.h"
 #include "tune_sweep.h"
+#include "tune_sweep_internal.h"
 #include "tune_worker.h"
 
 int cmd_tune(int argc, char **argv);   /* tuner/cmd_tune.c */
@@ -446,6 +448,43 @@ static void test_worker_batches(void **state)
         free(cubins[i]);
 }
 
+/* The seed a search takes from the shipped tables (tune_sweep_seed): the winner the runtime would
+ * serve the workload with, this GPU model's, else its arch's; a decode shape's only for decode
+ * shapes; nothing for an arch no table holds, or without tables. */
+static void test_shipped_seeds(void **state)
+{
+    (void)state;
+    db *shipped = NULL;
+    char err[512];
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    assert_non_null(shipped);
+    const db_workload grid = { .op = DB_OP_BWD, .dtype = 2, .head_dim = 128, .head_dim_v = 128, .causal = 1,
+                               .batch = 4, .heads = 16, .seqlen_q = 4096, .seqlen_k = 4096 };
+    db_kernel k;
+    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H200", "sm_90", &grid, &k, err, sizeof err), 1);
+    assert_string_equal(k.family, "bwd_wgmma");
+    db_winner h200;   /* the H200 table's own winner of that workload */
+    assert_int_equal(db_winner_find(shipped, "NVIDIA H200", "sm_90", &grid, &h200, err, sizeof err), 1);
+    assert_string_equal(h200.device.name, "NVIDIA H200");
+    assert_memory_equal(k.p, h200.kernel.p, sizeof k.p);
+    /* A board with no table of its own: its arch's, the nearest model first. */
+    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H100 PCIe", "sm_90", &grid, &k, err, sizeof err), 1);
+    assert_string_equal(k.family, "bwd_wgmma");
+    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA A100-SXM4-80GB", "sm_80", &grid, &k, err, sizeof err), 0);
+    /* A decode shape takes a decode winner (split keys), a dense one never does. */
+    const db_workload decode = { .op = DB_OP_FWD, .dtype = 2, .head_dim = 128, .head_dim_v = 128, .batch = 2,
+                                 .heads = 32, .heads_k = 8, .seqlen_q = 1, .seqlen_k = 32768 };
+    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H200", "sm_90", &decode, &k, err, sizeof err), 1);
+    assert_string_equal(k.family, "fwd_mma");
+    assert_true(k.p[GEN_SPLITS] > 1);
+    const db_workload dense = { .op = DB_OP_FWD, .dtype = 2, .head_dim = 128, .head_dim_v = 128, .batch = 2,
+                                .heads = 32, .heads_k = 8, .seqlen_q = 2048, .seqlen_k = 2048 };
+    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H200", "sm_90", &dense, &k, err, sizeof err), 1);
+    assert_string_equal(k.family, "fwd_wgmma");
+    assert_int_equal(tune_sweep_seed(NULL, "NVIDIA H200", "sm_90", &grid, &k, err, sizeof err), 0);
+    db_close(shipped);
+}
+
 /* Without a driver, `flashtune tune` compiles only, exits 0 and writes no database. */
 static void test_compile_only(void **state)
 {
@@ -487,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_known_first),
         cmocka_unit_test(test_resume_filter),
         cmocka_unit_test(test_worker_batches),
+        cmocka_unit_test(test_shipped_seeds),
         cmocka_unit_test(test_compile_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -206,7 +206,7 @@ static void faults_are_recorded_and_the_sweep_goes_on(void **state)
     char db_path[256];
     snprintf(db_path, sizeof db_path, "%s/faults.db", tmpdir);
     const double t0 = tune_now();
-    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4, 0), 0);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4, 0, 0), 0);
     print_message("fault sweep took %.1f s\n", tune_now() - t0);
     tune_space_set_free(set);
 
@@ -235,7 +235,7 @@ static long long sweep_all_valid(const char *name, const char *text, char *db_pa
     snprintf(file, sizeof file, "%s.lua", name);
     tune_space_set *set = load_space(file, text);
     snprintf(db_path, len, "%s/%s.db", tmpdir, name);
-    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2, 0), 0);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2, 0, 0), 0);
     tune_space_set_free(set);
     const long long total = query_int(db_path, "SELECT count(*) FROM results");
     const long long ok = query_int(db_path, "SELECT count(*) FROM results WHERE status = 'ok' AND rel_error < 1e-2 "
@@ -320,7 +320,7 @@ static void finalists_are_confirmed_in_rotation(void **state)
     tune_space_set *set = load_space("confirm.lua", confirm_space);
     char db_path[256];
     snprintf(db_path, sizeof db_path, "%s/confirm.db", tmpdir);
-    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2, 0), 0);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2, 0, 0), 0);
     tune_space_set_free(set);
     const long long total = query_int(db_path, "SELECT count(*) FROM results");
     const long long confirmed = query_int(db_path, "SELECT count(*) FROM results WHERE status = 'ok' AND message = "
@@ -341,7 +341,7 @@ static void guided_search_builds_what_it_times(void **state)
     const long total = tune_space_set_count(set);
     char db_path[256];
     snprintf(db_path, sizeof db_path, "%s/guided.db", tmpdir);
-    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2, 0), 0);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 2, 0, 0), 0);
     tune_space_set_free(set);
     const long long stored = query_int(db_path, "SELECT count(*) FROM results");
     const long long distinct = query_int(db_path, "SELECT count(*) FROM (SELECT DISTINCT workload_id, kernel_id "
@@ -375,7 +375,7 @@ static void budget_stops_the_sweep_and_a_rerun_resumes(void **state)
     char db_path[256];
     snprintf(db_path, sizeof db_path, "%s/budget.db", tmpdir);
     const double start = tune_now();
-    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4, 1), 0);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4, 1, 0), 0);
     const long long stored = query_int(db_path, "SELECT count(*) FROM results");
     print_message("budget of 1 s: %lld of %ld results in %.1f s\n", stored, total, tune_now() - start);
     assert_true(stored < total);
@@ -384,7 +384,7 @@ static void budget_stops_the_sweep_and_a_rerun_resumes(void **state)
     const long long workloads = query_int(db_path, "SELECT count(*) FROM workloads");
     print_message("budget of 1 s: %lld of %lld workloads declared\n", declared, workloads);
     assert_true(declared < workloads);
-    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4, 0), 0);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4, 0, 0), 0);
     tune_space_set_free(set);
     /* The rerun declared every workload, and the winners are the declared kernels. */
     assert_int_equal(query_int(db_path, "SELECT count(*) FROM declared"), workloads);
@@ -409,7 +409,7 @@ static void killed_sweep_resumes_without_loss_or_duplicates(void **state)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        int rc = tune_sweep_run(set, &gpu, db_path, 4, 0);
+        int rc = tune_sweep_run(set, &gpu, db_path, 4, 0, 0);
         _exit(rc);
     }
     /* Kill it once some results are in and well before the end. */
@@ -436,7 +436,7 @@ static void killed_sweep_resumes_without_loss_or_duplicates(void **state)
     const long long sum_before = query_int(db_path, "SELECT sum(id * 7 + CAST(coalesce(median_ms, 0) * 1e6 AS INTEGER)) "
                                                     "FROM results");
 
-    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4, 0), 0);
+    assert_int_equal(tune_sweep_run(set, &gpu, db_path, 4, 0, 0), 0);
     tune_space_set_free(set);
     const long long after = query_int(db_path, "SELECT count(*) FROM results");
     const long long distinct = query_int(db_path, "SELECT count(*) FROM (SELECT DISTINCT device_id, workload_id, "

@@ -17,7 +17,7 @@
 static void help(void)
 {
     printf("usage: flashtune tune [--db FILE] [--device N] [--arch ARCH] [--threads N] [--compile-only]\n"
-           "                      [--from-capture FILE] [--budget DURATION] [SPACE.lua]\n\n"
+           "                      [--from-capture FILE] [--budget DURATION] [--unseeded] [SPACE.lua]\n\n"
            "Loads the search space and checks it (default: tuner/spaces/default.lua in the current folder,\n"
            "else the one installed with this command, PREFIX/share/flashtune/spaces). With a GPU: compiles\n"
            "every distinct candidate with NVRTC on all cores (CUBINs cached in the database), validates\n"
@@ -37,7 +37,9 @@ static void help(void)
            "--budget DURATION (90, 90s, 10m, 2h): the sweep stops when it is spent, as Ctrl-C stops it\n"
            "(what was measured is stored, the workloads in their order: with --from-capture the untuned\n"
            "and heaviest first), and exits 0; a rerun resumes. Within a workload the configurations\n"
-           "of the winners FILE already holds for this GPU are timed first. A space whose strategy is\n"
+           "of the winners FILE already holds for this GPU are timed first, and the winner the shipped\n"
+           "tables hold for it (this GPU model's, else its arch's); --unseeded leaves the shipped ones\n"
+           "out (a GPU model without a table of its own sees none). A space whose strategy is\n"
            "halving or guided and has no budget_s of its own stops each workload's search within an\n"
            "even share of what is left. A compile-only run stops compiling when it is spent.\n"
            "Options take their value as --name VALUE or --name=VALUE.\n"
@@ -123,14 +125,14 @@ int cmd_tune(int argc, char **argv)
     char installed[PATH_MAX + 64];
     const char *space = tune_default_space(installed, sizeof installed), *arch = NULL, *given_db = NULL, *threads_text = NULL,
                *device_text = NULL, *db_path, *capture = NULL, *budget_text = NULL;
-    int compile_only = 0, help_wanted, first;
+    int compile_only = 0, unseeded = 0, help_wanted, first;
     const tune_option options[] = {
         { "db", 0, &given_db, NULL },         { "arch", 0, &arch, NULL },
         { "threads", 0, &threads_text, NULL }, { "device", 0, &device_text, NULL },
         { "compile-only", 0, NULL, &compile_only }, { "from-capture", 0, &capture, NULL },
-        { "budget", 0, &budget_text, NULL },
+        { "budget", 0, &budget_text, NULL },  { "unseeded", 0, NULL, &unseeded },
     };
-    int rc = tune_options_parse("tune", argc, argv, options, 7, &help_wanted, &first);
+    int rc = tune_options_parse("tune", argc, argv, options, 8, &help_wanted, &first);
     if (rc || help_wanted)
         return help_wanted ? (help(), 0) : rc;
     if (argc - first > 1)
@@ -196,7 +198,7 @@ int cmd_tune(int argc, char **argv)
         report_untaken(set, captured, captured_count);
     free(captured);
     if (have_gpu && !compile_only) {
-        rc = tune_sweep_run(set, &gpu, db_path, (int)threads, budget_s);
+        rc = tune_sweep_run(set, &gpu, db_path, (int)threads, budget_s, !unseeded);
     } else {
         if (budget_s)
             printf("flashtune tune: --budget bounds this compile-only run too: it stops compiling after %ld s\n",

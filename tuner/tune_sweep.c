@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rt_internal.h"
 #include "tune_sweep_internal.h"
 
 /* Reads the space file for its hash; "unreadable" when it cannot be read. */
@@ -31,7 +32,7 @@ static void file_hash(const char *path, char out[GEN_HASH_LEN])
 }
 
 int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const char *db_path, int threads,
-                   long budget_s)
+                   long budget_s, int seeded)
 {
     tune_sweep s;
     memset(&s, 0, sizeof s);
@@ -44,6 +45,9 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
     int rc = 1;
     if (db_open(db_path, DB_OPEN_CREATE, &s.d, s.err, sizeof s.err) != 0)
         goto done;
+    char why[256];
+    if (seeded && rt_shipped_open(&s.seeds, why, sizeof why) != 0)   /* no seeds then; the sweep goes on */
+        printf("flashtune tune: the shipped winners could not be read to seed the searches: %s\n", why);
     db_device dev = { .cc_major = gpu->dev.cc_major, .cc_minor = gpu->dev.cc_minor, .sm_count = gpu->dev.sm_count };
     snprintf(dev.name, sizeof dev.name, "%s", gpu->dev.name);
     snprintf(dev.arch, sizeof dev.arch, "%s", gpu->dev.arch);
@@ -145,6 +149,7 @@ done:
     }
     free(s.units);
     tune_kernels_free(&s.ks);
+    db_close(s.seeds);
     db_close(s.d);
     tune_stop_disarm(&stop);
     return rc;

@@ -42,10 +42,11 @@ int tune_sweep_compile_only(const tune_space_set *set, const char *arch, int thr
  * seconds have passed (the candidate in flight is abandoned, everything measured is stored, the
  * workloads in their order: a rerun resumes), and returns 0. Returns 0 when every workload was
  * handled (failed candidates are results too), 1 on a database error or when a workload could not
- * be set up (no reference, no memory), TUNE_SWEEP_INTERRUPTED after Ctrl-C. Never touches CUDA in
- * this process. */
+ * be set up (no reference, no memory), TUNE_SWEEP_INTERRUPTED after Ctrl-C. seeded: each
+ * workload's search also starts from the shipped tables' winner for it (tune_sweep_seed). Never
+ * touches CUDA in this process. */
 int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const char *db_path, int threads,
-                   long budget_s);
+                   long budget_s, int seeded);
 
 /* Resume filter: which of the count kernels have no stored result for (device, workload).
  * OUT: pending[] (indices into kernel_ids, in order; room for count), *pending_count, and

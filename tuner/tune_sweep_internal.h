@@ -50,6 +50,8 @@ typedef struct tune_sweep {
     int workers;                /* benchmark workers started */
     double step_s;              /* seconds in run_phase, compiling not included */
     db_declare_counts declared; /* how this run's winners were declared (tune_sweep_declare) */
+    db *seeds;                  /* the shipped tables (rt_shipped_open), whose winner for a unit's
+                                 * workload its search tries among the first; NULL: none */
 } tune_sweep;
 
 
@@ -62,6 +64,11 @@ int tune_sweep_plan(tune_sweep *s, const tune_space_set *set);
  * sweeps and of the workloads this one has measured so far. OUT: *known (malloc'ed), *n. 0, or
  * -1 (s->err). */
 int tune_sweep_known_winners(tune_sweep *s, db_kernel **known, int *n);
+/* The winner that seeds (a database of winners such as the shipped tables; NULL: none) hold for
+ * workload w on this GPU: the nearest tuned workload of its kind, this GPU model's first, else its
+ * arch's, as the runtime would serve w from them. 1 with *out, 0 none, -1 (err). */
+int tune_sweep_seed(db *seeds, const char *device_name, const char *arch, const db_workload *w, db_kernel *out,
+                    char *err, size_t len);
 
 /* ---- measurement (tune_sweep_measure.c) ---------------------------------------------------- */
 

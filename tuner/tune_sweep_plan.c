@@ -1,6 +1,7 @@
 /* The sweep's plan: one unit per (space, workload) with its kernels and database rows, the
  * resume filter that leaves out what the database already holds, and the order a unit's search
- * takes its pending candidates in (this GPU's known winners first, read before each unit). */
+ * takes its pending candidates in (this GPU's known winners first, read before each unit, and the
+ * shipped table's winner the runtime would serve the workload with). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,26 @@ int tune_sweep_known_first(const gen_config *configs, int *pending, int n, const
         pending[first++] = c;
     }
     return first;
+}
+
+/* db_winner_find_if's filter: a decode shape's winner for a decode shape only, and the reverse
+ * (the runtime's rule, rt_lookup.c). */
+static int same_decode_kind(const db_workload *candidate, void *ctx)
+{
+    return db_workload_decode(candidate) == *(const int *)ctx;
+}
+
+int tune_sweep_seed(db *seeds, const char *device_name, const char *arch, const db_workload *w, db_kernel *out,
+                    char *err, size_t len)
+{
+    if (!seeds)
+        return 0;
+    int decode = db_workload_decode(w);
+    db_winner win;
+    const int found = db_winner_find_if(seeds, device_name, arch, w, same_decode_kind, &decode, &win, err, len);
+    if (found == 1)
+        *out = win.kernel;
+    return found;
 }
 
 int tune_sweep_known_winners(tune_sweep *s, db_kernel **known, int *n)

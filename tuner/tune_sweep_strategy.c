@@ -111,6 +111,17 @@ int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double share_s)
         snprintf(u->failure, sizeof u->failure, "%s", s->err);
         return TUNE_PHASE_DB_ERROR;
     }
+    /* And the shipped tables' winner for this workload: the runtime's choice today, which the
+     * search then starts from (a sweep of a GPU model they hold improves on its table). */
+    db_workload w;
+    tune_workload_db(&u->cands->workload, u->backward ? DB_OP_BWD : DB_OP_FWD, &w);
+    db_kernel *grown = realloc(known, (size_t)(known_n + 1) * sizeof *known);
+    char why[256];
+    if (grown) {
+        known = grown;
+        if (tune_sweep_seed(s->seeds, s->gpu->dev.name, s->gpu->dev.arch, &w, &known[known_n], why, sizeof why) == 1)
+            known_n++;
+    }
     const int known_count = tune_sweep_known_first(u->cands->configs, u->pending, u->pending_count, known, known_n);
     free(known);
     for (int i = 0; i < known_count; i++)
