@@ -10,6 +10,7 @@
 #   among the candidates and stay declared while they tie with the fastest (db_declare_winners);
 #   dev/declare-churn.py then says how many the fastest alone would have replaced, and by how much.
 #   BUDGET: the sweep's --budget (BUDGET=450 or 7m: make tune's bound, for one direction's share).
+#   UNSEEDED=1: --unseeded, the searches not seeded by the shipped tables (a GPU model without one).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 SPACE=${1:-tuner/spaces/default.lua}
@@ -32,7 +33,7 @@ if [ -n "${GUARD:-}" ]; then
   cp /tmp/sweep.db /tmp/guard-before.db
 fi
 start=$(date +%s)
-timeout ${SWEEP_LIMIT_S:-540} /tmp/build/tuner/flashtune tune --db /tmp/sweep.db ${BUDGET:+--budget "$BUDGET"} "$SPACE" \
+timeout ${SWEEP_LIMIT_S:-540} /tmp/build/tuner/flashtune tune --db /tmp/sweep.db ${BUDGET:+--budget "$BUDGET"} ${UNSEEDED:+--unseeded} "$SPACE" \
   > "$OUT/tune.log" 2>&1; rc=$?
 echo "tune rc=$rc after $(( $(date +%s) - start )) s"
 /tmp/build/tuner/flashtune db export --db /tmp/sweep.db > "$OUT/winners.txt"; echo "export rc=$?"
