@@ -481,6 +481,11 @@ static void test_shipped_seeds(void **state)
                                 .heads = 32, .heads_k = 8, .seqlen_q = 2048, .seqlen_k = 2048 };
     assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H200", "sm_90", &dense, &k, err, sizeof err), 1);
     assert_string_equal(k.family, "fwd_wgmma");
+    /* A head dim no kernel compiles is looked up at the one it runs at, as the runtime does. */
+    db_workload padded = grid;
+    padded.head_dim = padded.head_dim_v = 80;
+    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H200", "sm_90", &padded, &k, err, sizeof err), 1);
+    assert_int_equal(k.p[GEN_HEAD_DIM], 96);
     assert_int_equal(tune_sweep_seed(NULL, "NVIDIA H200", "sm_90", &grid, &k, err, sizeof err), 0);
     db_close(shipped);
 }

@@ -308,7 +308,8 @@ static int affords_one_more(const first_pass *fp)
     const int tail_timings = keep + (finalists >= 2 ? finalists * rounds : 0);
     /* After the first call alone, one more timing as a probe of what a later call costs, where the
      * budget holds it at the first call's rate and the cut and confirm step at their windows' own:
-     * the first call's rate may be mostly a start paid once. */
+     * the first call's rate may be mostly a start paid once. Where it is not, the probe and its
+     * share of the tail overrun the budget by about a timing. */
     if (fp->measured == fp->first_took && fp->timed == fp->measured)
         return projected + tail_timings * timing_cost(t->bench, 0) <= t->budget_s;
     return projected + tail_timings * timing_cost(t->bench, overhead) <= t->budget_s;

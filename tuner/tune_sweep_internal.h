@@ -52,6 +52,7 @@ typedef struct tune_sweep {
     db_declare_counts declared; /* how this run's winners were declared (tune_sweep_declare) */
     db *seeds;                  /* the shipped tables (rt_shipped_open), whose winner for a unit's
                                  * workload its search tries among the first; NULL: none */
+    int seed_failure_said;      /* a failed seed lookup was reported */
 } tune_sweep;
 
 

@@ -164,6 +164,7 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
             } else if (reused && !progressed) {
                 /* The kept worker was gone before this call began (it ended after answering the
                  * last call, after a CUDA error say): a fresh one, and no stall. */
+                s->steps_kept--;   /* the fresh worker takes the step */
             } else if (next < n && !progressed && ++stalls >= 2) {
                 snprintf(u->failure, sizeof u->failure, "the worker keeps ending without a result (%s)", how);
                 rc = TUNE_PHASE_SETUP_FAILED;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ln_internal.h"
 #include "tune_sweep_internal.h"
 
 /* ---- resume ------------------------------------------------------------------------------ */
@@ -71,8 +72,11 @@ int tune_sweep_seed(db *seeds, const char *device_name, const char *arch, const 
     if (!seeds)
         return 0;
     int decode = db_workload_decode(w);
+    db_workload key = *w;   /* the tables know the compiled head dims, as the runtime looks them up */
+    key.head_dim = ln_padded_head_dim(w->head_dim);
+    key.head_dim_v = ln_padded_head_dim(w->head_dim_v);
     db_winner win;
-    const int found = db_winner_find_if(seeds, device_name, arch, w, same_decode_kind, &decode, &win, err, len);
+    const int found = db_winner_find_if(seeds, device_name, arch, &key, same_decode_kind, &decode, &win, err, len);
     if (found == 1)
         *out = win.kernel;
     return found;

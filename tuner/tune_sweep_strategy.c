@@ -119,8 +119,13 @@ int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double share_s)
     char why[256];
     if (grown) {
         known = grown;
-        if (tune_sweep_seed(s->seeds, s->gpu->dev.name, s->gpu->dev.arch, &w, &known[known_n], why, sizeof why) == 1)
-            known_n++;
+        const int seeded = tune_sweep_seed(s->seeds, s->gpu->dev.name, s->gpu->dev.arch, &w, &known[known_n], why,
+                                           sizeof why);
+        known_n += seeded == 1;
+        if (seeded < 0 && !s->seed_failure_said) {   /* the seed only orders the search: say it, go on */
+            printf("flashtune tune: the shipped winners could not seed the searches: %s\n", why);
+            s->seed_failure_said = 1;
+        }
     }
     const int known_count = tune_sweep_known_first(u->cands->configs, u->pending, u->pending_count, known, known_n);
     free(known);
