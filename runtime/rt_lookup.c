@@ -80,13 +80,6 @@ static int make_deterministic(const rt_device *dev, const db_workload *w, int fl
 }
 
 /* The choice before the softcap: the tiers of rt_choose. */
-/* db_winner_find_if's filter: the candidate is a decode shape exactly when the problem is (ctx:
- * the problem's db_workload_decode). */
-static int same_decode_kind(const db_workload *candidate, void *ctx)
-{
-    return db_workload_decode(candidate) == *(const int *)ctx;
-}
-
 static int choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int flags, rt_choice *out,
                   int *is_db_error, char *err, size_t len)
 {
@@ -98,14 +91,13 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
     char skipped[400] = "";
     *is_db_error = 0;
     db *sources[2] = { user, shipped };
-    int decode = db_workload_decode(w);   /* a decode kernel for decode shapes only, and nothing else */
     for (int s = 0; s < 2; s++) {
         if (!sources[s])
             continue;
         db_winner win;
         char why[320];
-        int found = db_winner_find_if(sources[s], dev->name, dev->arch, &key, same_decode_kind, &decode, &win, why,
-                                      sizeof why);
+        /* a decode kernel for decode shapes only, and nothing else */
+        int found = db_winner_find_serving(sources[s], dev->name, dev->arch, &key, &win, why, sizeof why);
         if (found < 0) {
             *is_db_error = 1;
             snprintf(err, len, "%s", why);

@@ -59,24 +59,16 @@ int tune_sweep_known_first(const gen_config *configs, int *pending, int n, const
     return first;
 }
 
-/* db_winner_find_if's filter: a decode shape's winner for a decode shape only, and the reverse
- * (the runtime's rule, rt_lookup.c). */
-static int same_decode_kind(const db_workload *candidate, void *ctx)
-{
-    return db_workload_decode(candidate) == *(const int *)ctx;
-}
-
 int tune_sweep_seed(db *seeds, const char *device_name, const char *arch, const db_workload *w, db_kernel *out,
                     char *err, size_t len)
 {
     if (!seeds)
         return 0;
-    int decode = db_workload_decode(w);
     db_workload key = *w;   /* the tables know the compiled head dims, as the runtime looks them up */
     key.head_dim = ln_padded_head_dim(w->head_dim);
     key.head_dim_v = ln_padded_head_dim(w->head_dim_v);
     db_winner win;
-    const int found = db_winner_find_if(seeds, device_name, arch, &key, same_decode_kind, &decode, &win, err, len);
+    const int found = db_winner_find_serving(seeds, device_name, arch, &key, &win, err, len);
     if (found == 1)
         *out = win.kernel;
     return found;
