@@ -304,11 +304,6 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
 int db_winner_find_if(db *d, const char *device_name, const char *arch, const db_workload *w,
                       int (*accept)(const db_workload *candidate, void *ctx), void *ctx, db_winner *out, char *err,
                       size_t len);
-/* The winner that may serve w: db_winner_find_if with the runtime's rule, a decode shape's winner
- * for decode shapes only and the others' for the rest (db_workload_decode). The runtime's lookup
- * and the tuner's seeds (the winner a search starts from) both take it. */
-int db_winner_find_serving(db *d, const char *device_name, const char *arch, const db_workload *w, db_winner *out,
-                           char *err, size_t len);
 /* Every winner, in export order (device name, arch, driver, NVRTC, then the workload fields).
  * OUT: *out (malloc'ed array, free() it; NULL when none), *count. */
 int db_winners_list(db *d, db_winner **out, int *count, char *err, size_t len);

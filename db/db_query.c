@@ -182,20 +182,6 @@ int db_winner_find_if(db *d, const char *device_name, const char *arch, const db
     return found;
 }
 
-/* db_winner_find_if's filter: the candidate is a decode shape exactly when the problem is (ctx:
- * the problem's db_workload_decode). */
-static int same_decode_kind(const db_workload *candidate, void *ctx)
-{
-    return db_workload_decode(candidate) == *(const int *)ctx;
-}
-
-int db_winner_find_serving(db *d, const char *device_name, const char *arch, const db_workload *w, db_winner *out,
-                           char *err, size_t len)
-{
-    int decode = w ? db_workload_decode(w) : 0;
-    return db_winner_find_if(d, device_name, arch, w, same_decode_kind, &decode, out, err, len);
-}
-
 int db_winners_list(db *d, db_winner **out, int *count, char *err, size_t len)
 {
     const char *func = "db_winners_list";

@@ -79,15 +79,29 @@ static int make_deterministic(const rt_device *dev, const db_workload *w, int fl
     return 0;
 }
 
+/* db_winner_find_if's filter: the candidate is a decode shape exactly when the problem is (ctx:
+ * the problem's db_workload_decode). */
+static int same_decode_kind(const db_workload *candidate, void *ctx)
+{
+    return db_workload_decode(candidate) == *(const int *)ctx;
+}
+
+int rt_find_served(db *d, const char *device_name, const char *arch, const db_workload *w, db_winner *out,
+                   char *err, size_t len)
+{
+    db_workload key = *w;   /* the database knows the compiled head dims */
+    key.head_dim = ln_padded_head_dim(w->head_dim);
+    key.head_dim_v = ln_padded_head_dim(w->head_dim_v);
+    int decode = db_workload_decode(w);   /* a decode kernel for decode shapes only, and nothing else */
+    return db_winner_find_if(d, device_name, arch, &key, same_decode_kind, &decode, out, err, len);
+}
+
 /* The choice before the softcap: the tiers of rt_choose. */
 static int choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int flags, rt_choice *out,
                   int *is_db_error, char *err, size_t len)
 {
     const int want_fixed_order = (flags & RT_CHOOSE_DETERMINISTIC) && w->op == DB_OP_BWD;
     const int any_rows = (flags & RT_CHOOSE_ANY_ROWS) != 0;
-    db_workload key = *w;   /* the database knows the compiled head dims */
-    key.head_dim = ln_padded_head_dim(w->head_dim);
-    key.head_dim_v = ln_padded_head_dim(w->head_dim_v);
     char skipped[400] = "";
     *is_db_error = 0;
     db *sources[2] = { user, shipped };
@@ -96,8 +110,7 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
             continue;
         db_winner win;
         char why[320];
-        /* a decode kernel for decode shapes only, and nothing else */
-        int found = db_winner_find_serving(sources[s], dev->name, dev->arch, &key, &win, why, sizeof why);
+        int found = rt_find_served(sources[s], dev->name, dev->arch, w, &win, why, sizeof why);
         if (found < 0) {
             *is_db_error = 1;
             snprintf(err, len, "%s", why);

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tune_pipe.h"
 #include "tune_space_load_internal.h"
 
 #define ENV_TIMEOUT "FLASHTUNE_SPACE_TIMEOUT"
@@ -49,42 +49,27 @@ int tune_space_limits_default(tune_space_limits *lim, char *err, size_t len)
 
 /* ---- the child's side: the result down the pipe ----------------------------------------- */
 
-static int send_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        const ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 /* The status, then the message or the set: its struct, then each space followed by each of its
  * workloads and their configurations. Pointers go as they are and the parent replaces them
  * (family pointers stay valid: the child is a fork of the same program). */
 static int send_result(int fd, int rc, const tune_space_set *set, const char *err)
 {
     const int32_t status = rc;
-    if (send_all(fd, &status, sizeof status))
+    if (tune_pipe_write(fd, &status, sizeof status, 0))
         return -1;
     if (rc) {
         const uint32_t n = (uint32_t)strlen(err);
-        return send_all(fd, &n, sizeof n) || send_all(fd, err, n) ? -1 : 0;
+        return tune_pipe_write(fd, &n, sizeof n, 0) || tune_pipe_write(fd, err, n, 0) ? -1 : 0;
     }
-    if (send_all(fd, set, sizeof *set))
+    if (tune_pipe_write(fd, set, sizeof *set, 0))
         return -1;
     for (int i = 0; i < set->space_count; i++) {
         const tune_space *s = &set->spaces[i];
-        if (send_all(fd, s, sizeof *s))
+        if (tune_pipe_write(fd, s, sizeof *s, 0))
             return -1;
         for (int j = 0; j < s->workload_count; j++) {
             const tune_candidates *c = &s->workloads[j];
-            if (send_all(fd, c, sizeof *c) || send_all(fd, c->configs, (size_t)c->count * sizeof *c->configs))
+            if (tune_pipe_write(fd, c, sizeof *c, 0) || tune_pipe_write(fd, c->configs, (size_t)c->count * sizeof *c->configs, 0))
                 return -1;
         }
     }
@@ -109,44 +94,19 @@ _Noreturn static void child(int fd, const char *path, const tune_device *dev, co
 
 /* ---- the parent's side --------------------------------------------------------------------- */
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 typedef struct reader {
     int fd;
-    double deadline;            /* now_s() */
+    double deadline;            /* tune_now() */
     int timed_out;              /* 1: read_all failed for the deadline (else the pipe ended) */
 } reader;
 
 /* Reads exactly n bytes before the deadline; -1 when time ran out or the pipe ended. */
 static int read_all(reader *r, void *buf, size_t n)
 {
-    char *p = buf;
-    while (n > 0) {
-        const double left = r->deadline - now_s();
-        if (left <= 0)
-            return r->timed_out = 1, -1;
-        struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
-        const int ready = poll(&pfd, 1, left < 60 ? (int)ceil(left * 1000) : 60000);
-        if (ready < 0 && errno == EINTR)
-            continue;
-        if (ready < 0)
-            return -1;
-        if (ready == 0)
-            continue;   /* the deadline check above ends it */
-        const ssize_t k = read(r->fd, p, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
+    if (tune_pipe_read(r->fd, buf, n, r->deadline) == 1)
+        return 0;
+    r->timed_out = errno == ETIMEDOUT;
+    return -1;
 }
 
 /* Reads one space of send_result's stream into s (zeroed); counts are moved in as each part
@@ -253,7 +213,7 @@ static int load_bounded(const char *path, const tune_device *dev, const tune_spa
         munmap(seen, sizeof *seen);
         return -1;
     }
-    reader r = { .fd = fds[0], .deadline = now_s() + lim->timeout_s };
+    reader r = { .fd = fds[0], .deadline = tune_now() + lim->timeout_s };
     const int got = receive(&r, out, err, len);
     close(fds[0]);
     int busy = 0;   /* at the deadline: still making progress (hooks, candidates), or stuck in one C call */

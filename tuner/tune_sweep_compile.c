@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tune_pipe.h"
 #include "tune_sweep.h"
 
 /* ---- the distinct kernels ------------------------------------------------------------------ */
@@ -127,32 +128,6 @@ typedef struct compile_record {
     char error[1024];
 } compile_record;
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-    for (const char *p = buf; len;) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w, len -= (size_t)w;
-    }
-    return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-    for (char *p = buf; len;) {
-        ssize_t r = read(fd, p, len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r, len -= (size_t)r;
-    }
-    return 0;
-}
-
 /* tune_compile_all in a child process. NVRTC opens and initializes the CUDA driver while it compiles
  * (seen on the H100 with CUDA 13.0: libcuda.so.1 loaded by libnvrtc), and a process that has
  * initialized CUDA cannot fork a worker that uses it (cuInit then fails with
@@ -184,7 +159,8 @@ static double compile_isolated(tune_kernel_job **todo, int count, const char *ar
                                  .compile_seconds = j->binary.compile_seconds };
             snprintf(r.nvrtc_version, sizeof r.nvrtc_version, "%s", j->binary.nvrtc_version);
             snprintf(r.error, sizeof r.error, "%s", j->error);
-            if (write_all(fds[1], &r, sizeof r) != 0 || (r.cubin_size && write_all(fds[1], j->binary.cubin, r.cubin_size) != 0))
+            if (tune_pipe_write(fds[1], &r, sizeof r, 0) != 0 ||
+                (r.cubin_size && tune_pipe_write(fds[1], j->binary.cubin, r.cubin_size, 0) != 0))
                 _exit(1);
         }
         _exit(0);
@@ -194,14 +170,14 @@ static double compile_isolated(tune_kernel_job **todo, int count, const char *ar
     for (; pid > 0 && i < count; i++) {
         tune_kernel_job *j = todo[i];
         compile_record r;
-        if (read_all(fds[0], &r, sizeof r) != 0)
+        if (tune_pipe_read(fds[0], &r, sizeof r, 0) != 1)
             break;
         j->failed = r.failed;
         j->ready = r.ready;
         snprintf(j->error, sizeof j->error, "%s", r.error);
         if (r.cubin_size) {
             j->binary.cubin = malloc(r.cubin_size);
-            if (!j->binary.cubin || read_all(fds[0], j->binary.cubin, r.cubin_size) != 0) {
+            if (!j->binary.cubin || tune_pipe_read(fds[0], j->binary.cubin, r.cubin_size, 0) != 1) {
                 free(j->binary.cubin);
                 j->binary.cubin = NULL;
                 break;

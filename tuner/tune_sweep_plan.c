@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ln_internal.h"
+#include "rt_internal.h"
 #include "tune_sweep_internal.h"
 
 /* ---- resume ------------------------------------------------------------------------------ */
@@ -64,11 +64,8 @@ int tune_sweep_seed(db *seeds, const char *device_name, const char *arch, const 
 {
     if (!seeds)
         return 0;
-    db_workload key = *w;   /* the tables know the compiled head dims, as the runtime looks them up */
-    key.head_dim = ln_padded_head_dim(w->head_dim);
-    key.head_dim_v = ln_padded_head_dim(w->head_dim_v);
     db_winner win;
-    const int found = db_winner_find_serving(seeds, device_name, arch, &key, &win, err, len);
+    const int found = rt_find_served(seeds, device_name, arch, w, &win, err, len);
     if (found == 1)
         *out = win.kernel;
     return found;

@@ -20,26 +20,11 @@
 #include "cuda_driver_internal.h"
 #include "tune_measure.h"
 
-double tune_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* Writes all of s to fd; the child dies (SIGPIPE) when the parent is gone. */
+/* Writes all of s to fd; the child dies (SIGPIPE, or here) when the parent is gone. */
 static void put(int fd, const char *s)
 {
-    size_t n = strlen(s);
-    while (n) {
-        ssize_t k = write(fd, s, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            _exit(5);
-        s += k;
-        n -= (size_t)k;
-    }
+    if (tune_pipe_write(fd, s, strlen(s), 0) != 0)
+        _exit(5);
 }
 
 /* Signals and parent-death handling common to every child. */
@@ -218,52 +203,6 @@ typedef struct item_head {
  * long is hung, not slow. */
 #define SEND_TIMEOUT_S 30.0
 
-/* Writes n bytes before deadline (tune_now seconds; the pipe may be non-blocking). -1 (errno)
- * when the pipe failed (EPIPE: the reader is gone), the reader did not take them in time
- * (ETIMEDOUT) or a signal came while waiting (EINTR). */
-static int write_all(int fd, const void *p, size_t n, double deadline)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t k = write(fd, c, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            const double left = deadline - tune_now();
-            if (left <= 0) {
-                errno = ETIMEDOUT;
-                return -1;
-            }
-            struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-            if (poll(&pfd, 1, (int)(left * 1e3) + 1) < 0)
-                return -1;   /* EINTR too: the sweep's handlers interrupt only to stop it */
-            continue;
-        }
-        if (k <= 0)
-            return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* Reads n bytes: 1, 0 at end of file before the first byte, -1 at end of file within them or on
- * an error. */
-static int read_all(int fd, void *p, size_t n)
-{
-    char *c = p;
-    size_t got = 0;
-    while (got < n) {
-        ssize_t k = read(fd, c + got, n - got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return got == 0 && k == 0 ? 0 : -1;
-        got += (size_t)k;
-    }
-    return 1;
-}
-
 int tune_worker_send(tune_worker_proc *w, const tune_worker_task *task, char *why, size_t len)
 {
     if (w->cmd_fd < 0) {
@@ -272,16 +211,16 @@ int tune_worker_send(tune_worker_proc *w, const tune_worker_task *task, char *wh
     }
     const double deadline = tune_now() + SEND_TIMEOUT_S;
     const batch_head h = { BATCH_MAGIC, task->count, task->bench };
-    int rc = write_all(w->cmd_fd, &h, sizeof h, deadline);
+    int rc = tune_pipe_write(w->cmd_fd, &h, sizeof h, deadline);
     for (int i = 0; i < task->count && rc == 0; i++) {
         item_head ih;
         memset(&ih, 0, sizeof ih);
         ih.id = task->items[i].id;
         ih.config = *task->items[i].config;
         ih.cubin_size = task->items[i].cubin_size;
-        rc = write_all(w->cmd_fd, &ih, sizeof ih, deadline);
+        rc = tune_pipe_write(w->cmd_fd, &ih, sizeof ih, deadline);
         if (rc == 0)
-            rc = write_all(w->cmd_fd, task->items[i].cubin, task->items[i].cubin_size, deadline);
+            rc = tune_pipe_write(w->cmd_fd, task->items[i].cubin, task->items[i].cubin_size, deadline);
     }
     if (rc != 0)
         snprintf(why, len, "handing the worker %d candidates: %s", task->count, strerror(errno));
@@ -301,7 +240,7 @@ int tune_worker_read_batch(int fd, tune_worker_batch *b)
 {
     memset(b, 0, sizeof *b);
     batch_head h;
-    const int got = read_all(fd, &h, sizeof h);
+    const int got = tune_pipe_read(fd, &h, sizeof h, 0);
     if (got <= 0)
         return got;
     if (h.magic != BATCH_MAGIC || h.count < 1 || h.count > 1 << 20)
@@ -316,8 +255,8 @@ int tune_worker_read_batch(int fd, tune_worker_batch *b)
     for (int i = 0; i < h.count; i++) {
         item_head ih;
         void *cubin = NULL;
-        if (read_all(fd, &ih, sizeof ih) != 1 || ih.cubin_size == 0 || ih.cubin_size > (1ull << 30) ||
-            !(cubin = malloc((size_t)ih.cubin_size)) || read_all(fd, cubin, (size_t)ih.cubin_size) != 1) {
+        if (tune_pipe_read(fd, &ih, sizeof ih, 0) != 1 || ih.cubin_size == 0 || ih.cubin_size > (1ull << 30) ||
+            !(cubin = malloc((size_t)ih.cubin_size)) || tune_pipe_read(fd, cubin, (size_t)ih.cubin_size, 0) != 1) {
             free(cubin);
             tune_worker_batch_free(b);
             return -1;

@@ -24,6 +24,7 @@
 #include <sys/types.h>
 
 #include "db_internal.h"
+#include "tune_pipe.h"
 #include "tune_space.h"
 
 /* What the probe child reports of one GPU. */
@@ -110,9 +111,6 @@ int tune_worker_read_line(tune_worker_proc *w, double deadline, char *line, size
  * it ended in how ("exit status 4", "killed by signal 11 (Segmentation fault)"). Safe to call
  * twice. */
 void tune_worker_stop(tune_worker_proc *w, char *how, size_t len);
-
-/* Monotonic seconds. */
-double tune_now(void);
 
 /* ---- results and statistics (pure functions, tested on the CPU) -------------------------- */
 
