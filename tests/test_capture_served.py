@@ -1,0 +1,53 @@
+"""bench/capture_served.py without a GPU: it reads a capture file's problems as the tuner does
+(dev/gpu/underfilled.capture, which `flashtune tune --from-capture` also loads in the CPU tests'
+compile-only run), names them by their fields alone, and its join states the tuned winners'
+speed against the shipped choice's from two runs' timings.
+
+Usage: python3 tests/test_capture_served.py SOURCE_DIR"""
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+SRC = os.path.abspath(sys.argv.pop(1))
+sys.path.insert(0, os.path.join(SRC, "bench"))
+import capture_served  # noqa: E402
+
+CAPTURE = os.path.join(SRC, "dev", "gpu", "underfilled.capture")
+
+
+class CaptureServed(unittest.TestCase):
+    def test_problems_read_with_their_kinds(self):
+        ps = capture_served.problems(CAPTURE)
+        self.assertEqual(len(ps), 18)
+        self.assertEqual(ps[0]["op"], "fwd")
+        self.assertEqual(ps[0]["seqlen_q"], 1024)
+        self.assertEqual(ps[-1]["heads_k"], 8)
+        self.assertEqual(sum("heads_k" in p for p in ps), 2)
+        # The name leaves out the counts and the choice, so two runs' captures join.
+        self.assertNotIn("calls", capture_served.key(ps[0]))
+        self.assertNotIn("served", capture_served.key(ps[0]))
+        self.assertIn("heads_k=8", capture_served.key(ps[-1]))
+
+    def test_join_states_the_speed_against_the_shipped_choice(self):
+        with tempfile.TemporaryDirectory() as d:
+            shipped, tuned = os.path.join(d, "s.json"), os.path.join(d, "t.json")
+            rows = lambda ms: {"a": {"ms": ms[0]}, "b": {"ms": ms[1]}, "only-here": {"ms": 1.0}}
+            json.dump({"rows": rows((2.0, 1.0))}, open(shipped, "w"))
+            json.dump({"rows": {k: v for k, v in rows((1.0, 1.25)).items() if k != "only-here"}}, open(tuned, "w"))
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                capture_served.join(shipped, tuned)
+        text = out.getvalue()
+        self.assertIn("| a | 2.0000 | 1.0000 | 2.000 |", text)
+        self.assertIn("| b | 1.0000 | 1.2500 | 0.800 |", text)
+        self.assertNotIn("only-here", text)
+        self.assertIn("2 problems: tuned against the shipped choice 1.265 geometric mean", text)
+        self.assertIn("behind beyond 2 %: 1", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
