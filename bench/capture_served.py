@@ -73,7 +73,7 @@ def run(args):
             skipped += 1
             continue
         rows[key(p)] = measure(p)
-        print(f"{key(p)}: {rows[key(p)]['ms']:.4f} ms ({rows[key(p)]['choice'][:90]})", flush=True)
+        print(f"{key(p)}: {rows[key(p)]['ms']:.4f} ms ({rows[key(p)]['choice']})", flush=True)
     print(f"capture_served: {len(rows)} problems timed, {skipped} left out (packed, windowed, softcap, sinks)")
     if args.out:
         with open(args.out, "w") as f:
@@ -89,6 +89,10 @@ def join(shipped_path, tuned_path):
             r = shipped[k]["ms"] / tuned[k]["ms"]
             ratios.append(r)
             print(f"| {k} | {shipped[k]['ms']:.4f} | {tuned[k]['ms']:.4f} | {r:.3f} |")
+    print("\nThe choices where they differ (shipped, then tuned):")
+    for k in shipped:
+        if k in tuned and shipped[k].get("choice") != tuned[k].get("choice"):
+            print(f"- {k}\n  - {shipped[k].get('choice')}\n  - {tuned[k].get('choice')}")
     if ratios:
         geo = statistics.geometric_mean(ratios)
         print(f"\n{len(ratios)} problems: tuned against the shipped choice {geo:.3f} geometric mean, "
