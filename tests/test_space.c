@@ -101,8 +101,8 @@ static const struct {
     int workloads;       /* over every space, on sm_90 */
     int hopper_only;     /* 1: other archs are refused with a message naming sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 7, 224, 0 },
-    { "tuner/spaces/wide.lua", 5, 224, 0 },
+    { "tuner/spaces/default.lua", 7, 264, 0 },
+    { "tuner/spaces/wide.lua", 5, 264, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
     { "tuner/spaces/kinds.lua", 3, 6, 1 },
@@ -146,15 +146,17 @@ static void shipped_spaces_enumerate(void **state)
 
 /* default.lua is what `make tune` runs: both passes, both dtypes, D 64 and 128, causal and not,
  * seqlen 512..16384 at 16384 tokens; the Hopper families also head dims 96, 192/128 and 256 (16
- * heads, 16384 tokens, N 1024 and 4096), and the papers' head dim 128 on a small grid (B 1, H 16,
- * N 512). */
+ * heads, 16384 tokens, N 1024 and 4096), and the papers' head dims 64 and 128 on small grids (B 1,
+ * N 512 to 2048). */
 static int hopper_extra(const db_workload *w)
 {
     const int wide = (w->head_dim == 96 && w->head_dim_v == 96) || (w->head_dim == 256 && w->head_dim_v == 256) ||
                      (w->head_dim == 192 && w->head_dim_v == 128);
     if (wide)
         return w->heads == 16 && w->batch * w->seqlen_q == 16384 && (w->seqlen_q == 1024 || w->seqlen_q == 4096);
-    return w->head_dim == 128 && w->batch == 1 && w->heads == 16 && w->seqlen_q == 512;
+    /* the small grids: a batch of one at head dims 64 and 128, 512 to 2048 tokens */
+    return (w->head_dim == 64 || w->head_dim == 128) && w->batch == 1 && w->heads * w->head_dim == 2048 &&
+           (w->seqlen_q == 512 || w->seqlen_q == 1024 || w->seqlen_q == 2048);
 }
 
 /* The float32 shapes: the papers' head dims and masks at three lengths, with TF32 allowed or not. */
@@ -260,7 +262,7 @@ static void default_space_covers_the_readme(void **state)
         }
         /* 2 dtypes x 2 causal x (3 head dims x 2 lengths, + the small grid); the backward's
          * 192 over 128 is bwd_mla's */
-        assert_int_equal(extra, !hopper ? 0 : !strcmp(s->name, "bwd_hopper") ? 20 : 28);
+        assert_int_equal(extra, !hopper ? 0 : !strcmp(s->name, "bwd_hopper") ? 40 : 48);
         for (int dt = 1; dt <= 2; dt++)
             for (int d = 1; d <= 2; d++)
                 for (int causal = 0; causal < 2; causal++)
@@ -303,9 +305,9 @@ static void wide_space_searches_every_configuration(void **state)
     } hopper[] = {
         { "decode", "fwd_mma", 24, 6 },
         { "bwd_f32", "bwd_mma", 24, 8 },
-        { "fwd_hopper", "fwd_wgmma", 76, 40 },
+        { "fwd_hopper", "fwd_wgmma", 96, 40 },
         { "fwd_f32_hopper", "fwd_wgmma", 24, 4 },
-        { "bwd_hopper", "bwd_wgmma", 76, 4 },   /* head dim 256: the stages and DQ_INIT */
+        { "bwd_hopper", "bwd_wgmma", 96, 4 },   /* head dim 256: the stages and DQ_INIT */
     };
     assert_int_equal(set->space_count, ARRAY_LEN(hopper));
     for (int i = 0; i < ARRAY_LEN(hopper); i++) {

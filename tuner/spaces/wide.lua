@@ -13,11 +13,11 @@
 -- (bench/strategy_replay.c, docs/PERFORMANCE.md) the guided search picked within 2 % of the best
 -- in 94 % of searches at a sixth of the exhaustive search's timing; the replay charges a timing
 -- its windows, and on the GPU each call of the search starts a worker process (a CUDA context,
--- the inputs, the reference), which costs far more: on an H200 (bench/RESULTS.md, 2026-11-30) a fresh
--- sweep of this space within 565 s measured 96 of its 224 workloads whole, about a quarter of a
--- second a timing, and its forwards ran 9 % slower than default.lua's hand-pruned picks timed
--- beside them. So it is not the default: it is for a budget of hours, or a database seeded with a
--- table's winners (`flashtune db import`, whose winners each search starts from). The candidate
+-- the inputs, the reference), kept across the search's steps. On an H200 (bench/RESULTS.md,
+-- 2026-11-30) a sweep of this space within 560 s, each search starting from the shipped table's
+-- winner, picked kernels as fast as default.lua's hand-pruned table's where it reached (two
+-- thirds of the workloads); with no table to start from its forwards ran 9 % slower. So it is
+-- not the default: it is for a GPU model with a table, or a budget of hours. The candidate
 -- counts are printed, not written here: `flashtune tune --compile-only` gives the spaces,
 -- workloads, candidates and distinct kernels.
 
@@ -27,16 +27,17 @@ local shapes = grid{
 }
 
 -- The Hopper families also take head dims 96, 192 over 128 (DeepSeek's MLA) and 256, tuned at two
--- lengths of 16 heads (the runtime takes the nearest tuned length), and the papers' head dim 128
--- on a grid too small to fill the GPU (batch 1, 16 heads, 512 keys: 64 tiles of 128 for 132 SMs;
--- the backward ran there at 0.72x FlashAttention-4 on an H200 with the winner of 32 sequences,
--- whose 128-key tiles leave half the SMs idle).
+-- lengths of 16 heads (the runtime takes the nearest tuned length), and the papers' head dims 64
+-- and 128 on grids too small to fill the GPU (a batch of one, 512 to 2048 tokens: at head dim 128
+-- and 512 keys 64 tiles of 128 for 132 SMs). Served from the winners of full grids there, the
+-- backward ran at 0.72x FlashAttention-4, and the forward 7-39 % slower than the kernels tuned
+-- for these shapes (bench/RESULTS.md, 2026-11-30): a full grid's tiles leave SMs idle.
 local wide_head_dims = grid{ dtype = {"bf16", "f16"}, head_dim = {96, 256}, causal = {0, 1}, seqlen = {1024, 4096},
                              tokens = 16384, heads = {16} }
 local mla_head_dims = grid{ dtype = {"bf16", "f16"}, head_dim = {192}, head_dim_v = {128}, causal = {0, 1},
                             seqlen = {1024, 4096}, tokens = 16384, heads = {16} }
-local small_grid = grid{ dtype = {"bf16", "f16"}, head_dim = {128}, causal = {0, 1}, seqlen = {512}, batch = {1},
-                         heads = {16} }
+local small_grid = grid{ dtype = {"bf16", "f16"}, head_dim = {64, 128}, causal = {0, 1}, seqlen = {512, 1024, 2048},
+                         batch = {1}, hidden = 2048 }
 local hopper_shapes = { shapes, wide_head_dims, mla_head_dims, small_grid }
 
 -- Decode: one query row a sequence over a long key/value cache, 32 query heads over 8 key/value
