@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU machine (README.md here): build the tuner and run a full sweep from a fresh database,
-# timed; the log, the winners in text form and the database come back in $OUT.
+# timed; the log, the winners in text form and the database come back in $OUT (the database also as
+# sweep-results.db.gz, its CUBINs left out, which comes back where the whole one is too large).
 # Usage: [PART=fwd|bwd] dev/gpu/sweep.sh [SPACE.lua]   (default tuner/spaces/default.lua)
 #   PART: only the spaces of that direction (their template's prefix), e.g. after a change to
 #   one direction's kernels; merge the exported winners with the other direction's.
@@ -38,6 +39,16 @@ timeout ${SWEEP_LIMIT_S:-540} /tmp/build/tuner/flashtune tune --db /tmp/sweep.db
 echo "tune rc=$rc after $(( $(date +%s) - start )) s"
 /tmp/build/tuner/flashtune db export --db /tmp/sweep.db > "$OUT/winners.txt"; echo "export rc=$?"
 cp /tmp/sweep.db "$OUT/sweep.db" 2>/dev/null
+# Every result without the CUBINs (the bulk of the database, which then does not come back for its
+# size): what a replay of strategies or of the lookup reads (sqlite3 sweep-results.db after gunzip).
+python3 - <<'PY' && gzip -f /tmp/sweep-results.db && cp /tmp/sweep-results.db.gz "$OUT/"
+import shutil, sqlite3
+shutil.copy("/tmp/sweep.db", "/tmp/sweep-results.db")
+db = sqlite3.connect("/tmp/sweep-results.db")
+db.execute("DELETE FROM binaries")
+db.commit()
+db.execute("VACUUM")
+PY
 [ -n "${GUARD:-}" ] && python3 dev/declare-churn.py /tmp/guard-before.db /tmp/sweep.db > "$OUT/churn.txt" 2>&1
 grep -v "^\[" "$OUT/tune.log" | tail -${TAIL:-60}
 [ -n "${GUARD:-}" ] && tail -${CHURN_TAIL:-30} "$OUT/churn.txt"
