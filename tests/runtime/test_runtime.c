@@ -890,6 +890,49 @@ static void shipped_tables_per_gpu(void **state)
     db_close(shipped);
 }
 
+/* Grids that leave SMs idle, on an H200 (its table holds a batch of one at head dims 64 and 128,
+ * N 512 to 2048): such a problem is served by a winner tuned at a batch of one, never by the
+ * full grid's of its length (at B 32, N 512 that kernel's 192-row tiles made 96 blocks for 132
+ * SMs, and ran 16 % slower there: bench/RESULTS.md, 2026-11-30). */
+static void small_grids_served_by_small_grids(void **state)
+{
+    (void)state;
+    db *shipped = NULL;
+    char err[512];
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    const rt_device h200 = { "NVIDIA H200", "sm_90", 232448, 132 };
+    const struct {
+        db_workload w;
+        int tier;               /* RT_TIER_* */
+        const char *why;        /* expected in choice.why */
+        int not_block_m;        /* the full grid's tile, which must not be served; 0: unchecked */
+    } cases[] = {
+        { workload(DB_OP_FWD, FT_BF16, 64, 0, 1, 32, 512, 512), RT_TIER_SHIPPED_EXACT, "exact", 192 },
+        { workload(DB_OP_FWD, FT_F16, 64, 1, 1, 32, 1024, 1024), RT_TIER_SHIPPED_EXACT, "exact", 0 },
+        { workload(DB_OP_BWD, FT_BF16, 64, 1, 1, 32, 512, 512), RT_TIER_SHIPPED_EXACT, "exact", 0 },
+        { workload(DB_OP_BWD, FT_F16, 128, 0, 1, 16, 2048, 2048), RT_TIER_SHIPPED_EXACT, "exact", 0 },
+        /* between the tuned lengths and batches: the nearest batch of one */
+        { workload(DB_OP_FWD, FT_BF16, 128, 0, 1, 16, 1536, 1536), RT_TIER_SHIPPED_NEAREST,
+          "tuned at batch=1 heads=16 seqlen_q=", 0 },
+        { workload(DB_OP_FWD, FT_BF16, 64, 1, 2, 32, 1024, 1024), RT_TIER_SHIPPED_NEAREST,
+          "tuned at batch=1 heads=32 seqlen_q=1024", 0 },
+        { workload(DB_OP_BWD, FT_BF16, 64, 0, 1, 24, 700, 700), RT_TIER_SHIPPED_NEAREST, "tuned at batch=1 heads=32",
+          0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        rt_choice got;
+        int db_error;
+        assert_int_equal(rt_choose(NULL, shipped, &h200, &cases[i].w, 0, &got, &db_error, err, sizeof err), 0);
+        printf("  case %zu -> %s\n", i, got.why);
+        if (got.tier != cases[i].tier || !strstr(got.why, cases[i].why))
+            fail_msg("case %zu: tier %d, '%s' (expected tier %d, '%s')", i, got.tier, got.why, cases[i].tier,
+                     cases[i].why);
+        if (cases[i].not_block_m)
+            assert_int_not_equal(got.config.p[GEN_BLOCK_M], cases[i].not_block_m);
+    }
+    db_close(shipped);
+}
+
 /* ---- arguments ------------------------------------------------------------------------------- */
 
 /* A valid call's arguments; cases change one thing. */
@@ -1710,6 +1753,7 @@ int main(void)
         cmocka_unit_test(deterministic_tiles_refit_even),
         cmocka_unit_test(persistent_backward_refit),
         cmocka_unit_test(shipped_tables_per_gpu),
+        cmocka_unit_test(small_grids_served_by_small_grids),
         cmocka_unit_test(invalid_arguments_name_the_argument),
         cmocka_unit_test(bnhd_layout_is_accepted),
         cmocka_unit_test(struct_size_rules),
