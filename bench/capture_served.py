@@ -17,16 +17,25 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LEFT_OUT = ("varlen", "window", "bottom_right", "softcap", "sinks")
+NEEDED = ("op", "dtype", "head_dim", "head_dim_v", "batch", "heads", "seqlen_q", "seqlen_k")
 
 
 def problems(path):
-    """The capture file's lines as dicts of their fields (ints where they are numbers)."""
-    with open(path) as f:
-        lines = [line.split() for line in f if line.startswith("op=")]
+    """The capture file's lines as dicts of their fields (ints where they are numbers); a line
+    that is not NAME=VALUE fields, or lacks a field a problem needs, stops it with file:line."""
     out = []
-    for fields in lines:
-        p = dict(field.split("=", 1) for field in fields)
-        out.append({k: int(v) if v.lstrip("-").isdigit() else v for k, v in p.items()})
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if not line.startswith("op="):
+                continue
+            bad = [field for field in line.split() if "=" not in field]
+            if bad:
+                sys.exit(f"{path}:{n}: '{bad[0]}' is not NAME=VALUE")
+            p = dict(field.split("=", 1) for field in line.split())
+            missing = [k for k in NEEDED if k not in p]
+            if missing:
+                sys.exit(f"{path}:{n}: no {missing[0]}= field")
+            out.append({k: int(v) if v.lstrip("-").isdigit() else v for k, v in p.items()})
     return out
 
 

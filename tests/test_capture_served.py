@@ -32,6 +32,18 @@ class CaptureServed(unittest.TestCase):
         self.assertNotIn("served", capture_served.key(ps[0]))
         self.assertIn("heads_k=8", capture_served.key(ps[-1]))
 
+    def test_malformed_lines_are_refused_with_file_and_line(self):
+        with tempfile.TemporaryDirectory() as d:
+            for text, says in (("op=fwd dtype=bf16 head_dim 64\n", ":2: 'head_dim' is not NAME=VALUE"),
+                               ("op=fwd dtype=bf16 head_dim=64 head_dim_v=64 batch=1 heads=2 seqlen_q=9\n",
+                                ":2: no seqlen_k= field")):
+                path = os.path.join(d, "bad.capture")
+                with open(path, "w") as f:
+                    f.write("flashtune capture format 1\n" + text)
+                with self.assertRaises(SystemExit) as e:
+                    capture_served.problems(path)
+                self.assertIn(path + says, str(e.exception))
+
     def test_join_states_the_speed_against_the_shipped_choice(self):
         with tempfile.TemporaryDirectory() as d:
             shipped, tuned = os.path.join(d, "s.json"), os.path.join(d, "t.json")
