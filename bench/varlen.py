@@ -22,9 +22,7 @@ that; the same convention as bench/compare.py, whose timer (median of CUDA event
 Run: FLASHTUNE_LIBRARY=build/runtime/libflashtune.so python3 bench/varlen.py --out bench/out"""
 import argparse
 import json
-import math
 import os
-import random
 import sys
 
 import torch
@@ -34,26 +32,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import flashtune  # noqa: E402
 from compare import first_line, load_fa4_module, time_ms  # noqa: E402
-
-TOKENS = 65536
-
-
-def mixed_lengths(seed=0, lo=256, hi=8192, total=TOKENS):
-    """Log-uniform lengths in [lo, hi] summing to total (the last one trimmed, kept >= lo)."""
-    rng, lengths = random.Random(seed), []
-    while sum(lengths) < total:
-        lengths.append(int(round(math.exp(rng.uniform(math.log(lo), math.log(hi))))))
-    lengths[-1] -= sum(lengths) - total
-    if lengths[-1] < lo:
-        lengths[-2] += lengths.pop()
-    return lengths
-
-
-def documents(spec, seed=0):
-    """--docs N:LO:HI: N log-uniform lengths in [LO, HI]."""
-    n, lo, hi = (int(x) for x in spec.split(":"))
-    rng = random.Random(seed)
-    return [int(round(math.exp(rng.uniform(math.log(lo), math.log(hi))))) for _ in range(n)]
+from varlen_lengths import documents, mixed_lengths  # noqa: E402
 
 
 def packed_flops(lengths, h, d, causal, backward):
