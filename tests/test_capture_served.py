@@ -35,6 +35,10 @@ class CaptureServed(unittest.TestCase):
     def test_malformed_lines_are_refused_with_file_and_line(self):
         with tempfile.TemporaryDirectory() as d:
             for text, says in (("op=fwd dtype=bf16 head_dim 64\n", ":2: 'head_dim' is not NAME=VALUE"),
+                               ("op=fwd dtype=bf16 head_dim=64 head_dim_v=64 casual=1 batch=1 heads=2 seqlen_q=9 "
+                                "seqlen_k=9\n", ":2: 'casual' is not a field of a capture line"),
+                               ("  op=fwd dtype=bf16 head_dim=64 head_dim_v=64 causl=1\n",
+                                ":2: 'causl' is not a field of a capture line"),
                                ("op=fwd dtype=bf16 head_dim=64 head_dim_v=64 batch=1 heads=2 seqlen_q=9\n",
                                 ":2: no seqlen_k= field")):
                 path = os.path.join(d, "bad.capture")
@@ -47,9 +51,14 @@ class CaptureServed(unittest.TestCase):
     def test_join_states_the_speed_against_the_shipped_choice(self):
         with tempfile.TemporaryDirectory() as d:
             shipped, tuned = os.path.join(d, "s.json"), os.path.join(d, "t.json")
-            rows = lambda ms: {"a": {"ms": ms[0]}, "b": {"ms": ms[1]}, "only-here": {"ms": 1.0}}
-            json.dump({"rows": rows((2.0, 1.0))}, open(shipped, "w"))
-            json.dump({"rows": {k: v for k, v in rows((1.0, 1.25)).items() if k != "only-here"}}, open(tuned, "w"))
+            exact = "fwd_wgmma ...; rule: database exact (tuned on this GPU model)"
+            rows = lambda ms, choice: {"a": {"ms": ms[0], "choice": choice}, "b": {"ms": ms[1], "choice": choice},
+                                       "only-here": {"ms": 1.0, "choice": choice},
+                                       "neighbour": {"ms": ms[1], "choice": choice}}
+            json.dump({"rows": rows((2.0, 1.0), "shipped tuned table exact")}, open(shipped, "w"))
+            got = {k: v for k, v in rows((1.0, 1.25), exact).items() if k != "only-here"}
+            got["neighbour"]["choice"] = "fwd_wgmma ...; rule: database nearest (tuned at batch=2 ...)"
+            json.dump({"rows": got}, open(tuned, "w"))
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
                 capture_served.join(shipped, tuned)
@@ -59,6 +68,9 @@ class CaptureServed(unittest.TestCase):
         self.assertNotIn("only-here", text)
         self.assertIn("2 problems: tuned against the shipped choice 1.265 geometric mean", text)
         self.assertIn("behind beyond 2 %: 1", text)
+        # served a neighbour's winner: counted, not compared
+        self.assertNotIn("| neighbour |", text)
+        self.assertIn("Not served by a winner tuned for them, so not compared: 1\n- neighbour", text)
 
 
 if __name__ == "__main__":

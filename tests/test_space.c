@@ -193,6 +193,7 @@ static void default_space_covers_the_readme(void **state)
     for (int i = 0; i < set->space_count; i++) {
         const tune_space *s = &set->spaces[i];
         int seen[4][3][2][15] = { { { { 0 } } } };   /* dtype, head dim / 64, causal, log2 seqlen */
+        int small[4][3][2][15] = { { { { 0 } } } };  /* the same, the small grid's (batch 1) */
         int extra = 0, tf32 = 0;
         const int hopper = !strcmp(s->name, "fwd_hopper") || !strcmp(s->name, "bwd_hopper");
         for (int j = 0; j < s->workload_count; j++) {
@@ -237,6 +238,8 @@ static void default_space_covers_the_readme(void **state)
                 lg++;
             assert_true(lg >= 9 && lg <= 14);
             if (hopper && hopper_extra(w)) {
+                if (w->batch == 1 && w->seqlen_q <= 2048)
+                    small[w->dtype][w->head_dim / 64][w->causal][lg]++;
                 extra++;
                 continue;
             }
@@ -266,8 +269,11 @@ static void default_space_covers_the_readme(void **state)
         for (int dt = 1; dt <= 2; dt++)
             for (int d = 1; d <= 2; d++)
                 for (int causal = 0; causal < 2; causal++)
-                    for (int lg = 9; lg <= 14; lg++)
+                    for (int lg = 9; lg <= 14; lg++) {
                         assert_int_equal(seen[dt][d][causal][lg], 1);
+                        /* the small grid: each of N 512, 1024, 2048 once (Hopper) */
+                        assert_int_equal(small[dt][d][causal][lg], hopper && lg <= 11);
+                    }
     }
     tune_space_set_free(set);
 }

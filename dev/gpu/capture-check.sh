@@ -34,10 +34,12 @@ echo "tune --from-capture: rc=$?"
 # between the two joins.
 : > "$OUT/served.log"; : > "$OUT/served.md"
 for round in 1 2; do
+  rm -f /tmp/served-shipped.json /tmp/served-tuned.json   # never join an earlier round's
   { env -u FLASHTUNE_DB python3 bench/capture_served.py /tmp/cap.capture --out /tmp/served-shipped.json &&
     FLASHTUNE_DB=/tmp/capture.db python3 bench/capture_served.py /tmp/cap.capture --out /tmp/served-tuned.json; } \
     >> "$OUT/served.log" 2>&1
-  echo "capture_served, round $round: rc=$?"
+  rc=$?; echo "capture_served, round $round: rc=$rc"
+  [ $rc = 0 ] || continue
   { echo "## Round $round"; python3 bench/capture_served.py --join /tmp/served-shipped.json /tmp/served-tuned.json; } \
     >> "$OUT/served.md" 2>&1
 done

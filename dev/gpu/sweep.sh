@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU machine (README.md here): build the tuner and run a full sweep from a fresh database,
 # timed; the log, the winners in text form and the database come back in $OUT (the database also as
-# sweep-results.db.gz, its CUBINs left out, which comes back where the whole one is too large).
+# sweep-results.db.gz, its CUBINs emptied, which comes back where the whole one is too large).
 # Usage: [PART=fwd|bwd] dev/gpu/sweep.sh [SPACE.lua]   (default tuner/spaces/default.lua)
 #   PART: only the spaces of that direction (their template's prefix), e.g. after a change to
 #   one direction's kernels; merge the exported winners with the other direction's.
@@ -39,15 +39,19 @@ timeout ${SWEEP_LIMIT_S:-540} /tmp/build/tuner/flashtune tune --db /tmp/sweep.db
 echo "tune rc=$rc after $(( $(date +%s) - start )) s"
 /tmp/build/tuner/flashtune db export --db /tmp/sweep.db > "$OUT/winners.txt"; echo "export rc=$?"
 cp /tmp/sweep.db "$OUT/sweep.db" 2>/dev/null
-# Every result without the CUBINs (the bulk of the database, which then does not come back for its
-# size): what a replay of strategies or of the lookup reads (sqlite3 sweep-results.db after gunzip).
+# Every result with the CUBINs emptied (their bulk is why the whole database does not come back;
+# the compile facts, registers and spills, stay): what a replay of strategies or of the lookup
+# reads (gunzip, then flashtune results or sqlite3). For reading only: never resume or serve from it.
 python3 - <<'PY' && gzip -f /tmp/sweep-results.db && cp /tmp/sweep-results.db.gz "$OUT/"
-import shutil, sqlite3
-shutil.copy("/tmp/sweep.db", "/tmp/sweep-results.db")
-db = sqlite3.connect("/tmp/sweep-results.db")
-db.execute("DELETE FROM binaries")
-db.commit()
-db.execute("VACUUM")
+import sqlite3
+src, dst = sqlite3.connect("/tmp/sweep.db"), sqlite3.connect("/tmp/sweep-results.db")
+src.backup(dst)   # a WAL a killed tuner left included
+src.close()
+dst.execute("PRAGMA journal_mode=DELETE")
+dst.execute("UPDATE binaries SET cubin = zeroblob(0)")
+dst.commit()
+dst.execute("VACUUM")
+dst.close()
 PY
 [ -n "${GUARD:-}" ] && python3 dev/declare-churn.py /tmp/guard-before.db /tmp/sweep.db > "$OUT/churn.txt" 2>&1
 grep -v "^\[" "$OUT/tune.log" | tail -${TAIL:-60}

@@ -29,8 +29,8 @@ local shapes = grid{
 -- The Hopper families also take head dims 96, 192 over 128 (DeepSeek's MLA) and 256, tuned at two
 -- lengths of 16 heads (the runtime takes the nearest tuned length), and the papers' head dims 64
 -- and 128 on grids too small to fill the GPU (a batch of one, 512 to 2048 tokens: at head dim 128
--- and 512 keys 64 tiles of 128 for 132 SMs). Served from the winners of full grids there, the
--- backward ran at 0.72x FlashAttention-4, and the forward 7-39 % slower than the kernels tuned
+-- and 512 keys 64 tiles of 128 for 132 SMs). Served the winners of full grids there, the
+-- backward ran at 0.72x FlashAttention-4, and the forward 7-22 % slower than the kernels tuned
 -- for these shapes (bench/RESULTS.md, 2026-11-30): a full grid's tiles leave SMs idle.
 local wide_head_dims = grid{ dtype = {"bf16", "f16"}, head_dim = {96, 256}, causal = {0, 1}, seqlen = {1024, 4096},
                              tokens = 16384, heads = {16} }
