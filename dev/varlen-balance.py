@@ -14,6 +14,9 @@ list scheduling on `--sms` SMs of one block each, against two alternatives:
            block's load is fixed in advance, so uneven lengths leave some blocks long,
   lpt      every live tile of the batch, heaviest first, to whichever resident block is free
            first (a tile counter in memory: the packed scheduler the forward issue asks for),
+  snake    the same heaviest-first order (templates/traits/ft_packed.h) dealt in advance, round r
+           giving block b unit r G + b, or r G + G - 1 - b in odd rounds: no counter, each block
+           computes its own units as the walks built today do,
   dense    the dense batch bench/varlen.py compares with (B sequences of length L, L = sum(n^2) /
            sum(n) rounded to 64): the throughput a packed batch should keep.
 A tile's work is the key tiles it visits (its sequence's, or m + 1 for causal tile m of square
@@ -71,6 +74,20 @@ def live_tiles(lengths, heads, tile, causal, overhead):
             for m in range(tiles_of(n, tile))]
 
 
+def packed_order(lengths, heads, tile, causal, overhead):
+    """The tiles' work in ft_packed.h's order: causal by tile index from the top, every sequence
+    that has that tile; otherwise by tile count from the longest, every tile of those sequences."""
+    tiles = [tiles_of(n, tile) for n in lengths]
+    order = []
+    for level in range(max(tiles) - 1, -1, -1):
+        for s, n in enumerate(lengths):
+            if causal and tiles[s] > level:
+                order += [tile_work(n, level, tile, causal, overhead)] * heads
+            elif not causal and tiles[s] == level + 1:
+                order += [tile_work(n, 0, tile, causal, overhead)] * (tiles[s] * heads)
+    return order
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sms", type=int, default=132)
@@ -97,6 +114,11 @@ def main():
         lpt = list_schedule(sorted(live_p, reverse=True), a.sms)
         walk = plain_grid(lengths, a.heads, a.tile, causal, pov, a.dead)
         static = max(sum(walk[b::a.sms]) for b in range(a.sms))
+        loads = [0.0] * a.sms
+        for i, w in enumerate(packed_order(lengths, a.heads, a.tile, causal, pov)):
+            r, k = divmod(i, a.sms)
+            loads[k if r % 2 == 0 else a.sms - 1 - k] += w
+        snake = max(loads)
         dense_works = plain_grid(dense, a.heads, a.tile, causal, pov, a.dead)
         dense_span = list_schedule(dense_works, a.sms)
         # Throughput at equal work (the key tiles visited, fixed costs aside): the dense batch's
@@ -107,7 +129,8 @@ def main():
         print(f"{'causal' if causal else 'non-causal':>10}: makespan / ideal: grid {grid / ideal:.3f}, "
               f"lpt {lpt / (sum(live_p) / a.sms):.3f}, dense {dense_span / (sum(dense_works) / a.sms):.3f}; "
               f"throughput against the dense batch's: grid {useful / grid / dense_rate:.3f}, "
-              f"static {useful / static / dense_rate:.3f}, lpt {useful / lpt / dense_rate:.3f}")
+              f"static {useful / static / dense_rate:.3f}, lpt {useful / lpt / dense_rate:.3f}, "
+              f"snake {useful / snake / dense_rate:.3f}")
 
 
 if __name__ == "__main__":
