@@ -1,7 +1,8 @@
 /* ft_packed.h: the order a packed (variable-length) batch's query tiles are taken in, heaviest
  * first, written once for the host and the kernels (ft_traits.h's rules: C11/C++17, no includes;
- * ft_traits.h first). The packed scheduler's part: resident blocks take unit numbers from a
- * counter in memory and decode each here, so the order needs only the batch's prefix sums of
+ * ft_traits.h first). The packed scheduler's part: resident blocks take unit numbers (dealt in
+ * advance, round r giving block b unit r G + b, or r G + G - 1 - b in odd rounds; or from a
+ * counter in memory) and decode each here, so the order needs only the batch's prefix sums of
  * lengths, read on the device (no host sort, nothing read back: a CUDA graph captures it).
  *
  * Why this order (notes/kernels.md, packed batches modelled): a block's fixed cost a tile is what
