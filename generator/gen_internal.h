@@ -54,6 +54,9 @@ enum {
  * parameters c's family uses (every one when c->family is NULL) in table order, symbolic values
  * by name ("DQ_MODE=atomic"), space-separated, truncated to len. Returns buf. */
 const char *gen_config_format(const gen_config *c, unsigned flags, char *buf, size_t len);
+/* Room for gen_config_format's longest text (every parameter at its longest value and a
+ * family's name: under 500 characters). */
+#define GEN_CONFIG_TEXT 640
 /* Applies space-separated NAME=VALUE assignments (names case-insensitive, values as
  * gen_param_parse takes them) to c; what gen_config_format writes parses back. Returns 0, or -1
  * with the reason in why naming the assignment (an unknown name lists the parameters). */

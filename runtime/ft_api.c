@@ -387,7 +387,7 @@ ft_status ft_describe_choice(ft_context *ctx, const ft_attention_desc *d, int ba
                       sizeof err) != 0)
             return rt_fail(ctx, db_error ? FT_ERR_DB : FT_ERR_UNSUPPORTED, "%s: %s", func, err);
     }
-    char config[512];
+    char config[GEN_CONFIG_TEXT];
     format_config(&choice.config, config, sizeof config);
     snprintf(buf, len, "%s; rule: %s; device: %s (%s); cubin: %s", config, choice.why, cc->info.name,
              cc->info.arch, plan ? plan->module->origin : "not loaded yet");

@@ -59,7 +59,7 @@ static int ask_where(lua_State *L, int spec_idx, int w_idx, const tune_spec *s, 
     tune_lua_push_device(L);
     lua_pushvalue(L, w_idx);
     const int status = lua_pcall(L, 3, 2, 0);
-    char config[256] = "";
+    char config[GEN_CONFIG_TEXT] = "";
     if (status != LUA_OK || lua_type(L, -2) != LUA_TBOOLEAN)
         describe(c, config, sizeof config);   /* for the error message */
     int rc = -1;

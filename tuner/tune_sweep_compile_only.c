@@ -46,7 +46,7 @@ int tune_sweep_compile_only(const tune_space_set *set, const char *arch, int thr
     int failed = 0, spilling = 0, unreached = 0;
     printf("\n%-140s %5s %6s %7s\n", "kernel", "regs", "spills", "compile");
     for (int i = 0; i < ks.count; i++) {
-        char what[512];   /* a backward's family-only format is near 280 characters */
+        char what[GEN_CONFIG_TEXT];
         describe(&ks.jobs[i].config, what, sizeof what);
         if (!ks.jobs[i].ready && !ks.jobs[i].failed) {   /* stopped before its turn */
             unreached++;

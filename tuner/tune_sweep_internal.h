@@ -11,10 +11,6 @@
 #include "tune_sweep.h"
 #include "tune_sweep_compile_internal.h"
 
-/* Room for a candidate's family and tunables as the sweep prints them ("bwd_wgmma BLOCK_M=64 ...
- * DQ_INIT=store"): the backward's are over 160 characters, and were cut there. */
-#define TUNE_CONFIG_TEXT 320
-
 /* One (space, workload): its candidates, their kernels and what is left to measure. */
 typedef struct tune_unit {
     const tune_space *space;
@@ -33,7 +29,7 @@ typedef struct tune_unit {
     tune_worker_proc worker;    /* the worker serving this unit's calls, kept between them */
     int worker_live;            /* worker is running (tune_sweep_end_unit stops it) */
     double best_tflops;         /* best of this run, for the progress line */
-    char best[TUNE_CONFIG_TEXT];
+    char best[GEN_CONFIG_TEXT];
     char failure[1024];         /* why the workload could not be measured; empty when fine */
 } tune_unit;
 

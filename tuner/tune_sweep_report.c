@@ -43,7 +43,7 @@ static void fmt_eta(double seconds, char *buf, size_t len)
 void tune_sweep_progress(tune_sweep *s, tune_unit *u, int c, const tune_record *r, const char *pass)
 {
     s->done++;
-    char cfg[TUNE_CONFIG_TEXT], label[200], eta[32];
+    char cfg[GEN_CONFIG_TEXT], label[200], eta[32];
     config_str(&u->cands->configs[c], cfg, sizeof cfg);
     if (r->status == DB_STATUS_OK && r->tflops > u->best_tflops) {
         u->best_tflops = r->tflops;
@@ -58,7 +58,7 @@ void tune_sweep_progress(tune_sweep *s, tune_unit *u, int c, const tune_record *
         if (r->status != DB_STATUS_OK)
             printf("\r\033[K%s | %s%s: %s%s%s\n", label, cfg, pass, db_status_name(r->status), r->message[0] ? ": " : "",
                    r->message);
-        char live[sizeof label + TUNE_CONFIG_TEXT + 128];
+        char live[sizeof label + GEN_CONFIG_TEXT + 128];
         snprintf(live, sizeof live, "[%ld/%ld ETA %s] %s: best %.1f TFLOP/s (%s)", s->done, s->total, eta, label,
                  u->best_tflops, u->best[0] ? u->best : "none yet");
         printf("\r\033[K%.150s", live);
@@ -110,7 +110,7 @@ static int print_declared(tune_sweep *s, const tune_unit *u, int64_t fastest_ker
         return 0;
     if (c.kernel_id == fastest_kernel)
         return c.spills > 0;
-    char cfg[TUNE_CONFIG_TEXT];
+    char cfg[GEN_CONFIG_TEXT];
     snprintf(cfg, sizeof cfg, "kernel %lld (not a candidate of this space)", (long long)c.kernel_id);
     for (int k = 0; k < u->cands->count; k++)
         if (s->ks.jobs[u->job[k]].kernel_id == c.kernel_id)
@@ -175,7 +175,7 @@ void tune_sweep_report(tune_sweep *s, const char *db_path)
             if (tune_sweep_is_default(&u->cands->configs[c]))
                 default_ms = med;
         }
-        char cfg[TUNE_CONFIG_TEXT] = "none valid", vs_default[16] = "-";
+        char cfg[GEN_CONFIG_TEXT] = "none valid", vs_default[16] = "-";
         if (best >= 0)
             config_str(&u->cands->configs[best], cfg, sizeof cfg);
         if (best >= 0 && default_ms > 0)
