@@ -4,7 +4,10 @@ tables (db/tuned/*.txt) compiled by `flashtune compile` (NVRTC here; the CUBIN c
 second run quick). Prints one line a kernel that spills, then the count, so a template change can
 be judged by what ships ("spills 25 -> 24 kernels") before any device time.
 
-Usage: dev/spill-census.py [--flashtune build/tuner/flashtune] [--family bwd_wgmma] [TUNED.txt...]
+Usage: dev/spill-census.py [--flashtune build/tuner/flashtune] [--family bwd_wgmma]
+                           [--set PARAM=VALUE ...] [TUNED.txt...]
+--set compiles each kernel with those parameters changed, as the runtime changes a winner for a
+problem it was not tuned on (VARLEN=1 EVEN_M=0 EVEN_N=0: the kernels a packed batch runs).
 """
 import argparse
 import glob
@@ -16,15 +19,18 @@ import sys
 NOT_PARAMS = ("median_ms", "tflops")
 
 
-def kernels(paths, family):
+def kernels(paths, family, overrides):
     """Distinct (family, params) of the winners lines, with the workloads each serves."""
     seen = {}
+    changed = dict(o.split("=", 1) for o in overrides)
     for path in paths:
         for line in open(path):
             m = re.search(r" family=(\S+) source_hash=\S+ (.*)$", line)
             if not m or (family and m.group(1) != family):
                 continue
-            params = tuple(f for f in m.group(2).split() if f.split("=")[0] not in NOT_PARAMS)
+            fields = dict(f.split("=", 1) for f in m.group(2).split() if f.split("=")[0] not in NOT_PARAMS)
+            fields.update(changed)
+            params = tuple(f"{k}={v}" for k, v in fields.items())
             seen.setdefault((m.group(1), params), []).append(path)
     return seen
 
@@ -46,9 +52,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--flashtune", default="build/tuner/flashtune")
     ap.add_argument("--family", help="only this family's kernels")
+    ap.add_argument("--set", action="append", default=[], metavar="PARAM=VALUE",
+                    help="compile every kernel with this parameter changed (repeatable)")
     ap.add_argument("tuned", nargs="*", help="winners files (default: db/tuned/*.txt)")
     args = ap.parse_args()
-    todo = kernels(args.tuned or sorted(glob.glob("db/tuned/*.txt")), args.family)
+    bad = [o for o in args.set if "=" not in o]
+    if bad:
+        ap.error(f"--set {bad[0]}: expected PARAM=VALUE")
+    todo = kernels(args.tuned or sorted(glob.glob("db/tuned/*.txt")), args.family, args.set)
     spilling, failed = 0, 0
     for (fam, params), _ in sorted(todo.items()):
         table = spills(args.flashtune, fam, params)

@@ -118,7 +118,7 @@ static const gen_entry fwd_entries[] = {
 const gen_family gen_family_fwd_wgmma = {
     .name = "fwd_wgmma",
     .file = "families/fwd_wgmma.cu",
-    .parts = FT_PARTS("traits/fwd_wgmma.h", "arch/sm80.cuh", "arch/sm90.cuh", "common/ft_block.cuh",
+    .parts = FT_PARTS("traits/fwd_wgmma.h", "traits/ft_packed.h", "arch/sm80.cuh", "arch/sm90.cuh", "common/ft_block.cuh",
                       "common/ft_softcap.cuh", "common/ft_softmax.cuh"),
     .backward = 0,
     .dtypes = (1u << 0) | (1u << 1) | (1u << 2),   /* f32 as TF32 (ALLOW_TF32: three products or one) */
@@ -142,6 +142,7 @@ const gen_family gen_family_fwd_wgmma = {
     .q_map_rows = q_map_rows_fwd,
     .o_map_rows = o_map_rows_fwd,
     .persistent = persistent_fwd,
+    .packed_walk = 1,
     .head_dim_tiles = head_dim_tiles_fwd,
     .min_head_dim = 64,
     .pad_from = 24,   /* at head dim 16 mma.sync at 32 was faster (notes/kernels.md) */

@@ -184,9 +184,10 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
                  w->sinks ? "with" : "without", w->sinks);
     }
     /* A variable-length batch runs a winner tuned on one as it was measured. The dense choice of
-     * its longest lengths runs compiled for it, one block a tile: a persistent walk deals tiles
-     * over the longest length in a fixed order, so sequences of uneven lengths leave blocks idle
-     * that the hardware's block scheduler keeps busy (persistent ran far slower on a batch of 23
+     * its longest lengths runs compiled for it: persistent as it is where the family walks a
+     * packed batch's own tiles (gen_family.packed_walk), else one block a tile: a walk dealing
+     * tiles over the longest length in a fixed order leaves blocks idle on sequences of uneven
+     * lengths that the hardware's block scheduler keeps busy (it ran far slower on a batch of 23
      * uneven sequences: notes/kernels.md, variable-length batches). */
     if (w->varlen) {
         if (!(c->family->params & GEN_BIT(GEN_VARLEN))) {
@@ -196,10 +197,11 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
         c->p[GEN_VARLEN] = 1;   /* a varlen winner's kernel has it already (db import checks) */
         gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);   /* no length is a tile multiple */
         if (!out->tuned_varlen) {
-            if (c->family->params & GEN_BIT(GEN_PERSISTENT))
+            const int one_a_tile = !c->family->packed_walk && (c->family->params & GEN_BIT(GEN_PERSISTENT));
+            if (one_a_tile)
                 c->p[GEN_PERSISTENT] = 0;
             snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
-                     "; for a variable-length batch (VARLEN=1, PERSISTENT=0)");
+                     "; for a variable-length batch (VARLEN=1%s)", one_a_tile ? ", PERSISTENT=0" : "");
         }
     } else if (c->p[GEN_VARLEN]) {   /* a dense problem handed a variable-length batch's winner */
         c->p[GEN_VARLEN] = 0;

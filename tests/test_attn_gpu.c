@@ -1014,6 +1014,10 @@ static const feature_case feature_cases[] = {
     { { "varlen bf16 gqa 4/2 causal BR", BF16, 64, 64, 5, 4, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 2, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
     { { "varlen f16 D=128 window separate", F16, 128, 128, 3, 2, 189, 189, 0, 1, 1, 1, DEFAULT_TILES, WIN(0, 40, 7) }, 0, 0, cu_b_q, cu_b_k, 0, 0, 0, 0 },
     { { "varlen bf16 D=128 causal persistent", BF16, 128, 128, 6, 8, 700, 700, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 0, 0, cu_c_q, cu_c_k, 0, 0, 0, 0 },
+    /* The persistent forward's packed walk (traits/ft_packed.h) over grouped heads, and under a
+     * window (its pairs of tiles then uneven): 7 blocks take every unit (gpu_cap_persistent_blocks). */
+    { { "varlen f16 D=64 gqa 6/2 persistent", F16, 64, 64, 6, 6, 700, 700, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 2, 0, cu_c_q, cu_c_k, 0, 0, 0, 0 },
+    { { "varlen bf16 D=128 persistent window BR", BF16, 128, 128, 6, 8, 700, 700, 0, 1, 0, 1, DEFAULT_TILES, WIN(1, 100, 30) }, 0, 0, cu_c_q, cu_c_k, 0, 0, 0, 0 },
     { { "varlen bf16 D=128 ordered softcap 2", BF16, 128, 128, 6, 2, 700, 700, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 2, cu_c_q, cu_c_k, 0, 0, 0, 0 },
     { { "varlen f32 causal BR",          F32,  64, 64, 5, 3, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
     { { "varlen f64 softcap 1 separate", F64,  32, 32, 3, 2, 129, 90, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 1, cu_d_q, cu_d_k, 0, 0, 0, 0 },

@@ -1380,12 +1380,12 @@ FT_DEVICE int read_next_unit(const dkdv_block &blk, int k)
 
 // Warp 0's share of a unit: the ring, tile t into slot t % NUM_STAGES once the consumers
 // are done with the tile before it there (the first pass finds every slot empty: parity 1 of a
-// fresh barrier). The rows of L and delta move to the next head's as the walk does: 24 registers
-// hold no 64-bit products a step.
+// fresh barrier). L's and delta's rows are one offset into both (two pointers carried across
+// the loop spilled in 24 registers), moved to the next head's as the walk does.
 FT_DEVICE void load_unit(const ft_bwd_args &args, const dkdv_block &blk, int g, int lane)
 {
     group_step s = blk.first_step();
-    const float *lse = blk.lse(args, 0), *delta = blk.delta(args, 0);
+    long long row = blk.first_row(args, 0);
 #pragma unroll 1   // unrolled by the ring's depth, its remainder's bookkeeping spilled 24 registers
     for (int t = g; t < g + blk.steps(); t++) {   // the block's tile t
         const int st = t % NUM_STAGES, m0 = s.mt * BLOCK_M;
@@ -1393,18 +1393,17 @@ FT_DEVICE void load_unit(const ft_bwd_args &args, const dkdv_block &blk, int g, 
         if (lane == 0)
             issue_q_do(args, blk, s, st);
         float *ld = blk.ld(st);
+        const float *lse = (const float *)args.lse + row + m0, *delta = (const float *)args.delta + row + m0;
 #pragma unroll
         for (int r = lane; r < BLOCK_M; r += 32) {
             const bool in = EVEN_M || m0 + r < blk.seqlen_q(args);
-            ld[r] = in ? l_scaled(lse[m0 + r]) : l_scaled(FT_INF_F);
-            ld[BLOCK_M + r] = in ? delta[m0 + r] : 0.f;
+            ld[r] = in ? l_scaled(lse[r]) : l_scaled(FT_INF_F);
+            ld[BLOCK_M + r] = in ? delta[r] : 0.f;
         }
         mbar_arrive(blk.full_bar(st));   // releases the stores above
         blk.advance(s);
-        if (s.mt == blk.mt_begin) {   // a new head
-            lse += blk.head_rows(args);
-            delta += blk.head_rows(args);
-        }
+        if (s.mt == blk.mt_begin)   // a new head
+            row += blk.head_rows(args);
     }
 }
 

@@ -127,19 +127,33 @@ constexpr int TURN_BARRIER = 2, O_BARRIER = TURN_BARRIER + NUM_WG, Q_SPLIT_BARRI
 // simulation of the key tiles visited), and the causal forward lost to one block a tile there.
 // Only the position lives in registers (the consumers have none to spare: sizes kept in the
 // struct spilled 88 bytes at head dim 128); the rest is recomputed from args at each take.
-// VARLEN: the walk is over the longest sequence's query tiles (args.seqlen_q), and a sequence's
-// own tiles are reversed and paired by its own count (seq_tiles), so that its longest start
-// first and its pairs balance; a tile or unit past its count is no tile and take goes on to the
-// next. The producer and the consumers take the same tiles: each skip is decided here alone.
+// VARLEN: a persistent block walks the packed batch's own units instead (traits/ft_packed.h),
+// heaviest first over the sequences' tile counts, dealt round by round as a snake (the walk over
+// the longest sequence's tiles, a sequence's tiles past its count skipped, left blocks idle on
+// uneven lengths); its units are the same tiles and causal pairs, and the block keeps the walk's
+// cursor. Each tile is decided here alone: the producer and the consumers (and f32's preparing
+// warps) take the same ones, except that a packed batch's consumers read the producer's
+// (TILE_IN_Q_PLACE).
 struct tile_schedule {
-    int next;      // the unit (a tile, or under a mask a pair) to take next
+    int next;      // the unit (a tile, or under a mask a pair; VARLEN persistent: the round) to take next
     bool second;   // under a mask: the short tile of the pair taken last comes next
-    FT_DEVICE tile_schedule() : next(PERSISTENT ? (int)blockIdx.x : 0), second(false) {}
+#if VARLEN
+    ft_packed_cursor cursor;
+#endif
+    FT_DEVICE explicit tile_schedule(const ft_fwd_args &args)
+        : next(PERSISTENT && !VARLEN ? (int)blockIdx.x : 0), second(false)
+    {
+#if VARLEN
+        cursor = ft_packed_start(args.cu_seqlens_q, args.batch, BLOCK_M);
+#else
+        (void)args;
+#endif
+    }
     // The query tiles of sequence b: a dense batch's all have m_tiles.
     FT_DEVICE static int seq_tiles(const ft_fwd_args &args, int b, int m_tiles)
     {
 #if VARLEN
-        return (args.cu_seqlens_q[b + 1] - args.cu_seqlens_q[b] + BLOCK_M - 1) / BLOCK_M;
+        return ft_packed_tiles(args.cu_seqlens_q, b, BLOCK_M);
 #else
         return m_tiles;
 #endif
@@ -151,15 +165,10 @@ struct tile_schedule {
         ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &tile, &part);
         return tile < seq_tiles(args, bh / args.heads, (int)gridDim.x);
     }
-    // The next unit's tile as (query tile, batch*head), or false when the block is done; live:
-    // whether it is a tile of its sequence (VARLEN: unit u of a sequence of mt tiles is one where
-    // u < mt, under a mask a pair where u <= mt - 1 - u, the pair's second tile u then one too).
-    FT_DEVICE bool step(const ft_fwd_args &args, int &m_tile, int &bh, bool &live)
+    // The next tile as (query tile, batch*head), or false when the block is done.
+    FT_DEVICE bool take(const ft_fwd_args &args, int &m_tile, int &bh)
     {
         const int m_tiles = PERSISTENT ? (args.seqlen_q + BLOCK_M - 1) / BLOCK_M : (int)gridDim.x;
-        const int units = PERSISTENT && CAUSAL ? (m_tiles + 1) / 2 : m_tiles;   // pairs, or tiles
-        const int bh_count = args.batch * args.heads;
-        const int taken = second ? next - (int)gridDim.x : next;   // the unit of this tile
         if (!PERSISTENT) {
             if (next > 0)
                 return false;
@@ -167,41 +176,37 @@ struct tile_schedule {
             ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &tile, &part);
             m_tile = CAUSAL ? seq_tiles(args, bh / args.heads, m_tiles) - 1 - tile : tile;
             next = 1;
-            live = true;   // VARLEN: ft_fwd returned where it is none (block_has_tile)
-            return true;
+            return true;   // VARLEN: ft_fwd returned where it is none (block_has_tile)
         }
+        const int stride = VARLEN ? 1 : (int)gridDim.x;   // rounds, or unit numbers
+        const int taken = second ? next - stride : next;   // the unit of this tile (VARLEN: its round)
+        const int group = l2_head_group((long long)args.seqlen_k * (HEAD_DIM + HEAD_DIM_V) * (int)sizeof(elem_t));   // K and V
+        int u;   // a head's query tile, or under a mask its pair
+#if VARLEN
+        int seq, head;
+        if (!ft_packed_unit(&cursor, args.cu_seqlens_q, args.batch, BLOCK_M, CAUSAL, args.heads, group,
+                            ft_packed_deal(taken, (int)blockIdx.x, (int)gridDim.x), &seq, &u, &head))
+            return false;
+        bh = seq * args.heads + head;
+#else
+        const int units = CAUSAL ? (m_tiles + 1) / 2 : m_tiles;   // pairs, or tiles
+        const int bh_count = args.batch * args.heads;
         if (!second && taken >= units * bh_count)
             return false;
-        int u;
-        const int group = l2_head_group((long long)args.seqlen_k * (HEAD_DIM + HEAD_DIM_V) * (int)sizeof(elem_t));   // K and V
         grouped_walk(taken, group, units, bh_count, u, bh);
-        const int mt = seq_tiles(args, bh / args.heads, m_tiles);
+#endif
         if (!CAUSAL) {
             m_tile = u;
-            next += (int)gridDim.x;
+            next += stride;
         } else if (second) {   // the pair's short tile
             m_tile = u;
             second = false;
         } else {
-            m_tile = mt - 1 - u;
-            next += (int)gridDim.x;
+            m_tile = seq_tiles(args, bh / args.heads, m_tiles) - 1 - u;
+            next += stride;
             second = u < m_tile;   // a pair, not the middle tile of an odd count
         }
-        live = u < mt && u <= m_tile;
         return true;
-    }
-    // The next tile as (query tile, batch*head), or false when the block is done.
-    FT_DEVICE bool take(const ft_fwd_args &args, int &m_tile, int &bh)
-    {
-        bool live;
-#if VARLEN
-        while (step(args, m_tile, bh, live))
-            if (live)
-                return true;
-        return false;
-#else
-        return step(args, m_tile, bh, live);
-#endif
     }
 };
 
@@ -443,6 +448,13 @@ enum { FULL_K, FULL_V, EMPTY_K, EMPTY_V, READY_K, READY_V };
 constexpr int K_LANDED = F32 ? READY_K : FULL_K, V_LANDED = F32 ? READY_V : FULL_V;   // what consumers wait for
 FT_DEVICE unsigned q_full_bar(unsigned bars, int qt) { return bars + 512 + 16 * qt; }
 FT_DEVICE unsigned q_empty_bar(unsigned bars, int qt) { return bars + 520 + 16 * qt; }
+// A packed batch's persistent walk is decoded by the producer alone (a scan of the batch's
+// lengths a tile: on the consumers' path it would delay every tile): it writes each tile's
+// (query tile, batch*head) beside its Q tile's barriers before Q's full arrival, which releases
+// it, and the consumers read it once Q has landed; after the last tile, query tile -1 with an arrival
+// and no bytes. The consumers are done with a place's pair before they give its Q back.
+constexpr bool TILE_IN_Q_PLACE = VARLEN && PERSISTENT;
+FT_DEVICE unsigned q_tile_pair(unsigned bars, int qt) { return bars + 768 + 8 * qt; }
 
 // Where the producer and the consumers are in their common sequence: the query tiles the block
 // has taken (Q tile `tiles % Q_TILES`, phase (tiles / Q_TILES) & 1) and the key tiles loaded
@@ -696,7 +708,7 @@ FT_DEVICE void load_q(unsigned q_smem, const ft_fwd_args &args, const fwd_block 
 // ---- the inline pipeline: every warp loads and computes; a block barrier a tile.
 FT_DEVICE void fwd_inline(const ft_fwd_args &args, unsigned q_smem, unsigned kv_smem)
 {
-    tile_schedule sched;
+    tile_schedule sched(args);
     int m_tile, bh;
     sched.take(args, m_tile, bh);   // one tile (PERSISTENT needs a producer; ft_fwd returned if none)
     const fwd_block fb = describe_block(args, m_tile, bh);
@@ -766,7 +778,7 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
 #endif
     if (threadIdx.x != 0)
         return;
-    tile_schedule sched;
+    tile_schedule sched(args);
     ring_position pos;
     int m_tile, bh;
     while (sched.take(args, m_tile, bh)) {
@@ -788,6 +800,10 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
         const int q_at = PERSISTENT && Q_TILES == 1 ? 1 : 0;   // key tiles issued before Q
         const auto load_q = [&]() {
             mbar_wait(q_empty_bar(bars, qt), pos.q_phase() ^ 1);
+            if (TILE_IN_Q_PLACE) {
+                st_shared_b32(q_tile_pair(bars, qt), (unsigned)m_tile);
+                st_shared_b32(q_tile_pair(bars, qt) + 4, (unsigned)bh);
+            }
             mbar_arrive_expect(q_full_bar(bars, qt), Q_PLANE_BYTES);
 #pragma unroll
             for (int p = 0; p < D_PANELS; p++)
@@ -826,6 +842,12 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
             load_q();
         pos.tiles++;
         pos.keys += n;
+    }
+    if (TILE_IN_Q_PLACE) {   // no more tiles: the consumers' next Q place says so
+        const int qt = pos.q_tile();
+        mbar_wait(q_empty_bar(bars, qt), pos.q_phase() ^ 1);
+        st_shared_b32(q_tile_pair(bars, qt), ~0u);
+        mbar_arrive(q_full_bar(bars, qt));
     }
 }
 
@@ -876,7 +898,7 @@ FT_DEVICE void transpose_v(unsigned v_raw, unsigned vt, int t)   // t: 0..PREP_T
 // OVERLAP deadlocked: the issuer waited for V's slot while the consumers waited for the next K.)
 FT_DEVICE void prepare_tiles(const ft_fwd_args &args, unsigned kv_smem, unsigned bars, int pt)
 {
-    tile_schedule sched;
+    tile_schedule sched(args);
     ring_position pos;
     int m_tile, bh;
     while (sched.take(args, m_tile, bh)) {
@@ -955,15 +977,25 @@ FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned k
     const fwd_thread th = consumer_thread(threadIdx.x - 128);
     const float scale_log2 = softmax_log2_scale(args);
     const bool issuer = (threadIdx.x - 128) % 128 == 0;   // ASYNC_O: the warpgroup's first thread
-    tile_schedule sched;
+    tile_schedule sched(args);
     ring_position pos;
     int m_tile, bh;
     if (PINGPONG && th.wg == NUM_WG - 1)   // the block's turns open (producer_ring)
         named_barrier_arrive(TURN_BARRIER, 256);
-    while (sched.take(args, m_tile, bh)) {
-        const fwd_block fb = describe_block(args, m_tile, bh);
+    for (;;) {
         const int qt = pos.q_tile();
-        mbar_wait(q_full_bar(bars, qt), pos.q_phase());
+        if (TILE_IN_Q_PLACE) {   // the producer's tile, once its Q has landed
+            mbar_wait(q_full_bar(bars, qt), pos.q_phase());
+            m_tile = (int)ld_shared_b32(q_tile_pair(bars, qt));
+            if (m_tile < 0)
+                break;
+            bh = (int)ld_shared_b32(q_tile_pair(bars, qt) + 4);
+        } else if (!sched.take(args, m_tile, bh)) {
+            break;
+        }
+        const fwd_block fb = describe_block(args, m_tile, bh);
+        if (!TILE_IN_Q_PLACE)
+            mbar_wait(q_full_bar(bars, qt), pos.q_phase());
 #if DTYPE == FT_DTYPE_F32
         split_q(q_smem + qt * Q_BYTES, th, (threadIdx.x - 128) % 128);
 #endif

@@ -1,24 +1,26 @@
 /* ft_packed.h: the order a packed (variable-length) batch's query tiles are taken in, heaviest
  * first, written once for the host and the kernels (ft_traits.h's rules: C11/C++17, no includes;
  * ft_traits.h first). The packed scheduler's part: resident blocks take unit numbers (dealt in
- * advance, round r giving block b unit r G + b, or r G + G - 1 - b in odd rounds; or from a
- * counter in memory) and decode each here, so the order needs only the batch's prefix sums of
- * lengths, read on the device (no host sort, nothing read back: a CUDA graph captures it).
+ * advance, round r giving block b unit r G + b, or r G + G - 1 - b in odd rounds: ft_packed_deal)
+ * and decode each here, so the order needs only the batch's prefix sums of lengths, read on the
+ * device (no host sort, nothing read back: a CUDA graph captures it).
  *
  * Why this order (notes/kernels.md, packed batches modelled): a block's fixed cost a tile is what
  * a packed batch loses against a dense one, which a persistent block hides by loading the next
  * tile under this one; and persistent blocks stay balanced over uneven lengths only if the
- * heaviest tiles go first to whichever block is free. A tile's work is the key tiles it visits:
- * - causal (square sequences, top-left): tile m of any sequence visits m + 1, so the walk goes by
- *   levels m from the longest sequence's last tile down, taking tile m of every sequence that
- *   has more than m tiles;
- * - otherwise a tile visits its whole sequence, so the levels are tile counts L from the longest
- *   down, taking every tile of every sequence of exactly L tiles.
- * Within a level: sequence by sequence in batch order, then (causal) head by head, or (otherwise)
- * head by head and each head's tiles in turn, so the blocks at work at once share a few heads' K
- * and V. Either way the work of the units never rises along the walk (tested: test_packed_walk).
- * A level's members are found by a scan of the batch, so a block walking its units upwards keeps
- * a cursor (the level it is in and that level's first unit) and rescans only as it moves on. */
+ * heaviest units go first to whichever block is free. A unit is one head's query tile, or under
+ * a causal mask a pair of them (the last tile with the first, the second last with the second,
+ * ...; an odd count's middle tile alone), as in a dense batch's persistent walk: a pair of a
+ * sequence of T tiles visits T + 1 key tiles whichever it is, a tile T. So a unit's work grows
+ * with its sequence's tile count alone, and the walk goes by levels, tile counts from the
+ * longest sequence's down, taking each sequence of exactly that many tiles in batch order.
+ * Within a sequence its heads go in groups of `group` (the heads whose K and V fit L2 together):
+ * unit 0 of each head of the group, then unit 1 of each, ..., so that the blocks at work at once
+ * share a few heads' K and V, as the dense walk does (a walk by tile index across sequences,
+ * heaviest tile first, shared no K and V between blocks at work: every tile's keys from memory).
+ * The work of the units never rises along the walk (tested: test_packed_walk). A level's members
+ * are found by a scan of the batch, so a block walking its units upwards keeps a cursor (the
+ * level it is in and that level's first unit) and rescans only as it moves on. */
 #ifndef FT_PACKED_H
 #define FT_PACKED_H
 
@@ -28,33 +30,24 @@ FT_TRAIT int ft_packed_tiles(const int *cu_seqlens, int s, int block_m)
     return (cu_seqlens[s + 1] - cu_seqlens[s] + block_m - 1) / block_m;
 }
 
-/* 1 when sequence s has units at `level` (see above). */
-FT_TRAIT int ft_packed_member(const int *cu_seqlens, int s, int block_m, int causal, int level)
+/* One head's units of a sequence of `tiles` query tiles: its tiles, or (causal) their pairs. */
+FT_TRAIT int ft_packed_head_units(int tiles, int causal)
 {
-    const int tiles = ft_packed_tiles(cu_seqlens, s, block_m);
-    return causal ? tiles > level : tiles == level + 1;
+    return causal ? (tiles + 1) / 2 : tiles;
 }
 
-/* The units of one member at `level`: one tile (causal) or level + 1, each in every head. */
-FT_TRAIT int ft_packed_member_units(int causal, int level, int heads)
-{
-    return (causal ? 1 : level + 1) * heads;
-}
-
-/* The units at `level`, over the batch. */
-FT_TRAIT long long ft_packed_level_units(const int *cu_seqlens, int batch, int block_m, int causal, int level,
-                                         int heads)
+/* The units at `level` (sequences of level + 1 tiles), over the batch. */
+FT_TRAIT int ft_packed_level_units(const int *cu_seqlens, int batch, int block_m, int causal, int level, int heads)
 {
     int members = 0;
     for (int s = 0; s < batch; s++)
-        members += ft_packed_member(cu_seqlens, s, block_m, causal, level);
-    return (long long)members * ft_packed_member_units(causal, level, heads);
+        members += ft_packed_tiles(cu_seqlens, s, block_m) == level + 1;
+    return members * ft_packed_head_units(level + 1, causal) * heads;
 }
 
 /* Where a walk is: `level`, whose first unit is `base`. */
 typedef struct ft_packed_cursor {
-    int level;
-    long long base;
+    int level, base;
 } ft_packed_cursor;
 
 /* A walk's start: the top level (the longest sequence's tiles, less one), unit 0. */
@@ -69,31 +62,42 @@ FT_TRAIT ft_packed_cursor ft_packed_start(const int *cu_seqlens, int batch, int 
     return c;
 }
 
-/* Unit u of the walk as (sequence, query tile, head); 1, or 0 when u is past the last unit.
- * The cursor only moves on: u must not fall below the unit its last call decoded (a block's
- * units rise; another order starts from ft_packed_start again). */
+/* The unit block b of `blocks` takes in round r: dealt as a snake, so that the blocks that take
+ * the heavier unit of a round take the lighter one of the next (within 0.2-3.7 % of an ideal
+ * balance on the batches dev/varlen-balance.py models). A block's units rise with r. */
+FT_TRAIT int ft_packed_deal(int r, int b, int blocks)
+{
+    return r * blocks + (r % 2 ? blocks - 1 - b : b);
+}
+
+/* Unit u of the walk as (sequence, the head's unit, head), `group` heads walked together; 1, or 0
+ * when u is past the last unit. The head's unit is a query tile, or (causal) pair p: tiles
+ * T - 1 - p and p of the sequence's T. The cursor only moves on: u must not fall below the unit
+ * its last call decoded (a block's units rise; another order starts from ft_packed_start again). */
 FT_TRAIT int ft_packed_unit(ft_packed_cursor *c, const int *cu_seqlens, int batch, int block_m, int causal,
-                            int heads, long long u, int *seq, int *tile, int *head)
+                            int heads, int group, int u, int *seq, int *unit, int *head)
 {
     for (; c->level >= 0; c->level--) {
-        const long long n = ft_packed_level_units(cu_seqlens, batch, block_m, causal, c->level, heads);
+        const int n = ft_packed_level_units(cu_seqlens, batch, block_m, causal, c->level, heads);
         if (u < c->base + n)
             break;
         c->base += n;
     }
     if (c->level < 0)
         return 0;
-    const int per = ft_packed_member_units(causal, c->level, heads);
-    const long long at = u - c->base;
-    int k = (int)(at / per);
-    const int r = (int)(at % per);
+    const int per_head = ft_packed_head_units(c->level + 1, causal), at = u - c->base;
+    int k = at / (per_head * heads);   /* the k-th member: at < the level's units, so it exists */
+    const int r = at % (per_head * heads);
     int s = 0;
-    for (; s < batch; s++)   /* the k-th member: at < the level's units, so it exists */
-        if (ft_packed_member(cu_seqlens, s, block_m, causal, c->level) && k-- == 0)
+    for (; s < batch; s++)
+        if (ft_packed_tiles(cu_seqlens, s, block_m) == c->level + 1 && k-- == 0)
             break;
+    const int first = r / (group * per_head) * group;   /* the head group's first head */
+    const int size = heads - first < group ? heads - first : group;
+    const int in_group = r - first * per_head;
     *seq = s;
-    *tile = causal ? c->level : r % (c->level + 1);
-    *head = causal ? r : r / (c->level + 1);
+    *unit = in_group / size;
+    *head = first + in_group % size;
     return 1;
 }
 

@@ -211,8 +211,8 @@ static void lookup_by_mask_and_varlen(void **state)
         { "dense: the dense winner", kinds, causal, "database exact", 128, 1, 0 },
         { "window: the window's winner", kinds, of_kind(causal, 0, 512), "window=1 window_left=1024 window_right=0",
           128, 0, 0 },
-        { "varlen without a varlen winner: dense, one block a tile", dense_only, of_kind(causal, 3, 0),
-          "for a variable-length batch (VARLEN=1, PERSISTENT=0)", 128, 0, 1 },
+        { "varlen without a varlen winner: dense, walking the packed batch", dense_only, of_kind(causal, 3, 0),
+          "for a variable-length batch (VARLEN=1)", 128, 1, 1 },
     };
     char err[512];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -426,8 +426,9 @@ static void padded_head_dims_choose_the_compiled_ones(void **state)
 
 /* A variable-length batch: the shipped varlen winners where there are some (bf16 D 128 on the
  * H100), run as tuned; elsewhere the dense choice of its longest lengths, compiled VARLEN=1 with
- * no length a tile multiple and one block a tile (PERSISTENT=0); valid on the device; every
- * dtype, both directions, causal or not, deterministic too. */
+ * no length a tile multiple, persistent as chosen where its family walks a packed batch's own
+ * tiles (fwd_wgmma), else one block a tile (PERSISTENT=0); valid on the device; every dtype,
+ * both directions, causal or not, deterministic too. */
 static void variable_length_choices(void **state)
 {
     (void)state;
@@ -435,6 +436,7 @@ static void variable_length_choices(void **state)
     char err[512];
     assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
     const rt_device *devices[] = { &h100, &ampere };
+    int packed_walks = 0, one_a_tile = 0;   /* choices of each kind seen */
     for (size_t dev = 0; dev < 2; dev++)
         for (int op = 0; op < 2; op++)
             for (int dtype = 0; dtype < 4; dtype++)
@@ -460,12 +462,21 @@ static void variable_length_choices(void **state)
                             continue;
                         }
                         assert_string_equal(c->family->name, dense.config.family->name);
-                        assert_int_equal(c->p[GEN_PERSISTENT], 0);
+                        const int dropped = !c->family->packed_walk && (c->family->params & GEN_BIT(GEN_PERSISTENT));
+                        packed_walks += c->family->packed_walk && c->p[GEN_PERSISTENT];
+                        one_a_tile += dropped;
+                        if (!c->family->packed_walk)
+                            assert_int_equal(c->p[GEN_PERSISTENT], 0);
                         for (int p = 0; p < GEN_PARAM_COUNT; p++)   /* the rest as the dense choice's */
-                            if (p != GEN_VARLEN && p != GEN_EVEN_M && p != GEN_EVEN_N && p != GEN_PERSISTENT)
+                            if (p != GEN_VARLEN && p != GEN_EVEN_M && p != GEN_EVEN_N && (p != GEN_PERSISTENT || !dropped))
                                 assert_int_equal(c->p[p], dense.config.p[p]);
-                        assert_non_null(strstr(got.why, "variable-length batch (VARLEN=1, PERSISTENT=0)"));
+                        if (!strstr(got.why, dropped ? "variable-length batch (VARLEN=1, PERSISTENT=0)"
+                                                     : "variable-length batch (VARLEN=1)"))
+                            fail_msg("%s: the packed batch's change not said", got.why);
                     }
+    /* Both kinds met: the Hopper forward's persistent winners kept, the backward run one block a tile. */
+    assert_true(packed_walks > 0);
+    assert_true(one_a_tile > 0);
     db_close(shipped);
 }
 

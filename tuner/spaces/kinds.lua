@@ -1,7 +1,8 @@
 -- Masks and variable-length batches on Hopper: the workload kinds the runtime looks up apart from
 -- the dense, plainly causal ones of default.lua (`flashtune tune tuner/spaces/kinds.lua`). Without
--- them a variable-length batch runs the dense winner of its longest length one block a tile
--- (PERSISTENT=0), and a window runs the causal winner; tuned here, each kind gets its own.
+-- them a variable-length batch runs the dense winner of its longest length (the backward one block
+-- a tile, PERSISTENT=0; the forward's persistent walk over the batch's own tiles), and a window
+-- runs the causal winner; tuned here, each kind gets its own.
 --
 -- The shapes: bf16 at head dim 128, 16 heads.
 --   * a variable-length batch of 23 sequences of at most 8192 tokens, filling 3/8 of the padded
