@@ -105,7 +105,7 @@ static const struct {
     { "tuner/spaces/wide.lua", 5, 264, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
-    { "tuner/spaces/kinds.lua", 3, 6, 1 },
+    { "tuner/spaces/kinds.lua", 3, 10, 1 },
 };
 
 /* Each shipped space loads for every arch the generator targets (smaller shared memory than

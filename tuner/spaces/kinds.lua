@@ -7,7 +7,9 @@
 -- The shapes: bf16 at head dim 128, 16 heads.
 --   * a variable-length batch of 23 sequences of at most 8192 tokens, filling 3/8 of the padded
 --     batch (the tuner spreads the lengths log-uniformly; bench/varlen.py's batch is in the same
---     bucket), causal and not;
+--     bucket), causal and not; and 16 documents of at most 4096 tokens in the same bucket
+--     (bench/varlen.py --docs 16:64:4096), whose tiles are short: served the 23 sequences'
+--     non-causal winner, it ran 4.9 % slower than one block a tile (notes/kernels.md);
 --   * a causal sliding window of 1024 keys (Mistral's kind) over 2 x 8192 tokens.
 -- The candidates are the Hopper families' strongest forms at head dim 128 (default.lua's notes):
 -- a producer warpgroup for two consumers, with and without turns and the persistent walk.
@@ -15,6 +17,8 @@
 local varlen = {
   { dtype = "bf16", head_dim = 128, causal = 0, batch = 23, heads = 16, seqlen = 8192, varlen = 0.375 },
   { dtype = "bf16", head_dim = 128, causal = 1, batch = 23, heads = 16, seqlen = 8192, varlen = 0.375 },
+  { dtype = "bf16", head_dim = 128, causal = 0, batch = 16, heads = 16, seqlen = 4096, varlen = 0.375 },
+  { dtype = "bf16", head_dim = 128, causal = 1, batch = 16, heads = 16, seqlen = 4096, varlen = 0.375 },
 }
 local window = {
   { dtype = "bf16", head_dim = 128, causal = 1, window_left = 1024, batch = 2, heads = 16, seqlen = 8192 },
