@@ -20,7 +20,7 @@ static const struct {
     FIELD_(v_stride) FIELD_(o_stride) FIELD_(causal_align) FIELD_(window) FIELD_(window_left)
     FIELD_(window_right) FIELD_(deterministic) FIELD_(heads_k) FIELD_(softcap) FIELD_(reserved)
     FIELD_(cu_seqlens_q) FIELD_(cu_seqlens_k) FIELD_(total_q) FIELD_(total_k) FIELD_(sinks) FIELD_(dsinks)
-    FIELD_(allow_tf32) FIELD_(reserved2)
+    FIELD_(allow_tf32) FIELD_(prefix_sums_checked)
 };
 enum { FIELD_COUNT = sizeof fields / sizeof fields[0] };
 

@@ -39,7 +39,7 @@ static ft_status fail(ft_status s, char *err, size_t len, const char *fmt, ...)
 }
 
 /* The last field this library knows ends here; appending a field means updating this. */
-#define DESC_KNOWN_END (offsetof(ft_attention_desc, reserved2) + sizeof(int))
+#define DESC_KNOWN_END (offsetof(ft_attention_desc, prefix_sums_checked) + sizeof(int))
 _Static_assert(DESC_KNOWN_END == sizeof(ft_attention_desc), "DESC_KNOWN_END: a field was appended to ft_attention_desc");
 
 ft_status rt_desc_copy(const char *func, const ft_attention_desc *user, ft_attention_desc *d, char *err, size_t len)
@@ -193,8 +193,10 @@ ft_status rt_check_desc(const char *func, const ft_attention_desc *d, int backwa
                     (double)d->softcap);
     if (d->reserved != 0)
         return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: reserved=%d must be 0", func, d->reserved);
-    if (d->reserved2 != 0)
-        return fail(FT_ERR_INVALID_ARGUMENT, err, len, "%s: reserved2=%d must be 0", func, d->reserved2);
+    if (d->prefix_sums_checked != 0 && (d->prefix_sums_checked != 1 || !d->cu_seqlens_q))
+        return fail(FT_ERR_INVALID_ARGUMENT, err, len,
+                    "%s: prefix_sums_checked=%d must be 0, or 1 with cu_seqlens_q (the caller vouches for "
+                    "the prefix sums)", func, d->prefix_sums_checked);
     if (d->allow_tf32 != 0 && d->allow_tf32 != 1)
         return fail(FT_ERR_INVALID_ARGUMENT, err, len,
                     "%s: allow_tf32=%d must be 0 (float32's accuracy) or 1 (float32 products may round to TF32)",
@@ -247,7 +249,8 @@ int rt_stream_capturing(const cu_driver *cu, CUstream stream)
 ft_status rt_check_prefix_sums(const char *func, const cu_driver *cu, const ft_attention_desc *d, CUstream stream,
                                char *err, size_t len)
 {
-    if (!d->cu_seqlens_q || rt_stream_capturing(cu, stream))   /* a graph being captured cannot wait */
+    /* Nothing to check, vouched for, or a graph being captured (it cannot wait). */
+    if (!d->cu_seqlens_q || d->prefix_sums_checked || rt_stream_capturing(cu, stream))
         return FT_OK;
     const size_t n = (size_t)d->batch + 1;
     int32_t *host = malloc(2 * n * sizeof *host);

@@ -21,11 +21,12 @@ for set in "${sets[@]}"; do
   n=$((n + 1)); [ "$set" = default ] && set=""
   for side in base head; do   # in turn for each batch, so drifting clocks hit both
     src=$([ $side = base ] && echo .base || echo .); lib=$([ $side = base ] && echo /tmp/build-base || echo /tmp/build)
-    # (FA4 timed on the head side only: the same peer twice would only cost time)
+    # (FA4 timed on the head side only: the same peer twice would only cost time; each side runs
+    # its own tree's varlen.py, which puts its own tree's package first on Python's path)
     only=$([ $side = base ] && echo --flashtune-only || true)
     db=$([ $side = head ] && echo "${HEAD_DB:-}" || true)
     FLASHTUNE_LIBRARY=$lib/runtime/libflashtune.so PYTHONPATH=$src/python${PYTHONPATH:+:$PYTHONPATH} FLASHTUNE_DB=$db \
-      python3 bench/varlen.py --out /tmp/varlen/$side-$n $set $only ${VARLEN_ARGS:-} > /tmp/logs/varlen-$side-$n.log 2>&1
+      python3 $src/bench/varlen.py --out /tmp/varlen/$side-$n $set $only ${VARLEN_ARGS:-} > /tmp/logs/varlen-$side-$n.log 2>&1
     echo "== $side, batch $n (${set:-default}): varlen.py rc=$?"
     cp /tmp/varlen/$side-$n/varlen.md "$OUT/$side-$n.md" 2>/dev/null || tail -20 /tmp/logs/varlen-$side-$n.log
   done

@@ -66,8 +66,9 @@ DESC_FIELDS = [
     ("total_q", ctypes.c_int, "i"), ("total_k", ctypes.c_int, "i"),
     # attention sinks and their gradient (device memory, [heads]; NULL for none)
     ("sinks", ctypes.c_void_p, "P"), ("dsinks", ctypes.c_void_p, "P"),
-    # float32: 1 lets products round to TF32 (0: float32's accuracy, three TF32 products each)
-    ("allow_tf32", ctypes.c_int, "i"), ("reserved2", ctypes.c_int, "i"),
+    # float32: 1 lets products round to TF32 (0: float32's accuracy, three TF32 products each);
+    # 1: the prefix sums vouched for, not read back (_varlen's checked sums)
+    ("allow_tf32", ctypes.c_int, "i"), ("prefix_sums_checked", ctypes.c_int, "i"),
 ]
 
 
@@ -114,10 +115,16 @@ def layout_mismatch(library_layout):
 # A packed desc with deterministic set (the backward sets it on the forward's desc), or dsinks.
 DETERMINISTIC_AT = AttentionDesc.deterministic.offset
 DSINKS_AT = AttentionDesc.dsinks.offset
+PREFIX_SUMS_CHECKED_AT = AttentionDesc.prefix_sums_checked.offset
 
 
 def with_deterministic(desc):
     return desc[:DETERMINISTIC_AT] + b"\x01\x00\x00\x00" + desc[DETERMINISTIC_AT + 4:]
+
+
+def with_prefix_sums_checked(desc):
+    """desc with prefix_sums_checked set: the library trusts its prefix sums (checked before)."""
+    return desc[:PREFIX_SUMS_CHECKED_AT] + b"\x01\x00\x00\x00" + desc[PREFIX_SUMS_CHECKED_AT + 4:]
 
 
 def with_dsinks(desc, pointer):

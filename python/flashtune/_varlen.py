@@ -3,14 +3,51 @@ libflashtune's forward and backward, differentiable.
 
 The packed tensors [total, heads, dim] are handed to the kernels as one batch of one sequence,
 [1, heads, total, dim] views (the library addresses a variable-length batch by its head and row
-strides alone); the prefix sums say where each sequence's rows are."""
+strides alone); the prefix sums say where each sequence's rows are.
+
+The library checks the prefix sums' values by reading them back, which waits for the stream; the
+first call with a pair of cu_seqlens tensors pays that, and later calls with the same tensors,
+unchanged (torch's version counter moves with every in-place write) and at the same sizes, tell
+the library they were checked (the desc's prefix_sums_checked): a model's layers, and each
+layer's backward, pass the same ones."""
 import struct
+import weakref
 
 from . import _attention, _library, _ops
 from ._checks import (check_allow_tf32, check_deterministic, check_mask, check_options, check_sinks, check_softcap,
                       check_tensors, check_varlen)
 
 _apply = _cls = None
+# Prefix sums the library has checked: id(cu_seqlens_q) -> (a weak reference to it, the key of
+# what was checked). A handful: a model passes one pair per batch.
+_checked = {}
+_CHECKED_MAX = 8
+
+
+def _checked_key(cu_q, cu_k, sizes):
+    """What makes a check of these prefix sums hold again: both tensors as they are now (object,
+    version, address) and the sizes they were checked against (batch, the longest, the totals)."""
+    return (weakref.ref(cu_k), cu_q._version, cu_q.data_ptr(), cu_k._version, cu_k.data_ptr(), sizes)
+
+
+def _vouched(cu_q, cu_k, sizes):
+    """True when the library checked these very prefix sums, unchanged, at these sizes."""
+    entry = _checked.get(id(cu_q))
+    if entry is None or entry[0]() is not cu_q:
+        return False
+    key = _checked_key(cu_q, cu_k, sizes)
+    return entry[1][0]() is cu_k and entry[1][1:] == key[1:]
+
+
+def _remember_checked(torch, cu_q, cu_k, sizes):
+    """After a call that checked them, or was told they were checked; False while a CUDA graph is
+    captured (the library trusts them there, unchecked)."""
+    if torch.cuda.is_current_stream_capturing():
+        return False
+    if len(_checked) >= _CHECKED_MAX:
+        _checked.clear()
+    _checked[id(cu_q)] = (weakref.ref(cu_q), _checked_key(cu_q, cu_k, sizes))
+    return True
 
 
 def _view4(t):
@@ -35,24 +72,29 @@ def forward_call(torch, q, k, v, cu_q, cu_k, dtype, causal, scale, mask, softcap
     o = _view4(torch.empty((total_q, h, dv), dtype=q.dtype, device=device))
     lse = torch.empty((h, total_q), dtype=torch.float64 if dtype == 3 else torch.float32, device=device)
     ost = o.stride()
-    desc = desc_of((batch, h, max_q, max_k, d, dv, hk, total_q, total_k), (qs, ks, vs, ost), cu_q, cu_k, dtype,
-                   causal, scale, mask, softcap, a.address(sinks), allow_tf32)
+    sizes = (batch, h, max_q, max_k, d, dv, hk, total_q, total_k)
+    desc = desc_of(sizes, (qs, ks, vs, ost), cu_q, cu_k, dtype, causal, scale, mask, softcap, a.address(sinks),
+                   allow_tf32)
     a.run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
+    if _remember_checked(torch, cu_q, cu_k, sizes[:4] + sizes[7:]):   # the backward's desc too
+        desc = _library.with_prefix_sums_checked(desc)
     return q, k, v, o, lse, desc, ((q.shape, qs), (k.shape, ks), (v.shape, vs)), ost
 
 
 def desc_of(sizes, strides, cu_q, cu_k, dtype, causal, scale, mask, softcap, sinks=0, allow_tf32=False):
     """The packed desc of a variable-length batch: sizes (batch, H, longest q, longest k, D, Dv, Hk,
     total_q, total_k), strides (q's, k's, v's, o's of the [1, H, total, D] views); sinks the
-    sinks' address (0: none); allow_tf32 the desc's flag (the backward reads the same desc)."""
+    sinks' address (0: none); allow_tf32 the desc's flag (the backward reads the same desc); the
+    prefix sums vouched for where the library checked them before (_vouched)."""
     batch, h, max_q, max_k, d, dv, hk, total_q, total_k = sizes
     qs, ks, vs, ost = strides
+    vouched = _vouched(cu_q, cu_k, (batch, h, max_q, max_k, total_q, total_k))
     try:
         return _library.DESC.pack(
             _library.DESC_SIZE, batch, h, max_q, max_k, d, dv, dtype, causal,
             float(scale) if scale is not None else 0.0, qs[0], qs[1], qs[2], ks[0], ks[1], ks[2],
             vs[0], vs[1], vs[2], ost[0], ost[1], ost[2], *mask, 0, hk, softcap, 0, cu_q.data_ptr(),
-            cu_k.data_ptr(), total_q, total_k, sinks, 0, int(allow_tf32), 0)
+            cu_k.data_ptr(), total_q, total_k, sinks, 0, int(allow_tf32), int(vouched))
     except (struct.error, OverflowError) as e:   # the checks bound every field; say which failed
         raise ValueError(f"attention_varlen: a size does not fit the C descriptor: {e}") from None
 
@@ -108,7 +150,9 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     to TF32) as in attention().
     Returns O [total_q, H, Dv]. The library reads the prefix sums back to check them, so the call
     waits for the work queued before it on the current stream (not inside a CUDA graph capture:
-    there they are trusted as given). Under torch.compile and torch.export the call is two custom
+    there they are trusted as given); a later call with the same cu_seqlens tensors, not written
+    since (their version counters) and with the same sizes, and the backward, do not read them
+    again, so they do not wait. Under torch.compile and torch.export the call is two custom
     operators, ``flashtune::attention_varlen_forward`` and ``flashtune::attention_varlen_backward``.
 
     Raises TypeError or ValueError naming the argument: checked before the GPU is touched, except

@@ -43,11 +43,12 @@ def contiguous_strides(shape):
 class Tensor:
     """torch.Tensor's interface as flashtune uses it, on the class as torch's is; properties where
     torch builds an object per read."""
-    __slots__ = ("_shape", "_stride", "_dtype", "_device", "_ptr", "requires_grad")
+    __slots__ = ("_shape", "_stride", "_dtype", "_device", "_ptr", "requires_grad", "_version", "__weakref__")
     _next_ptr = 1 << 32
 
     def __init__(self, shape, dtype, device, stride=None, offset=0):
         self._shape, self._dtype, self._device = tuple(shape), dtype, device
+        self._version = 0   # torch's counter of in-place writes (a test bumps it by hand)
         self._stride = tuple(stride) if stride is not None else contiguous_strides(shape)
         self._ptr = Tensor._next_ptr + offset
         Tensor._next_ptr += 1 << 20
@@ -248,8 +249,10 @@ def make_torch(modern=True):
         return Stream(stream_id=1, device_index=get_device_index(dev, optional=True), device_type=1)
 
     torch.cuda = types.SimpleNamespace(device=device, current_stream=current_stream, Stream=Stream,
-                                       current_device=lambda: state["device"])
+                                       current_device=lambda: state["device"],
+                                       is_current_stream_capturing=lambda: state.get("capturing", False))
     torch._C = types.SimpleNamespace()
+    torch.fake_state = state   # the current device; "capturing": a CUDA graph being captured
     if modern:
         torch.cuda._exchange_device = torch.cuda._maybe_exchange_device = exchange_device
         torch._C._cuda_getCurrentRawStream = raw_stream

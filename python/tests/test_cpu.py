@@ -327,12 +327,13 @@ class Library(unittest.TestCase):
                    "o_stride": 120, "causal_align": 144, "window": 148, "window_left": 152, "window_right": 156,
                    "deterministic": 160, "heads_k": 164, "softcap": 168, "reserved": 172, "cu_seqlens_q": 176,
                    "cu_seqlens_k": 184, "total_q": 192, "total_k": 196, "sinks": 200, "dsinks": 208,
-                   "allow_tf32": 216, "reserved2": 220}
+                   "allow_tf32": 216, "prefix_sums_checked": 220}
         self.assertEqual({name: getattr(D, name).offset for name in offsets}, offsets)
         self.assertEqual([f[0] for f in D._fields_][-16:], ["causal_align", "window", "window_left", "window_right",
                                                             "deterministic", "heads_k", "softcap", "reserved",
                                                             "cu_seqlens_q", "cu_seqlens_k", "total_q", "total_k",
-                                                            "sinks", "dsinks", "allow_tf32", "reserved2"])
+                                                            "sinks", "dsinks", "allow_tf32",
+                                                            "prefix_sums_checked"])
         self.assertEqual(D().struct_size, 224)   # set on construction, as FT_ATTENTION_DESC_INIT does
 
     def test_packed_desc_is_the_struct(self):
@@ -597,7 +598,8 @@ class CallPath(unittest.TestCase):
     def test_variable_length_batch_reaches_the_desc(self):
         # packed [total, H, D] tensors reach the library as [1, H, total, D] views with the
         # prefix sums' pointers, the longest lengths and the totals; O comes back [total, H, Dv]
-        # (the same memory as the kernels' view), lse [H, total_q]; the backward gets the same desc
+        # (the same memory as the kernels' view), lse [H, total_q]; the backward gets the same desc,
+        # the prefix sums vouched for there (the forward checked them)
         from flashtune import _varlen
         q, k, v, cu_q, cu_k = self.packed_batch()
         o = flashtune.attention_varlen(q, k, v, cu_q, cu_k, 120, 100, causal=True, softcap=5.0)
@@ -616,9 +618,30 @@ class CallPath(unittest.TestCase):
                                                            fake_torch.Tensor((1, 8, 300, 32), o.dtype, o.device,
                                                                              (300 * 8 * 32, 32, 8 * 32, 1)))
         self.assertEqual(grads[3:], (None, None, None))
-        self.assertEqual(self.bwd.calls[-1][1], desc)
+        self.assertEqual(self.bwd.calls[-1][1], _library.with_prefix_sums_checked(desc))
         for grad, t in zip(grads[:3], (q, k, v)):
             self.assertEqual(grad.shape, (1, t.shape[1], t.shape[0], t.shape[2]))
+
+    def test_prefix_sums_are_checked_once(self):
+        # the library checks a pair of cu_seqlens tensors at their first call (the flag 0) and is
+        # told so at later calls with them (1); written in place since (their version counter),
+        # at other sizes, another tensor, or a first call while a CUDA graph is captured: 0 again
+        q, k, v, cu_q, cu_k = self.packed_batch()
+
+        def flag(cq=cu_q, ck=cu_k, max_q=120):
+            flashtune.attention_varlen(q, k, v, cq, ck, max_q, 100)
+            return _library.AttentionDesc.from_buffer_copy(self.fwd.calls[-1][1]).prefix_sums_checked
+
+        self.assertEqual([flag(), flag(), flag()], [0, 1, 1])
+        self.assertEqual([flag(max_q=130), flag(max_q=130), flag()], [0, 1, 0])
+        cu_k._version += 1
+        self.assertEqual([flag(), flag()], [0, 1])
+        other = fake_torch.Tensor((4,), self.torch.int32, q.device)
+        self.assertEqual([flag(ck=other), flag(ck=other), flag()], [0, 1, 0])
+        fresh = fake_torch.Tensor((4,), self.torch.int32, q.device)
+        self.torch.fake_state["capturing"] = True
+        self.addCleanup(self.torch.fake_state.pop, "capturing", None)
+        self.assertEqual([flag(cq=fresh), flag(cq=fresh)], [0, 0])
 
     def test_softcap_reaches_the_desc(self):
         q, k, v = self.tensors([(1, 2, 50, 64)] * 3)
@@ -645,7 +668,7 @@ class CallPath(unittest.TestCase):
         q, k, v = self.tensors([(1, 2, 50, 64)] * 3, dtype=torch.float32)
         o = flashtune.attention(q, k, v, allow_tf32=True)
         d = _library.AttentionDesc.from_buffer_copy(self.fwd.calls[-1][1])
-        self.assertEqual((d.allow_tf32, d.reserved2, d.dtype), (1, 0, 0))
+        self.assertEqual((d.allow_tf32, d.prefix_sums_checked, d.dtype), (1, 0, 0))
         self.assertEqual(self.fwd.calls[-1][1],
                          bytes(_attention._desc(q, k, v, o, 0, False, None, allow_tf32=True)))
         _attention._Attention.get().backward(fake_torch.Function.last_ctx, fake_torch.Tensor(o.shape, o.dtype, o.device))
@@ -714,14 +737,15 @@ class CallPath(unittest.TestCase):
         self.assertEqual((len(grads), grads[3:6]), (7, (None, None, None)))
         self.assertEqual((grads[6].shape, grads[6].dtype), ((8,), torch.float32))
         b = _library.DESC.unpack(self.bwd.calls[-1][1])
-        self.assertEqual(b[34:], (sinks.data_ptr(), grads[6].data_ptr(), 0, 0))
+        self.assertEqual(b[34:], (sinks.data_ptr(), grads[6].data_ptr(), 0, 1))   # (the sums checked)
         with self.assertRaisesRegex(ValueError, r"sinks: expected shape \(8,\)"):
             flashtune.attention_varlen(q, k, v, cu_q, cu_k, 120, 100, sinks=fake_torch.Tensor((2,), torch.float32,
                                                                                              q.device))
 
     def test_allow_tf32_reaches_a_packed_batch_desc(self):
         # attention_varlen(allow_tf32=True) on float32: the desc's flag after the sinks' pointers,
-        # the backward's desc the same; by default 0; a non-bool refused before the library is called
+        # the backward's desc the same (but for the prefix sums, checked by then); by default 0; a
+        # non-bool refused before the library is called
         torch = self.torch
         from flashtune import _varlen
         _, _, _, cu_q, cu_k = self.packed_batch()
@@ -731,7 +755,7 @@ class CallPath(unittest.TestCase):
         self.assertEqual((f[7], f[30:]), (0, (cu_q.data_ptr(), cu_k.data_ptr(), 300, 250, 0, 0, 1, 0)))
         _varlen._function().backward(fake_torch.Function.last_ctx,
                                      fake_torch.Tensor((1, 8, 300, 32), o.dtype, o.device, (300 * 8 * 32, 32, 8 * 32, 1)))
-        self.assertEqual(self.bwd.calls[-1][1], self.fwd.calls[-1][1])
+        self.assertEqual(self.bwd.calls[-1][1], _library.with_prefix_sums_checked(self.fwd.calls[-1][1]))
         flashtune.attention_varlen(q, k, v, cu_q, cu_k, 120, 100)
         self.assertEqual(_library.DESC.unpack(self.fwd.calls[-1][1])[36], 0)
         n = len(self.fwd.calls)

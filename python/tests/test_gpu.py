@@ -436,7 +436,8 @@ class AgainstPyTorch(unittest.TestCase):
         # attention_varlen on packed [total, H, D] tensors against SDPA's math backend run on each
         # sequence alone (its own mask, placed by its own lengths): every dtype, forward and all
         # three gradients, grouped heads, causal top-left and bottom-right, a window, the softcap,
-        # empty sequences and one without keys; gradcheck in float64; bad prefix sums refused
+        # empty sequences and one without keys; gradcheck in float64; bad prefix sums refused, also
+        # when written in place into sums an earlier call checked
         lengths = [((37, 50), (130, 130), (1, 0), (200, 120), (0, 101)),
                    ((100, 100), (1, 130), (189, 189))]
         cases = [(0, 8, 2, 64, 64, True, "bottom_right", None, 0.0), (1, 4, 4, 128, 128, False, "top_left", (40, 7), 0.0),
@@ -477,6 +478,13 @@ class AgainstPyTorch(unittest.TestCase):
                                        9, 7)
         with self.assertRaisesRegex(ValueError, "sequence 2 is 9 rows long"):
             flashtune.attention_varlen(q, k, v, cu_q, cu_k, 8, 7)
+        # Checked once, then trusted while unchanged: written in place, the sums are checked again.
+        sums = cu_q.clone()
+        flashtune.attention_varlen(q, k, v, sums, cu_k, 9, 7)
+        flashtune.attention_varlen(q, k, v, sums, cu_k, 9, 7)
+        sums[2] = 4
+        with self.assertRaisesRegex(ValueError, "cu_seqlens_q.2.=4 is less than cu_seqlens_q.1.=5"):
+            flashtune.attention_varlen(q, k, v, sums, cu_k, 9, 7)
 
     @staticmethod
     def varlen_reference(q, k, v, do, seqs, causal, align, window, cap):

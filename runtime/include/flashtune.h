@@ -151,7 +151,7 @@ enum {
  * began with batch and heads, must be rebuilt. Added in 0.2.0: struct_size; causal_align,
  * window, window_left, window_right. Added after 0.2.0: deterministic, heads_k, softcap (and
  * reserved); cu_seqlens_q, cu_seqlens_k, total_q, total_k; sinks, dsinks; allow_tf32 (and
- * reserved2).
+ * reserved2, since named prefix_sums_checked: a field that was 0 keeps its meaning).
  *
  * Determinism. The forward, and a backward with deterministic = 1, give bitwise identical
  * results for identical inputs on the same GPU and library version, run after run. A backward
@@ -196,7 +196,8 @@ typedef struct ft_attention_desc {
      * heads_k, .] are addressed by the strides [1] (head) and [2] (row) alone ([0] is not read);
      * lse is [heads, total_q]. Each sequence is its own problem: a mask's bottom-right diagonal
      * is placed by its own lengths. The call copies the prefix sums to the host to check them,
-     * which waits for the work queued on stream before it. Both pointers or neither. */
+     * which waits for the work queued on stream before it (unless prefix_sums_checked, below).
+     * Both pointers or neither. */
     const int32_t *cu_seqlens_q;
     const int32_t *cu_seqlens_k;
     int total_q, total_k;        /* with cu_seqlens_q: >= 1 each; else 0 */
@@ -213,7 +214,12 @@ typedef struct ft_attention_desc {
      * product, about 3e-4 relative error; what torch.backends.cuda.matmul.allow_tf32 allows
      * PyTorch's matmuls). */
     int allow_tf32;
-    int reserved2;               /* must be 0; as reserved, no tail padding */
+    /* 0: the call checks a variable-length batch's prefix sums (above). 1: the caller vouches for
+     * them, as an earlier call with these very sums, unchanged since, checked them: the call
+     * does not read them back, so it does not wait for the stream (the Python package sets it
+     * for a cu_seqlens tensor it has passed before, as a model's layers pass the same one).
+     * Sums that are not valid then give undefined results. 0 for a dense batch. */
+    int prefix_sums_checked;
 } ft_attention_desc;
 
 /* The smallest struct_size accepted: struct_size and the fields through o_stride. */

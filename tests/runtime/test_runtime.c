@@ -1027,7 +1027,7 @@ static void softcap_neg(call *c) { c->d.softcap = -0.5f; }
 static void softcap_inf(call *c) { c->d.softcap = INFINITY; }
 static void softcap_30(call *c) { c->d.softcap = 30.f; }
 static void reserved1(call *c) { c->d.reserved = 1; }
-static void reserved2_1(call *c) { c->d.reserved2 = 1; }
+static void prefix_sums_checked_dense(call *c) { c->d.prefix_sums_checked = 1; }
 static void allow_tf32_2(call *c) { c->d.allow_tf32 = 2; }
 /* A variable-length batch of 2 sequences packed [total, H, D]: 150 query rows, 90 key rows. */
 static void varlen_packed(call *c)
@@ -1043,6 +1043,8 @@ static void varlen_packed(call *c)
     memcpy(c->d.v_stride, q_st, sizeof q_st);
 }
 static void varlen_only_q(call *c) { varlen_packed(c); c->d.cu_seqlens_k = NULL; }
+static void prefix_sums_checked_2(call *c) { varlen_packed(c); c->d.prefix_sums_checked = 2; }
+static void prefix_sums_vouched(call *c) { varlen_packed(c); c->d.prefix_sums_checked = 1; }
 static void varlen_total_0(call *c) { varlen_packed(c); c->d.total_k = 0; }
 static void total_without_varlen(call *c) { c->d.total_q = 100; }
 static void varlen_rows_overlap(call *c) { varlen_packed(c); c->d.q_stride[2] = 128; }
@@ -1137,7 +1139,11 @@ static const arg_case arg_cases[] = {
     { "softcap inf", FT_F16, 0, softcap_inf, FT_ERR_INVALID_ARGUMENT, "softcap=inf must be a finite number >= 0" },
     { "softcap 30", FT_F64, 1, softcap_30, FT_ERR_NO_DEVICE, "no CUDA driver" },
     { "reserved 1", FT_BF16, 0, reserved1, FT_ERR_INVALID_ARGUMENT, "ft_attention_forward: reserved=1 must be 0" },
-    { "reserved2 1", FT_F32, 0, reserved2_1, FT_ERR_INVALID_ARGUMENT, "ft_attention_forward: reserved2=1 must be 0" },
+    { "prefix_sums_checked 1, dense", FT_F32, 0, prefix_sums_checked_dense, FT_ERR_INVALID_ARGUMENT,
+      "ft_attention_forward: prefix_sums_checked=1 must be 0, or 1 with cu_seqlens_q" },
+    { "prefix_sums_checked 2", FT_BF16, 1, prefix_sums_checked_2, FT_ERR_INVALID_ARGUMENT,
+      "ft_attention_backward: prefix_sums_checked=2 must be 0, or 1 with cu_seqlens_q" },
+    { "variable-length, prefix sums vouched for", FT_BF16, 0, prefix_sums_vouched, FT_ERR_NO_DEVICE, "no CUDA driver" },
     { "allow_tf32 2", FT_F32, 0, allow_tf32_2, FT_ERR_INVALID_ARGUMENT,
       "ft_attention_forward: allow_tf32=2 must be 0 (float32's accuracy) or 1" },
     { "variable-length, packed", FT_BF16, 1, varlen_packed, FT_ERR_NO_DEVICE, "no CUDA driver" },
@@ -1392,7 +1398,7 @@ static void struct_size_rules(void **state)
     };
     assert_int_equal(v1, 144);   /* struct_size, 8 ints, a float and its padding, 12 int64 */
     assert_int_equal(full, 224);   /* ... then 4 mask ints, deterministic, heads_k, softcap, reserved, 2 pointers,
-                                    * 2 totals, the sinks' 2 pointers, allow_tf32, reserved2: no padding */
+                                    * 2 totals, the sinks' 2 pointers, allow_tf32, prefix_sums_checked: no padding */
     ft_context *ft;
     assert_int_equal(ft_open(NULL, &ft), FT_OK);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
