@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """How much a packed batch's forward could gain from a scheduler of its own (no GPU needed).
 
-A packed batch runs fwd_wgmma with VARLEN=1 on the plain grid (the runtime turns the persistent
-walk off for it: runtime/rt_lookup.c): grid.x = the longest sequence's query tiles, grid.y =
+Written before the packed walk was built, to predict it (notes/kernels.md has the prediction and
+what was measured): it replays the plain grid a packed batch then ran (the runtime turned the
+persistent walk off for it), and the snake in the order ft_packed.h first had, causal tiles by
+tile index across sequences, one tile a unit; the order built takes causal tiles in pairs by
+sequence and heads in L2 groups (the balance of that one is not modelled here).
+The plain grid: grid.x = the longest sequence's query tiles, grid.y =
 batch x heads, one block a tile, x fastest (templates/traits/ft_schedule.h); a block past its
 sequence's tiles returns at once, and under a causal mask a sequence's own tiles run last-first.
 The hardware hands each block to the first SM with room, in that order. This replays that as
@@ -75,8 +79,9 @@ def live_tiles(lengths, heads, tile, causal, overhead):
 
 
 def packed_order(lengths, heads, tile, causal, overhead):
-    """The tiles' work in ft_packed.h's order: causal by tile index from the top, every sequence
-    that has that tile; otherwise by tile count from the longest, every tile of those sequences."""
+    """The tiles' work in ft_packed.h's first order: causal by tile index from the top, every
+    sequence that has that tile; otherwise by tile count from the longest, every tile of those
+    sequences."""
     tiles = [tiles_of(n, tile) for n in lengths]
     order = []
     for level in range(max(tiles) - 1, -1, -1):

@@ -9,7 +9,11 @@ The library checks the prefix sums' values by reading them back, which waits for
 first call with a pair of cu_seqlens tensors pays that, and later calls with the same tensors,
 unchanged (torch's version counter moves with every in-place write) and at the same sizes, tell
 the library they were checked (the desc's prefix_sums_checked): a model's layers, and each
-layer's backward, pass the same ones."""
+layer's backward, pass the same ones. Writes torch does not see (another library's kernel into
+the tensor's memory, a CUDA graph replayed into it) do not move the counter: there
+FLASHTUNE_PREFIX_SUMS=every has every call checked. Inference tensors keep no counter: each call
+with them is checked."""
+import os
 import struct
 import weakref
 
@@ -24,29 +28,47 @@ _checked = {}
 _CHECKED_MAX = 8
 
 
+def _check_every_call():
+    """FLASHTUNE_PREFIX_SUMS: "once" (the default) or "every"; anything else is an error."""
+    mode = os.environ.get("FLASHTUNE_PREFIX_SUMS") or "once"
+    if mode not in ("once", "every"):
+        raise ValueError(f"FLASHTUNE_PREFIX_SUMS={mode!r}: expected 'once' (the default: a pair of cu_seqlens "
+                         "tensors checked at its first call) or 'every' (checked at every call)")
+    return mode == "every"
+
+
 def _checked_key(cu_q, cu_k, sizes):
     """What makes a check of these prefix sums hold again: both tensors as they are now (object,
-    version, address) and the sizes they were checked against (batch, the longest, the totals)."""
-    return (weakref.ref(cu_k), cu_q._version, cu_q.data_ptr(), cu_k._version, cu_k.data_ptr(), sizes)
+    version, address) and the sizes they were checked against (batch, the longest, the totals);
+    None where that cannot be known (an inference tensor has no version counter)."""
+    try:
+        return (weakref.ref(cu_k), cu_q._version, cu_q.data_ptr(), cu_k._version, cu_k.data_ptr(), sizes)
+    except RuntimeError:
+        return None
 
 
 def _vouched(cu_q, cu_k, sizes):
     """True when the library checked these very prefix sums, unchanged, at these sizes."""
     entry = _checked.get(id(cu_q))
-    if entry is None or entry[0]() is not cu_q:
+    if entry is None or entry[0]() is not cu_q or _check_every_call():
         return False
     key = _checked_key(cu_q, cu_k, sizes)
-    return entry[1][0]() is cu_k and entry[1][1:] == key[1:]
+    return key is not None and entry[1][0]() is cu_k and entry[1][1:] == key[1:]
 
 
-def _remember_checked(torch, cu_q, cu_k, sizes):
-    """After a call that checked them, or was told they were checked; False while a CUDA graph is
-    captured (the library trusts them there, unchecked)."""
-    if torch.cuda.is_current_stream_capturing():
+def _remember_checked(torch, device, cu_q, cu_k, sizes):
+    """After a call on device that checked them, or was told they were checked; False while a CUDA
+    graph is captured on device's current stream (the library trusts them there, unchecked), or
+    where their changes cannot be followed (_checked_key)."""
+    with torch.cuda.device(device):
+        if torch.cuda.is_current_stream_capturing():
+            return False
+    key = _checked_key(cu_q, cu_k, sizes)
+    if key is None:
         return False
     if len(_checked) >= _CHECKED_MAX:
         _checked.clear()
-    _checked[id(cu_q)] = (weakref.ref(cu_q), _checked_key(cu_q, cu_k, sizes))
+    _checked[id(cu_q)] = (weakref.ref(cu_q), key)
     return True
 
 
@@ -76,7 +98,7 @@ def forward_call(torch, q, k, v, cu_q, cu_k, dtype, causal, scale, mask, softcap
     desc = desc_of(sizes, (qs, ks, vs, ost), cu_q, cu_k, dtype, causal, scale, mask, softcap, a.address(sinks),
                    allow_tf32)
     a.run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
-    if _remember_checked(torch, cu_q, cu_k, sizes[:4] + sizes[7:]):   # the backward's desc too
+    if _remember_checked(torch, device, cu_q, cu_k, sizes[:4] + sizes[7:]):   # the backward's desc too
         desc = _library.with_prefix_sums_checked(desc)
     return q, k, v, o, lse, desc, ((q.shape, qs), (k.shape, ks), (v.shape, vs)), ost
 
@@ -152,7 +174,8 @@ def attention_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     waits for the work queued before it on the current stream (not inside a CUDA graph capture:
     there they are trusted as given); a later call with the same cu_seqlens tensors, not written
     since (their version counters) and with the same sizes, and the backward, do not read them
-    again, so they do not wait. Under torch.compile and torch.export the call is two custom
+    again, so they do not wait (FLASHTUNE_PREFIX_SUMS=every: every call reads them, for sums
+    written where torch does not see it). Under torch.compile and torch.export the call is two custom
     operators, ``flashtune::attention_varlen_forward`` and ``flashtune::attention_varlen_backward``.
 
     Raises TypeError or ValueError naming the argument: checked before the GPU is touched, except

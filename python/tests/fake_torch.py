@@ -250,9 +250,9 @@ def make_torch(modern=True):
 
     torch.cuda = types.SimpleNamespace(device=device, current_stream=current_stream, Stream=Stream,
                                        current_device=lambda: state["device"],
-                                       is_current_stream_capturing=lambda: state.get("capturing", False))
+                                       is_current_stream_capturing=lambda: state.get("capturing") == state["device"])
     torch._C = types.SimpleNamespace()
-    torch.fake_state = state   # the current device; "capturing": a CUDA graph being captured
+    torch.fake_state = state   # the current device; "capturing": the device whose stream a graph captures
     if modern:
         torch.cuda._exchange_device = torch.cuda._maybe_exchange_device = exchange_device
         torch._C._cuda_getCurrentRawStream = raw_stream

@@ -625,7 +625,9 @@ class CallPath(unittest.TestCase):
     def test_prefix_sums_are_checked_once(self):
         # the library checks a pair of cu_seqlens tensors at their first call (the flag 0) and is
         # told so at later calls with them (1); written in place since (their version counter),
-        # at other sizes, another tensor, or a first call while a CUDA graph is captured: 0 again
+        # at other sizes, another tensor, a first call while a CUDA graph is captured on q's
+        # device (whichever is current), inference tensors (no counter) or
+        # FLASHTUNE_PREFIX_SUMS=every: 0 again; another value of it refused by name
         q, k, v, cu_q, cu_k = self.packed_batch()
 
         def flag(cq=cu_q, ck=cu_k, max_q=120):
@@ -638,10 +640,26 @@ class CallPath(unittest.TestCase):
         self.assertEqual([flag(), flag()], [0, 1])
         other = fake_torch.Tensor((4,), self.torch.int32, q.device)
         self.assertEqual([flag(ck=other), flag(ck=other), flag()], [0, 1, 0])
+        with mock.patch.dict(os.environ, {"FLASHTUNE_PREFIX_SUMS": "every"}):
+            self.assertEqual([flag(), flag()], [0, 0])
+        with mock.patch.dict(os.environ, {"FLASHTUNE_PREFIX_SUMS": "sometimes"}):
+            with self.assertRaisesRegex(ValueError, "FLASHTUNE_PREFIX_SUMS='sometimes': expected 'once'"):
+                flag()
+
+        class InferenceTensor(fake_torch.Tensor):   # torch's inference tensors keep no version counter
+            __slots__ = ()
+            _version = property(lambda self: self.no_counter(), lambda self, value: None)
+
+            def no_counter(self):
+                raise RuntimeError("Inference tensors do not track version counter.")
+
+        frozen = InferenceTensor((4,), self.torch.int32, q.device)
+        self.assertEqual([flag(cq=frozen), flag(cq=frozen)], [0, 0])
         fresh = fake_torch.Tensor((4,), self.torch.int32, q.device)
-        self.torch.fake_state["capturing"] = True
+        self.torch.fake_state["capturing"] = q.device.index
         self.addCleanup(self.torch.fake_state.pop, "capturing", None)
-        self.assertEqual([flag(cq=fresh), flag(cq=fresh)], [0, 0])
+        with self.torch.cuda.device(1 - q.device.index):   # another device current: q's is the one that counts
+            self.assertEqual([flag(cq=fresh), flag(cq=fresh)], [0, 0])
 
     def test_softcap_reaches_the_desc(self):
         q, k, v = self.tensors([(1, 2, 50, 64)] * 3)

@@ -26,8 +26,9 @@
 //       consumers start the next tile while it is written.
 // Variable-length batches (VARLEN 1): a tile's sequence (seq_of) gives its lengths, band and
 // first rows; the copy engine's maps are one packed sequence, so its boxes are placed at the
-// sequence's first row (map_batch). A query tile past its sequence's end is no tile at all:
-// tile_schedule skips it, for every role alike (a non-persistent block returns at once). Boxes
+// sequence's first row (map_batch). A query tile past its sequence's end is no tile at all: a
+// block of the plain grid given one returns at once, and the persistent walk takes only the
+// sequences' own tiles (tile_schedule; its consumers read each tile from the producer). Boxes
 // may read past a sequence's end into the next one's rows, which are masked (keys) or never
 // stored (queries) as rows past seqlen are in a dense batch; an O box never crosses the end
 // (store_o_async).

@@ -18,7 +18,9 @@
  * unit 0 of each head of the group, then unit 1 of each, ..., so that the blocks at work at once
  * share a few heads' K and V, as the dense walk does (a walk by tile index across sequences,
  * heaviest tile first, shared no K and V between blocks at work: every tile's keys from memory).
- * The work of the units never rises along the walk (tested: test_packed_walk). A level's members
+ * The work of the units never rises along the walk (tested: test_packed_walk) where each sequence
+ * is square and the mask causal or none; its keys' own lengths and a window's band are not
+ * weighed (an order, not a bound: any order is correct). A level's members
  * are found by a scan of the batch, so a block walking its units upwards keeps a cursor (the
  * level it is in and that level's first unit) and rescans only as it moves on. */
 #ifndef FT_PACKED_H
@@ -63,8 +65,9 @@ FT_TRAIT ft_packed_cursor ft_packed_start(const int *cu_seqlens, int batch, int 
 }
 
 /* The unit block b of `blocks` takes in round r: dealt as a snake, so that the blocks that take
- * the heavier unit of a round take the lighter one of the next (within 0.2-3.7 % of an ideal
- * balance on the batches dev/varlen-balance.py models). A block's units rise with r. */
+ * the heavier unit of a round take the lighter one of the next (with one tile a unit, the order
+ * first modelled, within 0.2-3.7 % of an ideal balance on dev/varlen-balance.py's batches). A
+ * block's units rise with r. */
 FT_TRAIT int ft_packed_deal(int r, int b, int blocks)
 {
     return r * blocks + (r % 2 ? blocks - 1 - b : b);
