@@ -3,7 +3,7 @@
 
 fwd_wgmma's PERSISTENT blocks take work units in turn, block b the units b, b + G, b + 2G, ...
 (G resident blocks), walking heads in groups whose K and V fit in 16 MB of L2 (at most 8 heads),
-a unit of every head of the group before the next (templates/common/ft_block.cuh, grouped_walk).
+a unit of every head of the group before the next (templates/traits/ft_schedule.h, ft_schedule_grouped).
 Under a causal mask a unit is a pair of query tiles, the last with the first (tile_schedule in
 templates/families/fwd_wgmma.cu). This prints, for compare.py's grid (hidden 2048, 16384 tokens),
 the most loaded block's work over the mean for three schedules:

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "traits/ft_traits.h"
+#include "traits/ft_schedule.h"
 #include "traits/ft_packed.h"
 
 #define MAX_BATCH 40

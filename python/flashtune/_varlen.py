@@ -98,8 +98,9 @@ def forward_call(torch, q, k, v, cu_q, cu_k, dtype, causal, scale, mask, softcap
     desc = desc_of(sizes, (qs, ks, vs, ost), cu_q, cu_k, dtype, causal, scale, mask, softcap, a.address(sinks),
                    allow_tf32)
     a.run_forward(torch, handle, desc, device, qp, kp, vp, o, lse)
-    if _remember_checked(torch, device, cu_q, cu_k, sizes[:4] + sizes[7:]):   # the backward's desc too
-        desc = _library.with_prefix_sums_checked(desc)
+    vouched = desc[_library.PREFIX_SUMS_CHECKED_AT] != 0   # (then remembered already)
+    if not vouched and _remember_checked(torch, device, cu_q, cu_k, sizes[:4] + sizes[7:]):
+        desc = _library.with_prefix_sums_checked(desc)   # the backward's desc too
     return q, k, v, o, lse, desc, ((q.shape, qs), (k.shape, ks), (v.shape, vs)), ost
 
 

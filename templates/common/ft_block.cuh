@@ -114,16 +114,6 @@ FT_DEVICE int l2_head_group(long long per_head)
     return heads < 1 ? 1 : heads > 8 ? 8 : (int)heads;
 }
 
-// Step i of a walk over bh_count heads x tiles tiles, heads in groups of `group` (the last group
-// may be short): within a group, tile 0 of each head, then tile 1 of each, ... OUT: tile, bh.
-FT_DEVICE void grouped_walk(int i, int group, int tiles, int bh_count, int &tile, int &bh)
-{
-    const int first = i / (group * tiles) * group;   // the group's first head
-    const int size = min(group, bh_count - first);
-    const int r = i - first * tiles;
-    tile = r / size;
-    bh = first + r % size;
-}
 
 // Keys [k0, k1) query `row` sees: [0, seqlen_k), under CAUSAL only its band's (ft_mask.h).
 FT_DEVICE void row_keys(int lo, int hi, int row, int seqlen_k, int &k0, int &k1)

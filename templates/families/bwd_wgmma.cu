@@ -431,7 +431,7 @@ FT_DEVICE void block_tile(const dkdv_block &blk, const ft_bwd_args &args, int un
     if (ORDERED) {
         const int key_tiles = (int)gridDim.x / SPLITS;
         int step;
-        grouped_walk(*blk.ticket(), order_heads(args), key_tiles * SPLITS, (int)gridDim.y, step, bh);
+        ft_schedule_grouped(*blk.ticket(), order_heads(args), key_tiles * SPLITS, (int)gridDim.y, &step, &bh);
         key_tile = key_tiles - 1 - step / SPLITS;
         part = step % SPLITS;
     } else if (CAUSAL && !VARLEN && PRODUCER) {
@@ -444,8 +444,8 @@ FT_DEVICE void block_tile(const dkdv_block &blk, const ft_bwd_args &args, int un
         // order (notes/kernels.md, a causal grid walked heavy first). (VARLEN keeps grid order:
         // past_keys takes the plain grid's unit.)
         int step;
-        grouped_walk(PERSISTENT ? unit : ft_schedule_number(blockIdx.x, blockIdx.y, gridDim.x), order_heads(args),
-                     key_tiles(args) * SPLITS, kv_heads(args), step, bh);
+        ft_schedule_grouped(PERSISTENT ? unit : ft_schedule_number(blockIdx.x, blockIdx.y, gridDim.x),
+                            order_heads(args), key_tiles(args) * SPLITS, kv_heads(args), &step, &bh);
         key_tile = step / SPLITS;
         part = step % SPLITS;
     } else if (PERSISTENT) {   // as the grid's blocks start: a head's key tiles one after another

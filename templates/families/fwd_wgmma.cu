@@ -194,7 +194,7 @@ struct tile_schedule {
         const int bh_count = args.batch * args.heads;
         if (!second && taken >= units * bh_count)
             return false;
-        grouped_walk(taken, group, units, bh_count, u, bh);
+        ft_schedule_grouped(taken, group, units, bh_count, &u, &bh);
 #endif
         if (!CAUSAL) {
             m_tile = u;

@@ -3,7 +3,8 @@
  * ft_traits.h first). The packed scheduler's part: resident blocks take unit numbers (dealt in
  * advance, round r giving block b unit r G + b, or r G + G - 1 - b in odd rounds: ft_packed_deal)
  * and decode each here, so the order needs only the batch's prefix sums of lengths, read on the
- * device (no host sort, nothing read back: a CUDA graph captures it).
+ * device (no host sort, nothing read back: a CUDA graph captures it). ft_schedule.h comes first
+ * (its grouped walk of heads).
  *
  * Why this order (notes/kernels.md, packed batches modelled): a block's fixed cost a tile is what
  * a packed batch loses against a dense one, which a persistent block hides by loading the next
@@ -95,12 +96,8 @@ FT_TRAIT int ft_packed_unit(ft_packed_cursor *c, const int *cu_seqlens, int batc
     for (; s < batch; s++)
         if (ft_packed_tiles(cu_seqlens, s, block_m) == c->level + 1 && k-- == 0)
             break;
-    const int first = r / (group * per_head) * group;   /* the head group's first head */
-    const int size = heads - first < group ? heads - first : group;
-    const int in_group = r - first * per_head;
     *seq = s;
-    *unit = in_group / size;
-    *head = first + in_group % size;
+    ft_schedule_grouped(r, group, per_head, heads, unit, head);
     return 1;
 }
 

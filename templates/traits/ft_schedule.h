@@ -13,7 +13,7 @@
  *   = head rows; the block at (x, y) takes head row y, tile x / splits, share x % splits.
  * - Persistent: grid.x = as many blocks as fit the GPU at once (at most the units), grid.y = 1;
  *   block b takes units in an order of its family's (b, b + grid.x, ...; or a walk of its own,
- *   common/ft_block.cuh's grouped_walk, heavy first under a mask, over the same unit numbers) and
+ *   ft_schedule_grouped, heavy first under a mask, over the same unit numbers) and
  *   decodes each with ft_schedule_unit.
  * Which one a configuration runs is its family's to say (gen_family's `persistent`: PERSISTENT). */
 #ifndef FT_SCHEDULE_H
@@ -44,10 +44,22 @@ FT_TRAIT void ft_schedule_block(unsigned x, unsigned y, int splits, int *row, in
 }
 
 /* The unit number of the block at (x, y) of the plain grid (grid_x units a head row): where a
- * family walks the plain grid's units in an order of its own (grouped_walk, heavy first). */
+ * family walks the plain grid's units in an order of its own (ft_schedule_grouped, heavy first). */
 FT_TRAIT int ft_schedule_number(unsigned x, unsigned y, unsigned grid_x)
 {
     return (int)(y * grid_x + x);
+}
+
+/* Step i of a walk over `rows` head rows x `tiles` tiles, the rows in groups of `group` (the last
+ * may be short): within a group, tile 0 of each row, then tile 1 of each, ... (the heads whose K
+ * and V fit L2 together: the blocks at work at once share them). */
+FT_TRAIT void ft_schedule_grouped(int i, int group, int tiles, int rows, int *tile, int *row)
+{
+    const int first = i / (group * tiles) * group;   /* the group's first row */
+    const int size = rows - first < group ? rows - first : group;
+    const int r = i - first * tiles;
+    *tile = r / size;
+    *row = first + r % size;
 }
 
 /* Persistent: unit u (row-major, `row_units` a head row) as its head row, tile and share. */
