@@ -23,16 +23,22 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 
 
+def fa4_module():
+    """flash_attn.cute where it imports (compare.py's load_fa4_module); else exits saying why."""
+    from compare import load_fa4_module
+    module, why = load_fa4_module()
+    if module is None:
+        sys.exit(f"one_pass.py: --impl fa4: {why}")
+    return module
+
+
 def packed_backend(name, cu, longest):
     """run(q, k, v, causal) of a packed batch ([total, H, D]); exits where `name` takes none."""
     if name == "flashtune":
         import flashtune
         return lambda q, k, v, c: flashtune.attention_varlen(q, k, v, cu, cu, longest, longest, causal=c)
     if name == "fa4":
-        from compare import load_fa4_module
-        module, why = load_fa4_module()
-        if module is None:
-            sys.exit(f"one_pass.py: --impl fa4: {why}")
+        module = fa4_module()
 
         def run(q, k, v, c):
             out = module.flash_attn_varlen_func(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=longest,
@@ -57,10 +63,7 @@ def backend(name, window):
                 return F.scaled_dot_product_attention(q, k, v, is_causal=c)
         return run, False
     if name == "fa4":
-        from compare import load_fa4_module
-        module, why = load_fa4_module()
-        if module is None:
-            sys.exit(f"one_pass.py: --impl fa4: {why}")
+        module = fa4_module()
 
         def run(q, k, v, c):
             out = module.flash_attn_func(q, k, v, causal=c,
