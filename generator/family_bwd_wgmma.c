@@ -12,14 +12,22 @@ static size_t smem_dkdv(const int *p)
                                         p[GEN_HEAD_DIM_V], p[GEN_NUM_STAGES]);
 }
 
+/* A packed batch's own key tiles, walked by 64-row query tiles' blocks (the template's
+ * static_assert: with more rows the consumers' registers spill). */
+static int packed_walk_bwd(const int *p)
+{
+    return p[GEN_BLOCK_M] == 64;
+}
+
 /* The rules are traits/bwd_wgmma.h's (the template static_asserts the same); here their messages. */
 static int check_bwd_wgmma(const int *p, char *why, size_t len)
 {
     const int nw = p[GEN_NUM_WARPS], bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], stages = p[GEN_NUM_STAGES];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
-    if (p[GEN_PERSISTENT] && p[GEN_VARLEN]) {
-        snprintf(why, len, "PERSISTENT=%d with VARLEN=1: bwd_wgmma's blocks loop over the key tiles of a dense "
-                 "batch only", p[GEN_PERSISTENT]);
+    if (p[GEN_PERSISTENT] && p[GEN_VARLEN] && !packed_walk_bwd(p)) {
+        snprintf(why, len, "PERSISTENT=%d with VARLEN=1 and BLOCK_M=%d: bwd_wgmma walks a packed batch's key tiles "
+                 "with 64-row query tiles only (with more rows the consumers' registers spill)", p[GEN_PERSISTENT],
+                 p[GEN_BLOCK_M]);
         return -1;
     }
     if (p[GEN_SPLITS] > 1 && p[GEN_VARLEN]) {
@@ -120,7 +128,8 @@ static int out_map_rows_bwd(const int *p)
                : 0;
 }
 
-/* PERSISTENT: ft_bwd_dkdv's blocks loop over key tiles (its entry's `persists`). */
+/* PERSISTENT: ft_bwd_dkdv's blocks loop over key tiles (its entry's `persists`); a packed batch's
+ * own (packed_walk). */
 static int persistent_bwd(const int *p)
 {
     return p[GEN_PERSISTENT];
@@ -142,7 +151,7 @@ static const gen_entry bwd_wgmma_entries[] = {
 const gen_family gen_family_bwd_wgmma = {
     .name = "bwd_wgmma",
     .file = "families/bwd_wgmma.cu",
-    .parts = FT_PARTS("traits/bwd_wgmma.h", "arch/sm80.cuh", "arch/sm90.cuh", "common/ft_block.cuh",
+    .parts = FT_PARTS("traits/bwd_wgmma.h", "traits/ft_packed.h", "arch/sm80.cuh", "arch/sm90.cuh", "common/ft_block.cuh",
                       "common/ft_softcap.cuh", "common/ft_bwd_steps.cuh", "common/ft_bwd_reduce.cuh"),
     .backward = 1,
     .dtypes = (1u << 1) | (1u << 2),
@@ -165,6 +174,7 @@ const gen_family gen_family_bwd_wgmma = {
     .map_rows = map_rows_bwd,
     .o_map_rows = out_map_rows_bwd,
     .persistent = persistent_bwd,
+    .packed_walk = packed_walk_bwd,
     .repeatable = repeatable_bwd_wgmma,
     .head_dim_tiles = head_dim_tiles_bwd_wgmma,
     .min_head_dim = 64,

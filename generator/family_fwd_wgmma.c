@@ -99,6 +99,13 @@ static int persistent_fwd(const int *p)
     return p[GEN_PERSISTENT];
 }
 
+/* Every persistent configuration walks a packed batch's own query tiles (tile_schedule). */
+static int packed_walk_fwd(const int *p)
+{
+    (void)p;
+    return 1;
+}
+
 /* The default configuration keeps the table's tiles (128 x 128, a producer and two consumers;
  * 64 keys for the large head dims, traits/fwd_wgmma.h) and turns OVERLAP on (faster at head dim
  * 128 on the H100; PINGPONG beside it better only when causal: notes/kernels.md); f32 takes the
@@ -142,7 +149,7 @@ const gen_family gen_family_fwd_wgmma = {
     .q_map_rows = q_map_rows_fwd,
     .o_map_rows = o_map_rows_fwd,
     .persistent = persistent_fwd,
-    .packed_walk = 1,
+    .packed_walk = packed_walk_fwd,
     .head_dim_tiles = head_dim_tiles_fwd,
     .min_head_dim = 64,
     .pad_from = 24,   /* at head dim 16 mma.sync at 32 was faster (notes/kernels.md) */

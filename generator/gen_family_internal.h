@@ -100,11 +100,12 @@ typedef struct gen_family {
      * x SMs), at most one per tile, in grid.x alone, and each block loops over tiles gridDim.x
      * apart. */
     int (*persistent)(const int *p);
-    /* 1: its persistent main kernel walks a variable-length batch's own query tiles, heaviest
-     * first (traits/ft_packed.h), so a packed batch runs a dense winner persistent as it is; 0:
-     * its persistent walk is the dense batch's over the longest sequence, and a packed batch runs
-     * one block a tile (runtime/rt_lookup.c). */
-    int packed_walk;
+    /* NULL: its persistent walk is the dense batch's over the longest sequence, and a packed batch
+     * runs one block a tile (runtime/rt_lookup.c). Else, given p, 1 where its persistent main
+     * kernel walks a variable-length batch's own tiles (query tiles, or key tiles for a key-major
+     * entry), heaviest first (traits/ft_packed.h), so a packed batch runs a dense winner
+     * persistent as it is. */
+    int (*packed_walk)(const int *p);
     /* NULL: a deterministic dQ mode keeps the configuration's tiles. Else, given p with DQ_MODE
      * ordered, moves it to the tiles the family adds dQ in order fastest with (the caller then
      * refits EVEN_M/EVEN_N and validates). */

@@ -197,7 +197,8 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
         c->p[GEN_VARLEN] = 1;   /* a varlen winner's kernel has it already (db import checks) */
         gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);   /* no length is a tile multiple */
         if (!out->tuned_varlen) {
-            const int one_a_tile = !c->family->packed_walk && (c->family->params & GEN_BIT(GEN_PERSISTENT));
+            const int walks = c->family->packed_walk && c->family->packed_walk(c->p);
+            const int one_a_tile = !walks && (c->family->params & GEN_BIT(GEN_PERSISTENT));
             if (one_a_tile)
                 c->p[GEN_PERSISTENT] = 0;
             snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),

@@ -408,6 +408,13 @@ static const struct {
     { "bf16 Nq<Nk causal padded", 29 },
     { "varlen bf16 D=128 causal persistent", 28 },
     { "f16 N=4096 causal", 29 },
+    /* A packed batch on persistent blocks (the packed walk over key tiles, 64-row tiles only):
+     * grouped heads on one stage, a window with dQ first, empty sequences with one consumer, and
+     * the wide keys at 192/128. */
+    { "varlen f16 D=64 gqa 6/2 persistent", 25 },
+    { "varlen bf16 D=128 persistent window BR", 22 },
+    { "varlen bf16 D=64 persistent causal BR", 24 },
+    { "varlen bf16 D=192/128 persistent", 22 },
 };
 
 static int pins_found;   /* wgb_pins that named a case (main checks all did) */
@@ -439,8 +446,10 @@ static int wants_persistent(const gen_family *f, const attn_case *c)
            (long long)c->batch * c->heads * ((c->seqlen_q + 63) / 64) > 264;
 }
 
-static int hopper_config(const char *family, const int (*tiles)[8], int count, const attn_case *c, int idx,
-                         gen_config *out)
+/* The first tile of the rotation from row idx that the family takes for case c (varlen: a packed
+ * batch's, compiled VARLEN=1 with no length a tile multiple). */
+static int hopper_config(const char *family, const int (*tiles)[8], int count, const attn_case *c, int varlen,
+                         int idx, gen_config *out)
 {
     const gen_family *f = gen_family_find(family);
     char why[512];
@@ -487,8 +496,9 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
             g.p[GEN_DK_SS] = tile[5];
             g.p[GEN_DV_EARLY] = tile[6];
         }
-        g.p[GEN_EVEN_M] = even(c->seqlen_q, tile[0]);
-        g.p[GEN_EVEN_N] = even(c->seqlen_k, tile[1]);
+        g.p[GEN_EVEN_M] = !varlen && even(c->seqlen_q, tile[0]);
+        g.p[GEN_EVEN_N] = !varlen && even(c->seqlen_k, tile[1]);
+        g.p[GEN_VARLEN] = varlen;
         if (f->backward)
             g.p[GEN_DQ_MODE] = c->dq_mode == FT_DQ_SEPARATE ? FT_DQ_ORDERED : FT_DQ_ATOMIC;
         /* bwd_wgmma's L read early (L_EARLY) in every other case, where its consumers split the keys;
@@ -1018,6 +1028,10 @@ static const feature_case feature_cases[] = {
      * window (its pairs of tiles then uneven): 7 blocks take every unit (gpu_cap_persistent_blocks). */
     { { "varlen f16 D=64 gqa 6/2 persistent", F16, 64, 64, 6, 6, 700, 700, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 2, 0, cu_c_q, cu_c_k, 0, 0, 0, 0 },
     { { "varlen bf16 D=128 persistent window BR", BF16, 128, 128, 6, 8, 700, 700, 0, 1, 0, 1, DEFAULT_TILES, WIN(1, 100, 30) }, 0, 0, cu_c_q, cu_c_k, 0, 0, 0, 0 },
+    /* The persistent backward's packed walk over key tiles (bwd_wgmma: wgb_pins) with empty
+     * sequences of queries and of keys and Nq != Nk per sequence, and at head dims 192/128. */
+    { { "varlen bf16 D=64 persistent causal BR", BF16, 64, 64, 5, 4, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
+    { { "varlen bf16 D=192/128 persistent", BF16, 192, 128, 6, 2, 700, 700, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 0, 0, cu_c_q, cu_c_k, 0, 0, 0, 0 },
     { { "varlen bf16 D=128 ordered softcap 2", BF16, 128, 128, 6, 2, 700, 700, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 2, cu_c_q, cu_c_k, 0, 0, 0, 0 },
     { { "varlen f32 causal BR",          F32,  64, 64, 5, 3, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
     { { "varlen f64 softcap 1 separate", F64,  32, 32, 3, 2, 129, 90, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 1, cu_d_q, cu_d_k, 0, 0, 0, 0 },
@@ -1331,9 +1345,9 @@ static int build_all(void)
             continue;
         if (tf32_config(&cases[i], i, &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &tf32_kernels[i];
-        if (hopper_config("fwd_wgmma", WG_TILES(&cases[i]), &cases[i], i, &wg_configs[wg_count]) == 0)
+        if (hopper_config("fwd_wgmma", WG_TILES(&cases[i]), &cases[i], 0, i, &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &wg_kernels[i];
-        if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), &cases[i], wgb_pinned(cases[i].name, i),
+        if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), &cases[i], 0, wgb_pinned(cases[i].name, i),
                           &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &wgb_kernels[i];
         if (tf32b_config(&cases[i], i, &wg_configs[wg_count]) == 0)
@@ -1382,16 +1396,23 @@ static int build_all(void)
         feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD];
         feature_configs[feature_count] = make_config(mma ? "bwd_mma" : "bwd_exact", c, 1);
         feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD];
-        if (hopper_config("fwd_wgmma", WG_TILES(c), c, i, &feature_configs[feature_count]) == 0)
+        if (hopper_config("fwd_wgmma", WG_TILES(c), c, feature_cases[i].cu_q != NULL, i, &feature_configs[feature_count]) == 0)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD_WG];
         if (tf32_config(c, i, &feature_configs[feature_count]) == 0) {
             set_decode_shape(&feature_configs[feature_count], &feature_cases[i]);
             feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD_TF32];
         }
         const int wgb_start = wgb_pinned(c->name, i);
-        if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), c, wgb_start, &feature_configs[feature_count]) == 0) {
+        if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), c, feature_cases[i].cu_q != NULL, wgb_start,
+                          &feature_configs[feature_count]) == 0) {
             if (feature_cases[i].bwd_splits)
                 feature_configs[feature_count].p[GEN_SPLITS] = feature_cases[i].bwd_splits;
+            /* A packed batch pinned to a persistent row runs the packed walk, not a row after it. */
+            if (feature_cases[i].cu_q && wgb_tiles[wgb_start % TILE_COUNT(wgb_tiles)][7] &&
+                !feature_configs[feature_count].p[GEN_PERSISTENT]) {
+                printf("  %s: bwd_wgmma's pinned row %d is persistent, the case's tile is not\n", c->name, wgb_start);
+                failed++;
+            }
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_WG];
         }
         if (tf32b_config(c, i, &feature_configs[feature_count]) == 0)

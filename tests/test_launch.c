@@ -939,7 +939,8 @@ static void hopper_backward_persistent_grid(void **state)
         }
         assert_int_equal(launches, 3);
     }
-    /* The rules: a producer and the keys split, dQ in any order, a dense batch. */
+    /* The rules: a producer and the keys split, dQ in any order; a packed batch's walk with
+     * 64-row query tiles. */
     char why[256];
     c.p[GEN_PERSISTENT] = 1;
     c.p[GEN_DQ_MODE] = FT_DQ_ORDERED;
@@ -951,8 +952,10 @@ static void hopper_backward_persistent_grid(void **state)
     assert_non_null(strstr(why, "PERSISTENT=1"));
     c.p[GEN_NUM_WARPS] = 12;
     c.p[GEN_VARLEN] = 1;
+    assert_int_equal(gen_validate(&c, 232448, why, sizeof why), 0);
+    c.p[GEN_BLOCK_M] = 128;
     assert_int_not_equal(gen_validate(&c, 232448, why, sizeof why), 0);
-    assert_non_null(strstr(why, "VARLEN=1"));
+    assert_non_null(strstr(why, "VARLEN=1 and BLOCK_M=128"));
 }
 
 /* ---- launches and batch splitting ---------------------------------------------------------- */

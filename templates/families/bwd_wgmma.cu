@@ -152,9 +152,19 @@ constexpr int BAR_P = BAR_DQ + 8 * (DQ_SOURCES + DQ_TILES), BAR_DS = BAR_P + 8, 
 constexpr int BAR_UNIT = BAR_MEET + 8, UNIT_SLOTS = 2, UNIT_IDX = BAR_UNIT + 16 * UNIT_SLOTS;
 // KEY_MAPS: the mbarrier a unit's K and V complete on.
 constexpr int BAR_KEYS = UNIT_IDX + 4 * UNIT_SLOTS;
+// PERSISTENT with VARLEN, the packed walk (traits/ft_packed.h): the block's first unit, the heads
+// walked together (order_heads) and where the producer is in the walk (an ft_packed_cursor)
+// between the units it takes (packed_unit).
+constexpr bool PACKED_WALK = PERSISTENT && VARLEN;
+constexpr int FIRST_UNIT = BAR_KEYS + 8, PACKED_GROUP = FIRST_UNIT + 4, PACKED_CURSOR = PACKED_GROUP + 4;
 // With a producer the registers move to the consumers (setmaxnreg): the producer keeps 24 and
 // the consumers take what traits/bwd_wgmma.h gives them, with MIN_BLOCKS blocks an SM.
-constexpr int PRODUCER_REGS = 24, CONSUMER_REGS = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS, HEAD_DIM);
+// The packed walk's producer decodes units and describes a sequence's tiles: up to head dim 128
+// it takes 8 registers more (with 24, 8-16 bytes spilled there) from the consumers (none spilled);
+// past it the consumers keep theirs (at 192/128 they spilled 48 bytes with 8 fewer).
+constexpr bool PRODUCER_WIDER = PACKED_WALK && HEAD_DIM <= 128;
+constexpr int PRODUCER_REGS = PRODUCER_WIDER ? 32 : 24;
+constexpr int CONSUMER_REGS = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS, HEAD_DIM) - (PRODUCER_WIDER ? 8 : 0);
 constexpr int MIN_BLOCKS = bwd_wgmma_min_blocks(BLOCK_N, NUM_WARPS, HEAD_DIM);
 
 constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, DQ_FIRST,
@@ -178,8 +188,7 @@ static_assert(RULE != BWD_WGMMA_BAD_PERSISTENT,
               "PERSISTENT 1 needs a producer warpgroup, the keys split (dkdv_consumer) and DQ_MODE atomic");
 static_assert(RULE != BWD_WGMMA_BAD_L_EARLY, "L_EARLY 1 needs the keys split (tile_gradients)");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_INIT, "DQ_INIT store needs a producer warpgroup (add_unit_dq)");
-static_assert(!PERSISTENT || !VARLEN, "PERSISTENT 1 needs VARLEN 0");
-static_assert(BAR_KEYS + 8 <= LD_BYTES && BAR_KEYS % 8 == 0,
+static_assert(PACKED_CURSOR + (int)sizeof(ft_packed_cursor) <= LD_BYTES && BAR_KEYS % 8 == 0,
               "L, delta, the mbarriers, the ticket and the units fit LD_BYTES");
 static_assert(DQ_TILE_BYTES == (DQ_TRANSPOSED ? 128 * 4 * DQ_REGS * DQ_REGIONS
                                               : 128 * 4 * (DQ_COLS0 + (DQ_REGIONS == 2 ? DQ_COLS1 : 0)) / 2),
@@ -193,6 +202,9 @@ static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv
 // another; a query head's turns stay among its own share's blocks. Not with VARLEN (the
 // partials' rows are a dense batch's).
 static_assert(SPLITS == 1 || !VARLEN, "SPLITS > 1 needs VARLEN 0");
+// The packed walk holds a sequence's lengths beside the walk's state: in 80- and 128-row tiles'
+// consumers that spilled 52-128 bytes (NVRTC, dev/spill-census.py --set VARLEN=1).
+static_assert(!PACKED_WALK || BLOCK_M == 64, "PERSISTENT 1 with VARLEN 1 needs BLOCK_M 64");
 
 // ---- ft_bwd_preprocess: delta = rowsum(dO * O) (common/ft_bwd_steps.cuh) -------------------
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
@@ -269,6 +281,9 @@ struct dkdv_block {
     FT_DEVICE unsigned unit_empty_bar(int sl) const { return ld_block(0) + BAR_UNIT + 8 * (UNIT_SLOTS + sl); }
     FT_DEVICE int *unit_idx(int sl) const { return (int *)generic(ld_block(0) + UNIT_IDX) + sl; }
     FT_DEVICE unsigned keys_bar() const { return ld_block(0) + BAR_KEYS; }
+    FT_DEVICE int *first_unit_idx() const { return (int *)generic(ld_block(0) + FIRST_UNIT); }
+    FT_DEVICE int *packed_group() const { return (int *)generic(ld_block(0) + PACKED_GROUP); }
+    FT_DEVICE ft_packed_cursor *cursor() const { return (ft_packed_cursor *)generic(ld_block(0) + PACKED_CURSOR); }
 
     // The walk: every query tile of the range in each query head of the group (group_step), from
     // the first step on.
@@ -413,7 +428,8 @@ FT_DEVICE int order_heads(const ft_bwd_args &args)
 // Under a mask that order runs heavy to light within a group of heads: a fixed share of it
 // (every gridDim.x-th unit) gave the first blocks the heavy units of each round and ran slower
 // than one block a unit (notes/kernels.md, persistent blocks). Else a block is one unit, its
-// grid's.
+// grid's. PACKED_WALK: the tickets are numbers of the packed batch's own walk (packed_unit), and a
+// unit is passed on as its key tile and K/V head row (key_tile * kv_heads + bh; -1: none left).
 FT_DEVICE int key_tiles(const ft_bwd_args &args)
 {
     return PERSISTENT ? (args.seqlen_k + BLOCK_N - 1) / BLOCK_N : (int)gridDim.x / SPLITS;
@@ -422,13 +438,38 @@ FT_DEVICE int kv_heads(const ft_bwd_args &args)   // batch * heads_k
 {
     return PERSISTENT ? args.batch * args.heads_k : (int)gridDim.y;
 }
-FT_DEVICE int first_unit() { return PERSISTENT ? (int)blockIdx.x : 0; }
 FT_DEVICE int unit_end(const ft_bwd_args &args) { return PERSISTENT ? key_tiles(args) * SPLITS * kv_heads(args) : 1; }
+// The block's first unit: PACKED_WALK's lies in shared memory (the kernel decoded it), read where
+// first_unit is called (blk.first_unit_idx()): passed the block, first_unit made 4 dense kernels
+// spill (NVRTC, the same code otherwise).
+FT_DEVICE int first_unit() { return PERSISTENT ? (int)blockIdx.x : 0; }
+FT_DEVICE bool unit_in(const ft_bwd_args &args, int unit)   // a unit to work on (else the walk is over)
+{
+    return PACKED_WALK ? unit >= 0 : unit < unit_end(args);
+}
+
+// PACKED_WALK: unit number n of the packed batch's walk (traits/ft_packed.h, without pairs: the
+// key tiles of the sequences with the most first, within a sequence a group of heads' tile 0, then
+// tile 1, ...; under a top-left mask a sequence's low key tiles see the most query tiles, so that
+// is heaviest first too) as key_tile * kv_heads + bh, or -1 past the last. One thread decodes for
+// the block (the kernel's first unit, then the producer's: the walk scans the batch's lengths,
+// which the consumers would pay on their path); the walk's cursor and group lie in shared memory.
+FT_DEVICE int packed_unit(const ft_bwd_args &args, const dkdv_block &blk, int n)
+{
+    int seq, tile, head;
+    if (!ft_packed_unit(blk.cursor(), args.cu_seqlens_k, args.batch, BLOCK_N, 0, args.heads_k, *blk.packed_group(), n,
+                        &seq, &tile, &head))
+        return -1;
+    return tile * kv_heads(args) + seq * args.heads_k + head;
+}
 
 FT_DEVICE void block_tile(const dkdv_block &blk, const ft_bwd_args &args, int unit, int &key_tile, int &bh, int &part)
 {
     part = 0;
-    if (ORDERED) {
+    if (PACKED_WALK) {   // packed_unit's
+        key_tile = unit / kv_heads(args);
+        bh = unit % kv_heads(args);
+    } else if (ORDERED) {
         const int key_tiles = (int)gridDim.x / SPLITS;
         int step;
         ft_schedule_grouped(*blk.ticket(), order_heads(args), key_tiles * SPLITS, (int)gridDim.y, &step, &bh);
@@ -1363,7 +1404,10 @@ FT_DEVICE int publish_next_unit(const ft_bwd_args &args, const dkdv_block &blk, 
     int next = 0;
     if (lane == 0) {
         mbar_wait(blk.unit_empty_bar(sl), (use & 1) ^ 1);   // every reader is done with its last use
-        next = min(grid_blocks_here() + atomicAdd(args.dq_ticket, 1), unit_end(args));
+        if constexpr (PACKED_WALK)
+            next = packed_unit(args, blk, grid_blocks_here() + atomicAdd(args.dq_ticket, 1));
+        else
+            next = min(grid_blocks_here() + atomicAdd(args.dq_ticket, 1), unit_end(args));
         *blk.unit_idx(sl) = next;
         mbar_arrive(blk.unit_full_bar(sl));   // releases the store
     }
@@ -1489,7 +1533,7 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
     // (Two loops, not one with the roles inside: each then holds only its own role's registers.)
     int g = 0;
     if (warp == 0) {
-        for (int u = first_unit(), k = 1; u < unit_end(args); k++) {
+        for (int u = PACKED_WALK ? *blk.first_unit_idx() : first_unit(), k = 1; unit_in(args, u); k++) {
             describe_block(blk, args, u);   // after the split, so that nothing is carried across it
             load_unit(args, blk, g, lane);
             g += blk.steps();
@@ -1497,7 +1541,7 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
         }
         return;
     }
-    for (int u = first_unit(), k = 1; u < unit_end(args); k++) {
+    for (int u = PACKED_WALK ? *blk.first_unit_idx() : first_unit(), k = 1; unit_in(args, u); k++) {
         describe_block(blk, args, u);
         add_unit_dq(args, blk, g);
         g += blk.steps();
@@ -1520,7 +1564,7 @@ FT_DEVICE void consumers_meet(const dkdv_block &blk, unsigned &meetings)
 FT_DEVICE dkdv_thread consumer_start(const ft_bwd_args &args, dkdv_block &blk, unsigned &meetings)
 {
     setmaxnreg_inc<CONSUMER_REGS>();
-    describe_block(blk, args, first_unit());
+    describe_block(blk, args, PACKED_WALK ? *blk.first_unit_idx() : first_unit());
     const dkdv_thread th = consumer_thread(threadIdx.x - 128);
     if constexpr (KEY_MAPS) {
         if (th.t == 0)
@@ -1559,7 +1603,7 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
             dq_held = -1;
         }
     };
-    for (int u = first_unit(), k = 1;; k++) {
+    for (int u = PACKED_WALK ? *blk.first_unit_idx() : first_unit(), k = 1;; k++) {
         float dk[DK_REGS], dv[DV_REGS];
         zero(dk);
         zero(dv);
@@ -1656,7 +1700,7 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
         hand_dq();   // the unit's last dQ tile
         g += blk.steps();
         const int next = PERSISTENT ? read_next_unit(blk, k) : 0;
-        const bool more = PERSISTENT && next < unit_end(args);
+        const bool more = PERSISTENT && unit_in(args, next);
         if (more || STAGED_EPILOGUE)   // every consumer's products (which read K, V, the dS^T tiles) are done
             named_barrier_sync(1, CONSUMER_THREADS);
         if (more) {   // the next unit's K and V, under this unit's dK and dV stores
@@ -1738,15 +1782,23 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     dkdv_block blk;
     blk.k_smem = (smem_addr(smem_raw) + 1023u) & ~1023u;
     blk.base = smem_raw + (blk.k_smem - smem_addr(smem_raw));
-    if (VARLEN && !ORDERED) {   // (one block a unit: DQ_MODE ordered takes its tile from a ticket)
+    if (VARLEN && !ORDERED && !PERSISTENT) {   // (one block a unit: DQ_MODE ordered takes its tile from a ticket)
         int bh, key_tile, part;
         ft_schedule_block(blockIdx.x, blockIdx.y, SPLITS, &bh, &key_tile, &part);
         if (past_keys(args, key_tile, bh))
             return;   // the whole block, before any barrier
     }
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
         init_barriers(blk, args.dq_ticket);
-    __syncthreads();   // the barriers exist before anyone waits on them; the ticket is known
+        if (PACKED_WALK) {
+            *blk.cursor() = ft_packed_start(args.cu_seqlens_k, args.batch, BLOCK_N);
+            *blk.packed_group() = order_heads(args);
+            *blk.first_unit_idx() = packed_unit(args, blk, (int)blockIdx.x);
+        }
+    }
+    __syncthreads();   // the barriers exist before anyone waits on them; the ticket (the first unit) is known
+    if (PACKED_WALK && *blk.first_unit_idx() < 0)
+        return;   // past the packed batch's units: the whole block, nothing in flight
     if (VARLEN && ORDERED) {   // the tile is known only now: the whole block leaves, nothing in flight
         int key_tile, bh, part;
         block_tile(blk, args, 0, key_tile, bh, part);

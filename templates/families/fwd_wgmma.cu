@@ -453,9 +453,13 @@ FT_DEVICE unsigned q_empty_bar(unsigned bars, int qt) { return bars + 520 + 16 *
 // lengths a tile: on the consumers' path it would delay every tile): it writes each tile's
 // (query tile, batch*head) beside its Q tile's barriers before Q's full arrival, which releases
 // it, and the consumers read it once Q has landed; after the last tile, query tile -1 with an arrival
-// and no bytes. The consumers are done with a place's pair before they give its Q back.
+// and no bytes. Every consumer thread arrives on the place's pair-read mbarrier once it has read
+// the pair, and the producer waits for that before it writes the place's next: Q's empty barrier
+// alone ordered the reads only through a named barrier and one issuer's arrival (ASYNC_O), a
+// chain compute-sanitizer's racecheck reported as a hazard (notes/kernels.md).
 constexpr bool TILE_IN_Q_PLACE = VARLEN && PERSISTENT;
 FT_DEVICE unsigned q_tile_pair(unsigned bars, int qt) { return bars + 768 + 8 * qt; }
+FT_DEVICE unsigned pair_read_bar(unsigned bars, int qt) { return bars + 800 + 8 * qt; }
 
 // Where the producer and the consumers are in their common sequence: the query tiles the block
 // has taken (Q tile `tiles % Q_TILES`, phase (tiles / Q_TILES) & 1) and the key tiles loaded
@@ -802,6 +806,7 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
         const auto load_q = [&]() {
             mbar_wait(q_empty_bar(bars, qt), pos.q_phase() ^ 1);
             if (TILE_IN_Q_PLACE) {
+                mbar_wait(pair_read_bar(bars, qt), pos.q_phase() ^ 1);
                 st_shared_b32(q_tile_pair(bars, qt), (unsigned)m_tile);
                 st_shared_b32(q_tile_pair(bars, qt) + 4, (unsigned)bh);
             }
@@ -847,6 +852,7 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
     if (TILE_IN_Q_PLACE) {   // no more tiles: the consumers' next Q place says so
         const int qt = pos.q_tile();
         mbar_wait(q_empty_bar(bars, qt), pos.q_phase() ^ 1);
+        mbar_wait(pair_read_bar(bars, qt), pos.q_phase() ^ 1);
         st_shared_b32(q_tile_pair(bars, qt), ~0u);
         mbar_arrive(q_full_bar(bars, qt));
     }
@@ -988,9 +994,10 @@ FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned k
         if (TILE_IN_Q_PLACE) {   // the producer's tile, once its Q has landed
             mbar_wait(q_full_bar(bars, qt), pos.q_phase());
             m_tile = (int)ld_shared_b32(q_tile_pair(bars, qt));
+            bh = (int)ld_shared_b32(q_tile_pair(bars, qt) + 4);   // (after the last tile: unused)
+            mbar_arrive(pair_read_bar(bars, qt));
             if (m_tile < 0)
                 break;
-            bh = (int)ld_shared_b32(q_tile_pair(bars, qt) + 4);
         } else if (!sched.take(args, m_tile, bh)) {
             break;
         }
@@ -1039,6 +1046,8 @@ ft_fwd(const __grid_constant__ ft_fwd_args args)
             for (int qt = 0; qt < Q_TILES; qt++) {
                 mbar_init(q_full_bar(bars, qt), 1);
                 mbar_init(q_empty_bar(bars, qt), Q_EMPTY_COUNT);
+                if (TILE_IN_Q_PLACE)
+                    mbar_init(pair_read_bar(bars, qt), CONSUMER_THREADS);
             }
             mbar_init_fence();
         }

@@ -21,6 +21,7 @@
 static char dir[] = "/tmp/ft_test_runtime_XXXXXX";
 
 static const rt_device h100 = { "NVIDIA H100 80GB HBM3", "sm_90", 232448, 132 };
+static const rt_device h200 = { "NVIDIA H200", "sm_90", 232448, 132 };
 static const rt_device test_gpu = { "Test GPU", "sm_90", 232448, 132 };
 static const rt_device ampere = { "Test A100", "sm_80", 166912, 108 };
 static const rt_device ada = { "Test L4", "sm_89", 101376, 58 };
@@ -425,19 +426,19 @@ static void padded_head_dims_choose_the_compiled_ones(void **state)
 }
 
 /* A variable-length batch: the shipped varlen winners where there are some (bf16 D 128 on the
- * H100), run as tuned; elsewhere the dense choice of its longest lengths, compiled VARLEN=1 with
- * no length a tile multiple, persistent as chosen where its family walks a packed batch's own
- * tiles (fwd_wgmma), else one block a tile (PERSISTENT=0); valid on the device; every dtype,
- * both directions, causal or not, deterministic too. */
+ * H100 and the H200), run as tuned; elsewhere the dense choice of its longest lengths, compiled
+ * VARLEN=1 with no length a tile multiple, persistent as chosen where its family walks a packed
+ * batch's own tiles (fwd_wgmma, bwd_wgmma's 64-row tiles), else one block a tile (PERSISTENT=0);
+ * valid on the device; every dtype, both directions, causal or not, deterministic too. */
 static void variable_length_choices(void **state)
 {
     (void)state;
     db *shipped = NULL;
     char err[512];
     assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
-    const rt_device *devices[] = { &h100, &ampere };
-    int packed_walks = 0, one_a_tile = 0;   /* choices of each kind seen */
-    for (size_t dev = 0; dev < 2; dev++)
+    const rt_device *devices[] = { &h100, &h200, &ampere };   /* the H200's backward winners: persistent */
+    int packed_walks[2] = { 0, 0 };   /* persistent choices kept, by direction */
+    for (size_t dev = 0; dev < 3; dev++)
         for (int op = 0; op < 2; op++)
             for (int dtype = 0; dtype < 4; dtype++)
                 for (int causal = 0; causal < 2; causal++)
@@ -456,16 +457,16 @@ static void variable_length_choices(void **state)
                         assert_int_equal(c->p[GEN_EVEN_N], 0);
                         if (gen_validate(c, devices[dev]->smem_limit, err, sizeof err) != 0)
                             fail_msg("%s: %s", got.why, err);
-                        assert_int_equal(got.tuned_varlen, dev == 0 && dtype == FT_BF16);
+                        assert_int_equal(got.tuned_varlen, devices[dev] != &ampere && dtype == FT_BF16);
                         if (got.tuned_varlen) {
                             assert_non_null(strstr(got.why, " varlen=3 on"));
                             continue;
                         }
                         assert_string_equal(c->family->name, dense.config.family->name);
-                        const int dropped = !c->family->packed_walk && (c->family->params & GEN_BIT(GEN_PERSISTENT));
-                        packed_walks += c->family->packed_walk && c->p[GEN_PERSISTENT];
-                        one_a_tile += dropped;
-                        if (!c->family->packed_walk)
+                        const int walks = c->family->packed_walk && c->family->packed_walk(c->p);
+                        const int dropped = !walks && (c->family->params & GEN_BIT(GEN_PERSISTENT));
+                        packed_walks[op] += walks && c->p[GEN_PERSISTENT];
+                        if (!walks)
                             assert_int_equal(c->p[GEN_PERSISTENT], 0);
                         for (int p = 0; p < GEN_PARAM_COUNT; p++)   /* the rest as the dense choice's */
                             if (p != GEN_VARLEN && p != GEN_EVEN_M && p != GEN_EVEN_N && (p != GEN_PERSISTENT || !dropped))
@@ -474,9 +475,9 @@ static void variable_length_choices(void **state)
                                                      : "variable-length batch (VARLEN=1)"))
                             fail_msg("%s: the packed batch's change not said", got.why);
                     }
-    /* Both kinds met: the Hopper forward's persistent winners kept, the backward run one block a tile. */
-    assert_true(packed_walks > 0);
-    assert_true(one_a_tile > 0);
+    /* The Hopper winners' walks kept in both directions (a walk dropped: persistent_backward_refit). */
+    assert_true(packed_walks[0] > 0);
+    assert_true(packed_walks[1] > 0);
     db_close(shipped);
 }
 
@@ -837,13 +838,17 @@ static void deterministic_tiles_refit_even(void **state)
     db_close(shipped);
 }
 
-/* A persistent bwd_wgmma winner (PERSISTENT: dense batches, dQ in any order) run where it cannot
- * be persistent: made deterministic it keeps its tiles with an ordered dQ, one block a key tile;
- * for a variable-length batch it runs with VARLEN, one block a key tile; for grouped K/V heads
+/* A persistent bwd_wgmma winner (PERSISTENT: dQ in any order) run where it cannot be persistent
+ * or walks otherwise: made deterministic it keeps its tiles with an ordered dQ, one block a key
+ * tile; for a variable-length batch it runs with VARLEN, persistent over the batch's own key
+ * tiles, and a 128-row one (which cannot walk them) one block a key tile; for grouped K/V heads
  * it stays persistent, the group's heads split over its units. */
 #define BWD_BF16_128 "op=bwd dtype=bf16 head_dim=128 head_dim_v=128 causal=1 batch=4 heads=16 seqlen_q=4096 seqlen_k=4096"
 #define P_BWD_PERSISTENT "DTYPE=bf16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=64 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=2 " \
                          "CAUSAL=1 CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic DQ_FIRST=1 DV_EARLY=1 PERSISTENT=1"
+#define BWD_BF16_64 "op=bwd dtype=bf16 head_dim=64 head_dim_v=64 causal=1 batch=4 heads=16 seqlen_q=4096 seqlen_k=4096"
+#define P_BWD_PERSISTENT_128 "DTYPE=bf16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=128 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=2 " \
+                             "CAUSAL=1 CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic PERSISTENT=1"
 static void persistent_backward_refit(void **state)
 {
     (void)state;
@@ -866,8 +871,19 @@ static void persistent_backward_refit(void **state)
     v.varlen = 3;
     assert_int_equal(rt_choose(user, NULL, &test_gpu, &v, 0, &packed, &db_error, err, sizeof err), 0);
     assert_int_equal(packed.config.p[GEN_VARLEN], 1);
-    assert_int_equal(packed.config.p[GEN_PERSISTENT], 0);
+    assert_int_equal(packed.config.p[GEN_PERSISTENT], 1);
     assert_int_equal(gen_validate(&packed.config, test_gpu.smem_limit, err, sizeof err), 0);
+    db *rows128 = make_db("persistent128.db", "flashtune winners format 1\n" LINE("Test GPU", "sm_90", BWD_BF16_64,
+                          "bwd_wgmma", "7123456789abcdef", P_BWD_PERSISTENT_128));
+    db_workload v64 = workload(DB_OP_BWD, FT_BF16, 64, 1, 4, 16, 4096, 4096);
+    v64.varlen = 3;
+    assert_int_equal(rt_choose(rows128, NULL, &test_gpu, &v64, 0, &packed, &db_error, err, sizeof err), 0);
+    assert_int_equal(packed.config.p[GEN_BLOCK_M], 128);
+    assert_int_equal(packed.config.p[GEN_VARLEN], 1);
+    assert_int_equal(packed.config.p[GEN_PERSISTENT], 0);
+    assert_non_null(strstr(packed.why, "(VARLEN=1, PERSISTENT=0)"));
+    assert_int_equal(gen_validate(&packed.config, test_gpu.smem_limit, err, sizeof err), 0);
+    db_close(rows128);
     db_workload g = w;   /* grouped K/V heads: persistent still, each group's heads split */
     g.heads_k = 4;
     rt_choice grouped;
@@ -886,7 +902,7 @@ static void shipped_tables_per_gpu(void **state)
     db *shipped = NULL;
     char err[512];
     assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
-    const rt_device h200 = { "NVIDIA H200", "sm_90", 232448, 132 }, pcie = { "NVIDIA H100 PCIe", "sm_90", 232448, 114 };
+    const rt_device pcie = { "NVIDIA H100 PCIe", "sm_90", 232448, 114 };
     const db_workload w = workload(DB_OP_BWD, FT_BF16, 128, 1, 4, 16, 4096, 4096);
     rt_choice got;
     int db_error;
@@ -911,7 +927,6 @@ static void small_grids_served_by_small_grids(void **state)
     db *shipped = NULL;
     char err[512];
     assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
-    const rt_device h200 = { "NVIDIA H200", "sm_90", 232448, 132 };
     const struct {
         db_workload w;
         int tier;               /* RT_TIER_* */

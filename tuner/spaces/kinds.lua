@@ -1,7 +1,7 @@
 -- Masks and variable-length batches on Hopper: the workload kinds the runtime looks up apart from
 -- the dense, plainly causal ones of default.lua (`flashtune tune tuner/spaces/kinds.lua`). Without
--- them a variable-length batch runs the dense winner of its longest length (the backward one block
--- a tile, PERSISTENT=0; the forward's persistent walk over the batch's own tiles), and a window
+-- them a variable-length batch runs the dense winner of its longest length (a persistent one
+-- walking the batch's own tiles), and a window
 -- runs the causal winner; tuned here, each kind gets its own.
 --
 -- The shapes: bf16 at head dim 128, 16 heads.
@@ -32,9 +32,9 @@ end
 -- The backward: default.lua's Hopper forms at head dim 128 (64-row query tiles, dQ added by the
 -- copy engine), with the product order (DQ_FIRST, DV_EARLY) where a producer serves two consumers
 -- splitting 128 keys (L read early, L_EARLY, lost there: default.lua), the first dQ share stored
--- (DQ_INIT) beside a producer, and for the window the persistent walk (the family refuses it for
--- a variable-length batch, as it refuses splitting a group's heads there).
-local function bwd_kinds(name, workloads, persistent)
+-- (DQ_INIT) beside a producer, and the persistent walk (over a variable-length batch, the packed
+-- batch's own key tiles, the longest sequences' first).
+local function bwd_kinds(name, workloads)
   return space{
     name = name,
     template = "bwd_wgmma",
@@ -45,7 +45,7 @@ local function bwd_kinds(name, workloads, persistent)
       NUM_STAGES = {2, 3},
       DQ_FIRST = {0, 1},
       DV_EARLY = {0, 1},
-      PERSISTENT = persistent and {0, 1} or {0},
+      PERSISTENT = {0, 1},
       DQ_INIT = {0, 1},
     },
     where = function(p)
@@ -66,7 +66,7 @@ local function bwd_kinds(name, workloads, persistent)
   }
 end
 
-return {
+local spaces = {
   space{
     name = "fwd_kinds",
     template = "fwd_wgmma",
@@ -80,6 +80,8 @@ return {
     workloads = { varlen, window },
     bench = bench,
   },
-  bwd_kinds("bwd_varlen", varlen, false),
-  bwd_kinds("bwd_window", window, true),
+  bwd_kinds("bwd_varlen", varlen),
+  bwd_kinds("bwd_window", window),
 }
+
+return spaces
