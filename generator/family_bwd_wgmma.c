@@ -97,7 +97,7 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
         break;
     default:
         snprintf(why, len, "HEAD_DIM=%d HEAD_DIM_V=%d: about %d registers per thread would spill (at most %d)", d, dv,
-                 bwd_wgmma_regs(bm, bn, nw, d, dv), bwd_wgmma_consumer_regs(bn, nw, d));
+                 bwd_wgmma_regs(bm, bn, nw, d, dv), bwd_wgmma_consumer_regs(bn, nw, d, 0));
         break;
     }
     return -1;

@@ -415,19 +415,26 @@ static const struct {
     { "varlen bf16 D=128 persistent window BR", 22 },
     { "varlen bf16 D=64 persistent causal BR", 24 },
     { "varlen bf16 D=192/128 persistent", 22 },
+    { "varlen f16 D=64 mqa 2/1 persistent few units", 25 },
 };
 
 static int pins_found;   /* wgb_pins that named a case (main checks all did) */
 
+/* The wgb_tiles row a case named `name` is pinned to, or -1. */
+static int wgb_pin(const char *name)
+{
+    for (int i = 0; i < TILE_COUNT(wgb_pins); i++)
+        if (!strcmp(wgb_pins[i].name, name))
+            return wgb_pins[i].row;
+    return -1;
+}
+
 /* The wgb_tiles row a case named `name` (the idx-th of its table) starts from. */
 static int wgb_pinned(const char *name, int idx)
 {
-    for (int i = 0; i < TILE_COUNT(wgb_pins); i++)
-        if (!strcmp(wgb_pins[i].name, name)) {
-            pins_found++;
-            return wgb_pins[i].row;
-        }
-    return idx;
+    const int row = wgb_pin(name);
+    pins_found += row >= 0;
+    return row >= 0 ? row : idx;
 }
 
 /* The column of a tile row that holds PERSISTENT: after fwd_wgmma's OVERLAP and PINGPONG, after
@@ -1032,6 +1039,8 @@ static const feature_case feature_cases[] = {
      * sequences of queries and of keys and Nq != Nk per sequence, and at head dims 192/128. */
     { { "varlen bf16 D=64 persistent causal BR", BF16, 64, 64, 5, 4, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
     { { "varlen bf16 D=192/128 persistent", BF16, 192, 128, 6, 2, 700, 700, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 0, 0, cu_c_q, cu_c_k, 0, 0, 0, 0 },
+    /* Three key tiles in all for seven blocks: four find no unit and leave at once. */
+    { { "varlen f16 D=64 mqa 2/1 persistent few units", F16, 64, 64, 3, 2, 129, 90, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 1, 0, cu_d_q, cu_d_k, 0, 0, 0, 0 },
     { { "varlen bf16 D=128 ordered softcap 2", BF16, 128, 128, 6, 2, 700, 700, 1, 1, 1, 0, DEFAULT_TILES, NO_MASK }, 0, 2, cu_c_q, cu_c_k, 0, 0, 0, 0 },
     { { "varlen f32 causal BR",          F32,  64, 64, 5, 3, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
     { { "varlen f64 softcap 1 separate", F64,  32, 32, 3, 2, 129, 90, 0, 1, 1, 1, DEFAULT_TILES, NO_MASK }, 0, 1, cu_d_q, cu_d_k, 0, 0, 0, 0 },
@@ -1407,10 +1416,15 @@ static int build_all(void)
                           &feature_configs[feature_count]) == 0) {
             if (feature_cases[i].bwd_splits)
                 feature_configs[feature_count].p[GEN_SPLITS] = feature_cases[i].bwd_splits;
-            /* A packed batch pinned to a persistent row runs the packed walk, not a row after it. */
-            if (feature_cases[i].cu_q && wgb_tiles[wgb_start % TILE_COUNT(wgb_tiles)][7] &&
-                !feature_configs[feature_count].p[GEN_PERSISTENT]) {
-                printf("  %s: bwd_wgmma's pinned row %d is persistent, the case's tile is not\n", c->name, wgb_start);
+            /* A pinned packed batch runs its row's tile (the packed walk where the row is
+             * persistent), not a row after it that the family took instead. */
+            const int pin = wgb_pin(c->name);
+            const gen_config *got = &feature_configs[feature_count];
+            if (feature_cases[i].cu_q && pin >= 0 &&
+                (got->p[GEN_BLOCK_M] != wgb_tiles[pin][0] || got->p[GEN_BLOCK_N] != wgb_tiles[pin][1] ||
+                 got->p[GEN_NUM_WARPS] != wgb_tiles[pin][2] || got->p[GEN_NUM_STAGES] != wgb_tiles[pin][3] ||
+                 got->p[GEN_PERSISTENT] != wgb_tiles[pin][7])) {
+                printf("  %s: bwd_wgmma did not take the pinned row %d\n", c->name, pin);
                 failed++;
             }
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_WG];

@@ -36,7 +36,8 @@
 //     mbarrier), and its warp 1 adds each dQ tile (every tile by bulk reduce, the partial one too) from two shared-memory
 //     dQ tiles, so neither the loads nor the hand-off of dQ (or its turn, DQ_MODE ordered) ever
 //     stops a consumer; dS^T is double-buffered, and the consumers meet once a tile, at the dS^T
-//     exchange. The registers move to the consumers (setmaxnreg: the producer keeps 24).
+//     exchange. The registers move to the consumers (setmaxnreg: the producer keeps 24, or 32
+//     walking a packed batch: bwd_wgmma_producer_regs).
 // dK is scaled by softmax_scale at the end. Queries past seqlen_q load as zeros with L = +inf,
 // so P = 0 there; keys past seqlen_k and outside the band get P = 0 by the per-element mask.
 // Variable-length batches (VARLEN): the block's sequence (seq_of) gives its lengths, band and
@@ -157,14 +158,11 @@ constexpr int BAR_KEYS = UNIT_IDX + 4 * UNIT_SLOTS;
 // between the units it takes (packed_unit).
 constexpr bool PACKED_WALK = PERSISTENT && VARLEN;
 constexpr int FIRST_UNIT = BAR_KEYS + 8, PACKED_GROUP = FIRST_UNIT + 4, PACKED_CURSOR = PACKED_GROUP + 4;
-// With a producer the registers move to the consumers (setmaxnreg): the producer keeps 24 and
-// the consumers take what traits/bwd_wgmma.h gives them, with MIN_BLOCKS blocks an SM.
-// The packed walk's producer decodes units and describes a sequence's tiles: up to head dim 128
-// it takes 8 registers more (with 24, 8-16 bytes spilled there) from the consumers (none spilled);
-// past it the consumers keep theirs (at 192/128 they spilled 48 bytes with 8 fewer).
-constexpr bool PRODUCER_WIDER = PACKED_WALK && HEAD_DIM <= 128;
-constexpr int PRODUCER_REGS = PRODUCER_WIDER ? 32 : 24;
-constexpr int CONSUMER_REGS = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS, HEAD_DIM) - (PRODUCER_WIDER ? 8 : 0);
+// With a producer the registers move to the consumers (setmaxnreg): the producer keeps what
+// traits/bwd_wgmma.h gives it (more on the packed walk) and the consumers the rest, with
+// MIN_BLOCKS blocks an SM.
+constexpr int PRODUCER_REGS = bwd_wgmma_producer_regs(HEAD_DIM, PACKED_WALK);
+constexpr int CONSUMER_REGS = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS, HEAD_DIM, PACKED_WALK);
 constexpr int MIN_BLOCKS = bwd_wgmma_min_blocks(BLOCK_N, NUM_WARPS, HEAD_DIM);
 
 constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, DQ_FIRST,
@@ -439,10 +437,15 @@ FT_DEVICE int kv_heads(const ft_bwd_args &args)   // batch * heads_k
     return PERSISTENT ? args.batch * args.heads_k : (int)gridDim.y;
 }
 FT_DEVICE int unit_end(const ft_bwd_args &args) { return PERSISTENT ? key_tiles(args) * SPLITS * kv_heads(args) : 1; }
-// The block's first unit: PACKED_WALK's lies in shared memory (the kernel decoded it), read where
-// first_unit is called (blk.first_unit_idx()): passed the block, first_unit made 4 dense kernels
+// The block's first unit: PACKED_WALK's lies in shared memory (the kernel decoded it), at
+// packed_first (blk.first_unit_idx()). Passed the block itself, first_unit made 4 dense kernels
 // spill (NVRTC, the same code otherwise).
-FT_DEVICE int first_unit() { return PERSISTENT ? (int)blockIdx.x : 0; }
+FT_DEVICE int first_unit(const int *packed_first)
+{
+    if constexpr (PACKED_WALK)
+        return *packed_first;
+    return PERSISTENT ? (int)blockIdx.x : 0;
+}
 FT_DEVICE bool unit_in(const ft_bwd_args &args, int unit)   // a unit to work on (else the walk is over)
 {
     return PACKED_WALK ? unit >= 0 : unit < unit_end(args);
@@ -1391,11 +1394,12 @@ FT_DEVICE void dkdv_inline(const ft_bwd_args &args, const dkdv_block &blk)
 // ring (slot, phase) and of the dQ tiles it takes. The ring and the dQ warp thus run on from one
 // unit into the next: the next unit's first tiles load while the consumers store dK and dV.
 
-// PERSISTENT: the block's unit number k + 1 (k >= 1; number 0 is its first, blockIdx.x) lies in
-// slot (k - 1) % UNIT_SLOTS, at that slot's use (k - 1) / UNIT_SLOTS. The producer's warp 0 takes
-// it off the global count once it has issued unit k's last loads (the consumers are then at most
-// NUM_STAGES tiles from its end), so it is there when they and the dQ warp end unit k; past the
-// last unit it reads unit_end. Taken as unit k starts, a block held its next unit a whole unit
+// PERSISTENT: the block's unit k + 1 (k >= 1; unit 0 is its first, first_unit's) lies in slot
+// (k - 1) % UNIT_SLOTS, at that slot's use (k - 1) / UNIT_SLOTS. The producer's warp 0 takes its
+// number off the global count once it has issued unit k's last loads (the consumers are then at
+// most NUM_STAGES tiles from its end), so it is there when they and the dQ warp end unit k; past
+// the last unit it reads unit_end (PACKED_WALK: the number decoded, packed_unit's, or -1 past the
+// last, unit_in). Taken as unit k starts, a block held its next unit a whole unit
 // ahead, out of the walk's reach: with a group's long units (4 heads' query tiles at 32/8 heads)
 // the tail ran slower than one block a unit (notes/kernels.md).
 FT_DEVICE int publish_next_unit(const ft_bwd_args &args, const dkdv_block &blk, int k, int lane)
@@ -1533,7 +1537,7 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
     // (Two loops, not one with the roles inside: each then holds only its own role's registers.)
     int g = 0;
     if (warp == 0) {
-        for (int u = PACKED_WALK ? *blk.first_unit_idx() : first_unit(), k = 1; unit_in(args, u); k++) {
+        for (int u = first_unit(blk.first_unit_idx()), k = 1; unit_in(args, u); k++) {
             describe_block(blk, args, u);   // after the split, so that nothing is carried across it
             load_unit(args, blk, g, lane);
             g += blk.steps();
@@ -1541,7 +1545,7 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
         }
         return;
     }
-    for (int u = PACKED_WALK ? *blk.first_unit_idx() : first_unit(), k = 1; unit_in(args, u); k++) {
+    for (int u = first_unit(blk.first_unit_idx()), k = 1; unit_in(args, u); k++) {
         describe_block(blk, args, u);
         add_unit_dq(args, blk, g);
         g += blk.steps();
@@ -1564,7 +1568,7 @@ FT_DEVICE void consumers_meet(const dkdv_block &blk, unsigned &meetings)
 FT_DEVICE dkdv_thread consumer_start(const ft_bwd_args &args, dkdv_block &blk, unsigned &meetings)
 {
     setmaxnreg_inc<CONSUMER_REGS>();
-    describe_block(blk, args, PACKED_WALK ? *blk.first_unit_idx() : first_unit());
+    describe_block(blk, args, first_unit(blk.first_unit_idx()));
     const dkdv_thread th = consumer_thread(threadIdx.x - 128);
     if constexpr (KEY_MAPS) {
         if (th.t == 0)
@@ -1603,7 +1607,7 @@ FT_DEVICE void dkdv_consumer(const ft_bwd_args &args, dkdv_block blk)
             dq_held = -1;
         }
     };
-    for (int u = PACKED_WALK ? *blk.first_unit_idx() : first_unit(), k = 1;; k++) {
+    for (int u = first_unit(blk.first_unit_idx()), k = 1;; k++) {
         float dk[DK_REGS], dv[DV_REGS];
         zero(dk);
         zero(dv);

@@ -31,12 +31,12 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_DQ_INIT,     /* DQ_INIT store without a producer warpgroup */
 };
 
-/* The bytes after a ring stage's Q and dO tiles: L and delta of its rows, then the mbarriers (and
- * the ticket) in 128 bytes, padded so the next stage's tiles start 1024-aligned (the swizzle is
- * a function of address bits 4-9). */
+/* The bytes after a ring stage's Q and dO tiles: L and delta of its rows, then the mbarriers, the
+ * ticket, the units and the packed walk's place in 160 bytes, padded so the next stage's tiles
+ * start 1024-aligned (the swizzle is a function of address bits 4-9). */
 FT_TRAIT int bwd_wgmma_ld_bytes(int block_m)
 {
-    return (block_m * 8 + 128 + 1023) / 1024 * 1024;
+    return (block_m * 8 + 160 + 1023) / 1024 * 1024;
 }
 
 /* The bytes of one ring stage: the Q and dO tiles, then bwd_wgmma_ld_bytes. */
@@ -219,14 +219,26 @@ FT_TRAIT int bwd_wgmma_min_blocks(int block_n, int num_warps, int head_dim)
     return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && bwd_wgmma_consumers(block_n, head_dim) == 1 ? 2 : 1;
 }
 
+/* The registers a producer warpgroup's thread keeps (setmaxnreg): 24; walking a packed batch
+ * (PERSISTENT with VARLEN) up to head dim 128, 32: its warp 0 decodes the walk and describes each
+ * unit's sequence, which spilled 8-16 bytes in 24 at head dim 128; past it the consumers need
+ * every register they have (at 192/128 they spilled 48 bytes with 8 fewer). */
+FT_TRAIT int bwd_wgmma_producer_regs(int head_dim, int packed_walk)
+{
+    return packed_walk && head_dim <= 128 ? 32 : 24;
+}
+
 /* The registers a consumer thread may hold: with a producer, what setmaxnreg moves to the
- * consumers when the producer keeps 24 (two consumers: 384 x 168 at entry = 128 x 24 + 256 x 240;
- * one, two blocks an SM: 256 x 128 = 128 x 24 + 128 x 232); else the cap of one block per SM. */
-FT_TRAIT int bwd_wgmma_consumer_regs(int block_n, int num_warps, int head_dim)
+ * consumers beside the producer's (two consumers: 384 x 168 at entry = 128 x 24 + 256 x 240, or
+ * 128 x 32 + 256 x 232; one, two blocks an SM: 256 x 128 = 128 x 24 + 128 x 232); else the cap of
+ * one block per SM. The rule's estimate (bwd_wgmma_regs) is checked against the dense budget: the
+ * packed walk's 8 fewer compiled without a spill where the walk is allowed (notes/kernels.md). */
+FT_TRAIT int bwd_wgmma_consumer_regs(int block_n, int num_warps, int head_dim, int packed_walk)
 {
     if (!bwd_wgmma_has_producer(block_n, num_warps, head_dim))
         return ft_register_cap(num_warps * 32);
-    return bwd_wgmma_consumers(block_n, head_dim) == 2 ? 240 : 232;
+    const int moved = bwd_wgmma_producer_regs(head_dim, packed_walk) - 24;
+    return (bwd_wgmma_consumers(block_n, head_dim) == 2 ? 240 : 232) - moved;
 }
 
 /* The tiles DQ_MODE ordered runs fastest with: two consumers beside a producer warpgroup,
@@ -333,7 +345,7 @@ FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_sta
         return BWD_WGMMA_BAD_DQ_MODE;
     if (bwd_wgmma_smem_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages) > FT_SMEM_MAX_BYTES)
         return BWD_WGMMA_BAD_SMEM;
-    if (bwd_wgmma_regs(block_m, block_n, num_warps, head_dim, head_dim_v) > bwd_wgmma_consumer_regs(block_n, num_warps, head_dim))
+    if (bwd_wgmma_regs(block_m, block_n, num_warps, head_dim, head_dim_v) > bwd_wgmma_consumer_regs(block_n, num_warps, head_dim, 0))
         return BWD_WGMMA_BAD_REGISTERS;
     if ((dq_first || dk_ss || dv_early) && !bwd_wgmma_may_reorder(block_n, num_warps, head_dim))
         return BWD_WGMMA_BAD_ORDER;

@@ -1,8 +1,10 @@
-/* ft_packed.h: the order a packed (variable-length) batch's query tiles are taken in, heaviest
- * first, written once for the host and the kernels (ft_traits.h's rules: C11/C++17, no includes;
- * ft_traits.h first). The packed scheduler's part: resident blocks take unit numbers (dealt in
- * advance, round r giving block b unit r G + b, or r G + G - 1 - b in odd rounds: ft_packed_deal)
- * and decode each here, so the order needs only the batch's prefix sums of lengths, read on the
+/* ft_packed.h: the order a packed (variable-length) batch's tiles are taken in, heaviest first,
+ * written once for the host and the kernels (ft_traits.h's rules: C11/C++17, no includes;
+ * ft_traits.h first). The tiles are rows of a sequence: query tiles (the forward, block_m its
+ * query rows), or key tiles (the backward: its cu_seqlens_k and key tiles as cu_seqlens and
+ * block_m, causal 0). The packed scheduler's part: resident blocks take unit numbers (dealt in
+ * advance, round r giving block b unit r G + b, or r G + G - 1 - b in odd rounds: ft_packed_deal;
+ * or the backward's tickets, which rise for each block) and decode each here, so the order needs only the batch's prefix sums of lengths, read on the
  * device (no host sort, nothing read back: a CUDA graph captures it). ft_schedule.h comes first
  * (its grouped walk of heads).
  *
@@ -27,7 +29,7 @@
 #ifndef FT_PACKED_H
 #define FT_PACKED_H
 
-/* Sequence s's query tiles of block_m rows (cu_seqlens: the batch's prefix sums of lengths). */
+/* Sequence s's tiles of block_m rows (cu_seqlens: the batch's prefix sums of lengths). */
 FT_TRAIT int ft_packed_tiles(const int *cu_seqlens, int s, int block_m)
 {
     return (cu_seqlens[s + 1] - cu_seqlens[s] + block_m - 1) / block_m;

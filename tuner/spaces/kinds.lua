@@ -1,7 +1,7 @@
 -- Masks and variable-length batches on Hopper: the workload kinds the runtime looks up apart from
 -- the dense, plainly causal ones of default.lua (`flashtune tune tuner/spaces/kinds.lua`). Without
 -- them a variable-length batch runs the dense winner of its longest length (a persistent one
--- walking the batch's own tiles), and a window
+-- walking the batch's own tiles where the family can: not the backward's 128-row tiles), and a window
 -- runs the causal winner; tuned here, each kind gets its own.
 --
 -- The shapes: bf16 at head dim 128, 16 heads.
