@@ -1,5 +1,6 @@
 /* Which kernel runs a problem: the user's database (exact, then nearest tuned workload), the
  * winners shipped with the library, then the built-in default; made deterministic on request. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -219,6 +220,20 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
             c->p[GEN_SPLITS] = splits;
             snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
                      "; each group's query heads over %d blocks a key tile (SPLITS=%d)", splits, splits);
+        }
+    }
+    /* Persistent blocks number their units in an int: at most the tiles of the longest length
+     * (query tiles; key tiles in the backward) times the batch times the query heads (a bound on
+     * the K/V heads and their shares). Only a packed batch of very many sequences beside a long
+     * one gets past it (a dense batch's K and V would not fit a GPU): it runs one block a tile. */
+    if ((c->family->params & GEN_BIT(GEN_PERSISTENT)) && c->p[GEN_PERSISTENT]) {
+        const int bwd = w->op == DB_OP_BWD;
+        const long long rows = bwd ? w->seqlen_k : w->seqlen_q, tile = bwd ? c->p[GEN_BLOCK_N] : c->p[GEN_BLOCK_M];
+        const long long units = (rows + tile - 1) / tile * w->batch * w->heads;
+        if (units > INT_MAX) {
+            c->p[GEN_PERSISTENT] = 0;
+            snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
+                     "; %lld units, past an int: one block a tile (PERSISTENT=0)", units);
         }
     }
     return 0;

@@ -884,6 +884,16 @@ static void persistent_backward_refit(void **state)
     assert_non_null(strstr(packed.why, "(VARLEN=1, PERSISTENT=0)"));
     assert_int_equal(gen_validate(&packed.config, test_gpu.smem_limit, err, sizeof err), 0);
     db_close(rows128);
+    /* A packed batch of very many sequences beside a long one: more units than an int numbers
+     * (2^20 keys in 128-key tiles x 70,000 sequences x 16 heads), one block a tile. */
+    db_workload many = v;
+    many.batch = 70000;
+    many.seqlen_q = many.seqlen_k = 1 << 20;
+    assert_int_equal(rt_choose(user, NULL, &test_gpu, &many, 0, &packed, &db_error, err, sizeof err), 0);
+    assert_int_equal(packed.config.p[GEN_VARLEN], 1);
+    assert_int_equal(packed.config.p[GEN_PERSISTENT], 0);
+    assert_non_null(strstr(packed.why, "9175040000 units, past an int: one block a tile (PERSISTENT=0)"));
+    assert_int_equal(gen_validate(&packed.config, test_gpu.smem_limit, err, sizeof err), 0);
     db_workload g = w;   /* grouped K/V heads: persistent still, each group's heads split */
     g.heads_k = 4;
     rt_choice grouped;
