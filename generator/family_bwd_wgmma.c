@@ -12,11 +12,10 @@ static size_t smem_dkdv(const int *p)
                                         p[GEN_HEAD_DIM_V], p[GEN_NUM_STAGES]);
 }
 
-/* A packed batch's own key tiles, walked by 64-row query tiles' blocks (the template's
- * static_assert: with more rows the consumers' registers spill). */
+/* Whether p's persistent blocks walk a packed batch's own key tiles (traits/bwd_wgmma.h). */
 static int packed_walk_bwd(const int *p)
 {
-    return p[GEN_BLOCK_M] == 64;
+    return bwd_wgmma_packed_walk(p[GEN_BLOCK_M]);
 }
 
 /* The rules are traits/bwd_wgmma.h's (the template static_asserts the same); here their messages. */

@@ -200,9 +200,7 @@ static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv
 // another; a query head's turns stay among its own share's blocks. Not with VARLEN (the
 // partials' rows are a dense batch's).
 static_assert(SPLITS == 1 || !VARLEN, "SPLITS > 1 needs VARLEN 0");
-// The packed walk holds a sequence's lengths beside the walk's state: in 80- and 128-row tiles'
-// consumers that spilled 52-128 bytes (NVRTC, dev/spill-census.py --set VARLEN=1).
-static_assert(!PACKED_WALK || BLOCK_M == 64, "PERSISTENT 1 with VARLEN 1 needs BLOCK_M 64");
+static_assert(!PACKED_WALK || bwd_wgmma_packed_walk(BLOCK_M), "PERSISTENT 1 with VARLEN 1 needs BLOCK_M 64");
 
 // ---- ft_bwd_preprocess: delta = rowsum(dO * O) (common/ft_bwd_steps.cuh) -------------------
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)

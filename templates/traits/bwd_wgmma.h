@@ -219,6 +219,14 @@ FT_TRAIT int bwd_wgmma_min_blocks(int block_n, int num_warps, int head_dim)
     return bwd_wgmma_has_producer(block_n, num_warps, head_dim) && bwd_wgmma_consumers(block_n, head_dim) == 1 ? 2 : 1;
 }
 
+/* 1 where persistent blocks may walk a packed batch's own key tiles (PERSISTENT with VARLEN):
+ * 64-row query tiles. The walk holds a sequence's lengths beside its state, and 80- and 128-row
+ * tiles' consumers spilled 52-128 bytes with it (NVRTC, dev/spill-census.py --set VARLEN=1). */
+FT_TRAIT int bwd_wgmma_packed_walk(int block_m)
+{
+    return block_m == 64;
+}
+
 /* The registers a producer warpgroup's thread keeps (setmaxnreg): 24; walking a packed batch
  * (PERSISTENT with VARLEN) up to head dim 128, 32: its warp 0 decodes the walk and describes each
  * unit's sequence, which spilled 8-16 bytes in 24 at head dim 128; past it the consumers need
