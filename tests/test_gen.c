@@ -14,6 +14,7 @@
 
 #include "gen_internal.h"
 #include "traits/ft_traits.h"
+#include "traits/bwd_wgmma.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -409,6 +410,15 @@ static const struct {
     { "bwd_wgmma", { { GEN_DQ_INIT, 1 }, { GEN_BLOCK_N, 64 }, { GEN_NUM_WARPS, 4 } }, 3, 232448,
       "DQ_INIT=1 with NUM_WARPS=4 BLOCK_N=64 HEAD_DIM=128: bwd_wgmma stores a query tile's first dQ share" },
     { "bwd_wgmma", { { GEN_DQ_INIT, 2 } }, 1, 232448, "DQ_INIT=2 must be 0 or 1" },
+    /* The register split: setmaxnreg's steps, a producer to give them, and the consumers' estimate
+     * held to what is left (head dim 128's 240 do not fit 232). */
+    { "bwd_wgmma", { { GEN_PRODUCER_REGS, 12 } }, 1, 232448, "PRODUCER_REGS=12 is not supported (a multiple of 8" },
+    { "bwd_wgmma", { { GEN_PRODUCER_REGS, 16 }, { GEN_NUM_WARPS, 12 }, { GEN_HEAD_DIM, 96 }, { GEN_HEAD_DIM_V, 96 } },
+      4, 232448, "PRODUCER_REGS=16 with NUM_WARPS=12 BLOCK_N=128 HEAD_DIM=96: bwd_wgmma's producer warpgroup" },
+    { "bwd_wgmma", { { GEN_PRODUCER_REGS, 32 }, { GEN_BLOCK_N, 64 }, { GEN_NUM_WARPS, 4 } }, 3, 232448,
+      "PRODUCER_REGS=32 with NUM_WARPS=4 BLOCK_N=64 HEAD_DIM=128: bwd_wgmma's producer warpgroup (8 warps)" },
+    { "bwd_wgmma", { { GEN_PRODUCER_REGS, 32 }, { GEN_NUM_WARPS, 12 } }, 2, 232448,
+      "HEAD_DIM=128 HEAD_DIM_V=128 PRODUCER_REGS=32: about 240 registers per thread would spill (at most 232)" },
     /* fwd_wgmma: turns need two or three consumers; three have 160 registers a thread. */
     { "fwd_wgmma", { { GEN_BLOCK_M, 64 }, { GEN_NUM_WARPS, 8 }, { GEN_OVERLAP, 1 }, { GEN_PINGPONG, 1 } }, 4, 232448,
       "PINGPONG=1 with NUM_WARPS=8 and BLOCK_M=64: fwd_wgmma takes turns between two or three" },
@@ -660,6 +670,46 @@ static void ptxas_log_is_parsed(void **state)
 }
 
 /* ---- NVRTC on a tiny kernel ------------------------------------------------------------ */
+
+/* bwd_wgmma's register split (PRODUCER_REGS): the traits' arithmetic (setmaxnreg's pool: the
+ * block's registers at entry less the producer's, shared by the consumers in steps of 8), and what
+ * the split is for: a head-dim-96 persistent causal kernel whose producer spilled in 24 registers
+ * (NVRTC 13.0: 16 bytes) compiles without a spill in 32. */
+static void bwd_register_split(void **state)
+{
+    (void)state;
+    assert_int_equal(bwd_wgmma_consumer_regs(128, 12, 96, 0, 0), 240);
+    assert_int_equal(bwd_wgmma_consumer_regs(128, 12, 96, 0, 32), 232);
+    assert_int_equal(bwd_wgmma_consumer_regs(128, 12, 96, 0, 40), 232);
+    assert_int_equal(bwd_wgmma_consumer_regs(128, 12, 96, 0, 48), 224);
+    assert_int_equal(bwd_wgmma_consumer_regs(64, 8, 64, 0, 0), 232);     /* one consumer, two blocks an SM */
+    assert_int_equal(bwd_wgmma_consumer_regs(64, 8, 64, 0, 32), 224);
+    assert_int_equal(bwd_wgmma_consumer_regs(128, 12, 128, 1, 0), 232);  /* the packed walk's own split */
+    assert_int_equal(bwd_wgmma_consumer_regs(128, 8, 128, 0, 0), 255);   /* no producer: one block's cap */
+
+    gen_config c;
+    gen_config_init(&c, gen_family_find("bwd_wgmma"));
+    char why[512];
+    if (gen_config_parse(&c, "DTYPE=bf16 HEAD_DIM=96 HEAD_DIM_V=96 NUM_WARPS=12 CAUSAL=1 PERSISTENT=1 PRODUCER_REGS=32",
+                         why, sizeof why) ||
+        gen_validate(&c, gen_smem_limit_for_arch("sm_90"), why, sizeof why))
+        fail_msg("%s", why);
+    char *source = gen_expand(&c);
+    assert_non_null(source);
+    gen_binary b;
+    char err[4096] = "";
+    if (gen_compile(source, gen_target_arch(c.family, "sm_90"), &b, err, sizeof err))
+        fail_msg("%s", err);
+    int seen = 0;
+    for (int e = 0; e < b.entry_count; e++)
+        if (!strcmp(b.entries[e].name, "ft_bwd_dkdv")) {
+            seen = 1;
+            assert_int_equal(b.entries[e].spill_store_bytes, 0);
+        }
+    assert_true(seen);
+    gen_binary_free(&b);
+    free(source);
+}
 
 static const char tiny_kernel[] =
     "extern \"C\" __global__ void tiny(float *x, int n)\n"
@@ -984,6 +1034,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(expansion_is_deterministic_and_complete),
         cmocka_unit_test(invalid_sets_are_rejected_with_reason),
         cmocka_unit_test(defaults_are_valid),
+        cmocka_unit_test(bwd_register_split),
         cmocka_unit_test(smem_limits_per_arch),
         cmocka_unit_test(hashes_are_fnv1a_and_tell_inputs_apart),
         cmocka_unit_test(cache_id_names_the_compile_target),

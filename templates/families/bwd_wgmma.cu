@@ -159,14 +159,14 @@ constexpr int BAR_KEYS = UNIT_IDX + 4 * UNIT_SLOTS;
 constexpr bool PACKED_WALK = PERSISTENT && VARLEN;
 constexpr int FIRST_UNIT = BAR_KEYS + 8, PACKED_GROUP = FIRST_UNIT + 4, PACKED_CURSOR = PACKED_GROUP + 4;
 // With a producer the registers move to the consumers (setmaxnreg): the producer keeps what
-// traits/bwd_wgmma.h gives it (more on the packed walk) and the consumers the rest, with
-// MIN_BLOCKS blocks an SM.
-constexpr int PRODUCER_REGS = bwd_wgmma_producer_regs(HEAD_DIM, PACKED_WALK);
-constexpr int CONSUMER_REGS = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS, HEAD_DIM, PACKED_WALK);
+// traits/bwd_wgmma.h gives it (the tunable PRODUCER_REGS, or more on the packed walk) and the
+// consumers the rest, with MIN_BLOCKS blocks an SM.
+constexpr int PRODUCER_NREG = bwd_wgmma_producer_regs(HEAD_DIM, PACKED_WALK, PRODUCER_REGS);
+constexpr int CONSUMER_NREG = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS, HEAD_DIM, PACKED_WALK, PRODUCER_REGS);
 constexpr int MIN_BLOCKS = bwd_wgmma_min_blocks(BLOCK_N, NUM_WARPS, HEAD_DIM);
 
 constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, DQ_FIRST,
-                                    DK_SS, DV_EARLY, PERSISTENT, L_EARLY, DQ_INIT);
+                                    DK_SS, DV_EARLY, PERSISTENT, L_EARLY, DQ_INIT, PRODUCER_REGS);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma takes f16 or bf16");
 static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_N/16 (consumers only) or BLOCK_N/16 + 4 (and a "
                                           "producer warpgroup); 12 at head dims 192 and 256");
@@ -186,6 +186,7 @@ static_assert(RULE != BWD_WGMMA_BAD_PERSISTENT,
               "PERSISTENT 1 needs a producer warpgroup, the keys split (dkdv_consumer) and DQ_MODE atomic");
 static_assert(RULE != BWD_WGMMA_BAD_L_EARLY, "L_EARLY 1 needs the keys split (tile_gradients)");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_INIT, "DQ_INIT store needs a producer warpgroup (add_unit_dq)");
+static_assert(RULE != BWD_WGMMA_BAD_PRODUCER_REGS, "PRODUCER_REGS must be 0, or 24..56 in steps of 8 beside a producer");
 static_assert(PACKED_CURSOR + (int)sizeof(ft_packed_cursor) <= LD_BYTES && BAR_KEYS % 8 == 0,
               "L, delta, the mbarriers, the ticket and the units fit LD_BYTES");
 static_assert(DQ_TILE_BYTES == (DQ_TRANSPOSED ? 128 * 4 * DQ_REGS * DQ_REGIONS
@@ -1518,7 +1519,7 @@ FT_DEVICE void add_unit_dq(const ft_bwd_args &args, const dkdv_block &blk, int g
 
 FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
 {
-    setmaxnreg_dec<PRODUCER_REGS>();
+    setmaxnreg_dec<PRODUCER_NREG>();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (!PERSISTENT) {
         describe_block(blk, args, 0);   // after the split, so that nothing is carried across it
@@ -1565,7 +1566,7 @@ FT_DEVICE void consumers_meet(const dkdv_block &blk, unsigned &meetings)
 // of the key tile loaded by all the consumer threads, and their one meeting before the loop.
 FT_DEVICE dkdv_thread consumer_start(const ft_bwd_args &args, dkdv_block &blk, unsigned &meetings)
 {
-    setmaxnreg_inc<CONSUMER_REGS>();
+    setmaxnreg_inc<CONSUMER_NREG>();
     describe_block(blk, args, first_unit(blk.first_unit_idx()));
     const dkdv_thread th = consumer_thread(threadIdx.x - 128);
     if constexpr (KEY_MAPS) {

@@ -90,8 +90,8 @@ constexpr bool ASYNC_O =
 constexpr int Q_EMPTY_COUNT = ASYNC_O ? NUM_WG : CONSUMER_THREADS;
 constexpr int MIN_BLOCKS =
     fwd_wgmma_min_blocks(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, DTYPE, ALLOW_TF32);
-constexpr int PRODUCER_REGS = fwd_wgmma_producer_regs(DTYPE);
-constexpr int CONSUMER_REGS = fwd_wgmma_consumer_regs(BLOCK_M, NUM_WARPS, DTYPE);
+constexpr int PRODUCER_NREG = fwd_wgmma_producer_regs(DTYPE);
+constexpr int CONSUMER_NREG = fwd_wgmma_consumer_regs(BLOCK_M, NUM_WARPS, DTYPE);
 
 constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, OVERLAP, PINGPONG,
                                     PERSISTENT, DTYPE, ALLOW_TF32);
@@ -774,7 +774,7 @@ FT_DEVICE void prepare_tiles(const ft_fwd_args &args, unsigned kv_smem, unsigned
 #endif
 FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned kv_smem, unsigned bars)
 {
-    setmaxnreg_dec<PRODUCER_REGS>();
+    setmaxnreg_dec<PRODUCER_NREG>();
 #if DTYPE == FT_DTYPE_F32
     if (threadIdx.x >= 32) {   // warps 1-3 split K and write V^T as the tiles land
         prepare_tiles(args, kv_smem, bars, threadIdx.x - 32);
@@ -980,7 +980,7 @@ FT_DEVICE void consume_tile(const ft_fwd_args &args, const fwd_block &fb, const 
 // with no visible key reads no Q and gives it back at once.
 FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned kv_smem, unsigned bars)
 {
-    setmaxnreg_inc<CONSUMER_REGS>();
+    setmaxnreg_inc<CONSUMER_NREG>();
     const fwd_thread th = consumer_thread(threadIdx.x - 128);
     const float scale_log2 = softmax_log2_scale(args);
     const bool issuer = (threadIdx.x - 128) % 128 == 0;   // ASYNC_O: the warpgroup's first thread

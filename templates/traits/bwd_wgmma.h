@@ -29,6 +29,7 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_PERSISTENT,  /* PERSISTENT 1 without a producer, with the columns split, or DQ_MODE ordered */
     BWD_WGMMA_BAD_L_EARLY,     /* L_EARLY 1 with the columns split */
     BWD_WGMMA_BAD_DQ_INIT,     /* DQ_INIT store without a producer warpgroup */
+    BWD_WGMMA_BAD_PRODUCER_REGS, /* PRODUCER_REGS not 0 nor 24..56 in 8s, or set without a producer */
 };
 
 /* The bytes after a ring stage's Q and dO tiles: L and delta of its rows, then the mbarriers, the
@@ -197,8 +198,8 @@ FT_TRAIT long long bwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
 /* Per consumer thread: dK and dV of 64 keys (head_dim/2 + head_dim_v/2 fp32; with the columns
  * split, the larger share of each), S^T and dP^T (block_m/2 each; with the columns split one of
  * them, and P^T and dS^T packed beside it), P^T packed (block_m/4, beside S^T at 64 rows; at 80
- * and 128 ptxas packs it into S^T's registers as they die, notes/kernels.md; dS^T packed takes dP^T's
- * place), and ~32 of addresses and indices (40 when the consumers also load). dQ's accumulators
+ * ptxas packs it into S^T's registers as they die, at 128 half of it, notes/kernels.md; dS^T packed
+ * takes dP^T's place), and ~32 of addresses and indices (40 when the consumers also load). dQ's accumulators
  * (bwd_wgmma_dq_cols / 2) live only once S^T and dP^T are dead. */
 FT_TRAIT int bwd_wgmma_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v)
 {
@@ -208,7 +209,8 @@ FT_TRAIT int bwd_wgmma_regs(int block_m, int block_n, int num_warps, int head_di
     if (bwd_wgmma_split_cols(head_dim, block_n))
         return (head_dim - bwd_wgmma_split_first(head_dim)) / 2 + (head_dim_v - bwd_wgmma_split_first(head_dim_v)) / 2 +
                block_m / 2 + block_m / 2 + loads;
-    return head_dim / 2 + head_dim_v / 2 + block_m + (block_m == 64 ? block_m / 4 : 0) + loads;
+    /* 128 rows: 232 registers spilled 164 bytes (NVRTC, PRODUCER_REGS 32), 240 none. */
+    return head_dim / 2 + head_dim_v / 2 + block_m + (block_m == 64 ? block_m / 4 : block_m == 128 ? 16 : 0) + loads;
 }
 
 /* Blocks a producer-pipeline kernel asks to fit on an SM (__launch_bounds__): one with two
@@ -227,26 +229,41 @@ FT_TRAIT int bwd_wgmma_packed_walk(int block_m)
     return block_m == 64;
 }
 
-/* The registers a producer warpgroup's thread keeps (setmaxnreg): 24; walking a packed batch
- * (PERSISTENT with VARLEN) up to head dim 128, 32: its warp 0 decodes the walk and describes each
- * unit's sequence, which spilled 8-16 bytes in 24 at head dim 128; past it the consumers need
- * every register they have (at 192/128 they spilled 48 bytes with 8 fewer). */
-FT_TRAIT int bwd_wgmma_producer_regs(int head_dim, int packed_walk)
+/* The registers a producer warpgroup's thread keeps (setmaxnreg): PRODUCER_REGS where a space sets
+ * it (the tunable register split); else 24, or walking a packed batch (PERSISTENT with VARLEN) up
+ * to head dim 128, 32: its warp 0 decodes the walk and describes each unit's sequence, which
+ * spilled 8-16 bytes in 24 at head dim 128; past it the consumers need every register they have
+ * (at 192/128 they spilled 48 bytes with 8 fewer). */
+FT_TRAIT int bwd_wgmma_producer_regs(int head_dim, int packed_walk, int producer_regs)
 {
+    if (producer_regs)
+        return producer_regs;
     return packed_walk && head_dim <= 128 ? 32 : 24;
 }
 
 /* The registers a consumer thread may hold: with a producer, what setmaxnreg moves to the
- * consumers beside the producer's (two consumers: 384 x 168 at entry = 128 x 24 + 256 x 240, or
- * 128 x 32 + 256 x 232; one, two blocks an SM: 256 x 128 = 128 x 24 + 128 x 232); else the cap of
+ * consumers beside the producer's: the block's registers at entry (__launch_bounds__ with
+ * bwd_wgmma_min_blocks: 168 a thread for one block of 384, 128 for two of 256) less the
+ * producer's, in setmaxnreg's steps of 8 (two consumers: 384 x 168 = 128 x 24 + 256 x 240, or
+ * 128 x 32 + 256 x 232 with 1,024 left over; one: 256 x 128 = 128 x 24 + 128 x 232); else the cap of
  * one block per SM. The rule's estimate (bwd_wgmma_regs) is checked against the dense budget: the
  * packed walk's 8 fewer compiled without a spill where the walk is allowed (notes/kernels.md). */
-FT_TRAIT int bwd_wgmma_consumer_regs(int block_n, int num_warps, int head_dim, int packed_walk)
+FT_TRAIT int bwd_wgmma_consumer_regs(int block_n, int num_warps, int head_dim, int packed_walk, int producer_regs)
 {
+    const int threads = num_warps * 32;
     if (!bwd_wgmma_has_producer(block_n, num_warps, head_dim))
-        return ft_register_cap(num_warps * 32);
-    const int moved = bwd_wgmma_producer_regs(head_dim, packed_walk) - 24;
-    return (bwd_wgmma_consumers(block_n, head_dim) == 2 ? 240 : 232) - moved;
+        return ft_register_cap(threads);
+    const int entry = ft_register_cap(threads * bwd_wgmma_min_blocks(block_n, num_warps, head_dim)) / 8 * 8;
+    const int kept = 128 * bwd_wgmma_producer_regs(head_dim, packed_walk, producer_regs);
+    return (entry * threads - kept) / (threads - 128) / 8 * 8;
+}
+
+/* PRODUCER_REGS: 0 (the choice above) or what setmaxnreg takes (multiples of 8 from 24) up to 56,
+ * where a producer warpgroup exists. */
+FT_TRAIT int bwd_wgmma_producer_regs_ok(int block_n, int num_warps, int head_dim, int producer_regs)
+{
+    return producer_regs == 0 || (bwd_wgmma_has_producer(block_n, num_warps, head_dim) && producer_regs >= 24 &&
+                                  producer_regs <= 56 && producer_regs % 8 == 0);
 }
 
 /* The tiles DQ_MODE ordered runs fastest with: two consumers beside a producer warpgroup,
@@ -323,7 +340,7 @@ FT_TRAIT int bwd_wgmma_may_persist(int block_n, int num_warps, int head_dim, int
 
 FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim,
                             int head_dim_v, int dq_mode, int dq_first, int dk_ss, int dv_early, int persistent,
-                            int l_early, int dq_init)
+                            int l_early, int dq_init, int producer_regs)
 {
     const int split = bwd_wgmma_split_cols(head_dim, block_n), wide = bwd_wgmma_wide_keys(head_dim, block_n);
     /* 128 rows: S^T and dP^T of 128 queries fit beside dK and dV of head dims 64 only (ptxas
@@ -353,7 +370,11 @@ FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_sta
         return BWD_WGMMA_BAD_DQ_MODE;
     if (bwd_wgmma_smem_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages) > FT_SMEM_MAX_BYTES)
         return BWD_WGMMA_BAD_SMEM;
-    if (bwd_wgmma_regs(block_m, block_n, num_warps, head_dim, head_dim_v) > bwd_wgmma_consumer_regs(block_n, num_warps, head_dim, 0))
+    if (!bwd_wgmma_producer_regs_ok(block_n, num_warps, head_dim, producer_regs))
+        return BWD_WGMMA_BAD_PRODUCER_REGS;
+    /* The register split a space sets is held to the same estimate as the default's. */
+    if (bwd_wgmma_regs(block_m, block_n, num_warps, head_dim, head_dim_v) >
+        bwd_wgmma_consumer_regs(block_n, num_warps, head_dim, 0, producer_regs))
         return BWD_WGMMA_BAD_REGISTERS;
     if ((dq_first || dk_ss || dv_early) && !bwd_wgmma_may_reorder(block_n, num_warps, head_dim))
         return BWD_WGMMA_BAD_ORDER;

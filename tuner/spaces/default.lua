@@ -310,6 +310,10 @@ if device.cc == 90 then
   -- 80-row query tiles (head dim 128 only, dQ transposed: FlashAttention-4's non-causal tile) came
   -- within 0-3 % of the 64-row tiles on an H200 (bench_kernels' e80 set, notes/kernels.md), in
   -- the plain order and with DQ_FIRST: those two, one block a key tile (persistent, they spill more).
+  -- PRODUCER_REGS 32 (the producer keeps 32 registers, the consumers 232): at head dim 96 the
+  -- producer's 24 spilled 12-16 bytes where persistent blocks walk a causal grid, and 32 none
+  -- (NVRTC); at 64 and 128 the consumers need their 240 (the family refuses 32 at 128; at 64 with
+  -- 128 rows 232 spilled 164 bytes), and at 256 neither split spilled: so only there.
   table.insert(spaces, space{
     name = "bwd_hopper",
     template = "bwd_wgmma",
@@ -323,8 +327,12 @@ if device.cc == 90 then
       DV_EARLY = {0, 1},
       PERSISTENT = {0, 1},
       DQ_INIT = {0, 1},
+      PRODUCER_REGS = {0, 32},
     },
     where = function(p)
+      if p.PRODUCER_REGS == 32 and (p.HEAD_DIM ~= 96 or p.PERSISTENT == 0 or p.CAUSAL == 0) then
+        return false, "the register split: a causal walk's producer at head dim 96"
+      end
       if p.BLOCK_M == 80 and (p.DV_EARLY == 1 or p.PERSISTENT == 1) then
         return false, "80 rows: the plain order or DQ_FIRST, one block a key tile"
       end
