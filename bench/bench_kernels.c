@@ -33,7 +33,7 @@ typedef struct bench_row {
     int splits;              /* SPLITS where the family takes it; 0: its default */
     int dq_first, dk_ss, dv_early;   /* bwd_wgmma's product order (DQ_FIRST, DK_SS, DV_EARLY) */
     const char *set;         /* a named set of rows the third argument selects, or NULL */
-    int l_early;             /* bwd_wgmma's L_EARLY */
+    int wg_flags;            /* bwd_wgmma's: 1 L_EARLY, or'ed with 2 DQ_INIT store and 4 STAGGER */
     int tf32;                /* f32: 1 ALLOW_TF32 (one TF32 product, not three), or'ed with 2 SPLIT_SMEM (fwd_mma) */
 } bench_row;
 
@@ -102,6 +102,16 @@ typedef struct bench_row {
     FKEYS(128, 0, b, 16, n, causal, 128, 160, 12, 0), FKEYS(128, 0, b, 16, n, causal, 128, 176, 12, 0),    \
     FKEYS(128, 0, b, 16, n, causal, 128, 192, 12, 0)
 
+/* A non-causal backward's key tiles walking their query tiles from staggered places (the "stagger"
+ * set: bwd_wgmma's STAGGER 0 and 1, each with dQ's first share added and stored: DQ_INIT), bf16,
+ * two consumers beside a producer, two stages, at B x N = 16384 tokens: head dim 128 (64 rows,
+ * DQ_FIRST), 64 (H 32, 128 rows, DQ_FIRST and DV_EARLY); one block a key tile and persistent. */
+#define STAG(d, b, h, n, bm, e, ps, init, sg)                                                          \
+    { "bwd_wgmma", 2, d, b, h, n, 0, bm, 128, 12, 2, 0, 0, 0, 0, ps, 0, 0, 0, 1, 0, e, "stagger", 2 * (init) + 4 * (sg), 0 }
+#define STAG4(d, b, h, n, bm, e, ps)                                                                   \
+    STAG(d, b, h, n, bm, e, ps, 0, 0), STAG(d, b, h, n, bm, e, ps, 0, 1), STAG(d, b, h, n, bm, e, ps, 1, 0),     \
+    STAG(d, b, h, n, bm, e, ps, 1, 1)
+
 #define DV(r) ((r)->head_dim_v ? (r)->head_dim_v : (r)->head_dim)
 
 static const bench_row rows[] = {
@@ -140,6 +150,9 @@ static const bench_row rows[] = {
     FKEYS(192, 128, 4, 16, 4096, 0, 128, 112, 12, 0), FKEYS(192, 128, 4, 16, 4096, 0, 128, 128, 12, 0),
     FKEYS(256, 0, 4, 16, 4096, 0, 128, 64, 12, 0), FKEYS(256, 0, 4, 16, 4096, 0, 128, 80, 12, 0),
     E80_TRIO(8, 2048, 0), E80_TRIO(4, 4096, 0), E80_TRIO(2, 8192, 0), E80_TRIO(1, 16384, 0), E80_TRIO(16, 1024, 0),
+    STAG4(128, 1, 16, 16384, 64, 0, 0), STAG4(128, 1, 16, 16384, 64, 0, 1), STAG4(128, 2, 16, 8192, 64, 0, 0),
+    STAG4(128, 4, 16, 4096, 64, 0, 0), STAG4(128, 16, 16, 1024, 64, 0, 0),
+    STAG4(64, 1, 32, 16384, 128, 1, 0), STAG4(64, 1, 32, 16384, 128, 1, 1), STAG4(64, 4, 32, 4096, 128, 1, 0),
     E80_TRIO(4, 4096, 1), E80_TRIO(1, 16384, 1),
     D96(4, 4096, 0, 12, 0, 0, 0), D96(4, 4096, 0, 12, 1, 0, 0), D96(4, 4096, 0, 12, 1, 1, 1),
     D96(4, 4096, 0, 8, 0, 0, 0),  D96(4, 4096, 1, 12, 0, 0, 0), D96(4, 4096, 1, 12, 1, 0, 0),
@@ -655,8 +668,11 @@ int main(int argc, char **argv)
             p[GEN_DK_SS] = r->dk_ss;
             p[GEN_DV_EARLY] = r->dv_early;
         }
-        if (configs[i].family->params & GEN_BIT(GEN_L_EARLY))
-            p[GEN_L_EARLY] = r->l_early;
+        if (configs[i].family->params & GEN_BIT(GEN_STAGGER)) {
+            p[GEN_L_EARLY] = r->wg_flags & 1;
+            p[GEN_DQ_INIT] = (r->wg_flags & 2) != 0;   /* 1: store */
+            p[GEN_STAGGER] = (r->wg_flags & 4) != 0;
+        }
         if (configs[i].family->params & GEN_BIT(GEN_ALLOW_TF32))
             p[GEN_ALLOW_TF32] = r->tf32 & 1;
         if (configs[i].family->params & GEN_BIT(GEN_SPLIT_SMEM))
@@ -745,11 +761,12 @@ int main(int argc, char **argv)
         else
             snprintf(heads, sizeof heads, "%d", pr.heads);
         printf("%-10s %-5s %3d/%-3d %3d %5s %6d %6d %4d %4d %3d %3d %3d %2d %2d %2d %3g %5d %9.4f %9.4f %9.1f"
-               "   %d%d%d%s\n",
+               "   %d%d%d%s%s%s\n",
                r->family, gen_dtype_name(r->dtype), r->head_dim, DV(r), r->batch, heads, r->seqlen, r->causal,
                p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_NUM_STAGES], p[GEN_DQ_MODE], p[GEN_OVERLAP],
                p[GEN_PINGPONG], p[GEN_PERSISTENT], (double)r->softcap, k->binary.registers, med, ms[0],
-               flops / (med * 1e-3) / 1e12, p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY], p[GEN_L_EARLY] ? " L" : "");
+               flops / (med * 1e-3) / 1e12, p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY], p[GEN_L_EARLY] ? " L" : "",
+               p[GEN_DQ_INIT] ? " store" : "", p[GEN_STAGGER] ? " staggered" : "");
         ln_buffers_free(s.cu, &pr);
     }
     free(ms);

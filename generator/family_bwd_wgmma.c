@@ -35,7 +35,8 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
         return -1;
     }
     switch (bwd_wgmma_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY],
-                           p[GEN_PERSISTENT], p[GEN_L_EARLY], p[GEN_DQ_INIT], p[GEN_PRODUCER_REGS])) {
+                           p[GEN_PERSISTENT], p[GEN_L_EARLY], p[GEN_DQ_INIT], p[GEN_PRODUCER_REGS],
+                           p[GEN_STAGGER])) {
     case BWD_WGMMA_OK:
         return 0;
     case BWD_WGMMA_BAD_WARPS:
@@ -98,6 +99,10 @@ static int check_bwd_wgmma(const int *p, char *why, size_t len)
         snprintf(why, len, "PRODUCER_REGS=%d with NUM_WARPS=%d BLOCK_N=%d HEAD_DIM=%d: bwd_wgmma's producer warpgroup "
                  "(%d warps) keeps 24 to 56 registers in steps of 8 (setmaxnreg), or 0 for the family's choice",
                  p[GEN_PRODUCER_REGS], nw, bn, d, bwd_wgmma_consumers(bn, d) * 4 + 4);
+        break;
+    case BWD_WGMMA_BAD_STAGGER:
+        snprintf(why, len, "STAGGER=%d with DQ_MODE=%d: bwd_wgmma staggers its walks over the query tiles only where dQ "
+                 "is added in any order (DQ_MODE=0, atomic)", p[GEN_STAGGER], p[GEN_DQ_MODE]);
         break;
     default:
         snprintf(why, len, "HEAD_DIM=%d HEAD_DIM_V=%d PRODUCER_REGS=%d: about %d registers per thread would spill (at "
@@ -165,7 +170,8 @@ const gen_family gen_family_bwd_wgmma = {
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
               GEN_FUSED_PROBLEM_PARAMS |
               GEN_BIT(GEN_SPLITS) | GEN_BIT(GEN_DQ_FIRST) | GEN_BIT(GEN_DK_SS) | GEN_BIT(GEN_DV_EARLY) | GEN_BIT(GEN_L_EARLY) |
-              GEN_BIT(GEN_PERSISTENT) | GEN_BIT(GEN_DQ_INIT) | GEN_BIT(GEN_PRODUCER_REGS),
+              GEN_BIT(GEN_PERSISTENT) | GEN_BIT(GEN_DQ_INIT) | GEN_BIT(GEN_PRODUCER_REGS) |
+              GEN_BIT(GEN_STAGGER),
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
         [GEN_BLOCK_M] = 64, [GEN_BLOCK_N] = 128, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,

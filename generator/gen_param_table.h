@@ -77,9 +77,11 @@ typedef enum gen_param_role {
     X(SPLIT_SMEM, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                            \
       "f32 on tensor cores: 1 splits each K/V tile into TF32 parts once, in shared memory, for every warp; 0 each warp splits the fragments it reads") \
     X(PRODUCER_REGS, GEN_ROLE_TUNABLE, 0, 0, 56, 8, GEN_NO_VALUES,                                        \
-      "registers a thread of the producer warpgroup keeps (setmaxnreg), the consumers taking the rest: 24 to 56, or 0 for the family's choice")
+      "registers a thread of the producer warpgroup keeps (setmaxnreg), the consumers taking the rest: 24 to 56, or 0 for the family's choice") \
+    X(STAGGER, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
+      "1: each key tile of a backward walks its query tiles from a place of its own (tile j of n from j/n of the way), so a head's key tiles do not add into the same dQ tile at once")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_PRODUCER_REGS. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_STAGGER. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

@@ -518,7 +518,14 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
          * the consumers' estimate fits what is left. */
         if (f->params & GEN_BIT(GEN_PRODUCER_REGS))
             g.p[GEN_PRODUCER_REGS] = ((idx >> 2) & 1) ? 32 : 0;
+        /* ... and its walks staggered (STAGGER) in every other eight cases, where dQ is atomic. */
+        if (f->params & GEN_BIT(GEN_STAGGER))
+            g.p[GEN_STAGGER] = (idx >> 3) & 1;
         int valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
+        if (!valid && g.p[GEN_STAGGER]) {
+            g.p[GEN_STAGGER] = 0;
+            valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
+        }
         if (!valid && g.p[GEN_PRODUCER_REGS]) {
             g.p[GEN_PRODUCER_REGS] = 0;
             valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
@@ -1105,9 +1112,9 @@ static void print_config(const gen_config *g)
     if (g->family->backward)
         printf(" DQ_MODE=%s", gen_param_value_name(GEN_DQ_MODE, g->p[GEN_DQ_MODE]));
     if (g->family->params & GEN_BIT(GEN_DQ_FIRST))
-        printf(" DQ_FIRST=%d DK_SS=%d DV_EARLY=%d L_EARLY=%d DQ_INIT=%s PRODUCER_REGS=%d", g->p[GEN_DQ_FIRST],
+        printf(" DQ_FIRST=%d DK_SS=%d DV_EARLY=%d L_EARLY=%d DQ_INIT=%s PRODUCER_REGS=%d STAGGER=%d", g->p[GEN_DQ_FIRST],
                g->p[GEN_DK_SS], g->p[GEN_DV_EARLY], g->p[GEN_L_EARLY],
-               gen_param_value_name(GEN_DQ_INIT, g->p[GEN_DQ_INIT]), g->p[GEN_PRODUCER_REGS]);
+               gen_param_value_name(GEN_DQ_INIT, g->p[GEN_DQ_INIT]), g->p[GEN_PRODUCER_REGS], g->p[GEN_STAGGER]);
     printf(" SOFTCAP=%d", g->p[GEN_SOFTCAP]);
     if (g->p[GEN_SPLITS] > 1 || g->p[GEN_PACK_GQA])
         printf(" SPLITS=%d PACK_GQA=%d", g->p[GEN_SPLITS], g->p[GEN_PACK_GQA]);

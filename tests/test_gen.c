@@ -419,6 +419,9 @@ static const struct {
       "PRODUCER_REGS=32 with NUM_WARPS=4 BLOCK_N=64 HEAD_DIM=128: bwd_wgmma's producer warpgroup (8 warps)" },
     { "bwd_wgmma", { { GEN_PRODUCER_REGS, 32 }, { GEN_NUM_WARPS, 12 } }, 2, 232448,
       "HEAD_DIM=128 HEAD_DIM_V=128 PRODUCER_REGS=32: about 240 registers per thread would spill (at most 232)" },
+    /* A staggered walk: with dQ added in any order only. */
+    { "bwd_wgmma", { { GEN_STAGGER, 1 }, { GEN_DQ_MODE, 2 }, { GEN_NUM_WARPS, 12 } }, 3, 232448,
+      "STAGGER=1 with DQ_MODE=2: bwd_wgmma staggers its walks over the query tiles only where dQ is added in any order" },
     /* fwd_wgmma: turns need two or three consumers; three have 160 registers a thread. */
     { "fwd_wgmma", { { GEN_BLOCK_M, 64 }, { GEN_NUM_WARPS, 8 }, { GEN_OVERLAP, 1 }, { GEN_PINGPONG, 1 } }, 4, 232448,
       "PINGPONG=1 with NUM_WARPS=8 and BLOCK_M=64: fwd_wgmma takes turns between two or three" },

@@ -166,7 +166,7 @@ constexpr int CONSUMER_NREG = bwd_wgmma_consumer_regs(BLOCK_N, NUM_WARPS, HEAD_D
 constexpr int MIN_BLOCKS = bwd_wgmma_min_blocks(BLOCK_N, NUM_WARPS, HEAD_DIM);
 
 constexpr int RULE = bwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, DQ_FIRST,
-                                    DK_SS, DV_EARLY, PERSISTENT, L_EARLY, DQ_INIT, PRODUCER_REGS);
+                                    DK_SS, DV_EARLY, PERSISTENT, L_EARLY, DQ_INIT, PRODUCER_REGS, STAGGER);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16, "DTYPE: bwd_wgmma takes f16 or bf16");
 static_assert(RULE != BWD_WGMMA_BAD_WARPS, "NUM_WARPS must be BLOCK_N/16 (consumers only) or BLOCK_N/16 + 4 (and a "
                                           "producer warpgroup); 12 at head dims 192 and 256");
@@ -187,6 +187,7 @@ static_assert(RULE != BWD_WGMMA_BAD_PERSISTENT,
 static_assert(RULE != BWD_WGMMA_BAD_L_EARLY, "L_EARLY 1 needs the keys split (tile_gradients)");
 static_assert(RULE != BWD_WGMMA_BAD_DQ_INIT, "DQ_INIT store needs a producer warpgroup (add_unit_dq)");
 static_assert(RULE != BWD_WGMMA_BAD_PRODUCER_REGS, "PRODUCER_REGS must be 0, or 24..56 in steps of 8 beside a producer");
+static_assert(RULE != BWD_WGMMA_BAD_STAGGER, "STAGGER 1 needs DQ_MODE atomic");
 static_assert(PACKED_CURSOR + (int)sizeof(ft_packed_cursor) <= LD_BYTES && BAR_KEYS % 8 == 0,
               "L, delta, the mbarriers, the ticket and the units fit LD_BYTES");
 static_assert(DQ_TILE_BYTES == (DQ_TRANSPOSED ? 128 * 4 * DQ_REGS * DQ_REGIONS
@@ -231,6 +232,9 @@ struct dkdv_block {
     int group;                // query heads it walks (kv_group / SPLITS), from query head (h * SPLITS + part) * group on
     int n0, keys_in;          // the tile's first key; keys of it in range (may exceed BLOCK_N)
     int mt_begin, m_tiles;    // the query tiles that see this key tile (maybe none), in each head
+#if STAGGER
+    int mt_start;             // where its walk starts in each head (describe_block)
+#endif
     int up_begin, up_end;     // DQ_MODE ordered: the query tiles the next key tile up sees
 #if VARLEN
     ft_seq sq;                // the sequence (seq_of): its prefix sums lie in global memory
@@ -283,10 +287,23 @@ struct dkdv_block {
     FT_DEVICE ft_packed_cursor *cursor() const { return (ft_packed_cursor *)generic(ld_block(0) + PACKED_CURSOR); }
 
     // The walk: every query tile of the range in each query head of the group (group_step), from
-    // the first step on.
+    // the first step on; in each head from walk_start(), round the range (STAGGER: see
+    // describe_block).
     FT_DEVICE int steps() const { return (m_tiles - mt_begin) * group; }
-    FT_DEVICE group_step first_step() const { return { 0, mt_begin }; }
+#if STAGGER
+    FT_DEVICE int walk_start() const { return mt_start; }
+    FT_DEVICE void advance(group_step &s) const
+    {
+        if (++s.mt == m_tiles)
+            s.mt = mt_begin;
+        if (s.mt == mt_start)
+            ++s.head;
+    }
+#else
+    FT_DEVICE int walk_start() const { return mt_begin; }
     FT_DEVICE void advance(group_step &s) const { s.next(mt_begin, m_tiles); }
+#endif
+    FT_DEVICE group_step first_step() const { return { 0, walk_start() }; }
     // The group's query head `head`: its rows of L, delta and dq_accum, and (DQ_MODE ordered) its
     // query tiles' turns.
     FT_DEVICE long long q_row(int head) const   // of batch * heads
@@ -512,6 +529,14 @@ FT_DEVICE void describe_block(dkdv_block &blk, const ft_bwd_args &args, int unit
     blk.keys_in = blk.seqlen_k(args) - blk.n0;
     const int lo = blk.lo(args), hi = blk.hi(args), nq = blk.seqlen_q(args), nk = blk.seqlen_k(args);
     query_tiles<BLOCK_M, BLOCK_N>(lo, hi, blk.n0, nq, nk, blk.mt_begin, blk.m_tiles);
+    // STAGGER: key tile j of the sequence's n starts j/n of the way round its range, so that the
+    // key tiles of a head, which would walk the same query tiles in step, add their dQ shares
+    // into different tiles at once (and, storing the first share, seldom wait for one another).
+#if STAGGER
+    const int count = blk.m_tiles - blk.mt_begin, tiles_k = (nk + BLOCK_N - 1) / BLOCK_N;
+    const bool in = count > 0 && blk.key_tile < tiles_k;   // (VARLEN: a block past its keys walks nothing)
+    blk.mt_start = blk.mt_begin + (in ? (int)((long long)blk.key_tile * count / tiles_k) : 0);
+#endif
     blk.up_begin = blk.up_end = 0;
     // The next key tile up exists (VARLEN: within the sequence's keys; the grid's are the longest's).
     if (ORDERED && (VARLEN ? blk.n0 + BLOCK_N < nk : blk.key_tile + 1 < (int)gridDim.x / SPLITS))
@@ -1449,7 +1474,7 @@ FT_DEVICE void load_unit(const ft_bwd_args &args, const dkdv_block &blk, int g, 
         }
         mbar_arrive(blk.full_bar(st));   // releases the stores above
         blk.advance(s);
-        if (s.mt == blk.mt_begin)   // a new head
+        if (s.mt == blk.walk_start())   // a new head
             row += blk.head_rows(args);
     }
 }
@@ -1481,7 +1506,7 @@ FT_DEVICE void add_unit_dq(const ft_bwd_args &args, const dkdv_block &blk, int g
 {
     float *dq_rows = blk.dq_accum(args, 0);
     int *sems = ORDERED || STORE_FIRST ? blk.sems(args, 0) : nullptr;
-    int mt = blk.mt_begin;
+    int mt = blk.walk_start();
     for (int t = g; t < g + blk.steps(); t++) {   // the block's tile t
         const int src = t % DQ_SOURCES, m0 = mt * BLOCK_M;
         const int rows = EVEN_M ? BLOCK_M : min(BLOCK_M, blk.seqlen_q(args) - m0);
@@ -1508,8 +1533,14 @@ FT_DEVICE void add_unit_dq(const ft_bwd_args &args, const dkdv_block &blk, int g
             fence_proxy_async_global();
             sem_release_add(sems + mt, STORED);
         }
+#if STAGGER
+        if (++mt == blk.m_tiles)
+            mt = blk.mt_begin;
+        if (mt == blk.walk_start()) {   // a new head
+#else
         if (++mt == blk.m_tiles) {   // a new head
             mt = blk.mt_begin;
+#endif
             dq_rows += (long long)blk.head_rows(args) * HEAD_DIM;
             if (ORDERED || STORE_FIRST)
                 sems += (args.seqlen_q + FT_DQ_SEM_ROWS - 1) / FT_DQ_SEM_ROWS;

@@ -30,6 +30,7 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_L_EARLY,     /* L_EARLY 1 with the columns split */
     BWD_WGMMA_BAD_DQ_INIT,     /* DQ_INIT store without a producer warpgroup */
     BWD_WGMMA_BAD_PRODUCER_REGS, /* PRODUCER_REGS not 0 nor 24..56 in 8s, or set without a producer */
+    BWD_WGMMA_BAD_STAGGER,     /* STAGGER 1 with DQ_MODE ordered */
 };
 
 /* The bytes after a ring stage's Q and dO tiles: L and delta of its rows, then the mbarriers, the
@@ -340,7 +341,7 @@ FT_TRAIT int bwd_wgmma_may_persist(int block_n, int num_warps, int head_dim, int
 
 FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim,
                             int head_dim_v, int dq_mode, int dq_first, int dk_ss, int dv_early, int persistent,
-                            int l_early, int dq_init, int producer_regs)
+                            int l_early, int dq_init, int producer_regs, int stagger)
 {
     const int split = bwd_wgmma_split_cols(head_dim, block_n), wide = bwd_wgmma_wide_keys(head_dim, block_n);
     /* 128 rows: S^T and dP^T of 128 queries fit beside dK and dV of head dims 64 only (ptxas
@@ -388,6 +389,10 @@ FT_TRAIT int bwd_wgmma_rule(int block_m, int block_n, int num_warps, int num_sta
         return BWD_WGMMA_BAD_DQ_INIT;
     if (dq_init != FT_DQ_INIT_ZERO && dq_init != FT_DQ_INIT_STORE)
         return BWD_WGMMA_BAD_DQ_INIT;
+    /* A staggered walk with the ordered turns (each query tile's key tiles from the highest down)
+     * would have each block wait at its first tiles for blocks that have not reached them. */
+    if (stagger && dq_mode != FT_DQ_ATOMIC)
+        return BWD_WGMMA_BAD_STAGGER;
     return BWD_WGMMA_OK;
 }
 

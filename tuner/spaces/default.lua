@@ -314,6 +314,11 @@ if device.cc == 90 then
   -- producer's 24 spilled 12-16 bytes where persistent blocks walk a causal grid, and 32 none
   -- (NVRTC); at 64 and 128 the consumers need their 240 (the family refuses 32 at 128; at 64 with
   -- 128 rows 232 spilled 164 bytes), and at 256 neither split spilled: so only there.
+  -- STAGGER 1 (a head's key tiles walk its query tiles from staggered places): on an H200
+  -- (bench_kernels' stagger set, notes/kernels.md) even where dQ's shares are added, and with the
+  -- first share stored 0.99-1.04x at head dim 128 (non-causal, where storing alone lost to the
+  -- waits for the first share); so beside DQ_INIT store there, in the shipped order (DQ_FIRST), 64-row
+  -- tiles one block a key tile (persistent, the staggered producer spilled 16 bytes).
   table.insert(spaces, space{
     name = "bwd_hopper",
     template = "bwd_wgmma",
@@ -328,10 +333,17 @@ if device.cc == 90 then
       PERSISTENT = {0, 1},
       DQ_INIT = {0, 1},
       PRODUCER_REGS = {0, 32},
+      STAGGER = {0, 1},
     },
     where = function(p)
       if p.PRODUCER_REGS == 32 and (p.HEAD_DIM ~= 96 or p.PERSISTENT == 0 or p.CAUSAL == 0) then
         return false, "the register split: a causal walk's producer at head dim 96"
+      end
+      if p.STAGGER == 1 and (p.CAUSAL == 1 or p.HEAD_DIM ~= 128 or p.BLOCK_M ~= 64) then
+        return false, "staggered walks: non-causal, head dim 128, 64-row tiles"
+      end
+      if p.STAGGER == 1 and (p.DQ_INIT == 0 or p.PERSISTENT == 1 or p.DQ_FIRST == 0) then
+        return false, "staggered walks: the first dQ share stored, DQ_FIRST, one block a key tile"
       end
       if p.BLOCK_M == 80 and (p.DV_EARLY == 1 or p.PERSISTENT == 1) then
         return false, "80 rows: the plain order or DQ_FIRST, one block a key tile"

@@ -237,8 +237,9 @@ if device.cc == 90 then
   -- (DQ_FIRST, DV_EARLY, DK_SS: dK from the dS^T tile in shared memory), L and delta as the
   -- products' starting values (L_EARLY), the persistent walk, and whether a query tile's first
   -- dQ share is stored rather than added to a zeroed accumulator (DQ_INIT), and the producer's
-  -- registers (PRODUCER_REGS: 24, or 32 where the consumers' 232 hold their tile). dQ by the copy
-  -- engine's reduce-add (DQ_MODE atomic); the deterministic mode makes a winner ordered.
+  -- registers (PRODUCER_REGS: 24, or 32 where the consumers' 232 hold their tile), and whether a
+  -- head's key tiles walk its query tiles from staggered places (STAGGER). dQ by the copy engine's
+  -- reduce-add (DQ_MODE atomic); the deterministic mode makes a winner ordered.
   table.insert(spaces, space{
     name = "bwd_hopper",
     template = "bwd_wgmma",
@@ -255,6 +256,7 @@ if device.cc == 90 then
       PERSISTENT = {0, 1},
       DQ_INIT = {0, 1},
       PRODUCER_REGS = {0, 32},
+      STAGGER = {0, 1},
     },
     workloads = hopper_shapes,
     bench = bench,
