@@ -1051,10 +1051,12 @@ FT_DEVICE bool add_dq_halves(float (&dq)[R], const dkdv_block &blk, const dkdv_t
 #pragma unroll
         for (int c = 0; c < R / 4; c++)
             st_shared_f32x4(mine + c * 2048, dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]);
-        named_barrier_sync(2, CONSUMER_THREADS);
-        return false;
     }
+    // One barrier instruction for both warpgroups: bar.sync is aligned, every thread meeting at
+    // it must run the same instruction (two call sites, one a branch, were what synccheck flagged).
     named_barrier_sync(2, CONSUMER_THREADS);
+    if (th.cw == 1)
+        return false;
 #pragma unroll
     for (int c = 0; c < R / 4; c++) {
         const float4 x = ld_shared_f32x4(mine + c * 2048);
