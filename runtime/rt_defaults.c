@@ -113,9 +113,12 @@ int rt_repeatable_config(const rt_device *dev, const db_workload *w, gen_config 
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
         gen_config d = *c;
         d.p[GEN_DQ_MODE] = modes[i];
-        /* A fixed order's turns follow the order a grid's blocks start in: one block a tile. */
+        /* A fixed order's turns follow the order a grid's blocks start in: one block a tile, and
+         * each walking its tiles from the first (a staggered walk would wait on its turns). */
         if (c->family->params & GEN_BIT(GEN_PERSISTENT))
             d.p[GEN_PERSISTENT] = 0;
+        if (c->family->params & GEN_BIT(GEN_STAGGER))
+            d.p[GEN_STAGGER] = 0;
         if (modes[i] == FT_DQ_ORDERED && c->family->repeatable) {
             /* The family's tiles for a fixed order, else the configuration's own. */
             gen_config e = d;

@@ -521,21 +521,24 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
         /* ... and its walks staggered (STAGGER) in every other eight cases, where dQ is atomic. */
         if (f->params & GEN_BIT(GEN_STAGGER))
             g.p[GEN_STAGGER] = (idx >> 3) & 1;
+        /* Where the tile refuses one of those values, that one alone goes (each tried in turn,
+         * STAGGER last), so the others still meet the tile; else all of them (0 is each one's
+         * default: DQ_INIT zero). */
+        static const gen_param optional[] = { GEN_PRODUCER_REGS, GEN_L_EARLY, GEN_DQ_INIT, GEN_STAGGER };
+        const int n_optional = (int)(sizeof optional / sizeof optional[0]);
         int valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
-        if (!valid && g.p[GEN_STAGGER]) {
-            g.p[GEN_STAGGER] = 0;
-            valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
+        for (int k = 0; !valid && k < n_optional; k++) {
+            gen_config h = g;
+            if (!h.p[optional[k]])
+                continue;
+            h.p[optional[k]] = 0;
+            if (gen_validate(&h, session.smem_limit, why, sizeof why) == 0) {
+                g = h;
+                valid = 1;
+            }
         }
-        if (!valid && g.p[GEN_PRODUCER_REGS]) {
-            g.p[GEN_PRODUCER_REGS] = 0;
-            valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
-        }
-        if (!valid && g.p[GEN_DQ_INIT] == FT_DQ_INIT_STORE) {
-            g.p[GEN_DQ_INIT] = FT_DQ_INIT_ZERO;
-            valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
-        }
-        if (!valid && g.p[GEN_L_EARLY]) {
-            g.p[GEN_L_EARLY] = 0;
+        for (int k = 0; !valid && k < n_optional; k++) {
+            g.p[optional[k]] = 0;
             valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
         }
         if (valid) {

@@ -37,7 +37,7 @@
 //     dQ tiles, so neither the loads nor the hand-off of dQ (or its turn, DQ_MODE ordered) ever
 //     stops a consumer; dS^T is double-buffered, and the consumers meet once a tile, at the dS^T
 //     exchange. The registers move to the consumers (setmaxnreg: the producer keeps 24, or 32
-//     walking a packed batch: bwd_wgmma_producer_regs).
+//     walking a packed batch, or what PRODUCER_REGS says: bwd_wgmma_producer_regs).
 // dK is scaled by softmax_scale at the end. Queries past seqlen_q load as zeros with L = +inf,
 // so P = 0 there; keys past seqlen_k and outside the band get P = 0 by the per-element mask.
 // Variable-length batches (VARLEN): the block's sequence (seq_of) gives its lengths, band and
@@ -1052,8 +1052,8 @@ FT_DEVICE bool add_dq_halves(float (&dq)[R], const dkdv_block &blk, const dkdv_t
         for (int c = 0; c < R / 4; c++)
             st_shared_f32x4(mine + c * 2048, dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]);
     }
-    // One barrier instruction for both warpgroups: bar.sync is aligned, every thread meeting at
-    // it must run the same instruction (two call sites, one a branch, were what synccheck flagged).
+    // One barrier instruction for both warpgroups (two, one in a branch, were what synccheck
+    // reported as divergence; see consumers_meet).
     named_barrier_sync(2, CONSUMER_THREADS);
     if (th.cw == 1)
         return false;
@@ -1587,8 +1587,9 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
 }
 
 // SPLIT_COLS: the consumers meet on an mbarrier (meetings counts its phases in each thread): the
-// two warpgroups run different code (dkdv_split<CW>), and two instructions of one named barrier,
-// though legal, are what compute-sanitizer's synccheck reports as divergence.
+// two warpgroups run different code (dkdv_split<CW>), and two instructions of one named barrier
+// are what compute-sanitizer's synccheck reports as divergence (bar.sync is the aligned form,
+// whose threads the PTX ISA has all execute one instruction).
 FT_DEVICE void consumers_meet(const dkdv_block &blk, unsigned &meetings)
 {
     mbar_arrive(blk.meet_bar());   // releases this thread's shared-memory writes

@@ -741,6 +741,38 @@ static void group_split_choices(void **state)
 /* deterministic = 1: every supported backward gets a kernel whose dQ mode is repeatable (ordered
  * or separate), valid on the device; from the shipped H100 table, bwd_wgmma's winners move to the
  * family's tiles for an ordered dQ; the forward is left as it is. */
+/* A deterministic request keeps a staggered winner's tuned tiles: the walk is made plain with the
+ * fixed order (which refuses STAGGER), not the winner dropped for the built-in default. The H200's
+ * table has such winners at head dim 128, non-causal, N 512-1024. */
+static void deterministic_keeps_staggered_winners(void **state)
+{
+    (void)state;
+    db *shipped = NULL;
+    char err[512];
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    int staggered = 0;
+    for (int dtype = FT_F16; dtype <= FT_BF16; dtype++)
+        for (int n = 512; n <= 2048; n *= 2)
+            for (int batch = 1; batch <= 16384 / n; batch *= 2) {
+                const db_workload w = workload(DB_OP_BWD, dtype, 128, 0, batch, 16, n, n);
+                rt_choice fast, fixed;
+                int db_error;
+                assert_int_equal(rt_choose(NULL, shipped, &h200, &w, 0, &fast, &db_error, err, sizeof err), 0);
+                if (!(fast.config.family->params & GEN_BIT(GEN_STAGGER)) || !fast.config.p[GEN_STAGGER])
+                    continue;
+                staggered++;
+                assert_int_equal(rt_choose(NULL, shipped, &h200, &w, 1, &fixed, &db_error, err, sizeof err), 0);
+                if (strstr(fixed.why, "built-in default tiles"))
+                    fail_msg("B %d N %d: %s", batch, n, fixed.why);
+                assert_int_equal(fixed.config.p[GEN_DQ_MODE], FT_DQ_ORDERED);
+                assert_int_equal(fixed.config.p[GEN_STAGGER], 0);
+                assert_int_equal(fixed.config.p[GEN_DQ_FIRST], fast.config.p[GEN_DQ_FIRST]);
+                assert_int_equal(gen_validate(&fixed.config, h200.smem_limit, err, sizeof err), 0);
+            }
+    assert_true(staggered > 0);
+    db_close(shipped);
+}
+
 static void deterministic_choices(void **state)
 {
     (void)state;
@@ -1792,6 +1824,7 @@ int main(void)
         cmocka_unit_test(decode_choices),
         cmocka_unit_test(group_split_choices),
         cmocka_unit_test(deterministic_choices),
+        cmocka_unit_test(deterministic_keeps_staggered_winners),
         cmocka_unit_test(deterministic_tiles_refit_even),
         cmocka_unit_test(persistent_backward_refit),
         cmocka_unit_test(shipped_tables_per_gpu),

@@ -312,8 +312,9 @@ if device.cc == 90 then
   -- the plain order and with DQ_FIRST: those two, one block a key tile (persistent, they spill more).
   -- PRODUCER_REGS 32 (the producer keeps 32 registers, the consumers 232): at head dim 96 the
   -- producer's 24 spilled 12-16 bytes where persistent blocks walk a causal grid, and 32 none
-  -- (NVRTC); at 64 and 128 the consumers need their 240 (the family refuses 32 at 128; at 64 with
-  -- 128 rows 232 spilled 164 bytes), and at 256 neither split spilled: so only there.
+  -- (NVRTC); at 128 and with 64's 128-row tiles the consumers need their 240 (the family refuses
+  -- 32 there: 232 spilled 164 bytes at 128 rows), 64's 64-row tiles are pruned above, and at 256
+  -- neither split spilled: so only there.
   -- STAGGER 1 (a head's key tiles walk its query tiles from staggered places): on an H200
   -- (bench_kernels' stagger set, notes/kernels.md) even where dQ's shares are added, and with the
   -- first share stored 0.99-1.04x at head dim 128 (non-causal, where storing alone lost to the
