@@ -112,6 +112,17 @@ typedef struct bench_row {
     STAG(d, b, h, n, bm, e, ps, 0, 0), STAG(d, b, h, n, bm, e, ps, 0, 1), STAG(d, b, h, n, bm, e, ps, 1, 0),     \
     STAG(d, b, h, n, bm, e, ps, 1, 1)
 
+/* The forward at head dim 128 non-causal, where FA4's 128 x 128 tile with its two consumers taking
+ * turns ran 8-10 % ahead of the H200's winner (192 keys, no turns) in compare.py (the "fturns" set:
+ * bf16, fwd_wgmma, 12 warps, OVERLAP, two stages, B x N = 16384 tokens at N 4096, 8192 and 16384):
+ * 128 keys with and without turns, one block a tile and persistent, beside 176 and 192 keys without
+ * turns. Time it with FT_BENCH_FLUSH=1 too, as compare.py flushes L2 (notes/kernels.md). */
+#define FTURNS(b, n, bn, pp, ps)                                                                       \
+    { "fwd_wgmma", 2, 128, b, 16, n, 0, 128, bn, 12, 2, 0, 1, pp, 0, ps, 0, 0, 0, 0, 0, 0, "fturns", 0, 0 }
+#define FTURNS_SET(b, n)                                                                               \
+    FTURNS(b, n, 128, 0, 0), FTURNS(b, n, 128, 1, 0), FTURNS(b, n, 128, 0, 1), FTURNS(b, n, 128, 1, 1),       \
+    FTURNS(b, n, 176, 0, 0), FTURNS(b, n, 192, 0, 0)
+
 #define DV(r) ((r)->head_dim_v ? (r)->head_dim_v : (r)->head_dim)
 
 static const bench_row rows[] = {
@@ -150,6 +161,7 @@ static const bench_row rows[] = {
     FKEYS(192, 128, 4, 16, 4096, 0, 128, 112, 12, 0), FKEYS(192, 128, 4, 16, 4096, 0, 128, 128, 12, 0),
     FKEYS(256, 0, 4, 16, 4096, 0, 128, 64, 12, 0), FKEYS(256, 0, 4, 16, 4096, 0, 128, 80, 12, 0),
     E80_TRIO(8, 2048, 0), E80_TRIO(4, 4096, 0), E80_TRIO(2, 8192, 0), E80_TRIO(1, 16384, 0), E80_TRIO(16, 1024, 0),
+    FTURNS_SET(4, 4096), FTURNS_SET(2, 8192), FTURNS_SET(1, 16384),
     STAG4(128, 1, 16, 16384, 64, 0, 0), STAG4(128, 1, 16, 16384, 64, 0, 1), STAG4(128, 2, 16, 8192, 64, 0, 0),
     STAG4(128, 4, 16, 4096, 64, 0, 0), STAG4(128, 16, 16, 1024, 64, 0, 0),
     STAG4(64, 1, 32, 16384, 128, 1, 0), STAG4(64, 1, 32, 16384, 128, 1, 1), STAG4(64, 4, 32, 4096, 128, 1, 0),
