@@ -29,7 +29,7 @@ enum bwd_wgmma_rule {
     BWD_WGMMA_BAD_PERSISTENT,  /* PERSISTENT 1 without a producer, with the columns split, or DQ_MODE ordered */
     BWD_WGMMA_BAD_L_EARLY,     /* L_EARLY 1 with the columns split */
     BWD_WGMMA_BAD_DQ_INIT,     /* DQ_INIT store without a producer warpgroup */
-    BWD_WGMMA_BAD_PRODUCER_REGS, /* PRODUCER_REGS not 0 nor 24..56 in 8s, or set without a producer */
+    BWD_WGMMA_BAD_PRODUCER_REGS, /* PRODUCER_REGS below 24 but not 0, or set without a producer */
     BWD_WGMMA_BAD_STAGGER,     /* STAGGER 1 with DQ_MODE ordered */
 };
 
@@ -259,12 +259,11 @@ FT_TRAIT int bwd_wgmma_consumer_regs(int block_n, int num_warps, int head_dim, i
     return (entry * threads - kept) / (threads - 128) / 8 * 8;
 }
 
-/* PRODUCER_REGS: 0 (the choice above) or what setmaxnreg takes (multiples of 8 from 24) up to 56,
- * where a producer warpgroup exists. */
+/* PRODUCER_REGS: 0 (the choice above), or where a producer warpgroup exists at least setmaxnreg's
+ * 24 (the parameter table holds it to multiples of 8 up to 56). */
 FT_TRAIT int bwd_wgmma_producer_regs_ok(int block_n, int num_warps, int head_dim, int producer_regs)
 {
-    return producer_regs == 0 || (bwd_wgmma_has_producer(block_n, num_warps, head_dim) && producer_regs >= 24 &&
-                                  producer_regs <= 56 && producer_regs % 8 == 0);
+    return producer_regs == 0 || (bwd_wgmma_has_producer(block_n, num_warps, head_dim) && producer_regs >= 24);
 }
 
 /* The tiles DQ_MODE ordered runs fastest with: two consumers beside a producer warpgroup,
