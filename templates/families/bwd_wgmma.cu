@@ -31,8 +31,9 @@
 //   inline (NUM_WARPS = BLOCK_N / 16): the consumers load too. Thread 0 issues the TMA and the
 //     dQ reduce between the tile's block barriers; L and delta come by cp.async; the partial
 //     tile's dQ is added by atomics.
-//   producer (one more warpgroup, warpgroup 0): its warp 0 fills the ring (TMA for Q and dO, L
-//     (as -L log2(e): l_scaled) and delta by its lanes) as slots come free (each slot's empty
+//   producer (one more warpgroup, warpgroup 0): its warps 0 and 2 fill the ring (warp 0's lane 0
+//     has the copy engine bring Q and dO, warp 2's lanes write L (as -L log2(e): l_scaled) and
+//     delta) as slots come free (each slot's empty
 //     mbarrier), and its warp 1 adds each dQ tile (every tile by bulk reduce, the partial one too) from two shared-memory
 //     dQ tiles, so neither the loads nor the hand-off of dQ (or its turn, DQ_MODE ordered) ever
 //     stops a consumer; dS^T is double-buffered, and the consumers meet once a tile, at the dS^T
@@ -381,8 +382,8 @@ FT_DEVICE void pass_turn(const ft_bwd_args &args, const dkdv_block &blk, group_s
 
 // The mbarriers and (DQ_MODE ordered) the ticket, by thread 0; the caller's block barrier then
 // makes them known. Inline: one full barrier a slot, armed by thread 0. Producer: a slot is full
-// when its TMA bytes have landed and the 32 lanes loading L and delta (one of them also arming
-// it) have arrived, and empty when every consumer thread has (DQ_IN_SLOT: when the thread adding
+// when its TMA bytes have landed, warp 0's lane 0 has armed it and warp 2's 32 lanes, loading L
+// and delta, have arrived, and empty when every consumer thread has (DQ_IN_SLOT: when the thread adding
 // the dQ written over it has read it); a dQ tile is full when every consumer thread has written
 // it, and empty when the thread adding it has read it. SPLIT_COLS: P^T (dS^T) is in place when
 // the first (second) consumer's 128 threads have arrived, and the consumers have met when all
@@ -402,7 +403,7 @@ FT_DEVICE void init_barriers(const dkdv_block &blk, int *dq_ticket)
     }
     for (int sl = 0; PERSISTENT && sl < UNIT_SLOTS; sl++) {
         mbar_init(blk.unit_full_bar(sl), 1);
-        mbar_init(blk.unit_empty_bar(sl), CONSUMER_THREADS + 1);   // the consumers and the dQ warp's lane
+        mbar_init(blk.unit_empty_bar(sl), CONSUMER_THREADS + 33);   // the consumers, the dQ warp's lane, warp 2
     }
     if (KEY_MAPS)
         mbar_init(blk.keys_bar(), 1);
@@ -1452,11 +1453,23 @@ FT_DEVICE int read_next_unit(const dkdv_block &blk, int k)
     return next;
 }
 
-// Warp 0's share of a unit: the ring, tile t into slot t % NUM_STAGES once the consumers
-// are done with the tile before it there (the first pass finds every slot empty: parity 1 of a
-// fresh barrier). L's and delta's rows are one offset into both (two pointers carried across
-// the loop spilled in 24 registers), moved to the next head's as the walk does.
-FT_DEVICE void load_unit(const ft_bwd_args &args, const dkdv_block &blk, int g, int lane)
+// The ring, tile t into slot t % NUM_STAGES once the consumers are done with the tile before it
+// there (the first pass finds every slot empty: parity 1 of a fresh barrier), in two hands so that
+// neither holds the other's registers: warp 0's lane 0 has the copy engine bring Q and dO (its
+// arrival expects their bytes), and warp 2 writes L and delta by its lanes (32 arrivals, each
+// releasing its stores). L's and delta's rows are one offset into both (two pointers carried
+// across the loop spilled in 24 registers), moved to the next head's as the walk does.
+FT_DEVICE void load_unit_qdo(const ft_bwd_args &args, const dkdv_block &blk, int g)
+{
+    group_step s = blk.first_step();
+#pragma unroll 1
+    for (int t = g; t < g + blk.steps(); t++, blk.advance(s)) {   // the block's tile t
+        const int st = t % NUM_STAGES;
+        mbar_wait(blk.empty_bar(st), ((t / NUM_STAGES) & 1) ^ 1);
+        issue_q_do(args, blk, s, st);
+    }
+}
+FT_DEVICE void load_unit_ld(const ft_bwd_args &args, const dkdv_block &blk, int g, int lane)
 {
     group_step s = blk.first_step();
     long long row = blk.first_row(args, 0);
@@ -1464,8 +1477,6 @@ FT_DEVICE void load_unit(const ft_bwd_args &args, const dkdv_block &blk, int g, 
     for (int t = g; t < g + blk.steps(); t++) {   // the block's tile t
         const int st = t % NUM_STAGES, m0 = s.mt * BLOCK_M;
         mbar_wait(blk.empty_bar(st), ((t / NUM_STAGES) & 1) ^ 1);
-        if (lane == 0)
-            issue_q_do(args, blk, s, st);
         float *ld = blk.ld(st);
         const float *lse = (const float *)args.lse + row + m0, *delta = (const float *)args.delta + row + m0;
 #pragma unroll
@@ -1503,7 +1514,7 @@ FT_DEVICE bool first_share(const dkdv_block &blk, int *sems, int mt, int ticket)
 // or with the columns split the ring slot) into dq_accum (the partial tile's valid rows only), in
 // its turn (DQ_MODE ordered), stored where it comes first (DQ_INIT store); the source is free
 // again once the copy engine has read it. The head's rows of dq_accum and its semaphores move on
-// as in warp 0.
+// as in warp 2.
 FT_DEVICE void add_unit_dq(const ft_bwd_args &args, const dkdv_block &blk, int g)
 {
     float *dq_rows = blk.dq_accum(args, 0);
@@ -1558,24 +1569,36 @@ FT_DEVICE void dkdv_producer(const ft_bwd_args &args, dkdv_block blk)
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (!PERSISTENT) {
         describe_block(blk, args, 0);   // after the split, so that nothing is carried across it
-        if (warp == 0) {
-            load_unit(args, blk, 0, lane);
+        if (warp == 0 && lane == 0) {
+            load_unit_qdo(args, blk, 0);
+        } else if (warp == 2) {
+            load_unit_ld(args, blk, 0, lane);
         } else if (warp == 1 && lane == 0) {
             add_unit_dq(args, blk, 0);
             bulk_wait<0>();
         }
         return;
     }
-    if (warp > 1 || (warp == 1 && lane > 0))
+    if (warp > 2 || (warp == 1 && lane > 0))
         return;
-    // (Two loops, not one with the roles inside: each then holds only its own role's registers.)
+    // (A loop a role, not one with the roles inside: each then holds only its own role's registers.)
     int g = 0;
     if (warp == 0) {
         for (int u = first_unit(blk.first_unit_idx()), k = 1; unit_in(args, u); k++) {
             describe_block(blk, args, u);   // after the split, so that nothing is carried across it
-            load_unit(args, blk, g, lane);
+            if (lane == 0)
+                load_unit_qdo(args, blk, g);
             g += blk.steps();
             u = publish_next_unit(args, blk, k, lane);
+        }
+        return;
+    }
+    if (warp == 2) {
+        for (int u = first_unit(blk.first_unit_idx()), k = 1; unit_in(args, u); k++) {
+            describe_block(blk, args, u);
+            load_unit_ld(args, blk, g, lane);
+            g += blk.steps();
+            u = read_next_unit(blk, k);
         }
         return;
     }
