@@ -64,7 +64,9 @@ static void check_candidates(const tune_space_set *set)
                 assert_int_equal(g->p[GEN_CAUSAL], db_workload_masked(w));
                 assert_int_equal(g->p[GEN_SOFTCAP], w->softcap);
                 assert_int_equal(g->p[GEN_SINKS], w->sinks);
-                assert_int_equal(g->p[GEN_EVEN_M], !w->varlen && w->seqlen_q % g->p[GEN_BLOCK_M] == 0);
+                /* A group's packed rows (PACK_GQA) are seqlen_q x the group: never taken as even. */
+                const int packed = (s->family->params & GEN_BIT(GEN_PACK_GQA)) && g->p[GEN_PACK_GQA];
+                assert_int_equal(g->p[GEN_EVEN_M], !w->varlen && !packed && w->seqlen_q % g->p[GEN_BLOCK_M] == 0);
                 assert_int_equal(g->p[GEN_EVEN_N], !w->varlen && w->seqlen_k % g->p[GEN_BLOCK_N] == 0);
             }
         }
@@ -101,8 +103,8 @@ static const struct {
     int workloads;       /* over every space, on sm_90 */
     int hopper_only;     /* 1: other archs are refused with a message naming sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 7, 264, 0 },
-    { "tuner/spaces/wide.lua", 5, 264, 0 },
+    { "tuner/spaces/default.lua", 7, 272, 0 },
+    { "tuner/spaces/wide.lua", 5, 272, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
     { "tuner/spaces/kinds.lua", 3, 10, 1 },
@@ -194,7 +196,7 @@ static void default_space_covers_the_readme(void **state)
         const tune_space *s = &set->spaces[i];
         int seen[4][3][2][15] = { { { { 0 } } } };   /* dtype, head dim / 64, causal, log2 seqlen */
         int small[4][3][2][15] = { { { { 0 } } } };  /* the same, the small grid's (batch 1) */
-        int extra = 0, tf32 = 0;
+        int extra = 0, tf32 = 0, spec = 0;
         const int hopper = !strcmp(s->name, "fwd_hopper") || !strcmp(s->name, "bwd_hopper");
         for (int j = 0; j < s->workload_count; j++) {
             const tune_candidates *c = &s->workloads[j];
@@ -226,10 +228,18 @@ static void default_space_covers_the_readme(void **state)
                 extra++;
                 continue;
             }
+            if (!strcmp(s->name, "decode") && w->seqlen_q == 16) {   /* speculative decoding */
+                assert_true(w->causal && w->bottom_right && w->heads == 32 && w->heads_k == 8 && w->head_dim == 128);
+                assert_true(w->seqlen_k == 4096 || w->seqlen_k == 16384);
+                assert_true(w->batch == 1 || w->batch == 8);
+                spec++;
+                continue;
+            }
             if (!strcmp(s->name, "decode")) {   /* bench/decode.py's shapes */
                 assert_true(w->seqlen_q == 1 && w->heads == 32 && w->heads_k == 8 && w->head_dim == 128);
                 assert_true(w->seqlen_k == 8192 || w->seqlen_k == 32768 || w->seqlen_k == 131072);
                 assert_true(w->batch == 1 || w->batch == 2 || w->batch == 4 || w->batch == 8);
+                assert_false(w->causal);
                 extra++;
                 continue;
             }
@@ -255,8 +265,9 @@ static void default_space_covers_the_readme(void **state)
             assert_int_equal(tf32, both || !strcmp(s->name, "fwd_tf32_hopper") ? 12 : 0);
             continue;
         }
-        if (!strcmp(s->name, "decode")) {   /* 2 dtypes x 3 lengths x 4 batches */
+        if (!strcmp(s->name, "decode")) {   /* 2 dtypes x 3 lengths x 4 batches; 2 x 2 x 2 drafts */
             assert_int_equal(extra, 24);
+            assert_int_equal(spec, 8);
             continue;
         }
         if (!strcmp(s->name, "bwd_mla")) {   /* 2 dtypes x 2 causal x 2 lengths */
@@ -309,7 +320,7 @@ static void wide_space_searches_every_configuration(void **state)
         const char *name, *family;
         int workloads, least;   /* least: candidates of every workload at least */
     } hopper[] = {
-        { "decode", "fwd_mma", 24, 6 },
+        { "decode", "fwd_mma", 32, 6 },
         { "bwd_f32", "bwd_mma", 24, 8 },
         { "fwd_hopper", "fwd_wgmma", 96, 40 },
         { "fwd_f32_hopper", "fwd_wgmma", 24, 4 },

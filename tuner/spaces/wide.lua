@@ -49,6 +49,20 @@ local decode_shapes = grid{
   seqlen_q = 1, seqlen_k = {8192, 32768, 131072}, batch = {1, 2, 4, 8}, heads = 32, heads_k = 8,
 }
 
+-- Speculative decoding: a draft's 16 tokens checked at once over the cache, causal with the
+-- diagonal bottom-right, the same heads (default.lua's).
+local spec_decode_shapes = {}
+for _, dtype in ipairs{ "bf16", "f16" } do
+  for _, seqlen_k in ipairs{ 4096, 16384 } do
+    for _, batch in ipairs{ 1, 8 } do
+      spec_decode_shapes[#spec_decode_shapes + 1] = {
+        dtype = dtype, head_dim = 128, causal = 1, bottom_right = 1,
+        seqlen_q = 16, seqlen_k = seqlen_k, batch = batch, heads = 32, heads_k = 8,
+      }
+    end
+  end
+end
+
 -- Float32 on the tensor cores (each product three TF32 products): the papers' head dims and masks
 -- at three lengths; and the same with TF32 allowed (the caller's allow_tf32: one TF32 product a
 -- product, validated at TF32's threshold), tuned apart.
@@ -100,7 +114,7 @@ table.insert(spaces, space{
     end
     return true
   end,
-  workloads = decode_shapes,
+  workloads = { decode_shapes, spec_decode_shapes },
   bench = { warmup_ms = 5, rep_ms = 30, timeout_s = 10 },
   strategy = guided,
 })
