@@ -1081,6 +1081,9 @@ static const feature_case feature_cases[] = {
     { { "decode bf16 gqa 32/8 split 8 pack", BF16, 128, 128, 2, 32, 1, 1000, 0, 1, 0, 0, 16, 64, 1, 2, 0, 0, 0, 0, NO_MASK }, 8, 0, DENSE, 8, 1, 0, 0 },
     { { "decode f16 gqa 8/2 Nq=5 causal BR split 5 pack", F16, 128, 128, 2, 8, 5, 333, 1, 1, 0, 1, 64, 64, 4, 2, 0, 0, 0, 0, BR }, 2, 0, DENSE, 5, 1, 0, 0 },
     { { "decode bf16 mqa 6/1 D=64 window softcap split 3 pack", BF16, 64, 64, 1, 6, 3, 517, 0, 1, 0, 2, 32, 64, 2, 3, 0, 0, 0, 0, WIN(1, 100, 0) }, 1, 2, DENSE, 3, 1, 0, 0 },
+    /* Speculative decoding as the H200's table serves it: a group's 4 x 16 rows in one 64-row
+     * tile, three stages, causal bottom-right (the shipped winners' form, odd key count here). */
+    { { "decode bf16 gqa 8/2 Nq=16 causal BR split 4 pack 3 stages", BF16, 128, 128, 2, 8, 16, 333, 1, 1, 0, 0, 64, 64, 4, 3, 0, 0, 0, 0, BR }, 2, 0, DENSE, 4, 1, 0, 0 },
     { { "decode f16 Nq=16 causal split 16 of 4 tiles", F16, 128, 128, 2, 4, 16, 200, 1, 1, 0, 0, 16, 64, 1, 2, 0, 0, 0, 0, NO_MASK }, 0, 0, DENSE, 16, 0, 0, 0 },
     { { "decode varlen bf16 gqa 8/2 causal BR split 4 pack", BF16, 128, 128, 4, 8, 2, 300, 1, 1, 0, 1, 16, 64, 1, 2, 0, 0, 0, 0, BR }, 2, 0, cu_e_q, cu_e_k, 4, 1, 0, 0 },
     { { "decode f16 D=40 gqa 4/2 split 2 pack", F16, 40, 40, 1, 4, 2, 129, 0, 1, 0, 0, 64, 32, 4, 2, 0, 0, 0, 0, NO_MASK }, 2, 0, DENSE, 2, 1, 0, 0 },

@@ -936,6 +936,46 @@ static void persistent_backward_refit(void **state)
     db_close(user);
 }
 
+/* Speculative decoding (16 query rows, causal bottom-right, 32 over 8 heads): the H200's tuned
+ * winners serve it (on the H100 too, the same arch), a group's 64 rows in one tile; before they
+ * were shipped the mask kept it from the non-causal one-row winners and it fell to the built-in
+ * default. One-row decode still takes the non-causal decode winners. */
+static void speculative_decoding_served_by_its_winners(void **state)
+{
+    (void)state;
+    db *shipped = NULL;
+    char err[512];
+    int db_error;
+    rt_choice got;
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    db_workload w = featured(workload(DB_OP_FWD, FT_BF16, 128, 1, 8, 32, 16, 4096), 8, 0);
+    db_workload_set_mask(&w, 1, 1, -1, -1);
+    assert_true(db_workload_decode(&w) && w.bottom_right);
+    const rt_device *devices[] = { &h200, &h100 };
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(rt_choose(NULL, shipped, devices[i], &w, 0, &got, &db_error, err, sizeof err), 0);
+        printf("  %s -> %s\n", devices[i]->name, got.why);
+        assert_int_equal(got.tier, RT_TIER_SHIPPED_EXACT);
+        assert_string_equal(got.config.family->name, "fwd_mma");
+        assert_int_equal(got.config.p[GEN_PACK_GQA], 1);
+        assert_int_equal(got.config.p[GEN_BLOCK_M], 64);
+        assert_int_equal(got.config.p[GEN_CAUSAL], 1);
+        assert_true(got.config.p[GEN_SPLITS] > 1);
+    }
+    /* Between the tuned lengths: the nearest of them. */
+    w.seqlen_k = 8100;   /* not a multiple of the winners' 64 keys */
+    assert_int_equal(rt_choose(NULL, shipped, &h200, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_int_equal(got.tier, RT_TIER_SHIPPED_NEAREST);
+    assert_non_null(strstr(got.why, "seqlen_q=16"));
+    assert_int_equal(got.config.p[GEN_EVEN_N], 0);
+    const db_workload one_row = featured(workload(DB_OP_FWD, FT_BF16, 128, 0, 8, 32, 1, 8192), 8, 0);
+    assert_int_equal(rt_choose(NULL, shipped, &h200, &one_row, 0, &got, &db_error, err, sizeof err), 0);
+    assert_int_equal(got.tier, RT_TIER_SHIPPED_EXACT);
+    assert_int_equal(got.config.p[GEN_CAUSAL], 0);
+    assert_null(strstr(got.why, "seqlen_q=16"));
+    db_close(shipped);
+}
+
 /* Two GPUs of one arch ship winners (db/tuned/: the H100's, the H200's backward): each takes its
  * own; another board of a model (an H100 PCIe) takes its model's, not the other model's. */
 static void shipped_tables_per_gpu(void **state)
@@ -1822,6 +1862,7 @@ int main(void)
         cmocka_unit_test(rows16_decides_f32_tensor_cores),
         cmocka_unit_test(tf32_winners_serve_both_kinds),
         cmocka_unit_test(decode_choices),
+        cmocka_unit_test(speculative_decoding_served_by_its_winners),
         cmocka_unit_test(group_split_choices),
         cmocka_unit_test(deterministic_choices),
         cmocka_unit_test(deterministic_keeps_staggered_winners),
