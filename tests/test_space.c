@@ -532,6 +532,17 @@ static void grid_builds_paper_shapes(void **state)
         assert_int_equal(sinks->workloads[i].workload.softcap, i / 2);
         assert_int_equal(sinks->workloads[i].workload.sinks, i % 2);
     }
+    /* grid{}'s bottom_right: on every workload, in the database's one form (the mask's). */
+    const tune_space *drafts = find_space(set, "drafts");
+    assert_int_equal(drafts->workload_count, 2);
+    for (int i = 0; i < 2; i++) {
+        const db_workload *w = &drafts->workloads[i].workload;
+        assert_true(w->causal && w->bottom_right && !w->window);
+        assert_int_equal(w->seqlen_q, 16);
+        assert_int_equal(w->seqlen_k, i ? 1000 : 256);
+        assert_int_equal(w->heads_k, 2);
+        assert_int_equal(drafts->workloads[i].configs[0].p[GEN_CAUSAL], 1);
+    }
     /* grid{} turns tf32 inside sinks; its kernels make one TF32 product (ALLOW_TF32 1). */
     const tune_space *tf32 = find_space(set, "tf32");
     assert_int_equal(tf32->workload_count, 4);
@@ -875,6 +886,7 @@ static const struct {
     { "bad_unused_param.lua", 3, { "params.DQ_MODE", "fwd_mma does not use DQ_MODE" } },
     { "bad_no_candidates.lua", 3, { "has no candidate for workload 1", "first reason:" } },
     { "bad_grid.lua", 2, { "grid: tokens = 16384 is not a multiple of seqlen_q = 3000", NULL } },
+    { "bad_grid_bottom_right.lua", 2, { "grid: bottom_right takes one value for every workload, got 2", NULL } },
     { "bad_dtype.lua", 3, { "workloads[1]", "dtype f32 is not supported by bwd_wgmma" } },
     { "bad_key.lua", 3, { "space 'key': unknown key 'param'", "known: name, template" } },
     { "bad_strategy_key.lua", 3, { "space 'budget'", "strategy.budget_s is only for kind \"halving\" or \"guided\"" } },

@@ -46,7 +46,8 @@
  * or varlen only), and varlen = 0.4 for a variable-length batch of `batch` sequences at most
  * seqlen long whose tokens fill that share of the padded batch (kept as its bucket in eighths;
  * the lengths are made from it: tune_varlen_lengths). `workloads` is a list of them; lists inside
- * it (from grid) are flattened. grid{} makes plain, grouped, capped, sink and tf32 workloads only.
+ * it (from grid) are flattened. grid{} makes plain, grouped, capped, sink and tf32 workloads, and
+ * bottom-right ones (one bottom_right for the whole grid), no windows or varlen.
  *
  * What Lua sees besides the libraries:
  *   device             { name, arch ("sm_90"), cc (90), cc_major, cc_minor, sm_count,
@@ -54,7 +55,7 @@
  *   space{...}         checks a space at once (errors point at its line) and declares it
  *   grid{...}          a list of workloads: the cross product of dtype, head_dim, head_dim_v,
  *                      causal, softcap, sinks, tf32, seqlen (or seqlen_q, seqlen_k) and batch, heads,
- *                      heads_k, with
+ *                      heads_k (bottom_right: one value, set on every workload), with
  *                      batch = tokens / seqlen_q when tokens is given and heads = hidden /
  *                      head_dim when hidden is given (the FlashAttention papers' shapes)
  *   range(a, b [, step])  {a, a+step, ..., <= b};   pow2(a, b)  {a, 2a, 4a, ..., <= b}

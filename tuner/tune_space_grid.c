@@ -68,11 +68,11 @@ static int grid_scalar(lua_State *L, const char *key)
 
 static const char *const grid_keys[] = {
     "dtype", "head_dim", "head_dim_v", "causal", "seqlen", "seqlen_q", "seqlen_k",
-    "batch", "heads", "tokens", "hidden", "heads_k", "softcap", "sinks", "tf32", NULL,
+    "batch", "heads", "tokens", "hidden", "heads_k", "softcap", "sinks", "tf32", "bottom_right", NULL,
 };
 
 /* Every workload of the cross product, dtype outermost and heads (then heads_k) innermost; softcap
- * turns inside causal, sinks inside softcap, tf32 inside sinks. */
+ * turns inside causal, sinks inside softcap, tf32 inside sinks; bottom_right the same on all. */
 int tune_lua_grid(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -95,6 +95,13 @@ int tune_lua_grid(lua_State *L)
     int n_sc = grid_values(L, "softcap", GEN_SOFTCAP, v_sc);
     int n_si = grid_values(L, "sinks", GEN_SINKS, v_si);
     int n_tf = grid_values(L, "tf32", GEN_ALLOW_TF32, v_tf);
+    /* One diagonal for every workload: a list would pair bottom-right with masks it moves nothing
+     * on (tune_read_workload refuses those), so two grids say it more plainly. */
+    int v_br[GRID_MAX];
+    const int n_br = grid_values(L, "bottom_right", GEN_CAUSAL, v_br);
+    if (n_br > 1)
+        return luaL_error(L, "grid: bottom_right takes one value for every workload, got %d (two grids for both)",
+                          n_br);
     const int tokens = grid_scalar(L, "tokens"), hidden = grid_scalar(L, "hidden");
     if (!n_dt || !n_hd)
         return luaL_error(L, "grid: dtype and head_dim are required");
@@ -150,6 +157,7 @@ int tune_lua_grid(lua_State *L)
                                         .tf32 = v_tf[d % n_tf], .seqlen_q = v_sq[e],
                                         .seqlen_k = n_sk ? v_sk[f] : v_sq[e],
                                         .heads_k = n_hk ? v_hk[h % n_hk] : 0,
+                                        .bottom_right = n_br ? v_br[0] : 0,
                                     };
                                     if (tokens && tokens % w.seqlen_q)
                                         return luaL_error(L, "grid: tokens = %d is not a multiple of seqlen_q = %d",

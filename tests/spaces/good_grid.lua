@@ -30,6 +30,9 @@ return {
   space{ name = "tf32", template = "fwd_mma", fixed = { BLOCK_M = 64, BLOCK_N = 64, NUM_WARPS = 4, NUM_STAGES = 1 },
          workloads = grid{ dtype = "f32", head_dim = 64, seqlen = 256, batch = 1, heads = 2, sinks = {0, 1},
                            tf32 = {false, true} } },
+  space{ name = "drafts", template = "fwd_mma", fixed = { BLOCK_M = 64, BLOCK_N = 64, NUM_WARPS = 4, NUM_STAGES = 2 },
+         workloads = grid{ dtype = "bf16", head_dim = 128, causal = 1, bottom_right = true, seqlen_q = 16,
+                           seqlen_k = {256, 1000}, batch = 2, heads = 8, heads_k = 2 } },
   space{ name = "kinds", template = "fwd_mma",
          workloads = {
            { dtype = "bf16", head_dim = 64, seqlen = 1000, batch = 2, heads = 4, window_left = 128, window_right = 64 },

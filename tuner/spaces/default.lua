@@ -47,17 +47,10 @@ local decode_shapes = grid{
 -- diagonal bottom-right (the last query row sees every key), the same heads. 16 rows of each of a
 -- group's 4 query heads make 64 rows a group, so the tiles that pay are not those of one row
 -- (bench/features.py's shape is batch 8 over 4096 keys).
-local spec_decode_shapes = {}
-for _, dtype in ipairs{ "bf16", "f16" } do
-  for _, seqlen_k in ipairs{ 4096, 16384 } do
-    for _, batch in ipairs{ 1, 8 } do
-      spec_decode_shapes[#spec_decode_shapes + 1] = {
-        dtype = dtype, head_dim = 128, causal = 1, bottom_right = 1,
-        seqlen_q = 16, seqlen_k = seqlen_k, batch = batch, heads = 32, heads_k = 8,
-      }
-    end
-  end
-end
+local spec_decode_shapes = grid{
+  dtype = {"bf16", "f16"}, head_dim = 128, causal = 1, bottom_right = 1,
+  seqlen_q = 16, seqlen_k = {4096, 16384}, batch = {1, 8}, heads = 32, heads_k = 8,
+}
 
 -- Float32 forwards on the tensor cores (fwd_mma, each product three TF32 products): the papers'
 -- head dims and masks at three lengths. A warp's registers hold O and a key tile's own

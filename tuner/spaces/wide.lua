@@ -51,17 +51,10 @@ local decode_shapes = grid{
 
 -- Speculative decoding: a draft's 16 tokens checked at once over the cache, causal with the
 -- diagonal bottom-right, the same heads (default.lua's).
-local spec_decode_shapes = {}
-for _, dtype in ipairs{ "bf16", "f16" } do
-  for _, seqlen_k in ipairs{ 4096, 16384 } do
-    for _, batch in ipairs{ 1, 8 } do
-      spec_decode_shapes[#spec_decode_shapes + 1] = {
-        dtype = dtype, head_dim = 128, causal = 1, bottom_right = 1,
-        seqlen_q = 16, seqlen_k = seqlen_k, batch = batch, heads = 32, heads_k = 8,
-      }
-    end
-  end
-end
+local spec_decode_shapes = grid{
+  dtype = {"bf16", "f16"}, head_dim = 128, causal = 1, bottom_right = 1,
+  seqlen_q = 16, seqlen_k = {4096, 16384}, batch = {1, 8}, heads = 32, heads_k = 8,
+}
 
 -- Float32 on the tensor cores (each product three TF32 products): the papers' head dims and masks
 -- at three lengths; and the same with TF32 allowed (the caller's allow_tf32: one TF32 product a
