@@ -53,6 +53,12 @@ void rt_config_fit(gen_config *c, const db_workload *w)
     gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);
 }
 
+int rt_decode_tile_rows(const db_workload *w)
+{
+    const int heads_k = w->heads_k ? w->heads_k : w->heads, rows = w->seqlen_q * (w->heads / heads_k);
+    return rows <= 16 ? 16 : rows <= 32 ? 32 : 64;
+}
+
 int rt_decode_config(const rt_device *dev, const db_workload *w, gen_config *out, char *why, size_t len)
 {
     if (!db_workload_decode(w)) {
@@ -78,7 +84,7 @@ int rt_decode_config(const rt_device *dev, const db_workload *w, gen_config *out
     c.p[GEN_HEAD_DIM] = ln_family_head_dim(f, w->head_dim);
     c.p[GEN_HEAD_DIM_V] = ln_family_head_dim(f, w->head_dim_v);
     c.p[GEN_PACK_GQA] = group > 1;
-    c.p[GEN_BLOCK_M] = rows <= 16 ? 16 : rows <= 32 ? 32 : 64;
+    c.p[GEN_BLOCK_M] = rt_decode_tile_rows(w);
     c.p[GEN_NUM_WARPS] = c.p[GEN_BLOCK_M] / 16;
     c.p[GEN_NUM_STAGES] = 2;
     /* Blocks without the split: one a (query tile, batch, head or group). */

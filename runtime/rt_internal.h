@@ -153,11 +153,14 @@ int rt_repeatable_config(const rt_device *dev, const db_workload *w, gen_config 
  * 32 or 64: a warp per 16 rows), and the keys split in a power of two of blocks, enough for two
  * blocks an SM, at most one a 4 key tiles and 64. 0, or -1 (why). */
 int rt_decode_config(const rt_device *dev, const db_workload *w, gen_config *out, char *why, size_t len);
+/* The query tile rt_decode_config gives decode shape w: 16, 32 or 64 rows, the smallest that
+ * holds seqlen_q x the group (the group's rows packed where heads_k < heads). */
+int rt_decode_tile_rows(const db_workload *w);
 /* The GPU reference kernels (family ref) for w. */
 void rt_reference_config(const db_workload *w, gen_config *out);
 /* The winner database d serves problem w with on GPU device_name of arch: the nearest tuned
- * workload of its kind (a decode shape's for decode shapes only), looked up at the compiled head
- * dims; what rt_choose takes from each source and what a sweep's search starts from. 1 found
+ * workload of its kind (a decode shape's for decode shapes only, and of its query tile: one row
+ * of 4 heads is not served a 16-row draft's 64-row tile), looked up at the compiled head dims; what rt_choose takes from each source and what a sweep's search starts from. 1 found
  * (OUT: *out), 0 none, -1 (err). */
 int rt_find_served(db *d, const char *device_name, const char *arch, const db_workload *w, db_winner *out,
                    char *err, size_t len);

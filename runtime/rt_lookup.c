@@ -80,11 +80,16 @@ static int make_deterministic(const rt_device *dev, const db_workload *w, int fl
     return 0;
 }
 
-/* db_winner_find_if's filter: the candidate is a decode shape exactly when the problem is (ctx:
- * the problem's db_workload_decode). */
+/* db_winner_find_if's filter: the candidate is a decode shape exactly when the problem is, and
+ * then one whose rows fill the same query tile (ctx: the problem). Decode winners are tuned for
+ * their rows: a 16-row draft's 64-row tile served to one row of 4 heads would pad 60 of them. */
 static int same_decode_kind(const db_workload *candidate, void *ctx)
 {
-    return db_workload_decode(candidate) == *(const int *)ctx;
+    const db_workload *w = ctx;
+    const int decode = db_workload_decode(w);
+    if (db_workload_decode(candidate) != decode)
+        return 0;
+    return !decode || rt_decode_tile_rows(candidate) == rt_decode_tile_rows(w);
 }
 
 int rt_find_served(db *d, const char *device_name, const char *arch, const db_workload *w, db_winner *out,
@@ -93,8 +98,8 @@ int rt_find_served(db *d, const char *device_name, const char *arch, const db_wo
     db_workload key = *w;   /* the database knows the compiled head dims */
     key.head_dim = ln_padded_head_dim(w->head_dim);
     key.head_dim_v = ln_padded_head_dim(w->head_dim_v);
-    int decode = db_workload_decode(w);   /* a decode kernel for decode shapes only, and nothing else */
-    return db_winner_find_if(d, device_name, arch, &key, same_decode_kind, &decode, out, err, len);
+    /* a decode kernel for decode shapes only (and its own query tile's), and nothing else */
+    return db_winner_find_if(d, device_name, arch, &key, same_decode_kind, (void *)w, out, err, len);
 }
 
 /* The choice before the softcap: the tiers of rt_choose. */

@@ -887,6 +887,7 @@ static const struct {
     { "bad_no_candidates.lua", 3, { "has no candidate for workload 1", "first reason:" } },
     { "bad_grid.lua", 2, { "grid: tokens = 16384 is not a multiple of seqlen_q = 3000", NULL } },
     { "bad_grid_bottom_right.lua", 2, { "grid: bottom_right takes one value for every workload, got 2", NULL } },
+    { "bad_grid_bottom_right_causal.lua", 2, { "grid: bottom_right = true needs causal = 1 on every workload", NULL } },
     { "bad_dtype.lua", 3, { "workloads[1]", "dtype f32 is not supported by bwd_wgmma" } },
     { "bad_key.lua", 3, { "space 'key': unknown key 'param'", "known: name, template" } },
     { "bad_strategy_key.lua", 3, { "space 'budget'", "strategy.budget_s is only for kind \"halving\" or \"guided\"" } },

@@ -95,13 +95,17 @@ int tune_lua_grid(lua_State *L)
     int n_sc = grid_values(L, "softcap", GEN_SOFTCAP, v_sc);
     int n_si = grid_values(L, "sinks", GEN_SINKS, v_si);
     int n_tf = grid_values(L, "tf32", GEN_ALLOW_TF32, v_tf);
-    /* One diagonal for every workload: a list would pair bottom-right with masks it moves nothing
-     * on (tune_read_workload refuses those), so two grids say it more plainly. */
+    /* One diagonal for the whole grid (a grid of both is two grids), and only where it moves one:
+     * a causal mask on every workload (unequal lengths are checked per workload, as for a table). */
     int v_br[GRID_MAX];
     const int n_br = grid_values(L, "bottom_right", GEN_CAUSAL, v_br);
     if (n_br > 1)
         return luaL_error(L, "grid: bottom_right takes one value for every workload, got %d (two grids for both)",
                           n_br);
+    for (int i = 0; n_br && v_br[0] && i < (n_ca ? n_ca : 1); i++)
+        if (!n_ca || !v_ca[i])
+            return luaL_error(L, "grid: bottom_right = true needs causal = 1 on every workload (it moves the causal "
+                                 "diagonal)");
     const int tokens = grid_scalar(L, "tokens"), hidden = grid_scalar(L, "hidden");
     if (!n_dt || !n_hd)
         return luaL_error(L, "grid: dtype and head_dim are required");

@@ -100,8 +100,9 @@ def main():
                     for _ in range(5):
                         call()
                     torch.cuda.synchronize()
-                except SystemExit as e:
-                    print(f"{impl}: {e}", file=sys.stderr)
+                except (SystemExit, Exception) as e:   # a backend that cannot run the problem: the next
+                    print(f"{impl}: {name}: {e}", file=sys.stderr)
+                    torch.cuda.synchronize()
                     continue
                 time.sleep(2.0)
                 for _ in range(3):
@@ -122,13 +123,13 @@ def main():
                 rows.append((name, impl, f / burst / 1e9, f / sustained / 1e9, mhz, watts, " ".join(reasons)))
                 print("%-22s %-10s burst %6.1f  sustained %6.1f TFLOP/s  %5.0f MHz  %5.0f W  reasons %s" % rows[-1],
                       flush=True)
-    finally:
+    finally:   # the rows measured so far, whatever stopped the loop
         smi.terminate()
-    with open(os.path.join(args.out, "clock-probe.md"), "w") as f:
-        f.write("| problem | impl | burst TFLOP/s | sustained TFLOP/s | sustained MHz | W | event reasons |\n")
-        f.write("| --- | --- | --- | --- | --- | --- | --- |\n")
-        for r in rows:
-            f.write("| %s | %s | %.1f | %.1f | %.0f | %.0f | %s |\n" % r)
+        with open(os.path.join(args.out, "clock-probe.md"), "w") as f:
+            f.write("| problem | impl | burst TFLOP/s | sustained TFLOP/s | sustained MHz | W | event reasons |\n")
+            f.write("| --- | --- | --- | --- | --- | --- | --- |\n")
+            for r in rows:
+                f.write("| %s | %s | %.1f | %.1f | %.0f | %.0f | %s |\n" % r)
 
 
 if __name__ == "__main__":
