@@ -80,16 +80,22 @@ static int make_deterministic(const rt_device *dev, const db_workload *w, int fl
     return 0;
 }
 
+/* The problem's decode kind, worked out once for the filter below: whether it is a decode shape,
+ * and if so its query tile. */
+typedef struct decode_kind {
+    int decode, tile_rows;
+} decode_kind;
+
 /* db_winner_find_if's filter: the candidate is a decode shape exactly when the problem is, and
- * then one whose rows fill the same query tile (ctx: the problem). Decode winners are tuned for
- * their rows: a 16-row draft's 64-row tile served to one row of 4 heads would pad 60 of them. */
+ * then one whose rows fill the same query tile (ctx: the problem's decode_kind). Decode winners
+ * are tuned for their rows: a 16-row draft's 64-row tile served to one row of 4 heads would pad
+ * 60 of them. */
 static int same_decode_kind(const db_workload *candidate, void *ctx)
 {
-    const db_workload *w = ctx;
-    const int decode = db_workload_decode(w);
-    if (db_workload_decode(candidate) != decode)
+    const decode_kind *k = ctx;
+    if (db_workload_decode(candidate) != k->decode)
         return 0;
-    return !decode || rt_decode_tile_rows(candidate) == rt_decode_tile_rows(w);
+    return !k->decode || rt_decode_tile_rows(candidate) == k->tile_rows;
 }
 
 int rt_find_served(db *d, const char *device_name, const char *arch, const db_workload *w, db_winner *out,
@@ -99,7 +105,8 @@ int rt_find_served(db *d, const char *device_name, const char *arch, const db_wo
     key.head_dim = ln_padded_head_dim(w->head_dim);
     key.head_dim_v = ln_padded_head_dim(w->head_dim_v);
     /* a decode kernel for decode shapes only (and its own query tile's), and nothing else */
-    return db_winner_find_if(d, device_name, arch, &key, same_decode_kind, (void *)w, out, err, len);
+    decode_kind kind = { db_workload_decode(w), rt_decode_tile_rows(w) };
+    return db_winner_find_if(d, device_name, arch, &key, same_decode_kind, &kind, out, err, len);
 }
 
 /* The choice before the softcap: the tiers of rt_choose. */

@@ -102,10 +102,12 @@ int tune_lua_grid(lua_State *L)
     if (n_br > 1)
         return luaL_error(L, "grid: bottom_right takes one value for every workload, got %d (two grids for both)",
                           n_br);
-    for (int i = 0; n_br && v_br[0] && i < (n_ca ? n_ca : 1); i++)
-        if (!n_ca || !v_ca[i])
-            return luaL_error(L, "grid: bottom_right = true needs causal = 1 on every workload (it moves the causal "
-                                 "diagonal)");
+    int all_causal = n_ca > 0;
+    for (int i = 0; i < n_ca; i++)
+        all_causal = all_causal && v_ca[i];
+    if (n_br && v_br[0] && !all_causal)
+        return luaL_error(L, "grid: bottom_right = true needs causal = 1 on every workload (it moves the causal "
+                             "diagonal)");
     const int tokens = grid_scalar(L, "tokens"), hidden = grid_scalar(L, "hidden");
     if (!n_dt || !n_hd)
         return luaL_error(L, "grid: dtype and head_dim are required");
