@@ -33,7 +33,7 @@ typedef struct bench_row {
     int splits;              /* SPLITS where the family takes it; 0: its default */
     int dq_first, dk_ss, dv_early;   /* bwd_wgmma's product order (DQ_FIRST, DK_SS, DV_EARLY) */
     const char *set;         /* a named set of rows the third argument selects, or NULL */
-    int wg_flags;            /* bwd_wgmma's: 1 L_EARLY, or'ed with 2 DQ_INIT store and 4 STAGGER */
+    int wg_flags;            /* bwd_wgmma's: 1 L_EARLY, or'ed with 2 DQ_INIT store and 4 STAGGER; fwd_wgmma's: 8 MULTICAST */
     int tf32;                /* f32: 1 ALLOW_TF32 (one TF32 product, not three), or'ed with 2 SPLIT_SMEM (fwd_mma) */
 } bench_row;
 
@@ -123,6 +123,23 @@ typedef struct bench_row {
     FTURNS(b, n, 128, 0, 0), FTURNS(b, n, 128, 1, 0), FTURNS(b, n, 128, 0, 1), FTURNS(b, n, 128, 1, 1),       \
     FTURNS(b, n, 176, 0, 0), FTURNS(b, n, 192, 0, 0)
 
+/* Clusters of two blocks sharing each K/V tile's load (the "fmcast" set: fwd_wgmma's MULTICAST 0
+ * and 1), bf16, head dim 128 non-causal, 12 warps, OVERLAP, two stages, one block a tile, at B x N
+ * = 16384 tokens (N 4096, 8192, 16384): 128, 176 and 192 keys, beside the H200's persistent 128 x
+ * 128 with turns (no clusters there). */
+#define FMCAST(d, b, h, n, bn, st, pp, ps, mc)                                                         \
+    { "fwd_wgmma", 2, d, b, h, n, 0, 128, bn, 12, st, 0, 1, pp, 0, ps, 0, 0, 0, 0, 0, 0, "fmcast", 8 * (mc), 0 }
+#define FMCAST_SET(b, n)                                                                               \
+    FMCAST(128, b, 16, n, 128, 2, 1, 1, 0), FMCAST(128, b, 16, n, 128, 2, 0, 0, 0),                         \
+    FMCAST(128, b, 16, n, 128, 2, 0, 0, 1), FMCAST(128, b, 16, n, 176, 2, 0, 0, 0),                         \
+    FMCAST(128, b, 16, n, 176, 2, 0, 0, 1), FMCAST(128, b, 16, n, 192, 2, 0, 0, 0),                         \
+    FMCAST(128, b, 16, n, 192, 2, 0, 0, 1)
+/* ... and with a third stage at 128 keys (one more tile in flight to cover the pair's coupling),
+ * and at head dim 64 (H 32), where a tile's loads weigh twice as much against its products. */
+#define FMCAST_MORE(b, n)                                                                              \
+    FMCAST(128, b, 16, n, 128, 3, 0, 0, 0), FMCAST(128, b, 16, n, 128, 3, 0, 0, 1),                         \
+    FMCAST(64, b, 32, n, 128, 2, 0, 0, 0), FMCAST(64, b, 32, n, 128, 2, 0, 0, 1)
+
 #define DV(r) ((r)->head_dim_v ? (r)->head_dim_v : (r)->head_dim)
 
 static const bench_row rows[] = {
@@ -162,6 +179,8 @@ static const bench_row rows[] = {
     FKEYS(256, 0, 4, 16, 4096, 0, 128, 64, 12, 0), FKEYS(256, 0, 4, 16, 4096, 0, 128, 80, 12, 0),
     E80_TRIO(8, 2048, 0), E80_TRIO(4, 4096, 0), E80_TRIO(2, 8192, 0), E80_TRIO(1, 16384, 0), E80_TRIO(16, 1024, 0),
     FTURNS_SET(4, 4096), FTURNS_SET(2, 8192), FTURNS_SET(1, 16384),
+    FMCAST_SET(4, 4096), FMCAST_SET(2, 8192), FMCAST_SET(1, 16384),
+    FMCAST_MORE(4, 4096), FMCAST_MORE(1, 16384),
     STAG4(128, 1, 16, 16384, 64, 0, 0), STAG4(128, 1, 16, 16384, 64, 0, 1), STAG4(128, 2, 16, 8192, 64, 0, 0),
     STAG4(128, 4, 16, 4096, 64, 0, 0), STAG4(128, 16, 16, 1024, 64, 0, 0),
     STAG4(64, 1, 32, 16384, 128, 1, 0), STAG4(64, 1, 32, 16384, 128, 1, 1), STAG4(64, 4, 32, 4096, 128, 1, 0),
@@ -685,6 +704,8 @@ int main(int argc, char **argv)
             p[GEN_DQ_INIT] = (r->wg_flags & 2) != 0;   /* 1: store */
             p[GEN_STAGGER] = (r->wg_flags & 4) != 0;
         }
+        if (configs[i].family->params & GEN_BIT(GEN_MULTICAST))
+            p[GEN_MULTICAST] = (r->wg_flags & 8) != 0;
         if (configs[i].family->params & GEN_BIT(GEN_ALLOW_TF32))
             p[GEN_ALLOW_TF32] = r->tf32 & 1;
         if (configs[i].family->params & GEN_BIT(GEN_SPLIT_SMEM))
@@ -773,12 +794,12 @@ int main(int argc, char **argv)
         else
             snprintf(heads, sizeof heads, "%d", pr.heads);
         printf("%-10s %-5s %3d/%-3d %3d %5s %6d %6d %4d %4d %3d %3d %3d %2d %2d %2d %3g %5d %9.4f %9.4f %9.1f"
-               "   %d%d%d%s%s%s\n",
+               "   %d%d%d%s%s%s%s\n",
                r->family, gen_dtype_name(r->dtype), r->head_dim, DV(r), r->batch, heads, r->seqlen, r->causal,
                p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_NUM_STAGES], p[GEN_DQ_MODE], p[GEN_OVERLAP],
                p[GEN_PINGPONG], p[GEN_PERSISTENT], (double)r->softcap, k->binary.registers, med, ms[0],
                flops / (med * 1e-3) / 1e12, p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY], p[GEN_L_EARLY] ? " L" : "",
-               p[GEN_DQ_INIT] ? " store" : "", p[GEN_STAGGER] ? " staggered" : "");
+               p[GEN_DQ_INIT] ? " store" : "", p[GEN_STAGGER] ? " staggered" : "", p[GEN_MULTICAST] ? " multicast" : "");
         ln_buffers_free(s.cu, &pr);
     }
     free(ms);

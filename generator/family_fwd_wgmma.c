@@ -20,7 +20,7 @@ static int check_fwd(const int *p, char *why, size_t len)
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
     const int dtype = p[GEN_DTYPE], tf32 = p[GEN_ALLOW_TF32];
     switch (fwd_wgmma_rule(bm, bn, nw, d, dv, p[GEN_NUM_STAGES], p[GEN_OVERLAP], p[GEN_PINGPONG], p[GEN_PERSISTENT],
-                           dtype, tf32)) {
+                           dtype, tf32, p[GEN_MULTICAST], p[GEN_CAUSAL], p[GEN_VARLEN])) {
     case FWD_WGMMA_OK:
         return 0;
     case FWD_WGMMA_BAD_WARPS:
@@ -60,6 +60,12 @@ static int check_fwd(const int *p, char *why, size_t len)
         snprintf(why, len, "PINGPONG=1 with NUM_WARPS=%d and BLOCK_M=%d: fwd_wgmma takes turns between two or three "
                  "consumer warpgroups fed by a producer (BLOCK_M=128, NUM_WARPS=12; BLOCK_M=192, NUM_WARPS=16)", nw, bm);
         break;
+    case FWD_WGMMA_BAD_MULTICAST:
+        snprintf(why, len, "MULTICAST=1 with NUM_WARPS=%d BLOCK_M=%d PERSISTENT=%d DTYPE=%s CAUSAL=%d VARLEN=%d: "
+                 "fwd_wgmma shares K/V loads between a cluster's two blocks only where both walk the same key tiles "
+                 "(16-bit, a producer warpgroup, one block a tile, no mask, a dense batch)", nw, bm, p[GEN_PERSISTENT],
+                 gen_dtype_name(dtype), p[GEN_CAUSAL], p[GEN_VARLEN]);
+        break;
     default:
         if (fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, tf32) <= fwd_wgmma_consumer_regs(bm, nw, dtype)) {
             snprintf(why, len, "NUM_STAGES=1 in f32 with BLOCK_M=%d BLOCK_N=%d HEAD_DIM_V=%d OVERLAP=%d PINGPONG=%d: "
@@ -76,10 +82,11 @@ static int check_fwd(const int *p, char *why, size_t len)
     return -1;
 }
 
-/* With a producer, K and V come by the copy engine, a key tile a box, and Q a query tile a box. */
+/* With a producer, K and V come by the copy engine, a key tile a box (MULTICAST: half of one),
+ * and Q a query tile a box. */
 static int map_rows_fwd(const int *p)
 {
-    return fwd_wgmma_map_rows(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS]);
+    return fwd_wgmma_map_rows(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_MULTICAST]);
 }
 
 static int q_map_rows_fwd(const int *p)
@@ -97,6 +104,11 @@ static int o_map_rows_fwd(const int *p)
 static int persistent_fwd(const int *p)
 {
     return p[GEN_PERSISTENT];
+}
+
+static int cluster_fwd(const int *p)
+{
+    return fwd_wgmma_cluster(p[GEN_MULTICAST]);
 }
 
 /* Every persistent configuration walks a packed batch's own query tiles (tile_schedule). */
@@ -132,7 +144,7 @@ const gen_family gen_family_fwd_wgmma = {
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_ALLOW_TF32) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_OVERLAP) |
-              GEN_BIT(GEN_PINGPONG) | GEN_BIT(GEN_PERSISTENT) |
+              GEN_BIT(GEN_PINGPONG) | GEN_BIT(GEN_PERSISTENT) | GEN_BIT(GEN_MULTICAST) |
               GEN_FUSED_PROBLEM_PARAMS,
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,
@@ -149,6 +161,7 @@ const gen_family gen_family_fwd_wgmma = {
     .q_map_rows = q_map_rows_fwd,
     .o_map_rows = o_map_rows_fwd,
     .persistent = persistent_fwd,
+    .cluster = cluster_fwd,
     .packed_walk = packed_walk_fwd,
     .head_dim_tiles = head_dim_tiles_fwd,
     .min_head_dim = 64,

@@ -10,6 +10,9 @@
 #include "gen_param_table.h"
 
 #define GEN_BIT(param) (1u << (param))
+/* The masks of parameters (gen_family.params, gen_param_mask) are 32-bit: a 33rd parameter
+ * needs them wider. */
+_Static_assert(GEN_PARAM_COUNT <= 32, "GEN_BIT masks are unsigned int: widen them for more parameters");
 
 /* A family's list of parts: FT_PARTS("traits/fwd_mma.h", "arch/sm80.cuh"). */
 #define FT_PARTS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -100,6 +103,11 @@ typedef struct gen_family {
      * x SMs), at most one per tile, in grid.x alone, and each block loops over tiles gridDim.x
      * apart. */
     int (*persistent)(const int *p);
+    /* NULL: blocks launch alone. Else, given p, the blocks of a cluster along grid.x that its
+     * main kernel (its entry's `persists`) runs in (the kernel's __cluster_dims__, so a plain
+     * launch forms them): the launcher rounds that grid.x up to a multiple, and the kernel gives
+     * the block past the last tile no rows to store. */
+    int (*cluster)(const int *p);
     /* NULL: its persistent walk is the dense batch's over the longest sequence, and a packed batch
      * runs one block a tile (runtime/rt_lookup.c). Else, given p, 1 where its persistent main
      * kernel walks a variable-length batch's own tiles (query tiles, or key tiles for a key-major

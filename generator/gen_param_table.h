@@ -79,9 +79,11 @@ typedef enum gen_param_role {
     X(PRODUCER_REGS, GEN_ROLE_TUNABLE, 0, 0, 56, 8, GEN_NO_VALUES,                                        \
       "registers a thread of the producer warpgroup keeps (setmaxnreg), the consumers taking the rest: 24 to 56, or 0 for the family's choice") \
     X(STAGGER, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
-      "1: each key tile of a backward walks its query tiles from a place of its own (tile j of n from j/n of the way), so a head's key tiles do not add into the same dQ tile at once")
+      "1: each key tile of a backward walks its query tiles from a place of its own (tile j of n from j/n of the way), so a head's key tiles do not add into the same dQ tile at once") \
+    X(MULTICAST, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                             \
+      "1: blocks run in clusters of two (adjacent query tiles of one head), each loading half of every K/V tile into both by the copy engine's multicast")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_STAGGER. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_MULTICAST. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

@@ -15,7 +15,8 @@ int ln_entry_dims(const gen_config *c, const gen_entry *e, int seqlen_q, int seq
     const long long rows = e->key_major ? seqlen_k : seqlen_q;
     const long long tile = e->key_major ? c->p[GEN_BLOCK_N] : c->p[GEN_BLOCK_M];
     const long long splits = e->split && (c->family->params & GEN_BIT(GEN_SPLITS)) ? c->p[GEN_SPLITS] : 1;
-    *grid_x = (unsigned)((rows + tile - 1) / tile * splits);
+    const long long cluster = e->persists && c->family->cluster ? c->family->cluster(c->p) : 1;
+    *grid_x = (unsigned)(((rows + tile - 1) / tile * splits + cluster - 1) / cluster * cluster);
     *block_x = (unsigned)c->p[GEN_NUM_WARPS] * 32u;
     *smem = e->smem_bytes ? e->smem_bytes(c->p) : 0;
     return 0;

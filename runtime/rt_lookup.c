@@ -217,6 +217,12 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
             snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
                      "; for a variable-length batch (VARLEN=1%s)", one_a_tile ? ", PERSISTENT=0" : "");
         }
+        /* A cluster's two blocks share K/V loads only when they walk the same key tiles, which
+         * two adjacent tiles of a packed batch need not (they may lie in two sequences). */
+        if ((c->family->params & GEN_BIT(GEN_MULTICAST)) && c->p[GEN_MULTICAST]) {
+            c->p[GEN_MULTICAST] = 0;
+            snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; without clusters (MULTICAST=0)");
+        }
     } else if (c->p[GEN_VARLEN]) {   /* a dense problem handed a variable-length batch's winner */
         c->p[GEN_VARLEN] = 0;
         gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);

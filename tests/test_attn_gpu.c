@@ -140,6 +140,11 @@ static const attn_case cases[] = {
      * ending in a partial tile of keys. */
     { "bf16 persistent Nq>Nk causal BR 144 keys", BF16, 128, 128, 2, 40, 700, 333, 1, 1, 0, 0, DEFAULT_TILES, BR },
     { "f16 persistent N=1000 192 keys", F16, 128, 128, 1, 40, 1000, 1000, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
+    /* fwd_wgmma's clusters sharing K/V loads (MULTICAST; wg_pins): an odd count of whole query
+     * tiles (the block past the last stores nothing) with a partial last key tile, and three
+     * consumers over a partial query tile with Nq < Nk. */
+    { "bf16 N=384 clusters",        BF16, 128, 128, 2, 3, 384,  384, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
+    { "f16 D=64 Nq<Nk clusters",    F16, 64, 64,    1, 2, 200, 1000, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK },
     /* fwd_wgmma's f32 with more query tiles than the GPU holds blocks (the f32 persistent rows of
      * wgf_tiles in turn; head dim 64, where they fit): causal pairs, and bottom-right rows that
      * see no key over odd lengths. */
@@ -310,17 +315,19 @@ static int tf32b_config(const attn_case *c, int idx, gen_config *out)
  * ordered) in the cases whose dq column asks for a separate (deterministic) dQ. */
 static gpu_kernel *wg_kernels[CASE_COUNT], *wgb_kernels[CASE_COUNT];
 /* Tiles as BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, then the schedule flags of the families that
- * take them: fwd_wgmma's OVERLAP, PINGPONG, PERSISTENT; bwd_wgmma's DQ_FIRST, DK_SS, DV_EARLY,
- * PERSISTENT (persistent_col). fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and with a producer warpgroup
- * (+4) in every schedule: OVERLAP, PINGPONG and PERSISTENT on and off, one stage to four, one to
- * three consumers (rows 14 and 15: three taking turns); then key tiles that are not powers of two
- * (80 to 192), in those schedules too. */
+ * take them: fwd_wgmma's OVERLAP, PINGPONG, PERSISTENT, MULTICAST; bwd_wgmma's DQ_FIRST, DK_SS,
+ * DV_EARLY, PERSISTENT (persistent_col). fwd_wgmma: consumers alone (NUM_WARPS = BLOCK_M/16) and
+ * with a producer warpgroup (+4) in every schedule: OVERLAP, PINGPONG and PERSISTENT on and off,
+ * one stage to four, one to three consumers (rows 14 and 15: three taking turns); then key tiles
+ * that are not powers of two (80 to 192), in those schedules too. MULTICAST in four rows of one
+ * block a tile (one and two stages, one to three consumers), dropped in the cases it does not
+ * take (a mask, a packed batch: hopper_config). */
 static const int wg_tiles[][8] = {
     { 128, 128, 12, 2, 1, 1, 1 }, { 128, 128, 8, 2, 0, 0, 0 }, { 64, 128, 8, 2, 1, 0, 1 }, { 64, 128, 4, 2, 0, 0, 0 },
     { 128, 64, 12, 1, 0, 1, 1 },  { 192, 64, 12, 3, 0, 0, 0 }, { 128, 64, 8, 1, 0, 0, 0 }, { 64, 64, 8, 3, 0, 0, 1 },
-    { 64, 64, 4, 4, 0, 0, 0 },    { 128, 64, 12, 1, 1, 1, 0 }, { 128, 128, 12, 3, 1, 0, 1 }, { 64, 64, 8, 1, 1, 0, 0 },
+    { 64, 64, 4, 4, 0, 0, 0 },    { 128, 64, 12, 1, 1, 1, 0, 1 }, { 128, 128, 12, 3, 1, 0, 1 }, { 64, 64, 8, 1, 1, 0, 0, 1 },
     { 128, 64, 12, 2, 1, 1, 1 },  { 192, 128, 16, 2, 1, 1, 1 }, { 192, 64, 16, 2, 0, 1, 0 },
-    { 128, 176, 12, 2, 1, 0, 0 }, { 128, 144, 12, 2, 1, 1, 1 }, { 192, 96, 16, 2, 1, 1, 0 }, { 64, 80, 4, 2, 0, 0, 0 },
+    { 128, 176, 12, 2, 1, 0, 0, 1 }, { 128, 144, 12, 2, 1, 1, 1 }, { 192, 96, 16, 2, 1, 1, 0, 1 }, { 64, 80, 4, 2, 0, 0, 0 },
     { 128, 112, 12, 1, 0, 1, 0 }, { 128, 192, 12, 2, 1, 0, 1 }, { 128, 160, 8, 2, 0, 0, 0 },
 };
 /* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
@@ -354,12 +361,19 @@ static const int wgf_tiles[][8] = {
 /* The fwd_wgmma tiles for a case's dtype. */
 #define WG_TILES(c) ((c)->dtype == F32 ? wgf_tiles : wg_tiles), ((c)->dtype == F32 ? TILE_COUNT(wgf_tiles) : TILE_COUNT(wg_tiles))
 
-/* Cases (plain or feature) whose bwd_wgmma tile is pinned rather than rotated: the wgb_tiles row
- * to start from. */
-static const struct {
+/* Cases (plain or feature) whose Hopper tile is pinned rather than rotated: the row of the
+ * family's tiles to start from. */
+typedef struct {
     const char *name;
     int row;
-} wgb_pins[] = {
+} tile_pin;
+/* fwd_wgmma's (plain cases): the clusters' rows. */
+static const tile_pin wg_pins[] = {
+    { "bf16 N=384 clusters", 15 },
+    { "f16 D=64 Nq<Nk clusters", 17 },
+};
+/* bwd_wgmma's. */
+static const tile_pin wgb_pins[] = {
     { "varlen f16 D=64 128-row tiles causal BR", 4 },
     { "varlen bf16 D=64 128-row tiles ordered window", 8 },
     { "bwd split mqa bf16 8/1 D=64 128-row tiles causal split 4", 4 },
@@ -418,24 +432,28 @@ static const struct {
     { "varlen f16 D=64 mqa 2/1 persistent few units", 25 },
 };
 
-static int pins_found;   /* wgb_pins that named a case (main checks all did) */
+static int pins_found;   /* wg_pins and wgb_pins that named a case (main checks all did) */
 
-/* The wgb_tiles row a case named `name` is pinned to, or -1. */
-static int wgb_pin(const char *name)
+/* The row a case named `name` is pinned to in `pins`, or -1. */
+static int pin_of(const tile_pin *pins, int count, const char *name)
 {
-    for (int i = 0; i < TILE_COUNT(wgb_pins); i++)
-        if (!strcmp(wgb_pins[i].name, name))
-            return wgb_pins[i].row;
+    for (int i = 0; i < count; i++)
+        if (!strcmp(pins[i].name, name))
+            return pins[i].row;
     return -1;
 }
+#define wg_pin(name) pin_of(wg_pins, TILE_COUNT(wg_pins), name)
+#define wgb_pin(name) pin_of(wgb_pins, TILE_COUNT(wgb_pins), name)
 
-/* The wgb_tiles row a case named `name` (the idx-th of its table) starts from. */
-static int wgb_pinned(const char *name, int idx)
+/* The row a case named `name` (the idx-th of its table) starts from. */
+static int pinned(const tile_pin *pins, int count, const char *name, int idx)
 {
-    const int row = wgb_pin(name);
+    const int row = pin_of(pins, count, name);
     pins_found += row >= 0;
     return row >= 0 ? row : idx;
 }
+#define wg_pinned(name, idx) pinned(wg_pins, TILE_COUNT(wg_pins), name, idx)
+#define wgb_pinned(name, idx) pinned(wgb_pins, TILE_COUNT(wgb_pins), name, idx)
 
 /* The column of a tile row that holds PERSISTENT: after fwd_wgmma's OVERLAP and PINGPONG, after
  * bwd_wgmma's DQ_FIRST, DK_SS and DV_EARLY. */
@@ -496,6 +514,8 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
             g.p[GEN_PINGPONG] = tile[5];
         if (f->params & GEN_BIT(GEN_PERSISTENT))
             g.p[GEN_PERSISTENT] = tile[persistent_col(f)];
+        if (f->params & GEN_BIT(GEN_MULTICAST))
+            g.p[GEN_MULTICAST] = tile[7];
         if ((f->params & GEN_BIT(GEN_ALLOW_TF32)) && c->dtype == F32)
             g.p[GEN_ALLOW_TF32] = idx % 3 == 2;   /* one TF32 product in every third case */
         if (f->params & GEN_BIT(GEN_DQ_FIRST)) {
@@ -521,10 +541,10 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
         /* ... and its walks staggered (STAGGER) in every other eight cases, where dQ is atomic. */
         if (f->params & GEN_BIT(GEN_STAGGER))
             g.p[GEN_STAGGER] = (idx >> 3) & 1;
-        /* Where the tile refuses one of those values, that one alone goes (each tried in turn,
-         * STAGGER last), so the others still meet the tile; else all of them (0 is each one's
-         * default: DQ_INIT zero). */
-        static const gen_param optional[] = { GEN_PRODUCER_REGS, GEN_L_EARLY, GEN_DQ_INIT, GEN_STAGGER };
+        /* Where the tile refuses one of those values (or fwd_wgmma's MULTICAST), that one alone
+         * goes (each tried in turn, MULTICAST last), so the others still meet the tile; else all
+         * of them (0 is each one's default: DQ_INIT zero). */
+        static const gen_param optional[] = { GEN_PRODUCER_REGS, GEN_L_EARLY, GEN_DQ_INIT, GEN_STAGGER, GEN_MULTICAST };
         const int n_optional = (int)(sizeof optional / sizeof optional[0]);
         int valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
         for (int k = 0; !valid && k < n_optional; k++) {
@@ -739,8 +759,9 @@ static void run_case(void **state)
     if (wg_kernels[idx]) {
         const gen_config *wc = &wg_kernels[idx]->config;
         printf("    fwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d OVERLAP=%d PINGPONG=%d PERSISTENT=%d "
-               "ALLOW_TF32=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES],
-               wc->p[GEN_OVERLAP], wc->p[GEN_PINGPONG], wc->p[GEN_PERSISTENT], wc->p[GEN_ALLOW_TF32]);
+               "ALLOW_TF32=%d MULTICAST=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS],
+               wc->p[GEN_NUM_STAGES], wc->p[GEN_OVERLAP], wc->p[GEN_PINGPONG], wc->p[GEN_PERSISTENT],
+               wc->p[GEN_ALLOW_TF32], wc->p[GEN_MULTICAST]);
         if (wg_kernels[idx]->error[0]) {
             printf("    fwd_wgmma build failed: %s\n", wg_kernels[idx]->error);
             fail();
@@ -1376,8 +1397,16 @@ static int build_all(void)
             continue;
         if (tf32_config(&cases[i], i, &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &tf32_kernels[i];
-        if (hopper_config("fwd_wgmma", WG_TILES(&cases[i]), &cases[i], 0, i, &wg_configs[wg_count]) == 0)
+        if (hopper_config("fwd_wgmma", WG_TILES(&cases[i]), &cases[i], 0, wg_pinned(cases[i].name, i),
+                          &wg_configs[wg_count]) == 0) {
+            /* A pinned case runs its row's clusters, not a row after it that the family took. */
+            const int pin = wg_pin(cases[i].name);
+            if (pin >= 0 && wg_configs[wg_count].p[GEN_MULTICAST] != wg_tiles[pin][7]) {
+                printf("  %s: fwd_wgmma did not take the pinned row %d\n", cases[i].name, pin);
+                failed++;
+            }
             wg_slot[wg_count++] = &wg_kernels[i];
+        }
         if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), &cases[i], 0, wgb_pinned(cases[i].name, i),
                           &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &wgb_kernels[i];
@@ -1487,10 +1516,10 @@ int main(void)
     printf("test_attn_gpu: %s (%s, %d SMs), seed %llu\n", session.name, session.arch, session.sm_count,
            (unsigned long long)seed);
     int failed = build_all();
-    if (!getenv("FT_TEST_FILTER") && pins_found != TILE_COUNT(wgb_pins)) {
+    const int pins = TILE_COUNT(wg_pins) + TILE_COUNT(wgb_pins);
+    if (!getenv("FT_TEST_FILTER") && pins_found != pins) {
         /* A renamed case would otherwise fall back to the rotation's tile unnoticed. */
-        printf("test_attn_gpu: %d of %d wgb_pins name no case\n", TILE_COUNT(wgb_pins) - pins_found,
-               TILE_COUNT(wgb_pins));
+        printf("test_attn_gpu: %d of %d pinned tiles (wg_pins, wgb_pins) name no case\n", pins - pins_found, pins);
         gpu_close(&session);
         return 1;
     }

@@ -87,7 +87,7 @@ static void param_table_rows_round_trip(void **state)
     (void)state;
     unsigned problem = gen_param_mask(GEN_ROLE_PROBLEM), tunable = gen_param_mask(GEN_ROLE_TUNABLE);
     assert_int_equal(problem & tunable, 0);
-    assert_int_equal(problem | tunable, (1u << GEN_PARAM_COUNT) - 1);
+    assert_int_equal(problem | tunable, (unsigned)((1ull << GEN_PARAM_COUNT) - 1));
     assert_null(gen_param_get(GEN_PARAM_COUNT));
     for (int i = 0; i < GEN_PARAM_COUNT; i++) {
         const gen_param p = (gen_param)i;
@@ -435,6 +435,16 @@ static const struct {
     { "fwd_wgmma", { { GEN_BLOCK_N, 48 } }, 1, 232448, "BLOCK_N=48: fwd_wgmma takes" },
     { "fwd_wgmma", { { GEN_BLOCK_M, 192 }, { GEN_BLOCK_N, 112 }, { GEN_NUM_WARPS, 16 } }, 3, 232448,
       "BLOCK_N=112 HEAD_DIM_V=128 NUM_WARPS=16: ~180 registers per thread, 160 available" },
+    /* Clusters sharing K/V loads: only where both blocks walk the same key tiles, by a producer. */
+    { "fwd_wgmma", { { GEN_MULTICAST, 1 }, { GEN_CAUSAL, 1 } }, 2, 232448,
+      "MULTICAST=1 with NUM_WARPS=12 BLOCK_M=128 PERSISTENT=0 DTYPE=bf16 CAUSAL=1 VARLEN=0: fwd_wgmma shares K/V "
+      "loads between a cluster's two blocks only where both walk the same key tiles" },
+    { "fwd_wgmma", { { GEN_MULTICAST, 1 }, { GEN_NUM_WARPS, 8 } }, 2, 232448, "MULTICAST=1 with NUM_WARPS=8" },
+    { "fwd_wgmma", { { GEN_MULTICAST, 1 }, { GEN_PERSISTENT, 1 } }, 2, 232448, "PERSISTENT=1 DTYPE=bf16" },
+    { "fwd_wgmma", { { GEN_MULTICAST, 1 }, { GEN_VARLEN, 1 } }, 2, 232448, "CAUSAL=0 VARLEN=1: fwd_wgmma shares" },
+    { "fwd_wgmma", { { GEN_MULTICAST, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 32 }, { GEN_NUM_STAGES, 1 } }, 4, 232448,
+      "DTYPE=f32 CAUSAL=0" },
+    { "fwd_wgmma", { { GEN_MULTICAST, 2 } }, 1, 232448, "MULTICAST=2 must be 0 or 1" },
 };
 
 /* Cases every family must reject the same way, whatever its own rules. */

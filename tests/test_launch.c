@@ -273,6 +273,46 @@ static void entry_dims_follow_the_contract(void **state)
     }
 }
 
+/* A family whose main kernel runs in clusters of two with MULTICAST: its grid.x is the tiles
+ * rounded up to whole clusters; a helper entry's (not `persists`) is not. */
+static int fake_cluster(const int *p)
+{
+    return p[GEN_MULTICAST] ? 2 : 1;
+}
+static const gen_entry fake_cluster_entries[] = {
+    { "fake_main", 0, NULL, NULL, GEN_OP_FAMILY, 0, 1 },
+    { "fake_helper", 0, NULL, NULL, GEN_OP_FAMILY, 0, 0 },
+};
+static const gen_family fake_clustered = {
+    .name = "fake_clustered", .file = "fake.cu", .dtypes = 0xf, .params = 0xfff,
+    .entries = fake_cluster_entries, .entry_count = 2, .cluster = fake_cluster,
+};
+
+static void cluster_grids_round_up(void **state)
+{
+    (void)state;
+    static const struct {
+        int entry, multicast, seqlen_q;
+        unsigned grid_x;
+    } want[] = {
+        { 0, 1, 300, 4 }, { 0, 1, 256, 2 }, { 0, 1, 1, 2 }, { 0, 0, 300, 3 }, { 1, 1, 300, 3 },
+    };
+    for (int i = 0; i < ARRAY_LEN(want); i++) {
+        gen_config c;
+        gen_config_init(&c, &fake_clustered);
+        c.p[GEN_BLOCK_M] = 128;
+        c.p[GEN_BLOCK_N] = 64;
+        c.p[GEN_NUM_WARPS] = 12;
+        c.p[GEN_MULTICAST] = want[i].multicast;
+        unsigned grid_x = 0, block_x = 0;
+        size_t smem = 0;
+        assert_int_equal(ln_entry_dims(&c, &fake_cluster_entries[want[i].entry], want[i].seqlen_q, 64, &grid_x,
+                                       &block_x, &smem), 0);
+        if (grid_x != want[i].grid_x)
+            fail_msg("cluster case %d: grid.x %u, expected %u", i, grid_x, want[i].grid_x);
+    }
+}
+
 /* ---- each family's steps ------------------------------------------------------------------- */
 
 typedef struct step_want {
@@ -1400,6 +1440,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(entry_dims_follow_the_contract, reset),
+        cmocka_unit_test_setup(cluster_grids_round_up, reset),
         cmocka_unit_test_setup(steps_follow_each_family, reset),
         cmocka_unit_test_setup(every_family_has_its_steps, reset),
         cmocka_unit_test_setup(module_load_opts_in_once, reset),

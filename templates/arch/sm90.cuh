@@ -249,6 +249,48 @@ FT_DEVICE void tma_load_4d(unsigned dst, const ft_tensor_map *map, unsigned bar,
                  ::"r"(dst), "l"((unsigned long long)map), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
 }
 
+// The same box, written to dst in every block of the cluster whose bit is set in `blocks` (bit
+// r: the block of rank r), each completing its bytes on its own mbarrier at `bar` (dst and bar
+// are this block's addresses; each block has them at the same place).
+FT_DEVICE void tma_load_4d_multicast(unsigned dst, const ft_tensor_map *map, unsigned bar, unsigned short blocks, int c0,
+                                     int c1, int c2, int c3)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+                 " [%0], [%1, {%4, %5, %6, %7}], [%2], %3;"
+                 ::"r"(dst), "l"((unsigned long long)map), "r"(bar), "h"(blocks), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+                 : "memory");
+}
+
+// ---- clusters ------------------------------------------------------------------------------
+// This block's rank in its cluster.
+FT_DEVICE unsigned cluster_rank()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+// Arrives once on the mbarrier at `bar` (an address of this block's shared memory) in the
+// cluster's block of rank `rank`. For giving back a ring slot whose reads are done (the products
+// waited for), so the arrival orders nothing else: release at the block's scope (the default),
+// not the cluster's, which compiled to a MEMBAR.ALL.GPU before each arrival and cost the forward
+// 13-27 % (notes/kernels.md).
+FT_DEVICE void mbar_arrive_cluster(unsigned bar, unsigned rank)
+{
+    asm volatile("{\n"
+                 ".reg .b32 remote;\n"
+                 "mapa.shared::cluster.u32 remote, %0, %1;\n"
+                 "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
+                 "}\n" ::"r"(bar), "r"(rank) : "memory");
+}
+// Every thread of every block of the cluster meets here: a block's mbarriers are initialised
+// before another block arrives on them or multicasts to them, and no block leaves (its shared
+// memory given to another) while the others may still do either.
+FT_DEVICE void cluster_sync()
+{
+    asm volatile("barrier.cluster.arrive.release;\n"
+                 "barrier.cluster.wait.acquire;" ::: "memory");
+}
+
 // Copies src (in the map's swizzle) to the box at (c0, c1, c2, c3) of the tensor `map` describes
 // (a __grid_constant__ kernel argument), leaving out what lies past the tensor. One thread
 // issues it; it joins the thread's open bulk group (bulk_commit, then bulk_wait_read before

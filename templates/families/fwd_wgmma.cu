@@ -24,6 +24,9 @@
 //       the consumers finish this one; the ring's slots and phases run on across tiles. With
 //       two Q tiles, O leaves by the copy engine from its tile's Q place (ASYNC_O), so the
 //       consumers start the next tile while it is written.
+//     MULTICAST 1: the blocks of two adjacent query tiles of a head run as a cluster and share
+//       each K/V tile's load: each producer brings half of its keys into both blocks (the copy
+//       engine's multicast), so the L2 serves a tile once for the pair.
 // Variable-length batches (VARLEN 1): a tile's sequence (seq_of) gives its lengths, band and
 // first rows; the copy engine's maps are one packed sequence, so its boxes are placed at the
 // sequence's first row (map_batch). A query tile past its sequence's end is no tile at all: a
@@ -88,13 +91,21 @@ constexpr int SMEM_END = 1024 + Q_TILES * Q_BYTES + NUM_STAGES * STAGE_BYTES + B
 constexpr bool ASYNC_O =
     fwd_wgmma_async_o(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT, DTYPE, ALLOW_TF32);
 constexpr int Q_EMPTY_COUNT = ASYNC_O ? NUM_WG : CONSUMER_THREADS;
+// MULTICAST: a cluster of CLUSTER blocks (adjacent query tiles of one head, the same key tiles),
+// each block's producer loading KV_BOX_ROWS keys of every K/V tile (its rank's share) into all of
+// them: a slot frees only when every consumer of the cluster is done with it (its empty barriers
+// then count one arrival a consumer warpgroup of the cluster, producer_ring::release_slot), and
+// each block's full barrier expects the whole tile, its share and the others'.
+constexpr int CLUSTER = fwd_wgmma_cluster(MULTICAST);
+constexpr int KV_BOX_ROWS = BLOCK_N / CLUSTER;
+constexpr int EMPTY_COUNT = MULTICAST ? NUM_WG * CLUSTER : CONSUMER_THREADS;
 constexpr int MIN_BLOCKS =
     fwd_wgmma_min_blocks(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, DTYPE, ALLOW_TF32);
 constexpr int PRODUCER_NREG = fwd_wgmma_producer_regs(DTYPE);
 constexpr int CONSUMER_NREG = fwd_wgmma_consumer_regs(BLOCK_M, NUM_WARPS, DTYPE);
 
 constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, OVERLAP, PINGPONG,
-                                    PERSISTENT, DTYPE, ALLOW_TF32);
+                                    PERSISTENT, DTYPE, ALLOW_TF32, MULTICAST, CAUSAL, VARLEN);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || F32, "DTYPE: fwd_wgmma takes f16, bf16 or f32");
 static_assert(RULE != FWD_WGMMA_BAD_TF32, "ALLOW_TF32: 0 in f16 and bf16");
 static_assert(RULE != FWD_WGMMA_BAD_F32, "f32 needs a producer warpgroup and BLOCK_N a multiple of 32");
@@ -108,6 +119,8 @@ static_assert(RULE != FWD_WGMMA_BAD_REGISTERS, "BLOCK_N, HEAD_DIM_V, NUM_WARPS: 
 static_assert(RULE != FWD_WGMMA_BAD_OVERLAP, "OVERLAP needs a producer warpgroup");
 static_assert(RULE != FWD_WGMMA_BAD_PINGPONG, "PINGPONG needs a producer warpgroup and two or three consumers");
 static_assert(RULE != FWD_WGMMA_BAD_PERSISTENT, "PERSISTENT needs a producer warpgroup");
+static_assert(RULE != FWD_WGMMA_BAD_MULTICAST, "MULTICAST needs 16-bit, a producer, one block a tile, no mask, a dense "
+                                               "batch");
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_wgmma.h");
 static_assert(!VARLEN || (!EVEN_M && !EVEN_N), "EVEN_M, EVEN_N: a variable-length batch's tails are masked");
@@ -502,9 +515,19 @@ struct producer_ring {
     FT_DEVICE unsigned phase(int t) const { return (entry(t) / NUM_STAGES) & 1; }
     FT_DEVICE void wait_k(int t) const { mbar_wait(slot_bar(t, K_LANDED), phase(t)); }
     FT_DEVICE void wait_v(int t) const { mbar_wait(slot_bar(t, V_LANDED), phase(t)); }
+    // MULTICAST: threads 0 and 1 of the warpgroup arrive for all of it, on their own block's
+    // barrier and on the other's (a warpgroup's products complete as a whole: once this thread
+    // has waited for them, none of the warpgroup's reads of the slot is pending).
+    FT_DEVICE void release_slot(unsigned bar) const
+    {
+        if (!MULTICAST)
+            mbar_arrive(bar);
+        else if (threadIdx.x % 128 < CLUSTER)
+            mbar_arrive_cluster(bar, threadIdx.x % 128);
+    }
     FT_DEVICE void free_k(int t) const
     {
-        mbar_arrive(slot_bar(t, EMPTY_K));
+        release_slot(slot_bar(t, EMPTY_K));
         if (PERSISTENT && !ASYNC_O && t == last)   // a block of one tile never loads another Q
             mbar_arrive(q_empty);
         if (ASYNC_O && t == 0)
@@ -517,7 +540,7 @@ struct producer_ring {
             mbar_arrive(o_pending);
         }
     }
-    FT_DEVICE void free_v(int t) const { mbar_arrive(slot_bar(t, EMPTY_V)); }
+    FT_DEVICE void free_v(int t) const { release_slot(slot_bar(t, EMPTY_V)); }
     FT_DEVICE void take_turn() const
     {
         if (PINGPONG)
@@ -655,7 +678,7 @@ FT_DEVICE void store_o(const ft_fwd_args &args, const fwd_block &fb, const fwd_t
     for (int half = 0; half < 2; half++) {
         const int row = fb.m0 + th.row0 + th.group + half * 8;
         store_row<HEAD_DIM_V / 8, V_DATA>(o_out + row * args.o_stride[2], lse + row, o, row_max[half], row_sum[half], half,
-                                  th.quad, EVEN_M || row < sq.seqlen_q, sink_log2(args, fb.h));
+                                  th.quad, (EVEN_M && !MULTICAST) || row < sq.seqlen_q, sink_log2(args, fb.h));
     }
 }
 
@@ -772,6 +795,19 @@ FT_DEVICE void fwd_inline(const ft_fwd_args &args, unsigned q_smem, unsigned kv_
 #if DTYPE == FT_DTYPE_F32
 FT_DEVICE void prepare_tiles(const ft_fwd_args &args, unsigned kv_smem, unsigned bars, int pt);
 #endif
+// One 64-column panel of a K or V tile whose first key is `key`, into the panel at dst: the box
+// of the whole tile, or (MULTICAST) this block's share of its keys, into every block of the
+// cluster at the share's place.
+FT_DEVICE void load_kv_box(unsigned dst, const ft_tensor_map *map, unsigned bar, int col, int key, int hk, int batch)
+{
+    if constexpr (MULTICAST) {
+        const int rank = (int)cluster_rank();
+        tma_load_4d_multicast(dst + rank * (KV_BOX_ROWS * 128), map, bar, (1u << CLUSTER) - 1, col,
+                              key + rank * KV_BOX_ROWS, hk, batch);
+    } else {
+        tma_load_4d(dst, map, bar, col, key, hk, batch);
+    }
+}
 FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned kv_smem, unsigned bars)
 {
     setmaxnreg_dec<PRODUCER_NREG>();
@@ -835,14 +871,14 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
             mbar_arrive_expect(ring_bar(bars, st, FULL_K), K_PLANE_BYTES);
 #pragma unroll
             for (int p = 0; p < D_PANELS; p++)
-                tma_load_4d(stage + p * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), PANEL_COLS * p, key, hk,
+                load_kv_box(stage + p * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), PANEL_COLS * p, key, hk,
                             map_batch(b));
             mbar_wait(ring_bar(bars, st, EMPTY_V), free_parity);
             mbar_arrive_expect(ring_bar(bars, st, FULL_V), V_BYTES);
 #pragma unroll
             for (int p = 0; p < DV_PANELS; p++)
-                tma_load_4d(stage + K_BYTES + p * PANEL_BYTES, &args.v_map, ring_bar(bars, st, FULL_V), PANEL_COLS * p, key,
-                            hk, map_batch(b));
+                load_kv_box(stage + K_BYTES + p * PANEL_BYTES, &args.v_map, ring_bar(bars, st, FULL_V), PANEL_COLS * p,
+                            key, hk, map_batch(b));
         }
         if (n <= q_at)
             load_q();
@@ -1020,7 +1056,12 @@ FT_DEVICE void fwd_consumer(const ft_fwd_args &args, unsigned q_smem, unsigned k
 // Compiled for the occupancy the traits expect (MIN_BLOCKS): up to 255 registers a thread for
 // two or three warpgroups, within 128 for one warpgroup on 64x64 tiles of head dim 64. args is
 // __grid_constant__: the copy engine reads the tensor maps in it where they lie.
-extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
+#if MULTICAST
+#define FT_FWD_CLUSTER __cluster_dims__(2, 1, 1)   // CLUSTER (the launcher rounds grid.x up to it)
+#else
+#define FT_FWD_CLUSTER
+#endif
+extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS) FT_FWD_CLUSTER
 ft_fwd(const __grid_constant__ ft_fwd_args args)
 {
     if (VARLEN && !PERSISTENT && !tile_schedule::block_has_tile(args))
@@ -1036,8 +1077,8 @@ ft_fwd(const __grid_constant__ ft_fwd_args args)
             for (int st = 0; st < NUM_STAGES; st++) {
                 mbar_init(ring_bar(bars, st, FULL_K), 1);
                 mbar_init(ring_bar(bars, st, FULL_V), 1);
-                mbar_init(ring_bar(bars, st, EMPTY_K), CONSUMER_THREADS);
-                mbar_init(ring_bar(bars, st, EMPTY_V), CONSUMER_THREADS);
+                mbar_init(ring_bar(bars, st, EMPTY_K), EMPTY_COUNT);
+                mbar_init(ring_bar(bars, st, EMPTY_V), EMPTY_COUNT);
 #if DTYPE == FT_DTYPE_F32   // the producer's warps 1-3, once they have split K and transposed V
                 mbar_init(ring_bar(bars, st, READY_K), PREP_THREADS);
                 mbar_init(ring_bar(bars, st, READY_V), PREP_THREADS);
@@ -1052,9 +1093,13 @@ ft_fwd(const __grid_constant__ ft_fwd_args args)
             mbar_init_fence();
         }
         __syncthreads();   // the barriers exist before anyone waits on them
+        if (MULTICAST)
+            cluster_sync();   // and before the other block arrives on them or loads into this one
         if (threadIdx.x < 128)
             fwd_producer(args, q_smem, kv_smem, bars);
         else
             fwd_consumer(args, q_smem, kv_smem, bars);
+        if (MULTICAST)
+            cluster_sync();   // the other block's consumers arrive here until their last tile
     }
 }

@@ -21,6 +21,7 @@ enum fwd_wgmma_rule {
     FWD_WGMMA_BAD_PERSISTENT,  /* PERSISTENT without a producer */
     FWD_WGMMA_BAD_F32,         /* f32 without a producer, or with key tiles not whole panels of 32 keys */
     FWD_WGMMA_BAD_TF32,        /* ALLOW_TF32 = 1 with a 16-bit DTYPE */
+    FWD_WGMMA_BAD_MULTICAST,   /* MULTICAST where a cluster's two blocks would not walk the same key tiles */
 };
 
 /* f32 (DTYPE 0) runs on TF32 tensor cores (wgmma's .tf32 forms, k-steps of 8 floats, both
@@ -168,11 +169,26 @@ FT_TRAIT int fwd_wgmma_consumer_regs(int block_m, int num_warps, int dtype)
     return consumers == 3 ? (f32 ? 152 : 160) : consumers == 2 ? (f32 ? 224 : 240) : (f32 ? 200 : 232);
 }
 
-/* The rows of the copy engine's K and V boxes (a key tile), or 0 where every warp loads by
- * cp.async (no producer); and of its Q box (a query tile), likewise. */
-FT_TRAIT int fwd_wgmma_map_rows(int block_m, int block_n, int num_warps)
+/* MULTICAST: the blocks of two adjacent query tiles of one head form a cluster, and each
+ * block's producer loads half of every K/V tile (half the keys) into both blocks' shared memory
+ * by the copy engine's multicast: the L2 serves each K/V byte once for the pair, not twice. The
+ * two must walk the same key tiles in the same order, so: 16-bit with a producer, one block a
+ * tile (not persistent), no mask (causal or window: the tiles' walks differ) and a dense batch
+ * (a packed batch's pair may straddle two sequences). Blocks a cluster: */
+FT_TRAIT int fwd_wgmma_cluster(int multicast)
 {
-    return fwd_wgmma_has_producer(block_m, num_warps) ? block_n : 0;
+    return multicast ? 2 : 1;
+}
+FT_TRAIT int fwd_wgmma_multicast_ok(int block_m, int num_warps, int persistent, int dtype, int causal, int varlen)
+{
+    return fwd_wgmma_has_producer(block_m, num_warps) && !persistent && !fwd_wgmma_f32(dtype) && !causal && !varlen;
+}
+
+/* The rows of the copy engine's K and V boxes (a key tile, or with MULTICAST its half), or 0
+ * where every warp loads by cp.async (no producer); and of its Q box (a query tile), likewise. */
+FT_TRAIT int fwd_wgmma_map_rows(int block_m, int block_n, int num_warps, int multicast)
+{
+    return fwd_wgmma_has_producer(block_m, num_warps) ? block_n / fwd_wgmma_cluster(multicast) : 0;
 }
 FT_TRAIT int fwd_wgmma_q_map_rows(int block_m, int num_warps)
 {
@@ -206,7 +222,8 @@ FT_TRAIT void fwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int dtype, 
 }
 
 FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
-                            int overlap, int pingpong, int persistent, int dtype, int allow_tf32)
+                            int overlap, int pingpong, int persistent, int dtype, int allow_tf32, int multicast,
+                            int causal, int varlen)
 {
     if (block_m != 64 && block_m != 128 && block_m != 192)
         return FWD_WGMMA_BAD_BLOCK_M;
@@ -240,6 +257,8 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
         return FWD_WGMMA_BAD_PINGPONG;
     if (persistent && !producer)
         return FWD_WGMMA_BAD_PERSISTENT;
+    if (multicast && !fwd_wgmma_multicast_ok(block_m, num_warps, persistent, dtype, causal, varlen))
+        return FWD_WGMMA_BAD_MULTICAST;
     return FWD_WGMMA_OK;
 }
 

@@ -236,6 +236,35 @@ static void lookup_by_mask_and_varlen(void **state)
     }
 }
 
+/* A dense winner in clusters (fwd_wgmma's MULTICAST) runs as tuned on its own kind, and without
+ * them on a packed batch, whose adjacent query tiles may lie in two sequences. */
+static void a_cluster_winner_serves_a_packed_batch_alone(void **state)
+{
+    (void)state;
+    const char *text = "flashtune winners format 1\n"
+        LINE("Test GPU", "sm_90", "op=fwd dtype=bf16 head_dim=128 head_dim_v=128 causal=0 batch=4 heads=16 "
+             "seqlen_q=4096 seqlen_k=4096", "fwd_wgmma", "6123456789abcdef",
+             "DTYPE=bf16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=128 BLOCK_N=176 NUM_WARPS=12 NUM_STAGES=2 CAUSAL=0 "
+             "CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=0 DQ_MODE=atomic OVERLAP=1 PINGPONG=0 PERSISTENT=0 MULTICAST=1");
+    db *user = make_db("cluster.db", text);
+    db_workload w = workload(DB_OP_FWD, FT_BF16, 128, 0, 4, 16, 4096, 4096);
+    char err[512];
+    for (int varlen = 0; varlen <= 3; varlen += 3) {
+        w.varlen = varlen;
+        rt_choice choice;
+        int db_error = -1;
+        assert_int_equal(rt_choose(user, NULL, &test_gpu, &w, 0, &choice, &db_error, err, sizeof err), 0);
+        printf("  varlen=%d -> %s\n", varlen, choice.why);
+        assert_string_equal(choice.config.family->name, "fwd_wgmma");
+        assert_int_equal(choice.config.p[GEN_MULTICAST], !varlen);
+        assert_int_equal(choice.config.p[GEN_VARLEN], varlen != 0);
+        assert_int_equal(strstr(choice.why, "MULTICAST=0") != NULL, varlen != 0);
+        if (gen_validate(&choice.config, test_gpu.smem_limit, err, sizeof err) != 0)
+            fail_msg("varlen=%d: %s", varlen, err);
+    }
+    db_close(user);
+}
+
 /* ---- built-in defaults ------------------------------------------------------------------- */
 
 /* The head-dim pairs no configuration of the family fits (registers or shared memory):
@@ -1868,6 +1897,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lookup_tiers),
         cmocka_unit_test(lookup_by_mask_and_varlen),
+        cmocka_unit_test(a_cluster_winner_serves_a_packed_batch_alone),
         cmocka_unit_test(defaults_cover_every_supported_problem),
         cmocka_unit_test(builtin_defaults_take_the_hopper_families),
         cmocka_unit_test(builtin_choice_goes_by_rank),

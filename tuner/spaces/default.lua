@@ -204,6 +204,7 @@ if device.cc == 90 then
       OVERLAP = {0, 1},
       PINGPONG = {0, 1},
       PERSISTENT = {0, 1},
+      MULTICAST = {0, 1},
     },
     -- The inline pipeline won only with one or two warpgroups (64 or 128 rows, short or causal
     -- sequences); a producer's ring wants its two stages, and without OVERLAP lost to it at every
@@ -213,6 +214,11 @@ if device.cc == 90 then
       local producer = p.NUM_WARPS == p.BLOCK_M / 16 + 4
       if not producer and p.BLOCK_M == 192 then
         return false, "three inline warpgroups: never the fastest"
+      end
+      -- Nor at head dim 128 without a mask: no inline winner there in the H100's or the H200's
+      -- table (db/tuned), so its candidates make room for the clusters' (below).
+      if not producer and p.HEAD_DIM == 128 and p.CAUSAL == 0 then
+        return false, "inline warpgroups at head dim 128 without a mask: never the fastest"
       end
       if not producer and p.BLOCK_M == 128 and (p.BLOCK_N ~= 64 or p.NUM_STAGES ~= 2) then
         return false, "two inline warpgroups: 64-key tiles in two stages only"
@@ -230,6 +236,14 @@ if device.cc == 90 then
       -- against 604 causal.
       if producer and p.BLOCK_M == 192 and (p.BLOCK_N ~= 128 or p.OVERLAP == 0 or p.PINGPONG == 0) then
         return false, "three consumers: 128 keys, OVERLAP and PINGPONG only"
+      end
+      -- Clusters of two blocks sharing each K/V tile's load (MULTICAST; the family takes them
+      -- only for one block a tile without a mask): added for the head dim 128 forward, whose L2
+      -- served each K/V sector to 1.1-1.5 blocks where FlashAttention-4's served 2.6
+      -- (notes/kernels.md), on the two-consumer OVERLAP schedules that win there.
+      if p.MULTICAST == 1 and not (producer and p.BLOCK_M == 128 and p.OVERLAP == 1 and p.PINGPONG == 0 and
+                                   p.HEAD_DIM == 128) then
+        return false, "clusters: head dim 128, two consumers beside a producer, OVERLAP, no turns"
       end
       -- Key tiles that are not powers of two, measured on an H200 by bench_kernels' fkeys set
       -- (2026-11-29): 80 keys at head dim 256 (where 128 do not fit) 746 TFLOP/s against 64 keys'

@@ -194,7 +194,8 @@ table.insert(spaces, space{
 -- H100 and an H200, so the mma.sync families are not searched there but for decode and the
 -- float32 backward. Each list holds every value the family's check may accept; the check says
 -- which pairings cannot run (a consumer warpgroup owns 64 query rows, NUM_WARPS is BLOCK_M/16, or
--- that + 4 beside a producer warpgroup; OVERLAP, PINGPONG and PERSISTENT need the producer; the
+-- that + 4 beside a producer warpgroup; OVERLAP, PINGPONG, PERSISTENT and MULTICAST need the
+-- producer, MULTICAST one block a tile and no mask; the
 -- registers and shared memory bound the tiles), so no hand-written rule stands between the search
 -- and a configuration that runs.
 if device.cc == 90 then
@@ -210,6 +211,7 @@ if device.cc == 90 then
       OVERLAP = {0, 1},
       PINGPONG = {0, 1},
       PERSISTENT = {0, 1},
+      MULTICAST = {0, 1},
     },
     workloads = hopper_shapes,
     bench = bench,
