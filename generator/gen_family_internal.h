@@ -9,10 +9,6 @@
  * from the one parameter table. */
 #include "gen_param_table.h"
 
-#define GEN_BIT(param) (1u << (param))
-/* The masks of parameters (gen_family.params, gen_param_mask) are 32-bit: a 33rd parameter
- * needs them wider. */
-_Static_assert(GEN_PARAM_COUNT <= 32, "GEN_BIT masks are unsigned int: widen them for more parameters");
 
 /* A family's list of parts: FT_PARTS("traits/fwd_mma.h", "arch/sm80.cuh"). */
 #define FT_PARTS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -70,7 +66,7 @@ typedef struct gen_family {
     const char *const *parts;
     int backward;                           /* 0 forward (ft_fwd_args), 1 backward (ft_bwd_args) */
     unsigned dtypes;                        /* bit mask of 1 << DTYPE */
-    unsigned params;                        /* GEN_BIT mask of the parameters that matter here */
+    gen_param_set params;                   /* the parameters that matter here (GEN_BIT of each) */
     int defaults[GEN_PARAM_COUNT];          /* a good configuration; also the value of unused params */
     const gen_entry *entries;
     int entry_count;

@@ -91,6 +91,12 @@ typedef enum gen_param {
     GEN_PARAM_COUNT
 } gen_param;
 
+/* A set of parameters: bit p stands for gen_param p (GEN_BIT), as a family's `params` and
+ * gen_param_mask give them. 64 bits: room for the table to grow past 32 rows. */
+typedef unsigned long long gen_param_set;
+#define GEN_BIT(param) ((gen_param_set)1 << (param))
+_Static_assert(GEN_PARAM_COUNT <= 64, "gen_param_set holds 64 parameters: widen it for more");
+
 /* One row of the table. */
 typedef struct gen_param_info {
     const char *name;            /* "BLOCK_M" */
@@ -112,7 +118,7 @@ const char *gen_param_name(gen_param param);
 /* The gen_param of a name (case-insensitive), or -1. */
 int gen_param_lookup(const char *name);
 /* GEN_BIT mask of the parameters of that role. */
-unsigned gen_param_mask(gen_param_role role);
+gen_param_set gen_param_mask(gen_param_role role);
 /* Parses one value: an integer, or one of the row's symbolic names (case-insensitive: "bf16"
  * for DTYPE, "separate" for DQ_MODE). Range checks are gen_param_check's. Returns 0, or -1 with
  * the reason in why (may be NULL). */

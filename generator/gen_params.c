@@ -33,9 +33,9 @@ int gen_param_lookup(const char *name)
     return -1;
 }
 
-unsigned gen_param_mask(gen_param_role role)
+gen_param_set gen_param_mask(gen_param_role role)
 {
-    unsigned mask = 0;
+    gen_param_set mask = 0;
     for (int i = 0; i < GEN_PARAM_COUNT; i++)
         if (table[i].role == role)
             mask |= GEN_BIT(i);
@@ -167,7 +167,7 @@ void gen_config_head_dim_tiles(gen_config *c)
 const char *gen_config_format(const gen_config *c, unsigned flags, char *buf, size_t len)
 {
     const gen_family *f = c->family;
-    const unsigned skip = flags & GEN_FORMAT_TUNABLES ? gen_param_mask(GEN_ROLE_PROBLEM) : 0;
+    const gen_param_set skip = flags & GEN_FORMAT_TUNABLES ? gen_param_mask(GEN_ROLE_PROBLEM) : 0;
     size_t used = 0;
     if (len)
         buf[0] = '\0';

@@ -87,7 +87,7 @@ static int check_data_dims(const gen_config *c, char *why, size_t len)
  * PACK_GQA 1: a tile's rows are a group's heads' rows, so seqlen_q is not declared a multiple of it. */
 static int check_varlen(const gen_config *c, char *why, size_t len)
 {
-    const unsigned used = c->family->params;
+    const gen_param_set used = c->family->params;
     if ((used & GEN_BIT(GEN_PACK_GQA)) && c->p[GEN_PACK_GQA] && (used & GEN_BIT(GEN_EVEN_M)) && c->p[GEN_EVEN_M]) {
         snprintf(why, len, "EVEN_M=1 with PACK_GQA=1: a packed tile's rows are a group's query heads' rows "
                  "(EVEN_M must be 0)");
@@ -179,7 +179,7 @@ int gen_check_problem_heads(const gen_config *c, int heads, int heads_k, char *w
 void gen_config_fit_lengths(gen_config *c, int seqlen_q, int seqlen_k)
 {
     /* A tile < 1 is refused by gen_validate; it must not divide here. */
-    const unsigned used = c->family ? c->family->params : 0;
+    const gen_param_set used = c->family ? c->family->params : 0;
     const int dense = !(used & GEN_BIT(GEN_VARLEN)) || !c->p[GEN_VARLEN];   /* else no length is known */
     const int packed = (used & GEN_BIT(GEN_PACK_GQA)) && c->p[GEN_PACK_GQA];   /* rows seqlen_q * group */
     if (used & GEN_BIT(GEN_EVEN_M))

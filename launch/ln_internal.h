@@ -159,9 +159,14 @@ CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_ro
 
 /* ---- steps and their shapes (ln_dims.c, ln_plan.c) -------------------------------------- */
 
+/* The blocks a cluster of entry e of c's family along grid.x: its family's cluster() for its main
+ * kernel (the entry that `persists`), else 1. */
+unsigned ln_entry_cluster(const gen_config *c, const gen_entry *e);
+
 /* Launch shape of entry e of c for a problem of those lengths: grid.x = ceil(seqlen_q /
  * BLOCK_M) (times SPLITS for a split entry, gen_entry.split; with PACK_GQA ln_launch sets it),
- * or ceil(seqlen_k / BLOCK_N) for a key-major entry; block.x = NUM_WARPS*32; OUT:
+ * or ceil(seqlen_k / BLOCK_N) for a key-major entry, rounded up to whole clusters
+ * (ln_entry_cluster); block.x = NUM_WARPS*32; OUT:
  * *smem, the entry's dynamic shared memory (bytes). grid.y (batch*heads of a launch), grid.z,
  * block.y and block.z are the launcher's (1 except grid.y). Returns 0, or -1 when a size or a
  * tile is < 1. */
@@ -187,6 +192,8 @@ typedef struct ln_step {
     unsigned splits;            /* blocks per query tile (gen_entry.split: SPLITS; else 1), in grid.x */
     unsigned pack_rows;         /* > 0 (PACK_GQA): grid.x tiles of this many packed rows, seqlen_q * heads /
                                  * heads_k of them, times splits; grid.y counts K/V heads */
+    unsigned cluster;           /* blocks a cluster along grid.x (gen_family.cluster; 1: none): grid.x is
+                                 * a multiple of it */
 } ln_step;
 
 /* The grid of one launch of step s for nb problems of p's batch (a slice, ln_launch): grid.x as

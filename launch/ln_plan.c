@@ -97,6 +97,12 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
         s->key_major = e->key_major;
         s->splits = e->split ? (unsigned)out->splits : 1;
         s->pack_rows = e->split && packed ? (unsigned)c->p[GEN_BLOCK_M] : 0;
+        s->cluster = ln_entry_cluster(c, e);
+        if (s->cluster > 1 && s->persistent) {
+            snprintf(err, len, "ln_plan_make: %s of %s runs persistent in clusters of %u blocks, which the launcher "
+                     "cannot size", e->name, f->name, s->cluster);
+            return -1;
+        }
         out->count++;
     }
     if (out->count == 0) {

@@ -18,7 +18,8 @@ int rt_family_reads_rows16(const gen_family *f, int dtype)
     return dtype == FT_F32 ? (f->params & GEN_BIT(GEN_ALLOW_TF32)) != 0 : dtype != FT_F64;
 }
 
-static int families_for(const db_workload *w, unsigned need_params, int any_rows, const gen_family *out[MAX_FAMILIES])
+static int families_for(const db_workload *w, gen_param_set need_params, int any_rows,
+                        const gen_family *out[MAX_FAMILIES])
 {
     int all, count = 0;
     const gen_family *const *list = gen_family_list(&all);

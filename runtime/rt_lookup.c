@@ -228,6 +228,13 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
         gen_config_fit_lengths(c, w->seqlen_q, w->seqlen_k);
         snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; for a dense batch (VARLEN=0)");
     }
+    /* A cluster pairs adjacent query tiles: with one query tile its pair is a block with none,
+     * loading every K/V tile for nothing while the tile waits on it. */
+    if ((c->family->params & GEN_BIT(GEN_MULTICAST)) && c->p[GEN_MULTICAST] && w->seqlen_q <= c->p[GEN_BLOCK_M]) {
+        c->p[GEN_MULTICAST] = 0;
+        snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
+                 "; one query tile, no pair to share loads with (MULTICAST=0)");
+    }
     /* A backward of few K/V heads shares each group's query heads over blocks (rt_group_splits:
      * MQA at batch 2, 4096 keys has 64 key tiles of 128 for 132 SMs), deterministic or not; the
      * split is the problem's alone, whatever the winner was tuned with, as the caller's workspace

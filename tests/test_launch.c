@@ -283,9 +283,13 @@ static const gen_entry fake_cluster_entries[] = {
     { "fake_main", 0, NULL, NULL, GEN_OP_FAMILY, 0, 1 },
     { "fake_helper", 0, NULL, NULL, GEN_OP_FAMILY, 0, 0 },
 };
+static int fake_persistent(const int *p)
+{
+    return p[GEN_PERSISTENT];
+}
 static const gen_family fake_clustered = {
     .name = "fake_clustered", .file = "fake.cu", .dtypes = 0xf, .params = 0xfff,
-    .entries = fake_cluster_entries, .entry_count = 2, .cluster = fake_cluster,
+    .entries = fake_cluster_entries, .entry_count = 2, .cluster = fake_cluster, .persistent = fake_persistent,
 };
 
 static void cluster_grids_round_up(void **state)
@@ -311,6 +315,44 @@ static void cluster_grids_round_up(void **state)
         if (grid_x != want[i].grid_x)
             fail_msg("cluster case %d: grid.x %u, expected %u", i, grid_x, want[i].grid_x);
     }
+}
+
+/* fwd_wgmma's clusters (MULTICAST) as its plan launches them: three query tiles of 128 rows make
+ * a grid of 4 (two clusters, the last block idle) and boxes of half a key tile; a grid a launch
+ * recomputes (grouped heads packed into rows) stays whole clusters; a persistent step in clusters
+ * is refused with the reason, as the launcher could not size it. */
+static void cluster_plans_launch_whole_clusters(void **state)
+{
+    (void)state;
+    for (int mc = 0; mc <= 1; mc++) {
+        gen_config c = family_config("fwd_wgmma", 2, 0);
+        c.p[GEN_MULTICAST] = mc;
+        ln_plan plan;
+        char err[512] = "";
+        if (ln_plan_make(&c, LN_FORWARD, 384, 384, &plan, err, sizeof err) != 0)
+            fail_msg("MULTICAST=%d: %s", mc, err);
+        assert_int_equal(plan.count, 1);
+        assert_int_equal(plan.steps[0].grid_x, mc ? 4 : 3);
+        assert_int_equal(plan.steps[0].cluster, mc ? 2 : 1);
+        assert_int_equal(plan.map_rows, mc ? 64 : 128);
+    }
+    const ln_step packed = { .grid_x = 4, .splits = 1, .pack_rows = 64, .cluster = 2 };
+    const ln_problem p = { .batch = 1, .heads = 6, .heads_k = 2, .seqlen_q = 100, .seqlen_k = 100 };
+    unsigned gx = 0, gy = 0;
+    ln_step_grid(&packed, &p, 1, &gx, &gy);
+    assert_int_equal(gx, 6);   /* 300 packed rows: 5 tiles of 64, rounded up to whole clusters */
+    assert_int_equal(gy, 2);
+    gen_config c;
+    gen_config_init(&c, &fake_clustered);
+    c.p[GEN_BLOCK_M] = 128;
+    c.p[GEN_BLOCK_N] = 64;
+    c.p[GEN_NUM_WARPS] = 12;
+    c.p[GEN_MULTICAST] = 1;
+    c.p[GEN_PERSISTENT] = 1;
+    ln_plan plan;
+    char err[512] = "";
+    assert_int_equal(ln_plan_make(&c, LN_FORWARD, 300, 64, &plan, err, sizeof err), -1);
+    assert_non_null(strstr(err, "fake_main of fake_clustered runs persistent in clusters of 2 blocks"));
 }
 
 /* ---- each family's steps ------------------------------------------------------------------- */
@@ -1441,6 +1483,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(entry_dims_follow_the_contract, reset),
         cmocka_unit_test_setup(cluster_grids_round_up, reset),
+        cmocka_unit_test_setup(cluster_plans_launch_whole_clusters, reset),
         cmocka_unit_test_setup(steps_follow_each_family, reset),
         cmocka_unit_test_setup(every_family_has_its_steps, reset),
         cmocka_unit_test_setup(module_load_opts_in_once, reset),

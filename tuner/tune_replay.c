@@ -218,7 +218,7 @@ void tune_replay_known_from_others(const tune_truth *t, int w, unsigned char *kn
 {
     const tune_truth_workload *me = &t->workloads[w];
     memset(known, 0, (size_t)me->count);
-    const unsigned tunable = gen_param_mask(GEN_ROLE_TUNABLE);
+    const gen_param_set tunable = gen_param_mask(GEN_ROLE_TUNABLE);
     for (int o = 0; o < t->count; o++) {
         const tune_truth_workload *other = &t->workloads[o];
         if (o == w)

@@ -12,7 +12,7 @@
 /* A space read from Lua, before enumeration. */
 typedef struct tune_spec {
     tune_space space;           /* name, defined_at, family, searched, strategy, bench */
-    unsigned fixed_mask;        /* GEN_BIT mask of the parameters in fixed */
+    gen_param_set fixed_mask;   /* the parameters in fixed (GEN_BIT of each) */
     int fixed[GEN_PARAM_COUNT];
     int *values[GEN_PARAM_COUNT];   /* searched parameters: their lists; malloc'ed */
     int value_count[GEN_PARAM_COUNT];

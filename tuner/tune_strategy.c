@@ -406,7 +406,7 @@ int tune_strategy_neighbours(const tune_strategy_cand *cands, int n, const unsig
                              int *out)
 {
     const gen_config *a = cands[from].config;
-    const unsigned tunable = gen_param_mask(GEN_ROLE_TUNABLE);
+    const gen_param_set tunable = gen_param_mask(GEN_ROLE_TUNABLE);
     int m = 0;
     for (int i = 0; i < n; i++) {
         const gen_config *b = cands[i].config;

@@ -36,7 +36,7 @@ static int same_tunables(const gen_config *c, const db_kernel *k)
 {
     if (strcmp(c->family->name, k->family) != 0)
         return 0;
-    const unsigned tunables = gen_param_mask(GEN_ROLE_TUNABLE) & c->family->params;
+    const gen_param_set tunables = gen_param_mask(GEN_ROLE_TUNABLE) & c->family->params;
     for (int p = 0; p < GEN_PARAM_COUNT; p++)
         if ((tunables & GEN_BIT(p)) && c->p[p] != k->p[p])
             return 0;

@@ -18,7 +18,7 @@ static const char *config_str(const gen_config *c, char *buf, size_t len)
 
 int tune_sweep_is_default(const gen_config *c)
 {
-    const unsigned tunables = gen_param_mask(GEN_ROLE_TUNABLE);
+    const gen_param_set tunables = gen_param_mask(GEN_ROLE_TUNABLE);
     for (int p = 0; p < GEN_PARAM_COUNT; p++)
         if ((c->family->params & tunables & GEN_BIT(p)) && c->p[p] != c->family->defaults[p])
             return 0;

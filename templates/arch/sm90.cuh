@@ -270,10 +270,12 @@ FT_DEVICE unsigned cluster_rank()
     return r;
 }
 // Arrives once on the mbarrier at `bar` (an address of this block's shared memory) in the
-// cluster's block of rank `rank`. For giving back a ring slot whose reads are done (the products
-// waited for), so the arrival orders nothing else: release at the block's scope (the default),
-// not the cluster's, which compiled to a MEMBAR.ALL.GPU before each arrival and cost the forward
-// 13-27 % (notes/kernels.md).
+// cluster's block of rank `rank`. For giving back a ring slot the other block's copy engine will
+// overwrite: what makes that safe is that this thread's reads of the slot are complete (it has
+// waited for the products that read it), not the arrival's ordering, which is the default
+// (release at the block's scope), as CUTLASS's cluster pipelines arrive. At the cluster's scope
+// it compiled to a MEMBAR.ALL.GPU before each arrival and cost the forward 13-27 %
+// (notes/kernels.md).
 FT_DEVICE void mbar_arrive_cluster(unsigned bar, unsigned rank)
 {
     asm volatile("{\n"

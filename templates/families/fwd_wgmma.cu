@@ -98,6 +98,8 @@ constexpr int Q_EMPTY_COUNT = ASYNC_O ? NUM_WG : CONSUMER_THREADS;
 // each block's full barrier expects the whole tile, its share and the others'.
 constexpr int CLUSTER = fwd_wgmma_cluster(MULTICAST);
 constexpr int KV_BOX_ROWS = BLOCK_N / CLUSTER;
+static_assert(CLUSTER == (MULTICAST ? 2 : 1), "MULTICAST: __cluster_dims__ (ft_fwd) says 2 blocks");
+static_assert(KV_BOX_ROWS % 8 == 0, "MULTICAST: each share of a key tile starts on a whole swizzle pattern");
 constexpr int EMPTY_COUNT = MULTICAST ? NUM_WG * CLUSTER : CONSUMER_THREADS;
 constexpr int MIN_BLOCKS =
     fwd_wgmma_min_blocks(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, DTYPE, ALLOW_TF32);
@@ -128,8 +130,8 @@ static_assert(!VARLEN || (!EVEN_M && !EVEN_N), "EVEN_M, EVEN_N: a variable-lengt
 // ASYNC_O store (its 128 threads), then (f32) each consumer's Q split.
 constexpr int TURN_BARRIER = 2, O_BARRIER = TURN_BARRIER + NUM_WG, Q_SPLIT_BARRIER = O_BARRIER + NUM_WG;
 
-// The query tiles a block works on, one after the other: one (grid.x the tiles of a head,
-// grid.y batch*heads), or PERSISTENT every gridDim.x-th of all batch*heads*m_tiles. Under a mask
+// The query tiles a block works on, one after the other: one (grid.x the tiles of a head, with
+// MULTICAST rounded up to whole clusters, grid.y batch*heads), or PERSISTENT every gridDim.x-th of all batch*heads*m_tiles. Under a mask
 // the query tiles run last-first: the later rows see more keys, and the longest tiles should
 // start first so that the last ones to finish are short. PERSISTENT walks groups of heads whose
 // K and V fit in 16 MB of L2 together (at most 8), a query tile of every head of the group
@@ -179,7 +181,9 @@ struct tile_schedule {
         ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &tile, &part);
         return tile < seq_tiles(args, bh / args.heads, (int)gridDim.x);
     }
-    // The next tile as (query tile, batch*head), or false when the block is done.
+    // The next tile as (query tile, batch*head), or false when the block is done. gridDim.x is the
+    // tiles of a head only without clusters, which take no mask nor packed batch (the traits).
+    static_assert(!MULTICAST || (!CAUSAL && !VARLEN && !PERSISTENT), "MULTICAST: gridDim.x is whole clusters");
     FT_DEVICE bool take(const ft_fwd_args &args, int &m_tile, int &bh)
     {
         const int m_tiles = PERSISTENT ? (args.seqlen_q + BLOCK_M - 1) / BLOCK_M : (int)gridDim.x;

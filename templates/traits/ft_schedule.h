@@ -10,7 +10,9 @@
  * + h; b * heads_k + h for the key-major entries and the packed rows of grouped heads), tile by
  * tile and share by share within a tile, then head row 1's, ...
  * - One block a unit (the plain grid): grid.x = the units of a head row (tiles x shares), grid.y
- *   = head rows; the block at (x, y) takes head row y, tile x / splits, share x % splits.
+ *   = head rows; the block at (x, y) takes head row y, tile x / splits, share x % splits. A
+ *   family that runs in clusters (gen_family.cluster) has grid.x rounded up to whole clusters by
+ *   the launcher (launch/ln_dims.c), so its blocks past the last unit must know it.
  * - Persistent: grid.x = as many blocks as fit the GPU at once (at most the units), grid.y = 1;
  *   block b takes units in an order of its family's (b, b + grid.x, ...; or a walk of its own,
  *   ft_schedule_grouped, heavy first under a mask, over the same unit numbers) and

@@ -237,7 +237,8 @@ static void lookup_by_mask_and_varlen(void **state)
 }
 
 /* A dense winner in clusters (fwd_wgmma's MULTICAST) runs as tuned on its own kind, and without
- * them on a packed batch, whose adjacent query tiles may lie in two sequences. */
+ * them on a packed batch, whose adjacent query tiles may lie in two sequences, and on a problem of
+ * one query tile (its pair would have none). */
 static void a_cluster_winner_serves_a_packed_batch_alone(void **state)
 {
     (void)state;
@@ -262,6 +263,13 @@ static void a_cluster_winner_serves_a_packed_batch_alone(void **state)
         if (gen_validate(&choice.config, test_gpu.smem_limit, err, sizeof err) != 0)
             fail_msg("varlen=%d: %s", varlen, err);
     }
+    w = workload(DB_OP_FWD, FT_BF16, 128, 0, 4, 16, 128, 4096);   /* one query tile of 128 rows */
+    rt_choice one;
+    int db_error = -1;
+    assert_int_equal(rt_choose(user, NULL, &test_gpu, &w, 0, &one, &db_error, err, sizeof err), 0);
+    printf("  one query tile -> %s\n", one.why);
+    assert_int_equal(one.config.p[GEN_MULTICAST], 0);
+    assert_non_null(strstr(one.why, "one query tile, no pair to share loads with (MULTICAST=0)"));
     db_close(user);
 }
 

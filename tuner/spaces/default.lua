@@ -238,11 +238,11 @@ if device.cc == 90 then
         return false, "three consumers: 128 keys, OVERLAP and PINGPONG only"
       end
       -- Clusters of two blocks sharing each K/V tile's load (MULTICAST; the family takes them
-      -- only for one block a tile without a mask), for the head dim 128 forward, whose L2 served
-      -- each K/V sector to 1.1-1.5 blocks where FlashAttention-4's served 2.6 (notes/kernels.md),
-      -- on the two-consumer OVERLAP schedules that win there. The H200's first sweep with them
-      -- (bench/RESULTS.md, 2026-11-30): within 1 % of the fastest at N 8192 and 16384, 7-47 %
-      -- behind at 512 to 4096; no winner.
+      -- only for one block a tile without a mask), for the head dim 128 forward, on the
+      -- two-consumer OVERLAP schedules that win there: its L2 served each K/V sector to 1.1-1.5
+      -- blocks where FlashAttention-4's reached 2.6 (measured in notes/kernels.md). The H200's
+      -- first sweep with them (bench/RESULTS.md, 2026-11-30): within 1 % of the fastest at N 8192
+      -- and 16384, 7-47 % behind at 512 to 4096; no winner.
       if p.MULTICAST == 1 and not (producer and p.BLOCK_M == 128 and p.OVERLAP == 1 and p.PINGPONG == 0 and
                                    p.HEAD_DIM == 128) then
         return false, "clusters: head dim 128, two consumers beside a producer, OVERLAP, no turns"
