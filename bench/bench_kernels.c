@@ -34,7 +34,8 @@ typedef struct bench_row {
     int dq_first, dk_ss, dv_early;   /* bwd_wgmma's product order (DQ_FIRST, DK_SS, DV_EARLY) */
     const char *set;         /* a named set of rows the third argument selects, or NULL */
     int wg_flags;            /* bwd_wgmma's: 1 L_EARLY, or'ed with 2 DQ_INIT store and 4 STAGGER; fwd_wgmma's: 8 MULTICAST */
-    int tf32;                /* f32: 1 ALLOW_TF32 (one TF32 product, not three), or'ed with 2 SPLIT_SMEM (fwd_mma) */
+    int tf32;                /* f32: 1 ALLOW_TF32 (one TF32 product, not three), or'ed with 2 SPLIT_SMEM (fwd_mma)
+                              * and 4 SPLIT_QUERIES (bwd_mma) */
 } bench_row;
 
 /* bwd_wgmma's product orders (the "order" set) against the default order, bf16, two consumers
@@ -388,6 +389,16 @@ static const bench_row rows[] = {
     { "bwd_mma", 0, 128, 2, 16, 4096, 0, 32, 64, 8, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
     { "bwd_mma", 0, 128, 2, 16, 4096, 0, 64, 64, 8, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
     { "bwd_mma", 0, 128, 2, 16, 4096, 0, 32, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 1 },
+    /* ... and a slab's two warps splitting the queries (the "fsplit" set: SPLIT_QUERIES 0 and 1,
+     * three TF32 products, dQ by atomics) at the tiles the H200's f32 winners take. */
+    { "bwd_mma", 0, 128, 2, 16, 4096, 0, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fsplit", 0, 0 },
+    { "bwd_mma", 0, 128, 2, 16, 4096, 0, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fsplit", 0, 4 },
+    { "bwd_mma", 0, 128, 2, 16, 4096, 0, 32, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fsplit", 0, 0 },
+    { "bwd_mma", 0, 128, 2, 16, 4096, 0, 32, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fsplit", 0, 4 },
+    { "bwd_mma", 0, 128, 2, 16, 4096, 1, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fsplit", 0, 0 },
+    { "bwd_mma", 0, 128, 2, 16, 4096, 1, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fsplit", 0, 4 },
+    { "bwd_mma", 0, 64, 4, 16, 2048, 1, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fsplit", 0, 0 },
+    { "bwd_mma", 0, 64, 4, 16, 2048, 1, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fsplit", 0, 4 },
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 64, 4, 32, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
@@ -710,6 +721,8 @@ int main(int argc, char **argv)
             p[GEN_ALLOW_TF32] = r->tf32 & 1;
         if (configs[i].family->params & GEN_BIT(GEN_SPLIT_SMEM))
             p[GEN_SPLIT_SMEM] = (r->tf32 & 2) != 0;
+        if (configs[i].family->params & GEN_BIT(GEN_SPLIT_QUERIES))
+            p[GEN_SPLIT_QUERIES] = (r->tf32 & 4) != 0;
     }
     ln_build_cache cache = { 0 };
     gen_config chosen_configs[ROW_COUNT];
@@ -794,12 +807,13 @@ int main(int argc, char **argv)
         else
             snprintf(heads, sizeof heads, "%d", pr.heads);
         printf("%-10s %-5s %3d/%-3d %3d %5s %6d %6d %4d %4d %3d %3d %3d %2d %2d %2d %3g %5d %9.4f %9.4f %9.1f"
-               "   %d%d%d%s%s%s%s\n",
+               "   %d%d%d%s%s%s%s%s\n",
                r->family, gen_dtype_name(r->dtype), r->head_dim, DV(r), r->batch, heads, r->seqlen, r->causal,
                p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_NUM_STAGES], p[GEN_DQ_MODE], p[GEN_OVERLAP],
                p[GEN_PINGPONG], p[GEN_PERSISTENT], (double)r->softcap, k->binary.registers, med, ms[0],
                flops / (med * 1e-3) / 1e12, p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY], p[GEN_L_EARLY] ? " L" : "",
-               p[GEN_DQ_INIT] ? " store" : "", p[GEN_STAGGER] ? " staggered" : "", p[GEN_MULTICAST] ? " multicast" : "");
+               p[GEN_DQ_INIT] ? " store" : "", p[GEN_STAGGER] ? " staggered" : "", p[GEN_MULTICAST] ? " multicast" : "",
+               p[GEN_SPLIT_QUERIES] ? " split-queries" : "");
         ln_buffers_free(s.cu, &pr);
     }
     free(ms);

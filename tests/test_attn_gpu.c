@@ -278,7 +278,9 @@ static int tf32_config(const attn_case *c, int idx, gen_config *out)
  * tiles fitted by make_config), one TF32 product (ALLOW_TF32) in every third case, dQ as the case
  * asks (atomic or separate). The shapes cover one to four warps a 16-key slab (a slab's warps
  * splitting dK/dV's columns), 16- to 64-row query tiles, one to three stages, and the 4-warp
- * tiles of one stage the H200's f32 winners take at head dim 64. */
+ * tiles of one stage the H200's f32 winners take at head dim 64. In every other case the slab's two
+ * warps split the queries where the tile has two a slab and dQ is atomic (SPLIT_QUERIES: rows 1 and
+ * 3, 32 and 16 queries a warp). */
 static gpu_kernel *tf32b_kernels[CASE_COUNT];
 static const int tf32b_tiles[][4] = {
     { 32, 128, 8, 2 }, { 64, 64, 8, 2 }, { 16, 64, 8, 3 }, { 32, 64, 8, 1 }, { 64, 128, 8, 2 }, { 32, 32, 8, 2 },
@@ -298,6 +300,9 @@ static int tf32b_config(const attn_case *c, int idx, gen_config *out)
         h.p[GEN_BLOCK_M] = tl[0], h.p[GEN_BLOCK_N] = tl[1], h.p[GEN_NUM_WARPS] = tl[2], h.p[GEN_NUM_STAGES] = tl[3];
         h.p[GEN_EVEN_M] = even(c->seqlen_q, tl[0]);
         h.p[GEN_EVEN_N] = even(c->seqlen_k, tl[1]);
+        h.p[GEN_SPLIT_QUERIES] = idx % 2 == 0;
+        if (h.p[GEN_SPLIT_QUERIES] && gen_validate(&h, session.smem_limit, why, sizeof why) != 0)
+            h.p[GEN_SPLIT_QUERIES] = 0;   /* a tile it does not take: the rest of it still runs */
         if (gen_validate(&h, session.smem_limit, why, sizeof why) == 0) {
             *out = h;
             return 0;
@@ -1147,7 +1152,8 @@ static void print_config(const gen_config *g)
     if (g->p[GEN_SPLITS] > 1 || g->p[GEN_PACK_GQA])
         printf(" SPLITS=%d PACK_GQA=%d", g->p[GEN_SPLITS], g->p[GEN_PACK_GQA]);
     if ((g->family->params & GEN_BIT(GEN_ALLOW_TF32)) && g->p[GEN_DTYPE] == F32)
-        printf(" f32 ALLOW_TF32=%d SPLIT_SMEM=%d", g->p[GEN_ALLOW_TF32], g->p[GEN_SPLIT_SMEM]);
+        printf(" f32 ALLOW_TF32=%d SPLIT_SMEM=%d SPLIT_QUERIES=%d", g->p[GEN_ALLOW_TF32], g->p[GEN_SPLIT_SMEM],
+               g->p[GEN_SPLIT_QUERIES]);
     if (g->p[GEN_DATA_DIM] || g->p[GEN_DATA_DIM_V])
         printf(" HEAD_DIM=%d/%d DATA_DIM=%d/%d", g->p[GEN_HEAD_DIM], g->p[GEN_HEAD_DIM_V], g->p[GEN_DATA_DIM],
                g->p[GEN_DATA_DIM_V]);

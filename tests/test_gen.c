@@ -140,7 +140,7 @@ static void config_text_round_trips(void **state)
     gen_config c;
     gen_config_init(&c, gen_family_find("bwd_mma"));
     assert_string_equal(gen_config_format(&c, GEN_FORMAT_FAMILY | GEN_FORMAT_TUNABLES, buf, sizeof buf),
-                        "bwd_mma BLOCK_M=32 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1 DQ_MODE=atomic");
+                        "bwd_mma BLOCK_M=32 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1 DQ_MODE=atomic SPLIT_QUERIES=0");
     gen_config_init(&c, gen_family_find("fwd_mma"));
     assert_string_equal(gen_config_format(&c, GEN_FORMAT_TUNABLES, buf, sizeof buf),
                         "BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1 SPLITS=1 PACK_GQA=0 SPLIT_SMEM=0");
@@ -445,6 +445,12 @@ static const struct {
     { "fwd_wgmma", { { GEN_MULTICAST, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 32 }, { GEN_NUM_STAGES, 1 } }, 4, 232448,
       "DTYPE=f32 CAUSAL=0" },
     { "fwd_wgmma", { { GEN_MULTICAST, 2 } }, 1, 232448, "MULTICAST=2 must be 0 or 1" },
+    /* The slab's queries split between its two warps: f32, two warps a slab, dQ by atomics. */
+    { "bwd_mma", { { GEN_SPLIT_QUERIES, 1 } }, 1, 232448, "SPLIT_QUERIES=1 with DTYPE=bf16 NUM_WARPS=8 BLOCK_N=128" },
+    { "bwd_mma", { { GEN_SPLIT_QUERIES, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_M, 32 }, { GEN_BLOCK_N, 64 },
+      { GEN_DQ_MODE, 1 } }, 5, 232448, "DQ_MODE=1: bwd_mma splits the queries between a key slab's warps in f32 only" },
+    { "bwd_mma", { { GEN_SPLIT_QUERIES, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_M, 16 }, { GEN_BLOCK_N, 64 } }, 4, 232448,
+      "BLOCK_M=16 DQ_MODE=0" },
 };
 
 /* Cases every family must reject the same way, whatever its own rules. */

@@ -72,16 +72,19 @@ constexpr int K_TILE_BYTES = BLOCK_N * QK_COLS * 2;
 constexpr int V_TILE_BYTES = BLOCK_N * V_COLS * 2;
 constexpr int DKDV_STAGE_BYTES = Q_TILE_BYTES + DO_TILE_BYTES + BLOCK_M * 4 * 2;   // Q, dO, L, delta
 constexpr int DS_BYTES = DQ_MODE == 0 ? BLOCK_N * DS_LD * 2 * UNITS : 0;
-constexpr int DKDV_SMEM_END = K_TILE_BYTES + V_TILE_BYTES + NUM_STAGES * DKDV_STAGE_BYTES + DS_BYTES;
+constexpr int P_BYTES = SPLIT_QUERIES ? DS_BYTES : 0;   // P^T, laid out as dS^T (SPLIT_QUERIES)
+constexpr int DKDV_SMEM_END = K_TILE_BYTES + V_TILE_BYTES + NUM_STAGES * DKDV_STAGE_BYTES + DS_BYTES + P_BYTES;
 constexpr int DQ_RED_LD = HEAD_DIM + 8;      // fp32 dQ staging row stride (conflict-free float2)
 constexpr int DQ_RED_BYTES = BLOCK_M * DQ_RED_LD * 4;
 constexpr int DQ_MAIN_BYTES = Q_TILE_BYTES + DO_TILE_BYTES + NUM_STAGES * (K_TILE_BYTES + V_TILE_BYTES);
 constexpr int DQ_SMEM_END = DQ_MAIN_BYTES > DQ_RED_BYTES ? DQ_MAIN_BYTES : DQ_RED_BYTES;
 
 constexpr int RULE = bwd_mma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, DTYPE,
-                                  ALLOW_TF32);
+                                  ALLOW_TF32, SPLIT_QUERIES);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || TF32, "DTYPE: bwd_mma takes f16, bf16 or f32");
 static_assert(RULE != BWD_MMA_BAD_TF32, "ALLOW_TF32: 0 in f16 and bf16");
+static_assert(RULE != BWD_MMA_BAD_SPLIT_QUERIES, "SPLIT_QUERIES: f32, two warps a key slab, DQ_MODE 0, BLOCK_M/2 a "
+                                                 "multiple of 16");
 static_assert(RULE != BWD_MMA_BAD_BLOCK_M, "BLOCK_M must be a multiple of 16");
 static_assert(RULE != BWD_MMA_BAD_BLOCK_N, "BLOCK_N must be a multiple of 16");
 static_assert(RULE != BWD_MMA_BAD_STAGES, "NUM_STAGES must be 1..3");
@@ -181,6 +184,33 @@ template <int I, int J, int JT> FT_DEVICE void zero_acc(float (&t)[I][JT][4])
             for (int e = 0; e < 4; e++)
                 t[i][j][e] = 0.f;
 }
+// SPLIT_QUERIES: accumulator tiles c (this warp's keys from row0, every query of the tile) back
+// from a [key][query] float tile of row stride DS_LD, where the slab's warps left them (each its
+// half of the queries, in the same C layout: rows g and g + 8, columns 2q and 2q + 1).
+template <int I, int J> FT_DEVICE void load_c_tiles(float (&c)[I][J][4], const float *tile, int row0, int g, int qd)
+{
+#pragma unroll
+    for (int i = 0; i < I; i++)
+#pragma unroll
+        for (int j = 0; j < J; j++) {
+            const float2 top = *(const float2 *)(tile + (row0 + 16 * i + g) * DS_LD + 8 * j + 2 * qd);
+            const float2 bottom = *(const float2 *)(tile + (row0 + 16 * i + g + 8) * DS_LD + 8 * j + 2 * qd);
+            c[i][j][0] = top.x, c[i][j][1] = top.y, c[i][j][2] = bottom.x, c[i][j][3] = bottom.y;
+        }
+}
+// ... and the way there: this warp's tiles c of KV rows from row0 and J 8-query columns from col0.
+template <int I, int J> FT_DEVICE void store_c_tiles(float *tile, const float (&c)[I][J][4], int row0, int col0, int g,
+                                                     int qd)
+{
+#pragma unroll
+    for (int i = 0; i < I; i++)
+#pragma unroll
+        for (int j = 0; j < J; j++) {
+            *(float2 *)(tile + (row0 + 16 * i + g) * DS_LD + col0 + 8 * j + 2 * qd) = make_float2(c[i][j][0], c[i][j][1]);
+            *(float2 *)(tile + (row0 + 16 * i + g + 8) * DS_LD + col0 + 8 * j + 2 * qd) = make_float2(c[i][j][2], c[i][j][3]);
+        }
+}
+
 template <int I, int J, int JA, int JT> FT_DEVICE void add_acc(float (&acc)[I][JA][4], const float (&t)[I][JT][4])
 {
 #pragma unroll
@@ -256,6 +286,9 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #if DQ_MODE == 0
     elem_t *ds_smem = (elem_t *)(stage_smem + NUM_STAGES * DKDV_STAGE_BYTES);
     const unsigned ds_addr = smem_addr(ds_smem);
+#if SPLIT_QUERIES
+    float *p_smem = (float *)((unsigned char *)ds_smem + DS_BYTES);   // P^T beside dS^T
+#endif
     float *dq_accum = (float *)args.dq_accum + seq_row(args, sq, b, h0, bh0) * HEAD_DIM;
 #endif
 
@@ -352,6 +385,87 @@ ft_bwd_dkdv(const ft_bwd_args args)
             lm_sub<HEAD_DIM_V>(do_addr, 0, wd * KV_DV_COLS, lr16, lc16, LM_ALIGNED(HEAD_DIM_V, KV_DV_COLS));
 #endif
 
+#if SPLIT_QUERIES
+        // The slab's two warps split the tile's queries (traits: f32, two warps a slab, dQ by
+        // atomics): warp wd makes S^T, P^T, dP^T and dS^T for queries [qh0, qh0 + BLOCK_M / 2) only,
+        // as the whole path below does for all of them, and leaves P^T and dS^T in shared memory
+        // ([key][query], row stride DS_LD: the dQ step reads dS^T there as before). Once the pair
+        // has met, each reads the slab's P^T and dS^T over every query back as accumulator tiles
+        // for its columns of dV and dK.
+        {
+            constexpr int HM = BLOCK_M / 2;
+            const int qh0 = wd * HM;
+            const lm_tile<QK_COLS> qh_b = lm_sub<QK_COLS>(q_addr, qh0, 0, lr8, lc8, true);
+            const lm_tile<V_COLS> doh_b = lm_sub<V_COLS>(do_addr, qh0, 0, lr8, lc8, true);
+            float ph[KV_ROWS / 16][HM / 8][4];
+            mma_abt<KV_ROWS, HM, QK_COLS, KD_GROUP(QK_COLS)>(ph, k_a, qh_b, 0);
+#if SOFTCAP
+            cap_scores<KV_ROWS / 16 * HM / 8 * 4>(&ph[0][0][0], args);
+#endif
+#pragma unroll
+            for (int j = 0; j < HM / 8; j++) {
+                const float2 l2 = *(const float2 *)(l_smem + qh0 + 8 * j + 2 * qd);
+                const float nl0 = -l2.x * (float)FT_LOG2E, nl1 = -l2.y * (float)FT_LOG2E;
+#pragma unroll
+                for (int i = 0; i < KV_ROWS / 16; i++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        ph[i][j][e] = fast_exp2(fmaf(ph[i][j][e], scale_log2, (e & 1) ? nl1 : nl0));
+            }
+            const bool diag = tile_needs_mask(lo, hi, m0, m0 + BLOCK_M, n0, n0 + BLOCK_N);
+            const bool key_edge = !EVEN_N && keys_in < BLOCK_N;
+            if (diag || key_edge) {
+#pragma unroll
+                for (int i = 0; i < KV_ROWS / 16; i++)
+#pragma unroll
+                    for (int half = 0; half < 2; half++) {
+                        const int key = kr0 + 16 * i + g + 8 * half;
+                        int q0 = 0, q1 = m0 + BLOCK_M;   // the queries that see the key
+#if CAUSAL
+                        ft_mask_query_range(lo, hi, n0 + key, n0 + key + 1, nq, &q0, &q1);
+#endif
+                        if (!EVEN_N && key >= keys_in)
+                            q1 = q0;
+                        mask_columns<HM / 8>(&ph[i][0][0], half, q0 - m0 - qh0 - 2 * qd, q1 - m0 - qh0 - 2 * qd, 0.f);
+                    }
+            }
+            float dh[KV_ROWS / 16][HM / 8][4];
+            mma_abt<KV_ROWS, HM, V_COLS, KD_GROUP(V_COLS)>(dh, v_a, doh_b, 0);
+#pragma unroll
+            for (int j = 0; j < HM / 8; j++) {
+                const float2 d2 = *(const float2 *)(d_smem + qh0 + 8 * j + 2 * qd);
+#pragma unroll
+                for (int i = 0; i < KV_ROWS / 16; i++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        dh[i][j][e] = ph[i][j][e] * (dh[i][j][e] - ((e & 1) ? d2.y : d2.x));
+#if SOFTCAP
+                const float2 l2 = *(const float2 *)(l_smem + qh0 + 8 * j + 2 * qd);
+                const float nl[2] = { -l2.x * (float)FT_LOG2E, -l2.y * (float)FT_LOG2E };
+#pragma unroll
+                for (int i = 0; i < KV_ROWS / 16; i++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        dh[i][j][e] *= cap_slope(ph[i][j][e], nl[e & 1], 1.f / scale_log2);
+#endif
+            }
+            store_c_tiles<KV_ROWS / 16, HM / 8>(p_smem, ph, kr0, qh0, g, qd);
+            store_c_tiles<KV_ROWS / 16, HM / 8>(ds_smem, dh, kr0, qh0, g, qd);
+        }
+        // The slab's pair (warps wn and wn + KV_WARPS_N) meets: both halves are in shared memory.
+        asm volatile("bar.sync %0, 64;" ::"r"(1 + wn) : "memory");
+        {
+            float s[KV_ROWS / 16][BLOCK_M / 8][4];
+            load_c_tiles<KV_ROWS / 16, BLOCK_M / 8>(s, p_smem, kr0, g, qd);
+            zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
+            mma_c_kn<BLOCK_M / 8, KV_DV_COLS / 8>(t, s, do_t, 0);
+            add_acc<KV_ROWS / 16, KV_DV_COLS / 8>(dv_acc, t);
+            load_c_tiles<KV_ROWS / 16, BLOCK_M / 8>(s, ds_smem, kr0, g, qd);
+            zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
+            mma_c_kn<BLOCK_M / 8, KV_DK_COLS / 8>(t, s, q_t, 0);
+            add_acc<KV_ROWS / 16, KV_DK_COLS / 8>(dk_acc, t);
+        }
+#else
         // S^T = K Q^T (keys x queries). A = K [key][d] non-trans (LM_ROWS16); B = Q^T, stored
         // [n = query][k = d]: non-trans (LM_ROWS8).
         float s[KV_ROWS / 16][BLOCK_M / 8][4];
@@ -493,6 +607,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #if DTYPE == FT_DTYPE_F32
         add_acc<KV_ROWS / 16, KV_DK_COLS / 8>(dk_acc, t);
 #endif
+#endif   // SPLIT_QUERIES
 
 #if DQ_MODE == 0
         __syncthreads();   // dS^T complete; every warp is done reading Q, dO, L, delta of slot st

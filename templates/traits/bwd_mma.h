@@ -23,6 +23,7 @@ enum bwd_mma_rule {
     BWD_MMA_BAD_SMEM,          /* over FT_SMEM_MAX_BYTES */
     BWD_MMA_BAD_REGISTERS,     /* would spill */
     BWD_MMA_BAD_TF32,          /* ALLOW_TF32 in f16 or bf16 */
+    BWD_MMA_BAD_SPLIT_QUERIES, /* SPLIT_QUERIES outside f32, two warps a key slab, dQ by atomics */
 };
 
 /* Columns of the head dim a warp's share comes in: 16 (an mma column pair), 32 floats in f32. */
@@ -104,15 +105,26 @@ FT_TRAIT int bwd_mma_ds_ld(int block_m, int dtype)
     return block_m + (dtype == 0 ? 4 : 8);
 }
 
+/* SPLIT_QUERIES (f32, two warps a 16-key slab, dQ by atomics): the slab's two warps split a
+ * query tile's queries for S^T and dP^T (each half of them, over the whole head dims) instead of
+ * both computing all of them, and exchange P^T and dS^T through shared memory, each then taking
+ * its columns of dV and dK over every query: a step's products per warp fall from 6 to 4 times
+ * those of dV alone (notes/fp32.md). */
+FT_TRAIT int bwd_mma_split_queries_ok(int num_warps, int block_n, int dq_mode, int dtype)
+{
+    return dtype == 0 && bwd_mma_kv_dsplit(num_warps, block_n) == 2 && dq_mode == 0;
+}
+
 /* Shared memory of ft_bwd_dkdv: K and V tiles, NUM_STAGES x (Q, dO tiles, L and delta rows),
- * and with DQ_MODE 0 the dS^T tile (row stride bwd_mma_ds_ld). */
+ * with DQ_MODE 0 the dS^T tile (row stride bwd_mma_ds_ld), and with SPLIT_QUERIES a P^T tile
+ * like it. */
 FT_TRAIT long long bwd_mma_dkdv_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages,
-                                           int dq_mode, int dtype)
+                                           int dq_mode, int dtype, int split_queries)
 {
     const int unit = 2 * ft_tile_units(dtype);   /* bytes an element takes */
     const long long stage = (long long)block_m * (head_dim + head_dim_v) * unit + (long long)block_m * 4 * 2;
     const long long ds = dq_mode == 0 ? (long long)block_n * bwd_mma_ds_ld(block_m, dtype) * unit : 0;
-    return (long long)block_n * (head_dim + head_dim_v) * unit + num_stages * stage + ds;
+    return (long long)block_n * (head_dim + head_dim_v) * unit + num_stages * stage + (split_queries ? 2 : 1) * ds;
 }
 /* Of ft_bwd_dq: Q and dO tiles and NUM_STAGES x (K, V tiles); at the end the same memory holds
  * the fp32 dQ tile (row stride HEAD_DIM + 8). */
@@ -149,7 +161,7 @@ FT_TRAIT int bwd_mma_regs(int block_m, int block_n, int num_warps, int head_dim,
 }
 
 FT_TRAIT int bwd_mma_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim, int head_dim_v,
-                          int dq_mode, int dtype, int allow_tf32)
+                          int dq_mode, int dtype, int allow_tf32, int split_queries)
 {
     if (dtype != 0 && allow_tf32)
         return BWD_MMA_BAD_TF32;
@@ -174,7 +186,10 @@ FT_TRAIT int bwd_mma_rule(int block_m, int block_n, int num_warps, int num_stage
         return BWD_MMA_BAD_DQ_SPLIT;
     if (dq_mode != FT_DQ_ATOMIC && dq_mode != FT_DQ_SEPARATE)
         return BWD_MMA_BAD_DQ_MODE;
-    if (bwd_mma_dkdv_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, dq_mode, dtype) >
+    if (split_queries && (!bwd_mma_split_queries_ok(num_warps, block_n, dq_mode, dtype) || block_m % 16 != 0 ||
+                          (block_m / 2) % 16 != 0))
+        return BWD_MMA_BAD_SPLIT_QUERIES;
+    if (bwd_mma_dkdv_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, dq_mode, dtype, split_queries) >
             FT_SMEM_MAX_BYTES ||
         (dq_mode == 1 &&
          bwd_mma_dq_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, dtype) > FT_SMEM_MAX_BYTES))

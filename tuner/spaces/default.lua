@@ -85,6 +85,9 @@ local spaces = {
   -- two apart): the forward's shapes, and the same with TF32 allowed (one product). dQ by
   -- atomics only: its own kernel (DQ_MODE separate) recomputes the scores and was the slower at
   -- every shape benched (notes/fp32.md); the deterministic mode still makes a winner separate.
+  -- SPLIT_QUERIES (a key slab's two warps each making S^T and dP^T for half of the queries, P^T and
+  -- dS^T exchanged through shared memory; the family's check takes it where 8 warps share 64
+  -- keys) cuts a step's products by a third: not yet timed on a GPU.
   space{
     name = "bwd_f32",
     template = "bwd_mma",
@@ -94,6 +97,7 @@ local spaces = {
       BLOCK_N = {64, 128},
       NUM_WARPS = {4, 8},
       NUM_STAGES = {1, 2},
+      SPLIT_QUERIES = {0, 1},
     },
     workloads = { f32_shapes, tf32_shapes },
     bench = bench,
