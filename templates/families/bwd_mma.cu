@@ -223,6 +223,75 @@ template <int I, int J, int JA, int JT> FT_DEVICE void add_acc(float (&acc)[I][J
 }
 #endif
 
+// ---- ft_bwd_dkdv's steps on a warp's accumulator tiles -------------------------------------
+// A warp's tiles hold its KV_ROWS keys (rows kr0 + 16i + g, + 8) by J 8-query columns (8j + 2qd,
+// + 1), the first of them query q_first of the sequence; l and d point at those columns' L and
+// delta in shared memory.
+
+// S^T -> P^T = exp2(S^T * scale*log2e - L*log2e) (SOFTCAP: of the capped scores), then, where the
+// tile may cross the band or the keys' end (`masked`), zero outside it: a key past keys_in, or a
+// query the key is hidden from (q_end: past the step's queries).
+template <int J>
+FT_DEVICE void scores_to_p(float (&s)[KV_ROWS / 16][J][4], const float *l, float scale_log2, bool masked, int lo,
+                           int hi, int n0, int nq, int keys_in, int kr0, int q_first, int q_end, int g, int qd)
+{
+#pragma unroll
+    for (int j = 0; j < J; j++) {
+        const float2 l2 = *(const float2 *)(l + 8 * j + 2 * qd);
+        const float nl0 = -l2.x * (float)FT_LOG2E, nl1 = -l2.y * (float)FT_LOG2E;
+#pragma unroll
+        for (int i = 0; i < KV_ROWS / 16; i++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                s[i][j][e] = fast_exp2(fmaf(s[i][j][e], scale_log2, (e & 1) ? nl1 : nl0));
+    }
+    if (!masked)
+        return;
+#pragma unroll
+    for (int i = 0; i < KV_ROWS / 16; i++)
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const int key = kr0 + 16 * i + g + 8 * half;
+            int q0 = 0, q1 = q_end;   // the queries that see the key
+#if CAUSAL
+            ft_mask_query_range(lo, hi, n0 + key, n0 + key + 1, nq, &q0, &q1);
+#else
+            (void)lo, (void)hi, (void)n0, (void)nq;
+#endif
+            if (!EVEN_N && key >= keys_in)
+                q1 = q0;
+            mask_columns<J>(&s[i][0][0], half, q0 - q_first - 2 * qd, q1 - q_first - 2 * qd, 0.f);
+        }
+}
+
+// dP^T -> dS^T = P^T * (dP^T - delta) (SOFTCAP: times the cap's slope) in place, for J columns of
+// dp against P^T's columns from p_col0.
+template <int J, int PJ>
+FT_DEVICE void grads_to_ds(float (&dp)[KV_ROWS / 16][J][4], const float (&p)[KV_ROWS / 16][PJ][4], int p_col0,
+                           const float *d, const float *l, float scale_log2, int qd)
+{
+#pragma unroll
+    for (int j = 0; j < J; j++) {
+        const float2 d2 = *(const float2 *)(d + 8 * j + 2 * qd);
+#pragma unroll
+        for (int i = 0; i < KV_ROWS / 16; i++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                dp[i][j][e] = p[i][p_col0 + j][e] * (dp[i][j][e] - ((e & 1) ? d2.y : d2.x));
+#if SOFTCAP
+        const float2 l2 = *(const float2 *)(l + 8 * j + 2 * qd);
+        const float nl[2] = { -l2.x * (float)FT_LOG2E, -l2.y * (float)FT_LOG2E };
+#pragma unroll
+        for (int i = 0; i < KV_ROWS / 16; i++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                dp[i][j][e] *= cap_slope(p[i][p_col0 + j][e], nl[e & 1], 1.f / scale_log2);
+#else
+        (void)l, (void)scale_log2;
+#endif
+    }
+}
+
 // ---- ft_bwd_preprocess: delta = rowsum(dO * O) (common/ft_bwd_steps.cuh) -------------------
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
 ft_bwd_preprocess(const ft_bwd_args args)
@@ -402,53 +471,13 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #if SOFTCAP
             cap_scores<KV_ROWS / 16 * HM / 8 * 4>(&ph[0][0][0], args);
 #endif
-#pragma unroll
-            for (int j = 0; j < HM / 8; j++) {
-                const float2 l2 = *(const float2 *)(l_smem + qh0 + 8 * j + 2 * qd);
-                const float nl0 = -l2.x * (float)FT_LOG2E, nl1 = -l2.y * (float)FT_LOG2E;
-#pragma unroll
-                for (int i = 0; i < KV_ROWS / 16; i++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        ph[i][j][e] = fast_exp2(fmaf(ph[i][j][e], scale_log2, (e & 1) ? nl1 : nl0));
-            }
-            const bool diag = tile_needs_mask(lo, hi, m0, m0 + BLOCK_M, n0, n0 + BLOCK_N);
-            const bool key_edge = !EVEN_N && keys_in < BLOCK_N;
-            if (diag || key_edge) {
-#pragma unroll
-                for (int i = 0; i < KV_ROWS / 16; i++)
-#pragma unroll
-                    for (int half = 0; half < 2; half++) {
-                        const int key = kr0 + 16 * i + g + 8 * half;
-                        int q0 = 0, q1 = m0 + BLOCK_M;   // the queries that see the key
-#if CAUSAL
-                        ft_mask_query_range(lo, hi, n0 + key, n0 + key + 1, nq, &q0, &q1);
-#endif
-                        if (!EVEN_N && key >= keys_in)
-                            q1 = q0;
-                        mask_columns<HM / 8>(&ph[i][0][0], half, q0 - m0 - qh0 - 2 * qd, q1 - m0 - qh0 - 2 * qd, 0.f);
-                    }
-            }
+            const bool masked =
+                tile_needs_mask(lo, hi, m0, m0 + BLOCK_M, n0, n0 + BLOCK_N) || (!EVEN_N && keys_in < BLOCK_N);
+            scores_to_p<HM / 8>(ph, l_smem + qh0, scale_log2, masked, lo, hi, n0, nq, keys_in, kr0, m0 + qh0,
+                                m0 + BLOCK_M, g, qd);
             float dh[KV_ROWS / 16][HM / 8][4];
             mma_abt<KV_ROWS, HM, V_COLS, KD_GROUP(V_COLS)>(dh, v_a, doh_b, 0);
-#pragma unroll
-            for (int j = 0; j < HM / 8; j++) {
-                const float2 d2 = *(const float2 *)(d_smem + qh0 + 8 * j + 2 * qd);
-#pragma unroll
-                for (int i = 0; i < KV_ROWS / 16; i++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        dh[i][j][e] = ph[i][j][e] * (dh[i][j][e] - ((e & 1) ? d2.y : d2.x));
-#if SOFTCAP
-                const float2 l2 = *(const float2 *)(l_smem + qh0 + 8 * j + 2 * qd);
-                const float nl[2] = { -l2.x * (float)FT_LOG2E, -l2.y * (float)FT_LOG2E };
-#pragma unroll
-                for (int i = 0; i < KV_ROWS / 16; i++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        dh[i][j][e] *= cap_slope(ph[i][j][e], nl[e & 1], 1.f / scale_log2);
-#endif
-            }
+            grads_to_ds<HM / 8, HM / 8>(dh, ph, 0, d_smem + qh0, l_smem + qh0, scale_log2, qd);
             store_c_tiles<KV_ROWS / 16, HM / 8>(p_smem, ph, kr0, qh0, g, qd);
             store_c_tiles<KV_ROWS / 16, HM / 8>(ds_smem, dh, kr0, qh0, g, qd);
         }
@@ -477,33 +506,9 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #if SOFTCAP
         cap_scores<KV_ROWS / 16 * BLOCK_M / 8 * 4>(&s[0][0][0], args);
 #endif
-#pragma unroll
-        for (int j = 0; j < BLOCK_M / 8; j++) {
-            const float2 l2 = *(const float2 *)(l_smem + 8 * j + 2 * qd);
-            const float nl0 = -l2.x * (float)FT_LOG2E, nl1 = -l2.y * (float)FT_LOG2E;
-#pragma unroll
-            for (int i = 0; i < KV_ROWS / 16; i++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    s[i][j][e] = fast_exp2(fmaf(s[i][j][e], scale_log2, (e & 1) ? nl1 : nl0));
-        }
-        const bool diag = tile_needs_mask(lo, hi, m0, m0 + BLOCK_M, n0, n0 + BLOCK_N);
-        const bool key_edge = !EVEN_N && keys_in < BLOCK_N;
-        if (diag || key_edge) {
-#pragma unroll
-            for (int i = 0; i < KV_ROWS / 16; i++)
-#pragma unroll
-                for (int half = 0; half < 2; half++) {
-                    const int key = kr0 + 16 * i + g + 8 * half;
-                    int q0 = 0, q1 = m0 + BLOCK_M;   // the queries that see the key
-#if CAUSAL
-                    ft_mask_query_range(lo, hi, n0 + key, n0 + key + 1, nq, &q0, &q1);
-#endif
-                    if (!EVEN_N && key >= keys_in)
-                        q1 = q0;
-                    mask_columns<BLOCK_M / 8>(&s[i][0][0], half, q0 - m0 - 2 * qd, q1 - m0 - 2 * qd, 0.f);
-                }
-        }
+        const bool masked =
+            tile_needs_mask(lo, hi, m0, m0 + BLOCK_M, n0, n0 + BLOCK_N) || (!EVEN_N && keys_in < BLOCK_N);
+        scores_to_p<BLOCK_M / 8>(s, l_smem, scale_log2, masked, lo, hi, n0, nq, keys_in, kr0, m0, m0 + BLOCK_M, g, qd);
 
         // dV += P^T dO. A = P^T from the accumulators; B = dO stored [k = query][n = dv]:
         // .trans (LM_ROWS16), this warp's KV_DV_COLS columns. f32: into t, then added to dV.
@@ -545,24 +550,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
             mma_abt<KV_ROWS, DP_CHUNK, V_COLS, KD_GROUP(V_COLS)>(dp, v_a, do_b, 8 * cj0);
 
             // dS^T = P^T * (dP^T - delta[query]) (SOFTCAP: times the cap's slope), in place of dP^T.
-#pragma unroll
-            for (int j = 0; j < CJ; j++) {
-                const float2 d2 = *(const float2 *)(d_smem + 8 * (cj0 + j) + 2 * qd);
-#pragma unroll
-                for (int i = 0; i < KV_ROWS / 16; i++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        dp[i][j][e] = s[i][cj0 + j][e] * (dp[i][j][e] - ((e & 1) ? d2.y : d2.x));
-#if SOFTCAP
-                const float2 l2 = *(const float2 *)(l_smem + 8 * (cj0 + j) + 2 * qd);
-                const float nl[2] = { -l2.x * (float)FT_LOG2E, -l2.y * (float)FT_LOG2E };
-#pragma unroll
-                for (int i = 0; i < KV_ROWS / 16; i++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        dp[i][j][e] *= cap_slope(s[i][cj0 + j][e], nl[e & 1], 1.f / scale_log2);
-#endif
-            }
+            grads_to_ds<CJ, BLOCK_M / 8>(dp, s, cj0, d_smem + 8 * cj0, l_smem + 8 * cj0, scale_log2, qd);
 
             // dK += dS^T Q (scaled at the end). B = Q stored [k = query][n = d]: .trans (LM_ROWS16).
             // f32: into t, added to dK after the last chunk.

@@ -87,7 +87,8 @@ local spaces = {
   -- every shape benched (notes/fp32.md); the deterministic mode still makes a winner separate.
   -- SPLIT_QUERIES (a key slab's two warps each making S^T and dP^T for half of the queries, P^T and
   -- dS^T exchanged through shared memory; the family's check takes it where 8 warps share 64
-  -- keys) cuts a step's products by a third: not yet timed on a GPU.
+  -- keys) cuts a step's products by a third: 1.22-1.33x at head dim 128 on an H200 in
+  -- bench_kernels (bench/RESULTS.md, 2026-11-30), not yet swept.
   space{
     name = "bwd_f32",
     template = "bwd_mma",
