@@ -126,6 +126,9 @@ int rt_repeatable_config(const rt_device *dev, const db_workload *w, gen_config 
             d.p[GEN_PERSISTENT] = 0;
         if (c->family->params & GEN_BIT(GEN_STAGGER))
             d.p[GEN_STAGGER] = 0;
+        /* A slab's queries split between its warps exchange dS^T where atomic dQ keeps it. */
+        if (c->family->params & GEN_BIT(GEN_SPLIT_QUERIES))
+            d.p[GEN_SPLIT_QUERIES] = 0;
         if (modes[i] == FT_DQ_ORDERED && c->family->repeatable) {
             /* The family's tiles for a fixed order, else the configuration's own. */
             gen_config e = d;

@@ -278,13 +278,13 @@ static int tf32_config(const attn_case *c, int idx, gen_config *out)
  * tiles fitted by make_config), one TF32 product (ALLOW_TF32) in every third case, dQ as the case
  * asks (atomic or separate). The shapes cover one to four warps a 16-key slab (a slab's warps
  * splitting dK/dV's columns), 16- to 64-row query tiles, one to three stages, and the 4-warp
- * tiles of one stage the H200's f32 winners take at head dim 64. In every other case the slab's two
- * warps split the queries where a tile with two a slab fits and dQ is atomic (SPLIT_QUERIES: rows 1
- * and 3, 32 and 16 queries a warp). */
+ * tiles of one stage the H200's f32 winners take at head dim 64; the last two rows have a slab's
+ * two warps split the queries (SPLIT_QUERIES, fifth column: 32 and 16 queries a warp), run without
+ * it where the case's dQ is separate. */
 static gpu_kernel *tf32b_kernels[CASE_COUNT];
-static const int tf32b_tiles[][4] = {
+static const int tf32b_tiles[][5] = {
     { 32, 128, 8, 2 }, { 64, 64, 8, 2 }, { 16, 64, 8, 3 }, { 32, 64, 8, 1 }, { 64, 128, 8, 2 }, { 32, 32, 8, 2 },
-    { 64, 64, 4, 1 }, { 32, 64, 4, 1 },
+    { 64, 64, 4, 1 }, { 32, 64, 4, 1 }, { 64, 64, 8, 2, 1 }, { 32, 64, 8, 1, 1 },
 };
 static int tf32b_config(const attn_case *c, int idx, gen_config *out)
 {
@@ -294,21 +294,20 @@ static int tf32b_config(const attn_case *c, int idx, gen_config *out)
     gen_config g = make_config("bwd_mma", c, 1);
     g.p[GEN_ALLOW_TF32] = idx % 3 == 2;
     const int shapes = (int)(sizeof tf32b_tiles / sizeof tf32b_tiles[0]);
-    /* Odd cases first look for a tile that takes SPLIT_QUERIES, from their turn on; then (and
-     * every case) the first tile that fits without it. */
-    for (int split = idx % 2; split >= 0; split--)
-        for (int t = 0; t < shapes; t++) {
-            const int *tl = tf32b_tiles[(idx + t) % shapes];
-            gen_config h = g;
-            h.p[GEN_BLOCK_M] = tl[0], h.p[GEN_BLOCK_N] = tl[1], h.p[GEN_NUM_WARPS] = tl[2], h.p[GEN_NUM_STAGES] = tl[3];
-            h.p[GEN_EVEN_M] = even(c->seqlen_q, tl[0]);
-            h.p[GEN_EVEN_N] = even(c->seqlen_k, tl[1]);
-            h.p[GEN_SPLIT_QUERIES] = split;
-            if (gen_validate(&h, session.smem_limit, why, sizeof why) == 0) {
-                *out = h;
-                return 0;
-            }
+    for (int t = 0; t < shapes; t++) {
+        const int *tl = tf32b_tiles[(idx + t) % shapes];
+        gen_config h = g;
+        h.p[GEN_BLOCK_M] = tl[0], h.p[GEN_BLOCK_N] = tl[1], h.p[GEN_NUM_WARPS] = tl[2], h.p[GEN_NUM_STAGES] = tl[3];
+        h.p[GEN_EVEN_M] = even(c->seqlen_q, tl[0]);
+        h.p[GEN_EVEN_N] = even(c->seqlen_k, tl[1]);
+        h.p[GEN_SPLIT_QUERIES] = tl[4];
+        if (tl[4] && gen_validate(&h, session.smem_limit, why, sizeof why) != 0)
+            h.p[GEN_SPLIT_QUERIES] = 0;   /* a case it does not take (dQ separate): the tile still runs */
+        if (gen_validate(&h, session.smem_limit, why, sizeof why) == 0) {
+            *out = h;
+            return 0;
         }
+    }
     if (gen_validate(&g, session.smem_limit, why, sizeof why) != 0)
         return -1;
     *out = g;

@@ -12,8 +12,10 @@
 //   come out of the accumulators already as the A operand of dV += P^T dO and dK += dS^T Q: no
 //   shared-memory round trip for P. When warps outnumber the 16-key slabs, the KV_DSPLIT warps
 //   of a slab each keep 1/KV_DSPLIT of the dK/dV columns (this is what fits head dim 256) and
-//   recompute the same S^T, dP^T. DQ_MODE 0 stages dS^T in shared memory and computes the
-//   tile's dQ = dS K with a query-row x head-dim warp grid, added with fp32 atomics.
+//   recompute the same S^T, dP^T, unless (SPLIT_QUERIES, f32) the two warps of a slab split the
+//   queries and exchange P^T and dS^T through shared memory. DQ_MODE 0 stages dS^T in shared
+//   memory and computes the tile's dQ = dS K with a query-row x head-dim warp grid, added with
+//   fp32 atomics.
 //  ft_bwd_dq: Q and dO stay in shared memory, K/V tiles stream; warp w owns Q_ROWS query rows
 //   (w % Q_WARPS_M) and Q_KEYS keys of each tile (w / Q_WARPS_M); the Q_WARPS_N partial dQs
 //   are summed through shared memory at the end.
@@ -346,7 +348,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
         return;
     }
 
-    // Shared memory: [K][V][NUM_STAGES x (Q, dO, L, delta)][dS^T (DQ_MODE 0)].
+    // Shared memory: [K][V][NUM_STAGES x (Q, dO, L, delta)][dS^T (DQ_MODE 0)][P^T (SPLIT_QUERIES)].
     unsigned char *k_smem = smem_raw;
     unsigned char *v_smem = smem_raw + K_TILE_BYTES;
     unsigned char *stage_smem = smem_raw + K_TILE_BYTES + V_TILE_BYTES;

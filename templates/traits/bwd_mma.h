@@ -186,8 +186,7 @@ FT_TRAIT int bwd_mma_rule(int block_m, int block_n, int num_warps, int num_stage
         return BWD_MMA_BAD_DQ_SPLIT;
     if (dq_mode != FT_DQ_ATOMIC && dq_mode != FT_DQ_SEPARATE)
         return BWD_MMA_BAD_DQ_MODE;
-    if (split_queries && (!bwd_mma_split_queries_ok(num_warps, block_n, dq_mode, dtype) || block_m % 16 != 0 ||
-                          (block_m / 2) % 16 != 0))
+    if (split_queries && (!bwd_mma_split_queries_ok(num_warps, block_n, dq_mode, dtype) || (block_m / 2) % 16 != 0))
         return BWD_MMA_BAD_SPLIT_QUERIES;
     if (bwd_mma_dkdv_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, dq_mode, dtype, split_queries) >
             FT_SMEM_MAX_BYTES ||

@@ -273,6 +273,35 @@ static void a_cluster_winner_serves_a_packed_batch_alone(void **state)
     db_close(user);
 }
 
+/* A deterministic request keeps a float32 winner whose key slabs split the queries (bwd_mma's
+ * SPLIT_QUERIES, which atomic dQ alone takes): dQ separate, the split dropped, the tiles kept. */
+static void deterministic_keeps_split_query_winners(void **state)
+{
+    (void)state;
+    const char *text = "flashtune winners format 1\n"
+        LINE("Test GPU", "sm_90", "op=bwd dtype=f32 head_dim=64 head_dim_v=64 causal=0 batch=4 heads=16 "
+             "seqlen_q=2048 seqlen_k=2048", "bwd_mma", "7123456789abcdef",
+             "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=64 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 CAUSAL=0 "
+             "CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic SPLIT_QUERIES=1");
+    db *user = make_db("split.db", text);
+    const db_workload w = workload(DB_OP_BWD, FT_F32, 64, 0, 4, 16, 2048, 2048);
+    char err[512];
+    int db_error = -1;
+    rt_choice fast, fixed;
+    assert_int_equal(rt_choose(user, NULL, &test_gpu, &w, 0, &fast, &db_error, err, sizeof err), 0);
+    assert_int_equal(fast.config.p[GEN_SPLIT_QUERIES], 1);
+    assert_int_equal(rt_choose(user, NULL, &test_gpu, &w, RT_CHOOSE_DETERMINISTIC, &fixed, &db_error, err, sizeof err),
+                     0);
+    printf("  deterministic -> %s\n", fixed.why);
+    assert_string_equal(fixed.config.family->name, "bwd_mma");
+    assert_int_equal(fixed.config.p[GEN_DQ_MODE], FT_DQ_SEPARATE);
+    assert_int_equal(fixed.config.p[GEN_SPLIT_QUERIES], 0);
+    assert_int_equal(fixed.config.p[GEN_BLOCK_M], 64);
+    assert_int_equal(fixed.config.p[GEN_BLOCK_N], 64);
+    assert_int_equal(fixed.config.p[GEN_NUM_WARPS], 8);
+    db_close(user);
+}
+
 /* ---- built-in defaults ------------------------------------------------------------------- */
 
 /* The head-dim pairs no configuration of the family fits (registers or shared memory):
@@ -1906,6 +1935,7 @@ int main(void)
         cmocka_unit_test(lookup_tiers),
         cmocka_unit_test(lookup_by_mask_and_varlen),
         cmocka_unit_test(a_cluster_winner_serves_a_packed_batch_alone),
+        cmocka_unit_test(deterministic_keeps_split_query_winners),
         cmocka_unit_test(defaults_cover_every_supported_problem),
         cmocka_unit_test(builtin_defaults_take_the_hopper_families),
         cmocka_unit_test(builtin_choice_goes_by_rank),
