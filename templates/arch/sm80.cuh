@@ -2,7 +2,7 @@
 // mma.sync.m16n8k16 and its fragment conversions, TF32 products of split floats (m16n8k8),
 // fp32 reductions to global memory, the one swizzle of 16-bit shared-memory tiles (with
 // ldmatrix addressing over it), and the acquire/release pair of a semaphore in global memory
-// that orders blocks.
+// that orders blocks, and named barriers.
 
 // 16-byte global->shared copy; src_bytes < 16 zero-fills the rest (0 for rows out of range).
 FT_DEVICE void cp_async_16(unsigned dst, const void *src, int src_bytes)
@@ -33,6 +33,20 @@ FT_DEVICE void red_add_f32x2(float *p, float a, float b)
     asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p), "f"(a) : "memory");
     asm volatile("red.global.add.f32 [%0], %1;" ::"l"(p + 1), "f"(b) : "memory");
 #endif
+}
+
+// ---- named barriers (sm_70+; the warp-specialized Hopper families and bwd_mma's slab pairs) ----
+// A barrier among `threads` threads (a multiple of 32) of the block, by name (1..15; 0 is
+// __syncthreads'), so a subset of the warps can meet while the others go on.
+FT_DEVICE void named_barrier_sync(int id, int threads)
+{
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+// Arrives at named barrier `id` without waiting: with `threads` counting the waiters too, a
+// group of warps lets another group, waiting there with bar.sync, go on.
+FT_DEVICE void named_barrier_arrive(int id, int threads)
+{
+    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
 // ---- tensor cores -------------------------------------------------------------------------

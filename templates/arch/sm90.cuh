@@ -187,18 +187,7 @@ FT_DEVICE void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta
 FT_DEVICE void fence_proxy_async_global() { asm volatile("fence.proxy.async.global;" ::: "memory"); }
 
 // ---- warp specialization ----------------------------------------------------------------
-// A barrier among `threads` threads (a multiple of 32) of the block, by name (1..15; 0 is
-// __syncthreads'), so a subset of the warps can meet while the others go on.
-FT_DEVICE void named_barrier_sync(int id, int threads)
-{
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-// Arrives at named barrier `id` without waiting: with `threads` counting the waiters too, a
-// group of warps lets another group, waiting there with bar.sync, go on.
-FT_DEVICE void named_barrier_arrive(int id, int threads)
-{
-    asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
+// (Named barriers, which any warps of a block may meet at: arch/sm80.cuh.)
 // Moves registers between warpgroups: every warp of a warpgroup executes one of these, the
 // givers (dec) before the takers (inc) can proceed. The kernel needs __launch_bounds__ with a
 // minimum of one block so ptxas knows the count at entry.

@@ -456,6 +456,9 @@ ft_bwd_dkdv(const ft_bwd_args args)
             lm_sub<HEAD_DIM_V>(do_addr, 0, wd * KV_DV_COLS, lr16, lc16, LM_ALIGNED(HEAD_DIM_V, KV_DV_COLS));
 #endif
 
+        // Whether the step's tile may cross the band or the keys' end (scores_to_p masks it then).
+        const bool masked =
+            tile_needs_mask(lo, hi, m0, m0 + BLOCK_M, n0, n0 + BLOCK_N) || (!EVEN_N && keys_in < BLOCK_N);
 #if SPLIT_QUERIES
         // The slab's two warps split the tile's queries (traits: f32, two warps a slab, dQ by
         // atomics): warp wd makes S^T, P^T, dP^T and dS^T for queries [qh0, qh0 + BLOCK_M / 2) only,
@@ -473,8 +476,6 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #if SOFTCAP
             cap_scores<KV_ROWS / 16 * HM / 8 * 4>(&ph[0][0][0], args);
 #endif
-            const bool masked =
-                tile_needs_mask(lo, hi, m0, m0 + BLOCK_M, n0, n0 + BLOCK_N) || (!EVEN_N && keys_in < BLOCK_N);
             scores_to_p<HM / 8>(ph, l_smem + qh0, scale_log2, masked, lo, hi, n0, nq, keys_in, kr0, m0 + qh0,
                                 m0 + BLOCK_M, g, qd);
             float dh[KV_ROWS / 16][HM / 8][4];
@@ -484,7 +485,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
             store_c_tiles<KV_ROWS / 16, HM / 8>(ds_smem, dh, kr0, qh0, g, qd);
         }
         // The slab's pair (warps wn and wn + KV_WARPS_N) meets: both halves are in shared memory.
-        asm volatile("bar.sync %0, 64;" ::"r"(1 + wn) : "memory");
+        named_barrier_sync(1 + wn, 64);
         {
             float s[KV_ROWS / 16][BLOCK_M / 8][4];
             load_c_tiles<KV_ROWS / 16, BLOCK_M / 8>(s, p_smem, kr0, g, qd);
@@ -508,8 +509,6 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #if SOFTCAP
         cap_scores<KV_ROWS / 16 * BLOCK_M / 8 * 4>(&s[0][0][0], args);
 #endif
-        const bool masked =
-            tile_needs_mask(lo, hi, m0, m0 + BLOCK_M, n0, n0 + BLOCK_N) || (!EVEN_N && keys_in < BLOCK_N);
         scores_to_p<BLOCK_M / 8>(s, l_smem, scale_log2, masked, lo, hi, n0, nq, keys_in, kr0, m0, m0 + BLOCK_M, g, qd);
 
         // dV += P^T dO. A = P^T from the accumulators; B = dO stored [k = query][n = dv]:
