@@ -280,13 +280,15 @@ static int tf32_config(const attn_case *c, int idx, gen_config *out)
  * splitting dK/dV's columns), 16- to 64-row query tiles, one to three stages, and the 4-warp
  * tiles of one stage the H200's f32 winners take at head dim 64; the last two rows have a slab's
  * two warps split the queries (SPLIT_QUERIES, fifth column: 32 and 16 queries a warp), run without
- * it where the case's dQ is separate. */
+ * it where the case's dQ is separate. The feature cases of even index try those two rows first,
+ * so the split meets grouped heads, a softcap and packed batches. */
 static gpu_kernel *tf32b_kernels[CASE_COUNT];
 static const int tf32b_tiles[][5] = {
     { 32, 128, 8, 2 }, { 64, 64, 8, 2 }, { 16, 64, 8, 3 }, { 32, 64, 8, 1 }, { 64, 128, 8, 2 }, { 32, 32, 8, 2 },
     { 64, 64, 4, 1 }, { 32, 64, 4, 1 }, { 64, 64, 8, 2, 1 }, { 32, 64, 8, 1, 1 },
 };
-static int tf32b_config(const attn_case *c, int idx, gen_config *out)
+enum { TF32B_SPLIT_ROW = 8 };   /* tf32b_tiles' first SPLIT_QUERIES row */
+static int tf32b_config(const attn_case *c, int idx, int first_row, gen_config *out)
 {
     char why[512];
     if (c->dtype != F32)
@@ -295,7 +297,7 @@ static int tf32b_config(const attn_case *c, int idx, gen_config *out)
     g.p[GEN_ALLOW_TF32] = idx % 3 == 2;
     const int shapes = (int)(sizeof tf32b_tiles / sizeof tf32b_tiles[0]);
     for (int t = 0; t < shapes; t++) {
-        const int *tl = tf32b_tiles[(idx + t) % shapes];
+        const int *tl = tf32b_tiles[(first_row + t) % shapes];
         gen_config h = g;
         h.p[GEN_BLOCK_M] = tl[0], h.p[GEN_BLOCK_N] = tl[1], h.p[GEN_NUM_WARPS] = tl[2], h.p[GEN_NUM_STAGES] = tl[3];
         h.p[GEN_EVEN_M] = even(c->seqlen_q, tl[0]);
@@ -1422,7 +1424,7 @@ static int build_all(void)
         if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), &cases[i], 0, wgb_pinned(cases[i].name, i),
                           &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &wgb_kernels[i];
-        if (tf32b_config(&cases[i], i, &wg_configs[wg_count]) == 0)
+        if (tf32b_config(&cases[i], i, i, &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &tf32b_kernels[i];
     }
     gpu_kernel *wg_built[4 * CASE_COUNT];
@@ -1492,7 +1494,8 @@ static int build_all(void)
             }
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_WG];
         }
-        if (tf32b_config(c, i, &feature_configs[feature_count]) == 0)
+        const int tf32b_first = i % 2 == 0 ? TF32B_SPLIT_ROW + i / 2 % 2 : i;
+        if (tf32b_config(c, i, tf32b_first, &feature_configs[feature_count]) == 0)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_TF32];
         for (int k = first_fused; k < feature_count; k++) {
             feature_configs[k].p[GEN_SOFTCAP] = feature_cases[i].softcap != 0;
