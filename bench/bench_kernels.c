@@ -34,8 +34,8 @@ typedef struct bench_row {
     int dq_first, dk_ss, dv_early;   /* bwd_wgmma's product order (DQ_FIRST, DK_SS, DV_EARLY) */
     const char *set;         /* a named set of rows the third argument selects, or NULL */
     int wg_flags;            /* bwd_wgmma's: 1 L_EARLY, or'ed with 2 DQ_INIT store and 4 STAGGER; fwd_wgmma's: 8 MULTICAST */
-    int tf32;                /* f32: 1 ALLOW_TF32 (one TF32 product, not three), or'ed with 2 SPLIT_SMEM (fwd_mma)
-                              * and 4 SPLIT_QUERIES (bwd_mma) */
+    int tf32;                /* f32: 1 ALLOW_TF32 (one TF32 product, not three), or'ed with 2 SPLIT_SMEM (fwd_mma,
+                              * bwd_mma) and 4 SPLIT_QUERIES (bwd_mma) */
 } bench_row;
 
 /* bwd_wgmma's product orders (the "order" set) against the default order, bf16, two consumers
@@ -399,6 +399,21 @@ static const bench_row rows[] = {
     { "bwd_mma", 0, 128, 2, 16, 4096, 1, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fsplit", 0, 4 },
     { "bwd_mma", 0, 64, 4, 16, 2048, 1, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fsplit", 0, 0 },
     { "bwd_mma", 0, 64, 4, 16, 2048, 1, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fsplit", 0, 4 },
+    /* ... and Q and dO split into TF32 parts once in shared memory (the "fsmem" set: SPLIT_SMEM 0
+     * and 1 in pairs, at one stage where the planes fit; 4: SPLIT_QUERIES too, 1: one product). */
+#define FSMEM(d, b, h, n, causal, bm, bn, w, st, flags)                                                 \
+    { "bwd_mma", 0, d, b, h, n, causal, bm, bn, w, st, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fsmem", 0, flags }, \
+    { "bwd_mma", 0, d, b, h, n, causal, bm, bn, w, st, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fsmem", 0, (flags) | 2 }
+    FSMEM(128, 2, 16, 4096, 0, 64, 64, 8, 1, 4),
+    FSMEM(128, 2, 16, 4096, 1, 64, 64, 8, 1, 4),
+    FSMEM(128, 2, 16, 4096, 0, 64, 64, 8, 1, 0),
+    FSMEM(128, 2, 16, 4096, 0, 32, 64, 8, 1, 0),
+    FSMEM(128, 2, 16, 4096, 0, 64, 64, 8, 1, 5),
+    FSMEM(64, 4, 16, 2048, 1, 64, 128, 8, 1, 0),
+    FSMEM(64, 4, 16, 2048, 1, 64, 64, 4, 1, 0),
+    FSMEM(64, 4, 16, 2048, 1, 64, 64, 8, 2, 4),
+    FSMEM(64, 4, 16, 2048, 0, 64, 128, 8, 2, 0),
+#undef FSMEM
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 64, 4, 32, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
@@ -807,13 +822,14 @@ int main(int argc, char **argv)
         else
             snprintf(heads, sizeof heads, "%d", pr.heads);
         printf("%-10s %-5s %3d/%-3d %3d %5s %6d %6d %4d %4d %3d %3d %3d %2d %2d %2d %3g %5d %9.4f %9.4f %9.1f"
-               "   %d%d%d%s%s%s%s%s\n",
+               "   %d%d%d%s%s%s%s%s%s%s\n",
                r->family, gen_dtype_name(r->dtype), r->head_dim, DV(r), r->batch, heads, r->seqlen, r->causal,
                p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_NUM_STAGES], p[GEN_DQ_MODE], p[GEN_OVERLAP],
                p[GEN_PINGPONG], p[GEN_PERSISTENT], (double)r->softcap, k->binary.registers, med, ms[0],
                flops / (med * 1e-3) / 1e12, p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY], p[GEN_L_EARLY] ? " L" : "",
                p[GEN_DQ_INIT] ? " store" : "", p[GEN_STAGGER] ? " staggered" : "", p[GEN_MULTICAST] ? " multicast" : "",
-               p[GEN_SPLIT_QUERIES] ? " split-queries" : "");
+               p[GEN_SPLIT_QUERIES] ? " split-queries" : "", p[GEN_SPLIT_SMEM] ? " split-smem" : "",
+               p[GEN_ALLOW_TF32] ? " tf32" : "");
         ln_buffers_free(s.cu, &pr);
     }
     free(ms);

@@ -10,7 +10,8 @@
 static size_t smem_dkdv(const int *p)
 {
     return (size_t)bwd_mma_dkdv_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
-                                           p[GEN_NUM_STAGES], p[GEN_DQ_MODE], p[GEN_DTYPE], p[GEN_SPLIT_QUERIES]);
+                                           p[GEN_NUM_STAGES], p[GEN_DQ_MODE], p[GEN_DTYPE], p[GEN_SPLIT_QUERIES],
+                                           p[GEN_SPLIT_SMEM], p[GEN_ALLOW_TF32]);
 }
 
 static size_t smem_dq(const int *p)
@@ -35,7 +36,8 @@ static int check_bwd_mma(const int *p, char *why, size_t len)
     const int nw = p[GEN_NUM_WARPS], bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], stages = p[GEN_NUM_STAGES];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V], dq_mode = p[GEN_DQ_MODE], dtype = p[GEN_DTYPE];
     const int kvn = bwd_mma_kv_warps_n(nw, bn), qm = bwd_mma_q_warps_m(nw, bm), unit = bwd_mma_col_unit(dtype);
-    switch (bwd_mma_rule(bm, bn, nw, stages, d, dv, dq_mode, dtype, p[GEN_ALLOW_TF32], p[GEN_SPLIT_QUERIES])) {
+    switch (bwd_mma_rule(bm, bn, nw, stages, d, dv, dq_mode, dtype, p[GEN_ALLOW_TF32], p[GEN_SPLIT_QUERIES],
+                         p[GEN_SPLIT_SMEM])) {
     case BWD_MMA_OK:
         return 0;
     case BWD_MMA_BAD_BLOCK_M:
@@ -71,12 +73,18 @@ static int check_bwd_mma(const int *p, char *why, size_t len)
         break;
     case BWD_MMA_BAD_SMEM: {
         const size_t smem = dq_mode == 1 && smem_dq(p) > smem_dkdv(p) ? smem_dq(p) : smem_dkdv(p);
-        snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d needs %zu bytes "
-                 "of shared memory (at most %d)", bm, bn, stages, d, dv, smem, FT_SMEM_MAX_BYTES);
+        snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d%s needs %zu bytes "
+                 "of shared memory (at most %d)", bm, bn, stages, d, dv,
+                 bwd_mma_split_planes(p[GEN_SPLIT_SMEM], p[GEN_ALLOW_TF32]) ? " and SPLIT_SMEM=1" : "", smem,
+                 FT_SMEM_MAX_BYTES);
         break;
     }
     case BWD_MMA_BAD_TF32:
         snprintf(why, len, "ALLOW_TF32=1 with DTYPE=%s: TF32 products are for f32", gen_dtype_name(dtype));
+        break;
+    case BWD_MMA_BAD_SPLIT_SMEM:
+        snprintf(why, len, "SPLIT_SMEM=1 with DTYPE=%s: bwd_mma splits Q and dO into TF32 parts in f32 only",
+                 gen_dtype_name(dtype));
         break;
     case BWD_MMA_BAD_SPLIT_QUERIES:
         snprintf(why, len, "SPLIT_QUERIES=1 with DTYPE=%s NUM_WARPS=%d BLOCK_N=%d BLOCK_M=%d DQ_MODE=%d: bwd_mma splits "
@@ -110,7 +118,7 @@ const gen_family gen_family_bwd_mma = {
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
-              GEN_BIT(GEN_ALLOW_TF32) | GEN_BIT(GEN_SPLIT_QUERIES) | GEN_FUSED_PROBLEM_PARAMS,
+              GEN_BIT(GEN_ALLOW_TF32) | GEN_BIT(GEN_SPLIT_QUERIES) | GEN_BIT(GEN_SPLIT_SMEM) | GEN_FUSED_PROBLEM_PARAMS,
     /* 32 x 128 tiles, 8 warps, 2 stages: no spills for head dims 32-128 on sm_80 and sm_90 in
      * every CAUSAL/CAUSAL_SKIP/EVEN/DQ_MODE variant (ptxas, CUDA 13.0); BLOCK_M 64 spills a
      * few bytes at head dim 128. Head dim 256 needs BLOCK_N 64 (warp pairs split dK/dV). */

@@ -75,7 +75,7 @@ typedef enum gen_param_role {
     X(ALLOW_TF32, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES,                                            \
       "f32 on tensor cores: 0 keeps float32's accuracy (each product three TF32 products of split operands), 1 one TF32 product (the caller allowed TF32)") \
     X(SPLIT_SMEM, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                            \
-      "f32 on tensor cores: 1 splits each K/V tile into TF32 parts once, in shared memory, for every warp; 0 each warp splits the fragments it reads") \
+      "f32 on tensor cores: 1 splits each streamed tile (the forward's K/V, the backward's Q/dO) into TF32 parts once, in shared memory, for every warp; 0 each warp splits the fragments it reads") \
     X(PRODUCER_REGS, GEN_ROLE_TUNABLE, 0, 0, 56, 8, GEN_NO_VALUES,                                        \
       "registers a thread of the producer warpgroup keeps (setmaxnreg), the consumers taking the rest: 24 to 56, or 0 for the family's choice") \
     X(STAGGER, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                               \

@@ -278,14 +278,17 @@ static int tf32_config(const attn_case *c, int idx, gen_config *out)
  * tiles fitted by make_config), one TF32 product (ALLOW_TF32) in every third case, dQ as the case
  * asks (atomic or separate). The shapes cover one to four warps a 16-key slab (a slab's warps
  * splitting dK/dV's columns), 16- to 64-row query tiles, one to three stages, and the 4-warp
- * tiles of one stage the H200's f32 winners take at head dim 64; the last two rows have a slab's
- * two warps split the queries (SPLIT_QUERIES, fifth column: 32 and 16 queries a warp), run without
- * it where the case's dQ is separate. The feature cases of even index try those two rows first,
- * so the split meets grouped heads, a softcap and packed batches. */
+ * tiles of one stage the H200's f32 winners take at head dim 64; from row 8 on a slab's two warps
+ * split the queries (SPLIT_QUERIES, fifth column: 32 and 16 queries a warp), run without it where
+ * the case's dQ is separate, and Q and dO are split into TF32 parts in shared memory (SPLIT_SMEM,
+ * sixth column), run without it where the planes do not fit. The feature cases try rows 8 to 11
+ * first, so both meet grouped heads, a softcap, sinks and packed batches wherever their head dims
+ * take them. */
 static gpu_kernel *tf32b_kernels[CASE_COUNT];
-static const int tf32b_tiles[][5] = {
+static const int tf32b_tiles[][6] = {
     { 32, 128, 8, 2 }, { 64, 64, 8, 2 }, { 16, 64, 8, 3 }, { 32, 64, 8, 1 }, { 64, 128, 8, 2 }, { 32, 32, 8, 2 },
-    { 64, 64, 4, 1 }, { 32, 64, 4, 1 }, { 64, 64, 8, 2, 1 }, { 32, 64, 8, 1, 1 },
+    { 64, 64, 4, 1 }, { 32, 64, 4, 1 }, { 64, 64, 8, 2, 1 }, { 32, 64, 8, 1, 1 }, { 64, 64, 8, 1, 1, 1 },
+    { 32, 64, 4, 1, 0, 1 }, { 64, 128, 8, 1, 0, 1 },
 };
 enum { TF32B_SPLIT_ROW = 8 };   /* tf32b_tiles' first SPLIT_QUERIES row */
 static int tf32b_config(const attn_case *c, int idx, int first_row, gen_config *out)
@@ -303,6 +306,9 @@ static int tf32b_config(const attn_case *c, int idx, int first_row, gen_config *
         h.p[GEN_EVEN_M] = even(c->seqlen_q, tl[0]);
         h.p[GEN_EVEN_N] = even(c->seqlen_k, tl[1]);
         h.p[GEN_SPLIT_QUERIES] = tl[4];
+        h.p[GEN_SPLIT_SMEM] = tl[5];
+        if (tl[5] && gen_validate(&h, session.smem_limit, why, sizeof why) != 0)
+            h.p[GEN_SPLIT_SMEM] = 0;      /* planes that do not fit (head dim 128): the tile still runs */
         if (tl[4] && gen_validate(&h, session.smem_limit, why, sizeof why) != 0)
             h.p[GEN_SPLIT_QUERIES] = 0;   /* a case it does not take (dQ separate): the tile still runs */
         if (gen_validate(&h, session.smem_limit, why, sizeof why) == 0) {
@@ -1133,6 +1139,9 @@ static const feature_case feature_cases[] = {
     { { "varlen bf16 D=64 128-row tiles ordered window", BF16, 64, 64, 5, 2, 200, 130, 0, 1, 1, 1, DEFAULT_TILES, WIN(0, 60, 20) }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
     { { "bwd split mqa bf16 8/1 D=64 128-row tiles causal split 4", BF16, 64, 64, 2, 8, 333, 333, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 1, 0, DENSE, 0, 0, 4, 0 },
     { { "bwd split gqa f16 8/2 D=64 128-row tiles ordered split 2", F16, 64, 64, 1, 8, 260, 200, 0, 1, 1, 2, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 2, 0 },
+    /* f32 at head dim 128 with grouped heads, a softcap and a window: what the float32 backward's
+     * query split (SPLIT_QUERIES, the H200's winners there) meets in a model. */
+    { { "ref f32 gqa 4/2 D=128 softcap window BR", F32, 128, 128, 2, 4, 90, 130, 0, 1, 0, 0, DEFAULT_TILES, WIN(1, 50, 20) }, 2, 4.0, DENSE, 0, 0, 0, 0 },
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
 /* Per case: the reference, and the fused kernels checked against it (NULL where none). */
@@ -1494,8 +1503,7 @@ static int build_all(void)
             }
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_WG];
         }
-        const int tf32b_first = i % 2 == 0 ? TF32B_SPLIT_ROW + i / 2 % 2 : i;
-        if (tf32b_config(c, i, tf32b_first, &feature_configs[feature_count]) == 0)
+        if (tf32b_config(c, i, TF32B_SPLIT_ROW + i % 4, &feature_configs[feature_count]) == 0)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_TF32];
         for (int k = first_fused; k < feature_count; k++) {
             feature_configs[k].p[GEN_SOFTCAP] = feature_cases[i].softcap != 0;

@@ -140,7 +140,8 @@ static void config_text_round_trips(void **state)
     gen_config c;
     gen_config_init(&c, gen_family_find("bwd_mma"));
     assert_string_equal(gen_config_format(&c, GEN_FORMAT_FAMILY | GEN_FORMAT_TUNABLES, buf, sizeof buf),
-                        "bwd_mma BLOCK_M=32 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1 DQ_MODE=atomic SPLIT_QUERIES=0");
+                        "bwd_mma BLOCK_M=32 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1 DQ_MODE=atomic SPLIT_SMEM=0 "
+                        "SPLIT_QUERIES=0");
     gen_config_init(&c, gen_family_find("fwd_mma"));
     assert_string_equal(gen_config_format(&c, GEN_FORMAT_TUNABLES, buf, sizeof buf),
                         "BLOCK_M=128 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 CAUSAL_SKIP=1 SPLITS=1 PACK_GQA=0 SPLIT_SMEM=0");
@@ -451,6 +452,10 @@ static const struct {
       { GEN_DQ_MODE, 1 } }, 5, 232448, "DQ_MODE=1: bwd_mma splits the queries between a key slab's warps in f32 only" },
     { "bwd_mma", { { GEN_SPLIT_QUERIES, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_M, 16 }, { GEN_BLOCK_N, 64 } }, 4, 232448,
       "BLOCK_M=16 DQ_MODE=0" },
+    /* Q and dO split into TF32 parts in shared memory: f32 only, and its planes must fit. */
+    { "bwd_mma", { { GEN_SPLIT_SMEM, 1 } }, 1, 232448, "SPLIT_SMEM=1 with DTYPE=bf16: bwd_mma splits Q and dO" },
+    { "bwd_mma", { { GEN_SPLIT_SMEM, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_M, 64 }, { GEN_BLOCK_N, 64 } }, 4, 232448,
+      "NUM_STAGES=2 with HEAD_DIM=128 HEAD_DIM_V=128 and SPLIT_SMEM=1 needs" },
 };
 
 /* Cases every family must reject the same way, whatever its own rules. */

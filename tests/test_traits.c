@@ -58,6 +58,11 @@ static const sample samples[] = {
     /* f32: the float dS^T tile (atomic dQ), and ft_bwd_dq's tiles (separate) with a slab split. */
     { "bwd_mma", "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=64 BLOCK_N=64 NUM_WARPS=4 NUM_STAGES=1 DQ_MODE=atomic" },
     { "bwd_mma", "DTYPE=f32 HEAD_DIM=128 BLOCK_M=32 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=2 DQ_MODE=separate" },
+    /* Q and dO split into TF32 planes in shared memory (with a slab's queries split, and without). */
+    { "bwd_mma", "DTYPE=f32 HEAD_DIM=128 BLOCK_M=64 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=1 DQ_MODE=atomic SPLIT_SMEM=1 "
+                 "SPLIT_QUERIES=1" },
+    { "bwd_mma", "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=64 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=2 DQ_MODE=separate "
+                 "SPLIT_SMEM=1" },
     { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=128" },
     { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_N=64 NUM_WARPS=4 NUM_STAGES=3" },
     { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=96 HEAD_DIM_V=128 BLOCK_N=64 NUM_WARPS=4 NUM_STAGES=2 DQ_MODE=ordered" },

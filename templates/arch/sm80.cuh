@@ -280,6 +280,12 @@ FT_DEVICE void abt_mma(float (&d)[4], const abt_frag (&a)[4], abt_frag b0, abt_f
 {
     mma_tf32_apart(d, a, b0, b1);
 }
+// An operand split in shared memory beforehand (bwd_mma's SPLIT_SMEM): its high part as read,
+// and its remainder (none with ALLOW_TF32, whose high parts were rounded in place).
+FT_DEVICE abt_frag abt_parts(unsigned hi, unsigned lo)
+{
+    return { hi, ALLOW_TF32 ? 0u : lo };
+}
 #else
 typedef unsigned abt_frag;
 FT_DEVICE abt_frag abt_operand(unsigned x)
@@ -289,6 +295,10 @@ FT_DEVICE abt_frag abt_operand(unsigned x)
 FT_DEVICE void abt_mma(float (&d)[4], const abt_frag (&a)[4], abt_frag b0, abt_frag b1)
 {
     mma_16816(d, a, b0, b1);
+}
+FT_DEVICE abt_frag abt_parts(unsigned hi, unsigned)
+{
+    return hi;
 }
 #endif
 
@@ -300,8 +310,9 @@ FT_DEVICE void abt_mma(float (&d)[4], const abt_frag (&a)[4], abt_frag b0, abt_f
 // tiles of twice the columns (DIM and KD in 16-bit columns): ldmatrix's 8x8 16-bit matrices are
 // the TF32 m16n8k8 fragments' 8x4 float ones in the same lane patterns (LM_ROWS16: a0..a3;
 // LM_ROWS8: b0, b1 of two n-tiles), so a 16-column step is one 8-float k-step, each fragment
-// split once.
-template <int ROWS, int COLS, int DIM, int KD>
+// split once. B_LO: -1, B is split as read; else B's tile holds TF32 high parts (f32, split
+// beforehand: abt_parts) and, unless ALLOW_TF32, their remainders B_LO bytes on.
+template <int ROWS, int COLS, int DIM, int KD, int B_LO = -1>
 FT_DEVICE void mma_abt(float (&acc)[ROWS / 16][COLS / 8][4], const lm_tile<DIM> &a, const lm_tile<DIM> &b,
                        int b_row0)
 {
@@ -328,9 +339,17 @@ FT_DEVICE void mma_abt(float (&acc)[ROWS / 16][COLS / 8][4], const lm_tile<DIM> 
 #pragma unroll
             for (int j = 0; j < COLS / 16; j++) {
                 unsigned b0, b1, b2, b3;
-                ldmatrix_x4(b0, b1, b2, b3, b.at(b_row0 + 16 * j, 16 * kd) + kgo);
-                const abt_frag s0 = abt_operand(b0), s1 = abt_operand(b1), s2 = abt_operand(b2),
-                               s3 = abt_operand(b3);
+                const unsigned at = b.at(b_row0 + 16 * j, 16 * kd) + kgo;
+                ldmatrix_x4(b0, b1, b2, b3, at);
+                abt_frag s0, s1, s2, s3;
+                if constexpr (B_LO < 0) {
+                    s0 = abt_operand(b0), s1 = abt_operand(b1), s2 = abt_operand(b2), s3 = abt_operand(b3);
+                } else {
+                    unsigned l0 = 0, l1 = 0, l2 = 0, l3 = 0;
+                    if (B_LO > 0)
+                        ldmatrix_x4(l0, l1, l2, l3, at + B_LO);
+                    s0 = abt_parts(b0, l0), s1 = abt_parts(b1, l1), s2 = abt_parts(b2, l2), s3 = abt_parts(b3, l3);
+                }
 #pragma unroll
                 for (int i = 0; i < ROWS / 16; i++) {
                     abt_mma(acc[i][2 * j], af[i], s0, s1);
@@ -359,7 +378,9 @@ FT_DEVICE void c_to_a_tf32(tf32x2 (&a)[4], const float (&c)[4])
 // the 8 x 8 block at (8 ks, 8 ns) from (row0, col0), row0 a multiple of 8 and col0 (floats) of
 // 32, which then fold into the lanes' two addresses (swz_step); ks and ns compile-time.
 // Conflict-free: rows 2q of one 8-float column block land in distinct 16-byte chunks.
-template <int COLS> struct kn_lanes {
+// LO: -1, the floats are split as read; else the tile holds TF32 high parts (split beforehand,
+// bwd_mma's SPLIT_SMEM) and, unless ALLOW_TF32 (LO 0), their remainders LO bytes on.
+template <int COLS, int LO = -1> struct kn_lanes {
     unsigned r0, r1;   // the lane's addresses of (row0 + 2q, col0 + g) and (row0 + 2q + 1, col0 + g)
     __device__ __forceinline__ kn_lanes(unsigned tile, int row0, int col0, int g, int q)
     {
@@ -369,15 +390,22 @@ template <int COLS> struct kn_lanes {
     }
     __device__ __forceinline__ void at(int ks, int ns, tf32x2 &b0, tf32x2 &b1) const
     {
-        b0 = tf32_split_bits(ld_shared_tile_b32(swz_step<COLS>(opaque(r0), 2 * ns, 8 * ks)));
-        b1 = tf32_split_bits(ld_shared_tile_b32(swz_step<COLS>(opaque(r1), 2 * ns, 8 * ks)));
+        const unsigned a0 = swz_step<COLS>(opaque(r0), 2 * ns, 8 * ks), a1 = swz_step<COLS>(opaque(r1), 2 * ns, 8 * ks);
+        if constexpr (LO < 0) {
+            b0 = tf32_split_bits(ld_shared_tile_b32(a0));
+            b1 = tf32_split_bits(ld_shared_tile_b32(a1));
+        } else {
+            b0 = { ld_shared_tile_b32(a0), LO > 0 ? ld_shared_tile_b32(a0 + LO) : 0u };
+            b1 = { ld_shared_tile_b32(a1), LO > 0 ? ld_shared_tile_b32(a1 + LO) : 0u };
+        }
     }
 };
 
 // acc (16 ROWS16 rows x 8 N8 columns) += A B over STEPS 8-wide k-steps: A the C tiles c[i][kk]
 // (c_to_a_tf32), B stored [k][n] read by kn_lanes from k-step ks0 on (compile-time once unrolled).
-template <int STEPS, int N8, int ROWS16, int CT, int AT, int BC>
-FT_DEVICE void mma_c_kn(float (&acc)[ROWS16][AT][4], const float (&c)[ROWS16][CT][4], const kn_lanes<BC> &b, int ks0)
+template <int STEPS, int N8, int ROWS16, int CT, int AT, int BC, int LO>
+FT_DEVICE void mma_c_kn(float (&acc)[ROWS16][AT][4], const float (&c)[ROWS16][CT][4], const kn_lanes<BC, LO> &b,
+                        int ks0)
 {
 #pragma unroll
     for (int kk = 0; kk < STEPS; kk++) {

@@ -43,6 +43,9 @@
 // cores' accumulation rounds toward zero, so a step's dK and dV (ft_bwd_dq: a key tile's dQ)
 // gather in accumulators of their own and are added to the running sums with one rounded add:
 // summed over a whole sequence in place, the error grew with its length (notes/fp32.md).
+// SPLIT_SMEM 1 (f32): each step's Q and dO tiles are split into TF32 parts once, by every thread,
+// when they have landed (high parts in place, remainders RED_OFFSET bytes on, after the stage's L
+// and delta), and the products read both parts (QDO_LO below) instead of splitting what they read.
 
 // ---- traits (traits/bwd_mma.h): tunables come from the generator's #defines ----------------
 constexpr bool TF32 = DTYPE == FT_DTYPE_F32;
@@ -72,7 +75,15 @@ constexpr int Q_TILE_BYTES = BLOCK_M * QK_COLS * 2;
 constexpr int DO_TILE_BYTES = BLOCK_M * V_COLS * 2;
 constexpr int K_TILE_BYTES = BLOCK_N * QK_COLS * 2;
 constexpr int V_TILE_BYTES = BLOCK_N * V_COLS * 2;
-constexpr int DKDV_STAGE_BYTES = Q_TILE_BYTES + DO_TILE_BYTES + BLOCK_M * 4 * 2;   // Q, dO, L, delta
+// A stage: Q, dO, L, delta, and with SPLIT_SMEM's planes the remainders of Q and dO, in that order,
+// so that a high part's remainder lies RED_OFFSET bytes on in either tile.
+constexpr int SPLIT_PLANES = bwd_mma_split_planes(SPLIT_SMEM, ALLOW_TF32);
+constexpr int RED_OFFSET = Q_TILE_BYTES + DO_TILE_BYTES + BLOCK_M * 4 * 2;
+constexpr int DKDV_STAGE_BYTES = RED_OFFSET + SPLIT_PLANES * (Q_TILE_BYTES + DO_TILE_BYTES);
+// How the products read Q and dO (arch/sm80.cuh's mma_abt, kn_lanes): -1 split as read, 0 high
+// parts rounded in place (SPLIT_SMEM with ALLOW_TF32), else the remainders that many bytes on.
+constexpr int QDO_LO = !SPLIT_SMEM ? -1 : SPLIT_PLANES ? RED_OFFSET : 0;
+static_assert(RED_OFFSET % 128 == 0, "SPLIT_SMEM: a remainder plane keeps its tile's swizzle (128-byte groups)");
 constexpr int DS_BYTES = DQ_MODE == 0 ? BLOCK_N * DS_LD * 2 * UNITS : 0;
 constexpr int P_BYTES = SPLIT_QUERIES ? DS_BYTES : 0;   // P^T, laid out as dS^T (SPLIT_QUERIES)
 constexpr int DKDV_SMEM_END = K_TILE_BYTES + V_TILE_BYTES + NUM_STAGES * DKDV_STAGE_BYTES + DS_BYTES + P_BYTES;
@@ -82,9 +93,10 @@ constexpr int DQ_MAIN_BYTES = Q_TILE_BYTES + DO_TILE_BYTES + NUM_STAGES * (K_TIL
 constexpr int DQ_SMEM_END = DQ_MAIN_BYTES > DQ_RED_BYTES ? DQ_MAIN_BYTES : DQ_RED_BYTES;
 
 constexpr int RULE = bwd_mma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, DTYPE,
-                                  ALLOW_TF32, SPLIT_QUERIES);
+                                  ALLOW_TF32, SPLIT_QUERIES, SPLIT_SMEM);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || TF32, "DTYPE: bwd_mma takes f16, bf16 or f32");
 static_assert(RULE != BWD_MMA_BAD_TF32, "ALLOW_TF32: 0 in f16 and bf16");
+static_assert(RULE != BWD_MMA_BAD_SPLIT_SMEM, "SPLIT_SMEM: 0 in f16 and bf16");
 static_assert(RULE != BWD_MMA_BAD_SPLIT_QUERIES, "SPLIT_QUERIES: f32, two warps a key slab, DQ_MODE 0, BLOCK_M/2 a "
                                                  "multiple of 16");
 static_assert(RULE != BWD_MMA_BAD_BLOCK_M, "BLOCK_M must be a multiple of 16");
@@ -348,7 +360,8 @@ ft_bwd_dkdv(const ft_bwd_args args)
         return;
     }
 
-    // Shared memory: [K][V][NUM_STAGES x (Q, dO, L, delta)][dS^T (DQ_MODE 0)][P^T (SPLIT_QUERIES)].
+    // Shared memory: [K][V][NUM_STAGES x (Q, dO, L, delta, SPLIT_SMEM: remainders of Q and dO)]
+    // [dS^T (DQ_MODE 0)][P^T (SPLIT_QUERIES)].
     unsigned char *k_smem = smem_raw;
     unsigned char *v_smem = smem_raw + K_TILE_BYTES;
     unsigned char *stage_smem = smem_raw + K_TILE_BYTES + V_TILE_BYTES;
@@ -441,13 +454,19 @@ ft_bwd_dkdv(const ft_bwd_args args)
         const int m0 = w.mt * BLOCK_M;
         const unsigned q_addr = stage_addr + st * DKDV_STAGE_BYTES;
         const unsigned do_addr = q_addr + Q_TILE_BYTES;
+#if SPLIT_SMEM
+        // Q and dO (one run of bytes) into TF32 parts, each piece by the thread that reads it;
+        // then every warp's reads wait for every piece.
+        split_pieces<Q_TILE_BYTES + DO_TILE_BYTES, NUM_THREADS>(q_addr, q_addr, RED_OFFSET, threadIdx.x);
+        __syncthreads();
+#endif
         const float *l_smem = (const float *)(stage_smem + st * DKDV_STAGE_BYTES + Q_TILE_BYTES + DO_TILE_BYTES);
         const float *d_smem = l_smem + BLOCK_M;
         const lm_tile<QK_COLS> q_b = lm_sub<QK_COLS>(q_addr, 0, 0, lr8, lc8, true);
         const lm_tile<V_COLS> do_b = lm_sub<V_COLS>(do_addr, 0, 0, lr8, lc8, true);
 #if DTYPE == FT_DTYPE_F32
-        const kn_lanes<QK_COLS> q_t(q_addr, 0, wd * KV_DK_COLS, g, qd);
-        const kn_lanes<V_COLS> do_t(do_addr, 0, wd * KV_DV_COLS, g, qd);
+        const kn_lanes<QK_COLS, QDO_LO> q_t(q_addr, 0, wd * KV_DK_COLS, g, qd);
+        const kn_lanes<V_COLS, QDO_LO> do_t(do_addr, 0, wd * KV_DV_COLS, g, qd);
         float t[KV_ROWS / 16][KV_T_COLS / 8][4];   // this step's dV, then dK
 #else
         const lm_tile<HEAD_DIM> q_t =
@@ -472,14 +491,14 @@ ft_bwd_dkdv(const ft_bwd_args args)
             const lm_tile<QK_COLS> qh_b = lm_sub<QK_COLS>(q_addr, qh0, 0, lr8, lc8, true);
             const lm_tile<V_COLS> doh_b = lm_sub<V_COLS>(do_addr, qh0, 0, lr8, lc8, true);
             float ph[KV_ROWS / 16][HM / 8][4];
-            mma_abt<KV_ROWS, HM, QK_COLS, KD_GROUP(QK_COLS)>(ph, k_a, qh_b, 0);
+            mma_abt<KV_ROWS, HM, QK_COLS, KD_GROUP(QK_COLS), QDO_LO>(ph, k_a, qh_b, 0);
 #if SOFTCAP
             cap_scores<KV_ROWS / 16 * HM / 8 * 4>(&ph[0][0][0], args);
 #endif
             scores_to_p<HM / 8>(ph, l_smem + qh0, scale_log2, masked, lo, hi, n0, nq, keys_in, kr0, m0 + qh0,
                                 m0 + BLOCK_M, g, qd);
             float dh[KV_ROWS / 16][HM / 8][4];
-            mma_abt<KV_ROWS, HM, V_COLS, KD_GROUP(V_COLS)>(dh, v_a, doh_b, 0);
+            mma_abt<KV_ROWS, HM, V_COLS, KD_GROUP(V_COLS), QDO_LO>(dh, v_a, doh_b, 0);
             grads_to_ds<HM / 8, HM / 8>(dh, ph, 0, d_smem + qh0, l_smem + qh0, scale_log2, qd);
             store_c_tiles<KV_ROWS / 16, HM / 8>(p_smem, ph, kr0, qh0, g, qd);
             store_c_tiles<KV_ROWS / 16, HM / 8>(ds_smem, dh, kr0, qh0, g, qd);
@@ -501,7 +520,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
         // S^T = K Q^T (keys x queries). A = K [key][d] non-trans (LM_ROWS16); B = Q^T, stored
         // [n = query][k = d]: non-trans (LM_ROWS8).
         float s[KV_ROWS / 16][BLOCK_M / 8][4];
-        mma_abt<KV_ROWS, BLOCK_M, QK_COLS, KD_GROUP(QK_COLS)>(s, k_a, q_b, 0);
+        mma_abt<KV_ROWS, BLOCK_M, QK_COLS, KD_GROUP(QK_COLS), QDO_LO>(s, k_a, q_b, 0);
 
         // P^T = exp2(S^T * scale*log2e - L*log2e) (SOFTCAP: of the capped scores, cap_scores).
         // Element (i, j, e): key kr0+16i+g+8*(e>>1), query m0+8j+2qd+(e&1). Masked: outside the
@@ -548,7 +567,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
             // dP^T = V dO^T. A = V [key][dv] non-trans (LM_ROWS16); B = dO^T, stored
             // [n = query][k = dv]: non-trans (LM_ROWS8).
             float dp[KV_ROWS / 16][CJ][4];
-            mma_abt<KV_ROWS, DP_CHUNK, V_COLS, KD_GROUP(V_COLS)>(dp, v_a, do_b, 8 * cj0);
+            mma_abt<KV_ROWS, DP_CHUNK, V_COLS, KD_GROUP(V_COLS), QDO_LO>(dp, v_a, do_b, 8 * cj0);
 
             // dS^T = P^T * (dP^T - delta[query]) (SOFTCAP: times the cap's slope), in place of dP^T.
             grads_to_ds<CJ, BLOCK_M / 8>(dp, s, cj0, d_smem + 8 * cj0, l_smem + 8 * cj0, scale_log2, qd);

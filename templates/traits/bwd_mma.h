@@ -24,6 +24,7 @@ enum bwd_mma_rule {
     BWD_MMA_BAD_REGISTERS,     /* would spill */
     BWD_MMA_BAD_TF32,          /* ALLOW_TF32 in f16 or bf16 */
     BWD_MMA_BAD_SPLIT_QUERIES, /* SPLIT_QUERIES outside f32, two warps a key slab, dQ by atomics */
+    BWD_MMA_BAD_SPLIT_SMEM,    /* SPLIT_SMEM outside f32 */
 };
 
 /* Columns of the head dim a warp's share comes in: 16 (an mma column pair), 32 floats in f32. */
@@ -115,14 +116,27 @@ FT_TRAIT int bwd_mma_split_queries_ok(int num_warps, int block_n, int dq_mode, i
     return dtype == 0 && bwd_mma_kv_dsplit(num_warps, block_n) == 2 && dq_mode == 0;
 }
 
-/* Shared memory of ft_bwd_dkdv: K and V tiles, NUM_STAGES x (Q, dO tiles, L and delta rows),
- * with DQ_MODE 0 the dS^T tile (row stride bwd_mma_ds_ld), and with SPLIT_QUERIES a P^T tile
- * like it. */
+/* SPLIT_SMEM (f32): each Q and dO tile split into TF32 parts once, in shared memory, when it has
+ * landed (the high parts in place, the remainders in planes after the stage's L and delta), so
+ * the products read both parts where each warp split every fragment it read: most of the f32
+ * kernel's integer work (the profile of 64 x 64 at head dim 128: about 3 integer and float
+ * instructions an HMMA; notes/fp32.md). With ALLOW_TF32 the high parts alone, rounded in place:
+ * no planes. */
+FT_TRAIT int bwd_mma_split_planes(int split_smem, int allow_tf32)
+{
+    return split_smem && !allow_tf32 ? 1 : 0;   /* remainder planes a stage holds beside Q and dO */
+}
+
+/* Shared memory of ft_bwd_dkdv: K and V tiles, NUM_STAGES x (Q, dO tiles, L and delta rows, with
+ * SPLIT_SMEM the remainders of Q and dO), with DQ_MODE 0 the dS^T tile (row stride
+ * bwd_mma_ds_ld), and with SPLIT_QUERIES a P^T tile like it. */
 FT_TRAIT long long bwd_mma_dkdv_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages,
-                                           int dq_mode, int dtype, int split_queries)
+                                           int dq_mode, int dtype, int split_queries, int split_smem, int allow_tf32)
 {
     const int unit = 2 * ft_tile_units(dtype);   /* bytes an element takes */
-    const long long stage = (long long)block_m * (head_dim + head_dim_v) * unit + (long long)block_m * 4 * 2;
+    const long long stage = (long long)block_m * (head_dim + head_dim_v) * unit *
+                                (1 + bwd_mma_split_planes(split_smem, allow_tf32)) +
+                            (long long)block_m * 4 * 2;
     const long long ds = dq_mode == 0 ? (long long)block_n * bwd_mma_ds_ld(block_m, dtype) * unit : 0;
     return (long long)block_n * (head_dim + head_dim_v) * unit + num_stages * stage + (split_queries ? 2 : 1) * ds;
 }
@@ -161,10 +175,12 @@ FT_TRAIT int bwd_mma_regs(int block_m, int block_n, int num_warps, int head_dim,
 }
 
 FT_TRAIT int bwd_mma_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim, int head_dim_v,
-                          int dq_mode, int dtype, int allow_tf32, int split_queries)
+                          int dq_mode, int dtype, int allow_tf32, int split_queries, int split_smem)
 {
     if (dtype != 0 && allow_tf32)
         return BWD_MMA_BAD_TF32;
+    if (dtype != 0 && split_smem)
+        return BWD_MMA_BAD_SPLIT_SMEM;
     if (block_m % 16 != 0)
         return BWD_MMA_BAD_BLOCK_M;
     if (block_n % 16 != 0)
@@ -188,8 +204,8 @@ FT_TRAIT int bwd_mma_rule(int block_m, int block_n, int num_warps, int num_stage
         return BWD_MMA_BAD_DQ_MODE;
     if (split_queries && (!bwd_mma_split_queries_ok(num_warps, block_n, dq_mode, dtype) || (block_m / 2) % 16 != 0))
         return BWD_MMA_BAD_SPLIT_QUERIES;
-    if (bwd_mma_dkdv_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, dq_mode, dtype, split_queries) >
-            FT_SMEM_MAX_BYTES ||
+    if (bwd_mma_dkdv_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, dq_mode, dtype, split_queries,
+                                split_smem, allow_tf32) > FT_SMEM_MAX_BYTES ||
         (dq_mode == 1 &&
          bwd_mma_dq_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, dtype) > FT_SMEM_MAX_BYTES))
         return BWD_MMA_BAD_SMEM;

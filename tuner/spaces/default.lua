@@ -87,8 +87,12 @@ local spaces = {
   -- every shape benched (notes/fp32.md); the deterministic mode still makes a winner separate.
   -- SPLIT_QUERIES (a key slab's two warps each making S^T and dP^T for half of the queries, P^T and
   -- dS^T exchanged through shared memory; the family's check takes it where 8 warps share 64
-  -- keys) cuts a step's products by a third: 1.22-1.33x at head dim 128 on an H200 in
-  -- bench_kernels (bench/RESULTS.md, 2026-11-30), not yet swept.
+  -- keys) cuts a step's products by a third: every head-dim-128 winner of the H200 takes it.
+  -- SPLIT_SMEM (Q and dO split into TF32 parts once a step, in shared memory, not by every warp as
+  -- it reads them) took 5-13 % off the time of most three-product forms and added up to 7 % to
+  -- others (bench/RESULTS.md, 2026-11-30). Pruned by the H200's sweep before them: 16-row query
+  -- tiles (26 % or more behind at every workload; kept where shared memory is too small for 32),
+  -- 32 x 128 (6 % or more) and 32 x 64 tiles of 8 warps without the split (27 % or more).
   space{
     name = "bwd_f32",
     template = "bwd_mma",
@@ -99,7 +103,20 @@ local spaces = {
       NUM_WARPS = {4, 8},
       NUM_STAGES = {1, 2},
       SPLIT_QUERIES = {0, 1},
+      SPLIT_SMEM = {0, 1},
     },
+    where = function(p, dev)
+      if p.BLOCK_M == 16 and dev.smem_per_block >= 160 * 1024 then
+        return false, "16-row query tiles: never within 26 % where 32 fit"
+      end
+      if p.BLOCK_M == 32 and p.BLOCK_N == 128 then
+        return false, "32 x 128: never within 6 % of the fastest"
+      end
+      if p.BLOCK_M == 32 and p.NUM_WARPS == 8 and p.SPLIT_QUERIES == 0 then
+        return false, "32 x 64 of 8 warps without the queries split: never within 27 %"
+      end
+      return true
+    end,
     workloads = { f32_shapes, tf32_shapes },
     bench = bench,
     confirm = confirm,

@@ -184,6 +184,7 @@ table.insert(spaces, space{
     NUM_WARPS = {2, 4, 8},
     NUM_STAGES = {1, 2},
     SPLIT_QUERIES = {0, 1},
+    SPLIT_SMEM = {0, 1},
   },
   workloads = { f32_shapes, tf32_shapes },
   bench = bench,
