@@ -72,11 +72,12 @@ static int check_bwd_mma(const int *p, char *why, size_t len)
                  dq_mode);
         break;
     case BWD_MMA_BAD_SMEM: {
-        const size_t smem = dq_mode == 1 && smem_dq(p) > smem_dkdv(p) ? smem_dq(p) : smem_dkdv(p);
+        const int dq_kernel = dq_mode == 1 && smem_dq(p) > smem_dkdv(p);   /* ft_bwd_dq's is the larger */
+        const size_t smem = dq_kernel ? smem_dq(p) : smem_dkdv(p);
         snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d%s needs %zu bytes "
                  "of shared memory (at most %d)", bm, bn, stages, d, dv,
-                 bwd_mma_split_planes(p[GEN_SPLIT_SMEM], p[GEN_ALLOW_TF32]) ? " and SPLIT_SMEM=1" : "", smem,
-                 FT_SMEM_MAX_BYTES);
+                 !dq_kernel && bwd_mma_split_planes(p[GEN_SPLIT_SMEM], p[GEN_ALLOW_TF32]) ? " and SPLIT_SMEM=1" : "",
+                 smem, FT_SMEM_MAX_BYTES);
         break;
     }
     case BWD_MMA_BAD_TF32:

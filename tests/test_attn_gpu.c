@@ -275,45 +275,51 @@ static int tf32_config(const attn_case *c, int idx, gen_config *out)
 
 /* f32 on tensor cores in the backward (bwd_mma, DTYPE f32) beside the case's exact backward:
  * tile shapes rotating over the cases (the first of the case's turn that fits, else the family's
- * tiles fitted by make_config), one TF32 product (ALLOW_TF32) in every third case, dQ as the case
+ * tiles fitted by make_config), one TF32 product (ALLOW_TF32) as the caller says, dQ as the case
  * asks (atomic or separate). The shapes cover one to four warps a 16-key slab (a slab's warps
- * splitting dK/dV's columns), 16- to 64-row query tiles, one to three stages, and the 4-warp
- * tiles of one stage the H200's f32 winners take at head dim 64; from row 8 on a slab's two warps
- * split the queries (SPLIT_QUERIES, fifth column: 32 and 16 queries a warp), run without it where
- * the case's dQ is separate, and Q and dO are split into TF32 parts in shared memory (SPLIT_SMEM,
- * sixth column), run without it where the planes do not fit. The feature cases try rows 8 to 11
- * first, so both meet grouped heads, a softcap, sinks and packed batches wherever their head dims
- * take them. */
+ * splitting dK/dV's columns), 16- to 64-row query tiles, one to three stages and the family's
+ * default (the first row); the fifth column has a slab's two warps split the queries
+ * (SPLIT_QUERIES: 32 and 16 queries a warp), the sixth Q and dO split into TF32 parts in shared
+ * memory (SPLIT_SMEM). A row keeps each of the two that the case takes (the split needs dQ by
+ * atomics, the planes room in shared memory) and runs without the others. Rows 10 and 12 are the
+ * forms the H200's float32 winners take at head dims 128 and 64 (one stage, the planes; at 128 the
+ * split too), which the feature cases try first: grouped heads, a softcap, sinks and packed
+ * batches meet them (TF32B_FEATURE_ROWS). */
 static gpu_kernel *tf32b_kernels[CASE_COUNT];
 static const int tf32b_tiles[][6] = {
     { 32, 128, 8, 2 }, { 64, 64, 8, 2 }, { 16, 64, 8, 3 }, { 32, 64, 8, 1 }, { 64, 128, 8, 2 }, { 32, 32, 8, 2 },
     { 64, 64, 4, 1 }, { 32, 64, 4, 1 }, { 64, 64, 8, 2, 1 }, { 32, 64, 8, 1, 1 }, { 64, 64, 8, 1, 1, 1 },
     { 32, 64, 4, 1, 0, 1 }, { 64, 128, 8, 1, 0, 1 },
 };
-enum { TF32B_SPLIT_ROW = 8 };   /* tf32b_tiles' first SPLIT_QUERIES row */
-static int tf32b_config(const attn_case *c, int idx, int first_row, gen_config *out)
+enum { TF32B_ROWS = (int)(sizeof tf32b_tiles / sizeof tf32b_tiles[0]), TF32B_SHIPPED_128 = 10, TF32B_SHIPPED_64 = 12 };
+/* The first row a case tries: for the cases, every other row (13 cases meet 13 forms on an H200:
+ * the family's default, three stages, the split, the planes, 4 warps); for the feature cases the
+ * shipped forms. */
+#ifndef TF32B_MAIN_ROW
+#define TF32B_MAIN_ROW(i) ((2 * (i) + 1) % TF32B_ROWS)
+#endif
+#define TF32B_FEATURE_ROW(i) ((i) % 2 ? TF32B_SHIPPED_64 : TF32B_SHIPPED_128)
+static int tf32b_config(const attn_case *c, int allow_tf32, int first_row, gen_config *out)
 {
     char why[512];
     if (c->dtype != F32)
         return -1;
     gen_config g = make_config("bwd_mma", c, 1);
-    g.p[GEN_ALLOW_TF32] = idx % 3 == 2;
-    const int shapes = (int)(sizeof tf32b_tiles / sizeof tf32b_tiles[0]);
-    for (int t = 0; t < shapes; t++) {
-        const int *tl = tf32b_tiles[(first_row + t) % shapes];
+    g.p[GEN_ALLOW_TF32] = allow_tf32;
+    for (int t = 0; t < TF32B_ROWS; t++) {
+        const int *tl = tf32b_tiles[(first_row + t) % TF32B_ROWS];
         gen_config h = g;
         h.p[GEN_BLOCK_M] = tl[0], h.p[GEN_BLOCK_N] = tl[1], h.p[GEN_NUM_WARPS] = tl[2], h.p[GEN_NUM_STAGES] = tl[3];
         h.p[GEN_EVEN_M] = even(c->seqlen_q, tl[0]);
         h.p[GEN_EVEN_N] = even(c->seqlen_k, tl[1]);
-        h.p[GEN_SPLIT_QUERIES] = tl[4];
-        h.p[GEN_SPLIT_SMEM] = tl[5];
-        if (tl[5] && gen_validate(&h, session.smem_limit, why, sizeof why) != 0)
-            h.p[GEN_SPLIT_SMEM] = 0;      /* planes that do not fit (head dim 128): the tile still runs */
-        if (tl[4] && gen_validate(&h, session.smem_limit, why, sizeof why) != 0)
-            h.p[GEN_SPLIT_QUERIES] = 0;   /* a case it does not take (dQ separate): the tile still runs */
-        if (gen_validate(&h, session.smem_limit, why, sizeof why) == 0) {
-            *out = h;
-            return 0;
+        /* The row's flags, then without the split, then without the planes, then neither. */
+        for (int drop = 0; drop < 4; drop++) {
+            h.p[GEN_SPLIT_QUERIES] = tl[4] && !(drop & 1);
+            h.p[GEN_SPLIT_SMEM] = tl[5] && !(drop & 2);
+            if (gen_validate(&h, session.smem_limit, why, sizeof why) == 0) {
+                *out = h;
+                return 0;
+            }
         }
     }
     if (gen_validate(&g, session.smem_limit, why, sizeof why) != 0)
@@ -1433,7 +1439,7 @@ static int build_all(void)
         if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), &cases[i], 0, wgb_pinned(cases[i].name, i),
                           &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &wgb_kernels[i];
-        if (tf32b_config(&cases[i], i, i, &wg_configs[wg_count]) == 0)
+        if (tf32b_config(&cases[i], i % 3 == 2, TF32B_MAIN_ROW(i), &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &tf32b_kernels[i];
     }
     gpu_kernel *wg_built[4 * CASE_COUNT];
@@ -1503,7 +1509,7 @@ static int build_all(void)
             }
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_WG];
         }
-        if (tf32b_config(c, i, TF32B_SPLIT_ROW + i % 4, &feature_configs[feature_count]) == 0)
+        if (tf32b_config(c, i % 3 == 1, TF32B_FEATURE_ROW(i), &feature_configs[feature_count]) == 0)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_TF32];
         for (int k = first_fused; k < feature_count; k++) {
             feature_configs[k].p[GEN_SOFTCAP] = feature_cases[i].softcap != 0;

@@ -119,9 +119,9 @@ FT_TRAIT int bwd_mma_split_queries_ok(int num_warps, int block_n, int dq_mode, i
 /* SPLIT_SMEM (f32): each Q and dO tile split into TF32 parts once, in shared memory, when it has
  * landed (the high parts in place, the remainders in planes after the stage's L and delta), so
  * the products read both parts where each warp split every fragment it read: most of the f32
- * kernel's integer work (the profile of 64 x 64 at head dim 128: about 3 integer and float
- * instructions an HMMA; notes/fp32.md). With ALLOW_TF32 the high parts alone, rounded in place:
- * no planes. */
+ * kernel's integer work (the profile of 64 x 64 at head dim 128: about seven other instructions an
+ * HMMA, most of them such splits; notes/fp32.md). With ALLOW_TF32 the high parts alone, rounded in
+ * place: no planes. */
 FT_TRAIT int bwd_mma_split_planes(int split_smem, int allow_tf32)
 {
     return split_smem && !allow_tf32 ? 1 : 0;   /* remainder planes a stage holds beside Q and dO */

@@ -89,10 +89,10 @@ local spaces = {
   -- dS^T exchanged through shared memory; the family's check takes it where 8 warps share 64
   -- keys) cuts a step's products by a third: every head-dim-128 winner of the H200 takes it.
   -- SPLIT_SMEM (Q and dO split into TF32 parts once a step, in shared memory, not by every warp as
-  -- it reads them) took 5-13 % off the time of most three-product forms and added up to 7 % to
-  -- others (bench/RESULTS.md, 2026-11-30). Pruned by the H200's sweep before them: 16-row query
-  -- tiles (26 % or more behind at every workload; kept where shared memory is too small for 32),
-  -- 32 x 128 (6 % or more) and 32 x 64 tiles of 8 warps without the split (27 % or more).
+  -- it reads them) ran most three-product forms 5-13 % faster and others up to 7 % slower
+  -- (bench/RESULTS.md, 2026-11-30). Pruned by the H200's sweep before them (the same section):
+  -- 16-row query tiles (27 % or more behind at every workload; kept where shared memory is too
+  -- small for 32), 32 x 128 (6 % or more) and 32 x 64 tiles of 8 warps without the split (27 %).
   space{
     name = "bwd_f32",
     template = "bwd_mma",
