@@ -292,9 +292,9 @@ static const int tf32b_tiles[][6] = {
     { 32, 64, 4, 1, 0, 1 }, { 64, 128, 8, 1, 0, 1 },
 };
 enum { TF32B_ROWS = (int)(sizeof tf32b_tiles / sizeof tf32b_tiles[0]), TF32B_SHIPPED_128 = 10, TF32B_SHIPPED_64 = 12 };
-/* The first row a case tries: for the cases, every other row (13 cases meet 13 forms on an H200:
- * the family's default, three stages, the split, the planes, 4 warps); for the feature cases the
- * shipped forms. */
+/* The first row a case tries: for the cases, every other row (on an H200 they meet the family's
+ * default, three stages, the split, the planes, 4 warps); for the feature cases the shipped forms.
+ * FT_TEST_COVERAGE checks, without a GPU, that the forms coverage_needs names are all built. */
 #ifndef TF32B_MAIN_ROW
 #define TF32B_MAIN_ROW(i) ((2 * (i) + 1) % TF32B_ROWS)
 #endif
@@ -1390,6 +1390,26 @@ static void set_decode_shape(gen_config *g, const feature_case *fc)
     gen_config_fit_lengths(g, fc->shape.seqlen_q, fc->shape.seqlen_k);
 }
 
+/* FT_TEST_COVERAGE=ARCH:SMEM (no GPU needed): the configurations the cases would build on a GPU
+ * of that arch and opt-in shared memory per block are listed (`listed`), not compiled, and checked
+ * against what the tables' comments promise (coverage_needs). */
+enum { MAX_LISTED = 4 * CASE_COUNT + 2 * DET_COUNT + (1 + FUSED_KINDS) * FEATURE_COUNT + 3 * CASE_COUNT };
+static gen_config listed[MAX_LISTED];
+static int listing, listed_count;
+
+/* Compiles and loads the configurations (gpu_build), or lists them (FT_TEST_COVERAGE). */
+static int build_kernels(const gen_config *configs, gpu_kernel **built, int count)
+{
+    if (!listing)
+        return gpu_build(&session, configs, built, count, 16);
+    for (int i = 0; i < count; i++) {
+        if (listed_count < MAX_LISTED)   /* MAX_LISTED counts every build of build_all */
+            listed[listed_count++] = configs[i];
+        built[i] = NULL;
+    }
+    return 0;
+}
+
 static int build_all(void)
 {
     gen_config configs[3 * CASE_COUNT];
@@ -1408,7 +1428,7 @@ static int build_all(void)
         slot[count++] = &ref_kernels[i];
     }
     gpu_kernel *built_kernels[3 * CASE_COUNT];
-    int failed = count ? gpu_build(&session, configs, built_kernels, count, 16) : 0;
+    int failed = count ? build_kernels(configs, built_kernels, count) : 0;
     for (int i = 0; i < count; i++)
         *slot[i] = built_kernels[i];
     /* The Hopper families: forward and backward configurations of the cases they fit; and f32 on
@@ -1439,12 +1459,12 @@ static int build_all(void)
         if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), &cases[i], 0, wgb_pinned(cases[i].name, i),
                           &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &wgb_kernels[i];
-        if (tf32b_config(&cases[i], i % 3 == 2, TF32B_MAIN_ROW(i), &wg_configs[wg_count]) == 0)
+        if (tf32b_config(&cases[i], i % 3 == 1, TF32B_MAIN_ROW(i), &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &tf32b_kernels[i];
     }
     gpu_kernel *wg_built[4 * CASE_COUNT];
     if (wg_count)
-        failed += gpu_build(&session, wg_configs, wg_built, wg_count, 16);
+        failed += build_kernels(wg_configs, wg_built, wg_count);
     for (int i = 0; i < wg_count; i++)
         *wg_slot[i] = wg_built[i];
     /* The deterministic cases: each kernel (where its family runs here) and the reference. */
@@ -1465,7 +1485,7 @@ static int build_all(void)
     }
     gpu_kernel *det_built[2 * DET_COUNT];
     if (det_count)
-        failed += gpu_build(&session, det_configs, det_built, det_count, 16);
+        failed += build_kernels(det_configs, det_built, det_count);
     for (int i = 0; i < det_count; i++)
         *det_slot[i] = det_built[i];
     /* The feature cases: the reference and the fused kernels, compiled with the case's softcap. */
@@ -1523,15 +1543,89 @@ static int build_all(void)
     }
     gpu_kernel *feature_built[(1 + FUSED_KINDS) * FEATURE_COUNT];
     if (feature_count)
-        failed += gpu_build(&session, feature_configs, feature_built, feature_count, 16);
+        failed += build_kernels(feature_configs, feature_built, feature_count);
     for (int i = 0; i < feature_count; i++)
         *feature_slot[i] = feature_built[i];
     return failed;
 }
 
+/* Forms some case must build on an H200 (sm_90, 232,448 bytes a block), as the tables' comments say:
+ * each a family and the parameters (name=value) its configuration must hold. */
+static const struct {
+    const char *family, *params, *why;
+} coverage_needs[] = {
+    { "bwd_mma", "DTYPE=0 ALLOW_TF32=0 HEAD_DIM=128 BLOCK_M=64 BLOCK_N=64 NUM_WARPS=8 NUM_STAGES=1 SPLIT_QUERIES=1 "
+                 "SPLIT_SMEM=1 SOFTCAP=1", "the H200's f32 winners at head dim 128, with a softcap" },
+    { "bwd_mma", "DTYPE=0 ALLOW_TF32=0 BLOCK_M=64 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=1 SPLIT_SMEM=1 SINKS=1",
+      "the H200's f32 winners at head dim 64, with sinks" },
+    { "bwd_mma", "DTYPE=0 ALLOW_TF32=0 SPLIT_QUERIES=1 SPLIT_SMEM=1 VARLEN=1", "the split and the planes, packed" },
+    { "bwd_mma", "DTYPE=0 ALLOW_TF32=1 SPLIT_SMEM=1", "the planes' TF32 form (high parts rounded in place)" },
+    { "bwd_mma", "DTYPE=0 DQ_MODE=1 SPLIT_SMEM=1", "the planes with dQ in its own kernel" },
+    { "bwd_mma", "DTYPE=0 ALLOW_TF32=0 NUM_STAGES=2 SPLIT_QUERIES=1", "the split at two stages" },
+    { "bwd_mma", "DTYPE=0 BLOCK_M=32 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=2", "the family's default tiles" },
+    { "bwd_mma", "DTYPE=0 NUM_STAGES=3", "three stages" },
+};
+
+/* Whether config g is of `family` and holds every name=value of `params`. */
+static int config_has(const gen_config *g, const char *family, const char *params)
+{
+    if (strcmp(g->family->name, family))
+        return 0;
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", params);
+    for (char *save = NULL, *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(tok, '=');
+        *eq = '\0';
+        const int param = gen_param_lookup(tok);
+        if (param < 0 || g->p[param] != atoi(eq + 1))   /* a misspelt need is never met: it fails */
+            return 0;
+    }
+    return 1;
+}
+
+/* FT_TEST_COVERAGE: the configurations listed for the given arch and shared memory, each need met,
+ * every pinned tile named and taken. Returns the process's exit status. */
+static int check_coverage(const char *spec)
+{
+    const char *colon = strchr(spec, ':');
+    if (!colon || colon - spec >= (long)sizeof session.arch || atoi(colon + 1) <= 0) {
+        printf("test_attn_gpu: FT_TEST_COVERAGE='%s': expected ARCH:SMEM_BYTES (sm_90:232448)\n", spec);
+        return 2;
+    }
+    unsetenv("FT_TEST_FILTER");   /* every case: the needs and the pins are over all of them */
+    snprintf(session.arch, sizeof session.arch, "%.*s", (int)(colon - spec), spec);
+    session.smem_limit = atoi(colon + 1);
+    session.sm_count = 132;
+    listing = 1;
+    build_all();
+    if (getenv("FT_TEST_VERBOSE"))
+        for (int i = 0; i < listed_count; i++)
+            print_config(&listed[i]);
+    int missing = 0;
+    const int on_h200 = !strcmp(session.arch, "sm_90") && session.smem_limit == 232448;
+    for (int n = 0; on_h200 && n < (int)(sizeof coverage_needs / sizeof coverage_needs[0]); n++) {
+        int found = 0;
+        for (int i = 0; i < listed_count && !found; i++)
+            found = config_has(&listed[i], coverage_needs[n].family, coverage_needs[n].params);
+        if (!found) {
+            printf("test_attn_gpu: no case builds %s %s (%s)\n", coverage_needs[n].family, coverage_needs[n].params,
+                   coverage_needs[n].why);
+            missing++;
+        }
+    }
+    const int pins = TILE_COUNT(wg_pins) + TILE_COUNT(wgb_pins);
+    printf("test_attn_gpu: %d configurations listed for %s with %d bytes of shared memory; %d needs missed, "
+           "%d of %d pins name a case, %d pinned cases off their rows\n", listed_count, session.arch,
+           session.smem_limit, missing, pins_found, pins, pins_lost);
+    return missing || pins_found != pins || pins_lost ? 1 : 0;
+}
+
 int main(void)
 {
     char why[512];
+    const char *coverage = getenv("FT_TEST_COVERAGE");
+    if (coverage)
+        return check_coverage(coverage);
     if (gpu_open(&session, why, sizeof why) != 0) {
         printf("test_attn_gpu: SKIPPED, no GPU here: %s\n", why);
         return GPU_SKIP_CODE;
