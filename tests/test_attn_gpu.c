@@ -1564,6 +1564,18 @@ static const struct {
     { "bwd_mma", "DTYPE=0 ALLOW_TF32=0 NUM_STAGES=2 SPLIT_QUERIES=1", "the split at two stages" },
     { "bwd_mma", "DTYPE=0 BLOCK_M=32 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=2", "the family's default tiles" },
     { "bwd_mma", "DTYPE=0 NUM_STAGES=3", "three stages" },
+    { "bwd_wgmma", "BLOCK_M=80 STAGGER=1", "80-row query tiles, staggered" },
+    { "bwd_wgmma", "PRODUCER_REGS=32 PERSISTENT=1", "the producer at 32 registers on persistent blocks" },
+    { "bwd_wgmma", "DQ_MODE=2 BLOCK_M=128", "dQ in a fixed order with 128-row tiles" },
+    { "bwd_wgmma", "VARLEN=1 PERSISTENT=1", "a packed batch's key tiles walked by persistent blocks" },
+    { "bwd_wgmma", "SPLITS=4 DQ_MODE=2", "a group's query heads over blocks, dQ in a fixed order" },
+    { "bwd_wgmma", "HEAD_DIM=192 HEAD_DIM_V=128", "head dims 192 over 128" },
+    { "fwd_wgmma", "MULTICAST=1", "clusters sharing K/V loads" },
+    { "fwd_wgmma", "BLOCK_M=192 NUM_WARPS=16 PINGPONG=1", "three consumers in turns" },
+    { "fwd_wgmma", "DTYPE=0 PERSISTENT=1", "float32 on persistent blocks" },
+    { "fwd_wgmma", "VARLEN=1 PERSISTENT=1", "a packed batch's tiles walked by persistent blocks" },
+    { "fwd_mma", "PACK_GQA=1 SPLITS=4", "decode: a group packed, the keys split" },
+    { "fwd_mma", "DTYPE=0 SPLIT_SMEM=1", "the forward's float32 planes" },
 };
 
 /* Whether config g is of `family` and holds every name=value of `params`. */
