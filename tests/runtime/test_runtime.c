@@ -302,6 +302,40 @@ static void deterministic_keeps_split_query_winners(void **state)
     db_close(user);
 }
 
+/* A float32 backward winner that splits Q and dO in shared memory (SPLIT_SMEM, the H200's at head
+ * dim 64) serves each kind of request valid: as tuned; with TF32 allowed (no remainder planes,
+ * the high parts rounded in place); deterministic (dQ in its own kernel, the tiles and the planes
+ * kept). */
+static void split_smem_winners_serve_every_kind(void **state)
+{
+    (void)state;
+    const char *text = "flashtune winners format 1\n"
+        LINE("Test GPU", "sm_90", "op=bwd dtype=f32 head_dim=64 head_dim_v=64 causal=0 batch=4 heads=16 "
+             "seqlen_q=2048 seqlen_k=2048", "bwd_mma", "8123456789abcdef",
+             "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=64 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=1 CAUSAL=0 "
+             "CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic SPLIT_SMEM=1");
+    db *user = make_db("split_smem.db", text);
+    db_workload w = workload(DB_OP_BWD, FT_F32, 64, 0, 4, 16, 2048, 2048);
+    char err[512];
+    int db_error = -1;
+    rt_choice got;
+    for (int kind = 0; kind < 3; kind++) {
+        w.tf32 = kind == 1;
+        const int flags = kind == 2 ? RT_CHOOSE_DETERMINISTIC : 0;
+        assert_int_equal(rt_choose(user, NULL, &test_gpu, &w, flags, &got, &db_error, err, sizeof err), 0);
+        printf("  %s -> %s\n", kind == 0 ? "as tuned" : kind == 1 ? "TF32 allowed" : "deterministic", got.why);
+        assert_string_equal(got.config.family->name, "bwd_mma");
+        assert_int_equal(got.config.p[GEN_SPLIT_SMEM], 1);
+        assert_int_equal(got.config.p[GEN_ALLOW_TF32], kind == 1);
+        assert_int_equal(got.config.p[GEN_DQ_MODE], kind == 2 ? FT_DQ_SEPARATE : FT_DQ_ATOMIC);
+        assert_int_equal(got.config.p[GEN_BLOCK_M], 64);
+        assert_int_equal(got.config.p[GEN_BLOCK_N], 128);
+        assert_int_equal(got.config.p[GEN_NUM_WARPS], 8);
+        assert_int_equal(gen_validate(&got.config, test_gpu.smem_limit, err, sizeof err), 0);
+    }
+    db_close(user);
+}
+
 /* ---- built-in defaults ------------------------------------------------------------------- */
 
 /* The head-dim pairs no configuration of the family fits (registers or shared memory):
@@ -1936,6 +1970,7 @@ int main(void)
         cmocka_unit_test(lookup_by_mask_and_varlen),
         cmocka_unit_test(a_cluster_winner_serves_a_packed_batch_alone),
         cmocka_unit_test(deterministic_keeps_split_query_winners),
+        cmocka_unit_test(split_smem_winners_serve_every_kind),
         cmocka_unit_test(defaults_cover_every_supported_problem),
         cmocka_unit_test(builtin_defaults_take_the_hopper_families),
         cmocka_unit_test(builtin_choice_goes_by_rank),
