@@ -295,9 +295,7 @@ enum { TF32B_ROWS = (int)(sizeof tf32b_tiles / sizeof tf32b_tiles[0]), TF32B_SHI
 /* The first row a case tries: for the cases, every other row (on an H200 they meet the family's
  * default, three stages, the split, the planes, 4 warps); for the feature cases the shipped forms.
  * FT_TEST_COVERAGE checks, without a GPU, that the forms coverage_needs names are all built. */
-#ifndef TF32B_MAIN_ROW
 #define TF32B_MAIN_ROW(i) ((2 * (i) + 1) % TF32B_ROWS)
-#endif
 #define TF32B_FEATURE_ROW(i) ((i) % 2 ? TF32B_SHIPPED_64 : TF32B_SHIPPED_128)
 static int tf32b_config(const attn_case *c, int allow_tf32, int first_row, gen_config *out)
 {

@@ -280,11 +280,11 @@ FT_DEVICE void abt_mma(float (&d)[4], const abt_frag (&a)[4], abt_frag b0, abt_f
 {
     mma_tf32_apart(d, a, b0, b1);
 }
-// An operand split in shared memory beforehand (bwd_mma's SPLIT_SMEM): its high part as read,
-// and its remainder (none with ALLOW_TF32, whose high parts were rounded in place).
+// An operand split in shared memory beforehand (bwd_mma's SPLIT_SMEM): its high part and its
+// remainder as read (0 where no remainder plane was read: mma_abt's B_LO 0, ALLOW_TF32).
 FT_DEVICE abt_frag abt_parts(unsigned hi, unsigned lo)
 {
-    return { hi, ALLOW_TF32 ? 0u : lo };
+    return { hi, lo };
 }
 #else
 typedef unsigned abt_frag;
