@@ -414,6 +414,19 @@ static const bench_row rows[] = {
     FSMEM(64, 4, 16, 2048, 1, 64, 64, 8, 2, 4),
     FSMEM(64, 4, 16, 2048, 0, 64, 128, 8, 2, 0),
 #undef FSMEM
+    /* The float32 backward on Hopper's TF32 warpgroup tensor cores beside bwd_mma's forms that the
+     * H200 ships at head dim 64 (the "fhop" set; tf32 1: one product). */
+#define FHOP(b, n, causal)                                                                                        \
+    { "bwd_mma", 0, 64, b, 16, n, causal, 64, 128, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 2 },          \
+    { "bwd_wgmma_f32", 0, 64, b, 16, n, causal, 32, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 0 },     \
+    { "bwd_wgmma_f32", 0, 64, b, 16, n, causal, 32, 64, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 0 },     \
+    { "bwd_mma", 0, 64, b, 16, n, causal, 64, 128, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 1 },          \
+    { "bwd_wgmma_f32", 0, 64, b, 16, n, causal, 64, 64, 8, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 1 },     \
+    { "bwd_wgmma_f32", 0, 64, b, 16, n, causal, 32, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 1 }
+    FHOP(4, 2048, 1),
+    FHOP(2, 4096, 0),
+    FHOP(1, 16384, 1),
+#undef FHOP
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 64, 4, 32, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
@@ -659,7 +672,7 @@ int main(int argc, char **argv)
         chosen[n_chosen++] = i;
     }
     if (set && n_chosen == 0) {
-        fprintf(stderr, "bench_kernels: no row of set '%s'%s%s (sets: order, persist, gqa, wide, early)\n", set,
+        fprintf(stderr, "bench_kernels: no row of set '%s'%s%s (sets: order, persist, gqa, wide, early, tf32, fsplit, fsmem, fhop)\n", set,
                 only ? " in family " : "",
                 only ? only : "");
         return 2;

@@ -6,12 +6,12 @@
 
 /* Each is defined in generator/family_<name>.c, beside its template. */
 extern const gen_family gen_family_fwd_mma, gen_family_fwd_wgmma, gen_family_fwd_exact, gen_family_bwd_mma,
-    gen_family_bwd_wgmma, gen_family_bwd_exact, gen_family_ref;
+    gen_family_bwd_wgmma, gen_family_bwd_wgmma_f32, gen_family_bwd_exact, gen_family_ref;
 
 /* Fixed order: tools print and iterate families in this order. */
 static const gen_family *const families[] = {
     &gen_family_fwd_mma, &gen_family_fwd_wgmma, &gen_family_fwd_exact, &gen_family_bwd_mma, &gen_family_bwd_wgmma,
-    &gen_family_bwd_exact, &gen_family_ref,
+    &gen_family_bwd_wgmma_f32, &gen_family_bwd_exact, &gen_family_ref,
 };
 
 const gen_family *const *gen_family_list(int *count)

@@ -326,6 +326,42 @@ static int tf32b_config(const attn_case *c, int allow_tf32, int first_row, gen_c
     return 0;
 }
 
+/* bwd_wgmma_f32, the float32 backward on Hopper's TF32 warpgroup tensor cores (head dims to 64,
+ * padded to 64): 32-query tiles in two ring slots (the family's default) or one, and with one
+ * TF32 product 64-query tiles in three slots or two. A case tries its row first (the rows
+ * rotate over the cases), then the rows after it; dQ is added by atomics, its only mode. */
+static gpu_kernel *tf32h_kernels[CASE_COUNT];
+static const int tf32h_tiles[][2] = { { 32, 2 }, { 64, 3 }, { 32, 1 }, { 64, 2 } };
+enum { TF32H_ROWS = (int)(sizeof tf32h_tiles / sizeof tf32h_tiles[0]) };
+static int tf32h_config(const attn_case *c, int allow_tf32, int first_row, gen_config *out)
+{
+    char why[512];
+    const gen_family *f = gen_family_find("bwd_wgmma_f32");
+    if (c->dtype != F32 || gen_check_arch(f, session.arch, why, sizeof why) != 0)
+        return -1;
+    gen_config g;
+    gen_config_init(&g, f);
+    g.p[GEN_DTYPE] = c->dtype;
+    set_head_dims(&g, c);
+    g.p[GEN_CAUSAL] = ft_mask_active(c->causal, c->window ? c->wl : -1, c->window ? c->wr : -1);
+    g.p[GEN_CAUSAL_SKIP] = c->causal_skip;
+    g.p[GEN_DQ_MODE] = FT_DQ_ATOMIC;
+    g.p[GEN_ALLOW_TF32] = allow_tf32;
+    for (int t = 0; t < TF32H_ROWS; t++) {
+        const int *tl = tf32h_tiles[(first_row + t) % TF32H_ROWS];
+        gen_config h = g;
+        h.p[GEN_BLOCK_M] = tl[0];
+        h.p[GEN_NUM_STAGES] = tl[1];
+        h.p[GEN_EVEN_M] = even(c->seqlen_q, tl[0]);
+        h.p[GEN_EVEN_N] = even(c->seqlen_k, h.p[GEN_BLOCK_N]);
+        if (gen_validate(&h, session.smem_limit, why, sizeof why) == 0) {
+            *out = h;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 /* The Hopper families (sm_90a only), checked beside the case's forward and backward where this
  * GPU runs them and the head dims fit: fwd_wgmma and bwd_wgmma. Their tile shapes rotate over
  * the cases so each meets odd lengths and masks; bwd_wgmma adds dQ in a fixed order (DQ_MODE
@@ -709,7 +745,9 @@ static gpu_problem case_problem(const attn_case *c)
 }
 
 /* The fused kernels of a case checked beside its reference (FUSED_KINDS slots, NULL where none). */
-enum { FUSED_FWD, FUSED_FWD_WG, FUSED_FWD_TF32, FUSED_BWD, FUSED_BWD_WG, FUSED_BWD_TF32, FUSED_KINDS };
+enum {
+    FUSED_FWD, FUSED_FWD_WG, FUSED_FWD_TF32, FUSED_BWD, FUSED_BWD_WG, FUSED_BWD_TF32, FUSED_BWD_TF32_WG, FUSED_KINDS
+};
 static int fused_backwards_match(gpu_kernel *const *fused, gpu_problem *p, double *const g[3],
                                  const long long *const strides[3], const int heads[3], const int seqs[3],
                                  const int dims[3], double limit, const double *ref_dsinks);
@@ -832,6 +870,7 @@ static void run_case(void **state)
     gpu_kernel *others[FUSED_KINDS] = { 0 };
     others[FUSED_BWD_WG] = wgb_kernels[idx];
     others[FUSED_BWD_TF32] = tf32b_kernels[idx];
+    others[FUSED_BWD_TF32_WG] = tf32h_kernels[idx];
     const int heads3[3] = { p.heads, p.heads, p.heads };
     ok &= fused_backwards_match(others, &p, g_ref, strides, heads3, seqs, dims, limit, NULL);
 
@@ -1189,7 +1228,7 @@ static int fused_backwards_match(gpu_kernel *const *fused, gpu_problem *p, doubl
     const char *names[3] = { "dQ vs GPU ref", "dK vs GPU ref", "dV vs GPU ref" };
     int ok = 1;
     char why[1024];
-    for (int i = FUSED_BWD; i <= FUSED_BWD_TF32; i++) {
+    for (int i = FUSED_BWD; i < FUSED_KINDS; i++) {
         const gpu_kernel *k = fused[i];
         if (!k)
             continue;
@@ -1391,7 +1430,7 @@ static void set_decode_shape(gen_config *g, const feature_case *fc)
 /* FT_TEST_COVERAGE=ARCH:SMEM (no GPU needed): the configurations the cases would build on a GPU
  * of that arch and opt-in shared memory per block are listed (`listed`), not compiled, and checked
  * against what the tables' comments promise (coverage_needs). */
-enum { MAX_LISTED = 4 * CASE_COUNT + 2 * DET_COUNT + (1 + FUSED_KINDS) * FEATURE_COUNT + 3 * CASE_COUNT };
+enum { MAX_LISTED = 5 * CASE_COUNT + 2 * DET_COUNT + (1 + FUSED_KINDS) * FEATURE_COUNT + 3 * CASE_COUNT };
 static gen_config listed[MAX_LISTED];
 static int listing, listed_count;
 
@@ -1431,8 +1470,8 @@ static int build_all(void)
         *slot[i] = built_kernels[i];
     /* The Hopper families: forward and backward configurations of the cases they fit; and f32 on
      * tensor cores. */
-    gen_config wg_configs[4 * CASE_COUNT];
-    gpu_kernel **wg_slot[4 * CASE_COUNT];
+    gen_config wg_configs[5 * CASE_COUNT];
+    gpu_kernel **wg_slot[5 * CASE_COUNT];
     int wg_count = 0;
     for (int i = 0; i < CASE_COUNT; i++) {
         if (!selected(cases[i].name))
@@ -1459,8 +1498,10 @@ static int build_all(void)
             wg_slot[wg_count++] = &wgb_kernels[i];
         if (tf32b_config(&cases[i], i % 3 == 1, TF32B_MAIN_ROW(i), &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &tf32b_kernels[i];
+        if (tf32h_config(&cases[i], i % 3 == 2, i, &wg_configs[wg_count]) == 0)
+            wg_slot[wg_count++] = &tf32h_kernels[i];
     }
-    gpu_kernel *wg_built[4 * CASE_COUNT];
+    gpu_kernel *wg_built[5 * CASE_COUNT];
     if (wg_count)
         failed += build_kernels(wg_configs, wg_built, wg_count);
     for (int i = 0; i < wg_count; i++)
@@ -1529,6 +1570,8 @@ static int build_all(void)
         }
         if (tf32b_config(c, i % 3 == 1, TF32B_FEATURE_ROW(i), &feature_configs[feature_count]) == 0)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_TF32];
+        if (tf32h_config(c, i % 3 == 2, i, &feature_configs[feature_count]) == 0)
+            feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_TF32_WG];
         for (int k = first_fused; k < feature_count; k++) {
             feature_configs[k].p[GEN_SOFTCAP] = feature_cases[i].softcap != 0;
             feature_configs[k].p[GEN_SINKS] = feature_cases[i].sinks;
@@ -1562,6 +1605,13 @@ static const struct {
     { "bwd_mma", "DTYPE=0 ALLOW_TF32=0 NUM_STAGES=2 SPLIT_QUERIES=1", "the split at two stages" },
     { "bwd_mma", "DTYPE=0 BLOCK_M=32 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=2", "the family's default tiles" },
     { "bwd_mma", "DTYPE=0 NUM_STAGES=3", "three stages" },
+    { "bwd_wgmma_f32", "ALLOW_TF32=0 BLOCK_M=32 NUM_STAGES=2", "the Hopper float32 backward's default" },
+    { "bwd_wgmma_f32", "ALLOW_TF32=0 NUM_STAGES=1", "one slot, three products" },
+    { "bwd_wgmma_f32", "ALLOW_TF32=1 BLOCK_M=64 NUM_STAGES=3", "64-query tiles in three slots, one product" },
+    { "bwd_wgmma_f32", "ALLOW_TF32=0 CAUSAL=1", "three products under a mask" },
+    { "bwd_wgmma_f32", "VARLEN=1", "a packed batch" },
+    { "bwd_wgmma_f32", "SOFTCAP=1", "a softcap" },
+    { "bwd_wgmma_f32", "SINKS=1", "sinks" },
     { "bwd_wgmma", "BLOCK_M=80 STAGGER=1", "80-row query tiles, staggered" },
     { "bwd_wgmma", "PRODUCER_REGS=32 PERSISTENT=1", "the producer at 32 registers on persistent blocks" },
     { "bwd_wgmma", "DQ_MODE=2 BLOCK_M=128", "dQ in a fixed order with 128-row tiles" },

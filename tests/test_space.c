@@ -103,8 +103,8 @@ static const struct {
     int workloads;       /* over every space, on sm_90 */
     int hopper_only;     /* 1: other archs are refused with a message naming sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 7, 272, 0 },
-    { "tuner/spaces/wide.lua", 5, 272, 0 },
+    { "tuner/spaces/default.lua", 8, 284, 0 },
+    { "tuner/spaces/wide.lua", 6, 284, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
     { "tuner/spaces/kinds.lua", 3, 10, 1 },
@@ -205,9 +205,11 @@ static void default_space_covers_the_readme(void **state)
              * producer: only the stages vary. fwd_wgmma in f32 at head dim 128: one tile fits
              * (128 x 32, one stage), taking turns or not. */
             const int least = (!strcmp(s->name, "bwd_hopper") && w->head_dim > 128) ||
-                                      (!strcmp(s->name, "fwd_f32_hopper") && w->head_dim == 128)
+                                      (!strcmp(s->name, "fwd_f32_hopper") && w->head_dim == 128) ||
+                                      (!strcmp(s->name, "bwd_f32_hopper") && !w->tf32)
                                   ? 2
                                   : 3;
+            /* (bwd_wgmma_f32 with three products: 32-row query tiles in one slot or two.) */
             if (!strcmp(s->name, "bwd_mla")) {   /* 192 over 128: the columns split or the wide keys */
                 assert_true(w->head_dim == 192 && w->head_dim_v == 128 && hopper_extra(w));
                 if (c->count < 8 || c->count > 24)
@@ -219,10 +221,12 @@ static void default_space_covers_the_readme(void **state)
                 fail_msg("default.lua '%s' workload %d: %d candidates, outside %d..24", s->name, j + 1, c->count,
                          least);
             if (!strcmp(s->name, "bwd_f32") || !strcmp(s->name, "fwd_f32_hopper") ||
-                !strcmp(s->name, "fwd_tf32_hopper")) {
+                !strcmp(s->name, "fwd_tf32_hopper") || !strcmp(s->name, "bwd_f32_hopper")) {
                 /* float32 on TF32 tensor cores: the papers' shapes, three lengths; TF32 allowed in
                  * fwd_tf32_hopper's, in bwd_f32 both ways */
-                assert_true(w->tf32 == !strcmp(s->name, "fwd_tf32_hopper") || !strcmp(s->name, "bwd_f32"));
+                const int both_ways = !strcmp(s->name, "bwd_f32") || !strcmp(s->name, "bwd_f32_hopper");
+                assert_true(w->tf32 == !strcmp(s->name, "fwd_tf32_hopper") || both_ways);
+                assert_true(strcmp(s->name, "bwd_f32_hopper") || w->head_dim == 64);
                 tf32 += w->tf32;
                 assert_f32_shape(w);
                 extra++;
@@ -265,6 +269,11 @@ static void default_space_covers_the_readme(void **state)
             assert_int_equal(tf32, both || !strcmp(s->name, "fwd_tf32_hopper") ? 12 : 0);
             continue;
         }
+        if (!strcmp(s->name, "bwd_f32_hopper")) {   /* head dim 64 x 2 causal x 3 lengths, with TF32 and without */
+            assert_int_equal(extra, 12);
+            assert_int_equal(tf32, 6);
+            continue;
+        }
         if (!strcmp(s->name, "decode")) {   /* 2 dtypes x 3 lengths x 4 batches; 2 x 2 x 2 drafts */
             assert_int_equal(extra, 24);
             assert_int_equal(spec, 8);
@@ -290,18 +299,25 @@ static void default_space_covers_the_readme(void **state)
 }
 
 /* 1 when the two sets hold the same workloads of each direction (each once), whatever their spaces. */
+static int workload_count_in(const tune_space_set *set, const db_workload *w, int backward)
+{
+    int hits = 0;
+    for (int k = 0; k < set->space_count; k++)
+        for (int l = 0; l < set->spaces[k].workload_count; l++)
+            hits += set->spaces[k].family->backward == backward && !memcmp(&set->spaces[k].workloads[l].workload, w, sizeof *w);
+    return hits;
+}
+
+/* The same workloads, each as many times in each direction (two spaces of one direction may take
+ * the same workload: bwd_f32 and bwd_f32_hopper at head dim 64). */
 static int same_workloads(const tune_space_set *a, const tune_space_set *b)
 {
     int n = 0, matched = 0;
     for (int i = 0; i < a->space_count; i++)
         for (int j = 0; j < a->spaces[i].workload_count; j++, n++) {
             const db_workload *w = &a->spaces[i].workloads[j].workload;
-            int hits = 0;
-            for (int k = 0; k < b->space_count; k++)
-                for (int l = 0; l < b->spaces[k].workload_count; l++)
-                    hits += b->spaces[k].family->backward == a->spaces[i].family->backward &&
-                            !memcmp(&b->spaces[k].workloads[l].workload, w, sizeof *w);
-            matched += hits == 1;
+            const int backward = a->spaces[i].family->backward;
+            matched += workload_count_in(b, w, backward) == workload_count_in(a, w, backward);
         }
     int m = 0;
     for (int k = 0; k < b->space_count; k++)
@@ -325,6 +341,7 @@ static void wide_space_searches_every_configuration(void **state)
         { "fwd_hopper", "fwd_wgmma", 96, 40 },
         { "fwd_f32_hopper", "fwd_wgmma", 24, 4 },
         { "bwd_hopper", "bwd_wgmma", 96, 4 },   /* head dim 256: the stages and DQ_INIT */
+        { "bwd_f32_hopper", "bwd_wgmma_f32", 12, 2 },   /* three products: 32 rows, one slot or two */
     };
     assert_int_equal(set->space_count, ARRAY_LEN(hopper));
     for (int i = 0; i < ARRAY_LEN(hopper); i++) {

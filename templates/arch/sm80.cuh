@@ -438,6 +438,12 @@ FT_DEVICE void st_shared_b32(unsigned addr, unsigned x)
     asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(x) : "memory");
 }
 
+// Stores 8 bytes (two 32-bit words) to shared memory at a 32-bit shared address (8-byte aligned).
+FT_DEVICE void st_shared_b32x2(unsigned addr, unsigned x, unsigned y)
+{
+    asm volatile("st.shared.v2.b32 [%0], {%1, %2};" ::"r"(addr), "r"(x), "r"(y) : "memory");
+}
+
 // Loads 4 bytes from shared memory at a 32-bit shared address (4-byte aligned).
 FT_DEVICE unsigned ld_shared_b32(unsigned addr)
 {

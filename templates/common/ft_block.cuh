@@ -181,3 +181,22 @@ FT_DEVICE void mask_columns(float *s, int half, int first, int end, float fill)
                     s[4 * j + 2 * half + e] = fill;
     }
 }
+
+// The backward's per-element mask on one key row of its S^T tiles (keys down, queries across in
+// the m16n8 C layout; mask_columns' `half`): the key, `key` of the tile from n0, keeps P only for
+// the queries its band lets see it ([q_first, q_end) without CAUSAL) and none past the keys
+// (keys_in); q_first is the tile's first column's query, qd the lane's quad place.
+template <int TILES>
+FT_DEVICE void mask_key_row(float *s, int half, int lo, int hi, int n0, int key, int nq, int keys_in, int q_first,
+                            int q_end, int qd)
+{
+    int q0 = 0, q1 = q_end;   // the queries that see the key
+#if CAUSAL
+    ft_mask_query_range(lo, hi, n0 + key, n0 + key + 1, nq, &q0, &q1);
+#else
+    (void)lo, (void)hi, (void)n0, (void)nq;
+#endif
+    if (!EVEN_N && key >= keys_in)
+        q1 = q0;
+    mask_columns<TILES>(s, half, q0 - q_first - 2 * qd, q1 - q_first - 2 * qd, 0.f);
+}

@@ -264,18 +264,9 @@ FT_DEVICE void scores_to_p(float (&s)[KV_ROWS / 16][J][4], const float *l, float
 #pragma unroll
     for (int i = 0; i < KV_ROWS / 16; i++)
 #pragma unroll
-        for (int half = 0; half < 2; half++) {
-            const int key = kr0 + 16 * i + g + 8 * half;
-            int q0 = 0, q1 = q_end;   // the queries that see the key
-#if CAUSAL
-            ft_mask_query_range(lo, hi, n0 + key, n0 + key + 1, nq, &q0, &q1);
-#else
-            (void)lo, (void)hi, (void)n0, (void)nq;
-#endif
-            if (!EVEN_N && key >= keys_in)
-                q1 = q0;
-            mask_columns<J>(&s[i][0][0], half, q0 - q_first - 2 * qd, q1 - q_first - 2 * qd, 0.f);
-        }
+        for (int half = 0; half < 2; half++)
+            mask_key_row<J>(&s[i][0][0], half, lo, hi, n0, kr0 + 16 * i + g + 8 * half, nq, keys_in, q_first, q_end,
+                            qd);
 }
 
 // dP^T -> dS^T = P^T * (dP^T - delta) (SOFTCAP: times the cap's slope) in place, for J columns of

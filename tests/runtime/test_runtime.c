@@ -916,6 +916,12 @@ static void deterministic_choices(void **state)
                             if (!same_tiles && !strstr(fixed.why, "built-in default tiles"))
                                 fail_msg("%s: other tiles than the tuned ones, unsaid", fixed.why);
                             assert_int_equal(mode, FT_DQ_SEPARATE);
+                        } else if (shipped_tier && !strcmp(fast.config.family->name, "bwd_wgmma_f32")) {
+                            /* bwd_wgmma_f32 adds dQ by atomics only: its tuned winners give way to
+                             * the deterministic built-in default (bwd_mma, f32), which says so. */
+                            assert_int_equal(dtype, FT_F32);
+                            assert_string_equal(fixed.config.family->name, "bwd_mma");
+                            assert_non_null(strstr(fixed.why, "built-in default tiles"));
                         } else if (shipped_tier) {
                             /* bwd_wgmma's tuned winners become ordered on the family's tiles for it:
                              * two consumers (on 128 keys, or splitting the columns of 64 at head

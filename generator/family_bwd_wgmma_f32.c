@@ -1,0 +1,84 @@
+/* The bwd_wgmma_f32 family: the float32 backward on Hopper's TF32 warpgroup tensor cores, three
+ * TF32 products a product (one with ALLOW_TF32) (templates/families/bwd_wgmma_f32.cu); its
+ * shared memory and rules are traits/bwd_wgmma_f32.h. Head dim 64; bwd_mma stays the float32
+ * backward everywhere else. */
+#include <stdio.h>
+
+#include "gen_family_internal.h"
+#include "traits/ft_traits.h"
+#include "traits/bwd_wgmma_f32.h"
+
+static size_t smem_dkdv(const int *p)
+{
+    return (size_t)bwd_wgmma_f32_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
+                                            p[GEN_NUM_STAGES], p[GEN_ALLOW_TF32]);
+}
+
+/* The rules are traits/bwd_wgmma_f32.h's (the template static_asserts the same); here their messages. */
+static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
+{
+    const int bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS], stages = p[GEN_NUM_STAGES];
+    const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
+    switch (bwd_wgmma_f32_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_ALLOW_TF32])) {
+    case BWD_WGMMA_F32_OK:
+        return 0;
+    case BWD_WGMMA_F32_BAD_HEAD_DIM:
+        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: bwd_wgmma_f32 takes head dims of 64 (the M of its products)",
+                 d, dv);
+        break;
+    case BWD_WGMMA_F32_BAD_BLOCK_M:
+        snprintf(why, len, "BLOCK_M=%d: bwd_wgmma_f32 takes query tiles of 32 or 64 rows", bm);
+        break;
+    case BWD_WGMMA_F32_BAD_BLOCK_N:
+        snprintf(why, len, "BLOCK_N=%d: bwd_wgmma_f32 takes key tiles of 64 (one consumer warpgroup)", bn);
+        break;
+    case BWD_WGMMA_F32_BAD_WARPS:
+        snprintf(why, len, "NUM_WARPS=%d: bwd_wgmma_f32 runs 8 warps (a producer warpgroup and a consumer)", nw);
+        break;
+    case BWD_WGMMA_F32_BAD_STAGES:
+        snprintf(why, len, "NUM_STAGES=%d is out of range for bwd_wgmma_f32 (1..3)", stages);
+        break;
+    case BWD_WGMMA_F32_BAD_DQ_MODE:
+        snprintf(why, len, "DQ_MODE=%d: bwd_wgmma_f32 adds dQ by atomics only (0)", p[GEN_DQ_MODE]);
+        break;
+    default:
+        snprintf(why, len, "BLOCK_M=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d and ALLOW_TF32=%d needs %zu bytes "
+                 "of shared memory (at most %d)", bm, stages, d, dv, p[GEN_ALLOW_TF32], smem_dkdv(p),
+                 FT_SMEM_MAX_BYTES);
+        break;
+    }
+    return -1;
+}
+
+static const gen_entry bwd_wgmma_f32_entries[] = {
+    { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY, 0, 0 },
+    { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY, 0, 0 },
+    { "ft_bwd_dq_convert", 0, NULL, NULL, GEN_OP_FAMILY, 0, 0 },
+};
+
+const gen_family gen_family_bwd_wgmma_f32 = {
+    .name = "bwd_wgmma_f32",
+    .file = "families/bwd_wgmma_f32.cu",
+    .parts = FT_PARTS("traits/bwd_wgmma_f32.h", "arch/sm80.cuh", "arch/sm90.cuh", "common/ft_block.cuh",
+                      "common/ft_softcap.cuh", "common/ft_bwd_steps.cuh"),
+    .backward = 1,
+    .dtypes = 1u << 0,
+    .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
+              GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
+              GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
+              GEN_BIT(GEN_ALLOW_TF32) | GEN_FUSED_PROBLEM_PARAMS,
+    /* 32-query tiles in two slots: the most three products fit (216 KB of shared memory). */
+    .defaults = {
+        [GEN_DTYPE] = 0, [GEN_HEAD_DIM] = 64, [GEN_HEAD_DIM_V] = 64,
+        [GEN_BLOCK_M] = 32, [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,
+        [GEN_CAUSAL] = 0, [GEN_CAUSAL_SKIP] = 1, [GEN_EVEN_M] = 0, [GEN_EVEN_N] = 0, [GEN_DQ_MODE] = 0,
+        [GEN_SPLITS] = 1,
+    },
+    .entries = bwd_wgmma_f32_entries,
+    .entry_count = 3,
+    .check = check_bwd_wgmma_f32,
+    .target_arch = "sm_90a",
+    .min_head_dim = 64,
+    .features = GEN_FEATURES_ALL,
+    .default_rank = 0,   /* not a built-in default until measured against bwd_mma */
+};

@@ -1,0 +1,476 @@
+// families/bwd_wgmma_f32.cu: FlashAttention backward for float32 on Hopper's warpgroup tensor
+// cores as TF32 (wgmma .tf32, sm_90a only): each product three TF32 products of operands split
+// into high parts and remainders (one with ALLOW_TF32). Entries: ft_bwd_preprocess (delta =
+// rowsum(dO*O)), ft_bwd_dkdv (one block per 64-key tile of a K/V head: dK, dV over the query
+// heads that read it, and dQ added into dq_accum by fp32 atomics) and ft_bwd_dq_convert
+// (dq = softmax_scale * dq_accum).
+//
+// Design (ft_bwd_dkdv). The TF32 forms of wgmma read both operands K-major only (no transpose),
+// and every operand of the backward is reduced over each of its axes in one product or another.
+// So each product is laid out so that what it reduces over is contiguous where it lies, and
+// the one warpgroup that computes (M = 64: the keys, or the head dim) takes the transposed
+// operands from registers, which lanes can gather in any order:
+//   S^T  = K Q^T       SS   A: K planes [key][d]           B: Q planes [query][d]
+//   dP^T = V dO^T      SS   A: V planes [key][dv]          B: dO planes [query][dv]
+//   P^T = exp(S^T scale - L), dS^T = P^T (dP^T - delta)   in registers, then to shared memory
+//                           as P^T and dS^T [key][query] and dS [query][key], in planes
+//   dV^T += dO^T P     RS   A: dO^T gathered from the dO planes   B: P^T planes
+//   dK^T += Q^T dS     RS   A: Q^T gathered from the Q planes     B: dS^T planes
+//   dQ^T  = K^T dS^T   SS   A: K^T planes [d][key] (made once)    B: dS planes
+// dQ^T goes to dq_accum by fp32 atomics (unscaled; ft_bwd_dq_convert scales). Each query tile's
+// dV and dK products land in an accumulator of their own, which the tile adds to the running
+// sums with rounded adds: the tensor cores' accumulation truncates, and over many tiles that
+// grew the forward's error (notes/fp32.md). The small products of a k-step go first.
+//
+// Warps: the producer warpgroup (warps 0-3) loads each query tile's Q and dO with plain loads,
+// splits them into planes as it stores them into the tile's ring slot, copies L and delta, and
+// marks the slot ready (an mbarrier of 128 arrivals); the consumer warpgroup (warps 4-7) loads
+// K and V once (with K^T), then for each slot waits ready, computes, and gives the slot back
+// (its empty mbarrier) once its products and its gathers have read it. P^T, dS^T and dS are
+// single tiles: a tile's products have landed (the last wait of the tile) before any warp of the
+// warpgroup writes the next tile's (each warp first waits for the next tile's S^T, which no
+// warp's wgmma starts before all four have issued it).
+// Queries past seqlen_q load as zeros with L = +inf and delta = 0 (P = dS = 0 there); keys past
+// seqlen_k load as zeros and are masked. dK is scaled by softmax_scale at the end.
+
+// ---- traits (traits/bwd_wgmma_f32.h): tunables come from the generator's #defines ----------
+constexpr int NUM_THREADS = NUM_WARPS * 32;
+constexpr int PLANES = bwd_wgmma_f32_planes(ALLOW_TF32);
+constexpr int RULE =
+    bwd_wgmma_f32_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, ALLOW_TF32);
+static_assert(DTYPE == FT_DTYPE_F32, "DTYPE: bwd_wgmma_f32 takes f32");
+static_assert(RULE != BWD_WGMMA_F32_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64");
+static_assert(RULE != BWD_WGMMA_F32_BAD_BLOCK_M, "BLOCK_M must be 32 or 64");
+static_assert(RULE != BWD_WGMMA_F32_BAD_BLOCK_N, "BLOCK_N must be 64");
+static_assert(RULE != BWD_WGMMA_F32_BAD_WARPS, "NUM_WARPS must be 8");
+static_assert(RULE != BWD_WGMMA_F32_BAD_STAGES, "NUM_STAGES must be 1..3");
+static_assert(RULE != BWD_WGMMA_F32_BAD_DQ_MODE, "DQ_MODE must be atomic");
+static_assert(RULE != BWD_WGMMA_F32_BAD_SMEM, "shared memory over the limit");
+static_assert(RULE == BWD_WGMMA_F32_OK, "bwd_wgmma_f32: configuration refused by its traits");
+
+constexpr int BM = BLOCK_M, BN = BLOCK_N;
+constexpr int S_REGS = BM / 2;                   // S^T, dP^T, dQ^T accumulators a thread (64 x BM)
+constexpr int KV_REGS = BN / 2;                  // dV^T, dK^T (64 x BN)
+constexpr int M_STEPS = BM / 8;                  // k-steps over a tile's queries
+// Shared memory (offsets from the 1024-aligned base), each plane 1024-aligned, planes of a tile
+// *_PLANE bytes apart; tiles in panels of 32 floats (128 bytes a row, 128-byte swizzle).
+constexpr int K_PLANE = BN * HEAD_DIM * 4, V_PLANE = BN * HEAD_DIM_V * 4, KT_PLANE = HEAD_DIM * BN * 4;
+constexpr int Q_PLANE = BM * HEAD_DIM * 4, DO_PLANE = BM * HEAD_DIM_V * 4, SC_PLANE = BN * BM * 4;
+constexpr int K_OFF = 0, V_OFF = K_OFF + PLANES * K_PLANE, KT_OFF = V_OFF + PLANES * V_PLANE;
+constexpr int STAGE_OFF = KT_OFF + PLANES * KT_PLANE;
+constexpr int STAGE_BYTES = (int)bwd_wgmma_f32_stage_bytes(BM, HEAD_DIM, HEAD_DIM_V, ALLOW_TF32);
+constexpr int DO_OFF = PLANES * Q_PLANE, LD_OFF = DO_OFF + PLANES * DO_PLANE;   // within a slot: L, then delta
+constexpr int PT_OFF = STAGE_OFF + NUM_STAGES * STAGE_BYTES;   // P^T [key][query]
+constexpr int DST_OFF = PT_OFF + PLANES * SC_PLANE;            // dS^T [key][query]
+constexpr int DS_OFF = DST_OFF + PLANES * SC_PLANE;            // dS [query][key]
+constexpr int BAR_OFF = DS_OFF + PLANES * SC_PLANE;            // ready, empty: 16 bytes a slot
+constexpr int SMEM_END = 1024 + BAR_OFF + 16 * NUM_STAGES;
+static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_wgmma_f32.h");
+static_assert(LD_OFF + 2 * BM * 4 <= STAGE_BYTES, "a slot's L and delta");
+constexpr int CONSUMER_BARRIER = 1;   // named barrier of the consumer warpgroup
+
+// Byte offset of element (row, col) of a ROWS-row tile of floats in panels of 32 columns.
+template <int ROWS> FT_DEVICE unsigned f32_offset(int row, int col)
+{
+    return panel_offset<ROWS>(row, col / 4) + (col % 4) * 4;
+}
+
+// A float split into TF32 parts (tf32_split): its high part at `at`, its remainder `plane`
+// bytes on (three products only); st_split2: two consecutive floats (8 bytes, aligned).
+FT_DEVICE void st_split1(unsigned at, unsigned plane, float x)
+{
+    const tf32x2 v = tf32_split(x);
+    st_shared_b32(at, v.hi);
+    if (PLANES == 2)
+        st_shared_b32(at + plane, v.lo);
+}
+FT_DEVICE void st_split2(unsigned at, unsigned plane, float x, float y)
+{
+    const tf32x2 a = tf32_split(x), b = tf32_split(y);
+    st_shared_b32x2(at, a.hi, b.hi);
+    if (PLANES == 2)
+        st_shared_b32x2(at + plane, a.lo, b.lo);
+}
+
+// ---- the products, issued (the caller fences before and commits after) ----------------------
+// D (64 x N) = A B^T over KSTEPS k-steps of 8 floats: A a 64-row tile, B an N-row tile, both
+// K-major in panels of 32 floats (4 k-steps a panel), their remainders A_PLANE and B_PLANE bytes
+// on. A_lo B_hi + A_hi B_lo + A_hi B_hi a step, the small products first (A_hi B_hi alone with
+// one plane); the first overwrites D.
+template <int N, int KSTEPS, int A_PLANE, int B_PLANE>
+FT_DEVICE void issue_ss(float (&d)[N / 2], unsigned a, unsigned b)
+{
+    const unsigned long long a0 = wg_desc(a, 16, 1024), b0 = wg_desc(b, 16, 1024);
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; kk++) {
+        const unsigned long long da = wg_desc_add(a0, (kk / 4) * (64 * 128) + (kk % 4) * 32);
+        const unsigned long long db = wg_desc_add(b0, (kk / 4) * (N * 128) + (kk % 4) * 32);
+        if (PLANES == 2) {
+            wg_ss_tf32<N>::run(d, wg_desc_add(da, A_PLANE), db, kk > 0);
+            wg_ss_tf32<N>::run(d, da, wg_desc_add(db, B_PLANE), 1);
+        }
+        wg_ss_tf32<N>::run(d, da, db, PLANES == 2 || kk > 0);
+    }
+}
+
+// The same with A from registers (hi, lo: k-step kk's parts in the wg_rs_tf32 layout).
+template <int N, int KSTEPS, int B_PLANE>
+FT_DEVICE void issue_rs(float (&d)[N / 2], const unsigned (&hi)[KSTEPS][4], const unsigned (&lo)[KSTEPS][4], unsigned b)
+{
+    const unsigned long long b0 = wg_desc(b, 16, 1024);
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; kk++) {
+        const unsigned long long db = wg_desc_add(b0, (kk / 4) * (N * 128) + (kk % 4) * 32);
+        if (PLANES == 2) {
+            wg_rs_tf32<N>::run(d, lo[kk], db, kk > 0);
+            wg_rs_tf32<N>::run(d, hi[kk], wg_desc_add(db, B_PLANE), 1);
+        }
+        wg_rs_tf32<N>::run(d, hi[kk], db, PLANES == 2 || kk > 0);
+    }
+}
+
+// The A registers of dV^T (dO^T) or dK^T (Q^T): the transpose of a slot's [query][col] tile at
+// `tile` (remainders PLANE bytes on), rows row0 (= 16 w + g) and row0 + 8 of the transpose being
+// columns of the tile, k-step kk's queries 8 kk + q and + 4: a[0] (row0, q), a[1] (row0 + 8, q),
+// a[2] (row0, q + 4), a[3] (row0 + 8, q + 4), as wg_rs_tf32 reads them.
+template <int PLANE>
+FT_DEVICE void gather_transposed(unsigned (&hi)[M_STEPS][4], unsigned (&lo)[M_STEPS][4], unsigned tile, int row0, int q)
+{
+#pragma unroll
+    for (int kk = 0; kk < M_STEPS; kk++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const unsigned at = tile + f32_offset<BM>(8 * kk + q + 4 * (e >> 1), row0 + 8 * (e & 1));
+            hi[kk][e] = ld_shared_b32(at);
+            if (PLANES == 2)
+                lo[kk][e] = ld_shared_b32(at + PLANE);
+        }
+}
+
+// Keeps an RS product's A registers live and unmoved until here (it reads them while in flight).
+FT_DEVICE void pin_a(unsigned (&hi)[M_STEPS][4], unsigned (&lo)[M_STEPS][4])
+{
+#pragma unroll
+    for (int kk = 0; kk < M_STEPS; kk++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            asm volatile("" : "+r"(hi[kk][e])::"memory");
+            if (PLANES == 2)
+                asm volatile("" : "+r"(lo[kk][e])::"memory");
+        }
+}
+
+// ---- a tile's gradients of the scores --------------------------------------------------------
+// The thread's S^T and dP^T elements are keys row0 + 8 half of the tile by queries 8 j + 2 q + e
+// (e = 0, 1) from m0: s[4 j + 2 half + e]. S^T becomes P^T = exp2(S^T scale log2 e - L log2 e)
+// (SOFTCAP: of the capped scores), zero outside the band and past the keys where the tile may
+// cross them (`masked`); dP^T becomes dS^T = P^T (dP^T - delta) (SOFTCAP: times the cap's slope).
+// l and dl: the slot's L and delta.
+FT_DEVICE void tile_gradients(float (&s)[S_REGS], float (&dp)[S_REGS], const float *l, const float *dl,
+                              const ft_bwd_args &args, float scale_log2, bool masked, int lo, int hi, int n0, int nq,
+                              int keys_in, int m0, int row0, int q)
+{
+#if SOFTCAP
+    cap_scores<S_REGS>(s, args);
+#else
+    (void)args;
+#endif
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++) {
+        const float2 l2 = *(const float2 *)(l + 8 * j + 2 * q);
+        const float nl0 = -l2.x * (float)FT_LOG2E, nl1 = -l2.y * (float)FT_LOG2E;
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            s[4 * j + e] = fast_exp2(fmaf(s[4 * j + e], scale_log2, (e & 1) ? nl1 : nl0));
+    }
+    if (masked) {
+#pragma unroll
+        for (int half = 0; half < 2; half++)
+            mask_key_row<BM / 8>(s, half, lo, hi, n0, row0 + 8 * half, nq, keys_in, m0, m0 + BM, q);
+    }
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++) {
+        const float2 d2 = *(const float2 *)(dl + 8 * j + 2 * q);
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            dp[4 * j + e] = s[4 * j + e] * (dp[4 * j + e] - ((e & 1) ? d2.y : d2.x));
+#if SOFTCAP
+        const float2 l2 = *(const float2 *)(l + 8 * j + 2 * q);
+        const float nl[2] = { -l2.x * (float)FT_LOG2E, -l2.y * (float)FT_LOG2E };
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            dp[4 * j + e] *= cap_slope(s[4 * j + e], nl[e & 1], 1.f / scale_log2);
+#endif
+    }
+}
+
+// P^T and dS^T to their [key][query] tiles (pairs of queries, 8 bytes), dS to its [query][key]
+// tile (the B of dQ^T = K^T dS^T), each split into its planes.
+FT_DEVICE void store_gradients(unsigned base, const float (&s)[S_REGS], const float (&ds)[S_REGS], int row0, int q)
+{
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const int key = row0 + 8 * half, c = 8 * j + 2 * q, r = 4 * j + 2 * half;
+            const unsigned at = f32_offset<BN>(key, c);
+            st_split2(base + PT_OFF + at, SC_PLANE, s[r], s[r + 1]);
+            st_split2(base + DST_OFF + at, SC_PLANE, ds[r], ds[r + 1]);
+            st_split1(base + DS_OFF + f32_offset<BM>(c, key), SC_PLANE, ds[r]);
+            st_split1(base + DS_OFF + f32_offset<BM>(c + 1, key), SC_PLANE, ds[r + 1]);
+        }
+}
+
+// ---- ft_bwd_preprocess: delta = rowsum(dO * O) (common/ft_bwd_steps.cuh) -------------------
+extern "C" __global__ void __launch_bounds__(NUM_THREADS)
+ft_bwd_preprocess(const ft_bwd_args args)
+{
+    bwd_preprocess_rows<NUM_THREADS, BLOCK_M, HEAD_DIM_V, V_DATA, EVEN_M>(args);
+}
+
+// ---- ft_bwd_dkdv ---------------------------------------------------------------------------
+// What both warpgroups know of the block: its key tile, the walk over its group's query tiles,
+// the tensors from the group's first query head, shared memory.
+struct dkdv_block {
+    ft_seq sq;            // the block's sequence: lengths, first rows, band
+    int nq, nk, n0, keys_in, lo, hi;
+    int mt_begin, per_head, steps, l_rows;
+    int b, h, bh0, h0;
+    const float *q, *dout, *lse, *delta;
+    unsigned base;        // shared memory, 1024-aligned
+    unsigned char *sm;    // the same, as a generic pointer
+};
+
+FT_DEVICE unsigned ready_bar(const dkdv_block &bk, int st) { return bk.base + BAR_OFF + 16 * st; }
+FT_DEVICE unsigned empty_bar(const dkdv_block &bk, int st) { return bk.base + BAR_OFF + 16 * st + 8; }
+FT_DEVICE unsigned slot_at(const dkdv_block &bk, int st) { return bk.base + STAGE_OFF + st * STAGE_BYTES; }
+
+// A tile of ROWS rows of COLS floats (DATA of them in the tensor, row stride ld; rows past
+// `valid` unless EVEN) split into planes at `at` (remainders PLANE bytes on) by 128 threads (t);
+// TRANSPOSED_AT (not 0): also its transpose, COLS rows of ROWS, there (K^T).
+template <int ROWS, int COLS, int DATA, bool EVEN, int PLANE, int TRANSPOSED_PLANE>
+FT_DEVICE void load_split(unsigned at, unsigned transposed_at, const float *src, long long ld, int valid, int t)
+{
+    constexpr int PIECES = ROWS * COLS / 4;
+#pragma unroll 4
+    for (int p = t; p < PIECES; p += 128) {
+        const int row = p / (COLS / 4), c4 = p % (COLS / 4);
+        const bool in = (EVEN || row < valid) && (DATA == COLS || c4 * 4 < DATA);
+        const float4 x = in ? *(const float4 *)(src + row * ld + c4 * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
+        const unsigned piece = at + panel_offset<ROWS>(row, c4);
+        st_split4(piece, piece + PLANE, x.x, x.y, x.z, x.w);
+        if (TRANSPOSED_PLANE) {
+            st_split1(transposed_at + f32_offset<COLS>(4 * c4 + 0, row), TRANSPOSED_PLANE, x.x);
+            st_split1(transposed_at + f32_offset<COLS>(4 * c4 + 1, row), TRANSPOSED_PLANE, x.y);
+            st_split1(transposed_at + f32_offset<COLS>(4 * c4 + 2, row), TRANSPOSED_PLANE, x.z);
+            st_split1(transposed_at + f32_offset<COLS>(4 * c4 + 3, row), TRANSPOSED_PLANE, x.w);
+        }
+    }
+}
+
+// The producer warpgroup (t: 0..127): each step's Q and dO split into its ring slot, then L
+// (+inf past the queries) and delta (0 there), then the slot marked ready. A slot is refilled
+// once the consumers gave its last tile back.
+FT_DEVICE void produce(const ft_bwd_args &args, const dkdv_block &bk, int t)
+{
+    const long long qs = args.q_stride[2], dos = args.do_stride[2];
+#pragma unroll 1
+    for (int i = 0; i < bk.steps; i++) {
+        const int st = i % NUM_STAGES;
+        if (i >= NUM_STAGES)
+            mbar_wait(empty_bar(bk, st), (i / NUM_STAGES - 1) & 1);
+        const group_step w = walk_group(i, bk.mt_begin, bk.per_head);
+        const int m0 = w.mt * BM;
+        const unsigned slot = slot_at(bk, st);
+        load_split<BM, HEAD_DIM, QK_DATA, EVEN_M, Q_PLANE, 0>(slot, 0, bk.q + w.head * args.q_stride[1] + m0 * qs, qs,
+                                                             bk.nq - m0, t);
+        load_split<BM, HEAD_DIM_V, V_DATA, EVEN_M, DO_PLANE, 0>(slot + DO_OFF, 0,
+                                                               bk.dout + w.head * args.do_stride[1] + m0 * dos, dos,
+                                                               bk.nq - m0, t);
+        float *ld = (float *)(bk.sm + STAGE_OFF + st * STAGE_BYTES + LD_OFF);
+        const long long l0 = (long long)w.head * bk.l_rows + m0;
+        for (int r = t; r < BM; r += 128) {
+            const bool in = EVEN_M || m0 + r < bk.nq;
+            ld[r] = in ? bk.lse[l0 + r] : FT_INF_F;
+            ld[BM + r] = in ? bk.delta[l0 + r] : 0.f;
+        }
+        fence_proxy_async();   // plain stores, read next by wgmma
+        mbar_arrive(ready_bar(bk, st));
+    }
+}
+
+// The consumer warpgroup (t: 0..127): K, V and K^T into planes, then every step's products; dK
+// and dV written at the end.
+FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
+{
+    const int w = t / 32, lane = t % 32;
+    const ft_seq &sq = bk.sq;
+    const float *k = (const float *)args.k + seq_offset(args.k_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.k_stride[2];
+    const float *v = (const float *)args.v + seq_offset(args.v_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.v_stride[2];
+    load_split<BN, HEAD_DIM, QK_DATA, EVEN_N, K_PLANE, KT_PLANE>(bk.base + K_OFF, bk.base + KT_OFF, k,
+                                                                  args.k_stride[2], bk.keys_in, t);
+    load_split<BN, HEAD_DIM_V, V_DATA, EVEN_N, V_PLANE, 0>(bk.base + V_OFF, 0, v, args.v_stride[2], bk.keys_in, t);
+    fence_proxy_async();
+    named_barrier_sync(CONSUMER_BARRIER, 128);
+
+    float dv[KV_REGS], dk[KV_REGS];
+#pragma unroll
+    for (int r = 0; r < KV_REGS; r++)
+        dv[r] = dk[r] = 0.f;
+    const float scale_log2 = softmax_log2_scale(args);
+    float *dq_accum = (float *)args.dq_accum + seq_row(args, sq, bk.b, bk.h0, bk.bh0) * HEAD_DIM;
+
+#pragma unroll 1
+    for (int i = 0; i < bk.steps; i++) {
+        const int st = i % NUM_STAGES;
+        const group_step gs = walk_group(i, bk.mt_begin, bk.per_head);
+        const int m0 = gs.mt * BM;
+        mbar_wait(ready_bar(bk, st), (i / NUM_STAGES) & 1);
+        // Shared memory's base and the lane's place, made opaque each step: else ptxas computes
+        // every descriptor and address the step derives from them once and keeps them across the
+        // loop (with EVEN_M and EVEN_N the kernel spilled 208-512 bytes of them).
+        const unsigned base = opaque(bk.base), slot = base + STAGE_OFF + st * STAGE_BYTES;
+        const int q = (int)opaque(lane % 4), row0 = (int)opaque(16 * w + lane / 4);
+
+        float s[S_REGS], dp[S_REGS];
+        wg_fence();
+        issue_ss<BM, HEAD_DIM / 8, K_PLANE, Q_PLANE>(s, base + K_OFF, slot);
+        issue_ss<BM, HEAD_DIM_V / 8, V_PLANE, DO_PLANE>(dp, base + V_OFF, slot + DO_OFF);
+        wg_commit();
+        unsigned do_hi[M_STEPS][4], do_lo[M_STEPS][4], q_hi[M_STEPS][4], q_lo[M_STEPS][4];
+        gather_transposed<DO_PLANE>(do_hi, do_lo, slot + DO_OFF, row0, q);
+        gather_transposed<Q_PLANE>(q_hi, q_lo, slot, row0, q);
+        wg_wait<0>();
+        wg_pin(s);
+        wg_pin(dp);
+
+        const float *l = (const float *)(bk.sm + STAGE_OFF + st * STAGE_BYTES + LD_OFF);
+        const bool masked = tile_needs_mask(bk.lo, bk.hi, m0, m0 + BM, bk.n0, bk.n0 + BN) || (!EVEN_N && bk.keys_in < BN);
+        tile_gradients(s, dp, l, l + BM, args, scale_log2, masked, bk.lo, bk.hi, bk.n0, bk.nq, bk.keys_in, m0, row0, q);
+        mbar_arrive(empty_bar(bk, st));   // the slot is read: its products landed, its gathers done
+        store_gradients(base, s, dp, row0, q);
+        fence_proxy_async();
+        named_barrier_sync(CONSUMER_BARRIER, 128);
+
+        // dV_t = dO^T P and dQ^T = K^T dS^T; dV_t added, dK_t = Q^T dS into the same registers
+        // while dQ^T lands; dQ^T added to dq_accum while dK_t lands.
+        float part[KV_REGS], dq[S_REGS];
+        wg_fence();
+        issue_rs<BN, M_STEPS, SC_PLANE>(part, do_hi, do_lo, base + PT_OFF);
+        wg_commit();
+        issue_ss<BM, BN / 8, KT_PLANE, SC_PLANE>(dq, base + KT_OFF, base + DS_OFF);
+        wg_commit();
+        wg_wait<1>();
+        wg_pin(part);
+        pin_a(do_hi, do_lo);
+#pragma unroll
+        for (int r = 0; r < KV_REGS; r++)
+            dv[r] += part[r];
+        wg_fence();
+        issue_rs<BN, M_STEPS, SC_PLANE>(part, q_hi, q_lo, base + DST_OFF);
+        wg_commit();
+        wg_wait<1>();
+        wg_pin(dq);
+        float *dq_tile = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM;
+#pragma unroll
+        for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int c = 8 * j + 2 * q + (e & 1), d = row0 + 8 * (e >> 1);
+                if (EVEN_M || m0 + c < bk.nq)
+                    atomicAdd(dq_tile + c * HEAD_DIM + d, dq[4 * j + e]);
+            }
+        wg_wait<0>();
+        wg_pin(part);
+        pin_a(q_hi, q_lo);
+#pragma unroll
+        for (int r = 0; r < KV_REGS; r++)
+            dk[r] += part[r];
+    }
+
+    // dK^T, dV^T: rows (head-dim columns) row0 + 8 (e >> 1), keys 8 j + 2 q + (e & 1).
+    const int q = lane % 4, row0 = 16 * w + lane / 4;   // the thread's first row of each accumulator
+    float *dkg = (float *)args.dk + seq_offset(args.dk_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.dk_stride[2];
+    float *dvg = (float *)args.dv + seq_offset(args.dv_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.dv_stride[2];
+    const float scale = (float)args.softmax_scale;
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int key = 8 * j + 2 * q + (e & 1), d = row0 + 8 * (e >> 1);
+            if (!EVEN_N && key >= bk.keys_in)
+                continue;
+            if (QK_DATA == HEAD_DIM || d < QK_DATA)
+                dkg[key * args.dk_stride[2] + d] = dk[4 * j + e] * scale;
+            if (V_DATA == HEAD_DIM_V || d < V_DATA)
+                dvg[key * args.dv_stride[2] + d] = dv[4 * j + e];
+        }
+}
+
+extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
+ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
+{
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    int bh, key_tile, part;   // the block's K/V head row (batch * heads_k) and key tile (ft_schedule.h)
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &key_tile, &part);
+    dkdv_block bk;
+    bk.sq = seq_of(args, bh / args.heads_k);
+    const ft_seq &sq = bk.sq;
+    bk.nq = sq.seqlen_q;
+    bk.nk = sq.seqlen_k;
+    bk.n0 = key_tile * BN;
+    if (VARLEN && bk.n0 >= bk.nk)   // past this sequence's keys (the grid is sized by the longest)
+        return;
+    bk.keys_in = bk.nk - bk.n0;
+    const int group = kv_group(args);
+    bk.b = bh / args.heads_k;
+    bk.h = bh % args.heads_k;
+    bk.bh0 = bh * group;
+    bk.h0 = bk.h * group;
+    bk.lo = VARLEN ? sq.lo : args.mask_lo;
+    bk.hi = VARLEN ? sq.hi : args.mask_hi;
+    int mt_end;
+    query_tiles<BM, BN>(bk.lo, bk.hi, bk.n0, bk.nq, bk.nk, bk.mt_begin, mt_end);
+    bk.per_head = mt_end - bk.mt_begin;
+    bk.steps = bk.per_head * group;
+    if (bk.steps == 0) {   // no query sees these keys: dK = dV = 0
+        float *dkg = (float *)args.dk + seq_offset(args.dk_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.dk_stride[2];
+        float *dvg = (float *)args.dv + seq_offset(args.dv_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.dv_stride[2];
+        for (int i = threadIdx.x; i < BN * HEAD_DIM; i += NUM_THREADS) {
+            const int key = i / HEAD_DIM, d = i % HEAD_DIM;
+            if ((EVEN_N || key < bk.keys_in) && (QK_DATA == HEAD_DIM || d < QK_DATA))
+                dkg[key * args.dk_stride[2] + d] = 0.f;
+            if ((EVEN_N || key < bk.keys_in) && (V_DATA == HEAD_DIM_V || d < V_DATA))
+                dvg[key * args.dv_stride[2] + d] = 0.f;
+        }
+        return;
+    }
+    bk.l_rows = bwd_head_rows(args, sq);
+    bk.q = (const float *)args.q + seq_offset(args.q_stride, bk.b, bk.h0, sq.q0);
+    bk.dout = (const float *)args.dout + seq_offset(args.do_stride, bk.b, bk.h0, sq.q0);
+    bk.lse = (const float *)args.lse + seq_row(args, sq, bk.b, bk.h0, bk.bh0);
+    bk.delta = (const float *)args.delta + seq_row(args, sq, bk.b, bk.h0, bk.bh0);
+    const unsigned raw = smem_addr(smem_raw);
+    bk.base = (raw + 1023) & ~1023u;
+    bk.sm = smem_raw + (bk.base - raw);
+
+    if (threadIdx.x == 0) {
+        for (int st = 0; st < NUM_STAGES; st++) {
+            mbar_init(ready_bar(bk, st), 128);
+            mbar_init(empty_bar(bk, st), 128);
+        }
+        mbar_init_fence();
+    }
+    __syncthreads();
+    if (threadIdx.x < 128)
+        produce(args, bk, threadIdx.x);
+    else
+        consume(args, bk, threadIdx.x - 128);
+}
+
+// ---- ft_bwd_dq_convert: dq = scale * dq_accum (common/ft_bwd_steps.cuh) ---------------------
+extern "C" __global__ void __launch_bounds__(NUM_THREADS)
+ft_bwd_dq_convert(const ft_bwd_args args)
+{
+    bwd_dq_convert_rows<NUM_THREADS, BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M>(args);
+}

@@ -1,0 +1,67 @@
+/* bwd_wgmma_f32 traits (templates/families/bwd_wgmma_f32.cu, generator/family_bwd_wgmma_f32.c):
+ * the float32 backward on Hopper's TF32 warpgroup tensor cores. One consumer warpgroup owns a
+ * key tile of 64 keys and head dims of 64 (the M of every product it issues); a producer
+ * warpgroup fills a ring of query tiles. Every operand lies in shared memory in PLANES planes
+ * (TF32 high parts, and remainders unless ALLOW_TF32), and the products that reduce over an
+ * operand's other axis need it transposed, so shared memory bounds the query tile: 32 rows with
+ * three products, 64 with one (notes/fp32.md, "The backward's Hopper form"). */
+#ifndef FT_TRAITS_BWD_WGMMA_F32_H
+#define FT_TRAITS_BWD_WGMMA_F32_H
+
+enum bwd_wgmma_f32_rule {
+    BWD_WGMMA_F32_OK,
+    BWD_WGMMA_F32_BAD_HEAD_DIM, /* HEAD_DIM or HEAD_DIM_V not 64 */
+    BWD_WGMMA_F32_BAD_BLOCK_M,  /* BLOCK_M not 32 or 64 */
+    BWD_WGMMA_F32_BAD_BLOCK_N,  /* BLOCK_N not 64 */
+    BWD_WGMMA_F32_BAD_WARPS,    /* NUM_WARPS not 8 (the producer warpgroup and one consumer) */
+    BWD_WGMMA_F32_BAD_STAGES,   /* NUM_STAGES outside 1..3 */
+    BWD_WGMMA_F32_BAD_DQ_MODE,  /* DQ_MODE not atomic */
+    BWD_WGMMA_F32_BAD_SMEM,     /* over FT_SMEM_MAX_BYTES */
+};
+
+/* Planes of each operand: high parts and remainders (three products), or high parts alone. */
+FT_TRAIT int bwd_wgmma_f32_planes(int allow_tf32)
+{
+    return allow_tf32 ? 1 : 2;
+}
+
+/* A ring slot: Q's and dO's planes (BLOCK_M rows), then L and delta in 1024 bytes of their own,
+ * so that the next slot's planes start aligned for the 128-byte swizzle. */
+FT_TRAIT long long bwd_wgmma_f32_stage_bytes(int block_m, int head_dim, int head_dim_v, int allow_tf32)
+{
+    return (long long)bwd_wgmma_f32_planes(allow_tf32) * block_m * (head_dim + head_dim_v) * 4 + 1024;
+}
+
+/* ft_bwd_dkdv's dynamic shared memory: 1024 bytes of alignment slack; K, V and K^T in planes;
+ * NUM_STAGES ring slots; P^T, dS^T (keys by queries) and dS (queries by keys) in planes; two
+ * mbarriers a slot. */
+FT_TRAIT long long bwd_wgmma_f32_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages,
+                                            int allow_tf32)
+{
+    const long long planes = bwd_wgmma_f32_planes(allow_tf32);
+    return 1024 + planes * block_n * (2LL * head_dim + head_dim_v) * 4 +
+           num_stages * bwd_wgmma_f32_stage_bytes(block_m, head_dim, head_dim_v, allow_tf32) +
+           3 * planes * block_n * block_m * 4 + 16LL * num_stages;
+}
+
+FT_TRAIT int bwd_wgmma_f32_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim, int head_dim_v,
+                                int dq_mode, int allow_tf32)
+{
+    if (head_dim != 64 || head_dim_v != 64)
+        return BWD_WGMMA_F32_BAD_HEAD_DIM;
+    if (block_m != 32 && block_m != 64)
+        return BWD_WGMMA_F32_BAD_BLOCK_M;
+    if (block_n != 64)
+        return BWD_WGMMA_F32_BAD_BLOCK_N;
+    if (num_warps != 8)
+        return BWD_WGMMA_F32_BAD_WARPS;
+    if (num_stages < 1 || num_stages > 3)
+        return BWD_WGMMA_F32_BAD_STAGES;
+    if (dq_mode != 0)
+        return BWD_WGMMA_F32_BAD_DQ_MODE;
+    if (bwd_wgmma_f32_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, allow_tf32) > FT_SMEM_MAX_BYTES)
+        return BWD_WGMMA_F32_BAD_SMEM;
+    return BWD_WGMMA_F32_OK;
+}
+
+#endif
