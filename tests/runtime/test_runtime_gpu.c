@@ -589,14 +589,15 @@ static int allow_tf32_rounds(char *log, size_t len)
     return failed;
 }
 
-/* Which family serves an f32 backward (ft_describe_choice, no launch): bwd_mma where every row is
- * 16-byte aligned, bwd_exact where the rows are 66 floats apart, deterministic (DQ_MODE
- * separate) or not; a deterministic one with such rows must not reach bwd_mma's 16-byte copies. */
+/* Which family serves an f32 backward (ft_describe_choice, no launch): a tensor-core one where every
+ * row is 16-byte aligned (bwd_mma, or on Hopper the tuned tables' bwd_wgmma_f32 at head dim 64;
+ * deterministic, bwd_mma with DQ_MODE separate), bwd_exact where the rows are 66 floats apart,
+ * deterministic or not; neither of those may reach the 16-byte copies. */
 static int f32_backward_rows(char *log, size_t len)
 {
-    static const struct { int row, deterministic; const char *family, *dq; } want[] = {
-        { 64, 0, "bwd_mma", NULL }, { 64, 1, "bwd_mma", "DQ_MODE=separate" },
-        { 66, 0, "bwd_exact", NULL }, { 66, 1, "bwd_exact", "DQ_MODE=separate" },
+    static const struct { int row, deterministic; const char *family, *dq, *hopper; } want[] = {
+        { 64, 0, "bwd_mma", NULL, "bwd_wgmma_f32" }, { 64, 1, "bwd_mma", "DQ_MODE=separate", NULL },
+        { 66, 0, "bwd_exact", NULL, NULL }, { 66, 1, "bwd_exact", "DQ_MODE=separate", NULL },
     };
     log[0] = '\0';
     for (int i = 0; i < 4; i++) {
@@ -611,7 +612,9 @@ static int f32_backward_rows(char *log, size_t len)
         const ft_status s = ft_describe_choice(shared_ft, &d, 1, desc, sizeof desc);
         if (s != FT_OK)
             return snprintf(log, len, "rows of %d: %s: %s", want[i].row, ft_status_str(s), ft_last_error(shared_ft)), 1;
-        if (strncmp(desc, want[i].family, strlen(want[i].family)) != 0 || (want[i].dq && !strstr(desc, want[i].dq)))
+        const int family_ok = strncmp(desc, want[i].family, strlen(want[i].family)) == 0 ||
+                              (want[i].hopper && strncmp(desc, want[i].hopper, strlen(want[i].hopper)) == 0);
+        if (!family_ok || (want[i].dq && !strstr(desc, want[i].dq)))
             return snprintf(log, len, "rows of %d floats, deterministic=%d: expected %s%s%s, got %s", want[i].row,
                             want[i].deterministic, want[i].family, want[i].dq ? " " : "", want[i].dq ? want[i].dq : "",
                             desc), 1;
