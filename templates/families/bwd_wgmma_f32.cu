@@ -17,7 +17,8 @@
 //   dV^T += dO^T P     RS   A: dO^T gathered from the dO planes   B: P^T planes
 //   dK^T += Q^T dS     RS   A: Q^T gathered from the Q planes     B: dS^T planes
 //   dQ^T  = K^T dS^T   SS   A: K^T planes [d][key] (made once)    B: dS planes
-// dQ^T goes to dq_accum by fp32 atomics (unscaled; ft_bwd_dq_convert scales). Each query tile's
+// dQ^T goes to dq_accum by fp32 atomics (unscaled; ft_bwd_dq_convert scales), its small products
+// summed apart from the large one (issue_ss_apart). Each query tile's
 // dV and dK products land in an accumulator of their own, which the tile adds to the running
 // sums with rounded adds: the tensor cores' accumulation truncates, and over many tiles that
 // grew the forward's error (notes/fp32.md). The small products of a k-step go first.
@@ -110,6 +111,30 @@ FT_DEVICE void issue_ss(float (&d)[N / 2], unsigned a, unsigned b)
             wg_ss_tf32<N>::run(d, da, wg_desc_add(db, B_PLANE), 1);
         }
         wg_ss_tf32<N>::run(d, da, db, PLANES == 2 || kk > 0);
+    }
+}
+
+// issue_ss with the two small products of every k-step in an accumulator of their own (small,
+// overwritten by the first), which the caller adds to d once both have landed: d's running sum
+// then takes one truncating accumulation a k-step, not three. dQ^T's products: with one
+// accumulator its error against float64 was 1.6-2.7x the CUDA-core kernel's at N 4096 and 16384
+// (bwd_mma's mma_tf32_apart, for the same reason, keeps 1.1-1.2x). One plane: issue_ss.
+template <int N, int KSTEPS, int A_PLANE, int B_PLANE>
+FT_DEVICE void issue_ss_apart(float (&d)[N / 2], float (&small)[N / 2], unsigned a, unsigned b)
+{
+    if constexpr (PLANES == 1) {
+        (void)small;
+        issue_ss<N, KSTEPS, A_PLANE, B_PLANE>(d, a, b);
+    } else {
+        const unsigned long long a0 = wg_desc(a, 16, 1024), b0 = wg_desc(b, 16, 1024);
+#pragma unroll
+        for (int kk = 0; kk < KSTEPS; kk++) {
+            const unsigned long long da = wg_desc_add(a0, (kk / 4) * (64 * 128) + (kk % 4) * 32);
+            const unsigned long long db = wg_desc_add(b0, (kk / 4) * (N * 128) + (kk % 4) * 32);
+            wg_ss_tf32<N>::run(small, wg_desc_add(da, A_PLANE), db, kk > 0);
+            wg_ss_tf32<N>::run(small, da, wg_desc_add(db, B_PLANE), 1);
+            wg_ss_tf32<N>::run(d, da, db, kk > 0);
+        }
     }
 }
 
@@ -354,11 +379,11 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
 
         // dV_t = dO^T P and dQ^T = K^T dS^T; dV_t added, dK_t = Q^T dS into the same registers
         // while dQ^T lands; dQ^T added to dq_accum while dK_t lands.
-        float part[KV_REGS], dq[S_REGS];
+        float part[KV_REGS], dq[S_REGS], dq_small[S_REGS];
         wg_fence();
         issue_rs<BN, M_STEPS, SC_PLANE>(part, do_hi, do_lo, base + PT_OFF);
         wg_commit();
-        issue_ss<BM, BN / 8, KT_PLANE, SC_PLANE>(dq, base + KT_OFF, base + DS_OFF);
+        issue_ss_apart<BM, BN / 8, KT_PLANE, SC_PLANE>(dq, dq_small, base + KT_OFF, base + DS_OFF);
         wg_commit();
         wg_wait<1>();
         wg_pin(part);
@@ -371,6 +396,12 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
         wg_commit();
         wg_wait<1>();
         wg_pin(dq);
+        if constexpr (PLANES == 2) {
+            wg_pin(dq_small);
+#pragma unroll
+            for (int r = 0; r < S_REGS; r++)
+                dq[r] += dq_small[r];
+        }
         float *dq_tile = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM;
 #pragma unroll
         for (int j = 0; j < BM / 8; j++)
