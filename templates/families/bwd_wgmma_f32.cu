@@ -17,8 +17,8 @@
 //   dV^T += dO^T P     RS   A: dO^T gathered from the dO planes   B: P^T planes
 //   dK^T += Q^T dS     RS   A: Q^T gathered from the Q planes     B: dS^T planes
 //   dQ^T  = K^T dS^T   SS   A: K^T planes [d][key] (made once)    B: dS planes
-// dQ^T goes to dq_accum by fp32 atomics (unscaled; ft_bwd_dq_convert scales), its small products
-// summed apart from the large one (issue_ss_apart). Each query tile's
+// dQ^T goes to dq_accum by fp32 atomics (unscaled; ft_bwd_dq_convert scales). The SS products sum
+// their small products apart from the large one (issue_ss_apart), as bwd_mma's do. Each query tile's
 // dV and dK products land in an accumulator of their own, which the tile adds to the running
 // sums with rounded adds: the tensor cores' accumulation truncates, and over many tiles that
 // grew the forward's error (notes/fp32.md). The small products of a k-step go first.
@@ -116,9 +116,9 @@ FT_DEVICE void issue_ss(float (&d)[N / 2], unsigned a, unsigned b)
 
 // issue_ss with the two small products of every k-step in an accumulator of their own (small,
 // overwritten by the first), which the caller adds to d once both have landed: d's running sum
-// then takes one truncating accumulation a k-step, not three. dQ^T's products: with one
-// accumulator its error against float64 was 1.6-2.7x the CUDA-core kernel's at N 4096 and 16384
-// (bwd_mma's mma_tf32_apart, for the same reason, keeps 1.1-1.2x). One plane: issue_ss.
+// then takes one truncating accumulation a k-step, not three. With one accumulator for S^T,
+// dP^T and dQ^T, dQ's error against float64 was 1.6-2.7x the CUDA-core kernel's at N 4096 and
+// 16384 (bwd_mma's mma_tf32_apart, for the same reason, keeps 1.1-1.2x). One plane: issue_ss.
 template <int N, int KSTEPS, int A_PLANE, int B_PLANE>
 FT_DEVICE void issue_ss_apart(float (&d)[N / 2], float (&small)[N / 2], unsigned a, unsigned b)
 {
@@ -357,10 +357,10 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
         const unsigned base = opaque(bk.base), slot = base + STAGE_OFF + st * STAGE_BYTES;
         const int q = (int)opaque(lane % 4), row0 = (int)opaque(16 * w + lane / 4);
 
-        float s[S_REGS], dp[S_REGS];
+        float s[S_REGS], dp[S_REGS], s_small[S_REGS], dp_small[S_REGS];
         wg_fence();
-        issue_ss<BM, HEAD_DIM / 8, K_PLANE, Q_PLANE>(s, base + K_OFF, slot);
-        issue_ss<BM, HEAD_DIM_V / 8, V_PLANE, DO_PLANE>(dp, base + V_OFF, slot + DO_OFF);
+        issue_ss_apart<BM, HEAD_DIM / 8, K_PLANE, Q_PLANE>(s, s_small, base + K_OFF, slot);
+        issue_ss_apart<BM, HEAD_DIM_V / 8, V_PLANE, DO_PLANE>(dp, dp_small, base + V_OFF, slot + DO_OFF);
         wg_commit();
         unsigned do_hi[M_STEPS][4], do_lo[M_STEPS][4], q_hi[M_STEPS][4], q_lo[M_STEPS][4];
         gather_transposed<DO_PLANE>(do_hi, do_lo, slot + DO_OFF, row0, q);
@@ -368,6 +368,15 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
         wg_wait<0>();
         wg_pin(s);
         wg_pin(dp);
+        if constexpr (PLANES == 2) {
+            wg_pin(s_small);
+            wg_pin(dp_small);
+#pragma unroll
+            for (int r = 0; r < S_REGS; r++) {
+                s[r] += s_small[r];
+                dp[r] += dp_small[r];
+            }
+        }
 
         const float *l = (const float *)(bk.sm + STAGE_OFF + st * STAGE_BYTES + LD_OFF);
         const bool masked = tile_needs_mask(bk.lo, bk.hi, m0, m0 + BM, bk.n0, bk.n0 + BN) || (!EVEN_N && bk.keys_in < BN);
