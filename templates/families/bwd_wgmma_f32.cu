@@ -270,18 +270,38 @@ FT_DEVICE unsigned ready_bar(const dkdv_block &bk, int st) { return bk.base + BA
 FT_DEVICE unsigned empty_bar(const dkdv_block &bk, int st) { return bk.base + BAR_OFF + 16 * st + 8; }
 FT_DEVICE unsigned slot_at(const dkdv_block &bk, int st) { return bk.base + STAGE_OFF + st * STAGE_BYTES; }
 
-// A tile of ROWS rows of COLS floats (DATA of them in the tensor, row stride ld; rows past
-// `valid` unless EVEN) split into planes at `at` (remainders PLANE bytes on) by 128 threads (t);
-// TRANSPOSED_AT (not 0): also its transpose, COLS rows of ROWS, there (K^T).
-template <int ROWS, int COLS, int DATA, bool EVEN, int PLANE, int TRANSPOSED_PLANE>
-FT_DEVICE void load_split(unsigned at, unsigned transposed_at, const float *src, long long ld, int valid, int t)
+// A ROWS x COLS tile of floats as 128 threads hold it on its way into shared memory: thread t's
+// piece p is the 16 bytes at piece index t + 128 p (COLS / 4 pieces a row). Every load of a tile
+// is issued before any piece is stored: a store to shared memory between two loads (an asm with
+// a memory clobber) kept each load behind the one before, one load in flight a thread.
+template <int ROWS, int COLS> struct tile_pieces {
+    static constexpr int N = ROWS * COLS / 4 / 128;
+    static_assert(ROWS * COLS / 4 % 128 == 0, "tile_pieces: whole rounds of 128 threads");
+    float4 x[N];
+};
+
+// The tile's pieces from src (DATA of its COLS columns in the tensor, row stride ld; rows past
+// `valid` unless EVEN), zeros where nothing is.
+template <int ROWS, int COLS, int DATA, bool EVEN>
+FT_DEVICE void load_pieces(tile_pieces<ROWS, COLS> &tp, const float *src, long long ld, int valid, int t)
 {
-    constexpr int PIECES = ROWS * COLS / 4;
-#pragma unroll 4
-    for (int p = t; p < PIECES; p += 128) {
-        const int row = p / (COLS / 4), c4 = p % (COLS / 4);
+#pragma unroll
+    for (int p = 0; p < tile_pieces<ROWS, COLS>::N; p++) {
+        const int i = t + 128 * p, row = i / (COLS / 4), c4 = i % (COLS / 4);
         const bool in = (EVEN || row < valid) && (DATA == COLS || c4 * 4 < DATA);
-        const float4 x = in ? *(const float4 *)(src + row * ld + c4 * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
+        tp.x[p] = in ? *(const float4 *)(src + row * ld + c4 * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+}
+
+// The pieces split into planes at `at` (remainders PLANE bytes on); TRANSPOSED_PLANE (not 0):
+// also the tile's transpose, COLS rows of ROWS, at transposed_at (K^T).
+template <int ROWS, int COLS, int PLANE, int TRANSPOSED_PLANE>
+FT_DEVICE void store_pieces(const tile_pieces<ROWS, COLS> &tp, unsigned at, unsigned transposed_at, int t)
+{
+#pragma unroll
+    for (int p = 0; p < tile_pieces<ROWS, COLS>::N; p++) {
+        const int i = t + 128 * p, row = i / (COLS / 4), c4 = i % (COLS / 4);
+        const float4 x = tp.x[p];
         const unsigned piece = at + panel_offset<ROWS>(row, c4);
         st_split4(piece, piece + PLANE, x.x, x.y, x.z, x.w);
         if (TRANSPOSED_PLANE) {
@@ -293,34 +313,52 @@ FT_DEVICE void load_split(unsigned at, unsigned transposed_at, const float *src,
     }
 }
 
-// The producer warpgroup (t: 0..127): each step's Q and dO split into its ring slot, then L
-// (+inf past the queries) and delta (0 there), then the slot marked ready. A slot is refilled
-// once the consumers gave its last tile back.
+// A query tile's Q, dO, L and delta in the producer's registers.
+struct query_tile {
+    tile_pieces<BM, HEAD_DIM> q;
+    tile_pieces<BM, HEAD_DIM_V> dout;
+    float l, delta;   // row t's (t < BM): L (+inf past the queries) and delta (0 there)
+};
+static_assert(BM <= 128, "query_tile: a row's L and delta a thread");
+
+FT_DEVICE void load_query_tile(query_tile &qt, const ft_bwd_args &args, const dkdv_block &bk, int i, int t)
+{
+    const group_step w = walk_group(i, bk.mt_begin, bk.per_head);
+    const int m0 = w.mt * BM;
+    const long long qs = args.q_stride[2], dos = args.do_stride[2];
+    load_pieces<BM, HEAD_DIM, QK_DATA, EVEN_M>(qt.q, bk.q + w.head * args.q_stride[1] + m0 * qs, qs, bk.nq - m0, t);
+    load_pieces<BM, HEAD_DIM_V, V_DATA, EVEN_M>(qt.dout, bk.dout + w.head * args.do_stride[1] + m0 * dos, dos,
+                                                bk.nq - m0, t);
+    const long long l0 = (long long)w.head * bk.l_rows + m0 + t;
+    const bool in = t < BM && (EVEN_M || m0 + t < bk.nq);
+    qt.l = in ? bk.lse[l0] : FT_INF_F;
+    qt.delta = in ? bk.delta[l0] : 0.f;
+}
+
+// The producer warpgroup (t: 0..127): each step's Q and dO split into its ring slot, L and delta
+// beside them, then the slot marked ready; the next step's loads are issued at once, so they
+// land while the producer waits for that step's slot to be given back.
 FT_DEVICE void produce(const ft_bwd_args &args, const dkdv_block &bk, int t)
 {
-    const long long qs = args.q_stride[2], dos = args.do_stride[2];
+    query_tile qt;
+    load_query_tile(qt, args, bk, 0, t);
 #pragma unroll 1
     for (int i = 0; i < bk.steps; i++) {
         const int st = i % NUM_STAGES;
         if (i >= NUM_STAGES)
             mbar_wait(empty_bar(bk, st), (i / NUM_STAGES - 1) & 1);
-        const group_step w = walk_group(i, bk.mt_begin, bk.per_head);
-        const int m0 = w.mt * BM;
         const unsigned slot = slot_at(bk, st);
-        load_split<BM, HEAD_DIM, QK_DATA, EVEN_M, Q_PLANE, 0>(slot, 0, bk.q + w.head * args.q_stride[1] + m0 * qs, qs,
-                                                             bk.nq - m0, t);
-        load_split<BM, HEAD_DIM_V, V_DATA, EVEN_M, DO_PLANE, 0>(slot + DO_OFF, 0,
-                                                               bk.dout + w.head * args.do_stride[1] + m0 * dos, dos,
-                                                               bk.nq - m0, t);
-        float *ld = (float *)(bk.sm + STAGE_OFF + st * STAGE_BYTES + LD_OFF);
-        const long long l0 = (long long)w.head * bk.l_rows + m0;
-        for (int r = t; r < BM; r += 128) {
-            const bool in = EVEN_M || m0 + r < bk.nq;
-            ld[r] = in ? bk.lse[l0 + r] : FT_INF_F;
-            ld[BM + r] = in ? bk.delta[l0 + r] : 0.f;
+        store_pieces<BM, HEAD_DIM, Q_PLANE, 0>(qt.q, slot, 0, t);
+        store_pieces<BM, HEAD_DIM_V, DO_PLANE, 0>(qt.dout, slot + DO_OFF, 0, t);
+        if (t < BM) {
+            float *ld = (float *)(bk.sm + STAGE_OFF + st * STAGE_BYTES + LD_OFF);
+            ld[t] = qt.l;
+            ld[BM + t] = qt.delta;
         }
         fence_proxy_async();   // plain stores, read next by wgmma
         mbar_arrive(ready_bar(bk, st));
+        if (i + 1 < bk.steps)
+            load_query_tile(qt, args, bk, i + 1, t);
     }
 }
 
@@ -332,9 +370,14 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
     const ft_seq &sq = bk.sq;
     const float *k = (const float *)args.k + seq_offset(args.k_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.k_stride[2];
     const float *v = (const float *)args.v + seq_offset(args.v_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.v_stride[2];
-    load_split<BN, HEAD_DIM, QK_DATA, EVEN_N, K_PLANE, KT_PLANE>(bk.base + K_OFF, bk.base + KT_OFF, k,
-                                                                  args.k_stride[2], bk.keys_in, t);
-    load_split<BN, HEAD_DIM_V, V_DATA, EVEN_N, V_PLANE, 0>(bk.base + V_OFF, 0, v, args.v_stride[2], bk.keys_in, t);
+    {
+        tile_pieces<BN, HEAD_DIM> kp;
+        tile_pieces<BN, HEAD_DIM_V> vp;
+        load_pieces<BN, HEAD_DIM, QK_DATA, EVEN_N>(kp, k, args.k_stride[2], bk.keys_in, t);
+        load_pieces<BN, HEAD_DIM_V, V_DATA, EVEN_N>(vp, v, args.v_stride[2], bk.keys_in, t);
+        store_pieces<BN, HEAD_DIM, K_PLANE, KT_PLANE>(kp, bk.base + K_OFF, bk.base + KT_OFF, t);
+        store_pieces<BN, HEAD_DIM_V, V_PLANE, 0>(vp, bk.base + V_OFF, 0, t);
+    }
     fence_proxy_async();
     named_barrier_sync(CONSUMER_BARRIER, 128);
 
