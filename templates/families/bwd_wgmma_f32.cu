@@ -154,18 +154,39 @@ FT_DEVICE void issue_rs(float (&d)[N / 2], const unsigned (&hi)[KSTEPS][4], cons
     }
 }
 
+// The lane's byte offsets in a step's tiles, from its place (q = lane % 4, row0 = 16 w + lane / 4)
+// once a step: every element it reads or writes there is one of them plus a constant, so each
+// load and store takes an immediate offset instead of its own swizzle arithmetic (which was
+// about a quarter of the consumer's instructions). The swizzle XORs a row's 16-byte chunks with
+// the row's low three bits, which rows 8 apart share.
+struct lane_offsets {
+    unsigned gather[4];   // [query][col] slot tiles: (8 kk + q + 4 (e >> 1), row0 + 8 (e & 1)) is gather[e] + 1024 kk
+    unsigned kq[4];       // P^T, dS^T ([key][query]): (row0 + 8 half, 8 j + 2 q) is kq[j % 4] + (j / 4) 128 BN + 1024 half
+    unsigned qk[4];       // dS ([query][key]): (8 j + 2 q + e, row0 + 8 half) is qk[2 half + e] + 1024 j
+    FT_DEVICE lane_offsets(int q, int row0)
+    {
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            gather[e] = f32_offset<BM>(q + 4 * (e >> 1), row0 + 8 * (e & 1));
+            kq[e] = f32_offset<BN>(row0, 8 * e + 2 * q);
+            qk[e] = f32_offset<BM>(2 * q + (e & 1), row0 + 8 * (e >> 1));
+        }
+    }
+};
+
 // The A registers of dV^T (dO^T) or dK^T (Q^T): the transpose of a slot's [query][col] tile at
 // `tile` (remainders PLANE bytes on), rows row0 (= 16 w + g) and row0 + 8 of the transpose being
 // columns of the tile, k-step kk's queries 8 kk + q and + 4: a[0] (row0, q), a[1] (row0 + 8, q),
 // a[2] (row0, q + 4), a[3] (row0 + 8, q + 4), as wg_rs_tf32 reads them.
 template <int PLANE>
-FT_DEVICE void gather_transposed(unsigned (&hi)[M_STEPS][4], unsigned (&lo)[M_STEPS][4], unsigned tile, int row0, int q)
+FT_DEVICE void gather_transposed(unsigned (&hi)[M_STEPS][4], unsigned (&lo)[M_STEPS][4], unsigned tile,
+                                 const lane_offsets &lo_)
 {
 #pragma unroll
     for (int kk = 0; kk < M_STEPS; kk++)
 #pragma unroll
         for (int e = 0; e < 4; e++) {
-            const unsigned at = tile + f32_offset<BM>(8 * kk + q + 4 * (e >> 1), row0 + 8 * (e & 1));
+            const unsigned at = tile + lo_.gather[e] + 1024 * kk;
             hi[kk][e] = ld_shared_b32(at);
             if (PLANES == 2)
                 lo[kk][e] = ld_shared_b32(at + PLANE);
@@ -231,18 +252,19 @@ FT_DEVICE void tile_gradients(float (&s)[S_REGS], float (&dp)[S_REGS], const flo
 
 // P^T and dS^T to their [key][query] tiles (pairs of queries, 8 bytes), dS to its [query][key]
 // tile (the B of dQ^T = K^T dS^T), each split into its planes.
-FT_DEVICE void store_gradients(unsigned base, const float (&s)[S_REGS], const float (&ds)[S_REGS], int row0, int q)
+FT_DEVICE void store_gradients(unsigned base, const float (&s)[S_REGS], const float (&ds)[S_REGS],
+                                const lane_offsets &lo_)
 {
 #pragma unroll
     for (int j = 0; j < BM / 8; j++)
 #pragma unroll
         for (int half = 0; half < 2; half++) {
-            const int key = row0 + 8 * half, c = 8 * j + 2 * q, r = 4 * j + 2 * half;
-            const unsigned at = f32_offset<BN>(key, c);
+            const int r = 4 * j + 2 * half;
+            const unsigned at = lo_.kq[j % 4] + (j / 4) * (BN * 128) + 1024 * half;
             st_split2(base + PT_OFF + at, SC_PLANE, s[r], s[r + 1]);
             st_split2(base + DST_OFF + at, SC_PLANE, ds[r], ds[r + 1]);
-            st_split1(base + DS_OFF + f32_offset<BM>(c, key), SC_PLANE, ds[r]);
-            st_split1(base + DS_OFF + f32_offset<BM>(c + 1, key), SC_PLANE, ds[r + 1]);
+            st_split1(base + DS_OFF + lo_.qk[2 * half] + 1024 * j, SC_PLANE, ds[r]);
+            st_split1(base + DS_OFF + lo_.qk[2 * half + 1] + 1024 * j, SC_PLANE, ds[r + 1]);
         }
 }
 
@@ -406,8 +428,9 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
         issue_ss_apart<BM, HEAD_DIM_V / 8, V_PLANE, DO_PLANE>(dp, dp_small, base + V_OFF, slot + DO_OFF);
         wg_commit();
         unsigned do_hi[M_STEPS][4], do_lo[M_STEPS][4], q_hi[M_STEPS][4], q_lo[M_STEPS][4];
-        gather_transposed<DO_PLANE>(do_hi, do_lo, slot + DO_OFF, row0, q);
-        gather_transposed<Q_PLANE>(q_hi, q_lo, slot, row0, q);
+        const lane_offsets offs(q, row0);
+        gather_transposed<DO_PLANE>(do_hi, do_lo, slot + DO_OFF, offs);
+        gather_transposed<Q_PLANE>(q_hi, q_lo, slot, offs);
         wg_wait<0>();
         wg_pin(s);
         wg_pin(dp);
@@ -425,7 +448,7 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
         const bool masked = tile_needs_mask(bk.lo, bk.hi, m0, m0 + BM, bk.n0, bk.n0 + BN) || (!EVEN_N && bk.keys_in < BN);
         tile_gradients(s, dp, l, l + BM, args, scale_log2, masked, bk.lo, bk.hi, bk.n0, bk.nq, bk.keys_in, m0, row0, q);
         mbar_arrive(empty_bar(bk, st));   // the slot is read: its products landed, its gathers done
-        store_gradients(base, s, dp, row0, q);
+        store_gradients(base, s, dp, offs);
         fence_proxy_async();
         named_barrier_sync(CONSUMER_BARRIER, 128);
 
