@@ -23,9 +23,10 @@
 // sums with rounded adds: the tensor cores' accumulation truncates, and over many tiles that
 // grew the forward's error (notes/fp32.md). The small products of a k-step go first.
 //
-// Warps: the producer warpgroup (warps 0-3) loads each query tile's Q and dO with plain loads,
-// splits them into planes as it stores them into the tile's ring slot, copies L and delta, and
-// marks the slot ready (an mbarrier of 128 arrivals); the consumer warpgroup (warps 4-7) loads
+// Warps: the producer warpgroup (warps 0-3) loads each query tile's Q and dO with plain loads
+// (the next tile's into its registers as soon as it has marked a slot ready), splits them into
+// planes as it stores them into the tile's ring slot, copies L and delta, and marks the slot
+// ready (an mbarrier of 128 arrivals); the consumer warpgroup (warps 4-7) loads
 // K and V once (with K^T), then for each slot waits ready, computes, and gives the slot back
 // (its empty mbarrier) once its products and its gathers have read it. P^T, dS^T and dS are
 // single tiles: a tile's products have landed (the last wait of the tile) before any warp of the
