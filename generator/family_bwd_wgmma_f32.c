@@ -39,12 +39,17 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
         snprintf(why, len, "NUM_STAGES=%d is out of range for bwd_wgmma_f32 (1..3)", stages);
         break;
     case BWD_WGMMA_F32_BAD_DQ_MODE:
-        snprintf(why, len, "DQ_MODE=%d: bwd_wgmma_f32 adds dQ by atomics only (0)", p[GEN_DQ_MODE]);
+        snprintf(why, len, "DQ_MODE=%s: bwd_wgmma_f32 adds dQ by atomics only (DQ_MODE=atomic)",
+                 gen_param_value_name(GEN_DQ_MODE, p[GEN_DQ_MODE]));
         break;
-    default:
+    case BWD_WGMMA_F32_BAD_SMEM:
         snprintf(why, len, "BLOCK_M=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d and ALLOW_TF32=%d needs %zu bytes "
                  "of shared memory (at most %d)", bm, stages, d, dv, p[GEN_ALLOW_TF32], smem_dkdv(p),
                  FT_SMEM_MAX_BYTES);
+        break;
+    default:
+        snprintf(why, len, "bwd_wgmma_f32 refuses this configuration (rule %d of traits/bwd_wgmma_f32.h)",
+                 bwd_wgmma_f32_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_ALLOW_TF32]));
         break;
     }
     return -1;
@@ -67,7 +72,7 @@ const gen_family gen_family_bwd_wgmma_f32 = {
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
               GEN_BIT(GEN_ALLOW_TF32) | GEN_FUSED_PROBLEM_PARAMS,
-    /* 32-query tiles in two slots: the most three products fit (216 KB of shared memory). */
+    /* 32-query tiles in two slots: the most three products fit (211 KB of shared memory). */
     .defaults = {
         [GEN_DTYPE] = 0, [GEN_HEAD_DIM] = 64, [GEN_HEAD_DIM_V] = 64,
         [GEN_BLOCK_M] = 32, [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,

@@ -340,7 +340,7 @@ template <int PENDING> FT_DEVICE void bulk_wait()
 }
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a tile of ROWS rows stored as panels of
-// 64 columns (128 bytes a row): panel chunk/8 starts at (chunk/8)*ROWS*128, and within a panel
+// 128 bytes a row (64 16-bit columns, or 32 floats): panel chunk/8 starts at (chunk/8)*ROWS*128, and within a panel
 // the chunk moves to (chunk%8) ^ (row%8), wgmma's 128-byte swizzle. The tile must start
 // 1024-byte aligned (the swizzle is a function of address bits 4-9).
 template <int ROWS> FT_DEVICE unsigned panel_offset(int row, int chunk)

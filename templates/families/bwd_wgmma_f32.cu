@@ -29,9 +29,10 @@
 // ready (an mbarrier of 128 arrivals); the consumer warpgroup (warps 4-7) loads
 // K and V once (with K^T), then for each slot waits ready, computes, and gives the slot back
 // (its empty mbarrier) once its products and its gathers have read it. P^T, dS^T and dS are
-// single tiles: a tile's products have landed (the last wait of the tile) before any warp of the
-// warpgroup writes the next tile's (each warp first waits for the next tile's S^T, which no
-// warp's wgmma starts before all four have issued it).
+// single tiles: the consumers meet before writing a tile's, so every warp has waited for the last
+// tile's products that read them. (Each warp's wait for the next S^T would do it only if no
+// warp's share of a wgmma could finish before all four had issued it: true on the H200, where a
+// probe found it so, but not promised by the PTX ISA, and racecheck does not see wgmma's reads.)
 // Queries past seqlen_q load as zeros with L = +inf and delta = 0 (P = dS = 0 there); keys past
 // seqlen_k load as zeros and are masked. dK is scaled by softmax_scale at the end.
 
@@ -449,6 +450,8 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
         const bool masked = tile_needs_mask(bk.lo, bk.hi, m0, m0 + BM, bk.n0, bk.n0 + BN) || (!EVEN_N && bk.keys_in < BN);
         tile_gradients(s, dp, l, l + BM, args, scale_log2, masked, bk.lo, bk.hi, bk.n0, bk.nq, bk.keys_in, m0, row0, q);
         mbar_arrive(empty_bar(bk, st));   // the slot is read: its products landed, its gathers done
+        // Every warp past the last step's products before any overwrites the tiles they read.
+        named_barrier_sync(CONSUMER_BARRIER, 128);
         store_gradients(base, s, dp, offs);
         fence_proxy_async();
         named_barrier_sync(CONSUMER_BARRIER, 128);
@@ -547,6 +550,9 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
             const int key = i / HEAD_DIM, d = i % HEAD_DIM;
             if ((EVEN_N || key < bk.keys_in) && (QK_DATA == HEAD_DIM || d < QK_DATA))
                 dkg[key * args.dk_stride[2] + d] = 0.f;
+        }
+        for (int i = threadIdx.x; i < BN * HEAD_DIM_V; i += NUM_THREADS) {
+            const int key = i / HEAD_DIM_V, d = i % HEAD_DIM_V;
             if ((EVEN_N || key < bk.keys_in) && (V_DATA == HEAD_DIM_V || d < V_DATA))
                 dvg[key * args.dv_stride[2] + d] = 0.f;
         }

@@ -1,10 +1,11 @@
 /* bwd_wgmma_f32 traits (templates/families/bwd_wgmma_f32.cu, generator/family_bwd_wgmma_f32.c):
  * the float32 backward on Hopper's TF32 warpgroup tensor cores. One consumer warpgroup owns a
  * key tile of 64 keys and head dims of 64 (the M of every product it issues); a producer
- * warpgroup fills a ring of query tiles. Every operand lies in shared memory in PLANES planes
- * (TF32 high parts, and remainders unless ALLOW_TF32), and the products that reduce over an
- * operand's other axis need it transposed, so shared memory bounds the query tile: 32 rows with
- * three products, 64 with one (notes/fp32.md, "The backward's Hopper form"). */
+ * warpgroup fills a ring of query tiles. The TF32 forms of wgmma read shared memory K-major only:
+ * Q^T and dO^T are gathered into registers, but K^T (once a block) and P^T, dS^T and dS (each
+ * query tile, dS in both orientations) lie in shared memory, every one in PLANES planes (TF32 high
+ * parts, and remainders unless ALLOW_TF32), so shared memory bounds the query tile: 32 rows with
+ * three products, 64 with one (notes/fp32.md, "Built: the Hopper float32 backward"). */
 #ifndef FT_TRAITS_BWD_WGMMA_F32_H
 #define FT_TRAITS_BWD_WGMMA_F32_H
 
