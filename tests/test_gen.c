@@ -456,6 +456,19 @@ static const struct {
     { "bwd_mma", { { GEN_SPLIT_SMEM, 1 } }, 1, 232448, "SPLIT_SMEM=1 with DTYPE=bf16: bwd_mma splits Q and dO" },
     { "bwd_mma", { { GEN_SPLIT_SMEM, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_M, 64 }, { GEN_BLOCK_N, 64 } }, 4, 232448,
       "NUM_STAGES=2 with HEAD_DIM=128 HEAD_DIM_V=128 and SPLIT_SMEM=1 needs" },
+    /* The Hopper float32 backward: head dim 64, 64 keys, 8 warps, dQ by atomics, and its planes
+     * must fit (three products: 32 query rows in at most two slots). */
+    { "bwd_wgmma_f32", { { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 128 } }, 2, 232448,
+      "HEAD_DIM=128, HEAD_DIM_V=128: bwd_wgmma_f32 takes head dims of 64" },
+    { "bwd_wgmma_f32", { { GEN_BLOCK_M, 48 } }, 1, 232448, "BLOCK_M=48: bwd_wgmma_f32 takes query tiles of 32 or 64" },
+    { "bwd_wgmma_f32", { { GEN_BLOCK_N, 128 } }, 1, 232448, "BLOCK_N=128: bwd_wgmma_f32 takes key tiles of 64" },
+    { "bwd_wgmma_f32", { { GEN_NUM_WARPS, 12 } }, 1, 232448, "NUM_WARPS=12: bwd_wgmma_f32 runs 8 warps" },
+    { "bwd_wgmma_f32", { { GEN_NUM_STAGES, 4 } }, 1, 232448, "NUM_STAGES=4 is out of range for bwd_wgmma_f32" },
+    { "bwd_wgmma_f32", { { GEN_DQ_MODE, 2 } }, 1, 232448, "DQ_MODE=ordered: bwd_wgmma_f32 adds dQ by atomics only" },
+    { "bwd_wgmma_f32", { { GEN_NUM_STAGES, 3 } }, 1, 232448,
+      "BLOCK_M=32 NUM_STAGES=3 with HEAD_DIM=64 HEAD_DIM_V=64 and ALLOW_TF32=0 needs 249904 bytes of shared memory" },
+    { "bwd_wgmma_f32", { { GEN_BLOCK_M, 64 }, { GEN_NUM_STAGES, 1 } }, 2, 232448,
+      "BLOCK_M=64 NUM_STAGES=1 with HEAD_DIM=64 HEAD_DIM_V=64 and ALLOW_TF32=0 needs" },
 };
 
 /* Cases every family must reject the same way, whatever its own rules. */
