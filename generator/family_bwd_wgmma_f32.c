@@ -19,7 +19,8 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
 {
     const int bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS], stages = p[GEN_NUM_STAGES];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
-    switch (bwd_wgmma_f32_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_ALLOW_TF32])) {
+    const int rule = bwd_wgmma_f32_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_ALLOW_TF32]);
+    switch (rule) {
     case BWD_WGMMA_F32_OK:
         return 0;
     case BWD_WGMMA_F32_BAD_HEAD_DIM:
@@ -48,8 +49,7 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
                  FT_SMEM_MAX_BYTES);
         break;
     default:
-        snprintf(why, len, "bwd_wgmma_f32 refuses this configuration (rule %d of traits/bwd_wgmma_f32.h)",
-                 bwd_wgmma_f32_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_ALLOW_TF32]));
+        snprintf(why, len, "bwd_wgmma_f32 refuses this configuration (rule %d of traits/bwd_wgmma_f32.h)", rule);
         break;
     }
     return -1;

@@ -206,24 +206,32 @@ static void set_head_dims(gen_config *g, const attn_case *c)
     }
 }
 
+/* Family f's defaults with the case's dtype, head dims, mask and block skipping (where f takes
+ * them): what every candidate a case builds starts from. */
+static gen_config case_config(const gen_family *f, const attn_case *c)
+{
+    gen_config g;
+    gen_config_init(&g, f);
+    g.p[GEN_DTYPE] = c->dtype;
+    set_head_dims(&g, c);
+    if (f->params & GEN_BIT(GEN_CAUSAL))
+        g.p[GEN_CAUSAL] = ft_mask_active(c->causal, c->window ? c->wl : -1, c->window ? c->wr : -1);
+    if (f->params & GEN_BIT(GEN_CAUSAL_SKIP))
+        g.p[GEN_CAUSAL_SKIP] = c->causal_skip;
+    return g;
+}
+
 /* A candidate of family `name` for the case; tiles from the case or the family defaults,
  * halved until the configuration is valid on this device. */
 static gen_config make_config(const char *name, const attn_case *c, int backward)
 {
     static const int no_tiles[4];
-    gen_config g;
-    gen_config_init(&g, gen_family_find(name));
+    gen_config g = case_config(gen_family_find(name), c);
     const int *tiles = !strcmp(name, "ref") ? no_tiles : backward ? &c->bwd_block_m : &c->fwd_block_m;
     int fixed[4] = { GEN_BLOCK_M, GEN_BLOCK_N, GEN_NUM_WARPS, GEN_NUM_STAGES };
     for (int i = 0; i < 4; i++)
         if (tiles[i] && (g.family->params & GEN_BIT(fixed[i])))
             g.p[fixed[i]] = tiles[i];
-    g.p[GEN_DTYPE] = c->dtype;
-    set_head_dims(&g, c);
-    if (g.family->params & GEN_BIT(GEN_CAUSAL))
-        g.p[GEN_CAUSAL] = ft_mask_active(c->causal, c->window ? c->wl : -1, c->window ? c->wr : -1);
-    if (g.family->params & GEN_BIT(GEN_CAUSAL_SKIP))
-        g.p[GEN_CAUSAL_SKIP] = c->causal_skip;
     if (g.family->params & GEN_BIT(GEN_DQ_MODE))
         g.p[GEN_DQ_MODE] = c->dq_mode;
     /* The family's tiles (or the case's) when valid; else the nearest valid ones: fewer stages,
@@ -339,12 +347,7 @@ static int tf32h_config(const attn_case *c, int allow_tf32, int first_row, gen_c
     const gen_family *f = gen_family_find("bwd_wgmma_f32");
     if (c->dtype != F32 || gen_check_arch(f, session.arch, why, sizeof why) != 0)
         return -1;
-    gen_config g;
-    gen_config_init(&g, f);
-    g.p[GEN_DTYPE] = c->dtype;
-    set_head_dims(&g, c);
-    g.p[GEN_CAUSAL] = ft_mask_active(c->causal, c->window ? c->wl : -1, c->window ? c->wr : -1);
-    g.p[GEN_CAUSAL_SKIP] = c->causal_skip;
+    gen_config g = case_config(f, c);
     g.p[GEN_DQ_MODE] = FT_DQ_ATOMIC;
     g.p[GEN_ALLOW_TF32] = allow_tf32;
     for (int t = 0; t < TF32H_ROWS; t++) {
@@ -552,12 +555,7 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
         const int *tile = tiles[(start + t) % count];
         if (persistent && !tile[persistent_col(f)])
             continue;
-        gen_config g;
-        gen_config_init(&g, f);
-        g.p[GEN_DTYPE] = c->dtype;
-        set_head_dims(&g, c);
-        g.p[GEN_CAUSAL] = ft_mask_active(c->causal, c->window ? c->wl : -1, c->window ? c->wr : -1);
-        g.p[GEN_CAUSAL_SKIP] = c->causal_skip;
+        gen_config g = case_config(f, c);
         g.p[GEN_BLOCK_M] = tile[0];
         g.p[GEN_BLOCK_N] = tile[1];
         g.p[GEN_NUM_WARPS] = tile[2];

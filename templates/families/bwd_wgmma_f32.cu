@@ -18,7 +18,7 @@
 //   dK^T += Q^T dS     RS   A: Q^T gathered from the Q planes     B: dS^T planes
 //   dQ^T  = K^T dS^T   SS   A: K^T planes [d][key] (made once)    B: dS planes
 // dQ^T goes to dq_accum by fp32 atomics (unscaled; ft_bwd_dq_convert scales). The SS products sum
-// their small products apart from the large one (issue_ss_apart), as bwd_mma's do. Each query tile's
+// their small products apart from the large one (issue_ss), as bwd_mma's do. Each query tile's
 // dV and dK products land in an accumulator of their own, which the tile adds to the running
 // sums with rounded adds: the tensor cores' accumulation truncates, and over many tiles that
 // grew the forward's error (notes/fp32.md). The small products of a k-step go first.
@@ -98,10 +98,14 @@ FT_DEVICE void st_split2(unsigned at, unsigned plane, float x, float y)
 // ---- the products, issued (the caller fences before and commits after) ----------------------
 // D (64 x N) = A B^T over KSTEPS k-steps of 8 floats: A a 64-row tile, B an N-row tile, both
 // K-major in panels of 32 floats (4 k-steps a panel), their remainders A_PLANE and B_PLANE bytes
-// on. A_lo B_hi + A_hi B_lo + A_hi B_hi a step, the small products first (A_hi B_hi alone with
-// one plane); the first overwrites D.
+// on; the first product of each accumulator overwrites it. With two planes the small products
+// of a step (A_lo B_hi, A_hi B_lo) go into an accumulator of their own (small), which the caller
+// adds to D once both have landed: D's running sum then takes one truncating accumulation a
+// k-step, not three. With one accumulator for S^T, dP^T and dQ^T, dQ's error against float64
+// was 1.6-2.7x the CUDA-core kernel's at N 4096 and 16384 (bwd_mma's mma_tf32_apart, for the
+// same reason, keeps 1.1-1.2x). One plane: A_hi B_hi alone, small untouched.
 template <int N, int KSTEPS, int A_PLANE, int B_PLANE>
-FT_DEVICE void issue_ss(float (&d)[N / 2], unsigned a, unsigned b)
+FT_DEVICE void issue_ss(float (&d)[N / 2], float (&small)[N / 2], unsigned a, unsigned b)
 {
     const unsigned long long a0 = wg_desc(a, 16, 1024), b0 = wg_desc(b, 16, 1024);
 #pragma unroll
@@ -109,34 +113,22 @@ FT_DEVICE void issue_ss(float (&d)[N / 2], unsigned a, unsigned b)
         const unsigned long long da = wg_desc_add(a0, (kk / 4) * (64 * 128) + (kk % 4) * 32);
         const unsigned long long db = wg_desc_add(b0, (kk / 4) * (N * 128) + (kk % 4) * 32);
         if (PLANES == 2) {
-            wg_ss_tf32<N>::run(d, wg_desc_add(da, A_PLANE), db, kk > 0);
-            wg_ss_tf32<N>::run(d, da, wg_desc_add(db, B_PLANE), 1);
+            wg_ss_tf32<N>::run(small, wg_desc_add(da, A_PLANE), db, kk > 0);
+            wg_ss_tf32<N>::run(small, da, wg_desc_add(db, B_PLANE), 1);
         }
-        wg_ss_tf32<N>::run(d, da, db, PLANES == 2 || kk > 0);
+        wg_ss_tf32<N>::run(d, da, db, kk > 0);
     }
 }
 
-// issue_ss with the two small products of every k-step in an accumulator of their own (small,
-// overwritten by the first), which the caller adds to d once both have landed: d's running sum
-// then takes one truncating accumulation a k-step, not three. With one accumulator for S^T,
-// dP^T and dQ^T, dQ's error against float64 was 1.6-2.7x the CUDA-core kernel's at N 4096 and
-// 16384 (bwd_mma's mma_tf32_apart, for the same reason, keeps 1.1-1.2x). One plane: issue_ss.
-template <int N, int KSTEPS, int A_PLANE, int B_PLANE>
-FT_DEVICE void issue_ss_apart(float (&d)[N / 2], float (&small)[N / 2], unsigned a, unsigned b)
+// The small products' sums added to D (issue_ss), once both have landed.
+template <int R> FT_DEVICE void land_apart(float (&d)[R], float (&small)[R])
 {
-    if constexpr (PLANES == 1) {
-        (void)small;
-        issue_ss<N, KSTEPS, A_PLANE, B_PLANE>(d, a, b);
-    } else {
-        const unsigned long long a0 = wg_desc(a, 16, 1024), b0 = wg_desc(b, 16, 1024);
+    wg_pin(d);
+    if constexpr (PLANES == 2) {
+        wg_pin(small);
 #pragma unroll
-        for (int kk = 0; kk < KSTEPS; kk++) {
-            const unsigned long long da = wg_desc_add(a0, (kk / 4) * (64 * 128) + (kk % 4) * 32);
-            const unsigned long long db = wg_desc_add(b0, (kk / 4) * (N * 128) + (kk % 4) * 32);
-            wg_ss_tf32<N>::run(small, wg_desc_add(da, A_PLANE), db, kk > 0);
-            wg_ss_tf32<N>::run(small, da, wg_desc_add(db, B_PLANE), 1);
-            wg_ss_tf32<N>::run(d, da, db, kk > 0);
-        }
+        for (int r = 0; r < R; r++)
+            d[r] += small[r];
     }
 }
 
@@ -282,7 +274,7 @@ ft_bwd_preprocess(const ft_bwd_args args)
 // the tensors from the group's first query head, shared memory.
 struct dkdv_block {
     ft_seq sq;            // the block's sequence: lengths, first rows, band
-    int nq, nk, n0, keys_in, lo, hi;
+    int nq, n0, keys_in, lo, hi;
     int mt_begin, per_head, steps, l_rows;
     int b, h, bh0, h0;
     const float *q, *dout, *lse, *delta;
@@ -292,7 +284,15 @@ struct dkdv_block {
 
 FT_DEVICE unsigned ready_bar(const dkdv_block &bk, int st) { return bk.base + BAR_OFF + 16 * st; }
 FT_DEVICE unsigned empty_bar(const dkdv_block &bk, int st) { return bk.base + BAR_OFF + 16 * st + 8; }
-FT_DEVICE unsigned slot_at(const dkdv_block &bk, int st) { return bk.base + STAGE_OFF + st * STAGE_BYTES; }
+// Ring slot st from shared memory's base (the consumers' opaque copy, or bk.base), and its L and
+// delta (L, then delta BM floats on).
+FT_DEVICE unsigned slot_at(unsigned base, int st) { return base + STAGE_OFF + st * STAGE_BYTES; }
+FT_DEVICE float *slot_ld(const dkdv_block &bk, int st) { return (float *)(bk.sm + STAGE_OFF + st * STAGE_BYTES + LD_OFF); }
+// Row 0 of the block's key tile in dK or dV (strides: dk_stride or dv_stride).
+FT_DEVICE float *key_rows(void *t, const long long *stride, const dkdv_block &bk)
+{
+    return (float *)t + seq_offset(stride, bk.b, bk.h, bk.sq.k0) + bk.n0 * stride[2];
+}
 
 // A ROWS x COLS tile of floats as 128 threads hold it on its way into shared memory: thread t's
 // piece p is the 16 bytes at piece index t + 128 p (COLS / 4 pieces a row). Every load of a tile
@@ -371,11 +371,11 @@ FT_DEVICE void produce(const ft_bwd_args &args, const dkdv_block &bk, int t)
         const int st = i % NUM_STAGES;
         if (i >= NUM_STAGES)
             mbar_wait(empty_bar(bk, st), (i / NUM_STAGES - 1) & 1);
-        const unsigned slot = slot_at(bk, st);
+        const unsigned slot = slot_at(bk.base, st);
         store_pieces<BM, HEAD_DIM, Q_PLANE, 0>(qt.q, slot, 0, t);
         store_pieces<BM, HEAD_DIM_V, DO_PLANE, 0>(qt.dout, slot + DO_OFF, 0, t);
         if (t < BM) {
-            float *ld = (float *)(bk.sm + STAGE_OFF + st * STAGE_BYTES + LD_OFF);
+            float *ld = slot_ld(bk, st);
             ld[t] = qt.l;
             ld[BM + t] = qt.delta;
         }
@@ -421,32 +421,23 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
         // Shared memory's base and the lane's place, made opaque each step: else ptxas computes
         // every descriptor and address the step derives from them once and keeps them across the
         // loop (with EVEN_M and EVEN_N the kernel spilled 208-512 bytes of them).
-        const unsigned base = opaque(bk.base), slot = base + STAGE_OFF + st * STAGE_BYTES;
+        const unsigned base = opaque(bk.base), slot = slot_at(base, st);
         const int q = (int)opaque(lane % 4), row0 = (int)opaque(16 * w + lane / 4);
 
         float s[S_REGS], dp[S_REGS], s_small[S_REGS], dp_small[S_REGS];
         wg_fence();
-        issue_ss_apart<BM, HEAD_DIM / 8, K_PLANE, Q_PLANE>(s, s_small, base + K_OFF, slot);
-        issue_ss_apart<BM, HEAD_DIM_V / 8, V_PLANE, DO_PLANE>(dp, dp_small, base + V_OFF, slot + DO_OFF);
+        issue_ss<BM, HEAD_DIM / 8, K_PLANE, Q_PLANE>(s, s_small, base + K_OFF, slot);
+        issue_ss<BM, HEAD_DIM_V / 8, V_PLANE, DO_PLANE>(dp, dp_small, base + V_OFF, slot + DO_OFF);
         wg_commit();
         unsigned do_hi[M_STEPS][4], do_lo[M_STEPS][4], q_hi[M_STEPS][4], q_lo[M_STEPS][4];
         const lane_offsets offs(q, row0);
         gather_transposed<DO_PLANE>(do_hi, do_lo, slot + DO_OFF, offs);
         gather_transposed<Q_PLANE>(q_hi, q_lo, slot, offs);
         wg_wait<0>();
-        wg_pin(s);
-        wg_pin(dp);
-        if constexpr (PLANES == 2) {
-            wg_pin(s_small);
-            wg_pin(dp_small);
-#pragma unroll
-            for (int r = 0; r < S_REGS; r++) {
-                s[r] += s_small[r];
-                dp[r] += dp_small[r];
-            }
-        }
+        land_apart(s, s_small);
+        land_apart(dp, dp_small);
 
-        const float *l = (const float *)(bk.sm + STAGE_OFF + st * STAGE_BYTES + LD_OFF);
+        const float *l = slot_ld(bk, st);
         const bool masked = tile_needs_mask(bk.lo, bk.hi, m0, m0 + BM, bk.n0, bk.n0 + BN) || (!EVEN_N && bk.keys_in < BN);
         tile_gradients(s, dp, l, l + BM, args, scale_log2, masked, bk.lo, bk.hi, bk.n0, bk.nq, bk.keys_in, m0, row0, q);
         mbar_arrive(empty_bar(bk, st));   // the slot is read: its products landed, its gathers done
@@ -462,7 +453,7 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
         wg_fence();
         issue_rs<BN, M_STEPS, SC_PLANE>(part, do_hi, do_lo, base + PT_OFF);
         wg_commit();
-        issue_ss_apart<BM, BN / 8, KT_PLANE, SC_PLANE>(dq, dq_small, base + KT_OFF, base + DS_OFF);
+        issue_ss<BM, BN / 8, KT_PLANE, SC_PLANE>(dq, dq_small, base + KT_OFF, base + DS_OFF);
         wg_commit();
         wg_wait<1>();
         wg_pin(part);
@@ -474,13 +465,7 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
         issue_rs<BN, M_STEPS, SC_PLANE>(part, q_hi, q_lo, base + DST_OFF);
         wg_commit();
         wg_wait<1>();
-        wg_pin(dq);
-        if constexpr (PLANES == 2) {
-            wg_pin(dq_small);
-#pragma unroll
-            for (int r = 0; r < S_REGS; r++)
-                dq[r] += dq_small[r];
-        }
+        land_apart(dq, dq_small);
         float *dq_tile = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM;
 #pragma unroll
         for (int j = 0; j < BM / 8; j++)
@@ -500,8 +485,7 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
 
     // dK^T, dV^T: rows (head-dim columns) row0 + 8 (e >> 1), keys 8 j + 2 q + (e & 1).
     const int q = lane % 4, row0 = 16 * w + lane / 4;   // the thread's first row of each accumulator
-    float *dkg = (float *)args.dk + seq_offset(args.dk_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.dk_stride[2];
-    float *dvg = (float *)args.dv + seq_offset(args.dv_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.dv_stride[2];
+    float *dkg = key_rows(args.dk, args.dk_stride, bk), *dvg = key_rows(args.dv, args.dv_stride, bk);
     const float scale = (float)args.softmax_scale;
 #pragma unroll
     for (int j = 0; j < BN / 8; j++)
@@ -527,11 +511,10 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     bk.sq = seq_of(args, bh / args.heads_k);
     const ft_seq &sq = bk.sq;
     bk.nq = sq.seqlen_q;
-    bk.nk = sq.seqlen_k;
     bk.n0 = key_tile * BN;
-    if (VARLEN && bk.n0 >= bk.nk)   // past this sequence's keys (the grid is sized by the longest)
+    if (VARLEN && bk.n0 >= sq.seqlen_k)   // past this sequence's keys (the grid is sized by the longest)
         return;
-    bk.keys_in = bk.nk - bk.n0;
+    bk.keys_in = sq.seqlen_k - bk.n0;
     const int group = kv_group(args);
     bk.b = bh / args.heads_k;
     bk.h = bh % args.heads_k;
@@ -540,12 +523,11 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     bk.lo = VARLEN ? sq.lo : args.mask_lo;
     bk.hi = VARLEN ? sq.hi : args.mask_hi;
     int mt_end;
-    query_tiles<BM, BN>(bk.lo, bk.hi, bk.n0, bk.nq, bk.nk, bk.mt_begin, mt_end);
+    query_tiles<BM, BN>(bk.lo, bk.hi, bk.n0, bk.nq, sq.seqlen_k, bk.mt_begin, mt_end);
     bk.per_head = mt_end - bk.mt_begin;
     bk.steps = bk.per_head * group;
     if (bk.steps == 0) {   // no query sees these keys: dK = dV = 0
-        float *dkg = (float *)args.dk + seq_offset(args.dk_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.dk_stride[2];
-        float *dvg = (float *)args.dv + seq_offset(args.dv_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.dv_stride[2];
+        float *dkg = key_rows(args.dk, args.dk_stride, bk), *dvg = key_rows(args.dv, args.dv_stride, bk);
         for (int i = threadIdx.x; i < BN * HEAD_DIM; i += NUM_THREADS) {
             const int key = i / HEAD_DIM, d = i % HEAD_DIM;
             if ((EVEN_N || key < bk.keys_in) && (QK_DATA == HEAD_DIM || d < QK_DATA))
