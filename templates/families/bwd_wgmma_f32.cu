@@ -153,16 +153,30 @@ FT_DEVICE void issue_rs(float (&d)[N / 2], const unsigned (&hi)[KSTEPS][4], cons
 // load and store takes an immediate offset instead of its own swizzle arithmetic (which was
 // about a quarter of the consumer's instructions). The swizzle XORs a row's 16-byte chunks with
 // the row's low three bits, which rows 8 apart share.
+//
+// Bank conflicts. Shared memory's data pipe was the bound (Nsight Compute: 84 % of its wavefronts
+// busy; wgmma's operand reads 59 % of them, the gathers and the P^T/dS^T stores 28 %, each at
+// twice its ideal): rows r and r ^ 1 of a 128-byte swizzle put a 32-byte run of columns on the
+// same banks, and a gather (four rows, q = 0..3) or an 8-byte store (a half-warp's four rows,
+// g = 0..3) met that pair in one instruction. So lanes of odd q gather their element e ^ 2 (the
+// query 4 rows on) in instruction e, and lanes of odd g store their column run j ^ 2 in
+// instruction j; each puts a pair's rows on four distinct chunk pairs. The values are swapped
+// back (gather) or picked (store) in registers: `swap_q`, `swap_g`.
+static_assert(BM / 8 >= 4, "lane_offsets: a lane's swapped query run (j ^ 2) within the tile");
 struct lane_offsets {
-    unsigned gather[4];   // [query][col] slot tiles: (8 kk + q + 4 (e >> 1), row0 + 8 (e & 1)) is gather[e] + 1024 kk
-    unsigned kq[4];       // P^T, dS^T ([key][query]): (row0 + 8 half, 8 j + 2 q) is kq[j % 4] + (j / 4) 128 BN + 1024 half
+    unsigned gather[4];   // [query][col] slot tiles: (8 kk + q + 4 (e' >> 1), row0 + 8 (e & 1)) is gather[e] + 1024 kk,
+                          // e' = e ^ 2 where q is odd
+    unsigned kq[4];       // P^T, dS^T ([key][query]): (row0 + 8 half, 8 j' + 2 q) is kq[j % 4] + (j / 4) 128 BN + 1024 half,
+                          // j' = j ^ 2 where row0 is odd
     unsigned qk[4];       // dS ([query][key]): (8 j + 2 q + e, row0 + 8 half) is qk[2 half + e] + 1024 j
-    FT_DEVICE lane_offsets(int q, int row0)
+    bool swap_q, swap_g;
+    FT_DEVICE lane_offsets(int q, int row0) : swap_q(q & 1), swap_g(row0 & 1)
     {
 #pragma unroll
         for (int e = 0; e < 4; e++) {
-            gather[e] = f32_offset<BM>(q + 4 * (e >> 1), row0 + 8 * (e & 1));
-            kq[e] = f32_offset<BN>(row0, 8 * e + 2 * q);
+            const int eq = swap_q ? e ^ 2 : e, eg = swap_g ? e ^ 2 : e;
+            gather[e] = f32_offset<BM>(q + 4 * (eq >> 1), row0 + 8 * (e & 1));
+            kq[e] = f32_offset<BN>(row0, 8 * eg + 2 * q);
             qk[e] = f32_offset<BM>(2 * q + (e & 1), row0 + 8 * (e >> 1));
         }
     }
@@ -184,6 +198,20 @@ FT_DEVICE void gather_transposed(unsigned (&hi)[M_STEPS][4], unsigned (&lo)[M_ST
             hi[kk][e] = ld_shared_b32(at);
             if (PLANES == 2)
                 lo[kk][e] = ld_shared_b32(at + PLANE);
+        }
+    // Lanes of odd q read e ^ 2 in place of e (lane_offsets): put each where wgmma reads it.
+#pragma unroll
+    for (int kk = 0; kk < M_STEPS; kk++)
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const unsigned h0 = hi[kk][e], h2 = hi[kk][e + 2];
+            hi[kk][e] = lo_.swap_q ? h2 : h0;
+            hi[kk][e + 2] = lo_.swap_q ? h0 : h2;
+            if (PLANES == 2) {
+                const unsigned l0 = lo[kk][e], l2 = lo[kk][e + 2];
+                lo[kk][e] = lo_.swap_q ? l2 : l0;
+                lo[kk][e + 2] = lo_.swap_q ? l0 : l2;
+            }
         }
 }
 
@@ -253,10 +281,11 @@ FT_DEVICE void store_gradients(unsigned base, const float (&s)[S_REGS], const fl
     for (int j = 0; j < BM / 8; j++)
 #pragma unroll
         for (int half = 0; half < 2; half++) {
-            const int r = 4 * j + 2 * half;
+            // Lanes of odd g store the queries of run j ^ 2 here (lane_offsets).
+            const int r = 4 * j + 2 * half, x = 4 * (j ^ 2) + 2 * half;
             const unsigned at = lo_.kq[j % 4] + (j / 4) * (BN * 128) + 1024 * half;
-            st_split2(base + PT_OFF + at, SC_PLANE, s[r], s[r + 1]);
-            st_split2(base + DST_OFF + at, SC_PLANE, ds[r], ds[r + 1]);
+            st_split2(base + PT_OFF + at, SC_PLANE, lo_.swap_g ? s[x] : s[r], lo_.swap_g ? s[x + 1] : s[r + 1]);
+            st_split2(base + DST_OFF + at, SC_PLANE, lo_.swap_g ? ds[x] : ds[r], lo_.swap_g ? ds[x + 1] : ds[r + 1]);
             st_split1(base + DS_OFF + lo_.qk[2 * half] + 1024 * j, SC_PLANE, ds[r]);
             st_split1(base + DS_OFF + lo_.qk[2 * half + 1] + 1024 * j, SC_PLANE, ds[r + 1]);
         }
