@@ -70,6 +70,10 @@ constexpr int BAR_OFF = DS_OFF + PLANES * SC_PLANE;            // ready, empty: 
 constexpr int SMEM_END = 1024 + BAR_OFF + 16 * NUM_STAGES;
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_wgmma_f32.h");
 static_assert(LD_OFF + 2 * BM * 4 <= STAGE_BYTES, "a slot's L and delta");
+// The B tiles of the SS products (Q and dO [query][col], dS [query][key]): a panel of 32 columns
+// holds the tile's BM rows of high parts, then their remainders (issue_ss).
+constexpr int B_ROWS = PLANES * BM;   // rows a panel holds
+constexpr int B_LO = BM * 128;        // from a high part to its remainder
 constexpr int CONSUMER_BARRIER = 1;   // named barrier of the consumer warpgroup
 
 // Byte offset of element (row, col) of a ROWS-row tile of floats in panels of 32 columns.
@@ -96,39 +100,48 @@ FT_DEVICE void st_split2(unsigned at, unsigned plane, float x, float y)
 }
 
 // ---- the products, issued (the caller fences before and commits after) ----------------------
-// D (64 x N) = A B^T over KSTEPS k-steps of 8 floats: A a 64-row tile, B an N-row tile, both
-// K-major in panels of 32 floats (4 k-steps a panel), their remainders A_PLANE and B_PLANE bytes
-// on; the first product of each accumulator overwrites it. With two planes the small products
-// of a step (A_lo B_hi, A_hi B_lo) go into an accumulator of their own (small), which the caller
-// adds to D once both have landed: D's running sum then takes one truncating accumulation a
-// k-step, not three. With one accumulator for S^T, dP^T and dQ^T, dQ's error against float64
-// was 1.6-2.7x the CUDA-core kernel's at N 4096 and 16384 (bwd_mma's mma_tf32_apart, for the
-// same reason, keeps 1.1-1.2x). One plane: A_hi B_hi alone, small untouched.
-template <int N, int KSTEPS, int A_PLANE, int B_PLANE>
-FT_DEVICE void issue_ss(float (&d)[N / 2], float (&small)[N / 2], unsigned a, unsigned b)
+// D (64 x N) = A B^T over KSTEPS k-steps of 8 floats: A a 64-row tile (its remainders A_PLANE
+// bytes on), B an N-row tile, both K-major in panels of 32 floats (4 k-steps a panel); the first
+// product of each accumulator overwrites it. With two planes each panel of B holds its N rows'
+// remainders after their high parts (B_ROWS, B_LO below), so that A_hi [B_hi; B_lo] is one
+// product of 2N columns (d: A_hi B_hi, then A_hi B_lo), which reads A once where A_hi B_hi and
+// A_hi B_lo read it twice: wgmma's operand reads were 59 % of shared memory's wavefronts, and
+// its data pipe the bound (notes/fp32.md). A_lo B_hi goes to an accumulator of its own (small).
+// The small products stay apart from the large one until land_apart adds them: D's running sum
+// takes one truncating accumulation a k-step, not three (with one accumulator for S^T, dP^T and
+// dQ^T, dQ's error against float64 was 1.6-2.7x the CUDA-core kernel's at N 4096 and 16384;
+// bwd_mma's mma_tf32_apart, for the same reason, keeps 1.1-1.2x). One plane: A_hi B_hi alone,
+// small untouched.
+template <int N, int KSTEPS, int A_PLANE>
+FT_DEVICE void issue_ss(float (&d)[PLANES * N / 2], float (&small)[N / 2], unsigned a, unsigned b)
 {
     const unsigned long long a0 = wg_desc(a, 16, 1024), b0 = wg_desc(b, 16, 1024);
 #pragma unroll
     for (int kk = 0; kk < KSTEPS; kk++) {
         const unsigned long long da = wg_desc_add(a0, (kk / 4) * (64 * 128) + (kk % 4) * 32);
-        const unsigned long long db = wg_desc_add(b0, (kk / 4) * (N * 128) + (kk % 4) * 32);
-        if (PLANES == 2) {
+        const unsigned long long db = wg_desc_add(b0, (kk / 4) * (PLANES * N * 128) + (kk % 4) * 32);
+        if constexpr (PLANES == 2) {
             wg_ss_tf32<N>::run(small, wg_desc_add(da, A_PLANE), db, kk > 0);
-            wg_ss_tf32<N>::run(small, da, wg_desc_add(db, B_PLANE), 1);
+            wg_ss_tf32<2 * N>::run(d, da, db, kk > 0);
+        } else {
+            wg_ss_tf32<N>::run(d, da, db, kk > 0);
         }
-        wg_ss_tf32<N>::run(d, da, db, kk > 0);
     }
 }
 
-// The small products' sums added to D (issue_ss), once both have landed.
-template <int R> FT_DEVICE void land_apart(float (&d)[R], float (&small)[R])
+// The product (issue_ss) once landed: A_hi B_hi plus the sum of the small ones.
+template <int R> FT_DEVICE void land_apart(float (&out)[R], float (&d)[PLANES * R], float (&small)[R])
 {
     wg_pin(d);
     if constexpr (PLANES == 2) {
         wg_pin(small);
 #pragma unroll
         for (int r = 0; r < R; r++)
-            d[r] += small[r];
+            out[r] = d[r] + (d[R + r] + small[r]);
+    } else {
+#pragma unroll
+        for (int r = 0; r < R; r++)
+            out[r] = d[r];
     }
 }
 
@@ -175,9 +188,9 @@ struct lane_offsets {
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             const int eq = swap_q ? e ^ 2 : e, eg = swap_g ? e ^ 2 : e;
-            gather[e] = f32_offset<BM>(q + 4 * (eq >> 1), row0 + 8 * (e & 1));
+            gather[e] = f32_offset<B_ROWS>(q + 4 * (eq >> 1), row0 + 8 * (e & 1));
             kq[e] = f32_offset<BN>(row0, 8 * eg + 2 * q);
-            qk[e] = f32_offset<BM>(2 * q + (e & 1), row0 + 8 * (e >> 1));
+            qk[e] = f32_offset<B_ROWS>(2 * q + (e & 1), row0 + 8 * (e >> 1));
         }
     }
 };
@@ -286,8 +299,8 @@ FT_DEVICE void store_gradients(unsigned base, const float (&s)[S_REGS], const fl
             const unsigned at = lo_.kq[j % 4] + (j / 4) * (BN * 128) + 1024 * half;
             st_split2(base + PT_OFF + at, SC_PLANE, lo_.swap_g ? s[x] : s[r], lo_.swap_g ? s[x + 1] : s[r + 1]);
             st_split2(base + DST_OFF + at, SC_PLANE, lo_.swap_g ? ds[x] : ds[r], lo_.swap_g ? ds[x + 1] : ds[r + 1]);
-            st_split1(base + DS_OFF + lo_.qk[2 * half] + 1024 * j, SC_PLANE, ds[r]);
-            st_split1(base + DS_OFF + lo_.qk[2 * half + 1] + 1024 * j, SC_PLANE, ds[r + 1]);
+            st_split1(base + DS_OFF + lo_.qk[2 * half] + 1024 * j, B_LO, ds[r]);
+            st_split1(base + DS_OFF + lo_.qk[2 * half + 1] + 1024 * j, B_LO, ds[r + 1]);
         }
 }
 
@@ -346,16 +359,16 @@ FT_DEVICE void load_pieces(tile_pieces<ROWS, COLS> &tp, const float *src, long l
     }
 }
 
-// The pieces split into planes at `at` (remainders PLANE bytes on); TRANSPOSED_PLANE (not 0):
-// also the tile's transpose, COLS rows of ROWS, at transposed_at (K^T).
-template <int ROWS, int COLS, int PLANE, int TRANSPOSED_PLANE>
+// The pieces split into planes at `at` (panels of PANEL_ROWS rows, remainders PLANE bytes on);
+// TRANSPOSED_PLANE (not 0): also the tile's transpose, COLS rows of ROWS, at transposed_at (K^T).
+template <int ROWS, int COLS, int PANEL_ROWS, int PLANE, int TRANSPOSED_PLANE>
 FT_DEVICE void store_pieces(const tile_pieces<ROWS, COLS> &tp, unsigned at, unsigned transposed_at, int t)
 {
 #pragma unroll
     for (int p = 0; p < tile_pieces<ROWS, COLS>::N; p++) {
         const int i = t + 128 * p, row = i / (COLS / 4), c4 = i % (COLS / 4);
         const float4 x = tp.x[p];
-        const unsigned piece = at + panel_offset<ROWS>(row, c4);
+        const unsigned piece = at + panel_offset<PANEL_ROWS>(row, c4);
         st_split4(piece, piece + PLANE, x.x, x.y, x.z, x.w);
         if (TRANSPOSED_PLANE) {
             st_split1(transposed_at + f32_offset<COLS>(4 * c4 + 0, row), TRANSPOSED_PLANE, x.x);
@@ -401,8 +414,8 @@ FT_DEVICE void produce(const ft_bwd_args &args, const dkdv_block &bk, int t)
         if (i >= NUM_STAGES)
             mbar_wait(empty_bar(bk, st), (i / NUM_STAGES - 1) & 1);
         const unsigned slot = slot_at(bk.base, st);
-        store_pieces<BM, HEAD_DIM, Q_PLANE, 0>(qt.q, slot, 0, t);
-        store_pieces<BM, HEAD_DIM_V, DO_PLANE, 0>(qt.dout, slot + DO_OFF, 0, t);
+        store_pieces<BM, HEAD_DIM, B_ROWS, B_LO, 0>(qt.q, slot, 0, t);
+        store_pieces<BM, HEAD_DIM_V, B_ROWS, B_LO, 0>(qt.dout, slot + DO_OFF, 0, t);
         if (t < BM) {
             float *ld = slot_ld(bk, st);
             ld[t] = qt.l;
@@ -428,8 +441,8 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
         tile_pieces<BN, HEAD_DIM_V> vp;
         load_pieces<BN, HEAD_DIM, QK_DATA, EVEN_N>(kp, k, args.k_stride[2], bk.keys_in, t);
         load_pieces<BN, HEAD_DIM_V, V_DATA, EVEN_N>(vp, v, args.v_stride[2], bk.keys_in, t);
-        store_pieces<BN, HEAD_DIM, K_PLANE, KT_PLANE>(kp, bk.base + K_OFF, bk.base + KT_OFF, t);
-        store_pieces<BN, HEAD_DIM_V, V_PLANE, 0>(vp, bk.base + V_OFF, 0, t);
+        store_pieces<BN, HEAD_DIM, BN, K_PLANE, KT_PLANE>(kp, bk.base + K_OFF, bk.base + KT_OFF, t);
+        store_pieces<BN, HEAD_DIM_V, BN, V_PLANE, 0>(vp, bk.base + V_OFF, 0, t);
     }
     fence_proxy_async();
     named_barrier_sync(CONSUMER_BARRIER, 128);
@@ -453,18 +466,19 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
         const unsigned base = opaque(bk.base), slot = slot_at(base, st);
         const int q = (int)opaque(lane % 4), row0 = (int)opaque(16 * w + lane / 4);
 
-        float s[S_REGS], dp[S_REGS], s_small[S_REGS], dp_small[S_REGS];
+        float s_acc[PLANES * S_REGS], dp_acc[PLANES * S_REGS], s_small[S_REGS], dp_small[S_REGS];
         wg_fence();
-        issue_ss<BM, HEAD_DIM / 8, K_PLANE, Q_PLANE>(s, s_small, base + K_OFF, slot);
-        issue_ss<BM, HEAD_DIM_V / 8, V_PLANE, DO_PLANE>(dp, dp_small, base + V_OFF, slot + DO_OFF);
+        issue_ss<BM, HEAD_DIM / 8, K_PLANE>(s_acc, s_small, base + K_OFF, slot);
+        issue_ss<BM, HEAD_DIM_V / 8, V_PLANE>(dp_acc, dp_small, base + V_OFF, slot + DO_OFF);
         wg_commit();
         unsigned do_hi[M_STEPS][4], do_lo[M_STEPS][4], q_hi[M_STEPS][4], q_lo[M_STEPS][4];
         const lane_offsets offs(q, row0);
-        gather_transposed<DO_PLANE>(do_hi, do_lo, slot + DO_OFF, offs);
-        gather_transposed<Q_PLANE>(q_hi, q_lo, slot, offs);
+        gather_transposed<B_LO>(do_hi, do_lo, slot + DO_OFF, offs);
+        gather_transposed<B_LO>(q_hi, q_lo, slot, offs);
         wg_wait<0>();
-        land_apart(s, s_small);
-        land_apart(dp, dp_small);
+        float s[S_REGS], dp[S_REGS];
+        land_apart(s, s_acc, s_small);
+        land_apart(dp, dp_acc, dp_small);
 
         const float *l = slot_ld(bk, st);
         const bool masked = tile_needs_mask(bk.lo, bk.hi, m0, m0 + BM, bk.n0, bk.n0 + BN) || (!EVEN_N && bk.keys_in < BN);
@@ -478,11 +492,11 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
 
         // dV_t = dO^T P and dQ^T = K^T dS^T; dV_t added, dK_t = Q^T dS into the same registers
         // while dQ^T lands; dQ^T added to dq_accum while dK_t lands.
-        float part[KV_REGS], dq[S_REGS], dq_small[S_REGS];
+        float part[KV_REGS], dq_acc[PLANES * S_REGS], dq_small[S_REGS];
         wg_fence();
         issue_rs<BN, M_STEPS, SC_PLANE>(part, do_hi, do_lo, base + PT_OFF);
         wg_commit();
-        issue_ss<BM, BN / 8, KT_PLANE, SC_PLANE>(dq, dq_small, base + KT_OFF, base + DS_OFF);
+        issue_ss<BM, BN / 8, KT_PLANE>(dq_acc, dq_small, base + KT_OFF, base + DS_OFF);
         wg_commit();
         wg_wait<1>();
         wg_pin(part);
@@ -494,7 +508,8 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
         issue_rs<BN, M_STEPS, SC_PLANE>(part, q_hi, q_lo, base + DST_OFF);
         wg_commit();
         wg_wait<1>();
-        land_apart(dq, dq_small);
+        float dq[S_REGS];
+        land_apart(dq, dq_acc, dq_small);
         float *dq_tile = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM;
 #pragma unroll
         for (int j = 0; j < BM / 8; j++)
