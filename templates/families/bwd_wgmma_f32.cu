@@ -337,23 +337,31 @@ FT_DEVICE float *key_rows(void *t, const long long *stride, const dkdv_block &bk
 }
 
 // A ROWS x COLS tile of floats as 128 threads hold it on its way into shared memory: thread t's
-// piece p is the 16 bytes at piece index t + 128 p (COLS / 4 pieces a row). Every load of a tile
-// is issued before any piece is stored: a store to shared memory between two loads (an asm with
-// a memory clobber) kept each load behind the one before, one load in flight a thread.
-template <int ROWS, int COLS> struct tile_pieces {
+// piece p is the 16 bytes at piece index t + 128 p, consecutive pieces along a row (COLS / 4 a
+// row), or with BY_ROWS down a column (ROWS a column): K's, whose transposed copy (K^T) a warp
+// then writes as 32 keys of one row, on 32 banks, where along its rows it wrote 16 rows of two
+// keys on 4 (an 8-way conflict on each of K^T's 8,192 stores a block: a block's fixed cost,
+// which short causal sequences feel). Every load of a tile is issued before any piece is stored:
+// a store to shared memory between two loads (an asm with a memory clobber) kept each load behind
+// the one before, one load in flight a thread.
+template <int ROWS, int COLS, bool BY_ROWS = false> struct tile_pieces {
     static constexpr int N = ROWS * COLS / 4 / 128;
     static_assert(ROWS * COLS / 4 % 128 == 0, "tile_pieces: whole rounds of 128 threads");
+    static_assert(!BY_ROWS || ROWS % 32 == 0, "tile_pieces: a warp's pieces down one column");
     float4 x[N];
+    static FT_DEVICE int row_of(int i) { return BY_ROWS ? i % ROWS : i / (COLS / 4); }
+    static FT_DEVICE int c4_of(int i) { return BY_ROWS ? i / ROWS : i % (COLS / 4); }
 };
 
 // The tile's pieces from src (DATA of its COLS columns in the tensor, row stride ld; rows past
 // `valid` unless EVEN), zeros where nothing is.
-template <int ROWS, int COLS, int DATA, bool EVEN>
-FT_DEVICE void load_pieces(tile_pieces<ROWS, COLS> &tp, const float *src, long long ld, int valid, int t)
+template <int ROWS, int COLS, int DATA, bool EVEN, bool BY_ROWS>
+FT_DEVICE void load_pieces(tile_pieces<ROWS, COLS, BY_ROWS> &tp, const float *src, long long ld, int valid, int t)
 {
+    using tile = tile_pieces<ROWS, COLS, BY_ROWS>;
 #pragma unroll
-    for (int p = 0; p < tile_pieces<ROWS, COLS>::N; p++) {
-        const int i = t + 128 * p, row = i / (COLS / 4), c4 = i % (COLS / 4);
+    for (int p = 0; p < tile::N; p++) {
+        const int i = t + 128 * p, row = tile::row_of(i), c4 = tile::c4_of(i);
         const bool in = (EVEN || row < valid) && (DATA == COLS || c4 * 4 < DATA);
         tp.x[p] = in ? *(const float4 *)(src + row * ld + c4 * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
     }
@@ -361,12 +369,13 @@ FT_DEVICE void load_pieces(tile_pieces<ROWS, COLS> &tp, const float *src, long l
 
 // The pieces split into planes at `at` (panels of PANEL_ROWS rows, remainders PLANE bytes on);
 // TRANSPOSED_PLANE (not 0): also the tile's transpose, COLS rows of ROWS, at transposed_at (K^T).
-template <int ROWS, int COLS, int PANEL_ROWS, int PLANE, int TRANSPOSED_PLANE>
-FT_DEVICE void store_pieces(const tile_pieces<ROWS, COLS> &tp, unsigned at, unsigned transposed_at, int t)
+template <int ROWS, int COLS, int PANEL_ROWS, int PLANE, int TRANSPOSED_PLANE, bool BY_ROWS>
+FT_DEVICE void store_pieces(const tile_pieces<ROWS, COLS, BY_ROWS> &tp, unsigned at, unsigned transposed_at, int t)
 {
+    using tile = tile_pieces<ROWS, COLS, BY_ROWS>;
 #pragma unroll
-    for (int p = 0; p < tile_pieces<ROWS, COLS>::N; p++) {
-        const int i = t + 128 * p, row = i / (COLS / 4), c4 = i % (COLS / 4);
+    for (int p = 0; p < tile::N; p++) {
+        const int i = t + 128 * p, row = tile::row_of(i), c4 = tile::c4_of(i);
         const float4 x = tp.x[p];
         const unsigned piece = at + panel_offset<PANEL_ROWS>(row, c4);
         st_split4(piece, piece + PLANE, x.x, x.y, x.z, x.w);
@@ -437,7 +446,7 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
     const float *k = (const float *)args.k + seq_offset(args.k_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.k_stride[2];
     const float *v = (const float *)args.v + seq_offset(args.v_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.v_stride[2];
     {
-        tile_pieces<BN, HEAD_DIM> kp;
+        tile_pieces<BN, HEAD_DIM, true> kp;
         tile_pieces<BN, HEAD_DIM_V> vp;
         load_pieces<BN, HEAD_DIM, QK_DATA, EVEN_N>(kp, k, args.k_stride[2], bk.keys_in, t);
         load_pieces<BN, HEAD_DIM_V, V_DATA, EVEN_N>(vp, v, args.v_stride[2], bk.keys_in, t);
