@@ -55,6 +55,13 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
     return -1;
 }
 
+/* The built-in default's tiles for the problem (traits/bwd_wgmma_f32.h): one TF32 product takes
+ * 64-row tiles. */
+static void default_tiles_bwd_wgmma_f32(int *p)
+{
+    bwd_wgmma_f32_default_tiles(p[GEN_ALLOW_TF32], &p[GEN_BLOCK_M], &p[GEN_NUM_STAGES]);
+}
+
 static const gen_entry bwd_wgmma_f32_entries[] = {
     { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY, 0, 0 },
     { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY, 0, 0 },
@@ -82,6 +89,7 @@ const gen_family gen_family_bwd_wgmma_f32 = {
     .entries = bwd_wgmma_f32_entries,
     .entry_count = 3,
     .check = check_bwd_wgmma_f32,
+    .head_dim_tiles = default_tiles_bwd_wgmma_f32,
     .target_arch = "sm_90a",
     .min_head_dim = 64,
     /* Head dims below 64 stay on bwd_mma's built-in default: padded here they were not measured. */

@@ -116,8 +116,8 @@ typedef struct gen_family {
     void (*repeatable)(int *p);
     /* NULL: the defaults' tiles suit every head dim the family takes (a caller that finds them
      * too large for an arch searches smaller ones). Else, given p with the problem's head dims,
-     * moves the tiles (and tunables that only suit those tiles) to the family's default
-     * configuration for those head dims. */
+     * dtype and ALLOW_TF32, moves the tiles (and tunables that only suit those tiles) to the
+     * family's default configuration for that problem. */
     void (*head_dim_tiles)(int *p);
     /* 0: it compiles head dims as small as the runtime's (32). Else its smallest HEAD_DIM (and
      * HEAD_DIM_V): the runtime's built-in default runs a problem of smaller head dims on it padded

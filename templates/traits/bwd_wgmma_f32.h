@@ -45,6 +45,18 @@ FT_TRAIT long long bwd_wgmma_f32_smem_bytes(int block_m, int block_n, int head_d
            3 * planes * block_n * block_m * 4 + 16LL * num_stages;
 }
 
+/* The built-in default's query tile and ring (the runtime's choice where no tuned winner serves):
+ * with three products the family's defaults (32 rows, two slots: the most that fit); with one
+ * (ALLOW_TF32) 64-row tiles in one slot, the H200 sweeps' choice, 1.14-1.18x the 32-row tiles
+ * (bench_kernels fhop; notes/fp32.md). */
+FT_TRAIT void bwd_wgmma_f32_default_tiles(int allow_tf32, int *block_m, int *num_stages)
+{
+    if (allow_tf32) {
+        *block_m = 64;
+        *num_stages = 1;
+    }
+}
+
 FT_TRAIT int bwd_wgmma_f32_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim, int head_dim_v,
                                 int dq_mode, int allow_tf32)
 {

@@ -763,6 +763,10 @@ static void decode_choices(void **state)
         if (gen_validate(c, h100.smem_limit, err, sizeof err) != 0)
             fail_msg("head dim %d: %s", bwd_dims[i], err);
         if (bwd_dims[i] == 64) {
+            assert_int_equal(c->p[GEN_BLOCK_M], 32);
+            assert_int_equal(c->p[GEN_NUM_STAGES], 2);
+        }
+        if (bwd_dims[i] == 64) {
             assert_int_equal(rt_choose(NULL, NULL, &h100, &w, RT_CHOOSE_DETERMINISTIC, &got, &db_error, err,
                                        sizeof err), 0);
             assert_string_equal(c->family->name, "bwd_mma");
@@ -774,6 +778,10 @@ static void decode_choices(void **state)
         assert_int_equal(rt_choose(NULL, NULL, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
         assert_string_equal(c->family->name, family);
         assert_int_equal(c->p[GEN_ALLOW_TF32], 1);
+        if (bwd_dims[i] == 64) {   /* one product: 64-row tiles in one slot (three: 32 rows in two) */
+            assert_int_equal(c->p[GEN_BLOCK_M], 64);
+            assert_int_equal(c->p[GEN_NUM_STAGES], 1);
+        }
         assert_int_equal(rt_choose(NULL, NULL, &h100, &w, RT_CHOOSE_ANY_ROWS, &got, &db_error, err, sizeof err), 0);
         assert_string_equal(c->family->name, "bwd_exact");
         /* Deterministic and such rows (the plan variant of both): bwd_exact, dQ separate. */
