@@ -908,18 +908,23 @@ constexpr int PREP_THREADS = 96;
 // (VT_PLANE_BYTES on): row d of V^T holds column d of V, its keys in panels of 32 (VT_PANEL_BYTES
 // apart, the same swizzle), each 8-key step's in the order 0,2,4,6,1,3,5,7 (the head's P order).
 // A unit is one 16-byte piece (4 columns from 4dq) of keys 8j + h + 2i (i = 0..3): it reads 4
-// pieces and writes a piece of 4 consecutive V^T keys to each of 4 rows. The preparing threads
-// (whole warps) take units so that a warp's 32 are 8 (j, h) by 4 pieces: its reads fall on 4 rows of
-// 8 distinct chunks each, its writes on 8 distinct chunks of each row group (no bank conflict
-// beyond the 4 passes 512 bytes take).
+// pieces and writes a piece of 4 consecutive V^T keys to each of 4 rows. A warp's 16-byte
+// accesses are served a quarter-warp (8 lanes, 128 bytes) at a time, so each 8 lanes must meet 8
+// distinct chunks in both: a read's chunk is dq ^ (h + 2i) (mod 8, whatever j), a write's
+// (2j + h) ^ (4dq + e). Lane lx = (x2 x1 x0) of a quarter takes h = x0, dq = 2 (x2 x1) + d0 and
+// j = (x2 x1) ^ s (mod 4), both distinct over lx, the 8 quarters of two warps the 8 (d0, s):
+// the 4 (dq, h) pairs of j's 4 lanes had put a quarter's reads on 2 chunks (Nsight Compute: 16
+// wavefronts a read where 4 do, 9 % of the d128 forward's shared-memory wavefronts).
 FT_DEVICE void transpose_v(unsigned v_raw, unsigned vt, int t)   // t: 0..PREP_THREADS-1
 {
-    constexpr int PIECE_GROUPS = HEAD_DIM_V / 16, UNITS = BLOCK_N * HEAD_DIM_V / 16;
-    static_assert(HEAD_DIM_V % 16 == 0 && UNITS % 32 == 0, "transpose_v: whole warps of units");
+    constexpr int PANELS = HEAD_DIM_V / 32, UNITS = BLOCK_N * HEAD_DIM_V / 16;
+    static_assert(HEAD_DIM_V % 32 == 0 && BLOCK_N % 32 == 0, "transpose_v: units in groups of 32 keys by 32 columns");
+    static_assert(PREP_THREADS % 32 == 0, "transpose_v: whole warps of units");
 #pragma unroll 1
     for (int u = t; u < UNITS; u += PREP_THREADS) {
-        const int jh = u % 8, dq = (u / 8) % 4 + 4 * ((u / 32) % PIECE_GROUPS);
-        const int j = (u / 32 / PIECE_GROUPS) * 4 + jh / 2, h = jh % 2;
+        const int lx = u % 8, k = (u / 32) % 2 * 4 + (u / 8) % 4, group = u / 64;
+        const int dq = 8 * (group % PANELS) + 2 * (lx >> 1) + (k & 1), h = lx & 1;
+        const int j = 4 * (group / PANELS) + ((lx >> 1) ^ (k >> 1));
         float4 x[4];
 #pragma unroll
         for (int i = 0; i < 4; i++) {
