@@ -41,8 +41,8 @@ typedef struct gen_config {
  * value); f NULL: the table's defaults. */
 void gen_config_init(gen_config *c, const gen_family *f);
 
-/* After the problem's head dims are set in c: the family's default tiles for them (its
- * head_dim_tiles hook), where they differ from its defaults. */
+/* After the problem's head dims (and dtype and ALLOW_TF32) are set in c: the family's default
+ * tiles for them (its head_dim_tiles hook), where they differ from its defaults. */
 void gen_config_head_dim_tiles(gen_config *c);
 
 /* What gen_config_format writes. */

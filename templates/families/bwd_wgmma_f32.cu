@@ -55,8 +55,10 @@ constexpr int BM = BLOCK_M, BN = BLOCK_N;
 constexpr int S_REGS = BM / 2;                   // S^T, dP^T, dQ^T accumulators a thread (64 x BM)
 constexpr int KV_REGS = BN / 2;                  // dV^T, dK^T (64 x BN)
 constexpr int M_STEPS = BM / 8;                  // k-steps over a tile's queries
-// Shared memory (offsets from the 1024-aligned base), each plane 1024-aligned, planes of a tile
-// *_PLANE bytes apart; tiles in panels of 32 floats (128 bytes a row, 128-byte swizzle).
+// Shared memory (offsets from the 1024-aligned base), each plane 1024-aligned; tiles in panels of
+// 32 floats (128 bytes a row, 128-byte swizzle). K, V, K^T, P^T and dS^T keep their remainders in
+// planes *_PLANE bytes on; Q, dO and dS (the SS products' B) after each panel's high rows (B_ROWS,
+// B_LO), their *_PLANE sizing the tiles only.
 constexpr int K_PLANE = BN * HEAD_DIM * 4, V_PLANE = BN * HEAD_DIM_V * 4, KT_PLANE = HEAD_DIM * BN * 4;
 constexpr int Q_PLANE = BM * HEAD_DIM * 4, DO_PLANE = BM * HEAD_DIM_V * 4, SC_PLANE = BN * BM * 4;
 constexpr int K_OFF = 0, V_OFF = K_OFF + PLANES * K_PLANE, KT_OFF = V_OFF + PLANES * V_PLANE;
@@ -103,7 +105,7 @@ FT_DEVICE void st_split2(unsigned at, unsigned plane, float x, float y)
 // D (64 x N) = A B^T over KSTEPS k-steps of 8 floats: A a 64-row tile (its remainders A_PLANE
 // bytes on), B an N-row tile, both K-major in panels of 32 floats (4 k-steps a panel); the first
 // product of each accumulator overwrites it. With two planes each panel of B holds its N rows'
-// remainders after their high parts (B_ROWS, B_LO below), so that A_hi [B_hi; B_lo] is one
+// remainders after their high parts (B_ROWS, B_LO above), so that A_hi [B_hi; B_lo] is one
 // product of 2N columns (d: A_hi B_hi, then A_hi B_lo), which reads A once where A_hi B_hi and
 // A_hi B_lo read it twice: wgmma's operand reads were 59 % of shared memory's wavefronts, and
 // its data pipe the bound (notes/fp32.md). A_lo B_hi goes to an accumulator of its own (small).

@@ -3,8 +3,9 @@
  * key tile of 64 keys and head dims of 64 (the M of every product it issues); a producer
  * warpgroup fills a ring of query tiles. The TF32 forms of wgmma read shared memory K-major only:
  * Q^T and dO^T are gathered into registers, but K^T (once a block) and P^T, dS^T and dS (each
- * query tile, dS in both orientations) lie in shared memory, every one in PLANES planes (TF32 high
- * parts, and remainders unless ALLOW_TF32), so shared memory bounds the query tile: 32 rows with
+ * query tile, dS in both orientations) lie in shared memory, every one as TF32 high parts and,
+ * unless ALLOW_TF32, remainders (in planes of their own, or for Q, dO and dS after the high rows
+ * of each panel), so shared memory bounds the query tile: 32 rows with
  * three products, 64 with one (notes/fp32.md, "Built: the Hopper float32 backward"). */
 #ifndef FT_TRAITS_BWD_WGMMA_F32_H
 #define FT_TRAITS_BWD_WGMMA_F32_H
@@ -47,8 +48,8 @@ FT_TRAIT long long bwd_wgmma_f32_smem_bytes(int block_m, int block_n, int head_d
 
 /* The built-in default's query tile and ring (the runtime's choice where no tuned winner serves):
  * with three products the family's defaults (32 rows, two slots: the most that fit); with one
- * (ALLOW_TF32) 64-row tiles in one slot, the H200 sweeps' choice, 1.14-1.18x the 32-row tiles
- * (bench_kernels fhop; notes/fp32.md). */
+ * (ALLOW_TF32) 64-row tiles in one slot, the H200 sweeps' choice (64-row tiles in three slots ran
+ * 1.14-1.18x the 32-row ones in two: bench_kernels fhop; notes/fp32.md). */
 FT_TRAIT void bwd_wgmma_f32_default_tiles(int allow_tf32, int *block_m, int *num_stages)
 {
     if (allow_tf32) {
