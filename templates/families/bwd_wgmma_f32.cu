@@ -147,7 +147,10 @@ template <int R> FT_DEVICE void land_apart(float (&out)[R], float (&d)[PLANES * 
     }
 }
 
-// The same with A from registers (hi, lo: k-step kk's parts in the wg_rs_tf32 layout).
+// D (64 x N) = A B^T with A from registers (hi, lo: k-step kk's parts in the wg_rs_tf32 layout)
+// and B an N-row tile, its remainders B_PLANE bytes on; the three products into D (the caller's
+// per-tile accumulator). B stays in planes of its own: with A in registers, A_hi [B_hi; B_lo]
+// would read B as often as these three do.
 template <int N, int KSTEPS, int B_PLANE>
 FT_DEVICE void issue_rs(float (&d)[N / 2], const unsigned (&hi)[KSTEPS][4], const unsigned (&lo)[KSTEPS][4], unsigned b)
 {

@@ -68,7 +68,6 @@ local tf32_shapes = grid{
   seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048, tf32 = {1},
 }
 
--- Timing: at the largest shape a forward pass takes about 2 ms, so 50 ms gives 25 repetitions.
 -- The float32 shapes at head dim 64, the one the Hopper float32 backward takes.
 local f32_shapes_64 = grid{
   dtype = {"f32"}, head_dim = {64}, causal = {0, 1},
@@ -79,6 +78,7 @@ local tf32_shapes_64 = grid{
   seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048, tf32 = {1},
 }
 
+-- Timing: at the largest shape a forward pass takes about 2 ms, so 50 ms gives 25 repetitions.
 local bench = { warmup_ms = 10, rep_ms = 50, timeout_s = 10 }
 
 -- Under load a GPU's clocks settle over about a second, so candidates timed one after another in
