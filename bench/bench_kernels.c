@@ -141,6 +141,26 @@ typedef struct bench_row {
     FMCAST(128, b, 16, n, 128, 3, 0, 0, 0), FMCAST(128, b, 16, n, 128, 3, 0, 0, 1),                         \
     FMCAST(64, b, 32, n, 128, 2, 0, 0, 0), FMCAST(64, b, 32, n, 128, 2, 0, 0, 1)
 
+/* The float32 forward with TF32 allowed (the "tf32fwd" set: fwd_wgmma, one product, H 16, a
+ * producer), where P V goes into O directly and so wider key tiles fit one stage at head dim 128:
+ * the H200's winners (128 x 32 in two stages; causal three, persistent) beside 64 and 96 keys in
+ * one stage, 192 rows, OVERLAP and PINGPONG; head dim 128 B 2 N 4096 and causal B 4 N 4096, head
+ * dim 64 causal B 4 N 2048. */
+#define TF32FWD(d, b, n, causal, bm, bn, st, ov, pp, ps)                                              \
+    { "fwd_wgmma", 0, d, b, 16, n, causal, bm, bn, (bm) / 16 + 4, st, 0, ov, pp, 0, ps, 0, 0, 0, 0, 0, 0, "tf32fwd", 0, 1 }
+#define TF32FWD_SET                                                                                     \
+    TF32FWD(128, 2, 4096, 0, 128, 32, 2, 0, 0, 0), TF32FWD(128, 2, 4096, 0, 128, 32, 2, 1, 0, 0),          \
+    TF32FWD(128, 2, 4096, 0, 128, 32, 2, 0, 1, 0), TF32FWD(128, 2, 4096, 0, 128, 32, 2, 1, 1, 0),          \
+    TF32FWD(128, 2, 4096, 0, 128, 64, 1, 0, 0, 0), TF32FWD(128, 2, 4096, 0, 128, 64, 1, 1, 0, 0),          \
+    TF32FWD(128, 2, 4096, 0, 128, 64, 1, 0, 1, 0), TF32FWD(128, 2, 4096, 0, 128, 64, 1, 1, 1, 0),          \
+    TF32FWD(128, 2, 4096, 0, 128, 96, 1, 0, 0, 0), TF32FWD(128, 2, 4096, 0, 128, 96, 1, 0, 1, 0),          \
+    TF32FWD(128, 2, 4096, 0, 192, 32, 2, 0, 0, 0), TF32FWD(128, 2, 4096, 0, 192, 32, 2, 1, 1, 0),          \
+    TF32FWD(128, 4, 4096, 1, 128, 32, 3, 0, 0, 1), TF32FWD(128, 4, 4096, 1, 128, 32, 2, 1, 1, 0),          \
+    TF32FWD(128, 4, 4096, 1, 128, 64, 1, 0, 1, 0), TF32FWD(128, 4, 4096, 1, 128, 64, 1, 1, 1, 0),          \
+    TF32FWD(64, 4, 2048, 1, 128, 32, 2, 1, 0, 0), TF32FWD(64, 4, 2048, 1, 128, 32, 2, 1, 1, 0),            \
+    TF32FWD(64, 4, 2048, 1, 128, 64, 2, 1, 0, 0), TF32FWD(64, 4, 2048, 1, 128, 96, 2, 1, 1, 0),            \
+    TF32FWD(64, 4, 2048, 1, 128, 128, 2, 1, 0, 0), TF32FWD(64, 4, 2048, 1, 128, 128, 2, 1, 1, 0)
+
 #define DV(r) ((r)->head_dim_v ? (r)->head_dim_v : (r)->head_dim)
 
 static const bench_row rows[] = {
@@ -570,6 +590,7 @@ static const bench_row rows[] = {
     { "bwd_wgmma", 2, 128, 4, 16, 4096, 1, 64, 128, 12, 2, 0, 0, 0, 0, 0, 0, 30, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_wgmma", 2, 64, 4, 32, 4096, 0, 64, 64, 8, 2, 0, 0, 0, 0, 0, 32, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_wgmma", 2, 64, 4, 32, 4096, 0, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 30, 0, 0, 0, 0, NULL, 0, 0 },
+    TF32FWD_SET,
 };
 #define ROW_COUNT ((int)(sizeof rows / sizeof rows[0]))
 
@@ -672,9 +693,15 @@ int main(int argc, char **argv)
         chosen[n_chosen++] = i;
     }
     if (set && n_chosen == 0) {
-        fprintf(stderr, "bench_kernels: no row of set '%s'%s%s (sets: order, persist, gqa, wide, early, tf32, fsplit, fsmem, fhop)\n", set,
-                only ? " in family " : "",
-                only ? only : "");
+        fprintf(stderr, "bench_kernels: no row of set '%s'%s%s (sets:", set, only ? " in family " : "", only ? only : "");
+        for (int i = 0; i < ROW_COUNT; i++) {   /* each set named once, where it first appears */
+            int seen = !rows[i].set;
+            for (int j = 0; j < i && !seen; j++)
+                seen = rows[j].set && !strcmp(rows[j].set, rows[i].set);
+            if (!seen)
+                fprintf(stderr, " %s", rows[i].set);
+        }
+        fprintf(stderr, ")\n");
         return 2;
     }
     const char *l_guess = getenv("FT_BENCH_L");   /* the backward's L: 0, or "typical" (see below) */

@@ -68,10 +68,10 @@ static int check_fwd(const int *p, char *why, size_t len)
         break;
     default:
         if (fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, tf32) <= fwd_wgmma_consumer_regs(bm, nw, dtype)) {
-            snprintf(why, len, "NUM_STAGES=1 in f32 with BLOCK_M=%d BLOCK_N=%d HEAD_DIM_V=%d OVERLAP=%d PINGPONG=%d: "
-                     "registers spill (one stage keeps the tile's descriptors live: use two stages; one stage takes "
-                     "two consumers, OVERLAP only to head dim 64, 64-key tiles without OVERLAP only to head dim 64 "
-                     "and without PINGPONG)", bm, bn, dv, p[GEN_OVERLAP], p[GEN_PINGPONG]);
+            snprintf(why, len, "NUM_STAGES=1 in f32 (three products) with BLOCK_M=%d BLOCK_N=%d HEAD_DIM_V=%d "
+                     "OVERLAP=%d PINGPONG=%d: registers spill (one stage keeps the tile's descriptors live: use two "
+                     "stages; one stage takes two consumers, OVERLAP only to head dim 64, 64-key tiles without "
+                     "OVERLAP only to head dim 64 and without PINGPONG)", bm, bn, dv, p[GEN_OVERLAP], p[GEN_PINGPONG]);
             break;
         }
         snprintf(why, len, "BLOCK_N=%d HEAD_DIM_V=%d NUM_WARPS=%d: ~%d registers per thread, %d available", bn, dv, nw,

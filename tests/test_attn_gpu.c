@@ -406,11 +406,13 @@ static const int wgb_tiles[][8] = {
 };
 /* fwd_wgmma in f32 (TF32 products; a producer always): key tiles of 32 to 96 keys, one to three
  * consumers, one and two stages, each schedule flag on and off, one stage with OVERLAP (it once
- * deadlocked). Head dims 96 and 128 fit rows 0 and 2 (and with one product more); the rotation's
- * 11 rows against ALLOW_TF32's every third case give each row both product counts. */
+ * deadlocked). Head dims 96 and 128 fit rows 0 and 2 with three products, and with one (P V into O
+ * directly: fewer registers) every row but 1 and 4 (shared memory); the rotation's 11 rows against
+ * ALLOW_TF32's every third case give each row both product counts. A pinned case's row decides
+ * its product count as its index does (wg_pins). */
 static const int wgf_tiles[][8] = {
     { 64, 32, 8, 2, 1, 0, 0 },   { 128, 64, 12, 2, 1, 0, 0 }, { 128, 32, 12, 1, 0, 1, 0 }, { 64, 64, 8, 2, 1, 0, 1 },
-    { 128, 64, 12, 2, 1, 1, 1 }, { 64, 32, 8, 2, 0, 0, 1 },  { 128, 96, 12, 1, 0, 0, 0 }, { 128, 32, 12, 2, 1, 1, 0 },
+    { 128, 64, 12, 2, 1, 1, 1 }, { 128, 96, 12, 1, 0, 0, 0 }, { 64, 32, 8, 2, 0, 0, 1 },  { 128, 32, 12, 2, 1, 1, 0 },
     { 64, 64, 8, 2, 0, 0, 0 },   { 128, 64, 12, 1, 1, 1, 1 }, { 192, 32, 16, 2, 1, 1, 0 },
 };
 #define TILE_COUNT(t) ((int)(sizeof t / sizeof t[0]))
@@ -423,10 +425,11 @@ typedef struct {
     const char *name;
     int row;
 } tile_pin;
-/* fwd_wgmma's (plain cases): the clusters' rows. */
+/* fwd_wgmma's (plain cases; f32 ones in wgf_tiles): the clusters' rows, and a float32 one. */
 static const tile_pin wg_pins[] = {
     { "bf16 N=384 clusters", 15 },
     { "f16 D=64 Nq<Nk clusters", 17 },
+    { "f32 D=96 causal", 5 },   /* wgf_tiles: one TF32 product (a row 2 mod 3), 96 keys in one stage */
 };
 /* bwd_wgmma's. */
 static const tile_pin wgb_pins[] = {
@@ -1481,11 +1484,12 @@ static int build_all(void)
             /* A pinned case runs its row (the clusters), not a row after it that the family took. */
             const int pin = wg_pin(cases[i].name);
             const gen_config *got = &wg_configs[wg_count];
+            const int(*rows)[8] = cases[i].dtype == F32 ? wgf_tiles : wg_tiles;
             if (pin >= 0 &&
-                (got->p[GEN_BLOCK_M] != wg_tiles[pin][0] || got->p[GEN_BLOCK_N] != wg_tiles[pin][1] ||
-                 got->p[GEN_NUM_WARPS] != wg_tiles[pin][2] || got->p[GEN_NUM_STAGES] != wg_tiles[pin][3] ||
-                 got->p[GEN_OVERLAP] != wg_tiles[pin][4] || got->p[GEN_PINGPONG] != wg_tiles[pin][5] ||
-                 got->p[GEN_PERSISTENT] != wg_tiles[pin][6] || got->p[GEN_MULTICAST] != wg_tiles[pin][7])) {
+                (got->p[GEN_BLOCK_M] != rows[pin][0] || got->p[GEN_BLOCK_N] != rows[pin][1] ||
+                 got->p[GEN_NUM_WARPS] != rows[pin][2] || got->p[GEN_NUM_STAGES] != rows[pin][3] ||
+                 got->p[GEN_OVERLAP] != rows[pin][4] || got->p[GEN_PINGPONG] != rows[pin][5] ||
+                 got->p[GEN_PERSISTENT] != rows[pin][6] || got->p[GEN_MULTICAST] != rows[pin][7])) {
                 printf("  %s: fwd_wgmma did not take the pinned row %d\n", cases[i].name, pin);
                 pins_lost++;
             }
@@ -1619,6 +1623,9 @@ static const struct {
     { "fwd_wgmma", "MULTICAST=1", "clusters sharing K/V loads" },
     { "fwd_wgmma", "BLOCK_M=192 NUM_WARPS=16 PINGPONG=1", "three consumers in turns" },
     { "fwd_wgmma", "DTYPE=0 PERSISTENT=1", "float32 on persistent blocks" },
+    { "fwd_wgmma", "DTYPE=0 ALLOW_TF32=1 HEAD_DIM=128 BLOCK_M=128 BLOCK_N=64 NUM_STAGES=1",
+      "one TF32 product at head dim 128: 64 keys in one stage (P V into O)" },
+    { "fwd_wgmma", "DTYPE=0 ALLOW_TF32=1 BLOCK_M=128 BLOCK_N=96 NUM_STAGES=1", "one TF32 product, 96 keys in one stage" },
     { "fwd_wgmma", "VARLEN=1 PERSISTENT=1", "a packed batch's tiles walked by persistent blocks" },
     { "fwd_mma", "PACK_GQA=1 SPLITS=4", "decode: a group packed, the keys split" },
     { "fwd_mma", "DTYPE=0 SPLIT_SMEM=1", "the forward's float32 planes" },

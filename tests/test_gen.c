@@ -15,6 +15,7 @@
 #include "gen_internal.h"
 #include "traits/ft_traits.h"
 #include "traits/bwd_wgmma.h"
+#include "traits/fwd_wgmma.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -345,7 +346,7 @@ static const struct {
       "(in f32 64, 96 and 128)" },
     { "fwd_wgmma", { { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 64 } }, 2, 232448, "~256 registers per thread, 224 available" },
     { "fwd_wgmma", { { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 32 }, { GEN_NUM_STAGES, 1 }, { GEN_OVERLAP, 1 } }, 4, 232448,
-      "NUM_STAGES=1 in f32 with BLOCK_M=128 BLOCK_N=32 HEAD_DIM_V=128 OVERLAP=1 PINGPONG=0: registers spill" },
+      "NUM_STAGES=1 in f32 (three products) with BLOCK_M=128 BLOCK_N=32 HEAD_DIM_V=128 OVERLAP=1 PINGPONG=0: registers spill" },
     { "fwd_wgmma", { { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 32 } }, 2, 232448, "shared memory: ft_fwd needs 296960 bytes" },
     { "fwd_wgmma", { { GEN_ALLOW_TF32, 1 } }, 1, 232448, "ALLOW_TF32=1 with DTYPE=bf16: TF32 products are for f32" },
     { "bwd_mma", { { GEN_PACK_GQA, 1 } }, 1, 232448, "PACK_GQA=1 is not used by bwd_mma" },
@@ -748,6 +749,45 @@ static void bwd_register_split(void **state)
     free(source);
 }
 
+/* fwd_wgmma in f32 with ALLOW_TF32: one product, P V straight into O (no accumulator apart, which
+ * the three products keep for their accuracy), so 64 fewer registers a thread at head dim 128 and
+ * no one-stage rule: 128 x 64 in one stage with OVERLAP and PINGPONG is valid and compiles without
+ * a spill, where three products are refused. */
+static void tf32_forward_keeps_no_pv_apart(void **state)
+{
+    (void)state;
+    assert_int_equal(fwd_wgmma_regs(64, 128, 1, 0, 1), 32 + 64 + 32 + 32);
+    assert_int_equal(fwd_wgmma_regs(64, 128, 1, 0, 0), 32 + 128 + 64 + 32);
+    static const char params[] = "DTYPE=f32 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=128 BLOCK_N=64 NUM_WARPS=12 "
+                                 "NUM_STAGES=1 OVERLAP=1 PINGPONG=1 ALLOW_TF32=";
+    char why[512], text[256];
+    gen_config c;
+    for (int tf32 = 0; tf32 <= 1; tf32++) {
+        gen_config_init(&c, gen_family_find("fwd_wgmma"));
+        snprintf(text, sizeof text, "%s%d", params, tf32);
+        if (gen_config_parse(&c, text, why, sizeof why))
+            fail_msg("%s", why);
+        const int refused = gen_validate(&c, gen_smem_limit_for_arch("sm_90"), why, sizeof why) != 0;
+        if (refused != !tf32)
+            fail_msg("%s: %s", text, refused ? why : "accepted");
+    }
+    char *source = gen_expand(&c);
+    assert_non_null(source);
+    gen_binary b;
+    char err[4096] = "";
+    if (gen_compile(source, gen_target_arch(c.family, "sm_90"), &b, err, sizeof err))
+        fail_msg("%s", err);
+    int seen = 0;
+    for (int e = 0; e < b.entry_count; e++)
+        if (!strcmp(b.entries[e].name, "ft_fwd")) {
+            seen = 1;
+            assert_int_equal(b.entries[e].spill_store_bytes, 0);
+        }
+    assert_true(seen);
+    gen_binary_free(&b);
+    free(source);
+}
+
 static const char tiny_kernel[] =
     "extern \"C\" __global__ void tiny(float *x, int n)\n"
     "{\n"
@@ -1072,6 +1112,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(invalid_sets_are_rejected_with_reason),
         cmocka_unit_test(defaults_are_valid),
         cmocka_unit_test(bwd_register_split),
+        cmocka_unit_test(tf32_forward_keeps_no_pv_apart),
         cmocka_unit_test(smem_limits_per_arch),
         cmocka_unit_test(hashes_are_fnv1a_and_tell_inputs_apart),
         cmocka_unit_test(cache_id_names_the_compile_target),

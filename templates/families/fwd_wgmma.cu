@@ -383,21 +383,25 @@ FT_DEVICE void issue_pv(float (&o)[O_REGS], const p_operand &p, unsigned v_tile,
         issue_pv_chunk<1>(o, p, v_tile, fresh);
 }
 
-// f32: a key tile's P V lands in an accumulator of its own (pv, overwritten by the tile's first
-// product), added to O with rounded adds once it has landed. The tensor cores' accumulation
-// truncates: added into O a k-step at a time, O's error grew with the keys (2.9e-5 at N 4096,
-// 1.2e-4 at 16384 against float64, the same for every tile; the sweep's checks refused them),
-// as it did on mma.sync (fwd_mma's rounded add). 16-bit: P V into O directly, as always.
+// f32 with three products: a key tile's P V lands in an accumulator of its own (pv, overwritten
+// by the tile's first product), added to O with rounded adds once it has landed. The tensor
+// cores' accumulation truncates: added into O a k-step at a time, O's error grew with the keys
+// (2.9e-5 at N 4096, 1.2e-4 at 16384 against float64, the same for every tile; the sweep's
+// checks refused them), as it did on mma.sync (fwd_mma's rounded add). 16-bit, and f32 with
+// ALLOW_TF32 (one product, whose own rounding, about 3e-4, the truncation adds little to against
+// TF32's threshold of 2e-3): P V into O directly, which keeps O_REGS registers and as many adds a
+// tile off the consumers.
+constexpr bool PV_APART = F32 && PLANES == 2;
 FT_DEVICE void issue_pv_into(float (&o)[O_REGS], float (&pv)[O_REGS], const p_operand &p, unsigned v_tile)
 {
-    if constexpr (F32)
+    if constexpr (PV_APART)
         issue_pv(pv, p, v_tile, true);
     else
         issue_pv(o, p, v_tile);
 }
 FT_DEVICE void land_pv(float (&o)[O_REGS], float (&pv)[O_REGS])
 {
-    if constexpr (F32) {
+    if constexpr (PV_APART) {
         wg_pin(pv);
 #pragma unroll
         for (int i = 0; i < O_REGS; i++)
@@ -585,7 +589,7 @@ FT_DEVICE void attend_tile(float (&o)[O_REGS], float (&row_max)[2], float (&row_
     ring.wait_v(t);
     ring.take_turn();
     wg_fence();
-    float pv[O_REGS];   // f32 only (issue_pv_into)
+    float pv[O_REGS];   // three products only (issue_pv_into; unused otherwise)
     issue_pv_into(o, pv, pf, ring.v_tile(t));
     wg_commit();
     ring.pass_turn();
@@ -608,7 +612,7 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
     if (n == 0)
         return;
     float s[S_REGS];
-    float pv[O_REGS];   // f32 only (issue_pv_into)
+    float pv[O_REGS];   // three products only (issue_pv_into; unused otherwise)
     p_operand pf;
     ring.wait_k(0);
     ring.take_turn();

@@ -121,15 +121,16 @@ FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
                                   dtype, allow_tf32);
 }
 
-/* fp32 S and O accumulators (f32: and a key tile's P V apart from O), P as packed pairs (f32: a
- * float a key split in `planes` parts), and ~40 registers of addresses and softmax state per
- * thread; 32 where a producer loads K and V (a consumer keeps no load addresses: 192 x 128
- * tiles of head dim 64 compile in 160 without a spill, at OVERLAP and PINGPONG). */
+/* fp32 S and O accumulators (f32 with three products: and a key tile's P V apart from O), P as
+ * packed pairs (f32: a float a key split in `planes` parts), and ~40 registers of addresses and
+ * softmax state per thread; 32 where a producer loads K and V (a consumer keeps no load
+ * addresses: 192 x 128 tiles of head dim 64 compile in 160 without a spill, at OVERLAP and
+ * PINGPONG). */
 FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v, int producer, int dtype, int allow_tf32)
 {
-    const int f32 = fwd_wgmma_f32(dtype);
-    const int p = f32 ? block_n / 2 * fwd_wgmma_planes(dtype, allow_tf32) : block_n / 4;
-    return block_n / 2 + head_dim_v / 2 * (f32 ? 2 : 1) + p + (producer ? 32 : 40);
+    const int f32 = fwd_wgmma_f32(dtype), planes = fwd_wgmma_planes(dtype, allow_tf32);
+    const int p = f32 ? block_n / 2 * planes : block_n / 4;
+    return block_n / 2 + head_dim_v / 2 * (planes == 2 ? 2 : 1) + p + (producer ? 32 : 40);
 }
 
 /* Blocks per SM the kernel is compiled for (__launch_bounds__'s second argument): as many as the
@@ -242,12 +243,14 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
     if (fwd_wgmma_regs(block_n, head_dim_v, producer, dtype, allow_tf32) >
         fwd_wgmma_consumer_regs(block_m, num_warps, dtype))
         return FWD_WGMMA_BAD_REGISTERS;
-    /* f32 in one stage: the tile's descriptors are the same every key tile there, and ptxas keeps
-     * them live across the walk. These spilled (NVRTC for sm_90a, every f32 tile the rules above
-     * let through, causal and not, seventeenth session; the two-stage ones never did): one or
-     * three consumers; OVERLAP past head dim 64; 64-key tiles without OVERLAP taking turns, or
-     * past head dim 64. */
-    if (fwd_wgmma_f32(dtype) && num_stages == 1 &&
+    /* f32 with three products in one stage: the tile's descriptors are the same every key tile
+     * there, and ptxas keeps them live across the walk. These spilled (NVRTC for sm_90a, every f32
+     * tile the rules above let through, causal and not, seventeenth session; the two-stage ones
+     * never did): one or three consumers; OVERLAP past head dim 64; 64-key tiles without OVERLAP
+     * taking turns, or past head dim 64. With ALLOW_TF32 (no P V accumulator apart) none of the
+     * tiles the rules above let through spills, one stage or more (NVRTC, every one, thirtieth
+     * session). */
+    if (fwd_wgmma_f32(dtype) && fwd_wgmma_planes(dtype, allow_tf32) == 2 && num_stages == 1 &&
         (block_m != 128 || (overlap && head_dim_v > 64) ||
          (block_n == 64 && !overlap && (pingpong || head_dim_v > 64))))
         return FWD_WGMMA_BAD_REGISTERS;

@@ -328,20 +328,26 @@ if device.cc == 90 then
     bench = bench,
     confirm = confirm,
   })
-  -- With TF32 allowed a K/V stage holds one plane of each operand, not two: key tiles to 128 fit
-  -- at head dim 64 (at 128 the family's checks pass 32 keys only, in one stage or two: 64 keys
-  -- in one stage spill). PERSISTENT, which won the float32 forward at the shortest length only,
-  -- is left out.
+  -- With TF32 allowed a K/V stage holds one plane of each operand, not two, and P V goes into O
+  -- directly (one product: no accumulator apart), so key tiles to 128 fit at head dim 64 and at
+  -- 128 32 keys in one stage or two, 64 and 96 in one (shared memory). PERSISTENT, which won the
+  -- float32 forward at the shortest length only, is left out.
   table.insert(spaces, space{
     name = "fwd_tf32_hopper",
     template = "fwd_wgmma",
     fixed = { CAUSAL_SKIP = 1, BLOCK_M = 128, NUM_WARPS = 12 },
     params = {
-      BLOCK_N = {32, 64, 128},
+      BLOCK_N = {32, 64, 96, 128},
       NUM_STAGES = {1, 2},
       OVERLAP = {0, 1},
       PINGPONG = {0, 1},
     },
+    where = function(p)
+      if p.BLOCK_N == 32 and p.HEAD_DIM == 64 then
+        return false, "32-key tiles at head dim 64: 20-30 % behind 64 keys with three products (bench_kernels)"
+      end
+      return true
+    end,
     workloads = tf32_shapes,
     bench = bench,
     confirm = confirm,
