@@ -331,7 +331,8 @@ if device.cc == 90 then
   -- With TF32 allowed a K/V stage holds one plane of each operand, not two, and P V goes into O
   -- directly (one product: no accumulator apart), so key tiles to 128 fit at head dim 64 and at
   -- 128 32 keys in one stage or two, 64 and 96 in one (shared memory). PERSISTENT, which won the
-  -- float32 forward at the shortest length only, is left out.
+  -- float32 forward at the shortest length only, in the schedule that won the rest at head dim
+  -- 128 (turns without OVERLAP; the sweep at c7bda46).
   table.insert(spaces, space{
     name = "fwd_tf32_hopper",
     template = "fwd_wgmma",
@@ -341,10 +342,14 @@ if device.cc == 90 then
       NUM_STAGES = {1, 2},
       OVERLAP = {0, 1},
       PINGPONG = {0, 1},
+      PERSISTENT = {0, 1},
     },
     where = function(p)
       if p.BLOCK_N == 32 and p.HEAD_DIM == 64 then
         return false, "32-key tiles at head dim 64: 20-30 % behind 64 keys with three products (bench_kernels)"
+      end
+      if p.PERSISTENT == 1 and (p.HEAD_DIM ~= 128 or p.OVERLAP == 1 or p.PINGPONG == 0) then
+        return false, "PERSISTENT at head dim 128 with turns, without OVERLAP, only"
       end
       return true
     end,
