@@ -33,8 +33,7 @@ typedef struct bench_row {
     int splits;              /* SPLITS where the family takes it; 0: its default */
     int dq_first, dk_ss, dv_early;   /* bwd_wgmma's product order (DQ_FIRST, DK_SS, DV_EARLY) */
     const char *set;         /* a named set of rows the third argument selects, or NULL */
-    int wg_flags;            /* bwd_wgmma's: 1 L_EARLY, or'ed with 2 DQ_INIT store and 4 STAGGER; fwd_wgmma's: 8 MULTICAST,
-                              * 16 LAND_APART */
+    int wg_flags;            /* bwd_wgmma's: 1 L_EARLY, or'ed with 2 DQ_INIT store and 4 STAGGER; fwd_wgmma's: 8 MULTICAST */
     int tf32;                /* f32: 1 ALLOW_TF32 (one TF32 product, not three), or'ed with 2 SPLIT_SMEM (fwd_mma,
                               * bwd_mma) and 4 SPLIT_QUERIES (bwd_mma) */
 } bench_row;
@@ -161,19 +160,6 @@ typedef struct bench_row {
     TF32FWD(64, 4, 2048, 1, 128, 32, 2, 1, 0, 0), TF32FWD(64, 4, 2048, 1, 128, 32, 2, 1, 1, 0),            \
     TF32FWD(64, 4, 2048, 1, 128, 64, 2, 1, 0, 0), TF32FWD(64, 4, 2048, 1, 128, 96, 2, 1, 1, 0),            \
     TF32FWD(64, 4, 2048, 1, 128, 128, 2, 1, 0, 0), TF32FWD(64, 4, 2048, 1, 128, 128, 2, 1, 1, 0)
-
-/* The float32 forward's K and V landing apart from the ring slot (the "fland" set: fwd_wgmma,
- * LAND_APART 0 and 1 in turn, H 16): three products at head dim 128 (the H200's 128 x 32 in one
- * stage, turns; non-causal B 2 N 4096, causal B 16 N 1024 and B 4 N 4096, persistent where the
- * table has it), at head dim 64 (128 x 64 in two stages, OVERLAP, turns, persistent, causal B 4 N
- * 2048), and one product (128 x 32 in two stages, 64 keys in one, head dim 128 B 2 N 4096). */
-#define FLAND(tf32, d, b, n, causal, bn, st, ov, pp, ps)                                               \
-    { "fwd_wgmma", 0, d, b, 16, n, causal, 128, bn, 12, st, 0, ov, pp, 0, ps, 0, 0, 0, 0, 0, 0, "fland", 0, tf32 },   \
-    { "fwd_wgmma", 0, d, b, 16, n, causal, 128, bn, 12, st, 0, ov, pp, 0, ps, 0, 0, 0, 0, 0, 0, "fland", 16, tf32 }
-#define FLAND_SET                                                                                       \
-    FLAND(0, 128, 2, 4096, 0, 32, 1, 0, 1, 0), FLAND(0, 128, 16, 1024, 1, 32, 1, 0, 1, 1),                  \
-    FLAND(0, 128, 4, 4096, 1, 32, 1, 0, 1, 0), FLAND(0, 64, 4, 2048, 1, 64, 2, 1, 1, 1),                    \
-    FLAND(1, 128, 2, 4096, 0, 32, 2, 0, 0, 0), FLAND(1, 128, 2, 4096, 0, 64, 1, 0, 1, 0)
 
 #define DV(r) ((r)->head_dim_v ? (r)->head_dim_v : (r)->head_dim)
 
@@ -605,7 +591,6 @@ static const bench_row rows[] = {
     { "bwd_wgmma", 2, 64, 4, 32, 4096, 0, 64, 64, 8, 2, 0, 0, 0, 0, 0, 32, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_wgmma", 2, 64, 4, 32, 4096, 0, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 30, 0, 0, 0, 0, NULL, 0, 0 },
     TF32FWD_SET,
-    FLAND_SET,
 };
 #define ROW_COUNT ((int)(sizeof rows / sizeof rows[0]))
 
@@ -787,8 +772,6 @@ int main(int argc, char **argv)
         }
         if (configs[i].family->params & GEN_BIT(GEN_MULTICAST))
             p[GEN_MULTICAST] = (r->wg_flags & 8) != 0;
-        if (configs[i].family->params & GEN_BIT(GEN_LAND_APART))
-            p[GEN_LAND_APART] = (r->wg_flags & 16) != 0;
         if (configs[i].family->params & GEN_BIT(GEN_ALLOW_TF32))
             p[GEN_ALLOW_TF32] = r->tf32 & 1;
         if (configs[i].family->params & GEN_BIT(GEN_SPLIT_SMEM))
@@ -879,14 +862,14 @@ int main(int argc, char **argv)
         else
             snprintf(heads, sizeof heads, "%d", pr.heads);
         printf("%-10s %-5s %3d/%-3d %3d %5s %6d %6d %4d %4d %3d %3d %3d %2d %2d %2d %3g %5d %9.4f %9.4f %9.1f"
-               "   %d%d%d%s%s%s%s%s%s%s%s\n",
+               "   %d%d%d%s%s%s%s%s%s%s\n",
                r->family, gen_dtype_name(r->dtype), r->head_dim, DV(r), r->batch, heads, r->seqlen, r->causal,
                p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_NUM_STAGES], p[GEN_DQ_MODE], p[GEN_OVERLAP],
                p[GEN_PINGPONG], p[GEN_PERSISTENT], (double)r->softcap, k->binary.registers, med, ms[0],
                flops / (med * 1e-3) / 1e12, p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY], p[GEN_L_EARLY] ? " L" : "",
                p[GEN_DQ_INIT] ? " store" : "", p[GEN_STAGGER] ? " staggered" : "", p[GEN_MULTICAST] ? " multicast" : "",
                p[GEN_SPLIT_QUERIES] ? " split-queries" : "", p[GEN_SPLIT_SMEM] ? " split-smem" : "",
-               p[GEN_ALLOW_TF32] ? " tf32" : "", p[GEN_LAND_APART] ? " land-apart" : "");
+               p[GEN_ALLOW_TF32] ? " tf32" : "");
         ln_buffers_free(s.cu, &pr);
     }
     free(ms);

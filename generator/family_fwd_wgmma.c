@@ -10,7 +10,7 @@ static size_t smem_fwd(const int *p)
 {
     return (size_t)fwd_wgmma_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM],
                                         p[GEN_HEAD_DIM_V], p[GEN_NUM_STAGES], p[GEN_PERSISTENT], p[GEN_DTYPE],
-                                        p[GEN_ALLOW_TF32], p[GEN_LAND_APART]);
+                                        p[GEN_ALLOW_TF32]);
 }
 
 /* The rules are traits/fwd_wgmma.h's (the template static_asserts the same); here their messages. */
@@ -20,7 +20,7 @@ static int check_fwd(const int *p, char *why, size_t len)
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
     const int dtype = p[GEN_DTYPE], tf32 = p[GEN_ALLOW_TF32];
     switch (fwd_wgmma_rule(bm, bn, nw, d, dv, p[GEN_NUM_STAGES], p[GEN_OVERLAP], p[GEN_PINGPONG], p[GEN_PERSISTENT],
-                           dtype, tf32, p[GEN_MULTICAST], p[GEN_CAUSAL], p[GEN_VARLEN], p[GEN_LAND_APART])) {
+                           dtype, tf32, p[GEN_MULTICAST], p[GEN_CAUSAL], p[GEN_VARLEN])) {
     case FWD_WGMMA_OK:
         return 0;
     case FWD_WGMMA_BAD_WARPS:
@@ -65,10 +65,6 @@ static int check_fwd(const int *p, char *why, size_t len)
                  "fwd_wgmma shares K/V loads between a cluster's two blocks only where both walk the same key tiles "
                  "(16-bit, a producer warpgroup, one block a tile, no mask, a dense batch)", nw, bm, p[GEN_PERSISTENT],
                  gen_dtype_name(dtype), p[GEN_CAUSAL], p[GEN_VARLEN]);
-        break;
-    case FWD_WGMMA_BAD_LAND_APART:
-        snprintf(why, len, "LAND_APART=1 with DTYPE=%s: K and V land in buffers of their own only in f32 (16-bit "
-                 "products read them where they land)", gen_dtype_name(dtype));
         break;
     default:
         if (fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, tf32) <= fwd_wgmma_consumer_regs(bm, nw, dtype)) {
@@ -148,7 +144,7 @@ const gen_family gen_family_fwd_wgmma = {
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_ALLOW_TF32) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_OVERLAP) |
-              GEN_BIT(GEN_PINGPONG) | GEN_BIT(GEN_PERSISTENT) | GEN_BIT(GEN_MULTICAST) | GEN_BIT(GEN_LAND_APART) |
+              GEN_BIT(GEN_PINGPONG) | GEN_BIT(GEN_PERSISTENT) | GEN_BIT(GEN_MULTICAST) |
               GEN_FUSED_PROBLEM_PARAMS,
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,

@@ -83,11 +83,9 @@ typedef enum gen_param_role {
     X(MULTICAST, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                             \
       "1: blocks run in clusters of two (adjacent query tiles of one head), each loading half of every K/V tile into both by the copy engine's multicast") \
     X(SPLIT_QUERIES, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                         \
-      "f32 backward on tensor cores, two warps a key slab: 1 has each compute S^T and dP^T for half of a query tile's queries and exchange P^T and dS^T through shared memory, 0 has both compute all") \
-    X(LAND_APART, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                            \
-      "fwd_wgmma in f32: 1 lands each K and V tile in a buffer of its own, from which the producer's warps write the ring slot's planes, so the next tile loads while the consumers still read this one's; 0 lands them in the slot")
+      "f32 backward on tensor cores, two warps a key slab: 1 has each compute S^T and dP^T for half of a query tile's queries and exchange P^T and dS^T through shared memory, 0 has both compute all")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_LAND_APART. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_SPLIT_QUERIES. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

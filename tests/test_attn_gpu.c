@@ -573,9 +573,6 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
             g.p[GEN_MULTICAST] = tile[7];
         if ((f->params & GEN_BIT(GEN_ALLOW_TF32)) && c->dtype == F32)
             g.p[GEN_ALLOW_TF32] = idx % 3 == 2;   /* one TF32 product in every third case */
-        /* fwd_wgmma's K and V landing apart from the ring slot (LAND_APART) in every other f32 case. */
-        if ((f->params & GEN_BIT(GEN_LAND_APART)) && c->dtype == F32)
-            g.p[GEN_LAND_APART] = idx & 1;
         if (f->params & GEN_BIT(GEN_DQ_FIRST)) {
             g.p[GEN_DQ_FIRST] = tile[4];
             g.p[GEN_DK_SS] = tile[5];
@@ -602,8 +599,7 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
         /* Where the tile refuses one of those values (or fwd_wgmma's MULTICAST), that one alone
          * goes (each tried in turn, MULTICAST last), so the others still meet the tile; else all
          * of them (0 is each one's default: DQ_INIT zero). */
-        static const gen_param optional[] = { GEN_PRODUCER_REGS, GEN_L_EARLY, GEN_DQ_INIT, GEN_STAGGER, GEN_MULTICAST,
-                                              GEN_LAND_APART };
+        static const gen_param optional[] = { GEN_PRODUCER_REGS, GEN_L_EARLY, GEN_DQ_INIT, GEN_STAGGER, GEN_MULTICAST };
         const int n_optional = (int)(sizeof optional / sizeof optional[0]);
         int valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
         for (int k = 0; !valid && k < n_optional; k++) {
@@ -820,9 +816,9 @@ static void run_case(void **state)
     if (wg_kernels[idx]) {
         const gen_config *wc = &wg_kernels[idx]->config;
         printf("    fwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d OVERLAP=%d PINGPONG=%d PERSISTENT=%d "
-               "ALLOW_TF32=%d MULTICAST=%d LAND_APART=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N],
-               wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES], wc->p[GEN_OVERLAP], wc->p[GEN_PINGPONG],
-               wc->p[GEN_PERSISTENT], wc->p[GEN_ALLOW_TF32], wc->p[GEN_MULTICAST], wc->p[GEN_LAND_APART]);
+               "ALLOW_TF32=%d MULTICAST=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS],
+               wc->p[GEN_NUM_STAGES], wc->p[GEN_OVERLAP], wc->p[GEN_PINGPONG], wc->p[GEN_PERSISTENT],
+               wc->p[GEN_ALLOW_TF32], wc->p[GEN_MULTICAST]);
         if (wg_kernels[idx]->error[0]) {
             printf("    fwd_wgmma build failed: %s\n", wg_kernels[idx]->error);
             fail();
@@ -1211,8 +1207,8 @@ static void print_config(const gen_config *g)
     if (g->p[GEN_SPLITS] > 1 || g->p[GEN_PACK_GQA])
         printf(" SPLITS=%d PACK_GQA=%d", g->p[GEN_SPLITS], g->p[GEN_PACK_GQA]);
     if ((g->family->params & GEN_BIT(GEN_ALLOW_TF32)) && g->p[GEN_DTYPE] == F32)
-        printf(" f32 ALLOW_TF32=%d SPLIT_SMEM=%d SPLIT_QUERIES=%d LAND_APART=%d", g->p[GEN_ALLOW_TF32],
-               g->p[GEN_SPLIT_SMEM], g->p[GEN_SPLIT_QUERIES], g->p[GEN_LAND_APART]);
+        printf(" f32 ALLOW_TF32=%d SPLIT_SMEM=%d SPLIT_QUERIES=%d", g->p[GEN_ALLOW_TF32], g->p[GEN_SPLIT_SMEM],
+               g->p[GEN_SPLIT_QUERIES]);
     if (g->p[GEN_DATA_DIM] || g->p[GEN_DATA_DIM_V])
         printf(" HEAD_DIM=%d/%d DATA_DIM=%d/%d", g->p[GEN_HEAD_DIM], g->p[GEN_HEAD_DIM_V], g->p[GEN_DATA_DIM],
                g->p[GEN_DATA_DIM_V]);
@@ -1630,10 +1626,6 @@ static const struct {
     { "fwd_wgmma", "DTYPE=0 ALLOW_TF32=1 HEAD_DIM=128 BLOCK_M=128 BLOCK_N=64 NUM_STAGES=1",
       "one TF32 product at head dim 128: 64 keys in one stage (P V into O)" },
     { "fwd_wgmma", "DTYPE=0 ALLOW_TF32=1 BLOCK_M=128 BLOCK_N=96 NUM_STAGES=1", "one TF32 product, 96 keys in one stage" },
-    { "fwd_wgmma", "DTYPE=0 ALLOW_TF32=0 HEAD_DIM=128 LAND_APART=1 NUM_STAGES=1 PINGPONG=1",
-      "K and V landing apart at head dim 128, three products in one stage, turns" },
-    { "fwd_wgmma", "DTYPE=0 LAND_APART=1 NUM_STAGES=2", "K and V landing apart, two stages" },
-    { "fwd_wgmma", "DTYPE=0 LAND_APART=1 PERSISTENT=1", "K and V landing apart, persistent blocks" },
     { "fwd_wgmma", "VARLEN=1 PERSISTENT=1", "a packed batch's tiles walked by persistent blocks" },
     { "fwd_mma", "PACK_GQA=1 SPLITS=4", "decode: a group packed, the keys split" },
     { "fwd_mma", "DTYPE=0 SPLIT_SMEM=1", "the forward's float32 planes" },

@@ -51,10 +51,6 @@ static const sample samples[] = {
     { "fwd_wgmma", "DTYPE=f32 HEAD_DIM=128 BLOCK_M=128 BLOCK_N=32 NUM_WARPS=12 NUM_STAGES=1 PINGPONG=1" },
     { "fwd_wgmma", "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=128 BLOCK_N=64 NUM_WARPS=12 NUM_STAGES=2 ALLOW_TF32=1 "
                    "OVERLAP=1 PERSISTENT=1" },
-    /* K and V landing apart from the ring (LAND_APART): one buffer each after the slots. */
-    { "fwd_wgmma", "DTYPE=f32 HEAD_DIM=128 BLOCK_M=128 BLOCK_N=32 NUM_WARPS=12 NUM_STAGES=1 PINGPONG=1 LAND_APART=1" },
-    { "fwd_wgmma", "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=128 BLOCK_N=64 NUM_WARPS=12 NUM_STAGES=2 ALLOW_TF32=1 "
-                   "PERSISTENT=1 LAND_APART=1" },
     { "fwd_exact", "DTYPE=f32 HEAD_DIM=64" },
     { "fwd_exact", "DTYPE=f64 HEAD_DIM=32 HEAD_DIM_V=64 BLOCK_M=32 BLOCK_N=16 NUM_STAGES=1" },
     { "bwd_mma", "DTYPE=bf16 HEAD_DIM=128 DQ_MODE=atomic" },

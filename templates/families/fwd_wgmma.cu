@@ -78,21 +78,13 @@ constexpr int K_BYTES = PLANES * K_PLANE_BYTES;
 constexpr int V_BYTES = BLOCK_N * DV_PANELS * 128;
 constexpr int VT_PANEL_BYTES = HEAD_DIM_V * 128;
 constexpr int VT_PLANE_BYTES = F32 ? BLOCK_N / 32 * VT_PANEL_BYTES : 0;
-// LAND_APART (f32): K and V land in one buffer each after the ring (LAND_BYTES), not in a slot, and
-// the producer's warps 1-3 write the slot's planes from there once the consumers have given the
-// slot back; the next tile's loads wait only for those warps to have read the buffers, so they land
-// while the consumers still read this tile (with one stage, in a slot, they waited for both
-// consumers' last product of the tile before it). The slot then holds K's planes and V^T's.
-constexpr bool LAND = F32 && LAND_APART;
-constexpr int STAGE_BYTES = K_BYTES + (LAND ? 0 : V_BYTES) + PLANES * VT_PLANE_BYTES;
-constexpr int LAND_BYTES = LAND ? K_PLANE_BYTES + V_BYTES : 0;
+constexpr int STAGE_BYTES = K_BYTES + V_BYTES + PLANES * VT_PLANE_BYTES;
 constexpr int PANEL_BYTES = BLOCK_N * 128;   // 64 columns of a K or V tile: one copy-engine box
 constexpr int BAR_BYTES = PRODUCER ? 1024 : 0;
 // Q tiles: two where a persistent block's next Q fits beside this one's (traits), else one.
 constexpr int Q_TILES =
-    fwd_wgmma_q_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT, DTYPE, ALLOW_TF32,
-                      LAND_APART);
-constexpr int SMEM_END = 1024 + Q_TILES * Q_BYTES + NUM_STAGES * STAGE_BYTES + LAND_BYTES + BAR_BYTES;
+    fwd_wgmma_q_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT, DTYPE, ALLOW_TF32);
+constexpr int SMEM_END = 1024 + Q_TILES * Q_BYTES + NUM_STAGES * STAGE_BYTES + BAR_BYTES;
 // O staged in the tile's Q place and written by the copy engine (traits): then one thread of each
 // consumer warpgroup gives the Q place back, once the engine has read it; else every consumer
 // thread does, with the tile's last scores.
@@ -115,7 +107,7 @@ constexpr int PRODUCER_NREG = fwd_wgmma_producer_regs(DTYPE);
 constexpr int CONSUMER_NREG = fwd_wgmma_consumer_regs(BLOCK_M, NUM_WARPS, DTYPE);
 
 constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, OVERLAP, PINGPONG,
-                                    PERSISTENT, DTYPE, ALLOW_TF32, MULTICAST, CAUSAL, VARLEN, LAND_APART);
+                                    PERSISTENT, DTYPE, ALLOW_TF32, MULTICAST, CAUSAL, VARLEN);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || F32, "DTYPE: fwd_wgmma takes f16, bf16 or f32");
 static_assert(RULE != FWD_WGMMA_BAD_TF32, "ALLOW_TF32: 0 in f16 and bf16");
 static_assert(RULE != FWD_WGMMA_BAD_F32, "f32 needs a producer warpgroup and BLOCK_N a multiple of 32");
@@ -131,7 +123,6 @@ static_assert(RULE != FWD_WGMMA_BAD_PINGPONG, "PINGPONG needs a producer warpgro
 static_assert(RULE != FWD_WGMMA_BAD_PERSISTENT, "PERSISTENT needs a producer warpgroup");
 static_assert(RULE != FWD_WGMMA_BAD_MULTICAST, "MULTICAST needs 16-bit, a producer, one block a tile, no mask, a dense "
                                                "batch");
-static_assert(RULE != FWD_WGMMA_BAD_LAND_APART, "LAND_APART needs f32");
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_wgmma.h");
 static_assert(!VARLEN || (!EVEN_M && !EVEN_N), "EVEN_M, EVEN_N: a variable-length batch's tails are masked");
@@ -476,10 +467,6 @@ struct inline_ring {
 // transposed V (what the consumers wait for); empty: every consumer is done with the slot.
 FT_DEVICE unsigned ring_bar(unsigned bars, int st, int which) { return bars + (F32 ? 64 : 32) * st + 8 * which; }
 enum { FULL_K, FULL_V, EMPTY_K, EMPTY_V, READY_K, READY_V };
-// LAND: the landing buffers' (from byte 256, after four slots' barriers): K and V landed (the copy
-// engine's bytes), K and V read (the producer's warps 1-3 have written the slot's planes from them).
-FT_DEVICE unsigned land_bar(unsigned bars, int which) { return bars + 256 + 8 * which; }
-enum { LANDED_K, LANDED_V, READ_K, READ_V };
 constexpr int K_LANDED = F32 ? READY_K : FULL_K, V_LANDED = F32 ? READY_V : FULL_V;   // what consumers wait for
 FT_DEVICE unsigned q_full_bar(unsigned bars, int qt) { return bars + 512 + 16 * qt; }
 FT_DEVICE unsigned q_empty_bar(unsigned bars, int qt) { return bars + 520 + 16 * qt; }
@@ -531,7 +518,7 @@ struct producer_ring {
     FT_DEVICE int entry(int t) const { return (PERSISTENT ? kv0 : 0) + t; }
     FT_DEVICE unsigned k_tile(int t) const { return kv_smem + (entry(t) % NUM_STAGES) * STAGE_BYTES; }
     // V as P V reads it: as it landed (16-bit), or its V^T planes (f32).
-    FT_DEVICE unsigned v_tile(int t) const { return k_tile(t) + K_BYTES + (F32 && !LAND ? V_BYTES : 0); }
+    FT_DEVICE unsigned v_tile(int t) const { return k_tile(t) + K_BYTES + (F32 ? V_BYTES : 0); }
     FT_DEVICE unsigned slot_bar(int t, int which) const { return ring_bar(bars, entry(t) % NUM_STAGES, which); }
     FT_DEVICE unsigned phase(int t) const { return (entry(t) / NUM_STAGES) & 1; }
     FT_DEVICE void wait_k(int t) const { mbar_wait(slot_bar(t, K_LANDED), phase(t)); }
@@ -888,22 +875,6 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
             const unsigned free_parity = ((i / NUM_STAGES) & 1) ^ 1;
             const unsigned stage = kv_smem + st * STAGE_BYTES;
             const int key = sq.k0 + (t0 + t) * BLOCK_N;   // the box's first row in the map (VARLEN: packed)
-            if constexpr (LAND) {   // into the landing buffers once the tile before has been read from them
-                const unsigned k_land = kv_smem + NUM_STAGES * STAGE_BYTES, read_parity = (i & 1) ^ 1;
-                mbar_wait(land_bar(bars, READ_K), read_parity);
-                mbar_arrive_expect(land_bar(bars, LANDED_K), K_PLANE_BYTES);
-#pragma unroll
-                for (int p = 0; p < D_PANELS; p++)
-                    load_kv_box(k_land + p * PANEL_BYTES, &args.k_map, land_bar(bars, LANDED_K), PANEL_COLS * p, key,
-                                hk, map_batch(b));
-                mbar_wait(land_bar(bars, READ_V), read_parity);
-                mbar_arrive_expect(land_bar(bars, LANDED_V), V_BYTES);
-#pragma unroll
-                for (int p = 0; p < DV_PANELS; p++)
-                    load_kv_box(k_land + K_PLANE_BYTES + p * PANEL_BYTES, &args.v_map, land_bar(bars, LANDED_V),
-                                PANEL_COLS * p, key, hk, map_batch(b));
-                continue;
-            }
             mbar_wait(ring_bar(bars, st, EMPTY_K), free_parity);
             mbar_arrive_expect(ring_bar(bars, st, FULL_K), K_PLANE_BYTES);
 #pragma unroll
@@ -995,22 +966,6 @@ FT_DEVICE void prepare_tiles(const ft_fwd_args &args, unsigned kv_smem, unsigned
             const int i = pos.keys + t, st = i % NUM_STAGES;
             const unsigned parity = (i / NUM_STAGES) & 1;
             const unsigned stage = kv_smem + st * STAGE_BYTES;
-            if constexpr (LAND) {   // from the landing buffers, into a slot the consumers have given back
-                const unsigned k_land = kv_smem + NUM_STAGES * STAGE_BYTES, landed = i & 1;
-                mbar_wait(land_bar(bars, LANDED_K), landed);
-                mbar_wait(ring_bar(bars, st, EMPTY_K), parity ^ 1);
-                split_pieces<K_PLANE_BYTES, PREP_THREADS>(k_land, stage, K_PLANE_BYTES, pt);
-                fence_proxy_async();
-                mbar_arrive(ring_bar(bars, st, READY_K));
-                mbar_arrive(land_bar(bars, READ_K));   // (its reads are done: their values are stored)
-                mbar_wait(land_bar(bars, LANDED_V), landed);
-                mbar_wait(ring_bar(bars, st, EMPTY_V), parity ^ 1);
-                transpose_v(k_land + K_PLANE_BYTES, stage + K_BYTES, pt);
-                fence_proxy_async();
-                mbar_arrive(ring_bar(bars, st, READY_V));
-                mbar_arrive(land_bar(bars, READ_V));
-                continue;
-            }
             mbar_wait(ring_bar(bars, st, FULL_K), parity);
             split_pieces<K_PLANE_BYTES, PREP_THREADS>(stage, stage, K_PLANE_BYTES, pt);
             fence_proxy_async();   // plain stores, read next by wgmma
@@ -1130,7 +1085,7 @@ ft_fwd(const __grid_constant__ ft_fwd_args args)
     if constexpr (!PRODUCER) {
         fwd_inline(args, q_smem, kv_smem);
     } else {
-        const unsigned bars = kv_smem + NUM_STAGES * STAGE_BYTES + LAND_BYTES;
+        const unsigned bars = kv_smem + NUM_STAGES * STAGE_BYTES;
         if (threadIdx.x == 0) {
             for (int st = 0; st < NUM_STAGES; st++) {
                 mbar_init(ring_bar(bars, st, FULL_K), 1);
@@ -1142,14 +1097,6 @@ ft_fwd(const __grid_constant__ ft_fwd_args args)
                 mbar_init(ring_bar(bars, st, READY_V), PREP_THREADS);
 #endif
             }
-#if DTYPE == FT_DTYPE_F32
-            if (LAND) {
-                mbar_init(land_bar(bars, LANDED_K), 1);
-                mbar_init(land_bar(bars, LANDED_V), 1);
-                mbar_init(land_bar(bars, READ_K), PREP_THREADS);
-                mbar_init(land_bar(bars, READ_V), PREP_THREADS);
-            }
-#endif
             for (int qt = 0; qt < Q_TILES; qt++) {
                 mbar_init(q_full_bar(bars, qt), 1);
                 mbar_init(q_empty_bar(bars, qt), Q_EMPTY_COUNT);

@@ -22,7 +22,6 @@ enum fwd_wgmma_rule {
     FWD_WGMMA_BAD_F32,         /* f32 without a producer, or with key tiles not whole panels of 32 keys */
     FWD_WGMMA_BAD_TF32,        /* ALLOW_TF32 = 1 with a 16-bit DTYPE */
     FWD_WGMMA_BAD_MULTICAST,   /* MULTICAST where a cluster's two blocks would not walk the same key tiles */
-    FWD_WGMMA_BAD_LAND_APART,  /* LAND_APART in 16-bit (K and V land where the products read them) */
 };
 
 /* f32 (DTYPE 0) runs on TF32 tensor cores (wgmma's .tf32 forms, k-steps of 8 floats, both
@@ -78,17 +77,15 @@ FT_TRAIT int fwd_wgmma_head_dim_ok(int head_dim)
  * 4-9), q_tiles Q tiles and NUM_STAGES K/V tiles in whole panels (ft_panel_cols_of); with a
  * producer, 1024 more for the mbarriers (a ring slot's K and V full and empty, and in f32 ready;
  * two a Q tile). f32: Q and K tiles of `planes` planes, V as it lands and V^T in `planes` planes
- * of head_dim_v rows by the tile's keys; with land_apart (LAND_APART) V lands, and K too, in one
- * buffer each beside the ring instead of in every slot. */
+ * of head_dim_v rows by the tile's keys. */
 FT_TRAIT long long fwd_wgmma_layout_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
-                                          int num_stages, int q_tiles, int dtype, int allow_tf32, int land_apart)
+                                          int num_stages, int q_tiles, int dtype, int allow_tf32)
 {
     const int units = ft_tile_units(dtype);
     const long long d = ft_panel_cols_of(head_dim, units), dv = ft_panel_cols_of(head_dim_v, units);
     const long long e = 2 * units, planes = fwd_wgmma_planes(dtype, allow_tf32);
     const long long v_t = fwd_wgmma_f32(dtype) ? planes * head_dim_v : 0;
-    const long long stage = d * planes + (land_apart ? 0 : dv) + v_t, landing = land_apart ? d + dv : 0;
-    return 1024 + ((long long)q_tiles * block_m * d * planes + ((long long)num_stages * stage + landing) * block_n) * e +
+    return 1024 + ((long long)q_tiles * block_m * d * planes + (long long)num_stages * block_n * (d * planes + dv + v_t)) * e +
            (fwd_wgmma_has_producer(block_m, num_warps) ? 1024 : 0);
 }
 
@@ -96,10 +93,10 @@ FT_TRAIT long long fwd_wgmma_layout_bytes(int block_m, int block_n, int num_warp
  * while the consumers still read this one's and both fit, else one (the producer then waits
  * for the consumers' last Q K^T of a tile before loading the next tile's Q). */
 FT_TRAIT int fwd_wgmma_q_tiles(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
-                               int persistent, int dtype, int allow_tf32, int land_apart)
+                               int persistent, int dtype, int allow_tf32)
 {
     return persistent && fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, 2, dtype,
-                                                allow_tf32, land_apart) <= FT_SMEM_MAX_BYTES ? 2 : 1;
+                                                allow_tf32) <= FT_SMEM_MAX_BYTES ? 2 : 1;
 }
 
 /* 1 where a persistent block writes O through the copy engine, from its Q tile's place once the
@@ -111,17 +108,17 @@ FT_TRAIT int fwd_wgmma_async_o(int block_m, int block_n, int num_warps, int head
 {
     return !fwd_wgmma_f32(dtype) &&
            fwd_wgmma_q_tiles(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, persistent, dtype,
-                             allow_tf32, 0) == 2 &&
+                             allow_tf32) == 2 &&
            ft_panel_cols(head_dim_v) <= ft_panel_cols(head_dim);
 }
 
 FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
-                                        int num_stages, int persistent, int dtype, int allow_tf32, int land_apart)
+                                        int num_stages, int persistent, int dtype, int allow_tf32)
 {
     return fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages,
                                   fwd_wgmma_q_tiles(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages,
-                                                    persistent, dtype, allow_tf32, land_apart),
-                                  dtype, allow_tf32, land_apart);
+                                                    persistent, dtype, allow_tf32),
+                                  dtype, allow_tf32);
 }
 
 /* fp32 S and O accumulators (f32 with three products: and a key tile's P V apart from O), P as
@@ -147,7 +144,7 @@ FT_TRAIT int fwd_wgmma_min_blocks(int block_m, int block_n, int num_warps, int h
                                   int num_stages, int dtype, int allow_tf32)
 {
     const long long by_smem = FT_SMEM_MAX_BYTES / fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim,
-                                                                         head_dim_v, num_stages, 1, dtype, allow_tf32, 0);
+                                                                         head_dim_v, num_stages, 1, dtype, allow_tf32);
     if (fwd_wgmma_has_producer(block_m, num_warps))
         return fwd_wgmma_consumers(block_m) == 1 ? 2 : 1;
     const int by_regs = 65536 / (num_warps * 32 * fwd_wgmma_regs(block_n, head_dim_v, 0, dtype, allow_tf32));
@@ -227,7 +224,7 @@ FT_TRAIT void fwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int dtype, 
 
 FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
                             int overlap, int pingpong, int persistent, int dtype, int allow_tf32, int multicast,
-                            int causal, int varlen, int land_apart)
+                            int causal, int varlen)
 {
     if (block_m != 64 && block_m != 128 && block_m != 192)
         return FWD_WGMMA_BAD_BLOCK_M;
@@ -265,8 +262,6 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
         return FWD_WGMMA_BAD_PERSISTENT;
     if (multicast && !fwd_wgmma_multicast_ok(block_m, num_warps, persistent, dtype, causal, varlen))
         return FWD_WGMMA_BAD_MULTICAST;
-    if (land_apart && !fwd_wgmma_f32(dtype))
-        return FWD_WGMMA_BAD_LAND_APART;
     return FWD_WGMMA_OK;
 }
 
