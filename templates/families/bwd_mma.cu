@@ -49,6 +49,11 @@
 
 // ---- traits (traits/bwd_mma.h): tunables come from the generator's #defines ----------------
 constexpr bool TF32 = DTYPE == FT_DTYPE_F32;
+// f32 with three products: each step's dV, dK (and ft_bwd_dq's dQ) land in accumulators of the
+// step's own, added to the running sums with rounded adds (the tensor cores' accumulation
+// truncates, and over many steps that grew the error past float32's). With one product
+// (ALLOW_TF32) its own rounding, about 3e-4, dwarfs that: the products go into the sums directly.
+constexpr bool STEP_APART = TF32 && !ALLOW_TF32;
 constexpr int UNITS = ft_tile_units(DTYPE);                          // 16-bit units an element takes in a tile
 constexpr int QK_COLS = HEAD_DIM * UNITS, V_COLS = HEAD_DIM_V * UNITS;   // tile widths in 16-bit units
 constexpr int COPY_ELEMS = FT_PIECE_ELEMS;                           // elements a 16-byte copy moves
@@ -499,13 +504,21 @@ ft_bwd_dkdv(const ft_bwd_args args)
         {
             float s[KV_ROWS / 16][BLOCK_M / 8][4];
             load_c_tiles<KV_ROWS / 16, BLOCK_M / 8>(s, p_smem, kr0, g, qd);
-            zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
-            mma_c_kn<BLOCK_M / 8, KV_DV_COLS / 8>(t, s, do_t, 0);
-            add_acc<KV_ROWS / 16, KV_DV_COLS / 8>(dv_acc, t);
+            if constexpr (STEP_APART) {
+                zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
+                mma_c_kn<BLOCK_M / 8, KV_DV_COLS / 8>(t, s, do_t, 0);
+                add_acc<KV_ROWS / 16, KV_DV_COLS / 8>(dv_acc, t);
+            } else {
+                mma_c_kn<BLOCK_M / 8, KV_DV_COLS / 8>(dv_acc, s, do_t, 0);
+            }
             load_c_tiles<KV_ROWS / 16, BLOCK_M / 8>(s, ds_smem, kr0, g, qd);
-            zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
-            mma_c_kn<BLOCK_M / 8, KV_DK_COLS / 8>(t, s, q_t, 0);
-            add_acc<KV_ROWS / 16, KV_DK_COLS / 8>(dk_acc, t);
+            if constexpr (STEP_APART) {
+                zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
+                mma_c_kn<BLOCK_M / 8, KV_DK_COLS / 8>(t, s, q_t, 0);
+                add_acc<KV_ROWS / 16, KV_DK_COLS / 8>(dk_acc, t);
+            } else {
+                mma_c_kn<BLOCK_M / 8, KV_DK_COLS / 8>(dk_acc, s, q_t, 0);
+            }
         }
 #else
         // S^T = K Q^T (keys x queries). A = K [key][d] non-trans (LM_ROWS16); B = Q^T, stored
@@ -524,10 +537,14 @@ ft_bwd_dkdv(const ft_bwd_args args)
         // dV += P^T dO. A = P^T from the accumulators; B = dO stored [k = query][n = dv]:
         // .trans (LM_ROWS16), this warp's KV_DV_COLS columns. f32: into t, then added to dV.
 #if DTYPE == FT_DTYPE_F32
-        zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
-        mma_c_kn<BLOCK_M / 8, KV_DV_COLS / 8>(t, s, do_t, 0);
-        add_acc<KV_ROWS / 16, KV_DV_COLS / 8>(dv_acc, t);
-        zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
+        if constexpr (STEP_APART) {
+            zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
+            mma_c_kn<BLOCK_M / 8, KV_DV_COLS / 8>(t, s, do_t, 0);
+            add_acc<KV_ROWS / 16, KV_DV_COLS / 8>(dv_acc, t);
+            zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
+        } else {
+            mma_c_kn<BLOCK_M / 8, KV_DV_COLS / 8>(dv_acc, s, do_t, 0);
+        }
 #else
 #pragma unroll
         for (int kk = 0; kk < BLOCK_M / 16; kk++) {
@@ -566,7 +583,10 @@ ft_bwd_dkdv(const ft_bwd_args args)
             // dK += dS^T Q (scaled at the end). B = Q stored [k = query][n = d]: .trans (LM_ROWS16).
             // f32: into t, added to dK after the last chunk.
 #if DTYPE == FT_DTYPE_F32
-            mma_c_kn<CJ, KV_DK_COLS / 8>(t, dp, q_t, cj0);
+            if constexpr (STEP_APART)
+                mma_c_kn<CJ, KV_DK_COLS / 8>(t, dp, q_t, cj0);
+            else
+                mma_c_kn<CJ, KV_DK_COLS / 8>(dk_acc, dp, q_t, cj0);
 #else
 #pragma unroll
             for (int kk = 0; kk < CJ / 2; kk++) {
@@ -604,7 +624,8 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #endif
         }
 #if DTYPE == FT_DTYPE_F32
-        add_acc<KV_ROWS / 16, KV_DK_COLS / 8>(dk_acc, t);
+        if constexpr (STEP_APART)
+            add_acc<KV_ROWS / 16, KV_DK_COLS / 8>(dk_acc, t);
 #endif
 #endif   // SPLIT_QUERIES
 
@@ -903,10 +924,14 @@ ft_bwd_dq(const ft_bwd_args args)
 #if DTYPE == FT_DTYPE_F32
         {
             const kn_lanes<QK_COLS> k_t(k_addr, kc0, 0, g, qd);
-            float t[Q_ROWS / 16][HEAD_DIM / 8][4];
-            zero_acc<Q_ROWS / 16, HEAD_DIM / 8>(t);
-            mma_c_kn<Q_KEYS / 8, HEAD_DIM / 8>(t, dp, k_t, 0);
-            add_acc<Q_ROWS / 16, HEAD_DIM / 8>(acc, t);
+            if constexpr (STEP_APART) {
+                float t[Q_ROWS / 16][HEAD_DIM / 8][4];
+                zero_acc<Q_ROWS / 16, HEAD_DIM / 8>(t);
+                mma_c_kn<Q_KEYS / 8, HEAD_DIM / 8>(t, dp, k_t, 0);
+                add_acc<Q_ROWS / 16, HEAD_DIM / 8>(acc, t);
+            } else {
+                mma_c_kn<Q_KEYS / 8, HEAD_DIM / 8>(acc, dp, k_t, 0);
+            }
         }
 #else
         const lm_tile<HEAD_DIM> k_t = lm_sub<HEAD_DIM>(k_addr, kc0, 0, lr16, lc16, true);

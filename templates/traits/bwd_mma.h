@@ -47,11 +47,12 @@ FT_TRAIT int bwd_mma_kv_rows(int num_warps, int block_n)
 {
     return block_n / bwd_mma_kv_warps_n(num_warps, block_n);
 }
-/* fp32 dK + dV accumulators per thread (f32: and the step's own, for the wider of the two). */
-FT_TRAIT int bwd_mma_kv_acc_regs(int num_warps, int block_n, int head_dim, int head_dim_v, int dtype)
+/* fp32 dK + dV accumulators per thread (f32 with three products: and the step's own, for the
+ * wider of the two; one product adds into the sums directly). */
+FT_TRAIT int bwd_mma_kv_acc_regs(int num_warps, int block_n, int head_dim, int head_dim_v, int dtype, int allow_tf32)
 {
     const int wide = head_dim > head_dim_v ? head_dim : head_dim_v;
-    return bwd_mma_kv_rows(num_warps, block_n) * (head_dim + head_dim_v + (dtype == 0 ? wide : 0)) /
+    return bwd_mma_kv_rows(num_warps, block_n) * (head_dim + head_dim_v + (dtype == 0 && !allow_tf32 ? wide : 0)) /
            bwd_mma_kv_dsplit(num_warps, block_n) / 32;
 }
 FT_TRAIT int bwd_mma_kv_s_regs(int num_warps, int block_m, int block_n)
@@ -63,7 +64,7 @@ FT_TRAIT int bwd_mma_kv_s_regs(int num_warps, int block_m, int block_n)
 FT_TRAIT int bwd_mma_dp_chunk(int num_warps, int block_m, int block_n, int head_dim, int head_dim_v, int dtype)
 {
     return block_m > 32 && block_m % 32 == 0 &&
-                   (dtype == 0 || bwd_mma_kv_acc_regs(num_warps, block_n, head_dim, head_dim_v, dtype) +
+                   (dtype == 0 || bwd_mma_kv_acc_regs(num_warps, block_n, head_dim, head_dim_v, dtype, 0) +
                            2 * bwd_mma_kv_s_regs(num_warps, block_m, block_n) > 176)
                ? 32
                : block_m;
@@ -157,20 +158,21 @@ FT_TRAIT long long bwd_mma_dq_smem_bytes(int block_m, int block_n, int head_dim,
  * and dP. Fragments, addresses and indices take about 90 more: with that margin, head dim 128
  * at 32 x 128 tiles is spill-free and at 64 x 128 spills (ptxas, CUDA 13.0, sm_80 and sm_90).
  * Only what would obviously spill is refused: near the limit ptxas may still spill a few bytes,
- * which the compile report shows. f32: the accumulators of a step's own (in
- * bwd_mma_kv_acc_regs, and ft_bwd_dq's of a key tile) and split fragments (TF32_MARGIN more). */
+ * which the compile report shows. f32: with three products the accumulators of a step's own (in
+ * bwd_mma_kv_acc_regs, and ft_bwd_dq's of a key tile), and split fragments (TF32_MARGIN more). */
 #define BWD_MMA_TF32_MARGIN 8
 FT_TRAIT int bwd_mma_regs(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int dq_mode,
-                          int dtype)
+                          int dtype, int allow_tf32)
 {
     const int kv_rows = bwd_mma_kv_rows(num_warps, block_n);
     const int q_rows = block_m / bwd_mma_q_warps_m(num_warps, block_m);
     const int qn = bwd_mma_q_warps_n(num_warps, block_m);
     const int tf32 = dtype == 0;
-    const int dkdv = bwd_mma_kv_acc_regs(num_warps, block_n, head_dim, head_dim_v, dtype) +
+    const int dkdv = bwd_mma_kv_acc_regs(num_warps, block_n, head_dim, head_dim_v, dtype, allow_tf32) +
                      bwd_mma_kv_s_regs(num_warps, block_m, block_n) +
                      kv_rows * bwd_mma_dp_chunk(num_warps, block_m, block_n, head_dim, head_dim_v, dtype) / 32;
-    const int dq = dq_mode == 1 ? (1 + tf32) * q_rows * head_dim / 32 + 2 * q_rows * (block_n / qn) / 32 : 0;
+    const int dq_apart = tf32 && !allow_tf32;
+    const int dq = dq_mode == 1 ? (1 + dq_apart) * q_rows * head_dim / 32 + 2 * q_rows * (block_n / qn) / 32 : 0;
     return (dkdv > dq ? dkdv : dq) + 90 + (tf32 ? BWD_MMA_TF32_MARGIN : 0);
 }
 
@@ -209,7 +211,7 @@ FT_TRAIT int bwd_mma_rule(int block_m, int block_n, int num_warps, int num_stage
         (dq_mode == 1 &&
          bwd_mma_dq_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, dtype) > FT_SMEM_MAX_BYTES))
         return BWD_MMA_BAD_SMEM;
-    if (bwd_mma_regs(block_m, block_n, num_warps, head_dim, head_dim_v, dq_mode, dtype) >
+    if (bwd_mma_regs(block_m, block_n, num_warps, head_dim, head_dim_v, dq_mode, dtype, allow_tf32) >
         ft_register_cap(num_warps * 32))
         return BWD_MMA_BAD_REGISTERS;
     return BWD_MMA_OK;
