@@ -409,6 +409,11 @@ static const bench_row rows[] = {
     { "bwd_mma", 0, 128, 2, 16, 4096, 0, 32, 64, 8, 2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
     { "bwd_mma", 0, 128, 2, 16, 4096, 0, 64, 64, 8, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
     { "bwd_mma", 0, 128, 2, 16, 4096, 0, 32, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 1 },
+    /* One TF32 product at head dim 128: the H200's winner (64 x 64, the queries split) and the
+     * 128-row tiles its sums added in place let fit (thirtieth session). */
+    { "bwd_mma", 0, 128, 2, 16, 4096, 0, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 5 },
+    { "bwd_mma", 0, 128, 2, 16, 4096, 0, 128, 64, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 1 },
+    { "bwd_mma", 0, 128, 2, 16, 4096, 0, 128, 64, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 3 },
     /* ... and a slab's two warps splitting the queries (the "fsplit" set: SPLIT_QUERIES 0 and 1,
      * three TF32 products, dQ by atomics) at the tiles the H200's f32 winners take. */
     { "bwd_mma", 0, 128, 2, 16, 4096, 0, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fsplit", 0, 0 },
