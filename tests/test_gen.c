@@ -713,6 +713,27 @@ static void ptxas_log_is_parsed(void **state)
  * block's registers at entry less the producer's, shared by the consumers in steps of 8), and what
  * the split is for: a head-dim-96 persistent causal kernel whose producer spilled in 24 registers
  * (NVRTC 13.0: 16 bytes) compiles without a spill in 32. */
+/* Compiles configuration c for sm_90 (NVRTC, no GPU) and checks that its entry `entry` spills
+ * no register. */
+static void compiles_without_spills(const gen_config *c, const char *entry)
+{
+    char *source = gen_expand(c);
+    assert_non_null(source);
+    gen_binary b;
+    char err[4096] = "";
+    if (gen_compile(source, gen_target_arch(c->family, "sm_90"), &b, err, sizeof err))
+        fail_msg("%s", err);
+    int seen = 0;
+    for (int e = 0; e < b.entry_count; e++)
+        if (!strcmp(b.entries[e].name, entry)) {
+            seen = 1;
+            assert_int_equal(b.entries[e].spill_store_bytes, 0);
+        }
+    assert_true(seen);
+    gen_binary_free(&b);
+    free(source);
+}
+
 static void bwd_register_split(void **state)
 {
     (void)state;
@@ -732,21 +753,7 @@ static void bwd_register_split(void **state)
                          why, sizeof why) ||
         gen_validate(&c, gen_smem_limit_for_arch("sm_90"), why, sizeof why))
         fail_msg("%s", why);
-    char *source = gen_expand(&c);
-    assert_non_null(source);
-    gen_binary b;
-    char err[4096] = "";
-    if (gen_compile(source, gen_target_arch(c.family, "sm_90"), &b, err, sizeof err))
-        fail_msg("%s", err);
-    int seen = 0;
-    for (int e = 0; e < b.entry_count; e++)
-        if (!strcmp(b.entries[e].name, "ft_bwd_dkdv")) {
-            seen = 1;
-            assert_int_equal(b.entries[e].spill_store_bytes, 0);
-        }
-    assert_true(seen);
-    gen_binary_free(&b);
-    free(source);
+    compiles_without_spills(&c, "ft_bwd_dkdv");
 }
 
 /* fwd_wgmma in f32 with ALLOW_TF32: one product, P V straight into O (no accumulator apart, which
@@ -771,21 +778,7 @@ static void tf32_forward_keeps_no_pv_apart(void **state)
         if (refused != !tf32)
             fail_msg("%s: %s", text, refused ? why : "accepted");
     }
-    char *source = gen_expand(&c);
-    assert_non_null(source);
-    gen_binary b;
-    char err[4096] = "";
-    if (gen_compile(source, gen_target_arch(c.family, "sm_90"), &b, err, sizeof err))
-        fail_msg("%s", err);
-    int seen = 0;
-    for (int e = 0; e < b.entry_count; e++)
-        if (!strcmp(b.entries[e].name, "ft_fwd")) {
-            seen = 1;
-            assert_int_equal(b.entries[e].spill_store_bytes, 0);
-        }
-    assert_true(seen);
-    gen_binary_free(&b);
-    free(source);
+    compiles_without_spills(&c, "ft_fwd");
 }
 
 static const char tiny_kernel[] =

@@ -240,6 +240,21 @@ template <int I, int J, int JA, int JT> FT_DEVICE void add_acc(float (&acc)[I][J
             for (int e = 0; e < 4; e++)
                 acc[i][j][e] += t[i][j][e];
 }
+
+// acc += the C tiles c times B (mma_c_kn over STEPS k-steps, N8 columns): through the step's own
+// t with three products (STEP_APART), straight into acc with one.
+template <int STEPS, int N8, int R, int AT, int TT, int CT, int BC, int LO>
+FT_DEVICE void add_step_product(float (&acc)[R][AT][4], float (&t)[R][TT][4], const float (&c)[R][CT][4],
+                                const kn_lanes<BC, LO> &b)
+{
+    if constexpr (STEP_APART) {
+        zero_acc<R, N8>(t);
+        mma_c_kn<STEPS, N8>(t, c, b, 0);
+        add_acc<R, N8>(acc, t);
+    } else {
+        mma_c_kn<STEPS, N8>(acc, c, b, 0);
+    }
+}
 #endif
 
 // ---- ft_bwd_dkdv's steps on a warp's accumulator tiles -------------------------------------
@@ -504,21 +519,9 @@ ft_bwd_dkdv(const ft_bwd_args args)
         {
             float s[KV_ROWS / 16][BLOCK_M / 8][4];
             load_c_tiles<KV_ROWS / 16, BLOCK_M / 8>(s, p_smem, kr0, g, qd);
-            if constexpr (STEP_APART) {
-                zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
-                mma_c_kn<BLOCK_M / 8, KV_DV_COLS / 8>(t, s, do_t, 0);
-                add_acc<KV_ROWS / 16, KV_DV_COLS / 8>(dv_acc, t);
-            } else {
-                mma_c_kn<BLOCK_M / 8, KV_DV_COLS / 8>(dv_acc, s, do_t, 0);
-            }
+            add_step_product<BLOCK_M / 8, KV_DV_COLS / 8>(dv_acc, t, s, do_t);
             load_c_tiles<KV_ROWS / 16, BLOCK_M / 8>(s, ds_smem, kr0, g, qd);
-            if constexpr (STEP_APART) {
-                zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
-                mma_c_kn<BLOCK_M / 8, KV_DK_COLS / 8>(t, s, q_t, 0);
-                add_acc<KV_ROWS / 16, KV_DK_COLS / 8>(dk_acc, t);
-            } else {
-                mma_c_kn<BLOCK_M / 8, KV_DK_COLS / 8>(dk_acc, s, q_t, 0);
-            }
+            add_step_product<BLOCK_M / 8, KV_DK_COLS / 8>(dk_acc, t, s, q_t);
         }
 #else
         // S^T = K Q^T (keys x queries). A = K [key][d] non-trans (LM_ROWS16); B = Q^T, stored
@@ -537,14 +540,9 @@ ft_bwd_dkdv(const ft_bwd_args args)
         // dV += P^T dO. A = P^T from the accumulators; B = dO stored [k = query][n = dv]:
         // .trans (LM_ROWS16), this warp's KV_DV_COLS columns. f32: into t, then added to dV.
 #if DTYPE == FT_DTYPE_F32
-        if constexpr (STEP_APART) {
-            zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
-            mma_c_kn<BLOCK_M / 8, KV_DV_COLS / 8>(t, s, do_t, 0);
-            add_acc<KV_ROWS / 16, KV_DV_COLS / 8>(dv_acc, t);
-            zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);
-        } else {
-            mma_c_kn<BLOCK_M / 8, KV_DV_COLS / 8>(dv_acc, s, do_t, 0);
-        }
+        add_step_product<BLOCK_M / 8, KV_DV_COLS / 8>(dv_acc, t, s, do_t);
+        if constexpr (STEP_APART)
+            zero_acc<KV_ROWS / 16, KV_T_COLS / 8>(t);   // dK's chunks add into t (below)
 #else
 #pragma unroll
         for (int kk = 0; kk < BLOCK_M / 16; kk++) {
@@ -924,14 +922,8 @@ ft_bwd_dq(const ft_bwd_args args)
 #if DTYPE == FT_DTYPE_F32
         {
             const kn_lanes<QK_COLS> k_t(k_addr, kc0, 0, g, qd);
-            if constexpr (STEP_APART) {
-                float t[Q_ROWS / 16][HEAD_DIM / 8][4];
-                zero_acc<Q_ROWS / 16, HEAD_DIM / 8>(t);
-                mma_c_kn<Q_KEYS / 8, HEAD_DIM / 8>(t, dp, k_t, 0);
-                add_acc<Q_ROWS / 16, HEAD_DIM / 8>(acc, t);
-            } else {
-                mma_c_kn<Q_KEYS / 8, HEAD_DIM / 8>(acc, dp, k_t, 0);
-            }
+            float t[Q_ROWS / 16][HEAD_DIM / 8][4];
+            add_step_product<Q_KEYS / 8, HEAD_DIM / 8>(acc, t, dp, k_t);
         }
 #else
         const lm_tile<HEAD_DIM> k_t = lm_sub<HEAD_DIM>(k_addr, kc0, 0, lr16, lc16, true);
