@@ -143,11 +143,12 @@ typedef struct bench_row {
 
 /* The float32 forward with TF32 allowed (the "tf32fwd" set: fwd_wgmma, one product, H 16, a
  * producer), where P V goes into O directly and so wider key tiles fit one stage at head dim 128:
- * the H200's winners (128 x 32 in two stages; causal three, persistent) beside 64 and 96 keys in
- * one stage, 192 rows, OVERLAP and PINGPONG; head dim 128 B 2 N 4096 and causal B 4 N 4096, head
- * dim 64 causal B 4 N 2048. */
+ * the H200's winners before that (128 x 32 in two stages; causal three, persistent) beside 64 and
+ * 96 keys in one stage, 192 rows, OVERLAP and PINGPONG; head dim 128 B 2 N 4096 and causal B 4 N
+ * 4096, head dim 64 causal B 4 N 2048. */
 #define TF32FWD(d, b, n, causal, bm, bn, st, ov, pp, ps)                                              \
-    { "fwd_wgmma", 0, d, b, 16, n, causal, bm, bn, (bm) / 16 + 4, st, 0, ov, pp, 0, ps, 0, 0, 0, 0, 0, 0, "tf32fwd", 0, 1 }
+    { "fwd_wgmma", 0, d, b, 16, n, causal, bm, bn, (bm) / 16 + 4, st, 0, ov, pp, 0, ps, 0, 0, 0, 0, 0, 0,          \
+      "tf32fwd", 0, 1 }
 #define TF32FWD_SET                                                                                     \
     TF32FWD(128, 2, 4096, 0, 128, 32, 2, 0, 0, 0), TF32FWD(128, 2, 4096, 0, 128, 32, 2, 1, 0, 0),          \
     TF32FWD(128, 2, 4096, 0, 128, 32, 2, 0, 1, 0), TF32FWD(128, 2, 4096, 0, 128, 32, 2, 1, 1, 0),          \
@@ -698,7 +699,8 @@ int main(int argc, char **argv)
         chosen[n_chosen++] = i;
     }
     if (set && n_chosen == 0) {
-        fprintf(stderr, "bench_kernels: no row of set '%s'%s%s (sets:", set, only ? " in family " : "", only ? only : "");
+        fprintf(stderr, "bench_kernels: no row of set '%s'%s%s (sets:", set, only ? " in family " : "",
+                only ? only : "");
         for (int i = 0; i < ROW_COUNT; i++) {   /* each set named once, where it first appears */
             int seen = !rows[i].set;
             for (int j = 0; j < i && !seen; j++)

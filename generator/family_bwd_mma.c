@@ -96,7 +96,8 @@ static int check_bwd_mma(const int *p, char *why, size_t len)
     default:
         snprintf(why, len, "BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d with HEAD_DIM=%d HEAD_DIM_V=%d in %s: about %d "
                  "registers per thread would spill (at most %d for %d threads)", bm, bn, nw, d, dv,
-                 gen_dtype_name(dtype), bwd_mma_regs(bm, bn, nw, d, dv, dq_mode, dtype, p[GEN_ALLOW_TF32]), ft_register_cap(nw * 32),
+                 gen_dtype_name(dtype), bwd_mma_regs(bm, bn, nw, d, dv, dq_mode, dtype, p[GEN_ALLOW_TF32]),
+                 ft_register_cap(nw * 32),
                  nw * 32);
         break;
     }

@@ -406,10 +406,10 @@ static const int wgb_tiles[][8] = {
 };
 /* fwd_wgmma in f32 (TF32 products; a producer always): key tiles of 32 to 96 keys, one to three
  * consumers, one and two stages, each schedule flag on and off, one stage with OVERLAP (it once
- * deadlocked). Head dims 96 and 128 fit rows 0 and 2 with three products, and with one (P V into O
- * directly: fewer registers) every row but 1 and 4 (shared memory); the rotation's 11 rows against
- * ALLOW_TF32's every third case give each row both product counts. A pinned case's row decides
- * its product count as its index does (wg_pins). */
+ * deadlocked). With three products head dim 96 fits rows 0, 2, 6 and 7, head dim 128 row 2
+ * only; with one (P V into O directly: fewer registers) both fit every row but 1 and 4 (shared
+ * memory). The rotation's 11 rows against ALLOW_TF32's every third case give each row both
+ * product counts; a pinned case's row decides its product count as its index does (wg_pins). */
 static const int wgf_tiles[][8] = {
     { 64, 32, 8, 2, 1, 0, 0 },   { 128, 64, 12, 2, 1, 0, 0 }, { 128, 32, 12, 1, 0, 1, 0 }, { 64, 64, 8, 2, 1, 0, 1 },
     { 128, 64, 12, 2, 1, 1, 1 }, { 128, 96, 12, 1, 0, 0, 0 }, { 64, 32, 8, 2, 0, 0, 1 },  { 128, 32, 12, 2, 1, 1, 0 },
@@ -1625,7 +1625,8 @@ static const struct {
     { "fwd_wgmma", "DTYPE=0 PERSISTENT=1", "float32 on persistent blocks" },
     { "fwd_wgmma", "DTYPE=0 ALLOW_TF32=1 HEAD_DIM=128 BLOCK_M=128 BLOCK_N=64 NUM_STAGES=1",
       "one TF32 product at head dim 128: 64 keys in one stage (P V into O)" },
-    { "fwd_wgmma", "DTYPE=0 ALLOW_TF32=1 BLOCK_M=128 BLOCK_N=96 NUM_STAGES=1", "one TF32 product, 96 keys in one stage" },
+    { "fwd_wgmma", "DTYPE=0 ALLOW_TF32=1 BLOCK_M=128 BLOCK_N=96 NUM_STAGES=1",
+      "one TF32 product, 96 keys in one stage" },
     { "fwd_wgmma", "VARLEN=1 PERSISTENT=1", "a packed batch's tiles walked by persistent blocks" },
     { "fwd_mma", "PACK_GQA=1 SPLITS=4", "decode: a group packed, the keys split" },
     { "fwd_mma", "DTYPE=0 SPLIT_SMEM=1", "the forward's float32 planes" },

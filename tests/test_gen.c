@@ -346,7 +346,8 @@ static const struct {
       "(in f32 64, 96 and 128)" },
     { "fwd_wgmma", { { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 64 } }, 2, 232448, "~256 registers per thread, 224 available" },
     { "fwd_wgmma", { { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 32 }, { GEN_NUM_STAGES, 1 }, { GEN_OVERLAP, 1 } }, 4, 232448,
-      "NUM_STAGES=1 in f32 (three products) with BLOCK_M=128 BLOCK_N=32 HEAD_DIM_V=128 OVERLAP=1 PINGPONG=0: registers spill" },
+      "NUM_STAGES=1 in f32 (three products) with BLOCK_M=128 BLOCK_N=32 HEAD_DIM_V=128 OVERLAP=1 PINGPONG=0: "
+      "registers spill" },
     { "fwd_wgmma", { { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 32 } }, 2, 232448, "shared memory: ft_fwd needs 296960 bytes" },
     { "fwd_wgmma", { { GEN_ALLOW_TF32, 1 } }, 1, 232448, "ALLOW_TF32=1 with DTYPE=bf16: TF32 products are for f32" },
     { "bwd_mma", { { GEN_PACK_GQA, 1 } }, 1, 232448, "PACK_GQA=1 is not used by bwd_mma" },
@@ -709,10 +710,6 @@ static void ptxas_log_is_parsed(void **state)
 
 /* ---- NVRTC on a tiny kernel ------------------------------------------------------------ */
 
-/* bwd_wgmma's register split (PRODUCER_REGS): the traits' arithmetic (setmaxnreg's pool: the
- * block's registers at entry less the producer's, shared by the consumers in steps of 8), and what
- * the split is for: a head-dim-96 persistent causal kernel whose producer spilled in 24 registers
- * (NVRTC 13.0: 16 bytes) compiles without a spill in 32. */
 /* Compiles configuration c for sm_90 (NVRTC, no GPU) and checks that its entry `entry` spills
  * no register. */
 static void compiles_without_spills(const gen_config *c, const char *entry)
@@ -734,6 +731,10 @@ static void compiles_without_spills(const gen_config *c, const char *entry)
     free(source);
 }
 
+/* bwd_wgmma's register split (PRODUCER_REGS): the traits' arithmetic (setmaxnreg's pool: the
+ * block's registers at entry less the producer's, shared by the consumers in steps of 8), and what
+ * the split is for: a head-dim-96 persistent causal kernel whose producer spilled in 24 registers
+ * (NVRTC 13.0: 16 bytes) compiles without a spill in 32. */
 static void bwd_register_split(void **state)
 {
     (void)state;

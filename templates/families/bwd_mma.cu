@@ -40,9 +40,10 @@
 // B is stored [k][n] (dV += P^T dO, dK += dS^T Q, dQ += dS K) read B a float a lane (kn_lanes:
 // rows 2q and 2q + 1 of each 8-row k-step) and take the accumulators as A with the k-step's
 // columns in the order 0, 2, 4, 6, 1, 3, 5, 7 (c_to_a_tf32); dS^T stages as floats. The tensor
-// cores' accumulation rounds toward zero, so a step's dK and dV (ft_bwd_dq: a key tile's dQ)
-// gather in accumulators of their own and are added to the running sums with one rounded add:
-// summed over a whole sequence in place, the error grew with its length (notes/fp32.md).
+// cores' accumulation rounds toward zero, so with three products a step's dK and dV (ft_bwd_dq: a
+// key tile's dQ) gather in accumulators of their own and are added to the running sums with one
+// rounded add: summed over a whole sequence in place, the error grew with its length
+// (notes/fp32.md). With one product (ALLOW_TF32) they add into the sums directly (STEP_APART).
 // SPLIT_SMEM 1 (f32): each step's Q and dO tiles are split into TF32 parts once, by every thread,
 // when they have landed (high parts in place, remainders RED_OFFSET bytes on, after the stage's L
 // and delta), and the products read both parts (QDO_LO below) instead of splitting what they read.
@@ -478,7 +479,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
 #if DTYPE == FT_DTYPE_F32
         const kn_lanes<QK_COLS, QDO_LO> q_t(q_addr, 0, wd * KV_DK_COLS, g, qd);
         const kn_lanes<V_COLS, QDO_LO> do_t(do_addr, 0, wd * KV_DV_COLS, g, qd);
-        float t[KV_ROWS / 16][KV_T_COLS / 8][4];   // this step's dV, then dK
+        float t[KV_ROWS / 16][KV_T_COLS / 8][4];   // three products: this step's dV, then dK
 #else
         const lm_tile<HEAD_DIM> q_t =
             lm_sub<HEAD_DIM>(q_addr, 0, wd * KV_DK_COLS, lr16, lc16, LM_ALIGNED(HEAD_DIM, KV_DK_COLS));
@@ -538,7 +539,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
         scores_to_p<BLOCK_M / 8>(s, l_smem, scale_log2, masked, lo, hi, n0, nq, keys_in, kr0, m0, m0 + BLOCK_M, g, qd);
 
         // dV += P^T dO. A = P^T from the accumulators; B = dO stored [k = query][n = dv]:
-        // .trans (LM_ROWS16), this warp's KV_DV_COLS columns. f32: into t, then added to dV.
+        // .trans (LM_ROWS16), this warp's KV_DV_COLS columns. f32: into t, then added to dV (STEP_APART).
 #if DTYPE == FT_DTYPE_F32
         add_step_product<BLOCK_M / 8, KV_DV_COLS / 8>(dv_acc, t, s, do_t);
         if constexpr (STEP_APART)
@@ -579,7 +580,7 @@ ft_bwd_dkdv(const ft_bwd_args args)
             grads_to_ds<CJ, BLOCK_M / 8>(dp, s, cj0, d_smem + 8 * cj0, l_smem + 8 * cj0, scale_log2, qd);
 
             // dK += dS^T Q (scaled at the end). B = Q stored [k = query][n = d]: .trans (LM_ROWS16).
-            // f32: into t, added to dK after the last chunk.
+            // f32: into t, added to dK after the last chunk (STEP_APART; one product: into dK).
 #if DTYPE == FT_DTYPE_F32
             if constexpr (STEP_APART)
                 mma_c_kn<CJ, KV_DK_COLS / 8>(t, dp, q_t, cj0);
@@ -918,7 +919,7 @@ ft_bwd_dq(const ft_bwd_args args)
                 }
 
         // dQ += dS K. A = dS from the accumulators; B = K stored [k = key][n = d]: .trans (LM_ROWS16).
-        // f32: B by kn_lanes, the tile's product into t, then added to dQ.
+        // f32: B by kn_lanes, the tile's product into t, then added to dQ (STEP_APART; else into dQ).
 #if DTYPE == FT_DTYPE_F32
         {
             const kn_lanes<QK_COLS> k_t(k_addr, kc0, 0, g, qd);

@@ -4,8 +4,9 @@
  * query chunking that keeps dP^T beside the accumulators, and shared memory. In f32 (DTYPE 0, on
  * TF32 tensor cores) tiles take twice the 16-bit units (ft_tile_units), a warp's share of the
  * head dim is a multiple of 32 floats (one swizzle group, where its lanes' addresses fold), and
- * each step's dK and dV products (ft_bwd_dq: each key tile's dQ) gather in accumulators of
- * their own before they are added with one rounded add. */
+ * with three products each step's dK and dV products (ft_bwd_dq: each key tile's dQ) gather in
+ * accumulators of their own before they are added with one rounded add (one product adds into the
+ * sums directly). */
 #ifndef FT_TRAITS_BWD_MMA_H
 #define FT_TRAITS_BWD_MMA_H
 

@@ -57,7 +57,8 @@ FT_TRAIT int fwd_wgmma_has_producer(int block_m, int num_warps)
  * strike: wider tiles spread a tile's fixed costs (the row max and sum across the quad, O's
  * rescale, the waits) over more keys but hold more score registers live beside O (FA3 runs 176
  * keys at head dim 128, 144 at 96, 112 at 192). f32: whole panels of V^T (32 keys) from 32 to
- * 128 (a stage holds twice the bytes and V^T beside: at head dim 128 only 32 keys fit). */
+ * 128 (a stage holds twice the bytes and V^T beside: at head dim 128 three products fit 32 keys,
+ * one product up to 96 in one stage). */
 FT_TRAIT int fwd_wgmma_block_n_ok(int block_n, int dtype)
 {
     if (fwd_wgmma_f32(dtype))

@@ -334,8 +334,9 @@ if device.cc == 90 then
   -- With TF32 allowed a K/V stage holds one plane of each operand, not two, and P V goes into O
   -- directly (one product: no accumulator apart), so key tiles to 128 fit at head dim 64 and at
   -- 128 32 keys in one stage or two, 64 and 96 in one (shared memory). PERSISTENT, which won the
-  -- float32 forward at the shortest length only, in the schedule that won the rest at head dim
-  -- 128 (turns without OVERLAP; the sweep at c7bda46).
+  -- float32 forward at the shortest length only, at head dim 128 in the schedule its N 1024
+  -- winners took in the sweep at c7bda46 (turns without OVERLAP; no winner there took OVERLAP); it
+  -- then won N 1024 and causal N 4096 (d9f22e1).
   table.insert(spaces, space{
     name = "fwd_tf32_hopper",
     template = "fwd_wgmma",
@@ -349,7 +350,7 @@ if device.cc == 90 then
     },
     where = function(p)
       if p.BLOCK_N == 32 and p.HEAD_DIM == 64 then
-        return false, "32-key tiles at head dim 64: 20-30 % behind 64 keys with three products (bench_kernels)"
+        return false, "32-key tiles at head dim 64: 23 % behind 64 keys with one product, 20-30 % with three"
       end
       if p.PERSISTENT == 1 and (p.HEAD_DIM ~= 128 or p.OVERLAP == 1 or p.PINGPONG == 0) then
         return false, "PERSISTENT at head dim 128 with turns, without OVERLAP, only"
