@@ -165,8 +165,7 @@ static int fit_family(const gen_family *f, const rt_device *dev, const db_worklo
     /* The compiled head dims (rt_choose then sets DATA_DIM to the problem's). */
     base.p[GEN_HEAD_DIM] = ln_family_head_dim(f, w->head_dim);
     base.p[GEN_HEAD_DIM_V] = ln_family_head_dim(f, w->head_dim_v);
-    if (f->params & GEN_BIT(GEN_ALLOW_TF32))   /* the tiles may depend on it (head_dim_tiles) */
-        base.p[GEN_ALLOW_TF32] = w->tf32;
+    rt_config_fit(&base, w);   /* the problem's fields first: the default tiles may depend on them (ALLOW_TF32) */
     gen_config_head_dim_tiles(&base);
     if (gen_check_arch(f, dev->arch, last, len))
         return -1;

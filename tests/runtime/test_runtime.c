@@ -765,8 +765,6 @@ static void decode_choices(void **state)
         if (bwd_dims[i] == 64) {
             assert_int_equal(c->p[GEN_BLOCK_M], 32);
             assert_int_equal(c->p[GEN_NUM_STAGES], 2);
-        }
-        if (bwd_dims[i] == 64) {
             assert_int_equal(rt_choose(NULL, NULL, &h100, &w, RT_CHOOSE_DETERMINISTIC, &got, &db_error, err,
                                        sizeof err), 0);
             assert_string_equal(c->family->name, "bwd_mma");
