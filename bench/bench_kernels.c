@@ -453,6 +453,18 @@ static const bench_row rows[] = {
     FHOP(2, 4096, 0),
     FHOP(1, 16384, 1),
 #undef FHOP
+    /* ... and at head dim 128 with one TF32 product, two consumers (the "fhop128" set), beside the
+     * H200's bwd_mma winners (64 x 64, the queries split; two stages, one under a mask). */
+#define FHOP128(b, n, causal)                                                                                       \
+    { "bwd_mma", 0, 128, b, 16, n, causal, 64, 64, 8, 2 - causal, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop128", 0, 5 }, \
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop128", 0, 1 },   \
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop128", 0, 1 },   \
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop128", 0, 1 }
+    FHOP128(4, 4096, 0),
+    FHOP128(4, 4096, 1),
+    FHOP128(16, 1024, 1),
+    FHOP128(1, 16384, 0),
+#undef FHOP128
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 64, 4, 32, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },

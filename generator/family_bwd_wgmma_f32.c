@@ -1,7 +1,7 @@
 /* The bwd_wgmma_f32 family: the float32 backward on Hopper's TF32 warpgroup tensor cores, three
  * TF32 products a product (one with ALLOW_TF32) (templates/families/bwd_wgmma_f32.cu); its
- * shared memory and rules are traits/bwd_wgmma_f32.h. Head dim 64; bwd_mma stays the float32
- * backward everywhere else. */
+ * shared memory and rules are traits/bwd_wgmma_f32.h. Head dim 64, and 128 with one TF32 product;
+ * bwd_mma stays the float32 backward everywhere else. */
 #include <stdio.h>
 
 #include "gen_family_internal.h"
@@ -24,17 +24,19 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
     case BWD_WGMMA_F32_OK:
         return 0;
     case BWD_WGMMA_F32_BAD_HEAD_DIM:
-        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d: bwd_wgmma_f32 takes head dims of 64 (the M of its products)",
-                 d, dv);
+        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d with ALLOW_TF32=%d: bwd_wgmma_f32 takes head dims of 64, or of "
+                 "128 with ALLOW_TF32=1 (three products at 128 do not fit shared memory)", d, dv, p[GEN_ALLOW_TF32]);
         break;
     case BWD_WGMMA_F32_BAD_BLOCK_M:
-        snprintf(why, len, "BLOCK_M=%d: bwd_wgmma_f32 takes query tiles of 32 or 64 rows", bm);
+        snprintf(why, len, "BLOCK_M=%d: bwd_wgmma_f32 takes query tiles of 32 or 64 rows at head dim 64, of 32 at "
+                 "128 (HEAD_DIM=%d)", bm, d);
         break;
     case BWD_WGMMA_F32_BAD_BLOCK_N:
         snprintf(why, len, "BLOCK_N=%d: bwd_wgmma_f32 takes key tiles of 64 (one consumer warpgroup)", bn);
         break;
     case BWD_WGMMA_F32_BAD_WARPS:
-        snprintf(why, len, "NUM_WARPS=%d: bwd_wgmma_f32 runs 8 warps (a producer warpgroup and a consumer)", nw);
+        snprintf(why, len, "NUM_WARPS=%d: bwd_wgmma_f32 runs 8 warps at head dim 64, 12 at 128 (a producer warpgroup "
+                 "and a consumer for each 64 of HEAD_DIM=%d)", nw, d);
         break;
     case BWD_WGMMA_F32_BAD_STAGES:
         snprintf(why, len, "NUM_STAGES=%d is out of range for bwd_wgmma_f32 (1..3)", stages);
@@ -55,11 +57,12 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
     return -1;
 }
 
-/* The built-in default's tiles for the problem (traits/bwd_wgmma_f32.h): one TF32 product takes
- * 64-row tiles. */
+/* The built-in default's tiles for the problem (traits/bwd_wgmma_f32.h): the warps for the head
+ * dim; one TF32 product takes 64-row tiles at head dim 64. */
 static void default_tiles_bwd_wgmma_f32(int *p)
 {
-    bwd_wgmma_f32_default_tiles(p[GEN_ALLOW_TF32], &p[GEN_BLOCK_M], &p[GEN_NUM_STAGES]);
+    bwd_wgmma_f32_default_tiles(p[GEN_HEAD_DIM], p[GEN_ALLOW_TF32], &p[GEN_BLOCK_M], &p[GEN_NUM_WARPS],
+                                &p[GEN_NUM_STAGES]);
 }
 
 static const gen_entry bwd_wgmma_f32_entries[] = {

@@ -335,11 +335,13 @@ static int tf32b_config(const attn_case *c, int allow_tf32, int first_row, gen_c
 }
 
 /* bwd_wgmma_f32, the float32 backward on Hopper's TF32 warpgroup tensor cores (head dims to 64,
- * padded to 64): 32-query tiles in two ring slots (the family's default) or one, and with one
- * TF32 product 64-query tiles in three slots or two. A case tries its row first (the rows
- * rotate over the cases), then the rows after it; dQ is added by atomics, its only mode. */
+ * padded to 64, and 128 with one TF32 product): 32-query tiles in two ring slots (the family's
+ * default) or one, and with one TF32 product 64-query tiles in three slots or two (32 in three
+ * at head dim 128, where the family's warps are two consumers'). A case tries its row first (the
+ * rows rotate over the cases), then the rows after it; dQ is added by atomics, its only mode.
+ * At head dim 128, where three products do not fit, a case of three runs one. */
 static gpu_kernel *tf32h_kernels[CASE_COUNT];
-static const int tf32h_tiles[][2] = { { 32, 2 }, { 64, 3 }, { 32, 1 }, { 64, 2 } };
+static const int tf32h_tiles[][2] = { { 32, 2 }, { 64, 3 }, { 32, 1 }, { 64, 2 }, { 32, 3 } };
 enum { TF32H_ROWS = (int)(sizeof tf32h_tiles / sizeof tf32h_tiles[0]) };
 static int tf32h_config(const attn_case *c, int allow_tf32, int first_row, gen_config *out)
 {
@@ -349,7 +351,8 @@ static int tf32h_config(const attn_case *c, int allow_tf32, int first_row, gen_c
         return -1;
     gen_config g = case_config(f, c);
     g.p[GEN_DQ_MODE] = FT_DQ_ATOMIC;
-    g.p[GEN_ALLOW_TF32] = allow_tf32;
+    g.p[GEN_ALLOW_TF32] = allow_tf32 || g.p[GEN_HEAD_DIM] == 128;
+    gen_config_head_dim_tiles(&g);   /* the warps for the head dim */
     for (int t = 0; t < TF32H_ROWS; t++) {
         const int *tl = tf32h_tiles[(first_row + t) % TF32H_ROWS];
         gen_config h = g;
@@ -1614,6 +1617,11 @@ static const struct {
     { "bwd_wgmma_f32", "VARLEN=1", "a packed batch" },
     { "bwd_wgmma_f32", "SOFTCAP=1", "a softcap" },
     { "bwd_wgmma_f32", "SINKS=1", "sinks" },
+    { "bwd_wgmma_f32", "HEAD_DIM=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=3",
+      "head dim 128: two consumers, three slots" },
+    { "bwd_wgmma_f32", "HEAD_DIM=128 NUM_STAGES=1", "head dim 128 in one slot" },
+    { "bwd_wgmma_f32", "HEAD_DIM=128 CAUSAL=1", "head dim 128 under a mask" },
+    { "bwd_wgmma_f32", "HEAD_DIM=128 SOFTCAP=1", "head dim 128 with a softcap (consumer 1's held L)" },
     { "bwd_wgmma", "BLOCK_M=80 STAGGER=1", "80-row query tiles, staggered" },
     { "bwd_wgmma", "PRODUCER_REGS=32 PERSISTENT=1", "the producer at 32 registers on persistent blocks" },
     { "bwd_wgmma", "DQ_MODE=2 BLOCK_M=128", "dQ in a fixed order with 128-row tiles" },

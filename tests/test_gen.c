@@ -458,10 +458,21 @@ static const struct {
     { "bwd_mma", { { GEN_SPLIT_SMEM, 1 } }, 1, 232448, "SPLIT_SMEM=1 with DTYPE=bf16: bwd_mma splits Q and dO" },
     { "bwd_mma", { { GEN_SPLIT_SMEM, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_M, 64 }, { GEN_BLOCK_N, 64 } }, 4, 232448,
       "NUM_STAGES=2 with HEAD_DIM=128 HEAD_DIM_V=128 and SPLIT_SMEM=1 needs" },
-    /* The Hopper float32 backward: head dim 64, 64 keys, 8 warps, dQ by atomics, and its planes
-     * must fit (three products: 32 query rows in at most two slots). */
+    /* The Hopper float32 backward: head dim 64 (8 warps), or 128 with one TF32 product (12 warps,
+     * 32 query rows), 64 keys, dQ by atomics, and its planes must fit (three products: 32 query
+     * rows in at most two slots). */
     { "bwd_wgmma_f32", { { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 128 } }, 2, 232448,
-      "HEAD_DIM=128, HEAD_DIM_V=128: bwd_wgmma_f32 takes head dims of 64" },
+      "HEAD_DIM=128, HEAD_DIM_V=128 with ALLOW_TF32=0: bwd_wgmma_f32 takes head dims of 64, or of 128 with "
+      "ALLOW_TF32=1" },
+    { "bwd_wgmma_f32", { { GEN_HEAD_DIM, 96 }, { GEN_HEAD_DIM_V, 96 }, { GEN_ALLOW_TF32, 1 } }, 3, 232448,
+      "HEAD_DIM=96, HEAD_DIM_V=96 with ALLOW_TF32=1: bwd_wgmma_f32 takes head dims of 64, or of 128" },
+    { "bwd_wgmma_f32", { { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 64 }, { GEN_ALLOW_TF32, 1 } }, 3, 232448,
+      "HEAD_DIM=128, HEAD_DIM_V=64 with ALLOW_TF32=1" },
+    { "bwd_wgmma_f32", { { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 128 }, { GEN_ALLOW_TF32, 1 } }, 3, 232448,
+      "NUM_WARPS=8: bwd_wgmma_f32 runs 8 warps at head dim 64, 12 at 128" },
+    { "bwd_wgmma_f32", { { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 128 }, { GEN_ALLOW_TF32, 1 }, { GEN_NUM_WARPS, 12 },
+      { GEN_BLOCK_M, 64 } }, 5, 232448, "BLOCK_M=64: bwd_wgmma_f32 takes query tiles of 32 or 64 rows at head dim 64, "
+      "of 32 at 128" },
     { "bwd_wgmma_f32", { { GEN_BLOCK_M, 48 } }, 1, 232448, "BLOCK_M=48: bwd_wgmma_f32 takes query tiles of 32 or 64" },
     { "bwd_wgmma_f32", { { GEN_BLOCK_N, 128 } }, 1, 232448, "BLOCK_N=128: bwd_wgmma_f32 takes key tiles of 64" },
     { "bwd_wgmma_f32", { { GEN_NUM_WARPS, 12 } }, 1, 232448, "NUM_WARPS=12: bwd_wgmma_f32 runs 8 warps" },

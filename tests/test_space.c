@@ -103,8 +103,8 @@ static const struct {
     int workloads;       /* over every space, on sm_90 */
     int hopper_only;     /* 1: other archs are refused with a message naming sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 8, 284, 0 },
-    { "tuner/spaces/wide.lua", 6, 284, 0 },
+    { "tuner/spaces/default.lua", 8, 290, 0 },
+    { "tuner/spaces/wide.lua", 6, 290, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
     { "tuner/spaces/kinds.lua", 3, 10, 1 },
@@ -226,7 +226,7 @@ static void default_space_covers_the_readme(void **state)
                  * fwd_tf32_hopper's, in bwd_f32 both ways */
                 const int both_ways = !strcmp(s->name, "bwd_f32") || !strcmp(s->name, "bwd_f32_hopper");
                 assert_true(w->tf32 == !strcmp(s->name, "fwd_tf32_hopper") || both_ways);
-                assert_true(strcmp(s->name, "bwd_f32_hopper") || w->head_dim == 64);
+                assert_true(strcmp(s->name, "bwd_f32_hopper") || w->head_dim == 64 || w->tf32);
                 tf32 += w->tf32;
                 assert_f32_shape(w);
                 extra++;
@@ -269,9 +269,9 @@ static void default_space_covers_the_readme(void **state)
             assert_int_equal(tf32, both || !strcmp(s->name, "fwd_tf32_hopper") ? 12 : 0);
             continue;
         }
-        if (!strcmp(s->name, "bwd_f32_hopper")) {   /* head dim 64 x 2 causal x 3 lengths, with TF32 and without */
-            assert_int_equal(extra, 12);
-            assert_int_equal(tf32, 6);
+        if (!strcmp(s->name, "bwd_f32_hopper")) {   /* 2 causal x 3 lengths: head dim 64, with TF32 64 and 128 */
+            assert_int_equal(extra, 18);
+            assert_int_equal(tf32, 12);
             continue;
         }
         if (!strcmp(s->name, "decode")) {   /* 2 dtypes x 3 lengths x 4 batches; 2 x 2 x 2 drafts */
@@ -309,7 +309,7 @@ static int workload_count_in(const tune_space_set *set, const db_workload *w, in
 }
 
 /* The same workloads, each as many times in each direction (two spaces of one direction may take
- * the same workload: bwd_f32 and bwd_f32_hopper at head dim 64). */
+ * the same workload: bwd_f32 and bwd_f32_hopper at head dim 64, and with TF32 at 128). */
 static int same_workloads(const tune_space_set *a, const tune_space_set *b)
 {
     int n = 0, matched = 0;
@@ -341,7 +341,7 @@ static void wide_space_searches_every_configuration(void **state)
         { "fwd_hopper", "fwd_wgmma", 96, 40 },
         { "fwd_f32_hopper", "fwd_wgmma", 24, 4 },
         { "bwd_hopper", "bwd_wgmma", 96, 4 },   /* head dim 256: the stages and DQ_INIT */
-        { "bwd_f32_hopper", "bwd_wgmma_f32", 12, 2 },   /* three products: 32 rows, one slot or two */
+        { "bwd_f32_hopper", "bwd_wgmma_f32", 18, 2 },   /* three products: 32 rows, one slot or two */
     };
     assert_int_equal(set->space_count, ARRAY_LEN(hopper));
     for (int i = 0; i < ARRAY_LEN(hopper); i++) {

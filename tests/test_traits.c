@@ -63,9 +63,13 @@ static const sample samples[] = {
                  "SPLIT_QUERIES=1" },
     { "bwd_mma", "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=64 BLOCK_N=128 NUM_WARPS=8 NUM_STAGES=2 DQ_MODE=separate "
                  "SPLIT_SMEM=1" },
-    /* The float32 Hopper backward: three products (32-query tiles), one (64, three slots). */
+    /* The float32 Hopper backward: three products (32-query tiles), one (64, three slots; at head
+     * dim 128 two consumers). */
     { "bwd_wgmma_f32", "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 DQ_MODE=atomic" },
     { "bwd_wgmma_f32", "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=64 NUM_STAGES=3 DQ_MODE=atomic ALLOW_TF32=1" },
+    /* Head dim 128 with one TF32 product: two consumers, 32-query tiles in three slots. */
+    { "bwd_wgmma_f32", "DTYPE=f32 HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=3 DQ_MODE=atomic "
+                       "ALLOW_TF32=1" },
     { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=128" },
     { "bwd_wgmma", "DTYPE=f16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_N=64 NUM_WARPS=4 NUM_STAGES=3" },
     { "bwd_wgmma", "DTYPE=bf16 HEAD_DIM=96 HEAD_DIM_V=128 BLOCK_N=64 NUM_WARPS=4 NUM_STAGES=2 DQ_MODE=ordered" },

@@ -8,7 +8,7 @@
 // Design (ft_bwd_dkdv). The TF32 forms of wgmma read both operands K-major only (no transpose),
 // and every operand of the backward is reduced over each of its axes in one product or another.
 // So each product is laid out so that what it reduces over is contiguous where it lies, and
-// the one warpgroup that computes (M = 64: the keys, or the head dim) takes the transposed
+// the warpgroup that computes (M = 64: the keys, or the head dim) takes the transposed
 // operands from registers, which lanes can gather in any order:
 //   S^T  = K Q^T       SS   A: K planes [key][d]           B: Q planes [query][d]
 //   dP^T = V dO^T      SS   A: V planes [key][dv]          B: dO planes [query][dv]
@@ -22,6 +22,16 @@
 // dV and dK products land in an accumulator of their own, which the tile adds to the running
 // sums with rounded adds: the tensor cores' accumulation truncates, and over many tiles that
 // grew the forward's error (notes/fp32.md). The small products of a k-step go first.
+//
+// Head dim 128 (one TF32 product only: three do not fit shared memory) takes two consumer
+// warpgroups, each owning 64 rows of the head dim in dV^T, dK^T and dQ^T (the M of those
+// products). S^T and dP^T are the tile's alone: consumer 0 makes S^T and P^T, consumer 1 dP^T,
+// and reads P^T back to make dS^T (P^T's own floats, left for it in the dS^T tile, which it then
+// overwrites where it read). A step: both take their product and gather their halves of Q^T and
+// dO^T; they meet (the score tiles free), consumer 0 stores P^T; they meet (P^T stored), each
+// issues its dV^T while consumer 1 makes and stores dS^T and dS; they meet (dS stored), each
+// issues its dQ^T and dK^T. One consumer warpgroup at 128 would hold both halves' dK^T and dV^T
+// beside the step's operands: more than a thread's 255 registers.
 //
 // Warps: the producer warpgroup (warps 0-3) loads each query tile's Q and dO with plain loads
 // (the next tile's into its registers as soon as it has marked a slot ready), splits them into
@@ -38,14 +48,16 @@
 
 // ---- traits (traits/bwd_wgmma_f32.h): tunables come from the generator's #defines ----------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
+constexpr int CONSUMERS = bwd_wgmma_f32_consumers(HEAD_DIM);   // each owns 64 rows of the head dim
+constexpr int CONSUMER_THREADS = 128 * CONSUMERS;
 constexpr int PLANES = bwd_wgmma_f32_planes(ALLOW_TF32);
 constexpr int RULE =
     bwd_wgmma_f32_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, ALLOW_TF32);
 static_assert(DTYPE == FT_DTYPE_F32, "DTYPE: bwd_wgmma_f32 takes f32");
-static_assert(RULE != BWD_WGMMA_F32_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64");
-static_assert(RULE != BWD_WGMMA_F32_BAD_BLOCK_M, "BLOCK_M must be 32 or 64");
+static_assert(RULE != BWD_WGMMA_F32_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, or 128 with ALLOW_TF32");
+static_assert(RULE != BWD_WGMMA_F32_BAD_BLOCK_M, "BLOCK_M must be 32 or 64 (32 at head dim 128)");
 static_assert(RULE != BWD_WGMMA_F32_BAD_BLOCK_N, "BLOCK_N must be 64");
-static_assert(RULE != BWD_WGMMA_F32_BAD_WARPS, "NUM_WARPS must be 8");
+static_assert(RULE != BWD_WGMMA_F32_BAD_WARPS, "NUM_WARPS must be 4 + 4 a consumer");
 static_assert(RULE != BWD_WGMMA_F32_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_F32_BAD_DQ_MODE, "DQ_MODE must be atomic");
 static_assert(RULE != BWD_WGMMA_F32_BAD_SMEM, "shared memory over the limit");
@@ -76,7 +88,10 @@ static_assert(LD_OFF + 2 * BM * 4 <= STAGE_BYTES, "a slot's L and delta");
 // holds the tile's BM rows of high parts, then their remainders (issue_ss).
 constexpr int B_ROWS = PLANES * BM;   // rows a panel holds
 constexpr int B_LO = BM * 128;        // from a high part to its remainder
-constexpr int CONSUMER_BARRIER = 1;   // named barrier of the consumer warpgroup
+constexpr int HALF_COLS = 2 * B_ROWS * 128;   // from column d to d + 64 of a slot's tile (two panels on)
+// Named barriers of the consumers: the score tiles free (both), and with two consumers P^T
+// stored and dS stored.
+constexpr int CONSUMER_BARRIER = 1, P_STORED_BARRIER = 2, DS_STORED_BARRIER = 3;
 
 // Byte offset of element (row, col) of a ROWS-row tile of floats in panels of 32 columns.
 template <int ROWS> FT_DEVICE unsigned f32_offset(int row, int col)
@@ -102,8 +117,8 @@ FT_DEVICE void st_split2(unsigned at, unsigned plane, float x, float y)
 }
 
 // ---- the products, issued (the caller fences before and commits after) ----------------------
-// D (64 x N) = A B^T over KSTEPS k-steps of 8 floats: A a 64-row tile (its remainders A_PLANE
-// bytes on), B an N-row tile, both K-major in panels of 32 floats (4 k-steps a panel); the first
+// D (64 x N) = A B^T over KSTEPS k-steps of 8 floats: A 64 rows of an A_ROWS-row tile (its
+// remainders A_PLANE bytes on), B an N-row tile, both K-major in panels of 32 floats (4 k-steps a panel); the first
 // product of each accumulator overwrites it. With two planes each panel of B holds its N rows'
 // remainders after their high parts (B_ROWS, B_LO above), so that A_hi [B_hi; B_lo] is one
 // product of 2N columns (d: A_hi B_hi, then A_hi B_lo), which reads A once where A_hi B_hi and
@@ -114,13 +129,13 @@ FT_DEVICE void st_split2(unsigned at, unsigned plane, float x, float y)
 // dQ^T, dQ's error against float64 was 1.6-2.7x the CUDA-core kernel's at N 4096 and 16384;
 // bwd_mma's mma_tf32_apart, for the same reason, keeps 1.1-1.2x). One plane: A_hi B_hi alone,
 // small untouched.
-template <int N, int KSTEPS, int A_PLANE>
+template <int N, int KSTEPS, int A_PLANE, int A_ROWS>
 FT_DEVICE void issue_ss(float (&d)[PLANES * N / 2], float (&small)[N / 2], unsigned a, unsigned b)
 {
     const unsigned long long a0 = wg_desc(a, 16, 1024), b0 = wg_desc(b, 16, 1024);
 #pragma unroll
     for (int kk = 0; kk < KSTEPS; kk++) {
-        const unsigned long long da = wg_desc_add(a0, (kk / 4) * (64 * 128) + (kk % 4) * 32);
+        const unsigned long long da = wg_desc_add(a0, (kk / 4) * (A_ROWS * 128) + (kk % 4) * 32);
         const unsigned long long db = wg_desc_add(b0, (kk / 4) * (PLANES * N * 128) + (kk % 4) * 32);
         if constexpr (PLANES == 2) {
             wg_ss_tf32<N>::run(small, wg_desc_add(da, A_PLANE), db, kk > 0);
@@ -250,11 +265,9 @@ FT_DEVICE void pin_a(unsigned (&hi)[M_STEPS][4], unsigned (&lo)[M_STEPS][4])
 // The thread's S^T and dP^T elements are keys row0 + 8 half of the tile by queries 8 j + 2 q + e
 // (e = 0, 1) from m0: s[4 j + 2 half + e]. S^T becomes P^T = exp2(S^T scale log2 e - L log2 e)
 // (SOFTCAP: of the capped scores), zero outside the band and past the keys where the tile may
-// cross them (`masked`); dP^T becomes dS^T = P^T (dP^T - delta) (SOFTCAP: times the cap's slope).
-// l and dl: the slot's L and delta.
-FT_DEVICE void tile_gradients(float (&s)[S_REGS], float (&dp)[S_REGS], const float *l, const float *dl,
-                              const ft_bwd_args &args, float scale_log2, bool masked, int lo, int hi, int n0, int nq,
-                              int keys_in, int m0, int row0, int q)
+// cross them (`masked`). l: the slot's L.
+FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l, const ft_bwd_args &args, float scale_log2,
+                           bool masked, int lo, int hi, int n0, int nq, int keys_in, int m0, int row0, int q)
 {
 #if SOFTCAP
     cap_scores<S_REGS>(s, args);
@@ -274,20 +287,71 @@ FT_DEVICE void tile_gradients(float (&s)[S_REGS], float (&dp)[S_REGS], const flo
         for (int half = 0; half < 2; half++)
             mask_key_row<BM / 8>(s, half, lo, hi, n0, row0 + 8 * half, nq, keys_in, m0, m0 + BM, q);
     }
+}
+
+// The thread's queries' L and delta (queries 8 j + 2 q and + 1): read from the slot (slot_rows),
+// or held in registers (held_rows: consumer 1 makes dS^T after giving its slot back).
+struct slot_rows {
+    const float *l, *dl;
+    int q;
+    FT_DEVICE float2 lse(int j) const { return *(const float2 *)(l + 8 * j + 2 * q); }
+    FT_DEVICE float2 delta(int j) const { return *(const float2 *)(dl + 8 * j + 2 * q); }
+};
+struct held_rows {
+    float2 dl[BM / 8], l[SOFTCAP ? BM / 8 : 1];
+    FT_DEVICE explicit held_rows(const slot_rows &r)
+    {
+#pragma unroll
+        for (int j = 0; j < BM / 8; j++) {
+            dl[j] = r.delta(j);
+            if (SOFTCAP)
+                l[SOFTCAP ? j : 0] = r.lse(j);
+        }
+    }
+    FT_DEVICE float2 lse(int j) const { return l[SOFTCAP ? j : 0]; }
+    FT_DEVICE float2 delta(int j) const { return dl[j]; }
+};
+
+// dP^T becomes dS^T = P^T (dP^T - delta) (SOFTCAP: times the cap's slope); p: the tile's P^T.
+template <class ROWS>
+FT_DEVICE void dp_to_ds(float (&dp)[S_REGS], const float (&p)[S_REGS], const ROWS &rows, float scale_log2)
+{
 #pragma unroll
     for (int j = 0; j < BM / 8; j++) {
-        const float2 d2 = *(const float2 *)(dl + 8 * j + 2 * q);
+        const float2 d2 = rows.delta(j);
 #pragma unroll
         for (int e = 0; e < 4; e++)
-            dp[4 * j + e] = s[4 * j + e] * (dp[4 * j + e] - ((e & 1) ? d2.y : d2.x));
+            dp[4 * j + e] = p[4 * j + e] * (dp[4 * j + e] - ((e & 1) ? d2.y : d2.x));
 #if SOFTCAP
-        const float2 l2 = *(const float2 *)(l + 8 * j + 2 * q);
+        const float2 l2 = rows.lse(j);
         const float nl[2] = { -l2.x * (float)FT_LOG2E, -l2.y * (float)FT_LOG2E };
 #pragma unroll
         for (int e = 0; e < 4; e++)
-            dp[4 * j + e] *= cap_slope(s[4 * j + e], nl[e & 1], 1.f / scale_log2);
+            dp[4 * j + e] *= cap_slope(p[4 * j + e], nl[e & 1], 1.f / scale_log2);
+#else
+        (void)scale_log2;
 #endif
     }
+}
+
+// Where instruction (j, half) of a [key][query] tile's stores puts its pair of queries, and which
+// pair: lanes of odd g store the queries of run j ^ 2 there (lane_offsets).
+FT_DEVICE unsigned kq_at(const lane_offsets &lo_, int j, int half)
+{
+    return lo_.kq[j % 4] + (j / 4) * (BN * 128) + 1024 * half;
+}
+FT_DEVICE int kq_pair(const lane_offsets &lo_, int j, int half)
+{
+    return lo_.swap_g ? 4 * (j ^ 2) + 2 * half : 4 * j + 2 * half;
+}
+
+// Pair (j, half) of dS (queries 8 j + 2 q and + 1, key row0 + 8 half) to its [query][key] tile
+// (the B of dQ^T = K^T dS^T), split into its planes.
+FT_DEVICE void store_ds_pair(unsigned base, const float (&ds)[S_REGS], const lane_offsets &lo_, int j, int half)
+{
+    const int r = 4 * j + 2 * half;
+    st_split1(base + DS_OFF + lo_.qk[2 * half] + 1024 * j, B_LO, ds[r]);
+    st_split1(base + DS_OFF + lo_.qk[2 * half + 1] + 1024 * j, B_LO, ds[r + 1]);
 }
 
 // P^T and dS^T to their [key][query] tiles (pairs of queries, 8 bytes), dS to its [query][key]
@@ -299,14 +363,64 @@ FT_DEVICE void store_gradients(unsigned base, const float (&s)[S_REGS], const fl
     for (int j = 0; j < BM / 8; j++)
 #pragma unroll
         for (int half = 0; half < 2; half++) {
-            // Lanes of odd g store the queries of run j ^ 2 here (lane_offsets).
-            const int r = 4 * j + 2 * half, x = 4 * (j ^ 2) + 2 * half;
-            const unsigned at = lo_.kq[j % 4] + (j / 4) * (BN * 128) + 1024 * half;
-            st_split2(base + PT_OFF + at, SC_PLANE, lo_.swap_g ? s[x] : s[r], lo_.swap_g ? s[x + 1] : s[r + 1]);
-            st_split2(base + DST_OFF + at, SC_PLANE, lo_.swap_g ? ds[x] : ds[r], lo_.swap_g ? ds[x + 1] : ds[r + 1]);
-            st_split1(base + DS_OFF + lo_.qk[2 * half] + 1024 * j, B_LO, ds[r]);
-            st_split1(base + DS_OFF + lo_.qk[2 * half + 1] + 1024 * j, B_LO, ds[r + 1]);
+            const int x = kq_pair(lo_, j, half);
+            const unsigned at = kq_at(lo_, j, half);
+            st_split2(base + PT_OFF + at, SC_PLANE, s[x], s[x + 1]);
+            st_split2(base + DST_OFF + at, SC_PLANE, ds[x], ds[x + 1]);
+            store_ds_pair(base, ds, lo_, j, half);
         }
+}
+
+// Two consumers: consumer 0's P^T, rounded into the P^T tile (split2) and as it is into the dS^T
+// tile (RAW), where consumer 1 reads it back (load_kq) and then stores its dS^T over it.
+template <bool RAW> FT_DEVICE void store_kq(unsigned tile, const float (&x)[S_REGS], const lane_offsets &lo_)
+{
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const int r = kq_pair(lo_, j, half);
+            if (RAW)
+                st_shared_b32x2(tile + kq_at(lo_, j, half), __float_as_uint(x[r]), __float_as_uint(x[r + 1]));
+            else
+                st_split2(tile + kq_at(lo_, j, half), SC_PLANE, x[r], x[r + 1]);
+        }
+}
+// 8 bytes from shared memory at a 32-bit shared address (8-byte aligned). (Here rather than in
+// arch/: every family's source, and so every stored kernel's hash, would change with it.)
+FT_DEVICE float2 ld_shared_f32x2(unsigned addr)
+{
+    float2 v;
+    asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
+    return v;
+}
+// What store_kq<true> left, read by the same lanes at the same places (so that each lane's
+// store_kq over it writes only what that lane read); the runs swapped back in registers.
+FT_DEVICE void load_kq(unsigned tile, float (&x)[S_REGS], const lane_offsets &lo_)
+{
+    float y[S_REGS];
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const float2 v = ld_shared_f32x2(tile + kq_at(lo_, j, half));
+            y[4 * j + 2 * half] = v.x;
+            y[4 * j + 2 * half + 1] = v.y;
+        }
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            x[4 * j + k] = lo_.swap_g ? y[4 * (j ^ 2) + k] : y[4 * j + k];
+}
+// Consumer 1's dS to its [query][key] tile.
+FT_DEVICE void store_ds(unsigned base, const float (&ds)[S_REGS], const lane_offsets &lo_)
+{
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+        for (int half = 0; half < 2; half++)
+            store_ds_pair(base, ds, lo_, j, half);
 }
 
 // ---- ft_bwd_preprocess: delta = rowsum(dO * O) (common/ft_bwd_steps.cuh) -------------------
@@ -438,28 +552,37 @@ FT_DEVICE void produce(const ft_bwd_args &args, const dkdv_block &bk, int t)
         fence_proxy_async();   // plain stores, read next by wgmma
         mbar_arrive(ready_bar(bk, st));
         if (i + 1 < bk.steps)
-            load_query_tile(qt, args, bk, i + 1, t);
+            load_query_tile(qt, args, bk, i + 1, CONSUMERS > 1 ? (int)opaque(t) : t);
     }
 }
 
-// The consumer warpgroup (t: 0..127): K, V and K^T into planes, then every step's products; dK
-// and dV written at the end.
-FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
+// A consumer warpgroup (t: 0..127; c: which, 0 with one): K, V and K^T into planes, then every
+// step's products; its rows of dK and dV written at the end. With two consumers consumer c owns
+// head-dim rows 64 c..64 c + 63 of dV^T, dK^T and dQ^T (see the top of the file).
+FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int c)
 {
     const int w = t / 32, lane = t % 32;
     const ft_seq &sq = bk.sq;
     const float *k = (const float *)args.k + seq_offset(args.k_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.k_stride[2];
     const float *v = (const float *)args.v + seq_offset(args.v_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.v_stride[2];
-    {
+    if (c == 0) {   // K and K^T (and with one consumer V)
         tile_pieces<BN, HEAD_DIM, true> kp;
-        tile_pieces<BN, HEAD_DIM_V> vp;
         load_pieces<BN, HEAD_DIM, QK_DATA, EVEN_N>(kp, k, args.k_stride[2], bk.keys_in, t);
+        if constexpr (CONSUMERS == 1) {
+            tile_pieces<BN, HEAD_DIM_V> vp;
+            load_pieces<BN, HEAD_DIM_V, V_DATA, EVEN_N>(vp, v, args.v_stride[2], bk.keys_in, t);
+            store_pieces<BN, HEAD_DIM, BN, K_PLANE, KT_PLANE>(kp, bk.base + K_OFF, bk.base + KT_OFF, t);
+            store_pieces<BN, HEAD_DIM_V, BN, V_PLANE, 0>(vp, bk.base + V_OFF, 0, t);
+        } else {
+            store_pieces<BN, HEAD_DIM, BN, K_PLANE, KT_PLANE>(kp, bk.base + K_OFF, bk.base + KT_OFF, t);
+        }
+    } else {
+        tile_pieces<BN, HEAD_DIM_V> vp;
         load_pieces<BN, HEAD_DIM_V, V_DATA, EVEN_N>(vp, v, args.v_stride[2], bk.keys_in, t);
-        store_pieces<BN, HEAD_DIM, BN, K_PLANE, KT_PLANE>(kp, bk.base + K_OFF, bk.base + KT_OFF, t);
         store_pieces<BN, HEAD_DIM_V, BN, V_PLANE, 0>(vp, bk.base + V_OFF, 0, t);
     }
     fence_proxy_async();
-    named_barrier_sync(CONSUMER_BARRIER, 128);
+    named_barrier_sync(CONSUMER_BARRIER, CONSUMER_THREADS);
 
     float dv[KV_REGS], dk[KV_REGS];
 #pragma unroll
@@ -479,38 +602,81 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
         // loop (with EVEN_M and EVEN_N the kernel spilled 208-512 bytes of them).
         const unsigned base = opaque(bk.base), slot = slot_at(base, st);
         const int q = (int)opaque(lane % 4), row0 = (int)opaque(16 * w + lane / 4);
-
-        float s_acc[PLANES * S_REGS], dp_acc[PLANES * S_REGS], s_small[S_REGS], dp_small[S_REGS];
-        wg_fence();
-        issue_ss<BM, HEAD_DIM / 8, K_PLANE>(s_acc, s_small, base + K_OFF, slot);
-        issue_ss<BM, HEAD_DIM_V / 8, V_PLANE>(dp_acc, dp_small, base + V_OFF, slot + DO_OFF);
-        wg_commit();
-        unsigned do_hi[M_STEPS][4], do_lo[M_STEPS][4], q_hi[M_STEPS][4], q_lo[M_STEPS][4];
         const lane_offsets offs(q, row0);
-        gather_transposed<B_LO>(do_hi, do_lo, slot + DO_OFF, offs);
-        gather_transposed<B_LO>(q_hi, q_lo, slot, offs);
-        wg_wait<0>();
-        float s[S_REGS], dp[S_REGS];
-        land_apart(s, s_acc, s_small);
-        land_apart(dp, dp_acc, dp_small);
-
         const float *l = slot_ld(bk, st);
         const bool masked = tile_needs_mask(bk.lo, bk.hi, m0, m0 + BM, bk.n0, bk.n0 + BN) || (!EVEN_N && bk.keys_in < BN);
-        tile_gradients(s, dp, l, l + BM, args, scale_log2, masked, bk.lo, bk.hi, bk.n0, bk.nq, bk.keys_in, m0, row0, q);
-        mbar_arrive(empty_bar(bk, st));   // the slot is read: its products landed, its gathers done
-        // Every warp past the last step's products before any overwrites the tiles they read.
-        named_barrier_sync(CONSUMER_BARRIER, 128);
-        store_gradients(base, s, dp, offs);
-        fence_proxy_async();
-        named_barrier_sync(CONSUMER_BARRIER, 128);
+        unsigned do_hi[M_STEPS][4], do_lo[M_STEPS][4], q_hi[M_STEPS][4], q_lo[M_STEPS][4];
+        float part[KV_REGS];
+        if constexpr (CONSUMERS == 1) {
+            float s_acc[PLANES * S_REGS], dp_acc[PLANES * S_REGS], s_small[S_REGS], dp_small[S_REGS];
+            wg_fence();
+            issue_ss<BM, HEAD_DIM / 8, K_PLANE, BN>(s_acc, s_small, base + K_OFF, slot);
+            issue_ss<BM, HEAD_DIM_V / 8, V_PLANE, BN>(dp_acc, dp_small, base + V_OFF, slot + DO_OFF);
+            wg_commit();
+            gather_transposed<B_LO>(do_hi, do_lo, slot + DO_OFF, offs);
+            gather_transposed<B_LO>(q_hi, q_lo, slot, offs);
+            wg_wait<0>();
+            float s[S_REGS], dp[S_REGS];
+            land_apart(s, s_acc, s_small);
+            land_apart(dp, dp_acc, dp_small);
+            scores_to_p(s, l, args, scale_log2, masked, bk.lo, bk.hi, bk.n0, bk.nq, bk.keys_in, m0, row0, q);
+            dp_to_ds(dp, s, slot_rows{ l, l + BM, q }, scale_log2);
+            mbar_arrive(empty_bar(bk, st));   // the slot is read: its products landed, its gathers done
+            // Every warp past the last step's products before any overwrites the tiles they read.
+            named_barrier_sync(CONSUMER_BARRIER, CONSUMER_THREADS);
+            store_gradients(base, s, dp, offs);
+            fence_proxy_async();
+            named_barrier_sync(CONSUMER_BARRIER, CONSUMER_THREADS);
+            // dV_t = dO^T P and dQ^T = K^T dS^T (below)
+            wg_fence();
+            issue_rs<BN, M_STEPS, SC_PLANE>(part, do_hi, do_lo, base + PT_OFF);
+            wg_commit();
+        } else {
+            // Consumer 0: S^T, then P^T; consumer 1: dP^T, then (P^T stored) dS^T. Each gathers its
+            // 64 columns of dO and Q (its rows of dO^T and Q^T) while its product runs.
+            // One issue with its operands picked: wgmma in a branch that ptxas takes for divergent
+            // is serialized (a wait after each).
+            static_assert(CONSUMERS == 1 || (HEAD_DIM == HEAD_DIM_V && PLANES == 1),
+                          "two consumers: S^T's and dP^T's shapes");
+            float acc[PLANES * S_REGS], small[S_REGS], x[S_REGS];
+            wg_fence();
+            issue_ss<BM, HEAD_DIM / 8, K_PLANE, BN>(acc, small, base + (c == 0 ? K_OFF : V_OFF),
+                                                    slot + (c == 0 ? 0 : DO_OFF));
+            wg_commit();
+            gather_transposed<B_LO>(do_hi, do_lo, slot + DO_OFF + c * HALF_COLS, offs);
+            gather_transposed<B_LO>(q_hi, q_lo, slot + c * HALF_COLS, offs);
+            wg_wait<0>();
+            land_apart(x, acc, small);
+            const held_rows rows(slot_rows{ l, l + BM, q });   // consumer 1 uses them after the slot is given back
+            if (c == 0)
+                scores_to_p(x, l, args, scale_log2, masked, bk.lo, bk.hi, bk.n0, bk.nq, bk.keys_in, m0, row0, q);
+            mbar_arrive(empty_bar(bk, st));
+            named_barrier_sync(CONSUMER_BARRIER, CONSUMER_THREADS);   // both past the last step's products
+            if (c == 0) {
+                store_kq<false>(base + PT_OFF, x, offs);
+                store_kq<true>(base + DST_OFF, x, offs);
+                fence_proxy_async();
+            }
+            named_barrier_sync(P_STORED_BARRIER, CONSUMER_THREADS);
+            wg_fence();
+            issue_rs<BN, M_STEPS, SC_PLANE>(part, do_hi, do_lo, base + PT_OFF);
+            wg_commit();
+            if (c == 1) {   // while dV_t runs
+                float p[S_REGS];
+                load_kq(base + DST_OFF, p, offs);
+                dp_to_ds(x, p, rows, scale_log2);
+                store_kq<false>(base + DST_OFF, x, offs);
+                store_ds(base, x, offs);
+                fence_proxy_async();
+            }
+            named_barrier_sync(DS_STORED_BARRIER, CONSUMER_THREADS);
+            wg_fence();   // consumer 1's registers were written since the last fence
+        }
 
-        // dV_t = dO^T P and dQ^T = K^T dS^T; dV_t added, dK_t = Q^T dS into the same registers
-        // while dQ^T lands; dQ^T added to dq_accum while dK_t lands.
-        float part[KV_REGS], dq_acc[PLANES * S_REGS], dq_small[S_REGS];
-        wg_fence();
-        issue_rs<BN, M_STEPS, SC_PLANE>(part, do_hi, do_lo, base + PT_OFF);
-        wg_commit();
-        issue_ss<BM, BN / 8, KT_PLANE>(dq_acc, dq_small, base + KT_OFF, base + DS_OFF);
+        // dQ^T = K^T dS^T (this consumer's rows of K^T); dV_t added, dK_t = Q^T dS into the same
+        // registers while dQ^T lands; dQ^T added to dq_accum while dK_t lands.
+        float dq_acc[PLANES * S_REGS], dq_small[S_REGS];
+        issue_ss<BM, BN / 8, KT_PLANE, HEAD_DIM>(dq_acc, dq_small, base + KT_OFF + c * (64 * 128), base + DS_OFF);
         wg_commit();
         wg_wait<1>();
         wg_pin(part);
@@ -524,14 +690,14 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
         wg_wait<1>();
         float dq[S_REGS];
         land_apart(dq, dq_acc, dq_small);
-        float *dq_tile = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM;
+        float *dq_tile = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM + 64 * c;
 #pragma unroll
         for (int j = 0; j < BM / 8; j++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const int c = 8 * j + 2 * q + (e & 1), d = row0 + 8 * (e >> 1);
-                if (EVEN_M || m0 + c < bk.nq)
-                    atomicAdd(dq_tile + c * HEAD_DIM + d, dq[4 * j + e]);
+                const int qr = 8 * j + 2 * q + (e & 1), d = row0 + 8 * (e >> 1);
+                if (EVEN_M || m0 + qr < bk.nq)
+                    atomicAdd(dq_tile + qr * HEAD_DIM + d, dq[4 * j + e]);
             }
         wg_wait<0>();
         wg_pin(part);
@@ -541,8 +707,8 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t)
             dk[r] += part[r];
     }
 
-    // dK^T, dV^T: rows (head-dim columns) row0 + 8 (e >> 1), keys 8 j + 2 q + (e & 1).
-    const int q = lane % 4, row0 = 16 * w + lane / 4;   // the thread's first row of each accumulator
+    // dK^T, dV^T: rows (head-dim columns) 64 c + row0 + 8 (e >> 1), keys 8 j + 2 q + (e & 1).
+    const int q = lane % 4, row0 = 64 * c + 16 * w + lane / 4;   // the thread's first row of each accumulator
     float *dkg = key_rows(args.dk, args.dk_stride, bk), *dvg = key_rows(args.dv, args.dv_stride, bk);
     const float scale = (float)args.softmax_scale;
 #pragma unroll
@@ -610,15 +776,21 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     if (threadIdx.x == 0) {
         for (int st = 0; st < NUM_STAGES; st++) {
             mbar_init(ready_bar(bk, st), 128);
-            mbar_init(empty_bar(bk, st), 128);
+            mbar_init(empty_bar(bk, st), CONSUMER_THREADS);
         }
         mbar_init_fence();
     }
     __syncthreads();
-    if (threadIdx.x < 128)
+    if (threadIdx.x < 128) {
+        if constexpr (CONSUMERS > 1)
+            setmaxnreg_dec<bwd_wgmma_f32_producer_regs()>();
         produce(args, bk, threadIdx.x);
-    else
-        consume(args, bk, threadIdx.x - 128);
+    } else {
+        if constexpr (CONSUMERS > 1)
+            setmaxnreg_inc<bwd_wgmma_f32_consumer_regs()>();
+        const int c = CONSUMERS > 1 ? (threadIdx.x - 128) / 128 : 0;
+        consume(args, bk, threadIdx.x - 128 - 128 * c, c);
+    }
 }
 
 // ---- ft_bwd_dq_convert: dq = scale * dq_accum (common/ft_bwd_steps.cuh) ---------------------

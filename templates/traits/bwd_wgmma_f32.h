@@ -1,6 +1,7 @@
 /* bwd_wgmma_f32 traits (templates/families/bwd_wgmma_f32.cu, generator/family_bwd_wgmma_f32.c):
- * the float32 backward on Hopper's TF32 warpgroup tensor cores. One consumer warpgroup owns a
- * key tile of 64 keys and head dims of 64 (the M of every product it issues); a producer
+ * the float32 backward on Hopper's TF32 warpgroup tensor cores. A key tile of 64 keys; each
+ * consumer warpgroup owns 64 rows of the head dim (the M of the products it issues): one at head
+ * dim 64, two at 128 (one TF32 product only: three do not fit shared memory); a producer
  * warpgroup fills a ring of query tiles. The TF32 forms of wgmma read shared memory K-major only:
  * Q^T and dO^T are gathered into registers, but K^T (once a block) and P^T, dS^T and dS (each
  * query tile, dS in both orientations) lie in shared memory, every one as TF32 high parts and,
@@ -12,14 +13,34 @@
 
 enum bwd_wgmma_f32_rule {
     BWD_WGMMA_F32_OK,
-    BWD_WGMMA_F32_BAD_HEAD_DIM, /* HEAD_DIM or HEAD_DIM_V not 64 */
-    BWD_WGMMA_F32_BAD_BLOCK_M,  /* BLOCK_M not 32 or 64 */
+    BWD_WGMMA_F32_BAD_HEAD_DIM, /* HEAD_DIM and HEAD_DIM_V not both 64, or both 128 with ALLOW_TF32 */
+    BWD_WGMMA_F32_BAD_BLOCK_M,  /* BLOCK_M not 32 or 64 (32 at head dim 128) */
     BWD_WGMMA_F32_BAD_BLOCK_N,  /* BLOCK_N not 64 */
-    BWD_WGMMA_F32_BAD_WARPS,    /* NUM_WARPS not 8 (the producer warpgroup and one consumer) */
+    BWD_WGMMA_F32_BAD_WARPS,    /* NUM_WARPS not 4 a consumer warpgroup and the producer's 4 */
     BWD_WGMMA_F32_BAD_STAGES,   /* NUM_STAGES outside 1..3 */
     BWD_WGMMA_F32_BAD_DQ_MODE,  /* DQ_MODE not atomic */
     BWD_WGMMA_F32_BAD_SMEM,     /* over FT_SMEM_MAX_BYTES */
 };
+
+/* Consumer warpgroups: one for each 64 rows of the head dim. */
+FT_TRAIT int bwd_wgmma_f32_consumers(int head_dim)
+{
+    return head_dim / 64;
+}
+
+/* Registers a thread with two consumers (384 threads, 168 each at launch: 64,512 in all): the
+ * producer keeps 104 (a 32-query tile's Q and dO, 64, in flight while it waits for a slot; at 96
+ * it spilled with three slots), the consumers take the rest in setmaxnreg's steps of 8: 200. (More
+ * than the pool holds would stall setmaxnreg.inc for good.) One consumer needs no move: 255 a
+ * thread at 256 threads. */
+FT_TRAIT int bwd_wgmma_f32_producer_regs(void)
+{
+    return 104;
+}
+FT_TRAIT int bwd_wgmma_f32_consumer_regs(void)
+{
+    return (168 * 384 - 128 * bwd_wgmma_f32_producer_regs()) / 256 / 8 * 8;
+}
 
 /* Planes of each operand: high parts and remainders (three products), or high parts alone. */
 FT_TRAIT int bwd_wgmma_f32_planes(int allow_tf32)
@@ -46,28 +67,34 @@ FT_TRAIT long long bwd_wgmma_f32_smem_bytes(int block_m, int block_n, int head_d
            3 * planes * block_n * block_m * 4 + 16LL * num_stages;
 }
 
-/* The built-in default's query tile and ring (the runtime's choice where no tuned winner serves):
- * with three products the family's defaults (32 rows, two slots: the most that fit); with one
- * (ALLOW_TF32) 64-row tiles in one slot, the H200 sweeps' choice (64-row tiles in three slots ran
- * 1.14-1.18x the 32-row ones in two: bench_kernels fhop; notes/fp32.md). */
-FT_TRAIT void bwd_wgmma_f32_default_tiles(int allow_tf32, int *block_m, int *num_stages)
+/* The built-in default's query tile, warps and ring (the runtime's choice where no tuned winner
+ * serves): with three products the family's defaults (32 rows, two slots: the most that fit);
+ * with one (ALLOW_TF32) at head dim 64 64-row tiles in one slot, the H200 sweeps' choice (64-row
+ * tiles in three slots ran 1.14-1.18x the 32-row ones in two: bench_kernels fhop; notes/fp32.md);
+ * at head dim 128 two consumers over 32-row tiles in three slots (the registers allow no more
+ * rows). */
+FT_TRAIT void bwd_wgmma_f32_default_tiles(int head_dim, int allow_tf32, int *block_m, int *num_warps,
+                                          int *num_stages)
 {
+    *num_warps = 4 + 4 * bwd_wgmma_f32_consumers(head_dim);
     if (allow_tf32) {
-        *block_m = 64;
-        *num_stages = 1;
+        *block_m = head_dim == 128 ? 32 : 64;
+        *num_stages = head_dim == 128 ? 3 : 1;
     }
 }
 
 FT_TRAIT int bwd_wgmma_f32_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim, int head_dim_v,
                                 int dq_mode, int allow_tf32)
 {
-    if (head_dim != 64 || head_dim_v != 64)
+    if (head_dim != head_dim_v || (head_dim != 64 && !(head_dim == 128 && allow_tf32)))
         return BWD_WGMMA_F32_BAD_HEAD_DIM;
-    if (block_m != 32 && block_m != 64)
+    /* At head dim 128 a consumer holds its 64 rows of dK^T and dV^T (64 registers) beside the
+     * step's: 64-row query tiles would need more than the 200 it has. */
+    if ((block_m != 32 && block_m != 64) || (head_dim == 128 && block_m != 32))
         return BWD_WGMMA_F32_BAD_BLOCK_M;
     if (block_n != 64)
         return BWD_WGMMA_F32_BAD_BLOCK_N;
-    if (num_warps != 8)
+    if (num_warps != 4 + 4 * bwd_wgmma_f32_consumers(head_dim))
         return BWD_WGMMA_F32_BAD_WARPS;
     if (num_stages < 1 || num_stages > 3)
         return BWD_WGMMA_F32_BAD_STAGES;

@@ -750,9 +750,9 @@ static void decode_choices(void **state)
     assert_int_equal(c->p[GEN_ALLOW_TF32], 1);
     w.tf32 = 0;
     /* The f32 backward the same way: on Hopper bwd_wgmma_f32 at head dim 64, bwd_mma at the others
-     * and below 64 (three products; one with tf32), bwd_exact where the rows are not 16-byte
-     * aligned; its tiles the fitted defaults, valid on the GPU. Deterministic at 64: bwd_mma
-     * (bwd_wgmma_f32 adds dQ by atomics only). */
+     * and below 64 (three products; one with tf32, but for bwd_wgmma_f32's two consumers at head
+     * dim 128), bwd_exact where the rows are not 16-byte aligned; its tiles the fitted defaults,
+     * valid on the GPU. Deterministic at 64: bwd_mma (bwd_wgmma_f32 adds dQ by atomics only). */
     static const int bwd_dims[] = { 64, 128, 256, 32 };
     for (int i = 0; i < 4; i++) {
         const char *family = bwd_dims[i] == 64 ? "bwd_wgmma_f32" : "bwd_mma";
@@ -774,11 +774,16 @@ static void decode_choices(void **state)
         assert_string_equal(c->family->name, "bwd_mma");
         w.tf32 = 1;
         assert_int_equal(rt_choose(NULL, NULL, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
-        assert_string_equal(c->family->name, family);
+        assert_string_equal(c->family->name, bwd_dims[i] == 128 ? "bwd_wgmma_f32" : family);
         assert_int_equal(c->p[GEN_ALLOW_TF32], 1);
         if (bwd_dims[i] == 64) {   /* one product: 64-row tiles in one slot (three: 32 rows in two) */
             assert_int_equal(c->p[GEN_BLOCK_M], 64);
             assert_int_equal(c->p[GEN_NUM_STAGES], 1);
+        }
+        if (bwd_dims[i] == 128) {   /* two consumers over 32-row tiles in three slots */
+            assert_int_equal(c->p[GEN_NUM_WARPS], 12);
+            assert_int_equal(c->p[GEN_BLOCK_M], 32);
+            assert_int_equal(c->p[GEN_NUM_STAGES], 3);
         }
         assert_int_equal(rt_choose(NULL, NULL, &h100, &w, RT_CHOOSE_ANY_ROWS, &got, &db_error, err, sizeof err), 0);
         assert_string_equal(c->family->name, "bwd_exact");

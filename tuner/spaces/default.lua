@@ -68,14 +68,11 @@ local tf32_shapes = grid{
   seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048, tf32 = {1},
 }
 
--- The float32 shapes at head dim 64, the one the Hopper float32 backward (bwd_wgmma_f32) takes.
+-- The float32 shapes at head dim 64, the one the Hopper float32 backward (bwd_wgmma_f32) takes
+-- with three TF32 products (with one it takes 128 too: tf32_shapes).
 local f32_shapes_64 = grid{
   dtype = {"f32"}, head_dim = {64}, causal = {0, 1},
   seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048,
-}
-local tf32_shapes_64 = grid{
-  dtype = {"f32"}, head_dim = {64}, causal = {0, 1},
-  seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048, tf32 = {1},
 }
 
 -- Timing: at the largest shape a forward pass takes about 2 ms, so 50 ms gives 25 repetitions.
@@ -361,19 +358,22 @@ if device.cc == 90 then
     bench = bench,
     confirm = confirm,
   })
-  -- The float32 backward on the TF32 forms of wgmma (bwd_wgmma_f32, head dim 64): one consumer
-  -- warpgroup of 64 keys beside a producer, every operand in shared memory in planes, so query
-  -- tiles of 32 rows with three products and of 64 with one (the family's check refuses the
-  -- rest). Its workloads are bwd_f32's at head dim 64, which bwd_mma's candidates meet there too.
+  -- The float32 backward on the TF32 forms of wgmma (bwd_wgmma_f32): 64 keys beside a producer,
+  -- a consumer warpgroup for each 64 of the head dim (8 warps at 64, 12 at 128, which takes one
+  -- TF32 product only), every operand in shared memory in planes, so query tiles of 32 rows with
+  -- three products and of 64 with one at head dim 64 (the family's check refuses the rest). Its
+  -- workloads are bwd_f32's at head dim 64 and with TF32 at 128, which bwd_mma's candidates meet
+  -- there too.
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
-    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic", BLOCK_N = 64, NUM_WARPS = 8 },
+    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic", BLOCK_N = 64 },
     params = {
+      NUM_WARPS = {8, 12},
       BLOCK_M = {32, 64},
       NUM_STAGES = {1, 2, 3},
     },
-    workloads = { f32_shapes_64, tf32_shapes_64 },
+    workloads = { f32_shapes_64, tf32_shapes },
     bench = bench,
     confirm = confirm,
   })
