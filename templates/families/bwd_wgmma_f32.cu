@@ -334,15 +334,16 @@ FT_DEVICE void dp_to_ds(float (&dp)[S_REGS], const float (&p)[S_REGS], const ROW
     }
 }
 
-// Where instruction (j, half) of a [key][query] tile's stores puts its pair of queries, and which
-// pair: lanes of odd g store the queries of run j ^ 2 there (lane_offsets).
+// Where instruction (j, half) of a [key][query] tile's stores puts its pair of queries, and the
+// pair's values: lanes of odd g store the queries of run j ^ 2 there (lane_offsets).
 FT_DEVICE unsigned kq_at(const lane_offsets &lo_, int j, int half)
 {
     return lo_.kq[j % 4] + (j / 4) * (BN * 128) + 1024 * half;
 }
-FT_DEVICE int kq_pair(const lane_offsets &lo_, int j, int half)
+FT_DEVICE float2 kq_pair(const float (&x)[S_REGS], const lane_offsets &lo_, int j, int half)
 {
-    return lo_.swap_g ? 4 * (j ^ 2) + 2 * half : 4 * j + 2 * half;
+    const int r = 4 * j + 2 * half, y = 4 * (j ^ 2) + 2 * half;   // unrolled: constants (a select, not an index)
+    return make_float2(lo_.swap_g ? x[y] : x[r], lo_.swap_g ? x[y + 1] : x[r + 1]);
 }
 
 // Pair (j, half) of dS (queries 8 j + 2 q and + 1, key row0 + 8 half) to its [query][key] tile
@@ -363,10 +364,10 @@ FT_DEVICE void store_gradients(unsigned base, const float (&s)[S_REGS], const fl
     for (int j = 0; j < BM / 8; j++)
 #pragma unroll
         for (int half = 0; half < 2; half++) {
-            const int x = kq_pair(lo_, j, half);
             const unsigned at = kq_at(lo_, j, half);
-            st_split2(base + PT_OFF + at, SC_PLANE, s[x], s[x + 1]);
-            st_split2(base + DST_OFF + at, SC_PLANE, ds[x], ds[x + 1]);
+            const float2 p = kq_pair(s, lo_, j, half), d = kq_pair(ds, lo_, j, half);
+            st_split2(base + PT_OFF + at, SC_PLANE, p.x, p.y);
+            st_split2(base + DST_OFF + at, SC_PLANE, d.x, d.y);
             store_ds_pair(base, ds, lo_, j, half);
         }
 }
@@ -379,11 +380,11 @@ template <bool RAW> FT_DEVICE void store_kq(unsigned tile, const float (&x)[S_RE
     for (int j = 0; j < BM / 8; j++)
 #pragma unroll
         for (int half = 0; half < 2; half++) {
-            const int r = kq_pair(lo_, j, half);
+            const float2 v = kq_pair(x, lo_, j, half);
             if (RAW)
-                st_shared_b32x2(tile + kq_at(lo_, j, half), __float_as_uint(x[r]), __float_as_uint(x[r + 1]));
+                st_shared_b32x2(tile + kq_at(lo_, j, half), __float_as_uint(v.x), __float_as_uint(v.y));
             else
-                st_split2(tile + kq_at(lo_, j, half), SC_PLANE, x[r], x[r + 1]);
+                st_split2(tile + kq_at(lo_, j, half), SC_PLANE, v.x, v.y);
         }
 }
 // 8 bytes from shared memory at a 32-bit shared address (8-byte aligned). (Here rather than in
@@ -443,6 +444,11 @@ struct dkdv_block {
     unsigned char *sm;    // the same, as a generic pointer
 };
 
+// Whether a step's tile (queries m0.., the block's keys) may cross the band or the keys' end.
+FT_DEVICE bool step_masked(const dkdv_block &bk, int m0)
+{
+    return tile_needs_mask(bk.lo, bk.hi, m0, m0 + BM, bk.n0, bk.n0 + BN) || (!EVEN_N && bk.keys_in < BN);
+}
 FT_DEVICE unsigned ready_bar(const dkdv_block &bk, int st) { return bk.base + BAR_OFF + 16 * st; }
 FT_DEVICE unsigned empty_bar(const dkdv_block &bk, int st) { return bk.base + BAR_OFF + 16 * st + 8; }
 // Ring slot st from shared memory's base (the consumers' opaque copy, or bk.base), and its L and
@@ -602,9 +608,9 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
         // loop (with EVEN_M and EVEN_N the kernel spilled 208-512 bytes of them).
         const unsigned base = opaque(bk.base), slot = slot_at(base, st);
         const int q = (int)opaque(lane % 4), row0 = (int)opaque(16 * w + lane / 4);
-        const lane_offsets offs(q, row0);
-        const float *l = slot_ld(bk, st);
-        const bool masked = tile_needs_mask(bk.lo, bk.hi, m0, m0 + BM, bk.n0, bk.n0 + BN) || (!EVEN_N && bk.keys_in < BN);
+        // (Each value is made where the step first needs it: the kernel holds 250 registers, and
+        // lane_offsets or the mask's flag made before the products moved its allocation enough to
+        // cost 10-30 % at head dim 64.)
         unsigned do_hi[M_STEPS][4], do_lo[M_STEPS][4], q_hi[M_STEPS][4], q_lo[M_STEPS][4];
         float part[KV_REGS];
         if constexpr (CONSUMERS == 1) {
@@ -613,12 +619,15 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
             issue_ss<BM, HEAD_DIM / 8, K_PLANE, BN>(s_acc, s_small, base + K_OFF, slot);
             issue_ss<BM, HEAD_DIM_V / 8, V_PLANE, BN>(dp_acc, dp_small, base + V_OFF, slot + DO_OFF);
             wg_commit();
+            const lane_offsets offs(q, row0);
             gather_transposed<B_LO>(do_hi, do_lo, slot + DO_OFF, offs);
             gather_transposed<B_LO>(q_hi, q_lo, slot, offs);
             wg_wait<0>();
             float s[S_REGS], dp[S_REGS];
             land_apart(s, s_acc, s_small);
             land_apart(dp, dp_acc, dp_small);
+            const float *l = slot_ld(bk, st);
+            const bool masked = step_masked(bk, m0);
             scores_to_p(s, l, args, scale_log2, masked, bk.lo, bk.hi, bk.n0, bk.nq, bk.keys_in, m0, row0, q);
             dp_to_ds(dp, s, slot_rows{ l, l + BM, q }, scale_log2);
             mbar_arrive(empty_bar(bk, st));   // the slot is read: its products landed, its gathers done
@@ -643,10 +652,13 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
             issue_ss<BM, HEAD_DIM / 8, K_PLANE, BN>(acc, small, base + (c == 0 ? K_OFF : V_OFF),
                                                     slot + (c == 0 ? 0 : DO_OFF));
             wg_commit();
+            const lane_offsets offs(q, row0);
             gather_transposed<B_LO>(do_hi, do_lo, slot + DO_OFF + c * HALF_COLS, offs);
             gather_transposed<B_LO>(q_hi, q_lo, slot + c * HALF_COLS, offs);
             wg_wait<0>();
             land_apart(x, acc, small);
+            const float *l = slot_ld(bk, st);
+            const bool masked = step_masked(bk, m0);
             const held_rows rows(slot_rows{ l, l + BM, q });   // consumer 1 uses them after the slot is given back
             if (c == 0)
                 scores_to_p(x, l, args, scale_log2, masked, bk.lo, bk.hi, bk.n0, bk.nq, bk.keys_in, m0, row0, q);
