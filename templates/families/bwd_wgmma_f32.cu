@@ -30,8 +30,7 @@
 // overwrites where it read). A step: both take their product and gather their halves of Q^T and
 // dO^T; they meet (the score tiles free), consumer 0 stores P^T; they meet (P^T stored), each
 // issues its dV^T while consumer 1 makes and stores dS^T and dS; they meet (dS stored), each
-// issues its dQ^T and dK^T, then already the next step's S^T or dP^T, which runs under this step's
-// atomics and the next step's gathers. One consumer warpgroup at 128 would hold both halves' dK^T and dV^T
+// issues its dQ^T and dK^T. One consumer warpgroup at 128 would hold both halves' dK^T and dV^T
 // beside the step's operands: more than a thread's 255 registers.
 //
 // Warps: the producer warpgroup (warps 0-3) loads each query tile's Q and dO with plain loads
@@ -563,14 +562,6 @@ FT_DEVICE void produce(const ft_bwd_args &args, const dkdv_block &bk, int t)
     }
 }
 
-// Two consumers: consumer c's product of a step, S^T (0) or dP^T (1), issued with its operands
-// picked (wgmma in a branch that ptxas takes for divergent is serialized: a wait after each).
-FT_DEVICE void issue_x(float (&acc)[PLANES * S_REGS], float (&small)[S_REGS], unsigned base, unsigned slot, int c)
-{
-    static_assert(CONSUMERS == 1 || (HEAD_DIM == HEAD_DIM_V && PLANES == 1), "two consumers: S^T's and dP^T's shapes");
-    issue_ss<BM, HEAD_DIM / 8, K_PLANE, BN>(acc, small, base + (c == 0 ? K_OFF : V_OFF), slot + (c == 0 ? 0 : DO_OFF));
-}
-
 // A consumer warpgroup (t: 0..127; c: which, 0 with one): K, V and K^T into planes, then every
 // step's products; its rows of dK and dV written at the end. With two consumers consumer c owns
 // head-dim rows 64 c..64 c + 63 of dV^T, dK^T and dQ^T (see the top of the file).
@@ -605,24 +596,13 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
         dv[r] = dk[r] = 0.f;
     const float scale_log2 = softmax_log2_scale(args);
     float *dq_accum = (float *)args.dq_accum + seq_row(args, sq, bk.b, bk.h0, bk.bh0) * HEAD_DIM;
-    // Two consumers issue each step's S^T or dP^T a step ahead (at the end of the step before, or
-    // here for the first), so that it runs under the step before's atomics and this step's gathers.
-    float acc[PLANES * S_REGS], small[S_REGS];
-    if constexpr (CONSUMERS > 1) {
-        mbar_wait(ready_bar(bk, 0), 0);
-        const unsigned base = opaque(bk.base);
-        wg_fence();
-        issue_x(acc, small, base, slot_at(base, 0), c);
-        wg_commit();
-    }
 
 #pragma unroll 1
     for (int i = 0; i < bk.steps; i++) {
         const int st = i % NUM_STAGES;
         const group_step gs = walk_group(i, bk.mt_begin, bk.per_head);
         const int m0 = gs.mt * BM;
-        if constexpr (CONSUMERS == 1)
-            mbar_wait(ready_bar(bk, st), (i / NUM_STAGES) & 1);
+        mbar_wait(ready_bar(bk, st), (i / NUM_STAGES) & 1);
         // Shared memory's base and the lane's place, made opaque each step: else ptxas computes
         // every descriptor and address the step derives from them once and keeps them across the
         // loop (with EVEN_M and EVEN_N the kernel spilled 208-512 bytes of them).
@@ -661,10 +641,17 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
             issue_rs<BN, M_STEPS, SC_PLANE>(part, do_hi, do_lo, base + PT_OFF);
             wg_commit();
         } else {
-            // Consumer 0: S^T, then P^T; consumer 1: dP^T, then (P^T stored) dS^T; the product is
-            // in flight (issued a step ahead). Each gathers its 64 columns of dO and Q (its rows
-            // of dO^T and Q^T) while it runs.
-            float x[S_REGS];
+            // Consumer 0: S^T, then P^T; consumer 1: dP^T, then (P^T stored) dS^T. Each gathers its
+            // 64 columns of dO and Q (its rows of dO^T and Q^T) while its product runs.
+            // One issue with its operands picked: wgmma in a branch that ptxas takes for divergent
+            // is serialized (a wait after each).
+            static_assert(CONSUMERS == 1 || (HEAD_DIM == HEAD_DIM_V && PLANES == 1),
+                          "two consumers: S^T's and dP^T's shapes");
+            float acc[PLANES * S_REGS], small[S_REGS], x[S_REGS];
+            wg_fence();
+            issue_ss<BM, HEAD_DIM / 8, K_PLANE, BN>(acc, small, base + (c == 0 ? K_OFF : V_OFF),
+                                                    slot + (c == 0 ? 0 : DO_OFF));
+            wg_commit();
             const lane_offsets offs(q, row0);
             gather_transposed<B_LO>(do_hi, do_lo, slot + DO_OFF + c * HALF_COLS, offs);
             gather_transposed<B_LO>(q_hi, q_lo, slot + c * HALF_COLS, offs);
@@ -712,17 +699,7 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
         wg_fence();
         issue_rs<BN, M_STEPS, SC_PLANE>(part, q_hi, q_lo, base + DST_OFF);
         wg_commit();
-        if constexpr (CONSUMERS > 1) {
-            // The next step's product now. The last step issues one more on its own slot, whose
-            // tile no load replaces any more, and waits for it after the loop.
-            const int nx = i + 1 < bk.steps ? i + 1 : i;
-            if (i + 1 < bk.steps)
-                mbar_wait(ready_bar(bk, nx % NUM_STAGES), (nx / NUM_STAGES) & 1);
-            wg_fence();
-            issue_x(acc, small, base, slot_at(base, nx % NUM_STAGES), c);
-            wg_commit();
-        }
-        wg_wait<1>();   // dQ^T landed (two consumers: dK_t too; the next product runs on)
+        wg_wait<1>();
         float dq[S_REGS];
         land_apart(dq, dq_acc, dq_small);
         float *dq_tile = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM + 64 * c;
@@ -734,16 +711,13 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
                 if (EVEN_M || m0 + qr < bk.nq)
                     atomicAdd(dq_tile + qr * HEAD_DIM + d, dq[4 * j + e]);
             }
-        if constexpr (CONSUMERS == 1)
-            wg_wait<0>();
+        wg_wait<0>();
         wg_pin(part);
         pin_a(q_hi, q_lo);
 #pragma unroll
         for (int r = 0; r < KV_REGS; r++)
             dk[r] += part[r];
     }
-    if constexpr (CONSUMERS > 1)
-        wg_wait<0>();   // the product the last step issued
 
     // dK^T, dV^T: rows (head-dim columns) 64 c + row0 + 8 (e >> 1), keys 8 j + 2 q + (e & 1).
     const int q = lane % 4, row0 = 64 * c + 16 * w + lane / 4;   // the thread's first row of each accumulator
