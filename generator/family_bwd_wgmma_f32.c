@@ -32,7 +32,7 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
                  "128 (HEAD_DIM=%d)", bm, d);
         break;
     case BWD_WGMMA_F32_BAD_BLOCK_N:
-        snprintf(why, len, "BLOCK_N=%d: bwd_wgmma_f32 takes key tiles of 64 (one consumer warpgroup)", bn);
+        snprintf(why, len, "BLOCK_N=%d: bwd_wgmma_f32 takes key tiles of 64 (a consumer warpgroup's M)", bn);
         break;
     case BWD_WGMMA_F32_BAD_WARPS:
         snprintf(why, len, "NUM_WARPS=%d: bwd_wgmma_f32 runs 8 warps at head dim 64, 12 at 128 (a producer warpgroup "

@@ -1189,6 +1189,15 @@ static const feature_case feature_cases[] = {
     /* f32 at head dim 128 with grouped heads, a softcap and a window: what the float32 backward's
      * query split (SPLIT_QUERIES, the H200's winners there) meets in a model. */
     { { "ref f32 gqa 4/2 D=128 softcap window BR", F32, 128, 128, 2, 4, 90, 130, 0, 1, 0, 0, DEFAULT_TILES, WIN(1, 50, 20) }, 2, 4.0, DENSE, 0, 0, 0, 0 },
+    /* Head dim 128 in f32 where the runtime sends TF32 backwards to bwd_wgmma_f32's two consumers:
+     * head dims padded to 128 (both, and the values' alone), a packed batch, sinks with grouped
+     * heads, and whole tiles (EVEN_M and EVEN_N: the shipped winners' form, one slot, which the
+     * case's place in the rotation of tf32h_tiles gives it; coverage_needs checks). */
+    { { "f32 D=120 padded gqa 4/2 causal", F32, 120, 120, 2, 4, 100, 130, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0, 0 },
+    { { "f32 D=128/112 padded Nq>Nk BR", F32, 128, 112, 1, 3, 170, 90, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, DENSE, 0, 0, 0, 0 },
+    { { "f32 D=128 N=1024 whole tiles", F32, 128, 128, 2, 2, 1024, 1024, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0, 0 },
+    { { "varlen f32 D=128 causal BR", F32, 128, 128, 5, 3, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
+    { { "sinks f32 D=128 gqa 6/2 Nq>Nk BR", F32, 128, 128, 2, 6, 45, 30, 1, 1, 0, 0, DEFAULT_TILES, BR }, 2, 0, DENSE, 0, 0, 0, 1 },
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
 /* Per case: the reference, and the fused kernels checked against it (NULL where none). */
@@ -1622,6 +1631,11 @@ static const struct {
     { "bwd_wgmma_f32", "HEAD_DIM=128 NUM_STAGES=1", "head dim 128 in one slot" },
     { "bwd_wgmma_f32", "HEAD_DIM=128 CAUSAL=1", "head dim 128 under a mask" },
     { "bwd_wgmma_f32", "HEAD_DIM=128 SOFTCAP=1", "head dim 128 with a softcap (consumer 1's held L)" },
+    { "bwd_wgmma_f32", "HEAD_DIM=128 DATA_DIM=120", "head dims padded to 128" },
+    { "bwd_wgmma_f32", "HEAD_DIM=128 VARLEN=1", "head dim 128, a packed batch" },
+    { "bwd_wgmma_f32", "HEAD_DIM=128 SINKS=1", "head dim 128 with sinks" },
+    { "bwd_wgmma_f32", "HEAD_DIM=128 NUM_STAGES=1 EVEN_M=1 EVEN_N=1",
+      "head dim 128's shipped form: one slot, whole tiles" },
     { "bwd_wgmma", "BLOCK_M=80 STAGGER=1", "80-row query tiles, staggered" },
     { "bwd_wgmma", "PRODUCER_REGS=32 PERSISTENT=1", "the producer at 32 registers on persistent blocks" },
     { "bwd_wgmma", "DQ_MODE=2 BLOCK_M=128", "dQ in a fixed order with 128-row tiles" },

@@ -341,7 +341,7 @@ static void wide_space_searches_every_configuration(void **state)
         { "fwd_hopper", "fwd_wgmma", 96, 40 },
         { "fwd_f32_hopper", "fwd_wgmma", 24, 4 },
         { "bwd_hopper", "bwd_wgmma", 96, 4 },   /* head dim 256: the stages and DQ_INIT */
-        { "bwd_f32_hopper", "bwd_wgmma_f32", 18, 2 },   /* three products: 32 rows, one slot or two */
+        { "bwd_f32_hopper", "bwd_wgmma_f32", 18, 2 },   /* three products at 64: 32 rows, one slot or two */
     };
     assert_int_equal(set->space_count, ARRAY_LEN(hopper));
     for (int i = 0; i < ARRAY_LEN(hopper); i++) {

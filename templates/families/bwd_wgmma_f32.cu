@@ -36,9 +36,10 @@
 // Warps: the producer warpgroup (warps 0-3) loads each query tile's Q and dO with plain loads
 // (the next tile's into its registers as soon as it has marked a slot ready), splits them into
 // planes as it stores them into the tile's ring slot, copies L and delta, and marks the slot
-// ready (an mbarrier of 128 arrivals); the consumer warpgroup (warps 4-7) loads
-// K and V once (with K^T), then for each slot waits ready, computes, and gives the slot back
-// (its empty mbarrier) once its products and its gathers have read it. P^T, dS^T and dS are
+// ready (an mbarrier of 128 arrivals); the consumer warpgroup (warps 4-7; two at head dim 128,
+// warps 4-11) loads K and V once (with K^T: at 128 consumer 0 loads K and K^T, consumer 1 V),
+// then for each slot waits ready, computes, and gives the slot back (its empty mbarrier, 128
+// arrivals a consumer) once its products and its gathers have read it. P^T, dS^T and dS are
 // single tiles: the consumers meet before writing a tile's, so every warp has waited for the last
 // tile's products that read them. (Each warp's wait for the next S^T would do it only if no
 // warp's share of a wgmma could finish before all four had issued it: true on the H200, where a
@@ -50,6 +51,11 @@
 constexpr int NUM_THREADS = NUM_WARPS * 32;
 constexpr int CONSUMERS = bwd_wgmma_f32_consumers(HEAD_DIM);   // each owns 64 rows of the head dim
 constexpr int CONSUMER_THREADS = 128 * CONSUMERS;
+// setmaxnreg may move no more registers than the block holds at launch (__launch_bounds__(NUM_THREADS,
+// 1): 65,536 over the threads in steps of 8), or setmaxnreg.inc waits for good.
+static_assert(CONSUMERS == 1 || bwd_wgmma_f32_producer_regs() * 128 + bwd_wgmma_f32_consumer_regs() * CONSUMER_THREADS
+                                    <= 65536 / NUM_THREADS / 8 * 8 * NUM_THREADS,
+              "setmaxnreg: the producer's and the consumers' registers exceed the block's");
 constexpr int PLANES = bwd_wgmma_f32_planes(ALLOW_TF32);
 constexpr int RULE =
     bwd_wgmma_f32_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, ALLOW_TF32);
@@ -608,9 +614,8 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
         // loop (with EVEN_M and EVEN_N the kernel spilled 208-512 bytes of them).
         const unsigned base = opaque(bk.base), slot = slot_at(base, st);
         const int q = (int)opaque(lane % 4), row0 = (int)opaque(16 * w + lane / 4);
-        // (Each value is made where the step first needs it: the kernel holds 250 registers, and
-        // lane_offsets or the mask's flag made before the products moved its allocation enough to
-        // cost 10-30 % at head dim 64.)
+        // (Each value is made where the step first needs it, as before the two-consumer form: the
+        // kernel holds 250 registers at head dim 64, and its SASS stays as it was; dev/sass-diff.sh.)
         unsigned do_hi[M_STEPS][4], do_lo[M_STEPS][4], q_hi[M_STEPS][4], q_lo[M_STEPS][4];
         float part[KV_REGS];
         if constexpr (CONSUMERS == 1) {

@@ -29,10 +29,12 @@ FT_TRAIT int bwd_wgmma_f32_consumers(int head_dim)
 }
 
 /* Registers a thread with two consumers (384 threads, 168 each at launch: 64,512 in all): the
- * producer keeps 104 (a 32-query tile's Q and dO, 64, in flight while it waits for a slot; at 96
- * it spilled with three slots), the consumers take the rest in setmaxnreg's steps of 8: 200. (More
- * than the pool holds would stall setmaxnreg.inc for good.) One consumer needs no move: 255 a
- * thread at 256 threads. */
+ * producer keeps 104 (a 32-query tile's Q and dO, 64, in flight while it waits for a slot), the
+ * consumers take the rest in setmaxnreg's steps of 8: 200 (at 192 they spilled with a softcap).
+ * (More than the pool holds would stall setmaxnreg.inc for good.) With one slot, the fastest, no
+ * form spills; with two or three the producer spills 20-36 bytes with whole tiles (EVEN_M and
+ * EVEN_N) or padded head dims (NVRTC 13.0). One consumer needs no move: 255 a thread at 256
+ * threads. */
 FT_TRAIT int bwd_wgmma_f32_producer_regs(void)
 {
     return 104;
@@ -69,17 +71,17 @@ FT_TRAIT long long bwd_wgmma_f32_smem_bytes(int block_m, int block_n, int head_d
 
 /* The built-in default's query tile, warps and ring (the runtime's choice where no tuned winner
  * serves): with three products the family's defaults (32 rows, two slots: the most that fit);
- * with one (ALLOW_TF32) at head dim 64 64-row tiles in one slot, the H200 sweeps' choice (64-row
- * tiles in three slots ran 1.14-1.18x the 32-row ones in two: bench_kernels fhop; notes/fp32.md);
- * at head dim 128 two consumers over 32-row tiles in three slots (the registers allow no more
- * rows). */
+ * with one (ALLOW_TF32) 64-row tiles in one slot at head dim 64, the H200 sweeps' choice (64-row
+ * tiles in three slots ran 1.14-1.18x the 32-row ones in two: bench_kernels fhop; notes/fp32.md),
+ * and at head dim 128 two consumers over 32-row tiles (the registers allow no more rows) in one
+ * slot, the fastest there (two and three slots 1-7 % behind: bench_kernels fhop128). */
 FT_TRAIT void bwd_wgmma_f32_default_tiles(int head_dim, int allow_tf32, int *block_m, int *num_warps,
                                           int *num_stages)
 {
     *num_warps = 4 + 4 * bwd_wgmma_f32_consumers(head_dim);
     if (allow_tf32) {
         *block_m = head_dim == 128 ? 32 : 64;
-        *num_stages = head_dim == 128 ? 3 : 1;
+        *num_stages = 1;
     }
 }
 

@@ -780,10 +780,10 @@ static void decode_choices(void **state)
             assert_int_equal(c->p[GEN_BLOCK_M], 64);
             assert_int_equal(c->p[GEN_NUM_STAGES], 1);
         }
-        if (bwd_dims[i] == 128) {   /* two consumers over 32-row tiles in three slots */
+        if (bwd_dims[i] == 128) {   /* two consumers over 32-row tiles in one slot */
             assert_int_equal(c->p[GEN_NUM_WARPS], 12);
             assert_int_equal(c->p[GEN_BLOCK_M], 32);
-            assert_int_equal(c->p[GEN_NUM_STAGES], 3);
+            assert_int_equal(c->p[GEN_NUM_STAGES], 1);
         }
         assert_int_equal(rt_choose(NULL, NULL, &h100, &w, RT_CHOOSE_ANY_ROWS, &got, &db_error, err, sizeof err), 0);
         assert_string_equal(c->family->name, "bwd_exact");
