@@ -57,6 +57,8 @@ static_assert(CONSUMERS == 1 || bwd_wgmma_f32_producer_regs() * 128 + bwd_wgmma_
                                     <= 65536 / NUM_THREADS / 8 * 8 * NUM_THREADS,
               "setmaxnreg: the producer's and the consumers' registers exceed the block's");
 constexpr int PLANES = bwd_wgmma_f32_planes(ALLOW_TF32);
+// Two consumers issue S^T and dP^T as one product with its operands picked: the same shapes.
+static_assert(CONSUMERS == 1 || (HEAD_DIM == HEAD_DIM_V && PLANES == 1), "two consumers: S^T's and dP^T's shapes");
 constexpr int RULE =
     bwd_wgmma_f32_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, ALLOW_TF32);
 static_assert(DTYPE == FT_DTYPE_F32, "DTYPE: bwd_wgmma_f32 takes f32");
@@ -577,7 +579,10 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
     const ft_seq &sq = bk.sq;
     const float *k = (const float *)args.k + seq_offset(args.k_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.k_stride[2];
     const float *v = (const float *)args.v + seq_offset(args.v_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.v_stride[2];
-    if (c == 0) {   // K and K^T (and with one consumer V)
+    // K and K^T by consumer 0, V by the last (one consumer: both, every load issued before a
+    // store). Written out per case: one form for both put the pieces of both tiles in every
+    // thread at head dim 128 (zeroed, 152 instructions more).
+    if (c == 0) {
         tile_pieces<BN, HEAD_DIM, true> kp;
         load_pieces<BN, HEAD_DIM, QK_DATA, EVEN_N>(kp, k, args.k_stride[2], bk.keys_in, t);
         if constexpr (CONSUMERS == 1) {
@@ -650,8 +655,6 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
             // 64 columns of dO and Q (its rows of dO^T and Q^T) while its product runs.
             // One issue with its operands picked: wgmma in a branch that ptxas takes for divergent
             // is serialized (a wait after each).
-            static_assert(CONSUMERS == 1 || (HEAD_DIM == HEAD_DIM_V && PLANES == 1),
-                          "two consumers: S^T's and dP^T's shapes");
             float acc[PLANES * S_REGS], small[S_REGS], x[S_REGS];
             wg_fence();
             issue_ss<BM, HEAD_DIM / 8, K_PLANE, BN>(acc, small, base + (c == 0 ? K_OFF : V_OFF),
