@@ -35,7 +35,7 @@ typedef struct bench_row {
     const char *set;         /* a named set of rows the third argument selects, or NULL */
     int wg_flags;            /* bwd_wgmma's: 1 L_EARLY, or'ed with 2 DQ_INIT store and 4 STAGGER; fwd_wgmma's: 8 MULTICAST */
     int tf32;                /* f32: 1 ALLOW_TF32 (one TF32 product, not three), or'ed with 2 SPLIT_SMEM (fwd_mma,
-                              * bwd_mma) and 4 SPLIT_QUERIES (bwd_mma) */
+                              * bwd_mma), 4 SPLIT_QUERIES (bwd_mma) and 8 DQ_BULK (bwd_wgmma_f32) */
 } bench_row;
 
 /* bwd_wgmma's product orders (the "order" set) against the default order, bf16, two consumers
@@ -441,25 +441,31 @@ static const bench_row rows[] = {
     FSMEM(64, 4, 16, 2048, 0, 64, 128, 8, 2, 0),
 #undef FSMEM
     /* The float32 backward on Hopper's TF32 warpgroup tensor cores beside bwd_mma's forms that the
-     * H200 ships at head dim 64 (the "fhop" set; tf32 1: one product). */
+     * H200 ships at head dim 64 (the "fhop" set; tf32 1: one product, 8: DQ_BULK). */
 #define FHOP(b, n, causal)                                                                                        \
     { "bwd_mma", 0, 64, b, 16, n, causal, 64, 128, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 2 },          \
     { "bwd_wgmma_f32", 0, 64, b, 16, n, causal, 32, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 0 },     \
     { "bwd_wgmma_f32", 0, 64, b, 16, n, causal, 32, 64, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 0 },     \
     { "bwd_mma", 0, 64, b, 16, n, causal, 64, 128, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 1 },          \
     { "bwd_wgmma_f32", 0, 64, b, 16, n, causal, 64, 64, 8, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 1 },     \
-    { "bwd_wgmma_f32", 0, 64, b, 16, n, causal, 32, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 1 }
+    { "bwd_wgmma_f32", 0, 64, b, 16, n, causal, 32, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 1 },     \
+    { "bwd_wgmma_f32", 0, 64, b, 16, n, causal, 32, 64, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 8 },     \
+    { "bwd_wgmma_f32", 0, 64, b, 16, n, causal, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 1 },     \
+    { "bwd_wgmma_f32", 0, 64, b, 16, n, causal, 64, 64, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop", 0, 9 }
     FHOP(4, 2048, 1),
     FHOP(2, 4096, 0),
     FHOP(1, 16384, 1),
 #undef FHOP
     /* ... and at head dim 128 with one TF32 product, two consumers (the "fhop128" set), beside the
-     * H200's bwd_mma winners (64 x 64, the queries split; two stages, one under a mask). */
+     * H200's bwd_mma winners (64 x 64, the queries split; two stages, one under a mask); one to
+     * three slots, then one and two with dQ by bulk reductions (DQ_BULK; three do not fit). */
 #define FHOP128(b, n, causal)                                                                                       \
     { "bwd_mma", 0, 128, b, 16, n, causal, 64, 64, 8, 2 - causal, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop128", 0, 5 }, \
     { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop128", 0, 1 },   \
     { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop128", 0, 1 },   \
-    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop128", 0, 1 }
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop128", 0, 1 },   \
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop128", 0, 9 },   \
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fhop128", 0, 9 }
     FHOP128(4, 4096, 0),
     FHOP128(4, 4096, 1),
     FHOP128(16, 1024, 1),
@@ -797,6 +803,8 @@ int main(int argc, char **argv)
             p[GEN_SPLIT_SMEM] = (r->tf32 & 2) != 0;
         if (configs[i].family->params & GEN_BIT(GEN_SPLIT_QUERIES))
             p[GEN_SPLIT_QUERIES] = (r->tf32 & 4) != 0;
+        if (configs[i].family->params & GEN_BIT(GEN_DQ_BULK))
+            p[GEN_DQ_BULK] = (r->tf32 & 8) != 0;
     }
     ln_build_cache cache = { 0 };
     gen_config chosen_configs[ROW_COUNT];
@@ -881,14 +889,14 @@ int main(int argc, char **argv)
         else
             snprintf(heads, sizeof heads, "%d", pr.heads);
         printf("%-10s %-5s %3d/%-3d %3d %5s %6d %6d %4d %4d %3d %3d %3d %2d %2d %2d %3g %5d %9.4f %9.4f %9.1f"
-               "   %d%d%d%s%s%s%s%s%s%s\n",
+               "   %d%d%d%s%s%s%s%s%s%s%s\n",
                r->family, gen_dtype_name(r->dtype), r->head_dim, DV(r), r->batch, heads, r->seqlen, r->causal,
                p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_NUM_STAGES], p[GEN_DQ_MODE], p[GEN_OVERLAP],
                p[GEN_PINGPONG], p[GEN_PERSISTENT], (double)r->softcap, k->binary.registers, med, ms[0],
                flops / (med * 1e-3) / 1e12, p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY], p[GEN_L_EARLY] ? " L" : "",
                p[GEN_DQ_INIT] ? " store" : "", p[GEN_STAGGER] ? " staggered" : "", p[GEN_MULTICAST] ? " multicast" : "",
                p[GEN_SPLIT_QUERIES] ? " split-queries" : "", p[GEN_SPLIT_SMEM] ? " split-smem" : "",
-               p[GEN_ALLOW_TF32] ? " tf32" : "");
+               p[GEN_ALLOW_TF32] ? " tf32" : "", p[GEN_DQ_BULK] ? " dq-bulk" : "");
         ln_buffers_free(s.cu, &pr);
     }
     free(ms);

@@ -11,7 +11,7 @@
 static size_t smem_dkdv(const int *p)
 {
     return (size_t)bwd_wgmma_f32_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
-                                            p[GEN_NUM_STAGES], p[GEN_ALLOW_TF32]);
+                                            p[GEN_NUM_STAGES], p[GEN_ALLOW_TF32], p[GEN_DQ_BULK]);
 }
 
 /* The rules are traits/bwd_wgmma_f32.h's (the template static_asserts the same); here their messages. */
@@ -19,7 +19,7 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
 {
     const int bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS], stages = p[GEN_NUM_STAGES];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
-    const int rule = bwd_wgmma_f32_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_ALLOW_TF32]);
+    const int rule = bwd_wgmma_f32_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_ALLOW_TF32], p[GEN_DQ_BULK]);
     switch (rule) {
     case BWD_WGMMA_F32_OK:
         return 0;
@@ -46,9 +46,9 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
                  gen_param_value_name(GEN_DQ_MODE, p[GEN_DQ_MODE]));
         break;
     case BWD_WGMMA_F32_BAD_SMEM:
-        snprintf(why, len, "BLOCK_M=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d and ALLOW_TF32=%d needs %zu bytes "
-                 "of shared memory (at most %d)", bm, stages, d, dv, p[GEN_ALLOW_TF32], smem_dkdv(p),
-                 FT_SMEM_MAX_BYTES);
+        snprintf(why, len, "BLOCK_M=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d, ALLOW_TF32=%d and DQ_BULK=%d needs "
+                 "%zu bytes of shared memory (at most %d)", bm, stages, d, dv, p[GEN_ALLOW_TF32], p[GEN_DQ_BULK],
+                 smem_dkdv(p), FT_SMEM_MAX_BYTES);
         break;
     default:
         snprintf(why, len, "bwd_wgmma_f32 refuses this configuration (rule %d of traits/bwd_wgmma_f32.h)", rule);
@@ -81,7 +81,7 @@ const gen_family gen_family_bwd_wgmma_f32 = {
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
-              GEN_BIT(GEN_ALLOW_TF32) | GEN_FUSED_PROBLEM_PARAMS,
+              GEN_BIT(GEN_ALLOW_TF32) | GEN_BIT(GEN_DQ_BULK) | GEN_FUSED_PROBLEM_PARAMS,
     /* 32-query tiles in two slots: the most three products fit (211 KB of shared memory). */
     .defaults = {
         [GEN_DTYPE] = 0, [GEN_HEAD_DIM] = 64, [GEN_HEAD_DIM_V] = 64,

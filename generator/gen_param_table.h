@@ -83,9 +83,11 @@ typedef enum gen_param_role {
     X(MULTICAST, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                             \
       "1: blocks run in clusters of two (adjacent query tiles of one head), each loading half of every K/V tile into both by the copy engine's multicast") \
     X(SPLIT_QUERIES, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                         \
-      "f32 backward on tensor cores, two warps a key slab: 1 has each compute S^T and dP^T for half of a query tile's queries and exchange P^T and dS^T through shared memory, 0 has both compute all")
+      "f32 backward on tensor cores, two warps a key slab: 1 has each compute S^T and dP^T for half of a query tile's queries and exchange P^T and dS^T through shared memory, 0 has both compute all") \
+    X(DQ_BULK, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
+      "f32 backward on Hopper: 1 stages each query tile's dQ in shared memory and adds it to dq_accum by the copy engine's bulk reductions, a query row at a time; 0 each thread adds its part by fp32 atomics")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_SPLIT_QUERIES. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_DQ_BULK. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

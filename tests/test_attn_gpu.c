@@ -337,11 +337,13 @@ static int tf32b_config(const attn_case *c, int allow_tf32, int first_row, gen_c
 /* bwd_wgmma_f32, the float32 backward on Hopper's TF32 warpgroup tensor cores (head dims to 64,
  * padded to 64, and 128 with one TF32 product): 32-query tiles in two ring slots (the family's
  * default) or one, and with one TF32 product 64-query tiles in three slots or two (32 in three
- * at head dim 128, where the family's warps are two consumers'). A case tries its row first (the
- * rows rotate over the cases), then the rows after it; dQ is added by atomics, its only mode.
- * At head dim 128, where three products do not fit, a case of three runs one. */
+ * at head dim 128, where the family's warps are two consumers'); the third of a row is DQ_BULK
+ * (dQ by atomics, or staged and added by bulk reductions). A case tries its row first (the rows
+ * rotate over the cases), then the rows after it; dQ is added in DQ_MODE atomic, the family's
+ * only mode. At head dim 128, where three products do not fit, a case of three runs one. */
 static gpu_kernel *tf32h_kernels[CASE_COUNT];
-static const int tf32h_tiles[][2] = { { 32, 2 }, { 64, 3 }, { 32, 1 }, { 64, 2 }, { 32, 3 } };
+static const int tf32h_tiles[][3] = { { 32, 2, 0 }, { 64, 3, 0 }, { 32, 1, 1 }, { 64, 2, 1 },
+                                      { 32, 3, 0 }, { 32, 2, 1 }, { 32, 1, 0 } };
 enum { TF32H_ROWS = (int)(sizeof tf32h_tiles / sizeof tf32h_tiles[0]) };
 static int tf32h_config(const attn_case *c, int allow_tf32, int first_row, gen_config *out)
 {
@@ -358,6 +360,7 @@ static int tf32h_config(const attn_case *c, int allow_tf32, int first_row, gen_c
         gen_config h = g;
         h.p[GEN_BLOCK_M] = tl[0];
         h.p[GEN_NUM_STAGES] = tl[1];
+        h.p[GEN_DQ_BULK] = tl[2];
         h.p[GEN_EVEN_M] = even(c->seqlen_q, tl[0]);
         h.p[GEN_EVEN_N] = even(c->seqlen_k, h.p[GEN_BLOCK_N]);
         if (gen_validate(&h, session.smem_limit, why, sizeof why) == 0) {
@@ -1219,8 +1222,8 @@ static void print_config(const gen_config *g)
     if (g->p[GEN_SPLITS] > 1 || g->p[GEN_PACK_GQA])
         printf(" SPLITS=%d PACK_GQA=%d", g->p[GEN_SPLITS], g->p[GEN_PACK_GQA]);
     if ((g->family->params & GEN_BIT(GEN_ALLOW_TF32)) && g->p[GEN_DTYPE] == F32)
-        printf(" f32 ALLOW_TF32=%d SPLIT_SMEM=%d SPLIT_QUERIES=%d", g->p[GEN_ALLOW_TF32], g->p[GEN_SPLIT_SMEM],
-               g->p[GEN_SPLIT_QUERIES]);
+        printf(" f32 ALLOW_TF32=%d SPLIT_SMEM=%d SPLIT_QUERIES=%d DQ_BULK=%d", g->p[GEN_ALLOW_TF32],
+               g->p[GEN_SPLIT_SMEM], g->p[GEN_SPLIT_QUERIES], g->p[GEN_DQ_BULK]);
     if (g->p[GEN_DATA_DIM] || g->p[GEN_DATA_DIM_V])
         printf(" HEAD_DIM=%d/%d DATA_DIM=%d/%d", g->p[GEN_HEAD_DIM], g->p[GEN_HEAD_DIM_V], g->p[GEN_DATA_DIM],
                g->p[GEN_DATA_DIM_V]);
@@ -1636,6 +1639,13 @@ static const struct {
     { "bwd_wgmma_f32", "HEAD_DIM=128 SINKS=1", "head dim 128 with sinks" },
     { "bwd_wgmma_f32", "HEAD_DIM=128 NUM_STAGES=1 EVEN_M=1 EVEN_N=1",
       "head dim 128's shipped form: one slot, whole tiles" },
+    { "bwd_wgmma_f32", "HEAD_DIM=128 DQ_BULK=1 NUM_STAGES=1", "head dim 128, dQ by bulk reductions" },
+    { "bwd_wgmma_f32", "HEAD_DIM=128 DQ_BULK=1 NUM_STAGES=2", "head dim 128, dQ by bulk reductions, two slots" },
+    { "bwd_wgmma_f32", "HEAD_DIM=128 DQ_BULK=1 EVEN_M=0", "bulk reductions of a last, partial query tile" },
+    { "bwd_wgmma_f32", "HEAD_DIM=128 DQ_BULK=1 CAUSAL=1", "head dim 128, bulk reductions under a mask" },
+    { "bwd_wgmma_f32", "DQ_BULK=1 ALLOW_TF32=0", "three products, dQ by bulk reductions" },
+    { "bwd_wgmma_f32", "DQ_BULK=1 ALLOW_TF32=1 BLOCK_M=64", "64-query tiles, dQ by bulk reductions" },
+    { "bwd_wgmma_f32", "DQ_BULK=1 VARLEN=1", "a packed batch, dQ by bulk reductions" },
     { "bwd_wgmma", "BLOCK_M=80 STAGGER=1", "80-row query tiles, staggered" },
     { "bwd_wgmma", "PRODUCER_REGS=32 PERSISTENT=1", "the producer at 32 registers on persistent blocks" },
     { "bwd_wgmma", "DQ_MODE=2 BLOCK_M=128", "dQ in a fixed order with 128-row tiles" },

@@ -1529,7 +1529,7 @@ static const char golden_line[] =
     "source_hash=00000000000000aa DTYPE=f16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=64 BLOCK_N=64 NUM_WARPS=4 "
     "NUM_STAGES=2 CAUSAL=0 CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic OVERLAP=0 PINGPONG=0 PERSISTENT=0 "
     "SOFTCAP=0 DATA_DIM=0 DATA_DIM_V=0 VARLEN=0 SPLITS=1 PACK_GQA=0 DQ_FIRST=0 DK_SS=0 DV_EARLY=0 L_EARLY=0 "
-    "DQ_INIT=zero SINKS=0 ALLOW_TF32=0 SPLIT_SMEM=0 PRODUCER_REGS=0 STAGGER=0 MULTICAST=0 SPLIT_QUERIES=0 median_ms=0.5 tflops=123.457";
+    "DQ_INIT=zero SINKS=0 ALLOW_TF32=0 SPLIT_SMEM=0 PRODUCER_REGS=0 STAGGER=0 MULTICAST=0 SPLIT_QUERIES=0 DQ_BULK=0 median_ms=0.5 tflops=123.457";
 
 static void export_text_is_stable(void **state)
 {
@@ -2085,8 +2085,8 @@ static void migration_2_keeps_every_value(void **state)
                  got + (at > 100 ? at - 100 : 0), want + (at > 100 ? at - 100 : 0));
     }
     /* kernel 3's row (PERSISTENT, SPLITS, the product order and DQ_INIT: bwd_wgmma's; ALLOW_TF32;
-     * SPLIT_SMEM; PRODUCER_REGS; STAGGER; SPLIT_QUERIES) */
-    assert_non_null(strstr(got, "  separate           0       1         0      0         0        0     zero           0           0              0        0              0  invalid"));
+     * SPLIT_SMEM; PRODUCER_REGS; STAGGER; SPLIT_QUERIES; DQ_BULK) */
+    assert_non_null(strstr(got, "  separate           0       1         0      0         0        0     zero           0           0              0        0              0        0  invalid"));
     free(got);
     free(want);
 

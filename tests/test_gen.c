@@ -479,9 +479,13 @@ static const struct {
     { "bwd_wgmma_f32", { { GEN_NUM_STAGES, 4 } }, 1, 232448, "NUM_STAGES=4 is out of range for bwd_wgmma_f32" },
     { "bwd_wgmma_f32", { { GEN_DQ_MODE, 2 } }, 1, 232448, "DQ_MODE=ordered: bwd_wgmma_f32 adds dQ by atomics only" },
     { "bwd_wgmma_f32", { { GEN_NUM_STAGES, 3 } }, 1, 232448,
-      "BLOCK_M=32 NUM_STAGES=3 with HEAD_DIM=64 HEAD_DIM_V=64 and ALLOW_TF32=0 needs 249904 bytes of shared memory" },
+      "BLOCK_M=32 NUM_STAGES=3 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0 and DQ_BULK=0 needs 249904 bytes of shared "
+      "memory" },
+    { "bwd_wgmma_f32", { { GEN_DQ_BULK, 1 } }, 1, 232448,
+      "BLOCK_M=32 NUM_STAGES=2 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0 and DQ_BULK=1 needs 233504 bytes of shared "
+      "memory" },
     { "bwd_wgmma_f32", { { GEN_BLOCK_M, 64 }, { GEN_NUM_STAGES, 1 } }, 2, 232448,
-      "BLOCK_M=64 NUM_STAGES=1 with HEAD_DIM=64 HEAD_DIM_V=64 and ALLOW_TF32=0 needs" },
+      "BLOCK_M=64 NUM_STAGES=1 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0 and DQ_BULK=0 needs" },
 };
 
 /* Cases every family must reject the same way, whatever its own rules. */
@@ -771,7 +775,8 @@ static void bwd_register_split(void **state)
 
 /* bwd_wgmma_f32's forms the H200 ships, at head dim 64 (one consumer: three products in 32-row
  * tiles, one in 64-row tiles) and 128 (two consumers, one product, one slot: whole tiles, head dims
- * padded, a softcap under a mask; three slots without whole tiles): valid, and each compiles
+ * padded, a softcap under a mask; three slots without whole tiles), and with dQ by bulk reductions
+ * (DQ_BULK) at both head dims: valid, and each compiles
  * without a spill or a stack frame. (A pair of P^T's values picked by an index made at run time
  * once put the consumer's scores in a stack frame: 256 bytes, 0.67-0.94x the speed on an H200.) */
 static void hopper_f32_backward_compiles_clean(void **state)
@@ -786,6 +791,9 @@ static void hopper_f32_backward_compiles_clean(void **state)
         "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=1 EVEN_M=1 EVEN_N=1 ALLOW_TF32=1 CAUSAL=1 "
         "SOFTCAP=1",
         "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=3 ALLOW_TF32=1 CAUSAL=1 SOFTCAP=1",
+        "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=1 EVEN_M=1 EVEN_N=1 ALLOW_TF32=1 DQ_BULK=1",
+        "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=2 ALLOW_TF32=1 CAUSAL=1 SOFTCAP=1 DQ_BULK=1",
+        "HEAD_DIM=64 HEAD_DIM_V=64 NUM_WARPS=8 BLOCK_M=64 NUM_STAGES=2 EVEN_M=1 EVEN_N=1 ALLOW_TF32=1 DQ_BULK=1",
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
         char why[512];

@@ -60,7 +60,7 @@ constexpr int PLANES = bwd_wgmma_f32_planes(ALLOW_TF32);
 // Two consumers issue S^T and dP^T as one product with its operands picked: the same shapes.
 static_assert(CONSUMERS == 1 || (HEAD_DIM == HEAD_DIM_V && PLANES == 1), "two consumers: S^T's and dP^T's shapes");
 constexpr int RULE =
-    bwd_wgmma_f32_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, ALLOW_TF32);
+    bwd_wgmma_f32_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, ALLOW_TF32, DQ_BULK);
 static_assert(DTYPE == FT_DTYPE_F32, "DTYPE: bwd_wgmma_f32 takes f32");
 static_assert(RULE != BWD_WGMMA_F32_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, or 128 with ALLOW_TF32");
 static_assert(RULE != BWD_WGMMA_F32_BAD_BLOCK_M, "BLOCK_M must be 32 or 64 (32 at head dim 128)");
@@ -88,7 +88,11 @@ constexpr int DO_OFF = PLANES * Q_PLANE, LD_OFF = DO_OFF + PLANES * DO_PLANE;   
 constexpr int PT_OFF = STAGE_OFF + NUM_STAGES * STAGE_BYTES;   // P^T [key][query]
 constexpr int DST_OFF = PT_OFF + PLANES * SC_PLANE;            // dS^T [key][query]
 constexpr int DS_OFF = DST_OFF + PLANES * SC_PLANE;            // dS [query][key]
-constexpr int BAR_OFF = DS_OFF + PLANES * SC_PLANE;            // ready, empty: 16 bytes a slot
+// DQ_BULK: each consumer's staging tiles of dQ (two: a step's, while the last step's is read),
+// BM query rows of its 64 columns, DQ_ROW bytes apart.
+constexpr int DQ_ROW = bwd_wgmma_f32_dq_row_bytes(), DQ_TILE = BM * DQ_ROW;
+constexpr int DQ_OFF = DS_OFF + PLANES * SC_PLANE;
+constexpr int BAR_OFF = DQ_OFF + (DQ_BULK ? 2 * CONSUMERS * DQ_TILE : 0);   // ready, empty: 16 bytes a slot
 constexpr int SMEM_END = 1024 + BAR_OFF + 16 * NUM_STAGES;
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_wgmma_f32.h");
 static_assert(LD_OFF + 2 * BM * 4 <= STAGE_BYTES, "a slot's L and delta");
@@ -98,8 +102,8 @@ constexpr int B_ROWS = PLANES * BM;   // rows a panel holds
 constexpr int B_LO = BM * 128;        // from a high part to its remainder
 constexpr int HALF_COLS = 2 * B_ROWS * 128;   // from column d to d + 64 of a slot's tile (two panels on)
 // Named barriers of the consumers: the score tiles free (both), and with two consumers P^T
-// stored and dS stored.
-constexpr int CONSUMER_BARRIER = 1, P_STORED_BARRIER = 2, DS_STORED_BARRIER = 3;
+// stored and dS stored; DQ_BULK: consumer c's dQ staged (DQ_STAGED_BARRIER + c, its own warps).
+constexpr int CONSUMER_BARRIER = 1, P_STORED_BARRIER = 2, DS_STORED_BARRIER = 3, DQ_STAGED_BARRIER = 4;
 
 // Byte offset of element (row, col) of a ROWS-row tile of floats in panels of 32 columns.
 template <int ROWS> FT_DEVICE unsigned f32_offset(int row, int col)
@@ -432,6 +436,38 @@ FT_DEVICE void store_ds(unsigned base, const float (&ds)[S_REGS], const lane_off
             store_ds_pair(base, ds, lo_, j, half);
 }
 
+// DQ_BULK: a step's dQ^T (this consumer's 64 head-dim rows, landed in dq: head-dim row
+// row0 + 8 (e >> 1), query 8 j + 2 q + (e & 1)) into staging tile `tile` as query rows, then
+// each of the first `rows` rows added to dq_tile's (HEAD_DIM floats apart) by a bulk reduction,
+// lane 0 of warp w issuing rows w BM / 4 on. (A bulk copy is a warp-uniform instruction: one
+// issued by every lane runs as a loop over the lanes, 32 a warp.) The tile was last read two
+// steps ago: each issuing lane waits for its reductions but the last to have read their rows
+// before it meets the others here. Rows DQ_ROW = 272 bytes apart put a store's four query rows
+// (2 q) 32 bytes apart on the banks: one wavefront a store.
+FT_DEVICE void add_dq_bulk(unsigned tile, const float (&dq)[S_REGS], float *dq_tile, int rows, int w, int lane,
+                           int q, int row0, int c)
+{
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            st_shared_b32(tile + (8 * j + 2 * q + (e & 1)) * DQ_ROW + (row0 + 8 * (e >> 1)) * 4,
+                          __float_as_uint(dq[4 * j + e]));
+    fence_proxy_async();   // plain stores, read next by the copy engine
+    named_barrier_sync(DQ_STAGED_BARRIER + c, 128);
+    if (lane == 0) {
+        const int r0 = w * (BM / 4);
+        float *dst = dq_tile + r0 * HEAD_DIM;   // each row a constant from here
+        const unsigned src = tile + r0 * DQ_ROW;
+#pragma unroll
+        for (int k = 0; k < BM / 4; k++)
+            if (EVEN_M || r0 + k < rows)
+                bulk_reduce_add_f32(dst + k * HEAD_DIM, src + k * DQ_ROW, 64 * 4);
+        bulk_commit();
+        bulk_wait_read<1>();   // the reductions of the step before are done with their tile
+    }
+}
+
 // ---- ft_bwd_preprocess: delta = rowsum(dO * O) (common/ft_bwd_steps.cuh) -------------------
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
 ft_bwd_preprocess(const ft_bwd_args args)
@@ -617,7 +653,7 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
         // Shared memory's base and the lane's place, made opaque each step: else ptxas computes
         // every descriptor and address the step derives from them once and keeps them across the
         // loop (with EVEN_M and EVEN_N the kernel spilled 208-512 bytes of them).
-        const unsigned base = opaque(bk.base), slot = slot_at(base, st);
+        const unsigned base = __shfl_sync(0xffffffffu, opaque(bk.base), 0), slot = slot_at(base, st);
         const int q = (int)opaque(lane % 4), row0 = (int)opaque(16 * w + lane / 4);
         // (Each value is made where the step first needs it, as before the two-consumer form: the
         // kernel holds 250 registers at head dim 64, and its SASS stays as it was; dev/sass-diff.sh.)
@@ -711,14 +747,19 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
         float dq[S_REGS];
         land_apart(dq, dq_acc, dq_small);
         float *dq_tile = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM + 64 * c;
+        if constexpr (DQ_BULK) {
+            add_dq_bulk(base + DQ_OFF + ((i & 1) * CONSUMERS + c) * DQ_TILE, dq, dq_tile,
+                        EVEN_M ? BM : min(BM, bk.nq - m0), w, lane, q, row0, c);
+        } else {
 #pragma unroll
-        for (int j = 0; j < BM / 8; j++)
+            for (int j = 0; j < BM / 8; j++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int qr = 8 * j + 2 * q + (e & 1), d = row0 + 8 * (e >> 1);
-                if (EVEN_M || m0 + qr < bk.nq)
-                    atomicAdd(dq_tile + qr * HEAD_DIM + d, dq[4 * j + e]);
-            }
+                for (int e = 0; e < 4; e++) {
+                    const int qr = 8 * j + 2 * q + (e & 1), d = row0 + 8 * (e >> 1);
+                    if (EVEN_M || m0 + qr < bk.nq)
+                        atomicAdd(dq_tile + qr * HEAD_DIM + d, dq[4 * j + e]);
+                }
+        }
         wg_wait<0>();
         wg_pin(part);
         pin_a(q_hi, q_lo);
@@ -726,6 +767,9 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
         for (int r = 0; r < KV_REGS; r++)
             dk[r] += part[r];
     }
+
+    if (DQ_BULK && lane == 0)
+        bulk_wait<0>();   // the last reductions done before the block's shared memory goes
 
     // dK^T, dV^T: rows (head-dim columns) 64 c + row0 + 8 (e >> 1), keys 8 j + 2 q + (e & 1).
     const int q = lane % 4, row0 = 64 * c + 16 * w + lane / 4;   // the thread's first row of each accumulator
@@ -808,7 +852,7 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
     } else {
         if constexpr (CONSUMERS > 1)
             setmaxnreg_inc<bwd_wgmma_f32_consumer_regs()>();
-        const int c = CONSUMERS > 1 ? (threadIdx.x - 128) / 128 : 0;
+        const int c = CONSUMERS > 1 ? __shfl_sync(0xffffffffu, (threadIdx.x - 128) / 128, 0) : 0;
         consume(args, bk, threadIdx.x - 128 - 128 * c, c);
     }
 }

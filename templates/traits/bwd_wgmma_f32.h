@@ -57,16 +57,26 @@ FT_TRAIT long long bwd_wgmma_f32_stage_bytes(int block_m, int head_dim, int head
     return (long long)bwd_wgmma_f32_planes(allow_tf32) * block_m * (head_dim + head_dim_v) * 4 + 1024;
 }
 
+/* DQ_BULK's staging: a row of a consumer's staging tile is its 64 floats and 16 bytes more, so
+ * that the four query rows of a warp's store fall on distinct banks. */
+FT_TRAIT int bwd_wgmma_f32_dq_row_bytes(void)
+{
+    return 64 * 4 + 16;
+}
+
 /* ft_bwd_dkdv's dynamic shared memory: 1024 bytes of alignment slack; K, V and K^T in planes;
- * NUM_STAGES ring slots; P^T, dS^T (keys by queries) and dS (queries by keys) in planes; two
- * mbarriers a slot. */
+ * NUM_STAGES ring slots; P^T, dS^T (keys by queries) and dS (queries by keys) in planes; with
+ * DQ_BULK two staging tiles of dQ a consumer (a step's, while the step before's is still read);
+ * two mbarriers a slot. */
 FT_TRAIT long long bwd_wgmma_f32_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages,
-                                            int allow_tf32)
+                                            int allow_tf32, int dq_bulk)
 {
     const long long planes = bwd_wgmma_f32_planes(allow_tf32);
+    const long long dq_staging =
+        dq_bulk ? 2LL * bwd_wgmma_f32_consumers(head_dim) * block_m * bwd_wgmma_f32_dq_row_bytes() : 0;
     return 1024 + planes * block_n * (2LL * head_dim + head_dim_v) * 4 +
            num_stages * bwd_wgmma_f32_stage_bytes(block_m, head_dim, head_dim_v, allow_tf32) +
-           3 * planes * block_n * block_m * 4 + 16LL * num_stages;
+           3 * planes * block_n * block_m * 4 + dq_staging + 16LL * num_stages;
 }
 
 /* The built-in default's query tile, warps and ring (the runtime's choice where no tuned winner
@@ -86,7 +96,7 @@ FT_TRAIT void bwd_wgmma_f32_default_tiles(int head_dim, int allow_tf32, int *blo
 }
 
 FT_TRAIT int bwd_wgmma_f32_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim, int head_dim_v,
-                                int dq_mode, int allow_tf32)
+                                int dq_mode, int allow_tf32, int dq_bulk)
 {
     if (head_dim != head_dim_v || (head_dim != 64 && !(head_dim == 128 && allow_tf32)))
         return BWD_WGMMA_F32_BAD_HEAD_DIM;
@@ -102,7 +112,8 @@ FT_TRAIT int bwd_wgmma_f32_rule(int block_m, int block_n, int num_warps, int num
         return BWD_WGMMA_F32_BAD_STAGES;
     if (dq_mode != 0)
         return BWD_WGMMA_F32_BAD_DQ_MODE;
-    if (bwd_wgmma_f32_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, allow_tf32) > FT_SMEM_MAX_BYTES)
+    if (bwd_wgmma_f32_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, allow_tf32, dq_bulk) >
+        FT_SMEM_MAX_BYTES)
         return BWD_WGMMA_F32_BAD_SMEM;
     return BWD_WGMMA_F32_OK;
 }

@@ -258,6 +258,7 @@ if device.cc == 90 then
       NUM_WARPS = {8, 12},
       BLOCK_M = {32, 64},
       NUM_STAGES = {1, 2, 3},
+      DQ_BULK = {0, 1},
     },
     workloads = { f32_shapes_64, tf32_shapes },
     bench = bench,
