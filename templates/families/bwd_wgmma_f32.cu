@@ -88,11 +88,11 @@ constexpr int DO_OFF = PLANES * Q_PLANE, LD_OFF = DO_OFF + PLANES * DO_PLANE;   
 constexpr int PT_OFF = STAGE_OFF + NUM_STAGES * STAGE_BYTES;   // P^T [key][query]
 constexpr int DST_OFF = PT_OFF + PLANES * SC_PLANE;            // dS^T [key][query]
 constexpr int DS_OFF = DST_OFF + PLANES * SC_PLANE;            // dS [query][key]
-// DQ_BULK: each consumer's staging tiles of dQ (two: a step's, while the last step's is read),
-// BM query rows of its 64 columns, DQ_ROW bytes apart.
-constexpr int DQ_ROW = bwd_wgmma_f32_dq_row_bytes(), DQ_TILE = BM * DQ_ROW;
+// DQ_BULK: two staging tiles of a step's dQ (a step's, while the last step's is read), BM query
+// rows of HEAD_DIM floats as dq_accum holds them, so that one bulk reduction adds a whole tile.
+constexpr int DQ_TILE = BM * HEAD_DIM * 4;
 constexpr int DQ_OFF = DS_OFF + PLANES * SC_PLANE;
-constexpr int BAR_OFF = DQ_OFF + (DQ_BULK ? 2 * CONSUMERS * DQ_TILE : 0);   // ready, empty: 16 bytes a slot
+constexpr int BAR_OFF = DQ_OFF + (DQ_BULK ? 2 * DQ_TILE : 0);   // ready, empty: 16 bytes a slot
 constexpr int SMEM_END = 1024 + BAR_OFF + 16 * NUM_STAGES;
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_wgmma_f32.h");
 static_assert(LD_OFF + 2 * BM * 4 <= STAGE_BYTES, "a slot's L and delta");
@@ -102,7 +102,7 @@ constexpr int B_ROWS = PLANES * BM;   // rows a panel holds
 constexpr int B_LO = BM * 128;        // from a high part to its remainder
 constexpr int HALF_COLS = 2 * B_ROWS * 128;   // from column d to d + 64 of a slot's tile (two panels on)
 // Named barriers of the consumers: the score tiles free (both), and with two consumers P^T
-// stored and dS stored; DQ_BULK: consumer c's dQ staged (DQ_STAGED_BARRIER + c, its own warps).
+// stored and dS stored; DQ_BULK: the step's dQ staged.
 constexpr int CONSUMER_BARRIER = 1, P_STORED_BARRIER = 2, DS_STORED_BARRIER = 3, DQ_STAGED_BARRIER = 4;
 
 // Byte offset of element (row, col) of a ROWS-row tile of floats in panels of 32 columns.
@@ -437,34 +437,29 @@ FT_DEVICE void store_ds(unsigned base, const float (&ds)[S_REGS], const lane_off
 }
 
 // DQ_BULK: a step's dQ^T (this consumer's 64 head-dim rows, landed in dq: head-dim row
-// row0 + 8 (e >> 1), query 8 j + 2 q + (e & 1)) into staging tile `tile` as query rows, then
-// each of the first `rows` rows added to dq_tile's (HEAD_DIM floats apart) by a bulk reduction,
-// lane 0 of warp w issuing rows w BM / 4 on. (A bulk copy is a warp-uniform instruction: one
-// issued by every lane runs as a loop over the lanes, 32 a warp.) The tile was last read two
-// steps ago: each issuing lane waits for its reductions but the last to have read their rows
-// before it meets the others here. Rows DQ_ROW = 272 bytes apart put a store's four query rows
-// (2 q) 32 bytes apart on the banks: one wavefront a store.
-FT_DEVICE void add_dq_bulk(unsigned tile, const float (&dq)[S_REGS], float *dq_tile, int rows, int w, int lane,
-                           int q, int row0, int c)
+// row0 + 8 (e >> 1), query 8 j + 2 q + (e & 1)) into staging tile `tile` as dq_accum's rows hold
+// it, then, once every consumer's part is there, the first `rows` rows added to dq_rows' by one
+// bulk reduction that thread 0 of consumer 0 issues. A reduction a query row and consumer (each
+// row padded to free the stores of bank conflicts: 64 small copy-engine operations a step) ran
+// behind the atomics (notes/fp32.md): one large operation, not many small ones. A warp's store puts four query rows on the same
+// banks (rows HEAD_DIM floats apart): four wavefronts a store, the price of one operation. The
+// tile was last read two steps ago: the issuing thread waits for its reductions but the last to
+// have read their tiles before it meets the others here.
+FT_DEVICE void add_dq_bulk(unsigned tile, const float (&dq)[S_REGS], float *dq_rows, int rows, int t, int q,
+                           int row0, int c)
 {
 #pragma unroll
     for (int j = 0; j < BM / 8; j++)
 #pragma unroll
         for (int e = 0; e < 4; e++)
-            st_shared_b32(tile + (8 * j + 2 * q + (e & 1)) * DQ_ROW + (row0 + 8 * (e >> 1)) * 4,
+            st_shared_b32(tile + ((8 * j + 2 * q + (e & 1)) * HEAD_DIM + 64 * c + row0 + 8 * (e >> 1)) * 4,
                           __float_as_uint(dq[4 * j + e]));
     fence_proxy_async();   // plain stores, read next by the copy engine
-    named_barrier_sync(DQ_STAGED_BARRIER + c, 128);
-    if (lane == 0) {
-        const int r0 = w * (BM / 4);
-        float *dst = dq_tile + r0 * HEAD_DIM;   // each row a constant from here
-        const unsigned src = tile + r0 * DQ_ROW;
-#pragma unroll
-        for (int k = 0; k < BM / 4; k++)
-            if (EVEN_M || r0 + k < rows)
-                bulk_reduce_add_f32(dst + k * HEAD_DIM, src + k * DQ_ROW, 64 * 4);
+    named_barrier_sync(DQ_STAGED_BARRIER, CONSUMER_THREADS);
+    if (c == 0 && t == 0) {
+        bulk_reduce_add_f32(dq_rows, tile, rows * HEAD_DIM * 4);
         bulk_commit();
-        bulk_wait_read<1>();   // the reductions of the step before are done with their tile
+        bulk_wait_read<1>();   // the reduction of the step before is done with its tile
     }
 }
 
@@ -746,11 +741,12 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
         wg_wait<1>();
         float dq[S_REGS];
         land_apart(dq, dq_acc, dq_small);
-        float *dq_tile = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM + 64 * c;
+        float *dq_rows = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM;
         if constexpr (DQ_BULK) {
-            add_dq_bulk(base + DQ_OFF + ((i & 1) * CONSUMERS + c) * DQ_TILE, dq, dq_tile,
-                        EVEN_M ? BM : min(BM, bk.nq - m0), w, lane, q, row0, c);
+            const int rows = EVEN_M ? BM : min(BM, bk.nq - m0);
+            add_dq_bulk(base + DQ_OFF + (i & 1) * DQ_TILE, dq, dq_rows, rows, t, q, row0, c);
         } else {
+            float *dq_tile = dq_rows + 64 * c;
 #pragma unroll
             for (int j = 0; j < BM / 8; j++)
 #pragma unroll
@@ -768,7 +764,7 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
             dk[r] += part[r];
     }
 
-    if (DQ_BULK && lane == 0)
+    if (DQ_BULK && c == 0 && t == 0)
         bulk_wait<0>();   // the last reductions done before the block's shared memory goes
 
     // dK^T, dV^T: rows (head-dim columns) 64 c + row0 + 8 (e >> 1), keys 8 j + 2 q + (e & 1).

@@ -57,13 +57,6 @@ FT_TRAIT long long bwd_wgmma_f32_stage_bytes(int block_m, int head_dim, int head
     return (long long)bwd_wgmma_f32_planes(allow_tf32) * block_m * (head_dim + head_dim_v) * 4 + 1024;
 }
 
-/* DQ_BULK's staging: a row of a consumer's staging tile is its 64 floats and 16 bytes more, so
- * that the four query rows of a warp's store fall on distinct banks. */
-FT_TRAIT int bwd_wgmma_f32_dq_row_bytes(void)
-{
-    return 64 * 4 + 16;
-}
-
 /* ft_bwd_dkdv's dynamic shared memory: 1024 bytes of alignment slack; K, V and K^T in planes;
  * NUM_STAGES ring slots; P^T, dS^T (keys by queries) and dS (queries by keys) in planes; with
  * DQ_BULK two staging tiles of dQ a consumer (a step's, while the step before's is still read);
@@ -72,8 +65,7 @@ FT_TRAIT long long bwd_wgmma_f32_smem_bytes(int block_m, int block_n, int head_d
                                             int allow_tf32, int dq_bulk)
 {
     const long long planes = bwd_wgmma_f32_planes(allow_tf32);
-    const long long dq_staging =
-        dq_bulk ? 2LL * bwd_wgmma_f32_consumers(head_dim) * block_m * bwd_wgmma_f32_dq_row_bytes() : 0;
+    const long long dq_staging = dq_bulk ? 2LL * block_m * head_dim * 4 : 0;   /* two tiles of dQ as dq_accum holds it */
     return 1024 + planes * block_n * (2LL * head_dim + head_dim_v) * 4 +
            num_stages * bwd_wgmma_f32_stage_bytes(block_m, head_dim, head_dim_v, allow_tf32) +
            3 * planes * block_n * block_m * 4 + dq_staging + 16LL * num_stages;
