@@ -363,8 +363,9 @@ if device.cc == 90 then
   -- TF32 product only), every operand in shared memory in planes, so query tiles of 32 rows with
   -- three products and of 64 with one at head dim 64 (the family's check refuses the rest). Its
   -- workloads are bwd_f32's at head dim 64 and with TF32 at 128, which bwd_mma's candidates meet
-  -- there too. dQ goes to dq_accum by each thread's atomics or by bulk reductions from shared
-  -- memory (DQ_BULK), where the staging tiles fit.
+  -- there too. dQ by each thread's atomics: staged in shared memory and added by one bulk
+  -- reduction a step (DQ_BULK) ran level at best on the H200 (two slots, non-causal) and 2-4 %
+  -- behind under a mask (notes/fp32.md, thirty-second session), so the wide space alone tries it.
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
@@ -373,7 +374,6 @@ if device.cc == 90 then
       NUM_WARPS = {8, 12},
       BLOCK_M = {32, 64},
       NUM_STAGES = {1, 2, 3},
-      DQ_BULK = {0, 1},
     },
     workloads = { f32_shapes_64, tf32_shapes },
     bench = bench,
