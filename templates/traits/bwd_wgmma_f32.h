@@ -37,7 +37,7 @@ FT_TRAIT int bwd_wgmma_f32_consumers(int head_dim)
  * threads. */
 FT_TRAIT int bwd_wgmma_f32_producer_regs(void)
 {
-    return 104;
+    return 88;
 }
 FT_TRAIT int bwd_wgmma_f32_consumer_regs(void)
 {
