@@ -91,11 +91,6 @@ constexpr int DS_OFF = DST_OFF + PLANES * SC_PLANE;            // dS [query][key
 // DQ_BULK: two staging tiles of a step's dQ (a step's, while the last step's is read), BM query
 // rows of HEAD_DIM floats as dq_accum holds them, so that one bulk reduction adds a whole tile.
 constexpr int DQ_TILE = BM * HEAD_DIM * 4;
-// Two consumers (one TF32 product): K^T's rows held in registers for dQ^T (consume), whose N is
-// the query tile's 32 rows. (That wgmma form here rather than in arch/: every family's source, and
-// so every stored kernel's hash, would change with it.)
-constexpr bool KT_IN_REGS = CONSUMERS > 1;
-FT_WG_RS_TF32(32, 16, FT_WG_ACC_16, FT_ACC16, "%16", "%17", "%18", "%19", "%20", "%21")
 constexpr int DQ_OFF = DS_OFF + PLANES * SC_PLANE;
 constexpr int BAR_OFF = DQ_OFF + (DQ_BULK ? 2 * DQ_TILE : 0);   // ready, empty: 16 bytes a slot
 constexpr int SMEM_END = 1024 + BAR_OFF + 16 * NUM_STAGES;
@@ -636,18 +631,6 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
     }
     fence_proxy_async();
     named_barrier_sync(CONSUMER_BARRIER, CONSUMER_THREADS);
-    // Two consumers: this consumer's 64 rows of K^T, the A of its dQ^T product, gathered from K's
-    // tile once into registers (wg_rs_tf32's layout: row 16 w + g (+ 8), the keys of k-step kk
-    // 8 kk + q (+ 4)), so that no step reads them from shared memory.
-    unsigned kt[KT_IN_REGS ? BN / 8 : 1][4];
-    if constexpr (KT_IN_REGS) {
-        const int q = lane % 4, d0 = 64 * c + 16 * w + lane / 4;
-#pragma unroll
-        for (int kk = 0; kk < BN / 8; kk++)
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                kt[kk][e] = ld_shared_b32(bk.base + K_OFF + f32_offset<BN>(8 * kk + q + 4 * (e >> 1), d0 + 8 * (e & 1)));
-    }
 
     float dv[KV_REGS], dk[KV_REGS];
 #pragma unroll
@@ -744,10 +727,7 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
         // dQ^T = K^T dS^T (this consumer's rows of K^T); dV_t added, dK_t = Q^T dS into the same
         // registers while dQ^T lands; dQ^T added to dq_accum while dK_t lands.
         float dq_acc[PLANES * S_REGS], dq_small[S_REGS];
-        if constexpr (KT_IN_REGS)
-            issue_rs<BM, BN / 8, 0>(dq_acc, kt, kt, base + DS_OFF);
-        else
-            issue_ss<BM, BN / 8, KT_PLANE, HEAD_DIM>(dq_acc, dq_small, base + KT_OFF + c * (64 * 128), base + DS_OFF);
+        issue_ss<BM, BN / 8, KT_PLANE, HEAD_DIM>(dq_acc, dq_small, base + KT_OFF + c * (64 * 128), base + DS_OFF);
         wg_commit();
         wg_wait<1>();
         wg_pin(part);

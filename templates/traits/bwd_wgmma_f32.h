@@ -37,7 +37,7 @@ FT_TRAIT int bwd_wgmma_f32_consumers(int head_dim)
  * threads. */
 FT_TRAIT int bwd_wgmma_f32_producer_regs(void)
 {
-    return 88;
+    return 104;
 }
 FT_TRAIT int bwd_wgmma_f32_consumer_regs(void)
 {
