@@ -6,7 +6,11 @@ samples and their two main reasons. Samples of warps that only spin (a producer'
 BRA on long scoreboard) count like any other: read the top instructions, not the totals alone.
 
 Usage: dev/stall-summary.py SASS.csv [TOP]     (TOP instructions, default 25)
-       dev/stall-summary.py SASS.csv --around ADDRESS_SUFFIX [N]   (N instructions before it)"""
+       dev/stall-summary.py SASS.csv --around ADDRESS_SUFFIX [N]   (N instructions before it)
+       dev/stall-summary.py SASS.csv --ranges [--per N] ADDR ADDR ...
+           (the samples, instructions run and main reasons between consecutive addresses, each
+           given by its last hex digits as --around prints them: a step's phases, bounded by its
+           barriers and waits; --per divides the instructions run, e.g. by the steps)"""
 import csv
 import sys
 
@@ -43,6 +47,21 @@ def main(argv):
         for r in data[max(0, at - n):at + 4]:
             print(f"{r['Address'][-5:]} {100 * count(r, SAMPLES) / total:5.1f}% "
                   f"ran {count(r, 'Instructions Executed'):>10,d}  {r['Source'].strip()[:90]}")
+        return
+    if len(argv) > 3 and argv[2] == "--ranges":
+        rest = argv[3:]
+        per = 1.0
+        if rest[:1] == ["--per"]:
+            per, rest = float(rest[1]), rest[2:]
+        low = lambda a: int(a[-5:], 16)
+        bounds = [int(b, 16) for b in rest]
+        for lo, hi in zip(bounds, bounds[1:]):
+            part = [r for r in data if lo <= low(r["Address"]) < hi]
+            s = sum(count(r, SAMPLES) for r in part)
+            ran = sum(count(r, "Instructions Executed") for r in part) / per
+            main = sorted(((sum(count(r, c) for r in part), c[6:]) for c in reasons), reverse=True)[:4]
+            print(f"{lo:05x}-{hi:05x} {100 * s / total:5.1f}%  ran {ran:10.1f}  " +
+                  ", ".join(f"{name} {100 * v / total:.1f}" for v, name in main))
         return
     top = int(argv[2]) if len(argv) > 2 else 25
     by_reason = {c: sum(count(r, c) for r in data) for c in reasons}
