@@ -1633,7 +1633,7 @@ static const struct {
       "head dim 128: two consumers, three slots" },
     { "bwd_wgmma_f32", "HEAD_DIM=128 NUM_STAGES=1", "head dim 128 in one slot" },
     { "bwd_wgmma_f32", "HEAD_DIM=128 CAUSAL=1", "head dim 128 under a mask" },
-    { "bwd_wgmma_f32", "HEAD_DIM=128 SOFTCAP=1", "head dim 128 with a softcap (both consumers make P^T)" },
+    { "bwd_wgmma_f32", "HEAD_DIM=128 SOFTCAP=1", "head dim 128 with a softcap (consumer 1's held L)" },
     { "bwd_wgmma_f32", "HEAD_DIM=128 DATA_DIM=120", "head dims padded to 128" },
     { "bwd_wgmma_f32", "HEAD_DIM=128 VARLEN=1", "head dim 128, a packed batch" },
     { "bwd_wgmma_f32", "HEAD_DIM=128 SINKS=1", "head dim 128 with sinks" },

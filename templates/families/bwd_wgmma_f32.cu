@@ -25,14 +25,13 @@
 //
 // Head dim 128 (one TF32 product only: three do not fit shared memory) takes two consumer
 // warpgroups, each owning 64 rows of the head dim in dV^T, dK^T and dQ^T (the M of those
-// products). S^T and dP^T are the tile's alone: both consumers make S^T and P^T, and consumer 1
-// dP^T too, so that it makes dS^T from its own P^T. A step: both issue their products and gather
-// their halves of Q^T and dO^T; they meet (the score tiles free); consumer 0 stores P^T while
-// consumer 1 stores dS^T and dS; they meet (the tiles stored), and each issues its dV^T, dQ^T and
-// dK^T. (Consumer 0 making P^T alone and consumer 1 reading it back cost a third meeting and left
-// each waiting for the other's half of the chain: notes/fp32.md.) One consumer warpgroup at 128
-// would hold both halves' dK^T and dV^T beside the step's operands: more than a thread's 255
-// registers.
+// products). S^T and dP^T are the tile's alone: consumer 0 makes S^T and P^T, consumer 1 dP^T,
+// and reads P^T back to make dS^T (P^T's own floats, left for it in the dS^T tile, which it then
+// overwrites where it read). A step: both take their product and gather their halves of Q^T and
+// dO^T; they meet (the score tiles free), consumer 0 stores P^T; they meet (P^T stored), each
+// issues its dV^T while consumer 1 makes and stores dS^T and dS; they meet (dS stored), each
+// issues its dQ^T and dK^T. One consumer warpgroup at 128 would hold both halves' dK^T and dV^T
+// beside the step's operands: more than a thread's 255 registers.
 //
 // Warps: the producer warpgroup (warps 0-3) loads each query tile's Q and dO with plain loads
 // (the next tile's into its registers as soon as it has marked a slot ready), splits them into
@@ -102,9 +101,9 @@ static_assert(LD_OFF + 2 * BM * 4 <= STAGE_BYTES, "a slot's L and delta");
 constexpr int B_ROWS = PLANES * BM;   // rows a panel holds
 constexpr int B_LO = BM * 128;        // from a high part to its remainder
 constexpr int HALF_COLS = 2 * B_ROWS * 128;   // from column d to d + 64 of a slot's tile (two panels on)
-// Named barriers of the consumers: the score tiles free (both), with two consumers the tiles
-// stored (P^T by consumer 0; dS^T and dS by consumer 1), and with DQ_BULK the step's dQ staged.
-constexpr int CONSUMER_BARRIER = 1, TILES_STORED_BARRIER = 2, DQ_STAGED_BARRIER = 3;
+// Named barriers of the consumers: the score tiles free (both), and with two consumers P^T
+// stored and dS stored; DQ_BULK: the step's dQ staged.
+constexpr int CONSUMER_BARRIER = 1, P_STORED_BARRIER = 2, DS_STORED_BARRIER = 3, DQ_STAGED_BARRIER = 4;
 
 // Byte offset of element (row, col) of a ROWS-row tile of floats in panels of 32 columns.
 template <int ROWS> FT_DEVICE unsigned f32_offset(int row, int col)
@@ -302,15 +301,32 @@ FT_DEVICE void scores_to_p(float (&s)[S_REGS], const float *l, const ft_bwd_args
     }
 }
 
-// The thread's queries' L and delta (queries 8 j + 2 q and + 1), read from the slot.
+// The thread's queries' L and delta (queries 8 j + 2 q and + 1): read from the slot (slot_rows),
+// or held in registers (held_rows: consumer 1 makes dS^T after giving its slot back).
 struct slot_rows {
     const float *l, *dl;
     int q;
     FT_DEVICE float2 lse(int j) const { return *(const float2 *)(l + 8 * j + 2 * q); }
     FT_DEVICE float2 delta(int j) const { return *(const float2 *)(dl + 8 * j + 2 * q); }
 };
+struct held_rows {
+    float2 dl[BM / 8], l[SOFTCAP ? BM / 8 : 1];
+    FT_DEVICE explicit held_rows(const slot_rows &r)
+    {
+#pragma unroll
+        for (int j = 0; j < BM / 8; j++) {
+            dl[j] = r.delta(j);
+            if (SOFTCAP)
+                l[SOFTCAP ? j : 0] = r.lse(j);
+        }
+    }
+    FT_DEVICE float2 lse(int j) const { return l[SOFTCAP ? j : 0]; }
+    FT_DEVICE float2 delta(int j) const { return dl[j]; }
+};
+
 // dP^T becomes dS^T = P^T (dP^T - delta) (SOFTCAP: times the cap's slope); p: the tile's P^T.
-FT_DEVICE void dp_to_ds(float (&dp)[S_REGS], const float (&p)[S_REGS], const slot_rows &rows, float scale_log2)
+template <class ROWS>
+FT_DEVICE void dp_to_ds(float (&dp)[S_REGS], const float (&p)[S_REGS], const ROWS &rows, float scale_log2)
 {
 #pragma unroll
     for (int j = 0; j < BM / 8; j++) {
@@ -368,17 +384,47 @@ FT_DEVICE void store_gradients(unsigned base, const float (&s)[S_REGS], const fl
         }
 }
 
-// Two consumers: consumer 0's P^T or consumer 1's dS^T to its [key][query] tile, split into its
-// planes.
-FT_DEVICE void store_kq(unsigned tile, const float (&x)[S_REGS], const lane_offsets &lo_)
+// Two consumers: consumer 0's P^T, rounded into the P^T tile (split2) and as it is into the dS^T
+// tile (RAW), where consumer 1 reads it back (load_kq) and then stores its dS^T over it.
+template <bool RAW> FT_DEVICE void store_kq(unsigned tile, const float (&x)[S_REGS], const lane_offsets &lo_)
 {
 #pragma unroll
     for (int j = 0; j < BM / 8; j++)
 #pragma unroll
         for (int half = 0; half < 2; half++) {
             const float2 v = kq_pair(x, lo_, j, half);
-            st_split2(tile + kq_at(lo_, j, half), SC_PLANE, v.x, v.y);
+            if (RAW)
+                st_shared_b32x2(tile + kq_at(lo_, j, half), __float_as_uint(v.x), __float_as_uint(v.y));
+            else
+                st_split2(tile + kq_at(lo_, j, half), SC_PLANE, v.x, v.y);
         }
+}
+// 8 bytes from shared memory at a 32-bit shared address (8-byte aligned). (Here rather than in
+// arch/: every family's source, and so every stored kernel's hash, would change with it.)
+FT_DEVICE float2 ld_shared_f32x2(unsigned addr)
+{
+    float2 v;
+    asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
+    return v;
+}
+// What store_kq<true> left, read by the same lanes at the same places (so that each lane's
+// store_kq over it writes only what that lane read); the runs swapped back in registers.
+FT_DEVICE void load_kq(unsigned tile, float (&x)[S_REGS], const lane_offsets &lo_)
+{
+    float y[S_REGS];
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const float2 v = ld_shared_f32x2(tile + kq_at(lo_, j, half));
+            y[4 * j + 2 * half] = v.x;
+            y[4 * j + 2 * half + 1] = v.y;
+        }
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            x[4 * j + k] = lo_.swap_g ? y[4 * (j ^ 2) + k] : y[4 * j + k];
 }
 // Consumer 1's dS to its [query][key] tile.
 FT_DEVICE void store_ds(unsigned base, const float (&ds)[S_REGS], const lane_offsets &lo_)
@@ -636,41 +682,46 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
             issue_rs<BN, M_STEPS, SC_PLANE>(part, do_hi, do_lo, base + PT_OFF);
             wg_commit();
         } else {
-            // Both make S^T and P^T; consumer 1 dP^T too, and dS^T and dS from its own P^T, so that
-            // neither waits for the other before the one meeting where the tiles are stored. Each
-            // gathers its 64 columns of dO and Q (its rows of dO^T and Q^T) while its products run.
-            float s_acc[PLANES * S_REGS], s_small[S_REGS], dp_acc[PLANES * S_REGS], dp_small[S_REGS];
+            // Consumer 0: S^T, then P^T; consumer 1: dP^T, then (P^T stored) dS^T. Each gathers its
+            // 64 columns of dO and Q (its rows of dO^T and Q^T) while its product runs.
+            // One issue with its operands picked: wgmma in a branch that ptxas takes for divergent
+            // is serialized (a wait after each).
+            float acc[PLANES * S_REGS], small[S_REGS], x[S_REGS];
             wg_fence();
-            issue_ss<BM, HEAD_DIM / 8, K_PLANE, BN>(s_acc, s_small, base + K_OFF, slot);
-            if (c == 1)
-                issue_ss<BM, HEAD_DIM_V / 8, V_PLANE, BN>(dp_acc, dp_small, base + V_OFF, slot + DO_OFF);
+            issue_ss<BM, HEAD_DIM / 8, K_PLANE, BN>(acc, small, base + (c == 0 ? K_OFF : V_OFF),
+                                                    slot + (c == 0 ? 0 : DO_OFF));
             wg_commit();
             const lane_offsets offs(q, row0);
             gather_transposed<B_LO>(do_hi, do_lo, slot + DO_OFF + c * HALF_COLS, offs);
             gather_transposed<B_LO>(q_hi, q_lo, slot + c * HALF_COLS, offs);
             wg_wait<0>();
-            float s[S_REGS], dp[S_REGS];
-            land_apart(s, s_acc, s_small);
+            land_apart(x, acc, small);
             const float *l = slot_ld(bk, st);
             const bool masked = step_masked(bk, m0);
-            scores_to_p(s, l, args, scale_log2, masked, bk.lo, bk.hi, bk.n0, bk.nq, bk.keys_in, m0, row0, q);
-            if (c == 1) {
-                land_apart(dp, dp_acc, dp_small);
-                dp_to_ds(dp, s, slot_rows{ l, l + BM, q }, scale_log2);
-            }
-            mbar_arrive(empty_bar(bk, st));   // the slot is read: its products landed, its gathers done
+            const held_rows rows(slot_rows{ l, l + BM, q });   // consumer 1 uses them after the slot is given back
+            if (c == 0)
+                scores_to_p(x, l, args, scale_log2, masked, bk.lo, bk.hi, bk.n0, bk.nq, bk.keys_in, m0, row0, q);
+            mbar_arrive(empty_bar(bk, st));
             named_barrier_sync(CONSUMER_BARRIER, CONSUMER_THREADS);   // both past the last step's products
             if (c == 0) {
-                store_kq(base + PT_OFF, s, offs);
-            } else {
-                store_kq(base + DST_OFF, dp, offs);
-                store_ds(base, dp, offs);
+                store_kq<false>(base + PT_OFF, x, offs);
+                store_kq<true>(base + DST_OFF, x, offs);
+                fence_proxy_async();
             }
-            fence_proxy_async();
-            named_barrier_sync(TILES_STORED_BARRIER, CONSUMER_THREADS);   // P^T, dS^T and dS stored
+            named_barrier_sync(P_STORED_BARRIER, CONSUMER_THREADS);
             wg_fence();
             issue_rs<BN, M_STEPS, SC_PLANE>(part, do_hi, do_lo, base + PT_OFF);
             wg_commit();
+            if (c == 1) {   // while dV_t runs
+                float p[S_REGS];
+                load_kq(base + DST_OFF, p, offs);
+                dp_to_ds(x, p, rows, scale_log2);
+                store_kq<false>(base + DST_OFF, x, offs);
+                store_ds(base, x, offs);
+                fence_proxy_async();
+            }
+            named_barrier_sync(DS_STORED_BARRIER, CONSUMER_THREADS);
+            wg_fence();   // consumer 1's registers were written since the last fence
         }
 
         // dQ^T = K^T dS^T (this consumer's rows of K^T); dV_t added, dK_t = Q^T dS into the same
