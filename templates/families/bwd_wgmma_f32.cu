@@ -441,10 +441,10 @@ FT_DEVICE void store_ds(unsigned base, const float (&ds)[S_REGS], const lane_off
 // it, then, once every consumer's part is there, the first `rows` rows added to dq_rows' by one
 // bulk reduction that thread 0 of consumer 0 issues. A reduction a query row and consumer (each
 // row padded to free the stores of bank conflicts: 64 small copy-engine operations a step) ran
-// behind the atomics (notes/fp32.md): one large operation, not many small ones. A warp's store puts four query rows on the same
-// banks (rows HEAD_DIM floats apart): four wavefronts a store, the price of one operation. The
-// tile was last read two steps ago: the issuing thread waits for its reductions but the last to
-// have read their tiles before it meets the others here.
+// behind the atomics (notes/fp32.md): one large operation, not many small ones. A warp's store
+// puts four query rows on the same banks (rows HEAD_DIM floats apart): four wavefronts a store,
+// the price of one operation. The tile was last read two steps ago: the issuing thread waits for
+// its reductions but the last to have read their tiles before it meets the others here.
 FT_DEVICE void add_dq_bulk(unsigned tile, const float (&dq)[S_REGS], float *dq_rows, int rows, int t, int q,
                            int row0, int c)
 {

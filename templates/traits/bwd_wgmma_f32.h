@@ -65,7 +65,7 @@ FT_TRAIT long long bwd_wgmma_f32_smem_bytes(int block_m, int block_n, int head_d
                                             int allow_tf32, int dq_bulk)
 {
     const long long planes = bwd_wgmma_f32_planes(allow_tf32);
-    const long long dq_staging = dq_bulk ? 2LL * block_m * head_dim * 4 : 0;   /* two tiles of dQ as dq_accum holds it */
+    const long long dq_staging = dq_bulk ? 2LL * block_m * head_dim * 4 : 0; /* two dQ tiles, dq_accum's rows */
     return 1024 + planes * block_n * (2LL * head_dim + head_dim_v) * 4 +
            num_stages * bwd_wgmma_f32_stage_bytes(block_m, head_dim, head_dim_v, allow_tf32) +
            3 * planes * block_n * block_m * 4 + dq_staging + 16LL * num_stages;
