@@ -46,8 +46,9 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
                  gen_param_value_name(GEN_DQ_MODE, p[GEN_DQ_MODE]));
         break;
     case BWD_WGMMA_F32_BAD_SMEM:
-        snprintf(why, len, "BLOCK_M=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d, ALLOW_TF32=%d and DQ_BULK=%d needs "
-                 "%zu bytes of shared memory (at most %d)", bm, stages, d, dv, p[GEN_ALLOW_TF32], p[GEN_DQ_BULK],
+        snprintf(why, len,
+                 "BLOCK_M=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d, ALLOW_TF32=%d and DQ_BULK=%d needs %zu "
+                 "bytes of shared memory (at most %d)", bm, stages, d, dv, p[GEN_ALLOW_TF32], p[GEN_DQ_BULK],
                  smem_dkdv(p), FT_SMEM_MAX_BYTES);
         break;
     default:

@@ -85,7 +85,7 @@ typedef enum gen_param_role {
     X(SPLIT_QUERIES, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                         \
       "f32 backward on tensor cores, two warps a key slab: 1 has each compute S^T and dP^T for half of a query tile's queries and exchange P^T and dS^T through shared memory, 0 has both compute all") \
     X(DQ_BULK, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
-      "f32 backward on Hopper: 1 stages each query tile's dQ in shared memory and adds it to dq_accum by the copy engine's bulk reductions, a query row at a time; 0 each thread adds its part by fp32 atomics")
+      "f32 backward on Hopper: 1 stages each query tile's dQ in shared memory and adds it to dq_accum by one bulk reduction of the copy engine a query tile; 0 each thread adds its part by fp32 atomics")
 
 /* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_DQ_BULK. */
 typedef enum gen_param {

@@ -1194,8 +1194,9 @@ static const feature_case feature_cases[] = {
     { { "ref f32 gqa 4/2 D=128 softcap window BR", F32, 128, 128, 2, 4, 90, 130, 0, 1, 0, 0, DEFAULT_TILES, WIN(1, 50, 20) }, 2, 4.0, DENSE, 0, 0, 0, 0 },
     /* Head dim 128 in f32 where the runtime sends TF32 backwards to bwd_wgmma_f32's two consumers:
      * head dims padded to 128 (both, and the values' alone), a packed batch, sinks with grouped
-     * heads, and whole tiles (EVEN_M and EVEN_N: the shipped winners' form, one slot, which the
-     * case's place in the rotation of tf32h_tiles gives it; coverage_needs checks). */
+     * heads, and whole tiles (EVEN_M and EVEN_N, one slot, which the case's place in the rotation
+     * of tf32h_tiles gives it: with DQ_BULK since the rotation took it; the shipped winners' form,
+     * dQ by atomics, falls to "f32 N=128"; coverage_needs checks both). */
     { { "f32 D=120 padded gqa 4/2 causal", F32, 120, 120, 2, 4, 100, 130, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 2, 0, DENSE, 0, 0, 0, 0 },
     { { "f32 D=128/112 padded Nq>Nk BR", F32, 128, 112, 1, 3, 170, 90, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, DENSE, 0, 0, 0, 0 },
     { { "f32 D=128 N=1024 whole tiles", F32, 128, 128, 2, 2, 1024, 1024, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0, 0 },
@@ -1646,6 +1647,7 @@ static const struct {
     { "bwd_wgmma_f32", "DQ_BULK=1 ALLOW_TF32=0", "three products, dQ by bulk reductions" },
     { "bwd_wgmma_f32", "DQ_BULK=1 ALLOW_TF32=1 BLOCK_M=64", "64-query tiles, dQ by bulk reductions" },
     { "bwd_wgmma_f32", "DQ_BULK=1 VARLEN=1", "a packed batch, dQ by bulk reductions" },
+    { "bwd_wgmma_f32", "DQ_BULK=1 HEAD_DIM=64 EVEN_M=0 VARLEN=0", "head dim 64, a partial query tile reduced in bulk" },
     { "bwd_wgmma", "BLOCK_M=80 STAGGER=1", "80-row query tiles, staggered" },
     { "bwd_wgmma", "PRODUCER_REGS=32 PERSISTENT=1", "the producer at 32 registers on persistent blocks" },
     { "bwd_wgmma", "DQ_MODE=2 BLOCK_M=128", "dQ in a fixed order with 128-row tiles" },

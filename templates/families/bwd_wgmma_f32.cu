@@ -2,8 +2,9 @@
 // cores as TF32 (wgmma .tf32, sm_90a only): each product three TF32 products of operands split
 // into high parts and remainders (one with ALLOW_TF32). Entries: ft_bwd_preprocess (delta =
 // rowsum(dO*O)), ft_bwd_dkdv (one block per 64-key tile of a K/V head: dK, dV over the query
-// heads that read it, and dQ added into dq_accum by fp32 atomics) and ft_bwd_dq_convert
-// (dq = softmax_scale * dq_accum).
+// heads that read it, and dQ added into dq_accum by fp32 atomics, or with DQ_BULK staged in
+// shared memory and added by the copy engine) and ft_bwd_dq_convert (dq = softmax_scale *
+// dq_accum).
 //
 // Design (ft_bwd_dkdv). The TF32 forms of wgmma read both operands K-major only (no transpose),
 // and every operand of the backward is reduced over each of its axes in one product or another.
@@ -443,8 +444,11 @@ FT_DEVICE void store_ds(unsigned base, const float (&ds)[S_REGS], const lane_off
 // row padded to free the stores of bank conflicts: 64 small copy-engine operations a step) ran
 // behind the atomics (notes/fp32.md): one large operation, not many small ones. A warp's store
 // puts four query rows on the same banks (rows HEAD_DIM floats apart): four wavefronts a store,
-// the price of one operation. The tile was last read two steps ago: the issuing thread waits for
-// its reductions but the last to have read their tiles before it meets the others here.
+// the price of one operation. The tile was last read two steps ago, by the reduction thread 0
+// issued then; thread 0 waits until its reductions but the last have read their tiles (below),
+// and every consumer thread meets it at the next step's first barrier (CONSUMER_BARRIER) before
+// it stores here again: a regrouping of the step's barriers must keep one of all the consumers
+// between that wait and the next step's staging stores.
 FT_DEVICE void add_dq_bulk(unsigned tile, const float (&dq)[S_REGS], float *dq_rows, int rows, int t, int q,
                            int row0, int c)
 {

@@ -364,8 +364,8 @@ if device.cc == 90 then
   -- three products and of 64 with one at head dim 64 (the family's check refuses the rest). Its
   -- workloads are bwd_f32's at head dim 64 and with TF32 at 128, which bwd_mma's candidates meet
   -- there too. dQ by each thread's atomics: staged in shared memory and added by one bulk
-  -- reduction a step (DQ_BULK) ran level at best on the H200 (two slots, non-causal) and 2-4 %
-  -- behind under a mask (notes/fp32.md, thirty-second session), so the wide space alone tries it.
+  -- reduction a step (DQ_BULK) ran level at best on the H200 (two slots, non-causal) and up to
+  -- 4 % behind elsewhere (notes/fp32.md, thirty-second session), so the wide space alone tries it.
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
