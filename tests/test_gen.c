@@ -776,8 +776,7 @@ static void bwd_register_split(void **state)
 /* bwd_wgmma_f32's forms the H200 ships, at head dim 64 (one consumer: three products in 32-row
  * tiles, one in 64-row tiles) and 128 (two consumers, one product, one slot: whole tiles, head dims
  * padded, a softcap under a mask; three slots without whole tiles), and with dQ by bulk reductions
- * (DQ_BULK) at both head dims: valid, and each compiles
- * without a spill or a stack frame. (A pair of P^T's values picked by an index made at run time
+ * (DQ_BULK) at both head dims: valid, and each compiles without a spill or a stack frame. (A pair of P^T's values picked by an index made at run time
  * once put the consumer's scores in a stack frame: 256 bytes, 0.67-0.94x the speed on an H200.) */
 static void hopper_f32_backward_compiles_clean(void **state)
 {

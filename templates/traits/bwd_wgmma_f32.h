@@ -60,8 +60,7 @@ FT_TRAIT long long bwd_wgmma_f32_stage_bytes(int block_m, int head_dim, int head
 /* ft_bwd_dkdv's dynamic shared memory: 1024 bytes of alignment slack; K, V and K^T in planes;
  * NUM_STAGES ring slots; P^T, dS^T (keys by queries) and dS (queries by keys) in planes; with
  * DQ_BULK two staging tiles of a query tile's dQ, every consumer's columns in each (a step's, while
- * the step before's is still read);
- * two mbarriers a slot. */
+ * the step before's is still read); two mbarriers a slot. */
 FT_TRAIT long long bwd_wgmma_f32_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages,
                                             int allow_tf32, int dq_bulk)
 {

@@ -249,7 +249,8 @@ if device.cc == 90 then
   })
   -- The float32 backward on the TF32 forms of wgmma (a consumer warpgroup of 64 keys for each 64
   -- of the head dim beside a producer; head dim 128 with one TF32 product only); shared memory
-  -- bounds the query tile and the ring (the family's check refuses what does not fit).
+  -- bounds the query tile and the ring (the family's check refuses what does not fit); dQ by
+  -- atomics or by bulk reductions from shared memory (DQ_BULK, which default.lua leaves out).
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
