@@ -297,9 +297,18 @@ FT_DEVICE fwd_thread consumer_thread(int t)
 // S = Q K^T for the warpgroup's 64 rows, issued (the caller fences before and commits after):
 // K_STEP columns of the head dim per step (32 bytes); a panel is 4 steps. Each step's
 // descriptors are the first's plus a constant (wg_desc_add), not built again (masks and shifts).
-// f32: Q_lo K_hi + Q_hi K_lo + Q_hi K_hi a step, the small products first (the remainders' planes
-// lie Q_PLANE_BYTES and K_PLANE_BYTES past the high parts'; Q_hi K_hi alone with ALLOW_TF32).
-FT_DEVICE void issue_scores(float (&s)[S_REGS], unsigned q_wg, unsigned k_tile)
+// f32: Q_lo K_hi + Q_hi K_lo + Q_hi K_hi a step (the remainders' planes lie Q_PLANE_BYTES and
+// K_PLANE_BYTES past the high parts'; Q_hi K_hi alone with ALLOW_TF32), the two small products
+// into an accumulator of their own without OVERLAP (s_lo, S_APART; land_scores adds it).
+// The tensor cores' accumulation truncates each product's sum to the accumulator's precision,
+// relative to what the accumulator holds: with all three products in one accumulator S took 48
+// such truncations at head dim 128, each at S's own size, and O's error against float64 was
+// twice the CUDA-core kernel's (2.02x at head dim 128, causal N 4096: notes/fp32.md). Apart,
+// the small products' truncations are at 2^-11 of S's size, and S takes a third of them.
+// With OVERLAP a tile's S is in flight beside the last tile's P V, its accumulator apart and P's
+// two parts: a second score accumulator there spilled (NVRTC: 64 keys, or three consumers).
+constexpr bool S_APART = F32 && PLANES == 2 && !OVERLAP;
+FT_DEVICE void issue_scores(float (&s)[S_REGS], float (&s_lo)[S_REGS], unsigned q_wg, unsigned k_tile)
 {
     const unsigned long long q0 = wg_desc(q_wg, 16, 1024), k0 = wg_desc(k_tile, 16, 1024);
 #pragma unroll
@@ -309,13 +318,26 @@ FT_DEVICE void issue_scores(float (&s)[S_REGS], unsigned q_wg, unsigned k_tile)
         const unsigned long long k = wg_desc_add(k0, (kk / 4) * PANEL_BYTES + col);
 #if DTYPE == FT_DTYPE_F32
         if (PLANES == 2) {
-            wg_ss_tf32<BLOCK_N>::run(s, wg_desc_add(q, Q_PLANE_BYTES), k, kk > 0);
-            wg_ss_tf32<BLOCK_N>::run(s, q, wg_desc_add(k, K_PLANE_BYTES), 1);
+            float(&small)[S_REGS] = S_APART ? s_lo : s;
+            wg_ss_tf32<BLOCK_N>::run(small, wg_desc_add(q, Q_PLANE_BYTES), k, kk > 0);
+            wg_ss_tf32<BLOCK_N>::run(small, q, wg_desc_add(k, K_PLANE_BYTES), 1);
         }
-        wg_ss_tf32<BLOCK_N>::run(s, q, k, PLANES == 2 || kk > 0);
+        wg_ss_tf32<BLOCK_N>::run(s, q, k, PLANES == 2 && !S_APART ? 1 : kk > 0);
 #else
         wg_ss<BLOCK_N, 0>::run(s, q, k, kk > 0);
 #endif
+    }
+}
+// S once its products have landed (the caller waits): pinned behind the wait, the small
+// products' sum added with a rounded add (S_APART).
+FT_DEVICE void land_scores(float (&s)[S_REGS], float (&s_lo)[S_REGS])
+{
+    wg_pin(s);
+    if constexpr (S_APART) {
+        wg_pin(s_lo);
+#pragma unroll
+        for (int i = 0; i < S_REGS; i++)
+            s[i] += s_lo[i];
     }
 }
 
@@ -568,15 +590,15 @@ FT_DEVICE void attend_tile(float (&o)[O_REGS], float (&row_max)[2], float (&row_
                            const fwd_block &fb, const fwd_thread &th, unsigned q_wg, Ring &ring, int t,
                            float scale_log2)
 {
-    float s[S_REGS];
+    float s[S_REGS], s_lo[S_REGS];   // s_lo: three products only (S_APART; unused otherwise)
     ring.wait_k(t);
     ring.take_turn();
     wg_fence();
-    issue_scores(s, q_wg, ring.k_tile(t));
+    issue_scores(s, s_lo, q_wg, ring.k_tile(t));
     wg_commit();
     ring.pass_turn();
     wg_wait_all();
-    wg_pin(s);
+    land_scores(s, s_lo);
     ring.free_k(t);
 
     mask_tile(s, args, fb, th, t);
@@ -611,17 +633,17 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
     const int n = fb.n_tiles;
     if (n == 0)
         return;
-    float s[S_REGS];
+    float s[S_REGS], s_lo[S_REGS];   // s_lo: three products only (S_APART; unused otherwise)
     float pv[O_REGS];   // three products only (issue_pv_into; unused otherwise)
     p_operand pf;
     ring.wait_k(0);
     ring.take_turn();
     wg_fence();
-    issue_scores(s, q_wg, ring.k_tile(0));
+    issue_scores(s, s_lo, q_wg, ring.k_tile(0));
     wg_commit();
     ring.pass_turn();
     wg_wait_all();
-    wg_pin(s);
+    land_scores(s, s_lo);
     ring.free_k(0);
     mask_tile(s, args, fb, th, 0);
 #pragma unroll
@@ -634,13 +656,13 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
         ring.wait_v(t - 1);
         ring.take_turn();
         wg_fence();
-        issue_scores(s, q_wg, ring.k_tile(t));
+        issue_scores(s, s_lo, q_wg, ring.k_tile(t));
         wg_commit();
         issue_pv_into(o, pv, pf, ring.v_tile(t - 1));
         wg_commit();
         ring.pass_turn();
         wg_wait<1>();   // S of tile t has landed; P V of t-1 may still run
-        wg_pin(s);
+        land_scores(s, s_lo);
         ring.free_k(t);
         mask_tile(s, args, fb, th, t);
         float correction[2];
