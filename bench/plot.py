@@ -159,6 +159,12 @@ def summary(rows, dtype):
     return out
 
 
+def has_summary(rows, dtype):
+    """Whether dtype's rows have a drawn peer to divide flashtune by (a run with the peers
+    skipped, `compare.py --skip ...`, has none, and no summary figure)."""
+    return any(peer in RATIO_DRAWN for _, peer in summary(rows, dtype))
+
+
 def plot_summary(rows, facts, dtype, path, plt):
     """summary_<dtype>.png: the geometric mean of flashtune / peer per pass, worst to best point."""
     s = summary(rows, dtype)
@@ -208,7 +214,7 @@ def plot_all(csv_path, out_dir=None, facts_path=None, summary_dtype="bf16"):
     for dtype in sorted({r["dtype"] for r in rows}):
         written.append(os.path.join(out_dir, f"compare_{dtype}.png"))
         plot_dtype(rows, facts, dtype, written[-1], plt)
-    if any(r["dtype"] == summary_dtype for r in rows):
+    if has_summary(rows, summary_dtype):
         written.append(os.path.join(out_dir, f"summary_{summary_dtype}.png"))
         plot_summary(rows, facts, summary_dtype, written[-1], plt)
     return written

@@ -80,6 +80,14 @@ class PlotFlex(unittest.TestCase):
             self.assertAlmostEqual(s[(p, "flex")][0], s[(p, "flash")][0] / 1.25, places=9)
             self.assertAlmostEqual(s[(p, "flex")][1], s[(p, "flash")][1] / 1.25, places=9)
 
+    def test_no_summary_without_a_peer(self):
+        # compare.py with every peer skipped: flashtune's rows alone, no summary to draw (plot_all
+        # raised on an empty max()); math alone is not drawn either.
+        alone = [r for r in self.rows if r["impl"] == "flashtune"]
+        self.assertTrue(plot.has_summary(self.rows, "bf16"))
+        self.assertFalse(plot.has_summary(alone, "bf16"))
+        self.assertFalse(plot.has_summary(alone + [r for r in self.rows if r["impl"] == "math"], "bf16"))
+
     def test_out_folder_is_made(self):
         # --out into a folder that does not exist yet: made (it raised a traceback from savefig).
         with tempfile.TemporaryDirectory() as tmp:
