@@ -58,6 +58,40 @@ static void test_stats(void **state)
     assert_int_equal(tune_stats(none, 0, &m, &n, &s), -1);
 }
 
+/* The warm-up after pauses (tune_warmup_ms): a worker's timings one after another, each starting
+ * `gap` seconds after the last ended and lasting `lasts` seconds from its start; the warm-up in ms
+ * each must get with the bench's 10 ms. */
+typedef struct warmup_case {
+    const char *name;
+    double gap, lasts, want;
+} warmup_case;
+
+static void test_warmup_after_pauses(void **state)
+{
+    (void)state;
+    const warmup_case steps[] = {
+        { "the first timing: a whole pre-heat", 5.0, 0.26, 200 },
+        { "a short gap after 260 ms of load", 0.005, 0.07, 10 },
+        { "a gap of 50 ms: 50 ms of the pre-heat again", 0.05, 0.11, 50 },
+        { "the compiler's pause of 3 s: all of it", 3.0, 0.26, 200 },
+        { "a gap of 150 ms after the cap (not the 270 ms before it)", 0.15, 0.2, 150 },
+        { "one of 199 ms after 200 of load: 199", 0.199, 0.25, 199 },
+        { "none: the bench's own", 0.0, 0.06, 10 },
+    };
+    tune_load l = { 0, 0 };
+    double now = 100.0;
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        now += steps[i].gap;
+        const double got = tune_warmup_ms(&l, 10, now);
+        if (fabs(got - steps[i].want) > 1e-6) {
+            printf("  %s: expected %g ms, got %g\n", steps[i].name, steps[i].want, got);
+            fail();
+        }
+        now += steps[i].lasts;
+        l.idle_since = now;
+    }
+}
+
 typedef struct flops_case {
     const char *name;
     db_workload w;
@@ -523,6 +557,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_warmup_after_pauses),
         cmocka_unit_test(test_flops),
         cmocka_unit_test(test_record_lines),
         cmocka_unit_test(test_compare),

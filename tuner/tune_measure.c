@@ -41,6 +41,7 @@ struct tune_measure {
     CUdeviceptr cu_seqlens[2];  /* a variable-length workload's prefix sums (queries, keys), else 0 */
     tune_clocks *clocks;        /* NVML for this GPU, or NULL: the results then carry no clocks */
     char clocks_why[256];       /* why clocks is NULL */
+    tune_load load;             /* the GPU's load from this worker's timings (tune_warmup_ms) */
 };
 
 static const char *cu_str(CUresult rc)
@@ -441,12 +442,14 @@ static int validate(tune_measure *m, const ln_plan *plan, tune_record *r)
     return 0;
 }
 
-/* Timing: warm-up for warmup_ms, then enough repetitions to fill rep_ms. Fills r's times.
+/* Timing: warm-up (tune_warmup_ms: the bench's, longer after a pause), then enough repetitions to
+ * fill rep_ms. Fills r's times.
  * Returns 0, or -1 after a CUDA error or without host memory (r says which). */
 static int time_candidate(tune_measure *m, const tune_worker_task *t, const ln_plan *plan, tune_record *r)
 {
     CUresult rc;
     double t0 = tune_now(), elapsed = 0;
+    const double warm_ms = tune_warmup_ms(&m->load, t->bench.warmup_ms, t0);
     int warm = 0;
     do {
         if ((rc = iterate(m, plan, -1)) != CUDA_SUCCESS ||
@@ -454,7 +457,7 @@ static int time_candidate(tune_measure *m, const tune_worker_task *t, const ln_p
             break;
         warm++;
         elapsed = tune_now() - t0;
-    } while (elapsed * 1e3 < t->bench.warmup_ms || warm < 2);
+    } while (elapsed * 1e3 < warm_ms || warm < 2);
     float *ms = NULL;
     int reps = 0;
     tune_clock_span clocks;
@@ -469,6 +472,7 @@ static int time_candidate(tune_measure *m, const tune_worker_task *t, const ln_p
         for (int i = 0; i < reps && rc == CUDA_SUCCESS; i += TIMED_BATCH)
             rc = time_batch(m, plan, reps - i < TIMED_BATCH ? reps - i : TIMED_BATCH, &ms[i], &clocks);
     }
+    m->load.idle_since = tune_now();
     if (rc != CUDA_SUCCESS) {
         r->status = DB_STATUS_CRASHED;
         snprintf(r->message, sizeof r->message, "while timing: %s", cu_str(rc));

@@ -31,6 +31,20 @@ int tune_stats(float *ms, int n, double *median, double *min, double *spread)
     return 0;
 }
 
+double tune_warmup_ms(tune_load *l, double warmup_ms, double now)
+{
+    const double most = TUNE_PREHEAT_MS / 1e3;
+    double load = 0;
+    if (l->idle_since > 0) {
+        load = l->idle_since - l->busy_since;
+        load = (load < most ? load : most) - (now - l->idle_since);
+        load = load > 0 ? load : 0;
+    }
+    l->busy_since = now - load;
+    const double preheat = TUNE_PREHEAT_MS - load * 1e3;
+    return preheat > warmup_ms ? preheat : warmup_ms;
+}
+
 double tune_threshold(int dtype, int tf32)
 {
     switch (dtype) {

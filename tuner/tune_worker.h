@@ -134,6 +134,22 @@ int tune_record_parse(const char *line, tune_record *r /* OUT */);
  * interpolate linearly between order statistics. Returns 0, or -1 when n < 1. */
 int tune_stats(float *ms, int n, double *median, double *min, double *spread);
 
+/* A worker's load on the GPU, for the warm-up: busy_since is the time (tune_now) less the load
+ * counted, idle_since when its last timing ended (0: none yet). */
+typedef struct tune_load {
+    double busy_since, idle_since;
+} tune_load;
+/* A candidate's warm-up in ms when it starts at `now` (seconds): the bench's warmup_ms, or longer
+ * where the GPU has been under load for less than TUNE_PREHEAT_MS. The load counted is the time
+ * under load up to the last timing, at most TUNE_PREHEAT_MS (the clocks have settled by then), less
+ * the gap since (the host compiling, a worker starting), at least none. Under load a board reaches
+ * its power cap within tens of milliseconds and its SM clock falls in steps (1980 to about 1700 MHz
+ * on an H200): timed straight after a pause, a candidate ran at the idle board's clocks, up to
+ * 10 % faster than those after it, and a search times the known winners first (notes/tuning.md,
+ * section 11). Updates l for this timing; the caller sets l->idle_since when it ends. */
+enum { TUNE_PREHEAT_MS = 200 };
+double tune_warmup_ms(tune_load *l, double warmup_ms, double now);
+
 /* Relative-error limit of a dtype: f32 1e-5 (2e-3 where its products may round to TF32, tf32 1),
  * f16 3e-3, bf16 1e-2, f64 1e-12. */
 double tune_threshold(int dtype, int tf32);

@@ -1,0 +1,49 @@
+"""Where a forward call's time goes, through the Python package on a GPU, timed as bench/compare.py
+times it: for a few shapes, triton.testing.do_bench's median (L2 flushed before each call, calls
+queued back to back) beside each kernel's median device time from torch.profiler over calls run
+the same way (the flush's own kernel listed apart). A kernel whose device time matches do_bench's
+median accounts for the call; a gap is other work in the call or the GPU idle between kernels.
+
+Run after `source dev/gpu/build-lib.sh` (FLASHTUNE_LIBRARY set). Usage:
+python3 dev/gpu/forward-probe.py [B,H,N,D,causal[,DTYPE] ...], DTYPE bf16 (the default) or f16;
+inputs laid out [B, N, H, D] as compare.py's."""
+import os
+import statistics
+import sys
+
+import torch
+from triton.testing import do_bench
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+import flashtune  # noqa: E402
+
+SHAPES = [(4, 16, 4096, 96, 0), (4, 16, 4096, 96, 1), (4, 16, 4096, 128, 1), (4, 16, 4096, 128, 0)]
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def probe(b, h, n, d, causal, dtype="bf16"):
+    q, k, v = (torch.randn(b, n, h, d, device="cuda", dtype=DTYPES[dtype]).transpose(1, 2) for _ in range(3))
+
+    def call():
+        flashtune.attention(q, k, v, is_causal=bool(causal))
+
+    times = do_bench(call, warmup=25, rep=100, return_mode="all")
+    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(50):
+            flush.zero_()
+            call()
+        torch.cuda.synchronize()
+    kernels = {}
+    for ev in prof.events():
+        if ev.device_type == torch.autograd.DeviceType.CUDA:
+            kernels.setdefault(ev.name[:40], []).append(getattr(ev, "device_time", None) or ev.cuda_time)
+    listed = "; ".join(f"{name} {statistics.median(t):.1f} us x{len(t)}" for name, t in kernels.items())
+    print(f"{dtype} B{b} H{h} N{n} d{d} causal {causal}: do_bench median {statistics.median(times) * 1e3:.1f} us "
+          f"| {listed}", flush=True)
+
+
+if __name__ == "__main__":
+    shapes = [tuple(int(x) if x.isdigit() else x for x in a.split(",")) for a in sys.argv[1:]] or SHAPES
+    for shape in shapes:
+        probe(*shape)
