@@ -97,6 +97,19 @@ class PlotFlex(unittest.TestCase):
             self.assertEqual(plot.out_folder(os.path.join(tmp, "compare.csv")), tmp)
 
     @unittest.skipUnless(importlib.util.find_spec("matplotlib"), "matplotlib is not installed")
+    def test_figures_without_a_peer(self):
+        # plot_all on flashtune's rows alone: its figure, and no summary (it raised before).
+        with tempfile.TemporaryDirectory() as out:
+            path = os.path.join(out, "compare.csv")
+            alone = [r for r in self.rows if r["dtype"] == "bf16" and r["impl"] == "flashtune"]
+            with open(path, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(alone[0].keys()))
+                w.writeheader()
+                w.writerows(alone)
+            written = plot.plot_all(path, out, os.path.join(RESULTS, "compare.json"))
+            self.assertEqual([os.path.basename(x) for x in written], ["compare_bf16.png"])
+
+    @unittest.skipUnless(importlib.util.find_spec("matplotlib"), "matplotlib is not installed")
     def test_figures_with_flex(self):
         with tempfile.TemporaryDirectory() as out:
             path = os.path.join(out, "compare.csv")

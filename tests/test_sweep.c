@@ -74,7 +74,7 @@ static void test_warmup_after_pauses(void **state)
         { "a short gap after 260 ms of load", 0.005, 0.07, 10 },
         { "a gap of 50 ms: 50 ms of the pre-heat again", 0.05, 0.11, 50 },
         { "the compiler's pause of 3 s: all of it", 3.0, 0.26, 200 },
-        { "a gap of 150 ms after the cap (not the 270 ms before it)", 0.15, 0.2, 150 },
+        { "a gap of 150 ms after the cap (not the 260 ms before it)", 0.15, 0.2, 150 },
         { "one of 199 ms after 200 of load: 199", 0.199, 0.25, 199 },
         { "none: the bench's own", 0.0, 0.06, 10 },
     };

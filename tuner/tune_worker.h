@@ -143,7 +143,7 @@ typedef struct tune_load {
  * where the GPU has been under load for less than TUNE_PREHEAT_MS. The load counted is the time
  * under load up to the last timing, at most TUNE_PREHEAT_MS (the clocks have settled by then), less
  * the gap since (the host compiling, a worker starting), at least none. Under load a board reaches
- * its power cap within tens of milliseconds and its SM clock falls in steps (1980 to about 1700 MHz
+ * its power cap within tens of milliseconds and its SM clock falls in steps (1980 to 1400-1750 MHz
  * on an H200): timed straight after a pause, a candidate ran at the idle board's clocks, up to
  * 10 % faster than those after it, and a search times the known winners first (notes/tuning.md,
  * section 11). Updates l for this timing; the caller sets l->idle_since when it ends. */

@@ -8,15 +8,25 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 [ -d .base ] || { echo "preheat-probe.sh: no .base/ (git archive REV | tar -x -C .base)"; exit 2; }
 source dev/gpu/debs.sh
-cmake -S . -B /tmp/build -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > $OUT/build.log 2>&1 && cmake --build /tmp/build --target flashtune test_tune_gpu >> $OUT/build.log 2>&1 || tail -20 $OUT/build.log
-cmake -S .base -B /tmp/build-base -G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release > $OUT/build-base.log 2>&1 && cmake --build /tmp/build-base --target flashtune >> $OUT/build-base.log 2>&1 || tail -20 $OUT/build-base.log
+cfg="-G Ninja -DCMAKE_PREFIX_PATH=$P/usr -DCMAKE_BUILD_TYPE=Release"
+{ cmake -S . -B /tmp/build $cfg && cmake --build /tmp/build --target flashtune test_tune_gpu; } > $OUT/build.log 2>&1 ||
+  tail -20 $OUT/build.log
+{ cmake -S .base -B /tmp/build-base $cfg && cmake --build /tmp/build-base --target flashtune; } \
+  > $OUT/build-base.log 2>&1 || tail -20 $OUT/build-base.log
 for side in base head; do
   B=/tmp/build; [ $side = base ] && B=/tmp/build-base
   rm -f /tmp/hp-$side.db*; sleep 3
-  s=$(date +%s.%N); timeout 200 $B/tuner/flashtune tune --db /tmp/hp-$side.db dev/gpu/harness-probe.lua > $OUT/probe-$side.log 2>&1; e=$(date +%s.%N)
-  echo "== $side: rc=$? $(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.1f", e - s }') s"
+  s=$(date +%s.%N)
+  timeout 200 $B/tuner/flashtune tune --db /tmp/hp-$side.db dev/gpu/harness-probe.lua > $OUT/probe-$side.log 2>&1
+  rc=$?; e=$(date +%s.%N)
+  echo "== $side: rc=$rc $(awk -v s="$s" -v e="$e" 'BEGIN { printf "%.1f", e - s }') s"
   for d in 96 128; do for c in 0 1; do
-    /tmp/build/tuner/flashtune results --db /tmp/hp-$side.db --format csv "op=fwd dtype=bf16 d=$d causal=$c b=4 h=16 sq=4096 sk=4096" 2>&1 | awk -F, -v w="d$d c$c" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } { print w, "PERSISTENT=" $c["PERSISTENT"], $c["median_ms"], $c["min_ms"], $c["spread"], $c["sm_mhz"], $c["clock_events"] }'
+    /tmp/build/tuner/flashtune results --db /tmp/hp-$side.db --format csv \
+      "op=fwd dtype=bf16 d=$d causal=$c b=4 h=16 sq=4096 sk=4096" 2>&1 |
+      awk -F, -v w="d$d c$c" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        { print w, "PERSISTENT=" $c["PERSISTENT"], $c["median_ms"], $c["min_ms"], $c["spread"], $c["sm_mhz"],
+          $c["clock_events"] }'
   done; done
 done
-(cd /tmp/build && timeout 300 ctest --output-on-failure -L gpu -R test_tune_gpu) > $OUT/tune-gpu.log 2>&1; echo "tune_gpu rc=$?"; grep -E "tests passed|FAIL|PASSED|FAILED" $OUT/tune-gpu.log | tail -5
+(cd /tmp/build && timeout 300 ctest --output-on-failure -L gpu -R test_tune_gpu) > $OUT/tune-gpu.log 2>&1
+echo "tune_gpu rc=$?"; grep -E "tests passed|FAIL|PASSED|FAILED" $OUT/tune-gpu.log | tail -5
