@@ -328,17 +328,22 @@ FT_DEVICE void issue_scores(float (&s)[S_REGS], float (&s_lo)[S_REGS], unsigned 
 #endif
     }
 }
-// S once its products have landed (the caller waits): pinned behind the wait, the small
-// products' sum added with a rounded add (S_APART).
+// An accumulator apart, landed (the caller waits): pinned behind the wait, then added into sum
+// with rounded adds (S's small products, a key tile's P V).
+template <int R> FT_DEVICE void add_landed(float (&sum)[R], float (&apart)[R])
+{
+    wg_pin(apart);
+#pragma unroll
+    for (int i = 0; i < R; i++)
+        sum[i] += apart[i];
+}
+// S once its products have landed (the caller waits): pinned, and the small products added
+// (S_APART).
 FT_DEVICE void land_scores(float (&s)[S_REGS], float (&s_lo)[S_REGS])
 {
     wg_pin(s);
-    if constexpr (S_APART) {
-        wg_pin(s_lo);
-#pragma unroll
-        for (int i = 0; i < S_REGS; i++)
-            s[i] += s_lo[i];
-    }
+    if constexpr (S_APART)
+        add_landed(s, s_lo);
 }
 
 // P as the A registers of P V, k-step kk's in part[.][kk]: 16-bit pairs (one part), or in f32
@@ -423,14 +428,10 @@ FT_DEVICE void issue_pv_into(float (&o)[O_REGS], float (&pv)[O_REGS], const p_op
 }
 FT_DEVICE void land_pv(float (&o)[O_REGS], float (&pv)[O_REGS])
 {
-    if constexpr (PV_APART) {
-        wg_pin(pv);
-#pragma unroll
-        for (int i = 0; i < O_REGS; i++)
-            o[i] += pv[i];
-    } else {
+    if constexpr (PV_APART)
+        add_landed(o, pv);
+    else
         wg_pin(o);
-    }
 }
 static_assert(PV_CHUNKS <= 2, "HEAD_DIM_V: P V in at most two chunks of 128 columns");
 
