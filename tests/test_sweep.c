@@ -175,6 +175,26 @@ static void test_record_lines(void **state)
     assert_int_equal(tune_record_parse("R 1 ok 1 2", &back), -1);
 }
 
+/* A worker's READY line carries its set-up's phases; anything else is not one. */
+static void test_ready_lines(void **state)
+{
+    (void)state;
+    char line[256];
+    const tune_setup_times t = { 0.3125, 0.0625, 0.125, 1.5 };
+    tune_setup_times back;
+    tune_ready_format(&t, line, sizeof line);
+    assert_ptr_equal(strchr(line, '\n'), line + strlen(line) - 1);   /* one line */
+    assert_int_equal(tune_ready_parse(line, &back), 0);
+    assert_true(back.open_s == 0.3125 && back.clocks_s == 0.0625 && back.inputs_s == 0.125 && back.reference_s == 1.5);
+    const char *bad[] = {
+        "READY", "READY 1 2 3", "READY 1 2 3 4 5", "READY 1 2 -3 4", "READY 1 nan 3 4", "READY 1 inf 3 4",
+        "R 1 2 3 4", "READY 1 2 3 x",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (tune_ready_parse(bad[i], &back) != -1)
+            fail_msg("'%s' parsed as a READY line", bad[i]);
+}
+
 static void test_compare(void **state)
 {
     (void)state;
@@ -558,6 +578,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_warmup_after_pauses),
+        cmocka_unit_test(test_ready_lines),
         cmocka_unit_test(test_flops),
         cmocka_unit_test(test_record_lines),
         cmocka_unit_test(test_compare),

@@ -13,6 +13,7 @@
 
 #include "ln_internal.h"
 #include "tune_clocks.h"
+#include "tune_pipe.h"
 
 /* Timed iterations are queued in batches, their events read after the batch, so the GPU runs
  * them back to back as an application does (and compare.py's timing), not idle between them for
@@ -42,6 +43,7 @@ struct tune_measure {
     tune_clocks *clocks;        /* NVML for this GPU, or NULL: the results then carry no clocks */
     char clocks_why[256];       /* why clocks is NULL */
     tune_load load;             /* the GPU's load from this worker's timings (tune_warmup_ms) */
+    tune_setup_times times;     /* where setup's seconds went (the worker's READY line) */
 };
 
 static const char *cu_str(CUresult rc)
@@ -246,13 +248,24 @@ static tune_clocks *open_clocks(const ln_session *s, char *why, size_t len)
     return tune_clocks_open(address, why, len);
 }
 
+/* Seconds since *mark, which moves to now: one phase of setup's time. */
+static double lap(double *mark)
+{
+    const double now = tune_now(), s = now - *mark;
+    *mark = now;
+    return s;
+}
+
 /* Sets up context, buffers, inputs and the reference outputs. 0 or -1 (why). */
 static int setup(tune_measure *m, const tune_worker_task *t, char *why, size_t len)
 {
+    double mark = tune_now();
     if (ln_session_open_device(&m->s, t->device, why, len) != 0)
         return -1;
     const cu_driver *cu = m->s.cu;
+    m->times.open_s = lap(&mark);
     m->clocks = open_clocks(&m->s, m->clocks_why, sizeof m->clocks_why);
+    m->times.clocks_s = lap(&mark);
     m->backward = t->backward;
     const db_workload *w = &t->workload;
     int *prefix = w->varlen ? malloc(2 * ((size_t)w->batch + 1) * sizeof *prefix) : NULL;
@@ -318,6 +331,12 @@ static int setup(tune_measure *m, const tune_worker_task *t, char *why, size_t l
         m->out[1] = m->p.lse, m->elems[1] = m->x.rows, m->acc[1] = 1;
     }
 
+    if ((rc = cu->StreamSynchronize(m->stream)) != CUDA_SUCCESS) {   /* the inputs made, for their time */
+        snprintf(why, len, "making the random inputs: %s", cu_str(rc));
+        return -1;
+    }
+    m->times.inputs_s = lap(&mark);
+
     /* The reference: its forward O and L also feed every backward candidate. */
     char what_failed[512];
     if (run_reference(m, t->ref_config, LN_FORWARD, what_failed, sizeof what_failed) != 0 ||
@@ -341,6 +360,7 @@ static int setup(tune_measure *m, const tune_worker_task *t, char *why, size_t l
             return -1;
         }
     }
+    m->times.reference_s = lap(&mark);
     return 0;
 }
 
@@ -543,6 +563,11 @@ int tune_measure_run(tune_measure *m, const tune_worker_task *t, const tune_work
     /* Wrong results (status not ok after validation) are not worth timing. */
     cu->ModuleUnload(module);
     return result;
+}
+
+const tune_setup_times *tune_measure_setup_times(const tune_measure *m)
+{
+    return &m->times;
 }
 
 const char *tune_measure_no_clocks(const tune_measure *m)

@@ -19,6 +19,9 @@ int tune_measure_open(const tune_worker_task *t, tune_measure **out, char *why, 
  * the context may be unusable, so the worker exits). */
 int tune_measure_run(tune_measure *m, const tune_worker_task *t, const tune_worker_item *it, tune_record *r);
 
+/* Where tune_measure_open's seconds went. */
+const tune_setup_times *tune_measure_setup_times(const tune_measure *m);
+
 /* Why the timings carry no clocks (NVML could not be opened for this GPU: tune_clocks.h), or
  * NULL when they do. */
 const char *tune_measure_no_clocks(const tune_measure *m);

@@ -1,5 +1,6 @@
 /* The worker's result line ("R id status median min spread tflops rel_error max_abs sm_mhz
- * clock_events message", tune_worker.h): one candidate's record, written by the child and parsed by the parent. */
+ * clock_events message", tune_worker.h): one candidate's record, written by the child and parsed by the parent;
+ * and its "READY" line, with the seconds its set-up took. */
 #include "tune_worker.h"
 
 #include <math.h>
@@ -46,5 +47,26 @@ int tune_record_parse(const char *line, tune_record *r)
     size_t n = strlen(r->message);
     while (n && (r->message[n - 1] == '\n' || r->message[n - 1] == ' '))
         r->message[--n] = '\0';
+    return 0;
+}
+
+void tune_ready_format(const tune_setup_times *t, char *line, size_t len)
+{
+    snprintf(line, len, "READY %.4f %.4f %.4f %.4f\n", t->open_s, t->clocks_s, t->inputs_s, t->reference_s);
+}
+
+int tune_ready_parse(const char *line, tune_setup_times *t)
+{
+    tune_setup_times got;
+    char rest[2];
+    int n = sscanf(line, "READY %lf %lf %lf %lf %1s", &got.open_s, &got.clocks_s, &got.inputs_s, &got.reference_s,
+                   rest);
+    if (n != 4)
+        return -1;
+    const double v[] = { got.open_s, got.clocks_s, got.inputs_s, got.reference_s };
+    for (int i = 0; i < 4; i++)
+        if (!isfinite(v[i]) || v[i] < 0)
+            return -1;
+    *t = got;
     return 0;
 }

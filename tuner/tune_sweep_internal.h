@@ -48,6 +48,10 @@ typedef struct tune_sweep {
     char clocks_why[256];       /* why the timings carry no clocks (a worker's "C" line), or empty */
     int steps, steps_kept;      /* calls of run_phase, and those a unit's kept worker took */
     int workers;                /* benchmark workers started */
+    int setups;                 /* of them, those that reported their set-up (READY) */
+    tune_setup_times setup_sum; /* their set-up's phases, summed */
+    double ready_s;             /* their seconds from the start to READY, summed (the phases and the
+                                 * process's own start) */
     double step_s;              /* seconds in run_phase, compiling not included */
     db_declare_counts declared; /* how this run's winners were declared (tune_sweep_declare) */
     db *seeds;                  /* the shipped tables (rt_shipped_open), whose winner for a unit's
@@ -102,6 +106,8 @@ int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double share_s);
 void tune_sweep_unit_label(const tune_unit *u, char *buf, size_t len);
 /* Progress after one timing: a live line on a terminal, one plain line otherwise. */
 void tune_sweep_progress(tune_sweep *s, tune_unit *u, int c, const tune_record *r, const char *pass);
+/* Counts one fresh worker's set-up (its READY line) and its seconds from the start to READY. */
+void tune_sweep_count_setup(tune_sweep *s, const tune_setup_times *t, double ready_s);
 /* The winner of every workload, from the database (this run's and earlier results), and the
  * declared one where the declaration chose another (db_declare_winners). */
 void tune_sweep_report(tune_sweep *s, const char *db_path);

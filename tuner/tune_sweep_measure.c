@@ -63,7 +63,7 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
         tune_worker_proc *w = &u->worker;
         char why[1024] = "", line[2048], how[160];
         int ready = 0, inflight = -1, progressed = 0, reused = 0;
-        double deadline = tune_now() + setup_s;
+        double started = tune_now(), deadline = started + setup_s;
         /* The unit's worker, idle since its last call, takes the whole list; else (none yet, or
          * one gone) a fresh worker starts at the first candidate without a result. */
         if (u->worker_live && next == 0) {
@@ -105,9 +105,11 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
             if (got == 1) {
                 tune_record r;
                 int id;
-                if (!strcmp(line, "READY")) {
+                tune_setup_times setup;
+                if (tune_ready_parse(line, &setup) == 0) {
                     ready = 1;
                     deadline = tune_now() + bench->timeout_s;
+                    tune_sweep_count_setup(s, &setup, tune_now() - started);
                 } else if (line[0] == 'C' && line[1] == ' ') {
                     if (!s->clocks_why[0])   /* said once: every worker of the sweep has the same GPU */
                         snprintf(s->clocks_why, sizeof s->clocks_why, "%.250s", line + 2);

@@ -40,6 +40,16 @@ static void fmt_eta(double seconds, char *buf, size_t len)
         snprintf(buf, len, "%d:%02d:%02d", (int)seconds / 3600, (int)seconds / 60 % 60, (int)seconds % 60);
 }
 
+void tune_sweep_count_setup(tune_sweep *s, const tune_setup_times *t, double ready_s)
+{
+    s->setups++;
+    s->setup_sum.open_s += t->open_s;
+    s->setup_sum.clocks_s += t->clocks_s;
+    s->setup_sum.inputs_s += t->inputs_s;
+    s->setup_sum.reference_s += t->reference_s;
+    s->ready_s += ready_s;
+}
+
 void tune_sweep_progress(tune_sweep *s, tune_unit *u, int c, const tune_record *r, const char *pass)
 {
     s->done++;
@@ -222,6 +232,14 @@ void tune_sweep_report(tune_sweep *s, const char *db_path)
     if (s->steps)
         printf("flashtune tune: %d steps of the searches in %.0f s (compiling aside), %d of them on a unit's kept "
                "worker; %d workers started\n", s->steps, s->step_s, s->steps_kept, s->workers);
+    if (s->setups) {
+        const double n = s->setups, open = s->setup_sum.open_s / n, clocks = s->setup_sum.clocks_s / n;
+        const double inputs = s->setup_sum.inputs_s / n, reference = s->setup_sum.reference_s / n;
+        const double ready = s->ready_s / n, rest = fmax(0, ready - open - clocks - inputs - reference);
+        printf("flashtune tune: a worker's start took %.2f s on average (%d started): the driver and context %.2f, "
+               "NVML %.2f, buffers and inputs %.2f, the reference %.2f, the process and its pipe %.2f\n", ready,
+               s->setups, open, clocks, inputs, reference, rest);
+    }
     if (s->declared.workloads) {
         tune_print_declare_counts(stdout, "flashtune tune: winners declared for ", &s->declared, DB_DECLARE_MARGIN);
         printf("flashtune tune: %d of the declared winners spill registers (no kernel without spills tied "

@@ -301,7 +301,8 @@ static void worker_child(const tune_worker_task *t, int first, int fd, int cmd)
         put(fd, line);
         _exit(3);
     }
-    put(fd, "READY\n");
+    tune_ready_format(tune_measure_setup_times(m), line, sizeof line);
+    put(fd, line);
     const char *no_clocks = tune_measure_no_clocks(m);
     if (no_clocks) {
         snprintf(line, sizeof line, "C %.1000s\n", no_clocks);

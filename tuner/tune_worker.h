@@ -8,7 +8,8 @@
  * Protocol (one text line each, child to parent):
  *   "D cc_major cc_minor sm_count smem_optin l2_bytes driver NAME"  probe: the GPU
  *   "N reason"                          probe: no usable GPU
- *   "READY"                             worker: context, buffers and reference are ready
+ *   "READY open clocks inputs reference"  worker: context, buffers and reference are ready, and
+ *                                       the seconds its set-up took (tune_setup_times)
  *   "C reason"                          worker: its timings will carry no clocks (tune_clocks.h)
  *   "E reason"                          worker: setup failed (nothing was measured)
  *   "B i"                               worker: candidate i (index into the task) starts
@@ -129,6 +130,18 @@ void tune_record_init(tune_record *r, int id);
 void tune_record_format(const tune_record *r, char *line, size_t len);
 /* Parses a line written by tune_record_format (with or without its newline). 0 or -1. */
 int tune_record_parse(const char *line, tune_record *r /* OUT */);
+
+/* Where a worker's set-up went, in seconds (its "READY" line): the driver opened and the context
+ * made, NVML opened for the clocks, the buffers allocated and the random inputs made, the reference
+ * run and kept. The sweep sums them to say what a worker's start costs (notes/tuning.md, section 12). */
+typedef struct tune_setup_times {
+    double open_s, clocks_s, inputs_s, reference_s;
+} tune_setup_times;
+/* The "READY ..." line for t, newline included. */
+void tune_ready_format(const tune_setup_times *t, char *line, size_t len);
+/* Parses a line written by tune_ready_format (with or without its newline): 0, or -1 when it is
+ * not one (every figure must be a finite number of seconds, at least 0). */
+int tune_ready_parse(const char *line, tune_setup_times *t /* OUT */);
 
 /* Median, min and spread (p90 - p10) / median of n > 0 times (sorted in place); quantiles
  * interpolate linearly between order statistics. Returns 0, or -1 when n < 1. */
