@@ -8,9 +8,10 @@ Also the host's side: the wall time of a call among 200 queued back to back with
 exceeds the kernels' device time, the GPU waits for the host (the call is launch-bound).
 
 Run after `source dev/gpu/build-lib.sh` (FLASHTUNE_LIBRARY set). Usage:
-python3 dev/gpu/forward-probe.py [B,H,N,D,causal[,DTYPE[,HK,NQ]] ...], DTYPE bf16 (the default) or f16;
-HK: K/V heads (grouped queries), NQ: query rows (then the causal diagonal bottom-right, as in
-speculative decoding: bench/features.py's spec-decode row is 8,32,4096,128,1,bf16,8,16); inputs laid out
+python3 dev/gpu/forward-probe.py [B,H,N,D,causal[,DTYPE[,HK,NQ[,GRAD]]] ...], DTYPE bf16 (the default)
+or f16; HK: K/V heads (grouped queries), NQ: query rows (then the causal diagonal bottom-right, as in
+speculative decoding: bench/features.py's spec-decode row is 8,32,4096,128,1,bf16,8,16,1); GRAD 1: the
+inputs require gradients (the forward runs under autograd, as features.py's does); inputs laid out
 [B, N, H, D] as compare.py's."""
 import os
 import statistics
@@ -27,10 +28,11 @@ SHAPES = [(4, 16, 4096, 96, 0), (4, 16, 4096, 96, 1), (4, 16, 4096, 128, 1), (4,
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
 
 
-def probe(b, h, n, d, causal, dtype="bf16", hk=0, nq=0):
+def probe(b, h, n, d, causal, dtype="bf16", hk=0, nq=0, grad=0):
     hk, nq = hk or h, nq or n
-    q = torch.randn(b, nq, h, d, device="cuda", dtype=DTYPES[dtype]).transpose(1, 2)
-    k, v = (torch.randn(b, n, hk, d, device="cuda", dtype=DTYPES[dtype]).transpose(1, 2) for _ in range(2))
+    q = torch.randn(b, nq, h, d, device="cuda", dtype=DTYPES[dtype], requires_grad=bool(grad)).transpose(1, 2)
+    k, v = (torch.randn(b, n, hk, d, device="cuda", dtype=DTYPES[dtype], requires_grad=bool(grad)).transpose(1, 2)
+            for _ in range(2))
     align = "bottom_right" if causal and nq != n else "top_left"
 
     def call():
@@ -56,7 +58,7 @@ def probe(b, h, n, d, causal, dtype="bf16", hk=0, nq=0):
     torch.cuda.synchronize()
     wall_us = (time.perf_counter() - start) / 200 * 1e6
     listed = "; ".join(f"{name} {statistics.median(t):.1f} us x{len(t)}" for name, t in kernels.items())
-    shape = f"{dtype} B{b} H{h}/{hk} N{nq}/{n} d{d} causal {causal}"
+    shape = f"{dtype} B{b} H{h}/{hk} N{nq}/{n} d{d} causal {causal}{' requires_grad' if grad else ''}"
     print(f"{shape}: do_bench median {statistics.median(times) * 1e3:.1f} us, back to back {wall_us:.1f} us a call "
           f"| {listed}", flush=True)
 
