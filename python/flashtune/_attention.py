@@ -201,9 +201,9 @@ def forward_call(torch, q, k, v, dtype, causal, scale, mask, softcap, sinks=None
     (a half tensor copied where it must be), O, L, the desc, the operands' (shape, strides) and O's
     strides: what the backward needs."""
     handle = _library.handle()
-    if _hot_forward is not None and not softcap and mask == NO_MASK and sinks is None and not allow_tf32:
-        # all of it in one C call
-        out = _hot_forward(handle.value, q, k, v, causal, scale, True)   # (heads already checked)
+    if _hot_forward is not None and not softcap and sinks is None and not allow_tf32:
+        # all of it in one C call (the mask checked: check_mask)
+        out = _hot_forward(handle.value, q, k, v, causal, scale, True, mask)   # (heads already checked)
         if out is not None:
             if out.__class__ is int:
                 _library.check(out, handle)

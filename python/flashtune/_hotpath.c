@@ -10,7 +10,9 @@
  *
  * It takes only the plain call: exact torch.Tensor operands [B, H, N, D] that pass every check
  * of _checks._passes, f16/bf16 ones aligned with head dims multiples of 8, is_causal a bool,
- * scale None or a float, and (attention()) nothing to differentiate. Anything else returns None
+ * scale None or a float, and (attention()) nothing to differentiate; forward() also a mask
+ * (causal_align, window, window_left, window_right) that _checks.check_mask made, so a KV cache's
+ * bottom-right diagonal or a window costs no more host time than the plain call. Anything else returns None
  * and the Python path runs the call, with its checks and messages: this file raises only for
  * what PyTorch's own calls raise (out of memory, say). A failed library call returns its status
  * (an int) for _library.check to raise.
@@ -227,7 +229,7 @@ static int leave_device(PyObject *prev, int status, const char *call)
  * references), the library's status when its call failed, or -1 with a Python error set when
  * one of PyTorch's calls failed. */
 static int run_forward(ft_context *ctx, PyObject *q, const operand *oq, const operand *ok, const operand *ov,
-                       int code, int causal, double scale, PyObject *out[4])
+                       int code, int causal, double scale, const int mask[4], PyObject *out[4])
 {
     const long long b = oq->n[0], h = oq->n[1], nq = oq->n[2], dv = ov->n[3];
     /* O in the query's order, as _attention.new_output lays it out */
@@ -245,6 +247,7 @@ static int run_forward(ft_context *ctx, PyObject *q, const operand *oq, const op
     d.batch = (int)b, d.heads = (int)h, d.seqlen_q = (int)nq, d.seqlen_k = (int)ok->n[2];
     d.head_dim = (int)oq->n[3], d.head_dim_v = (int)dv, d.dtype = (ft_dtype)code, d.causal = causal;
     d.softmax_scale = (float)scale;
+    d.causal_align = mask[0], d.window = mask[1], d.window_left = mask[2], d.window_right = mask[3];
     d.heads_k = (int)ok->n[1];
     for (int i = 0; i < 3; i++)
         d.q_stride[i] = oq->s[i], d.k_stride[i] = ok->s[i], d.v_stride[i] = ov->s[i];
@@ -314,15 +317,39 @@ done:
     return status;
 }
 
-/* The arguments both entry points take: (ctx, q, k, v, is_causal, scale, enable_gqa). Returns 1
- * with the operands read and checked, 0 for a call to leave to Python, -1 on an error. */
-static int parse_call(PyObject *args, int need_no_grad, ft_context **ctx, PyObject **q, operand ops[3], int *code,
-                      int *causal, double *scale)
+/* The desc's (causal_align, window, window_left, window_right) from forward()'s mask: None or
+ * absent is no mask; else a tuple of four ints as _checks.check_mask returns it (its values checked
+ * there and again by the library). 1 read, 0 anything else (left to the Python path). */
+static int read_mask(PyObject *mask, int out[4])
 {
-    PyObject *ctx_obj, *k, *v, *causal_obj, *scale_obj, *gqa_obj;
-    if (!PyArg_UnpackTuple(args, "forward", 7, 7, &ctx_obj, q, &k, &v, &causal_obj, &scale_obj, &gqa_obj))
+    out[0] = out[1] = out[2] = out[3] = 0;
+    if (!mask || mask == Py_None)
+        return 1;
+    if (!PyTuple_CheckExact(mask) || PyTuple_Size(mask) != 4)
+        return 0;
+    for (Py_ssize_t i = 0; i < 4; i++) {
+        PyObject *x = PyTuple_GetItem(mask, i);
+        int overflow = 0;
+        long long value = x && PyLong_CheckExact(x) ? PyLong_AsLongLongAndOverflow(x, &overflow) : -2;
+        if (!x || !PyLong_CheckExact(x) || overflow || value < INT_MIN || value > INT_MAX ||
+            (value == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0;
+        }
+        out[i] = (int)value;
+    }
+    return 1;
+}
+
+/* The arguments both entry points take: (ctx, q, k, v, is_causal, scale, enable_gqa[, mask]).
+ * Returns 1 with the operands read and checked, 0 for a call to leave to Python, -1 on an error. */
+static int parse_call(PyObject *args, int need_no_grad, ft_context **ctx, PyObject **q, operand ops[3], int *code,
+                      int *causal, double *scale, int mask[4])
+{
+    PyObject *ctx_obj, *k, *v, *causal_obj, *scale_obj, *gqa_obj, *mask_obj = NULL;
+    if (!PyArg_UnpackTuple(args, "forward", 7, 8, &ctx_obj, q, &k, &v, &causal_obj, &scale_obj, &gqa_obj, &mask_obj))
         return -1;
-    if (!hp.forward || !hp.tensor_type)
+    if (!hp.forward || !hp.tensor_type || !read_mask(mask_obj, mask))
         return 0;
     if ((causal_obj != Py_True && causal_obj != Py_False) || (gqa_obj != Py_True && gqa_obj != Py_False))
         return 0;
@@ -370,16 +397,16 @@ static PyObject *call(PyObject *args, int whole)
     ft_context *ctx;
     PyObject *q, *out[4] = { NULL, NULL, NULL, NULL };
     operand ops[3] = { { 0 } };
-    int code, causal;
+    int code, causal, mask[4];
     double scale;
-    int parsed = parse_call(args, !whole, &ctx, &q, ops, &code, &causal, &scale);
+    int parsed = parse_call(args, !whole, &ctx, &q, ops, &code, &causal, &scale, mask);
     if (parsed <= 0) {
         if (parsed < 0)
             return NULL;
         Py_RETURN_NONE;
     }
     PyObject *result = NULL;
-    int status = run_forward(ctx, q, &ops[0], &ops[1], &ops[2], code, causal, scale, out);
+    int status = run_forward(ctx, q, &ops[0], &ops[1], &ops[2], code, causal, scale, mask, out);
     if (status > 0)
         result = PyLong_FromLong(status);
     else if (status == 0 && !whole)
@@ -408,9 +435,10 @@ static PyObject *hp_attention(PyObject *self, PyObject *args)
 }
 
 PyDoc_STRVAR(forward_doc,
-             "forward(ctx, q, k, v, is_causal, scale, enable_gqa) -> _attention.forward_call's tuple (q, k, v, o, "
-             "lse, desc, shapes, O's strides), None or a status, as attention() but whether or not "
-             "anything needs a gradient (autograd.Function.forward's call).");
+             "forward(ctx, q, k, v, is_causal, scale, enable_gqa[, mask]) -> _attention.forward_call's tuple (q, k, "
+             "v, o, lse, desc, shapes, O's strides), None or a status, as attention() but whether or not "
+             "anything needs a gradient (autograd.Function.forward's call); mask: None or check_mask's "
+             "(causal_align, window, window_left, window_right).");
 
 static PyObject *hp_forward(PyObject *self, PyObject *args)
 {

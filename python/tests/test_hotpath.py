@@ -199,6 +199,46 @@ class HotPath(unittest.TestCase):
         flashtune.attention(q, k, v)
         self.assertEqual(fake_torch.Function.last_ctx.saved_tensors[4].dtype, self.torch.float64)
 
+    def test_masked_forward_takes_the_hot_path(self):
+        """A bottom-right diagonal (a KV cache, speculative decoding's drafts) or a window: the same
+        desc as the Python path's, with or without anything to differentiate."""
+        cases = [  # (shapes, keywords, the desc's mask)
+            ([(2, 8, 16, 128), (2, 2, 4096, 128), (2, 2, 4096, 128)],
+             dict(is_causal=True, enable_gqa=True, causal_align="bottom_right"), (1, 0, 0, 0)),
+            ([(1, 4, 300, 64)] * 3, dict(is_causal=True, window_size=(128, 0)), (0, 1, 128, 0)),
+            ([(1, 4, 300, 64), (1, 4, 500, 64), (1, 4, 500, 64)],
+             dict(window_size=(-1, 32), causal_align="bottom_right"), (1, 1, -1, 32)),
+        ]
+        for grad in (False, True):
+            for shapes, kw, mask in cases:
+                with self.subTest(shapes=shapes, kw=kw, grad=grad):
+                    q, k, v = self.tensors(shapes, grad=grad)
+                    calls = self.var("calls").value
+                    with mock.patch.object(_attention, "desc_of", side_effect=AssertionError("the Python path ran")):
+                        o = flashtune.attention(q, k, v, **kw)
+                    self.assertEqual(self.var("calls").value, calls + 1)
+                    _, desc, ptrs, _, _ = self.last_call()
+                    want = _attention.desc_of(q, k, v, o, (q.shape[0], q.shape[1], q.shape[2], k.shape[2], q.shape[3],
+                                                           v.shape[3], k.shape[1]),
+                                              (q.stride(), k.stride(), v.stride(), o.stride()),
+                                              _attention.check_tensors(q, k, v, True), kw.get("is_causal", False),
+                                              None, mask, 0.0)
+                    self.assertEqual(desc, want)
+                    self.assertEqual(ptrs[:4], [q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()])
+                    if grad:   # the backward sends the same desc
+                        self.assertEqual(fake_torch.Function.last_ctx.ft[0], desc)
+
+    def test_a_mask_it_cannot_read_is_left_to_the_python_path(self):
+        hot, ctx = _attention._hot_forward, _library.handle().value
+        q, k, v = self.tensors([(2, 3, 100, 64)] * 3)
+        for mask in ([1, 0, 0, 0], (1, 0, 0), (1, 0, 0, 0, 0), (True, 0, 0, 0), (1, 0, 2 ** 40, 0), (1, 0, 1.0, 0),
+                     "bottom_right"):
+            with self.subTest(mask=mask):
+                self.assertIsNone(hot(ctx, q, k, v, True, None, False, mask))
+        self.assertEqual(self.var("calls").value + self.var("size_calls").value, 0)
+        self.assertIsNotNone(hot(ctx, q, k, v, True, None, False, None))   # None: no mask
+        self.assertEqual(self.var("calls").value, 1)
+
     def test_workspace_from_the_allocator(self):
         ctypes.c_size_t.in_dll(self.rec, "workspace").value = 12345
         q, k, v = self.tensors([(1, 4, 8, 64), (1, 4, 4096, 64), (1, 4, 4096, 64)])
