@@ -32,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import flashtune  # noqa: E402
 from plot import PEERS, geomean, plot_all  # noqa: E402   (bench/plot.py; matplotlib only when drawing)
+from rounds import interleaved, median_of_rounds  # noqa: E402
 
 SDPA = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
         "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
@@ -278,6 +279,8 @@ def run_facts(args, started, flex_why, fa4_why):
         "shapes": "hidden 2048 (heads = 2048 / D), 16384 tokens (batch = 16384 / N)",
         "timing": ("triton.testing.do_bench (warm-up 25 ms, 100 ms of calls, L2 flushed before each), median"
                    if triton_timer() else "median of synchronized CUDA-event timings after 3 warm-up calls") +
+                  (f"; each point's implementations in {args.rounds} interleaved rounds, the order rotated "
+                   "each round, the median of the rounds" if args.rounds > 1 else "") +
                   "; TFLOP/s: forward 4·B·H·N²·D (halved when causal), backward 2.5× forward",
         "dtypes": args.dtypes, "seqlens": args.seqlens, "head_dims": args.head_dims,
         "flex": flex_why or "torch.compile(flex_attention, dynamic=False), compiled and its causal block "
@@ -301,10 +304,11 @@ def parse_points(spec):
     return points
 
 
-def extra_points(points, backends, layout, out):   # backends(dtype): a fresh impls() a point
-    """The points beyond the grid (--extra), bf16, causal and not: their rows into
-    compare-extra.csv, their table (TFLOP/s, flashtune over each peer and over the best peer) as
-    markdown lines. FLOPs: forward 2·B·H·N²·(D + Dv), halved when causal; backward 2.5× that."""
+def extra_points(points, backends, layout, out, rounds=1):   # backends(dtype): a fresh impls() a point
+    """The points beyond the grid (--extra), bf16, causal and not, in `rounds` interleaved rounds:
+    their rows into compare-extra.csv, their table (TFLOP/s, flashtune over each peer and over the
+    best peer) as markdown lines. FLOPs: forward 2·B·H·N²·(D + Dv), halved when causal; backward
+    2.5× that."""
     if not points:
         return []
     rows = []
@@ -312,10 +316,12 @@ def extra_points(points, backends, layout, out):   # backends(dtype): a fresh im
         b, h, n, d = pt[:4]
         dv = pt[4] if len(pt) > 4 else d
         for causal in (False, True):
-            for name, fn in backends("bf16").items():
-                if name in ("efficient", "math"):   # far behind on the grid; left out to save time
-                    continue
-                res, why = measure(name, fn, torch.bfloat16, b, h, n, d, causal, dv, layout)
+            # efficient and math: far behind on the grid; left out to save time
+            fns = {name: fn for name, fn in backends("bf16").items() if name not in ("efficient", "math")}
+            timed = interleaved(fns, rounds, lambda name: measure(name, fns[name], torch.bfloat16, b, h, n, d, causal,
+                                                                  dv, layout))
+            for name in fns:
+                res, why = median_of_rounds(timed[name])
                 for p, backward in (("fwd", False), ("bwd", True)):
                     f = 2.0 * b * h * n * n * (d + dv) / (2 if causal else 1) * (2.5 if backward else 1)
                     ms = res[backward][0] if res else float("nan")
@@ -379,10 +385,16 @@ def main():
                     help="how the inputs are allocated; backends taking the other layout get the transposed view")
     ap.add_argument("--skip", type=lambda x: [s for s in x.split(",") if s], default=[],
                     help="backends to leave out, e.g. efficient,math (comma-separated)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="times each point's implementations in that many interleaved rounds, the order rotated "
+                         "each round, and reports each one's median (bench/rounds.py): ratios that hold under "
+                         "the clocks' steps, at that many times the cost (with --skip, the peers that matter)")
     ap.add_argument("--extra", type=parse_points, default="1:16:512:128,4:16:4096:96,4:16:4096:192:128,4:16:4096:256",
                     help="points beyond the grid, causal and not, bf16: B:H:N:D[:DV] separated by commas "
                          "('' for none); reported apart, outside the geometric means")
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error(f"--rounds={args.rounds}: must be at least 1")
     os.makedirs(args.out, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
     seqlens = [int(x) for x in args.seqlens.split(",")]
@@ -416,8 +428,11 @@ def main():
             for causal in (False, True):
                 for n in seqlens:
                     b, h = max(1, 16384 // n), 2048 // d
-                    for name, fn in backends(dname).items():
-                        res, why = measure(name, fn, dtype, b, h, n, d, causal, layout=args.layout)
+                    fns = backends(dname)
+                    timed = interleaved(fns, args.rounds, lambda name: measure(name, fns[name], dtype, b, h, n, d,
+                                                                               causal, layout=args.layout))
+                    for name in fns:
+                        res, why = median_of_rounds(timed[name])
                         for p, backward in (("fwd", False), ("bwd", True)):
                             ms = res[backward][0] if res else float("nan")
                             tf = flops(b, h, n, d, causal, backward) / (ms * 1e-3) / 1e12 if res else float("nan")
@@ -477,7 +492,7 @@ def main():
             md.append(f"| {dname} | {p} | " + " | ".join(cells) + " |")
 
     md += tf32_table(table)
-    md += extra_points(args.extra, backends, args.layout, args.out)
+    md += extra_points(args.extra, backends, args.layout, args.out, args.rounds)
     md += ["", "Peak memory of forward + backward, bf16, D = 128, non-causal, 16384 tokens (MiB above the inputs):",
            "", "| N | flashtune | materialize |", "| ---: | ---: | ---: |"]
     for n in (4096, 8192, 16384):

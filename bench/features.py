@@ -38,6 +38,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 import flashtune  # noqa: E402
 from compare import command_output, fa4_version, first_line, load_fa4_module, time_ms  # noqa: E402
+from rounds import interleaved, median_of_rounds  # noqa: E402
 
 # name, B, H, Hk, Nq, Nk, D, Dv, causal, options (window: keys left of the diagonal; softcap;
 # det: a deterministic backward; br: the diagonal bottom-right)
@@ -122,7 +123,12 @@ def measure(fn, bnhd, point):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="bench/out")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="times each point's implementations in that many interleaved rounds, the order rotated "
+                         "each round, and reports each one's median (bench/rounds.py)")
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error(f"--rounds={args.rounds}: must be at least 1")
     os.makedirs(args.out, exist_ok=True)
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     module, fa4_why = load_fa4_module()
@@ -133,10 +139,12 @@ def main():
         name, b, h, hk, nq, nk, d, dv, causal, opts = point
         n_pairs = pairs(nq, nk, causal, opts.get("window"), opts.get("br"))
         fwd_flops = 2.0 * b * h * n_pairs * (d + dv)
-        for impl, fn, bnhd in (("flashtune", flashtune_run(opts), False), ("cudnn", cudnn_run(opts), False),
-                               ("fa4", fa4_run(module, opts), True)):
-            res, why = measure(fn, bnhd, point) if fn else (None, "does not take the feature" if impl == "cudnn"
-                                                            else fa4_why)
+        impls = {"flashtune": (flashtune_run(opts), False), "cudnn": (cudnn_run(opts), False),
+                 "fa4": (fa4_run(module, opts), True)}   # name: (fn, whether it takes [B, N, H, D])
+        untimed = {"cudnn": "does not take the feature", "fa4": fa4_why}
+        timed = interleaved([i for i in impls if impls[i][0]], args.rounds, lambda i: measure(*impls[i], point))
+        for impl in impls:
+            res, why = median_of_rounds(timed[impl]) if impl in timed else (None, untimed.get(impl))
             for p, backward in (("fwd", False), ("bwd", True)):
                 ms = res[backward] if res else float("nan")
                 tf = (2.5 if backward else 1.0) * fwd_flops / (ms * 1e-3) / 1e12 if res else float("nan")
@@ -153,7 +161,9 @@ def main():
              "commit": commit, "fa4": fa4_why or f"flash-attn-4 {fa4_version()}",
              "date": f"{started} to {time.strftime('%H:%M UTC', time.gmtime())}",
              "command": "python3 bench/features.py " + " ".join(sys.argv[1:]),
-             "flops": "2·B·H·(pairs the mask lets through)·(D + Dv) forward, backward 2.5x"}
+             "flops": "2·B·H·(pairs the mask lets through)·(D + Dv) forward, backward 2.5x",
+             "rounds": f"{args.rounds} interleaved, the order rotated each round, the median of the rounds"
+                       if args.rounds > 1 else "1"}
     with open(os.path.join(args.out, "features.json"), "w") as f:
         json.dump(facts, f, indent=2, ensure_ascii=False)
         f.write("\n")

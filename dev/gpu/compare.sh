@@ -3,7 +3,10 @@
 # PyTorch's backends, FlexAttention and, where staged there, FlashAttention-4, in one process).
 # Results in $OUT; the summary tables last.
 # Usage: [COMPARE_ARGS="--dtypes bf16"] [COMPARE_LIMIT_S=560, 0: no compare.py] [FEATURES=1]
-#        [VARLEN_ARGS="--docs 16:64:4096"] [FLASHTUNE_COMMIT=abc1234] dev/gpu/compare.sh
+#        [FEATURES_ARGS="--rounds 3"] [VARLEN_ARGS="--docs 16:64:4096"] [FLASHTUNE_COMMIT=abc1234]
+#        dev/gpu/compare.sh
+# Ratios near 1 against FA4: COMPARE_ARGS="--dtypes bf16 --skip flash,flex,efficient,math --rounds 3"
+# (each point's implementations in three interleaved rounds; bench/rounds.py), in about the same time.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 source dev/gpu/build-lib.sh
@@ -14,7 +17,8 @@ fi
 # FEATURES=1: also bench/features.py (grouped heads, the deterministic backward, a window, a
 # softcap, MLA, speculative decoding) and bench/varlen.py (VARLEN_ARGS), beside the same peers.
 if [ -n "${FEATURES:-}" ]; then
-  timeout 240 python3 bench/features.py --out "$OUT" > "$OUT/features.log" 2>&1; echo "features rc=$?"
+  timeout 240 python3 bench/features.py --out "$OUT" ${FEATURES_ARGS:-} > "$OUT/features.log" 2>&1
+  echo "features rc=$?"
   timeout 180 python3 bench/varlen.py --out "$OUT" ${VARLEN_ARGS:-} > "$OUT/varlen.log" 2>&1; echo "varlen rc=$?"
   cat "$OUT/features.md" "$OUT/varlen.md" 2>/dev/null
 fi
