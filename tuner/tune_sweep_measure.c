@@ -82,6 +82,7 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
         }
         if (!u->worker_live) {
             why[0] = '\0';
+            started = tune_now();   /* its READY line's wait, a failed send to a kept worker aside */
             if (tune_worker_start(&task, next, w, why, sizeof why) != 0) {
                 snprintf(u->failure, sizeof u->failure, "starting a worker: %s", why);
                 rc = TUNE_PHASE_SETUP_FAILED;

@@ -132,8 +132,8 @@ void tune_record_format(const tune_record *r, char *line, size_t len);
 int tune_record_parse(const char *line, tune_record *r /* OUT */);
 
 /* Where a worker's set-up went, in seconds (its "READY" line): the driver opened and the context
- * made, NVML opened for the clocks, the buffers allocated and the random inputs made, the reference
- * run and kept. The sweep sums them to say what a worker's start costs (notes/tuning.md, section 12). */
+ * made, NVML opened for the clocks, the buffers allocated and the random inputs made (the ref
+ * module, whose kernels make them, loaded), the reference run and kept. The sweep sums them to say what a worker's start costs (notes/tuning.md, section 12). */
 typedef struct tune_setup_times {
     double open_s, clocks_s, inputs_s, reference_s;
 } tune_setup_times;

@@ -5,7 +5,8 @@ the same way (the flush's own kernel listed apart). A kernel whose device time m
 median accounts for the call; a gap is other work in the call or the GPU idle between kernels.
 
 Also the host's side: the wall time of a call among 200 queued back to back without a flush; where it
-exceeds the kernels' device time, the GPU waits for the host (the call is launch-bound).
+exceeds the kernels' device time, the GPU waits for the host (the call is launch-bound). Those calls
+find K and V in the L2, the profiled ones after a flush, so the comparison errs towards the GPU.
 
 Run after `source dev/gpu/build-lib.sh` (FLASHTUNE_LIBRARY set). Usage:
 python3 dev/gpu/forward-probe.py [B,H,N,D,causal[,DTYPE[,HK,NQ[,GRAD]]] ...], DTYPE bf16 (the default)

@@ -202,7 +202,7 @@ def forward_call(torch, q, k, v, dtype, causal, scale, mask, softcap, sinks=None
     strides: what the backward needs."""
     handle = _library.handle()
     if _hot_forward is not None and not softcap and sinks is None and not allow_tf32:
-        # all of it in one C call (the mask checked: check_mask)
+        # all of it in one C call (the mask checked by check_mask, or by the library)
         out = _hot_forward(handle.value, q, k, v, causal, scale, True, mask)   # (heads already checked)
         if out is not None:
             if out.__class__ is int:

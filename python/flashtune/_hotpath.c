@@ -329,10 +329,11 @@ static int read_mask(PyObject *mask, int out[4])
         return 0;
     for (Py_ssize_t i = 0; i < 4; i++) {
         PyObject *x = PyTuple_GetItem(mask, i);
+        if (!x || !PyLong_CheckExact(x))
+            return 0;
         int overflow = 0;
-        long long value = x && PyLong_CheckExact(x) ? PyLong_AsLongLongAndOverflow(x, &overflow) : -2;
-        if (!x || !PyLong_CheckExact(x) || overflow || value < INT_MIN || value > INT_MAX ||
-            (value == -1 && PyErr_Occurred())) {
+        const long long value = PyLong_AsLongLongAndOverflow(x, &overflow);
+        if (overflow || value < INT_MIN || value > INT_MAX || (value == -1 && PyErr_Occurred())) {
             PyErr_Clear();
             return 0;
         }
@@ -341,13 +342,15 @@ static int read_mask(PyObject *mask, int out[4])
     return 1;
 }
 
-/* The arguments both entry points take: (ctx, q, k, v, is_causal, scale, enable_gqa[, mask]).
- * Returns 1 with the operands read and checked, 0 for a call to leave to Python, -1 on an error. */
+/* The arguments both entry points take: (ctx, q, k, v, is_causal, scale, enable_gqa), and forward()'s
+ * mask after them. Returns 1 with the operands read and checked, 0 for a call to leave to Python,
+ * -1 on an error. */
 static int parse_call(PyObject *args, int need_no_grad, ft_context **ctx, PyObject **q, operand ops[3], int *code,
                       int *causal, double *scale, int mask[4])
 {
     PyObject *ctx_obj, *k, *v, *causal_obj, *scale_obj, *gqa_obj, *mask_obj = NULL;
-    if (!PyArg_UnpackTuple(args, "forward", 7, 8, &ctx_obj, q, &k, &v, &causal_obj, &scale_obj, &gqa_obj, &mask_obj))
+    if (!PyArg_UnpackTuple(args, need_no_grad ? "attention" : "forward", 7, need_no_grad ? 7 : 8, &ctx_obj, q, &k, &v,
+                           &causal_obj, &scale_obj, &gqa_obj, &mask_obj))
         return -1;
     if (!hp.forward || !hp.tensor_type || !read_mask(mask_obj, mask))
         return 0;

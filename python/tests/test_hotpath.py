@@ -231,13 +231,15 @@ class HotPath(unittest.TestCase):
     def test_a_mask_it_cannot_read_is_left_to_the_python_path(self):
         hot, ctx = _attention._hot_forward, _library.handle().value
         q, k, v = self.tensors([(2, 3, 100, 64)] * 3)
-        for mask in ([1, 0, 0, 0], (1, 0, 0), (1, 0, 0, 0, 0), (True, 0, 0, 0), (1, 0, 2 ** 40, 0), (1, 0, 1.0, 0),
-                     "bottom_right"):
+        for mask in ([1, 0, 0, 0], (1, 0, 0), (1, 0, 0, 0, 0), (True, 0, 0, 0), (1, 0, 2 ** 40, 0), (1, 0, 2 ** 70, 0),
+                     (1, 1, -2 ** 40, 0), (1, 0, 1.0, 0), "bottom_right"):
             with self.subTest(mask=mask):
                 self.assertIsNone(hot(ctx, q, k, v, True, None, False, mask))
         self.assertEqual(self.var("calls").value + self.var("size_calls").value, 0)
         self.assertIsNotNone(hot(ctx, q, k, v, True, None, False, None))   # None: no mask
         self.assertEqual(self.var("calls").value, 1)
+        with self.assertRaises(TypeError):   # attention() takes no mask
+            _attention._hot_attention(ctx, q, k, v, True, None, False, None)
 
     def test_workspace_from_the_allocator(self):
         ctypes.c_size_t.in_dll(self.rec, "workspace").value = 12345
