@@ -97,6 +97,9 @@ def measure(package, number):
         # [B, N, H, D] storage seen as [B, H, N, D]
         bnhd = tuple(Tensor((b, h, n, d), torch.bfloat16, cuda0, (n * h * d, d, h * d, 1)) for _ in range(3))
 
+        # speculative decoding's drafts: 16 rows of 32 heads over 4096 cached keys of 8, bottom-right
+        draft = (Tensor((8, 32, 16, 128), torch.bfloat16, cuda0),
+                 *(Tensor((8, 8, 4096, 128), torch.bfloat16, cuda0) for _ in range(2)))
         flashtune.attention(q, k, v, is_causal=True)   # loads, opens, builds the autograd class
         saved = Function.last_ctx
         cls = _attention._Attention.get()
@@ -108,6 +111,9 @@ def measure(package, number):
             "forward, [B,H,N,D] bf16 causal": per_call_us(lambda: flashtune.attention(q, k, v, is_causal=True), number),
             "forward, [B,N,H,D] view, scale=0.125": per_call_us(
                 lambda: flashtune.attention(*bnhd, scale=0.125), number),
+            "forward, bottom-right causal, grouped 32/8, 16 rows": per_call_us(
+                lambda: flashtune.attention(*draft, is_causal=True, enable_gqa=True, causal_align="bottom_right"),
+                number),
             "backward": per_call_us(lambda: cls.backward(saved, do), number),
             # the same in both columns: to subtract for the package's own share
             "  stand-in torch in a forward (2 empty, apply)": per_call_us(
