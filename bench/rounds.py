@@ -3,9 +3,10 @@
 Under sustained load an H100 or H200 lowers its clocks in steps within tens of milliseconds
 (notes/tuning.md, section 11), so two implementations timed one after the other at a point do not
 run under the same clocks, and a ratio near 1 moved by up to 13 % between two runs an hour apart.
-With rounds each implementation is timed once a round, the order rotated each round so that each
-takes each place in turn, and its result is the median of its rounds. No torch here: the tests
-run it on any machine."""
+With rounds each implementation is timed once a round, the order rotated each round (each takes
+each place when the rounds are a multiple of their number; who runs right after whom stays the
+same, the rotation of one cycle), and its result is the median of its rounds. No torch here: the
+tests run it on any machine."""
 import statistics
 
 

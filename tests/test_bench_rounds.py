@@ -35,6 +35,8 @@ class Rounds(unittest.TestCase):
         # features.py's: (forward ms, backward ms)
         self.assertEqual(rounds.median_of_rounds([((1.0, 4.0), ""), ((3.0, 2.0), "")]), ((2.0, 3.0), ""))
         self.assertEqual(rounds.median_of_rounds([((1.0, 4.0), "")]), ((1.0, 4.0), ""))
+        # the median, not the mean: one slow round (a clock step) does not move it
+        self.assertEqual(rounds.median_of_rounds([((1.0,), ""), ((1.1,), ""), ((5.0,), "")]), ((1.1,), ""))
 
     def test_a_failed_round_fails_the_implementation(self):
         res = [((1.0, 2.0), ""), (None, "CUDA out of memory"), ((1.0, 2.0), "")]
