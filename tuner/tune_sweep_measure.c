@@ -63,7 +63,7 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
         tune_worker_proc *w = &u->worker;
         char why[1024] = "", line[2048], how[160];
         int ready = 0, inflight = -1, progressed = 0, reused = 0;
-        double started = tune_now(), deadline = started + setup_s;
+        double started = 0, deadline = tune_now() + setup_s;   /* started: when a fresh worker was */
         /* The unit's worker, idle since its last call, takes the whole list; else (none yet, or
          * one gone) a fresh worker starts at the first candidate without a result. */
         if (u->worker_live && next == 0) {
@@ -82,7 +82,7 @@ int tune_sweep_run_phase(tune_sweep *s, tune_unit *u, const int *cands, int n, c
         }
         if (!u->worker_live) {
             why[0] = '\0';
-            started = tune_now();   /* its READY line's wait, a failed send to a kept worker aside */
+            started = tune_now();
             if (tune_worker_start(&task, next, w, why, sizeof why) != 0) {
                 snprintf(u->failure, sizeof u->failure, "starting a worker: %s", why);
                 rc = TUNE_PHASE_SETUP_FAILED;
