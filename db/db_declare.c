@@ -2,9 +2,10 @@
  * same kernels twice moves their medians by about 2 %, so among kernels that close the fastest
  * is chance; a winner replaced on chance makes every sweep churn the tables, and a pick that
  * holds at one shape only is likelier to be chance than one that holds at its neighbours. The
- * rule (db_internal.h, db_declare_winners): the stored winner while it ties with the fastest,
- * else of the tied kernels one that spills no registers, the one that ties at the most other
- * workloads of its kind, else the fastest. */
+ * rule (db_internal.h, db_declare_winners): the stored winner while a sweep's timing of it here
+ * ties with the fastest (an imported figure is another run's: it keeps nothing), else of the tied
+ * kernels one that spills no registers, the one that ties at the most other workloads of its
+ * kind, else the fastest. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,11 @@ static int declared_parse(const char *name)
     return -1;
 }
 
-/* One valid timing a sweep stored (imported ones are another machine's or run's figures). */
+/* A valid timing a sweep stored (of results r JOIN sweeps s): imported ones are another machine's
+ * or run's figures. */
+#define SWEEP_TIMING "r.status = 'ok' AND r.median_ms > 0 AND s.space_file NOT LIKE 'import:%'"
+
+/* One valid timing a sweep stored (SWEEP_TIMING). */
 typedef struct timing {
     int64_t workload_id, kernel_id;
     double median, spread;   /* spread 0 when not stored */
@@ -112,8 +117,7 @@ static int load(db *d, int64_t device_id, double margin, timing **list, int *n, 
                       DB_WORKLOAD_COLUMNS("l") ", " DB_KERNEL_COLUMNS("k") " FROM results r JOIN sweeps s ON s.id = r.sweep_id"
                       " JOIN workloads l ON l.id = r.workload_id JOIN kernels k ON k.id = r.kernel_id"
                       " LEFT JOIN binaries b ON b.id = r.binary_id"
-                      " WHERE r.device_id = ?1 AND r.status = 'ok' AND r.median_ms > 0"
-                      " AND s.space_file NOT LIKE 'import:%' ORDER BY r.workload_id, r.median_ms, r.kernel_id",
+                      " WHERE r.device_id = ?1 AND " SWEEP_TIMING " ORDER BY r.workload_id, r.median_ms, r.kernel_id",
                    &st, err, len) != 0)
         return -1;
     sqlite3_bind_int64(st, 1, device_id);
@@ -235,50 +239,18 @@ static db_declared decide(const timing *list, const group *groups, int ngroups, 
     return c;
 }
 
-/* Declares the workloads of one device (ids NULL: every one with timings). */
-/* The valid result of (device, workload, kernel) whatever stored it (an import's too): 1 found (OUT:
- * *median, *spread, 0 when not stored), 0 none, -1 error. */
-static int stored_result(db *d, int64_t device_id, int64_t workload_id, int64_t kernel_id, double *median,
-                         double *spread, char *err, size_t len)
-{
-    sqlite3_stmt *st;
-    if (db_prepare(d, "SELECT median_ms, spread FROM results WHERE device_id = ?1 AND workload_id = ?2"
-                      " AND kernel_id = ?3 AND status = 'ok' AND median_ms > 0", &st, err, len) != 0)
-        return -1;
-    sqlite3_bind_int64(st, 1, device_id);
-    sqlite3_bind_int64(st, 2, workload_id);
-    sqlite3_bind_int64(st, 3, kernel_id);
-    const int found = db_step_row(d, st, err, len);
-    if (found == 1) {
-        *median = sqlite3_column_double(st, 0);
-        *spread = db_column_real(st, 1);
-        if (!(*spread >= 0))
-            *spread = 0;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
-/* The stored winner inc when no sweep timed it here (an imported line whose kernel is not among
- * the candidates): its stored figure is the best there is of it, so it stays while that ties with
- * the fastest timing. 1 kept (OUT: *c), 0 not, -1 error. */
-static int keep_untimed(db *d, int64_t device_id, int64_t workload_id, const timing *list, const group *g,
-                        int64_t inc, double margin, db_declared *c, char *err, size_t len)
+/* Whether a sweep timed kernel_id for group g here: a timing of g's list. */
+static int timed_here(const timing *list, const group *g, int64_t kernel_id)
 {
     for (int i = g->first; i < g->first + g->n; i++)
-        if (list[i].kernel_id == inc)
-            return 0;   /* timed: decide judges it */
-    double median = 0, spread = 0;
-    const int found = stored_result(d, device_id, workload_id, inc, &median, &spread, err, len);
-    if (found <= 0)
-        return found;
-    if (!ties(&list[g->first], median, spread, margin))
-        return 0;
-    *c = (db_declared){ .kernel_id = inc, .reason = DB_DECLARED_KEPT,
-                        .behind = fmax(0, median / list[g->first].median - 1), .neighbours = -1, .spills = -1 };
-    return 1;
+        if (list[i].kernel_id == kernel_id)
+            return 1;
+    return 0;
 }
 
+/* Declares the workloads of one device (ids NULL: every one with timings). A stored winner no
+ * sweep timed here (an import's, or another row's) is not kept on a figure of another run: the
+ * workload's timings decide alone, and counts->untimed says how often. */
 static int declare_device(db *d, int64_t device_id, const int64_t *ids, int n, double margin,
                           db_declare_counts *counts, char *err, size_t len)
 {
@@ -299,18 +271,13 @@ static int declare_device(db *d, int64_t device_id, const int64_t *ids, int n, d
             rc = -1;
             break;
         }
-        db_declared c;
-        const int kept = found ? keep_untimed(d, device_id, w, list, &groups[g], inc, margin, &c, err, len) : 0;
-        if (kept < 0) {
-            rc = -1;
-            break;
-        }
-        if (!kept)
-            c = decide(list, groups, ngroups, g, found ? inc : 0);
+        const int untimed = found && !timed_here(list, &groups[g], inc);
+        const db_declared c = decide(list, groups, ngroups, g, found && !untimed ? inc : 0);
         rc = db_declared_put_tx(d, device_id, w, &c, err, len);
         if (rc == 0 && counts) {
             counts->workloads++;
             counts->by_reason[c.reason]++;
+            counts->untimed += untimed;
         }
     }
     free(list);
@@ -361,6 +328,34 @@ int db_declare_winners(db *d, int64_t device_id, const int64_t *workload_ids, in
     if (rc != 0 && counts)
         memset(counts, 0, sizeof *counts);
     return rc;
+}
+
+int db_declared_untimed(db *d, int64_t device_id, int64_t workload_id, int64_t *kernel_id, char *err, size_t len)
+{
+    const char *func = "db_declared_untimed";
+    if (d && !kernel_id)
+        return db_fail(err, len, "%s: kernel_id is NULL", func);
+    if (db_enter(d, func, 0, err, len) != 0)
+        return -1;
+    int64_t inc = 0;
+    int found = incumbent(d, device_id, workload_id, &inc, err, len);
+    if (found == 1) {
+        sqlite3_stmt *st;
+        found = -1;
+        if (db_prepare(d, "SELECT 1 FROM results r JOIN sweeps s ON s.id = r.sweep_id WHERE r.device_id = ?1"
+                          " AND r.workload_id = ?2 AND r.kernel_id = ?3 AND " SWEEP_TIMING, &st, err, len) == 0) {
+            sqlite3_bind_int64(st, 1, device_id);
+            sqlite3_bind_int64(st, 2, workload_id);
+            sqlite3_bind_int64(st, 3, inc);
+            const int timed = db_step_row(d, st, err, len);
+            found = timed < 0 ? -1 : !timed;
+            sqlite3_finalize(st);
+        }
+    }
+    if (found == 1)
+        *kernel_id = inc;
+    db_leave(d);
+    return found;
 }
 
 int db_declared_get(db *d, int64_t device_id, int64_t workload_id, db_declared *out, char *err, size_t len)

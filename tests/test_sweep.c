@@ -1,6 +1,7 @@
 /* The sweep's CPU-checkable parts: timing statistics, the FLOP count, the worker's result
  * lines, error comparison, the prune count, the default-configuration test, the resume filter
- * against a database holding some results, and `flashtune tune` without a GPU (compile only,
+ * against a database holding some results, the stored winners a space lacks added to its
+ * candidates (and the plan's resume with them), and `flashtune tune` without a GPU (compile only,
  * exit 0, nothing stored). The GPU path itself runs on the GPU machine. */
 #include <math.h>
 #include <setjmp.h>
@@ -544,6 +545,202 @@ static void test_shipped_seeds(void **state)
     db_close(shipped);
 }
 
+/* A forward d256 causal workload's fwd_wgmma candidate as a space makes it: the problem's
+ * parameters, 128 rows beside a producer, OVERLAP, two stages, block_n keys, persistent or not. */
+static gen_config wgmma_d256(const db_workload *w, int block_n, int persistent)
+{
+    gen_config c;
+    gen_config_init(&c, gen_family_find("fwd_wgmma"));
+    c.p[GEN_DTYPE] = w->dtype;
+    c.p[GEN_HEAD_DIM] = c.p[GEN_HEAD_DIM_V] = w->head_dim;
+    c.p[GEN_CAUSAL] = w->causal;
+    c.p[GEN_BLOCK_M] = 128;
+    c.p[GEN_NUM_WARPS] = 12;
+    c.p[GEN_NUM_STAGES] = 2;
+    c.p[GEN_OVERLAP] = 1;
+    c.p[GEN_BLOCK_N] = block_n;
+    c.p[GEN_PERSISTENT] = persistent;
+    gen_config_fit_lengths(&c, w->seqlen_q, w->seqlen_k);
+    return c;
+}
+
+static db_kernel kernel_of(const gen_config *c)
+{
+    db_kernel k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.family, sizeof k.family, "%s", c->family->name);
+    memcpy(k.p, c->p, sizeof k.p);
+    return k;
+}
+
+/* The stored winners a unit lacks (tune_sweep_winners_to_add), on the guard's case: at fwd d256
+ * causal B 16 N 1024 the stored winner is one stage without OVERLAP, persistent, which the space's
+ * where() leaves out. It is added with the workload's parameters (EVEN_M, EVEN_N fitted) and put
+ * first by the known-first order; the same winner twice (the database's and the seed) once; a
+ * winner the candidates have, another family's, or one the family's checks refuse (shared
+ * memory), not at all. */
+static void test_winners_added(void **state)
+{
+    (void)state;
+    const db_workload w = { .op = DB_OP_FWD, .dtype = 2, .head_dim = 256, .head_dim_v = 256, .causal = 1,
+                            .batch = 16, .heads = 16, .seqlen_q = 1024, .seqlen_k = 1024 };
+    const int smem = gen_smem_limit_for_arch("sm_90");
+    char why[256];
+    gen_config all[3] = { wgmma_d256(&w, 80, 0), wgmma_d256(&w, 80, 1) };
+    for (int i = 0; i < 2; i++)
+        if (gen_validate(&all[i], smem, why, sizeof why) != 0)
+            fail_msg("candidate %d: %s", i, why);
+    gen_config stale = wgmma_d256(&w, 80, 1);   /* the stored winner */
+    stale.p[GEN_NUM_STAGES] = 1;
+    stale.p[GEN_OVERLAP] = 0;
+    db_kernel winners[5];
+    winners[0] = kernel_of(&stale);
+    winners[0].p[GEN_EVEN_M] = winners[0].p[GEN_EVEN_N] = 0;   /* problem parameters come from the workload */
+    gen_config refused = wgmma_d256(&w, 256, 0);   /* 256 keys of d256 in two stages: no shared memory for it */
+    assert_int_not_equal(gen_validate(&refused, smem, why, sizeof why), 0);
+    winners[1] = kernel_of(&refused);
+    winners[2] = kernel_of(&stale);
+    snprintf(winners[2].family, sizeof winners[2].family, "fwd_mma");   /* another family: an order hint only */
+    winners[3] = kernel_of(&all[1]);   /* a candidate already, tuned at another dtype */
+    winners[3].p[GEN_DTYPE] = 1;
+    winners[4] = winners[0];   /* the seed, the same kernel */
+    gen_config out[5];
+    assert_int_equal(tune_sweep_winners_to_add(all, 2, &w, winners, 5, smem, "sm_90", out), 1);
+    for (int p = 0; p < GEN_PARAM_COUNT; p++)
+        if (out[0].p[p] != stale.p[p])
+            fail_msg("the added winner's %s is %d, expected %d", gen_param_name((gen_param)p), out[0].p[p],
+                     stale.p[p]);
+    assert_ptr_equal(out[0].family, stale.family);
+    assert_int_equal(out[0].p[GEN_EVEN_M], 1);   /* 1024 rows in 128s; keys in 80s do not divide */
+    assert_int_equal(out[0].p[GEN_EVEN_N], 0);
+    /* Timed first: the unit's winner is known. */
+    all[2] = out[0];
+    int pending[3] = { 0, 1, 2 };
+    assert_int_equal(tune_sweep_known_first(all, pending, 3, winners, 1), 1);
+    assert_int_equal(pending[0], 2);
+    /* Not for a GPU whose arch the family does not run on, nor with no candidates. */
+    assert_int_equal(tune_sweep_winners_to_add(all, 2, &w, winners, 1, smem, "sm_80", out), 0);
+    assert_int_equal(tune_sweep_winners_to_add(all, 0, &w, winners, 1, smem, "sm_90", out), 0);
+    /* A shared-memory limit the winner's tiles exceed refuses it too. */
+    assert_int_equal(tune_sweep_winners_to_add(all, 2, &w, winners, 1, 64 * 1024, "sm_90", out), 0);
+}
+
+/* Frees what tune_sweep_plan made (units, kernels), so that the test below plans again. */
+static void free_plan(tune_sweep *s)
+{
+    for (int i = 0; i < s->unit_count; i++) {
+        free(s->units[i].job);
+        free(s->units[i].pending);
+        free(s->units[i].grown.configs);
+    }
+    free(s->units);
+    tune_kernels_free(&s->ks);
+    s->units = NULL;
+    s->unit_count = 0;
+}
+
+/* The plan of a sweep into a database holding an imported winner outside the space
+ * (tune_sweep_plan): the winner is a candidate of its unit and pending (an import is no timing);
+ * once a sweep timed it a rerun adds it again without timing it again; once the declared winner is
+ * another, the rerun adds nothing and goes on. */
+static void test_plan_adds_stored_winners(void **state)
+{
+    (void)state;
+    char space[] = "/tmp/test_sweep_space_XXXXXX";
+    int fd = mkstemp(space);
+    assert_true(fd >= 0);
+    const char *text =
+        "return { space{ template = 'fwd_mma', fixed = { CAUSAL_SKIP = 1, NUM_STAGES = 2, BLOCK_N = 64, NUM_WARPS = 4 },\n"
+        "  params = { BLOCK_M = {64} },\n"
+        "  workloads = { { dtype = 'bf16', head_dim = 64, causal = 0, batch = 1, heads = 2, seqlen = 256 } } } }\n";
+    assert_true(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    close(fd);
+    tune_gpu_info gpu = { .dev = { .name = "Test GPU", .arch = "sm_90", .cc_major = 9, .sm_count = 132, .real = 1 } };
+    tune_space_set *set = NULL;
+    char err[1024];
+    if (tune_space_load(space, &gpu.dev, &set, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    unlink(space);
+    char path[] = "/tmp/test_sweep_XXXXXX";
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    tune_sweep s;
+    memset(&s, 0, sizeof s);
+    s.gpu = &gpu;
+    assert_int_equal(db_open(path, DB_OPEN_CREATE, &s.d, err, sizeof err), 0);
+    db_device dev = { "Test GPU", "sm_90", 9, 0, 132, "13.0", "13.0" };
+    assert_int_equal(db_device_upsert(s.d, &dev, &s.device_id, err, sizeof err), 0);
+    const tune_candidates *space_cands = &set->spaces[0].workloads[0];
+    db_workload w;
+    tune_workload_db(&space_cands->workload, DB_OP_FWD, &w);
+    int64_t w_id, imported, swept;
+    assert_int_equal(db_workload_upsert(s.d, &w, &w_id, err, sizeof err), 0);
+    /* The winner: 128 rows on 8 warps, its kernel row as the sweep makes it (the source's hash). */
+    gen_config winner = space_cands->configs[0];
+    winner.p[GEN_BLOCK_M] = 128;
+    winner.p[GEN_NUM_WARPS] = 8;
+    gen_config_fit_lengths(&winner, 256, 256);
+    tune_kernel_set scratch = { 0 };
+    const int job = tune_kernels_add(&scratch, &winner);
+    assert_true(job >= 0);
+    db_kernel k = kernel_of(&winner);
+    memcpy(k.source_hash, scratch.jobs[job].hash, sizeof k.source_hash);
+    tune_kernels_free(&scratch);
+    int64_t winner_id;
+    assert_int_equal(db_kernel_upsert(s.d, &k, &winner_id, err, sizeof err), 0);
+    assert_int_equal(db_sweep_begin(s.d, "import:winners.txt", "0123456789abcdef", "host", &imported, err, sizeof err), 0);
+    db_result r = { .sweep_id = imported, .device_id = s.device_id, .workload_id = w_id, .kernel_id = winner_id,
+                    .status = DB_STATUS_OK, .median_ms = 0.5, .min_ms = 0.5, .tflops = 100 };
+    assert_int_equal(db_result_put(s.d, &r, err, sizeof err), 0);
+
+    if (tune_sweep_plan(&s, set) != 0)
+        fail_msg("%s", s.err);
+    assert_int_equal(s.unit_count, 1);
+    tune_unit *u = &s.units[0];
+    assert_int_equal(u->added, 1);
+    assert_int_equal(u->cands->count, space_cands->count + 1);
+    assert_int_equal(u->cands->configs[1].p[GEN_BLOCK_M], 128);
+    assert_int_equal(s.ks.jobs[u->job[1]].kernel_id, winner_id);
+    assert_int_equal(u->pending_count, 2);   /* the import's figure is no timing here */
+    const int64_t candidate_id = s.ks.jobs[u->job[0]].kernel_id;
+    free_plan(&s);
+
+    /* A sweep timed the winner, then stopped: the rerun has it among the candidates, not pending. */
+    assert_int_equal(db_sweep_begin(s.d, "test.lua", "0123456789abcdef", "host", &swept, err, sizeof err), 0);
+    r.sweep_id = swept;
+    r.median_ms = 0.6;
+    assert_int_equal(db_result_put(s.d, &r, err, sizeof err), 0);
+    if (tune_sweep_plan(&s, set) != 0)
+        fail_msg("%s", s.err);
+    u = &s.units[0];
+    assert_int_equal(u->added, 1);
+    assert_int_equal(u->pending_count, 1);
+    assert_int_equal(u->pending[0], 0);
+    free_plan(&s);
+
+    /* The candidate timed faster and declared: the winner is no longer the stored one. */
+    r.kernel_id = candidate_id;
+    r.median_ms = 0.4;
+    assert_int_equal(db_result_put(s.d, &r, err, sizeof err), 0);
+    assert_int_equal(db_declare_winners(s.d, s.device_id, &w_id, 1, DB_DECLARE_MARGIN, NULL, err, sizeof err), 0);
+    if (tune_sweep_plan(&s, set) != 0)
+        fail_msg("%s", s.err);
+    u = &s.units[0];
+    assert_int_equal(u->added, 0);
+    assert_ptr_equal(u->cands, space_cands);
+    assert_int_equal(u->pending_count, 0);
+    free_plan(&s);
+    db_close(s.d);
+    tune_space_set_free(set);
+    char side[sizeof path + 8];
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+    unlink(path);
+}
+
 /* Without a driver, `flashtune tune` compiles only, exits 0 and writes no database. */
 static void test_compile_only(void **state)
 {
@@ -588,6 +785,8 @@ int main(void)
         cmocka_unit_test(test_resume_filter),
         cmocka_unit_test(test_worker_batches),
         cmocka_unit_test(test_shipped_seeds),
+        cmocka_unit_test(test_winners_added),
+        cmocka_unit_test(test_plan_adds_stored_winners),
         cmocka_unit_test(test_compile_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

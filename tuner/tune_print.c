@@ -345,7 +345,10 @@ int tune_print_workloads(db *d, FILE *out, char *err, size_t len)
 void tune_print_declare_counts(FILE *out, const char *prefix, const db_declare_counts *c, double margin)
 {
     fprintf(out, "%s%d workloads (a tie: within %g %% of the fastest, or the spreads): %d the fastest, %d the stored "
-            "winner kept, %d a tied kernel without spills, %d the tied kernel that holds at neighbouring shapes\n",
+            "winner kept, %d a tied kernel without spills, %d the tied kernel that holds at neighbouring shapes",
             prefix, c->workloads, 100 * margin, c->by_reason[DB_DECLARED_FASTEST], c->by_reason[DB_DECLARED_KEPT],
             c->by_reason[DB_DECLARED_SPILL_FREE], c->by_reason[DB_DECLARED_HOLDS]);
+    if (c->untimed)   /* an imported figure is another run's: it does not keep a winner */
+        fprintf(out, "; %d stored winners not re-timed here, replaced", c->untimed);
+    fprintf(out, "\n");
 }

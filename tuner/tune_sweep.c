@@ -63,12 +63,17 @@ int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const ch
     if (tune_sweep_plan(&s, set) != 0)
         goto end_sweep;
     long stored = 0, pending = 0;
+    int added = 0;
     for (int i = 0; i < s.unit_count; i++) {
         pending += s.units[i].pending_count;
         stored += s.units[i].cands->count - s.units[i].pending_count;
+        added += s.units[i].added;
     }
     printf("flashtune tune: %d workloads, %ld candidates: %ld already in the database (resume), %ld to measure\n",
            s.unit_count, stored + pending, stored, pending);
+    if (added)
+        printf("flashtune tune: %d of the candidates are stored winners (this GPU's in the database, the shipped "
+               "tables') that their spaces lack, added so that they are timed here\n", added);
     s.threads = threads;
     if (tune_kernels_build(&s.ks, s.d, gpu->dev.arch, threads, 1, s.err, sizeof s.err) != 0)
         goto end_sweep;
@@ -146,6 +151,7 @@ done:
     for (int i = 0; i < s.unit_count; i++) {
         free(s.units[i].job);
         free(s.units[i].pending);
+        free(s.units[i].grown.configs);
     }
     free(s.units);
     tune_kernels_free(&s.ks);

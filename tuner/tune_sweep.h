@@ -43,8 +43,9 @@ int tune_sweep_compile_only(const tune_space_set *set, const char *arch, int thr
  * workloads in their order: a rerun resumes), and returns 0. Returns 0 when every workload was
  * handled (failed candidates are results too), 1 on a database error or when a workload could not
  * be set up (no reference, no memory), TUNE_SWEEP_INTERRUPTED after Ctrl-C. seeded: each
- * workload's search also starts from the shipped tables' winner for it (tune_sweep_seed). Never
- * touches CUDA in this process. */
+ * workload's search also starts from the shipped tables' winner for it (tune_sweep_seed). That
+ * one and the workload's own winner in the database are candidates where the space lacks them
+ * (tune_sweep_winners_to_add). Never touches CUDA in this process. */
 int tune_sweep_run(const tune_space_set *set, const tune_gpu_info *gpu, const char *db_path, int threads,
                    long budget_s, int seeded);
 
@@ -61,6 +62,19 @@ int tune_sweep_pending(db *d, int64_t device_id, int64_t workload_id, const int6
  * this one too, so that a sweep cut short by its budget has timed them (and the guided strategy
  * starts from them). Returns how many were put first. */
 int tune_sweep_known_first(const gen_config *configs, int *pending, int n, const db_kernel *known, int known_n);
+
+/* The configurations a workload's candidates (configs[0..n), the space's for workload w) lack
+ * of its stored winners winners[0..winners_n) (this GPU's winner of w in the sweep's database,
+ * which a winners file's import or an earlier sweep put there, and the shipped tables' seed), so
+ * that the sweep times them beside the candidates rather than the declaration trusting a figure
+ * of another run: each winner of the candidates' family whose tunables no candidate has, with the
+ * candidates' problem parameters and EVEN_M, EVEN_N fitted to w's lengths, that the family's
+ * checks take for w (gen_validate under smem_limit, gen_check_arch for arch,
+ * gen_check_problem_heads; a space's where() is not asked), once each. Another family's kernel,
+ * or one the checks refuse, is left out. OUT: out[] (room for winners_n), in winners' order.
+ * Returns how many. */
+int tune_sweep_winners_to_add(const gen_config *configs, int n, const db_workload *w, const db_kernel *winners,
+                              int winners_n, int smem_limit, const char *arch, gen_config *out);
 
 /* 1 when c holds its family's default for every parameter the space may choose (all but
  * DTYPE, HEAD_DIM, HEAD_DIM_V, CAUSAL, EVEN_M, EVEN_N, which the workload sets). */

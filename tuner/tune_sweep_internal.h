@@ -14,7 +14,12 @@
 /* One (space, workload): its candidates, their kernels and what is left to measure. */
 typedef struct tune_unit {
     const tune_space *space;
-    const tune_candidates *cands;
+    const tune_candidates *cands;   /* the space's, or `grown` where stored winners were added */
+    tune_candidates grown;      /* the space's candidates and after them the stored winners it lacks
+                                 * (tune_sweep_winners_to_add); configs malloc'ed, NULL when none */
+    int added;                  /* how many stored winners were added so */
+    db_kernel seed;             /* the shipped tables' winner for the workload (tune_sweep_seed) */
+    int seeded;                 /* seed holds one */
     int backward;
     int *job;                   /* per candidate: index into the kernel set */
     int ref_job;
@@ -26,6 +31,8 @@ typedef struct tune_unit {
     int lazy;                   /* a search a budget bounds (halving, guided; no cut decided before):
                                  * its kernels are built as it reaches them, most never timed */
     int whole;                  /* measured to the end (this run or before): its winner is declared */
+    int64_t untimed_winner;     /* the stored winner no sweep timed here, which the declaration
+                                 * replaced (db_declared_untimed, before it); 0 none */
     tune_worker_proc worker;    /* the worker serving this unit's calls, kept between them */
     int worker_live;            /* worker is running (tune_sweep_end_unit stops it) */
     double best_tflops;         /* best of this run, for the progress line */
@@ -62,8 +69,8 @@ typedef struct tune_sweep {
 
 /* ---- the plan (tune_sweep_plan.c) ---------------------------------------------------------- */
 
-/* Builds the units, stores devices, workloads and kernels, and finds what is pending. 0 or -1
- * (s->err). */
+/* Builds the units (each with the stored winners its space lacks: tune_sweep_winners_to_add),
+ * stores devices, workloads and kernels, and finds what is pending. 0 or -1 (s->err). */
 int tune_sweep_plan(tune_sweep *s, const tune_space_set *set);
 /* The kernels of the winners the database holds for this GPU (its name): those of earlier
  * sweeps and of the workloads this one has measured so far. OUT: *known (malloc'ed), *n. 0, or

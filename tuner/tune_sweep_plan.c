@@ -1,7 +1,8 @@
 /* The sweep's plan: one unit per (space, workload) with its kernels and database rows, the
- * resume filter that leaves out what the database already holds, and the order a unit's search
- * takes its pending candidates in (this GPU's known winners first, read before each unit, and the
- * shipped table's winner the runtime would serve the workload with). */
+ * stored winners of its workload added to its candidates where the space lacks them, the resume
+ * filter that leaves out what the database already holds, and the order a unit's search takes its
+ * pending candidates in (this GPU's known winners first, read before each unit, and the shipped
+ * table's winner the runtime would serve the workload with). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,80 @@ int tune_sweep_seed(db *seeds, const char *device_name, const char *arch, const 
     return found;
 }
 
+/* ---- the stored winners re-timed ---------------------------------------------------------- */
+
+int tune_sweep_winners_to_add(const gen_config *configs, int n, const db_workload *w, const db_kernel *winners,
+                              int winners_n, int smem_limit, const char *arch, gen_config *out)
+{
+    if (n <= 0)
+        return 0;
+    const gen_family *f = configs[0].family;
+    const gen_param_set tunables = gen_param_mask(GEN_ROLE_TUNABLE) & f->params;
+    int added = 0;
+    for (int k = 0; k < winners_n; k++) {
+        if (strcmp(winners[k].family, f->name) != 0)
+            continue;   /* another family's kernel is no candidate of this space */
+        int have = 0;   /* a candidate already, or added: timed once */
+        for (int c = 0; c < n && !have; c++)
+            have = same_tunables(&configs[c], &winners[k]);
+        for (int a = 0; a < added && !have; a++)
+            have = same_tunables(&out[a], &winners[k]);
+        if (have)
+            continue;
+        gen_config c = configs[0];   /* the workload's parameters as the space set them, the winner's tunables */
+        for (int p = 0; p < GEN_PARAM_COUNT; p++)
+            if (tunables & GEN_BIT(p))
+                c.p[p] = winners[k].p[p];
+        gen_config_fit_lengths(&c, w->seqlen_q, w->seqlen_k);
+        /* The enumeration's checks (tune_space_enum.c) but where(): the space's preferences are
+         * what a stored winner outside it escapes, the family's rules are not. */
+        char why[TUNE_REASON_LEN];
+        if (gen_validate(&c, smem_limit, why, sizeof why) == 0 && gen_check_arch(f, arch, why, sizeof why) == 0 &&
+            gen_check_problem_heads(&c, w->heads, w->heads_k, why, sizeof why) == 0)
+            out[added++] = c;
+    }
+    return added;
+}
+
+/* Gives u the stored winners of its workload that its space lacks (tune_sweep_winners_to_add):
+ * this GPU's winner in the sweep's database (a winners file's import, an earlier sweep's; of
+ * every device row of its name) and the shipped tables' seed. They are known winners, so the
+ * search times them first; the kernels and the resume filter take them as any candidate, so a
+ * resumed sweep does not time them twice. list[0..list_n): the database's winners. 0 or -1
+ * (s->err). */
+static int add_stored_winners(tune_sweep *s, tune_unit *u, const tune_space_set *set, const db_winner *list,
+                              int list_n)
+{
+    const int count = u->cands->count;
+    db_kernel *stored = malloc((size_t)(list_n + 1) * sizeof *stored);
+    gen_config *configs = malloc((size_t)(count + list_n + 1) * sizeof *configs);
+    if (!stored || !configs) {
+        free(stored), free(configs);
+        return snprintf(s->err, sizeof s->err, "out of memory"), -1;
+    }
+    int n = 0;
+    for (int i = 0; i < list_n; i++)
+        if (list[i].workload_id == u->workload_id && !strcmp(list[i].device.name, s->gpu->dev.name))
+            stored[n++] = list[i].kernel;
+    if (u->seeded)
+        stored[n++] = u->seed;
+    const int smem_limit = set->device.smem_per_block_optin > 0 ? set->device.smem_per_block_optin
+                                                                : gen_smem_limit_for_arch(set->device.arch);
+    u->added = tune_sweep_winners_to_add(u->cands->configs, count, &u->cands->workload, stored, n, smem_limit,
+                                         set->device.arch, configs + count);
+    free(stored);
+    if (!u->added) {
+        free(configs);
+        return 0;
+    }
+    memcpy(configs, u->cands->configs, (size_t)count * sizeof *configs);
+    u->grown = *u->cands;
+    u->grown.configs = configs;
+    u->grown.count = count + u->added;
+    u->cands = &u->grown;
+    return 0;
+}
+
 int tune_sweep_known_winners(tune_sweep *s, db_kernel **known, int *n)
 {
     db_winner *list = NULL;
@@ -93,14 +168,23 @@ int tune_sweep_known_winners(tune_sweep *s, db_kernel **known, int *n)
 
 /* ---- units ------------------------------------------------------------------------------- */
 
-int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
+/* The shipped tables' winner for u's workload dw, kept in u (a failed lookup said once: the seed
+ * only adds a candidate and orders the search, so the sweep goes on). */
+static void find_seed(tune_sweep *s, tune_unit *u, const db_workload *dw)
 {
-    int count = 0;
-    for (int i = 0; i < set->space_count; i++)
-        count += set->spaces[i].workload_count;
-    s->units = calloc((size_t)(count ? count : 1), sizeof *s->units);
-    if (!s->units)
-        return snprintf(s->err, sizeof s->err, "out of memory"), -1;
+    char why[256];
+    const int found = tune_sweep_seed(s->seeds, s->gpu->dev.name, s->gpu->dev.arch, dw, &u->seed, why, sizeof why);
+    u->seeded = found == 1;
+    if (found < 0 && !s->seed_failure_said) {
+        printf("flashtune tune: the shipped winners could not seed the searches: %s\n", why);
+        s->seed_failure_said = 1;
+    }
+}
+
+/* The units of the set, in order: their workload rows, the stored winners they lack (winners:
+ * the database's), their kernels and rows, and what is pending. 0 or -1 (s->err). */
+static int plan_units(tune_sweep *s, const tune_space_set *set, const db_winner *winners, int winners_n)
+{
     for (int i = 0; i < set->space_count; i++)
         for (int w = 0; w < set->spaces[i].workload_count; w++) {
             tune_unit *u = &s->units[s->unit_count++];
@@ -112,6 +196,9 @@ int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
             db_workload dw;
             tune_workload_db(tw, u->backward ? DB_OP_BWD : DB_OP_FWD, &dw);
             if (db_workload_upsert(s->d, &dw, &u->workload_id, s->err, sizeof s->err) != 0)
+                return -1;
+            find_seed(s, u, &dw);
+            if (add_stored_winners(s, u, set, winners, winners_n) != 0)
                 return -1;
             gen_config_init(&u->ref_config, gen_family_find("ref"));
             u->ref_config.p[GEN_DTYPE] = tw->dtype;
@@ -157,4 +244,21 @@ int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
                 s->ks.jobs[u->ref_job].needed = 1;
         }
     return 0;
+}
+
+int tune_sweep_plan(tune_sweep *s, const tune_space_set *set)
+{
+    int count = 0;
+    for (int i = 0; i < set->space_count; i++)
+        count += set->spaces[i].workload_count;
+    s->units = calloc((size_t)(count ? count : 1), sizeof *s->units);
+    if (!s->units)
+        return snprintf(s->err, sizeof s->err, "out of memory"), -1;
+    db_winner *winners = NULL;   /* read once: the plan stores no result, so none changes */
+    int winners_n = 0;
+    if (db_winners_list(s->d, &winners, &winners_n, s->err, sizeof s->err) != 0)
+        return -1;
+    const int rc = plan_units(s, set, winners, winners_n);
+    free(winners);
+    return rc;
 }

@@ -110,21 +110,32 @@ static int load_result(tune_sweep *s, int64_t workload_id, int64_t kernel_id, db
     return found;
 }
 
-/* A line under a workload's row when its declared winner is not its fastest: which, and why.
- * Returns 1 when the declared winner spills registers. */
+/* kernel_id as a candidate of u ("fwd_wgmma BLOCK_M=128 ..."), or by its number. */
+static void kernel_str(const tune_sweep *s, const tune_unit *u, int64_t kernel_id, char *buf, size_t len)
+{
+    snprintf(buf, len, "kernel %lld (not a candidate of this space)", (long long)kernel_id);
+    for (int k = 0; k < u->cands->count; k++)
+        if (s->ks.jobs[u->job[k]].kernel_id == kernel_id)
+            config_str(&u->cands->configs[k], buf, len);
+}
+
+/* A line under a workload's row when its declared winner is not its fastest: which, and why; and
+ * one when the stored winner was replaced for want of a timing here. Returns 1 when the declared
+ * winner spills registers. */
 static int print_declared(tune_sweep *s, const tune_unit *u, int64_t fastest_kernel)
 {
     db_declared c;
-    char why[256];
+    char why[256], cfg[GEN_CONFIG_TEXT];
     if (db_declared_get(s->d, s->device_id, u->workload_id, &c, why, sizeof why) != 1)
         return 0;
+    if (u->untimed_winner && c.kernel_id != u->untimed_winner) {
+        kernel_str(s, u, u->untimed_winner, cfg, sizeof cfg);
+        printf("%-44s  the stored winner not re-timed here: replaced (another run's figure keeps no winner): %s\n",
+               "", cfg);
+    }
     if (c.kernel_id == fastest_kernel)
         return c.spills > 0;
-    char cfg[GEN_CONFIG_TEXT];
-    snprintf(cfg, sizeof cfg, "kernel %lld (not a candidate of this space)", (long long)c.kernel_id);
-    for (int k = 0; k < u->cands->count; k++)
-        if (s->ks.jobs[u->job[k]].kernel_id == c.kernel_id)
-            config_str(&u->cands->configs[k], cfg, sizeof cfg);
+    kernel_str(s, u, c.kernel_id, cfg, sizeof cfg);
     if (c.reason == DB_DECLARED_KEPT)
         printf("%-44s  declared: the stored winner, %.1f %% behind, within the interval: %s\n", "", 100 * c.behind,
                cfg);
@@ -145,9 +156,17 @@ int tune_sweep_declare(tune_sweep *s)
     if (!ids)
         return snprintf(s->err, sizeof s->err, "out of memory"), -1;
     int n = 0;
-    for (int i = 0; i < s->unit_count; i++)
-        if (s->units[i].whole)
-            ids[n++] = s->units[i].workload_id;
+    for (int i = 0; i < s->unit_count; i++) {
+        tune_unit *u = &s->units[i];
+        if (!u->whole)
+            continue;
+        ids[n++] = u->workload_id;
+        /* Read before the declaration replaces it, for the report's line. */
+        if (db_declared_untimed(s->d, s->device_id, u->workload_id, &u->untimed_winner, s->err, sizeof s->err) < 0) {
+            free(ids);
+            return -1;
+        }
+    }
     /* n 0 would declare every workload: none measured whole, none declared. */
     const int rc = n ? db_declare_winners(s->d, s->device_id, ids, n, DB_DECLARE_MARGIN, &s->declared, s->err,
                                           sizeof s->err)

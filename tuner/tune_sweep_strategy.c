@@ -111,21 +111,14 @@ int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double share_s)
         snprintf(u->failure, sizeof u->failure, "%s", s->err);
         return TUNE_PHASE_DB_ERROR;
     }
-    /* And the shipped tables' winner for this workload: the runtime's choice today, which the
-     * search then starts from (a sweep of a GPU model they hold improves on its table). */
-    db_workload w;
-    tune_workload_db(&u->cands->workload, u->backward ? DB_OP_BWD : DB_OP_FWD, &w);
-    db_kernel *grown = realloc(known, (size_t)(known_n + 1) * sizeof *known);
-    char why[256];
+    /* And the shipped tables' winner for this workload (the plan's lookup): the runtime's choice
+     * today, which the search then starts from (a sweep of a GPU model they hold improves on its
+     * table). A candidate with it or the workload's own stored winner is one the plan may have
+     * added (tune_sweep_winners_to_add): known, so timed first. */
+    db_kernel *grown = u->seeded ? realloc(known, (size_t)(known_n + 1) * sizeof *known) : NULL;
     if (grown) {
         known = grown;
-        const int seeded = tune_sweep_seed(s->seeds, s->gpu->dev.name, s->gpu->dev.arch, &w, &known[known_n], why,
-                                           sizeof why);
-        known_n += seeded == 1;
-        if (seeded < 0 && !s->seed_failure_said) {   /* the seed only orders the search: say it, go on */
-            printf("flashtune tune: the shipped winners could not seed the searches: %s\n", why);
-            s->seed_failure_said = 1;
-        }
+        known[known_n++] = u->seed;
     }
     const int known_count = tune_sweep_known_first(u->cands->configs, u->pending, u->pending_count, known, known_n);
     free(known);
