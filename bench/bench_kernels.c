@@ -33,7 +33,8 @@ typedef struct bench_row {
     int splits;              /* SPLITS where the family takes it; 0: its default */
     int dq_first, dk_ss, dv_early;   /* bwd_wgmma's product order (DQ_FIRST, DK_SS, DV_EARLY) */
     const char *set;         /* a named set of rows the third argument selects, or NULL */
-    int wg_flags;            /* bwd_wgmma's: 1 L_EARLY, or'ed with 2 DQ_INIT store and 4 STAGGER; fwd_wgmma's: 8 MULTICAST */
+    int wg_flags;            /* bwd_wgmma's: 1 L_EARLY, or'ed with 2 DQ_INIT store and 4 STAGGER; fwd_wgmma's: 8 MULTICAST,
+                              * 16 P_SMEM */
     int tf32;                /* f32: 1 ALLOW_TF32 (one TF32 product, not three), or'ed with 2 SPLIT_SMEM (fwd_mma,
                               * bwd_mma), 4 SPLIT_QUERIES (bwd_mma) and 8 DQ_BULK (bwd_wgmma_f32) */
 } bench_row;
@@ -141,6 +142,18 @@ typedef struct bench_row {
     FMCAST(128, b, 16, n, 128, 3, 0, 0, 0), FMCAST(128, b, 16, n, 128, 3, 0, 0, 1),                         \
     FMCAST(64, b, 32, n, 128, 2, 0, 0, 0), FMCAST(64, b, 32, n, 128, 2, 0, 0, 1)
 
+/* P from shared memory (the "fpsmem" set: fwd_wgmma's P_SMEM), bf16, 128 keys, OVERLAP, two
+ * stages, a producer: three consumers (192 rows, which P's registers refuse at head dims 96 and
+ * 128), with and without turns and persistent blocks, beside the H200's winners (128 x 128, two
+ * consumers, persistent) and the same tiles with P in registers; B x N = 16384 tokens. */
+#define FPSMEM(d, b, h, n, causal, bm, pp, ps, psm)                                                    \
+    { "fwd_wgmma", 2, d, b, h, n, causal, bm, 128, (bm) / 16 + 4, 2, 0, 1, pp, 0, ps, 0, 0, 0, 0, 0, 0, "fpsmem", \
+      16 * (psm), 0 }
+#define FPSMEM_SET(d, b, h, n, causal)                                                                 \
+    FPSMEM(d, b, h, n, causal, 128, 0, 1, 0), FPSMEM(d, b, h, n, causal, 128, 0, 1, 1),                       \
+    FPSMEM(d, b, h, n, causal, 192, 1, 0, 1), FPSMEM(d, b, h, n, causal, 192, 1, 1, 1),                       \
+    FPSMEM(d, b, h, n, causal, 192, 0, 1, 1)
+
 /* The float32 forward with TF32 allowed (the "tf32fwd" set: fwd_wgmma, one product, H 16, a
  * producer), where P V goes into O directly and so wider key tiles fit one stage at head dim 128:
  * the H200's winners before that (128 x 32 in two stages; causal three, persistent) beside 64 and
@@ -203,6 +216,9 @@ static const bench_row rows[] = {
     FTURNS_SET(4, 4096), FTURNS_SET(2, 8192), FTURNS_SET(1, 16384),
     FMCAST_SET(4, 4096), FMCAST_SET(2, 8192), FMCAST_SET(1, 16384),
     FMCAST_MORE(4, 4096), FMCAST_MORE(1, 16384),
+    FPSMEM_SET(96, 4, 16, 4096, 0), FPSMEM_SET(96, 4, 16, 4096, 1), FPSMEM_SET(128, 4, 16, 4096, 0),
+    FPSMEM_SET(128, 1, 16, 16384, 0), FPSMEM_SET(128, 4, 16, 4096, 1), FPSMEM_SET(64, 4, 32, 4096, 0),
+    FPSMEM(64, 4, 32, 4096, 0, 192, 1, 0, 0),
     STAG4(128, 1, 16, 16384, 64, 0, 0), STAG4(128, 1, 16, 16384, 64, 0, 1), STAG4(128, 2, 16, 8192, 64, 0, 0),
     STAG4(128, 4, 16, 4096, 64, 0, 0), STAG4(128, 16, 16, 1024, 64, 0, 0),
     STAG4(64, 1, 32, 16384, 128, 1, 0), STAG4(64, 1, 32, 16384, 128, 1, 1), STAG4(64, 4, 32, 4096, 128, 1, 0),
@@ -797,6 +813,8 @@ int main(int argc, char **argv)
         }
         if (configs[i].family->params & GEN_BIT(GEN_MULTICAST))
             p[GEN_MULTICAST] = (r->wg_flags & 8) != 0;
+        if (configs[i].family->params & GEN_BIT(GEN_P_SMEM))
+            p[GEN_P_SMEM] = (r->wg_flags & 16) != 0;
         if (configs[i].family->params & GEN_BIT(GEN_ALLOW_TF32))
             p[GEN_ALLOW_TF32] = r->tf32 & 1;
         if (configs[i].family->params & GEN_BIT(GEN_SPLIT_SMEM))

@@ -80,9 +80,9 @@ static int same_tunables(const db_kernel *a, const db_kernel *b)
 {
     if (strcmp(a->family, b->family) != 0)
         return 0;
-    const unsigned tunables = gen_param_mask(GEN_ROLE_TUNABLE);
+    const gen_param_set tunables = gen_param_mask(GEN_ROLE_TUNABLE);   /* 64 bits: the table has more than 32 rows */
     for (int p = 0; p < GEN_PARAM_COUNT; p++)
-        if ((tunables & (1u << p)) && a->p[p] != b->p[p])
+        if ((tunables & GEN_BIT(p)) && a->p[p] != b->p[p])
             return 0;
     return 1;
 }

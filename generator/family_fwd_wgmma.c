@@ -10,7 +10,7 @@ static size_t smem_fwd(const int *p)
 {
     return (size_t)fwd_wgmma_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM],
                                         p[GEN_HEAD_DIM_V], p[GEN_NUM_STAGES], p[GEN_PERSISTENT], p[GEN_DTYPE],
-                                        p[GEN_ALLOW_TF32]);
+                                        p[GEN_ALLOW_TF32], p[GEN_P_SMEM]);
 }
 
 /* The rules are traits/fwd_wgmma.h's (the template static_asserts the same); here their messages. */
@@ -20,7 +20,7 @@ static int check_fwd(const int *p, char *why, size_t len)
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
     const int dtype = p[GEN_DTYPE], tf32 = p[GEN_ALLOW_TF32];
     switch (fwd_wgmma_rule(bm, bn, nw, d, dv, p[GEN_NUM_STAGES], p[GEN_OVERLAP], p[GEN_PINGPONG], p[GEN_PERSISTENT],
-                           dtype, tf32, p[GEN_MULTICAST], p[GEN_CAUSAL], p[GEN_VARLEN])) {
+                           dtype, tf32, p[GEN_MULTICAST], p[GEN_CAUSAL], p[GEN_VARLEN], p[GEN_P_SMEM])) {
     case FWD_WGMMA_OK:
         return 0;
     case FWD_WGMMA_BAD_WARPS:
@@ -66,8 +66,14 @@ static int check_fwd(const int *p, char *why, size_t len)
                  "(16-bit, a producer warpgroup, one block a tile, no mask, a dense batch)", nw, bm, p[GEN_PERSISTENT],
                  gen_dtype_name(dtype), p[GEN_CAUSAL], p[GEN_VARLEN]);
         break;
+    case FWD_WGMMA_BAD_P_SMEM:
+        snprintf(why, len, "P_SMEM=1 with DTYPE=%s NUM_WARPS=%d BLOCK_M=%d BLOCK_N=%d: fwd_wgmma reads P from shared "
+                 "memory only in 16-bit, with a producer warpgroup (NUM_WARPS=%d), and for key tiles of whole 64-key "
+                 "panels (64, 128, 192)", gen_dtype_name(dtype), nw, bm, bn, bm / 16 + 4);
+        break;
     default:
-        if (fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, tf32) <= fwd_wgmma_consumer_regs(bm, nw, dtype)) {
+        if (fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, tf32, p[GEN_P_SMEM]) <=
+            fwd_wgmma_consumer_regs(bm, nw, dtype)) {
             snprintf(why, len, "NUM_STAGES=1 in f32 (three products) with BLOCK_M=%d BLOCK_N=%d HEAD_DIM_V=%d "
                      "OVERLAP=%d PINGPONG=%d: registers spill (one stage keeps the tile's descriptors live: use two "
                      "stages; one stage takes two consumers, OVERLAP only to head dim 64, 64-key tiles without "
@@ -75,7 +81,7 @@ static int check_fwd(const int *p, char *why, size_t len)
             break;
         }
         snprintf(why, len, "BLOCK_N=%d HEAD_DIM_V=%d NUM_WARPS=%d: ~%d registers per thread, %d available", bn, dv, nw,
-                 fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, tf32),
+                 fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, tf32, p[GEN_P_SMEM]),
                  fwd_wgmma_consumer_regs(bm, nw, dtype));
         break;
     }
@@ -98,7 +104,7 @@ static int q_map_rows_fwd(const int *p)
 static int o_map_rows_fwd(const int *p)
 {
     return fwd_wgmma_async_o(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
-                             p[GEN_NUM_STAGES], p[GEN_PERSISTENT], p[GEN_DTYPE], p[GEN_ALLOW_TF32]) ? 64 : 0;
+                             p[GEN_NUM_STAGES], p[GEN_PERSISTENT], p[GEN_DTYPE], p[GEN_ALLOW_TF32], p[GEN_P_SMEM]) ? 64 : 0;
 }
 
 static int persistent_fwd(const int *p)
@@ -144,7 +150,7 @@ const gen_family gen_family_fwd_wgmma = {
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_ALLOW_TF32) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_OVERLAP) |
-              GEN_BIT(GEN_PINGPONG) | GEN_BIT(GEN_PERSISTENT) | GEN_BIT(GEN_MULTICAST) |
+              GEN_BIT(GEN_PINGPONG) | GEN_BIT(GEN_PERSISTENT) | GEN_BIT(GEN_MULTICAST) | GEN_BIT(GEN_P_SMEM) |
               GEN_FUSED_PROBLEM_PARAMS,
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,

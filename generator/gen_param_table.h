@@ -85,9 +85,11 @@ typedef enum gen_param_role {
     X(SPLIT_QUERIES, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                         \
       "f32 backward on tensor cores, two warps a key slab: 1 has each compute S^T and dP^T for half of a query tile's queries and exchange P^T and dS^T through shared memory, 0 has both compute all") \
     X(DQ_BULK, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
-      "f32 backward on Hopper: 1 stages each query tile's dQ in shared memory and adds it to dq_accum by one bulk reduction of the copy engine a query tile; 0 each thread adds its part by fp32 atomics")
+      "f32 backward on Hopper: 1 stages each query tile's dQ in shared memory and adds it to dq_accum by one bulk reduction of the copy engine a query tile; 0 each thread adds its part by fp32 atomics") \
+    X(P_SMEM, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                                \
+      "16-bit Hopper forward: 1 stores each key tile's P to shared memory and reads it from there in O += P V (both operands from shared memory), which frees P's registers for wider tiles; 0 keeps P in registers")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_DQ_BULK. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_P_SMEM. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

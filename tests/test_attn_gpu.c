@@ -602,10 +602,15 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
         /* ... and its walks staggered (STAGGER) in every other eight cases, where dQ is atomic. */
         if (f->params & GEN_BIT(GEN_STAGGER))
             g.p[GEN_STAGGER] = (idx >> 3) & 1;
+        /* ... and fwd_wgmma's P read from shared memory (P_SMEM) in every other two cases, where
+         * the tile takes it (16-bit, whole 64-key panels). */
+        if (f->params & GEN_BIT(GEN_P_SMEM))
+            g.p[GEN_P_SMEM] = (idx >> 1) & 1;
         /* Where the tile refuses one of those values (or fwd_wgmma's MULTICAST), that one alone
          * goes (each tried in turn, MULTICAST last), so the others still meet the tile; else all
          * of them (0 is each one's default: DQ_INIT zero). */
-        static const gen_param optional[] = { GEN_PRODUCER_REGS, GEN_L_EARLY, GEN_DQ_INIT, GEN_STAGGER, GEN_MULTICAST };
+        static const gen_param optional[] = { GEN_PRODUCER_REGS, GEN_L_EARLY, GEN_DQ_INIT, GEN_STAGGER, GEN_P_SMEM,
+                                              GEN_MULTICAST };
         const int n_optional = (int)(sizeof optional / sizeof optional[0]);
         int valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
         for (int k = 0; !valid && k < n_optional; k++) {
@@ -822,9 +827,9 @@ static void run_case(void **state)
     if (wg_kernels[idx]) {
         const gen_config *wc = &wg_kernels[idx]->config;
         printf("    fwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d OVERLAP=%d PINGPONG=%d PERSISTENT=%d "
-               "ALLOW_TF32=%d MULTICAST=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS],
+               "ALLOW_TF32=%d MULTICAST=%d P_SMEM=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS],
                wc->p[GEN_NUM_STAGES], wc->p[GEN_OVERLAP], wc->p[GEN_PINGPONG], wc->p[GEN_PERSISTENT],
-               wc->p[GEN_ALLOW_TF32], wc->p[GEN_MULTICAST]);
+               wc->p[GEN_ALLOW_TF32], wc->p[GEN_MULTICAST], wc->p[GEN_P_SMEM]);
         if (wg_kernels[idx]->error[0]) {
             printf("    fwd_wgmma build failed: %s\n", wg_kernels[idx]->error);
             fail();
@@ -1655,6 +1660,11 @@ static const struct {
     { "bwd_wgmma", "SPLITS=4 DQ_MODE=2", "a group's query heads over blocks, dQ in a fixed order" },
     { "bwd_wgmma", "HEAD_DIM=192 HEAD_DIM_V=128", "head dims 192 over 128" },
     { "fwd_wgmma", "MULTICAST=1", "clusters sharing K/V loads" },
+    { "fwd_wgmma", "P_SMEM=1 BLOCK_M=192 NUM_WARPS=16", "P from shared memory, three consumers" },
+    { "fwd_wgmma", "P_SMEM=1 OVERLAP=0", "P from shared memory, each product waited for" },
+    { "fwd_wgmma", "P_SMEM=1 OVERLAP=1 CAUSAL=1", "P from shared memory under the overlap and a mask" },
+    { "fwd_wgmma", "P_SMEM=1 PERSISTENT=1", "P from shared memory on persistent blocks" },
+    { "fwd_wgmma", "P_SMEM=1 HEAD_DIM=96", "P from shared memory at head dim 96" },
     { "fwd_wgmma", "BLOCK_M=192 NUM_WARPS=16 PINGPONG=1", "three consumers in turns" },
     { "fwd_wgmma", "DTYPE=0 PERSISTENT=1", "float32 on persistent blocks" },
     { "fwd_wgmma", "DTYPE=0 ALLOW_TF32=1 HEAD_DIM=128 BLOCK_M=128 BLOCK_N=64 NUM_STAGES=1",

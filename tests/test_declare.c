@@ -65,22 +65,31 @@ static int64_t workload(bench *b, int dtype, int n, db_workload *out)
 
 /* The kernel of tiles block_m x 64 for workload w (its dtype), EVEN_M as given: the tunables are
  * block_m's alone, so two workloads' kernels of one block_m are one kernel for the search. */
-static int64_t kernel(bench *b, const db_workload *w, int block_m, int even_m)
+/* A kernel like kernel()'s with one more parameter set (extra = value). */
+static int64_t kernel_with(bench *b, const db_workload *w, int block_m, int even_m, gen_param extra, int value)
 {
     db_kernel k = { .family = "fwd_mma" };
-    snprintf(k.source_hash, sizeof k.source_hash, "%04x%04x%04x%04x", w->dtype, block_m, even_m, 0xabcd);
+    snprintf(k.source_hash, sizeof k.source_hash, "%04x%04x%04x%02x%02x", w->dtype, block_m, even_m, (int)extra, value);
     for (int p = 0; p < GEN_PARAM_COUNT; p++)
         k.p[p] = gen_param_get((gen_param)p)->def;
+    k.p[extra] = value;
     k.p[GEN_DTYPE] = w->dtype;
     k.p[GEN_HEAD_DIM] = k.p[GEN_HEAD_DIM_V] = w->head_dim;
     k.p[GEN_BLOCK_M] = block_m;
     k.p[GEN_EVEN_M] = even_m;
     k.p[GEN_EVEN_N] = 1;
+    if (extra == GEN_EVEN_N)
+        k.p[GEN_EVEN_N] = value;
     int64_t id = 0;
     char err[512] = "";
     if (db_kernel_upsert(b->d, &k, &id, err, sizeof err) != 0)
         fail_msg("%s", err);
     return id;
+}
+
+static int64_t kernel(bench *b, const db_workload *w, int block_m, int even_m)
+{
+    return kernel_with(b, w, block_m, even_m, GEN_EVEN_N, 1);
 }
 
 static void timed(bench *b, int64_t wl, int64_t k, double ms, double spread)
@@ -261,6 +270,30 @@ static void a_tie_goes_to_the_kernel_that_holds_at_neighbours(void **state)
     c = declared(&b, n3);
     assert_int_equal(c.reason, DB_DECLARED_FASTEST);
     assert_int_equal(c.neighbours, 2);
+    db_close(b.d);
+}
+
+/* Kernels that differ only in a tunable past the table's 32nd row (P_SMEM) are not the same
+ * kernel at the neighbours: the comparison takes every row's bit (it once shifted a 32-bit one). */
+static void a_tunable_past_the_32nd_row_splits_kernels(void **state)
+{
+    bench b = open_bench(*state, "13.0");
+    db_workload w1, w2, w3;
+    const int64_t a = workload(&b, 1, 4096, &w1), n2 = workload(&b, 1, 2048, &w2), n3 = workload(&b, 1, 16384, &w3);
+    assert_true(GEN_P_SMEM >= 32);
+    timed(&b, a, kernel(&b, &w1, 128, 1), 1.00, 0.01);
+    const int64_t x = kernel(&b, &w1, 64, 1);
+    timed(&b, a, x, 1.01, 0.01);
+    /* At both neighbours the fastest is x's tiles with P_SMEM=1: another kernel. */
+    timed(&b, n2, kernel_with(&b, &w2, 64, 1, GEN_P_SMEM, 1), 1.00, 0.01);
+    timed(&b, n2, kernel(&b, &w2, 128, 1), 1.20, 0.01);
+    timed(&b, n3, kernel_with(&b, &w3, 64, 1, GEN_P_SMEM, 1), 1.00, 0.01);
+    timed(&b, n3, kernel(&b, &w3, 128, 1), 1.30, 0.01);
+    declare(&b, &a, 1, DB_DECLARE_MARGIN, NULL);
+    const db_declared c = declared(&b, a);
+    assert_int_equal(c.reason, DB_DECLARED_FASTEST);
+    assert_int_equal(c.neighbours, 0);
+    assert_true(c.kernel_id != x);
     db_close(b.d);
 }
 
@@ -633,6 +666,7 @@ int main(void)
         CASE(fastest_alone_and_the_stored_winner_kept),
         CASE(spreads_widen_a_tie_up_to_the_cap),
         CASE(a_tie_goes_to_the_kernel_that_holds_at_neighbours),
+        CASE(a_tunable_past_the_32nd_row_splits_kernels),
         CASE(only_the_workloads_asked),
         CASE(imported_lines_are_declared_and_guard_the_next_sweep),
         CASE(an_untimed_stored_winner_is_not_kept),

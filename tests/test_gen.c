@@ -448,6 +448,14 @@ static const struct {
     { "fwd_wgmma", { { GEN_MULTICAST, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 32 }, { GEN_NUM_STAGES, 1 } }, 4, 232448,
       "DTYPE=f32 CAUSAL=0" },
     { "fwd_wgmma", { { GEN_MULTICAST, 2 } }, 1, 232448, "MULTICAST=2 must be 0 or 1" },
+    /* P from shared memory: 16-bit, beside a producer, whole 64-key panels of P. */
+    { "fwd_wgmma", { { GEN_P_SMEM, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 64 } }, 3, 232448,
+      "P_SMEM=1 with DTYPE=f32 NUM_WARPS=12 BLOCK_M=128 BLOCK_N=64: fwd_wgmma reads P from shared memory only in "
+      "16-bit" },
+    { "fwd_wgmma", { { GEN_P_SMEM, 1 }, { GEN_BLOCK_N, 80 } }, 2, 232448, "P_SMEM=1 with DTYPE=bf16 NUM_WARPS=12 "
+      "BLOCK_M=128 BLOCK_N=80" },
+    { "fwd_wgmma", { { GEN_P_SMEM, 1 }, { GEN_NUM_WARPS, 8 } }, 2, 232448, "P_SMEM=1 with DTYPE=bf16 NUM_WARPS=8" },
+    { "fwd_wgmma", { { GEN_P_SMEM, 2 } }, 1, 232448, "P_SMEM=2 must be 0 or 1" },
     /* The slab's queries split between its two warps: f32, two warps a slab, dQ by atomics. */
     { "bwd_mma", { { GEN_SPLIT_QUERIES, 1 } }, 1, 232448, "SPLIT_QUERIES=1 with DTYPE=bf16 NUM_WARPS=8 BLOCK_N=128" },
     { "bwd_mma", { { GEN_SPLIT_QUERIES, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_M, 32 }, { GEN_BLOCK_N, 64 },
@@ -812,8 +820,8 @@ static void hopper_f32_backward_compiles_clean(void **state)
 static void tf32_forward_keeps_no_pv_apart(void **state)
 {
     (void)state;
-    assert_int_equal(fwd_wgmma_regs(64, 128, 1, 0, 1), 32 + 64 + 32 + 32);
-    assert_int_equal(fwd_wgmma_regs(64, 128, 1, 0, 0), 32 + 128 + 64 + 32);
+    assert_int_equal(fwd_wgmma_regs(64, 128, 1, 0, 1, 0), 32 + 64 + 32 + 32);
+    assert_int_equal(fwd_wgmma_regs(64, 128, 1, 0, 0, 0), 32 + 128 + 64 + 32);
     static const char params[] = "DTYPE=f32 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=128 BLOCK_N=64 NUM_WARPS=12 "
                                  "NUM_STAGES=1 OVERLAP=1 PINGPONG=1 ALLOW_TF32=";
     char why[512], text[256];
@@ -828,6 +836,31 @@ static void tf32_forward_keeps_no_pv_apart(void **state)
             fail_msg("%s: %s", text, refused ? why : "accepted");
     }
     compiles_without_spills(&c, "ft_fwd");
+}
+
+/* fwd_wgmma with P from shared memory (P_SMEM): P's registers freed, so three consumers take
+ * 128-key tiles at head dims 96 and 128 (refused with P in registers: ~176 and ~192 of their
+ * 160), in shared memory beside two K/V stages, and compile without a spill. */
+static void p_smem_frees_the_registers_of_p(void **state)
+{
+    (void)state;
+    assert_int_equal(fwd_wgmma_regs(128, 128, 1, 2, 0, 1), 64 + 64 + 32);
+    static const char *const forms[] = { "HEAD_DIM=96 HEAD_DIM_V=96", "HEAD_DIM=128 HEAD_DIM_V=128" };
+    char why[512], text[256];
+    for (int f = 0; f < 2; f++)
+        for (int p_smem = 0; p_smem <= 1; p_smem++) {
+            gen_config c;
+            gen_config_init(&c, gen_family_find("fwd_wgmma"));
+            snprintf(text, sizeof text, "DTYPE=bf16 %s BLOCK_M=192 BLOCK_N=128 NUM_WARPS=16 NUM_STAGES=2 OVERLAP=1 "
+                     "PINGPONG=1 P_SMEM=%d", forms[f], p_smem);
+            if (gen_config_parse(&c, text, why, sizeof why))
+                fail_msg("%s", why);
+            const int refused = gen_validate(&c, gen_smem_limit_for_arch("sm_90"), why, sizeof why) != 0;
+            if (refused != !p_smem)
+                fail_msg("%s: %s", text, refused ? why : "accepted");
+            if (p_smem)
+                compiles_without_spills(&c, "ft_fwd");
+        }
 }
 
 static const char tiny_kernel[] =
@@ -1155,6 +1188,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(defaults_are_valid),
         cmocka_unit_test(bwd_register_split),
         cmocka_unit_test(tf32_forward_keeps_no_pv_apart),
+        cmocka_unit_test(p_smem_frees_the_registers_of_p),
         cmocka_unit_test(hopper_f32_backward_compiles_clean),
         cmocka_unit_test(smem_limits_per_arch),
         cmocka_unit_test(hashes_are_fnv1a_and_tell_inputs_apart),

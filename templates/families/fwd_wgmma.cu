@@ -83,13 +83,16 @@ constexpr int PANEL_BYTES = BLOCK_N * 128;   // 64 columns of a K or V tile: one
 constexpr int BAR_BYTES = PRODUCER ? 1024 : 0;
 // Q tiles: two where a persistent block's next Q fits beside this one's (traits), else one.
 constexpr int Q_TILES =
-    fwd_wgmma_q_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT, DTYPE, ALLOW_TF32);
-constexpr int SMEM_END = 1024 + Q_TILES * Q_BYTES + NUM_STAGES * STAGE_BYTES + BAR_BYTES;
+    fwd_wgmma_q_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT, DTYPE, ALLOW_TF32, P_SMEM);
+// P_SMEM: each consumer warpgroup's P tile (64 rows by BLOCK_N keys) after the mbarriers, as Q is
+// laid out (64-key panels of 64 rows, 128-byte rows, swizzled): the A of an SS P V.
+constexpr int P_BYTES = P_SMEM ? 64 * BLOCK_N * 2 : 0;
+constexpr int SMEM_END = 1024 + Q_TILES * Q_BYTES + NUM_STAGES * STAGE_BYTES + BAR_BYTES + NUM_WG * P_BYTES;
 // O staged in the tile's Q place and written by the copy engine (traits): then one thread of each
 // consumer warpgroup gives the Q place back, once the engine has read it; else every consumer
 // thread does, with the tile's last scores.
 constexpr bool ASYNC_O =
-    fwd_wgmma_async_o(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT, DTYPE, ALLOW_TF32);
+    fwd_wgmma_async_o(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT, DTYPE, ALLOW_TF32, P_SMEM);
 constexpr int Q_EMPTY_COUNT = ASYNC_O ? NUM_WG : CONSUMER_THREADS;
 // MULTICAST: a cluster of CLUSTER blocks (adjacent query tiles of one head, the same key tiles),
 // each block's producer loading KV_BOX_ROWS keys of every K/V tile (its rank's share) into all of
@@ -107,7 +110,7 @@ constexpr int PRODUCER_NREG = fwd_wgmma_producer_regs(DTYPE);
 constexpr int CONSUMER_NREG = fwd_wgmma_consumer_regs(BLOCK_M, NUM_WARPS, DTYPE);
 
 constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, OVERLAP, PINGPONG,
-                                    PERSISTENT, DTYPE, ALLOW_TF32, MULTICAST, CAUSAL, VARLEN);
+                                    PERSISTENT, DTYPE, ALLOW_TF32, MULTICAST, CAUSAL, VARLEN, P_SMEM);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || F32, "DTYPE: fwd_wgmma takes f16, bf16 or f32");
 static_assert(RULE != FWD_WGMMA_BAD_TF32, "ALLOW_TF32: 0 in f16 and bf16");
 static_assert(RULE != FWD_WGMMA_BAD_F32, "f32 needs a producer warpgroup and BLOCK_N a multiple of 32");
@@ -123,6 +126,7 @@ static_assert(RULE != FWD_WGMMA_BAD_PINGPONG, "PINGPONG needs a producer warpgro
 static_assert(RULE != FWD_WGMMA_BAD_PERSISTENT, "PERSISTENT needs a producer warpgroup");
 static_assert(RULE != FWD_WGMMA_BAD_MULTICAST, "MULTICAST needs 16-bit, a producer, one block a tile, no mask, a dense "
                                                "batch");
+static_assert(RULE != FWD_WGMMA_BAD_P_SMEM, "P_SMEM needs 16-bit, a producer warpgroup and BLOCK_N 64, 128 or 192");
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_wgmma.h");
 static_assert(!VARLEN || (!EVEN_M && !EVEN_N), "EVEN_M, EVEN_N: a variable-length batch's tails are masked");
@@ -380,7 +384,8 @@ FT_DEVICE void p_from_scores(p_operand &p, const float (&s)[S_REGS])
 // its own run of O's registers (columns 128c.. are registers 64c..).
 constexpr int PV_CHUNK = HEAD_DIM_V > 128 ? 128 : HEAD_DIM_V;
 constexpr int PV_CHUNKS = (HEAD_DIM_V + 127) / 128;
-template <int C> FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const p_operand &p, unsigned v_tile, bool fresh)
+template <int C>
+FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const p_operand &p, unsigned p_wg, unsigned v_tile, bool fresh)
 {
     constexpr int N = HEAD_DIM_V - C * 128 < PV_CHUNK ? HEAD_DIM_V - C * 128 : PV_CHUNK;
     float(&oc)[N / 2] = *reinterpret_cast<float(*)[N / 2]>(&o[C * 64]);
@@ -397,17 +402,23 @@ template <int C> FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const p_opera
         wg_rs_tf32<N>::run(oc, p.part[0][kk], v, PLANES == 2 ? 1 : first);
     }
 #else
+    (void)p_wg;
     const unsigned long long v0 = wg_desc(v_tile + C * 2 * PANEL_BYTES, PANEL_BYTES, 1024);
+    const unsigned long long p0 = wg_desc(p_wg, 16, 1024);   // P_SMEM: P's 16 keys a k-step, 64 a panel
 #pragma unroll
-    for (int kk = 0; kk < P_STEPS; kk++)
-        wg_rs<N, 1>::run(oc, p.part[0][kk], wg_desc_add(v0, kk * 2048), 1);
+    for (int kk = 0; kk < P_STEPS; kk++) {
+        if constexpr (P_SMEM)
+            wg_ss<N, 1>::run(oc, wg_desc_add(p0, (kk / 4) * (64 * 128) + (kk % 4) * 32), wg_desc_add(v0, kk * 2048), 1);
+        else
+            wg_rs<N, 1>::run(oc, p.part[0][kk], wg_desc_add(v0, kk * 2048), 1);
+    }
 #endif
 }
-FT_DEVICE void issue_pv(float (&o)[O_REGS], const p_operand &p, unsigned v_tile, bool fresh = false)
+FT_DEVICE void issue_pv(float (&o)[O_REGS], const p_operand &p, unsigned p_wg, unsigned v_tile, bool fresh = false)
 {
-    issue_pv_chunk<0>(o, p, v_tile, fresh);
+    issue_pv_chunk<0>(o, p, p_wg, v_tile, fresh);
     if constexpr (PV_CHUNKS > 1)
-        issue_pv_chunk<1>(o, p, v_tile, fresh);
+        issue_pv_chunk<1>(o, p, p_wg, v_tile, fresh);
 }
 
 // f32 with three products: a key tile's P V lands in an accumulator of its own (pv, overwritten
@@ -419,12 +430,13 @@ FT_DEVICE void issue_pv(float (&o)[O_REGS], const p_operand &p, unsigned v_tile,
 // TF32's threshold of 2e-3): P V into O directly, which keeps O_REGS registers and as many adds a
 // tile off the consumers.
 constexpr bool PV_APART = F32 && PLANES == 2;
-FT_DEVICE void issue_pv_into(float (&o)[O_REGS], float (&pv)[O_REGS], const p_operand &p, unsigned v_tile)
+FT_DEVICE void issue_pv_into(float (&o)[O_REGS], float (&pv)[O_REGS], const p_operand &p, unsigned p_wg,
+                              unsigned v_tile)
 {
     if constexpr (PV_APART)
-        issue_pv(pv, p, v_tile, true);
+        issue_pv(pv, p, p_wg, v_tile, true);
     else
-        issue_pv(o, p, v_tile);
+        issue_pv(o, p, p_wg, v_tile);
 }
 FT_DEVICE void land_pv(float (&o)[O_REGS], float (&pv)[O_REGS])
 {
@@ -435,15 +447,44 @@ FT_DEVICE void land_pv(float (&o)[O_REGS], float (&pv)[O_REGS])
 }
 static_assert(PV_CHUNKS <= 2, "HEAD_DIM_V: P V in at most two chunks of 128 columns");
 
+// P_SMEM: the thread's P (its S accumulators' rows row0 + g and + 8, keys 8j + 2q and + 1, packed
+// to 16-bit pairs) into the warpgroup's P tile, where P V reads it as its A. The caller has waited
+// for the last P V, which read the tile. Each warp writes, and its share of P V reads, only its own
+// 16 rows (a wgmma's M is split over its warpgroup's warps, 16 rows each), so a warp's own fence
+// and sync order its stores before its products, as in FlashAttention-3 (no warpgroup barrier).
+FT_DEVICE void store_p(unsigned p_wg, const float (&s)[S_REGS], const fwd_thread &th)
+{
+    const int row = th.row0 % 64 + th.group;
+#pragma unroll
+    for (int j = 0; j < BLOCK_N / 8; j++)
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const int r = row + 8 * half;
+            st_shared_b32(p_wg + panel_offset<64>(r, j) + 4 * th.quad, pack2(s[4 * j + 2 * half], s[4 * j + 2 * half + 1]));
+        }
+    fence_proxy_async();   // plain stores, read next by wgmma
+    __syncwarp();
+}
+// P for the tile's P V: as the A registers (p_from_scores), or P_SMEM in the warpgroup's P tile.
+FT_DEVICE void make_p(p_operand &p, unsigned p_wg, const float (&s)[S_REGS], const fwd_thread &th)
+{
+    if constexpr (P_SMEM)
+        store_p(p_wg, s, th);
+    else
+        p_from_scores(p, s);
+}
+
 // Keeps P's registers live (and unmoved) until here: an RS product reads them while in flight.
 FT_DEVICE void pin_a(p_operand &p)
 {
+    if constexpr (!P_SMEM) {   // (P_SMEM: P V read P from shared memory, no registers to keep)
 #pragma unroll
-    for (int i = 0; i < PLANES; i++)
+        for (int i = 0; i < PLANES; i++)
 #pragma unroll
-        for (int kk = 0; kk < P_STEPS; kk++)
-            asm volatile("" : "+r"(p.part[i][kk][0]), "+r"(p.part[i][kk][1]), "+r"(p.part[i][kk][2]),
-                         "+r"(p.part[i][kk][3])::"memory");
+            for (int kk = 0; kk < P_STEPS; kk++)
+                asm volatile("" : "+r"(p.part[i][kk][0]), "+r"(p.part[i][kk][1]), "+r"(p.part[i][kk][2]),
+                             "+r"(p.part[i][kk][3])::"memory");
+    }
 }
 
 // Tile t's scores as the softmax takes them: capped (SOFTCAP), then the keys past the
@@ -588,7 +629,7 @@ struct producer_ring {
 // softmax and O += P V, each product waited for (the tile's K and V are given back on return).
 template <class Ring>
 FT_DEVICE void attend_tile(float (&o)[O_REGS], float (&row_max)[2], float (&row_sum)[2], const ft_fwd_args &args,
-                           const fwd_block &fb, const fwd_thread &th, unsigned q_wg, Ring &ring, int t,
+                           const fwd_block &fb, const fwd_thread &th, unsigned q_wg, unsigned p_wg, Ring &ring, int t,
                            float scale_log2)
 {
     float s[S_REGS], s_lo[S_REGS];   // s_lo: three products only (S_APART; unused otherwise)
@@ -608,12 +649,12 @@ FT_DEVICE void attend_tile(float (&o)[O_REGS], float (&row_max)[2], float (&row_
         softmax_step<BLOCK_N / 8, HEAD_DIM_V / 8>(s, o, row_max[half], row_sum[half], half, scale_log2);
 
     p_operand pf;
-    p_from_scores(pf, s);
+    make_p(pf, p_wg, s, th);
     ring.wait_v(t);
     ring.take_turn();
     wg_fence();
     float pv[O_REGS];   // three products only (issue_pv_into; unused otherwise)
-    issue_pv_into(o, pv, pf, ring.v_tile(t));
+    issue_pv_into(o, pv, pf, p_wg, ring.v_tile(t));
     wg_commit();
     ring.pass_turn();
     wg_wait_all();
@@ -629,7 +670,7 @@ FT_DEVICE void attend_tile(float (&o)[O_REGS], float (&row_max)[2], float (&row_
 template <class Ring>
 FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float (&row_sum)[2],
                                  const ft_fwd_args &args, const fwd_block &fb, const fwd_thread &th, unsigned q_wg,
-                                 Ring &ring, float scale_log2)
+                                 unsigned p_wg, Ring &ring, float scale_log2)
 {
     const int n = fb.n_tiles;
     if (n == 0)
@@ -650,7 +691,7 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
 #pragma unroll
     for (int half = 0; half < 2; half++)   // O is still zero: nothing to rescale
         softmax_scores<BLOCK_N / 8>(s, row_max[half], row_sum[half], half, scale_log2);
-    p_from_scores(pf, s);
+    make_p(pf, p_wg, s, th);
 
     for (int t = 1; t < n; t++) {
         ring.wait_k(t);
@@ -659,7 +700,7 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
         wg_fence();
         issue_scores(s, s_lo, q_wg, ring.k_tile(t));
         wg_commit();
-        issue_pv_into(o, pv, pf, ring.v_tile(t - 1));
+        issue_pv_into(o, pv, pf, p_wg, ring.v_tile(t - 1));
         wg_commit();
         ring.pass_turn();
         wg_wait<1>();   // S of tile t has landed; P V of t-1 may still run
@@ -677,13 +718,13 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
 #pragma unroll
         for (int half = 0; half < 2; half++)
             rescale_row<HEAD_DIM_V / 8>(o, half, correction[half]);
-        p_from_scores(pf, s);
+        make_p(pf, p_wg, s, th);
     }
 
     ring.wait_v(n - 1);
     ring.take_turn();
     wg_fence();
-    issue_pv_into(o, pv, pf, ring.v_tile(n - 1));
+    issue_pv_into(o, pv, pf, p_wg, ring.v_tile(n - 1));
     wg_commit();
     ring.pass_turn();
     wg_wait_all();
@@ -809,7 +850,7 @@ FT_DEVICE void fwd_inline(const ft_fwd_args &args, unsigned q_smem, unsigned kv_
                 load_kv<NUM_THREADS>(kv_smem + (next % NUM_STAGES) * STAGE_BYTES, fb, next, threadIdx.x);
             cp_async_commit();
         }
-        attend_tile(o, row_max, row_sum, args, fb, th, q_wg, ring, t, scale_log2);
+        attend_tile(o, row_max, row_sum, args, fb, th, q_wg, 0, ring, t, scale_log2);
     }
     cp_async_wait<0>();
     store_o(args, fb, th, o, row_max, row_sum);
@@ -1027,6 +1068,7 @@ FT_DEVICE void consume_tile(const ft_fwd_args &args, const fwd_block &fb, const 
     float row_max[2] = { -FT_INF_F, -FT_INF_F }, row_sum[2] = { 0.f, 0.f };
     // This warpgroup's 64 rows of the Q tile: within a panel they start at row 64*wg.
     const unsigned q_wg = q_tile + th.wg * 64 * 128;
+    const unsigned p_wg = bars + BAR_BYTES + th.wg * P_BYTES;   // P_SMEM: the warpgroup's P tile
     producer_ring ring = { kv_smem, bars, th.wg, pos.keys, fb.n_tiles - 1, q_empty_bar(bars, pos.q_tile()),
                            pos.o_pending, issuer };
     if (PERSISTENT && !ASYNC_O && fb.n_tiles == 0)
@@ -1034,10 +1076,10 @@ FT_DEVICE void consume_tile(const ft_fwd_args &args, const fwd_block &fb, const 
     if (ASYNC_O && fb.n_tiles == 0)
         ring.release_o();
     if (OVERLAP) {
-        attend_overlapped(o, row_max, row_sum, args, fb, th, q_wg, ring, scale_log2);
+        attend_overlapped(o, row_max, row_sum, args, fb, th, q_wg, p_wg, ring, scale_log2);
     } else {
         for (int i = 0; i < fb.n_tiles; i++)
-            attend_tile(o, row_max, row_sum, args, fb, th, q_wg, ring, i, scale_log2);
+            attend_tile(o, row_max, row_sum, args, fb, th, q_wg, p_wg, ring, i, scale_log2);
     }
     if constexpr (ASYNC_O) {
         store_o_async(args, fb, th, o, row_max, row_sum, q_tile, issuer);

@@ -22,6 +22,7 @@ enum fwd_wgmma_rule {
     FWD_WGMMA_BAD_F32,         /* f32 without a producer, or with key tiles not whole panels of 32 keys */
     FWD_WGMMA_BAD_TF32,        /* ALLOW_TF32 = 1 with a 16-bit DTYPE */
     FWD_WGMMA_BAD_MULTICAST,   /* MULTICAST where a cluster's two blocks would not walk the same key tiles */
+    FWD_WGMMA_BAD_P_SMEM,      /* P_SMEM outside 16-bit with a producer and key tiles of whole 64-key panels */
 };
 
 /* f32 (DTYPE 0) runs on TF32 tensor cores (wgmma's .tf32 forms, k-steps of 8 floats, both
@@ -74,30 +75,37 @@ FT_TRAIT int fwd_wgmma_head_dim_ok(int head_dim)
     return head_dim == 64 || head_dim == 96 || head_dim == 128 || head_dim == 192 || head_dim == 256;
 }
 
+/* P_SMEM: each consumer warpgroup's P (64 rows by the key tile, 16-bit) in shared memory, laid
+ * out as Q is (64-key panels of 128-byte rows), after the mbarriers. */
+FT_TRAIT long long fwd_wgmma_p_bytes(int block_m, int block_n, int p_smem)
+{
+    return p_smem ? (long long)fwd_wgmma_consumers(block_m) * 64 * block_n * 2 : 0;
+}
+
 /* 1024 bytes of slack to align the tiles to 1024 (the swizzle is a function of address bits
  * 4-9), q_tiles Q tiles and NUM_STAGES K/V tiles in whole panels (ft_panel_cols_of); with a
  * producer, 1024 more for the mbarriers (a ring slot's K and V full and empty, and in f32 ready;
  * two a Q tile). f32: Q and K tiles of `planes` planes, V as it lands and V^T in `planes` planes
  * of head_dim_v rows by the tile's keys. */
 FT_TRAIT long long fwd_wgmma_layout_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
-                                          int num_stages, int q_tiles, int dtype, int allow_tf32)
+                                          int num_stages, int q_tiles, int dtype, int allow_tf32, int p_smem)
 {
     const int units = ft_tile_units(dtype);
     const long long d = ft_panel_cols_of(head_dim, units), dv = ft_panel_cols_of(head_dim_v, units);
     const long long e = 2 * units, planes = fwd_wgmma_planes(dtype, allow_tf32);
     const long long v_t = fwd_wgmma_f32(dtype) ? planes * head_dim_v : 0;
     return 1024 + ((long long)q_tiles * block_m * d * planes + (long long)num_stages * block_n * (d * planes + dv + v_t)) * e +
-           (fwd_wgmma_has_producer(block_m, num_warps) ? 1024 : 0);
+           (fwd_wgmma_has_producer(block_m, num_warps) ? 1024 : 0) + fwd_wgmma_p_bytes(block_m, block_n, p_smem);
 }
 
 /* Q tiles in shared memory: two where a persistent block's producer can load the next tile's Q
  * while the consumers still read this one's and both fit, else one (the producer then waits
  * for the consumers' last Q K^T of a tile before loading the next tile's Q). */
 FT_TRAIT int fwd_wgmma_q_tiles(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
-                               int persistent, int dtype, int allow_tf32)
+                               int persistent, int dtype, int allow_tf32, int p_smem)
 {
     return persistent && fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, 2, dtype,
-                                                allow_tf32) <= FT_SMEM_MAX_BYTES ? 2 : 1;
+                                                allow_tf32, p_smem) <= FT_SMEM_MAX_BYTES ? 2 : 1;
 }
 
 /* 1 where a persistent block writes O through the copy engine, from its Q tile's place once the
@@ -105,21 +113,21 @@ FT_TRAIT int fwd_wgmma_q_tiles(int block_m, int block_n, int num_warps, int head
  * two Q tiles (the producer loads into the other meanwhile) and O no wider than Q; 16-bit only
  * (its stores pack O to 16-bit pairs). */
 FT_TRAIT int fwd_wgmma_async_o(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
-                               int persistent, int dtype, int allow_tf32)
+                               int persistent, int dtype, int allow_tf32, int p_smem)
 {
     return !fwd_wgmma_f32(dtype) &&
            fwd_wgmma_q_tiles(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, persistent, dtype,
-                             allow_tf32) == 2 &&
+                             allow_tf32, p_smem) == 2 &&
            ft_panel_cols(head_dim_v) <= ft_panel_cols(head_dim);
 }
 
 FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
-                                        int num_stages, int persistent, int dtype, int allow_tf32)
+                                        int num_stages, int persistent, int dtype, int allow_tf32, int p_smem)
 {
     return fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages,
                                   fwd_wgmma_q_tiles(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages,
-                                                    persistent, dtype, allow_tf32),
-                                  dtype, allow_tf32);
+                                                    persistent, dtype, allow_tf32, p_smem),
+                                  dtype, allow_tf32, p_smem);
 }
 
 /* fp32 S and O accumulators (f32 with three products: and a key tile's P V apart from O), P as
@@ -127,10 +135,10 @@ FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
  * softmax state per thread; 32 where a producer loads K and V (a consumer keeps no load
  * addresses: 192 x 128 tiles of head dim 64 compile in 160 without a spill, at OVERLAP and
  * PINGPONG). */
-FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v, int producer, int dtype, int allow_tf32)
+FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v, int producer, int dtype, int allow_tf32, int p_smem)
 {
     const int f32 = fwd_wgmma_f32(dtype), planes = fwd_wgmma_planes(dtype, allow_tf32);
-    const int p = f32 ? block_n / 2 * planes : block_n / 4;
+    const int p = p_smem ? 0 : f32 ? block_n / 2 * planes : block_n / 4;
     return block_n / 2 + head_dim_v / 2 * (planes == 2 ? 2 : 1) + p + (producer ? 32 : 40);
 }
 
@@ -145,10 +153,10 @@ FT_TRAIT int fwd_wgmma_min_blocks(int block_m, int block_n, int num_warps, int h
                                   int num_stages, int dtype, int allow_tf32)
 {
     const long long by_smem = FT_SMEM_MAX_BYTES / fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim,
-                                                                         head_dim_v, num_stages, 1, dtype, allow_tf32);
+                                                                         head_dim_v, num_stages, 1, dtype, allow_tf32, 0);
     if (fwd_wgmma_has_producer(block_m, num_warps))
         return fwd_wgmma_consumers(block_m) == 1 ? 2 : 1;
-    const int by_regs = 65536 / (num_warps * 32 * fwd_wgmma_regs(block_n, head_dim_v, 0, dtype, allow_tf32));
+    const int by_regs = 65536 / (num_warps * 32 * fwd_wgmma_regs(block_n, head_dim_v, 0, dtype, allow_tf32, 0));
     const int blocks = by_regs < by_smem ? by_regs : (int)by_smem;
     return blocks < 1 ? 1 : blocks;
 }
@@ -225,7 +233,7 @@ FT_TRAIT void fwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int dtype, 
 
 FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
                             int overlap, int pingpong, int persistent, int dtype, int allow_tf32, int multicast,
-                            int causal, int varlen)
+                            int causal, int varlen, int p_smem)
 {
     if (block_m != 64 && block_m != 128 && block_m != 192)
         return FWD_WGMMA_BAD_BLOCK_M;
@@ -241,7 +249,12 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
     if (!fwd_wgmma_head_dim_ok(head_dim) || !fwd_wgmma_head_dim_ok(head_dim_v) ||
         (fwd_wgmma_f32(dtype) && (head_dim > 128 || head_dim_v > 128)))
         return FWD_WGMMA_BAD_HEAD_DIM;
-    if (fwd_wgmma_regs(block_n, head_dim_v, producer, dtype, allow_tf32) >
+    /* P from shared memory (an SS P V): 16-bit only (f32's P is split in registers), beside a
+     * producer (the consumers' loop), and whole 64-key panels of P (a key tile of 144 would
+     * take three panels' room for two and a quarter of P). */
+    if (p_smem && (fwd_wgmma_f32(dtype) || !producer || block_n % 64 != 0))
+        return FWD_WGMMA_BAD_P_SMEM;
+    if (fwd_wgmma_regs(block_n, head_dim_v, producer, dtype, allow_tf32, p_smem) >
         fwd_wgmma_consumer_regs(block_m, num_warps, dtype))
         return FWD_WGMMA_BAD_REGISTERS;
     /* f32 with three products in one stage: the tile's descriptors are the same every key tile

@@ -237,6 +237,7 @@ if device.cc == 90 then
       PINGPONG = {0, 1},
       PERSISTENT = {0, 1},
       MULTICAST = {0, 1},
+      P_SMEM = {0, 1},
     },
     -- The inline pipeline won only with one or two warpgroups (64 or 128 rows, short or causal
     -- sequences); a producer's ring wants its two stages, and without OVERLAP lost to it at every
@@ -266,6 +267,12 @@ if device.cc == 90 then
       -- PINGPONG, 427 TFLOP/s causal at N 4096 against two consumers' 385, and 514 against 492
       -- non-causal (without PINGPONG 415, 496); on 64 keys at head dim 128, 642 against 663 and 505
       -- against 604 causal.
+      -- P read from shared memory (P_SMEM) frees P's registers, which is what refuses three
+      -- consumers at head dim 96 (FlashAttention-4 takes 192 rows there so): offered there, with
+      -- three consumers, only.
+      if p.P_SMEM == 1 and (p.BLOCK_M ~= 192 or p.HEAD_DIM ~= 96) then
+        return false, "P from shared memory: three consumers at head dim 96 only"
+      end
       if producer and p.BLOCK_M == 192 and (p.BLOCK_N ~= 128 or p.OVERLAP == 0 or p.PINGPONG == 0) then
         return false, "three consumers: 128 keys, OVERLAP and PINGPONG only"
       end
