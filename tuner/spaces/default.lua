@@ -268,13 +268,17 @@ if device.cc == 90 then
       -- non-causal (without PINGPONG 415, 496); on 64 keys at head dim 128, 642 against 663 and 505
       -- against 604 causal.
       -- P read from shared memory (P_SMEM) frees P's registers, which is what refuses three
-      -- consumers at head dim 96 (FlashAttention-4 takes 192 rows there so): offered there, with
-      -- three consumers, only.
-      if p.P_SMEM == 1 and (p.BLOCK_M ~= 192 or p.HEAD_DIM ~= 96) then
-        return false, "P from shared memory: three consumers at head dim 96 only"
+      -- consumers at head dims 96 and 128 (FlashAttention-4 takes 192 rows so at 96). On the H200
+      -- (bench_kernels' fpsmem set, 2026-12-01) three consumers so led the shipped 128 x 128 by
+      -- 4.5 % at head dim 96 and 1-1.5 % at 128 without a mask, and trailed it by 10-20 % under
+      -- the causal mask: offered there, without a mask, with turns or persistent blocks.
+      if p.P_SMEM == 1 and (p.BLOCK_M ~= 192 or (p.HEAD_DIM ~= 96 and p.HEAD_DIM ~= 128) or p.CAUSAL == 1 or
+                            p.PINGPONG + p.PERSISTENT == 0) then
+        return false, "P from shared memory: three consumers at head dims 96 and 128 without a mask"
       end
-      if producer and p.BLOCK_M == 192 and (p.BLOCK_N ~= 128 or p.OVERLAP == 0 or p.PINGPONG == 0) then
-        return false, "three consumers: 128 keys, OVERLAP and PINGPONG only"
+      if producer and p.BLOCK_M == 192 and
+         (p.BLOCK_N ~= 128 or p.OVERLAP == 0 or (p.PINGPONG == 0 and p.P_SMEM == 0)) then
+        return false, "three consumers: 128 keys, OVERLAP and PINGPONG only (P_SMEM: turns or not)"
       end
       -- Clusters of two blocks sharing each K/V tile's load (MULTICAST; the family takes them
       -- only for one block a tile without a mask), for the head dim 128 forward, on the
@@ -282,9 +286,11 @@ if device.cc == 90 then
       -- blocks where FlashAttention-4's reached 2.6 (measured in notes/kernels.md). The H200's
       -- first sweep with them (bench/RESULTS.md, 2026-11-30): within 1 % of the fastest at N 8192
       -- and 16384, 7-47 % behind at 512 to 4096; no winner.
+      -- Of them only 128 keys ever won (d128 N 16384, the H200's sweeps to 2026-12-01): the wider
+      -- keys' clusters are left out to make room for P_SMEM's candidates (above).
       if p.MULTICAST == 1 and not (producer and p.BLOCK_M == 128 and p.OVERLAP == 1 and p.PINGPONG == 0 and
-                                   p.HEAD_DIM == 128) then
-        return false, "clusters: head dim 128, two consumers beside a producer, OVERLAP, no turns"
+                                   p.HEAD_DIM == 128 and p.BLOCK_N == 128) then
+        return false, "clusters: head dim 128, two consumers beside a producer, OVERLAP, no turns, 128 keys"
       end
       -- Key tiles that are not powers of two, measured on an H200 by bench_kernels' fkeys set
       -- (2026-11-29): 80 keys at head dim 256 (where 128 do not fit) 746 TFLOP/s against 64 keys'
