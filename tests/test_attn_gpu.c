@@ -1218,6 +1218,8 @@ static void print_config(const gen_config *g)
            g->p[GEN_BLOCK_N], g->p[GEN_NUM_WARPS], g->p[GEN_NUM_STAGES]);
     if (g->family->params & GEN_BIT(GEN_PERSISTENT))
         printf(" PERSISTENT=%d", g->p[GEN_PERSISTENT]);
+    if (g->family->params & GEN_BIT(GEN_P_SMEM))
+        printf(" OVERLAP=%d PINGPONG=%d P_SMEM=%d", g->p[GEN_OVERLAP], g->p[GEN_PINGPONG], g->p[GEN_P_SMEM]);
     if (g->family->backward)
         printf(" DQ_MODE=%s", gen_param_value_name(GEN_DQ_MODE, g->p[GEN_DQ_MODE]));
     if (g->family->params & GEN_BIT(GEN_DQ_FIRST))
