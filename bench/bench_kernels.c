@@ -907,14 +907,14 @@ int main(int argc, char **argv)
         else
             snprintf(heads, sizeof heads, "%d", pr.heads);
         printf("%-10s %-5s %3d/%-3d %3d %5s %6d %6d %4d %4d %3d %3d %3d %2d %2d %2d %3g %5d %9.4f %9.4f %9.1f"
-               "   %d%d%d%s%s%s%s%s%s%s%s\n",
+               "   %d%d%d%s%s%s%s%s%s%s%s%s\n",
                r->family, gen_dtype_name(r->dtype), r->head_dim, DV(r), r->batch, heads, r->seqlen, r->causal,
                p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_NUM_STAGES], p[GEN_DQ_MODE], p[GEN_OVERLAP],
                p[GEN_PINGPONG], p[GEN_PERSISTENT], (double)r->softcap, k->binary.registers, med, ms[0],
                flops / (med * 1e-3) / 1e12, p[GEN_DQ_FIRST], p[GEN_DK_SS], p[GEN_DV_EARLY], p[GEN_L_EARLY] ? " L" : "",
                p[GEN_DQ_INIT] ? " store" : "", p[GEN_STAGGER] ? " staggered" : "", p[GEN_MULTICAST] ? " multicast" : "",
                p[GEN_SPLIT_QUERIES] ? " split-queries" : "", p[GEN_SPLIT_SMEM] ? " split-smem" : "",
-               p[GEN_ALLOW_TF32] ? " tf32" : "", p[GEN_DQ_BULK] ? " dq-bulk" : "");
+               p[GEN_ALLOW_TF32] ? " tf32" : "", p[GEN_DQ_BULK] ? " dq-bulk" : "", p[GEN_P_SMEM] ? " p-smem" : "");
         ln_buffers_free(s.cu, &pr);
     }
     free(ms);

@@ -248,9 +248,67 @@ static int timed_here(const timing *list, const group *g, int64_t kernel_id)
     return 0;
 }
 
+/* Whether a sweep timed a kernel of kernel_id's family at the workload on this device: where none
+ * did (a sweep of another family's space alone, as bwd_f32 beside bwd_f32_hopper), its stored
+ * winner could not have been among the candidates. 1 yes, 0 no, -1 error. */
+static int family_timed(db *d, int64_t device_id, int64_t workload_id, int64_t kernel_id, char *err, size_t len)
+{
+    sqlite3_stmt *st;
+    if (db_prepare(d, "SELECT 1 FROM results r JOIN sweeps s ON s.id = r.sweep_id JOIN kernels k ON k.id = r.kernel_id"
+                      " WHERE r.device_id = ?1 AND r.workload_id = ?2 AND " SWEEP_TIMING
+                      " AND k.family = (SELECT family FROM kernels WHERE id = ?3) LIMIT 1", &st, err, len) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, device_id);
+    sqlite3_bind_int64(st, 2, workload_id);
+    sqlite3_bind_int64(st, 3, kernel_id);
+    const int found = db_step_row(d, st, err, len);
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* The stored result of kernel_id at the workload (an import's figure where no sweep timed it):
+ * 1 found (OUT: *median, *spread), 0 none, -1 error. */
+static int stored_result(db *d, int64_t device_id, int64_t workload_id, int64_t kernel_id, double *median,
+                         double *spread, char *err, size_t len)
+{
+    sqlite3_stmt *st;
+    if (db_prepare(d, "SELECT median_ms, spread FROM results WHERE device_id = ?1 AND workload_id = ?2"
+                      " AND kernel_id = ?3 AND status = 'ok' AND median_ms > 0", &st, err, len) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, device_id);
+    sqlite3_bind_int64(st, 2, workload_id);
+    sqlite3_bind_int64(st, 3, kernel_id);
+    const int found = db_step_row(d, st, err, len);
+    if (found == 1) {
+        *median = sqlite3_column_double(st, 0);
+        *spread = db_column_real(st, 1);
+        if (!(*spread >= 0))
+            *spread = 0;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* A stored winner inc of a family no sweep timed here: its stored figure is the best there is of
+ * it, so it stays while that ties with the fastest timing. 1 kept (OUT: *c), 0 not, -1 error. */
+static int keep_other_family(db *d, int64_t device_id, int64_t workload_id, const timing *list, const group *g,
+                             int64_t inc, double margin, db_declared *c, char *err, size_t len)
+{
+    double median = 0, spread = 0;
+    const int found = stored_result(d, device_id, workload_id, inc, &median, &spread, err, len);
+    if (found <= 0 || !ties(&list[g->first], median, spread, margin))
+        return found < 0 ? -1 : 0;
+    *c = (db_declared){ .kernel_id = inc, .reason = DB_DECLARED_KEPT,
+                        .behind = fmax(0, median / list[g->first].median - 1), .neighbours = -1, .spills = -1 };
+    return 1;
+}
+
 /* Declares the workloads of one device (ids NULL: every one with timings). A stored winner no
- * sweep timed here (an import's, or another row's) is not kept on a figure of another run: the
- * workload's timings decide alone, and counts->untimed says how often. */
+ * sweep timed here (an import's, or another row's) is not kept on a figure of another run where
+ * a sweep timed its family there (its space ran, so it was a candidate, or its family's checks
+ * refused it): the workload's timings decide alone, and counts->untimed says how often. Where no
+ * sweep timed its family (another family's space alone), its stored figure is all there is of it:
+ * it stays while that ties with the fastest. */
 static int declare_device(db *d, int64_t device_id, const int64_t *ids, int n, double margin,
                           db_declare_counts *counts, char *err, size_t len)
 {
@@ -271,8 +329,21 @@ static int declare_device(db *d, int64_t device_id, const int64_t *ids, int n, d
             rc = -1;
             break;
         }
-        const int untimed = found && !timed_here(list, &groups[g], inc);
-        const db_declared c = decide(list, groups, ngroups, g, found && !untimed ? inc : 0);
+        int untimed = found && !timed_here(list, &groups[g], inc), kept = 0;
+        db_declared c;
+        if (untimed) {
+            const int own = family_timed(d, device_id, w, inc, err, len);
+            if (own == 0) {
+                untimed = 0;
+                kept = keep_other_family(d, device_id, w, list, &groups[g], inc, margin, &c, err, len);
+            }
+            if (own < 0 || kept < 0) {
+                rc = -1;
+                break;
+            }
+        }
+        if (!kept)
+            c = decide(list, groups, ngroups, g, found && !untimed ? inc : 0);
         rc = db_declared_put_tx(d, device_id, w, &c, err, len);
         if (rc == 0 && counts) {
             counts->workloads++;
@@ -351,6 +422,8 @@ int db_declared_untimed(db *d, int64_t device_id, int64_t workload_id, int64_t *
             found = timed < 0 ? -1 : !timed;
             sqlite3_finalize(st);
         }
+        if (found == 1)   /* not timed, but replaced only where a sweep timed its family (declare_device) */
+            found = family_timed(d, device_id, workload_id, inc, err, len);
     }
     if (found == 1)
         *kernel_id = inc;

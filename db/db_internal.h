@@ -357,15 +357,17 @@ typedef struct db_declare_counts {
  * workloads of the kind (every field but batch, heads and lengths the same, the group ratio too;
  * one kernel: the same family and tunables), the faster at equal counts; a workload without a tie
  * gets its fastest. A declared kernel that no sweep timed here (an imported line's that was not
- * re-timed, another row's) is not kept on a figure of another run: the workload's timings decide
- * as if none were declared (counts->untimed). The winners view then serves the declared kernel.
+ * re-timed, another row's) is not kept on a figure of another run where a sweep timed its family
+ * there: the workload's timings decide as if none were declared (counts->untimed); where no sweep
+ * timed its family (another family's space alone) it stays while its stored figure ties with the
+ * fastest. The winners view then serves the declared kernel.
  * One transaction. OUT (may be NULL): *counts. */
 int db_declare_winners(db *d, int64_t device_id, const int64_t *workload_ids, int n, double margin,
                        db_declare_counts *counts, char *err, size_t len);
 /* The kernel declared for (device, workload) as db_declare_winners finds it (this device row's
- * declaration, else the newest of another row of its GPU) when no sweep timed it on device_id, so
- * that a declaration of the workload's timings replaces it: 1 (OUT: *kernel_id), 0 none declared
- * or it was timed, -1 error. */
+ * declaration, else the newest of another row of its GPU) when no sweep timed it on device_id but
+ * one timed its family there, so that a declaration of the workload's timings replaces it: 1 (OUT:
+ * *kernel_id), 0 none declared, or it was timed, or its family was not, -1 error. */
 int db_declared_untimed(db *d, int64_t device_id, int64_t workload_id, int64_t *kernel_id, char *err, size_t len);
 /* The declaration of (device, workload), with the declared kernel's spills: 1 found (OUT: *out),
  * 0 none, -1 error. */

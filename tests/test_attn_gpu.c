@@ -383,7 +383,8 @@ static gpu_kernel *wg_kernels[CASE_COUNT], *wgb_kernels[CASE_COUNT];
  * one stage to four, one to three consumers (rows 13 and 14, from 0: three taking turns); then key tiles
  * that are not powers of two (80 to 192), in those schedules too. MULTICAST in four rows of one
  * block a tile (one and two stages, one to three consumers), dropped in the cases it does not
- * take (a mask, a packed batch: hopper_config). */
+ * take (a mask, a packed batch: hopper_config). The last row: three consumers taking turns one
+ * block a tile, which with P_SMEM (hopper_config: rows 2 and 3 mod 4) runs at head dims 96 and 128. */
 static const int wg_tiles[][8] = {
     { 128, 128, 12, 2, 1, 1, 1 }, { 128, 128, 8, 2, 0, 0, 0 }, { 64, 128, 8, 2, 1, 0, 1 }, { 64, 128, 4, 2, 0, 0, 0 },
     { 128, 64, 12, 1, 0, 1, 1 },  { 192, 64, 12, 3, 0, 0, 0 }, { 128, 64, 8, 1, 0, 0, 0 }, { 64, 64, 8, 3, 0, 0, 1 },
@@ -391,6 +392,7 @@ static const int wg_tiles[][8] = {
     { 128, 64, 12, 2, 1, 1, 1 },  { 192, 128, 16, 2, 1, 1, 1 }, { 192, 64, 16, 2, 0, 1, 0 },
     { 128, 176, 12, 2, 1, 0, 0, 1 }, { 128, 144, 12, 2, 1, 1, 1 }, { 192, 96, 16, 2, 1, 1, 0, 1 }, { 64, 80, 4, 2, 0, 0, 0 },
     { 128, 112, 12, 1, 0, 1, 0 }, { 128, 192, 12, 2, 1, 0, 1 }, { 128, 160, 8, 2, 0, 0, 0 },
+    { 192, 128, 16, 2, 1, 1, 0 },
 };
 /* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
  * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers, or with 128-row query tiles its
@@ -436,6 +438,10 @@ static const tile_pin wg_pins[] = {
     { "bf16 N=384 clusters", 15 },
     { "f16 D=64 Nq<Nk clusters", 17 },
     { "f32 D=96 causal", 5 },   /* wgf_tiles: one TF32 product (a row 2 mod 3), 96 keys in one stage */
+    /* Three consumers one block a tile with P from shared memory (the row's index takes P_SMEM),
+     * at head dims 96 and 128 without a mask: the forms the H200's table ships. */
+    { "bf16 D=96 N=777 [B,N,H,D]", 22 },
+    { "f16 N=1000", 22 },
 };
 /* bwd_wgmma's. */
 static const tile_pin wgb_pins[] = {
@@ -603,7 +609,7 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
         if (f->params & GEN_BIT(GEN_STAGGER))
             g.p[GEN_STAGGER] = (idx >> 3) & 1;
         /* ... and fwd_wgmma's P read from shared memory (P_SMEM) in every other two cases, where
-         * the tile takes it (16-bit, whole 64-key panels). */
+         * the tile takes it (16-bit, a producer, whole 64-key panels). */
         if (f->params & GEN_BIT(GEN_P_SMEM))
             g.p[GEN_P_SMEM] = (idx >> 1) & 1;
         /* Where the tile refuses one of those values (or fwd_wgmma's MULTICAST), that one alone
@@ -1667,6 +1673,9 @@ static const struct {
     { "fwd_wgmma", "P_SMEM=1 OVERLAP=1 CAUSAL=1", "P from shared memory under the overlap and a mask" },
     { "fwd_wgmma", "P_SMEM=1 PERSISTENT=1", "P from shared memory on persistent blocks" },
     { "fwd_wgmma", "P_SMEM=1 HEAD_DIM=96", "P from shared memory at head dim 96" },
+    { "fwd_wgmma", "P_SMEM=1 BLOCK_M=192 HEAD_DIM=96 CAUSAL=0", "the shipped form at head dim 96: three consumers" },
+    { "fwd_wgmma", "P_SMEM=1 BLOCK_M=192 HEAD_DIM=128 PERSISTENT=0 CAUSAL=0",
+      "three consumers one block a tile, without a mask (shipped at head dim 128)" },
     { "fwd_wgmma", "BLOCK_M=192 NUM_WARPS=16 PINGPONG=1", "three consumers in turns" },
     { "fwd_wgmma", "DTYPE=0 PERSISTENT=1", "float32 on persistent blocks" },
     { "fwd_wgmma", "DTYPE=0 ALLOW_TF32=1 HEAD_DIM=128 BLOCK_M=128 BLOCK_N=64 NUM_STAGES=1",

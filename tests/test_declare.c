@@ -66,9 +66,11 @@ static int64_t workload(bench *b, int dtype, int n, db_workload *out)
 /* The kernel of tiles block_m x 64 for workload w (its dtype), EVEN_M as given: the tunables are
  * block_m's alone, so two workloads' kernels of one block_m are one kernel for the search. */
 /* A kernel like kernel()'s with one more parameter set (extra = value). */
-static int64_t kernel_with(bench *b, const db_workload *w, int block_m, int even_m, gen_param extra, int value)
+static int64_t kernel_of(bench *b, const char *family, const db_workload *w, int block_m, int even_m, gen_param extra,
+                         int value)
 {
-    db_kernel k = { .family = "fwd_mma" };
+    db_kernel k = { 0 };
+    snprintf(k.family, sizeof k.family, "%s", family);
     snprintf(k.source_hash, sizeof k.source_hash, "%04x%04x%04x%02x%02x", w->dtype, block_m, even_m, (int)extra, value);
     for (int p = 0; p < GEN_PARAM_COUNT; p++)
         k.p[p] = gen_param_get((gen_param)p)->def;
@@ -85,6 +87,11 @@ static int64_t kernel_with(bench *b, const db_workload *w, int block_m, int even
     if (db_kernel_upsert(b->d, &k, &id, err, sizeof err) != 0)
         fail_msg("%s", err);
     return id;
+}
+
+static int64_t kernel_with(bench *b, const db_workload *w, int block_m, int even_m, gen_param extra, int value)
+{
+    return kernel_of(b, "fwd_mma", w, block_m, even_m, extra, value);
 }
 
 static int64_t kernel(bench *b, const db_workload *w, int block_m, int even_m)
@@ -444,6 +451,41 @@ static void an_untimed_stored_winner_is_not_kept(void **state)
     db_close(b.d);
 }
 
+/* ... but where no sweep timed a kernel of the stored winner's family (a sweep of another
+ * family's space alone: bwd_f32 beside bwd_f32_hopper share their workloads), it could not have
+ * been re-timed: it stays while its stored figure ties with the fastest, and is replaced beyond. */
+static void a_winner_of_a_family_not_swept_keeps_its_figure(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        double ms;
+        int kept;
+    } steps[] = { { 1.015, 1 }, { 1.05, 0 } };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        char *text = winners_text(f, steps[i].ms);   /* an fwd_mma kernel */
+        bench b = open_bench(f, "13.0");
+        import_text(&b, text, NULL);
+        free(text);
+        db_workload w;
+        const int64_t wl = workload(&b, 1, 4096, &w), k = kernel(&b, &w, 64, 1);
+        const int64_t other = kernel_of(&b, "fwd_exact", &w, 128, 1, GEN_EVEN_N, 1);
+        timed(&b, wl, other, 1.00, 0.0);
+        char err[512] = "";
+        int64_t untimed = -1;
+        assert_int_equal(db_declared_untimed(b.d, b.device, wl, &untimed, err, sizeof err), 0);
+        db_declare_counts n;
+        declare(&b, NULL, 0, DB_DECLARE_MARGIN, &n);
+        const db_declared c = declared(&b, wl);
+        if ((c.kernel_id == k) != steps[i].kept)
+            fail_msg("stored at %.3f ms beside another family's 1.00: declared kernel %lld (%s)", steps[i].ms,
+                     (long long)c.kernel_id, db_declared_name(c.reason));
+        assert_int_equal(c.reason, steps[i].kept ? DB_DECLARED_KEPT : DB_DECLARED_FASTEST);
+        assert_int_equal(n.untimed, 0);
+        db_close(b.d);
+        remove(f->path);
+    }
+}
+
 /* A line for a kernel a sweep timed here declares it and leaves its timing alone. */
 static void an_import_keeps_a_sweeps_timing(void **state)
 {
@@ -670,6 +712,7 @@ int main(void)
         CASE(only_the_workloads_asked),
         CASE(imported_lines_are_declared_and_guard_the_next_sweep),
         CASE(an_untimed_stored_winner_is_not_kept),
+        CASE(a_winner_of_a_family_not_swept_keeps_its_figure),
         CASE(an_import_keeps_a_sweeps_timing),
         CASE(a_rows_own_declaration_comes_first),
         CASE(a_tie_prefers_a_kernel_without_spills),

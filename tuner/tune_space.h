@@ -214,7 +214,7 @@ typedef struct tune_space {
     char name[TUNE_NAME_LEN];
     char defined_at[TUNE_POS_LEN];  /* "file:line" of its space{} call, or of the file's return */
     const gen_family *family;
-    unsigned searched;          /* GEN_BIT mask of the parameters in params */
+    gen_param_set searched;     /* GEN_BIT mask of the parameters in params (64 bits: 35 rows) */
     tune_strategy strategy;
     tune_bench bench;           /* the full timing (defaults 25 ms, 100 ms, 10 s) */
     tune_confirm confirm;       /* the finalists' rotations (default none) */

@@ -390,6 +390,7 @@ FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const p_operand &p, unsigned p
     constexpr int N = HEAD_DIM_V - C * 128 < PV_CHUNK ? HEAD_DIM_V - C * 128 : PV_CHUNK;
     float(&oc)[N / 2] = *reinterpret_cast<float(*)[N / 2]>(&o[C * 64]);
 #if DTYPE == FT_DTYPE_F32
+    (void)p_wg;   // (P_SMEM is 16-bit only)
     const unsigned long long v0 = wg_desc(v_tile + C * 128 * 128, 16, 1024);
 #pragma unroll
     for (int kk = 0; kk < P_STEPS; kk++) {
@@ -402,7 +403,6 @@ FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const p_operand &p, unsigned p
         wg_rs_tf32<N>::run(oc, p.part[0][kk], v, PLANES == 2 ? 1 : first);
     }
 #else
-    (void)p_wg;
     const unsigned long long v0 = wg_desc(v_tile + C * 2 * PANEL_BYTES, PANEL_BYTES, 1024);
     const unsigned long long p0 = wg_desc(p_wg, 16, 1024);   // P_SMEM: P's 16 keys a k-step, 64 a panel
 #pragma unroll

@@ -131,7 +131,7 @@ FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps,
 }
 
 /* fp32 S and O accumulators (f32 with three products: and a key tile's P V apart from O), P as
- * packed pairs (f32: a float a key split in `planes` parts), and ~40 registers of addresses and
+ * packed pairs (f32: a float a key split in `planes` parts; none with p_smem, P in shared memory), and ~40 registers of addresses and
  * softmax state per thread; 32 where a producer loads K and V (a consumer keeps no load
  * addresses: 192 x 128 tiles of head dim 64 compile in 160 without a spill, at OVERLAP and
  * PINGPONG). */

@@ -222,7 +222,7 @@ end
 -- three consumers; with a producer, OVERLAP (softmax under the previous tile's P V), for two or
 -- three consumers PINGPONG (turns at the tensor cores), and PERSISTENT (resident blocks looping
 -- over the tiles); the other pairings are refused by the family's check (three consumers have
--- 160 registers a thread: 128-key tiles only at head dim 64).
+-- 160 registers a thread: 128-key tiles at head dim 64, or at 96 and 128 with P_SMEM).
 if device.cc == 90 then
   table.insert(spaces, 1, space{
     name = "fwd_hopper",
@@ -271,9 +271,10 @@ if device.cc == 90 then
       -- consumers at head dims 96 and 128 (FlashAttention-4 takes 192 rows so at 96). On the H200
       -- (bench_kernels' fpsmem set, 2026-12-01) three consumers so led the shipped 128 x 128 by
       -- 4.5 % at head dim 96 and 1-1.5 % at 128 without a mask, and trailed it by 10-20 % under
-      -- the causal mask: offered there, without a mask, with turns or persistent blocks.
+      -- the causal mask: offered there, without a mask, with turns or persistent blocks (at 128
+      -- with turns: persistent without them spills 4 bytes there).
       if p.P_SMEM == 1 and (p.BLOCK_M ~= 192 or (p.HEAD_DIM ~= 96 and p.HEAD_DIM ~= 128) or p.CAUSAL == 1 or
-                            p.PINGPONG + p.PERSISTENT == 0) then
+                            p.PINGPONG + p.PERSISTENT == 0 or (p.HEAD_DIM == 128 and p.PINGPONG == 0)) then
         return false, "P from shared memory: three consumers at head dims 96 and 128 without a mask"
       end
       if producer and p.BLOCK_M == 192 and
@@ -286,11 +287,13 @@ if device.cc == 90 then
       -- blocks where FlashAttention-4's reached 2.6 (measured in notes/kernels.md). The H200's
       -- first sweep with them (bench/RESULTS.md, 2026-11-30): within 1 % of the fastest at N 8192
       -- and 16384, 7-47 % behind at 512 to 4096; no winner.
-      -- Of them only 128 keys ever won (d128 N 16384, the H200's sweeps to 2026-12-01): the wider
-      -- keys' clusters are left out to make room for P_SMEM's candidates (above).
+      -- None has been declared a winner yet. The nearest were 128 and 176 keys (at N 16384 the
+      -- fastest of the H200's rerun of 2026-12-01, the stored winner kept within the interval;
+      -- 64, 160 and 192 keys 2-17 % behind them: bench/results/fwd-rerun-candidates-h200-353f2da.txt),
+      -- so the others are left out, to make room for P_SMEM's candidates (above).
       if p.MULTICAST == 1 and not (producer and p.BLOCK_M == 128 and p.OVERLAP == 1 and p.PINGPONG == 0 and
-                                   p.HEAD_DIM == 128 and p.BLOCK_N == 128) then
-        return false, "clusters: head dim 128, two consumers beside a producer, OVERLAP, no turns, 128 keys"
+                                   p.HEAD_DIM == 128 and (p.BLOCK_N == 128 or p.BLOCK_N == 176)) then
+        return false, "clusters: head dim 128, two consumers beside a producer, OVERLAP, no turns, 128 or 176 keys"
       end
       -- Key tiles that are not powers of two, measured on an H200 by bench_kernels' fkeys set
       -- (2026-11-29): 80 keys at head dim 256 (where 128 do not fit) 746 TFLOP/s against 64 keys'

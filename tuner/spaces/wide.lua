@@ -203,8 +203,8 @@ table.insert(spaces, space{
 -- float32 backward. Each list holds every value the family's check may accept; the check says
 -- which pairings cannot run (a consumer warpgroup owns 64 query rows, NUM_WARPS is BLOCK_M/16, or
 -- that + 4 beside a producer warpgroup; OVERLAP, PINGPONG, PERSISTENT and MULTICAST need the
--- producer, MULTICAST one block a tile, no mask, a dense batch and 16-bit, P_SMEM 16-bit and whole
--- 64-key panels; the
+-- producer, MULTICAST one block a tile, no mask, a dense batch and 16-bit, P_SMEM 16-bit, a producer and
+-- whole 64-key panels; the
 -- registers and shared memory bound the tiles), so no hand-written rule stands between the search
 -- and a configuration that runs.
 if device.cc == 90 then
