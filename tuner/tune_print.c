@@ -349,6 +349,6 @@ void tune_print_declare_counts(FILE *out, const char *prefix, const db_declare_c
             prefix, c->workloads, 100 * margin, c->by_reason[DB_DECLARED_FASTEST], c->by_reason[DB_DECLARED_KEPT],
             c->by_reason[DB_DECLARED_SPILL_FREE], c->by_reason[DB_DECLARED_HOLDS]);
     if (c->untimed)   /* an imported figure is another run's: it does not keep a winner */
-        fprintf(out, "; %d stored winner%s not re-timed here, replaced", c->untimed, c->untimed == 1 ? "" : "s");
+        fprintf(out, "; %d stored winner%s without a valid timing here, replaced", c->untimed, c->untimed == 1 ? "" : "s");
     fprintf(out, "\n");
 }

@@ -31,7 +31,7 @@ int tune_print_workloads_as(db *d, tune_format f, FILE *out, char *err, size_t l
 
 /* "N workloads (a tie: within M % of the fastest, or the spreads): F the fastest, K the stored
  * winner kept, S a tied kernel without spills, H the tied kernel that holds at neighbouring
- * shapes", then "; U stored winners not re-timed here, replaced" where there were any (what
+ * shapes", then "; U stored winners without a valid timing here, replaced" where there were any (what
  * db_declare_winners did), after prefix, ending the line. */
 void tune_print_declare_counts(FILE *out, const char *prefix, const db_declare_counts *c, double margin);
 

@@ -130,7 +130,7 @@ static int print_declared(tune_sweep *s, const tune_unit *u, int64_t fastest_ker
         return 0;
     if (u->untimed_winner && c.kernel_id != u->untimed_winner) {
         kernel_str(s, u, u->untimed_winner, cfg, sizeof cfg);
-        printf("%-44s  the stored winner not re-timed here: replaced (another run's figure keeps no winner): %s\n",
+        printf("%-44s  the stored winner without a valid timing here (not re-timed, or it failed): replaced (another run's figure keeps no winner): %s\n",
                "", cfg);
     }
     if (c.kernel_id == fastest_kernel)
