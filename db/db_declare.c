@@ -239,31 +239,32 @@ static db_declared decide(const timing *list, const group *groups, int ngroups, 
     return c;
 }
 
-/* Whether a sweep timed kernel_id for group g here: a timing of g's list. */
-static int timed_here(const timing *list, const group *g, int64_t kernel_id)
-{
-    for (int i = g->first; i < g->first + g->n; i++)
-        if (list[i].kernel_id == kernel_id)
-            return 1;
-    return 0;
-}
-
-/* Whether a sweep timed a kernel of kernel_id's family at the workload on this device: where none
- * did (a sweep of another family's space alone, as bwd_f32 beside bwd_f32_hopper), its stored
- * winner could not have been among the candidates. 1 yes, 0 no, -1 error. */
-static int family_timed(db *d, int64_t device_id, int64_t workload_id, int64_t kernel_id, char *err, size_t len)
+/* How a sweep timed a stored winner at its workload on this device: */
+enum stored_timing {
+    STORED_TIMED,            /* a sweep timed it: the declaration judges that timing */
+    STORED_UNTIMED,          /* no sweep did, but one timed its family there (its space ran: it was a
+                              * candidate, or its family's checks refused it): replaced */
+    STORED_FAMILY_UNTIMED,   /* no sweep timed its family there (another family's space alone, as
+                              * bwd_f32 beside bwd_f32_hopper): judged by its stored figure */
+};
+/* Which, for kernel_id at the workload; -1 on error. */
+static int stored_timing(db *d, int64_t device_id, int64_t workload_id, int64_t kernel_id, char *err, size_t len)
 {
     sqlite3_stmt *st;
-    if (db_prepare(d, "SELECT 1 FROM results r JOIN sweeps s ON s.id = r.sweep_id JOIN kernels k ON k.id = r.kernel_id"
-                      " WHERE r.device_id = ?1 AND r.workload_id = ?2 AND " SWEEP_TIMING
-                      " AND k.family = (SELECT family FROM kernels WHERE id = ?3) LIMIT 1", &st, err, len) != 0)
+    if (db_prepare(d, "SELECT max(r.kernel_id = ?3) FROM results r JOIN sweeps s ON s.id = r.sweep_id"
+                      " JOIN kernels k ON k.id = r.kernel_id WHERE r.device_id = ?1 AND r.workload_id = ?2 AND "
+                      SWEEP_TIMING " AND k.family = (SELECT family FROM kernels WHERE id = ?3)", &st, err, len) != 0)
         return -1;
     sqlite3_bind_int64(st, 1, device_id);
     sqlite3_bind_int64(st, 2, workload_id);
     sqlite3_bind_int64(st, 3, kernel_id);
-    const int found = db_step_row(d, st, err, len);
+    int rc = db_step_row(d, st, err, len);   /* an aggregate: one row, max NULL where none matched */
+    if (rc == 1)
+        rc = sqlite3_column_type(st, 0) == SQLITE_NULL ? STORED_FAMILY_UNTIMED
+             : sqlite3_column_int(st, 0)               ? STORED_TIMED
+                                                       : STORED_UNTIMED;
     sqlite3_finalize(st);
-    return found;
+    return rc;
 }
 
 /* The stored result of kernel_id at the workload (an import's figure where no sweep timed it):
@@ -329,19 +330,16 @@ static int declare_device(db *d, int64_t device_id, const int64_t *ids, int n, d
             rc = -1;
             break;
         }
-        int untimed = found && !timed_here(list, &groups[g], inc), kept = 0;
+        const int how = found ? stored_timing(d, device_id, w, inc, err, len) : STORED_TIMED;
         db_declared c;
-        if (untimed) {
-            const int own = family_timed(d, device_id, w, inc, err, len);
-            if (own == 0) {
-                untimed = 0;
-                kept = keep_other_family(d, device_id, w, list, &groups[g], inc, margin, &c, err, len);
-            }
-            if (own < 0 || kept < 0) {
-                rc = -1;
-                break;
-            }
+        const int kept = how == STORED_FAMILY_UNTIMED
+                             ? keep_other_family(d, device_id, w, list, &groups[g], inc, margin, &c, err, len)
+                             : 0;
+        if (how < 0 || kept < 0) {
+            rc = -1;
+            break;
         }
+        const int untimed = how == STORED_UNTIMED;
         if (!kept)
             c = decide(list, groups, ngroups, g, found && !untimed ? inc : 0);
         rc = db_declared_put_tx(d, device_id, w, &c, err, len);
@@ -410,20 +408,9 @@ int db_declared_untimed(db *d, int64_t device_id, int64_t workload_id, int64_t *
         return -1;
     int64_t inc = 0;
     int found = incumbent(d, device_id, workload_id, &inc, err, len);
-    if (found == 1) {
-        sqlite3_stmt *st;
-        found = -1;
-        if (db_prepare(d, "SELECT 1 FROM results r JOIN sweeps s ON s.id = r.sweep_id WHERE r.device_id = ?1"
-                          " AND r.workload_id = ?2 AND r.kernel_id = ?3 AND " SWEEP_TIMING, &st, err, len) == 0) {
-            sqlite3_bind_int64(st, 1, device_id);
-            sqlite3_bind_int64(st, 2, workload_id);
-            sqlite3_bind_int64(st, 3, inc);
-            const int timed = db_step_row(d, st, err, len);
-            found = timed < 0 ? -1 : !timed;
-            sqlite3_finalize(st);
-        }
-        if (found == 1)   /* not timed, but replaced only where a sweep timed its family (declare_device) */
-            found = family_timed(d, device_id, workload_id, inc, err, len);
+    if (found == 1) {   /* replaced by declare_device: untimed where its family was timed */
+        const int how = stored_timing(d, device_id, workload_id, inc, err, len);
+        found = how < 0 ? -1 : how == STORED_UNTIMED;
     }
     if (found == 1)
         *kernel_id = inc;

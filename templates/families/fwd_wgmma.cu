@@ -86,7 +86,7 @@ constexpr int Q_TILES =
     fwd_wgmma_q_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT, DTYPE, ALLOW_TF32, P_SMEM);
 // P_SMEM: each consumer warpgroup's P tile (64 rows by BLOCK_N keys) after the mbarriers, as Q is
 // laid out (64-key panels of 64 rows, 128-byte rows, swizzled): the A of an SS P V.
-constexpr int P_BYTES = P_SMEM ? 64 * BLOCK_N * 2 : 0;
+constexpr int P_BYTES = (int)fwd_wgmma_p_bytes(BLOCK_M, BLOCK_N, P_SMEM) / NUM_WG;   // a warpgroup's
 constexpr int SMEM_END = 1024 + Q_TILES * Q_BYTES + NUM_STAGES * STAGE_BYTES + BAR_BYTES + NUM_WG * P_BYTES;
 // O staged in the tile's Q place and written by the copy engine (traits): then one thread of each
 // consumer warpgroup gives the Q place back, once the engine has read it; else every consumer
