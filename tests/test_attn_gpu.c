@@ -433,7 +433,7 @@ typedef struct {
     const char *name;
     int row;
 } tile_pin;
-/* fwd_wgmma's (plain cases; f32 ones in wgf_tiles): the clusters' rows, and a float32 one. */
+/* fwd_wgmma's (plain and feature cases; f32 ones in wgf_tiles): the clusters' rows, and a float32 one. */
 static const tile_pin wg_pins[] = {
     { "bf16 N=384 clusters", 15 },
     { "f16 D=64 Nq<Nk clusters", 17 },
@@ -442,6 +442,7 @@ static const tile_pin wg_pins[] = {
      * at head dims 96 and 128 without a mask: the forms the H200's table ships. */
     { "bf16 D=96 N=777 [B,N,H,D]", 22 },
     { "f16 N=1000", 22 },
+    { "varlen bf16 D=128 Nq!=Nk three consumers", 22 },   /* a feature case: kinds.lua's packed batch */
 };
 /* bwd_wgmma's. */
 static const tile_pin wgb_pins[] = {
@@ -639,6 +640,22 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
         }
     }
     return -1;
+}
+
+/* A case pinned to a fwd_wgmma row runs that row (the clusters, P_SMEM's three consumers), not a
+ * row after it that the family took instead: counted in pins_lost, which fails the run. */
+static void check_wg_pin(const attn_case *c, const gen_config *got)
+{
+    const int pin = wg_pin(c->name);
+    const int(*rows)[8] = c->dtype == F32 ? wgf_tiles : wg_tiles;
+    if (pin >= 0 &&
+        (got->p[GEN_BLOCK_M] != rows[pin][0] || got->p[GEN_BLOCK_N] != rows[pin][1] ||
+         got->p[GEN_NUM_WARPS] != rows[pin][2] || got->p[GEN_NUM_STAGES] != rows[pin][3] ||
+         got->p[GEN_OVERLAP] != rows[pin][4] || got->p[GEN_PINGPONG] != rows[pin][5] ||
+         got->p[GEN_PERSISTENT] != rows[pin][6] || got->p[GEN_MULTICAST] != rows[pin][7])) {
+        printf("  %s: fwd_wgmma did not take the pinned row %d\n", c->name, pin);
+        pins_lost++;
+    }
 }
 
 static uint64_t rng_next(uint64_t *s)
@@ -1212,7 +1229,9 @@ static const feature_case feature_cases[] = {
     { { "f32 D=128/112 padded Nq>Nk BR", F32, 128, 112, 1, 3, 170, 90, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, DENSE, 0, 0, 0, 0 },
     { { "f32 D=128 N=1024 whole tiles", F32, 128, 128, 2, 2, 1024, 1024, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0, 0 },
     { { "varlen f32 D=128 causal BR", F32, 128, 128, 5, 3, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
-    { { "sinks f32 D=128 gqa 6/2 Nq>Nk BR", F32, 128, 128, 2, 6, 45, 30, 1, 1, 0, 0, DEFAULT_TILES, BR }, 2, 0, DENSE, 0, 0, 0, 1 },
+    { { "sinks f32 D=128 gqa 6/2 Nq>Nk BR", F32, 128, 128, 2, 6, 45, 30, 1, 1, 0, 0, DEFAULT_TILES, BR }, 2, 0, DENSE, 0, 0, 0, 1 },    /* Three consumers reading P from shared memory over a packed batch (wg_pins), one block a
+     * tile: Nq != Nk per sequence, a sequence of one query row. */
+    { { "varlen bf16 D=128 Nq!=Nk three consumers", BF16, 128, 128, 3, 2, 189, 189, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 0, 0, cu_b_q, cu_b_k, 0, 0, 0, 0 },
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
 /* Per case: the reference, and the fused kernels checked against it (NULL where none). */
@@ -1510,18 +1529,7 @@ static int build_all(void)
             wg_slot[wg_count++] = &tf32_kernels[i];
         if (hopper_config("fwd_wgmma", WG_TILES(&cases[i]), &cases[i], 0, wg_pinned(cases[i].name, i),
                           &wg_configs[wg_count]) == 0) {
-            /* A pinned case runs its row (the clusters), not a row after it that the family took. */
-            const int pin = wg_pin(cases[i].name);
-            const gen_config *got = &wg_configs[wg_count];
-            const int(*rows)[8] = cases[i].dtype == F32 ? wgf_tiles : wg_tiles;
-            if (pin >= 0 &&
-                (got->p[GEN_BLOCK_M] != rows[pin][0] || got->p[GEN_BLOCK_N] != rows[pin][1] ||
-                 got->p[GEN_NUM_WARPS] != rows[pin][2] || got->p[GEN_NUM_STAGES] != rows[pin][3] ||
-                 got->p[GEN_OVERLAP] != rows[pin][4] || got->p[GEN_PINGPONG] != rows[pin][5] ||
-                 got->p[GEN_PERSISTENT] != rows[pin][6] || got->p[GEN_MULTICAST] != rows[pin][7])) {
-                printf("  %s: fwd_wgmma did not take the pinned row %d\n", cases[i].name, pin);
-                pins_lost++;
-            }
+            check_wg_pin(&cases[i], &wg_configs[wg_count]);
             wg_slot[wg_count++] = &wg_kernels[i];
         }
         if (hopper_config("bwd_wgmma", wgb_tiles, TILE_COUNT(wgb_tiles), &cases[i], 0, wgb_pinned(cases[i].name, i),
@@ -1575,8 +1583,11 @@ static int build_all(void)
         feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD];
         feature_configs[feature_count] = make_config(mma ? "bwd_mma" : "bwd_exact", c, 1);
         feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD];
-        if (hopper_config("fwd_wgmma", WG_TILES(c), c, feature_cases[i].cu_q != NULL, i, &feature_configs[feature_count]) == 0)
+        if (hopper_config("fwd_wgmma", WG_TILES(c), c, feature_cases[i].cu_q != NULL, wg_pinned(c->name, i),
+                          &feature_configs[feature_count]) == 0) {
+            check_wg_pin(c, &feature_configs[feature_count]);
             feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD_WG];
+        }
         if (tf32_config(c, i, &feature_configs[feature_count]) == 0) {
             set_decode_shape(&feature_configs[feature_count], &feature_cases[i]);
             feature_slot[feature_count++] = &feature_fused[i][FUSED_FWD_TF32];
@@ -1683,6 +1694,7 @@ static const struct {
     { "fwd_wgmma", "DTYPE=0 ALLOW_TF32=1 BLOCK_M=128 BLOCK_N=96 NUM_STAGES=1",
       "one TF32 product, 96 keys in one stage" },
     { "fwd_wgmma", "VARLEN=1 PERSISTENT=1", "a packed batch's tiles walked by persistent blocks" },
+    { "fwd_wgmma", "VARLEN=1 P_SMEM=1 BLOCK_M=192 CAUSAL=0", "three consumers over a packed batch (kinds.lua)" },
     { "fwd_mma", "PACK_GQA=1 SPLITS=4", "decode: a group packed, the keys split" },
     { "fwd_mma", "DTYPE=0 SPLIT_SMEM=1", "the forward's float32 planes" },
 };

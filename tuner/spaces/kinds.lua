@@ -12,7 +12,8 @@
 --     non-causal winner, it ran 4.9 % slower than one block a tile (notes/kernels.md);
 --   * a causal sliding window of 1024 keys (Mistral's kind) over 2 x 8192 tokens.
 -- The candidates are the Hopper families' strongest forms at head dim 128 (default.lua's notes):
--- a producer warpgroup for two consumers, with and without turns and the persistent walk.
+-- a producer warpgroup for two consumers, with and without turns and the persistent walk, and
+-- (the forward, without a mask) three consumers reading P from shared memory.
 
 local varlen = {
   { dtype = "bf16", head_dim = 128, causal = 0, batch = 23, heads = 16, seqlen = 8192, varlen = 0.375 },
@@ -70,13 +71,32 @@ local spaces = {
   space{
     name = "fwd_kinds",
     template = "fwd_wgmma",
-    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 128, NUM_WARPS = 12, NUM_STAGES = 2, OVERLAP = 1 },
+    fixed = { CAUSAL_SKIP = 1, NUM_STAGES = 2, OVERLAP = 1 },
     -- 176 keys: FA3's tile at head dim 128 (default.lua: the widest tiles won long causal rows).
+    -- Three consumers (192 rows) only with P read from shared memory (P_SMEM frees P's registers;
+    -- with P in registers the family refuses them at head dim 128), 128 keys, taking turns (without
+    -- them the persistent form spills), and no mask: default.lua's rule, from its sweep, where
+    -- 192-row tiles lost 10-20 % under the causal mask.
     params = {
+      BLOCK_M = {128, 192},
+      NUM_WARPS = {12, 16},
       BLOCK_N = {64, 128, 176},
       PINGPONG = {0, 1},
       PERSISTENT = {0, 1},
+      P_SMEM = {0, 1},
     },
+    where = function(p)
+      if p.NUM_WARPS ~= p.BLOCK_M // 16 + 4 then
+        return false, "a producer beside a consumer warpgroup for each 64 rows"
+      end
+      if (p.BLOCK_M == 192) ~= (p.P_SMEM == 1) then
+        return false, "P_SMEM only for (and always with) three consumers"
+      end
+      if p.BLOCK_M == 192 and (p.BLOCK_N ~= 128 or p.PINGPONG == 0 or p.CAUSAL == 1) then
+        return false, "three consumers: 128 keys, taking turns, no mask"
+      end
+      return true
+    end,
     workloads = { varlen, window },
     bench = bench,
   },
