@@ -38,6 +38,9 @@ typedef struct bowl {
     int width;                  /* kernels a call compiles side by side for the cost of one (0: 1) */
     double start_s;             /* what the first call costs before its timings (a worker's start) */
     int calls;
+    int slow_once;              /* this candidate's first full-bench timing reads slow_factor times its
+                                 * time (a reading under a clock step); -1 none */
+    double slow_factor;
 } bowl;
 
 static double bowl_ms(int c)
@@ -50,6 +53,7 @@ static void bowl_init(bowl *b)
 {
     memset(b, 0, sizeof *b);
     b->overhead_s = 0.005;
+    b->slow_once = -1;
     const gen_family *f = gen_family_find("fwd_mma");
     assert_non_null(f);
     for (int c = 0; c < N; c++) {
@@ -68,6 +72,8 @@ static int bowl_store(void *ctx, int c, const tune_record *r)
     return TUNE_PHASE_OK;
 }
 
+static const tune_bench full = { .warmup_ms = 10, .rep_ms = 50, .timeout_s = 10 };
+
 static int bowl_time(void *ctx, const int *cands, int n, const tune_bench *bench, int store_ok, tune_record *out,
                      const char *pass)
 {
@@ -84,6 +90,10 @@ static int bowl_time(void *ctx, const int *cands, int n, const tune_bench *bench
     for (int i = 0; i < n; i++) {
         tune_record_init(&out[i], i);
         out[i].median_ms = out[i].min_ms = bowl_ms(cands[i]);
+        if (cands[i] == b->slow_once && bench->rep_ms == full.rep_ms) {
+            out[i].median_ms = out[i].min_ms = bowl_ms(cands[i]) * b->slow_factor;
+            b->slow_once = -1;
+        }
         out[i].spread = 0;
         b->timed[cands[i]]++;
         b->timings++;
@@ -104,7 +114,6 @@ static double bowl_built(void *ctx)
     return ((bowl *)ctx)->built;
 }
 
-static const tune_bench full = { .warmup_ms = 10, .rep_ms = 50, .timeout_s = 10 };
 static const tune_confirm no_confirm = { .top = 3, .within = 0.05, .rounds = 0 };
 
 static int run(bowl *b, const tune_strategy *st, const tune_confirm *cf)
@@ -158,6 +167,38 @@ static void confirm_retimes_the_finalists_in_rotation(void **state)
     assert_int_equal(b.timings, N + 3 * 2);
     assert_int_equal(b.timed[floor_cand], 3);
     assert_non_null(strstr(b.stored[floor_cand].message, "confirmed: the median of 3 timings"));
+}
+
+/* The workload's stored winner (the incumbent the guard weighs the rest against) stays in the
+ * running after one slow reading: the confirm step rotates it with the finalists however far
+ * behind that reading put it, and a cut keeps it wherever its first pass ranked. */
+static void the_incumbent_is_always_confirmed(void **state)
+{
+    (void)state;
+    bowl b;
+    bowl_init(&b);
+    b.cands[floor_cand].incumbent = 1;
+    b.slow_once = floor_cand, b.slow_factor = 1.5;   /* 1.5 ms once: beyond the 10 % of 1.05 */
+    const tune_strategy st = { .kind = TUNE_EXHAUSTIVE };
+    const tune_confirm cf = { .top = 3, .within = 0.10, .rounds = 2 };
+    assert_int_equal(run(&b, &st, &cf), TUNE_PHASE_OK);
+    assert_int_equal(b.timed[floor_cand], 3);   /* in the rotation: 1.5, 1.0, 1.0 */
+    assert_non_null(strstr(b.stored[floor_cand].message, "confirmed: the median of 3 timings"));
+    assert_true(fabs(b.stored[floor_cand].median_ms - 1.0) < 1e-9);
+    assert_int_equal(shipped(&b), floor_cand);
+    assert_int_equal(b.timings, N + 3 * 2);      /* it took the slowest finalist's place */
+
+    /* A prune keeping 4 of 64: the far corner, ranked last by its first pass, is timed again. */
+    bowl_init(&b);
+    b.cands[0].incumbent = 1;
+    const tune_strategy prune = { .kind = TUNE_PRUNE, .keep = 4.0 / N, .first = { 5, 20, 10 } };
+    assert_int_equal(run(&b, &prune, &no_confirm), TUNE_PHASE_OK);
+    assert_int_equal(b.timed[0], 2);
+    assert_int_equal(b.stored[0].status, DB_STATUS_OK);
+    int retimed = 0;
+    for (int c = 0; c < N; c++)
+        retimed += b.timed[c] == 2;
+    assert_int_equal(retimed, 4 + 1);
 }
 
 static void prune_keeps_its_fraction_and_ranks_the_rest(void **state)
@@ -504,6 +545,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exhaustive_times_and_stores_each_once),
         cmocka_unit_test(confirm_retimes_the_finalists_in_rotation),
+        cmocka_unit_test(the_incumbent_is_always_confirmed),
         cmocka_unit_test(prune_keeps_its_fraction_and_ranks_the_rest),
         cmocka_unit_test(halving_holds_its_budget_and_stores_what_it_did_not_reach),
         cmocka_unit_test(halving_tries_known_winners_first),

@@ -250,20 +250,35 @@ static void test_confirm(void **state)
     }
     int fin[16];
     tune_confirm cf = { .top = 4, .within = 0.05, .rounds = 3 };
-    assert_int_equal(tune_confirm_finalists(t, N, &cf, fin), 4);   /* 1.00 1.02 1.03 1.04; 1.049 is fifth */
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, -1, fin), 4);   /* 1.00 1.02 1.03 1.04; 1.049 is fifth */
     assert_int_equal(fin[0], 1);
     assert_int_equal(fin[1], 5);
     assert_int_equal(fin[2], 8);
     assert_int_equal(fin[3], 3);
     cf.top = 8;
-    assert_int_equal(tune_confirm_finalists(t, N, &cf, fin), 5);   /* within 5 %: up to 1.05 */
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, -1, fin), 5);   /* within 5 %: up to 1.05 */
     assert_int_equal(fin[4], 7);
     cf.within = 0.01;
-    assert_int_equal(tune_confirm_finalists(t, N, &cf, fin), 0);   /* the best alone: nothing to confirm */
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, -1, fin), 0);   /* the best alone: nothing to confirm */
     cf.within = 0.025;
-    assert_int_equal(tune_confirm_finalists(t, N, &cf, fin), 2);
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, -1, fin), 2);
+    /* The incumbent (must) joins however slow, in the slowest finalist's place where they are
+     * full; not where it failed or was never timed; once where it is a finalist already. */
+    cf.top = 4, cf.within = 0.05;
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, 6, fin), 4);   /* 1.20 for 1.04 */
+    assert_int_equal(fin[3], 6);
+    cf.within = 0.01;
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, 0, fin), 2);   /* the best and 1.30 */
+    assert_int_equal(fin[0], 1);
+    assert_int_equal(fin[1], 0);
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, 2, fin), 0);   /* failed */
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, 4, fin), 0);   /* never timed */
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, 1, fin), 0);   /* the best alone still */
+    cf.within = 0.05;
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, 5, fin), 4);
+    assert_int_equal(fin[3], 3);
     cf.rounds = 0;
-    assert_int_equal(tune_confirm_finalists(t, N, &cf, fin), 0);
+    assert_int_equal(tune_confirm_finalists(t, N, &cf, 0, fin), 0);
 
     tune_record r[4];
     const double rm[] = { 2.0, 2.6, 2.2, 2.4 }, rmin[] = { 1.9, 2.5, 1.8, 2.3 };

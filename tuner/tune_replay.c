@@ -324,7 +324,7 @@ int tune_replay_run(const tune_truth_workload *w, const tune_strategy *st, const
             if ((known && known[c]) == !pass)
                 pending[k++] = c;
     for (int c = 0; c < w->count; c++) {
-        cands[c] = (tune_strategy_cand){ &w->cands[c].config, known ? known[c] : 0 };
+        cands[c] = (tune_strategy_cand){ .config = &w->cands[c].config, .known = known ? known[c] : 0 };
         tune_record_init(&rp.stored[c], -2);
     }
     tune_strategy strategy = *st;

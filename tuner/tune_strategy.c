@@ -41,13 +41,18 @@ long tune_strategy_planned(const tune_strategy *st, int n, int budgeted)
 
 /* ---- the confirm step ---------------------------------------------------------------------- */
 
-int tune_confirm_finalists(const tune_record *timed, int n, const tune_confirm *cf, int *finalists)
+static int timed_ok(const tune_record *r)
+{
+    return r->id >= 0 && r->status == DB_STATUS_OK && r->median_ms > 0;
+}
+
+int tune_confirm_finalists(const tune_record *timed, int n, const tune_confirm *cf, int must, int *finalists)
 {
     if (cf->rounds < 1 || cf->top < 2)
         return 0;
     int k = 0;
     for (int i = 0; i < n; i++) {
-        if (timed[i].id < 0 || timed[i].status != DB_STATUS_OK || !(timed[i].median_ms > 0))
+        if (!timed_ok(&timed[i]))
             continue;
         /* Kept sorted: i goes before the slower ones; past top the slowest falls off. */
         int at = k;
@@ -64,7 +69,23 @@ int tune_confirm_finalists(const tune_record *timed, int n, const tune_confirm *
     const double limit = k ? timed[finalists[0]].median_ms * (1 + cf->within) : 0;
     while (k > 0 && timed[finalists[k - 1]].median_ms > limit)
         k--;
+    if (must >= 0 && must < n && timed_ok(&timed[must])) {
+        int in = 0;
+        for (int f = 0; f < k && !in; f++)
+            in = finalists[f] == must;
+        if (!in)
+            finalists[k < cf->top ? k++ : k - 1] = must;
+    }
     return k >= 2 ? k : 0;
+}
+
+/* The index in cands[0..n) of the workload's incumbent (tune_strategy_cand), or -1. */
+static int incumbent_of(const tune_strategy_task *t, const int *cands, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (t->cands[cands[i]].incumbent)
+            return i;
+    return -1;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -101,14 +122,14 @@ void tune_confirm_combine(const tune_record *const *timings, int m, tune_record 
 }
 
 /* The finalists among the candidates cands[0..n) just timed (timed[i]: cands[i]'s result,
- * already stored) in rotation, each stored again with the median of its timings. One that fails
- * a round keeps that failure (the oracle stored it). */
+ * already stored), the incumbent always among them, in rotation, each stored again with the
+ * median of its timings. One that fails a round keeps that failure (the oracle stored it). */
 static int confirm_finalists(const tune_strategy_task *t, const tune_oracle *o, const int *cands,
                              const tune_record *timed, int n)
 {
     const tune_confirm *cf = t->confirm;
     int fin[16];
-    const int k = tune_confirm_finalists(timed, n, cf, fin);
+    const int k = tune_confirm_finalists(timed, n, cf, incumbent_of(t, cands, n), fin);
     if (k == 0)
         return TUNE_PHASE_OK;
     const int m = k * cf->rounds;
@@ -197,8 +218,9 @@ static int cmp_ranked(const void *a, const void *b)
 }
 
 /* After a first pass over cands[0..n) (first[i]: cands[i]'s unstored ok result, or a failure
- * the oracle stored): the best `keep` fraction of the ok ones re-timed with the full bench and
- * confirmed, the others stored as skipped with their first-pass rank. */
+ * the oracle stored): the best `keep` fraction of the ok ones, and the incumbent wherever it
+ * ranked, re-timed with the full bench and confirmed, the others stored as skipped with their
+ * first-pass rank. */
 static int cut_and_finish(const tune_strategy_task *t, const tune_oracle *o, const int *cands,
                           const tune_record *first, int n)
 {
@@ -215,19 +237,24 @@ static int cut_and_finish(const tune_strategy_task *t, const tune_oracle *o, con
             ok[m++] = (ranked){ cands[i], first[i] };
     qsort(ok, (size_t)m, sizeof *ok, cmp_ranked);
     const int keep = tune_sweep_keep_count(m, t->strategy->keep);
+    int kept_n = keep;
+    for (int i = 0; i < keep; i++)
+        kept[i] = ok[i].cand;
     int rc = TUNE_PHASE_OK;
     for (int i = keep; i < m && rc == TUNE_PHASE_OK; i++) {
+        if (t->cands[ok[i].cand].incumbent) {   /* ranked out by its first pass, kept all the same */
+            kept[kept_n++] = ok[i].cand;
+            continue;
+        }
         char why[200];
         snprintf(why, sizeof why, "pruned: first-pass median %.4f ms ranks %d of %d (keep %d)", ok[i].r.median_ms,
                  i + 1, m, keep);
         rc = store_skipped(o, ok[i].cand, &ok[i].r, why);
     }
-    for (int i = 0; i < keep; i++)
-        kept[i] = ok[i].cand;
     if (o->plan && plans_as_it_goes(t->strategy->kind, t->budget_s))
-        o->plan(o->ctx, keep);
+        o->plan(o->ctx, kept_n);
     if (rc == TUNE_PHASE_OK)
-        rc = time_full(t, o, kept, keep);
+        rc = time_full(t, o, kept, kept_n);
     free(ok);
     free(kept);
     return rc;

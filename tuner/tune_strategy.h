@@ -17,6 +17,10 @@ enum { TUNE_PHASE_OK = 0, TUNE_PHASE_SETUP_FAILED = -1, TUNE_PHASE_DB_ERROR = -2
 typedef struct tune_strategy_cand {
     const gen_config *config;
     int known;                  /* 1: a winner this GPU already has for another workload runs it */
+    int incumbent;              /* 1: the workload's own stored winner on this GPU, which the guard
+                                 * weighs the others against: a cut keeps it and the confirm step
+                                 * rotates it with the finalists, so that one slow reading of it
+                                 * cannot put it out of the running */
 } tune_strategy_cand;
 
 /* The strategy's hands: time candidates, store results, say what the timing has cost. */
@@ -77,9 +81,10 @@ int tune_sweep_keep_count(int timed, double keep);
 
 /* The confirm step's finalists among timed[0..n-1] (tune_space.h, tune_confirm): the indices of
  * the ok results, fastest first, at most cf->top of them, whose medians are within cf->within of
- * the fastest. Returns their count (finalists needs room for cf->top), or 0 when fewer than two
- * qualify or cf->rounds is 0. */
-int tune_confirm_finalists(const tune_record *timed, int n, const tune_confirm *cf, int *finalists);
+ * the fastest; and timed[must] (-1: none), where ok, however slow: in the last place, for the
+ * slowest where cf->top were found. Returns their count (finalists needs room for cf->top), or 0
+ * when fewer than two qualify or cf->rounds is 0. */
+int tune_confirm_finalists(const tune_record *timed, int n, const tune_confirm *cf, int must, int *finalists);
 
 /* A finalist's record from its m ok timings (timings[0] the first): the median of their medians,
  * the least minimum, the worst errors, spread = (slowest - fastest median) / median, TFLOP/s

@@ -18,6 +18,10 @@ typedef struct tune_unit {
     tune_candidates grown;      /* the space's candidates and after them the stored winners it lacks
                                  * (tune_sweep_winners_to_add); configs malloc'ed, NULL when none */
     int added;                  /* how many stored winners were added so */
+    db_kernel incumbent;        /* the workload's stored winner on this GPU in the sweep's database
+                                 * (an import's, an earlier sweep's), which the guard weighs the
+                                 * search's best against (tune_strategy_cand's incumbent) */
+    int has_incumbent;          /* incumbent holds one */
     db_kernel seed;             /* the shipped tables' winner for the workload (tune_sweep_seed) */
     int seeded;                 /* seed holds one */
     int backward;
@@ -76,6 +80,9 @@ int tune_sweep_plan(tune_sweep *s, const tune_space_set *set);
  * sweeps and of the workloads this one has measured so far. OUT: *known (malloc'ed), *n. 0, or
  * -1 (s->err). */
 int tune_sweep_known_winners(tune_sweep *s, db_kernel **known, int *n);
+/* 1 when configuration c is kernel k: the same family and tunables (the problem's parameters are
+ * the workload's). */
+int tune_sweep_same_kernel(const gen_config *c, const db_kernel *k);
 /* The winner that seeds (a database of winners such as the shipped tables; NULL: none) hold for
  * workload w on this GPU: the nearest tuned workload of its kind, this GPU model's first, else its
  * arch's, as the runtime would serve w from them. 1 with *out, 0 none, -1 (err). */

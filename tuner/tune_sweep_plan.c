@@ -33,7 +33,7 @@ int tune_sweep_pending(db *d, int64_t device_id, int64_t workload_id, const int6
 
 /* ---- order ------------------------------------------------------------------------------- */
 
-static int same_tunables(const gen_config *c, const db_kernel *k)
+int tune_sweep_same_kernel(const gen_config *c, const db_kernel *k)
 {
     if (strcmp(c->family->name, k->family) != 0)
         return 0;
@@ -50,7 +50,7 @@ int tune_sweep_known_first(const gen_config *configs, int *pending, int n, const
     for (int i = 0; i < n; i++) {
         int hit = 0;
         for (int k = 0; k < known_n && !hit; k++)
-            hit = same_tunables(&configs[pending[i]], &known[k]);
+            hit = tune_sweep_same_kernel(&configs[pending[i]], &known[k]);
         if (!hit)
             continue;
         const int c = pending[i];
@@ -87,9 +87,9 @@ int tune_sweep_winners_to_add(const gen_config *configs, int n, const db_workloa
             continue;   /* another family's kernel is no candidate of this space */
         int have = 0;   /* a candidate already, or added: timed once */
         for (int c = 0; c < n && !have; c++)
-            have = same_tunables(&configs[c], &winners[k]);
+            have = tune_sweep_same_kernel(&configs[c], &winners[k]);
         for (int a = 0; a < added && !have; a++)
-            have = same_tunables(&out[a], &winners[k]);
+            have = tune_sweep_same_kernel(&out[a], &winners[k]);
         if (have)
             continue;
         gen_config c = configs[0];   /* the workload's parameters as the space set them, the winner's tunables */
@@ -127,6 +127,9 @@ static int add_stored_winners(tune_sweep *s, tune_unit *u, const tune_space_set 
     for (int i = 0; i < list_n; i++)
         if (list[i].workload_id == u->workload_id && !strcmp(list[i].device.name, s->gpu->dev.name))
             stored[n++] = list[i].kernel;
+    u->has_incumbent = n > 0;
+    if (n > 0)
+        u->incumbent = stored[0];
     if (u->seeded)
         stored[n++] = u->seed;
     const int smem_limit = set->device.smem_per_block_optin > 0 ? set->device.smem_per_block_optin

@@ -101,8 +101,10 @@ int tune_sweep_measure_unit(tune_sweep *s, tune_unit *u, double share_s)
         snprintf(u->failure, sizeof u->failure, "out of memory");
         return TUNE_PHASE_SETUP_FAILED;
     }
-    for (int c = 0; c < n; c++)
+    for (int c = 0; c < n; c++) {
         cands[c].config = &u->cands->configs[c];
+        cands[c].incumbent = u->has_incumbent && tune_sweep_same_kernel(cands[c].config, &u->incumbent);
+    }
     /* This GPU's winners, read now: the workloads this sweep measured before have theirs. */
     db_kernel *known;
     int known_n;
