@@ -399,6 +399,18 @@ int db_declare_winners(db *d, int64_t device_id, const int64_t *workload_ids, in
     return rc;
 }
 
+int db_declared_incumbent(db *d, int64_t device_id, int64_t workload_id, int64_t *kernel_id, char *err, size_t len)
+{
+    const char *func = "db_declared_incumbent";
+    if (d && !kernel_id)
+        return db_fail(err, len, "%s: kernel_id is NULL", func);
+    if (db_enter(d, func, 0, err, len) != 0)
+        return -1;
+    const int found = incumbent(d, device_id, workload_id, kernel_id, err, len);
+    db_leave(d);
+    return found;
+}
+
 int db_declared_untimed(db *d, int64_t device_id, int64_t workload_id, int64_t *kernel_id, char *err, size_t len)
 {
     const char *func = "db_declared_untimed";

@@ -364,6 +364,10 @@ typedef struct db_declare_counts {
  * One transaction. OUT (may be NULL): *counts. */
 int db_declare_winners(db *d, int64_t device_id, const int64_t *workload_ids, int n, double margin,
                        db_declare_counts *counts, char *err, size_t len);
+/* The kernel declared for (device, workload) that db_declare_winners weighs the workload's
+ * timings against (the incumbent): this device row's declaration, else the newest of another row
+ * of the same GPU (name and arch). 1 found (OUT: *kernel_id), 0 none declared, -1 error. */
+int db_declared_incumbent(db *d, int64_t device_id, int64_t workload_id, int64_t *kernel_id, char *err, size_t len);
 /* The kernel declared for (device, workload) as db_declare_winners finds it (this device row's
  * declaration, else the newest of another row of its GPU) when no sweep timed it on device_id but
  * one timed its family there, so that a declaration of the workload's timings replaces it: 1 (OUT:

@@ -539,6 +539,26 @@ static void a_rows_own_declaration_comes_first(void **state)
     declare(&c, &wl, 1, DB_DECLARE_MARGIN, NULL);
     assert_int_equal(declared(&c, wl).kernel_id, y);
     assert_int_equal(declared(&c, wl).reason, DB_DECLARED_KEPT);
+    /* The incumbent a sweep's search protects is the one the declaration weighs: each row its
+     * own; a third row of the GPU without a declaration, the newest row's (13.1's y), not the
+     * oldest's; another GPU's row, none. */
+    int64_t inc = 0;
+    assert_int_equal(db_declared_incumbent(b.d, b.device, wl, &inc, err, sizeof err), 1);
+    assert_int_equal(inc, x);
+    assert_int_equal(db_declared_incumbent(c.d, c.device, wl, &inc, err, sizeof err), 1);
+    assert_int_equal(inc, y);
+    bench e = b;
+    snprintf(e.dev.driver_version, sizeof e.dev.driver_version, "13.2");
+    assert_int_equal(db_device_upsert(e.d, &e.dev, &e.device, err, sizeof err), 0);
+    inc = 0;
+    assert_int_equal(db_declared_incumbent(e.d, e.device, wl, &inc, err, sizeof err), 1);
+    assert_int_equal(inc, y);
+    bench g = b;
+    snprintf(g.dev.name, sizeof g.dev.name, "GPU B");
+    assert_int_equal(db_device_upsert(g.d, &g.dev, &g.device, err, sizeof err), 0);
+    assert_int_equal(db_declared_incumbent(g.d, g.device, wl, &inc, err, sizeof err), 0);
+    assert_int_equal(db_declared_incumbent(b.d, b.device, wl, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "kernel_id is NULL"));
     db_close(b.d);
 }
 

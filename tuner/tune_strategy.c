@@ -79,6 +79,15 @@ int tune_confirm_finalists(const tune_record *timed, int n, const tune_confirm *
     return k >= 2 ? k : 0;
 }
 
+/* 1 when one of the task's pending candidates is the workload's incumbent. */
+static int has_incumbent(const tune_strategy_task *t)
+{
+    for (int i = 0; i < t->pending_count; i++)
+        if (t->cands[t->pending[i]].incumbent)
+            return 1;
+    return 0;
+}
+
 /* The index in cands[0..n) of the workload's incumbent (tune_strategy_cand), or -1. */
 static int incumbent_of(const tune_strategy_task *t, const int *cands, int n)
 {
@@ -251,8 +260,8 @@ static int cut_and_finish(const tune_strategy_task *t, const tune_oracle *o, con
                  i + 1, m, keep);
         rc = store_skipped(o, ok[i].cand, &ok[i].r, why);
     }
-    if (o->plan && plans_as_it_goes(t->strategy->kind, t->budget_s))
-        o->plan(o->ctx, kept_n);
+    if (o->plan)   /* planned as it goes: all kept; else the plan counted `keep` (tune_strategy_planned) */
+        o->plan(o->ctx, plans_as_it_goes(t->strategy->kind, t->budget_s) ? kept_n : kept_n - keep);
     if (rc == TUNE_PHASE_OK)
         rc = time_full(t, o, kept, kept_n);
     free(ok);
@@ -329,7 +338,8 @@ static int affords_one_more(const first_pass *fp)
     const int more = fp->timed - fp->measured + 1;
     const double projected =
         spent + more * timing_cost(f, overhead) + (more + width(fp->o) - 1) / width(fp->o) * round;
-    const int keep = tune_sweep_keep_count(fp->timed + 1, t->strategy->keep);
+    /* The cut keeps, and the confirm step rotates, the incumbent beside them wherever it ranks. */
+    const int keep = tune_sweep_keep_count(fp->timed + 1, t->strategy->keep) + has_incumbent(t);
     const int rounds = t->confirm->rounds > 0 && t->confirm->top >= 2 ? t->confirm->rounds : 0;
     const int finalists = keep < t->confirm->top ? keep : t->confirm->top;
     const int tail_timings = keep + (finalists >= 2 ? finalists * rounds : 0);
@@ -375,6 +385,25 @@ static int store_unreached(const tune_oracle *o, const int *list, int count, int
 
 /* ---- halving ------------------------------------------------------------------------------- */
 
+/* The candidates a budgeted search times before any other: the incumbent and the known winners. */
+static int starts(const tune_strategy_cand *c)
+{
+    return c->incumbent || c->known;
+}
+/* The task's pending starts into out, the incumbent first (so that even the least budget
+ * reaches it), then the known winners in the plan's order; returns how many. */
+static int starts_first(const tune_strategy_task *t, int *out)
+{
+    int k = 0;
+    for (int i = 0; i < t->pending_count; i++)
+        if (t->cands[t->pending[i]].incumbent)
+            out[k++] = t->pending[i];
+    for (int i = 0; i < t->pending_count; i++)
+        if (t->cands[t->pending[i]].known && !t->cands[t->pending[i]].incumbent)
+            out[k++] = t->pending[i];
+    return k;
+}
+
 #define TUNE_FIRST_CHUNK 16   /* first-pass timings between two looks at the budget */
 
 static int measure_halving(const tune_strategy_task *t, const tune_oracle *o)
@@ -389,13 +418,10 @@ static int measure_halving(const tune_strategy_task *t, const tune_oracle *o)
     }
     /* Known winners first, then a seeded shuffle of the rest. (Spills, the compile fact at hand,
      * ordered nothing better in the replay: notes/tuning.md.) */
-    int k = 0;
+    const int known = starts_first(t, order);
+    int k = known;
     for (int i = 0; i < n; i++)
-        if (t->cands[t->pending[i]].known)
-            order[k++] = t->pending[i];
-    const int known = k;
-    for (int i = 0; i < n; i++)
-        if (!t->cands[t->pending[i]].known)
+        if (!starts(&t->cands[t->pending[i]]))
             order[k++] = t->pending[i];
     unsigned long long state = t->strategy->seed * 0x9E3779B97F4A7C15ULL + 1;
     shuffle(order + known, k - known, &state);
@@ -476,15 +502,11 @@ static int measure_guided(const tune_strategy_task *t, const tune_oracle *o)
     for (int i = 0; i < n; i++)
         tried[t->pending[i]] = 0, pending[t->pending[i]] = 1;
     unsigned long long state = t->strategy->seed * 0x9E3779B97F4A7C15ULL + 1;
-    /* The starts: the known winners, then random picks. */
-    int b = 0, r = 0;
-    for (int i = 0; i < n; i++) {
-        const int c = t->pending[i];
-        if (t->cands[c].known)
-            batch[b++] = c;
-        else
-            rest[r++] = c;
-    }
+    /* The starts: the incumbent and the known winners, then random picks. */
+    int b = starts_first(t, batch), r = 0;
+    for (int i = 0; i < n; i++)
+        if (!starts(&t->cands[t->pending[i]]))
+            rest[r++] = t->pending[i];
     shuffle(rest, r, &state);
     for (int i = 0; i < r && i < TUNE_GUIDED_STARTS; i++)
         batch[b++] = rest[i];

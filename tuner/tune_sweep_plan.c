@@ -127,9 +127,17 @@ static int add_stored_winners(tune_sweep *s, tune_unit *u, const tune_space_set 
     for (int i = 0; i < list_n; i++)
         if (list[i].workload_id == u->workload_id && !strcmp(list[i].device.name, s->gpu->dev.name))
             stored[n++] = list[i].kernel;
-    u->has_incumbent = n > 0;
-    if (n > 0)
-        u->incumbent = stored[0];
+    /* The one the declaration will weigh the timings against (db_declared_incumbent), which may
+     * be another device row's (an older driver's) where this row has none. */
+    int64_t inc_id;
+    int found = db_declared_incumbent(s->d, s->device_id, u->workload_id, &inc_id, s->err, sizeof s->err);
+    if (found == 1)
+        found = db_kernel_get(s->d, inc_id, &u->incumbent, s->err, sizeof s->err);
+    if (found < 0) {
+        free(stored), free(configs);
+        return -1;
+    }
+    u->has_incumbent = found == 1;
     if (u->seeded)
         stored[n++] = u->seed;
     const int smem_limit = set->device.smem_per_block_optin > 0 ? set->device.smem_per_block_optin
