@@ -111,8 +111,8 @@ int tune_sweep_winners_to_add(const gen_config *configs, int n, const db_workloa
  * this GPU's winner in the sweep's database (a winners file's import, an earlier sweep's; of
  * every device row of its name) and the shipped tables' seed. They are known winners, so the
  * search times them first; the kernels and the resume filter take them as any candidate, so a
- * resumed sweep does not time them twice. list[0..list_n): the database's winners. 0 or -1
- * (s->err). */
+ * resumed sweep does not time them twice. And u's incumbent: of those, the one the declaration
+ * will weigh the timings against. list[0..list_n): the database's winners. 0 or -1 (s->err). */
 static int add_stored_winners(tune_sweep *s, tune_unit *u, const tune_space_set *set, const db_winner *list,
                               int list_n)
 {
@@ -127,8 +127,10 @@ static int add_stored_winners(tune_sweep *s, tune_unit *u, const tune_space_set 
     for (int i = 0; i < list_n; i++)
         if (list[i].workload_id == u->workload_id && !strcmp(list[i].device.name, s->gpu->dev.name))
             stored[n++] = list[i].kernel;
-    /* The one the declaration will weigh the timings against (db_declared_incumbent), which may
-     * be another device row's (an older driver's) where this row has none. */
+    /* The incumbent (db_declared_incumbent): this row's declaration, else another row's of the
+     * GPU (an older driver's). The winners view serves declarations, so it is one of `stored`
+     * (a candidate, or added below) but where its declared kernel lost its valid result: then
+     * no candidate is marked. */
     int64_t inc_id;
     int found = db_declared_incumbent(s->d, s->device_id, u->workload_id, &inc_id, s->err, sizeof s->err);
     if (found == 1)
