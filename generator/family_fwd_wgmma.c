@@ -68,8 +68,8 @@ static int check_fwd(const int *p, char *why, size_t len)
         break;
     case FWD_WGMMA_BAD_P_SMEM:
         snprintf(why, len, "P_SMEM=1 with DTYPE=%s NUM_WARPS=%d BLOCK_M=%d BLOCK_N=%d: fwd_wgmma reads P from shared "
-                 "memory only in 16-bit, with a producer warpgroup (NUM_WARPS=%d), and for key tiles of whole 64-key "
-                 "panels (64, 128, 192)", gen_dtype_name(dtype), nw, bm, bn, bm / 16 + 4);
+                 "memory only in 16-bit, with a producer warpgroup (NUM_WARPS=%d)", gen_dtype_name(dtype), nw, bm, bn,
+                 bm / 16 + 4);
         break;
     default:
         if (fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, tf32, p[GEN_P_SMEM]) <=
@@ -105,6 +105,12 @@ static int o_map_rows_fwd(const int *p)
 {
     return fwd_wgmma_async_o(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
                              p[GEN_NUM_STAGES], p[GEN_PERSISTENT], p[GEN_DTYPE], p[GEN_ALLOW_TF32], p[GEN_P_SMEM]) ? 64 : 0;
+}
+
+/* Narrow panels (head dim 96 beside a producer): boxes of 64-byte rows. */
+static int map_row_bytes_fwd(const int *p)
+{
+    return fwd_wgmma_row_bytes(p[GEN_BLOCK_M], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V], p[GEN_DTYPE]);
 }
 
 static int persistent_fwd(const int *p)
@@ -166,6 +172,7 @@ const gen_family gen_family_fwd_wgmma = {
     .map_rows = map_rows_fwd,
     .q_map_rows = q_map_rows_fwd,
     .o_map_rows = o_map_rows_fwd,
+    .map_row_bytes = map_row_bytes_fwd,
     .persistent = persistent_fwd,
     .cluster = cluster_fwd,
     .packed_walk = packed_walk_fwd,

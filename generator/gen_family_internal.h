@@ -93,6 +93,9 @@ typedef struct gen_family {
      * a forward's O (ft_fwd_args o_map), a backward's dK and dV (ft_bwd_args dk_map, dv_map; the
      * backward then reads K and V through k_map and v_map too). */
     int (*o_map_rows)(const int *p);
+    /* NULL: the boxes of those maps are 128 bytes a row (128-byte swizzle). Else, given p, their
+     * bytes a row: 128, or 64 (32 16-bit columns, 64-byte swizzle: fwd_wgmma's narrow panels). */
+    int (*map_row_bytes)(const int *p);
     /* NULL: one block per tile (grid.x the tiles of a head, grid.y batch*heads). Else, given p,
      * 1 where the operation's main kernel (its entry's `persists`) is persistent: the launcher
      * starts as many blocks as fit the GPU at once (cuOccupancyMaxActiveBlocksPerMultiprocessor

@@ -105,44 +105,48 @@ void ln_bwd_args(const ln_problem *p, int accum_cols, int b0, int nb, ft_bwd_arg
 }
 
 /* One [batch][heads][rows][cols] tensor at base with element strides st (batch, head, row) as a
- * 4-D map, boxes of 128 bytes a row (64 16-bit columns, 32 floats) by box_rows rows, 128-byte
- * swizzle, out-of-range rows as zeros.
+ * 4-D map, boxes of row_bytes a row (128: 64 16-bit columns or 32 floats, 128-byte swizzle; 64:
+ * 32 16-bit columns, 64-byte swizzle) by box_rows rows, out-of-range rows as zeros.
  * A dimension of extent 1 gets a stride of its inner neighbour's span (the copy engine wants
  * every stride a multiple of 16 bytes, whatever the caller passed for an unused one). */
 static CUresult encode_map(const cu_driver *cu, CUtensorMapDataType type, const void *base, const long long st[3],
-                           int batch, int heads, int rows, int cols, int box_rows, size_t e, ft_tensor_map *out)
+                           int batch, int heads, int rows, int cols, int box_rows, int row_bytes, size_t e,
+                           ft_tensor_map *out)
 {
+    if (row_bytes != 128 && row_bytes != 64)
+        return CUDA_ERROR_INVALID_VALUE;
     const cuuint64_t dims[4] = { (cuuint64_t)cols, (cuuint64_t)rows, (cuuint64_t)heads, (cuuint64_t)batch };
     cuuint64_t strides[3] = { (cuuint64_t)st[2] * e, (cuuint64_t)st[1] * e, (cuuint64_t)st[0] * e };
     for (int d = 1; d < 4; d++)
         if (dims[d] == 1)
             strides[d - 1] = d == 1 ? (cuuint64_t)cols * e : strides[d - 2] * dims[d - 1];
-    const cuuint32_t box[4] = { (cuuint32_t)(128 / e), (cuuint32_t)box_rows, 1, 1 }, unit[4] = { 1, 1, 1, 1 };
+    const cuuint32_t box[4] = { (cuuint32_t)(row_bytes / e), (cuuint32_t)box_rows, 1, 1 }, unit[4] = { 1, 1, 1, 1 };
     return cu->TensorMapEncodeTiled((CUtensorMap *)out, type, 4, (void *)base, dims, strides, box, unit,
-                                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                    CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                    row_bytes == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
                                     CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
 /* One tensor of rows x cols of p's dtype as a map (encode_map), boxes of box_rows; the 16-bit
  * types and f32 (ft_dtype: 0 f32, 1 f16, 2 bf16; f32 for fwd_wgmma's TF32 products). */
 static CUresult encode_one(const cu_driver *cu, const ln_problem *p, int batch, int heads, int rows, int box_rows,
-                           const void *base, const long long st[3], int cols, ft_tensor_map *out)
+                           int row_bytes, const void *base, const long long st[3], int cols, ft_tensor_map *out)
 {
     if (p->dtype != 0 && p->dtype != 1 && p->dtype != 2)
         return CUDA_ERROR_INVALID_VALUE;
     const CUtensorMapDataType type = p->dtype == 0   ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                      : p->dtype == 1 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                      : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-    return encode_map(cu, type, base, st, batch, heads, rows, cols, box_rows, ln_elem_bytes(p->dtype), out);
+    return encode_map(cu, type, base, st, batch, heads, rows, cols, box_rows, row_bytes, ln_elem_bytes(p->dtype), out);
 }
 
 /* Two tensors of rows x (cols_a, cols_b) as maps (encode_one), boxes of box_rows. */
 static CUresult encode_pair(const cu_driver *cu, const ln_problem *p, int batch, int heads, int rows, int box_rows,
-                            const void *a, const long long sa[3], int cols_a, ft_tensor_map *ma, const void *b,
-                            const long long sb[3], int cols_b, ft_tensor_map *mb)
+                            int row_bytes, const void *a, const long long sa[3], int cols_a, ft_tensor_map *ma,
+                            const void *b, const long long sb[3], int cols_b, ft_tensor_map *mb)
 {
-    CUresult rc = encode_one(cu, p, batch, heads, rows, box_rows, a, sa, cols_a, ma);
-    return rc == CUDA_SUCCESS ? encode_one(cu, p, batch, heads, rows, box_rows, b, sb, cols_b, mb) : rc;
+    CUresult rc = encode_one(cu, p, batch, heads, rows, box_rows, row_bytes, a, sa, cols_a, ma);
+    return rc == CUDA_SUCCESS ? encode_one(cu, p, batch, heads, rows, box_rows, row_bytes, b, sb, cols_b, mb) : rc;
 }
 
 /* The maps' batch and row extents: a's slice, or for a variable-length batch one packed
@@ -156,27 +160,29 @@ CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_ro
 {
     const int batch = map_batch(p, a->batch);
     const int rows_q = ln_varlen(p) ? p->total_q : a->seqlen_q, rows_k = ln_varlen(p) ? p->total_k : a->seqlen_k;
-    CUresult rc = encode_pair(cu, p, batch, a->heads, rows_q, box_rows, a->q, a->q_stride, p->head_dim, &a->q_map,
+    CUresult rc = encode_pair(cu, p, batch, a->heads, rows_q, box_rows, 128, a->q, a->q_stride, p->head_dim, &a->q_map,
                               a->dout, a->do_stride, p->head_dim_v, &a->do_map);
     if (rc != CUDA_SUCCESS || out_box_rows <= 0)
         return rc;
-    rc = encode_pair(cu, p, batch, a->heads_k, rows_k, out_box_rows, a->k, a->k_stride, p->head_dim, &a->k_map, a->v,
-                     a->v_stride, p->head_dim_v, &a->v_map);
-    return rc == CUDA_SUCCESS ? encode_pair(cu, p, batch, a->heads_k, rows_k, out_box_rows, a->dk, a->dk_stride,
+    rc = encode_pair(cu, p, batch, a->heads_k, rows_k, out_box_rows, 128, a->k, a->k_stride, p->head_dim, &a->k_map,
+                     a->v, a->v_stride, p->head_dim_v, &a->v_map);
+    return rc == CUDA_SUCCESS ? encode_pair(cu, p, batch, a->heads_k, rows_k, out_box_rows, 128, a->dk, a->dk_stride,
                                             p->head_dim, &a->dk_map, a->dv, a->dv_stride, p->head_dim_v, &a->dv_map)
                               : rc;
 }
 
 CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, int q_box_rows, int o_box_rows,
-                            ft_fwd_args *a)
+                            int row_bytes, ft_fwd_args *a)
 {
     const int batch = map_batch(p, a->batch);
     const int rows_q = ln_varlen(p) ? p->total_q : a->seqlen_q, rows_k = ln_varlen(p) ? p->total_k : a->seqlen_k;
-    CUresult rc = encode_pair(cu, p, batch, a->heads_k, rows_k, box_rows, a->k, a->k_stride, p->head_dim, &a->k_map,
-                              a->v, a->v_stride, p->head_dim_v, &a->v_map);
+    CUresult rc = encode_pair(cu, p, batch, a->heads_k, rows_k, box_rows, row_bytes, a->k, a->k_stride, p->head_dim,
+                              &a->k_map, a->v, a->v_stride, p->head_dim_v, &a->v_map);
     if (rc == CUDA_SUCCESS && q_box_rows > 0)
-        rc = encode_one(cu, p, batch, a->heads, rows_q, q_box_rows, a->q, a->q_stride, p->head_dim, &a->q_map);
+        rc = encode_one(cu, p, batch, a->heads, rows_q, q_box_rows, row_bytes, a->q, a->q_stride, p->head_dim,
+                        &a->q_map);
     if (rc == CUDA_SUCCESS && o_box_rows > 0)
-        rc = encode_one(cu, p, batch, a->heads, rows_q, o_box_rows, a->o, a->o_stride, p->head_dim_v, &a->o_map);
+        rc = encode_one(cu, p, batch, a->heads, rows_q, o_box_rows, row_bytes, a->o, a->o_stride, p->head_dim_v,
+                        &a->o_map);
     return rc;
 }

@@ -153,9 +153,10 @@ CUresult ln_bwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_ro
                             ft_bwd_args *a /* IN/OUT */);
 /* The same for the forward: a's k_map and v_map (keys past seqlen_k read as zeros), where
  * q_box_rows > 0 its q_map, boxes of q_box_rows (rows past seqlen_q read as zeros), and where
- * o_box_rows > 0 its o_map (rows past seqlen_q are not written). */
+ * o_box_rows > 0 its o_map (rows past seqlen_q are not written); boxes of row_bytes a row (128,
+ * or 64: 32 16-bit columns in a 64-byte swizzle, gen_family.map_row_bytes). */
 CUresult ln_fwd_tensor_maps(const cu_driver *cu, const ln_problem *p, int box_rows, int q_box_rows, int o_box_rows,
-                            ft_fwd_args *a /* IN/OUT */);
+                            int row_bytes, ft_fwd_args *a /* IN/OUT */);
 
 /* ---- steps and their shapes (ln_dims.c, ln_plan.c) -------------------------------------- */
 
@@ -216,6 +217,7 @@ typedef struct ln_plan {
                                  * forward's K and V) go with boxes 64 x map_rows (gen_family.map_rows) */
     int q_map_rows;             /* > 0: the forward's Q map goes too, boxes 64 x q_map_rows */
     int o_map_rows;             /* > 0: and O's (the backward's dK and dV), boxes 64 x o_map_rows */
+    int map_row_bytes;          /* the forward's boxes' bytes a row: 128, or 64 (gen_family.map_row_bytes) */
     int seqlen_q, seqlen_k;     /* the lengths the grids are for */
     unsigned features;          /* GEN_FEATURE_* the kernels take; ln_launch refuses a problem needing more */
     unsigned required;          /* GEN_FEATURE_* the kernels were compiled for (SOFTCAP 1, VARLEN 1): ln_launch refuses a

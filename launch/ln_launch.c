@@ -49,9 +49,8 @@ CUresult ln_launch(const cu_driver *cu, const ln_plan *plan, const ln_problem *p
             params[0] = &ba;
         } else {
             ln_fwd_args(p, plan->splits, plan->part_cols, b0, nb, &fa);
-            if (plan->map_rows &&
-                (rc = ln_fwd_tensor_maps(cu, p, plan->map_rows, plan->q_map_rows, plan->o_map_rows, &fa)) !=
-                    CUDA_SUCCESS)
+            if (plan->map_rows && (rc = ln_fwd_tensor_maps(cu, p, plan->map_rows, plan->q_map_rows, plan->o_map_rows,
+                                                           plan->map_row_bytes, &fa)) != CUDA_SUCCESS)
                 return rc;
             params[0] = &fa;
         }

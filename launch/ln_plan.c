@@ -50,6 +50,7 @@ int ln_plan_make(const gen_config *c, ln_op op, int seqlen_q, int seqlen_k, ln_p
     out->map_rows = f->map_rows ? f->map_rows(c->p) : 0;
     out->q_map_rows = f->q_map_rows ? f->q_map_rows(c->p) : 0;
     out->o_map_rows = f->o_map_rows ? f->o_map_rows(c->p) : 0;
+    out->map_row_bytes = f->map_row_bytes ? f->map_row_bytes(c->p) : 128;
     const int persistent = f->persistent ? f->persistent(c->p) : 0;
     out->seqlen_q = seqlen_q;
     out->seqlen_k = seqlen_k;

@@ -383,8 +383,9 @@ static gpu_kernel *wg_kernels[CASE_COUNT], *wgb_kernels[CASE_COUNT];
  * one stage to four, one to three consumers (rows 13 and 14, from 0: three taking turns); then key tiles
  * that are not powers of two (80 to 192), in those schedules too. MULTICAST in four rows of one
  * block a tile (one and two stages, one to three consumers), dropped in the cases it does not
- * take (a mask, a packed batch: hopper_config). The last row: three consumers taking turns one
- * block a tile, which with P_SMEM (hopper_config: rows 2 and 3 mod 4) runs at head dims 96 and 128. */
+ * take (a mask, a packed batch: hopper_config). The last rows: three consumers taking turns one
+ * block a tile, which with P_SMEM (hopper_config: rows 2 and 3 mod 4) runs at head dims 96 and 128,
+ * and with 144 keys at head dim 96 in narrow panels (FlashAttention-4's tile there). */
 static const int wg_tiles[][8] = {
     { 128, 128, 12, 2, 1, 1, 1 }, { 128, 128, 8, 2, 0, 0, 0 }, { 64, 128, 8, 2, 1, 0, 1 }, { 64, 128, 4, 2, 0, 0, 0 },
     { 128, 64, 12, 1, 0, 1, 1 },  { 192, 64, 12, 3, 0, 0, 0 }, { 128, 64, 8, 1, 0, 0, 0 }, { 64, 64, 8, 3, 0, 0, 1 },
@@ -392,7 +393,7 @@ static const int wg_tiles[][8] = {
     { 128, 64, 12, 2, 1, 1, 1 },  { 192, 128, 16, 2, 1, 1, 1 }, { 192, 64, 16, 2, 0, 1, 0 },
     { 128, 176, 12, 2, 1, 0, 0, 1 }, { 128, 144, 12, 2, 1, 1, 1 }, { 192, 96, 16, 2, 1, 1, 0, 1 }, { 64, 80, 4, 2, 0, 0, 0 },
     { 128, 112, 12, 1, 0, 1, 0 }, { 128, 192, 12, 2, 1, 0, 1 }, { 128, 160, 8, 2, 0, 0, 0 },
-    { 192, 128, 16, 2, 1, 1, 0 },
+    { 192, 128, 16, 2, 1, 1, 0 }, { 192, 144, 16, 2, 1, 1, 0 },
 };
 /* bwd_wgmma: consumers alone (NUM_WARPS = BLOCK_N/16) and with a producer warpgroup (+4); at head
  * dim 64, BLOCK_N 128 splits dQ's keys between the two consumers, or with 128-row query tiles its
@@ -443,6 +444,10 @@ static const tile_pin wg_pins[] = {
     { "bf16 D=96 N=777 [B,N,H,D]", 22 },
     { "f16 N=1000", 22 },
     { "varlen bf16 D=128 Nq!=Nk three consumers", 22 },   /* a feature case: kinds.lua's packed batch */
+    /* 144 keys with P in shared memory at head dim 96 (narrow panels: 64-byte rows), under a
+     * causal mask with more queries than keys, and over a packed batch. */
+    { "f16 D=96 Nq>Nk causal", 23 },
+    { "varlen bf16 D=96 narrow 144 keys", 23 },
 };
 /* bwd_wgmma's. */
 static const tile_pin wgb_pins[] = {
@@ -1230,8 +1235,10 @@ static const feature_case feature_cases[] = {
     { { "f32 D=128 N=1024 whole tiles", F32, 128, 128, 2, 2, 1024, 1024, 0, 1, 0, 0, DEFAULT_TILES, NO_MASK }, 0, 0, DENSE, 0, 0, 0, 0 },
     { { "varlen f32 D=128 causal BR", F32, 128, 128, 5, 3, 200, 130, 1, 1, 0, 1, DEFAULT_TILES, BR }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
     { { "sinks f32 D=128 gqa 6/2 Nq>Nk BR", F32, 128, 128, 2, 6, 45, 30, 1, 1, 0, 0, DEFAULT_TILES, BR }, 2, 0, DENSE, 0, 0, 0, 1 },    /* Three consumers reading P from shared memory over a packed batch (wg_pins), one block a
-     * tile: Nq != Nk per sequence, a sequence of one query row. */
+     * tile: Nq != Nk per sequence, a sequence of one query row; at head dim 96 in narrow panels
+     * with 144 keys too. */
     { { "varlen bf16 D=128 Nq!=Nk three consumers", BF16, 128, 128, 3, 2, 189, 189, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 0, 0, cu_b_q, cu_b_k, 0, 0, 0, 0 },
+    { { "varlen bf16 D=96 narrow 144 keys", BF16, 96, 96, 3, 2, 189, 189, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 0, 0, cu_b_q, cu_b_k, 0, 0, 0, 0 },
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
 /* Per case: the reference, and the fused kernels checked against it (NULL where none). */
@@ -1695,6 +1702,10 @@ static const struct {
       "one TF32 product, 96 keys in one stage" },
     { "fwd_wgmma", "VARLEN=1 PERSISTENT=1", "a packed batch's tiles walked by persistent blocks" },
     { "fwd_wgmma", "VARLEN=1 P_SMEM=1 BLOCK_M=192 CAUSAL=0", "three consumers over a packed batch (kinds.lua)" },
+    { "fwd_wgmma", "HEAD_DIM=96 BLOCK_M=192 BLOCK_N=144 P_SMEM=1 CAUSAL=1", "narrow panels: 144 keys under a mask" },
+    { "fwd_wgmma", "HEAD_DIM=96 BLOCK_N=144 P_SMEM=1 VARLEN=1", "narrow panels: 144 keys over a packed batch" },
+    { "fwd_wgmma", "HEAD_DIM=96 HEAD_DIM_V=96 PERSISTENT=1", "narrow panels on persistent blocks" },
+    { "fwd_wgmma", "HEAD_DIM=96 HEAD_DIM_V=96 NUM_WARPS=12 OVERLAP=0", "narrow panels, each product waited for" },
     { "fwd_mma", "PACK_GQA=1 SPLITS=4", "decode: a group packed, the keys split" },
     { "fwd_mma", "DTYPE=0 SPLIT_SMEM=1", "the forward's float32 planes" },
 };

@@ -448,12 +448,13 @@ static const struct {
     { "fwd_wgmma", { { GEN_MULTICAST, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 32 }, { GEN_NUM_STAGES, 1 } }, 4, 232448,
       "DTYPE=f32 CAUSAL=0" },
     { "fwd_wgmma", { { GEN_MULTICAST, 2 } }, 1, 232448, "MULTICAST=2 must be 0 or 1" },
-    /* P from shared memory: 16-bit, beside a producer, whole 64-key panels of P. */
+    /* P from shared memory: 16-bit, beside a producer; key tiles not whole 64-key panels where
+     * the shared memory holds P's whole panels (narrow panels at head dim 96: 192 x 144). */
     { "fwd_wgmma", { { GEN_P_SMEM, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 64 } }, 3, 232448,
       "P_SMEM=1 with DTYPE=f32 NUM_WARPS=12 BLOCK_M=128 BLOCK_N=64: fwd_wgmma reads P from shared memory only in "
       "16-bit" },
-    { "fwd_wgmma", { { GEN_P_SMEM, 1 }, { GEN_BLOCK_N, 80 } }, 2, 232448, "P_SMEM=1 with DTYPE=bf16 NUM_WARPS=12 "
-      "BLOCK_M=128 BLOCK_N=80" },
+    { "fwd_wgmma", { { GEN_P_SMEM, 1 }, { GEN_BLOCK_N, 176 }, { GEN_NUM_STAGES, 3 } }, 3, 232448,
+      "shared memory" },
     { "fwd_wgmma", { { GEN_P_SMEM, 1 }, { GEN_NUM_WARPS, 8 } }, 2, 232448, "P_SMEM=1 with DTYPE=bf16 NUM_WARPS=8" },
     { "fwd_wgmma", { { GEN_P_SMEM, 2 } }, 1, 232448, "P_SMEM=2 must be 0 or 1" },
     /* The slab's queries split between its two warps: f32, two warps a slab, dQ by atomics. */
@@ -863,6 +864,39 @@ static void p_smem_frees_the_registers_of_p(void **state)
         }
 }
 
+/* fwd_wgmma's narrow panels: head dim 96 beside a producer lays Q, K and V in 64-byte rows (three
+ * panels of 32 columns) where 128-byte rows padded it to 128 columns, which frees the room for
+ * FlashAttention-4's 192 x 144 tile there with P in shared memory in two stages (223,232 bytes);
+ * at head dim 128 its scores and O take more registers than three consumers have; without a
+ * producer head dim 96 keeps 128-byte rows. */
+static void narrow_panels_make_room_for_144_keys(void **state)
+{
+    (void)state;
+    assert_int_equal(fwd_wgmma_row_bytes(192, 16, 96, 96, 2), 64);
+    assert_int_equal(fwd_wgmma_row_bytes(192, 12, 96, 96, 2), 128);   /* no producer */
+    assert_int_equal(fwd_wgmma_row_bytes(128, 12, 128, 128, 2), 128);
+    assert_int_equal(fwd_wgmma_row_bytes(128, 12, 96, 96, 0), 128);   /* f32: 32 floats a 128-byte row */
+    assert_int_equal(fwd_wgmma_panel_cols(96, 2, 1), 96);
+    assert_int_equal(fwd_wgmma_panel_cols(96, 2, 0), 128);
+    assert_int_equal(fwd_wgmma_p_bytes(192, 144, 1), 3LL * 64 * 192 * 2);   /* whole 64-key panels */
+    assert_int_equal(fwd_wgmma_smem_bytes(192, 144, 16, 96, 96, 2, 0, 2, 0, 1), 223232);
+    static const char *const forms[] = { "HEAD_DIM=96 HEAD_DIM_V=96", "HEAD_DIM=128 HEAD_DIM_V=128" };
+    char why[512], text[256];
+    for (int f = 0; f < 2; f++) {
+        gen_config c;
+        gen_config_init(&c, gen_family_find("fwd_wgmma"));
+        snprintf(text, sizeof text, "DTYPE=bf16 %s BLOCK_M=192 BLOCK_N=144 NUM_WARPS=16 NUM_STAGES=2 OVERLAP=1 "
+                 "PINGPONG=1 P_SMEM=1", forms[f]);
+        if (gen_config_parse(&c, text, why, sizeof why))
+            fail_msg("%s", why);
+        const int refused = gen_validate(&c, gen_smem_limit_for_arch("sm_90"), why, sizeof why) != 0;
+        if (refused != (f == 1) || (refused && !strstr(why, "registers")))
+            fail_msg("%s: %s", text, refused ? why : "accepted");
+        if (!refused)
+            compiles_without_spills(&c, "ft_fwd");
+    }
+}
+
 static const char tiny_kernel[] =
     "extern \"C\" __global__ void tiny(float *x, int n)\n"
     "{\n"
@@ -1189,6 +1223,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(bwd_register_split),
         cmocka_unit_test(tf32_forward_keeps_no_pv_apart),
         cmocka_unit_test(p_smem_frees_the_registers_of_p),
+        cmocka_unit_test(narrow_panels_make_room_for_144_keys),
         cmocka_unit_test(hopper_f32_backward_compiles_clean),
         cmocka_unit_test(smem_limits_per_arch),
         cmocka_unit_test(hashes_are_fnv1a_and_tell_inputs_apart),

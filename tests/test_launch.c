@@ -883,6 +883,60 @@ static void hopper_forward_maps_and_persistent_grid(void **state)
     assert_int_not_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
 }
 
+/* fwd_wgmma's narrow panels: at head dim 96 beside a producer, Q, K and V go in boxes of 32
+ * columns (64-byte rows) with the 64-byte swizzle; without a producer, or at head dim 128, the
+ * plan says 128 bytes; the maps refuse any other row width. */
+static void narrow_panels_encode_64_byte_boxes(void **state)
+{
+    gen_config c = family_config("fwd_wgmma", 2, 0);
+    c.p[GEN_HEAD_DIM] = c.p[GEN_HEAD_DIM_V] = 96;
+    c.p[GEN_BLOCK_M] = 192;
+    c.p[GEN_BLOCK_N] = 144;
+    c.p[GEN_NUM_WARPS] = 16;
+    c.p[GEN_P_SMEM] = 1;
+    c.p[GEN_PINGPONG] = 1;
+    ln_plan plan;
+    char err[256];
+    assert_int_equal(ln_plan_make(&c, LN_FORWARD, 300, 300, &plan, err, sizeof err), 0);
+    assert_int_equal(plan.map_row_bytes, 64);
+    assert_int_equal(plan.map_rows, 144);
+    assert_int_equal(plan.q_map_rows, 192);
+    assert_int_equal(plan.o_map_rows, 0);   /* O leaves from registers (no ASYNC_O in narrow panels) */
+    assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
+    ln_problem p = sample_problem(1, 2);
+    p.dtype = 2;
+    p.seqlen_q = p.seqlen_k = 300;
+    p.causal = 0;
+    p.head_dim = p.head_dim_v = 96;
+    p.q_stride[2] = p.k_stride[2] = p.v_stride[2] = p.o_stride[2] = 96;
+    p.q_stride[1] = p.k_stride[1] = p.v_stride[1] = p.o_stride[1] = 96 * 300;
+    p.q_stride[0] = p.k_stride[0] = p.v_stride[0] = p.o_stride[0] = 2 * 96 * 300;
+    ncalls = 0;
+    memset(&encoded, 0, sizeof encoded);
+    assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
+    assert_int_equal(encoded.calls, 3);   /* K, V, Q */
+    for (int m = 0; m < 3; m++) {
+        assert_int_equal(encoded.box[m][0], 32);
+        assert_int_equal(encoded.swizzle[m], CU_TENSOR_MAP_SWIZZLE_64B);
+        assert_int_equal(encoded.dims[m][0], 96);
+    }
+    c.p[GEN_HEAD_DIM] = c.p[GEN_HEAD_DIM_V] = 128;
+    c.p[GEN_BLOCK_N] = 128;
+    assert_int_equal(ln_plan_make(&c, LN_FORWARD, 300, 300, &plan, err, sizeof err), 0);
+    assert_int_equal(plan.map_row_bytes, 128);
+    c.p[GEN_HEAD_DIM] = c.p[GEN_HEAD_DIM_V] = 96;
+    c.p[GEN_BLOCK_M] = 64;
+    c.p[GEN_NUM_WARPS] = 4;   /* no producer: cp.async writes the 128-byte pattern */
+    c.p[GEN_P_SMEM] = c.p[GEN_PINGPONG] = 0;
+    assert_int_equal(ln_plan_make(&c, LN_FORWARD, 300, 300, &plan, err, sizeof err), 0);
+    assert_int_equal(plan.map_row_bytes, 128);
+    ft_fwd_args a;
+    memset(&a, 0, sizeof a);
+    ln_fwd_args(&p, 1, 0, 0, 1, &a);
+    assert_int_equal(ln_fwd_tensor_maps(&fake, &p, 64, 0, 0, 32, &a), CUDA_ERROR_INVALID_VALUE);
+    (void)state;
+}
+
 /* Attention sinks: the reference takes them (GEN_FEATURE_SINKS), its argument blocks carry the
  * logits and (backward) their gradient, the same pointers in every slice of a split batch (one a
  * query head, summed over the batch), the gradient zeroed once before the first launch; a
@@ -1494,6 +1548,7 @@ int main(void)
         cmocka_unit_test_setup(tensor_maps_describe_the_slice, reset),
         cmocka_unit_test_setup(hopper_backward_key_maps, reset),
         cmocka_unit_test_setup(hopper_forward_maps_and_persistent_grid, reset),
+        cmocka_unit_test_setup(narrow_panels_encode_64_byte_boxes, reset),
         cmocka_unit_test_setup(hopper_backward_persistent_grid, reset),
         cmocka_unit_test_setup(stored_first_share_zeroes_only_the_order_area, reset),
         cmocka_unit_test_setup(sinks_reach_the_reference_and_nothing_else, reset),

@@ -34,12 +34,16 @@
 #define FT_ACC88(d, i) FT_ACC80(d, i), FT_ACC8(d, i + 80)
 #define FT_ACC96(d, i) FT_ACC64(d, i), FT_ACC32(d, i + 64)
 
-// A shared-memory matrix descriptor: start address, leading and stride byte offsets, 128-byte
-// swizzle (mode 1 in bits 62-63). Addresses and offsets are stored divided by 16.
+// A shared-memory matrix descriptor: start address, leading and stride byte offsets, and the
+// swizzle of ROW-byte rows in bits 62-63 (128 bytes: mode 1; 64 bytes: mode 2). Addresses and
+// offsets are stored divided by 16.
+template <int ROW = 128>
 FT_DEVICE unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo)
 {
+    static_assert(ROW == 128 || ROW == 64, "wg_desc: 128- or 64-byte swizzled rows");
+    constexpr unsigned long long mode = ROW == 128 ? 1ull : 2ull;
     return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
-           ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
+           ((unsigned long long)(sbo >> 4) << 32) | (mode << 62);
 }
 
 // The descriptor of the matrix `bytes` past the one desc describes (bytes a compile-time constant

@@ -57,7 +57,14 @@ constexpr int O_REGS = HEAD_DIM_V / 2;     // fp32 O accumulators per thread
 constexpr int K_STEP = 32 / (int)sizeof(elem_t);   // a k-step's elements: 32 bytes (16 halves, 8 floats)
 constexpr int P_STEPS = BLOCK_N / K_STEP;  // k-steps of P V
 constexpr int QK_STEPS = (QK_DATA + K_STEP - 1) / K_STEP;   // k-steps of Q K^T (padding past the data skipped)
-constexpr int PANEL_COLS = 128 / (int)sizeof(elem_t);      // a panel row's elements (128 bytes)
+// Narrow panels (traits): Q, K and V in 64-byte rows of 32 columns, 64-byte swizzle, where head
+// dim 96 fills three; else 128-byte rows (64 16-bit columns, 32 floats), 128-byte swizzle. P's
+// tile (P_SMEM) keeps 128-byte rows either way.
+constexpr bool NARROW = fwd_wgmma_narrow(BLOCK_M, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, DTYPE);
+constexpr int ROW_BYTES = fwd_wgmma_row_bytes(BLOCK_M, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, DTYPE);
+constexpr int PANEL_COLS = ROW_BYTES / (int)sizeof(elem_t);   // a panel row's elements
+constexpr int PANEL_STEPS = ROW_BYTES / 32;                   // k-steps (32 bytes) a panel row holds
+constexpr int ATOM_BYTES = 8 * ROW_BYTES;                     // 8 rows: one swizzle pattern
 // f32: the planes of Q and K (high parts, and remainders unless ALLOW_TF32), and of V^T.
 constexpr int PLANES = fwd_wgmma_planes(DTYPE, ALLOW_TF32);
 // Shared memory: 1024 bytes of alignment slack, the Q tile, NUM_STAGES x (K tile, V tile), each
@@ -69,17 +76,17 @@ constexpr int PLANES = fwd_wgmma_planes(DTYPE, ALLOW_TF32);
 // f32: Q and K take PLANES planes each (Q_PLANE_BYTES, K_PLANE_BYTES apart), and a stage holds
 // after V as it lands V^T in PLANES planes of HEAD_DIM_V rows by BLOCK_N keys, in panels of 32
 // keys (VT_PANEL_BYTES apart).
-constexpr int D_PANELS = ft_panel_cols_of(HEAD_DIM, ft_tile_units(DTYPE)) / PANEL_COLS;
-constexpr int DV_PANELS = ft_panel_cols_of(HEAD_DIM_V, ft_tile_units(DTYPE)) / PANEL_COLS;
-constexpr int Q_PLANE_BYTES = BLOCK_M * D_PANELS * 128;
-constexpr int K_PLANE_BYTES = BLOCK_N * D_PANELS * 128;
+constexpr int D_PANELS = fwd_wgmma_panel_cols(HEAD_DIM, DTYPE, NARROW) / PANEL_COLS;
+constexpr int DV_PANELS = fwd_wgmma_panel_cols(HEAD_DIM_V, DTYPE, NARROW) / PANEL_COLS;
+constexpr int Q_PLANE_BYTES = BLOCK_M * D_PANELS * ROW_BYTES;
+constexpr int K_PLANE_BYTES = BLOCK_N * D_PANELS * ROW_BYTES;
 constexpr int Q_BYTES = PLANES * Q_PLANE_BYTES;
 constexpr int K_BYTES = PLANES * K_PLANE_BYTES;
-constexpr int V_BYTES = BLOCK_N * DV_PANELS * 128;
+constexpr int V_BYTES = BLOCK_N * DV_PANELS * ROW_BYTES;
 constexpr int VT_PANEL_BYTES = HEAD_DIM_V * 128;
 constexpr int VT_PLANE_BYTES = F32 ? BLOCK_N / 32 * VT_PANEL_BYTES : 0;
 constexpr int STAGE_BYTES = K_BYTES + V_BYTES + PLANES * VT_PLANE_BYTES;
-constexpr int PANEL_BYTES = BLOCK_N * 128;   // 64 columns of a K or V tile: one copy-engine box
+constexpr int PANEL_BYTES = BLOCK_N * ROW_BYTES;   // a panel of a K or V tile: one copy-engine box
 constexpr int BAR_BYTES = PRODUCER ? 1024 : 0;
 // Q tiles: two where a persistent block's next Q fits beside this one's (traits), else one.
 constexpr int Q_TILES =
@@ -126,7 +133,12 @@ static_assert(RULE != FWD_WGMMA_BAD_PINGPONG, "PINGPONG needs a producer warpgro
 static_assert(RULE != FWD_WGMMA_BAD_PERSISTENT, "PERSISTENT needs a producer warpgroup");
 static_assert(RULE != FWD_WGMMA_BAD_MULTICAST, "MULTICAST needs 16-bit, a producer, one block a tile, no mask, a dense "
                                                "batch");
-static_assert(RULE != FWD_WGMMA_BAD_P_SMEM, "P_SMEM needs 16-bit, a producer warpgroup and BLOCK_N 64, 128 or 192");
+static_assert(RULE != FWD_WGMMA_BAD_P_SMEM, "P_SMEM needs 16-bit and a producer warpgroup");
+static_assert(!NARROW || (PRODUCER && !F32 && !ASYNC_O),
+              "narrow panels: the copy engine lands them, and the consumers write no 128-byte pattern into them");
+static_assert(Q_BYTES % 1024 == 0 && STAGE_BYTES % 1024 == 0 && PANEL_BYTES % ATOM_BYTES == 0 &&
+                  (BLOCK_M * ROW_BYTES) % ATOM_BYTES == 0,
+              "every panel starts on a whole swizzle pattern, and P's tiles after them on 1024 bytes");
 static_assert(NUM_STAGES >= 1 && NUM_STAGES <= 4, "NUM_STAGES must be 1..4");
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_fwd, "shared memory: the layout differs from traits/fwd_wgmma.h");
 static_assert(!VARLEN || (!EVEN_M && !EVEN_N), "EVEN_M, EVEN_N: a variable-length batch's tails are masked");
@@ -299,7 +311,7 @@ FT_DEVICE fwd_thread consumer_thread(int t)
 }
 
 // S = Q K^T for the warpgroup's 64 rows, issued (the caller fences before and commits after):
-// K_STEP columns of the head dim per step (32 bytes); a panel is 4 steps. Each step's
+// K_STEP columns of the head dim per step (32 bytes); a panel is PANEL_STEPS steps. Each step's
 // descriptors are the first's plus a constant (wg_desc_add), not built again (masks and shifts).
 // f32: Q_lo K_hi + Q_hi K_lo + Q_hi K_hi a step (the remainders' planes lie Q_PLANE_BYTES and
 // K_PLANE_BYTES past the high parts'; Q_hi K_hi alone with ALLOW_TF32), the two small products
@@ -314,12 +326,12 @@ FT_DEVICE fwd_thread consumer_thread(int t)
 constexpr bool S_APART = F32 && PLANES == 2 && !OVERLAP;
 FT_DEVICE void issue_scores(float (&s)[S_REGS], float (&s_lo)[S_REGS], unsigned q_wg, unsigned k_tile)
 {
-    const unsigned long long q0 = wg_desc(q_wg, 16, 1024), k0 = wg_desc(k_tile, 16, 1024);
+    const unsigned long long q0 = wg_desc<ROW_BYTES>(q_wg, 16, ATOM_BYTES), k0 = wg_desc<ROW_BYTES>(k_tile, 16, ATOM_BYTES);
 #pragma unroll
     for (int kk = 0; kk < QK_STEPS; kk++) {
-        const unsigned col = (kk % 4) * 32;   // byte offset within the panel row
-        const unsigned long long q = wg_desc_add(q0, (kk / 4) * (BLOCK_M * 128) + col);
-        const unsigned long long k = wg_desc_add(k0, (kk / 4) * PANEL_BYTES + col);
+        const unsigned col = (kk % PANEL_STEPS) * 32;   // byte offset within the panel row
+        const unsigned long long q = wg_desc_add(q0, (kk / PANEL_STEPS) * (BLOCK_M * ROW_BYTES) + col);
+        const unsigned long long k = wg_desc_add(k0, (kk / PANEL_STEPS) * PANEL_BYTES + col);
 #if DTYPE == FT_DTYPE_F32
         if (PLANES == 2) {
             float(&small)[S_REGS] = S_APART ? s_lo : s;
@@ -376,8 +388,9 @@ FT_DEVICE void p_from_scores(p_operand &p, const float (&s)[S_REGS])
 }
 
 // O += P V, issued. 16-bit: key tiles 2kk and 2kk+1 of S form the A registers of k-step kk; V
-// is read N-major (transposed): 16 keys per step are 2048 bytes, its 64-column panels
-// PANEL_BYTES apart. f32: V^T is read K-major from its planes (v_tile: the high parts'; the
+// is read N-major (transposed): 16 keys per step are 16 panel rows (2048 bytes, narrow 1024), its
+// panels PANEL_BYTES apart (the descriptor's leading byte offset: from one panel's columns to the
+// next's along N). f32: V^T is read K-major from its planes (v_tile: the high parts'; the
 // remainders' VT_PLANE_BYTES on), 8 keys (32 bytes) a step, its 32-key panels VT_PANEL_BYTES
 // apart; P_lo V_hi + P_hi V_lo + P_hi V_hi a step (P_hi V_hi alone with ALLOW_TF32).
 // Past 128 columns of V (192, 256) the product is issued in chunks of 128 columns, each into
@@ -403,14 +416,15 @@ FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const p_operand &p, unsigned p
         wg_rs_tf32<N>::run(oc, p.part[0][kk], v, PLANES == 2 ? 1 : first);
     }
 #else
-    const unsigned long long v0 = wg_desc(v_tile + C * 2 * PANEL_BYTES, PANEL_BYTES, 1024);
+    const unsigned long long v0 = wg_desc<ROW_BYTES>(v_tile + C * (128 / PANEL_COLS) * PANEL_BYTES, PANEL_BYTES, ATOM_BYTES);
     const unsigned long long p0 = wg_desc(p_wg, 16, 1024);   // P_SMEM: P's 16 keys a k-step, 64 a panel
 #pragma unroll
     for (int kk = 0; kk < P_STEPS; kk++) {
         if constexpr (P_SMEM)
-            wg_ss<N, 1>::run(oc, wg_desc_add(p0, (kk / 4) * (64 * 128) + (kk % 4) * 32), wg_desc_add(v0, kk * 2048), 1);
+            wg_ss<N, 1>::run(oc, wg_desc_add(p0, (kk / 4) * (64 * 128) + (kk % 4) * 32),
+                             wg_desc_add(v0, kk * 16 * ROW_BYTES), 1);
         else
-            wg_rs<N, 1>::run(oc, p.part[0][kk], wg_desc_add(v0, kk * 2048), 1);
+            wg_rs<N, 1>::run(oc, p.part[0][kk], wg_desc_add(v0, kk * 16 * ROW_BYTES), 1);
     }
 #endif
 }
@@ -874,7 +888,7 @@ FT_DEVICE void load_kv_box(unsigned dst, const ft_tensor_map *map, unsigned bar,
 {
     if constexpr (MULTICAST) {
         const int rank = (int)cluster_rank();
-        tma_load_4d_multicast(dst + rank * (KV_BOX_ROWS * 128), map, bar, (1u << CLUSTER) - 1, col,
+        tma_load_4d_multicast(dst + rank * (KV_BOX_ROWS * ROW_BYTES), map, bar, (1u << CLUSTER) - 1, col,
                               key + rank * KV_BOX_ROWS, hk, batch);
     } else {
         tma_load_4d(dst, map, bar, col, key, hk, batch);
@@ -921,7 +935,7 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
             mbar_arrive_expect(q_full_bar(bars, qt), Q_PLANE_BYTES);
 #pragma unroll
             for (int p = 0; p < D_PANELS; p++)
-                tma_load_4d(q_smem + qt * Q_BYTES + p * (BLOCK_M * 128), &args.q_map, q_full_bar(bars, qt), PANEL_COLS * p,
+                tma_load_4d(q_smem + qt * Q_BYTES + p * (BLOCK_M * ROW_BYTES), &args.q_map, q_full_bar(bars, qt), PANEL_COLS * p,
 #if VARLEN
                             q_row, h, map_batch(b));
 #else
@@ -1067,7 +1081,7 @@ FT_DEVICE void consume_tile(const ft_fwd_args &args, const fwd_block &fb, const 
         o[i] = 0.f;
     float row_max[2] = { -FT_INF_F, -FT_INF_F }, row_sum[2] = { 0.f, 0.f };
     // This warpgroup's 64 rows of the Q tile: within a panel they start at row 64*wg.
-    const unsigned q_wg = q_tile + th.wg * 64 * 128;
+    const unsigned q_wg = q_tile + th.wg * 64 * ROW_BYTES;
     const unsigned p_wg = bars + BAR_BYTES + th.wg * P_BYTES;   // P_SMEM: the warpgroup's P tile
     producer_ring ring = { kv_smem, bars, th.wg, pos.keys, fb.n_tiles - 1, q_empty_bar(bars, pos.q_tile()),
                            pos.o_pending, issuer };

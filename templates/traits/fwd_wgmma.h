@@ -1,5 +1,5 @@
 /* fwd_wgmma traits (templates/families/fwd_wgmma.cu, generator/family_fwd_wgmma.c): one consumer
- * warpgroup (4 warps) per 64 query rows; Q and K/V tiles as 128-byte-swizzled panels. NUM_WARPS
+ * warpgroup (4 warps) per 64 query rows; Q and K/V tiles as swizzled panels (fwd_wgmma_narrow). NUM_WARPS
  * says whether a producer warpgroup loads K and V for the consumers by the copy engine
  * (BLOCK_M / 16 + 4; they then wait only for their data, through mbarriers, not for each other)
  * or every warp loads and computes (BLOCK_M / 16). With a producer, OVERLAP runs a tile's
@@ -22,7 +22,7 @@ enum fwd_wgmma_rule {
     FWD_WGMMA_BAD_F32,         /* f32 without a producer, or with key tiles not whole panels of 32 keys */
     FWD_WGMMA_BAD_TF32,        /* ALLOW_TF32 = 1 with a 16-bit DTYPE */
     FWD_WGMMA_BAD_MULTICAST,   /* MULTICAST where a cluster's two blocks would not walk the same key tiles */
-    FWD_WGMMA_BAD_P_SMEM,      /* P_SMEM outside 16-bit with a producer and key tiles of whole 64-key panels */
+    FWD_WGMMA_BAD_P_SMEM,      /* P_SMEM outside 16-bit with a producer */
 };
 
 /* f32 (DTYPE 0) runs on TF32 tensor cores (wgmma's .tf32 forms, k-steps of 8 floats, both
@@ -75,23 +75,46 @@ FT_TRAIT int fwd_wgmma_head_dim_ok(int head_dim)
     return head_dim == 64 || head_dim == 96 || head_dim == 128 || head_dim == 192 || head_dim == 256;
 }
 
+/* Q, K and V in narrow panels: 64-byte rows of 32 16-bit columns (64-byte swizzle) where a head
+ * dim of 96 fills three of them exactly, instead of two 128-byte panels whose second half lies
+ * empty; 16-bit beside a producer (the copy engine lands the panels; the consumers' loads without
+ * one, cp.async, write the 128-byte pattern). A quarter of Q's and K/V's room freed: at head dim
+ * 96 three consumers take 144 keys with P in shared memory in two stages (FlashAttention-3's and
+ * -4's tile there). */
+FT_TRAIT int fwd_wgmma_narrow(int block_m, int num_warps, int head_dim, int head_dim_v, int dtype)
+{
+    return fwd_wgmma_has_producer(block_m, num_warps) && !fwd_wgmma_f32(dtype) && head_dim == 96 && head_dim_v == 96;
+}
+/* The bytes of a row of the Q, K and V panels (and of the copy engine's boxes): 128, or 64 narrow. */
+FT_TRAIT int fwd_wgmma_row_bytes(int block_m, int num_warps, int head_dim, int head_dim_v, int dtype)
+{
+    return fwd_wgmma_narrow(block_m, num_warps, head_dim, head_dim_v, dtype) ? 64 : 128;
+}
+/* The columns a tile of `cols` takes in shared memory: whole panels (ft_panel_cols_of), of 32
+ * columns where narrow. */
+FT_TRAIT int fwd_wgmma_panel_cols(int cols, int dtype, int narrow)
+{
+    return narrow ? (cols + 31) / 32 * 32 : ft_panel_cols_of(cols, ft_tile_units(dtype));
+}
+
 /* P_SMEM: each consumer warpgroup's P (64 rows by the key tile, 16-bit) in shared memory, laid
- * out as Q is (64-key panels of 128-byte rows), after the mbarriers. */
+ * out as Q is in 128-byte rows (64-key panels), after the mbarriers: whole panels, the last one
+ * partly used where the key tile is not a multiple of 64 (its k-steps read only the keys there). */
 FT_TRAIT long long fwd_wgmma_p_bytes(int block_m, int block_n, int p_smem)
 {
-    return p_smem ? (long long)fwd_wgmma_consumers(block_m) * 64 * block_n * 2 : 0;
+    return p_smem ? (long long)fwd_wgmma_consumers(block_m) * 64 * ((block_n + 63) / 64 * 64) * 2 : 0;
 }
 
 /* 1024 bytes of slack to align the tiles to 1024 (the swizzle is a function of address bits
- * 4-9), q_tiles Q tiles and NUM_STAGES K/V tiles in whole panels (ft_panel_cols_of); with a
+ * 4-9), q_tiles Q tiles and NUM_STAGES K/V tiles in whole panels (fwd_wgmma_panel_cols); with a
  * producer, 1024 more for the mbarriers (a ring slot's K and V full and empty, and in f32 ready;
  * two a Q tile). f32: Q and K tiles of `planes` planes, V as it lands and V^T in `planes` planes
  * of head_dim_v rows by the tile's keys. */
 FT_TRAIT long long fwd_wgmma_layout_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
                                           int num_stages, int q_tiles, int dtype, int allow_tf32, int p_smem)
 {
-    const int units = ft_tile_units(dtype);
-    const long long d = ft_panel_cols_of(head_dim, units), dv = ft_panel_cols_of(head_dim_v, units);
+    const int units = ft_tile_units(dtype), narrow = fwd_wgmma_narrow(block_m, num_warps, head_dim, head_dim_v, dtype);
+    const long long d = fwd_wgmma_panel_cols(head_dim, dtype, narrow), dv = fwd_wgmma_panel_cols(head_dim_v, dtype, narrow);
     const long long e = 2 * units, planes = fwd_wgmma_planes(dtype, allow_tf32);
     const long long v_t = fwd_wgmma_f32(dtype) ? planes * head_dim_v : 0;
     return 1024 + ((long long)q_tiles * block_m * d * planes + (long long)num_stages * block_n * (d * planes + dv + v_t)) * e +
@@ -111,11 +134,11 @@ FT_TRAIT int fwd_wgmma_q_tiles(int block_m, int block_n, int num_warps, int head
 /* 1 where a persistent block writes O through the copy engine, from its Q tile's place once the
  * tile's last scores are in (the consumers go on to the next tile while it is written): with
  * two Q tiles (the producer loads into the other meanwhile) and O no wider than Q; 16-bit only
- * (its stores pack O to 16-bit pairs). */
+ * (its stores pack O to 16-bit pairs), in 128-byte panels (its stores write that pattern). */
 FT_TRAIT int fwd_wgmma_async_o(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
                                int persistent, int dtype, int allow_tf32, int p_smem)
 {
-    return !fwd_wgmma_f32(dtype) &&
+    return !fwd_wgmma_f32(dtype) && !fwd_wgmma_narrow(block_m, num_warps, head_dim, head_dim_v, dtype) &&
            fwd_wgmma_q_tiles(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, persistent, dtype,
                              allow_tf32, p_smem) == 2 &&
            ft_panel_cols(head_dim_v) <= ft_panel_cols(head_dim);
@@ -250,9 +273,10 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
         (fwd_wgmma_f32(dtype) && (head_dim > 128 || head_dim_v > 128)))
         return FWD_WGMMA_BAD_HEAD_DIM;
     /* P from shared memory (an SS P V): 16-bit only (f32's P is split in registers), beside a
-     * producer (the consumers' loop), and whole 64-key panels of P (a key tile of 144 would
-     * take three panels' room for two and a quarter of P). */
-    if (p_smem && (fwd_wgmma_f32(dtype) || !producer || block_n % 64 != 0))
+     * producer (the consumers' loop). A key tile not a multiple of 64 takes whole panels' room
+     * (fwd_wgmma_p_bytes): the shared memory's bound says where it fits (192 x 144 at head dim
+     * 96 in narrow panels, FlashAttention-4's tile there). */
+    if (p_smem && (fwd_wgmma_f32(dtype) || !producer))
         return FWD_WGMMA_BAD_P_SMEM;
     if (fwd_wgmma_regs(block_n, head_dim_v, producer, dtype, allow_tf32, p_smem) >
         fwd_wgmma_consumer_regs(block_m, num_warps, dtype))

@@ -231,7 +231,7 @@ if device.cc == 90 then
     params = {
       BLOCK_M = {64, 128, 192},
       NUM_WARPS = {4, 8, 12, 16},
-      BLOCK_N = {64, 80, 128, 160, 176, 192},
+      BLOCK_N = {64, 80, 128, 144, 160, 176, 192},
       NUM_STAGES = {1, 2},
       OVERLAP = {0, 1},
       PINGPONG = {0, 1},
@@ -277,9 +277,20 @@ if device.cc == 90 then
                             p.PINGPONG + p.PERSISTENT == 0 or (p.HEAD_DIM == 128 and p.PINGPONG == 0)) then
         return false, "P from shared memory: three consumers at head dims 96 and 128 without a mask"
       end
+      -- At head dim 96 the family lays Q, K and V in narrow panels (64-byte rows, traits'
+      -- fwd_wgmma_narrow), which leaves room for 144 keys with P in shared memory in two stages:
+      -- FlashAttention-4's tile there (its _tile_size_fwd_sm90: turns, one block a tile), offered
+      -- in that form, not yet measured on a GPU. To keep that workload within its cap, 128 keys
+      -- with turns and persistent blocks both go (the H200's sweeps took the other two forms).
+      if p.P_SMEM == 1 and p.HEAD_DIM == 96 and
+         ((p.BLOCK_N == 144 and (p.PINGPONG == 0 or p.PERSISTENT == 1)) or
+          (p.BLOCK_N == 128 and p.PINGPONG + p.PERSISTENT == 2)) then
+        return false, "P from shared memory at head dim 96: 144 keys with turns, one block a tile; 128 keys not both"
+      end
+      local three_keys = p.BLOCK_N == 128 or (p.BLOCK_N == 144 and p.HEAD_DIM == 96 and p.P_SMEM == 1)
       if producer and p.BLOCK_M == 192 and
-         (p.BLOCK_N ~= 128 or p.OVERLAP == 0 or (p.PINGPONG == 0 and p.P_SMEM == 0)) then
-        return false, "three consumers: 128 keys, OVERLAP and PINGPONG only (P_SMEM: turns or not)"
+         (not three_keys or p.OVERLAP == 0 or (p.PINGPONG == 0 and p.P_SMEM == 0)) then
+        return false, "three consumers: 128 keys (144 at head dim 96 with P_SMEM), OVERLAP and PINGPONG only"
       end
       -- Clusters of two blocks sharing each K/V tile's load (MULTICAST; the family takes them
       -- only for one block a tile without a mask), for the head dim 128 forward, on the
@@ -300,7 +311,10 @@ if device.cc == 90 then
       -- 708; 160-192 at head dim 128 716 against 693 causal at N 16384, even or behind at N 1024
       -- to 4096; behind 128 keys at head dims 64, 96 and 192/128. So each only where it won, on
       -- two consumers beside a producer with OVERLAP (the wide ones one block a tile, in order).
-      if p.BLOCK_N ~= 64 and p.BLOCK_N ~= 128 then
+      if p.BLOCK_N ~= 64 and p.BLOCK_N ~= 128 and not (p.BLOCK_M == 192 and p.BLOCK_N == 144) then
+        if p.BLOCK_N == 144 then
+          return false, "144 keys: three consumers at head dim 96 with P_SMEM only"
+        end
         if not (producer and p.BLOCK_M == 128 and p.OVERLAP == 1) then
           return false, "keys beyond powers of two: two consumers beside a producer, OVERLAP"
         end
