@@ -68,8 +68,9 @@ constexpr int ATOM_BYTES = 8 * ROW_BYTES;                     // 8 rows: one swi
 // f32: the planes of Q and K (high parts, and remainders unless ALLOW_TF32), and of V^T.
 constexpr int PLANES = fwd_wgmma_planes(DTYPE, ALLOW_TF32);
 // Shared memory: 1024 bytes of alignment slack, the Q tile, NUM_STAGES x (K tile, V tile), each
-// stored as 64-column panels (panel_offset in arch/sm90.cuh); with a producer, 1024 bytes of
-// mbarriers (K full, V full, K empty, V empty a slot). Head dim 96 takes two panels, the second
+// stored as panels of PANEL_COLS columns (panel_offset in arch/sm90.cuh for 128-byte rows); with a
+// producer, 1024 bytes of mbarriers (K full, V full, K empty, V empty a slot). In 128-byte rows
+// head dim 96 takes two panels (narrow panels, beside a producer, take three exactly), the second
 // half unused: cp.async leaves it unwritten, the copy engine fills it with zeros (its box runs
 // past the tensor), and no product reads it (Q K^T's k-steps and P V's columns stop at 96).
 // Columns past a padded head dim's data (DATA_DIM) get zeros both ways.
@@ -874,14 +875,14 @@ FT_DEVICE void fwd_inline(const ft_fwd_args &args, unsigned q_smem, unsigned kv_
 // warps 1-3 prepare each tile as it lands, prepare_tiles).
 // One thread of the producer issues each tile to the copy engine as soon as the consumers have
 // given its place back, completing on the place's full mbarrier: for each query tile its Q (a
-// box of BLOCK_M rows by 64 columns a panel, rows past seqlen_q read as zeros), then its K and
+// box of BLOCK_M rows by PANEL_COLS columns a panel, rows past seqlen_q read as zeros), then its K and
 // V tiles (boxes of BLOCK_N keys, keys past seqlen_k read as zeros). K and V have barriers of
 // their own so that K of the next tile can land while V of this one is still being read. A
 // fresh place passes its first wait at once (parity 1 of a new mbarrier).
 #if DTYPE == FT_DTYPE_F32
 FT_DEVICE void prepare_tiles(const ft_fwd_args &args, unsigned kv_smem, unsigned bars, int pt);
 #endif
-// One 64-column panel of a K or V tile whose first key is `key`, into the panel at dst: the box
+// One panel (PANEL_COLS columns) of a K or V tile whose first key is `key`, into the panel at dst: the box
 // of the whole tile, or (MULTICAST) this block's share of its keys, into every block of the
 // cluster at the share's place.
 FT_DEVICE void load_kv_box(unsigned dst, const ft_tensor_map *map, unsigned bar, int col, int key, int hk, int batch)
