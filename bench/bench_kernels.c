@@ -154,6 +154,18 @@ typedef struct bench_row {
     FPSMEM(d, b, h, n, causal, 192, 1, 0, 1), FPSMEM(d, b, h, n, causal, 192, 1, 1, 1),                       \
     FPSMEM(d, b, h, n, causal, 192, 0, 1, 1)
 
+/* Head dim 96 in narrow panels (the "fd96" set: fwd_wgmma's 64-byte rows at head dim 96 beside a
+ * producer), bf16, OVERLAP, two stages: the H200's winners (128 x 128 persistent; three consumers
+ * with P_SMEM, turns or persistent) beside FlashAttention-4's 192 x 144 with P_SMEM, turns or
+ * persistent; B 4 N 4096 causal and not, B 1 N 16384. Run beside main's tree (dev/gpu/bench-trees.sh)
+ * to see what the layout alone changes at the shared shapes. */
+#define FD96(b, n, causal, bm, bn, pp, ps, psm)                                                        \
+    { "fwd_wgmma", 2, 96, b, 16, n, causal, bm, bn, (bm) / 16 + 4, 2, 0, 1, pp, 0, ps, 0, 0, 0, 0, 0, 0, "fd96", \
+      16 * (psm), 0 }
+#define FD96_SET(b, n, causal)                                                                          \
+    FD96(b, n, causal, 128, 128, 0, 1, 0), FD96(b, n, causal, 192, 128, 1, 0, 1), FD96(b, n, causal, 192, 128, 0, 1, 1), \
+    FD96(b, n, causal, 192, 144, 1, 0, 1), FD96(b, n, causal, 192, 144, 0, 1, 1)
+
 /* The float32 forward with TF32 allowed (the "tf32fwd" set: fwd_wgmma, one product, H 16, a
  * producer), where P V goes into O directly and so wider key tiles fit one stage at head dim 128:
  * the H200's winners before that (128 x 32 in two stages; causal three, persistent) beside 64 and
@@ -218,6 +230,7 @@ static const bench_row rows[] = {
     FMCAST_MORE(4, 4096), FMCAST_MORE(1, 16384),
     FPSMEM_SET(96, 4, 16, 4096, 0), FPSMEM_SET(96, 4, 16, 4096, 1), FPSMEM_SET(128, 4, 16, 4096, 0),
     FPSMEM_SET(128, 1, 16, 16384, 0), FPSMEM_SET(128, 4, 16, 4096, 1), FPSMEM_SET(64, 4, 32, 4096, 0),
+    FD96_SET(4, 4096, 0), FD96_SET(4, 4096, 1), FD96_SET(1, 16384, 0),
     FPSMEM(64, 4, 32, 4096, 0, 192, 1, 0, 0),
     STAG4(128, 1, 16, 16384, 64, 0, 0), STAG4(128, 1, 16, 16384, 64, 0, 1), STAG4(128, 2, 16, 8192, 64, 0, 0),
     STAG4(128, 4, 16, 4096, 64, 0, 0), STAG4(128, 16, 16, 1024, 64, 0, 0),
