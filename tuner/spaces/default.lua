@@ -280,8 +280,10 @@ if device.cc == 90 then
       -- At head dim 96 the family lays Q, K and V in narrow panels (64-byte rows, traits'
       -- fwd_wgmma_narrow), which leaves room for 144 keys with P in shared memory in two stages:
       -- FlashAttention-4's tile there (its _tile_size_fwd_sm90: turns, one block a tile), offered
-      -- in that form, not yet measured on a GPU. To keep that workload within its cap, 128 keys
-      -- with turns and persistent blocks both go (the H200's sweeps took the other two forms).
+      -- in that form. On the H200 (bench_kernels' fd96 set, 2026-12-01) it led 192 x 128 by 1 %
+      -- at N 16384 and trailed it by 2 % at N 4096, and the guarded d96 sweep kept every stored
+      -- winner. To keep that workload within its cap, 128 keys with turns and persistent blocks
+      -- both go (the H200's sweeps took the other two forms).
       if p.P_SMEM == 1 and p.HEAD_DIM == 96 and
          ((p.BLOCK_N == 144 and (p.PINGPONG == 0 or p.PERSISTENT == 1)) or
           (p.BLOCK_N == 128 and p.PINGPONG + p.PERSISTENT == 2)) then
