@@ -290,7 +290,9 @@ typedef struct db_winner {
  * causal, window or bottom_right that differs; for two windows, per side 0.5 when one is unlimited (-1), else
  * min(0.5, 0.25*|ln((a+1)/(b+1))|); plus 1 for dense against varlen, |a-b|/8 for two buckets),
  * then the exact workload, then the nearest. Nearest: smallest |ln(seqlen_q/q')| +
- * |ln(seqlen_k/k')| + 0.5*|ln(batch*heads/b'h')|, ties to the lower workload id; among rows of
+ * |ln(seqlen_k/k')| + 4*|ln(fill/fill')|, fill the grid's 128-row query tiles over the row's SMs
+ * (132 where it has none) capped at 4 waves (decode shapes: 0.5*|ln(batch*heads/b'h')| in its
+ * place), ties to the lower workload id; among rows of
  * one GPU name, the newest device row (driver/NVRTC).
  * device_match is DB_MATCH_SAME_GPU only when device_name is given and equal. The caller must
  * recompute EVEN_M/EVEN_N for its own seqlens when the match is nearest. 1 found (OUT: *out),

@@ -39,11 +39,30 @@ static double log_gap(double a, double b)
     return fabs(log(a / b));
 }
 
-static double distance(const db_workload *a, const db_workload *b)
+/* SMs assumed for a device row that does not say (an H100 SXM's). */
+enum { DB_FILL_DEFAULT_SMS = 132 };
+
+/* How full a workload's grid keeps a GPU of sm_count SMs: its 128-row query tiles (a head and a
+ * batch each) over the SMs, a fraction of a wave (half a wave is not one), capped at 4 waves, past
+ * which the fill no longer sets which kernel wins. */
+static double grid_fill(const db_workload *w, int sm_count)
 {
-    /* Sequence lengths decide tiles and masking; batch*heads only the grid's fill, so half. */
-    return log_gap(a->seqlen_q, b->seqlen_q) + log_gap(a->seqlen_k, b->seqlen_k)
-         + 0.5 * log_gap((double)a->batch * a->heads, (double)b->batch * b->heads);
+    const double tiles = (double)w->batch * w->heads * ((w->seqlen_q + 127) / 128);
+    return fmin(tiles / (sm_count > 0 ? sm_count : DB_FILL_DEFAULT_SMS), 4.0);
+}
+
+/* How far problem a is from the workload b a GPU of sm_count SMs was tuned on. Sequence lengths
+ * decide tiles and masking; the grid's fill decides whether a kernel made for idle SMs (64-row
+ * tiles) or for full waves wins, and weighs four times a length. Replayed over 94 workloads whose
+ * every candidate was timed (dev/lookup-replay.py, notes/tuning.md section 14), this served
+ * kernels 1.045x the fastest (geometric mean) where batch x heads at half a length's weight served
+ * 1.071x. Decode shapes keep that older rule: the replay had none. */
+static double distance(const db_workload *a, const db_workload *b, int sm_count)
+{
+    const double lengths = log_gap(a->seqlen_q, b->seqlen_q) + log_gap(a->seqlen_k, b->seqlen_k);
+    if (db_workload_decode(a))
+        return lengths + 0.5 * log_gap((double)a->batch * a->heads, (double)b->batch * b->heads);
+    return lengths + 4.0 * log_gap(grid_fill(a, sm_count), grid_fill(b, sm_count));
 }
 
 /* Query heads per key/value head: 1 without grouping. */
@@ -161,7 +180,7 @@ int db_winner_find_if(db *d, const char *device_name, const char *arch, const db
             c.device_match = device_name && !strcmp(c.device.name, device_name) ? DB_MATCH_SAME_GPU
                                                                                  : DB_MATCH_SAME_ARCH;
             c.name_match = device_name ? shared_start(c.device.name, device_name) : 0;
-            c.distance = distance(w, &c.workload);
+            c.distance = distance(w, &c.workload, c.device.sm_count);
             c.kind_gap = kind_gap(w, &c.workload);
             int exact = 1;   /* every field (op, dtype and the head dims are the statement's) */
 #define SAME_(a, name, ...) exact = exact && c.workload.name == w->name;

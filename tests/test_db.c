@@ -1374,7 +1374,9 @@ static void nearest_workload_lookup(void **state)
         { "nearest by seqlen ratio", "GPU A", "sm_90", 3000, 4, 0, 1, 4096, DB_MATCH_NEAREST, DB_MATCH_SAME_GPU,
           "GPU A" },
         { "nearest below", "GPU A", "sm_90", 1500, 4, 0, 1, 1024, DB_MATCH_NEAREST, DB_MATCH_SAME_GPU, "GPU A" },
-        { "the same GPU beats another GPU's exact", "GPU A", "sm_90", 2048, 4, 0, 1, 1024, DB_MATCH_NEAREST,
+        /* 1024 and 4096 equally far in length; at 2048 the grid (1,024 tiles) is as full as 4096's
+         * (both past 4 waves of 132 SMs), 1024's a little less (3.9 waves) */
+        { "the same GPU beats another GPU's exact", "GPU A", "sm_90", 2048, 4, 0, 1, 4096, DB_MATCH_NEAREST,
           DB_MATCH_SAME_GPU, "GPU A" },
         { "batch*heads only when seqlens tie", "GPU A", "sm_90", 4096, 1, 0, 1, 4096, DB_MATCH_NEAREST,
           DB_MATCH_SAME_GPU, "GPU A" },
@@ -1383,8 +1385,8 @@ static void nearest_workload_lookup(void **state)
         { "no name: any GPU of the arch", NULL, "sm_90", 2048, 4, 0, 1, 2048, DB_MATCH_EXACT, DB_MATCH_SAME_ARCH,
           "GPU B" },
         /* "GPU A2" shares "GPU A" with GPU A, "GPU " only with GPU B: another board of a model
-         * takes that model's winners (nearest, 1024 and 4096 tie, the lower id) first. */
-        { "another board of the model before another model's exact", "GPU A2", "sm_90", 2048, 4, 0, 1, 1024,
+         * takes that model's winners (nearest: 4096, as above) first. */
+        { "another board of the model before another model's exact", "GPU A2", "sm_90", 2048, 4, 0, 1, 4096,
           DB_MATCH_NEAREST, DB_MATCH_SAME_ARCH, "GPU A" },
         { "another arch is not used", "GPU A", "sm_80", 4096, 4, 0, 0, 0, 0, 0, NULL },
         { "causal only matches causal", NULL, "sm_80", 8192, 4, 1, 1, 1024, DB_MATCH_NEAREST, DB_MATCH_SAME_ARCH,
@@ -1418,6 +1420,50 @@ static void nearest_workload_lookup(void **state)
     assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &q, &win, err, sizeof err), 0);
     q = workload_of(DB_OP_BWD, 1, 128, 0, 4, 16, 4096, 4096);
     assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &q, &win, err, sizeof err), 0);
+    db_close(d);
+}
+
+/* Past the lengths, the nearest is the workload whose grid fills the GPU as this one's does: a
+ * kernel tuned for idle SMs (a batch of one) serves grids under a wave, one tuned for full waves
+ * the grids of two and more (batch x heads alone chose the batch of one for both, 7-65 % slower
+ * at head dim 128: notes/tuning.md, section 14). The fill is counted on the row's own SMs. */
+static void nearest_by_grid_fill(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    int64_t sweep = begin_sweep(d);
+    db_device big = device_of("GPU A", "sm_90", "13.0"), quarter = device_of("GPU Q", "sm_90", "13.0");
+    quarter.sm_count = 33;
+    const int64_t devs[] = { upsert_device(d, &big), upsert_device(d, &quarter) };
+    /* Each GPU tuned at 512 tokens, 16 heads, batches 1 and 32: 64 and 2,048 query tiles. */
+    const int batches[] = { 1, 32 };
+    for (int g = 0; g < 2; g++)
+        for (int i = 0; i < 2; i++) {
+            db_workload w = workload_of(DB_OP_FWD, 1, 128, 0, batches[i], 16, 512, 512);
+            db_kernel k = kernel_of(&w, 70 + (unsigned)(2 * g + i), 64);
+            db_result r = result_of(sweep, devs[g], upsert_workload(d, &w), upsert_kernel(d, &k), DB_STATUS_OK, 1.0);
+            put(d, &r);
+        }
+    static const struct {
+        const char *device;
+        int batch, batch_got;
+    } cases[] = {
+        { "GPU A", 2, 1 },    /* 128 tiles, under a wave of 132 */
+        { "GPU A", 4, 32 },   /* 256 tiles, two waves: batch x heads alone took the batch of one */
+        { "GPU A", 8, 32 },
+        { "GPU Q", 2, 32 },   /* the same 128 tiles on 33 SMs: four waves there */
+        { "GPU Q", 1, 1 },
+    };
+    for (int i = 0; i < ARRAY_LEN(cases); i++) {
+        db_workload q = workload_of(DB_OP_FWD, 1, 128, 0, cases[i].batch, 16, 512, 512);
+        db_winner win;
+        assert_int_equal(db_winner_find(d, cases[i].device, "sm_90", &q, &win, err, sizeof err), 1);
+        if (win.workload.batch != cases[i].batch_got)
+            fail_msg("case %d (%s, batch %d): served batch %d's winner, expected batch %d's", i, cases[i].device,
+                     cases[i].batch, win.workload.batch, cases[i].batch_got);
+        assert_string_equal(win.device.name, cases[i].device);
+    }
     db_close(d);
 }
 
@@ -2640,6 +2686,7 @@ int main(void)
         CASE(bad_rows_are_named),
         CASE(winners_pick_fastest_valid),
         CASE(nearest_workload_lookup),
+        CASE(nearest_by_grid_fill),
         CASE(workload_kinds_are_keyed_and_preferred),
         CASE(workload_masks_are_checked),
         CASE(masks_and_buckets_are_keyed_and_preferred),

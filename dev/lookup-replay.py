@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Replays the runtime's nearest-winner lookup over timed workloads, for several distances.
+
+For each workload a sweep timed many kernels at, it picks the shipped table's winner the lookup
+would serve under each distance below (same op, dtype, head dims, mask kind and decode kind; the
+least kind gap first, then the distance, as db/db_query.c does), reads that kernel's median at the
+workload and divides it by the fastest median there. A workload the table holds is left out of the
+table for its own replay (leave-one-out). A served kernel the sweep did not time is counted apart.
+Prints, per distance, the geometric mean of those ratios, the worst, and how many are beyond 2 %
+and 5 %; with --rows, each workload's picks under --show's distances.
+
+Inputs: results databases (`sweep-results.db` from dev/gpu/sweep.sh, kernels matched by source
+hash, so the table's hashes must be of the same code) or tune logs (`flashtune tune`'s progress
+lines, kernels matched by the tunables a line prints: a value cut at the line's width matches as a
+prefix; tunables a line omits are not compared).
+
+The distances (a, b: the problem and a table workload; ln(x, y) = |ln(x / y)|):
+  today       ln(Nq) + ln(Nk) + 0.5 ln(batch x heads)        (db_query.c's distance before 2026-12-01)
+  fill C W    S ln(Nq) + S ln(Nk) + W ln(fill)                fill = min(tiles / SMs, C), tiles of 128
+                                                              query rows a head and batch (fractions of a
+                                                              wave count: half a wave is not one)
+Usage: dev/lookup-replay.py --table db/tuned/h200-sm90.txt INPUT... [--sms 132] [--rows] [--show NAME,...]
+"""
+import argparse
+import math
+import re
+import shlex
+import sqlite3
+
+WORKLOAD_KEYS = ("op", "dtype", "head_dim", "head_dim_v", "causal", "batch", "heads", "seqlen_q", "seqlen_k",
+                 "heads_k", "softcap", "window", "bottom_right", "varlen")
+
+
+def workload_of(f):
+    w = {k: int(f.get(k, 0)) for k in WORKLOAD_KEYS[2:]}
+    w.update(op=f["op"], dtype=f["dtype"])
+    if not w["head_dim_v"]:
+        w["head_dim_v"] = w["head_dim"]
+    return w
+
+
+def parse_table(path):
+    rows = []
+    for line in open(path):
+        if line.startswith("device="):
+            f = dict(kv.split("=", 1) for kv in shlex.split(line))
+            rows.append((workload_of(f), f))
+    return rows
+
+
+class DbResults:
+    """A results database: each workload's medians by kernel source hash."""
+
+    def __init__(self, path):
+        self.con = sqlite3.connect(path)
+        self.name = path
+
+    def workloads(self):
+        cols = [c[1] for c in self.con.execute("PRAGMA table_info(workloads)")]
+        for row in self.con.execute("SELECT * FROM workloads").fetchall():
+            times = dict(self.con.execute(
+                "SELECT k.source_hash, r.median_ms FROM results r JOIN kernels k ON k.id = r.kernel_id"
+                " WHERE r.workload_id = ? AND r.status = 'ok'", (row[0],)))
+            if times:
+                yield (workload_of({k: v for k, v in zip(cols, row)}), lambda f, t=times: t.get(f["source_hash"]),
+                       min(times.values()))
+
+
+LINE = re.compile(r"^\[\d+/\d+[^\]]*\] (fwd|bwd) (\w+) d=(\d+)(?:/(\d+))? (causal|noncausal)(.*?) \| (\w+) (.*?): ok "
+                  r"([0-9.]+) ms")
+
+
+class LogResults:
+    """A tune log: each workload's medians by the tunables its progress lines print."""
+
+    def __init__(self, path):
+        self.name = path
+        self.by_workload = {}
+        for line in open(path):
+            m = LINE.match(line)
+            if not m:
+                continue
+            op, dtype, d, dv, mask, rest, family, params, ms = m.groups()
+            f = dict(op=op, dtype=dtype, head_dim=d, head_dim_v=dv or d, causal=int(mask == "causal"))
+            for kv in rest.split():
+                k, v = kv.split("=", 1)
+                key = {"b": "batch", "h": "heads", "hk": "heads_k"}.get(k)
+                if key:
+                    f[key] = v
+                elif k == "s":
+                    f["seqlen_q"] = f["seqlen_k"] = v
+                elif k == "sq":
+                    f["seqlen_q"] = v
+                elif k == "sk":
+                    f["seqlen_k"] = v
+                else:
+                    raise SystemExit(f"{path}: a workload field this replay does not know: {kv}")
+            w = workload_of(f)
+            tunables = dict(kv.split("=", 1) for kv in params.split() if "=" in kv)
+            self.by_workload.setdefault(tuple(w[k] for k in WORKLOAD_KEYS), (w, []))[1].append(
+                (family, tunables, float(ms)))
+
+    def workloads(self):
+        for w, timed in self.by_workload.values():
+            def median(f, timed=timed):
+                for family, tunables, ms in timed:
+                    if family == f["family"] and all(f.get(k, "0").startswith(v) for k, v in tunables.items()):
+                        return ms
+                return None
+            yield w, median, min(ms for _, _, ms in timed)
+
+def ln(x, y):
+    return abs(math.log(x / y))
+
+
+def fill(w, sms, cap):
+    return min(w["batch"] * w["heads"] * math.ceil(w["seqlen_q"] / 128) / sms, cap)
+
+
+def kind_gap(a, b):
+    ratio = lambda w: w["heads"] / w["heads_k"] if w["heads_k"] else 1.0
+    return (ln(ratio(a), ratio(b)) + (a["softcap"] != b["softcap"]) + (a["causal"] != b["causal"]) +
+            (a["window"] != b["window"]) + (a["bottom_right"] != b["bottom_right"]) +
+            (1 if (not a["varlen"]) != (not b["varlen"]) else abs(a["varlen"] - b["varlen"]) / 8))
+
+
+def make_distances(sms):
+    def today(a, b):
+        return ln(a["seqlen_q"], b["seqlen_q"]) + ln(a["seqlen_k"], b["seqlen_k"]) + \
+            0.5 * ln(a["batch"] * a["heads"], b["batch"] * b["heads"])
+    out = {"today": today}
+    for cap in (1, 2, 4, 8):
+        for s in (0.5, 1.0):
+            for wt in (0.5, 1.0, 2.0):
+                out[f"fill {cap} s{s} w{wt}"] = (lambda c, s, wt: lambda a, b: s * ln(a["seqlen_q"], b["seqlen_q"]) +
+                                                 s * ln(a["seqlen_k"], b["seqlen_k"]) +
+                                                 wt * ln(fill(a, sms, c), fill(b, sms, c)))(cap, s, wt)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--table", required=True)
+    ap.add_argument("inputs", nargs="+")
+    ap.add_argument("--sms", type=int, default=132)
+    ap.add_argument("--rows", action="store_true")
+    ap.add_argument("--show", default="today")
+    args = ap.parse_args()
+    table = parse_table(args.table)
+    distances = make_distances(args.sms)
+    shown = args.show.split(",")
+    ratios = {name: [] for name in distances}
+    untimed = {name: 0 for name in distances}
+    for path in args.inputs:
+        results = DbResults(path) if path.endswith(".db") else LogResults(path)
+        for w, median, best in results.workloads():
+            same = [(t, f) for t, f in table
+                    if all(t[k] == w[k] for k in ("op", "dtype", "head_dim", "head_dim_v"))
+                    and (t["causal"] or t["window"]) == (w["causal"] or w["window"])
+                    and (t["seqlen_q"] <= 16) == (w["seqlen_q"] <= 16) and t != w]
+            if not same:
+                continue
+            least = min(kind_gap(w, t) for t, _ in same)
+            near = [(t, f) for t, f in same if kind_gap(w, t) == least]
+            picks = []
+            for name, dist in distances.items():
+                t, f = min(near, key=lambda tf: dist(w, tf[0]))   # ties: the table's order
+                ms = median(f)
+                if ms is None:
+                    untimed[name] += 1
+                    picks.append((name, t, None))
+                    continue
+                picks.append((name, t, ms))
+            for name, t, ms in picks:
+                if ms:
+                    ratios[name].append(ms / best)
+            if args.rows:
+                desc = " ".join(f"{name}: B{t['batch']} N{t['seqlen_q']} " + (f"{ms / best:.3f}" if ms else "untimed")
+                                for name, t, ms in picks if name in shown)
+                print(f"{w['op']} {w['dtype']} d{w['head_dim']} c{w['causal']} B{w['batch']} H{w['heads']}"
+                      f"{'/' + str(w['heads_k']) if w['heads_k'] else ''} N{w['seqlen_q']}: {desc}")
+    print(f"{'distance':20} {'n':>4} {'geomean':>8} {'worst':>7} {'>2%':>4} {'>5%':>4} {'untimed':>7}")
+    for name, r in ratios.items():
+        if r:
+            gm = math.exp(sum(map(math.log, r)) / len(r))
+            print(f"{name:20} {len(r):4d} {gm:8.3f} {max(r):7.3f} {sum(x > 1.02 for x in r):4d} "
+                  f"{sum(x > 1.05 for x in r):4d} {untimed[name]:7d}")
+
+
+if __name__ == "__main__":
+    main()
