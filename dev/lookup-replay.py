@@ -15,11 +15,14 @@ lines, kernels matched by the tunables a line prints: a value cut at the line's 
 prefix; tunables a line omits are not compared).
 
 The distances (a, b: the problem and a table workload; ln(x, y) = |ln(x / y)|):
-  today       ln(Nq) + ln(Nk) + 0.5 ln(batch x heads)        (db_query.c's distance before 2026-12-01)
+  old         ln(Nq) + ln(Nk) + 0.5 ln(batch x heads)        (db_query.c's distance before 2026-12-01)
   fill C W    S ln(Nq) + S ln(Nk) + W ln(fill)                fill = min(tiles / SMs, C), tiles of 128
                                                               query rows a head and batch (fractions of a
-                                                              wave count: half a wave is not one)
+                                                              wave count: half a wave is not one); the
+                                                              lookup's since 2026-12-01 is "fill 4 s0.5 w2.0"
+                                                              (ln Nq + ln Nk + 4 ln fill, the same order)
 Usage: dev/lookup-replay.py --table db/tuned/h200-sm90.txt INPUT... [--sms 132] [--rows] [--show NAME,...]
+(notes/tuning.md, section 14: the figures it gave and the choice made from them)
 """
 import argparse
 import math
@@ -125,10 +128,10 @@ def kind_gap(a, b):
 
 
 def make_distances(sms):
-    def today(a, b):
+    def old(a, b):
         return ln(a["seqlen_q"], b["seqlen_q"]) + ln(a["seqlen_k"], b["seqlen_k"]) + \
             0.5 * ln(a["batch"] * a["heads"], b["batch"] * b["heads"])
-    out = {"today": today}
+    out = {"old": old}
     for cap in (1, 2, 4, 8):
         for s in (0.5, 1.0):
             for wt in (0.5, 1.0, 2.0):
@@ -144,7 +147,7 @@ def main():
     ap.add_argument("inputs", nargs="+")
     ap.add_argument("--sms", type=int, default=132)
     ap.add_argument("--rows", action="store_true")
-    ap.add_argument("--show", default="today")
+    ap.add_argument("--show", default="old,fill 4 s0.5 w2.0")
     args = ap.parse_args()
     table = parse_table(args.table)
     distances = make_distances(args.sms)
