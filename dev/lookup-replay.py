@@ -21,7 +21,11 @@ The distances (a, b: the problem and a table workload; ln(x, y) = |ln(x / y)|):
                                                               wave count: half a wave is not one); the
                                                               lookup's since 2026-12-01 is "fill 4 s0.5 w2.0"
                                                               (ln Nq + ln Nk + 4 ln fill, the same order)
+--csv FILE writes every kernel timed at each workload of the logs given (its first full timing),
+the data tests/test_lookup_replay.c replays through the runtime's own lookup.
+
 Usage: dev/lookup-replay.py --table db/tuned/h200-sm90.txt INPUT... [--sms 132] [--rows] [--show NAME,...]
+       dev/lookup-replay.py --csv OUT.csv LOG...
 (notes/tuning.md, section 14: the figures it gave and the choice made from them)
 """
 import argparse
@@ -112,6 +116,25 @@ class LogResults:
                 return None
             yield w, median, min(ms for _, _, ms in timed)
 
+def write_csv(path, logs):
+    """One row a (workload, kernel) of the logs: the workload's fields, the family, its tunables as
+    the log printed them, the first full timing's median."""
+    with open(path, "w") as out:
+        out.write("op,dtype,head_dim,head_dim_v,causal,batch,heads,heads_k,seqlen_q,seqlen_k,family,tunables,"
+                  "median_ms\n")
+        for log in logs:
+            for w, timed in LogResults(log).by_workload.values():
+                seen = set()
+                for family, tunables, ms in timed:
+                    text = " ".join(f"{k}={v}" for k, v in tunables.items())
+                    if (family, text) in seen:
+                        continue
+                    seen.add((family, text))
+                    out.write(",".join(str(w[k]) for k in ("op", "dtype", "head_dim", "head_dim_v", "causal", "batch",
+                                                           "heads", "heads_k", "seqlen_q", "seqlen_k")) +
+                              f",{family},{text},{ms}\n")
+
+
 def ln(x, y):
     return abs(math.log(x / y))
 
@@ -143,12 +166,18 @@ def make_distances(sms):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--table", required=True)
+    ap.add_argument("--table")
+    ap.add_argument("--csv", help="write the logs' timings to this file and stop")
     ap.add_argument("inputs", nargs="+")
     ap.add_argument("--sms", type=int, default=132)
     ap.add_argument("--rows", action="store_true")
     ap.add_argument("--show", default="old,fill 4 s0.5 w2.0")
     args = ap.parse_args()
+    if args.csv:
+        write_csv(args.csv, args.inputs)
+        return
+    if not args.table:
+        ap.error("--table is needed to replay")
     table = parse_table(args.table)
     distances = make_distances(args.sms)
     shown = args.show.split(",")
