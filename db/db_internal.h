@@ -290,9 +290,10 @@ typedef struct db_winner {
  * causal, window or bottom_right that differs; for two windows, per side 0.5 when one is unlimited (-1), else
  * min(0.5, 0.25*|ln((a+1)/(b+1))|); plus 1 for dense against varlen, |a-b|/8 for two buckets),
  * then the exact workload, then the nearest. Nearest: smallest |ln(seqlen_q/q')| +
- * |ln(seqlen_k/k')| + 4*|ln(fill/fill')|, fill the grid's 128-row query tiles over the row's SMs
- * (132 where it has none) capped at 4 waves (decode shapes: 0.5*|ln(batch*heads/b'h')| in its
- * place), ties to the lower workload id; among rows of
+ * |ln(seqlen_k/k')| + 4*|ln(fill/fill')|, fill the grid's tiles of 128 rows in waves on the SMs
+ * (the forward's query tiles, the backward's key tiles of the K/V heads; capped at 4), the
+ * problem's counted on the row's SMs here and on the caller's in db_winner_find_if (decode shapes:
+ * 0.5*|ln(batch*heads/b'h')| in its place), ties to the lower workload id; among rows of
  * one GPU name, the newest device row (driver/NVRTC).
  * device_match is DB_MATCH_SAME_GPU only when device_name is given and equal. The caller must
  * recompute EVEN_M/EVEN_N for its own seqlens when the match is nearest. 1 found (OUT: *out),
@@ -302,8 +303,9 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
 /* The same among the winners whose workload `accept` takes (accept(workload, ctx) nonzero; NULL:
  * every one): the caller's own rule of what may serve w (the runtime's: a decode kernel for decode
  * shapes only), applied before the nearest is chosen, so a nearer winner it refuses does not hide
- * a farther one it takes. */
-int db_winner_find_if(db *d, const char *device_name, const char *arch, const db_workload *w,
+ * a farther one it takes; and w's fill counted on sm_count SMs, the GPU it will run on (0: each
+ * row's own). */
+int db_winner_find_if(db *d, const char *device_name, const char *arch, int sm_count, const db_workload *w,
                       int (*accept)(const db_workload *candidate, void *ctx), void *ctx, db_winner *out, char *err,
                       size_t len);
 /* Every winner, in export order (device name, arch, driver, NVRTC, then the workload fields).

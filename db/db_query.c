@@ -39,30 +39,33 @@ static double log_gap(double a, double b)
     return fabs(log(a / b));
 }
 
-/* SMs assumed for a device row that does not say (an H100 SXM's). */
-enum { DB_FILL_DEFAULT_SMS = 132 };
-
-/* How full a workload's grid keeps a GPU of sm_count SMs: its 128-row query tiles (a head and a
- * batch each) over the SMs, a fraction of a wave (half a wave is not one), capped at 4 waves, past
- * which the fill no longer sets which kernel wins. */
+/* How full a workload's grid keeps a GPU of sm_count SMs: its tiles of 128 rows over the SMs,
+ * counted in waves with the fraction kept (not rounded up), capped at 4, past which the fill no
+ * longer sets which kernel wins. The forward's tiles are query tiles of each query head; the
+ * backward's key tiles of each K/V head; a packed batch's are its longest lengths' scaled by its
+ * bucket's fill. */
 static double grid_fill(const db_workload *w, int sm_count)
 {
-    const double tiles = (double)w->batch * w->heads * ((w->seqlen_q + 127) / 128);
-    return fmin(tiles / (sm_count > 0 ? sm_count : DB_FILL_DEFAULT_SMS), 4.0);
+    const int backward = w->op == DB_OP_BWD;
+    const double rows = backward ? w->seqlen_k : w->seqlen_q;
+    const double heads = backward && w->heads_k ? w->heads_k : w->heads;
+    double tiles = (double)w->batch * heads * ceil(rows / 128);
+    if (w->varlen)
+        tiles *= db_varlen_fill(w->varlen);
+    return fmin(tiles / sm_count, 4.0);
 }
 
-/* How far problem a is from the workload b a GPU of sm_count SMs was tuned on. Sequence lengths
- * decide tiles and masking; the grid's fill decides whether a kernel made for idle SMs (64-row
- * tiles) or for full waves wins, and weighs four times a length. Replayed over 94 workloads whose
- * every candidate was timed (dev/lookup-replay.py, notes/tuning.md section 14), this served
- * kernels 1.045x the fastest (geometric mean) where batch x heads at half a length's weight served
- * 1.071x. Decode shapes keep that older rule: the replay had none. */
-static double distance(const db_workload *a, const db_workload *b, int sm_count)
+/* How far problem a, on a GPU of a_sms SMs, is from the workload b tuned on one of b_sms. Sequence
+ * lengths decide tiles and masking; the grid's fill decides whether a kernel made for idle SMs
+ * (64-row tiles) or for full waves wins, and weighs four times a length (notes/tuning.md, section
+ * 14: chosen by replaying exhaustive sweeps). Decode shapes keep the older batch x heads term at
+ * half a length's weight: no replay had them. */
+static double distance(const db_workload *a, int a_sms, const db_workload *b, int b_sms)
 {
     const double lengths = log_gap(a->seqlen_q, b->seqlen_q) + log_gap(a->seqlen_k, b->seqlen_k);
     if (db_workload_decode(a))
         return lengths + 0.5 * log_gap((double)a->batch * a->heads, (double)b->batch * b->heads);
-    return lengths + 4.0 * log_gap(grid_fill(a, sm_count), grid_fill(b, sm_count));
+    return lengths + 4.0 * log_gap(grid_fill(a, a_sms), grid_fill(b, b_sms));
 }
 
 /* Query heads per key/value head: 1 without grouping. */
@@ -137,10 +140,10 @@ static int better(const db_winner *c, const db_winner *b)
 int db_winner_find(db *d, const char *device_name, const char *arch, const db_workload *w, db_winner *out,
                    char *err, size_t len)
 {
-    return db_winner_find_if(d, device_name, arch, w, NULL, NULL, out, err, len);
+    return db_winner_find_if(d, device_name, arch, 0, w, NULL, NULL, out, err, len);
 }
 
-int db_winner_find_if(db *d, const char *device_name, const char *arch, const db_workload *w,
+int db_winner_find_if(db *d, const char *device_name, const char *arch, int sm_count, const db_workload *w,
                       int (*accept)(const db_workload *candidate, void *ctx), void *ctx, db_winner *out, char *err,
                       size_t len)
 {
@@ -180,7 +183,8 @@ int db_winner_find_if(db *d, const char *device_name, const char *arch, const db
             c.device_match = device_name && !strcmp(c.device.name, device_name) ? DB_MATCH_SAME_GPU
                                                                                  : DB_MATCH_SAME_ARCH;
             c.name_match = device_name ? shared_start(c.device.name, device_name) : 0;
-            c.distance = distance(w, &c.workload, c.device.sm_count);
+            /* the problem's fill on its own GPU (the row's SMs where the caller does not say) */
+            c.distance = distance(w, sm_count > 0 ? sm_count : c.device.sm_count, &c.workload, c.device.sm_count);
             c.kind_gap = kind_gap(w, &c.workload);
             int exact = 1;   /* every field (op, dtype and the head dims are the statement's) */
 #define SAME_(a, name, ...) exact = exact && c.workload.name == w->name;

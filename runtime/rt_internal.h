@@ -158,13 +158,13 @@ int rt_decode_config(const rt_device *dev, const db_workload *w, gen_config *out
 int rt_decode_tile_rows(const db_workload *w);
 /* The GPU reference kernels (family ref) for w. */
 void rt_reference_config(const db_workload *w, gen_config *out);
-/* The winner database d serves problem w with on GPU device_name of arch: the nearest tuned
- * workload of its kind (a decode shape's for decode shapes only, and of its query tile: one row
- * of 4 heads is not served a 16-row draft's 64-row tile), looked up at the compiled head dims;
- * what rt_choose takes from each source and what a sweep's search starts from. 1 found (OUT:
- * *out), 0 none, -1 (err). */
-int rt_find_served(db *d, const char *device_name, const char *arch, const db_workload *w, db_winner *out,
-                   char *err, size_t len);
+/* The winner database d serves problem w with on GPU device_name of arch with sm_count SMs (0:
+ * unknown): the nearest tuned workload of its kind (a decode shape's for decode shapes only, and
+ * of its query tile: one row of 4 heads is not served a 16-row draft's 64-row tile), looked up at
+ * the compiled head dims; what rt_choose takes from each source and what a sweep's search starts
+ * from. 1 found (OUT: *out), 0 none, -1 (err). */
+int rt_find_served(db *d, const char *device_name, const char *arch, int sm_count, const db_workload *w,
+                   db_winner *out, char *err, size_t len);
 /* The kernel for w on dev: user database (exact, nearest), shipped table, built-in default.
  * user and shipped may be NULL. A stored winner that is not valid on dev is passed over. With
  * RT_CHOOSE_ANY_ROWS, so is one whose family reads 16-byte rows. With RT_CHOOSE_DETERMINISTIC (a

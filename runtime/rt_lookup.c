@@ -98,15 +98,15 @@ static int same_decode_kind(const db_workload *candidate, void *ctx)
     return !k->decode || rt_decode_tile_rows(candidate) == k->tile_rows;
 }
 
-int rt_find_served(db *d, const char *device_name, const char *arch, const db_workload *w, db_winner *out,
-                   char *err, size_t len)
+int rt_find_served(db *d, const char *device_name, const char *arch, int sm_count, const db_workload *w,
+                   db_winner *out, char *err, size_t len)
 {
     db_workload key = *w;   /* the database knows the compiled head dims */
     key.head_dim = ln_padded_head_dim(w->head_dim);
     key.head_dim_v = ln_padded_head_dim(w->head_dim_v);
     /* a decode kernel for decode shapes only (and its own query tile's), and nothing else */
     decode_kind kind = { db_workload_decode(w), rt_decode_tile_rows(w) };
-    return db_winner_find_if(d, device_name, arch, &key, same_decode_kind, &kind, out, err, len);
+    return db_winner_find_if(d, device_name, arch, sm_count, &key, same_decode_kind, &kind, out, err, len);
 }
 
 /* The choice before the softcap: the tiers of rt_choose. */
@@ -123,7 +123,7 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
             continue;
         db_winner win;
         char why[320];
-        int found = rt_find_served(sources[s], dev->name, dev->arch, w, &win, why, sizeof why);
+        int found = rt_find_served(sources[s], dev->name, dev->arch, dev->sm_count, w, &win, why, sizeof why);
         if (found < 0) {
             *is_db_error = 1;
             snprintf(err, len, "%s", why);

@@ -1378,7 +1378,7 @@ static void nearest_workload_lookup(void **state)
          * (both past 4 waves of 132 SMs), 1024's a little less (3.9 waves) */
         { "the same GPU beats another GPU's exact", "GPU A", "sm_90", 2048, 4, 0, 1, 4096, DB_MATCH_NEAREST,
           DB_MATCH_SAME_GPU, "GPU A" },
-        { "batch*heads only when seqlens tie", "GPU A", "sm_90", 4096, 1, 0, 1, 4096, DB_MATCH_NEAREST,
+        { "the lengths before the grid's fill", "GPU A", "sm_90", 4096, 1, 0, 1, 4096, DB_MATCH_NEAREST,
           DB_MATCH_SAME_GPU, "GPU A" },
         { "an unknown GPU of the arch takes the exact one", "GPU Z", "sm_90", 2048, 4, 0, 1, 2048, DB_MATCH_EXACT,
           DB_MATCH_SAME_ARCH, "GPU B" },
@@ -1453,7 +1453,6 @@ static void nearest_by_grid_fill(void **state)
         { "GPU A", 4, 32 },   /* 256 tiles, two waves: batch x heads alone took the batch of one */
         { "GPU A", 8, 32 },
         { "GPU Q", 2, 32 },   /* the same 128 tiles on 33 SMs: four waves there */
-        { "GPU Q", 1, 1 },
     };
     for (int i = 0; i < ARRAY_LEN(cases); i++) {
         db_workload q = workload_of(DB_OP_FWD, 1, 128, 0, cases[i].batch, 16, 512, 512);
@@ -1464,6 +1463,48 @@ static void nearest_by_grid_fill(void **state)
                      cases[i].batch, win.workload.batch, cases[i].batch_got);
         assert_string_equal(win.device.name, cases[i].device);
     }
+    db_close(d);
+}
+
+/* The fill weighs four times a length: a problem nearer one row in length and another in fill
+ * takes the fill's at that weight (at twice a length's it would take the length's). Decode shapes
+ * keep batch x heads at half a length's weight instead (no replay measured the fill there). The
+ * backward's grid is counted in key tiles. */
+static void fill_weighs_four_lengths(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    int64_t sweep = begin_sweep(d);
+    db_device gpu = device_of("GPU A", "sm_90", "13.0");
+    const int64_t dev = upsert_device(d, &gpu);
+    const db_workload tuned[] = {
+        workload_of(DB_OP_FWD, 1, 128, 0, 2, 16, 1024, 1024),    /* the length, 1.9 waves */
+        workload_of(DB_OP_FWD, 1, 128, 0, 32, 16, 3072, 3072),   /* 3x the length, past 4 waves */
+        workload_of(DB_OP_FWD, 1, 128, 0, 1, 32, 1, 8192),       /* decode: the keys, 32 heads */
+        workload_of(DB_OP_FWD, 1, 128, 0, 4, 32, 1, 32768),      /* decode: 4x the keys, 128 heads */
+        workload_of(DB_OP_BWD, 1, 128, 0, 1, 16, 512, 512),      /* half a wave of key tiles */
+        workload_of(DB_OP_BWD, 1, 128, 0, 32, 16, 512, 512),     /* past 4 waves */
+    };
+    for (int i = 0; i < ARRAY_LEN(tuned); i++) {
+        db_kernel k = kernel_of(&tuned[i], 90 + (unsigned)i, 64);
+        db_result r = result_of(sweep, dev, upsert_workload(d, &tuned[i]), upsert_kernel(d, &k), DB_STATUS_OK, 1.0);
+        put(d, &r);
+    }
+    db_winner win;
+    /* 3.9 waves: 3x the length away from the full grid, 2x the fill away from the other */
+    db_workload q = workload_of(DB_OP_FWD, 1, 128, 0, 4, 16, 1024, 1024);
+    assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &q, &win, err, sizeof err), 1);
+    assert_int_equal(win.workload.seqlen_q, 3072);
+    /* decode, 4 sequences of 8192 keys: the same keys at a quarter of the heads, not 4x the keys */
+    q = workload_of(DB_OP_FWD, 1, 128, 0, 4, 32, 1, 8192);
+    assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &q, &win, err, sizeof err), 1);
+    assert_int_equal(win.workload.seqlen_k, 8192);
+    /* the backward's grid is its key tiles: 4096 queries over 512 keys run half a wave, as the
+     * batch of one did (its query tiles would count 3.9 waves, the full grid's) */
+    q = workload_of(DB_OP_BWD, 1, 128, 0, 1, 16, 4096, 512);
+    assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &q, &win, err, sizeof err), 1);
+    assert_int_equal(win.workload.batch, 1);
     db_close(d);
 }
 
@@ -2687,6 +2728,7 @@ int main(void)
         CASE(winners_pick_fastest_valid),
         CASE(nearest_workload_lookup),
         CASE(nearest_by_grid_fill),
+        CASE(fill_weighs_four_lengths),
         CASE(workload_kinds_are_keyed_and_preferred),
         CASE(workload_masks_are_checked),
         CASE(masks_and_buckets_are_keyed_and_preferred),

@@ -531,32 +531,32 @@ static void test_shipped_seeds(void **state)
     const db_workload grid = { .op = DB_OP_BWD, .dtype = 2, .head_dim = 128, .head_dim_v = 128, .causal = 1,
                                .batch = 4, .heads = 16, .seqlen_q = 4096, .seqlen_k = 4096 };
     db_kernel k;
-    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H200", "sm_90", &grid, &k, err, sizeof err), 1);
+    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H200", "sm_90", 132, &grid, &k, err, sizeof err), 1);
     assert_string_equal(k.family, "bwd_wgmma");
     db_winner h200;   /* the H200 table's own winner of that workload */
     assert_int_equal(db_winner_find(shipped, "NVIDIA H200", "sm_90", &grid, &h200, err, sizeof err), 1);
     assert_string_equal(h200.device.name, "NVIDIA H200");
     assert_memory_equal(k.p, h200.kernel.p, sizeof k.p);
     /* A board with no table of its own: its arch's, the nearest model first. */
-    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H100 PCIe", "sm_90", &grid, &k, err, sizeof err), 1);
+    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H100 PCIe", "sm_90", 114, &grid, &k, err, sizeof err), 1);
     assert_string_equal(k.family, "bwd_wgmma");
-    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA A100-SXM4-80GB", "sm_80", &grid, &k, err, sizeof err), 0);
+    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA A100-SXM4-80GB", "sm_80", 108, &grid, &k, err, sizeof err), 0);
     /* A decode shape takes a decode winner (split keys), a dense one never does. */
     const db_workload decode = { .op = DB_OP_FWD, .dtype = 2, .head_dim = 128, .head_dim_v = 128, .batch = 2,
                                  .heads = 32, .heads_k = 8, .seqlen_q = 1, .seqlen_k = 32768 };
-    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H200", "sm_90", &decode, &k, err, sizeof err), 1);
+    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H200", "sm_90", 132, &decode, &k, err, sizeof err), 1);
     assert_string_equal(k.family, "fwd_mma");
     assert_true(k.p[GEN_SPLITS] > 1);
     const db_workload dense = { .op = DB_OP_FWD, .dtype = 2, .head_dim = 128, .head_dim_v = 128, .batch = 2,
                                 .heads = 32, .heads_k = 8, .seqlen_q = 2048, .seqlen_k = 2048 };
-    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H200", "sm_90", &dense, &k, err, sizeof err), 1);
+    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H200", "sm_90", 132, &dense, &k, err, sizeof err), 1);
     assert_string_equal(k.family, "fwd_wgmma");
     /* A head dim no kernel compiles is looked up at the one it runs at, as the runtime does. */
     db_workload padded = grid;
     padded.head_dim = padded.head_dim_v = 80;
-    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H200", "sm_90", &padded, &k, err, sizeof err), 1);
+    assert_int_equal(tune_sweep_seed(shipped, "NVIDIA H200", "sm_90", 132, &padded, &k, err, sizeof err), 1);
     assert_int_equal(k.p[GEN_HEAD_DIM], 96);
-    assert_int_equal(tune_sweep_seed(NULL, "NVIDIA H200", "sm_90", &grid, &k, err, sizeof err), 0);
+    assert_int_equal(tune_sweep_seed(NULL, "NVIDIA H200", "sm_90", 132, &grid, &k, err, sizeof err), 0);
     db_close(shipped);
 }
 

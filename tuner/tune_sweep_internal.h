@@ -84,10 +84,10 @@ int tune_sweep_known_winners(tune_sweep *s, db_kernel **known, int *n);
  * the workload's). */
 int tune_sweep_same_kernel(const gen_config *c, const db_kernel *k);
 /* The winner that seeds (a database of winners such as the shipped tables; NULL: none) hold for
- * workload w on this GPU: the nearest tuned workload of its kind, this GPU model's first, else its
- * arch's, as the runtime would serve w from them. 1 with *out, 0 none, -1 (err). */
-int tune_sweep_seed(db *seeds, const char *device_name, const char *arch, const db_workload *w, db_kernel *out,
-                    char *err, size_t len);
+ * workload w on this GPU (sm_count SMs): the nearest tuned workload of its kind, this GPU model's
+ * first, else its arch's, as the runtime would serve w from them. 1 with *out, 0 none, -1 (err). */
+int tune_sweep_seed(db *seeds, const char *device_name, const char *arch, int sm_count, const db_workload *w,
+                    db_kernel *out, char *err, size_t len);
 
 /* ---- measurement (tune_sweep_measure.c) ---------------------------------------------------- */
 

@@ -60,13 +60,13 @@ int tune_sweep_known_first(const gen_config *configs, int *pending, int n, const
     return first;
 }
 
-int tune_sweep_seed(db *seeds, const char *device_name, const char *arch, const db_workload *w, db_kernel *out,
-                    char *err, size_t len)
+int tune_sweep_seed(db *seeds, const char *device_name, const char *arch, int sm_count, const db_workload *w,
+                    db_kernel *out, char *err, size_t len)
 {
     if (!seeds)
         return 0;
     db_winner win;
-    const int found = rt_find_served(seeds, device_name, arch, w, &win, err, len);
+    const int found = rt_find_served(seeds, device_name, arch, sm_count, w, &win, err, len);
     if (found == 1)
         *out = win.kernel;
     return found;
@@ -186,7 +186,8 @@ int tune_sweep_known_winners(tune_sweep *s, db_kernel **known, int *n)
 static void find_seed(tune_sweep *s, tune_unit *u, const db_workload *dw)
 {
     char why[256];
-    const int found = tune_sweep_seed(s->seeds, s->gpu->dev.name, s->gpu->dev.arch, dw, &u->seed, why, sizeof why);
+    const int found = tune_sweep_seed(s->seeds, s->gpu->dev.name, s->gpu->dev.arch, s->gpu->dev.sm_count, dw, &u->seed, why,
+                                      sizeof why);
     u->seeded = found == 1;
     if (found < 0 && !s->seed_failure_said) {
         printf("flashtune tune: the shipped winners could not seed the searches: %s\n", why);

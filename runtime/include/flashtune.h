@@ -43,7 +43,8 @@
  * the same dtype, head dims and masked or not (of the same kind first: the same query heads per
  * K/V head, softcap or not, mask (causal, window sides, alignment) and dense or variable-length
  * batch (bucketed by how full it is: total_q + total_k over batch * (seqlen_q + seqlen_k), in
- * eighths); then by sequence lengths, then batch*heads); else the winners shipped inside the
+ * eighths); then by sequence lengths and how full the problem's grid keeps the GPU's SMs, in
+ * waves (decode shapes: batch*heads)); else the winners shipped inside the
  * library (tuned by the flashtune authors, looked up the same way); else a built-in default for
  * the GPU's architecture, dtype and head dims. So a supported problem always runs.
  * ft_describe_choice says which rule picked the kernel. Every mask (causal either way aligned, a

@@ -1146,7 +1146,8 @@ static void shipped_tables_per_gpu(void **state)
 /* Grids that leave SMs idle, on an H200 (its table holds a batch of one at head dims 64 and 128,
  * N 512 to 2048): such a problem is served by a winner tuned at a batch of one, never by the
  * full grid's of its length (at B 32, N 512 that kernel's 192-row tiles made 96 blocks for 132
- * SMs, and ran 16 % slower there: bench/RESULTS.md, 2026-11-30). */
+ * SMs, and ran 16 % slower there: bench/RESULTS.md, 2026-11-30); and a grid of two waves is not
+ * served the batch of one's 64-row tiles. */
 static void small_grids_served_by_small_grids(void **state)
 {
     (void)state;
@@ -1166,10 +1167,12 @@ static void small_grids_served_by_small_grids(void **state)
         /* between the tuned lengths and batches, a grid under a wave: the nearest batch of one */
         { workload(DB_OP_FWD, FT_BF16, 128, 0, 1, 16, 1536, 1536), RT_TIER_SHIPPED_NEAREST,
           "tuned at batch=1 heads=16 seqlen_q=", 0 },
+        /* 128 query tiles, a wave: the batch of one whose grid is as full (at 512 tokens, 32
+         * heads), before the one of its own length (1024, twice the tiles) */
         { workload(DB_OP_FWD, FT_BF16, 64, 1, 2, 8, 1024, 1024), RT_TIER_SHIPPED_NEAREST,
-          "tuned at batch=1 heads=32 seqlen_q=", 0 },
+          "tuned at batch=1 heads=32 seqlen_q=512", 0 },
         /* two waves (256 tiles): not the 64-row tiles made for idle SMs, which batch x heads took
-         * (the batch of one at 512, 1.65x the fastest there on the H200; notes/tuning.md,
+         * (the batch of one at 512, 1.66x the fastest there on the H200; notes/tuning.md,
          * section 14) */
         { workload(DB_OP_FWD, FT_BF16, 128, 1, 4, 16, 512, 512), RT_TIER_SHIPPED_NEAREST, "nearest", 64 },
         { workload(DB_OP_BWD, FT_BF16, 64, 0, 1, 24, 700, 700), RT_TIER_SHIPPED_NEAREST, "tuned at batch=1 heads=32",
