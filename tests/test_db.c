@@ -159,6 +159,15 @@ static void put(db *d, const db_result *r)
     assert_int_equal(rc, 0);
 }
 
+/* One kernel (kernel_of's of seed, 64-row tiles) timed ok at w on dev in sweep, 1 ms: w's winner
+ * there while nothing faster is stored. */
+static void put_timed(db *d, int64_t sweep, int64_t dev, const db_workload *w, unsigned seed)
+{
+    db_kernel k = kernel_of(w, seed, 64);
+    db_result r = result_of(sweep, dev, upsert_workload(d, w), upsert_kernel(d, &k), DB_STATUS_OK, 1.0);
+    put(d, &r);
+}
+
 /* A result stored in an older file's layout (before the clocks' columns, migration 7), as that
  * version's db_result_put wrote it. */
 static void put_before_clocks(db *d, const db_result *r)
@@ -1359,9 +1368,7 @@ static void nearest_workload_lookup(void **state)
     };
     for (int i = 0; i < ARRAY_LEN(tuned); i++) {
         db_workload w = workload_of(DB_OP_FWD, 1, 128, tuned[i].causal, 4, 16, tuned[i].seq, tuned[i].seq);
-        db_kernel k = kernel_of(&w, 50 + (unsigned)i, 64);
-        db_result r = result_of(sweep, tuned[i].dev, upsert_workload(d, &w), upsert_kernel(d, &k), DB_STATUS_OK, 1.0);
-        put(d, &r);
+        put_timed(d, sweep, tuned[i].dev, &w, 50 + (unsigned)i);
     }
     static const struct {
         const char *name;
@@ -1441,9 +1448,7 @@ static void nearest_by_grid_fill(void **state)
     for (int g = 0; g < 2; g++)
         for (int i = 0; i < 2; i++) {
             db_workload w = workload_of(DB_OP_FWD, 1, 128, 0, batches[i], 16, 512, 512);
-            db_kernel k = kernel_of(&w, 70 + (unsigned)(2 * g + i), 64);
-            db_result r = result_of(sweep, devs[g], upsert_workload(d, &w), upsert_kernel(d, &k), DB_STATUS_OK, 1.0);
-            put(d, &r);
+            put_timed(d, sweep, devs[g], &w, 70 + (unsigned)(2 * g + i));
         }
     static const struct {
         const char *device;
@@ -1486,11 +1491,8 @@ static void fill_weighs_four_lengths(void **state)
         workload_of(DB_OP_BWD, 1, 128, 0, 1, 16, 512, 512),      /* half a wave of key tiles */
         workload_of(DB_OP_BWD, 1, 128, 0, 32, 16, 512, 512),     /* past 4 waves */
     };
-    for (int i = 0; i < ARRAY_LEN(tuned); i++) {
-        db_kernel k = kernel_of(&tuned[i], 90 + (unsigned)i, 64);
-        db_result r = result_of(sweep, dev, upsert_workload(d, &tuned[i]), upsert_kernel(d, &k), DB_STATUS_OK, 1.0);
-        put(d, &r);
-    }
+    for (int i = 0; i < ARRAY_LEN(tuned); i++)
+        put_timed(d, sweep, dev, &tuned[i], 90 + (unsigned)i);
     db_winner win;
     /* 3.9 waves: 3x the length away from the full grid, 2x the fill away from the other */
     db_workload q = workload_of(DB_OP_FWD, 1, 128, 0, 4, 16, 1024, 1024);
