@@ -103,8 +103,8 @@ static const struct {
     int workloads;       /* over every space, on sm_90 */
     int hopper_only;     /* 1: other archs are refused with a message naming sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 8, 290, 0 },
-    { "tuner/spaces/wide.lua", 6, 290, 0 },
+    { "tuner/spaces/default.lua", 8, 330, 0 },
+    { "tuner/spaces/wide.lua", 6, 330, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
     { "tuner/spaces/kinds.lua", 3, 10, 1 },
@@ -147,26 +147,33 @@ static void shipped_spaces_enumerate(void **state)
 }
 
 /* default.lua is what `make tune` runs: both passes, both dtypes, D 64 and 128, causal and not,
- * seqlen 512..16384 at 16384 tokens; the Hopper families also head dims 96, 192/128 and 256 (16
- * heads, 16384 tokens, N 1024 and 4096), and the papers' head dims 64 and 128 on small grids (B 1,
- * N 512 to 2048). */
+ * seqlen 512..16384 at 16384 tokens; the Hopper families also head dims 96, 192/128, 192/192 and
+ * 256 (16 heads, 16384 tokens, N 1024 and 4096), and the papers' head dims 64 and 128 on small
+ * grids (B 1, N 256 to 2048). */
 static int hopper_extra(const db_workload *w)
 {
     const int wide = (w->head_dim == 96 && w->head_dim_v == 96) || (w->head_dim == 256 && w->head_dim_v == 256) ||
-                     (w->head_dim == 192 && w->head_dim_v == 128);
+                     (w->head_dim == 192 && (w->head_dim_v == 128 || w->head_dim_v == 192));
     if (wide)
         return w->heads == 16 && w->batch * w->seqlen_q == 16384 && (w->seqlen_q == 1024 || w->seqlen_q == 4096);
-    /* the small grids: a batch of one at head dims 64 and 128, 512 to 2048 tokens */
+    /* the small grids: a batch of one at head dims 64 and 128, 256 to 2048 tokens */
     return (w->head_dim == 64 || w->head_dim == 128) && w->batch == 1 && w->heads * w->head_dim == 2048 &&
-           (w->seqlen_q == 512 || w->seqlen_q == 1024 || w->seqlen_q == 2048);
+           (w->seqlen_q == 256 || w->seqlen_q == 512 || w->seqlen_q == 1024 || w->seqlen_q == 2048);
 }
 
-/* The float32 shapes: the papers' head dims and masks at three lengths, with TF32 allowed or not. */
+/* The float32 shapes: the papers' head dims and masks at three lengths, with TF32 allowed or not;
+ * and (the forward on Hopper) head dim 96 at 16 heads, N 1024 and 4096. */
 static void assert_f32_shape(const db_workload *w)
 {
-    assert_true(w->dtype == 0 && (w->head_dim == 64 || w->head_dim == 128));
-    assert_true(w->seqlen_q == 1024 || w->seqlen_q == 4096 || w->seqlen_q == 16384);
+    assert_true(w->dtype == 0 && w->head_dim == w->head_dim_v);
     assert_int_equal(w->batch * w->seqlen_q, 16384);
+    if (w->head_dim == 96) {
+        assert_true(w->seqlen_q == 1024 || w->seqlen_q == 4096);
+        assert_int_equal(w->heads, 16);
+        return;
+    }
+    assert_true(w->head_dim == 64 || w->head_dim == 128);
+    assert_true(w->seqlen_q == 1024 || w->seqlen_q == 4096 || w->seqlen_q == 16384);
     assert_int_equal(w->heads * w->head_dim, 2048);
 }
 
@@ -210,10 +217,14 @@ static void default_space_covers_the_readme(void **state)
                                   ? 2
                                   : 3;
             /* (bwd_wgmma_f32 with three products: 32-row query tiles in one slot or two.) */
-            if (!strcmp(s->name, "bwd_mla")) {   /* 192 over 128: the columns split or the wide keys */
-                assert_true(w->head_dim == 192 && w->head_dim_v == 128 && hopper_extra(w));
-                if (c->count < 8 || c->count > 24)
-                    fail_msg("default.lua 'bwd_mla' workload %d: %d candidates, outside 8..24", j + 1, c->count);
+            if (!strcmp(s->name, "bwd_mla")) {   /* 192 over 128 and 192: the columns split or the wide keys */
+                assert_true(w->head_dim == 192 && hopper_extra(w));
+                /* at 192 over 192 the wide keys do not fit shared memory: the columns split's
+                 * stages, the first dQ share stored or not */
+                const int fewest = w->head_dim_v == 192 ? 6 : 8;
+                if (c->count < fewest || c->count > 24)
+                    fail_msg("default.lua 'bwd_mla' workload %d: %d candidates, outside %d..24", j + 1, c->count,
+                             fewest);
                 extra++;
                 continue;
             }
@@ -227,6 +238,7 @@ static void default_space_covers_the_readme(void **state)
                 const int both_ways = !strcmp(s->name, "bwd_f32") || !strcmp(s->name, "bwd_f32_hopper");
                 assert_true(w->tf32 == !strcmp(s->name, "fwd_tf32_hopper") || both_ways);
                 assert_true(strcmp(s->name, "bwd_f32_hopper") || w->head_dim == 64 || w->tf32);
+                assert_true(w->head_dim != 96 || !strncmp(s->name, "fwd_", 4));   /* no backward takes f32 96 */
                 tf32 += w->tf32;
                 assert_f32_shape(w);
                 extra++;
@@ -250,7 +262,7 @@ static void default_space_covers_the_readme(void **state)
             int lg = 0;
             while ((1 << lg) < w->seqlen_q)
                 lg++;
-            assert_true(lg >= 9 && lg <= 14);
+            assert_true(lg >= 8 && lg <= 14);
             if (hopper && hopper_extra(w)) {
                 if (w->batch == 1 && w->seqlen_q <= 2048)
                     small[w->dtype][w->head_dim / 64][w->causal][lg]++;
@@ -263,10 +275,10 @@ static void default_space_covers_the_readme(void **state)
             seen[w->dtype][w->head_dim / 64][w->causal][lg]++;
             /* (bwd_wgmma at head dim 64 has 3 configurations: one warpgroup, 1..3 stages.) */
         }
-        if (!strcmp(s->name, "bwd_f32") || !strcmp(s->name, "fwd_f32_hopper") || !strcmp(s->name, "fwd_tf32_hopper")) {   /* 2 head dims x 2 causal x 3 lengths (bwd_f32: with TF32 and without) */
+        if (!strcmp(s->name, "bwd_f32") || !strcmp(s->name, "fwd_f32_hopper") || !strcmp(s->name, "fwd_tf32_hopper")) {   /* 2 head dims x 2 causal x 3 lengths (bwd_f32: with TF32 and without), the forwards + 2 causal x 2 lengths at 96 */
             const int both = !strcmp(s->name, "bwd_f32");
-            assert_int_equal(extra, both ? 24 : 12);
-            assert_int_equal(tf32, both || !strcmp(s->name, "fwd_tf32_hopper") ? 12 : 0);
+            assert_int_equal(extra, both ? 24 : 16);
+            assert_int_equal(tf32, both ? 12 : !strcmp(s->name, "fwd_tf32_hopper") ? 16 : 0);
             continue;
         }
         if (!strcmp(s->name, "bwd_f32_hopper")) {   /* 2 causal x 3 lengths: head dim 64, with TF32 64 and 128 */
@@ -279,19 +291,19 @@ static void default_space_covers_the_readme(void **state)
             assert_int_equal(spec, 8);
             continue;
         }
-        if (!strcmp(s->name, "bwd_mla")) {   /* 2 dtypes x 2 causal x 2 lengths */
-            assert_int_equal(extra, 8);
+        if (!strcmp(s->name, "bwd_mla")) {   /* 2 head dims of V x 2 dtypes x 2 causal x 2 lengths */
+            assert_int_equal(extra, 16);
             continue;
         }
-        /* 2 dtypes x 2 causal x (3 head dims x 2 lengths, + the small grid); the backward's
-         * 192 over 128 is bwd_mla's */
-        assert_int_equal(extra, !hopper ? 0 : !strcmp(s->name, "bwd_hopper") ? 40 : 48);
+        /* 2 dtypes x 2 causal x (4 head-dim pairs x 2 lengths, + the small grid's 2 head dims x 4
+         * lengths); the backward's head dim 192 is bwd_mla's */
+        assert_int_equal(extra, !hopper ? 0 : !strcmp(s->name, "bwd_hopper") ? 48 : 64);
         for (int dt = 1; dt <= 2; dt++)
             for (int d = 1; d <= 2; d++)
                 for (int causal = 0; causal < 2; causal++)
-                    for (int lg = 9; lg <= 14; lg++) {
-                        assert_int_equal(seen[dt][d][causal][lg], 1);
-                        /* the small grid: each of N 512, 1024, 2048 once (Hopper) */
+                    for (int lg = 8; lg <= 14; lg++) {
+                        assert_int_equal(seen[dt][d][causal][lg], lg >= 9);
+                        /* the small grid: each of N 256, 512, 1024, 2048 once (Hopper) */
                         assert_int_equal(small[dt][d][causal][lg], hopper && lg <= 11);
                     }
     }
@@ -338,9 +350,9 @@ static void wide_space_searches_every_configuration(void **state)
     } hopper[] = {
         { "decode", "fwd_mma", 32, 6 },
         { "bwd_f32", "bwd_mma", 24, 8 },
-        { "fwd_hopper", "fwd_wgmma", 96, 40 },
-        { "fwd_f32_hopper", "fwd_wgmma", 24, 4 },
-        { "bwd_hopper", "bwd_wgmma", 96, 4 },   /* head dim 256: the stages and DQ_INIT */
+        { "fwd_hopper", "fwd_wgmma", 112, 40 },
+        { "fwd_f32_hopper", "fwd_wgmma", 32, 4 },
+        { "bwd_hopper", "bwd_wgmma", 112, 4 },   /* head dim 256: the stages and DQ_INIT */
         { "bwd_f32_hopper", "bwd_wgmma_f32", 18, 2 },   /* three products at 64: 32 rows, one slot or two */
     };
     assert_int_equal(set->space_count, ARRAY_LEN(hopper));

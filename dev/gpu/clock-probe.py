@@ -4,10 +4,12 @@ it slow it as much for a peer? For each implementation and problem: a burst (20 
 2 s idle, as bench_kernels times) and a sustained run (calls back to back for SUSTAIN_S seconds,
 the last half timed), with nvidia-smi sampling the SM clock, the power drawn and the active clock
 event reasons (throttle reasons) every 50 ms. One row each: both speeds in TFLOP/s (the
-FlashAttention FLOP convention), the sustained clock and power.
+FlashAttention FLOP convention), the sustained clock and power, and the sustained work a clock
+(TFLOP/s per GHz): with --dtypes bf16,f16 it says whether f16 runs slower at the same clock or at a
+lower one under the same power cap.
 
 Run after `source dev/gpu/build-lib.sh` (FLASHTUNE_LIBRARY set; FA4 where staged there).
-Usage: python3 dev/gpu/clock-probe.py [--impls flashtune,fa4,cudnn] [--sustain 6] [--out DIR]"""
+Usage: python3 dev/gpu/clock-probe.py [--impls flashtune,fa4,cudnn] [--dtypes bf16] [--sustain 6] [--out DIR]"""
 import argparse
 import datetime
 import os
@@ -38,9 +40,12 @@ def flops(b, h, n, d, causal, bwd):
     return f * (2.5 if bwd else 1.0)
 
 
-def call_of(impl, b, h, n, d, causal, bwd):
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def call_of(impl, dtype, b, h, n, d, causal, bwd):
     run, bnhd = backend(impl, None)
-    q, k, v = (torch.randn((b, n, h, d), device="cuda", dtype=torch.bfloat16).requires_grad_(bwd) for _ in range(3))
+    q, k, v = (torch.randn((b, n, h, d), device="cuda", dtype=DTYPES[dtype]).requires_grad_(bwd) for _ in range(3))
     inputs = (q, k, v) if bnhd else (q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2))
     if not bwd:
         return lambda: run(*inputs, causal)
@@ -80,9 +85,14 @@ def samples_between(path, t0, t1):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--impls", default="flashtune,fa4,cudnn")
+    ap.add_argument("--dtypes", default="bf16", help="comma-separated, of " + ",".join(DTYPES))
     ap.add_argument("--sustain", type=float, default=6.0, help="seconds of back-to-back calls")
     ap.add_argument("--out", default=tempfile.gettempdir())
     args = ap.parse_args()
+    dtypes = args.dtypes.split(",")
+    for dt in dtypes:
+        if dt not in DTYPES:
+            ap.error(f"--dtypes: {dt!r} is not one of {', '.join(DTYPES)}")
     log = os.path.join(args.out, "clock-probe-smi.csv")
     # The reasons' field was renamed (clocks_throttle_reasons before the 535 drivers).
     reasons = "clocks_event_reasons.active"
@@ -94,14 +104,14 @@ def main():
     rows = []
     try:
         for name, b, h, n, d, causal, bwd in PROBLEMS:
-            for impl in args.impls.split(","):
+            for impl, dtype in ((i, t) for i in args.impls.split(",") for t in dtypes):
                 try:
-                    call = call_of(impl, b, h, n, d, causal, bwd)
+                    call = call_of(impl, dtype, b, h, n, d, causal, bwd)
                     for _ in range(5):
                         call()
                     torch.cuda.synchronize()
                 except (SystemExit, Exception) as e:   # a backend that cannot run the problem: the next
-                    print(f"{impl}: {name}: {e}", file=sys.stderr)
+                    print(f"{impl} {dtype}: {name}: {e}", file=sys.stderr)
                     torch.cuda.synchronize()
                     continue
                 time.sleep(2.0)
@@ -120,16 +130,19 @@ def main():
                 watts = statistics.median(x[1] for x in s) if s else 0.0
                 reasons = sorted({x[2] for x in s})
                 f = flops(b, h, n, d, causal, bwd)
-                rows.append((name, impl, f / burst / 1e9, f / sustained / 1e9, mhz, watts, " ".join(reasons)))
-                print("%-22s %-10s burst %6.1f  sustained %6.1f TFLOP/s  %5.0f MHz  %5.0f W  reasons %s" % rows[-1],
-                      flush=True)
+                per_ghz = f / sustained / 1e9 / (mhz / 1e3) if mhz else 0.0
+                rows.append((name, impl, dtype, f / burst / 1e9, f / sustained / 1e9, mhz, per_ghz, watts,
+                             " ".join(reasons)))
+                print("%-22s %-10s %-4s burst %6.1f  sustained %6.1f TFLOP/s  %5.0f MHz  %6.1f a GHz  %5.0f W  "
+                      "reasons %s" % rows[-1], flush=True)
     finally:   # the rows measured so far, whatever stopped the loop
         smi.terminate()
         with open(os.path.join(args.out, "clock-probe.md"), "w") as f:
-            f.write("| problem | impl | burst TFLOP/s | sustained TFLOP/s | sustained MHz | W | event reasons |\n")
-            f.write("| --- | --- | --- | --- | --- | --- | --- |\n")
+            f.write("| problem | impl | dtype | burst TFLOP/s | sustained TFLOP/s | sustained MHz | TFLOP/s a GHz | W "
+                    "| event reasons |\n")
+            f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
             for r in rows:
-                f.write("| %s | %s | %.1f | %.1f | %.0f | %.0f | %s |\n" % r)
+                f.write("| %s | %s | %s | %.1f | %.1f | %.0f | %.1f | %.0f | %s |\n" % r)
 
 
 if __name__ == "__main__":

@@ -1164,6 +1164,10 @@ static void small_grids_served_by_small_grids(void **state)
         { workload(DB_OP_FWD, FT_F16, 64, 1, 1, 32, 1024, 1024), RT_TIER_SHIPPED_EXACT, "exact", 0 },
         { workload(DB_OP_BWD, FT_BF16, 64, 1, 1, 32, 512, 512), RT_TIER_SHIPPED_EXACT, "exact", 0 },
         { workload(DB_OP_BWD, FT_F16, 128, 0, 1, 16, 2048, 2048), RT_TIER_SHIPPED_EXACT, "exact", 0 },
+        /* the shortest tuned length, 256 tokens (the nearest lengths' winners ran 1.07-1.28x the
+         * fastest there: notes/tuning.md, section 14) */
+        { workload(DB_OP_FWD, FT_BF16, 128, 1, 1, 16, 256, 256), RT_TIER_SHIPPED_EXACT, "exact", 0 },
+        { workload(DB_OP_BWD, FT_F16, 64, 0, 1, 32, 256, 256), RT_TIER_SHIPPED_EXACT, "exact", 0 },
         /* between the tuned lengths and batches, a grid under a wave: the nearest batch of one */
         { workload(DB_OP_FWD, FT_BF16, 128, 0, 1, 16, 1536, 1536), RT_TIER_SHIPPED_NEAREST,
           "tuned at batch=1 heads=16 seqlen_q=", 0 },
@@ -1189,6 +1193,48 @@ static void small_grids_served_by_small_grids(void **state)
         if (cases[i].not_block_m)
             assert_int_not_equal(got.config.p[GEN_BLOCK_M], cases[i].not_block_m);
     }
+    db_close(shipped);
+}
+
+/* Every head-dim pair and dtype the Hopper families serve has tuned winners on the H200, in both
+ * directions and both masks: a full grid (B 4, H 16, N 4096) finds one of its own pair in the
+ * shipped table, never the built-in default. Float32 at head dim 96 has no backward here: no
+ * family takes it unpadded and a tuned kernel pads none (the default runs it padded to 128). */
+static void every_served_head_dim_pair_has_tuned_winners(void **state)
+{
+    (void)state;
+    db *shipped = NULL;
+    char err[512];
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    static const struct {
+        int dtype, tf32, d, dv, backward;   /* backward: 1 the backward too */
+    } pairs[] = {
+        { FT_BF16, 0, 64, 64, 1 },   { FT_BF16, 0, 96, 96, 1 },   { FT_BF16, 0, 128, 128, 1 },
+        { FT_BF16, 0, 192, 128, 1 }, { FT_BF16, 0, 192, 192, 1 }, { FT_BF16, 0, 256, 256, 1 },
+        { FT_F16, 0, 64, 64, 1 },    { FT_F16, 0, 96, 96, 1 },    { FT_F16, 0, 128, 128, 1 },
+        { FT_F16, 0, 192, 128, 1 },  { FT_F16, 0, 192, 192, 1 },  { FT_F16, 0, 256, 256, 1 },
+        { FT_F32, 0, 64, 64, 1 },    { FT_F32, 0, 96, 96, 0 },    { FT_F32, 0, 128, 128, 1 },
+        { FT_F32, 1, 64, 64, 1 },    { FT_F32, 1, 96, 96, 0 },    { FT_F32, 1, 128, 128, 1 },
+    };
+    int checked = 0;
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        for (int op = DB_OP_FWD; op <= (pairs[i].backward ? DB_OP_BWD : DB_OP_FWD); op++)
+            for (int causal = 0; causal < 2; causal++) {
+                db_workload w = workload(op, pairs[i].dtype, pairs[i].d, causal, 4, 16, 4096, 4096);
+                w.head_dim_v = pairs[i].dv;
+                w.tf32 = pairs[i].tf32;
+                rt_choice got;
+                int db_error;
+                assert_int_equal(rt_choose(NULL, shipped, &h200, &w, 0, &got, &db_error, err, sizeof err), 0);
+                if (got.tier != RT_TIER_SHIPPED_EXACT && got.tier != RT_TIER_SHIPPED_NEAREST)
+                    fail_msg("%s dtype %d%s head dims %d/%d%s: %s", op == DB_OP_FWD ? "forward" : "backward",
+                             pairs[i].dtype, pairs[i].tf32 ? " (TF32 allowed)" : "", pairs[i].d, pairs[i].dv,
+                             causal ? " causal" : "", got.why);
+                assert_int_equal(got.config.p[GEN_HEAD_DIM], pairs[i].d);
+                assert_int_equal(got.config.p[GEN_HEAD_DIM_V], pairs[i].dv);
+                checked++;
+            }
+    printf("  %d problems, each served a tuned winner of its own head dims\n", checked);
     db_close(shipped);
 }
 
@@ -2024,6 +2070,7 @@ int main(void)
         cmocka_unit_test(persistent_backward_refit),
         cmocka_unit_test(shipped_tables_per_gpu),
         cmocka_unit_test(small_grids_served_by_small_grids),
+        cmocka_unit_test(every_served_head_dim_pair_has_tuned_winners),
         cmocka_unit_test(invalid_arguments_name_the_argument),
         cmocka_unit_test(bnhd_layout_is_accepted),
         cmocka_unit_test(struct_size_rules),

@@ -26,19 +26,21 @@ local shapes = grid{
   seqlen = pow2(512, 16384), tokens = 16384, hidden = 2048,
 }
 
--- The Hopper families also take head dims 96, 192 over 128 (DeepSeek's MLA) and 256, tuned at two
--- lengths of 16 heads (the runtime takes the nearest tuned length), and the papers' head dims 64
--- and 128 on grids too small to fill the GPU (a batch of one, 512 to 2048 tokens: at head dim 128
--- and 512 keys 64 tiles of 128 for 132 SMs). Served the winners of full grids there, the
--- backward ran at 0.72x FlashAttention-4, and the forward 7-22 % slower than the kernels tuned
--- for these shapes (bench/RESULTS.md, 2026-11-30): a full grid's tiles leave SMs idle.
+-- The Hopper families also take head dims 96, 192 over 128 (DeepSeek's MLA), 192 over 192 and 256,
+-- tuned at two lengths of 16 heads (the runtime takes the nearest tuned length; a head-dim pair
+-- without a tuned winner runs a built-in default), and the papers' head dims 64 and 128 on grids
+-- too small to fill the GPU (a batch of one, 256 to 2048 tokens: at head dim 128 and 512 keys 64
+-- tiles of 128 for 132 SMs). Served the winners of full grids there, the backward ran at 0.72x
+-- FlashAttention-4, and the forward 7-22 % slower than the kernels tuned for these shapes
+-- (bench/RESULTS.md, 2026-11-30): a full grid's tiles leave SMs idle. At 256 tokens, which the
+-- table lacked, the nearest lengths' winners ran 1.07-1.28x the fastest (notes/tuning.md, section 14).
 local wide_head_dims = grid{ dtype = {"bf16", "f16"}, head_dim = {96, 256}, causal = {0, 1}, seqlen = {1024, 4096},
                              tokens = 16384, heads = {16} }
-local mla_head_dims = grid{ dtype = {"bf16", "f16"}, head_dim = {192}, head_dim_v = {128}, causal = {0, 1},
+local head_dims_192 = grid{ dtype = {"bf16", "f16"}, head_dim = {192}, head_dim_v = {128, 192}, causal = {0, 1},
                             seqlen = {1024, 4096}, tokens = 16384, heads = {16} }
-local small_grid = grid{ dtype = {"bf16", "f16"}, head_dim = {64, 128}, causal = {0, 1}, seqlen = {512, 1024, 2048},
-                         batch = {1}, hidden = 2048 }
-local hopper_shapes = { shapes, wide_head_dims, mla_head_dims, small_grid }
+local small_grid = grid{ dtype = {"bf16", "f16"}, head_dim = {64, 128}, causal = {0, 1},
+                         seqlen = {256, 512, 1024, 2048}, batch = {1}, hidden = 2048 }
+local hopper_shapes = { shapes, wide_head_dims, head_dims_192, small_grid }
 
 -- Decode: one query row a sequence over a long key/value cache, 32 query heads over 8 key/value
 -- heads, head dim 128, batch 1 to 8 (bench/decode.py's shapes, in both 16-bit types). The runtime
@@ -73,6 +75,14 @@ local f32_shapes_64 = grid{
   dtype = {"f32"}, head_dim = {64}, causal = {0, 1},
   seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048,
 }
+
+-- Float32 at head dim 96, forward only (fwd_wgmma's TF32 forms take it; no backward family takes
+-- 96 unpadded, and a tuned kernel pads none), at two lengths of 16 heads as the 16-bit head dims
+-- beyond the grid's.
+local f32_shapes_96 = grid{ dtype = {"f32"}, head_dim = {96}, causal = {0, 1}, seqlen = {1024, 4096}, tokens = 16384,
+                            heads = {16} }
+local tf32_shapes_96 = grid{ dtype = {"f32"}, head_dim = {96}, causal = {0, 1}, seqlen = {1024, 4096}, tokens = 16384,
+                             heads = {16}, tf32 = {1} }
 
 -- Timing: at the largest shape a forward pass takes about 2 ms, so 50 ms gives 25 repetitions.
 local bench = { warmup_ms = 10, rep_ms = 50, timeout_s = 10 }
@@ -244,7 +254,7 @@ if device.cc == 90 then
       PINGPONG = {0, 1},
       PERSISTENT = {0, 1},
     },
-    workloads = { f32_shapes, tf32_shapes },
+    workloads = { f32_shapes, tf32_shapes, f32_shapes_96, tf32_shapes_96 },
     bench = bench,
     confirm = confirm,
     strategy = guided,
