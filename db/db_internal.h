@@ -139,6 +139,10 @@ int db_workload_masked(const db_workload *w);
  * only those; a captured decode problem is tuned by the spaces of decode shapes only. 1 or 0. */
 #define DB_DECODE_ROWS 16
 int db_workload_decode(const db_workload *w);
+/* A decode shape whose mask, if any, is the causal diagonal bottom-right (no window): it hides only
+ * keys of the last tile at most, so such a shape runs the same work masked or not, and winners of
+ * either mask serve it (the mask's difference a kind gap, the kernel compiled with its own). */
+int db_workload_decode_any_mask(const db_workload *w);
 /* The band's sides as ft_mask_band takes them with causal 0 (-1 no limit): OUT *left, *right. */
 void db_workload_mask_sides(const db_workload *w, int *left, int *right);
 /* A variable-length batch's bucket, 1..8: its tokens (total_q + total_k) over batch x (longest_q +
@@ -282,7 +286,9 @@ typedef struct db_winner {
 
 /* The best kernel for workload w on a device: name and arch filter the devices (NULL: any).
  * Candidates: the same op, dtype and head dims, and kernels of w's CAUSAL (db_workload_masked: a
- * windowed problem takes causal or windowed winners, never unmasked ones). Order of preference:
+ * windowed problem takes causal or windowed winners, never unmasked ones; a decode shape whose
+ * mask is none or the causal diagonal bottom-right takes such decode shapes of either,
+ * db_workload_decode_any_mask). Order of preference:
  * the same GPU (name and arch), then another GPU of the arch, the one whose name shares the
  * longest start with device_name first (a model's other boards before another model); within
  * those, the workloads of w's kind first (the same group ratio heads / heads_k, softcap, mask and
@@ -293,7 +299,7 @@ typedef struct db_winner {
  * |ln(seqlen_k/k')| + 4*|ln(fill/fill')|, fill the grid's tiles of 128 rows in waves on the SMs
  * (the forward's query tiles, the backward's key tiles of the K/V heads; capped at 4), the
  * problem's counted on the row's SMs here and on the caller's in db_winner_find_if (decode shapes:
- * 0.5*|ln(batch*heads/b'h')| in its place), ties to the lower workload id; among rows of
+ * 0.5*|ln(batch*heads_k/b'h_k')|, the K/V heads, in its place), ties to the lower workload id; among rows of
  * one GPU name, the newest device row (driver/NVRTC).
  * device_match is DB_MATCH_SAME_GPU only when device_name is given and equal. The caller must
  * recompute EVEN_M/EVEN_N for its own seqlens when the match is nearest. 1 found (OUT: *out),

@@ -55,16 +55,24 @@ static double grid_fill(const db_workload *w, int sm_count)
     return fmin(tiles / sm_count, 4.0);
 }
 
+/* The key/value heads a decode shape's grid is made of: its kernels pack a group's query heads
+ * into one tile (PACK_GQA), so a block row is a sequence's K/V head and its key split. */
+static double decode_rows(const db_workload *w)
+{
+    return (double)w->batch * (w->heads_k ? w->heads_k : w->heads);
+}
+
 /* How far problem a, on a GPU of a_sms SMs, is from the workload b tuned on one of b_sms. Sequence
  * lengths decide tiles and masking; the grid's fill decides whether a kernel made for idle SMs
  * (64-row tiles) or for full waves wins, and weighs four times a length (notes/tuning.md, section
- * 14: chosen by replaying exhaustive sweeps). Decode shapes keep the older batch x heads term at
- * half a length's weight: no replay had them. */
+ * 14: chosen by replaying exhaustive sweeps). Decode shapes weigh their grid's K/V-head rows
+ * (batch x K/V heads) at half a length's weight: batch x query heads sent 64 query heads over 8
+ * to a batch of two at 32 over 8, whose key splits halve the blocks (section 16). */
 static double distance(const db_workload *a, int a_sms, const db_workload *b, int b_sms)
 {
     const double lengths = log_gap(a->seqlen_q, b->seqlen_q) + log_gap(a->seqlen_k, b->seqlen_k);
     if (db_workload_decode(a))
-        return lengths + 0.5 * log_gap((double)a->batch * a->heads, (double)b->batch * b->heads);
+        return lengths + 0.5 * log_gap(decode_rows(a), decode_rows(b));
     return lengths + 4.0 * log_gap(grid_fill(a, a_sms), grid_fill(b, b_sms));
 }
 
@@ -157,10 +165,12 @@ int db_winner_find_if(db *d, const char *device_name, const char *arch, int sm_c
         return -1;
     sqlite3_stmt *st;
     int found = -1;
-    /* Candidates run kernels of w's CAUSAL: every mask, causal or windowed, runs CAUSAL=1. */
+    /* Candidates run kernels of w's CAUSAL: every mask, causal or windowed, runs CAUSAL=1; a decode
+     * shape the mask does not change (db_workload_decode_any_mask) takes such shapes of either. */
+    const int any_mask = db_workload_decode_any_mask(w);
     if (db_prepare(d, WINNER_SELECT " WHERE (?1 IS NULL OR d.arch = ?1) AND l.op = ?2 AND l.dtype = ?3"
-                      " AND l.head_dim = ?4 AND l.head_dim_v = ?5 AND (l.causal OR l.window) = ?6", &st, err,
-                   len) == 0) {
+                      " AND l.head_dim = ?4 AND l.head_dim_v = ?5 AND ((l.causal OR l.window) = ?6 OR ?7)", &st,
+                   err, len) == 0) {
         if (arch)
             sqlite3_bind_text(st, 1, arch, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, db_op_name(w->op), -1, SQLITE_STATIC);
@@ -168,6 +178,7 @@ int db_winner_find_if(db *d, const char *device_name, const char *arch, int sm_c
         sqlite3_bind_int(st, 4, w->head_dim);
         sqlite3_bind_int(st, 5, w->head_dim_v);
         sqlite3_bind_int(st, 6, db_workload_masked(w));
+        sqlite3_bind_int(st, 7, any_mask);
         found = 0;
         int rc;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -178,6 +189,8 @@ int db_winner_find_if(db *d, const char *device_name, const char *arch, int sm_c
             }
             if (c.workload.sinks != w->sinks)   /* sinks are compiled in, as the mask is: never served across */
                 continue;
+            if (db_workload_masked(&c.workload) != db_workload_masked(w) && !db_workload_decode_any_mask(&c.workload))
+                continue;   /* another mask, taken only between decode shapes it does not change */
             if (accept && !accept(&c.workload, ctx))
                 continue;
             c.device_match = device_name && !strcmp(c.device.name, device_name) ? DB_MATCH_SAME_GPU

@@ -26,6 +26,11 @@ int db_workload_decode(const db_workload *w)
     return w->op == DB_OP_FWD && (w->dtype == 1 || w->dtype == 2) /* f16, bf16 */ && w->seqlen_q <= DB_DECODE_ROWS;
 }
 
+int db_workload_decode_any_mask(const db_workload *w)
+{
+    return db_workload_decode(w) && !w->window && (!w->causal || w->bottom_right);
+}
+
 void db_workload_mask_sides(const db_workload *w, int *left, int *right)
 {
     *left = w->window ? w->window_left : -1;

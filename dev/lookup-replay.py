@@ -95,12 +95,15 @@ class LogResults:
             op, dtype, d, dv, mask, rest, family, params, ms = m.groups()
             f = dict(op=op, dtype=dtype, head_dim=d, head_dim_v=dv or d, causal=int(mask == "causal"))
             for kv in rest.split():
-                k, v = kv.split("=", 1)
+                if kv == "br":   # the causal diagonal bottom-right
+                    f["bottom_right"] = 1
+                    continue
+                k, v = kv.split("=", 1) if "=" in kv else (kv, "")
                 key = {"b": "batch", "h": "heads", "hk": "heads_k"}.get(k)
                 if key:
                     f[key] = v
-                elif k == "s":
-                    f["seqlen_q"] = f["seqlen_k"] = v
+                elif k == "s":   # "N", or "Nq/Nk"
+                    f["seqlen_q"], f["seqlen_k"] = (v.split("/", 1) if "/" in v else (v, v))
                 elif k == "sq":
                     f["seqlen_q"] = v
                 elif k == "sk":
@@ -126,13 +129,15 @@ class LogResults:
 
 def write_csv(path, logs):
     """One row a (workload, kernel) of the logs, its first full timing, in the ground truth's
-    columns (tuner/tune_replay.h's tune_truth_load reads them): the workload (one length: these
-    logs have Nq = Nk and no grouped heads), the family, a column a tunable, the median."""
+    columns (tuner/tune_replay.h's tune_truth_load reads them): the workload (seqlen is the query
+    length; seqlen_k, heads_k and bottom_right where a log has decode shapes or grouped heads), the
+    family, a column a tunable, the median."""
     rows, names = [], []
     for log in logs:
         for w, timed in LogResults(log).by_workload.values():
-            if w["seqlen_q"] != w["seqlen_k"] or w["heads_k"] or w["head_dim_v"] != w["head_dim"]:
-                raise SystemExit(f"{log}: {w}: the truth's columns hold one length, no grouped heads")
+            if w["head_dim_v"] != w["head_dim"] or w["softcap"] or w["window"] or w["varlen"]:
+                raise SystemExit(f"{log}: {w}: the truth's columns hold one head dim, no softcap, window "
+                                 "or packed batch")
             seen = set()
             for family, tunables, ms in timed:
                 text = " ".join(f"{k}={v}" for k, v in tunables.items())
@@ -141,12 +146,17 @@ def write_csv(path, logs):
                 seen.add((family, text))
                 names += [k for k in tunables if k not in names]
                 rows.append((w, family, tunables, ms))
+    # the decode columns only where a workload needs them: a file of square dense problems keeps
+    # the columns it had
+    extra = ["seqlen_k", "heads_k", "bottom_right"]
+    if all(w["seqlen_q"] == w["seqlen_k"] and not w["heads_k"] and not w["bottom_right"] for w, _, _, _ in rows):
+        extra = []
     with open(path, "w") as out:
-        out.write(",".join(["op", "dtype", "head_dim", "causal", "batch", "heads", "seqlen", "family"] + names +
-                           ["status", "median_ms"]) + "\n")
+        out.write(",".join(["op", "dtype", "head_dim", "causal", "batch", "heads", "seqlen"] + extra + ["family"] +
+                           names + ["status", "median_ms"]) + "\n")
         for w, family, tunables, ms in rows:
             out.write(",".join([w["op"], w["dtype"], str(w["head_dim"]), str(w["causal"]), str(w["batch"]),
-                                str(w["heads"]), str(w["seqlen_q"]), family] +
+                                str(w["heads"]), str(w["seqlen_q"])] + [str(w[k]) for k in extra] + [family] +
                                [tunables.get(k, "") for k in names] + ["ok", str(ms)]) + "\n")
 
 

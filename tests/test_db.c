@@ -1510,6 +1510,63 @@ static void fill_weighs_four_lengths(void **state)
     db_close(d);
 }
 
+/* Decode shapes (notes/tuning.md, section 16): their grid is made of K/V heads (a group's query
+ * heads share a tile), so 64 query heads over 8 take 32 over 8 at the same batch, not the batch of
+ * two whose batch x query heads is the same; and a draft causal bottom-right takes a decode winner
+ * without a mask where none of its own mask exists (the diagonal hides keys of the last tile
+ * only), never a window's problem, a top-left diagonal's or a longer query's. */
+static void decode_lookup_by_kv_heads_and_either_mask(void **state)
+{
+    fixture *f = *state;
+    char err[512] = "";
+    db *d = open_ok(f->path, DB_OPEN_CREATE);
+    int64_t sweep = begin_sweep(d);
+    db_device gpu = device_of("GPU A", "sm_90", "13.0");
+    const int64_t dev = upsert_device(d, &gpu);
+    db_workload tuned[] = {
+        workload_of(DB_OP_FWD, 2, 128, 0, 1, 32, 1, 32768),   /* 8 K/V-head rows */
+        workload_of(DB_OP_FWD, 2, 128, 0, 2, 32, 1, 32768),   /* 16, batch x heads 64 */
+        workload_of(DB_OP_FWD, 2, 128, 0, 8, 32, 1, 8192),    /* one row, no mask */
+    };
+    for (int i = 0; i < ARRAY_LEN(tuned); i++) {
+        tuned[i].heads_k = 8;
+        put_timed(d, sweep, dev, &tuned[i], 120 + (unsigned)i);
+    }
+    db_winner win;
+    db_workload q = workload_of(DB_OP_FWD, 2, 128, 0, 1, 64, 1, 32768);
+    q.heads_k = 8;
+    assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &q, &win, err, sizeof err), 1);
+    assert_int_equal(win.workload.batch, 1);
+    /* four draft rows, causal bottom-right: the one-row winner without a mask */
+    db_workload draft = workload_of(DB_OP_FWD, 2, 128, 0, 8, 32, 4, 8192);
+    draft.heads_k = 8;
+    db_workload_set_mask(&draft, 1, 1, -1, 0);
+    assert_int_equal(draft.bottom_right, 1);
+    assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &draft, &win, err, sizeof err), 1);
+    assert_int_equal(win.workload.seqlen_q, 1);
+    assert_int_equal(win.workload.causal, 0);
+    /* not a top-left diagonal, a window, nor a query past the decode rows */
+    db_workload other = draft;
+    db_workload_set_mask(&other, 1, 0, -1, 0);
+    assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &other, &win, err, sizeof err), 0);
+    other = draft;
+    db_workload_set_mask(&other, 0, 1, 256, 0);
+    assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &other, &win, err, sizeof err), 0);
+    other = workload_of(DB_OP_FWD, 2, 128, 0, 8, 32, 64, 8192);
+    other.heads_k = 8;
+    db_workload_set_mask(&other, 1, 1, -1, 0);
+    assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &other, &win, err, sizeof err), 0);
+    /* a draft winner of the draft's own mask comes first (kind gap 0 against 2) */
+    db_workload spec = workload_of(DB_OP_FWD, 2, 128, 0, 8, 32, 16, 8192);
+    spec.heads_k = 8;
+    db_workload_set_mask(&spec, 1, 1, -1, 0);
+    put_timed(d, sweep, dev, &spec, 130);
+    assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &draft, &win, err, sizeof err), 1);
+    assert_int_equal(win.workload.seqlen_q, 16);
+    assert_int_equal(win.workload.bottom_right, 1);
+    db_close(d);
+}
+
 /* ---- export / import ------------------------------------------------------------------- */
 
 /* A database with winners on two GPUs, one with an awkward name, fwd and bwd, a missing tflops. */
@@ -2731,6 +2788,7 @@ int main(void)
         CASE(nearest_workload_lookup),
         CASE(nearest_by_grid_fill),
         CASE(fill_weighs_four_lengths),
+        CASE(decode_lookup_by_kv_heads_and_either_mask),
         CASE(workload_kinds_are_keyed_and_preferred),
         CASE(workload_masks_are_checked),
         CASE(masks_and_buckets_are_keyed_and_preferred),

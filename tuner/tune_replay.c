@@ -111,9 +111,19 @@ static int read_row(tune_truth *t, char **head, int nh, char **f, int nf, char *
     if (!family)
         return snprintf(why, len, "family '%.60s' is not in this build", f[fam]), -1;
     gen_config_init(&c.config, family);
-    char key[96];
-    snprintf(key, sizeof key, "%s %s d=%s causal=%s b=%s h=%s s=%s", f[k[0]], f[k[1]], f[k[2]], f[k[3]], f[k[4]],
-             f[k[5]], f[k[6]]);
+    char key[sizeof ((tune_truth_workload *)0)->key];
+    int at = snprintf(key, sizeof key, "%s %s d=%s causal=%s b=%s h=%s s=%s", f[k[0]], f[k[1]], f[k[2]], f[k[3]],
+                      f[k[4]], f[k[5]], f[k[6]]);
+    /* Decode shapes and grouped heads (optional columns): the key length, the K/V heads, the
+     * diagonal's corner, where a file has them. */
+    static const char *const decode_cols[][2] = { { "seqlen_k", "sk" }, { "heads_k", "hk" }, { "bottom_right", "br" } };
+    for (int i = 0; i < 3; i++) {
+        const int col = column(head, nh, decode_cols[i][0]);
+        if (col >= 0 && at >= 0 && at < (int)sizeof key)
+            at += snprintf(key + at, sizeof key - at, " %s=%s", decode_cols[i][1], f[col]);
+    }
+    if (at < 0 || at >= (int)sizeof key)
+        return snprintf(why, len, "a workload's fields longer than %zu bytes", sizeof key - 1), -1;
     const char *problem[][2] = { { "DTYPE", f[k[1]] }, { "HEAD_DIM", f[k[2]] }, { "HEAD_DIM_V", f[k[2]] },
                                  { "CAUSAL", f[k[3]] } };
     for (int i = 0; i < 4; i++)

@@ -14,8 +14,9 @@ typedef struct tune_truth_cand {
     double median_ms;           /* the truth; NAN when it failed */
 } tune_truth_cand;
 
-/* One workload of the truth: its key as written ("fwd bf16 d=64 causal=0 b=16 h=32 s=1024") and
- * its candidates in file order. */
+/* One workload of the truth: its key as written ("fwd bf16 d=64 causal=0 b=16 h=32 s=1024", then
+ * " sk=K hk=H br=B" where the file has the columns seqlen_k, heads_k and bottom_right) and its
+ * candidates in file order. */
 typedef struct tune_truth_workload {
     char key[96];
     tune_truth_cand *cands;
@@ -29,8 +30,9 @@ typedef struct tune_truth {
 } tune_truth;
 
 /* Reads a truth CSV (dev/gpu/truth.sh's columns: op, dtype, head_dim, causal, batch, heads,
- * seqlen, then `flashtune results --format csv`'s). OUT: *out (tune_truth_free). Returns 0, or
- * -1 with "path:line: why" in err. */
+ * seqlen, then `flashtune results --format csv`'s; seqlen_k, heads_k and bottom_right optional:
+ * dev/lookup-replay.py --csv writes them for decode shapes). OUT: *out (tune_truth_free).
+ * Returns 0, or -1 with "path:line: why" in err. */
 int tune_truth_load(const char *path, tune_truth **out, char *err, size_t len);
 void tune_truth_free(tune_truth *t);
 

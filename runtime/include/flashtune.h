@@ -40,11 +40,12 @@
  *
  * Choosing the kernel, in this order: the tuned winner for this exact problem on this GPU in
  * the database given to ft_open; else the database's winner for the nearest tuned problem with
- * the same dtype, head dims and masked or not (of the same kind first: the same query heads per
+ * the same dtype, head dims and masked or not (decode shapes of at most 16 query rows: without
+ * a mask or causal bottom-right alike) (of the same kind first: the same query heads per
  * K/V head, softcap or not, mask (causal, window sides, alignment) and dense or variable-length
  * batch (bucketed by how full it is: total_q + total_k over batch * (seqlen_q + seqlen_k), in
  * eighths); then by sequence lengths and how full the problem's grid keeps the GPU's SMs, in
- * waves (decode shapes: batch*heads)); else the winners shipped inside the
+ * waves (decode shapes: batch * K/V heads)); else the winners shipped inside the
  * library (tuned by the flashtune authors, looked up the same way); else a built-in default for
  * the GPU's architecture, dtype and head dims. So a supported problem always runs.
  * ft_describe_choice says which rule picked the kernel. Every mask (causal either way aligned, a
