@@ -139,9 +139,12 @@ int db_workload_masked(const db_workload *w);
  * only those; a captured decode problem is tuned by the spaces of decode shapes only. 1 or 0. */
 #define DB_DECODE_ROWS 16
 int db_workload_decode(const db_workload *w);
-/* A decode shape whose mask, if any, is the causal diagonal bottom-right (no window): it hides only
- * keys of the last tile at most, so such a shape runs the same work masked or not, and winners of
- * either mask serve it (the mask's difference a kind gap, the kernel compiled with its own). */
+/* A decode shape whose mask, if any, is the causal diagonal bottom-right (no window): over more keys
+ * than its rows the diagonal hides keys of the last tile at most, so such a shape runs the same
+ * work masked or not, and winners of either mask serve it (the mask's difference half a kind gap,
+ * the kernel compiled with the problem's own; rt_choose falls back to a winner of the problem's
+ * own mask where the other's does not fit it). A causal shape of equal lengths keeps top-left
+ * (db_workload_set_mask) and is not one. */
 int db_workload_decode_any_mask(const db_workload *w);
 /* The band's sides as ft_mask_band takes them with causal 0 (-1 no limit): OUT *left, *right. */
 void db_workload_mask_sides(const db_workload *w, int *left, int *right);
@@ -293,7 +296,8 @@ typedef struct db_winner {
  * longest start with device_name first (a model's other boards before another model); within
  * those, the workloads of w's kind first (the same group ratio heads / heads_k, softcap, mask and
  * varlen bucket; else the nearest kind, kind_gap: |ln(ratio/ratio')|; plus 1 each for a softcap,
- * causal, window or bottom_right that differs; for two windows, per side 0.5 when one is unlimited (-1), else
+ * causal, window or bottom_right that differs (0.5 in all between two db_workload_decode_any_mask
+ * shapes); for two windows, per side 0.5 when one is unlimited (-1), else
  * min(0.5, 0.25*|ln((a+1)/(b+1))|); plus 1 for dense against varlen, |a-b|/8 for two buckets),
  * then the exact workload, then the nearest. Nearest: smallest |ln(seqlen_q/q')| +
  * |ln(seqlen_k/k')| + 4*|ln(fill/fill')|, fill the grid's tiles of 128 rows in waves on the SMs

@@ -92,9 +92,14 @@ static double side_gap(int a, int b)
 }
 
 /* How far two masks are apart: 1 for each of causal, window, bottom_right that differs; two
- * windows by their sides. */
+ * windows by their sides. Two decode shapes whose masks do not change their work (none, or the
+ * diagonal bottom-right: db_workload_decode_any_mask) only half of one: nearer than a top-left
+ * diagonal, whose rows see a few keys. */
 static double mask_gap(const db_workload *a, const db_workload *b)
 {
+    if (db_workload_masked(a) != db_workload_masked(b) && db_workload_decode_any_mask(a) &&
+        db_workload_decode_any_mask(b))
+        return 0.5;
     double gap = (a->causal != b->causal) + (a->window != b->window) + (a->bottom_right != b->bottom_right);
     if (a->window && b->window)
         gap += side_gap(a->window_left, b->window_left) + side_gap(a->window_right, b->window_right);

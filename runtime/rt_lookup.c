@@ -81,9 +81,10 @@ static int make_deterministic(const rt_device *dev, const db_workload *w, int fl
 }
 
 /* The problem's decode kind, worked out once for the filter below: whether it is a decode shape,
- * and if so its query tile. */
+ * and if so its query tile; whether it is masked, where only its own mask's winners may serve. */
 typedef struct decode_kind {
     int decode, tile_rows;
+    int own_mask_only, masked;
 } decode_kind;
 
 /* db_winner_find_if's filter: the candidate is a decode shape exactly when the problem is, and
@@ -95,18 +96,27 @@ static int same_decode_kind(const db_workload *candidate, void *ctx)
     const decode_kind *k = ctx;
     if (db_workload_decode(candidate) != k->decode)
         return 0;
+    if (k->own_mask_only && db_workload_masked(candidate) != k->masked)
+        return 0;
     return !k->decode || rt_decode_tile_rows(candidate) == k->tile_rows;
 }
 
-int rt_find_served(db *d, const char *device_name, const char *arch, int sm_count, const db_workload *w,
-                   db_winner *out, char *err, size_t len)
+/* rt_find_served, or (own_mask_only) among the winners of w's own mask alone. */
+static int find_served(db *d, const char *device_name, const char *arch, int sm_count, const db_workload *w,
+                       int own_mask_only, db_winner *out, char *err, size_t len)
 {
     db_workload key = *w;   /* the database knows the compiled head dims */
     key.head_dim = ln_padded_head_dim(w->head_dim);
     key.head_dim_v = ln_padded_head_dim(w->head_dim_v);
     /* a decode kernel for decode shapes only (and its own query tile's), and nothing else */
-    decode_kind kind = { db_workload_decode(w), rt_decode_tile_rows(w) };
+    decode_kind kind = { db_workload_decode(w), rt_decode_tile_rows(w), own_mask_only, db_workload_masked(w) };
     return db_winner_find_if(d, device_name, arch, sm_count, &key, same_decode_kind, &kind, out, err, len);
+}
+
+int rt_find_served(db *d, const char *device_name, const char *arch, int sm_count, const db_workload *w,
+                   db_winner *out, char *err, size_t len)
+{
+    return find_served(d, device_name, arch, sm_count, w, 0, out, err, len);
 }
 
 /* The choice before the softcap: the tiers of rt_choose. */
@@ -124,6 +134,21 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
         db_winner win;
         char why[320];
         int found = rt_find_served(sources[s], dev->name, dev->arch, dev->sm_count, w, &win, why, sizeof why);
+        int unfit = found > 0 && winner_config(&win, dev, w, any_rows, &out->config, why, sizeof why) != 0;
+        /* A decode winner of the other mask (db_workload_decode_any_mask) that does not fit this
+         * one's (a causal kernel's registers, say): the nearest of the problem's own mask instead. */
+        if (unfit && db_workload_masked(&win.workload) != db_workload_masked(w)) {
+            db_winner own;
+            char own_why[320];
+            found = find_served(sources[s], dev->name, dev->arch, dev->sm_count, w, 1, &own, own_why, sizeof own_why);
+            if (found < 0)
+                snprintf(why, sizeof why, "%s", own_why);
+            else if (found > 0 && winner_config(&own, dev, w, any_rows, &out->config, own_why, sizeof own_why) == 0) {
+                win = own;
+                unfit = 0;
+            } else
+                found = 1;   /* the first winner's reason stands */
+        }
         if (found < 0) {
             *is_db_error = 1;
             snprintf(err, len, "%s", why);
@@ -131,7 +156,7 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
         }
         if (!found)
             continue;
-        if (winner_config(&win, dev, w, any_rows, &out->config, why, sizeof why) != 0) {
+        if (unfit) {
             /* Tuned for a GPU with more shared memory, say: remember why, try the next tier. */
             snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "; %s winner %s passed over: %s",
                      s ? "shipped" : "database", win.kernel.family, why);

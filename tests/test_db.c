@@ -1556,7 +1556,14 @@ static void decode_lookup_by_kv_heads_and_either_mask(void **state)
     other.heads_k = 8;
     db_workload_set_mask(&other, 1, 1, -1, 0);
     assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &other, &win, err, sizeof err), 0);
-    /* a draft winner of the draft's own mask comes first (kind gap 0 against 2) */
+    /* a draft winner of the draft's own mask comes first (kind gap 0 against 0.5), and a
+     * top-left diagonal's (1) never before the unmasked one */
+    db_workload top = workload_of(DB_OP_FWD, 2, 128, 0, 8, 32, 4, 8192);
+    top.heads_k = 8;
+    db_workload_set_mask(&top, 1, 0, -1, 0);
+    put_timed(d, sweep, dev, &top, 129);
+    assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &draft, &win, err, sizeof err), 1);
+    assert_int_equal(win.workload.seqlen_q, 1);
     db_workload spec = workload_of(DB_OP_FWD, 2, 128, 0, 8, 32, 16, 8192);
     spec.heads_k = 8;
     db_workload_set_mask(&spec, 1, 1, -1, 0);
@@ -1564,6 +1571,15 @@ static void decode_lookup_by_kv_heads_and_either_mask(void **state)
     assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &draft, &win, err, sizeof err), 1);
     assert_int_equal(win.workload.seqlen_q, 16);
     assert_int_equal(win.workload.bottom_right, 1);
+    /* and the other way only from those: a decode shape without a mask never takes a window's
+     * winner or a top-left diagonal's (f16: no other winner of its kind here) */
+    db_workload windowed = workload_of(DB_OP_FWD, 1, 128, 0, 8, 32, 4, 8192), top_left = windowed;
+    db_workload_set_mask(&windowed, 0, 1, 256, 0);
+    db_workload_set_mask(&top_left, 1, 0, -1, 0);
+    put_timed(d, sweep, dev, &windowed, 131);
+    put_timed(d, sweep, dev, &top_left, 132);
+    db_workload open = workload_of(DB_OP_FWD, 1, 128, 0, 8, 32, 4, 8192);
+    assert_int_equal(db_winner_find(d, "GPU A", "sm_90", &open, &win, err, sizeof err), 0);
     db_close(d);
 }
 

@@ -531,9 +531,9 @@ class AgainstPyTorch(unittest.TestCase):
         self.assertIn("ALLOW_TF32=1", flashtune.describe_choice(q, k, v, True, allow_tf32=True))
 
     def test_allow_tf32_rounds_float32_backwards(self):
-        # float32's backward on the tensor cores (bwd_mma) the same way: dQ, dK, dV within float32's
-        # threshold of float64 by default, past it and within TF32's with allow_tf32; and a packed
-        # batch's forward (attention_varlen) takes the flag too
+        # float32's backward on the tensor cores (Hopper's bwd_wgmma_f32, else bwd_mma) the same way:
+        # dQ, dK, dV within float32's threshold of float64 by default, past it and within TF32's
+        # with allow_tf32; and a packed batch's forward (attention_varlen) takes the flag too
         q, k, v = make((2, 3, 300, 300, 64, 64), torch.float32, "bhnd", 8)
         do = torch.randn((2, 3, 300, 64), device="cuda", dtype=torch.float32)
         leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
@@ -547,7 +547,8 @@ class AgainstPyTorch(unittest.TestCase):
         self.assertLess(errors[0], 1e-5)
         self.assertTrue(1e-5 < errors[1] < 2e-3, errors)
         text = flashtune.describe_choice(q, k, v, True, backward=True, allow_tf32=True)
-        self.assertIn("bwd_mma DTYPE=f32", text)
+        family = "bwd_wgmma_f32" if torch.cuda.get_device_capability()[0] == 9 else "bwd_mma"
+        self.assertIn(family + " DTYPE=f32", text)
         self.assertIn("ALLOW_TF32=1", text)
         packed = [t.detach()[0].transpose(0, 1).contiguous() for t in (q, k, v)]   # one sequence [N, H, D]
         cu = torch.tensor([0, 300], dtype=torch.int32, device="cuda")

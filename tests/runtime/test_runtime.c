@@ -1126,7 +1126,52 @@ static void speculative_decoding_served_by_its_winners(void **state)
             assert_int_not_equal(got.config.p[GEN_BLOCK_M], 64);
         }
     }
+    /* The other way: 16 rows of 4 heads without a mask (a 64-row tile, as the drafts') take the
+     * drafts' winners, compiled unmasked (not measured: no such problem was timed). */
+    db_workload open = featured(workload(DB_OP_FWD, FT_BF16, 128, 0, 8, 32, 16, 4096), 8, 0);
+    assert_int_equal(rt_choose(NULL, shipped, &h200, &open, 0, &got, &db_error, err, sizeof err), 0);
+    assert_int_equal(got.tier, RT_TIER_SHIPPED_NEAREST);   /* the mask differs: never exact */
+    assert_non_null(strstr(got.why, "seqlen_q=16"));
+    assert_non_null(strstr(got.why, "bottom_right=1"));
+    assert_int_equal(got.config.p[GEN_BLOCK_M], 64);
+    assert_int_equal(got.config.p[GEN_CAUSAL], 0);
     db_close(shipped);
+}
+
+/* A decode winner of the other mask that does not fit the problem's (head dim 256: 16 x 32 tiles of
+ * one warp take two more registers a thread masked than unmasked, over the limit) gives way to the
+ * nearest winner of the problem's own mask in the same database, not to the next tier: here a
+ * causal bottom-right draft without grouping, farther in kind (its group ratio) than the unmasked
+ * one-row winner of 32 over 4 heads. */
+#define DECODE_BF16_256 "op=fwd dtype=bf16 head_dim=256 head_dim_v=256 batch=4 heads=32 seqlen_k=8192"
+#define P_DECODE_256(block_n, causal) \
+    "DTYPE=bf16 HEAD_DIM=256 HEAD_DIM_V=256 BLOCK_M=16 BLOCK_N=" block_n " NUM_WARPS=1 NUM_STAGES=2 CAUSAL=" causal \
+    " CAUSAL_SKIP=1 EVEN_M=0 EVEN_N=1 DQ_MODE=atomic SPLITS=8 PACK_GQA=1"
+static void other_mask_unfit_gives_way_to_own_mask(void **state)
+{
+    (void)state;
+    db *user = make_db("unfit-mask.db", "flashtune winners format 1\n"
+        LINE("Test GPU", "sm_90", DECODE_BF16_256 " causal=0 heads_k=4 seqlen_q=1", "fwd_mma", "6123456789abcdef",
+             P_DECODE_256("32", "0"))
+        LINE("Test GPU", "sm_90", DECODE_BF16_256 " causal=1 bottom_right=1 seqlen_q=16", "fwd_mma",
+             "7123456789abcdef", P_DECODE_256("16", "1")));
+    db_workload w = featured(workload(DB_OP_FWD, FT_BF16, 256, 1, 4, 32, 2, 8192), 4, 0);
+    db_workload_set_mask(&w, 1, 1, -1, 0);
+    assert_true(db_workload_decode_any_mask(&w));
+    char err[512];
+    int db_error;
+    rt_choice got;
+    assert_int_equal(rt_choose(user, NULL, &test_gpu, &w, 0, &got, &db_error, err, sizeof err), 0);
+    printf("  -> %s\n", got.why);
+    assert_int_equal(got.tier, RT_TIER_DB_NEAREST);
+    assert_int_equal(got.config.p[GEN_BLOCK_N], 16);
+    assert_int_equal(got.config.p[GEN_CAUSAL], 1);
+    /* unmasked, the same problem takes the nearer unmasked winner as tuned */
+    db_workload_set_mask(&w, 0, 0, -1, -1);
+    assert_int_equal(rt_choose(user, NULL, &test_gpu, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_int_equal(got.config.p[GEN_BLOCK_N], 32);
+    assert_int_equal(got.config.p[GEN_CAUSAL], 0);
+    db_close(user);
 }
 
 /* Two GPUs of one arch ship winners (db/tuned/: the H100's, the H200's backward): each takes its
@@ -2080,6 +2125,7 @@ int main(void)
         cmocka_unit_test(shipped_tables_per_gpu),
         cmocka_unit_test(small_grids_served_by_small_grids),
         cmocka_unit_test(every_served_head_dim_pair_has_tuned_winners),
+        cmocka_unit_test(other_mask_unfit_gives_way_to_own_mask),
         cmocka_unit_test(invalid_arguments_name_the_argument),
         cmocka_unit_test(bnhd_layout_is_accepted),
         cmocka_unit_test(struct_size_rules),

@@ -121,6 +121,10 @@ static const gpu_case cases[] = {
     /* Decode shapes: the forward splits the keys and packs the group (rt_decode_config). */
     { "decode bf16 D=128 gqa 32/8 Nq=1", FT_BF16, 128, 128, 2, 32, 1, 3000, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, DENSE },
     { "decode f16 D=64 gqa 8/2 Nq=7 bottom-right", FT_F16, 64, 64, 3, 8, 7, 1111, 1, 1, 0, 1, 0, 0, 0, 0, 2, 0, DENSE },
+    /* Causal bottom-right drafts at head dim 128, 32 over 8 heads: served the shipped one-row
+     * decode winners, tuned without a mask, compiled causal (db_workload_decode_any_mask). */
+    { "decode bf16 D=128 gqa 32/8 Nq=4 bottom-right", FT_BF16, 128, 128, 3, 32, 4, 3000, 1, 0, 0, 1, 0, 0, 0, 0, 8, 0, DENSE },
+    { "decode f16 D=128 gqa 32/8 Nq=1 bottom-right", FT_F16, 128, 128, 2, 32, 1, 2500, 1, 1, 0, 1, 0, 0, 0, 0, 8, 0, DENSE },
     { "decode varlen bf16 D=128 gqa 8/2", FT_BF16, 128, 128, 4, 8, 3, 900, 1, 1, 0, 1, 0, 0, 0, 0, 2, 0, cu_qd, cu_kd },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
