@@ -77,8 +77,9 @@ class DbResults:
                        min(times.values()))
 
 
-LINE = re.compile(r"^\[\d+/\d+[^\]]*\] (fwd|bwd) (\w+) d=(\d+)(?:/(\d+))? (causal|noncausal)(.*?) \| (\w+) (.*?): ok "
-                  r"([0-9.]+) ms")
+# tune_workload_str's workload: "bf16 d=192 dv=128 causal br b=8 h=32 hk=8 s=16/4096 ..."
+LINE = re.compile(r"^\[\d+/\d+[^\]]*\] (fwd|bwd) (\w+) d=(\d+)(?: dv=(\d+))? (causal|noncausal)(.*?) \| (\w+) (.*?): "
+                  r"ok ([0-9.]+) ms")
 
 
 class LogResults:
