@@ -119,28 +119,27 @@ int rt_find_served(db *d, const char *device_name, const char *arch, int sm_coun
     return find_served(d, device_name, arch, sm_count, w, 0, out, err, len);
 }
 
-/* The choice before the softcap: the tiers of rt_choose. */
-static int choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int flags, rt_choice *out,
-                  int *is_db_error, char *err, size_t len)
+/* The winner of the first source that has one for `key` (w itself, or w at the head dims its
+ * built-in choice pads to), fitted to w: 1 (OUT: out's config, tier, why), 0 none (skipped gets
+ * the reasons of winners passed over), -1 a database error (err). */
+static int from_sources(db *const sources[2], const rt_device *dev, const db_workload *key, const db_workload *w,
+                        int any_rows, rt_choice *out, char *skipped, size_t skipped_len, int *is_db_error, char *err,
+                        size_t len)
 {
-    const int want_fixed_order = (flags & RT_CHOOSE_DETERMINISTIC) && w->op == DB_OP_BWD;
-    const int any_rows = (flags & RT_CHOOSE_ANY_ROWS) != 0;
-    char skipped[400] = "";
-    *is_db_error = 0;
-    db *sources[2] = { user, shipped };
     for (int s = 0; s < 2; s++) {
         if (!sources[s])
             continue;
         db_winner win;
         char why[320];
-        int found = rt_find_served(sources[s], dev->name, dev->arch, dev->sm_count, w, &win, why, sizeof why);
+        int found = rt_find_served(sources[s], dev->name, dev->arch, dev->sm_count, key, &win, why, sizeof why);
         int unfit = found > 0 && winner_config(&win, dev, w, any_rows, &out->config, why, sizeof why) != 0;
         /* A decode winner of the other mask (db_workload_decode_any_mask) that does not fit this
          * one's (a causal kernel's registers, say): the nearest of the problem's own mask instead. */
         if (unfit && db_workload_masked(&win.workload) != db_workload_masked(w)) {
             db_winner own;
             char own_why[320];
-            found = find_served(sources[s], dev->name, dev->arch, dev->sm_count, w, 1, &own, own_why, sizeof own_why);
+            found = find_served(sources[s], dev->name, dev->arch, dev->sm_count, key, 1, &own, own_why,
+                                sizeof own_why);
             if (found < 0)
                 snprintf(why, sizeof why, "%s", own_why);
             else if (found > 0 && winner_config(&own, dev, w, any_rows, &out->config, own_why, sizeof own_why) == 0) {
@@ -158,11 +157,13 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
             continue;
         if (unfit) {
             /* Tuned for a GPU with more shared memory, say: remember why, try the next tier. */
-            snprintf(skipped + strlen(skipped), sizeof skipped - strlen(skipped), "; %s winner %s passed over: %s",
+            snprintf(skipped + strlen(skipped), skipped_len - strlen(skipped), "; %s winner %s passed over: %s",
                      s ? "shipped" : "database", win.kernel.family, why);
             continue;
         }
-        const int exact = win.workload_match == DB_MATCH_EXACT;
+        /* exact only for the problem's own head dims: another's winner serves it as the nearest */
+        const int exact = win.workload_match == DB_MATCH_EXACT && key->head_dim == w->head_dim &&
+                          key->head_dim_v == w->head_dim_v;
         const int tf32_other = win.workload.tf32 != w->tf32;   /* compiled for this problem's (rt_config_fit) */
         out->tuned_varlen = win.workload.varlen != 0;
         out->tier = s == 0 ? (exact ? RT_TIER_DB_EXACT : RT_TIER_DB_NEAREST)
@@ -172,8 +173,40 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
             snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "; %s (ALLOW_TF32=%d)",
                      w->tf32 ? "products rounded to TF32" : "float32's accuracy", w->tf32);
         snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why), "%s", skipped);
-        return want_fixed_order ? make_deterministic(dev, w, flags, out, err, len) : 0;
+        return 1;
     }
+    return 0;
+}
+
+/* The choice before the softcap: the tiers of rt_choose. */
+static int choose(db *user, db *shipped, const rt_device *dev, const db_workload *w, int flags, rt_choice *out,
+                  int *is_db_error, char *err, size_t len)
+{
+    const int want_fixed_order = (flags & RT_CHOOSE_DETERMINISTIC) && w->op == DB_OP_BWD;
+    const int any_rows = (flags & RT_CHOOSE_ANY_ROWS) != 0;
+    char skipped[400] = "";
+    *is_db_error = 0;
+    db *const sources[2] = { user, shipped };
+    int got = from_sources(sources, dev, w, w, any_rows, out, skipped, sizeof skipped, is_db_error, err, len);
+    /* No winner of the problem's head dims, where its built-in choice pads them further (head dims
+     * up to 32 on Hopper: the warpgroup families' 64): the winners of those dims, padded to them
+     * as the built-in choice would be (the fast one's: a deterministic request then makes the
+     * winner repeatable, as any other). */
+    gen_config fallback;
+    char fallback_why[512];
+    if (got == 0 &&
+        rt_default_config(dev, w, flags & ~RT_CHOOSE_DETERMINISTIC, &fallback, fallback_why, sizeof fallback_why) == 0 &&
+        (fallback.p[GEN_HEAD_DIM] != ln_padded_head_dim(w->head_dim) ||
+         fallback.p[GEN_HEAD_DIM_V] != ln_padded_head_dim(w->head_dim_v))) {
+        db_workload key = *w;
+        key.head_dim = fallback.p[GEN_HEAD_DIM];
+        key.head_dim_v = fallback.p[GEN_HEAD_DIM_V];
+        got = from_sources(sources, dev, &key, w, any_rows, out, skipped, sizeof skipped, is_db_error, err, len);
+    }
+    if (got < 0)
+        return -1;
+    if (got > 0)
+        return want_fixed_order ? make_deterministic(dev, w, flags, out, err, len) : 0;
     char why[512];
     if (rt_default_config(dev, w, flags, &out->config, why, sizeof why) != 0) {
         snprintf(err, len, "%s", why);

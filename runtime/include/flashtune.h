@@ -46,8 +46,10 @@
  * batch (bucketed by how full it is: total_q + total_k over batch * (seqlen_q + seqlen_k), in
  * eighths); then by sequence lengths and how full the problem's grid keeps the GPU's SMs, in
  * waves (decode shapes: batch * K/V heads)); else the winners shipped inside the
- * library (tuned by the flashtune authors, looked up the same way); else a built-in default for
- * the GPU's architecture, dtype and head dims. So a supported problem always runs.
+ * library (tuned by the flashtune authors, looked up the same way); where neither has a winner of
+ * the problem's head dims and its built-in default pads them further (head dims up to 32 on
+ * Hopper, to 64), the winners of the padded dims the same way, run padded; else a built-in default
+ * for the GPU's architecture, dtype and head dims. So a supported problem always runs.
  * ft_describe_choice says which rule picked the kernel. Every mask (causal either way aligned, a
  * window) runs the same masked kernels, the band an argument of their launch, so a winner tuned
  * on one mask serves the others.

@@ -505,11 +505,14 @@ static void padded_head_dims_choose_the_compiled_ones(void **state)
                         checked++;
                     }
     assert_true(small_on_hopper > 0);   /* head dims up to 32 take the Hopper families at 64 on the H100 */
-    /* Which: the backward from head dim 1, the forward from 24 (gen_family.pad_from). */
-    static const struct { int op, d, dv; const char *family; int head_dim; } small[] = {
-        { DB_OP_FWD, 16, 16, "fwd_mma", 32 },   { DB_OP_FWD, 16, 24, "fwd_wgmma", 64 },
-        { DB_OP_FWD, 32, 32, "fwd_wgmma", 64 }, { DB_OP_BWD, 8, 8, "bwd_wgmma", 64 },
-        { DB_OP_BWD, 32, 16, "bwd_wgmma", 64 }, { DB_OP_FWD, 40, 40, "fwd_wgmma", 64 },
+    /* Which: the backward from head dim 1, the forward from 24 (gen_family.pad_from); and with
+     * no winner of their own head dims (the tables tune none at 32), the winners of the dims the
+     * built-in choice pads them to (64) serve them, padded (tier nearest, never exact), where it
+     * pads them past their own (head dim 16's forward runs mma.sync at 32: the default). */
+    static const struct { int op, d, dv; const char *family; int head_dim, tuned; } small[] = {
+        { DB_OP_FWD, 16, 16, "fwd_mma", 32, 0 },   { DB_OP_FWD, 16, 24, "fwd_wgmma", 64, 1 },
+        { DB_OP_FWD, 32, 32, "fwd_wgmma", 64, 1 }, { DB_OP_BWD, 8, 8, "bwd_wgmma", 64, 1 },
+        { DB_OP_BWD, 32, 16, "bwd_wgmma", 64, 1 }, { DB_OP_FWD, 40, 40, "fwd_wgmma", 64, 1 },
     };
     for (int i = 0; i < (int)(sizeof small / sizeof small[0]); i++) {
         db_workload w = workload(small[i].op, FT_BF16, small[i].d, 0, 2, 16, 4096, 4096);
@@ -520,6 +523,8 @@ static void padded_head_dims_choose_the_compiled_ones(void **state)
         assert_string_equal(got.config.family->name, small[i].family);
         assert_int_equal(got.config.p[GEN_HEAD_DIM], small[i].head_dim);
         assert_int_equal(got.config.p[GEN_DATA_DIM], small[i].d < small[i].head_dim ? small[i].d : 0);
+        if (got.tier != (small[i].tuned ? RT_TIER_SHIPPED_NEAREST : RT_TIER_DEFAULT))
+            fail_msg("op=%d D=%d Dv=%d: tier %d (%s)", small[i].op, small[i].d, small[i].dv, got.tier, got.why);
     }
     printf("  %d choices for head dims 1 to 256, %d of them below 64 on a Hopper family\n", checked, small_on_hopper);
     db_close(shipped);
