@@ -310,13 +310,13 @@ typedef struct db_winner {
  * 0 none, -1 error. */
 int db_winner_find(db *d, const char *device_name, const char *arch, const db_workload *w,
                    db_winner *out, char *err, size_t len);
-/* The same among the winners whose workload `accept` takes (accept(workload, ctx) nonzero; NULL:
- * every one): the caller's own rule of what may serve w (the runtime's: a decode kernel for decode
- * shapes only), applied before the nearest is chosen, so a nearer winner it refuses does not hide
- * a farther one it takes; and w's fill counted on sm_count SMs, the GPU it will run on (0: each
- * row's own). */
+/* The same among the winners `accept` takes (accept(candidate, ctx) nonzero, its workload and
+ * kernel read; NULL: every one): the caller's own rule of what may serve w (the runtime's: a decode
+ * kernel for decode shapes only; at head dims padded past the problem's, a family that pads them
+ * so), applied before the nearest is chosen, so a nearer winner it refuses does not hide a farther
+ * one it takes; and w's fill counted on sm_count SMs, the GPU it will run on (0: each row's own). */
 int db_winner_find_if(db *d, const char *device_name, const char *arch, int sm_count, const db_workload *w,
-                      int (*accept)(const db_workload *candidate, void *ctx), void *ctx, db_winner *out, char *err,
+                      int (*accept)(const db_winner *candidate, void *ctx), void *ctx, db_winner *out, char *err,
                       size_t len);
 /* Every winner, in export order (device name, arch, driver, NVRTC, then the workload fields).
  * OUT: *out (malloc'ed array, free() it; NULL when none), *count. */

@@ -157,7 +157,7 @@ int db_winner_find(db *d, const char *device_name, const char *arch, const db_wo
 }
 
 int db_winner_find_if(db *d, const char *device_name, const char *arch, int sm_count, const db_workload *w,
-                      int (*accept)(const db_workload *candidate, void *ctx), void *ctx, db_winner *out, char *err,
+                      int (*accept)(const db_winner *candidate, void *ctx), void *ctx, db_winner *out, char *err,
                       size_t len)
 {
     const char *func = "db_winner_find";
@@ -196,7 +196,7 @@ int db_winner_find_if(db *d, const char *device_name, const char *arch, int sm_c
                 continue;
             if (db_workload_masked(&c.workload) != db_workload_masked(w) && !db_workload_decode_any_mask(&c.workload))
                 continue;   /* another mask, taken only between decode shapes it does not change */
-            if (accept && !accept(&c.workload, ctx))
+            if (accept && !accept(&c, ctx))
                 continue;
             c.device_match = device_name && !strcmp(c.device.name, device_name) ? DB_MATCH_SAME_GPU
                                                                                  : DB_MATCH_SAME_ARCH;

@@ -80,49 +80,65 @@ static int make_deterministic(const rt_device *dev, const db_workload *w, int fl
     return 0;
 }
 
-/* The problem's decode kind, worked out once for the filter below: whether it is a decode shape,
- * and if so its query tile; whether it is masked, where only its own mask's winners may serve. */
-typedef struct decode_kind {
+/* What may serve the problem, worked out once for the filter below: whether it is a decode shape,
+ * and if so its query tile; whether it is masked, where only its own mask's winners may serve;
+ * and, looked up at head dims padded past its own (padded: the problem's dims, else NULL), those. */
+typedef struct serve_kind {
     int decode, tile_rows;
     int own_mask_only, masked;
-} decode_kind;
+    const db_workload *padded;
+    int head_dim, head_dim_v;   /* the dims looked up */
+} serve_kind;
 
 /* db_winner_find_if's filter: the candidate is a decode shape exactly when the problem is, and
- * then one whose rows fill the same query tile (ctx: the problem's decode_kind). Decode winners
+ * then one whose rows fill the same query tile (ctx: the problem's serve_kind). Decode winners
  * are tuned for their rows: a 16-row draft's 64-row tile served to one row of 4 heads would pad
- * 60 of them. */
-static int same_decode_kind(const db_workload *candidate, void *ctx)
+ * 60 of them. Looked up at padded dims, only a family that pads the problem's to them (a
+ * warpgroup family's 64 for head dim 32; mma.sync compiles 32 itself and is not run wider). */
+static int may_serve(const db_winner *candidate, void *ctx)
 {
-    const decode_kind *k = ctx;
-    if (db_workload_decode(candidate) != k->decode)
+    const serve_kind *k = ctx;
+    const db_workload *cw = &candidate->workload;
+    if (db_workload_decode(cw) != k->decode)
         return 0;
-    if (k->own_mask_only && db_workload_masked(candidate) != k->masked)
+    if (k->own_mask_only && db_workload_masked(cw) != k->masked)
         return 0;
-    return !k->decode || rt_decode_tile_rows(candidate) == k->tile_rows;
+    if (k->decode && rt_decode_tile_rows(cw) != k->tile_rows)
+        return 0;
+    if (k->padded) {
+        const gen_family *f = gen_family_find(candidate->kernel.family);
+        return f && ln_family_head_dim(f, k->padded->head_dim) == k->head_dim &&
+               ln_family_head_dim(f, k->padded->head_dim_v) == k->head_dim_v;
+    }
+    return 1;
 }
 
-/* rt_find_served, or (own_mask_only) among the winners of w's own mask alone. */
-static int find_served(db *d, const char *device_name, const char *arch, int sm_count, const db_workload *w,
-                       int own_mask_only, db_winner *out, char *err, size_t len)
+/* The nearest winner for w looked up at head dims (d, dv): its own compiled ones, or (padded) the
+ * ones its built-in choice pads them to; own_mask_only: among the winners of w's own mask alone. */
+static int find_served(db *d, const char *device_name, const char *arch, int sm_count, const db_workload *w, int dh,
+                       int dhv, int padded, int own_mask_only, db_winner *out, char *err, size_t len)
 {
     db_workload key = *w;   /* the database knows the compiled head dims */
-    key.head_dim = ln_padded_head_dim(w->head_dim);
-    key.head_dim_v = ln_padded_head_dim(w->head_dim_v);
+    key.head_dim = dh;
+    key.head_dim_v = dhv;
     /* a decode kernel for decode shapes only (and its own query tile's), and nothing else */
-    decode_kind kind = { db_workload_decode(w), rt_decode_tile_rows(w), own_mask_only, db_workload_masked(w) };
-    return db_winner_find_if(d, device_name, arch, sm_count, &key, same_decode_kind, &kind, out, err, len);
+    serve_kind kind = { db_workload_decode(w), rt_decode_tile_rows(w), own_mask_only, db_workload_masked(w),
+                        padded ? w : NULL, dh, dhv };
+    return db_winner_find_if(d, device_name, arch, sm_count, &key, may_serve, &kind, out, err, len);
 }
 
 int rt_find_served(db *d, const char *device_name, const char *arch, int sm_count, const db_workload *w,
                    db_winner *out, char *err, size_t len)
 {
-    return find_served(d, device_name, arch, sm_count, w, 0, out, err, len);
+    return find_served(d, device_name, arch, sm_count, w, ln_padded_head_dim(w->head_dim),
+                       ln_padded_head_dim(w->head_dim_v), 0, 0, out, err, len);
 }
 
-/* The winner of the first source that has one for `key` (w itself, or w at the head dims its
- * built-in choice pads to), fitted to w: 1 (OUT: out's config, tier, why), 0 none (skipped gets
- * the reasons of winners passed over), -1 a database error (err). */
-static int from_sources(db *const sources[2], const rt_device *dev, const db_workload *key, const db_workload *w,
+/* The winner of the first source that has one for w looked up at head dims (dh, dhv): its own
+ * compiled ones, or (padded) those its built-in choice pads them to; fitted to w: 1 (OUT: out's
+ * config, tier, why), 0 none (skipped gets the reasons of winners passed over), -1 a database error
+ * (err). */
+static int from_sources(db *const sources[2], const rt_device *dev, const db_workload *w, int dh, int dhv, int padded,
                         int any_rows, rt_choice *out, char *skipped, size_t skipped_len, int *is_db_error, char *err,
                         size_t len)
 {
@@ -131,15 +147,16 @@ static int from_sources(db *const sources[2], const rt_device *dev, const db_wor
             continue;
         db_winner win;
         char why[320];
-        int found = rt_find_served(sources[s], dev->name, dev->arch, dev->sm_count, key, &win, why, sizeof why);
+        int found = find_served(sources[s], dev->name, dev->arch, dev->sm_count, w, dh, dhv, padded, 0, &win, why,
+                                sizeof why);
         int unfit = found > 0 && winner_config(&win, dev, w, any_rows, &out->config, why, sizeof why) != 0;
         /* A decode winner of the other mask (db_workload_decode_any_mask) that does not fit this
          * one's (a causal kernel's registers, say): the nearest of the problem's own mask instead. */
         if (unfit && db_workload_masked(&win.workload) != db_workload_masked(w)) {
             db_winner own;
             char own_why[320];
-            found = find_served(sources[s], dev->name, dev->arch, dev->sm_count, key, 1, &own, own_why,
-                                sizeof own_why);
+            found = find_served(sources[s], dev->name, dev->arch, dev->sm_count, w, dh, dhv, padded, 1, &own,
+                                own_why, sizeof own_why);
             if (found < 0)
                 snprintf(why, sizeof why, "%s", own_why);
             else if (found > 0 && winner_config(&own, dev, w, any_rows, &out->config, own_why, sizeof own_why) == 0) {
@@ -157,13 +174,13 @@ static int from_sources(db *const sources[2], const rt_device *dev, const db_wor
             continue;
         if (unfit) {
             /* Tuned for a GPU with more shared memory, say: remember why, try the next tier. */
-            snprintf(skipped + strlen(skipped), skipped_len - strlen(skipped), "; %s winner %s passed over: %s",
-                     s ? "shipped" : "database", win.kernel.family, why);
+            snprintf(skipped + strlen(skipped), skipped_len - strlen(skipped), "; %s winner %s%s passed over: %s",
+                     s ? "shipped" : "database", win.kernel.family, padded ? " of the padded head dims" : "", why);
             continue;
         }
-        /* exact only for the problem's own head dims: another's winner serves it as the nearest */
-        const int exact = win.workload_match == DB_MATCH_EXACT && key->head_dim == w->head_dim &&
-                          key->head_dim_v == w->head_dim_v;
+        if (padded)   /* the padded dims' winner serves the problem as the nearest, never exactly */
+            win.workload_match = DB_MATCH_NEAREST;
+        const int exact = win.workload_match == DB_MATCH_EXACT;
         const int tf32_other = win.workload.tf32 != w->tf32;   /* compiled for this problem's (rt_config_fit) */
         out->tuned_varlen = win.workload.varlen != 0;
         out->tier = s == 0 ? (exact ? RT_TIER_DB_EXACT : RT_TIER_DB_NEAREST)
@@ -187,7 +204,8 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
     char skipped[400] = "";
     *is_db_error = 0;
     db *const sources[2] = { user, shipped };
-    int got = from_sources(sources, dev, w, w, any_rows, out, skipped, sizeof skipped, is_db_error, err, len);
+    const int dh = ln_padded_head_dim(w->head_dim), dhv = ln_padded_head_dim(w->head_dim_v);
+    int got = from_sources(sources, dev, w, dh, dhv, 0, any_rows, out, skipped, sizeof skipped, is_db_error, err, len);
     /* No winner of the problem's head dims, where its built-in choice pads them further (head dims
      * up to 32 on Hopper: the warpgroup families' 64): the winners of those dims, padded to them
      * as the built-in choice would be (the fast one's: a deterministic request then makes the
@@ -196,13 +214,9 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
     char fallback_why[512];
     if (got == 0 &&
         rt_default_config(dev, w, flags & ~RT_CHOOSE_DETERMINISTIC, &fallback, fallback_why, sizeof fallback_why) == 0 &&
-        (fallback.p[GEN_HEAD_DIM] != ln_padded_head_dim(w->head_dim) ||
-         fallback.p[GEN_HEAD_DIM_V] != ln_padded_head_dim(w->head_dim_v))) {
-        db_workload key = *w;
-        key.head_dim = fallback.p[GEN_HEAD_DIM];
-        key.head_dim_v = fallback.p[GEN_HEAD_DIM_V];
-        got = from_sources(sources, dev, &key, w, any_rows, out, skipped, sizeof skipped, is_db_error, err, len);
-    }
+        (fallback.p[GEN_HEAD_DIM] != dh || fallback.p[GEN_HEAD_DIM_V] != dhv))
+        got = from_sources(sources, dev, w, fallback.p[GEN_HEAD_DIM], fallback.p[GEN_HEAD_DIM_V], 1, any_rows, out,
+                           skipped, sizeof skipped, is_db_error, err, len);
     if (got < 0)
         return -1;
     if (got > 0)

@@ -530,6 +530,47 @@ static void padded_head_dims_choose_the_compiled_ones(void **state)
     db_close(shipped);
 }
 
+/* The padded dims' winners serve head dim 32 on Hopper as the nearest, never exactly, even at a
+ * tuned row's own shape; and only a family that pads 32 to 64 itself: a database's mma.sync
+ * winner at 64 (a family that compiles 32) is passed over, a warpgroup one taken. */
+#define FWD_BF16_64 "op=fwd dtype=bf16 head_dim=64 head_dim_v=64 causal=0 batch=1 heads=32 seqlen_q=512 seqlen_k=512"
+#define P_MMA_64 "DTYPE=bf16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=64 BLOCK_N=64 NUM_WARPS=4 NUM_STAGES=2 CAUSAL=0 " \
+                 "CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic"
+#define P_WGMMA_64 "DTYPE=bf16 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=128 BLOCK_N=128 NUM_WARPS=12 NUM_STAGES=2 " \
+                   "CAUSAL=0 CAUSAL_SKIP=1 EVEN_M=1 EVEN_N=1 DQ_MODE=atomic OVERLAP=1 PINGPONG=1 PERSISTENT=1"
+static void padded_dims_winners_serve_as_nearest(void **state)
+{
+    (void)state;
+    db *shipped = NULL;
+    char err[512];
+    int db_error;
+    rt_choice got;
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    const db_workload w = workload(DB_OP_FWD, FT_BF16, 32, 0, 1, 32, 512, 512);   /* a head-dim-64 row's shape */
+    assert_int_equal(rt_choose(NULL, shipped, &h200, &w, 0, &got, &db_error, err, sizeof err), 0);
+    printf("  -> %s\n", got.why);
+    assert_int_equal(got.tier, RT_TIER_SHIPPED_NEAREST);
+    assert_non_null(strstr(got.why, "nearest (tuned at batch=1 heads=32 seqlen_q=512"));
+    assert_null(strstr(got.why, " exact "));
+    assert_non_null(strstr(got.why, "padded to 64, 64"));
+    assert_int_equal(got.config.p[GEN_DATA_DIM], 32);
+    db_close(shipped);
+    db *mma = make_db("padded-mma.db", "flashtune winners format 1\n"
+                      LINE("Test GPU", "sm_90", FWD_BF16_64, "fwd_mma", "8123456789abcdef", P_MMA_64));
+    assert_int_equal(rt_choose(mma, NULL, &test_gpu, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_int_equal(got.tier, RT_TIER_DEFAULT);
+    db_close(mma);
+    db *wgmma = make_db("padded-wgmma.db", "flashtune winners format 1\n"
+                        LINE("Test GPU", "sm_90", FWD_BF16_64, "fwd_wgmma", "9123456789abcdef", P_WGMMA_64));
+    assert_int_equal(rt_choose(wgmma, NULL, &test_gpu, &w, 0, &got, &db_error, err, sizeof err), 0);
+    assert_int_equal(got.tier, RT_TIER_DB_NEAREST);
+    assert_string_equal(got.config.family->name, "fwd_wgmma");
+    assert_int_equal(got.config.p[GEN_BLOCK_M], 128);
+    assert_int_equal(got.config.p[GEN_HEAD_DIM], 64);
+    assert_int_equal(got.config.p[GEN_DATA_DIM], 32);
+    db_close(wgmma);
+}
+
 /* A variable-length batch: the shipped varlen winners where there are some (bf16 D 128 on the
  * H100 and the H200), run as tuned; elsewhere the dense choice of its longest lengths, compiled
  * VARLEN=1 with no length a tile multiple, persistent as chosen where its family walks a packed
@@ -2131,6 +2172,7 @@ int main(void)
         cmocka_unit_test(small_grids_served_by_small_grids),
         cmocka_unit_test(every_served_head_dim_pair_has_tuned_winners),
         cmocka_unit_test(other_mask_unfit_gives_way_to_own_mask),
+        cmocka_unit_test(padded_dims_winners_serve_as_nearest),
         cmocka_unit_test(invalid_arguments_name_the_argument),
         cmocka_unit_test(bnhd_layout_is_accepted),
         cmocka_unit_test(struct_size_rules),
