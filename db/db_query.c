@@ -132,6 +132,15 @@ static int shared_start(const char *a, const char *b)
     return n;
 }
 
+/* Whether a winner tuned on workload c may serve problem w as far as their masks go: kernels of w's
+ * CAUSAL (every mask, causal or windowed, runs CAUSAL=1), or two decode shapes the mask does not
+ * change (db_workload_decode_any_mask), of either. */
+static int mask_may_serve(const db_workload *w, const db_workload *c)
+{
+    return db_workload_masked(c) == db_workload_masked(w) ||
+           (db_workload_decode_any_mask(w) && db_workload_decode_any_mask(c));
+}
+
 /* 1 when candidate c should be preferred over the best so far b. */
 static int better(const db_winner *c, const db_winner *b)
 {
@@ -170,20 +179,14 @@ int db_winner_find_if(db *d, const char *device_name, const char *arch, int sm_c
         return -1;
     sqlite3_stmt *st;
     int found = -1;
-    /* Candidates run kernels of w's CAUSAL: every mask, causal or windowed, runs CAUSAL=1; a decode
-     * shape the mask does not change (db_workload_decode_any_mask) takes such shapes of either. */
-    const int any_mask = db_workload_decode_any_mask(w);
     if (db_prepare(d, WINNER_SELECT " WHERE (?1 IS NULL OR d.arch = ?1) AND l.op = ?2 AND l.dtype = ?3"
-                      " AND l.head_dim = ?4 AND l.head_dim_v = ?5 AND ((l.causal OR l.window) = ?6 OR ?7)", &st,
-                   err, len) == 0) {
+                      " AND l.head_dim = ?4 AND l.head_dim_v = ?5", &st, err, len) == 0) {
         if (arch)
             sqlite3_bind_text(st, 1, arch, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, db_op_name(w->op), -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, db_dtype_name(w->dtype), -1, SQLITE_STATIC);
         sqlite3_bind_int(st, 4, w->head_dim);
         sqlite3_bind_int(st, 5, w->head_dim_v);
-        sqlite3_bind_int(st, 6, db_workload_masked(w));
-        sqlite3_bind_int(st, 7, any_mask);
         found = 0;
         int rc;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -194,8 +197,8 @@ int db_winner_find_if(db *d, const char *device_name, const char *arch, int sm_c
             }
             if (c.workload.sinks != w->sinks)   /* sinks are compiled in, as the mask is: never served across */
                 continue;
-            if (db_workload_masked(&c.workload) != db_workload_masked(w) && !db_workload_decode_any_mask(&c.workload))
-                continue;   /* another mask, taken only between decode shapes it does not change */
+            if (!mask_may_serve(w, &c.workload))
+                continue;
             if (accept && !accept(&c, ctx))
                 continue;
             c.device_match = device_name && !strcmp(c.device.name, device_name) ? DB_MATCH_SAME_GPU

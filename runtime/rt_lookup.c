@@ -80,14 +80,14 @@ static int make_deterministic(const rt_device *dev, const db_workload *w, int fl
     return 0;
 }
 
-/* What may serve the problem, worked out once for the filter below: whether it is a decode shape,
- * and if so its query tile; whether it is masked, where only its own mask's winners may serve;
- * and, looked up at head dims padded past its own (padded: the problem's dims, else NULL), those. */
+/* What may serve the problem w, for the filter below: its decode kind, worked out once (whether it
+ * is a decode shape, and if so its query tile); whether only its own mask's winners may; and the
+ * head dims looked up, its own compiled ones or (padded) those its built-in choice pads them to. */
 typedef struct serve_kind {
+    const db_workload *w;
     int decode, tile_rows;
-    int own_mask_only, masked;
-    const db_workload *padded;
-    int head_dim, head_dim_v;   /* the dims looked up */
+    int own_mask_only, padded;
+    int head_dim, head_dim_v;
 } serve_kind;
 
 /* db_winner_find_if's filter: the candidate is a decode shape exactly when the problem is, and
@@ -101,14 +101,14 @@ static int may_serve(const db_winner *candidate, void *ctx)
     const db_workload *cw = &candidate->workload;
     if (db_workload_decode(cw) != k->decode)
         return 0;
-    if (k->own_mask_only && db_workload_masked(cw) != k->masked)
+    if (k->own_mask_only && db_workload_masked(cw) != db_workload_masked(k->w))
         return 0;
     if (k->decode && rt_decode_tile_rows(cw) != k->tile_rows)
         return 0;
     if (k->padded) {
         const gen_family *f = gen_family_find(candidate->kernel.family);
-        return f && ln_family_head_dim(f, k->padded->head_dim) == k->head_dim &&
-               ln_family_head_dim(f, k->padded->head_dim_v) == k->head_dim_v;
+        return f && ln_family_head_dim(f, k->w->head_dim) == k->head_dim &&
+               ln_family_head_dim(f, k->w->head_dim_v) == k->head_dim_v;
     }
     return 1;
 }
@@ -122,8 +122,7 @@ static int find_served(db *d, const char *device_name, const char *arch, int sm_
     key.head_dim = dh;
     key.head_dim_v = dhv;
     /* a decode kernel for decode shapes only (and its own query tile's), and nothing else */
-    serve_kind kind = { db_workload_decode(w), rt_decode_tile_rows(w), own_mask_only, db_workload_masked(w),
-                        padded ? w : NULL, dh, dhv };
+    serve_kind kind = { w, db_workload_decode(w), rt_decode_tile_rows(w), own_mask_only, padded, dh, dhv };
     return db_winner_find_if(d, device_name, arch, sm_count, &key, may_serve, &kind, out, err, len);
 }
 
@@ -210,19 +209,20 @@ static int choose(db *user, db *shipped, const rt_device *dev, const db_workload
      * up to 32 on Hopper: the warpgroup families' 64): the winners of those dims, padded to them
      * as the built-in choice would be (the fast one's: a deterministic request then makes the
      * winner repeatable, as any other). */
-    gen_config fallback;
-    char fallback_why[512];
-    if (got == 0 &&
-        rt_default_config(dev, w, flags & ~RT_CHOOSE_DETERMINISTIC, &fallback, fallback_why, sizeof fallback_why) == 0 &&
-        (fallback.p[GEN_HEAD_DIM] != dh || fallback.p[GEN_HEAD_DIM_V] != dhv))
-        got = from_sources(sources, dev, w, fallback.p[GEN_HEAD_DIM], fallback.p[GEN_HEAD_DIM_V], 1, any_rows, out,
-                           skipped, sizeof skipped, is_db_error, err, len);
+    gen_config fast;
+    char why[512];
+    const int fast_ok = got == 0 && rt_default_config(dev, w, flags & ~RT_CHOOSE_DETERMINISTIC, &fast, why,
+                                                      sizeof why) == 0;
+    if (fast_ok && (fast.p[GEN_HEAD_DIM] != dh || fast.p[GEN_HEAD_DIM_V] != dhv))
+        got = from_sources(sources, dev, w, fast.p[GEN_HEAD_DIM], fast.p[GEN_HEAD_DIM_V], 1, any_rows, out, skipped,
+                           sizeof skipped, is_db_error, err, len);
     if (got < 0)
         return -1;
     if (got > 0)
         return want_fixed_order ? make_deterministic(dev, w, flags, out, err, len) : 0;
-    char why[512];
-    if (rt_default_config(dev, w, flags, &out->config, why, sizeof why) != 0) {
+    if (fast_ok && !(flags & RT_CHOOSE_DETERMINISTIC))
+        out->config = fast;   /* the built-in choice, already made */
+    else if (rt_default_config(dev, w, flags, &out->config, why, sizeof why) != 0) {
         snprintf(err, len, "%s", why);
         return -1;
     }

@@ -1473,8 +1473,8 @@ static void nearest_by_grid_fill(void **state)
 
 /* The fill weighs four times a length: a problem nearer one row in length and another in fill
  * takes the fill's at that weight (at twice a length's it would take the length's). Decode shapes
- * keep batch x heads at half a length's weight instead (no replay measured the fill there). The
- * backward's grid is counted in key tiles. */
+ * weigh batch x K/V heads (here the query heads: no grouping) at half a length's weight instead.
+ * The backward's grid is counted in key tiles. */
 static void fill_weighs_four_lengths(void **state)
 {
     fixture *f = *state;
