@@ -564,6 +564,8 @@ static void expect_load_error(const char *text, const char *what)
 }
 
 #define HEAD "op,dtype,head_dim,causal,batch,heads,seqlen,family,BLOCK_M,status,median_ms,message\n"
+#define DECODE_HEAD "op,dtype,head_dim,causal,batch,heads,seqlen,seqlen_k,heads_k,bottom_right,family,BLOCK_M,status," \
+                    "median_ms\n"
 
 static void truth_loader_names_the_line_and_the_fault(void **state)
 {
@@ -575,6 +577,29 @@ static void truth_loader_names_the_line_and_the_fault(void **state)
     expect_load_error("op,dtype,family,status,median_ms\nfwd,bf16,fwd_mma,ok,1\n", "no column 'head_dim'");
     expect_load_error(HEAD, "no results");
     expect_load_error(HEAD "fwd,bf16,64,0,1,8,512,fwd_mma,sixty,ok,0.5,x\n", "BLOCK_M");
+    /* the decode columns: none empty, and the key within its bytes */
+    expect_load_error(DECODE_HEAD "fwd,bf16,128,0,8,32,1,,8,0,fwd_mma,16,ok,0.5\n", ":2: seqlen_k is empty");
+    expect_load_error(DECODE_HEAD "fwd,bf16,128,0,8,32,1,8192,8,0000000000000000000000000000000000000000000000000000,"
+                      "fwd_mma,16,ok,0.5\n", "longer than");
+}
+
+/* Decode shapes' rows carry the key length, the K/V heads and the diagonal's corner into the key. */
+static void truth_loader_reads_decode_columns(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/ft_truth_XXXXXX";
+    const int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(DECODE_HEAD "fwd,bf16,128,1,8,32,4,8192,8,1,fwd_mma,16,ok,0.25\n", f);
+    fclose(f);
+    tune_truth *t;
+    char err[512];
+    assert_int_equal(tune_truth_load(path, &t, err, sizeof err), 0);
+    assert_int_equal(t->count, 1);
+    assert_string_equal(t->workloads[0].key, "fwd bf16 d=128 causal=1 b=8 h=32 s=4 sk=8192 hk=8 br=1");
+    tune_truth_free(t);
+    unlink(path);
 }
 
 static void truth_loader_reads_quotes_and_failures(void **state)
@@ -608,6 +633,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exhaustive_times_and_stores_each_once),
+        cmocka_unit_test(truth_loader_reads_decode_columns),
         cmocka_unit_test(confirm_retimes_the_finalists_in_rotation),
         cmocka_unit_test(the_incumbent_is_always_confirmed),
         cmocka_unit_test(budgets_hold_with_an_incumbent),

@@ -119,6 +119,8 @@ static int read_row(tune_truth *t, char **head, int nh, char **f, int nf, char *
     static const char *const decode_cols[][2] = { { "seqlen_k", "sk" }, { "heads_k", "hk" }, { "bottom_right", "br" } };
     for (int i = 0; i < 3; i++) {
         const int col = column(head, nh, decode_cols[i][0]);
+        if (col >= 0 && !f[col][0])
+            return snprintf(why, len, "%s is empty", decode_cols[i][0]), -1;
         if (col >= 0 && at >= 0 && at < (int)sizeof key)
             at += snprintf(key + at, sizeof key - at, " %s=%s", decode_cols[i][1], f[col]);
     }
