@@ -500,6 +500,21 @@ static const bench_row rows[] = {
     FHOP128(16, 1024, 1),
     FHOP128(1, 16384, 0),
 #undef FHOP128
+    /* The float32 backward's dQ added into dq_accum and converted after (DQ_MODE atomic) against
+     * added straight into dQ (direct: no zeroing of dq_accum, no convert pass; the "fdirect" set),
+     * at the H200's shipped forms: three products at head dim 64 (32 x 64, two slots), one (64 x 64,
+     * one slot), one at 128 (32 x 64, 12 warps, one slot); short causal lengths, where the passes
+     * weigh most, and a long non-causal one. */
+#define FDIRECT(d, b, h, n, causal, bm, w, st, tf32)                                                           \
+    { "bwd_wgmma_f32", 0, d, b, h, n, causal, bm, 64, w, st, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fdirect", 0, tf32 }, \
+    { "bwd_wgmma_f32", 0, d, b, h, n, causal, bm, 64, w, st, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fdirect", 0, tf32 }
+    FDIRECT(64, 16, 32, 1024, 1, 32, 8, 2, 0),
+    FDIRECT(64, 16, 32, 1024, 1, 64, 8, 1, 1),
+    FDIRECT(64, 4, 32, 4096, 0, 32, 8, 2, 0),
+    FDIRECT(64, 4, 32, 4096, 0, 64, 8, 1, 1),
+    FDIRECT(128, 16, 16, 1024, 1, 32, 12, 1, 1),
+    FDIRECT(128, 4, 16, 4096, 0, 32, 12, 1, 1),
+#undef FDIRECT
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 64, 4, 32, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },

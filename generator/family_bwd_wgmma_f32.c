@@ -42,8 +42,9 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
         snprintf(why, len, "NUM_STAGES=%d is out of range for bwd_wgmma_f32 (1..3)", stages);
         break;
     case BWD_WGMMA_F32_BAD_DQ_MODE:
-        snprintf(why, len, "DQ_MODE=%s: bwd_wgmma_f32 adds dQ by atomics only (DQ_MODE=atomic)",
-                 gen_param_value_name(GEN_DQ_MODE, p[GEN_DQ_MODE]));
+        snprintf(why, len, "DQ_MODE=%s with DQ_BULK=%d: bwd_wgmma_f32 adds dQ by atomics, into dq_accum "
+                 "(DQ_MODE=atomic, either DQ_BULK) or straight into dQ (DQ_MODE=direct, DQ_BULK=0)",
+                 gen_param_value_name(GEN_DQ_MODE, p[GEN_DQ_MODE]), p[GEN_DQ_BULK]);
         break;
     case BWD_WGMMA_F32_BAD_SMEM:
         snprintf(why, len,
@@ -66,10 +67,16 @@ static void default_tiles_bwd_wgmma_f32(int *p)
                                 &p[GEN_NUM_STAGES]);
 }
 
+/* DQ_MODE direct adds dQ scaled into dQ itself (zeroed by ft_bwd_preprocess): nothing to convert. */
+static int used_dq_convert(const int *p)
+{
+    return p[GEN_DQ_MODE] == FT_DQ_ATOMIC;
+}
+
 static const gen_entry bwd_wgmma_f32_entries[] = {
     { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY, 0, 0 },
     { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY, 0, 0 },
-    { "ft_bwd_dq_convert", 0, NULL, NULL, GEN_OP_FAMILY, 0, 0 },
+    { "ft_bwd_dq_convert", 0, NULL, used_dq_convert, GEN_OP_FAMILY, 0, 0 },
 };
 
 const gen_family gen_family_bwd_wgmma_f32 = {
@@ -87,8 +94,8 @@ const gen_family gen_family_bwd_wgmma_f32 = {
     .defaults = {
         [GEN_DTYPE] = 0, [GEN_HEAD_DIM] = 64, [GEN_HEAD_DIM_V] = 64,
         [GEN_BLOCK_M] = 32, [GEN_BLOCK_N] = 64, [GEN_NUM_WARPS] = 8, [GEN_NUM_STAGES] = 2,
-        [GEN_CAUSAL] = 0, [GEN_CAUSAL_SKIP] = 1, [GEN_EVEN_M] = 0, [GEN_EVEN_N] = 0, [GEN_DQ_MODE] = 0,
-        [GEN_SPLITS] = 1,
+        [GEN_CAUSAL] = 0, [GEN_CAUSAL_SKIP] = 1, [GEN_EVEN_M] = 0, [GEN_EVEN_N] = 0,
+        [GEN_DQ_MODE] = FT_DQ_DIRECT, [GEN_SPLITS] = 1,
     },
     .entries = bwd_wgmma_f32_entries,
     .entry_count = 3,

@@ -40,8 +40,9 @@ typedef enum gen_param_role {
     X(CAUSAL_SKIP, GEN_ROLE_TUNABLE, 1, 0, 1, 1, GEN_NO_VALUES, "1: skip key tiles the mask hides")       \
     X(EVEN_M, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES, "1: seqlen_q is a multiple of BLOCK_M")        \
     X(EVEN_N, GEN_ROLE_PROBLEM, 0, 0, 1, 1, GEN_NO_VALUES, "1: seqlen_k is a multiple of BLOCK_N")        \
-    X(DQ_MODE, GEN_ROLE_TUNABLE, 0, 0, 2, 1, GEN_VALUES("atomic", "separate", "ordered"),                 \
-      "backward dQ: fp32 atomics then a convert kernel, its own kernel, or atomics in a fixed order")     \
+    X(DQ_MODE, GEN_ROLE_TUNABLE, 0, 0, 3, 1, GEN_VALUES("atomic", "separate", "ordered", "direct"),       \
+      "backward dQ: fp32 atomics then a convert kernel, its own kernel, atomics in a fixed order, or "    \
+      "(float32) atomics straight into dQ")                                                                \
     X(OVERLAP, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
       "1: a key tile's softmax runs under the previous tile's P V product (two score tiles in registers)") \
     X(PINGPONG, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                              \

@@ -115,7 +115,7 @@ int rt_repeatable_config(const rt_device *dev, const db_workload *w, gen_config 
         snprintf(why, len, "family %s has no DQ_MODE", c->family->name);
         return -1;
     }
-    if (c->p[GEN_DQ_MODE] != FT_DQ_ATOMIC)
+    if (ft_dq_mode_repeatable(c->p[GEN_DQ_MODE]))
         return gen_validate(c, dev->smem_limit, why, len);
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
         gen_config d = *c;

@@ -338,12 +338,14 @@ static int tf32b_config(const attn_case *c, int allow_tf32, int first_row, gen_c
  * padded to 64, and 128 with one TF32 product): 32-query tiles in two ring slots (the family's
  * default) or one, and with one TF32 product 64-query tiles in three slots or two (32 in three
  * at head dim 128, where the family's warps are two consumers'); the third of a row is DQ_BULK
- * (dQ by atomics, or staged and added by bulk reductions). A case tries its row first (the rows
- * rotate over the cases), then the rows after it; dQ is added in DQ_MODE atomic, the family's
- * only mode. At head dim 128, where three products do not fit, a case of three runs one. */
+ * (dQ by atomics, or staged and added by bulk reductions), the fourth DQ_MODE (atomic into
+ * dq_accum, or direct: scaled into dQ, which the delta pass zeroes). A case tries its row first
+ * (the rows rotate over the cases), then the rows after it. At head dim 128, where three products
+ * do not fit, a case of three runs one. */
 static gpu_kernel *tf32h_kernels[CASE_COUNT];
-static const int tf32h_tiles[][3] = { { 32, 2, 0 }, { 64, 3, 0 }, { 32, 1, 1 }, { 64, 2, 1 },
-                                      { 32, 3, 0 }, { 32, 2, 1 }, { 32, 1, 0 } };
+static const int tf32h_tiles[][4] = { { 32, 2, 0, FT_DQ_ATOMIC }, { 64, 3, 0, FT_DQ_DIRECT }, { 32, 1, 1, FT_DQ_ATOMIC },
+                                      { 64, 2, 1, FT_DQ_ATOMIC }, { 32, 3, 0, FT_DQ_DIRECT }, { 32, 2, 1, FT_DQ_ATOMIC },
+                                      { 32, 1, 0, FT_DQ_DIRECT } };
 enum { TF32H_ROWS = (int)(sizeof tf32h_tiles / sizeof tf32h_tiles[0]) };
 static int tf32h_config(const attn_case *c, int allow_tf32, int first_row, gen_config *out)
 {
@@ -352,7 +354,6 @@ static int tf32h_config(const attn_case *c, int allow_tf32, int first_row, gen_c
     if (c->dtype != F32 || gen_check_arch(f, session.arch, why, sizeof why) != 0)
         return -1;
     gen_config g = case_config(f, c);
-    g.p[GEN_DQ_MODE] = FT_DQ_ATOMIC;
     g.p[GEN_ALLOW_TF32] = allow_tf32 || g.p[GEN_HEAD_DIM] == 128;
     gen_config_head_dim_tiles(&g);   /* the warps for the head dim */
     for (int t = 0; t < TF32H_ROWS; t++) {
@@ -361,6 +362,7 @@ static int tf32h_config(const attn_case *c, int allow_tf32, int first_row, gen_c
         h.p[GEN_BLOCK_M] = tl[0];
         h.p[GEN_NUM_STAGES] = tl[1];
         h.p[GEN_DQ_BULK] = tl[2];
+        h.p[GEN_DQ_MODE] = tl[3];
         h.p[GEN_EVEN_M] = even(c->seqlen_q, tl[0]);
         h.p[GEN_EVEN_N] = even(c->seqlen_k, h.p[GEN_BLOCK_N]);
         if (gen_validate(&h, session.smem_limit, why, sizeof why) == 0) {
@@ -1239,6 +1241,9 @@ static const feature_case feature_cases[] = {
      * with 144 keys too. */
     { { "varlen bf16 D=128 Nq!=Nk three consumers", BF16, 128, 128, 3, 2, 189, 189, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 0, 0, cu_b_q, cu_b_k, 0, 0, 0, 0 },
     { { "varlen bf16 D=96 narrow 144 keys", BF16, 96, 96, 3, 2, 189, 189, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 0, 0, cu_b_q, cu_b_k, 0, 0, 0, 0 },
+    /* bwd_wgmma_f32 adding dQ straight into a packed batch's dQ (DQ_MODE direct: tf32h_tiles' row
+     * for this case's place), Nq != Nk per sequence. */
+    { { "varlen f32 D=64 Nq!=Nk", F32, 64, 64, 5, 3, 200, 130, 0, 1, 0, 1, DEFAULT_TILES, NO_MASK }, 0, 0, cu_a_q, cu_a_k, 0, 0, 0, 0 },
 };
 #define FEATURE_COUNT ((int)(sizeof feature_cases / sizeof feature_cases[0]))
 /* Per case: the reference, and the fused kernels checked against it (NULL where none). */
@@ -1294,7 +1299,7 @@ static int fused_backwards_match(gpu_kernel *const *fused, gpu_problem *p, doubl
             printf("    build failed: %s\n", k->error);
             return 0;
         }
-        const int runs = k->config.p[GEN_DQ_MODE] == FT_DQ_ATOMIC ? 1 : 3;
+        const int runs = ft_dq_mode_repeatable(k->config.p[GEN_DQ_MODE]) ? 3 : 1;   /* bitwise repeatable: run thrice */
         double *first[3], *now[3];
         for (int t = 0; t < 3; t++)
             first[t] = calloc(counts[t], 8), now[t] = calloc(counts[t], 8);
@@ -1679,6 +1684,13 @@ static const struct {
     { "bwd_wgmma_f32", "DQ_BULK=1 ALLOW_TF32=1 BLOCK_M=64", "64-query tiles, dQ by bulk reductions" },
     { "bwd_wgmma_f32", "DQ_BULK=1 VARLEN=1", "a packed batch, dQ by bulk reductions" },
     { "bwd_wgmma_f32", "DQ_BULK=1 HEAD_DIM=64 EVEN_M=0 VARLEN=0", "head dim 64, a partial query tile reduced in bulk" },
+    { "bwd_wgmma_f32", "DQ_MODE=0 DQ_BULK=0", "dQ by each thread's atomics into dq_accum" },
+    { "bwd_wgmma_f32", "DQ_MODE=3 ALLOW_TF32=0 EVEN_M=0", "dQ straight into dQ, three products, a partial query tile" },
+    { "bwd_wgmma_f32", "DQ_MODE=3 ALLOW_TF32=1 BLOCK_M=64", "dQ straight into dQ, one TF32 product, 64-query tiles" },
+    { "bwd_wgmma_f32", "DQ_MODE=3 CAUSAL=1", "dQ straight into dQ under a mask" },
+    { "bwd_wgmma_f32", "DQ_MODE=3 VARLEN=1", "dQ straight into a packed batch's dQ" },
+    { "bwd_wgmma_f32", "DQ_MODE=3 HEAD_DIM=128 NUM_STAGES=1", "dQ straight into dQ, head dim 128 (two consumers)" },
+    { "bwd_wgmma_f32", "DQ_MODE=3 HEAD_DIM=128 DATA_DIM=120", "dQ straight into dQ's rows of 120 of 128 columns" },
     { "bwd_wgmma", "BLOCK_M=80 STAGGER=1", "80-row query tiles, staggered" },
     { "bwd_wgmma", "PRODUCER_REGS=32 PERSISTENT=1", "the producer at 32 registers on persistent blocks" },
     { "bwd_wgmma", "DQ_MODE=2 BLOCK_M=128", "dQ in a fixed order with 128-row tiles" },

@@ -53,7 +53,8 @@ static const struct {
     { GEN_DQ_MODE, "separate", 1, NULL },
     { GEN_DQ_MODE, "1", 1, NULL },
     { GEN_DQ_MODE, "ordered", 2, NULL },
-    { GEN_DQ_MODE, "later", 0, "DQ_MODE=later is not atomic, separate, ordered or an integer 0..2" },
+    { GEN_DQ_MODE, "direct", 3, NULL },
+    { GEN_DQ_MODE, "later", 0, "DQ_MODE=later is not atomic, separate, ordered, direct or an integer 0..3" },
     { GEN_BLOCK_M, "64", 64, NULL },
     { GEN_BLOCK_M, "-3", -3, NULL },          /* ranges are gen_validate's job */
     { GEN_BLOCK_M, "6x4", 0, "BLOCK_M=6x4 is not an integer" },
@@ -359,7 +360,7 @@ static const struct {
     { "bwd_mma", { { GEN_HEAD_DIM, 80 } }, 1, 232448, "HEAD_DIM=80" },
     { "bwd_mma", { { GEN_DTYPE, 3 } }, 1, 232448, "DTYPE=3 (f64) is not supported by bwd_mma" },
     { "fwd_exact", { { GEN_DTYPE, 1 } }, 1, 232448, "DTYPE=1 (f16) is not supported by fwd_exact" },
-    { "bwd_mma", { { GEN_DQ_MODE, 3 } }, 1, 232448, "DQ_MODE=3 is out of range (0..2)" },
+    { "bwd_mma", { { GEN_DQ_MODE, 4 } }, 1, 232448, "DQ_MODE=4 is out of range (0..3)" },
     { "bwd_mma", { { GEN_DQ_MODE, 2 } }, 1, 232448, "DQ_MODE=2: bwd_mma makes dQ with atomics (0) or in its own" },
     { "bwd_exact", { { GEN_DTYPE, 0 }, { GEN_DQ_MODE, 2 } }, 2, 232448, "DQ_MODE=2: bwd_exact makes dQ" },
     { "bwd_wgmma", { { GEN_DQ_MODE, 1 } }, 1, 232448, "DQ_MODE=1: bwd_wgmma adds dQ with the copy engine" },
@@ -486,11 +487,19 @@ static const struct {
     { "bwd_wgmma_f32", { { GEN_BLOCK_N, 128 } }, 1, 232448, "BLOCK_N=128: bwd_wgmma_f32 takes key tiles of 64" },
     { "bwd_wgmma_f32", { { GEN_NUM_WARPS, 12 } }, 1, 232448, "NUM_WARPS=12: bwd_wgmma_f32 runs 8 warps" },
     { "bwd_wgmma_f32", { { GEN_NUM_STAGES, 4 } }, 1, 232448, "NUM_STAGES=4 is out of range for bwd_wgmma_f32" },
-    { "bwd_wgmma_f32", { { GEN_DQ_MODE, 2 } }, 1, 232448, "DQ_MODE=ordered: bwd_wgmma_f32 adds dQ by atomics only" },
+    { "bwd_wgmma_f32", { { GEN_DQ_MODE, 2 } }, 1, 232448,
+      "DQ_MODE=ordered with DQ_BULK=0: bwd_wgmma_f32 adds dQ by atomics, into dq_accum (DQ_MODE=atomic, either "
+      "DQ_BULK) or straight into dQ (DQ_MODE=direct, DQ_BULK=0)" },
+    /* Direct adds into dQ's own rows, which a bulk reduction of whole tiles cannot address. */
+    { "bwd_wgmma_f32", { { GEN_DQ_MODE, 3 }, { GEN_DQ_BULK, 1 }, { GEN_NUM_STAGES, 1 } }, 3, 232448,
+      "DQ_MODE=direct with DQ_BULK=1: bwd_wgmma_f32 adds dQ by atomics" },
+    /* Only the float32 family adds dQ straight into dQ (of the accumulator's type). */
+    { "bwd_wgmma", { { GEN_DQ_MODE, 3 } }, 1, 232448, "DQ_MODE=3: bwd_wgmma adds dQ with the copy engine" },
+    { "bwd_mma", { { GEN_DQ_MODE, 3 } }, 1, 232448, "DQ_MODE=3: bwd_mma makes dQ with atomics (0) or" },
     { "bwd_wgmma_f32", { { GEN_NUM_STAGES, 3 } }, 1, 232448,
       "BLOCK_M=32 NUM_STAGES=3 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0 and DQ_BULK=0 needs 249904 bytes of shared "
       "memory" },
-    { "bwd_wgmma_f32", { { GEN_DQ_BULK, 1 } }, 1, 232448,
+    { "bwd_wgmma_f32", { { GEN_DQ_BULK, 1 }, { GEN_DQ_MODE, 0 } }, 2, 232448,
       "BLOCK_M=32 NUM_STAGES=2 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0 and DQ_BULK=1 needs 232480 bytes of shared "
       "memory" },
     { "bwd_wgmma_f32", { { GEN_BLOCK_M, 64 }, { GEN_NUM_STAGES, 1 } }, 2, 232448,
@@ -784,8 +793,9 @@ static void bwd_register_split(void **state)
 
 /* bwd_wgmma_f32's forms the H200 ships, at head dim 64 (one consumer: three products in 32-row
  * tiles, one in 64-row tiles) and 128 (two consumers, one product, one slot: whole tiles, head dims
- * padded, a softcap under a mask; three slots without whole tiles), and with dQ by bulk reductions
- * (DQ_BULK) at both head dims: valid, and each compiles without a spill or a stack frame. (A pair of P^T's values picked by an index made at run time
+ * padded, a softcap under a mask; three slots without whole tiles), dQ straight into dQ (the
+ * family's default, DQ_MODE direct) or into dq_accum (atomic), and by bulk reductions (DQ_BULK,
+ * into dq_accum) at both head dims: valid, and each compiles without a spill or a stack frame. (A pair of P^T's values picked by an index made at run time
  * once put the consumer's scores in a stack frame: 256 bytes, 0.67-0.94x the speed on an H200.) */
 static void hopper_f32_backward_compiles_clean(void **state)
 {
@@ -799,9 +809,14 @@ static void hopper_f32_backward_compiles_clean(void **state)
         "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=1 EVEN_M=1 EVEN_N=1 ALLOW_TF32=1 CAUSAL=1 "
         "SOFTCAP=1",
         "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=3 ALLOW_TF32=1 CAUSAL=1 SOFTCAP=1",
-        "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=1 EVEN_M=1 EVEN_N=1 ALLOW_TF32=1 DQ_BULK=1",
-        "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=2 ALLOW_TF32=1 CAUSAL=1 SOFTCAP=1 DQ_BULK=1",
-        "HEAD_DIM=64 HEAD_DIM_V=64 NUM_WARPS=8 BLOCK_M=64 NUM_STAGES=2 EVEN_M=1 EVEN_N=1 ALLOW_TF32=1 DQ_BULK=1",
+        "HEAD_DIM=64 HEAD_DIM_V=64 NUM_WARPS=8 BLOCK_M=32 NUM_STAGES=2 EVEN_M=1 EVEN_N=1 ALLOW_TF32=0 DQ_MODE=atomic",
+        "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=1 ALLOW_TF32=1 DQ_MODE=atomic",
+        "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=1 EVEN_M=1 EVEN_N=1 ALLOW_TF32=1 DQ_MODE=atomic "
+        "DQ_BULK=1",
+        "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=2 ALLOW_TF32=1 CAUSAL=1 SOFTCAP=1 DQ_MODE=atomic "
+        "DQ_BULK=1",
+        "HEAD_DIM=64 HEAD_DIM_V=64 NUM_WARPS=8 BLOCK_M=64 NUM_STAGES=2 EVEN_M=1 EVEN_N=1 ALLOW_TF32=1 DQ_MODE=atomic "
+        "DQ_BULK=1",
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
         char why[512];

@@ -389,6 +389,13 @@ static const struct {
      * + dS^T 128*64*2 + the fp32 dQ tile 64*128*4; Q and dO by tensor maps of 64-row boxes. */
     { "bwd_wgmma", 2, 0, LN_BACKWARD, 0, 1, 64,
       { { "ft_bwd_preprocess", 16, 256, 0 }, { "ft_bwd_dkdv", 3, 256, 183296 }, { "ft_bwd_dq_convert", 16, 256, 0 } } },
+    /* bwd_wgmma_f32: 32 x 64, 8 warps, 2 stages, D 64, three products: 1024 + K, V, K^T in two
+     * planes 2*64*192*4 + 2 * (2*32*128*4 + 1024) + P^T, dS^T, dS in two planes 3*2*64*32*4 + 32
+     * of mbarriers. Direct (the default) adds dQ into dQ itself: no accumulator, nothing to convert. */
+    { "bwd_wgmma_f32", 0, 3, LN_BACKWARD, 0, 0, 0,
+      { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 5, 256, 216096 } } },
+    { "bwd_wgmma_f32", 0, 0, LN_BACKWARD, 0, 1, 0,
+      { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 5, 256, 216096 }, { "ft_bwd_dq_convert", 32, 256, 0 } } },
     /* bwd_exact: 32 x 64, 8 warps, 2 stages, D 128; f32 rows padded by 4 elements, f64 by 2. */
     { "bwd_exact", 0, 0, LN_BACKWARD, 0, 1, 0,
       { { "ft_bwd_preprocess", 32, 256, 0 }, { "ft_bwd_dkdv", 5, 256, 154112 }, { "ft_bwd_dq_convert", 32, 256, 0 } } },

@@ -76,6 +76,35 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
     }
 }
 
+// dq = 0 for the query rows [BM * tile, + BM) of the block's unit, its first DATA of D columns:
+// where the main kernel adds its scaled shares into dQ itself (DQ_MODE direct), run in the same
+// pass as delta, before it.
+template <int THREADS, int BM, int D, int DATA, bool EVEN>
+FT_DEVICE void bwd_dq_zero_rows(const ft_bwd_args args)
+{
+    constexpr int CPR = D / FT_PIECE_ELEMS;
+    int bh, m_tile, part;   // the query head row (batch * heads) and tile (ft_schedule.h)
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &m_tile, &part);
+    const int b = bh / args.heads, h = bh % args.heads;
+    const int m0 = m_tile * BM;
+    const ft_seq sq = seq_of(args, b);
+    const int nq = sq.seqlen_q;
+    if (VARLEN && m0 >= nq)
+        return;
+    elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, b, h, sq.q0) + m0 * args.dq_stride[2];
+    for (int c = threadIdx.x; c < BM * CPR; c += THREADS) {
+        const int row = c / CPR, col = (c % CPR) * FT_PIECE_ELEMS;
+        if (!(EVEN || m0 + row < nq) || (DATA < D && col >= DATA))
+            continue;
+        elem_t *at = dq + row * args.dq_stride[2] + col;
+        if (DATA == D || col + FT_PIECE_ELEMS <= DATA)
+            *(uint4 *)at = make_uint4(0u, 0u, 0u, 0u);   // a piece: 16 bytes
+        else   // the row's last columns, short of a piece: what lies past them is not dQ's
+            for (int k = 0; k < DATA - col; k++)
+                at[k] = (elem_t)0;
+    }
+}
+
 // dq = scale * dq_accum for the query rows [BM * tile, + BM) of the block's unit; dq_accum is fp32,
 // [batch * heads][seqlen_q][D] (VARLEN: [heads][total_q][D], seq_row), and holds dS K
 // unscaled; dq gets its first DATA columns.

@@ -1,10 +1,10 @@
 // families/bwd_wgmma_f32.cu: FlashAttention backward for float32 on Hopper's warpgroup tensor
 // cores as TF32 (wgmma .tf32, sm_90a only): each product three TF32 products of operands split
 // into high parts and remainders (one with ALLOW_TF32). Entries: ft_bwd_preprocess (delta =
-// rowsum(dO*O)), ft_bwd_dkdv (one block per 64-key tile of a K/V head: dK, dV over the query
-// heads that read it, and dQ added into dq_accum by fp32 atomics, or with DQ_BULK staged in
-// shared memory and added by the copy engine) and ft_bwd_dq_convert (dq = softmax_scale *
-// dq_accum).
+// rowsum(dO*O); with DQ_MODE direct also dQ = 0), ft_bwd_dkdv (one block per 64-key tile of a
+// K/V head: dK, dV over the query heads that read it, and dQ added by fp32 atomics into dq_accum,
+// or with DQ_BULK staged in shared memory and added by the copy engine, or with DQ_MODE direct
+// scaled into dQ itself) and ft_bwd_dq_convert (dq = softmax_scale * dq_accum; not with direct).
 //
 // Design (ft_bwd_dkdv). The TF32 forms of wgmma read both operands K-major only (no transpose),
 // and every operand of the backward is reduced over each of its axes in one product or another.
@@ -18,7 +18,9 @@
 //   dV^T += dO^T P     RS   A: dO^T gathered from the dO planes   B: P^T planes
 //   dK^T += Q^T dS     RS   A: Q^T gathered from the Q planes     B: dS^T planes
 //   dQ^T  = K^T dS^T   SS   A: K^T planes [d][key] (made once)    B: dS planes
-// dQ^T goes to dq_accum by fp32 atomics (unscaled; ft_bwd_dq_convert scales). The SS products sum
+// dQ^T goes to dq_accum by fp32 atomics (unscaled; ft_bwd_dq_convert scales), or with DQ_MODE
+// direct to dQ (float32 like the accumulator: no pass after), scaled by K^T's planes, which hold
+// softmax_scale K^T there. The SS products sum
 // their small products apart from the large one (issue_ss), as bwd_mma's do. Each query tile's
 // dV and dK products land in an accumulator of their own, which the tile adds to the running
 // sums with rounded adds: the tensor cores' accumulation truncates, and over many tiles that
@@ -68,9 +70,13 @@ static_assert(RULE != BWD_WGMMA_F32_BAD_BLOCK_M, "BLOCK_M must be 32 or 64 (32 a
 static_assert(RULE != BWD_WGMMA_F32_BAD_BLOCK_N, "BLOCK_N must be 64");
 static_assert(RULE != BWD_WGMMA_F32_BAD_WARPS, "NUM_WARPS must be 4 + 4 a consumer");
 static_assert(RULE != BWD_WGMMA_F32_BAD_STAGES, "NUM_STAGES must be 1..3");
-static_assert(RULE != BWD_WGMMA_F32_BAD_DQ_MODE, "DQ_MODE must be atomic");
+static_assert(RULE != BWD_WGMMA_F32_BAD_DQ_MODE, "DQ_MODE must be atomic, or direct without DQ_BULK");
 static_assert(RULE != BWD_WGMMA_F32_BAD_SMEM, "shared memory over the limit");
 static_assert(RULE == BWD_WGMMA_F32_OK, "bwd_wgmma_f32: configuration refused by its traits");
+
+// DQ_MODE direct: each thread's dQ shares, scaled, go by atomics straight into dQ (float32, as the
+// accumulator), which ft_bwd_preprocess zeroes; no dq_accum, no convert pass.
+constexpr bool DIRECT = DQ_MODE == FT_DQ_DIRECT;
 
 constexpr int BM = BLOCK_M, BN = BLOCK_N;
 constexpr int S_REGS = BM / 2;                   // S^T, dP^T, dQ^T accumulators a thread (64 x BM)
@@ -467,10 +473,13 @@ FT_DEVICE void add_dq_bulk(unsigned tile, const float (&dq)[S_REGS], float *dq_r
     }
 }
 
-// ---- ft_bwd_preprocess: delta = rowsum(dO * O) (common/ft_bwd_steps.cuh) -------------------
+// ---- ft_bwd_preprocess: delta = rowsum(dO * O), and with DQ_MODE direct dQ = 0 -------------
+// (common/ft_bwd_steps.cuh)
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
 ft_bwd_preprocess(const ft_bwd_args args)
 {
+    if constexpr (DIRECT)
+        bwd_dq_zero_rows<NUM_THREADS, BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M>(args);
     bwd_preprocess_rows<NUM_THREADS, BLOCK_M, HEAD_DIM_V, V_DATA, EVEN_M>(args);
 }
 
@@ -536,9 +545,12 @@ FT_DEVICE void load_pieces(tile_pieces<ROWS, COLS, BY_ROWS> &tp, const float *sr
 }
 
 // The pieces split into planes at `at` (panels of PANEL_ROWS rows, remainders PLANE bytes on);
-// TRANSPOSED_PLANE (not 0): also the tile's transpose, COLS rows of ROWS, at transposed_at (K^T).
+// TRANSPOSED_PLANE (not 0): also the tile's transpose, COLS rows of ROWS, at transposed_at (K^T),
+// each value times transposed_scale (DIRECT: the softmax scale, so that dQ^T = K^T dS^T lands
+// scaled and its adds go straight to dQ with no multiply a step; 1 leaves the code as it was).
 template <int ROWS, int COLS, int PANEL_ROWS, int PLANE, int TRANSPOSED_PLANE, bool BY_ROWS>
-FT_DEVICE void store_pieces(const tile_pieces<ROWS, COLS, BY_ROWS> &tp, unsigned at, unsigned transposed_at, int t)
+FT_DEVICE void store_pieces(const tile_pieces<ROWS, COLS, BY_ROWS> &tp, unsigned at, unsigned transposed_at, int t,
+                            float transposed_scale = 1.f)
 {
     using tile = tile_pieces<ROWS, COLS, BY_ROWS>;
 #pragma unroll
@@ -548,10 +560,10 @@ FT_DEVICE void store_pieces(const tile_pieces<ROWS, COLS, BY_ROWS> &tp, unsigned
         const unsigned piece = at + panel_offset<PANEL_ROWS>(row, c4);
         st_split4(piece, piece + PLANE, x.x, x.y, x.z, x.w);
         if (TRANSPOSED_PLANE) {
-            st_split1(transposed_at + f32_offset<COLS>(4 * c4 + 0, row), TRANSPOSED_PLANE, x.x);
-            st_split1(transposed_at + f32_offset<COLS>(4 * c4 + 1, row), TRANSPOSED_PLANE, x.y);
-            st_split1(transposed_at + f32_offset<COLS>(4 * c4 + 2, row), TRANSPOSED_PLANE, x.z);
-            st_split1(transposed_at + f32_offset<COLS>(4 * c4 + 3, row), TRANSPOSED_PLANE, x.w);
+            st_split1(transposed_at + f32_offset<COLS>(4 * c4 + 0, row), TRANSPOSED_PLANE, x.x * transposed_scale);
+            st_split1(transposed_at + f32_offset<COLS>(4 * c4 + 1, row), TRANSPOSED_PLANE, x.y * transposed_scale);
+            st_split1(transposed_at + f32_offset<COLS>(4 * c4 + 2, row), TRANSPOSED_PLANE, x.z * transposed_scale);
+            st_split1(transposed_at + f32_offset<COLS>(4 * c4 + 3, row), TRANSPOSED_PLANE, x.w * transposed_scale);
         }
     }
 }
@@ -617,16 +629,17 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
     // K and K^T by consumer 0, V by the last (one consumer: both, every load issued before a
     // store). Written out per case: one form for both put the pieces of both tiles in every
     // thread at head dim 128 (zeroed, 152 instructions more).
+    const float kt_scale = DIRECT ? (float)args.softmax_scale : 1.f;   // K^T serves dQ alone
     if (c == 0) {
         tile_pieces<BN, HEAD_DIM, true> kp;
         load_pieces<BN, HEAD_DIM, QK_DATA, EVEN_N>(kp, k, args.k_stride[2], bk.keys_in, t);
         if constexpr (CONSUMERS == 1) {
             tile_pieces<BN, HEAD_DIM_V> vp;
             load_pieces<BN, HEAD_DIM_V, V_DATA, EVEN_N>(vp, v, args.v_stride[2], bk.keys_in, t);
-            store_pieces<BN, HEAD_DIM, BN, K_PLANE, KT_PLANE>(kp, bk.base + K_OFF, bk.base + KT_OFF, t);
+            store_pieces<BN, HEAD_DIM, BN, K_PLANE, KT_PLANE>(kp, bk.base + K_OFF, bk.base + KT_OFF, t, kt_scale);
             store_pieces<BN, HEAD_DIM_V, BN, V_PLANE, 0>(vp, bk.base + V_OFF, 0, t);
         } else {
-            store_pieces<BN, HEAD_DIM, BN, K_PLANE, KT_PLANE>(kp, bk.base + K_OFF, bk.base + KT_OFF, t);
+            store_pieces<BN, HEAD_DIM, BN, K_PLANE, KT_PLANE>(kp, bk.base + K_OFF, bk.base + KT_OFF, t, kt_scale);
         }
     } else {
         tile_pieces<BN, HEAD_DIM_V> vp;
@@ -641,7 +654,9 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
     for (int r = 0; r < KV_REGS; r++)
         dv[r] = dk[r] = 0.f;
     const float scale_log2 = softmax_log2_scale(args);
-    float *dq_accum = (float *)args.dq_accum + seq_row(args, sq, bk.b, bk.h0, bk.bh0) * HEAD_DIM;
+    // dQ's adds: dq_accum's rows (HEAD_DIM floats each, unscaled), or with DIRECT dQ's own (scaled).
+    float *dq_accum = DIRECT ? nullptr : (float *)args.dq_accum + seq_row(args, sq, bk.b, bk.h0, bk.bh0) * HEAD_DIM;
+    float *dq_group = DIRECT ? (float *)args.dq + seq_offset(args.dq_stride, bk.b, bk.h0, sq.q0) : nullptr;
 
 #pragma unroll 1
     for (int i = 0; i < bk.steps; i++) {
@@ -745,11 +760,30 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
         wg_wait<1>();
         float dq[S_REGS];
         land_apart(dq, dq_acc, dq_small);
-        float *dq_rows = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM;
-        if constexpr (DQ_BULK) {
+        if constexpr (DIRECT) {
+            // dQ's rows lie a run-time stride apart: the thread's two rows of each 8 walked by
+            // pointers stepped 8 rows at a time (a 64-bit add each), not each row's address
+            // multiplied out (about 8 instructions a row). dQ^T is scaled already (K^T's planes).
+            const long long qs = args.dq_stride[2];
+            float *even_row = dq_group + gs.head * args.dq_stride[1] + (m0 + 2 * q) * qs + 64 * c + row0;
+            float *odd_row = even_row + qs;
+#pragma unroll
+            for (int j = 0; j < BM / 8; j++) {
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int qr = 8 * j + 2 * q + (e & 1), d = row0 + 8 * (e >> 1);
+                    if ((EVEN_M || m0 + qr < bk.nq) && (QK_DATA == HEAD_DIM || 64 * c + d < QK_DATA))
+                        atomicAdd((e & 1 ? odd_row : even_row) + 8 * (e >> 1), dq[4 * j + e]);
+                }
+                even_row += 8 * qs;
+                odd_row += 8 * qs;
+            }
+        } else if constexpr (DQ_BULK) {
+            float *dq_rows = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM;
             const int rows = EVEN_M ? BM : min(BM, bk.nq - m0);
             add_dq_bulk(base + DQ_OFF + (i & 1) * DQ_TILE, dq, dq_rows, rows, t, q, row0, c);
         } else {
+            float *dq_rows = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM;
             float *dq_tile = dq_rows + 64 * c;
 #pragma unroll
             for (int j = 0; j < BM / 8; j++)

@@ -18,7 +18,7 @@ enum bwd_wgmma_f32_rule {
     BWD_WGMMA_F32_BAD_BLOCK_N,  /* BLOCK_N not 64 */
     BWD_WGMMA_F32_BAD_WARPS,    /* NUM_WARPS not 4 a consumer warpgroup and the producer's 4 */
     BWD_WGMMA_F32_BAD_STAGES,   /* NUM_STAGES outside 1..3 */
-    BWD_WGMMA_F32_BAD_DQ_MODE,  /* DQ_MODE not atomic */
+    BWD_WGMMA_F32_BAD_DQ_MODE,  /* DQ_MODE not atomic or direct, or direct with DQ_BULK */
     BWD_WGMMA_F32_BAD_SMEM,     /* over FT_SMEM_MAX_BYTES */
 };
 
@@ -102,7 +102,9 @@ FT_TRAIT int bwd_wgmma_f32_rule(int block_m, int block_n, int num_warps, int num
         return BWD_WGMMA_F32_BAD_WARPS;
     if (num_stages < 1 || num_stages > 3)
         return BWD_WGMMA_F32_BAD_STAGES;
-    if (dq_mode != 0)
+    /* Direct adds each thread's shares into dQ itself; DQ_BULK's one reduction a tile needs the
+     * tile's rows contiguous, as dq_accum's are and a caller's dQ need not be. */
+    if ((dq_mode != FT_DQ_ATOMIC && dq_mode != FT_DQ_DIRECT) || (dq_mode == FT_DQ_DIRECT && dq_bulk))
         return BWD_WGMMA_F32_BAD_DQ_MODE;
     if (bwd_wgmma_f32_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, allow_tf32, dq_bulk) >
         FT_SMEM_MAX_BYTES)

@@ -23,9 +23,17 @@
  * Atomic: every key tile adds its share into fp32 dq_accum as it comes, in whatever order the
  * blocks run (fastest; the sums may differ in the last bits run to run). Separate: a second
  * kernel computes dQ per query tile, no accumulation across blocks. Ordered: as atomic, but each
- * query tile's shares are added in a fixed order of key tiles. Separate and ordered give bitwise
- * identical results on every run. */
-enum ft_dq_mode { FT_DQ_ATOMIC = 0, FT_DQ_SEPARATE = 1, FT_DQ_ORDERED = 2 };
+ * query tile's shares are added in a fixed order of key tiles. Direct (float32 only, where dQ
+ * has the accumulator's type): as atomic, but each share, scaled, goes straight into dQ, which
+ * the delta pass zeroes, so neither the accumulator's zeroing nor the convert pass runs.
+ * Separate and ordered give bitwise identical results on every run. */
+enum ft_dq_mode { FT_DQ_ATOMIC = 0, FT_DQ_SEPARATE = 1, FT_DQ_ORDERED = 2, FT_DQ_DIRECT = 3 };
+
+/* Whether a DQ_MODE gives the same bits on every run (the deterministic mode takes only these). */
+FT_TRAIT int ft_dq_mode_repeatable(int dq_mode)
+{
+    return dq_mode == FT_DQ_SEPARATE || dq_mode == FT_DQ_ORDERED;
+}
 
 /* DQ_INIT's values: how the fp32 dq_accum of an atomic or ordered backward starts. Zero: the
  * launcher zeroes it before the backward (a pass over B*H*N*D*4 bytes, as long as the delta

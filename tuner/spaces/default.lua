@@ -405,17 +405,20 @@ if device.cc == 90 then
   -- TF32 product only), every operand in shared memory in planes, so query tiles of 32 rows with
   -- three products and of 64 with one at head dim 64 (the family's check refuses the rest). Its
   -- workloads are bwd_f32's at head dim 64 and with TF32 at 128, which bwd_mma's candidates meet
-  -- there too. dQ by each thread's atomics: staged in shared memory and added by one bulk
-  -- reduction a step (DQ_BULK) ran level at best on the H200 (two slots, non-causal) and up to
-  -- 4 % behind elsewhere (notes/fp32.md, thirty-second session), so the wide space alone tries it.
+  -- there too. dQ by each thread's atomics, into dq_accum (zeroed before, converted after) or
+  -- straight into dQ (DQ_MODE direct: float32 is the accumulator's type, so neither pass runs).
+  -- Staged in shared memory and added by one bulk reduction a step (DQ_BULK) ran level at best on
+  -- the H200 (two slots, non-causal) and up to 4 % behind elsewhere (notes/fp32.md, thirty-second
+  -- session), so the wide space alone tries it.
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
-    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic", BLOCK_N = 64 },
+    fixed = { CAUSAL_SKIP = 1, BLOCK_N = 64 },
     params = {
       NUM_WARPS = {8, 12},
       BLOCK_M = {32, 64},
       NUM_STAGES = {1, 2, 3},
+      DQ_MODE = {"atomic", "direct"},
     },
     workloads = { f32_shapes_64, tf32_shapes },
     bench = bench,

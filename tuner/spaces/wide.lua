@@ -262,15 +262,17 @@ if device.cc == 90 then
   -- The float32 backward on the TF32 forms of wgmma (a consumer warpgroup of 64 keys for each 64
   -- of the head dim beside a producer; head dim 128 with one TF32 product only); shared memory
   -- bounds the query tile and the ring (the family's check refuses what does not fit); dQ by
-  -- atomics or by bulk reductions from shared memory (DQ_BULK, which default.lua leaves out).
+  -- atomics into dq_accum or straight into dQ (DQ_MODE direct), or into dq_accum by bulk
+  -- reductions from shared memory (DQ_BULK, which default.lua leaves out).
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
-    fixed = { CAUSAL_SKIP = 1, DQ_MODE = "atomic", BLOCK_N = 64 },
+    fixed = { CAUSAL_SKIP = 1, BLOCK_N = 64 },
     params = {
       NUM_WARPS = {8, 12},
       BLOCK_M = {32, 64},
       NUM_STAGES = {1, 2, 3},
+      DQ_MODE = {"atomic", "direct"},
       DQ_BULK = {0, 1},
     },
     workloads = { f32_shapes_64, tf32_shapes },
