@@ -65,9 +65,8 @@ void rt_problem_mask(const ft_attention_desc *d, ln_problem *p /* IN/OUT */);
  * its dim elements; with tensor_cores, 16-byte base pointers and strides a multiple of 8. */
 ft_status rt_check_tensors(const char *func, const db_workload *w, const rt_tensor *t, int n, int tensor_cores,
                            char *err, size_t len);
-/* 1 when every row of the n tensors (checked; lse and other unstrided ones aside) is whole 16-byte
- * pieces: base pointers, the strides of dimensions longer than 1 and the rows' own elements, in
- * bytes, multiples of 16. */
+/* 1 when every row of the n tensors (checked; lse and other unstrided ones aside) starts 16-byte
+ * aligned: base pointers and the strides of dimensions longer than 1, in bytes, multiples of 16. */
 int rt_rows16(const db_workload *w, const rt_tensor *t, int n);
 /* 1 when family f copies rows of dtype in 16-byte pieces: every tensor-core family, in f32 those
  * that run it as TF32 (ALLOW_TF32); the exact ones read rows of any alignment. */
