@@ -67,6 +67,10 @@ static const sample samples[] = {
      * dim 128 two consumers). */
     { "bwd_wgmma_f32", "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 DQ_MODE=atomic" },
     { "bwd_wgmma_f32", "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=64 NUM_STAGES=3 DQ_MODE=atomic ALLOW_TF32=1" },
+    /* dQ straight into dQ (no accumulator, no convert entry; the shared memory as atomic's). */
+    { "bwd_wgmma_f32", "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=64 NUM_STAGES=1 DQ_MODE=direct ALLOW_TF32=1" },
+    { "bwd_wgmma_f32", "DTYPE=f32 HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=1 DQ_MODE=direct "
+                       "ALLOW_TF32=1" },
     /* Head dim 128 with one TF32 product: two consumers, 32-query tiles in three slots. */
     { "bwd_wgmma_f32", "DTYPE=f32 HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=3 DQ_MODE=atomic "
                        "ALLOW_TF32=1" },

@@ -319,7 +319,8 @@ FT_API ft_status ft_attention_forward(ft_context *ctx, const ft_attention_desc *
                                       const void *k, const void *v, void *o, void *lse, void *stream);
 
 /* Gradients dQ, dK, dV of the forward above, given its inputs, its o and lse, and dout = dL/dO
- * (laid out with o_stride). dq, dk, dv are written in full (q_stride, k_stride, v_stride).
+ * (laid out with o_stride). dq, dk, dv are written in full (q_stride, k_stride, v_stride), and
+ * may share no memory with the inputs (dq may be written before q, o and dout are read).
  * The library uses a device workspace (delta, the fp32/fp64 dQ accumulator, and with few K/V
  * heads the fp32 partial dK and dV of the blocks that share a group) that it keeps
  * per CUDA context and stream and grows when needed; ft_attention_backward_ws takes one from
