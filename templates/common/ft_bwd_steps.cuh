@@ -13,6 +13,25 @@ template <class Args> FT_DEVICE int bwd_head_rows(const Args &a, const ft_seq &s
     return VARLEN ? a.total_q : s.seqlen_q;
 }
 
+// The query tile a block of the query-major steps (delta, dQ's zeroing, its conversion) takes: the
+// query head row bh (of batch * heads), b and h, the tile's first row m0 (BM rows a tile) and the
+// sequence (ft_schedule.h, seq_of). False where the tile lies past a packed sequence's end (the grid
+// is sized by the longest): nothing to do there.
+struct bwd_query_tile {
+    int bh, b, h, m0, nq;
+    ft_seq sq;
+};
+template <int BM> FT_DEVICE bool bwd_block_query_tile(const ft_bwd_args &args, bwd_query_tile &t)
+{
+    int m_tile, part;
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &t.bh, &m_tile, &part);
+    t.b = t.bh / args.heads, t.h = t.bh % args.heads;
+    t.m0 = m_tile * BM;
+    t.sq = seq_of(args, t.b);
+    t.nq = t.sq.seqlen_q;
+    return !(VARLEN && t.m0 >= t.nq);
+}
+
 // delta for the query rows [BM * tile, + BM) of the block's unit: four lanes per row, each summing
 // a quarter of the row's 16-byte pieces (interleaved for coalescing), those of the DATA columns of
 // data.
@@ -22,14 +41,11 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
     constexpr int TPR = 4;
     constexpr int CHUNKS_PER_THREAD = DV / (FT_PIECE_ELEMS * TPR);
     constexpr int ROWS_PER_PASS = THREADS / TPR;   // a multiple of 8, and 8 divides BM
-    int bh, m_tile, part;   // the query head row (batch * heads) and tile (ft_schedule.h)
-    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &m_tile, &part);
-    const int b = bh / args.heads, h = bh % args.heads;
-    const int m0 = m_tile * BM;
-    const ft_seq sq = seq_of(args, b);
-    const int nq = sq.seqlen_q;
-    if (VARLEN && m0 >= nq)
+    bwd_query_tile qt;
+    if (!bwd_block_query_tile<BM>(args, qt))
         return;
+    const int bh = qt.bh, b = qt.b, h = qt.h, m0 = qt.m0, nq = qt.nq;
+    const ft_seq &sq = qt.sq;
     const elem_t *o = (const elem_t *)args.o + seq_offset(args.o_stride, b, h, sq.q0);
     const elem_t *dout = (const elem_t *)args.dout + seq_offset(args.do_stride, b, h, sq.q0);
     float *delta = (float *)args.delta + seq_row(args, sq, b, h, bh);
@@ -76,32 +92,21 @@ FT_DEVICE void bwd_preprocess_rows(const ft_bwd_args args)
     }
 }
 
-// dq = 0 for the query rows [BM * tile, + BM) of the block's unit, its first DATA of D columns:
-// where the main kernel adds its scaled shares into dQ itself (DQ_MODE direct), run in the same
-// pass as delta, before it.
+// dq = 0 for the query rows [BM * tile, + BM) of the block's unit, its first DATA of D columns
+// (DATA whole 16-byte pieces: gen_validate's check_data_dims): where the main kernel adds its
+// scaled shares into dQ itself (DQ_MODE direct), run in the same pass as delta, before it.
 template <int THREADS, int BM, int D, int DATA, bool EVEN>
 FT_DEVICE void bwd_dq_zero_rows(const ft_bwd_args args)
 {
     constexpr int CPR = D / FT_PIECE_ELEMS;
-    int bh, m_tile, part;   // the query head row (batch * heads) and tile (ft_schedule.h)
-    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &m_tile, &part);
-    const int b = bh / args.heads, h = bh % args.heads;
-    const int m0 = m_tile * BM;
-    const ft_seq sq = seq_of(args, b);
-    const int nq = sq.seqlen_q;
-    if (VARLEN && m0 >= nq)
+    bwd_query_tile qt;
+    if (!bwd_block_query_tile<BM>(args, qt))
         return;
-    elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, b, h, sq.q0) + m0 * args.dq_stride[2];
+    elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, qt.b, qt.h, qt.sq.q0) + qt.m0 * args.dq_stride[2];
     for (int c = threadIdx.x; c < BM * CPR; c += THREADS) {
         const int row = c / CPR, col = (c % CPR) * FT_PIECE_ELEMS;
-        if (!(EVEN || m0 + row < nq) || (DATA < D && col >= DATA))
-            continue;
-        elem_t *at = dq + row * args.dq_stride[2] + col;
-        if (DATA == D || col + FT_PIECE_ELEMS <= DATA)
-            *(uint4 *)at = make_uint4(0u, 0u, 0u, 0u);   // a piece: 16 bytes
-        else   // the row's last columns, short of a piece: what lies past them is not dQ's
-            for (int k = 0; k < DATA - col; k++)
-                at[k] = (elem_t)0;
+        if ((EVEN || qt.m0 + row < qt.nq) && (DATA == D || col < DATA))
+            *(uint4 *)(dq + row * args.dq_stride[2] + col) = make_uint4(0u, 0u, 0u, 0u);   // a piece: 16 bytes
     }
 }
 
@@ -112,20 +117,15 @@ template <int THREADS, int BM, int D, int DATA, bool EVEN>
 FT_DEVICE void bwd_dq_convert_rows(const ft_bwd_args args)
 {
     constexpr int CPR = D / FT_PIECE_ELEMS;
-    int bh, m_tile, part;   // the query head row (batch * heads) and tile (ft_schedule.h)
-    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &m_tile, &part);
-    const int b = bh / args.heads, h = bh % args.heads;
-    const int m0 = m_tile * BM;
-    const ft_seq sq = seq_of(args, b);
-    const int nq = sq.seqlen_q;
-    if (VARLEN && m0 >= nq)
+    bwd_query_tile qt;
+    if (!bwd_block_query_tile<BM>(args, qt))
         return;
     const float scale = (float)args.softmax_scale;
-    const float *src = (const float *)args.dq_accum + (seq_row(args, sq, b, h, bh) + m0) * D;
-    elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, b, h, sq.q0) + m0 * args.dq_stride[2];
+    const float *src = (const float *)args.dq_accum + (seq_row(args, qt.sq, qt.b, qt.h, qt.bh) + qt.m0) * D;
+    elem_t *dq = (elem_t *)args.dq + seq_offset(args.dq_stride, qt.b, qt.h, qt.sq.q0) + qt.m0 * args.dq_stride[2];
     for (int c = threadIdx.x; c < BM * CPR; c += THREADS) {
         const int row = c / CPR, col = (c % CPR) * FT_PIECE_ELEMS;
-        if ((EVEN || m0 + row < nq) && (DATA == D || col < DATA))
+        if ((EVEN || qt.m0 + row < qt.nq) && (DATA == D || col < DATA))
             store_piece(dq + row * args.dq_stride[2] + col, src + row * D + col, scale);
     }
 }
