@@ -27,7 +27,7 @@ typedef struct bench_row {
     int block_m, block_n, warps, stages, dq_mode;
     int overlap, pingpong;   /* fwd_wgmma's schedule (OVERLAP, PINGPONG); 0 where left out */
     int head_dim_v;          /* 0: head_dim */
-    int persistent;          /* PERSISTENT (fwd_wgmma, bwd_wgmma, bwd_wgmma_f32) */
+    int persistent;          /* PERSISTENT (fwd_wgmma, bwd_wgmma) */
     int heads_k;             /* K/V heads (grouped-query attention); 0: heads */
     float softcap;           /* 0, or the softcap (the kernel compiled with SOFTCAP 1) */
     int splits;              /* SPLITS where the family takes it; 0: its default */
@@ -515,24 +515,6 @@ static const bench_row rows[] = {
     FDIRECT(128, 16, 16, 1024, 1, 32, 12, 1, 1),
     FDIRECT(128, 4, 16, 4096, 0, 32, 12, 1, 1),
 #undef FDIRECT
-    /* The float32 backward at head dim 64 with one block a key tile against persistent blocks
-     * (PERSISTENT: one an SM, the next key tile's K and V landing under the last one's steps; the
-     * "fpersist" set), at the H200's shipped forms: one TF32 product (64 x 64, one slot, dQ into
-     * dQ), three (32 x 64, one slot, dQ into dq_accum); short lengths, where a block's fixed cost
-     * weighs most, and long ones. */
-#define FPERSIST(b, h, n, causal, bm, dq, tf32)                                                                  \
-    { "bwd_wgmma_f32", 0, 64, b, h, n, causal, bm, 64, 8, 1, dq, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fpersist", 0, tf32 }, \
-    { "bwd_wgmma_f32", 0, 64, b, h, n, causal, bm, 64, 8, 1, dq, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, "fpersist", 0, tf32 }
-    FPERSIST(16, 32, 1024, 1, 64, 3, 1),
-    FPERSIST(16, 32, 1024, 0, 64, 3, 1),
-    FPERSIST(8, 32, 2048, 1, 64, 3, 1),
-    FPERSIST(4, 32, 4096, 0, 64, 3, 1),
-    FPERSIST(1, 32, 16384, 1, 64, 3, 1),
-    FPERSIST(16, 32, 1024, 1, 32, 0, 0),
-    FPERSIST(16, 32, 1024, 0, 32, 0, 0),
-    FPERSIST(4, 32, 4096, 0, 32, 0, 0),
-    FPERSIST(1, 32, 16384, 1, 32, 0, 0),
-#undef FPERSIST
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 64, 4, 32, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },

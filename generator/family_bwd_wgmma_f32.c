@@ -11,7 +11,7 @@
 static size_t smem_dkdv(const int *p)
 {
     return (size_t)bwd_wgmma_f32_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
-                                            p[GEN_NUM_STAGES], p[GEN_ALLOW_TF32], p[GEN_DQ_BULK], p[GEN_PERSISTENT]);
+                                            p[GEN_NUM_STAGES], p[GEN_ALLOW_TF32], p[GEN_DQ_BULK]);
 }
 
 /* The rules are traits/bwd_wgmma_f32.h's (the template static_asserts the same); here their messages. */
@@ -19,8 +19,7 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
 {
     const int bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS], stages = p[GEN_NUM_STAGES];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
-    const int rule = bwd_wgmma_f32_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_ALLOW_TF32], p[GEN_DQ_BULK],
-                                        p[GEN_PERSISTENT], p[GEN_VARLEN]);
+    const int rule = bwd_wgmma_f32_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_ALLOW_TF32], p[GEN_DQ_BULK]);
     switch (rule) {
     case BWD_WGMMA_F32_OK:
         return 0;
@@ -47,16 +46,11 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
                  "(DQ_MODE=atomic, either DQ_BULK) or straight into dQ (DQ_MODE=direct, DQ_BULK=0)",
                  gen_param_value_name(GEN_DQ_MODE, p[GEN_DQ_MODE]), p[GEN_DQ_BULK]);
         break;
-    case BWD_WGMMA_F32_BAD_PERSISTENT:
-        snprintf(why, len, "PERSISTENT=1 with DQ_BULK=%d, VARLEN=%d and HEAD_DIM=%d: bwd_wgmma_f32's persistent "
-                 "blocks take head dim 64 only, and neither dQ by bulk reductions nor a packed batch", p[GEN_DQ_BULK],
-                 p[GEN_VARLEN], d);
-        break;
     case BWD_WGMMA_F32_BAD_SMEM:
         snprintf(why, len,
-                 "BLOCK_M=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d, ALLOW_TF32=%d, DQ_BULK=%d and PERSISTENT=%d "
-                 "needs %zu bytes of shared memory (at most %d)", bm, stages, d, dv, p[GEN_ALLOW_TF32], p[GEN_DQ_BULK],
-                 p[GEN_PERSISTENT], smem_dkdv(p), FT_SMEM_MAX_BYTES);
+                 "BLOCK_M=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d, ALLOW_TF32=%d and DQ_BULK=%d needs %zu "
+                 "bytes of shared memory (at most %d)", bm, stages, d, dv, p[GEN_ALLOW_TF32], p[GEN_DQ_BULK],
+                 smem_dkdv(p), FT_SMEM_MAX_BYTES);
         break;
     default:
         snprintf(why, len, "bwd_wgmma_f32 refuses this configuration (rule %d of traits/bwd_wgmma_f32.h)", rule);
@@ -79,16 +73,9 @@ static int used_dq_convert(const int *p)
     return p[GEN_DQ_MODE] == FT_DQ_ATOMIC;
 }
 
-/* PERSISTENT: ft_bwd_dkdv's blocks, one an SM, take the key tiles off a count (its entry's
- * `persists`); the next one's K and V land while the block works on the one before. */
-static int persistent_bwd_f32(const int *p)
-{
-    return p[GEN_PERSISTENT];
-}
-
 static const gen_entry bwd_wgmma_f32_entries[] = {
     { "ft_bwd_preprocess", 0, NULL, NULL, GEN_OP_FAMILY, 0, 0 },
-    { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY, 0, 1 },
+    { "ft_bwd_dkdv", 1, smem_dkdv, NULL, GEN_OP_FAMILY, 0, 0 },
     { "ft_bwd_dq_convert", 0, NULL, used_dq_convert, GEN_OP_FAMILY, 0, 0 },
 };
 
@@ -102,7 +89,7 @@ const gen_family gen_family_bwd_wgmma_f32 = {
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
-              GEN_BIT(GEN_ALLOW_TF32) | GEN_BIT(GEN_DQ_BULK) | GEN_BIT(GEN_PERSISTENT) | GEN_FUSED_PROBLEM_PARAMS,
+              GEN_BIT(GEN_ALLOW_TF32) | GEN_BIT(GEN_DQ_BULK) | GEN_FUSED_PROBLEM_PARAMS,
     /* 32-query tiles in two slots: the most three products fit (211 KB of shared memory). */
     .defaults = {
         [GEN_DTYPE] = 0, [GEN_HEAD_DIM] = 64, [GEN_HEAD_DIM_V] = 64,
@@ -114,7 +101,6 @@ const gen_family gen_family_bwd_wgmma_f32 = {
     .entry_count = 3,
     .check = check_bwd_wgmma_f32,
     .head_dim_tiles = default_tiles_bwd_wgmma_f32,
-    .persistent = persistent_bwd_f32,
     .target_arch = "sm_90a",
     .min_head_dim = 64,
     /* Head dims below 64 stay on bwd_mma's built-in default: padded here they were not measured. */

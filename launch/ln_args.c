@@ -92,9 +92,7 @@ void ln_bwd_args(const ln_problem *p, int accum_cols, int b0, int nb, ft_bwd_arg
     a->delta = at(p->delta, batch_at(p, b0, rows), acc);
     a->dq_accum = accum ? at(p->dq_accum, batch_at(p, b0, rows * accum_cols), acc) : NULL;
     a->dsinks = at(p->dsinks, 0, acc);   /* summed over the batch: every slice adds into the same */
-    /* The dQ order area past the whole accumulator (ln_workspace_bytes), which the workspace holds
-     * whatever the plan: persistent blocks count their units off its ticket in every DQ_MODE. */
-    if (p->dq_accum) {
+    if (accum) {   /* the dQ order area past the whole accumulator (ln_workspace_bytes) */
         const CUdeviceptr order = p->dq_accum + (CUdeviceptr)ln_dq_order_offset(p);
         const long long sems_per_batch = (long long)p->heads * (long long)ln_dq_sems_per_head(p->seqlen_q);
         a->dq_ticket = at(order, b0, sizeof(int));

@@ -150,12 +150,6 @@ static const attn_case cases[] = {
      * see no key over odd lengths. */
     { "f32 persistent D=64 causal", F32, 64, 64,    2, 16, 2048, 2048, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK },
     { "f32 persistent D=64 Nq>Nk BR", F32, 64, 64,  3, 24, 700, 500, 1, 1, 0, 0, DEFAULT_TILES, BR },
-    /* bwd_wgmma_f32's persistent walk over more units than blocks (tf32h_config: "walk"): 384
-     * causal units of odd length, three products; 312 with no query for the keys past 300 (dK,
-     * dV zero) in [B, N, H, D]; one TF32 product under a window, rows padded. */
-    { "f32 walk D=64 causal",       F32, 64, 64,   2, 12, 1000, 1000, 1, 1, 0, 0, DEFAULT_TILES, NO_MASK },
-    { "f32 walk D=64 Nq<Nk causal", F32, 64, 64,   3, 8,   300,  777, 1, 1, 0, 1, DEFAULT_TILES, NO_MASK },
-    { "f32 walk D=64 window BR",    F32, 64, 64,   2, 16,  900, 1100, 0, 1, 0, 2, DEFAULT_TILES, WIN(1, 200, 64) },
 };
 #define CASE_COUNT ((int)(sizeof cases / sizeof cases[0]))
 
@@ -347,18 +341,12 @@ static int tf32b_config(const attn_case *c, int allow_tf32, int first_row, gen_c
  * (dQ by atomics, or staged and added by bulk reductions), the fourth DQ_MODE (atomic into
  * dq_accum, or direct: scaled into dQ, which the delta pass zeroes). A case tries its row first
  * (the rows rotate over the cases), then the rows after it. At head dim 128, where three products
- * do not fit, a case of three runs one. A case named "walk" takes tf32h_walk_tiles' rows instead,
- * PERSISTENT (blocks one an SM over the key tiles, the next one's K and V landing meanwhile; head
- * dim 64, dense, one slot with three products): the ring's turns run on across units in one slot,
- * and in two. */
+ * do not fit, a case of three runs one. */
 static gpu_kernel *tf32h_kernels[CASE_COUNT];
 static const int tf32h_tiles[][4] = { { 32, 2, 0, FT_DQ_ATOMIC }, { 64, 3, 0, FT_DQ_DIRECT }, { 32, 1, 1, FT_DQ_ATOMIC },
                                       { 64, 2, 1, FT_DQ_ATOMIC }, { 32, 3, 0, FT_DQ_DIRECT }, { 32, 2, 1, FT_DQ_ATOMIC },
                                       { 32, 1, 0, FT_DQ_DIRECT } };
-static const int tf32h_walk_tiles[][4] = { { 32, 1, 0, FT_DQ_DIRECT }, { 32, 1, 0, FT_DQ_ATOMIC }, { 64, 1, 0, FT_DQ_DIRECT },
-                                           { 64, 2, 0, FT_DQ_ATOMIC }, { 32, 3, 0, FT_DQ_DIRECT } };
-enum { TF32H_ROWS = (int)(sizeof tf32h_tiles / sizeof tf32h_tiles[0]),
-       TF32H_WALK_ROWS = (int)(sizeof tf32h_walk_tiles / sizeof tf32h_walk_tiles[0]) };
+enum { TF32H_ROWS = (int)(sizeof tf32h_tiles / sizeof tf32h_tiles[0]) };
 static int tf32h_config(const attn_case *c, int allow_tf32, int first_row, gen_config *out)
 {
     char why[512];
@@ -368,11 +356,9 @@ static int tf32h_config(const attn_case *c, int allow_tf32, int first_row, gen_c
     gen_config g = case_config(f, c);
     g.p[GEN_ALLOW_TF32] = allow_tf32 || g.p[GEN_HEAD_DIM] == 128;
     gen_config_head_dim_tiles(&g);   /* the warps for the head dim */
-    const int walk = strstr(c->name, "walk") != NULL, rows = walk ? TF32H_WALK_ROWS : TF32H_ROWS;
-    for (int t = 0; t < rows; t++) {
-        const int *tl = walk ? tf32h_walk_tiles[(first_row + t) % rows] : tf32h_tiles[(first_row + t) % rows];
+    for (int t = 0; t < TF32H_ROWS; t++) {
+        const int *tl = tf32h_tiles[(first_row + t) % TF32H_ROWS];
         gen_config h = g;
-        h.p[GEN_PERSISTENT] = walk;
         h.p[GEN_BLOCK_M] = tl[0];
         h.p[GEN_NUM_STAGES] = tl[1];
         h.p[GEN_DQ_BULK] = tl[2];
@@ -1705,12 +1691,6 @@ static const struct {
     { "bwd_wgmma_f32", "DQ_MODE=3 VARLEN=1", "dQ straight into a packed batch's dQ" },
     { "bwd_wgmma_f32", "DQ_MODE=3 HEAD_DIM=128 NUM_STAGES=1", "dQ straight into dQ, head dim 128 (two consumers)" },
     { "bwd_wgmma_f32", "DQ_MODE=3 HEAD_DIM=128 DATA_DIM=120", "dQ straight into dQ's rows of 120 of 128 columns" },
-    { "bwd_wgmma_f32", "PERSISTENT=1 ALLOW_TF32=0 BLOCK_M=32 NUM_STAGES=1 CAUSAL=1 DQ_MODE=0",
-      "persistent blocks over 384 causal units, three products, dQ into dq_accum (\"f32 walk D=64 causal\")" },
-    { "bwd_wgmma_f32", "PERSISTENT=1 ALLOW_TF32=0 BLOCK_M=32 NUM_STAGES=1 CAUSAL=1 DQ_MODE=3",
-      "persistent blocks where keys see no query, dQ straight into dQ (\"f32 walk D=64 Nq<Nk causal\")" },
-    { "bwd_wgmma_f32", "PERSISTENT=1 ALLOW_TF32=1 BLOCK_M=64 NUM_STAGES=2 CAUSAL=1 DQ_MODE=0",
-      "persistent blocks under a window, one product, the ring in two slots (\"f32 walk D=64 window BR\")" },
     { "bwd_wgmma", "BLOCK_M=80 STAGGER=1", "80-row query tiles, staggered" },
     { "bwd_wgmma", "PRODUCER_REGS=32 PERSISTENT=1", "the producer at 32 registers on persistent blocks" },
     { "bwd_wgmma", "DQ_MODE=2 BLOCK_M=128", "dQ in a fixed order with 128-row tiles" },

@@ -497,25 +497,13 @@ static const struct {
     { "bwd_wgmma", { { GEN_DQ_MODE, 3 } }, 1, 232448, "DQ_MODE=3: bwd_wgmma adds dQ with the copy engine" },
     { "bwd_mma", { { GEN_DQ_MODE, 3 } }, 1, 232448, "DQ_MODE=3: bwd_mma makes dQ with atomics (0) or" },
     { "bwd_wgmma_f32", { { GEN_NUM_STAGES, 3 } }, 1, 232448,
-      "BLOCK_M=32 NUM_STAGES=3 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0, DQ_BULK=0 and PERSISTENT=0 needs 249904 "
-      "bytes of shared memory" },
+      "BLOCK_M=32 NUM_STAGES=3 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0 and DQ_BULK=0 needs 249904 bytes of shared "
+      "memory" },
     { "bwd_wgmma_f32", { { GEN_DQ_BULK, 1 }, { GEN_DQ_MODE, 0 } }, 2, 232448,
-      "BLOCK_M=32 NUM_STAGES=2 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0, DQ_BULK=1 and PERSISTENT=0 needs 232480 "
-      "bytes of shared memory" },
+      "BLOCK_M=32 NUM_STAGES=2 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0 and DQ_BULK=1 needs 232480 bytes of shared "
+      "memory" },
     { "bwd_wgmma_f32", { { GEN_BLOCK_M, 64 }, { GEN_NUM_STAGES, 1 } }, 2, 232448,
-      "BLOCK_M=64 NUM_STAGES=1 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0, DQ_BULK=0 and PERSISTENT=0 needs" },
-    /* Persistent blocks: the landing buffer (32,800 bytes at head dim 64) leaves three products
-     * one slot; not with DQ_BULK, a packed batch or two consumers (head dim 128). */
-    { "bwd_wgmma_f32", { { GEN_PERSISTENT, 1 } }, 1, 232448,
-      "BLOCK_M=32 NUM_STAGES=2 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0, DQ_BULK=0 and PERSISTENT=1 needs 248896 "
-      "bytes of shared memory" },
-    { "bwd_wgmma_f32", { { GEN_PERSISTENT, 1 }, { GEN_NUM_STAGES, 1 }, { GEN_DQ_BULK, 1 }, { GEN_DQ_MODE, 0 } }, 4, 232448,
-      "PERSISTENT=1 with DQ_BULK=1, VARLEN=0 and HEAD_DIM=64: bwd_wgmma_f32's persistent blocks take head dim 64 only, "
-      "and neither dQ by bulk reductions nor a packed batch" },
-    { "bwd_wgmma_f32", { { GEN_PERSISTENT, 1 }, { GEN_NUM_STAGES, 1 }, { GEN_VARLEN, 1 } }, 3, 232448,
-      "PERSISTENT=1 with DQ_BULK=0, VARLEN=1 and HEAD_DIM=64" },
-    { "bwd_wgmma_f32", { { GEN_PERSISTENT, 1 }, { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 128 }, { GEN_ALLOW_TF32, 1 },
-      { GEN_NUM_WARPS, 12 } }, 5, 232448, "PERSISTENT=1 with DQ_BULK=0, VARLEN=0 and HEAD_DIM=128" },
+      "BLOCK_M=64 NUM_STAGES=1 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0 and DQ_BULK=0 needs" },
 };
 
 /* Cases every family must reject the same way, whatever its own rules. */
@@ -807,9 +795,7 @@ static void bwd_register_split(void **state)
  * tiles, one in 64-row tiles) and 128 (two consumers, one product, one slot: whole tiles, head dims
  * padded, a softcap under a mask; three slots without whole tiles), dQ straight into dQ (the
  * family's default, DQ_MODE direct) or into dq_accum (atomic), and by bulk reductions (DQ_BULK,
- * into dq_accum) at both head dims, and persistent blocks at head dim 64 (their first form spilled
- * 112 bytes of K's and V's store addresses hoisted out of the walk over units): valid, and each
- * compiles without a spill or a stack frame. (A pair of P^T's values picked by an index made at run time
+ * into dq_accum) at both head dims: valid, and each compiles without a spill or a stack frame. (A pair of P^T's values picked by an index made at run time
  * once put the consumer's scores in a stack frame: 256 bytes, 0.67-0.94x the speed on an H200.) */
 static void hopper_f32_backward_compiles_clean(void **state)
 {
@@ -831,13 +817,6 @@ static void hopper_f32_backward_compiles_clean(void **state)
         "DQ_BULK=1",
         "HEAD_DIM=64 HEAD_DIM_V=64 NUM_WARPS=8 BLOCK_M=64 NUM_STAGES=2 EVEN_M=1 EVEN_N=1 ALLOW_TF32=1 DQ_MODE=atomic "
         "DQ_BULK=1",
-        "HEAD_DIM=64 HEAD_DIM_V=64 NUM_WARPS=8 BLOCK_M=32 NUM_STAGES=1 EVEN_M=1 EVEN_N=1 ALLOW_TF32=0 PERSISTENT=1",
-        "HEAD_DIM=64 HEAD_DIM_V=64 NUM_WARPS=8 BLOCK_M=32 NUM_STAGES=1 ALLOW_TF32=0 CAUSAL=1 SOFTCAP=1 DQ_MODE=atomic "
-        "PERSISTENT=1",
-        "HEAD_DIM=64 HEAD_DIM_V=64 NUM_WARPS=8 BLOCK_M=64 NUM_STAGES=2 EVEN_M=1 EVEN_N=1 ALLOW_TF32=1 CAUSAL=1 "
-        "PERSISTENT=1",
-        "HEAD_DIM=64 HEAD_DIM_V=64 NUM_WARPS=8 BLOCK_M=64 NUM_STAGES=1 ALLOW_TF32=1 DQ_MODE=atomic DATA_DIM=40 "
-        "DATA_DIM_V=40 PERSISTENT=1",
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
         char why[512];

@@ -1101,71 +1101,6 @@ static void hopper_backward_persistent_grid(void **state)
     assert_non_null(strstr(why, "VARLEN=1 and BLOCK_M=128"));
 }
 
-/* bwd_wgmma_f32 PERSISTENT (head dim 64): ft_bwd_dkdv's blocks one an SM over key tiles x K/V heads,
- * counting their units off dq_ticket, which the launch passes whatever the DQ_MODE: with direct
- * (no accumulator, nothing zeroed by the launcher: ft_bwd_preprocess zeroes the ticket) as with
- * atomic. Refused with DQ_BULK, a packed batch or head dim 128, and where the landing buffer
- * does not fit (three products in two slots). */
-static void hopper_f32_backward_persistent_grid(void **state)
-{
-    gen_config c = family_config("bwd_wgmma_f32", 0, FT_DQ_DIRECT);
-    c.p[GEN_HEAD_DIM] = c.p[GEN_HEAD_DIM_V] = 64;
-    c.p[GEN_BLOCK_M] = 32, c.p[GEN_BLOCK_N] = 64, c.p[GEN_NUM_WARPS] = 8, c.p[GEN_NUM_STAGES] = 1;
-    c.p[GEN_PERSISTENT] = 1;
-    static const struct {
-        int dq_mode, batch, heads;
-        unsigned dkdv_gx;
-        int memsets;
-    } cases[] = {
-        { FT_DQ_DIRECT, 3, 5, 15, 0 },     /* one 64-key tile of 24 keys, 15 K/V heads: one unit each */
-        { FT_DQ_DIRECT, 40, 9, 264, 0 },   /* 360 units on 264 blocks */
-        { FT_DQ_ATOMIC, 40, 9, 264, 1 },   /* dq_accum (and the ticket after it) zeroed by the launcher */
-    };
-    for (int i = 0; i < ARRAY_LEN(cases); i++) {
-        reset(state);
-        block_is_backward = 1;
-        c.p[GEN_DQ_MODE] = cases[i].dq_mode;
-        char why[256];
-        if (gen_validate(&c, 232448, why, sizeof why))
-            fail_msg("%s", why);
-        ln_plan plan;
-        assert_int_equal(ln_plan_make(&c, LN_BACKWARD, 40, 24, &plan, why, sizeof why), 0);
-        assert_int_equal(ln_plan_bind(&fake, &plan, FAKE_MODULE, NULL), CUDA_SUCCESS);
-        ln_problem p = sample_problem(cases[i].batch, cases[i].heads);
-        p.dtype = 0;
-        p.head_dim = p.head_dim_v = 64;
-        p.v_stride[2] = p.o_stride[2] = 64;
-        assert_int_equal(ln_launch(&fake, &plan, &p, NULL), CUDA_SUCCESS);
-        assert_int_equal(count_calls("memset"), cases[i].memsets);
-        int dkdv = 0;
-        for (int k = 0; k < ncalls; k++) {
-            if (strcmp(calls[k].what, "launch"))
-                continue;
-            assert_ptr_equal(calls[k].bwd.dq_ticket, (int *)(uintptr_t)(p.dq_accum + ln_dq_order_offset(&p)));
-            if (!strcmp(calls[k].name, "ft_bwd_dkdv")) {
-                dkdv++;
-                assert_int_equal(calls[k].gx, cases[i].dkdv_gx);
-                assert_int_equal(calls[k].gy, 1);
-            }
-        }
-        assert_int_equal(dkdv, 1);
-    }
-    char why[256];
-    c.p[GEN_DQ_BULK] = 1, c.p[GEN_DQ_MODE] = FT_DQ_ATOMIC;
-    assert_int_not_equal(gen_validate(&c, 232448, why, sizeof why), 0);
-    assert_non_null(strstr(why, "PERSISTENT=1 with DQ_BULK=1"));
-    c.p[GEN_DQ_BULK] = 0, c.p[GEN_VARLEN] = 1;
-    assert_int_not_equal(gen_validate(&c, 232448, why, sizeof why), 0);
-    assert_non_null(strstr(why, "VARLEN=1"));
-    c.p[GEN_VARLEN] = 0, c.p[GEN_NUM_STAGES] = 2;
-    assert_int_not_equal(gen_validate(&c, 232448, why, sizeof why), 0);
-    assert_non_null(strstr(why, "PERSISTENT=1 needs 248896 bytes"));
-    c.p[GEN_NUM_STAGES] = 1, c.p[GEN_HEAD_DIM] = c.p[GEN_HEAD_DIM_V] = 128, c.p[GEN_NUM_WARPS] = 12;
-    c.p[GEN_ALLOW_TF32] = 1;
-    assert_int_not_equal(gen_validate(&c, 232448, why, sizeof why), 0);
-    assert_non_null(strstr(why, "HEAD_DIM=128: bwd_wgmma_f32's persistent blocks take head dim 64 only"));
-}
-
 /* ---- launches and batch splitting ---------------------------------------------------------- */
 
 static const struct {
@@ -1622,7 +1557,6 @@ int main(void)
         cmocka_unit_test_setup(hopper_forward_maps_and_persistent_grid, reset),
         cmocka_unit_test_setup(narrow_panels_encode_64_byte_boxes, reset),
         cmocka_unit_test_setup(hopper_backward_persistent_grid, reset),
-        cmocka_unit_test_setup(hopper_f32_backward_persistent_grid, reset),
         cmocka_unit_test_setup(stored_first_share_zeroes_only_the_order_area, reset),
         cmocka_unit_test_setup(sinks_reach_the_reference_and_nothing_else, reset),
         cmocka_unit_test_setup(batches_split_under_the_grid_limit, reset),

@@ -63,8 +63,7 @@ constexpr int PLANES = bwd_wgmma_f32_planes(ALLOW_TF32);
 // Two consumers issue S^T and dP^T as one product with its operands picked: the same shapes.
 static_assert(CONSUMERS == 1 || (HEAD_DIM == HEAD_DIM_V && PLANES == 1), "two consumers: S^T's and dP^T's shapes");
 constexpr int RULE =
-    bwd_wgmma_f32_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, ALLOW_TF32, DQ_BULK,
-                       PERSISTENT, VARLEN);
+    bwd_wgmma_f32_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, ALLOW_TF32, DQ_BULK);
 static_assert(DTYPE == FT_DTYPE_F32, "DTYPE: bwd_wgmma_f32 takes f32");
 static_assert(RULE != BWD_WGMMA_F32_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, or 128 with ALLOW_TF32");
 static_assert(RULE != BWD_WGMMA_F32_BAD_BLOCK_M, "BLOCK_M must be 32 or 64 (32 at head dim 128)");
@@ -72,7 +71,6 @@ static_assert(RULE != BWD_WGMMA_F32_BAD_BLOCK_N, "BLOCK_N must be 64");
 static_assert(RULE != BWD_WGMMA_F32_BAD_WARPS, "NUM_WARPS must be 4 + 4 a consumer");
 static_assert(RULE != BWD_WGMMA_F32_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_F32_BAD_DQ_MODE, "DQ_MODE must be atomic, or direct without DQ_BULK");
-static_assert(RULE != BWD_WGMMA_F32_BAD_PERSISTENT, "PERSISTENT: head dim 64, neither DQ_BULK nor VARLEN");
 static_assert(RULE != BWD_WGMMA_F32_BAD_SMEM, "shared memory over the limit");
 static_assert(RULE == BWD_WGMMA_F32_OK, "bwd_wgmma_f32: configuration refused by its traits");
 
@@ -102,12 +100,7 @@ constexpr int DS_OFF = DST_OFF + PLANES * SC_PLANE;            // dS [query][key
 constexpr int DQ_TILE = BM * HEAD_DIM * 4;
 constexpr int DQ_OFF = DS_OFF + PLANES * SC_PLANE;
 constexpr int BAR_OFF = DQ_OFF + (DQ_BULK ? 2 * DQ_TILE : 0);   // ready, empty: 16 bytes a slot
-// PERSISTENT: the next unit's K and V as they land (floats in the order the consumers read them),
-// then its landed and read mbarriers and its number (16 bytes).
-constexpr int LAND_OFF = BAR_OFF + 16 * NUM_STAGES;
-constexpr int LAND_BYTES = PERSISTENT ? BN * (HEAD_DIM + HEAD_DIM_V) * 4 : 0;
-constexpr int KV_BAR_OFF = LAND_OFF + LAND_BYTES;
-constexpr int SMEM_END = 1024 + KV_BAR_OFF + (PERSISTENT ? 32 : 0);
+constexpr int SMEM_END = 1024 + BAR_OFF + 16 * NUM_STAGES;
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_wgmma_f32.h");
 static_assert(LD_OFF + 2 * BM * 4 <= STAGE_BYTES, "a slot's L and delta");
 // The B tiles of the SS products (Q and dO [query][col], dS [query][key]): a panel of 32 columns
@@ -116,10 +109,8 @@ constexpr int B_ROWS = PLANES * BM;   // rows a panel holds
 constexpr int B_LO = BM * 128;        // from a high part to its remainder
 constexpr int HALF_COLS = 2 * B_ROWS * 128;   // from column d to d + 64 of a slot's tile (two panels on)
 // Named barriers of the consumers: the score tiles free (both), and with two consumers P^T
-// stored and dS stored; DQ_BULK: the step's dQ staged. PERSISTENT: the producer's, its next unit
-// known.
+// stored and dS stored; DQ_BULK: the step's dQ staged.
 constexpr int CONSUMER_BARRIER = 1, P_STORED_BARRIER = 2, DS_STORED_BARRIER = 3, DQ_STAGED_BARRIER = 4;
-constexpr int PRODUCER_BARRIER = 5;
 
 // Byte offset of element (row, col) of a ROWS-row tile of floats in panels of 32 columns.
 template <int ROWS> FT_DEVICE unsigned f32_offset(int row, int col)
@@ -489,11 +480,6 @@ ft_bwd_preprocess(const ft_bwd_args args)
 {
     if constexpr (DIRECT)
         bwd_dq_zero_rows<NUM_THREADS, BLOCK_M, HEAD_DIM, QK_DATA, EVEN_M>(args);
-    // PERSISTENT: ft_bwd_dkdv's blocks count their units off dq_ticket, which the launcher zeroes
-    // with dq_accum only where the plan has one (not with DQ_MODE direct).
-    if constexpr (PERSISTENT)
-        if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0)
-            *args.dq_ticket = 0;
     bwd_preprocess_rows<NUM_THREADS, BLOCK_M, HEAD_DIM_V, V_DATA, EVEN_M>(args);
 }
 
@@ -527,88 +513,6 @@ FT_DEVICE float *key_rows(void *t, const long long *stride, const dkdv_block &bk
     return (float *)t + seq_offset(stride, bk.b, bk.h, bk.sq.k0) + bk.n0 * stride[2];
 }
 
-// The block's description for key tile key_tile of K/V head row bh (b * heads_k + h): its
-// sequence, keys and the query tiles that see them; false where the tile lies past its sequence's
-// keys (VARLEN: the grid is sized by the longest). Then (describe_tensors) the group's tensors.
-FT_DEVICE bool describe_keys(dkdv_block &bk, const ft_bwd_args &args, int bh, int key_tile)
-{
-    bk.sq = seq_of(args, bh / args.heads_k);
-    const ft_seq &sq = bk.sq;
-    bk.nq = sq.seqlen_q;
-    bk.n0 = key_tile * BN;
-    if (VARLEN && bk.n0 >= sq.seqlen_k)
-        return false;
-    bk.keys_in = sq.seqlen_k - bk.n0;
-    const int group = kv_group(args);
-    bk.b = bh / args.heads_k;
-    bk.h = bh % args.heads_k;
-    bk.bh0 = bh * group;
-    bk.h0 = bk.h * group;
-    bk.lo = VARLEN ? sq.lo : args.mask_lo;
-    bk.hi = VARLEN ? sq.hi : args.mask_hi;
-    int mt_end;
-    query_tiles<BM, BN>(bk.lo, bk.hi, bk.n0, bk.nq, sq.seqlen_k, bk.mt_begin, mt_end);
-    bk.per_head = mt_end - bk.mt_begin;
-    bk.steps = bk.per_head * group;
-    return true;
-}
-FT_DEVICE void describe_tensors(dkdv_block &bk, const ft_bwd_args &args)
-{
-    const ft_seq &sq = bk.sq;
-    bk.l_rows = bwd_head_rows(args, sq);
-    bk.q = (const float *)args.q + seq_offset(args.q_stride, bk.b, bk.h0, sq.q0);
-    bk.dout = (const float *)args.dout + seq_offset(args.do_stride, bk.b, bk.h0, sq.q0);
-    bk.lse = (const float *)args.lse + seq_row(args, sq, bk.b, bk.h0, bk.bh0);
-    bk.delta = (const float *)args.delta + seq_row(args, sq, bk.b, bk.h0, bk.bh0);
-}
-
-// ---- PERSISTENT: one block an SM, over the launch's key tiles ---------------------------------
-// A block's fixed cost (K and V loaded from memory and split into planes, the first query tile's
-// load, the grid's next block started) was about 2.5 steps' time at head dim 64 with one TF32
-// product (notes/fp32.md): at short lengths a fifth of the time. Persistent blocks (the launcher's
-// grid.x: one an SM) take units (key tiles of a K/V head) in turn: block b unit b, then each the
-// next not yet taken, counted off dq_ticket (ft_bwd_preprocess zeroes it). The producer takes a
-// block's next unit once its last query tile is in registers, and has its K and V land by cp.async
-// in a buffer of their own (the landing buffer, read by the consumers as the unit starts, split
-// into the planes there) while the consumers still work on the unit before; the ring of query tiles
-// runs on from one unit into the next. Under a mask the units run heavy first (a group of heads'
-// key tile 0, then tile 1, ...: a mask's low key tiles see the most query tiles), else a head's key
-// tiles one after another, as the plain grid's blocks start.
-FT_DEVICE unsigned kv_full_bar(const dkdv_block &bk) { return bk.base + KV_BAR_OFF; }   // landed (128 arrivals)
-FT_DEVICE unsigned kv_empty_bar(const dkdv_block &bk) { return bk.base + KV_BAR_OFF + 8; }   // read by the consumers
-FT_DEVICE volatile int *unit_word(const dkdv_block &bk) { return (volatile int *)(bk.sm + KV_BAR_OFF + 16); }
-// The consumers' walk, kept in shared memory (the units begun, the ring's turn at the current
-// unit's first tile and at the next's) and read where used: the three-product consumer holds 255
-// registers, and these two counters in registers across the step loop spilled 4-8 bytes.
-FT_DEVICE volatile int *walk_word(const dkdv_block &bk, int i) { return (volatile int *)(bk.sm + KV_BAR_OFF + 20 + 4 * i); }
-enum { WALK_UNITS = 0, WALK_TURN = 1, WALK_NEXT_TURN = 2 };
-FT_DEVICE int unit_key_tiles(const ft_bwd_args &args) { return (args.seqlen_k + BN - 1) / BN; }
-FT_DEVICE int unit_count(const ft_bwd_args &args) { return unit_key_tiles(args) * args.batch * args.heads_k; }
-FT_DEVICE void unit_tile(const ft_bwd_args &args, int unit, int &bh, int &key_tile)
-{
-    if (CAUSAL) {
-        const int group = l2_head_group((long long)args.seqlen_q * (HEAD_DIM + HEAD_DIM_V) * 4 * kv_group(args));
-        ft_schedule_grouped(unit, group, unit_key_tiles(args), args.batch * args.heads_k, &key_tile, &bh);
-    } else {
-        int part;
-        ft_schedule_unit(unit, unit_key_tiles(args), 1, &bh, &key_tile, &part);
-    }
-}
-// A persistent block's unit, described a persistent block's unit (no VARLEN: never past its keys).
-FT_DEVICE void describe_unit(dkdv_block &bk, const ft_bwd_args &args, int unit)
-{
-    int bh, key_tile;
-    unit_tile(args, unit, bh, key_tile);
-    describe_keys(bk, args, bh, key_tile);
-    describe_tensors(bk, args);
-}
-// Tracks the thread's cp.async copies on the mbarrier: its phase ends only once they have landed
-// (without .noinc the arrival the copies make adds no count; each thread also arrives itself).
-FT_DEVICE void cp_async_mbar_arrive(unsigned bar)
-{
-    asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
-}
-
 // A ROWS x COLS tile of floats as 128 threads hold it on its way into shared memory: thread t's
 // piece p is the 16 bytes at piece index t + 128 p, consecutive pieces along a row (COLS / 4 a
 // row), or with BY_ROWS down a column (ROWS a column): K's, whose transposed copy (K^T) a warp
@@ -637,37 +541,6 @@ FT_DEVICE void load_pieces(tile_pieces<ROWS, COLS, BY_ROWS> &tp, const float *sr
         const int i = t + 128 * p, row = tile::row_of(i), c4 = tile::c4_of(i);
         const bool in = (EVEN || row < valid) && (DATA == COLS || c4 * 4 < DATA);
         tp.x[p] = in ? *(const float4 *)(src + row * ld + c4 * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-}
-
-// PERSISTENT: a K or V tile's pieces into the landing buffer at `land` by cp.async (zeros where
-// nothing is), each where the consumer thread that holds it as tile_pieces reads it (piece i at
-// 16 i: a warp's reads hit consecutive words); the producer's threads walk the tile along its rows,
-// so that its reads from memory stay whole lines whatever the consumer's order (K's is down columns).
-template <int ROWS, int COLS, int DATA, bool BY_ROWS>
-FT_DEVICE void land_pieces(unsigned land, const float *src, long long ld, int valid, int t)
-{
-    using tile = tile_pieces<ROWS, COLS, BY_ROWS>;
-#pragma unroll
-    for (int p = 0; p < tile::N; p++) {
-        const int j = t + 128 * p, row = j / (COLS / 4), c4 = j % (COLS / 4);
-        const int piece = BY_ROWS ? c4 * ROWS + row : j;
-        const bool in = (EVEN_N || row < valid) && (DATA == COLS || c4 * 4 < DATA);
-        cp_async_16(land + 16 * piece, in ? src + row * ld + c4 * 4 : src, in ? 16 : 0);
-    }
-}
-// A consumer's pieces of a K or V tile: from memory (load_pieces), or PERSISTENT from the landing
-// buffer's copy at `land`.
-template <int ROWS, int COLS, int DATA, bool BY_ROWS>
-FT_DEVICE void fetch_pieces(tile_pieces<ROWS, COLS, BY_ROWS> &tp, const float *src, long long ld, int valid,
-                            unsigned land, int t)
-{
-    if constexpr (PERSISTENT) {
-#pragma unroll
-        for (int p = 0; p < tile_pieces<ROWS, COLS, BY_ROWS>::N; p++)
-            tp.x[p] = ld_shared_f32x4(land + 16 * (t + 128 * p));
-    } else {
-        load_pieces<ROWS, COLS, DATA, EVEN_N>(tp, src, ld, valid, t);
     }
 }
 
@@ -720,25 +593,6 @@ FT_DEVICE void load_query_tile(query_tile &qt, const ft_bwd_args &args, const dk
 // The producer warpgroup (t: 0..127): each step's Q and dO split into its ring slot, L and delta
 // beside them, then the slot marked ready; the next step's loads are issued at once, so they
 // land while the producer waits for that step's slot to be given back.
-// Query tile qt into the ring at turn g (slot g % NUM_STAGES, once the consumers have given back
-// what it held before; the first pass finds every slot free).
-FT_DEVICE void fill_slot(const query_tile &qt, const dkdv_block &bk, int g, int t)
-{
-    const int st = g % NUM_STAGES;
-    if (g >= NUM_STAGES)
-        mbar_wait(empty_bar(bk, st), (g / NUM_STAGES - 1) & 1);
-    const unsigned slot = slot_at(bk.base, st);
-    store_pieces<BM, HEAD_DIM, B_ROWS, B_LO, 0>(qt.q, slot, 0, t);
-    store_pieces<BM, HEAD_DIM_V, B_ROWS, B_LO, 0>(qt.dout, slot + DO_OFF, 0, t);
-    if (t < BM) {
-        float *ld = slot_ld(bk, st);
-        ld[t] = qt.l;
-        ld[BM + t] = qt.delta;
-    }
-    fence_proxy_async();   // plain stores, read next by wgmma
-    mbar_arrive(ready_bar(bk, st));
-}
-
 FT_DEVICE void produce(const ft_bwd_args &args, const dkdv_block &bk, int t)
 {
     query_tile qt;
@@ -763,77 +617,6 @@ FT_DEVICE void produce(const ft_bwd_args &args, const dkdv_block &bk, int t)
     }
 }
 
-// PERSISTENT: the unit's K and V into the landing buffer by cp.async, tracked by kv_full (the
-// caller arrives after).
-FT_DEVICE void land_kv(const ft_bwd_args &args, const dkdv_block &bk, int t)
-{
-    const float *k = (const float *)args.k + seq_offset(args.k_stride, bk.b, bk.h, bk.sq.k0) + bk.n0 * args.k_stride[2];
-    const float *v = (const float *)args.v + seq_offset(args.v_stride, bk.b, bk.h, bk.sq.k0) + bk.n0 * args.v_stride[2];
-    const unsigned land = bk.base + LAND_OFF;
-    land_pieces<BN, HEAD_DIM, QK_DATA, true>(land, k, args.k_stride[2], bk.keys_in, t);
-    land_pieces<BN, HEAD_DIM_V, V_DATA, false>(land + BN * HEAD_DIM * 4, v, args.v_stride[2], bk.keys_in, t);
-    cp_async_mbar_arrive(kv_full_bar(bk));
-}
-
-// PERSISTENT: after unit k (the block's k-th), the next: its number off the count (thread 0, for
-// the warpgroup) and its K and V landing, then kv_full arrived (the consumers find the number
-// there, unit_count past the last unit, with nothing landed). The landing buffer and the number
-// are written only once the consumers have read unit k's (kv_empty). blk: shared memory's place.
-FT_DEVICE int land_next_unit(const ft_bwd_args &args, const dkdv_block &blk, int k, int t)
-{
-    mbar_wait(kv_empty_bar(blk), k & 1);
-    if (t == 0)
-        *unit_word(blk) = min((int)gridDim.x + atomicAdd(args.dq_ticket, 1), unit_count(args));
-    named_barrier_sync(PRODUCER_BARRIER, 128);
-    const int unit = *unit_word(blk);
-    if (unit < unit_count(args)) {
-        dkdv_block next = blk;
-        describe_unit(next, args, unit);
-        land_kv(args, next, t);
-    }
-    mbar_arrive(kv_full_bar(blk));
-    return unit;
-}
-
-// PERSISTENT: the producer over the block's units, the ring's turns counted across them (g). The
-// next unit is taken once the current one's last query tile is in registers (the consumers then a
-// slot or two from its end), not sooner: a unit held a whole unit ahead is out of the other
-// blocks' reach, which made bwd_wgmma's persistent tail slow (notes/kernels.md). Each unit is
-// described afresh from its number (as the consumers do), not carried over from the last: what the
-// description takes from the arguments alone then stays theirs, not a register across the loop.
-FT_DEVICE void produce_units(const ft_bwd_args &args, const dkdv_block &blk, int t)
-{
-    int unit = (int)blockIdx.x;
-    if (t == 0)
-        *unit_word(blk) = unit;
-    land_kv(args, blk, t);   // the entry described the first unit
-    mbar_arrive(kv_full_bar(blk));
-    int g = 0;
-#pragma unroll 1
-    for (int k = 0;; k++) {
-        dkdv_block bk = blk;
-        describe_unit(bk, args, unit);
-        int next = 0;
-        query_tile qt;
-        if (bk.steps > 0)
-            load_query_tile(qt, args, bk, 0, t);
-#pragma unroll 1
-        for (int i = 0; i < bk.steps; i++) {
-            fill_slot(qt, bk, g + i, t);
-            if (i + 1 < bk.steps)
-                load_query_tile(qt, args, bk, i + 1, CONSUMERS > 1 ? (int)opaque(t) : t);
-            if (i + 2 == bk.steps)
-                next = land_next_unit(args, blk, k, t);
-        }
-        g += bk.steps;
-        if (bk.steps < 2)
-            next = land_next_unit(args, blk, k, t);
-        if (next >= unit_count(args))
-            return;
-        unit = next;
-    }
-}
-
 // A consumer warpgroup (t: 0..127; c: which, 0 with one): K, V and K^T into planes, then every
 // step's products; its rows of dK and dV written at the end. With two consumers consumer c owns
 // head-dim rows 64 c..64 c + 63 of dV^T, dK^T and dQ^T (see the top of the file).
@@ -846,34 +629,22 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
     // K and K^T by consumer 0, V by the last (one consumer: both, every load issued before a
     // store). Written out per case: one form for both put the pieces of both tiles in every
     // thread at head dim 128 (zeroed, 152 instructions more).
-    // PERSISTENT: from the landing buffer, which the producer may fill again once every consumer
-    // thread has read its pieces (kv_empty).
     const float kt_scale = DIRECT ? (float)args.softmax_scale : 1.f;   // K^T serves dQ alone
-    const unsigned land_k = bk.base + LAND_OFF, land_v = land_k + BN * HEAD_DIM * 4;
-    // PERSISTENT: the thread's index made opaque a unit, else ptxas hoists the pieces' swizzled
-    // addresses out of the walk over units and spills them (112 bytes at head dim 64).
-    const int tp = PERSISTENT ? (int)opaque(t) : t;
     if (c == 0) {
         tile_pieces<BN, HEAD_DIM, true> kp;
-        fetch_pieces<BN, HEAD_DIM, QK_DATA>(kp, k, args.k_stride[2], bk.keys_in, land_k, tp);
+        load_pieces<BN, HEAD_DIM, QK_DATA, EVEN_N>(kp, k, args.k_stride[2], bk.keys_in, t);
         if constexpr (CONSUMERS == 1) {
             tile_pieces<BN, HEAD_DIM_V> vp;
-            fetch_pieces<BN, HEAD_DIM_V, V_DATA>(vp, v, args.v_stride[2], bk.keys_in, land_v, tp);
-            if constexpr (PERSISTENT)
-                mbar_arrive(kv_empty_bar(bk));
-            store_pieces<BN, HEAD_DIM, BN, K_PLANE, KT_PLANE>(kp, bk.base + K_OFF, bk.base + KT_OFF, tp, kt_scale);
-            store_pieces<BN, HEAD_DIM_V, BN, V_PLANE, 0>(vp, bk.base + V_OFF, 0, tp);
+            load_pieces<BN, HEAD_DIM_V, V_DATA, EVEN_N>(vp, v, args.v_stride[2], bk.keys_in, t);
+            store_pieces<BN, HEAD_DIM, BN, K_PLANE, KT_PLANE>(kp, bk.base + K_OFF, bk.base + KT_OFF, t, kt_scale);
+            store_pieces<BN, HEAD_DIM_V, BN, V_PLANE, 0>(vp, bk.base + V_OFF, 0, t);
         } else {
-            if constexpr (PERSISTENT)
-                mbar_arrive(kv_empty_bar(bk));
-            store_pieces<BN, HEAD_DIM, BN, K_PLANE, KT_PLANE>(kp, bk.base + K_OFF, bk.base + KT_OFF, tp, kt_scale);
+            store_pieces<BN, HEAD_DIM, BN, K_PLANE, KT_PLANE>(kp, bk.base + K_OFF, bk.base + KT_OFF, t, kt_scale);
         }
     } else {
         tile_pieces<BN, HEAD_DIM_V> vp;
-        fetch_pieces<BN, HEAD_DIM_V, V_DATA>(vp, v, args.v_stride[2], bk.keys_in, land_v, tp);
-        if constexpr (PERSISTENT)
-            mbar_arrive(kv_empty_bar(bk));
-        store_pieces<BN, HEAD_DIM_V, BN, V_PLANE, 0>(vp, bk.base + V_OFF, 0, tp);
+        load_pieces<BN, HEAD_DIM_V, V_DATA, EVEN_N>(vp, v, args.v_stride[2], bk.keys_in, t);
+        store_pieces<BN, HEAD_DIM_V, BN, V_PLANE, 0>(vp, bk.base + V_OFF, 0, t);
     }
     fence_proxy_async();
     named_barrier_sync(CONSUMER_BARRIER, CONSUMER_THREADS);
@@ -889,12 +660,10 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
 
 #pragma unroll 1
     for (int i = 0; i < bk.steps; i++) {
-        // The ring's turn: PERSISTENT, the block's query tiles before this unit's came first.
-        const int turn = PERSISTENT ? *walk_word(bk, WALK_TURN) + i : i;
-        const int st = turn % NUM_STAGES;
+        const int st = i % NUM_STAGES;
         const group_step gs = walk_group(i, bk.mt_begin, bk.per_head);
         const int m0 = gs.mt * BM;
-        mbar_wait(ready_bar(bk, st), (turn / NUM_STAGES) & 1);
+        mbar_wait(ready_bar(bk, st), (i / NUM_STAGES) & 1);
         // Shared memory's base and the lane's place, made opaque each step: else ptxas computes
         // every descriptor and address the step derives from them once and keeps them across the
         // loop (with EVEN_M and EVEN_N the kernel spilled 208-512 bytes of them).
@@ -1037,10 +806,7 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
         bulk_wait<0>();   // the last reductions done before the block's shared memory goes
 
     // dK^T, dV^T: rows (head-dim columns) 64 c + row0 + 8 (e >> 1), keys 8 j + 2 q + (e & 1).
-    // (PERSISTENT: the lane made opaque a unit, as tp above: else its stores' offsets are hoisted out
-    // of the walk over units and spilled.)
-    const int el = PERSISTENT ? (int)opaque(t) : t, ew = el / 32, elane = el % 32;
-    const int q = elane % 4, row0 = 64 * c + 16 * ew + elane / 4;   // the thread's first row of each accumulator
+    const int q = lane % 4, row0 = 64 * c + 16 * w + lane / 4;   // the thread's first row of each accumulator
     float *dkg = key_rows(args.dk, args.dk_stride, bk), *dvg = key_rows(args.dv, args.dv_stride, bk);
     const float scale = (float)args.softmax_scale;
 #pragma unroll
@@ -1057,50 +823,32 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
         }
 }
 
-// A consumer warpgroup over the block's units (PERSISTENT): each unit's number from the producer
-// (kv_full), its K and V from the landing buffer; the ring's turns counted across them. The walk's
-// counters (walk_word) are written by the first consumer thread alone, each once every consumer
-// thread is done reading its last value: the units begun and the unit's first turn after the
-// barrier below, which all pass having read the one and finished the last unit's steps (which read
-// the other); the next unit's first turn, read by that thread alone.
-FT_DEVICE void consume_units(const ft_bwd_args &args, const dkdv_block &blk, int t, int c)
-{
-    const bool lead = c == 0 && t == 0;
-#pragma unroll 1
-    for (;;) {
-        const int k = *walk_word(blk, WALK_UNITS);
-        mbar_wait(kv_full_bar(blk), k & 1);
-        const int unit = *unit_word(blk);
-        if (unit >= unit_count(args))
-            return;
-        dkdv_block bk = blk;   // described afresh (produce_units says why)
-        describe_unit(bk, args, unit);
-        // Every warp past the last unit's products (K, V and K^T are overwritten next) and its reads
-        // of the walk's counters.
-        named_barrier_sync(CONSUMER_BARRIER, CONSUMER_THREADS);
-        if (lead) {
-            *walk_word(bk, WALK_UNITS) = k + 1;
-            *walk_word(bk, WALK_TURN) = *walk_word(bk, WALK_NEXT_TURN);
-        }
-        consume(args, bk, t, c);   // (its first barrier, after K and V are stored, publishes the turn)
-        if (lead)
-            *walk_word(bk, WALK_NEXT_TURN) = *walk_word(bk, WALK_TURN) + bk.steps;
-    }
-}
-
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)
 ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
 {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     int bh, key_tile, part;   // the block's K/V head row (batch * heads_k) and key tile (ft_schedule.h)
-    if (PERSISTENT)
-        unit_tile(args, (int)blockIdx.x, bh, key_tile);   // its first unit
-    else
-        ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &key_tile, &part);
+    ft_schedule_block(blockIdx.x, blockIdx.y, 1, &bh, &key_tile, &part);
     dkdv_block bk;
-    if (!describe_keys(bk, args, bh, key_tile))   // past this sequence's keys
+    bk.sq = seq_of(args, bh / args.heads_k);
+    const ft_seq &sq = bk.sq;
+    bk.nq = sq.seqlen_q;
+    bk.n0 = key_tile * BN;
+    if (VARLEN && bk.n0 >= sq.seqlen_k)   // past this sequence's keys (the grid is sized by the longest)
         return;
-    if (!PERSISTENT && bk.steps == 0) {   // no query sees these keys: dK = dV = 0 (PERSISTENT: the consumers write them)
+    bk.keys_in = sq.seqlen_k - bk.n0;
+    const int group = kv_group(args);
+    bk.b = bh / args.heads_k;
+    bk.h = bh % args.heads_k;
+    bk.bh0 = bh * group;
+    bk.h0 = bk.h * group;
+    bk.lo = VARLEN ? sq.lo : args.mask_lo;
+    bk.hi = VARLEN ? sq.hi : args.mask_hi;
+    int mt_end;
+    query_tiles<BM, BN>(bk.lo, bk.hi, bk.n0, bk.nq, sq.seqlen_k, bk.mt_begin, mt_end);
+    bk.per_head = mt_end - bk.mt_begin;
+    bk.steps = bk.per_head * group;
+    if (bk.steps == 0) {   // no query sees these keys: dK = dV = 0
         float *dkg = key_rows(args.dk, args.dk_stride, bk), *dvg = key_rows(args.dv, args.dv_stride, bk);
         for (int i = threadIdx.x; i < BN * HEAD_DIM; i += NUM_THREADS) {
             const int key = i / HEAD_DIM, d = i % HEAD_DIM;
@@ -1114,7 +862,11 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
         }
         return;
     }
-    describe_tensors(bk, args);
+    bk.l_rows = bwd_head_rows(args, sq);
+    bk.q = (const float *)args.q + seq_offset(args.q_stride, bk.b, bk.h0, sq.q0);
+    bk.dout = (const float *)args.dout + seq_offset(args.do_stride, bk.b, bk.h0, sq.q0);
+    bk.lse = (const float *)args.lse + seq_row(args, sq, bk.b, bk.h0, bk.bh0);
+    bk.delta = (const float *)args.delta + seq_row(args, sq, bk.b, bk.h0, bk.bh0);
     const unsigned raw = smem_addr(smem_raw);
     bk.base = (raw + 1023) & ~1023u;
     bk.sm = smem_raw + (bk.base - raw);
@@ -1124,30 +876,18 @@ ft_bwd_dkdv(const __grid_constant__ ft_bwd_args args)
             mbar_init(ready_bar(bk, st), 128);
             mbar_init(empty_bar(bk, st), CONSUMER_THREADS);
         }
-        if (PERSISTENT) {
-            mbar_init(kv_full_bar(bk), 128);
-            mbar_init(kv_empty_bar(bk), CONSUMER_THREADS);
-            for (int i = WALK_UNITS; i <= WALK_NEXT_TURN; i++)
-                *walk_word(bk, i) = 0;
-        }
         mbar_init_fence();
     }
     __syncthreads();
     if (threadIdx.x < 128) {
         if constexpr (CONSUMERS > 1)
             setmaxnreg_dec<bwd_wgmma_f32_producer_regs()>();
-        if constexpr (PERSISTENT)
-            produce_units(args, bk, threadIdx.x);
-        else
-            produce(args, bk, threadIdx.x);
+        produce(args, bk, threadIdx.x);
     } else {
         if constexpr (CONSUMERS > 1)
             setmaxnreg_inc<bwd_wgmma_f32_consumer_regs()>();
         const int c = CONSUMERS > 1 ? __shfl_sync(0xffffffffu, (threadIdx.x - 128) / 128, 0) : 0;
-        if constexpr (PERSISTENT)
-            consume_units(args, bk, threadIdx.x - 128 - 128 * c, c);
-        else
-            consume(args, bk, threadIdx.x - 128 - 128 * c, c);
+        consume(args, bk, threadIdx.x - 128 - 128 * c, c);
     }
 }
 

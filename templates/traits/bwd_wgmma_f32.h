@@ -19,7 +19,6 @@ enum bwd_wgmma_f32_rule {
     BWD_WGMMA_F32_BAD_WARPS,    /* NUM_WARPS not 4 a consumer warpgroup and the producer's 4 */
     BWD_WGMMA_F32_BAD_STAGES,   /* NUM_STAGES outside 1..3 */
     BWD_WGMMA_F32_BAD_DQ_MODE,  /* DQ_MODE not atomic or direct, or direct with DQ_BULK */
-    BWD_WGMMA_F32_BAD_PERSISTENT, /* PERSISTENT with DQ_BULK, VARLEN or head dim 128 */
     BWD_WGMMA_F32_BAD_SMEM,     /* over FT_SMEM_MAX_BYTES */
 };
 
@@ -58,26 +57,18 @@ FT_TRAIT long long bwd_wgmma_f32_stage_bytes(int block_m, int head_dim, int head
     return (long long)bwd_wgmma_f32_planes(allow_tf32) * block_m * (head_dim + head_dim_v) * 4 + 1024;
 }
 
-/* PERSISTENT: the next unit's K and V as they arrive from memory (floats, not yet split into
- * planes), two mbarriers (landed, read) and the unit's number, in 16 bytes. */
-FT_TRAIT long long bwd_wgmma_f32_landing_bytes(int block_n, int head_dim, int head_dim_v, int persistent)
-{
-    return persistent ? (long long)block_n * (head_dim + head_dim_v) * 4 + 32 : 0;
-}
-
 /* ft_bwd_dkdv's dynamic shared memory: 1024 bytes of alignment slack; K, V and K^T in planes;
  * NUM_STAGES ring slots; P^T, dS^T (keys by queries) and dS (queries by keys) in planes; with
  * DQ_BULK two staging tiles of a query tile's dQ, every consumer's columns in each (a step's, while
- * the step before's is still read); two mbarriers a slot; PERSISTENT's landing buffer. */
+ * the step before's is still read); two mbarriers a slot. */
 FT_TRAIT long long bwd_wgmma_f32_smem_bytes(int block_m, int block_n, int head_dim, int head_dim_v, int num_stages,
-                                            int allow_tf32, int dq_bulk, int persistent)
+                                            int allow_tf32, int dq_bulk)
 {
     const long long planes = bwd_wgmma_f32_planes(allow_tf32);
     const long long dq_staging = dq_bulk ? 2LL * block_m * head_dim * 4 : 0; /* two dQ tiles, dq_accum's rows */
     return 1024 + planes * block_n * (2LL * head_dim + head_dim_v) * 4 +
            num_stages * bwd_wgmma_f32_stage_bytes(block_m, head_dim, head_dim_v, allow_tf32) +
-           3 * planes * block_n * block_m * 4 + dq_staging + 16LL * num_stages +
-           bwd_wgmma_f32_landing_bytes(block_n, head_dim, head_dim_v, persistent);
+           3 * planes * block_n * block_m * 4 + dq_staging + 16LL * num_stages;
 }
 
 /* The built-in default's query tile, warps and ring (the runtime's choice where no tuned winner
@@ -97,7 +88,7 @@ FT_TRAIT void bwd_wgmma_f32_default_tiles(int head_dim, int allow_tf32, int *blo
 }
 
 FT_TRAIT int bwd_wgmma_f32_rule(int block_m, int block_n, int num_warps, int num_stages, int head_dim, int head_dim_v,
-                                int dq_mode, int allow_tf32, int dq_bulk, int persistent, int varlen)
+                                int dq_mode, int allow_tf32, int dq_bulk)
 {
     if (head_dim != head_dim_v || (head_dim != 64 && !(head_dim == 128 && allow_tf32)))
         return BWD_WGMMA_F32_BAD_HEAD_DIM;
@@ -115,13 +106,7 @@ FT_TRAIT int bwd_wgmma_f32_rule(int block_m, int block_n, int num_warps, int num
      * tile's rows contiguous, as dq_accum's are and a caller's dQ need not be. */
     if ((dq_mode != FT_DQ_ATOMIC && dq_mode != FT_DQ_DIRECT) || (dq_mode == FT_DQ_DIRECT && dq_bulk))
         return BWD_WGMMA_F32_BAD_DQ_MODE;
-    /* Persistent blocks walk the dense grid's units (a packed batch's would leave most of them
-     * empty: the runtime runs those one block a tile), and DQ_BULK's staging alternates by a
-     * unit's own steps. At head dim 128 the two consumers' 200 registers and the producer's 104
-     * spilled 640-840 bytes with the walk over units (NVRTC 13.0): head dim 64 only. */
-    if (persistent && (dq_bulk || varlen || head_dim != 64))
-        return BWD_WGMMA_F32_BAD_PERSISTENT;
-    if (bwd_wgmma_f32_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, allow_tf32, dq_bulk, persistent) >
+    if (bwd_wgmma_f32_smem_bytes(block_m, block_n, head_dim, head_dim_v, num_stages, allow_tf32, dq_bulk) >
         FT_SMEM_MAX_BYTES)
         return BWD_WGMMA_F32_BAD_SMEM;
     return BWD_WGMMA_F32_OK;

@@ -409,9 +409,7 @@ if device.cc == 90 then
   -- straight into dQ (DQ_MODE direct: float32 is the accumulator's type, so neither pass runs).
   -- Staged in shared memory and added by one bulk reduction a step (DQ_BULK) ran level at best on
   -- the H200 (two slots, non-causal) and up to 4 % behind elsewhere (notes/fp32.md, thirty-second
-  -- session), so the wide space alone tries it. PERSISTENT blocks (head dim 64; one slot with three
-  -- products) hide a block's fixed cost, the next key tile's K and V landing under the last one's
-  -- steps (notes/fp32.md, fortieth session).
+  -- session), so the wide space alone tries it.
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
@@ -421,7 +419,6 @@ if device.cc == 90 then
       BLOCK_M = {32, 64},
       NUM_STAGES = {1, 2, 3},
       DQ_MODE = {"atomic", "direct"},
-      PERSISTENT = {0, 1},
     },
     workloads = { f32_shapes_64, tf32_shapes },
     bench = bench,

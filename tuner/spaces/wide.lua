@@ -263,8 +263,7 @@ if device.cc == 90 then
   -- of the head dim beside a producer; head dim 128 with one TF32 product only); shared memory
   -- bounds the query tile and the ring (the family's check refuses what does not fit); dQ by
   -- atomics into dq_accum or straight into dQ (DQ_MODE direct), or into dq_accum by bulk
-  -- reductions from shared memory (DQ_BULK, which default.lua leaves out); persistent blocks at head
-  -- dim 64 (PERSISTENT).
+  -- reductions from shared memory (DQ_BULK, which default.lua leaves out).
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
@@ -274,7 +273,6 @@ if device.cc == 90 then
       BLOCK_M = {32, 64},
       NUM_STAGES = {1, 2, 3},
       DQ_MODE = {"atomic", "direct"},
-      PERSISTENT = {0, 1},
       DQ_BULK = {0, 1},
     },
     workloads = { f32_shapes_64, tf32_shapes },
