@@ -72,9 +72,9 @@ typedef struct ft_fwd_args {
  * ordered and must be zeroed before the launch of ft_bwd_dkdv (DQ_INIT store: need not be); the
  * order of the elements inside each head's block is the family's own (its ft_bwd_dq_convert reads
  * what its ft_bwd_dkdv wrote). DQ_MODE ordered also takes dq_ticket, one int the launch's blocks
- * count off to learn their order of start, and dq_sems [B, H, ceil(seqlen_q / FT_DQ_SEM_ROWS)]
- * ints, the turn of each query tile (DQ_INIT store, atomic: the count of its key tiles); both
- * zeroed with dq_accum, and always. */
+ * count off to learn their order of start (persistent blocks, bwd_wgmma's PERSISTENT: their next
+ * units), and dq_sems [B, H, ceil(seqlen_q / FT_DQ_SEM_ROWS)] ints, the turn of each query tile
+ * (DQ_INIT store, atomic: the count of its key tiles); both zeroed with dq_accum, and always. */
 #define FT_DQ_SEM_ROWS 16
 typedef struct ft_bwd_args {
     const void *q, *k, *v, *o, *dout;
@@ -82,7 +82,7 @@ typedef struct ft_bwd_args {
     void *dq, *dk, *dv;         /* same shapes as q, k, v; DTYPE */
     void *delta;
     void *dq_accum;
-    int *dq_ticket, *dq_sems;   /* DQ_MODE ordered; else NULL */
+    int *dq_ticket, *dq_sems;   /* with dq_accum (DQ_MODE atomic and ordered); else NULL */
     long long q_stride[3], k_stride[3], v_stride[3], o_stride[3], do_stride[3];
     long long dq_stride[3], dk_stride[3], dv_stride[3];
     int batch, heads, seqlen_q, seqlen_k;
