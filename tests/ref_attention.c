@@ -329,6 +329,12 @@ static int check_call(const char *fn, const ref_problem *p, int tiled, int block
     if (p->tf32_splits && elem != sizeof(float))
         return fail(REF_ERR_INVALID, err, err_len, fn, "tf32_splits=%d: the float reference's only (this one is "
                     "double)", p->tf32_splits);
+    if (p->bf16_products != 0 && p->bf16_products != 3 && p->bf16_products != 6)
+        return fail(REF_ERR_INVALID, err, err_len, fn, "bf16_products=%d must be 0, 3 or 6", p->bf16_products);
+    if (p->bf16_products && (elem != sizeof(float) || p->tf32_splits))
+        return fail(REF_ERR_INVALID, err, err_len, fn, "bf16_products=%d: the float reference's only, without "
+                    "tf32_splits (this one is %s, tf32_splits=%d)", p->bf16_products,
+                    elem == sizeof(float) ? "float" : "double", p->tf32_splits);
     for (int h = 0; p->sinks && h < p->heads; h++)
         if (!isfinite(p->sinks[h]))
             return fail(REF_ERR_INVALID, err, err_len, fn, "sinks[%d]=%g must be finite", h, p->sinks[h]);
@@ -414,6 +420,33 @@ static float tf32_round(float x)
     }
     memcpy(&x, &u, sizeof x);
     return x;
+}
+
+/* x rounded to bfloat16 (8 exponent bits, 7 mantissa bits) to nearest, ties to even, as
+ * cvt.rn.bf16.f32 rounds; infinities unchanged (no NaN reaches the reference's products). */
+static float bf16_round(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    if ((u & 0x7f800000u) != 0x7f800000u) {
+        u += 0x7fffu + ((u >> 16) & 1u);
+        u &= 0xffff0000u;
+    }
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+/* a * b from three bfloat16 parts of each (a = high + middle + low exactly, each part the rounded
+ * remainder of those before it), as the 3 or 6 largest part products (ref_problem.bf16_products)
+ * summed in float, smallest first; each part product is exact in float (8 x 8 bits). */
+static float bf16_product(float a, float b, int products)
+{
+    const float ah = bf16_round(a), am = bf16_round(a - ah), al = bf16_round(a - ah - am);
+    const float bh = bf16_round(b), bm = bf16_round(b - bh), bl = bf16_round(b - bh - bm);
+    const float middle = ah * bm + am * bh;
+    if (products == 3)
+        return middle + ah * bh;
+    return ((ah * bl + al * bh + am * bm) + middle) + ah * bh;
 }
 
 /* ---- the two instances: one body, compiled per precision ---- */

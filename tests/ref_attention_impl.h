@@ -5,11 +5,15 @@
 
 /* a * b as the tensor cores make it from `splits` TF32 parts (ref_problem.tf32_splits): 0 plain,
  * 1 both rounded to TF32, 3 high x high + high x low + low x high (each part product exact in
- * float, summed smallest first). Only the float reference is given splits. */
+ * float, summed smallest first); or (negative: -ref_problem.bf16_products) from three bfloat16
+ * parts of each, the 3 or 6 largest part products (bf16_product). Only the float reference is
+ * given splits. */
 static REAL SFX(product)(REAL a, REAL b, int splits)
 {
     if (!splits)
         return a * b;
+    if (splits < 0)
+        return (REAL)bf16_product((float)a, (float)b, -splits);
     const float ah = tf32_round((float)a), bh = tf32_round((float)b);
     if (splits == 1)
         return (REAL)(ah * bh);
@@ -60,7 +64,7 @@ typedef struct SFX(head) {
     int has_sink;         /* 1: sink is this head's sink logit (ref_problem.sinks) */
     REAL sink;
     REAL *dsink;          /* ref_sinks_grad's output: this head's sum */
-    int splits;           /* ref_problem.tf32_splits: how the products are made */
+    int splits;           /* how the products are made: ref_problem.tf32_splits, or -bf16_products */
 } SFX(head);
 
 /* base moved to slice (b, h), whose K and V are those of head hk; NULL pointers (unused by the
@@ -371,7 +375,7 @@ static int SFX(run)(const char *fn, int op, const ref_problem *p, int block_m, i
     base.masked = problem_band(p, &base.lo, &base.hi);
     base.scale = (REAL)ref_problem_scale(p);
     base.cap = (REAL)p->softcap;
-    base.splits = p->tf32_splits;
+    base.splits = p->bf16_products ? -p->bf16_products : p->tf32_splits;
     const int heads_k = ref_problem_heads_k(p), group = p->heads / heads_k;
     ref_stats st = {0, 0};
     for (int b = 0; b < p->batch; b++)

@@ -609,10 +609,11 @@ static void float_tiled_matches_double_naive(void **state)
 /* The float path with tf32_splits (tiled, c's tiles) against the double one: each output's
  * relative error, in outputs' order (o, lse, dq, dk, dv). */
 static void split_errors(const attn_case *c, const ref_problem *p, const inputs *in, const outputs *naive,
-                         int splits, double err[5])
+                         int splits, int bf16_products, double err[5])
 {
     ref_problem q = *p;
     q.tf32_splits = splits;
+    q.bf16_products = bf16_products;
     outputs got = float_outputs(c, &q, in, 1);
     const tensor *g[5] = {&got.o, &got.lse, &got.dq, &got.dk, &got.dv};
     const tensor *r[5] = {&naive->o, &naive->lse, &naive->dq, &naive->dk, &naive->dv};
@@ -629,9 +630,9 @@ static void check_tf32_splits(const attn_case *c, const ref_problem *p, const in
 {
     static const char *const names[5] = {"o", "lse", "dq", "dk", "dv"};
     double plain[5], three[5], one[5];
-    split_errors(c, p, in, naive, 0, plain);
-    split_errors(c, p, in, naive, 3, three);
-    split_errors(c, p, in, naive, 1, one);
+    split_errors(c, p, in, naive, 0, 0, plain);
+    split_errors(c, p, in, naive, 3, 0, three);
+    split_errors(c, p, in, naive, 1, 0, one);
     for (int i = 0; i < 5; i++) {
         print_message("%s %s: rel err plain float %.2g, 3xTF32 %.2g (%.2fx), TF32 %.2g\n", c->name, names[i],
                       plain[i], three[i], three[i] / plain[i], one[i]);
@@ -649,6 +650,64 @@ static void tf32_splits_keep_float_accuracy(void **state)
     (void)state;
     for_each_case(float_cases, sizeof float_cases / sizeof float_cases[0], 700, round_inputs_to_float,
                   check_tf32_splits);
+}
+
+/* Float32 from bfloat16 operands, each split into three parts (the tensor cores' 16-bit forms,
+ * twice TF32's rate a product and able to read an operand transposed, which TF32's cannot; a plan
+ * in notes/fp32.md): six part products keep float's accuracy as three TF32 products do, within 2x
+ * of plain float; the three largest alone leave about 2^-16 of each product out, and at least 4x
+ * float's error in O and the gradients (L, a log of sums the largest score dominates, moves less).
+ * Measured here (2026-12-02, N 256): six products 0.99-1.02x plain float's error; three 1.1-1.6x
+ * in L, 10-26x in O and the gradients. */
+static void check_bf16_products(const attn_case *c, const ref_problem *p, const inputs *in, const outputs *naive)
+{
+    static const char *const names[5] = {"o", "lse", "dq", "dk", "dv"};
+    double plain[5], six[5], three[5];
+    split_errors(c, p, in, naive, 0, 0, plain);
+    split_errors(c, p, in, naive, 0, 6, six);
+    split_errors(c, p, in, naive, 0, 3, three);
+    for (int i = 0; i < 5; i++) {
+        print_message("%s %s: rel err plain float %.2g, 6 bf16 products %.2g (%.2fx), 3 %.2g (%.1fx)\n", c->name,
+                      names[i], plain[i], six[i], six[i] / plain[i], three[i], three[i] / plain[i]);
+        if (!(six[i] <= 2 * plain[i]))
+            fail_msg("%s %s: six bf16 products' error %.3g is over twice plain float's %.3g", c->name, names[i],
+                     six[i], plain[i]);
+        if (i != 1 && !(three[i] > 4 * plain[i] && three[i] < 1e-3))
+            fail_msg("%s %s: three bf16 products' error %.3g is not 2^-16's (plain float %.3g)", c->name, names[i],
+                     three[i], plain[i]);
+    }
+}
+
+static void bf16_products_keep_float_accuracy(void **state)
+{
+    (void)state;
+    for_each_case(float_cases, sizeof float_cases / sizeof float_cases[0], 700, round_inputs_to_float,
+                  check_bf16_products);
+}
+
+static void bf16_products_are_checked(void **state)
+{
+    (void)state;
+    ref_problem p;
+    ref_problem_init(&p, 1, 1, 4, 4, 8, 8, 0, 0);
+    inputs in = inputs_new(&p, 5);
+    outputs out = outputs_new(&p);
+    char err[256] = "";
+    p.bf16_products = 4;
+    assert_int_equal(ref_forward_naive_d(&p, in.q.d, in.k.d, in.v.d, out.o.d, out.lse.d, err, sizeof err),
+                     REF_ERR_INVALID);
+    assert_non_null(strstr(err, "bf16_products=4 must be 0, 3 or 6"));
+    p.bf16_products = 6;
+    assert_int_equal(ref_forward_naive_d(&p, in.q.d, in.k.d, in.v.d, out.o.d, out.lse.d, err, sizeof err),
+                     REF_ERR_INVALID);
+    assert_non_null(strstr(err, "bf16_products=6: the float reference's only, without tf32_splits (this one is "
+                                "double, tf32_splits=0)"));
+    p.tf32_splits = 3;
+    assert_int_equal(ref_forward_naive_f(&p, in.q.f, in.k.f, in.v.f, out.o.f, out.lse.f, err, sizeof err),
+                     REF_ERR_INVALID);
+    assert_non_null(strstr(err, "(this one is float, tf32_splits=3)"));
+    inputs_free(&in);
+    outputs_free(&out);
 }
 
 static void tf32_splits_are_checked(void **state)
@@ -1815,6 +1874,8 @@ int main(void)
         cmocka_unit_test(tiled_matches_naive),
         cmocka_unit_test(tf32_splits_keep_float_accuracy),
         cmocka_unit_test(tf32_splits_are_checked),
+        cmocka_unit_test(bf16_products_keep_float_accuracy),
+        cmocka_unit_test(bf16_products_are_checked),
         cmocka_unit_test(gradients_match_finite_differences),
         cmocka_unit_test(tiled_scratch_is_o_tile),
         cmocka_unit_test(naive_peak_counts_the_score_matrix),
