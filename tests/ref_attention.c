@@ -436,9 +436,11 @@ static float bf16_round(float x)
     return x;
 }
 
-/* a * b from three bfloat16 parts of each (a = high + middle + low exactly, each part the rounded
- * remainder of those before it), as the 3 or 6 largest part products (ref_problem.bf16_products)
- * summed in float, smallest first; each part product is exact in float (8 x 8 bits). */
+/* a * b from three bfloat16 parts of each (a = high + middle + low exactly for 2^-110 <= |a| <
+ * 3.396e38: below, bfloat16's subnormals lose the low bits; above, the high part rounds to
+ * infinity, as the hardware's would), each part the rounded remainder of those before it, as the 3
+ * or 6 largest part products (ref_problem.bf16_products) summed in float, smallest first; each
+ * part product is exact in float (8 x 8 bits). */
 static float bf16_product(float a, float b, int products)
 {
     const float ah = bf16_round(a), am = bf16_round(a - ah), al = bf16_round(a - ah - am);

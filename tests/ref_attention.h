@@ -91,7 +91,7 @@ typedef struct ref_problem {
      * delta (rowsum(dO * O), on CUDA cores) and every accumulation stay plain float. The double
      * reference takes 0 only. */
     int tf32_splits;
-    /* The same from bfloat16 operands (8 mantissa bits, rounded to nearest even): 0 none
+    /* The same from bfloat16 operands (8 significant bits, 7 stored; rounded to nearest even): 0 none
      * (ref_problem_init's); each operand split into three bfloat16 parts, high, middle and low (24
      * bits: a float's), and a product made as the 3 largest part products (high x high + high x
      * middle + middle x high, about 2^-16 of the product left out) or the 6 largest (+ high x low +

@@ -606,8 +606,8 @@ static void float_tiled_matches_double_naive(void **state)
 
 /* ---- float products from TF32 parts (tensor cores' float32) ---- */
 
-/* The float path with tf32_splits (tiled, c's tiles) against the double one: each output's
- * relative error, in outputs' order (o, lse, dq, dk, dv). */
+/* The float path with tf32_splits or bf16_products (tiled, c's tiles) against the double one: each
+ * output's relative error, in outputs' order (o, lse, dq, dk, dv). */
 static void split_errors(const attn_case *c, const ref_problem *p, const inputs *in, const outputs *naive,
                          int splits, int bf16_products, double err[5])
 {
@@ -658,7 +658,7 @@ static void tf32_splits_keep_float_accuracy(void **state)
  * of plain float; the three largest alone leave about 2^-16 of each product out, and at least 4x
  * float's error in O and the gradients (L, a log of sums the largest score dominates, moves less).
  * Measured here (2026-12-02, N 256): six products 0.99-1.02x plain float's error; three 1.1-1.6x
- * in L, 10-26x in O and the gradients. */
+ * in L, about 10-26x in O and the gradients. */
 static void check_bf16_products(const attn_case *c, const ref_problem *p, const inputs *in, const outputs *naive)
 {
     static const char *const names[5] = {"o", "lse", "dq", "dk", "dv"};

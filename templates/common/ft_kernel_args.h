@@ -71,8 +71,8 @@ typedef struct ft_fwd_args {
  * dq_accum [B, H, seqlen_q, HEAD_DIM] (float, double for f64) is used by DQ_MODE atomic and
  * ordered and must be zeroed before the launch of ft_bwd_dkdv (DQ_INIT store: need not be); the
  * order of the elements inside each head's block is the family's own (its ft_bwd_dq_convert reads
- * what its ft_bwd_dkdv wrote). DQ_MODE ordered also takes dq_ticket, one int the launch's blocks
- * count off to learn their order of start (persistent blocks, bwd_wgmma's PERSISTENT: their next
+ * what its ft_bwd_dkdv wrote). Both modes take dq_ticket, one int the launch's blocks count off
+ * (DQ_MODE ordered: their order of start; bwd_wgmma's PERSISTENT, DQ_MODE atomic: their next
  * units), and dq_sems [B, H, ceil(seqlen_q / FT_DQ_SEM_ROWS)] ints, the turn of each query tile
  * (DQ_INIT store, atomic: the count of its key tiles); both zeroed with dq_accum, and always. */
 #define FT_DQ_SEM_ROWS 16
