@@ -685,47 +685,39 @@ static void bf16_products_keep_float_accuracy(void **state)
                   check_bf16_products);
 }
 
-static void bf16_products_are_checked(void **state)
+/* How the float reference makes its products is checked before anything runs: each value names
+ * its argument, and the double reference takes none. */
+static void product_models_are_checked(void **state)
 {
     (void)state;
+    static const struct {
+        int tf32_splits, bf16_products, as_float;
+        const char *why;
+    } bad[] = {
+        {2, 0, 1, "tf32_splits=2 must be 0, 1 or 3"},
+        {3, 0, 0, "tf32_splits=3: the float reference's only"},
+        {0, 4, 1, "bf16_products=4 must be 0, 3 or 6"},
+        {0, 6, 0, "bf16_products=6: the float reference's only, without tf32_splits (this one is double, "
+                  "tf32_splits=0)"},
+        {3, 6, 1, "bf16_products=6: the float reference's only, without tf32_splits (this one is float, "
+                  "tf32_splits=3)"},
+    };
     ref_problem p;
     ref_problem_init(&p, 1, 1, 4, 4, 8, 8, 0, 0);
     inputs in = inputs_new(&p, 5);
     outputs out = outputs_new(&p);
-    char err[256] = "";
-    p.bf16_products = 4;
-    assert_int_equal(ref_forward_naive_d(&p, in.q.d, in.k.d, in.v.d, out.o.d, out.lse.d, err, sizeof err),
-                     REF_ERR_INVALID);
-    assert_non_null(strstr(err, "bf16_products=4 must be 0, 3 or 6"));
-    p.bf16_products = 6;
-    assert_int_equal(ref_forward_naive_d(&p, in.q.d, in.k.d, in.v.d, out.o.d, out.lse.d, err, sizeof err),
-                     REF_ERR_INVALID);
-    assert_non_null(strstr(err, "bf16_products=6: the float reference's only, without tf32_splits (this one is "
-                                "double, tf32_splits=0)"));
-    p.tf32_splits = 3;
-    assert_int_equal(ref_forward_naive_f(&p, in.q.f, in.k.f, in.v.f, out.o.f, out.lse.f, err, sizeof err),
-                     REF_ERR_INVALID);
-    assert_non_null(strstr(err, "(this one is float, tf32_splits=3)"));
-    inputs_free(&in);
-    outputs_free(&out);
-}
-
-static void tf32_splits_are_checked(void **state)
-{
-    (void)state;
-    ref_problem p;
-    ref_problem_init(&p, 1, 1, 4, 4, 8, 8, 0, 0);
-    inputs in = inputs_new(&p, 5);
-    outputs out = outputs_new(&p);
-    char err[256] = "";
-    p.tf32_splits = 2;
-    assert_int_equal(ref_forward_naive_d(&p, in.q.d, in.k.d, in.v.d, out.o.d, out.lse.d, err, sizeof err),
-                     REF_ERR_INVALID);
-    assert_non_null(strstr(err, "tf32_splits=2 must be 0, 1 or 3"));
-    p.tf32_splits = 3;
-    assert_int_equal(ref_forward_naive_d(&p, in.q.d, in.k.d, in.v.d, out.o.d, out.lse.d, err, sizeof err),
-                     REF_ERR_INVALID);
-    assert_non_null(strstr(err, "the float reference's only"));
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char err[256] = "";
+        p.tf32_splits = bad[i].tf32_splits;
+        p.bf16_products = bad[i].bf16_products;
+        const int rc = bad[i].as_float
+                           ? ref_forward_naive_f(&p, in.q.f, in.k.f, in.v.f, out.o.f, out.lse.f, err, sizeof err)
+                           : ref_forward_naive_d(&p, in.q.d, in.k.d, in.v.d, out.o.d, out.lse.d, err, sizeof err);
+        assert_int_equal(rc, REF_ERR_INVALID);
+        if (!strstr(err, bad[i].why))
+            fail_msg("tf32_splits=%d bf16_products=%d: '%s' lacks '%s'", bad[i].tf32_splits, bad[i].bf16_products,
+                     err, bad[i].why);
+    }
     inputs_free(&in);
     outputs_free(&out);
 }
@@ -1873,9 +1865,8 @@ int main(void)
         cmocka_unit_test(naive_matches_hand_values),
         cmocka_unit_test(tiled_matches_naive),
         cmocka_unit_test(tf32_splits_keep_float_accuracy),
-        cmocka_unit_test(tf32_splits_are_checked),
         cmocka_unit_test(bf16_products_keep_float_accuracy),
-        cmocka_unit_test(bf16_products_are_checked),
+        cmocka_unit_test(product_models_are_checked),
         cmocka_unit_test(gradients_match_finite_differences),
         cmocka_unit_test(tiled_scratch_is_o_tile),
         cmocka_unit_test(naive_peak_counts_the_score_matrix),
