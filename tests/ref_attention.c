@@ -424,7 +424,7 @@ static float tf32_round(float x)
 
 /* x rounded to bfloat16 (8 exponent bits, 7 mantissa bits) to nearest, ties to even, as
  * cvt.rn.bf16.f32 rounds; infinities unchanged (no NaN reaches the reference's products). */
-static float bf16_round(float x)
+float ref_bf16_round(float x)
 {
     uint32_t u;
     memcpy(&u, &x, sizeof u);
@@ -443,8 +443,8 @@ static float bf16_round(float x)
  * part product is exact in float (8 x 8 bits). */
 static float bf16_product(float a, float b, int products)
 {
-    const float ah = bf16_round(a), am = bf16_round(a - ah), al = bf16_round(a - ah - am);
-    const float bh = bf16_round(b), bm = bf16_round(b - bh), bl = bf16_round(b - bh - bm);
+    const float ah = ref_bf16_round(a), am = ref_bf16_round(a - ah), al = ref_bf16_round(a - ah - am);
+    const float bh = ref_bf16_round(b), bm = ref_bf16_round(b - bh), bl = ref_bf16_round(b - bh - bm);
     const float middle = ah * bm + am * bh;
     if (products == 3)
         return middle + ah * bh;

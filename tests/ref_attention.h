@@ -109,6 +109,10 @@ typedef struct ref_stats {
 
 /* ---- problem helpers ---- */
 
+/* x rounded to bfloat16 as cvt.rn.bf16.f32 rounds (nearest, ties to even; infinities kept): the
+ * rounding of bf16_products' parts, exposed for its test. */
+float ref_bf16_round(float x);
+
 /* Fills stride (OUT) for a contiguous [batch, heads, seqlen, dim] tensor. */
 void ref_strides_contiguous(long long stride[3], int heads, int seqlen, int dim);
 

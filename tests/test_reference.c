@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <limits.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -683,6 +684,28 @@ static void bf16_products_keep_float_accuracy(void **state)
     (void)state;
     for_each_case(float_cases, sizeof float_cases / sizeof float_cases[0], 700, round_inputs_to_float,
                   check_bf16_products);
+}
+
+/* bfloat16's rounding, as the tensor cores' conversion does it: to nearest, ties to even (a
+ * truncation or ties away would still split a float exactly, so the accuracy test cannot see it). */
+static void bf16_rounds_to_nearest_even(void **state)
+{
+    (void)state;
+    static const struct {
+        float x, rounded;
+    } cases[] = {
+        {1.0f + 0x1p-8f, 1.0f},                     /* a tie: to the even mantissa, down */
+        {1.0f + 3 * 0x1p-8f, 1.0f + 0x1p-6f},       /* a tie: to the even mantissa, up */
+        {-(1.0f + 3 * 0x1p-8f), -(1.0f + 0x1p-6f)}, /* the magnitude rounds, the sign stays */
+        {1.0f + 0x1p-8f + 0x1p-20f, 1.0f + 0x1p-7f}, /* past the tie: up */
+        {0x1p-133f, 0x1p-133f},                     /* bfloat16's smallest subnormal, kept */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (ref_bf16_round(cases[i].x) != cases[i].rounded)
+            fail_msg("bf16 of %a: %a, not %a", (double)cases[i].x, (double)ref_bf16_round(cases[i].x),
+                     (double)cases[i].rounded);
+    assert_true(isinf(ref_bf16_round(FLT_MAX)));   /* 0x7f7fffff is past bfloat16's largest: infinity */
+    assert_true(isinf(ref_bf16_round(INFINITY)) && ref_bf16_round(INFINITY) > 0);
 }
 
 /* How the float reference makes its products is checked before anything runs: each value names
@@ -1867,6 +1890,7 @@ int main(void)
         cmocka_unit_test(tf32_splits_keep_float_accuracy),
         cmocka_unit_test(bf16_products_keep_float_accuracy),
         cmocka_unit_test(product_models_are_checked),
+        cmocka_unit_test(bf16_rounds_to_nearest_even),
         cmocka_unit_test(gradients_match_finite_differences),
         cmocka_unit_test(tiled_scratch_is_o_tile),
         cmocka_unit_test(naive_peak_counts_the_score_matrix),
