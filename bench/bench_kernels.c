@@ -36,8 +36,16 @@ typedef struct bench_row {
     int wg_flags;            /* bwd_wgmma's: 1 L_EARLY, or'ed with 2 DQ_INIT store and 4 STAGGER; fwd_wgmma's: 8 MULTICAST,
                               * 16 P_SMEM */
     int tf32;                /* f32: 1 ALLOW_TF32 (one TF32 product, not three), or'ed with 2 SPLIT_SMEM (fwd_mma,
-                              * bwd_mma), 4 SPLIT_QUERIES (bwd_mma) and 8 DQ_BULK (bwd_wgmma_f32) */
+                              * bwd_mma), 4 SPLIT_QUERIES (bwd_mma), 8 DQ_BULK (bwd_wgmma_f32) and 16 BF16_PARTS
+                              * (fwd_wgmma) */
 } bench_row;
+
+/* fwd_wgmma's float32 in bfloat16 parts (the "parts" set: BF16_PARTS, six 16-bit products) beside
+ * the three TF32 products the H200's table ships at the float32 table's shapes (d128 B 4 H 16 N
+ * 4096 and causal B 16 N 1024, d64 B 4 H 32 N 4096): tiles, stages, OVERLAP, PINGPONG, PERSISTENT,
+ * then 16 for the parts or 0. */
+#define PARTS_ROW(d, b, h, n, causal, bn, st, ov, pp, pe, parts)                                        \
+    { "fwd_wgmma", 0, d, b, h, n, causal, 128, bn, 12, st, 0, ov, pp, 0, pe, 0, 0, 0, 0, 0, 0, "parts", 0, parts }
 
 /* bwd_wgmma's product orders (the "order" set) against the default order, bf16, two consumers
  * beside a producer (one consumer at the end): the order flags as DQ_FIRST, DK_SS, DV_EARLY. */
@@ -421,6 +429,17 @@ static const bench_row rows[] = {
     { "fwd_wgmma", 0, 128, 2, 16, 4096, 0, 64, 64, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
     { "fwd_wgmma", 0, 128, 2, 16, 4096, 0, 64, 32, 8, 2, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
     { "fwd_wgmma", 0, 128, 2, 16, 4096, 0, 64, 32, 8, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 1 },
+    /* fwd_wgmma's bfloat16 parts beside its shipped TF32 forms (the "parts" set: PARTS_ROW). */
+    PARTS_ROW(128, 4, 16, 4096, 0, 32, 1, 0, 1, 0, 0),  PARTS_ROW(128, 4, 16, 4096, 0, 32, 1, 0, 1, 0, 16),
+    PARTS_ROW(128, 4, 16, 4096, 0, 32, 2, 0, 1, 0, 16), PARTS_ROW(128, 4, 16, 4096, 0, 32, 2, 0, 0, 0, 16),
+    PARTS_ROW(128, 4, 16, 4096, 0, 64, 1, 0, 0, 0, 16), PARTS_ROW(128, 4, 16, 4096, 0, 32, 2, 0, 1, 1, 16),
+    PARTS_ROW(128, 4, 16, 4096, 1, 32, 1, 0, 1, 0, 0),  PARTS_ROW(128, 4, 16, 4096, 1, 32, 2, 0, 1, 0, 16),
+    PARTS_ROW(128, 4, 16, 4096, 1, 64, 1, 0, 0, 0, 16), PARTS_ROW(128, 16, 16, 1024, 1, 32, 1, 0, 1, 1, 0),
+    PARTS_ROW(128, 16, 16, 1024, 1, 32, 2, 0, 1, 1, 16), PARTS_ROW(128, 16, 16, 1024, 1, 32, 2, 0, 1, 0, 16),
+    PARTS_ROW(64, 4, 32, 4096, 0, 64, 1, 0, 0, 0, 0),   PARTS_ROW(64, 4, 32, 4096, 0, 64, 2, 0, 1, 0, 16),
+    PARTS_ROW(64, 4, 32, 4096, 0, 64, 2, 0, 0, 0, 16),  PARTS_ROW(64, 4, 32, 4096, 0, 64, 3, 0, 0, 0, 16),
+    PARTS_ROW(64, 4, 32, 4096, 0, 32, 2, 1, 1, 0, 16),  PARTS_ROW(64, 4, 32, 4096, 1, 64, 2, 0, 0, 0, 0),
+    PARTS_ROW(64, 4, 32, 4096, 1, 64, 2, 0, 1, 0, 16),  PARTS_ROW(64, 4, 32, 4096, 1, 32, 2, 1, 1, 1, 16),
     /* ... and bwd_mma's (three TF32 products; 1: one) beside the CUDA-core backward, atomic and
      * separate dQ, one to four warps a 16-key slab. */
     { "bwd_exact", 0, 64, 4, 16, 2048, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tf32", 0, 0 },
@@ -851,6 +870,8 @@ int main(int argc, char **argv)
             p[GEN_SPLIT_QUERIES] = (r->tf32 & 4) != 0;
         if (configs[i].family->params & GEN_BIT(GEN_DQ_BULK))
             p[GEN_DQ_BULK] = (r->tf32 & 8) != 0;
+        if (configs[i].family->params & GEN_BIT(GEN_BF16_PARTS))
+            p[GEN_BF16_PARTS] = (r->tf32 & 16) != 0;
     }
     ln_build_cache cache = { 0 };
     gen_config chosen_configs[ROW_COUNT];

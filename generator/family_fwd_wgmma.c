@@ -1,5 +1,5 @@
-/* The fwd_wgmma family: Hopper warpgroup forward for f16/bf16, and f32 on TF32 tensor cores
- * (templates/fwd_wgmma.cu). */
+/* The fwd_wgmma family: Hopper warpgroup forward for f16/bf16, and f32 on TF32 tensor cores or
+ * in bfloat16 parts (templates/fwd_wgmma.cu). */
 #include <stdio.h>
 
 #include "gen_family_internal.h"
@@ -10,7 +10,7 @@ static size_t smem_fwd(const int *p)
 {
     return (size_t)fwd_wgmma_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM],
                                         p[GEN_HEAD_DIM_V], p[GEN_NUM_STAGES], p[GEN_PERSISTENT], p[GEN_DTYPE],
-                                        p[GEN_ALLOW_TF32], p[GEN_P_SMEM]);
+                                        fwd_wgmma_form(p[GEN_ALLOW_TF32], p[GEN_BF16_PARTS]), p[GEN_P_SMEM]);
 }
 
 /* The rules are traits/fwd_wgmma.h's (the template static_asserts the same); here their messages. */
@@ -18,9 +18,9 @@ static int check_fwd(const int *p, char *why, size_t len)
 {
     const int bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
-    const int dtype = p[GEN_DTYPE], tf32 = p[GEN_ALLOW_TF32];
+    const int dtype = p[GEN_DTYPE], form = fwd_wgmma_form(p[GEN_ALLOW_TF32], p[GEN_BF16_PARTS]);
     switch (fwd_wgmma_rule(bm, bn, nw, d, dv, p[GEN_NUM_STAGES], p[GEN_OVERLAP], p[GEN_PINGPONG], p[GEN_PERSISTENT],
-                           dtype, tf32, p[GEN_MULTICAST], p[GEN_CAUSAL], p[GEN_VARLEN], p[GEN_P_SMEM])) {
+                           dtype, form, p[GEN_MULTICAST], p[GEN_CAUSAL], p[GEN_VARLEN], p[GEN_P_SMEM])) {
     case FWD_WGMMA_OK:
         return 0;
     case FWD_WGMMA_BAD_WARPS:
@@ -71,8 +71,22 @@ static int check_fwd(const int *p, char *why, size_t len)
                  "memory only in 16-bit, with a producer warpgroup (NUM_WARPS=%d)", gen_dtype_name(dtype), nw, bm, bn,
                  bm / 16 + 4);
         break;
+    case FWD_WGMMA_BAD_PARTS:
+        snprintf(why, len, "BF16_PARTS=1 with DTYPE=%s ALLOW_TF32=%d NUM_WARPS=%d BLOCK_M=%d BLOCK_N=%d HEAD_DIM=%d "
+                 "HEAD_DIM_V=%d: fwd_wgmma makes f32 of bfloat16 parts only for float32's accuracy (f32, ALLOW_TF32=0), "
+                 "beside a producer warpgroup (NUM_WARPS=%d), with key tiles of 32 or 64 and head dims 64 or 128",
+                 gen_dtype_name(dtype), p[GEN_ALLOW_TF32], nw, bm, bn, d, dv, bm / 16 + 4);
+        break;
     default:
-        if (fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, tf32, p[GEN_P_SMEM]) <=
+        if (fwd_wgmma_parts(dtype, form)) {
+            snprintf(why, len, "BF16_PARTS=1 with BLOCK_M=%d BLOCK_N=%d HEAD_DIM_V=%d NUM_STAGES=%d OVERLAP=%d "
+                     "PINGPONG=%d: ~%d registers per thread (four score accumulators' worth, O and a tile's P V apart), "
+                     "%d available; and one consumer, or 64-key tiles in one stage taking turns, spill",
+                     bm, bn, dv, p[GEN_NUM_STAGES], p[GEN_OVERLAP], p[GEN_PINGPONG],
+                     fwd_wgmma_parts_regs(bn, dv, p[GEN_OVERLAP]), fwd_wgmma_consumer_regs(bm, nw, dtype));
+            break;
+        }
+        if (fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, form, p[GEN_P_SMEM]) <=
             fwd_wgmma_consumer_regs(bm, nw, dtype)) {
             snprintf(why, len, "NUM_STAGES=1 in f32 (three products) with BLOCK_M=%d BLOCK_N=%d HEAD_DIM_V=%d "
                      "OVERLAP=%d PINGPONG=%d: registers spill (one stage keeps the tile's descriptors live: use two "
@@ -81,7 +95,7 @@ static int check_fwd(const int *p, char *why, size_t len)
             break;
         }
         snprintf(why, len, "BLOCK_N=%d HEAD_DIM_V=%d NUM_WARPS=%d: ~%d registers per thread, %d available", bn, dv, nw,
-                 fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, tf32, p[GEN_P_SMEM]),
+                 fwd_wgmma_regs(bn, dv, fwd_wgmma_has_producer(bm, nw), dtype, form, p[GEN_P_SMEM]),
                  fwd_wgmma_consumer_regs(bm, nw, dtype));
         break;
     }
@@ -104,7 +118,8 @@ static int q_map_rows_fwd(const int *p)
 static int o_map_rows_fwd(const int *p)
 {
     return fwd_wgmma_async_o(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_NUM_WARPS], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
-                             p[GEN_NUM_STAGES], p[GEN_PERSISTENT], p[GEN_DTYPE], p[GEN_ALLOW_TF32], p[GEN_P_SMEM]) ? 64 : 0;
+                             p[GEN_NUM_STAGES], p[GEN_PERSISTENT], p[GEN_DTYPE],
+                             fwd_wgmma_form(p[GEN_ALLOW_TF32], p[GEN_BF16_PARTS]), p[GEN_P_SMEM]) ? 64 : 0;
 }
 
 /* Narrow panels (head dim 96 beside a producer): boxes of 64-byte rows. */
@@ -152,11 +167,13 @@ const gen_family gen_family_fwd_wgmma = {
     .parts = FT_PARTS("traits/fwd_wgmma.h", "traits/ft_packed.h", "arch/sm80.cuh", "arch/sm90.cuh", "common/ft_block.cuh",
                       "common/ft_softcap.cuh", "common/ft_softmax.cuh"),
     .backward = 0,
-    .dtypes = (1u << 0) | (1u << 1) | (1u << 2),   /* f32 as TF32 (ALLOW_TF32: three products or one) */
+    .dtypes = (1u << 0) | (1u << 1) | (1u << 2),   /* f32 as TF32 (ALLOW_TF32: three products or one) or
+                                                     * bfloat16 parts (BF16_PARTS: six products) */
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_ALLOW_TF32) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_OVERLAP) |
               GEN_BIT(GEN_PINGPONG) | GEN_BIT(GEN_PERSISTENT) | GEN_BIT(GEN_MULTICAST) | GEN_BIT(GEN_P_SMEM) |
+              GEN_BIT(GEN_BF16_PARTS) |
               GEN_FUSED_PROBLEM_PARAMS,
     .defaults = {
         [GEN_DTYPE] = 2, [GEN_HEAD_DIM] = 128, [GEN_HEAD_DIM_V] = 128,

@@ -88,9 +88,11 @@ typedef enum gen_param_role {
     X(DQ_BULK, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                               \
       "f32 backward on Hopper: 1 stages each query tile's dQ in shared memory and adds it to dq_accum by one bulk reduction of the copy engine a query tile; 0 each thread adds its part by fp32 atomics") \
     X(P_SMEM, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                                \
-      "16-bit Hopper forward: 1 stores each key tile's P to shared memory and reads it from there in O += P V (both operands from shared memory), which frees P's registers for wider tiles; 0 keeps P in registers")
+      "16-bit Hopper forward: 1 stores each key tile's P to shared memory and reads it from there in O += P V (both operands from shared memory), which frees P's registers for wider tiles; 0 keeps P in registers") \
+    X(BF16_PARTS, GEN_ROLE_TUNABLE, 0, 0, 1, 1, GEN_NO_VALUES,                                            \
+      "f32 on Hopper tensor cores: 1 splits each float into three bfloat16 parts and makes each product of the six largest 16-bit part products (float32's accuracy, either operand order readable); 0 three TF32 products")
 
-/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_P_SMEM. */
+/* Every template parameter, in table order: GEN_DTYPE, GEN_HEAD_DIM, ... GEN_BF16_PARTS. */
 typedef enum gen_param {
 #define GEN_PARAM_ENUM_(name, role, def, lo, hi, step, values, help) GEN_##name,
     GEN_PARAM_TABLE(GEN_PARAM_ENUM_)

@@ -419,19 +419,24 @@ static const int wgb_tiles[][8] = {
  * consumers, one and two stages, each schedule flag on and off, one stage with OVERLAP (it once
  * deadlocked). With three products head dim 96 fits rows 0, 2, 6 and 7, head dim 128 row 2
  * only; with one (P V into O directly: fewer registers) both fit every row but 1 and 4 (shared
- * memory). The rotation's 11 rows against ALLOW_TF32's every third case give each row both
- * product counts; a pinned case's row decides its product count as its index does (wg_pins). */
+ * memory). The rotation's 14 rows against ALLOW_TF32's every third case give each row both
+ * product counts; a pinned case's row decides its product count as its index does (wg_pins).
+ * The last three rows are bfloat16 parts' (BF16_PARTS, every third case, from the rows that take
+ * them: two consumers in one or two stages, 64 keys in one, with turns or persistent, three
+ * consumers at head dim 64; OVERLAP at head dim 64 in row 7). */
 static const int wgf_tiles[][8] = {
     { 64, 32, 8, 2, 1, 0, 0 },   { 128, 64, 12, 2, 1, 0, 0 }, { 128, 32, 12, 1, 0, 1, 0 }, { 64, 64, 8, 2, 1, 0, 1 },
     { 128, 64, 12, 2, 1, 1, 1 }, { 128, 96, 12, 1, 0, 0, 0 }, { 64, 32, 8, 2, 0, 0, 1 },  { 128, 32, 12, 2, 1, 1, 0 },
-    { 64, 64, 8, 2, 0, 0, 0 },   { 128, 64, 12, 1, 1, 1, 1 }, { 192, 32, 16, 2, 1, 1, 0 },
+    { 64, 64, 8, 2, 0, 0, 0 },   { 128, 64, 12, 1, 1, 1, 1 }, { 192, 32, 16, 2, 1, 1, 0 }, { 128, 32, 12, 2, 0, 1, 1 },
+    { 128, 64, 12, 1, 0, 0, 1 }, { 192, 32, 16, 2, 0, 1, 0 },
 };
 #define TILE_COUNT(t) ((int)(sizeof t / sizeof t[0]))
 /* The fwd_wgmma tiles for a case's dtype. */
 #define WG_TILES(c) ((c)->dtype == F32 ? wgf_tiles : wg_tiles), ((c)->dtype == F32 ? TILE_COUNT(wgf_tiles) : TILE_COUNT(wg_tiles))
 
 /* Cases (plain or feature) whose Hopper tile is pinned rather than rotated: the row of the
- * family's tiles to start from. */
+ * family's tiles to start from, taken as the case's index (past the rows, it wraps: a pin then
+ * chooses the index's other choices, such as f32's product form, apart from its row). */
 typedef struct {
     const char *name;
     int row;
@@ -441,6 +446,8 @@ static const tile_pin wg_pins[] = {
     { "bf16 N=384 clusters", 15 },
     { "f16 D=64 Nq<Nk clusters", 17 },
     { "f32 D=96 causal", 5 },   /* wgf_tiles: one TF32 product (a row 2 mod 3), 96 keys in one stage */
+    /* wgf_tiles row 12 (40 mod 14) as an index 1 mod 3: bfloat16 parts, 64 keys in one stage. */
+    { "f32 N=1000 causal noskip", 40 },
     /* Three consumers one block a tile with P from shared memory (the row's index takes P_SMEM),
      * at head dims 96 and 128 without a mask: the forms the H200's table ships. */
     { "bf16 D=96 N=777 [B,N,H,D]", 22 },
@@ -574,76 +581,84 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
             if (tiles[t][persistent_col(f)] && seen++ == nth % (tiles_persistent ? tiles_persistent : 1))
                 start = t;
     }
-    for (int t = 0; t < count; t++) {
-        const int *tile = tiles[(start + t) % count];
-        if (persistent && !tile[persistent_col(f)])
-            continue;
-        gen_config g = case_config(f, c);
-        g.p[GEN_BLOCK_M] = tile[0];
-        g.p[GEN_BLOCK_N] = tile[1];
-        g.p[GEN_NUM_WARPS] = tile[2];
-        g.p[GEN_NUM_STAGES] = tile[3];
-        if (f->params & GEN_BIT(GEN_OVERLAP))
-            g.p[GEN_OVERLAP] = tile[4];
-        if (f->params & GEN_BIT(GEN_PINGPONG))
-            g.p[GEN_PINGPONG] = tile[5];
-        if (f->params & GEN_BIT(GEN_PERSISTENT))
-            g.p[GEN_PERSISTENT] = tile[persistent_col(f)];
-        if (f->params & GEN_BIT(GEN_MULTICAST))
-            g.p[GEN_MULTICAST] = tile[7];
-        if ((f->params & GEN_BIT(GEN_ALLOW_TF32)) && c->dtype == F32)
-            g.p[GEN_ALLOW_TF32] = idx % 3 == 2;   /* one TF32 product in every third case */
-        if (f->params & GEN_BIT(GEN_DQ_FIRST)) {
-            g.p[GEN_DQ_FIRST] = tile[4];
-            g.p[GEN_DK_SS] = tile[5];
-            g.p[GEN_DV_EARLY] = tile[6];
-        }
-        g.p[GEN_EVEN_M] = !varlen && even(c->seqlen_q, tile[0]);
-        g.p[GEN_EVEN_N] = !varlen && even(c->seqlen_k, tile[1]);
-        g.p[GEN_VARLEN] = varlen;
-        if (f->backward)
-            g.p[GEN_DQ_MODE] = c->dq_mode == FT_DQ_SEPARATE ? FT_DQ_ORDERED : FT_DQ_ATOMIC;
-        /* bwd_wgmma's L read early (L_EARLY) in every other case, where its consumers split the keys;
-         * its first dQ share stored (DQ_INIT store) in two cases of four, where a producer adds dQ. */
-        if (f->params & GEN_BIT(GEN_L_EARLY))
-            g.p[GEN_L_EARLY] = idx & 1;
-        if (f->params & GEN_BIT(GEN_DQ_INIT))
-            g.p[GEN_DQ_INIT] = ((idx >> 1) & 1) ? FT_DQ_INIT_ZERO : FT_DQ_INIT_STORE;
-        /* ... and its producer keeping 32 registers (PRODUCER_REGS) in every other four cases, where
-         * the consumers' estimate fits what is left. */
-        if (f->params & GEN_BIT(GEN_PRODUCER_REGS))
-            g.p[GEN_PRODUCER_REGS] = ((idx >> 2) & 1) ? 32 : 0;
-        /* ... and its walks staggered (STAGGER) in every other eight cases, where dQ is atomic. */
-        if (f->params & GEN_BIT(GEN_STAGGER))
-            g.p[GEN_STAGGER] = (idx >> 3) & 1;
-        /* ... and fwd_wgmma's P read from shared memory (P_SMEM) in every other two cases, where
-         * the tile takes it (16-bit, a producer, whole 64-key panels). */
-        if (f->params & GEN_BIT(GEN_P_SMEM))
-            g.p[GEN_P_SMEM] = (idx >> 1) & 1;
-        /* Where the tile refuses one of those values (or fwd_wgmma's MULTICAST), that one alone
-         * goes (each tried in turn, MULTICAST last), so the others still meet the tile; else all
-         * of them (0 is each one's default: DQ_INIT zero). */
-        static const gen_param optional[] = { GEN_PRODUCER_REGS, GEN_L_EARLY, GEN_DQ_INIT, GEN_STAGGER, GEN_P_SMEM,
-                                              GEN_MULTICAST };
-        const int n_optional = (int)(sizeof optional / sizeof optional[0]);
-        int valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
-        for (int k = 0; !valid && k < n_optional; k++) {
-            gen_config h = g;
-            if (!h.p[optional[k]])
+    /* fwd_wgmma's f32 in bfloat16 parts (BF16_PARTS) in every third case (beside ALLOW_TF32's): a
+     * first pass over the rows takes the first that takes the parts, a second (or a case without
+     * them) the first that takes the case. */
+    const int parts = (f->params & GEN_BIT(GEN_BF16_PARTS)) && c->dtype == F32 && idx % 3 == 1;
+    for (int pass = parts ? 0 : 1; pass < 2; pass++) {
+        for (int t = 0; t < count; t++) {
+            const int *tile = tiles[(start + t) % count];
+            if (persistent && !tile[persistent_col(f)])
                 continue;
-            h.p[optional[k]] = 0;
-            if (gen_validate(&h, session.smem_limit, why, sizeof why) == 0) {
-                g = h;
-                valid = 1;
+            gen_config g = case_config(f, c);
+            if (f->params & GEN_BIT(GEN_BF16_PARTS))
+                g.p[GEN_BF16_PARTS] = pass == 0;
+            g.p[GEN_BLOCK_M] = tile[0];
+            g.p[GEN_BLOCK_N] = tile[1];
+            g.p[GEN_NUM_WARPS] = tile[2];
+            g.p[GEN_NUM_STAGES] = tile[3];
+            if (f->params & GEN_BIT(GEN_OVERLAP))
+                g.p[GEN_OVERLAP] = tile[4];
+            if (f->params & GEN_BIT(GEN_PINGPONG))
+                g.p[GEN_PINGPONG] = tile[5];
+            if (f->params & GEN_BIT(GEN_PERSISTENT))
+                g.p[GEN_PERSISTENT] = tile[persistent_col(f)];
+            if (f->params & GEN_BIT(GEN_MULTICAST))
+                g.p[GEN_MULTICAST] = tile[7];
+            if ((f->params & GEN_BIT(GEN_ALLOW_TF32)) && c->dtype == F32)
+                g.p[GEN_ALLOW_TF32] = idx % 3 == 2;   /* one TF32 product in every third case */
+            if (f->params & GEN_BIT(GEN_DQ_FIRST)) {
+                g.p[GEN_DQ_FIRST] = tile[4];
+                g.p[GEN_DK_SS] = tile[5];
+                g.p[GEN_DV_EARLY] = tile[6];
             }
-        }
-        for (int k = 0; !valid && k < n_optional; k++) {
-            g.p[optional[k]] = 0;
-            valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
-        }
-        if (valid) {
-            *out = g;
-            return 0;
+            g.p[GEN_EVEN_M] = !varlen && even(c->seqlen_q, tile[0]);
+            g.p[GEN_EVEN_N] = !varlen && even(c->seqlen_k, tile[1]);
+            g.p[GEN_VARLEN] = varlen;
+            if (f->backward)
+                g.p[GEN_DQ_MODE] = c->dq_mode == FT_DQ_SEPARATE ? FT_DQ_ORDERED : FT_DQ_ATOMIC;
+            /* bwd_wgmma's L read early (L_EARLY) in every other case, where its consumers split the keys;
+             * its first dQ share stored (DQ_INIT store) in two cases of four, where a producer adds dQ. */
+            if (f->params & GEN_BIT(GEN_L_EARLY))
+                g.p[GEN_L_EARLY] = idx & 1;
+            if (f->params & GEN_BIT(GEN_DQ_INIT))
+                g.p[GEN_DQ_INIT] = ((idx >> 1) & 1) ? FT_DQ_INIT_ZERO : FT_DQ_INIT_STORE;
+            /* ... and its producer keeping 32 registers (PRODUCER_REGS) in every other four cases, where
+             * the consumers' estimate fits what is left. */
+            if (f->params & GEN_BIT(GEN_PRODUCER_REGS))
+                g.p[GEN_PRODUCER_REGS] = ((idx >> 2) & 1) ? 32 : 0;
+            /* ... and its walks staggered (STAGGER) in every other eight cases, where dQ is atomic. */
+            if (f->params & GEN_BIT(GEN_STAGGER))
+                g.p[GEN_STAGGER] = (idx >> 3) & 1;
+            /* ... and fwd_wgmma's P read from shared memory (P_SMEM) in every other two cases, where
+             * the tile takes it (16-bit, a producer, whole 64-key panels). */
+            if (f->params & GEN_BIT(GEN_P_SMEM))
+                g.p[GEN_P_SMEM] = (idx >> 1) & 1;
+            /* Where the tile refuses one of those values (or fwd_wgmma's MULTICAST), that one alone
+             * goes (each tried in turn, MULTICAST last), so the others still meet the tile; else all
+             * of them (0 is each one's default: DQ_INIT zero). */
+            static const gen_param optional[] = { GEN_PRODUCER_REGS, GEN_L_EARLY, GEN_DQ_INIT, GEN_STAGGER, GEN_P_SMEM,
+                                                  GEN_MULTICAST };
+            const int n_optional = (int)(sizeof optional / sizeof optional[0]);
+            int valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
+            for (int k = 0; !valid && k < n_optional; k++) {
+                gen_config h = g;
+                if (!h.p[optional[k]])
+                    continue;
+                h.p[optional[k]] = 0;
+                if (gen_validate(&h, session.smem_limit, why, sizeof why) == 0) {
+                    g = h;
+                    valid = 1;
+                }
+            }
+            for (int k = 0; !valid && k < n_optional; k++) {
+                g.p[optional[k]] = 0;
+                valid = gen_validate(&g, session.smem_limit, why, sizeof why) == 0;
+            }
+            if (valid) {
+                *out = g;
+                return 0;
+            }
         }
     }
     return -1;
@@ -655,11 +670,12 @@ static void check_wg_pin(const attn_case *c, const gen_config *got)
 {
     const int pin = wg_pin(c->name);
     const int(*rows)[8] = c->dtype == F32 ? wgf_tiles : wg_tiles;
+    const int row = pin % (c->dtype == F32 ? TILE_COUNT(wgf_tiles) : TILE_COUNT(wg_tiles));
     if (pin >= 0 &&
-        (got->p[GEN_BLOCK_M] != rows[pin][0] || got->p[GEN_BLOCK_N] != rows[pin][1] ||
-         got->p[GEN_NUM_WARPS] != rows[pin][2] || got->p[GEN_NUM_STAGES] != rows[pin][3] ||
-         got->p[GEN_OVERLAP] != rows[pin][4] || got->p[GEN_PINGPONG] != rows[pin][5] ||
-         got->p[GEN_PERSISTENT] != rows[pin][6] || got->p[GEN_MULTICAST] != rows[pin][7])) {
+        (got->p[GEN_BLOCK_M] != rows[row][0] || got->p[GEN_BLOCK_N] != rows[row][1] ||
+         got->p[GEN_NUM_WARPS] != rows[row][2] || got->p[GEN_NUM_STAGES] != rows[row][3] ||
+         got->p[GEN_OVERLAP] != rows[row][4] || got->p[GEN_PINGPONG] != rows[row][5] ||
+         got->p[GEN_PERSISTENT] != rows[row][6] || got->p[GEN_MULTICAST] != rows[row][7])) {
         printf("  %s: fwd_wgmma did not take the pinned row %d\n", c->name, pin);
         pins_lost++;
     }
@@ -857,9 +873,10 @@ static void run_case(void **state)
     if (wg_kernels[idx]) {
         const gen_config *wc = &wg_kernels[idx]->config;
         printf("    fwd_wgmma BLOCK_M=%d BLOCK_N=%d NUM_WARPS=%d NUM_STAGES=%d OVERLAP=%d PINGPONG=%d PERSISTENT=%d "
-               "ALLOW_TF32=%d MULTICAST=%d P_SMEM=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N], wc->p[GEN_NUM_WARPS],
-               wc->p[GEN_NUM_STAGES], wc->p[GEN_OVERLAP], wc->p[GEN_PINGPONG], wc->p[GEN_PERSISTENT],
-               wc->p[GEN_ALLOW_TF32], wc->p[GEN_MULTICAST], wc->p[GEN_P_SMEM]);
+               "ALLOW_TF32=%d MULTICAST=%d P_SMEM=%d BF16_PARTS=%d\n", wc->p[GEN_BLOCK_M], wc->p[GEN_BLOCK_N],
+               wc->p[GEN_NUM_WARPS], wc->p[GEN_NUM_STAGES], wc->p[GEN_OVERLAP], wc->p[GEN_PINGPONG],
+               wc->p[GEN_PERSISTENT], wc->p[GEN_ALLOW_TF32], wc->p[GEN_MULTICAST], wc->p[GEN_P_SMEM],
+               wc->p[GEN_BF16_PARTS]);
         if (wg_kernels[idx]->error[0]) {
             printf("    fwd_wgmma build failed: %s\n", wg_kernels[idx]->error);
             fail();
@@ -1257,6 +1274,8 @@ static void print_config(const gen_config *g)
         printf(" PERSISTENT=%d", g->p[GEN_PERSISTENT]);
     if (g->family->params & GEN_BIT(GEN_P_SMEM))
         printf(" OVERLAP=%d PINGPONG=%d P_SMEM=%d", g->p[GEN_OVERLAP], g->p[GEN_PINGPONG], g->p[GEN_P_SMEM]);
+    if ((g->family->params & GEN_BIT(GEN_BF16_PARTS)) && g->p[GEN_DTYPE] == F32)
+        printf(" ALLOW_TF32=%d BF16_PARTS=%d", g->p[GEN_ALLOW_TF32], g->p[GEN_BF16_PARTS]);
     if (g->family->backward)
         printf(" DQ_MODE=%s", gen_param_value_name(GEN_DQ_MODE, g->p[GEN_DQ_MODE]));
     if (g->family->params & GEN_BIT(GEN_DQ_FIRST))
@@ -1712,6 +1731,13 @@ static const struct {
       "one TF32 product at head dim 128: 64 keys in one stage (P V into O)" },
     { "fwd_wgmma", "DTYPE=0 ALLOW_TF32=1 BLOCK_M=128 BLOCK_N=96 NUM_STAGES=1",
       "one TF32 product, 96 keys in one stage" },
+    { "fwd_wgmma", "DTYPE=0 BF16_PARTS=1 HEAD_DIM=128 NUM_STAGES=2", "bfloat16 parts at head dim 128 in two stages" },
+    { "fwd_wgmma", "DTYPE=0 BF16_PARTS=1 HEAD_DIM=128 BLOCK_N=64", "bfloat16 parts: 64 keys in one stage" },
+    { "fwd_wgmma", "DTYPE=0 BF16_PARTS=1 HEAD_DIM=64 OVERLAP=1", "bfloat16 parts, the softmax under P V" },
+    { "fwd_wgmma", "DTYPE=0 BF16_PARTS=1 BLOCK_M=192", "bfloat16 parts, three consumers" },
+    { "fwd_wgmma", "DTYPE=0 BF16_PARTS=1 PERSISTENT=1 CAUSAL=1", "bfloat16 parts on persistent blocks, causal" },
+    { "fwd_wgmma", "DTYPE=0 BF16_PARTS=1 VARLEN=1", "bfloat16 parts over a packed batch" },
+    { "fwd_wgmma", "DTYPE=0 BF16_PARTS=1 DATA_DIM=32", "bfloat16 parts at a padded head dim" },
     { "fwd_wgmma", "VARLEN=1 PERSISTENT=1", "a packed batch's tiles walked by persistent blocks" },
     { "fwd_wgmma", "VARLEN=1 P_SMEM=1 BLOCK_M=192 CAUSAL=0", "three consumers over a packed batch (kinds.lua)" },
     { "fwd_wgmma", "HEAD_DIM=96 BLOCK_M=192 BLOCK_N=144 P_SMEM=1 CAUSAL=1", "narrow panels: 144 keys under a mask" },

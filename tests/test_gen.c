@@ -458,6 +458,24 @@ static const struct {
       "shared memory" },
     { "fwd_wgmma", { { GEN_P_SMEM, 1 }, { GEN_NUM_WARPS, 8 } }, 2, 232448, "P_SMEM=1 with DTYPE=bf16 NUM_WARPS=8" },
     { "fwd_wgmma", { { GEN_P_SMEM, 2 } }, 1, 232448, "P_SMEM=2 must be 0 or 1" },
+    /* f32 in bfloat16 parts: f32 without TF32, beside a producer, 32- or 64-key tiles, head dims 64
+     * and 128, two or three consumers, the registers its accumulators take. */
+    { "fwd_wgmma", { { GEN_BF16_PARTS, 1 } }, 1, 232448,
+      "BF16_PARTS=1 with DTYPE=bf16 ALLOW_TF32=0 NUM_WARPS=12 BLOCK_M=128 BLOCK_N=128 HEAD_DIM=128 HEAD_DIM_V=128: "
+      "fwd_wgmma makes f32 of bfloat16 parts only for float32's accuracy" },
+    { "fwd_wgmma", { { GEN_BF16_PARTS, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 32 }, { GEN_ALLOW_TF32, 1 } }, 4, 232448,
+      "BF16_PARTS=1 with DTYPE=f32 ALLOW_TF32=1" },
+    { "fwd_wgmma", { { GEN_BF16_PARTS, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 96 }, { GEN_NUM_STAGES, 1 } }, 4, 232448,
+      "BLOCK_N=96 HEAD_DIM=128" },
+    { "fwd_wgmma", { { GEN_BF16_PARTS, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 32 }, { GEN_HEAD_DIM, 96 },
+      { GEN_HEAD_DIM_V, 96 } }, 5, 232448, "HEAD_DIM=96 HEAD_DIM_V=96: fwd_wgmma makes f32 of bfloat16 parts" },
+    { "fwd_wgmma", { { GEN_BF16_PARTS, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 32 }, { GEN_BLOCK_M, 64 },
+      { GEN_NUM_WARPS, 8 } }, 5, 232448,
+      "BF16_PARTS=1 with BLOCK_M=64 BLOCK_N=32 HEAD_DIM_V=128 NUM_STAGES=2 OVERLAP=0 PINGPONG=0: ~184 registers per "
+      "thread" },
+    { "fwd_wgmma", { { GEN_BF16_PARTS, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_N, 32 }, { GEN_OVERLAP, 1 } }, 4, 232448,
+      "OVERLAP=1 PINGPONG=0: ~248 registers per thread" },
+    { "fwd_wgmma", { { GEN_BF16_PARTS, 2 } }, 1, 232448, "BF16_PARTS=2 must be 0 or 1" },
     /* The slab's queries split between its two warps: f32, two warps a slab, dQ by atomics. */
     { "bwd_mma", { { GEN_SPLIT_QUERIES, 1 } }, 1, 232448, "SPLIT_QUERIES=1 with DTYPE=bf16 NUM_WARPS=8 BLOCK_N=128" },
     { "bwd_mma", { { GEN_SPLIT_QUERIES, 1 }, { GEN_DTYPE, 0 }, { GEN_BLOCK_M, 32 }, { GEN_BLOCK_N, 64 },
@@ -879,6 +897,40 @@ static void p_smem_frees_the_registers_of_p(void **state)
         }
 }
 
+/* fwd_wgmma's f32 in bfloat16 parts (BF16_PARTS): Q, K and V take 6 bytes an element (their
+ * floats landed, and a third panel a group for the low parts), so 128 x 32 tiles at head dim 128
+ * fit two stages (TF32's three products: one), and 64-key tiles one; four score accumulators'
+ * worth, P's three parts, O and a tile's P V apart: those tiles compile without a spill. */
+static void bf16_parts_fit_two_stages_at_head_dim_128(void **state)
+{
+    (void)state;
+    assert_int_equal(fwd_wgmma_form(0, 1), 2);
+    assert_int_equal(fwd_wgmma_planes(0, 2), 3);
+    assert_int_equal(fwd_wgmma_parts(2, 2), 0);   /* bf16 has no parts */
+    assert_int_equal(fwd_wgmma_smem_bytes(128, 32, 12, 128, 128, 2, 0, 0, 2, 0),
+                     1024 + (128LL * 128 + 2 * 32 * 256) * 6 + 1024);
+    assert_true(fwd_wgmma_smem_bytes(128, 32, 12, 128, 128, 2, 0, 0, 0, 0) > 232448);   /* three TF32 products */
+    assert_int_equal(fwd_wgmma_parts_regs(32, 128, 0), 24 + 128 + 32);   /* P, O and P V apart */
+    assert_int_equal(fwd_wgmma_parts_regs(64, 128, 0), 128 + 64 + 32);    /* the scores and O */
+    assert_int_equal(fwd_wgmma_parts_regs(32, 128, 1), 64 + 24 + 128 + 32);
+    static const char *const forms[] = {
+        "HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_N=32 NUM_STAGES=2 PINGPONG=1",
+        "HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_N=64 NUM_STAGES=1",
+        "HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_N=64 NUM_STAGES=2 PINGPONG=1 PERSISTENT=1 CAUSAL=1",
+        "HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_N=32 NUM_STAGES=2 OVERLAP=1 VARLEN=1",
+    };
+    char why[512], text[256];
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+        gen_config c;
+        gen_config_init(&c, gen_family_find("fwd_wgmma"));
+        snprintf(text, sizeof text, "DTYPE=f32 BLOCK_M=128 NUM_WARPS=12 BF16_PARTS=1 %s", forms[f]);
+        if (gen_config_parse(&c, text, why, sizeof why) ||
+            gen_validate(&c, gen_smem_limit_for_arch("sm_90"), why, sizeof why))
+            fail_msg("%s: %s", text, why);
+        compiles_without_spills(&c, "ft_fwd");
+    }
+}
+
 /* fwd_wgmma's narrow panels: head dim 96 beside a producer lays Q, K and V in 64-byte rows (three
  * panels of 32 columns) where 128-byte rows padded it to 128 columns, which frees the room for
  * FlashAttention-4's 192 x 144 tile there with P in shared memory in two stages (223,232 bytes);
@@ -1239,6 +1291,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(tf32_forward_keeps_no_pv_apart),
         cmocka_unit_test(p_smem_frees_the_registers_of_p),
         cmocka_unit_test(narrow_panels_make_room_for_144_keys),
+        cmocka_unit_test(bf16_parts_fit_two_stages_at_head_dim_128),
         cmocka_unit_test(hopper_f32_backward_compiles_clean),
         cmocka_unit_test(smem_limits_per_arch),
         cmocka_unit_test(hashes_are_fnv1a_and_tell_inputs_apart),

@@ -470,6 +470,55 @@ FT_DEVICE void st_split4(unsigned hi, unsigned lo, float a, float b, float c, fl
     if (!ALLOW_TF32)
         st_shared_f32x4(lo, __uint_as_float(x.lo), __uint_as_float(y.lo), __uint_as_float(z.lo), __uint_as_float(w.lo));
 }
+// ---- f32 in bfloat16 parts (BF16_PARTS) ----------------------------------------------------
+// A float is exactly three bfloat16 parts: its rounding to bfloat16 (nearest, ties to even), the
+// rounding of the remainder, and the remainder of that (each subtraction exact in float). Two
+// floats' parts packed in pairs as 16-bit operands take them (a in bits 0-15, b in 16-31).
+FT_DEVICE unsigned bf16x2_rn(float a, float b)
+{
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
+    return r;
+}
+FT_DEVICE void bf16_parts2(float a, float b, unsigned &hi, unsigned &mid, unsigned &lo)
+{
+    hi = bf16x2_rn(a, b);
+    a -= __uint_as_float(hi << 16);
+    b -= __uint_as_float(hi & 0xffff0000u);
+    mid = bf16x2_rn(a, b);
+    a -= __uint_as_float(mid << 16);
+    b -= __uint_as_float(mid & 0xffff0000u);
+    lo = bf16x2_rn(a, b);
+}
+// Rows row0.. row0 + ROWS - 1 of a tile's GROUPS groups of three 128-byte-swizzled panels (PANEL
+// bytes each, a group's 64 columns), split in place by THREADS threads (t: this one's index):
+// the row's 64 floats, landed in the group's first two panels (32 a panel), become its three
+// bfloat16 parts, 64 of each in the same row of the group's three panels (high, middle, low).
+// A half-warp a row: each lane reads one 16-byte chunk (4 floats) and writes 8 bytes of each
+// part; a quarter-warp's reads meet 8 distinct chunks of one row, and a half-warp's writes one
+// whole row. A row's bytes are its own half-warp's alone, and the half-warp reads all of them
+// before any is overwritten (the __syncwarp; both halves of a warp go round together).
+template <int GROUPS, int PANEL, int ROWS, int THREADS>
+FT_DEVICE void split_rows_bf16(unsigned tile, int row0, int t)
+{
+    static_assert(THREADS % 32 == 0 && ROWS % 2 == 0, "split_rows_bf16: a warp's two rows both in range or both not");
+    const int c = t % 16;   // the lane's chunk of the row's 64 floats (c / 8: which landed panel)
+#pragma unroll 1
+    for (int u = t / 16; u < GROUPS * ROWS; u += THREADS / 16) {
+        const int r = row0 + u % ROWS;
+        const unsigned row = tile + (u / ROWS) * 3 * PANEL + r * 128;
+        const float4 x = ld_shared_f32x4(row + (c / 8) * PANEL + (((c % 8) ^ (r % 8)) << 4));
+        unsigned h0, m0, l0, h1, m1, l1;
+        bf16_parts2(x.x, x.y, h0, m0, l0);
+        bf16_parts2(x.z, x.w, h1, m1, l1);
+        __syncwarp();
+        const unsigned at = row + (((c / 2) ^ (r % 8)) << 4) + (c % 2) * 8;
+        st_shared_b32x2(at, h0, h1);
+        st_shared_b32x2(at + PANEL, m0, m1);
+        st_shared_b32x2(at + 2 * PANEL, l0, l1);
+    }
+}
+
 // BYTES of floats at src split (st_split4) into their high parts at hi and their remainders
 // lo_offset bytes past those, 16 bytes a piece, by THREADS threads (t: this one's index;
 // consecutive threads on consecutive pieces). hi may be src: each piece is read before it is

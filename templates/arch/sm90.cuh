@@ -1,12 +1,12 @@
 // sm90.cuh: Hopper's warpgroup tensor cores for the sm_90a families: shared-memory matrix
-// descriptors, wgmma.mma_async wrappers (16-bit: SS at N = 64 to 192 in steps of 16, the widths
-// of score tiles; RS at 64, 96, 128 and 192, head dims; f32 as TF32: SS at 32 to 128 in steps
-// of 32, RS at 64, 96 and 128), the fences and waits around them, the 128-byte-swizzled panel
+// descriptors, wgmma.mma_async wrappers (16-bit: SS at N = 32 and 64 to 192 in steps of 16, the
+// widths of score tiles; RS at 64, 96, 128 and 192, head dims; in f32 the same in bfloat16, for
+// its parts; f32 as TF32: SS at 32 to 128 in steps of 32, RS at 64, 96 and 128), the fences and waits around them, the 128-byte-swizzled panel
 // layout the descriptors read (with its cp.async loader), and the copy engine's bulk reduction
 // into global memory. A family that includes this part must name target_arch "sm_90a" (wgmma
 // does not assemble elsewhere).
 #if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || DTYPE == FT_DTYPE_F32
-#if DTYPE == FT_DTYPE_BF16
+#if DTYPE == FT_DTYPE_BF16 || DTYPE == FT_DTYPE_F32   // f32: its bfloat16 parts (BF16_PARTS)
 #define FT_WG_TYPES ".f32.bf16.bf16"
 #else
 #define FT_WG_TYPES ".f32.f16.f16"
@@ -63,7 +63,6 @@ FT_DEVICE unsigned long long wg_desc_add(unsigned long long desc, unsigned bytes
         return (desc & 0xFFFFFFFF00000000ull) | (unsigned)((unsigned)desc + (bytes >> 4));
 }
 
-#if DTYPE != FT_DTYPE_F32
 // D (64xN, f32) (+)= A (64x16, shared; K-major, or M-major when TRANS_A) * B (16xN, shared;
 // K-major, or N-major when TRANS_B). accumulate = 0 overwrites D. The operand numbers after the
 // R accumulators are passed as literals (OA, OB: descriptors; OF: the accumulate flag; OT:
@@ -98,6 +97,7 @@ template <int N, int TRANS_B> struct wg_rs;
                            "n"(TRANS_B));                                                         \
         }                                                                                        \
     };
+FT_WG_SS(32, 16, FT_WG_ACC_16, FT_ACC16, "%16", "%17", "%18", "%19", "%20")
 FT_WG_SS(64, 32, FT_WG_ACC_32, FT_ACC32, "%32", "%33", "%34", "%35", "%36")
 FT_WG_SS(80, 40, FT_WG_ACC_40, FT_ACC40, "%40", "%41", "%42", "%43", "%44")
 FT_WG_SS(96, 48, FT_WG_ACC_48, FT_ACC48, "%48", "%49", "%50", "%51", "%52")
@@ -111,7 +111,7 @@ FT_WG_RS(64, 32, FT_WG_ACC_32, FT_ACC32, "%32", "%33", "%34", "%35", "%36", "%37
 FT_WG_RS(96, 48, FT_WG_ACC_48, FT_ACC48, "%48", "%49", "%50", "%51", "%52", "%53", "%54")
 FT_WG_RS(128, 64, FT_WG_ACC_64, FT_ACC64, "%64", "%65", "%66", "%67", "%68", "%69", "%70")
 FT_WG_RS(192, 96, FT_WG_ACC_96, FT_ACC96, "%96", "%97", "%98", "%99", "%100", "%101", "%102")
-#else
+#if DTYPE == FT_DTYPE_F32
 // ---- f32 on TF32 tensor cores: k-steps of 8 floats (32 bytes, as a 16-bit k-step), both
 // operands K-major (the .tf32 forms take no transpose). D (64xN, f32) (+)= A (64x8) * B (8xN),
 // A from shared memory (wg_ss_tf32) or registers (wg_rs_tf32: a[0] row g col q, a[1] row g+8,

@@ -52,9 +52,12 @@ constexpr int NUM_WG = fwd_wgmma_consumers(BLOCK_M);       // consumer warpgroup
 constexpr bool PRODUCER = fwd_wgmma_has_producer(BLOCK_M, NUM_WARPS);   // warpgroup 0 loads K and V
 constexpr int CONSUMER_THREADS = NUM_WG * 128;
 constexpr bool F32 = DTYPE == FT_DTYPE_F32;
+constexpr int FORM = fwd_wgmma_form(ALLOW_TF32, BF16_PARTS);   // f32: TF32 products, three or one, or bf16 parts
+constexpr bool PARTS = fwd_wgmma_parts(DTYPE, FORM) != 0;      // f32 in three bfloat16 parts (BF16_PARTS)
 constexpr int S_REGS = BLOCK_N / 2;        // fp32 S accumulators per thread (64 x BLOCK_N / 128)
 constexpr int O_REGS = HEAD_DIM_V / 2;     // fp32 O accumulators per thread
-constexpr int K_STEP = 32 / (int)sizeof(elem_t);   // a k-step's elements: 32 bytes (16 halves, 8 floats)
+// A k-step's elements: 32 bytes (16 halves, 8 floats), or BF16_PARTS 16 columns (of each part).
+constexpr int K_STEP = PARTS ? 16 : 32 / (int)sizeof(elem_t);
 constexpr int P_STEPS = BLOCK_N / K_STEP;  // k-steps of P V
 constexpr int QK_STEPS = (QK_DATA + K_STEP - 1) / K_STEP;   // k-steps of Q K^T (padding past the data skipped)
 // Narrow panels (traits): Q, K and V in 64-byte rows of 32 columns, 64-byte swizzle, where head
@@ -65,8 +68,9 @@ constexpr int ROW_BYTES = fwd_wgmma_row_bytes(BLOCK_M, NUM_WARPS, HEAD_DIM, HEAD
 constexpr int PANEL_COLS = ROW_BYTES / (int)sizeof(elem_t);   // a panel row's elements
 constexpr int PANEL_STEPS = ROW_BYTES / 32;                   // k-steps (32 bytes) a panel row holds
 constexpr int ATOM_BYTES = 8 * ROW_BYTES;                     // 8 rows: one swizzle pattern
-// f32: the planes of Q and K (high parts, and remainders unless ALLOW_TF32), and of V^T.
-constexpr int PLANES = fwd_wgmma_planes(DTYPE, ALLOW_TF32);
+// f32: the planes of Q and K (high parts, and remainders unless ALLOW_TF32), and of V^T; with
+// BF16_PARTS the three parts of Q, K and V.
+constexpr int PLANES = fwd_wgmma_planes(DTYPE, FORM);
 // Shared memory: 1024 bytes of alignment slack, the Q tile, NUM_STAGES x (K tile, V tile), each
 // stored as panels of PANEL_COLS columns (panel_offset in arch/sm90.cuh for 128-byte rows); with a
 // producer, 1024 bytes of mbarriers (K full, V full, K empty, V empty a slot). In 128-byte rows
@@ -77,21 +81,29 @@ constexpr int PLANES = fwd_wgmma_planes(DTYPE, ALLOW_TF32);
 // f32: Q and K take PLANES planes each (Q_PLANE_BYTES, K_PLANE_BYTES apart), and a stage holds
 // after V as it lands V^T in PLANES planes of HEAD_DIM_V rows by BLOCK_N keys, in panels of 32
 // keys (VT_PANEL_BYTES apart).
+// BF16_PARTS: Q, K and V land as floats (Q_PLANE_BYTES, K_PLANE_BYTES and V_BYTES of them), each
+// 64 columns' two float panels followed by a free third (landing_panel): a tile takes half as
+// much again, and once split a group's three panels hold its high, middle and low parts.
 constexpr int D_PANELS = fwd_wgmma_panel_cols(HEAD_DIM, DTYPE, NARROW) / PANEL_COLS;
 constexpr int DV_PANELS = fwd_wgmma_panel_cols(HEAD_DIM_V, DTYPE, NARROW) / PANEL_COLS;
 constexpr int Q_PLANE_BYTES = BLOCK_M * D_PANELS * ROW_BYTES;
 constexpr int K_PLANE_BYTES = BLOCK_N * D_PANELS * ROW_BYTES;
-constexpr int Q_BYTES = PLANES * Q_PLANE_BYTES;
-constexpr int K_BYTES = PLANES * K_PLANE_BYTES;
-constexpr int V_BYTES = BLOCK_N * DV_PANELS * ROW_BYTES;
+constexpr int Q_BYTES = PARTS ? Q_PLANE_BYTES / 2 * 3 : PLANES * Q_PLANE_BYTES;
+constexpr int K_BYTES = PARTS ? K_PLANE_BYTES / 2 * 3 : PLANES * K_PLANE_BYTES;
+constexpr int V_BYTES = BLOCK_N * DV_PANELS * ROW_BYTES;   // as V lands
+constexpr int V_ROOM = PARTS ? V_BYTES / 2 * 3 : V_BYTES;
 constexpr int VT_PANEL_BYTES = HEAD_DIM_V * 128;
-constexpr int VT_PLANE_BYTES = F32 ? BLOCK_N / 32 * VT_PANEL_BYTES : 0;
-constexpr int STAGE_BYTES = K_BYTES + V_BYTES + PLANES * VT_PLANE_BYTES;
+constexpr int VT_PLANE_BYTES = F32 && !PARTS ? BLOCK_N / 32 * VT_PANEL_BYTES : 0;
+constexpr int STAGE_BYTES = K_BYTES + V_ROOM + PLANES * VT_PLANE_BYTES;
+// The panel of a Q, K or V tile that landed panel p (PANEL_COLS columns) goes to: BF16_PARTS
+// leaves every third free for its group's low parts.
+FT_DEVICE constexpr int landing_panel(int p) { return PARTS ? 3 * (p / 2) + p % 2 : p; }
+static_assert(!PARTS || (D_PANELS % 2 == 0 && DV_PANELS % 2 == 0), "BF16_PARTS: whole groups of 64 columns");
 constexpr int PANEL_BYTES = BLOCK_N * ROW_BYTES;   // a panel of a K or V tile: one copy-engine box
 constexpr int BAR_BYTES = PRODUCER ? 1024 : 0;
 // Q tiles: two where a persistent block's next Q fits beside this one's (traits), else one.
 constexpr int Q_TILES =
-    fwd_wgmma_q_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT, DTYPE, ALLOW_TF32, P_SMEM);
+    fwd_wgmma_q_tiles(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT, DTYPE, FORM, P_SMEM);
 // P_SMEM: each consumer warpgroup's P tile (64 rows by BLOCK_N keys) after the mbarriers, as Q is
 // laid out (64-key panels of 64 rows, 128-byte rows, swizzled): the A of an SS P V.
 constexpr int P_BYTES = (int)fwd_wgmma_p_bytes(BLOCK_M, BLOCK_N, P_SMEM) / NUM_WG;   // a warpgroup's
@@ -100,7 +112,7 @@ constexpr int SMEM_END = 1024 + Q_TILES * Q_BYTES + NUM_STAGES * STAGE_BYTES + B
 // consumer warpgroup gives the Q place back, once the engine has read it; else every consumer
 // thread does, with the tile's last scores.
 constexpr bool ASYNC_O =
-    fwd_wgmma_async_o(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT, DTYPE, ALLOW_TF32, P_SMEM);
+    fwd_wgmma_async_o(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, PERSISTENT, DTYPE, FORM, P_SMEM);
 constexpr int Q_EMPTY_COUNT = ASYNC_O ? NUM_WG : CONSUMER_THREADS;
 // MULTICAST: a cluster of CLUSTER blocks (adjacent query tiles of one head, the same key tiles),
 // each block's producer loading KV_BOX_ROWS keys of every K/V tile (its rank's share) into all of
@@ -113,12 +125,12 @@ static_assert(CLUSTER == (MULTICAST ? 2 : 1), "MULTICAST: __cluster_dims__ (ft_f
 static_assert(KV_BOX_ROWS % 8 == 0, "MULTICAST: each share of a key tile starts on a whole swizzle pattern");
 constexpr int EMPTY_COUNT = MULTICAST ? NUM_WG * CLUSTER : CONSUMER_THREADS;
 constexpr int MIN_BLOCKS =
-    fwd_wgmma_min_blocks(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, DTYPE, ALLOW_TF32);
+    fwd_wgmma_min_blocks(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, DTYPE, FORM);
 constexpr int PRODUCER_NREG = fwd_wgmma_producer_regs(DTYPE);
 constexpr int CONSUMER_NREG = fwd_wgmma_consumer_regs(BLOCK_M, NUM_WARPS, DTYPE);
 
 constexpr int RULE = fwd_wgmma_rule(BLOCK_M, BLOCK_N, NUM_WARPS, HEAD_DIM, HEAD_DIM_V, NUM_STAGES, OVERLAP, PINGPONG,
-                                    PERSISTENT, DTYPE, ALLOW_TF32, MULTICAST, CAUSAL, VARLEN, P_SMEM);
+                                    PERSISTENT, DTYPE, FORM, MULTICAST, CAUSAL, VARLEN, P_SMEM);
 static_assert(DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || F32, "DTYPE: fwd_wgmma takes f16, bf16 or f32");
 static_assert(RULE != FWD_WGMMA_BAD_TF32, "ALLOW_TF32: 0 in f16 and bf16");
 static_assert(RULE != FWD_WGMMA_BAD_F32, "f32 needs a producer warpgroup and BLOCK_N a multiple of 32");
@@ -135,6 +147,8 @@ static_assert(RULE != FWD_WGMMA_BAD_PERSISTENT, "PERSISTENT needs a producer war
 static_assert(RULE != FWD_WGMMA_BAD_MULTICAST, "MULTICAST needs 16-bit, a producer, one block a tile, no mask, a dense "
                                                "batch");
 static_assert(RULE != FWD_WGMMA_BAD_P_SMEM, "P_SMEM needs 16-bit and a producer warpgroup");
+static_assert(RULE != FWD_WGMMA_BAD_PARTS, "BF16_PARTS needs f32 without TF32, a producer, key tiles of 32 or 64 and "
+                                           "head dims 64 or 128");
 static_assert(!NARROW || (PRODUCER && !F32 && !ASYNC_O),
               "narrow panels: the copy engine lands them, and the consumers write no 128-byte pattern into them");
 static_assert(Q_BYTES % 1024 == 0 && STAGE_BYTES % 1024 == 0 && PANEL_BYTES % ATOM_BYTES == 0 &&
@@ -324,9 +338,44 @@ FT_DEVICE fwd_thread consumer_thread(int t)
 // the small products' truncations are at 2^-11 of S's size, and S takes a third of them.
 // With OVERLAP a tile's S is in flight beside the last tile's P V, its accumulator apart and P's
 // two parts: a second score accumulator there spilled (NVRTC: 64 keys, or three consumers).
+// BF16_PARTS: a k-step (16 columns, a quarter of a group's panel row) is four products into
+// three accumulators: Q_hi K_hi alone (the large products); Q_hi against [K_mid; K_lo] and Q_mid
+// against [K_hi; K_mid] (two key tiles tall: a group's three panels lie one after another) into
+// one of twice the width, whose halves sum the products 2^-8 of the large ones' size (hm + mh)
+// and those of 2^-16 (hl + mm); Q_lo K_hi (lh) alone. Each accumulator's truncations are then at
+// its own size; land_scores adds them, the small ones first. Operand reads: 14 KB a k-step for
+// the warpgroup at 32-key tiles, where six products apart read 18 KB. (Q_hi against all three
+// planes with Q_mid and Q_lo adding into parts of its accumulator read 12 KB, but ptxas
+// serializes wgmma whose accumulators partly overlap: a wait after every product.)
 constexpr bool S_APART = F32 && PLANES == 2 && !OVERLAP;
-FT_DEVICE void issue_scores(float (&s)[S_REGS], float (&s_lo)[S_REGS], unsigned q_wg, unsigned k_tile)
+constexpr int S_ACC_REGS = S_REGS * (PARTS ? 4 : S_APART ? 2 : 1);   // S, and its small products apart
+template <int FROM, int N> FT_DEVICE float (&acc_part(float (&acc)[S_ACC_REGS]))[N]
 {
+    return *reinterpret_cast<float(*)[N]>(&acc[FROM]);
+}
+// (A template, so that the widths it names exist only where BF16_PARTS takes it.)
+template <int BN> FT_DEVICE void issue_scores_parts(float (&sacc)[S_ACC_REGS], unsigned q_wg, unsigned k_tile)
+{
+    const unsigned long long q0 = wg_desc<ROW_BYTES>(q_wg, 16, ATOM_BYTES), k0 = wg_desc<ROW_BYTES>(k_tile, 16, ATOM_BYTES);
+#pragma unroll
+    for (int kk = 0; kk < QK_STEPS; kk++) {
+        const unsigned at = (kk / PANEL_STEPS) * 3, col = (kk % PANEL_STEPS) * 32;   // the group's first panel
+        const unsigned long long q = wg_desc_add(q0, at * (BLOCK_M * ROW_BYTES) + col);
+        const unsigned long long k = wg_desc_add(k0, at * PANEL_BYTES + col);
+        wg_ss<BN, 0>::run(acc_part<0, BN / 2>(sacc), q, k, kk > 0);
+        wg_ss<2 * BN, 0>::run(acc_part<BN / 2, BN>(sacc), q, wg_desc_add(k, PANEL_BYTES), kk > 0);
+        wg_ss<2 * BN, 0>::run(acc_part<BN / 2, BN>(sacc), wg_desc_add(q, BLOCK_M * ROW_BYTES), k, 1);
+        wg_ss<BN, 0>::run(acc_part<3 * BN / 2, BN / 2>(sacc), wg_desc_add(q, 2 * BLOCK_M * ROW_BYTES), k, kk > 0);
+    }
+}
+FT_DEVICE void issue_scores(float (&sacc)[S_ACC_REGS], unsigned q_wg, unsigned k_tile)
+{
+    if constexpr (PARTS) {
+        issue_scores_parts<BLOCK_N>(sacc, q_wg, k_tile);
+        return;
+    }
+    float(&s)[S_REGS] = acc_part<0, S_REGS>(sacc);
+    float(&s_lo)[S_REGS] = acc_part<S_APART ? S_REGS : 0, S_REGS>(sacc);
     const unsigned long long q0 = wg_desc<ROW_BYTES>(q_wg, 16, ATOM_BYTES), k0 = wg_desc<ROW_BYTES>(k_tile, 16, ATOM_BYTES);
 #pragma unroll
     for (int kk = 0; kk < QK_STEPS; kk++) {
@@ -355,16 +404,22 @@ template <int R> FT_DEVICE void add_landed(float (&sum)[R], float (&apart)[R])
         sum[i] += apart[i];
 }
 // S once its products have landed (the caller waits): pinned, and the small products added
-// (S_APART).
-FT_DEVICE void land_scores(float (&s)[S_REGS], float (&s_lo)[S_REGS])
+// (S_APART; BF16_PARTS all three accumulators of them, the smaller first).
+FT_DEVICE void land_scores(float (&sacc)[S_ACC_REGS])
 {
-    wg_pin(s);
-    if constexpr (S_APART)
-        add_landed(s, s_lo);
+    wg_pin(sacc);
+    float(&s)[S_REGS] = acc_part<0, S_REGS>(sacc);
+    if constexpr (PARTS) {
+#pragma unroll
+        for (int i = 0; i < S_REGS; i++)
+            s[i] += sacc[S_REGS + i] + (sacc[2 * S_REGS + i] + sacc[3 * S_REGS + i]);
+    } else if constexpr (S_APART) {
+        add_landed(s, acc_part<S_REGS, S_REGS>(sacc));
+    }
 }
 
 // P as the A registers of P V, k-step kk's in part[.][kk]: 16-bit pairs (one part), or in f32
-// the high parts and remainders (PLANES parts) of S's floats in the key order of the file's
+// with BF16_PARTS three bfloat16 parts in pairs (as 16-bit P), else the high parts and remainders (PLANES parts) of S's floats in the key order of the file's
 // head: a[0], a[1] keys 2q of rows g, g + 8 (column q), a[2], a[3] keys 2q + 1 (column q + 4).
 struct p_operand {
     unsigned part[PLANES][P_STEPS][4];
@@ -372,6 +427,15 @@ struct p_operand {
 FT_DEVICE void p_from_scores(p_operand &p, const float (&s)[S_REGS])
 {
 #if DTYPE == FT_DTYPE_F32
+    if constexpr (PARTS) {   // 16-key steps as 16-bit P (wg_acc_to_a's pairs), each pair in three parts
+#pragma unroll
+        for (int kk = 0; kk < P_STEPS; kk++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                bf16_parts2(s[8 * kk + 2 * e], s[8 * kk + 2 * e + 1], p.part[0][kk][e], p.part[PLANES - 2][kk][e],
+                            p.part[PLANES - 1][kk][e]);
+        return;
+    }
 #pragma unroll
     for (int kk = 0; kk < P_STEPS; kk++) {
         tf32x2 a[4];
@@ -398,6 +462,24 @@ FT_DEVICE void p_from_scores(p_operand &p, const float (&s)[S_REGS])
 // its own run of O's registers (columns 128c.. are registers 64c..).
 constexpr int PV_CHUNK = HEAD_DIM_V > 128 ? 128 : HEAD_DIM_V;
 constexpr int PV_CHUNKS = (HEAD_DIM_V + 127) / 128;
+// BF16_PARTS: V's three planes read as 16-bit V is (N-major, 16 keys a step), plane x of a group
+// at its panel x, the groups three panels apart along N; the five small part products of every
+// k-step first, then the large ones (P_hi V_hi), into the tile's accumulator apart: its
+// truncations at its own size are then one a k-step.
+template <int N> FT_DEVICE void issue_pv_parts(float (&oc)[N / 2], const p_operand &p, unsigned v_tile)
+{
+    const unsigned long long v0 = wg_desc<ROW_BYTES>(v_tile, 3 * PANEL_BYTES, ATOM_BYTES);
+    constexpr int P_PART[5] = { 0, 1, 0, 2, 1 }, V_PART[5] = { 1, 0, 2, 0, 1 };   // hm, mh, hl, lh, mm
+#pragma unroll
+    for (int i = 0; i < 5; i++)
+#pragma unroll
+        for (int kk = 0; kk < P_STEPS; kk++)
+            wg_rs<N, 1>::run(oc, p.part[P_PART[i]][kk], wg_desc_add(v0, V_PART[i] * PANEL_BYTES + kk * 16 * ROW_BYTES),
+                             i > 0 || kk > 0);
+#pragma unroll
+    for (int kk = 0; kk < P_STEPS; kk++)
+        wg_rs<N, 1>::run(oc, p.part[0][kk], wg_desc_add(v0, kk * 16 * ROW_BYTES), 1);
+}
 template <int C>
 FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const p_operand &p, unsigned p_wg, unsigned v_tile, bool fresh)
 {
@@ -405,6 +487,10 @@ FT_DEVICE void issue_pv_chunk(float (&o)[O_REGS], const p_operand &p, unsigned p
     float(&oc)[N / 2] = *reinterpret_cast<float(*)[N / 2]>(&o[C * 64]);
 #if DTYPE == FT_DTYPE_F32
     (void)p_wg;   // (P_SMEM is 16-bit only)
+    if constexpr (PARTS) {   // always into a fresh accumulator (PV_APART)
+        issue_pv_parts<N>(oc, p, v_tile);
+        return;
+    }
     const unsigned long long v0 = wg_desc(v_tile + C * 128 * 128, 16, 1024);
 #pragma unroll
     for (int kk = 0; kk < P_STEPS; kk++) {
@@ -444,7 +530,7 @@ FT_DEVICE void issue_pv(float (&o)[O_REGS], const p_operand &p, unsigned p_wg, u
 // ALLOW_TF32 (one product, whose own rounding, about 3e-4, the truncation adds little to against
 // TF32's threshold of 2e-3): P V into O directly, which keeps O_REGS registers and as many adds a
 // tile off the consumers.
-constexpr bool PV_APART = F32 && PLANES == 2;
+constexpr bool PV_APART = F32 && (PLANES == 2 || PARTS);
 FT_DEVICE void issue_pv_into(float (&o)[O_REGS], float (&pv)[O_REGS], const p_operand &p, unsigned p_wg,
                               unsigned v_tile)
 {
@@ -596,8 +682,9 @@ struct producer_ring {
     // Ring entry of tile t: a block of one query tile starts the ring at 0, a constant.
     FT_DEVICE int entry(int t) const { return (PERSISTENT ? kv0 : 0) + t; }
     FT_DEVICE unsigned k_tile(int t) const { return kv_smem + (entry(t) % NUM_STAGES) * STAGE_BYTES; }
-    // V as P V reads it: as it landed (16-bit), or its V^T planes (f32).
-    FT_DEVICE unsigned v_tile(int t) const { return k_tile(t) + K_BYTES + (F32 ? V_BYTES : 0); }
+    // V as P V reads it: as it landed (16-bit), its parts where it landed (BF16_PARTS), or its V^T
+    // planes (f32).
+    FT_DEVICE unsigned v_tile(int t) const { return k_tile(t) + K_BYTES + (F32 && !PARTS ? V_BYTES : 0); }
     FT_DEVICE unsigned slot_bar(int t, int which) const { return ring_bar(bars, entry(t) % NUM_STAGES, which); }
     FT_DEVICE unsigned phase(int t) const { return (entry(t) / NUM_STAGES) & 1; }
     FT_DEVICE void wait_k(int t) const { mbar_wait(slot_bar(t, K_LANDED), phase(t)); }
@@ -647,15 +734,16 @@ FT_DEVICE void attend_tile(float (&o)[O_REGS], float (&row_max)[2], float (&row_
                            const fwd_block &fb, const fwd_thread &th, unsigned q_wg, unsigned p_wg, Ring &ring, int t,
                            float scale_log2)
 {
-    float s[S_REGS], s_lo[S_REGS];   // s_lo: three products only (S_APART; unused otherwise)
+    float sacc[S_ACC_REGS];   // S, and its small products apart (S_APART, BF16_PARTS)
+    float(&s)[S_REGS] = acc_part<0, S_REGS>(sacc);
     ring.wait_k(t);
     ring.take_turn();
     wg_fence();
-    issue_scores(s, s_lo, q_wg, ring.k_tile(t));
+    issue_scores(sacc, q_wg, ring.k_tile(t));
     wg_commit();
     ring.pass_turn();
     wg_wait_all();
-    land_scores(s, s_lo);
+    land_scores(sacc);
     ring.free_k(t);
 
     mask_tile(s, args, fb, th, t);
@@ -690,17 +778,18 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
     const int n = fb.n_tiles;
     if (n == 0)
         return;
-    float s[S_REGS], s_lo[S_REGS];   // s_lo: three products only (S_APART; unused otherwise)
+    float sacc[S_ACC_REGS];   // S, and its small products apart (S_APART, BF16_PARTS)
+    float(&s)[S_REGS] = acc_part<0, S_REGS>(sacc);
     float pv[O_REGS];   // three products only (issue_pv_into; unused otherwise)
     p_operand pf;
     ring.wait_k(0);
     ring.take_turn();
     wg_fence();
-    issue_scores(s, s_lo, q_wg, ring.k_tile(0));
+    issue_scores(sacc, q_wg, ring.k_tile(0));
     wg_commit();
     ring.pass_turn();
     wg_wait_all();
-    land_scores(s, s_lo);
+    land_scores(sacc);
     ring.free_k(0);
     mask_tile(s, args, fb, th, 0);
 #pragma unroll
@@ -713,13 +802,13 @@ FT_DEVICE void attend_overlapped(float (&o)[O_REGS], float (&row_max)[2], float 
         ring.wait_v(t - 1);
         ring.take_turn();
         wg_fence();
-        issue_scores(s, s_lo, q_wg, ring.k_tile(t));
+        issue_scores(sacc, q_wg, ring.k_tile(t));
         wg_commit();
         issue_pv_into(o, pv, pf, p_wg, ring.v_tile(t - 1));
         wg_commit();
         ring.pass_turn();
         wg_wait<1>();   // S of tile t has landed; P V of t-1 may still run
-        land_scores(s, s_lo);
+        land_scores(sacc);
         ring.free_k(t);
         mask_tile(s, args, fb, th, t);
         float correction[2];
@@ -936,7 +1025,7 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
             mbar_arrive_expect(q_full_bar(bars, qt), Q_PLANE_BYTES);
 #pragma unroll
             for (int p = 0; p < D_PANELS; p++)
-                tma_load_4d(q_smem + qt * Q_BYTES + p * (BLOCK_M * ROW_BYTES), &args.q_map, q_full_bar(bars, qt), PANEL_COLS * p,
+                tma_load_4d(q_smem + qt * Q_BYTES + landing_panel(p) * (BLOCK_M * ROW_BYTES), &args.q_map, q_full_bar(bars, qt), PANEL_COLS * p,
 #if VARLEN
                             q_row, h, map_batch(b));
 #else
@@ -958,13 +1047,13 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
             mbar_arrive_expect(ring_bar(bars, st, FULL_K), K_PLANE_BYTES);
 #pragma unroll
             for (int p = 0; p < D_PANELS; p++)
-                load_kv_box(stage + p * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), PANEL_COLS * p, key, hk,
+                load_kv_box(stage + landing_panel(p) * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), PANEL_COLS * p, key, hk,
                             map_batch(b));
             mbar_wait(ring_bar(bars, st, EMPTY_V), free_parity);
             mbar_arrive_expect(ring_bar(bars, st, FULL_V), V_BYTES);
 #pragma unroll
             for (int p = 0; p < DV_PANELS; p++)
-                load_kv_box(stage + K_BYTES + p * PANEL_BYTES, &args.v_map, ring_bar(bars, st, FULL_V), PANEL_COLS * p,
+                load_kv_box(stage + K_BYTES + landing_panel(p) * PANEL_BYTES, &args.v_map, ring_bar(bars, st, FULL_V), PANEL_COLS * p,
                             key, hk, map_batch(b));
         }
         if (n <= q_at)
@@ -1046,11 +1135,17 @@ FT_DEVICE void prepare_tiles(const ft_fwd_args &args, unsigned kv_smem, unsigned
             const unsigned parity = (i / NUM_STAGES) & 1;
             const unsigned stage = kv_smem + st * STAGE_BYTES;
             mbar_wait(ring_bar(bars, st, FULL_K), parity);
-            split_pieces<K_PLANE_BYTES, PREP_THREADS>(stage, stage, K_PLANE_BYTES, pt);
+            if constexpr (PARTS)
+                split_rows_bf16<D_PANELS / 2, PANEL_BYTES, BLOCK_N, PREP_THREADS>(stage, 0, pt);
+            else
+                split_pieces<K_PLANE_BYTES, PREP_THREADS>(stage, stage, K_PLANE_BYTES, pt);
             fence_proxy_async();   // plain stores, read next by wgmma
             mbar_arrive(ring_bar(bars, st, READY_K));
             mbar_wait(ring_bar(bars, st, FULL_V), parity);
-            transpose_v(stage + K_BYTES, stage + K_BYTES + V_BYTES, pt);
+            if constexpr (PARTS)
+                split_rows_bf16<DV_PANELS / 2, PANEL_BYTES, BLOCK_N, PREP_THREADS>(stage + K_BYTES, 0, pt);
+            else
+                transpose_v(stage + K_BYTES, stage + K_BYTES + V_BYTES, pt);
             fence_proxy_async();
             mbar_arrive(ring_bar(bars, st, READY_V));
         }
@@ -1058,14 +1153,19 @@ FT_DEVICE void prepare_tiles(const ft_fwd_args &args, unsigned kv_smem, unsigned
     }
 }
 
-// The consumer warpgroup's rows of its Q tile (64 a panel) split in place (split_pieces), then
-// made visible to its products (the warpgroup meets: each thread split others' rows too).
+// The consumer warpgroup's rows of its Q tile (64 a panel) split in place (split_pieces, or
+// BF16_PARTS split_rows_bf16), then made visible to its products (the warpgroup meets: each
+// thread split others' rows too).
 FT_DEVICE void split_q(unsigned q_tile, const fwd_thread &th, int t)
 {
+    if constexpr (PARTS) {   // the rows' floats into their group's three part panels
+        split_rows_bf16<D_PANELS / 2, BLOCK_M * ROW_BYTES, 64, 128>(q_tile, th.wg * 64, t);
+    } else {
 #pragma unroll
-    for (int p = 0; p < D_PANELS; p++) {
-        const unsigned rows = q_tile + p * (BLOCK_M * 128) + th.wg * 64 * 128;
-        split_pieces<64 * 128, 128>(rows, rows, Q_PLANE_BYTES, t);
+        for (int p = 0; p < D_PANELS; p++) {
+            const unsigned rows = q_tile + p * (BLOCK_M * 128) + th.wg * 64 * 128;
+            split_pieces<64 * 128, 128>(rows, rows, Q_PLANE_BYTES, t);
+        }
     }
     fence_proxy_async();
     named_barrier_sync(Q_SPLIT_BARRIER + th.wg, 128);

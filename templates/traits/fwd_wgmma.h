@@ -23,6 +23,7 @@ enum fwd_wgmma_rule {
     FWD_WGMMA_BAD_TF32,        /* ALLOW_TF32 = 1 with a 16-bit DTYPE */
     FWD_WGMMA_BAD_MULTICAST,   /* MULTICAST where a cluster's two blocks would not walk the same key tiles */
     FWD_WGMMA_BAD_P_SMEM,      /* P_SMEM outside 16-bit with a producer */
+    FWD_WGMMA_BAD_PARTS,       /* BF16_PARTS outside f32 without TF32, or where its tiles do not fit */
 };
 
 /* f32 (DTYPE 0) runs on TF32 tensor cores (wgmma's .tf32 forms, k-steps of 8 floats, both
@@ -36,9 +37,31 @@ FT_TRAIT int fwd_wgmma_f32(int dtype)
 {
     return dtype == 0;
 }
-FT_TRAIT int fwd_wgmma_planes(int dtype, int allow_tf32)
+/* BF16_PARTS (f32 without TF32): each float split into three bfloat16 parts (high, the rounded
+ * remainder, the rounded remainder of that: exact), a product made of the six largest part
+ * products on the 16-bit tensor cores (float32's accuracy, notes/fp32.md), which read an
+ * operand in either order: V is read as it lies, no V^T. Q, K and V land as floats, their
+ * 32-float panels placed in groups of three panels a 64 columns (the first two landed, the
+ * third free), and are split in place a row at a time into the group's three bfloat16 panels
+ * (high, middle, low), which then lie one after another: [K_hi; K_mid; K_lo] is one operand of
+ * three times the key tile's rows (S's products stacked). Head dims 64 and 128 (whole groups).
+ * The f32 form of a configuration, which the traits below take for allow_tf32's place: 0 three
+ * TF32 products, 1 one (ALLOW_TF32), 2 six bfloat16 products (BF16_PARTS), 3 both asked (refused). */
+FT_TRAIT int fwd_wgmma_form(int allow_tf32, int bf16_parts)
 {
-    return fwd_wgmma_f32(dtype) && !allow_tf32 ? 2 : 1;
+    return (allow_tf32 ? 1 : 0) + (bf16_parts ? 2 : 0);
+}
+FT_TRAIT int fwd_wgmma_parts(int dtype, int form)
+{
+    return fwd_wgmma_f32(dtype) && form == 2;
+}
+/* Planes of Q and K (and of V^T, or with BF16_PARTS of V): TF32 high parts and remainders, or
+ * bfloat16 parts. */
+FT_TRAIT int fwd_wgmma_planes(int dtype, int form)
+{
+    if (fwd_wgmma_parts(dtype, form))
+        return 3;
+    return fwd_wgmma_f32(dtype) && form == 0 ? 2 : 1;
 }
 
 /* Consumer warpgroups: 64 query rows each. */
@@ -111,24 +134,27 @@ FT_TRAIT long long fwd_wgmma_p_bytes(int block_m, int block_n, int p_smem)
  * two a Q tile). f32: Q and K tiles of `planes` planes, V as it lands and V^T in `planes` planes
  * of head_dim_v rows by the tile's keys. */
 FT_TRAIT long long fwd_wgmma_layout_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
-                                          int num_stages, int q_tiles, int dtype, int allow_tf32, int p_smem)
+                                          int num_stages, int q_tiles, int dtype, int form, int p_smem)
 {
     const int units = ft_tile_units(dtype), narrow = fwd_wgmma_narrow(block_m, num_warps, head_dim, head_dim_v, dtype);
     const long long d = fwd_wgmma_panel_cols(head_dim, dtype, narrow), dv = fwd_wgmma_panel_cols(head_dim_v, dtype, narrow);
-    const long long e = 2 * units, planes = fwd_wgmma_planes(dtype, allow_tf32);
+    const long long e = 2 * units, planes = fwd_wgmma_planes(dtype, form);
+    const long long bars = (fwd_wgmma_has_producer(block_m, num_warps) ? 1024 : 0) + fwd_wgmma_p_bytes(block_m, block_n, p_smem);
+    if (fwd_wgmma_parts(dtype, form))   /* three bfloat16 planes of Q, K and V: 6 bytes an element */
+        return 1024 + ((long long)q_tiles * block_m * d + (long long)num_stages * block_n * (d + dv)) * 6 + bars;
     const long long v_t = fwd_wgmma_f32(dtype) ? planes * head_dim_v : 0;
     return 1024 + ((long long)q_tiles * block_m * d * planes + (long long)num_stages * block_n * (d * planes + dv + v_t)) * e +
-           (fwd_wgmma_has_producer(block_m, num_warps) ? 1024 : 0) + fwd_wgmma_p_bytes(block_m, block_n, p_smem);
+           bars;
 }
 
 /* Q tiles in shared memory: two where a persistent block's producer can load the next tile's Q
  * while the consumers still read this one's and both fit, else one (the producer then waits
  * for the consumers' last Q K^T of a tile before loading the next tile's Q). */
 FT_TRAIT int fwd_wgmma_q_tiles(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
-                               int persistent, int dtype, int allow_tf32, int p_smem)
+                               int persistent, int dtype, int form, int p_smem)
 {
     return persistent && fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, 2, dtype,
-                                                allow_tf32, p_smem) <= FT_SMEM_MAX_BYTES ? 2 : 1;
+                                                form, p_smem) <= FT_SMEM_MAX_BYTES ? 2 : 1;
 }
 
 /* 1 where a persistent block writes O through the copy engine, from its Q tile's place once the
@@ -136,31 +162,46 @@ FT_TRAIT int fwd_wgmma_q_tiles(int block_m, int block_n, int num_warps, int head
  * two Q tiles (the producer loads into the other meanwhile) and O no wider than Q; 16-bit only
  * (its stores pack O to 16-bit pairs), in 128-byte panels (its stores write that pattern). */
 FT_TRAIT int fwd_wgmma_async_o(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
-                               int persistent, int dtype, int allow_tf32, int p_smem)
+                               int persistent, int dtype, int form, int p_smem)
 {
     return !fwd_wgmma_f32(dtype) && !fwd_wgmma_narrow(block_m, num_warps, head_dim, head_dim_v, dtype) &&
            fwd_wgmma_q_tiles(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages, persistent, dtype,
-                             allow_tf32, p_smem) == 2 &&
+                             form, p_smem) == 2 &&
            ft_panel_cols(head_dim_v) <= ft_panel_cols(head_dim);
 }
 
 FT_TRAIT long long fwd_wgmma_smem_bytes(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
-                                        int num_stages, int persistent, int dtype, int allow_tf32, int p_smem)
+                                        int num_stages, int persistent, int dtype, int form, int p_smem)
 {
     return fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages,
                                   fwd_wgmma_q_tiles(block_m, block_n, num_warps, head_dim, head_dim_v, num_stages,
-                                                    persistent, dtype, allow_tf32, p_smem),
-                                  dtype, allow_tf32, p_smem);
+                                                    persistent, dtype, form, p_smem),
+                                  dtype, form, p_smem);
+}
+
+/* BF16_PARTS: S's products land in four score accumulators' worth (2 x block_n: the large
+ * products', and three of small ones), O and a key tile's P V apart (head_dim_v / 2 each), P in
+ * three bfloat16 parts packed in pairs (3 x block_n / 4), 32 of the rest (a producer's
+ * consumers). Without OVERLAP P is made once S is one accumulator again, P V's beside O; with it
+ * the next tile's scores are in flight beside the last tile's P and P V. */
+FT_TRAIT int fwd_wgmma_parts_regs(int block_n, int head_dim_v, int overlap)
+{
+    const int s = 2 * block_n, p = 3 * block_n / 4, o = head_dim_v / 2;
+    if (overlap)
+        return s + p + 2 * o + 32;
+    return (s + o > p + 2 * o ? s + o : p + 2 * o) + 32;
 }
 
 /* fp32 S and O accumulators (f32 with three products: and a key tile's P V apart from O), P as
  * packed pairs (f32: a float a key split in `planes` parts; none with p_smem, P in shared memory), and ~40 registers of addresses and
  * softmax state per thread; 32 where a producer loads K and V (a consumer keeps no load
  * addresses: 192 x 128 tiles of head dim 64 compile in 160 without a spill, at OVERLAP and
- * PINGPONG). */
-FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v, int producer, int dtype, int allow_tf32, int p_smem)
+ * PINGPONG). BF16_PARTS: fwd_wgmma_parts_regs without OVERLAP. */
+FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v, int producer, int dtype, int form, int p_smem)
 {
-    const int f32 = fwd_wgmma_f32(dtype), planes = fwd_wgmma_planes(dtype, allow_tf32);
+    const int f32 = fwd_wgmma_f32(dtype), planes = fwd_wgmma_planes(dtype, form);
+    if (fwd_wgmma_parts(dtype, form))
+        return fwd_wgmma_parts_regs(block_n, head_dim_v, 0);
     const int p = p_smem ? 0 : f32 ? block_n / 2 * planes : block_n / 4;
     return block_n / 2 + head_dim_v / 2 * (planes == 2 ? 2 : 1) + p + (producer ? 32 : 40);
 }
@@ -173,13 +214,13 @@ FT_TRAIT int fwd_wgmma_regs(int block_n, int head_dim_v, int producer, int dtype
  * consumer warpgroups where shared memory allows; the bound also fixes the registers at entry,
  * from which setmaxnreg moves them), else one. */
 FT_TRAIT int fwd_wgmma_min_blocks(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v,
-                                  int num_stages, int dtype, int allow_tf32)
+                                  int num_stages, int dtype, int form)
 {
     const long long by_smem = FT_SMEM_MAX_BYTES / fwd_wgmma_layout_bytes(block_m, block_n, num_warps, head_dim,
-                                                                         head_dim_v, num_stages, 1, dtype, allow_tf32, 0);
+                                                                         head_dim_v, num_stages, 1, dtype, form, 0);
     if (fwd_wgmma_has_producer(block_m, num_warps))
         return fwd_wgmma_consumers(block_m) == 1 ? 2 : 1;
-    const int by_regs = 65536 / (num_warps * 32 * fwd_wgmma_regs(block_n, head_dim_v, 0, dtype, allow_tf32, 0));
+    const int by_regs = 65536 / (num_warps * 32 * fwd_wgmma_regs(block_n, head_dim_v, 0, dtype, form, 0));
     const int blocks = by_regs < by_smem ? by_regs : (int)by_smem;
     return blocks < 1 ? 1 : blocks;
 }
@@ -255,7 +296,7 @@ FT_TRAIT void fwd_wgmma_head_dim_tiles(int head_dim, int head_dim_v, int dtype, 
 }
 
 FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_dim, int head_dim_v, int num_stages,
-                            int overlap, int pingpong, int persistent, int dtype, int allow_tf32, int multicast,
+                            int overlap, int pingpong, int persistent, int dtype, int form, int multicast,
                             int causal, int varlen, int p_smem)
 {
     if (block_m != 64 && block_m != 128 && block_m != 192)
@@ -263,8 +304,14 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
     const int producer = fwd_wgmma_has_producer(block_m, num_warps);
     if (num_warps != block_m / 16 && !producer)
         return FWD_WGMMA_BAD_WARPS;
-    if (allow_tf32 && !fwd_wgmma_f32(dtype))
+    if ((form & 1) && !fwd_wgmma_f32(dtype))
         return FWD_WGMMA_BAD_TF32;
+    /* BF16_PARTS: f32 keeping its accuracy (not with TF32), beside a producer (whose warps split
+     * K and V), key tiles of 32 or 64 (S's stacked product is three tiles wide, and wgmma's
+     * widest is 192), head dims 64 and 128 (whole groups of three panels). */
+    if ((form & 2) && (form != 2 || !fwd_wgmma_f32(dtype) || !producer || (block_n != 32 && block_n != 64) ||
+                       (head_dim != 64 && head_dim != 128) || (head_dim_v != 64 && head_dim_v != 128)))
+        return FWD_WGMMA_BAD_PARTS;
     if (fwd_wgmma_f32(dtype) && (!producer || block_n % 32 != 0))
         return FWD_WGMMA_BAD_F32;
     if (!fwd_wgmma_block_n_ok(block_n, dtype))
@@ -278,8 +325,16 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
      * 96 in narrow panels, FlashAttention-4's tile there). */
     if (p_smem && (fwd_wgmma_f32(dtype) || !producer))
         return FWD_WGMMA_BAD_P_SMEM;
-    if (fwd_wgmma_regs(block_n, head_dim_v, producer, dtype, allow_tf32, p_smem) >
-        fwd_wgmma_consumer_regs(block_m, num_warps, dtype))
+    if (fwd_wgmma_regs(block_n, head_dim_v, producer, dtype, form, p_smem) >
+            fwd_wgmma_consumer_regs(block_m, num_warps, dtype) ||
+        (fwd_wgmma_parts(dtype, form) &&
+         fwd_wgmma_parts_regs(block_n, head_dim_v, overlap) > fwd_wgmma_consumer_regs(block_m, num_warps, dtype)))
+        return FWD_WGMMA_BAD_REGISTERS;
+    /* BF16_PARTS beyond the estimate: these spilled (NVRTC for sm_90a over every tile, schedule and
+     * mask the rules let through, forty-first session): one consumer (4-128 bytes, most forms), and
+     * 64-key tiles in one stage taking turns (4-16). */
+    if (fwd_wgmma_parts(dtype, form) &&
+        (fwd_wgmma_consumers(block_m) == 1 || (num_stages == 1 && block_n == 64 && pingpong)))
         return FWD_WGMMA_BAD_REGISTERS;
     /* f32 with three products in one stage: the tile's descriptors are the same every key tile
      * there, and ptxas keeps them live across the walk. These spilled (NVRTC for sm_90a, every f32
@@ -288,7 +343,7 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
      * taking turns, or past head dim 64. With ALLOW_TF32 (no P V accumulator apart) none of the
      * tiles the rules above let through spills, one stage or more (NVRTC, every one, thirtieth
      * session). */
-    if (fwd_wgmma_f32(dtype) && fwd_wgmma_planes(dtype, allow_tf32) == 2 && num_stages == 1 &&
+    if (fwd_wgmma_f32(dtype) && fwd_wgmma_planes(dtype, form) == 2 && num_stages == 1 &&
         (block_m != 128 || (overlap && head_dim_v > 64) ||
          (block_n == 64 && !overlap && (pingpong || head_dim_v > 64))))
         return FWD_WGMMA_BAD_REGISTERS;

@@ -349,6 +349,8 @@ if device.cc == 90 then
   -- check refuses what does not fit). On the H200 (bench_kernels, seventeenth session,
   -- notes/fp32.md) one consumer (64 rows) lost at both head dims, and the best row at head dim
   -- 128 ran one stage without OVERLAP, so both stay; PERSISTENT only beside OVERLAP, as above.
+  -- BF16_PARTS 1: each float as three bfloat16 parts, six 16-bit products a product (6 bytes an
+  -- element: two stages of 32 keys at head dim 128, no V^T); the family refuses it at head dim 96.
   table.insert(spaces, space{
     name = "fwd_f32_hopper",
     template = "fwd_wgmma",
@@ -359,6 +361,7 @@ if device.cc == 90 then
       OVERLAP = {0, 1},
       PINGPONG = {0, 1},
       PERSISTENT = {0, 1},
+      BF16_PARTS = {0, 1},
     },
     where = function(p)
       if p.OVERLAP == 0 and p.PERSISTENT == 1 then

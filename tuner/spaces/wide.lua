@@ -240,7 +240,8 @@ if device.cc == 90 then
   })
   -- Float32 forwards on the TF32 forms of wgmma (a producer's warps split K and write V
   -- transposed as each tile lands; a stage holds 2.5 times a 16-bit stage's bytes, so the key
-  -- tiles are short), with TF32 allowed on their own workloads (one plane a stage: longer tiles).
+  -- tiles are short), with TF32 allowed on their own workloads (one plane a stage: longer tiles),
+  -- or in three bfloat16 parts (BF16_PARTS: six 16-bit products; float32's accuracy only).
   table.insert(spaces, space{
     name = "fwd_f32_hopper",
     template = "fwd_wgmma",
@@ -253,6 +254,7 @@ if device.cc == 90 then
       OVERLAP = {0, 1},
       PINGPONG = {0, 1},
       PERSISTENT = {0, 1},
+      BF16_PARTS = {0, 1},
     },
     workloads = { f32_shapes, tf32_shapes, f32_shapes_96, tf32_shapes_96 },
     bench = bench,
