@@ -2,8 +2,9 @@
 
 For each shape (the seed checks' B 4 H 8 N 64 D 64, and N 4096 and 16384), causal and not, random
 normal inputs: O and the gradients dQ, dK, dV of
-- flashtune on tensor cores (its f32 forward and backward as three TF32 products a product,
-  fwd_mma and bwd_mma), the inputs laid out so that every row starts 16-byte aligned;
+- flashtune on tensor cores (its f32 forward and backward as the tuned table serves them: three
+  TF32 products a product, or in the Hopper forward six products of bfloat16 parts, BF16_PARTS),
+  the inputs laid out so that every row starts 16-byte aligned;
 - flashtune on CUDA cores (fwd_exact, bwd_exact): the same values in rows 4 bytes past that
   alignment, which the library runs there;
 - SDPA's memory-efficient and math backends in float32 (TF32 off);
@@ -48,7 +49,7 @@ def flashtune_run(layout):
 
 
 IMPLS = {
-    "flashtune TF32x3": flashtune_run(None),
+    "flashtune tensor cores": flashtune_run(None),
     "flashtune CUDA cores": flashtune_run(misaligned),
     "SDPA efficient": sdpa(SDPBackend.EFFICIENT_ATTENTION),
     "SDPA math": sdpa(SDPBackend.MATH),
