@@ -497,25 +497,51 @@ FT_DEVICE void bf16_parts2(float a, float b, unsigned &hi, unsigned &mid, unsign
 // A half-warp a row: each lane reads one 16-byte chunk (4 floats) and writes 8 bytes of each
 // part; a quarter-warp's reads meet 8 distinct chunks of one row, and a half-warp's writes one
 // whole row. A row's bytes are its own half-warp's alone, and the half-warp reads all of them
-// before any is overwritten (the __syncwarp; both halves of a warp go round together).
+// before any is overwritten (the __syncwarp; both halves of a warp go round together). Two rows
+// a lane at a time (unit u and the one a round later): the split is a chain of dependent
+// conversions and subtractions, and a second chain beside it fills the first one's waits.
+struct bf16_parts4 {
+    unsigned hi[2], mid[2], lo[2];   // four floats' parts, two to a word
+    FT_DEVICE explicit bf16_parts4(const float4 &x)
+    {
+        bf16_parts2(x.x, x.y, hi[0], mid[0], lo[0]);
+        bf16_parts2(x.z, x.w, hi[1], mid[1], lo[1]);
+    }
+};
+struct split_row {
+    unsigned row;   // the row's place in its group's first panel
+    int r, c;       // its row index (the swizzle's), the lane's chunk (c / 8: which landed panel)
+    FT_DEVICE float4 load(unsigned panel) const
+    {
+        return ld_shared_f32x4(row + (c / 8) * panel + (((c % 8) ^ (r % 8)) << 4));
+    }
+    FT_DEVICE void store(unsigned panel, const bf16_parts4 &p) const
+    {
+        const unsigned at = row + (((c / 2) ^ (r % 8)) << 4) + (c % 2) * 8;
+        st_shared_b32x2(at, p.hi[0], p.hi[1]);
+        st_shared_b32x2(at + panel, p.mid[0], p.mid[1]);
+        st_shared_b32x2(at + 2 * panel, p.lo[0], p.lo[1]);
+    }
+};
 template <int GROUPS, int PANEL, int ROWS, int THREADS>
 FT_DEVICE void split_rows_bf16(unsigned tile, int row0, int t)
 {
     static_assert(THREADS % 32 == 0 && ROWS % 2 == 0, "split_rows_bf16: a warp's two rows both in range or both not");
-    const int c = t % 16;   // the lane's chunk of the row's 64 floats (c / 8: which landed panel)
-#pragma unroll 1
-    for (int u = t / 16; u < GROUPS * ROWS; u += THREADS / 16) {
+    constexpr int UNITS = GROUPS * ROWS, ROUND = THREADS / 16;
+    const auto unit = [&](int u) {
         const int r = row0 + u % ROWS;
-        const unsigned row = tile + (u / ROWS) * 3 * PANEL + r * 128;
-        const float4 x = ld_shared_f32x4(row + (c / 8) * PANEL + (((c % 8) ^ (r % 8)) << 4));
-        unsigned h0, m0, l0, h1, m1, l1;
-        bf16_parts2(x.x, x.y, h0, m0, l0);
-        bf16_parts2(x.z, x.w, h1, m1, l1);
-        __syncwarp();
-        const unsigned at = row + (((c / 2) ^ (r % 8)) << 4) + (c % 2) * 8;
-        st_shared_b32x2(at, h0, h1);
-        st_shared_b32x2(at + PANEL, m0, m1);
-        st_shared_b32x2(at + 2 * PANEL, l0, l1);
+        return split_row{ tile + (u / ROWS) * 3 * PANEL + r * 128, r, t % 16 };
+    };
+#pragma unroll 1
+    for (int u = t / 16; u < UNITS; u += 2 * ROUND) {
+        const bool second = u + ROUND < UNITS;   // (the same for the warp's two halves)
+        const split_row a = unit(u), b = unit(u + ROUND);
+        const float4 xa = a.load(PANEL), xb = second ? b.load(PANEL) : xa;
+        const bf16_parts4 pa(xa), pb(xb);   // (both always: the two chains interleave)
+        __syncwarp();   // both rows read before either is overwritten
+        a.store(PANEL, pa);
+        if (second)
+            b.store(PANEL, pb);
     }
 }
 
