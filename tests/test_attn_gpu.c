@@ -421,9 +421,9 @@ static const int wgb_tiles[][8] = {
  * only; with one (P V into O directly: fewer registers) both fit every row but 1 and 4 (shared
  * memory). The rotation's 14 rows against ALLOW_TF32's every third case give each row both
  * product counts; a pinned case's row decides its product count as its index does (wg_pins).
- * The last three rows are bfloat16 parts' (BF16_PARTS, every third case, from the rows that take
- * them: two consumers in one or two stages, 64 keys in one, with turns or persistent, three
- * consumers at head dim 64; OVERLAP at head dim 64 in row 7). */
+ * BF16_PARTS (every third case) takes the first row from the case's that takes the parts (rows 2,
+ * 7 and 11-13: two consumers in one or two stages, 64 keys in one, turns, persistent, OVERLAP at
+ * head dim 64, three consumers at head dim 64); the last three rows were added for them. */
 static const int wgf_tiles[][8] = {
     { 64, 32, 8, 2, 1, 0, 0 },   { 128, 64, 12, 2, 1, 0, 0 }, { 128, 32, 12, 1, 0, 1, 0 }, { 64, 64, 8, 2, 1, 0, 1 },
     { 128, 64, 12, 2, 1, 1, 1 }, { 128, 96, 12, 1, 0, 0, 0 }, { 64, 32, 8, 2, 0, 0, 1 },  { 128, 32, 12, 2, 1, 1, 0 },
@@ -573,7 +573,7 @@ static int hopper_config(const char *family, const int (*tiles)[8], int count, c
     int start = idx;
     if (persistent) {
         int nth = 0, tiles_persistent = 0;
-        for (int i = 0; i < idx; i++)
+        for (int i = 0; i < idx && i < CASE_COUNT; i++)   /* (a pin past the rows may pass CASE_COUNT) */
             nth += wants_persistent(f, &cases[i]);
         for (int t = 0; t < count; t++)
             tiles_persistent += tiles[t][persistent_col(f)] != 0;
@@ -676,7 +676,7 @@ static void check_wg_pin(const attn_case *c, const gen_config *got)
          got->p[GEN_NUM_WARPS] != rows[row][2] || got->p[GEN_NUM_STAGES] != rows[row][3] ||
          got->p[GEN_OVERLAP] != rows[row][4] || got->p[GEN_PINGPONG] != rows[row][5] ||
          got->p[GEN_PERSISTENT] != rows[row][6] || got->p[GEN_MULTICAST] != rows[row][7])) {
-        printf("  %s: fwd_wgmma did not take the pinned row %d\n", c->name, pin);
+        printf("  %s: fwd_wgmma did not take the pinned row %d\n", c->name, row);
         pins_lost++;
     }
 }

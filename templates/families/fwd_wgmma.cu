@@ -37,7 +37,9 @@
 // (store_o_async).
 // f32 (DTYPE f32, a producer required): tiles of 32 floats a panel row, k-steps of 8 floats;
 // each product three TF32 products of operands split into a high part and a remainder (one
-// with ALLOW_TF32; traits/fwd_wgmma.h). The consumers split their Q rows in place once Q lands
+// with ALLOW_TF32; traits/fwd_wgmma.h), or with BF16_PARTS six 16-bit products of three
+// bfloat16 parts (the split in place a row at a time, V read as it lies: issue_scores_parts,
+// issue_pv_parts, split_rows_bf16; what follows here is the TF32 form's). The consumers split their Q rows in place once Q lands
 // (the high parts where it lay, the remainders in a plane beside it); the producer's warps 1-3
 // split each K tile the same way, and write each V tile transposed into planes of
 // high parts and remainders (V^T: the .tf32 forms read B K-major only, and P V's K is the

@@ -43,8 +43,9 @@ FT_TRAIT int fwd_wgmma_f32(int dtype)
  * operand in either order: V is read as it lies, no V^T. Q, K and V land as floats, their
  * 32-float panels placed in groups of three panels a 64 columns (the first two landed, the
  * third free), and are split in place a row at a time into the group's three bfloat16 panels
- * (high, middle, low), which then lie one after another: [K_hi; K_mid; K_lo] is one operand of
- * three times the key tile's rows (S's products stacked). Head dims 64 and 128 (whole groups).
+ * (high, middle, low), which then lie one after another: [K_mid; K_lo] and [K_hi; K_mid] are
+ * each one operand of twice the key tile's rows (S's products stacked). Head dims 64 and 128
+ * (whole groups).
  * The f32 form of a configuration, which the traits below take for allow_tf32's place: 0 three
  * TF32 products, 1 one (ALLOW_TF32), 2 six bfloat16 products (BF16_PARTS), 3 both asked (refused). */
 FT_TRAIT int fwd_wgmma_form(int allow_tf32, int bf16_parts)
@@ -307,8 +308,8 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
     if ((form & 1) && !fwd_wgmma_f32(dtype))
         return FWD_WGMMA_BAD_TF32;
     /* BF16_PARTS: f32 keeping its accuracy (not with TF32), beside a producer (whose warps split
-     * K and V), key tiles of 32 or 64 (S's stacked product is three tiles wide, and wgmma's
-     * widest is 192), head dims 64 and 128 (whole groups of three panels). */
+     * K and V), key tiles of 32 or 64 (S's four accumulators' worth of registers: 96 keys would
+     * take 192 of them), head dims 64 and 128 (whole groups of three panels). */
     if ((form & 2) && (form != 2 || !fwd_wgmma_f32(dtype) || !producer || (block_n != 32 && block_n != 64) ||
                        (head_dim != 64 && head_dim != 128) || (head_dim_v != 64 && head_dim_v != 128)))
         return FWD_WGMMA_BAD_PARTS;
