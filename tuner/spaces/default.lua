@@ -366,8 +366,8 @@ if device.cc == 90 then
       BF16_PARTS = {0, 1},
     },
     where = function(p)
-      if p.OVERLAP == 0 and p.PERSISTENT == 1 then
-        return false, "PERSISTENT beside OVERLAP only"
+      if p.OVERLAP == 0 and p.PERSISTENT == 1 and p.BF16_PARTS == 0 then
+        return false, "PERSISTENT beside OVERLAP only (the parts, which take no OVERLAP at 128, both ways)"
       end
       if p.BF16_PARTS == 1 and p.HEAD_DIM ~= 128 then
         return false, "bfloat16 parts at head dim 128 only"
