@@ -1,9 +1,9 @@
 // sm90.cuh: Hopper's warpgroup tensor cores for the sm_90a families: shared-memory matrix
 // descriptors, wgmma.mma_async wrappers (16-bit: SS at N = 32 and 64 to 192 in steps of 16, the
 // widths of score tiles; RS at 64, 96, 128 and 192, head dims; in f32 the same in bfloat16, for
-// its parts; f32 as TF32: SS at 32 to 128 in steps of 32, RS at 64, 96 and 128), the fences and waits around them, the 128-byte-swizzled panel
-// layout the descriptors read (with its cp.async loader), and the copy engine's bulk reduction
-// into global memory. A family that includes this part must name target_arch "sm_90a" (wgmma
+// its parts; f32 as TF32: SS at 32 to 128 in steps of 32, RS at 64, 96 and 128), the fences and
+// waits around them, the 128-byte-swizzled panel layout the descriptors read (with its cp.async
+// loader), and the copy engine's bulk reduction into global memory. A family that includes this part must name target_arch "sm_90a" (wgmma
 // does not assemble elsewhere).
 #if DTYPE == FT_DTYPE_F16 || DTYPE == FT_DTYPE_BF16 || DTYPE == FT_DTYPE_F32
 #if DTYPE == FT_DTYPE_BF16 || DTYPE == FT_DTYPE_F32   // f32: its bfloat16 parts (BF16_PARTS)

@@ -39,12 +39,12 @@
 // each product three TF32 products of operands split into a high part and a remainder (one
 // with ALLOW_TF32; traits/fwd_wgmma.h), or with BF16_PARTS six 16-bit products of three
 // bfloat16 parts (the split in place a row at a time, V read as it lies: issue_scores_parts,
-// issue_pv_parts, split_rows_bf16; what follows here is the TF32 form's). The consumers split their Q rows in place once Q lands
-// (the high parts where it lay, the remainders in a plane beside it); the producer's warps 1-3
-// split each K tile the same way, and write each V tile transposed into planes of
-// high parts and remainders (V^T: the .tf32 forms read B K-major only, and P V's K is the
-// keys), then marks the slot ready (K and V ready mbarriers), which is what the consumers wait
-// for. P's A registers come from S's accumulators in the key order 0,2,4,6,1,3,5,7 of each
+// issue_pv_parts, split_rows_bf16; what follows here is the TF32 form's). The consumers split
+// their Q rows in place once Q lands (the high parts where it lay, the remainders in a plane
+// beside it); the producer's warps 1-3 split each K tile the same way, and write each V tile
+// transposed into planes of high parts and remainders (V^T: the .tf32 forms read B K-major
+// only, and P V's K is the keys), then marks the slot ready (K and V ready mbarriers), which is
+// what the consumers wait for. P's A registers come from S's accumulators in the key order 0,2,4,6,1,3,5,7 of each
 // 8-key step (what a thread holds: keys 2q, 2q+1 as columns q, q+4), and V^T's keys are written
 // in the same order, so the product is unchanged.
 
@@ -358,7 +358,8 @@ template <int FROM, int N> FT_DEVICE float (&acc_part(float (&acc)[S_ACC_REGS]))
 // (A template, so that the widths it names exist only where BF16_PARTS takes it.)
 template <int BN> FT_DEVICE void issue_scores_parts(float (&sacc)[S_ACC_REGS], unsigned q_wg, unsigned k_tile)
 {
-    const unsigned long long q0 = wg_desc<ROW_BYTES>(q_wg, 16, ATOM_BYTES), k0 = wg_desc<ROW_BYTES>(k_tile, 16, ATOM_BYTES);
+    const unsigned long long q0 = wg_desc<ROW_BYTES>(q_wg, 16, ATOM_BYTES);
+    const unsigned long long k0 = wg_desc<ROW_BYTES>(k_tile, 16, ATOM_BYTES);
 #pragma unroll
     for (int kk = 0; kk < QK_STEPS; kk++) {
         const unsigned at = (kk / PANEL_STEPS) * 3, col = (kk % PANEL_STEPS) * 32;   // the group's first panel
@@ -420,9 +421,10 @@ FT_DEVICE void land_scores(float (&sacc)[S_ACC_REGS])
     }
 }
 
-// P as the A registers of P V, k-step kk's in part[.][kk]: 16-bit pairs (one part), or in f32
-// with BF16_PARTS three bfloat16 parts in pairs (as 16-bit P), else the high parts and remainders (PLANES parts) of S's floats in the key order of the file's
-// head: a[0], a[1] keys 2q of rows g, g + 8 (column q), a[2], a[3] keys 2q + 1 (column q + 4).
+// P as the A registers of P V, k-step kk's in part[.][kk]: 16-bit pairs (one part); in f32 with
+// BF16_PARTS three bfloat16 parts in pairs (as 16-bit P), else the high parts and remainders
+// (PLANES parts) of S's floats in the key order of the file's head: a[0], a[1] keys 2q of rows
+// g, g + 8 (column q), a[2], a[3] keys 2q + 1 (column q + 4).
 struct p_operand {
     unsigned part[PLANES][P_STEPS][4];
 };
@@ -1027,7 +1029,8 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
             mbar_arrive_expect(q_full_bar(bars, qt), Q_PLANE_BYTES);
 #pragma unroll
             for (int p = 0; p < D_PANELS; p++)
-                tma_load_4d(q_smem + qt * Q_BYTES + landing_panel(p) * (BLOCK_M * ROW_BYTES), &args.q_map, q_full_bar(bars, qt), PANEL_COLS * p,
+                tma_load_4d(q_smem + qt * Q_BYTES + landing_panel(p) * (BLOCK_M * ROW_BYTES), &args.q_map,
+                            q_full_bar(bars, qt), PANEL_COLS * p,
 #if VARLEN
                             q_row, h, map_batch(b));
 #else
@@ -1049,14 +1052,14 @@ FT_DEVICE void fwd_producer(const ft_fwd_args &args, unsigned q_smem, unsigned k
             mbar_arrive_expect(ring_bar(bars, st, FULL_K), K_PLANE_BYTES);
 #pragma unroll
             for (int p = 0; p < D_PANELS; p++)
-                load_kv_box(stage + landing_panel(p) * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K), PANEL_COLS * p, key, hk,
-                            map_batch(b));
+                load_kv_box(stage + landing_panel(p) * PANEL_BYTES, &args.k_map, ring_bar(bars, st, FULL_K),
+                            PANEL_COLS * p, key, hk, map_batch(b));
             mbar_wait(ring_bar(bars, st, EMPTY_V), free_parity);
             mbar_arrive_expect(ring_bar(bars, st, FULL_V), V_BYTES);
 #pragma unroll
             for (int p = 0; p < DV_PANELS; p++)
-                load_kv_box(stage + K_BYTES + landing_panel(p) * PANEL_BYTES, &args.v_map, ring_bar(bars, st, FULL_V), PANEL_COLS * p,
-                            key, hk, map_batch(b));
+                load_kv_box(stage + K_BYTES + landing_panel(p) * PANEL_BYTES, &args.v_map, ring_bar(bars, st, FULL_V),
+                            PANEL_COLS * p, key, hk, map_batch(b));
         }
         if (n <= q_at)
             load_q();

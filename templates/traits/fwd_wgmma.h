@@ -140,7 +140,8 @@ FT_TRAIT long long fwd_wgmma_layout_bytes(int block_m, int block_n, int num_warp
     const int units = ft_tile_units(dtype), narrow = fwd_wgmma_narrow(block_m, num_warps, head_dim, head_dim_v, dtype);
     const long long d = fwd_wgmma_panel_cols(head_dim, dtype, narrow), dv = fwd_wgmma_panel_cols(head_dim_v, dtype, narrow);
     const long long e = 2 * units, planes = fwd_wgmma_planes(dtype, form);
-    const long long bars = (fwd_wgmma_has_producer(block_m, num_warps) ? 1024 : 0) + fwd_wgmma_p_bytes(block_m, block_n, p_smem);
+    const long long bars =
+        (fwd_wgmma_has_producer(block_m, num_warps) ? 1024 : 0) + fwd_wgmma_p_bytes(block_m, block_n, p_smem);
     if (fwd_wgmma_parts(dtype, form))   /* three bfloat16 planes of Q, K and V: 6 bytes an element */
         return 1024 + ((long long)q_tiles * block_m * d + (long long)num_stages * block_n * (d + dv)) * 6 + bars;
     const long long v_t = fwd_wgmma_f32(dtype) ? planes * head_dim_v : 0;
