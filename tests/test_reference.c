@@ -708,6 +708,36 @@ static void bf16_rounds_to_nearest_even(void **state)
     assert_true(isinf(ref_bf16_round(INFINITY)) && ref_bf16_round(INFINITY) > 0);
 }
 
+/* The premise of float32 from bfloat16 parts (the reference's bf16_products, fwd_wgmma's
+ * BF16_PARTS: bf16_parts2 splits as this does): a float is exactly the sum of its three parts, the
+ * bfloat16 rounding of it, of the remainder and of the remainder of that, each remainder exact in
+ * float. Checked over floats of every magnitude a score or a value takes (2^-100 to 2^100), both
+ * signs, with all 24 bits of mantissa random, and at ties and carries. Below about 2^-110 the
+ * smallest part would fall under bfloat16's subnormals; no attention operand lives there. */
+static void bf16_parts_sum_exactly(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 200000; i++) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        const int exponent = (int)(rng % 201) - 100;
+        const float mantissa = 1.0f + (float)((rng >> 16) & 0x7fffff) * 0x1p-23f;   /* all 24 bits */
+        const float x = ldexpf(mantissa, exponent) * ((rng >> 40) & 1 ? -1 : 1);
+        const float hi = ref_bf16_round(x), mid = ref_bf16_round(x - hi), lo = ref_bf16_round(x - hi - mid);
+        if ((double)hi + (double)mid + (double)lo != (double)x || ref_bf16_round(lo) != lo)
+            fail_msg("%a: parts %a + %a + %a sum to %a", (double)x, (double)hi, (double)mid, (double)lo,
+                     (double)hi + (double)mid + (double)lo);
+    }
+    static const float edges[] = { 1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, 1.0f + 0x1p-8f + 0x1p-23f,
+                                   2.0f - 0x1p-23f, -(1.0f + 0x1p-16f + 0x1p-23f), 0x1p-100f * 1.5f };
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        const float x = edges[i], hi = ref_bf16_round(x), mid = ref_bf16_round(x - hi);
+        const float lo = ref_bf16_round(x - hi - mid);
+        if ((double)hi + (double)mid + (double)lo != (double)x)
+            fail_msg("%a: parts %a + %a + %a", (double)x, (double)hi, (double)mid, (double)lo);
+    }
+}
+
 /* How the float reference makes its products is checked before anything runs: each value names
  * its argument, and the double reference takes none. */
 static void product_models_are_checked(void **state)
@@ -1891,6 +1921,7 @@ int main(void)
         cmocka_unit_test(bf16_products_keep_float_accuracy),
         cmocka_unit_test(product_models_are_checked),
         cmocka_unit_test(bf16_rounds_to_nearest_even),
+        cmocka_unit_test(bf16_parts_sum_exactly),
         cmocka_unit_test(gradients_match_finite_differences),
         cmocka_unit_test(tiled_scratch_is_o_tile),
         cmocka_unit_test(naive_peak_counts_the_score_matrix),
