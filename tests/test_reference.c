@@ -714,27 +714,26 @@ static void bf16_rounds_to_nearest_even(void **state)
  * float. Checked over floats of every magnitude a score or a value takes (2^-100 to 2^100), both
  * signs, with all 24 bits of mantissa random, and at ties and carries. Below about 2^-110 the
  * smallest part would fall under bfloat16's subnormals; no attention operand lives there. */
+static void expect_three_parts_sum_to(float x)
+{
+    const float hi = ref_bf16_round(x), mid = ref_bf16_round(x - hi), lo = ref_bf16_round(x - hi - mid);
+    if ((double)hi + (double)mid + (double)lo != (double)x || ref_bf16_round(lo) != lo)
+        fail_msg("%a: parts %a + %a + %a sum to %a", (double)x, (double)hi, (double)mid, (double)lo,
+                 (double)hi + (double)mid + (double)lo);
+}
 static void bf16_parts_sum_exactly(void **state)
 {
     (void)state;
+    static const float edges[] = { 1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, 1.0f + 0x1p-8f + 0x1p-23f,
+                                   2.0f - 0x1p-23f, -(1.0f + 0x1p-16f + 0x1p-23f), 0x1p-100f * 1.5f };
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        expect_three_parts_sum_to(edges[i]);
     uint64_t rng = 0x9e3779b97f4a7c15ull;
     for (int i = 0; i < 200000; i++) {
         rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
         const int exponent = (int)(rng % 201) - 100;
         const float mantissa = 1.0f + (float)((rng >> 16) & 0x7fffff) * 0x1p-23f;   /* all 24 bits */
-        const float x = ldexpf(mantissa, exponent) * ((rng >> 40) & 1 ? -1 : 1);
-        const float hi = ref_bf16_round(x), mid = ref_bf16_round(x - hi), lo = ref_bf16_round(x - hi - mid);
-        if ((double)hi + (double)mid + (double)lo != (double)x || ref_bf16_round(lo) != lo)
-            fail_msg("%a: parts %a + %a + %a sum to %a", (double)x, (double)hi, (double)mid, (double)lo,
-                     (double)hi + (double)mid + (double)lo);
-    }
-    static const float edges[] = { 1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, 1.0f + 0x1p-8f + 0x1p-23f,
-                                   2.0f - 0x1p-23f, -(1.0f + 0x1p-16f + 0x1p-23f), 0x1p-100f * 1.5f };
-    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
-        const float x = edges[i], hi = ref_bf16_round(x), mid = ref_bf16_round(x - hi);
-        const float lo = ref_bf16_round(x - hi - mid);
-        if ((double)hi + (double)mid + (double)lo != (double)x)
-            fail_msg("%a: parts %a + %a + %a", (double)x, (double)hi, (double)mid, (double)lo);
+        expect_three_parts_sum_to(ldexpf(mantissa, exponent) * ((rng >> 40) & 1 ? -1 : 1));
     }
 }
 

@@ -473,13 +473,8 @@ FT_DEVICE void st_split4(unsigned hi, unsigned lo, float a, float b, float c, fl
 // ---- f32 in bfloat16 parts (BF16_PARTS) ----------------------------------------------------
 // A float is exactly three bfloat16 parts: its rounding to bfloat16 (nearest, ties to even), the
 // rounding of the remainder, and the remainder of that (each subtraction exact in float). Two
-// floats' parts packed in pairs as 16-bit operands take them (a in bits 0-15, b in 16-31).
-FT_DEVICE unsigned bf16x2_rn(float a, float b)
-{
-    unsigned r;
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
-    return r;
-}
+// floats' parts packed in pairs as 16-bit operands take them (a in bits 0-15, b in 16-31;
+// bf16x2_rn in common/ft_types.cuh).
 FT_DEVICE void bf16_parts2(float a, float b, unsigned &hi, unsigned &mid, unsigned &lo)
 {
     hi = bf16x2_rn(a, b);

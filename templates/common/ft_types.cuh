@@ -79,17 +79,26 @@ FT_DEVICE elem_t to_elem(acc_t x)
 #endif
 }
 
+// Two floats rounded to bfloat16 (nearest, ties to even) in one 32-bit register, a in bits 0-15,
+// b in 16-31: the bf16 form of pack2, in every dtype (f32's bfloat16 parts take it too).
+FT_DEVICE unsigned bf16x2_rn(float a, float b)
+{
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(b), "f"(a));
+    return r;
+}
+
 // Two floats into one 32-bit register of 16-bit elements: lo in bits 0-15, hi in 16-31,
 // the order mma.sync expects for consecutive columns.
 FT_DEVICE unsigned pack2(float lo, float hi)
 {
-    unsigned r;
 #if DTYPE == FT_DTYPE_BF16
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return bf16x2_rn(lo, hi);
 #else
+    unsigned r;
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
     return r;
+#endif
 }
 
 // Two (four) consecutive elements of a row from floats, in one store: p 4-byte (8-byte) aligned

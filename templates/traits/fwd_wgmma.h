@@ -327,10 +327,10 @@ FT_TRAIT int fwd_wgmma_rule(int block_m, int block_n, int num_warps, int head_di
      * 96 in narrow panels, FlashAttention-4's tile there). */
     if (p_smem && (fwd_wgmma_f32(dtype) || !producer))
         return FWD_WGMMA_BAD_P_SMEM;
-    if (fwd_wgmma_regs(block_n, head_dim_v, producer, dtype, form, p_smem) >
-            fwd_wgmma_consumer_regs(block_m, num_warps, dtype) ||
-        (fwd_wgmma_parts(dtype, form) &&
-         fwd_wgmma_parts_regs(block_n, head_dim_v, overlap) > fwd_wgmma_consumer_regs(block_m, num_warps, dtype)))
+    /* (BF16_PARTS: OVERLAP's registers too, which fwd_wgmma_regs leaves out.) */
+    const int regs = fwd_wgmma_parts(dtype, form) ? fwd_wgmma_parts_regs(block_n, head_dim_v, overlap)
+                                                  : fwd_wgmma_regs(block_n, head_dim_v, producer, dtype, form, p_smem);
+    if (regs > fwd_wgmma_consumer_regs(block_m, num_warps, dtype))
         return FWD_WGMMA_BAD_REGISTERS;
     /* BF16_PARTS beyond the estimate: these spilled (NVRTC for sm_90a over every tile, schedule and
      * mask the rules let through, forty-first session): one consumer (4-128 bytes, most forms), and
