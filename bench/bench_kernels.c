@@ -37,7 +37,7 @@ typedef struct bench_row {
                               * 16 P_SMEM */
     int tf32;                /* f32: 1 ALLOW_TF32 (one TF32 product, not three), or'ed with 2 SPLIT_SMEM (fwd_mma,
                               * bwd_mma), 4 SPLIT_QUERIES (bwd_mma), 8 DQ_BULK (bwd_wgmma_f32) and 16 BF16_PARTS
-                              * (fwd_wgmma) */
+                              * (fwd_wgmma, bwd_wgmma_f32) */
 } bench_row;
 
 /* fwd_wgmma's float32 in bfloat16 parts (the "parts" set: BF16_PARTS, six 16-bit products) beside
@@ -519,6 +519,21 @@ static const bench_row rows[] = {
     FHOP128(16, 1024, 1),
     FHOP128(1, 16384, 0),
 #undef FHOP128
+    /* ... and in bfloat16 parts (the "bparts" set: BF16_PARTS, six 16-bit products, float32's
+     * accuracy) beside the H200's three-product winner there (bwd_mma 64 x 64, the queries split,
+     * Q and dO split once in shared memory): two slots with dQ by atomics into dq_accum or straight
+     * into dQ, one slot with dQ by bulk reductions or straight into dQ. */
+#define BPARTS(b, n, causal)                                                                                         \
+    { "bwd_mma", 0, 128, b, 16, n, causal, 64, 64, 8, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "bparts", 0, 6 },           \
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "bparts", 0, 16 },   \
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "bparts", 0, 16 },   \
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "bparts", 0, 24 },   \
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "bparts", 0, 16 }
+    BPARTS(4, 4096, 0),
+    BPARTS(4, 4096, 1),
+    BPARTS(16, 1024, 1),
+    BPARTS(1, 16384, 0),
+#undef BPARTS
     /* The float32 backward's dQ added into dq_accum and converted after (DQ_MODE atomic) against
      * added straight into dQ (direct: no zeroing of dq_accum, no convert pass; the "fdirect" set),
      * at the H200's shipped forms: three products at head dim 64 (32 x 64, two slots), one (64 x 64,

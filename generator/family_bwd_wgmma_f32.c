@@ -1,7 +1,8 @@
-/* The bwd_wgmma_f32 family: the float32 backward on Hopper's TF32 warpgroup tensor cores, three
- * TF32 products a product (one with ALLOW_TF32) (templates/families/bwd_wgmma_f32.cu); its
- * shared memory and rules are traits/bwd_wgmma_f32.h. Head dim 64, and 128 with one TF32 product;
- * bwd_mma stays the float32 backward everywhere else. */
+/* The bwd_wgmma_f32 family: the float32 backward on Hopper's warpgroup tensor cores, three TF32
+ * products a product (one with ALLOW_TF32), or six bfloat16 part products (BF16_PARTS)
+ * (templates/families/bwd_wgmma_f32.cu); its shared memory and rules are traits/bwd_wgmma_f32.h.
+ * Head dim 64, and 128 with one TF32 product or the parts; bwd_mma stays the float32 backward
+ * everywhere else. */
 #include <stdio.h>
 
 #include "gen_family_internal.h"
@@ -11,7 +12,7 @@
 static size_t smem_dkdv(const int *p)
 {
     return (size_t)bwd_wgmma_f32_smem_bytes(p[GEN_BLOCK_M], p[GEN_BLOCK_N], p[GEN_HEAD_DIM], p[GEN_HEAD_DIM_V],
-                                            p[GEN_NUM_STAGES], p[GEN_ALLOW_TF32], p[GEN_DQ_BULK]);
+                                            p[GEN_NUM_STAGES], p[GEN_ALLOW_TF32], p[GEN_DQ_BULK], p[GEN_BF16_PARTS]);
 }
 
 /* The rules are traits/bwd_wgmma_f32.h's (the template static_asserts the same); here their messages. */
@@ -19,13 +20,19 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
 {
     const int bm = p[GEN_BLOCK_M], bn = p[GEN_BLOCK_N], nw = p[GEN_NUM_WARPS], stages = p[GEN_NUM_STAGES];
     const int d = p[GEN_HEAD_DIM], dv = p[GEN_HEAD_DIM_V];
-    const int rule = bwd_wgmma_f32_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_ALLOW_TF32], p[GEN_DQ_BULK]);
+    const int rule = bwd_wgmma_f32_rule(bm, bn, nw, stages, d, dv, p[GEN_DQ_MODE], p[GEN_ALLOW_TF32], p[GEN_DQ_BULK],
+                                        p[GEN_BF16_PARTS]);
     switch (rule) {
     case BWD_WGMMA_F32_OK:
         return 0;
     case BWD_WGMMA_F32_BAD_HEAD_DIM:
         snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d with ALLOW_TF32=%d: bwd_wgmma_f32 takes head dims of 64, or of "
-                 "128 with ALLOW_TF32=1 (three products at 128 do not fit shared memory)", d, dv, p[GEN_ALLOW_TF32]);
+                 "128 with ALLOW_TF32=1 or BF16_PARTS=1 (three TF32 products at 128 do not fit shared memory)", d, dv,
+                 p[GEN_ALLOW_TF32]);
+        break;
+    case BWD_WGMMA_F32_BAD_PARTS:
+        snprintf(why, len, "BF16_PARTS=1 with ALLOW_TF32=%d HEAD_DIM=%d HEAD_DIM_V=%d: bwd_wgmma_f32 takes the bfloat16 "
+                 "parts without TF32 at head dims of 128 (two consumer warpgroups)", p[GEN_ALLOW_TF32], d, dv);
         break;
     case BWD_WGMMA_F32_BAD_BLOCK_M:
         snprintf(why, len, "BLOCK_M=%d: bwd_wgmma_f32 takes query tiles of 32 or 64 rows at head dim 64, of 32 at "
@@ -48,9 +55,9 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
         break;
     case BWD_WGMMA_F32_BAD_SMEM:
         snprintf(why, len,
-                 "BLOCK_M=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d, ALLOW_TF32=%d and DQ_BULK=%d needs %zu "
-                 "bytes of shared memory (at most %d)", bm, stages, d, dv, p[GEN_ALLOW_TF32], p[GEN_DQ_BULK],
-                 smem_dkdv(p), FT_SMEM_MAX_BYTES);
+                 "BLOCK_M=%d NUM_STAGES=%d with HEAD_DIM=%d HEAD_DIM_V=%d, ALLOW_TF32=%d, BF16_PARTS=%d and DQ_BULK=%d "
+                 "needs %zu bytes of shared memory (at most %d)", bm, stages, d, dv, p[GEN_ALLOW_TF32],
+                 p[GEN_BF16_PARTS], p[GEN_DQ_BULK], smem_dkdv(p), FT_SMEM_MAX_BYTES);
         break;
     default:
         snprintf(why, len, "bwd_wgmma_f32 refuses this configuration (rule %d of traits/bwd_wgmma_f32.h)", rule);
@@ -60,11 +67,11 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
 }
 
 /* The built-in default's tiles for the problem (traits/bwd_wgmma_f32.h): the warps for the head
- * dim; one TF32 product takes 64-row tiles at head dim 64. */
+ * dim; one TF32 product takes 64-row tiles at head dim 64; three at 128 the bfloat16 parts. */
 static void default_tiles_bwd_wgmma_f32(int *p)
 {
     bwd_wgmma_f32_default_tiles(p[GEN_HEAD_DIM], p[GEN_ALLOW_TF32], &p[GEN_BLOCK_M], &p[GEN_NUM_WARPS],
-                                &p[GEN_NUM_STAGES]);
+                                &p[GEN_NUM_STAGES], &p[GEN_BF16_PARTS]);
 }
 
 /* DQ_MODE direct adds dQ scaled into dQ itself (zeroed by ft_bwd_preprocess): nothing to convert. */
@@ -89,7 +96,7 @@ const gen_family gen_family_bwd_wgmma_f32 = {
     .params = GEN_BIT(GEN_DTYPE) | GEN_BIT(GEN_HEAD_DIM) | GEN_BIT(GEN_HEAD_DIM_V) | GEN_BIT(GEN_BLOCK_M) |
               GEN_BIT(GEN_BLOCK_N) | GEN_BIT(GEN_NUM_WARPS) | GEN_BIT(GEN_NUM_STAGES) | GEN_BIT(GEN_CAUSAL) |
               GEN_BIT(GEN_CAUSAL_SKIP) | GEN_BIT(GEN_EVEN_M) | GEN_BIT(GEN_EVEN_N) | GEN_BIT(GEN_DQ_MODE) |
-              GEN_BIT(GEN_ALLOW_TF32) | GEN_BIT(GEN_DQ_BULK) | GEN_FUSED_PROBLEM_PARAMS,
+              GEN_BIT(GEN_ALLOW_TF32) | GEN_BIT(GEN_DQ_BULK) | GEN_BIT(GEN_BF16_PARTS) | GEN_FUSED_PROBLEM_PARAMS,
     /* 32-query tiles in two slots: the most three products fit (211 KB of shared memory). */
     .defaults = {
         [GEN_DTYPE] = 0, [GEN_HEAD_DIM] = 64, [GEN_HEAD_DIM_V] = 64,

@@ -341,20 +341,24 @@ static int tf32b_config(const attn_case *c, int allow_tf32, int first_row, gen_c
  * (dQ by atomics, or staged and added by bulk reductions), the fourth DQ_MODE (atomic into
  * dq_accum, or direct: scaled into dQ, which the delta pass zeroes). A case tries its row first
  * (the rows rotate over the cases), then the rows after it. At head dim 128, where three products
- * do not fit, a case of three runs one. */
-static gpu_kernel *tf32h_kernels[CASE_COUNT];
+ * do not fit, a case of three runs one. Every case at head dim 128 also runs the bfloat16 parts
+ * (BF16_PARTS, `parts`: float32's accuracy; 32-query tiles in one slot or two), in parts_kernels. */
+static gpu_kernel *tf32h_kernels[CASE_COUNT], *parts_kernels[CASE_COUNT];
 static const int tf32h_tiles[][4] = { { 32, 2, 0, FT_DQ_ATOMIC }, { 64, 3, 0, FT_DQ_DIRECT }, { 32, 1, 1, FT_DQ_ATOMIC },
                                       { 64, 2, 1, FT_DQ_ATOMIC }, { 32, 3, 0, FT_DQ_DIRECT }, { 32, 2, 1, FT_DQ_ATOMIC },
                                       { 32, 1, 0, FT_DQ_DIRECT } };
 enum { TF32H_ROWS = (int)(sizeof tf32h_tiles / sizeof tf32h_tiles[0]) };
-static int tf32h_config(const attn_case *c, int allow_tf32, int first_row, gen_config *out)
+static int tf32h_config(const attn_case *c, int allow_tf32, int parts, int first_row, gen_config *out)
 {
     char why[512];
     const gen_family *f = gen_family_find("bwd_wgmma_f32");
     if (c->dtype != F32 || gen_check_arch(f, session.arch, why, sizeof why) != 0)
         return -1;
     gen_config g = case_config(f, c);
-    g.p[GEN_ALLOW_TF32] = allow_tf32 || g.p[GEN_HEAD_DIM] == 128;
+    if (parts && g.p[GEN_HEAD_DIM] != 128)
+        return -1;
+    g.p[GEN_ALLOW_TF32] = !parts && (allow_tf32 || g.p[GEN_HEAD_DIM] == 128);
+    g.p[GEN_BF16_PARTS] = parts;
     gen_config_head_dim_tiles(&g);   /* the warps for the head dim */
     for (int t = 0; t < TF32H_ROWS; t++) {
         const int *tl = tf32h_tiles[(first_row + t) % TF32H_ROWS];
@@ -804,7 +808,8 @@ static gpu_problem case_problem(const attn_case *c)
 
 /* The fused kernels of a case checked beside its reference (FUSED_KINDS slots, NULL where none). */
 enum {
-    FUSED_FWD, FUSED_FWD_WG, FUSED_FWD_TF32, FUSED_BWD, FUSED_BWD_WG, FUSED_BWD_TF32, FUSED_BWD_TF32_WG, FUSED_KINDS
+    FUSED_FWD, FUSED_FWD_WG, FUSED_FWD_TF32, FUSED_BWD, FUSED_BWD_WG, FUSED_BWD_TF32, FUSED_BWD_TF32_WG,
+    FUSED_BWD_PARTS_WG, FUSED_KINDS
 };
 static int fused_backwards_match(gpu_kernel *const *fused, gpu_problem *p, double *const g[3],
                                  const long long *const strides[3], const int heads[3], const int seqs[3],
@@ -930,6 +935,7 @@ static void run_case(void **state)
     others[FUSED_BWD_WG] = wgb_kernels[idx];
     others[FUSED_BWD_TF32] = tf32b_kernels[idx];
     others[FUSED_BWD_TF32_WG] = tf32h_kernels[idx];
+    others[FUSED_BWD_PARTS_WG] = parts_kernels[idx];
     const int heads3[3] = { p.heads, p.heads, p.heads };
     ok &= fused_backwards_match(others, &p, g_ref, strides, heads3, seqs, dims, limit, NULL);
 
@@ -1510,7 +1516,7 @@ static void set_decode_shape(gen_config *g, const feature_case *fc)
 /* FT_TEST_COVERAGE=ARCH:SMEM (no GPU needed): the configurations the cases would build on a GPU
  * of that arch and opt-in shared memory per block are listed (`listed`), not compiled, and checked
  * against what the tables' comments promise (coverage_needs). */
-enum { MAX_LISTED = 5 * CASE_COUNT + 2 * DET_COUNT + (1 + FUSED_KINDS) * FEATURE_COUNT + 3 * CASE_COUNT };
+enum { MAX_LISTED = 6 * CASE_COUNT + 2 * DET_COUNT + (1 + FUSED_KINDS) * FEATURE_COUNT + 3 * CASE_COUNT };
 static gen_config listed[MAX_LISTED];
 static int listing, listed_count;
 
@@ -1550,8 +1556,8 @@ static int build_all(void)
         *slot[i] = built_kernels[i];
     /* The Hopper families: forward and backward configurations of the cases they fit; and f32 on
      * tensor cores. */
-    gen_config wg_configs[5 * CASE_COUNT];
-    gpu_kernel **wg_slot[5 * CASE_COUNT];
+    gen_config wg_configs[6 * CASE_COUNT];
+    gpu_kernel **wg_slot[6 * CASE_COUNT];
     int wg_count = 0;
     for (int i = 0; i < CASE_COUNT; i++) {
         if (!selected(cases[i].name))
@@ -1568,10 +1574,12 @@ static int build_all(void)
             wg_slot[wg_count++] = &wgb_kernels[i];
         if (tf32b_config(&cases[i], i % 3 == 1, TF32B_MAIN_ROW(i), &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &tf32b_kernels[i];
-        if (tf32h_config(&cases[i], i % 3 == 2, i, &wg_configs[wg_count]) == 0)
+        if (tf32h_config(&cases[i], i % 3 == 2, 0, i, &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &tf32h_kernels[i];
+        if (tf32h_config(&cases[i], 0, 1, i, &wg_configs[wg_count]) == 0)
+            wg_slot[wg_count++] = &parts_kernels[i];
     }
-    gpu_kernel *wg_built[5 * CASE_COUNT];
+    gpu_kernel *wg_built[6 * CASE_COUNT];
     if (wg_count)
         failed += build_kernels(wg_configs, wg_built, wg_count);
     for (int i = 0; i < wg_count; i++)
@@ -1643,8 +1651,10 @@ static int build_all(void)
         }
         if (tf32b_config(c, i % 3 == 1, TF32B_FEATURE_ROW(i), &feature_configs[feature_count]) == 0)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_TF32];
-        if (tf32h_config(c, i % 3 == 2, i, &feature_configs[feature_count]) == 0)
+        if (tf32h_config(c, i % 3 == 2, 0, i, &feature_configs[feature_count]) == 0)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_TF32_WG];
+        if (tf32h_config(c, 0, 1, i, &feature_configs[feature_count]) == 0)
+            feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_PARTS_WG];
         for (int k = first_fused; k < feature_count; k++) {
             feature_configs[k].p[GEN_SOFTCAP] = feature_cases[i].softcap != 0;
             feature_configs[k].p[GEN_SINKS] = feature_cases[i].sinks;
@@ -1706,6 +1716,15 @@ static const struct {
     { "bwd_wgmma_f32", "DQ_MODE=0 DQ_BULK=0", "dQ by each thread's atomics into dq_accum" },
     { "bwd_wgmma_f32", "DQ_MODE=3 ALLOW_TF32=0 EVEN_M=0", "dQ straight into dQ, three products, a partial query tile" },
     { "bwd_wgmma_f32", "DQ_MODE=3 ALLOW_TF32=1 BLOCK_M=64", "dQ straight into dQ, one TF32 product, 64-query tiles" },
+    { "bwd_wgmma_f32", "BF16_PARTS=1 NUM_STAGES=2 DQ_MODE=0", "bfloat16 parts in two slots, atomics into dq_accum" },
+    { "bwd_wgmma_f32", "BF16_PARTS=1 NUM_STAGES=1 DQ_BULK=1", "bfloat16 parts, dQ by bulk reductions" },
+    { "bwd_wgmma_f32", "BF16_PARTS=1 DQ_MODE=3", "bfloat16 parts, dQ straight into dQ (scaled in registers)" },
+    { "bwd_wgmma_f32", "BF16_PARTS=1 CAUSAL=1", "bfloat16 parts under a mask" },
+    { "bwd_wgmma_f32", "BF16_PARTS=1 VARLEN=1", "bfloat16 parts over a packed batch" },
+    { "bwd_wgmma_f32", "BF16_PARTS=1 SOFTCAP=1", "bfloat16 parts with a softcap" },
+    { "bwd_wgmma_f32", "BF16_PARTS=1 SINKS=1", "bfloat16 parts with sinks" },
+    { "bwd_wgmma_f32", "BF16_PARTS=1 DATA_DIM=120", "bfloat16 parts at a padded head dim" },
+    { "bwd_wgmma_f32", "BF16_PARTS=1 EVEN_M=1 EVEN_N=1", "bfloat16 parts over whole tiles" },
     { "bwd_wgmma_f32", "DQ_MODE=3 CAUSAL=1", "dQ straight into dQ under a mask" },
     { "bwd_wgmma_f32", "DQ_MODE=3 VARLEN=1", "dQ straight into a packed batch's dQ" },
     { "bwd_wgmma_f32", "DQ_MODE=3 HEAD_DIM=128 NUM_STAGES=1", "dQ straight into dQ, head dim 128 (two consumers)" },

@@ -2248,8 +2248,8 @@ static void migration_2_keeps_every_value(void **state)
                  got + (at > 100 ? at - 100 : 0), want + (at > 100 ? at - 100 : 0));
     }
     /* kernel 3's row (PERSISTENT, SPLITS, the product order and DQ_INIT: bwd_wgmma's; ALLOW_TF32;
-     * SPLIT_SMEM; PRODUCER_REGS; STAGGER; SPLIT_QUERIES; DQ_BULK) */
-    assert_non_null(strstr(got, "  separate           0       1         0      0         0        0     zero           0           0              0        0              0        0  invalid"));
+     * SPLIT_SMEM; PRODUCER_REGS; STAGGER; SPLIT_QUERIES; DQ_BULK; BF16_PARTS) */
+    assert_non_null(strstr(got, "  separate           0       1         0      0         0        0     zero           0           0              0        0              0        0           0  invalid"));
     free(got);
     free(want);
 

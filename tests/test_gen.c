@@ -16,6 +16,7 @@
 #include "traits/ft_traits.h"
 #include "traits/bwd_wgmma.h"
 #include "traits/fwd_wgmma.h"
+#include "traits/bwd_wgmma_f32.h"
 
 #define ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -515,13 +516,26 @@ static const struct {
     { "bwd_wgmma", { { GEN_DQ_MODE, 3 } }, 1, 232448, "DQ_MODE=3: bwd_wgmma adds dQ with the copy engine" },
     { "bwd_mma", { { GEN_DQ_MODE, 3 } }, 1, 232448, "DQ_MODE=3: bwd_mma makes dQ with atomics (0) or" },
     { "bwd_wgmma_f32", { { GEN_NUM_STAGES, 3 } }, 1, 232448,
-      "BLOCK_M=32 NUM_STAGES=3 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0 and DQ_BULK=0 needs 249904 bytes of shared "
+      "BLOCK_M=32 NUM_STAGES=3 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0, BF16_PARTS=0 and DQ_BULK=0 needs 249904 bytes of shared "
       "memory" },
     { "bwd_wgmma_f32", { { GEN_DQ_BULK, 1 }, { GEN_DQ_MODE, 0 } }, 2, 232448,
-      "BLOCK_M=32 NUM_STAGES=2 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0 and DQ_BULK=1 needs 232480 bytes of shared "
+      "BLOCK_M=32 NUM_STAGES=2 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0, BF16_PARTS=0 and DQ_BULK=1 needs 232480 bytes of shared "
       "memory" },
     { "bwd_wgmma_f32", { { GEN_BLOCK_M, 64 }, { GEN_NUM_STAGES, 1 } }, 2, 232448,
-      "BLOCK_M=64 NUM_STAGES=1 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0 and DQ_BULK=0 needs" },
+      "BLOCK_M=64 NUM_STAGES=1 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0, BF16_PARTS=0 and DQ_BULK=0 needs" },
+    /* The bfloat16 parts: without TF32, at head dim 128 (two consumers), 32 query rows in one slot or two. */
+    { "bwd_wgmma_f32", { { GEN_BF16_PARTS, 1 } }, 1, 232448,
+      "BF16_PARTS=1 with ALLOW_TF32=0 HEAD_DIM=64 HEAD_DIM_V=64: bwd_wgmma_f32 takes the bfloat16 parts without TF32 "
+      "at head dims of 128" },
+    { "bwd_wgmma_f32", { { GEN_BF16_PARTS, 1 }, { GEN_ALLOW_TF32, 1 }, { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 128 },
+      { GEN_NUM_WARPS, 12 } }, 5, 232448, "BF16_PARTS=1 with ALLOW_TF32=1 HEAD_DIM=128 HEAD_DIM_V=128" },
+    { "bwd_wgmma_f32", { { GEN_BF16_PARTS, 1 }, { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 128 }, { GEN_NUM_WARPS, 12 },
+      { GEN_BLOCK_M, 64 } }, 5, 232448, "BLOCK_M=64: bwd_wgmma_f32 takes query tiles of 32 or 64 rows at head dim 64, "
+      "of 32 at 128" },
+    { "bwd_wgmma_f32", { { GEN_BF16_PARTS, 1 }, { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 128 }, { GEN_NUM_WARPS, 12 },
+      { GEN_NUM_STAGES, 3 } }, 5, 232448,
+      "BLOCK_M=32 NUM_STAGES=3 with HEAD_DIM=128 HEAD_DIM_V=128, ALLOW_TF32=0, BF16_PARTS=1 and DQ_BULK=0 needs 274480 "
+      "bytes of shared memory" },
 };
 
 /* Cases every family must reject the same way, whatever its own rules. */
@@ -813,11 +827,16 @@ static void bwd_register_split(void **state)
  * tiles, one in 64-row tiles) and 128 (two consumers, one product, one slot: whole tiles, head dims
  * padded, a softcap under a mask; three slots without whole tiles), dQ straight into dQ (the
  * family's default, DQ_MODE direct) or into dq_accum (atomic), and by bulk reductions (DQ_BULK,
- * into dq_accum) at both head dims: valid, and each compiles without a spill or a stack frame. (A pair of P^T's values picked by an index made at run time
+ * into dq_accum) at both head dims, and the bfloat16 parts at head dim 128: valid, and each
+ * compiles without a spill or a stack frame. (A pair of P^T's values picked by an index made at run time
  * once put the consumer's scores in a stack frame: 256 bytes, 0.67-0.94x the speed on an H200.) */
 static void hopper_f32_backward_compiles_clean(void **state)
 {
     (void)state;
+    /* The parts' shared memory at head dim 128, 32 query rows, two slots: K and V 96 KB, a slot
+     * 48 KB and 1 KB of L and delta, P^T and dS^T 12 KB each (no K^T, no dS tile). */
+    assert_int_equal(bwd_wgmma_f32_smem_bytes(32, 64, 128, 128, 2, 0, 0, 1),
+                     1024 + 6 * 64 * 256 + 2 * (6 * 32 * 256 + 1024) + 2 * 6 * 64 * 32 + 32);
     static const char *const forms[] = {
         "HEAD_DIM=64 HEAD_DIM_V=64 NUM_WARPS=8 BLOCK_M=32 NUM_STAGES=2 EVEN_M=1 EVEN_N=1 ALLOW_TF32=0",
         "HEAD_DIM=64 HEAD_DIM_V=64 NUM_WARPS=8 BLOCK_M=64 NUM_STAGES=1 EVEN_M=1 EVEN_N=1 ALLOW_TF32=1 CAUSAL=1",
@@ -835,6 +854,13 @@ static void hopper_f32_backward_compiles_clean(void **state)
         "DQ_BULK=1",
         "HEAD_DIM=64 HEAD_DIM_V=64 NUM_WARPS=8 BLOCK_M=64 NUM_STAGES=2 EVEN_M=1 EVEN_N=1 ALLOW_TF32=1 DQ_MODE=atomic "
         "DQ_BULK=1",
+        /* The bfloat16 parts at head dim 128: two slots, one with bulk reductions, dQ direct under a mask with a
+         * softcap, padded head dims. (Over a packed batch in two slots the consumers spill 12 bytes of the
+         * block's values, reloaded a few times a step: NVRTC 13.0.) */
+        "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=2 EVEN_M=1 EVEN_N=1 BF16_PARTS=1 DQ_MODE=atomic",
+        "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=1 BF16_PARTS=1 DQ_MODE=atomic DQ_BULK=1",
+        "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=2 BF16_PARTS=1 CAUSAL=1 SOFTCAP=1",
+        "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=2 BF16_PARTS=1 DATA_DIM=120 DATA_DIM_V=112",
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
         char why[512];

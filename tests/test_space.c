@@ -103,8 +103,8 @@ static const struct {
     int workloads;       /* over every space, on sm_90 */
     int hopper_only;     /* 1: other archs are refused with a message naming sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 8, 330, 0 },
-    { "tuner/spaces/wide.lua", 6, 330, 0 },
+    { "tuner/spaces/default.lua", 8, 336, 0 },
+    { "tuner/spaces/wide.lua", 6, 336, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
     { "tuner/spaces/kinds.lua", 3, 10, 1 },
@@ -237,7 +237,10 @@ static void default_space_covers_the_readme(void **state)
                  * fwd_tf32_hopper's, in bwd_f32 both ways */
                 const int both_ways = !strcmp(s->name, "bwd_f32") || !strcmp(s->name, "bwd_f32_hopper");
                 assert_true(w->tf32 == !strcmp(s->name, "fwd_tf32_hopper") || both_ways);
-                assert_true(strcmp(s->name, "bwd_f32_hopper") || w->head_dim == 64 || w->tf32);
+                /* bwd_f32_hopper: three TF32 products at head dim 64, at 128 the bfloat16 parts alone */
+                if (!strcmp(s->name, "bwd_f32_hopper"))
+                    for (int k = 0; k < c->count; k++)
+                        assert_int_equal(c->configs[k].p[GEN_BF16_PARTS], w->head_dim == 128 && !w->tf32);
                 assert_true(w->head_dim != 96 || !strncmp(s->name, "fwd_", 4));   /* no backward takes f32 96 */
                 tf32 += w->tf32;
                 assert_f32_shape(w);
@@ -281,8 +284,8 @@ static void default_space_covers_the_readme(void **state)
             assert_int_equal(tf32, both ? 12 : !strcmp(s->name, "fwd_tf32_hopper") ? 16 : 0);
             continue;
         }
-        if (!strcmp(s->name, "bwd_f32_hopper")) {   /* 2 causal x 3 lengths: head dim 64, with TF32 64 and 128 */
-            assert_int_equal(extra, 18);
+        if (!strcmp(s->name, "bwd_f32_hopper")) {   /* 2 head dims x 2 causal x 3 lengths, with TF32 and without */
+            assert_int_equal(extra, 24);
             assert_int_equal(tf32, 12);
             continue;
         }
@@ -353,7 +356,7 @@ static void wide_space_searches_every_configuration(void **state)
         { "fwd_hopper", "fwd_wgmma", 112, 40 },
         { "fwd_f32_hopper", "fwd_wgmma", 32, 4 },
         { "bwd_hopper", "bwd_wgmma", 112, 4 },   /* head dim 256: the stages and DQ_INIT */
-        { "bwd_f32_hopper", "bwd_wgmma_f32", 18, 2 },   /* three products at 64: 32 rows, one slot or two */
+        { "bwd_f32_hopper", "bwd_wgmma_f32", 24, 2 },   /* three products at 64: 32 rows, one slot or two */
     };
     assert_int_equal(set->space_count, ARRAY_LEN(hopper));
     for (int i = 0; i < ARRAY_LEN(hopper); i++) {

@@ -71,6 +71,9 @@ static const sample samples[] = {
     { "bwd_wgmma_f32", "DTYPE=f32 HEAD_DIM=64 HEAD_DIM_V=64 BLOCK_M=64 NUM_STAGES=1 DQ_MODE=direct ALLOW_TF32=1" },
     { "bwd_wgmma_f32", "DTYPE=f32 HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=1 DQ_MODE=direct "
                        "ALLOW_TF32=1" },
+    /* Head dim 128 in bfloat16 parts: two consumers, no K^T and no dS tile, two slots. */
+    { "bwd_wgmma_f32", "DTYPE=f32 HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=2 DQ_MODE=atomic "
+                       "BF16_PARTS=1" },
     /* Head dim 128 with one TF32 product: two consumers, 32-query tiles in three slots. */
     { "bwd_wgmma_f32", "DTYPE=f32 HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=3 DQ_MODE=atomic "
                        "ALLOW_TF32=1" },

@@ -49,6 +49,21 @@
 // probe found it so, but not promised by the PTX ISA, and racecheck does not see wgmma's reads.)
 // Queries past seqlen_q load as zeros with L = +inf and delta = 0 (P = dS = 0 there); keys past
 // seqlen_k load as zeros and are masked. dK is scaled by softmax_scale at the end.
+//
+// BF16_PARTS (head dim 128, float32 without TF32): every operand in three bfloat16 parts (high,
+// the rounded remainder, the rounded remainder of that: a float exactly), each product the six
+// largest part products (hi hi; hi mid, mid hi; hi lo, mid mid, lo hi) on the 16-bit wgmma, which
+// reads an operand in either order, so every product is SS and no operand has a second copy:
+//   S^T  = K Q^T       A: K parts [key][d]           B: Q parts [query][d]         (consumer 0)
+//   dP^T = V dO^T      A: V parts [key][d]           B: dO parts [query][d]        (consumer 1)
+//   dV^T += dO^T P     A: dO parts, read M-major     B: P^T parts [key][query]
+//   dK^T += Q^T dS     A: Q parts, read M-major      B: dS^T parts [key][query]
+//   dQ^T  = K^T dS^T   A: K parts, read M-major      B: dS^T parts, read N-major
+// No K^T, no dS tile, no gathers (the TF32 form's gathers were 28 % of shared memory's wavefronts).
+// K, V, Q and dO lie in 128-byte-swizzled panels of 64 columns, a panel's three parts one after
+// another; P^T and dS^T (32 queries a row) in 64-byte-swizzled rows, a plane a part. Consumer 1
+// reads P^T back from its parts (exact: hi + (mid + lo) is the float). The ring slot is read by
+// dV^T's and dK^T's products, so a consumer gives it back at the end of the step.
 
 // ---- traits (traits/bwd_wgmma_f32.h): tunables come from the generator's #defines ----------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
@@ -59,11 +74,12 @@ constexpr int CONSUMER_THREADS = 128 * CONSUMERS;
 static_assert(CONSUMERS == 1 || bwd_wgmma_f32_producer_regs() * 128 + bwd_wgmma_f32_consumer_regs() * CONSUMER_THREADS
                                     <= 65536 / NUM_THREADS / 8 * 8 * NUM_THREADS,
               "setmaxnreg: the producer's and the consumers' registers exceed the block's");
-constexpr int PLANES = bwd_wgmma_f32_planes(ALLOW_TF32);
+constexpr bool PARTS = BF16_PARTS != 0;   // three bfloat16 parts on the 16-bit wgmma
+constexpr int PLANES = bwd_wgmma_f32_planes(ALLOW_TF32);   // the TF32 forms' planes
 // Two consumers issue S^T and dP^T as one product with its operands picked: the same shapes.
-static_assert(CONSUMERS == 1 || (HEAD_DIM == HEAD_DIM_V && PLANES == 1), "two consumers: S^T's and dP^T's shapes");
-constexpr int RULE =
-    bwd_wgmma_f32_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE, ALLOW_TF32, DQ_BULK);
+static_assert(CONSUMERS == 1 || (HEAD_DIM == HEAD_DIM_V && (PLANES == 1 || PARTS)), "two consumers: S^T's and dP^T's shapes");
+constexpr int RULE = bwd_wgmma_f32_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE,
+                                        ALLOW_TF32, DQ_BULK, BF16_PARTS);
 static_assert(DTYPE == FT_DTYPE_F32, "DTYPE: bwd_wgmma_f32 takes f32");
 static_assert(RULE != BWD_WGMMA_F32_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, or 128 with ALLOW_TF32");
 static_assert(RULE != BWD_WGMMA_F32_BAD_BLOCK_M, "BLOCK_M must be 32 or 64 (32 at head dim 128)");
@@ -72,6 +88,7 @@ static_assert(RULE != BWD_WGMMA_F32_BAD_WARPS, "NUM_WARPS must be 4 + 4 a consum
 static_assert(RULE != BWD_WGMMA_F32_BAD_STAGES, "NUM_STAGES must be 1..3");
 static_assert(RULE != BWD_WGMMA_F32_BAD_DQ_MODE, "DQ_MODE must be atomic, or direct without DQ_BULK");
 static_assert(RULE != BWD_WGMMA_F32_BAD_SMEM, "shared memory over the limit");
+static_assert(RULE != BWD_WGMMA_F32_BAD_PARTS, "BF16_PARTS needs ALLOW_TF32=0 and head dims of 128");
 static_assert(RULE == BWD_WGMMA_F32_OK, "bwd_wgmma_f32: configuration refused by its traits");
 
 // DQ_MODE direct: each thread's dQ shares, scaled, go by atomics straight into dQ (float32, as the
@@ -88,17 +105,26 @@ constexpr int M_STEPS = BM / 8;                  // k-steps over a tile's querie
 // B_LO), their *_PLANE sizing the tiles only.
 constexpr int K_PLANE = BN * HEAD_DIM * 4, V_PLANE = BN * HEAD_DIM_V * 4, KT_PLANE = HEAD_DIM * BN * 4;
 constexpr int Q_PLANE = BM * HEAD_DIM * 4, DO_PLANE = BM * HEAD_DIM_V * 4, SC_PLANE = BN * BM * 4;
-constexpr int K_OFF = 0, V_OFF = K_OFF + PLANES * K_PLANE, KT_OFF = V_OFF + PLANES * V_PLANE;
-constexpr int STAGE_OFF = KT_OFF + PLANES * KT_PLANE;
-constexpr int STAGE_BYTES = (int)bwd_wgmma_f32_stage_bytes(BM, HEAD_DIM, HEAD_DIM_V, ALLOW_TF32);
-constexpr int DO_OFF = PLANES * Q_PLANE, LD_OFF = DO_OFF + PLANES * DO_PLANE;   // within a slot: L, then delta
+// BF16_PARTS: K, V, Q and dO in panels of 64 bfloat16 columns (128 bytes a row), part x of panel
+// p at (3 p + x) KV_PART (K, V) or Q_PART (Q, dO) bytes; P^T and dS^T in 64-byte rows of BM = 32
+// queries (64-byte swizzle), part x at x SC_PART. Each plane and part 1024-aligned.
+constexpr int KV_PART = BN * 128, Q_PART = BM * 128, SC_PART = BN * BM * 2;
+constexpr int K_BYTES = PARTS ? 3 * BN * HEAD_DIM * 2 : PLANES * K_PLANE;
+constexpr int V_BYTES = PARTS ? 3 * BN * HEAD_DIM_V * 2 : PLANES * V_PLANE;
+constexpr int SC_BYTES = PARTS ? 3 * SC_PART : PLANES * SC_PLANE;   // P^T's, dS^T's, dS's
+constexpr int K_OFF = 0, V_OFF = K_OFF + K_BYTES, KT_OFF = V_OFF + V_BYTES;
+constexpr int STAGE_OFF = KT_OFF + (PARTS ? 0 : PLANES * KT_PLANE);
+constexpr int STAGE_BYTES = (int)bwd_wgmma_f32_stage_bytes(BM, HEAD_DIM, HEAD_DIM_V, ALLOW_TF32, BF16_PARTS);
+// Within a slot: Q, dO, then L and delta.
+constexpr int DO_OFF = PARTS ? 3 * BM * HEAD_DIM * 2 : PLANES * Q_PLANE;
+constexpr int LD_OFF = DO_OFF + (PARTS ? 3 * BM * HEAD_DIM_V * 2 : PLANES * DO_PLANE);
 constexpr int PT_OFF = STAGE_OFF + NUM_STAGES * STAGE_BYTES;   // P^T [key][query]
-constexpr int DST_OFF = PT_OFF + PLANES * SC_PLANE;            // dS^T [key][query]
-constexpr int DS_OFF = DST_OFF + PLANES * SC_PLANE;            // dS [query][key]
+constexpr int DST_OFF = PT_OFF + SC_BYTES;                     // dS^T [key][query]
+constexpr int DS_OFF = DST_OFF + SC_BYTES;                     // dS [query][key] (not with BF16_PARTS)
 // DQ_BULK: two staging tiles of a step's dQ (a step's, while the last step's is read), BM query
 // rows of HEAD_DIM floats as dq_accum holds them, so that one bulk reduction adds a whole tile.
 constexpr int DQ_TILE = BM * HEAD_DIM * 4;
-constexpr int DQ_OFF = DS_OFF + PLANES * SC_PLANE;
+constexpr int DQ_OFF = DS_OFF + (PARTS ? 0 : SC_BYTES);
 constexpr int BAR_OFF = DQ_OFF + (DQ_BULK ? 2 * DQ_TILE : 0);   // ready, empty: 16 bytes a slot
 constexpr int SMEM_END = 1024 + BAR_OFF + 16 * NUM_STAGES;
 static_assert(SMEM_END == FT_SMEM_BYTES_ft_bwd_dkdv, "shared memory: ft_bwd_dkdv's layout differs from traits/bwd_wgmma_f32.h");
@@ -473,6 +499,131 @@ FT_DEVICE void add_dq_bulk(unsigned tile, const float (&dq)[S_REGS], float *dq_r
     }
 }
 
+// ---- BF16_PARTS: the operands' parts and the products of six ------------------------------
+// Where a three-part operand's k-step kk (16 elements) lies, in bytes from its high part's k-step
+// 0, and which order the product reads it in (TRANS: M- or N-major). PART: from one part to the
+// next. K-major in 128-byte panels: 4 k-steps a panel row (32 bytes each), the next panel's high
+// part 3 PART on (KMAJOR_PANELS); otherwise k-steps STEP bytes apart (M- or N-major: 16 rows; a
+// 64-byte K-major row: 32 bytes).
+template <int PART_, int STEP, int TRANS_> struct part_operand {
+    static constexpr int PART = PART_, TRANS = TRANS_;
+    static FT_DEVICE constexpr unsigned at(int kk) { return kk * STEP; }
+};
+template <int PART_> struct kmajor_panels {
+    static constexpr int PART = PART_, TRANS = 0;
+    static FT_DEVICE constexpr unsigned at(int kk) { return (kk / 4) * 3 * PART + (kk % 4) * 32; }
+};
+using kv_rows = kmajor_panels<KV_PART>;                    // K, V as S^T's and dP^T's A
+using qd_rows = kmajor_panels<Q_PART>;                     // Q, dO as their B
+using qd_cols = part_operand<Q_PART, 16 * 128, 1>;         // Q, dO read M-major (dK^T's, dV^T's A)
+using k_cols = part_operand<KV_PART, 16 * 128, 1>;         // K read M-major (dQ^T's A)
+using sc_rows = part_operand<SC_PART, 32, 0>;              // P^T, dS^T K-major (dV^T's, dK^T's B)
+using sc_cols = part_operand<SC_PART, 16 * 64, 1>;         // dS^T read N-major (dQ^T's B)
+
+// D (64 x N) = A B over KSTEPS k-steps, each operand in three parts (a, b: their high parts'
+// descriptors): the five small part products, then hi hi. APART: the small ones into `small`
+// and hi hi into d, each overwritten first (a product in registers: land_parts adds them).
+// Otherwise all six into d, the tile's own accumulator (overwritten first), small ones first:
+// the tensor cores' accumulation truncates at the running sum's size, so a sum over many tiles
+// (dV, dK) is kept apart a tile at a time, as the TF32 form's.
+template <int N, int KSTEPS, class A, class B, bool APART>
+FT_DEVICE void issue_parts(float (&d)[N / 2], float (&small)[N / 2], unsigned long long a, unsigned long long b)
+{
+#pragma unroll
+    for (int x = 0; x < 6; x++) {
+        // (a's part, b's part): (0, 1), (1, 0), (0, 2), (1, 1), (2, 0), then (0, 0)
+        const int pa = x == 1 || x == 3 ? 1 : x == 4 ? 2 : 0, pb = x == 0 || x == 3 ? 1 : x == 2 ? 2 : 0;
+#pragma unroll
+        for (int kk = 0; kk < KSTEPS; kk++) {
+            const unsigned long long da = wg_desc_add(a, pa * A::PART + A::at(kk));
+            const unsigned long long db = wg_desc_add(b, pb * B::PART + B::at(kk));
+            if (x < 5 && APART)
+                wg_ss<N, B::TRANS, A::TRANS>::run(small, da, db, x > 0 || kk > 0);
+            else
+                wg_ss<N, B::TRANS, A::TRANS>::run(d, da, db, (x > 0 && !APART) || kk > 0);
+        }
+    }
+}
+template <int R> FT_DEVICE void land_parts(float (&out)[R], float (&d)[R], float (&small)[R])
+{
+    wg_pin(d);
+    wg_pin(small);
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        out[r] = d[r] + small[r];
+}
+
+// Byte offset of float column 4 c4 of row `row` (its 8 bytes of high parts) in a ROWS-row tile of
+// 64-column panels, a panel's parts ROWS * 128 bytes apart (kv_rows, qd_rows).
+template <int ROWS> FT_DEVICE unsigned parts_offset(int row, int c4)
+{
+    return (c4 / 16) * 3 * (ROWS * 128) + row * 128 + ((((c4 % 16) / 2) ^ (row % 8)) << 4) + (c4 % 2) * 8;
+}
+// The pieces (tile_pieces, below: along the rows) split into their parts at `at`. A thread's
+// pieces lie STEP rows apart in one column: two offsets (the swizzle's period is 8 rows) and a
+// constant each, where one offset a piece kept the producer's addresses in 16 registers (spilled).
+template <int ROWS, int COLS, class TILE> FT_DEVICE void store_parts(const TILE &tp, unsigned at, int t)
+{
+    constexpr int STEP = 128 / (COLS / 4), PERIOD = 8 / STEP;
+    static_assert(128 % (COLS / 4) == 0 && 8 % STEP == 0, "store_parts: a thread's pieces down one column");
+    unsigned off[PERIOD];
+#pragma unroll
+    for (int p = 0; p < PERIOD; p++)
+        off[p] = parts_offset<ROWS>(TILE::row_of(t + 128 * p), TILE::c4_of(t));
+#pragma unroll
+    for (int p = 0; p < TILE::N; p++) {
+        const bf16_parts4 x(tp.x[p]);
+        const unsigned a = at + off[p % PERIOD] + (p / PERIOD) * 1024;
+        st_shared_b32x2(a, x.hi[0], x.hi[1]);
+        st_shared_b32x2(a + ROWS * 128, x.mid[0], x.mid[1]);
+        st_shared_b32x2(a + 2 * ROWS * 128, x.lo[0], x.lo[1]);
+    }
+}
+
+// P^T and dS^T in parts: the thread's pair of queries 8 j + 2 q, + 1 of key row0 + 8 half lies at
+// kq[j] + 512 half of each part's plane (a 64-byte row a key; the 64-byte swizzle moves the row's
+// 16-byte chunk j to j ^ (key / 2 % 4), the same for key + 8). A warp's store (one j and half)
+// meets 32 distinct banks.
+struct kq_parts {
+    unsigned at[BM / 8];
+    FT_DEVICE kq_parts(int q, int row0)
+    {
+#pragma unroll
+        for (int j = 0; j < BM / 8; j++)
+            at[j] = row0 * 64 + ((j ^ ((row0 >> 1) & 3)) << 4) + 4 * q;
+    }
+};
+static_assert(!PARTS || BM == 32, "kq_parts: 64-byte rows of 32 queries");
+FT_DEVICE void store_kq_parts(unsigned tile, const float (&x)[S_REGS], const kq_parts &kq)
+{
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            unsigned hi, mid, lo;
+            bf16_parts2(x[4 * j + 2 * half], x[4 * j + 2 * half + 1], hi, mid, lo);
+            const unsigned a = tile + kq.at[j] + 512 * half;
+            st_shared_b32(a, hi);
+            st_shared_b32(a + SC_PART, mid);
+            st_shared_b32(a + 2 * SC_PART, lo);
+        }
+}
+// What store_kq_parts stored, as the floats it split: hi + (mid + lo) (mid + lo is the remainder
+// after hi, exactly, and hi plus that the float).
+FT_DEVICE void load_kq_parts(unsigned tile, float (&x)[S_REGS], const kq_parts &kq)
+{
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+        for (int half = 0; half < 2; half++) {
+            const unsigned a = tile + kq.at[j] + 512 * half;
+            const unsigned hi = ld_shared_b32(a), mid = ld_shared_b32(a + SC_PART), lo = ld_shared_b32(a + 2 * SC_PART);
+            x[4 * j + 2 * half] = __uint_as_float(hi << 16) + (__uint_as_float(mid << 16) + __uint_as_float(lo << 16));
+            x[4 * j + 2 * half + 1] = __uint_as_float(hi & 0xffff0000u) +
+                                      (__uint_as_float(mid & 0xffff0000u) + __uint_as_float(lo & 0xffff0000u));
+        }
+}
+
 // ---- ft_bwd_preprocess: delta = rowsum(dO * O), and with DQ_MODE direct dQ = 0 -------------
 // (common/ft_bwd_steps.cuh)
 extern "C" __global__ void __launch_bounds__(NUM_THREADS)
@@ -603,8 +754,13 @@ FT_DEVICE void produce(const ft_bwd_args &args, const dkdv_block &bk, int t)
         if (i >= NUM_STAGES)
             mbar_wait(empty_bar(bk, st), (i / NUM_STAGES - 1) & 1);
         const unsigned slot = slot_at(bk.base, st);
-        store_pieces<BM, HEAD_DIM, B_ROWS, B_LO, 0>(qt.q, slot, 0, t);
-        store_pieces<BM, HEAD_DIM_V, B_ROWS, B_LO, 0>(qt.dout, slot + DO_OFF, 0, t);
+        if constexpr (PARTS) {
+            store_parts<BM, HEAD_DIM>(qt.q, slot, t);
+            store_parts<BM, HEAD_DIM_V>(qt.dout, slot + DO_OFF, t);
+        } else {
+            store_pieces<BM, HEAD_DIM, B_ROWS, B_LO, 0>(qt.q, slot, 0, t);
+            store_pieces<BM, HEAD_DIM_V, B_ROWS, B_LO, 0>(qt.dout, slot + DO_OFF, 0, t);
+        }
         if (t < BM) {
             float *ld = slot_ld(bk, st);
             ld[t] = qt.l;
@@ -617,10 +773,76 @@ FT_DEVICE void produce(const ft_bwd_args &args, const dkdv_block &bk, int t)
     }
 }
 
+// The block's end: the last dQ reductions done (DQ_BULK), then dK^T (scaled) and dV^T to dK and
+// dV: rows (head-dim columns) 64 c + row0 + 8 (e >> 1), keys 8 j + 2 q + (e & 1).
+FT_DEVICE void store_dkdv(const ft_bwd_args &args, const dkdv_block &bk, const float (&dk)[KV_REGS],
+                          const float (&dv)[KV_REGS], int t, int c)
+{
+    if (DQ_BULK && c == 0 && t == 0)
+        bulk_wait<0>();   // the last reductions done before the block's shared memory goes
+    const int w = t / 32, lane = t % 32;
+    const int q = lane % 4, row0 = 64 * c + 16 * w + lane / 4;   // the thread's first row of each accumulator
+    float *dkg = key_rows(args.dk, args.dk_stride, bk), *dvg = key_rows(args.dv, args.dv_stride, bk);
+    const float scale = (float)args.softmax_scale;
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int key = 8 * j + 2 * q + (e & 1), d = row0 + 8 * (e >> 1);
+            if (!EVEN_N && key >= bk.keys_in)
+                continue;
+            if (QK_DATA == HEAD_DIM || d < QK_DATA)
+                dkg[key * args.dk_stride[2] + d] = dk[4 * j + e] * scale;
+            if (V_DATA == HEAD_DIM_V || d < V_DATA)
+                dvg[key * args.dv_stride[2] + d] = dv[4 * j + e];
+        }
+}
+
+// A step's dQ^T (this consumer's 64 head-dim rows: head-dim row row0 + 8 (e >> 1), query
+// 8 j + 2 q + (e & 1) in dq[4 j + e]) added: with DIRECT into dQ's rows (dq scaled already), with
+// DQ_BULK through staging tile `staging` (add_dq_bulk), else by atomics into dq_accum's rows.
+FT_DEVICE void add_dq(const ft_bwd_args &args, const dkdv_block &bk, const float (&dq)[S_REGS], float *dq_accum,
+                      float *dq_group, int head, int m0, unsigned staging, int t, int q, int row0, int c)
+{
+    if constexpr (DIRECT) {
+        // dQ's rows lie a run-time stride apart: the thread's two rows of each 8 walked by
+        // pointers stepped 8 rows at a time (a 64-bit add each), not each row's address
+        // multiplied out (about 8 instructions a row).
+        const long long qs = args.dq_stride[2];
+        float *even_row = dq_group + head * args.dq_stride[1] + (m0 + 2 * q) * qs + 64 * c + row0;
+        float *odd_row = even_row + qs;
+#pragma unroll
+        for (int j = 0; j < BM / 8; j++) {
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int qr = 8 * j + 2 * q + (e & 1), d = row0 + 8 * (e >> 1);
+                if ((EVEN_M || m0 + qr < bk.nq) && (QK_DATA == HEAD_DIM || 64 * c + d < QK_DATA))
+                    atomicAdd((e & 1 ? odd_row : even_row) + 8 * (e >> 1), dq[4 * j + e]);
+            }
+            even_row += 8 * qs;
+            odd_row += 8 * qs;
+        }
+    } else if constexpr (DQ_BULK) {
+        float *dq_rows = dq_accum + ((long long)head * bk.l_rows + m0) * HEAD_DIM;
+        const int rows = EVEN_M ? BM : min(BM, bk.nq - m0);
+        add_dq_bulk(staging, dq, dq_rows, rows, t, q, row0, c);
+    } else {
+        float *dq_tile = dq_accum + ((long long)head * bk.l_rows + m0) * HEAD_DIM + 64 * c;
+#pragma unroll
+        for (int j = 0; j < BM / 8; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int qr = 8 * j + 2 * q + (e & 1), d = row0 + 8 * (e >> 1);
+                if (EVEN_M || m0 + qr < bk.nq)
+                    atomicAdd(dq_tile + qr * HEAD_DIM + d, dq[4 * j + e]);
+            }
+    }
+}
+
 // A consumer warpgroup (t: 0..127; c: which, 0 with one): K, V and K^T into planes, then every
 // step's products; its rows of dK and dV written at the end. With two consumers consumer c owns
 // head-dim rows 64 c..64 c + 63 of dV^T, dK^T and dQ^T (see the top of the file).
-FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int c)
+FT_DEVICE void consume_tf32(const ft_bwd_args &args, const dkdv_block &bk, int t, int c)
 {
     const int w = t / 32, lane = t % 32;
     const ft_seq &sq = bk.sq;
@@ -760,40 +982,7 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
         wg_wait<1>();
         float dq[S_REGS];
         land_apart(dq, dq_acc, dq_small);
-        if constexpr (DIRECT) {
-            // dQ's rows lie a run-time stride apart: the thread's two rows of each 8 walked by
-            // pointers stepped 8 rows at a time (a 64-bit add each), not each row's address
-            // multiplied out (about 8 instructions a row). dQ^T is scaled already (K^T's planes).
-            const long long qs = args.dq_stride[2];
-            float *even_row = dq_group + gs.head * args.dq_stride[1] + (m0 + 2 * q) * qs + 64 * c + row0;
-            float *odd_row = even_row + qs;
-#pragma unroll
-            for (int j = 0; j < BM / 8; j++) {
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int qr = 8 * j + 2 * q + (e & 1), d = row0 + 8 * (e >> 1);
-                    if ((EVEN_M || m0 + qr < bk.nq) && (QK_DATA == HEAD_DIM || 64 * c + d < QK_DATA))
-                        atomicAdd((e & 1 ? odd_row : even_row) + 8 * (e >> 1), dq[4 * j + e]);
-                }
-                even_row += 8 * qs;
-                odd_row += 8 * qs;
-            }
-        } else if constexpr (DQ_BULK) {
-            float *dq_rows = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM;
-            const int rows = EVEN_M ? BM : min(BM, bk.nq - m0);
-            add_dq_bulk(base + DQ_OFF + (i & 1) * DQ_TILE, dq, dq_rows, rows, t, q, row0, c);
-        } else {
-            float *dq_rows = dq_accum + ((long long)gs.head * bk.l_rows + m0) * HEAD_DIM;
-            float *dq_tile = dq_rows + 64 * c;
-#pragma unroll
-            for (int j = 0; j < BM / 8; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const int qr = 8 * j + 2 * q + (e & 1), d = row0 + 8 * (e >> 1);
-                    if (EVEN_M || m0 + qr < bk.nq)
-                        atomicAdd(dq_tile + qr * HEAD_DIM + d, dq[4 * j + e]);
-                }
-        }
+        add_dq(args, bk, dq, dq_accum, dq_group, gs.head, m0, base + DQ_OFF + (i & 1) * DQ_TILE, t, q, row0, c);
         wg_wait<0>();
         wg_pin(part);
         pin_a(q_hi, q_lo);
@@ -802,25 +991,130 @@ FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int
             dk[r] += part[r];
     }
 
-    if (DQ_BULK && c == 0 && t == 0)
-        bulk_wait<0>();   // the last reductions done before the block's shared memory goes
+    store_dkdv(args, bk, dk, dv, t, c);
+}
 
-    // dK^T, dV^T: rows (head-dim columns) 64 c + row0 + 8 (e >> 1), keys 8 j + 2 q + (e & 1).
-    const int q = lane % 4, row0 = 64 * c + 16 * w + lane / 4;   // the thread's first row of each accumulator
-    float *dkg = key_rows(args.dk, args.dk_stride, bk), *dvg = key_rows(args.dv, args.dv_stride, bk);
-    const float scale = (float)args.softmax_scale;
+// BF16_PARTS: a step of the two consumers (see the top of the file). Consumer 0 makes S^T and
+// P^T, consumer 1 dP^T; they meet (the last step's products done with P^T and dS^T), consumer 0
+// stores P^T's parts; they meet (P^T stored), each issues its dV^T while consumer 1 reads P^T back,
+// makes dS^T and stores its parts; they meet (dS^T stored), each issues its dQ^T and dK^T. The
+// slot is given back once dK^T, its last reader, has landed.
+FT_DEVICE void parts_step(const ft_bwd_args &args, const dkdv_block &bk, int i, float (&dv)[KV_REGS],
+                          float (&dk)[KV_REGS], float *dq_accum, float *dq_group, float scale_log2, int t, int c)
+{
+    const int st = i % NUM_STAGES, w = t / 32, lane = t % 32;
+    const group_step gs = walk_group(i, bk.mt_begin, bk.per_head);
+    const int m0 = gs.mt * BM;
+    mbar_wait(ready_bar(bk, st), (i / NUM_STAGES) & 1);
+    // Opaque each step, as in consume_tf32: else ptxas keeps every address derived from them.
+    const unsigned base = __shfl_sync(0xffffffffu, opaque(bk.base), 0), slot = slot_at(base, st);
+    const int q = (int)opaque(lane % 4), row0 = (int)opaque(16 * w + lane / 4);
+    const kq_parts kq(q, row0);
+
+    // S^T = K Q^T (consumer 0) or dP^T = V dO^T (consumer 1): one issue, its operands picked.
+    float acc[S_REGS], small[S_REGS], x[S_REGS];
+    wg_fence();
+    issue_parts<BM, HEAD_DIM / 16, kv_rows, qd_rows, true>(acc, small, wg_desc(base + (c == 0 ? K_OFF : V_OFF), 16, 1024),
+                                                          wg_desc(slot + (c == 0 ? 0 : DO_OFF), 16, 1024));
+    wg_commit();
+    wg_wait<0>();
+    land_parts(x, acc, small);
+    const float *l = slot_ld(bk, st);
+    if (c == 0)
+        scores_to_p(x, l, args, scale_log2, step_masked(bk, m0), bk.lo, bk.hi, bk.n0, bk.nq, bk.keys_in, m0, row0, q);
+    named_barrier_sync(CONSUMER_BARRIER, CONSUMER_THREADS);   // both past the last step's products
+    if (c == 0) {
+        store_kq_parts(base + PT_OFF, x, kq);
+        fence_proxy_async();
+    }
+    named_barrier_sync(P_STORED_BARRIER, CONSUMER_THREADS);
+
+    // dV_t = dO^T P (this consumer's 64 columns of dO, read M-major), while consumer 1 makes dS^T.
+    float part[KV_REGS];
+    const unsigned q_cols = slot + c * 3 * Q_PART;   // this consumer's panel of Q (of dO: + DO_OFF)
+    wg_fence();
+    issue_parts<BN, BM / 16, qd_cols, sc_rows, false>(part, part, wg_desc(q_cols + DO_OFF, 3 * Q_PART, 1024),
+                                                      wg_desc<64>(base + PT_OFF, 16, 512));
+    wg_commit();
+    if (c == 1) {
+        float p[S_REGS];
+        load_kq_parts(base + PT_OFF, p, kq);
+        dp_to_ds(x, p, slot_rows{ l, l + BM, q }, scale_log2);
+        store_kq_parts(base + DST_OFF, x, kq);
+        fence_proxy_async();
+    }
+    named_barrier_sync(DS_STORED_BARRIER, CONSUMER_THREADS);
+    wg_fence();   // consumer 1's registers were written since the last fence
+
+    // dQ^T = K^T dS^T (this consumer's panel of K, read M-major; dS^T read N-major); dV_t added,
+    // dK_t = Q^T dS into the same registers while dQ^T lands; dQ^T added while dK_t lands.
+    float dq_acc[S_REGS], dq_small[S_REGS];
+    issue_parts<BM, BN / 16, k_cols, sc_cols, true>(dq_acc, dq_small, wg_desc(base + K_OFF + c * 3 * KV_PART, 3 * KV_PART, 1024),
+                                                   wg_desc<64>(base + DST_OFF, 3 * SC_PART, 512));
+    wg_commit();
+    wg_wait<1>();
+    wg_pin(part);
 #pragma unroll
-    for (int j = 0; j < BN / 8; j++)
+    for (int r = 0; r < KV_REGS; r++)
+        dv[r] += part[r];
+    wg_fence();
+    issue_parts<BN, BM / 16, qd_cols, sc_rows, false>(part, part, wg_desc(q_cols, 3 * Q_PART, 1024),
+                                                      wg_desc<64>(base + DST_OFF, 16, 512));
+    wg_commit();
+    wg_wait<1>();
+    float dq[S_REGS];
+    land_parts(dq, dq_acc, dq_small);
+    if constexpr (DIRECT) {   // dQ's own rows: scaled here (the TF32 forms scale K^T's planes)
+        const float scale = (float)args.softmax_scale;
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const int key = 8 * j + 2 * q + (e & 1), d = row0 + 8 * (e >> 1);
-            if (!EVEN_N && key >= bk.keys_in)
-                continue;
-            if (QK_DATA == HEAD_DIM || d < QK_DATA)
-                dkg[key * args.dk_stride[2] + d] = dk[4 * j + e] * scale;
-            if (V_DATA == HEAD_DIM_V || d < V_DATA)
-                dvg[key * args.dv_stride[2] + d] = dv[4 * j + e];
-        }
+        for (int r = 0; r < S_REGS; r++)
+            dq[r] *= scale;
+    }
+    add_dq(args, bk, dq, dq_accum, dq_group, gs.head, m0, base + DQ_OFF + (i & 1) * DQ_TILE, t, q, row0, c);
+    wg_wait<0>();
+    wg_pin(part);
+#pragma unroll
+    for (int r = 0; r < KV_REGS; r++)
+        dk[r] += part[r];
+    mbar_arrive(empty_bar(bk, st));   // the slot's last reader (dK_t) has landed
+}
+
+// BF16_PARTS' consumer warpgroup c of two (t: 0..127): K (consumer 0) or V (1) into parts, every
+// step's products, its rows of dK and dV at the end.
+FT_DEVICE void consume_parts(const ft_bwd_args &args, const dkdv_block &bk, int t, int c)
+{
+    const ft_seq &sq = bk.sq;
+    tile_pieces<BN, HEAD_DIM> kv;
+    if (c == 0) {
+        const float *k = (const float *)args.k + seq_offset(args.k_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.k_stride[2];
+        load_pieces<BN, HEAD_DIM, QK_DATA, EVEN_N>(kv, k, args.k_stride[2], bk.keys_in, t);
+    } else {
+        const float *v = (const float *)args.v + seq_offset(args.v_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.v_stride[2];
+        load_pieces<BN, HEAD_DIM_V, V_DATA, EVEN_N>(kv, v, args.v_stride[2], bk.keys_in, t);
+    }
+    store_parts<BN, HEAD_DIM>(kv, bk.base + (c == 0 ? K_OFF : V_OFF), t);
+    fence_proxy_async();
+    named_barrier_sync(CONSUMER_BARRIER, CONSUMER_THREADS);
+
+    float dv[KV_REGS], dk[KV_REGS];
+#pragma unroll
+    for (int r = 0; r < KV_REGS; r++)
+        dv[r] = dk[r] = 0.f;
+    const float scale_log2 = softmax_log2_scale(args);
+    float *dq_accum = DIRECT ? nullptr : (float *)args.dq_accum + seq_row(args, sq, bk.b, bk.h0, bk.bh0) * HEAD_DIM;
+    float *dq_group = DIRECT ? (float *)args.dq + seq_offset(args.dq_stride, bk.b, bk.h0, sq.q0) : nullptr;
+#pragma unroll 1
+    for (int i = 0; i < bk.steps; i++)
+        parts_step(args, bk, i, dv, dk, dq_accum, dq_group, scale_log2, t, c);
+    store_dkdv(args, bk, dk, dv, t, c);
+}
+
+FT_DEVICE void consume(const ft_bwd_args &args, const dkdv_block &bk, int t, int c)
+{
+    if constexpr (PARTS)
+        consume_parts(args, bk, t, c);
+    else
+        consume_tf32(args, bk, t, c);
 }
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, 1)

@@ -795,17 +795,19 @@ static void decode_choices(void **state)
     assert_string_equal(c->family->name, "fwd_wgmma");
     assert_int_equal(c->p[GEN_ALLOW_TF32], 1);
     w.tf32 = 0;
-    /* The f32 backward the same way: on Hopper bwd_wgmma_f32 at head dim 64, bwd_mma at the others
-     * and below 64 (three products; one with tf32, but for bwd_wgmma_f32's two consumers at head
-     * dim 128), bwd_exact where the rows are not 16-byte aligned; its tiles the fitted defaults,
-     * valid on the GPU. Deterministic at 64: bwd_mma (bwd_wgmma_f32 adds dQ by atomics only). */
+    /* The f32 backward the same way: on Hopper bwd_wgmma_f32 at head dim 64 (three TF32 products)
+     * and 128 (bfloat16 parts), bwd_mma at the others and below 64 (one product with tf32, but for
+     * bwd_wgmma_f32's two consumers at head dim 128), bwd_exact where the rows are not 16-byte
+     * aligned; its tiles the fitted defaults, valid on the GPU. Deterministic at 64: bwd_mma
+     * (bwd_wgmma_f32 adds dQ by atomics only). */
     static const int bwd_dims[] = { 64, 128, 256, 32 };
     for (int i = 0; i < 4; i++) {
-        const char *family = bwd_dims[i] == 64 ? "bwd_wgmma_f32" : "bwd_mma";
+        const char *family = bwd_dims[i] == 64 || bwd_dims[i] == 128 ? "bwd_wgmma_f32" : "bwd_mma";
         w = workload(DB_OP_BWD, FT_F32, bwd_dims[i], 1, 2, 16, 1000, 1000);
         assert_int_equal(rt_choose(NULL, NULL, &h100, &w, 0, &got, &db_error, err, sizeof err), 0);
         assert_string_equal(c->family->name, family);
         assert_int_equal(c->p[GEN_ALLOW_TF32], 0);
+        assert_int_equal(c->p[GEN_BF16_PARTS], bwd_dims[i] == 128);
         if (gen_validate(c, h100.smem_limit, err, sizeof err) != 0)
             fail_msg("head dim %d: %s", bwd_dims[i], err);
         if (bwd_dims[i] == 64) {

@@ -70,13 +70,6 @@ local tf32_shapes = grid{
   seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048, tf32 = {1},
 }
 
--- The float32 shapes at head dim 64, the one the Hopper float32 backward (bwd_wgmma_f32) takes
--- with three TF32 products (with one it takes 128 too: tf32_shapes).
-local f32_shapes_64 = grid{
-  dtype = {"f32"}, head_dim = {64}, causal = {0, 1},
-  seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048,
-}
-
 -- Float32 at head dim 96, forward only (fwd_wgmma's TF32 forms take it; no backward family takes
 -- 96 unpadded, and a tuned kernel pads none), at two lengths of 16 heads as the 16-bit head dims
 -- beyond the grid's.
@@ -417,7 +410,10 @@ if device.cc == 90 then
   -- straight into dQ (DQ_MODE direct: float32 is the accumulator's type, so neither pass runs).
   -- Staged in shared memory and added by one bulk reduction a step (DQ_BULK) ran level at best on
   -- the H200 (two slots, non-causal) and up to 4 % behind elsewhere (notes/fp32.md, thirty-second
-  -- session), so the wide space alone tries it.
+  -- session), so the wide space alone tries it. BF16_PARTS (float32 at head dim 128 without TF32:
+  -- three bfloat16 parts, six 16-bit products, every operand read as it lies) takes the float32
+  -- shapes at 128, in 32-query tiles of one slot or two: 1.48-1.53x bwd_mma's three-product
+  -- winners there on an H200 (bench_kernels' bparts set, notes/fp32.md, forty-second session).
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
@@ -427,8 +423,9 @@ if device.cc == 90 then
       BLOCK_M = {32, 64},
       NUM_STAGES = {1, 2, 3},
       DQ_MODE = {"atomic", "direct"},
+      BF16_PARTS = {0, 1},
     },
-    workloads = { f32_shapes_64, tf32_shapes },
+    workloads = { f32_shapes, tf32_shapes },
     bench = bench,
     confirm = confirm,
   })

@@ -70,12 +70,6 @@ local tf32_shapes = grid{
   seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048, tf32 = {1},
 }
 
--- The float32 shapes at head dim 64, the one the Hopper float32 backward takes.
-local f32_shapes_64 = grid{
-  dtype = {"f32"}, head_dim = {64}, causal = {0, 1},
-  seqlen = {1024, 4096, 16384}, tokens = 16384, hidden = 2048,
-}
-
 -- Float32 at head dim 96, forward only (fwd_wgmma's TF32 forms take it; no backward family takes
 -- 96 unpadded, and a tuned kernel pads none), at two lengths of 16 heads as the 16-bit head dims
 -- beyond the grid's.
@@ -265,7 +259,8 @@ if device.cc == 90 then
   -- of the head dim beside a producer; head dim 128 with one TF32 product only); shared memory
   -- bounds the query tile and the ring (the family's check refuses what does not fit); dQ by
   -- atomics into dq_accum or straight into dQ (DQ_MODE direct), or into dq_accum by bulk
-  -- reductions from shared memory (DQ_BULK, which default.lua leaves out).
+  -- reductions from shared memory (DQ_BULK, which default.lua leaves out); and float32 at head dim
+  -- 128 in bfloat16 parts (BF16_PARTS: six 16-bit products).
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
@@ -276,8 +271,9 @@ if device.cc == 90 then
       NUM_STAGES = {1, 2, 3},
       DQ_MODE = {"atomic", "direct"},
       DQ_BULK = {0, 1},
+      BF16_PARTS = {0, 1},
     },
-    workloads = { f32_shapes_64, tf32_shapes },
+    workloads = { f32_shapes, tf32_shapes },
     bench = bench,
     confirm = confirm,
     strategy = guided,
