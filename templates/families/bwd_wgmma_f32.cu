@@ -518,7 +518,7 @@ using qd_rows = kmajor_panels<Q_PART>;                     // Q, dO as their B
 using qd_cols = part_operand<Q_PART, 16 * 128, 1>;         // Q, dO read M-major (dK^T's, dV^T's A)
 using k_cols = part_operand<KV_PART, 16 * 128, 1>;         // K read M-major (dQ^T's A)
 using sc_rows = part_operand<SC_PART, 32, 0>;              // P^T, dS^T K-major (dV^T's, dK^T's B)
-using sc_cols = part_operand<SC_PART, 16 * 64, 1>;         // dS^T read N-major (dQ^T's B)
+using sc_cols = part_operand<SC_PART, 16 * 64, 1>;         // dS^T read N-major (dQ^T's B; its parts' atoms LBO apart)
 
 // D (64 x N) = A B over KSTEPS k-steps, each operand in three parts (a, b: their high parts'
 // descriptors): the five small part products, then hi hi. APART: the small ones into `small`
@@ -551,6 +551,36 @@ template <int R> FT_DEVICE void land_parts(float (&out)[R], float (&d)[R], float
 #pragma unroll
     for (int r = 0; r < R; r++)
         out[r] = d[r] + small[r];
+}
+
+// The same six products in four, B's parts stacked: hi [B_mid; B_lo] and mid [B_hi; B_mid] are
+// each one product of 2N columns (B's parts lie one after another along N: rows of a K-major
+// tile, or 32-column atoms LBO = PART apart of an N-major one), so A is read four times a k-step,
+// not six (shared memory's data pipe was the bound: 85 % of its wavefronts, the tensor pipe 48 %).
+// st's halves then hold hm + mh and hl + mm; hh and lh each an accumulator of its own (ptxas
+// serializes wgmma whose accumulators partly overlap another's in flight). land_stacked adds
+// them smallest first.
+template <int N, int KSTEPS, class A, class B>
+FT_DEVICE void issue_parts_stacked(float (&hh)[N / 2], float (&st)[N], float (&lh)[N / 2], unsigned long long a,
+                                   unsigned long long b)
+{
+#pragma unroll
+    for (int kk = 0; kk < KSTEPS; kk++) {
+        const unsigned long long a0 = wg_desc_add(a, A::at(kk)), b0 = wg_desc_add(b, B::at(kk));
+        wg_ss<2 * N, B::TRANS, A::TRANS>::run(st, a0, wg_desc_add(b0, B::PART), kk > 0);   // hi [mid; lo]
+        wg_ss<2 * N, B::TRANS, A::TRANS>::run(st, wg_desc_add(a0, A::PART), b0, 1);        // mid [hi; mid]
+        wg_ss<N, B::TRANS, A::TRANS>::run(lh, wg_desc_add(a0, 2 * A::PART), b0, kk > 0);   // lo hi
+        wg_ss<N, B::TRANS, A::TRANS>::run(hh, a0, b0, kk > 0);                             // hi hi
+    }
+}
+template <int R> FT_DEVICE void land_stacked(float (&out)[R], float (&hh)[R], float (&st)[2 * R], float (&lh)[R])
+{
+    wg_pin(hh);
+    wg_pin(st);
+    wg_pin(lh);
+#pragma unroll
+    for (int r = 0; r < R; r++)
+        out[r] = hh[r] + (st[r] + (st[R + r] + lh[r]));
 }
 
 // Byte offset of float column 4 c4 of row `row` (its 8 bytes of high parts) in a ROWS-row tile of
@@ -1012,13 +1042,13 @@ FT_DEVICE void parts_step(const ft_bwd_args &args, const dkdv_block &bk, int i, 
     const kq_parts kq(q, row0);
 
     // S^T = K Q^T (consumer 0) or dP^T = V dO^T (consumer 1): one issue, its operands picked.
-    float acc[S_REGS], small[S_REGS], x[S_REGS];
+    float hh[S_REGS], stack[2 * S_REGS], lh[S_REGS], x[S_REGS];
     wg_fence();
-    issue_parts<BM, HEAD_DIM / 16, kv_rows, qd_rows, true>(acc, small, wg_desc(base + (c == 0 ? K_OFF : V_OFF), 16, 1024),
-                                                          wg_desc(slot + (c == 0 ? 0 : DO_OFF), 16, 1024));
+    issue_parts_stacked<BM, HEAD_DIM / 16, kv_rows, qd_rows>(hh, stack, lh, wg_desc(base + (c == 0 ? K_OFF : V_OFF), 16, 1024),
+                                                            wg_desc(slot + (c == 0 ? 0 : DO_OFF), 16, 1024));
     wg_commit();
     wg_wait<0>();
-    land_parts(x, acc, small);
+    land_stacked(x, hh, stack, lh);
     const float *l = slot_ld(bk, st);
     if (c == 0)
         scores_to_p(x, l, args, scale_log2, step_masked(bk, m0), bk.lo, bk.hi, bk.n0, bk.nq, bk.keys_in, m0, row0, q);
@@ -1048,9 +1078,10 @@ FT_DEVICE void parts_step(const ft_bwd_args &args, const dkdv_block &bk, int i, 
 
     // dQ^T = K^T dS^T (this consumer's panel of K, read M-major; dS^T read N-major); dV_t added,
     // dK_t = Q^T dS into the same registers while dQ^T lands; dQ^T added while dK_t lands.
-    float dq_acc[S_REGS], dq_small[S_REGS];
-    issue_parts<BM, BN / 16, k_cols, sc_cols, true>(dq_acc, dq_small, wg_desc(base + K_OFF + c * 3 * KV_PART, 3 * KV_PART, 1024),
-                                                   wg_desc<64>(base + DST_OFF, 3 * SC_PART, 512));
+    float dq_hh[S_REGS], dq_st[2 * S_REGS], dq_lh[S_REGS];
+    issue_parts_stacked<BM, BN / 16, k_cols, sc_cols>(dq_hh, dq_st, dq_lh,
+                                                     wg_desc(base + K_OFF + c * 3 * KV_PART, 3 * KV_PART, 1024),
+                                                     wg_desc<64>(base + DST_OFF, SC_PART, 512));
     wg_commit();
     wg_wait<1>();
     wg_pin(part);
@@ -1063,7 +1094,7 @@ FT_DEVICE void parts_step(const ft_bwd_args &args, const dkdv_block &bk, int i, 
     wg_commit();
     wg_wait<1>();
     float dq[S_REGS];
-    land_parts(dq, dq_acc, dq_small);
+    land_stacked(dq, dq_hh, dq_st, dq_lh);
     if constexpr (DIRECT) {   // dQ's own rows: scaled here (the TF32 forms scale K^T's planes)
         const float scale = (float)args.softmax_scale;
 #pragma unroll

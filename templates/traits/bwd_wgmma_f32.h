@@ -89,7 +89,7 @@ FT_TRAIT long long bwd_wgmma_f32_smem_bytes(int block_m, int block_n, int head_d
  * notes/fp32.md), and at head dim 128 two consumers over 32-row tiles (the registers allow no
  * more rows) in one slot, the fastest there (two and three slots 1-7 % behind: bench_kernels
  * fhop128). Float32 at head dim 128 without TF32 takes the bfloat16 parts (three TF32 products do
- * not fit) in the family's two slots: 1.48-1.53x bwd_mma's tuned three products (bparts). */
+ * not fit) in the family's two slots: 1.6-1.7x bwd_mma's tuned three products (bparts). */
 FT_TRAIT void bwd_wgmma_f32_default_tiles(int head_dim, int allow_tf32, int *block_m, int *num_warps,
                                           int *num_stages, int *bf16_parts)
 {

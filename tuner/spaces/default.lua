@@ -410,10 +410,11 @@ if device.cc == 90 then
   -- straight into dQ (DQ_MODE direct: float32 is the accumulator's type, so neither pass runs).
   -- Staged in shared memory and added by one bulk reduction a step (DQ_BULK) ran level at best on
   -- the H200 (two slots, non-causal) and up to 4 % behind elsewhere (notes/fp32.md, thirty-second
-  -- session), so the wide space alone tries it. BF16_PARTS (float32 at head dim 128 without TF32:
-  -- three bfloat16 parts, six 16-bit products, every operand read as it lies) takes the float32
-  -- shapes at 128, in 32-query tiles of one slot or two: 1.48-1.53x bwd_mma's three-product
-  -- winners there on an H200 (bench_kernels' bparts set, notes/fp32.md, forty-second session).
+  -- session), so the wide space alone tries it, but for the parts. BF16_PARTS (float32 at head dim
+  -- 128 without TF32: three bfloat16 parts, six 16-bit products, every operand read as it lies)
+  -- takes the float32 shapes at 128, in 32-query tiles of one slot or two: 1.6-1.7x bwd_mma's
+  -- three-product winners there on an H200, and with DQ_BULK in one slot level to 2 % ahead of two
+  -- slots without (bench_kernels' bparts set, notes/fp32.md, forty-second session).
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
@@ -423,8 +424,15 @@ if device.cc == 90 then
       BLOCK_M = {32, 64},
       NUM_STAGES = {1, 2, 3},
       DQ_MODE = {"atomic", "direct"},
+      DQ_BULK = {0, 1},
       BF16_PARTS = {0, 1},
     },
+    where = function(p)
+      if p.DQ_BULK == 1 and p.BF16_PARTS == 0 then
+        return false, "DQ_BULK with TF32 products: level at best, up to 4 % behind (the wide space tries it)"
+      end
+      return true
+    end,
     workloads = { f32_shapes, tf32_shapes },
     bench = bench,
     confirm = confirm,
