@@ -534,6 +534,20 @@ static const bench_row rows[] = {
     BPARTS(16, 1024, 1),
     BPARTS(1, 16384, 0),
 #undef BPARTS
+    /* With TF32 allowed (the "tparts" set): two bfloat16 parts and three products beside the
+     * H200's one-TF32-product winner there (32 x 64, 12 warps, one slot, dQ direct): one to three
+     * slots with dQ direct, two with bulk reductions. */
+#define TPARTS(b, n, causal)                                                                                         \
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tparts", 0, 1 },    \
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tparts", 0, 17 },   \
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tparts", 0, 17 },   \
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tparts", 0, 17 },   \
+    { "bwd_wgmma_f32", 0, 128, b, 16, n, causal, 32, 64, 12, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "tparts", 0, 25 }
+    TPARTS(4, 4096, 0),
+    TPARTS(4, 4096, 1),
+    TPARTS(16, 1024, 1),
+    TPARTS(1, 16384, 0),
+#undef TPARTS
     /* The float32 backward's dQ added into dq_accum and converted after (DQ_MODE atomic) against
      * added straight into dQ (direct: no zeroing of dq_accum, no convert pass; the "fdirect" set),
      * at the H200's shipped forms: three products at head dim 64 (32 x 64, two slots), one (64 x 64,

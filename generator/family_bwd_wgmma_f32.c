@@ -26,13 +26,13 @@ static int check_bwd_wgmma_f32(const int *p, char *why, size_t len)
     case BWD_WGMMA_F32_OK:
         return 0;
     case BWD_WGMMA_F32_BAD_HEAD_DIM:
-        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d with ALLOW_TF32=%d: bwd_wgmma_f32 takes head dims of 64, or of "
-                 "128 with ALLOW_TF32=1 or BF16_PARTS=1 (three TF32 products at 128 do not fit shared memory)", d, dv,
-                 p[GEN_ALLOW_TF32]);
+        snprintf(why, len, "HEAD_DIM=%d, HEAD_DIM_V=%d with ALLOW_TF32=%d BF16_PARTS=%d: bwd_wgmma_f32 takes head dims "
+                 "of 64, or of 128 with ALLOW_TF32=1 or BF16_PARTS=1 (three TF32 products at 128 do not fit shared "
+                 "memory)", d, dv, p[GEN_ALLOW_TF32], p[GEN_BF16_PARTS]);
         break;
     case BWD_WGMMA_F32_BAD_PARTS:
-        snprintf(why, len, "BF16_PARTS=1 with ALLOW_TF32=%d HEAD_DIM=%d HEAD_DIM_V=%d: bwd_wgmma_f32 takes the bfloat16 "
-                 "parts without TF32 at head dims of 128 (two consumer warpgroups)", p[GEN_ALLOW_TF32], d, dv);
+        snprintf(why, len, "BF16_PARTS=1 with HEAD_DIM=%d HEAD_DIM_V=%d: bwd_wgmma_f32 takes the bfloat16 parts at head "
+                 "dims of 128 (two consumer warpgroups)", d, dv);
         break;
     case BWD_WGMMA_F32_BAD_BLOCK_M:
         snprintf(why, len, "BLOCK_M=%d: bwd_wgmma_f32 takes query tiles of 32 or 64 rows at head dim 64, of 32 at "

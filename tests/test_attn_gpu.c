@@ -342,7 +342,9 @@ static int tf32b_config(const attn_case *c, int allow_tf32, int first_row, gen_c
  * dq_accum, or direct: scaled into dQ, which the delta pass zeroes). A case tries its row first
  * (the rows rotate over the cases), then the rows after it. At head dim 128, where three products
  * do not fit, a case of three runs one. Every case at head dim 128 also runs the bfloat16 parts
- * (BF16_PARTS, `parts`: float32's accuracy; 32-query tiles in one slot or two), in parts_kernels. */
+ * (BF16_PARTS, `parts`, in parts_kernels: three parts, float32's accuracy, 32-query tiles in one
+ * slot or two; with TF32 allowed two parts and three products, in up to three slots), its rows
+ * rotating four on from the TF32 kernel's of the same case. */
 static gpu_kernel *tf32h_kernels[CASE_COUNT], *parts_kernels[CASE_COUNT];
 static const int tf32h_tiles[][4] = { { 32, 2, 0, FT_DQ_ATOMIC }, { 64, 3, 0, FT_DQ_DIRECT }, { 32, 1, 1, FT_DQ_ATOMIC },
                                       { 64, 2, 1, FT_DQ_ATOMIC }, { 32, 3, 0, FT_DQ_DIRECT }, { 32, 2, 1, FT_DQ_ATOMIC },
@@ -357,9 +359,9 @@ static int tf32h_config(const attn_case *c, int allow_tf32, int parts, int first
     gen_config g = case_config(f, c);
     if (parts && g.p[GEN_HEAD_DIM] != 128)
         return -1;
-    g.p[GEN_ALLOW_TF32] = !parts && (allow_tf32 || g.p[GEN_HEAD_DIM] == 128);
+    g.p[GEN_ALLOW_TF32] = allow_tf32 || (!parts && g.p[GEN_HEAD_DIM] == 128);
+    gen_config_head_dim_tiles(&g);   /* the warps for the head dim (and its default form, set next) */
     g.p[GEN_BF16_PARTS] = parts;
-    gen_config_head_dim_tiles(&g);   /* the warps for the head dim */
     for (int t = 0; t < TF32H_ROWS; t++) {
         const int *tl = tf32h_tiles[(first_row + t) % TF32H_ROWS];
         gen_config h = g;
@@ -1576,7 +1578,7 @@ static int build_all(void)
             wg_slot[wg_count++] = &tf32b_kernels[i];
         if (tf32h_config(&cases[i], i % 3 == 2, 0, i, &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &tf32h_kernels[i];
-        if (tf32h_config(&cases[i], 0, 1, i, &wg_configs[wg_count]) == 0)
+        if (tf32h_config(&cases[i], i % 3 == 2, 1, i + 4, &wg_configs[wg_count]) == 0)
             wg_slot[wg_count++] = &parts_kernels[i];
     }
     gpu_kernel *wg_built[6 * CASE_COUNT];
@@ -1653,7 +1655,7 @@ static int build_all(void)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_TF32];
         if (tf32h_config(c, i % 3 == 2, 0, i, &feature_configs[feature_count]) == 0)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_TF32_WG];
-        if (tf32h_config(c, 0, 1, i, &feature_configs[feature_count]) == 0)
+        if (tf32h_config(c, i % 3 == 2, 1, i + 4, &feature_configs[feature_count]) == 0)
             feature_slot[feature_count++] = &feature_fused[i][FUSED_BWD_PARTS_WG];
         for (int k = first_fused; k < feature_count; k++) {
             feature_configs[k].p[GEN_SOFTCAP] = feature_cases[i].softcap != 0;
@@ -1716,7 +1718,9 @@ static const struct {
     { "bwd_wgmma_f32", "DQ_MODE=0 DQ_BULK=0", "dQ by each thread's atomics into dq_accum" },
     { "bwd_wgmma_f32", "DQ_MODE=3 ALLOW_TF32=0 EVEN_M=0", "dQ straight into dQ, three products, a partial query tile" },
     { "bwd_wgmma_f32", "DQ_MODE=3 ALLOW_TF32=1 BLOCK_M=64", "dQ straight into dQ, one TF32 product, 64-query tiles" },
-    { "bwd_wgmma_f32", "BF16_PARTS=1 NUM_STAGES=2 DQ_MODE=0", "bfloat16 parts in two slots, atomics into dq_accum" },
+    { "bwd_wgmma_f32", "BF16_PARTS=1 ALLOW_TF32=0 NUM_STAGES=2 DQ_MODE=0", "bfloat16 parts in two slots, atomics into dq_accum" },
+    { "bwd_wgmma_f32", "BF16_PARTS=1 ALLOW_TF32=1", "two bfloat16 parts with TF32 allowed" },
+    { "bwd_wgmma_f32", "BF16_PARTS=1 ALLOW_TF32=1 NUM_STAGES=3", "two bfloat16 parts in three slots" },
     { "bwd_wgmma_f32", "BF16_PARTS=1 NUM_STAGES=1 DQ_BULK=1", "bfloat16 parts, dQ by bulk reductions" },
     { "bwd_wgmma_f32", "BF16_PARTS=1 DQ_MODE=3", "bfloat16 parts, dQ straight into dQ (scaled in registers)" },
     { "bwd_wgmma_f32", "BF16_PARTS=1 CAUSAL=1", "bfloat16 parts under a mask" },

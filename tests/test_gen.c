@@ -491,12 +491,12 @@ static const struct {
      * 32 query rows), 64 keys, dQ by atomics, and its planes must fit (three products: 32 query
      * rows in at most two slots). */
     { "bwd_wgmma_f32", { { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 128 } }, 2, 232448,
-      "HEAD_DIM=128, HEAD_DIM_V=128 with ALLOW_TF32=0: bwd_wgmma_f32 takes head dims of 64, or of 128 with "
-      "ALLOW_TF32=1" },
+      "HEAD_DIM=128, HEAD_DIM_V=128 with ALLOW_TF32=0 BF16_PARTS=0: bwd_wgmma_f32 takes head dims of 64, or of 128 "
+      "with ALLOW_TF32=1 or BF16_PARTS=1" },
     { "bwd_wgmma_f32", { { GEN_HEAD_DIM, 96 }, { GEN_HEAD_DIM_V, 96 }, { GEN_ALLOW_TF32, 1 } }, 3, 232448,
-      "HEAD_DIM=96, HEAD_DIM_V=96 with ALLOW_TF32=1: bwd_wgmma_f32 takes head dims of 64, or of 128" },
+      "HEAD_DIM=96, HEAD_DIM_V=96 with ALLOW_TF32=1 BF16_PARTS=0: bwd_wgmma_f32 takes head dims of 64, or of 128" },
     { "bwd_wgmma_f32", { { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 64 }, { GEN_ALLOW_TF32, 1 } }, 3, 232448,
-      "HEAD_DIM=128, HEAD_DIM_V=64 with ALLOW_TF32=1" },
+      "HEAD_DIM=128, HEAD_DIM_V=64 with ALLOW_TF32=1 BF16_PARTS=0" },
     { "bwd_wgmma_f32", { { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 128 }, { GEN_ALLOW_TF32, 1 } }, 3, 232448,
       "NUM_WARPS=8: bwd_wgmma_f32 runs 8 warps at head dim 64, 12 at 128" },
     { "bwd_wgmma_f32", { { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 128 }, { GEN_ALLOW_TF32, 1 }, { GEN_NUM_WARPS, 12 },
@@ -523,12 +523,12 @@ static const struct {
       "memory" },
     { "bwd_wgmma_f32", { { GEN_BLOCK_M, 64 }, { GEN_NUM_STAGES, 1 } }, 2, 232448,
       "BLOCK_M=64 NUM_STAGES=1 with HEAD_DIM=64 HEAD_DIM_V=64, ALLOW_TF32=0, BF16_PARTS=0 and DQ_BULK=0 needs" },
-    /* The bfloat16 parts: without TF32, at head dim 128 (two consumers), 32 query rows in one slot or two. */
+    /* The bfloat16 parts: at head dim 128 (two consumers), 32 query rows, in one slot or two (three
+     * parts), or up to three (two parts, with TF32). */
     { "bwd_wgmma_f32", { { GEN_BF16_PARTS, 1 } }, 1, 232448,
-      "BF16_PARTS=1 with ALLOW_TF32=0 HEAD_DIM=64 HEAD_DIM_V=64: bwd_wgmma_f32 takes the bfloat16 parts without TF32 "
-      "at head dims of 128" },
-    { "bwd_wgmma_f32", { { GEN_BF16_PARTS, 1 }, { GEN_ALLOW_TF32, 1 }, { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 128 },
-      { GEN_NUM_WARPS, 12 } }, 5, 232448, "BF16_PARTS=1 with ALLOW_TF32=1 HEAD_DIM=128 HEAD_DIM_V=128" },
+      "BF16_PARTS=1 with HEAD_DIM=64 HEAD_DIM_V=64: bwd_wgmma_f32 takes the bfloat16 parts at head dims of 128" },
+    { "bwd_wgmma_f32", { { GEN_BF16_PARTS, 1 }, { GEN_ALLOW_TF32, 1 }, { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 96 },
+      { GEN_NUM_WARPS, 12 } }, 5, 232448, "BF16_PARTS=1 with HEAD_DIM=128 HEAD_DIM_V=96" },
     { "bwd_wgmma_f32", { { GEN_BF16_PARTS, 1 }, { GEN_HEAD_DIM, 128 }, { GEN_HEAD_DIM_V, 128 }, { GEN_NUM_WARPS, 12 },
       { GEN_BLOCK_M, 64 } }, 5, 232448, "BLOCK_M=64: bwd_wgmma_f32 takes query tiles of 32 or 64 rows at head dim 64, "
       "of 32 at 128" },
@@ -837,6 +837,10 @@ static void hopper_f32_backward_compiles_clean(void **state)
      * 48 KB and 1 KB of L and delta, P^T and dS^T 12 KB each (no K^T, no dS tile). */
     assert_int_equal(bwd_wgmma_f32_smem_bytes(32, 64, 128, 128, 2, 0, 0, 1),
                      1024 + 6 * 64 * 256 + 2 * (6 * 32 * 256 + 1024) + 2 * 6 * 64 * 32 + 32);
+    /* With TF32 two parts, 4 bytes an element: three slots fit. */
+    assert_int_equal(bwd_wgmma_f32_part_count(1), 2);
+    assert_int_equal(bwd_wgmma_f32_smem_bytes(32, 64, 128, 128, 3, 1, 0, 1),
+                     1024 + 4 * 64 * 256 + 3 * (4 * 32 * 256 + 1024) + 2 * 4 * 64 * 32 + 48);
     static const char *const forms[] = {
         "HEAD_DIM=64 HEAD_DIM_V=64 NUM_WARPS=8 BLOCK_M=32 NUM_STAGES=2 EVEN_M=1 EVEN_N=1 ALLOW_TF32=0",
         "HEAD_DIM=64 HEAD_DIM_V=64 NUM_WARPS=8 BLOCK_M=64 NUM_STAGES=1 EVEN_M=1 EVEN_N=1 ALLOW_TF32=1 CAUSAL=1",
@@ -861,6 +865,10 @@ static void hopper_f32_backward_compiles_clean(void **state)
         "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=2 BF16_PARTS=1 CAUSAL=1 SOFTCAP=1",
         "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=2 BF16_PARTS=1 DATA_DIM=120 DATA_DIM_V=112",
         "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=2 BF16_PARTS=1 VARLEN=1",
+        /* Two parts with TF32 allowed: three slots, and two with bulk reductions. */
+        "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=3 BF16_PARTS=1 ALLOW_TF32=1 CAUSAL=1",
+        "HEAD_DIM=128 HEAD_DIM_V=128 NUM_WARPS=12 BLOCK_M=32 NUM_STAGES=2 BF16_PARTS=1 ALLOW_TF32=1 DQ_MODE=atomic "
+        "DQ_BULK=1 EVEN_M=1 EVEN_N=1",
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
         char why[512];

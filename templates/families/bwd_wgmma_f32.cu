@@ -26,7 +26,7 @@
 // sums with rounded adds: the tensor cores' accumulation truncates, and over many tiles that
 // grew the forward's error (notes/fp32.md). The small products of a k-step go first.
 //
-// Head dim 128 (one TF32 product only: three do not fit shared memory) takes two consumer
+// Head dim 128 (one TF32 product only: three do not fit shared memory; or BF16_PARTS, below) takes two consumer
 // warpgroups, each owning 64 rows of the head dim in dV^T, dK^T and dQ^T (the M of those
 // products). S^T and dP^T are the tile's alone: consumer 0 makes S^T and P^T, consumer 1 dP^T,
 // and reads P^T back to make dS^T (P^T's own floats, left for it in the dS^T tile, which it then
@@ -50,20 +50,21 @@
 // Queries past seqlen_q load as zeros with L = +inf and delta = 0 (P = dS = 0 there); keys past
 // seqlen_k load as zeros and are masked. dK is scaled by softmax_scale at the end.
 //
-// BF16_PARTS (head dim 128, float32 without TF32): every operand in three bfloat16 parts (high,
-// the rounded remainder, the rounded remainder of that: a float exactly), each product the six
-// largest part products (hi hi; hi mid, mid hi; hi lo, mid mid, lo hi) on the 16-bit wgmma, which
-// reads an operand in either order, so every product is SS and no operand has a second copy:
+// BF16_PARTS (head dim 128): every operand in three bfloat16 parts (high, the rounded remainder,
+// the rounded remainder of that: a float exactly, above 2^-100 or so), each product the six largest part products (hi
+// hi; hi mid, mid hi; hi lo, mid mid, lo hi), or with ALLOW_TF32 in two parts and three products
+// (hi hi, hi mid, mid hi), on the 16-bit wgmma, which reads an operand in either order, so every
+// product is SS and no operand has a second copy:
 //   S^T  = K Q^T       A: K parts [key][d]           B: Q parts [query][d]         (consumer 0)
 //   dP^T = V dO^T      A: V parts [key][d]           B: dO parts [query][d]        (consumer 1)
 //   dV^T += dO^T P     A: dO parts, read M-major     B: P^T parts [key][query]
 //   dK^T += Q^T dS     A: Q parts, read M-major      B: dS^T parts [key][query]
 //   dQ^T  = K^T dS^T   A: K parts, read M-major      B: dS^T parts, read N-major
 // No K^T, no dS tile, no gathers (the TF32 form's gathers were 28 % of shared memory's wavefronts).
-// K, V, Q and dO lie in 128-byte-swizzled panels of 64 columns, a panel's three parts one after
+// K, V, Q and dO lie in 128-byte-swizzled panels of 64 columns, a panel's parts one after
 // another; P^T and dS^T (32 queries a row) in 64-byte-swizzled rows, a plane a part. Consumer 1
-// reads P^T back from its parts (exact: hi + (mid + lo) is the float). The ring slot is read by
-// dV^T's and dK^T's products, so a consumer gives it back at the end of the step.
+// reads P^T back from its parts (with three exact: hi + (mid + lo) is the float). The ring slot is
+// read by dV^T's and dK^T's products, so a consumer gives it back at the end of the step.
 
 // ---- traits (traits/bwd_wgmma_f32.h): tunables come from the generator's #defines ----------
 constexpr int NUM_THREADS = NUM_WARPS * 32;
@@ -74,14 +75,17 @@ constexpr int CONSUMER_THREADS = 128 * CONSUMERS;
 static_assert(CONSUMERS == 1 || bwd_wgmma_f32_producer_regs() * 128 + bwd_wgmma_f32_consumer_regs() * CONSUMER_THREADS
                                     <= 65536 / NUM_THREADS / 8 * 8 * NUM_THREADS,
               "setmaxnreg: the producer's and the consumers' registers exceed the block's");
-constexpr bool PARTS = BF16_PARTS != 0;   // three bfloat16 parts on the 16-bit wgmma
+constexpr bool PARTS = BF16_PARTS != 0;   // bfloat16 parts on the 16-bit wgmma
+// The parts of a float: three (six products, float32's accuracy), or with TF32 allowed two
+// (hi hi, hi mid, mid hi: about 2^-16 relative, TF32's one product about 2^-11).
+constexpr int NPARTS = PARTS ? bwd_wgmma_f32_part_count(ALLOW_TF32) : 0;
 constexpr int PLANES = bwd_wgmma_f32_planes(ALLOW_TF32);   // the TF32 forms' planes
 // Two consumers issue S^T and dP^T as one product with its operands picked: the same shapes.
 static_assert(CONSUMERS == 1 || (HEAD_DIM == HEAD_DIM_V && (PLANES == 1 || PARTS)), "two consumers: S^T's and dP^T's shapes");
 constexpr int RULE = bwd_wgmma_f32_rule(BLOCK_M, BLOCK_N, NUM_WARPS, NUM_STAGES, HEAD_DIM, HEAD_DIM_V, DQ_MODE,
                                         ALLOW_TF32, DQ_BULK, BF16_PARTS);
 static_assert(DTYPE == FT_DTYPE_F32, "DTYPE: bwd_wgmma_f32 takes f32");
-static_assert(RULE != BWD_WGMMA_F32_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, or 128 with ALLOW_TF32");
+static_assert(RULE != BWD_WGMMA_F32_BAD_HEAD_DIM, "HEAD_DIM and HEAD_DIM_V must be 64, or 128 with ALLOW_TF32 or BF16_PARTS");
 static_assert(RULE != BWD_WGMMA_F32_BAD_BLOCK_M, "BLOCK_M must be 32 or 64 (32 at head dim 128)");
 static_assert(RULE != BWD_WGMMA_F32_BAD_BLOCK_N, "BLOCK_N must be 64");
 static_assert(RULE != BWD_WGMMA_F32_BAD_WARPS, "NUM_WARPS must be 4 + 4 a consumer");
@@ -106,18 +110,18 @@ constexpr int M_STEPS = BM / 8;                  // k-steps over a tile's querie
 constexpr int K_PLANE = BN * HEAD_DIM * 4, V_PLANE = BN * HEAD_DIM_V * 4, KT_PLANE = HEAD_DIM * BN * 4;
 constexpr int Q_PLANE = BM * HEAD_DIM * 4, DO_PLANE = BM * HEAD_DIM_V * 4, SC_PLANE = BN * BM * 4;
 // BF16_PARTS: K, V, Q and dO in panels of 64 bfloat16 columns (128 bytes a row), part x of panel
-// p at (3 p + x) KV_PART (K, V) or Q_PART (Q, dO) bytes; P^T and dS^T in 64-byte rows of BM = 32
-// queries (64-byte swizzle), part x at x SC_PART. Each plane and part 1024-aligned.
+// p at (NPARTS p + x) KV_PART (K, V) or Q_PART (Q, dO) bytes; P^T and dS^T in 64-byte rows of BM =
+// 32 queries (64-byte swizzle), part x at x SC_PART. Each plane and part 1024-aligned.
 constexpr int KV_PART = BN * 128, Q_PART = BM * 128, SC_PART = BN * BM * 2;
-constexpr int K_BYTES = PARTS ? 3 * BN * HEAD_DIM * 2 : PLANES * K_PLANE;
-constexpr int V_BYTES = PARTS ? 3 * BN * HEAD_DIM_V * 2 : PLANES * V_PLANE;
-constexpr int SC_BYTES = PARTS ? 3 * SC_PART : PLANES * SC_PLANE;   // P^T's, dS^T's, dS's
+constexpr int K_BYTES = PARTS ? NPARTS * BN * HEAD_DIM * 2 : PLANES * K_PLANE;
+constexpr int V_BYTES = PARTS ? NPARTS * BN * HEAD_DIM_V * 2 : PLANES * V_PLANE;
+constexpr int SC_BYTES = PARTS ? NPARTS * SC_PART : PLANES * SC_PLANE;   // P^T's, dS^T's, dS's
 constexpr int K_OFF = 0, V_OFF = K_OFF + K_BYTES, KT_OFF = V_OFF + V_BYTES;
 constexpr int STAGE_OFF = KT_OFF + (PARTS ? 0 : PLANES * KT_PLANE);
 constexpr int STAGE_BYTES = (int)bwd_wgmma_f32_stage_bytes(BM, HEAD_DIM, HEAD_DIM_V, ALLOW_TF32, BF16_PARTS);
 // Within a slot: Q, dO, then L and delta.
-constexpr int DO_OFF = PARTS ? 3 * BM * HEAD_DIM * 2 : PLANES * Q_PLANE;
-constexpr int LD_OFF = DO_OFF + (PARTS ? 3 * BM * HEAD_DIM_V * 2 : PLANES * DO_PLANE);
+constexpr int DO_OFF = PARTS ? NPARTS * BM * HEAD_DIM * 2 : PLANES * Q_PLANE;
+constexpr int LD_OFF = DO_OFF + (PARTS ? NPARTS * BM * HEAD_DIM_V * 2 : PLANES * DO_PLANE);
 constexpr int PT_OFF = STAGE_OFF + NUM_STAGES * STAGE_BYTES;   // P^T [key][query]
 constexpr int DST_OFF = PT_OFF + SC_BYTES;                     // dS^T [key][query]
 constexpr int DS_OFF = DST_OFF + SC_BYTES;                     // dS [query][key] (not with BF16_PARTS)
@@ -503,15 +507,15 @@ FT_DEVICE void add_dq_bulk(unsigned tile, const float (&dq)[S_REGS], float *dq_r
 // Where a three-part operand's k-step kk (16 elements) lies, in bytes from its high part's k-step
 // 0, and which order the product reads it in (TRANS: M- or N-major). PART: from one part to the
 // next. K-major in 128-byte panels: 4 k-steps a panel row (32 bytes each), the next panel's high
-// part 3 PART on (KMAJOR_PANELS); otherwise k-steps STEP bytes apart (M- or N-major: 16 rows; a
-// 64-byte K-major row: 32 bytes).
+// part NPARTS PART on (kmajor_panels); otherwise k-steps STEP bytes apart (M- or N-major: 16 rows;
+// a 64-byte K-major row: 32 bytes).
 template <int PART_, int STEP, int TRANS_> struct part_operand {
     static constexpr int PART = PART_, TRANS = TRANS_;
     static FT_DEVICE constexpr unsigned at(int kk) { return kk * STEP; }
 };
 template <int PART_> struct kmajor_panels {
     static constexpr int PART = PART_, TRANS = 0;
-    static FT_DEVICE constexpr unsigned at(int kk) { return (kk / 4) * 3 * PART + (kk % 4) * 32; }
+    static FT_DEVICE constexpr unsigned at(int kk) { return (kk / 4) * NPARTS * PART + (kk % 4) * 32; }
 };
 using kv_rows = kmajor_panels<KV_PART>;                    // K, V as S^T's and dP^T's A
 using qd_rows = kmajor_panels<Q_PART>;                     // Q, dO as their B
@@ -520,46 +524,35 @@ using k_cols = part_operand<KV_PART, 16 * 128, 1>;         // K read M-major (dQ
 using sc_rows = part_operand<SC_PART, 32, 0>;              // P^T, dS^T K-major (dV^T's, dK^T's B)
 using sc_cols = part_operand<SC_PART, 16 * 64, 1>;         // dS^T read N-major (dQ^T's B; its parts' atoms LBO apart)
 
-// D (64 x N) = A B over KSTEPS k-steps, each operand in three parts (a, b: their high parts'
-// descriptors): the five small part products, then hi hi. APART: the small ones into `small`
-// and hi hi into d, each overwritten first (a product in registers: land_parts adds them).
-// Otherwise all six into d, the tile's own accumulator (overwritten first), small ones first:
-// the tensor cores' accumulation truncates at the running sum's size, so a sum over many tiles
+// D (64 x N) = A B over KSTEPS k-steps, each operand in parts (a, b: their high parts'
+// descriptors), into d, the tile's own accumulator (overwritten first): the small part products
+// first (three parts: hi mid, mid hi, hi lo, mid mid, lo hi; two: hi mid, mid hi), then hi hi.
+// The tensor cores' accumulation truncates at the running sum's size, so a sum over many tiles
 // (dV, dK) is kept apart a tile at a time, as the TF32 form's.
-template <int N, int KSTEPS, class A, class B, bool APART>
-FT_DEVICE void issue_parts(float (&d)[N / 2], float (&small)[N / 2], unsigned long long a, unsigned long long b)
+template <int N, int KSTEPS, class A, class B>
+FT_DEVICE void issue_parts(float (&d)[N / 2], unsigned long long a, unsigned long long b)
 {
+    constexpr int SMALL = NPARTS == 3 ? 5 : 2;
 #pragma unroll
-    for (int x = 0; x < 6; x++) {
-        // (a's part, b's part): (0, 1), (1, 0), (0, 2), (1, 1), (2, 0), then (0, 0)
-        const int pa = x == 1 || x == 3 ? 1 : x == 4 ? 2 : 0, pb = x == 0 || x == 3 ? 1 : x == 2 ? 2 : 0;
+    for (int prod = 0; prod <= SMALL; prod++) {
+        // (a's part, b's part): (0, 1), (1, 0), (0, 2), (1, 1), (2, 0) as far as SMALL, then (0, 0)
+        const int pa = prod == SMALL ? 0 : prod == 1 || prod == 3 ? 1 : prod == 4 ? 2 : 0;
+        const int pb = prod == SMALL ? 0 : prod == 0 || prod == 3 ? 1 : prod == 2 ? 2 : 0;
 #pragma unroll
-        for (int kk = 0; kk < KSTEPS; kk++) {
-            const unsigned long long da = wg_desc_add(a, pa * A::PART + A::at(kk));
-            const unsigned long long db = wg_desc_add(b, pb * B::PART + B::at(kk));
-            if (x < 5 && APART)
-                wg_ss<N, B::TRANS, A::TRANS>::run(small, da, db, x > 0 || kk > 0);
-            else
-                wg_ss<N, B::TRANS, A::TRANS>::run(d, da, db, (x > 0 && !APART) || kk > 0);
-        }
+        for (int kk = 0; kk < KSTEPS; kk++)
+            wg_ss<N, B::TRANS, A::TRANS>::run(d, wg_desc_add(a, pa * A::PART + A::at(kk)),
+                                              wg_desc_add(b, pb * B::PART + B::at(kk)), prod > 0 || kk > 0);
     }
 }
-template <int R> FT_DEVICE void land_parts(float (&out)[R], float (&d)[R], float (&small)[R])
-{
-    wg_pin(d);
-    wg_pin(small);
-#pragma unroll
-    for (int r = 0; r < R; r++)
-        out[r] = d[r] + small[r];
-}
 
-// The same six products in four, B's parts stacked: hi [B_mid; B_lo] and mid [B_hi; B_mid] are
-// each one product of 2N columns (B's parts lie one after another along N: rows of a K-major
-// tile, or 32-column atoms LBO = PART apart of an N-major one), so A is read four times a k-step,
-// not six (shared memory's data pipe was the bound: 85 % of its wavefronts, the tensor pipe 48 %).
-// st's halves then hold hm + mh and hl + mm; hh and lh each an accumulator of its own (ptxas
-// serializes wgmma whose accumulators partly overlap another's in flight). land_stacked adds
-// them smallest first.
+// The same products with B's parts stacked (B's parts lie one after another along N: rows of a
+// K-major tile, or 32-column atoms LBO = PART apart of an N-major one), so A is read fewer times a
+// k-step (shared memory's data pipe was the bound: 85 % of its wavefronts, the tensor pipe 48 %).
+// Three parts: hi [B_mid; B_lo] and mid [B_hi; B_mid] each one product of 2N columns into st,
+// whose halves then hold hm + mh and hl + mm, lo hi into lh and hi hi into hh (four reads of A,
+// not six). Two: hi [B_hi; B_mid] into st (hh, hm) and mid hi into lh (two reads, not three).
+// Each accumulator whole (ptxas serializes wgmma whose accumulators partly overlap another's in
+// flight); land_stacked adds them smallest first.
 template <int N, int KSTEPS, class A, class B>
 FT_DEVICE void issue_parts_stacked(float (&hh)[N / 2], float (&st)[N], float (&lh)[N / 2], unsigned long long a,
                                    unsigned long long b)
@@ -567,33 +560,45 @@ FT_DEVICE void issue_parts_stacked(float (&hh)[N / 2], float (&st)[N], float (&l
 #pragma unroll
     for (int kk = 0; kk < KSTEPS; kk++) {
         const unsigned long long a0 = wg_desc_add(a, A::at(kk)), b0 = wg_desc_add(b, B::at(kk));
-        wg_ss<2 * N, B::TRANS, A::TRANS>::run(st, a0, wg_desc_add(b0, B::PART), kk > 0);   // hi [mid; lo]
-        wg_ss<2 * N, B::TRANS, A::TRANS>::run(st, wg_desc_add(a0, A::PART), b0, 1);        // mid [hi; mid]
-        wg_ss<N, B::TRANS, A::TRANS>::run(lh, wg_desc_add(a0, 2 * A::PART), b0, kk > 0);   // lo hi
-        wg_ss<N, B::TRANS, A::TRANS>::run(hh, a0, b0, kk > 0);                             // hi hi
+        if constexpr (NPARTS == 3) {
+            wg_ss<2 * N, B::TRANS, A::TRANS>::run(st, a0, wg_desc_add(b0, B::PART), kk > 0);   // hi [mid; lo]
+            wg_ss<2 * N, B::TRANS, A::TRANS>::run(st, wg_desc_add(a0, A::PART), b0, 1);        // mid [hi; mid]
+            wg_ss<N, B::TRANS, A::TRANS>::run(lh, wg_desc_add(a0, 2 * A::PART), b0, kk > 0);   // lo hi
+            wg_ss<N, B::TRANS, A::TRANS>::run(hh, a0, b0, kk > 0);                             // hi hi
+        } else {
+            wg_ss<2 * N, B::TRANS, A::TRANS>::run(st, a0, b0, kk > 0);                         // hi [hi; mid]
+            wg_ss<N, B::TRANS, A::TRANS>::run(lh, wg_desc_add(a0, A::PART), b0, kk > 0);       // mid hi
+        }
     }
 }
 template <int R> FT_DEVICE void land_stacked(float (&out)[R], float (&hh)[R], float (&st)[2 * R], float (&lh)[R])
 {
-    wg_pin(hh);
     wg_pin(st);
     wg_pin(lh);
+    if constexpr (NPARTS == 3) {
+        wg_pin(hh);
 #pragma unroll
-    for (int r = 0; r < R; r++)
-        out[r] = hh[r] + (st[r] + (st[R + r] + lh[r]));
+        for (int r = 0; r < R; r++)
+            out[r] = hh[r] + (st[r] + (st[R + r] + lh[r]));
+    } else {
+#pragma unroll
+        for (int r = 0; r < R; r++)
+            out[r] = st[r] + (st[R + r] + lh[r]);
+    }
 }
 
 // Byte offset of float column 4 c4 of row `row` (its 8 bytes of high parts) in a ROWS-row tile of
-// 64-column panels, a panel's parts ROWS * 128 bytes apart (kv_rows, qd_rows).
+// 64-column panels, a panel's NPARTS parts ROWS * 128 bytes apart (kv_rows, qd_rows).
 template <int ROWS> FT_DEVICE unsigned parts_offset(int row, int c4)
 {
-    return (c4 / 16) * 3 * (ROWS * 128) + row * 128 + ((((c4 % 16) / 2) ^ (row % 8)) << 4) + (c4 % 2) * 8;
+    return (c4 / 16) * NPARTS * (ROWS * 128) + row * 128 + ((((c4 % 16) / 2) ^ (row % 8)) << 4) + (c4 % 2) * 8;
 }
 // The pieces (tile_pieces, below: along the rows) split into their parts at `at`. A thread's
 // pieces lie STEP rows apart in one column: two offsets (the swizzle's period is 8 rows) and a
 // constant each, where one offset a piece kept the producer's addresses in 16 registers (spilled).
 template <int ROWS, int COLS, class TILE> FT_DEVICE void store_parts(const TILE &tp, unsigned at, int t)
 {
+    static_assert(TILE::ALONG_ROWS, "store_parts: a thread's pieces down one column, consecutive threads along a row");
     constexpr int STEP = 128 / (COLS / 4), PERIOD = 8 / STEP;
     static_assert(128 % (COLS / 4) == 0 && 8 % STEP == 0, "store_parts: a thread's pieces down one column");
     unsigned off[PERIOD];
@@ -606,12 +611,13 @@ template <int ROWS, int COLS, class TILE> FT_DEVICE void store_parts(const TILE 
         const unsigned a = at + off[p % PERIOD] + (p / PERIOD) * 1024;
         st_shared_b32x2(a, x.hi[0], x.hi[1]);
         st_shared_b32x2(a + ROWS * 128, x.mid[0], x.mid[1]);
-        st_shared_b32x2(a + 2 * ROWS * 128, x.lo[0], x.lo[1]);
+        if (NPARTS == 3)
+            st_shared_b32x2(a + 2 * ROWS * 128, x.lo[0], x.lo[1]);
     }
 }
 
 // P^T and dS^T in parts: the thread's pair of queries 8 j + 2 q, + 1 of key row0 + 8 half lies at
-// kq[j] + 512 half of each part's plane (a 64-byte row a key; the 64-byte swizzle moves the row's
+// at[j] + 512 half of each part's plane (a 64-byte row a key; the 64-byte swizzle moves the row's
 // 16-byte chunk j to j ^ (key / 2 % 4), the same for key + 8). A warp's store (one j and half)
 // meets 32 distinct banks.
 struct kq_parts {
@@ -635,11 +641,12 @@ FT_DEVICE void store_kq_parts(unsigned tile, const float (&x)[S_REGS], const kq_
             const unsigned a = tile + kq.at[j] + 512 * half;
             st_shared_b32(a, hi);
             st_shared_b32(a + SC_PART, mid);
-            st_shared_b32(a + 2 * SC_PART, lo);
+            if (NPARTS == 3)
+                st_shared_b32(a + 2 * SC_PART, lo);
         }
 }
 // What store_kq_parts stored, as the floats it split: hi + (mid + lo) (mid + lo is the remainder
-// after hi, exactly, and hi plus that the float).
+// after hi, exactly, and hi plus that the float); with two parts hi + mid (about 2^-17 off).
 FT_DEVICE void load_kq_parts(unsigned tile, float (&x)[S_REGS], const kq_parts &kq)
 {
 #pragma unroll
@@ -647,7 +654,8 @@ FT_DEVICE void load_kq_parts(unsigned tile, float (&x)[S_REGS], const kq_parts &
 #pragma unroll
         for (int half = 0; half < 2; half++) {
             const unsigned a = tile + kq.at[j] + 512 * half;
-            const unsigned hi = ld_shared_b32(a), mid = ld_shared_b32(a + SC_PART), lo = ld_shared_b32(a + 2 * SC_PART);
+            const unsigned hi = ld_shared_b32(a), mid = ld_shared_b32(a + SC_PART);
+            const unsigned lo = NPARTS == 3 ? ld_shared_b32(a + 2 * SC_PART) : 0u;   // (0: +0.0f in both halves)
             x[4 * j + 2 * half] = __uint_as_float(hi << 16) + (__uint_as_float(mid << 16) + __uint_as_float(lo << 16));
             x[4 * j + 2 * half + 1] = __uint_as_float(hi & 0xffff0000u) +
                                       (__uint_as_float(mid & 0xffff0000u) + __uint_as_float(lo & 0xffff0000u));
@@ -704,6 +712,7 @@ FT_DEVICE float *key_rows(void *t, const long long *stride, const dkdv_block &bk
 // the one before, one load in flight a thread.
 template <int ROWS, int COLS, bool BY_ROWS = false> struct tile_pieces {
     static constexpr int N = ROWS * COLS / 4 / 128;
+    static constexpr bool ALONG_ROWS = !BY_ROWS;
     static_assert(ROWS * COLS / 4 % 128 == 0, "tile_pieces: whole rounds of 128 threads");
     static_assert(!BY_ROWS || ROWS % 32 == 0, "tile_pieces: a warp's pieces down one column");
     float4 x[N];
@@ -1061,10 +1070,10 @@ FT_DEVICE void parts_step(const ft_bwd_args &args, const dkdv_block &bk, int i, 
 
     // dV_t = dO^T P (this consumer's 64 columns of dO, read M-major), while consumer 1 makes dS^T.
     float part[KV_REGS];
-    const unsigned q_cols = slot + c * 3 * Q_PART;   // this consumer's panel of Q (of dO: + DO_OFF)
+    const unsigned q_cols = slot + c * NPARTS * Q_PART;   // this consumer's panel of Q (of dO: + DO_OFF)
     wg_fence();
-    issue_parts<BN, BM / 16, qd_cols, sc_rows, false>(part, part, wg_desc(q_cols + DO_OFF, 3 * Q_PART, 1024),
-                                                      wg_desc<64>(base + PT_OFF, 16, 512));
+    issue_parts<BN, BM / 16, qd_cols, sc_rows>(part, wg_desc(q_cols + DO_OFF, NPARTS * Q_PART, 1024),
+                                               wg_desc<64>(base + PT_OFF, 16, 512));
     wg_commit();
     if (c == 1) {
         float p[S_REGS];
@@ -1080,7 +1089,7 @@ FT_DEVICE void parts_step(const ft_bwd_args &args, const dkdv_block &bk, int i, 
     // dK_t = Q^T dS into the same registers while dQ^T lands; dQ^T added while dK_t lands.
     float dq_hh[S_REGS], dq_st[2 * S_REGS], dq_lh[S_REGS];
     issue_parts_stacked<BM, BN / 16, k_cols, sc_cols>(dq_hh, dq_st, dq_lh,
-                                                     wg_desc(base + K_OFF + c * 3 * KV_PART, 3 * KV_PART, 1024),
+                                                     wg_desc(base + K_OFF + c * NPARTS * KV_PART, NPARTS * KV_PART, 1024),
                                                      wg_desc<64>(base + DST_OFF, SC_PART, 512));
     wg_commit();
     wg_wait<1>();
@@ -1089,8 +1098,8 @@ FT_DEVICE void parts_step(const ft_bwd_args &args, const dkdv_block &bk, int i, 
     for (int r = 0; r < KV_REGS; r++)
         dv[r] += part[r];
     wg_fence();
-    issue_parts<BN, BM / 16, qd_cols, sc_rows, false>(part, part, wg_desc(q_cols, 3 * Q_PART, 1024),
-                                                      wg_desc<64>(base + DST_OFF, 16, 512));
+    issue_parts<BN, BM / 16, qd_cols, sc_rows>(part, wg_desc(q_cols, NPARTS * Q_PART, 1024),
+                                               wg_desc<64>(base + DST_OFF, 16, 512));
     wg_commit();
     wg_wait<1>();
     float dq[S_REGS];
@@ -1123,6 +1132,7 @@ FT_DEVICE void consume_parts(const ft_bwd_args &args, const dkdv_block &bk, int 
         const float *v = (const float *)args.v + seq_offset(args.v_stride, bk.b, bk.h, sq.k0) + bk.n0 * args.v_stride[2];
         load_pieces<BN, HEAD_DIM_V, V_DATA, EVEN_N>(kv, v, args.v_stride[2], bk.keys_in, t);
     }
+    static_assert(!PARTS || HEAD_DIM == HEAD_DIM_V, "consume_parts: K's and V's tiles alike");
     store_parts<BN, HEAD_DIM>(kv, bk.base + (c == 0 ? K_OFF : V_OFF), t);
     fence_proxy_async();
     named_barrier_sync(CONSUMER_BARRIER, CONSUMER_THREADS);

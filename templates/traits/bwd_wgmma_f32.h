@@ -8,9 +8,11 @@
  * unless ALLOW_TF32, remainders (in planes of their own, or for Q, dO and dS after the high rows
  * of each panel), so shared memory bounds the query tile: 32 rows with
  * three products, 64 with one (notes/fp32.md, "Built: the Hopper float32 backward").
- * BF16_PARTS (head dim 128, without TF32): each float in three bfloat16 parts (exact), each
- * product the six largest part products on the 16-bit wgmma, which reads an operand in either
- * order: no K^T, no dS tile, no gathers; 6 bytes an element, so 32-query tiles fit two slots. */
+ * BF16_PARTS (head dim 128): each float in three bfloat16 parts (exact), each product the six
+ * largest part products on the 16-bit wgmma, which reads an operand in either order: no K^T, no
+ * dS tile, no gathers; 6 bytes an element, so 32-query tiles fit two slots. With ALLOW_TF32 two
+ * parts and three products (hi hi, hi mid, mid hi: about 2^-16 relative, more accurate than
+ * TF32's one product), 4 bytes an element. */
 #ifndef FT_TRAITS_BWD_WGMMA_F32_H
 #define FT_TRAITS_BWD_WGMMA_F32_H
 
@@ -23,7 +25,7 @@ enum bwd_wgmma_f32_rule {
     BWD_WGMMA_F32_BAD_STAGES,   /* NUM_STAGES outside 1..3 */
     BWD_WGMMA_F32_BAD_DQ_MODE,  /* DQ_MODE not atomic or direct, or direct with DQ_BULK */
     BWD_WGMMA_F32_BAD_SMEM,     /* over FT_SMEM_MAX_BYTES */
-    BWD_WGMMA_F32_BAD_PARTS,    /* BF16_PARTS with ALLOW_TF32, or at head dims other than 128 */
+    BWD_WGMMA_F32_BAD_PARTS,    /* BF16_PARTS at head dims other than 128 */
 };
 
 /* Consumer warpgroups: one for each 64 rows of the head dim. */
@@ -54,10 +56,16 @@ FT_TRAIT int bwd_wgmma_f32_planes(int allow_tf32)
     return allow_tf32 ? 1 : 2;
 }
 
-/* Bytes an element of an operand in shared memory: two or one TF32 planes, or three bfloat16 parts. */
+/* BF16_PARTS: the bfloat16 parts of a float, three (float32's accuracy), or two with TF32 allowed. */
+FT_TRAIT int bwd_wgmma_f32_part_count(int allow_tf32)
+{
+    return allow_tf32 ? 2 : 3;
+}
+
+/* Bytes an element of an operand in shared memory: two or one TF32 planes, or its bfloat16 parts. */
 FT_TRAIT int bwd_wgmma_f32_elem_bytes(int allow_tf32, int parts)
 {
-    return parts ? 6 : 4 * bwd_wgmma_f32_planes(allow_tf32);
+    return parts ? 2 * bwd_wgmma_f32_part_count(allow_tf32) : 4 * bwd_wgmma_f32_planes(allow_tf32);
 }
 
 /* A ring slot: Q's and dO's planes (BLOCK_M rows), then L and delta in 1024 bytes of their own,
@@ -105,7 +113,7 @@ FT_TRAIT int bwd_wgmma_f32_rule(int block_m, int block_n, int num_warps, int num
                                 int dq_mode, int allow_tf32, int dq_bulk, int parts)
 {
     /* The parts' form is written for two consumers (S^T by one, dP^T by the other). */
-    if (parts && (allow_tf32 || head_dim != 128 || head_dim_v != 128))
+    if (parts && (head_dim != 128 || head_dim_v != 128))
         return BWD_WGMMA_F32_BAD_PARTS;
     if (head_dim != head_dim_v || (head_dim != 64 && !(head_dim == 128 && (allow_tf32 || parts))))
         return BWD_WGMMA_F32_BAD_HEAD_DIM;

@@ -414,7 +414,9 @@ if device.cc == 90 then
   -- 128 without TF32: three bfloat16 parts, six 16-bit products, every operand read as it lies)
   -- takes the float32 shapes at 128, in 32-query tiles of one slot or two: 1.6-1.7x bwd_mma's
   -- three-product winners there on an H200, and with DQ_BULK in one slot level to 2 % ahead of two
-  -- slots without (bench_kernels' bparts set, notes/fp32.md, forty-second session).
+  -- slots without (bench_kernels' bparts set, notes/fp32.md, forty-second session). With TF32
+  -- allowed the parts are two and the products three (more accurate than one TF32 product): offered
+  -- beside the TF32 forms at 128, for the sweep to decide.
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
