@@ -259,8 +259,9 @@ if device.cc == 90 then
   -- of the head dim beside a producer; head dim 128 with one TF32 product only); shared memory
   -- bounds the query tile and the ring (the family's check refuses what does not fit); dQ by
   -- atomics into dq_accum or straight into dQ (DQ_MODE direct), or into dq_accum by bulk
-  -- reductions from shared memory (DQ_BULK, which default.lua leaves out); and float32 at head dim
-  -- 128 in bfloat16 parts (BF16_PARTS: six 16-bit products).
+  -- reductions from shared memory (DQ_BULK, which default.lua leaves out); and at head dim 128 in
+  -- bfloat16 parts (BF16_PARTS: three parts and six 16-bit products, or with TF32 two and three,
+  -- which default.lua leaves out until measured).
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
