@@ -837,6 +837,15 @@ FT_DEVICE void store_dkdv(const ft_bwd_args &args, const dkdv_block &bk, const f
         }
 }
 
+// Where the block's dQ shares go: dq_accum's rows of its group's first query head (HEAD_DIM floats
+// each, unscaled), or with DIRECT dQ's own (scaled); the other is null.
+FT_DEVICE void dq_targets(const ft_bwd_args &args, const dkdv_block &bk, float *&dq_accum, float *&dq_group)
+{
+    const ft_seq &sq = bk.sq;
+    dq_accum = DIRECT ? nullptr : (float *)args.dq_accum + seq_row(args, sq, bk.b, bk.h0, bk.bh0) * HEAD_DIM;
+    dq_group = DIRECT ? (float *)args.dq + seq_offset(args.dq_stride, bk.b, bk.h0, sq.q0) : nullptr;
+}
+
 // A step's dQ^T (this consumer's 64 head-dim rows: head-dim row row0 + 8 (e >> 1), query
 // 8 j + 2 q + (e & 1) in dq[4 j + e]) added: with DIRECT into dQ's rows (dq scaled already), with
 // DQ_BULK through staging tile `staging` (add_dq_bulk), else by atomics into dq_accum's rows.
@@ -915,9 +924,8 @@ FT_DEVICE void consume_tf32(const ft_bwd_args &args, const dkdv_block &bk, int t
     for (int r = 0; r < KV_REGS; r++)
         dv[r] = dk[r] = 0.f;
     const float scale_log2 = softmax_log2_scale(args);
-    // dQ's adds: dq_accum's rows (HEAD_DIM floats each, unscaled), or with DIRECT dQ's own (scaled).
-    float *dq_accum = DIRECT ? nullptr : (float *)args.dq_accum + seq_row(args, sq, bk.b, bk.h0, bk.bh0) * HEAD_DIM;
-    float *dq_group = DIRECT ? (float *)args.dq + seq_offset(args.dq_stride, bk.b, bk.h0, sq.q0) : nullptr;
+    float *dq_accum, *dq_group;
+    dq_targets(args, bk, dq_accum, dq_group);
 
 #pragma unroll 1
     for (int i = 0; i < bk.steps; i++) {
@@ -1142,8 +1150,8 @@ FT_DEVICE void consume_parts(const ft_bwd_args &args, const dkdv_block &bk, int 
     for (int r = 0; r < KV_REGS; r++)
         dv[r] = dk[r] = 0.f;
     const float scale_log2 = softmax_log2_scale(args);
-    float *dq_accum = DIRECT ? nullptr : (float *)args.dq_accum + seq_row(args, sq, bk.b, bk.h0, bk.bh0) * HEAD_DIM;
-    float *dq_group = DIRECT ? (float *)args.dq + seq_offset(args.dq_stride, bk.b, bk.h0, sq.q0) : nullptr;
+    float *dq_accum, *dq_group;
+    dq_targets(args, bk, dq_accum, dq_group);
 #pragma unroll 1
     for (int i = 0; i < bk.steps; i++)
         parts_step(args, bk, i, dv, dk, dq_accum, dq_group, scale_log2, t, c);
