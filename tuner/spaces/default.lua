@@ -413,8 +413,9 @@ if device.cc == 90 then
   -- session), so the wide space alone tries it, but for the parts. BF16_PARTS (float32 at head dim
   -- 128 without TF32: three bfloat16 parts, six 16-bit products, every operand read as it lies)
   -- takes the float32 shapes at 128, in 32-query tiles of one slot or two: 1.6-1.7x bwd_mma's
-  -- three-product winners there on an H200, and with DQ_BULK in one slot level to 2 % ahead of two
-  -- slots without (bench_kernels' bparts set, notes/fp32.md, forty-second session). With TF32
+  -- three-product winners there on an H200, and with DQ_BULK in one slot from 3.5 % behind (causal)
+  -- to 2 % ahead of two slots without (bench_kernels' bparts set, notes/fp32.md, forty-second
+  -- session). With TF32
   -- allowed the parts are two and the products three (more accurate than one TF32 product): built,
   -- not yet run on a GPU, so wide.lua alone offers it until it is measured (bench_kernels' tparts).
   table.insert(spaces, space{
