@@ -659,23 +659,29 @@ static void tf32_splits_keep_float_accuracy(void **state)
  * of plain float; the three largest alone leave about 2^-16 of each product out, and at least 4x
  * float's error in O and the gradients (L, a log of sums the largest score dominates, moves less).
  * Measured here (2026-12-02, N 256): six products 0.99-1.02x plain float's error; three 1.1-1.6x
- * in L, about 10-26x in O and the gradients. */
+ * in L, about 10-26x in O and the gradients. The three largest are the parts' form where the caller
+ * allows TF32 (bwd_wgmma_f32's two parts, hi hi, hi mid, mid hi): it must stay well inside what
+ * one TF32 product costs, a tenth of its error at most. */
 static void check_bf16_products(const attn_case *c, const ref_problem *p, const inputs *in, const outputs *naive)
 {
     static const char *const names[5] = {"o", "lse", "dq", "dk", "dv"};
-    double plain[5], six[5], three[5];
+    double plain[5], six[5], three[5], tf32[5];
     split_errors(c, p, in, naive, 0, 0, plain);
     split_errors(c, p, in, naive, 0, 6, six);
     split_errors(c, p, in, naive, 0, 3, three);
+    split_errors(c, p, in, naive, 1, 0, tf32);
     for (int i = 0; i < 5; i++) {
-        print_message("%s %s: rel err plain float %.2g, 6 bf16 products %.2g (%.2fx), 3 %.2g (%.1fx)\n", c->name,
-                      names[i], plain[i], six[i], six[i] / plain[i], three[i], three[i] / plain[i]);
+        print_message("%s %s: rel err plain float %.2g, 6 bf16 products %.2g (%.2fx), 3 %.2g (%.1fx), TF32 %.2g\n",
+                      c->name, names[i], plain[i], six[i], six[i] / plain[i], three[i], three[i] / plain[i], tf32[i]);
         if (!(six[i] <= 2 * plain[i]))
             fail_msg("%s %s: six bf16 products' error %.3g is over twice plain float's %.3g", c->name, names[i],
                      six[i], plain[i]);
         if (i != 1 && !(three[i] > 4 * plain[i] && three[i] < 1e-3))
             fail_msg("%s %s: three bf16 products' error %.3g is not 2^-16's (plain float %.3g)", c->name, names[i],
                      three[i], plain[i]);
+        if (!(10 * three[i] <= tf32[i]))
+            fail_msg("%s %s: three bf16 products' error %.3g is not a tenth of one TF32 product's %.3g", c->name,
+                     names[i], three[i], tf32[i]);
     }
 }
 
