@@ -563,6 +563,22 @@ static const bench_row rows[] = {
     FDIRECT(128, 16, 16, 1024, 1, 32, 12, 1, 1),
     FDIRECT(128, 4, 16, 4096, 0, 32, 12, 1, 1),
 #undef FDIRECT
+    /* The float32 backward's delta made in the kernel from O (the "fdelta" set, against the pass
+     * before it): the H200's shipped forms at the float32 table's shapes, short causal and long
+     * (three products at d64, one, the parts at d128 and with TF32 two parts); dq mode 3 direct. */
+#define FDELTA(d, b, h, n, causal, bm, w, st, dq, tf32)                                                       \
+    { "bwd_wgmma_f32", 0, d, b, h, n, causal, bm, 64, w, st, dq, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fdelta", 0, tf32 }
+    FDELTA(64, 16, 32, 1024, 1, 32, 8, 1, 3, 0),
+    FDELTA(64, 4, 32, 4096, 0, 32, 8, 2, 0, 0),
+    FDELTA(64, 16, 32, 1024, 1, 64, 8, 1, 3, 1),
+    FDELTA(64, 4, 32, 4096, 0, 64, 8, 2, 3, 1),
+    FDELTA(128, 16, 16, 1024, 1, 32, 12, 2, 3, 16),
+    FDELTA(128, 4, 16, 4096, 0, 32, 12, 2, 3, 16),
+    FDELTA(128, 16, 16, 1024, 1, 32, 12, 1, 3, 1),
+    FDELTA(128, 4, 16, 4096, 0, 32, 12, 1, 3, 1),
+    FDELTA(128, 16, 16, 1024, 1, 32, 12, 2, 3, 17),
+    FDELTA(128, 4, 16, 4096, 0, 32, 12, 2, 3, 17),
+#undef FDELTA
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 128, 4, 16, 4096, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
     { "bwd_mma", 2, 64, 4, 32, 4096, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, 0, 0 },
