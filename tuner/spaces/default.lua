@@ -416,8 +416,9 @@ if device.cc == 90 then
   -- three-product winners there on an H200, and with DQ_BULK in one slot from 3.5 % behind (causal)
   -- to 2 % ahead of two slots without (bench_kernels' bparts set, notes/fp32.md, forty-second
   -- session). With TF32
-  -- allowed the parts are two and the products three (more accurate than one TF32 product): built,
-  -- not yet run on a GPU, so wide.lua alone offers it until it is measured (bench_kernels' tparts).
+  -- allowed the parts are two and the products three (more accurate than one TF32 product):
+  -- correct, but 5-9 % behind one TF32 product at every tparts row on an H200 (127-132 against
+  -- 139-141 TFLOP/s at N 4096-16384; notes/fp32.md, forty-third session), so wide.lua alone offers it.
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
@@ -435,7 +436,7 @@ if device.cc == 90 then
         return false, "DQ_BULK with TF32 products: level at best, up to 4 % behind (the wide space tries it)"
       end
       if p.BF16_PARTS == 1 and p.ALLOW_TF32 == 1 then
-        return false, "two bfloat16 parts with TF32: not yet measured (the wide space tries it)"
+        return false, "two bfloat16 parts with TF32: 5-9 % behind one TF32 product (the wide space tries it)"
       end
       return true
     end,
