@@ -103,8 +103,8 @@ static const struct {
     int workloads;       /* over every space, on sm_90 */
     int hopper_only;     /* 1: other archs are refused with a message naming sm_90 */
 } shipped[] = {
-    { "tuner/spaces/default.lua", 8, 336, 0 },
-    { "tuner/spaces/wide.lua", 6, 336, 0 },
+    { "tuner/spaces/default.lua", 8, 352, 0 },
+    { "tuner/spaces/wide.lua", 6, 352, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
     { "tuner/spaces/kinds.lua", 3, 10, 1 },
@@ -156,9 +156,10 @@ static int hopper_extra(const db_workload *w)
                      (w->head_dim == 192 && (w->head_dim_v == 128 || w->head_dim_v == 192));
     if (wide)
         return w->heads == 16 && w->batch * w->seqlen_q == 16384 && (w->seqlen_q == 1024 || w->seqlen_q == 4096);
-    /* the small grids: a batch of one at head dims 64 and 128, 256 to 2048 tokens */
-    return (w->head_dim == 64 || w->head_dim == 128) && w->batch == 1 && w->heads * w->head_dim == 2048 &&
-           (w->seqlen_q == 256 || w->seqlen_q == 512 || w->seqlen_q == 1024 || w->seqlen_q == 2048);
+    /* the small grids: a batch of one at head dims 64 and 128, 256 to 2048 tokens, and of eight at 256 */
+    return (w->head_dim == 64 || w->head_dim == 128) && w->heads * w->head_dim == 2048 &&
+           ((w->batch == 1 && (w->seqlen_q == 256 || w->seqlen_q == 512 || w->seqlen_q == 1024 || w->seqlen_q == 2048)) ||
+            (w->batch == 8 && w->seqlen_q == 256));
 }
 
 /* The float32 shapes: the papers' head dims and masks at three lengths, with TF32 allowed or not;
@@ -203,6 +204,7 @@ static void default_space_covers_the_readme(void **state)
         const tune_space *s = &set->spaces[i];
         int seen[4][3][2][15] = { { { { 0 } } } };   /* dtype, head dim / 64, causal, log2 seqlen */
         int small[4][3][2][15] = { { { { 0 } } } };  /* the same, the small grid's (batch 1) */
+        int eight[4][3][2] = { { { 0 } } };       /* the batch of eight at N 256 */
         int extra = 0, tf32 = 0, spec = 0;
         const int hopper = !strcmp(s->name, "fwd_hopper") || !strcmp(s->name, "bwd_hopper");
         for (int j = 0; j < s->workload_count; j++) {
@@ -270,6 +272,8 @@ static void default_space_covers_the_readme(void **state)
             if (hopper && hopper_extra(w)) {
                 if (w->batch == 1 && w->seqlen_q <= 2048)
                     small[w->dtype][w->head_dim / 64][w->causal][lg]++;
+                if (w->batch == 8)
+                    eight[w->dtype][w->head_dim / 64][w->causal]++;
                 extra++;
                 continue;
             }
@@ -299,9 +303,9 @@ static void default_space_covers_the_readme(void **state)
             assert_int_equal(extra, 16);
             continue;
         }
-        /* 2 dtypes x 2 causal x (4 head-dim pairs x 2 lengths, + the small grid's 2 head dims x 4
-         * lengths); the backward's head dim 192 is bwd_mla's */
-        assert_int_equal(extra, !hopper ? 0 : !strcmp(s->name, "bwd_hopper") ? 48 : 64);
+        /* 2 dtypes x 2 causal x (4 head-dim pairs x 2 lengths, + the small grids' 2 head dims x 5
+         * shapes); the backward's head dim 192 is bwd_mla's */
+        assert_int_equal(extra, !hopper ? 0 : !strcmp(s->name, "bwd_hopper") ? 56 : 72);
         for (int dt = 1; dt <= 2; dt++)
             for (int d = 1; d <= 2; d++)
                 for (int causal = 0; causal < 2; causal++)
@@ -310,6 +314,10 @@ static void default_space_covers_the_readme(void **state)
                         /* the small grid: each of N 256, 512, 1024, 2048 once (Hopper) */
                         assert_int_equal(small[dt][d][causal][lg], hopper && lg <= 11);
                     }
+        for (int dt = 1; dt <= 2; dt++)
+            for (int d = 1; d <= 2; d++)
+                for (int causal = 0; causal < 2; causal++)   /* the batch of eight at N 256, once (Hopper) */
+                    assert_int_equal(eight[dt][d][causal], hopper);
     }
     tune_space_set_free(set);
 }
@@ -354,9 +362,9 @@ static void wide_space_searches_every_configuration(void **state)
     } hopper[] = {
         { "decode", "fwd_mma", 32, 6 },
         { "bwd_f32", "bwd_mma", 24, 8 },
-        { "fwd_hopper", "fwd_wgmma", 112, 40 },
+        { "fwd_hopper", "fwd_wgmma", 120, 40 },
         { "fwd_f32_hopper", "fwd_wgmma", 32, 4 },
-        { "bwd_hopper", "bwd_wgmma", 112, 4 },   /* head dim 256: the stages and DQ_INIT */
+        { "bwd_hopper", "bwd_wgmma", 120, 4 },   /* head dim 256: the stages and DQ_INIT */
         { "bwd_f32_hopper", "bwd_wgmma_f32", 24, 2 },   /* three products at 64: 32 rows, one slot or two */
     };
     assert_int_equal(set->space_count, ARRAY_LEN(hopper));
