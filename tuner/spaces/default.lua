@@ -33,9 +33,9 @@ local head_dims_192 = grid{ dtype = {"bf16", "f16"}, head_dim = {192}, head_dim_
                             seqlen = {1024, 4096}, tokens = 16384, heads = {16} }
 local small_grid = grid{ dtype = {"bf16", "f16"}, head_dim = {64, 128}, causal = {0, 1},
                          seqlen = {256, 512, 1024, 2048}, batch = {1}, hidden = 2048 }
--- A batch of eight at 256 tokens: between the batch of one's quarter of a wave and the papers'
--- grid's many waves, where batches of 3 and 6 at 256 tokens (0.7-1.5 waves) were served the batch
--- of one's winners, 1.11-1.29x the fastest (notes/tuning.md, section 15).
+-- A batch of eight at 256 tokens: between the batch of one's fraction of a wave and the papers'
+-- grid's many waves, where batches of 3 and 6 at 256 tokens (0.7-2.9 waves) were served the batch
+-- of one's winners, 1.11-1.29x the fastest (notes/tuning.md, sections 15 and 18).
 local small_grid_8 = grid{ dtype = {"bf16", "f16"}, head_dim = {64, 128}, causal = {0, 1},
                            seqlen = {256}, batch = {8}, hidden = 2048 }
 local hopper_forward_shapes = { shapes, wide_head_dims, head_dims_192, small_grid, small_grid_8 }
@@ -422,8 +422,8 @@ if device.cc == 90 then
   -- to 2 % ahead of two slots without (bench_kernels' bparts set, notes/fp32.md, forty-second
   -- session). With TF32
   -- allowed the parts are two and the products three (more accurate than one TF32 product):
-  -- correct, but 5-9 % behind one TF32 product at every tparts row on an H200 (127-132 against
-  -- 139-141 TFLOP/s at N 4096-16384; notes/fp32.md, forty-third session), so wide.lua alone offers it.
+  -- correct, but 4-7 % behind one TF32 product at every tparts shape on an H200 (best rows 131-132
+  -- against 139-141 TFLOP/s non-causal at N 4096-16384; notes/fp32.md, forty-third session), so wide.lua alone offers it.
   table.insert(spaces, space{
     name = "bwd_f32_hopper",
     template = "bwd_wgmma_f32",
@@ -441,7 +441,7 @@ if device.cc == 90 then
         return false, "DQ_BULK with TF32 products: level at best, up to 4 % behind (the wide space tries it)"
       end
       if p.BF16_PARTS == 1 and p.ALLOW_TF32 == 1 then
-        return false, "two bfloat16 parts with TF32: 5-9 % behind one TF32 product (the wide space tries it)"
+        return false, "two bfloat16 parts with TF32: 4-7 % behind one TF32 product (the wide space tries it)"
       end
       return true
     end,

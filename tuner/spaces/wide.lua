@@ -40,9 +40,9 @@ local head_dims_192 = grid{ dtype = {"bf16", "f16"}, head_dim = {192}, head_dim_
                             seqlen = {1024, 4096}, tokens = 16384, heads = {16} }
 local small_grid = grid{ dtype = {"bf16", "f16"}, head_dim = {64, 128}, causal = {0, 1},
                          seqlen = {256, 512, 1024, 2048}, batch = {1}, hidden = 2048 }
--- A batch of eight at 256 tokens: between the batch of one's quarter of a wave and the papers'
--- grid's many waves, where batches of 3 and 6 at 256 tokens (0.7-1.5 waves) were served the batch
--- of one's winners, 1.11-1.29x the fastest (notes/tuning.md, section 15).
+-- A batch of eight at 256 tokens: between the batch of one's fraction of a wave and the papers'
+-- grid's many waves, where batches of 3 and 6 at 256 tokens (0.7-2.9 waves) were served the batch
+-- of one's winners, 1.11-1.29x the fastest (notes/tuning.md, sections 15 and 18).
 local small_grid_8 = grid{ dtype = {"bf16", "f16"}, head_dim = {64, 128}, causal = {0, 1},
                            seqlen = {256}, batch = {8}, hidden = 2048 }
 local hopper_shapes = { shapes, wide_head_dims, head_dims_192, small_grid, small_grid_8 }
