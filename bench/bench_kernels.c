@@ -563,9 +563,11 @@ static const bench_row rows[] = {
     FDIRECT(128, 16, 16, 1024, 1, 32, 12, 1, 1),
     FDIRECT(128, 4, 16, 4096, 0, 32, 12, 1, 1),
 #undef FDIRECT
-    /* The float32 backward's delta made in the kernel from O (the "fdelta" set, against the pass
-     * before it): the H200's shipped forms at the float32 table's shapes, short causal and long
-     * (three products at d64, one, the parts at d128 and with TF32 two parts); dq mode 3 direct. */
+    /* The float32 backward's shipped forms on the H200 at the float32 table's shapes, short causal
+     * and long (three products at d64, one, the parts at d128 and with TF32 two parts; dq mode 3
+     * direct): the "fdelta" set, for dev/gpu/bench-trees.sh to compare a change to the whole
+     * backward (the pass before the kernel included) across trees; it measured delta made in the
+     * kernel from O against the pass (notes/fp32.md, forty-third session). */
 #define FDELTA(d, b, h, n, causal, bm, w, st, dq, tf32)                                                       \
     { "bwd_wgmma_f32", 0, d, b, h, n, causal, bm, 64, w, st, dq, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, "fdelta", 0, tf32 }
     FDELTA(64, 16, 32, 1024, 1, 32, 8, 1, 3, 0),
