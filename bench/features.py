@@ -3,7 +3,8 @@ cuDNN in one process and one run on the GPU.
 
 Each point is one problem with the feature that makes it (bf16, forward and backward, median of
 compare.py's timer):
-- grouped-query attention, Llama 3 8B's 32 query heads over 8 K/V heads;
+- grouped-query attention, Llama 3 8B's 32 query heads over 8 K/V heads, and Llama 3 70B's 64
+  over 8 (groups of eight);
 - the deterministic backward (flashtune's `deterministic=True`, FlashAttention-4's
   `deterministic=True`);
 - a local window of 1024 keys left of the diagonal;
@@ -44,6 +45,7 @@ from rounds import interleaved, median_of_rounds  # noqa: E402
 # det: a deterministic backward; br: the diagonal bottom-right)
 POINTS = [
     ("llama3-8B GQA 32/8", 2, 32, 8, 8192, 8192, 128, 128, True, {}),
+    ("llama3-70B GQA 64/8", 1, 64, 8, 8192, 8192, 128, 128, True, {}),
     ("deterministic", 2, 16, 16, 8192, 8192, 128, 128, True, {"det": True}),
     ("window 1024", 2, 16, 16, 8192, 8192, 128, 128, True, {"window": 1024}),
     ("softcap 50", 2, 16, 16, 8192, 8192, 128, 128, True, {"softcap": 50.0}),
