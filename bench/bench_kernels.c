@@ -65,6 +65,10 @@ typedef struct bench_row {
  * 2026-11-28, sixth session). */
 #define GQA(n, hk, splits, ps)                                                                         \
     { "bwd_wgmma", 2, 128, 2, 32, n, 1, 64, 128, 12, 2, 0, 0, 0, 0, ps, hk, 0, splits, 1, 0, 1, "gqa", 0, 0 }
+/* The same at Llama 3 70B's grouping (bf16, D 128, B 1, 64 query heads over 8, N 8192 causal):
+ * groups of eight over 1 to 8 blocks a key tile, one block a unit and persistent. */
+#define GQA70(splits, ps)                                                                              \
+    { "bwd_wgmma", 2, 128, 1, 64, 8192, 1, 64, 128, 12, 2, 0, 0, 0, 0, ps, 8, 0, splits, 1, 0, 1, "gqa", 0, 0 }
 
 /* Head dims 192 over 128 (the "wide" set: bf16, B 4, H 16, N 4096, and causal B 16 N 1024): the
  * columns split (64 keys) beside the wide keys (128 keys split) in the orders that compile without
@@ -215,7 +219,8 @@ static const bench_row rows[] = {
     EARLY_PAIR(192, 128, 16, 16, 1024, 1, 64, 1, 1, 0, 1),
     GQA(8192, 32, 0, 0), GQA(8192, 32, 0, 1), GQA(8192, 8, 1, 0), GQA(8192, 8, 1, 1), GQA(8192, 8, 2, 0),
     GQA(8192, 8, 2, 1), GQA(8192, 8, 4, 0), GQA(4096, 32, 0, 0), GQA(4096, 8, 1, 0), GQA(4096, 8, 2, 0),
-    GQA(4096, 8, 4, 0),
+    GQA(4096, 8, 4, 0), GQA70(1, 0), GQA70(1, 1), GQA70(2, 0), GQA70(2, 1), GQA70(4, 0), GQA70(4, 1), GQA70(8, 0),
+    GQA70(8, 1),
     FGRID(128, 1, 16, 16384, 0, 128, 12, 0, 0), FGRID(128, 4, 16, 4096, 0, 128, 12, 1, 0),
     FGRID(128, 16, 16, 1024, 0, 128, 12, 0, 1), FGRID(128, 1, 16, 16384, 1, 128, 12, 0, 0),
     FGRID(128, 2, 16, 8192, 1, 128, 12, 1, 1), FGRID(128, 4, 16, 4096, 1, 128, 12, 0, 1),
