@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "gen_internal.h"
+#include "rt_internal.h"
 #include "source_path.h"
 #include "tune_space.h"
 
@@ -107,7 +109,7 @@ static const struct {
     { "tuner/spaces/wide.lua", 6, 352, 0 },
     { "tuner/spaces/quick.lua", 2, 4, 0 },
     { "tuner/spaces/derived.lua", 8, 64, 0 },
-    { "tuner/spaces/kinds.lua", 3, 10, 1 },
+    { "tuner/spaces/kinds.lua", 4, 14, 1 },
 };
 
 /* Each shipped space loads for every arch the generator targets (smaller shared memory than
@@ -622,6 +624,38 @@ static void grid_builds_paper_shapes(void **state)
     tune_workload_str(&kinds->workloads[4].workload, text, sizeof text);
     assert_string_equal(text, "bf16 d=64 causal b=16 h=4 s=4096 varlen=4/8");
     check_candidates(set);
+    tune_space_set_free(set);
+}
+
+/* kinds.lua's grouped backward: every candidate shares the group's query heads over as many
+ * blocks as the runtime will (rt_group_splits, from the problem alone), so that the kernel a sweep
+ * times is the one served; and the grouped forwards keep their K/V heads. */
+static void grouped_kinds_split_as_the_runtime_does(void **state)
+{
+    (void)state;
+    tune_device dev;
+    assert_int_equal(tune_device_default(&dev, "sm_90"), 0);
+    tune_space_set *set = load_ok("tuner/spaces/kinds.lua", &dev);
+    const tune_space *bwd = find_space(set, "bwd_grouped");
+    assert_int_equal(bwd->workload_count, 2);
+    assert_true(bwd->family->backward);
+    for (int i = 0; i < bwd->workload_count; i++) {
+        db_workload w;   /* a space's workloads carry no direction: its template's is the backward */
+        tune_workload_db(&bwd->workloads[i].workload, DB_OP_BWD, &w);
+        assert_int_equal(w.heads_k, 8);
+        assert_true(bwd->workloads[i].count > 0);
+        const int splits = rt_group_splits(&w);
+        assert_true(splits > 1);
+        for (int c = 0; c < bwd->workloads[i].count; c++)
+            if (bwd->workloads[i].configs[c].p[GEN_SPLITS] != splits)
+                fail_msg("bwd_grouped workload %d candidate %d: SPLITS=%d, the runtime's %d", i, c,
+                         bwd->workloads[i].configs[c].p[GEN_SPLITS], splits);
+    }
+    const tune_space *fwd = find_space(set, "fwd_kinds");
+    int grouped = 0;
+    for (int i = 0; i < fwd->workload_count; i++)
+        grouped += fwd->workloads[i].workload.heads_k == 8;
+    assert_int_equal(grouped, 2);
     tune_space_set_free(set);
 }
 
@@ -1210,6 +1244,7 @@ int main(void)
         cmocka_unit_test(captured_problems_replace_the_workloads),
         cmocka_unit_test(shipped_comments_state_no_counts),
         cmocka_unit_test(grid_builds_paper_shapes),
+        cmocka_unit_test(grouped_kinds_split_as_the_runtime_does),
         cmocka_unit_test(varlen_lengths_fill_their_bucket),
         cmocka_unit_test(where_filters_with_reasons),
         cmocka_unit_test(random_strategy_is_reproducible),

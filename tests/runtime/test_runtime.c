@@ -530,6 +530,44 @@ static void padded_head_dims_choose_the_compiled_ones(void **state)
     db_close(shipped);
 }
 
+/* Grouped heads are a kind of their own (kinds.lua's grouped workloads, in the H200's table): a
+ * grouped causal problem near them takes their winner, with the backward's split the problem's
+ * own (rt_group_splits); a problem of plain heads at the same shape keeps the dense winners, and
+ * another grouping takes the nearer ratio's. */
+static void grouped_winners_serve_grouped_problems(void **state)
+{
+    (void)state;
+    db *shipped = NULL;
+    char err[512];
+    int db_error;
+    rt_choice got;
+    assert_int_equal(rt_shipped_open(&shipped, err, sizeof err), 0);
+    for (int op = DB_OP_FWD; op <= DB_OP_BWD; op++) {
+        db_workload w = workload(op, FT_BF16, 128, 1, 1, 64, 8192, 8192);
+        w.heads_k = 8;
+        assert_int_equal(rt_choose(NULL, shipped, &h200, &w, 0, &got, &db_error, err, sizeof err), 0);
+        printf("  64/8 %s -> %s\n", op ? "bwd" : "fwd", got.why);
+        assert_int_equal(got.tier, RT_TIER_SHIPPED_EXACT);
+        if (op == DB_OP_BWD)
+            assert_int_equal(got.config.p[GEN_SPLITS], rt_group_splits(&w));
+        w.seqlen_q = w.seqlen_k = 4096;   /* nearest: the grouped rows, not the dense ones */
+        w.batch = 2;
+        assert_int_equal(rt_choose(NULL, shipped, &h200, &w, 0, &got, &db_error, err, sizeof err), 0);
+        printf("  64/8 N 4096 %s -> %s\n", op ? "bwd" : "fwd", got.why);
+        assert_int_equal(got.tier, RT_TIER_SHIPPED_NEAREST);
+        assert_non_null(strstr(got.why, "heads=64"));
+        db_workload plain = workload(op, FT_BF16, 128, 1, 1, 64, 8192, 8192);
+        assert_int_equal(rt_choose(NULL, shipped, &h200, &plain, 0, &got, &db_error, err, sizeof err), 0);
+        printf("  64 plain heads %s -> %s\n", op ? "bwd" : "fwd", got.why);
+        assert_null(strstr(got.why, "heads_k"));
+        db_workload four = workload(op, FT_BF16, 128, 1, 4, 32, 8192, 8192);   /* 32/8: its own row */
+        four.heads_k = 8;
+        assert_int_equal(rt_choose(NULL, shipped, &h200, &four, 0, &got, &db_error, err, sizeof err), 0);
+        assert_non_null(strstr(got.why, "heads=32"));
+    }
+    db_close(shipped);
+}
+
 /* The padded dims' winners serve head dim 32 on Hopper as the nearest, never exactly, even at a
  * tuned row's own shape; and only a family that pads 32 to 64 itself: a database's mma.sync
  * winner at 64 (a family that compiles 32) is passed over, a warpgroup one taken. */
@@ -2176,6 +2214,7 @@ int main(void)
         cmocka_unit_test(small_grids_served_by_small_grids),
         cmocka_unit_test(every_served_head_dim_pair_has_tuned_winners),
         cmocka_unit_test(other_mask_unfit_gives_way_to_own_mask),
+        cmocka_unit_test(grouped_winners_serve_grouped_problems),
         cmocka_unit_test(padded_dims_winners_serve_as_nearest),
         cmocka_unit_test(invalid_arguments_name_the_argument),
         cmocka_unit_test(bnhd_layout_is_accepted),

@@ -10,7 +10,12 @@
 --     bucket), causal and not; and 16 documents of at most 4096 tokens in the same bucket
 --     (bench/varlen.py --docs 16:64:4096), whose tiles are short: served the 23 sequences'
 --     non-causal winner, it ran 4.9 % slower than one block a tile (notes/kernels.md);
---   * a causal sliding window of 1024 keys (Mistral's kind) over 2 x 8192 tokens.
+--   * a causal sliding window of 1024 keys (Mistral's kind) over 2 x 8192 tokens;
+--   * grouped-query attention, causal at 8192 tokens: Llama 3 8B's 32 query heads over 8 K/V heads
+--     (batch 2) and 70B's 64 over 8 (batch 1). The lookup keeps a group's ratio apart
+--     (db_query.c, kind_gap), so these serve grouped problems and the dense winners the rest; the
+--     backward's dense winner there ran one block a key tile, which with a group trailed the
+--     persistent walk in a burst (notes/tuning.md, section 19).
 -- The candidates are the Hopper families' strongest forms at head dim 128 (default.lua's notes):
 -- a producer warpgroup for two consumers, with and without turns and the persistent walk, and
 -- (the forward, without a mask) three consumers reading P from shared memory.
@@ -24,6 +29,14 @@ local varlen = {
 local window = {
   { dtype = "bf16", head_dim = 128, causal = 1, window_left = 1024, batch = 2, heads = 16, seqlen = 8192 },
 }
+local grouped = {
+  { dtype = "bf16", head_dim = 128, causal = 1, batch = 2, heads = 32, heads_k = 8, seqlen = 8192 },
+  { dtype = "bf16", head_dim = 128, causal = 1, batch = 1, heads = 64, heads_k = 8, seqlen = 8192 },
+}
+-- The runtime shares a group's query heads over SPLITS blocks a key tile in the backward, by the
+-- problem alone (rt_group_splits: 2 for both grouped workloads above); the candidates are compiled
+-- with the same split, so that what is timed is what is served (test_space checks the two agree).
+local grouped_splits = 2
 local bench = { warmup_ms = 10, rep_ms = 50, timeout_s = 10 }
 
 if device.cc ~= 90 then
@@ -35,11 +48,11 @@ end
 -- splitting 128 keys (L read early, L_EARLY, lost there: default.lua), the first dQ share stored
 -- (DQ_INIT) beside a producer, and the persistent walk (over a variable-length batch, the packed
 -- batch's own key tiles, the longest sequences' first).
-local function bwd_kinds(name, workloads)
+local function bwd_kinds(name, workloads, splits)
   return space{
     name = name,
     template = "bwd_wgmma",
-    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 64, DQ_MODE = "atomic", DK_SS = 0, L_EARLY = 0 },
+    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 64, DQ_MODE = "atomic", DK_SS = 0, L_EARLY = 0, SPLITS = splits or 1 },
     params = {
       NUM_WARPS = {4, 8, 12},
       BLOCK_N = {64, 128},
@@ -97,11 +110,12 @@ local spaces = {
       end
       return true
     end,
-    workloads = { varlen, window },
+    workloads = { varlen, window, grouped },
     bench = bench,
   },
   bwd_kinds("bwd_varlen", varlen),
   bwd_kinds("bwd_window", window),
+  bwd_kinds("bwd_grouped", grouped, grouped_splits),
 }
 
 return spaces
