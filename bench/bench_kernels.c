@@ -69,6 +69,12 @@ typedef struct bench_row {
  * groups of eight over 1 to 8 blocks a key tile, one block a unit and persistent. */
 #define GQA70(splits, ps)                                                                              \
     { "bwd_wgmma", 2, 128, 1, 64, 8192, 1, 64, 128, 12, 2, 0, 0, 0, 0, ps, 8, 0, splits, 1, 0, 1, "gqa", 0, 0 }
+/* The grouped kind's winners (kinds.lua: one block a key tile, DQ_FIRST without DV_EARLY, split 2)
+ * beside the same persistent, under sustained load (the "gqasus" set, for REPS 1500: each pair timed
+ * A B B A), at 64/8 (B 1) and 32/8 (B 2), N 8192 causal: the sweep and a burst ordered them apart. */
+#define GQAS(b, h, ps)                                                                                 \
+    { "bwd_wgmma", 2, 128, b, h, 8192, 1, 64, 128, 12, 2, 0, 0, 0, 0, ps, 8, 0, 2, 1, 0, 0, "gqasus", 0, 0 }
+#define GQAS_ABBA(b, h) GQAS(b, h, 0), GQAS(b, h, 1), GQAS(b, h, 1), GQAS(b, h, 0)
 
 /* Head dims 192 over 128 (the "wide" set: bf16, B 4, H 16, N 4096, and causal B 16 N 1024): the
  * columns split (64 keys) beside the wide keys (128 keys split) in the orders that compile without
@@ -219,6 +225,7 @@ static const bench_row rows[] = {
     EARLY_PAIR(192, 128, 16, 16, 1024, 1, 64, 1, 1, 0, 1),
     GQA(8192, 32, 0, 0), GQA(8192, 32, 0, 1), GQA(8192, 8, 1, 0), GQA(8192, 8, 1, 1), GQA(8192, 8, 2, 0),
     GQA(8192, 8, 2, 1), GQA(8192, 8, 4, 0), GQA(4096, 32, 0, 0), GQA(4096, 8, 1, 0), GQA(4096, 8, 2, 0),
+    GQAS_ABBA(1, 64), GQAS_ABBA(2, 32),
     GQA(4096, 8, 4, 0), GQA70(1, 0), GQA70(1, 1), GQA70(2, 0), GQA70(2, 1), GQA70(4, 0), GQA70(4, 1), GQA70(8, 0),
     GQA70(8, 1),
     FGRID(128, 1, 16, 16384, 0, 128, 12, 0, 0), FGRID(128, 4, 16, 4096, 0, 128, 12, 1, 0),
