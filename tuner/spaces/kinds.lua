@@ -13,9 +13,8 @@
 --   * a causal sliding window of 1024 keys (Mistral's kind) over 2 x 8192 tokens;
 --   * grouped-query attention, causal at 8192 tokens: Llama 3 8B's 32 query heads over 8 K/V heads
 --     (batch 2) and 70B's 64 over 8 (batch 1). The lookup keeps a group's ratio apart
---     (db_query.c, kind_gap), so these serve grouped problems and the dense winners the rest; the
---     backward's dense winner there ran one block a key tile, which with a group trailed the
---     persistent walk in a burst (notes/tuning.md, section 19).
+--     (db_query.c, kind_gap), so these serve grouped problems and the dense winners the rest
+--     (a burst and the sweep ordered the backward's walks apart there: notes/tuning.md, section 19).
 -- The candidates are the Hopper families' strongest forms at head dim 128 (default.lua's notes):
 -- a producer warpgroup for two consumers, with and without turns and the persistent walk, and
 -- (the forward, without a mask) three consumers reading P from shared memory.
