@@ -12,8 +12,8 @@
  * writes twice the L2 likewise). 20 repetitions time the GPU before its clocks settle under load:
  * compare kernels within one run (notes/kernels.md, "Sustained load"), and confirm an order of a
  * few per cent at 1,500 with the pair timed A B B A (the gqasus set), as the power cap's
- * clock can reverse it: the grouped backward's persistent walk led by 5 % in a burst and trailed by
- * 1.5 % sustained (notes/tuning.md, section 19).
+ * clock can reverse it: the grouped backward's persistent walk led by 5 % in a burst, and lost in
+ * the sweep's sustained timing and in 1,500 calls A B B A (notes/tuning.md, section 19).
  * Launches go through the launch module, as the runtime's and the tuner's do. */
 #include <math.h>
 #include <stdio.h>
