@@ -146,6 +146,24 @@ int db_workload_decode(const db_workload *w);
  * own mask where the other's does not fit it). A causal shape of equal lengths keeps top-left
  * (db_workload_set_mask) and is not one. */
 int db_workload_decode_any_mask(const db_workload *w);
+/* A backward of few K/V heads (grouped-query attention) shares each group's query heads over
+ * this many blocks a key tile (SPLITS of the families that take it): the smallest divisor of the
+ * group, at most DB_GROUP_SPLITS_MAX, that brings the blocks (batch * heads_k * key tiles of 128)
+ * to DB_GROUP_SPLIT_BLOCKS, or under a mask over at least DB_GROUP_SPLIT_MASKED_QUERIES queries
+ * to DB_GROUP_SPLIT_BLOCKS_MASKED and at least 2 (its key tiles' work differs, so the heavy-first
+ * walk's tail wants more, smaller blocks: at 32/8 heads, causal, split 2 beat unsplit and split
+ * 4 at N 4096 and 8192, and at 64/8 split 4 and 8; notes/kernels.md, the grouped-query split).
+ * Fewer queries leave the key tiles' work nearly equal and each split's fp32 dK and dV partials
+ * weigh against little work (speculative decoding, 16 queries over 4096 keys: split 2 halved its
+ * backward's speed). 1 for a forward, a variable-length batch or no grouping. The problem alone
+ * decides it, so that a workspace size needs no GPU, and the runtime and the tuner agree on the
+ * kernel: the runtime launches a grouped backward with it whatever its winner was tuned with, and
+ * the tuner compiles a grouped backward's candidates with it (tune_space_enum.c). */
+#define DB_GROUP_SPLITS_MAX 8
+#define DB_GROUP_SPLIT_BLOCKS 256
+#define DB_GROUP_SPLIT_BLOCKS_MASKED 1024
+#define DB_GROUP_SPLIT_MASKED_QUERIES 4096
+int db_workload_group_splits(const db_workload *w);
 /* The band's sides as ft_mask_band takes them with causal 0 (-1 no limit): OUT *left, *right. */
 void db_workload_mask_sides(const db_workload *w, int *left, int *right);
 /* A variable-length batch's bucket, 1..8: its tokens (total_q + total_k) over batch x (longest_q +

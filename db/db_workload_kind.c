@@ -1,5 +1,5 @@
-/* A workload's kind beyond its sizes: the one stored form of its mask, and the bucket of a
- * variable-length batch. The tuner, the runtime and the database key workloads through these. */
+/* A workload's kind beyond its sizes: the one stored form of its mask, the bucket of a
+ * variable-length batch, and a grouped backward's split. The tuner, the runtime and the database key workloads through these. */
 #include <math.h>
 
 #include "db_internal.h"
@@ -29,6 +29,22 @@ int db_workload_decode(const db_workload *w)
 int db_workload_decode_any_mask(const db_workload *w)
 {
     return db_workload_decode(w) && !w->window && (!w->causal || w->bottom_right);
+}
+
+int db_workload_group_splits(const db_workload *w)
+{
+    const int heads_k = w->heads_k ? w->heads_k : w->heads, group = w->heads / heads_k;
+    if (w->op != DB_OP_BWD || w->varlen || group < 2)
+        return 1;
+    const long long blocks = (long long)w->batch * heads_k * (((long long)w->seqlen_k + 127) / 128);
+    /* Key tiles of unequal work: a mask over enough queries (db_internal.h). */
+    const int uneven = db_workload_masked(w) && w->seqlen_q >= DB_GROUP_SPLIT_MASKED_QUERIES, least = uneven ? 2 : 1;
+    const long long want = uneven ? DB_GROUP_SPLIT_BLOCKS_MASKED : DB_GROUP_SPLIT_BLOCKS;
+    int splits = 1;
+    for (int s = 2; s <= group && s <= DB_GROUP_SPLITS_MAX && (splits < least || blocks * splits < want); s++)
+        if (group % s == 0)
+            splits = s;
+    return splits;
 }
 
 void db_workload_mask_sides(const db_workload *w, int *left, int *right)

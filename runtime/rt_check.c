@@ -417,22 +417,6 @@ int rt_rows16(const db_workload *w, const rt_tensor *t, int n)
     return 1;
 }
 
-int rt_group_splits(const db_workload *w)
-{
-    const int heads_k = w->heads_k ? w->heads_k : w->heads, group = w->heads / heads_k;
-    if (w->op != DB_OP_BWD || w->varlen || group < 2)
-        return 1;
-    const long long blocks = (long long)w->batch * heads_k * (((long long)w->seqlen_k + 127) / 128);
-    /* Key tiles of unequal work: a mask over enough queries (rt_internal.h). */
-    const int uneven = db_workload_masked(w) && w->seqlen_q >= RT_GROUP_SPLIT_MASKED_QUERIES, least = uneven ? 2 : 1;
-    const long long want = uneven ? RT_GROUP_SPLIT_BLOCKS_MASKED : RT_GROUP_SPLIT_BLOCKS;
-    int splits = 1;
-    for (int s = 2; s <= group && s <= RT_GROUP_SPLITS_MAX && (splits < least || blocks * splits < want); s++)
-        if (group % s == 0)
-            splits = s;
-    return splits;
-}
-
 size_t rt_workspace_bytes(const db_workload *w, int total_q, size_t *accum_offset, size_t *split_offset)
 {
     const size_t base = ln_workspace_bytes(w->dtype, w->batch, w->heads, w->seqlen_q, w->varlen ? total_q : 0,
@@ -440,7 +424,7 @@ size_t rt_workspace_bytes(const db_workload *w, int total_q, size_t *accum_offse
     const size_t offset = (base + 255) / 256 * 256;
     if (split_offset)
         *split_offset = offset;
-    const int splits = rt_group_splits(w);
+    const int splits = db_workload_group_splits(w);
     if (splits < 2)
         return base;
     /* The widest compiled head dims any family runs these at (a Hopper family pads up to 64). */

@@ -71,24 +71,8 @@ int rt_rows16(const db_workload *w, const rt_tensor *t, int n);
 /* 1 when family f copies rows of dtype in 16-byte pieces: every tensor-core family, in f32 those
  * that run it as TF32 (ALLOW_TF32); the exact ones read rows of any alignment. */
 int rt_family_reads_rows16(const gen_family *f, int dtype);
-/* A backward of few K/V heads (grouped-query attention) shares each group's query heads over
- * this many blocks a key tile (SPLITS of the families that take it): the smallest divisor of the
- * group, at most RT_GROUP_SPLITS_MAX, that brings the blocks (batch * heads_k * key tiles of 128)
- * to RT_GROUP_SPLIT_BLOCKS, or under a mask over at least RT_GROUP_SPLIT_MASKED_QUERIES queries
- * to RT_GROUP_SPLIT_BLOCKS_MASKED and at least 2 (its key tiles' work differs, so the heavy-first
- * walk's tail wants more, smaller blocks: at 32/8 heads, causal, split 2 beat unsplit and split
- * 4 at N 4096 and 8192; notes/kernels.md, the grouped-query split). Fewer queries leave the key
- * tiles' work nearly equal and each split's fp32 dK and dV partials weigh against little work
- * (speculative decoding, 16 queries over 4096 keys: split 2 halved its backward's speed). 1 for
- * a forward, a variable-length batch or
- * no grouping. The problem alone decides it, so that a workspace size needs no GPU. */
-#define RT_GROUP_SPLITS_MAX 8
-#define RT_GROUP_SPLIT_BLOCKS 256
-#define RT_GROUP_SPLIT_BLOCKS_MASKED 1024
-#define RT_GROUP_SPLIT_MASKED_QUERIES 4096
-int rt_group_splits(const db_workload *w);
 /* Workspace bytes of a backward: delta, then (256-byte aligned) the dQ accumulator, then
- * (256-byte aligned, where rt_group_splits > 1) the partial dK and dV of its shares
+ * (256-byte aligned, where db_workload_group_splits > 1) the partial dK and dV of its shares
  * (ln_bwd_split_bytes, at the widest compiled head dims); total_q the packed query rows of a
  * variable-length batch (unused for a dense one). OUT: *accum_offset, *split_offset (may be NULL). */
 size_t rt_workspace_bytes(const db_workload *w, int total_q, size_t *accum_offset, size_t *split_offset);

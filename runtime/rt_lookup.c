@@ -307,12 +307,13 @@ int rt_choose(db *user, db *shipped, const rt_device *dev, const db_workload *w,
         snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),
                  "; one query tile, no pair to share loads with (MULTICAST=0)");
     }
-    /* A backward of few K/V heads shares each group's query heads over blocks (rt_group_splits:
-     * MQA at batch 2, 4096 keys has 64 key tiles of 128 for 132 SMs), deterministic or not; the
-     * split is the problem's alone, whatever the winner was tuned with, as the caller's workspace
-     * size is. */
+    /* A backward of few K/V heads shares each group's query heads over blocks
+     * (db_workload_group_splits: MQA at batch 2, 4096 keys has 64 key tiles of 128 for 132 SMs),
+     * deterministic or not; the split is the problem's alone, whatever the winner was tuned with,
+     * as the caller's workspace size is (the tuner compiles a grouped backward's candidates with
+     * it too). */
     if (w->op == DB_OP_BWD && (c->family->params & GEN_BIT(GEN_SPLITS))) {
-        const int splits = rt_group_splits(w);
+        const int splits = db_workload_group_splits(w);
         if (splits != c->p[GEN_SPLITS]) {
             c->p[GEN_SPLITS] = splits;
             snprintf(out->why + strlen(out->why), sizeof out->why - strlen(out->why),

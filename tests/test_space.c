@@ -15,7 +15,6 @@
 #include <cmocka.h>
 
 #include "gen_internal.h"
-#include "rt_internal.h"
 #include "source_path.h"
 #include "tune_space.h"
 
@@ -567,7 +566,12 @@ static void grid_builds_paper_shapes(void **state)
     assert_int_equal(splits->workloads[0].configs[0].p[GEN_SPLITS], 1);
     assert_int_equal(splits->workloads[0].skipped_invalid, 1);
     assert_non_null(strstr(splits->workloads[0].reasons[0].reason, "SPLITS=2 shares a group's query heads"));
-    assert_int_equal(splits->workloads[1].count, 2);
+    /* With a group the split is the problem's (db_workload_group_splits: 2 for 8 key-tile blocks),
+     * the one the runtime launches: a candidate of another is skipped, saying so. */
+    assert_int_equal(splits->workloads[1].count, 1);
+    assert_int_equal(splits->workloads[1].configs[0].p[GEN_SPLITS], 2);
+    assert_int_equal(splits->workloads[1].skipped_invalid, 1);
+    assert_non_null(strstr(splits->workloads[1].reasons[0].reason, "SPLITS=1: this backward runs with SPLITS=2"));
     /* grid{} turns sinks inside softcap. */
     const tune_space *sinks = find_space(set, "sinks");
     assert_int_equal(sinks->workload_count, 4);
@@ -628,8 +632,9 @@ static void grid_builds_paper_shapes(void **state)
 }
 
 /* kinds.lua's grouped backward: every candidate shares the group's query heads over as many
- * blocks as the runtime will (rt_group_splits, from the problem alone), so that the kernel a sweep
- * times is the one served; and the grouped forwards keep their K/V heads. */
+ * blocks as the runtime will (db_workload_group_splits, from the problem alone: the enumeration
+ * sets it), so that the kernel a sweep times is the one served; and the grouped forwards keep
+ * their K/V heads. */
 static void grouped_kinds_split_as_the_runtime_does(void **state)
 {
     (void)state;
@@ -644,7 +649,7 @@ static void grouped_kinds_split_as_the_runtime_does(void **state)
         tune_workload_db(&bwd->workloads[i].workload, DB_OP_BWD, &w);
         assert_int_equal(w.heads_k, 8);
         assert_true(bwd->workloads[i].count > 0);
-        const int splits = rt_group_splits(&w);
+        const int splits = db_workload_group_splits(&w);
         assert_true(splits > 1);
         for (int c = 0; c < bwd->workloads[i].count; c++)
             if (bwd->workloads[i].configs[c].p[GEN_SPLITS] != splits)

@@ -640,6 +640,34 @@ static void test_winners_added(void **state)
     assert_int_equal(tune_sweep_winners_to_add(all, 2, &w, winners, 1, 64 * 1024, "sm_90", out), 0);
 }
 
+/* A grouped backward's candidates carry the problem's split (tune_space_enum.c); a stored winner of
+ * another problem (a dense seed, SPLITS=1) is timed with it too, and where that makes it a candidate
+ * already, not twice. */
+static void test_winners_added_keep_the_problems_split(void **state)
+{
+    (void)state;
+    const db_workload w = { .op = DB_OP_BWD, .dtype = 2, .head_dim = 128, .head_dim_v = 128, .causal = 1,
+                            .batch = 1, .heads = 64, .heads_k = 8, .seqlen_q = 8192, .seqlen_k = 8192 };
+    const int smem = gen_smem_limit_for_arch("sm_90");
+    char why[256];
+    gen_config cand;
+    gen_config_init(&cand, gen_family_find("bwd_wgmma"));
+    if (gen_config_parse(&cand, "DTYPE=bf16 HEAD_DIM=128 HEAD_DIM_V=128 BLOCK_M=64 BLOCK_N=128 NUM_WARPS=12 "
+                         "NUM_STAGES=2 CAUSAL=1 DQ_FIRST=1 SPLITS=2", why, sizeof why))
+        fail_msg("%s", why);
+    gen_config_fit_lengths(&cand, w.seqlen_q, w.seqlen_k);
+    gen_config dense = cand;   /* the same tiles, persistent, as the dense table stores them */
+    dense.p[GEN_SPLITS] = 1;
+    dense.p[GEN_PERSISTENT] = 1;
+    gen_config same = cand;    /* the candidate itself, stored unsplit */
+    same.p[GEN_SPLITS] = 1;
+    const db_kernel winners[2] = { kernel_of(&dense), kernel_of(&same) };
+    gen_config out[2];
+    assert_int_equal(tune_sweep_winners_to_add(&cand, 1, &w, winners, 2, smem, "sm_90", out), 1);
+    assert_int_equal(out[0].p[GEN_SPLITS], 2);
+    assert_int_equal(out[0].p[GEN_PERSISTENT], 1);
+}
+
 /* Frees what tune_sweep_plan made (units, kernels), so that the test below plans again. */
 static void free_plan(tune_sweep *s)
 {
@@ -801,6 +829,7 @@ int main(void)
         cmocka_unit_test(test_worker_batches),
         cmocka_unit_test(test_shipped_seeds),
         cmocka_unit_test(test_winners_added),
+        cmocka_unit_test(test_winners_added_keep_the_problems_split),
         cmocka_unit_test(test_plan_adds_stored_winners),
         cmocka_unit_test(test_compile_only),
     };

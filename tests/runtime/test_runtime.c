@@ -532,7 +532,7 @@ static void padded_head_dims_choose_the_compiled_ones(void **state)
 
 /* Grouped heads are a kind of their own (kinds.lua's grouped workloads, in the H200's table): a
  * grouped causal problem near them takes their winner, with the backward's split the problem's
- * own (rt_group_splits); a problem of plain heads at the same shape keeps the dense winners, and
+ * own (db_workload_group_splits); a problem of plain heads at the same shape keeps the dense winners, and
  * another grouping takes the nearer ratio's. */
 static void grouped_winners_serve_grouped_problems(void **state)
 {
@@ -549,7 +549,7 @@ static void grouped_winners_serve_grouped_problems(void **state)
         printf("  64/8 %s -> %s\n", op ? "bwd" : "fwd", got.why);
         assert_int_equal(got.tier, RT_TIER_SHIPPED_EXACT);
         if (op == DB_OP_BWD)
-            assert_int_equal(got.config.p[GEN_SPLITS], rt_group_splits(&w));
+            assert_int_equal(got.config.p[GEN_SPLITS], db_workload_group_splits(&w));
         w.seqlen_q = w.seqlen_k = 4096;   /* nearest: the grouped rows, not the dense ones */
         w.batch = 2;
         assert_int_equal(rt_choose(NULL, shipped, &h200, &w, 0, &got, &db_error, err, sizeof err), 0);
@@ -891,38 +891,38 @@ static void group_split_choices(void **state)
 {
     (void)state;
     db_workload w = featured(workload(DB_OP_BWD, FT_BF16, 128, 1, 2, 32, 4096, 4096), 1, 0);
-    assert_int_equal(rt_group_splits(&w), 8);   /* causal, 64 blocks: at most 8 */
+    assert_int_equal(db_workload_group_splits(&w), 8);   /* causal, 64 blocks: at most 8 */
     w.heads_k = 8;
-    assert_int_equal(rt_group_splits(&w), 2);   /* 512 blocks: 2 make 1024 */
+    assert_int_equal(db_workload_group_splits(&w), 2);   /* 512 blocks: 2 make 1024 */
     w.seqlen_q = w.seqlen_k = 8192;
-    assert_int_equal(rt_group_splits(&w), 2);   /* 1024 blocks, but masked: at least 2 */
+    assert_int_equal(db_workload_group_splits(&w), 2);   /* 1024 blocks, but masked: at least 2 */
     w.seqlen_q = 2048;
-    assert_int_equal(rt_group_splits(&w), 1);   /* a mask over fewer queries: 1024 blocks are enough */
+    assert_int_equal(db_workload_group_splits(&w), 1);   /* a mask over fewer queries: 1024 blocks are enough */
     w = featured(workload(DB_OP_BWD, FT_BF16, 128, 1, 8, 32, 16, 4096), 1, 0);   /* speculative decoding */
     w.heads_k = 8;
     db_workload_set_mask(&w, 1, 1, -1, 0);
-    assert_int_equal(rt_group_splits(&w), 1);   /* 2048 blocks of 16 queries: no split */
+    assert_int_equal(db_workload_group_splits(&w), 1);   /* 2048 blocks of 16 queries: no split */
     w.batch = 1;
-    assert_int_equal(rt_group_splits(&w), 1);   /* 256 blocks: the unmasked target */
+    assert_int_equal(db_workload_group_splits(&w), 1);   /* 256 blocks: the unmasked target */
     w = featured(workload(DB_OP_BWD, FT_BF16, 128, 1, 2, 32, 8192, 8192), 1, 0);
     w.heads_k = 8;
     w.seqlen_q = w.seqlen_k = 4096;
     w.causal = 0;
-    assert_int_equal(rt_group_splits(&w), 1);   /* 512 blocks, 256 wanted */
+    assert_int_equal(db_workload_group_splits(&w), 1);   /* 512 blocks, 256 wanted */
     w.heads_k = 1;
-    assert_int_equal(rt_group_splits(&w), 4);   /* 64 blocks: 4 make 256 */
+    assert_int_equal(db_workload_group_splits(&w), 4);   /* 64 blocks: 4 make 256 */
     w.seqlen_k = INT_MAX;   /* 16777216 key tiles: no split (the tiles' count once overflowed int: 8) */
-    assert_int_equal(rt_group_splits(&w), 1);
+    assert_int_equal(db_workload_group_splits(&w), 1);
     w.seqlen_k = 4096;
     w = featured(workload(DB_OP_BWD, FT_F16, 64, 0, 1, 6, 300, 300), 1, 0);   /* 3 blocks, group 6 */
-    assert_int_equal(rt_group_splits(&w), 6);
+    assert_int_equal(db_workload_group_splits(&w), 6);
     w.heads_k = 0;
-    assert_int_equal(rt_group_splits(&w), 1);
+    assert_int_equal(db_workload_group_splits(&w), 1);
     w = featured(workload(DB_OP_FWD, FT_BF16, 128, 0, 1, 32, 4096, 4096), 1, 0);
-    assert_int_equal(rt_group_splits(&w), 1);
+    assert_int_equal(db_workload_group_splits(&w), 1);
     w = featured(workload(DB_OP_BWD, FT_BF16, 128, 0, 1, 32, 4096, 4096), 1, 0);
     w.varlen = 1;
-    assert_int_equal(rt_group_splits(&w), 1);
+    assert_int_equal(db_workload_group_splits(&w), 1);
 
     db *shipped = NULL;
     char err[512];
@@ -1145,7 +1145,7 @@ static void persistent_backward_refit(void **state)
     rt_choice grouped;
     assert_int_equal(rt_choose(user, NULL, &test_gpu, &g, 0, &grouped, &db_error, err, sizeof err), 0);
     assert_int_equal(grouped.config.p[GEN_PERSISTENT], 1);
-    assert_int_equal(grouped.config.p[GEN_SPLITS], rt_group_splits(&g));
+    assert_int_equal(grouped.config.p[GEN_SPLITS], db_workload_group_splits(&g));
     assert_int_equal(gen_validate(&grouped.config, test_gpu.smem_limit, err, sizeof err), 0);
     db_close(user);
 }
@@ -1668,7 +1668,7 @@ static void invalid_arguments_name_the_argument(void **state)
     assert_int_equal(ft_attention_backward_ws(ft, &c.d, c.q, c.k, c.v, c.o, c.lse, c.dout, c.dq, c.dk, c.dv, NULL,
                                               need, NULL), FT_ERR_INVALID_ARGUMENT);
     /* One K/V head for the 4 query heads: the backward shares them over 4 blocks a key tile
-     * (rt_group_splits), whose partial dK and dV follow, 256-byte aligned, at the widest head dims. */
+     * (db_workload_group_splits), whose partial dK and dV follow, 256-byte aligned, at the widest head dims. */
     c.d.heads_k = 1;
     size_t split_need = 0;
     assert_int_equal(ft_attention_backward_workspace_size(ft, &c.d, &split_need), FT_OK);

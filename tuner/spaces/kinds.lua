@@ -32,10 +32,8 @@ local grouped = {
   { dtype = "bf16", head_dim = 128, causal = 1, batch = 2, heads = 32, heads_k = 8, seqlen = 8192 },
   { dtype = "bf16", head_dim = 128, causal = 1, batch = 1, heads = 64, heads_k = 8, seqlen = 8192 },
 }
--- The runtime shares a group's query heads over SPLITS blocks a key tile in the backward, by the
--- problem alone (rt_group_splits: 2 for both grouped workloads above); the candidates are compiled
--- with the same split, so that what is timed is what is served (test_space checks the two agree).
-local grouped_splits = 2
+-- (The backward's candidates for them take the split of a group's query heads over blocks that the
+-- runtime gives the problem, SPLITS=2 here: the tuner sets it, db_workload_group_splits.)
 local bench = { warmup_ms = 10, rep_ms = 50, timeout_s = 10 }
 
 if device.cc ~= 90 then
@@ -47,11 +45,11 @@ end
 -- splitting 128 keys (L read early, L_EARLY, lost there: default.lua), the first dQ share stored
 -- (DQ_INIT) beside a producer, and the persistent walk (over a variable-length batch, the packed
 -- batch's own key tiles, the longest sequences' first).
-local function bwd_kinds(name, workloads, splits)
+local function bwd_kinds(name, workloads)
   return space{
     name = name,
     template = "bwd_wgmma",
-    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 64, DQ_MODE = "atomic", DK_SS = 0, L_EARLY = 0, SPLITS = splits or 1 },
+    fixed = { CAUSAL_SKIP = 1, BLOCK_M = 64, DQ_MODE = "atomic", DK_SS = 0, L_EARLY = 0 },
     params = {
       NUM_WARPS = {4, 8, 12},
       BLOCK_N = {64, 128},
@@ -114,7 +112,7 @@ local spaces = {
   },
   bwd_kinds("bwd_varlen", varlen),
   bwd_kinds("bwd_window", window),
-  bwd_kinds("bwd_grouped", grouped, grouped_splits),
+  bwd_kinds("bwd_grouped", grouped),
 }
 
 return spaces
