@@ -1,5 +1,6 @@
 /* A workload's kind beyond its sizes: the one stored form of its mask, the bucket of a
- * variable-length batch, and a grouped backward's split. The tuner, the runtime and the database key workloads through these. */
+ * variable-length batch, and a grouped backward's split. The tuner, the runtime and the database
+ * key workloads through these. */
 #include <math.h>
 
 #include "db_internal.h"

@@ -130,6 +130,11 @@ void tune_workload_str(const db_workload *w, char *buf, size_t len);
 
 /* w as the database's key for op (DB_OP_FWD or DB_OP_BWD): w with its op set. */
 void tune_workload_db(const db_workload *w, int op, db_workload *out);
+/* The split of a group's query heads over blocks (SPLITS) that family f's kernels for w must have,
+ * or 0 where it is not the problem's to set: for a backward family taking SPLITS and a grouped w,
+ * db_workload_group_splits, with which the runtime launches it whatever its winner was tuned with
+ * (without grouping gen_check_problem_heads refuses a split, with its reason). */
+int tune_workload_splits(const gen_family *f, const db_workload *w);
 /* A variable-length workload's sequence lengths, the same for every run: w->batch of them, the
  * longest seqlen_q (keys: seqlen_k), the rest spread log-uniformly below it so that the tokens
  * fill db_varlen_fill(varlen) of the padded batch, in a fixed shuffled order. OUT: len_q[batch],

@@ -167,18 +167,11 @@ int tune_spec_enumerate(lua_State *L, int spec_idx, int wi, tune_candidates *out
         base.p[GEN_SINKS] = w->sinks;
     if (f->params & GEN_BIT(GEN_ALLOW_TF32))
         base.p[GEN_ALLOW_TF32] = w->tf32;
-    /* A backward's SPLITS (a group's query heads over blocks) is the problem's: the runtime
-     * launches it with db_workload_group_splits whatever its winner was tuned with, so it is set
-     * here where a space leaves it, and a candidate a space gives another split is skipped (it
-     * would time a kernel that never runs). */
-    int splits = 0;   /* (without grouping gen_check_problem_heads refuses a split, with its reason) */
-    if (f->backward && (f->params & GEN_BIT(GEN_SPLITS)) && w->heads_k && w->heads_k < w->heads) {
-        db_workload as_run;
-        tune_workload_db(w, DB_OP_BWD, &as_run);
-        splits = db_workload_group_splits(&as_run);
-        if (!(s->fixed_mask & GEN_BIT(GEN_SPLITS)))
-            base.p[GEN_SPLITS] = splits;
-    }
+    /* A grouped backward's SPLITS is the problem's (tune_workload_splits): set where a space leaves
+     * it; a candidate a space gives another is skipped (it would time a kernel that never runs). */
+    const int splits = tune_workload_splits(f, w);
+    if (splits && !(s->fixed_mask & GEN_BIT(GEN_SPLITS)))
+        base.p[GEN_SPLITS] = splits;
 
     /* An odometer over the searched parameters, the last one turning fastest. */
     int searched[GEN_PARAM_COUNT], digit[GEN_PARAM_COUNT] = { 0 }, k = 0;

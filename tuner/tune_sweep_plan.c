@@ -82,15 +82,15 @@ int tune_sweep_winners_to_add(const gen_config *configs, int n, const db_workloa
     const gen_family *f = configs[0].family;
     const gen_param_set tunables = gen_param_mask(GEN_ROLE_TUNABLE) & f->params;
     int added = 0;
-    /* A grouped backward's split is the problem's, as every candidate of the enumeration has it
-     * (tune_space_enum.c): a winner stored for another problem is timed with this one's. */
-    const int own_split = f->backward && (f->params & GEN_BIT(GEN_SPLITS)) && w->heads_k && w->heads_k < w->heads;
+    /* A grouped backward's split is the problem's, as every candidate of the enumeration has it:
+     * a winner stored for another problem is timed with this one's. */
+    const int splits = tune_workload_splits(f, w);
     for (int k = 0; k < winners_n; k++) {
         if (strcmp(winners[k].family, f->name) != 0)
             continue;   /* another family's kernel is no candidate of this space */
         db_kernel winner = winners[k];
-        if (own_split)
-            winner.p[GEN_SPLITS] = configs[0].p[GEN_SPLITS];
+        if (splits)
+            winner.p[GEN_SPLITS] = splits;
         int have = 0;   /* a candidate already, or added: timed once */
         for (int c = 0; c < n && !have; c++)
             have = tune_sweep_same_kernel(&configs[c], &winner);

@@ -13,6 +13,15 @@ void tune_workload_db(const db_workload *w, int op, db_workload *out)
     out->op = op;
 }
 
+int tune_workload_splits(const gen_family *f, const db_workload *w)
+{
+    if (!f->backward || !(f->params & GEN_BIT(GEN_SPLITS)) || !w->heads_k || w->heads_k >= w->heads)
+        return 0;
+    db_workload as_run;
+    tune_workload_db(w, DB_OP_BWD, &as_run);
+    return db_workload_group_splits(&as_run);
+}
+
 /* The mean of exp(-a i / (n - 1)) over i < n: the fill of lengths spread log-uniformly by a. */
 static double spread_fill(double a, int n)
 {
